@@ -1,0 +1,40 @@
+# The README's two commands: `make run` and `make test`. Both bootstrap .venv themselves.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+
+.PHONY: run test lint typecheck unit clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(STAMP_RUN)
+
+## Start recalld on the embedded default (SQLite file in the user data directory).
+run: $(STAMP_RUN)
+	$(BIN)/recalld shell
+
+## Lint, type-check and run the whole test suite.
+test: $(STAMP_TEST) lint typecheck unit
+
+lint: $(STAMP_TEST)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP_TEST)
+	$(BIN)/mypy
+
+unit: $(STAMP_TEST)
+	$(BIN)/pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,41 @@
+"""Turning free text into safe keyword terms, and memories into one-line summaries."""
+
+from __future__ import annotations
+
+import re
+
+from recalld.model import Memory
+
+WORD = re.compile(r"\w+", re.UNICODE)
+# Words that carry no retrieval signal in questions; dropped unless nothing else is left.
+STOPWORDS = frozenset(
+    (
+        "a an and are as at be but by did do does for from had has have he her his how i if in "
+        "into is it its me my of on or our she so that the their them then there these they this "
+        "to was we were what when where which who whom why will with would you your"
+    ).split(" ")
+)
+
+
+def query_terms(text: str, max_terms: int) -> list[str]:
+    """Lower-cased word tokens of ``text``: unique, stop-words dropped, at most ``max_terms``.
+
+    Only ``\\w+`` runs survive, so quotes, ``*``, parentheses and operator words
+    can never reach the FTS5 query parser as syntax.
+    """
+    words = [word.lower() for word in WORD.findall(text)]
+    content_words = [word for word in words if word not in STOPWORDS]
+    unique = list(dict.fromkeys(content_words or words))
+    return unique[:max_terms]
+
+
+def prompt_line(memory: Memory, width: int = 160) -> str:
+    """A compact, single-line summary of a memory for an agent's prompt."""
+    when = (memory.at or memory.created_at).date().isoformat()
+    label = memory.kind if memory.category is None else f"{memory.kind}/{memory.category}"
+    body = " ".join(memory.content.split())
+    if memory.title:
+        body = f"{' '.join(memory.title.split())}: {body}"
+    if len(body) > width:
+        body = body[: width - 1].rstrip() + "…"
+    return f"[{when} {label}] {body}"

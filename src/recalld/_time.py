@@ -1,0 +1,51 @@
+"""Time helpers: one storage format, offset-preserving parsing, an injectable clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from recalld.errors import ValidationError
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """The current time as an aware UTC datetime (the default clock)."""
+    return datetime.now(UTC)
+
+
+def to_storage(moment: datetime) -> str:
+    """Format an aware datetime as fixed-width UTC text that sorts chronologically."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_storage(text: str) -> datetime:
+    """Parse text written by :func:`to_storage` (or any ISO 8601 string) back to a datetime."""
+    return datetime.fromisoformat(text)
+
+
+def parse_instant(field: str, value: str | datetime) -> datetime:
+    """Parse an ISO 8601 instant, keeping its offset; a value without one is taken as UTC.
+
+    The offset is kept because the local time of day at which something happened
+    matters for recall (08:10 at a café is not 20:10 there).
+    """
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        text = value.strip()
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValidationError(
+                field, f"expected an ISO 8601 date-time such as 2026-10-25T16:20:00Z, got {value!r}"
+            ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment
+
+
+def expiry(now: datetime, ttl_seconds: float) -> datetime:
+    """The instant a memory written at ``now`` with ``ttl_seconds`` stops being returned."""
+    return now + timedelta(seconds=ttl_seconds)

@@ -1,0 +1,1 @@
+"""Adapters translate the outside world (CLI, HTTP, MCP) onto :class:`MemoryService`."""

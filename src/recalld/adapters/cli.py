@@ -1,0 +1,510 @@
+"""The ``recalld`` command line (click). Also reachable as ``python -m recalld``.
+
+Every command takes ``--db`` (env ``RECALLD_DB``) and ``--namespace`` (env
+``RECALLD_NAMESPACE``) from the group, prints readable output by default and
+one JSON document with ``--json``. Errors print one line to stderr and exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pydantic import BaseModel
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from recalld.config import Settings
+from recalld.errors import RecalldError
+from recalld.model import Filters, Hit, Memory
+from recalld.service import MemoryService
+
+__all__ = ["cli", "main"]
+
+CommandT = TypeVar("CommandT", bound=Callable[..., Any])
+
+
+@dataclass
+class _State:
+    """What the group hands to its commands: settings, and the service once opened."""
+
+    settings: Settings
+    service: MemoryService | None = None
+    console: Console = field(default_factory=Console)
+
+    def memory(self) -> MemoryService:
+        if self.service is None:
+            self.service = MemoryService.open(self.settings)
+        return self.service
+
+    def close(self) -> None:
+        if self.service is not None:
+            self.service.close()
+            self.service = None
+
+
+def _print_json(value: Any) -> None:
+    if isinstance(value, BaseModel):
+        text = value.model_dump_json()
+    elif isinstance(value, list):
+        text = json.dumps(
+            [
+                item.model_dump(mode="json") if isinstance(item, BaseModel) else item
+                for item in value
+            ]
+        )
+    else:
+        text = json.dumps(value)
+    click.echo(text)
+
+
+def _importance_to_salience(importance: int | None, salience: float | None) -> float | None:
+    if importance is not None and salience is not None:
+        raise click.UsageError("give --importance or --salience, not both")
+    if importance is not None:
+        return (importance - 1) / 4
+    return salience
+
+
+def _parse_place(value: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if "," in value:
+        lat_text, _, lon_text = value.partition(",")
+        try:
+            return {"lat": float(lat_text), "lon": float(lon_text)}
+        except ValueError:
+            raise click.BadParameter(f"expected LAT,LON or a geohash, got {value!r}") from None
+    return {"geohash": value}
+
+
+def _parse_meta(value: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as error:
+        raise click.BadParameter(f"--meta is not JSON: {error.msg}") from None
+    if not isinstance(parsed, dict):
+        raise click.BadParameter("--meta must be a JSON object")
+    return parsed
+
+
+def _filters_options(command: CommandT) -> CommandT:
+    options = [
+        click.option("--kind", help="only this kind"),
+        click.option("--category", help="only this category"),
+        click.option("--tag", "tags_any", multiple=True, help="has any of these tags (repeat)"),
+        click.option("--all-tags", "tags_all", multiple=True, help="has every one of these tags"),
+        click.option("--since", help="at >= this ISO 8601 time"),
+        click.option("--until", help="at < this ISO 8601 time"),
+        click.option("--created-since", help="created >= this ISO 8601 time"),
+        click.option("--created-until", help="created < this ISO 8601 time"),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:
+    return Filters(
+        kind=options.pop("kind"),
+        category=options.pop("category"),
+        tags_any=list(options.pop("tags_any")),
+        tags_all=list(options.pop("tags_all")),
+        since=options.pop("since"),
+        until=options.pop("until"),
+        created_since=options.pop("created_since"),
+        created_until=options.pop("created_until"),
+        include_expired=include_expired,
+    )
+
+
+def _memory_table(memories: list[Memory], scores: list[float] | None = None) -> Table:
+    table = Table(show_lines=False)
+    table.add_column("id", style="cyan", no_wrap=True)
+    if scores is not None:
+        table.add_column("score", justify="right")
+    table.add_column("when", no_wrap=True)
+    table.add_column("kind")
+    table.add_column("tags")
+    table.add_column("content")
+    for index, memory in enumerate(memories):
+        when = (memory.at or memory.created_at).strftime("%Y-%m-%d %H:%M")
+        title = f"[bold]{memory.title}[/bold]: " if memory.title else ""
+        row = [memory.id]
+        if scores is not None:
+            row.append(f"{scores[index]:.3f}")
+        row += [when, memory.kind, ", ".join(memory.tags), title + memory.content]
+        table.add_row(*row)
+    return table
+
+
+def _show_hits(state: _State, hits: list[Hit], as_json: bool) -> None:
+    if as_json:
+        _print_json(hits)
+    elif not hits:
+        state.console.print("no memories match")
+    else:
+        state.console.print(
+            _memory_table([hit.memory for hit in hits], [hit.score for hit in hits])
+        )
+
+
+def _show_memory(state: _State, memory: Memory, as_json: bool) -> None:
+    if as_json:
+        _print_json(memory)
+        return
+    for name, value in memory.model_dump(mode="json").items():
+        if value not in (None, [], {}):
+            state.console.print(f"[bold]{name}[/bold]: {value}", highlight=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="RECALLD_DB",
+    help="SQLite database file [env RECALLD_DB; default: recalld.db in the user data dir]",
+)
+@click.option(
+    "--namespace",
+    envvar="RECALLD_NAMESPACE",
+    help="namespace to read and write [env RECALLD_NAMESPACE; default: default]",
+)
+@click.version_option(package_name="recalld")
+@click.pass_context
+def cli(context: click.Context, db: Path | None, namespace: str | None) -> None:
+    """recalld: long-term memory for AI agents, in one SQLite file."""
+    if isinstance(context.obj, _State):
+        return  # inside `recalld shell`: keep the shell's open database
+    overrides: dict[str, Any] = {}
+    if db is not None:
+        overrides["db"] = db
+    if namespace is not None:
+        overrides["namespace"] = namespace
+    state = _State(settings=Settings(**overrides))
+    context.obj = state
+    context.call_on_close(state.close)
+
+
+pass_state = click.make_pass_decorator(_State)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--key", help="upsert by this key (1-200 chars) within the namespace")
+@click.option("--title", help="a short label")
+@click.option("--tag", "tags", multiple=True, help="a tag (repeat for several)")
+@click.option("--category", help="e.g. spatial, preference, hazard, fact, goal, person")
+@click.option("--importance", type=click.IntRange(1, 5), help="1-5 (maps to salience)")
+@click.option("--salience", type=click.FloatRange(0, 1), help="0-1, how much it matters")
+@click.option("--kind", default="note", show_default=True, help="note, reference, kv, ...")
+@click.option("--source", help="URI of the evidence")
+@click.option("--at", help="when it happened (ISO 8601; the offset is kept)")
+@click.option("--place", help="LAT,LON or a geohash")
+@click.option("--ttl", type=float, help="expire after this many seconds")
+@click.option("--meta", help="a JSON object of extra fields")
+@click.option("--id", "memory_id", help="use this id instead of a generated one")
+@click.option("--json", "as_json", is_flag=True, help="print the receipt as JSON")
+@pass_state
+def remember(
+    state: _State,
+    text: str,
+    key: str | None,
+    title: str | None,
+    tags: tuple[str, ...],
+    category: str | None,
+    importance: int | None,
+    salience: float | None,
+    kind: str,
+    source: str | None,
+    at: str | None,
+    place: str | None,
+    ttl: float | None,
+    meta: str | None,
+    memory_id: str | None,
+    as_json: bool,
+) -> None:
+    """Store TEXT as a memory."""
+    receipt = state.memory().remember(
+        text,
+        id=memory_id,
+        key=key,
+        title=title,
+        kind=kind,
+        category=category,
+        tags=tags,
+        salience=_importance_to_salience(importance, salience),
+        source=source,
+        at=at,
+        ttl_seconds=ttl,
+        place=_parse_place(place),
+        meta=_parse_meta(meta),
+    )
+    if as_json:
+        _print_json(receipt)
+    else:
+        state.console.print(f"{receipt.status} {receipt.id} (seq {receipt.seq})", highlight=False)
+
+
+def _query_command(name: str, touches: bool) -> click.Command:
+    @click.argument("query")
+    @click.option("--limit", default=10, show_default=True, type=int, help="at most this many")
+    @_filters_options
+    @click.option("--json", "as_json", is_flag=True, help="print the hits as a JSON list")
+    @pass_state
+    def command(state: _State, /, query: str, limit: int, as_json: bool, **options: Any) -> None:
+        memory = state.memory()
+        action = memory.recall if touches else memory.search
+        _show_hits(state, action(query, filters=_filters(options), limit=limit), as_json)
+
+    command.__doc__ = (
+        "Find memories relevant to QUERY (counts an access of each result)."
+        if touches
+        else "Find memories relevant to QUERY without changing anything."
+    )
+    return cli.command(name)(command)
+
+
+_query_command("recall", touches=True)
+_query_command("search", touches=False)
+
+
+@cli.command()
+@click.argument("memory_id", required=False)
+@click.option("--key", help="look up by key instead of id")
+@click.option("--seq", type=int, help="look up by seq instead of id")
+@click.option("--json", "as_json", is_flag=True, help="print the memory as JSON")
+@pass_state
+def get(
+    state: _State, memory_id: str | None, key: str | None, seq: int | None, as_json: bool
+) -> None:
+    """Show one memory by ID, --key or --seq."""
+    _show_memory(state, state.memory().get(memory_id, key=key, seq=seq), as_json)
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--content", help="new content")
+@click.option("--title", help="new title")
+@click.option("--tag", "tags", multiple=True, help="replace the tags (repeat)")
+@click.option("--category", help="new category")
+@click.option("--importance", type=click.IntRange(1, 5), help="1-5 (maps to salience)")
+@click.option("--salience", type=click.FloatRange(0, 1), help="0-1")
+@click.option("--kind", help="new kind")
+@click.option("--source", help="new source URI")
+@click.option("--at", help="new time (ISO 8601)")
+@click.option("--place", help="LAT,LON or a geohash")
+@click.option("--ttl", type=float, help="expire this many seconds from now")
+@click.option("--meta", help="replace meta with this JSON object")
+@click.option("--json", "as_json", is_flag=True, help="print the updated memory as JSON")
+@pass_state
+def update(
+    state: _State,
+    /,
+    memory_id: str,
+    importance: int | None,
+    salience: float | None,
+    tags: tuple[str, ...],
+    place: str | None,
+    ttl: float | None,
+    meta: str | None,
+    as_json: bool,
+    **fields: Any,
+) -> None:
+    """Change only the given fields of memory MEMORY_ID."""
+    changes = {name: value for name, value in fields.items() if value is not None}
+    chosen_salience = _importance_to_salience(importance, salience)
+    if chosen_salience is not None:
+        changes["salience"] = chosen_salience
+    if tags:
+        changes["tags"] = list(tags)
+    if place is not None:
+        changes["place"] = _parse_place(place)
+    if ttl is not None:
+        changes["ttl_seconds"] = ttl
+    if meta is not None:
+        changes["meta"] = _parse_meta(meta)
+    _show_memory(state, state.memory().update(memory_id, **changes), as_json)
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help='print {"deleted": true|false}')
+@pass_state
+def forget(state: _State, memory_id: str, as_json: bool) -> None:
+    """Delete memory MEMORY_ID and every trace of it (cannot be undone)."""
+    deleted = state.memory().forget(memory_id)
+    if as_json:
+        _print_json({"deleted": deleted})
+    else:
+        state.console.print("forgotten" if deleted else f"no memory {memory_id}")
+    if not deleted and not as_json:
+        sys.exit(1)
+
+
+def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
+    @_filters_options
+    @click.option("--limit", default=default_limit, show_default=True, type=int)
+    @click.option("--cursor", help="continue from the next_cursor of a previous page")
+    @click.option("--include-expired", is_flag=True, help="admin: show expired, unpurged memories")
+    @click.option(
+        "--json", "as_json", is_flag=True, help='print {"memories": [...], "next_cursor"}'
+    )
+    @pass_state
+    def command(
+        state: _State,
+        /,
+        limit: int,
+        cursor: str | None,
+        include_expired: bool,
+        as_json: bool,
+        **options: Any,
+    ) -> None:
+        memory = state.memory()
+        lister = memory.list_memories if name == "list" else memory.recent
+        page = lister(filters=_filters(options, include_expired), limit=limit, cursor=cursor)
+        if as_json:
+            _print_json(page)
+            return
+        if not page.memories:
+            state.console.print("no memories")
+            return
+        state.console.print(_memory_table(page.memories))
+        if page.next_cursor:
+            state.console.print(f"more: --cursor {page.next_cursor}", highlight=False)
+
+    command.__doc__ = doc
+    return cli.command(name)(command)
+
+
+_page_command("list", "List memories, newest first.", 50)
+_page_command("recent", "List the most recently created or updated memories.", 10)
+
+
+@cli.command()
+@click.option("--all-namespaces", is_flag=True, help="count across every namespace (admin)")
+@click.option("--json", "as_json", is_flag=True, help="print the stats as JSON")
+@pass_state
+def stats(state: _State, all_namespaces: bool, as_json: bool) -> None:
+    """Counts by category, kind and namespace; search backend; database size."""
+    memory = state.memory()
+    namespaces = memory.namespaces() if all_namespaces else None
+    result = memory.stats(namespaces)
+    if as_json:
+        _print_json(result)
+        return
+    for name, value in result.model_dump().items():
+        state.console.print(f"[bold]{name}[/bold]: {value}", highlight=False)
+
+
+@cli.command("export")
+@click.argument(
+    "file", type=click.Path(dir_okay=False, writable=True, allow_dash=True), default="-"
+)
+@click.option("--all-namespaces", is_flag=True, help="export every namespace (admin)")
+@pass_state
+def export_command(state: _State, file: str, all_namespaces: bool) -> None:
+    """Write every live memory as JSON lines to FILE (default: stdout)."""
+    memory = state.memory()
+    namespaces = memory.namespaces() if all_namespaces else None
+    with click.open_file(file, "w", encoding="utf-8") as output:
+        for line in memory.export(namespaces):
+            output.write(line + "\n")
+
+
+def _lines_with_progress(path: Path, progress: Progress) -> Iterator[str]:
+    task = progress.add_task("importing", total=path.stat().st_size)
+    with path.open("rb") as source:
+        for raw in source:
+            progress.advance(task, len(raw))
+            yield raw.decode("utf-8", errors="replace")
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print the import report as JSON")
+@pass_state
+def import_command(state: _State, file: Path, as_json: bool) -> None:
+    """Import memories from a JSONL FILE written by `recalld export` (idempotent by id)."""
+    memory = state.memory()
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        disable=as_json or file.stat().st_size < 1_000_000,
+    )
+    with progress:
+        report = memory.import_lines(_lines_with_progress(file, progress))
+    if as_json:
+        _print_json(report)
+    else:
+        state.console.print(
+            f"created {report.created}, updated {report.updated},"
+            f" unchanged {report.unchanged}, errors {len(report.errors)}",
+            highlight=False,
+        )
+        for error in report.errors:
+            click.echo(f"line {error.line}: {error.error}", err=True)
+    if report.errors:
+        sys.exit(1)
+
+
+@cli.command()
+@pass_state
+def shell(state: _State) -> None:
+    """An interactive session: type commands without the `recalld` prefix."""
+    memory = state.memory()
+    stats_now = memory.stats()
+    state.console.print(
+        f"recalld on {state.settings.db} (namespace {state.settings.namespace!r},"
+        f" {stats_now.count} memories). Type `help`, or `quit` to leave.",
+        highlight=False,
+    )
+    while True:
+        try:
+            line = state.console.input("[bold green]recalld>[/bold green] ")
+        except EOFError:
+            break
+        words = shlex.split(line) if line.strip() else []
+        if not words:
+            continue
+        if words[0] in {"quit", "exit"}:
+            break
+        if words[0] == "help":
+            words = ["--help"]
+        try:
+            cli.main(words, prog_name="recalld", obj=state, standalone_mode=False)
+        except click.ClickException as error:
+            error.show()
+        except click.exceptions.Abort:
+            break
+        except RecalldError as error:
+            click.echo(f"error: {error}", err=True)
+        except SystemExit:
+            continue
+
+
+def main() -> None:
+    """Console entry point: run the CLI and turn recalld errors into one line and exit 1."""
+    try:
+        cli.main(prog_name="recalld", standalone_mode=False)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(1)
+    except RecalldError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)

@@ -1,0 +1,53 @@
+"""The one exception tree every recalld caller sees.
+
+::
+
+    RecalldError
+    ├── ValidationError   bad input; names the field and the limit; nothing was changed
+    ├── NotFoundError     no memory with that id / key / seq in the namespace
+    ├── ConflictError     the write contradicts what is stored (id or key already taken)
+    └── StorageError      the database failed (disk full, unwritable path, corrupt file)
+
+Each adapter translates these once: the CLI into an exit message, HTTP into a
+status code, MCP into a tool error.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConflictError",
+    "NotFoundError",
+    "RecalldError",
+    "StorageError",
+    "ValidationError",
+]
+
+
+class RecalldError(Exception):
+    """Root of every error recalld raises on purpose."""
+
+
+class ValidationError(RecalldError):
+    """Input that recalld refuses; ``field`` names the offending argument."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+
+class NotFoundError(RecalldError):
+    """The requested memory does not exist (or is expired, or in another namespace)."""
+
+
+class ConflictError(RecalldError):
+    """The write contradicts stored state; ``field`` names what collided."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+
+class StorageError(RecalldError):
+    """The database could not do what was asked (I/O, disk full, corruption, lock timeout)."""

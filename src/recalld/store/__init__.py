@@ -1,0 +1,1 @@
+"""Storage backends behind the :class:`~recalld.store.base.Store` protocol."""

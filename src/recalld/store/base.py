@@ -1,0 +1,189 @@
+"""The storage protocol the service talks to; it imports no implementation.
+
+A store keeps records and answers indexed queries. Rules (defaults, upsert
+semantics, limits) live in the service; a store only needs to be correct,
+durable and fast at the primitive operations below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from recalld.model import IndexState, Memory, Place
+
+__all__ = [
+    "Backend",
+    "Counts",
+    "Match",
+    "MemoryRecord",
+    "Order",
+    "Scope",
+    "Store",
+    "StoreTransaction",
+]
+
+Backend = Literal["fts", "like"]
+Order = Literal["created", "updated"]
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """Every stored field of a memory except the store-assigned ``seq``."""
+
+    id: str
+    namespace: str
+    content: str
+    created_at: datetime
+    updated_at: datetime
+    key: str | None = None
+    title: str | None = None
+    kind: str = "note"
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    salience: float | None = None
+    source: str | None = None
+    at: datetime | None = None
+    expires_at: datetime | None = None
+    place: Place | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    index_state: IndexState = "queued"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which rows a read may see: the namespaces, the filters, and the clock reading."""
+
+    namespaces: Sequence[str]
+    now: datetime
+    kind: str | None = None
+    category: str | None = None
+    tags_any: Sequence[str] = ()
+    tags_all: Sequence[str] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+    created_since: datetime | None = None
+    created_until: datetime | None = None
+    include_expired: bool = False
+
+
+@dataclass(frozen=True)
+class Match:
+    """A keyword hit: the memory, a keyword similarity in [0, 1], and which index found it."""
+
+    memory: Memory
+    keyword: float
+    backend: Backend
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Raw counts behind :class:`recalld.model.Stats`."""
+
+    count: int
+    by_category: dict[str, int]
+    by_kind: dict[str, int]
+    by_namespace: dict[str, int]
+    expired: int
+
+
+class StoreTransaction(Protocol):
+    """Primitive reads and writes inside one write transaction (all or nothing)."""
+
+    def find(
+        self, namespace: str, *, id: str | None = None, key: str | None = None
+    ) -> Memory | None:
+        """The row with that id or key in the namespace, expired or not."""
+        ...
+
+    def find_id_anywhere(self, id: str) -> Memory | None:
+        """The row with that id in any namespace (ids are globally unique)."""
+        ...
+
+    def insert(self, record: MemoryRecord) -> Memory:
+        """Insert a new row and return it with its seq."""
+        ...
+
+    def replace(self, seq: int, record: MemoryRecord) -> Memory:
+        """Overwrite every field of row ``seq`` (seq stays)."""
+        ...
+
+    def delete(self, seq: int) -> None:
+        """Delete row ``seq`` and everything that depends on it."""
+        ...
+
+    def touch(self, seqs: Sequence[int], now: datetime) -> None:
+        """Count one access of each row and record when it happened."""
+        ...
+
+
+class Store(Protocol):
+    """A durable home for memories: the SQLite file by default."""
+
+    @property
+    def fts_available(self) -> bool:
+        """Whether keyword search runs on a full-text index (else LIKE)."""
+        ...
+
+    @property
+    def schema_version(self) -> int:
+        """The number of the last migration applied."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[StoreTransaction]:
+        """A serialised write transaction; lock waits are retried inside, bounded."""
+        ...
+
+    def get(
+        self,
+        scope: Scope,
+        *,
+        id: str | None = None,
+        key: str | None = None,
+        seq: int | None = None,
+    ) -> Memory | None:
+        """One visible memory by exactly one of id, key or seq."""
+        ...
+
+    def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
+        """Keyword-ranked visible memories, best first, filters applied before the limit."""
+        ...
+
+    def list_page(
+        self, scope: Scope, *, order: Order, limit: int, after: tuple[str, int] | None
+    ) -> list[Memory]:
+        """Visible memories newest first by ``order``, starting after a keyset cursor."""
+        ...
+
+    def counts(self, scope: Scope) -> Counts:
+        """Counts of visible memories by category, kind and namespace."""
+        ...
+
+    def iterate(self, scope: Scope) -> Iterator[Memory]:
+        """Every visible memory in seq order (for export)."""
+        ...
+
+    def namespaces(self) -> list[str]:
+        """Every namespace that holds at least one memory (admin use)."""
+        ...
+
+    def purge_expired(self, now: datetime) -> int:
+        """Delete memories whose expiry has passed; returns how many."""
+        ...
+
+    def size_bytes(self) -> int:
+        """Bytes used on disk by the database and its journal."""
+        ...
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it."""
+        ...
+
+    def close(self) -> None:
+        """Release every connection."""
+        ...

@@ -1,0 +1,611 @@
+"""The default store: one SQLite file (via apsw, which bundles a current SQLite).
+
+Why apsw rather than the stdlib ``sqlite3``: the stdlib links the system
+library (3.40 on Debian 12), which lacks FTS5's ``secure-delete`` (3.42+) that
+``forget`` relies on to leave no trace in the full-text index, and often cannot
+load extensions. apsw ships SQLite with FTS5 and exposes transactions
+explicitly, so every write is a ``BEGIN IMMEDIATE`` ... ``COMMIT`` we control.
+
+Durability and concurrency: WAL, ``synchronous=FULL`` by default (fsync per
+commit), ``busy_timeout``, and a bounded retry with backoff around lock waits,
+so several processes can share one file and no caller sees ``database is
+locked``. Each thread gets its own connection.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+
+from recalld._time import from_storage, to_storage
+from recalld.errors import ConflictError, StorageError
+from recalld.model import Memory, Place
+from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope
+from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
+
+__all__ = ["SQLiteStore"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+COLUMNS = (
+    "seq",
+    "id",
+    "namespace",
+    "key",
+    "title",
+    "content",
+    "kind",
+    "category",
+    "tags",
+    "salience",
+    "source",
+    "at",
+    "at_utc",
+    "created_at",
+    "updated_at",
+    "expires_at",
+    "lat",
+    "lon",
+    "geohash",
+    "place_name",
+    "meta",
+    "access_count",
+    "last_accessed_at",
+    "index_state",
+)
+SELECT_COLUMNS = ", ".join(f"m.{name}" for name in COLUMNS)
+WRITE_COLUMNS = COLUMNS[1:]
+LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
+# BM25 weights for the FTS columns title, content, tags.
+BM25_WEIGHTS = "2.0, 1.0, 1.0"
+
+
+def _storage_time(value: Any) -> str | None:
+    return None if value is None else to_storage(value)
+
+
+def _row_to_memory(row: Sequence[Any]) -> Memory:
+    values = dict(zip(COLUMNS, row, strict=True))
+    place = None
+    if values["lat"] is not None and values["lon"] is not None:
+        place = Place(
+            lat=values["lat"],
+            lon=values["lon"],
+            geohash=values["geohash"],
+            name=values["place_name"],
+        )
+    return Memory(
+        id=values["id"],
+        seq=values["seq"],
+        namespace=values["namespace"],
+        key=values["key"],
+        title=values["title"],
+        content=values["content"],
+        kind=values["kind"],
+        category=values["category"],
+        tags=json.loads(values["tags"]),
+        salience=values["salience"],
+        source=values["source"],
+        at=None if values["at"] is None else from_storage(values["at"]),
+        created_at=from_storage(values["created_at"]),
+        updated_at=from_storage(values["updated_at"]),
+        expires_at=None if values["expires_at"] is None else from_storage(values["expires_at"]),
+        place=place,
+        meta=json.loads(values["meta"]),
+        access_count=values["access_count"],
+        last_accessed_at=(
+            None if values["last_accessed_at"] is None else from_storage(values["last_accessed_at"])
+        ),
+        index_state=values["index_state"],
+    )
+
+
+def _record_values(record: MemoryRecord) -> tuple[Any, ...]:
+    place = record.place
+    return (
+        record.id,
+        record.namespace,
+        record.key,
+        record.title,
+        record.content,
+        record.kind,
+        record.category,
+        json.dumps(list(record.tags), ensure_ascii=False),
+        record.salience,
+        record.source,
+        None if record.at is None else record.at.isoformat(),
+        _storage_time(record.at),
+        to_storage(record.created_at),
+        to_storage(record.updated_at),
+        _storage_time(record.expires_at),
+        None if place is None else place.lat,
+        None if place is None else place.lon,
+        None if place is None else place.geohash,
+        None if place is None else place.name,
+        json.dumps(record.meta, ensure_ascii=False, separators=(",", ":")),
+        record.access_count,
+        _storage_time(record.last_accessed_at),
+        record.index_state,
+    )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _scope_sql(scope: Scope, params: dict[str, Any]) -> str:
+    """The WHERE clause (over alias ``m``) that makes rows visible to ``scope``."""
+    clauses: list[str] = []
+    names = []
+    for index, namespace in enumerate(scope.namespaces):
+        params[f"ns{index}"] = namespace
+        names.append(f":ns{index}")
+    clauses.append(f"m.namespace IN ({', '.join(names)})" if names else "0")
+    if not scope.include_expired:
+        params["now"] = to_storage(scope.now)
+        clauses.append("(m.expires_at IS NULL OR m.expires_at > :now)")
+    if scope.kind is not None:
+        params["kind"] = scope.kind
+        clauses.append("m.kind = :kind")
+    if scope.category is not None:
+        params["category"] = scope.category
+        clauses.append("m.category = :category")
+    if scope.tags_any:
+        placeholders = []
+        for index, tag in enumerate(scope.tags_any):
+            params[f"any{index}"] = tag
+            placeholders.append(f":any{index}")
+        clauses.append(
+            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq"
+            f" AND t.tag IN ({', '.join(placeholders)}))"
+        )
+    for index, tag in enumerate(scope.tags_all):
+        params[f"all{index}"] = tag
+        clauses.append(
+            f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq AND t.tag = :all{index})"
+        )
+    for name, column, operator in (
+        ("since", "at_utc", ">="),
+        ("until", "at_utc", "<"),
+        ("created_since", "created_at", ">="),
+        ("created_until", "created_at", "<"),
+    ):
+        value = getattr(scope, name)
+        if value is not None:
+            params[name] = to_storage(value)
+            clauses.append(f"m.{column} {operator} :{name}")
+    return " AND ".join(clauses)
+
+
+class _Transaction:
+    """Primitive operations on one connection inside ``BEGIN IMMEDIATE``."""
+
+    def __init__(self, connection: apsw.Connection) -> None:
+        self._connection = connection
+
+    def _one(self, sql: str, params: dict[str, Any]) -> Memory | None:
+        row = self._connection.execute(sql, params).fetchone()
+        return None if row is None else _row_to_memory(row)
+
+    def find(
+        self, namespace: str, *, id: str | None = None, key: str | None = None
+    ) -> Memory | None:
+        if id is not None:
+            return self._one(
+                f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns AND m.id = :id",
+                {"ns": namespace, "id": id},
+            )
+        return self._one(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns AND m.key = :key",
+            {"ns": namespace, "key": key},
+        )
+
+    def find_id_anywhere(self, id: str) -> Memory | None:
+        return self._one(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.id = :id",
+            {"id": id},
+        )
+
+    def _write_tags(self, seq: int, tags: Sequence[str]) -> None:
+        self._connection.execute("DELETE FROM memory_tags WHERE seq = ?", (seq,))
+        if tags:
+            self._connection.executemany(
+                "INSERT INTO memory_tags(seq, tag) VALUES (?, ?)", [(seq, tag) for tag in tags]
+            )
+
+    def _read(self, seq: int) -> Memory:
+        memory = self._one(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.seq = :seq", {"seq": seq}
+        )
+        if memory is None:  # pragma: no cover - the row was written in this transaction
+            raise StorageError(f"row {seq} vanished inside its own transaction")
+        return memory
+
+    def insert(self, record: MemoryRecord) -> Memory:
+        placeholders = ", ".join("?" for _ in WRITE_COLUMNS)
+        try:
+            self._connection.execute(
+                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}) VALUES ({placeholders})",
+                _record_values(record),
+            )
+        except apsw.ConstraintError as error:
+            raise ConflictError("id", f"a memory with id {record.id!r} already exists") from error
+        seq = int(self._connection.last_insert_rowid())
+        self._write_tags(seq, record.tags)
+        return self._read(seq)
+
+    def replace(self, seq: int, record: MemoryRecord) -> Memory:
+        assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
+        self._connection.execute(
+            f"UPDATE memories SET {assignments} WHERE seq = ?", (*_record_values(record), seq)
+        )
+        self._write_tags(seq, record.tags)
+        return self._read(seq)
+
+    def delete(self, seq: int) -> None:
+        self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+
+    def touch(self, seqs: Sequence[int], now: Any) -> None:
+        stamp = to_storage(now)
+        self._connection.executemany(
+            "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?"
+            " WHERE seq = ?",
+            [(stamp, seq) for seq in seqs],
+        )
+
+
+class SQLiteStore:
+    """Memories in one SQLite file; safe to share between threads and processes."""
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        synchronous: str = "FULL",
+        busy_timeout_ms: int = 5_000,
+        lock_retry_seconds: float = 30.0,
+        fts: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self._synchronous = synchronous
+        self._busy_timeout_ms = busy_timeout_ms
+        self._lock_retry_seconds = lock_retry_seconds
+        self._local = threading.local()
+        self._connections: list[apsw.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._closed = False
+        if str(self.path) != ":memory:":
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StorageError(f"cannot create {self.path.parent}: {error}") from error
+        self._schema_version = self._migrate()
+        self._fts_available = self._prepare_fts() if fts else False
+        if not self._fts_available:
+            logger.warning("FTS5 is not in use for %s: keyword search uses LIKE", self.path)
+
+    # -- connections -------------------------------------------------------
+
+    def _connection(self) -> apsw.Connection:
+        if self._closed:
+            raise StorageError("the store is closed")
+        connection: apsw.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            try:
+                connection = apsw.Connection(str(self.path))
+                connection.set_busy_timeout(self._busy_timeout_ms)
+                connection.execute("PRAGMA journal_mode = WAL")
+                connection.execute(f"PRAGMA synchronous = {self._synchronous}")
+                connection.execute("PRAGMA secure_delete = ON")
+                connection.execute("PRAGMA foreign_keys = ON")
+            except apsw.Error as error:
+                raise StorageError(f"cannot open {self.path}: {error}") from error
+            self._local.connection = connection
+            with self._connections_lock:
+                self._connections.append(connection)
+        return connection
+
+    def _retrying(self, operation: Callable[[apsw.Connection], T]) -> T:
+        """Run ``operation``, retrying lock waits with jittered backoff up to a bound."""
+        deadline = time.monotonic() + self._lock_retry_seconds
+        delay = 0.005
+        while True:
+            connection = self._connection()
+            try:
+                return operation(connection)
+            except LOCK_ERRORS as error:
+                if time.monotonic() >= deadline:
+                    raise StorageError(
+                        f"the database stayed locked for {self._lock_retry_seconds:g} s: {error}"
+                    ) from error
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.25)
+            except apsw.Error as error:
+                raise StorageError(f"{type(error).__name__}: {error}") from error
+
+    def _migrate(self) -> int:
+        def step(connection: apsw.Connection) -> int:
+            version = 0
+            for number, migration in enumerate(MIGRATIONS, start=1):
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    connection.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_migrations"
+                        " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+                    )
+                    done = connection.execute(
+                        "SELECT 1 FROM schema_migrations WHERE version = ?", (number,)
+                    ).fetchone()
+                    if done is None:
+                        migration(connection.execute)
+                        connection.execute(
+                            "INSERT INTO schema_migrations(version, applied_at)"
+                            " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                            (number,),
+                        )
+                        connection.execute(f"PRAGMA user_version = {number}")
+                        logger.info("applied migration %d to %s", number, self.path)
+                    connection.execute("COMMIT")
+                except BaseException:
+                    if not connection.get_autocommit():
+                        connection.execute("ROLLBACK")
+                    raise
+                version = number
+            return version
+
+        return self._retrying(step)
+
+    def _prepare_fts(self) -> bool:
+        def step(connection: apsw.Connection) -> bool:
+            if fts_table_exists(connection.execute):
+                return True
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                if not fts_table_exists(connection.execute):
+                    ensure_fts(connection.execute)
+                connection.execute("COMMIT")
+            except apsw.SQLError as error:
+                connection.execute("ROLLBACK")
+                if "fts5" in str(error).lower():
+                    return False
+                raise
+            except BaseException:
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise
+            return True
+
+        return self._retrying(step)
+
+    # -- protocol ------------------------------------------------------------
+
+    @property
+    def fts_available(self) -> bool:
+        return self._fts_available
+
+    @property
+    def schema_version(self) -> int:
+        return self._schema_version
+
+    @contextmanager
+    def transaction(self) -> Iterator[_Transaction]:
+        def begin(connection: apsw.Connection) -> apsw.Connection:
+            connection.execute("BEGIN IMMEDIATE")
+            return connection
+
+        connection = self._retrying(begin)
+        try:
+            yield _Transaction(connection)
+            self._retrying(lambda connection: connection.execute("COMMIT"))
+        except apsw.Error as error:
+            if not connection.get_autocommit():
+                connection.execute("ROLLBACK")
+            raise StorageError(f"{type(error).__name__}: {error}") from error
+        except BaseException:
+            if not connection.get_autocommit():
+                connection.execute("ROLLBACK")
+            raise
+
+    def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._retrying(lambda connection: connection.execute(sql, params).fetchall())
+
+    def get(
+        self,
+        scope: Scope,
+        *,
+        id: str | None = None,
+        key: str | None = None,
+        seq: int | None = None,
+    ) -> Memory | None:
+        params: dict[str, Any] = {}
+        where = _scope_sql(scope, params)
+        if id is not None:
+            params["id"] = id
+            where += " AND m.id = :id"
+        elif key is not None:
+            params["key"] = key
+            where += " AND m.key = :key"
+        else:
+            params["seq"] = seq
+            where += " AND m.seq = :seq"
+        rows = self._read(f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}", params)
+        return _row_to_memory(rows[0]) if rows else None
+
+    def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
+        if terms and self._fts_available:
+            return self._search_fts(scope, terms, limit)
+        patterns = list(terms) if terms else [text.strip()[:200]]
+        return self._search_like(scope, [pattern for pattern in patterns if pattern], limit)
+
+    def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match]:
+        params: dict[str, Any] = {
+            "match": " OR ".join(f'"{term}"' for term in terms),
+            "limit": limit,
+        }
+        where = _scope_sql(scope, params)
+        sql = (
+            f"SELECT {SELECT_COLUMNS}, bm25({FTS_TABLE}, {BM25_WEIGHTS}) AS rank"
+            f" FROM {FTS_TABLE} JOIN memories m ON m.seq = {FTS_TABLE}.rowid"
+            f" WHERE {FTS_TABLE} MATCH :match AND {where}"
+            " ORDER BY rank LIMIT :limit"
+        )
+        rows = self._read(sql, params)
+        if not rows:
+            return []
+        best = max(-float(rows[0][-1]), 1e-9)
+        matches = []
+        for row in rows:
+            strength = max(0.0, -float(row[-1]))
+            # Half absolute (BM25 saturation), half relative to this query's best hit:
+            # BM25 alone is near 0 in tiny collections where every term is common.
+            keyword = 0.5 * strength / (strength + 1.0) + 0.5 * min(1.0, strength / best)
+            matches.append(Match(memory=_row_to_memory(row[:-1]), keyword=keyword, backend="fts"))
+        return matches
+
+    def _search_like(self, scope: Scope, patterns: Sequence[str], limit: int) -> list[Match]:
+        if not patterns:
+            return []
+        params: dict[str, Any] = {"limit": limit}
+        where = _scope_sql(scope, params)
+        parts = []
+        for index, pattern in enumerate(patterns):
+            params[f"p{index}"] = f"%{_escape_like(pattern)}%"
+            like = f"LIKE :p{index} ESCAPE '\\'"
+            parts.append(
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR (m.tags {like}))"
+            )
+        matched = " + ".join(parts)
+        sql = (
+            f"SELECT {SELECT_COLUMNS}, ({matched}) AS matched FROM memories m"
+            f" WHERE {where} AND ({matched}) > 0"
+            " ORDER BY matched DESC, m.updated_at DESC, m.seq DESC LIMIT :limit"
+        )
+        total = float(len(patterns))
+        return [
+            Match(memory=_row_to_memory(row[:-1]), keyword=float(row[-1]) / total, backend="like")
+            for row in self._read(sql, params)
+        ]
+
+    def list_page(
+        self, scope: Scope, *, order: Order, limit: int, after: tuple[str, int] | None
+    ) -> list[Memory]:
+        column = "created_at" if order == "created" else "updated_at"
+        params: dict[str, Any] = {"limit": limit}
+        where = _scope_sql(scope, params)
+        if after is not None:
+            params["after_value"], params["after_seq"] = after
+            where += f" AND (m.{column}, m.seq) < (:after_value, :after_seq)"
+        sql = (
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
+            f" ORDER BY m.{column} DESC, m.seq DESC LIMIT :limit"
+        )
+        return [_row_to_memory(row) for row in self._read(sql, params)]
+
+    def counts(self, scope: Scope) -> Counts:
+        params: dict[str, Any] = {}
+        where = _scope_sql(scope, params)
+
+        def grouped(column: str) -> dict[str, int]:
+            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1 ORDER BY 1"
+            return {
+                ("uncategorized" if value is None else str(value)): int(count)
+                for value, count in self._read(sql, params)
+            }
+
+        by_namespace = grouped("m.namespace")
+        expired_params: dict[str, Any] = {"now": to_storage(scope.now)}
+        names = []
+        for index, namespace in enumerate(scope.namespaces):
+            expired_params[f"ns{index}"] = namespace
+            names.append(f":ns{index}")
+        expired_rows = self._read(
+            "SELECT count(*) FROM memories m WHERE m.expires_at <= :now"
+            f" AND m.namespace IN ({', '.join(names) or 'NULL'})",
+            expired_params,
+        )
+        return Counts(
+            count=sum(by_namespace.values()),
+            by_category=grouped("m.category"),
+            by_kind=grouped("m.kind"),
+            by_namespace=by_namespace,
+            expired=int(expired_rows[0][0]),
+        )
+
+    def iterate(self, scope: Scope) -> Iterator[Memory]:
+        last_seq = 0
+        while True:
+            params: dict[str, Any] = {"after": last_seq}
+            where = _scope_sql(scope, params)
+            rows = self._read(
+                f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where} AND m.seq > :after"
+                " ORDER BY m.seq LIMIT 500",
+                params,
+            )
+            if not rows:
+                return
+            for row in rows:
+                yield _row_to_memory(row)
+            last_seq = int(rows[-1][0])
+
+    def namespaces(self) -> list[str]:
+        rows = self._read("SELECT DISTINCT namespace FROM memories ORDER BY namespace", ())
+        return [str(row[0]) for row in rows]
+
+    def purge_expired(self, now: Any) -> int:
+        stamp = to_storage(now)
+
+        def step(connection: apsw.Connection) -> int:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.execute(
+                    "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                    (stamp,),
+                )
+                removed = int(connection.changes())
+                connection.execute("COMMIT")
+            except BaseException:
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise
+            return removed
+
+        return self._retrying(step)
+
+    def size_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal"):
+            candidate = Path(f"{self.path}{suffix}")
+            if candidate.exists():
+                total += candidate.stat().st_size
+        return total
+
+    def checkpoint(self) -> None:
+        def step(connection: apsw.Connection) -> None:
+            row = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if row is not None and row[0]:
+                raise apsw.BusyError("a reader kept the write-ahead log from being truncated")
+
+        self._retrying(step)
+
+    def close(self) -> None:
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+            self._closed = True
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({os.fspath(self.path)!r})"

@@ -1,0 +1,158 @@
+"""The recalld CLI: every command, JSON output, env vars, errors on stderr with exit 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from recalld.adapters.cli import cli
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Invoke:
+    runner = CliRunner()
+    db = str(tmp_path / "cli.db")
+
+    def invoke(*arguments: str, namespace: str | None = None) -> Result:
+        prefix = ["--db", db] + (["--namespace", namespace] if namespace else [])
+        return runner.invoke(cli, [*prefix, *arguments], catch_exceptions=False)
+
+    return invoke
+
+
+def _json(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_cli_remember_recall_get_forget(run: Invoke) -> None:
+    invoke = run
+    receipt = _json(
+        invoke(
+            "remember",
+            "kitchen entrance: second door on the left",
+            "--title",
+            "kitchen",
+            "--tag",
+            "indoor",
+            "--tag",
+            "kitchen",
+            "--category",
+            "spatial",
+            "--importance",
+            "4",
+            "--place",
+            "37.78,-122.41",
+            "--meta",
+            '{"approx": true}',
+            "--json",
+        )
+    )
+    memory_id = receipt["id"]
+    hits = _json(invoke("recall", "where is the kitchen?", "--json"))
+    assert hits[0]["memory"]["id"] == memory_id
+    assert hits[0]["memory"]["salience"] == 0.75
+    assert hits[0]["memory"]["access_count"] == 1
+    searched = _json(invoke("search", "kitchen", "--json"))
+    assert searched[0]["memory"]["access_count"] == 1
+    got = _json(invoke("get", memory_id, "--json"))
+    assert got["place"]["geohash"].startswith("9q8yy")
+    assert got["meta"] == {"approx": True}
+    assert _json(invoke("forget", memory_id, "--json")) == {"deleted": True}
+    assert _json(invoke("forget", memory_id, "--json")) == {"deleted": False}
+
+
+def test_cli_key_update_list_recent_stats(run: Invoke) -> None:
+    invoke = run
+    first = _json(invoke("remember", "Melbourne", "--key", "staging.region", "--json"))
+    second = _json(invoke("remember", "Sydney", "--key", "staging.region", "--json"))
+    assert second["id"] == first["id"]
+    assert second["status"] == "overwritten"
+    got = _json(invoke("get", "--key", "staging.region", "--json"))
+    assert got["content"] == "Sydney"
+    updated = _json(invoke("update", first["id"], "--title", "region", "--json"))
+    assert (updated["title"], updated["content"]) == ("region", "Sydney")
+    for index in range(3):
+        invoke("remember", f"note {index}", "--tag", "n")
+    page = _json(invoke("list", "--tag", "n", "--limit", "2", "--json"))
+    assert [m["content"] for m in page["memories"]] == ["note 2", "note 1"]
+    rest = _json(invoke("list", "--tag", "n", "--cursor", page["next_cursor"], "--json"))
+    assert [m["content"] for m in rest["memories"]] == ["note 0"]
+    recent = _json(invoke("recent", "--limit", "1", "--json"))
+    assert recent["memories"][0]["content"] == "note 2"
+    stats = _json(invoke("stats", "--json"))
+    assert stats["count"] == 4
+    assert stats["fts"] is True
+
+
+def test_cli_errors_are_one_line_on_stderr(tmp_path: Path) -> None:
+    db = str(tmp_path / "e.db")
+    for arguments, fragment in [
+        (["remember", ""], "content"),
+        (["remember", "x", "--key", "k" * 201], "key"),
+        (["get", "--key", "missing"], "no memory"),
+        (["remember", "x", "--meta", "[1]"], "--meta"),
+        (["remember", "x", "--importance", "9"], "importance"),
+    ]:
+        completed = subprocess.run(
+            [sys.executable, "-m", "recalld", "--db", db, *arguments],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert completed.returncode != 0, arguments
+        assert completed.stdout == ""
+        assert fragment in completed.stderr
+        assert "Traceback" not in completed.stderr
+
+
+def test_cli_env_vars_select_db_and_namespace(tmp_path: Path) -> None:
+    env = {"RECALLD_DB": str(tmp_path / "env.db"), "RECALLD_NAMESPACE": "agent-7", "PATH": ""}
+    command = [sys.executable, "-m", "recalld"]
+    subprocess.run([*command, "remember", "from env"], env=env, check=True, capture_output=True)
+    listed = subprocess.run(
+        [*command, "list", "--json"], env=env, check=True, capture_output=True, text=True
+    )
+    page = json.loads(listed.stdout)
+    assert [(m["content"], m["namespace"]) for m in page["memories"]] == [("from env", "agent-7")]
+    assert (tmp_path / "env.db").exists()
+
+
+def test_cli_export_import_round_trip(run: Invoke, tmp_path: Path) -> None:
+    invoke = run
+    invoke("remember", "exported one", "--tag", "x")
+    invoke("remember", "exported two", "--at", "2026-01-01T09:00:00+09:00")
+    dump = tmp_path / "dump.jsonl"
+    assert invoke("export", str(dump)).exit_code == 0
+    assert len(dump.read_text().splitlines()) == 2
+    other = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "other.db"), "import", str(dump), "--json"]
+    )
+    assert json.loads(other.stdout)["created"] == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(dump.read_text() + "{oops\n")
+    failed = CliRunner().invoke(cli, ["--db", str(tmp_path / "third.db"), "import", str(bad)])
+    assert failed.exit_code == 1
+    assert "line 3" in failed.stderr
+
+
+def test_cli_shell_runs_commands(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", str(tmp_path / "s.db"), "shell"],
+        input='remember "hello from the shell" --tag greeting\nsearch hello --json\nquit\n',
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert "created" in completed.stdout
+    assert "hello from the shell" in completed.stdout

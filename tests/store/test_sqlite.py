@@ -1,0 +1,132 @@
+"""The SQLite store: migrations, pragmas, the FTS index and its sync, concurrent writers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import apsw
+
+from recalld.model import Memory
+from recalld.store.base import MemoryRecord, Scope
+from recalld.store.migrations import MIGRATIONS
+from recalld.store.sqlite import SQLiteStore
+
+
+def _record(id: str, content: str, tags: tuple[str, ...] = ()) -> MemoryRecord:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    return MemoryRecord(
+        id=id, namespace="default", content=content, created_at=now, updated_at=now, tags=tags
+    )
+
+
+def _scope() -> Scope:
+    return Scope(namespaces=("default",), now=datetime(2026, 1, 2, tzinfo=UTC))
+
+
+def test_sqlite_migrations_recorded_once(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    SQLiteStore(path).close()
+    store = SQLiteStore(path)
+    assert store.schema_version == len(MIGRATIONS)
+    store.close()
+    connection = apsw.Connection(str(path))
+    versions = connection.execute("SELECT version FROM schema_migrations").fetchall()
+    assert versions == [(number,) for number in range(1, len(MIGRATIONS) + 1)]
+    assert connection.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+
+
+def test_sqlite_pragmas_for_durability(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "m.db")
+    connection = store._connection()
+    assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert connection.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    assert connection.execute("PRAGMA secure_delete").fetchone() == (1,)
+    assert connection.execute("PRAGMA busy_timeout").fetchone() == (5000,)
+    assert connection.execute("PRAGMA foreign_keys").fetchone() == (1,)
+    store.close()
+
+
+def test_sqlite_fts_kept_in_sync_with_rows(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "m.db")
+    with store.transaction() as tx:
+        inserted = tx.insert(_record("a", "apples and pears", tags=("fruit",)))
+    assert [m.memory.id for m in store.search(_scope(), "", ["apple"], 5)] == ["a"]
+    assert [m.memory.id for m in store.search(_scope(), "", ["fruit"], 5)] == ["a"]
+    with store.transaction() as tx:
+        tx.replace(inserted.seq, _record("a", "bananas only", tags=("yellow",)))
+    assert store.search(_scope(), "", ["apple"], 5) == []
+    assert [m.memory.id for m in store.search(_scope(), "", ["banana"], 5)] == ["a"]
+    with store.transaction() as tx:
+        tx.delete(inserted.seq)
+    assert store.search(_scope(), "", ["banana"], 5) == []
+    connection = store._connection()
+    connection.execute("INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')")
+    store.close()
+
+
+def test_sqlite_fts_index_built_for_existing_rows(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    store = SQLiteStore(path, fts=False)
+    assert store.fts_available is False
+    store.close()
+    # A database created before the FTS index existed gets it (and its rows) on open.
+    connection = apsw.Connection(str(path))
+    connection.execute("DROP TABLE IF EXISTS memories_fts")
+    connection.close()
+    store = SQLiteStore(path)
+    with store.transaction() as tx:
+        tx.insert(_record("a", "written later"))
+    store.close()
+    store = SQLiteStore(path)
+    assert store.fts_available is True
+    assert [m.memory.id for m in store.search(_scope(), "", ["written"], 5)] == ["a"]
+    store.close()
+
+
+def test_sqlite_transaction_rolls_back_on_error(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "m.db")
+    try:
+        with store.transaction() as tx:
+            tx.insert(_record("a", "one"))
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    assert store.get(_scope(), id="a") is None
+    store.close()
+
+
+WRITER = """
+import sys
+from recalld.config import Settings
+from recalld.service import MemoryService
+path, label, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with MemoryService.open(Settings(db=path, synchronous="NORMAL", busy_timeout_ms=50)) as service:
+    for index in range(count):
+        service.remember(f"{label} marker {index}", tags=[label])
+"""
+
+
+def test_sqlite_concurrent_processes_lose_no_write(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    SQLiteStore(path).close()
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), f"w{index}", "150"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for index in range(3)
+    ]
+    for writer in writers:
+        _, error_output = writer.communicate(timeout=120)
+        assert writer.returncode == 0, error_output
+        assert "locked" not in error_output
+    store = SQLiteStore(path)
+    memories: list[Memory] = list(store.iterate(_scope()))
+    contents = sorted(memory.content for memory in memories)
+    expected = sorted(f"w{w} marker {i}" for w in range(3) for i in range(150))
+    assert contents == expected
+    store.close()

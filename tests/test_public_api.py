@@ -1,0 +1,48 @@
+"""The public surface is pinned: changing it is a deliberate act."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import recalld
+
+
+def test_public_api_all_is_pinned() -> None:
+    assert sorted(recalld.__all__) == [
+        "ConflictError",
+        "Filters",
+        "Hit",
+        "ImportReport",
+        "Memory",
+        "MemoryService",
+        "NotFoundError",
+        "Page",
+        "Place",
+        "RecalldError",
+        "Receipt",
+        "Settings",
+        "Stats",
+        "StorageError",
+        "ValidationError",
+        "__version__",
+        "open",
+    ]
+    for name in recalld.__all__:
+        assert hasattr(recalld, name), name
+
+
+def test_public_api_errors_share_one_root() -> None:
+    for error in (
+        recalld.ValidationError,
+        recalld.NotFoundError,
+        recalld.ConflictError,
+        recalld.StorageError,
+    ):
+        assert issubclass(error, recalld.RecalldError)
+
+
+def test_public_api_open_round_trip(tmp_path: Path) -> None:
+    with recalld.open(tmp_path / "m.db", namespace="agent") as memory:
+        receipt = memory.remember("the staging DB is in Melbourne")
+        assert receipt.namespace == "agent"
+        assert memory.get(receipt.id).content == "the staging DB is in Melbourne"

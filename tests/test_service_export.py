@@ -1,0 +1,108 @@
+"""export and import: a lossless, idempotent JSONL round trip with per-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from recalld.config import Settings
+from recalld.model import Filters
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+def _fill(service: MemoryService, clock: FakeClock) -> None:
+    service.remember(
+        "café visit",
+        key="cafe",
+        title="Café",
+        kind="experience",
+        category="spatial",
+        tags=["food", "paris"],
+        salience=0.75,
+        source="file:///notes/today.md",
+        at="2026-10-25T08:10:00+02:00",
+        ttl_seconds=86_400,
+        place={"lat": 48.8566, "lon": 2.3522, "name": "Le Café"},
+        meta={"weather": "rain", "nested": {"n": [1, 2]}},
+    )
+    clock.advance(1)
+    plain = service.remember("plain note")
+    service.recall("plain")
+    service.update(plain.id, tags=["edited"])
+    service.remember("elsewhere", namespace="other")
+
+
+def _comparable(service: MemoryService, namespace: str = "default") -> list[dict[str, object]]:
+    memories = service.list_memories(namespace=namespace, filters=Filters(), limit=100).memories
+    return [memory.model_dump(exclude={"seq"}) for memory in memories]
+
+
+def test_export_import_round_trip_is_lossless(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    _fill(service, clock)
+    lines = list(service.export())
+    assert len(lines) == 2
+    with MemoryService.open(Settings(db=tmp_path / "fresh.db"), clock=clock) as fresh:
+        for _ in range(3):  # also seed seq numbers differently
+            fresh.remember("padding", namespace="pad")
+        report = fresh.import_lines(lines)
+        assert (report.created, report.updated, report.unchanged, report.errors) == (2, 0, 0, [])
+        assert _comparable(fresh) == _comparable(service)
+        again = fresh.import_lines(lines)
+        assert (again.created, again.unchanged) == (0, 2)
+        assert _comparable(fresh) == _comparable(service)
+
+
+def test_import_keeps_each_record_namespace(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    _fill(service, clock)
+    lines = list(service.export(["default", "other"]))
+    with MemoryService.open(Settings(db=tmp_path / "fresh.db"), clock=clock) as fresh:
+        fresh.import_lines(lines)
+        assert fresh.stats(["default", "other"]).by_namespace == {"default": 2, "other": 1}
+
+
+def test_import_newer_record_updates_older_is_unchanged(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    receipt = service.remember("v1")
+    line = json.loads(next(service.export()))
+    line["content"] = "v2"
+    line["updated_at"] = "2030-01-01T00:00:00Z"
+    report = service.import_lines([json.dumps(line)])
+    assert report.updated == 1
+    assert service.get(receipt.id).content == "v2"
+    line["content"] = "stale"
+    line["updated_at"] = "2020-01-01T00:00:00Z"
+    assert service.import_lines([json.dumps(line)]).unchanged == 1
+    assert service.get(receipt.id).content == "v2"
+
+
+def test_import_bad_lines_reported_and_not_written(service: MemoryService) -> None:
+    good = {
+        "id": "good-1",
+        "content": "fine",
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+    }
+    lines = [
+        json.dumps(good),
+        "{not json",
+        json.dumps([1, 2]),
+        json.dumps({**good, "id": "bad-2", "salience": 9}),
+        json.dumps({**good, "id": "bad-3", "content": ""}),
+        "",
+        json.dumps({**good, "id": "good-2", "key": "k"}),
+        json.dumps({**good, "id": "bad-4", "key": "k"}),
+        json.dumps({**good, "id": "bad 5"}),
+    ]
+    report = service.import_lines(lines)
+    assert report.created == 2
+    assert [error.line for error in report.errors] == [2, 3, 4, 5, 8, 9]
+    assert "salience" in report.errors[2].error
+    assert "key" in report.errors[4].error
+    ids = sorted(memory.id for memory in service.list_memories().memories)
+    assert ids == ["good-1", "good-2"]

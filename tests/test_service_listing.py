@@ -1,0 +1,103 @@
+"""list, recent and stats: filters, newest first, cursor pagination, counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from recalld.errors import ValidationError
+from recalld.model import Filters, Memory
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+@pytest.fixture
+def timeline(service: MemoryService, clock: FakeClock) -> MemoryService:
+    for index in range(7):
+        service.remember(
+            f"memory {index}",
+            kind="note" if index % 2 else "reference",
+            category="fact" if index < 3 else "goal",
+            tags=["even"] if index % 2 == 0 else ["odd", "x"],
+            at=f"2026-01-0{index + 1}T12:00:00+00:00",
+        )
+        clock.advance(1)
+    return service
+
+
+def _contents(memories: list[Memory]) -> list[str]:
+    return [memory.content for memory in memories]
+
+
+def test_list_newest_first_with_cursor_pages(timeline: MemoryService) -> None:
+    first = timeline.list_memories(limit=3)
+    assert _contents(first.memories) == ["memory 6", "memory 5", "memory 4"]
+    assert first.next_cursor is not None
+    second = timeline.list_memories(limit=3, cursor=first.next_cursor)
+    assert _contents(second.memories) == ["memory 3", "memory 2", "memory 1"]
+    third = timeline.list_memories(limit=3, cursor=second.next_cursor)
+    assert _contents(third.memories) == ["memory 0"]
+    assert third.next_cursor is None
+
+
+def test_list_cursor_is_stable_under_new_writes(timeline: MemoryService) -> None:
+    first = timeline.list_memories(limit=2)
+    timeline.remember("written between pages")
+    second = timeline.list_memories(limit=2, cursor=first.next_cursor)
+    assert _contents(second.memories) == ["memory 4", "memory 3"]
+
+
+def test_list_rejects_foreign_cursor(timeline: MemoryService) -> None:
+    with pytest.raises(ValidationError) as caught:
+        timeline.list_memories(cursor="not-a-cursor")
+    assert caught.value.field == "cursor"
+    recent_cursor = timeline.recent(limit=1).next_cursor
+    assert recent_cursor is not None
+    with pytest.raises(ValidationError):
+        timeline.list_memories(cursor=recent_cursor)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        (Filters(kind="note"), ["memory 5", "memory 3", "memory 1"]),
+        (Filters(category="fact"), ["memory 2", "memory 1", "memory 0"]),
+        (Filters(tags_any=["even"]), ["memory 6", "memory 4", "memory 2", "memory 0"]),
+        (Filters(tags_all=["odd", "x"]), ["memory 5", "memory 3", "memory 1"]),
+        (Filters(tags_all=["odd", "even"]), []),
+        (
+            Filters(since="2026-01-03T00:00:00Z", until="2026-01-05T00:00:00Z"),
+            ["memory 3", "memory 2"],
+        ),
+        (Filters(created_since="2026-10-25T16:20:05Z"), ["memory 6", "memory 5"]),
+        (Filters(created_until="2026-10-25T16:20:01Z"), ["memory 0"]),
+    ],
+)
+def test_list_filters(timeline: MemoryService, filters: Filters, expected: list[str]) -> None:
+    assert _contents(timeline.list_memories(filters=filters).memories) == expected
+
+
+def test_list_bad_filter_time_names_field(timeline: MemoryService) -> None:
+    with pytest.raises(ValidationError) as caught:
+        timeline.list_memories(filters=Filters(since="last tuesday"))
+    assert caught.value.field == "since"
+
+
+def test_recent_orders_by_last_change(timeline: MemoryService, clock: FakeClock) -> None:
+    oldest = timeline.list_memories(limit=10).memories[-1]
+    clock.advance(10)
+    timeline.update(oldest.id, content="memory 0, edited")
+    assert _contents(timeline.recent(limit=2).memories) == ["memory 0, edited", "memory 6"]
+
+
+def test_stats_counts(timeline: MemoryService) -> None:
+    timeline.remember("elsewhere", namespace="other")
+    stats = timeline.stats()
+    assert stats.count == 7
+    assert stats.by_category == {"fact": 3, "goal": 4}
+    assert stats.by_kind == {"note": 3, "reference": 4}
+    assert stats.by_namespace == {"default": 7}
+    assert stats.fts is True
+    assert stats.search_backend == "fts"
+    assert stats.schema_version == 1
+    assert stats.db_size_bytes > 0
+    assert timeline.namespaces() == ["default", "other"]

@@ -1,0 +1,162 @@
+"""remember: receipts, key upserts, client ids, places, times and every size limit."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import ConflictError, ValidationError
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+def test_remember_returns_durable_receipt(service: MemoryService) -> None:
+    receipt = service.remember("first memory")
+    assert receipt.status == "created"
+    assert receipt.created is True
+    assert receipt.seq >= 1
+    memory = service.get(receipt.id)
+    assert memory.content == "first memory"
+    assert memory.kind == "note"
+    assert memory.namespace == "default"
+
+
+def test_remember_survives_reopen(settings: Settings, clock: FakeClock) -> None:
+    with MemoryService.open(settings, clock=clock) as first:
+        receipt = first.remember("durable", tags=["a"])
+    with MemoryService.open(settings, clock=clock) as second:
+        assert second.get(receipt.id).tags == ["a"]
+
+
+def test_remember_key_upsert_keeps_created_at(service: MemoryService, clock: FakeClock) -> None:
+    first = service.remember("Melbourne", key="staging.region", tags=["infra"])
+    created_at = service.get(first.id).created_at
+    clock.advance(60)
+    second = service.remember("Sydney", key="staging.region", title="region")
+    assert second.status == "overwritten"
+    assert second.created is False
+    assert (second.id, second.seq) == (first.id, first.seq)
+    memory = service.get(key="staging.region")
+    assert memory.content == "Sydney"
+    assert memory.title == "region"
+    assert memory.tags == []  # a key write replaces every field it is given, tags included
+    assert memory.created_at == created_at
+    assert memory.updated_at == created_at + timedelta(seconds=60)
+    assert service.stats().count == 1
+
+
+def test_remember_key_is_per_namespace(service: MemoryService) -> None:
+    one = service.remember("A", key="k", namespace="one")
+    two = service.remember("B", key="k", namespace="two")
+    assert one.id != two.id
+    assert service.get(key="k", namespace="one").content == "A"
+    assert service.get(key="k", namespace="two").content == "B"
+
+
+def test_remember_client_id_is_idempotent(service: MemoryService) -> None:
+    first = service.remember("same", id="client-1")
+    again = service.remember("same", id="client-1")
+    assert first.id == "client-1"
+    assert again.status == "unchanged"
+    assert service.stats().count == 1
+    with pytest.raises(ConflictError) as caught:
+        service.remember("different", id="client-1")
+    assert caught.value.field == "id"
+    assert service.get("client-1").content == "same"
+
+
+def test_remember_place_from_coordinates_stores_geohash(service: MemoryService) -> None:
+    receipt = service.remember("café", place={"lat": 48.8566, "lon": 2.3522, "name": "Paris"})
+    place = service.get(receipt.id).place
+    assert place is not None
+    assert len(place.geohash) >= 9
+    assert place.geohash.startswith("u09tvw")
+    assert (place.lat, place.lon, place.name) == (48.8566, 2.3522, "Paris")
+
+
+def test_remember_place_from_geohash_stores_coordinates(service: MemoryService) -> None:
+    receipt = service.remember("café", place={"geohash": "u09tvw0f6s"})
+    place = service.get(receipt.id).place
+    assert place is not None
+    assert place.geohash == "u09tvw0f6s"
+    assert place.lat == pytest.approx(48.8566, abs=1e-3)
+    assert place.lon == pytest.approx(2.3522, abs=1e-3)
+
+
+def test_remember_at_keeps_offset(service: MemoryService) -> None:
+    receipt = service.remember("breakfast", at="2026-10-25T08:10:00+02:00")
+    at = service.get(receipt.id).at
+    assert at is not None
+    assert at.isoformat() == "2026-10-25T08:10:00+02:00"
+
+
+def test_remember_ttl_sets_expiry(service: MemoryService, clock: FakeClock) -> None:
+    receipt = service.remember("short-lived", ttl_seconds=30)
+    assert service.get(receipt.id).expires_at == clock.now + timedelta(seconds=30)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"content": ""}, "content"),
+        ({"content": "   "}, "content"),
+        ({"content": "x" * (64 * 1024 + 1)}, "content"),
+        ({"content": "ok", "key": ""}, "key"),
+        ({"content": "ok", "key": "k" * 201}, "key"),
+        ({"content": "ok", "salience": 1.5}, "salience"),
+        ({"content": "ok", "salience": -0.1}, "salience"),
+        ({"content": "ok", "tags": [f"t{i}" for i in range(65)]}, "tags"),
+        ({"content": "ok", "tags": ["x" * 101]}, "tags"),
+        ({"content": "ok", "tags": [" "]}, "tags"),
+        ({"content": "ok", "meta": {"blob": "x" * (16 * 1024)}}, "meta"),
+        ({"content": "ok", "at": "yesterday"}, "at"),
+        ({"content": "ok", "ttl_seconds": 0}, "ttl_seconds"),
+        ({"content": "ok", "place": {"lat": 91, "lon": 0}}, "place.lat"),
+        ({"content": "ok", "place": {"lat": 10}}, "place"),
+        ({"content": "ok", "place": {"geohash": "abc!"}}, "place.geohash"),
+        ({"content": "ok", "place": {"geohash": "u09", "lat": 1.0, "lon": 1.0}}, "place.geohash"),
+        ({"content": "ok", "namespace": "has space"}, "namespace"),
+        ({"content": "ok", "id": "bad id with spaces"}, "id"),
+    ],
+)
+def test_remember_bad_input_names_field_and_changes_nothing(
+    service: MemoryService, arguments: dict[str, object], field: str, db_path: Path
+) -> None:
+    service.remember("existing")
+    before = service.stats()
+    content = arguments.pop("content")
+    assert isinstance(content, str)
+    with pytest.raises(ValidationError) as caught:
+        service.remember(content, **arguments)  # type: ignore[arg-type]
+    assert caught.value.field == field
+    assert field.split(".")[0] in str(caught.value)
+    assert service.stats().count == before.count
+    assert [m.content for m in service.list_memories().memories] == ["existing"]
+
+
+def test_remember_limits_come_from_settings(db_path: Path, clock: FakeClock) -> None:
+    settings = Settings(db=db_path, max_content_bytes=10, max_tags=1)
+    with MemoryService.open(settings, clock=clock) as service:
+        with pytest.raises(ValidationError, match="limit is 10 bytes"):
+            service.remember("eleven byte")
+        with pytest.raises(ValidationError, match="the limit is 1"):
+            service.remember("ok", tags=["a", "b"])
+        assert service.remember("ten bytes!").status == "created"
+
+
+def test_remember_many_is_all_or_nothing(service: MemoryService) -> None:
+    with pytest.raises(ValidationError) as caught:
+        service.remember_many([{"content": "fine"}, {"content": "also fine", "salience": 7}])
+    assert caught.value.field == "[1].salience"
+    assert service.stats().count == 0
+    receipts = service.remember_many([{"content": "one"}, {"content": "two"}])
+    assert [receipt.status for receipt in receipts] == ["created", "created"]
+    assert service.stats().count == 2
+
+
+def test_remember_tags_are_trimmed_and_deduplicated(service: MemoryService) -> None:
+    receipt = service.remember("tagged", tags=[" a ", "b", "a"])
+    assert service.get(receipt.id).tags == ["a", "b"]

@@ -1,0 +1,143 @@
+"""search and recall: BM25 ranking, filters before the limit, no state change, any string safe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.model import Filters
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+@pytest.fixture
+def filled(service: MemoryService) -> MemoryService:
+    service.remember(
+        "Through the second door on the left from the hallway; a step-down of 5 cm.",
+        title="kitchen entrance",
+        category="spatial",
+        tags=["indoor", "kitchen"],
+    )
+    service.remember("The cat sleeps on the sofa in the living room.", category="object")
+    service.remember("Staging database runs in the Melbourne region.", tags=["infra"])
+    service.remember("Crème brûlée recipe from the café near the station.", tags=["food"])
+    return service
+
+
+def test_search_ranks_best_match_first(filled: MemoryService) -> None:
+    hits = filled.search("where is the kitchen?")
+    assert hits
+    assert hits[0].memory.title == "kitchen entrance"
+    assert hits[0].backends == ["fts"]
+    assert 0 < hits[0].score <= 1
+    assert hits[0].channels["keyword"] == hits[0].score
+    assert hits[0].prompt_line.startswith("[")
+
+
+def test_search_stems_and_folds_diacritics(filled: MemoryService) -> None:
+    assert filled.search("creme brulee")[0].memory.content.startswith("Crème")
+    assert filled.search("sleeping cats")[0].memory.content.startswith("The cat")
+
+
+def test_search_applies_filters_before_limit(filled: MemoryService) -> None:
+    for index in range(20):
+        filled.remember(f"kitchen note {index}", category="fact")
+    hits = filled.search("kitchen", filters=Filters(category="spatial"), limit=1)
+    assert [hit.memory.title for hit in hits] == ["kitchen entrance"]
+    tagged = filled.search("kitchen", filters=Filters(tags_all=["indoor", "kitchen"]), limit=1)
+    assert [hit.memory.title for hit in tagged] == ["kitchen entrance"]
+
+
+def test_search_changes_nothing_recall_counts_access(
+    filled: MemoryService, clock: FakeClock
+) -> None:
+    before = filled.search("kitchen")[0].memory
+    assert before.access_count == 0
+    filled.search("kitchen")
+    assert filled.get(before.id).access_count == 0
+    assert filled.get(before.id).last_accessed_at is None
+    clock.advance(5)
+    recalled = filled.recall("kitchen")
+    assert recalled[0].memory.access_count == 1
+    stored = filled.get(before.id)
+    assert stored.access_count == 1
+    assert stored.last_accessed_at == clock.now
+    assert stored.updated_at == before.updated_at
+
+
+def test_search_limit_is_bounded(filled: MemoryService) -> None:
+    with pytest.raises(ValidationError) as caught:
+        filled.search("kitchen", limit=0)
+    assert caught.value.field == "limit"
+    with pytest.raises(ValidationError):
+        filled.search("kitchen", limit=100_000)
+
+
+def test_search_punctuation_only_query_uses_substring(filled: MemoryService) -> None:
+    filled.remember("party time 🎉 tonight")
+    hits = filled.search("🎉")
+    assert [hit.memory.content for hit in hits] == ["party time 🎉 tonight"]
+    assert hits[0].backends == ["like"]
+
+
+def test_search_like_fallback_when_fts_disabled(db_path: Path, clock: FakeClock) -> None:
+    with MemoryService.open(Settings(db=db_path, fts=False), clock=clock) as service:
+        service.remember("The kitchen is through the second door", title="kitchen")
+        service.remember("The garage is outside")
+        stats = service.stats()
+        assert stats.fts is False
+        assert stats.search_backend == "like"
+        hits = service.search("kitchen door")
+        assert hits[0].memory.title == "kitchen"
+        assert hits[0].backends == ["like"]
+        assert hits[0].score == 1.0
+        assert service.search('50% "off" _x_ \\') == []
+
+
+NASTY = [
+    '"',
+    '""',
+    "*",
+    "NEAR",
+    "AND",
+    "OR NOT",
+    "(",
+    "((kitchen",
+    'kitchen" OR "x',
+    "title:kitchen",
+    "^kitchen",
+    "NEAR(kitchen hallway, 2)",
+    "-",
+    "🎉🎉",
+    "\x00",
+    "kitchen " * 2000,
+]
+
+
+@pytest.mark.parametrize("query", NASTY)
+def test_search_hostile_strings_never_raise(filled: MemoryService, query: str) -> None:
+    hits = filled.search(query, limit=5)
+    assert len(hits) <= 5
+
+
+def test_search_ten_kilobytes_of_text(filled: MemoryService) -> None:
+    query = ("where is the kitchen? " * 500)[:10_240]
+    assert filled.search(query)[0].memory.title == "kitchen entrance"
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=10_000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(query=st.text(max_size=200))
+def test_search_fuzz_any_string_is_safe(filled: MemoryService, query: str) -> None:
+    hits = filled.search(query, limit=3)
+    assert len(hits) <= 3
+    assert all(0 <= hit.score <= 1 for hit in hits)
