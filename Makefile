@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
+# The TypeScript MCP SDK client for the interop tests (needs Node.js and npm).
+STAMP_JS := tests/js/node_modules/.installed
 
 .PHONY: run test lint typecheck unit clean
 
@@ -33,8 +35,12 @@ lint: $(STAMP_TEST)
 typecheck: $(STAMP_TEST)
 	$(BIN)/mypy
 
-unit: $(STAMP_TEST)
+$(STAMP_JS): tests/js/package.json tests/js/package-lock.json
+	npm ci --prefix tests/js --no-audit --no-fund
+	touch $@
+
+unit: $(STAMP_TEST) $(STAMP_JS)
 	$(BIN)/pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tests/js/node_modules

@@ -162,7 +162,9 @@ class MemoryService:
             index_state="indexed",
         )
 
-    def _write(self, tx: StoreTransaction, draft: NewMemory, namespace: str) -> Receipt:
+    def _write(
+        self, tx: StoreTransaction, draft: NewMemory, namespace: str
+    ) -> tuple[Receipt, Memory]:
         now = self._clock()
         if draft.id is not None:
             check.memory_id(draft.id)
@@ -186,7 +188,7 @@ class MemoryService:
                     last_accessed_at=existing.last_accessed_at,
                 )
                 memory = tx.replace(existing.seq, record)
-                return _receipt(memory, "overwritten")
+                return _receipt(memory, "overwritten"), memory
         if draft.id is not None:
             taken = tx.find_id_anywhere(draft.id)
             if taken is not None:
@@ -195,10 +197,11 @@ class MemoryService:
                     and taken.content == draft.content
                     and taken.key == draft.key
                 ):
-                    return _receipt(taken, "unchanged")
+                    return _receipt(taken, "unchanged"), taken
                 raise ConflictError("id", f"id {draft.id!r} is already taken")
         record = self._record(draft, namespace, now, id=draft.id or str(ULID()), created_at=now)
-        return _receipt(tx.insert(record), "created")
+        memory = tx.insert(record)
+        return _receipt(memory, "created"), memory
 
     # -- writes --------------------------------------------------------------
 
@@ -260,7 +263,21 @@ class MemoryService:
         ]
         self._maybe_purge()
         with self.store.transaction() as tx:
-            return [self._write(tx, draft, scope_namespace) for draft in parsed]
+            return [self._write(tx, draft, scope_namespace)[0] for draft in parsed]
+
+    def put(
+        self, draft: NewMemory | dict[str, Any], *, namespace: str | None = None
+    ) -> tuple[Receipt, Memory]:
+        """Store one memory like :meth:`remember`; return the receipt and the stored memory.
+
+        For callers that must answer with the record as written (it may already
+        be expired by the time a separate read would run, with a tiny TTL).
+        """
+        scope_namespace = self._namespace(namespace)
+        parsed = draft if isinstance(draft, NewMemory) else check.parse_model(NewMemory, draft)
+        self._maybe_purge()
+        with self.store.transaction() as tx:
+            return self._write(tx, parsed, scope_namespace)
 
     def update(self, memory_id: str, *, namespace: str | None = None, **changes: Any) -> Memory:
         """Change only the given fields of a memory; ``None`` clears an optional field.

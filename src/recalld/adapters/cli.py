@@ -495,6 +495,35 @@ def shell(state: _State) -> None:
             continue
 
 
+@cli.command("mcp")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for a client that launches recalld; http for streamable HTTP",
+)
+@click.option(
+    "--dialect",
+    "dialects",
+    multiple=True,
+    help="tool set(s): native (default), batbox, chaoscore, rover; repeat or comma-separate",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address")
+@click.option("--port", default=8766, show_default=True, type=int, help="HTTP port")
+@pass_state
+def mcp_command(
+    state: _State, transport: str, dialects: tuple[str, ...], host: str, port: int
+) -> None:
+    """Serve recalld as an MCP server (stdio by default; logs go to stderr)."""
+    from recalld.adapters.mcp_server import build_server, run_server
+
+    names = [name.strip() for value in dialects for name in value.split(",") if name.strip()]
+    settings = state.settings
+    server = build_server(lambda: MemoryService.open(settings), names or ["native"])
+    run_server(server, transport="http" if transport == "http" else "stdio", host=host, port=port)
+
+
 def main() -> None:
     """Console entry point: run the CLI and turn recalld errors into one line and exit 1."""
     try:

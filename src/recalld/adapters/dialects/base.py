@@ -1,0 +1,176 @@
+"""What a dialect is, and the per-server state its tools reach through the MCP context.
+
+A dialect is a named set of MCP tools that translate one existing memory-tool
+design onto :class:`~recalld.service.MemoryService`. Dialect modules build
+:class:`ToolSpec` objects; the server turns them into MCP tools, so a new
+dialect plugs in by adding a module and a line in the registry.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp.types import ToolAnnotations
+from ulid import ULID
+
+from recalld.service import MemoryService
+
+__all__ = [
+    "Dialect",
+    "McpState",
+    "ToolSpec",
+    "TranscriptRegistry",
+    "state_of",
+    "tidy_schema",
+]
+
+
+class TranscriptRegistry:
+    """One transcript URI per MCP session: stable within it, distinct across sessions.
+
+    What a "session" is depends on the transport. A 2025-era streamable-HTTP
+    session has an ``Mcp-Session-Id``: one URI per id. The 2026-07-28 protocol
+    is sessionless (every request stands alone), so there the session is the
+    client as it identifies itself (its declared name and version, and its
+    network peer) for the life of this server process. On stdio the registry
+    lives as long as the process, so every process start gets a new URI.
+    """
+
+    def __init__(self) -> None:
+        self._uris: dict[tuple[str, ...], str] = {}
+        self._lock = threading.Lock()
+
+    def uri_for(self, context: Context) -> str:
+        """The transcript URI of the session that sent this request."""
+        with self._lock:
+            return self._uris.setdefault(_session_key(context), _new_transcript_uri())
+
+
+def _session_key(context: Context) -> tuple[str, ...]:
+    headers = context.headers or {}
+    session_id = headers.get("mcp-session-id")
+    if session_id:
+        return ("mcp-session", session_id)
+    request_context = context.request_context
+    params = request_context.session.client_params
+    client = params.client_info if params is not None else None
+    request = request_context.request
+    peer = getattr(getattr(request, "client", None), "host", None)
+    return (
+        "client",
+        "" if client is None else client.name,
+        "" if client is None else client.version,
+        peer or "local",
+    )
+
+
+def _new_transcript_uri() -> str:
+    return f"recalld://transcript/{ULID()}"
+
+
+@dataclass
+class McpState:
+    """What the server's lifespan yields: the one service and per-session bookkeeping."""
+
+    service: MemoryService
+    transcripts: TranscriptRegistry = field(default_factory=TranscriptRegistry)
+
+
+def state_of(context: Context) -> McpState:
+    """The lifespan state of the server handling this request."""
+    state = context.request_context.lifespan_context
+    if not isinstance(state, McpState):  # pragma: no cover - a wiring mistake, not input
+        raise TypeError("the MCP server was started without recalld's lifespan")
+    return state
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One MCP tool: the Python function, its public name and description.
+
+    ``keep_null`` keeps ``null`` as an allowed value of optional arguments in
+    the published schema (for dialects whose original signature is ``Optional``).
+    """
+
+    name: str
+    function: Callable[..., Any]
+    description: str
+    read_only: bool = False
+    destructive: bool = False
+    keep_null: bool = False
+    structured_output: bool | None = None
+
+    def annotations(self) -> ToolAnnotations:
+        """MCP hints about the tool's side effects."""
+        return ToolAnnotations(
+            read_only_hint=self.read_only,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.read_only,
+            open_world_hint=False,
+        )
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """A named set of tools (resources and prompts come with later dialects)."""
+
+    name: str
+    tools: tuple[ToolSpec, ...]
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The MCP names of this dialect's tools."""
+        return tuple(tool.name for tool in self.tools)
+
+
+def tidy_schema(schema: dict[str, Any], *, keep_null: bool = False) -> dict[str, Any]:
+    """Turn a pydantic-generated input schema into the plain shape the seeds document.
+
+    Inlines ``$defs``, drops generated ``title`` keys, and (unless ``keep_null``)
+    publishes an optional ``X | None = None`` argument as plain ``X`` without a
+    default, which is how the seed documents list optional arguments.
+    """
+    definitions = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            target = copy.deepcopy(definitions[node["$ref"].rsplit("/", 1)[-1]])
+            merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+            return resolve(merged)
+        result: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "$defs" or (key == "title" and isinstance(value, str)):
+                continue
+            if key == "properties" and isinstance(value, dict):
+                result[key] = {name: resolve(child) for name, child in value.items()}
+            else:
+                result[key] = resolve(value)
+        if not keep_null:
+            result = _without_null(result)
+        return result
+
+    tidied: dict[str, Any] = resolve(schema)
+    return tidied
+
+
+def _without_null(node: dict[str, Any]) -> dict[str, Any]:
+    options = node.get("anyOf")
+    if not isinstance(options, list):
+        return node
+    non_null = [option for option in options if option != {"type": "null"}]
+    if len(non_null) == len(options) or len(non_null) != 1:
+        return node
+    collapsed = {key: value for key, value in node.items() if key != "anyOf"}
+    collapsed.update(non_null[0])
+    if collapsed.get("default", "absent") is None:
+        del collapsed["default"]
+    return collapsed

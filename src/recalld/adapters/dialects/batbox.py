@@ -1,0 +1,140 @@
+"""The batbox dialect: ``MemoryRemember`` / ``MemoryRecall`` / ``MemoryStatus`` (seed 000).
+
+Exact schemas: MemoryRemember exposes content, source, metadata and captured_at
+(never kind or id); MemoryRecall takes query and an integer limit 1-10;
+MemoryStatus takes an empty object. With ``source`` omitted, the memory is a
+``generated_observation`` whose source is this MCP session's transcript URI
+(also recorded in metadata as ``transcript_uri``); with a source it is a
+``reference``. A receipt means "durably enqueued", not "indexed".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
+from recalld.errors import RecalldError
+from recalld.service import MemoryService
+
+__all__ = ["DIALECT", "status_report"]
+
+
+def memory_remember(
+    ctx: Context,
+    content: Annotated[str, Field(description="The finding: what, why it matters, how to apply")],
+    source: Annotated[
+        str | None, Field(description="URI of the evidence; omit to cite this session")
+    ] = None,
+    metadata: Annotated[dict[str, Any] | None, Field(description="Extra JSON fields")] = None,
+    captured_at: Annotated[
+        str | None, Field(description="UTC observation time, ISO 8601; omit for now")
+    ] = None,
+) -> dict[str, Any]:
+    state = state_of(ctx)
+    meta = dict(metadata or {})
+    if source is None:
+        source = state.transcripts.uri_for(ctx)
+        meta["transcript_uri"] = source
+        kind = "generated_observation"
+    else:
+        kind = "reference"
+    try:
+        receipt = state.service.remember(
+            content, source=source, kind=kind, at=captured_at, meta=meta
+        )
+    except RecalldError as error:
+        raise ToolError(str(error)) from error
+    return {
+        "id": receipt.id,
+        "receipt": {
+            "job_id": receipt.job_id,
+            "state": receipt.index_state,
+            "status": receipt.status,
+            "durable": True,
+        },
+        "source": source,
+        "kind": kind,
+    }
+
+
+def memory_recall(
+    ctx: Context,
+    query: Annotated[str, Field(description="What to look for")],
+    limit: Annotated[int, Field(ge=1, le=10, description="How many results (1-10)")] = 5,
+) -> dict[str, Any]:
+    try:
+        hits = state_of(ctx).service.search(query, limit=limit)
+    except RecalldError as error:
+        raise ToolError(str(error)) from error
+    return {
+        "results": [
+            {
+                "id": hit.memory.id,
+                "content": hit.memory.content,
+                "source": hit.memory.source,
+                "kind": hit.memory.kind,
+                "captured_at": None if hit.memory.at is None else hit.memory.at.isoformat(),
+                "backend": "+".join(hit.backends),
+                "score": hit.score,
+                "metadata": hit.memory.meta,
+            }
+            for hit in hits
+        ]
+    }
+
+
+def status_report(service: MemoryService) -> dict[str, Any]:
+    """Queue, embedding, graph and retry-error figures, honest zeros where nothing runs yet."""
+    stats = service.stats()
+    return {
+        "memories": stats.count,
+        "queue": {"queued": 0, "running": 0, "failed": 0},
+        "embeddings": {"count": 0, "by_model": {}},
+        "graph": {"state": "not_built", "entities": 0, "relations": 0},
+        "retry_errors": [],
+        "search_backend": stats.search_backend,
+        "schema_version": stats.schema_version,
+    }
+
+
+def memory_status(ctx: Context) -> dict[str, Any]:
+    try:
+        return status_report(state_of(ctx).service)
+    except RecalldError as error:
+        raise ToolError(str(error)) from error
+
+
+DIALECT = Dialect(
+    name="batbox",
+    tools=(
+        ToolSpec(
+            "MemoryRemember",
+            memory_remember,
+            "Save a verified finding to long-term memory. Write what you found, why it matters "
+            "and how to apply it. Give the real source URI and the known UTC observation time "
+            "when you have them, and never invent either: without a source the memory cites "
+            "this session's transcript and is marked a generated observation; without "
+            "captured_at the capture time is recorded. Keep the returned id and job receipt. "
+            "The receipt means the write is durably enqueued, not that it is indexed yet.",
+        ),
+        ToolSpec(
+            "MemoryRecall",
+            memory_recall,
+            "Search long-term memory. Check each result's source, kind, captured_at and backend: "
+            "a returned passage is attributed evidence, not automatically current truth.",
+            read_only=True,
+        ),
+        ToolSpec(
+            "MemoryStatus",
+            memory_status,
+            "Report the memory service's background queue, embedding counts, graph state and "
+            "retry errors. Use it to interpret receipts: an acknowledged write is durable, but "
+            "indexing may still be pending.",
+            read_only=True,
+        ),
+    ),
+)

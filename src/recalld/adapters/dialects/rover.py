@@ -1,0 +1,201 @@
+"""The rover dialect: one action-style ``rover_memory`` tool (seed 004).
+
+Actions: remember, recall, search, list, recent, update, forget, stats.
+``memory_id`` is recalld's integer ``seq``; importance 1-5 maps to salience
+(i-1)/4 and back; tags travel as a comma-separated string. ``recall`` bumps
+access counts (the seed's specification), ``search`` does not. Every answer is
+the envelope ``{"status": "success"|"error", "content": [{"text": ...}]}`` with
+memory rows inlined as JSON text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, TextContent
+
+from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
+from recalld.errors import RecalldError, ValidationError
+from recalld.model import Filters, Memory
+from recalld.service import MemoryService
+
+__all__ = ["CATEGORIES", "DIALECT"]
+
+CATEGORIES = ("spatial", "preference", "hazard", "fact", "goal", "person", "object", "other")
+ACTIONS = ("remember", "recall", "search", "list", "recent", "update", "forget", "stats")
+
+
+def _importance(salience: float | None) -> int | None:
+    return None if salience is None else round(salience * 4) + 1
+
+
+def _row(memory: Memory) -> dict[str, Any]:
+    return {
+        "memory_id": memory.seq,
+        "id": memory.id,
+        "title": memory.title,
+        "content": memory.content,
+        "category": memory.category,
+        "tags": ",".join(memory.tags),
+        "importance": _importance(memory.salience),
+        "meta": memory.meta,
+        "created_at": memory.created_at.isoformat(),
+        "updated_at": memory.updated_at.isoformat(),
+        "access_count": memory.access_count,
+        "last_accessed_at": (
+            None if memory.last_accessed_at is None else memory.last_accessed_at.isoformat()
+        ),
+    }
+
+
+def _envelope(status: str, text: str) -> CallToolResult:
+    body = {"status": status, "content": [{"text": text}]}
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(body))],
+        structured_content=body,
+        is_error=status != "success",
+    )
+
+
+def _rows_text(label: str, memories: list[Memory]) -> str:
+    return f"{label} ({len(memories)}):\n" + json.dumps([_row(m) for m in memories], indent=1)
+
+
+def _tags(text: str) -> list[str]:
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
+def _category(value: str | None) -> str | None:
+    if value is not None and value not in CATEGORIES:
+        raise ValidationError("category", f"must be one of {', '.join(CATEGORIES)}; got {value!r}")
+    return value
+
+
+def _salience(importance: int | None) -> float | None:
+    if importance is None:
+        return None
+    if not 1 <= importance <= 5:
+        raise ValidationError("importance", f"must be between 1 and 5, got {importance}")
+    return (importance - 1) / 4
+
+
+def _by_seq(service: MemoryService, memory_id: int | None) -> Memory:
+    if memory_id is None:
+        raise ValidationError("memory_id", "is required for this action")
+    return service.get(seq=memory_id)
+
+
+def rover_memory(
+    ctx: Context,
+    action: str = "list",
+    title: str = "",
+    content: str = "",
+    category: str | None = None,
+    tags: str = "",
+    importance: int | None = None,
+    meta: dict[str, Any] | None = None,
+    memory_id: int | None = None,
+    query: str = "",
+    limit: int = 10,
+) -> CallToolResult:
+    service = state_of(ctx).service
+    try:
+        if action not in ACTIONS:
+            raise ValidationError("action", f"must be one of {', '.join(ACTIONS)}; got {action!r}")
+        if not 1 <= limit <= service.settings.max_limit:
+            raise ValidationError(
+                "limit", f"must be between 1 and {service.settings.max_limit}, got {limit}"
+            )
+        filters = Filters(category=_category(category))
+        if action == "remember":
+            if not title.strip():
+                raise ValidationError("title", "is required for remember")
+            receipt = service.remember(
+                content,
+                title=title,
+                category=_category(category),
+                tags=_tags(tags),
+                salience=_salience(importance),
+                meta=meta,
+            )
+            memory = service.get(receipt.id)
+            return _envelope(
+                "success", f"Remembered memory {memory.seq}:\n" + json.dumps(_row(memory))
+            )
+        if action in ("recall", "search"):
+            if not query.strip():
+                raise ValidationError("query", f"is required for {action}")
+            find = service.recall if action == "recall" else service.search
+            hits = find(query, filters=filters, limit=limit)
+            return _envelope("success", _rows_text("Memories", [hit.memory for hit in hits]))
+        if action == "list":
+            page = service.list_memories(filters=filters, limit=limit)
+            return _envelope("success", _rows_text("Memories", page.memories))
+        if action == "recent":
+            page = service.recent(limit=limit)
+            return _envelope("success", _rows_text("Recent memories", page.memories))
+        if action == "update":
+            memory = _by_seq(service, memory_id)
+            changes: dict[str, Any] = {}
+            if title:
+                changes["title"] = title
+            if content:
+                changes["content"] = content
+            if category is not None:
+                changes["category"] = _category(category)
+            if tags:
+                changes["tags"] = _tags(tags)
+            if importance is not None:
+                changes["salience"] = _salience(importance)
+            if meta is not None:
+                changes["meta"] = meta
+            updated = service.update(memory.id, **changes)
+            return _envelope(
+                "success", f"Updated memory {updated.seq}:\n" + json.dumps(_row(updated))
+            )
+        if action == "forget":
+            memory = _by_seq(service, memory_id)
+            service.forget(memory.id)
+            return _envelope("success", f"Forgot memory {memory.seq}.")
+        stats = service.stats()
+        body = {
+            "count": stats.count,
+            "by_category": stats.by_category,
+            "fts": stats.fts,
+            "search_backend": stats.search_backend,
+        }
+        return _envelope("success", json.dumps(body))
+    except RecalldError as error:
+        return _envelope("error", str(error))
+
+
+DIALECT = Dialect(
+    name="rover",
+    tools=(
+        ToolSpec(
+            "rover_memory",
+            rover_memory,
+            "Long-term SQLite memory: remember, recall, update, forget. Use it to keep knowledge "
+            "across sessions: maps of places explored, operator preferences, hazards to avoid, "
+            "standing goals, observations about people, objects and pets.\n\n"
+            "Actions:\n"
+            "- remember: store a memory. Needs title (short label) and content; optional "
+            "category (spatial, preference, hazard, fact, goal, person, object, other), tags "
+            "(comma-separated), importance (1-5), meta (object).\n"
+            "- recall: memories most relevant to a free-text query (optional category, limit); "
+            "counts an access of each.\n"
+            "- search: like recall, without counting accesses.\n"
+            "- list: newest first (optional category, limit).\n"
+            "- recent: most recently created or updated (optional limit).\n"
+            "- update: change a memory by memory_id (any of title, content, category, tags, "
+            "importance, meta).\n"
+            "- forget: delete a memory by memory_id.\n"
+            "- stats: count, count by category, full-text search status.\n\n"
+            'Returns {"status": "success", "content": [{"text": ...}]} with memory rows as '
+            "JSON in the text; errors come in the same envelope with status 'error'.",
+            keep_null=True,
+        ),
+    ),
+)

@@ -1,0 +1,154 @@
+"""Helpers for the MCP tests: connect a real SDK client in-process, over stdio or HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp.types import CallToolResult
+
+from recalld.adapters.mcp_server import build_server
+from recalld.config import Settings
+from recalld.service import MemoryService
+
+ALL_DIALECTS = "native,batbox,chaoscore,rover"
+Connect = Callable[..., AbstractAsyncContextManager[Client]]
+
+
+def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
+    """A connector that runs the server inside this process (lifespan included)."""
+    settings = Settings(db=db, synchronous="NORMAL")
+    server = build_server(lambda: MemoryService.open(settings), dialects.split(","))
+
+    @asynccontextmanager
+    async def connect(mode: str = "auto") -> AsyncIterator[Client]:
+        async with Client(server, mode=mode) as client:
+            yield client
+
+    return connect
+
+
+def stdio(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
+    """A connector that launches `python -m recalld mcp` and talks over its stdin/stdout."""
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "recalld", "--db", str(db), "mcp", "--dialect", dialects],
+        env={"RECALLD_SYNCHRONOUS": "NORMAL"},
+    )
+
+    @asynccontextmanager
+    async def connect(mode: str = "auto") -> AsyncIterator[Client]:
+        async with Client(parameters, mode=mode) as client:
+            yield client
+
+    return connect
+
+
+def http(url: str) -> Connect:
+    """A connector to a running streamable-HTTP server.
+
+    ``mode="legacy"`` forces the 2025 initialize handshake (with ``Mcp-Session-Id``
+    sessions over HTTP); ``"auto"`` speaks 2026-07-28 when the server does.
+    """
+
+    @asynccontextmanager
+    async def connect(mode: str = "auto") -> AsyncIterator[Client]:
+        async with Client(url, mode=mode) as client:
+            yield client
+
+    return connect
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def start_http_server(
+    db: Path, dialects: str = ALL_DIALECTS
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `recalld mcp --transport http` and wait (bounded) until it accepts connections."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "recalld",
+            "--db",
+            str(db),
+            "mcp",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--dialect",
+            dialects,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"server exited: {process.stderr.read() if process.stderr else ''!r}"
+            )
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return process, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            time.sleep(0.05)
+    stop(process)
+    raise RuntimeError("the MCP HTTP server did not start within 30 s")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Terminate a server process and wait for it."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    """Call a tool and return the raw result."""
+    result = await client.call_tool(tool, arguments)
+    assert isinstance(result, CallToolResult)
+    return result
+
+
+def text(result: CallToolResult) -> str:
+    """The first text block of a result."""
+    block = result.content[0]
+    assert block.type == "text"
+    return block.text
+
+
+async def structured(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
+    """Call a tool that must succeed and return its structured content."""
+    result = await call(client, tool, arguments)
+    assert not result.is_error, text(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def json_text(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
+    """Call a tool that must succeed and parse its text as JSON."""
+    result = await call(client, tool, arguments)
+    assert not result.is_error, text(result)
+    return json.loads(text(result))

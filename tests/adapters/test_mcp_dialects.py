@@ -1,0 +1,396 @@
+"""Every tool of every dialect, driven by the official MCP Python SDK client.
+
+Each scenario runs over three transports: the client connected in-process, a
+`recalld mcp` subprocess over stdio, and a `recalld mcp --transport http`
+server over streamable HTTP.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adapters.mcp_support import (
+    Connect,
+    call,
+    http,
+    in_process,
+    json_text,
+    start_http_server,
+    stdio,
+    stop,
+    structured,
+    text,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=["in_process", "stdio", "http"])
+def connect(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Connect]:
+    db = tmp_path / "mcp.db"
+    if request.param == "in_process":
+        yield in_process(db)
+    elif request.param == "stdio":
+        yield stdio(db)
+    else:
+        process, url = start_http_server(db)
+        try:
+            yield http(url)
+        finally:
+            stop(process)
+
+
+async def test_mcp_native_tools(connect: Connect) -> None:
+    async with connect() as client:
+        receipt = await structured(
+            client,
+            "remember",
+            {
+                "content": "The staging database runs in Melbourne",
+                "key": "staging.region",
+                "tags": ["infra"],
+                "category": "fact",
+                "salience": 0.5,
+                "at": "2026-10-25T08:10:00+02:00",
+                "place": {"lat": -37.81, "lon": 144.96},
+                "meta": {"ticket": 42},
+            },
+        )
+        assert receipt["status"] == "created"
+        again = await structured(
+            client,
+            "remember",
+            {"content": "The staging database runs in Sydney", "key": "staging.region"},
+        )
+        assert (again["id"], again["status"]) == (receipt["id"], "overwritten")
+
+        recalled = await structured(client, "recall", {"query": "where does staging run?"})
+        hit = recalled["hits"][0]
+        assert hit["memory"]["id"] == receipt["id"]
+        assert hit["backends"] == ["fts"]
+        assert 0 < hit["score"] <= 1
+        assert "keyword" in hit["channels"]
+        assert hit["memory"]["access_count"] == 0  # recall is the pull path: no side effects
+
+        got = await structured(client, "get", {"key": "staging.region"})
+        assert got["content"] == "The staging database runs in Sydney"
+        updated = await structured(client, "update", {"id": receipt["id"], "title": "region"})
+        assert (updated["title"], updated["content"]) == ("region", got["content"])
+        page = await structured(client, "list", {"limit": 5})
+        assert [m["id"] for m in page["memories"]] == [receipt["id"]]
+        stats = await structured(client, "stats", {})
+        assert stats["count"] == 1
+
+        bad = await call(client, "remember", {"content": "   "})
+        assert bad.is_error
+        assert "content" in text(bad)
+        assert (await structured(client, "stats", {}))["count"] == 1
+
+        assert await structured(client, "forget", {"id": receipt["id"]}) == {"deleted": True}
+        assert await structured(client, "forget", {"id": receipt["id"]}) == {"deleted": False}
+        assert (await structured(client, "stats", {}))["count"] == 0
+
+
+async def test_mcp_batbox_tools(connect: Connect) -> None:
+    async with connect() as client:
+        first = await structured(client, "MemoryRemember", {"content": "Indexing stalls on NFS"})
+        second = await structured(
+            client,
+            "MemoryRemember",
+            {"content": "Indexing needs a local disk", "metadata": {"a": 1}},
+        )
+        assert first["kind"] == second["kind"] == "generated_observation"
+        assert first["source"] == second["source"]  # one transcript URI per session
+        assert first["source"].startswith("recalld://transcript/")
+        assert first["receipt"]["durable"] is True
+        assert first["receipt"]["state"] in {"queued", "indexed"}
+        cited = await structured(
+            client,
+            "MemoryRemember",
+            {
+                "content": "The indexing issue is documented in the runbook",
+                "source": "file:///runbooks/indexing.md",
+                "metadata": {"author": "Mnemo", "record_type": "reference"},
+                "captured_at": "2026-10-25T16:20:00Z",
+            },
+        )
+        assert cited["kind"] == "reference"
+
+        results = (
+            await structured(
+                client,
+                "MemoryRecall",
+                {"query": "where was the indexing issue documented", "limit": 5},
+            )
+        )["results"]
+        assert results[0]["id"] == cited["id"]
+        assert results[0]["source"] == "file:///runbooks/indexing.md"
+        assert results[0]["kind"] == "reference"
+        assert results[0]["captured_at"].startswith("2026-10-25T16:20:00")
+        assert results[0]["backend"] == "fts"
+        observed = [r for r in results if r["id"] == second["id"]]
+        assert observed[0]["metadata"] == {"a": 1, "transcript_uri": first["source"]}
+
+        too_many = await call(client, "MemoryRecall", {"query": "indexing", "limit": 11})
+        assert too_many.is_error
+        status = await structured(client, "MemoryStatus", {})
+        assert status["memories"] == 3
+        for field in ("queue", "embeddings", "graph", "retry_errors"):
+            assert field in status
+
+    # Sessions as the 2025 protocols define them: each gets its own transcript URI.
+    sources = []
+    for _ in range(2):
+        async with connect(mode="legacy") as session:
+            one = await structured(session, "MemoryRemember", {"content": "legacy session"})
+            two = await structured(session, "MemoryRemember", {"content": "same session"})
+            assert one["source"] == two["source"]
+            sources.append(one["source"])
+    assert sources[0] != sources[1]
+
+
+async def test_mcp_chaoscore_tools(connect: Connect) -> None:
+    async with connect() as client:
+        record = await json_text(
+            client,
+            "chaoscore_remember",
+            {
+                "key": "staging.region",
+                "value": "Melbourne (australiaeast)",
+                "tags": ["infra", "db"],
+                "response_format": "json",
+            },
+        )
+        assert set(record) == {"key", "value", "tags", "createdAt", "updatedAt", "expiresAt"}
+        assert (record["key"], record["value"], record["tags"], record["expiresAt"]) == (
+            "staging.region",
+            "Melbourne (australiaeast)",
+            ["infra", "db"],
+            None,
+        )
+        overwritten = await json_text(
+            client,
+            "chaoscore_remember",
+            {
+                "key": "staging.region",
+                "value": "Sydney",
+                "tags": ["infra"],
+                "response_format": "json",
+            },
+        )
+        assert overwritten["createdAt"] == record["createdAt"]
+        assert overwritten["updatedAt"] >= record["updatedAt"]
+        markdown = text(await call(client, "chaoscore_remember", {"key": "owner", "value": "Ana"}))
+        assert "owner" in markdown
+        assert "Ana" in markdown
+
+        by_key = await json_text(
+            client, "chaoscore_recall", {"key": "staging.region", "response_format": "json"}
+        )
+        assert [r["value"] for r in by_key] == ["Sydney"]
+        by_query = await json_text(
+            client, "chaoscore_recall", {"query": "sydney", "response_format": "json"}
+        )
+        assert [r["key"] for r in by_query] == ["staging.region"]
+        by_tags = await json_text(
+            client, "chaoscore_recall", {"tags": ["infra"], "response_format": "json"}
+        )
+        assert [r["key"] for r in by_tags] == ["staging.region"]
+        assert "No memories found" in text(await call(client, "chaoscore_recall", {"key": "nope"}))
+
+        expiring = await json_text(
+            client,
+            "chaoscore_remember",
+            {"key": "flash", "value": "gone", "ttl_seconds": 0.000001, "response_format": "json"},
+        )
+        assert expiring["expiresAt"] is not None
+        assert (
+            await json_text(client, "chaoscore_recall", {"key": "flash", "response_format": "json"})
+            == []
+        )
+
+        failed = await call(
+            client, "chaoscore_remember", {"key": "k", "value": "v", "ttl_seconds": -5}
+        )
+        assert failed.is_error
+        assert text(failed).startswith("Error: ")
+        assert "ttl_seconds" in text(failed)
+        too_long = await call(client, "chaoscore_remember", {"key": "k" * 201, "value": "v"})
+        assert too_long.is_error
+        assert (
+            await json_text(client, "chaoscore_recall", {"key": "k", "response_format": "json"})
+            == []
+        )
+
+        assert await json_text(
+            client, "chaoscore_forget", {"key": "owner", "response_format": "json"}
+        ) == {"key": "owner", "deleted": True}
+        assert (
+            await json_text(client, "chaoscore_recall", {"key": "owner", "response_format": "json"})
+            == []
+        )
+
+
+def _envelope(result_text: str) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(result_text)
+    assert set(body) == {"status", "content"}
+    return body
+
+
+def _rows(body: dict[str, Any]) -> list[dict[str, Any]]:
+    content = body["content"]
+    assert isinstance(content, list)
+    payload = content[0]["text"]
+    rows: list[dict[str, Any]] = json.loads(payload[payload.index("\n") + 1 :])
+    return rows
+
+
+async def test_mcp_rover_tools(connect: Connect) -> None:
+    async with connect() as client:
+        remembered = _envelope(
+            text(
+                await call(
+                    client,
+                    "rover_memory",
+                    {
+                        "action": "remember",
+                        "category": "spatial",
+                        "title": "kitchen entrance",
+                        "content": "Through the second door on the left from the hallway.",
+                        "tags": "indoor,kitchen,landmark",
+                        "importance": 4,
+                        "meta": {"approx_lat": 37.78, "approx_lng": -122.41},
+                    },
+                )
+            )
+        )
+        assert remembered["status"] == "success"
+        found = re.search(r"memory (\d+)", str(remembered["content"]))
+        assert found is not None
+        memory_id = int(found.group(1))
+
+        recalled = _rows(
+            _envelope(
+                text(
+                    await call(
+                        client,
+                        "rover_memory",
+                        {"action": "recall", "query": "where is the kitchen?"},
+                    )
+                )
+            )
+        )
+        assert recalled[0]["memory_id"] == memory_id
+        assert recalled[0]["tags"] == "indoor,kitchen,landmark"
+        assert recalled[0]["importance"] == 4
+        assert recalled[0]["access_count"] == 1
+        searched = _rows(
+            _envelope(
+                text(await call(client, "rover_memory", {"action": "search", "query": "kitchen"}))
+            )
+        )
+        assert searched[0]["access_count"] == 1  # search does not bump
+        listed = _rows(_envelope(text(await call(client, "rover_memory", {}))))  # action='list'
+        assert [row["memory_id"] for row in listed] == [memory_id]
+        assert listed[0]["access_count"] == 1
+
+        updated = _envelope(
+            text(
+                await call(
+                    client,
+                    "rover_memory",
+                    {"action": "update", "memory_id": memory_id, "importance": 2},
+                )
+            )
+        )
+        assert updated["status"] == "success"
+        recent = _rows(
+            _envelope(text(await call(client, "rover_memory", {"action": "recent", "limit": 1})))
+        )
+        assert recent[0]["importance"] == 2
+        assert recent[0]["title"] == "kitchen entrance"
+
+        stats_body = _envelope(text(await call(client, "rover_memory", {"action": "stats"})))
+        stats = json.loads(stats_body["content"][0]["text"])
+        assert stats["count"] == 1
+        assert stats["by_category"] == {"spatial": 1}
+        assert stats["fts"] is True
+
+        bad_category = await call(
+            client,
+            "rover_memory",
+            {"action": "remember", "title": "x", "content": "y", "category": "weather"},
+        )
+        assert bad_category.is_error
+        assert _envelope(text(bad_category))["status"] == "error"
+        assert "category" in text(bad_category)
+        for arguments in ({"action": "fly"}, {"action": "update"}, {"action": "recall"}):
+            failed = _envelope(text(await call(client, "rover_memory", arguments)))
+            assert failed["status"] == "error"
+        stats_after = json.loads(
+            _envelope(text(await call(client, "rover_memory", {"action": "stats"})))["content"][0][
+                "text"
+            ]
+        )
+        assert stats_after["count"] == 1
+
+        forgot = _envelope(
+            text(await call(client, "rover_memory", {"action": "forget", "memory_id": memory_id}))
+        )
+        assert forgot["status"] == "success"
+        assert _rows(_envelope(text(await call(client, "rover_memory", {"action": "list"})))) == []
+
+
+async def test_mcp_memory_written_by_one_dialect_is_found_by_every_other(tmp_path: Path) -> None:
+    connect = in_process(tmp_path / "cross.db")
+    async with connect() as client:
+        await call(
+            client,
+            "chaoscore_remember",
+            {"key": "wifi", "value": "The guest wifi password is on the fridge"},
+        )
+        await call(
+            client,
+            "rover_memory",
+            {
+                "action": "remember",
+                "title": "hazard",
+                "content": "Loose floorboard by the piano",
+                "category": "hazard",
+            },
+        )
+        await call(
+            client, "MemoryRemember", {"content": "The espresso machine descales on Sundays"}
+        )
+        await call(client, "remember", {"content": "Grandma's birthday is on 3 March"})
+        for query, marker in [
+            ("wifi password", "fridge"),
+            ("floorboard piano", "floorboard"),
+            ("espresso descales", "espresso"),
+            ("grandma birthday", "Grandma"),
+        ]:
+            native = await structured(client, "recall", {"query": query})
+            assert marker in native["hits"][0]["memory"]["content"]
+            batbox = await structured(client, "MemoryRecall", {"query": query})
+            assert marker in batbox["results"][0]["content"]
+            chaos = await json_text(
+                client, "chaoscore_recall", {"query": query, "response_format": "json"}
+            )
+            assert marker in chaos[0]["value"]
+            rover = _rows(
+                _envelope(
+                    text(await call(client, "rover_memory", {"action": "search", "query": query}))
+                )
+            )
+            assert marker in str(rover[0]["content"])

@@ -1,0 +1,114 @@
+"""Transports: stdio and HTTP servers share one database; stdio stdout is protocol only."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adapters.mcp_support import (
+    call,
+    http,
+    json_text,
+    start_http_server,
+    stdio,
+    stop,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_mcp_stdio_and_http_servers_see_each_others_writes(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"
+    process, url = start_http_server(db, "chaoscore")
+    try:
+        async with stdio(db, "chaoscore")() as over_stdio, http(url)() as over_http:
+            await call(over_stdio, "chaoscore_remember", {"key": "from.stdio", "value": "one"})
+            seen = await json_text(
+                over_http, "chaoscore_recall", {"key": "from.stdio", "response_format": "json"}
+            )
+            assert [record["value"] for record in seen] == ["one"]
+            await call(over_http, "chaoscore_remember", {"key": "from.http", "value": "two"})
+            back = await json_text(
+                over_stdio, "chaoscore_recall", {"key": "from.http", "response_format": "json"}
+            )
+            assert [record["value"] for record in back] == ["two"]
+            await call(over_http, "chaoscore_remember", {"key": "from.stdio", "value": "three"})
+            updated = await json_text(
+                over_stdio, "chaoscore_recall", {"key": "from.stdio", "response_format": "json"}
+            )
+            assert [record["value"] for record in updated] == ["three"]
+    finally:
+        stop(process)
+
+
+def test_mcp_stdio_stdout_carries_only_protocol(tmp_path: Path) -> None:
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"content": "stdout stays clean"}},
+        },
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"content": 12}},
+        },
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+    ]
+    # RECALLD_FTS=false makes the store log a warning at start: it must reach stderr only.
+    environment = {**os.environ, "RECALLD_FTS": "false", "RECALLD_SYNCHRONOUS": "NORMAL"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recalld", "--db", str(tmp_path / "io.db"), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+    process.stdin.flush()
+    replies: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 60
+    while len([r for r in replies if "id" in r]) < 4 and time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 1.0)
+        if ready:
+            line = process.stdout.readline()
+            if not line:
+                break
+            replies.append(json.loads(line))  # every stdout line must be JSON-RPC
+    _, error_output = process.communicate(timeout=30)
+    assert all(reply["jsonrpc"] == "2.0" for reply in replies)
+    by_id = {reply["id"]: reply for reply in replies if "id" in reply}
+    assert set(by_id) == {1, 2, 3, 4}
+    assert by_id[2]["result"]["isError"] is False
+    bad = by_id[3]
+    assert ("error" in bad) or bad["result"]["isError"] is True
+    assert "LIKE" in error_output
