@@ -21,9 +21,9 @@ $(STAMP_TEST): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@ $(STAMP_RUN)
 
-## Start recalld on the embedded default (SQLite file in the user data directory).
+## Serve the REST API on 127.0.0.1:8765 over the embedded default (SQLite file in the user data directory).
 run: $(STAMP_RUN)
-	$(BIN)/recalld shell
+	$(BIN)/recalld serve
 
 ## Lint, type-check and run the whole test suite.
 test: $(STAMP_TEST) lint typecheck unit

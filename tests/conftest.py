@@ -37,7 +37,9 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def settings(db_path: Path) -> Settings:
-    return Settings(db=db_path, synchronous="NORMAL")
+    # Keyword-only (embedder "none"): these tests pin the keyword engine, whose memories
+    # are indexed at once. Semantic tests build their own settings with an embedder.
+    return Settings(db=db_path, synchronous="NORMAL", embedder="none")
 
 
 @pytest.fixture

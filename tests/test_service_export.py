@@ -44,7 +44,9 @@ def test_export_import_round_trip_is_lossless(
     _fill(service, clock)
     lines = list(service.export())
     assert len(lines) == 2
-    with MemoryService.open(Settings(db=tmp_path / "fresh.db"), clock=clock) as fresh:
+    with MemoryService.open(
+        Settings(db=tmp_path / "fresh.db", embedder="none"), clock=clock
+    ) as fresh:
         for _ in range(3):  # also seed seq numbers differently
             fresh.remember("padding", namespace="pad")
         report = fresh.import_lines(lines)

@@ -7,6 +7,7 @@ import pytest
 from recalld.errors import ValidationError
 from recalld.model import Filters, Memory
 from recalld.service import MemoryService
+from recalld.store.migrations import MIGRATIONS
 from tests.conftest import FakeClock
 
 
@@ -98,6 +99,6 @@ def test_stats_counts(timeline: MemoryService) -> None:
     assert stats.by_namespace == {"default": 7}
     assert stats.fts is True
     assert stats.search_backend == "fts"
-    assert stats.schema_version == 1
+    assert stats.schema_version == len(MIGRATIONS)
     assert stats.db_size_bytes > 0
     assert timeline.namespaces() == ["default", "other"]

@@ -43,9 +43,19 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
             ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        # e.g. 0001-01-01T00:00+05:00 is before the first representable UTC instant.
+        raise ValidationError(field, f"{value!s} is out of the representable range") from None
     return moment
 
 
 def expiry(now: datetime, ttl_seconds: float) -> datetime:
     """The instant a memory written at ``now`` with ``ttl_seconds`` stops being returned."""
-    return now + timedelta(seconds=ttl_seconds)
+    try:
+        return now + timedelta(seconds=ttl_seconds)
+    except OverflowError:
+        raise ValidationError(
+            "ttl_seconds", f"{ttl_seconds} s reaches past the year 9999"
+        ) from None

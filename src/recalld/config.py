@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings", "default_db_path"]
@@ -47,3 +47,87 @@ class Settings(BaseSettings):
     max_meta_bytes: int = Field(default=16 * 1024, gt=0)
     max_limit: int = Field(default=1_000, gt=0, description="cap on any limit/k argument")
     max_query_terms: int = Field(default=64, gt=0, description="keyword terms kept per query")
+
+    place_near_m: float = Field(default=50.0, gt=0, description="same place within this")
+    place_scale_m: float = Field(default=1_000.0, gt=0, description="place similarity fall-off")
+    fire_score: float = Field(default=0.55, ge=0, le=1, description="sense: score to fire")
+    fire_channel: float = Field(
+        default=0.6, ge=0, le=1, description="sense: a channel counts as evidence from here"
+    )
+    fire_strong: float = Field(
+        default=0.9, ge=0, le=1, description="sense: text/image/audio alone fires from here"
+    )
+    habituation_seconds: float = Field(
+        default=3 * 3600.0, ge=0, description="a fired memory stays quiet this long"
+    )
+
+    core_user_chars: int = Field(
+        default=1_375, gt=0, description="character limit of the core memory's user target"
+    )
+    core_memory_chars: int = Field(
+        default=2_200, gt=0, description="character limit of the core memory's memory target"
+    )
+
+    host: str = Field(default="127.0.0.1", description="address `recalld serve` binds")
+    port: int = Field(default=8765, ge=0, le=65535, description="port `recalld serve` binds")
+    max_body_bytes: int = Field(
+        default=1024 * 1024, gt=0, description="largest HTTP request body accepted (413 above)"
+    )
+    max_import_bytes: int = Field(
+        default=64 * 1024 * 1024, gt=0, description="largest JSONL upload to /v1/import"
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list, description="origins allowed by CORS (none: CORS is off)"
+    )
+
+    # -- semantic recall (issue 3) ---------------------------------------------
+    embedder: Literal["minilm", "hashing", "http", "torch", "none"] = Field(
+        default="minilm",
+        description=(
+            "minilm: the offline all-MiniLM-L6-v2 int8 ONNX model (default); hashing: a"
+            " deterministic test embedder; http: an OpenAI-compatible endpoint; torch:"
+            " sentence-transformers (extra [torch]); none: keyword recall only"
+        ),
+    )
+    embedder_model_path: Path | None = Field(
+        default=None, description="an ONNX (minilm) or sentence-transformers (torch) model"
+    )
+    embedder_tokenizer_path: Path | None = Field(
+        default=None, description="tokenizer.json for a custom ONNX model"
+    )
+    embedder_model_sha256: str | None = Field(
+        default=None, description="expected sha256 of a custom ONNX model file"
+    )
+    embedder_model: str | None = Field(
+        default=None, description="model name (http) or recorded name of a custom model"
+    )
+    embedder_dimension: int | None = Field(default=None, gt=0, description="vector length")
+    embedder_threads: int = Field(default=1, gt=0, description="onnxruntime intra-op threads")
+    embedder_url: str | None = Field(default=None, description="base URL of the http embedder")
+    embedder_api_key: SecretStr | None = Field(default=None, description="http embedder key")
+    embedder_timeout_seconds: float = Field(default=60.0, gt=0)
+
+    worker_thread: bool = Field(
+        default=False,
+        description="run the embedding worker as a thread of this process (servers turn it on)",
+    )
+    worker_batch_size: int = Field(default=64, gt=0, description="jobs claimed per batch")
+    worker_lease_seconds: float = Field(
+        default=120.0, gt=0, description="a claimed job is taken over after this long"
+    )
+    worker_max_attempts: int = Field(default=5, gt=0, description="tries before a job fails")
+    worker_retry_seconds: float = Field(
+        default=2.0, ge=0, description="first retry delay; doubles each attempt"
+    )
+    worker_retry_max_seconds: float = Field(default=300.0, ge=0)
+    worker_poll_seconds: float = Field(
+        default=1.0, gt=0, description="how often an idle worker looks for new jobs"
+    )
+    vector_ann_threshold: int = Field(
+        default=20_000,
+        ge=0,
+        description="vectors of one model above which an HNSW index answers unfiltered queries",
+    )
+    hybrid_keyword_weight: float = Field(
+        default=0.7, ge=0, le=1, description="share of the keyword channel in the fused score"
+    )

@@ -6,7 +6,8 @@
     ├── ValidationError   bad input; names the field and the limit; nothing was changed
     ├── NotFoundError     no memory with that id / key / seq in the namespace
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
-    └── StorageError      the database failed (disk full, unwritable path, corrupt file)
+    ├── StorageError      the database failed (disk full, unwritable path, corrupt file)
+    └── EmbeddingError    the embedding model could not be loaded or could not embed
 
 Each adapter translates these once: the CLI into an exit message, HTTP into a
 status code, MCP into a tool error.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConflictError",
+    "EmbeddingError",
     "NotFoundError",
     "RecalldError",
     "StorageError",
@@ -51,3 +53,15 @@ class ConflictError(RecalldError):
 
 class StorageError(RecalldError):
     """The database could not do what was asked (I/O, disk full, corruption, lock timeout)."""
+
+
+class EmbeddingError(RecalldError):
+    """The embedder failed: a missing or corrupt model file, or a failing embedding endpoint."""
+
+
+class AuthenticationError(RecalldError):
+    """The caller did not prove who it is: no bearer token, or an unknown or revoked one."""
+
+
+class PermissionDeniedError(RecalldError):
+    """The caller is known, but its scopes do not allow this namespace or this access."""

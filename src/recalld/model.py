@@ -26,6 +26,7 @@ __all__ = [
     "PlaceInput",
     "Receipt",
     "Stats",
+    "Status",
 ]
 
 IndexState = Literal["queued", "indexed", "failed"]
@@ -219,3 +220,59 @@ class ImportReport(BaseModel):
     updated: int = 0
     unchanged: int = 0
     errors: list[ImportLineError] = Field(default_factory=list)
+
+
+class JobError(BaseModel):
+    """An embedding job that failed (for good, or waiting to retry) and its last error."""
+
+    job_id: str
+    memory_id: str
+    namespace: str
+    model: str
+    state: str
+    attempts: int
+    error: str | None = None
+    updated_at: datetime
+
+
+class WorkerStatus(BaseModel):
+    """A worker's last heartbeat."""
+
+    id: str
+    pid: int
+    host: str
+    model: str
+    state: str
+    started_at: datetime
+    heartbeat_at: datetime
+    heartbeat_age_seconds: float
+    alive: bool
+    processed: int
+    failed: int
+
+
+class IndexStatus(BaseModel):
+    """The vector index of the configured model, as far as this process knows it."""
+
+    model: str
+    dimension: int | None = None
+    vectors: int
+    loaded: bool
+    loaded_vectors: int = 0
+    ann: bool = False
+    ann_rows: int = 0
+    file_bytes: int = 0
+
+
+class Status(BaseModel):
+    """Indexing health for some namespaces: the queue, embeddings, failures, workers, index."""
+
+    namespaces: list[str]
+    embedder: str | None
+    search_backends: list[str]
+    queue: dict[str, int]
+    memories_by_index_state: dict[str, int]
+    embeddings: dict[str, int]
+    failed_jobs: list[JobError] = Field(default_factory=list)
+    workers: list[WorkerStatus] = Field(default_factory=list)
+    index: IndexStatus | None = None

@@ -23,6 +23,8 @@ from recalld import _validate as check
 from recalld._text import prompt_line, query_terms
 from recalld._time import Clock, expiry, parse_instant, to_storage, utc_now
 from recalld.config import Settings
+from recalld.core_memory import CoreMemory
+from recalld.embeddings import Embedder, create_embedder
 from recalld.errors import ConflictError, NotFoundError, StorageError, ValidationError
 from recalld.model import (
     ExportRecord,
@@ -37,6 +39,9 @@ from recalld.model import (
     Receipt,
     Stats,
 )
+from recalld.recollection import Recollector
+from recalld.retrieval.hybrid import Mode
+from recalld.service_semantic import SemanticMixin
 from recalld.store.base import MemoryRecord, Order, Scope, Store, StoreTransaction
 
 __all__ = ["MemoryService"]
@@ -46,7 +51,7 @@ logger = logging.getLogger(__name__)
 IMPORT_CHUNK_LINES = 500
 
 
-class MemoryService:
+class MemoryService(SemanticMixin):
     """Long-term memory for agents: remember, recall, list, forget, export and import.
 
     Build one per process with :meth:`open` (or inject a store), use it as a
@@ -54,12 +59,22 @@ class MemoryService:
     ``namespace``; without one, ``settings.namespace`` is used.
     """
 
-    def __init__(self, store: Store, settings: Settings, *, clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        clock: Clock = utc_now,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.store = store
         self.settings = settings
         self._clock = clock
         self._last_purge = float("-inf")
+        self.core = CoreMemory(store.core, settings, clock)
+        self.recollections = Recollector(store.context, store, settings, clock, self.put)
         self._maybe_purge()
+        self._start_semantic(embedder)
 
     @classmethod
     def open(cls, settings: Settings | None = None, *, clock: Clock = utc_now) -> MemoryService:
@@ -74,10 +89,11 @@ class MemoryService:
             lock_retry_seconds=settings.lock_retry_seconds,
             fts=settings.fts,
         )
-        return cls(store, settings, clock=clock)
+        return cls(store, settings, clock=clock, embedder=create_embedder(settings))
 
     def close(self) -> None:
-        """Close the store's connections."""
+        """Stop the worker thread (if any), save the vector index, close the store."""
+        self._stop_semantic()
         self.store.close()
 
     def __enter__(self) -> MemoryService:
@@ -159,7 +175,7 @@ class MemoryService:
             meta=check.meta(draft.meta, self.settings),
             access_count=access_count,
             last_accessed_at=last_accessed_at,
-            index_state="indexed",
+            index_state=self._new_index_state(),
         )
 
     def _write(
@@ -187,8 +203,10 @@ class MemoryService:
                     access_count=existing.access_count,
                     last_accessed_at=existing.last_accessed_at,
                 )
+                record, reindex = self._keep_index_state(record, existing)
                 memory = tx.replace(existing.seq, record)
-                return _receipt(memory, "overwritten"), memory
+                job_id = self._enqueue(tx, memory, now) if reindex else None
+                return _receipt(memory, "overwritten", job_id), memory
         if draft.id is not None:
             taken = tx.find_id_anywhere(draft.id)
             if taken is not None:
@@ -201,7 +219,7 @@ class MemoryService:
                 raise ConflictError("id", f"id {draft.id!r} is already taken")
         record = self._record(draft, namespace, now, id=draft.id or str(ULID()), created_at=now)
         memory = tx.insert(record)
-        return _receipt(memory, "created"), memory
+        return _receipt(memory, "created", self._enqueue(tx, memory, now)), memory
 
     # -- writes --------------------------------------------------------------
 
@@ -266,18 +284,29 @@ class MemoryService:
             return [self._write(tx, draft, scope_namespace)[0] for draft in parsed]
 
     def put(
-        self, draft: NewMemory | dict[str, Any], *, namespace: str | None = None
+        self,
+        draft: NewMemory | dict[str, Any],
+        *,
+        namespace: str | None = None,
+        signals: dict[str, bytes] | None = None,
+        biometrics: dict[str, float] | None = None,
     ) -> tuple[Receipt, Memory]:
         """Store one memory like :meth:`remember`; return the receipt and the stored memory.
 
         For callers that must answer with the record as written (it may already
         be expired by the time a separate read would run, with a tiny TTL).
+        ``signals`` are derived sensory features (never raw media) and
+        ``biometrics`` named readings, stored in the same transaction (see
+        :mod:`recalld.recollection`).
         """
         scope_namespace = self._namespace(namespace)
         parsed = draft if isinstance(draft, NewMemory) else check.parse_model(NewMemory, draft)
         self._maybe_purge()
         with self.store.transaction() as tx:
-            return self._write(tx, parsed, scope_namespace)
+            receipt, memory = self._write(tx, parsed, scope_namespace)
+            if signals or biometrics:
+                tx.save_signals(memory.seq, signals or {}, biometrics or {})
+            return receipt, memory
 
     def update(self, memory_id: str, *, namespace: str | None = None, **changes: Any) -> Memory:
         """Change only the given fields of a memory; ``None`` clears an optional field.
@@ -330,13 +359,19 @@ class MemoryService:
                 record = _with(record, at=None)
             if "place" not in given:
                 record = _with(record, place=current.place)
-            return tx.replace(current.seq, record)
+            record, reindex = self._keep_index_state(record, current)
+            memory = tx.replace(current.seq, record)
+            if reindex:
+                self._enqueue(tx, memory, now)
+            return memory
 
     def forget(self, memory_id: str, *, namespace: str | None = None) -> bool:
         """Delete a memory and every trace of it; returns whether it existed.
 
-        The row, its tags and its full-text entries are removed (secure delete
-        zeroes the freed pages) and the write-ahead log is checkpointed, so the
+        The row, its tags, full-text entries, vectors, jobs, signal features,
+        trigger history and queued recollections are removed (secure delete
+        zeroes the freed pages), its vector is erased from the in-memory and
+        saved vector index, and the write-ahead log is checkpointed, so the
         content cannot be read back from the database files.
         """
         scope_namespace = self._namespace(namespace)
@@ -345,6 +380,7 @@ class MemoryService:
             if current is None:
                 return False
             tx.delete(current.seq)
+        self._retriever.after_forget()
         try:
             self.store.checkpoint()
         except StorageError as error:
@@ -396,26 +432,33 @@ class MemoryService:
         filters: Filters | None = None,
         limit: int = 10,
         namespace: str | None = None,
+        mode: Mode = "hybrid",
     ) -> list[Hit]:
-        """Keyword-ranked memories for ``query`` (BM25 over FTS5, else LIKE); changes nothing.
+        """The memories that best match ``query``, scored in [0, 1]; changes nothing.
 
-        Any string is safe: it is reduced to word terms before it reaches the index.
+        ``hybrid`` (default) fuses the keyword index (BM25 over FTS5, else LIKE)
+        with vector similarity when an embedder is configured; memories not yet
+        embedded are still found by keyword. ``keyword`` and ``vector`` use one
+        channel. Each hit names its ``channels`` and the ``backends`` that found
+        it. Any string is safe: it is reduced to word terms before it reaches
+        the keyword index.
         """
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
+        if mode not in ("hybrid", "keyword", "vector"):
+            raise ValidationError("mode", "must be hybrid, keyword or vector")
         self._maybe_purge()
         scope = self._scope([scope_namespace], filters, self._clock())
         terms = query_terms(query, self.settings.max_query_terms)
-        matches = self.store.search(scope, query, terms, limit)
         return [
             Hit(
-                memory=match.memory,
-                score=round(match.keyword, 6),
-                channels={"keyword": round(match.keyword, 6)},
-                backends=[match.backend],
-                prompt_line=prompt_line(match.memory),
+                memory=found.memory,
+                score=found.score,
+                channels=found.channels,
+                backends=found.backends,
+                prompt_line=prompt_line(found.memory),
             )
-            for match in matches
+            for found in self._retriever.retrieve(scope, query, terms, limit, mode)
         ]
 
     def recall(
@@ -425,9 +468,10 @@ class MemoryService:
         filters: Filters | None = None,
         limit: int = 10,
         namespace: str | None = None,
+        mode: Mode = "hybrid",
     ) -> list[Hit]:
         """Like :meth:`search`, and counts an access of every memory returned."""
-        hits = self.search(query, filters=filters, limit=limit, namespace=namespace)
+        hits = self.search(query, filters=filters, limit=limit, namespace=namespace, mode=mode)
         if not hits:
             return hits
         now = self._clock()
@@ -615,7 +659,7 @@ class MemoryService:
                 if record.last_accessed_at is None
                 else parse_instant("last_accessed_at", record.last_accessed_at)
             ),
-            index_state="indexed",
+            index_state=self._new_index_state(),
         )
         existing = tx.find_id_anywhere(record.id)
         if existing is not None:
@@ -626,13 +670,13 @@ class MemoryService:
             holder = None if record.key is None else tx.find(namespace, key=record.key)
             if holder is not None and holder.id != record.id:
                 raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
-            tx.replace(existing.seq, stored)
+            self._enqueue(tx, tx.replace(existing.seq, stored), stored.updated_at)
             return "updated"
         if record.key is not None:
             holder = tx.find(namespace, key=record.key)
             if holder is not None:
                 raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
-        tx.insert(stored)
+        self._enqueue(tx, tx.insert(stored), stored.updated_at)
         return "created"
 
 
@@ -640,7 +684,7 @@ def _expired(memory: Memory, now: datetime) -> bool:
     return memory.expires_at is not None and memory.expires_at <= now
 
 
-def _receipt(memory: Memory, status: str) -> Receipt:
+def _receipt(memory: Memory, status: str, job_id: str | None = None) -> Receipt:
     return Receipt.model_validate(
         {
             "id": memory.id,
@@ -649,6 +693,7 @@ def _receipt(memory: Memory, status: str) -> Receipt:
             "status": status,
             "created": status == "created",
             "index_state": memory.index_state,
+            "job_id": job_id,
         }
     )
 
@@ -668,6 +713,11 @@ def _decode_cursor(cursor: str, order: Order) -> tuple[str, int]:
         kind, value, seq = json.loads(raw)
     except (binascii.Error, ValueError, TypeError):
         raise ValidationError("cursor", "is not a cursor this listing returned") from None
-    if kind != order or not isinstance(value, str) or not isinstance(seq, int):
+    if (
+        kind != order
+        or not isinstance(value, str)
+        or not isinstance(seq, int)
+        or not 0 <= seq < 2**63  # SQLite integers are 64-bit
+    ):
         raise ValidationError("cursor", "is not a cursor this listing returned")
     return value, seq

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -25,28 +26,28 @@ Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
     """A connector that runs the server inside this process (lifespan included)."""
-    settings = Settings(db=db, synchronous="NORMAL")
+    settings = Settings(db=db, synchronous="NORMAL", embedder="none")
     server = build_server(lambda: MemoryService.open(settings), dialects.split(","))
 
     @asynccontextmanager
-    async def connect(mode: str = "auto") -> AsyncIterator[Client]:
-        async with Client(server, mode=mode) as client:
+    async def connect(mode: str = "auto", **options: Any) -> AsyncIterator[Client]:
+        async with Client(server, mode=mode, **options) as client:
             yield client
 
     return connect
 
 
-def stdio(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
+def stdio(db: Path, dialects: str = ALL_DIALECTS, embedder: str = "none") -> Connect:
     """A connector that launches `python -m recalld mcp` and talks over its stdin/stdout."""
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "recalld", "--db", str(db), "mcp", "--dialect", dialects],
-        env={"RECALLD_SYNCHRONOUS": "NORMAL"},
+        env={"RECALLD_SYNCHRONOUS": "NORMAL", "RECALLD_EMBEDDER": embedder},
     )
 
     @asynccontextmanager
-    async def connect(mode: str = "auto") -> AsyncIterator[Client]:
-        async with Client(parameters, mode=mode) as client:
+    async def connect(mode: str = "auto", **options: Any) -> AsyncIterator[Client]:
+        async with Client(parameters, mode=mode, **options) as client:
             yield client
 
     return connect
@@ -60,8 +61,8 @@ def http(url: str) -> Connect:
     """
 
     @asynccontextmanager
-    async def connect(mode: str = "auto") -> AsyncIterator[Client]:
-        async with Client(url, mode=mode) as client:
+    async def connect(mode: str = "auto", **options: Any) -> AsyncIterator[Client]:
+        async with Client(url, mode=mode, **options) as client:
             yield client
 
     return connect
@@ -97,6 +98,7 @@ def start_http_server(
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none", "RECALLD_SYNCHRONOUS": "NORMAL"},
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

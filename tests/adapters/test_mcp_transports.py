@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.adapters.mcp_support import (
@@ -20,6 +21,7 @@ from tests.adapters.mcp_support import (
     start_http_server,
     stdio,
     stop,
+    structured,
 )
 
 pytestmark = pytest.mark.anyio
@@ -82,7 +84,12 @@ def test_mcp_stdio_stdout_carries_only_protocol(tmp_path: Path) -> None:
         {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
     ]
     # RECALLD_FTS=false makes the store log a warning at start: it must reach stderr only.
-    environment = {**os.environ, "RECALLD_FTS": "false", "RECALLD_SYNCHRONOUS": "NORMAL"}
+    environment = {
+        **os.environ,
+        "RECALLD_FTS": "false",
+        "RECALLD_SYNCHRONOUS": "NORMAL",
+        "RECALLD_EMBEDDER": "none",
+    }
     process = subprocess.Popen(
         [sys.executable, "-m", "recalld", "--db", str(tmp_path / "io.db"), "mcp"],
         stdin=subprocess.PIPE,
@@ -112,3 +119,23 @@ def test_mcp_stdio_stdout_carries_only_protocol(tmp_path: Path) -> None:
     bad = by_id[3]
     assert ("error" in bad) or bad["result"]["isError"] is True
     assert "LIKE" in error_output
+
+
+@pytest.mark.model
+async def test_mcp_server_embeds_in_the_background_with_the_real_model(tmp_path: Path) -> None:
+    async with stdio(tmp_path / "embed.db", "batbox", embedder="minilm")() as client:
+        receipt = await structured(client, "MemoryRemember", {"content": "The kettle is broken"})
+        assert receipt["receipt"]["state"] == "queued"  # durable enqueue, not indexed yet
+        with anyio.fail_after(120):
+            while True:
+                status = await structured(client, "MemoryStatus", {})
+                if status["embeddings"]["count"] >= 1:
+                    break
+                await anyio.sleep(0.2)
+        assert status["queue"]["done"] >= 1
+        assert status["embeddings"]["model"] is not None
+        found = await structured(
+            client, "MemoryRecall", {"query": "the water boiler stopped working"}
+        )
+        assert found["results"][0]["id"] == receipt["id"]
+        assert "vector" in found["results"][0]["backend"]

@@ -7,164 +7,35 @@ one JSON document with ``--json``. Errors print one line to stderr and exit 1.
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
-from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
+from recalld.adapters._cli_support import (
+    _filters,
+    _filters_options,
+    _importance_to_salience,
+    _memory_table,
+    _parse_meta,
+    _parse_place,
+    _print_json,
+    _show_hits,
+    _show_memory,
+    _State,
+    pass_state,
+)
+from recalld.adapters.cli_context import context_commands
+from recalld.adapters.cli_servers import server_commands
 from recalld.config import Settings
 from recalld.errors import RecalldError
-from recalld.model import Filters, Hit, Memory
-from recalld.service import MemoryService
 
 __all__ = ["cli", "main"]
-
-CommandT = TypeVar("CommandT", bound=Callable[..., Any])
-
-
-@dataclass
-class _State:
-    """What the group hands to its commands: settings, and the service once opened."""
-
-    settings: Settings
-    service: MemoryService | None = None
-    console: Console = field(default_factory=Console)
-
-    def memory(self) -> MemoryService:
-        if self.service is None:
-            self.service = MemoryService.open(self.settings)
-        return self.service
-
-    def close(self) -> None:
-        if self.service is not None:
-            self.service.close()
-            self.service = None
-
-
-def _print_json(value: Any) -> None:
-    if isinstance(value, BaseModel):
-        text = value.model_dump_json()
-    elif isinstance(value, list):
-        text = json.dumps(
-            [
-                item.model_dump(mode="json") if isinstance(item, BaseModel) else item
-                for item in value
-            ]
-        )
-    else:
-        text = json.dumps(value)
-    click.echo(text)
-
-
-def _importance_to_salience(importance: int | None, salience: float | None) -> float | None:
-    if importance is not None and salience is not None:
-        raise click.UsageError("give --importance or --salience, not both")
-    if importance is not None:
-        return (importance - 1) / 4
-    return salience
-
-
-def _parse_place(value: str | None) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    if "," in value:
-        lat_text, _, lon_text = value.partition(",")
-        try:
-            return {"lat": float(lat_text), "lon": float(lon_text)}
-        except ValueError:
-            raise click.BadParameter(f"expected LAT,LON or a geohash, got {value!r}") from None
-    return {"geohash": value}
-
-
-def _parse_meta(value: str | None) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError as error:
-        raise click.BadParameter(f"--meta is not JSON: {error.msg}") from None
-    if not isinstance(parsed, dict):
-        raise click.BadParameter("--meta must be a JSON object")
-    return parsed
-
-
-def _filters_options(command: CommandT) -> CommandT:
-    options = [
-        click.option("--kind", help="only this kind"),
-        click.option("--category", help="only this category"),
-        click.option("--tag", "tags_any", multiple=True, help="has any of these tags (repeat)"),
-        click.option("--all-tags", "tags_all", multiple=True, help="has every one of these tags"),
-        click.option("--since", help="at >= this ISO 8601 time"),
-        click.option("--until", help="at < this ISO 8601 time"),
-        click.option("--created-since", help="created >= this ISO 8601 time"),
-        click.option("--created-until", help="created < this ISO 8601 time"),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:
-    return Filters(
-        kind=options.pop("kind"),
-        category=options.pop("category"),
-        tags_any=list(options.pop("tags_any")),
-        tags_all=list(options.pop("tags_all")),
-        since=options.pop("since"),
-        until=options.pop("until"),
-        created_since=options.pop("created_since"),
-        created_until=options.pop("created_until"),
-        include_expired=include_expired,
-    )
-
-
-def _memory_table(memories: list[Memory], scores: list[float] | None = None) -> Table:
-    table = Table(show_lines=False)
-    table.add_column("id", style="cyan", no_wrap=True)
-    if scores is not None:
-        table.add_column("score", justify="right")
-    table.add_column("when", no_wrap=True)
-    table.add_column("kind")
-    table.add_column("tags")
-    table.add_column("content")
-    for index, memory in enumerate(memories):
-        when = (memory.at or memory.created_at).strftime("%Y-%m-%d %H:%M")
-        title = f"[bold]{memory.title}[/bold]: " if memory.title else ""
-        row = [memory.id]
-        if scores is not None:
-            row.append(f"{scores[index]:.3f}")
-        row += [when, memory.kind, ", ".join(memory.tags), title + memory.content]
-        table.add_row(*row)
-    return table
-
-
-def _show_hits(state: _State, hits: list[Hit], as_json: bool) -> None:
-    if as_json:
-        _print_json(hits)
-    elif not hits:
-        state.console.print("no memories match")
-    else:
-        state.console.print(
-            _memory_table([hit.memory for hit in hits], [hit.score for hit in hits])
-        )
-
-
-def _show_memory(state: _State, memory: Memory, as_json: bool) -> None:
-    if as_json:
-        _print_json(memory)
-        return
-    for name, value in memory.model_dump(mode="json").items():
-        if value not in (None, [], {}):
-            state.console.print(f"[bold]{name}[/bold]: {value}", highlight=False)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -193,9 +64,6 @@ def cli(context: click.Context, db: Path | None, namespace: str | None) -> None:
     state = _State(settings=Settings(**overrides))
     context.obj = state
     context.call_on_close(state.close)
-
-
-pass_state = click.make_pass_decorator(_State)
 
 
 @cli.command()
@@ -495,33 +363,8 @@ def shell(state: _State) -> None:
             continue
 
 
-@cli.command("mcp")
-@click.option(
-    "--transport",
-    type=click.Choice(["stdio", "http"]),
-    default="stdio",
-    show_default=True,
-    help="stdio for a client that launches recalld; http for streamable HTTP",
-)
-@click.option(
-    "--dialect",
-    "dialects",
-    multiple=True,
-    help="tool set(s): native (default), batbox, chaoscore, rover; repeat or comma-separate",
-)
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address")
-@click.option("--port", default=8766, show_default=True, type=int, help="HTTP port")
-@pass_state
-def mcp_command(
-    state: _State, transport: str, dialects: tuple[str, ...], host: str, port: int
-) -> None:
-    """Serve recalld as an MCP server (stdio by default; logs go to stderr)."""
-    from recalld.adapters.mcp_server import build_server, run_server
-
-    names = [name.strip() for value in dialects for name in value.split(",") if name.strip()]
-    settings = state.settings
-    server = build_server(lambda: MemoryService.open(settings), names or ["native"])
-    run_server(server, transport="http" if transport == "http" else "stdio", host=host, port=port)
+for _command in (*server_commands, *context_commands):
+    cli.add_command(_command)
 
 
 def main() -> None:

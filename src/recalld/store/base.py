@@ -11,9 +11,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from recalld.model import IndexState, Memory, Place
+
+if TYPE_CHECKING:
+    from recalld.store.context import ContextStore
+    from recalld.store.core import CoreStore
+    from recalld.store.semantic import SemanticStore
 
 __all__ = [
     "Backend",
@@ -24,6 +29,8 @@ __all__ = [
     "Scope",
     "Store",
     "StoreTransaction",
+    "TokenRecord",
+    "TokenStore",
 ]
 
 Backend = Literal["fts", "like"]
@@ -121,6 +128,16 @@ class StoreTransaction(Protocol):
         """Count one access of each row and record when it happened."""
         ...
 
+    def enqueue_embedding(self, seq: int, model: str, now: datetime) -> str:
+        """Queue an embedding job for row ``seq`` in this transaction; returns the job id."""
+        ...
+
+    def save_signals(
+        self, seq: int, features: dict[str, bytes], biometrics: dict[str, float]
+    ) -> None:
+        """Store row ``seq``'s derived signal features (image, audio) and biometric readings."""
+        ...
+
 
 class Store(Protocol):
     """A durable home for memories: the SQLite file by default."""
@@ -133,6 +150,21 @@ class Store(Protocol):
     @property
     def schema_version(self) -> int:
         """The number of the last migration applied."""
+        ...
+
+    @property
+    def semantic(self) -> SemanticStore:
+        """The job queue, vectors and change log (semantic recall, issue 3)."""
+        ...
+
+    @property
+    def context(self) -> ContextStore:
+        """Signal features, trigger history and the pending queue (issue 6)."""
+        ...
+
+    @property
+    def core(self) -> CoreStore:
+        """Core-memory entries per namespace and target (issue 7)."""
         ...
 
     def transaction(self) -> AbstractContextManager[StoreTransaction]:
@@ -186,4 +218,46 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release every connection."""
+        ...
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """One API token as stored: never the token itself, only its SHA-256 (hex)."""
+
+    id: str
+    name: str
+    token_hash: str
+    scopes: dict[str, str]
+    created_at: datetime
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+@runtime_checkable
+class TokenStore(Protocol):
+    """Persistence for API tokens (see :mod:`recalld.tokens` for the rules)."""
+
+    def insert_token(self, record: TokenRecord) -> None:
+        """Store a new token record."""
+        ...
+
+    def find_token(self, token_id: str) -> TokenRecord | None:
+        """The token with that id, revoked or not."""
+        ...
+
+    def list_tokens(self) -> list[TokenRecord]:
+        """Every token, oldest first."""
+        ...
+
+    def revoke_token(self, token_id: str, now: datetime) -> bool:
+        """Mark a token revoked; returns whether an active token was revoked."""
+        ...
+
+    def touch_token(self, token_id: str, now: datetime) -> None:
+        """Record that the token was just used."""
+        ...
+
+    def has_active_tokens(self) -> bool:
+        """Whether at least one token is not revoked."""
         ...

@@ -71,7 +71,176 @@ def migration_1(execute: Execute) -> None:
     execute("CREATE INDEX memory_tags_tag ON memory_tags(tag, seq)")
 
 
-MIGRATIONS: list[Callable[[Execute], None]] = [migration_1]
+def migration_2(execute: Execute) -> None:
+    """API tokens: only a SHA-256 of each token is kept, with its namespace scopes."""
+    execute(
+        """
+        CREATE TABLE tokens (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            token_hash TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            last_used_at TEXT,
+            revoked_at TEXT
+        )
+        """
+    )
+    execute("CREATE INDEX tokens_active ON tokens(revoked_at)")
+
+
+def migration_3(execute: Execute) -> None:
+    """Semantic recall: embedding jobs, vectors (with their model), their change log, workers.
+
+    ``vector_log`` is the change sequence every process's in-memory vector index
+    catches up from (so vectors written by another process are seen): triggers
+    log each upsert and delete, including the deletes that cascade from
+    ``forget``. Jobs and vectors hold no memory text, only the memory's ``seq``.
+    """
+    execute(
+        """
+        CREATE TABLE jobs (
+            id TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            kind TEXT NOT NULL DEFAULT 'embed',
+            model TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'queued',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            run_after TEXT NOT NULL,
+            lease_owner TEXT,
+            lease_until TEXT,
+            last_error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            completed_at TEXT
+        )
+        """
+    )
+    execute("CREATE INDEX jobs_claim ON jobs(state, run_after)")
+    execute("CREATE INDEX jobs_seq ON jobs(seq, model, state)")
+    execute(
+        """
+        CREATE TABLE vectors (
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dimension INTEGER NOT NULL,
+            text_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (seq, model)
+        ) WITHOUT ROWID
+        """
+    )
+    execute("CREATE INDEX vectors_model ON vectors(model, seq)")
+    execute(
+        """
+        CREATE TABLE vector_log (
+            change INTEGER PRIMARY KEY AUTOINCREMENT,
+            seq INTEGER NOT NULL,
+            model TEXT NOT NULL
+        )
+        """
+    )
+    execute("CREATE INDEX vector_log_model ON vector_log(model, change)")
+    for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")):
+        execute(
+            f"""
+            CREATE TRIGGER vectors_log_{event.lower()} AFTER {event} ON vectors BEGIN
+                INSERT INTO vector_log(seq, model) VALUES ({row}.seq, {row}.model);
+            END
+            """
+        )
+    execute(
+        """
+        CREATE TABLE workers (
+            id TEXT PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            model TEXT NOT NULL,
+            state TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            heartbeat_at TEXT NOT NULL,
+            processed INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0
+        )
+        """
+    )
+
+
+def migration_4(execute: Execute) -> None:
+    """Core memory: the ordered entries of each (namespace, target), with a change counter."""
+    execute(
+        """
+        CREATE TABLE core_memory (
+            namespace TEXT NOT NULL,
+            target TEXT NOT NULL,
+            entries TEXT NOT NULL DEFAULT '[]',
+            version INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, target)
+        ) WITHOUT ROWID
+        """
+    )
+
+
+def migration_5(execute: Execute) -> None:
+    """Involuntary recall: signal features and biometric readings, triggers, pending queue."""
+    execute(
+        """
+        CREATE TABLE memory_signals (
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            channel TEXT NOT NULL,
+            features BLOB NOT NULL,
+            PRIMARY KEY (seq, channel)
+        ) WITHOUT ROWID
+        """
+    )
+    execute("CREATE INDEX memory_signals_channel ON memory_signals(channel, seq)")
+    execute(
+        """
+        CREATE TABLE memory_biometrics (
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            value REAL NOT NULL,
+            PRIMARY KEY (seq, name)
+        ) WITHOUT ROWID
+        """
+    )
+    execute("CREATE INDEX memory_biometrics_name ON memory_biometrics(name, seq)")
+    execute(
+        """
+        CREATE TABLE recollection_triggers (
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            fired_at TEXT NOT NULL,
+            score REAL NOT NULL
+        )
+        """
+    )
+    execute("CREATE INDEX recollection_triggers_seq ON recollection_triggers(seq, fired_at)")
+    execute(
+        """
+        CREATE TABLE pending_recollections (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            score REAL NOT NULL,
+            channels TEXT NOT NULL,
+            prompt_line TEXT NOT NULL,
+            fired_at TEXT NOT NULL
+        )
+        """
+    )
+    execute("CREATE INDEX pending_recollections_namespace ON pending_recollections(namespace, id)")
+    execute("CREATE INDEX pending_recollections_seq ON pending_recollections(seq)")
+
+
+MIGRATIONS: list[Callable[[Execute], None]] = [
+    migration_1,
+    migration_2,
+    migration_3,
+    migration_4,
+    migration_5,
+]
 
 
 def fts_table_exists(execute: Execute) -> bool:

@@ -22,16 +22,22 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 
 from recalld._time import from_storage, to_storage
 from recalld.errors import ConflictError, StorageError
 from recalld.model import Memory, Place
-from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope
+from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope, TokenRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
+from recalld.store.sqlite_core import SQLiteCore
+
+if TYPE_CHECKING:
+    from recalld.store import sqlite_context
+from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 
 __all__ = ["SQLiteStore"]
 
@@ -138,6 +144,22 @@ def _record_values(record: MemoryRecord) -> tuple[Any, ...]:
         record.access_count,
         _storage_time(record.last_accessed_at),
         record.index_state,
+    )
+
+
+TOKEN_COLUMNS = "id, name, token_hash, scopes, created_at, last_used_at, revoked_at"
+
+
+def _row_to_token(row: Sequence[Any]) -> TokenRecord:
+    token_id, name, token_hash, scopes, created_at, last_used_at, revoked_at = row
+    return TokenRecord(
+        id=token_id,
+        name=name,
+        token_hash=token_hash,
+        scopes=json.loads(scopes),
+        created_at=from_storage(created_at),
+        last_used_at=None if last_used_at is None else from_storage(last_used_at),
+        revoked_at=None if revoked_at is None else from_storage(revoked_at),
     )
 
 
@@ -265,6 +287,16 @@ class _Transaction:
             [(stamp, seq) for seq in seqs],
         )
 
+    def enqueue_embedding(self, seq: int, model: str, now: datetime) -> str:
+        return enqueue_embedding(self._connection, seq, model, now)
+
+    def save_signals(
+        self, seq: int, features: dict[str, bytes], biometrics: dict[str, float]
+    ) -> None:
+        from recalld.store.sqlite_context import SQLiteContext
+
+        SQLiteContext.save_signals(self._connection, seq, features, biometrics)
+
 
 class SQLiteStore:
     """Memories in one SQLite file; safe to share between threads and processes."""
@@ -293,6 +325,11 @@ class SQLiteStore:
                 raise StorageError(f"cannot create {self.path.parent}: {error}") from error
         self._schema_version = self._migrate()
         self._fts_available = self._prepare_fts() if fts else False
+        self._semantic = SQLiteSemantic(self)
+        self._core = SQLiteCore(self)
+        from recalld.store.sqlite_context import SQLiteContext  # it imports this module
+
+        self._context = SQLiteContext(self)
         if not self._fts_available:
             logger.warning("FTS5 is not in use for %s: keyword search uses LIKE", self.path)
 
@@ -398,6 +435,20 @@ class SQLiteStore:
     @property
     def schema_version(self) -> int:
         return self._schema_version
+
+    @property
+    def semantic(self) -> SQLiteSemantic:
+        return self._semantic
+
+    @property
+    def context(self) -> sqlite_context.SQLiteContext:
+        """Signal features, trigger history and pending recollections (issue 6)."""
+        return self._context
+
+    @property
+    def core(self) -> SQLiteCore:
+        """Core-memory persistence (see :mod:`recalld.core_memory`)."""
+        return self._core
 
     @contextmanager
     def transaction(self) -> Iterator[_Transaction]:
@@ -598,6 +649,59 @@ class SQLiteStore:
                 raise apsw.BusyError("a reader kept the write-ahead log from being truncated")
 
         self._retrying(step)
+
+    # -- tokens (TokenStore) -------------------------------------------------
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> int:
+        def step(connection: apsw.Connection) -> int:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.execute(sql, params)
+                changed = int(connection.changes())
+                connection.execute("COMMIT")
+            except BaseException:
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise
+            return changed
+
+        return self._retrying(step)
+
+    def insert_token(self, record: TokenRecord) -> None:
+        self._write(
+            "INSERT INTO tokens(id, name, token_hash, scopes, created_at, last_used_at,"
+            " revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.id,
+                record.name,
+                record.token_hash,
+                json.dumps(record.scopes, sort_keys=True),
+                to_storage(record.created_at),
+                _storage_time(record.last_used_at),
+                _storage_time(record.revoked_at),
+            ),
+        )
+
+    def find_token(self, token_id: str) -> TokenRecord | None:
+        rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = ?", (token_id,))
+        return _row_to_token(rows[0]) if rows else None
+
+    def list_tokens(self) -> list[TokenRecord]:
+        rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id", ())
+        return [_row_to_token(row) for row in rows]
+
+    def revoke_token(self, token_id: str, now: Any) -> bool:
+        changed = self._write(
+            "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+            (to_storage(now), token_id),
+        )
+        return changed > 0
+
+    def touch_token(self, token_id: str, now: Any) -> None:
+        self._write("UPDATE tokens SET last_used_at = ? WHERE id = ?", (to_storage(now), token_id))
+
+    def has_active_tokens(self) -> bool:
+        return bool(self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1", ()))
 
     def close(self) -> None:
         with self._connections_lock:

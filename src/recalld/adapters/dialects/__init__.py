@@ -19,6 +19,8 @@ DIALECT_MODULES: dict[str, str] = {
     "batbox": "recalld.adapters.dialects.batbox",
     "chaoscore": "recalld.adapters.dialects.chaoscore",
     "rover": "recalld.adapters.dialects.rover",
+    "hermes": "recalld.adapters.dialects.hermes",
+    "madeleine": "recalld.adapters.dialects.madeleine",
 }
 
 
@@ -28,6 +30,7 @@ def resolve_dialects(names: Sequence[str]) -> list[Dialect]:
         raise ValidationError("dialect", "enable at least one dialect")
     dialects: list[Dialect] = []
     owners: dict[str, str] = {}
+    shared: dict[str, tuple[object, str]] = {}
     for name in dict.fromkeys(names):
         module_path = DIALECT_MODULES.get(name)
         if module_path is None:
@@ -42,5 +45,16 @@ def resolve_dialects(names: Sequence[str]) -> list[Dialect]:
                     " enable only one of them per server",
                 )
             owners[tool] = name
+        for spec, key in [(r, f"resource {r.uri}") for r in dialect.resources] + [
+            (p, f"prompt {p.name}") for p in dialect.prompts
+        ]:
+            previous = shared.get(key)
+            if previous is not None and previous[0] is not spec:
+                raise ValidationError(
+                    "dialect",
+                    f"dialects {previous[1]!r} and {name!r} both define the {key};"
+                    " enable only one of them per server",
+                )
+            shared[key] = (spec, name)
         dialects.append(dialect)
     return dialects

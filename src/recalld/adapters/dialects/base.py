@@ -23,6 +23,9 @@ from recalld.service import MemoryService
 __all__ = [
     "Dialect",
     "McpState",
+    "PromptSpec",
+    "ResourceSpec",
+    "Subscribers",
     "ToolSpec",
     "TranscriptRegistry",
     "state_of",
@@ -73,12 +76,41 @@ def _new_transcript_uri() -> str:
     return f"recalld://transcript/{ULID()}"
 
 
+class Subscribers:
+    """2025-era ``resources/subscribe`` sessions, by resource URI."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, list[Any]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, uri: str, session: Any) -> None:
+        """Remember that ``session`` wants updates of ``uri``."""
+        with self._lock:
+            sessions = self._sessions.setdefault(uri, [])
+            if all(existing is not session for existing in sessions):
+                sessions.append(session)
+
+    def remove(self, uri: str, session: Any) -> None:
+        """Forget one subscription (unsubscribe, or a session that went away)."""
+        with self._lock:
+            sessions = self._sessions.get(uri, [])
+            self._sessions[uri] = [existing for existing in sessions if existing is not session]
+
+    def of(self, uri: str) -> list[Any]:
+        """The sessions subscribed to ``uri`` now."""
+        with self._lock:
+            return list(self._sessions.get(uri, []))
+
+
 @dataclass
 class McpState:
     """What the server's lifespan yields: the one service and per-session bookkeeping."""
 
     service: MemoryService
     transcripts: TranscriptRegistry = field(default_factory=TranscriptRegistry)
+    subscribers: Subscribers = field(default_factory=Subscribers)
+    media_paths: bool = True
+    """Whether image/audio arguments may name local files (off for remote callers)."""
 
 
 def state_of(context: Context) -> McpState:
@@ -116,11 +148,42 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
+class ResourceSpec:
+    """A readable MCP resource; ``version`` (when given) makes it watchable.
+
+    The server polls ``version`` and, whenever it changes (whichever process
+    changed the data), sends ``notifications/resources/updated`` to subscribers
+    of both protocol eras.
+    """
+
+    uri: str
+    name: str
+    description: str
+    read: Callable[[MemoryService], str]
+    version: Callable[[MemoryService], int] | None = None
+    mime_type: str = "text/plain"
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """An MCP prompt without arguments whose text is rendered from the service."""
+
+    name: str
+    description: str
+    render: Callable[[MemoryService], str]
+
+
+@dataclass(frozen=True)
 class Dialect:
-    """A named set of tools (resources and prompts come with later dialects)."""
+    """A named set of tools, plus any resources and prompts that come with them.
+
+    Two dialects may share a resource or prompt by listing the same spec object.
+    """
 
     name: str
     tools: tuple[ToolSpec, ...]
+    resources: tuple[ResourceSpec, ...] = ()
+    prompts: tuple[PromptSpec, ...] = ()
 
     @property
     def tool_names(self) -> tuple[str, ...]:

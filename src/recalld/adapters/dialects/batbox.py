@@ -88,15 +88,34 @@ def memory_recall(
 
 
 def status_report(service: MemoryService) -> dict[str, Any]:
-    """Queue, embedding, graph and retry-error figures, honest zeros where nothing runs yet."""
+    """Queue, embedding, graph and retry-error figures (the graph is not built: zeros)."""
     stats = service.stats()
+    status = service.status()
+    queue = {state: status.queue.get(state, 0) for state in ("queued", "running", "done", "failed")}
     return {
         "memories": stats.count,
-        "queue": {"queued": 0, "running": 0, "failed": 0},
-        "embeddings": {"count": 0, "by_model": {}},
+        "queue": queue,
+        "embeddings": {
+            "model": status.embedder,
+            "count": sum(status.embeddings.values()),
+            "by_model": status.embeddings,
+            "memories_by_index_state": status.memories_by_index_state,
+        },
+        "workers": [
+            {"id": worker.id, "alive": worker.alive, "age_seconds": worker.heartbeat_age_seconds}
+            for worker in status.workers
+        ],
         "graph": {"state": "not_built", "entities": 0, "relations": 0},
-        "retry_errors": [],
-        "search_backend": stats.search_backend,
+        "retry_errors": [
+            {
+                "memory_id": job.memory_id,
+                "attempts": job.attempts,
+                "state": job.state,
+                "error": job.error,
+            }
+            for job in status.failed_jobs
+        ],
+        "search_backends": status.search_backends,
         "schema_version": stats.schema_version,
     }
 

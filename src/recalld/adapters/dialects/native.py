@@ -13,6 +13,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.errors import RecalldError
 from recalld.model import Filters, Hit, Memory, Page, Receipt, Stats
@@ -250,4 +251,6 @@ DIALECT = Dialect(
             read_only=True,
         ),
     ),
+    resources=(CORE_RESOURCE,),
+    prompts=(CORE_PROMPT,),
 )

@@ -1,0 +1,234 @@
+"""LoCoMo retrieval benchmark for recalld (issue 3): turn-level recall through the public API.
+
+Every conversation of a LoCoMo-format file goes into its own fresh namespace
+(its ``sample_id``) through ``MemoryService.remember_many``: each turn is one
+memory with text ``"<speaker>: <text>"`` plus ``" [image: <blip_caption>]"``
+when the turn shared a photo, ``at`` = its session's date-time and the
+``dia_id`` in ``meta``. The embedding worker then indexes the queue until it
+is idle (timed: that is the indexing time). Every QA item whose evidence is
+non-empty after normalisation is a recall query over its own conversation.
+
+Reported per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
+5 adversarial) and overall over categories 1-4: R@1/5/10/20 (per question,
+the share of its gold turns in the top k, averaged), All@5/10/20 (share of
+questions with every gold turn in the top k) and nDCG@10 (binary gains).
+
+Evidence ids are normalised as ``shared/bench/README.md`` describes: entries
+holding several ids are split, ``D:11:26``-style and zero-padded ids are
+repaired, ids that resolve to no turn are dropped.
+
+Run it from the repository root (the data is CC BY-NC 4.0: read it from where
+it lives, never copy it into the repository)::
+
+    .venv/bin/python bench/locomo.py --data ../shared/bench/locomo/dev.json \\
+        [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] [--db-dir DIR]
+
+Progress goes to stderr; the last line of stdout is one JSON object with
+``overall`` (categories 1-4) and ``by_category`` (keys "1"..."5"), each holding
+``R@1``, ``R@5``, ``R@10``, ``R@20``, ``All@5``, ``All@10``, ``All@20`` and
+``nDCG@10``, plus the counts, the indexing time and the settings used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import recalld
+from recalld import MemoryService, Settings
+from recalld.model import NewMemory
+
+KS = (1, 5, 10, 20)
+ALL_KS = (5, 10, 20)
+CATEGORIES = ("1", "2", "3", "4", "5")
+OVERALL_CATEGORIES = ("1", "2", "3", "4")
+DIA_ID = re.compile(r"^D(\d+):(\d+)$")
+
+EmbedderChoice = Literal["minilm", "hashing", "none"]
+Mode = Literal["hybrid", "keyword", "vector"]
+
+
+@dataclass
+class Conversation:
+    """One conversation: its turns as memory drafts, and its retrieval queries."""
+
+    sample_id: str
+    turns: list[NewMemory]
+    dia_ids: set[str]
+    queries: list[tuple[str, str, list[str]]] = field(default_factory=list)
+
+
+def parse_session_time(text: str) -> datetime:
+    """``"1:56 pm on 8 May, 2023"`` as an aware datetime (the data has no zone: UTC)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def normalize_evidence(raw: Iterable[Any], dia_ids: set[str]) -> list[str]:
+    """Split, repair and filter evidence ids (see the module docstring); keeps order, unique."""
+    found: list[str] = []
+    for entry in raw:
+        for piece in re.split(r"[;,\s]+", str(entry)):
+            piece = piece.strip()
+            if not piece:
+                continue
+            piece = re.sub(r"^D:", "D", piece)
+            match = DIA_ID.match(piece)
+            if match is None:
+                continue
+            repaired = f"D{int(match.group(1))}:{int(match.group(2))}"
+            if repaired in dia_ids and repaired not in found:
+                found.append(repaired)
+    return found
+
+
+def load_conversations(path: Path) -> list[Conversation]:
+    """Read a LoCoMo-format JSON file into turns and queries."""
+    conversations = []
+    for item in json.loads(path.read_text()):
+        body = item["conversation"]
+        turns: list[NewMemory] = []
+        dia_ids: set[str] = set()
+        number = 1
+        while f"session_{number}" in body:
+            at = parse_session_time(body[f"session_{number}_date_time"])
+            for turn in body[f"session_{number}"]:
+                text = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    text += f" [image: {turn['blip_caption']}]"
+                turns.append(NewMemory(content=text, at=at, meta={"dia_id": turn["dia_id"]}))
+                dia_ids.add(turn["dia_id"])
+            number += 1
+        conversation = Conversation(sample_id=item["sample_id"], turns=turns, dia_ids=dia_ids)
+        for qa in item["qa"]:
+            evidence = normalize_evidence(qa.get("evidence", []), dia_ids)
+            if evidence:
+                conversation.queries.append((str(qa["category"]), qa["question"], evidence))
+        conversations.append(conversation)
+    return conversations
+
+
+def ingest(service: MemoryService, conversations: Sequence[Conversation]) -> dict[str, float]:
+    """Write every conversation into its own namespace, then index the queue until idle."""
+    started = time.perf_counter()
+    for conversation in conversations:
+        service.remember_many(conversation.turns, namespace=conversation.sample_id)
+    remembered = time.perf_counter() - started
+    indexing = 0.0
+    if service.embedder is not None:
+        started = time.perf_counter()
+        service.new_worker().run_until_idle()
+        indexing = time.perf_counter() - started
+    return {"remember_seconds": round(remembered, 3), "indexing_seconds": round(indexing, 3)}
+
+
+def _metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
+    gold_set = set(gold)
+    result: dict[str, float] = {}
+    for k in KS:
+        result[f"R@{k}"] = len(gold_set & set(ranked[:k])) / len(gold_set)
+    for k in ALL_KS:
+        result[f"All@{k}"] = float(gold_set <= set(ranked[:k]))
+    gains = sum(
+        1.0 / math.log2(rank + 2) for rank, dia in enumerate(ranked[:10]) if dia in gold_set
+    )
+    ideal = sum(1.0 / math.log2(rank + 2) for rank in range(min(10, len(gold_set))))
+    result["nDCG@10"] = gains / ideal
+    return result
+
+
+def _average(rows: Sequence[dict[str, float]]) -> dict[str, float]:
+    names = [f"R@{k}" for k in KS] + [f"All@{k}" for k in ALL_KS] + ["nDCG@10"]
+    if not rows:
+        return {name: 0.0 for name in names}
+    return {name: round(sum(row[name] for row in rows) / len(rows), 4) for name in names}
+
+
+def evaluate(
+    service: MemoryService, conversations: Sequence[Conversation], mode: Mode
+) -> dict[str, Any]:
+    """Run every query; per-category and overall (categories 1-4) metrics, and latency."""
+    by_category: dict[str, list[dict[str, float]]] = {name: [] for name in CATEGORIES}
+    latencies: list[float] = []
+    for conversation in conversations:
+        for category, question, gold in conversation.queries:
+            started = time.perf_counter()
+            hits = service.recall(
+                question, limit=max(KS), namespace=conversation.sample_id, mode=mode
+            )
+            latencies.append(time.perf_counter() - started)
+            ranked = [str(hit.memory.meta.get("dia_id")) for hit in hits]
+            by_category.setdefault(category, []).append(_metrics(ranked, gold))
+    overall_rows = [row for name in OVERALL_CATEGORIES for row in by_category[name]]
+    latencies.sort()
+    return {
+        "overall": _average(overall_rows),
+        "by_category": {name: _average(rows) for name, rows in by_category.items()},
+        "queries": {name: len(rows) for name, rows in by_category.items()},
+        "queries_overall": len(overall_rows),
+        "recall_p50_ms": round(1000 * latencies[len(latencies) // 2], 2) if latencies else 0.0,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse arguments, ingest, index, evaluate, and print the JSON result last."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file")
+    parser.add_argument("--mode", choices=["hybrid", "keyword", "vector"], default="hybrid")
+    parser.add_argument(
+        "--embedder", choices=["minilm", "hashing", "none"], default="minilm", help="model"
+    )
+    parser.add_argument("--keyword-weight", type=float, default=None, help="fusion weight")
+    parser.add_argument("--db-dir", type=Path, default=None, help="keep the database here")
+    arguments = parser.parse_args(argv)
+    conversations = load_conversations(arguments.data)
+    overrides: dict[str, Any] = {}
+    if arguments.keyword_weight is not None:
+        overrides["hybrid_keyword_weight"] = arguments.keyword_weight
+    with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
+        settings = Settings(
+            db=Path(directory) / "locomo.db",
+            synchronous="NORMAL",
+            embedder=arguments.embedder,
+            purge_interval_seconds=3600,
+            **overrides,
+        )
+        print(f"ingesting {len(conversations)} conversations ...", file=sys.stderr)
+        with MemoryService.open(settings) as service:
+            timings = ingest(service, conversations)
+            print(f"indexed in {timings['indexing_seconds']} s; querying ...", file=sys.stderr)
+            result = evaluate(service, conversations, arguments.mode)
+    output = {
+        "benchmark": "locomo",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "data": arguments.data.name,
+        "mode": arguments.mode,
+        "embedder": arguments.embedder,
+        "keyword_weight": settings.hybrid_keyword_weight,
+        "turns": sum(len(conversation.turns) for conversation in conversations),
+        **timings,
+        "machine": {"cpu_count": _cpu_count(), "platform": platform.platform()},
+        "recalld": recalld.__version__,
+        **result,
+    }
+    print(json.dumps(output))
+
+
+def _cpu_count() -> int:
+    import os
+
+    return os.cpu_count() or 0
+
+
+if __name__ == "__main__":
+    main()

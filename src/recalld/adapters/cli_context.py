@@ -1,0 +1,223 @@
+"""``recalld`` commands for core memory (``core ...``) and involuntary recall
+(``experience``, ``sense``, ``pending``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from recalld.adapters._cli_support import (
+    CommandT,
+    _parse_place,
+    _print_json,
+    _show_memory,
+    _State,
+    pass_state,
+)
+
+
+@click.group()
+def core() -> None:
+    """The bounded core memory injected into every prompt (targets: user, memory)."""
+
+
+def _core_edit(state: _State, target: str, operations: list[dict[str, Any]], as_json: bool) -> None:
+    from recalld.core_memory import CoreMemoryFullError
+
+    try:
+        result = state.memory().core.apply(target, operations)
+    except CoreMemoryFullError as full:
+        click.echo(f"error: {full}", err=True)
+        for number, entry in enumerate(full.state.entries, start=1):
+            click.echo(f"  {number}. {entry}", err=True)
+        sys.exit(1)
+    if as_json:
+        _print_json(result)
+        return
+    state.console.print(f"{result.message} {target}: {result.usage} chars", highlight=False)
+    for note in result.applied:
+        state.console.print(f"  {note}", highlight=False)
+    if result.warning:
+        click.echo(f"warning: {result.warning}", err=True)
+
+
+TARGET = click.Choice(["user", "memory"])
+
+
+@core.command("show")
+@click.option("--json", "as_json", is_flag=True, help="print both targets as JSON")
+@pass_state
+def core_show(state: _State, as_json: bool) -> None:
+    """Print the core memory block as it is injected into prompts."""
+    memory = state.memory()
+    if as_json:
+        _print_json([memory.core.state(target) for target in ("user", "memory")])
+    else:
+        click.echo(memory.core.render())
+
+
+@core.command("add")
+@click.argument("target", type=TARGET)
+@click.argument("content")
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
+@pass_state
+def core_add(state: _State, target: str, content: str, as_json: bool) -> None:
+    """Add CONTENT as a new entry of TARGET."""
+    _core_edit(state, target, [{"action": "add", "content": content}], as_json)
+
+
+@core.command("patch")
+@click.argument("target", type=TARGET)
+@click.argument("old_text")
+@click.argument("content")
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
+@pass_state
+def core_patch(state: _State, target: str, old_text: str, content: str, as_json: bool) -> None:
+    """Replace OLD_TEXT (found exactly once in TARGET) with CONTENT."""
+    _core_edit(
+        state, target, [{"action": "patch", "old_text": old_text, "content": content}], as_json
+    )
+
+
+@core.command("remove")
+@click.argument("target", type=TARGET)
+@click.argument("old_text")
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
+@pass_state
+def core_remove(state: _State, target: str, old_text: str, as_json: bool) -> None:
+    """Delete the one entry of TARGET that contains OLD_TEXT."""
+    _core_edit(state, target, [{"action": "remove", "old_text": old_text}], as_json)
+
+
+@core.command("apply")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
+@pass_state
+def core_apply(state: _State, file: Any, as_json: bool) -> None:
+    """Apply a batch from FILE (JSON: {"target": ..., "operations": [...]}; - for stdin)."""
+    try:
+        batch = json.load(file)
+    except json.JSONDecodeError as error:
+        raise click.BadParameter(f"not JSON: {error.msg}", param_hint="FILE") from None
+    if not isinstance(batch, dict) or not isinstance(batch.get("operations"), list):
+        raise click.BadParameter(
+            'expected {"target": "user"|"memory", "operations": [...]}', param_hint="FILE"
+        )
+    _core_edit(state, str(batch.get("target")), batch["operations"], as_json)
+
+
+def _biometrics(values: tuple[str, ...]) -> dict[str, float] | None:
+    readings: dict[str, float] = {}
+    for value in values:
+        name, separator, number = value.partition("=")
+        try:
+            readings[name.strip()] = float(number)
+        except ValueError:
+            raise click.BadParameter(f"expected NAME=NUMBER, got {value!r}") from None
+        if not separator:
+            raise click.BadParameter(f"expected NAME=NUMBER, got {value!r}")
+    return readings or None
+
+
+def _context_options(command: CommandT) -> CommandT:
+    options = [
+        click.option("--place", help="LAT,LON or a geohash"),
+        click.option("--at", help="ISO 8601 time with offset"),
+        click.option("--image", help="image file path (only derived features are kept)"),
+        click.option("--audio", help="audio file path (only a fingerprint is kept)"),
+        click.option(
+            "--biometric", "biometrics", multiple=True, help="NAME=NUMBER reading (repeat)"
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _show_recollections(state: _State, items: list[Any], as_json: bool) -> None:
+    if as_json:
+        _print_json(items)
+        return
+    if not items:
+        state.console.print("nothing surfaced")
+    for item in items:
+        channels = ", ".join(f"{name} {value:.2f}" for name, value in item.channels.items())
+        state.console.print(f"{item.score:.3f} {item.prompt_line}  ({channels})", highlight=False)
+
+
+@click.command()
+@click.argument("text")
+@_context_options
+@click.option("--tag", "tags", multiple=True, help="a tag (repeat)")
+@click.option("--salience", type=click.FloatRange(0, 1), help="0-1, how much it matters")
+@click.option("--json", "as_json", is_flag=True, help="print the stored memory as JSON")
+@pass_state
+def experience(
+    state: _State,
+    text: str,
+    place: str | None,
+    at: str | None,
+    image: str | None,
+    audio: str | None,
+    biometrics: tuple[str, ...],
+    tags: tuple[str, ...],
+    salience: float | None,
+    as_json: bool,
+) -> None:
+    """Remember TEXT with the context it happened in (place, time, senses)."""
+    memory = state.memory().recollections.remember(
+        text,
+        place=_parse_place(place),
+        at=at,
+        tags=tags,
+        salience=salience,
+        image=image,
+        audio=audio,
+        biometrics=_biometrics(biometrics),
+    )
+    _show_memory(state, memory, as_json)
+
+
+@click.command()
+@click.option("--text", help="text heard or read right now")
+@_context_options
+@click.option("--json", "as_json", is_flag=True, help="print what fired as JSON")
+@pass_state
+def sense(
+    state: _State,
+    text: str | None,
+    place: str | None,
+    at: str | None,
+    image: str | None,
+    audio: str | None,
+    biometrics: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Report the present context; strongly matching memories fire and are queued."""
+    recollections = state.memory().recollections
+    cue = recollections.cue(
+        text=text,
+        place=_parse_place(place),
+        at=at,
+        image=image,
+        audio=audio,
+        biometrics=_biometrics(biometrics),
+    )
+    _show_recollections(state, recollections.sense(cue), as_json)
+
+
+@click.command()
+@click.option("--peek", is_flag=True, help="show without removing")
+@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--json", "as_json", is_flag=True, help="print the recollections as JSON")
+@pass_state
+def pending(state: _State, peek: bool, limit: int, as_json: bool) -> None:
+    """Deliver queued involuntary recollections, oldest first (each once)."""
+    items = state.memory().recollections.pending(drain=not peek, limit=limit)
+    _show_recollections(state, items, as_json)
+
+
+context_commands: list[click.Command] = [core, experience, sense, pending]

@@ -1,0 +1,155 @@
+"""The hermes dialect: the bounded core-memory ``memory`` tool (seed 003).
+
+Exact schema: ``target`` (``memory`` | ``user``, required); the single-operation
+fields ``action`` / ``content`` / ``new_text`` / ``old_text``; or ``operations``,
+an array of ``{action, content?, new_text?, old_text?}`` objects (no other keys)
+applied atomically with the limit checked on the final result. Answers are JSON:
+``success``, a message, the entries and ``usage`` (current/limit chars); a full
+target answers ``success: false`` with its current entries so the agent can
+reissue one batch that frees room.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, ConfigDict, Field
+
+from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
+from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
+from recalld.core_memory import CoreMemoryFullError, CoreOperation
+from recalld.errors import RecalldError, ValidationError
+
+__all__ = ["DIALECT"]
+
+Action = Literal["add", "patch", "remove"]
+
+
+# One operation of a batch (no docstring: it would be published in the item schema).
+class Operation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: Action
+    content: Annotated[str | None, Field(description="Needed by add and patch, as above.")] = None
+    new_text: Annotated[str | None, Field(description="Same as content in a batch item.")] = None
+    old_text: Annotated[str | None, Field(description="As old_text above.")] = None
+
+
+def _answer(body: dict[str, Any], *, error: bool = False) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+        is_error=error,
+    )
+
+
+def memory(
+    ctx: Context,
+    target: Annotated[
+        Literal["memory", "user"],
+        Field(description="Which block: 'memory' for your own notes, 'user' for the user profile."),
+    ],
+    action: Annotated[
+        Action | None,
+        Field(description="Single-change form only: the one action. Leave out with 'operations'."),
+    ] = None,
+    content: Annotated[
+        str | None,
+        Field(
+            description="For add: the new entry. For patch: the text that replaces old_text "
+            "(the rest of that entry stays). Same as new_text."
+        ),
+    ] = None,
+    new_text: Annotated[
+        str | None, Field(description="Same as content; content is used when both are given.")
+    ] = None,
+    old_text: Annotated[
+        str | None,
+        Field(
+            description="For patch and remove: text found in exactly one entry. patch replaces "
+            "just this span; remove deletes that whole entry. Not used by add."
+        ),
+    ] = None,
+    operations: Annotated[
+        list[Operation] | None,
+        Field(
+            description="Batch form: several operations applied together, all or nothing, "
+            "against the final size limit. Use it for more than one change, or to make room "
+            "and add in one call. Each item is {action, content?, old_text?}."
+        ),
+    ] = None,
+) -> CallToolResult:
+    core = state_of(ctx).service.core
+    try:
+        if operations is not None:
+            if action is not None or content is not None or new_text is not None or old_text:
+                raise ValidationError(
+                    "operations", "give either operations or the single action fields, not both"
+                )
+            batch = [CoreOperation.model_validate(item.model_dump()) for item in operations]
+        elif action is not None:
+            batch = [
+                CoreOperation(action=action, content=content, new_text=new_text, old_text=old_text)
+            ]
+        else:
+            raise ValidationError("action", "give an action (add, patch, remove) or operations")
+        result = core.apply(target, batch)
+    except CoreMemoryFullError as full:
+        return _answer(
+            {
+                "success": False,
+                "target": target,
+                "error": full.message,
+                "entries": full.state.entries,
+                "usage": full.state.usage,
+                "would_be_chars": full.would_be,
+            },
+            error=True,
+        )
+    except RecalldError as failure:
+        state = core.state(target)
+        return _answer(
+            {
+                "success": False,
+                "target": target,
+                "error": str(failure),
+                "entries": state.entries,
+                "usage": state.usage,
+            },
+            error=True,
+        )
+    return _answer(result.model_dump(exclude_none=True))
+
+
+DIALECT = Dialect(
+    name="hermes",
+    tools=(
+        ToolSpec(
+            "memory",
+            memory,
+            "Keep durable facts that must hold in every future session. This memory is put into "
+            "every turn, so entries must be short and worth their cost.\n\n"
+            "HOW: make all changes to one target in a single call with 'operations' (each item "
+            "{action, content?, old_text?}). The batch is all-or-nothing and the size limit is "
+            "checked only on the end result, so one call can remove or patch stale entries to "
+            "make room and add new ones, even when the add alone would not fit. The reply gives "
+            "current/limit chars and confirms the change; one call completes the update, do not "
+            "repeat it. Use the single action/content/old_text fields only for one lone change.\n\n"
+            "WHEN: only for facts that apply to every session whatever the task: who the user is, "
+            "stable facts about the environment, standing conventions. What you learn while doing "
+            "a task (procedures, pitfalls, preferences for that kind of work) belongs with that "
+            "task's own notes or skills, where it loads only when relevant.\n\n"
+            "IF FULL: the add is refused and the current entries are shown. Send one batch that "
+            "removes or shortens stale entries and adds the new one.\n\n"
+            "TARGETS: 'user' is who the user is (name, role, preferences, style); 'memory' is your "
+            "notes (environment, conventions, tool quirks, lessons).\n\n"
+            "SKIP: trivial or easily rediscovered facts, raw data, task progress, logs of finished "
+            "work, temporary to-dos.",
+        ),
+    ),
+    resources=(CORE_RESOURCE,),
+    prompts=(CORE_PROMPT,),
+)

@@ -1,0 +1,501 @@
+"""The REST API: a FastAPI app over one :class:`~recalld.service.MemoryService`.
+
+``create_app`` builds the app (routes in :mod:`recalld.adapters.http_routes`,
+shapes in :mod:`recalld.adapters.http_models`);
+``serve`` runs it on uvicorn after checking the bind policy.
+
+Layers of every request, outermost first:
+
+1. metrics: request counts and latency by route template (Prometheus, ``/metrics``);
+2. CORS, only when ``settings.cors_origins`` is set;
+3. authentication: ``Authorization: Bearer <token>`` turned into a
+   :class:`~recalld.tokens.Caller` (401 otherwise). Without any token
+   configured, requests from loopback are trusted with every namespace; a
+   server bound to a non-loopback address always requires a token;
+4. the body size cap (413), ``max_import_bytes`` for ``/v1/import``;
+5. the routes, whose dependencies check the caller's scope (403).
+
+Errors are translated once, here: :class:`ValidationError` → 422,
+:class:`NotFoundError` → 404, :class:`ConflictError` → 409,
+:class:`StorageError` → 503, :class:`AuthenticationError` → 401,
+:class:`PermissionDeniedError` → 403, FastAPI's own validation → 422; every
+error body is ``{"error": {"type", "field", "message"}}``.
+
+Other ASGI apps (the MCP streamable-HTTP endpoint) join through
+``extra_mounts``: each is mounted under its path behind the same
+authentication and metrics, and its lifespan runs inside the app's.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import HTTPException, RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import recalld
+from recalld.adapters.http_context_routes import context_router, core_router
+from recalld.adapters.http_models import BodyFieldError
+from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, v1_router
+from recalld.config import Settings
+from recalld.errors import (
+    AuthenticationError,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+    RecalldError,
+    StorageError,
+    ValidationError,
+)
+from recalld.service import MemoryService
+from recalld.tokens import Caller, TokenRegistry
+
+__all__ = ["ExtraMount", "check_bind", "create_app", "is_loopback", "mcp_mount", "serve"]
+
+logger = logging.getLogger(__name__)
+
+PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+IMPORT_PATH = "/v1/import"
+PARAMETER_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
+
+
+@dataclass(frozen=True)
+class ExtraMount:
+    """Another ASGI app served under ``path`` (e.g. ``/mcp``), sharing the app's lifespan.
+
+    ``lifespan`` (if given) is entered when the server starts and left when it
+    stops, e.g. the MCP SDK's session manager ``run()``. The authenticated
+    caller is in ``scope["state"]["recalld_caller"]``.
+    """
+
+    path: str
+    app: ASGIApp
+    lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
+    exact: bool = False
+    """Serve ``app`` at exactly ``path`` (an ASGI endpoint) instead of under it."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) only accepts connections from this machine."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, tokens: TokenRegistry) -> None:
+    """Refuse (:class:`ValidationError` on ``host``) a non-loopback bind without any token."""
+    if is_loopback(host) or tokens.any_active():
+        return
+    raise ValidationError(
+        "host",
+        f"refusing to listen on {host}: no API token exists, so anyone who can reach this"
+        " address could read and write every memory. Create one with"
+        " `recalld token create NAME --scope NAMESPACE:read+write`, or bind 127.0.0.1.",
+    )
+
+
+# -- errors ----------------------------------------------------------------------
+
+
+def _error(
+    status: int,
+    type_: str,
+    message: str,
+    field: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    body = {"error": {"type": type_, "field": field, "message": message}}
+    return JSONResponse(body, status_code=status, headers=dict(headers or {}))
+
+
+HTTP_ERROR_TYPES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    503: "unavailable",
+}
+UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
+
+
+def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
+    if isinstance(error, ValidationError):
+        return _error(422, "validation_error", error.message, error.field)
+    if isinstance(error, ConflictError):
+        return _error(409, "conflict", error.message, error.field)
+    if isinstance(error, NotFoundError):
+        return _error(404, "not_found", str(error))
+    if isinstance(error, AuthenticationError):
+        return _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
+    if isinstance(error, PermissionDeniedError):
+        return _error(403, "forbidden", str(error), "namespace")
+    if isinstance(error, StorageError):
+        logger.error("storage error: %s", error)
+        return _error(503, "storage_error", "the database could not serve the request")
+    return _error(400, "bad_request", str(error))
+
+
+def _request_validation_error(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    problems = error.errors()
+    if not problems:
+        return _error(422, "validation_error", "the request is invalid")
+    first = problems[0]
+    location = [str(part) for part in first.get("loc", ())]
+    if first.get("type") == "json_invalid":
+        reason = (first.get("ctx") or {}).get("error", "")
+        return _error(422, "validation_error", f"the body is not valid JSON: {reason}", "body")
+    if len(location) > 1 and location[0] in PARAMETER_SOURCES:
+        location = location[1:]
+    field = ".".join(location) or "body"
+    return _error(422, "validation_error", str(first.get("msg", "is invalid")), field)
+
+
+def _http_error(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StarletteHTTPException)
+    status = error.status_code
+    field = error.field if isinstance(error, BodyFieldError) else None
+    headers = dict(error.headers or {})
+    if status == 401:
+        headers.update(UNAUTHORIZED_HEADERS)
+    return _error(status, HTTP_ERROR_TYPES.get(status, "error"), str(error.detail), field, headers)
+
+
+def _unexpected_error(_request: Request, error: Exception) -> JSONResponse:
+    logger.exception("unexpected error", exc_info=error)
+    return _error(500, "internal_error", "an unexpected error occurred")
+
+
+# -- middleware ------------------------------------------------------------------
+
+
+class _Authentication:
+    """Turn the bearer token into a Caller (401 when required and missing or invalid)."""
+
+    def __init__(self, app: ASGIApp, tokens: TokenRegistry, *, require_auth: bool) -> None:
+        self.app = app
+        self.tokens = tokens
+        self.require_auth = require_auth
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        authorization = Headers(scope=scope).get("authorization")
+        client = scope.get("client")
+        client_host = client[0] if client else ""
+        try:
+            caller = await run_in_threadpool(self._caller, authorization, client_host)
+        except AuthenticationError as error:
+            response = _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
+            await response(scope, receive, send)
+            return
+        except StorageError as error:
+            logger.error("storage error while authenticating: %s", error)
+            await _error(503, "storage_error", "the token store is unavailable")(
+                scope, receive, send
+            )
+            return
+        scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
+        await self.app(scope, receive, send)
+
+    def _caller(self, authorization: str | None, client_host: str) -> Caller:
+        if authorization is not None:
+            scheme, _, token = authorization.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise AuthenticationError("expected `Authorization: Bearer <token>`")
+            return self.tokens.authenticate(token.strip())
+        if self.require_auth or self.tokens.any_active():
+            raise AuthenticationError("a bearer token is required")
+        if not is_loopback(client_host):
+            raise AuthenticationError("a bearer token is required from outside this machine")
+        return Caller.trusted()
+
+
+class _BodyTooLarge(HTTPException):
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is larger than {limit} bytes")
+
+
+class _BodyLimit:
+    """Refuse bodies over the cap: from Content-Length up front, else while they stream."""
+
+    def __init__(self, app: ASGIApp, *, default_limit: int, import_limit: int) -> None:
+        self.app = app
+        self.default_limit = default_limit
+        self.import_limit = import_limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.import_limit if scope["path"] == IMPORT_PATH else self.default_limit
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await _http_error(Request(scope), _BodyTooLarge(limit))(scope, receive, send)
+            return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise _BodyTooLarge(limit)
+            return message
+
+        async def watching_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, watching_send)
+        except _BodyTooLarge as error:
+            if started:
+                raise
+            await _http_error(Request(scope), error)(scope, receive, send)
+
+
+class _Metrics:
+    """Count requests and time them by method, route template and status."""
+
+    def __init__(self, app: ASGIApp, registry: CollectorRegistry) -> None:
+        self.app = app
+        self.requests = Counter(
+            "recalld_http_requests",
+            "HTTP requests served",
+            ["method", "route", "status"],
+            registry=registry,
+        )
+        self.latency = Histogram(
+            "recalld_http_request_duration_seconds",
+            "HTTP request latency",
+            ["method", "route"],
+            registry=registry,
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def recording_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, recording_send)
+        finally:
+            route = scope.get("route")
+            template = str(getattr(route, "path", "unmatched"))
+            method = str(scope.get("method", ""))
+            self.latency.labels(method, template).observe(time.perf_counter() - started)
+            self.requests.labels(method, template, str(status)).inc()
+
+
+class _StoreCollector(Collector):
+    """Memory counts by namespace and the background queue depth, read at scrape time."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+
+    def collect(self) -> Iterable[Metric]:
+        """Yield the gauges (read-only: a scrape changes nothing)."""
+        memories = GaugeMetricFamily(
+            "recalld_memories", "live memories by namespace", labels=["namespace"]
+        )
+        namespaces = self.service.namespaces()
+        if namespaces:
+            for namespace, count in self.service.stats(namespaces).by_namespace.items():
+                memories.add_metric([namespace], count)
+        yield memories
+        status = self.service.status(namespaces)
+        depth = status.queue.get("queued", 0) + status.queue.get("running", 0)
+        yield GaugeMetricFamily(
+            "recalld_queue_depth", "jobs waiting in the background queue", value=depth
+        )
+
+
+# -- the app ---------------------------------------------------------------------
+
+
+def create_app(
+    service: MemoryService,
+    settings: Settings,
+    *,
+    tokens: TokenRegistry | None = None,
+    require_auth: bool = False,
+    extra_mounts: Sequence[ExtraMount] = (),
+) -> FastAPI:
+    """Build the REST app over ``service``.
+
+    ``require_auth`` makes every request need a valid token even when none is
+    configured (``serve`` sets it for non-loopback binds). The caller owns
+    ``service`` and closes it after the server stops.
+    """
+    registry = tokens or TokenRegistry.for_store(service.store)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for mount in extra_mounts:
+                if mount.lifespan is not None:
+                    await stack.enter_async_context(mount.lifespan())
+            yield
+
+    app = FastAPI(
+        title="recalld",
+        version=recalld.__version__,
+        summary="Long-term memory for AI agents.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    app.state.settings = settings
+    app.state.tokens = registry
+    app.include_router(batbox_router)
+    app.include_router(v1_router)
+    app.include_router(core_router)
+    app.include_router(context_router)
+    metrics_registry = CollectorRegistry(auto_describe=True)
+    metrics_registry.register(_StoreCollector(service))
+
+    @app.get("/healthz", tags=["admin"], summary="Health")
+    async def healthz() -> dict[str, str]:
+        """Liveness: the process is up (no database access, no authentication)."""
+        return {"status": "ok"}
+
+    @app.get("/metrics", include_in_schema=False, response_class=PlainTextResponse)
+    def metrics(request: Request) -> PlainTextResponse:
+        """Prometheus metrics; needs a token scoped to every namespace (``*``)."""
+        caller = getattr(request.state, CALLER_STATE_KEY, None)
+        if not isinstance(caller, Caller) or not caller.all_namespaces:
+            raise PermissionDeniedError("metrics need a token scoped to every namespace (*)")
+        return PlainTextResponse(
+            generate_latest(metrics_registry), media_type="text/plain; version=0.0.4"
+        )
+
+    for mount in extra_mounts:
+        if mount.exact:
+            # A Route whose endpoint is not a function is served as a raw ASGI app.
+            app.router.routes.append(Route(mount.path, endpoint=mount.app))
+        else:
+            app.mount(mount.path, mount.app)
+
+    app.add_exception_handler(RecalldError, _recalld_error)
+    app.add_exception_handler(RequestValidationError, _request_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected_error)
+    # add_middleware wraps what is there, so the last added runs first.
+    app.add_middleware(
+        _BodyLimit,
+        default_limit=settings.max_body_bytes,
+        import_limit=settings.max_import_bytes,
+    )
+    app.add_middleware(_Authentication, tokens=registry, require_auth=require_auth)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "X-Recalld-Namespace"],
+        )
+    app.add_middleware(_Metrics, registry=metrics_registry)
+    return app
+
+
+class _NamespaceGuard:
+    """Let through only callers who may read and write ``namespace`` (403 otherwise)."""
+
+    def __init__(self, app: ASGIApp, namespace: str) -> None:
+        self.app = app
+        self.namespace = namespace
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        caller = scope.get("state", {}).get(CALLER_STATE_KEY)
+        if not isinstance(caller, Caller) or not caller.can(self.namespace, write=True):
+            message = f"the MCP endpoint serves namespace {self.namespace!r}: this token may not"
+            await _error(403, "forbidden", message + " read and write it")(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> ExtraMount:
+    """The MCP streamable-HTTP endpoint at ``/mcp``, over ``service``, in its namespace.
+
+    It sits behind the API's authentication; a caller needs read+write on
+    ``settings.namespace``, the namespace its tools use.
+    """
+    from contextlib import nullcontext
+
+    from recalld.adapters.mcp_server import build_server, http_endpoint
+
+    # Callers may be remote: media arguments must be base64, never server-side paths.
+    server = build_server(lambda: nullcontext(service), dialects, media_paths=False)
+    endpoint, lifespan = http_endpoint(server, path="/mcp", host=settings.host)
+    return ExtraMount(
+        "/mcp", _NamespaceGuard(endpoint, settings.namespace), lifespan=lifespan, exact=True
+    )
+
+
+def serve(
+    service: MemoryService,
+    settings: Settings,
+    *,
+    extra_mounts: Sequence[ExtraMount] = (),
+    log_level: str = "info",
+) -> None:
+    """Run the API on ``settings.host``:``settings.port`` until interrupted.
+
+    Refuses a non-loopback address while no token exists; on such an address
+    every request needs a token, even if all are later revoked.
+    """
+    import uvicorn
+
+    tokens = TokenRegistry.for_store(service.store)
+    check_bind(settings.host, tokens)
+    app = create_app(
+        service,
+        settings,
+        tokens=tokens,
+        require_auth=not is_loopback(settings.host),
+        extra_mounts=extra_mounts,
+    )
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=log_level,
+        server_header=False,
+    )
+    uvicorn.Server(config).run()

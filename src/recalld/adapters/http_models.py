@@ -1,0 +1,252 @@
+"""Wire shapes of the REST API that the service has no type for, and strict JSON bodies.
+
+Everything else on the wire is a service model from :mod:`recalld.model`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from fastapi import Request
+from fastapi.exceptions import HTTPException
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
+
+from recalld.model import SHORT_TEXT_MAX_CHARS, SOURCE_MAX_CHARS, TITLE_MAX_CHARS, Filters
+
+__all__ = [
+    "BatboxRecall",
+    "BatboxRemember",
+    "BatboxResult",
+    "BatboxStatus",
+    "BodyFieldError",
+    "Deleted",
+    "EmbeddingStatus",
+    "ErrorBody",
+    "ErrorDetail",
+    "GraphStatus",
+    "KeyValueWrite",
+    "QueryRequest",
+    "QueueStatus",
+    "StrictJSONRoute",
+    "error_responses",
+    "refuse_constant",
+    "strict_json_loads",
+    "unpaired_surrogate",
+]
+
+QUERY_MAX_CHARS = 10_000
+
+
+# -- error bodies -------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong: a machine-readable type, the field at fault (if any), and why."""
+
+    type: str
+    field: str | None = None
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx/5xx response body."""
+
+    error: ErrorDetail
+
+
+class BodyFieldError(HTTPException):
+    """A request body the JSON parser accepted but recalld refuses (NaN, lone surrogates)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(status_code=422, detail=message)
+        self.field = field
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries (the :class:`ErrorBody` model) for these status codes."""
+    descriptions = {
+        401: "no bearer token, or an invalid one",
+        403: "the token is not scoped to this namespace or access",
+        404: "no such memory in the namespace",
+        409: "the write conflicts with a stored memory (id or key taken)",
+        413: "the request body is larger than the limit",
+        422: "the request is invalid; `error.field` names the field",
+        503: "the database could not serve the request",
+    }
+    return {code: {"model": ErrorBody, "description": descriptions[code]} for code in codes}
+
+
+# -- strict JSON bodies -------------------------------------------------------
+
+
+def unpaired_surrogate(value: Any, path: str = "") -> str | None:
+    """The path of the first string in ``value`` holding a lone UTF-16 surrogate, if any.
+
+    JSON escapes such as ``"\\ud800"`` decode to strings UTF-8 cannot encode; they
+    are refused at the edge instead of failing deep in the database driver.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "body"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = unpaired_surrogate(key, path or "body") or unpaired_surrogate(
+                item, f"{path}.{key}" if path else str(key)
+            )
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = unpaired_surrogate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def refuse_constant(name: str) -> Any:
+    """Refuse ``NaN`` and ``Infinity``, which JSON does not have (``json.loads`` hook)."""
+    raise BodyFieldError("body", f"{name} is not valid JSON")
+
+
+def strict_json_loads(data: bytes | str) -> Any:
+    """Parse JSON refusing ``NaN``/``Infinity`` and strings with unpaired surrogates."""
+    try:
+        value = json.loads(data, parse_constant=refuse_constant)
+    except UnicodeDecodeError:
+        raise BodyFieldError("body", "is not valid UTF-8") from None
+    field = unpaired_surrogate(value)
+    if field is not None:
+        raise BodyFieldError(field, "contains an unpaired UTF-16 surrogate (not valid Unicode)")
+    return value
+
+
+class _StrictJSONRequest(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = strict_json_loads(await self.body())
+        return self._json
+
+
+class StrictJSONRoute(APIRoute):
+    """A route whose JSON body goes through :func:`strict_json_loads`."""
+
+    def get_route_handler(self) -> Any:
+        """Wrap FastAPI's handler so it sees a request with the strict ``json()``."""
+        handler = super().get_route_handler()
+
+        async def strict_handler(request: Request) -> Response:
+            return await handler(_StrictJSONRequest(request.scope, request.receive))
+
+        return strict_handler
+
+
+# -- shapes the service has no type for --------------------------------------
+
+
+class QueryRequest(BaseModel):
+    """A recall or search: the query text, how many hits, and optional filters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(max_length=QUERY_MAX_CHARS)
+    limit: int = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    filters: Filters | None = None
+
+
+class KeyValueWrite(BaseModel):
+    """The value stored under a key (the key is in the path); writing again overwrites."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: str
+    tags: list[str] = Field(default_factory=list)
+    ttl_seconds: float | None = Field(default=None, gt=0)
+    title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
+    kind: str = Field(default="kv", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Deleted(BaseModel):
+    """Whether something was deleted."""
+
+    deleted: bool
+
+
+class BatboxRemember(BaseModel):
+    """batbox ``POST /remember``: content, source, optional id, kind, captured_at, metadata."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str
+    source: str | None = Field(default=None, max_length=SOURCE_MAX_CHARS)
+    id: str | None = Field(default=None, min_length=1, max_length=64)
+    kind: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
+    captured_at: datetime | str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class BatboxRecall(BaseModel):
+    """batbox ``POST /recall``: query and limit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(max_length=QUERY_MAX_CHARS)
+    limit: int = Field(default=5, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+
+
+class BatboxResult(BaseModel):
+    """One recalled passage with its provenance: source, kind, captured_at and backend."""
+
+    id: str
+    content: str
+    score: float
+    source: str | None
+    kind: str
+    captured_at: datetime | None
+    backend: str = Field(description="the index that found it first (fts, like ...)")
+    backends: list[str]
+    metadata: dict[str, Any]
+    prompt_line: str
+
+
+class QueueStatus(BaseModel):
+    """The background embedding queue: jobs waiting or running, and failed for good."""
+
+    depth: int = 0
+    failed: int = 0
+
+
+class EmbeddingStatus(BaseModel):
+    """CPU embedding progress: vectors of the configured model, memories still queued."""
+
+    model: str | None = None
+    embedded: int = 0
+    pending: int = 0
+
+
+class GraphStatus(BaseModel):
+    """Entity graph state (not built yet)."""
+
+    state: str = "unavailable"
+    entities: int = 0
+    relations: int = 0
+
+
+class BatboxStatus(BaseModel):
+    """batbox ``GET /status``: counts, queue, embeddings, graph and retry errors."""
+
+    namespace: str
+    memories: int
+    search_backend: str
+    schema_version: int
+    queue: QueueStatus
+    embeddings: EmbeddingStatus
+    graph: GraphStatus
+    retry_errors: list[str]

@@ -1,0 +1,422 @@
+"""The REST endpoints: batbox-compatible ``/remember`` ``/recall`` ``/status`` and native ``/v1``.
+
+Request and response bodies are the service's own pydantic models
+(:class:`~recalld.model.NewMemory`, :class:`~recalld.model.Receipt`,
+:class:`~recalld.model.Memory`, :class:`~recalld.model.Hit` ...); only shapes
+the service has no type for (batbox's field names, the key/value write, the
+query envelope) are in :mod:`recalld.adapters.http_models`.
+
+Namespaces: every request works in one namespace, named by the
+``X-Recalld-Namespace`` header (default: ``settings.namespace``). ``/v1/stats``
+and ``/v1/export`` accept a comma-separated list. The authenticated
+:class:`~recalld.tokens.Caller` (set by the auth middleware in
+:mod:`recalld.adapters.http_api`) must be scoped to each namespace, with
+``read+write`` for writes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Annotated, Literal, cast
+
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Security
+from fastapi.responses import StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
+
+from recalld import _validate as check
+from recalld.adapters.http_models import (
+    BatboxRecall,
+    BatboxRemember,
+    BatboxResult,
+    BatboxStatus,
+    BodyFieldError,
+    Deleted,
+    EmbeddingStatus,
+    GraphStatus,
+    KeyValueWrite,
+    QueryRequest,
+    QueueStatus,
+    StrictJSONRoute,
+    error_responses,
+    refuse_constant,
+    unpaired_surrogate,
+)
+from recalld.config import Settings
+from recalld.errors import AuthenticationError, NotFoundError, ValidationError
+from recalld.model import (
+    KEY_MAX_CHARS,
+    Filters,
+    Hit,
+    ImportLineError,
+    ImportReport,
+    Memory,
+    MemoryPatch,
+    NewMemory,
+    Page,
+    Receipt,
+    Stats,
+)
+from recalld.service import MemoryService
+from recalld.tokens import Caller
+
+__all__ = ["CALLER_STATE_KEY", "NAMESPACE_HEADER", "batbox_router", "v1_router"]
+
+NAMESPACE_HEADER = "X-Recalld-Namespace"
+# Where the auth middleware leaves the Caller: ``scope["state"][CALLER_STATE_KEY]``.
+CALLER_STATE_KEY = "recalld_caller"
+NDJSON = "application/x-ndjson"
+# The service's field names → batbox's, for error messages.
+BATBOX_FIELDS = {"at": "captured_at", "meta": "metadata"}
+COMMON_ERRORS = error_responses(401, 403, 413, 422, 503)
+
+
+# -- dependencies -------------------------------------------------------------
+
+
+def _service(request: Request) -> MemoryService:
+    return cast(MemoryService, request.app.state.service)
+
+
+def _settings(request: Request) -> Settings:
+    return cast(Settings, request.app.state.settings)
+
+
+def _caller(request: Request) -> Caller:
+    caller = getattr(request.state, CALLER_STATE_KEY, None)
+    if not isinstance(caller, Caller):
+        raise AuthenticationError("the request was not authenticated")
+    return caller
+
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="A token from `recalld token create` (not needed on loopback without tokens).",
+)
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
+NamespaceHeader = Annotated[
+    str | None,
+    Header(
+        alias=NAMESPACE_HEADER,
+        description="the namespace to work in (default: the server's RECALLD_NAMESPACE)",
+    ),
+]
+
+
+def authorized_namespaces(
+    request: Request, header: str | None, *, write: bool, several: bool
+) -> list[str]:
+    """The namespaces the request names (header, else the default), checked against its token."""
+    caller = _caller(request)
+    text = header.strip() if header is not None and header.strip() else None
+    names = [_settings(request).namespace] if text is None else text.split(",")
+    if len(names) > 1 and not several:
+        raise ValidationError("namespace", "this endpoint works in exactly one namespace")
+    namespaces = [check.namespace(name.strip()) for name in names]
+    for namespace in namespaces:
+        caller.authorize(namespace, write=write)
+    return list(dict.fromkeys(namespaces))
+
+
+async def _read_namespace(
+    request: Request, _credentials: Credentials, namespace: NamespaceHeader = None
+) -> str:
+    return authorized_namespaces(request, namespace, write=False, several=False)[0]
+
+
+async def _write_namespace(
+    request: Request, _credentials: Credentials, namespace: NamespaceHeader = None
+) -> str:
+    return authorized_namespaces(request, namespace, write=True, several=False)[0]
+
+
+async def _read_namespaces(
+    request: Request, _credentials: Credentials, namespace: NamespaceHeader = None
+) -> list[str]:
+    return authorized_namespaces(request, namespace, write=False, several=True)
+
+
+Service = Annotated[MemoryService, Depends(_service)]
+ReadNamespace = Annotated[str, Depends(_read_namespace)]
+WriteNamespace = Annotated[str, Depends(_write_namespace)]
+ReadNamespaces = Annotated[list[str], Depends(_read_namespaces)]
+
+
+# -- batbox --------------------------------------------------------------------
+
+batbox_router = APIRouter(tags=["batbox"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
+
+
+@batbox_router.post(
+    "/remember", response_model=Receipt, responses=error_responses(409), summary="Remember"
+)
+def batbox_remember(body: BatboxRemember, service: Service, namespace: WriteNamespace) -> Receipt:
+    """Store a memory durably; the receipt means "durably written", not "indexed"."""
+    try:
+        return service.remember(
+            body.content,
+            namespace=namespace,
+            id=body.id,
+            kind=body.kind or "note",
+            source=body.source,
+            at=body.captured_at,
+            meta=body.metadata,
+        )
+    except ValidationError as error:
+        # Name the field as batbox callers spelled it.
+        field = BATBOX_FIELDS.get(error.field, error.field)
+        raise ValidationError(field, error.message) from None
+
+
+@batbox_router.post("/recall", response_model=list[BatboxResult], summary="Recall")
+def batbox_recall(
+    body: BatboxRecall, service: Service, namespace: ReadNamespace
+) -> list[BatboxResult]:
+    """Memories relevant to ``query``, each with source, kind, captured_at and backend."""
+    hits = service.recall(body.query, limit=body.limit, namespace=namespace)
+    return [
+        BatboxResult(
+            id=hit.memory.id,
+            content=hit.memory.content,
+            score=hit.score,
+            source=hit.memory.source,
+            kind=hit.memory.kind,
+            captured_at=hit.memory.at,
+            backend=hit.backends[0] if hit.backends else "none",
+            backends=hit.backends,
+            metadata=hit.memory.meta,
+            prompt_line=hit.prompt_line,
+        )
+        for hit in hits
+    ]
+
+
+@batbox_router.get("/status", response_model=BatboxStatus, summary="Status")
+def batbox_status(service: Service, namespace: ReadNamespace) -> BatboxStatus:
+    """Counts and the state of the background queue, embeddings and graph (zeros until built)."""
+    stats = service.stats([namespace])
+    status = service.status([namespace])
+    return BatboxStatus(
+        namespace=namespace,
+        memories=stats.count,
+        search_backend=stats.search_backend,
+        schema_version=stats.schema_version,
+        queue=QueueStatus(
+            depth=status.queue.get("queued", 0) + status.queue.get("running", 0),
+            failed=status.queue.get("failed", 0),
+        ),
+        embeddings=EmbeddingStatus(
+            model=status.embedder,
+            embedded=0 if status.embedder is None else status.embeddings.get(status.embedder, 0),
+            pending=status.memories_by_index_state.get("queued", 0),
+        ),
+        graph=GraphStatus(),
+        retry_errors=[f"{job.memory_id}: {job.error}" for job in status.failed_jobs],
+    )
+
+
+# -- /v1 -----------------------------------------------------------------------
+
+v1_router = APIRouter(prefix="/v1", route_class=StrictJSONRoute, responses=COMMON_ERRORS)
+MemoryId = Annotated[str, Path(min_length=1, max_length=64)]
+Key = Annotated[str, Path(min_length=1, max_length=KEY_MAX_CHARS)]
+
+
+@v1_router.post(
+    "/memories", response_model=Receipt, tags=["memories"], responses=error_responses(409)
+)
+def create_memory(body: NewMemory, service: Service, namespace: WriteNamespace) -> Receipt:
+    """Store a memory (with ``key``: overwrite the memory holding that key)."""
+    return service.remember_many([body], namespace=namespace)[0]
+
+
+@v1_router.get("/memories", response_model=Page, tags=["memories"])
+def list_memories(
+    service: Service,
+    namespace: ReadNamespace,
+    kind: str | None = None,
+    category: str | None = None,
+    tag: Annotated[list[str] | None, Query(description="has any of these tags")] = None,
+    all_tag: Annotated[list[str] | None, Query(description="has every one of these")] = None,
+    since: Annotated[str | None, Query(description="at >= this ISO 8601 time")] = None,
+    until: Annotated[str | None, Query(description="at < this ISO 8601 time")] = None,
+    created_since: str | None = None,
+    created_until: str | None = None,
+    order: Annotated[
+        Literal["created", "updated"], Query(description="newest created, or recently updated")
+    ] = "created",
+    limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 50,
+    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+) -> Page:
+    """Memories newest first, a page at a time (filters apply before the limit)."""
+    filters = Filters(
+        kind=kind,
+        category=category,
+        tags_any=tag or [],
+        tags_all=all_tag or [],
+        since=since,
+        until=until,
+        created_since=created_since,
+        created_until=created_until,
+    )
+    lister = service.list_memories if order == "created" else service.recent
+    return lister(filters=filters, limit=limit, cursor=cursor, namespace=namespace)
+
+
+@v1_router.get(
+    "/memories/{memory_id}",
+    response_model=Memory,
+    tags=["memories"],
+    responses=error_responses(404),
+)
+def get_memory(memory_id: MemoryId, service: Service, namespace: ReadNamespace) -> Memory:
+    """One memory by id."""
+    return service.get(memory_id, namespace=namespace)
+
+
+@v1_router.patch(
+    "/memories/{memory_id}",
+    response_model=Memory,
+    tags=["memories"],
+    responses=error_responses(404, 409),
+)
+def patch_memory(
+    memory_id: MemoryId, body: MemoryPatch, service: Service, namespace: WriteNamespace
+) -> Memory:
+    """Change only the fields given; ``null`` clears an optional field."""
+    return service.update(memory_id, namespace=namespace, **body.model_dump(exclude_unset=True))
+
+
+@v1_router.delete("/memories/{memory_id}", response_model=Deleted, tags=["memories"])
+def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespace) -> Deleted:
+    """Forget a memory and every trace of it; ``deleted`` says whether it existed."""
+    return Deleted(deleted=service.forget(memory_id, namespace=namespace))
+
+
+@v1_router.post("/recall", response_model=list[Hit], tags=["query"])
+def recall(body: QueryRequest, service: Service, namespace: ReadNamespace) -> list[Hit]:
+    """Ranked memories for ``query``; counts an access of each one returned."""
+    return service.recall(body.query, filters=body.filters, limit=body.limit, namespace=namespace)
+
+
+@v1_router.post("/search", response_model=list[Hit], tags=["query"])
+def search(body: QueryRequest, service: Service, namespace: ReadNamespace) -> list[Hit]:
+    """The same ranking as recall; changes nothing."""
+    return service.search(body.query, filters=body.filters, limit=body.limit, namespace=namespace)
+
+
+@v1_router.put(
+    "/kv/{key:path}", response_model=Receipt, tags=["key/value"], responses=error_responses(409)
+)
+def put_value(
+    key: Key, body: KeyValueWrite, service: Service, namespace: WriteNamespace
+) -> Receipt:
+    """Store ``value`` under ``key`` (overwrites; ``ttl_seconds`` makes it expire)."""
+    return service.remember(
+        body.value,
+        namespace=namespace,
+        key=key,
+        title=body.title,
+        kind=body.kind,
+        tags=body.tags,
+        ttl_seconds=body.ttl_seconds,
+        meta=body.meta,
+    )
+
+
+@v1_router.get(
+    "/kv/{key:path}", response_model=Memory, tags=["key/value"], responses=error_responses(404)
+)
+def get_value(key: Key, service: Service, namespace: ReadNamespace) -> Memory:
+    """The memory stored under ``key`` (expired keys are not found)."""
+    return service.get(key=key, namespace=namespace)
+
+
+@v1_router.delete("/kv/{key:path}", response_model=Deleted, tags=["key/value"])
+def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Deleted:
+    """Forget the memory stored under ``key``."""
+    try:
+        memory = service.get(key=key, namespace=namespace)
+    except NotFoundError:
+        return Deleted(deleted=False)
+    return Deleted(deleted=service.forget(memory.id, namespace=namespace))
+
+
+@v1_router.get("/stats", response_model=Stats, tags=["admin"])
+def stats(service: Service, namespaces: ReadNamespaces) -> Stats:
+    """Counts by category, kind and namespace over the namespaces in the header."""
+    return service.stats(namespaces)
+
+
+@v1_router.get(
+    "/export",
+    response_class=StreamingResponse,
+    tags=["admin"],
+    responses={200: {"content": {NDJSON: {"schema": {"type": "string"}}}, "description": "JSONL"}},
+)
+def export(service: Service, namespaces: ReadNamespaces) -> StreamingResponse:
+    """Every live memory of the namespaces as JSON lines, streamed."""
+    lines: Iterator[str] = (line + "\n" for line in service.export(namespaces))
+    return StreamingResponse(lines, media_type=NDJSON)
+
+
+@v1_router.post(
+    "/import",
+    response_model=ImportReport,
+    tags=["admin"],
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {NDJSON: {"schema": {"type": "string"}}},
+        }
+    },
+)
+async def import_lines(request: Request, namespace: WriteNamespace) -> ImportReport:
+    """Import JSONL written by ``/v1/export``; a bad line is reported by number, the rest import.
+
+    A record without a ``namespace`` goes to the header's namespace; one with a
+    namespace the token may not write is refused (that line only).
+    """
+    service = _service(request)
+    caller = _caller(request)
+    body = await request.body()
+    text = body.decode("utf-8", errors="replace")
+    denied: list[ImportLineError] = []
+    lines = list(_permitted_lines(text.splitlines(), caller, namespace, denied))
+    report = await run_in_threadpool(service.import_lines, lines, namespace=namespace)
+    report.errors = sorted([*report.errors, *denied], key=lambda error: error.line)
+    return report
+
+
+def _permitted_lines(
+    lines: list[str], caller: Caller, default_namespace: str, denied: list[ImportLineError]
+) -> Iterator[str]:
+    """Yield each line, or a blank one (so numbering holds) where the line is refused here."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            yield line
+            continue
+        try:
+            data = json.loads(line, parse_constant=refuse_constant)
+        except BodyFieldError as error:
+            denied.append(ImportLineError(line=number, error=f"not JSON: {error.detail}"))
+            yield ""
+            continue
+        except ValueError:
+            yield line  # the service reports it as not JSON, with the parser's reason
+            continue
+        field = unpaired_surrogate(data)
+        if field is not None:
+            denied.append(ImportLineError(line=number, error=f"{field}: unpaired surrogate"))
+            yield ""
+            continue
+        target = data.get("namespace") if isinstance(data, dict) else None
+        namespace = target if isinstance(target, str) and target else default_namespace
+        if not caller.can(namespace, write=True):
+            denied.append(
+                ImportLineError(line=number, error=f"namespace: may not write to {namespace!r}")
+            )
+            yield ""
+            continue
+        yield line

@@ -1,0 +1,260 @@
+"""Sensory signals reduced to features: images, audio and biometric readings.
+
+Raw media never leave this module: an image becomes a 64-bit perceptual hash
+(imagehash's pHash) and a 64-bin colour histogram; audio becomes a Chromaprint
+fingerprint (decoded with soundfile, fingerprinted by pyacoustid's binding to
+libchromaprint, which avoids bookworm's broken ``fpcalc`` exit status); a
+biometric reading is a named number. Only these features are stored.
+
+Similarities, each in [0, 1]:
+- image: ``0.75·(1 - hamming/32)⁺ + 0.25·histogram intersection`` (unrelated
+  images sit near 32 differing bits of 64, so they score ~0 on the hash part);
+- audio: ``(1 - BER/0.3)⁺`` at the best alignment, where BER is the bit error
+  rate between fingerprints (same clip with noise ≈ 0.005, a different clip
+  ≈ 0.4); a clip that is a part of the stored one aligns and matches;
+- biometric: mean over the readings both share of ``exp(-½(Δ/scale)²)``, with
+  a per-reading scale (heart_rate 12 bpm, skin_conductance 1.5 µS,
+  temperature 0.4 °C, …; 10 % of the stored value for unknown names).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from recalld.errors import RecalldError, ValidationError
+
+__all__ = [
+    "AudioFeatures",
+    "ImageFeatures",
+    "audio_features",
+    "audio_similarity",
+    "biometric_similarity",
+    "image_features",
+    "image_similarities",
+    "image_similarity",
+    "load_media",
+]
+
+MAX_MEDIA_BYTES = 25 * 1024 * 1024
+BIOMETRIC_SCALES = {
+    "heart_rate": 12.0,
+    "heart_rate_variability": 15.0,
+    "skin_conductance": 1.5,
+    "temperature": 0.4,
+    "skin_temperature": 0.8,
+    "respiration_rate": 3.0,
+    "blood_oxygen": 2.0,
+    "steps": 500.0,
+}
+AUDIO_BER_CEILING = 0.3
+AUDIO_MAX_OFFSET = 120
+AUDIO_MIN_OVERLAP = 20
+AUDIO_MIN_SHARED = 2
+
+
+@dataclass(frozen=True)
+class ImageFeatures:
+    """What is kept of an image."""
+
+    phash: int
+    histogram: tuple[float, ...]
+
+    def to_bytes(self) -> bytes:
+        """A compact serialisation: 8 bytes of hash, 64 float32 histogram bins."""
+        hash_part = self.phash.to_bytes(8, "big")
+        return hash_part + np.asarray(self.histogram, dtype=np.float32).tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ImageFeatures:
+        """Inverse of :meth:`to_bytes`."""
+        histogram = np.frombuffer(data[8:], dtype=np.float32)
+        return cls(
+            phash=int.from_bytes(data[:8], "big"),
+            histogram=tuple(float(value) for value in histogram),
+        )
+
+
+@dataclass(frozen=True)
+class AudioFeatures:
+    """What is kept of a sound: its Chromaprint fingerprint (32-bit sub-fingerprints)."""
+
+    fingerprint: np.ndarray
+
+    def to_bytes(self) -> bytes:
+        """The fingerprint as little-endian uint32s."""
+        return np.asarray(self.fingerprint, dtype="<u4").tobytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> AudioFeatures:
+        """Inverse of :meth:`to_bytes`."""
+        return cls(fingerprint=np.frombuffer(data, dtype="<u4").astype(np.uint32))
+
+
+def load_media(value: str, field: str, *, allow_paths: bool = True) -> bytes:
+    """Bytes from a local file path or a base64 string (paths win when the file exists).
+
+    ``allow_paths=False`` (requests from other machines) accepts base64 only, so
+    a remote caller cannot make this process read its own files.
+    """
+    text = value.strip()
+    if not text:
+        raise ValidationError(field, "must be a local file path or base64 data")
+    if allow_paths and len(text) < 4096:
+        candidate = Path(text).expanduser()
+        try:
+            if candidate.is_file():
+                size = candidate.stat().st_size
+                if size > MAX_MEDIA_BYTES:
+                    raise ValidationError(field, f"file is {size} bytes; limit {MAX_MEDIA_BYTES}")
+                return candidate.read_bytes()
+        except OSError:
+            pass
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValidationError(
+            field, "is neither an existing local file nor valid base64 data"
+        ) from None
+    if not data:
+        raise ValidationError(field, "decoded to no data")
+    if len(data) > MAX_MEDIA_BYTES:
+        raise ValidationError(field, f"is {len(data)} bytes; limit {MAX_MEDIA_BYTES}")
+    return data
+
+
+def image_features(data: bytes) -> ImageFeatures:
+    """Perceptual hash and colour histogram of an image (PNG, JPEG, …)."""
+    import imagehash
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as opened:
+            image = opened.convert("RGB")
+    except (
+        UnidentifiedImageError,
+        OSError,
+        ValueError,
+        SyntaxError,  # raised by some truncated image headers
+        Image.DecompressionBombError,
+    ) as error:
+        raise ValidationError("image", f"is not an image Pillow can read: {error}") from None
+    phash = int(str(imagehash.phash(image)), 16)
+    pixels = np.asarray(image.resize((64, 64)), dtype=np.uint16) // 64  # 4 levels per channel
+    bins = pixels[..., 0] * 16 + pixels[..., 1] * 4 + pixels[..., 2]
+    counts = np.bincount(bins.ravel(), minlength=64).astype(np.float64)
+    return ImageFeatures(phash=phash, histogram=tuple(float(v) for v in counts / counts.sum()))
+
+
+def image_similarities(cue: ImageFeatures, stored: Sequence[bytes]) -> np.ndarray:
+    """:func:`image_similarity` of ``cue`` against many serialised features at once."""
+    if not stored:
+        return np.zeros(0)
+    hashes = np.array([int.from_bytes(data[:8], "big") for data in stored], dtype=np.uint64)
+    histograms = np.frombuffer(b"".join(data[8:] for data in stored), dtype=np.float32)
+    histograms = histograms.reshape(len(stored), -1)
+    differing = np.bitwise_count(hashes ^ np.uint64(cue.phash)).astype(np.float64)
+    hash_part = np.maximum(0.0, 1.0 - differing / 32)
+    colour = np.minimum(histograms, np.asarray(cue.histogram, dtype=np.float32)).sum(axis=1)
+    similarity: np.ndarray = np.minimum(1.0, 0.75 * hash_part + 0.25 * colour)
+    return similarity
+
+
+def image_similarity(cue: ImageFeatures, memory: ImageFeatures) -> float:
+    """Hash closeness (mostly) and colour overlap (a little)."""
+    return float(image_similarities(cue, [memory.to_bytes()])[0])
+
+
+def audio_features(data: bytes) -> AudioFeatures:
+    """Decode audio (WAV, FLAC, OGG, MP3 …) and fingerprint it with Chromaprint."""
+    import soundfile
+
+    try:
+        import chromaprint
+    except ImportError as error:  # the Python binding loads libchromaprint at import
+        raise RecalldError(
+            f"audio fingerprints need the Chromaprint library ({error}); on Debian or Ubuntu: "
+            "apt-get install libchromaprint1"
+        ) from error
+    try:
+        samples, rate = soundfile.read(io.BytesIO(data), dtype="int16", always_2d=True)
+    except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as error:
+        raise ValidationError("audio", f"is not audio libsndfile can decode: {error}") from None
+    mono = samples.mean(axis=1).astype(np.int16)
+    if len(mono) < rate * 2:
+        raise ValidationError("audio", "needs at least 2 seconds of sound to fingerprint")
+    try:
+        fingerprinter = chromaprint.Fingerprinter()
+        fingerprinter.start(int(rate), 1)
+        fingerprinter.feed(mono.tobytes())
+        encoded = fingerprinter.finish()
+    except chromaprint.FingerprintError as error:
+        raise ValidationError("audio", f"could not be fingerprinted: {error!r}") from None
+    values, _ = chromaprint.decode_fingerprint(encoded)
+    if not values:
+        raise ValidationError("audio", "produced no fingerprint (silence?)")
+    return AudioFeatures(fingerprint=np.asarray(values, dtype=np.int64).astype(np.uint32))
+
+
+def audio_similarity(cue: AudioFeatures, memory: AudioFeatures) -> float:
+    """1 minus the scaled bit error rate at the best alignment of the two fingerprints."""
+    first, second = cue.fingerprint, memory.fingerprint
+    # Matching audio shares many exact 32-bit sub-fingerprints (as AcoustID's index
+    # relies on); without a few, skip the alignment search.
+    if len(np.intersect1d(first, second)) < AUDIO_MIN_SHARED:
+        return 0.0
+    length, other = len(first), len(second)
+    min_overlap = min(AUDIO_MIN_OVERLAP, length, other)
+    offsets = np.arange(
+        max(-AUDIO_MAX_OFFSET, -(other - min_overlap)),
+        min(AUDIO_MAX_OFFSET, length - min_overlap) + 1,
+    )
+    # For each offset o, first[i] is compared with second[i - o] where both exist.
+    positions = np.arange(length)[None, :]
+    partner = positions - offsets[:, None]
+    valid = (partner >= 0) & (partner < other)
+    aligned = second[np.clip(partner, 0, other - 1)]
+    bits = np.bitwise_count(first[positions] ^ aligned).astype(np.int64) * valid
+    overlap = valid.sum(axis=1)
+    usable = overlap >= min_overlap
+    if not usable.any():
+        return 0.0
+    error_rate = bits.sum(axis=1)[usable] / (32.0 * overlap[usable])
+    return max(0.0, 1.0 - float(error_rate.min()) / AUDIO_BER_CEILING)
+
+
+def check_biometrics(readings: dict[str, float]) -> dict[str, float]:
+    """Named finite numbers, at most 32 of them."""
+    if len(readings) > 32:
+        raise ValidationError("biometrics", f"{len(readings)} readings; the limit is 32")
+    checked: dict[str, float] = {}
+    for name, value in readings.items():
+        if not name or len(name) > 64:
+            raise ValidationError("biometrics", f"reading name {name!r} must be 1-64 chars")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            raise ValidationError("biometrics", f"{name} must be a finite number, got {value!r}")
+        checked[name] = float(value)
+    return checked
+
+
+def biometric_similarity(cue: dict[str, float], memory: dict[str, float]) -> float | None:
+    """Mean per-reading similarity over the names both share; None when they share none."""
+    shared = sorted(set(cue) & set(memory))
+    if not shared:
+        return None
+    parts = []
+    for name in shared:
+        scale = BIOMETRIC_SCALES.get(name) or max(abs(memory[name]) * 0.1, 1e-6)
+        parts.append(math.exp(-0.5 * ((cue[name] - memory[name]) / scale) ** 2))
+    return sum(parts) / len(parts)

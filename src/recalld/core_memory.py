@@ -1,0 +1,314 @@
+"""Core memory: the small, bounded block of facts injected into every prompt (seed 003).
+
+Two targets per namespace, ``user`` (who the user is) and ``memory`` (the
+agent's own notes), each an ordered list of single-line entries with its own
+character limit. A target's size is the length, in Unicode code points, of its
+entries joined by one newline (the form in which it is injected), so the limit
+bounds exactly what the prompt pays for.
+
+Edits are batches of ``add`` / ``patch`` / ``remove`` operations applied
+atomically: every operation is applied in order to a working copy, and the
+limit is checked only on the final result, so one batch can free room and add.
+Batches are serialised by the store (one write transaction each) and validated
+against the state they replace, so concurrent agents never lose an update.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from recalld import _validate as check
+from recalld._time import Clock
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.store.core import CoreStore
+
+__all__ = [
+    "TARGETS",
+    "CoreEditResult",
+    "CoreMemory",
+    "CoreMemoryFullError",
+    "CoreOperation",
+    "CoreTargetState",
+    "render_core_block",
+]
+
+Target = Literal["user", "memory"]
+TARGETS: tuple[Target, ...] = ("user", "memory")
+SEPARATOR = "\n"
+# Warn the agent when a target is this full, so it consolidates before it must.
+WARN_RATIO = 0.9
+HEADINGS = {"user": "USER PROFILE", "memory": "MEMORY"}
+
+
+class CoreOperation(BaseModel):
+    """One edit: ``add`` (content), ``patch`` (old_text -> content) or ``remove`` (old_text).
+
+    ``new_text`` is an alias of ``content``; when both are given, ``content`` wins.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["add", "patch", "remove"]
+    content: str | None = None
+    new_text: str | None = None
+    old_text: str | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The new text of an add or patch (``content``, else ``new_text``)."""
+        return self.content if self.content is not None else self.new_text
+
+
+class CoreTargetState(BaseModel):
+    """A target as it stands: its entries, size and limit."""
+
+    target: Target
+    entries: list[str]
+    chars: int
+    limit: int
+
+    @property
+    def usage(self) -> str:
+        """``chars/limit``, as reported to agents."""
+        return f"{self.chars}/{self.limit}"
+
+
+class CoreEditResult(BaseModel):
+    """What a successful batch did, and the target afterwards."""
+
+    success: Literal[True] = True
+    target: Target
+    message: str
+    entries: list[str]
+    chars: int
+    limit: int
+    usage: str
+    applied: list[str] = Field(default_factory=list)
+    duplicates: list[str] = Field(default_factory=list)
+    warning: str | None = None
+
+
+class CoreMemoryFullError(ValidationError):
+    """The batch would leave the target over its limit; nothing was changed.
+
+    Carries the current entries so the agent can reissue one batch that frees room.
+    """
+
+    def __init__(self, state: CoreTargetState, would_be: int) -> None:
+        self.state = state
+        self.would_be = would_be
+        super().__init__(
+            "operations",
+            f"{state.target} would hold {would_be} chars, over its limit of {state.limit} "
+            f"(now {state.usage}); nothing was changed. Reissue one batch that removes or "
+            "shortens stale entries and adds the new one.",
+        )
+
+
+def size_of(entries: Sequence[str]) -> int:
+    """Characters the entries occupy once joined for injection."""
+    return len(SEPARATOR.join(entries))
+
+
+def check_entry_text(text: str, field: str) -> str:
+    """Reject empty text, control characters and invisible Unicode (it reaches prompts)."""
+    cleaned = text.strip()
+    if not cleaned:
+        raise ValidationError(field, "must not be empty")
+    for position, character in enumerate(cleaned):
+        category = unicodedata.category(character)
+        if category in {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}:
+            name = unicodedata.name(character, f"U+{ord(character):04X}")
+            raise ValidationError(
+                field,
+                f"contains {name} (U+{ord(character):04X}) at position {position}: core memory "
+                "entries are single-line plain text without control or invisible characters",
+            )
+    return cleaned
+
+
+def _preview(entry: str, width: int = 60) -> str:
+    return entry if len(entry) <= width else entry[: width - 1] + "…"
+
+
+def _single_match(entries: list[str], old_text: str, index: int) -> int:
+    """The index of the one entry that contains ``old_text`` exactly once."""
+    hits = [(position, entry.count(old_text)) for position, entry in enumerate(entries)]
+    matching = [(position, count) for position, count in hits if count]
+    if not matching:
+        raise ValidationError(
+            f"operations[{index}].old_text", f"no entry contains {_preview(old_text)!r}"
+        )
+    if len(matching) > 1 or matching[0][1] > 1:
+        described = "; ".join(
+            f"entry {position + 1} ({count}x): {_preview(entries[position])!r}"
+            for position, count in matching
+        )
+        raise ValidationError(
+            f"operations[{index}].old_text",
+            f"{_preview(old_text)!r} matches more than once ({described}); "
+            "give a longer old_text that occurs only once",
+        )
+    return matching[0][0]
+
+
+def apply_operations(
+    entries: list[str], operations: Sequence[CoreOperation]
+) -> tuple[list[str], list[str]]:
+    """Apply ``operations`` to ``entries`` in place; returns (applied, duplicates) notes.
+
+    Raises :class:`ValidationError` naming the failing operation; the caller's
+    transaction then leaves the stored entries untouched.
+    """
+    applied: list[str] = []
+    duplicates: list[str] = []
+    for index, operation in enumerate(operations):
+        if operation.action == "add":
+            if operation.old_text is not None:
+                raise ValidationError(f"operations[{index}].old_text", "is not used by add")
+            text = operation.text
+            if text is None:
+                raise ValidationError(f"operations[{index}].content", "is required for add")
+            entry = check_entry_text(text, f"operations[{index}].content")
+            if entry in entries:
+                duplicates.append(entry)
+                continue
+            entries.append(entry)
+            applied.append(f"added {_preview(entry)!r}")
+        elif operation.action == "patch":
+            if operation.old_text is None or not operation.old_text:
+                raise ValidationError(f"operations[{index}].old_text", "is required for patch")
+            text = operation.text
+            if text is None:
+                raise ValidationError(f"operations[{index}].content", "is required for patch")
+            position = _single_match(entries, operation.old_text, index)
+            patched = entries[position].replace(operation.old_text, text, 1)
+            entry = check_entry_text(patched, f"operations[{index}].content")
+            if entry in entries[:position] + entries[position + 1 :]:
+                raise ValidationError(
+                    f"operations[{index}].content",
+                    f"the patched entry would duplicate another entry: {_preview(entry)!r}",
+                )
+            entries[position] = entry
+            applied.append(f"patched entry {position + 1}")
+        else:
+            if operation.old_text is None or not operation.old_text:
+                raise ValidationError(f"operations[{index}].old_text", "is required for remove")
+            if operation.text is not None:
+                raise ValidationError(f"operations[{index}].content", "is not used by remove")
+            position = _single_match(entries, operation.old_text, index)
+            removed = entries.pop(position)
+            applied.append(f"removed {_preview(removed)!r}")
+    return applied, duplicates
+
+
+class CoreMemory:
+    """Core memory for every namespace of one database."""
+
+    def __init__(self, store: CoreStore, settings: Settings, clock: Clock) -> None:
+        self._store = store
+        self._settings = settings
+        self._clock = clock
+
+    def limit(self, target: Target) -> int:
+        """The character limit of ``target`` (from settings)."""
+        if target == "user":
+            return self._settings.core_user_chars
+        return self._settings.core_memory_chars
+
+    def _target(self, target: str) -> Target:
+        if target not in TARGETS:
+            raise ValidationError("target", f"must be 'user' or 'memory', got {target!r}")
+        return target
+
+    def _namespace(self, namespace: str | None) -> str:
+        return check.namespace(self._settings.namespace if namespace is None else namespace)
+
+    def state(self, target: str, *, namespace: str | None = None) -> CoreTargetState:
+        """The target's entries and size now."""
+        chosen = self._target(target)
+        entries = self._store.entries(self._namespace(namespace), chosen)
+        return CoreTargetState(
+            target=chosen, entries=entries, chars=size_of(entries), limit=self.limit(chosen)
+        )
+
+    def version(self, *, namespace: str | None = None) -> int:
+        """Changes whenever this namespace's core memory changes (for change notifications)."""
+        return self._store.version(self._namespace(namespace))
+
+    def apply(
+        self,
+        target: str,
+        operations: Sequence[CoreOperation | dict[str, Any]],
+        *,
+        namespace: str | None = None,
+    ) -> CoreEditResult:
+        """Apply a batch atomically; the limit is checked on the final result only.
+
+        Raises :class:`ValidationError` (naming the operation) or
+        :class:`CoreMemoryFullError` (with the current entries); either way
+        nothing changes.
+        """
+        chosen = self._target(target)
+        scope = self._namespace(namespace)
+        if not operations:
+            raise ValidationError("operations", "give at least one operation")
+        parsed = [
+            operation
+            if isinstance(operation, CoreOperation)
+            else check.parse_model(CoreOperation, operation, prefix=f"operations[{index}].")
+            for index, operation in enumerate(operations)
+        ]
+        limit = self.limit(chosen)
+
+        def change(entries: list[str]) -> tuple[list[str], list[str]]:
+            current = list(entries)
+            notes = apply_operations(entries, parsed)
+            size = size_of(entries)
+            if size > limit:
+                state = CoreTargetState(
+                    target=chosen, entries=current, chars=size_of(current), limit=limit
+                )
+                raise CoreMemoryFullError(state, size)
+            return notes
+
+        applied, duplicates = self._store.edit(scope, chosen, change, self._clock())
+        after = self.state(chosen, namespace=scope)
+        warning = None
+        if after.chars >= WARN_RATIO * limit:
+            warning = (
+                f"{chosen} is {after.chars * 100 // limit}% full ({after.usage}); consolidate "
+                "or remove stale entries before adding more"
+            )
+        message = "Done." if applied else "Nothing changed."
+        if duplicates:
+            message += f" Skipped {len(duplicates)} exact duplicate(s) already stored."
+        return CoreEditResult(
+            target=chosen,
+            message=message,
+            entries=after.entries,
+            chars=after.chars,
+            limit=limit,
+            usage=after.usage,
+            applied=applied,
+            duplicates=duplicates,
+            warning=warning,
+        )
+
+    def render(self, *, namespace: str | None = None) -> str:
+        """Both targets as one compact block, ready to inject into a prompt."""
+        return render_core_block([self.state(target, namespace=namespace) for target in TARGETS])
+
+
+def render_core_block(states: Sequence[CoreTargetState]) -> str:
+    """The injection block: a heading with usage per target, then its entries, one per line."""
+    sections = []
+    for state in states:
+        body = SEPARATOR.join(state.entries) if state.entries else "(empty)"
+        sections.append(f"{HEADINGS[state.target]} [{state.usage} chars]\n{body}")
+    return "\n\n".join(sections)

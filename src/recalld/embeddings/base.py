@@ -1,0 +1,46 @@
+"""The embedder protocol: texts in, one L2-normalised float32 row per text out.
+
+An embedder is created once at an entrypoint (see :func:`recalld.embeddings.create_embedder`)
+and injected into the service and the worker. ``name`` is recorded with every
+vector, so vectors of different models never mix and a model switch can be
+detected and re-embedded (DESIGN.md promise 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Embedder", "Vectors", "normalize_rows"]
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns a batch of texts into unit-length float32 vectors."""
+
+    @property
+    def name(self) -> str:
+        """The model's name, stored beside every vector it produced."""
+        ...
+
+    @property
+    def dimension(self) -> int:
+        """The length of every vector."""
+        ...
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """One row per text, shape ``(len(texts), dimension)``, L2-normalised float32."""
+        ...
+
+
+def normalize_rows(matrix: npt.NDArray[np.floating]) -> Vectors:
+    """Scale every row to unit length (rows of zeros stay zero)."""
+    values = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(values, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(values / norms, dtype=np.float32)

@@ -1,0 +1,92 @@
+"""An OpenAI-compatible HTTP embedder (``POST {base_url}/embeddings``).
+
+Works with any server that speaks the OpenAI embeddings shape (OpenAI, vLLM,
+llama.cpp, Ollama's compatibility endpoint, text-embeddings-inference ...).
+It uses only the standard library, so it adds no dependency. The API key comes
+from the settings and is sent as a bearer token; it is never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from recalld.embeddings.base import Vectors, normalize_rows
+from recalld.errors import EmbeddingError
+
+__all__ = ["HTTPEmbedder"]
+
+
+class HTTPEmbedder:
+    """Embeddings from an OpenAI-compatible endpoint; rows are re-normalised locally."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dimension: int | None = None,
+        timeout_seconds: float = 60.0,
+    ) -> None:
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._model = model
+        self._api_key = api_key
+        self._dimension = dimension
+        self._timeout_seconds = timeout_seconds
+
+    @property
+    def name(self) -> str:
+        """The model name the endpoint was asked for."""
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        """The configured dimension, or the one the endpoint returns for a probe text."""
+        if self._dimension is None:
+            self._dimension = int(self._request(["dimension probe"]).shape[1])
+        return self._dimension
+
+    def _request(self, texts: Sequence[str]) -> Vectors:
+        body = json.dumps({"model": self._model, "input": list(texts)}).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout_seconds) as response:
+                payload: Any = json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            detail = error.read()[:300].decode(errors="replace")
+            raise EmbeddingError(f"{self._url} answered {error.code}: {detail}") from error
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            raise EmbeddingError(f"{self._url} failed: {error}") from error
+        try:
+            items = sorted(payload["data"], key=lambda item: int(item["index"]))
+            matrix = np.array([item["embedding"] for item in items], dtype=np.float32)
+        except (KeyError, TypeError, ValueError) as error:
+            raise EmbeddingError(f"{self._url} returned an unexpected body: {error}") from error
+        if matrix.ndim != 2 or matrix.shape[0] != len(texts):
+            raise EmbeddingError(
+                f"{self._url} returned {matrix.shape[0] if matrix.ndim else 0} vectors"
+                f" for {len(texts)} texts"
+            )
+        return matrix
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        """One request per batch; the rows are L2-normalised here whatever the server does."""
+        if not texts:
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        matrix = self._request(texts)
+        if self._dimension is None:
+            self._dimension = int(matrix.shape[1])
+        elif matrix.shape[1] != self._dimension:
+            raise EmbeddingError(
+                f"{self._model} returned {matrix.shape[1]} dimensions, expected {self._dimension}"
+            )
+        return normalize_rows(matrix)

@@ -1,0 +1,203 @@
+"""Hybrid recall: candidates from the keyword index and the vector index, fused.
+
+The service calls :meth:`HybridRetriever.retrieve`; it asks the store for
+keyword candidates (FTS5 BM25, or LIKE without FTS), embeds the query and asks
+the :class:`~recalld.retrieval.vector_index.VectorIndex` for vector candidates
+under the same namespace and filters, looks up the cosine of keyword hits that
+have a vector, and fuses everything (:mod:`recalld.retrieval.fusion`). Each hit
+carries the backends that found it (``fts``, ``like``, ``vector``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from recalld.embeddings.base import Embedder, Vectors
+from recalld.model import Memory
+from recalld.retrieval.fusion import Candidate, FusionParameters, fuse
+from recalld.retrieval.vector_index import VectorIndex
+from recalld.store.base import Scope, Store
+
+__all__ = ["HybridRetriever", "Mode", "Retrieved"]
+
+logger = logging.getLogger(__name__)
+
+Mode = Literal["hybrid", "keyword", "vector"]
+QUERY_CACHE_SIZE = 256
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One fused result: the memory, its score, channel parts and the backends that found it."""
+
+    memory: Memory
+    score: float
+    channels: dict[str, float]
+    backends: list[str]
+
+
+def _has_row_filters(scope: Scope) -> bool:
+    return bool(
+        scope.kind is not None
+        or scope.category is not None
+        or scope.tags_any
+        or scope.tags_all
+        or scope.since is not None
+        or scope.until is not None
+        or scope.created_since is not None
+        or scope.created_until is not None
+    )
+
+
+class HybridRetriever:
+    """Keyword + vector candidates fused into scored hits, for one store and one embedder."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        parameters: FusionParameters,
+        ann_threshold: int,
+        index_prefix: Path | None,
+        candidate_floor: int = 50,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self.parameters = parameters
+        self._ann_threshold = ann_threshold
+        self._index_prefix = index_prefix
+        self._candidate_floor = candidate_floor
+        self._index: VectorIndex | None = None
+        self._lock = threading.Lock()
+        self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder whose vectors are searched (None: keyword only)."""
+        return self._embedder
+
+    def index(self) -> VectorIndex | None:
+        """The vector index of the configured model, caught up with the database."""
+        if self._embedder is None:
+            return None
+        with self._lock:
+            if self._index is None:
+                self._index = VectorIndex(
+                    self._store.semantic,
+                    self._embedder.name,
+                    self._embedder.dimension,
+                    ann_threshold=self._ann_threshold,
+                    directory_and_prefix=self._index_prefix,
+                )
+            index = self._index
+        index.refresh()
+        return index
+
+    def after_forget(self) -> None:
+        """Leave no forgotten vector on disk: erase it from the loaded index and its saved
+        graph, or, when this process has not loaded one, delete the saved graphs (any
+        process rebuilds them from the database)."""
+        with self._lock:
+            index = self._index
+        if index is not None:
+            index.refresh()
+            return
+        if self._index_prefix is None:
+            return
+        prefix = Path(f"{self._index_prefix}-vectors-")
+        for saved in prefix.parent.glob(prefix.name + "*"):
+            saved.unlink(missing_ok=True)
+
+    def loaded_index(self) -> VectorIndex | None:
+        """The index if this process has built it (for status; builds nothing)."""
+        return self._index
+
+    def _embed_query(self, text: str) -> Vectors:
+        assert self._embedder is not None
+        with self._lock:
+            cached = self._query_cache.get(text)
+            if cached is not None:
+                self._query_cache.move_to_end(text)
+                return cached
+        vector: Vectors = self._embedder.embed_batch([text])[0]
+        with self._lock:
+            self._query_cache[text] = vector
+            while len(self._query_cache) > QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vector
+
+    def retrieve(
+        self, scope: Scope, text: str, terms: list[str], limit: int, mode: Mode = "hybrid"
+    ) -> list[Retrieved]:
+        """The ``limit`` best memories for ``text`` under ``scope``; see the module docstring."""
+        depth = max(limit * 3, self._candidate_floor)
+        candidates: dict[int, Candidate] = {}
+        memories: dict[int, Memory] = {}
+        if mode != "vector":
+            for match in self._store.search(scope, text, terms, depth):
+                seq = match.memory.seq
+                memories[seq] = match.memory
+                candidates[seq] = Candidate(
+                    seq=seq, keyword=match.keyword, backends=[match.backend]
+                )
+        if mode != "keyword" and text.strip():
+            self._add_vector_candidates(scope, text, depth, candidates, memories)
+        if mode == "keyword":
+            for candidate in candidates.values():
+                candidate.cosine = None
+        ranked = fuse(candidates, self.parameters)[:limit]
+        return [
+            Retrieved(
+                memory=memories[item.seq],
+                score=item.score,
+                channels=item.channels,
+                backends=item.backends,
+            )
+            for item in ranked
+        ]
+
+    def _add_vector_candidates(
+        self,
+        scope: Scope,
+        text: str,
+        depth: int,
+        candidates: dict[int, Candidate],
+        memories: dict[int, Memory],
+    ) -> None:
+        index = self.index()
+        if index is None or index.size == 0:
+            return
+        try:
+            query = self._embed_query(text)
+        except Exception as error:  # noqa: BLE001 - recall must answer from the keyword index
+            logger.warning("vector recall skipped: embedding the query failed: %s", error)
+            return
+        allowed = self._store.semantic.visible_seqs(scope) if _has_row_filters(scope) else None
+        found = index.search(query, scope.namespaces, depth, allowed_seqs=allowed)
+        new_seqs = [seq for seq, _ in found if seq not in candidates]
+        # Re-check visibility (expiry, deletes since the index caught up) in one query.
+        visible = self._store.semantic.visible_memories(scope, new_seqs)
+        for seq, cosine in found:
+            if seq in candidates:
+                candidates[seq].cosine = cosine
+                candidates[seq].backends.append("vector")
+            elif seq in visible:
+                memories[seq] = visible[seq]
+                candidates[seq] = Candidate(seq=seq, cosine=cosine, backends=["vector"])
+        keyword_only = [seq for seq, item in candidates.items() if item.cosine is None]
+        if keyword_only:
+            for seq, cosine in index.similarities(query, keyword_only).items():
+                candidates[seq].cosine = cosine
+
+    def close(self) -> None:
+        """Persist the ANN graph (if one was built) so the next process starts fast."""
+        with self._lock:
+            index = self._index
+        if index is not None and index.uses_ann:
+            index.save()

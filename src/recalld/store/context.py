@@ -1,0 +1,82 @@
+"""The protocol involuntary recall needs from a store (see :mod:`recalld.recollection`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from recalld.model import Memory
+
+__all__ = ["ContextStore", "PendingRow"]
+
+
+@dataclass(frozen=True)
+class PendingRow:
+    """One queued recollection with its memory."""
+
+    id: int
+    memory: Memory
+    score: float
+    channels: dict[str, float]
+    prompt_line: str
+    fired_at: str
+
+
+class ContextStore(Protocol):
+    """Derived signal features, candidate lookups, trigger history and the pending queue."""
+
+    def signals(self, seqs: Sequence[int]) -> dict[int, dict[str, bytes]]:
+        """The stored features of the given memories, by seq and channel."""
+        ...
+
+    def biometrics(self, seqs: Sequence[int]) -> dict[int, dict[str, float]]:
+        """The stored biometric readings of the given memories, by seq and name."""
+        ...
+
+    def biometric_rows(
+        self, namespace: str, names: Sequence[str], now: datetime
+    ) -> list[tuple[int, str, float]]:
+        """(seq, name, value) of every live memory's reading among ``names``."""
+        ...
+
+    def with_channel(self, namespace: str, channel: str, now: datetime) -> list[tuple[int, bytes]]:
+        """(seq, features) of every live memory in the namespace that has this channel."""
+        ...
+
+    def near_points(
+        self, namespace: str, prefixes: Sequence[str], now: datetime, limit: int
+    ) -> list[tuple[int, float, float, str | None]]:
+        """(seq, lat, lon, at) of live memories whose geohash starts with one of ``prefixes``."""
+        ...
+
+    def by_seqs(self, namespace: str, seqs: Sequence[int], now: datetime) -> list[Memory]:
+        """Live memories of the namespace among ``seqs``."""
+        ...
+
+    def latest_with_time(self, namespace: str, now: datetime, limit: int) -> list[Memory]:
+        """The most recent live memories that carry an ``at``."""
+        ...
+
+    def fire(
+        self,
+        namespace: str,
+        candidates: Sequence[tuple[int, float, dict[str, float], str]],
+        now: datetime,
+        habituated_since: datetime,
+    ) -> list[int]:
+        """Record and queue each candidate not fired since ``habituated_since``."""
+        ...
+
+    def take_pending(self, namespace: str, limit: int, drain: bool) -> list[PendingRow]:
+        """The oldest queued recollections (removed when ``drain``)."""
+        ...
+
+    def pending_version(self, namespace: str) -> int:
+        """Changes whenever the namespace's pending queue changes."""
+        ...
+
+    def counts(self, namespace: str) -> tuple[int, int]:
+        """(trigger history rows, pending items) of a namespace."""
+        ...

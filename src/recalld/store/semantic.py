@@ -1,0 +1,187 @@
+"""The storage protocol for semantic recall: the job queue, vectors and their change log.
+
+A store that supports semantic recall exposes an object with this protocol as
+``store.semantic``. Vectors in the database are the source of truth; every
+in-memory or on-disk search structure is rebuilt from them and catches up from
+the change sequence (``vector_log``), so one process sees another's vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from recalld.model import Memory
+from recalld.store.base import Scope
+
+__all__ = [
+    "Job",
+    "JobFailure",
+    "QueueCounts",
+    "SemanticStore",
+    "VectorChanges",
+    "WorkerRecord",
+]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A claimed embedding job and the memory text it embeds."""
+
+    id: str
+    seq: int
+    model: str
+    attempts: int
+    memory_id: str
+    namespace: str
+    title: str | None
+    content: str
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """A job that failed for good (or is waiting to retry) and why."""
+
+    job_id: str
+    memory_id: str
+    namespace: str
+    model: str
+    state: str
+    attempts: int
+    error: str | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class QueueCounts:
+    """Raw numbers behind the service's status report, for some namespaces."""
+
+    jobs_by_state: dict[str, int]
+    embeddings_by_model: dict[str, int]
+    memories_by_index_state: dict[str, int]
+    failures: list[JobFailure] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WorkerRecord:
+    """A worker's heartbeat row."""
+
+    id: str
+    pid: int
+    host: str
+    model: str
+    state: str
+    started_at: datetime
+    heartbeat_at: datetime
+    processed: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class VectorChanges:
+    """What changed in one model's vectors after a change number.
+
+    ``upserts`` are ``(seq, namespace, vector bytes)``; ``deletes`` are seqs whose
+    vector no longer exists. ``last_change`` is where the next catch-up starts.
+    """
+
+    last_change: int
+    upserts: list[tuple[int, str, bytes]]
+    deletes: list[int]
+
+
+class SemanticStore(Protocol):
+    """Jobs, vectors and heartbeats; every method is one short transaction or read."""
+
+    def claim_jobs(
+        self,
+        worker_id: str,
+        model: str,
+        limit: int,
+        now: datetime,
+        lease_until: datetime,
+        max_attempts: int,
+    ) -> list[Job]:
+        """Atomically lease up to ``limit`` runnable jobs (queued and due, or lease expired).
+
+        A job whose lease expired after ``max_attempts`` claims fails instead.
+        """
+        ...
+
+    def complete_jobs(
+        self,
+        worker_id: str,
+        model: str,
+        results: Sequence[tuple[Job, str, bytes]],
+        dimension: int,
+        now: datetime,
+    ) -> int:
+        """Store ``(job, text hash, vector)`` results and mark the jobs done, in one transaction.
+
+        Only jobs still leased by ``worker_id`` count (a job taken over after its
+        lease expired is not completed twice); returns how many were completed.
+        """
+        ...
+
+    def retry_job(
+        self, worker_id: str, job: Job, error: str, now: datetime, run_after: datetime | None
+    ) -> None:
+        """Record a failed attempt: queue it again at ``run_after``, or fail it for good (None)."""
+        ...
+
+    def backfill_jobs(self, model: str, now: datetime) -> int:
+        """Queue a job for every memory without a ``model`` vector or a pending job for it.
+
+        Pending jobs of other models are dropped; returns how many jobs were queued.
+        """
+        ...
+
+    def pending_jobs(self, model: str) -> int:
+        """Jobs for ``model`` that are queued or running."""
+        ...
+
+    def drop_other_models(self, model: str) -> int:
+        """Delete vectors of every model but ``model`` (after a switch completed)."""
+        ...
+
+    def purge_done_jobs(self, before: datetime) -> int:
+        """Delete jobs completed before ``before``."""
+        ...
+
+    def compact_vector_log(self) -> int:
+        """Keep only the newest change of each (memory, model) in the change log."""
+        ...
+
+    def last_vector_change(self, model: str) -> int:
+        """The newest change number of ``model``'s vectors (0 if none)."""
+        ...
+
+    def vector_changes(self, model: str, after_change: int) -> VectorChanges:
+        """Every vector of ``model`` changed after ``after_change`` (all of them for 0)."""
+        ...
+
+    def vectors_for(self, model: str, seqs: Sequence[int]) -> dict[int, bytes]:
+        """The stored vectors of these memories for ``model``."""
+        ...
+
+    def visible_seqs(self, scope: Scope) -> list[int]:
+        """Every memory seq ``scope`` may see (for exact search under filters)."""
+        ...
+
+    def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
+        """Those of ``seqs`` that ``scope`` may see, by seq."""
+        ...
+
+    def queue_counts(self, namespaces: Sequence[str], failures_limit: int) -> QueueCounts:
+        """Jobs by state, vectors by model and memories by index state in ``namespaces``."""
+        ...
+
+    def heartbeat(self, record: WorkerRecord) -> None:
+        """Insert or refresh a worker's heartbeat row."""
+        ...
+
+    def workers(self) -> list[WorkerRecord]:
+        """Every worker that ever reported, newest heartbeat first."""
+        ...

@@ -1,0 +1,274 @@
+"""The SQLite side of involuntary recall: signal features, trigger history, the pending queue.
+
+Only derived features are stored (``memory_signals``); every table references
+``memories(seq)`` with ``ON DELETE CASCADE``, so ``forget`` removes a memory's
+features, trigger history and queued recollections with it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import apsw
+
+from recalld._time import to_storage
+from recalld.model import Memory
+from recalld.store.context import PendingRow
+from recalld.store.sqlite import SELECT_COLUMNS, _row_to_memory
+
+if TYPE_CHECKING:
+    from recalld.store.sqlite import SQLiteStore
+
+__all__ = ["PendingRow", "SQLiteContext"]
+
+T = TypeVar("T")
+ALIVE = "(m.expires_at IS NULL OR m.expires_at > :now)"
+
+
+class SQLiteContext:
+    """Context-recall persistence on the store's connections."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    def _transact(self, operation: Callable[[apsw.Connection], T]) -> T:
+        def step(connection: apsw.Connection) -> T:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = operation(connection)
+                connection.execute("COMMIT")
+            except BaseException:
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise
+            return result
+
+        return self._store._retrying(step)
+
+    # -- features ----------------------------------------------------------
+
+    @staticmethod
+    def save_signals(
+        connection: apsw.Connection,
+        seq: int,
+        features: dict[str, bytes],
+        biometrics: dict[str, float],
+    ) -> None:
+        """Store a memory's derived features and readings inside the caller's transaction."""
+        connection.execute("DELETE FROM memory_signals WHERE seq = ?", (seq,))
+        connection.execute("DELETE FROM memory_biometrics WHERE seq = ?", (seq,))
+        connection.executemany(
+            "INSERT INTO memory_signals(seq, channel, features) VALUES (?, ?, ?)",
+            [(seq, channel, data) for channel, data in features.items()],
+        )
+        connection.executemany(
+            "INSERT INTO memory_biometrics(seq, name, value) VALUES (?, ?, ?)",
+            [(seq, name, value) for name, value in biometrics.items()],
+        )
+
+    def biometrics(self, seqs: Sequence[int]) -> dict[int, dict[str, float]]:
+        """The stored readings of the given memories, by seq and name."""
+        if not seqs:
+            return {}
+        rows = self._store._read(
+            "SELECT seq, name, value FROM memory_biometrics"
+            " WHERE seq IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(seq) for seq in seqs]),),
+        )
+        found: dict[int, dict[str, float]] = {}
+        for seq, name, value in rows:
+            found.setdefault(int(seq), {})[str(name)] = float(value)
+        return found
+
+    def biometric_rows(
+        self, namespace: str, names: Sequence[str], now: datetime
+    ) -> list[tuple[int, str, float]]:
+        """(seq, name, value) of every live memory's reading among ``names``."""
+        rows = self._store._read(
+            "SELECT b.seq, b.name, b.value FROM memory_biometrics b"
+            " CROSS JOIN memories m ON m.seq = b.seq"
+            " WHERE b.name IN (SELECT value FROM json_each(:names))"
+            f" AND m.namespace = :ns AND {ALIVE}",
+            {"names": json.dumps(list(names)), "ns": namespace, "now": to_storage(now)},
+        )
+        return [(int(seq), str(name), float(value)) for seq, name, value in rows]
+
+    def signals(self, seqs: Sequence[int]) -> dict[int, dict[str, bytes]]:
+        """The stored features of the given memories, by seq and channel."""
+        if not seqs:
+            return {}
+        rows = self._store._read(
+            "SELECT seq, channel, features FROM memory_signals"
+            " WHERE seq IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(seq) for seq in seqs]),),
+        )
+        found: dict[int, dict[str, bytes]] = {}
+        for seq, channel, data in rows:
+            found.setdefault(int(seq), {})[str(channel)] = bytes(data)
+        return found
+
+    def with_channel(self, namespace: str, channel: str, now: datetime) -> list[tuple[int, bytes]]:
+        """(seq, features) of every live memory in the namespace that has this channel.
+
+        CROSS JOIN keeps SQLite scanning the (small) feature table first, rather
+        than every memory of the namespace.
+        """
+        rows = self._store._read(
+            "SELECT s.seq, s.features FROM memory_signals s CROSS JOIN memories m ON m.seq = s.seq"
+            f" WHERE s.channel = :channel AND m.namespace = :ns AND {ALIVE}",
+            {"channel": channel, "ns": namespace, "now": to_storage(now)},
+        )
+        return [(int(seq), bytes(data)) for seq, data in rows]
+
+    # -- candidates ----------------------------------------------------------
+
+    def near_points(
+        self, namespace: str, prefixes: Sequence[str], now: datetime, limit: int
+    ) -> list[tuple[int, float, float, str | None]]:
+        """(seq, lat, lon, at) of live memories under ``prefixes``, without loading rows.
+
+        One index range scan per prefix (the same statement each time, so it is
+        prepared once), instead of an OR that SQLite may answer with a scan.
+        """
+        sql = (
+            "SELECT m.seq, m.lat, m.lon, m.at FROM memories m"
+            " WHERE m.namespace = :ns AND m.geohash >= :low AND m.geohash < :high"
+            f" AND {ALIVE} LIMIT :limit"
+        )
+        points: list[tuple[int, float, float, str | None]] = []
+        stamp = to_storage(now)
+        for prefix in prefixes:
+            rows = self._store._read(
+                sql,
+                {
+                    "ns": namespace,
+                    "low": prefix,
+                    "high": prefix + "~",
+                    "now": stamp,
+                    "limit": limit,
+                },
+            )
+            points.extend(
+                (int(seq), float(lat), float(lon), None if at is None else str(at))
+                for seq, lat, lon, at in rows
+            )
+            if len(points) >= limit:
+                break
+        return points[:limit]
+
+    def by_seqs(self, namespace: str, seqs: Sequence[int], now: datetime) -> list[Memory]:
+        """Live memories of the namespace among ``seqs``."""
+        if not seqs:
+            return []
+        rows = self._store._read(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns AND {ALIVE}"
+            " AND m.seq IN (SELECT value FROM json_each(:seqs))",
+            {"ns": namespace, "now": to_storage(now), "seqs": json.dumps([int(s) for s in seqs])},
+        )
+        return [_row_to_memory(row) for row in rows]
+
+    def latest_with_time(self, namespace: str, now: datetime, limit: int) -> list[Memory]:
+        """The most recent live memories that carry an ``at`` (for time-only cues)."""
+        rows = self._store._read(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns AND {ALIVE}"
+            " AND m.at IS NOT NULL ORDER BY m.at_utc DESC LIMIT :limit",
+            {"ns": namespace, "now": to_storage(now), "limit": limit},
+        )
+        return [_row_to_memory(row) for row in rows]
+
+    # -- firing and the pending queue ---------------------------------------
+
+    def fire(
+        self,
+        namespace: str,
+        candidates: Sequence[tuple[int, float, dict[str, float], str]],
+        now: datetime,
+        habituated_since: datetime,
+    ) -> list[int]:
+        """Record the firing of every candidate not fired since ``habituated_since``.
+
+        One transaction: the habituation check and the queueing cannot race with
+        another process's sense. Returns the seqs that fired.
+        """
+        stamp, since = to_storage(now), to_storage(habituated_since)
+
+        def step(connection: apsw.Connection) -> list[int]:
+            fired: list[int] = []
+            for seq, score, channels, line in candidates:
+                recent = connection.execute(
+                    "SELECT 1 FROM recollection_triggers WHERE seq = ? AND fired_at > ? LIMIT 1",
+                    (seq, since),
+                ).fetchone()
+                if recent is not None:
+                    continue
+                connection.execute(
+                    "INSERT INTO recollection_triggers(seq, fired_at, score) VALUES (?, ?, ?)",
+                    (seq, stamp, score),
+                )
+                connection.execute(
+                    "INSERT INTO pending_recollections"
+                    "(namespace, seq, score, channels, prompt_line, fired_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (namespace, seq, score, json.dumps(channels), line, stamp),
+                )
+                fired.append(seq)
+            return fired
+
+        return self._transact(step)
+
+    def take_pending(self, namespace: str, limit: int, drain: bool) -> list[PendingRow]:
+        """The oldest queued recollections; with ``drain`` they are removed in the same
+        transaction, so two consumers never receive the same item."""
+
+        def read(connection: apsw.Connection) -> list[PendingRow]:
+            rows = connection.execute(
+                f"SELECT p.id, p.score, p.channels, p.prompt_line, p.fired_at, {SELECT_COLUMNS}"
+                " FROM pending_recollections p JOIN memories m ON m.seq = p.seq"
+                " WHERE p.namespace = ? ORDER BY p.id LIMIT ?",
+                (namespace, limit),
+            ).fetchall()
+            rows_any: list[tuple[Any, ...]] = [tuple(row) for row in rows]
+            items = [
+                PendingRow(
+                    id=int(row[0]),
+                    score=float(row[1]),
+                    channels=json.loads(row[2]),
+                    prompt_line=str(row[3]),
+                    fired_at=str(row[4]),
+                    memory=_row_to_memory(row[5:]),
+                )
+                for row in rows_any
+            ]
+            if drain and items:
+                marks = ", ".join("?" for _ in items)
+                connection.execute(
+                    f"DELETE FROM pending_recollections WHERE id IN ({marks})",
+                    tuple(item.id for item in items),
+                )
+            return items
+
+        if drain:
+            return self._transact(read)
+        return self._store._retrying(read)
+
+    def pending_version(self, namespace: str) -> int:
+        """Changes whenever the namespace's pending queue gains or loses an item."""
+        rows = self._store._read(
+            "SELECT coalesce(max(id), 0), count(*) FROM pending_recollections WHERE namespace = ?",
+            (namespace,),
+        )
+        newest, count = rows[0]
+        return int(newest) * 1_000_003 + int(count)
+
+    def counts(self, namespace: str) -> tuple[int, int]:
+        """(trigger history rows, pending items) of a namespace, for tests and status."""
+        rows = self._store._read(
+            "SELECT (SELECT count(*) FROM recollection_triggers t JOIN memories m"
+            " ON m.seq = t.seq WHERE m.namespace = :ns),"
+            " (SELECT count(*) FROM pending_recollections WHERE namespace = :ns)",
+            {"ns": namespace},
+        )
+        return int(rows[0][0]), int(rows[0][1])

@@ -1,0 +1,449 @@
+"""The SQLite side of semantic recall: the job queue, vectors, their change log, heartbeats.
+
+Claims are atomic because each runs inside ``BEGIN IMMEDIATE`` (one writer at a
+time across every process); a job is leased to one worker until
+``lease_until`` and completing it checks the lease is still held, so a worker
+whose lease was taken over cannot complete the job a second time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import apsw
+from ulid import ULID
+
+from recalld._time import from_storage, to_storage
+from recalld.model import Memory
+from recalld.store.base import Scope
+from recalld.store.semantic import Job, JobFailure, QueueCounts, VectorChanges, WorkerRecord
+
+if TYPE_CHECKING:
+    from recalld.store.sqlite import SQLiteStore
+
+__all__ = ["SQLiteSemantic", "embedding_text", "enqueue_embedding", "text_hash"]
+
+T = TypeVar("T")
+
+PENDING_STATES = "('queued', 'running')"
+
+
+def embedding_text(title: str | None, content: str) -> str:
+    """The text a memory is embedded from: its title (when given) and its content."""
+    return content if not title else f"{title}: {content}"
+
+
+def text_hash(title: str | None, content: str) -> str:
+    """A short digest of :func:`embedding_text`, stored with the vector to detect staleness."""
+    import hashlib
+
+    return hashlib.blake2b(embedding_text(title, content).encode(), digest_size=12).hexdigest()
+
+
+def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
+    """Queue an embedding job for memory ``seq`` inside the caller's transaction."""
+    job_id = str(ULID())
+    stamp = to_storage(now)
+    connection.execute(
+        "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at, updated_at)"
+        " VALUES (?, ?, 'embed', ?, 'queued', 0, ?, ?, ?)",
+        (job_id, seq, model, stamp, stamp, stamp),
+    )
+    return job_id
+
+
+class SQLiteSemantic:
+    """:class:`recalld.store.semantic.SemanticStore` on the store's connections."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    def _transact(self, operation: Callable[[apsw.Connection], T]) -> T:
+        def step(connection: apsw.Connection) -> T:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = operation(connection)
+                connection.execute("COMMIT")
+            except BaseException:
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise
+            return result
+
+        return self._store._retrying(step)
+
+    def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._store._read(sql, params)
+
+    # -- jobs ------------------------------------------------------------------
+
+    def claim_jobs(
+        self,
+        worker_id: str,
+        model: str,
+        limit: int,
+        now: datetime,
+        lease_until: datetime,
+        max_attempts: int,
+    ) -> list[Job]:
+        stamp = to_storage(now)
+
+        def step(connection: apsw.Connection) -> list[Job]:
+            # A lease that expired this many times means the job kills its workers.
+            doomed = connection.execute(
+                "SELECT id, seq FROM jobs WHERE model = :model AND state = 'running'"
+                " AND lease_until <= :now AND attempts >= :max",
+                {"now": stamp, "model": model, "max": max_attempts},
+            ).fetchall()
+            for job_id, seq in doomed:
+                connection.execute(
+                    "UPDATE jobs SET state = 'failed', lease_owner = NULL, updated_at = ?,"
+                    " last_error = 'the worker holding it stopped (lease expired) '"
+                    " || attempts || ' times' WHERE id = ?",
+                    (stamp, job_id),
+                )
+                connection.execute(
+                    "UPDATE memories SET index_state = 'failed' WHERE seq = ?", (seq,)
+                )
+            rows: list[tuple[Any, ...]] = connection.execute(
+                "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content"
+                " FROM jobs j JOIN memories m ON m.seq = j.seq"
+                " WHERE j.model = :model AND ("
+                "   (j.state = 'queued' AND j.run_after <= :now)"
+                "   OR (j.state = 'running' AND j.lease_until <= :now))"
+                " ORDER BY j.run_after, j.id LIMIT :limit",
+                {"model": model, "now": stamp, "limit": limit},
+            ).fetchall()
+            if not rows:
+                return []
+            connection.executemany(
+                "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?,"
+                " attempts = attempts + 1, updated_at = ? WHERE id = ?",
+                [(worker_id, to_storage(lease_until), stamp, row[0]) for row in rows],
+            )
+            return [
+                Job(
+                    id=row[0],
+                    seq=int(row[1]),
+                    model=model,
+                    attempts=int(row[2]) + 1,
+                    memory_id=row[3],
+                    namespace=row[4],
+                    title=row[5],
+                    content=row[6],
+                )
+                for row in rows
+            ]
+
+        return self._transact(step)
+
+    def complete_jobs(
+        self,
+        worker_id: str,
+        model: str,
+        results: Sequence[tuple[Job, str, bytes]],
+        dimension: int,
+        now: datetime,
+    ) -> int:
+        stamp = to_storage(now)
+
+        def step(connection: apsw.Connection) -> int:
+            completed = 0
+            for job, digest, vector in results:
+                held = connection.execute(
+                    "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ?",
+                    (job.id, worker_id),
+                ).fetchone()
+                if held is None:
+                    continue
+                memory = connection.execute(
+                    "SELECT title, content FROM memories WHERE seq = ?", (job.seq,)
+                ).fetchone()
+                # The memory changed after the claim: its newer job embeds the new text.
+                if memory is not None and text_hash(memory[0], memory[1]) == digest:
+                    connection.execute(
+                        "INSERT INTO vectors(seq, model, dimension, text_hash, vector, created_at)"
+                        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(seq, model) DO UPDATE SET"
+                        " dimension = excluded.dimension, text_hash = excluded.text_hash,"
+                        " vector = excluded.vector, created_at = excluded.created_at",
+                        (job.seq, model, dimension, digest, vector, stamp),
+                    )
+                connection.execute(
+                    "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until = NULL,"
+                    " last_error = NULL, completed_at = ?, updated_at = ? WHERE id = ?",
+                    (stamp, stamp, job.id),
+                )
+                connection.execute(
+                    "UPDATE memories SET index_state = 'indexed' WHERE seq = :seq AND NOT EXISTS"
+                    f" (SELECT 1 FROM jobs WHERE seq = :seq AND model = :model"
+                    f" AND state IN {PENDING_STATES})",
+                    {"seq": job.seq, "model": model},
+                )
+                completed += 1
+            return completed
+
+        return self._transact(step)
+
+    def retry_job(
+        self, worker_id: str, job: Job, error: str, now: datetime, run_after: datetime | None
+    ) -> None:
+        stamp = to_storage(now)
+
+        def step(connection: apsw.Connection) -> None:
+            if run_after is None:
+                connection.execute(
+                    "UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_until = NULL,"
+                    " last_error = ?, updated_at = ? WHERE id = ? AND lease_owner = ?",
+                    (error[:2000], stamp, job.id, worker_id),
+                )
+                if connection.changes():
+                    connection.execute(
+                        "UPDATE memories SET index_state = 'failed' WHERE seq = ?", (job.seq,)
+                    )
+                return
+            connection.execute(
+                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
+                " last_error = ?, run_after = ?, updated_at = ? WHERE id = ? AND lease_owner = ?",
+                (error[:2000], to_storage(run_after), stamp, job.id, worker_id),
+            )
+
+        self._transact(step)
+
+    def backfill_jobs(self, model: str, now: datetime) -> int:
+        def step(connection: apsw.Connection) -> int:
+            connection.execute(
+                "DELETE FROM jobs WHERE model != ? AND state IN ('queued', 'failed')", (model,)
+            )
+            missing: list[tuple[Any, ...]] = connection.execute(
+                "SELECT m.seq FROM memories m WHERE NOT EXISTS"
+                " (SELECT 1 FROM vectors v WHERE v.seq = m.seq AND v.model = :model)"
+                " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq AND j.model = :model"
+                " AND j.state IN ('queued', 'running', 'failed'))",
+                {"model": model},
+            ).fetchall()
+            for (seq,) in missing:
+                enqueue_embedding(connection, int(seq), model, now)
+            connection.executemany(
+                "UPDATE memories SET index_state = 'queued' WHERE seq = ?",
+                [(int(seq),) for (seq,) in missing],
+            )
+            return len(missing)
+
+        return self._transact(step)
+
+    def pending_jobs(self, model: str) -> int:
+        rows = self._read(
+            f"SELECT count(*) FROM jobs WHERE model = ? AND state IN {PENDING_STATES}", (model,)
+        )
+        return int(rows[0][0])
+
+    def drop_other_models(self, model: str) -> int:
+        other = self._read(
+            "SELECT 1 FROM vectors WHERE model < ? OR model > ? LIMIT 1", (model, model)
+        )
+        if not other:
+            return 0
+
+        def step(connection: apsw.Connection) -> int:
+            connection.execute("DELETE FROM vectors WHERE model != ?", (model,))
+            removed = int(connection.changes())
+            connection.execute("DELETE FROM vector_log WHERE model != ?", (model,))
+            return removed
+
+        return self._transact(step)
+
+    def purge_done_jobs(self, before: datetime) -> int:
+        def step(connection: apsw.Connection) -> int:
+            connection.execute(
+                "DELETE FROM jobs WHERE state = 'done' AND completed_at < ?", (to_storage(before),)
+            )
+            return int(connection.changes())
+
+        return self._transact(step)
+
+    def compact_vector_log(self) -> int:
+        def step(connection: apsw.Connection) -> int:
+            # A process catching up needs each memory's newest change only.
+            connection.execute(
+                "DELETE FROM vector_log WHERE change NOT IN"
+                " (SELECT max(change) FROM vector_log GROUP BY seq, model)"
+            )
+            return int(connection.changes())
+
+        return self._transact(step)
+
+    # -- vectors -----------------------------------------------------------------
+
+    def last_vector_change(self, model: str) -> int:
+        rows = self._read("SELECT max(change) FROM vector_log WHERE model = ?", (model,))
+        return int(rows[0][0] or 0)
+
+    def vector_changes(self, model: str, after_change: int) -> VectorChanges:
+        if after_change <= 0:
+            last = self.last_vector_change(model)
+            rows = self._read(
+                "SELECT v.seq, m.namespace, v.vector FROM vectors v"
+                " JOIN memories m ON m.seq = v.seq WHERE v.model = ? ORDER BY v.seq",
+                (model,),
+            )
+            return VectorChanges(
+                last_change=last,
+                upserts=[(int(seq), str(namespace), bytes(blob)) for seq, namespace, blob in rows],
+                deletes=[],
+            )
+        rows = self._read(
+            "SELECT l.seq, max(l.change), m.namespace, v.vector FROM vector_log l"
+            " LEFT JOIN vectors v ON v.seq = l.seq AND v.model = l.model"
+            " LEFT JOIN memories m ON m.seq = l.seq"
+            " WHERE l.model = ? AND l.change > ? GROUP BY l.seq",
+            (model, after_change),
+        )
+        upserts: list[tuple[int, str, bytes]] = []
+        deletes: list[int] = []
+        last = after_change
+        for seq, change, namespace, blob in rows:
+            last = max(last, int(change))
+            if blob is None or namespace is None:
+                deletes.append(int(seq))
+            else:
+                upserts.append((int(seq), str(namespace), bytes(blob)))
+        return VectorChanges(last_change=last, upserts=upserts, deletes=deletes)
+
+    def vectors_for(self, model: str, seqs: Sequence[int]) -> dict[int, bytes]:
+        if not seqs:
+            return {}
+        placeholders = ", ".join("?" for _ in seqs)
+        rows = self._read(
+            f"SELECT seq, vector FROM vectors WHERE model = ? AND seq IN ({placeholders})",
+            (model, *seqs),
+        )
+        return {int(seq): bytes(blob) for seq, blob in rows}
+
+    def visible_seqs(self, scope: Scope) -> list[int]:
+        from recalld.store.sqlite import _scope_sql
+
+        params: dict[str, Any] = {}
+        where = _scope_sql(scope, params)
+        return [
+            int(row[0]) for row in self._read(f"SELECT m.seq FROM memories m WHERE {where}", params)
+        ]
+
+    def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
+        from recalld.store.sqlite import SELECT_COLUMNS, _row_to_memory, _scope_sql
+
+        if not seqs:
+            return {}
+        params: dict[str, Any] = {}
+        where = _scope_sql(scope, params)
+        names = []
+        for index, seq in enumerate(seqs):
+            params[f"s{index}"] = int(seq)
+            names.append(f":s{index}")
+        rows = self._read(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.seq IN ({', '.join(names)})"
+            f" AND {where}",
+            params,
+        )
+        return {int(row[0]): _row_to_memory(row) for row in rows}
+
+    # -- status ------------------------------------------------------------------
+
+    def queue_counts(self, namespaces: Sequence[str], failures_limit: int) -> QueueCounts:
+        params: dict[str, Any] = {"limit": failures_limit}
+        names = []
+        for index, namespace in enumerate(namespaces):
+            params[f"ns{index}"] = namespace
+            names.append(f":ns{index}")
+        inside = f"m.namespace IN ({', '.join(names) or 'NULL'})"
+        jobs = self._read(
+            f"SELECT j.state, count(*) FROM jobs j JOIN memories m ON m.seq = j.seq"
+            f" WHERE {inside} GROUP BY 1",
+            params,
+        )
+        vectors = self._read(
+            f"SELECT v.model, count(*) FROM vectors v JOIN memories m ON m.seq = v.seq"
+            f" WHERE {inside} GROUP BY 1 ORDER BY 1",
+            params,
+        )
+        states = self._read(
+            f"SELECT m.index_state, count(*) FROM memories m WHERE {inside} GROUP BY 1", params
+        )
+        failures = self._read(
+            "SELECT j.id, m.id, m.namespace, j.model, j.state, j.attempts, j.last_error,"
+            " j.updated_at FROM jobs j JOIN memories m ON m.seq = j.seq"
+            f" WHERE {inside} AND (j.state = 'failed' OR j.last_error IS NOT NULL)"
+            " ORDER BY j.updated_at DESC LIMIT :limit",
+            params,
+        )
+        by_state = {"queued": 0, "running": 0, "done": 0, "failed": 0}
+        by_state.update({str(state): int(count) for state, count in jobs})
+        return QueueCounts(
+            jobs_by_state=by_state,
+            embeddings_by_model={str(model): int(count) for model, count in vectors},
+            memories_by_index_state={str(state): int(count) for state, count in states},
+            failures=[
+                JobFailure(
+                    job_id=row[0],
+                    memory_id=row[1],
+                    namespace=row[2],
+                    model=row[3],
+                    state=row[4],
+                    attempts=int(row[5]),
+                    error=row[6],
+                    updated_at=from_storage(row[7]),
+                )
+                for row in failures
+            ],
+        )
+
+    def heartbeat(self, record: WorkerRecord) -> None:
+        def step(connection: apsw.Connection) -> None:
+            connection.execute(
+                "INSERT INTO workers(id, pid, host, model, state, started_at, heartbeat_at,"
+                " processed, failed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET state = excluded.state,"
+                " heartbeat_at = excluded.heartbeat_at, processed = excluded.processed,"
+                " failed = excluded.failed",
+                (
+                    record.id,
+                    record.pid,
+                    record.host,
+                    record.model,
+                    record.state,
+                    to_storage(record.started_at),
+                    to_storage(record.heartbeat_at),
+                    record.processed,
+                    record.failed,
+                ),
+            )
+            # Keep the table small: forget workers silent for a week.
+            connection.execute(
+                "DELETE FROM workers WHERE heartbeat_at < strftime('%Y-%m-%dT%H:%M:%fZ',"
+                " 'now', '-7 days') AND id != ?",
+                (record.id,),
+            )
+
+        self._transact(step)
+
+    def workers(self) -> list[WorkerRecord]:
+        rows = self._read(
+            "SELECT id, pid, host, model, state, started_at, heartbeat_at, processed, failed"
+            " FROM workers ORDER BY heartbeat_at DESC",
+            (),
+        )
+        return [
+            WorkerRecord(
+                id=row[0],
+                pid=int(row[1]),
+                host=row[2],
+                model=row[3],
+                state=row[4],
+                started_at=from_storage(row[5]),
+                heartbeat_at=from_storage(row[6]),
+                processed=int(row[7]),
+                failed=int(row[8]),
+            )
+            for row in rows
+        ]

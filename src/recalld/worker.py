@@ -1,0 +1,268 @@
+"""The durable job queue's consumer: embeds queued memories in batches, with retries.
+
+One :class:`Worker` runs either as a thread of a long-running process
+(``recalld serve``/``recalld mcp``, or any service opened with
+``worker_thread=True``) or as its own process (``recalld worker``). Several
+workers may share one database: each claim leases a batch of jobs atomically
+(``BEGIN IMMEDIATE``), a crashed worker's jobs are taken over once their lease
+expires, and completing a job checks the lease is still held, so no job is
+completed twice.
+
+A failing batch is retried one text at a time, so one poison memory fails
+alone; each failure is recorded on its job (``last_error``) and retried with
+exponential backoff until ``worker_max_attempts``, after which the job and its
+memory are marked ``failed``. When the configured model changes, the worker
+queues a re-embedding of every memory (recall keeps using the keyword index
+meanwhile) and drops the old model's vectors once the new ones are complete.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from recalld._time import Clock, utc_now
+from recalld.config import Settings
+from recalld.embeddings.base import Embedder
+from recalld.store.base import Store
+from recalld.store.semantic import Job, WorkerRecord
+from recalld.store.sqlite_semantic import embedding_text, text_hash
+
+__all__ = ["Worker", "WorkerReport"]
+
+logger = logging.getLogger(__name__)
+
+DONE_JOB_RETENTION = timedelta(days=1)
+MAINTENANCE_INTERVAL_SECONDS = 60.0
+
+
+@dataclass
+class WorkerReport:
+    """What a worker did since it started."""
+
+    processed: int = 0
+    failed_attempts: int = 0
+    failed_for_good: int = 0
+    batches: int = 0
+    backfilled: int = 0
+    embed_seconds: float = 0.0
+
+
+class Worker:
+    """Claims embedding jobs, embeds them, stores the vectors; see the module docstring."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        clock: Clock = utc_now,
+        worker_id: str | None = None,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._settings = settings
+        self._clock = clock
+        self.id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self.report = WorkerReport()
+        self._started_at = clock()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._backfilled = False
+        self._last_heartbeat = float("-inf")
+        self._last_maintenance = float("-inf")
+
+    # -- one step ------------------------------------------------------------------
+
+    def _heartbeat(self, state: str, *, force: bool = False) -> None:
+        if not force and time.monotonic() - self._last_heartbeat < 5.0:
+            return
+        self._last_heartbeat = time.monotonic()
+        self._store.semantic.heartbeat(
+            WorkerRecord(
+                id=self.id,
+                pid=os.getpid(),
+                host=socket.gethostname(),
+                model=self._embedder.name,
+                state=state,
+                started_at=self._started_at,
+                heartbeat_at=self._clock(),
+                processed=self.report.processed,
+                failed=self.report.failed_for_good,
+            )
+        )
+
+    def backfill(self) -> int:
+        """Queue every memory that has no vector of the current model (model switch, import)."""
+        queued = self._store.semantic.backfill_jobs(self._embedder.name, self._clock())
+        if queued:
+            logger.info("queued %d memories for embedding with %s", queued, self._embedder.name)
+        self.report.backfilled += queued
+        self._backfilled = True
+        return queued
+
+    def run_once(self) -> int:
+        """Claim one batch and process it; returns how many jobs it claimed (0 = idle)."""
+        if not self._backfilled:
+            self.backfill()
+        now = self._clock()
+        lease_until = now + timedelta(seconds=self._settings.worker_lease_seconds)
+        jobs = self._store.semantic.claim_jobs(
+            self.id,
+            self._embedder.name,
+            self._settings.worker_batch_size,
+            now,
+            lease_until,
+            self._settings.worker_max_attempts,
+        )
+        if not jobs:
+            self._when_idle()
+            return 0
+        self._heartbeat("busy")
+        self.report.batches += 1
+        try:
+            self._process(jobs)
+        except Exception:
+            logger.exception("a batch of %d embedding jobs failed", len(jobs))
+            raise
+        self._heartbeat("busy")
+        return len(jobs)
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        started = time.perf_counter()
+        try:
+            return self._embedder.embed_batch(texts)
+        finally:
+            self.report.embed_seconds += time.perf_counter() - started
+
+    def _process(self, jobs: Sequence[Job]) -> None:
+        texts = [embedding_text(job.title, job.content) for job in jobs]
+        try:
+            vectors = self._embed(texts)
+            self._complete(list(zip(jobs, texts, vectors, strict=True)))
+            return
+        except Exception as error:  # noqa: BLE001 - any embedder failure is retried
+            if len(jobs) == 1:
+                self._failed(jobs[0], error)
+                return
+            logger.warning("embedding a batch failed (%s); retrying one by one", error)
+        for job, text in zip(jobs, texts, strict=True):
+            try:
+                vector = self._embed([text])[0]
+            except Exception as error:  # noqa: BLE001 - recorded on the job, retried later
+                self._failed(job, error)
+                continue
+            self._complete([(job, text, vector)])
+
+    def _complete(self, items: Sequence[tuple[Job, str, np.ndarray]]) -> None:
+        results = [
+            (job, text_hash(job.title, job.content), np.asarray(vector, dtype=np.float32).tobytes())
+            for job, _, vector in items
+        ]
+        dimension = int(np.asarray(items[0][2]).shape[-1])
+        done = self._store.semantic.complete_jobs(
+            self.id, self._embedder.name, results, dimension, self._clock()
+        )
+        self.report.processed += done
+
+    def _failed(self, job: Job, error: BaseException) -> None:
+        message = f"{type(error).__name__}: {error}"
+        self.report.failed_attempts += 1
+        now = self._clock()
+        if job.attempts >= self._settings.worker_max_attempts:
+            run_after = None
+            self.report.failed_for_good += 1
+            logger.error(
+                "job %s failed for good after %d attempts: %s", job.id, job.attempts, message
+            )
+        else:
+            delay = min(
+                self._settings.worker_retry_seconds * 2 ** (job.attempts - 1),
+                self._settings.worker_retry_max_seconds,
+            )
+            run_after = now + timedelta(seconds=delay)
+            logger.warning(
+                "job %s failed (attempt %d), retry in %.1f s: %s",
+                job.id,
+                job.attempts,
+                delay,
+                message,
+            )
+        self._store.semantic.retry_job(self.id, job, message, now, run_after)
+
+    def _when_idle(self) -> None:
+        self._heartbeat("idle")
+        # Housekeeping writes are rate-limited: an idle worker polls every second.
+        if time.monotonic() - self._last_maintenance < MAINTENANCE_INTERVAL_SECONDS:
+            return
+        self._last_maintenance = time.monotonic()
+        semantic = self._store.semantic
+        model = self._embedder.name
+        if semantic.pending_jobs(model) == 0:
+            dropped = semantic.drop_other_models(model)
+            if dropped:
+                logger.info("model switch to %s complete: dropped %d old vectors", model, dropped)
+        semantic.purge_done_jobs(self._clock() - DONE_JOB_RETENTION)
+        semantic.compact_vector_log()
+
+    # -- loops -----------------------------------------------------------------------
+
+    def run_until_idle(self, *, stop: Callable[[], bool] | None = None) -> WorkerReport:
+        """Process batches until no job is runnable now (jobs waiting on a backoff remain)."""
+        self.backfill()
+        self._heartbeat("busy", force=True)
+        while not (stop is not None and stop()):
+            if self.run_once() == 0:
+                break
+        self._heartbeat("stopped", force=True)
+        return self.report
+
+    def run_forever(self) -> None:
+        """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle."""
+        self.backfill()
+        self._heartbeat("idle", force=True)
+        while not self._stop.is_set():
+            try:
+                claimed = self.run_once()
+            except Exception:
+                logger.exception("embedding worker step failed")
+                claimed = 0
+            if claimed == 0:
+                self._wake.wait(self._settings.worker_poll_seconds)
+                self._wake.clear()
+        self._heartbeat("stopped", force=True)
+
+    def notify(self) -> None:
+        """Wake an idle worker thread now (a new job was just queued in this process)."""
+        self._wake.set()
+
+    def start(self) -> None:
+        """Run :meth:`run_forever` in a daemon thread."""
+        if self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self.run_forever, name="recalld-worker", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Ask the thread to finish its batch and wait for it."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    @property
+    def started_at(self) -> datetime:
+        """When this worker was created."""
+        return self._started_at

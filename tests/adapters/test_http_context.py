@@ -1,0 +1,178 @@
+"""REST for core memory and involuntary recall, and MCP at /mcp, over a real server."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from recalld.config import Settings
+from recalld.tokens import TokenRegistry
+from tests.adapters.http_support import ServerProcess
+from tests.media import melody
+
+pytestmark = pytest.mark.slow
+
+CAFE = {"lat": 48.8642, "lon": 2.3475}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    directory: Path = tmp_path_factory.mktemp("http_context")
+    running = ServerProcess(directory / "context.db").start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def client(server: ServerProcess) -> Iterator[httpx.Client]:
+    namespace = f"ctx-{uuid.uuid4().hex[:12]}"
+    with httpx.Client(
+        base_url=server.base_url, headers={"X-Recalld-Namespace": namespace}, timeout=30
+    ) as opened:
+        yield opened
+
+
+def _ok(response: httpx.Response, status: int = 200) -> Any:
+    assert response.status_code == status, response.text
+    return response.json()
+
+
+def test_http_core_memory_read_edit_and_full(client: httpx.Client) -> None:
+    empty = _ok(client.get("/v1/core"))
+    assert empty["user"]["entries"] == []
+    assert empty["memory"]["limit"] == 2200
+    added = _ok(
+        client.post(
+            "/v1/core/user",
+            json={
+                "operations": [
+                    {"action": "add", "content": "Name: Ana"},
+                    {"action": "add", "new_text": "Role: SRE"},
+                ]
+            },
+        )
+    )
+    assert added["entries"] == ["Name: Ana", "Role: SRE"]
+    assert added["usage"] == "19/1375"
+    patched = _ok(
+        client.post(
+            "/v1/core/user", json={"action": "patch", "old_text": "SRE", "content": "platform"}
+        )
+    )
+    assert patched["entries"][1] == "Role: platform"
+    full = client.post("/v1/core/user", json={"action": "add", "content": "x" * 1400})
+    assert full.status_code == 422
+    error = full.json()["error"]
+    assert error["type"] == "core_memory_full"
+    assert error["entries"] == ["Name: Ana", "Role: platform"]
+    ambiguous = client.post("/v1/core/user", json={"action": "remove", "old_text": "a"})
+    assert ambiguous.status_code == 422
+    assert ambiguous.json()["error"]["field"] == "operations[0].old_text"
+    bad_target = client.post("/v1/core/everyone", json={"action": "add", "content": "x"})
+    assert bad_target.status_code == 422
+    view = _ok(client.get("/v1/core"))
+    assert view["block"].startswith("USER PROFILE [24/1375 chars]\nName: Ana\nRole: platform")
+
+
+def test_http_sense_webhook_fires_and_pending_delivers_once(client: httpx.Client) -> None:
+    stored = _ok(
+        client.post(
+            "/v1/experiences",
+            json={
+                "content": "Croissant with Léa",
+                **CAFE,
+                "at": "2026-11-04T08:10:00+01:00",
+                "tags": ["lea"],
+            },
+        ),
+        201,
+    )
+    assert stored["kind"] == "experience"
+    hits = _ok(client.post("/v1/context/recall", json={"geohash": "u09tvrmq", "k": 3}))
+    assert hits[0]["memory"]["id"] == stored["id"]
+    assert _ok(client.get("/v1/recollections/pending", params={"drain": "false"})) == []
+    fired = _ok(client.post("/v1/sense", json={**CAFE, "at": "2026-11-05T08:05:00+01:00"}))
+    assert [item["memory"]["id"] for item in fired] == [stored["id"]]
+    assert _ok(client.post("/v1/sense", json={**CAFE, "at": "2026-11-05T08:06:00+01:00"})) == []
+    peeked = _ok(client.get("/v1/recollections/pending", params={"drain": "false"}))
+    assert len(peeked) == 1
+    delivered = _ok(client.get("/v1/recollections/pending"))
+    assert [item["memory"]["id"] for item in delivered] == [stored["id"]]
+    assert _ok(client.get("/v1/recollections/pending")) == []
+
+
+def test_http_media_must_be_base64_never_a_server_path(
+    client: httpx.Client, tmp_path: Path
+) -> None:
+    song = tmp_path / "song.wav"
+    song.write_bytes(melody(3))
+    refused = client.post("/v1/sense", json={"audio": str(song)})
+    assert refused.status_code == 422
+    assert refused.json()["error"]["field"] == "audio"
+    encoded = base64.b64encode(melody(3)).decode()
+    stored = _ok(
+        client.post("/v1/experiences", json={"content": "the song", "audio": encoded}), 201
+    )
+    fired = _ok(client.post("/v1/sense", json={"audio": encoded}))
+    assert [item["memory"]["id"] for item in fired] == [stored["id"]]
+    nothing = client.post("/v1/sense", json={})
+    assert nothing.status_code == 422
+
+
+async def _mcp_round_trip(url: str) -> list[str]:
+    async with Client(url) as mcp:
+        tools = sorted(tool.name for tool in (await mcp.list_tools()).tools)
+        await mcp.call_tool("remember", {"content": "written through /mcp"})
+        return tools
+
+
+def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Client) -> None:
+    tools = anyio.run(_mcp_round_trip, f"{server.base_url}/mcp")
+    assert tools == ["forget", "get", "list", "recall", "remember", "stats", "update"]
+    default = httpx.post(
+        f"{server.base_url}/v1/search", json={"query": "written through"}, timeout=30
+    )
+    assert default.status_code == 200
+    assert default.json()[0]["memory"]["content"] == "written through /mcp"
+
+
+def test_http_mcp_endpoint_needs_a_token_for_its_namespace(tmp_path: Path) -> None:
+    db = tmp_path / "secured.db"
+    with TokenRegistry.open(Settings(db=db)) as registry:
+        writer = registry.create("agent", {"default": "read+write"}).token
+        outsider = registry.create("other", {"elsewhere": "read+write"}).token
+        reader = registry.create("reader", {"default": "read"}).token
+    running = ServerProcess(db).start()
+    try:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        url = f"{running.base_url}/mcp"
+        assert httpx.post(url, json=body, timeout=30).status_code == 401
+        for token in (outsider, reader):
+            refused = httpx.post(
+                url, json=body, headers={"Authorization": f"Bearer {token}"}, timeout=30
+            )
+            assert refused.status_code == 403
+            assert "default" in refused.json()["error"]["message"]
+        tools = anyio.run(_mcp_with_token, url, writer)
+        assert "remember" in tools
+    finally:
+        running.stop()
+
+
+async def _mcp_with_token(url: str, token: str) -> list[str]:
+    import httpx2  # the MCP SDK's HTTP client library
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http_client,
+        Client(streamable_http_client(url, http_client=http_client)) as mcp,
+    ):
+        return sorted(tool.name for tool in (await mcp.list_tools()).tools)

@@ -1,0 +1,208 @@
+"""The madeleine dialect over every transport: flat schemas, the five tools, and the
+recollections://pending resource notifying subscribers when another process senses."""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.subscriptions import ResourceUpdated
+from mcp.types import ResourceUpdatedNotification
+
+from tests.adapters.mcp_support import (
+    Connect,
+    call,
+    http,
+    in_process,
+    start_http_server,
+    stdio,
+    stop,
+    structured,
+    text,
+)
+from tests.media import melody
+
+pytestmark = pytest.mark.anyio
+
+CAFE = {"lat": 48.8642, "lon": 2.3475}
+PLACE_ARGUMENTS = {"geohash", "lat", "lon"}
+SIGNAL_ARGUMENTS = {"image", "audio", "biometrics"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(params=["in_process", "stdio", "http"])
+def madeleine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Connect, Path]]:
+    db = tmp_path / "madeleine.db"
+    if request.param == "in_process":
+        yield in_process(db, "madeleine"), db
+    elif request.param == "stdio":
+        yield stdio(db, "madeleine"), db
+    else:
+        process, url = start_http_server(db, "madeleine")
+        try:
+            yield http(url), db
+        finally:
+            stop(process)
+
+
+async def test_madeleine_schemas_are_flat_and_exact(tmp_path: Path) -> None:
+    async with in_process(tmp_path / "s.db", "madeleine")() as client:
+        tools = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    assert set(tools) == {"remember", "recall", "sense", "pending_recollections", "forget"}
+    properties = {name: set(schema["properties"]) for name, schema in tools.items()}
+    assert (
+        properties["remember"]
+        == {"content", "at", "tags", "salience"} | PLACE_ARGUMENTS | SIGNAL_ARGUMENTS
+    )
+    assert properties["recall"] == {"query", "at", "tags", "k"} | PLACE_ARGUMENTS | SIGNAL_ARGUMENTS
+    assert properties["sense"] == {"text", "at"} | PLACE_ARGUMENTS | SIGNAL_ARGUMENTS
+    assert properties["pending_recollections"] == {"drain"}
+    assert properties["forget"] == {"id"}
+    assert tools["remember"]["required"] == ["content"]
+    assert tools["forget"]["required"] == ["id"]
+    for name in ("recall", "sense", "pending_recollections"):
+        assert tools[name].get("required", []) == []
+    assert tools["recall"]["properties"]["k"]["default"] == 5
+    assert tools["pending_recollections"]["properties"]["drain"] == {
+        "default": True,
+        "description": tools["pending_recollections"]["properties"]["drain"]["description"],
+        "type": "boolean",
+    }
+    assert tools["remember"]["properties"]["salience"]["maximum"] == 1
+    assert tools["remember"]["properties"]["lat"]["minimum"] == -90
+    assert tools["remember"]["properties"]["tags"]["type"] == "array"
+    assert tools["sense"]["properties"]["biometrics"]["type"] == "object"
+    assert tools["remember"]["properties"]["image"]["type"] == "string"
+
+
+async def test_madeleine_tools(madeleine: tuple[Connect, Path]) -> None:
+    connect, _ = madeleine
+    async with connect() as client:
+        stored = await structured(
+            client,
+            "remember",
+            {
+                "content": "Croissant with Léa at the corner café",
+                **CAFE,
+                "at": "2026-11-04T08:10:00+01:00",
+                "tags": ["lea"],
+                "salience": 0.8,
+                "audio": base64.b64encode(melody(5)).decode(),
+            },
+        )
+        memory_id = stored["id"]
+        assert stored["place"]["geohash"].startswith("u09tv")
+        assert stored["at"] == "2026-11-04T08:10:00+01:00"
+
+        found = (await structured(client, "recall", {"query": "croissant", "geohash": "u09tvrmq"}))[
+            "result"
+        ]
+        assert found[0]["memory"]["id"] == memory_id
+        assert set(found[0]["channels"]) == {"text", "place"}
+        assert (await structured(client, "pending_recollections", {"drain": False}))["result"] == []
+
+        nothing = await call(client, "sense", {})
+        assert nothing.is_error
+        assert "at least one" in text(nothing)
+
+        fired = (await structured(client, "sense", {**CAFE, "at": "2026-11-05T08:05:00+01:00"}))[
+            "result"
+        ]
+        assert [item["memory"]["id"] for item in fired] == [memory_id]
+        assert fired[0]["channels"]["place"] == 1.0
+        assert fired[0]["prompt_line"].startswith("[2026-11-04")
+        again = (await structured(client, "sense", {**CAFE, "at": "2026-11-05T08:06:00+01:00"}))[
+            "result"
+        ]
+        assert again == []  # habituated
+
+        peeked = (await structured(client, "pending_recollections", {"drain": False}))["result"]
+        assert [item["memory"]["id"] for item in peeked] == [memory_id]
+        drained = (await structured(client, "pending_recollections", {}))["result"]
+        assert [item["memory"]["id"] for item in drained] == [memory_id]
+        assert (await structured(client, "pending_recollections", {}))["result"] == []
+
+        bad = await call(client, "recall", {"lat": 48.0})
+        assert bad.is_error
+        assert "lon" in text(bad)
+
+        assert await structured(client, "forget", {"id": memory_id}) == {"deleted": True}
+        assert await structured(client, "forget", {"id": memory_id}) == {"deleted": False}
+
+
+def _sense_from_another_process(db: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recalld",
+            "--db",
+            str(db),
+            "sense",
+            "--place",
+            f"{CAFE['lat']},{CAFE['lon']}",
+            "--at",
+            "2026-11-05T08:05:00+01:00",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+async def _store_cafe(client: Any) -> None:
+    await structured(
+        client, "remember", {"content": "Café morning", **CAFE, "at": "2026-11-04T08:10:00+01:00"}
+    )
+
+
+async def test_madeleine_pending_resource_notifies_legacy_subscribers(
+    madeleine: tuple[Connect, Path],
+) -> None:
+    connect, db = madeleine
+    updated = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ResourceUpdatedNotification) and (
+            str(message.params.uri) == "recollections://pending"
+        ):
+            updated.set()
+
+    async with connect(mode="legacy", message_handler=on_message) as client:
+        await _store_cafe(client)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await client.subscribe_resource("recollections://pending")
+        await anyio.to_thread.run_sync(_sense_from_another_process, db)
+        with anyio.fail_after(20):
+            await updated.wait()
+        waiting = await client.read_resource("recollections://pending")
+        assert "Café morning" in waiting.contents[0].text  # type: ignore[union-attr]
+        delivered = (await structured(client, "pending_recollections", {}))["result"]
+        assert [item["memory"]["content"] for item in delivered] == ["Café morning"]
+
+
+async def test_madeleine_pending_resource_notifies_listen_streams(
+    madeleine: tuple[Connect, Path],
+) -> None:
+    connect, db = madeleine
+    async with connect() as client:
+        await _store_cafe(client)
+        async with client.listen(resource_subscriptions=["recollections://pending"]) as events:
+            await anyio.to_thread.run_sync(_sense_from_another_process, db)
+            with anyio.fail_after(20):
+                event = await events.__anext__()
+            assert isinstance(event, ResourceUpdated)
+            assert event.uri == "recollections://pending"

@@ -1,0 +1,95 @@
+"""The context channels: documented scales; vectorised forms agree with scalar ones."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from recalld.context.place import (
+    distance_m,
+    neighbourhood,
+    place_similarities,
+    place_similarity,
+    search_precision,
+)
+from recalld.context.signals import biometric_similarity
+from recalld.context.timing import time_similarities, time_similarity
+
+
+def test_place_distance_is_haversine() -> None:
+    # Paris Notre-Dame to the Eiffel Tower: about 4.1 km.
+    assert distance_m(48.8530, 2.3499, 48.8584, 2.2945) == pytest.approx(4_100, rel=0.03)
+    assert distance_m(10, 20, 10, 20) == 0
+
+
+@pytest.mark.parametrize(
+    ("metres", "low", "high"),
+    [
+        (0, 1, 1),
+        (49, 1, 1),
+        (500, 0.75, 0.85),
+        (1_000, 0.35, 0.45),
+        (2_000, 0.0, 0.03),
+        (3_000, 0, 0.001),
+    ],
+)
+def test_place_similarity_scale(metres: float, low: float, high: float) -> None:
+    assert low <= place_similarity(metres) <= high
+
+
+def test_place_similarities_match_scalar() -> None:
+    lats = np.array([48.8642, 48.8700, 48.8300])
+    lons = np.array([2.3475, 2.3500, 2.3900])
+    vector = place_similarities(48.8642, 2.3475, lats, lons)
+    scalar = [
+        place_similarity(distance_m(48.8642, 2.3475, a, b)) for a, b in zip(lats, lons, strict=True)
+    ]
+    assert vector == pytest.approx(scalar)
+
+
+def test_neighbourhood_blocks() -> None:
+    assert len(neighbourhood("u09tvrmqse", 6, rings=1)) == 9
+    block = neighbourhood("u09tvrmqse", 6, rings=2)
+    assert len(block) == 25
+    assert "u09tvr" in block
+    assert search_precision(500) == 6
+    assert search_precision(3_000) == 5
+
+
+@pytest.mark.parametrize(
+    ("cue", "stored", "low", "high"),
+    [
+        ("2026-11-05T08:05:00+01:00", "2026-11-04T08:10:00+01:00", 0.99, 1.0),  # weekday mornings
+        ("2026-11-05T09:05:00+01:00", "2026-11-04T08:05:00+01:00", 0.6, 0.7),  # an hour apart
+        ("2026-11-08T20:00:00+01:00", "2026-11-04T08:10:00+01:00", 0.1, 0.2),  # Sunday night
+        ("2026-11-05T08:00:00+09:00", "2026-11-04T08:00:00-05:00", 0.99, 1.0),  # local clocks
+        ("2026-11-05T23:55:00+00:00", "2026-11-05T00:05:00+00:00", 0.95, 1.0),  # wraps at midnight
+        ("2026-07-06T08:00:00+00:00", "2026-01-05T08:00:00+00:00", 0.84, 0.86),  # other season
+    ],
+)
+def test_time_similarity_documented_cases(cue: str, stored: str, low: float, high: float) -> None:
+    combined = time_similarity(datetime.fromisoformat(cue), datetime.fromisoformat(stored)).combined
+    assert low <= combined <= high
+    vector = time_similarities(datetime.fromisoformat(cue), [stored])[0]
+    assert vector == pytest.approx(combined)
+
+
+def test_time_similarities_missing_time_scores_zero() -> None:
+    cue = datetime.fromisoformat("2026-11-05T08:05:00+01:00")
+    assert list(time_similarities(cue, [None])) == [0.0]
+
+
+def test_biometric_similarity_normalises_each_reading() -> None:
+    stored = {"heart_rate": 130.0, "skin_conductance": 12.0, "temperature": 37.0}
+    assert biometric_similarity({"heart_rate": 130.0}, stored) == 1.0
+    assert biometric_similarity({"heart_rate": 118.0}, stored) == pytest.approx(np.exp(-0.5))
+    assert biometric_similarity({"temperature": 37.4}, stored) == pytest.approx(np.exp(-0.5))
+    mixed = biometric_similarity({"heart_rate": 130.0, "skin_conductance": 3.0}, stored)
+    assert mixed is not None
+    assert 0.45 < mixed < 0.55
+    assert biometric_similarity({"steps_per_minute": 90.0}, stored) is None
+    assert biometric_similarity({"glucose": 110.0}, {"glucose": 100.0}) == pytest.approx(
+        np.exp(-0.5)
+    )

@@ -1,0 +1,107 @@
+"""The OpenAI-compatible HTTP embedder, against a small fake server on the loopback."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import numpy as np
+import pytest
+
+from recalld.embeddings.hashing import HashingEmbedder
+from recalld.embeddings.http import HTTPEmbedder
+from recalld.errors import EmbeddingError
+
+
+class FakeEmbeddingServer(ThreadingHTTPServer):
+    """Answers POST /v1/embeddings like OpenAI, with hashing vectors (unnormalised)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[dict[str, Any]] = []
+        self.fail_with: int | None = None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FakeEmbeddingServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep test output quiet."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append(
+            {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
+        )
+        if self.server.fail_with is not None:
+            self.send_response(self.server.fail_with)
+            self.end_headers()
+            self.wfile.write(b'{"error": "overloaded"}')
+            return
+        vectors = HashingEmbedder(16).embed_batch(body["input"]) * 3.0
+        data = [
+            {"object": "embedding", "index": index, "embedding": vector.tolist()}
+            for index, vector in reversed(list(enumerate(vectors)))
+        ]
+        payload = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeEmbeddingServer]:
+    fake = FakeEmbeddingServer()
+    thread = threading.Thread(target=fake.serve_forever, daemon=True)
+    thread.start()
+    yield fake
+    fake.shutdown()
+    fake.server_close()
+    thread.join(5)
+
+
+def _url(server: FakeEmbeddingServer) -> str:
+    host, port = server.server_address[:2]
+    return f"http://{host!s}:{port}/v1"
+
+
+def test_http_embedder_posts_openai_shape_and_normalises(server: FakeEmbeddingServer) -> None:
+    embedder = HTTPEmbedder(base_url=_url(server), model="text-embed-small", api_key="sk-test")
+    vectors = embedder.embed_batch(["first text", "second text"])
+    assert vectors.shape == (2, 16)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    # Rows come back in input order even though the server listed them reversed.
+    expected = HashingEmbedder(16).embed_batch(["first text", "second text"])
+    np.testing.assert_allclose(vectors, expected, atol=1e-6)
+    request = server.requests[0]
+    assert request["path"] == "/v1/embeddings"
+    assert request["body"] == {"model": "text-embed-small", "input": ["first text", "second text"]}
+    assert request["authorization"] == "Bearer sk-test"
+    assert embedder.name == "text-embed-small"
+    assert embedder.dimension == 16
+
+
+def test_http_embedder_probes_its_dimension(server: FakeEmbeddingServer) -> None:
+    embedder = HTTPEmbedder(base_url=_url(server), model="m")
+    assert embedder.dimension == 16
+    assert server.requests[0]["authorization"] is None
+
+
+def test_http_embedder_turns_server_errors_into_embedding_errors(
+    server: FakeEmbeddingServer,
+) -> None:
+    server.fail_with = 503
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match="503"):
+        embedder.embed_batch(["x"])
+
+
+def test_http_embedder_refuses_a_dimension_mismatch(server: FakeEmbeddingServer) -> None:
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=384)
+    with pytest.raises(EmbeddingError, match="dimensions"):
+        embedder.embed_batch(["x"])

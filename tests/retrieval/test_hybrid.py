@@ -1,0 +1,151 @@
+"""Hybrid recall: fused scores with channels and backends, walls and filters before top-k."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recalld.model import Filters
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.semantic_support import semantic_settings
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def indexed(db_path: Path, clock: FakeClock) -> MemoryService:
+    service = MemoryService.open(semantic_settings(db_path), clock=clock)
+    service.remember_many(
+        [
+            {"content": "The staging database lives in the Melbourne region", "tags": ["infra"]},
+            {"content": "Grandma grows roses in her garden", "kind": "experience"},
+            {"content": "The production database runs in Sydney", "tags": ["infra"]},
+        ]
+    )
+    service.new_worker().run_until_idle()
+    return service
+
+
+def test_hybrid_hits_carry_channels_and_backends(indexed: MemoryService) -> None:
+    with indexed as service:
+        hits = service.recall("staging database", limit=3)
+        top = hits[0]
+        assert top.memory.content.startswith("The staging database")
+        assert top.backends == ["fts", "vector"]
+        assert set(top.channels) == {"keyword", "text"}
+        assert 0.0 <= top.score <= 1.0
+        assert all(0.0 <= hit.score <= 1.0 for hit in hits)
+        assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+        # A memory with no shared word is found by the vector backend alone.
+        vector_only = [hit for hit in hits if "fts" not in hit.backends]
+        assert vector_only
+        assert vector_only[0].backends == ["vector"]
+        assert vector_only[0].channels["keyword"] == 0.0
+
+
+def test_hybrid_modes_use_one_channel(indexed: MemoryService) -> None:
+    with indexed as service:
+        keyword = service.search("database", mode="keyword")
+        assert {tuple(hit.backends) for hit in keyword} == {("fts",)}
+        assert all(set(hit.channels) == {"keyword"} for hit in keyword)
+        vector = service.search("database", mode="vector")
+        assert {tuple(hit.backends) for hit in vector} == {("vector",)}
+        assert vector[0].score == 1.0
+
+
+def test_hybrid_filters_and_namespaces_apply_before_top_k(indexed: MemoryService) -> None:
+    with indexed as service:
+        service.remember("staging database notes in another tenant", namespace="other")
+        service.new_worker().run_until_idle()
+        hits = service.search("staging database", limit=1, filters=Filters(kind="experience"))
+        assert [hit.memory.kind for hit in hits] == ["experience"]
+        tagged = service.search("roses garden", limit=5, filters=Filters(tags_any=["infra"]))
+        assert tagged
+        assert all("infra" in hit.memory.tags for hit in tagged)
+        walled = service.search("staging database tenant", limit=10, mode="vector")
+        assert all(hit.memory.namespace == "default" for hit in walled)
+        other = service.search("staging database", limit=10, namespace="other", mode="vector")
+        assert [hit.memory.namespace for hit in other] == ["other"]
+
+
+def test_hybrid_forget_removes_the_vector(indexed: MemoryService) -> None:
+    with indexed as service:
+        target = service.search("roses", mode="vector")[0].memory
+        assert service.forget(target.id)
+        assert target.id not in {hit.memory.id for hit in service.search("roses", mode="vector")}
+        assert service.status().embeddings == {"hashing-256": 2}
+
+
+def test_hybrid_second_process_sees_new_vectors(db_path: Path, clock: FakeClock) -> None:
+    with MemoryService.open(semantic_settings(db_path), clock=clock) as service:
+        first = service.remember("the staging database lives in Melbourne")
+        service.new_worker().run_until_idle()
+        assert service.search("staging", mode="vector")[0].memory.id == first.id
+        second = service.remember("grandma grows roses")
+        # Another process (the CLI worker) embeds it; this process's index catches up.
+        environment = {**os.environ, "RECALLD_EMBEDDER": "hashing", "RECALLD_SYNCHRONOUS": "NORMAL"}
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "recalld",
+                "--db",
+                str(db_path),
+                "worker",
+                "--until-idle",
+                "--json",
+            ],
+            cwd=REPOSITORY,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert json.loads(completed.stdout)["processed"] == 1
+        hits = service.search("roses", mode="vector")
+        assert hits[0].memory.id == second.id
+        status = subprocess.run(
+            [sys.executable, "-m", "recalld", "--db", str(db_path), "status", "--json"],
+            cwd=REPOSITORY,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["embeddings"] == {"hashing-256": 2}
+
+
+def test_hybrid_ann_index_is_persisted_and_catches_up(db_path: Path, clock: FakeClock) -> None:
+    settings = semantic_settings(db_path, vector_ann_threshold=40, worker_batch_size=64)
+    contents = [f"note {index} about topic{index % 7} and item{index}" for index in range(120)]
+    with MemoryService.open(settings, clock=clock) as service:
+        receipts = service.remember_many([{"content": text} for text in contents])
+        service.remember("far away in another namespace", namespace="other")
+        service.new_worker().run_until_idle()
+        hits = service.search("item17 topic3", mode="vector", limit=5)
+        assert hits[0].memory.id == receipts[17].id
+        assert all(hit.memory.namespace == "default" for hit in hits)
+        assert service.status().index is not None
+    graph_file = Path(f"{db_path}-vectors-hashing-256.faiss")
+    assert graph_file.exists()
+    with MemoryService.open(settings, clock=clock) as service:
+        service.forget(receipts[17].id)
+        extra = service.remember("a brand new note about item500")
+        service.new_worker().run_until_idle()
+        hits = service.search("item17 topic3", mode="vector", limit=5)
+        assert receipts[17].id not in {hit.memory.id for hit in hits}
+        assert service.search("item500", mode="vector", limit=1)[0].memory.id == extra.id
+        index = service.status().index
+        assert index is not None
+        assert index.ann
+        assert index.vectors == 120

@@ -1,0 +1,69 @@
+"""Helpers for the semantic-recall tests: settings with an embedder, and scripted embedders."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from recalld.config import Settings
+from recalld.embeddings.base import Vectors
+from recalld.embeddings.hashing import HashingEmbedder
+
+
+def semantic_settings(db_path: Path, **overrides: Any) -> Settings:
+    """Settings for tests that index: the hashing embedder, immediate retries."""
+    values: dict[str, Any] = {
+        "db": db_path,
+        "synchronous": "NORMAL",
+        "embedder": "hashing",
+        "worker_retry_seconds": 0.0,
+        "worker_batch_size": 8,
+    }
+    values.update(overrides)
+    return Settings(**values)
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """The hashing embedder that remembers every text it embedded (thread-safe)."""
+
+    def __init__(self, dimension: int = 64) -> None:
+        super().__init__(dimension)
+        self.texts: list[str] = []
+        self._lock = threading.Lock()
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        with self._lock:
+            self.texts.extend(texts)
+        return super().embed_batch(texts)
+
+
+class FlakyEmbedder(HashingEmbedder):
+    """Fails the first ``failures`` calls that include ``poison`` (or every call, if None)."""
+
+    def __init__(self, failures: int, poison: str | None = None, dimension: int = 64) -> None:
+        super().__init__(dimension)
+        self.remaining = failures
+        self.poison = poison
+        self.calls = 0
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        self.calls += 1
+        hit = self.poison is None or any(self.poison in text for text in texts)
+        if hit and self.remaining > 0:
+            self.remaining -= 1
+            raise RuntimeError(f"model exploded on {len(texts)} texts")
+        return super().embed_batch(texts)
+
+
+class NamedEmbedder(HashingEmbedder):
+    """A hashing embedder under another model name (to simulate a model switch)."""
+
+    def __init__(self, name: str, dimension: int = 64) -> None:
+        super().__init__(dimension)
+        self._custom_name = name
+
+    @property
+    def name(self) -> str:
+        return self._custom_name

@@ -1,0 +1,242 @@
+"""Core memory: atomic batches, the final-result limit, matching rules, text hygiene."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.core_memory import CoreMemoryFullError, render_core_block
+from recalld.errors import ValidationError
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+@pytest.fixture
+def small(db_path: Path, clock: FakeClock) -> Iterator[MemoryService]:
+    settings = Settings(db=db_path, synchronous="NORMAL", core_user_chars=60, core_memory_chars=80)
+    with MemoryService.open(settings, clock=clock) as service:
+        yield service
+
+
+def _entries(service: MemoryService, target: str = "user") -> list[str]:
+    return service.core.state(target).entries
+
+
+def test_core_batch_frees_room_and_adds_when_add_alone_would_overflow(
+    small: MemoryService,
+) -> None:
+    small.core.apply(
+        "user",
+        [
+            {"action": "add", "content": "Name: Ana Lima"},
+            {"action": "add", "content": "Old job: barista"},
+            {"action": "add", "content": "Old city: Porto"},
+        ],
+    )
+    long_entry = "Role: platform engineer at Acme, on call"
+    with pytest.raises(CoreMemoryFullError) as full:
+        small.core.apply("user", [{"action": "add", "content": long_entry}])
+    assert full.value.state.entries == ["Name: Ana Lima", "Old job: barista", "Old city: Porto"]
+    assert full.value.would_be > 60
+    result = small.core.apply(
+        "user",
+        [
+            {"action": "remove", "old_text": "barista"},
+            {"action": "remove", "old_text": "Porto"},
+            {"action": "add", "content": long_entry},
+        ],
+    )
+    assert result.entries == ["Name: Ana Lima", long_entry]
+    assert result.chars == len("Name: Ana Lima\n" + long_entry)
+    assert result.usage == f"{result.chars}/60"
+
+
+def test_core_batch_overflowing_at_the_end_changes_nothing(small: MemoryService) -> None:
+    small.core.apply("memory", [{"action": "add", "content": "Deploys go through Argo"}])
+    with pytest.raises(CoreMemoryFullError) as full:
+        small.core.apply(
+            "memory",
+            [
+                {"action": "patch", "old_text": "Argo", "content": "Argo CD"},
+                {"action": "add", "content": "x" * 70},
+            ],
+        )
+    assert "nothing was changed" in str(full.value)
+    assert _entries(small, "memory") == ["Deploys go through Argo"]
+
+
+def test_core_patch_replaces_only_the_span(small: MemoryService) -> None:
+    small.core.apply("user", [{"action": "add", "content": "Prefers tea in the morning"}])
+    small.core.apply("user", [{"action": "patch", "old_text": "tea", "content": "coffee"}])
+    assert _entries(small) == ["Prefers coffee in the morning"]
+
+
+@pytest.mark.parametrize(
+    ("old_text", "expected"),
+    [
+        ("sushi", "no entry contains 'sushi'"),
+        ("Likes", "matches more than once"),
+        ("a", "matches more than once"),
+    ],
+)
+def test_core_patch_and_remove_need_exactly_one_match(
+    small: MemoryService, old_text: str, expected: str
+) -> None:
+    small.core.apply(
+        "user",
+        [{"action": "add", "content": "Likes jazz"}, {"action": "add", "content": "Likes rain"}],
+    )
+    for action in ("patch", "remove"):
+        operation = {"action": action, "old_text": old_text}
+        if action == "patch":
+            operation["content"] = "x"
+        with pytest.raises(ValidationError) as caught:
+            small.core.apply("user", [operation])
+        assert caught.value.field == "operations[0].old_text"
+        assert expected in caught.value.message
+    assert _entries(small) == ["Likes jazz", "Likes rain"]
+
+
+def test_core_two_matches_error_names_the_entries(small: MemoryService) -> None:
+    small.core.apply(
+        "user",
+        [{"action": "add", "content": "Likes jazz"}, {"action": "add", "content": "Likes rain"}],
+    )
+    with pytest.raises(ValidationError) as caught:
+        small.core.apply("user", [{"action": "remove", "old_text": "Likes"}])
+    assert "entry 1" in caught.value.message
+    assert "entry 2" in caught.value.message
+
+
+def test_core_new_text_alias_and_content_wins(small: MemoryService) -> None:
+    small.core.apply("user", [{"action": "add", "new_text": "From alias"}])
+    small.core.apply(
+        "user", [{"action": "add", "content": "Content wins", "new_text": "Alias loses"}]
+    )
+    small.core.apply("user", [{"action": "patch", "old_text": "alias", "new_text": "the alias"}])
+    assert _entries(small) == ["From the alias", "Content wins"]
+
+
+def test_core_exact_duplicate_is_not_added_twice(small: MemoryService) -> None:
+    small.core.apply("user", [{"action": "add", "content": "Name: Ana"}])
+    result = small.core.apply(
+        "user", [{"action": "add", "content": "Name: Ana"}, {"action": "add", "content": "Ana"}]
+    )
+    assert result.duplicates == ["Name: Ana"]
+    assert "duplicate" in result.message
+    assert result.entries == ["Name: Ana", "Ana"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "zero\u200bwidth",
+        "bidi \u202eoverride",
+        "byte order \ufeffmark",
+        "bell \x07",
+        "two\nlines",
+        "soft\u00adhyphen",
+        "   ",
+    ],
+)
+def test_core_rejects_control_and_invisible_characters(small: MemoryService, text: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        small.core.apply("user", [{"action": "add", "content": text}])
+    assert caught.value.field == "operations[0].content"
+    assert _entries(small) == []
+
+
+def test_core_bad_operations_change_nothing(small: MemoryService) -> None:
+    small.core.apply("user", [{"action": "add", "content": "keep me"}])
+    bad_batches: list[list[dict[str, object]]] = [
+        [],
+        [{"action": "rename", "content": "x"}],
+        [{"action": "add"}],
+        [{"action": "patch", "content": "x"}],
+        [{"action": "remove"}],
+        [{"action": "add", "content": "fine"}, {"action": "remove", "old_text": "missing"}],
+        [{"action": "add", "content": "x", "extra": 1}],
+    ]
+    for batch in bad_batches:
+        with pytest.raises(ValidationError):
+            small.core.apply("user", batch)
+    with pytest.raises(ValidationError) as caught:
+        small.core.apply("everything", [{"action": "add", "content": "x"}])
+    assert caught.value.field == "target"
+    assert _entries(small) == ["keep me"]
+
+
+def test_core_warns_when_nearly_full(small: MemoryService) -> None:
+    quiet = small.core.apply("user", [{"action": "add", "content": "x" * 40}])
+    assert quiet.warning is None
+    loud = small.core.apply("user", [{"action": "add", "content": "y" * 15}])
+    assert loud.chars == 56
+    assert loud.warning is not None
+    assert "93%" in loud.warning
+
+
+def test_core_render_stays_within_limits(small: MemoryService) -> None:
+    small.core.apply(
+        "user", [{"action": "add", "content": "u" * 30}, {"action": "add", "content": "v" * 29}]
+    )
+    small.core.apply("memory", [{"action": "add", "content": "m" * 80}])
+    block = small.core.render()
+    user_part, memory_part = block.split("\n\n")
+    assert user_part.splitlines()[0] == "USER PROFILE [60/60 chars]"
+    assert len("\n".join(user_part.splitlines()[1:])) <= 60
+    assert len("\n".join(memory_part.splitlines()[1:])) <= 80
+    empty = render_core_block([small.core.state("user", namespace="elsewhere")])
+    assert empty == "USER PROFILE [0/60 chars]\n(empty)"
+
+
+def test_core_namespaces_are_separate(small: MemoryService) -> None:
+    small.core.apply("user", [{"action": "add", "content": "Alice"}], namespace="alice")
+    assert small.core.state("user", namespace="bob").entries == []
+    assert small.core.state("user", namespace="alice").entries == ["Alice"]
+    assert small.core.version(namespace="alice") > small.core.version(namespace="bob")
+
+
+WRITER = """
+import sys
+from recalld.config import Settings
+from recalld.service import MemoryService
+path, label = sys.argv[1], sys.argv[2]
+settings = Settings(db=path, synchronous="NORMAL", busy_timeout_ms=20, core_memory_chars=100000)
+with MemoryService.open(settings) as service:
+    for index in range(60):
+        service.core.apply("memory", [{"action": "add", "content": f"{label} note {index}"}])
+"""
+
+
+def test_core_concurrent_batches_from_two_processes_are_all_applied(tmp_path: Path) -> None:
+    path = tmp_path / "core.db"
+    MemoryService.open(Settings(db=path)).close()
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(path), label], stderr=subprocess.PIPE)
+        for label in ("left", "right")
+    ]
+    for writer in writers:
+        _, error_output = writer.communicate(timeout=120)
+        assert writer.returncode == 0, error_output
+    with MemoryService.open(Settings(db=path, core_memory_chars=100000)) as service:
+        entries = service.core.state("memory").entries
+    expected = {f"{label} note {index}" for label in ("left", "right") for index in range(60)}
+    assert set(entries) == expected
+    assert len(entries) == 120
+
+
+def test_core_batch_is_validated_against_the_current_state(tmp_path: Path) -> None:
+    path = tmp_path / "stale.db"
+    settings = Settings(db=path, synchronous="NORMAL", core_user_chars=30)
+    with MemoryService.open(settings) as first, MemoryService.open(settings) as second:
+        first.core.apply("user", [{"action": "add", "content": "a" * 20}])
+        # `second` never read the target; its add is checked against what is stored now.
+        with pytest.raises(CoreMemoryFullError):
+            second.core.apply("user", [{"action": "add", "content": "b" * 20}])
+        second.core.apply("user", [{"action": "patch", "old_text": "a" * 20, "content": "c"}])
+        assert first.core.state("user").entries == ["c"]

@@ -1,0 +1,279 @@
+"""Involuntary recall, told as stories: context comes back, once, when it recurs."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.media import melody, picture
+
+CAFE = {"lat": 48.86420, "lon": 2.34750}  # a café in Paris
+NEXT_DOOR = {"lat": 48.86425, "lon": 2.34760}  # ~10 m away
+ACROSS_TOWN = {"lat": 48.83500, "lon": 2.38500}  # ~4.3 km away
+PARK = {"geohash": "u09tunqu9"}
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    # Thursday 5 November 2026, 07:05 UTC = 08:05 in Paris (+01:00).
+    return FakeClock(datetime(2026, 11, 5, 7, 5, tzinfo=UTC))
+
+
+@pytest.fixture
+def memory(db_path: Path, clock: FakeClock) -> Iterator[MemoryService]:
+    with MemoryService.open(Settings(db=db_path, synchronous="NORMAL"), clock=clock) as service:
+        yield service
+
+
+def _cafe_memory(memory: MemoryService) -> int:
+    stored = memory.recollections.remember(
+        "Croissant with Léa at the corner café; she told me about her move to Lyon",
+        place=CAFE,
+        at="2026-11-04T08:10:00+01:00",  # a Wednesday morning
+        tags=["lea", "cafe"],
+        salience=0.8,
+    )
+    return stored.seq
+
+
+def test_story_cafe_memory_fires_at_the_same_cafe_next_weekday_morning(
+    memory: MemoryService,
+) -> None:
+    seq = _cafe_memory(memory)
+    fired = memory.recollections.sense(
+        memory.recollections.cue(place=NEXT_DOOR, at="2026-11-05T08:05:00+01:00")
+    )
+    assert [recollection.memory.seq for recollection in fired] == [seq]
+    recollection = fired[0]
+    assert recollection.channels["place"] == 1.0
+    assert recollection.channels["time"] > 0.95
+    assert 0 < recollection.score <= 1
+    assert "Léa" in recollection.prompt_line
+    queued = memory.recollections.pending(drain=False)
+    assert [item.memory.seq for item in queued] == [seq]
+
+
+def test_story_not_at_night_on_a_sunday_across_town(memory: MemoryService) -> None:
+    _cafe_memory(memory)
+    cue = memory.recollections.cue(place=ACROSS_TOWN, at="2026-11-08T20:00:00+01:00")
+    assert memory.recollections.sense(cue) == []
+    assert memory.recollections.pending(drain=False) == []
+
+
+def test_story_habituation_then_fires_again_after_the_window(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    seq = _cafe_memory(memory)
+    cue = memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00")
+    assert [r.memory.seq for r in memory.recollections.sense(cue)] == [seq]
+    clock.advance(10 * 60)
+    again = memory.recollections.cue(place=CAFE, at="2026-11-05T08:15:00+01:00")
+    assert memory.recollections.sense(again) == []
+    assert len(memory.recollections.pending(drain=False)) == 1
+    clock.advance(24 * 3600)  # Friday morning, long after the 3-hour window
+    friday = memory.recollections.cue(place=CAFE, at="2026-11-06T08:05:00+01:00")
+    assert [r.memory.seq for r in memory.recollections.sense(friday)] == [seq]
+    assert len(memory.recollections.pending(drain=False)) == 2
+
+
+def test_story_a_song_brings_back_what_happened_while_it_played(
+    memory: MemoryService, tmp_path: Path
+) -> None:
+    song = tmp_path / "first-dance.wav"
+    song.write_bytes(melody(7))
+    stored = memory.recollections.remember(
+        "Our first dance at the wedding in Porto", audio=str(song), at="2019-06-15T22:30:00+01:00"
+    )
+    memory.recollections.remember(
+        "Another tune at a party", audio=base64.b64encode(melody(8)).decode()
+    )
+    heard = base64.b64encode(melody(7, noise=0.05)).decode()
+    fired = memory.recollections.sense(
+        memory.recollections.cue(audio=heard, place=ACROSS_TOWN, at="2026-11-05T13:00:00+01:00")
+    )
+    assert [r.memory.seq for r in fired] == [stored.seq]
+    assert fired[0].channels["audio"] > 0.9
+
+
+def test_story_a_heart_racing_moment_contributes_its_channel(memory: MemoryService) -> None:
+    stored = memory.recollections.remember(
+        "Nearly hit by a cyclist at the park gate",
+        place=PARK,
+        at="2026-11-02T17:30:00+01:00",
+        biometrics={"heart_rate": 135, "skin_conductance": 12.0},
+        salience=0.9,
+    )
+    spike = memory.recollections.cue(
+        place=PARK,
+        biometrics={"heart_rate": 131, "skin_conductance": 11.4},
+        at="2026-11-05T12:00:00+01:00",
+    )
+    hits = memory.recollections.recall(spike)
+    assert hits[0].memory.seq == stored.seq
+    assert hits[0].channels["biometric"] > 0.9
+    calm = memory.recollections.cue(
+        place=PARK, biometrics={"heart_rate": 62, "skin_conductance": 2.0}
+    )
+    assert memory.recollections.recall(calm)[0].channels["biometric"] < 0.05
+    fired = memory.recollections.sense(spike)
+    assert [r.memory.seq for r in fired] == [stored.seq]
+    assert fired[0].channels["biometric"] > 0.9
+
+
+def test_story_a_photo_of_the_same_view(memory: MemoryService) -> None:
+    stored = memory.recollections.remember(
+        "The view from the lighthouse", image=base64.b64encode(picture(3)).decode()
+    )
+    memory.recollections.remember("A different view", image=base64.b64encode(picture(4)).decode())
+    hits = memory.recollections.recall(
+        memory.recollections.cue(image=base64.b64encode(picture(3, brighten=25)).decode())
+    )
+    assert hits[0].memory.seq == stored.seq
+    assert hits[0].channels["image"] > 0.8
+    assert hits[1].channels["image"] < 0.4
+
+
+def test_recall_compares_only_given_cues_and_changes_nothing(memory: MemoryService) -> None:
+    seq = _cafe_memory(memory)
+    memory.recollections.remember("Kyoto temple at dawn", tags=["kyoto", "travel"])
+    by_text = memory.recollections.recall(memory.recollections.cue(text="what about Kyoto?"))
+    assert by_text[0].memory.content == "Kyoto temple at dawn"
+    assert set(by_text[0].channels) == {"text"}
+    by_place = memory.recollections.recall(memory.recollections.cue(place=CAFE), k=1)
+    assert [hit.memory.seq for hit in by_place] == [seq]
+    assert set(by_place[0].channels) == {"place"}
+    assert by_place[0].backends == ["context"]
+    assert memory.store.context.counts("default") == (0, 0)
+    assert memory.get(seq=seq).access_count == 0
+
+
+def test_pending_drain_peek_and_oldest_first(memory: MemoryService, clock: FakeClock) -> None:
+    first = _cafe_memory(memory)
+    second = memory.recollections.remember("Léa's farewell dinner", tags=["lea"]).seq
+    memory.recollections.sense(memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00"))
+    clock.advance(60)
+    memory.recollections.sense(memory.recollections.cue(text="Léa's farewell dinner"))
+    peeked = memory.recollections.pending(drain=False)
+    assert [item.memory.seq for item in peeked] == [first, second]
+    assert [item.memory.seq for item in memory.recollections.pending(drain=False)] == [
+        first,
+        second,
+    ]
+    assert [item.memory.seq for item in memory.recollections.pending(limit=1)] == [first]
+    assert [item.memory.seq for item in memory.recollections.pending()] == [second]
+    assert memory.recollections.pending() == []
+
+
+CONSUMER = """
+import json, sys
+from recalld.config import Settings
+from recalld.service import MemoryService
+taken = []
+with MemoryService.open(Settings(db=sys.argv[1], busy_timeout_ms=20)) as service:
+    while True:
+        items = service.recollections.pending(limit=3)
+        if not items:
+            break
+        taken.extend(item.memory.seq for item in items)
+print(json.dumps(taken))
+"""
+
+
+def test_pending_drain_is_exactly_once_with_two_consumers(
+    memory: MemoryService, db_path: Path
+) -> None:
+    seqs = [
+        memory.recollections.remember(f"song number {index} chorus lyric{index}").seq
+        for index in range(40)
+    ]
+    for index in range(40):
+        memory.recollections.sense(
+            memory.recollections.cue(text=f"song number {index} chorus lyric{index}")
+        )
+    assert len(memory.recollections.pending(drain=False, limit=100)) >= 40
+    consumers = [
+        subprocess.Popen(
+            [sys.executable, "-c", CONSUMER, str(db_path)], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    outputs = [consumer.communicate(timeout=120)[0] for consumer in consumers]
+    import json
+
+    taken = [seq for output in outputs for seq in json.loads(output)]
+    assert len(taken) == len(set(taken))
+    assert set(seqs) <= set(taken)
+    assert memory.recollections.pending() == []
+
+
+def test_forget_removes_features_triggers_and_queued_recollections(
+    memory: MemoryService,
+) -> None:
+    stored = memory.recollections.remember(
+        "Song at the café",
+        place=CAFE,
+        at="2026-11-04T08:10:00+01:00",
+        audio=base64.b64encode(melody(9)).decode(),
+    )
+    memory.recollections.sense(memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00"))
+    assert memory.store.context.counts("default") == (1, 1)
+    assert memory.store.context.signals([stored.seq])
+    assert memory.forget(stored.id) is True
+    assert memory.store.context.counts("default") == (0, 0)
+    assert memory.store.context.signals([stored.seq]) == {}
+    assert memory.recollections.pending() == []
+
+
+def test_raw_media_bytes_never_reach_the_database(memory: MemoryService, db_path: Path) -> None:
+    audio, image = melody(11), picture(12, size=256)
+    memory.recollections.remember(
+        "media",
+        audio=base64.b64encode(audio).decode(),
+        image=base64.b64encode(image).decode(),
+    )
+    memory.store.checkpoint()
+    stored = b"".join(
+        Path(f"{db_path}{suffix}").read_bytes()
+        for suffix in ("", "-wal")
+        if Path(f"{db_path}{suffix}").exists()
+    )
+    for raw in (audio, image):
+        digest = hashlib.sha256(raw).digest()
+        assert digest not in stored
+        assert digest.hex().encode() not in stored
+        middle = len(raw) // 2
+        assert raw[middle : middle + 64] not in stored
+        assert base64.b64encode(raw)[1000:1064] not in stored
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({}, "cue"),
+        ({"place": {"lat": 91, "lon": 0}}, "place.lat"),
+        ({"place": {"geohash": "u09!"}}, "place.geohash"),
+        ({"place": {"lat": 48.0}}, "place"),
+        ({"at": "teatime"}, "at"),
+        ({"image": "not base64 and not a file"}, "image"),
+        ({"audio": base64.b64encode(b"not audio").decode()}, "audio"),
+        ({"biometrics": {"heart_rate": "fast"}}, "biometrics"),
+    ],
+)
+def test_bad_cues_name_the_field(
+    memory: MemoryService, arguments: dict[str, object], field: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        memory.recollections.sense(memory.recollections.cue(**arguments))  # type: ignore[arg-type]
+    assert caught.value.field == field
+    assert memory.store.context.counts("default") == (0, 0)

@@ -1,0 +1,217 @@
+"""The durable job queue and its worker: receipts, retries, leases, model switches, status."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from recalld.embeddings.base import Embedder
+from recalld.model import Filters
+from recalld.service import MemoryService
+from recalld.worker import Worker
+from tests.conftest import FakeClock
+from tests.semantic_support import (
+    FlakyEmbedder,
+    NamedEmbedder,
+    RecordingEmbedder,
+    semantic_settings,
+)
+
+
+def _open(
+    db_path: Path, clock: FakeClock, embedder: Embedder | None = None, **overrides: Any
+) -> MemoryService:
+    settings = semantic_settings(db_path, **overrides)
+    if embedder is None:
+        return MemoryService.open(settings, clock=clock)
+    store = MemoryService.open(settings.model_copy(update={"embedder": "none"}), clock=clock).store
+    return MemoryService(store, settings, clock=clock, embedder=embedder)
+
+
+def test_worker_receipt_is_queued_before_indexing(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock) as service:
+        receipt = service.remember("the staging database lives in Melbourne")
+        assert receipt.index_state == "queued"
+        assert receipt.job_id is not None
+        assert service.get(receipt.id).index_state == "queued"
+        # Keyword recall answers before any vector exists.
+        hits = service.recall("staging database")
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert hits[0].backends == ["fts"]
+        assert service.status().queue["queued"] == 1
+        report = service.new_worker().run_until_idle()
+        assert report.processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
+        status = service.status()
+        assert status.queue == {"queued": 0, "running": 0, "done": 1, "failed": 0}
+        assert status.embeddings == {"hashing-256": 1}
+        assert status.memories_by_index_state == {"indexed": 1}
+
+
+def test_worker_unchanged_text_keeps_index_state(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock) as service:
+        receipt = service.remember("the staging database", key="staging")
+        service.new_worker().run_until_idle()
+        assert service.update(receipt.id, tags=["infra"]).index_state == "indexed"
+        changed = service.update(receipt.id, content="the staging database moved to Sydney")
+        assert changed.index_state == "queued"
+        again = service.remember("the staging database moved to Sydney", key="staging")
+        assert (again.status, again.job_id, again.index_state) == ("overwritten", None, "queued")
+        service.new_worker().run_until_idle()
+        assert service.get(receipt.id).index_state == "indexed"
+        hits = service.search("Sydney", mode="vector")
+        assert hits[0].memory.id == receipt.id
+
+
+def test_worker_retries_with_recorded_errors_then_succeeds(db_path: Path, clock: FakeClock) -> None:
+    embedder = FlakyEmbedder(failures=2)
+    with _open(db_path, clock, embedder, worker_retry_seconds=5.0) as service:
+        receipt = service.remember("a memory that fails twice")
+        worker = service.new_worker()
+        worker.run_until_idle()
+        status = service.status()
+        assert status.queue["queued"] == 1
+        assert status.failed_jobs[0].error == "RuntimeError: model exploded on 1 texts"
+        assert status.failed_jobs[0].attempts == 1
+        clock.advance(6)
+        worker.run_until_idle()
+        assert service.status().failed_jobs[0].attempts == 2
+        assert service.get(receipt.id).index_state == "queued"
+        clock.advance(11)  # the second retry waits twice as long
+        worker.run_until_idle()
+        assert service.get(receipt.id).index_state == "indexed"
+        assert worker.report.failed_attempts == 2
+        assert service.status().failed_jobs == []
+
+
+def test_worker_gives_up_after_max_attempts(db_path: Path, clock: FakeClock) -> None:
+    embedder = FlakyEmbedder(failures=100, poison="poison")
+    with _open(db_path, clock, embedder, worker_max_attempts=3) as service:
+        bad = service.remember("poison pill memory")
+        good = service.remember("a healthy memory")
+        worker = service.new_worker()
+        for _ in range(5):
+            worker.run_until_idle()
+        assert service.get(bad.id).index_state == "failed"
+        # The poison failed alone: its batch-mate was retried on its own and indexed.
+        assert service.get(good.id).index_state == "indexed"
+        status = service.status()
+        assert status.queue["failed"] == 1
+        [failure] = status.failed_jobs
+        assert (failure.memory_id, failure.state, failure.attempts) == (bad.id, "failed", 3)
+        assert "exploded" in (failure.error or "")
+        # Still found by keyword.
+        assert service.recall("poison")[0].memory.id == bad.id
+
+
+def test_worker_backoff_delays_the_retry(db_path: Path, clock: FakeClock) -> None:
+    embedder = FlakyEmbedder(failures=1)
+    with _open(db_path, clock, embedder, worker_retry_seconds=10.0) as service:
+        receipt = service.remember("backoff")
+        worker = service.new_worker()
+        worker.run_until_idle()
+        worker.run_until_idle()
+        assert service.get(receipt.id).index_state == "queued"
+        clock.advance(11)
+        worker.run_until_idle()
+        assert service.get(receipt.id).index_state == "indexed"
+
+
+def test_worker_two_workers_never_process_a_job_twice(db_path: Path, clock: FakeClock) -> None:
+    embedder = RecordingEmbedder()
+    with _open(db_path, clock, embedder, worker_batch_size=3) as service:
+        texts = [f"memory number {index}" for index in range(60)]
+        service.remember_many([{"content": text} for text in texts])
+        other_store = MemoryService.open(
+            semantic_settings(db_path, embedder="none"), clock=clock
+        ).store
+        workers = [
+            Worker(service.store, embedder, service.settings, clock=clock, worker_id="one"),
+            Worker(other_store, embedder, service.settings, clock=clock, worker_id="two"),
+        ]
+        start = threading.Barrier(2)
+
+        def run(worker: Worker) -> None:
+            start.wait(10)
+            worker.run_until_idle()
+
+        threads = [threading.Thread(target=run, args=(worker,)) for worker in workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        other_store.close()
+        assert sorted(embedder.texts) == sorted(texts)
+        assert sum(worker.report.processed for worker in workers) == 60
+        assert service.status().queue["done"] == 60
+
+
+def test_worker_expired_lease_is_taken_over(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock, worker_lease_seconds=30) as service:
+        receipt = service.remember("claimed by a worker that died")
+        store = service.store
+        claimed = store.semantic.claim_jobs(
+            "dead", "hashing-256", 10, clock(), clock.now.replace(microsecond=1), 5
+        )
+        assert [job.memory_id for job in claimed] == [receipt.id]
+        clock.advance(60)
+        service.new_worker().run_until_idle()
+        assert service.get(receipt.id).index_state == "indexed"
+        # The dead worker's late completion is refused: the job is not completed twice.
+        late = store.semantic.complete_jobs(
+            "dead", "hashing-256", [(claimed[0], "x", b"")], 4, clock()
+        )
+        assert late == 0
+
+
+def test_worker_model_switch_re_embeds_while_recall_works(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock, NamedEmbedder("model-a")) as service:
+        receipts = service.remember_many(
+            [{"content": "the kitchen is through the second door"}, {"content": "roses in June"}]
+        )
+        service.new_worker().run_until_idle()
+        assert service.status().embeddings == {"model-a": 2}
+    with _open(db_path, clock, NamedEmbedder("model-b")) as service:
+        # Before the worker runs, recall still answers (keyword).
+        assert service.recall("kitchen")[0].memory.id == receipts[0].id
+        worker = service.new_worker()
+        assert worker.backfill() == 2
+        assert service.get(receipts[0].id).index_state == "queued"
+        assert service.status().embeddings == {"model-a": 2}
+        worker.run_until_idle()
+        status = service.status()
+        assert status.embeddings == {"model-b": 2}
+        assert status.memories_by_index_state == {"indexed": 2}
+        hits = service.search("kitchen door", mode="vector")
+        assert hits[0].memory.id == receipts[0].id
+        assert hits[0].backends == ["vector"]
+
+
+def test_worker_thread_indexes_in_the_background(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock, worker_thread=True, worker_poll_seconds=0.05) as service:
+        receipt = service.remember("indexed by the thread")
+        worker = service.worker
+        assert worker is not None
+        for _ in range(400):
+            if service.get(receipt.id).index_state == "indexed":
+                break
+            worker.notify()
+            threading.Event().wait(0.025)
+        assert service.get(receipt.id).index_state == "indexed"
+        [record] = service.status().workers
+        assert record.alive
+
+
+def test_worker_status_is_scoped_to_namespaces(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock) as service:
+        service.remember("mine")
+        service.remember("theirs", namespace="other")
+        service.remember("theirs too", namespace="other")
+        assert service.status().queue["queued"] == 1
+        assert service.status(["other"]).queue["queued"] == 2
+        service.new_worker().run_until_idle()
+        assert service.status().embeddings == {"hashing-256": 1}
+        assert service.status(["default", "other"]).embeddings == {"hashing-256": 3}
+        hits = service.search("theirs", filters=Filters(), mode="vector")
+        assert all(hit.memory.namespace == "default" for hit in hits)

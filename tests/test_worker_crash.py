@@ -1,0 +1,71 @@
+"""A worker killed mid-batch (kill -9): after its lease expires every job completes once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.semantic_support import NamedEmbedder, semantic_settings
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_worker_crash_mid_batch_then_restart_completes_every_job_once(db_path: Path) -> None:
+    settings = semantic_settings(db_path, worker_batch_size=8)
+    store = MemoryService.open(settings.model_copy(update={"embedder": "none"})).store
+    embedder = NamedEmbedder("hashing-64")
+    with MemoryService(store, settings, embedder=embedder) as service:
+        receipts = service.remember_many([{"content": f"memory {index}"} for index in range(20)])
+        marker = db_path.parent / "claimed"
+        child = subprocess.Popen(
+            [sys.executable, "-m", "tests.worker_child", str(db_path), str(marker)],
+            cwd=REPOSITORY,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not marker.exists():
+                assert child.poll() is None, child.stderr.read() if child.stderr else ""
+                assert time.monotonic() < deadline, "the child never claimed a batch"
+                time.sleep(0.02)  # bounded polling for the child's signal, not synchronisation
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(30)
+            if child.stderr is not None:
+                child.stderr.close()
+        assert marker.read_text() == "8"
+        status = service.status()
+        assert status.queue["running"] == 8
+        assert [worker.id for worker in status.workers] == ["doomed"]
+
+        # Before the lease expires, a new worker leaves the dead worker's jobs alone.
+        early = service.new_worker(worker_id="early").run_until_idle()
+        assert early.processed == 12
+        assert service.status().queue == {"queued": 0, "running": 8, "done": 12, "failed": 0}
+
+        # After it expires (the clock is moved past the 60 s lease), they are taken over.
+        later = FakeClock(datetime.now(UTC) + timedelta(seconds=120))
+        restarted = MemoryService(service.store, settings, clock=later, embedder=embedder)
+        report = restarted.new_worker(worker_id="restarted").run_until_idle()
+        assert report.processed == 8
+        status = service.status()
+        assert status.queue == {"queued": 0, "running": 0, "done": 20, "failed": 0}
+        assert status.embeddings == {"hashing-64": 20}
+        assert {service.get(receipt.id).index_state for receipt in receipts} == {"indexed"}
+        # Exactly once: 12 + 8 completions for 20 jobs; the dead worker completed none.
+        assert early.processed + report.processed == 20
+        attempts = service.store._read(  # type: ignore[attr-defined]
+            "SELECT attempts, count(*) FROM jobs GROUP BY attempts ORDER BY 1", ()
+        )
+        assert attempts == [(1, 12), (2, 8)]
