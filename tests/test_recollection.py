@@ -277,3 +277,20 @@ def test_bad_cues_name_the_field(
         memory.recollections.sense(memory.recollections.cue(**arguments))  # type: ignore[arg-type]
     assert caught.value.field == field
     assert memory.store.context.counts("default") == (0, 0)
+
+
+@pytest.mark.model
+def test_text_channel_finds_a_paraphrase_with_the_real_model(
+    db_path: Path, clock: FakeClock
+) -> None:
+    settings = Settings(db=db_path, synchronous="NORMAL", embedder="minilm")
+    with MemoryService.open(settings, clock=clock) as memory:
+        stored = memory.recollections.remember("The kettle in the office kitchen is broken")
+        memory.recollections.remember("Quarterly taxes are due in April")
+        memory.new_worker().run_until_idle()
+        cue = memory.recollections.cue(text="the water boiler at work stopped working")
+        hits = memory.recollections.recall(cue)
+        assert hits[0].memory.seq == stored.seq
+        # No word in common: the channel's value can only come from the embeddings.
+        assert hits[0].channels["text"] > 0.3
+        assert all(hit.channels["text"] < hits[0].channels["text"] for hit in hits[1:])

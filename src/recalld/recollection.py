@@ -6,8 +6,10 @@ matches strongly *fire*: they are returned, queued for ``pending`` and not
 fired again for the habituation window.
 
 Channels, each a similarity in [0, 1] (see :mod:`recalld.context`): ``text``
-(what is heard or read: the F1 overlap of its words with the memory's words,
-found through the full-text index), ``place``, ``time``, ``tags``,
+(what is heard or read: the larger of the F1 overlap of its words with the
+memory's words and the cosine of their text embeddings, when the memory is
+embedded; candidates from the full-text index and the nearest vectors),
+``place``, ``time``, ``tags``,
 ``image``, ``audio``, ``biometric``. A memory's score is the weighted mean of
 the channels both the cue and the memory have (weights: text, place, image,
 audio 1.0; time and biometric 0.6; tags 0.5; a memory stored without a place
@@ -86,6 +88,9 @@ SIGNAL_CANDIDATE_FLOOR = 0.3
 SIGNAL_CANDIDATES = 100
 
 Put = Callable[..., tuple[Receipt, Memory]]
+# (text, namespace, seqs, nearest) -> cosine by seq, from the text embedder's vectors.
+TextSimilarities = Callable[[str, str, Sequence[int], int], dict[int, float]]
+TEXT_NEAREST = 20
 
 
 class Recollection(BaseModel):
@@ -167,13 +172,20 @@ class Recollector:
     """Context recall, sensing and the pending queue over one database."""
 
     def __init__(
-        self, store: ContextStore, search_store: Store, settings: Settings, clock: Clock, put: Put
+        self,
+        store: ContextStore,
+        search_store: Store,
+        settings: Settings,
+        clock: Clock,
+        put: Put,
+        text_similarities: TextSimilarities | None = None,
     ) -> None:
         self._store = store
         self._search_store = search_store
         self._settings = settings
         self._clock = clock
         self._put = put
+        self._text_similarities = text_similarities
 
     def _namespace(self, namespace: str | None) -> str:
         return check.namespace(self._settings.namespace if namespace is None else namespace)
@@ -260,6 +272,10 @@ class Recollector:
             terms = query_terms(cue.text, self._settings.max_query_terms)
             for match in self._search_store.search(scope, cue.text, terms, TEXT_CANDIDATES):
                 found[match.memory.seq] = match.memory
+            if self._text_similarities is not None:
+                near = self._text_similarities(cue.text, namespace, [], TEXT_NEAREST)
+                scores["cosine"] = near
+                wanted.update(seq for seq, value in near.items() if value >= SIGNAL_CANDIDATE_FLOOR)
         if cue.place is not None:
             wanted.update(self._near(cue, cue.place, namespace, now))
         if cue.image is not None:
@@ -434,8 +450,13 @@ class Recollector:
         keyword: dict[int, float] = {}
         if cue.text and cue.text.strip():
             cue_words = _words(cue.text)
+            cosine = scores.get("cosine", {})
+            if self._text_similarities is not None:
+                unknown = [seq for seq in candidates if seq not in cosine]
+                cosine.update(self._text_similarities(cue.text, namespace, unknown, 0))
             for seq, memory in candidates.items():
-                keyword[seq] = _overlap(cue_words, _words(f"{memory.title or ''} {memory.content}"))
+                overlap = _overlap(cue_words, _words(f"{memory.title or ''} {memory.content}"))
+                keyword[seq] = max(overlap, cosine.get(seq, 0.0))
         ranked = []
         for memory in candidates.values():
             channels = self._channels(cue, memory, keyword, scores)

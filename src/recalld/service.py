@@ -72,7 +72,14 @@ class MemoryService(SemanticMixin):
         self._clock = clock
         self._last_purge = float("-inf")
         self.core = CoreMemory(store.core, settings, clock)
-        self.recollections = Recollector(store.context, store, settings, clock, self.put)
+        self.recollections = Recollector(
+            store.context,
+            store,
+            settings,
+            clock,
+            self.put,
+            text_similarities=self._context_text_similarities,
+        )
         self._maybe_purge()
         self._start_semantic(embedder)
 
@@ -391,6 +398,11 @@ class MemoryService(SemanticMixin):
                 error,
             )
         return True
+
+    def _context_text_similarities(
+        self, text: str, namespace: str, seqs: Sequence[int], nearest: int
+    ) -> dict[int, float]:
+        return self._retriever.text_similarities(text, namespace, seqs, nearest)
 
     def purge_expired(self) -> int:
         """Delete every memory whose TTL has passed; returns how many were removed."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -194,6 +195,24 @@ class HybridRetriever:
         if keyword_only:
             for seq, cosine in index.similarities(query, keyword_only).items():
                 candidates[seq].cosine = cosine
+
+    def text_similarities(
+        self, text: str, namespace: str, seqs: Sequence[int], nearest: int
+    ) -> dict[int, float]:
+        """Cosine of ``text`` with the indexed vectors of ``seqs`` and of its ``nearest``
+        neighbours in ``namespace`` (empty without an embedder or any vector)."""
+        index = self.index()
+        if index is None or index.size == 0 or not text.strip():
+            return {}
+        try:
+            query = self._embed_query(text)
+        except Exception as error:  # noqa: BLE001 - context recall must answer without it
+            logger.warning("text similarity skipped: embedding failed: %s", error)
+            return {}
+        found = dict(index.search(query, [namespace], nearest)) if nearest else {}
+        missing = [seq for seq in seqs if seq not in found]
+        found.update(index.similarities(query, missing))
+        return {seq: max(0.0, min(1.0, float(cosine))) for seq, cosine in found.items()}
 
     def close(self) -> None:
         """Persist the ANN graph (if one was built) so the next process starts fast."""
