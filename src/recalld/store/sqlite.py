@@ -614,25 +614,35 @@ class SQLiteStore:
         rows = self._read("SELECT DISTINCT namespace FROM memories ORDER BY namespace", ())
         return [str(row[0]) for row in rows]
 
-    def purge_expired(self, now: Any) -> int:
-        stamp = to_storage(now)
+    def write(self, operation: Callable[[apsw.Connection], T]) -> T:
+        """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried.
 
-        def step(connection: apsw.Connection) -> int:
+        The companions (core memory, semantic, context stores) write through this.
+        """
+
+        def step(connection: apsw.Connection) -> T:
             connection.execute("BEGIN IMMEDIATE")
             try:
-                connection.execute(
-                    "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?",
-                    (stamp,),
-                )
-                removed = int(connection.changes())
+                result = operation(connection)
                 connection.execute("COMMIT")
             except BaseException:
                 if not connection.get_autocommit():
                     connection.execute("ROLLBACK")
                 raise
-            return removed
+            return result
 
         return self._retrying(step)
+
+    def purge_expired(self, now: Any) -> int:
+        stamp = to_storage(now)
+
+        def step(connection: apsw.Connection) -> int:
+            connection.execute(
+                "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?", (stamp,)
+            )
+            return int(connection.changes())
+
+        return self.write(step)
 
     def size_bytes(self) -> int:
         total = 0
@@ -654,18 +664,10 @@ class SQLiteStore:
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> int:
         def step(connection: apsw.Connection) -> int:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                connection.execute(sql, params)
-                changed = int(connection.changes())
-                connection.execute("COMMIT")
-            except BaseException:
-                if not connection.get_autocommit():
-                    connection.execute("ROLLBACK")
-                raise
-            return changed
+            connection.execute(sql, params)
+            return int(connection.changes())
 
-        return self._retrying(step)
+        return self.write(step)
 
     def insert_token(self, record: TokenRecord) -> None:
         self._write(

@@ -35,18 +35,7 @@ class SQLiteContext:
         self._store = store
 
     def _transact(self, operation: Callable[[apsw.Connection], T]) -> T:
-        def step(connection: apsw.Connection) -> T:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                result = operation(connection)
-                connection.execute("COMMIT")
-            except BaseException:
-                if not connection.get_autocommit():
-                    connection.execute("ROLLBACK")
-                raise
-            return result
-
-        return self._store._retrying(step)
+        return self._store.write(operation)
 
     # -- features ----------------------------------------------------------
 

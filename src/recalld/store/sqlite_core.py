@@ -67,29 +67,22 @@ class SQLiteCore:
         """
 
         def step(connection: apsw.Connection) -> T:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                entries = _entries(connection, namespace, target)
-                before = list(entries)
-                result = change(entries)
-                if entries != before:
-                    connection.execute(
-                        "INSERT INTO core_memory(namespace, target, entries, version, updated_at)"
-                        " VALUES (?, ?, ?, 1, ?) ON CONFLICT(namespace, target) DO UPDATE SET"
-                        " entries = excluded.entries, version = version + 1,"
-                        " updated_at = excluded.updated_at",
-                        (
-                            namespace,
-                            target,
-                            json.dumps(entries, ensure_ascii=False),
-                            to_storage(now),
-                        ),
-                    )
-                connection.execute("COMMIT")
-            except BaseException:
-                if not connection.get_autocommit():
-                    connection.execute("ROLLBACK")
-                raise
+            entries = _entries(connection, namespace, target)
+            before = list(entries)
+            result = change(entries)
+            if entries != before:
+                connection.execute(
+                    "INSERT INTO core_memory(namespace, target, entries, version, updated_at)"
+                    " VALUES (?, ?, ?, 1, ?) ON CONFLICT(namespace, target) DO UPDATE SET"
+                    " entries = excluded.entries, version = version + 1,"
+                    " updated_at = excluded.updated_at",
+                    (
+                        namespace,
+                        target,
+                        json.dumps(entries, ensure_ascii=False),
+                        to_storage(now),
+                    ),
+                )
             return result
 
-        return self._store._retrying(step)
+        return self._store.write(step)
