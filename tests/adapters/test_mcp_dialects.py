@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.adapters.conftest import OpenTransport
 from tests.adapters.mcp_support import (
+    ALL_DIALECTS,
     Connect,
     call,
-    http,
     in_process,
     json_text,
-    start_http_server,
-    stdio,
-    stop,
     structured,
     text,
 )
@@ -32,23 +29,8 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(params=["in_process", "stdio", "http"])
-def connect(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Connect]:
-    db = tmp_path / "mcp.db"
-    if request.param == "in_process":
-        yield in_process(db)
-    elif request.param == "stdio":
-        yield stdio(db)
-    else:
-        process, url = start_http_server(db)
-        try:
-            yield http(url)
-        finally:
-            stop(process)
+def connect(mcp_transport: OpenTransport) -> Connect:
+    return mcp_transport(ALL_DIALECTS)[0]
 
 
 async def test_mcp_native_tools(connect: Connect) -> None:

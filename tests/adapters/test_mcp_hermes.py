@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +15,10 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import ResourceUpdatedNotification
 
+from tests.adapters.conftest import OpenTransport
 from tests.adapters.mcp_support import (
     Connect,
     call,
-    http,
-    in_process,
-    start_http_server,
-    stdio,
-    stop,
     structured,
 )
 
@@ -69,23 +64,8 @@ def _without_descriptions(node: Any) -> Any:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(params=["in_process", "stdio", "http"])
-def hermes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Connect, Path]]:
-    db = tmp_path / "hermes.db"
-    if request.param == "in_process":
-        yield in_process(db, "hermes"), db
-    elif request.param == "stdio":
-        yield stdio(db, "hermes"), db
-    else:
-        process, url = start_http_server(db, "hermes")
-        try:
-            yield http(url), db
-        finally:
-            stop(process)
+def hermes(mcp_transport: OpenTransport) -> tuple[Connect, Path]:
+    return mcp_transport("hermes")
 
 
 async def test_hermes_schema_batches_prompt_and_resource(hermes: tuple[Connect, Path]) -> None:

@@ -7,7 +7,6 @@ import base64
 import subprocess
 import sys
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +16,11 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import ResourceUpdatedNotification
 
+from tests.adapters.conftest import OpenTransport
 from tests.adapters.mcp_support import (
     Connect,
     call,
-    http,
     in_process,
-    start_http_server,
-    stdio,
-    stop,
     structured,
     text,
 )
@@ -38,23 +34,8 @@ SIGNAL_ARGUMENTS = {"image", "audio", "biometrics"}
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(params=["in_process", "stdio", "http"])
-def madeleine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Connect, Path]]:
-    db = tmp_path / "madeleine.db"
-    if request.param == "in_process":
-        yield in_process(db, "madeleine"), db
-    elif request.param == "stdio":
-        yield stdio(db, "madeleine"), db
-    else:
-        process, url = start_http_server(db, "madeleine")
-        try:
-            yield http(url), db
-        finally:
-            stop(process)
+def madeleine(mcp_transport: OpenTransport) -> tuple[Connect, Path]:
+    return mcp_transport("madeleine")
 
 
 async def test_madeleine_schemas_are_flat_and_exact(tmp_path: Path) -> None:

@@ -17,11 +17,6 @@ from tests.adapters.mcp_support import in_process
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _schemas(tmp_path: Path, dialect: str) -> dict[str, dict[str, Any]]:
     async with in_process(tmp_path / "s.db", dialect)() as client:
         listed = await client.list_tools()

@@ -27,11 +27,6 @@ from tests.adapters.mcp_support import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_mcp_stdio_and_http_servers_see_each_others_writes(tmp_path: Path) -> None:
     db = tmp_path / "shared.db"
     process, url = start_http_server(db, "chaoscore")
