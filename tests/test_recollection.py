@@ -294,3 +294,28 @@ def test_text_channel_finds_a_paraphrase_with_the_real_model(
         # No word in common: the channel's value can only come from the embeddings.
         assert hits[0].channels["text"] > 0.3
         assert all(hit.channels["text"] < hits[0].channels["text"] for hit in hits[1:])
+
+
+def test_image_model_plug_in_adds_its_embedding(db_path: Path, clock: FakeClock) -> None:
+    settings = Settings(db=db_path, synchronous="NORMAL", image_encoder="tests.image_plugin:create")
+    with MemoryService.open(settings, clock=clock) as memory:
+        stored = memory.recollections.remember(
+            "the red door", image=base64.b64encode(picture(21)).decode()
+        )
+        features = memory.store.context.signals([stored.seq])[stored.seq]["image"]
+        assert len(features) == 8 + 64 * 4 + 12 * 4  # hash, histogram, the model's 12 numbers
+        # Brightening changes the pHash little and the quadrant colours less: the model's
+        # cosine dominates the channel.
+        hits = memory.recollections.recall(
+            memory.recollections.cue(image=base64.b64encode(picture(21, brighten=40)).decode())
+        )
+        assert hits[0].memory.seq == stored.seq
+        assert hits[0].channels["image"] > 0.95
+    with (
+        pytest.raises(ValidationError) as caught,
+        MemoryService.open(
+            Settings(db=db_path, image_encoder="tests.nowhere:create"), clock=clock
+        ) as broken,
+    ):
+        broken.recollections.cue(image=base64.b64encode(picture(1)).decode())
+    assert caught.value.field == "image_encoder"

@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     max_limit: int = Field(default=1_000, gt=0, description="cap on any limit/k argument")
     max_query_terms: int = Field(default=64, gt=0, description="keyword terms kept per query")
 
+    image_encoder: str | None = Field(
+        default=None,
+        description="optional image model plug-in, 'module:factory' (see context.signals)",
+    )
     place_near_m: float = Field(default=50.0, gt=0, description="same place within this")
     place_scale_m: float = Field(default=1_000.0, gt=0, description="place similarity fall-off")
     fire_score: float = Field(default=0.55, ge=0, le=1, description="sense: score to fire")

@@ -50,6 +50,7 @@ from recalld.context.place import (
 from recalld.context.signals import (
     BIOMETRIC_SCALES,
     AudioFeatures,
+    ImageEncoder,
     ImageFeatures,
     audio_features,
     audio_similarity,
@@ -57,6 +58,7 @@ from recalld.context.signals import (
     check_biometrics,
     image_features,
     image_similarities,
+    load_image_encoder,
     load_media,
 )
 from recalld.context.timing import time_similarities, time_similarity
@@ -140,11 +142,12 @@ def _features(
     audio: str | None,
     biometrics: dict[str, float] | None,
     allow_paths: bool,
+    encoder: ImageEncoder | None,
 ) -> tuple[ImageFeatures | None, AudioFeatures | None, dict[str, float]]:
     image_part = (
         None
         if image is None
-        else image_features(load_media(image, "image", allow_paths=allow_paths))
+        else image_features(load_media(image, "image", allow_paths=allow_paths), encoder)
     )
     audio_part = (
         None
@@ -186,9 +189,19 @@ class Recollector:
         self._clock = clock
         self._put = put
         self._text_similarities = text_similarities
+        self._encoder: ImageEncoder | None = None
 
     def _namespace(self, namespace: str | None) -> str:
         return check.namespace(self._settings.namespace if namespace is None else namespace)
+
+    def _image_encoder(self) -> ImageEncoder | None:
+        """The configured image model (``RECALLD_IMAGE_ENCODER``), loaded once."""
+        spec = self._settings.image_encoder
+        if spec is None:
+            return None
+        if self._encoder is None:
+            self._encoder = load_image_encoder(spec)
+        return self._encoder
 
     # -- writing -------------------------------------------------------------
 
@@ -212,7 +225,9 @@ class Recollector:
 
         ``image`` and ``audio`` are base64 or (with ``allow_paths``) a local file path.
         """
-        image_part, audio_part, readings = _features(image, audio, biometrics, allow_paths)
+        image_part, audio_part, readings = _features(
+            image, audio, biometrics, allow_paths, self._image_encoder()
+        )
         signals: dict[str, bytes] = {}
         if image_part is not None:
             signals["image"] = image_part.to_bytes()
@@ -249,7 +264,9 @@ class Recollector:
         allow_paths: bool = True,
     ) -> Cue:
         """Validate raw cue parts into a :class:`Cue` (media become features here)."""
-        image_part, audio_part, readings = _features(image, audio, biometrics, allow_paths)
+        image_part, audio_part, readings = _features(
+            image, audio, biometrics, allow_paths, self._image_encoder()
+        )
         return Cue(
             text=text,
             place=_place(place),

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -33,6 +35,7 @@ from recalld.errors import RecalldError, ValidationError
 
 __all__ = [
     "AudioFeatures",
+    "ImageEncoder",
     "ImageFeatures",
     "audio_features",
     "audio_similarity",
@@ -40,6 +43,7 @@ __all__ = [
     "image_features",
     "image_similarities",
     "image_similarity",
+    "load_image_encoder",
     "load_media",
 ]
 
@@ -54,31 +58,64 @@ BIOMETRIC_SCALES = {
     "blood_oxygen": 2.0,
     "steps": 500.0,
 }
+HISTOGRAM_BINS = 64
+HEADER_BYTES = 8 + 4 * HISTOGRAM_BINS
 AUDIO_BER_CEILING = 0.3
 AUDIO_MAX_OFFSET = 120
 AUDIO_MIN_OVERLAP = 20
 AUDIO_MIN_SHARED = 2
 
 
+class ImageEncoder(Protocol):
+    """A user-supplied image model: turns a picture into a unit-length embedding.
+
+    No PyPI package ships CLIP-style weights, so images are compared by
+    perceptual hash and colour by default; a model plugs in through the
+    ``RECALLD_IMAGE_ENCODER`` setting (``module:factory``, the factory taking no
+    arguments and returning an encoder). Its embeddings are kept beside the hash.
+    """
+
+    def __call__(self, image: Any) -> np.ndarray:
+        """The embedding of a PIL RGB image (float32, L2-normalised)."""
+        ...
+
+
+def load_image_encoder(spec: str) -> ImageEncoder:
+    """Import ``module:factory`` and call the factory (a clear error when it fails)."""
+    module_name, _, factory_name = spec.partition(":")
+    if not module_name or not factory_name:
+        raise ValidationError("image_encoder", f"expected 'module:factory', got {spec!r}")
+    try:
+        factory = getattr(importlib.import_module(module_name), factory_name)
+    except (ImportError, AttributeError) as error:
+        raise ValidationError("image_encoder", f"cannot load {spec!r}: {error}") from None
+    encoder: ImageEncoder = factory()
+    return encoder
+
+
 @dataclass(frozen=True)
 class ImageFeatures:
-    """What is kept of an image."""
+    """What is kept of an image (the embedding only when an image model is configured)."""
 
     phash: int
     histogram: tuple[float, ...]
+    embedding: tuple[float, ...] = ()
 
     def to_bytes(self) -> bytes:
-        """A compact serialisation: 8 bytes of hash, 64 float32 histogram bins."""
+        """8 bytes of hash, 64 float32 histogram bins, then the float32 embedding, if any."""
         hash_part = self.phash.to_bytes(8, "big")
-        return hash_part + np.asarray(self.histogram, dtype=np.float32).tobytes()
+        histogram = np.asarray(self.histogram, dtype=np.float32).tobytes()
+        return hash_part + histogram + np.asarray(self.embedding, dtype=np.float32).tobytes()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> ImageFeatures:
         """Inverse of :meth:`to_bytes`."""
-        histogram = np.frombuffer(data[8:], dtype=np.float32)
+        histogram = np.frombuffer(data[8:HEADER_BYTES], dtype=np.float32)
+        embedding = np.frombuffer(data[HEADER_BYTES:], dtype=np.float32)
         return cls(
             phash=int.from_bytes(data[:8], "big"),
             histogram=tuple(float(value) for value in histogram),
+            embedding=tuple(float(value) for value in embedding),
         )
 
 
@@ -130,8 +167,9 @@ def load_media(value: str, field: str, *, allow_paths: bool = True) -> bytes:
     return data
 
 
-def image_features(data: bytes) -> ImageFeatures:
-    """Perceptual hash and colour histogram of an image (PNG, JPEG, …)."""
+def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFeatures:
+    """Perceptual hash and colour histogram of an image (PNG, JPEG, …), and its
+    embedding when an image model (``encoder``) is configured."""
     import imagehash
     from PIL import Image, UnidentifiedImageError
 
@@ -149,8 +187,18 @@ def image_features(data: bytes) -> ImageFeatures:
     phash = int(str(imagehash.phash(image)), 16)
     pixels = np.asarray(image.resize((64, 64)), dtype=np.uint16) // 64  # 4 levels per channel
     bins = pixels[..., 0] * 16 + pixels[..., 1] * 4 + pixels[..., 2]
-    counts = np.bincount(bins.ravel(), minlength=64).astype(np.float64)
-    return ImageFeatures(phash=phash, histogram=tuple(float(v) for v in counts / counts.sum()))
+    counts = np.bincount(bins.ravel(), minlength=HISTOGRAM_BINS).astype(np.float64)
+    embedding: tuple[float, ...] = ()
+    if encoder is not None:
+        vector = np.asarray(encoder(image), dtype=np.float32).ravel()
+        norm = float(np.linalg.norm(vector))
+        if norm > 0:
+            embedding = tuple(float(value) for value in vector / norm)
+    return ImageFeatures(
+        phash=phash,
+        histogram=tuple(float(value) for value in counts / counts.sum()),
+        embedding=embedding,
+    )
 
 
 def image_similarities(cue: ImageFeatures, stored: Sequence[bytes]) -> np.ndarray:
@@ -158,12 +206,20 @@ def image_similarities(cue: ImageFeatures, stored: Sequence[bytes]) -> np.ndarra
     if not stored:
         return np.zeros(0)
     hashes = np.array([int.from_bytes(data[:8], "big") for data in stored], dtype=np.uint64)
-    histograms = np.frombuffer(b"".join(data[8:] for data in stored), dtype=np.float32)
-    histograms = histograms.reshape(len(stored), -1)
+    histograms = np.frombuffer(b"".join(data[8:HEADER_BYTES] for data in stored), dtype=np.float32)
+    histograms = histograms.reshape(len(stored), HISTOGRAM_BINS)
     differing = np.bitwise_count(hashes ^ np.uint64(cue.phash)).astype(np.float64)
     hash_part = np.maximum(0.0, 1.0 - differing / 32)
     colour = np.minimum(histograms, np.asarray(cue.histogram, dtype=np.float32)).sum(axis=1)
     similarity: np.ndarray = np.minimum(1.0, 0.75 * hash_part + 0.25 * colour)
+    if cue.embedding:
+        # With an image model, its cosine counts when it says more than hash and colour.
+        query = np.asarray(cue.embedding, dtype=np.float32)
+        for index, data in enumerate(stored):
+            vector = np.frombuffer(data[HEADER_BYTES:], dtype=np.float32)
+            if vector.shape == query.shape:
+                cosine = float(np.clip(vector @ query, 0.0, 1.0))
+                similarity[index] = max(similarity[index], cosine)
     return similarity
 
 
