@@ -7,7 +7,7 @@ STAMP_TEST := $(VENV)/.installed-test
 # The TypeScript MCP SDK client for the interop tests (needs Node.js and npm).
 STAMP_JS := tests/js/node_modules/.installed
 
-.PHONY: run test lint typecheck unit clean
+.PHONY: run test lint typecheck unit clean system-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,11 @@ $(STAMP_JS): tests/js/package.json tests/js/package-lock.json
 	npm ci --prefix tests/js --no-audit --no-fund
 	touch $@
 
-unit: $(STAMP_TEST) $(STAMP_JS)
+## Node.js/npm and libchromaprint1 from Debian's packages, when missing.
+system-deps:
+	bash scripts/system-deps.sh
+
+unit: system-deps $(STAMP_TEST) $(STAMP_JS)
 	$(BIN)/pytest
 
 clean:
