@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from recalld.config import Settings
-from recalld.core_memory import CoreMemoryFullError, render_core_block
+from recalld.core_memory import CoreMemoryFullError, render_core_block, requested_operations
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
@@ -240,3 +240,16 @@ def test_core_batch_is_validated_against_the_current_state(tmp_path: Path) -> No
             second.core.apply("user", [{"action": "add", "content": "b" * 20}])
         second.core.apply("user", [{"action": "patch", "old_text": "a" * 20, "content": "c"}])
         assert first.core.state("user").entries == ["c"]
+
+
+def test_core_request_is_one_operation_or_a_batch_not_both() -> None:
+    single = requested_operations("add", "Name: Ana", None, None, None)
+    assert single == [{"action": "add", "content": "Name: Ana", "new_text": None, "old_text": None}]
+    batch = [{"action": "remove", "old_text": "x"}]
+    assert requested_operations(None, None, None, None, batch) == batch
+    with pytest.raises(ValidationError) as both:
+        requested_operations("add", "x", None, None, batch)
+    assert both.value.field == "operations"
+    with pytest.raises(ValidationError) as neither:
+        requested_operations(None, None, None, None, None)
+    assert neither.value.field == "action"

@@ -35,6 +35,7 @@ __all__ = [
     "CoreOperation",
     "CoreTargetState",
     "render_core_block",
+    "requested_operations",
 ]
 
 Target = Literal["user", "memory"]
@@ -108,6 +109,30 @@ class CoreMemoryFullError(ValidationError):
             f"(now {state.usage}); nothing was changed. Reissue one batch that removes or "
             "shortens stale entries and adds the new one.",
         )
+
+
+def requested_operations(
+    action: str | None,
+    content: str | None,
+    new_text: str | None,
+    old_text: str | None,
+    operations: Sequence[CoreOperation | dict[str, Any]] | None,
+) -> list[CoreOperation | dict[str, Any]]:
+    """The batch a call asks for: its ``operations``, or the one bare operation.
+
+    A call carries one form or the other (the seed's two shapes); both, or
+    neither, is a :class:`ValidationError`.
+    """
+    single = (action, content, new_text, old_text)
+    if operations is not None:
+        if any(value is not None for value in single):
+            raise ValidationError(
+                "operations", "give either operations or the single action fields, not both"
+            )
+        return list(operations)
+    if action is None:
+        raise ValidationError("action", "give an action (add, patch, remove) or operations")
+    return [{"action": action, "content": content, "new_text": new_text, "old_text": old_text}]
 
 
 def size_of(entries: Sequence[str]) -> int:

@@ -67,7 +67,7 @@ from recalld.model import Hit, Memory, NewMemory, Place, PlaceInput, Receipt
 from recalld.store.base import Scope, Store
 from recalld.store.context import ContextStore
 
-__all__ = ["Cue", "Recollection", "Recollector"]
+__all__ = ["Cue", "Recollection", "Recollector", "flat_place"]
 
 WEIGHTS = {
     "text": 1.0,
@@ -129,6 +129,21 @@ class Cue:
             "biometric": bool(self.biometrics),
         }
         return [name for name, present in given.items() if present]
+
+
+def flat_place(geohash: str | None, lat: float | None, lon: float | None) -> dict[str, Any] | None:
+    """The place dict the engine takes, from the flat ``geohash`` / ``lat`` + ``lon``
+    arguments adapters receive (None when none is given)."""
+    if geohash is None and lat is None and lon is None:
+        return None
+    if geohash is None and (lat is None or lon is None):
+        raise ValidationError("lat" if lat is None else "lon", "give lat and lon together")
+    place: dict[str, Any] = {}
+    if geohash is not None:
+        place["geohash"] = geohash
+    if lat is not None or lon is not None:
+        place.update(lat=lat, lon=lon)
+    return place
 
 
 def _place(value: dict[str, Any] | None) -> Place | None:

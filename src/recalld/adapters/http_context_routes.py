@@ -33,10 +33,11 @@ from recalld.core_memory import (
     CoreMemoryFullError,
     CoreOperation,
     CoreTargetState,
+    requested_operations,
 )
-from recalld.errors import ValidationError
 from recalld.model import Hit, Memory
-from recalld.recollection import Recollection
+from recalld.recollection import Cue, Recollection, flat_place
+from recalld.service import MemoryService
 
 __all__ = ["context_router", "core_router"]
 
@@ -86,16 +87,20 @@ class ContextFields(BaseModel):
 
     def place(self) -> dict[str, Any] | None:
         """The place as the engine takes it, or None."""
-        if self.geohash is None and self.lat is None and self.lon is None:
-            return None
-        if self.geohash is None and (self.lat is None or self.lon is None):
-            raise ValidationError("lat" if self.lat is None else "lon", "give lat and lon together")
-        place: dict[str, Any] = {}
-        if self.geohash is not None:
-            place["geohash"] = self.geohash
-        if self.lat is not None or self.lon is not None:
-            place.update(lat=self.lat, lon=self.lon)
-        return place
+        return flat_place(self.geohash, self.lat, self.lon)
+
+    def cue(self, service: MemoryService, text: str | None, tags: list[str]) -> Cue:
+        """This context, with ``text`` and ``tags``, as a validated cue (base64 media only)."""
+        return service.recollections.cue(
+            text=text,
+            place=self.place(),
+            at=self.at,
+            tags=tags,
+            image=self.image,
+            audio=self.audio,
+            biometrics=self.biometrics,
+            allow_paths=False,
+        )
 
 
 class Experience(ContextFields):
@@ -142,21 +147,9 @@ def edit_core(
     the current ``entries`` and ``usage``, so the caller can send one batch
     that frees room.
     """
-    if body.operations is not None:
-        if body.action is not None or body.content is not None or body.old_text is not None:
-            raise ValidationError("operations", "give operations or one action, not both")
-        operations = body.operations
-    elif body.action is not None:
-        operations = [
-            CoreOperation(
-                action=body.action,
-                content=body.content,
-                new_text=body.new_text,
-                old_text=body.old_text,
-            )
-        ]
-    else:
-        raise ValidationError("action", "give an action (add, patch, remove) or operations")
+    operations = requested_operations(
+        body.action, body.content, body.new_text, body.old_text, body.operations
+    )
     try:
         return service.core.apply(target, operations, namespace=namespace)
     except CoreMemoryFullError as full:
@@ -200,18 +193,8 @@ def remember_experience(body: Experience, service: Service, namespace: WriteName
 @context_router.post("/context/recall", response_model=list[Hit])
 def recall_context(body: ContextRecall, service: Service, namespace: ReadNamespace) -> list[Hit]:
     """Memories whose context matches the cue, best first, with per-channel similarities."""
-    recollections = service.recollections
-    cue = recollections.cue(
-        text=body.query,
-        place=body.place(),
-        at=body.at,
-        tags=body.tags,
-        image=body.image,
-        audio=body.audio,
-        biometrics=body.biometrics,
-        allow_paths=False,
-    )
-    return recollections.recall(cue, k=body.k, namespace=namespace)
+    cue = body.cue(service, body.query, body.tags)
+    return service.recollections.recall(cue, k=body.k, namespace=namespace)
 
 
 @context_router.post("/sense", response_model=list[Recollection])
@@ -221,17 +204,7 @@ def sense(body: Sense, service: Service, namespace: WriteNamespace) -> list[Reco
     Strongly matching memories fire: they are returned and queued for every
     consumer of the pending queue (MCP subscribers are notified).
     """
-    recollections = service.recollections
-    cue = recollections.cue(
-        text=body.text,
-        place=body.place(),
-        at=body.at,
-        image=body.image,
-        audio=body.audio,
-        biometrics=body.biometrics,
-        allow_paths=False,
-    )
-    return recollections.sense(cue, namespace=namespace)
+    return service.recollections.sense(body.cue(service, body.text, []), namespace=namespace)
 
 
 @context_router.get("/recollections/pending", response_model=list[Recollection])

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
-from recalld.core_memory import CoreMemoryFullError, CoreOperation
-from recalld.errors import RecalldError, ValidationError
+from recalld.core_memory import CoreMemoryFullError, requested_operations
+from recalld.errors import RecalldError
 
 __all__ = ["DIALECT"]
 
@@ -84,18 +84,13 @@ def memory(
 ) -> CallToolResult:
     core = state_of(ctx).service.core
     try:
-        if operations is not None:
-            if action is not None or content is not None or new_text is not None or old_text:
-                raise ValidationError(
-                    "operations", "give either operations or the single action fields, not both"
-                )
-            batch = [CoreOperation.model_validate(item.model_dump()) for item in operations]
-        elif action is not None:
-            batch = [
-                CoreOperation(action=action, content=content, new_text=new_text, old_text=old_text)
-            ]
-        else:
-            raise ValidationError("action", "give an action (add, patch, remove) or operations")
+        batch = requested_operations(
+            action,
+            content,
+            new_text,
+            old_text,
+            None if operations is None else [item.model_dump() for item in operations],
+        )
         result = core.apply(target, batch)
     except CoreMemoryFullError as full:
         return _answer(

@@ -23,8 +23,8 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from recalld.adapters.dialects.base import Dialect, ResourceSpec, ToolSpec, state_of
-from recalld.errors import RecalldError, ValidationError
-from recalld.recollection import Recollection
+from recalld.errors import RecalldError
+from recalld.recollection import Cue, Recollection, flat_place
 from recalld.service import MemoryService
 
 __all__ = ["DIALECT"]
@@ -44,17 +44,14 @@ Biometrics = Annotated[
 ]
 
 
-def _place(geohash: str | None, lat: float | None, lon: float | None) -> dict[str, Any] | None:
-    if geohash is None and lat is None and lon is None:
-        return None
-    if geohash is not None:
-        place: dict[str, Any] = {"geohash": geohash}
-        if lat is not None or lon is not None:
-            place.update(lat=lat, lon=lon)
-        return place
-    if lat is None or lon is None:
-        raise ValidationError("lat" if lat is None else "lon", "give lat and lon together")
-    return {"lat": lat, "lon": lon}
+def _cue(
+    ctx: Context, geohash: str | None, lat: float | None, lon: float | None, **parts: Any
+) -> Cue:
+    """Validate a flat cue into the engine's :class:`Cue` (media become features)."""
+    state = state_of(ctx)
+    return state.service.recollections.cue(
+        place=flat_place(geohash, lat, lon), allow_paths=state.media_paths, **parts
+    )
 
 
 def _json(value: Any) -> CallToolResult:
@@ -90,7 +87,7 @@ def remember(
     try:
         memory = state_of(ctx).service.recollections.remember(
             content,
-            place=_place(geohash, lat, lon),
+            place=flat_place(geohash, lat, lon),
             at=at,
             tags=tags,
             salience=salience,
@@ -117,19 +114,20 @@ def recall(
     biometrics: Biometrics = None,
     k: Annotated[int, Field(ge=1, le=100, description="How many memories")] = 5,
 ) -> CallToolResult:
-    recollections = state_of(ctx).service.recollections
     try:
-        cue = recollections.cue(
+        cue = _cue(
+            ctx,
+            geohash,
+            lat,
+            lon,
             text=query,
-            place=_place(geohash, lat, lon),
             at=at,
             tags=tags,
             image=image,
             audio=audio,
             biometrics=biometrics,
-            allow_paths=state_of(ctx).media_paths,
         )
-        hits = recollections.recall(cue, k=k)
+        hits = state_of(ctx).service.recollections.recall(cue, k=k)
     except RecalldError as error:
         raise ToolError(str(error)) from error
     return _json(
@@ -156,18 +154,19 @@ def sense(
     audio: Media = None,
     biometrics: Biometrics = None,
 ) -> CallToolResult:
-    recollections = state_of(ctx).service.recollections
     try:
-        cue = recollections.cue(
+        cue = _cue(
+            ctx,
+            geohash,
+            lat,
+            lon,
             text=text,
-            place=_place(geohash, lat, lon),
             at=at,
             image=image,
             audio=audio,
             biometrics=biometrics,
-            allow_paths=state_of(ctx).media_paths,
         )
-        fired = recollections.sense(cue)
+        fired = state_of(ctx).service.recollections.sense(cue)
     except RecalldError as error:
         raise ToolError(str(error)) from error
     return _json([_item(recollection) for recollection in fired])

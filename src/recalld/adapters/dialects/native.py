@@ -35,6 +35,24 @@ class ForgetResult(BaseModel):
     deleted: bool
 
 
+def _filters(
+    kind: str | None,
+    category: str | None,
+    tags_any: list[str] | None,
+    tags_all: list[str] | None,
+    since: str | None,
+    until: str | None,
+) -> Filters:
+    return Filters(
+        kind=kind,
+        category=category,
+        tags_any=tags_any or [],
+        tags_all=tags_all or [],
+        since=since,
+        until=until,
+    )
+
+
 def _fail(error: RecalldError) -> ToolError:
     return ToolError(str(error))
 
@@ -92,14 +110,7 @@ def recall(
     since: Annotated[str | None, Field(description="at >= this ISO 8601 time")] = None,
     until: Annotated[str | None, Field(description="at < this ISO 8601 time")] = None,
 ) -> RecallResult:
-    filters = Filters(
-        kind=kind,
-        category=category,
-        tags_any=tags_any or [],
-        tags_all=tags_all or [],
-        since=since,
-        until=until,
-    )
+    filters = _filters(kind, category, tags_any, tags_all, since, until)
     try:
         return RecallResult(hits=state_of(ctx).service.search(query, filters=filters, limit=limit))
     except RecalldError as error:
@@ -176,14 +187,7 @@ def list_memories(
     since: str | None = None,
     until: str | None = None,
 ) -> Page:
-    filters = Filters(
-        kind=kind,
-        category=category,
-        tags_any=tags_any or [],
-        tags_all=tags_all or [],
-        since=since,
-        until=until,
-    )
+    filters = _filters(kind, category, tags_any, tags_all, since, until)
     try:
         return state_of(ctx).service.list_memories(filters=filters, limit=limit, cursor=cursor)
     except RecalldError as error:
