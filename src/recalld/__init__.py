@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from recalld._version import __version__
 from recalld.config import Settings
 from recalld.errors import (
     ConflictError,
@@ -50,8 +51,6 @@ __all__ = [
     "__version__",
     "open",
 ]
-
-__version__ = "0.1.0"
 
 
 def open(db: str | Path | None = None, **settings: Any) -> MemoryService:

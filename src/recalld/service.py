@@ -6,9 +6,6 @@ walls, which calls may change state. The store below it only keeps records.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -20,17 +17,17 @@ from typing import Any
 from ulid import ULID
 
 from recalld import _validate as check
+from recalld._cursor import decode_cursor, encode_cursor
 from recalld._text import prompt_line, query_terms
 from recalld._time import Clock, expiry, parse_instant, to_storage, utc_now
 from recalld.config import Settings
 from recalld.core_memory import CoreMemory
 from recalld.embeddings import Embedder, create_embedder
 from recalld.errors import ConflictError, NotFoundError, StorageError, ValidationError
+from recalld.indexing import Indexing
 from recalld.model import (
-    ExportRecord,
     Filters,
     Hit,
-    ImportLineError,
     ImportReport,
     Memory,
     MemoryPatch,
@@ -38,20 +35,21 @@ from recalld.model import (
     Page,
     Receipt,
     Stats,
+    Status,
 )
 from recalld.recollection import Recollector
 from recalld.retrieval.hybrid import Mode
-from recalld.service_semantic import SemanticMixin
 from recalld.store.base import MemoryRecord, Order, Scope, Store, StoreTransaction
+from recalld.store.factory import open_store
+from recalld.transfer import Transfer
+from recalld.worker import Worker
 
 __all__ = ["MemoryService"]
 
 logger = logging.getLogger(__name__)
 
-IMPORT_CHUNK_LINES = 500
 
-
-class MemoryService(SemanticMixin):
+class MemoryService:
     """Long-term memory for agents: remember, recall, list, forget, export and import.
 
     Build one per process with :meth:`open` (or inject a store), use it as a
@@ -71,6 +69,8 @@ class MemoryService(SemanticMixin):
         self.settings = settings
         self._clock = clock
         self._last_purge = float("-inf")
+        self.indexing = Indexing(store, settings, clock, embedder)
+        self._transfer = Transfer(store, settings, self.indexing)
         self.core = CoreMemory(store.core, settings, clock)
         self.recollections = Recollector(
             store.context,
@@ -78,29 +78,19 @@ class MemoryService(SemanticMixin):
             settings,
             clock,
             self.put,
-            text_similarities=self._context_text_similarities,
+            text_similarities=self.indexing.retriever.text_similarities,
         )
         self._maybe_purge()
-        self._start_semantic(embedder)
 
     @classmethod
     def open(cls, settings: Settings | None = None, *, clock: Clock = utc_now) -> MemoryService:
-        """Open (creating and migrating if needed) the SQLite database ``settings.db``."""
-        from recalld.store.sqlite import SQLiteStore
-
+        """Open (creating and migrating if needed) the database ``settings.db``."""
         settings = settings or Settings()
-        store = SQLiteStore(
-            settings.db,
-            synchronous=settings.synchronous,
-            busy_timeout_ms=settings.busy_timeout_ms,
-            lock_retry_seconds=settings.lock_retry_seconds,
-            fts=settings.fts,
-        )
-        return cls(store, settings, clock=clock, embedder=create_embedder(settings))
+        return cls(open_store(settings), settings, clock=clock, embedder=create_embedder(settings))
 
     def close(self) -> None:
         """Stop the worker thread (if any), save the vector index, close the store."""
-        self._stop_semantic()
+        self.indexing.close()
         self.store.close()
 
     def __enter__(self) -> MemoryService:
@@ -182,7 +172,7 @@ class MemoryService(SemanticMixin):
             meta=check.meta(draft.meta, self.settings),
             access_count=access_count,
             last_accessed_at=last_accessed_at,
-            index_state=self._new_index_state(),
+            index_state=self.indexing.new_index_state(),
         )
 
     def _write(
@@ -210,9 +200,9 @@ class MemoryService(SemanticMixin):
                     access_count=existing.access_count,
                     last_accessed_at=existing.last_accessed_at,
                 )
-                record, reindex = self._keep_index_state(record, existing)
+                record, reindex = self.indexing.keep_index_state(record, existing)
                 memory = tx.replace(existing.seq, record)
-                job_id = self._enqueue(tx, memory, now) if reindex else None
+                job_id = self.indexing.enqueue(tx, memory, now) if reindex else None
                 return _receipt(memory, "overwritten", job_id), memory
         if draft.id is not None:
             taken = tx.find_id_anywhere(draft.id)
@@ -226,7 +216,7 @@ class MemoryService(SemanticMixin):
                 raise ConflictError("id", f"id {draft.id!r} is already taken")
         record = self._record(draft, namespace, now, id=draft.id or str(ULID()), created_at=now)
         memory = tx.insert(record)
-        return _receipt(memory, "created", self._enqueue(tx, memory, now)), memory
+        return _receipt(memory, "created", self.indexing.enqueue(tx, memory, now)), memory
 
     # -- writes --------------------------------------------------------------
 
@@ -366,10 +356,10 @@ class MemoryService(SemanticMixin):
                 record = _with(record, at=None)
             if "place" not in given:
                 record = _with(record, place=current.place)
-            record, reindex = self._keep_index_state(record, current)
+            record, reindex = self.indexing.keep_index_state(record, current)
             memory = tx.replace(current.seq, record)
             if reindex:
-                self._enqueue(tx, memory, now)
+                self.indexing.enqueue(tx, memory, now)
             return memory
 
     def forget(self, memory_id: str, *, namespace: str | None = None) -> bool:
@@ -387,7 +377,7 @@ class MemoryService(SemanticMixin):
             if current is None:
                 return False
             tx.delete(current.seq)
-        self._retriever.after_forget()
+        self.indexing.after_forget()
         try:
             self.store.checkpoint()
         except StorageError as error:
@@ -398,11 +388,6 @@ class MemoryService(SemanticMixin):
                 error,
             )
         return True
-
-    def _context_text_similarities(
-        self, text: str, namespace: str, seqs: Sequence[int], nearest: int
-    ) -> dict[int, float]:
-        return self._retriever.text_similarities(text, namespace, seqs, nearest)
 
     def purge_expired(self) -> int:
         """Delete every memory whose TTL has passed; returns how many were removed."""
@@ -470,7 +455,7 @@ class MemoryService(SemanticMixin):
                 backends=found.backends,
                 prompt_line=prompt_line(found.memory),
             )
-            for found in self._retriever.retrieve(scope, query, terms, limit, mode)
+            for found in self.indexing.retriever.retrieve(scope, query, terms, limit, mode)
         ]
 
     def recall(
@@ -535,7 +520,7 @@ class MemoryService(SemanticMixin):
     ) -> Page:
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
-        after = None if cursor is None else _decode_cursor(cursor, order)
+        after = None if cursor is None else decode_cursor(cursor, order)
         self._maybe_purge()
         scope = self._scope([scope_namespace], filters, self._clock())
         memories = self.store.list_page(scope, order=order, limit=limit + 1, after=after)
@@ -544,7 +529,7 @@ class MemoryService(SemanticMixin):
             memories = memories[:limit]
             last = memories[-1]
             value = last.created_at if order == "created" else last.updated_at
-            next_cursor = _encode_cursor(order, to_storage(value), last.seq)
+            next_cursor = encode_cursor(order, to_storage(value), last.seq)
         return Page(memories=memories, next_cursor=next_cursor)
 
     def stats(self, namespaces: Sequence[str] | None = None) -> Stats:
@@ -569,15 +554,37 @@ class MemoryService(SemanticMixin):
         """Every namespace that holds memories (for admin commands; crosses the walls)."""
         return self.store.namespaces()
 
+    # -- indexing ------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The text embedder (None: keyword-only recall)."""
+        return self.indexing.embedder
+
+    @property
+    def worker(self) -> Worker | None:
+        """The embedding worker thread of this process, if one runs."""
+        return self.indexing.worker
+
+    def start_worker(self) -> Worker:
+        """Start an embedding worker thread in this process (idempotent)."""
+        return self.indexing.start_worker()
+
+    def new_worker(self, *, worker_id: str | None = None) -> Worker:
+        """A worker bound to this service's store and embedder, not started (``recalld worker``)."""
+        return self.indexing.new_worker(worker_id=worker_id)
+
+    def status(self, namespaces: Sequence[str] | None = None) -> Status:
+        """Indexing health over ``namespaces`` (default: the current one); see
+        :meth:`recalld.indexing.Indexing.status`. Loads no model and builds no index."""
+        return self.indexing.status(self._namespaces(namespaces))
+
     # -- export / import -----------------------------------------------------
 
     def export(self, namespaces: Sequence[str] | None = None) -> Iterator[str]:
         """Yield one JSON line per live memory of ``namespaces`` (default: the current one)."""
         scoped = self._namespaces(namespaces)
-        scope = self._scope(scoped, None, self._clock())
-        for memory in self.store.iterate(scope):
-            record = ExportRecord.model_validate(memory.model_dump(exclude={"seq", "index_state"}))
-            yield record.model_dump_json()
+        return self._transfer.export(self._scope(scoped, None, self._clock()))
 
     def import_lines(
         self,
@@ -593,103 +600,7 @@ class MemoryService(SemanticMixin):
         only by a record with a newer ``updated_at``. A bad line is reported with
         its number and nothing of it is written; the other lines still import.
         """
-        default_namespace = self._namespace(namespace)
-        report = ImportReport()
-        chunk: list[tuple[int, ExportRecord | ImportLineError]] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            chunk.append((number, self._parse_import_line(number, line)))
-            if len(chunk) >= IMPORT_CHUNK_LINES:
-                self._import_chunk(chunk, default_namespace, report)
-                if progress is not None:
-                    progress(len(chunk))
-                chunk = []
-        if chunk:
-            self._import_chunk(chunk, default_namespace, report)
-            if progress is not None:
-                progress(len(chunk))
-        return report
-
-    def _parse_import_line(self, number: int, line: str) -> ExportRecord | ImportLineError:
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            return ImportLineError(line=number, error=f"not JSON: {error.msg}")
-        if not isinstance(data, dict):
-            return ImportLineError(line=number, error="a line must be a JSON object")
-        try:
-            return check.parse_model(ExportRecord, data)
-        except ValidationError as error:
-            return ImportLineError(line=number, error=str(error))
-
-    def _import_chunk(
-        self,
-        chunk: Sequence[tuple[int, ExportRecord | ImportLineError]],
-        default_namespace: str,
-        report: ImportReport,
-    ) -> None:
-        with self.store.transaction() as tx:
-            for number, parsed in chunk:
-                if isinstance(parsed, ImportLineError):
-                    report.errors.append(parsed)
-                    continue
-                try:
-                    outcome = self._import_record(tx, parsed, default_namespace)
-                except (ValidationError, ConflictError) as error:
-                    report.errors.append(ImportLineError(line=number, error=str(error)))
-                    continue
-                setattr(report, outcome, getattr(report, outcome) + 1)
-
-    def _import_record(
-        self, tx: StoreTransaction, record: ExportRecord, default_namespace: str
-    ) -> str:
-        namespace = check.namespace(record.namespace or default_namespace)
-        check.memory_id(record.id)
-        stored = MemoryRecord(
-            id=record.id,
-            namespace=namespace,
-            key=record.key,
-            title=record.title,
-            content=check.content(record.content, self.settings),
-            kind=record.kind,
-            category=record.category,
-            tags=check.tags(record.tags, self.settings),
-            salience=record.salience,
-            source=record.source,
-            at=None if record.at is None else parse_instant("at", record.at),
-            created_at=parse_instant("created_at", record.created_at),
-            updated_at=parse_instant("updated_at", record.updated_at),
-            expires_at=None
-            if record.expires_at is None
-            else parse_instant("expires_at", record.expires_at),
-            place=None if record.place is None else check.place(record.place),
-            meta=check.meta(record.meta, self.settings),
-            access_count=record.access_count,
-            last_accessed_at=(
-                None
-                if record.last_accessed_at is None
-                else parse_instant("last_accessed_at", record.last_accessed_at)
-            ),
-            index_state=self._new_index_state(),
-        )
-        existing = tx.find_id_anywhere(record.id)
-        if existing is not None:
-            if existing.namespace != namespace:
-                raise ConflictError("id", f"id {record.id!r} is already taken")
-            if stored.updated_at <= existing.updated_at:
-                return "unchanged"
-            holder = None if record.key is None else tx.find(namespace, key=record.key)
-            if holder is not None and holder.id != record.id:
-                raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
-            self._enqueue(tx, tx.replace(existing.seq, stored), stored.updated_at)
-            return "updated"
-        if record.key is not None:
-            holder = tx.find(namespace, key=record.key)
-            if holder is not None:
-                raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
-        self._enqueue(tx, tx.insert(stored), stored.updated_at)
-        return "created"
+        return self._transfer.import_lines(lines, self._namespace(namespace), progress)
 
 
 def _expired(memory: Memory, now: datetime) -> bool:
@@ -712,24 +623,3 @@ def _receipt(memory: Memory, status: str, job_id: str | None = None) -> Receipt:
 
 def _with(record: MemoryRecord, **changes: Any) -> MemoryRecord:
     return replace(record, **changes)
-
-
-def _encode_cursor(order: Order, value: str, seq: int) -> str:
-    raw = json.dumps([order, value, seq], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str, order: Order) -> tuple[str, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        kind, value, seq = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError):
-        raise ValidationError("cursor", "is not a cursor this listing returned") from None
-    if (
-        kind != order
-        or not isinstance(value, str)
-        or not isinstance(seq, int)
-        or not 0 <= seq < 2**63  # SQLite integers are 64-bit
-    ):
-        raise ValidationError("cursor", "is not a cursor this listing returned")
-    return value, seq

@@ -42,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 DONE_JOB_RETENTION = timedelta(days=1)
 MAINTENANCE_INTERVAL_SECONDS = 60.0
+FAILURE_BACKOFF_MAX_SECONDS = 60.0
 
 
 @dataclass
@@ -231,12 +232,28 @@ class Worker:
         """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle."""
         self.backfill()
         self._heartbeat("idle", force=True)
+        failures = 0
         while not self._stop.is_set():
             try:
                 claimed = self.run_once()
-            except Exception:
-                logger.exception("embedding worker step failed")
-                claimed = 0
+                failures = 0
+            except Exception as error:  # the worker thread must outlive a failed step
+                # A step fails as a whole only when the store or the embedder is down
+                # (a bad text fails its own job): wait longer after each failure in a
+                # row so a broken database is not hammered, and say so once per streak.
+                failures += 1
+                if failures == 1:
+                    logger.exception("embedding worker step failed; backing off")
+                else:
+                    logger.warning(
+                        "embedding worker step failed again (%d in a row): %s", failures, error
+                    )
+                delay = min(
+                    self._settings.worker_poll_seconds * 2 ** min(failures, 16),
+                    FAILURE_BACKOFF_MAX_SECONDS,
+                )
+                self._stop.wait(delay)
+                continue
             if claimed == 0:
                 self._wake.wait(self._settings.worker_poll_seconds)
                 self._wake.clear()

@@ -57,7 +57,7 @@ def test_vector_index_forget_erases_the_vector_from_the_saved_graph(
         service.search("note1", mode="vector")
         assert service.embedder is not None
         vector = service.embedder.embed_batch(["note7 words"])[0].tobytes()
-        service._retriever.close()  # saves the graph beside the database
+        service.indexing.retriever.close()  # saves the graph beside the database
         assert vector in _saved_index_bytes(db_path)
         assert service.forget(receipts[7].id) is True
         assert vector not in _saved_index_bytes(db_path)

@@ -49,7 +49,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-import recalld
+from recalld._version import __version__
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_models import BodyFieldError
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, v1_router
@@ -376,7 +376,7 @@ def create_app(
 
     app = FastAPI(
         title="recalld",
-        version=recalld.__version__,
+        version=__version__,
         summary="Long-term memory for AI agents.",
         lifespan=lifespan,
     )

@@ -33,7 +33,7 @@ from pydantic import ConfigDict, Field
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from recalld import __version__
+from recalld._version import __version__
 from recalld.adapters.dialects import resolve_dialects
 from recalld.adapters.dialects.base import (
     Dialect,

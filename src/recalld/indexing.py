@@ -1,6 +1,6 @@
-"""The semantic half of :class:`recalld.service.MemoryService`: queue, worker, status.
+"""Indexing: the embedding queue, the background worker, the retriever and their status.
 
-Kept apart from ``service.py`` so each module stays readable. With an
+A component the :class:`~recalld.service.MemoryService` owns. With an
 embedder configured, every write that changes a memory's text queues an
 embedding job *in the same transaction* and the receipt says
 ``index_state='queued'`` with the ``job_id``; the worker (a thread of this
@@ -13,76 +13,72 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from recalld._time import Clock
+from recalld.config import Settings
 from recalld.embeddings.base import Embedder
+from recalld.errors import ValidationError
 from recalld.model import IndexState, IndexStatus, JobError, Memory, Status, WorkerStatus
 from recalld.retrieval.fusion import FusionParameters
 from recalld.retrieval.hybrid import HybridRetriever
-from recalld.store.base import MemoryRecord, StoreTransaction
+from recalld.store.base import MemoryRecord, Store, StoreTransaction
 from recalld.worker import Worker
 
-if TYPE_CHECKING:
-    from recalld._time import Clock
-    from recalld.config import Settings
-    from recalld.store.base import Store
-
-__all__ = ["SemanticMixin"]
+__all__ = ["Indexing"]
 
 logger = logging.getLogger(__name__)
 
 FAILED_JOBS_SHOWN = 20
 
 
-class SemanticMixin:
-    """Embedding queue, background worker, hybrid retriever and status for the service."""
+class Indexing:
+    """Embedding queue, background worker, hybrid retriever and indexing status."""
 
-    store: Store
-    settings: Settings
-    _clock: Clock
-    embedder: Embedder | None
-    _retriever: HybridRetriever
-    _worker: Worker | None
-
-    def _namespaces(self, namespaces: Sequence[str] | None) -> list[str]:
-        raise NotImplementedError  # provided by MemoryService
-
-    def _start_semantic(self, embedder: Embedder | None) -> None:
+    def __init__(
+        self, store: Store, settings: Settings, clock: Clock, embedder: Embedder | None
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._clock = clock
         self.embedder = embedder
-        database = Path(getattr(self.store, "path", ""))
-        self._retriever = HybridRetriever(
-            self.store,
+        database = Path(getattr(store, "path", ""))
+        self.retriever = HybridRetriever(
+            store,
             embedder,
-            parameters=FusionParameters(keyword_weight=self.settings.hybrid_keyword_weight),
-            ann_threshold=self.settings.vector_ann_threshold,
+            parameters=FusionParameters(keyword_weight=settings.hybrid_keyword_weight),
+            ann_threshold=settings.vector_ann_threshold,
             index_prefix=None if str(database) in ("", ".", ":memory:") else database,
         )
-        self._worker = None
-        if embedder is not None and self.settings.worker_thread:
+        self._worker: Worker | None = None
+        if embedder is not None and settings.worker_thread:
             self.start_worker()
 
-    def _stop_semantic(self) -> None:
+    def close(self) -> None:
+        """Stop the worker thread (if any) and save the vector index."""
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
-        self._retriever.close()
+        self.retriever.close()
 
-    def _new_index_state(self) -> IndexState:
+    # -- what writes need ----------------------------------------------------
+
+    def new_index_state(self) -> IndexState:
+        """The index state of a memory just written."""
         return "indexed" if self.embedder is None else "queued"
 
-    def _keep_index_state(self, record: MemoryRecord, current: Memory) -> tuple[MemoryRecord, bool]:
+    def keep_index_state(self, record: MemoryRecord, current: Memory) -> tuple[MemoryRecord, bool]:
         """Keep the current state when the embedded text is unchanged; else re-index."""
         if self.embedder is None:
             return record, False
         if record.title == current.title and record.content == current.content:
-            from dataclasses import replace
-
             return replace(record, index_state=current.index_state), False
         return record, True
 
-    def _enqueue(self, tx: StoreTransaction, memory: Memory, now: datetime) -> str | None:
+    def enqueue(self, tx: StoreTransaction, memory: Memory, now: datetime) -> str | None:
+        """Queue the memory's embedding in ``tx``; returns the job id (None without embedder)."""
         if self.embedder is None:
             return None
         job_id = tx.enqueue_embedding(memory.seq, self.embedder.name, now)
@@ -90,47 +86,55 @@ class SemanticMixin:
             self._worker.notify()
         return job_id
 
-    # -- public ------------------------------------------------------------------
+    def after_forget(self) -> None:
+        """Erase forgotten vectors from the loaded index and its saved files."""
+        self.retriever.after_forget()
+
+    # -- the worker ------------------------------------------------------------
 
     @property
     def worker(self) -> Worker | None:
         """The worker thread of this process, if one runs."""
         return self._worker
 
+    def _require_embedder(self) -> Embedder:
+        if self.embedder is None:
+            raise ValidationError("embedder", "no embedder is configured (embedder='none')")
+        return self.embedder
+
     def start_worker(self) -> Worker:
         """Start an embedding worker thread in this process (idempotent)."""
-        if self.embedder is None:
-            from recalld.errors import ValidationError
-
-            raise ValidationError("embedder", "no embedder is configured (embedder='none')")
+        embedder = self._require_embedder()
         if self._worker is None:
-            self._worker = Worker(self.store, self.embedder, self.settings, clock=self._clock)
+            self._worker = Worker(self._store, embedder, self._settings, clock=self._clock)
             self._worker.start()
         return self._worker
 
     def new_worker(self, *, worker_id: str | None = None) -> Worker:
-        """A worker bound to this service's store and embedder, not started (``recalld worker``)."""
-        if self.embedder is None:
-            from recalld.errors import ValidationError
-
-            raise ValidationError("embedder", "no embedder is configured (embedder='none')")
+        """A worker bound to this store and embedder, not started (``recalld worker``)."""
         return Worker(
-            self.store, self.embedder, self.settings, clock=self._clock, worker_id=worker_id
+            self._store,
+            self._require_embedder(),
+            self._settings,
+            clock=self._clock,
+            worker_id=worker_id,
         )
 
-    def status(self, namespaces: Sequence[str] | None = None) -> Status:
-        """Indexing health over ``namespaces`` (default: the current one).
+    # -- status ----------------------------------------------------------------
+
+    def status(self, namespaces: Sequence[str]) -> Status:
+        """Indexing health over ``namespaces`` (already validated).
 
         Queue depth by state, embeddings per model, memories by index state,
         failed jobs with their last error, every worker's heartbeat and age,
         and the vector index's sizes. Loads no model and builds no index.
         """
-        scoped = self._namespaces(namespaces)
-        counts = self.store.semantic.queue_counts(scoped, FAILED_JOBS_SHOWN)
+        scoped = list(namespaces)
+        counts = self._store.semantic.queue_counts(scoped, FAILED_JOBS_SHOWN)
         now = self._clock()
-        alive_within = max(30.0, 3 * self.settings.worker_poll_seconds)
+        alive_within = max(30.0, 3 * self._settings.worker_poll_seconds)
         workers = []
-        for record in self.store.semantic.workers():
+        for record in self._store.semantic.workers():
             age = max(0.0, (now - record.heartbeat_at).total_seconds())
             workers.append(
                 WorkerStatus(
@@ -149,7 +153,7 @@ class SemanticMixin:
             )
         index = None
         if self.embedder is not None:
-            loaded = self._retriever.loaded_index()
+            loaded = self.retriever.loaded_index()
             described = loaded.describe() if loaded is not None else {}
             index = IndexStatus(
                 model=self.embedder.name,
@@ -161,7 +165,7 @@ class SemanticMixin:
                 ann_rows=described.get("ann_rows", 0),
                 file_bytes=described.get("file_bytes", 0),
             )
-        backends = ["fts" if self.store.fts_available else "like"]
+        backends = ["fts" if self._store.fts_available else "like"]
         if self.embedder is not None:
             backends.append("vector")
         return Status(

@@ -1,0 +1,168 @@
+"""Finding the memories worth scoring for a cue, without scanning the namespace.
+
+Text comes from the full-text index and the nearest text vectors, place (and
+time) from geohash-prefix range scans around the cue, image and audio from
+their feature tables (scored while found), tags from the tag index, and a
+time-only cue from the latest memories with a time. Only the memories found
+are fully scored (:mod:`recalld.recollection.scoring`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+import numpy as np
+
+from recalld._text import query_terms
+from recalld.config import Settings
+from recalld.context.place import neighbourhood, place_similarities, search_precision
+from recalld.context.signals import (
+    BIOMETRIC_SCALES,
+    AudioFeatures,
+    audio_similarity,
+    image_similarities,
+)
+from recalld.context.timing import time_similarities
+from recalld.model import Memory, Place
+from recalld.recollection.cue import Cue
+from recalld.recollection.scoring import WEIGHTS
+from recalld.store.base import Scope, Store
+from recalld.store.context import ContextStore
+
+__all__ = ["CandidateFinder", "TextSimilarities"]
+
+CANDIDATE_LIMIT = 2_000
+POINT_LIMIT = 50_000
+PLACE_CANDIDATES = 50
+PLACE_FLOOR = 0.05
+TEXT_CANDIDATES = 50
+TEXT_NEAREST = 20
+SIGNAL_CANDIDATE_FLOOR = 0.3
+SIGNAL_CANDIDATES = 100
+
+# (text, namespace, seqs, nearest) -> cosine by seq, from the text embedder's vectors.
+TextSimilarities = Callable[[str, str, Sequence[int], int], dict[int, float]]
+
+
+class CandidateFinder:
+    """The candidate memories of a cue in one namespace, and the similarities met on the way."""
+
+    def __init__(
+        self,
+        store: ContextStore,
+        search_store: Store,
+        settings: Settings,
+        text_similarities: TextSimilarities | None,
+    ) -> None:
+        self._store = store
+        self._search_store = search_store
+        self._settings = settings
+        self._text_similarities = text_similarities
+
+    def find(
+        self, cue: Cue, namespace: str, now: datetime, *, firing: bool
+    ) -> tuple[dict[int, Memory], dict[str, dict[int, float]]]:
+        """Candidate memories by seq, and the signal similarities already computed."""
+        found: dict[int, Memory] = {}
+        wanted: set[int] = set()
+        scores: dict[str, dict[int, float]] = {}
+        scope = Scope(namespaces=(namespace,), now=now)
+        if cue.text and cue.text.strip():
+            terms = query_terms(cue.text, self._settings.max_query_terms)
+            for match in self._search_store.search(scope, cue.text, terms, TEXT_CANDIDATES):
+                found[match.memory.seq] = match.memory
+            if self._text_similarities is not None:
+                near = self._text_similarities(cue.text, namespace, [], TEXT_NEAREST)
+                scores["cosine"] = near
+                wanted.update(seq for seq, value in near.items() if value >= SIGNAL_CANDIDATE_FLOOR)
+        if cue.place is not None:
+            wanted.update(self._near(cue, cue.place, namespace, now))
+        if cue.image is not None:
+            rows = self._store.with_channel(namespace, "image", now)
+            similarity = image_similarities(cue.image, [data for _, data in rows])
+            scores["image"] = {
+                seq: float(value) for (seq, _), value in zip(rows, similarity, strict=True)
+            }
+        if cue.audio is not None:
+            scores["audio"] = {
+                seq: audio_similarity(cue.audio, AudioFeatures.from_bytes(data))
+                for seq, data in self._store.with_channel(namespace, "audio", now)
+            }
+        # A biometric reading cannot fire on its own, so only a deliberate recall
+        # scans for it; sense scores it on the other channels' candidates.
+        if cue.biometrics and not firing:
+            scores["biometric"] = self._biometric_scan(cue.biometrics, namespace, now)
+        for channel_scores in scores.values():
+            best = sorted(channel_scores.items(), key=lambda item: -item[1])[:SIGNAL_CANDIDATES]
+            wanted.update(seq for seq, value in best if value >= SIGNAL_CANDIDATE_FLOOR)
+        if cue.tags:
+            for memory in self._search_store.list_page(
+                Scope(namespaces=(namespace,), now=now, tags_any=cue.tags),
+                order="created",
+                limit=CANDIDATE_LIMIT,
+                after=None,
+            ):
+                found[memory.seq] = memory
+        if not found and not wanted and cue.channels() == ["time"]:
+            for memory in self._store.latest_with_time(namespace, now, CANDIDATE_LIMIT):
+                found[memory.seq] = memory
+        missing = sorted(wanted - set(found))
+        for memory in self._store.by_seqs(namespace, missing, now):
+            found[memory.seq] = memory
+        return found, scores
+
+    def text_cosines(self, text: str, namespace: str, seqs: Sequence[int]) -> dict[int, float]:
+        """The text-embedding cosine of ``text`` with these memories (empty without vectors)."""
+        if self._text_similarities is None or not seqs:
+            return {}
+        return self._text_similarities(text, namespace, seqs, 0)
+
+    def _biometric_scan(
+        self, readings: dict[str, float], namespace: str, now: datetime
+    ) -> dict[int, float]:
+        """Mean per-reading similarity of every memory sharing a reading with the cue."""
+        rows = self._store.biometric_rows(namespace, sorted(readings), now)
+        if not rows:
+            return {}
+        seqs = np.array([row[0] for row in rows])
+        values = np.array([row[2] for row in rows])
+        wanted = np.array([readings[row[1]] for row in rows])
+        scales = np.array(
+            [BIOMETRIC_SCALES.get(row[1]) or max(abs(row[2]) * 0.1, 1e-6) for row in rows]
+        )
+        parts = np.exp(-0.5 * ((wanted - values) / scales) ** 2)
+        unique, index = np.unique(seqs, return_inverse=True)
+        means = np.bincount(index, weights=parts) / np.bincount(index)
+        return {int(seq): float(mean) for seq, mean in zip(unique, means, strict=True)}
+
+    def _near(self, cue: Cue, place: Place, namespace: str, now: datetime) -> list[int]:
+        """The best place (and time) matches around ``place``, found by geohash prefixes.
+
+        Scans the 5x5 block of geohash cells about half the place scale across
+        (precision 6, ~0.6 x 1.2 km, for the default 1 km scale), reading only
+        seq, coordinates and time; ranks by place (plus time when cued) and
+        keeps the best :data:`PLACE_CANDIDATES` for full scoring.
+        """
+        settings = self._settings
+        precision = search_precision(settings.place_scale_m / 2)
+        prefixes = neighbourhood(place.geohash, precision, rings=2)
+        points = self._store.near_points(namespace, prefixes, now, POINT_LIMIT)
+        if not points:
+            return []
+        seqs = np.array([point[0] for point in points])
+        similarity = place_similarities(
+            place.lat,
+            place.lon,
+            np.array([point[1] for point in points]),
+            np.array([point[2] for point in points]),
+            near_m=settings.place_near_m,
+            scale_m=settings.place_scale_m,
+        )
+        if cue.at is not None:
+            times = [point[3] for point in points]
+            similarity = similarity + WEIGHTS["time"] * time_similarities(cue.at, times)
+        keep = similarity >= PLACE_FLOOR
+        seqs, similarity = seqs[keep], similarity[keep]
+        order = np.argsort(-similarity, kind="stable")[:PLACE_CANDIDATES]
+        return [int(seq) for seq in seqs[order]]

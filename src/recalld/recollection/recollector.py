@@ -1,0 +1,239 @@
+"""The :class:`Recollector`: experiences in, context recall, sense, and the pending queue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from recalld import _validate as check
+from recalld._text import prompt_line
+from recalld._time import Clock, parse_instant
+from recalld.config import Settings
+from recalld.context.signals import ImageEncoder, load_image_encoder
+from recalld.errors import ValidationError
+from recalld.model import Hit, Memory, NewMemory, Receipt
+from recalld.recollection.candidates import CandidateFinder, TextSimilarities
+from recalld.recollection.cue import Cue, Recollection, media_features, parse_place
+from recalld.recollection.firing import fires
+from recalld.recollection.scoring import (
+    channel_values,
+    combined_score,
+    complete_scores,
+    word_overlap,
+    words,
+)
+from recalld.store.base import Store
+from recalld.store.context import ContextStore
+
+__all__ = ["Put", "Recollector"]
+
+Put = Callable[..., tuple[Receipt, Memory]]
+
+
+class Recollector:
+    """Context recall, sensing and the pending queue over one database."""
+
+    def __init__(
+        self,
+        store: ContextStore,
+        search_store: Store,
+        settings: Settings,
+        clock: Clock,
+        put: Put,
+        text_similarities: TextSimilarities | None = None,
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._clock = clock
+        self._put = put
+        self._finder = CandidateFinder(store, search_store, settings, text_similarities)
+        self._encoder: ImageEncoder | None = None
+
+    def _namespace(self, namespace: str | None) -> str:
+        return check.namespace(self._settings.namespace if namespace is None else namespace)
+
+    def _image_encoder(self) -> ImageEncoder | None:
+        """The configured image model (``RECALLD_IMAGE_ENCODER``), loaded once."""
+        spec = self._settings.image_encoder
+        if spec is None:
+            return None
+        if self._encoder is None:
+            self._encoder = load_image_encoder(spec)
+        return self._encoder
+
+    # -- writing -------------------------------------------------------------
+
+    def remember(
+        self,
+        content: str,
+        *,
+        place: dict[str, Any] | None = None,
+        at: str | datetime | None = None,
+        tags: Sequence[str] = (),
+        salience: float | None = None,
+        image: str | None = None,
+        audio: str | None = None,
+        biometrics: dict[str, float] | None = None,
+        title: str | None = None,
+        meta: dict[str, Any] | None = None,
+        namespace: str | None = None,
+        allow_paths: bool = True,
+    ) -> Memory:
+        """Store an experience with its context; raw media are reduced to features first.
+
+        ``image`` and ``audio`` are base64 or (with ``allow_paths``) a local file path.
+        """
+        image_part, audio_part, readings = media_features(
+            image, audio, biometrics, allow_paths, self._image_encoder()
+        )
+        signals: dict[str, bytes] = {}
+        if image_part is not None:
+            signals["image"] = image_part.to_bytes()
+        if audio_part is not None:
+            signals["audio"] = audio_part.to_bytes()
+        draft = check.parse_model(
+            NewMemory,
+            {
+                "content": content,
+                "kind": "experience",
+                "title": title,
+                "tags": list(tags),
+                "salience": salience,
+                "at": at,
+                "place": place,
+                "meta": meta or {},
+            },
+        )
+        _, memory = self._put(draft, namespace=namespace, signals=signals, biometrics=readings)
+        return memory
+
+    # -- comparing -----------------------------------------------------------
+
+    def cue(
+        self,
+        *,
+        text: str | None = None,
+        place: dict[str, Any] | None = None,
+        at: str | datetime | None = None,
+        tags: Sequence[str] = (),
+        image: str | None = None,
+        audio: str | None = None,
+        biometrics: dict[str, float] | None = None,
+        allow_paths: bool = True,
+    ) -> Cue:
+        """Validate raw cue parts into a :class:`Cue` (media become features here)."""
+        image_part, audio_part, readings = media_features(
+            image, audio, biometrics, allow_paths, self._image_encoder()
+        )
+        return Cue(
+            text=text,
+            place=parse_place(place),
+            at=None if at is None else parse_instant("at", at),
+            tags=check.tags(list(tags), self._settings),
+            image=image_part,
+            audio=audio_part,
+            biometrics=readings,
+        )
+
+    def _rank(
+        self, cue: Cue, namespace: str, now: datetime, *, firing: bool = False
+    ) -> list[tuple[Memory, float, dict[str, float]]]:
+        if not cue.channels():
+            raise ValidationError(
+                "cue",
+                "give at least one of: text or query, a place, at, tags, image, audio, biometrics",
+            )
+        candidates, scores = self._finder.find(cue, namespace, now, firing=firing)
+        if not candidates:
+            return []
+        complete_scores(self._store, cue, sorted(candidates), scores)
+        text: dict[int, float] = {}
+        if cue.text and cue.text.strip():
+            cue_words = words(cue.text)
+            cosine = scores.get("cosine", {})
+            unknown = [seq for seq in candidates if seq not in cosine]
+            cosine.update(self._finder.text_cosines(cue.text, namespace, unknown))
+            for seq, memory in candidates.items():
+                overlap = word_overlap(cue_words, words(f"{memory.title or ''} {memory.content}"))
+                text[seq] = max(overlap, cosine.get(seq, 0.0))
+        ranked = []
+        for memory in candidates.values():
+            channels = channel_values(cue, memory, text, scores, self._settings)
+            ranked.append((memory, combined_score(channels, memory.salience), channels))
+        ranked.sort(key=lambda item: (-item[1], -item[0].seq))
+        return ranked
+
+    def recall(self, cue: Cue, *, k: int = 5, namespace: str | None = None) -> list[Hit]:
+        """Memories whose context best matches ``cue``, best first; changes nothing."""
+        check.limit(k, self._settings, field="k")
+        scope_namespace = self._namespace(namespace)
+        ranked = self._rank(cue, scope_namespace, self._clock())
+        return [
+            Hit(
+                memory=memory,
+                score=score,
+                channels=channels,
+                backends=["context"],
+                prompt_line=prompt_line(memory),
+            )
+            for memory, score, channels in ranked[:k]
+            if score > 0
+        ]
+
+    # -- firing --------------------------------------------------------------
+
+    def sense(self, cue: Cue, *, namespace: str | None = None) -> list[Recollection]:
+        """Compare the present context with every relevant memory; fire the strong matches.
+
+        The current time is part of every sense cue (``cue.at`` defaults to now,
+        on this machine's local clock). Fired memories are queued for
+        :meth:`pending` and habituated.
+        """
+        scope_namespace = self._namespace(namespace)
+        if not set(cue.channels()) - {"time", "tags"}:
+            raise ValidationError(
+                "cue", "sense needs at least one of: text, a place, image, audio, biometrics"
+            )
+        now = self._clock()
+        if cue.at is None:
+            cue.at = now.astimezone()
+        ranked = self._rank(cue, scope_namespace, now, firing=True)
+        firing = [(m, s, c) for m, s, c in ranked if fires(c, s, self._settings)]
+        since = now - timedelta(seconds=self._settings.habituation_seconds)
+        queued = [(m.seq, score, channels, prompt_line(m)) for m, score, channels in firing]
+        fired = set(self._store.fire(scope_namespace, queued, now, since))
+        return [
+            Recollection(
+                memory=memory,
+                score=score,
+                channels=channels,
+                prompt_line=prompt_line(memory),
+                fired_at=now,
+            )
+            for memory, score, channels in firing
+            if memory.seq in fired
+        ]
+
+    # -- the pending queue ---------------------------------------------------
+
+    def pending(
+        self, *, drain: bool = True, limit: int = 50, namespace: str | None = None
+    ) -> list[Recollection]:
+        """Queued recollections, oldest first; ``drain`` removes what it returns (exactly once)."""
+        check.limit(limit, self._settings)
+        rows = self._store.take_pending(self._namespace(namespace), limit, drain)
+        return [
+            Recollection(
+                memory=row.memory,
+                score=row.score,
+                channels=row.channels,
+                prompt_line=row.prompt_line,
+                fired_at=parse_instant("fired_at", row.fired_at),
+            )
+            for row in rows
+        ]
+
+    def version(self, *, namespace: str | None = None) -> int:
+        """Changes whenever the namespace's pending queue changes (for notifications)."""
+        return self._store.pending_version(self._namespace(namespace))
