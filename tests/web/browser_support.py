@@ -137,13 +137,12 @@ def pixel_spread(path: Path) -> tuple[float, int]:
     return spread, len(colours)
 
 
-def api_client(base_url: str, token: str, namespace: str = "default") -> httpx.Client:
-    """A REST client acting as ``token`` in ``namespace``."""
-    return httpx.Client(
-        base_url=base_url,
-        headers={"Authorization": f"Bearer {token}", "X-Recalld-Namespace": namespace},
-        timeout=30,
-    )
+def api_client(base_url: str, token: str | None, namespace: str = "default") -> httpx.Client:
+    """A REST client acting as ``token`` (None: a trusted loopback caller) in ``namespace``."""
+    headers = {"X-Recalld-Namespace": namespace}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return httpx.Client(base_url=base_url, headers=headers, timeout=30)
 
 
 def wait_until_indexed(client: httpx.Client, memory_ids: list[str]) -> None:
