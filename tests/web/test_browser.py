@@ -380,6 +380,10 @@ def test_browser_read_only_token_signs_in_and_gets_no_edit_controls(browsed: Bro
     driver.get(f"{browsed.base_url}/#/core")
     element(driver, "#add-user")  # read+write on "shared": the edit controls are back
 
+    element(driver, "#sign-out").click()
+    element(driver, "#token")
+    assert driver.execute_script("return sessionStorage.getItem(arguments[0])", TOKEN_KEY) is None
+
 
 def test_browser_untrusted_markup_is_shown_as_text_and_never_runs(browsed: Browsed) -> None:
     marker = uuid.uuid4().hex[:8]

@@ -14,7 +14,8 @@ const session = new Session();
 const api = createApi(session, () => {
   const hadToken = Boolean(session.token);
   session.clear();
-  showLogin(hadToken ? "That token is not accepted (wrong, revoked or expired)." : "");
+  if (hadToken) showLogin("That token is not accepted (wrong or revoked).", "error");
+  else showLogin("", "info");
 });
 let apiPaths = new Set();
 let leavePage = null;
@@ -71,7 +72,7 @@ function renderSessionBar() {
         id: "sign-out",
         onclick: () => {
           session.clear();
-          showLogin("Signed out.");
+          showLogin("Signed out.", "info");
         },
       }, "Sign out")
       : null);
@@ -101,7 +102,7 @@ async function renderPage() {
   }
 }
 
-function showLogin(message) {
+function showLogin(message, tone) {
   if (leavePage) {
     leavePage();
     leavePage = null;
@@ -111,7 +112,7 @@ function showLogin(message) {
   const root = h("section", { class: "page page-login", id: "page-login" });
   replace(main, root);
   document.title = "Sign in — recalld";
-  renderLogin(root, message, (token) => {
+  renderLogin(root, message, tone, (token) => {
     session.setToken(token);
     start();
   });

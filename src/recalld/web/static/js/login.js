@@ -4,8 +4,11 @@
 
 import { h, status } from "./dom.js";
 
-/** Render the form into ``root``; ``onToken(token)`` runs when one is given. */
-export function renderLogin(root, message, onToken) {
+/**
+ * Render the form into ``root`` with ``message`` (``tone``: info or error);
+ * ``onToken(token)`` runs when one is given.
+ */
+export function renderLogin(root, message, tone, onToken) {
   const input = h("input", {
     type: "password",
     id: "token",
@@ -15,7 +18,7 @@ export function renderLogin(root, message, onToken) {
     placeholder: "rcd_…",
   });
   const notice = h("p", { hidden: true });
-  if (message) status(notice, message, "error");
+  if (message) status(notice, message, tone);
   const form = h("form", {
     class: "card login",
     onsubmit: (event) => {
