@@ -39,7 +39,7 @@ $(STAMP_JS): tests/js/package.json tests/js/package-lock.json
 	npm ci --prefix tests/js --no-audit --no-fund
 	touch $@
 
-## Node.js/npm and libchromaprint1 from Debian's packages, when missing.
+## Node.js/npm, libchromaprint1 and Chromium + chromedriver from Debian's packages, when missing.
 system-deps:
 	bash scripts/system-deps.sh
 

@@ -8,12 +8,16 @@ Layers of every request, outermost first:
 
 1. metrics: request counts and latency by route template (Prometheus, ``/metrics``);
 2. CORS, only when ``settings.cors_origins`` is set;
-3. authentication: ``Authorization: Bearer <token>`` turned into a
+3. security headers (Content-Security-Policy, nosniff, no framing) on every
+   response (:mod:`recalld.adapters.http_web`);
+4. authentication: ``Authorization: Bearer <token>`` turned into a
    :class:`~recalld.tokens.Caller` (401 otherwise). Without any token
    configured, requests from loopback are trusted with every namespace; a
-   server bound to a non-loopback address always requires a token;
-4. the body size cap (413), ``max_import_bytes`` for ``/v1/import``;
-5. the routes, whose dependencies check the caller's scope (403).
+   server bound to a non-loopback address always requires a token. The memory
+   browser's pages and assets (``/``, ``/ui/...``, ``/docs``) hold no data and
+   are served without one;
+5. the body size cap (413), ``max_import_bytes`` for ``/v1/import``;
+6. the routes, whose dependencies check the caller's scope (403).
 
 Errors are translated once, here: :class:`ValidationError` → 422,
 :class:`NotFoundError` → 404, :class:`ConflictError` → 409,
@@ -50,9 +54,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld._version import __version__
+from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_models import BodyFieldError
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, v1_router
+from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
 from recalld.errors import (
     AuthenticationError,
@@ -70,7 +76,7 @@ __all__ = ["ExtraMount", "check_bind", "create_app", "is_loopback", "mcp_mount",
 
 logger = logging.getLogger(__name__)
 
-PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json"})
 IMPORT_PATH = "/v1/import"
 PARAMETER_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
 
@@ -202,7 +208,7 @@ class _Authentication:
         self.require_auth = require_auth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope["path"] in PUBLIC_PATHS:
+        if scope["type"] not in ("http", "websocket") or _is_public(scope):
             await self.app(scope, receive, send)
             return
         authorization = Headers(scope=scope).get("authorization")
@@ -234,6 +240,11 @@ class _Authentication:
         if not is_loopback(client_host):
             raise AuthenticationError("a bearer token is required from outside this machine")
         return Caller.trusted()
+
+
+def _is_public(scope: Scope) -> bool:
+    path = str(scope["path"])
+    return path in PUBLIC_PATHS or is_public_asset(str(scope.get("method", "")), path)
 
 
 class _BodyTooLarge(HTTPException):
@@ -379,6 +390,10 @@ def create_app(
         version=__version__,
         summary="Long-term memory for AI agents.",
         lifespan=lifespan,
+        # /docs is served from the package's own copy of Swagger UI (works offline).
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     app.state.service = service
     app.state.settings = settings
@@ -387,6 +402,8 @@ def create_app(
     app.include_router(v1_router)
     app.include_router(core_router)
     app.include_router(context_router)
+    app.include_router(admin_router)
+    mount_browser(app)
     metrics_registry = CollectorRegistry(auto_describe=True)
     metrics_registry.register(_StoreCollector(service))
 
@@ -423,6 +440,7 @@ def create_app(
         import_limit=settings.max_import_bytes,
     )
     app.add_middleware(_Authentication, tokens=registry, require_auth=require_auth)
+    app.add_middleware(SecurityHeaders)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

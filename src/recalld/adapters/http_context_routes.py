@@ -5,7 +5,8 @@
 - ``POST /v1/experiences`` — remember with context; ``POST /v1/context/recall``
   — pull recall over the context channels (no side effects).
 - ``POST /v1/sense`` — the webhook for phones, hubs and sensors: strong matches
-  fire and are queued; ``GET /v1/recollections/pending?drain=`` — delivery.
+  fire and are queued; ``GET /v1/recollections/pending?drain=`` — delivery
+  (``POST /v1/recollections/drain`` drains without a state-changing GET).
 
 Media arrive as base64 only: a remote caller never makes the server read its files.
 """
@@ -222,3 +223,17 @@ def pending_recollections(
     """
     namespace = authorized_namespaces(request, namespace_header, write=drain, several=False)[0]
     return service.recollections.pending(drain=drain, limit=limit, namespace=namespace)
+
+
+@context_router.post("/recollections/drain", response_model=list[Recollection])
+def drain_recollections(
+    service: Service,
+    namespace: WriteNamespace,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> list[Recollection]:
+    """Deliver queued recollections, oldest first, each exactly once.
+
+    The same as ``GET /v1/recollections/pending?drain=true``, as a POST for
+    clients that never change state with a GET (the memory browser).
+    """
+    return service.recollections.pending(drain=True, limit=limit, namespace=namespace)

@@ -1,0 +1,118 @@
+// The REST client: every request carries the session's bearer token (if any) and
+// namespace header, exactly as any other API client would. There is no other way in.
+
+export const NAMESPACE_HEADER = "X-Recalld-Namespace";
+
+/** An error answer from the API: status, type, field, message and the body. */
+export class ApiError extends Error {
+  constructor(status, body) {
+    const detail = (body && body.error) || {};
+    super(detail.message || `the server answered ${status}`);
+    this.status = status;
+    this.type = detail.type || "error";
+    this.field = detail.field || null;
+    this.body = body;
+  }
+
+  /** "field: message", as shown to the user. */
+  describe() {
+    return this.field ? `${this.field}: ${this.message}` : this.message;
+  }
+}
+
+function query(parameters) {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(parameters || {})) {
+    if (value === null || value === undefined || value === "") continue;
+    for (const item of Array.isArray(value) ? value : [value]) search.append(name, String(item));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+async function readBody(response) {
+  const type = response.headers.get("content-type") || "";
+  if (type.includes("application/json")) return response.json();
+  return response.text();
+}
+
+/**
+ * A client bound to ``session`` (its token and namespace are read at each call, so
+ * switching namespace needs no new client). ``onUnauthorized`` runs on any 401.
+ */
+export function createApi(session, onUnauthorized) {
+  function headers(extra = {}) {
+    const result = { Accept: "application/json", ...extra };
+    if (session.token) result.Authorization = `Bearer ${session.token}`;
+    if (session.namespace) result[NAMESPACE_HEADER] = session.namespace;
+    return result;
+  }
+
+  async function request(method, path, { params, body, contentType } = {}) {
+    const init = { method, headers: headers(), cache: "no-store", credentials: "omit" };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = contentType || "application/json";
+      init.body = contentType ? body : JSON.stringify(body);
+    }
+    const response = await fetch(path + query(params), init);
+    const data = await readBody(response);
+    if (!response.ok) {
+      if (response.status === 401 && onUnauthorized) onUnauthorized();
+      throw new ApiError(response.status, data);
+    }
+    return data;
+  }
+
+  return {
+    headers,
+    get: (path, params) => request("GET", path, { params }),
+    post: (path, body, params) => request("POST", path, { body: body ?? {}, params }),
+    patch: (path, body) => request("PATCH", path, { body }),
+    remove: (path) => request("DELETE", path),
+    /** The raw response of a GET (for downloads), with the same headers. */
+    async download(path, params) {
+      const response = await fetch(path + query(params), {
+        headers: headers({ Accept: "*/*" }), cache: "no-store", credentials: "omit",
+      });
+      if (!response.ok) {
+        if (response.status === 401 && onUnauthorized) onUnauthorized();
+        throw new ApiError(response.status, await readBody(response));
+      }
+      return response;
+    },
+    /**
+     * POST a file with upload progress (fetch cannot report it): resolves with the
+     * JSON answer; ``onProgress`` gets the fraction sent.
+     */
+    upload(path, file, contentType, onProgress) {
+      return new Promise((resolve, reject) => {
+        const transfer = new XMLHttpRequest();
+        transfer.open("POST", path);
+        transfer.withCredentials = false;
+        for (const [name, value] of Object.entries(headers({ "Content-Type": contentType }))) {
+          transfer.setRequestHeader(name, value);
+        }
+        transfer.upload.addEventListener("progress", (event) => {
+          if (event.lengthComputable && onProgress) onProgress(event.loaded / event.total);
+        });
+        transfer.addEventListener("load", () => {
+          let data = transfer.responseText;
+          try {
+            data = JSON.parse(transfer.responseText);
+          } catch {
+            // not JSON: keep the text for the error message
+          }
+          if (transfer.status >= 200 && transfer.status < 300) {
+            if (onProgress) onProgress(1);
+            resolve(data);
+          } else {
+            if (transfer.status === 401 && onUnauthorized) onUnauthorized();
+            reject(new ApiError(transfer.status, data));
+          }
+        });
+        transfer.addEventListener("error", () => reject(new ApiError(0, null)));
+        transfer.send(file);
+      });
+    },
+  };
+}

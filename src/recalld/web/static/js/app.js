@@ -1,0 +1,148 @@
+// The browser's shell: session, navigation (from the page registry), namespace
+// switcher and hash routing (#/page or #/page/argument). Pages render into a fresh
+// element each time, so a slow answer for a page the user has left lands nowhere.
+
+import { createApi } from "./api.js";
+import { h, replace, status } from "./dom.js";
+import { renderLogin } from "./login.js";
+import "./pages.js";
+import { findPage, listPages, needsApiPaths } from "./registry.js";
+import { Session } from "./session.js";
+
+const DEFAULT_PAGE = "search";
+const session = new Session();
+const api = createApi(session, () => {
+  const hadToken = Boolean(session.token);
+  session.clear();
+  if (hadToken) showLogin("That token is not accepted (wrong or revoked).", "error");
+  else showLogin("", "info");
+});
+let apiPaths = new Set();
+let leavePage = null;
+
+const navigation = document.getElementById("nav");
+const sessionBar = document.getElementById("session");
+const main = document.getElementById("page");
+
+function currentRoute() {
+  const [, id = "", ...rest] = window.location.hash.split("/");
+  return { id: id || DEFAULT_PAGE, argument: rest.length ? decodeURIComponent(rest.join("/")) : "" };
+}
+
+/** Go to page ``id`` (with an optional argument such as a memory id). */
+export function navigate(id, argument = "") {
+  const target = argument ? `#/${id}/${encodeURIComponent(argument)}` : `#/${id}`;
+  if (window.location.hash === target) renderPage();
+  else window.location.hash = target;
+}
+
+function renderNavigation() {
+  const { id } = currentRoute();
+  const activeId = id === "memory" ? "browse" : id;
+  replace(navigation, listPages(apiPaths).filter((page) => !page.hidden).map((page) =>
+    h("a", {
+      href: `#/${page.id}`,
+      class: "nav-link",
+      "aria-current": page.id === activeId ? "page" : null,
+    }, page.title)));
+}
+
+function renderSessionBar() {
+  const namespaces = session.namespaces();
+  const select = h("select", {
+    id: "namespace",
+    "aria-label": "namespace",
+    onchange: (event) => {
+      session.selectNamespace(event.target.value);
+      renderSessionBar();
+      const { id } = currentRoute();
+      navigate(id === "memory" ? "browse" : id);
+    },
+  }, namespaces.map((entry) => h("option", {
+    value: entry.namespace,
+    selected: entry.namespace === session.namespace,
+  }, entry.write ? entry.namespace : `${entry.namespace} (read-only)`)));
+  replace(sessionBar,
+    h("label", { class: "namespace-label" }, "namespace ", select),
+    session.canWrite() ? null : h("span", { class: "badge read-only", id: "read-only" }, "read-only"),
+    session.token
+      ? h("button", {
+        type: "button",
+        class: "link-button",
+        id: "sign-out",
+        onclick: () => {
+          session.clear();
+          showLogin("Signed out.", "info");
+        },
+      }, "Sign out")
+      : null);
+}
+
+async function renderPage() {
+  if (!session.info) return;
+  if (leavePage) {
+    leavePage();
+    leavePage = null;
+  }
+  renderNavigation();
+  const { id, argument } = currentRoute();
+  const page = findPage(id, apiPaths) || findPage(DEFAULT_PAGE, apiPaths);
+  const root = h("section", { class: `page page-${page.id}`, id: `page-${page.id}` });
+  replace(main, root);
+  document.title = `${page.title} — recalld`;
+  const context = { api, session, navigate, canWrite: session.canWrite(), apiPaths };
+  try {
+    const module = await page.load();
+    const cleanup = await module.render(root, context, argument);
+    if (typeof cleanup === "function") leavePage = cleanup;
+  } catch (error) {
+    const notice = h("p", {});
+    status(notice, `This page failed: ${error.describe ? error.describe() : error.message}`, "error");
+    root.append(notice);
+  }
+}
+
+function showLogin(message, tone) {
+  if (leavePage) {
+    leavePage();
+    leavePage = null;
+  }
+  replace(navigation);
+  replace(sessionBar);
+  const root = h("section", { class: "page page-login", id: "page-login" });
+  replace(main, root);
+  document.title = "Sign in — recalld";
+  renderLogin(root, message, tone, (token) => {
+    session.setToken(token);
+    start();
+  });
+}
+
+async function loadApiPaths() {
+  if (!needsApiPaths()) return;
+  try {
+    const response = await fetch("/openapi.json", { cache: "no-store", credentials: "omit" });
+    const spec = await response.json();
+    apiPaths = new Set(Object.keys(spec.paths || {}));
+  } catch {
+    apiPaths = new Set();
+  }
+}
+
+async function start() {
+  try {
+    session.accept(await api.get("/v1/session"));
+  } catch (error) {
+    if (error.status === 401) return; // the 401 handler shows the sign-in form
+    const notice = h("p", {});
+    status(notice, `The server could not be asked who you are: ${error.message}`, "error");
+    replace(main, notice);
+    return;
+  }
+  await loadApiPaths();
+  renderSessionBar();
+  renderPage();
+}
+
+window.addEventListener("hashchange", () => renderPage());
+start();

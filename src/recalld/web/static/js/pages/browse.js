@@ -1,0 +1,64 @@
+// Browse: every memory of the namespace, newest first (or recently updated), a page
+// at a time through GET /v1/memories and its cursor.
+
+import { memorySummary } from "../components.js";
+import { h, status, viewerTime } from "../dom.js";
+
+const PAGE_SIZE = 25;
+
+/** Render the page; ``argument`` may be a notice to show (after a forget). */
+export async function render(root, { api, navigate }, argument) {
+  const order = h("select", { id: "browse-order" },
+    h("option", { value: "created" }, "newest first"),
+    h("option", { value: "updated" }, "recently updated"));
+  const kind = h("input", { type: "text", id: "browse-kind", autocomplete: "off" });
+  const tag = h("input", { type: "text", id: "browse-tag", autocomplete: "off" });
+  const notice = h("p", { hidden: true });
+  const list = h("ol", { class: "memory-list", id: "browse-list" });
+  const more = h("button", { type: "button", id: "browse-more", hidden: true }, "Load more");
+  let cursor = null;
+  let shown = 0;
+
+  async function load(reset) {
+    if (reset) {
+      list.replaceChildren();
+      cursor = null;
+      shown = 0;
+    }
+    const params = { limit: PAGE_SIZE, order: order.value, cursor, kind: kind.value.trim(), tag: tag.value.trim() };
+    try {
+      const page = await api.get("/v1/memories", params);
+      for (const memory of page.memories) {
+        list.append(h("li", { class: "card memory-row", dataset: { memoryId: memory.id } },
+          memorySummary(memory, navigate),
+          h("div", { class: "row-times" }, "stored ", viewerTime(memory.created_at))));
+      }
+      shown += page.memories.length;
+      cursor = page.next_cursor;
+      more.hidden = !cursor;
+      if (!reset || argument !== "forgotten") {
+        status(notice, shown ? `${shown} memor${shown === 1 ? "y" : "ies"} shown${cursor ? ", more below" : ""}` : "No memories here yet.");
+      }
+    } catch (error) {
+      status(notice, error.describe ? error.describe() : error.message, "error");
+    }
+  }
+
+  more.addEventListener("click", () => load(false));
+  const form = h("form", {
+    class: "card browse-form",
+    onsubmit: (event) => {
+      event.preventDefault();
+      load(true);
+    },
+  },
+  h("label", { class: "field" }, h("span", {}, "order"), order),
+  h("label", { class: "field" }, h("span", {}, "kind"), kind),
+  h("label", { class: "field" }, h("span", {}, "tag"), tag),
+  h("button", { type: "submit", id: "browse-apply" }, "Apply"));
+  order.addEventListener("change", () => load(true));
+
+  root.append(h("h1", {}, "Browse"), form, notice, list, more);
+  if (argument === "forgotten") status(notice, "Forgotten: the memory and every trace of it are gone.", "success");
+  await load(true);
+}

@@ -1,0 +1,198 @@
+// Core memory: both targets with their entries and a live character budget bar.
+// Edits (add, patch, remove) are collected into one batch and sent as one
+// POST /v1/core/{target}: applied atomically, the limit checked on the result. A
+// batch that would overflow is refused with the current entries, shown here.
+
+import { bar, h, replace, status } from "../dom.js";
+
+const TARGETS = [
+  { id: "user", title: "User profile", hint: "who the user is" },
+  { id: "memory", title: "Memory", hint: "the agent's own notes" },
+];
+
+// The server counts Unicode code points of the entries joined by one newline.
+function size(entries) {
+  return [...entries.join("\n")].length;
+}
+
+// The entries once ``operations`` are applied (the server's rules, simplified: it
+// has the last word and explains any refusal).
+function projected(entries, operations) {
+  const result = [...entries];
+  for (const operation of operations) {
+    if (operation.action === "add") {
+      const text = operation.content.trim();
+      if (text && !result.includes(text)) result.push(text);
+    } else {
+      const position = result.findIndex((entry) => entry.includes(operation.old_text));
+      if (position < 0) continue;
+      if (operation.action === "remove") result.splice(position, 1);
+      else result[position] = result[position].replace(operation.old_text, operation.content).trim();
+    }
+  }
+  return result;
+}
+
+function describe(operation) {
+  if (operation.action === "add") return `add “${operation.content}”`;
+  if (operation.action === "remove") return `remove “${operation.old_text}”`;
+  return `change “${operation.old_text}” to “${operation.content}”`;
+}
+
+function targetCard(target, state, { api, canWrite }, { refreshBlock }) {
+  const operations = [];
+  const meter = h("div", { class: "budget", id: `budget-${target.id}` });
+  const entriesList = h("ol", { class: "core-entries", id: `entries-${target.id}` });
+  const batchList = h("ul", { class: "core-batch", id: `batch-${target.id}` });
+  const notice = h("p", { hidden: true, id: `core-notice-${target.id}` });
+  const refused = h("div", { class: "refused", id: `refused-${target.id}`, hidden: true });
+  const addInput = h("input", { type: "text", id: `add-${target.id}`, placeholder: "a new single-line entry", autocomplete: "off" });
+  const applyButton = h("button", { type: "button", id: `apply-${target.id}`, disabled: true }, "Apply batch");
+  const discardButton = h("button", { type: "button", id: `discard-${target.id}`, disabled: true }, "Discard");
+
+  function updateMeter() {
+    const draft = addInput.value.trim() ? [{ action: "add", content: addInput.value }] : [];
+    const chars = size(projected(state.entries, [...operations, ...draft]));
+    const over = chars > state.limit;
+    meter.replaceChildren(
+      bar(chars / state.limit, { kind: over ? "over" : chars >= 0.9 * state.limit ? "warn" : "ok", label: `${target.id} budget` }),
+      h("span", { class: `budget-text${over ? " over" : ""}`, id: `budget-text-${target.id}` },
+        `${chars}/${state.limit} chars${operations.length || draft.length ? ` (now ${state.chars})` : ""}${over ? " — over the limit" : ""}`));
+  }
+
+  function renderBatch() {
+    replace(batchList, operations.map((operation, index) => h("li", {},
+      describe(operation), " ",
+      h("button", {
+        type: "button",
+        class: "link-button",
+        onclick: () => {
+          operations.splice(index, 1);
+          renderBatch();
+        },
+      }, "undo"))));
+    applyButton.disabled = !operations.length;
+    discardButton.disabled = !operations.length;
+    updateMeter();
+  }
+
+  function entryItem(entry) {
+    const item = h("li", { class: "core-entry" }, h("span", { class: "entry-text" }, entry));
+    if (!canWrite) return item;
+    const edit = () => {
+      const input = h("input", { type: "text", value: entry, class: "entry-edit" });
+      const keep = h("button", {
+        type: "button",
+        onclick: () => {
+          if (input.value.trim() && input.value.trim() !== entry) {
+            operations.push({ action: "patch", old_text: entry, content: input.value.trim() });
+            renderBatch();
+          }
+          replace(item, h("span", { class: "entry-text" }, entry), controls());
+        },
+      }, "Keep change");
+      replace(item, input, keep);
+      input.focus();
+    };
+    const controls = () => h("span", { class: "entry-controls" },
+      h("button", { type: "button", class: "link-button", onclick: edit }, "edit"),
+      h("button", {
+        type: "button",
+        class: "link-button",
+        onclick: () => {
+          operations.push({ action: "remove", old_text: entry });
+          renderBatch();
+        },
+      }, "remove"));
+    item.append(controls());
+    return item;
+  }
+
+  function renderEntries() {
+    replace(entriesList, state.entries.length ? state.entries.map(entryItem) : h("li", { class: "empty" }, "(empty)"));
+  }
+
+  applyButton.addEventListener("click", async () => {
+    refused.hidden = true;
+    try {
+      const result = await api.post(`/v1/core/${target.id}`, { operations });
+      operations.length = 0;
+      state = { ...state, entries: result.entries, chars: result.chars, limit: result.limit };
+      renderEntries();
+      renderBatch();
+      refreshBlock();
+      status(notice, [result.message, result.warning].filter(Boolean).join(" "), result.warning ? "warn" : "success");
+    } catch (error) {
+      if (error.type === "core_memory_full") {
+        const detail = error.body.error;
+        status(notice, error.message, "error");
+        replace(refused,
+          h("h3", {}, `Refused — stored now (${detail.usage} chars):`),
+          h("ol", {}, detail.entries.map((entry) => h("li", {}, entry))),
+          h("p", {}, "Nothing was changed. Remove or shorten entries in the same batch to make room."));
+        refused.hidden = false;
+      } else {
+        status(notice, error.describe ? error.describe() : error.message, "error");
+      }
+    }
+  });
+  discardButton.addEventListener("click", () => {
+    operations.length = 0;
+    renderEntries();
+    renderBatch();
+  });
+  addInput.addEventListener("input", updateMeter);
+
+  const addForm = canWrite ? h("form", {
+    class: "core-add",
+    onsubmit: (event) => {
+      event.preventDefault();
+      if (!addInput.value.trim()) return;
+      operations.push({ action: "add", content: addInput.value.trim() });
+      addInput.value = "";
+      renderBatch();
+    },
+  }, addInput, h("button", { type: "submit", id: `add-button-${target.id}` }, "Add to batch")) : null;
+
+  renderEntries();
+  updateMeter();
+  return h("section", { class: "card core-target", id: `core-${target.id}` },
+    h("h2", {}, target.title, " ", h("small", {}, `(${target.id}: ${target.hint})`)),
+    meter,
+    entriesList,
+    addForm,
+    canWrite ? h("div", { class: "batch" }, h("h3", {}, "Batch"), batchList, h("div", { class: "actions" }, applyButton, discardButton)) : null,
+    notice,
+    refused);
+}
+
+/** Render the page. */
+export async function render(root, context) {
+  const notice = h("p", { hidden: true });
+  const targets = h("div", { class: "core-targets" });
+  const block = h("pre", { class: "core-block", id: "core-block" });
+  root.append(h("h1", {}, "Core memory"),
+    h("p", { class: "hint" }, "Injected into every prompt. Edits gather into one batch per target, applied all at once."),
+    notice, targets,
+    h("details", { class: "card" }, h("summary", {}, "As injected into prompts"), block));
+
+  async function refreshBlock() {
+    try {
+      block.textContent = (await context.api.get("/v1/core")).block;
+    } catch (error) {
+      status(notice, error.describe ? error.describe() : error.message, "error");
+    }
+  }
+
+  async function load() {
+    try {
+      const core = await context.api.get("/v1/core");
+      const callbacks = { refreshBlock };
+      replace(targets, TARGETS.map((target) => targetCard(target, core[target.id], context, callbacks)));
+      block.textContent = core.block;
+    } catch (error) {
+      status(notice, error.describe ? error.describe() : error.message, "error");
+    }
+  }
+  await load();
+}

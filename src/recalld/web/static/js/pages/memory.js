@@ -1,0 +1,287 @@
+// One memory: every field, its place on an offline map with its nearest neighbours,
+// `at` in the local time where it happened; edit in place (PATCH, only the fields
+// changed) and forget after a confirmation (DELETE).
+
+import { confirmAction } from "../dialog.js";
+import {
+  definitions, excerpt, fixed, h, localTime, replace, sourceLink, status, viewerTime,
+} from "../dom.js";
+import { formatDistance, distanceMetres, placeMap } from "../map.js";
+import { listMemoryActions } from "../registry.js";
+
+const NEIGHBOURS = 8;
+
+function memoryPath(id) {
+  return `/v1/memories/${encodeURIComponent(id)}`;
+}
+
+function placeText(place) {
+  if (!place) return null;
+  const parts = [`${fixed(place.lat, 5)}, ${fixed(place.lon, 5)}`, `geohash ${place.geohash}`];
+  if (place.name) parts.unshift(place.name);
+  return parts.join(" · ");
+}
+
+async function neighboursOf(api, memory, navigate) {
+  // A place-only context recall: the memories stored nearest this one (no side effects).
+  const hits = await api.post("/v1/context/recall", {
+    lat: memory.place.lat, lon: memory.place.lon, k: NEIGHBOURS + 1,
+  });
+  return hits
+    .filter((hit) => hit.memory.id !== memory.id && hit.memory.place)
+    .slice(0, NEIGHBOURS)
+    .map((hit) => ({
+      id: hit.memory.id,
+      place: hit.memory.place,
+      label: hit.memory.title || excerpt(hit.memory.content, 60),
+      onSelect: () => navigate("memory", hit.memory.id),
+    }));
+}
+
+function fieldRows(memory) {
+  return [
+    ["id", h("code", {}, memory.id)],
+    ["seq", String(memory.seq)],
+    ["namespace", memory.namespace],
+    ["key", memory.key],
+    ["title", memory.title],
+    ["content", h("pre", { class: "content", id: "memory-content" }, memory.content)],
+    ["kind", memory.kind],
+    ["category", memory.category],
+    ["tags", (memory.tags || []).join(", ")],
+    ["salience", memory.salience === null || memory.salience === undefined ? null : fixed(memory.salience)],
+    ["source", sourceLink(memory.source)],
+    ["at (local time there)", memory.at ? h("span", { id: "memory-at" }, localTime(memory.at)) : null],
+    ["place", placeText(memory.place)],
+    ["stored", viewerTime(memory.created_at)],
+    ["updated", viewerTime(memory.updated_at)],
+    ["expires", memory.expires_at ? viewerTime(memory.expires_at) : "never"],
+    ["accessed", `${memory.access_count} time${memory.access_count === 1 ? "" : "s"}`],
+    ["last accessed", memory.last_accessed_at ? viewerTime(memory.last_accessed_at) : "never"],
+    ["index state", h("span", { class: `badge state-${memory.index_state}` }, memory.index_state)],
+    ["meta", Object.keys(memory.meta || {}).length ? h("pre", { class: "meta" }, JSON.stringify(memory.meta, null, 2)) : null],
+  ];
+}
+
+// -- editing ------------------------------------------------------------------
+
+function textInput(name, value, attributes = {}) {
+  return h("input", { type: "text", name, id: `edit-${name}`, value: value ?? "", autocomplete: "off", ...attributes });
+}
+
+function editorInputs(memory) {
+  const place = memory.place || {};
+  return {
+    title: textInput("title", memory.title),
+    content: h("textarea", { name: "content", id: "edit-content", rows: 6, required: true }, memory.content),
+    kind: textInput("kind", memory.kind, { required: true }),
+    category: textInput("category", memory.category),
+    tags: textInput("tags", (memory.tags || []).join(", "), { placeholder: "comma-separated" }),
+    salience: h("input", { type: "number", name: "salience", id: "edit-salience", min: 0, max: 1, step: 0.05, value: memory.salience ?? "" }),
+    source: textInput("source", memory.source),
+    at: textInput("at", memory.at, { placeholder: "2026-10-25T08:10:00+02:00" }),
+    lat: h("input", { type: "number", name: "lat", id: "edit-lat", min: -90, max: 90, step: "any", value: place.lat ?? "" }),
+    lon: h("input", { type: "number", name: "lon", id: "edit-lon", min: -180, max: 180, step: "any", value: place.lon ?? "" }),
+    placeName: textInput("place-name", place.name),
+    ttl: h("input", { type: "number", name: "ttl", id: "edit-ttl", min: 1, step: 1, placeholder: "unchanged" }),
+    meta: h("textarea", { name: "meta", id: "edit-meta", rows: 4 }, JSON.stringify(memory.meta || {}, null, 2)),
+  };
+}
+
+function blankToNull(text) {
+  const value = text.trim();
+  return value ? value : null;
+}
+
+class EditProblem extends Error {
+  constructor(field, message) {
+    super(message);
+    this.field = field;
+  }
+}
+
+/** The PATCH body: only the fields whose value differs from ``memory``. */
+function changes(memory, inputs) {
+  const patch = {};
+  const set = (name, value, original) => {
+    if (JSON.stringify(value) !== JSON.stringify(original ?? null)) patch[name] = value;
+  };
+  set("title", blankToNull(inputs.title.value), memory.title);
+  if (inputs.content.value !== memory.content) patch.content = inputs.content.value;
+  set("kind", inputs.kind.value.trim(), memory.kind);
+  set("category", blankToNull(inputs.category.value), memory.category);
+  set("tags", inputs.tags.value.split(",").map((tag) => tag.trim()).filter(Boolean), memory.tags || []);
+  set("salience", inputs.salience.value === "" ? null : Number(inputs.salience.value), memory.salience);
+  set("source", blankToNull(inputs.source.value), memory.source);
+  const at = blankToNull(inputs.at.value);
+  if (at !== (memory.at ?? null)) patch.at = at;
+  const lat = inputs.lat.value;
+  const lon = inputs.lon.value;
+  const placeName = blankToNull(inputs.placeName.value);
+  const original = memory.place;
+  if (lat === "" && lon === "") {
+    if (original) patch.place = null;
+  } else if (lat === "" || lon === "") {
+    throw new EditProblem("place", "give both latitude and longitude, or neither");
+  } else if (!original || Number(lat) !== original.lat || Number(lon) !== original.lon || placeName !== (original.name ?? null)) {
+    patch.place = { lat: Number(lat), lon: Number(lon), name: placeName };
+  }
+  if (inputs.ttl.value !== "") patch.ttl_seconds = Number(inputs.ttl.value);
+  let meta;
+  try {
+    meta = JSON.parse(inputs.meta.value || "{}");
+  } catch (error) {
+    throw new EditProblem("meta", `is not valid JSON (${error.message})`);
+  }
+  if (meta === null || typeof meta !== "object" || Array.isArray(meta)) {
+    throw new EditProblem("meta", "must be a JSON object");
+  }
+  set("meta", meta, memory.meta || {});
+  return patch;
+}
+
+function editorForm(memory, inputs, onSave, onCancel) {
+  const row = (label, input) => [h("dt", {}, h("label", { for: input.id }, label)), h("dd", {}, input)];
+  return h("form", {
+    class: "memory-editor",
+    id: "memory-editor",
+    onsubmit: (event) => {
+      event.preventDefault();
+      onSave();
+    },
+  },
+  h("dl", { class: "fields" },
+    row("title", inputs.title),
+    row("content", inputs.content),
+    row("kind", inputs.kind),
+    row("category", inputs.category),
+    row("tags", inputs.tags),
+    row("salience (0-1)", inputs.salience),
+    row("source", inputs.source),
+    row("at (ISO 8601 with offset)", inputs.at),
+    row("latitude", inputs.lat),
+    row("longitude", inputs.lon),
+    row("place name", inputs.placeName),
+    row("expire in (seconds)", inputs.ttl),
+    row("meta (JSON object)", inputs.meta)),
+  h("div", { class: "actions" },
+    h("button", { type: "submit", id: "edit-save" }, "Save"),
+    h("button", { type: "button", id: "edit-cancel", onclick: onCancel }, "Cancel")));
+}
+
+// -- the page -----------------------------------------------------------------
+
+/** Render memory ``id``. */
+export async function render(root, context, id) {
+  const { api, navigate, canWrite, apiPaths } = context;
+  const notice = h("p", { hidden: true, id: "memory-notice" });
+  const body = h("div", { class: "memory-body" });
+  const back = h("a", { href: "#/browse", class: "back" }, "← all memories");
+  root.append(back, notice, body);
+  if (!id) {
+    status(notice, "No memory chosen.", "error");
+    return;
+  }
+  let memory;
+  try {
+    memory = await api.get(memoryPath(id));
+  } catch (error) {
+    status(notice, error.status === 404 ? `No memory ${id} in namespace ${context.session.namespace}.` : error.describe(), "error");
+    return;
+  }
+
+  function showDetail(current) {
+    memory = current;
+    const actions = h("div", { class: "actions memory-actions" });
+    if (canWrite) {
+      actions.append(
+        h("button", { type: "button", id: "memory-edit", onclick: () => showEditor() }, "Edit"),
+        h("button", { type: "button", class: "danger", id: "memory-forget", onclick: forget }, "Forget"));
+    }
+    for (const action of listMemoryActions(apiPaths, canWrite)) {
+      actions.append(h("button", {
+        type: "button", dataset: { action: action.id }, onclick: () => action.run(memory, context),
+      }, action.label));
+    }
+    const mapSlot = h("div", { class: "map-slot" });
+    replace(body,
+      h("h1", { id: "memory-title" }, memory.title || excerpt(memory.content, 100)),
+      actions,
+      h("div", { class: "memory-columns" }, definitions(fieldRows(memory)), mapSlot));
+    if (memory.place) drawMap(mapSlot, memory);
+  }
+
+  async function drawMap(slot, current) {
+    let neighbours = [];
+    let caption = "";
+    try {
+      neighbours = await neighboursOf(api, current, navigate);
+      const farthest = neighbours.length ? Math.max(...neighbours.map((item) => distanceMetres(current.place, item.place))) : 0;
+      caption = neighbours.length
+        ? `${neighbours.length} nearest memor${neighbours.length === 1 ? "y" : "ies"}, within ${formatDistance(farthest)}`
+        : "no other memory has a place";
+    } catch (error) {
+      caption = `neighbours unavailable: ${error.message}`;
+    }
+    replace(slot, h("figure", { class: "card map" },
+      placeMap(current.place, neighbours, current.place.name || "this memory"),
+      h("figcaption", {}, caption,
+        neighbours.length ? h("ol", { class: "neighbours", id: "map-neighbours" }, neighbours.map((item) => h("li", {},
+          h("a", {
+            href: `#/memory/${encodeURIComponent(item.id)}`,
+            onclick: (event) => {
+              event.preventDefault();
+              item.onSelect();
+            },
+          }, item.label),
+          ` — ${formatDistance(distanceMetres(current.place, item.place))}`))) : null)));
+  }
+
+  function showEditor() {
+    const inputs = editorInputs(memory);
+    const problem = h("p", { hidden: true, id: "edit-problem" });
+    const save = async () => {
+      let patch;
+      try {
+        patch = changes(memory, inputs);
+      } catch (error) {
+        status(problem, `${error.field}: ${error.message}`, "error");
+        return;
+      }
+      if (!Object.keys(patch).length) {
+        showDetail(memory);
+        status(notice, "Nothing changed.");
+        return;
+      }
+      try {
+        const saved = await api.patch(memoryPath(memory.id), patch);
+        showDetail(saved);
+        status(notice, `Saved (${Object.keys(patch).join(", ")}).`, "success");
+      } catch (error) {
+        status(problem, error.describe ? error.describe() : error.message, "error");
+      }
+    };
+    status(notice, "");
+    replace(body,
+      h("h1", {}, "Edit memory"),
+      problem,
+      editorForm(memory, inputs, save, () => showDetail(memory)));
+    inputs.title.focus();
+  }
+
+  async function forget() {
+    const confirmed = await confirmAction(
+      "Forget this memory?",
+      "It is removed with its vectors, features, index entries and queued recollections, and cannot be recovered.",
+      "Forget");
+    if (!confirmed) return;
+    try {
+      await api.remove(memoryPath(memory.id));
+      navigate("browse", "forgotten");
+    } catch (error) {
+      status(notice, error.describe ? error.describe() : error.message, "error");
+    }
+  }
+
+  showDetail(memory);
+}

@@ -1,0 +1,78 @@
+// Import/export: upload JSON lines (the format /v1/export writes and `recalld import`
+// reads) with a progress bar, and download the namespace's export. Both go through
+// the API with the bearer header; the download is fetched, then saved from a blob.
+
+import { h, replace, status } from "../dom.js";
+
+const NDJSON = "application/x-ndjson";
+
+/** Render the page. */
+export async function render(root, { api, session, canWrite }) {
+  const exportNotice = h("p", { hidden: true, id: "export-notice" });
+  const exportButton = h("button", { type: "button", id: "export-download" }, "Download export (JSONL)");
+  exportButton.addEventListener("click", async () => {
+    status(exportNotice, "Preparing…");
+    try {
+      const response = await api.download("/v1/export");
+      const blob = await response.blob();
+      const lines = (await blob.text()).split("\n").filter(Boolean).length;
+      const link = h("a", {
+        href: URL.createObjectURL(blob),
+        download: `recalld-${session.namespace.replace(/[^A-Za-z0-9._-]/g, "_")}-${new Date().toISOString().slice(0, 10)}.jsonl`,
+        hidden: true,
+      });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
+      status(exportNotice, `Exported ${lines} memor${lines === 1 ? "y" : "ies"} from ${session.namespace}.`, "success");
+    } catch (error) {
+      status(exportNotice, error.describe ? error.describe() : error.message, "error");
+    }
+  });
+
+  root.append(h("h1", {}, "Import/export"),
+    h("section", { class: "card" },
+      h("h2", {}, "Export"),
+      h("p", { class: "hint" }, "Every live memory of this namespace, one JSON object per line (every field but seq)."),
+      exportButton, exportNotice));
+
+  if (!canWrite) return;
+  const file = h("input", { type: "file", id: "import-file", accept: ".jsonl,.ndjson,.json,application/x-ndjson,text/plain" });
+  const progress = h("progress", { id: "import-progress", max: 1, value: 0, hidden: true });
+  const notice = h("p", { hidden: true, id: "import-notice" });
+  const report = h("div", { id: "import-report" });
+  const upload = h("button", { type: "submit", id: "import-upload" }, "Upload");
+  const form = h("form", {
+    class: "card",
+    onsubmit: async (event) => {
+      event.preventDefault();
+      const chosen = file.files && file.files[0];
+      if (!chosen) {
+        status(notice, "Choose a file first.", "error");
+        return;
+      }
+      progress.hidden = false;
+      progress.value = 0;
+      upload.disabled = true;
+      status(notice, `Uploading ${chosen.name}…`);
+      try {
+        const result = await api.upload("/v1/import", chosen, NDJSON, (fraction) => {
+          progress.value = fraction;
+        });
+        status(notice, `Imported into ${session.namespace}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged, ${result.errors.length} refused.`, result.errors.length ? "warn" : "success");
+        replace(report, result.errors.length
+          ? h("ul", { class: "import-errors" }, result.errors.map((problem) => h("li", {}, `line ${problem.line}: ${problem.error}`)))
+          : null);
+      } catch (error) {
+        status(notice, error.describe ? error.describe() : error.message, "error");
+      } finally {
+        upload.disabled = false;
+      }
+    },
+  },
+  h("h2", {}, "Import"),
+  h("p", { class: "hint" }, "JSON lines as written by the export; idempotent by id. A line without a namespace goes to this one; a bad line is reported by number and the rest still import."),
+  file, upload, progress, notice, report);
+  root.append(form);
+}

@@ -1,0 +1,113 @@
+"""The browser's static files: text-only rendering, no inline code, valid modules, vendoring."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from recalld.web import STATIC_DIRECTORY
+
+SCRIPTS = sorted((STATIC_DIRECTORY / "js").rglob("*.js"))
+PAGES = sorted(STATIC_DIRECTORY.glob("*.html"))
+VENDOR = STATIC_DIRECTORY / "vendor" / "swagger-ui"
+# Ways a string becomes markup or code; memory content must never reach any of them.
+FORBIDDEN_IN_SCRIPTS = (
+    "innerHTML",
+    "outerHTML",
+    "insertAdjacentHTML",
+    "document.write",
+    "createContextualFragment",
+    "DOMParser",
+    "eval(",
+    "new Function",
+    'setAttribute("style"',
+    "localStorage",
+    "document.cookie",
+)
+
+
+def _code(script: Path) -> str:
+    """The script without its comment lines (which may show examples of future pages)."""
+    return "\n".join(
+        line for line in script.read_text().splitlines() if not line.lstrip().startswith("//")
+    )
+
+
+def test_web_assets_ship_inside_the_package() -> None:
+    assert (STATIC_DIRECTORY / "index.html").is_file()
+    assert (STATIC_DIRECTORY / "docs.html").is_file()
+    assert (STATIC_DIRECTORY / "app.css").is_file()
+    assert len(SCRIPTS) >= 10
+    # Package data, found through the import system as an installed wheel would find it.
+    resources = importlib.resources.files("recalld.web") / "static"
+    assert (resources / "js" / "app.js").is_file()
+    assert (resources / "vendor" / "swagger-ui" / "swagger-ui-bundle.js").is_file()
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
+def test_web_scripts_never_turn_strings_into_markup_or_code(script: Path) -> None:
+    text = script.read_text()
+    for needle in FORBIDDEN_IN_SCRIPTS:
+        assert needle not in text, f"{script.name} uses {needle}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda path: path.name)
+def test_web_pages_have_no_inline_code_styles_or_remote_origins(page: Path) -> None:
+    text = page.read_text()
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", text), "inline <script>"
+    assert "<style" not in text
+    assert not re.search(r"\sstyle=", text)
+    assert not re.search(r"\son[a-z]+=", text), "inline event handler"
+    assert not re.search(r"(?i)(?:src|href)=\"(?:https?:)?//", text), "remote asset"
+
+
+def test_web_relative_imports_all_resolve() -> None:
+    pattern = re.compile(r"""(?:from|import)\s*\(?\s*["'](\.{1,2}/[^"']+)["']""")
+    for script in SCRIPTS:
+        for target in pattern.findall(_code(script)):
+            assert (script.parent / target).resolve().is_file(), f"{script.name} → {target}"
+
+
+def test_web_every_registered_page_has_its_module() -> None:
+    registry = _code(STATIC_DIRECTORY / "js" / "pages.js")
+    modules = re.findall(r'registerPage\(\{[^}]*import\("\./pages/([\w-]+)\.js"\)', registry, re.S)
+    assert set(modules) >= {
+        "search",
+        "browse",
+        "memory",
+        "core",
+        "recollections",
+        "status",
+        "transfer",
+    }
+    for module in modules:
+        text = (STATIC_DIRECTORY / "js" / "pages" / f"{module}.js").read_text()
+        assert "export async function render(" in text or "export function render(" in text
+
+
+def test_web_scripts_parse_as_es_modules(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
+    for script in SCRIPTS:
+        # .mjs makes every Node version parse the file as a module.
+        copy = tmp_path / f"{script.stem}-{abs(hash(script))}.mjs"
+        copy.write_text(script.read_text())
+        checked = subprocess.run(
+            [node, "--check", str(copy)], capture_output=True, text=True, timeout=60
+        )
+        assert checked.returncode == 0, f"{script.name}: {checked.stderr}"
+
+
+def test_web_vendored_swagger_ui_is_unchanged_from_the_recorded_release() -> None:
+    note = (VENDOR / "VENDORED.md").read_text()
+    recorded = dict(re.findall(r"\| `([^`]+)` \| `([0-9a-f]{64})` \|", note))
+    assert set(recorded) == {path.name for path in VENDOR.iterdir() if path.name != "VENDORED.md"}
+    for name, digest in recorded.items():
+        assert hashlib.sha256((VENDOR / name).read_bytes()).hexdigest() == digest, name
+    assert "Apache License" in (VENDOR / "LICENSE").read_text()
