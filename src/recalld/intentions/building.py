@@ -8,6 +8,7 @@ anything is written.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from recalld import _validate as check
 from recalld.config import Settings
 from recalld.context.signals import check_biometrics
 from recalld.errors import ValidationError
-from recalld.intentions.matching import tokens
+from recalld.intentions.matching import lookup_term, tokens
 from recalld.intentions.model import (
     DEFAULT_RADIUS_M,
     MAX_RADIUS_M,
@@ -40,6 +41,7 @@ __all__ = ["Built", "build", "parse_signal", "recurrence_of", "trigger_record"]
 SIGNAL = re.compile(r"^\s*([A-Za-z_][\w.-]{0,63})\s*([<>])\s*(-?\d+(?:\.\d+)?)\s*$")
 MAX_MENTIONS = 32
 MENTION_MAX_CHARS = 200
+METRES_PER_DEGREE = 111_320.0  # along a meridian
 
 
 @dataclass(frozen=True)
@@ -91,14 +93,30 @@ def trigger_record(trigger: Trigger) -> TriggerRecord:
     """How a trigger is stored: its JSON and the column its candidate lookup uses."""
     spec = trigger.model_dump(mode="json")
     if isinstance(trigger, PlaceTrigger):
-        return TriggerRecord(type="place", spec=spec, lat=trigger.lat, lon=trigger.lon)
+        return TriggerRecord(type="place", spec=spec, box=_box(trigger))
     if isinstance(trigger, MentionTrigger):
-        return TriggerRecord(type="mention", spec=spec, term=tokens(trigger.text)[0])
+        return TriggerRecord(type="mention", spec=spec, term=lookup_term(tokens(trigger.text)))
     if isinstance(trigger, TagTrigger):
         return TriggerRecord(type="tag", spec=spec, term=trigger.tag)
     if isinstance(trigger, SignalTrigger):
         return TriggerRecord(type="signal", spec=spec, term=trigger.signal)
     return TriggerRecord(type="time", spec=spec)
+
+
+def _box(trigger: PlaceTrigger) -> tuple[float, float, float, float]:
+    """Latitude and longitude bounds around the trigger's circle (a little generous).
+
+    Near a pole or across the antimeridian the longitude bounds widen to the
+    whole circle of latitude: the exact distance is checked afterwards anyway.
+    """
+    reach = trigger.radius_m * 1.01
+    lat_reach = reach / METRES_PER_DEGREE
+    shrink = math.cos(math.radians(min(89.0, abs(trigger.lat) + lat_reach)))
+    lon_reach = reach / (METRES_PER_DEGREE * shrink)
+    low_lon, high_lon = trigger.lon - lon_reach, trigger.lon + lon_reach
+    if low_lon < -180 or high_lon > 180 or abs(trigger.lat) + lat_reach >= 89.0:
+        low_lon, high_lon = -180.0, 180.0
+    return (trigger.lat - lat_reach, trigger.lat + lat_reach, low_lon, high_lon)
 
 
 def _zone(request: IntentionRequest, settings: Settings, now: datetime) -> tzinfo:

@@ -28,9 +28,8 @@ from recalld.intentions.evaluation import (
     reminder_draft,
     update_streaks,
 )
-from recalld.intentions.matching import EntityMatcher, fold, tokens
+from recalld.intentions.matching import EntityMatcher, fold, lookup_term, tokens
 from recalld.intentions.model import (
-    MAX_RADIUS_M,
     Intention,
     IntentionRequest,
     TimeTrigger,
@@ -232,7 +231,7 @@ class Intentions:
                 "mention": sorted(
                     set(situation.words)
                     | {word for item in situation.surfaced for word in item.words}
-                    | {name.split(" ")[0] for name in situation.entities}
+                    | {lookup_term(name.split(" ")) for name in situation.entities}
                 ),
                 "tag": sorted(
                     set(situation.tags) | {tag for item in situation.surfaced for tag in item.tags}
@@ -240,7 +239,6 @@ class Intentions:
                 "signal": sorted(situation.readings),
             },
             place=None if cue.place is None else (cue.place.lat, cue.place.lon),
-            reach_m=MAX_RADIUS_M,
         )
         seqs = self._store.intentions.candidates(namespace, lookup)
         if not seqs:

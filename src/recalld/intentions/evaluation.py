@@ -113,7 +113,8 @@ def update_streaks(
         if not isinstance(trigger, SignalTrigger) or trigger.signal not in situation.readings:
             continue
         if not _beyond(trigger, situation.readings[trigger.signal]):
-            updated[position] = None
+            if position in row.streaks:
+                updated[position] = None  # the streak breaks (nothing to write otherwise)
             continue
         previous = row.streaks.get(position)
         count = 1

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-__all__ = ["EntityMatcher", "contains_phrase", "fold", "tokens"]
+__all__ = ["EntityMatcher", "contains_phrase", "fold", "lookup_term", "tokens"]
 
 WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -42,3 +42,9 @@ def contains_phrase(haystack: Sequence[str], phrase: Sequence[str]) -> bool:
         haystack[index] == first and list(haystack[index : index + size]) == list(phrase)
         for index in range(len(haystack) - size + 1)
     )
+
+
+def lookup_term(words: Sequence[str]) -> str:
+    """The word a mention is indexed by: its longest (the rarest, as a rule), so
+    "the Beatles" is looked up when "beatles" is heard, not on every "the"."""
+    return max(words, key=len)

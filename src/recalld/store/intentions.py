@@ -36,8 +36,8 @@ class TriggerRecord:
     type: str
     spec: dict[str, Any]
     term: str | None = None
-    lat: float | None = None
-    lon: float | None = None
+    box: tuple[float, float, float, float] | None = None
+    """A place trigger's (low lat, high lat, low lon, high lon) around its circle."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,6 @@ class Lookup:
     terms: dict[str, Sequence[str]] = field(default_factory=dict)
     """Trigger type (``mention``, ``tag``, ``signal``) -> the lookup terms present."""
     place: tuple[float, float] | None = None
-    reach_m: float = 0.0
 
 
 class IntentionSession(Protocol):

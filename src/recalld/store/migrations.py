@@ -274,8 +274,10 @@ def migration_6(execute: Execute) -> None:
             namespace TEXT NOT NULL,
             type TEXT NOT NULL,
             term TEXT,
-            lat REAL,
-            lon REAL,
+            low_lat REAL,
+            high_lat REAL,
+            low_lon REAL,
+            high_lon REAL,
             spec TEXT NOT NULL,
             PRIMARY KEY (seq, position)
         ) WITHOUT ROWID
@@ -285,9 +287,10 @@ def migration_6(execute: Execute) -> None:
         "CREATE INDEX intention_triggers_term ON intention_triggers(namespace, type, term)"
         " WHERE term IS NOT NULL"
     )
+    # A place trigger is found by the box around its circle that contains the sensed point.
     execute(
-        "CREATE INDEX intention_triggers_place ON intention_triggers(namespace, lat, lon)"
-        " WHERE lat IS NOT NULL"
+        "CREATE INDEX intention_triggers_place ON intention_triggers(namespace, low_lat, high_lat)"
+        " WHERE low_lat IS NOT NULL"
     )
     execute(
         """

@@ -8,7 +8,6 @@ with its memory (and ``secure_delete`` zeroes the freed pages).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["SQLiteIntentions"]
 
 T = TypeVar("T")
-METRES_PER_DEGREE = 111_320.0
 STATE_COLUMNS = (
     "i.state, i.repeat, i.min_interval_seconds, i.zone, i.scheduled, i.created_at,"
     " i.expires_at, i.next_due, i.last_fired_at, i.fire_count"
@@ -60,13 +58,13 @@ def _rows(connection: apsw.Connection, sql: str, params: Any) -> list[IntentionR
     seqs = json.dumps([int(row[10]) for row in heads])
     triggers: dict[int, list[TriggerRecord]] = {}
     trigger_rows: list[tuple[Any, ...]] = connection.execute(
-        "SELECT seq, type, term, lat, lon, spec FROM intention_triggers"
+        "SELECT seq, type, term, spec FROM intention_triggers"
         " WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, position",
         (seqs,),
     ).fetchall()
-    for seq, kind, term, lat, lon, spec in trigger_rows:
+    for seq, kind, term, spec in trigger_rows:
         triggers.setdefault(int(seq), []).append(
-            TriggerRecord(type=str(kind), spec=json.loads(spec), term=term, lat=lat, lon=lon)
+            TriggerRecord(type=str(kind), spec=json.loads(spec), term=term)
         )
     streaks: dict[int, dict[int, Streak]] = {}
     streak_rows: list[tuple[Any, ...]] = connection.execute(
@@ -197,8 +195,8 @@ class SQLiteIntentions:
             ),
         )
         connection.executemany(
-            "INSERT INTO intention_triggers(seq, position, namespace, type, term, lat, lon, spec)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO intention_triggers(seq, position, namespace, type, term,"
+            " low_lat, high_lat, low_lon, high_lon, spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     seq,
@@ -206,8 +204,7 @@ class SQLiteIntentions:
                     record.namespace,
                     trigger.type,
                     trigger.term,
-                    trigger.lat,
-                    trigger.lon,
+                    *(trigger.box or (None, None, None, None)),
                     json.dumps(trigger.spec, ensure_ascii=False),
                 )
                 for position, trigger in enumerate(record.triggers)
@@ -264,9 +261,9 @@ class SQLiteIntentions:
     def candidates(self, namespace: str, lookup: Lookup) -> list[int]:
         """Seqs of active intentions with a trigger the lookup could satisfy.
 
-        Mentions, tags and signals are found by their term index; places by a
-        bounding box of ``lookup.reach_m`` (the largest radius allowed) around the
-        sensed point. Only these are loaded and evaluated in full.
+        Mentions, tags and signals are found by their term index; places by the
+        box around each trigger's circle that contains the sensed point. Only
+        these are loaded and evaluated in full.
         """
         parts: list[str] = []
         params: dict[str, Any] = {"ns": namespace}
@@ -281,20 +278,11 @@ class SQLiteIntentions:
                 f" AND t.term IN (SELECT value FROM json_each(:terms{index}))"
             )
         if lookup.place is not None:
-            lat, lon = lookup.place
-            lat_reach = lookup.reach_m / METRES_PER_DEGREE
-            shrink = max(math.cos(math.radians(lat)), 0.01)
-            lon_reach = lookup.reach_m / (METRES_PER_DEGREE * shrink)
-            params.update(
-                lat_low=lat - lat_reach,
-                lat_high=lat + lat_reach,
-                lon_low=lon - lon_reach,
-                lon_high=lon + lon_reach,
-            )
+            params["lat"], params["lon"] = lookup.place
             parts.append(
                 "SELECT t.seq FROM intention_triggers t WHERE t.namespace = :ns"
-                " AND t.lat IS NOT NULL AND t.lat BETWEEN :lat_low AND :lat_high"
-                " AND t.lon BETWEEN :lon_low AND :lon_high"
+                " AND t.low_lat IS NOT NULL AND t.low_lat <= :lat AND t.high_lat >= :lat"
+                " AND t.low_lon <= :lon AND t.high_lon >= :lon"
             )
         if not parts:
             return []
