@@ -144,3 +144,40 @@ def test_cli_remind_bad_input_is_one_line_naming_the_field(tmp_path: Path) -> No
         check=True,
     )
     assert json.loads(listed.stdout) == {"intentions": []}
+
+
+def test_cli_worker_until_idle_fires_what_is_due_in_another_process(
+    tmp_path: Path, clock: Any
+) -> None:
+    from recalld.config import Settings
+    from recalld.service import MemoryService
+
+    db = tmp_path / "due.db"
+    # Written on a clock set in 2026-10 for that evening: long due by the real clock now.
+    with MemoryService.open(Settings(db=db, embedder="none"), clock=clock) as service:
+        service.remind("water the plants", at="2026-10-25T18:00Z")
+        service.remind("later", at="2999-01-01T09:00Z")
+    command = [sys.executable, "-m", "recalld", "--db", str(db)]
+    environment = {"RECALLD_EMBEDDER": "none", "PATH": ""}
+    worked = subprocess.run(
+        [*command, "worker", "--until-idle", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment,
+        check=True,
+    )
+    assert json.loads(worked.stdout)["reminders"] == 1
+    delivered = subprocess.run(
+        [*command, "pending", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment,
+        check=True,
+    )
+    items = json.loads(delivered.stdout)
+    assert [(item["kind"], item["reminder"]["action"]) for item in items] == [
+        ("reminder", "water the plants")
+    ]
+    assert items[0]["reminder"]["due_at"] == "2026-10-25T18:00:00Z"

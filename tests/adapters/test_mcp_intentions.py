@@ -3,9 +3,14 @@ by the madeleine dialect in its own pending_recollections shape."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp.shared.subscriptions import ResourceUpdated
 
 from tests.adapters.mcp_support import call, in_process, structured, text
 
@@ -72,3 +77,28 @@ async def test_mcp_madeleine_delivers_reminders_in_its_pending_shape(tmp_path: P
         assert item["channels"] == {"place": 1.0}
         assert item["prompt_line"].startswith("[reminder] pick up the prescription")
         assert (await structured(madeleine, "pending_recollections", {}))["result"] == []
+
+
+def _sense_a_tag_from_another_process(db: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", str(db), "sense", "--tag", "desk"],
+        check=True,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "RECALLD_EMBEDDER": "none"},
+    )
+
+
+async def test_mcp_pending_resource_notifies_when_a_reminder_fires_elsewhere(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "notify.db"
+    async with in_process(db, "native")() as native, in_process(db, "madeleine")() as madeleine:
+        await structured(native, "remind", {"action": "stretch", "tags": ["desk"]})
+        async with madeleine.listen(resource_subscriptions=["recollections://pending"]) as events:
+            await anyio.to_thread.run_sync(_sense_a_tag_from_another_process, db)
+            with anyio.fail_after(20):
+                event = await events.__anext__()
+            assert isinstance(event, ResourceUpdated)
+        pending = (await structured(madeleine, "pending_recollections", {}))["result"]
+        assert [item["memory"]["content"] for item in pending] == ["stretch"]
