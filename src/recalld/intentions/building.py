@@ -36,7 +36,16 @@ from recalld.intentions.model import (
 from recalld.intentions.timing import PhraseParser, Recurrence, parse_zone, zone_label
 from recalld.store.intentions import TriggerRecord
 
-__all__ = ["Built", "build", "parse_signal", "recurrence_of", "trigger_record"]
+__all__ = [
+    "Built",
+    "build",
+    "describe",
+    "first_due",
+    "parse_signal",
+    "recurrence_of",
+    "trigger_record",
+    "window_end",
+]
 
 SIGNAL = re.compile(r"^\s*([A-Za-z_][\w.-]{0,63})\s*([<>])\s*(-?\d+(?:\.\d+)?)\s*$")
 MAX_MENTIONS = 32
