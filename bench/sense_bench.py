@@ -6,9 +6,15 @@ audio fingerprint (mixed channels, like a phone's life log). Then timed cues:
 place + time (the common case), text, biometrics + place, image, audio.
 Latencies are end to end through the public API (cue parsing included).
 
+Each sense cue is timed twice: with no intention stored, then with
+``--intentions`` (1,000) intentions stored (issue 17: places with radii of
+50-300 m, mentions of names, sustained heart-rate thresholds, tags, and
+time-only recurrences that sense never evaluates), plus a text cue that
+mentions one of the names. Reminders that fire are queued like recollections.
+
 Prints progress on stderr and one JSON object as the last line of stdout.
 
-    python bench/sense_bench.py --n 10000,100000
+    python bench/sense_bench.py --n 10000,100000 --intentions 1000
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ from recalld.config import Settings
 from recalld.service import MemoryService
 
 CENTRE = (48.8566, 2.3522)
+NAMES = (
+    "anna bruno chloe david emma felix grace hugo ines jules karim lena marco nadia oscar "
+    "paula quentin rosa samir tessa ugo vera william xenia yusuf zoe"
+).split()
 WORDS = (
     "coffee train rain market river bridge song dinner friend museum park bike dog "
     "garden bakery concert beach storm library school office kitchen"
@@ -97,6 +107,38 @@ def load(
             _log(f"  stored {index + 1}/{count}")
 
 
+def store_intentions(
+    service: MemoryService, count: int, generator: random.Random
+) -> dict[str, int]:
+    """Store ``count`` intentions with mixed triggers; returns how many of each kind."""
+    kinds: dict[str, int] = {}
+    for index in range(count):
+        roll = generator.random()
+        repeat = "every_time" if generator.random() < 0.2 else "once"
+        options: dict[str, Any] = {"repeat": repeat}
+        if repeat == "every_time":
+            options["min_interval_seconds"] = 0
+        if roll < 0.4:
+            kind = "place"
+            options.update(place=_place(generator), radius_m=generator.uniform(50, 300))
+        elif roll < 0.6:
+            kind = "mention"
+            options["mention"] = [generator.choice(NAMES).title()]
+        elif roll < 0.75:
+            kind = "signal"
+            threshold = generator.uniform(120, 180)
+            options["signals"] = [{"signal": "heart_rate", "above": threshold, "readings": 3}]
+        elif roll < 0.85:
+            kind = "tag"
+            options["tags"] = [generator.choice(WORDS)]
+        else:
+            kind = "time"
+            options = {"at": f"{generator.randrange(24):02d}:00", "every": "daily", "zone": "UTC"}
+        service.remind(f"intention {index}: {kind}", **options)
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 def timed(action: Callable[[], Any], repeats: int) -> list[float]:
     """Wall-clock seconds of each of ``repeats`` calls."""
     samples = []
@@ -107,8 +149,9 @@ def timed(action: Callable[[], Any], repeats: int) -> list[float]:
     return samples
 
 
-def run(count: int, repeats: int, directory: Path, seed: int) -> dict[str, Any]:
-    """Load ``count`` memories into a fresh database and time every cue kind."""
+def run(count: int, repeats: int, directory: Path, seed: int, intentions: int) -> dict[str, Any]:
+    """Load ``count`` memories into a fresh database and time every cue kind, then
+    store ``intentions`` intentions and time every sense cue again."""
     generator = random.Random(seed)
     media = {f"image{index}": base64.b64encode(picture(index)).decode() for index in range(8)}
     media.update({f"audio{index}": base64.b64encode(melody(index)).decode() for index in range(4)})
@@ -131,6 +174,9 @@ def run(count: int, repeats: int, directory: Path, seed: int) -> dict[str, Any]:
             ),
             "image": lambda: recollections.cue(image=seen),
             "audio": lambda: recollections.cue(audio=heard),
+            "text_mention": lambda: recollections.cue(
+                text=f"dinner with {generator.choice(NAMES).title()} by the river"
+            ),
         }
         for name, make in cues.items():
 
@@ -145,6 +191,25 @@ def run(count: int, repeats: int, directory: Path, seed: int) -> dict[str, Any]:
             results[f"sense_{name}"] = _percentiles(timed(sense_once, repeats))
             recollections.pending(limit=1000)
             _log(f"  n={count} {name}: {results[f'sense_{name}']}")
+        if intentions:
+            started = time.perf_counter()
+            results["intentions"] = store_intentions(service, intentions, generator)
+            results["intentions_load_seconds"] = round(time.perf_counter() - started, 2)
+            reminders = 0
+            for name, make in cues.items():
+
+                def sense_with(make: Callable[[], Any] = make) -> None:
+                    recollections.sense(make())
+
+                results[f"sense_{name}_with_intentions"] = _percentiles(timed(sense_with, repeats))
+                reminders += sum(
+                    item.kind == "reminder" for item in recollections.pending(limit=1000)
+                )
+                _log(
+                    f"  n={count} {name} with {intentions} intentions:"
+                    f" {results[f'sense_{name}_with_intentions']}"
+                )
+            results["reminders_fired"] = reminders
     return results
 
 
@@ -154,10 +219,14 @@ def main() -> None:
     parser.add_argument("--n", default="10000,100000", help="comma-separated sizes")
     parser.add_argument("--repeats", type=int, default=100, help="timed calls per cue kind")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--intentions", type=int, default=1000, help="intentions stored")
     arguments = parser.parse_args()
     sizes = [int(value) for value in arguments.n.split(",")]
     with tempfile.TemporaryDirectory() as directory:
-        runs = [run(size, arguments.repeats, Path(directory), arguments.seed) for size in sizes]
+        runs = [
+            run(size, arguments.repeats, Path(directory), arguments.seed, arguments.intentions)
+            for size in sizes
+        ]
     print(
         json.dumps(
             {
@@ -167,6 +236,7 @@ def main() -> None:
                 "python": platform.python_version(),
                 "mix": {"biometric": 0.2, "image": 0.03, "audio": 0.005, "place_time_tags": 1.0},
                 "repeats": arguments.repeats,
+                "intentions": arguments.intentions,
                 "results": runs,
             }
         )

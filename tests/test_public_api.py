@@ -13,6 +13,7 @@ def test_public_api_all_is_pinned() -> None:
         "Filters",
         "Hit",
         "ImportReport",
+        "Intention",
         "Memory",
         "MemoryService",
         "NotFoundError",

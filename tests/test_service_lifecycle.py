@@ -95,6 +95,38 @@ def test_forget_leaves_no_trace_in_database_files(service: MemoryService, db_pat
     assert service.forget(receipt.id) is False
 
 
+def test_forget_of_an_intention_leaves_no_trace_in_database_files(
+    service: MemoryService, db_path: Path
+) -> None:
+    marker = "zqxintent5513"
+    for index in range(20):
+        service.remember(f"unrelated filler memory number {index}")
+    intention = service.remind(
+        f"call {marker} about the lease",
+        mention=[f"{marker}name"],
+        tags=[f"tag{marker}"],
+        place={"lat": 48.85, "lon": 2.35},
+        signals=["heart_rate>100"],
+    )
+    cue = service.recollections.cue(
+        text=f"{marker}name called",
+        tags=[f"tag{marker}"],
+        place={"lat": 48.8501, "lon": 2.3501},
+        biometrics={"heart_rate": 120},
+    )
+    fired = service.recollections.sense(cue)
+    assert [item.kind for item in fired] == ["reminder"]
+    assert marker in service.recollections.pending(drain=False)[0].prompt_line
+    service.store.checkpoint()
+    assert marker.encode() in _database_bytes(db_path)
+
+    assert service.forget(intention.id) is True
+    service.store.checkpoint()
+    assert marker.encode() not in _database_bytes(db_path)
+    assert service.recollections.pending() == []
+    assert service.intentions(state="all") == []
+
+
 def test_forget_is_namespace_scoped(service: MemoryService) -> None:
     receipt = service.remember("mine", namespace="alice")
     assert service.forget(receipt.id, namespace="bob") is False

@@ -20,6 +20,7 @@ from recalld.errors import (
     StorageError,
     ValidationError,
 )
+from recalld.intentions import Intention
 from recalld.model import (
     Filters,
     Hit,
@@ -37,6 +38,7 @@ __all__ = [
     "Filters",
     "Hit",
     "ImportReport",
+    "Intention",
     "Memory",
     "MemoryService",
     "NotFoundError",

@@ -65,6 +65,32 @@ class Settings(BaseSettings):
         default=3 * 3600.0, ge=0, description="a fired memory stays quiet this long"
     )
 
+    # -- prospective memory (issue 17) -------------------------------------------
+    zone: str | None = Field(
+        default=None,
+        description="the user's time zone for reminders (IANA name or +HH:MM);"
+        " default: this machine's current offset",
+    )
+    reminder_default_time: str = Field(
+        default="09:00", description="the time of a reminder phrase naming only a day"
+    )
+    intention_min_interval_seconds: float = Field(
+        default=3600.0, ge=0, description="every_time intentions: default gap between firings"
+    )
+    intention_window_minutes: float = Field(
+        default=60.0, gt=0, description="a recurrence beside sensed triggers holds this long"
+    )
+    intention_reading_gap_seconds: float = Field(
+        default=600.0, gt=0, description="a longer gap between readings restarts a streak"
+    )
+    scheduler_thread: bool = Field(
+        default=False,
+        description="fire time-only intentions from a thread of this process (servers turn it on)",
+    )
+    scheduler_poll_seconds: float = Field(
+        default=1.0, gt=0, description="the scheduler re-reads the next due time this often"
+    )
+
     core_user_chars: int = Field(
         default=1_375, gt=0, description="character limit of the core memory's user target"
     )

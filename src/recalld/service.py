@@ -25,6 +25,7 @@ from recalld.core_memory import CoreMemory
 from recalld.embeddings import Embedder, create_embedder
 from recalld.errors import ConflictError, NotFoundError, StorageError, ValidationError
 from recalld.indexing import Indexing
+from recalld.intentions import Intention, Intentions
 from recalld.model import (
     Filters,
     Hit,
@@ -72,6 +73,7 @@ class MemoryService:
         self.indexing = Indexing(store, settings, clock, embedder)
         self._transfer = Transfer(store, settings, self.indexing)
         self.core = CoreMemory(store.core, settings, clock)
+        self.intentions = Intentions(store, settings, clock, self._write)
         self.recollections = Recollector(
             store.context,
             store,
@@ -79,6 +81,7 @@ class MemoryService:
             clock,
             self.put,
             text_similarities=self.indexing.retriever.text_similarities,
+            reminders=self.intentions.sensed,
         )
         self._maybe_purge()
 
@@ -89,7 +92,8 @@ class MemoryService:
         return cls(open_store(settings), settings, clock=clock, embedder=create_embedder(settings))
 
     def close(self) -> None:
-        """Stop the worker thread (if any), save the vector index, close the store."""
+        """Stop the worker and scheduler threads, save the vector index, close the store."""
+        self.intentions.close()
         self.indexing.close()
         self.store.close()
 
@@ -553,6 +557,17 @@ class MemoryService:
     def namespaces(self) -> list[str]:
         """Every namespace that holds memories (for admin commands; crosses the walls)."""
         return self.store.namespaces()
+
+    # -- prospective memory ----------------------------------------------------
+
+    def remind(self, action: str, **options: Any) -> Intention:
+        """Remind of ``action`` when every given trigger holds; see
+        :meth:`recalld.intentions.Intentions.remind` (``service.intentions()`` lists them)."""
+        return self.intentions.remind(action, **options)
+
+    def cancel(self, intention_id: str, *, namespace: str | None = None) -> Intention:
+        """Cancel an intention: it never fires again (its memory stays until forgotten)."""
+        return self.intentions.cancel(intention_id, namespace=namespace)
 
     # -- indexing ------------------------------------------------------------
 

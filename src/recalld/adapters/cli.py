@@ -31,6 +31,7 @@ from recalld.adapters._cli_support import (
     pass_state,
 )
 from recalld.adapters.cli_context import context_commands
+from recalld.adapters.cli_intentions import intention_commands
 from recalld.adapters.cli_servers import server_commands
 from recalld.config import Settings
 from recalld.errors import RecalldError
@@ -363,7 +364,7 @@ def shell(state: _State) -> None:
             continue
 
 
-for _command in (*server_commands, *context_commands):
+for _command in (*server_commands, *context_commands, *intention_commands):
     cli.add_command(_command)
 
 

@@ -184,6 +184,7 @@ def experience(
 @click.command()
 @click.option("--text", help="text heard or read right now")
 @_context_options
+@click.option("--tag", "tags", multiple=True, help="a label of the situation (repeat)")
 @click.option("--json", "as_json", is_flag=True, help="print what fired as JSON")
 @pass_state
 def sense(
@@ -194,14 +195,17 @@ def sense(
     image: str | None,
     audio: str | None,
     biometrics: tuple[str, ...],
+    tags: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Report the present context; strongly matching memories fire and are queued."""
+    """Report the present context; strongly matching memories and intentions whose
+    triggers hold fire and are queued."""
     recollections = state.memory().recollections
     cue = recollections.cue(
         text=text,
         place=_parse_place(place),
         at=at,
+        tags=tags,
         image=image,
         audio=audio,
         biometrics=_biometrics(biometrics),
@@ -215,7 +219,7 @@ def sense(
 @click.option("--json", "as_json", is_flag=True, help="print the recollections as JSON")
 @pass_state
 def pending(state: _State, peek: bool, limit: int, as_json: bool) -> None:
-    """Deliver queued involuntary recollections, oldest first (each once)."""
+    """Deliver queued involuntary recollections and reminders, oldest first (each once)."""
     items = state.memory().recollections.pending(drain=not peek, limit=limit)
     _show_recollections(state, items, as_json)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 
 import click
 from rich.table import Table
@@ -36,8 +37,9 @@ def mcp_command(
     from recalld.adapters.mcp_server import build_server, run_server
 
     names = [name.strip() for value in dialects for name in value.split(",") if name.strip()]
-    # A long-running server embeds new memories itself (worker thread).
-    settings = state.settings.model_copy(update={"worker_thread": True})
+    # A long-running server embeds new memories itself (worker thread) and fires
+    # time-only intentions when they come due (scheduler thread).
+    settings = state.settings.model_copy(update={"worker_thread": True, "scheduler_thread": True})
     server = build_server(lambda: MemoryService.open(settings), names or ["native"])
     run_server(server, transport="http" if transport == "http" else "stdio", host=host, port=port)
 
@@ -69,8 +71,11 @@ def serve_command(
     overrides = {
         name: value for name, value in (("host", host), ("port", port)) if value is not None
     }
-    # A long-running server embeds new memories itself (worker thread).
-    state.settings = state.settings.model_copy(update={"worker_thread": True})
+    # A long-running server embeds new memories itself (worker thread) and fires
+    # time-only intentions when they come due (scheduler thread).
+    state.settings = state.settings.model_copy(
+        update={"worker_thread": True, "scheduler_thread": True}
+    )
     settings = state.settings.model_copy(update=overrides)
     names = [n.strip() for value in mcp_dialects for n in value.split(",") if n.strip()]
     service = state.memory()
@@ -159,10 +164,21 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print what was done as JSON at the end")
 @pass_state
 def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_json: bool) -> None:
-    """Embed queued memories (the durable job queue) until stopped, or until idle."""
+    """Embed queued memories (the durable job queue) until stopped, or until idle.
+
+    It also fires time-only intentions as they come due (a scheduler thread; with
+    --until-idle, once, for those due now). Without an embedder it only does that.
+    """
     if batch_size is not None:
         state.settings = state.settings.model_copy(update={"worker_batch_size": batch_size})
-    worker = state.memory().new_worker()
+    if not until_idle:
+        state.settings = state.settings.model_copy(update={"scheduler_thread": True})
+    service = state.memory()
+    reminders = len(service.intentions.run_due()) if until_idle else 0
+    if service.embedder is None:
+        _schedule_only(until_idle, reminders, as_json)
+        return
+    worker = service.new_worker()
     try:
         if until_idle:
             report = worker.run_until_idle()
@@ -173,12 +189,29 @@ def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_j
         report = worker.report
     result = {
         "worker": worker.id,
+        "reminders": reminders,
         "processed": report.processed,
         "failed_attempts": report.failed_attempts,
         "failed": report.failed_for_good,
         "batches": report.batches,
         "backfilled": report.backfilled,
     }
+    if as_json:
+        _print_json(result)
+    else:
+        click.echo(" ".join(f"{name}={value}" for name, value in result.items()), err=True)
+
+
+def _schedule_only(until_idle: bool, reminders: int, as_json: bool) -> None:
+    """``recalld worker`` without an embedder: only the intention scheduler runs."""
+    if not until_idle:
+        stopped = threading.Event()
+        try:
+            while not stopped.wait(3600):
+                pass  # the scheduler thread does the work; this thread waits for ^C
+        except KeyboardInterrupt:
+            pass
+    result = {"reminders": reminders, "processed": 0}
     if as_json:
         _print_json(result)
     else:

@@ -125,6 +125,9 @@ class Sense(ContextFields):
     """What is perceived now; the current time is always part of the cue."""
 
     text: str | None = Field(default=None, max_length=10_000)
+    tags: list[str] = Field(
+        default_factory=list, description="labels of the situation (for intentions' tag triggers)"
+    )
 
 
 @core_router.get("", response_model=CoreView)
@@ -202,10 +205,11 @@ def recall_context(body: ContextRecall, service: Service, namespace: ReadNamespa
 def sense(body: Sense, service: Service, namespace: WriteNamespace) -> list[Recollection]:
     """A webhook for phones, smart-home hubs and sensors: report the present context.
 
-    Strongly matching memories fire: they are returned and queued for every
+    Strongly matching memories fire, and so do intentions whose triggers hold
+    (items with ``kind: "reminder"``): they are returned and queued for every
     consumer of the pending queue (MCP subscribers are notified).
     """
-    return service.recollections.sense(body.cue(service, body.text, []), namespace=namespace)
+    return service.recollections.sense(body.cue(service, body.text, body.tags), namespace=namespace)
 
 
 @context_router.get("/recollections/pending", response_model=list[Recollection])

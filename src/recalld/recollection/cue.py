@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -26,17 +26,49 @@ from recalld.context.signals import (
 from recalld.errors import ValidationError
 from recalld.model import Memory, Place, PlaceInput
 
-__all__ = ["Cue", "Recollection", "flat_place", "media_features", "parse_place"]
+__all__ = [
+    "Cue",
+    "Recollection",
+    "Reminder",
+    "ReminderMatch",
+    "flat_place",
+    "media_features",
+    "parse_place",
+]
+
+
+class ReminderMatch(BaseModel):
+    """One trigger of an intention that held, and what it met."""
+
+    trigger: str
+    detail: str
+
+
+class Reminder(BaseModel):
+    """Why an intention fired: its action, each trigger that held, and when it was due."""
+
+    intention_id: str
+    action: str
+    why: str
+    matched: list[ReminderMatch]
+    due_at: datetime | None = None
 
 
 class Recollection(BaseModel):
-    """A memory that surfaced involuntarily: why, how strongly, and when."""
+    """A memory that surfaced involuntarily: why, how strongly, and when.
+
+    ``kind`` is ``reminder`` for an intention that fired (see
+    :mod:`recalld.intentions`): its memory is the intention, ``channels`` the
+    triggers that held (each 1.0) and ``reminder`` what they met.
+    """
 
     memory: Memory
     score: float
     channels: dict[str, float]
     prompt_line: str
     fired_at: datetime
+    kind: Literal["recollection", "reminder"] = "recollection"
+    reminder: Reminder | None = None
 
 
 @dataclass

@@ -14,7 +14,7 @@ from recalld.context.signals import ImageEncoder, load_image_encoder
 from recalld.errors import ValidationError
 from recalld.model import Hit, Memory, NewMemory, Receipt
 from recalld.recollection.candidates import CandidateFinder, TextSimilarities
-from recalld.recollection.cue import Cue, Recollection, media_features, parse_place
+from recalld.recollection.cue import Cue, Recollection, Reminder, media_features, parse_place
 from recalld.recollection.firing import fires
 from recalld.recollection.scoring import (
     channel_values,
@@ -26,9 +26,13 @@ from recalld.recollection.scoring import (
 from recalld.store.base import Store
 from recalld.store.context import ContextStore
 
-__all__ = ["Put", "Recollector"]
+__all__ = ["Put", "Recollector", "ReminderHook"]
 
 Put = Callable[..., tuple[Receipt, Memory]]
+# (cue, namespace, now, recollections that fired) -> reminders that fired (already queued).
+ReminderHook = Callable[[Cue, str, datetime, list[Recollection]], list[Recollection]]
+# Intentions come back through their triggers as reminders, never as recollections.
+NOT_RECOLLECTED = frozenset({"intention"})
 
 
 class Recollector:
@@ -42,8 +46,10 @@ class Recollector:
         clock: Clock,
         put: Put,
         text_similarities: TextSimilarities | None = None,
+        reminders: ReminderHook | None = None,
     ) -> None:
         self._store = store
+        self._reminders = reminders
         self._settings = settings
         self._clock = clock
         self._put = put
@@ -188,22 +194,29 @@ class Recollector:
 
         The current time is part of every sense cue (``cue.at`` defaults to now,
         on this machine's local clock). Fired memories are queued for
-        :meth:`pending` and habituated.
+        :meth:`pending` and habituated. Intentions whose triggers hold fire too
+        (see :mod:`recalld.intentions`): their reminders follow the recollections.
+        A cue of tags alone only reaches intentions (tags never fire a memory).
         """
         scope_namespace = self._namespace(namespace)
-        if not set(cue.channels()) - {"time", "tags"}:
+        given = set(cue.channels()) - {"time"}
+        if not given:
             raise ValidationError(
-                "cue", "sense needs at least one of: text, a place, image, audio, biometrics"
+                "cue", "sense needs at least one of: text, a place, tags, image, audio, biometrics"
             )
         now = self._clock()
         if cue.at is None:
             cue.at = now.astimezone()
-        ranked = self._rank(cue, scope_namespace, now, firing=True)
-        firing = [(m, s, c) for m, s, c in ranked if fires(c, s, self._settings)]
+        ranked = self._rank(cue, scope_namespace, now, firing=True) if given - {"tags"} else []
+        firing = [
+            (m, s, c)
+            for m, s, c in ranked
+            if m.kind not in NOT_RECOLLECTED and fires(c, s, self._settings)
+        ]
         since = now - timedelta(seconds=self._settings.habituation_seconds)
         queued = [(m.seq, score, channels, prompt_line(m)) for m, score, channels in firing]
-        fired = set(self._store.fire(scope_namespace, queued, now, since))
-        return [
+        fired = set(self._store.fire(scope_namespace, queued, now, since)) if queued else set()
+        recollections = [
             Recollection(
                 memory=memory,
                 score=score,
@@ -214,6 +227,9 @@ class Recollector:
             for memory, score, channels in firing
             if memory.seq in fired
         ]
+        if self._reminders is None:
+            return recollections
+        return recollections + self._reminders(cue, scope_namespace, now, recollections)
 
     # -- the pending queue ---------------------------------------------------
 
@@ -230,6 +246,8 @@ class Recollector:
                 channels=row.channels,
                 prompt_line=row.prompt_line,
                 fired_at=parse_instant("fired_at", row.fired_at),
+                kind="reminder" if row.kind == "reminder" else "recollection",
+                reminder=None if row.details is None else Reminder.model_validate(row.details),
             )
             for row in rows
         ]

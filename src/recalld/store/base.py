@@ -18,6 +18,7 @@ from recalld.model import IndexState, Memory, Place
 if TYPE_CHECKING:
     from recalld.store.context import ContextStore
     from recalld.store.core import CoreStore
+    from recalld.store.intentions import IntentionRecord, IntentionStore
     from recalld.store.semantic import SemanticStore
 
 __all__ = [
@@ -138,6 +139,10 @@ class StoreTransaction(Protocol):
         """Store row ``seq``'s derived signal features (image, audio) and biometric readings."""
         ...
 
+    def save_intention(self, seq: int, record: IntentionRecord) -> None:
+        """Store row ``seq``'s intention state and triggers (see :mod:`recalld.intentions`)."""
+        ...
+
 
 class Store(Protocol):
     """A durable home for memories: the SQLite file by default."""
@@ -165,6 +170,11 @@ class Store(Protocol):
     @property
     def core(self) -> CoreStore:
         """Core-memory entries per namespace and target (issue 7)."""
+        ...
+
+    @property
+    def intentions(self) -> IntentionStore:
+        """Intentions: triggers, firing state, reminders (issue 17)."""
         ...
 
     def transaction(self) -> AbstractContextManager[StoreTransaction]:

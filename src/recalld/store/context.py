@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from recalld.model import Memory
 
@@ -14,7 +14,7 @@ __all__ = ["ContextStore", "PendingRow"]
 
 @dataclass(frozen=True)
 class PendingRow:
-    """One queued recollection with its memory."""
+    """One queued recollection (or reminder, ``kind``) with its memory."""
 
     id: int
     memory: Memory
@@ -22,6 +22,8 @@ class PendingRow:
     channels: dict[str, float]
     prompt_line: str
     fired_at: str
+    kind: str = "recollection"
+    details: dict[str, Any] | None = None
 
 
 class ContextStore(Protocol):

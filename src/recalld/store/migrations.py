@@ -234,12 +234,88 @@ def migration_5(execute: Execute) -> None:
     execute("CREATE INDEX pending_recollections_seq ON pending_recollections(seq)")
 
 
+def migration_6(execute: Execute) -> None:
+    """Prospective memory: intentions, their triggers and signal streaks; reminders queued.
+
+    An intention is a memory of kind ``intention``; its firing state, triggers and
+    streaks reference ``memories(seq)`` with ``ON DELETE CASCADE`` (forget removes
+    them). Reminders share the pending queue with recollections, told apart by
+    ``kind``, with what matched in ``details``.
+    """
+    execute(
+        """
+        CREATE TABLE intentions (
+            seq INTEGER PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE,
+            namespace TEXT NOT NULL,
+            state TEXT NOT NULL,
+            repeat TEXT NOT NULL,
+            min_interval_seconds REAL NOT NULL DEFAULT 0,
+            zone TEXT NOT NULL,
+            scheduled INTEGER NOT NULL,
+            expires_at TEXT,
+            next_due TEXT,
+            last_fired_at TEXT,
+            fire_count INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    execute(
+        "CREATE INDEX intentions_due ON intentions(next_due)"
+        " WHERE state = 'active' AND next_due IS NOT NULL"
+    )
+    execute("CREATE INDEX intentions_namespace ON intentions(namespace, state, seq)")
+    execute(
+        """
+        CREATE TABLE intention_triggers (
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            namespace TEXT NOT NULL,
+            type TEXT NOT NULL,
+            term TEXT,
+            low_lat REAL,
+            high_lat REAL,
+            low_lon REAL,
+            high_lon REAL,
+            spec TEXT NOT NULL,
+            PRIMARY KEY (seq, position)
+        ) WITHOUT ROWID
+        """
+    )
+    execute(
+        "CREATE INDEX intention_triggers_term ON intention_triggers(namespace, type, term)"
+        " WHERE term IS NOT NULL"
+    )
+    # A place trigger is found by the box around its circle that contains the sensed point.
+    execute(
+        "CREATE INDEX intention_triggers_place ON intention_triggers(namespace, low_lat, high_lat)"
+        " WHERE low_lat IS NOT NULL"
+    )
+    execute(
+        """
+        CREATE TABLE intention_streaks (
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            last_at TEXT NOT NULL,
+            PRIMARY KEY (seq, position)
+        ) WITHOUT ROWID
+        """
+    )
+    execute(
+        "ALTER TABLE pending_recollections ADD COLUMN kind TEXT NOT NULL DEFAULT 'recollection'"
+    )
+    execute("ALTER TABLE pending_recollections ADD COLUMN details TEXT")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
     migration_3,
     migration_4,
     migration_5,
+    migration_6,
 ]
 
 

@@ -32,11 +32,12 @@ from recalld._time import from_storage, to_storage
 from recalld.errors import ConflictError, StorageError
 from recalld.model import Memory, Place
 from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope, TokenRecord
+from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.sqlite_core import SQLiteCore
 
 if TYPE_CHECKING:
-    from recalld.store import sqlite_context
+    from recalld.store import sqlite_context, sqlite_intentions
 from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 
 __all__ = ["SQLiteStore"]
@@ -297,6 +298,11 @@ class _Transaction:
 
         SQLiteContext.save_signals(self._connection, seq, features, biometrics)
 
+    def save_intention(self, seq: int, record: IntentionRecord) -> None:
+        from recalld.store.sqlite_intentions import SQLiteIntentions
+
+        SQLiteIntentions.save(self._connection, seq, record)
+
 
 class SQLiteStore:
     """Memories in one SQLite file; safe to share between threads and processes."""
@@ -330,6 +336,9 @@ class SQLiteStore:
         from recalld.store.sqlite_context import SQLiteContext  # it imports this module
 
         self._context = SQLiteContext(self)
+        from recalld.store.sqlite_intentions import SQLiteIntentions  # it imports this module
+
+        self._intentions = SQLiteIntentions(self)
         if not self._fts_available:
             logger.warning("FTS5 is not in use for %s: keyword search uses LIKE", self.path)
 
@@ -449,6 +458,11 @@ class SQLiteStore:
     def core(self) -> SQLiteCore:
         """Core-memory persistence (see :mod:`recalld.core_memory`)."""
         return self._core
+
+    @property
+    def intentions(self) -> sqlite_intentions.SQLiteIntentions:
+        """Intentions, their triggers and streaks (issue 17)."""
+        return self._intentions
 
     @contextmanager
     def transaction(self) -> Iterator[_Transaction]:

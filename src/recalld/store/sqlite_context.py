@@ -214,7 +214,8 @@ class SQLiteContext:
 
         def read(connection: apsw.Connection) -> list[PendingRow]:
             rows = connection.execute(
-                f"SELECT p.id, p.score, p.channels, p.prompt_line, p.fired_at, {SELECT_COLUMNS}"
+                "SELECT p.id, p.score, p.channels, p.prompt_line, p.fired_at, p.kind, p.details,"
+                f" {SELECT_COLUMNS}"
                 " FROM pending_recollections p JOIN memories m ON m.seq = p.seq"
                 " WHERE p.namespace = ? ORDER BY p.id LIMIT ?",
                 (namespace, limit),
@@ -227,7 +228,9 @@ class SQLiteContext:
                     channels=json.loads(row[2]),
                     prompt_line=str(row[3]),
                     fired_at=str(row[4]),
-                    memory=_row_to_memory(row[5:]),
+                    kind=str(row[5]),
+                    details=None if row[6] is None else json.loads(row[6]),
+                    memory=_row_to_memory(row[7:]),
                 )
                 for row in rows_any
             ]

@@ -10,6 +10,12 @@ a local path); ``biometrics`` (name → number); ``query`` (recall); ``text``
 (sense); ``k`` (recall, default 5); ``drain`` (default true); ``id`` (forget).
 
 Its tool names overlap the native dialect's, so the two are served apart.
+
+Reminders of intentions (see :mod:`recalld.intentions`) that ``sense`` or the
+scheduler fired come through ``sense`` and ``pending_recollections`` as extra
+items of the seed's own shape: the intention as ``memory`` (kind
+``intention``), score 1, the triggers that held as ``channels``, and a
+``prompt_line`` starting ``[reminder]``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
+from recalld.adapters.dialects._intentions import INTENTION_TOOLS
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.errors import RecalldError
 from recalld.model import Filters, Hit, Memory, Page, Receipt, Stats
@@ -254,6 +255,7 @@ DIALECT = Dialect(
             "the database size.",
             read_only=True,
         ),
+        *INTENTION_TOOLS,
     ),
     resources=(CORE_RESOURCE,),
     prompts=(CORE_PROMPT,),

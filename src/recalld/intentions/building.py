@@ -1,0 +1,318 @@
+"""Turning a request to remind into validated triggers, stored records and a first due time.
+
+Bad input (no trigger, a radius outside (0, 50 km], a time in the past for a
+``once`` intention, an unreadable phrase or recurrence, an unknown zone)
+raises :class:`~recalld.errors.ValidationError` naming the field, before
+anything is written.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+from typing import Any
+
+from recalld import _validate as check
+from recalld.config import Settings
+from recalld.context.signals import check_biometrics
+from recalld.errors import ValidationError
+from recalld.intentions.matching import lookup_term, tokens
+from recalld.intentions.model import (
+    DEFAULT_RADIUS_M,
+    MAX_RADIUS_M,
+    IntentionRequest,
+    MentionTrigger,
+    PlaceTrigger,
+    ResolvedTime,
+    SignalCondition,
+    SignalTrigger,
+    TagTrigger,
+    TimeTrigger,
+    Trigger,
+)
+from recalld.intentions.timing import PhraseParser, Recurrence, parse_zone, zone_label
+from recalld.store.intentions import TriggerRecord
+
+__all__ = [
+    "Built",
+    "build",
+    "describe",
+    "first_due",
+    "parse_signal",
+    "recurrence_of",
+    "trigger_record",
+    "window_end",
+]
+
+SIGNAL = re.compile(r"^\s*([A-Za-z_][\w.-]{0,63})\s*([<>])\s*(-?\d+(?:\.\d+)?)\s*$")
+MAX_MENTIONS = 32
+MENTION_MAX_CHARS = 200
+METRES_PER_DEGREE = 111_320.0  # along a meridian
+
+
+@dataclass(frozen=True)
+class Built:
+    """A request made ready to store: its triggers, zone, expiry and first due time."""
+
+    triggers: list[Trigger]
+    zone: str
+    expires_at: datetime | None
+    scheduled: bool
+    next_due: datetime | None
+    resolved: list[ResolvedTime]
+    min_interval_seconds: float
+
+
+def parse_signal(value: SignalCondition | str) -> SignalCondition:
+    """A threshold from ``"heart_rate>150"`` (or ``<``), or a :class:`SignalCondition`."""
+    if isinstance(value, SignalCondition):
+        condition = value
+    else:
+        match = SIGNAL.match(value)
+        if match is None:
+            raise ValidationError(
+                "signals", f"expected NAME>VALUE or NAME<VALUE (heart_rate>150), got {value!r}"
+            )
+        name, operator, number = match.groups()
+        condition = (
+            SignalCondition(signal=name, above=float(number))
+            if operator == ">"
+            else SignalCondition(signal=name, below=float(number))
+        )
+    if (condition.above is None) == (condition.below is None):
+        raise ValidationError("signals", f"{condition.signal}: give exactly one of above or below")
+    threshold = condition.above if condition.above is not None else condition.below
+    assert threshold is not None
+    check_biometrics({condition.signal: threshold})
+    return condition
+
+
+def recurrence_of(trigger: TimeTrigger) -> Recurrence | None:
+    """The recurrence of a stored time trigger (None for an instant or a window)."""
+    if trigger.rrule is None or trigger.at is None:
+        return None
+    anchor = trigger.at.astimezone(parse_zone(trigger.zone))
+    return Recurrence(rule=trigger.rrule, anchor=anchor)
+
+
+def trigger_record(trigger: Trigger) -> TriggerRecord:
+    """How a trigger is stored: its JSON and the column its candidate lookup uses."""
+    spec = trigger.model_dump(mode="json")
+    if isinstance(trigger, PlaceTrigger):
+        return TriggerRecord(type="place", spec=spec, box=_box(trigger))
+    if isinstance(trigger, MentionTrigger):
+        return TriggerRecord(type="mention", spec=spec, term=lookup_term(tokens(trigger.text)))
+    if isinstance(trigger, TagTrigger):
+        return TriggerRecord(type="tag", spec=spec, term=trigger.tag)
+    if isinstance(trigger, SignalTrigger):
+        return TriggerRecord(type="signal", spec=spec, term=trigger.signal)
+    return TriggerRecord(type="time", spec=spec)
+
+
+def _box(trigger: PlaceTrigger) -> tuple[float, float, float, float]:
+    """Latitude and longitude bounds around the trigger's circle (a little generous).
+
+    Near a pole or across the antimeridian the longitude bounds widen to the
+    whole circle of latitude: the exact distance is checked afterwards anyway.
+    """
+    reach = trigger.radius_m * 1.01
+    lat_reach = reach / METRES_PER_DEGREE
+    shrink = math.cos(math.radians(min(89.0, abs(trigger.lat) + lat_reach)))
+    lon_reach = reach / (METRES_PER_DEGREE * shrink)
+    low_lon, high_lon = trigger.lon - lon_reach, trigger.lon + lon_reach
+    if low_lon < -180 or high_lon > 180 or abs(trigger.lat) + lat_reach >= 89.0:
+        low_lon, high_lon = -180.0, 180.0
+    return (trigger.lat - lat_reach, trigger.lat + lat_reach, low_lon, high_lon)
+
+
+def _zone(request: IntentionRequest, settings: Settings, now: datetime) -> tzinfo:
+    if request.zone is not None:
+        return parse_zone(request.zone)
+    if request.at is not None:
+        # An ISO time with an offset names the caller's offset.
+        try:
+            given = datetime.fromisoformat(request.at.strip())
+        except ValueError:
+            given = None
+        if given is not None and given.tzinfo is not None:
+            return parse_zone(zone_label(given.tzinfo))
+    if settings.zone is not None:
+        return parse_zone(settings.zone, field="RECALLD_ZONE")
+    local = now.astimezone().tzinfo
+    assert local is not None
+    return parse_zone(zone_label(local))
+
+
+def _place(request: IntentionRequest) -> PlaceTrigger | None:
+    if request.place is None:
+        if request.radius_m is not None:
+            raise ValidationError("radius_m", "a radius needs a place")
+        return None
+    radius = DEFAULT_RADIUS_M if request.radius_m is None else request.radius_m
+    if not 0 < radius <= MAX_RADIUS_M:
+        raise ValidationError(
+            "radius_m", f"must be more than 0 and at most {MAX_RADIUS_M:g} m, got {radius:g}"
+        )
+    place = check.place(request.place)
+    return PlaceTrigger(
+        lat=place.lat, lon=place.lon, geohash=place.geohash, radius_m=radius, name=place.name
+    )
+
+
+def _time(
+    request: IntentionRequest,
+    parser: PhraseParser,
+    zone: tzinfo,
+    now: datetime,
+    resolved: list[ResolvedTime],
+) -> TimeTrigger | None:
+    def instant(field: str, value: str | None) -> datetime | None:
+        if value is None:
+            return None
+        moment = parser.resolve(field, value, zone, now).astimezone(zone)
+        resolved.append(ResolvedTime(field=field, text=value, instant=moment))
+        return moment
+
+    at = instant("at", request.at)
+    until = instant("until", request.until)
+    if at is None and until is None and request.every is None:
+        if request.window_minutes is not None:
+            raise ValidationError("window_minutes", "a window needs a recurrence (every)")
+        return None
+    label = zone_label(zone)
+    if request.every is not None:
+        if until is not None:
+            raise ValidationError("until", "a recurrence ends with expires, not until")
+        if at is None:
+            raise ValidationError(
+                "at", "a recurrence needs its first occurrence or local time, e.g. at='09:00'"
+            )
+        recurrence = Recurrence.parse(request.every, at)
+        if recurrence.next_after(now, inclusive=True) is None:
+            raise ValidationError("every", "the recurrence has no occurrence after now")
+        return TimeTrigger(
+            at=at,
+            every=request.every.strip(),
+            rrule=recurrence.rule,
+            zone=label,
+            window_minutes=request.window_minutes,
+        )
+    if request.window_minutes is not None:
+        raise ValidationError("window_minutes", "a window needs a recurrence (every)")
+    if at is None:
+        raise ValidationError("at", "a window needs its start (at) as well as its end (until)")
+    if until is not None and until <= at:
+        raise ValidationError("until", f"must be after at ({at.isoformat()})")
+    if request.repeat == "once":
+        if until is not None and until <= now:
+            raise ValidationError("until", f"{until.isoformat()} is in the past")
+        if until is None and at <= now:
+            raise ValidationError(
+                "at", f"{at.isoformat()} is in the past (now {now.astimezone(zone).isoformat()})"
+            )
+    return TimeTrigger(at=at, until=until, zone=label)
+
+
+def _mentions(values: Sequence[str]) -> list[MentionTrigger]:
+    if len(values) > MAX_MENTIONS:
+        raise ValidationError("mention", f"{len(values)} mentions; the limit is {MAX_MENTIONS}")
+    triggers = []
+    for value in values:
+        text = " ".join(value.split())
+        if len(text) > MENTION_MAX_CHARS:
+            raise ValidationError(
+                "mention", f"is {len(text)} chars; the limit is {MENTION_MAX_CHARS}"
+            )
+        if not tokens(text):
+            raise ValidationError("mention", f"{value!r} has no word to listen for")
+        triggers.append(MentionTrigger(text=text))
+    return triggers
+
+
+def first_due(trigger: TimeTrigger, now: datetime) -> datetime | None:
+    """When the scheduler should first fire a time-only intention."""
+    recurrence = recurrence_of(trigger)
+    if recurrence is not None:
+        return recurrence.next_after(now, inclusive=True)
+    return trigger.at
+
+
+def build(
+    request: IntentionRequest, settings: Settings, parser: PhraseParser, now: datetime
+) -> Built:
+    """Validate ``request`` into triggers (all must hold) and the intention's schedule."""
+    check.content(request.action, settings, field="action")
+    zone = _zone(request, settings, now)
+    resolved: list[ResolvedTime] = []
+    triggers: list[Trigger] = []
+    place = _place(request)
+    if place is not None:
+        triggers.append(place)
+    time_trigger = _time(request, parser, zone, now, resolved)
+    if time_trigger is not None:
+        triggers.append(time_trigger)
+    triggers.extend(_mentions(request.mention))
+    triggers.extend(TagTrigger(tag=tag) for tag in check.tags(request.tags, settings))
+    for signal in request.signals:
+        condition = parse_signal(signal)
+        triggers.append(
+            SignalTrigger(
+                signal=condition.signal,
+                above=condition.above,
+                below=condition.below,
+                readings=condition.readings,
+            )
+        )
+    if not triggers:
+        raise ValidationError(
+            "triggers",
+            "give at least one trigger: a place, a time (at/every), a mention, a signal or a tag",
+        )
+    expires_at = None
+    if request.expires is not None:
+        expires_at = parser.resolve("expires", request.expires, zone, now).astimezone(zone)
+        resolved.append(ResolvedTime(field="expires", text=request.expires, instant=expires_at))
+        if expires_at <= now:
+            raise ValidationError("expires", f"{expires_at.isoformat()} is in the past")
+    if request.repeat == "once" and request.min_interval_seconds is not None:
+        raise ValidationError("min_interval_seconds", "applies to repeat='every_time' only")
+    interval = (
+        settings.intention_min_interval_seconds
+        if request.min_interval_seconds is None
+        else request.min_interval_seconds
+    )
+    scheduled = time_trigger is not None and len(triggers) == 1
+    next_due = first_due(time_trigger, now) if scheduled and time_trigger is not None else None
+    if next_due is not None and expires_at is not None and next_due >= expires_at:
+        raise ValidationError(
+            "expires", f"{expires_at.isoformat()} comes before the first time it would fire"
+        )
+    return Built(
+        triggers=triggers,
+        zone=zone_label(zone),
+        expires_at=expires_at,
+        scheduled=scheduled,
+        next_due=None if next_due is None else next_due.astimezone(zone),
+        resolved=resolved,
+        min_interval_seconds=interval if request.repeat == "every_time" else 0.0,
+    )
+
+
+def window_end(trigger: TimeTrigger, occurrence: datetime, settings: Settings) -> datetime:
+    """The end of the window a recurrence's occurrence opens beside sensed triggers."""
+    minutes = (
+        settings.intention_window_minutes
+        if trigger.window_minutes is None
+        else trigger.window_minutes
+    )
+    return occurrence + timedelta(minutes=minutes)
+
+
+def describe(value: Any) -> str:
+    """An instant for a reminder's text (ISO 8601, minutes precision when whole)."""
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="minutes" if value.second == 0 else "seconds")
+    return str(value)

@@ -1,0 +1,381 @@
+"""The :class:`Intentions` component the service owns: remind, list, cancel, and firing.
+
+Sensed intentions fire from :meth:`Intentions.sensed`, the hook the
+:class:`~recalld.recollection.Recollector` calls after each ``sense``; time-only
+intentions fire from :meth:`Intentions.run_due`, the step of the
+:class:`~recalld.intentions.scheduler.Scheduler`. Both claim their firings in
+one write transaction and queue reminders in the pending queue (``kind:
+"reminder"``), which every consumer of recollections drains exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from recalld import _validate as check
+from recalld._time import Clock
+from recalld.config import Settings
+from recalld.errors import NotFoundError, ValidationError
+from recalld.intentions.building import build, describe, recurrence_of, trigger_record
+from recalld.intentions.evaluation import (
+    Firing,
+    Situation,
+    Surfaced,
+    decide,
+    parse_triggers,
+    reminder_draft,
+    update_streaks,
+)
+from recalld.intentions.matching import EntityMatcher, fold, lookup_term, tokens
+from recalld.intentions.model import (
+    Intention,
+    IntentionRequest,
+    TimeTrigger,
+)
+from recalld.intentions.scheduler import Scheduler
+from recalld.intentions.timing import PhraseParser, parse_clock_time, parse_zone
+from recalld.model import Memory, NewMemory, Receipt
+from recalld.recollection.cue import Cue, Recollection, ReminderMatch
+from recalld.store.base import Store, StoreTransaction
+from recalld.store.intentions import IntentionRecord, IntentionRow, IntentionSession, Lookup
+
+__all__ = ["Intentions", "WriteMemory"]
+
+WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
+StateFilter = Literal["active", "done", "cancelled", "expired", "all"]
+DUE_BATCH = 100
+SURFACED_WORDS = 2_000
+
+
+class Intentions:
+    """Prospective memory over one database: "remind me when…", delivered once."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        clock: Clock,
+        write: WriteMemory,
+        *,
+        match_entities: EntityMatcher | None = None,
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._clock = clock
+        self._write = write
+        self._parser = PhraseParser(
+            parse_clock_time(settings.reminder_default_time, "RECALLD_REMINDER_DEFAULT_TIME")
+        )
+        self.match_entities = match_entities
+        """(sensed text, namespace) -> entity names; the knowledge graph plugs in here."""
+        self.scheduler: Scheduler | None = None
+        if settings.scheduler_thread:
+            self.start_scheduler()
+
+    def _namespace(self, namespace: str | None) -> str:
+        return check.namespace(self._settings.namespace if namespace is None else namespace)
+
+    # -- writing -------------------------------------------------------------
+
+    def remind(
+        self,
+        action: str,
+        *,
+        place: dict[str, Any] | None = None,
+        radius_m: float | None = None,
+        at: str | datetime | None = None,
+        until: str | datetime | None = None,
+        every: str | None = None,
+        window_minutes: float | None = None,
+        zone: str | None = None,
+        mention: Sequence[str] = (),
+        signals: Sequence[str | dict[str, Any]] = (),
+        tags: Sequence[str] = (),
+        expires: str | datetime | None = None,
+        repeat: Literal["once", "every_time"] = "once",
+        min_interval_seconds: float | None = None,
+        namespace: str | None = None,
+    ) -> Intention:
+        """Store an intention: remind of ``action`` when all the given triggers hold.
+
+        Triggers: ``place`` (``{"lat", "lon"}`` or ``{"geohash"}``) within
+        ``radius_m`` (default 150 m, at most 50 km); a time: ``at`` (an instant;
+        ISO 8601 or a phrase such as "tomorrow at 9"), ``at`` + ``until`` (a
+        window), or ``every`` (daily, weekdays, weekly, monthly or an RRULE) from
+        ``at`` on, in ``zone``; ``mention`` (words or names heard); ``signals``
+        (``"heart_rate>150"`` or ``{"signal", "above"|"below", "readings"}``);
+        ``tags``. Returns the intention with every time as it was resolved.
+        """
+        request = check.parse_model(
+            IntentionRequest,
+            {
+                "action": action,
+                "place": place,
+                "radius_m": radius_m,
+                "at": at.isoformat() if isinstance(at, datetime) else at,
+                "until": until.isoformat() if isinstance(until, datetime) else until,
+                "every": every,
+                "window_minutes": window_minutes,
+                "zone": zone,
+                "mention": list(mention),
+                "signals": list(signals),
+                "tags": list(tags),
+                "expires": expires.isoformat() if isinstance(expires, datetime) else expires,
+                "repeat": repeat,
+                "min_interval_seconds": min_interval_seconds,
+            },
+        )
+        return self.remind_request(request, namespace=namespace)
+
+    def remind_request(
+        self, request: IntentionRequest, *, namespace: str | None = None
+    ) -> Intention:
+        """:meth:`remind` from an :class:`IntentionRequest` (the REST body)."""
+        scope_namespace = self._namespace(namespace)
+        now = self._clock()
+        built = build(request, self._settings, self._parser, now)
+        draft = NewMemory(content=request.action, kind="intention")
+        record = IntentionRecord(
+            namespace=scope_namespace,
+            repeat=request.repeat,
+            min_interval_seconds=built.min_interval_seconds,
+            zone=built.zone,
+            scheduled=built.scheduled,
+            triggers=[trigger_record(trigger) for trigger in built.triggers],
+            created_at=now,
+            expires_at=built.expires_at,
+            next_due=built.next_due,
+        )
+        with self._store.transaction() as tx:
+            _, memory = self._write(tx, draft, scope_namespace)
+            tx.save_intention(memory.seq, record)
+        if self.scheduler is not None and built.scheduled:
+            self.scheduler.wake()
+        stored = self._store.intentions.get(scope_namespace, memory.id)
+        assert stored is not None  # just written in this transaction
+        return self._intention(stored).model_copy(update={"resolved": built.resolved})
+
+    # -- reading ---------------------------------------------------------------
+
+    def __call__(
+        self, *, state: StateFilter = "active", namespace: str | None = None
+    ) -> list[Intention]:
+        """The namespace's intentions in ``state`` (``all`` for every state), newest first."""
+        states = None if state == "all" else [state]
+        if state not in ("active", "done", "cancelled", "expired", "all"):
+            raise ValidationError(
+                "state", f"must be active, done, cancelled, expired or all, got {state!r}"
+            )
+        rows = self._store.intentions.select(self._namespace(namespace), states)
+        return [self._intention(row) for row in rows]
+
+    def get(self, intention_id: str, *, namespace: str | None = None) -> Intention:
+        """One intention by id (any state); :class:`NotFoundError` when unknown."""
+        scope_namespace = self._namespace(namespace)
+        row = self._store.intentions.get(scope_namespace, intention_id)
+        if row is None:
+            raise NotFoundError(f"no intention with id {intention_id!r} in {scope_namespace!r}")
+        return self._intention(row)
+
+    def cancel(self, intention_id: str, *, namespace: str | None = None) -> Intention:
+        """Cancel an intention: it never fires again, and a reminder still queued is dropped.
+
+        The memory stays (listed with state ``cancelled``); ``forget`` removes it.
+        """
+        scope_namespace = self._namespace(namespace)
+        row = self._store.intentions.cancel(scope_namespace, intention_id, self._clock())
+        if row is None:
+            raise NotFoundError(f"no intention with id {intention_id!r} in {scope_namespace!r}")
+        return self._intention(row)
+
+    def counts(self, *, namespace: str | None = None) -> dict[str, int]:
+        """How many intentions the namespace has in each state."""
+        return self._store.intentions.counts(self._namespace(namespace))
+
+    def _intention(self, row: IntentionRow) -> Intention:
+        zone = parse_zone(row.zone)
+        return Intention(
+            id=row.memory.id,
+            seq=row.seq,
+            namespace=row.memory.namespace,
+            action=row.memory.content,
+            state=row.state,  # type: ignore[arg-type]
+            repeat=row.repeat,  # type: ignore[arg-type]
+            min_interval_seconds=row.min_interval_seconds,
+            triggers=parse_triggers(row),
+            zone=row.zone,
+            expires_at=None if row.expires_at is None else row.expires_at.astimezone(zone),
+            next_due=None if row.next_due is None else row.next_due.astimezone(zone),
+            last_fired_at=row.last_fired_at,
+            fire_count=row.fire_count,
+            created_at=row.created_at,
+        )
+
+    # -- firing from sense -------------------------------------------------------
+
+    def sensed(
+        self, cue: Cue, namespace: str, now: datetime, recollections: list[Recollection]
+    ) -> list[Recollection]:
+        """Fire the intentions whose triggers all hold in the sensed context (the sense hook).
+
+        Finds candidates by index (mention words, tags, signal names, a box
+        around the place); only when there are any does it open a write
+        transaction, which re-reads them, updates signal streaks and claims
+        each firing, so concurrent senses never fire one intention twice.
+        """
+        situation = self._situation(cue, namespace, now, recollections)
+        lookup = Lookup(
+            terms={
+                "mention": sorted(
+                    set(situation.words)
+                    | {word for item in situation.surfaced for word in item.words}
+                    | {lookup_term(name.split(" ")) for name in situation.entities}
+                ),
+                "tag": sorted(
+                    set(situation.tags) | {tag for item in situation.surfaced for tag in item.tags}
+                ),
+                "signal": sorted(situation.readings),
+            },
+            place=None if cue.place is None else (cue.place.lat, cue.place.lon),
+        )
+        seqs = self._store.intentions.candidates(namespace, lookup)
+        if not seqs:
+            return []
+
+        def step(session: IntentionSession) -> list[Recollection]:
+            fired = []
+            for row in session.load(seqs):
+                if row.expires_at is not None and now >= row.expires_at:
+                    session.set_state(row.seq, "expired", now)
+                    continue
+                triggers = parse_triggers(row)
+                streaks = update_streaks(row, triggers, situation, self._settings)
+                firing = decide(row, triggers, streaks, situation, self._settings)
+                if firing is not None:
+                    # A firing consumes the streaks: sustained again means N new readings.
+                    streaks = {position: None for position in streaks}
+                    session.record_firing(row.seq, now, firing.state, row.next_due)
+                    fired.append(self._queue(session, firing, now))
+                for position, streak in streaks.items():
+                    session.set_streak(row.seq, position, streak)
+            return fired
+
+        return self._store.intentions.session(step)
+
+    def _situation(
+        self, cue: Cue, namespace: str, now: datetime, recollections: list[Recollection]
+    ) -> Situation:
+        entities: frozenset[str] = frozenset()
+        if self.match_entities is not None and cue.text:
+            entities = frozenset(
+                " ".join(tokens(name)) for name in self.match_entities(cue.text, namespace)
+            )
+        surfaced = [
+            Surfaced(
+                memory_id=item.memory.id,
+                words=tokens(f"{item.memory.title or ''} {item.memory.content}")[:SURFACED_WORDS],
+                tags=frozenset(item.memory.tags),
+            )
+            for item in recollections
+        ]
+        return Situation(
+            now=now,
+            place=cue.place,
+            words=tokens(cue.text or ""),
+            tags=frozenset(cue.tags),
+            readings=dict(cue.biometrics),
+            surfaced=surfaced,
+            entities=frozenset(fold(name) for name in entities),
+        )
+
+    def _queue(self, session: IntentionSession, firing: Firing, now: datetime) -> Recollection:
+        draft, reminder, line = reminder_draft(firing, now)
+        session.queue(draft, now)
+        return Recollection(
+            memory=firing.row.memory,
+            score=draft.score,
+            channels=draft.channels,
+            prompt_line=line,
+            fired_at=now,
+            kind="reminder",
+            reminder=reminder,
+        )
+
+    # -- firing from the clock -------------------------------------------------
+
+    def run_due(self, now: datetime | None = None) -> list[Recollection]:
+        """Fire every time-only intention due at ``now`` (default: the clock), in every
+        namespace; one transaction per batch claims them, so no firing is delivered twice.
+
+        A recurrence then moves to its next occurrence after ``now`` (occurrences
+        missed while no process ran fire once, late, with their ``due_at``).
+        """
+        moment = self._clock() if now is None else now
+        fired: list[Recollection] = []
+        while True:
+            batch = self._store.intentions.session(lambda session: self._fire_due(session, moment))
+            fired.extend(batch)
+            if len(batch) < DUE_BATCH:
+                return fired
+
+    def _fire_due(self, session: IntentionSession, now: datetime) -> list[Recollection]:
+        fired = []
+        for row in session.due(now, DUE_BATCH):
+            if row.expires_at is not None and now >= row.expires_at:
+                session.set_state(row.seq, "expired", now)
+                continue
+            trigger = parse_triggers(row)[0]
+            assert isinstance(trigger, TimeTrigger)  # scheduled intentions have only a time
+            due = row.next_due
+            if trigger.until is not None and now >= trigger.until:
+                session.set_state(row.seq, "expired", now)  # the whole window was missed
+                continue
+            recurrence = recurrence_of(trigger)
+            next_due = None
+            if recurrence is not None and due is not None:
+                next_due = recurrence.next_after(max(now, due))
+                if next_due is not None and row.expires_at is not None:
+                    next_due = None if next_due >= row.expires_at else next_due
+            state = "active" if next_due is not None else "done"
+            when = describe(due) if due is None else describe(due.astimezone(parse_zone(row.zone)))
+            detail = f"it is due at {when}" + (f" ({trigger.every})" if trigger.every else "")
+            firing = Firing(
+                row=row,
+                matched=[ReminderMatch(trigger="time", detail=detail)],
+                state=state,
+                next_due=next_due,
+                due_at=None if due is None else due.astimezone(parse_zone(row.zone)),
+            )
+            session.record_firing(row.seq, now, state, next_due)
+            fired.append(self._queue(session, firing, now))
+        return fired
+
+    def next_due(self) -> datetime | None:
+        """The earliest time any scheduled intention comes due (every namespace)."""
+        return self._store.intentions.next_due()
+
+    # -- the scheduler thread ---------------------------------------------------
+
+    def start_scheduler(
+        self, *, on_fired: Callable[[list[Recollection]], None] | None = None
+    ) -> Scheduler:
+        """Start this process's scheduler thread (idempotent); ``on_fired`` hears each
+        batch of reminders it fires."""
+        if self.scheduler is None:
+            self.scheduler = Scheduler(
+                lambda now: self.run_due(now),
+                self.next_due,
+                self._settings,
+                self._clock,
+                on_fired=on_fired,
+            )
+            self.scheduler.start()
+        return self.scheduler
+
+    def close(self) -> None:
+        """Stop the scheduler thread, if one runs."""
+        if self.scheduler is not None:
+            self.scheduler.stop()
+            self.scheduler = None

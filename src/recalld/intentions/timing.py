@@ -1,0 +1,195 @@
+"""Times for intentions: the caller's zone, natural-language phrases and recurrences.
+
+- **Zones.** A zone is an IANA name (``Europe/Paris``: its wall clock, daylight
+  saving included) or a fixed offset (``+01:00``, ``UTC``). A bare offset stays a
+  fixed offset: a daily 09:00 at ``+01:00`` is 08:00 UTC all year, so it reads
+  10:00 on a Paris clock in summer. Give a zone name for recurrences that must
+  follow a local clock across a DST change.
+- **Phrases.** ``at``, ``until`` and ``expires`` take ISO 8601 (a time without
+  an offset is read in the caller's zone) or English phrases ("tomorrow at 9",
+  "next Friday 18:00", "in 2 hours") parsed by ``dateparser`` against the
+  caller's wall clock, preferring the future. A phrase that names a day but no
+  time ("next Friday") means that day at ``default_time`` (09:00). The resolved
+  instant is echoed back by every surface.
+- **Recurrences.** ``daily``, ``weekdays``, ``weekly``, ``monthly`` or an RFC 5545
+  RRULE (``FREQ=WEEKLY;BYDAY=MO,WE``), expanded by ``python-dateutil`` from the
+  first occurrence ``at`` on the zone's wall clock.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dateutil import rrule as rrules
+
+from recalld.errors import ValidationError
+
+__all__ = [
+    "PhraseParser",
+    "Recurrence",
+    "parse_clock_time",
+    "parse_zone",
+    "zone_label",
+]
+
+OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
+# dateparser reads a bare number after "at" as a day or a month ("at 9" -> the 9th);
+# people mean an hour, so "at 9" becomes "at 9:00" before parsing.
+BARE_HOUR = re.compile(
+    r"\b(at|@)\s*(\d{1,2})(?![\d:.])(?!\s*(?:am|pm|a\.m\.|p\.m\.|h)\b)", re.IGNORECASE
+)
+# Periods dateparser reports for a phrase that names a day (or longer) but no time.
+DAY_PERIODS = frozenset({"day", "week", "month", "year"})
+RECURRENCE_WORDS = {
+    "daily": "FREQ=DAILY",
+    "weekdays": "FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR",
+    "weekly": "FREQ=WEEKLY",
+    "monthly": "FREQ=MONTHLY",
+}
+PHRASE_MAX_CHARS = 200
+
+
+def parse_zone(value: str, field: str = "zone") -> tzinfo:
+    """An IANA zone (``Europe/Paris``) or a fixed offset (``+01:00``, ``-0530``, ``UTC``)."""
+    text = value.strip()
+    if text.upper() in ("Z", "UTC", "GMT"):
+        return UTC
+    match = OFFSET.match(text)
+    if match:
+        sign, hours, minutes = match.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes or 0))
+        if delta >= timedelta(hours=24):
+            raise ValidationError(field, f"offset {value!r} is out of range (under 24 hours)")
+        return timezone(-delta if sign == "-" else delta)
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(
+            field, f"unknown time zone {value!r}; give an IANA name such as Europe/Paris or +01:00"
+        ) from None
+
+
+def zone_label(zone: tzinfo) -> str:
+    """How a zone is stored and shown: its IANA name, or ``±HH:MM`` for a fixed offset."""
+    if isinstance(zone, ZoneInfo):
+        return zone.key
+    offset = zone.utcoffset(None) or timedelta(0)
+    if offset == timedelta(0):
+        return "UTC"
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = int(abs(offset).total_seconds()) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def parse_clock_time(value: str, field: str) -> time:
+    """``HH:MM`` (24-hour clock), e.g. the default time of a day-only phrase."""
+    try:
+        return time.fromisoformat(value.strip())
+    except ValueError:
+        raise ValidationError(field, f"expected HH:MM, got {value!r}") from None
+
+
+class PhraseParser:
+    """Instants from ISO 8601 or English phrases, against the caller's wall clock."""
+
+    def __init__(self, default_time: time) -> None:
+        self._default_time = default_time
+
+    def resolve(self, field: str, value: str | datetime, zone: tzinfo, now: datetime) -> datetime:
+        """The instant ``value`` names, as an aware datetime on ``zone``'s clock.
+
+        An aware ISO time keeps its own offset; a naive one is read in ``zone``.
+        """
+        if isinstance(value, datetime):
+            return value if value.tzinfo is not None else value.replace(tzinfo=zone)
+        text = value.strip()
+        if not text:
+            raise ValidationError(field, "must not be empty")
+        if len(text) > PHRASE_MAX_CHARS:
+            raise ValidationError(field, f"is {len(text)} chars; the limit is {PHRASE_MAX_CHARS}")
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return self._phrase(field, text, zone, now)
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+
+    def _phrase(self, field: str, text: str, zone: tzinfo, now: datetime) -> datetime:
+        from dateparser.date import DateDataParser
+
+        # dateparser is given the caller's wall clock as naive UTC and its answer is
+        # put back on the zone's clock: its own zone handling shifts relative phrases.
+        wall_now = now.astimezone(zone).replace(tzinfo=None, microsecond=0)
+        parser = DateDataParser(
+            languages=["en"],
+            settings={
+                "RELATIVE_BASE": wall_now,
+                "PREFER_DATES_FROM": "future",
+                "TIMEZONE": "UTC",
+                "TO_TIMEZONE": "UTC",
+                "RETURN_AS_TIMEZONE_AWARE": False,
+                "RETURN_TIME_AS_PERIOD": True,
+            },
+        )
+        data = parser.get_date_data(BARE_HOUR.sub(r"\1 \2:00", text))
+        if data.date_obj is None:
+            raise ValidationError(
+                field,
+                f"cannot read {text!r} as a time; give ISO 8601 (2026-12-04T09:00+01:00) or a"
+                " phrase such as 'tomorrow at 9' or 'next Friday 18:00'",
+            )
+        wall: datetime = data.date_obj.replace(tzinfo=None)
+        if data.period in DAY_PERIODS:
+            wall = datetime.combine(wall.date(), self._default_time)
+        return wall.replace(tzinfo=zone)
+
+
+@dataclass(frozen=True)
+class Recurrence:
+    """An RRULE expanded on a zone's wall clock from its first occurrence."""
+
+    rule: str
+    anchor: datetime
+
+    @classmethod
+    def parse(cls, every: str, anchor: datetime, field: str = "every") -> Recurrence:
+        """``daily``/``weekdays``/``weekly``/``monthly`` or an RRULE, from ``anchor``."""
+        text = every.strip()
+        rule = RECURRENCE_WORDS.get(text.lower())
+        if rule is None:
+            rule = text[len("RRULE:") :] if text.upper().startswith("RRULE:") else text
+            if not rule or "\n" in rule or "DTSTART" in rule.upper():
+                raise ValidationError(
+                    field,
+                    "give daily, weekdays, weekly, monthly or one RRULE such as"
+                    " FREQ=WEEKLY;BYDAY=FR (the first occurrence comes from at)",
+                )
+        recurrence = cls(rule=rule, anchor=anchor)
+        try:
+            built = recurrence._built()
+            built.after(anchor, inc=True)
+        except (ValueError, TypeError, OverflowError) as error:
+            raise ValidationError(field, f"cannot use the recurrence {text!r}: {error}") from None
+        return recurrence
+
+    def _built(self) -> Any:
+        return rrules.rrulestr(self.rule, dtstart=self.anchor, forceset=False)
+
+    def next_after(self, moment: datetime, *, inclusive: bool = False) -> datetime | None:
+        """The first occurrence after ``moment`` (or at it, when ``inclusive``)."""
+        found = self._built().after(moment, inc=inclusive)
+        return None if found is None else _as_datetime(found)
+
+    def last_at_or_before(self, moment: datetime) -> datetime | None:
+        """The latest occurrence at or before ``moment``."""
+        found = self._built().before(moment, inc=True)
+        return None if found is None else _as_datetime(found)
+
+
+def _as_datetime(value: Any) -> datetime:
+    if not isinstance(value, datetime):  # pragma: no cover - dateutil returns datetimes
+        raise TypeError(f"expected a datetime, got {value!r}")
+    return value

@@ -1,0 +1,313 @@
+"""The SQLite side of prospective memory: intentions, triggers, streaks, queued reminders.
+
+Every table references ``memories(seq)`` with ``ON DELETE CASCADE``, so
+``forget`` removes an intention's state, triggers, streaks and queued reminders
+with its memory (and ``secure_delete`` zeroes the freed pages).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import apsw
+
+from recalld._time import from_storage, to_storage
+from recalld.store.intentions import (
+    IntentionRecord,
+    IntentionRow,
+    IntentionSession,
+    Lookup,
+    ReminderDraft,
+    Streak,
+    TriggerRecord,
+)
+from recalld.store.sqlite import SELECT_COLUMNS, _row_to_memory
+
+if TYPE_CHECKING:
+    from recalld.store.sqlite import SQLiteStore
+
+__all__ = ["SQLiteIntentions"]
+
+T = TypeVar("T")
+STATE_COLUMNS = (
+    "i.state, i.repeat, i.min_interval_seconds, i.zone, i.scheduled, i.created_at,"
+    " i.expires_at, i.next_due, i.last_fired_at, i.fire_count"
+)
+ROW_SELECT = (
+    f"SELECT {STATE_COLUMNS}, {SELECT_COLUMNS} FROM intentions i JOIN memories m ON m.seq = i.seq"
+)
+
+
+def _time(value: Any) -> datetime | None:
+    return None if value is None else from_storage(str(value))
+
+
+def _stamp(value: datetime | None) -> str | None:
+    return None if value is None else to_storage(value)
+
+
+def _rows(connection: apsw.Connection, sql: str, params: Any) -> list[IntentionRow]:
+    """Intention rows for ``sql`` (a :data:`ROW_SELECT`), with their triggers and streaks."""
+    found = [tuple(row) for row in connection.execute(sql, params).fetchall()]
+    if not found:
+        return []
+    heads: list[tuple[Any, ...]] = found
+    seqs = json.dumps([int(row[10]) for row in heads])
+    triggers: dict[int, list[TriggerRecord]] = {}
+    trigger_rows: list[tuple[Any, ...]] = connection.execute(
+        "SELECT seq, type, term, spec FROM intention_triggers"
+        " WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, position",
+        (seqs,),
+    ).fetchall()
+    for seq, kind, term, spec in trigger_rows:
+        triggers.setdefault(int(seq), []).append(
+            TriggerRecord(type=str(kind), spec=json.loads(spec), term=term)
+        )
+    streaks: dict[int, dict[int, Streak]] = {}
+    streak_rows: list[tuple[Any, ...]] = connection.execute(
+        "SELECT seq, position, count, last_at FROM intention_streaks"
+        " WHERE seq IN (SELECT value FROM json_each(?))",
+        (seqs,),
+    ).fetchall()
+    for seq, position, count, last_at in streak_rows:
+        streaks.setdefault(int(seq), {})[int(position)] = Streak(
+            count=int(count), last_at=from_storage(str(last_at))
+        )
+    rows = []
+    for row in heads:
+        memory = _row_to_memory(row[10:])
+        rows.append(
+            IntentionRow(
+                memory=memory,
+                state=str(row[0]),
+                repeat=str(row[1]),
+                min_interval_seconds=float(row[2]),
+                zone=str(row[3]),
+                scheduled=bool(row[4]),
+                created_at=from_storage(str(row[5])),
+                expires_at=_time(row[6]),
+                next_due=_time(row[7]),
+                last_fired_at=_time(row[8]),
+                fire_count=int(row[9]),
+                triggers=triggers.get(memory.seq, []),
+                streaks=streaks.get(memory.seq, {}),
+            )
+        )
+    return rows
+
+
+class _Session:
+    """:class:`~recalld.store.intentions.IntentionSession` on one transaction's connection."""
+
+    def __init__(self, connection: apsw.Connection) -> None:
+        self._connection = connection
+
+    def load(self, seqs: Sequence[int]) -> list[IntentionRow]:
+        if not seqs:
+            return []
+        return _rows(
+            self._connection,
+            f"{ROW_SELECT} WHERE i.state = 'active'"
+            " AND i.seq IN (SELECT value FROM json_each(?)) ORDER BY i.seq",
+            (json.dumps([int(seq) for seq in seqs]),),
+        )
+
+    def due(self, now: datetime, limit: int) -> list[IntentionRow]:
+        return _rows(
+            self._connection,
+            f"{ROW_SELECT} WHERE i.state = 'active' AND i.next_due IS NOT NULL"
+            " AND i.next_due <= ? ORDER BY i.next_due, i.seq LIMIT ?",
+            (to_storage(now), limit),
+        )
+
+    def set_streak(self, seq: int, position: int, streak: Streak | None) -> None:
+        if streak is None:
+            self._connection.execute(
+                "DELETE FROM intention_streaks WHERE seq = ? AND position = ?", (seq, position)
+            )
+            return
+        self._connection.execute(
+            "INSERT INTO intention_streaks(seq, position, count, last_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(seq, position) DO UPDATE SET count = excluded.count,"
+            " last_at = excluded.last_at",
+            (seq, position, streak.count, to_storage(streak.last_at)),
+        )
+
+    def record_firing(self, seq: int, now: datetime, state: str, next_due: datetime | None) -> None:
+        self._connection.execute(
+            "UPDATE intentions SET state = ?, next_due = ?, last_fired_at = ?,"
+            " fire_count = fire_count + 1, updated_at = ? WHERE seq = ?",
+            (state, _stamp(next_due), to_storage(now), to_storage(now), seq),
+        )
+
+    def set_state(self, seq: int, state: str, now: datetime) -> None:
+        self._connection.execute(
+            "UPDATE intentions SET state = ?, updated_at = ? WHERE seq = ?",
+            (state, to_storage(now), seq),
+        )
+
+    def queue(self, reminder: ReminderDraft, now: datetime) -> None:
+        self._connection.execute(
+            "INSERT INTO pending_recollections"
+            "(namespace, seq, score, channels, prompt_line, fired_at, kind, details)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'reminder', ?)",
+            (
+                reminder.namespace,
+                reminder.seq,
+                reminder.score,
+                json.dumps(reminder.channels),
+                reminder.prompt_line,
+                to_storage(now),
+                json.dumps(reminder.details, ensure_ascii=False),
+            ),
+        )
+
+
+class SQLiteIntentions:
+    """Intention persistence on the store's connections."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+
+    @staticmethod
+    def save(connection: apsw.Connection, seq: int, record: IntentionRecord) -> None:
+        """Write a new intention's state and triggers inside the caller's transaction."""
+        created = to_storage(record.created_at)
+        connection.execute(
+            "INSERT INTO intentions(seq, namespace, state, repeat, min_interval_seconds, zone,"
+            " scheduled, expires_at, next_due, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                seq,
+                record.namespace,
+                record.state,
+                record.repeat,
+                record.min_interval_seconds,
+                record.zone,
+                int(record.scheduled),
+                _stamp(record.expires_at),
+                _stamp(record.next_due),
+                created,
+                created,
+            ),
+        )
+        connection.executemany(
+            "INSERT INTO intention_triggers(seq, position, namespace, type, term,"
+            " low_lat, high_lat, low_lon, high_lon, spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    seq,
+                    position,
+                    record.namespace,
+                    trigger.type,
+                    trigger.term,
+                    *(trigger.box or (None, None, None, None)),
+                    json.dumps(trigger.spec, ensure_ascii=False),
+                )
+                for position, trigger in enumerate(record.triggers)
+            ],
+        )
+
+    def _read_rows(self, sql: str, params: Any) -> list[IntentionRow]:
+        return self._store._retrying(lambda connection: _rows(connection, sql, params))
+
+    def select(self, namespace: str, states: Sequence[str] | None) -> list[IntentionRow]:
+        """Intentions of the namespace in these states (all when None), newest first."""
+        if states is None:
+            return self._read_rows(
+                f"{ROW_SELECT} WHERE i.namespace = ? ORDER BY i.seq DESC", (namespace,)
+            )
+        return self._read_rows(
+            f"{ROW_SELECT} WHERE i.namespace = ? AND i.state IN (SELECT value FROM json_each(?))"
+            " ORDER BY i.seq DESC",
+            (namespace, json.dumps(list(states))),
+        )
+
+    def get(self, namespace: str, memory_id: str) -> IntentionRow | None:
+        """One intention by its memory id, in any state."""
+        rows = self._read_rows(
+            f"{ROW_SELECT} WHERE i.namespace = ? AND m.id = ?", (namespace, memory_id)
+        )
+        return rows[0] if rows else None
+
+    def cancel(self, namespace: str, memory_id: str, now: datetime) -> IntentionRow | None:
+        """Cancel it and drop its queued reminders and streaks, in one transaction."""
+
+        def step(connection: apsw.Connection) -> IntentionRow | None:
+            rows = _rows(
+                connection,
+                f"{ROW_SELECT} WHERE i.namespace = ? AND m.id = ?",
+                (namespace, memory_id),
+            )
+            if not rows:
+                return None
+            seq = rows[0].seq
+            if rows[0].state == "active":
+                connection.execute(
+                    "UPDATE intentions SET state = 'cancelled', updated_at = ? WHERE seq = ?",
+                    (to_storage(now), seq),
+                )
+            connection.execute("DELETE FROM intention_streaks WHERE seq = ?", (seq,))
+            connection.execute(
+                "DELETE FROM pending_recollections WHERE seq = ? AND kind = 'reminder'", (seq,)
+            )
+            return _rows(connection, f"{ROW_SELECT} WHERE i.seq = ?", (seq,))[0]
+
+        return self._store.write(step)
+
+    def candidates(self, namespace: str, lookup: Lookup) -> list[int]:
+        """Seqs of active intentions with a trigger the lookup could satisfy.
+
+        Mentions, tags and signals are found by their term index; places by the
+        box around each trigger's circle that contains the sensed point. Only
+        these are loaded and evaluated in full.
+        """
+        parts: list[str] = []
+        params: dict[str, Any] = {"ns": namespace}
+        for index, (kind, terms) in enumerate(sorted(lookup.terms.items())):
+            if not terms:
+                continue
+            params[f"type{index}"] = kind
+            params[f"terms{index}"] = json.dumps(list(terms))
+            parts.append(
+                "SELECT t.seq FROM intention_triggers t WHERE t.namespace = :ns"
+                f" AND t.type = :type{index} AND t.term IS NOT NULL"
+                f" AND t.term IN (SELECT value FROM json_each(:terms{index}))"
+            )
+        if lookup.place is not None:
+            params["lat"], params["lon"] = lookup.place
+            parts.append(
+                "SELECT t.seq FROM intention_triggers t WHERE t.namespace = :ns"
+                " AND t.low_lat IS NOT NULL AND t.low_lat <= :lat AND t.high_lat >= :lat"
+                " AND t.low_lon <= :lon AND t.high_lon >= :lon"
+            )
+        if not parts:
+            return []
+        sql = (
+            "SELECT i.seq FROM intentions i WHERE i.state = 'active' AND i.scheduled = 0"
+            f" AND i.seq IN ({' UNION '.join(parts)}) ORDER BY i.seq"
+        )
+        return [int(row[0]) for row in self._store._read(sql, params)]
+
+    def next_due(self) -> datetime | None:
+        """The earliest due time of any active scheduled intention (every namespace)."""
+        rows = self._store._read(
+            "SELECT min(next_due) FROM intentions WHERE state = 'active' AND next_due IS NOT NULL",
+            (),
+        )
+        return _time(rows[0][0]) if rows else None
+
+    def session(self, step: Callable[[IntentionSession], T]) -> T:
+        """Run ``step`` in one ``BEGIN IMMEDIATE`` transaction (lock waits retried)."""
+        return self._store.write(lambda connection: step(_Session(connection)))
+
+    def counts(self, namespace: str) -> dict[str, int]:
+        """Intentions of the namespace by state."""
+        rows = self._store._read(
+            "SELECT state, count(*) FROM intentions WHERE namespace = ? GROUP BY state",
+            (namespace,),
+        )
+        return {str(state): int(count) for state, count in rows}

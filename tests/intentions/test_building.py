@@ -1,0 +1,117 @@
+"""Bad input to remind names the field and stores nothing; times are read as the caller means."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from recalld.errors import ValidationError
+from recalld.intentions.timing import PhraseParser, Recurrence, parse_clock_time, parse_zone
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.intentions.conftest import PHARMACY
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({}, "triggers"),
+        ({"place": PHARMACY, "radius_m": 0}, "radius_m"),
+        ({"place": PHARMACY, "radius_m": -5}, "radius_m"),
+        ({"place": PHARMACY, "radius_m": 50_001}, "radius_m"),
+        ({"radius_m": 100}, "radius_m"),
+        ({"place": {"lat": 91, "lon": 0}}, "place.lat"),
+        ({"at": "2026-10-21T09:00+02:00"}, "at"),  # yesterday, once
+        ({"at": "yesterday at 9"}, "at"),
+        ({"at": "when pigs fly"}, "at"),
+        ({"at": "2026-10-30T09:00", "until": "2026-10-30T08:00"}, "until"),
+        ({"until": "2026-10-30T08:00"}, "at"),
+        ({"at": "2026-10-30T09:00", "every": "fortnightly-ish"}, "every"),
+        ({"at": "2026-10-30T09:00", "every": "FREQ=WEEKLY;BYDAY=XX"}, "every"),
+        ({"every": "daily"}, "at"),
+        ({"at": "2026-10-30T09:00", "zone": "Mars/Olympus"}, "zone"),
+        ({"mention": ["  ...  "]}, "mention"),
+        ({"signals": ["heart_rate=150"]}, "signals"),
+        ({"signals": [{"signal": "heart_rate"}]}, "signals"),
+        (
+            {"signals": [{"signal": "heart_rate", "above": 150, "readings": 0}]},
+            "signals.0.SignalCondition.readings",
+        ),
+        ({"tags": [" "]}, "tags"),
+        ({"place": PHARMACY, "expires": "2026-10-01T00:00Z"}, "expires"),
+        ({"place": PHARMACY, "min_interval_seconds": 60}, "min_interval_seconds"),
+        ({"place": PHARMACY, "window_minutes": 30}, "window_minutes"),
+    ],
+)
+def test_remind_bad_input_names_the_field_and_stores_nothing(
+    memory: MemoryService, arguments: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("do the thing", **arguments)
+    assert caught.value.field == field
+    assert memory.intentions(state="all") == []
+    assert memory.list_memories().memories == []
+
+
+def test_remind_empty_action_is_refused(memory: MemoryService) -> None:
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("   ", place=PHARMACY)
+    assert caught.value.field == "action"
+
+
+def test_remind_echoes_natural_language_times_as_resolved(memory: MemoryService) -> None:
+    # The clock reads Thursday 22 October 2026, 08:00 in Paris.
+    tomorrow = memory.remind("call the bank", at="tomorrow at 9")
+    assert [(item.field, item.text) for item in tomorrow.resolved] == [("at", "tomorrow at 9")]
+    assert tomorrow.resolved[0].instant.isoformat() == "2026-10-23T09:00:00+02:00"
+    assert tomorrow.zone == "Europe/Paris"
+    friday = memory.remind("send the report", at="next Friday", zone="+05:30")
+    assert friday.resolved[0].instant.isoformat() == "2026-10-23T09:00:00+05:30"  # day only: 09:00
+    later = memory.remind("check the oven", at="in 2 hours", expires="tomorrow")
+    assert later.resolved[0].instant.isoformat() == "2026-10-22T10:00:00+02:00"
+    assert later.expires_at is not None
+    assert later.expires_at.isoformat() == "2026-10-23T09:00:00+02:00"
+
+
+def test_remind_an_offset_in_at_is_the_callers_zone(memory: MemoryService) -> None:
+    intention = memory.remind("send the report", at="2026-12-04T09:00+01:00")
+    assert intention.zone == "+01:00"
+    assert intention.next_due is not None
+    assert intention.next_due.isoformat() == "2026-12-04T09:00:00+01:00"
+
+
+def test_recurrence_words_and_rrules(clock: FakeClock) -> None:
+    zone = parse_zone("Europe/Paris")
+    start = datetime(2026, 10, 23, 9, 0, tzinfo=zone)  # a Friday
+    weekdays = Recurrence.parse("weekdays", start)
+    assert weekdays.next_after(start) == datetime(2026, 10, 26, 9, 0, tzinfo=zone)  # Monday
+    rule = Recurrence.parse("RRULE:FREQ=WEEKLY;BYDAY=TU,TH", start)
+    assert rule.next_after(start) == datetime(2026, 10, 27, 9, 0, tzinfo=zone)
+    daily = Recurrence.parse("daily", start)
+    assert daily.last_at_or_before(datetime(2026, 10, 25, 12, 0, tzinfo=UTC)) == datetime(
+        2026, 10, 25, 9, 0, tzinfo=zone
+    )
+    with pytest.raises(ValidationError) as caught:
+        Recurrence.parse("DTSTART:20261023T090000\nRRULE:FREQ=DAILY", start)
+    assert caught.value.field == "every"
+
+
+def test_zones_names_and_offsets() -> None:
+    assert str(parse_zone("Europe/Paris")) == "Europe/Paris"
+    assert parse_zone("+05:30").utcoffset(None).total_seconds() == 5.5 * 3600  # type: ignore[union-attr]
+    assert parse_zone("UTC") is UTC
+    with pytest.raises(ValidationError):
+        parse_zone("+25:00")
+
+
+def test_phrases_read_a_bare_hour_as_an_hour() -> None:
+    parser = PhraseParser(parse_clock_time("09:00", "default"))
+    now = datetime(2026, 10, 22, 6, 0, tzinfo=UTC)
+    zone = parse_zone("+02:00")
+    assert parser.resolve("at", "tomorrow at 9", zone, now).hour == 9
+    assert parser.resolve("at", "tomorrow at 21:30", zone, now).minute == 30
+    assert parser.resolve("at", "2026-12-04 09:00", zone, now).isoformat() == (
+        "2026-12-04T09:00:00+02:00"
+    )
