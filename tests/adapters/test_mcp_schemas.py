@@ -119,7 +119,17 @@ async def test_schema_native_tools_listed_with_output_schemas(tmp_path: Path) ->
     async with in_process(tmp_path / "n.db", "native")() as client:
         listed = await client.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
-    assert set(tools) == {"remember", "recall", "get", "update", "forget", "list", "stats"}
+    assert set(tools) == {
+        "remember",
+        "recall",
+        "get",
+        "update",
+        "forget",
+        "list",
+        "stats",
+        "entities",
+        "neighbourhood",
+    }
     assert tools["remember"].input_schema["required"] == ["content"]
     for name in tools:
         assert tools[name].output_schema is not None, name

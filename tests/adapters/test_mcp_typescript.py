@@ -125,7 +125,11 @@ def test_typescript_client_over_stdio(dialect: str, tmp_path: Path) -> None:
             "transport": "stdio",
             "command": sys.executable,
             "args": ["-m", "recalld", "--db", str(tmp_path / "ts.db"), "mcp", "--dialect", dialect],
-            "env": {"RECALLD_SYNCHRONOUS": "NORMAL", "RECALLD_EMBEDDER": "none"},
+            "env": {
+                "RECALLD_SYNCHRONOUS": "NORMAL",
+                "RECALLD_EMBEDDER": "none",
+                "RECALLD_GRAPH_EXTRACTOR": "rules",
+            },
             "calls": CALLS[dialect],
         }
     )

@@ -23,7 +23,8 @@ from recalld.service import MemoryService
     "--dialect",
     "dialects",
     multiple=True,
-    help="tool set(s): native (default), batbox, chaoscore, rover, hermes, madeleine;"
+    help="tool set(s): native (default), batbox, chaoscore, rover, hermes, madeleine,"
+    " knowledge;"
     " repeat or comma-separate",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address")

@@ -51,6 +51,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld._version import __version__
 from recalld.adapters.http_context_routes import context_router, core_router
+from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_models import BodyFieldError
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, v1_router
 from recalld.config import Settings
@@ -387,6 +388,7 @@ def create_app(
     app.include_router(v1_router)
     app.include_router(core_router)
     app.include_router(context_router)
+    app.include_router(graph_router)
     metrics_registry = CollectorRegistry(auto_describe=True)
     metrics_registry.register(_StoreCollector(service))
 

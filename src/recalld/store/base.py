@@ -18,6 +18,7 @@ from recalld.model import IndexState, Memory, Place
 if TYPE_CHECKING:
     from recalld.store.context import ContextStore
     from recalld.store.core import CoreStore
+    from recalld.store.graph import GraphStore, GraphTransaction
     from recalld.store.semantic import SemanticStore
 
 __all__ = [
@@ -138,6 +139,15 @@ class StoreTransaction(Protocol):
         """Store row ``seq``'s derived signal features (image, audio) and biometric readings."""
         ...
 
+    def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
+        """Queue a graph extraction job for row ``seq`` in this transaction; returns its id."""
+        ...
+
+    @property
+    def graph(self) -> GraphTransaction:
+        """The knowledge graph's writes in this transaction (issue 12)."""
+        ...
+
 
 class Store(Protocol):
     """A durable home for memories: the SQLite file by default."""
@@ -165,6 +175,11 @@ class Store(Protocol):
     @property
     def core(self) -> CoreStore:
         """Core-memory entries per namespace and target (issue 7)."""
+        ...
+
+    @property
+    def graph(self) -> GraphStore:
+        """Entities, mentions, relations and the extraction queue (issue 12)."""
         ...
 
     def transaction(self) -> AbstractContextManager[StoreTransaction]:
