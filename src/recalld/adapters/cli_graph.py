@@ -75,15 +75,17 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
         highlight=False,
     )
     if detail.aliases:
-        console.print(f"aliases: {', '.join(detail.aliases)}", highlight=False)
+        console.print(f"aliases: {', '.join(detail.aliases)}", highlight=False, markup=False)
     for observation in detail.observations:
-        console.print(f"  observation: {observation.content}", highlight=False)
+        console.print(f"  observation: {observation.content}", highlight=False, markup=False)
     for relation in detail.relations:
         console.print(
-            f"  {relation.subject} -[{relation.predicate}]-> {relation.object}", highlight=False
+            f"  {relation.subject} -[{relation.predicate}]-> {relation.object}",
+            highlight=False,
+            markup=False,
         )
     for mention in detail.mentions:
-        console.print(f"  {mention.memory_id} {mention.prompt_line}", highlight=False)
+        console.print(f"  {mention.memory_id} {mention.prompt_line}", highlight=False, markup=False)
 
 
 @graph_group.command("relations")
