@@ -27,6 +27,9 @@ __all__ = ["GraphWalk", "Seed", "WalkResult", "query_keys"]
 
 MAX_NGRAM = 4
 HOP_DECAY = 0.5
+# The second hop is narrower than the first: it only refines, and it is where cost grows.
+SECOND_HOP_MEMORIES = 50
+SECOND_HOP_ENTITIES = 4
 # Words that may appear inside a name but never make one alone.
 _NEVER_ALONE = STOPWORDS | frozenset({"s", "t", "d", "ll", "re", "ve", "m"})
 
@@ -111,7 +114,7 @@ class GraphWalk:
             if 1 < record.mentions <= self._fanout
         ]
         seeds.sort(key=lambda seed: (-seed.weight, seed.key))
-        return seeds[: self._seed_limit]
+        return seeds[:SECOND_HOP_ENTITIES]
 
     def walk(
         self, namespace: str, seeds: Sequence[Seed], now: datetime, *, hops: int = 2
@@ -122,7 +125,8 @@ class GraphWalk:
             return result
         raw: defaultdict[int, float] = defaultdict(float)
         weights = {seed.entity_id: seed.weight for seed in seeds}
-        first = self._graph.mentions(namespace, list(weights), now, self._fanout)
+        per_entity = self._fanout if hops >= 2 else SECOND_HOP_MEMORIES
+        first = self._graph.mentions(namespace, list(weights), now, per_entity)
         for mention in first:
             raw[mention.seq] += weights[mention.entity_id]
             result.entities_of.setdefault(mention.seq, set()).add(mention.entity_id)
@@ -141,7 +145,7 @@ class GraphWalk:
         now: datetime,
         result: WalkResult,
     ) -> None:
-        reached = sorted(raw, key=lambda seq: -raw[seq])[: self._fanout]
+        reached = sorted(raw, key=lambda seq: -raw[seq])[:SECOND_HOP_MEMORIES]
         passed: defaultdict[int, float] = defaultdict(float)
         for mention in self._graph.entities_of(namespace, reached):
             if mention.entity_id not in seed_ids:
@@ -154,7 +158,7 @@ class GraphWalk:
             for entity, value in passed.items()
             if entity in records and 1 < records[entity].mentions <= self._fanout
         }
-        chosen = sorted(hop, key=lambda entity: -hop[entity])[: self._seed_limit]
-        for mention in self._graph.mentions(namespace, chosen, now, self._fanout):
+        chosen = sorted(hop, key=lambda entity: -hop[entity])[:SECOND_HOP_ENTITIES]
+        for mention in self._graph.mentions(namespace, chosen, now, SECOND_HOP_MEMORIES):
             raw[mention.seq] += HOP_DECAY * hop[mention.entity_id]
             result.entities_of.setdefault(mention.seq, set()).add(mention.entity_id)

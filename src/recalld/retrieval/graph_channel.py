@@ -28,6 +28,8 @@ __all__ = ["GraphChannel", "GraphFeatures"]
 # How many of the fused best hits feed the second hop, and how much it counts.
 SECOND_HOP_HITS = 5
 SECOND_HOP_WEIGHT = 0.5
+# Graph-only candidates kept (best graph score first): loading memories is the costly part.
+NEW_CANDIDATES = 50
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,16 @@ class GraphChannel:
         for namespace in scope.namespaces:
             seeds = self._walk.seeds(namespace, text)
             first = self._walk.walk(namespace, seeds, scope.now)
-            top = [seq for seq in ranked_seqs[:SECOND_HOP_HITS]]
+            top = list(ranked_seqs[:SECOND_HOP_HITS])
             hop_seeds = self._walk.seeds_from_memories(
                 namespace, top, [seed.entity_id for seed in seeds]
             )
             second = self._walk.walk(namespace, hop_seeds, scope.now, hops=1)
-            for seq in set(first.scores) | set(second.scores):
-                value = first.scores.get(seq, 0.0) + SECOND_HOP_WEIGHT * second.scores.get(seq, 0.0)
+            # The second hop discovers memories beside the top hits; it does not rank them.
+            tops = set(top)
+            discovered = {seq: v for seq, v in second.scores.items() if seq not in tops}
+            for seq in set(first.scores) | set(discovered):
+                value = first.scores.get(seq, 0.0) + SECOND_HOP_WEIGHT * discovered.get(seq, 0.0)
                 scores[seq] = max(scores.get(seq, 0.0), min(1.0, value))
             features.update(_features(seeds, first, scores))
         return scores, features
@@ -83,7 +88,8 @@ class GraphChannel:
         if not scores:
             return list(ranked)
         by_seq = {item.seq: item for item in ranked}
-        new = [seq for seq in scores if seq not in by_seq]
+        new = sorted((seq for seq in scores if seq not in by_seq), key=lambda seq: -scores[seq])
+        new = new[:NEW_CANDIDATES]
         visible = self._store.semantic.visible_memories(scope, new) if new else {}
         for seq, memory in visible.items():
             memories[seq] = memory

@@ -483,9 +483,9 @@ class SQLiteGraph:
         if not entity_ids:
             return {}
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = ?"
-            " AND e.id IN (SELECT value FROM json_each(?))",
-            (namespace, _ids(entity_ids)),
+            f"SELECT {ENTITY_COLUMNS} FROM json_each(?) AS wanted"
+            " CROSS JOIN graph_entities e ON e.id = wanted.value WHERE e.namespace = ?",
+            (_ids(entity_ids), namespace),
         )
         return {record.id: record for record in map(_entity, rows)}
 
@@ -547,9 +547,11 @@ class SQLiteGraph:
             "SELECT entity_id, seq, surface, count FROM (SELECT gm.entity_id, gm.seq,"
             " gm.surface, gm.count, row_number() OVER"
             " (PARTITION BY gm.entity_id ORDER BY gm.seq DESC) AS rank"
-            " FROM graph_mentions gm JOIN memories m ON m.seq = gm.seq"
-            " WHERE gm.entity_id IN (SELECT value FROM json_each(:ids))"
-            " AND m.namespace = :namespace AND (m.expires_at IS NULL OR m.expires_at > :now))"
+            # CROSS JOIN keeps the planner driving from the few entities asked for.
+            " FROM json_each(:ids) AS wanted"
+            " CROSS JOIN graph_mentions gm ON gm.entity_id = wanted.value"
+            " CROSS JOIN memories m ON m.seq = gm.seq"
+            " WHERE m.namespace = :namespace AND (m.expires_at IS NULL OR m.expires_at > :now))"
             " WHERE rank <= :per ORDER BY entity_id, seq DESC",
             {
                 "ids": _ids(entity_ids),
@@ -564,9 +566,9 @@ class SQLiteGraph:
         if not seqs:
             return []
         rows = self._read(
-            "SELECT gm.entity_id, gm.seq, gm.surface, gm.count FROM graph_mentions gm"
-            " JOIN graph_entities e ON e.id = gm.entity_id"
-            " WHERE gm.seq IN (SELECT value FROM json_each(?)) AND e.namespace = ?",
+            "SELECT gm.entity_id, gm.seq, gm.surface, gm.count FROM json_each(?) AS wanted"
+            " CROSS JOIN graph_mentions gm ON gm.seq = wanted.value"
+            " CROSS JOIN graph_entities e ON e.id = gm.entity_id WHERE e.namespace = ?",
             (_ids(seqs), namespace),
         )
         return [MentionRecord(int(a), int(b), str(c), int(d)) for a, b, c, d in rows]
@@ -577,9 +579,9 @@ class SQLiteGraph:
         if not entity_ids:
             return {}
         rows = self._read(
-            "SELECT o.entity_id, m.seq, m.content FROM graph_observations o"
-            " JOIN memories m ON m.seq = o.seq"
-            " WHERE o.entity_id IN (SELECT value FROM json_each(?)) AND m.namespace = ?"
+            "SELECT o.entity_id, m.seq, m.content FROM json_each(?) AS wanted"
+            " CROSS JOIN graph_observations o ON o.entity_id = wanted.value"
+            " CROSS JOIN memories m ON m.seq = o.seq WHERE m.namespace = ?"
             " AND (m.expires_at IS NULL OR m.expires_at > ?) ORDER BY m.seq",
             (_ids(entity_ids), namespace, to_storage(now)),
         )
@@ -600,10 +602,14 @@ class SQLiteGraph:
         params: dict[str, Any] = {"namespace": namespace, "limit": limit, "after": after_id}
         where = ["r.namespace = :namespace", "r.id > :after"]
         if entity_ids is not None:
+            # "+" keeps the namespace index out: the id lists below are far more selective.
+            where[0] = "+r.namespace = :namespace"
             params["ids"] = _ids(entity_ids)
+            # Two index lookups (by subject, by object) rather than a scan of the namespace.
             where.append(
-                "(r.subject_id IN (SELECT value FROM json_each(:ids))"
-                " OR r.object_id IN (SELECT value FROM json_each(:ids)))"
+                "r.id IN (SELECT x.id FROM json_each(:ids) AS w CROSS JOIN graph_relations x"
+                " ON x.subject_id = w.value UNION SELECT y.id FROM json_each(:ids) AS w"
+                " CROSS JOIN graph_relations y ON y.object_id = w.value)"
             )
         if predicate is not None:
             params["predicate"] = predicate
@@ -619,8 +625,9 @@ class SQLiteGraph:
         if not subject_ids:
             return []
         rows = self._read(
-            f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE r.namespace = ?"
-            " AND r.subject_id IN (SELECT value FROM json_each(?)) ORDER BY s.key, r.id",
+            f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE +r.namespace = ?"
+            " AND r.id IN (SELECT x.id FROM json_each(?) AS w CROSS JOIN graph_relations x"
+            " ON x.subject_id = w.value) ORDER BY s.key, r.id",
             (namespace, _ids(subject_ids)),
         )
         return [_relation(row) for row in rows]
