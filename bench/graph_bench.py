@@ -49,14 +49,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import locomo  # noqa: E402 - the LoCoMo loader and metrics live beside this file
-
-import recalld  # noqa: E402
-from recalld import MemoryService, Settings  # noqa: E402
-from recalld.model import NewMemory  # noqa: E402
-from recalld.retrieval.fusion import Candidate  # noqa: E402
-from recalld.retrieval.graph_channel import GraphChannel  # noqa: E402
-from recalld.store.base import Scope  # noqa: E402
+import locomo  # the LoCoMo loader and metrics, beside this file
+import recalld
+from recalld import MemoryService, Settings
+from recalld.model import NewMemory
+from recalld.retrieval.fusion import Candidate
+from recalld.retrieval.graph_channel import GraphChannel
+from recalld.store.base import Scope
 
 SYLLABLES = "ka ri mo len sa to vi ne ra lu po me di an el or is ta be no".split()
 TOPICS = (

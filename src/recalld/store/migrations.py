@@ -324,7 +324,8 @@ def migration_6(execute: Execute) -> None:
         """
     )
     execute("CREATE INDEX graph_extracted_model ON graph_extracted(model, seq)")
-    execute("CREATE INDEX jobs_kind ON jobs(kind, model, state)")
+    # Claims read due jobs of one kind and model in run_after order straight off this index.
+    execute("CREATE INDEX jobs_kind ON jobs(kind, model, state, run_after, id)")
     # Orphans go as soon as their last mention or source goes (forget cascades fire these).
     execute(
         """
