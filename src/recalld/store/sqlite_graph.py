@@ -447,7 +447,8 @@ class SQLiteGraph:
             missing: list[tuple[Any, ...]] = connection.execute(
                 "SELECT m.seq FROM memories m WHERE NOT EXISTS"
                 " (SELECT 1 FROM graph_extracted g WHERE g.seq = m.seq AND g.model = :model)"
-                " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq AND j.kind = 'graph'"
+                # "+": look the memory's jobs up by seq, never scan jobs by kind (quadratic).
+                " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq AND +j.kind = 'graph'"
                 " AND j.model = :model AND j.state IN ('queued', 'running', 'failed'))",
                 {"model": model},
             ).fetchall()

@@ -167,7 +167,7 @@ class SQLiteSemantic:
                 )
                 connection.execute(
                     "UPDATE memories SET index_state = 'indexed' WHERE seq = :seq AND NOT EXISTS"
-                    f" (SELECT 1 FROM jobs WHERE seq = :seq AND kind = 'embed' AND model = :model"
+                    f" (SELECT 1 FROM jobs WHERE seq = :seq AND +kind = 'embed' AND model = :model"
                     f" AND state IN {PENDING_STATES})",
                     {"seq": job.seq, "model": model},
                 )
@@ -211,9 +211,9 @@ class SQLiteSemantic:
             missing: list[tuple[Any, ...]] = connection.execute(
                 "SELECT m.seq FROM memories m WHERE NOT EXISTS"
                 " (SELECT 1 FROM vectors v WHERE v.seq = m.seq AND v.model = :model)"
-                " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq AND j.kind = 'embed'"
-                " AND j.model = :model"
-                " AND j.state IN ('queued', 'running', 'failed'))",
+                # "+": look the memory's jobs up by seq, never scan jobs by kind (quadratic).
+                " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq AND +j.kind = 'embed'"
+                " AND j.model = :model AND j.state IN ('queued', 'running', 'failed'))",
                 {"model": model},
             ).fetchall()
             for (seq,) in missing:
