@@ -220,6 +220,7 @@ def test_graph_none_builds_nothing(db_path: Path) -> None:
         graph = service.status().graph
         assert graph is not None
         assert (graph.state, graph.jobs["queued"]) == ("disabled", 0)
+        assert service.indexing.retriever.graph is None  # no graph channel to pay for
         with pytest.raises(ValidationError):
             service.new_worker()
 

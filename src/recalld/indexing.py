@@ -74,7 +74,10 @@ class Indexing:
             parameters=FusionParameters(keyword_weight=settings.hybrid_keyword_weight),
             ann_threshold=settings.vector_ann_threshold,
             index_prefix=None if str(database) in ("", ".", ":memory:") else database,
-            graph=GraphChannel(
+            # No extractor, no mentions to walk: the channel would only cost queries.
+            graph=None
+            if self.extractor_setup.extractor is None
+            else GraphChannel(
                 store,
                 weight=settings.graph_recall_weight,
                 seed_limit=settings.graph_seed_limit,

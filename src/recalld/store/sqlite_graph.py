@@ -7,7 +7,7 @@ errors kept. Completing a job replaces the memory's mentions and relation
 sources with the new extraction in one transaction, adding before removing so
 an entity that is still mentioned is never dropped and re-created. Orphans
 (an undeclared entity without mentions, an undeclared relation without
-sources) are removed by the triggers of migration 6, including when
+sources) are removed by the graph migration's triggers, including when
 ``forget`` cascades.
 """
 
