@@ -21,7 +21,8 @@ Run it from the repository root (the data is CC BY-NC 4.0: read it from where
 it lives, never copy it into the repository)::
 
     .venv/bin/python bench/locomo.py --data ../shared/bench/locomo/dev.json \\
-        [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] [--db-dir DIR]
+        [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] [--db-dir DIR] \\
+        [--graph-extractor spacy|rules|none] [--graph-weight W]
 
 Progress goes to stderr; the last line of stdout is one JSON object with
 ``overall`` (categories 1-4) and ``by_category`` (keys "1"..."5"), each holding
@@ -125,7 +126,8 @@ def ingest(service: MemoryService, conversations: Sequence[Conversation]) -> dic
         service.remember_many(conversation.turns, namespace=conversation.sample_id)
     remembered = time.perf_counter() - started
     indexing = 0.0
-    if service.embedder is not None:
+    # The worker embeds and (issue 12) extracts the knowledge graph.
+    if service.embedder is not None or service.indexing.extractor is not None:
         started = time.perf_counter()
         service.new_worker().run_until_idle()
         indexing = time.perf_counter() - started
@@ -189,17 +191,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--embedder", choices=["minilm", "hashing", "none"], default="minilm", help="model"
     )
     parser.add_argument("--keyword-weight", type=float, default=None, help="fusion weight")
+    parser.add_argument(
+        "--graph-extractor", choices=["spacy", "rules", "none"], default="spacy", help="graph"
+    )
+    parser.add_argument("--graph-weight", type=float, default=None, help="graph channel weight")
     parser.add_argument("--db-dir", type=Path, default=None, help="keep the database here")
     arguments = parser.parse_args(argv)
     conversations = load_conversations(arguments.data)
     overrides: dict[str, Any] = {}
     if arguments.keyword_weight is not None:
         overrides["hybrid_keyword_weight"] = arguments.keyword_weight
+    if arguments.graph_weight is not None:
+        overrides["graph_recall_weight"] = arguments.graph_weight
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         settings = Settings(
             db=Path(directory) / "locomo.db",
             synchronous="NORMAL",
             embedder=arguments.embedder,
+            graph_extractor=arguments.graph_extractor,
             purge_interval_seconds=3600,
             **overrides,
         )
@@ -215,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "mode": arguments.mode,
         "embedder": arguments.embedder,
         "keyword_weight": settings.hybrid_keyword_weight,
+        "graph_extractor": settings.graph_extractor,
+        "graph_weight": settings.graph_recall_weight,
         "turns": sum(len(conversation.turns) for conversation in conversations),
         **timings,
         "machine": {"cpu_count": _cpu_count(), "platform": platform.platform()},

@@ -39,7 +39,8 @@ def db_path(tmp_path: Path) -> Path:
 def settings(db_path: Path) -> Settings:
     # Keyword-only (embedder "none"): these tests pin the keyword engine, whose memories
     # are indexed at once. Semantic tests build their own settings with an embedder.
-    return Settings(db=db_path, synchronous="NORMAL", embedder="none")
+    # The rule-based graph extractor: tests that need spaCy carry the `spacy` marker.
+    return Settings(db=db_path, synchronous="NORMAL", embedder="none", graph_extractor="rules")
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ def semantic_settings(db_path: Path, **overrides: Any) -> Settings:
         "db": db_path,
         "synchronous": "NORMAL",
         "embedder": "hashing",
+        "graph_extractor": "rules",
         "worker_retry_seconds": 0.0,
         "worker_batch_size": 8,
     }

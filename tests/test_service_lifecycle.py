@@ -76,20 +76,29 @@ def test_forget_leaves_no_trace_in_database_files(service: MemoryService, db_pat
     marker = "zqxmarker7741"
     for index in range(50):
         service.remember(f"unrelated filler memory number {index}", tags=["filler"])
+    # The graph's entities, mentions and relations hold the marker too (issue 12).
+    entity = "Zqxmarkerperson"
     receipt = service.remember(
-        f"the secret is {marker} and {marker}tail",
+        f"the secret is {marker} and {marker}tail. {entity}'s zqxmarkerpet is here.",
         title=f"title {marker}",
         tags=[f"tag{marker}"],
         meta={"note": marker},
         key=f"key{marker}",
     )
+    service.new_worker().run_until_idle()
+    graph_names = {e.name for e in service.graph.entities(query="zqxmarker").entities}
+    assert {entity, "zqxmarkerpet", f"tag{marker}"} <= graph_names
+    assert service.graph.relations(entity=entity).relations
     service.recall(marker)
     service.store.checkpoint()
     assert marker.encode() in _database_bytes(db_path)
+    assert b"zqxmarkerpet" in _database_bytes(db_path)
 
     assert service.forget(receipt.id) is True
     service.store.checkpoint()
     assert marker.encode() not in _database_bytes(db_path)
+    assert b"zqxmarker" not in _database_bytes(db_path).lower()
+    assert service.graph.entities(query="zqxmarker").entities == []
     assert service.search(marker) == []
     assert service.stats().count == 50
     assert service.forget(receipt.id) is False

@@ -66,6 +66,7 @@ def test_worker_crash_mid_batch_then_restart_completes_every_job_once(db_path: P
         # Exactly once: 12 + 8 completions for 20 jobs; the dead worker completed none.
         assert early.processed + report.processed == 20
         attempts = service.store._read(  # type: ignore[attr-defined]
-            "SELECT attempts, count(*) FROM jobs GROUP BY attempts ORDER BY 1", ()
+            "SELECT attempts, count(*) FROM jobs WHERE kind = 'embed' GROUP BY attempts ORDER BY 1",
+            (),
         )
         assert attempts == [(1, 12), (2, 8)]

@@ -161,3 +161,31 @@ class Settings(BaseSettings):
     hybrid_keyword_weight: float = Field(
         default=0.7, ge=0, le=1, description="share of the keyword channel in the fused score"
     )
+
+    # -- knowledge graph (issue 12) ---------------------------------------------
+    graph_extractor: Literal["spacy", "rules", "none"] = Field(
+        default="spacy",
+        description=(
+            "spacy: entities and relations from spaCy's small English pipeline (default; falls"
+            " back to rules, with a warning, when the model package is missing); rules: the"
+            " rule-based extractor, no model; none: no graph is built"
+        ),
+    )
+    graph_batch_size: int = Field(default=32, gt=0, description="memories extracted per batch")
+    graph_recall_weight: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="share of the graph channel in a hybrid recall's score (0: off)",
+    )
+    graph_seed_limit: int = Field(
+        default=8, gt=0, description="entities of the query (and of top hits) that seed a walk"
+    )
+    graph_fanout: int = Field(
+        default=200,
+        gt=0,
+        description="memories followed per entity in a walk (an entity in more is only a seed)",
+    )
+    graph_page_size: int = Field(
+        default=100, gt=0, description="entities per page of read_graph and the graph listings"
+    )

@@ -1,4 +1,4 @@
-"""Indexing: the embedding queue, the background worker, the retriever and their status.
+"""Indexing: the embedding and graph queues, the background worker, the retriever, status.
 
 A component the :class:`~recalld.service.MemoryService` owns. With an
 embedder configured, every write that changes a memory's text queues an
@@ -7,6 +7,11 @@ embedding job *in the same transaction* and the receipt says
 process when ``worker_thread`` is on, or ``recalld worker``) embeds it later.
 Without an embedder (``embedder='none'``) memories are ``indexed`` at once
 and recall is keyword-only.
+
+With a graph extractor, every write that changes what the extractor reads
+(title, content, tags, speaker) also queues a graph job in the same
+transaction (issue 12); the same worker runs both kinds. A memory's
+``index_state`` is about its embedding only; the graph has its own status.
 """
 
 from __future__ import annotations
@@ -16,15 +21,27 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder
 from recalld.errors import ValidationError
-from recalld.model import IndexState, IndexStatus, JobError, Memory, Status, WorkerStatus
+from recalld.graph.extractor import Extractor, ExtractorSetup, create_extractor
+from recalld.model import (
+    GraphStatus,
+    IndexState,
+    IndexStatus,
+    JobError,
+    Memory,
+    Status,
+    WorkerStatus,
+)
 from recalld.retrieval.fusion import FusionParameters
+from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.hybrid import HybridRetriever
 from recalld.store.base import MemoryRecord, Store, StoreTransaction
+from recalld.store.semantic import JobFailure
 from recalld.worker import Worker
 
 __all__ = ["Indexing"]
@@ -38,12 +55,18 @@ class Indexing:
     """Embedding queue, background worker, hybrid retriever and indexing status."""
 
     def __init__(
-        self, store: Store, settings: Settings, clock: Clock, embedder: Embedder | None
+        self,
+        store: Store,
+        settings: Settings,
+        clock: Clock,
+        embedder: Embedder | None,
+        extractor: ExtractorSetup | None = None,
     ) -> None:
         self._store = store
         self._settings = settings
         self._clock = clock
         self.embedder = embedder
+        self.extractor_setup = extractor if extractor is not None else create_extractor(settings)
         database = Path(getattr(store, "path", ""))
         self.retriever = HybridRetriever(
             store,
@@ -51,10 +74,24 @@ class Indexing:
             parameters=FusionParameters(keyword_weight=settings.hybrid_keyword_weight),
             ann_threshold=settings.vector_ann_threshold,
             index_prefix=None if str(database) in ("", ".", ":memory:") else database,
+            # No extractor, no mentions to walk: the channel would only cost queries.
+            graph=None
+            if self.extractor_setup.extractor is None
+            else GraphChannel(
+                store,
+                weight=settings.graph_recall_weight,
+                seed_limit=settings.graph_seed_limit,
+                fanout=settings.graph_fanout,
+            ),
         )
         self._worker: Worker | None = None
-        if embedder is not None and settings.worker_thread:
+        if (embedder is not None or self.extractor is not None) and settings.worker_thread:
             self.start_worker()
+
+    @property
+    def extractor(self) -> Extractor | None:
+        """The graph extractor in use (None: no graph is built)."""
+        return self.extractor_setup.extractor
 
     def close(self) -> None:
         """Stop the worker thread (if any) and save the vector index."""
@@ -77,11 +114,23 @@ class Indexing:
             return replace(record, index_state=current.index_state), False
         return record, True
 
-    def enqueue(self, tx: StoreTransaction, memory: Memory, now: datetime) -> str | None:
-        """Queue the memory's embedding in ``tx``; returns the job id (None without embedder)."""
-        if self.embedder is None:
-            return None
-        job_id = tx.enqueue_embedding(memory.seq, self.embedder.name, now)
+    def enqueue(
+        self,
+        tx: StoreTransaction,
+        memory: Memory,
+        now: datetime,
+        *,
+        previous: Memory | None = None,
+        embed: bool = True,
+    ) -> str | None:
+        """Queue the memory's embedding (when ``embed``) and its graph extraction (when what
+        the extractor reads differs from ``previous``) in ``tx``; returns the embedding job id."""
+        job_id = None
+        if embed and self.embedder is not None:
+            job_id = tx.enqueue_embedding(memory.seq, self.embedder.name, now)
+        extractor = self.extractor
+        if extractor is not None and (previous is None or _graph_inputs_changed(previous, memory)):
+            tx.enqueue_graph(memory.seq, extractor.name, now)
         if self._worker is not None:
             self._worker.notify()
         return job_id
@@ -97,25 +146,29 @@ class Indexing:
         """The worker thread of this process, if one runs."""
         return self._worker
 
-    def _require_embedder(self) -> Embedder:
-        if self.embedder is None:
-            raise ValidationError("embedder", "no embedder is configured (embedder='none')")
-        return self.embedder
+    def _require_work(self) -> None:
+        if self.embedder is None and self.extractor is None:
+            raise ValidationError(
+                "embedder",
+                "no embedder and no graph extractor are configured (embedder='none',"
+                " graph_extractor='none'): there is nothing for a worker to do",
+            )
 
     def start_worker(self) -> Worker:
-        """Start an embedding worker thread in this process (idempotent)."""
-        embedder = self._require_embedder()
+        """Start a worker thread (embedding and graph jobs) in this process (idempotent)."""
         if self._worker is None:
-            self._worker = Worker(self._store, embedder, self._settings, clock=self._clock)
+            self._worker = self.new_worker()
             self._worker.start()
         return self._worker
 
     def new_worker(self, *, worker_id: str | None = None) -> Worker:
-        """A worker bound to this store and embedder, not started (``recalld worker``)."""
+        """A worker for this store, embedder and extractor, not started (``recalld worker``)."""
+        self._require_work()
         return Worker(
             self._store,
-            self._require_embedder(),
+            self.embedder,
             self._settings,
+            extractor=self.extractor,
             clock=self._clock,
             worker_id=worker_id,
         )
@@ -175,19 +228,62 @@ class Indexing:
             queue=counts.jobs_by_state,
             memories_by_index_state=counts.memories_by_index_state,
             embeddings=counts.embeddings_by_model,
-            failed_jobs=[
-                JobError(
-                    job_id=failure.job_id,
-                    memory_id=failure.memory_id,
-                    namespace=failure.namespace,
-                    model=failure.model,
-                    state=failure.state,
-                    attempts=failure.attempts,
-                    error=failure.error,
-                    updated_at=failure.updated_at,
-                )
-                for failure in counts.failures
-            ],
+            failed_jobs=[_job_error(failure) for failure in counts.failures],
             workers=workers,
             index=index,
+            graph=self.graph_status(scoped),
         )
+
+    def graph_status(self, namespaces: Sequence[str]) -> GraphStatus:
+        """The graph's size, its jobs by state, the extractor, and the last extraction errors."""
+        counts = self._store.graph.counts(namespaces, FAILED_JOBS_SHOWN)
+        extractor = self.extractor
+        pending = counts.jobs_by_state.get("queued", 0) + counts.jobs_by_state.get("running", 0)
+        extracted = 0 if extractor is None else counts.extracted.get(extractor.name, 0)
+        state: Literal["disabled", "empty", "building", "ready"]
+        if extractor is None:
+            state = "disabled"
+        elif pending:
+            state = "building"
+        elif counts.entities or extracted:
+            state = "ready"
+        else:
+            state = "empty"
+        return GraphStatus(
+            state=state,
+            extractor=None if extractor is None else extractor.name,
+            extractor_version=None if extractor is None else extractor.description,
+            requested_extractor=self.extractor_setup.requested,
+            warning=self.extractor_setup.warning,
+            entities=counts.entities,
+            relations=counts.relations,
+            mentions=counts.mentions,
+            observations=counts.observations,
+            memories_extracted=extracted,
+            jobs=counts.jobs_by_state,
+            last_errors=[_job_error(failure) for failure in counts.failures],
+        )
+
+
+def _job_error(failure: JobFailure) -> JobError:
+    return JobError(
+        job_id=failure.job_id,
+        memory_id=failure.memory_id,
+        namespace=failure.namespace,
+        model=failure.model,
+        state=failure.state,
+        attempts=failure.attempts,
+        error=failure.error,
+        updated_at=failure.updated_at,
+    )
+
+
+def _graph_inputs_changed(previous: Memory, memory: Memory) -> bool:
+    """Whether a rewrite changed anything an extractor reads (title, content, tags, speaker)."""
+    return (
+        previous.title != memory.title
+        or previous.content != memory.content
+        or previous.tags != memory.tags
+        or previous.meta.get("speaker") != memory.meta.get("speaker")
+        or previous.meta.get("author") != memory.meta.get("author")
+    )

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "ExportRecord",
     "Filters",
+    "GraphStatus",
     "Hit",
     "ImportLineError",
     "ImportReport",
@@ -264,6 +265,23 @@ class IndexStatus(BaseModel):
     file_bytes: int = 0
 
 
+class GraphStatus(BaseModel):
+    """The knowledge graph of some namespaces: its size, its extraction jobs and extractor."""
+
+    state: Literal["disabled", "empty", "building", "ready"]
+    extractor: str | None = Field(description="the extractor and its version (the jobs' model)")
+    extractor_version: str | None = Field(default=None, description="library and model versions")
+    requested_extractor: str = Field(description="what RECALLD_GRAPH_EXTRACTOR asked for")
+    warning: str | None = Field(default=None, description="why the extractor differs, if it does")
+    entities: int = 0
+    relations: int = 0
+    mentions: int = 0
+    observations: int = 0
+    memories_extracted: int = Field(default=0, description="memories extracted by this extractor")
+    jobs: dict[str, int] = Field(default_factory=dict, description="graph jobs by state")
+    last_errors: list[JobError] = Field(default_factory=list)
+
+
 class Status(BaseModel):
     """Indexing health for some namespaces: the queue, embeddings, failures, workers, index."""
 
@@ -276,3 +294,4 @@ class Status(BaseModel):
     failed_jobs: list[JobError] = Field(default_factory=list)
     workers: list[WorkerStatus] = Field(default_factory=list)
     index: IndexStatus | None = None
+    graph: GraphStatus | None = None

@@ -24,8 +24,11 @@ from recalld.config import Settings
 from recalld.core_memory import CoreMemory
 from recalld.embeddings import Embedder, create_embedder
 from recalld.errors import ConflictError, NotFoundError, StorageError, ValidationError
+from recalld.graph.extractor import ExtractorSetup
+from recalld.graph_browser import GraphBrowser
 from recalld.indexing import Indexing
 from recalld.intentions import Intention, Intentions
+from recalld.knowledge import KnowledgeGraph
 from recalld.model import (
     Filters,
     Hit,
@@ -65,15 +68,20 @@ class MemoryService:
         *,
         clock: Clock = utc_now,
         embedder: Embedder | None = None,
+        extractor: ExtractorSetup | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self._clock = clock
         self._last_purge = float("-inf")
-        self.indexing = Indexing(store, settings, clock, embedder)
+        self.indexing = Indexing(store, settings, clock, embedder, extractor)
         self._transfer = Transfer(store, settings, self.indexing)
         self.core = CoreMemory(store.core, settings, clock)
-        self.intentions = Intentions(store, settings, clock, self._write)
+        # The knowledge graph (issue 12): browsing, and the reference memory server's tools.
+        self.graph = GraphBrowser(store, settings, clock, self.indexing, self._namespace)
+        self.intentions = Intentions(
+            store, settings, clock, self._write, match_entities=self.graph.named_in
+        )
         self.recollections = Recollector(
             store.context,
             store,
@@ -82,6 +90,9 @@ class MemoryService:
             self.put,
             text_similarities=self.indexing.retriever.text_similarities,
             reminders=self.intentions.sensed,
+        )
+        self.knowledge = KnowledgeGraph(
+            store, settings, clock, self._write_receipt, self._after_forget, self._namespace
         )
         self._maybe_purge()
 
@@ -206,7 +217,7 @@ class MemoryService:
                 )
                 record, reindex = self.indexing.keep_index_state(record, existing)
                 memory = tx.replace(existing.seq, record)
-                job_id = self.indexing.enqueue(tx, memory, now) if reindex else None
+                job_id = self.indexing.enqueue(tx, memory, now, previous=existing, embed=reindex)
                 return _receipt(memory, "overwritten", job_id), memory
         if draft.id is not None:
             taken = tx.find_id_anywhere(draft.id)
@@ -362,8 +373,7 @@ class MemoryService:
                 record = _with(record, place=current.place)
             record, reindex = self.indexing.keep_index_state(record, current)
             memory = tx.replace(current.seq, record)
-            if reindex:
-                self.indexing.enqueue(tx, memory, now)
+            self.indexing.enqueue(tx, memory, now, previous=current, embed=reindex)
             return memory
 
     def forget(self, memory_id: str, *, namespace: str | None = None) -> bool:
@@ -381,17 +391,26 @@ class MemoryService:
             if current is None:
                 return False
             tx.delete(current.seq)
+        self._after_forget()
+        return True
+
+    def _after_forget(self) -> None:
+        """Erase what deleted memories left outside their rows (vectors, the WAL)."""
         self.indexing.after_forget()
         try:
             self.store.checkpoint()
         except StorageError as error:
             logger.warning(
-                "forgot %s but could not truncate the write-ahead log yet (%s);"
+                "forgot memories but could not truncate the write-ahead log yet (%s);"
                 " its old pages are overwritten at the next checkpoint",
-                memory_id,
                 error,
             )
-        return True
+
+    def _write_receipt(
+        self, tx: StoreTransaction, draft: NewMemory, namespace: str
+    ) -> tuple[Receipt, Memory]:
+        """One memory write inside ``tx`` (for components that write memories with other rows)."""
+        return self._write(tx, draft, namespace)
 
     def purge_expired(self) -> int:
         """Delete every memory whose TTL has passed; returns how many were removed."""

@@ -1,4 +1,4 @@
-"""The durable job queue's consumer: embeds queued memories in batches, with retries.
+"""The durable job queue's consumer: embeds and graph-extracts queued memories, with retries.
 
 One :class:`Worker` runs either as a thread of a long-running process
 (``recalld serve``/``recalld mcp``, or any service opened with
@@ -14,6 +14,12 @@ exponential backoff until ``worker_max_attempts``, after which the job and its
 memory are marked ``failed``. When the configured model changes, the worker
 queues a re-embedding of every memory (recall keeps using the keyword index
 meanwhile) and drops the old model's vectors once the new ones are complete.
+
+Graph extraction jobs (``kind = 'graph'``, issue 12) share the queue and its
+rules: each step claims a batch of each kind the worker can do, so a failing
+extractor never holds up embedding (or the other way round), and a worker runs
+with an extractor and no embedder. An extractor change re-extracts every
+memory in the background, like a model change.
 """
 
 from __future__ import annotations
@@ -32,7 +38,10 @@ import numpy as np
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder
+from recalld.graph.extractor import Extractor, extraction_input
+from recalld.graph.types import Extraction
 from recalld.store.base import Store
+from recalld.store.graph import GraphJob
 from recalld.store.semantic import Job, WorkerRecord
 from recalld.store.sqlite_semantic import embedding_text, text_hash
 
@@ -55,22 +64,28 @@ class WorkerReport:
     batches: int = 0
     backfilled: int = 0
     embed_seconds: float = 0.0
+    extracted: int = 0
+    extract_seconds: float = 0.0
 
 
 class Worker:
-    """Claims embedding jobs, embeds them, stores the vectors; see the module docstring."""
+    """Claims embedding and graph jobs, runs them, stores the results; see the module docstring."""
 
     def __init__(
         self,
         store: Store,
-        embedder: Embedder,
+        embedder: Embedder | None,
         settings: Settings,
         *,
+        extractor: Extractor | None = None,
         clock: Clock = utc_now,
         worker_id: str | None = None,
     ) -> None:
+        if embedder is None and extractor is None:
+            raise ValueError("a worker needs an embedder, an extractor or both")
         self._store = store
         self._embedder = embedder
+        self._extractor = extractor
         self._settings = settings
         self._clock = clock
         self.id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
@@ -94,7 +109,7 @@ class Worker:
                 id=self.id,
                 pid=os.getpid(),
                 host=socket.gethostname(),
-                model=self._embedder.name,
+                model="+".join(self._models()),
                 state=state,
                 started_at=self._started_at,
                 heartbeat_at=self._clock(),
@@ -103,43 +118,83 @@ class Worker:
             )
         )
 
+    def _models(self) -> list[str]:
+        return [part.name for part in (self._embedder, self._extractor) if part is not None]
+
     def backfill(self) -> int:
-        """Queue every memory that has no vector of the current model (model switch, import)."""
-        queued = self._store.semantic.backfill_jobs(self._embedder.name, self._clock())
-        if queued:
-            logger.info("queued %d memories for embedding with %s", queued, self._embedder.name)
+        """Queue every memory without a vector of the current model or an extraction of the
+        current extractor (model or extractor switch, import, a database older than the graph)."""
+        now = self._clock()
+        queued = 0
+        if self._embedder is not None:
+            embeds = self._store.semantic.backfill_jobs(self._embedder.name, now)
+            if embeds:
+                logger.info("queued %d memories for embedding with %s", embeds, self._embedder.name)
+            queued += embeds
+        if self._extractor is not None:
+            extractions = self._store.graph.backfill_jobs(self._extractor.name, now)
+            if extractions:
+                logger.info(
+                    "queued %d memories for graph extraction with %s",
+                    extractions,
+                    self._extractor.name,
+                )
+            queued += extractions
         self.report.backfilled += queued
         self._backfilled = True
         return queued
 
     def run_once(self) -> int:
-        """Claim one batch and process it; returns how many jobs it claimed (0 = idle)."""
+        """Claim one batch of each kind and process them; returns how many jobs it claimed."""
         if not self._backfilled:
             self.backfill()
         now = self._clock()
         lease_until = now + timedelta(seconds=self._settings.worker_lease_seconds)
-        jobs = self._store.semantic.claim_jobs(
-            self.id,
-            self._embedder.name,
-            self._settings.worker_batch_size,
-            now,
-            lease_until,
-            self._settings.worker_max_attempts,
-        )
-        if not jobs:
+        claimed = 0
+        if self._embedder is not None:
+            jobs = self._store.semantic.claim_jobs(
+                self.id,
+                self._embedder.name,
+                self._settings.worker_batch_size,
+                now,
+                lease_until,
+                self._settings.worker_max_attempts,
+            )
+            if jobs:
+                self._heartbeat("busy")
+                self.report.batches += 1
+                try:
+                    self._process(jobs)
+                except Exception:
+                    logger.exception("a batch of %d embedding jobs failed", len(jobs))
+                    raise
+                claimed += len(jobs)
+        if self._extractor is not None:
+            graph_jobs = self._store.graph.claim_jobs(
+                self.id,
+                self._extractor.name,
+                self._settings.graph_batch_size,
+                now,
+                lease_until,
+                self._settings.worker_max_attempts,
+            )
+            if graph_jobs:
+                self._heartbeat("busy")
+                self.report.batches += 1
+                try:
+                    self._process_graph(graph_jobs)
+                except Exception:
+                    logger.exception("a batch of %d graph jobs failed", len(graph_jobs))
+                    raise
+                claimed += len(graph_jobs)
+        if not claimed:
             self._when_idle()
             return 0
         self._heartbeat("busy")
-        self.report.batches += 1
-        try:
-            self._process(jobs)
-        except Exception:
-            logger.exception("a batch of %d embedding jobs failed", len(jobs))
-            raise
-        self._heartbeat("busy")
-        return len(jobs)
+        return claimed
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        assert self._embedder is not None
         started = time.perf_counter()
         try:
             return self._embedder.embed_batch(texts)
@@ -171,12 +226,46 @@ class Worker:
             for job, _, vector in items
         ]
         dimension = int(np.asarray(items[0][2]).shape[-1])
+        assert self._embedder is not None
         done = self._store.semantic.complete_jobs(
             self.id, self._embedder.name, results, dimension, self._clock()
         )
         self.report.processed += done
 
-    def _failed(self, job: Job, error: BaseException) -> None:
+    # -- graph extraction --------------------------------------------------------
+
+    def _extract(self, jobs: Sequence[GraphJob]) -> list[Extraction]:
+        assert self._extractor is not None
+        started = time.perf_counter()
+        try:
+            return self._extractor.extract_batch(
+                [extraction_input(job.title, job.content, job.tags, job.meta) for job in jobs]
+            )
+        finally:
+            self.report.extract_seconds += time.perf_counter() - started
+
+    def _process_graph(self, jobs: Sequence[GraphJob]) -> None:
+        assert self._extractor is not None
+        try:
+            extractions = self._extract(jobs)
+            results = list(zip(jobs, extractions, strict=True))
+        except Exception as error:  # noqa: BLE001 - any extractor failure is retried
+            if len(jobs) == 1:
+                self._failed(jobs[0], error)
+                return
+            logger.warning("graph extraction of a batch failed (%s); retrying one by one", error)
+            results = []
+            for job in jobs:
+                try:
+                    results.append((job, self._extract([job])[0]))
+                except Exception as single:  # noqa: BLE001 - recorded on the job, retried later
+                    self._failed(job, single)
+        if results:
+            self.report.extracted += self._store.graph.complete_jobs(
+                self.id, self._extractor.name, results, self._clock()
+            )
+
+    def _failed(self, job: Job | GraphJob, error: BaseException) -> None:
         message = f"{type(error).__name__}: {error}"
         self.report.failed_attempts += 1
         now = self._clock()
@@ -199,7 +288,10 @@ class Worker:
                 delay,
                 message,
             )
-        self._store.semantic.retry_job(self.id, job, message, now, run_after)
+        if isinstance(job, GraphJob):
+            self._store.graph.retry_job(self.id, job, message, now, run_after)
+        else:
+            self._store.semantic.retry_job(self.id, job, message, now, run_after)
 
     def _when_idle(self) -> None:
         self._heartbeat("idle")
@@ -208,11 +300,14 @@ class Worker:
             return
         self._last_maintenance = time.monotonic()
         semantic = self._store.semantic
-        model = self._embedder.name
-        if semantic.pending_jobs(model) == 0:
-            dropped = semantic.drop_other_models(model)
-            if dropped:
-                logger.info("model switch to %s complete: dropped %d old vectors", model, dropped)
+        if self._embedder is not None:
+            model = self._embedder.name
+            if semantic.pending_jobs(model) == 0:
+                dropped = semantic.drop_other_models(model)
+                if dropped:
+                    logger.info(
+                        "model switch to %s complete: dropped %d old vectors", model, dropped
+                    )
         semantic.purge_done_jobs(self._clock() - DONE_JOB_RETENTION)
         semantic.compact_vector_log()
 

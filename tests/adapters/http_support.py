@@ -27,7 +27,9 @@ def server_environment(**extra: str) -> dict[str, str]:
     environment = {
         name: value for name, value in os.environ.items() if not name.startswith("RECALLD_")
     }
-    environment.update({"RECALLD_EMBEDDER": "none", "PYTHONUNBUFFERED": "1"})
+    environment.update(
+        {"RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "rules", "PYTHONUNBUFFERED": "1"}
+    )
     environment.update(extra)
     return environment
 

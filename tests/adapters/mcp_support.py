@@ -26,7 +26,7 @@ Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
     """A connector that runs the server inside this process (lifespan included)."""
-    settings = Settings(db=db, synchronous="NORMAL", embedder="none")
+    settings = Settings(db=db, synchronous="NORMAL", embedder="none", graph_extractor="rules")
     server = build_server(lambda: MemoryService.open(settings), dialects.split(","))
 
     @asynccontextmanager
@@ -42,7 +42,11 @@ def stdio(db: Path, dialects: str = ALL_DIALECTS, embedder: str = "none") -> Con
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "recalld", "--db", str(db), "mcp", "--dialect", dialects],
-        env={"RECALLD_SYNCHRONOUS": "NORMAL", "RECALLD_EMBEDDER": embedder},
+        env={
+            "RECALLD_SYNCHRONOUS": "NORMAL",
+            "RECALLD_EMBEDDER": embedder,
+            "RECALLD_GRAPH_EXTRACTOR": "rules",
+        },
     )
 
     @asynccontextmanager
@@ -98,7 +102,12 @@ def start_http_server(
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env={**os.environ, "RECALLD_EMBEDDER": "none", "RECALLD_SYNCHRONOUS": "NORMAL"},
+        env={
+            **os.environ,
+            "RECALLD_EMBEDDER": "none",
+            "RECALLD_SYNCHRONOUS": "NORMAL",
+            "RECALLD_GRAPH_EXTRACTOR": "rules",
+        },
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -138,10 +138,12 @@ def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Clien
     tools = anyio.run(_mcp_round_trip, f"{server.base_url}/mcp")
     assert tools == [
         "cancel_intention",
+        "entities",
         "forget",
         "get",
         "intentions",
         "list",
+        "neighbourhood",
         "recall",
         "remember",
         "remind",

@@ -130,6 +130,8 @@ async def test_schema_native_tools_listed_with_output_schemas(tmp_path: Path) ->
         "remind",
         "intentions",
         "cancel_intention",
+        "entities",
+        "neighbourhood",
     }
     assert tools["remember"].input_schema["required"] == ["content"]
     for name in tools:

@@ -84,18 +84,7 @@ def _check(dialect: str, output: dict[str, Any]) -> None:
     assert all(not result.get("isError") for result in results), results
     found = json.dumps(results[1])
     if dialect == "native":
-        assert set(tools) == {
-            "remember",
-            "recall",
-            "get",
-            "update",
-            "forget",
-            "list",
-            "stats",
-            "remind",
-            "intentions",
-            "cancel_intention",
-        }
+        assert set(tools) == _names("native")
         assert tools["remember"]["required"] == ["content"]
         assert results[1]["structuredContent"]["hits"][0]["memory"]["content"].startswith(
             "Typescript clients"
@@ -136,7 +125,11 @@ def test_typescript_client_over_stdio(dialect: str, tmp_path: Path) -> None:
             "transport": "stdio",
             "command": sys.executable,
             "args": ["-m", "recalld", "--db", str(tmp_path / "ts.db"), "mcp", "--dialect", dialect],
-            "env": {"RECALLD_SYNCHRONOUS": "NORMAL", "RECALLD_EMBEDDER": "none"},
+            "env": {
+                "RECALLD_SYNCHRONOUS": "NORMAL",
+                "RECALLD_EMBEDDER": "none",
+                "RECALLD_GRAPH_EXTRACTOR": "rules",
+            },
             "calls": CALLS[dialect],
         }
     )
@@ -165,8 +158,60 @@ def _names(dialect: str) -> set[str]:
             "remind",
             "intentions",
             "cancel_intention",
+            "entities",
+            "neighbourhood",
         },
         "batbox": {"MemoryRemember", "MemoryRecall", "MemoryStatus"},
         "chaoscore": {"chaoscore_remember", "chaoscore_recall", "chaoscore_forget"},
         "rover": {"rover_memory"},
     }[dialect]
+
+
+def test_typescript_client_knowledge_dialect_over_stdio(tmp_path: Path) -> None:
+    """A client of the MCP reference memory server switches by changing the command line."""
+    calls = [
+        {
+            "name": "create_entities",
+            "arguments": {
+                "entities": [
+                    {
+                        "name": "Ts_User",
+                        "entityType": "person",
+                        "observations": ["Writes TypeScript"],
+                    }
+                ]
+            },
+        },
+        {"name": "open_nodes", "arguments": {"names": ["Ts_User"]}},
+        {"name": "read_graph", "arguments": {}},
+    ]
+    output = _run(
+        {
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": [
+                "-m",
+                "recalld",
+                "--db",
+                str(tmp_path / "ts.db"),
+                "mcp",
+                "--dialect",
+                "knowledge",
+            ],
+            "env": {
+                "RECALLD_SYNCHRONOUS": "NORMAL",
+                "RECALLD_EMBEDDER": "none",
+                "RECALLD_GRAPH_EXTRACTOR": "rules",
+            },
+            "calls": calls,
+        }
+    )
+    tools = {tool["name"]: tool["inputSchema"] for tool in output["tools"]}
+    assert len(tools) == 9
+    assert tools["create_entities"]["required"] == ["entities"]
+    created, opened, graph = output["results"]
+    assert not any(result.get("isError") for result in output["results"]), output["results"]
+    assert created["structuredContent"]["entities"][0]["name"] == "Ts_User"
+    [entity] = opened["structuredContent"]["entities"]
+    assert entity["observations"][0] == "Writes TypeScript"
+    assert "Ts_User" in [e["name"] for e in graph["structuredContent"]["entities"]]

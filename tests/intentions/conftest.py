@@ -26,6 +26,12 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def memory(db_path: Path, clock: FakeClock) -> Iterator[MemoryService]:
-    settings = Settings(db=db_path, synchronous="NORMAL", embedder="none", zone="Europe/Paris")
+    settings = Settings(
+        db=db_path,
+        synchronous="NORMAL",
+        embedder="none",
+        graph_extractor="rules",
+        zone="Europe/Paris",
+    )
     with MemoryService.open(settings, clock=clock) as service:
         yield service

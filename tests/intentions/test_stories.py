@@ -321,3 +321,16 @@ def test_an_intention_is_a_memory_but_never_an_involuntary_recollection(
     assert _sense(memory, text="pick up the prescription") == []
     exported = list(memory.export())
     assert '"kind":"intention"' in exported[0].replace(" ", "")
+
+
+def test_story_mention_by_a_graph_entity_named_in_what_is_heard(memory: MemoryService) -> None:
+    memory.remember("Kate: we drove to Porto with Anna Lima in May")
+    memory.new_worker().run_until_idle()  # builds the graph: "Anna Lima" is an entity
+    assert memory.intentions.match_entities is not None
+    assert "Anna Lima" in memory.intentions.match_entities("Anna_Lima phoned", "default")
+    memory.remind("ask about the move", mention=["Anna Lima"])
+    # The words alone do not hold ("anna_lima" is one token); the graph entity does.
+    fired = _sense(memory, text="Anna_Lima phoned this morning")
+    assert _reminders(fired) == ["ask about the move"]
+    assert fired[0].reminder is not None
+    assert "entity" in fired[0].reminder.why

@@ -31,6 +31,7 @@ from recalld.adapters._cli_support import (
     pass_state,
 )
 from recalld.adapters.cli_context import context_commands
+from recalld.adapters.cli_graph import graph_group, import_mcp_memory
 from recalld.adapters.cli_intentions import intention_commands
 from recalld.adapters.cli_servers import server_commands
 from recalld.config import Settings
@@ -300,10 +301,21 @@ def _lines_with_progress(path: Path, progress: Progress) -> Iterator[str]:
 
 @cli.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(["recalld", "mcp-memory"]),
+    default="recalld",
+    show_default=True,
+    help="recalld: `recalld export` lines; mcp-memory: the MCP memory server's memory.jsonl",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the import report as JSON")
 @pass_state
-def import_command(state: _State, file: Path, as_json: bool) -> None:
+def import_command(state: _State, file: Path, file_format: str, as_json: bool) -> None:
     """Import memories from a JSONL FILE written by `recalld export` (idempotent by id)."""
+    if file_format == "mcp-memory":
+        import_mcp_memory(state, file, as_json)
+        return
     memory = state.memory()
     progress = Progress(
         TextColumn("{task.description}"),
@@ -364,7 +376,7 @@ def shell(state: _State) -> None:
             continue
 
 
-for _command in (*server_commands, *context_commands, *intention_commands):
+for _command in (*server_commands, *context_commands, *intention_commands, graph_group):
     cli.add_command(_command)
 
 

@@ -24,7 +24,8 @@ from recalld.service import MemoryService
     "--dialect",
     "dialects",
     multiple=True,
-    help="tool set(s): native (default), batbox, chaoscore, rover, hermes, madeleine;"
+    help="tool set(s): native (default), batbox, chaoscore, rover, hermes, madeleine,"
+    " knowledge;"
     " repeat or comma-separate",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address")
@@ -164,10 +165,11 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print what was done as JSON at the end")
 @pass_state
 def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_json: bool) -> None:
-    """Embed queued memories (the durable job queue) until stopped, or until idle.
+    """Embed and graph-extract queued memories (the durable job queue) until stopped, or idle.
 
     It also fires time-only intentions as they come due (a scheduler thread; with
-    --until-idle, once, for those due now). Without an embedder it only does that.
+    --until-idle, once, for those due now). Without an embedder and a graph
+    extractor it only does that.
     """
     if batch_size is not None:
         state.settings = state.settings.model_copy(update={"worker_batch_size": batch_size})
@@ -175,7 +177,7 @@ def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_j
         state.settings = state.settings.model_copy(update={"scheduler_thread": True})
     service = state.memory()
     reminders = len(service.intentions.run_due()) if until_idle else 0
-    if service.embedder is None:
+    if service.embedder is None and service.indexing.extractor is None:
         _schedule_only(until_idle, reminders, as_json)
         return
     worker = service.new_worker()
@@ -203,7 +205,7 @@ def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_j
 
 
 def _schedule_only(until_idle: bool, reminders: int, as_json: bool) -> None:
-    """``recalld worker`` without an embedder: only the intention scheduler runs."""
+    """``recalld worker`` with no embedder nor extractor: only the intention scheduler runs."""
     if not until_idle:
         stopped = threading.Event()
         try:

@@ -56,6 +56,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from recalld._version import __version__
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_context_routes import context_router, core_router
+from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_models import BodyFieldError
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, v1_router
@@ -405,6 +406,7 @@ def create_app(
     app.include_router(context_router)
     app.include_router(admin_router)
     app.include_router(intentions_router)
+    app.include_router(graph_router)
     mount_browser(app)
     metrics_registry = CollectorRegistry(auto_describe=True)
     metrics_registry.register(_StoreCollector(service))

@@ -232,11 +232,16 @@ class EmbeddingStatus(BaseModel):
 
 
 class GraphStatus(BaseModel):
-    """Entity graph state (not built yet)."""
+    """The knowledge graph: state, size, extraction jobs pending and failed, the extractor."""
 
-    state: str = "unavailable"
+    state: str = "disabled"
     entities: int = 0
     relations: int = 0
+    mentions: int = 0
+    extractor: str | None = None
+    pending: int = 0
+    failed: int = 0
+    warning: str | None = None
 
 
 class BatboxStatus(BaseModel):

@@ -194,7 +194,7 @@ def batbox_recall(
 
 @batbox_router.get("/status", response_model=BatboxStatus, summary="Status")
 def batbox_status(service: Service, namespace: ReadNamespace) -> BatboxStatus:
-    """Counts and the state of the background queue, embeddings and graph (zeros until built)."""
+    """Counts and the state of the background queue, embeddings and the knowledge graph."""
     stats = service.stats([namespace])
     status = service.status([namespace])
     return BatboxStatus(
@@ -211,7 +211,18 @@ def batbox_status(service: Service, namespace: ReadNamespace) -> BatboxStatus:
             embedded=0 if status.embedder is None else status.embeddings.get(status.embedder, 0),
             pending=status.memories_by_index_state.get("queued", 0),
         ),
-        graph=GraphStatus(),
+        graph=GraphStatus(
+            state="disabled" if status.graph is None else status.graph.state,
+            entities=0 if status.graph is None else status.graph.entities,
+            relations=0 if status.graph is None else status.graph.relations,
+            mentions=0 if status.graph is None else status.graph.mentions,
+            extractor=None if status.graph is None else status.graph.extractor,
+            pending=0
+            if status.graph is None
+            else status.graph.jobs.get("queued", 0) + status.graph.jobs.get("running", 0),
+            failed=0 if status.graph is None else status.graph.jobs.get("failed", 0),
+            warning=None if status.graph is None else status.graph.warning,
+        ),
         retry_errors=[f"{job.memory_id}: {job.error}" for job in status.failed_jobs],
     )
 

@@ -4,8 +4,10 @@ The service calls :meth:`HybridRetriever.retrieve`; it asks the store for
 keyword candidates (FTS5 BM25, or LIKE without FTS), embeds the query and asks
 the :class:`~recalld.retrieval.vector_index.VectorIndex` for vector candidates
 under the same namespace and filters, looks up the cosine of keyword hits that
-have a vector, and fuses everything (:mod:`recalld.retrieval.fusion`). Each hit
-carries the backends that found it (``fts``, ``like``, ``vector``).
+have a vector, and fuses everything (:mod:`recalld.retrieval.fusion`). In hybrid
+mode a :class:`~recalld.retrieval.graph_channel.GraphChannel` (when given) then
+mixes in graph scores and graph-only candidates. Each hit carries the backends
+that found it (``fts``, ``like``, ``vector``, ``graph``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Literal
 from recalld.embeddings.base import Embedder, Vectors
 from recalld.model import Memory
 from recalld.retrieval.fusion import Candidate, FusionParameters, fuse
+from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.vector_index import VectorIndex
 from recalld.store.base import Scope, Store
 
@@ -67,8 +70,10 @@ class HybridRetriever:
         ann_threshold: int,
         index_prefix: Path | None,
         candidate_floor: int = 50,
+        graph: GraphChannel | None = None,
     ) -> None:
         self._store = store
+        self.graph = graph
         self._embedder = embedder
         self.parameters = parameters
         self._ann_threshold = ann_threshold
@@ -152,7 +157,10 @@ class HybridRetriever:
         if mode == "keyword":
             for candidate in candidates.values():
                 candidate.cosine = None
-        ranked = fuse(candidates, self.parameters)[:limit]
+        ranked = fuse(candidates, self.parameters)
+        if self.graph is not None and mode == "hybrid":
+            ranked = self.graph.rerank(scope, text, ranked, memories)
+        ranked = ranked[:limit]
         return [
             Retrieved(
                 memory=memories[item.seq],

@@ -18,6 +18,7 @@ from recalld.model import IndexState, Memory, Place
 if TYPE_CHECKING:
     from recalld.store.context import ContextStore
     from recalld.store.core import CoreStore
+    from recalld.store.graph import GraphStore, GraphTransaction
     from recalld.store.intentions import IntentionRecord, IntentionStore
     from recalld.store.semantic import SemanticStore
 
@@ -143,6 +144,15 @@ class StoreTransaction(Protocol):
         """Store row ``seq``'s intention state and triggers (see :mod:`recalld.intentions`)."""
         ...
 
+    def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
+        """Queue a graph extraction job for row ``seq`` in this transaction; returns its id."""
+        ...
+
+    @property
+    def graph(self) -> GraphTransaction:
+        """The knowledge graph's writes in this transaction (issue 12)."""
+        ...
+
 
 class Store(Protocol):
     """A durable home for memories: the SQLite file by default."""
@@ -175,6 +185,11 @@ class Store(Protocol):
     @property
     def intentions(self) -> IntentionStore:
         """Intentions: triggers, firing state, reminders (issue 17)."""
+        ...
+
+    @property
+    def graph(self) -> GraphStore:
+        """Entities, mentions, relations and the extraction queue (issue 12)."""
         ...
 
     def transaction(self) -> AbstractContextManager[StoreTransaction]:

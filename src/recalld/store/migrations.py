@@ -309,6 +309,118 @@ def migration_6(execute: Execute) -> None:
     execute("ALTER TABLE pending_recollections ADD COLUMN details TEXT")
 
 
+def migration_7(execute: Execute) -> None:
+    """Knowledge graph: entities, their mentions and observations, relations and their sources.
+
+    Every row that comes from a memory references ``memories(seq)`` with ``ON
+    DELETE CASCADE``, and triggers drop what is left orphaned: an entity that is
+    not ``declared`` (created through the knowledge tools) once its last
+    mention goes, a relation that is not ``declared`` once its last source
+    memory goes. So ``forget`` leaves no entity or relation of its memory
+    behind. ``graph_extracted`` records which extractor (and text) produced a
+    memory's mentions, for background re-extraction when the extractor changes.
+    """
+    execute(
+        """
+        CREATE TABLE graph_entities (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            declared INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    execute("CREATE UNIQUE INDEX graph_entities_key ON graph_entities(namespace, key)")
+    execute("CREATE INDEX graph_entities_type ON graph_entities(namespace, type, key)")
+    execute(
+        """
+        CREATE TABLE graph_mentions (
+            entity_id INTEGER NOT NULL REFERENCES graph_entities(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            surface TEXT NOT NULL,
+            count INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (entity_id, seq)
+        ) WITHOUT ROWID
+        """
+    )
+    execute("CREATE INDEX graph_mentions_seq ON graph_mentions(seq, entity_id)")
+    execute(
+        """
+        CREATE TABLE graph_observations (
+            entity_id INTEGER NOT NULL REFERENCES graph_entities(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            PRIMARY KEY (entity_id, seq)
+        ) WITHOUT ROWID
+        """
+    )
+    execute("CREATE INDEX graph_observations_seq ON graph_observations(seq, entity_id)")
+    execute(
+        """
+        CREATE TABLE graph_relations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            subject_id INTEGER NOT NULL REFERENCES graph_entities(id) ON DELETE CASCADE,
+            predicate TEXT NOT NULL,
+            object_id INTEGER NOT NULL REFERENCES graph_entities(id) ON DELETE CASCADE,
+            declared INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+    execute(
+        "CREATE UNIQUE INDEX graph_relations_triple"
+        " ON graph_relations(subject_id, predicate, object_id)"
+    )
+    execute("CREATE INDEX graph_relations_object ON graph_relations(object_id, predicate)")
+    execute("CREATE INDEX graph_relations_namespace ON graph_relations(namespace, predicate)")
+    execute(
+        """
+        CREATE TABLE graph_relation_sources (
+            relation_id INTEGER NOT NULL REFERENCES graph_relations(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            at TEXT,
+            PRIMARY KEY (relation_id, seq)
+        ) WITHOUT ROWID
+        """
+    )
+    execute("CREATE INDEX graph_relation_sources_seq ON graph_relation_sources(seq, relation_id)")
+    execute(
+        """
+        CREATE TABLE graph_extracted (
+            seq INTEGER PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            extracted_at TEXT NOT NULL
+        )
+        """
+    )
+    execute("CREATE INDEX graph_extracted_model ON graph_extracted(model, seq)")
+    # Claims read due jobs of one kind and model in run_after order straight off this index.
+    execute("CREATE INDEX jobs_kind ON jobs(kind, model, state, run_after, id)")
+    # Orphans go as soon as their last mention or source goes (forget cascades fire these).
+    execute(
+        """
+        CREATE TRIGGER graph_mentions_orphan AFTER DELETE ON graph_mentions BEGIN
+            DELETE FROM graph_entities WHERE id = old.entity_id AND declared = 0
+                AND NOT EXISTS (SELECT 1 FROM graph_mentions WHERE entity_id = old.entity_id);
+        END
+        """
+    )
+    execute(
+        """
+        CREATE TRIGGER graph_sources_orphan AFTER DELETE ON graph_relation_sources BEGIN
+            DELETE FROM graph_relations WHERE id = old.relation_id AND declared = 0
+                AND NOT EXISTS
+                (SELECT 1 FROM graph_relation_sources WHERE relation_id = old.relation_id);
+        END
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -316,6 +428,7 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_4,
     migration_5,
     migration_6,
+    migration_7,
 ]
 
 

@@ -38,6 +38,7 @@ from recalld.store.sqlite_core import SQLiteCore
 
 if TYPE_CHECKING:
     from recalld.store import sqlite_context, sqlite_intentions
+from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
 from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 
 __all__ = ["SQLiteStore"]
@@ -303,6 +304,14 @@ class _Transaction:
 
         SQLiteIntentions.save(self._connection, seq, record)
 
+    def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
+        return enqueue_graph(self._connection, seq, model, now)
+
+    @property
+    def graph(self) -> SQLiteGraphTransaction:
+        """The knowledge graph's writes inside this transaction."""
+        return SQLiteGraphTransaction(self._connection)
+
 
 class SQLiteStore:
     """Memories in one SQLite file; safe to share between threads and processes."""
@@ -333,6 +342,7 @@ class SQLiteStore:
         self._fts_available = self._prepare_fts() if fts else False
         self._semantic = SQLiteSemantic(self)
         self._core = SQLiteCore(self)
+        self._graph = SQLiteGraph(self)
         from recalld.store.sqlite_context import SQLiteContext  # it imports this module
 
         self._context = SQLiteContext(self)
@@ -463,6 +473,11 @@ class SQLiteStore:
     def intentions(self) -> sqlite_intentions.SQLiteIntentions:
         """Intentions, their triggers and streaks (issue 17)."""
         return self._intentions
+
+    @property
+    def graph(self) -> SQLiteGraph:
+        """The knowledge graph and its extraction queue (issue 12)."""
+        return self._graph
 
     @contextmanager
     def transaction(self) -> Iterator[_Transaction]:

@@ -82,7 +82,8 @@ class SQLiteSemantic:
         def step(connection: apsw.Connection) -> list[Job]:
             # A lease that expired this many times means the job kills its workers.
             doomed = connection.execute(
-                "SELECT id, seq FROM jobs WHERE model = :model AND state = 'running'"
+                "SELECT id, seq FROM jobs WHERE kind = 'embed' AND model = :model"
+                " AND state = 'running'"
                 " AND lease_until <= :now AND attempts >= :max",
                 {"now": stamp, "model": model, "max": max_attempts},
             ).fetchall()
@@ -99,7 +100,7 @@ class SQLiteSemantic:
             rows: list[tuple[Any, ...]] = connection.execute(
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content"
                 " FROM jobs j JOIN memories m ON m.seq = j.seq"
-                " WHERE j.model = :model AND ("
+                " WHERE j.kind = 'embed' AND j.model = :model AND ("
                 "   (j.state = 'queued' AND j.run_after <= :now)"
                 "   OR (j.state = 'running' AND j.lease_until <= :now))"
                 " ORDER BY j.run_after, j.id LIMIT :limit",
@@ -166,7 +167,7 @@ class SQLiteSemantic:
                 )
                 connection.execute(
                     "UPDATE memories SET index_state = 'indexed' WHERE seq = :seq AND NOT EXISTS"
-                    f" (SELECT 1 FROM jobs WHERE seq = :seq AND model = :model"
+                    f" (SELECT 1 FROM jobs WHERE seq = :seq AND +kind = 'embed' AND model = :model"
                     f" AND state IN {PENDING_STATES})",
                     {"seq": job.seq, "model": model},
                 )
@@ -203,13 +204,16 @@ class SQLiteSemantic:
     def backfill_jobs(self, model: str, now: datetime) -> int:
         def step(connection: apsw.Connection) -> int:
             connection.execute(
-                "DELETE FROM jobs WHERE model != ? AND state IN ('queued', 'failed')", (model,)
+                "DELETE FROM jobs WHERE kind = 'embed' AND model != ?"
+                " AND state IN ('queued', 'failed')",
+                (model,),
             )
             missing: list[tuple[Any, ...]] = connection.execute(
                 "SELECT m.seq FROM memories m WHERE NOT EXISTS"
                 " (SELECT 1 FROM vectors v WHERE v.seq = m.seq AND v.model = :model)"
-                " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq AND j.model = :model"
-                " AND j.state IN ('queued', 'running', 'failed'))",
+                # "+": look the memory's jobs up by seq, never scan jobs by kind (quadratic).
+                " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq AND +j.kind = 'embed'"
+                " AND j.model = :model AND j.state IN ('queued', 'running', 'failed'))",
                 {"model": model},
             ).fetchall()
             for (seq,) in missing:
@@ -224,7 +228,9 @@ class SQLiteSemantic:
 
     def pending_jobs(self, model: str) -> int:
         rows = self._read(
-            f"SELECT count(*) FROM jobs WHERE model = ? AND state IN {PENDING_STATES}", (model,)
+            "SELECT count(*) FROM jobs WHERE kind = 'embed' AND model = ?"
+            f" AND state IN {PENDING_STATES}",
+            (model,),
         )
         return int(rows[0][0])
 
@@ -348,7 +354,7 @@ class SQLiteSemantic:
         inside = f"m.namespace IN ({', '.join(names) or 'NULL'})"
         jobs = self._read(
             f"SELECT j.state, count(*) FROM jobs j JOIN memories m ON m.seq = j.seq"
-            f" WHERE {inside} GROUP BY 1",
+            f" WHERE j.kind = 'embed' AND {inside} GROUP BY 1",
             params,
         )
         vectors = self._read(
@@ -362,7 +368,8 @@ class SQLiteSemantic:
         failures = self._read(
             "SELECT j.id, m.id, m.namespace, j.model, j.state, j.attempts, j.last_error,"
             " j.updated_at FROM jobs j JOIN memories m ON m.seq = j.seq"
-            f" WHERE {inside} AND (j.state = 'failed' OR j.last_error IS NOT NULL)"
+            f" WHERE j.kind = 'embed' AND {inside}"
+            " AND (j.state = 'failed' OR j.last_error IS NOT NULL)"
             " ORDER BY j.updated_at DESC LIMIT :limit",
             params,
         )

@@ -21,6 +21,7 @@ DIALECT_MODULES: dict[str, str] = {
     "rover": "recalld.adapters.dialects.rover",
     "hermes": "recalld.adapters.dialects.hermes",
     "madeleine": "recalld.adapters.dialects.madeleine",
+    "knowledge": "recalld.adapters.dialects.knowledge",
 }
 
 

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.errors import RecalldError
+from recalld.model import GraphStatus
 from recalld.service import MemoryService
 
 __all__ = ["DIALECT", "status_report"]
@@ -88,7 +89,7 @@ def memory_recall(
 
 
 def status_report(service: MemoryService) -> dict[str, Any]:
-    """Queue, embedding, graph and retry-error figures (the graph is not built: zeros)."""
+    """Queue, embedding, knowledge-graph and retry-error figures."""
     stats = service.stats()
     status = service.status()
     queue = {state: status.queue.get(state, 0) for state in ("queued", "running", "done", "failed")}
@@ -105,7 +106,7 @@ def status_report(service: MemoryService) -> dict[str, Any]:
             {"id": worker.id, "alive": worker.alive, "age_seconds": worker.heartbeat_age_seconds}
             for worker in status.workers
         ],
-        "graph": {"state": "not_built", "entities": 0, "relations": 0},
+        "graph": _graph(status.graph),
         "retry_errors": [
             {
                 "memory_id": job.memory_id,
@@ -117,6 +118,24 @@ def status_report(service: MemoryService) -> dict[str, Any]:
         ],
         "search_backends": status.search_backends,
         "schema_version": stats.schema_version,
+    }
+
+
+def _graph(graph: GraphStatus | None) -> dict[str, Any]:
+    if graph is None:
+        return {"state": "disabled", "entities": 0, "relations": 0}
+    return {
+        "state": graph.state,
+        "entities": graph.entities,
+        "relations": graph.relations,
+        "mentions": graph.mentions,
+        "extractor": graph.extractor,
+        "jobs": graph.jobs,
+        "warning": graph.warning,
+        "errors": [
+            {"memory_id": job.memory_id, "attempts": job.attempts, "error": job.error}
+            for job in graph.last_errors
+        ],
     }
 
 

@@ -17,6 +17,7 @@ from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects._intentions import INTENTION_TOOLS
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.errors import RecalldError
+from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import Filters, Hit, Memory, Page, Receipt, Stats
 
 __all__ = ["DIALECT"]
@@ -202,6 +203,34 @@ def stats(ctx: Context) -> Stats:
         raise _fail(error) from error
 
 
+def entities(
+    ctx: Context,
+    query: Annotated[
+        str | None, Field(description="only entities whose name or type contains this")
+    ] = None,
+    type: Annotated[str | None, Field(description="only this type, e.g. person, place")] = None,
+    limit: Limit = 20,
+    cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
+) -> EntityPage:
+    try:
+        return state_of(ctx).service.graph.entities(
+            query=query, type=type, limit=limit, cursor=cursor
+        )
+    except RecalldError as error:
+        raise _fail(error) from error
+
+
+def neighbourhood(
+    ctx: Context,
+    entity: Annotated[str, Field(description="the entity's name")],
+    depth: Annotated[int, Field(ge=1, le=3, description="relation hops to follow (1-3)")] = 1,
+) -> Neighbourhood:
+    try:
+        return state_of(ctx).service.graph.neighbourhood(entity, depth=depth)
+    except RecalldError as error:
+        raise _fail(error) from error
+
+
 DIALECT = Dialect(
     name="native",
     tools=(
@@ -256,6 +285,21 @@ DIALECT = Dialect(
             read_only=True,
         ),
         *INTENTION_TOOLS,
+        ToolSpec(
+            "entities",
+            entities,
+            "List the people, places, organisations and topics found in memories (the knowledge "
+            "graph), by name, with how many memories mention each; filter by a name fragment "
+            "or a type. Page with next_cursor.",
+            read_only=True,
+        ),
+        ToolSpec(
+            "neighbourhood",
+            neighbourhood,
+            "Show what the knowledge graph connects to one entity: its relations up to `depth` "
+            "hops and the entities most often mentioned with it.",
+            read_only=True,
+        ),
     ),
     resources=(CORE_RESOURCE,),
     prompts=(CORE_PROMPT,),

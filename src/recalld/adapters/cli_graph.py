@@ -1,0 +1,170 @@
+"""``recalld graph ...`` (browse and rebuild the knowledge graph) and the ``mcp-memory`` import."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from recalld.adapters._cli_support import _print_json, _State, pass_state
+
+__all__ = ["graph_group", "import_mcp_memory"]
+
+
+@click.group("graph")
+def graph_group() -> None:
+    """The knowledge graph: entities and relations extracted from memories."""
+
+
+@graph_group.command("entities")
+@click.option("--query", help="only entities whose name or type contains this")
+@click.option("--type", "entity_type", help="only this type (person, place, topic ...)")
+@click.option("--limit", default=50, show_default=True, type=int)
+@click.option("--cursor", help="continue from the next_cursor of a previous page")
+@click.option("--json", "as_json", is_flag=True, help='print {"entities": [...], "next_cursor"}')
+@pass_state
+def graph_entities(
+    state: _State,
+    query: str | None,
+    entity_type: str | None,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """List entities by name, with how many memories mention each."""
+    page = state.memory().graph.entities(query=query, type=entity_type, limit=limit, cursor=cursor)
+    if as_json:
+        _print_json(page)
+        return
+    if not page.entities:
+        state.console.print("no entities")
+        return
+    table = Table()
+    for column in ("name", "type", "mentions", "observations", "declared"):
+        table.add_column(column)
+    for entity in page.entities:
+        table.add_row(
+            entity.name,
+            entity.type,
+            str(entity.mentions),
+            str(entity.observations),
+            "yes" if entity.declared else "",
+        )
+    state.console.print(table)
+    if page.next_cursor:
+        state.console.print(f"more: --cursor {page.next_cursor}", highlight=False)
+
+
+@graph_group.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="print the entity as JSON")
+@pass_state
+def graph_show(state: _State, name: str, as_json: bool) -> None:
+    """Show entity NAME: aliases, observations, mentions and relations."""
+    detail = state.memory().graph.entity(name)
+    if as_json:
+        _print_json(detail)
+        return
+    entity = detail.entity
+    console = state.console
+    console.print(
+        f"[bold]{entity.name}[/bold] ({entity.type}); {entity.mentions} mentions,"
+        f" {entity.observations} observations",
+        highlight=False,
+    )
+    if detail.aliases:
+        console.print(f"aliases: {', '.join(detail.aliases)}", highlight=False, markup=False)
+    for observation in detail.observations:
+        console.print(f"  observation: {observation.content}", highlight=False, markup=False)
+    for relation in detail.relations:
+        console.print(
+            f"  {relation.subject} -[{relation.predicate}]-> {relation.object}",
+            highlight=False,
+            markup=False,
+        )
+    for mention in detail.mentions:
+        console.print(f"  {mention.memory_id} {mention.prompt_line}", highlight=False, markup=False)
+
+
+@graph_group.command("relations")
+@click.option("--entity", help="only relations touching this entity")
+@click.option("--predicate", help="only this predicate")
+@click.option("--limit", default=100, show_default=True, type=int)
+@click.option("--cursor", help="continue from the next_cursor of a previous page")
+@click.option("--json", "as_json", is_flag=True, help='print {"relations": [...], "next_cursor"}')
+@pass_state
+def graph_relations(
+    state: _State,
+    entity: str | None,
+    predicate: str | None,
+    limit: int,
+    cursor: str | None,
+    as_json: bool,
+) -> None:
+    """List relations (subject, predicate, object) and how many memories state each."""
+    page = state.memory().graph.relations(
+        entity=entity, predicate=predicate, limit=limit, cursor=cursor
+    )
+    if as_json:
+        _print_json(page)
+        return
+    if not page.relations:
+        state.console.print("no relations")
+        return
+    table = Table()
+    for column in ("subject", "predicate", "object", "sources", "at"):
+        table.add_column(column)
+    for relation in page.relations:
+        table.add_row(
+            relation.subject,
+            relation.predicate,
+            relation.object,
+            str(relation.sources),
+            "" if relation.at is None else relation.at.strftime("%Y-%m-%d %H:%M"),
+        )
+    state.console.print(table)
+    if page.next_cursor:
+        state.console.print(f"more: --cursor {page.next_cursor}", highlight=False)
+
+
+@graph_group.command("rebuild")
+@click.option("--all-namespaces", is_flag=True, help="rebuild every namespace (admin)")
+@click.option("--run", "run_now", is_flag=True, help="also run the worker here until idle")
+@click.option("--json", "as_json", is_flag=True, help='print {"queued", "extracted"}')
+@pass_state
+def graph_rebuild(state: _State, all_namespaces: bool, run_now: bool, as_json: bool) -> None:
+    """Queue re-extraction of every memory (the worker does it; --run does it now)."""
+    memory = state.memory()
+    queued = memory.graph.rebuild(memory.namespaces() if all_namespaces else None)
+    extracted = 0
+    if run_now:
+        extracted = memory.new_worker().run_until_idle().extracted
+    if as_json:
+        _print_json({"queued": queued, "extracted": extracted})
+    else:
+        message = f"queued {queued} memories for graph extraction"
+        if run_now:
+            message += f"; extracted {extracted}"
+        state.console.print(message, highlight=False)
+
+
+def import_mcp_memory(state: _State, file: Path, as_json: bool) -> None:
+    """Import the MCP memory server's ``memory.jsonl`` (``recalld import --format mcp-memory``)."""
+    with file.open("rb") as source:
+        lines = (raw.decode("utf-8", errors="replace") for raw in source)
+        report = state.memory().knowledge.import_jsonl(lines)
+    if as_json:
+        _print_json(report)
+    else:
+        state.console.print(
+            f"entities {report.entities}, observations {report.observations},"
+            f" relations {report.relations}, unchanged {report.unchanged},"
+            f" errors {len(report.errors)}",
+            highlight=False,
+        )
+        for error in report.errors:
+            click.echo(f"line {error.line}: {error.error}", err=True)
+    if report.errors:
+        sys.exit(1)

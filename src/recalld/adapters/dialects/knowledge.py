@@ -1,0 +1,273 @@
+"""The knowledge dialect: the MCP reference memory server's nine tools, on recalld's graph.
+
+Tool names and input schemas are those of ``@modelcontextprotocol/server-memory``
+(``create_entities``, ``create_relations``, ``add_observations``,
+``delete_entities``, ``delete_observations``, ``delete_relations``,
+``read_graph``, ``search_nodes``, ``open_nodes``), so a client switches by
+changing one command line; ``read_graph`` adds an optional ``limit`` and
+``cursor`` (its answer says ``hasMore`` and gives ``nextCursor``). Results
+have the reference's structured shapes (deletes add ``deleted`` and
+``notFound`` beside ``success`` and ``message``). The semantics are
+:mod:`recalld.knowledge`'s: observations are memories, found by every dialect.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, ConfigDict, Field
+
+from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
+from recalld.errors import RecalldError
+from recalld.knowledge import KnowledgeGraphPage, RemovalReport
+
+__all__ = ["DIALECT"]
+
+
+class EntityInput(BaseModel):
+    """An entity to create."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    name: str = Field(description="The entity's name (its identifier)")
+    entity_type: str = Field(
+        validation_alias="entityType",
+        serialization_alias="entityType",
+        description="What kind of thing it is, e.g. person, organization, event",
+    )
+    observations: list[str] = Field(description="Facts about the entity, one per string")
+
+
+class RelationInput(BaseModel):
+    """A directed relation between two entities."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    source: str = Field(
+        validation_alias="from",
+        serialization_alias="from",
+        description="The entity the relation starts at",
+    )
+    target: str = Field(
+        validation_alias="to", serialization_alias="to", description="The entity it points to"
+    )
+    relation_type: str = Field(
+        validation_alias="relationType",
+        serialization_alias="relationType",
+        description="The relation in active voice, e.g. works_at",
+    )
+
+
+class ObservationsInput(BaseModel):
+    """Observations to add to one entity."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    entity_name: str = Field(
+        validation_alias="entityName",
+        serialization_alias="entityName",
+        description="The entity to add them to",
+    )
+    contents: list[str] = Field(description="The observations to add")
+
+
+class DeletionInput(BaseModel):
+    """Observations to delete from one entity."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    entity_name: str = Field(
+        validation_alias="entityName",
+        serialization_alias="entityName",
+        description="The entity that holds them",
+    )
+    observations: list[str] = Field(description="The observations to delete, exactly as stored")
+
+
+def _fail(error: RecalldError) -> ToolError:
+    return ToolError(str(error))
+
+
+def _dump(items: list[BaseModel]) -> list[dict[str, Any]]:
+    return [item.model_dump(by_alias=True) for item in items]
+
+
+def _page(page: KnowledgeGraphPage, paged: bool) -> dict[str, Any]:
+    result = page.model_dump(by_alias=True)
+    if not paged:
+        result.pop("nextCursor", None)
+    return result
+
+
+def _removal(report: RemovalReport) -> dict[str, Any]:
+    return report.model_dump(by_alias=True)
+
+
+def create_entities(ctx: Context, entities: list[EntityInput]) -> dict[str, Any]:
+    try:
+        created = state_of(ctx).service.knowledge.create_entities(
+            [entity.model_dump(by_alias=True) for entity in entities]
+        )
+    except RecalldError as error:
+        raise _fail(error) from error
+    return {"entities": _dump(list(created))}
+
+
+def create_relations(ctx: Context, relations: list[RelationInput]) -> dict[str, Any]:
+    try:
+        created = state_of(ctx).service.knowledge.create_relations(
+            [relation.model_dump(by_alias=True) for relation in relations]
+        )
+    except RecalldError as error:
+        raise _fail(error) from error
+    return {"relations": _dump(list(created))}
+
+
+def add_observations(ctx: Context, observations: list[ObservationsInput]) -> dict[str, Any]:
+    try:
+        results = state_of(ctx).service.knowledge.add_observations(
+            [item.model_dump(by_alias=True) for item in observations]
+        )
+    except RecalldError as error:
+        raise _fail(error) from error
+    return {"results": _dump(list(results))}
+
+
+def delete_entities(
+    ctx: Context,
+    entityNames: Annotated[list[str], Field(description="Names of the entities to delete")],  # noqa: N803 - the reference's argument name
+) -> dict[str, Any]:
+    try:
+        return _removal(state_of(ctx).service.knowledge.delete_entities(entityNames))
+    except RecalldError as error:
+        raise _fail(error) from error
+
+
+def delete_observations(ctx: Context, deletions: list[DeletionInput]) -> dict[str, Any]:
+    try:
+        report = state_of(ctx).service.knowledge.delete_observations(
+            [item.model_dump(by_alias=True) for item in deletions]
+        )
+    except RecalldError as error:
+        raise _fail(error) from error
+    return _removal(report)
+
+
+def delete_relations(
+    ctx: Context,
+    relations: Annotated[list[RelationInput], Field(description="The relations to delete")],
+) -> dict[str, Any]:
+    try:
+        report = state_of(ctx).service.knowledge.delete_relations(
+            [relation.model_dump(by_alias=True) for relation in relations]
+        )
+    except RecalldError as error:
+        raise _fail(error) from error
+    return _removal(report)
+
+
+def read_graph(
+    ctx: Context,
+    limit: Annotated[
+        int | None, Field(ge=1, le=1000, description="Entities per page (default 100)")
+    ] = None,
+    cursor: Annotated[
+        str | None, Field(description="nextCursor of the previous page, to read on")
+    ] = None,
+) -> dict[str, Any]:
+    try:
+        page = state_of(ctx).service.knowledge.read_graph(limit=limit, cursor=cursor)
+    except RecalldError as error:
+        raise _fail(error) from error
+    return _page(page, paged=True)
+
+
+def search_nodes(
+    ctx: Context,
+    query: Annotated[
+        str, Field(description="Text to find in entity names, types and observations")
+    ],
+) -> dict[str, Any]:
+    try:
+        return _page(state_of(ctx).service.knowledge.search_nodes(query), paged=False)
+    except RecalldError as error:
+        raise _fail(error) from error
+
+
+def open_nodes(
+    ctx: Context,
+    names: Annotated[list[str], Field(description="Names of the entities to fetch")],
+) -> dict[str, Any]:
+    try:
+        return _page(state_of(ctx).service.knowledge.open_nodes(names), paged=False)
+    except RecalldError as error:
+        raise _fail(error) from error
+
+
+DIALECT = Dialect(
+    name="knowledge",
+    tools=(
+        ToolSpec(
+            "create_entities",
+            create_entities,
+            "Add entities (people, organisations, events, ...) to the knowledge graph, each with "
+            "a type and its observations. Names already in the graph are skipped. Returns the "
+            "entities created. Observations become memories, found by every recall.",
+        ),
+        ToolSpec(
+            "create_relations",
+            create_relations,
+            "Connect existing entities with directed relations, phrased in active voice "
+            "(works_at, lives_in). Returns the relations that were new.",
+        ),
+        ToolSpec(
+            "add_observations",
+            add_observations,
+            "Add observations (one fact each) to existing entities. Returns what was added to "
+            "each entity; observations it already had are not added twice.",
+        ),
+        ToolSpec(
+            "delete_entities",
+            delete_entities,
+            "Delete entities together with their observations and relations. Names that are "
+            "not in the graph are listed in the answer.",
+            destructive=True,
+        ),
+        ToolSpec(
+            "delete_observations",
+            delete_observations,
+            "Delete given observations from entities. Anything not found is listed in the answer.",
+            destructive=True,
+        ),
+        ToolSpec(
+            "delete_relations",
+            delete_relations,
+            "Delete given relations. Relations not found are listed in the answer.",
+            destructive=True,
+        ),
+        ToolSpec(
+            "read_graph",
+            read_graph,
+            "Read the knowledge graph one page at a time: entities by name with their "
+            "observations, and the relations from them. When hasMore is true, pass nextCursor "
+            "back as cursor for the next page.",
+            read_only=True,
+        ),
+        ToolSpec(
+            "search_nodes",
+            search_nodes,
+            "Find entities whose name, type or observations contain the query, with the "
+            "relations touching them.",
+            read_only=True,
+        ),
+        ToolSpec(
+            "open_nodes",
+            open_nodes,
+            "Fetch entities by name with their observations and the relations touching them; "
+            "unknown names are skipped.",
+            read_only=True,
+        ),
+    ),
+)

@@ -1,0 +1,88 @@
+"""REST routes of the knowledge graph (issue 12), read-only, under ``/v1/graph``.
+
+- ``GET /v1/graph/entities?query&type&limit&cursor`` — entities by name, a page at a time;
+- ``GET /v1/graph/entities/{name}`` — one entity with its aliases, observations,
+  mentions and relations (404 when unknown);
+- ``GET /v1/graph/relations?entity&predicate&limit&cursor`` — relations;
+- ``GET /v1/graph/neighbourhood?entity&depth`` — what is within ``depth`` hops.
+
+Each works in the namespace of the ``X-Recalld-Namespace`` header, checked
+against the caller's token like every ``/v1`` route.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from recalld.adapters.http_models import StrictJSONRoute, error_responses
+from recalld.adapters.http_routes import COMMON_ERRORS, ReadNamespace, Service
+from recalld.graph.models import EntityDetail, EntityPage, Neighbourhood, RelationPage
+from recalld.graph.types import ENTITY_NAME_MAX_CHARS, RELATION_PREDICATE_MAX_CHARS
+
+__all__ = ["graph_router"]
+
+graph_router = APIRouter(
+    prefix="/v1/graph",
+    tags=["knowledge graph"],
+    route_class=StrictJSONRoute,
+    responses=COMMON_ERRORS,
+)
+EntityName = Annotated[str, Path(min_length=1, max_length=ENTITY_NAME_MAX_CHARS)]
+Cursor = Annotated[str | None, Query(max_length=1000, description="next_cursor of the last page")]
+
+
+@graph_router.get("/entities", response_model=EntityPage)
+def list_entities(
+    service: Service,
+    namespace: ReadNamespace,
+    query: Annotated[
+        str | None, Query(max_length=200, description="a fragment of the name or type")
+    ] = None,
+    type: Annotated[str | None, Query(max_length=100, description="only this type")] = None,
+    limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 50,
+    cursor: Cursor = None,
+) -> EntityPage:
+    """Entities by name (their normalised key), with how many memories mention each."""
+    return service.graph.entities(
+        query=query, type=type, limit=limit, cursor=cursor, namespace=namespace
+    )
+
+
+@graph_router.get("/entities/{name}", response_model=EntityDetail, responses=error_responses(404))
+def get_entity(name: EntityName, service: Service, namespace: ReadNamespace) -> EntityDetail:
+    """One entity with its other spellings, observations, newest mentions and relations."""
+    return service.graph.entity(name, namespace=namespace)
+
+
+@graph_router.get("/relations", response_model=RelationPage, responses=error_responses(404))
+def list_relations(
+    service: Service,
+    namespace: ReadNamespace,
+    entity: Annotated[
+        str | None,
+        Query(max_length=ENTITY_NAME_MAX_CHARS, description="only relations touching it"),
+    ] = None,
+    predicate: Annotated[
+        str | None,
+        Query(max_length=RELATION_PREDICATE_MAX_CHARS, description="only this predicate"),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 100,
+    cursor: Cursor = None,
+) -> RelationPage:
+    """Relations in the order they were first found."""
+    return service.graph.relations(
+        entity=entity, predicate=predicate, limit=limit, cursor=cursor, namespace=namespace
+    )
+
+
+@graph_router.get("/neighbourhood", response_model=Neighbourhood, responses=error_responses(404))
+def neighbourhood(
+    service: Service,
+    namespace: ReadNamespace,
+    entity: Annotated[str, Query(min_length=1, max_length=ENTITY_NAME_MAX_CHARS)],
+    depth: Annotated[int, Query(ge=1, le=3, description="relation hops (1-3)")] = 1,
+) -> Neighbourhood:
+    """The entities and relations within ``depth`` hops, and the most co-mentioned entities."""
+    return service.graph.neighbourhood(entity, depth=depth, namespace=namespace)

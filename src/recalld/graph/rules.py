@@ -1,0 +1,122 @@
+"""The rule-based extractor: needs no model (tests, and when spaCy is not installed).
+
+Entities: the speaker (a person), every tag (type ``tag``), and capitalised
+word sequences (type ``name``; a single capitalised word that only starts a
+sentence, or is a common word, is skipped). Relations, from three surface
+patterns: ``Name's thing`` (has), ``my sister Anna`` (speaker → sister → Anna),
+and ``Name is a thing`` (is_a).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from recalld._text import STOPWORDS
+from recalld.graph.types import ExtractedEntity, ExtractedRelation, Extraction, ExtractionInput
+
+__all__ = ["COMMON_CAPITALISED", "RULES_VERSION", "RuleExtractor"]
+
+RULES_VERSION = 1
+# Words that are capitalised at the start of a chat line far more often than they name anything.
+COMMON_CAPITALISED = frozenset(STOPWORDS) | frozenset(
+    (
+        "hey hi hello oh ok okay yes yeah yep no nope thanks thank wow well also just really "
+        "sure great good nice cool awesome amazing sounds sorry please congrats congratulations "
+        "haha lol omg absolutely definitely totally maybe anyway btw yesterday today tomorrow "
+        "tonight last next this that those there here now then one some any every all both "
+        "not can could should would will shall may might must let let's i'm i've i'll i'd "
+        "it's that's what's there's here's he's she's we're they're you're don't didn't "
+        "can't won't isn't aren't wasn't weren't being been having getting going doing"
+    ).split(" ")
+)
+_NAME = re.compile(
+    r"[A-Z][\w\u2019'-]*"
+    r"(?:(?:[ \t]+(?:of|the|de|da|du|van|von|der|la|le|del)){0,2}[ \t]+[A-Z][\w\u2019'-]*)*"
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)\s*[\"\u201c(]*$")
+_POSSESSIVE = re.compile(r"\b([A-Z][\w-]*(?:[ \t]+[A-Z][\w-]*)*)['\u2019]s\s+([a-z][a-z-]{2,30})\b")
+_KIN = re.compile(
+    r"\b[Mm]y\s+(sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|"
+    r"friend|boss|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|"
+    r"colleague|boyfriend|girlfriend|dog|cat)\s*,?\s+([A-Z][\w-]*(?:[ \t]+[A-Z][\w-]*)?)"
+)
+_COPULA = re.compile(
+    r"\b([A-Z][\w-]*(?:[ \t]+[A-Z][\w-]*)*)\s+(?:is|was)\s+(?:a|an|the)\s+([a-z][a-z-]{2,30})\b"
+)
+_TRIM = re.compile(r"['\u2019]s$")
+
+
+def _names(text: str) -> list[str]:
+    found: list[str] = []
+    for match in _NAME.finditer(text):
+        name = _TRIM.sub("", match.group(0).strip(" .-'\u2019"))
+        words = name.split()
+        if not words:
+            continue
+        while words and words[0].lower() in COMMON_CAPITALISED:
+            words = words[1:]
+        if not words:
+            continue
+        name = " ".join(words)
+        single = len(words) == 1
+        at_start = words[0] == match.group(0).split()[0] and _SENTENCE_START.search(
+            text[: match.start()]
+        )
+        if single and (name.lower() in COMMON_CAPITALISED or (at_start and len(name) < 3)):
+            continue
+        found.append(name)
+    return found
+
+
+class RuleExtractor:
+    """:class:`recalld.graph.extractor.Extractor` from surface patterns (see the module)."""
+
+    @property
+    def name(self) -> str:
+        """``rules/v<N>``: bumped whenever the rules change what they extract."""
+        return f"rules/v{RULES_VERSION}"
+
+    @property
+    def description(self) -> str:
+        """For status."""
+        return f"rule-based extractor v{RULES_VERSION} (no model)"
+
+    def extract(self, item: ExtractionInput) -> Extraction:
+        """The entities and relations of one memory."""
+        counts: Counter[str] = Counter()
+        types: dict[str, str] = {}
+        if item.speaker:
+            counts[item.speaker] += 1
+            types[item.speaker] = "person"
+        for tag in item.tags:
+            counts[tag] += 1
+            types.setdefault(tag, "tag")
+        for name in _names(item.text):
+            counts[name] += 1
+            types.setdefault(name, "name")
+        relations: list[ExtractedRelation] = []
+        for owner, thing in _POSSESSIVE.findall(item.text):
+            relations.append(ExtractedRelation(owner, "has", thing))
+            types.setdefault(thing, "topic")
+            counts[thing] += 1
+        if item.speaker:
+            for relation, name in _KIN.findall(item.text):
+                relations.append(ExtractedRelation(item.speaker, relation.lower(), name))
+                types.setdefault(name, "person")
+        for subject, thing in _COPULA.findall(item.text):
+            if subject.lower() in COMMON_CAPITALISED:
+                continue
+            relations.append(ExtractedRelation(subject, "is_a", thing))
+            types.setdefault(thing, "topic")
+            counts[thing] += 1
+        entities = tuple(
+            ExtractedEntity(name=name, type=types[name], count=count)
+            for name, count in counts.items()
+        )
+        return Extraction(entities=entities, relations=tuple(relations))
+
+    def extract_batch(self, items: Sequence[ExtractionInput]) -> list[Extraction]:
+        """One extraction per item."""
+        return [self.extract(item) for item in items]

@@ -1,0 +1,331 @@
+"""Browsing the knowledge graph: entities, one entity in full, relations, neighbourhoods.
+
+A component the :class:`~recalld.service.MemoryService` owns as ``service.graph``
+(the REST routes under ``/v1/graph``, ``recalld graph ...`` and the native MCP
+tools ``entities`` and ``neighbourhood`` call it). Every call works in one
+namespace; nothing here changes the graph except :meth:`GraphBrowser.rebuild`,
+which queues re-extraction.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from recalld import _validate as check
+from recalld._text import prompt_line
+from recalld._time import Clock
+from recalld.config import Settings
+from recalld.errors import NotFoundError, ValidationError
+from recalld.graph.models import (
+    CoMention,
+    EntityDetail,
+    EntityPage,
+    EntityView,
+    MentionView,
+    Neighbourhood,
+    ObservationView,
+    RelationPage,
+    RelationView,
+)
+from recalld.graph.names import check_entity_name, check_predicate, entity_key
+from recalld.graph.query import GraphWalk
+from recalld.indexing import Indexing
+from recalld.store.base import Scope, Store
+from recalld.store.graph import EntityRecord, RelationRecord
+
+__all__ = ["GraphBrowser", "entity_view", "relation_view"]
+
+MAX_DEPTH = 3
+NEIGHBOURHOOD_LIMIT = 200
+MENTIONS_SHOWN = 20
+
+
+def entity_view(record: EntityRecord) -> EntityView:
+    """The public shape of a stored entity."""
+    return EntityView(
+        name=record.name,
+        key=record.key,
+        type=record.type,
+        declared=record.declared,
+        mentions=record.mentions,
+        observations=record.observations,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+    )
+
+
+def relation_view(record: RelationRecord) -> RelationView:
+    """The public shape of a stored relation."""
+    return RelationView(
+        subject=record.subject,
+        predicate=record.predicate,
+        object=record.object,
+        declared=record.declared,
+        sources=record.sources,
+        at=record.at,
+    )
+
+
+def encode_cursor(kind: str, *values: Any) -> str:
+    """An opaque cursor for a graph listing."""
+    raw = json.dumps([kind, *values], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, kind: str, arity: int) -> list[Any]:
+    """The values of a cursor of listing ``kind``; anything else is refused (field ``cursor``)."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        values = json.loads(raw)
+    except (binascii.Error, ValueError, TypeError):
+        raise ValidationError("cursor", "is not a cursor this listing returned") from None
+    if not isinstance(values, list) or len(values) != arity + 1 or values[0] != kind:
+        raise ValidationError("cursor", "is not a cursor this listing returned")
+    return values[1:]
+
+
+class GraphBrowser:
+    """Read access to the graph of one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        clock: Clock,
+        indexing: Indexing,
+        resolve_namespace: Callable[[str | None], str],
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._clock = clock
+        self._indexing = indexing
+        self._namespace = resolve_namespace
+
+    def _scope(self, namespace: str) -> Scope:
+        return Scope(namespaces=(namespace,), now=self._clock())
+
+    def named_in(self, text: str, namespace: str) -> list[str]:
+        """The names of the namespace's entities that ``text`` names (for mention triggers).
+
+        Empty when no graph is built; the same matching as the graph channel's seeds.
+        """
+        if self._indexing.extractor is None or not text.strip():
+            return []
+        walk = GraphWalk(
+            self._store.graph,
+            seed_limit=self._settings.graph_seed_limit,
+            fanout=self._settings.graph_fanout,
+        )
+        return [seed.name for seed in walk.seeds(namespace, text)]
+
+    def _find(self, namespace: str, name: str, field: str = "name") -> EntityRecord:
+        text = check_entity_name(name, field)
+        found = self._store.graph.entities_by_key(namespace, [entity_key(text)])
+        if not found:
+            raise NotFoundError(f"no entity named {text!r} in {namespace!r}")
+        return next(iter(found.values()))
+
+    def entities(
+        self,
+        *,
+        query: str | None = None,
+        type: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        namespace: str | None = None,
+    ) -> EntityPage:
+        """Entities by name (their key), optionally those whose name or type contains ``query``
+        and of one ``type``, a page at a time."""
+        scope_namespace = self._namespace(namespace)
+        check.limit(limit, self._settings)
+        if query is not None and len(query) > 200:
+            raise ValidationError("query", f"is {len(query)} characters; the limit is 200")
+        after = None
+        if cursor is not None:
+            key, entity_id = decode_cursor(cursor, "entities", 2)
+            if not isinstance(key, str) or not isinstance(entity_id, int):
+                raise ValidationError("cursor", "is not a cursor this listing returned")
+            after = (key, entity_id)
+        records = self._store.graph.list_entities(
+            scope_namespace, query=query or None, type=type or None, limit=limit + 1, after=after
+        )
+        next_cursor = None
+        if len(records) > limit:
+            records = records[:limit]
+            next_cursor = encode_cursor("entities", records[-1].key, records[-1].id)
+        return EntityPage(entities=[entity_view(r) for r in records], next_cursor=next_cursor)
+
+    def entity(
+        self, name: str, *, namespace: str | None = None, mentions: int = MENTIONS_SHOWN
+    ) -> EntityDetail:
+        """One entity with its aliases, observations, newest mentions and relations."""
+        scope_namespace = self._namespace(namespace)
+        check.limit(mentions, self._settings, "mentions")
+        record = self._find(scope_namespace, name)
+        now = self._clock()
+        graph = self._store.graph
+        observed = graph.observation_memories(scope_namespace, [record.id], now).get(record.id, [])
+        mention_rows = graph.mentions(scope_namespace, [record.id], now, mentions)
+        seqs = [seq for seq, _ in observed] + [row.seq for row in mention_rows]
+        memories = self._store.semantic.visible_memories(self._scope(scope_namespace), seqs)
+        aliases = sorted(
+            {row.surface for row in mention_rows if row.surface != record.name}, key=str.lower
+        )
+        return EntityDetail(
+            entity=entity_view(record),
+            aliases=aliases,
+            observations=[
+                ObservationView(memory_id=memories[seq].id, content=content)
+                for seq, content in observed
+                if seq in memories
+            ],
+            mentions=[
+                MentionView(
+                    memory_id=memories[row.seq].id,
+                    surface=row.surface,
+                    count=row.count,
+                    at=memories[row.seq].at,
+                    prompt_line=prompt_line(memories[row.seq]),
+                )
+                for row in mention_rows
+                if row.seq in memories
+            ],
+            relations=[
+                relation_view(relation)
+                for relation in graph.relations(
+                    scope_namespace,
+                    entity_ids=[record.id],
+                    predicate=None,
+                    limit=self._settings.graph_page_size,
+                )
+            ],
+        )
+
+    def relations(
+        self,
+        *,
+        entity: str | None = None,
+        predicate: str | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        namespace: str | None = None,
+    ) -> RelationPage:
+        """Relations (touching ``entity``, of ``predicate``) in creation order, a page at a time."""
+        scope_namespace = self._namespace(namespace)
+        check.limit(limit, self._settings)
+        entity_ids = None
+        if entity is not None:
+            entity_ids = [self._find(scope_namespace, entity, "entity").id]
+        if predicate is not None:
+            predicate = check_predicate(predicate, "predicate")
+        after = 0
+        if cursor is not None:
+            (after,) = decode_cursor(cursor, "relations", 1)
+            if not isinstance(after, int):
+                raise ValidationError("cursor", "is not a cursor this listing returned")
+        records = self._store.graph.relations(
+            scope_namespace,
+            entity_ids=entity_ids,
+            predicate=predicate,
+            limit=limit + 1,
+            after_id=after,
+        )
+        next_cursor = None
+        if len(records) > limit:
+            records = records[:limit]
+            next_cursor = encode_cursor("relations", records[-1].id)
+        return RelationPage(relations=[relation_view(r) for r in records], next_cursor=next_cursor)
+
+    def neighbourhood(
+        self,
+        entity: str,
+        *,
+        depth: int = 1,
+        limit: int = NEIGHBOURHOOD_LIMIT,
+        namespace: str | None = None,
+    ) -> Neighbourhood:
+        """Entities and relations within ``depth`` (1-3) relation hops of ``entity``, and the
+        entities most often mentioned alongside it; at most ``limit`` entities."""
+        scope_namespace = self._namespace(namespace)
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
+            raise ValidationError("depth", f"must be an integer from 1 to {MAX_DEPTH}")
+        check.limit(limit, self._settings)
+        graph = self._store.graph
+        center = self._find(scope_namespace, entity, "entity")
+        seen: dict[int, None] = {center.id: None}
+        relations: dict[int, RelationRecord] = {}
+        frontier = [center.id]
+        truncated = False
+        for _ in range(depth):
+            if not frontier:
+                break
+            found = graph.relations(
+                scope_namespace, entity_ids=frontier, predicate=None, limit=limit * 4
+            )
+            keys = {key for record in found for key in (record.subject_key, record.object_key)}
+            by_key = graph.entities_by_key(scope_namespace, sorted(keys))
+            frontier = []
+            for record in found:
+                ends = [by_key[record.subject_key].id, by_key[record.object_key].id]
+                if any(end not in seen for end in ends) and len(seen) >= limit:
+                    truncated = True
+                    continue
+                relations[record.id] = record
+                for end in ends:
+                    if end not in seen:
+                        seen[end] = None
+                        frontier.append(end)
+        records = graph.entity_by_id(scope_namespace, list(seen))
+        return Neighbourhood(
+            entity=entity_view(center),
+            depth=depth,
+            entities=[entity_view(records[i]) for i in seen if i != center.id and i in records],
+            relations=[relation_view(r) for r in relations.values()],
+            co_mentioned=self._co_mentioned(scope_namespace, center.id, limit),
+            truncated=truncated,
+        )
+
+    def _co_mentioned(self, namespace: str, entity_id: int, limit: int) -> list[CoMention]:
+        graph = self._store.graph
+        seqs = [
+            row.seq
+            for row in graph.mentions(
+                namespace, [entity_id], self._clock(), self._settings.graph_fanout
+            )
+        ]
+        shared: Counter[int] = Counter(
+            row.entity_id
+            for row in graph.entities_of(namespace, seqs)
+            if row.entity_id != entity_id
+        )
+        top = [entity for entity, _ in shared.most_common(min(limit, 20))]
+        records = graph.entity_by_id(namespace, top)
+        return [
+            CoMention(name=records[i].name, type=records[i].type, memories=shared[i])
+            for i in top
+            if i in records
+        ]
+
+    def rebuild(self, namespaces: Sequence[str] | None = None) -> int:
+        """Queue re-extraction of every memory of ``namespaces`` (default: the current one);
+        returns how many memories were queued. The worker does the work."""
+        extractor = self._indexing.extractor
+        if extractor is None:
+            raise ValidationError(
+                "graph_extractor", "no graph extractor is configured (graph_extractor='none')"
+            )
+        scoped = (
+            [self._namespace(name) for name in namespaces]
+            if namespaces
+            else [self._namespace(None)]
+        )
+        queued = self._store.graph.rebuild(scoped, extractor.name, self._clock())
+        worker = self._indexing.worker
+        if worker is not None:
+            worker.notify()
+        return queued

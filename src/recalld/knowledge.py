@@ -1,0 +1,642 @@
+"""The knowledge graph as the MCP reference memory server models it, on recalld's graph.
+
+Entities (a name, a type, observations) and directed relations (``from``,
+``to``, ``relationType``) live in the same tables as the extracted graph
+(:mod:`recalld.store.graph`): an entity created here is *declared* (kept
+without mentions, with the type given); an **observation is a memory**
+(kind ``observation``, titled with the entity's name, linked to it), so what
+an agent writes here is recalled by every other dialect, and entities
+extracted from memories written elsewhere are nodes here too, with their
+newest mentioning memories listed after their observations.
+
+Decisions the reference leaves open: names are matched on their key
+(:func:`recalld.graph.names.entity_key`: case-insensitive, ``_`` = space); an
+existing *extracted* entity named by ``create_entities`` becomes declared,
+takes the type and observations given and counts as created; a relation
+needs both of its entities to exist (a clear error names the field
+otherwise; the reference would store a dangling relation); unknown names in
+deletes are reported in the message, never raised. Every operation is one
+write transaction, so concurrent writers in any number of processes lose
+nothing (the reference server rewrites one JSON file and does lose writes).
+``read_graph`` is paged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from recalld import _validate as check
+from recalld._text import prompt_line
+from recalld._time import Clock
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.graph.names import check_entity_name, check_entity_type, check_predicate, entity_key
+from recalld.graph_browser import decode_cursor, encode_cursor
+from recalld.model import ImportLineError, Memory, NewMemory, Receipt
+from recalld.store.base import Scope, Store, StoreTransaction
+from recalld.store.graph import EntityRecord, RelationRecord
+
+__all__ = [
+    "AddedObservations",
+    "KnowledgeEntity",
+    "KnowledgeGraph",
+    "KnowledgeGraphPage",
+    "KnowledgeImportReport",
+    "KnowledgeRelation",
+    "ObservationAddition",
+    "ObservationDeletion",
+    "RemovalReport",
+]
+
+OBSERVATION_KIND = "observation"
+MAX_ITEMS = 1_000
+MENTIONS_AS_OBSERVATIONS = 5
+RELATIONS_SHOWN = 1_000
+
+WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
+
+
+class KnowledgeEntity(BaseModel):
+    """An entity as the reference server shapes it."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str
+    entity_type: str = Field(validation_alias="entityType", serialization_alias="entityType")
+    observations: list[str] = Field(default_factory=list)
+
+
+class KnowledgeRelation(BaseModel):
+    """A relation as the reference server shapes it (``from``, ``to``, ``relationType``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    source: str = Field(validation_alias="from", serialization_alias="from")
+    target: str = Field(validation_alias="to", serialization_alias="to")
+    relation_type: str = Field(validation_alias="relationType", serialization_alias="relationType")
+
+
+class ObservationAddition(BaseModel):
+    """Observations to add to one entity."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    entity_name: str = Field(validation_alias="entityName", serialization_alias="entityName")
+    contents: list[str]
+
+
+class ObservationDeletion(BaseModel):
+    """Observations to delete from one entity."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    entity_name: str = Field(validation_alias="entityName", serialization_alias="entityName")
+    observations: list[str]
+
+
+class AddedObservations(BaseModel):
+    """What ``add_observations`` added to one entity."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    entity_name: str = Field(validation_alias="entityName", serialization_alias="entityName")
+    added_observations: list[str] = Field(
+        validation_alias="addedObservations", serialization_alias="addedObservations"
+    )
+
+
+class KnowledgeGraphPage(BaseModel):
+    """Entities and the relations among or from them; paged reads say whether there is more."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    entities: list[KnowledgeEntity]
+    relations: list[KnowledgeRelation]
+    next_cursor: str | None = Field(
+        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+    )
+    has_more: bool = Field(default=False, validation_alias="hasMore", serialization_alias="hasMore")
+
+
+class RemovalReport(BaseModel):
+    """What a delete did: the reference's ``success`` and ``message``, and the details."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    success: bool = True
+    message: str
+    deleted: list[str] = Field(default_factory=list)
+    not_found: list[str] = Field(
+        default_factory=list, validation_alias="notFound", serialization_alias="notFound"
+    )
+
+
+class KnowledgeImportReport(BaseModel):
+    """What an import of a reference ``memory.jsonl`` did, line by line."""
+
+    entities: int = 0
+    observations: int = 0
+    relations: int = 0
+    unchanged: int = 0
+    errors: list[ImportLineError] = Field(default_factory=list)
+
+
+def _items(field: str, values: Sequence[Any]) -> Sequence[Any]:
+    if len(values) > MAX_ITEMS:
+        raise ValidationError(field, f"{len(values)} items; the limit is {MAX_ITEMS} per call")
+    return values
+
+
+def _relation_label(source: str, relation_type: str, target: str) -> str:
+    return f"{source} -[{relation_type}]-> {target}"
+
+
+class KnowledgeGraph:
+    """The reference server's nine operations over one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        clock: Clock,
+        write_memory: WriteMemory,
+        after_forget: Callable[[], None],
+        resolve_namespace: Callable[[str | None], str],
+    ) -> None:
+        self._store = store
+        self._settings = settings
+        self._clock = clock
+        self._write_memory = write_memory
+        self._after_forget = after_forget
+        self._namespace = resolve_namespace
+
+    # -- validation ------------------------------------------------------------------
+
+    def _observation(self, value: str, field: str) -> str:
+        return check.content(value, self._settings, field)
+
+    def _parse(self, model: type[BaseModel], data: Any, field: str) -> Any:
+        if isinstance(data, model):
+            return data
+        return check.parse_model(model, data, prefix=f"{field}.")
+
+    # -- writes -----------------------------------------------------------------------
+
+    def _add_observation(
+        self, tx: StoreTransaction, namespace: str, entity: EntityRecord, content: str
+    ) -> None:
+        draft = NewMemory(
+            content=content,
+            title=entity.name,
+            kind=OBSERVATION_KIND,
+            meta={"entity": entity.name, "entity_type": entity.type},
+        )
+        _, memory = self._write_memory(tx, draft, namespace)
+        tx.graph.link_observation(entity.id, memory.seq)
+
+    def create_entities(
+        self, entities: Sequence[KnowledgeEntity | dict[str, Any]], *, namespace: str | None = None
+    ) -> list[KnowledgeEntity]:
+        """Create entities with their observations; returns those that were new.
+
+        An entity whose name is already declared is left as it is (the
+        reference's rule); all or nothing.
+        """
+        scope_namespace = self._namespace(namespace)
+        parsed: list[KnowledgeEntity] = []
+        for index, item in enumerate(_items("entities", entities)):
+            entity = self._parse(KnowledgeEntity, item, f"entities[{index}]")
+            parsed.append(
+                KnowledgeEntity(
+                    name=check_entity_name(entity.name, f"entities[{index}].name"),
+                    entity_type=check_entity_type(
+                        entity.entity_type, f"entities[{index}].entityType"
+                    ),
+                    observations=[
+                        self._observation(text, f"entities[{index}].observations[{number}]")
+                        for number, text in enumerate(entity.observations)
+                    ],
+                )
+            )
+        created: list[KnowledgeEntity] = []
+        now = self._clock()
+        with self._store.transaction() as tx:
+            for entity in parsed:
+                record, changed = tx.graph.declare_entity(
+                    scope_namespace, entity.name, entity.entity_type, now
+                )
+                if not changed:
+                    continue
+                observations = list(dict.fromkeys(entity.observations))
+                for content in observations:
+                    self._add_observation(tx, scope_namespace, record, content)
+                created.append(entity.model_copy(update={"observations": observations}))
+        return created
+
+    def create_relations(
+        self,
+        relations: Sequence[KnowledgeRelation | dict[str, Any]],
+        *,
+        namespace: str | None = None,
+    ) -> list[KnowledgeRelation]:
+        """Create relations between existing entities; returns those that were new."""
+        scope_namespace = self._namespace(namespace)
+        parsed = [
+            self._checked_relation(item, f"relations[{index}]")
+            for index, item in enumerate(_items("relations", relations))
+        ]
+        created: list[KnowledgeRelation] = []
+        now = self._clock()
+        with self._store.transaction() as tx:
+            for index, relation in enumerate(parsed):
+                ends = []
+                for field, name in (("from", relation.source), ("to", relation.target)):
+                    found = tx.graph.find_entity(scope_namespace, entity_key(name))
+                    if found is None:
+                        raise ValidationError(
+                            f"relations[{index}].{field}",
+                            f"no entity named {name!r}; create it with create_entities first",
+                        )
+                    declared, _ = tx.graph.declare_entity(scope_namespace, found.name, None, now)
+                    ends.append(declared.id)
+                if tx.graph.declare_relation(
+                    scope_namespace, ends[0], relation.relation_type, ends[1], now
+                ):
+                    created.append(relation)
+        return created
+
+    def _checked_relation(self, item: Any, field: str) -> KnowledgeRelation:
+        relation: KnowledgeRelation = self._parse(KnowledgeRelation, item, field)
+        return KnowledgeRelation(
+            source=check_entity_name(relation.source, f"{field}.from"),
+            target=check_entity_name(relation.target, f"{field}.to"),
+            relation_type=check_predicate(relation.relation_type, f"{field}.relationType"),
+        )
+
+    def add_observations(
+        self,
+        observations: Sequence[ObservationAddition | dict[str, Any]],
+        *,
+        namespace: str | None = None,
+    ) -> list[AddedObservations]:
+        """Add observations to existing entities (an unknown entity is an error naming it)."""
+        scope_namespace = self._namespace(namespace)
+        parsed: list[tuple[str, list[str]]] = []
+        for index, item in enumerate(_items("observations", observations)):
+            addition = self._parse(ObservationAddition, item, f"observations[{index}]")
+            name = check_entity_name(addition.entity_name, f"observations[{index}].entityName")
+            contents = [
+                self._observation(text, f"observations[{index}].contents[{number}]")
+                for number, text in enumerate(addition.contents)
+            ]
+            parsed.append((name, contents))
+        results: list[AddedObservations] = []
+        now = self._clock()
+        with self._store.transaction() as tx:
+            for index, (name, contents) in enumerate(parsed):
+                found = tx.graph.find_entity(scope_namespace, entity_key(name))
+                if found is None:
+                    raise ValidationError(
+                        f"observations[{index}].entityName", f"no entity named {name!r}"
+                    )
+                record, _ = tx.graph.declare_entity(scope_namespace, found.name, None, now)
+                existing = {content for _, content in tx.graph.observations(record.id)}
+                added = []
+                for content in dict.fromkeys(contents):
+                    if content not in existing:
+                        self._add_observation(tx, scope_namespace, record, content)
+                        added.append(content)
+                results.append(AddedObservations(entity_name=name, added_observations=added))
+        return results
+
+    def delete_entities(
+        self, names: Sequence[str], *, namespace: str | None = None
+    ) -> RemovalReport:
+        """Delete entities with their observations (forgotten) and relations; unknown names
+        are reported, not raised."""
+        scope_namespace = self._namespace(namespace)
+        checked = [
+            check_entity_name(name, f"entityNames[{index}]")
+            for index, name in enumerate(_items("entityNames", names))
+        ]
+        deleted: list[str] = []
+        missing: list[str] = []
+        with self._store.transaction() as tx:
+            for name in checked:
+                found = tx.graph.find_entity(scope_namespace, entity_key(name))
+                if found is None:
+                    missing.append(name)
+                    continue
+                for seq, _ in tx.graph.observations(found.id):
+                    tx.delete(seq)
+                tx.graph.delete_entity(found.id)
+                deleted.append(name)
+        if deleted:
+            self._after_forget()
+        return _report("entities", deleted, missing)
+
+    def delete_observations(
+        self,
+        deletions: Sequence[ObservationDeletion | dict[str, Any]],
+        *,
+        namespace: str | None = None,
+    ) -> RemovalReport:
+        """Forget the given observation memories of each entity; unknown entities and
+        observations are reported, not raised."""
+        scope_namespace = self._namespace(namespace)
+        parsed = []
+        for index, item in enumerate(_items("deletions", deletions)):
+            deletion = self._parse(ObservationDeletion, item, f"deletions[{index}]")
+            name = check_entity_name(deletion.entity_name, f"deletions[{index}].entityName")
+            parsed.append((name, list(deletion.observations)))
+        deleted: list[str] = []
+        missing: list[str] = []
+        with self._store.transaction() as tx:
+            for name, wanted in parsed:
+                found = tx.graph.find_entity(scope_namespace, entity_key(name))
+                if found is None:
+                    missing.append(f"entity {name!r}")
+                    continue
+                by_content: dict[str, list[int]] = {}
+                for seq, content in tx.graph.observations(found.id):
+                    by_content.setdefault(content, []).append(seq)
+                for text in wanted:
+                    seqs = by_content.pop(text, None)
+                    if seqs is None:
+                        missing.append(f"{name!r}: {text[:60]!r}")
+                        continue
+                    for seq in seqs:
+                        tx.delete(seq)
+                    deleted.append(f"{name!r}: {text[:60]!r}")
+        if deleted:
+            self._after_forget()
+        return _report("observations", deleted, missing)
+
+    def delete_relations(
+        self,
+        relations: Sequence[KnowledgeRelation | dict[str, Any]],
+        *,
+        namespace: str | None = None,
+    ) -> RemovalReport:
+        """Delete relations; unknown ones are reported, not raised."""
+        scope_namespace = self._namespace(namespace)
+        parsed = [
+            self._checked_relation(item, f"relations[{index}]")
+            for index, item in enumerate(_items("relations", relations))
+        ]
+        deleted: list[str] = []
+        missing: list[str] = []
+        with self._store.transaction() as tx:
+            for relation in parsed:
+                label = _relation_label(relation.source, relation.relation_type, relation.target)
+                source = tx.graph.find_entity(scope_namespace, entity_key(relation.source))
+                target = tx.graph.find_entity(scope_namespace, entity_key(relation.target))
+                if (
+                    source is not None
+                    and target is not None
+                    and tx.graph.delete_relation(
+                        scope_namespace, source.id, relation.relation_type, target.id
+                    )
+                ):
+                    deleted.append(label)
+                else:
+                    missing.append(label)
+        return _report("relations", deleted, missing)
+
+    # -- reads ------------------------------------------------------------------------
+
+    def _entities(self, namespace: str, records: Sequence[EntityRecord]) -> list[KnowledgeEntity]:
+        graph = self._store.graph
+        now = self._clock()
+        ids = [record.id for record in records]
+        observed = graph.observation_memories(namespace, ids, now)
+        observation_seqs = {seq for rows in observed.values() for seq, _ in rows}
+        mentions = [
+            row
+            for row in graph.mentions(namespace, ids, now, MENTIONS_AS_OBSERVATIONS * 2)
+            if row.seq not in observation_seqs
+        ]
+        memories = self._store.semantic.visible_memories(
+            Scope(namespaces=(namespace,), now=now), sorted({row.seq for row in mentions})
+        )
+        mentioned: dict[int, list[str]] = {}
+        for row in mentions:
+            lines = mentioned.setdefault(row.entity_id, [])
+            if row.seq in memories and len(lines) < MENTIONS_AS_OBSERVATIONS:
+                lines.append(prompt_line(memories[row.seq]))
+        return [
+            KnowledgeEntity(
+                name=record.name,
+                entity_type=record.type,
+                observations=[content for _, content in observed.get(record.id, [])]
+                + mentioned.get(record.id, []),
+            )
+            for record in records
+        ]
+
+    @staticmethod
+    def _relations(records: Iterable[RelationRecord]) -> list[KnowledgeRelation]:
+        return [
+            KnowledgeRelation(source=r.subject, target=r.object, relation_type=r.predicate)
+            for r in records
+        ]
+
+    def read_graph(
+        self, *, limit: int | None = None, cursor: str | None = None, namespace: str | None = None
+    ) -> KnowledgeGraphPage:
+        """A page of entities (by name) with the relations that start at them.
+
+        ``limit`` defaults to ``graph_page_size``; ``nextCursor`` (with
+        ``hasMore``) fetches the next page, so a large graph never comes back
+        in one answer.
+        """
+        scope_namespace = self._namespace(namespace)
+        size = self._settings.graph_page_size if limit is None else limit
+        check.limit(size, self._settings)
+        after = None
+        if cursor is not None:
+            key, entity_id = decode_cursor(cursor, "graph", 2)
+            if not isinstance(key, str) or not isinstance(entity_id, int):
+                raise ValidationError("cursor", "is not a cursor read_graph returned")
+            after = (key, entity_id)
+        graph = self._store.graph
+        records = graph.list_entities(
+            scope_namespace, query=None, type=None, limit=size + 1, after=after
+        )
+        has_more = len(records) > size
+        records = records[:size]
+        return KnowledgeGraphPage(
+            entities=self._entities(scope_namespace, records),
+            relations=self._relations(
+                graph.relations_from(scope_namespace, [record.id for record in records])
+            ),
+            next_cursor=encode_cursor("graph", records[-1].key, records[-1].id)
+            if has_more
+            else None,
+            has_more=has_more,
+        )
+
+    def _around(self, namespace: str, records: Sequence[EntityRecord]) -> list[KnowledgeRelation]:
+        if not records:
+            return []
+        return self._relations(
+            self._store.graph.relations(
+                namespace,
+                entity_ids=[record.id for record in records],
+                predicate=None,
+                limit=RELATIONS_SHOWN,
+            )
+        )
+
+    def search_nodes(self, query: str, *, namespace: str | None = None) -> KnowledgeGraphPage:
+        """Entities whose name, type or observations contain ``query`` (case-insensitive), and
+        the relations touching them; at most ``graph_page_size`` entities (``hasMore``)."""
+        scope_namespace = self._namespace(namespace)
+        if len(query) > 1_000:
+            raise ValidationError("query", f"is {len(query)} characters; the limit is 1000")
+        size = self._settings.graph_page_size
+        records = self._store.graph.search_entities(scope_namespace, query.strip(), size + 1)
+        has_more = len(records) > size
+        records = records[:size]
+        return KnowledgeGraphPage(
+            entities=self._entities(scope_namespace, records),
+            relations=self._around(scope_namespace, records),
+            has_more=has_more,
+        )
+
+    def open_nodes(
+        self, names: Sequence[str], *, namespace: str | None = None
+    ) -> KnowledgeGraphPage:
+        """The named entities (unknown names are skipped) and the relations touching them."""
+        scope_namespace = self._namespace(namespace)
+        keys = [
+            entity_key(check_entity_name(name, f"names[{index}]"))
+            for index, name in enumerate(_items("names", names))
+        ]
+        found = self._store.graph.entities_by_key(scope_namespace, keys)
+        records = [found[key] for key in dict.fromkeys(keys) if key in found]
+        return KnowledgeGraphPage(
+            entities=self._entities(scope_namespace, records),
+            relations=self._around(scope_namespace, records),
+        )
+
+    # -- import --------------------------------------------------------------------------
+
+    def import_jsonl(
+        self, lines: Iterable[str], *, namespace: str | None = None
+    ) -> KnowledgeImportReport:
+        """Import the reference server's ``memory.jsonl`` (one entity or relation per line).
+
+        Entities are written first, then relations (whose entities may appear
+        later in the file). An entity already present gains the observations
+        it lacks. A bad line is reported by number and nothing of it is
+        written; the other lines still import.
+        """
+        scope_namespace = self._namespace(namespace)
+        report = KnowledgeImportReport()
+        entities: list[tuple[int, KnowledgeEntity]] = []
+        relations: list[tuple[int, KnowledgeRelation]] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                parsed = self._import_line(line)
+            except ValidationError as error:
+                report.errors.append(ImportLineError(line=number, error=str(error)))
+                continue
+            if isinstance(parsed, KnowledgeEntity):
+                entities.append((number, parsed))
+            else:
+                relations.append((number, parsed))
+        now = self._clock()
+        for start in range(0, len(entities), 500):
+            with self._store.transaction() as tx:
+                for _, entity in entities[start : start + 500]:
+                    self._import_entity(tx, scope_namespace, entity, now, report)
+        for start in range(0, len(relations), 500):
+            with self._store.transaction() as tx:
+                for number, relation in relations[start : start + 500]:
+                    self._import_relation(tx, scope_namespace, number, relation, now, report)
+        report.errors.sort(key=lambda error: error.line)
+        return report
+
+    def _import_line(self, line: str) -> KnowledgeEntity | KnowledgeRelation:
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValidationError("line", f"not JSON: {error.msg}") from None
+        if not isinstance(data, dict):
+            raise ValidationError("line", "a line must be a JSON object")
+        kind = data.pop("type", None)
+        if kind == "entity":
+            entity: KnowledgeEntity = self._parse(KnowledgeEntity, data, "entity")
+            return KnowledgeEntity(
+                name=check_entity_name(entity.name, "name"),
+                entity_type=check_entity_type(entity.entity_type, "entityType"),
+                observations=[
+                    self._observation(text, f"observations[{number}]")
+                    for number, text in enumerate(entity.observations)
+                ],
+            )
+        if kind == "relation":
+            return self._checked_relation(data, "relation")
+        raise ValidationError("type", f"must be 'entity' or 'relation', got {kind!r}")
+
+    def _import_entity(
+        self,
+        tx: StoreTransaction,
+        namespace: str,
+        entity: KnowledgeEntity,
+        now: Any,
+        report: KnowledgeImportReport,
+    ) -> None:
+        record, created = tx.graph.declare_entity(namespace, entity.name, entity.entity_type, now)
+        existing = {content for _, content in tx.graph.observations(record.id)}
+        added = 0
+        for content in dict.fromkeys(entity.observations):
+            if content not in existing:
+                self._add_observation(tx, namespace, record, content)
+                added += 1
+        report.entities += int(created)
+        report.observations += added
+        report.unchanged += int(not created and not added)
+
+    def _import_relation(
+        self,
+        tx: StoreTransaction,
+        namespace: str,
+        number: int,
+        relation: KnowledgeRelation,
+        now: Any,
+        report: KnowledgeImportReport,
+    ) -> None:
+        ends = []
+        for field, name in (("from", relation.source), ("to", relation.target)):
+            found = tx.graph.find_entity(namespace, entity_key(name))
+            if found is None:
+                report.errors.append(
+                    ImportLineError(line=number, error=f"{field}: no entity named {name!r}")
+                )
+                return
+            ends.append(found)
+        for found in ends:
+            tx.graph.declare_entity(namespace, found.name, None, now)
+        if tx.graph.declare_relation(
+            namespace, ends[0].id, relation.relation_type, ends[1].id, now
+        ):
+            report.relations += 1
+        else:
+            report.unchanged += 1
+
+
+def _report(what: str, deleted: Sequence[str], missing: Sequence[str]) -> RemovalReport:
+    message = (
+        f"{what.capitalize()} deleted successfully"
+        if not missing
+        else (f"Deleted {len(deleted)} {what}; not found: {', '.join(missing)}")
+    )
+    return RemovalReport(message=message, deleted=list(deleted), not_found=list(missing))

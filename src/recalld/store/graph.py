@@ -1,0 +1,253 @@
+"""The storage protocol of the knowledge graph: entities, mentions, relations, graph jobs.
+
+A store that keeps a graph exposes an object with :class:`GraphStore` as
+``store.graph`` (reads, the extraction queue) and, inside a write transaction,
+one with :class:`GraphTransaction` as ``tx.graph`` (the knowledge tools'
+writes, atomic with the memory writes they come with). Every read takes the
+namespace it may see: namespaces are walls here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from recalld.graph.types import Extraction
+from recalld.store.semantic import JobFailure
+
+__all__ = [
+    "EntityRecord",
+    "GraphCounts",
+    "GraphJob",
+    "GraphStore",
+    "GraphTransaction",
+    "MentionRecord",
+    "RelationRecord",
+]
+
+
+@dataclass(frozen=True)
+class GraphJob:
+    """A claimed extraction job and the parts of its memory an extractor reads."""
+
+    id: str
+    seq: int
+    model: str
+    attempts: int
+    memory_id: str
+    namespace: str
+    title: str | None
+    content: str
+    tags: tuple[str, ...]
+    meta: dict[str, Any]
+    at: datetime | None
+
+
+@dataclass(frozen=True)
+class EntityRecord:
+    """One entity with its mention and observation counts."""
+
+    id: int
+    namespace: str
+    key: str
+    name: str
+    type: str
+    declared: bool
+    mentions: int
+    observations: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class RelationRecord:
+    """One relation with its endpoints' names, how many memories state it, and the latest ``at``."""
+
+    id: int
+    namespace: str
+    subject: str
+    subject_key: str
+    predicate: str
+    object: str
+    object_key: str
+    declared: bool
+    sources: int
+    at: datetime | None
+
+
+@dataclass(frozen=True)
+class MentionRecord:
+    """An entity mentioned by a memory: the memory's seq and the spelling found there."""
+
+    entity_id: int
+    seq: int
+    surface: str
+    count: int
+
+
+@dataclass(frozen=True)
+class GraphCounts:
+    """Raw numbers behind the graph part of the status, for some namespaces."""
+
+    entities: int
+    relations: int
+    mentions: int
+    observations: int
+    extracted: dict[str, int]
+    jobs_by_state: dict[str, int]
+    failures: list[JobFailure] = field(default_factory=list)
+
+
+class GraphTransaction(Protocol):
+    """Graph writes inside the caller's write transaction (the knowledge tools)."""
+
+    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
+        """The entity with that key in the namespace."""
+        ...
+
+    def declare_entity(
+        self, namespace: str, name: str, type: str | None, now: datetime
+    ) -> tuple[EntityRecord, bool]:
+        """Create the entity, or mark an extracted one declared; ``True`` when that changed it.
+
+        A declared entity stays until it is deleted, mentions or not. ``type``
+        replaces an extracted entity's type (None keeps it; a new one is ``unknown``).
+        """
+        ...
+
+    def link_observation(self, entity_id: int, seq: int) -> None:
+        """Make memory ``seq`` an observation of the entity."""
+        ...
+
+    def observations(self, entity_id: int) -> list[tuple[int, str]]:
+        """The entity's observation memories as ``(seq, content)``, oldest first."""
+        ...
+
+    def declare_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
+    ) -> bool:
+        """Create (or mark declared) a relation; ``True`` when it did not exist declared."""
+        ...
+
+    def delete_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int
+    ) -> bool:
+        """Delete the relation; returns whether it existed."""
+        ...
+
+    def delete_entity(self, entity_id: int) -> None:
+        """Delete the entity with its mentions, observation links and relations."""
+        ...
+
+
+class GraphStore(Protocol):
+    """Reads of the graph and its extraction queue; each method is one transaction or read."""
+
+    # -- the extraction queue -------------------------------------------------
+
+    def claim_jobs(
+        self,
+        worker_id: str,
+        model: str,
+        limit: int,
+        now: datetime,
+        lease_until: datetime,
+        max_attempts: int,
+    ) -> list[GraphJob]:
+        """Atomically lease up to ``limit`` runnable graph jobs of extractor ``model``."""
+        ...
+
+    def complete_jobs(
+        self,
+        worker_id: str,
+        model: str,
+        results: Sequence[tuple[GraphJob, Extraction]],
+        now: datetime,
+    ) -> int:
+        """Replace each job's memory's mentions and relations with its extraction.
+
+        One transaction; only jobs still leased by ``worker_id`` count, and a
+        memory whose text changed after the claim is left to its newer job.
+        """
+        ...
+
+    def retry_job(
+        self, worker_id: str, job: GraphJob, error: str, now: datetime, run_after: datetime | None
+    ) -> None:
+        """Record a failed attempt: queue it again at ``run_after``, or fail it for good (None)."""
+        ...
+
+    def backfill_jobs(self, model: str, now: datetime) -> int:
+        """Queue extraction of every memory not extracted by ``model`` and not queued for it.
+
+        Pending jobs of other extractors are dropped; returns how many were queued.
+        """
+        ...
+
+    def rebuild(self, namespaces: Sequence[str], model: str, now: datetime) -> int:
+        """Queue re-extraction of every memory of ``namespaces``; returns how many."""
+        ...
+
+    # -- reads ------------------------------------------------------------------
+
+    def entities_by_key(self, namespace: str, keys: Sequence[str]) -> dict[str, EntityRecord]:
+        """The entities among ``keys``, by key."""
+        ...
+
+    def entity_by_id(self, namespace: str, entity_ids: Sequence[int]) -> dict[int, EntityRecord]:
+        """The entities among ``entity_ids``, by id."""
+        ...
+
+    def list_entities(
+        self,
+        namespace: str,
+        *,
+        query: str | None,
+        type: str | None,
+        limit: int,
+        after: tuple[str, int] | None,
+    ) -> list[EntityRecord]:
+        """Entities by key, after a keyset cursor; ``query`` is a substring of name, key or type."""
+        ...
+
+    def search_entities(self, namespace: str, text: str, limit: int) -> list[EntityRecord]:
+        """Entities whose name, type or observations contain ``text`` (case-insensitive)."""
+        ...
+
+    def mentions(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime, per_entity: int
+    ) -> list[MentionRecord]:
+        """Live memories mentioning each entity, newest first, at most ``per_entity`` each."""
+        ...
+
+    def entities_of(self, namespace: str, seqs: Sequence[int]) -> list[MentionRecord]:
+        """Every entity mentioned by the given memories."""
+        ...
+
+    def observation_memories(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime
+    ) -> dict[int, list[tuple[int, str]]]:
+        """Each entity's live observation memories as ``(seq, content)``, oldest first."""
+        ...
+
+    def relations(
+        self,
+        namespace: str,
+        *,
+        entity_ids: Sequence[int] | None,
+        predicate: str | None,
+        limit: int,
+        after_id: int = 0,
+    ) -> list[RelationRecord]:
+        """Relations touching ``entity_ids`` (all when None), optionally of one predicate."""
+        ...
+
+    def relations_from(self, namespace: str, subject_ids: Sequence[int]) -> list[RelationRecord]:
+        """Every relation whose subject is one of ``subject_ids``."""
+        ...
+
+    def counts(self, namespaces: Sequence[str], failures_limit: int) -> GraphCounts:
+        """Entities, relations, mentions, extractions and graph jobs in ``namespaces``."""
+        ...

@@ -1,0 +1,62 @@
+"""`recalld graph ...`, `recalld import --format mcp-memory` and the graph in `recalld status`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from recalld.adapters.cli import cli
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "mcp_memory.jsonl"
+ENVIRONMENT = {"RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "rules"}
+
+
+def _invoke(db: Path, *arguments: str) -> Result:
+    return CliRunner().invoke(
+        cli, ["--db", str(db), *arguments], env=ENVIRONMENT, catch_exceptions=False
+    )
+
+
+def _json(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_cli_graph_commands(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    _json(_invoke(db, "remember", "Kate: my sister Anna moved to Porto.", "--json"))
+    rebuilt = _json(_invoke(db, "graph", "rebuild", "--run", "--json"))
+    assert rebuilt["queued"] == 1
+    assert rebuilt["extracted"] >= 1
+    listed = _json(_invoke(db, "graph", "entities", "--json"))
+    assert {"Kate", "Anna", "Porto"} <= {e["name"] for e in listed["entities"]}
+    shown = _json(_invoke(db, "graph", "show", "anna", "--json"))
+    assert shown["entity"]["name"] == "Anna"
+    relations = _json(_invoke(db, "graph", "relations", "--entity", "Kate", "--json"))
+    assert [(r["predicate"], r["object"]) for r in relations["relations"]] == [("sister", "Anna")]
+    table = _invoke(db, "graph", "entities", "--type", "person")
+    assert table.exit_code == 0
+    assert "Kate" in table.output
+    readable = _invoke(db, "graph", "show", "Kate")
+    assert "Kate -[sister]-> Anna" in readable.output
+    missing = CliRunner().invoke(cli, ["--db", str(db), "graph", "show", "Nobody"], env=ENVIRONMENT)
+    assert missing.exit_code != 0
+    status = _json(_invoke(db, "status", "--json"))
+    assert status["graph"]["state"] == "ready"
+    assert status["graph"]["entities"] == len(listed["entities"])
+
+
+def test_cli_import_mcp_memory(tmp_path: Path) -> None:
+    db = tmp_path / "import.db"
+    result = _invoke(db, "import", "--format", "mcp-memory", str(FIXTURE), "--json")
+    assert result.exit_code == 1  # the fixture has bad lines: reported, the rest imported
+    report = json.loads(result.stdout)
+    assert (report["entities"], report["observations"], report["relations"]) == (3, 4, 2)
+    assert [error["line"] for error in report["errors"]] == [4, 5, 6]
+    listed = _json(_invoke(db, "graph", "entities", "--json"))
+    assert {e["name"] for e in listed["entities"]} >= {"Ada_Quill", "Harbour_Office", "Tern_Island"}
+    hits = _json(_invoke(db, "search", "ferry", "--json"))
+    assert hits[0]["memory"]["title"] == "Tern_Island"

@@ -1,0 +1,98 @@
+"""The graph channel of hybrid recall: seeds from the query, the second hop, features."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recalld.config import Settings
+from recalld.graph.query import query_keys
+from recalld.retrieval.graph_channel import GraphChannel
+from recalld.service import MemoryService
+from recalld.store.base import Scope
+from tests.conftest import FakeClock
+
+
+def _open(db_path: Path, clock: FakeClock, weight: float) -> MemoryService:
+    settings = Settings(
+        db=db_path,
+        synchronous="NORMAL",
+        embedder="none",
+        graph_extractor="rules",
+        graph_recall_weight=weight,
+    )
+    return MemoryService.open(settings, clock=clock)
+
+
+def _story(service: MemoryService) -> tuple[str, str]:
+    moved = service.remember("Kate: I moved to Lisbon last spring.").id
+    tarts = service.remember("Lisbon bakeries sell the best custard tarts.").id
+    for index in range(5):
+        service.remember(f"Unrelated note number {index} about Tuesday plans.")
+    service.new_worker().run_until_idle()
+    return moved, tarts
+
+
+def test_graph_query_keys_are_normalised_ngrams_without_stopword_edges() -> None:
+    keys = query_keys("Where did Kate Smith go?")
+    assert "kate smith" in keys
+    assert "kate" in keys
+    assert "did" not in keys
+    assert "where did" not in keys
+
+
+def test_graph_second_hop_finds_what_shares_an_entity_not_words(
+    db_path: Path, clock: FakeClock
+) -> None:
+    with _open(db_path, clock, weight=0.3) as service:
+        moved, tarts = _story(service)
+        hits = service.search("Where did Kate move?", limit=5)
+        by_id = {hit.memory.id: hit for hit in hits}
+        assert hits[0].memory.id == moved
+        assert "graph" in hits[0].backends
+        assert hits[0].channels["graph"] > 0
+        # No word of the question is in it: only the graph (Kate -> Lisbon -> it) finds it.
+        assert tarts in by_id
+        assert by_id[tarts].backends == ["graph"]
+        assert by_id[tarts].channels["keyword"] == 0.0
+        assert 0 < by_id[tarts].score < hits[0].score
+        # Keyword-only mode has no graph channel.
+        assert all("graph" not in hit.backends for hit in service.search("Kate", mode="keyword"))
+
+
+def test_graph_weight_zero_turns_the_channel_off(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock, weight=0.0) as service:
+        moved, _ = _story(service)
+        hits = service.search("Where did Kate move?", limit=5)
+        assert [hit.memory.id for hit in hits] == [moved]
+        assert all("graph" not in hit.channels for hit in hits)
+
+
+def test_graph_features_report_entity_overlap_and_score(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock, weight=0.3) as service:
+        moved, tarts = _story(service)
+        channel = service.indexing.retriever.graph
+        assert isinstance(channel, GraphChannel)
+        seqs = [service.get(moved).seq, service.get(tarts).seq]
+        scope = Scope(namespaces=("default",), now=clock.now)
+        features = channel.features(scope, "Where did Kate move?", seqs)
+        first, second = features[seqs[0]], features[seqs[1]]
+        assert first.entity_overlap == 1.0
+        assert first.seed_entities == ("Kate",)
+        assert first.graph_score == 1.0
+        assert second.entity_overlap == 0.0
+        assert 0 < second.graph_score < 1.0
+
+
+def test_graph_channel_respects_namespaces_and_filters(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock, weight=0.3) as service:
+        _story(service)
+        service.remember("Kate: Lisbon again!", namespace="other", kind="secret")
+        service.new_worker().run_until_idle()
+        hits = service.search("Where did Kate move?", limit=10)
+        assert all(hit.memory.namespace == "default" for hit in hits)
+        other = service.search("Where did Kate move?", namespace="other", limit=10)
+        assert [hit.memory.content for hit in other] == ["Kate: Lisbon again!"]
+        from recalld.model import Filters
+
+        filtered = service.search("Where did Kate move?", filters=Filters(kind="none"), limit=10)
+        assert filtered == []
