@@ -139,10 +139,10 @@ class Settings(BaseSettings):
     embedder_dimension: int | None = Field(default=None, gt=0, description="vector length")
     embedder_threads: int = Field(default=1, gt=0, description="onnxruntime intra-op threads")
     embedder_variant: Literal["dynamic-int8", "installed"] = Field(
-        default="dynamic-int8",
+        default="installed",
         description=(
-            "minilm: dynamic-int8 runs integer MatMuls derived locally from the installed"
-            " model (about 2x faster); installed runs the installed file as it is"
+            "minilm: installed runs the installed file as it is; dynamic-int8 runs integer"
+            " MatMuls derived locally from it (about 2x faster, LoCoMo dev R@5 0.561 vs 0.566)"
         ),
     )
     cache_dir: Path = Field(

@@ -41,9 +41,9 @@ def test_create_embedder_follows_settings(tmp_path: object) -> None:
     assert hashing.dimension == 32
     default = create_embedder(semantic_settings(base, embedder="minilm"))
     assert default is not None
-    assert (default.name, default.dimension) == ("all-MiniLM-L6-v2-onnx-dynamic-int8", 384)
-    installed = create_embedder(
-        semantic_settings(base, embedder="minilm", embedder_variant="installed")
+    assert (default.name, default.dimension) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+    fast = create_embedder(
+        semantic_settings(base, embedder="minilm", embedder_variant="dynamic-int8")
     )
-    assert installed is not None
-    assert installed.name == "all-MiniLM-L6-v2-onnx-int8"
+    assert fast is not None
+    assert fast.name == "all-MiniLM-L6-v2-onnx-dynamic-int8"

@@ -26,8 +26,10 @@ def minilm() -> MiniLMEmbedder:
 
 @pytest.fixture(scope="module")
 def derived(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
-    """The default: the dynamic int8 model derived from the installed file."""
-    embedder = MiniLMEmbedder(cache_directory=tmp_path_factory.mktemp("model-cache"))
+    """The dynamic int8 model derived from the installed file."""
+    embedder = MiniLMEmbedder(
+        variant="dynamic-int8", cache_directory=tmp_path_factory.mktemp("model-cache")
+    )
     embedder.load()
     return embedder
 
