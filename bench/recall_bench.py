@@ -1,36 +1,46 @@
-"""Semantic recall benchmark for recalld (issue 3): ingest, indexing and recall latency.
+"""Recall benchmark (issues 3 and 13): ingest, indexing, recall latency, engine overhead, sizes.
 
-For each size N (default 10,000 and 100,000) in a fresh database:
+For each size N (default 10,000, 100,000 and 1,000,000), in a fresh database and
+a fresh process (so peak RSS and the cold start are per size):
 
-* **ingest**: N synthetic memories written with ``remember_many`` in batches of
-  1,000 (each batch one durable transaction that also queues its embedding
-  jobs); reported as acknowledged memories/s.
-* **raw model throughput**: ``embed_batch`` on a sample of the same texts in
-  batches of the worker's size, texts/s (no database).
-* **indexing**: one in-process worker (``run_until_idle``) drains the queue;
-  reported as seconds until every memory is indexed and as texts/s, and as a
-  share of the raw model throughput.
-* **index build**: the first vector search of the process loads the vectors
-  (and above ``vector_ann_threshold`` builds the HNSW graph); timed apart.
-* **recall**: ``MemoryService.search`` end to end (query embedding included,
-  every query text distinct so no cache helps) for ``keyword``, ``vector``
-  and ``hybrid`` modes, p50/p95 in ms.
-* **peak RSS** of the process after each size (``ru_maxrss``).
+* **raw model**: ``embed_batch`` on a sample of the texts, batches of the
+  worker's size, texts/s and CPU-s per 1,000 (no database).
+* **ingest**: N memories written with ``remember_many`` in batches of 1,000
+  (durable transactions that also queue the embedding jobs), memories/s. 1% of
+  the memories go to namespace ``small`` and another 1% carry tag ``rare``.
+* **indexing** (``--corpus real``): the first half of the queue is drained by
+  one in-process worker, the second half by that worker plus a second worker
+  *process* (``recalld worker --until-idle``) on the same database: texts/s of
+  each, and the one-worker rate as a share of the raw model.
+  ``--corpus cheap`` (the default above ``--real-limit``) computes the vectors
+  from 2,000 real ones instead (see ``bench/corpus.py``) and writes them
+  straight into the vectors table: the query embedding stays real.
+* **index build**: the first vector search of the process (loads the vectors,
+  builds the HNSW graph above ``vector_ann_threshold``).
+* **cold start**: the service is closed (the graph is saved) and a new one
+  opened on the same file; its first vector recall and first hybrid recall, minus
+  the query's embedding, are the index load.
+* **recall**: ``MemoryService.search`` end to end, every query distinct (no cache
+  helps), for ``keyword``, ``vector`` and ``hybrid``, and hybrid restricted to the
+  1% namespace and to the 1% tag; each query's embedding is timed right before
+  its search (``embedder.embed_batch``) and **engine overhead** = recall p50 -
+  embedding p50 of the same queries. Wall and CPU (``time.thread_time``)
+  percentiles; hit@10 = the memory the query was drawn from is in the top 10
+  (meaningless for the cheap corpus: its vectors do not describe the texts).
+* **ANN recall@10 vs exact**: the index's top 10 against a float32 brute force
+  over the stored vectors, for 200 queries, unfiltered and in the 1% namespace.
+* **disk**: database + WAL + every index file beside it, bytes per memory, and
+  the largest tables and indexes by ``dbstat``; **RSS**: peak (``ru_maxrss``)
+  and at the end; the load average at start and end of each size.
 
-Wall-clock latencies on a shared machine include waiting for a core; the CPU
-time of the calling thread per query (``cpu_p50_ms``) is reported beside them.
+Run from the repository root (progress on stderr, one JSON object last on stdout)::
 
-Synthetic memories are 8-24 words drawn (Zipf-like) from a list of common
-English words, so the real model sees real tokens; queries are 2-5 words taken
-from a random memory with a few words swapped. Everything comes from
-``random.Random(seed)``.
+    .venv/bin/python bench/recall_bench.py                      # 10k, 100k, 1M (~1 h)
+    .venv/bin/python bench/recall_bench.py --quick              # 2,000 memories (~1 min)
+    .venv/bin/python bench/recall_bench.py --n 10000 --corpus real
 
-Run it from the repository root::
-
-    .venv/bin/python bench/recall_bench.py --n 10000,100000 [--embedder minilm|hashing] \\
-        [--queries 200] [--raw-sample 2000] [--db-dir DIR] [--seed 1]
-
-Progress goes to stderr; the last line of stdout is one JSON object.
+Run times on the 2-core machine: 10k real ~4 min, 100k cheap ~8 min, 100k real
+~15 min, 1M cheap ~45 min (ingest and the HNSW build dominate).
 """
 
 from __future__ import annotations
@@ -39,75 +49,41 @@ import argparse
 import json
 import os
 import platform
-import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import random
 
 import recalld
+from corpus import cheap_vectors, embed_all, make_queries, make_texts
 from recalld import MemoryService, Settings
 from recalld.embeddings import create_embedder
-from recalld.model import NewMemory
+from recalld.embeddings.base import Embedder
+from recalld.model import Filters, NewMemory
+from recalld.store.semantic import decode_vectors, encode_vector
+from recalld.store.sqlite_semantic import text_hash
 
-WORDS = (
-    "time person year way day thing man world life hand part child eye woman place work "
-    "week case point government company number group problem fact water room mother area "
-    "money story month lot right study book job word business issue side kind head house "
-    "service friend father power hour game line end member law car city community name "
-    "president team minute idea kid body information back parent face others level office "
-    "door health art war history party result change morning reason research girl guy moment "
-    "air teacher force education foot boy age policy music market sense nation plan college "
-    "interest death experience effect class control care field development role effort rate "
-    "heart drug show leader light voice wife police mind price report decision son view "
-    "relationship town road arm difference value building action model season society tax "
-    "director position player record paper space ground form event official matter center "
-    "couple site project activity star table need court oil situation cost industry figure "
-    "street image phone data picture practice piece land product doctor wall patient worker "
-    "news test movie north love support technology step baby computer type attention film "
-    "tree source organization hair window evidence population site garden kitchen dog cat "
-    "coffee dinner birthday holiday beach mountain river train flight hotel camera guitar "
-    "painting recipe bread cake soccer tennis yoga school exam library museum concert park "
-    "rain snow summer winter spring autumn weekend hospital dentist meeting deadline server "
-    "database backup password laptop keyboard email calendar invoice budget salary loan"
-).split()
-VERBS = (
-    "visited bought cooked painted fixed planned moved started finished lost found shared "
-    "booked cancelled learned taught watched played adopted sold borrowed packed cleaned"
-).split()
-
-Mode = Literal["keyword", "vector", "hybrid"]
+REPOSITORY = Path(__file__).resolve().parents[1]
+SMALL = "small"
+RARE = "rare"
 
 
-def _zipf_word(rng: random.Random) -> str:
-    rank = min(int(rng.paretovariate(1.1)) - 1, len(WORDS) - 1)
-    return WORDS[(rank * 7919 + rng.randrange(3)) % len(WORDS)]
-
-
-def make_texts(count: int, rng: random.Random) -> list[str]:
-    """``count`` synthetic memory sentences."""
-    texts = []
-    for _ in range(count):
-        words = [_zipf_word(rng) for _ in range(rng.randint(7, 22))]
-        words.insert(rng.randrange(len(words)), rng.choice(VERBS))
-        texts.append("I " + " ".join(words) + ".")
-    return texts
-
-
-def make_queries(texts: Sequence[str], count: int, rng: random.Random) -> list[str]:
-    """Distinct queries: a few words of a random memory, one or two swapped."""
-    queries: set[str] = set()
-    while len(queries) < count:
-        words = rng.choice(texts).rstrip(".").split()[1:]
-        picked = rng.sample(words, min(len(words), rng.randint(2, 5)))
-        picked[rng.randrange(len(picked))] = rng.choice(WORDS)
-        queries.add(" ".join(picked) + f" {rng.choice(VERBS)}")
-    return sorted(queries)
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _percentiles(samples: Sequence[float]) -> dict[str, float]:
@@ -119,112 +95,378 @@ def _percentiles(samples: Sequence[float]) -> dict[str, float]:
     }
 
 
-def _peak_rss_mb() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+def _rss_mb() -> dict[str, float]:
+    current = 0.0
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                current = int(line.split()[1]) / 1024
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"peak_mb": round(peak, 1), "current_mb": round(current, 1)}
+
+
+def _load() -> list[float]:
+    return [round(value, 2) for value in os.getloadavg()]
+
+
+def _namespace_of(index: int) -> str:
+    return SMALL if index % 100 == 0 else "default"
+
+
+def _tags_of(index: int) -> list[str]:
+    return [RARE] if index % 100 == 50 else []
+
+
+def ingest(service: MemoryService, texts: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """Write every text (1% in the small namespace, 1% tagged); returns stats and ids."""
+    ids = [""] * len(texts)
+    started = time.perf_counter()
+    for offset in range(0, len(texts), 1000):
+        for namespace in ("default", SMALL):
+            batch = [
+                index
+                for index in range(offset, min(offset + 1000, len(texts)))
+                if _namespace_of(index) == namespace
+            ]
+            if not batch:
+                continue
+            receipts = service.remember_many(
+                [NewMemory(content=texts[index], tags=_tags_of(index)) for index in batch],
+                namespace=namespace,
+            )
+            for index, receipt in zip(batch, receipts, strict=True):
+                ids[index] = receipt.id
+    seconds = time.perf_counter() - started
+    return {"seconds": round(seconds, 2), "memories_per_s": round(len(texts) / seconds, 1)}, ids
+
+
+def index_real(
+    service: MemoryService, settings: Settings, n: int, raw_rate: float
+) -> dict[str, Any]:
+    """Half the queue with one worker, the other half with a second worker process."""
+    first = service.new_worker(worker_id="bench-1")
+    started = time.perf_counter()
+    first.run_until_idle(stop=lambda: first.report.processed >= n // 2)
+    one_seconds = time.perf_counter() - started
+    one_done = first.report.processed
+    environment = {
+        **os.environ,
+        "RECALLD_EMBEDDER": settings.embedder,
+        "RECALLD_SYNCHRONOUS": settings.synchronous,
+    }
+    started = time.perf_counter()
+    other = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "recalld",
+            "--db",
+            str(settings.db),
+            "worker",
+            "--until-idle",
+            "--json",
+        ],
+        cwd=REPOSITORY,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    second = service.new_worker(worker_id="bench-2")
+    second.run_until_idle()
+    output, _ = other.communicate(timeout=7200)
+    two_seconds = time.perf_counter() - started
+    other_done = int(json.loads(output.strip().splitlines()[-1])["processed"]) if output else 0
+    two_done = second.report.processed + other_done
+    one_rate = one_done / one_seconds
+    return {
+        "corpus": "real",
+        "one_worker": {
+            "texts": one_done,
+            "seconds": round(one_seconds, 2),
+            "texts_per_s": round(one_rate, 1),
+        },
+        "two_workers": {
+            "texts": two_done,
+            "seconds": round(two_seconds, 2),
+            "texts_per_s": round(two_done / two_seconds, 1),
+            "second_process_texts": other_done,
+        },
+        "share_of_raw_model": round(one_rate / raw_rate, 3),
+        "two_over_one": round((two_done / two_seconds) / one_rate, 3),
+        "embed_seconds_in_process": round(first.report.embed_seconds, 2),
+    }
+
+
+def index_cheap(
+    service: MemoryService, embedder: Embedder, texts: Sequence[str], ids: Sequence[str], seed: int
+) -> tuple[dict[str, Any], npt.NDArray[np.float32]]:
+    """Cheap vectors written straight into the vectors table (see bench/corpus.py)."""
+    started = time.perf_counter()
+    base = embed_all(embedder, make_texts(2000, random.Random(seed + 7)))
+    vectors = cheap_vectors(base, len(texts), seed)
+    seq_of = dict(service.store._read("SELECT id, seq FROM memories", ()))  # type: ignore[attr-defined]
+    for start in range(0, len(texts), 50_000):
+        rows = [
+            (
+                int(seq_of[ids[index]]),
+                embedder.name,
+                text_hash(None, texts[index]),
+                encode_vector(vectors[index]),
+            )
+            for index in range(start, min(len(texts), start + 50_000))
+        ]
+
+        def step(connection: Any, rows: list[tuple[Any, ...]] = rows) -> None:
+            connection.executemany(
+                "INSERT INTO vectors(seq, model, text_hash, vector) VALUES (?, ?, ?, ?)", rows
+            )
+            connection.executemany("DELETE FROM jobs WHERE seq = ?", [(row[0],) for row in rows])
+            connection.executemany(
+                "UPDATE memories SET index_state = 'indexed' WHERE seq = ?",
+                [(row[0],) for row in rows],
+            )
+
+        service.store.write(step)  # type: ignore[attr-defined]
+    return {
+        "corpus": "cheap",
+        "base_texts": len(base),
+        "seconds": round(time.perf_counter() - started, 2),
+    }, vectors
+
+
+def timed_queries(
+    service: MemoryService,
+    embedder: Embedder,
+    queries: Sequence[tuple[int, str]],
+    ids: Sequence[str],
+    search: Callable[[str], list[Any]],
+) -> dict[str, Any]:
+    """Each query's embedding then its search, timed; hit@10 of the query's own memory."""
+    search_wall, search_cpu, embed_wall, embed_cpu = [], [], [], []
+    hits = 0
+    for target, query in queries:
+        started, cpu = time.perf_counter(), time.thread_time()
+        # The same text: the retriever's query cache has not seen it, so the search
+        # embeds it again; this call times the embedding alone.
+        embedder.embed_batch([query])
+        embed_cpu.append(time.thread_time() - cpu)
+        embed_wall.append(time.perf_counter() - started)
+        started, cpu = time.perf_counter(), time.thread_time()
+        found = search(query)
+        search_cpu.append(time.thread_time() - cpu)
+        search_wall.append(time.perf_counter() - started)
+        hits += ids[target] in {hit.memory.id for hit in found}
+    wall, cpu_times = _percentiles(search_wall), _percentiles(search_cpu)
+    embed, embed_cpu_p = _percentiles(embed_wall), _percentiles(embed_cpu)
+    return {
+        "queries": len(queries),
+        **wall,
+        "cpu_p50_ms": cpu_times["p50_ms"],
+        "cpu_p95_ms": cpu_times["p95_ms"],
+        "embed_p50_ms": embed["p50_ms"],
+        "embed_cpu_p50_ms": embed_cpu_p["p50_ms"],
+        "engine_overhead_p50_ms": round(wall["p50_ms"] - embed["p50_ms"], 3),
+        "engine_overhead_cpu_p50_ms": round(cpu_times["p50_ms"] - embed_cpu_p["p50_ms"], 3),
+        "hit_at_10": round(hits / len(queries), 3),
+    }
+
+
+def ann_recall(
+    service: MemoryService, embedder: Embedder, queries: Sequence[str]
+) -> dict[str, Any]:
+    """The index's top 10 against a float32 brute force over the stored vectors."""
+    index = service.indexing.retriever.index()
+    assert index is not None
+    rows = service.store._read(  # type: ignore[attr-defined]
+        "SELECT v.seq, m.namespace, v.vector FROM vectors v JOIN memories m ON m.seq = v.seq", ()
+    )
+    seqs = np.array([row[0] for row in rows])
+    small = np.array([row[1] == SMALL for row in rows])
+    matrix = decode_vectors([bytes(row[2]) for row in rows], embedder.dimension)
+    del rows
+    result: dict[str, Any] = {"ann": index.uses_ann, "queries": len(queries)}
+    for label, namespace, keep in (
+        ("unfiltered", "default", ~small),
+        ("namespace_1pct", SMALL, small),
+    ):
+        recalls, latencies = [], []
+        for query in queries:
+            vector = embedder.embed_batch([query])[0]
+            scores = matrix @ vector
+            scores[~keep] = -np.inf
+            exact = set(seqs[np.argsort(-scores)[:10]].tolist())
+            started = time.perf_counter()
+            found = index.search(vector, [namespace], 10)
+            latencies.append(time.perf_counter() - started)
+            recalls.append(len(exact & {seq for seq, _ in found}) / 10)
+        result[label] = {
+            "recall_at_10": round(float(np.mean(recalls)), 4),
+            "search_p50_ms": _percentiles(latencies)["p50_ms"],
+        }
+    return result
+
+
+def disk(service: MemoryService, n: int) -> dict[str, Any]:
+    """Bytes per memory of the database and every index file, and what takes them."""
+    service.store.checkpoint()
+    database = Path(service.settings.db)
+    files = {path.name: path.stat().st_size for path in database.parent.glob(f"{database.name}*")}
+    rows = service.store._read(  # type: ignore[attr-defined]
+        "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 12", ()
+    )
+    total = sum(files.values())
+    return {
+        "files": files,
+        "total_bytes": total,
+        "bytes_per_memory": round(total / n, 1),
+        "dbstat_bytes_per_memory": {str(name): round(int(size) / n, 1) for name, size in rows},
+    }
 
 
 def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str, Any]:
-    """Every measurement for one database size."""
+    """Every measurement for one database size (run in its own process)."""
     rng = random.Random(arguments.seed + n)
+    corpus = arguments.corpus or ("real" if n <= arguments.real_limit else "cheap")
+    result: dict[str, Any] = {"n": n, "corpus": corpus, "load_average_at_start": _load()}
     texts = make_texts(n, rng)
-    settings = Settings(
-        db=directory / f"recall-{n}.db",
-        embedder=arguments.embedder,
-        purge_interval_seconds=3600,
-    )
-    result: dict[str, Any] = {"n": n}
+    settings = Settings(db=directory / f"recall-{n}.db", purge_interval_seconds=3600)
     embedder = create_embedder(settings)
     assert embedder is not None
-    sample = texts[: arguments.raw_sample]
-    embedder.embed_batch(sample[:8])  # load the model outside the timing
     started = time.perf_counter()
-    cpu_started = time.process_time()
-    for offset in range(0, len(sample), settings.worker_batch_size):
-        embedder.embed_batch(sample[offset : offset + settings.worker_batch_size])
+    embedder.embed_batch(["load the model"])
+    result["model_load_seconds"] = round(time.perf_counter() - started, 2)
+    sample = texts[: arguments.raw_sample]
+    started, cpu = time.perf_counter(), time.process_time()
+    embed_all(embedder, sample, settings.worker_batch_size)
     raw_seconds = time.perf_counter() - started
     result["raw_model"] = {
+        "model": embedder.name,
         "texts": len(sample),
         "texts_per_s": round(len(sample) / raw_seconds, 1),
-        "cpu_s_per_1000": round(1000 * (time.process_time() - cpu_started) / len(sample), 2),
+        "cpu_s_per_1000": round(1000 * (time.process_time() - cpu) / len(sample), 2),
     }
-    print(f"[{n}] raw model {result['raw_model']}", file=sys.stderr)
-    with MemoryService(
+    _log(f"[{n}] raw model {result['raw_model']}")
+    service = MemoryService(
         MemoryService.open(settings.model_copy(update={"embedder": "none"})).store,
         settings,
         embedder=embedder,
-    ) as service:
+    )
+    result["ingest"], ids = ingest(service, texts)
+    _log(f"[{n}] ingest {result['ingest']}")
+    if corpus == "real":
+        result["indexing"] = index_real(service, settings, n, result["raw_model"]["texts_per_s"])
+    else:
+        result["indexing"], _ = index_cheap(service, embedder, texts, ids, arguments.seed)
+    _log(f"[{n}] indexing {result['indexing']}")
+    started = time.perf_counter()
+    service.search("warm up the vector index", mode="vector")
+    result["index_build_seconds"] = round(time.perf_counter() - started, 2)
+    _log(f"[{n}] index build {result['index_build_seconds']} s")
+    service.close()  # saves the graph
+
+    service = MemoryService(
+        MemoryService.open(settings.model_copy(update={"embedder": "none"})).store,
+        settings,
+        embedder=embedder,
+    )
+    cold: dict[str, float] = {}
+    for mode in ("vector", "hybrid"):
+        query = f"first {mode} recall of a new process"
         started = time.perf_counter()
-        for offset in range(0, n, 1000):
-            service.remember_many(
-                [NewMemory(content=text) for text in texts[offset : offset + 1000]]
-            )
-        ingest_seconds = time.perf_counter() - started
-        result["ingest"] = {
-            "seconds": round(ingest_seconds, 3),
-            "memories_per_s": round(n / ingest_seconds, 1),
-        }
-        print(f"[{n}] ingest {result['ingest']}", file=sys.stderr)
+        embedder.embed_batch([query + " alone"])
+        embed_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        report = service.new_worker().run_until_idle()
-        index_seconds = time.perf_counter() - started
-        worker_rate = n / index_seconds
-        result["indexing"] = {
-            "seconds_until_indexed": round(index_seconds, 2),
-            "texts_per_s": round(worker_rate, 1),
-            "share_of_raw_model": round(worker_rate / result["raw_model"]["texts_per_s"], 3),
-            "embed_seconds": round(report.embed_seconds, 2),
-            "processed": report.processed,
-            "batches": report.batches,
-        }
-        print(f"[{n}] indexing {result['indexing']}", file=sys.stderr)
-        status = service.status()
-        assert status.memories_by_index_state == {"indexed": n}, status.memories_by_index_state
-        started = time.perf_counter()
-        service.search("warm up the vector index", mode="vector")
-        result["index_build_seconds"] = round(time.perf_counter() - started, 2)
-        queries = make_queries(texts, 3 * arguments.queries, rng)
-        recall: dict[str, Any] = {}
-        modes: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
-        for number, mode in enumerate(modes):
-            latencies = []
-            cpu_times = []
-            for query in queries[number :: len(modes)][: arguments.queries]:
-                started = time.perf_counter()
-                cpu_started = time.thread_time()
-                service.search(query, limit=10, mode=mode)
-                cpu_times.append(time.thread_time() - cpu_started)
-                latencies.append(time.perf_counter() - started)
-            cpu = _percentiles(cpu_times)
-            recall[mode] = {
-                "queries": len(latencies),
-                **_percentiles(latencies),
-                "cpu_p50_ms": cpu["p50_ms"],
-                "cpu_p95_ms": cpu["p95_ms"],
-            }
-            print(f"[{n}] recall {mode} {recall[mode]}", file=sys.stderr)
-        result["recall"] = recall
-        index = service.status().index
-        result["index"] = None if index is None else index.model_dump()
-        result["db_bytes"] = service.store.size_bytes()
-    result["peak_rss_mb"] = _peak_rss_mb()
+        service.search(query, mode=mode, limit=10)
+        cold[f"first_{mode}_recall_ms"] = round(1000 * (time.perf_counter() - started), 1)
+        cold[f"first_{mode}_minus_embedding_ms"] = round(
+            cold[f"first_{mode}_recall_ms"] - 1000 * embed_seconds, 1
+        )
+    result["cold_start"] = cold
+    _log(f"[{n}] cold start {cold}")
+
+    count = arguments.queries
+    everything = make_queries(texts, 3 * count, rng)
+    small_targets = [index for index in range(n) if _namespace_of(index) == SMALL]
+    rare_targets = [index for index in range(n) if _tags_of(index)]
+    small_queries = [
+        item for item in make_queries(texts, 30 * count, rng) if item[0] in set(small_targets)
+    ]
+    rare_queries = [
+        item for item in make_queries(texts, 30 * count, rng) if item[0] in set(rare_targets)
+    ]
+    recall: dict[str, Any] = {}
+    plans: list[tuple[str, Sequence[tuple[int, str]], Callable[[str], list[Any]]]] = [
+        (
+            "keyword",
+            everything[0::3][:count],
+            lambda q: service.search(q, limit=10, mode="keyword"),
+        ),
+        ("vector", everything[1::3][:count], lambda q: service.search(q, limit=10, mode="vector")),
+        ("hybrid", everything[2::3][:count], lambda q: service.search(q, limit=10)),
+        (
+            "hybrid_namespace_1pct",
+            small_queries[:count],
+            lambda q: service.search(q, limit=10, namespace=SMALL),
+        ),
+        (
+            "hybrid_tag_1pct",
+            rare_queries[:count],
+            lambda q: service.search(q, limit=10, filters=Filters(tags_any=[RARE])),
+        ),
+    ]
+    for label, queries, search in plans:
+        if not queries:
+            continue
+        recall[label] = timed_queries(service, embedder, queries, ids, search)
+        _log(f"[{n}] recall {label} {recall[label]}")
+    result["recall"] = recall
+    result["ann_recall"] = ann_recall(
+        service, embedder, [query for _, query in everything[: min(200, count)]]
+    )
+    _log(f"[{n}] ann recall {result['ann_recall']}")
+    index = service.status().index
+    result["index"] = None if index is None else index.model_dump()
+    loaded = service.indexing.retriever.loaded_index()
+    result["index_memory_mb"] = None if loaded is None else round(loaded.memory_bytes() / 2**20, 1)
+    result["disk"] = disk(service, n)
+    _log(f"[{n}] disk {result['disk']['bytes_per_memory']} B/memory")
+    service.close()
+    result["rss"] = _rss_mb()
+    result["load_average_at_end"] = _load()
     return result
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Parse arguments, run every size, print the JSON result last."""
+    """Parse arguments, run every size in its own process, print the JSON result last."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", default="10000,100000", help="comma-separated sizes")
-    parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
-    parser.add_argument("--queries", type=int, default=200, help="timed queries per mode")
-    parser.add_argument("--raw-sample", type=int, default=2000, help="texts for raw throughput")
+    parser.add_argument("--n", default="10000,100000,1000000", help="comma-separated sizes")
+    parser.add_argument("--quick", action="store_true", help="2,000 memories, 30 queries")
+    parser.add_argument("--corpus", choices=["real", "cheap"], default=None)
+    parser.add_argument("--real-limit", type=int, default=10_000, help="real corpus up to this N")
+    parser.add_argument("--queries", type=int, default=200, help="timed queries per kind")
+    parser.add_argument("--raw-sample", type=int, default=1000, help="texts for raw throughput")
     parser.add_argument("--db-dir", type=Path, default=None, help="keep databases here")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
+    if arguments.quick:
+        arguments.n, arguments.queries, arguments.raw_sample = "2000", 30, 200
+    if arguments.one is not None:
+        directory = arguments.db_dir or Path(tempfile.mkdtemp())
+        print(json.dumps(run_size(arguments.one, arguments, directory)))
+        return
     sizes = [int(value) for value in arguments.n.split(",") if value.strip()]
     results = []
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         for n in sizes:
-            results.append(run_size(n, arguments, Path(directory)))
+            command = [sys.executable, __file__, "--one", str(n), "--db-dir", directory]
+            for name in ("corpus", "real_limit", "queries", "raw_sample", "seed"):
+                value = getattr(arguments, name)
+                if value is not None:
+                    command += [f"--{name.replace('_', '-')}", str(value)]
+            completed = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+            results.append(json.loads(completed.stdout.strip().splitlines()[-1]))
     defaults = Settings(db=Path("unused.db"))
     output = {
         "benchmark": "recall_bench",
@@ -235,10 +477,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             "machine": platform.machine(),
         },
         "python": platform.python_version(),
-        "load_average_at_end": [round(value, 2) for value in os.getloadavg()],
+        "load_average_at_end": _load(),
         "recalld": recalld.__version__,
         "settings": {
-            "embedder": arguments.embedder,
+            "embedder": defaults.embedder,
+            "embedder_variant": defaults.embedder_variant,
             "synchronous": defaults.synchronous,
             "worker_batch_size": defaults.worker_batch_size,
             "embedder_threads": defaults.embedder_threads,
@@ -246,6 +489,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "hybrid_keyword_weight": defaults.hybrid_keyword_weight,
             "queries": arguments.queries,
             "raw_sample": arguments.raw_sample,
+            "real_limit": arguments.real_limit,
             "seed": arguments.seed,
         },
         "results": results,

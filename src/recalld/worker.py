@@ -42,7 +42,7 @@ from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.types import Extraction
 from recalld.store.base import Store
 from recalld.store.graph import GraphJob
-from recalld.store.semantic import Job, WorkerRecord
+from recalld.store.semantic import Job, WorkerRecord, encode_vector
 from recalld.store.sqlite_semantic import embedding_text, text_hash
 
 __all__ = ["Worker", "WorkerReport"]
@@ -222,7 +222,7 @@ class Worker:
 
     def _complete(self, items: Sequence[tuple[Job, str, np.ndarray]]) -> None:
         results = [
-            (job, text_hash(job.title, job.content), np.asarray(vector, dtype=np.float32).tobytes())
+            (job, text_hash(job.title, job.content), encode_vector(vector))
             for job, _, vector in items
         ]
         dimension = int(np.asarray(items[0][2]).shape[-1])

@@ -42,3 +42,8 @@ def test_create_embedder_follows_settings(tmp_path: object) -> None:
     default = create_embedder(semantic_settings(base, embedder="minilm"))
     assert default is not None
     assert (default.name, default.dimension) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+    fast = create_embedder(
+        semantic_settings(base, embedder="minilm", embedder_variant="dynamic-int8")
+    )
+    assert fast is not None
+    assert fast.name == "all-MiniLM-L6-v2-onnx-dynamic-int8"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -17,9 +18,54 @@ REFERENCE = Path(__file__).parent / "minilm_reference.json"
 
 @pytest.fixture(scope="module")
 def minilm() -> MiniLMEmbedder:
-    embedder = MiniLMEmbedder()
+    """The installed model file run as it is (the reference vectors are its own)."""
+    embedder = MiniLMEmbedder(variant="installed")
     embedder.load()
     return embedder
+
+
+@pytest.fixture(scope="module")
+def derived(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
+    """The dynamic int8 model derived from the installed file."""
+    embedder = MiniLMEmbedder(
+        variant="dynamic-int8", cache_directory=tmp_path_factory.mktemp("model-cache")
+    )
+    embedder.load()
+    return embedder
+
+
+def _sentences(count: int) -> list[str]:
+    words = (
+        "coffee train rain market river bridge song dinner friend museum park bike dog garden"
+        " bakery concert beach storm library school office kitchen password server backup"
+        " invoice budget doctor birthday holiday mountain flight hotel camera guitar recipe"
+    ).split()
+    verbs = "visited bought cooked painted fixed planned moved started finished lost".split()
+    generator = random.Random(13)
+    return [
+        f"I {generator.choice(verbs)} the "
+        + " ".join(generator.choice(words) for _ in range(generator.randint(2, 20)))
+        for _ in range(count)
+    ]
+
+
+@pytest.mark.model
+def test_minilm_derived_model_keeps_the_installed_vectors(
+    minilm: MiniLMEmbedder, derived: MiniLMEmbedder
+) -> None:
+    assert derived.name == "all-MiniLM-L6-v2-onnx-dynamic-int8"
+    assert minilm.name == "all-MiniLM-L6-v2-onnx-int8"
+    sentences = [*json.loads(REFERENCE.read_text())["sentences"], *_sentences(200)]
+    installed = minilm.embed_batch(sentences)
+    fast = derived.embed_batch(sentences)
+    cosines = (installed * fast).sum(axis=1)
+    assert cosines.min() >= 0.99
+    # Its projections are integer GEMMs (the derivation quantised them).
+    import onnx
+
+    graph = onnx.load(str(derived._model_file)).graph
+    operators = [node.op_type for node in graph.node]
+    assert operators.count("MatMulInteger") >= 24
 
 
 @pytest.mark.model

@@ -136,7 +136,7 @@ def test_hybrid_ann_index_is_persisted_and_catches_up(db_path: Path, clock: Fake
         assert hits[0].memory.id == receipts[17].id
         assert all(hit.memory.namespace == "default" for hit in hits)
         assert service.status().index is not None
-    graph_file = Path(f"{db_path}-vectors-hashing-256.faiss")
+    graph_file = Path(f"{db_path}-vectors-hashing-256.graph.npz")
     assert graph_file.exists()
     with MemoryService.open(settings, clock=clock) as service:
         service.forget(receipts[17].id)

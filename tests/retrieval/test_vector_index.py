@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from recalld.retrieval.vector_graph import code_view
 from recalld.service import MemoryService
+from recalld.store.semantic import encode_vector
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
 
@@ -47,7 +51,24 @@ def _saved_index_bytes(db_path: Path) -> bytes:
     return b"".join(path.read_bytes() for path in db_path.parent.glob(f"{db_path.name}-vectors-*"))
 
 
-def test_vector_index_forget_erases_the_vector_from_the_saved_graph(
+def _stored_forms(vector: np.ndarray) -> list[bytes]:
+    """Every form a vector could take in a file: float32, float16, and its first values."""
+    return [
+        vector.astype(np.float32).tobytes(),
+        encode_vector(vector),
+        vector.astype(np.float32)[:8].tobytes(),
+        encode_vector(vector)[:16],
+    ]
+
+
+def _memory_codes(service: MemoryService) -> bytes:
+    index = service.indexing.retriever.loaded_index()
+    assert index is not None
+    stores = [index._graph_store, index._tail]  # the in-memory 8-bit codes
+    return b"".join(code_view(store).tobytes() for store in stores if store is not None)
+
+
+def test_vector_index_saved_graph_holds_no_vector_and_forget_erases_the_codes(
     db_path: Path, clock: FakeClock
 ) -> None:
     settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
@@ -56,28 +77,38 @@ def test_vector_index_forget_erases_the_vector_from_the_saved_graph(
         service.new_worker().run_until_idle()
         service.search("note1", mode="vector")
         assert service.embedder is not None
-        vector = service.embedder.embed_batch(["note7 words"])[0].tobytes()
+        vectors = service.embedder.embed_batch([f"note{index} words" for index in range(30)])
         service.indexing.retriever.close()  # saves the graph beside the database
-        assert vector in _saved_index_bytes(db_path)
+        saved = _saved_index_bytes(db_path)
+        assert saved  # the graph file exists ...
+        for vector in vectors:  # ... and holds links and seqs, never a vector
+            assert not any(form in saved for form in _stored_forms(vector))
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        store = index._graph_store
+        row = index._row_of[service.get(receipts[7].id).seq]
+        codes = code_view(store)[row].tobytes()
+        assert codes in _memory_codes(service)
         assert service.forget(receipts[7].id) is True
-        assert vector not in _saved_index_bytes(db_path)
+        assert not code_view(store)[row].any()  # the forgotten row's codes are zeroed
         assert receipts[7].id not in [
             hit.memory.id for hit in service.search("note7", mode="vector")
         ]
 
 
-def test_vector_index_forget_in_another_process_drops_the_saved_graph(
-    db_path: Path, clock: FakeClock
-) -> None:
+def test_vector_index_forget_deletes_legacy_graph_files(db_path: Path, clock: FakeClock) -> None:
     settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
     with MemoryService.open(settings, clock=clock) as service:
         receipts = service.remember_many([{"content": f"item{index} words"} for index in range(30)])
         service.new_worker().run_until_idle()
         service.search("item1", mode="vector")
     assert _saved_index_bytes(db_path)  # closing saved the graph
+    # A float32 graph written by an earlier version holds vectors: forget removes it.
+    legacy = Path(f"{db_path}-vectors-hashing-256.faiss")
+    legacy.write_bytes(b"old graph with vectors")
     with MemoryService.open(settings, clock=clock) as other:  # has not loaded the index
         assert other.forget(receipts[3].id) is True
-    assert _saved_index_bytes(db_path) == b""
+    assert not legacy.exists()
     with MemoryService.open(settings, clock=clock) as again:
         hits = again.search("item4", mode="vector", limit=30)
         assert receipts[3].id not in [hit.memory.id for hit in hits]

@@ -8,10 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
+import numpy as np
 
 from recalld.model import Memory
 from recalld.store.base import MemoryRecord, Scope
-from recalld.store.migrations import MIGRATIONS
+from recalld.store.migrations import MIGRATIONS, migration_8
+from recalld.store.semantic import decode_vectors
 from recalld.store.sqlite import SQLiteStore
 
 
@@ -130,3 +132,72 @@ def test_sqlite_concurrent_processes_lose_no_write(tmp_path: Path) -> None:
     expected = sorted(f"w{w} marker {i}" for w in range(3) for i in range(150))
     assert contents == expected
     store.close()
+
+
+def _database_before(path: Path, migration: object) -> apsw.Connection:
+    """A database migrated up to (not including) ``migration``, as an older recalld left it."""
+    connection = apsw.Connection(str(path))
+    connection.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    for number, step in enumerate(MIGRATIONS[: MIGRATIONS.index(migration)], start=1):  # type: ignore[arg-type]
+        step(connection.execute)
+        connection.execute(
+            "INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')", (number,)
+        )
+    return connection
+
+
+def test_sqlite_compact_vectors_migration_converts_float32_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    connection = _database_before(path, migration_8)
+    vectors = np.random.default_rng(3).standard_normal((3, 384)).astype(np.float32)
+    for seq, vector in enumerate(vectors, start=1):
+        connection.execute(
+            "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+            " index_state) VALUES (?, ?, 'default', ?, 'x', 'x', 'indexed')",
+            (seq, f"m{seq}", f"memory {seq}"),
+        )
+        connection.execute(
+            "INSERT INTO vectors(seq, model, dimension, text_hash, vector, created_at)"
+            " VALUES (?, 'model''s', 384, 'h', ?, 'x')",
+            (seq, vector.tobytes()),
+        )
+        connection.execute(
+            "INSERT INTO jobs(id, seq, model, state, run_after, created_at, updated_at)"
+            " VALUES (?, ?, 'model''s', 'done', 'x', 'x', 'x')",
+            (f"job{seq}", seq),
+        )
+    connection.close()
+    store = SQLiteStore(path)
+    try:
+        stored = store.semantic.vectors_for("model's", [1, 2, 3])
+        assert sorted(stored) == [1, 2, 3]
+        for seq, vector in enumerate(vectors, start=1):
+            assert len(stored[seq]) == 384 * 2  # float16
+            np.testing.assert_allclose(
+                decode_vectors([stored[seq]], 384)[0], vector, rtol=1e-3, atol=1e-3
+            )
+        assert store._read("SELECT count(*) FROM jobs", ()) == [(0,)]
+        # The change-log triggers came back with the rebuilt table.
+        before = store.semantic.last_vector_change("model's")
+        store.write(lambda tx: tx.execute("DELETE FROM memories WHERE seq = 2"))
+        changes = store.semantic.vector_changes("model's", before)
+        assert changes.deletes == [2]
+    finally:
+        store.close()
+
+
+def test_sqlite_seq_lookups_use_the_primary_key(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "plans.db")
+    try:
+        plan = store._read(
+            "EXPLAIN QUERY PLAN SELECT m.seq FROM memories m NOT INDEXED"
+            " WHERE m.seq IN (SELECT value FROM json_each(?)) AND m.namespace IN ('default')",
+            ("[1, 2]",),
+        )
+        details = " ".join(str(row[-1]) for row in plan)
+        assert "INTEGER PRIMARY KEY" in details
+        assert "memories_geohash" not in details
+    finally:
+        store.close()

@@ -28,7 +28,11 @@ def create_embedder(settings: Settings) -> Embedder | None:
         from recalld.embeddings.minilm import MiniLMEmbedder
 
         if settings.embedder_model_path is None:
-            return MiniLMEmbedder(threads=settings.embedder_threads)
+            return MiniLMEmbedder(
+                threads=settings.embedder_threads,
+                variant=settings.embedder_variant,
+                cache_directory=settings.cache_dir,
+            )
         return MiniLMEmbedder(
             model_path=settings.embedder_model_path,
             tokenizer_path=settings.embedder_tokenizer_path,

@@ -9,6 +9,7 @@ are fully scored (:mod:`recalld.recollection.scoring`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -21,6 +22,7 @@ from recalld.context.signals import (
     BIOMETRIC_SCALES,
     AudioFeatures,
     audio_similarity,
+    biometric_similarity,
     image_similarities,
 )
 from recalld.context.timing import time_similarities
@@ -40,6 +42,7 @@ TEXT_CANDIDATES = 50
 TEXT_NEAREST = 20
 SIGNAL_CANDIDATE_FLOOR = 0.3
 SIGNAL_CANDIDATES = 100
+BIOMETRIC_NEAREST = 2 * SIGNAL_CANDIDATES
 
 # (text, namespace, seqs, nearest) -> cosine by seq, from the text embedder's vectors.
 TextSimilarities = Callable[[str, str, Sequence[int], int], dict[int, float]]
@@ -121,20 +124,37 @@ class CandidateFinder:
     def _biometric_scan(
         self, readings: dict[str, float], namespace: str, now: datetime
     ) -> dict[int, float]:
-        """Mean per-reading similarity of every memory sharing a reading with the cue."""
-        rows = self._store.biometric_rows(namespace, sorted(readings), now)
-        if not rows:
-            return {}
-        seqs = np.array([row[0] for row in rows])
-        values = np.array([row[2] for row in rows])
-        wanted = np.array([readings[row[1]] for row in rows])
-        scales = np.array(
-            [BIOMETRIC_SCALES.get(row[1]) or max(abs(row[2]) * 0.1, 1e-6) for row in rows]
-        )
-        parts = np.exp(-0.5 * ((wanted - values) / scales) ** 2)
-        unique, index = np.unique(seqs, return_inverse=True)
-        means = np.bincount(index, weights=parts) / np.bincount(index)
-        return {int(seq): float(mean) for seq, mean in zip(unique, means, strict=True)}
+        """Mean per-reading similarity of the memories nearest the cue's readings.
+
+        Only a memory with one reading of similarity >= the candidate floor can
+        reach that floor on the mean, so each reading is looked up in the
+        ``(name, value)`` index within the window where its similarity is at
+        least the floor, nearest first and bounded, instead of every stored
+        reading of the name being scanned.
+        """
+        seqs: set[int] = set()
+        reach = math.sqrt(-2.0 * math.log(SIGNAL_CANDIDATE_FLOOR))  # in scales
+        for name, value in sorted(readings.items()):
+            scale = BIOMETRIC_SCALES.get(name)
+            # Unknown names scale with the memory's value (10%): its window is wider.
+            width = reach * scale if scale else 0.25 * abs(value) + 1e-6
+            seqs.update(
+                self._store.nearest_readings(
+                    namespace,
+                    name,
+                    value - width,
+                    value,
+                    value + width,
+                    now,
+                    BIOMETRIC_NEAREST,
+                )
+            )
+        found: dict[int, float] = {}
+        for seq, stored in self._store.biometrics(sorted(seqs)).items():
+            similarity = biometric_similarity(readings, stored)
+            if similarity is not None:
+                found[seq] = similarity
+        return found
 
     def _near(self, cue: Cue, place: Place, namespace: str, now: datetime) -> list[int]:
         """The best place (and time) matches around ``place``, found by geohash prefixes.

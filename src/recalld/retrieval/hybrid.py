@@ -106,19 +106,26 @@ class HybridRetriever:
         return index
 
     def after_forget(self) -> None:
-        """Leave no forgotten vector on disk: erase it from the loaded index and its saved
-        graph, or, when this process has not loaded one, delete the saved graphs (any
-        process rebuilds them from the database)."""
+        """Leave no forgotten vector in memory or on disk.
+
+        The loaded index catches up (the forgotten row's codes are zeroed). The
+        saved graph holds links and seqs only, never a vector, so it stays; files
+        of the float32 graph of earlier versions (``.faiss``, which held vectors)
+        are deleted whether or not this process loaded an index.
+        """
         with self._lock:
             index = self._index
         if index is not None:
             index.refresh()
-            return
         if self._index_prefix is None:
             return
         prefix = Path(f"{self._index_prefix}-vectors-")
         for saved in prefix.parent.glob(prefix.name + "*"):
-            saved.unlink(missing_ok=True)
+            legacy = saved.name.endswith(".faiss") or (
+                saved.name.endswith(".npz") and not saved.name.endswith(".graph.npz")
+            )
+            if legacy:
+                saved.unlink(missing_ok=True)
 
     def loaded_index(self) -> VectorIndex | None:
         """The index if this process has built it (for status; builds nothing)."""

@@ -43,6 +43,20 @@ class ContextStore(Protocol):
         """(seq, name, value) of every live memory's reading among ``names``."""
         ...
 
+    def nearest_readings(
+        self,
+        namespace: str,
+        name: str,
+        low: float,
+        value: float,
+        high: float,
+        now: datetime,
+        limit: int,
+    ) -> list[int]:
+        """Seqs of live memories whose ``name`` reading lies in ``[low, high]``, nearest
+        ``value`` first: up to ``limit`` at or above it and ``limit`` below it."""
+        ...
+
     def with_channel(self, namespace: str, channel: str, now: datetime) -> list[tuple[int, bytes]]:
         """(seq, features) of every live memory in the namespace that has this channel."""
         ...

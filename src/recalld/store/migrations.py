@@ -421,6 +421,79 @@ def migration_7(execute: Execute) -> None:
     )
 
 
+def _float16_literal(blob: bytes) -> str:
+    """A float32 vector blob as the SQL literal of its float16 bytes (X'...')."""
+    import numpy as np
+
+    if len(blob) % 4:
+        return "X'" + bytes(blob).hex() + "'"  # not float32: kept as it was
+    half = np.frombuffer(bytes(blob), dtype="<f4").astype("<f2").tobytes()
+    return "X'" + half.hex() + "'"
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def migration_8(execute: Execute) -> None:
+    """Compact vectors (issue 13): float16 rows that fit in their b-tree page.
+
+    The float32 rows of ``vectors`` (~1.6 KB with a 384-dimension model) were
+    too large for a ``WITHOUT ROWID`` page cell, so each spilled into its own
+    overflow page (4.7 KB on disk per vector). The table is rebuilt with
+    float16 vectors (768 bytes: four rows to a page), without the
+    ``dimension`` and ``created_at`` columns nobody read and without the
+    ``(model, seq)`` index (loading scans the table in seq order). Its change-log
+    triggers are recreated unchanged. Done embedding jobs, which status now
+    counts from the vectors, are deleted.
+
+    A migration runs plain SQL, so each vector is converted in Python and
+    written back as a blob literal, a thousand rows at a time.
+    """
+    execute(
+        """
+        CREATE TABLE vectors_compact (
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (seq, model)
+        ) WITHOUT ROWID
+        """
+    )
+    last: tuple[int, str] = (-1, "")
+    while True:
+        rows = list(
+            execute(
+                "SELECT seq, model, text_hash, vector FROM vectors"
+                f" WHERE (seq, model) > ({last[0]}, {_quoted(last[1])})"
+                " ORDER BY seq, model LIMIT 1000"
+            )
+        )
+        if not rows:
+            break
+        values = ", ".join(
+            f"({int(seq)}, {_quoted(model)}, {_quoted(digest)}, {_float16_literal(blob)})"
+            for seq, model, digest, blob in rows
+        )
+        execute(f"INSERT INTO vectors_compact(seq, model, text_hash, vector) VALUES {values}")
+        last = (int(rows[-1][0]), str(rows[-1][1]))
+    execute("DROP TABLE vectors")
+    execute("ALTER TABLE vectors_compact RENAME TO vectors")
+    for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")):
+        execute(
+            f"""
+            CREATE TRIGGER vectors_log_{event.lower()} AFTER {event} ON vectors BEGIN
+                INSERT INTO vector_log(seq, model) VALUES ({row}.seq, {row}.model);
+            END
+            """
+        )
+    execute("DELETE FROM jobs WHERE state = 'done' AND kind = 'embed'")
+    # Biometric recall looks readings up by value range (it scanned every one).
+    execute("DROP INDEX IF EXISTS memory_biometrics_name")
+    execute("CREATE INDEX memory_biometrics_value ON memory_biometrics(name, value, seq)")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -429,6 +502,7 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_5,
     migration_6,
     migration_7,
+    migration_8,
 ]
 
 

@@ -340,6 +340,7 @@ class SQLiteStore:
                 raise StorageError(f"cannot create {self.path.parent}: {error}") from error
         self._schema_version = self._migrate()
         self._fts_available = self._prepare_fts() if fts else False
+        self._optimize()
         self._semantic = SQLiteSemantic(self)
         self._core = SQLiteCore(self)
         self._graph = SQLiteGraph(self)
@@ -422,6 +423,23 @@ class SQLiteStore:
             return version
 
         return self._retrying(step)
+
+    def _optimize(self) -> None:
+        """Refresh the planner's statistics where they are missing or stale (cheap).
+
+        ``PRAGMA optimize`` with ``0x10002`` is SQLite's recommended call on open:
+        it runs ``ANALYZE`` only on tables whose size changed a lot since their
+        last analysis (or were never analysed), bounded by ``analysis_limit``
+        rows per index, so it costs a few milliseconds even at 1M memories.
+        """
+        if str(self.path) == ":memory:":
+            return
+
+        def step(connection: apsw.Connection) -> None:
+            connection.execute("PRAGMA analysis_limit = 400")
+            connection.execute("PRAGMA optimize = 0x10002")
+
+        self._retrying(step)
 
     def _prepare_fts(self) -> bool:
         def step(connection: apsw.Connection) -> bool:

@@ -85,6 +85,41 @@ class SQLiteContext:
         )
         return [(int(seq), str(name), float(value)) for seq, name, value in rows]
 
+    def nearest_readings(
+        self,
+        namespace: str,
+        name: str,
+        low: float,
+        value: float,
+        high: float,
+        now: datetime,
+        limit: int,
+    ) -> list[int]:
+        """Two range scans of the ``(name, value)`` index outward from ``value``."""
+        params = {
+            "name": name,
+            "low": low,
+            "value": value,
+            "high": high,
+            "ns": namespace,
+            "now": to_storage(now),
+            "limit": limit,
+        }
+        found: list[int] = []
+        for bounds, order in (
+            ("b.value >= :value AND b.value <= :high", "ASC"),
+            ("b.value < :value AND b.value >= :low", "DESC"),
+        ):
+            rows = self._store._read(
+                "SELECT b.seq FROM memory_biometrics b"
+                " CROSS JOIN memories m NOT INDEXED ON m.seq = b.seq"
+                f" WHERE b.name = :name AND {bounds} AND m.namespace = :ns AND {ALIVE}"
+                f" ORDER BY b.value {order} LIMIT :limit",
+                params,
+            )
+            found.extend(int(row[0]) for row in rows)
+        return found
+
     def signals(self, seqs: Sequence[int]) -> dict[int, dict[str, bytes]]:
         """The stored features of the given memories, by seq and channel."""
         if not seqs:
@@ -152,8 +187,10 @@ class SQLiteContext:
         """Live memories of the namespace among ``seqs``."""
         if not seqs:
             return []
+        # NOT INDEXED: primary-key lookups, not a walk of a (namespace, ...) index.
         rows = self._store._read(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns AND {ALIVE}"
+            f"SELECT {SELECT_COLUMNS} FROM memories m NOT INDEXED"
+            f" WHERE m.namespace = :ns AND {ALIVE}"
             " AND m.seq IN (SELECT value FROM json_each(:seqs))",
             {"ns": namespace, "now": to_storage(now), "seqs": json.dumps([int(s) for s in seqs])},
         )

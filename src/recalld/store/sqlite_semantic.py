@@ -8,6 +8,7 @@ whose lease was taken over cannot complete the job a second time.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -137,8 +138,6 @@ class SQLiteSemantic:
         dimension: int,
         now: datetime,
     ) -> int:
-        stamp = to_storage(now)
-
         def step(connection: apsw.Connection) -> int:
             completed = 0
             for job, digest, vector in results:
@@ -154,17 +153,14 @@ class SQLiteSemantic:
                 # The memory changed after the claim: its newer job embeds the new text.
                 if memory is not None and text_hash(memory[0], memory[1]) == digest:
                     connection.execute(
-                        "INSERT INTO vectors(seq, model, dimension, text_hash, vector, created_at)"
-                        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(seq, model) DO UPDATE SET"
-                        " dimension = excluded.dimension, text_hash = excluded.text_hash,"
-                        " vector = excluded.vector, created_at = excluded.created_at",
-                        (job.seq, model, dimension, digest, vector, stamp),
+                        "INSERT INTO vectors(seq, model, text_hash, vector) VALUES (?, ?, ?, ?)"
+                        " ON CONFLICT(seq, model) DO UPDATE SET"
+                        " text_hash = excluded.text_hash, vector = excluded.vector",
+                        (job.seq, model, digest, vector),
                     )
-                connection.execute(
-                    "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until = NULL,"
-                    " last_error = NULL, completed_at = ?, updated_at = ? WHERE id = ?",
-                    (stamp, stamp, job.id),
-                )
+                # A done job is deleted at once: status counts done work from the
+                # vectors, and 100k done rows were 30 MB of pages nobody read.
+                connection.execute("DELETE FROM jobs WHERE id = ?", (job.id,))
                 connection.execute(
                     "UPDATE memories SET index_state = 'indexed' WHERE seq = :seq AND NOT EXISTS"
                     f" (SELECT 1 FROM jobs WHERE seq = :seq AND +kind = 'embed' AND model = :model"
@@ -309,36 +305,55 @@ class SQLiteSemantic:
     def vectors_for(self, model: str, seqs: Sequence[int]) -> dict[int, bytes]:
         if not seqs:
             return {}
-        placeholders = ", ".join("?" for _ in seqs)
         rows = self._read(
-            f"SELECT seq, vector FROM vectors WHERE model = ? AND seq IN ({placeholders})",
-            (model, *seqs),
+            "SELECT seq, vector FROM vectors WHERE model = ?"
+            " AND seq IN (SELECT value FROM json_each(?))",
+            (model, json.dumps([int(seq) for seq in seqs])),
         )
         return {int(seq): bytes(blob) for seq, blob in rows}
+
+    def vector_rows(self, model: str, after_seq: int, limit: int) -> list[tuple[int, str, bytes]]:
+        rows = self._read(
+            "SELECT v.seq, m.namespace, v.vector FROM vectors v"
+            " JOIN memories m NOT INDEXED ON m.seq = v.seq"
+            " WHERE v.model = ? AND v.seq > ? ORDER BY v.seq LIMIT ?",
+            (model, after_seq, limit),
+        )
+        return [(int(seq), str(namespace), bytes(blob)) for seq, namespace, blob in rows]
 
     def visible_seqs(self, scope: Scope) -> list[int]:
         from recalld.store.sqlite import _scope_sql
 
         params: dict[str, Any] = {}
         where = _scope_sql(scope, params)
-        return [
-            int(row[0]) for row in self._read(f"SELECT m.seq FROM memories m WHERE {where}", params)
-        ]
+        if scope.tags_any or scope.tags_all:
+            # Start from the tag index (a tag filter usually keeps few memories) and
+            # reach each memory by its primary key, instead of testing every memory
+            # of the namespace for the tag.
+            tags = list(scope.tags_any) or list(scope.tags_all)[:1]
+            params["wanted_tags"] = json.dumps(tags)
+            sql = (
+                "SELECT DISTINCT m.seq FROM memory_tags t"
+                " CROSS JOIN memories m NOT INDEXED ON m.seq = t.seq"
+                f" WHERE t.tag IN (SELECT value FROM json_each(:wanted_tags)) AND {where}"
+            )
+        else:
+            sql = f"SELECT m.seq FROM memories m WHERE {where}"
+        return [int(row[0]) for row in self._read(sql, params)]
 
     def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
         from recalld.store.sqlite import SELECT_COLUMNS, _row_to_memory, _scope_sql
 
         if not seqs:
             return {}
-        params: dict[str, Any] = {}
+        params: dict[str, Any] = {"seqs": json.dumps([int(seq) for seq in seqs])}
         where = _scope_sql(scope, params)
-        names = []
-        for index, seq in enumerate(seqs):
-            params[f"s{index}"] = int(seq)
-            names.append(f":s{index}")
+        # NOT INDEXED: reach the rows by primary key. Without it SQLite walked the
+        # (namespace, geohash) index over every row of the namespace (13.9 ms at
+        # 100k, against 0.08 ms for ~50 primary-key lookups).
         rows = self._read(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.seq IN ({', '.join(names)})"
-            f" AND {where}",
+            f"SELECT {SELECT_COLUMNS} FROM memories m NOT INDEXED"
+            f" WHERE m.seq IN (SELECT value FROM json_each(:seqs)) AND {where}",
             params,
         )
         return {int(row[0]): _row_to_memory(row) for row in rows}
@@ -375,6 +390,9 @@ class SQLiteSemantic:
         )
         by_state = {"queued": 0, "running": 0, "done": 0, "failed": 0}
         by_state.update({str(state): int(count) for state, count in jobs})
+        # Done jobs are deleted on completion (older databases may still hold some):
+        # the work done is the vectors stored.
+        by_state["done"] = sum(int(count) for _, count in vectors)
         return QueueCounts(
             jobs_by_state=by_state,
             embeddings_by_model={str(model): int(count) for model, count in vectors},

@@ -1,0 +1,213 @@
+"""The compact vector stores behind :class:`~recalld.retrieval.vector_index.VectorIndex`.
+
+Vectors are held in memory as 8-bit scalar-quantised codes (faiss
+``IndexScalarQuantizer``, one byte per dimension: 384 bytes per vector for
+MiniLM instead of 1,536), scanned with faiss's SIMD kernels; an HNSW graph
+(faiss ``IndexHNSWSQ``) over the same codes answers large collections. Search
+over codes is approximate, so the index re-scores the best candidates with
+exact dot products of the stored float16 vectors.
+
+The quantiser's per-dimension ranges are learned from the vectors
+(:func:`trained_ranges`) with a margin, so later vectors rarely clip (and a
+clipped one still ranks nearly right: its exact score is recomputed).
+
+The graph is persisted as its links only (:func:`save_links` /
+:func:`load_links`): levels, offsets and neighbour ids, which hold no vector
+content, so a forgotten memory leaves nothing in the file to erase. On load the
+codes are rebuilt from the database's vectors, which costs about as much as
+reading them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "GraphFile",
+    "load_links",
+    "new_code_store",
+    "new_graph",
+    "save_links",
+    "search_threads",
+    "trained_ranges",
+]
+
+RANGE_MARGIN = 0.2
+RANGE_FLOOR = 1e-3
+FILE_FORMAT = 2
+
+
+def _faiss() -> Any:
+    import faiss
+
+    return faiss
+
+
+@contextmanager
+def search_threads(threads: int) -> Iterator[None]:
+    """Run faiss with ``threads`` OpenMP threads in this block, one thread after it.
+
+    A single query is fastest on one thread (two threads on a busy 2-core
+    machine made an exact scan 8x slower); graph building uses more.
+    """
+    faiss = _faiss()
+    faiss.omp_set_num_threads(max(1, threads))
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(1)
+
+
+def trained_ranges(sample: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Per-dimension ``[minimum..., width...]`` of ``sample``, widened by a margin."""
+    low = sample.min(axis=0)
+    high = sample.max(axis=0)
+    margin = RANGE_MARGIN * (high - low) + RANGE_FLOOR
+    return np.concatenate([low - margin, (high - low) + 2 * margin]).astype(np.float32)
+
+
+def _set_ranges(store: Any, ranges: npt.NDArray[np.float32]) -> None:
+    faiss = _faiss()
+    faiss.copy_array_to_vector(np.ascontiguousarray(ranges, dtype=np.float32), store.sq.trained)
+    store.is_trained = True
+
+
+def new_code_store(dimension: int, ranges: npt.NDArray[np.float32]) -> Any:
+    """An empty 8-bit code store (inner product) with the given quantiser ranges."""
+    faiss = _faiss()
+    store = faiss.IndexScalarQuantizer(
+        dimension, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+    )
+    _set_ranges(store, ranges)
+    return store
+
+
+def new_graph(
+    dimension: int, ranges: npt.NDArray[np.float32], neighbours: int, ef_construction: int
+) -> tuple[Any, Any]:
+    """An empty HNSW graph over 8-bit codes, and its code store (owned by the graph)."""
+    faiss = _faiss()
+    graph = faiss.IndexHNSWSQ(
+        dimension, faiss.ScalarQuantizer.QT_8bit, neighbours, faiss.METRIC_INNER_PRODUCT
+    )
+    graph.hnsw.efConstruction = ef_construction
+    store = faiss.downcast_index(graph.storage)
+    _set_ranges(store, ranges)
+    graph.is_trained = True
+    return graph, store
+
+
+def code_view(store: Any) -> npt.NDArray[np.uint8]:
+    """The store's codes as a writable ``(ntotal, code_size)`` view (no copy)."""
+    faiss = _faiss()
+    total = int(store.ntotal) * int(store.code_size)
+    if total == 0:
+        return np.zeros((0, int(store.code_size)), dtype=np.uint8)
+    flat = faiss.rev_swig_ptr(store.codes.data(), total)
+    return np.asarray(flat).reshape(int(store.ntotal), int(store.code_size))
+
+
+def set_codes(store: Any, codes: npt.NDArray[np.uint8]) -> None:
+    """Replace every code of ``store`` (rows in order)."""
+    faiss = _faiss()
+    faiss.copy_array_to_vector(np.ascontiguousarray(codes).reshape(-1), store.codes)
+    store.ntotal = int(codes.shape[0])
+
+
+class GraphFile:
+    """What a saved graph file holds: links, the row-to-seq map and the quantiser."""
+
+    def __init__(
+        self,
+        *,
+        seqs: npt.NDArray[np.int64],
+        ranges: npt.NDArray[np.float32],
+        last_change: int,
+        links: dict[str, Any],
+    ) -> None:
+        self.seqs = seqs
+        self.ranges = ranges
+        self.last_change = last_change
+        self.links = links
+
+
+def save_links(
+    path: Path,
+    graph: Any,
+    seqs: npt.NDArray[np.int64],
+    ranges: npt.NDArray[np.float32],
+    *,
+    last_change: int,
+    model: str,
+    dimension: int,
+) -> None:
+    """Write the graph's links and row map to ``path`` (atomically replaced)."""
+    faiss = _faiss()
+    hnsw = graph.hnsw
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with temporary.open("wb") as handle:
+        np.savez(
+            handle,
+            format=np.int64(FILE_FORMAT),
+            model=np.str_(model),
+            dimension=np.int64(dimension),
+            last_change=np.int64(last_change),
+            seqs=seqs,
+            ranges=ranges,
+            levels=faiss.vector_to_array(hnsw.levels),
+            offsets=faiss.vector_to_array(hnsw.offsets),
+            neighbors=faiss.vector_to_array(hnsw.neighbors),
+            entry_point=np.int64(hnsw.entry_point),
+            max_level=np.int64(hnsw.max_level),
+        )
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def load_links(path: Path, *, model: str, dimension: int) -> GraphFile | None:
+    """The saved graph at ``path`` if it is one of ``model`` at ``dimension`` (else None)."""
+    with np.load(path) as saved:
+        if int(saved["format"]) != FILE_FORMAT:
+            return None
+        if str(saved["model"]) != model or int(saved["dimension"]) != dimension:
+            return None
+        seqs = saved["seqs"].astype(np.int64)
+        links = {
+            "levels": saved["levels"],
+            "offsets": saved["offsets"],
+            "neighbors": saved["neighbors"],
+            "entry_point": int(saved["entry_point"]),
+            "max_level": int(saved["max_level"]),
+        }
+        if len(links["levels"]) != len(seqs) or len(links["offsets"]) != len(seqs) + 1:
+            return None
+        return GraphFile(
+            seqs=seqs,
+            ranges=saved["ranges"].astype(np.float32),
+            last_change=int(saved["last_change"]),
+            links=links,
+        )
+
+
+def attach_links(graph: Any, links: dict[str, Any], rows: int) -> None:
+    """Give an HNSW graph whose store holds ``rows`` codes the saved links."""
+    faiss = _faiss()
+    hnsw = graph.hnsw
+    faiss.copy_array_to_vector(np.ascontiguousarray(links["levels"], dtype=np.int32), hnsw.levels)
+    faiss.copy_array_to_vector(
+        np.ascontiguousarray(links["offsets"], dtype=np.uint64), hnsw.offsets
+    )
+    faiss.copy_array_to_vector(
+        np.ascontiguousarray(links["neighbors"], dtype=np.int32), hnsw.neighbors
+    )
+    hnsw.entry_point = int(links["entry_point"])
+    hnsw.max_level = int(links["max_level"])
+    graph.ntotal = rows
