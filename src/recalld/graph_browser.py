@@ -26,6 +26,8 @@ from recalld.graph.models import (
     EntityDetail,
     EntityPage,
     EntityView,
+    MemoryEntities,
+    MentionedEntity,
     MentionView,
     Neighbourhood,
     ObservationView,
@@ -205,6 +207,26 @@ class GraphBrowser:
                 )
             ],
         )
+
+    def entities_of_memory(self, memory_id: str, *, namespace: str | None = None) -> MemoryEntities:
+        """The entities memory ``memory_id`` mentions (most mentioned first); 404 when the
+        memory is not visible in the namespace."""
+        scope_namespace = self._namespace(namespace)
+        memory = self._store.get(self._scope(scope_namespace), id=memory_id)
+        if memory is None:
+            raise NotFoundError(f"no memory {memory_id!r} in {scope_namespace!r}")
+        graph = self._store.graph
+        rows = graph.entities_of(scope_namespace, [memory.seq])
+        records = graph.entity_by_id(scope_namespace, [row.entity_id for row in rows])
+        found = [
+            MentionedEntity(
+                entity=entity_view(records[row.entity_id]), surface=row.surface, count=row.count
+            )
+            for row in rows
+            if row.entity_id in records
+        ]
+        found.sort(key=lambda item: (-item.count, item.entity.key))
+        return MemoryEntities(memory_id=memory.id, entities=found)
 
     def relations(
         self,

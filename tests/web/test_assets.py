@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import json
 import re
 import shutil
 import subprocess
@@ -85,6 +86,8 @@ def test_web_every_registered_page_has_its_module() -> None:
         "recollections",
         "status",
         "transfer",
+        "graph",
+        "intentions",
     }
     for module in modules:
         text = (STATIC_DIRECTORY / "js" / "pages" / f"{module}.js").read_text()
@@ -111,3 +114,52 @@ def test_web_vendored_swagger_ui_is_unchanged_from_the_recorded_release() -> Non
     for name, digest in recorded.items():
         assert hashlib.sha256((VENDOR / name).read_bytes()).hexdigest() == digest, name
     assert "Apache License" in (VENDOR / "LICENSE").read_text()
+
+
+# Lays out a star with a tail and a lone node, prints what the layout made of it.
+FORCE_PROBE = """
+import { forceLayout } from "./force.mjs";
+const nodes = ["centre", "a", "b", "c", "d", "e", "tail", "lone"].map((id) => ({ id }));
+const links = ["a", "b", "c", "d", "e"].map((id) => ({ source: "centre", target: id }));
+links.push({ source: "e", target: "tail" });
+const first = forceLayout(nodes, links, { width: 600, height: 420, margin: 30, pinned: "centre" });
+const again = forceLayout(nodes, links, { width: 600, height: 420, margin: 30, pinned: "centre" });
+console.log(JSON.stringify({
+  points: Object.fromEntries(first),
+  repeated: JSON.stringify([...first]) === JSON.stringify([...again]),
+}));
+"""
+
+
+def test_web_force_layout_spreads_nodes_inside_the_drawing(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
+    (tmp_path / "force.mjs").write_text((STATIC_DIRECTORY / "js" / "force.js").read_text())
+    (tmp_path / "probe.mjs").write_text(FORCE_PROBE)
+    ran = subprocess.run(
+        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    points = {name: (point["x"], point["y"]) for name, point in answer["points"].items()}
+    assert answer["repeated"] is True  # deterministic: the same graph is drawn the same way
+    assert points["centre"] == (300, 210)  # pinned
+    for x, y in points.values():
+        assert 30 <= x <= 570
+        assert 30 <= y <= 390
+    names = sorted(points)
+    gaps = [
+        ((points[a][0] - points[b][0]) ** 2 + (points[a][1] - points[b][1]) ** 2) ** 0.5
+        for index, a in enumerate(names)
+        for b in names[index + 1 :]
+    ]
+    assert min(gaps) > 30  # no two nodes on top of each other
+
+    def distance(a: str, b: str) -> float:
+        return float(
+            ((points[a][0] - points[b][0]) ** 2 + (points[a][1] - points[b][1]) ** 2) ** 0.5
+        )
+
+    # Links pull: the tail sits nearer the node it hangs from than the far side of the star.
+    assert distance("tail", "e") < distance("tail", "a")
+    assert distance("tail", "e") < distance("tail", "centre")

@@ -4,7 +4,8 @@
 - ``GET /v1/graph/entities/{name}`` — one entity with its aliases, observations,
   mentions and relations (404 when unknown);
 - ``GET /v1/graph/relations?entity&predicate&limit&cursor`` — relations;
-- ``GET /v1/graph/neighbourhood?entity&depth`` — what is within ``depth`` hops.
+- ``GET /v1/graph/neighbourhood?entity&depth`` — what is within ``depth`` hops;
+- ``GET /v1/graph/mentions?memory`` — the entities one memory mentions.
 
 Each works in the namespace of the ``X-Recalld-Namespace`` header, checked
 against the caller's token like every ``/v1`` route.
@@ -18,7 +19,13 @@ from fastapi import APIRouter, Path, Query
 
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
 from recalld.adapters.http_routes import COMMON_ERRORS, ReadNamespace, Service
-from recalld.graph.models import EntityDetail, EntityPage, Neighbourhood, RelationPage
+from recalld.graph.models import (
+    EntityDetail,
+    EntityPage,
+    MemoryEntities,
+    Neighbourhood,
+    RelationPage,
+)
 from recalld.graph.types import ENTITY_NAME_MAX_CHARS, RELATION_PREDICATE_MAX_CHARS
 
 __all__ = ["graph_router"]
@@ -50,7 +57,10 @@ def list_entities(
     )
 
 
-@graph_router.get("/entities/{name}", response_model=EntityDetail, responses=error_responses(404))
+# ``:path``: a name may hold a slash (a tag such as "work/urgent"), sent as %2F.
+@graph_router.get(
+    "/entities/{name:path}", response_model=EntityDetail, responses=error_responses(404)
+)
 def get_entity(name: EntityName, service: Service, namespace: ReadNamespace) -> EntityDetail:
     """One entity with its other spellings, observations, newest mentions and relations."""
     return service.graph.entity(name, namespace=namespace)
@@ -86,3 +96,13 @@ def neighbourhood(
 ) -> Neighbourhood:
     """The entities and relations within ``depth`` hops, and the most co-mentioned entities."""
     return service.graph.neighbourhood(entity, depth=depth, namespace=namespace)
+
+
+@graph_router.get("/mentions", response_model=MemoryEntities, responses=error_responses(404))
+def memory_mentions(
+    service: Service,
+    namespace: ReadNamespace,
+    memory: Annotated[str, Query(min_length=1, max_length=64, description="a memory id")],
+) -> MemoryEntities:
+    """The entities memory ``memory`` mentions, most mentioned first (404 if it is not here)."""
+    return service.graph.entities_of_memory(memory, namespace=namespace)

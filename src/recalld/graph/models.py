@@ -11,7 +11,9 @@ __all__ = [
     "EntityDetail",
     "EntityPage",
     "EntityView",
+    "MemoryEntities",
     "MentionView",
+    "MentionedEntity",
     "Neighbourhood",
     "ObservationView",
     "RelationPage",
@@ -103,3 +105,18 @@ class Neighbourhood(BaseModel):
         description="entities sharing memories with it, most shared first"
     )
     truncated: bool = Field(description="the neighbourhood was cut at the size limit")
+
+
+class MentionedEntity(BaseModel):
+    """An entity a memory mentions, how the memory spells it and how often."""
+
+    entity: EntityView
+    surface: str = Field(description="how the memory spells the entity")
+    count: int
+
+
+class MemoryEntities(BaseModel):
+    """The entities one memory mentions, most mentioned first."""
+
+    memory_id: str
+    entities: list[MentionedEntity]

@@ -55,8 +55,32 @@ export function hitCard(hit, navigate) {
     hit.backends ? backendBadges(hit.backends) : null);
 }
 
-/** A recollection: when it fired, how strongly, why, and the memory. */
+/**
+ * A reminder (an intention that fired): its action, why (each trigger that held and
+ * what it met), when it fired and when it was due; the memory is the intention.
+ */
+function reminderCard(recollection, navigate) {
+  const reminder = recollection.reminder || {};
+  const matched = reminder.matched || [];
+  return h("article", {
+    class: "card recollection reminder",
+    dataset: { memoryId: recollection.memory.id, kind: "reminder" },
+  },
+  h("div", { class: "hit-score" },
+    h("span", { class: "badge reminder-badge" }, "reminder"),
+    h("span", { class: "fired" }, `fired ${localTime(recollection.fired_at)}`),
+    reminder.due_at ? h("span", { class: "fired" }, `due ${localTime(reminder.due_at)}`) : null),
+  memorySummary(recollection.memory, navigate),
+  reminder.why ? h("p", { class: "reminder-why" }, "why: ", reminder.why) : null,
+  matched.length > 1 || (matched.length === 1 && matched[0].detail !== reminder.why)
+    ? h("ul", { class: "reminder-matched" }, matched.map((match) => h("li", {},
+      h("span", { class: "trigger-type" }, match.trigger), " ", match.detail)))
+    : null);
+}
+
+/** A recollection (or a reminder): when it fired, how strongly, why, and the memory. */
 export function recollectionCard(recollection, navigate) {
+  if (recollection.kind === "reminder") return reminderCard(recollection, navigate);
   return h("article", { class: "card recollection", dataset: { memoryId: recollection.memory.id } },
     h("div", { class: "hit-score" },
       h("span", { class: "score" }, fixed(recollection.score, 3)),

@@ -3,8 +3,11 @@
 
 import { h } from "./dom.js";
 
-/** Ask ``question``; resolves true if the user confirms with ``confirmLabel``. */
-export function confirmAction(title, question, confirmLabel) {
+/**
+ * Ask ``question``; resolves true if the user confirms with ``confirmLabel``
+ * (``dismissLabel`` backs out).
+ */
+export function confirmAction(title, question, confirmLabel, dismissLabel = "Cancel") {
   return new Promise((resolve) => {
     const dialog = h("dialog", { class: "confirm", id: "confirm-dialog" });
     const finish = (answer) => {
@@ -16,7 +19,7 @@ export function confirmAction(title, question, confirmLabel) {
       h("h2", {}, title),
       h("p", {}, question),
       h("div", { class: "actions" },
-        h("button", { type: "button", id: "confirm-cancel", onclick: () => finish(false) }, "Cancel"),
+        h("button", { type: "button", id: "confirm-cancel", onclick: () => finish(false) }, dismissLabel),
         h("button", {
           type: "button", class: "danger", id: "confirm-accept", onclick: () => finish(true),
         }, confirmLabel)),

@@ -3,13 +3,9 @@
 // Pages planned by other issues land here the same way, each gated on its endpoint:
 //   registerPage({ id: "explain", title: "Why not?", order: 15,
 //                  requiresPath: "/v1/explain", load: () => import("./pages/explain.js") });
-//   registerPage({ id: "graph", title: "Graph", order: 35, requiresPath: "/v1/graph/...",
-//                  load: () => import("./pages/graph.js") });
-//   registerPage({ id: "intentions", title: "Intentions", order: 45, requiresPath: "/v1/intentions",
-//                  load: () => import("./pages/intentions.js") });
 // and actions on a memory with registerMemoryAction (see registry.js).
 
-import { registerPage } from "./registry.js";
+import { registerMemoryAction, registerPage } from "./registry.js";
 
 registerPage({ id: "search", title: "Search", order: 10, load: () => import("./pages/search.js") });
 registerPage({ id: "browse", title: "Browse", order: 20, load: () => import("./pages/browse.js") });
@@ -18,10 +14,28 @@ registerPage({
 });
 registerPage({ id: "core", title: "Core memory", order: 30, load: () => import("./pages/core.js") });
 registerPage({
+  id: "graph", title: "Graph", order: 35, requiresPath: "/v1/graph/entities",
+  load: () => import("./pages/graph.js"),
+});
+registerPage({
   id: "recollections", title: "Recollections", order: 40,
   load: () => import("./pages/recollections.js"),
+});
+registerPage({
+  id: "intentions", title: "Intentions", order: 45, requiresPath: "/v1/intentions",
+  load: () => import("./pages/intentions.js"),
 });
 registerPage({ id: "status", title: "Status", order: 50, load: () => import("./pages/status.js") });
 registerPage({
   id: "transfer", title: "Import/export", order: 60, load: () => import("./pages/transfer.js"),
+});
+
+registerMemoryAction({
+  id: "entities", label: "Entities", order: 30, requiresPath: "/v1/graph/mentions",
+  run: async (memory, context, output) => (await import("./memory-actions.js")).showEntities(memory, context, output),
+});
+registerMemoryAction({
+  id: "triggers", label: "Triggers", order: 40, requiresPath: "/v1/intentions/{intention_id}",
+  applies: (memory) => memory.kind === "intention",
+  run: async (memory, context, output) => (await import("./memory-actions.js")).showIntention(memory, context, output),
 });

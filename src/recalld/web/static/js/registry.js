@@ -10,8 +10,10 @@
 //                   (or without) its endpoint;
 //   hidden        → routable (#/id/argument) but not in the navigation (detail views).
 //
-// A memory action is {id, label, order, requiresPath?, write?, run(memory, context)}:
-// a button on the memory's detail view ("why not?", "graph" ...).
+// A memory action is {id, label, order, requiresPath?, write?, applies?, run(memory, context, output)}:
+// a button on the memory's detail view ("why not?", "graph" ...); ``applies(memory)``
+// says whether it is offered for that memory (default: always), and ``output`` is an
+// element of the detail view where the action may show what it found.
 
 const pages = [];
 const memoryActions = [];
@@ -47,9 +49,11 @@ export function findPage(id, apiPaths) {
   return pages.find((page) => page.id === id && offered(page, apiPaths));
 }
 
-/** The actions for a memory, given the API paths and whether the user may write. */
-export function listMemoryActions(apiPaths, canWrite) {
-  return memoryActions.filter((action) => offered(action, apiPaths) && (!action.write || canWrite));
+/** The actions for ``memory``, given the API paths and whether the user may write. */
+export function listMemoryActions(apiPaths, canWrite, memory) {
+  return memoryActions.filter((action) => offered(action, apiPaths)
+    && (!action.write || canWrite)
+    && (!action.applies || action.applies(memory)));
 }
 
 /** Whether any registered page or action needs the API's path list. */

@@ -198,15 +198,20 @@ export async function render(root, context, id) {
         h("button", { type: "button", id: "memory-edit", onclick: () => showEditor() }, "Edit"),
         h("button", { type: "button", class: "danger", id: "memory-forget", onclick: forget }, "Forget"));
     }
-    for (const action of listMemoryActions(apiPaths, canWrite)) {
+    const actionOutput = h("div", { class: "memory-action-output", id: "memory-action-output" });
+    for (const action of listMemoryActions(apiPaths, canWrite, memory)) {
       actions.append(h("button", {
-        type: "button", dataset: { action: action.id }, onclick: () => action.run(memory, context),
+        type: "button",
+        id: `memory-action-${action.id}`,
+        dataset: { action: action.id },
+        onclick: () => action.run(memory, context, actionOutput),
       }, action.label));
     }
     const mapSlot = h("div", { class: "map-slot" });
     replace(body,
       h("h1", { id: "memory-title" }, memory.title || excerpt(memory.content, 100)),
       actions,
+      actionOutput,
       h("div", { class: "memory-columns" }, definitions(fieldRows(memory)), mapSlot));
     if (memory.place) drawMap(mapSlot, memory);
   }

@@ -9,6 +9,15 @@ function field(label, input) {
   return h("label", { class: "field" }, h("span", {}, label), input);
 }
 
+function describeCount(items) {
+  const reminders = items.filter((item) => item.kind === "reminder").length;
+  const recollections = items.length - reminders;
+  const parts = [];
+  if (recollections) parts.push(`${recollections} recollection${recollections === 1 ? "" : "s"}`);
+  if (reminders) parts.push(`${reminders} reminder${reminders === 1 ? "" : "s"}`);
+  return parts.join(" and ");
+}
+
 /** Render the page. */
 export async function render(root, { api, navigate, canWrite }) {
   const notice = h("p", { hidden: true, id: "pending-notice" });
@@ -20,9 +29,7 @@ export async function render(root, { api, navigate, canWrite }) {
     try {
       const recollections = await request();
       replace(pendingList, recollections.map((item) => recollectionCard(item, navigate)));
-      status(notice, recollections.length
-        ? `${recollections.length} recollection${recollections.length === 1 ? "" : "s"} ${verb}`
-        : "Nothing pending.");
+      status(notice, recollections.length ? `${describeCount(recollections)} ${verb}` : "Nothing pending.");
     } catch (error) {
       status(notice, error.describe ? error.describe() : error.message, "error");
     }
@@ -36,7 +43,7 @@ export async function render(root, { api, navigate, canWrite }) {
   root.append(h("h1", {}, "Recollections"),
     h("section", { class: "card" },
       h("h2", {}, "Pending"),
-      h("p", { class: "hint" }, "Memories a sensed context brought back, oldest first. Peek leaves them queued; drain delivers each once."),
+      h("p", { class: "hint" }, "Memories a sensed context brought back, and reminders of intentions that fired, oldest first. Peek leaves them queued; drain delivers each once."),
       h("div", { class: "actions" }, peekButton, drainButton),
       notice, pendingList));
 
@@ -47,6 +54,7 @@ export async function render(root, { api, navigate, canWrite }) {
       lon: h("input", { type: "number", id: "sense-lon", min: -180, max: 180, step: "any" }),
       geohash: h("input", { type: "text", id: "sense-geohash", maxlength: 12, autocomplete: "off" }),
       at: h("input", { type: "text", id: "sense-at", placeholder: "now (or ISO 8601 with offset)", autocomplete: "off" }),
+      tags: h("input", { type: "text", id: "sense-tags", placeholder: "comma-separated", autocomplete: "off" }),
     };
     const senseNotice = h("p", { hidden: true, id: "sense-notice" });
     const fired = h("div", { class: "results", id: "sense-results" });
@@ -60,11 +68,13 @@ export async function render(root, { api, navigate, canWrite }) {
         if (inputs.lon.value !== "") body.lon = Number(inputs.lon.value);
         if (inputs.geohash.value.trim()) body.geohash = inputs.geohash.value.trim();
         if (inputs.at.value.trim()) body.at = inputs.at.value.trim();
+        const tags = inputs.tags.value.split(",").map((tag) => tag.trim()).filter(Boolean);
+        if (tags.length) body.tags = tags;
         try {
           const recollections = await api.post("/v1/sense", body);
           replace(fired, recollections.map((item) => recollectionCard(item, navigate)));
           status(senseNotice, recollections.length
-            ? `${recollections.length} fired (and queued as pending)`
+            ? `${describeCount(recollections)} fired (and queued as pending)`
             : "Nothing fired: no memory matched this context strongly enough (or it fired recently).");
         } catch (error) {
           status(senseNotice, error.describe ? error.describe() : error.message, "error");
@@ -75,7 +85,7 @@ export async function render(root, { api, navigate, canWrite }) {
     h("p", { class: "hint" }, "Report a present context, as a phone or sensor would; the current time is always part of it."),
     h("div", { class: "field-grid" },
       field("text", inputs.text), field("latitude", inputs.lat), field("longitude", inputs.lon),
-      field("geohash", inputs.geohash), field("at", inputs.at)),
+      field("geohash", inputs.geohash), field("at", inputs.at), field("tags", inputs.tags)),
     h("div", { class: "actions" }, h("button", { type: "submit", id: "sense-submit" }, "Sense")),
     senseNotice, fired);
     root.append(form);
