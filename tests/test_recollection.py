@@ -229,7 +229,7 @@ def test_forget_removes_features_triggers_and_queued_recollections(
     memory.recollections.sense(memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00"))
     assert memory.store.context.counts("default") == (1, 1)
     assert memory.store.context.signals([stored.seq])
-    assert memory.forget(stored.id) is True
+    assert memory.forget(stored.id).deleted is True
     assert memory.store.context.counts("default") == (0, 0)
     assert memory.store.context.signals([stored.seq]) == {}
     assert memory.recollections.pending() == []

@@ -87,17 +87,17 @@ def test_forget_leaves_no_trace_in_database_files(service: MemoryService, db_pat
     service.store.checkpoint()
     assert marker.encode() in _database_bytes(db_path)
 
-    assert service.forget(receipt.id) is True
+    assert service.forget(receipt.id).deleted is True
     service.store.checkpoint()
     assert marker.encode() not in _database_bytes(db_path)
     assert service.search(marker) == []
     assert service.stats().count == 50
-    assert service.forget(receipt.id) is False
+    assert service.forget(receipt.id).deleted is False
 
 
 def test_forget_is_namespace_scoped(service: MemoryService) -> None:
     receipt = service.remember("mine", namespace="alice")
-    assert service.forget(receipt.id, namespace="bob") is False
+    assert service.forget(receipt.id, namespace="bob").deleted is False
     assert service.get(receipt.id, namespace="alice").content == "mine"
 
 

@@ -40,6 +40,21 @@ class Settings(BaseSettings):
     purge_interval_seconds: float = Field(
         default=60.0, gt=0, description="how often expired memories are purged"
     )
+    scrub_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        description="how long a forget (or another content-dropping write) waits for readers"
+        " of older snapshots before it answers that scrubbing is pending",
+    )
+    scrub_poll_seconds: float = Field(
+        default=1.0, gt=0, description="how often pending scrubs are retried in the background"
+    )
+    reserve_bytes: int = Field(
+        default=1024 * 1024,
+        ge=0,
+        description="room kept beside the database (<db>-reserve) so forget works on a full"
+        " disk; 0 turns it off",
+    )
 
     max_content_bytes: int = Field(default=64 * 1024, gt=0)
     max_tags: int = Field(default=64, gt=0)

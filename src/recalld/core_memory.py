@@ -16,7 +16,7 @@ against the state they replace, so concurrent agents never lose an update.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,6 +25,7 @@ from recalld import _validate as check
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.errors import ValidationError
+from recalld.model import ScrubState
 from recalld.store.core import CoreStore
 
 __all__ = [
@@ -92,6 +93,11 @@ class CoreEditResult(BaseModel):
     applied: list[str] = Field(default_factory=list)
     duplicates: list[str] = Field(default_factory=list)
     warning: str | None = None
+    scrub: ScrubState = Field(
+        default="none",
+        description="a remove or patch dropped text: done (gone from the database files) or"
+        " pending (a reader holds an older snapshot)",
+    )
 
 
 class CoreMemoryFullError(ValidationError):
@@ -235,10 +241,18 @@ def apply_operations(
 class CoreMemory:
     """Core memory for every namespace of one database."""
 
-    def __init__(self, store: CoreStore, settings: Settings, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: CoreStore,
+        settings: Settings,
+        clock: Clock,
+        *,
+        after_drop: Callable[[], ScrubState] | None = None,
+    ) -> None:
         self._store = store
         self._settings = settings
         self._clock = clock
+        self._after_drop = after_drop
 
     def limit(self, target: Target) -> int:
         """The character limit of ``target`` (from settings)."""
@@ -291,6 +305,8 @@ class CoreMemory:
         ]
         limit = self.limit(chosen)
 
+        dropped: list[bool] = []
+
         def change(entries: list[str]) -> tuple[list[str], list[str]]:
             current = list(entries)
             notes = apply_operations(entries, parsed)
@@ -300,9 +316,13 @@ class CoreMemory:
                     target=chosen, entries=current, chars=size_of(current), limit=limit
                 )
                 raise CoreMemoryFullError(state, size)
+            dropped[:] = [bool(set(current) - set(entries))]
             return notes
 
         applied, duplicates = self._store.edit(scope, chosen, change, self._clock())
+        scrub: ScrubState = "none"
+        if dropped and dropped[0] and self._after_drop is not None:
+            scrub = self._after_drop()
         after = self.state(chosen, namespace=scope)
         warning = None
         if after.chars >= WARN_RATIO * limit:
@@ -323,6 +343,7 @@ class CoreMemory:
             applied=applied,
             duplicates=duplicates,
             warning=warning,
+            scrub=scrub,
         )
 
     def render(self, *, namespace: str | None = None) -> str:

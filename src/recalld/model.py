@@ -9,11 +9,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
 __all__ = [
     "ExportRecord",
     "Filters",
+    "Forgotten",
     "Hit",
     "ImportLineError",
     "ImportReport",
@@ -24,17 +25,29 @@ __all__ = [
     "Page",
     "Place",
     "PlaceInput",
+    "QueryFilters",
     "Receipt",
     "Stats",
     "Status",
 ]
 
 IndexState = Literal["queued", "indexed", "failed"]
+# After a write that dropped content: "done" (no byte of it is left in the database
+# files), "pending" (a reader holds an older snapshot; it finishes in the background),
+# "none" (nothing was dropped).
+ScrubState = Literal["done", "pending", "none"]
 
 KEY_MAX_CHARS = 200
 SHORT_TEXT_MAX_CHARS = 200
 TITLE_MAX_CHARS = 500
 SOURCE_MAX_CHARS = 2048
+# How deeply a JSON value (meta) may nest objects and arrays: deep enough for any real
+# metadata, shallow enough that every encoder and renderer on the way handles it.
+MAX_JSON_DEPTH = 32
+
+# Numbers and flags on the wire are strict: JSON ``true`` is not the number 1 and the
+# string "5" is not a number (the published schemas say so). Integers are accepted
+# where a float is expected.
 
 
 class Place(BaseModel):
@@ -53,8 +66,8 @@ class PlaceInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    lat: float | None = Field(default=None, ge=-90, le=90)
-    lon: float | None = Field(default=None, ge=-180, le=180)
+    lat: StrictFloat | None = Field(default=None, ge=-90, le=90)
+    lon: StrictFloat | None = Field(default=None, ge=-180, le=180)
     geohash: str | None = Field(default=None, min_length=1, max_length=12)
     name: str | None = Field(default=None, max_length=SHORT_TEXT_MAX_CHARS)
 
@@ -71,10 +84,10 @@ class NewMemory(BaseModel):
     kind: str = Field(default="note", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     tags: list[str] = Field(default_factory=list)
-    salience: float | None = Field(default=None, ge=0, le=1)
-    source: str | None = Field(default=None, max_length=SOURCE_MAX_CHARS)
+    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
     at: datetime | str | None = None
-    ttl_seconds: float | None = Field(default=None, gt=0)
+    ttl_seconds: StrictFloat | None = Field(default=None, gt=0)
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -89,10 +102,10 @@ class MemoryPatch(BaseModel):
     kind: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     tags: list[str] | None = None
-    salience: float | None = Field(default=None, ge=0, le=1)
-    source: str | None = Field(default=None, max_length=SOURCE_MAX_CHARS)
+    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
     at: datetime | str | None = None
-    ttl_seconds: float | None = Field(default=None, gt=0)
+    ttl_seconds: StrictFloat | None = Field(default=None, gt=0)
     place: PlaceInput | None = None
     meta: dict[str, Any] | None = None
 
@@ -132,6 +145,32 @@ class Receipt(BaseModel):
     created: bool
     index_state: IndexState
     job_id: str | None = None
+    scrub: ScrubState = Field(
+        default="none",
+        description="an overwrite dropped the old value: done, or pending while a reader"
+        " holds an older snapshot",
+    )
+
+
+class Forgotten(BaseModel):
+    """What ``forget`` did: whether the memory existed, and whether its bytes are gone.
+
+    Truthy when something was deleted, so ``if memory.forget(id):`` reads naturally.
+    """
+
+    deleted: bool
+    scrubbed: bool = Field(
+        description="no byte of the memory is left in the database files (false: pending)"
+    )
+    scrub: ScrubState
+
+    @classmethod
+    def of(cls, deleted: bool, scrub: ScrubState) -> Forgotten:
+        """The result for a delete that did (or did not) happen, scrubbed or pending."""
+        return cls(deleted=deleted, scrubbed=scrub != "pending", scrub=scrub)
+
+    def __bool__(self) -> bool:
+        return self.deleted
 
 
 class Hit(BaseModel):
@@ -144,8 +183,8 @@ class Hit(BaseModel):
     prompt_line: str
 
 
-class Filters(BaseModel):
-    """Narrowing for list/search/recall; every filter applies before the limit is cut."""
+class QueryFilters(BaseModel):
+    """Narrowing for search and recall; every filter applies before the limit is cut."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -157,7 +196,13 @@ class Filters(BaseModel):
     until: datetime | str | None = None
     created_since: datetime | str | None = None
     created_until: datetime | str | None = None
-    include_expired: bool = False
+
+
+class Filters(QueryFilters):
+    """Narrowing for list, search and recall; ``include_expired`` is for the admin listing
+    only (search and recall refuse it: expired memories are never returned there)."""
+
+    include_expired: StrictBool = False
 
 
 class Page(BaseModel):
@@ -176,9 +221,14 @@ class Stats(BaseModel):
     by_namespace: dict[str, int]
     fts: bool
     search_backend: Literal["fts", "like"]
-    db_size_bytes: int
+    db_size_bytes: int | None = Field(
+        default=None, description="the database files' size; only for callers of every namespace"
+    )
     schema_version: int
     expired_pending_purge: int
+    pending_scrubs: int = Field(
+        default=0, description="content-dropping writes whose bytes are not scrubbed yet"
+    )
 
 
 class ExportRecord(BaseModel):
@@ -194,15 +244,15 @@ class ExportRecord(BaseModel):
     kind: str = Field(default="note", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     tags: list[str] = Field(default_factory=list)
-    salience: float | None = Field(default=None, ge=0, le=1)
-    source: str | None = Field(default=None, max_length=SOURCE_MAX_CHARS)
+    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
     at: datetime | None = None
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None = None
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
-    access_count: int = Field(default=0, ge=0)
+    access_count: StrictInt = Field(default=0, ge=0)
     last_accessed_at: datetime | None = None
 
 
@@ -276,3 +326,6 @@ class Status(BaseModel):
     failed_jobs: list[JobError] = Field(default_factory=list)
     workers: list[WorkerStatus] = Field(default_factory=list)
     index: IndexStatus | None = None
+    pending_scrubs: int = Field(
+        default=0, description="content-dropping writes whose bytes are not scrubbed yet"
+    )

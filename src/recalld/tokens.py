@@ -53,7 +53,7 @@ __all__ = [
 Access = Literal["read", "read+write"]
 ALL_NAMESPACES = "*"
 TOKEN_PREFIX = "rcd_"
-TOKEN_PATTERN = re.compile(r"^rcd_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})$")
+TOKEN_PATTERN = re.compile(r"rcd_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})")
 NAME_MAX_CHARS = 100
 # Recording every use would turn each read into a write; once a minute is enough to see use.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -158,6 +158,7 @@ class TokenRegistry:
             busy_timeout_ms=settings.busy_timeout_ms,
             lock_retry_seconds=settings.lock_retry_seconds,
             fts=settings.fts,
+            reserve_bytes=settings.reserve_bytes,
         )
         registry = cls(store)
         registry._owned = store
@@ -220,7 +221,7 @@ class TokenRegistry:
 
         The error never repeats the token: tokens must not reach logs.
         """
-        match = TOKEN_PATTERN.match(token)
+        match = TOKEN_PATTERN.fullmatch(token)
         record = None if match is None else self._store.find_token(match.group(1))
         # Compare against a dummy digest when the id is unknown, so the work done
         # (and the time taken) does not depend on whether the id exists.

@@ -67,8 +67,16 @@ def test_cli_remember_recall_get_forget(run: Invoke) -> None:
     got = _json(invoke("get", memory_id, "--json"))
     assert got["place"]["geohash"].startswith("9q8yy")
     assert got["meta"] == {"approx": True}
-    assert _json(invoke("forget", memory_id, "--json")) == {"deleted": True}
-    assert _json(invoke("forget", memory_id, "--json")) == {"deleted": False}
+    assert _json(invoke("forget", memory_id, "--json")) == {
+        "deleted": True,
+        "scrubbed": True,
+        "scrub": "done",
+    }
+    assert _json(invoke("forget", memory_id, "--json")) == {
+        "deleted": False,
+        "scrubbed": True,
+        "scrub": "none",
+    }
 
 
 def test_cli_key_update_list_recent_stats(run: Invoke) -> None:

@@ -139,8 +139,16 @@ def test_http_memories_create_get_patch_delete(client: httpx.Client) -> None:
     assert patched["title"] is None
     assert patched["tags"] == ["x"]
     assert patched["content"] == memory["content"]
-    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {"deleted": True}
-    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {"deleted": False}
+    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {
+        "deleted": True,
+        "scrubbed": True,
+        "scrub": "done",
+    }
+    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {
+        "deleted": False,
+        "scrubbed": True,
+        "scrub": "none",
+    }
     missing = _error(client.get(f"/v1/memories/{memory_id}"), 404)
     assert missing["type"] == "not_found"
     assert _error(client.patch(f"/v1/memories/{memory_id}", json={"title": "t"}), 404)
@@ -198,8 +206,16 @@ def test_http_key_value_put_get_overwrite_delete(client: httpx.Client) -> None:
     with_ttl = _ok(client.put("/v1/kv/session/token", json={"value": "v", "ttl_seconds": 3600}))
     assert with_ttl["status"] == "created"
     assert _ok(client.get("/v1/kv/session/token"))["expires_at"] is not None
-    assert _ok(client.delete("/v1/kv/staging.region")) == {"deleted": True}
-    assert _ok(client.delete("/v1/kv/staging.region")) == {"deleted": False}
+    assert _ok(client.delete("/v1/kv/staging.region")) == {
+        "deleted": True,
+        "scrubbed": True,
+        "scrub": "done",
+    }
+    assert _ok(client.delete("/v1/kv/staging.region")) == {
+        "deleted": False,
+        "scrubbed": True,
+        "scrub": "none",
+    }
     assert _error(client.get("/v1/kv/staging.region"), 404)["type"] == "not_found"
 
 

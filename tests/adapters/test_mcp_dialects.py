@@ -79,8 +79,16 @@ async def test_mcp_native_tools(connect: Connect) -> None:
         assert "content" in text(bad)
         assert (await structured(client, "stats", {}))["count"] == 1
 
-        assert await structured(client, "forget", {"id": receipt["id"]}) == {"deleted": True}
-        assert await structured(client, "forget", {"id": receipt["id"]}) == {"deleted": False}
+        assert await structured(client, "forget", {"id": receipt["id"]}) == {
+            "deleted": True,
+            "scrubbed": True,
+            "scrub": "done",
+        }
+        assert await structured(client, "forget", {"id": receipt["id"]}) == {
+            "deleted": False,
+            "scrubbed": True,
+            "scrub": "none",
+        }
         assert (await structured(client, "stats", {}))["count"] == 0
 
 
@@ -217,7 +225,7 @@ async def test_mcp_chaoscore_tools(connect: Connect) -> None:
 
         assert await json_text(
             client, "chaoscore_forget", {"key": "owner", "response_format": "json"}
-        ) == {"key": "owner", "deleted": True}
+        ) == {"key": "owner", "deleted": True, "scrubbed": True, "scrub": "done"}
         assert (
             await json_text(client, "chaoscore_recall", {"key": "owner", "response_format": "json"})
             == []

@@ -59,7 +59,7 @@ def test_vector_index_forget_erases_the_vector_from_the_saved_graph(
         vector = service.embedder.embed_batch(["note7 words"])[0].tobytes()
         service.indexing.retriever.close()  # saves the graph beside the database
         assert vector in _saved_index_bytes(db_path)
-        assert service.forget(receipts[7].id) is True
+        assert service.forget(receipts[7].id).deleted is True
         assert vector not in _saved_index_bytes(db_path)
         assert receipts[7].id not in [
             hit.memory.id for hit in service.search("note7", mode="vector")
@@ -76,7 +76,7 @@ def test_vector_index_forget_in_another_process_drops_the_saved_graph(
         service.search("item1", mode="vector")
     assert _saved_index_bytes(db_path)  # closing saved the graph
     with MemoryService.open(settings, clock=clock) as other:  # has not loaded the index
-        assert other.forget(receipts[3].id) is True
+        assert other.forget(receipts[3].id).deleted is True
     assert _saved_index_bytes(db_path) == b""
     with MemoryService.open(settings, clock=clock) as again:
         hits = again.search("item4", mode="vector", limit=30)

@@ -23,7 +23,6 @@ __all__ = [
     "BatboxResult",
     "BatboxStatus",
     "BodyFieldError",
-    "Deleted",
     "EmbeddingStatus",
     "ErrorBody",
     "ErrorDetail",
@@ -171,12 +170,6 @@ class KeyValueWrite(BaseModel):
     title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
     kind: str = Field(default="kv", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     meta: dict[str, Any] = Field(default_factory=dict)
-
-
-class Deleted(BaseModel):
-    """Whether something was deleted."""
-
-    deleted: bool
 
 
 class BatboxRemember(BaseModel):

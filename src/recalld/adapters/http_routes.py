@@ -32,7 +32,6 @@ from recalld.adapters.http_models import (
     BatboxResult,
     BatboxStatus,
     BodyFieldError,
-    Deleted,
     EmbeddingStatus,
     GraphStatus,
     KeyValueWrite,
@@ -48,6 +47,7 @@ from recalld.errors import AuthenticationError, NotFoundError, ValidationError
 from recalld.model import (
     KEY_MAX_CHARS,
     Filters,
+    Forgotten,
     Hit,
     ImportLineError,
     ImportReport,
@@ -288,10 +288,12 @@ def patch_memory(
     return service.update(memory_id, namespace=namespace, **body.model_dump(exclude_unset=True))
 
 
-@v1_router.delete("/memories/{memory_id}", response_model=Deleted, tags=["memories"])
-def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespace) -> Deleted:
-    """Forget a memory and every trace of it; ``deleted`` says whether it existed."""
-    return Deleted(deleted=service.forget(memory_id, namespace=namespace))
+@v1_router.delete("/memories/{memory_id}", response_model=Forgotten, tags=["memories"])
+def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespace) -> Forgotten:
+    """Forget a memory and every trace of it; ``deleted`` says whether it existed,
+    ``scrub`` whether its bytes are gone from the files (``pending``: a reader still
+    holds an older snapshot; it finishes in the background)."""
+    return service.forget(memory_id, namespace=namespace)
 
 
 @v1_router.post("/recall", response_model=list[Hit], tags=["query"])
@@ -333,14 +335,14 @@ def get_value(key: Key, service: Service, namespace: ReadNamespace) -> Memory:
     return service.get(key=key, namespace=namespace)
 
 
-@v1_router.delete("/kv/{key:path}", response_model=Deleted, tags=["key/value"])
-def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Deleted:
-    """Forget the memory stored under ``key``."""
+@v1_router.delete("/kv/{key:path}", response_model=Forgotten, tags=["key/value"])
+def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Forgotten:
+    """Forget the memory stored under ``key`` (the answer is as for a memory's delete)."""
     try:
         memory = service.get(key=key, namespace=namespace)
     except NotFoundError:
-        return Deleted(deleted=False)
-    return Deleted(deleted=service.forget(memory.id, namespace=namespace))
+        return Forgotten.of(False, "none")
+    return service.forget(memory.id, namespace=namespace)
 
 
 @v1_router.get("/stats", response_model=Stats, tags=["admin"])

@@ -29,11 +29,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import apsw
 
 from recalld._time import from_storage, to_storage
-from recalld.errors import ConflictError, StorageError
-from recalld.model import Memory, Place
-from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope, TokenRecord
+from recalld._validate import json_depth
+from recalld.errors import ConflictError, DiskFullError, StorageError
+from recalld.model import MAX_JSON_DEPTH, Memory, Place
+from recalld.store.base import (
+    UNREADABLE_META_KEY,
+    Counts,
+    Match,
+    MemoryRecord,
+    Order,
+    Scope,
+    TokenRecord,
+)
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.sqlite_core import SQLiteCore
+from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
 
 if TYPE_CHECKING:
     from recalld.store import sqlite_context
@@ -74,12 +84,52 @@ COLUMNS = (
 SELECT_COLUMNS = ", ".join(f"m.{name}" for name in COLUMNS)
 WRITE_COLUMNS = COLUMNS[1:]
 LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
+DISK_FULL_MESSAGE = (
+    "the disk holding the database is full; nothing was written. Free space, or forget"
+    " memories (forget still works on a full disk)"
+)
+# Room kept beside the database so that a forget can still run on a full disk.
+DEFAULT_RESERVE_BYTES = 1024 * 1024
+
+
+def storage_error(error: apsw.Error) -> StorageError:
+    """The recalld error for a database failure (a full disk says so)."""
+    if isinstance(error, apsw.FullError):
+        return DiskFullError(DISK_FULL_MESSAGE)
+    return StorageError(f"{type(error).__name__}: {error}")
+
+
 # BM25 weights for the FTS columns title, content, tags.
 BM25_WEIGHTS = "2.0, 1.0, 1.0"
 
 
 def _storage_time(value: Any) -> str | None:
     return None if value is None else to_storage(value)
+
+
+def _decode_meta(text: str, memory_id: str) -> dict[str, Any]:
+    """A stored meta, or (when it cannot be rendered as it is) a description of the problem
+    with the stored text, so one odd row never breaks a listing, a search or an export."""
+    reason = None
+    try:
+        if text.count("{") + text.count("[") > MAX_JSON_DEPTH:
+            # Only a row written before the depth limit existed can be this deep.
+            value: Any = json.loads(text)
+            if json_depth(value) > MAX_JSON_DEPTH:
+                reason = f"meta is nested deeper than {MAX_JSON_DEPTH} levels"
+        else:
+            value = json.loads(text)
+        if reason is None and not isinstance(value, dict):
+            reason = "meta is not a JSON object"
+    except RecursionError:
+        reason = f"meta is nested deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError as error:
+        reason = f"meta is not valid JSON ({error})"
+    if reason is None:
+        decoded: dict[str, Any] = value
+        return decoded
+    logger.warning("memory %s: %s; it is read with its meta as text", memory_id, reason)
+    return {UNREADABLE_META_KEY: {"reason": reason, "text": text}}
 
 
 def _row_to_memory(row: Sequence[Any]) -> Memory:
@@ -109,7 +159,7 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
         updated_at=from_storage(values["updated_at"]),
         expires_at=None if values["expires_at"] is None else from_storage(values["expires_at"]),
         place=place,
-        meta=json.loads(values["meta"]),
+        meta=_decode_meta(values["meta"], values["id"]),
         access_count=values["access_count"],
         last_accessed_at=(
             None if values["last_accessed_at"] is None else from_storage(values["last_accessed_at"])
@@ -234,12 +284,6 @@ class _Transaction:
             {"ns": namespace, "key": key},
         )
 
-    def find_id_anywhere(self, id: str) -> Memory | None:
-        return self._one(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.id = :id",
-            {"id": id},
-        )
-
     def _write_tags(self, seq: int, tags: Sequence[str]) -> None:
         self._connection.execute("DELETE FROM memory_tags WHERE seq = ?", (seq,))
         if tags:
@@ -263,7 +307,13 @@ class _Transaction:
                 _record_values(record),
             )
         except apsw.ConstraintError as error:
-            raise ConflictError("id", f"a memory with id {record.id!r} already exists") from error
+            if "key" in str(error):
+                raise ConflictError(
+                    "key", f"key {record.key!r} already names a memory in {record.namespace!r}"
+                ) from error
+            raise ConflictError(
+                "id", f"a memory with id {record.id!r} already exists in {record.namespace!r}"
+            ) from error
         seq = int(self._connection.last_insert_rowid())
         self._write_tags(seq, record.tags)
         return self._read(seq)
@@ -278,6 +328,9 @@ class _Transaction:
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+
+    def dropped_content(self, reason: str, now: datetime) -> None:
+        record_drop(self._connection, reason, now)
 
     def touch(self, seqs: Sequence[int], now: Any) -> None:
         stamp = to_storage(now)
@@ -309,6 +362,7 @@ class SQLiteStore:
         busy_timeout_ms: int = 5_000,
         lock_retry_seconds: float = 30.0,
         fts: bool = True,
+        reserve_bytes: int = DEFAULT_RESERVE_BYTES,
     ) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
@@ -327,6 +381,8 @@ class SQLiteStore:
         self._fts_available = self._prepare_fts() if fts else False
         self._semantic = SQLiteSemantic(self)
         self._core = SQLiteCore(self)
+        self._scrub = SQLiteScrub(self, reserve_bytes)
+        self._scrub.ensure_reserve()
         from recalld.store.sqlite_context import SQLiteContext  # it imports this module
 
         self._context = SQLiteContext(self)
@@ -370,10 +426,25 @@ class SQLiteStore:
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.25)
             except apsw.Error as error:
-                raise StorageError(f"{type(error).__name__}: {error}") from error
+                raise storage_error(error) from error
+
+    @property
+    def busy_timeout_ms(self) -> int:
+        """How long one statement waits for a lock before the bounded retry takes over."""
+        return self._busy_timeout_ms
 
     def _migrate(self) -> int:
         def step(connection: apsw.Connection) -> int:
+            # A migration may rebuild a table others reference (SQLite's documented
+            # procedure): enforcement is off while it runs, and every migration checks
+            # the references it leaves before it commits.
+            connection.execute("PRAGMA foreign_keys = OFF")
+            try:
+                return migrate(connection)
+            finally:
+                connection.execute("PRAGMA foreign_keys = ON")
+
+        def migrate(connection: apsw.Connection) -> int:
             version = 0
             for number, migration in enumerate(MIGRATIONS, start=1):
                 connection.execute("BEGIN IMMEDIATE")
@@ -387,6 +458,11 @@ class SQLiteStore:
                     ).fetchone()
                     if done is None:
                         migration(connection.execute)
+                        broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+                        if broken:
+                            raise StorageError(
+                                f"migration {number} left {len(broken)} dangling references"
+                            )
                         connection.execute(
                             "INSERT INTO schema_migrations(version, applied_at)"
                             " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
@@ -463,7 +539,7 @@ class SQLiteStore:
         except apsw.Error as error:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
-            raise StorageError(f"{type(error).__name__}: {error}") from error
+            raise storage_error(error) from error
         except BaseException:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
@@ -640,7 +716,10 @@ class SQLiteStore:
             connection.execute(
                 "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?", (stamp,)
             )
-            return int(connection.changes())
+            removed = int(connection.changes())
+            if removed:
+                record_drop(connection, "purge", now)
+            return removed
 
         return self.write(step)
 
@@ -651,6 +730,18 @@ class SQLiteStore:
             if candidate.exists():
                 total += candidate.stat().st_size
         return total
+
+    def scrub(self, wait_seconds: float) -> bool:
+        """Finish every pending scrub: see :meth:`SQLiteScrub.scrub`."""
+        return self._scrub.scrub(wait_seconds)
+
+    def pending_scrubs(self) -> int:
+        """Content-dropping writes (of any process) still waiting for their scrub."""
+        return self._scrub.pending()
+
+    def release_reserve(self) -> bool:
+        """Free the disk-full reserve beside the database (whether there was one)."""
+        return self._scrub.release_reserve()
 
     def checkpoint(self) -> None:
         def step(connection: apsw.Connection) -> None:

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.errors import NotFoundError, RecalldError
-from recalld.model import Filters, Memory
+from recalld.model import Filters, Forgotten, Memory
 
 __all__ = ["DIALECT"]
 
@@ -137,14 +137,21 @@ def chaoscore_forget(
     service = state_of(ctx).service
     try:
         memory = service.get(key=key)
-        deleted = service.forget(memory.id)
+        forgotten = service.forget(memory.id)
     except NotFoundError:
-        deleted = False
+        forgotten = Forgotten.of(False, "none")
     except RecalldError as error:
         return _error(error)
     if response_format == "json":
-        return _text(json.dumps({"key": key, "deleted": deleted}))
-    return _text(f"Deleted memory `{key}`." if deleted else f"No memory with key `{key}`.")
+        return _text(json.dumps({"key": key, **forgotten.model_dump()}))
+    if not forgotten.deleted:
+        return _text(f"No memory with key `{key}`.")
+    if forgotten.scrub == "pending":
+        return _text(
+            f"Deleted memory `{key}`. Scrubbing its old bytes from the database files is"
+            " pending (another reader holds an older snapshot); it finishes in the background."
+        )
+    return _text(f"Deleted memory `{key}`.")
 
 
 DIALECT = Dialect(

@@ -187,10 +187,10 @@ def forget(
     ctx: Context, id: Annotated[str, Field(description="The memory's id")]
 ) -> CallToolResult:
     try:
-        deleted = state_of(ctx).service.forget(id)
+        forgotten = state_of(ctx).service.forget(id)
     except RecalldError as error:
         raise ToolError(str(error)) from error
-    return _json({"deleted": deleted})
+    return _json(forgotten.model_dump())
 
 
 def _pending_text(service: MemoryService) -> str:

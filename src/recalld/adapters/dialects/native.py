@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.errors import RecalldError
-from recalld.model import Filters, Hit, Memory, Page, Receipt, Stats
+from recalld.model import Filters, Forgotten, Hit, Memory, Page, Receipt, Stats
 
 __all__ = ["DIALECT"]
 
@@ -27,12 +27,6 @@ class RecallResult(BaseModel):
     """Ranked hits, best first."""
 
     hits: list[Hit]
-
-
-class ForgetResult(BaseModel):
-    """Whether a memory was deleted."""
-
-    deleted: bool
 
 
 def _filters(
@@ -169,9 +163,9 @@ def update(
 
 def forget(
     ctx: Context, id: Annotated[str, Field(description="the memory to delete")]
-) -> ForgetResult:
+) -> Forgotten:
     try:
-        return ForgetResult(deleted=state_of(ctx).service.forget(id))
+        return state_of(ctx).service.forget(id)
     except RecalldError as error:
         raise _fail(error) from error
 
@@ -237,7 +231,9 @@ DIALECT = Dialect(
             "forget",
             forget,
             "Permanently delete a memory by id, with every trace of it. Use it when the user asks "
-            'to forget something or a memory is wrong. Returns {"deleted": true|false}.',
+            'to forget something or a memory is wrong. Returns {"deleted": true|false, "scrubbed",'
+            ' "scrub"}: scrub is "pending" while another reader keeps the old bytes on disk a'
+            " little longer (they are removed in the background).",
             destructive=True,
         ),
         ToolSpec(

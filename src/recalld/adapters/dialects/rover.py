@@ -157,8 +157,14 @@ def rover_memory(
             )
         if action == "forget":
             memory = _by_seq(service, memory_id)
-            service.forget(memory.id)
-            return _envelope("success", f"Forgot memory {memory.seq}.")
+            forgotten = service.forget(memory.id)
+            note = ""
+            if forgotten.scrub == "pending":
+                note = (
+                    " Scrubbing its old bytes from the database files is pending (another"
+                    " reader holds an older snapshot); it finishes in the background."
+                )
+            return _envelope("success", f"Forgot memory {memory.seq}.{note}")
         stats = service.stats()
         body = {
             "count": stats.count,
