@@ -76,7 +76,7 @@ def seq(value: int, field: str = "seq") -> int:
     return value
 
 
-def _invisible(text: str) -> tuple[int, str] | None:
+def invisible(text: str) -> tuple[int, str] | None:
     """The position and name of the first control or invisible character, if any."""
     for position, character in enumerate(text):
         if unicodedata.category(character) in INVISIBLE_CATEGORIES:
@@ -94,7 +94,7 @@ def name_text(value: str, field: str) -> str:
     """
     if not value.strip():
         raise ValidationError(field, "must not be empty or only spaces")
-    found = _invisible(value)
+    found = invisible(value)
     if found is not None:
         position, described = found
         raise ValidationError(

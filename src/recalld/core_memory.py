@@ -15,7 +15,6 @@ against the state they replace, so concurrent agents never lose an update.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -151,15 +150,14 @@ def check_entry_text(text: str, field: str) -> str:
     cleaned = text.strip()
     if not cleaned:
         raise ValidationError(field, "must not be empty")
-    for position, character in enumerate(cleaned):
-        category = unicodedata.category(character)
-        if category in {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}:
-            name = unicodedata.name(character, f"U+{ord(character):04X}")
-            raise ValidationError(
-                field,
-                f"contains {name} (U+{ord(character):04X}) at position {position}: core memory "
-                "entries are single-line plain text without control or invisible characters",
-            )
+    found = check.invisible(cleaned)
+    if found is not None:
+        position, described = found
+        raise ValidationError(
+            field,
+            f"contains {described} at position {position}: core memory entries are"
+            " single-line plain text without control or invisible characters",
+        )
     return cleaned
 
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_NAMESPACES",
+    "CALLER_STATE_KEY",
     "Access",
     "Caller",
     "IssuedToken",
@@ -52,6 +53,9 @@ __all__ = [
 
 Access = Literal["read", "read+write"]
 ALL_NAMESPACES = "*"
+# Where the HTTP server's authentication leaves the Caller: ``scope["state"][CALLER_STATE_KEY]``
+# (read by the REST routes and by MCP tools served at /mcp).
+CALLER_STATE_KEY = "recalld_caller"
 TOKEN_PREFIX = "rcd_"
 TOKEN_PATTERN = re.compile(r"rcd_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})")
 NAME_MAX_CHARS = 100

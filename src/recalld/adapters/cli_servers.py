@@ -38,7 +38,13 @@ def mcp_command(
     names = [name.strip() for value in dialects for name in value.split(",") if name.strip()]
     # A long-running server embeds new memories itself (worker thread).
     settings = state.settings.model_copy(update={"worker_thread": True})
-    server = build_server(lambda: MemoryService.open(settings), names or ["native"])
+    # Over HTTP the caller may be another machine: media must be base64, never a path
+    # on this one (stdio's client is the local user who launched the server).
+    server = build_server(
+        lambda: MemoryService.open(settings),
+        names or ["native"],
+        media_paths=transport == "stdio",
+    )
     run_server(server, transport="http" if transport == "http" else "stdio", host=host, port=port)
 
 

@@ -59,13 +59,11 @@ from recalld.model import (
     Stats,
 )
 from recalld.service import MemoryService
-from recalld.tokens import Caller
+from recalld.tokens import CALLER_STATE_KEY, Caller
 
 __all__ = ["CALLER_STATE_KEY", "NAMESPACE_HEADER", "batbox_router", "v1_router"]
 
 NAMESPACE_HEADER = "X-Recalld-Namespace"
-# Where the auth middleware leaves the Caller: ``scope["state"][CALLER_STATE_KEY]``.
-CALLER_STATE_KEY = "recalld_caller"
 NDJSON = "application/x-ndjson"
 # The service's field names → batbox's, for error messages.
 BATBOX_FIELDS = {"at": "captured_at", "meta": "metadata"}

@@ -43,6 +43,7 @@ from recalld.adapters.dialects.base import (
     state_of,
     tidy_schema,
 )
+from recalld.adapters.dialects.failures import DialectTool
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
 
@@ -84,17 +85,29 @@ class _ServiceResource(Resource):
 
 
 def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
-    tools = []
+    tools: list[Tool] = []
     for dialect in dialects:
+        wording = dialect.wording
         for spec in dialect.tools:
-            tool = Tool.from_function(
+            tool = DialectTool.from_function(
                 spec.function,
                 name=spec.name,
                 description=spec.description,
                 annotations=spec.annotations(),
                 structured_output=spec.structured_output,
             )
-            tool.parameters = tidy_schema(tool.parameters, keep_null=spec.keep_null)
+            assert isinstance(tool, DialectTool)
+            fields = tool.fn_metadata.arg_model.model_fields
+            tool.accepted = frozenset(info.alias or name for name, info in fields.items())
+            tool.shape = wording.shape
+            tool.renames = dict(wording.renames)
+            tool.closed = wording.closed
+            tool.state_of_context = state_of
+            parameters = tidy_schema(tool.parameters, keep_null=spec.keep_null)
+            if wording.closed:
+                # The published schema says what run() enforces: no other arguments.
+                parameters["additionalProperties"] = False
+            tool.parameters = parameters
             tools.append(tool)
     return tools
 

@@ -5,7 +5,11 @@ Exact schemas: MemoryRemember exposes content, source, metadata and captured_at
 MemoryStatus takes an empty object. With ``source`` omitted, the memory is a
 ``generated_observation`` whose source is this MCP session's transcript URI
 (also recorded in metadata as ``transcript_uri``); with a source it is a
-``reference``. A receipt means "durably enqueued", not "indexed".
+``reference``. A receipt means "durably enqueued", not "indexed". The seed
+warns not to pass service-only fields to the tools, so an argument the schema
+does not list (``kind``, ``id``) is refused; failures answer the REST API's
+``{"error": {"type", "field", "message"}}`` body, naming ``captured_at`` and
+``metadata`` as batbox spells them.
 """
 
 from __future__ import annotations
@@ -13,11 +17,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
-from recalld.errors import RecalldError
+from recalld.adapters.dialects.failures import Wording
 from recalld.service import MemoryService
 
 __all__ = ["DIALECT", "status_report"]
@@ -42,12 +45,7 @@ def memory_remember(
         kind = "generated_observation"
     else:
         kind = "reference"
-    try:
-        receipt = state.service.remember(
-            content, source=source, kind=kind, at=captured_at, meta=meta
-        )
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    receipt = state.service.remember(content, source=source, kind=kind, at=captured_at, meta=meta)
     return {
         "id": receipt.id,
         "receipt": {
@@ -64,12 +62,9 @@ def memory_remember(
 def memory_recall(
     ctx: Context,
     query: Annotated[str, Field(description="What to look for")],
-    limit: Annotated[int, Field(ge=1, le=10, description="How many results (1-10)")] = 5,
+    limit: Annotated[StrictInt, Field(ge=1, le=10, description="How many results (1-10)")] = 5,
 ) -> dict[str, Any]:
-    try:
-        hits = state_of(ctx).service.search(query, limit=limit)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    hits = state_of(ctx).service.search(query, limit=limit)
     return {
         "results": [
             {
@@ -117,18 +112,17 @@ def status_report(service: MemoryService) -> dict[str, Any]:
         ],
         "search_backends": status.search_backends,
         "schema_version": stats.schema_version,
+        "pending_scrubs": status.pending_scrubs,
     }
 
 
 def memory_status(ctx: Context) -> dict[str, Any]:
-    try:
-        return status_report(state_of(ctx).service)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    return status_report(state_of(ctx).service)
 
 
 DIALECT = Dialect(
     name="batbox",
+    wording=Wording(renames={"at": "captured_at", "meta": "metadata"}),
     tools=(
         ToolSpec(
             "MemoryRemember",
