@@ -86,6 +86,12 @@ class Settings(BaseSettings):
     core_memory_chars: int = Field(
         default=2_200, gt=0, description="character limit of the core memory's memory target"
     )
+    core_screen: Literal["strict", "off"] = Field(
+        default="strict",
+        description="strict: refuse core-memory entries that read as instructions to the model"
+        " (prompt injection, role hijack, exfiltration, secrets, persistence, hidden HTML);"
+        " off: store them as given (see recalld.core_screen)",
+    )
 
     host: str = Field(default="127.0.0.1", description="address `recalld serve` binds")
     port: int = Field(default=8765, ge=0, le=65535, description="port `recalld serve` binds")

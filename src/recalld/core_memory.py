@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from recalld import _validate as check
 from recalld._time import Clock
 from recalld.config import Settings
+from recalld.core_screen import screen_entry
 from recalld.errors import ValidationError
 from recalld.model import ScrubState
 from recalld.store.core import CoreStore
@@ -166,7 +167,16 @@ def _preview(entry: str, width: int = 60) -> str:
 
 
 def _single_match(entries: list[str], old_text: str, index: int) -> int:
-    """The index of the one entry that contains ``old_text`` exactly once."""
+    """The index of the entry ``old_text`` names: the one entry equal to it, else the one
+    entry that contains it exactly once.
+
+    An entry given in full is that entry even when it is also part of a longer
+    one ("Ana" next to "Ana's sister"); otherwise an agent at capacity could
+    never address the short entry.
+    """
+    equal = [position for position, entry in enumerate(entries) if entry == old_text.strip()]
+    if len(equal) == 1:
+        return equal[0]
     hits = [(position, entry.count(old_text)) for position, entry in enumerate(entries)]
     matching = [(position, count) for position, count in hits if count]
     if not matching:
@@ -187,12 +197,13 @@ def _single_match(entries: list[str], old_text: str, index: int) -> int:
 
 
 def apply_operations(
-    entries: list[str], operations: Sequence[CoreOperation]
+    entries: list[str], operations: Sequence[CoreOperation], *, screen: bool = True
 ) -> tuple[list[str], list[str]]:
     """Apply ``operations`` to ``entries`` in place; returns (applied, duplicates) notes.
 
-    Raises :class:`ValidationError` naming the failing operation; the caller's
-    transaction then leaves the stored entries untouched.
+    Every entry an add or patch writes goes through :func:`recalld.core_screen.screen_entry`
+    when ``screen`` is on. Raises :class:`ValidationError` naming the failing
+    operation; the caller's transaction then leaves the stored entries untouched.
     """
     applied: list[str] = []
     duplicates: list[str] = []
@@ -204,6 +215,8 @@ def apply_operations(
             if text is None:
                 raise ValidationError(f"operations[{index}].content", "is required for add")
             entry = check_entry_text(text, f"operations[{index}].content")
+            if screen:
+                screen_entry(entry, f"operations[{index}].content")
             if entry in entries:
                 duplicates.append(entry)
                 continue
@@ -218,6 +231,8 @@ def apply_operations(
             position = _single_match(entries, operation.old_text, index)
             patched = entries[position].replace(operation.old_text, text, 1)
             entry = check_entry_text(patched, f"operations[{index}].content")
+            if screen:
+                screen_entry(entry, f"operations[{index}].content")
             if entry in entries[:position] + entries[position + 1 :]:
                 raise ValidationError(
                     f"operations[{index}].content",
@@ -307,7 +322,7 @@ class CoreMemory:
 
         def change(entries: list[str]) -> tuple[list[str], list[str]]:
             current = list(entries)
-            notes = apply_operations(entries, parsed)
+            notes = apply_operations(entries, parsed, screen=self._settings.core_screen == "strict")
             size = size_of(entries)
             if size > limit:
                 state = CoreTargetState(
