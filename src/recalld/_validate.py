@@ -29,7 +29,7 @@ GEOHASH_ALPHABET = frozenset("0123456789bcdefghjkmnpqrstuvwxyz")
 GEOHASH_PRECISION = 10
 # JSON text is refused before parsing when it nests deeper than this: far below what
 # would exhaust the parser's stack, far above any field's own limit.
-PARSE_DEPTH_LIMIT = 200
+PARSE_DEPTH_LIMIT = 512
 # SQLite integers are signed 64-bit.
 MAX_SEQ = 2**63 - 1
 # Unicode categories that are never part of a name: controls, format characters

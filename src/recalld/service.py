@@ -342,8 +342,14 @@ class MemoryService:
         given = patch.model_fields_set
         if not given:
             raise ValidationError("changes", "give at least one field to update")
-        if "content" in given and patch.content is None:
-            raise ValidationError("content", "must not be empty")
+        for required in ("content", "kind"):
+            if required in given and getattr(patch, required) is None:
+                raise ValidationError(required, "cannot be cleared (give a value)")
+        # Clearing a collection leaves it empty.
+        if "tags" in given and patch.tags is None:
+            patch = patch.model_copy(update={"tags": []})
+        if "meta" in given and patch.meta is None:
+            patch = patch.model_copy(update={"meta": {}})
         now = self._clock()
         with self.store.transaction() as tx:
             current = tx.find(scope_namespace, id=memory_id)

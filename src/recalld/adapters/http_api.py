@@ -17,9 +17,15 @@ Layers of every request, outermost first:
 
 Errors are translated once, here: :class:`ValidationError` → 422,
 :class:`NotFoundError` → 404, :class:`ConflictError` → 409,
-:class:`StorageError` → 503, :class:`AuthenticationError` → 401,
-:class:`PermissionDeniedError` → 403, FastAPI's own validation → 422; every
-error body is ``{"error": {"type", "field", "message"}}``.
+:class:`DiskFullError` → 503 ``disk_full`` (saying so), :class:`StorageError`
+→ 503, :class:`EmbeddingError` → 503 (a server fault, not the caller's),
+:class:`AuthenticationError` → 401, :class:`PermissionDeniedError` → 403,
+FastAPI's own validation → 422; every error body is ``{"error": {"type",
+"field", "message"}}``.
+
+The OpenAPI document says what the server does: ``Authorization`` is optional
+while the server trusts loopback callers (no token exists and it is bound to
+loopback), required otherwise; ``limit`` fields carry ``RECALLD_MAX_LIMIT``.
 
 Other ASGI apps (the MCP streamable-HTTP endpoint) join through
 ``extra_mounts``: each is mounted under its path behind the same
@@ -28,7 +34,7 @@ authentication and metrics, and its lifespan runs inside the app's.
 
 from __future__ import annotations
 
-import ipaddress
+import copy
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -50,6 +56,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld._version import __version__
+from recalld.adapters._network import bind_address, is_loopback
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_models import BodyFieldError
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, v1_router
@@ -57,6 +64,8 @@ from recalld.config import Settings
 from recalld.errors import (
     AuthenticationError,
     ConflictError,
+    DiskFullError,
+    EmbeddingError,
     NotFoundError,
     PermissionDeniedError,
     RecalldError,
@@ -73,6 +82,8 @@ logger = logging.getLogger(__name__)
 PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
 IMPORT_PATH = "/v1/import"
 PARAMETER_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
+# Request bodies whose ``limit`` is capped by RECALLD_MAX_LIMIT (the spec says so).
+LIMITED_REQUESTS = ("QueryRequest", "BatboxRecall")
 
 
 @dataclass(frozen=True)
@@ -89,16 +100,6 @@ class ExtraMount:
     lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
     exact: bool = False
     """Serve ``app`` at exactly ``path`` (an ASGI endpoint) instead of under it."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address or ``localhost``) only accepts connections from this machine."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, tokens: TokenRegistry) -> None:
@@ -153,9 +154,15 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
     if isinstance(error, PermissionDeniedError):
         return _error(403, "forbidden", str(error), "namespace")
+    if isinstance(error, DiskFullError):
+        logger.error("disk full: %s", error)
+        return _error(503, "disk_full", str(error))
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
         return _error(503, "storage_error", "the database could not serve the request")
+    if isinstance(error, EmbeddingError):
+        logger.error("embedding error: %s", error)
+        return _error(503, "embedding_error", "the embedding model could not serve the request")
     return _error(400, "bad_request", str(error))
 
 
@@ -216,9 +223,8 @@ class _Authentication:
             return
         except StorageError as error:
             logger.error("storage error while authenticating: %s", error)
-            await _error(503, "storage_error", "the token store is unavailable")(
-                scope, receive, send
-            )
+            kind = "disk_full" if isinstance(error, DiskFullError) else "storage_error"
+            await _error(503, kind, "the token store is unavailable")(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         await self.app(scope, receive, send)
@@ -357,12 +363,15 @@ def create_app(
     tokens: TokenRegistry | None = None,
     require_auth: bool = False,
     extra_mounts: Sequence[ExtraMount] = (),
+    on_shutdown: Callable[[], None] | None = None,
 ) -> FastAPI:
     """Build the REST app over ``service``.
 
     ``require_auth`` makes every request need a valid token even when none is
     configured (``serve`` sets it for non-loopback binds). The caller owns
-    ``service`` and closes it after the server stops.
+    ``service``; ``on_shutdown`` (``serve`` passes ``service.close``) runs when
+    the server stops gracefully, e.g. on SIGTERM, before uvicorn re-raises the
+    signal and the process ends.
     """
     registry = tokens or TokenRegistry.for_store(service.store)
 
@@ -373,6 +382,8 @@ def create_app(
                 if mount.lifespan is not None:
                     await stack.enter_async_context(mount.lifespan())
             yield
+        if on_shutdown is not None:
+            await run_in_threadpool(on_shutdown)
 
     app = FastAPI(
         title="recalld",
@@ -383,6 +394,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.tokens = registry
+    _truthful_openapi(app, settings, registry, require_auth=require_auth)
     app.include_router(batbox_router)
     app.include_router(v1_router)
     app.include_router(core_router)
@@ -432,6 +444,37 @@ def create_app(
         )
     app.add_middleware(_Metrics, registry=metrics_registry)
     return app
+
+
+def _truthful_openapi(
+    app: FastAPI, settings: Settings, tokens: TokenRegistry, *, require_auth: bool
+) -> None:
+    """Make ``/openapi.json`` describe this server as it runs: ``Authorization`` optional
+    while loopback callers are trusted (checked on every request, since a token may be
+    created meanwhile), and the ``limit`` bounds of ``settings``."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        document = copy.deepcopy(generate())
+        optional = not require_auth and not tokens.any_active()
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                if not isinstance(operation, dict):
+                    continue
+                security = operation.get("security")
+                if optional and security and {} not in security:
+                    operation["security"] = [{}, *security]
+                for parameter in operation.get("parameters", []):
+                    if parameter.get("name") == "limit" and "schema" in parameter:
+                        parameter["schema"]["maximum"] = settings.max_limit
+        schemas = document.get("components", {}).get("schemas", {})
+        for name in LIMITED_REQUESTS:
+            limit = schemas.get(name, {}).get("properties", {}).get("limit")
+            if isinstance(limit, dict):
+                limit["maximum"] = settings.max_limit
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class _NamespaceGuard:
@@ -490,10 +533,11 @@ def serve(
         tokens=tokens,
         require_auth=not is_loopback(settings.host),
         extra_mounts=extra_mounts,
+        on_shutdown=service.close,
     )
     config = uvicorn.Config(
         app,
-        host=settings.host,
+        host=bind_address(settings.host),
         port=settings.port,
         log_level=log_level,
         server_header=False,

@@ -16,7 +16,6 @@ and ``/v1/export`` accept a comma-separated list. The authenticated
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Annotated, Literal, cast
 
@@ -31,7 +30,6 @@ from recalld.adapters.http_models import (
     BatboxRemember,
     BatboxResult,
     BatboxStatus,
-    BodyFieldError,
     EmbeddingStatus,
     GraphStatus,
     KeyValueWrite,
@@ -39,7 +37,6 @@ from recalld.adapters.http_models import (
     QueueStatus,
     StrictJSONRoute,
     error_responses,
-    refuse_constant,
     unpaired_surrogate,
 )
 from recalld.config import Settings
@@ -171,8 +168,12 @@ def batbox_remember(body: BatboxRemember, service: Service, namespace: WriteName
 def batbox_recall(
     body: BatboxRecall, service: Service, namespace: ReadNamespace
 ) -> list[BatboxResult]:
-    """Memories relevant to ``query``, each with source, kind, captured_at and backend."""
-    hits = service.recall(body.query, limit=body.limit, namespace=namespace)
+    """Memories relevant to ``query``, each with source, kind, captured_at and backend.
+
+    A pull, like batbox's ``MemoryRecall`` tool: it changes nothing (promise 4), so
+    access counts do not move.
+    """
+    hits = service.search(body.query, limit=body.limit, namespace=namespace)
     return [
         BatboxResult(
             id=hit.memory.id,
@@ -344,9 +345,17 @@ def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Forgo
 
 
 @v1_router.get("/stats", response_model=Stats, tags=["admin"])
-def stats(service: Service, namespaces: ReadNamespaces) -> Stats:
-    """Counts by category, kind and namespace over the namespaces in the header."""
-    return service.stats(namespaces)
+def stats(request: Request, service: Service, namespaces: ReadNamespaces) -> Stats:
+    """Counts by category, kind and namespace over the namespaces in the header.
+
+    ``db_size_bytes`` is the whole file's size, which moves with every namespace's
+    writes: it is reported only to a caller of every namespace (a ``*`` token, or a
+    trusted loopback caller when no token exists), else it is ``null``.
+    """
+    counted = service.stats(namespaces)
+    if not _caller(request).all_namespaces:
+        counted = counted.model_copy(update={"db_size_bytes": None})
+    return counted
 
 
 @v1_router.get(
@@ -383,7 +392,10 @@ async def import_lines(request: Request, namespace: WriteNamespace) -> ImportRep
     body = await request.body()
     text = body.decode("utf-8", errors="replace")
     denied: list[ImportLineError] = []
-    lines = list(_permitted_lines(text.splitlines(), caller, namespace, denied))
+    # Lines end at "\n" only: JSON strings may hold U+2028 and friends, which
+    # str.splitlines() would also split on.
+    raw_lines = [line.removesuffix("\r") for line in text.split("\n")]
+    lines = list(_permitted_lines(raw_lines, caller, namespace, denied))
     report = await run_in_threadpool(service.import_lines, lines, namespace=namespace)
     report.errors = sorted([*report.errors, *denied], key=lambda error: error.line)
     return report
@@ -398,13 +410,13 @@ def _permitted_lines(
             yield line
             continue
         try:
-            data = json.loads(line, parse_constant=refuse_constant)
-        except BodyFieldError as error:
-            denied.append(ImportLineError(line=number, error=f"not JSON: {error.detail}"))
+            data = check.load_json(line, "line")
+        except ValidationError as error:
+            if error.message.startswith("is not JSON"):
+                yield line  # the service reports it as not JSON, with the parser's reason
+                continue
+            denied.append(ImportLineError(line=number, error=str(error)))
             yield ""
-            continue
-        except ValueError:
-            yield line  # the service reports it as not JSON, with the parser's reason
             continue
         field = unpaired_surrogate(data)
         if field is not None:

@@ -573,7 +573,10 @@ class SQLiteStore:
     def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
         if terms and self._fts_available:
             return self._search_fts(scope, terms, limit)
-        patterns = list(terms) if terms else [text.strip()[:200]]
+        # A query without word terms is a substring: control characters (a NUL would end
+        # the LIKE pattern early and match everything) are not part of it.
+        substring = "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
+        patterns = list(terms) if terms else [substring]
         return self._search_like(scope, [pattern for pattern in patterns if pattern], limit)
 
     def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match]:
@@ -610,8 +613,11 @@ class SQLiteStore:
         for index, pattern in enumerate(patterns):
             params[f"p{index}"] = f"%{_escape_like(pattern)}%"
             like = f"LIKE :p{index} ESCAPE '\\'"
+            # Tags are matched one by one, not through their JSON text (whose quotes and
+            # commas are no part of any tag).
             parts.append(
-                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR (m.tags {like}))"
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like}))"
             )
         matched = " + ".join(parts)
         sql = (

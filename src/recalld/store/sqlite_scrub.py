@@ -40,8 +40,8 @@ __all__ = ["SQLiteScrub", "record_drop"]
 
 logger = logging.getLogger(__name__)
 
-# The reserve is re-created only when the disk has this many times its size free.
-RESERVE_HEADROOM = 16
+# The reserve is (re-)created only when the disk has at least this many times its size free.
+RESERVE_HEADROOM = 2
 
 
 def record_drop(connection: apsw.Connection, reason: str, now: datetime) -> None:
