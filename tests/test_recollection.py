@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
 import subprocess
 import sys
@@ -12,12 +13,16 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
 
 from recalld.config import Settings
+from recalld.context.signals import ImageFeatures
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
+from tests.image_plugin import create
 from tests.media import melody, picture
 
 CAFE = {"lat": 48.86420, "lon": 2.34750}  # a café in Paris
@@ -357,7 +362,12 @@ def test_image_model_plug_in_adds_its_embedding(db_path: Path, clock: FakeClock)
             "the red door", image=base64.b64encode(picture(21)).decode()
         )
         features = memory.store.context.signals([stored.seq])[stored.seq]["image"]
-        assert len(features) == 8 + 64 * 4 + 12 * 4  # hash, histogram, the model's 12 numbers
+        # What is kept is the model's (unit-length) embedding of the picture, not the picture.
+        with Image.open(io.BytesIO(picture(21))) as opened:
+            expected = np.asarray(create()(opened.convert("RGB")), dtype=np.float64)
+        kept = np.asarray(ImageFeatures.from_bytes(features).embedding)
+        assert kept == pytest.approx(expected / np.linalg.norm(expected), abs=1e-6)
+        assert picture(21) not in features
         # Brightening changes the pHash little and the quadrant colours less: the model's
         # cosine dominates the channel.
         hits = memory.recollections.recall(

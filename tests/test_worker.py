@@ -12,6 +12,7 @@ from recalld.errors import StorageError
 from recalld.model import Filters
 from recalld.service import MemoryService
 from recalld.store.base import Store
+from recalld.store.factory import open_store
 from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import (
@@ -28,8 +29,7 @@ def _open(
     settings = semantic_settings(db_path, **overrides)
     if embedder is None:
         return MemoryService.open(settings, clock=clock)
-    store = MemoryService.open(settings.model_copy(update={"embedder": "none"}), clock=clock).store
-    return MemoryService(store, settings, clock=clock, embedder=embedder)
+    return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
 
 
 def test_worker_receipt_is_queued_before_indexing(db_path: Path, clock: FakeClock) -> None:
@@ -126,9 +126,7 @@ def test_worker_two_workers_never_process_a_job_twice(db_path: Path, clock: Fake
     with _open(db_path, clock, embedder, worker_batch_size=3) as service:
         texts = [f"memory number {index}" for index in range(60)]
         service.remember_many([{"content": text} for text in texts])
-        other_store = MemoryService.open(
-            semantic_settings(db_path, embedder="none"), clock=clock
-        ).store
+        other_store = open_store(semantic_settings(db_path, embedder="none"))
         workers = [
             Worker(service.store, embedder, service.settings, clock=clock, worker_id="one"),
             Worker(other_store, embedder, service.settings, clock=clock, worker_id="two"),

@@ -10,9 +10,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import apsw
 import pytest
 
 from recalld.service import MemoryService
+from recalld.store.factory import open_store
+from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import NamedEmbedder, semantic_settings
 
@@ -22,9 +25,8 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_worker_crash_mid_batch_then_restart_completes_every_job_once(db_path: Path) -> None:
     settings = semantic_settings(db_path, worker_batch_size=8)
-    store = MemoryService.open(settings.model_copy(update={"embedder": "none"})).store
     embedder = NamedEmbedder("hashing-64")
-    with MemoryService(store, settings, embedder=embedder) as service:
+    with MemoryService(open_store(settings), settings, embedder=embedder) as service:
         receipts = service.remember_many([{"content": f"memory {index}"} for index in range(20)])
         marker = db_path.parent / "claimed"
         child = subprocess.Popen(
@@ -56,8 +58,8 @@ def test_worker_crash_mid_batch_then_restart_completes_every_job_once(db_path: P
 
         # After it expires (the clock is moved past the 60 s lease), they are taken over.
         later = FakeClock(datetime.now(UTC) + timedelta(seconds=120))
-        restarted = MemoryService(service.store, settings, clock=later, embedder=embedder)
-        report = restarted.new_worker(worker_id="restarted").run_until_idle()
+        restarted = Worker(service.store, embedder, settings, clock=later, worker_id="restarted")
+        report = restarted.run_until_idle()
         assert report.processed == 8
         status = service.status()
         assert status.queue == {"queued": 0, "running": 0, "done": 20, "failed": 0}
@@ -65,7 +67,9 @@ def test_worker_crash_mid_batch_then_restart_completes_every_job_once(db_path: P
         assert {service.get(receipt.id).index_state for receipt in receipts} == {"indexed"}
         # Exactly once: 12 + 8 completions for 20 jobs; the dead worker completed none.
         assert early.processed + report.processed == 20
-        attempts = service.store._read(  # type: ignore[attr-defined]
-            "SELECT attempts, count(*) FROM jobs GROUP BY attempts ORDER BY 1", ()
-        )
+        reader = apsw.Connection(str(db_path))
+        attempts = reader.execute(
+            "SELECT attempts, count(*) FROM jobs GROUP BY attempts ORDER BY 1"
+        ).fetchall()
+        reader.close()
         assert attempts == [(1, 12), (2, 8)]

@@ -71,6 +71,7 @@ class MemoryService:
         self.store = store
         self.settings = settings
         self._clock = clock
+        self._closed = False
         self._last_purge = float("-inf")
         self.scrubber = Scrubber(store, settings)
         self.indexing = Indexing(store, settings, clock, embedder)
@@ -98,10 +99,18 @@ class MemoryService:
 
     def close(self) -> None:
         """Stop the worker and scrubber threads, save the vector index, checkpoint (when
-        this is a server, or scrubs are pending), close the store."""
+        this is a server, or scrubs are pending), close the store. Closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
         self.indexing.close()
         self.scrubber.close()
         self.store.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has run."""
+        return self._closed
 
     def __enter__(self) -> MemoryService:
         return self

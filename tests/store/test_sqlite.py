@@ -41,13 +41,18 @@ def test_sqlite_migrations_recorded_once(tmp_path: Path) -> None:
 
 def test_sqlite_pragmas_for_durability(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "m.db")
-    connection = store._connection()
-    assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert connection.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
-    assert connection.execute("PRAGMA secure_delete").fetchone() == (1,)
-    assert connection.execute("PRAGMA busy_timeout").fetchone() == (5000,)
-    assert connection.execute("PRAGMA foreign_keys").fetchone() == (1,)
+    assert store.pragmas() == {
+        "journal_mode": "wal",
+        "synchronous": 2,  # FULL
+        "secure_delete": 1,
+        "busy_timeout": 5000,
+        "foreign_keys": 1,
+    }
     store.close()
+    # WAL is a property of the file: a connection of another program sees it too.
+    other = apsw.Connection(str(tmp_path / "m.db"))
+    assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    other.close()
 
 
 def test_sqlite_fts_kept_in_sync_with_rows(tmp_path: Path) -> None:
@@ -63,9 +68,10 @@ def test_sqlite_fts_kept_in_sync_with_rows(tmp_path: Path) -> None:
     with store.transaction() as tx:
         tx.delete(inserted.seq)
     assert store.search(_scope(), "", ["banana"], 5) == []
-    connection = store._connection()
-    connection.execute("INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')")
     store.close()
+    connection = apsw.Connection(str(tmp_path / "m.db"))
+    connection.execute("INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')")
+    connection.close()
 
 
 def test_sqlite_fts_index_built_for_existing_rows(tmp_path: Path) -> None:

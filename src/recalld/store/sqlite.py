@@ -28,21 +28,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 
-from recalld._time import from_storage, to_storage
-from recalld._validate import json_depth
+from recalld._time import to_storage
 from recalld.errors import ConflictError, DiskFullError, StorageError
-from recalld.model import MAX_JSON_DEPTH, Memory, Place
-from recalld.store.base import (
-    UNREADABLE_META_KEY,
-    Counts,
-    Match,
-    MemoryRecord,
-    Order,
-    Scope,
-    TokenRecord,
-)
+from recalld.model import Memory
+from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope, TokenRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.sqlite_core import SQLiteCore
+from recalld.store.sqlite_rows import (
+    SELECT_COLUMNS,
+    TOKEN_COLUMNS,
+    WRITE_COLUMNS,
+    escape_like,
+    record_values,
+    row_to_memory,
+    row_to_token,
+    scope_sql,
+    storage_time,
+)
 from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
 
 if TYPE_CHECKING:
@@ -51,38 +53,14 @@ from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 
 __all__ = ["SQLiteStore"]
 
+# The companions (and other branches) imported these under their old private names.
+_row_to_memory = row_to_memory
+_scope_sql = scope_sql
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-COLUMNS = (
-    "seq",
-    "id",
-    "namespace",
-    "key",
-    "title",
-    "content",
-    "kind",
-    "category",
-    "tags",
-    "salience",
-    "source",
-    "at",
-    "at_utc",
-    "created_at",
-    "updated_at",
-    "expires_at",
-    "lat",
-    "lon",
-    "geohash",
-    "place_name",
-    "meta",
-    "access_count",
-    "last_accessed_at",
-    "index_state",
-)
-SELECT_COLUMNS = ", ".join(f"m.{name}" for name in COLUMNS)
-WRITE_COLUMNS = COLUMNS[1:]
 LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
 DISK_FULL_MESSAGE = (
     "the disk holding the database is full; nothing was written. Free space, or forget"
@@ -103,164 +81,6 @@ def storage_error(error: apsw.Error) -> StorageError:
 BM25_WEIGHTS = "2.0, 1.0, 1.0"
 
 
-def _storage_time(value: Any) -> str | None:
-    return None if value is None else to_storage(value)
-
-
-def _decode_meta(text: str, memory_id: str) -> dict[str, Any]:
-    """A stored meta, or (when it cannot be rendered as it is) a description of the problem
-    with the stored text, so one odd row never breaks a listing, a search or an export."""
-    reason = None
-    try:
-        if text.count("{") + text.count("[") > MAX_JSON_DEPTH:
-            # Only a row written before the depth limit existed can be this deep.
-            value: Any = json.loads(text)
-            if json_depth(value) > MAX_JSON_DEPTH:
-                reason = f"meta is nested deeper than {MAX_JSON_DEPTH} levels"
-        else:
-            value = json.loads(text)
-        if reason is None and not isinstance(value, dict):
-            reason = "meta is not a JSON object"
-    except RecursionError:
-        reason = f"meta is nested deeper than {MAX_JSON_DEPTH} levels"
-    except ValueError as error:
-        reason = f"meta is not valid JSON ({error})"
-    if reason is None:
-        decoded: dict[str, Any] = value
-        return decoded
-    logger.warning("memory %s: %s; it is read with its meta as text", memory_id, reason)
-    return {UNREADABLE_META_KEY: {"reason": reason, "text": text}}
-
-
-def _row_to_memory(row: Sequence[Any]) -> Memory:
-    values = dict(zip(COLUMNS, row, strict=True))
-    place = None
-    if values["lat"] is not None and values["lon"] is not None:
-        place = Place(
-            lat=values["lat"],
-            lon=values["lon"],
-            geohash=values["geohash"],
-            name=values["place_name"],
-        )
-    return Memory(
-        id=values["id"],
-        seq=values["seq"],
-        namespace=values["namespace"],
-        key=values["key"],
-        title=values["title"],
-        content=values["content"],
-        kind=values["kind"],
-        category=values["category"],
-        tags=json.loads(values["tags"]),
-        salience=values["salience"],
-        source=values["source"],
-        at=None if values["at"] is None else from_storage(values["at"]),
-        created_at=from_storage(values["created_at"]),
-        updated_at=from_storage(values["updated_at"]),
-        expires_at=None if values["expires_at"] is None else from_storage(values["expires_at"]),
-        place=place,
-        meta=_decode_meta(values["meta"], values["id"]),
-        access_count=values["access_count"],
-        last_accessed_at=(
-            None if values["last_accessed_at"] is None else from_storage(values["last_accessed_at"])
-        ),
-        index_state=values["index_state"],
-    )
-
-
-def _record_values(record: MemoryRecord) -> tuple[Any, ...]:
-    place = record.place
-    return (
-        record.id,
-        record.namespace,
-        record.key,
-        record.title,
-        record.content,
-        record.kind,
-        record.category,
-        json.dumps(list(record.tags), ensure_ascii=False),
-        record.salience,
-        record.source,
-        None if record.at is None else record.at.isoformat(),
-        _storage_time(record.at),
-        to_storage(record.created_at),
-        to_storage(record.updated_at),
-        _storage_time(record.expires_at),
-        None if place is None else place.lat,
-        None if place is None else place.lon,
-        None if place is None else place.geohash,
-        None if place is None else place.name,
-        json.dumps(record.meta, ensure_ascii=False, separators=(",", ":")),
-        record.access_count,
-        _storage_time(record.last_accessed_at),
-        record.index_state,
-    )
-
-
-TOKEN_COLUMNS = "id, name, token_hash, scopes, created_at, last_used_at, revoked_at"
-
-
-def _row_to_token(row: Sequence[Any]) -> TokenRecord:
-    token_id, name, token_hash, scopes, created_at, last_used_at, revoked_at = row
-    return TokenRecord(
-        id=token_id,
-        name=name,
-        token_hash=token_hash,
-        scopes=json.loads(scopes),
-        created_at=from_storage(created_at),
-        last_used_at=None if last_used_at is None else from_storage(last_used_at),
-        revoked_at=None if revoked_at is None else from_storage(revoked_at),
-    )
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _scope_sql(scope: Scope, params: dict[str, Any]) -> str:
-    """The WHERE clause (over alias ``m``) that makes rows visible to ``scope``."""
-    clauses: list[str] = []
-    names = []
-    for index, namespace in enumerate(scope.namespaces):
-        params[f"ns{index}"] = namespace
-        names.append(f":ns{index}")
-    clauses.append(f"m.namespace IN ({', '.join(names)})" if names else "0")
-    if not scope.include_expired:
-        params["now"] = to_storage(scope.now)
-        clauses.append("(m.expires_at IS NULL OR m.expires_at > :now)")
-    if scope.kind is not None:
-        params["kind"] = scope.kind
-        clauses.append("m.kind = :kind")
-    if scope.category is not None:
-        params["category"] = scope.category
-        clauses.append("m.category = :category")
-    if scope.tags_any:
-        placeholders = []
-        for index, tag in enumerate(scope.tags_any):
-            params[f"any{index}"] = tag
-            placeholders.append(f":any{index}")
-        clauses.append(
-            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq"
-            f" AND t.tag IN ({', '.join(placeholders)}))"
-        )
-    for index, tag in enumerate(scope.tags_all):
-        params[f"all{index}"] = tag
-        clauses.append(
-            f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq AND t.tag = :all{index})"
-        )
-    for name, column, operator in (
-        ("since", "at_utc", ">="),
-        ("until", "at_utc", "<"),
-        ("created_since", "created_at", ">="),
-        ("created_until", "created_at", "<"),
-    ):
-        value = getattr(scope, name)
-        if value is not None:
-            params[name] = to_storage(value)
-            clauses.append(f"m.{column} {operator} :{name}")
-    return " AND ".join(clauses)
-
-
 class _Transaction:
     """Primitive operations on one connection inside ``BEGIN IMMEDIATE``."""
 
@@ -269,7 +89,7 @@ class _Transaction:
 
     def _one(self, sql: str, params: dict[str, Any]) -> Memory | None:
         row = self._connection.execute(sql, params).fetchone()
-        return None if row is None else _row_to_memory(row)
+        return None if row is None else row_to_memory(row)
 
     def find(
         self, namespace: str, *, id: str | None = None, key: str | None = None
@@ -304,7 +124,7 @@ class _Transaction:
         try:
             self._connection.execute(
                 f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}) VALUES ({placeholders})",
-                _record_values(record),
+                record_values(record),
             )
         except apsw.ConstraintError as error:
             if "key" in str(error):
@@ -321,7 +141,7 @@ class _Transaction:
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments} WHERE seq = ?", (*_record_values(record), seq)
+            f"UPDATE memories SET {assignments} WHERE seq = ?", (*record_values(record), seq)
         )
         self._write_tags(seq, record.tags)
         return self._read(seq)
@@ -427,6 +247,16 @@ class SQLiteStore:
                 delay = min(delay * 2, 0.25)
             except apsw.Error as error:
                 raise storage_error(error) from error
+
+    def pragmas(self) -> dict[str, Any]:
+        """The settings this store runs its connections with, as SQLite reports them."""
+        connection = self._connection()
+        names = ("journal_mode", "synchronous", "secure_delete", "busy_timeout", "foreign_keys")
+        values: dict[str, Any] = {}
+        for name in names:
+            row = connection.execute(f"PRAGMA {name}").fetchone()
+            values[name] = None if row is None else row[0]
+        return values
 
     @property
     def busy_timeout_ms(self) -> int:
@@ -557,7 +387,7 @@ class SQLiteStore:
         seq: int | None = None,
     ) -> Memory | None:
         params: dict[str, Any] = {}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         if id is not None:
             params["id"] = id
             where += " AND m.id = :id"
@@ -568,7 +398,7 @@ class SQLiteStore:
             params["seq"] = seq
             where += " AND m.seq = :seq"
         rows = self._read(f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}", params)
-        return _row_to_memory(rows[0]) if rows else None
+        return row_to_memory(rows[0]) if rows else None
 
     def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
         if terms and self._fts_available:
@@ -584,7 +414,7 @@ class SQLiteStore:
             "match": " OR ".join(f'"{term}"' for term in terms),
             "limit": limit,
         }
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         sql = (
             f"SELECT {SELECT_COLUMNS}, bm25({FTS_TABLE}, {BM25_WEIGHTS}) AS rank"
             f" FROM {FTS_TABLE} JOIN memories m ON m.seq = {FTS_TABLE}.rowid"
@@ -601,17 +431,17 @@ class SQLiteStore:
             # Half absolute (BM25 saturation), half relative to this query's best hit:
             # BM25 alone is near 0 in tiny collections where every term is common.
             keyword = 0.5 * strength / (strength + 1.0) + 0.5 * min(1.0, strength / best)
-            matches.append(Match(memory=_row_to_memory(row[:-1]), keyword=keyword, backend="fts"))
+            matches.append(Match(memory=row_to_memory(row[:-1]), keyword=keyword, backend="fts"))
         return matches
 
     def _search_like(self, scope: Scope, patterns: Sequence[str], limit: int) -> list[Match]:
         if not patterns:
             return []
         params: dict[str, Any] = {"limit": limit}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         parts = []
         for index, pattern in enumerate(patterns):
-            params[f"p{index}"] = f"%{_escape_like(pattern)}%"
+            params[f"p{index}"] = f"%{escape_like(pattern)}%"
             like = f"LIKE :p{index} ESCAPE '\\'"
             # Tags are matched one by one, not through their JSON text (whose quotes and
             # commas are no part of any tag).
@@ -627,7 +457,7 @@ class SQLiteStore:
         )
         total = float(len(patterns))
         return [
-            Match(memory=_row_to_memory(row[:-1]), keyword=float(row[-1]) / total, backend="like")
+            Match(memory=row_to_memory(row[:-1]), keyword=float(row[-1]) / total, backend="like")
             for row in self._read(sql, params)
         ]
 
@@ -636,7 +466,7 @@ class SQLiteStore:
     ) -> list[Memory]:
         column = "created_at" if order == "created" else "updated_at"
         params: dict[str, Any] = {"limit": limit}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         if after is not None:
             params["after_value"], params["after_seq"] = after
             where += f" AND (m.{column}, m.seq) < (:after_value, :after_seq)"
@@ -644,11 +474,11 @@ class SQLiteStore:
             f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
             f" ORDER BY m.{column} DESC, m.seq DESC LIMIT :limit"
         )
-        return [_row_to_memory(row) for row in self._read(sql, params)]
+        return [row_to_memory(row) for row in self._read(sql, params)]
 
     def counts(self, scope: Scope) -> Counts:
         params: dict[str, Any] = {}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
 
         def grouped(column: str) -> dict[str, int]:
             sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1 ORDER BY 1"
@@ -680,7 +510,7 @@ class SQLiteStore:
         last_seq = 0
         while True:
             params: dict[str, Any] = {"after": last_seq}
-            where = _scope_sql(scope, params)
+            where = scope_sql(scope, params)
             rows = self._read(
                 f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where} AND m.seq > :after"
                 " ORDER BY m.seq LIMIT 500",
@@ -689,7 +519,7 @@ class SQLiteStore:
             if not rows:
                 return
             for row in rows:
-                yield _row_to_memory(row)
+                yield row_to_memory(row)
             last_seq = int(rows[-1][0])
 
     def namespaces(self) -> list[str]:
@@ -776,18 +606,18 @@ class SQLiteStore:
                 record.token_hash,
                 json.dumps(record.scopes, sort_keys=True),
                 to_storage(record.created_at),
-                _storage_time(record.last_used_at),
-                _storage_time(record.revoked_at),
+                storage_time(record.last_used_at),
+                storage_time(record.revoked_at),
             ),
         )
 
     def find_token(self, token_id: str) -> TokenRecord | None:
         rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = ?", (token_id,))
-        return _row_to_token(rows[0]) if rows else None
+        return row_to_token(rows[0]) if rows else None
 
     def list_tokens(self) -> list[TokenRecord]:
         rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id", ())
-        return [_row_to_token(row) for row in rows]
+        return [row_to_token(row) for row in rows]
 
     def revoke_token(self, token_id: str, now: Any) -> bool:
         changed = self._write(
