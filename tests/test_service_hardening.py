@@ -204,3 +204,20 @@ def test_search_and_recall_refuse_include_expired(service: MemoryService, clock:
             find("vault", filters=Filters(include_expired=True))
         assert caught.value.field == "filters.include_expired"
         assert find("vault") == []
+
+
+def test_invisible_ranges_are_unicodes_control_and_format_characters() -> None:
+    """The one list behind the name checks and the published patterns is exactly Unicode's
+    Cc, Cf, Zl and Zp characters (as this Python knows them)."""
+    import sys
+    import unicodedata
+
+    from recalld._schema import INVISIBLE_RANGES
+
+    listed = {code for low, high in INVISIBLE_RANGES for code in range(low, high + 1)}
+    wanted = {
+        code
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) in {"Cc", "Cf", "Zl", "Zp"}
+    }
+    assert listed == wanted

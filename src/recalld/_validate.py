@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import pydantic
 import pygeohash
 
+from recalld._schema import INVISIBLE_CLASS
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import MAX_JSON_DEPTH, Place, PlaceInput
@@ -32,9 +33,10 @@ GEOHASH_PRECISION = 10
 PARSE_DEPTH_LIMIT = 512
 # SQLite integers are signed 64-bit.
 MAX_SEQ = 2**63 - 1
-# Unicode categories that are never part of a name: controls, format characters
-# (zero-width, bidi overrides), line/paragraph separators, private use, surrogates.
-INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"})
+# Characters that are never part of a name or a core-memory entry (see INVISIBLE_RANGES).
+INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
+# One character that is neither white space nor NUL (the published TEXT_PATTERN's test).
+VISIBLE = re.compile(r"[^\s\x00]")
 
 
 def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
@@ -78,12 +80,13 @@ def seq(value: int, field: str = "seq") -> int:
 
 def invisible(text: str) -> tuple[int, str] | None:
     """The position and name of the first control or invisible character, if any."""
-    for position, character in enumerate(text):
-        if unicodedata.category(character) in INVISIBLE_CATEGORIES:
-            code = f"U+{ord(character):04X}"
-            name = unicodedata.name(character, "")
-            return position, f"{name} ({code})" if name else code
-    return None
+    found = INVISIBLE.search(text)
+    if found is None:
+        return None
+    character = found.group(0)
+    code = f"U+{ord(character):04X}"
+    name = unicodedata.name(character, "")
+    return found.start(), f"{name} ({code})" if name else code
 
 
 def name_text(value: str, field: str) -> str:
@@ -114,8 +117,12 @@ def free_text(value: str, field: str) -> str:
 
 
 def content(value: str, settings: Settings, field: str = "content") -> str:
-    """Non-empty text no larger than ``max_content_bytes`` (UTF-8), without NUL."""
-    if not value.strip():
+    """Non-empty text no larger than ``max_content_bytes`` (UTF-8), without NUL.
+
+    "Empty" is what the published ``TEXT_PATTERN`` calls it: nothing but white space
+    (``str.strip`` would also strip the control characters \x1c-\x1f).
+    """
+    if not VISIBLE.search(value):
         raise ValidationError(field, "must not be empty")
     size = len(value.encode("utf-8", errors="surrogatepass"))
     if size > settings.max_content_bytes:
@@ -136,22 +143,27 @@ def optional_text(value: str | None, field: str) -> str | None:
 
 
 def tags(values: list[str], settings: Settings) -> tuple[str, ...]:
-    """Trimmed, de-duplicated tags in their given order, within the count and length limits."""
+    """Trimmed, de-duplicated tags in their given order, within the count and length limits.
+
+    The limits apply to the tags as given (as the published schema says), before
+    trimming and de-duplication.
+    """
+    if len(values) > settings.max_tags:
+        raise ValidationError("tags", f"{len(values)} tags; the limit is {settings.max_tags}")
     cleaned: list[str] = []
     for value in values:
+        if len(value) > settings.max_tag_chars:
+            raise ValidationError(
+                "tags",
+                f"tag {value[:20]!r}... is {len(value)} chars; the limit is"
+                f" {settings.max_tag_chars}",
+            )
         tag = value.strip()
         if not tag:
             raise ValidationError("tags", "a tag must not be empty")
-        if len(tag) > settings.max_tag_chars:
-            raise ValidationError(
-                "tags",
-                f"tag {tag[:20]!r}... is {len(tag)} chars; the limit is {settings.max_tag_chars}",
-            )
         name_text(tag, "tags")
         if tag not in cleaned:
             cleaned.append(tag)
-    if len(cleaned) > settings.max_tags:
-        raise ValidationError("tags", f"{len(cleaned)} tags; the limit is {settings.max_tags}")
     return tuple(cleaned)
 
 
@@ -255,6 +267,8 @@ def _bracket_depth(text: str, limit: int) -> int:
 
 def place(value: PlaceInput) -> Place:
     """Resolve a geohash or lat+lon into a :class:`Place` holding both."""
+    if value.name is not None:
+        free_text(value.name, "place.name")
     if value.lat is not None or value.lon is not None:
         if value.lat is None or value.lon is None:
             raise ValidationError("place", "give both lat and lon, or a geohash")

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from recalld import _validate as check
+from recalld._schema import INVISIBLE_CLASS, NAME_PATTERN
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.core_screen import screen_entry
@@ -47,13 +48,57 @@ WARN_RATIO = 0.9
 HEADINGS = {"user": "USER PROFILE", "memory": "MEMORY"}
 
 
+def operation_forms() -> list[dict[str, Any]]:
+    """The published shapes of one operation (JSON Schema): add needs an entry's text,
+    patch an old text and the text that replaces it, remove an old text and no text.
+    A field given as null counts as not given, as the engine reads it."""
+    entry = {"type": "string", "pattern": NAME_PATTERN}  # one visible line
+    span = {"type": "string", "pattern": f"^[^{INVISIBLE_CLASS}]*$"}
+    old = {"type": "string", "minLength": 1}
+    unset = {"type": "null"}  # absent, or null
+
+    def text(shape: dict[str, Any]) -> dict[str, Any]:
+        # content wins; new_text counts only when content is not given.
+        return {
+            "anyOf": [
+                {"required": ["content"], "properties": {"content": shape}},
+                {"required": ["new_text"], "properties": {"new_text": shape, "content": unset}},
+            ]
+        }
+
+    return [
+        {
+            "properties": {"action": {"const": "add"}, "old_text": unset},
+            "required": ["action"],
+            **text(entry),
+        },
+        {
+            "properties": {"action": {"const": "patch"}, "old_text": old},
+            "required": ["action", "old_text"],
+            **text(span),
+        },
+        {
+            "properties": {
+                "action": {"const": "remove"},
+                "old_text": old,
+                "content": unset,
+                "new_text": unset,
+            },
+            "required": ["action", "old_text"],
+        },
+    ]
+
+
+OPERATION_FORMS: dict[str, Any] = {"oneOf": operation_forms()}
+
+
 class CoreOperation(BaseModel):
     """One edit: ``add`` (content), ``patch`` (old_text -> content) or ``remove`` (old_text).
 
     ``new_text`` is an alias of ``content``; when both are given, ``content`` wins.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=OPERATION_FORMS)
 
     action: Literal["add", "patch", "remove"]
     content: str | None = None

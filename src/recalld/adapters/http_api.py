@@ -182,13 +182,38 @@ def _request_validation_error(_request: Request, error: Exception) -> JSONRespon
     return _error(422, "validation_error", str(first.get("msg", "is invalid")), field)
 
 
-def _http_error(_request: Request, error: Exception) -> JSONResponse:
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (each method is its own route, so
+    Starlette's own ``Allow`` names only the first route's)."""
+    methods: set[str] = set()
+    for pattern, served in getattr(request.app.state, "route_methods", []):
+        if pattern.match(request.url.path):
+            methods.update(served)
+    methods.discard("HEAD")
+    return ", ".join(sorted(methods))
+
+
+def _route_methods(routers: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
+    """(path regex, methods) of every route of ``routers`` (for ``Allow`` on a 405)."""
+    found = []
+    for router in routers:
+        for route in router.routes:
+            methods = getattr(route, "methods", None)
+            pattern = getattr(route, "path_regex", None)
+            if methods and pattern is not None:
+                found.append((pattern, frozenset(methods)))
+    return found
+
+
+def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     status = error.status_code
     field = error.field if isinstance(error, BodyFieldError) else None
     headers = dict(error.headers or {})
     if status == 401:
         headers.update(UNAUTHORIZED_HEADERS)
+    if status == 405:
+        headers["Allow"] = _allowed_methods(request)
     return _error(status, HTTP_ERROR_TYPES.get(status, "error"), str(error.detail), field, headers)
 
 
@@ -399,6 +424,9 @@ def create_app(
     app.include_router(v1_router)
     app.include_router(core_router)
     app.include_router(context_router)
+    app.state.route_methods = _route_methods(
+        [batbox_router, v1_router, core_router, context_router]
+    )
     metrics_registry = CollectorRegistry(auto_describe=True)
     metrics_registry.register(_StoreCollector(service))
 

@@ -12,16 +12,30 @@ from typing import Any
 from fastapi import Request
 from fastapi.exceptions import HTTPException
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 from starlette.responses import Response
 
 from recalld import _validate as check
+from recalld._schema import (
+    DATE_TIME,
+    ID_PATTERN,
+    NAME_PATTERN,
+    NO_NUL_PATTERN,
+    TEXT_PATTERN,
+    extra,
+    nullable,
+    replaced,
+)
 from recalld.errors import ValidationError
 from recalld.model import (
+    MAX_TTL_SECONDS,
     SHORT_TEXT_MAX_CHARS,
     SOURCE_MAX_CHARS,
+    TAGS_SCHEMA,
     TITLE_MAX_CHARS,
+    Moment,
     QueryFilters,
+    WholeNumber,
 )
 
 __all__ = [
@@ -78,7 +92,7 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         401: "no bearer token, or an invalid one (none is needed on loopback while no"
         " token exists)",
         403: "the token is not scoped to this namespace or access",
-        404: "no such memory in the namespace",
+        404: "no such memory in the namespace (or no such path: a key may not hold a line break)",
         409: "the write conflicts with a stored memory (id or key taken)",
         413: "the request body is larger than the limit",
         422: "the request is invalid; `error.field` names the field",
@@ -170,7 +184,7 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(max_length=QUERY_MAX_CHARS)
-    limit: StrictInt = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    limit: WholeNumber = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
     filters: QueryFilters | None = Field(
         default=None, description="narrowing applied before the limit (expired never match)"
     )
@@ -181,11 +195,18 @@ class KeyValueWrite(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: str
-    tags: list[str] = Field(default_factory=list)
-    ttl_seconds: StrictFloat | None = Field(default=None, gt=0)
-    title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
-    kind: str = Field(default="kv", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
+    value: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
+    tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
+    ttl_seconds: StrictFloat | None = Field(default=None, gt=0, le=MAX_TTL_SECONDS)
+    title: str | None = Field(
+        default=None, max_length=TITLE_MAX_CHARS, json_schema_extra=extra(pattern=NO_NUL_PATTERN)
+    )
+    kind: str = Field(
+        default="kv",
+        min_length=1,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -194,11 +215,25 @@ class BatboxRemember(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str
-    source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
-    id: str | None = Field(default=None, min_length=1, max_length=64)
-    kind: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
-    captured_at: datetime | str | None = None
+    content: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
+    source: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SOURCE_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    id: str | None = Field(
+        default=None, min_length=1, max_length=64, json_schema_extra=extra(pattern=ID_PATTERN)
+    )
+    kind: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    captured_at: Moment | str | None = Field(
+        default=None, json_schema_extra=replaced(nullable(DATE_TIME))
+    )
     metadata: dict[str, Any] | None = None
 
 
@@ -208,7 +243,7 @@ class BatboxRecall(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(max_length=QUERY_MAX_CHARS)
-    limit: StrictInt = Field(default=5, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    limit: WholeNumber = Field(default=5, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
 
 
 class BatboxResult(BaseModel):

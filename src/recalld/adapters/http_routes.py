@@ -17,7 +17,7 @@ and ``/v1/export`` accept a comma-separated list. The authenticated
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Security
 from fastapi.responses import StreamingResponse
@@ -25,6 +25,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from recalld import _validate as check
+from recalld._schema import NAME_PATTERN
 from recalld.adapters.http_models import (
     BatboxRecall,
     BatboxRemember,
@@ -65,6 +66,8 @@ NDJSON = "application/x-ndjson"
 # The service's field names → batbox's, for error messages.
 BATBOX_FIELDS = {"at": "captured_at", "meta": "metadata"}
 COMMON_ERRORS = error_responses(401, 403, 413, 422, 503)
+# Time filters in a query string: RFC 3339 date-times (the published schema says so).
+TIME_QUERY: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 
 # -- dependencies -------------------------------------------------------------
@@ -90,11 +93,24 @@ _bearer = HTTPBearer(
     description="A token from `recalld token create` (not needed on loopback without tokens).",
 )
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
+# The header as the server reads it: blank (the default namespace) or one namespace
+# (or, for /v1/stats and /v1/export, a comma-separated list), spaces around allowed.
+_ONE_NAMESPACE = "[\\w.:@/-]{1,100}"
 NamespaceHeader = Annotated[
     str | None,
     Header(
         alias=NAMESPACE_HEADER,
         description="the namespace to work in (default: the server's RECALLD_NAMESPACE)",
+        json_schema_extra={"pattern": f"^\\s*({_ONE_NAMESPACE})?\\s*$"},
+    ),
+]
+NamespacesHeader = Annotated[
+    str | None,
+    Header(
+        alias=NAMESPACE_HEADER,
+        description="one namespace, or several separated by commas (default: the server's"
+        " RECALLD_NAMESPACE)",
+        json_schema_extra={"pattern": f"^\\s*({_ONE_NAMESPACE}\\s*(,\\s*{_ONE_NAMESPACE}\\s*)*)?$"},
     ),
 ]
 
@@ -127,7 +143,7 @@ async def _write_namespace(
 
 
 async def _read_namespaces(
-    request: Request, _credentials: Credentials, namespace: NamespaceHeader = None
+    request: Request, _credentials: Credentials, namespace: NamespacesHeader = None
 ) -> list[str]:
     return authorized_namespaces(request, namespace, write=False, several=True)
 
@@ -219,7 +235,10 @@ def batbox_status(service: Service, namespace: ReadNamespace) -> BatboxStatus:
 
 v1_router = APIRouter(prefix="/v1", route_class=StrictJSONRoute, responses=COMMON_ERRORS)
 MemoryId = Annotated[str, Path(min_length=1, max_length=64)]
-Key = Annotated[str, Path(min_length=1, max_length=KEY_MAX_CHARS)]
+Key = Annotated[
+    str,
+    Path(min_length=1, max_length=KEY_MAX_CHARS, json_schema_extra={"pattern": NAME_PATTERN}),
+]
 
 
 @v1_router.post(
@@ -238,15 +257,21 @@ def list_memories(
     category: str | None = None,
     tag: Annotated[list[str] | None, Query(description="has any of these tags")] = None,
     all_tag: Annotated[list[str] | None, Query(description="has every one of these")] = None,
-    since: Annotated[str | None, Query(description="at >= this ISO 8601 time")] = None,
-    until: Annotated[str | None, Query(description="at < this ISO 8601 time")] = None,
-    created_since: str | None = None,
-    created_until: str | None = None,
+    since: Annotated[str | None, Query(description="at >= this time", **TIME_QUERY)] = None,
+    until: Annotated[str | None, Query(description="at < this time", **TIME_QUERY)] = None,
+    created_since: Annotated[str | None, Query(**TIME_QUERY)] = None,
+    created_until: Annotated[str | None, Query(**TIME_QUERY)] = None,
     order: Annotated[
         Literal["created", "updated"], Query(description="newest created, or recently updated")
     ] = "created",
     limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 50,
-    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+    cursor: Annotated[
+        str | None,
+        Query(
+            description="next_cursor of the previous page (opaque; any other value is refused)",
+            json_schema_extra={"pattern": "^[A-Za-z0-9_-]+$"},
+        ),
+    ] = None,
 ) -> Page:
     """Memories newest first, a page at a time (filters apply before the limit)."""
     filters = Filters(
@@ -308,7 +333,10 @@ def search(body: QueryRequest, service: Service, namespace: ReadNamespace) -> li
 
 
 @v1_router.put(
-    "/kv/{key:path}", response_model=Receipt, tags=["key/value"], responses=error_responses(409)
+    "/kv/{key:path}",
+    response_model=Receipt,
+    tags=["key/value"],
+    responses=error_responses(404, 409),
 )
 def put_value(
     key: Key, body: KeyValueWrite, service: Service, namespace: WriteNamespace
@@ -334,7 +362,9 @@ def get_value(key: Key, service: Service, namespace: ReadNamespace) -> Memory:
     return service.get(key=key, namespace=namespace)
 
 
-@v1_router.delete("/kv/{key:path}", response_model=Forgotten, tags=["key/value"])
+@v1_router.delete(
+    "/kv/{key:path}", response_model=Forgotten, tags=["key/value"], responses=error_responses(404)
+)
 def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Forgotten:
     """Forget the memory stored under ``key`` (the answer is as for a memory's delete)."""
     try:
@@ -376,7 +406,7 @@ def export(service: Service, namespaces: ReadNamespaces) -> StreamingResponse:
     tags=["admin"],
     openapi_extra={
         "requestBody": {
-            "required": True,
+            "required": False,
             "content": {NDJSON: {"schema": {"type": "string"}}},
         }
     },

@@ -17,10 +17,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from pydantic import Field, StrictInt
+from pydantic import Field
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import Wording
+from recalld.model import WHOLE_NUMBER
 from recalld.service import MemoryService
 
 __all__ = ["DIALECT", "status_report"]
@@ -62,7 +63,9 @@ def memory_remember(
 def memory_recall(
     ctx: Context,
     query: Annotated[str, Field(description="What to look for")],
-    limit: Annotated[StrictInt, Field(ge=1, le=10, description="How many results (1-10)")] = 5,
+    limit: Annotated[
+        int, Field(ge=1, le=10, description="How many results (1-10)"), WHOLE_NUMBER
+    ] = 5,
 ) -> dict[str, Any]:
     hits = state_of(ctx).service.search(query, limit=limit)
     return {

@@ -18,12 +18,12 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field, StrictFloat, StrictInt
+from pydantic import Field, StrictFloat
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError
-from recalld.model import Filters, Forgotten, Memory
+from recalld.model import WHOLE_NUMBER, Filters, Forgotten, Memory
 
 __all__ = ["DIALECT"]
 
@@ -109,7 +109,9 @@ def chaoscore_recall(
     key: Annotated[str | None, Field(min_length=1, max_length=200, description="Exact key")] = None,
     query: Annotated[str | None, Field(description="Free text to search values for")] = None,
     tags: Annotated[list[str], Field(description="Only records with all of these tags")] = [],  # noqa: B006
-    limit: Annotated[StrictInt, Field(ge=1, le=100, description="At most this many records")] = 10,
+    limit: Annotated[
+        int, Field(ge=1, le=100, description="At most this many records"), WHOLE_NUMBER
+    ] = 10,
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:
     service = state_of(ctx).service

@@ -22,10 +22,11 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field, StrictBool, StrictFloat, StrictInt
+from pydantic import Field, StrictBool, StrictFloat
 
 from recalld.adapters.dialects.base import Dialect, ResourceSpec, ToolSpec, state_of
 from recalld.adapters.dialects.failures import Wording
+from recalld.model import WHOLE_NUMBER
 from recalld.recollection import Cue, Recollection, flat_place
 from recalld.service import MemoryService
 
@@ -118,7 +119,7 @@ def recall(
     image: Media = None,
     audio: Media = None,
     biometrics: Biometrics = None,
-    k: Annotated[StrictInt, Field(ge=1, le=100, description="How many memories")] = 5,
+    k: Annotated[int, Field(ge=1, le=100, description="How many memories"), WHOLE_NUMBER] = 5,
 ) -> CallToolResult:
     cue = _cue(
         ctx,

@@ -13,16 +13,26 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel, Field, StrictFloat, StrictInt
+from pydantic import BaseModel, Field, StrictFloat
 
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects.base import Dialect, ToolSpec, caller_of, state_of
 from recalld.adapters.dialects.failures import Wording
-from recalld.model import Filters, Forgotten, Hit, Memory, Page, Receipt, Stats
+from recalld.model import (
+    WHOLE_NUMBER,
+    Filters,
+    Forgotten,
+    Hit,
+    Memory,
+    Page,
+    Receipt,
+    Stats,
+    WholeNumber,
+)
 
 __all__ = ["DIALECT"]
 
-Limit = Annotated[StrictInt, Field(ge=1, le=100, description="at most this many results")]
+Limit = Annotated[int, Field(ge=1, le=100, description="at most this many results"), WHOLE_NUMBER]
 
 
 class RecallResult(BaseModel):
@@ -109,7 +119,7 @@ def get(
     ctx: Context,
     id: str | None = None,
     key: str | None = None,
-    seq: StrictInt | None = None,
+    seq: WholeNumber | None = None,
 ) -> Memory:
     return state_of(ctx).service.get(id, key=key, seq=seq)
 

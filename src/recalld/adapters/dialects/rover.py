@@ -18,12 +18,11 @@ from typing import Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
-from pydantic import StrictInt
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError, ValidationError
-from recalld.model import Filters, Memory
+from recalld.model import Filters, Memory, WholeNumber
 from recalld.service import MemoryService
 
 __all__ = ["CATEGORIES", "DIALECT"]
@@ -107,11 +106,11 @@ def rover_memory(
     content: str = "",
     category: str | None = None,
     tags: str = "",
-    importance: StrictInt | None = None,
+    importance: WholeNumber | None = None,
     meta: dict[str, Any] | None = None,
-    memory_id: StrictInt | None = None,
+    memory_id: WholeNumber | None = None,
     query: str = "",
-    limit: StrictInt = 10,
+    limit: WholeNumber = 10,
 ) -> CallToolResult:
     service = state_of(ctx).service
     if action not in ACTIONS:
