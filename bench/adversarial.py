@@ -99,9 +99,21 @@ class Server:
         raise RuntimeError("recalld serve did not start")
 
     def stop(self) -> None:
-        """SIGTERM, then wait."""
+        """SIGTERM, then wait (SIGKILL if it does not stop)."""
+        if self.process.poll() is not None:
+            return
         self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=30)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
 
 
 def _token(db: Path, scopes: dict[str, Access]) -> str:
@@ -133,7 +145,11 @@ def _nested(depth: int) -> dict[str, Any]:
 def namespace_walls(directory: Path) -> dict[str, Any]:
     """Probe B's data with A's token; count probes, leaks and existence oracles."""
     db = directory / "walls.db"
-    server = Server(db)
+    with Server(db) as server:
+        return _walls(server, db)
+
+
+def _walls(server: Server, db: Path) -> dict[str, Any]:
     marker = f"zqxwall{uuid.uuid4().hex[:10]}"
     token_a = _token(db, {"alpha": "read+write"})
     token_b = _token(db, {"beta": "read+write"})
@@ -215,19 +231,21 @@ def namespace_walls(directory: Path) -> dict[str, Any]:
         probe("GET", "/v1/stats")
         probe("GET", "/status")
         # Header games: B itself, look-alikes, several at once, the wildcard.
+        # (HTTP strips spaces around a header value, so "beta " is "beta" on the wire.)
         for header in (
             "beta",
-            "beta ",
-            " beta",
             "BETA",
             "Beta",
             "alpha,beta",
             "beta,alpha",
+            "alpha, beta",
             "*",
             "../beta",
             "alpha/../beta",
             "beta.",
             "beta:",
+            "beta/",
+            "%62eta",
         ):
             for method, path, body in (
                 ("GET", "/v1/memories", None),
@@ -252,7 +270,8 @@ def namespace_walls(directory: Path) -> dict[str, Any]:
         ):
             probe("POST", "/v1/import", content=json.dumps(record).encode())
         # The existence oracle: an id B holds must get the answer an unknown id gets.
-        for index in range(5):
+        # (b_ids[0] and b_ids[1] were just imported into alpha: they are alpha's own now.)
+        for index in range(2, 5):
             known = probe("POST", "/v1/memories", json={"content": "x", "id": b_ids[index]})
             unknown = probe("POST", "/v1/memories", json={"content": "x", "id": f"nowhere-{index}"})
             if (known.status_code, known.json().get("status")) != (
@@ -268,7 +287,6 @@ def namespace_walls(directory: Path) -> dict[str, Any]:
             client.get(f"/v1/memories/{memory_id}", headers=as_b).status_code == 200
             for memory_id in b_ids
         )
-    server.stop()
     return {
         "probes": probes,
         "leaks": len(leaks),
@@ -384,7 +402,11 @@ RAW_BODIES: list[bytes] = [
 
 def bad_input(directory: Path) -> dict[str, Any]:
     """Send malformed requests everywhere; count answers by status, and every 5xx."""
-    server = Server(directory / "sweep.db")
+    with Server(directory / "sweep.db") as server:
+        return _sweep(server)
+
+
+def _sweep(server: Server) -> dict[str, Any]:
     statuses: Counter[int] = Counter()
     server_errors: list[str] = []
     dropped: list[str] = []
@@ -431,17 +453,16 @@ def bad_input(directory: Path) -> dict[str, Any]:
             params = {"limit": str(value), "since": str(value), "cursor": str(value)}
             send("GET", "/v1/memories", params=params)
             send("GET", "/v1/recollections/pending", params={"limit": str(value)})
-        for header in ("", " ", "a" * 200, "a,b,c", "../x", "\u00e9t\u00e9", "x y"):
+        for header in ("", "a" * 200, "a,b,c", "../x", "\u00e9t\u00e9", "x y"):
             send(
                 "GET",
                 "/v1/stats",
-                headers={"X-Recalld-Namespace": header.encode().decode("latin-1")},
+                headers={"X-Recalld-Namespace": header.encode("latin-1")},
             )
         for line in (b"[" * 10_000 + b"]" * 10_000, b'{"id": "x"}', b"\xff", b"{}" * 1000):
             send("POST", "/v1/import", content=line)
         for path in ("/v1/kv/%00", "/v1/kv/%20", "/v1/memories/%00", "/v1/kv/" + "k" * 300):
             send("GET", path)
-    server.stop()
     return {
         "requests": sent,
         "statuses": dict(sorted(statuses.items())),
@@ -480,7 +501,21 @@ async def _mcp_forget(db: Path, content: str) -> dict[str, Any]:
 def byte_scans(directory: Path) -> dict[str, Any]:
     """Drop a marker through every content-dropping path; scan the files for it."""
     db = directory / "scan.db"
-    server = Server(db, RECALLD_PURGE_INTERVAL_SECONDS="0.5", RECALLD_SCRUB_WAIT_SECONDS="1")
+    settings = {"RECALLD_PURGE_INTERVAL_SECONDS": "0.5", "RECALLD_SCRUB_WAIT_SECONDS": "1"}
+    with Server(db, **settings) as server:
+        results = _scans(server, db)
+    wal = Path(f"{db}-wal")
+    return {
+        "paths": len(results),
+        "left_in_files": sorted(
+            name for name, result in results.items() if result["left_in_files"]
+        ),
+        "results": results,
+        "wal_bytes_after_sigterm": wal.stat().st_size if wal.exists() else 0,
+    }
+
+
+def _scans(server: Server, db: Path) -> dict[str, Any]:
     results: dict[str, Any] = {}
 
     def check(name: str, drop: Any) -> None:
@@ -535,7 +570,7 @@ def byte_scans(directory: Path) -> dict[str, Any]:
 
         def rest_import_replace(marker: str) -> Any:
             line = {
-                "id": f"imp-{marker}",
+                "id": f"imp-{uuid.uuid4().hex[:8]}",  # the id stays: no marker in it
                 "content": f"{marker} imported",
                 "created_at": "2026-01-01T00:00:00Z",
                 "updated_at": "2026-01-01T00:00:00Z",
@@ -597,16 +632,7 @@ def byte_scans(directory: Path) -> dict[str, Any]:
             ("forget_behind_a_reader", forget_behind_a_reader),
         ):
             check(name, drop)
-    server.stop()
-    wal = Path(f"{db}-wal")
-    return {
-        "paths": len(results),
-        "left_in_files": sorted(
-            name for name, result in results.items() if result["left_in_files"]
-        ),
-        "results": results,
-        "wal_bytes_after_sigterm": wal.stat().st_size if wal.exists() else 0,
-    }
+    return results
 
 
 # -- disk full ---------------------------------------------------------------------
@@ -625,37 +651,41 @@ def disk_full(directory: Path) -> dict[str, Any]:
     if mounted.returncode != 0:
         return {"measured": False, "reason": mounted.stderr.strip()}
     try:
-        server = Server(mount / "full.db", RECALLD_SYNCHRONOUS="FULL")
-        acknowledged: list[str] = []
-        answer: dict[str, Any] = {}
-        with httpx.Client(base_url=server.url, timeout=60) as client:
-            for index in range(10_000):
-                response = client.post("/v1/memories", json={"content": f"{index} " + "y" * 30_000})
-                if response.status_code != 200:
-                    answer = {"status": response.status_code, **response.json()["error"]}
-                    break
-                acknowledged.append(response.json()["id"])
-            forgotten = client.delete(f"/v1/memories/{acknowledged[0]}")
-            forget_answer = {"status": forgotten.status_code, **forgotten.json()}
-            after = client.post("/v1/memories", json={"content": "after freeing"})
-        server.stop()
-        restarted = Server(mount / "full.db")
-        with httpx.Client(base_url=restarted.url, timeout=60) as client:
-            present = {
-                json.loads(line)["id"] for line in client.get("/v1/export").text.splitlines()
-            }
-        restarted.stop()
-        missing = [memory_id for memory_id in acknowledged[1:] if memory_id not in present]
-        return {
-            "measured": True,
-            "acknowledged": len(acknowledged),
-            "full_answer": answer,
-            "forget_on_full_disk": forget_answer,
-            "write_after_forget_status": after.status_code,
-            "acknowledged_missing_after_restart": len(missing),
-        }
+        return _fill(mount)
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(mount: Path) -> dict[str, Any]:
+    acknowledged: list[str] = []
+    answer: dict[str, Any] = {}
+    with (
+        Server(mount / "full.db", RECALLD_SYNCHRONOUS="FULL") as server,
+        httpx.Client(base_url=server.url, timeout=60) as client,
+    ):
+        for index in range(10_000):
+            response = client.post("/v1/memories", json={"content": f"{index} " + "y" * 30_000})
+            if response.status_code != 200:
+                answer = {"status": response.status_code, **response.json()["error"]}
+                break
+            acknowledged.append(response.json()["id"])
+        forgotten = client.delete(f"/v1/memories/{acknowledged[0]}")
+        forget_answer = {"status": forgotten.status_code, **forgotten.json()}
+        after = client.post("/v1/memories", json={"content": "after freeing"})
+    with (
+        Server(mount / "full.db") as restarted,
+        httpx.Client(base_url=restarted.url, timeout=60) as client,
+    ):
+        present = {json.loads(line)["id"] for line in client.get("/v1/export").text.splitlines()}
+    missing = [memory_id for memory_id in acknowledged[1:] if memory_id not in present]
+    return {
+        "measured": True,
+        "acknowledged": len(acknowledged),
+        "full_answer": answer,
+        "forget_on_full_disk": forget_answer,
+        "write_after_forget_status": after.status_code,
+        "acknowledged_missing_after_restart": len(missing),
+    }
 
 
 def main() -> None:

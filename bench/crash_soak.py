@@ -46,17 +46,21 @@ import httpx
 
 STARTUP_SECONDS = 60.0
 LOCKED = "database is locked"
-LIBRARY_WRITER = """
-import sys
+# The library and MCP writers pause this long between writes, so that on 2 cores they
+# share the file with the HTTP clients instead of starving them.
+WRITER_PAUSE_SECONDS = 0.02
+LIBRARY_WRITER = f"""
+import sys, time
 from recalld.config import Settings
 from recalld.service import MemoryService
 with MemoryService.open(Settings(db=sys.argv[1], embedder="none")) as service:
     index = 0
     while True:
-        memory_id = f"library-{index}"
-        service.remember(f"soak {memory_id}", id=memory_id)
+        memory_id = f"library-{{index}}"
+        service.remember(f"soak {{memory_id}}", id=memory_id)
         print(memory_id, flush=True)
         index += 1
+        time.sleep({WRITER_PAUSE_SECONDS})
 """
 
 
@@ -237,6 +241,7 @@ class MixedWriters:
                         self.errors.append(f"mcp {memory_id}: {result}")
                     else:
                         self.acknowledged["mcp"].append(memory_id)
+                    await asyncio.sleep(WRITER_PAUSE_SECONDS)
 
         import asyncio
 

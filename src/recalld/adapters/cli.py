@@ -293,9 +293,16 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
     """Write every live memory as JSON lines to FILE (default: stdout)."""
     memory = state.memory()
     namespaces = memory.namespaces() if all_namespaces else None
+    problems: list[str] = []
     with click.open_file(file, "w", encoding="utf-8") as output:
-        for line in memory.export(namespaces):
+        for line in memory.export(namespaces, on_problem=problems.append):
             output.write(line + "\n")
+    # Every row was written; a row that could not be rendered as stored is named here,
+    # so a backup is never silently different from the database.
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    if problems:
+        sys.exit(1)
 
 
 def _lines_with_progress(path: Path, progress: Progress) -> Iterator[str]:
