@@ -45,6 +45,21 @@ class Settings(BaseSettings):
     purge_interval_seconds: float = Field(
         default=60.0, gt=0, description="how often expired memories are purged"
     )
+    scrub_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        description="how long a forget (or another content-dropping write) waits for readers"
+        " of older snapshots before it answers that scrubbing is pending",
+    )
+    scrub_poll_seconds: float = Field(
+        default=1.0, gt=0, description="how often pending scrubs are retried in the background"
+    )
+    reserve_bytes: int = Field(
+        default=1024 * 1024,
+        ge=0,
+        description="room kept beside the database (<db>-reserve) so forget works on a full"
+        " disk; 0 turns it off",
+    )
 
     max_content_bytes: int = Field(default=64 * 1024, gt=0)
     max_tags: int = Field(default=64, gt=0)
@@ -101,6 +116,12 @@ class Settings(BaseSettings):
     )
     core_memory_chars: int = Field(
         default=2_200, gt=0, description="character limit of the core memory's memory target"
+    )
+    core_screen: Literal["strict", "off"] = Field(
+        default="strict",
+        description="strict: refuse core-memory entries that read as instructions to the model"
+        " (prompt injection, role hijack, exfiltration, secrets, persistence, hidden HTML);"
+        " off: store them as given (see recalld.core_screen)",
     )
 
     host: str = Field(default="127.0.0.1", description="address `recalld serve` binds")

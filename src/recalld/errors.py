@@ -6,7 +6,8 @@
     ├── ValidationError   bad input; names the field and the limit; nothing was changed
     ├── NotFoundError     no memory with that id / key / seq in the namespace
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
-    ├── StorageError      the database failed (disk full, unwritable path, corrupt file)
+    ├── StorageError      the database failed (unwritable path, corrupt file, lock timeout)
+    │   └── DiskFullError the disk holding the database is full
     └── EmbeddingError    the embedding model could not be loaded or could not embed
 
 Each adapter translates these once: the CLI into an exit message, HTTP into a
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConflictError",
+    "DiskFullError",
     "EmbeddingError",
     "NotFoundError",
     "RecalldError",
@@ -53,6 +55,10 @@ class ConflictError(RecalldError):
 
 class StorageError(RecalldError):
     """The database could not do what was asked (I/O, disk full, corruption, lock timeout)."""
+
+
+class DiskFullError(StorageError):
+    """The disk holding the database is full: nothing was written (forget still works)."""
 
 
 class EmbeddingError(RecalldError):

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALL_NAMESPACES",
+    "CALLER_STATE_KEY",
     "Access",
     "Caller",
     "IssuedToken",
@@ -52,8 +53,11 @@ __all__ = [
 
 Access = Literal["read", "read+write"]
 ALL_NAMESPACES = "*"
+# Where the HTTP server's authentication leaves the Caller: ``scope["state"][CALLER_STATE_KEY]``
+# (read by the REST routes and by MCP tools served at /mcp).
+CALLER_STATE_KEY = "recalld_caller"
 TOKEN_PREFIX = "rcd_"
-TOKEN_PATTERN = re.compile(r"^rcd_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})$")
+TOKEN_PATTERN = re.compile(r"rcd_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})")
 NAME_MAX_CHARS = 100
 # Recording every use would turn each read into a write; once a minute is enough to see use.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -158,6 +162,7 @@ class TokenRegistry:
             busy_timeout_ms=settings.busy_timeout_ms,
             lock_retry_seconds=settings.lock_retry_seconds,
             fts=settings.fts,
+            reserve_bytes=settings.reserve_bytes,
         )
         registry = cls(store)
         registry._owned = store
@@ -220,7 +225,7 @@ class TokenRegistry:
 
         The error never repeats the token: tokens must not reach logs.
         """
-        match = TOKEN_PATTERN.match(token)
+        match = TOKEN_PATTERN.fullmatch(token)
         record = None if match is None else self._store.find_token(match.group(1))
         # Compare against a dummy digest when the id is unknown, so the work done
         # (and the time taken) does not depend on whether the id exists.

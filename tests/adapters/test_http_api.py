@@ -139,8 +139,16 @@ def test_http_memories_create_get_patch_delete(client: httpx.Client) -> None:
     assert patched["title"] is None
     assert patched["tags"] == ["x"]
     assert patched["content"] == memory["content"]
-    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {"deleted": True}
-    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {"deleted": False}
+    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {
+        "deleted": True,
+        "scrubbed": True,
+        "scrub": "done",
+    }
+    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {
+        "deleted": False,
+        "scrubbed": True,
+        "scrub": "none",
+    }
     missing = _error(client.get(f"/v1/memories/{memory_id}"), 404)
     assert missing["type"] == "not_found"
     assert _error(client.patch(f"/v1/memories/{memory_id}", json={"title": "t"}), 404)
@@ -198,8 +206,16 @@ def test_http_key_value_put_get_overwrite_delete(client: httpx.Client) -> None:
     with_ttl = _ok(client.put("/v1/kv/session/token", json={"value": "v", "ttl_seconds": 3600}))
     assert with_ttl["status"] == "created"
     assert _ok(client.get("/v1/kv/session/token"))["expires_at"] is not None
-    assert _ok(client.delete("/v1/kv/staging.region")) == {"deleted": True}
-    assert _ok(client.delete("/v1/kv/staging.region")) == {"deleted": False}
+    assert _ok(client.delete("/v1/kv/staging.region")) == {
+        "deleted": True,
+        "scrubbed": True,
+        "scrub": "done",
+    }
+    assert _ok(client.delete("/v1/kv/staging.region")) == {
+        "deleted": False,
+        "scrubbed": True,
+        "scrub": "none",
+    }
     assert _error(client.get("/v1/kv/staging.region"), 404)["type"] == "not_found"
 
 
@@ -227,14 +243,13 @@ def test_http_stats_export_and_import(client: httpx.Client) -> None:
             headers={"X-Recalld-Namespace": target, "Content-Type": "application/x-ndjson"},
         )
     )
-    assert report["created"] == 0  # ids are global: the same ids live in the source namespace
-    assert [error["line"] for error in report["errors"]] == [1, 2, 3, 4]
-    for record in records:
-        client.delete(f"/v1/memories/{record['id']}")
-    report = _ok(client.post("/v1/import", content=upload.encode()))
-    assert report["created"] == 3
+    assert report["created"] == 3  # ids are per namespace: new in the target namespace
     assert [error["line"] for error in report["errors"]] == [4]
+    again = _ok(client.post("/v1/import", content=upload.encode()))  # back into the source
+    assert (again["created"], again["unchanged"]) == (0, 3)
+    assert [error["line"] for error in again["errors"]] == [4]
     assert _ok(client.get("/v1/stats"))["count"] == 3
+    assert _ok(client.get("/v1/stats", headers={"X-Recalld-Namespace": target}))["count"] == 3
 
 
 def test_http_stats_over_several_namespaces(client: httpx.Client) -> None:

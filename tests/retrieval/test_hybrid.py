@@ -6,12 +6,18 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from recalld.embeddings.base import Vectors
+from recalld.embeddings.hashing import HashingEmbedder
+from recalld.errors import EmbeddingError
 from recalld.model import Filters
+from recalld.retrieval.hybrid import VECTOR_UNAVAILABLE
 from recalld.service import MemoryService
+from recalld.store.factory import open_store
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
 
@@ -149,3 +155,42 @@ def test_hybrid_ann_index_is_persisted_and_catches_up(db_path: Path, clock: Fake
         assert index is not None
         assert index.ann
         assert index.vectors == 120
+
+
+class _BrokenQueryEmbedder(HashingEmbedder):
+    """Embeds stored memories; fails on queries with ``error`` once ``broken`` is set."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(64)
+        self.error = error
+        self.broken = False
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        if self.broken:
+            raise self.error
+        return super().embed_batch(texts)
+
+
+def test_hybrid_embedding_failure_answers_by_keyword_and_says_so(
+    db_path: Path, clock: FakeClock
+) -> None:
+    embedder = _BrokenQueryEmbedder(EmbeddingError("the embedding endpoint is unreachable"))
+    settings = semantic_settings(db_path)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("The staging database lives in Melbourne")
+        service.new_worker().run_until_idle()
+        embedder.broken = True
+        hits = service.search("staging database")
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert hits[0].backends == ["fts", VECTOR_UNAVAILABLE]
+
+
+def test_hybrid_a_bug_in_the_embedder_is_not_hidden(db_path: Path, clock: FakeClock) -> None:
+    embedder = _BrokenQueryEmbedder(RuntimeError("an embedder bug"))
+    settings = semantic_settings(db_path)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("The staging database lives in Melbourne")
+        service.new_worker().run_until_idle()
+        embedder.broken = True
+        with pytest.raises(RuntimeError, match="an embedder bug"):
+            service.search("staging database")

@@ -212,12 +212,21 @@ def update(
 @pass_state
 def forget(state: _State, memory_id: str, as_json: bool) -> None:
     """Delete memory MEMORY_ID and every trace of it (cannot be undone)."""
-    deleted = state.memory().forget(memory_id)
+    forgotten = state.memory().forget(memory_id)
     if as_json:
-        _print_json({"deleted": deleted})
+        _print_json(forgotten)
+    elif not forgotten.deleted:
+        state.console.print(f"no memory {memory_id}")
+    elif forgotten.scrub == "pending":
+        state.console.print(
+            "forgotten; scrubbing its bytes from the database files is pending (another"
+            " reader holds an older snapshot): the next recalld process to open the database,"
+            " or a running server, finishes it (`recalld stats` shows pending scrubs)",
+            highlight=False,
+        )
     else:
-        state.console.print("forgotten" if deleted else f"no memory {memory_id}")
-    if not deleted and not as_json:
+        state.console.print("forgotten")
+    if not forgotten.deleted and not as_json:
         sys.exit(1)
 
 
@@ -286,9 +295,16 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
     """Write every live memory as JSON lines to FILE (default: stdout)."""
     memory = state.memory()
     namespaces = memory.namespaces() if all_namespaces else None
+    problems: list[str] = []
     with click.open_file(file, "w", encoding="utf-8") as output:
-        for line in memory.export(namespaces):
+        for line in memory.export(namespaces, on_problem=problems.append):
             output.write(line + "\n")
+    # Every row was written; a row that could not be rendered as stored is named here,
+    # so a backup is never silently different from the database.
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    if problems:
+        sys.exit(1)
 
 
 def _lines_with_progress(path: Path, progress: Progress) -> Iterator[str]:

@@ -7,7 +7,11 @@ under the same namespace and filters, looks up the cosine of keyword hits that
 have a vector, and fuses everything (:mod:`recalld.retrieval.fusion`). In hybrid
 mode a :class:`~recalld.retrieval.graph_channel.GraphChannel` (when given) then
 mixes in graph scores and graph-only candidates. Each hit carries the backends
-that found it (``fts``, ``like``, ``vector``, ``graph``).
+that found it (``fts``, ``like``, ``vector``, ``graph``). When the embedder
+fails (:class:`~recalld.errors.EmbeddingError`, e.g. an unreachable embedding
+endpoint) recall answers from the keyword index alone and every hit also lists
+``vector-unavailable``, so a caller can tell a degraded answer from a complete
+one; any other exception is a bug and propagates.
 """
 
 from __future__ import annotations
@@ -21,18 +25,21 @@ from pathlib import Path
 from typing import Literal
 
 from recalld.embeddings.base import Embedder, Vectors
+from recalld.errors import EmbeddingError
 from recalld.model import Memory
 from recalld.retrieval.fusion import Candidate, FusionParameters, fuse
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.vector_index import VectorIndex
 from recalld.store.base import Scope, Store
 
-__all__ = ["HybridRetriever", "Mode", "Retrieved"]
+__all__ = ["VECTOR_UNAVAILABLE", "HybridRetriever", "Mode", "Retrieved"]
 
 logger = logging.getLogger(__name__)
 
 Mode = Literal["hybrid", "keyword", "vector"]
 QUERY_CACHE_SIZE = 256
+# Listed in a hit's backends when the vector side could not be asked (the embedder failed).
+VECTOR_UNAVAILABLE = "vector-unavailable"
 
 
 @dataclass(frozen=True)
@@ -191,8 +198,11 @@ class HybridRetriever:
             return
         try:
             query = self._embed_query(text)
-        except Exception as error:  # noqa: BLE001 - recall must answer from the keyword index
+        except EmbeddingError as error:
+            # Recall answers from the keyword index, and says the vector side was missing.
             logger.warning("vector recall skipped: embedding the query failed: %s", error)
+            for candidate in candidates.values():
+                candidate.backends.append(VECTOR_UNAVAILABLE)
             return
         allowed = self._store.semantic.visible_seqs(scope) if _has_row_filters(scope) else None
         found = index.search(query, scope.namespaces, depth, allowed_seqs=allowed)
@@ -221,7 +231,7 @@ class HybridRetriever:
             return {}
         try:
             query = self._embed_query(text)
-        except Exception as error:  # noqa: BLE001 - context recall must answer without it
+        except EmbeddingError as error:  # context recall answers from the other channels
             logger.warning("text similarity skipped: embedding failed: %s", error)
             return {}
         found = dict(index.search(query, [namespace], nearest)) if nearest else {}

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from recalld.store.semantic import SemanticStore
 
 __all__ = [
+    "UNREADABLE_META_KEY",
     "Backend",
     "Counts",
     "Match",
@@ -37,6 +38,10 @@ __all__ = [
 
 Backend = Literal["fts", "like"]
 Order = Literal["created", "updated"]
+# A stored meta that cannot be rendered as it is (nested past today's depth limit by an
+# older version, or not valid JSON) is read back as {UNREADABLE_META_KEY: {"reason",
+# "text"}}: the row stays readable, listable and exportable, and says what is wrong.
+UNREADABLE_META_KEY = "recalld_unreadable_meta"
 
 
 @dataclass(frozen=True)
@@ -110,10 +115,6 @@ class StoreTransaction(Protocol):
         """The row with that id or key in the namespace, expired or not."""
         ...
 
-    def find_id_anywhere(self, id: str) -> Memory | None:
-        """The row with that id in any namespace (ids are globally unique)."""
-        ...
-
     def insert(self, record: MemoryRecord) -> Memory:
         """Insert a new row and return it with its seq."""
         ...
@@ -128,6 +129,10 @@ class StoreTransaction(Protocol):
 
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
         """Count one access of each row and record when it happened."""
+        ...
+
+    def dropped_content(self, reason: str, now: datetime) -> None:
+        """Record in this transaction that content left the database (a pending scrub)."""
         ...
 
     def enqueue_embedding(self, seq: int, model: str, now: datetime) -> str:
@@ -239,6 +244,19 @@ class Store(Protocol):
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file and truncate it."""
+        ...
+
+    def scrub(self, wait_seconds: float) -> bool:
+        """Checkpoint and truncate the log, waiting for readers at most ``wait_seconds``;
+        whether every scrub pending when it began is done (their records are cleared)."""
+        ...
+
+    def pending_scrubs(self) -> int:
+        """Content-dropping writes (of any process) whose scrub is not done yet."""
+        ...
+
+    def release_reserve(self) -> bool:
+        """Free the room kept for forgetting on a full disk; whether any was kept."""
         ...
 
     def close(self) -> None:

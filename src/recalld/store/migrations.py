@@ -11,6 +11,7 @@ triggers) on open when available.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -494,6 +495,73 @@ def migration_8(execute: Execute) -> None:
     execute("CREATE INDEX memory_biometrics_value ON memory_biometrics(name, value, seq)")
 
 
+def migration_9(execute: Execute) -> None:
+    """Ids are unique per namespace, no longer across the whole file (issue 10).
+
+    With one global id space, writing an id that another namespace holds was
+    refused, which told the caller that the id exists there. SQLite cannot drop
+    a column's UNIQUE constraint in place, so the table is rebuilt (the runner
+    turns foreign-key enforcement off around migrations, so the dependent rows
+    are kept, and checks them before committing). The rebuild copies whatever
+    columns the table has and re-creates its indexes and triggers from their
+    stored SQL, so it does not depend on the exact column list. ``seq`` values
+    and the AUTOINCREMENT high-water mark are kept: a seq is never reused.
+    """
+    (table_sql,) = next(
+        iter(execute("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'memories'"))
+    )
+    rebuilt_sql, replaced = re.subn(r"\bid TEXT NOT NULL UNIQUE\b", "id TEXT NOT NULL", table_sql)
+    if replaced != 1:
+        raise RuntimeError("migration 9: the memories table does not have the expected id column")
+    rebuilt_sql = re.sub(
+        r"^CREATE TABLE\s+\"?memories\"?", "CREATE TABLE memories_rebuilt", rebuilt_sql, count=1
+    )
+    dependents = [
+        sql
+        for (sql,) in execute(
+            "SELECT sql FROM sqlite_schema WHERE tbl_name = 'memories'"
+            " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"
+        )
+    ]
+    high_water = list(execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'"))
+    execute(rebuilt_sql)
+    execute("INSERT INTO memories_rebuilt SELECT * FROM memories")
+    execute("DROP TABLE memories")
+    execute("ALTER TABLE memories_rebuilt RENAME TO memories")
+    for sql in dependents:
+        execute(sql)
+    execute("CREATE UNIQUE INDEX memories_namespace_id ON memories(namespace, id)")
+    if high_water:
+        execute(
+            "UPDATE sqlite_sequence SET seq = max(seq, "
+            f"{int(high_water[0][0])}) WHERE name = 'memories'"
+        )
+        if not list(execute("SELECT 1 FROM sqlite_sequence WHERE name = 'memories'")):
+            execute(
+                "INSERT INTO sqlite_sequence(name, seq) VALUES"
+                f" ('memories', {int(high_water[0][0])})"
+            )
+
+
+def migration_10(execute: Execute) -> None:
+    """Pending scrubs: content-dropping writes whose old bytes may still be in the files.
+
+    A forget, an overwrite or a purge records a row in its own transaction; the
+    row is deleted once a checkpoint has folded the write-ahead log into the
+    database and truncated it (see :mod:`recalld.scrubbing`). A row holds only
+    why and when, never anything of the memory, so its existence leaks nothing.
+    """
+    execute(
+        """
+        CREATE TABLE pending_scrubs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            reason TEXT NOT NULL,
+            recorded_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -503,6 +571,8 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_6,
     migration_7,
     migration_8,
+    migration_9,
+    migration_10,
 ]
 
 

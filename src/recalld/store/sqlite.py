@@ -28,13 +28,25 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 
-from recalld._time import from_storage, to_storage
-from recalld.errors import ConflictError, StorageError
-from recalld.model import Memory, Place
+from recalld._time import to_storage
+from recalld.errors import ConflictError, DiskFullError, StorageError
+from recalld.model import Memory
 from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope, TokenRecord
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.sqlite_core import SQLiteCore
+from recalld.store.sqlite_rows import (
+    SELECT_COLUMNS,
+    TOKEN_COLUMNS,
+    WRITE_COLUMNS,
+    escape_like,
+    record_values,
+    row_to_memory,
+    row_to_token,
+    scope_sql,
+    storage_time,
+)
+from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
 
 if TYPE_CHECKING:
     from recalld.store import sqlite_context, sqlite_intentions
@@ -43,174 +55,32 @@ from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 
 __all__ = ["SQLiteStore"]
 
+# The companions (and other branches) imported these under their old private names.
+_row_to_memory = row_to_memory
+_scope_sql = scope_sql
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-COLUMNS = (
-    "seq",
-    "id",
-    "namespace",
-    "key",
-    "title",
-    "content",
-    "kind",
-    "category",
-    "tags",
-    "salience",
-    "source",
-    "at",
-    "at_utc",
-    "created_at",
-    "updated_at",
-    "expires_at",
-    "lat",
-    "lon",
-    "geohash",
-    "place_name",
-    "meta",
-    "access_count",
-    "last_accessed_at",
-    "index_state",
-)
-SELECT_COLUMNS = ", ".join(f"m.{name}" for name in COLUMNS)
-WRITE_COLUMNS = COLUMNS[1:]
 LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
+DISK_FULL_MESSAGE = (
+    "the disk holding the database is full; nothing was written. Free space, or forget"
+    " memories (forget still works on a full disk)"
+)
+# Room kept beside the database so that a forget can still run on a full disk.
+DEFAULT_RESERVE_BYTES = 1024 * 1024
+
+
+def storage_error(error: apsw.Error) -> StorageError:
+    """The recalld error for a database failure (a full disk says so)."""
+    if isinstance(error, apsw.FullError):
+        return DiskFullError(DISK_FULL_MESSAGE)
+    return StorageError(f"{type(error).__name__}: {error}")
+
+
 # BM25 weights for the FTS columns title, content, tags.
 BM25_WEIGHTS = "2.0, 1.0, 1.0"
-
-
-def _storage_time(value: Any) -> str | None:
-    return None if value is None else to_storage(value)
-
-
-def _row_to_memory(row: Sequence[Any]) -> Memory:
-    values = dict(zip(COLUMNS, row, strict=True))
-    place = None
-    if values["lat"] is not None and values["lon"] is not None:
-        place = Place(
-            lat=values["lat"],
-            lon=values["lon"],
-            geohash=values["geohash"],
-            name=values["place_name"],
-        )
-    return Memory(
-        id=values["id"],
-        seq=values["seq"],
-        namespace=values["namespace"],
-        key=values["key"],
-        title=values["title"],
-        content=values["content"],
-        kind=values["kind"],
-        category=values["category"],
-        tags=json.loads(values["tags"]),
-        salience=values["salience"],
-        source=values["source"],
-        at=None if values["at"] is None else from_storage(values["at"]),
-        created_at=from_storage(values["created_at"]),
-        updated_at=from_storage(values["updated_at"]),
-        expires_at=None if values["expires_at"] is None else from_storage(values["expires_at"]),
-        place=place,
-        meta=json.loads(values["meta"]),
-        access_count=values["access_count"],
-        last_accessed_at=(
-            None if values["last_accessed_at"] is None else from_storage(values["last_accessed_at"])
-        ),
-        index_state=values["index_state"],
-    )
-
-
-def _record_values(record: MemoryRecord) -> tuple[Any, ...]:
-    place = record.place
-    return (
-        record.id,
-        record.namespace,
-        record.key,
-        record.title,
-        record.content,
-        record.kind,
-        record.category,
-        json.dumps(list(record.tags), ensure_ascii=False),
-        record.salience,
-        record.source,
-        None if record.at is None else record.at.isoformat(),
-        _storage_time(record.at),
-        to_storage(record.created_at),
-        to_storage(record.updated_at),
-        _storage_time(record.expires_at),
-        None if place is None else place.lat,
-        None if place is None else place.lon,
-        None if place is None else place.geohash,
-        None if place is None else place.name,
-        json.dumps(record.meta, ensure_ascii=False, separators=(",", ":")),
-        record.access_count,
-        _storage_time(record.last_accessed_at),
-        record.index_state,
-    )
-
-
-TOKEN_COLUMNS = "id, name, token_hash, scopes, created_at, last_used_at, revoked_at"
-
-
-def _row_to_token(row: Sequence[Any]) -> TokenRecord:
-    token_id, name, token_hash, scopes, created_at, last_used_at, revoked_at = row
-    return TokenRecord(
-        id=token_id,
-        name=name,
-        token_hash=token_hash,
-        scopes=json.loads(scopes),
-        created_at=from_storage(created_at),
-        last_used_at=None if last_used_at is None else from_storage(last_used_at),
-        revoked_at=None if revoked_at is None else from_storage(revoked_at),
-    )
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _scope_sql(scope: Scope, params: dict[str, Any]) -> str:
-    """The WHERE clause (over alias ``m``) that makes rows visible to ``scope``."""
-    clauses: list[str] = []
-    names = []
-    for index, namespace in enumerate(scope.namespaces):
-        params[f"ns{index}"] = namespace
-        names.append(f":ns{index}")
-    clauses.append(f"m.namespace IN ({', '.join(names)})" if names else "0")
-    if not scope.include_expired:
-        params["now"] = to_storage(scope.now)
-        clauses.append("(m.expires_at IS NULL OR m.expires_at > :now)")
-    if scope.kind is not None:
-        params["kind"] = scope.kind
-        clauses.append("m.kind = :kind")
-    if scope.category is not None:
-        params["category"] = scope.category
-        clauses.append("m.category = :category")
-    if scope.tags_any:
-        placeholders = []
-        for index, tag in enumerate(scope.tags_any):
-            params[f"any{index}"] = tag
-            placeholders.append(f":any{index}")
-        clauses.append(
-            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq"
-            f" AND t.tag IN ({', '.join(placeholders)}))"
-        )
-    for index, tag in enumerate(scope.tags_all):
-        params[f"all{index}"] = tag
-        clauses.append(
-            f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq AND t.tag = :all{index})"
-        )
-    for name, column, operator in (
-        ("since", "at_utc", ">="),
-        ("until", "at_utc", "<"),
-        ("created_since", "created_at", ">="),
-        ("created_until", "created_at", "<"),
-    ):
-        value = getattr(scope, name)
-        if value is not None:
-            params[name] = to_storage(value)
-            clauses.append(f"m.{column} {operator} :{name}")
-    return " AND ".join(clauses)
 
 
 class _Transaction:
@@ -221,7 +91,7 @@ class _Transaction:
 
     def _one(self, sql: str, params: dict[str, Any]) -> Memory | None:
         row = self._connection.execute(sql, params).fetchone()
-        return None if row is None else _row_to_memory(row)
+        return None if row is None else row_to_memory(row)
 
     def find(
         self, namespace: str, *, id: str | None = None, key: str | None = None
@@ -234,12 +104,6 @@ class _Transaction:
         return self._one(
             f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns AND m.key = :key",
             {"ns": namespace, "key": key},
-        )
-
-    def find_id_anywhere(self, id: str) -> Memory | None:
-        return self._one(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.id = :id",
-            {"id": id},
         )
 
     def _write_tags(self, seq: int, tags: Sequence[str]) -> None:
@@ -262,10 +126,16 @@ class _Transaction:
         try:
             self._connection.execute(
                 f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}) VALUES ({placeholders})",
-                _record_values(record),
+                record_values(record),
             )
         except apsw.ConstraintError as error:
-            raise ConflictError("id", f"a memory with id {record.id!r} already exists") from error
+            if "key" in str(error):
+                raise ConflictError(
+                    "key", f"key {record.key!r} already names a memory in {record.namespace!r}"
+                ) from error
+            raise ConflictError(
+                "id", f"a memory with id {record.id!r} already exists in {record.namespace!r}"
+            ) from error
         seq = int(self._connection.last_insert_rowid())
         self._write_tags(seq, record.tags)
         return self._read(seq)
@@ -273,13 +143,16 @@ class _Transaction:
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments} WHERE seq = ?", (*_record_values(record), seq)
+            f"UPDATE memories SET {assignments} WHERE seq = ?", (*record_values(record), seq)
         )
         self._write_tags(seq, record.tags)
         return self._read(seq)
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+
+    def dropped_content(self, reason: str, now: datetime) -> None:
+        record_drop(self._connection, reason, now)
 
     def touch(self, seqs: Sequence[int], now: Any) -> None:
         stamp = to_storage(now)
@@ -324,6 +197,7 @@ class SQLiteStore:
         busy_timeout_ms: int = 5_000,
         lock_retry_seconds: float = 30.0,
         fts: bool = True,
+        reserve_bytes: int = DEFAULT_RESERVE_BYTES,
     ) -> None:
         self.path = Path(path)
         self._synchronous = synchronous
@@ -344,6 +218,8 @@ class SQLiteStore:
         self._semantic = SQLiteSemantic(self)
         self._core = SQLiteCore(self)
         self._graph = SQLiteGraph(self)
+        self._scrub = SQLiteScrub(self, reserve_bytes)
+        self._scrub.ensure_reserve()
         from recalld.store.sqlite_context import SQLiteContext  # it imports this module
 
         self._context = SQLiteContext(self)
@@ -390,10 +266,35 @@ class SQLiteStore:
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.25)
             except apsw.Error as error:
-                raise StorageError(f"{type(error).__name__}: {error}") from error
+                raise storage_error(error) from error
+
+    def pragmas(self) -> dict[str, Any]:
+        """The settings this store runs its connections with, as SQLite reports them."""
+        connection = self._connection()
+        names = ("journal_mode", "synchronous", "secure_delete", "busy_timeout", "foreign_keys")
+        values: dict[str, Any] = {}
+        for name in names:
+            row = connection.execute(f"PRAGMA {name}").fetchone()
+            values[name] = None if row is None else row[0]
+        return values
+
+    @property
+    def busy_timeout_ms(self) -> int:
+        """How long one statement waits for a lock before the bounded retry takes over."""
+        return self._busy_timeout_ms
 
     def _migrate(self) -> int:
         def step(connection: apsw.Connection) -> int:
+            # A migration may rebuild a table others reference (SQLite's documented
+            # procedure): enforcement is off while it runs, and every migration checks
+            # the references it leaves before it commits.
+            connection.execute("PRAGMA foreign_keys = OFF")
+            try:
+                return migrate(connection)
+            finally:
+                connection.execute("PRAGMA foreign_keys = ON")
+
+        def migrate(connection: apsw.Connection) -> int:
             version = 0
             for number, migration in enumerate(MIGRATIONS, start=1):
                 connection.execute("BEGIN IMMEDIATE")
@@ -407,6 +308,11 @@ class SQLiteStore:
                     ).fetchone()
                     if done is None:
                         migration(connection.execute)
+                        broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+                        if broken:
+                            raise StorageError(
+                                f"migration {number} left {len(broken)} dangling references"
+                            )
                         connection.execute(
                             "INSERT INTO schema_migrations(version, applied_at)"
                             " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
@@ -510,7 +416,7 @@ class SQLiteStore:
         except apsw.Error as error:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
-            raise StorageError(f"{type(error).__name__}: {error}") from error
+            raise storage_error(error) from error
         except BaseException:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
@@ -528,7 +434,7 @@ class SQLiteStore:
         seq: int | None = None,
     ) -> Memory | None:
         params: dict[str, Any] = {}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         if id is not None:
             params["id"] = id
             where += " AND m.id = :id"
@@ -539,12 +445,15 @@ class SQLiteStore:
             params["seq"] = seq
             where += " AND m.seq = :seq"
         rows = self._read(f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}", params)
-        return _row_to_memory(rows[0]) if rows else None
+        return row_to_memory(rows[0]) if rows else None
 
     def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
         if terms and self._fts_available:
             return self._search_fts(scope, terms, limit)
-        patterns = list(terms) if terms else [text.strip()[:200]]
+        # A query without word terms is a substring: control characters (a NUL would end
+        # the LIKE pattern early and match everything) are not part of it.
+        substring = "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
+        patterns = list(terms) if terms else [substring]
         return self._search_like(scope, [pattern for pattern in patterns if pattern], limit)
 
     def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match]:
@@ -552,7 +461,7 @@ class SQLiteStore:
             "match": " OR ".join(f'"{term}"' for term in terms),
             "limit": limit,
         }
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         sql = (
             f"SELECT {SELECT_COLUMNS}, bm25({FTS_TABLE}, {BM25_WEIGHTS}) AS rank"
             f" FROM {FTS_TABLE} JOIN memories m ON m.seq = {FTS_TABLE}.rowid"
@@ -569,20 +478,23 @@ class SQLiteStore:
             # Half absolute (BM25 saturation), half relative to this query's best hit:
             # BM25 alone is near 0 in tiny collections where every term is common.
             keyword = 0.5 * strength / (strength + 1.0) + 0.5 * min(1.0, strength / best)
-            matches.append(Match(memory=_row_to_memory(row[:-1]), keyword=keyword, backend="fts"))
+            matches.append(Match(memory=row_to_memory(row[:-1]), keyword=keyword, backend="fts"))
         return matches
 
     def _search_like(self, scope: Scope, patterns: Sequence[str], limit: int) -> list[Match]:
         if not patterns:
             return []
         params: dict[str, Any] = {"limit": limit}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         parts = []
         for index, pattern in enumerate(patterns):
-            params[f"p{index}"] = f"%{_escape_like(pattern)}%"
+            params[f"p{index}"] = f"%{escape_like(pattern)}%"
             like = f"LIKE :p{index} ESCAPE '\\'"
+            # Tags are matched one by one, not through their JSON text (whose quotes and
+            # commas are no part of any tag).
             parts.append(
-                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR (m.tags {like}))"
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like}))"
             )
         matched = " + ".join(parts)
         sql = (
@@ -592,7 +504,7 @@ class SQLiteStore:
         )
         total = float(len(patterns))
         return [
-            Match(memory=_row_to_memory(row[:-1]), keyword=float(row[-1]) / total, backend="like")
+            Match(memory=row_to_memory(row[:-1]), keyword=float(row[-1]) / total, backend="like")
             for row in self._read(sql, params)
         ]
 
@@ -601,7 +513,7 @@ class SQLiteStore:
     ) -> list[Memory]:
         column = "created_at" if order == "created" else "updated_at"
         params: dict[str, Any] = {"limit": limit}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         if after is not None:
             params["after_value"], params["after_seq"] = after
             where += f" AND (m.{column}, m.seq) < (:after_value, :after_seq)"
@@ -609,11 +521,11 @@ class SQLiteStore:
             f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
             f" ORDER BY m.{column} DESC, m.seq DESC LIMIT :limit"
         )
-        return [_row_to_memory(row) for row in self._read(sql, params)]
+        return [row_to_memory(row) for row in self._read(sql, params)]
 
     def counts(self, scope: Scope) -> Counts:
         params: dict[str, Any] = {}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
 
         def grouped(column: str) -> dict[str, int]:
             sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1 ORDER BY 1"
@@ -645,7 +557,7 @@ class SQLiteStore:
         last_seq = 0
         while True:
             params: dict[str, Any] = {"after": last_seq}
-            where = _scope_sql(scope, params)
+            where = scope_sql(scope, params)
             rows = self._read(
                 f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where} AND m.seq > :after"
                 " ORDER BY m.seq LIMIT 500",
@@ -654,7 +566,7 @@ class SQLiteStore:
             if not rows:
                 return
             for row in rows:
-                yield _row_to_memory(row)
+                yield row_to_memory(row)
             last_seq = int(rows[-1][0])
 
     def namespaces(self) -> list[str]:
@@ -687,7 +599,10 @@ class SQLiteStore:
             connection.execute(
                 "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?", (stamp,)
             )
-            return int(connection.changes())
+            removed = int(connection.changes())
+            if removed:
+                record_drop(connection, "purge", now)
+            return removed
 
         return self.write(step)
 
@@ -698,6 +613,18 @@ class SQLiteStore:
             if candidate.exists():
                 total += candidate.stat().st_size
         return total
+
+    def scrub(self, wait_seconds: float) -> bool:
+        """Finish every pending scrub: see :meth:`SQLiteScrub.scrub`."""
+        return self._scrub.scrub(wait_seconds)
+
+    def pending_scrubs(self) -> int:
+        """Content-dropping writes (of any process) still waiting for their scrub."""
+        return self._scrub.pending()
+
+    def release_reserve(self) -> bool:
+        """Free the disk-full reserve beside the database (whether there was one)."""
+        return self._scrub.release_reserve()
 
     def checkpoint(self) -> None:
         def step(connection: apsw.Connection) -> None:
@@ -726,18 +653,18 @@ class SQLiteStore:
                 record.token_hash,
                 json.dumps(record.scopes, sort_keys=True),
                 to_storage(record.created_at),
-                _storage_time(record.last_used_at),
-                _storage_time(record.revoked_at),
+                storage_time(record.last_used_at),
+                storage_time(record.revoked_at),
             ),
         )
 
     def find_token(self, token_id: str) -> TokenRecord | None:
         rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = ?", (token_id,))
-        return _row_to_token(rows[0]) if rows else None
+        return row_to_token(rows[0]) if rows else None
 
     def list_tokens(self) -> list[TokenRecord]:
         rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id", ())
-        return [_row_to_token(row) for row in rows]
+        return [row_to_token(row) for row in rows]
 
     def revoke_token(self, token_id: str, now: Any) -> bool:
         changed = self._write(

@@ -17,7 +17,8 @@ import apsw
 from recalld._time import to_storage
 from recalld.model import Memory
 from recalld.store.context import PendingRow
-from recalld.store.sqlite import SELECT_COLUMNS, _row_to_memory
+from recalld.store.sqlite_rows import SELECT_COLUMNS
+from recalld.store.sqlite_rows import row_to_memory as _row_to_memory
 
 if TYPE_CHECKING:
     from recalld.store.sqlite import SQLiteStore

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 import apsw
 
 from recalld._time import to_storage
+from recalld.store.sqlite_scrub import record_drop
 
 if TYPE_CHECKING:
     from recalld.store.sqlite import SQLiteStore
@@ -63,7 +64,8 @@ class SQLiteCore:
         """Run ``change`` on the current entries under the write lock and store what it leaves.
 
         ``change`` mutates the list it is given (or raises, which rolls back);
-        its return value is passed through.
+        its return value is passed through. An edit that drops text (remove,
+        patch) records a pending scrub in the same transaction.
         """
 
         def step(connection: apsw.Connection) -> T:
@@ -83,6 +85,8 @@ class SQLiteCore:
                         to_storage(now),
                     ),
                 )
+                if set(before) - set(entries):
+                    record_drop(connection, "core memory", now)
             return result
 
         return self._store.write(step)

@@ -24,7 +24,7 @@ from recalld.store.intentions import (
     Streak,
     TriggerRecord,
 )
-from recalld.store.sqlite import SELECT_COLUMNS, _row_to_memory
+from recalld.store.sqlite_rows import SELECT_COLUMNS, row_to_memory
 
 if TYPE_CHECKING:
     from recalld.store.sqlite import SQLiteStore
@@ -78,7 +78,7 @@ def _rows(connection: apsw.Connection, sql: str, params: Any) -> list[IntentionR
         )
     rows = []
     for row in heads:
-        memory = _row_to_memory(row[10:])
+        memory = row_to_memory(row[10:])
         rows.append(
             IntentionRow(
                 memory=memory,

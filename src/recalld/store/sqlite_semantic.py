@@ -322,7 +322,7 @@ class SQLiteSemantic:
         return [(int(seq), str(namespace), bytes(blob)) for seq, namespace, blob in rows]
 
     def visible_seqs(self, scope: Scope) -> list[int]:
-        from recalld.store.sqlite import _scope_sql
+        from recalld.store.sqlite_rows import scope_sql as _scope_sql
 
         params: dict[str, Any] = {}
         where = _scope_sql(scope, params)
@@ -342,7 +342,9 @@ class SQLiteSemantic:
         return [int(row[0]) for row in self._read(sql, params)]
 
     def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
-        from recalld.store.sqlite import SELECT_COLUMNS, _row_to_memory, _scope_sql
+        from recalld.store.sqlite_rows import SELECT_COLUMNS
+        from recalld.store.sqlite_rows import row_to_memory as _row_to_memory
+        from recalld.store.sqlite_rows import scope_sql as _scope_sql
 
         if not seqs:
             return {}
