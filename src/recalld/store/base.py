@@ -18,6 +18,7 @@ from recalld.model import IndexState, Memory, Place
 if TYPE_CHECKING:
     from recalld.store.context import ContextStore
     from recalld.store.core import CoreStore
+    from recalld.store.retrieval import RetrievalStore
     from recalld.store.semantic import SemanticStore
 
 __all__ = [
@@ -53,6 +54,7 @@ class MemoryRecord:
     tags: tuple[str, ...] = ()
     salience: float | None = None
     source: str | None = None
+    speaker: str | None = None
     at: datetime | None = None
     expires_at: datetime | None = None
     place: Place | None = None
@@ -155,6 +157,11 @@ class Store(Protocol):
     @property
     def semantic(self) -> SemanticStore:
         """The job queue, vectors and change log (semantic recall, issue 3)."""
+        ...
+
+    @property
+    def retrieval(self) -> RetrievalStore:
+        """Candidate rows, neighbours and term counts for recall's reranker (issue 11)."""
         ...
 
     @property

@@ -37,6 +37,7 @@ from recalld.store.sqlite_core import SQLiteCore
 
 if TYPE_CHECKING:
     from recalld.store import sqlite_context
+from recalld.store.sqlite_retrieval import SQLiteRetrieval
 from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 
 __all__ = ["SQLiteStore"]
@@ -57,6 +58,7 @@ COLUMNS = (
     "tags",
     "salience",
     "source",
+    "speaker",
     "at",
     "at_utc",
     "created_at",
@@ -74,8 +76,8 @@ COLUMNS = (
 SELECT_COLUMNS = ", ".join(f"m.{name}" for name in COLUMNS)
 WRITE_COLUMNS = COLUMNS[1:]
 LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
-# BM25 weights for the FTS columns title, content, tags.
-BM25_WEIGHTS = "2.0, 1.0, 1.0"
+# BM25 weights for the FTS columns title, content, tags, speaker.
+BM25_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
 
 
 def _storage_time(value: Any) -> str | None:
@@ -104,6 +106,7 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
         tags=json.loads(values["tags"]),
         salience=values["salience"],
         source=values["source"],
+        speaker=values["speaker"],
         at=None if values["at"] is None else from_storage(values["at"]),
         created_at=from_storage(values["created_at"]),
         updated_at=from_storage(values["updated_at"]),
@@ -131,6 +134,7 @@ def _record_values(record: MemoryRecord) -> tuple[Any, ...]:
         json.dumps(list(record.tags), ensure_ascii=False),
         record.salience,
         record.source,
+        record.speaker,
         None if record.at is None else record.at.isoformat(),
         _storage_time(record.at),
         to_storage(record.created_at),
@@ -326,6 +330,7 @@ class SQLiteStore:
         self._schema_version = self._migrate()
         self._fts_available = self._prepare_fts() if fts else False
         self._semantic = SQLiteSemantic(self)
+        self._retrieval = SQLiteRetrieval(self)
         self._core = SQLiteCore(self)
         from recalld.store.sqlite_context import SQLiteContext  # it imports this module
 
@@ -441,6 +446,11 @@ class SQLiteStore:
         return self._semantic
 
     @property
+    def retrieval(self) -> SQLiteRetrieval:
+        """Candidate rows, neighbours, term counts and the index's tokenizer (recall)."""
+        return self._retrieval
+
+    @property
     def context(self) -> sqlite_context.SQLiteContext:
         """Signal features, trigger history and pending recollections (issue 6)."""
         return self._context
@@ -535,7 +545,8 @@ class SQLiteStore:
             params[f"p{index}"] = f"%{_escape_like(pattern)}%"
             like = f"LIKE :p{index} ESCAPE '\\'"
             parts.append(
-                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR (m.tags {like}))"
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR (m.tags {like})"
+                f" OR (coalesce(m.speaker, '') {like}))"
             )
         matched = " + ".join(parts)
         sql = (
