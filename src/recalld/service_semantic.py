@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from recalld.embeddings.base import Embedder
 from recalld.model import IndexState, IndexStatus, JobError, Memory, Status, WorkerStatus
-from recalld.retrieval.fusion import FusionParameters
-from recalld.retrieval.hybrid import HybridRetriever
+from recalld.retrieval.hybrid import HybridRetriever, RetrievalDepths
+from recalld.retrieval.rerank import Reranker
 from recalld.store.base import MemoryRecord, StoreTransaction
 from recalld.worker import Worker
 
@@ -55,7 +55,12 @@ class SemanticMixin:
         self._retriever = HybridRetriever(
             self.store,
             embedder,
-            parameters=FusionParameters(keyword_weight=self.settings.hybrid_keyword_weight),
+            reranker=Reranker.default(),
+            depths=RetrievalDepths(
+                keyword=self.settings.keyword_candidates,
+                vector=self.settings.vector_candidates,
+                duplicate_cosine=self.settings.duplicate_cosine,
+            ),
             ann_threshold=self.settings.vector_ann_threshold,
             index_prefix=None if str(database) in ("", ".", ":memory:") else database,
         )

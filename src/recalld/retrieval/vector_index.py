@@ -401,3 +401,13 @@ class VectorIndex:
             return {
                 seq: float(score) for (seq, _), score in zip(pairs, scores.tolist(), strict=True)
             }
+
+    def vectors(self, seqs: Sequence[int]) -> tuple[list[int], Vectors]:
+        """The stored vectors of those ``seqs`` that have one: their seqs and a matrix copy."""
+        with self._lock:
+            pairs = [(seq, self._row_of[seq]) for seq in seqs if seq in self._row_of]
+            rows = np.array([row for _, row in pairs], dtype=np.int64)
+            matrix = (
+                self._matrix[rows].copy() if pairs else np.zeros((0, self.dimension), np.float32)
+            )
+            return [seq for seq, _ in pairs], matrix
