@@ -158,6 +158,19 @@ class QueryRequest(BaseModel):
     query: str = Field(max_length=QUERY_MAX_CHARS)
     limit: int = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
     filters: Filters | None = None
+    min_score: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="only hits scoring at least this (default: the server's RECALLD_MIN_SCORE)",
+    )
+
+
+class ExplainRequest(QueryRequest):
+    """Why recall of ``query`` (with this limit, threshold and filters) treats memory ``id``
+    as it does."""
+
+    id: str = Field(min_length=1, max_length=64, description="the memory to explain")
 
 
 class KeyValueWrite(BaseModel):
