@@ -37,12 +37,17 @@ def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
     return connect
 
 
-def stdio(db: Path, dialects: str = ALL_DIALECTS, embedder: str = "none") -> Connect:
+def stdio(
+    db: Path,
+    dialects: str = ALL_DIALECTS,
+    embedder: str = "none",
+    environment: dict[str, str] | None = None,
+) -> Connect:
     """A connector that launches `python -m recalld mcp` and talks over its stdin/stdout."""
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "recalld", "--db", str(db), "mcp", "--dialect", dialects],
-        env={"RECALLD_SYNCHRONOUS": "NORMAL", "RECALLD_EMBEDDER": embedder},
+        env={"RECALLD_SYNCHRONOUS": "NORMAL", "RECALLD_EMBEDDER": embedder, **(environment or {})},
     )
 
     @asynccontextmanager

@@ -136,7 +136,7 @@ async def _mcp_round_trip(url: str) -> list[str]:
 
 def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Client) -> None:
     tools = anyio.run(_mcp_round_trip, f"{server.base_url}/mcp")
-    assert tools == ["forget", "get", "list", "recall", "remember", "stats", "update"]
+    assert tools == ["explain", "forget", "get", "list", "recall", "remember", "stats", "update"]
     default = httpx.post(
         f"{server.base_url}/v1/search", json={"query": "written through"}, timeout=30
     )

@@ -84,7 +84,16 @@ def _check(dialect: str, output: dict[str, Any]) -> None:
     assert all(not result.get("isError") for result in results), results
     found = json.dumps(results[1])
     if dialect == "native":
-        assert set(tools) == {"remember", "recall", "get", "update", "forget", "list", "stats"}
+        assert set(tools) == {
+            "remember",
+            "recall",
+            "explain",
+            "get",
+            "update",
+            "forget",
+            "list",
+            "stats",
+        }
         assert tools["remember"]["required"] == ["content"]
         assert results[1]["structuredContent"]["hits"][0]["memory"]["content"].startswith(
             "Typescript clients"
@@ -143,7 +152,7 @@ def test_typescript_client_over_http(dialect: str, http_url: str) -> None:
 
 def _names(dialect: str) -> set[str]:
     return {
-        "native": {"remember", "recall", "get", "update", "forget", "list", "stats"},
+        "native": {"remember", "recall", "explain", "get", "update", "forget", "list", "stats"},
         "batbox": {"MemoryRemember", "MemoryRecall", "MemoryStatus"},
         "chaoscore": {"chaoscore_remember", "chaoscore_recall", "chaoscore_forget"},
         "rover": {"rover_memory"},
