@@ -115,14 +115,16 @@ def explain(
     else:
         stage = "beyond_limit"
         reason = f"ranked after the {limit} hits the limit keeps"
+    features = features_of(pool, position)
     model = retriever.reranker.models.get(pool.models[position])
     contributions: dict[str, float] = {}
     if model is not None:
         shares = model.contributions(pool.features[position : position + 1])[0]
         contributions = {
-            name: round(float(value), 6) for name, value in zip(model.features, shares, strict=True)
+            name: round(float(value), 6)
+            for name, value in zip(model.features, shares, strict=True)
+            if name in features  # a missing feature (NaN) contributes nothing
         }
-    features = features_of(pool, position)
     return Explanation(
         memory_id=memory.id,
         query=query,

@@ -28,6 +28,7 @@ from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.pool import Mode, Pool, PoolRequest, build_pool
 from recalld.retrieval.rerank import Reranker
+from recalld.retrieval.temporal import time_terms
 from recalld.retrieval.vector_index import VectorIndex
 from recalld.store.base import Scope, Store
 
@@ -112,6 +113,7 @@ class HybridRetriever:
         self._index: VectorIndex | None = None
         self._lock = threading.Lock()
         self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._time_terms: frozenset[str] | None = None
 
     @property
     def embedder(self) -> Embedder | None:
@@ -195,6 +197,8 @@ class HybridRetriever:
             vector_depth=self.depths.vector,
             extra_seqs=extra,
         )
+        if self._time_terms is None:
+            self._time_terms = time_terms(self._store.retrieval.tokenize)
         pool = build_pool(
             request,
             self._store.retrieval,
@@ -203,6 +207,7 @@ class HybridRetriever:
             query_vector,
             visible,
             None if self._embedder is None else self._embedder.name,
+            self._time_terms,
         )
         return pool, index
 

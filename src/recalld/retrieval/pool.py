@@ -21,7 +21,6 @@ import numpy.typing as npt
 from recalld.embeddings.base import Vectors
 from recalld.retrieval.features import Candidate, QueryShape, feature_matrix
 from recalld.retrieval.keyword import (
-    KeywordParameters,
     KeywordScore,
     QueryKeywords,
     prepare_query,
@@ -80,12 +79,34 @@ def _neighbour_scope(scope: Scope) -> Scope:
     return Scope(namespaces=scope.namespaces, now=scope.now, include_expired=scope.include_expired)
 
 
-def _named(store: RetrievalStore, speaker: str | None, query_terms: frozenset[str]) -> bool:
-    if not speaker:
-        return False
-    return any(
-        len(term) >= MIN_NAME_CHARS and term in query_terms for term in store.tokenize(speaker)
-    )
+class _Terms:
+    """The index terms of each row's fields, computed once per query (and per speaker)."""
+
+    def __init__(self, store: RetrievalStore) -> None:
+        self._store = store
+        self._rows: dict[int, dict[str, list[str]]] = {}
+        self._speakers: dict[str, list[str]] = {}
+
+    def of(self, row: CandidateRow) -> dict[str, list[str]]:
+        found = self._rows.get(row.seq)
+        if found is None:
+            found = row_terms(self._store, row, self.speaker(row.speaker))
+            self._rows[row.seq] = found
+        return found
+
+    def speaker(self, speaker: str | None) -> list[str]:
+        if not speaker:
+            return []
+        found = self._speakers.get(speaker)
+        if found is None:
+            found = self._store.tokenize(speaker)
+            self._speakers[speaker] = found
+        return found
+
+    def named(self, speaker: str | None, query_terms: frozenset[str]) -> bool:
+        return any(
+            len(term) >= MIN_NAME_CHARS and term in query_terms for term in self.speaker(speaker)
+        )
 
 
 def build_pool(
@@ -96,12 +117,14 @@ def build_pool(
     query_vector: Vectors | None,
     visible_seqs: Sequence[int] | None,
     embedder_name: str | None,
+    lexicon: frozenset[str],
 ) -> Pool:
     """Gather, describe and score the candidates of ``request`` (see the module docstring).
 
     ``query_vector`` is None when the vector channel is not used (keyword mode,
     no embedder, embedding failed); ``visible_seqs`` narrows the vector search
-    when row filters apply.
+    when row filters apply; ``lexicon`` holds the index terms of the time words
+    (:func:`recalld.retrieval.temporal.time_terms`).
     """
     scope = request.scope
     rows: dict[int, CandidateRow] = {}
@@ -153,11 +176,17 @@ def build_pool(
     if use_vectors and index is not None and query_vector is not None and around:
         around_cosines = index.similarities(query_vector, list(around))
     keyword_cache: dict[int, KeywordScore] = {}
+    terms = _Terms(store)
 
     def keyword_of(row: CandidateRow) -> KeywordScore:
         cached = keyword_cache.get(row.seq)
         if cached is None:
-            cached = _keyword_score(store, keywords, row, parameters, like_shares.get(row.seq))
+            share = like_shares.get(row.seq)
+            if share is not None:
+                # A query with no word (only symbols): the substring match is all the evidence.
+                cached = KeywordScore(raw=share, normalised=share, matched_share=share)
+            else:
+                cached = score_row(keywords, terms.of(row), parameters)
             keyword_cache[row.seq] = cached
         return cached
 
@@ -172,11 +201,14 @@ def build_pool(
                 source=row.source,
                 keyword=keyword_of(row),
                 cosine=cosines.get(row.seq) if use_vectors else None,
-                speaker_named=_named(store, row.speaker, keywords.all_terms),
+                speaker_named=terms.named(row.speaker, keywords.all_terms),
                 has_speaker=bool(row.speaker),
-                mentions_time=mentions_time(row.content)
-                or (row.title is not None and mentions_time(row.title)),
-                terms=len(store.tokenize(row.content)),
+                mentions_time=mentions_time(row.content, terms.of(row)["content"], lexicon)
+                or (
+                    row.title is not None
+                    and mentions_time(row.title, terms.of(row)["title"], lexicon)
+                ),
+                terms=len(terms.of(row)["content"]),
                 previous_keyword=0.0 if previous is None else keyword_of(previous).normalised,
                 next_keyword=0.0 if following is None else keyword_of(following).normalised,
                 previous_cosine=0.0 if previous is None else around_cosines.get(previous.seq, 0.0),
@@ -205,16 +237,3 @@ def build_pool(
 
 def _asks(row: CandidateRow) -> bool:
     return "?" in row.content
-
-
-def _keyword_score(
-    store: RetrievalStore,
-    keywords: QueryKeywords,
-    row: CandidateRow,
-    parameters: KeywordParameters,
-    like_share: float | None,
-) -> KeywordScore:
-    if like_share is not None:
-        # A query with no word (only symbols): the substring match is all the evidence.
-        return KeywordScore(raw=like_share, normalised=like_share, matched_share=like_share)
-    return score_row(keywords, row_terms(store, row), parameters)

@@ -2,24 +2,23 @@
 
 A lexicon of English time expressions, no parsing: a question with "when",
 "what year", "how long ago" ... and a memory that names a date, a weekday, a
-month or a relative time ("yesterday", "last weekend", "two weeks ago").
-Resolving relative expressions against the memory's own ``at`` (dateparser,
-ctparse) would say *which* date, but retrieval only needs to know that the
-memory places its event in time, so the reranker gets these two flags.
+month, a year or a relative time ("yesterday", "last weekend", "two weeks
+ago"). Resolving relative expressions against the memory's own ``at``
+(dateparser, ctparse) would say *which* date, but retrieval only needs to know
+that the memory places its event in time, so the reranker gets these flags.
+
+The memory side works on the index's terms (already computed for BM25F), so it
+costs a set lookup per term instead of a regular expression per memory.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
-__all__ = ["asks_about_time", "mentions_time"]
+__all__ = ["TIME_WORDS", "asks_about_time", "mentions_time", "time_terms"]
 
 _UNITS = r"(?:second|minute|hour|day|night|week|weekend|fortnight|month|year|decade)s?"
-# "May" is left out here (the verb); _MAY catches the month by its capital and context.
-_MONTHS = r"(?:january|february|march|april|june|july|august|september|october|november|december)"
-_WEEKDAYS = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
-_SEASONS = r"(?:spring|summer|autumn|fall|winter)"
-_PARTS = r"(?:morning|afternoon|evening|night|weekend|week|month|year|" + _SEASONS + ")"
 
 _QUESTION = re.compile(
     r"\b(?:when|how long|how often|how many " + _UNITS + r"|what (?:year|month|day|date|time"
@@ -28,22 +27,21 @@ _QUESTION = re.compile(
     re.IGNORECASE,
 )
 
-_MEMORY = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|recently|lately|soon|earlier|ago|anniversary"
-    r"|(?:last|next|this|past|coming|previous|every|each) (?:" + _PARTS + "|" + _WEEKDAYS + ")"
-    r"|(?:a|one|two|three|four|five|six|seven|eight|nine|ten|few|couple of|several|\d+) "
-    + _UNITS
-    + r"|"
-    + _MONTHS
-    + r"|"
-    + _WEEKDAYS
-    + r"|(?:19|20)\d\d|\d{1,2}[/.-]\d{1,2}(?:[/.-]\d{2,4})?|\d{1,2}(?:st|nd|rd|th)"
-    r"|\d{1,2}(?::\d\d)? ?(?:am|pm))\b",
-    re.IGNORECASE,
+# Words that place an event in time. "May" is left out (the verb); so are words like
+# "time" or "now" that almost every text holds.
+TIME_WORDS = (
+    "yesterday today tonight tomorrow recently lately ago earlier soon anniversary "
+    "morning afternoon evening night weekend week fortnight month year decade season "
+    "days weeks months years nights weekends "
+    "monday tuesday wednesday thursday friday saturday sunday "
+    "january february march april june july august september october november december "
+    "spring summer autumn fall winter christmas easter holidays birthday pm"
+).split()
+
+# Years, ordinal days and clock times, on the raw text (one C-level scan per memory).
+_NUMBERS = re.compile(
+    r"\b(?:(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)|\d{1,2}(?::\d\d)? ?[ap]m)\b", re.I
 )
-
-
-_MAY = re.compile(r"\b(?:(?:in|of|early|late|mid|since|until) May|May \d)\b")
 
 
 def asks_about_time(question: str) -> bool:
@@ -51,6 +49,12 @@ def asks_about_time(question: str) -> bool:
     return _QUESTION.search(question) is not None
 
 
-def mentions_time(text: str) -> bool:
-    """Whether a text names a date, a weekday, a month, a year or a relative time."""
-    return _MEMORY.search(text) is not None or _MAY.search(text) is not None
+def time_terms(tokenize: Callable[[str], list[str]]) -> frozenset[str]:
+    """:data:`TIME_WORDS` as the index's terms (stemmed the way the index stems them)."""
+    return frozenset(term for word in TIME_WORDS for term in tokenize(word))
+
+
+def mentions_time(text: str, terms: Iterable[str], lexicon: frozenset[str]) -> bool:
+    """Whether a memory names a time: one of its index ``terms`` is in ``lexicon``, or its
+    ``text`` holds a year (19xx, 20xx), an ordinal day ("14th") or a clock time ("5 pm")."""
+    return not lexicon.isdisjoint(terms) or _NUMBERS.search(text) is not None

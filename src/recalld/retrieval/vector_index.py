@@ -367,7 +367,12 @@ class VectorIndex:
     ) -> list[tuple[int, float]]:
         if rows.size == 0:
             return []
-        scores = self._matrix[rows] @ vector
+        if rows.size * 4 >= self._count:
+            # Most rows compete: one product over the live block, then pick the rows, is
+            # cheaper than copying them out of the matrix first.
+            scores = (self._matrix[: self._count] @ vector)[rows]
+        else:
+            scores = self._matrix[rows] @ vector
         take = min(k, rows.size)
         best = np.argpartition(-scores, take - 1)[:take]
         best = best[np.argsort(-scores[best], kind="stable")]

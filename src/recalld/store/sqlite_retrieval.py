@@ -46,7 +46,7 @@ def _row(values: Sequence[Any]) -> CandidateRow:
         namespace=namespace,
         title=title,
         content=content,
-        tags=tuple(json.loads(tags)),
+        tags=() if tags == "[]" else tuple(json.loads(tags)),
         speaker=speaker,
         source=source,
         at_utc=at_utc,
@@ -106,19 +106,18 @@ class SQLiteRetrieval:
         for index, namespace in enumerate(namespaces):
             params[f"ns{index}"] = namespace
             names.append(f":ns{index}")
-        counts: dict[str, int] = {}
-        for word in words:
-            params["match"] = f'"{word}"'
+        columns = []
+        for index, word in enumerate(words):
+            params[f"w{index}"] = f'"{word}"'
             # Counting stops at the cap, so a very common word costs a bounded scan.
-            rows = self._read(
-                f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} f"
+            columns.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} f"
                 " JOIN memories m ON m.seq = f.rowid"
-                f" WHERE {FTS_TABLE} MATCH :match AND m.namespace IN ({', '.join(names)})"
-                " LIMIT :cap)",
-                params,
+                f" WHERE {FTS_TABLE} MATCH :w{index} AND m.namespace IN ({', '.join(names)})"
+                " LIMIT :cap))"
             )
-            counts[word] = int(rows[0][0])
-        return counts
+        row = self._read(f"SELECT {', '.join(columns)}", params)[0]
+        return {word: int(count) for word, count in zip(words, row, strict=True)}
 
     # -- candidates --------------------------------------------------------------
 
