@@ -21,16 +21,32 @@ Evidence ids are normalised as ``shared/bench/README.md`` describes: entries
 holding several ids are split, ``D:11:26``-style and zero-padded ids are
 repaired, ids that resolve to no turn are dropped.
 
+Two ways to score (issue 11):
+
+* the plain run ranks with the reranker shipped in the package, through
+  ``MemoryService.recall`` at ``--min-score`` (default: ``RECALLD_MIN_SCORE``).
+  On the dev split this is *in sample* (the shipped reranker was fitted on it;
+  the output says so): use it on other LoCoMo-format files;
+* ``--cv`` reports leave-one-conversation-out figures instead: for each
+  conversation, the reranker is fitted on the others and ranks it, through the
+  same code as ``bench/fit_reranker.py`` (candidate pool, features, runtime
+  selection). It adds the pool's oracle recall (``pool_recall``: the share of
+  gold turns anywhere among the ~100 keyword + ~100 vector candidates) and the
+  abstention trade-off (R@5 and All@10 kept, and the share of category 1-4,
+  category 5, foreign and unrelated questions left with no hit, per threshold).
+
 Run it from the repository root (the data is CC BY-NC 4.0: read it from where
 it lives, never copy it into the repository)::
 
     .venv/bin/python bench/locomo.py --data ../shared/bench/locomo/dev.json \\
-        [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] [--db-dir DIR]
+        [--cv] [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] \\
+        [--min-score S] [--db-dir DIR]
 
 Progress goes to stderr; the last line of stdout is one JSON object with
 ``overall`` (categories 1-4) and ``by_category`` (keys "1"..."5"), each holding
 ``R@1``, ``R@5``, ``R@10``, ``R@20``, ``All@5``, ``All@10``, ``All@20`` and
-``nDCG@10``, plus the counts, the indexing time and the settings used.
+``nDCG@10``, plus the counts, the indexing time and the settings used (and,
+with ``--cv``, ``pool_recall``, ``abstention`` and every channel set's figures).
 """
 
 from __future__ import annotations
@@ -174,28 +190,69 @@ def average_metrics(rows: Sequence[dict[str, float]]) -> dict[str, float]:
 
 
 def evaluate(
-    service: MemoryService, conversations: Sequence[Conversation], mode: Mode
+    service: MemoryService,
+    conversations: Sequence[Conversation],
+    mode: Mode,
+    min_score: float | None = None,
 ) -> dict[str, Any]:
-    """Run every query; per-category and overall (categories 1-4) metrics, and latency."""
+    """Run every query; per-category and overall (categories 1-4) metrics, the share of
+    questions left with no hit, and latency."""
     by_category: dict[str, list[dict[str, float]]] = {name: [] for name in CATEGORIES}
+    empty: dict[str, int] = {name: 0 for name in CATEGORIES}
     latencies: list[float] = []
     for conversation in conversations:
         for category, question, gold in conversation.queries:
             started = time.perf_counter()
             hits = service.recall(
-                question, limit=max(KS), namespace=conversation.sample_id, mode=mode
+                question,
+                limit=max(KS),
+                namespace=conversation.sample_id,
+                mode=mode,
+                min_score=min_score,
             )
             latencies.append(time.perf_counter() - started)
             ranked = [str(hit.memory.meta.get("dia_id")) for hit in hits]
             by_category.setdefault(category, []).append(ranking_metrics(ranked, gold))
+            empty[category] = empty.get(category, 0) + int(not hits)
     overall_rows = [row for name in OVERALL_CATEGORIES for row in by_category[name]]
     latencies.sort()
     return {
         "overall": average_metrics(overall_rows),
         "by_category": {name: average_metrics(rows) for name, rows in by_category.items()},
+        "no_hits": {
+            name: round(empty[name] / len(rows), 4) if rows else 0.0
+            for name, rows in by_category.items()
+        },
         "queries": {name: len(rows) for name, rows in by_category.items()},
         "queries_overall": len(overall_rows),
         "recall_p50_ms": round(1000 * latencies[len(latencies) // 2], 2) if latencies else 0.0,
+    }
+
+
+def cross_validated(
+    service: MemoryService, conversations: Sequence[Conversation], mode: Mode
+) -> dict[str, Any]:
+    """Leave-one-conversation-out figures (``bench/fit_reranker.py``'s code) for ``mode``,
+    with the other channel sets' overall figures beside them."""
+    from fit_reranker import report
+    from recalld.retrieval.rerank import Reranker
+
+    results, _ = report(service, conversations, Reranker.default().keyword_parameters)
+    chosen = results[mode]
+    return {
+        **chosen,
+        "queries": {
+            name: sum(1 for c in conversations for q in c.queries if q[0] == name)
+            for name in CATEGORIES
+        },
+        "channel_sets": {
+            name: {
+                "overall": result["overall"],
+                "pool_recall": result["pool_recall"]["overall"],
+                "chosen_min_score": result["chosen_min_score"],
+            }
+            for name, result in results.items()
+        },
     }
 
 
@@ -208,7 +265,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--embedder", choices=["minilm", "hashing", "none"], default="minilm", help="model"
     )
     parser.add_argument("--db-dir", type=Path, default=None, help="keep the database here")
+    parser.add_argument(
+        "--cv", action="store_true", help="leave-one-conversation-out figures (refits)"
+    )
+    parser.add_argument(
+        "--min-score", type=float, default=None, help="plain run: threshold (RECALLD_MIN_SCORE)"
+    )
     arguments = parser.parse_args(argv)
+    if arguments.cv and arguments.mode != "keyword" and arguments.embedder == "none":
+        parser.error("--cv with --embedder none needs --mode keyword")
     conversations = load_conversations(arguments.data)
     overrides: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
@@ -223,11 +288,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         with MemoryService.open(settings) as service:
             timings = ingest(service, conversations)
             print(f"indexed in {timings['indexing_seconds']} s; querying ...", file=sys.stderr)
-            result = evaluate(service, conversations, arguments.mode)
+            if arguments.cv:
+                result = cross_validated(service, conversations, arguments.mode)
+            else:
+                result = evaluate(service, conversations, arguments.mode, arguments.min_score)
+            minimum = service.settings.min_score
+    fitted_on = _fitted_on()
     output = {
         "benchmark": "locomo",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": arguments.data.name,
+        "scoring": "leave-one-conversation-out" if arguments.cv else "shipped reranker",
+        "reranker_fitted_on": fitted_on,
+        "in_sample": (not arguments.cv) and arguments.data.name in fitted_on,
+        "min_score": None
+        if arguments.cv
+        else (minimum if arguments.min_score is None else arguments.min_score),
         "mode": arguments.mode,
         "embedder": arguments.embedder,
         "turns": sum(len(conversation.turns) for conversation in conversations),
@@ -237,6 +313,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         **result,
     }
     print(json.dumps(output))
+
+
+def _fitted_on() -> list[str]:
+    """The data files the shipped reranker's models were fitted on (from its ``info``)."""
+    from recalld.retrieval.rerank import Reranker
+
+    info = Reranker.default().info
+    return sorted({str(entry["data"]) for entry in info.values() if isinstance(entry, dict)})
 
 
 def _cpu_count() -> int:

@@ -24,9 +24,9 @@ ALL_DIALECTS = "native,batbox,chaoscore,rover"
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
-def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
+def in_process(db: Path, dialects: str = ALL_DIALECTS, **overrides: Any) -> Connect:
     """A connector that runs the server inside this process (lifespan included)."""
-    settings = Settings(db=db, synchronous="NORMAL", embedder="none")
+    settings = Settings(db=db, synchronous="NORMAL", embedder="none", **overrides)
     server = build_server(lambda: MemoryService.open(settings), dialects.split(","))
 
     @asynccontextmanager
