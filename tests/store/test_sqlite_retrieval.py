@@ -164,7 +164,11 @@ def test_sqlite_document_counts_stay_inside_the_namespace_and_cap(tmp_path: Path
     with store.transaction() as tx:
         for index in range(12):
             tx.insert(_record(f"d{index}", "shared word apple"))
+    # One namespace in the store (counted from the index alone), then two (joined rows).
+    alone = store.retrieval.document_counts(["default"], ["apple", "pear"], 1_000)
+    with store.transaction() as tx:
         tx.insert(_record("o", "apple apple", namespace="other"))
+    assert alone == {"apple": 12, "pear": 0}
     counts = store.retrieval.document_counts(["default"], ["apple", "pear"], 1_000)
     assert counts == {"apple": 12, "pear": 0}
     assert store.retrieval.document_counts(["default"], ["apple"], 5) == {"apple": 5}

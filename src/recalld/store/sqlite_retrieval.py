@@ -106,10 +106,22 @@ class SQLiteRetrieval:
         for index, namespace in enumerate(namespaces):
             params[f"ns{index}"] = namespace
             names.append(f":ns{index}")
+        # Most stores hold one namespace: then the index alone can count (no row lookups).
+        alone = len(namespaces) == 1 and not self._read(
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE namespace < :ns0)"
+            " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns0)",
+            {"ns0": namespaces[0]},
+        )
         columns = []
         for index, word in enumerate(words):
             params[f"w{index}"] = f'"{word}"'
             # Counting stops at the cap, so a very common word costs a bounded scan.
+            if alone:
+                columns.append(
+                    f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
+                    f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
+                )
+                continue
             columns.append(
                 f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} f"
                 " JOIN memories m ON m.seq = f.rowid"
