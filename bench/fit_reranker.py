@@ -35,6 +35,7 @@ cross-validated figures per channel set and the fitted models.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import sys
@@ -474,6 +475,44 @@ def abstention(
     return rows
 
 
+CALIBRATION_BINS = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6, 1.0)
+
+
+def calibration(channel: ChannelData, scores: ChannelScores) -> dict[str, Any]:
+    """How often candidates of each score band are evidence (questions of categories 1-4
+    and foreign questions, out of fold), and the expected calibration error."""
+    pools = [
+        (item, values)
+        for item, values in zip(channel.questions, scores.questions, strict=True)
+        if item.category in OVERALL_CATEGORIES
+    ] + list(zip(channel.foreign, scores.foreign, strict=True))
+    predicted = np.concatenate([values for _, values in pools])
+    labels = np.concatenate([item.labels for item, _ in pools])
+    bins = []
+    error = 0.0
+    for low, high in itertools.pairwise(CALIBRATION_BINS):
+        inside = (predicted >= low) & ((predicted < high) | (high == CALIBRATION_BINS[-1]))
+        if not inside.any():
+            continue
+        mean_score = float(predicted[inside].mean())
+        share = float(labels[inside].mean())
+        error += inside.sum() / predicted.size * abs(mean_score - share)
+        bins.append(
+            {
+                "scores": [low, high],
+                "candidates": int(inside.sum()),
+                "mean_score": round(mean_score, 4),
+                "evidence_share": round(share, 4),
+            }
+        )
+    return {
+        "candidates": int(predicted.size),
+        "evidence_share": round(float(labels.mean()), 5),
+        "expected_calibration_error": round(error, 5),
+        "bins": bins,
+    }
+
+
 def choose_min_score(rows: Sequence[dict[str, float]]) -> float:
     """The largest reported threshold that costs at most :data:`R5_LOSS` of R@5."""
     base = rows[0]["R@5"]
@@ -545,6 +584,7 @@ def report(
             },
             "abstention": trade_off,
             "chosen_min_score": chosen,
+            "calibration": calibration(channel, scored[mode]),
         }
     return result, data
 

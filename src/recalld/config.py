@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     )
     # -- recall (issue 11) -----------------------------------------------------
     # 0.02: the largest threshold costing at most 0.01 of R@5 on the LoCoMo dev split
-    # (leave-one-conversation-out); there it leaves 96.5 % of unrelated questions with no hit.
+    # (leave-one-conversation-out); there it leaves 95 % of unrelated questions with no hit.
     min_score: float = Field(
         default=0.02,
         ge=0,

@@ -95,7 +95,7 @@ def test_sqlite_neighbours_are_the_same_source_in_order(tmp_path: Path) -> None:
             tx.insert(
                 _record(
                     f"t{index}",
-                    f"turn {index}",
+                    f"turn {index}?" if index == 2 else f"turn {index}",
                     source="chat://1",
                     at=START + timedelta(minutes=index),
                 )
@@ -115,8 +115,8 @@ def test_sqlite_neighbours_are_the_same_source_in_order(tmp_path: Path) -> None:
     def ids(seq: int) -> tuple[str | None, str | None]:
         pair = found[seq]
         return (
-            None if pair.previous is None else pair.previous.id,
-            None if pair.next is None else pair.next.id,
+            None if pair.previous is None else order[pair.previous.seq],
+            None if pair.next is None else order[pair.next.seq],
         )
 
     assert {order[seq]: ids(seq) for seq in found} == {
@@ -126,6 +126,12 @@ def test_sqlite_neighbours_are_the_same_source_in_order(tmp_path: Path) -> None:
         "t2": ("late", "t3"),
         "t3": ("t2", None),
     }
+    after_question = found[rows[3].seq].previous
+    assert after_question is not None
+    assert after_question.asks  # "turn 2?" asks a question; the others do not
+    before_question = found[rows[2].seq].previous
+    assert before_question is not None
+    assert not before_question.asks
     plan = " ".join(
         str(row)
         for row in store._connection().execute(
@@ -155,7 +161,9 @@ def test_sqlite_neighbours_skip_expired_memories(tmp_path: Path) -> None:
     later = _scope(now=START + timedelta(hours=2))
     pair = store.retrieval.neighbours(later, [first.seq])[first.seq]
     assert pair.next is not None
-    assert pair.next.id == "c"
+    following = store.get(later, seq=pair.next.seq)
+    assert following is not None
+    assert following.id == "c"
     store.close()
 
 

@@ -16,7 +16,8 @@ Features (``FEATURES``; a model uses a subset, named in its data file):
   pool depth; unmatched candidates get the cap) and the gap to the best;
 * vector: the cosine, its ``ln(1 + rank)`` and the gap to the best cosine;
 * neighbours: the normalised BM25F and cosine of the previous and next memory
-  of the same source (by ``at``, then ``seq``; 0 without one), and how far the
+  of the same source (by ``at``, then ``seq``; 0 without one; the BM25F only
+  when that neighbour is itself a candidate, else 0), and how far the
   best candidate of the same source is above the memory in each channel (0
   for a memory without a source: nothing in its source is better);
 * exchanges: the memory, its previous or its next memory asks a question

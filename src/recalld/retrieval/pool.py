@@ -31,7 +31,7 @@ from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import asks_about_time, mentions_time
 from recalld.retrieval.vector_index import VectorIndex
 from recalld.store.base import Scope
-from recalld.store.retrieval import CandidateRow, RetrievalStore
+from recalld.store.retrieval import CandidateRow, Neighbour, RetrievalStore
 
 __all__ = ["Mode", "Pool", "PoolRequest", "build_pool"]
 
@@ -167,10 +167,7 @@ def build_pool(
         cosines.update(index.similarities(query_vector, missing))
     neighbours = store.neighbours(_neighbour_scope(scope), [row.seq for row in ordered])
     around = {
-        row.seq: row
-        for pair in neighbours.values()
-        for row in (pair.previous, pair.next)
-        if row is not None
+        side.seq for pair in neighbours.values() for side in (pair.previous, pair.next) if side
     }
     around_cosines: dict[int, float] = {}
     if use_vectors and index is not None and query_vector is not None and around:
@@ -189,6 +186,13 @@ def build_pool(
                 cached = score_row(keywords, terms.of(row), parameters)
             keyword_cache[row.seq] = cached
         return cached
+
+    def neighbour_keyword(side: Neighbour | None) -> float:
+        # A neighbour's BM25F counts when it is a candidate itself; one that is not among
+        # the best keyword matches (nor the nearest vectors) adds nothing.
+        if side is None or side.seq not in rows:
+            return 0.0
+        return keyword_of(rows[side.seq]).normalised
 
     candidates = []
     for row in ordered:
@@ -209,13 +213,13 @@ def build_pool(
                     and mentions_time(row.title, terms.of(row)["title"], lexicon)
                 ),
                 terms=len(terms.of(row)["content"]),
-                previous_keyword=0.0 if previous is None else keyword_of(previous).normalised,
-                next_keyword=0.0 if following is None else keyword_of(following).normalised,
+                previous_keyword=neighbour_keyword(previous),
+                next_keyword=neighbour_keyword(following),
                 previous_cosine=0.0 if previous is None else around_cosines.get(previous.seq, 0.0),
                 next_cosine=0.0 if following is None else around_cosines.get(following.seq, 0.0),
                 question=_asks(row),
-                previous_question=previous is not None and _asks(previous),
-                next_question=following is not None and _asks(following),
+                previous_question=previous is not None and previous.asks,
+                next_question=following is not None and following.asks,
             )
         )
     shape = QueryShape(terms=len(keywords.terms), asks_about_time=asks_about_time(request.text))

@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 from recalld.store.base import Scope
 
-__all__ = ["CandidateRow", "KeywordCandidate", "Neighbours", "RetrievalStore"]
+__all__ = ["CandidateRow", "KeywordCandidate", "Neighbour", "Neighbours", "RetrievalStore"]
 
 KeywordBackend = Literal["fts", "like"]
 
@@ -44,11 +44,19 @@ class KeywordCandidate:
 
 
 @dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A memory next to another in its source: its seq, and whether it asks a question."""
+
+    seq: int
+    asks: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Neighbours:
     """The previous and next visible memory of the same source and namespace, by (at, seq)."""
 
-    previous: CandidateRow | None
-    next: CandidateRow | None
+    previous: Neighbour | None
+    next: Neighbour | None
 
 
 class RetrievalStore(Protocol):

@@ -20,7 +20,7 @@ from recalld._text import WORD
 from recalld._time import to_storage
 from recalld.store.base import Scope
 from recalld.store.migrations import FTS_TABLE
-from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbours
+from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
 
 if TYPE_CHECKING:
     from recalld.store.sqlite import SQLiteStore
@@ -232,15 +232,25 @@ class SQLiteRetrieval:
             " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
             params,
         )
-        around = {seq for _, *sides in pairs for seq in sides if seq is not None}
-        visible = Scope(
-            namespaces=scope.namespaces, now=scope.now, include_expired=scope.include_expired
-        )
-        found = self.rows(visible, sorted(around))
+        around = sorted({int(seq) for _, *sides in pairs for seq in sides if seq is not None})
+        asks: dict[int, bool] = {}
+        if around:
+            flags: dict[str, Any] = {}
+            listed = _seq_params(around, flags)
+            asks = {
+                int(seq): bool(flag)
+                for seq, flag in self._read(
+                    f"SELECT seq, instr(content, '?') > 0 FROM memories WHERE seq IN ({listed})",
+                    flags,
+                )
+            }
+
+        def neighbour(seq: int | None) -> Neighbour | None:
+            if seq is None or int(seq) not in asks:
+                return None
+            return Neighbour(seq=int(seq), asks=asks[int(seq)])
+
         return {
-            int(seq): Neighbours(
-                previous=None if before is None else found.get(int(before)),
-                next=None if after is None else found.get(int(after)),
-            )
+            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after))
             for seq, before, after in pairs
         }
