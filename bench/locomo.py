@@ -275,6 +275,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if arguments.cv and arguments.mode != "keyword" and arguments.embedder == "none":
         parser.error("--cv with --embedder none needs --mode keyword")
     conversations = load_conversations(arguments.data)
+    if arguments.cv and len(conversations) < 2:
+        parser.error("--cv leaves one conversation out: the file needs at least two")
     overrides: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         settings = Settings(

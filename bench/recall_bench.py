@@ -20,6 +20,12 @@ For each size N (default 10,000 and 100,000) in a fresh database:
 Wall-clock latencies on a shared machine include waiting for a core; the CPU
 time of the calling thread per query (``cpu_p50_ms``) is reported beside them.
 
+``--reuse-db FILE`` (one size only) keeps the database in FILE and, when it
+already holds the N memories of this seed, indexed, skips ingest and indexing
+(their figures are then absent and ``reused`` is true): the same database can
+be timed by two versions of recalld, e.g. before and after a change
+(``PYTHONPATH=<old checkout>/src python bench/recall_bench.py ...``).
+
 Synthetic memories are 8-24 words drawn (Zipf-like) from a list of common
 English words, so the real model sees real tokens; queries are 2-5 words taken
 from a random memory with a few words swapped. Everything comes from
@@ -28,7 +34,7 @@ from a random memory with a few words swapped. Everything comes from
 Run it from the repository root::
 
     .venv/bin/python bench/recall_bench.py --n 10000,100000 [--embedder minilm|hashing] \\
-        [--queries 200] [--raw-sample 2000] [--db-dir DIR] [--seed 1]
+        [--queries 200] [--raw-sample 2000] [--db-dir DIR | --reuse-db FILE] [--seed 1]
 
 Progress goes to stderr; the last line of stdout is one JSON object.
 """
@@ -127,12 +133,13 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
     """Every measurement for one database size."""
     rng = random.Random(arguments.seed + n)
     texts = make_texts(n, rng)
+    reuse: Path | None = arguments.reuse_db
     settings = Settings(
-        db=directory / f"recall-{n}.db",
+        db=reuse if reuse is not None else directory / f"recall-{n}.db",
         embedder=arguments.embedder,
         purge_interval_seconds=3600,
     )
-    result: dict[str, Any] = {"n": n}
+    result: dict[str, Any] = {"n": n, "reused": False}
     embedder = create_embedder(settings)
     assert embedder is not None
     sample = texts[: arguments.raw_sample]
@@ -153,30 +160,34 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
         settings,
         embedder=embedder,
     ) as service:
-        started = time.perf_counter()
-        for offset in range(0, n, 1000):
-            service.remember_many(
-                [NewMemory(content=text) for text in texts[offset : offset + 1000]]
-            )
-        ingest_seconds = time.perf_counter() - started
-        result["ingest"] = {
-            "seconds": round(ingest_seconds, 3),
-            "memories_per_s": round(n / ingest_seconds, 1),
-        }
-        print(f"[{n}] ingest {result['ingest']}", file=sys.stderr)
-        started = time.perf_counter()
-        report = service.new_worker().run_until_idle()
-        index_seconds = time.perf_counter() - started
-        worker_rate = n / index_seconds
-        result["indexing"] = {
-            "seconds_until_indexed": round(index_seconds, 2),
-            "texts_per_s": round(worker_rate, 1),
-            "share_of_raw_model": round(worker_rate / result["raw_model"]["texts_per_s"], 3),
-            "embed_seconds": round(report.embed_seconds, 2),
-            "processed": report.processed,
-            "batches": report.batches,
-        }
-        print(f"[{n}] indexing {result['indexing']}", file=sys.stderr)
+        existing = service.status()
+        reused = existing.memories_by_index_state == {"indexed": n}
+        result["reused"] = reused
+        if not reused:
+            started = time.perf_counter()
+            for offset in range(0, n, 1000):
+                service.remember_many(
+                    [NewMemory(content=text) for text in texts[offset : offset + 1000]]
+                )
+            ingest_seconds = time.perf_counter() - started
+            result["ingest"] = {
+                "seconds": round(ingest_seconds, 3),
+                "memories_per_s": round(n / ingest_seconds, 1),
+            }
+            print(f"[{n}] ingest {result['ingest']}", file=sys.stderr)
+            started = time.perf_counter()
+            report = service.new_worker().run_until_idle()
+            index_seconds = time.perf_counter() - started
+            worker_rate = n / index_seconds
+            result["indexing"] = {
+                "seconds_until_indexed": round(index_seconds, 2),
+                "texts_per_s": round(worker_rate, 1),
+                "share_of_raw_model": round(worker_rate / result["raw_model"]["texts_per_s"], 3),
+                "embed_seconds": round(report.embed_seconds, 2),
+                "processed": report.processed,
+                "batches": report.batches,
+            }
+            print(f"[{n}] indexing {result['indexing']}", file=sys.stderr)
         status = service.status()
         assert status.memories_by_index_state == {"indexed": n}, status.memories_by_index_state
         started = time.perf_counter()
@@ -218,9 +229,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=200, help="timed queries per mode")
     parser.add_argument("--raw-sample", type=int, default=2000, help="texts for raw throughput")
     parser.add_argument("--db-dir", type=Path, default=None, help="keep databases here")
+    parser.add_argument(
+        "--reuse-db", type=Path, default=None, help="one size: keep and reuse this database"
+    )
     parser.add_argument("--seed", type=int, default=1)
     arguments = parser.parse_args(argv)
     sizes = [int(value) for value in arguments.n.split(",") if value.strip()]
+    if arguments.reuse_db is not None and len(sizes) != 1:
+        parser.error("--reuse-db times one size")
     results = []
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         for n in sizes:
@@ -243,9 +259,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             "worker_batch_size": defaults.worker_batch_size,
             "embedder_threads": defaults.embedder_threads,
             "vector_ann_threshold": defaults.vector_ann_threshold,
-            "min_score": defaults.min_score,
-            "keyword_candidates": defaults.keyword_candidates,
-            "vector_candidates": defaults.vector_candidates,
+            # getattr: the script also times older versions of recalld (see --reuse-db).
+            "min_score": getattr(defaults, "min_score", None),
+            "keyword_candidates": getattr(defaults, "keyword_candidates", None),
+            "vector_candidates": getattr(defaults, "vector_candidates", None),
             "queries": arguments.queries,
             "raw_sample": arguments.raw_sample,
             "seed": arguments.seed,

@@ -20,6 +20,7 @@ from recalld.errors import (
     ValidationError,
 )
 from recalld.model import (
+    Explanation,
     Filters,
     Hit,
     ImportReport,
@@ -33,6 +34,7 @@ from recalld.service import MemoryService
 
 __all__ = [
     "ConflictError",
+    "Explanation",
     "Filters",
     "Hit",
     "ImportReport",
