@@ -128,6 +128,7 @@ class Transfer:
             tags=check.tags(record.tags, settings),
             salience=record.salience,
             source=check.optional_name(record.source, "source"),
+            speaker=check.speaker(record.speaker),
             at=None if record.at is None else parse_instant("at", record.at),
             created_at=parse_instant("created_at", record.created_at),
             updated_at=parse_instant("updated_at", record.updated_at),

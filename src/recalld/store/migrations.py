@@ -562,6 +562,26 @@ def migration_10(execute: Execute) -> None:
     )
 
 
+def migration_11(execute: Execute) -> None:
+    """Speaker as a field, and the index that finds a memory's neighbours in its source.
+
+    ``speaker`` is who said or wrote a memory (a conversation turn's speaker).
+    ``memories_source_order`` serves the neighbour lookup of recall's reranker:
+    the previous and next memory of the same source in a namespace, by
+    (``at_utc``, ``seq``). The full-text table of the old layout (title,
+    content, tags) is dropped with its triggers, so :func:`ensure_fts` rebuilds
+    it with the speaker column when the store opens (it is derived data).
+    """
+    execute("ALTER TABLE memories ADD COLUMN speaker TEXT")
+    execute(
+        "CREATE INDEX memories_source_order ON memories(namespace, source, at_utc, seq)"
+        " WHERE source IS NOT NULL"
+    )
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -573,6 +593,7 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_8,
     migration_9,
     migration_10,
+    migration_11,
 ]
 
 
@@ -585,7 +606,7 @@ def fts_table_exists(execute: Execute) -> bool:
 
 
 def ensure_fts(execute: Execute) -> None:
-    """Create the FTS5 index over title, content and tags, its triggers, and fill it.
+    """Create the FTS5 index over title, content, tags and speaker, its triggers, and fill it.
 
     External content (the text lives once, in ``memories``); Porter stemming on
     top of unicode61 with diacritics folded; ``secure-delete`` so a deleted
@@ -594,7 +615,7 @@ def ensure_fts(execute: Execute) -> None:
     execute(
         f"""
         CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(
-            title, content, tags,
+            title, content, tags, speaker,
             content='memories', content_rowid='seq',
             tokenize='porter unicode61 remove_diacritics 2'
         )
@@ -604,26 +625,27 @@ def ensure_fts(execute: Execute) -> None:
     execute(
         f"""
         CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-            INSERT INTO {FTS_TABLE}(rowid, title, content, tags)
-            VALUES (new.seq, new.title, new.content, new.tags);
+            INSERT INTO {FTS_TABLE}(rowid, title, content, tags, speaker)
+            VALUES (new.seq, new.title, new.content, new.tags, new.speaker);
         END
         """
     )
     execute(
         f"""
         CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags)
-            VALUES ('delete', old.seq, old.title, old.content, old.tags);
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags, speaker)
+            VALUES ('delete', old.seq, old.title, old.content, old.tags, old.speaker);
         END
         """
     )
     execute(
         f"""
-        CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags ON memories BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags)
-            VALUES ('delete', old.seq, old.title, old.content, old.tags);
-            INSERT INTO {FTS_TABLE}(rowid, title, content, tags)
-            VALUES (new.seq, new.title, new.content, new.tags);
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags, speaker
+        ON memories BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags, speaker)
+            VALUES ('delete', old.seq, old.title, old.content, old.tags, old.speaker);
+            INSERT INTO {FTS_TABLE}(rowid, title, content, tags, speaker)
+            VALUES (new.seq, new.title, new.content, new.tags, new.speaker);
         END
         """
     )
