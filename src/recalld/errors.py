@@ -7,6 +7,7 @@
     ├── NotFoundError     no memory with that id / key / seq in the namespace
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
     ├── StorageError      the database failed (disk full, unwritable path, corrupt file)
+    │   └── DatabaseUnavailableError   the database server cannot be reached (yet)
     └── EmbeddingError    the embedding model could not be loaded or could not embed
 
 Each adapter translates these once: the CLI into an exit message, HTTP into a
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConflictError",
+    "DatabaseUnavailableError",
     "EmbeddingError",
     "NotFoundError",
     "RecalldError",
@@ -53,6 +55,13 @@ class ConflictError(RecalldError):
 
 class StorageError(RecalldError):
     """The database could not do what was asked (I/O, disk full, corruption, lock timeout)."""
+
+
+class DatabaseUnavailableError(StorageError):
+    """The database server cannot be reached (down, restarting, refusing connections).
+
+    Transient: the same request succeeds once the server is back (HTTP 503).
+    """
 
 
 class EmbeddingError(RecalldError):

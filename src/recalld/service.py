@@ -19,7 +19,7 @@ from ulid import ULID
 from recalld import _validate as check
 from recalld._cursor import decode_cursor, encode_cursor
 from recalld._text import prompt_line, query_terms
-from recalld._time import Clock, expiry, parse_instant, to_storage, utc_now
+from recalld._time import Clock, expiry, parse_instant, utc_now
 from recalld.config import Settings
 from recalld.core_memory import CoreMemory
 from recalld.embeddings import Embedder, create_embedder
@@ -43,7 +43,14 @@ from recalld.model import (
 )
 from recalld.recollection import Recollector
 from recalld.retrieval.hybrid import Mode
-from recalld.store.base import MemoryRecord, Order, Scope, Store, StoreTransaction
+from recalld.store.base import (
+    FULL_TEXT_BACKENDS,
+    MemoryRecord,
+    Order,
+    Scope,
+    Store,
+    StoreTransaction,
+)
 from recalld.store.factory import open_store
 from recalld.transfer import Transfer
 from recalld.worker import Worker
@@ -380,10 +387,11 @@ class MemoryService:
         """Delete a memory and every trace of it; returns whether it existed.
 
         The row, its tags, full-text entries, vectors, jobs, signal features,
-        trigger history and queued recollections are removed (secure delete
-        zeroes the freed pages), its vector is erased from the in-memory and
-        saved vector index, and the write-ahead log is checkpointed, so the
-        content cannot be read back from the database files.
+        trigger history and queued recollections are removed, its vector is
+        erased from the in-memory and saved vector index, and the store then
+        compacts what deleted rows leave behind (:meth:`Store.compact_after_forget`:
+        SQLite zeroes freed pages and truncates the write-ahead log, so the content
+        cannot be read back from its files; PostgreSQL vacuums the touched tables).
         """
         scope_namespace = self._namespace(namespace)
         with self.store.transaction() as tx:
@@ -395,14 +403,14 @@ class MemoryService:
         return True
 
     def _after_forget(self) -> None:
-        """Erase what deleted memories left outside their rows (vectors, the WAL)."""
+        """Erase what deleted memories left outside their rows (vectors, the WAL, dead rows)."""
         self.indexing.after_forget()
         try:
-            self.store.checkpoint()
+            self.store.compact_after_forget()
         except StorageError as error:
             logger.warning(
-                "forgot memories but could not truncate the write-ahead log yet (%s);"
-                " its old pages are overwritten at the next checkpoint",
+                "forgot memories but could not compact the database yet (%s);"
+                " the space is reclaimed at the next compaction",
                 error,
             )
 
@@ -552,7 +560,7 @@ class MemoryService:
             memories = memories[:limit]
             last = memories[-1]
             value = last.created_at if order == "created" else last.updated_at
-            next_cursor = encode_cursor(order, to_storage(value), last.seq)
+            next_cursor = encode_cursor(order, value, last.seq)
         return Page(memories=memories, next_cursor=next_cursor)
 
     def stats(self, namespaces: Sequence[str] | None = None) -> Stats:
@@ -566,8 +574,9 @@ class MemoryService:
             by_category=counts.by_category,
             by_kind=counts.by_kind,
             by_namespace=counts.by_namespace,
-            fts=self.store.fts_available,
-            search_backend="fts" if self.store.fts_available else "like",
+            fts=self.store.keyword_backend in FULL_TEXT_BACKENDS,
+            search_backend="fts" if self.store.keyword_backend in FULL_TEXT_BACKENDS else "like",
+            keyword_backend=self.store.keyword_backend,
             db_size_bytes=self.store.size_bytes(),
             schema_version=self.store.schema_version,
             expired_pending_purge=counts.expired,

@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+from recalld._location import display_location
 from recalld.adapters._cli_support import (
     _filters,
     _filters_options,
@@ -43,9 +44,9 @@ __all__ = ["cli", "main"]
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
     envvar="RECALLD_DB",
-    help="SQLite database file [env RECALLD_DB; default: recalld.db in the user data dir]",
+    help="SQLite database file or postgresql:// URL"
+    " [env RECALLD_DB; default: recalld.db in the user data dir]",
 )
 @click.option(
     "--namespace",
@@ -54,7 +55,7 @@ __all__ = ["cli", "main"]
 )
 @click.version_option(package_name="recalld")
 @click.pass_context
-def cli(context: click.Context, db: Path | None, namespace: str | None) -> None:
+def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
     """recalld: long-term memory for AI agents, in one SQLite file."""
     if isinstance(context.obj, _State):
         return  # inside `recalld shell`: keep the shell's open database
@@ -348,7 +349,8 @@ def shell(state: _State) -> None:
     memory = state.memory()
     stats_now = memory.stats()
     state.console.print(
-        f"recalld on {state.settings.db} (namespace {state.settings.namespace!r},"
+        f"recalld on {display_location(state.settings.db)}"
+        f" (namespace {state.settings.namespace!r},"
         f" {stats_now.count} memories). Type `help`, or `quit` to leave.",
         highlight=False,
     )

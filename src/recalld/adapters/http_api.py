@@ -65,6 +65,7 @@ from recalld.config import Settings
 from recalld.errors import (
     AuthenticationError,
     ConflictError,
+    DatabaseUnavailableError,
     NotFoundError,
     PermissionDeniedError,
     RecalldError,
@@ -161,6 +162,14 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
     if isinstance(error, PermissionDeniedError):
         return _error(403, "forbidden", str(error), "namespace")
+    if isinstance(error, DatabaseUnavailableError):
+        logger.error("database unavailable: %s", error)
+        return _error(
+            503,
+            "database_unavailable",
+            "the database is unavailable; retry shortly",
+            headers={"Retry-After": "1"},
+        )
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
         return _error(503, "storage_error", "the database could not serve the request")

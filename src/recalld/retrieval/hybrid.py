@@ -1,13 +1,16 @@
 """Hybrid recall: candidates from the keyword index and the vector index, fused.
 
 The service calls :meth:`HybridRetriever.retrieve`; it asks the store for
-keyword candidates (FTS5 BM25, or LIKE without FTS), embeds the query and asks
-the :class:`~recalld.retrieval.vector_index.VectorIndex` for vector candidates
-under the same namespace and filters, looks up the cosine of keyword hits that
-have a vector, and fuses everything (:mod:`recalld.retrieval.fusion`). In hybrid
-mode a :class:`~recalld.retrieval.graph_channel.GraphChannel` (when given) then
-mixes in graph scores and graph-only candidates. Each hit carries the backends
-that found it (``fts``, ``like``, ``vector``, ``graph``).
+keyword candidates (FTS5 BM25, PostgreSQL full text, or LIKE), embeds the query
+and asks for vector candidates under the same namespace and filters — from the
+database itself when the store offers :attr:`~recalld.store.base.Store.vector_search`
+(pgvector), else from this process's
+:class:`~recalld.retrieval.vector_index.VectorIndex` —, looks up the cosine of
+keyword hits that have a vector, and fuses everything
+(:mod:`recalld.retrieval.fusion`). In hybrid mode a
+:class:`~recalld.retrieval.graph_channel.GraphChannel` (when given) then mixes
+in graph scores and graph-only candidates. Each hit carries the backends that
+found it (``fts`` for either full-text index, ``like``, ``vector``, ``graph``).
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from recalld._time import Clock, utc_now
 from recalld.embeddings.base import Embedder, Vectors
 from recalld.model import Memory
 from recalld.retrieval.fusion import Candidate, FusionParameters, fuse
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.vector_index import VectorIndex
-from recalld.store.base import Scope, Store
+from recalld.store.base import FULL_TEXT_BACKENDS, Scope, Store
 
 __all__ = ["HybridRetriever", "Mode", "Retrieved"]
 
@@ -43,6 +47,12 @@ class Retrieved:
     score: float
     channels: dict[str, float]
     backends: list[str]
+
+
+def hit_backend(name: str) -> str:
+    """The backend a hit reports for a store's keyword index: ``fts`` for any full-text
+    index (FTS5, PostgreSQL), so what clients see does not depend on the store."""
+    return "fts" if name in FULL_TEXT_BACKENDS else name
 
 
 def _has_row_filters(scope: Scope) -> bool:
@@ -71,8 +81,10 @@ class HybridRetriever:
         index_prefix: Path | None,
         candidate_floor: int = 50,
         graph: GraphChannel | None = None,
+        clock: Clock = utc_now,
     ) -> None:
         self._store = store
+        self._clock = clock
         self.graph = graph
         self._embedder = embedder
         self.parameters = parameters
@@ -89,8 +101,11 @@ class HybridRetriever:
         return self._embedder
 
     def index(self) -> VectorIndex | None:
-        """The vector index of the configured model, caught up with the database."""
-        if self._embedder is None:
+        """The vector index of the configured model, caught up with the database.
+
+        None without an embedder, and when the database searches vectors itself.
+        """
+        if self._embedder is None or self._store.vector_search is not None:
             return None
         with self._lock:
             if self._index is None:
@@ -157,7 +172,7 @@ class HybridRetriever:
                 seq = match.memory.seq
                 memories[seq] = match.memory
                 candidates[seq] = Candidate(
-                    seq=seq, keyword=match.keyword, backends=[match.backend]
+                    seq=seq, keyword=match.keyword, backends=[hit_backend(match.backend)]
                 )
         if mode != "keyword" and text.strip():
             self._add_vector_candidates(scope, text, depth, candidates, memories)
@@ -186,16 +201,21 @@ class HybridRetriever:
         candidates: dict[int, Candidate],
         memories: dict[int, Memory],
     ) -> None:
-        index = self.index()
-        if index is None or index.size == 0:
+        search = self._store.vector_search
+        index = None if search is not None else self.index()
+        if self._embedder is None or (search is None and (index is None or index.size == 0)):
             return
         try:
             query = self._embed_query(text)
         except Exception as error:  # noqa: BLE001 - recall must answer from the keyword index
             logger.warning("vector recall skipped: embedding the query failed: %s", error)
             return
-        allowed = self._store.semantic.visible_seqs(scope) if _has_row_filters(scope) else None
-        found = index.search(query, scope.namespaces, depth, allowed_seqs=allowed)
+        if search is not None:
+            found = search.nearest(self._embedder.name, query, scope, depth)
+        else:
+            assert index is not None
+            allowed = self._store.semantic.visible_seqs(scope) if _has_row_filters(scope) else None
+            found = index.search(query, scope.namespaces, depth, allowed_seqs=allowed)
         new_seqs = [seq for seq, _ in found if seq not in candidates]
         # Re-check visibility (expiry, deletes since the index caught up) in one query.
         visible = self._store.semantic.visible_memories(scope, new_seqs)
@@ -208,25 +228,42 @@ class HybridRetriever:
                 candidates[seq] = Candidate(seq=seq, cosine=cosine, backends=["vector"])
         keyword_only = [seq for seq, item in candidates.items() if item.cosine is None]
         if keyword_only:
-            for seq, cosine in index.similarities(query, keyword_only).items():
+            for seq, cosine in self._cosines(query, keyword_only).items():
                 candidates[seq].cosine = cosine
+
+    def _cosines(self, query: Vectors, seqs: Sequence[int]) -> dict[int, float]:
+        """Cosine of the query with the stored vectors of ``seqs`` (those that have one)."""
+        search = self._store.vector_search
+        if search is not None:
+            assert self._embedder is not None
+            return search.cosines(self._embedder.name, query, seqs)
+        index = self.index()
+        return {} if index is None else index.similarities(query, seqs)
 
     def text_similarities(
         self, text: str, namespace: str, seqs: Sequence[int], nearest: int
     ) -> dict[int, float]:
         """Cosine of ``text`` with the indexed vectors of ``seqs`` and of its ``nearest``
         neighbours in ``namespace`` (empty without an embedder or any vector)."""
-        index = self.index()
-        if index is None or index.size == 0 or not text.strip():
+        search = self._store.vector_search
+        index = None if search is not None else self.index()
+        if self._embedder is None or not text.strip():
+            return {}
+        if search is None and (index is None or index.size == 0):
             return {}
         try:
             query = self._embed_query(text)
         except Exception as error:  # noqa: BLE001 - context recall must answer without it
             logger.warning("text similarity skipped: embedding failed: %s", error)
             return {}
-        found = dict(index.search(query, [namespace], nearest)) if nearest else {}
+        found: dict[int, float] = {}
+        if nearest and search is not None:
+            scope = Scope(namespaces=(namespace,), now=self._clock())
+            found = dict(search.nearest(self._embedder.name, query, scope, nearest))
+        elif nearest and index is not None:
+            found = dict(index.search(query, [namespace], nearest))
         missing = [seq for seq in seqs if seq not in found]
-        found.update(index.similarities(query, missing))
+        found.update(self._cosines(query, missing))
         return {seq: max(0.0, min(1.0, float(cosine))) for seq, cosine in found.items()}
 
     def close(self) -> None:

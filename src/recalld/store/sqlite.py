@@ -17,28 +17,46 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 
-from recalld._time import from_storage, to_storage
+from recalld._time import to_storage
 from recalld.errors import ConflictError, StorageError
-from recalld.model import Memory, Place
-from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope, TokenRecord
+from recalld.model import Memory
+from recalld.store.base import (
+    ChangeFeed,
+    Counts,
+    KeywordBackend,
+    Match,
+    MemoryRecord,
+    Order,
+    Scope,
+    TokenRecord,
+)
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
+from recalld.store.semantic import VectorSearch
+from recalld.store.sql import escape_like
+from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
-
-if TYPE_CHECKING:
-    from recalld.store import sqlite_context, sqlite_intentions
 from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
+from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
+from recalld.store.sqlite_rows import (
+    SELECT_COLUMNS,
+    TOKEN_COLUMNS,
+    WRITE_COLUMNS,
+    record_values,
+    row_to_memory,
+    row_to_token,
+    scope_sql,
+    stamp,
+)
 from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 
 __all__ = ["SQLiteStore"]
@@ -46,171 +64,8 @@ __all__ = ["SQLiteStore"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-COLUMNS = (
-    "seq",
-    "id",
-    "namespace",
-    "key",
-    "title",
-    "content",
-    "kind",
-    "category",
-    "tags",
-    "salience",
-    "source",
-    "at",
-    "at_utc",
-    "created_at",
-    "updated_at",
-    "expires_at",
-    "lat",
-    "lon",
-    "geohash",
-    "place_name",
-    "meta",
-    "access_count",
-    "last_accessed_at",
-    "index_state",
-)
-SELECT_COLUMNS = ", ".join(f"m.{name}" for name in COLUMNS)
-WRITE_COLUMNS = COLUMNS[1:]
-LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
 # BM25 weights for the FTS columns title, content, tags.
 BM25_WEIGHTS = "2.0, 1.0, 1.0"
-
-
-def _storage_time(value: Any) -> str | None:
-    return None if value is None else to_storage(value)
-
-
-def _row_to_memory(row: Sequence[Any]) -> Memory:
-    values = dict(zip(COLUMNS, row, strict=True))
-    place = None
-    if values["lat"] is not None and values["lon"] is not None:
-        place = Place(
-            lat=values["lat"],
-            lon=values["lon"],
-            geohash=values["geohash"],
-            name=values["place_name"],
-        )
-    return Memory(
-        id=values["id"],
-        seq=values["seq"],
-        namespace=values["namespace"],
-        key=values["key"],
-        title=values["title"],
-        content=values["content"],
-        kind=values["kind"],
-        category=values["category"],
-        tags=json.loads(values["tags"]),
-        salience=values["salience"],
-        source=values["source"],
-        at=None if values["at"] is None else from_storage(values["at"]),
-        created_at=from_storage(values["created_at"]),
-        updated_at=from_storage(values["updated_at"]),
-        expires_at=None if values["expires_at"] is None else from_storage(values["expires_at"]),
-        place=place,
-        meta=json.loads(values["meta"]),
-        access_count=values["access_count"],
-        last_accessed_at=(
-            None if values["last_accessed_at"] is None else from_storage(values["last_accessed_at"])
-        ),
-        index_state=values["index_state"],
-    )
-
-
-def _record_values(record: MemoryRecord) -> tuple[Any, ...]:
-    place = record.place
-    return (
-        record.id,
-        record.namespace,
-        record.key,
-        record.title,
-        record.content,
-        record.kind,
-        record.category,
-        json.dumps(list(record.tags), ensure_ascii=False),
-        record.salience,
-        record.source,
-        None if record.at is None else record.at.isoformat(),
-        _storage_time(record.at),
-        to_storage(record.created_at),
-        to_storage(record.updated_at),
-        _storage_time(record.expires_at),
-        None if place is None else place.lat,
-        None if place is None else place.lon,
-        None if place is None else place.geohash,
-        None if place is None else place.name,
-        json.dumps(record.meta, ensure_ascii=False, separators=(",", ":")),
-        record.access_count,
-        _storage_time(record.last_accessed_at),
-        record.index_state,
-    )
-
-
-TOKEN_COLUMNS = "id, name, token_hash, scopes, created_at, last_used_at, revoked_at"
-
-
-def _row_to_token(row: Sequence[Any]) -> TokenRecord:
-    token_id, name, token_hash, scopes, created_at, last_used_at, revoked_at = row
-    return TokenRecord(
-        id=token_id,
-        name=name,
-        token_hash=token_hash,
-        scopes=json.loads(scopes),
-        created_at=from_storage(created_at),
-        last_used_at=None if last_used_at is None else from_storage(last_used_at),
-        revoked_at=None if revoked_at is None else from_storage(revoked_at),
-    )
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _scope_sql(scope: Scope, params: dict[str, Any]) -> str:
-    """The WHERE clause (over alias ``m``) that makes rows visible to ``scope``."""
-    clauses: list[str] = []
-    names = []
-    for index, namespace in enumerate(scope.namespaces):
-        params[f"ns{index}"] = namespace
-        names.append(f":ns{index}")
-    clauses.append(f"m.namespace IN ({', '.join(names)})" if names else "0")
-    if not scope.include_expired:
-        params["now"] = to_storage(scope.now)
-        clauses.append("(m.expires_at IS NULL OR m.expires_at > :now)")
-    if scope.kind is not None:
-        params["kind"] = scope.kind
-        clauses.append("m.kind = :kind")
-    if scope.category is not None:
-        params["category"] = scope.category
-        clauses.append("m.category = :category")
-    if scope.tags_any:
-        placeholders = []
-        for index, tag in enumerate(scope.tags_any):
-            params[f"any{index}"] = tag
-            placeholders.append(f":any{index}")
-        clauses.append(
-            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq"
-            f" AND t.tag IN ({', '.join(placeholders)}))"
-        )
-    for index, tag in enumerate(scope.tags_all):
-        params[f"all{index}"] = tag
-        clauses.append(
-            f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq AND t.tag = :all{index})"
-        )
-    for name, column, operator in (
-        ("since", "at_utc", ">="),
-        ("until", "at_utc", "<"),
-        ("created_since", "created_at", ">="),
-        ("created_until", "created_at", "<"),
-    ):
-        value = getattr(scope, name)
-        if value is not None:
-            params[name] = to_storage(value)
-            clauses.append(f"m.{column} {operator} :{name}")
-    return " AND ".join(clauses)
 
 
 class _Transaction:
@@ -221,7 +76,7 @@ class _Transaction:
 
     def _one(self, sql: str, params: dict[str, Any]) -> Memory | None:
         row = self._connection.execute(sql, params).fetchone()
-        return None if row is None else _row_to_memory(row)
+        return None if row is None else row_to_memory(row)
 
     def find(
         self, namespace: str, *, id: str | None = None, key: str | None = None
@@ -262,7 +117,7 @@ class _Transaction:
         try:
             self._connection.execute(
                 f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}) VALUES ({placeholders})",
-                _record_values(record),
+                record_values(record),
             )
         except apsw.ConstraintError as error:
             raise ConflictError("id", f"a memory with id {record.id!r} already exists") from error
@@ -273,7 +128,7 @@ class _Transaction:
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments} WHERE seq = ?", (*_record_values(record), seq)
+            f"UPDATE memories SET {assignments} WHERE seq = ?", (*record_values(record), seq)
         )
         self._write_tags(seq, record.tags)
         return self._read(seq)
@@ -281,7 +136,7 @@ class _Transaction:
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
 
-    def touch(self, seqs: Sequence[int], now: Any) -> None:
+    def touch(self, seqs: Sequence[int], now: datetime) -> None:
         stamp = to_storage(now)
         self._connection.executemany(
             "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?"
@@ -295,14 +150,10 @@ class _Transaction:
     def save_signals(
         self, seq: int, features: dict[str, bytes], biometrics: dict[str, float]
     ) -> None:
-        from recalld.store.sqlite_context import SQLiteContext
-
-        SQLiteContext.save_signals(self._connection, seq, features, biometrics)
+        save_signals(self._connection, seq, features, biometrics)
 
     def save_intention(self, seq: int, record: IntentionRecord) -> None:
-        from recalld.store.sqlite_intentions import SQLiteIntentions
-
-        SQLiteIntentions.save(self._connection, seq, record)
+        save_intention(self._connection, seq, record)
 
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
         return enqueue_graph(self._connection, seq, model, now)
@@ -314,7 +165,12 @@ class _Transaction:
 
 
 class SQLiteStore:
-    """Memories in one SQLite file; safe to share between threads and processes."""
+    """Memories in one SQLite file; safe to share between threads and processes.
+
+    :meth:`compact_after_forget` folds the write-ahead log into the database
+    file and truncates it; with ``secure_delete`` (freed pages zeroed) and
+    FTS5's ``secure-delete`` the forgotten content is then not in the files.
+    """
 
     def __init__(
         self,
@@ -326,14 +182,13 @@ class SQLiteStore:
         fts: bool = True,
     ) -> None:
         self.path = Path(path)
-        self._synchronous = synchronous
-        self._busy_timeout_ms = busy_timeout_ms
-        self._lock_retry_seconds = lock_retry_seconds
-        self._local = threading.local()
-        self._connections: list[apsw.Connection] = []
-        self._connections_lock = threading.Lock()
-        self._closed = False
-        if str(self.path) != ":memory:":
+        self._database = SQLiteDatabase(
+            self.path,
+            synchronous=synchronous,
+            busy_timeout_ms=busy_timeout_ms,
+            lock_retry_seconds=lock_retry_seconds,
+        )
+        if not self._database.in_memory:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
@@ -341,56 +196,22 @@ class SQLiteStore:
         self._schema_version = self._migrate()
         self._fts_available = self._prepare_fts() if fts else False
         self._optimize()
-        self._semantic = SQLiteSemantic(self)
-        self._core = SQLiteCore(self)
-        self._graph = SQLiteGraph(self)
-        from recalld.store.sqlite_context import SQLiteContext  # it imports this module
-
-        self._context = SQLiteContext(self)
-        from recalld.store.sqlite_intentions import SQLiteIntentions  # it imports this module
-
-        self._intentions = SQLiteIntentions(self)
+        self._semantic = SQLiteSemantic(self._database)
+        self._core = SQLiteCore(self._database)
+        self._graph = SQLiteGraph(self._database)
+        self._context = SQLiteContext(self._database)
+        self._intentions = SQLiteIntentions(self._database)
         if not self._fts_available:
             logger.warning("FTS5 is not in use for %s: keyword search uses LIKE", self.path)
 
     # -- connections -------------------------------------------------------
 
     def _connection(self) -> apsw.Connection:
-        if self._closed:
-            raise StorageError("the store is closed")
-        connection: apsw.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            try:
-                connection = apsw.Connection(str(self.path))
-                connection.set_busy_timeout(self._busy_timeout_ms)
-                connection.execute("PRAGMA journal_mode = WAL")
-                connection.execute(f"PRAGMA synchronous = {self._synchronous}")
-                connection.execute("PRAGMA secure_delete = ON")
-                connection.execute("PRAGMA foreign_keys = ON")
-            except apsw.Error as error:
-                raise StorageError(f"cannot open {self.path}: {error}") from error
-            self._local.connection = connection
-            with self._connections_lock:
-                self._connections.append(connection)
-        return connection
+        return self._database.connection()
 
     def _retrying(self, operation: Callable[[apsw.Connection], T]) -> T:
         """Run ``operation``, retrying lock waits with jittered backoff up to a bound."""
-        deadline = time.monotonic() + self._lock_retry_seconds
-        delay = 0.005
-        while True:
-            connection = self._connection()
-            try:
-                return operation(connection)
-            except LOCK_ERRORS as error:
-                if time.monotonic() >= deadline:
-                    raise StorageError(
-                        f"the database stayed locked for {self._lock_retry_seconds:g} s: {error}"
-                    ) from error
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 0.25)
-            except apsw.Error as error:
-                raise StorageError(f"{type(error).__name__}: {error}") from error
+        return self._database.run(operation)
 
     def _migrate(self) -> int:
         def step(connection: apsw.Connection) -> int:
@@ -432,7 +253,7 @@ class SQLiteStore:
         last analysis (or were never analysed), bounded by ``analysis_limit``
         rows per index, so it costs a few milliseconds even at 1M memories.
         """
-        if str(self.path) == ":memory:":
+        if self._database.in_memory:
             return
 
         def step(connection: apsw.Connection) -> None:
@@ -466,8 +287,34 @@ class SQLiteStore:
     # -- protocol ------------------------------------------------------------
 
     @property
+    def keyword_backend(self) -> KeywordBackend:
+        """``fts5`` when the FTS5 index is in use, else ``like``."""
+        return "fts5" if self._fts_available else "like"
+
+    @property
     def fts_available(self) -> bool:
+        """Whether keyword search runs on FTS5 (kept for callers of the SQLite store)."""
         return self._fts_available
+
+    @property
+    def location(self) -> str:
+        """The database file's path."""
+        return os.fspath(self.path)
+
+    @property
+    def index_location(self) -> Path | None:
+        """The database path: derived files go beside it (None for ``:memory:``)."""
+        return None if self._database.in_memory or str(self.path) in ("", ".") else self.path
+
+    @property
+    def vector_search(self) -> VectorSearch | None:
+        """None: each process keeps its own vector index, caught up from ``vector_log``."""
+        return None
+
+    @property
+    def change_feed(self) -> ChangeFeed | None:
+        """None: SQLite cannot push changes, so watchers poll the versions."""
+        return None
 
     @property
     def schema_version(self) -> int:
@@ -478,7 +325,7 @@ class SQLiteStore:
         return self._semantic
 
     @property
-    def context(self) -> sqlite_context.SQLiteContext:
+    def context(self) -> SQLiteContext:
         """Signal features, trigger history and pending recollections (issue 6)."""
         return self._context
 
@@ -488,7 +335,7 @@ class SQLiteStore:
         return self._core
 
     @property
-    def intentions(self) -> sqlite_intentions.SQLiteIntentions:
+    def intentions(self) -> SQLiteIntentions:
         """Intentions, their triggers and streaks (issue 17)."""
         return self._intentions
 
@@ -517,7 +364,7 @@ class SQLiteStore:
             raise
 
     def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._retrying(lambda connection: connection.execute(sql, params).fetchall())
+        return self._database.read(sql, params)
 
     def get(
         self,
@@ -528,7 +375,7 @@ class SQLiteStore:
         seq: int | None = None,
     ) -> Memory | None:
         params: dict[str, Any] = {}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         if id is not None:
             params["id"] = id
             where += " AND m.id = :id"
@@ -539,7 +386,7 @@ class SQLiteStore:
             params["seq"] = seq
             where += " AND m.seq = :seq"
         rows = self._read(f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}", params)
-        return _row_to_memory(rows[0]) if rows else None
+        return row_to_memory(rows[0]) if rows else None
 
     def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
         if terms and self._fts_available:
@@ -552,7 +399,7 @@ class SQLiteStore:
             "match": " OR ".join(f'"{term}"' for term in terms),
             "limit": limit,
         }
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         sql = (
             f"SELECT {SELECT_COLUMNS}, bm25({FTS_TABLE}, {BM25_WEIGHTS}) AS rank"
             f" FROM {FTS_TABLE} JOIN memories m ON m.seq = {FTS_TABLE}.rowid"
@@ -569,17 +416,17 @@ class SQLiteStore:
             # Half absolute (BM25 saturation), half relative to this query's best hit:
             # BM25 alone is near 0 in tiny collections where every term is common.
             keyword = 0.5 * strength / (strength + 1.0) + 0.5 * min(1.0, strength / best)
-            matches.append(Match(memory=_row_to_memory(row[:-1]), keyword=keyword, backend="fts"))
+            matches.append(Match(memory=row_to_memory(row[:-1]), keyword=keyword, backend="fts5"))
         return matches
 
     def _search_like(self, scope: Scope, patterns: Sequence[str], limit: int) -> list[Match]:
         if not patterns:
             return []
         params: dict[str, Any] = {"limit": limit}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         parts = []
         for index, pattern in enumerate(patterns):
-            params[f"p{index}"] = f"%{_escape_like(pattern)}%"
+            params[f"p{index}"] = f"%{escape_like(pattern)}%"
             like = f"LIKE :p{index} ESCAPE '\\'"
             parts.append(
                 f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR (m.tags {like}))"
@@ -592,28 +439,28 @@ class SQLiteStore:
         )
         total = float(len(patterns))
         return [
-            Match(memory=_row_to_memory(row[:-1]), keyword=float(row[-1]) / total, backend="like")
+            Match(memory=row_to_memory(row[:-1]), keyword=float(row[-1]) / total, backend="like")
             for row in self._read(sql, params)
         ]
 
     def list_page(
-        self, scope: Scope, *, order: Order, limit: int, after: tuple[str, int] | None
+        self, scope: Scope, *, order: Order, limit: int, after: tuple[datetime, int] | None
     ) -> list[Memory]:
         column = "created_at" if order == "created" else "updated_at"
         params: dict[str, Any] = {"limit": limit}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         if after is not None:
-            params["after_value"], params["after_seq"] = after
+            params["after_value"], params["after_seq"] = to_storage(after[0]), after[1]
             where += f" AND (m.{column}, m.seq) < (:after_value, :after_seq)"
         sql = (
             f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
             f" ORDER BY m.{column} DESC, m.seq DESC LIMIT :limit"
         )
-        return [_row_to_memory(row) for row in self._read(sql, params)]
+        return [row_to_memory(row) for row in self._read(sql, params)]
 
     def counts(self, scope: Scope) -> Counts:
         params: dict[str, Any] = {}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
 
         def grouped(column: str) -> dict[str, int]:
             sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1 ORDER BY 1"
@@ -645,7 +492,7 @@ class SQLiteStore:
         last_seq = 0
         while True:
             params: dict[str, Any] = {"after": last_seq}
-            where = _scope_sql(scope, params)
+            where = scope_sql(scope, params)
             rows = self._read(
                 f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where} AND m.seq > :after"
                 " ORDER BY m.seq LIMIT 500",
@@ -654,7 +501,7 @@ class SQLiteStore:
             if not rows:
                 return
             for row in rows:
-                yield _row_to_memory(row)
+                yield row_to_memory(row)
             last_seq = int(rows[-1][0])
 
     def namespaces(self) -> list[str]:
@@ -662,25 +509,10 @@ class SQLiteStore:
         return [str(row[0]) for row in rows]
 
     def write(self, operation: Callable[[apsw.Connection], T]) -> T:
-        """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried.
+        """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried."""
+        return self._database.write(operation)
 
-        The companions (core memory, semantic, context stores) write through this.
-        """
-
-        def step(connection: apsw.Connection) -> T:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                result = operation(connection)
-                connection.execute("COMMIT")
-            except BaseException:
-                if not connection.get_autocommit():
-                    connection.execute("ROLLBACK")
-                raise
-            return result
-
-        return self._retrying(step)
-
-    def purge_expired(self, now: Any) -> int:
+    def purge_expired(self, now: datetime) -> int:
         stamp = to_storage(now)
 
         def step(connection: apsw.Connection) -> int:
@@ -699,7 +531,17 @@ class SQLiteStore:
                 total += candidate.stat().st_size
         return total
 
+    def compact_after_forget(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it.
+
+        Forgotten rows' pages were zeroed in the database file (``secure_delete``)
+        but their old versions may still sit in the WAL until it is checkpointed.
+        """
+        self.checkpoint()
+
     def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it."""
+
         def step(connection: apsw.Connection) -> None:
             row = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if row is not None and row[0]:
@@ -710,11 +552,7 @@ class SQLiteStore:
     # -- tokens (TokenStore) -------------------------------------------------
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> int:
-        def step(connection: apsw.Connection) -> int:
-            connection.execute(sql, params)
-            return int(connection.changes())
-
-        return self.write(step)
+        return self._database.changes(sql, params)
 
     def insert_token(self, record: TokenRecord) -> None:
         self._write(
@@ -726,39 +564,35 @@ class SQLiteStore:
                 record.token_hash,
                 json.dumps(record.scopes, sort_keys=True),
                 to_storage(record.created_at),
-                _storage_time(record.last_used_at),
-                _storage_time(record.revoked_at),
+                stamp(record.last_used_at),
+                stamp(record.revoked_at),
             ),
         )
 
     def find_token(self, token_id: str) -> TokenRecord | None:
         rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = ?", (token_id,))
-        return _row_to_token(rows[0]) if rows else None
+        return row_to_token(rows[0]) if rows else None
 
     def list_tokens(self) -> list[TokenRecord]:
         rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id", ())
-        return [_row_to_token(row) for row in rows]
+        return [row_to_token(row) for row in rows]
 
-    def revoke_token(self, token_id: str, now: Any) -> bool:
+    def revoke_token(self, token_id: str, now: datetime) -> bool:
         changed = self._write(
             "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
             (to_storage(now), token_id),
         )
         return changed > 0
 
-    def touch_token(self, token_id: str, now: Any) -> None:
+    def touch_token(self, token_id: str, now: datetime) -> None:
         self._write("UPDATE tokens SET last_used_at = ? WHERE id = ?", (to_storage(now), token_id))
 
     def has_active_tokens(self) -> bool:
         return bool(self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1", ()))
 
     def close(self) -> None:
-        with self._connections_lock:
-            connections, self._connections = self._connections, []
-            self._closed = True
-        for connection in connections:
-            connection.close()
-        self._local = threading.local()
+        """Release every connection."""
+        self._database.close()
 
     def __repr__(self) -> str:
         return f"SQLiteStore({os.fspath(self.path)!r})"
