@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -105,9 +105,19 @@ def postgres_template(postgres_server: LocalPostgres) -> str:
     return TEMPLATE_DATABASE
 
 
+@pytest.fixture(scope="session")
+def postgres_database(postgres_server: LocalPostgres, postgres_template: str) -> Callable[[], str]:
+    """Makes fresh, migrated databases (for fixtures wider than one test)."""
+
+    def create() -> str:
+        return postgres_server.create_database(
+            f"test_{next(_DATABASE_NUMBERS)}", template=postgres_template
+        )
+
+    return create
+
+
 @pytest.fixture
-def postgres_url(postgres_server: LocalPostgres, postgres_template: str) -> str:
+def postgres_url(postgres_database: Callable[[], str]) -> str:
     """The URL of a fresh, migrated database of its own."""
-    return postgres_server.create_database(
-        f"test_{next(_DATABASE_NUMBERS)}", template=postgres_template
-    )
+    return postgres_database()

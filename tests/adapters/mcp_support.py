@@ -24,7 +24,7 @@ ALL_DIALECTS = "native,batbox,chaoscore,rover"
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
-def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
+def in_process(db: Path | str, dialects: str = ALL_DIALECTS) -> Connect:
     """A connector that runs the server inside this process (lifespan included)."""
     settings = Settings(db=db, synchronous="NORMAL", embedder="none", graph_extractor="rules")
     server = build_server(lambda: MemoryService.open(settings), dialects.split(","))
@@ -37,7 +37,7 @@ def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
     return connect
 
 
-def stdio(db: Path, dialects: str = ALL_DIALECTS, embedder: str = "none") -> Connect:
+def stdio(db: Path | str, dialects: str = ALL_DIALECTS, embedder: str = "none") -> Connect:
     """A connector that launches `python -m recalld mcp` and talks over its stdin/stdout."""
     parameters = StdioServerParameters(
         command=sys.executable,
@@ -81,7 +81,7 @@ def free_port() -> int:
 
 
 def start_http_server(
-    db: Path, dialects: str = ALL_DIALECTS
+    db: Path | str, dialects: str = ALL_DIALECTS
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start `recalld mcp --transport http` and wait (bounded) until it accepts connections."""
     port = free_port()
