@@ -10,7 +10,8 @@ Watched resources: the lifespan checks each resource's ``version`` and, when it
 changes (whichever process changed it), notifies subscribers of both protocol
 eras. It checks every 0.25 s on SQLite; on a store with a change feed
 (PostgreSQL ``LISTEN/NOTIFY``) it checks when the database says something changed
-(on any server), and at least every few seconds in case a notification was lost: 2026-07-28 ``subscriptions/listen`` streams through the subscription bus,
+(on any server), and at least every few seconds in case a notification was lost.
+2026-07-28 ``subscriptions/listen`` streams through the subscription bus,
 and 2025-era ``resources/subscribe`` sessions, a method the high-level server
 does not serve, so it is registered on the low-level server here.
 """
