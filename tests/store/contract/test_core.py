@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from recalld.store.base import Store
-from tests.store.contract.conftest import NOW, OpenStore
+from tests.store.contract.conftest import NOW, OpenStore, record
 
 
 def test_core_edit_persists_and_versions(store: Store) -> None:
@@ -65,3 +65,22 @@ def test_core_concurrent_batches_lose_no_update(open_another: OpenStore) -> None
     assert errors == []
     entries = stores[0].core.entries("default", "memory")
     assert sorted(entries) == sorted(f"{i}-{n}" for i in range(len(stores)) for n in range(10))
+
+
+def test_change_feed_hears_a_change_committed_by_another_store(open_another: OpenStore) -> None:
+    watcher, writer = open_another(), open_another()
+    feed = watcher.change_feed
+    if feed is None:
+        pytest.skip("this store has no pushed notifications (watchers poll)")
+    seen = feed.wait(0, 0.0)
+    listening = getattr(feed, "listening", None)
+    if listening is not None:
+        assert listening(30)
+    seen = feed.wait(0, 0.0)
+    writer.core.edit("default", "user", lambda entries: entries.append("pushed"), NOW)
+    assert feed.wait(seen, 30) > seen
+    seen = feed.wait(0, 0.0)
+    with writer.transaction() as tx:
+        memory = tx.insert(record(id="pending", content="queued"))
+    writer.context.fire("default", [(memory.seq, 0.9, {}, "line")], NOW, NOW)
+    assert feed.wait(seen, 30) > seen
