@@ -34,6 +34,7 @@ from recalld.adapters._cli_support import (
 from recalld.adapters.cli_context import context_commands
 from recalld.adapters.cli_graph import graph_group, import_mcp_memory
 from recalld.adapters.cli_intentions import intention_commands
+from recalld.adapters.cli_migrate import migrate_command
 from recalld.adapters.cli_servers import server_commands
 from recalld.config import Settings
 from recalld.errors import RecalldError
@@ -378,7 +379,13 @@ def shell(state: _State) -> None:
             continue
 
 
-for _command in (*server_commands, *context_commands, *intention_commands, graph_group):
+for _command in (
+    *server_commands,
+    *context_commands,
+    *intention_commands,
+    graph_group,
+    migrate_command,
+):
     cli.add_command(_command)
 
 

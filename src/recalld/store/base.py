@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from recalld.store.graph import GraphStore, GraphTransaction
     from recalld.store.intentions import IntentionRecord, IntentionStore
     from recalld.store.semantic import SemanticStore, VectorSearch
+    from recalld.store.tables import TableAccess
 
 __all__ = [
     "FULL_TEXT_BACKENDS",
@@ -210,6 +211,11 @@ class Store(Protocol):
     @property
     def change_feed(self) -> ChangeFeed | None:
         """Pushed change notifications, when the database has them (else None: poll)."""
+        ...
+
+    @property
+    def tables(self) -> TableAccess:
+        """Whole-table reads and writes, for copying a database to another store."""
         ...
 
     @property

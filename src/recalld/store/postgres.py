@@ -69,6 +69,7 @@ from recalld.store.postgres_rows import (
     scope_sql,
 )
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
+from recalld.store.postgres_tables import PostgresTables
 from recalld.store.sql import escape_like
 
 __all__ = ["VACUUM_TABLES", "PostgresStore"]
@@ -236,6 +237,7 @@ class PostgresStore:
         self._context = PostgresContext(database)
         self._intentions = PostgresIntentions(database)
         self._feed = PostgresChangeFeed(database)
+        self._tables = PostgresTables(database, self._semantic.ensure_index)
 
     @classmethod
     def open(cls, settings: Settings) -> PostgresStore:
@@ -322,6 +324,11 @@ class PostgresStore:
     def change_feed(self) -> ChangeFeed:
         """``LISTEN/NOTIFY`` on core-memory and pending-queue changes, from any server."""
         return self._feed
+
+    @property
+    def tables(self) -> PostgresTables:
+        """Whole-table access, for ``recalld migrate``."""
+        return self._tables
 
     @property
     def context(self) -> PostgresContext:

@@ -186,7 +186,7 @@ class PostgresSemantic:
 
         return self._transact(step)
 
-    def _ensure_index(self, model: str, dimension: int) -> None:
+    def ensure_index(self, model: str, dimension: int) -> None:
         """Create the model's HNSW index once (its own transaction, one creator at a time)."""
         if (model, dimension) in self._indexed:
             return
@@ -220,7 +220,7 @@ class PostgresSemantic:
         now: datetime,
     ) -> int:
         if results:
-            self._ensure_index(model, dimension)
+            self.ensure_index(model, dimension)
 
         def step(connection: Connection) -> int:
             completed = 0

@@ -58,6 +58,7 @@ from recalld.store.sqlite_rows import (
     stamp,
 )
 from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
+from recalld.store.sqlite_tables import SQLiteTables
 
 __all__ = ["SQLiteStore"]
 
@@ -201,6 +202,7 @@ class SQLiteStore:
         self._graph = SQLiteGraph(self._database)
         self._context = SQLiteContext(self._database)
         self._intentions = SQLiteIntentions(self._database)
+        self._tables = SQLiteTables(self._database)
         if not self._fts_available:
             logger.warning("FTS5 is not in use for %s: keyword search uses LIKE", self.path)
 
@@ -315,6 +317,11 @@ class SQLiteStore:
     def change_feed(self) -> ChangeFeed | None:
         """None: SQLite cannot push changes, so watchers poll the versions."""
         return None
+
+    @property
+    def tables(self) -> SQLiteTables:
+        """Whole-table access, for ``recalld migrate``."""
+        return self._tables
 
     @property
     def schema_version(self) -> int:
