@@ -77,7 +77,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     skip = pytest.mark.skip(reason="needs PostgreSQL: run pytest --postgres")
     for item in items:
-        if "postgres" in item.keywords:
+        if item.get_closest_marker("postgres") is not None:
             item.add_marker(skip)
 
 
