@@ -46,15 +46,15 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corpus import make_queries, make_texts  # noqa: E402
+from tests.adapters.http_support import ServerProcess
+from tests.postgres_server import LocalPostgres
 
-from recalld.config import Settings  # noqa: E402
-from recalld.embeddings.hashing import HashingEmbedder  # noqa: E402
-from recalld.service import MemoryService  # noqa: E402
-from recalld.store.semantic import encode_vector, text_hash  # noqa: E402
-from recalld.store.tables import COPIED_TABLES  # noqa: E402
-from tests.adapters.http_support import ServerProcess  # noqa: E402
-from tests.postgres_server import LocalPostgres  # noqa: E402
+from corpus import make_queries, make_texts
+from recalld.config import Settings
+from recalld.embeddings.hashing import HashingEmbedder
+from recalld.service import MemoryService
+from recalld.store.semantic import encode_vector, text_hash
+from recalld.store.tables import COPIED_TABLES
 
 EMBEDDER = HashingEmbedder(256)
 VECTORS = next(table for table in COPIED_TABLES if table.name == "vectors")
@@ -173,11 +173,14 @@ def requests_per_second(
     environment = {"RECALLD_EMBEDDER": "hashing", "RECALLD_GRAPH_EXTRACTOR": "none"}
     results: dict[str, Any] = {}
     with ExitStack() as stack:
-        servers = []
+        servers: list[ServerProcess] = []
         for count in (1, 2):
             while len(servers) < count:
                 server = ServerProcess(
-                    db, log_path=directory / f"server-{len(servers)}.log", **environment
+                    db,
+                    log_path=directory / f"server-{len(servers)}.log",
+                    RECALLD_EMBEDDER=environment["RECALLD_EMBEDDER"],
+                    RECALLD_GRAPH_EXTRACTOR=environment["RECALLD_GRAPH_EXTRACTOR"],
                 ).start()
                 stack.callback(server.stop)
                 servers.append(server)
