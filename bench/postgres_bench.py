@@ -19,8 +19,11 @@ The corpus is synthetic (``bench/corpus.py`` texts) with **cheap vectors**:
 memories are written with ``embedder="none"`` and their vectors are the
 hashing embedder's (feature hashing of words and trigrams, 256 dimensions, no
 model), bulk-written through ``store.tables`` instead of by the worker, so 100k
-memories load in minutes. Latency and throughput are meaningful; hit rates are
-not measured. The graph extractor is off. Prints one JSON object on the last line.
+memories load in minutes, then ``ANALYZE`` (what autovacuum does within a
+minute, and ``recalld migrate`` at its end). Latency and throughput are
+meaningful; hit rates are not measured. The graph extractor is off. A forget's
+cost (with its VACUUM on PostgreSQL, its WAL checkpoint on SQLite) is measured
+at each size. Prints one JSON object on the last line.
 """
 
 from __future__ import annotations
@@ -111,7 +114,21 @@ def grow(db: Path | str, texts: list[str], start: int, stop: int) -> float:
                 for receipt, text, vector in zip(receipts, chunk, vectors, strict=True)
             ]
             memory.store.tables.write(VECTORS, rows)
+        # What autovacuum does within a minute of a bulk load (and migrate does at its end).
+        memory.store.tables.analyze()
     return time.perf_counter() - started
+
+
+def forget_latency(db: Path | str, count: int) -> dict[str, Any]:
+    """How long a forget takes, including what the store does after it."""
+    with MemoryService.open(_settings(db, "hashing")) as memory:
+        victims = memory.list_memories(limit=count).memories
+        samples = []
+        for victim in victims:
+            started = time.perf_counter()
+            memory.forget(victim.id)
+            samples.append(time.perf_counter() - started)
+    return {"forgets": len(samples), **_percentiles(samples)}
 
 
 def recall_latency(db: Path | str, queries: list[str]) -> dict[str, Any]:
@@ -225,6 +242,7 @@ def run_store(
             "load_average": os.getloadavg(),
             "hybrid": recall_latency(db, queries),
             "store_bytes": _disk(db),
+            "forget": forget_latency(db, 5 if quick else 20),
         }
         if size == sizes[0] and http_seconds > 0:
             entry["http_search"] = requests_per_second(db, directory, queries, http_seconds)

@@ -221,4 +221,5 @@ def copy_store(
     for table in COPIED_TABLES:
         if table.name != "tokens":
             copier.table(table)
+    target.tables.analyze()
     return replace(copier.report)

@@ -98,9 +98,7 @@ class PostgresTables:
                 self._ensure_index(model, dimension)
         names = ", ".join([_name(table, column.name) for column in columns] + extra)
         marks = ", ".join("%s" for _ in range(len(columns) + len(extra)))
-        match = " AND ".join(
-            f"{_name(table, name)} IS NOT DISTINCT FROM %s" for name in table.identity
-        )
+        match = " AND ".join(f"{_name(table, name)} = %s" for name in table.identity)
         sql = (
             f"INSERT INTO {table.name}({names}) SELECT {marks}"
             f" WHERE NOT EXISTS (SELECT 1 FROM {table.name} WHERE {match})"
@@ -122,3 +120,8 @@ class PostgresTables:
             return inserted
 
         return self._database.write(step)
+
+    def analyze(self) -> None:
+        """``ANALYZE`` the database (outside any transaction)."""
+        with self._database.connection() as connection:
+            connection.execute("ANALYZE")

@@ -83,7 +83,7 @@ class SQLiteTables:
         columns = table.written
         names = ", ".join(column.name for column in columns)
         marks = ", ".join("?" for _ in columns)
-        match = " AND ".join(f"{name} IS ?" for name in table.identity)
+        match = " AND ".join(f"{name} = ?" for name in table.identity)
         sql = (
             f"INSERT INTO {table.name}({names}) SELECT {marks}"
             f" WHERE NOT EXISTS (SELECT 1 FROM {table.name} WHERE {match})"
@@ -102,3 +102,7 @@ class SQLiteTables:
             return int(connection.total_changes() - before)
 
         return self._database.write(step)
+
+    def analyze(self) -> None:
+        """``ANALYZE`` every table (SQLite's planner statistics)."""
+        self._database.run(lambda connection: connection.execute("ANALYZE"))

@@ -40,6 +40,7 @@ class Table:
     columns: tuple[Column, ...]
     order: tuple[str, ...]
     identity: tuple[str, ...]
+    """Never NULL: they are compared with ``=``, so the table's key index finds them."""
     generated: str | None = None
     """A store-assigned id column: read, but never written (the target assigns its own)."""
 
@@ -205,4 +206,13 @@ class TableAccess(Protocol):
     def write(self, table: Table, rows: Sequence[dict[str, Any]]) -> int:
         """Insert the rows (written columns only) in one transaction, skipping any whose
         ``identity`` values are already present; returns how many were inserted."""
+        ...
+
+    def analyze(self) -> None:
+        """Refresh the query planner's statistics after a bulk write (``ANALYZE``).
+
+        Without them, a freshly filled PostgreSQL database plans vector queries
+        as a scan of every vector (40 ms at 20k memories instead of 1.5 ms) until
+        autovacuum gets to it.
+        """
         ...
