@@ -6,9 +6,17 @@ record every id the server acknowledged with a 200, then SIGKILLs the *server*
 while requests are still in flight, and starts it again. After every restart
 the ids the new server exports must include every id ever acknowledged.
 
+With ``--mixed`` (issue 10) three more writers share the file for the whole
+soak, through the server's kills: the CLI (``recalld remember --id``, one
+process per write), an MCP client over stdio (``recalld mcp``, the native
+``remember`` tool) and the library (``MemoryService`` in its own process). Each
+records the ids it saw acknowledged; at the end every acknowledged id of every
+writer must be in the database exactly once, and no writer may have seen
+``database is locked``.
+
 Run it from the repository root::
 
-    .venv/bin/python bench/crash_soak.py --cycles 100 [--clients 4] [--db PATH] [--seed 1]
+    .venv/bin/python bench/crash_soak.py --cycles 100 [--clients 4] [--mixed] [--db PATH]
 
 Progress goes to stderr; the last line of stdout is one JSON object. The exit
 status is 1 if any acknowledged write was missing. The test suite runs it with
@@ -33,9 +41,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import apsw
 import httpx
 
 STARTUP_SECONDS = 60.0
+LOCKED = "database is locked"
+# The library and MCP writers pause this long between writes, so that on 2 cores they
+# share the file with the HTTP clients instead of starving them.
+WRITER_PAUSE_SECONDS = 0.02
+LIBRARY_WRITER = f"""
+import sys, time
+from recalld.config import Settings
+from recalld.service import MemoryService
+with MemoryService.open(Settings(db=sys.argv[1], embedder="none")) as service:
+    index = 0
+    while True:
+        memory_id = f"library-{{index}}"
+        service.remember(f"soak {{memory_id}}", id=memory_id)
+        print(memory_id, flush=True)
+        index += 1
+        time.sleep({WRITER_PAUSE_SECONDS})
+"""
 
 
 def _free_port() -> int:
@@ -140,6 +166,105 @@ class Writers:
                         self.refused.append(f"{response.status_code} {response.text[:200]}")
 
 
+class MixedWriters:
+    """The CLI, an MCP stdio client and the library, writing the same file all along."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.acknowledged: dict[str, list[str]] = {"cli": [], "mcp": [], "library": []}
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._cli, daemon=True),
+            threading.Thread(target=self._mcp, daemon=True),
+        ]
+        self._library = subprocess.Popen(
+            [sys.executable, "-c", LIBRARY_WRITER, str(db)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_environment(),
+        )
+        self._threads.append(threading.Thread(target=self._read_library, daemon=True))
+
+    def start(self) -> None:
+        """Start every writer."""
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        """Stop every writer and collect what they saw."""
+        self._stop.set()
+        self._library.terminate()
+        _, errors = self._library.communicate(timeout=60)
+        if LOCKED in errors:
+            self.errors.append(f"library: {LOCKED}")
+        for thread in self._threads:
+            thread.join(timeout=120)
+
+    def _cli(self) -> None:
+        index = 0
+        while not self._stop.is_set():
+            memory_id = f"cli-{index}"
+            index += 1
+            command = [sys.executable, "-m", "recalld", "--db", str(self.db), "remember"]
+            result = subprocess.run(
+                [*command, f"soak {memory_id}", "--id", memory_id, "--json"],
+                capture_output=True,
+                text=True,
+                env=_environment(),
+                timeout=300,
+                check=False,
+            )
+            if result.returncode == 0:
+                self.acknowledged["cli"].append(json.loads(result.stdout)["id"])
+            else:
+                self.errors.append(f"cli {memory_id}: {result.stderr.strip()[-200:]}")
+
+    def _mcp(self) -> None:
+        from mcp import Client, StdioServerParameters
+
+        async def write() -> None:
+            parameters = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "recalld", "--db", str(self.db), "mcp"],
+                env=_environment(),
+            )
+            async with Client(parameters) as client:
+                index = 0
+                while not self._stop.is_set():
+                    memory_id = f"mcp-{index}"
+                    index += 1
+                    arguments = {"content": f"soak {memory_id}", "id": memory_id}
+                    result = await client.call_tool("remember", arguments)
+                    if getattr(result, "is_error", True):
+                        self.errors.append(f"mcp {memory_id}: {result}")
+                    else:
+                        self.acknowledged["mcp"].append(memory_id)
+                    await asyncio.sleep(WRITER_PAUSE_SECONDS)
+
+        import asyncio
+
+        asyncio.run(write())
+
+    def _read_library(self) -> None:
+        assert self._library.stdout is not None
+        for line in self._library.stdout:
+            self.acknowledged["library"].append(line.strip())
+
+
+def stored_rows(db: Path) -> tuple[set[str], int]:
+    """Every id in the database (any namespace), and how many contents appear twice."""
+    connection = apsw.Connection(str(db))
+    connection.set_busy_timeout(30_000)
+    ids = {str(row[0]) for row in connection.execute("SELECT id FROM memories")}
+    duplicated = connection.execute(
+        "SELECT count(*) FROM (SELECT content FROM memories GROUP BY content HAVING count(*) > 1)"
+    ).fetchone()
+    connection.close()
+    return ids, int(duplicated[0]) if duplicated else 0
+
+
 def exported_ids(base_url: str) -> set[str]:
     """Every memory id the server holds (in the default namespace)."""
     response = httpx.get(f"{base_url}/v1/export", timeout=120)
@@ -147,7 +272,7 @@ def exported_ids(base_url: str) -> set[str]:
     return {json.loads(line)["id"] for line in response.text.splitlines() if line.strip()}
 
 
-def soak(db: Path, cycles: int, clients: int, seed: int) -> dict[str, Any]:
+def soak(db: Path, cycles: int, clients: int, seed: int, mixed: bool = False) -> dict[str, Any]:
     """Run the kill/restart cycles and return the summary."""
     chooser = random.Random(seed)
     log_path = db.with_name(f"{db.name}-server.log")
@@ -158,6 +283,9 @@ def soak(db: Path, cycles: int, clients: int, seed: int) -> dict[str, Any]:
     sent = 0
     started = time.monotonic()
     process, base_url = start_server(db, log_path)
+    others = MixedWriters(db) if mixed else None
+    if others is not None:
+        others.start()
     for cycle in range(cycles):
         writers = Writers(base_url, cycle, clients)
         target = chooser.randint(20, 300)
@@ -183,13 +311,40 @@ def soak(db: Path, cycles: int, clients: int, seed: int) -> dict[str, Any]:
             f" {len(acknowledged)} in total, {len(missing)} missing",
             file=sys.stderr,
         )
+    mixed_summary: dict[str, Any] = {}
+    if others is not None:
+        others.stop()
+        stored, duplicated = stored_rows(db)
+        by_writer = {name: len(ids) for name, ids in others.acknowledged.items()}
+        lost = {name: sorted(set(ids) - stored)[:10] for name, ids in others.acknowledged.items()}
+        missing |= {item for items in lost.values() for item in items}
+        locked = [error for error in others.errors if LOCKED in error]
+        locked += [
+            line for line in log_path.read_text(errors="replace").splitlines() if LOCKED in line
+        ]
+        mixed_summary = {
+            "acknowledged_by_writer": {"http": len(acknowledged), **by_writer},
+            "acknowledged_total": len(acknowledged) + sum(by_writer.values()),
+            "missing_by_writer": {name: len(items) for name, items in lost.items()},
+            "duplicated_contents": duplicated,
+            "database_is_locked": len(locked),
+            "writer_errors": len(others.errors),
+            "writer_error_sample": others.errors[:5],
+        }
     process.terminate()
     process.wait(timeout=30)
     return {
         "benchmark": "crash_soak",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
-        "settings": {"cycles": cycles, "clients": clients, "seed": seed, "synchronous": "FULL"},
+        "settings": {
+            "cycles": cycles,
+            "clients": clients,
+            "seed": seed,
+            "synchronous": "FULL",
+            "mixed": mixed,
+        },
+        **({"mixed": mixed_summary} if mixed_summary else {}),
         "cycles": cycles,
         "sent": sent,
         "acknowledged": len(acknowledged),
@@ -209,12 +364,21 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--db", type=Path, help="database file (default: a temporary one)")
+    parser.add_argument(
+        "--mixed", action="store_true", help="also write through the CLI, MCP stdio and the library"
+    )
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="recalld-soak-") as directory:
         db = arguments.db or Path(directory) / "soak.db"
-        summary = soak(db, arguments.cycles, arguments.clients, arguments.seed)
+        summary = soak(db, arguments.cycles, arguments.clients, arguments.seed, arguments.mixed)
     print(json.dumps(summary))
-    if summary["missing"] or summary["refused"]:
+    mixed = summary.get("mixed", {})
+    if (
+        summary["missing"]
+        or summary["refused"]
+        or mixed.get("duplicated_contents")
+        or mixed.get("database_is_locked")
+    ):
         sys.exit(1)
 
 

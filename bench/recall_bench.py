@@ -446,6 +446,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=200, help="timed queries per kind")
     parser.add_argument("--raw-sample", type=int, default=1000, help="texts for raw throughput")
     parser.add_argument("--db-dir", type=Path, default=None, help="keep databases here")
+    parser.add_argument(
+        "--reuse-db", type=Path, default=None, help="one size: keep and reuse this database"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
@@ -456,6 +459,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(run_size(arguments.one, arguments, directory)))
         return
     sizes = [int(value) for value in arguments.n.split(",") if value.strip()]
+    if arguments.reuse_db is not None and len(sizes) != 1:
+        parser.error("--reuse-db times one size")
     results = []
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         for n in sizes:
@@ -485,7 +490,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             "worker_batch_size": defaults.worker_batch_size,
             "embedder_threads": defaults.embedder_threads,
             "vector_ann_threshold": defaults.vector_ann_threshold,
-            "hybrid_keyword_weight": defaults.hybrid_keyword_weight,
+            # getattr: the script also times older versions of recalld (see --reuse-db).
+            "min_score": getattr(defaults, "min_score", None),
+            "keyword_candidates": getattr(defaults, "keyword_candidates", None),
+            "vector_candidates": getattr(defaults, "vector_candidates", None),
             "queries": arguments.queries,
             "raw_sample": arguments.raw_sample,
             "real_limit": arguments.real_limit,

@@ -1,12 +1,20 @@
-"""Shared fixtures: a temporary database, a clock the test controls, and the service."""
+"""Shared fixtures: a temporary database, a clock the test controls, and the service.
+
+Two fixtures apply to every test: the environment holds no ``RECALLD_*`` variable
+(so a developer's settings cannot change a result, in this process or in the
+servers it starts), and every :class:`MemoryService` a test opens is closed by
+the end of it (a test that leaves one open fails, after it is closed for it).
+"""
 
 from __future__ import annotations
 
 import itertools
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,6 +37,30 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture(autouse=True)
+def _no_recalld_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith("RECALLD_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
+def _every_service_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    opened: list[MemoryService] = []
+    initialise = MemoryService.__init__
+
+    def tracked(self: MemoryService, *arguments: Any, **options: Any) -> None:
+        initialise(self, *arguments, **options)
+        opened.append(self)
+
+    monkeypatch.setattr(MemoryService, "__init__", tracked)
+    yield
+    left_open = [service for service in opened if not service.closed]
+    for service in left_open:
+        service.close()
+    assert not left_open, f"the test left {len(left_open)} MemoryService(s) open"
 
 
 @pytest.fixture

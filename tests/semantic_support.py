@@ -10,6 +10,7 @@ from typing import Any
 from recalld.config import Settings
 from recalld.embeddings.base import Vectors
 from recalld.embeddings.hashing import HashingEmbedder
+from recalld.errors import EmbeddingError
 
 
 def semantic_settings(db_path: Path, **overrides: Any) -> Settings:
@@ -54,7 +55,7 @@ class FlakyEmbedder(HashingEmbedder):
         hit = self.poison is None or any(self.poison in text for text in texts)
         if hit and self.remaining > 0:
             self.remaining -= 1
-            raise RuntimeError(f"model exploded on {len(texts)} texts")
+            raise EmbeddingError(f"model exploded on {len(texts)} texts")
         return super().embed_batch(texts)
 
 

@@ -113,6 +113,21 @@ def test_core_two_matches_error_names_the_entries(small: MemoryService) -> None:
     assert "entry 2" in caught.value.message
 
 
+def test_core_old_text_equal_to_an_entry_picks_it_over_longer_ones(small: MemoryService) -> None:
+    small.core.apply(
+        "user",
+        [{"action": "add", "content": "Ana"}, {"action": "add", "content": "Ana's sister: Bia"}],
+    )
+    small.core.apply("user", [{"action": "patch", "old_text": "Ana", "content": "Ana Lima"}])
+    assert _entries(small) == ["Ana Lima", "Ana's sister: Bia"]
+    small.core.apply("user", [{"action": "add", "content": "Bia"}])
+    small.core.apply("user", [{"action": "remove", "old_text": "Bia"}])
+    assert _entries(small) == ["Ana Lima", "Ana's sister: Bia"]
+    # A span that is no whole entry must still be unique.
+    with pytest.raises(ValidationError, match="matches more than once"):
+        small.core.apply("user", [{"action": "remove", "old_text": "Ana"}])
+
+
 def test_core_new_text_alias_and_content_wins(small: MemoryService) -> None:
     small.core.apply("user", [{"action": "add", "new_text": "From alias"}])
     small.core.apply(

@@ -131,7 +131,7 @@ def test_graph_forget_removes_mentions_relations_and_orphan_entities(
     assert service.graph.relations(entity="Kate").relations
     service.store.compact_after_forget()
     assert b"zqxgraphpet" in _database_bytes(db_path)
-    assert service.forget(gone.id) is True
+    assert service.forget(gone.id).deleted is True
     names = _names(service)
     assert "Qzxgraphname" not in names
     assert "zqxgraphpet" not in names
@@ -156,12 +156,11 @@ class _ExplodingExtractor(RuleExtractor):
 
 def _with_extractor(db_path: Path, clock: FakeClock, **overrides: object) -> MemoryService:
     settings = semantic_settings(db_path, **overrides)
-    opened = MemoryService.open(settings.model_copy(update={"embedder": "none"}), clock=clock)
-    store = opened.store
     from recalld.embeddings.hashing import HashingEmbedder
+    from recalld.store.factory import open_store
 
     return MemoryService(
-        store,
+        open_store(settings),
         settings,
         clock=clock,
         embedder=HashingEmbedder(64),

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
+import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
 
 from recalld.config import Settings
+from recalld.context.signals import ImageFeatures
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
+from tests.image_plugin import create
 from tests.media import melody, picture
 
 CAFE = {"lat": 48.86420, "lon": 2.34750}  # a café in Paris
@@ -175,14 +182,65 @@ def test_pending_drain_peek_and_oldest_first(memory: MemoryService, clock: FakeC
     assert memory.recollections.pending() == []
 
 
+def _queue(memory: MemoryService, round_number: int, count: int) -> list[int]:
+    """Store and fire ``count`` memories, so ``count`` recollections wait in the queue."""
+    texts = [
+        f"round {round_number} song {index} chorus lyric{round_number}x{index}"
+        for index in range(count)
+    ]
+    seqs = [memory.recollections.remember(text).seq for text in texts]
+    for text in texts:
+        memory.recollections.sense(memory.recollections.cue(text=text))
+    assert len(memory.recollections.pending(drain=False, limit=1000)) == count
+    return seqs
+
+
+def _drain(consumer: MemoryService, barrier: threading.Barrier, taken: list[int]) -> None:
+    barrier.wait(timeout=30)
+    while items := consumer.recollections.pending(limit=2):
+        taken.extend(item.memory.seq for item in items)
+
+
+def test_pending_drain_is_exactly_once_with_consumers_racing(
+    memory: MemoryService, db_path: Path
+) -> None:
+    """Three consumers, each with its own connections, start together behind a barrier and
+    drain the same queue; over many rounds no item is delivered twice or lost."""
+    consumers = [
+        MemoryService.open(Settings(db=db_path, embedder="none", busy_timeout_ms=20))
+        for _ in range(3)
+    ]
+    try:
+        for round_number in range(8):
+            seqs = _queue(memory, round_number, 24)
+            barrier = threading.Barrier(len(consumers))
+            taken: list[list[int]] = [[] for _ in consumers]
+            threads = [
+                threading.Thread(target=_drain, args=(consumer, barrier, part))
+                for consumer, part in zip(consumers, taken, strict=True)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=120)
+            delivered = [seq for part in taken for seq in part]
+            assert sorted(delivered) == sorted(seqs), f"round {round_number}"
+            assert memory.recollections.pending() == []
+    finally:
+        for consumer in consumers:
+            consumer.close()
+
+
 CONSUMER = """
 import json, sys
 from recalld.config import Settings
 from recalld.service import MemoryService
 taken = []
-with MemoryService.open(Settings(db=sys.argv[1], busy_timeout_ms=20)) as service:
+with MemoryService.open(Settings(db=sys.argv[1], embedder="none", busy_timeout_ms=20)) as service:
+    print("ready", flush=True)
+    sys.stdin.readline()  # the barrier: start when the test says go
     while True:
-        items = service.recollections.pending(limit=3)
+        items = service.recollections.pending(limit=2)
         if not items:
             break
         taken.extend(item.memory.seq for item in items)
@@ -190,31 +248,32 @@ print(json.dumps(taken))
 """
 
 
-def test_pending_drain_is_exactly_once_with_two_consumers(
+@pytest.mark.slow
+def test_pending_drain_is_exactly_once_across_processes(
     memory: MemoryService, db_path: Path
 ) -> None:
-    seqs = [
-        memory.recollections.remember(f"song number {index} chorus lyric{index}").seq
-        for index in range(40)
-    ]
-    for index in range(40):
-        memory.recollections.sense(
-            memory.recollections.cue(text=f"song number {index} chorus lyric{index}")
-        )
-    assert len(memory.recollections.pending(drain=False, limit=100)) >= 40
-    consumers = [
-        subprocess.Popen(
-            [sys.executable, "-c", CONSUMER, str(db_path)], stdout=subprocess.PIPE, text=True
-        )
-        for _ in range(2)
-    ]
-    outputs = [consumer.communicate(timeout=120)[0] for consumer in consumers]
-    import json
-
-    taken = [seq for output in outputs for seq in json.loads(output)]
-    assert len(taken) == len(set(taken))
-    assert set(seqs) <= set(taken)
-    assert memory.recollections.pending() == []
+    for round_number in range(2):
+        seqs = _queue(memory, round_number, 40)
+        consumers = [
+            subprocess.Popen(
+                [sys.executable, "-c", CONSUMER, str(db_path)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        for consumer in consumers:
+            assert consumer.stdout is not None
+            assert consumer.stdout.readline().strip() == "ready"
+        for consumer in consumers:
+            assert consumer.stdin is not None
+            consumer.stdin.write("go\n")
+            consumer.stdin.flush()
+        outputs = [consumer.communicate(timeout=120)[0] for consumer in consumers]
+        taken = [seq for output in outputs for seq in json.loads(output)]
+        assert sorted(taken) == sorted(seqs)
+        assert memory.recollections.pending() == []
 
 
 def test_forget_removes_features_triggers_and_queued_recollections(
@@ -229,7 +288,7 @@ def test_forget_removes_features_triggers_and_queued_recollections(
     memory.recollections.sense(memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00"))
     assert memory.store.context.counts("default") == (1, 1)
     assert memory.store.context.signals([stored.seq])
-    assert memory.forget(stored.id) is True
+    assert memory.forget(stored.id).deleted is True
     assert memory.store.context.counts("default") == (0, 0)
     assert memory.store.context.signals([stored.seq]) == {}
     assert memory.recollections.pending() == []
@@ -303,7 +362,12 @@ def test_image_model_plug_in_adds_its_embedding(db_path: Path, clock: FakeClock)
             "the red door", image=base64.b64encode(picture(21)).decode()
         )
         features = memory.store.context.signals([stored.seq])[stored.seq]["image"]
-        assert len(features) == 8 + 64 * 4 + 12 * 4  # hash, histogram, the model's 12 numbers
+        # What is kept is the model's (unit-length) embedding of the picture, not the picture.
+        with Image.open(io.BytesIO(picture(21))) as opened:
+            expected = np.asarray(create()(opened.convert("RGB")), dtype=np.float64)
+        kept = np.asarray(ImageFeatures.from_bytes(features).embedding)
+        assert kept == pytest.approx(expected / np.linalg.norm(expected), abs=1e-6)
+        assert picture(21) not in features
         # Brightening changes the pHash little and the quadrant colours less: the model's
         # cosine dominates the channel.
         hits = memory.recollections.recall(

@@ -94,14 +94,14 @@ def test_forget_leaves_no_trace_in_database_files(service: MemoryService, db_pat
     assert marker.encode() in _database_bytes(db_path)
     assert b"zqxmarkerpet" in _database_bytes(db_path)
 
-    assert service.forget(receipt.id) is True
+    assert service.forget(receipt.id).deleted is True
     service.store.compact_after_forget()
     assert marker.encode() not in _database_bytes(db_path)
     assert b"zqxmarker" not in _database_bytes(db_path).lower()
     assert service.graph.entities(query="zqxmarker").entities == []
     assert service.search(marker) == []
     assert service.stats().count == 50
-    assert service.forget(receipt.id) is False
+    assert service.forget(receipt.id).deleted is False
 
 
 def test_forget_of_an_intention_leaves_no_trace_in_database_files(
@@ -129,7 +129,7 @@ def test_forget_of_an_intention_leaves_no_trace_in_database_files(
     service.store.compact_after_forget()
     assert marker.encode() in _database_bytes(db_path)
 
-    assert service.forget(intention.id) is True
+    assert service.forget(intention.id).deleted is True
     service.store.compact_after_forget()
     assert marker.encode() not in _database_bytes(db_path)
     assert service.recollections.pending() == []
@@ -138,7 +138,7 @@ def test_forget_of_an_intention_leaves_no_trace_in_database_files(
 
 def test_forget_is_namespace_scoped(service: MemoryService) -> None:
     receipt = service.remember("mine", namespace="alice")
-    assert service.forget(receipt.id, namespace="bob") is False
+    assert service.forget(receipt.id, namespace="bob").deleted is False
     assert service.get(receipt.id, namespace="alice").content == "mine"
 
 

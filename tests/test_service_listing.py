@@ -100,5 +100,6 @@ def test_stats_counts(timeline: MemoryService) -> None:
     assert stats.fts is True
     assert stats.search_backend == "fts"
     assert stats.schema_version == len(MIGRATIONS)
+    assert stats.db_size_bytes is not None
     assert stats.db_size_bytes > 0
     assert timeline.namespaces() == ["default", "other"]

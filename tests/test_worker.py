@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from recalld.embeddings.base import Embedder
+from recalld.errors import StorageError
 from recalld.model import Filters
 from recalld.service import MemoryService
+from recalld.store.base import Store
+from recalld.store.factory import open_store
 from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import (
@@ -25,8 +29,7 @@ def _open(
     settings = semantic_settings(db_path, **overrides)
     if embedder is None:
         return MemoryService.open(settings, clock=clock)
-    store = MemoryService.open(settings.model_copy(update={"embedder": "none"}), clock=clock).store
-    return MemoryService(store, settings, clock=clock, embedder=embedder)
+    return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
 
 
 def test_worker_receipt_is_queued_before_indexing(db_path: Path, clock: FakeClock) -> None:
@@ -60,7 +63,7 @@ def test_worker_unchanged_text_keeps_index_state(db_path: Path, clock: FakeClock
         assert (again.status, again.job_id, again.index_state) == ("overwritten", None, "queued")
         service.new_worker().run_until_idle()
         assert service.get(receipt.id).index_state == "indexed"
-        hits = service.search("Sydney", mode="vector")
+        hits = service.search("Sydney", mode="vector", min_score=0)
         assert hits[0].memory.id == receipt.id
 
 
@@ -72,7 +75,7 @@ def test_worker_retries_with_recorded_errors_then_succeeds(db_path: Path, clock:
         worker.run_until_idle()
         status = service.status()
         assert status.queue["queued"] == 1
-        assert status.failed_jobs[0].error == "RuntimeError: model exploded on 1 texts"
+        assert status.failed_jobs[0].error == "EmbeddingError: model exploded on 1 texts"
         assert status.failed_jobs[0].attempts == 1
         clock.advance(6)
         worker.run_until_idle()
@@ -123,9 +126,7 @@ def test_worker_two_workers_never_process_a_job_twice(db_path: Path, clock: Fake
     with _open(db_path, clock, embedder, worker_batch_size=3) as service:
         texts = [f"memory number {index}" for index in range(60)]
         service.remember_many([{"content": text} for text in texts])
-        other_store = MemoryService.open(
-            semantic_settings(db_path, embedder="none"), clock=clock
-        ).store
+        other_store = open_store(semantic_settings(db_path, embedder="none"))
         workers = [
             Worker(service.store, embedder, service.settings, clock=clock, worker_id="one"),
             Worker(other_store, embedder, service.settings, clock=clock, worker_id="two"),
@@ -183,24 +184,79 @@ def test_worker_model_switch_re_embeds_while_recall_works(db_path: Path, clock: 
         status = service.status()
         assert status.embeddings == {"model-b": 2}
         assert status.memories_by_index_state == {"indexed": 2}
-        hits = service.search("kitchen door", mode="vector")
+        hits = service.search("kitchen door", mode="vector", min_score=0)
         assert hits[0].memory.id == receipts[0].id
         assert hits[0].backends == ["vector"]
 
 
 def test_worker_thread_indexes_in_the_background(db_path: Path, clock: FakeClock) -> None:
-    with _open(db_path, clock, worker_thread=True, worker_poll_seconds=0.05) as service:
-        receipt = service.remember("indexed by the thread")
+    # An idle worker polls only once an hour here: only the write's own wake-up can make it
+    # index the memory within the wait below.
+    with _open(db_path, clock, worker_thread=True, worker_poll_seconds=3600) as service:
         worker = service.worker
         assert worker is not None
-        for _ in range(400):
-            if service.get(receipt.id).index_state == "indexed":
-                break
-            worker.notify()
-            threading.Event().wait(0.025)
+        receipt = service.remember("indexed by the thread")
+        assert worker.wait_until_processed(1, timeout=60)
         assert service.get(receipt.id).index_state == "indexed"
+        second = service.remember("and the next write wakes it again")
+        assert worker.wait_until_processed(2, timeout=60)
+        assert service.get(second.id).index_state == "indexed"
         [record] = service.status().workers
         assert record.alive
+
+
+class _FailingSemantic:
+    """The store's semantic side whose job claims fail ``failures`` times, then work."""
+
+    def __init__(self, real: Any, failures: int) -> None:
+        self._real = real
+        self.failures = failures
+        self.claims = 0
+
+    def claim_jobs(self, *arguments: Any) -> Any:
+        self.claims += 1
+        if self.claims <= self.failures:
+            raise StorageError("the database file is unreadable")
+        return self._real.claim_jobs(*arguments)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+class _FailingStore:
+    def __init__(self, real: Any, failures: int) -> None:
+        self._real = real
+        self.semantic = _FailingSemantic(real.semantic, failures)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+def test_worker_backs_off_when_its_store_keeps_failing(db_path: Path, clock: FakeClock) -> None:
+    failures = 6
+    settings = semantic_settings(db_path, worker_poll_seconds=0.01)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("waiting for the database to come back")
+        store = _FailingStore(service.store, failures)
+        pauses: list[float] = []
+
+        def pause(delay: float) -> None:
+            pauses.append(delay)  # the worker asks to wait this long; nothing sleeps here
+
+        assert service.embedder is not None
+        worker = Worker(cast(Store, store), service.embedder, settings, clock=clock, pause=pause)
+        worker.start()
+        try:
+            assert worker.wait_until_processed(1, timeout=60)
+        finally:
+            worker.stop()
+        # Every failed claim was followed by a wait, each longer than the last and well
+        # above the poll rate: a failing store is not hammered.
+        assert store.semantic.claims >= failures + 1
+        assert len(pauses) == failures
+        assert pauses == sorted(pauses)
+        assert all(later >= 2 * earlier for earlier, later in itertools.pairwise(pauses))
+        assert pauses[0] > settings.worker_poll_seconds
 
 
 def test_worker_status_is_scoped_to_namespaces(db_path: Path, clock: FakeClock) -> None:
@@ -213,5 +269,6 @@ def test_worker_status_is_scoped_to_namespaces(db_path: Path, clock: FakeClock) 
         service.new_worker().run_until_idle()
         assert service.status().embeddings == {"hashing-256": 1}
         assert service.status(["default", "other"]).embeddings == {"hashing-256": 3}
-        hits = service.search("theirs", filters=Filters(), mode="vector")
+        hits = service.search("theirs", filters=Filters(), mode="vector", min_score=0)
+        assert hits
         assert all(hit.memory.namespace == "default" for hit in hits)

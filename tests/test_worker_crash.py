@@ -10,9 +10,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import apsw
 import pytest
 
 from recalld.service import MemoryService
+from recalld.store.factory import open_store
+from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import NamedEmbedder, semantic_settings
 
@@ -22,9 +25,8 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_worker_crash_mid_batch_then_restart_completes_every_job_once(db_path: Path) -> None:
     settings = semantic_settings(db_path, worker_batch_size=8)
-    store = MemoryService.open(settings.model_copy(update={"embedder": "none"})).store
     embedder = NamedEmbedder("hashing-64")
-    with MemoryService(store, settings, embedder=embedder) as service:
+    with MemoryService(open_store(settings), settings, embedder=embedder) as service:
         receipts = service.remember_many([{"content": f"memory {index}"} for index in range(20)])
         marker = db_path.parent / "claimed"
         child = subprocess.Popen(
@@ -54,17 +56,18 @@ def test_worker_crash_mid_batch_then_restart_completes_every_job_once(db_path: P
         assert early.processed == 12
         assert service.status().queue == {"queued": 0, "running": 8, "done": 12, "failed": 0}
         # Done jobs are deleted on completion; the 8 left are the dead worker's, tried once.
-        attempts = service.store._read(  # type: ignore[attr-defined]
+        reader = apsw.Connection(str(db_path))
+        attempts = reader.execute(
             "SELECT state, attempts, count(*) FROM jobs WHERE kind = 'embed'"
-            " GROUP BY 1, 2 ORDER BY 1",
-            (),
-        )
+            " GROUP BY 1, 2 ORDER BY 1"
+        ).fetchall()
+        reader.close()
         assert attempts == [("running", 1, 8)]
 
         # After it expires (the clock is moved past the 60 s lease), they are taken over.
         later = FakeClock(datetime.now(UTC) + timedelta(seconds=120))
-        restarted = MemoryService(service.store, settings, clock=later, embedder=embedder)
-        report = restarted.new_worker(worker_id="restarted").run_until_idle()
+        restarted = Worker(service.store, embedder, settings, clock=later, worker_id="restarted")
+        report = restarted.run_until_idle()
         assert report.processed == 8
         status = service.status()
         assert status.queue == {"queued": 0, "running": 0, "done": 20, "failed": 0}
@@ -73,4 +76,7 @@ def test_worker_crash_mid_batch_then_restart_completes_every_job_once(db_path: P
         # Exactly once: 12 + 8 completions for 20 jobs; the dead worker completed none.
         assert early.processed + report.processed == 20
         assert report.failed_attempts == 0
-        assert service.store._read("SELECT count(*) FROM jobs WHERE kind = 'embed'", ()) == [(0,)]  # type: ignore[attr-defined]
+        reader = apsw.Connection(str(db_path))
+        left = reader.execute("SELECT count(*) FROM jobs WHERE kind = 'embed'").fetchall()
+        reader.close()
+        assert left == [(0,)]  # done embedding jobs are deleted on completion

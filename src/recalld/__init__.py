@@ -22,6 +22,7 @@ from recalld.errors import (
 )
 from recalld.intentions import Intention
 from recalld.model import (
+    Explanation,
     Filters,
     Hit,
     ImportReport,
@@ -35,6 +36,7 @@ from recalld.service import MemoryService
 
 __all__ = [
     "ConflictError",
+    "Explanation",
     "Filters",
     "Hit",
     "ImportReport",

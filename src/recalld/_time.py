@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from recalld.errors import ValidationError
 
 Clock = Callable[[], datetime]
+# RFC 3339 allows a lower-case "t" and "z" and a leap second (:60), which Python's parser
+# does not: they are normalised first (a leap second counts as the last microsecond).
+_LOWER_T = re.compile(r"^(\d{4}-\d{2}-\d{2})t")
+_LEAP_SECOND = re.compile(r"(T\d{2}:\d{2}):60(?:\.\d+)?")
 
 
 def utc_now() -> datetime:
@@ -34,7 +39,10 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
     if isinstance(value, datetime):
         moment = value
     else:
-        text = value.strip()
+        text = _LOWER_T.sub(r"\1T", value.strip())
+        if text.endswith("z"):
+            text = text[:-1] + "Z"
+        text = _LEAP_SECOND.sub(r"\1:59.999999", text)
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:

@@ -1,25 +1,42 @@
-"""Input checks shared by the service: each failure names the field and the limit."""
+"""Input checks shared by the service: each failure names the field and the limit.
+
+Every surface (library, CLI, REST, MCP) reaches the engine through the service,
+so these rules are the one place where what is accepted is decided. Patterns
+are matched in full (``re.fullmatch``): ``$`` alone would let ``"B\\n"`` through
+as a look-alike of ``"B"``.
+"""
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any, TypeVar
 
 import pydantic
 import pygeohash
 
+from recalld._schema import INVISIBLE_CLASS
 from recalld.config import Settings
 from recalld.errors import ValidationError
-from recalld.model import Place, PlaceInput
+from recalld.model import MAX_JSON_DEPTH, Place, PlaceInput
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
-NAMESPACE_PATTERN = re.compile(r"^[\w.:@/-]{1,100}$")
-ID_PATTERN = re.compile(r"^[\w.:-]{1,64}$")
+NAMESPACE_PATTERN = re.compile(r"[\w.:@/-]{1,100}")
+ID_PATTERN = re.compile(r"[\w.:-]{1,64}")
 GEOHASH_ALPHABET = frozenset("0123456789bcdefghjkmnpqrstuvwxyz")
 # Precision used when a place is given as coordinates: 10 characters is ~1 m.
 GEOHASH_PRECISION = 10
+# JSON text is refused before parsing when it nests deeper than this: far below what
+# would exhaust the parser's stack, far above any field's own limit.
+PARSE_DEPTH_LIMIT = 512
+# SQLite integers are signed 64-bit.
+MAX_SEQ = 2**63 - 1
+# Characters that are never part of a name or a core-memory entry (see INVISIBLE_RANGES).
+INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
+# One character that is neither white space nor NUL (the published TEXT_PATTERN's test).
+VISIBLE = re.compile(r"[^\s\x00]")
 
 
 def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
@@ -30,11 +47,15 @@ def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
         first = error.errors()[0]
         location = ".".join(str(part) for part in first["loc"]) or "input"
         raise ValidationError(f"{prefix}{location}", first["msg"]) from None
+    except RecursionError:
+        raise ValidationError(
+            prefix.rstrip(".") or "input", f"is nested deeper than {MAX_JSON_DEPTH} levels"
+        ) from None
 
 
 def namespace(value: str) -> str:
     """A namespace: 1-100 letters, digits or ``._:@/-``."""
-    if not NAMESPACE_PATTERN.match(value):
+    if not isinstance(value, str) or not NAMESPACE_PATTERN.fullmatch(value):
         raise ValidationError(
             "namespace", f"must be 1-100 letters, digits or . _ : @ / - (got {value!r})"
         )
@@ -43,57 +64,211 @@ def namespace(value: str) -> str:
 
 def memory_id(value: str) -> str:
     """A client-supplied id: 1-64 letters, digits or ``._:-``."""
-    if not ID_PATTERN.match(value):
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise ValidationError("id", f"must be 1-64 letters, digits or . _ : - (got {value!r})")
     return value
 
 
-def content(value: str, settings: Settings, field: str = "content") -> str:
-    """Non-empty text no larger than ``max_content_bytes`` (UTF-8)."""
+def seq(value: int, field: str = "seq") -> int:
+    """A store sequence number (rover's ``memory_id``): an integer from 1 to 2^63-1."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(field, f"must be an integer, got {value!r}")
+    if not 1 <= value <= MAX_SEQ:
+        raise ValidationError(field, f"must be between 1 and {MAX_SEQ}, got {value}")
+    return value
+
+
+def invisible(text: str) -> tuple[int, str] | None:
+    """The position and name of the first control or invisible character, if any."""
+    found = INVISIBLE.search(text)
+    if found is None:
+        return None
+    character = found.group(0)
+    code = f"U+{ord(character):04X}"
+    name = unicodedata.name(character, "")
+    return found.start(), f"{name} ({code})" if name else code
+
+
+def name_text(value: str, field: str) -> str:
+    """A name-like string (key, tag, kind, category, source): not blank, nothing invisible.
+
+    Such strings are compared and displayed as identifiers, so a NUL, a line
+    break or a zero-width character would make a look-alike of another name.
+    """
     if not value.strip():
+        raise ValidationError(field, "must not be empty or only spaces")
+    found = invisible(value)
+    if found is not None:
+        position, described = found
+        raise ValidationError(
+            field,
+            f"contains {described} at position {position}: control and invisible "
+            "characters are not allowed here",
+        )
+    return value
+
+
+def free_text(value: str, field: str) -> str:
+    """Free text (content, title): any characters except NUL, which C libraries stop at."""
+    position = value.find("\x00")
+    if position >= 0:
+        raise ValidationError(field, f"contains a NUL character (U+0000) at position {position}")
+    return value
+
+
+def content(value: str, settings: Settings, field: str = "content") -> str:
+    """Non-empty text no larger than ``max_content_bytes`` (UTF-8), without NUL.
+
+    "Empty" is what the published ``TEXT_PATTERN`` calls it: nothing but white space
+    (``str.strip`` would also strip the control characters \x1c-\x1f).
+    """
+    if not VISIBLE.search(value):
         raise ValidationError(field, "must not be empty")
     size = len(value.encode("utf-8", errors="surrogatepass"))
     if size > settings.max_content_bytes:
         raise ValidationError(
             field, f"is {size} bytes; the limit is {settings.max_content_bytes} bytes"
         )
-    return value
+    return free_text(value, field)
+
+
+def optional_name(value: str | None, field: str) -> str | None:
+    """:func:`name_text` for an optional field (``None`` passes)."""
+    return None if value is None else name_text(value, field)
+
+
+def optional_text(value: str | None, field: str) -> str | None:
+    """:func:`free_text` for an optional field (``None`` passes)."""
+    return None if value is None else free_text(value, field)
 
 
 def tags(values: list[str], settings: Settings) -> tuple[str, ...]:
-    """Trimmed, de-duplicated tags in their given order, within the count and length limits."""
+    """Trimmed, de-duplicated tags in their given order, within the count and length limits.
+
+    The limits apply to the tags as given (as the published schema says), before
+    trimming and de-duplication.
+    """
+    if len(values) > settings.max_tags:
+        raise ValidationError("tags", f"{len(values)} tags; the limit is {settings.max_tags}")
     cleaned: list[str] = []
     for value in values:
+        if len(value) > settings.max_tag_chars:
+            raise ValidationError(
+                "tags",
+                f"tag {value[:20]!r}... is {len(value)} chars; the limit is"
+                f" {settings.max_tag_chars}",
+            )
         tag = value.strip()
         if not tag:
             raise ValidationError("tags", "a tag must not be empty")
-        if len(tag) > settings.max_tag_chars:
-            raise ValidationError(
-                "tags",
-                f"tag {tag[:20]!r}... is {len(tag)} chars; the limit is {settings.max_tag_chars}",
-            )
+        name_text(tag, "tags")
         if tag not in cleaned:
             cleaned.append(tag)
-    if len(cleaned) > settings.max_tags:
-        raise ValidationError("tags", f"{len(cleaned)} tags; the limit is {settings.max_tags}")
     return tuple(cleaned)
 
 
-def meta(value: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """A JSON object no larger than ``max_meta_bytes`` once serialised."""
+def json_depth(value: Any, stop_after: int = MAX_JSON_DEPTH) -> int:
+    """How deeply ``value`` nests objects and arrays (a scalar is 0, ``{}`` is 1).
+
+    Iterative, so it cannot itself overflow the stack; it stops counting once
+    the depth passes ``stop_after``.
+    """
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > stop_after:
+            return deepest
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def json_object(value: dict[str, Any], settings: Settings, field: str = "meta") -> dict[str, Any]:
+    """A JSON object at most ``MAX_JSON_DEPTH`` levels deep and ``max_meta_bytes`` once
+    serialised; returns the normalised (JSON round-tripped) object."""
+    if not isinstance(value, dict):
+        raise ValidationError(field, f"must be a JSON object, got {type(value).__name__}")
+    depth = json_depth(value)
+    if depth > MAX_JSON_DEPTH:
+        raise ValidationError(
+            field, f"is nested deeper than {MAX_JSON_DEPTH} levels; the limit is {MAX_JSON_DEPTH}"
+        )
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as error:
-        raise ValidationError("meta", f"must be a JSON object: {error}") from None
-    size = len(text.encode("utf-8"))
+        raise ValidationError(field, f"must be a JSON object: {error}") from None
+    size = len(text.encode("utf-8", errors="surrogatepass"))
     if size > settings.max_meta_bytes:
-        raise ValidationError("meta", f"is {size} bytes; the limit is {settings.max_meta_bytes}")
+        raise ValidationError(field, f"is {size} bytes; the limit is {settings.max_meta_bytes}")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
 
+def meta(value: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """The ``meta`` object (see :func:`json_object`)."""
+    return json_object(value, settings, "meta")
+
+
+def load_json(text: str | bytes, field: str) -> Any:
+    """Parse JSON text, refusing ``NaN``/``Infinity`` and nesting past ``PARSE_DEPTH_LIMIT``.
+
+    Depth is checked on the brackets before parsing, so no input can make the
+    parser recurse out of the stack; the fields inside (``meta``) are held to
+    their own, lower limit afterwards, with an error that names them.
+    """
+    data = text.decode("utf-8") if isinstance(text, bytes) else text
+    if _bracket_depth(data, PARSE_DEPTH_LIMIT) > PARSE_DEPTH_LIMIT:
+        raise ValidationError(
+            field,
+            f"is nested deeper than {PARSE_DEPTH_LIMIT} levels (meta may nest at most"
+            f" {MAX_JSON_DEPTH})",
+        )
+
+    def refuse(name: str) -> Any:
+        raise ValidationError(field, f"{name} is not valid JSON")
+
+    try:
+        return json.loads(data, parse_constant=refuse)
+    except json.JSONDecodeError as error:
+        raise ValidationError(field, f"is not JSON: {error.msg}") from None
+
+
+def _bracket_depth(text: str, limit: int) -> int:
+    """The nesting depth of JSON ``text``, counted on its brackets outside strings
+    (0 when there are too few brackets to pass ``limit`` at all)."""
+    if text.count("{") + text.count("[") <= limit:
+        return 0
+    depth = deepest = 0
+    in_string = escaped = False
+    for character in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif character == "\\":
+                escaped = True
+            elif character == '"':
+                in_string = False
+        elif character == '"':
+            in_string = True
+        elif character in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif character in "}]":
+            depth -= 1
+    return deepest
+
+
 def place(value: PlaceInput) -> Place:
     """Resolve a geohash or lat+lon into a :class:`Place` holding both."""
+    if value.name is not None:
+        free_text(value.name, "place.name")
     if value.lat is not None or value.lon is not None:
         if value.lat is None or value.lon is None:
             raise ValidationError("place", "give both lat and lon, or a geohash")
@@ -121,6 +296,26 @@ def _geohash(value: str) -> str:
             "place.geohash", f"must be 1-12 characters of the geohash alphabet (got {value!r})"
         )
     return text
+
+
+def speaker(value: str | None) -> str | None:
+    """Who said or wrote a memory: one line of printable text (trimmed), or None."""
+    if value is None:
+        return None
+    # The same characters as every other name (and the published schema) are refused.
+    name_text(value, "speaker")
+    return " ".join(value.split())
+
+
+def min_score(value: float | None, field: str = "min_score") -> float | None:
+    """A score threshold in [0, 1] (None: the caller's default applies)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(field, f"must be a number between 0 and 1, got {value!r}")
+    if not 0.0 <= float(value) <= 1.0 or value != value:
+        raise ValidationError(field, f"must be between 0 and 1, got {value}")
+    return float(value)
 
 
 def limit(value: int, settings: Settings, field: str = "limit") -> int:

@@ -66,6 +66,21 @@ class Settings(BaseSettings):
     purge_interval_seconds: float = Field(
         default=60.0, gt=0, description="how often expired memories are purged"
     )
+    scrub_wait_seconds: float = Field(
+        default=2.0,
+        ge=0,
+        description="how long a forget (or another content-dropping write) waits for readers"
+        " of older snapshots before it answers that scrubbing is pending",
+    )
+    scrub_poll_seconds: float = Field(
+        default=1.0, gt=0, description="how often pending scrubs are retried in the background"
+    )
+    reserve_bytes: int = Field(
+        default=1024 * 1024,
+        ge=0,
+        description="room kept beside the database (<db>-reserve) so forget works on a full"
+        " disk; 0 turns it off",
+    )
 
     max_content_bytes: int = Field(default=64 * 1024, gt=0)
     max_tags: int = Field(default=64, gt=0)
@@ -122,6 +137,12 @@ class Settings(BaseSettings):
     )
     core_memory_chars: int = Field(
         default=2_200, gt=0, description="character limit of the core memory's memory target"
+    )
+    core_screen: Literal["strict", "off"] = Field(
+        default="strict",
+        description="strict: refuse core-memory entries that read as instructions to the model"
+        " (prompt injection, role hijack, exfiltration, secrets, persistence, hidden HTML);"
+        " off: store them as given (see recalld.core_screen)",
     )
 
     host: str = Field(default="127.0.0.1", description="address `recalld serve` binds")
@@ -195,8 +216,26 @@ class Settings(BaseSettings):
         ge=0,
         description="vectors of one model above which an HNSW index answers unfiltered queries",
     )
-    hybrid_keyword_weight: float = Field(
-        default=0.7, ge=0, le=1, description="share of the keyword channel in the fused score"
+    # -- recall (issue 11) -----------------------------------------------------
+    # 0.02: the largest threshold costing at most 0.01 of R@5 on the LoCoMo dev split
+    # (leave-one-conversation-out); there it leaves 95 % of unrelated questions with no hit.
+    min_score: float = Field(
+        default=0.02,
+        ge=0,
+        le=1,
+        description=(
+            "recall/search return only hits scoring at least this (a calibrated probability);"
+            " also what the seed dialects use, whose schemas take no threshold"
+        ),
+    )
+    keyword_candidates: int = Field(
+        default=100, gt=0, le=10_000, description="keyword matches in recall's candidate pool"
+    )
+    vector_candidates: int = Field(
+        default=100, gt=0, le=10_000, description="nearest vectors in recall's candidate pool"
+    )
+    duplicate_cosine: float = Field(
+        default=0.97, ge=0, le=1, description="hits at least this similar collapse into one"
     )
 
     # -- knowledge graph (issue 12) ---------------------------------------------
@@ -209,11 +248,10 @@ class Settings(BaseSettings):
         ),
     )
     graph_batch_size: int = Field(default=32, gt=0, description="memories extracted per batch")
-    graph_recall_weight: float = Field(
-        default=0.1,
-        ge=0,
-        le=1,
-        description="share of the graph channel in a hybrid recall's score (0: off)",
+    graph_recall: bool = Field(
+        default=True,
+        description="hybrid recall adds what the knowledge graph reaches to its candidates"
+        " and gives the reranker graph features (off: the graph is only browsed)",
     )
     graph_seed_limit: int = Field(
         default=8, gt=0, description="entities of the query (and of top hits) that seed a walk"

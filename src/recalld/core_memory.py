@@ -15,16 +15,18 @@ against the state they replace, so concurrent agents never lose an update.
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from recalld import _validate as check
+from recalld._schema import INVISIBLE_CLASS, NAME_PATTERN
 from recalld._time import Clock
 from recalld.config import Settings
+from recalld.core_screen import screen_entry
 from recalld.errors import ValidationError
+from recalld.model import ScrubState
 from recalld.store.core import CoreStore
 
 __all__ = [
@@ -46,13 +48,57 @@ WARN_RATIO = 0.9
 HEADINGS = {"user": "USER PROFILE", "memory": "MEMORY"}
 
 
+def operation_forms() -> list[dict[str, Any]]:
+    """The published shapes of one operation (JSON Schema): add needs an entry's text,
+    patch an old text and the text that replaces it, remove an old text and no text.
+    A field given as null counts as not given, as the engine reads it."""
+    entry = {"type": "string", "pattern": NAME_PATTERN}  # one visible line
+    span = {"type": "string", "pattern": f"^[^{INVISIBLE_CLASS}]*$"}
+    old = {"type": "string", "minLength": 1}
+    unset = {"type": "null"}  # absent, or null
+
+    def text(shape: dict[str, Any]) -> dict[str, Any]:
+        # content wins; new_text counts only when content is not given.
+        return {
+            "anyOf": [
+                {"required": ["content"], "properties": {"content": shape}},
+                {"required": ["new_text"], "properties": {"new_text": shape, "content": unset}},
+            ]
+        }
+
+    return [
+        {
+            "properties": {"action": {"const": "add"}, "old_text": unset},
+            "required": ["action"],
+            **text(entry),
+        },
+        {
+            "properties": {"action": {"const": "patch"}, "old_text": old},
+            "required": ["action", "old_text"],
+            **text(span),
+        },
+        {
+            "properties": {
+                "action": {"const": "remove"},
+                "old_text": old,
+                "content": unset,
+                "new_text": unset,
+            },
+            "required": ["action", "old_text"],
+        },
+    ]
+
+
+OPERATION_FORMS: dict[str, Any] = {"oneOf": operation_forms()}
+
+
 class CoreOperation(BaseModel):
     """One edit: ``add`` (content), ``patch`` (old_text -> content) or ``remove`` (old_text).
 
     ``new_text`` is an alias of ``content``; when both are given, ``content`` wins.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=OPERATION_FORMS)
 
     action: Literal["add", "patch", "remove"]
     content: str | None = None
@@ -92,6 +138,11 @@ class CoreEditResult(BaseModel):
     applied: list[str] = Field(default_factory=list)
     duplicates: list[str] = Field(default_factory=list)
     warning: str | None = None
+    scrub: ScrubState = Field(
+        default="none",
+        description="a remove or patch dropped text: done (gone from the database files) or"
+        " pending (a reader holds an older snapshot)",
+    )
 
 
 class CoreMemoryFullError(ValidationError):
@@ -145,15 +196,14 @@ def check_entry_text(text: str, field: str) -> str:
     cleaned = text.strip()
     if not cleaned:
         raise ValidationError(field, "must not be empty")
-    for position, character in enumerate(cleaned):
-        category = unicodedata.category(character)
-        if category in {"Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"}:
-            name = unicodedata.name(character, f"U+{ord(character):04X}")
-            raise ValidationError(
-                field,
-                f"contains {name} (U+{ord(character):04X}) at position {position}: core memory "
-                "entries are single-line plain text without control or invisible characters",
-            )
+    found = check.invisible(cleaned)
+    if found is not None:
+        position, described = found
+        raise ValidationError(
+            field,
+            f"contains {described} at position {position}: core memory entries are"
+            " single-line plain text without control or invisible characters",
+        )
     return cleaned
 
 
@@ -162,7 +212,16 @@ def _preview(entry: str, width: int = 60) -> str:
 
 
 def _single_match(entries: list[str], old_text: str, index: int) -> int:
-    """The index of the one entry that contains ``old_text`` exactly once."""
+    """The index of the entry ``old_text`` names: the one entry equal to it, else the one
+    entry that contains it exactly once.
+
+    An entry given in full is that entry even when it is also part of a longer
+    one ("Ana" next to "Ana's sister"); otherwise an agent at capacity could
+    never address the short entry.
+    """
+    equal = [position for position, entry in enumerate(entries) if entry == old_text.strip()]
+    if len(equal) == 1:
+        return equal[0]
     hits = [(position, entry.count(old_text)) for position, entry in enumerate(entries)]
     matching = [(position, count) for position, count in hits if count]
     if not matching:
@@ -183,12 +242,13 @@ def _single_match(entries: list[str], old_text: str, index: int) -> int:
 
 
 def apply_operations(
-    entries: list[str], operations: Sequence[CoreOperation]
+    entries: list[str], operations: Sequence[CoreOperation], *, screen: bool = True
 ) -> tuple[list[str], list[str]]:
     """Apply ``operations`` to ``entries`` in place; returns (applied, duplicates) notes.
 
-    Raises :class:`ValidationError` naming the failing operation; the caller's
-    transaction then leaves the stored entries untouched.
+    Every entry an add or patch writes goes through :func:`recalld.core_screen.screen_entry`
+    when ``screen`` is on. Raises :class:`ValidationError` naming the failing
+    operation; the caller's transaction then leaves the stored entries untouched.
     """
     applied: list[str] = []
     duplicates: list[str] = []
@@ -200,6 +260,8 @@ def apply_operations(
             if text is None:
                 raise ValidationError(f"operations[{index}].content", "is required for add")
             entry = check_entry_text(text, f"operations[{index}].content")
+            if screen:
+                screen_entry(entry, f"operations[{index}].content")
             if entry in entries:
                 duplicates.append(entry)
                 continue
@@ -214,6 +276,8 @@ def apply_operations(
             position = _single_match(entries, operation.old_text, index)
             patched = entries[position].replace(operation.old_text, text, 1)
             entry = check_entry_text(patched, f"operations[{index}].content")
+            if screen:
+                screen_entry(entry, f"operations[{index}].content")
             if entry in entries[:position] + entries[position + 1 :]:
                 raise ValidationError(
                     f"operations[{index}].content",
@@ -235,10 +299,18 @@ def apply_operations(
 class CoreMemory:
     """Core memory for every namespace of one database."""
 
-    def __init__(self, store: CoreStore, settings: Settings, clock: Clock) -> None:
+    def __init__(
+        self,
+        store: CoreStore,
+        settings: Settings,
+        clock: Clock,
+        *,
+        after_drop: Callable[[], ScrubState] | None = None,
+    ) -> None:
         self._store = store
         self._settings = settings
         self._clock = clock
+        self._after_drop = after_drop
 
     def limit(self, target: Target) -> int:
         """The character limit of ``target`` (from settings)."""
@@ -291,18 +363,24 @@ class CoreMemory:
         ]
         limit = self.limit(chosen)
 
+        dropped: list[bool] = []
+
         def change(entries: list[str]) -> tuple[list[str], list[str]]:
             current = list(entries)
-            notes = apply_operations(entries, parsed)
+            notes = apply_operations(entries, parsed, screen=self._settings.core_screen == "strict")
             size = size_of(entries)
             if size > limit:
                 state = CoreTargetState(
                     target=chosen, entries=current, chars=size_of(current), limit=limit
                 )
                 raise CoreMemoryFullError(state, size)
+            dropped[:] = [bool(set(current) - set(entries))]
             return notes
 
         applied, duplicates = self._store.edit(scope, chosen, change, self._clock())
+        scrub: ScrubState = "none"
+        if dropped and dropped[0] and self._after_drop is not None:
+            scrub = self._after_drop()
         after = self.state(chosen, namespace=scope)
         warning = None
         if after.chars >= WARN_RATIO * limit:
@@ -323,6 +401,7 @@ class CoreMemory:
             applied=applied,
             duplicates=duplicates,
             warning=warning,
+            scrub=scrub,
         )
 
     def render(self, *, namespace: str | None = None) -> str:

@@ -6,7 +6,8 @@
     ├── ValidationError   bad input; names the field and the limit; nothing was changed
     ├── NotFoundError     no memory with that id / key / seq in the namespace
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
-    ├── StorageError      the database failed (disk full, unwritable path, corrupt file)
+    ├── StorageError      the database failed (unwritable path, corrupt file, lock timeout)
+    │   ├── DiskFullError the disk holding the database is full
     │   └── DatabaseUnavailableError   the database server cannot be reached (yet)
     └── EmbeddingError    the embedding model could not be loaded or could not embed
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 __all__ = [
     "ConflictError",
     "DatabaseUnavailableError",
+    "DiskFullError",
     "EmbeddingError",
     "NotFoundError",
     "RecalldError",
@@ -55,6 +57,10 @@ class ConflictError(RecalldError):
 
 class StorageError(RecalldError):
     """The database could not do what was asked (I/O, disk full, corruption, lock timeout)."""
+
+
+class DiskFullError(StorageError):
+    """The disk holding the database is full: nothing was written (forget still works)."""
 
 
 class DatabaseUnavailableError(StorageError):

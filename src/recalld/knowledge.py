@@ -164,7 +164,7 @@ class KnowledgeGraph:
         settings: Settings,
         clock: Clock,
         write_memory: WriteMemory,
-        after_forget: Callable[[], None],
+        after_forget: Callable[[], object],
         resolve_namespace: Callable[[str | None], str],
     ) -> None:
         self._store = store
@@ -335,6 +335,8 @@ class KnowledgeGraph:
                     tx.delete(seq)
                 tx.graph.delete_entity(found.id)
                 deleted.append(name)
+            if deleted:
+                tx.dropped_content("forget", self._clock())
         if deleted:
             self._after_forget()
         return _report("entities", deleted, missing)
@@ -372,6 +374,8 @@ class KnowledgeGraph:
                     for seq in seqs:
                         tx.delete(seq)
                     deleted.append(f"{name!r}: {text[:60]!r}")
+            if deleted:
+                tx.dropped_content("forget", self._clock())
         if deleted:
             self._after_forget()
         return _report("observations", deleted, missing)
@@ -405,6 +409,10 @@ class KnowledgeGraph:
                     deleted.append(label)
                 else:
                     missing.append(label)
+            if deleted:
+                tx.dropped_content("forget", self._clock())
+        if deleted:
+            self._after_forget()
         return _report("relations", deleted, missing)
 
     # -- reads ------------------------------------------------------------------------

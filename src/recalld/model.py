@@ -7,13 +7,35 @@ reuse them instead of redefining fields by hand.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictFloat,
+)
+
+from recalld._schema import (
+    DATE_TIME,
+    ID_PATTERN,
+    NAME_PATTERN,
+    NO_NUL_PATTERN,
+    TEXT_PATTERN,
+    extra,
+    nullable,
+    replaced,
+)
 
 __all__ = [
+    "ExplainStage",
+    "Explanation",
     "ExportRecord",
     "Filters",
+    "Forgotten",
     "GraphStatus",
     "Hit",
     "ImportLineError",
@@ -25,17 +47,75 @@ __all__ = [
     "Page",
     "Place",
     "PlaceInput",
+    "QueryFilters",
     "Receipt",
     "Stats",
     "Status",
 ]
 
 IndexState = Literal["queued", "indexed", "failed"]
+# After a write that dropped content: "done" (no byte of it is left in the database
+# files), "pending" (a reader holds an older snapshot; it finishes in the background),
+# "none" (nothing was dropped).
+ScrubState = Literal["done", "pending", "none"]
 
 KEY_MAX_CHARS = 200
 SHORT_TEXT_MAX_CHARS = 200
+SPEAKER_MAX_CHARS = 200
 TITLE_MAX_CHARS = 500
 SOURCE_MAX_CHARS = 2048
+# How deeply a JSON value (meta) may nest objects and arrays: deep enough for any real
+# metadata, shallow enough that every encoder and renderer on the way handles it.
+MAX_JSON_DEPTH = 32
+
+# Numbers and flags on the wire are strict: JSON ``true`` is not the number 1 and the
+# string "5" is not a number (the published schemas say so). Integers are accepted
+# where a float is expected.
+
+
+def _whole_number(value: Any) -> Any:
+    """Refuse booleans and strings as integers; take 5.0 as 5 (JSON calls it an integer)."""
+    if isinstance(value, bool | str):
+        raise ValueError("must be an integer")
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# An integer on the wire: a JSON number without a fractional part, never true or "5".
+# With bounds, write Annotated[int, Field(ge=.., le=..), WHOLE_NUMBER]: the bounds must come
+# before the validator for the published schema to say minimum/maximum.
+WHOLE_NUMBER = BeforeValidator(_whole_number)
+WholeNumber = Annotated[int, WHOLE_NUMBER]
+# A time on the wire is text (RFC 3339); a datetime object only from Python callers.
+Moment = Annotated[datetime, Strict()]
+
+# A TTL past this would reach beyond the year 9999 (about 317 years).
+MAX_TTL_SECONDS = 1e10
+MAX_TAGS_PUBLISHED = 64
+MAX_TAG_CHARS_PUBLISHED = 100
+TAGS_SCHEMA = {
+    "type": "array",
+    "items": {"type": "string", "pattern": NAME_PATTERN, "maxLength": MAX_TAG_CHARS_PUBLISHED},
+    "maxItems": MAX_TAGS_PUBLISHED,
+}
+GEOHASH_PATTERN = "^\\s*[0-9b-hjkmnp-zB-HJKMNP-Z]{1,12}\\s*$"
+# A place is a geohash, or lat and lon (the engine also takes all three when they agree,
+# which no schema can say, so the published form asks for one or the other).
+PLACE_FORMS: dict[str, Any] = {
+    "oneOf": [
+        {
+            "required": ["geohash"],
+            "properties": {"geohash": {"type": "string"}},
+            "not": {"anyOf": [{"required": ["lat"]}, {"required": ["lon"]}]},
+        },
+        {
+            "required": ["lat", "lon"],
+            "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
+            "not": {"required": ["geohash"]},
+        },
+    ]
+}
 
 
 class Place(BaseModel):
@@ -52,12 +132,21 @@ class Place(BaseModel):
 class PlaceInput(BaseModel):
     """A place as a caller gives it: a geohash, or lat and lon (and an optional name)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=PLACE_FORMS)
 
-    lat: float | None = Field(default=None, ge=-90, le=90)
-    lon: float | None = Field(default=None, ge=-180, le=180)
-    geohash: str | None = Field(default=None, min_length=1, max_length=12)
-    name: str | None = Field(default=None, max_length=SHORT_TEXT_MAX_CHARS)
+    lat: StrictFloat | None = Field(default=None, ge=-90, le=90)
+    lon: StrictFloat | None = Field(default=None, ge=-180, le=180)
+    geohash: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=12,
+        json_schema_extra=extra(pattern=GEOHASH_PATTERN),
+    )
+    name: str | None = Field(
+        default=None,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=extra(pattern=NO_NUL_PATTERN),
+    )
 
 
 class NewMemory(BaseModel):
@@ -65,17 +154,48 @@ class NewMemory(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str
-    id: str | None = Field(default=None, min_length=1, max_length=64)
-    key: str | None = Field(default=None, min_length=1, max_length=KEY_MAX_CHARS)
-    title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
-    kind: str = Field(default="note", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
-    category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
-    tags: list[str] = Field(default_factory=list)
-    salience: float | None = Field(default=None, ge=0, le=1)
-    source: str | None = Field(default=None, max_length=SOURCE_MAX_CHARS)
-    at: datetime | str | None = None
-    ttl_seconds: float | None = Field(default=None, gt=0)
+    content: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
+    id: str | None = Field(
+        default=None, min_length=1, max_length=64, json_schema_extra=extra(pattern=ID_PATTERN)
+    )
+    key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=KEY_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    title: str | None = Field(
+        default=None, max_length=TITLE_MAX_CHARS, json_schema_extra=extra(pattern=NO_NUL_PATTERN)
+    )
+    kind: str = Field(
+        default="note",
+        min_length=1,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    category: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
+    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    source: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SOURCE_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    speaker: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SPEAKER_MAX_CHARS,
+        description="who said or wrote it (a conversation turn's speaker, a note's author)",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    at: Moment | str | None = Field(default=None, json_schema_extra=replaced(nullable(DATE_TIME)))
+    ttl_seconds: StrictFloat | None = Field(default=None, gt=0, le=MAX_TTL_SECONDS)
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -83,17 +203,52 @@ class NewMemory(BaseModel):
 class MemoryPatch(BaseModel):
     """A partial update: only the fields set on the instance change (None clears a field)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
-    content: str | None = None
-    title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
-    kind: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
-    category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
-    tags: list[str] | None = None
-    salience: float | None = Field(default=None, ge=0, le=1)
-    source: str | None = Field(default=None, max_length=SOURCE_MAX_CHARS)
-    at: datetime | str | None = None
-    ttl_seconds: float | None = Field(default=None, gt=0)
+    # content and kind can be changed, never cleared: their schemas do not allow null.
+    content: str | None = Field(
+        default=None,
+        json_schema_extra=replaced({"type": "string", "pattern": TEXT_PATTERN}, keep_default=False),
+    )
+    title: str | None = Field(
+        default=None, max_length=TITLE_MAX_CHARS, json_schema_extra=extra(pattern=NO_NUL_PATTERN)
+    )
+    kind: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=replaced(
+            {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": SHORT_TEXT_MAX_CHARS,
+                "pattern": NAME_PATTERN,
+            },
+            keep_default=False,
+        ),
+    )
+    category: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    tags: list[str] | None = Field(default=None, json_schema_extra=replaced(nullable(TAGS_SCHEMA)))
+    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    source: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SOURCE_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    speaker: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SPEAKER_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    at: Moment | str | None = Field(default=None, json_schema_extra=replaced(nullable(DATE_TIME)))
+    ttl_seconds: StrictFloat | None = Field(default=None, gt=0, le=MAX_TTL_SECONDS)
     place: PlaceInput | None = None
     meta: dict[str, Any] | None = None
 
@@ -112,6 +267,7 @@ class Memory(BaseModel):
     tags: list[str] = Field(default_factory=list)
     salience: float | None = None
     source: str | None = None
+    speaker: str | None = None
     at: datetime | None = None
     created_at: datetime
     updated_at: datetime
@@ -133,6 +289,32 @@ class Receipt(BaseModel):
     created: bool
     index_state: IndexState
     job_id: str | None = None
+    scrub: ScrubState = Field(
+        default="none",
+        description="an overwrite dropped the old value: done, or pending while a reader"
+        " holds an older snapshot",
+    )
+
+
+class Forgotten(BaseModel):
+    """What ``forget`` did: whether the memory existed, and whether its bytes are gone.
+
+    Truthy when something was deleted, so ``if memory.forget(id):`` reads naturally.
+    """
+
+    deleted: bool
+    scrubbed: bool = Field(
+        description="no byte of the memory is left in the database files (false: pending)"
+    )
+    scrub: ScrubState
+
+    @classmethod
+    def of(cls, deleted: bool, scrub: ScrubState) -> Forgotten:
+        """The result for a delete that did (or did not) happen, scrubbed or pending."""
+        return cls(deleted=deleted, scrubbed=scrub != "pending", scrub=scrub)
+
+    def __bool__(self) -> bool:
+        return self.deleted
 
 
 class Hit(BaseModel):
@@ -145,8 +327,44 @@ class Hit(BaseModel):
     prompt_line: str
 
 
-class Filters(BaseModel):
-    """Narrowing for list/search/recall; every filter applies before the limit is cut."""
+ExplainStage = Literal[
+    "returned", "beyond_limit", "collapsed", "below_threshold", "not_in_pool", "excluded"
+]
+
+
+class Explanation(BaseModel):
+    """Why a memory was (or was not) recalled for a query: stage, rank, every value, the cut.
+
+    ``stage`` is the last stage the memory reached: ``excluded`` (a filter or
+    its expiry hides it: see ``excluded_by``), ``not_in_pool`` (neither channel
+    put it among its candidates), ``below_threshold`` (scored under
+    ``min_score``), ``collapsed`` (a near-duplicate of ``duplicate_of``),
+    ``beyond_limit`` (ranked after ``limit`` other hits) or ``returned``.
+    ``rank`` (1 = best) and ``score`` are what it gets among the candidates;
+    they are given for every stage, as if it had been a candidate.
+    """
+
+    memory_id: str
+    query: str
+    stage: ExplainStage
+    reason: str
+    excluded_by: list[str] = Field(default_factory=list)
+    index_state: IndexState
+    found_by: list[str] = Field(default_factory=list)
+    rank: int | None = None
+    candidates: int = 0
+    score: float = Field(ge=0, le=1)
+    min_score: float = Field(ge=0, le=1)
+    limit: int
+    duplicate_of: str | None = None
+    model: str
+    channels: dict[str, float] = Field(default_factory=dict)
+    features: dict[str, float] = Field(default_factory=dict)
+    contributions: dict[str, float] = Field(default_factory=dict)
+
+
+class QueryFilters(BaseModel):
+    """Narrowing for search and recall; every filter applies before the limit is cut."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -154,11 +372,25 @@ class Filters(BaseModel):
     category: str | None = None
     tags_any: list[str] = Field(default_factory=list)
     tags_all: list[str] = Field(default_factory=list)
-    since: datetime | str | None = None
-    until: datetime | str | None = None
-    created_since: datetime | str | None = None
-    created_until: datetime | str | None = None
-    include_expired: bool = False
+    since: Moment | str | None = Field(
+        default=None, json_schema_extra=replaced(nullable(DATE_TIME))
+    )
+    until: Moment | str | None = Field(
+        default=None, json_schema_extra=replaced(nullable(DATE_TIME))
+    )
+    created_since: Moment | str | None = Field(
+        default=None, json_schema_extra=replaced(nullable(DATE_TIME))
+    )
+    created_until: Moment | str | None = Field(
+        default=None, json_schema_extra=replaced(nullable(DATE_TIME))
+    )
+
+
+class Filters(QueryFilters):
+    """Narrowing for list, search and recall; ``include_expired`` is for the admin listing
+    only (search and recall refuse it: expired memories are never returned there)."""
+
+    include_expired: StrictBool = False
 
 
 class Page(BaseModel):
@@ -183,9 +415,14 @@ class Stats(BaseModel):
     keyword_backend: Literal["fts5", "like", "postgres-fts"] = Field(
         description="the keyword index by name: fts5, like or postgres-fts"
     )
-    db_size_bytes: int
+    db_size_bytes: int | None = Field(
+        default=None, description="the database files' size; only for callers of every namespace"
+    )
     schema_version: int
     expired_pending_purge: int
+    pending_scrubs: int = Field(
+        default=0, description="content-dropping writes whose bytes are not scrubbed yet"
+    )
 
 
 class ExportRecord(BaseModel):
@@ -201,15 +438,16 @@ class ExportRecord(BaseModel):
     kind: str = Field(default="note", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     tags: list[str] = Field(default_factory=list)
-    salience: float | None = Field(default=None, ge=0, le=1)
-    source: str | None = Field(default=None, max_length=SOURCE_MAX_CHARS)
+    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
+    speaker: str | None = Field(default=None, min_length=1, max_length=SPEAKER_MAX_CHARS)
     at: datetime | None = None
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None = None
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
-    access_count: int = Field(default=0, ge=0)
+    access_count: WholeNumber = Field(default=0, ge=0)
     last_accessed_at: datetime | None = None
 
 
@@ -307,3 +545,6 @@ class Status(BaseModel):
     workers: list[WorkerStatus] = Field(default_factory=list)
     index: IndexStatus | None = None
     graph: GraphStatus | None = None
+    pending_scrubs: int = Field(
+        default=0, description="content-dropping writes whose bytes are not scrubbed yet"
+    )

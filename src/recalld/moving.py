@@ -69,6 +69,7 @@ def _record(memory: Memory) -> MemoryRecord:
         tags=tuple(memory.tags),
         salience=memory.salience,
         source=memory.source,
+        speaker=memory.speaker,
         at=memory.at,
         expires_at=memory.expires_at,
         place=memory.place,
@@ -113,7 +114,7 @@ class _Copier:
             nonlocal copied
             with self.target.transaction() as tx:
                 for memory in batch:
-                    existing = tx.find_id_anywhere(memory.id)
+                    existing = tx.find(memory.namespace, id=memory.id)
                     if existing is None:
                         existing = tx.insert(_record(memory))
                         copied += 1

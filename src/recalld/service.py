@@ -23,26 +23,30 @@ from recalld._time import Clock, expiry, parse_instant, utc_now
 from recalld.config import Settings
 from recalld.core_memory import CoreMemory
 from recalld.embeddings import Embedder, create_embedder
-from recalld.errors import ConflictError, NotFoundError, StorageError, ValidationError
+from recalld.errors import ConflictError, DiskFullError, NotFoundError, ValidationError
 from recalld.graph.extractor import ExtractorSetup
 from recalld.graph_browser import GraphBrowser
 from recalld.indexing import Indexing
 from recalld.intentions import Intention, Intentions
 from recalld.knowledge import KnowledgeGraph
 from recalld.model import (
+    Explanation,
     Filters,
+    Forgotten,
     Hit,
     ImportReport,
     Memory,
     MemoryPatch,
     NewMemory,
     Page,
+    QueryFilters,
     Receipt,
     Stats,
     Status,
 )
 from recalld.recollection import Recollector
 from recalld.retrieval.hybrid import Mode
+from recalld.scrubbing import Scrubber, ScrubState
 from recalld.store.base import (
     FULL_TEXT_BACKENDS,
     MemoryRecord,
@@ -80,10 +84,12 @@ class MemoryService:
         self.store = store
         self.settings = settings
         self._clock = clock
+        self._closed = False
         self._last_purge = float("-inf")
+        self.scrubber = Scrubber(store, settings)
         self.indexing = Indexing(store, settings, clock, embedder, extractor)
-        self._transfer = Transfer(store, settings, self.indexing)
-        self.core = CoreMemory(store.core, settings, clock)
+        self._transfer = Transfer(store, settings, self.indexing, self.scrubber)
+        self.core = CoreMemory(store.core, settings, clock, after_drop=self.scrubber.after_drop)
         # The knowledge graph (issue 12): browsing, and the reference memory server's tools.
         self.graph = GraphBrowser(store, settings, clock, self.indexing, self._namespace)
         self.intentions = Intentions(
@@ -101,6 +107,10 @@ class MemoryService:
         self.knowledge = KnowledgeGraph(
             store, settings, clock, self._write_receipt, self._after_forget, self._namespace
         )
+        self.scrubber.on_open()
+        if settings.worker_thread:
+            # A long-running process (server): also finish scrubs other processes left.
+            self.scrubber.watch()
         self._maybe_purge()
 
     @classmethod
@@ -110,10 +120,21 @@ class MemoryService:
         return cls(open_store(settings), settings, clock=clock, embedder=create_embedder(settings))
 
     def close(self) -> None:
-        """Stop the worker and scheduler threads, save the vector index, close the store."""
+        """Stop the worker, scheduler and scrubber threads, save the vector index, checkpoint
+        (when this is a server, or scrubs are pending), close the store. Closing twice is
+        harmless."""
+        if self._closed:
+            return
+        self._closed = True
         self.intentions.close()
         self.indexing.close()
+        self.scrubber.close()
         self.store.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has run."""
+        return self._closed
 
     def __enter__(self) -> MemoryService:
         return self
@@ -143,7 +164,9 @@ class MemoryService:
         self._last_purge = time.monotonic()
         self.purge_expired()
 
-    def _scope(self, namespaces: Sequence[str], filters: Filters | None, now: datetime) -> Scope:
+    def _scope(
+        self, namespaces: Sequence[str], filters: QueryFilters | None, now: datetime
+    ) -> Scope:
         filters = filters or Filters()
 
         def instant(name: str) -> datetime | None:
@@ -161,7 +184,7 @@ class MemoryService:
             until=instant("until"),
             created_since=instant("created_since"),
             created_until=instant("created_until"),
-            include_expired=filters.include_expired,
+            include_expired=isinstance(filters, Filters) and filters.include_expired,
         )
 
     def _record(
@@ -178,14 +201,15 @@ class MemoryService:
         return MemoryRecord(
             id=id,
             namespace=namespace,
-            key=draft.key,
-            title=draft.title,
+            key=check.optional_name(draft.key, "key"),
+            title=check.optional_text(draft.title, "title"),
             content=check.content(draft.content, self.settings),
-            kind=draft.kind,
-            category=draft.category,
+            kind=check.name_text(draft.kind, "kind"),
+            category=check.optional_name(draft.category, "category"),
             tags=check.tags(draft.tags, self.settings),
             salience=draft.salience,
-            source=draft.source,
+            source=check.optional_name(draft.source, "source"),
+            speaker=check.speaker(draft.speaker),
             at=parse_instant("at", draft.at) if draft.at is not None else now.astimezone(),
             created_at=created_at,
             updated_at=now,
@@ -200,6 +224,8 @@ class MemoryService:
     def _write(
         self, tx: StoreTransaction, draft: NewMemory, namespace: str
     ) -> tuple[Receipt, Memory]:
+        """Write one draft in ``tx``; a receipt whose ``scrub`` is ``"pending"`` means the
+        write dropped content (an overwrite) and the caller must scrub after the commit."""
         now = self._clock()
         if draft.id is not None:
             check.memory_id(draft.id)
@@ -207,6 +233,7 @@ class MemoryService:
             existing = tx.find(namespace, key=draft.key)
             if existing is not None and _expired(existing, now):
                 tx.delete(existing.seq)
+                tx.dropped_content("expired key", now)
                 existing = None
             if existing is not None:
                 if draft.id is not None and draft.id != existing.id:
@@ -224,18 +251,19 @@ class MemoryService:
                 )
                 record, reindex = self.indexing.keep_index_state(record, existing)
                 memory = tx.replace(existing.seq, record)
+                tx.dropped_content("overwrite", now)
                 job_id = self.indexing.enqueue(tx, memory, now, previous=existing, embed=reindex)
-                return _receipt(memory, "overwritten", job_id), memory
+                return _receipt(memory, "overwritten", job_id, scrub="pending"), memory
         if draft.id is not None:
-            taken = tx.find_id_anywhere(draft.id)
+            # Ids are unique per namespace: whether an id exists in another namespace
+            # changes nothing here, so no answer can reveal it.
+            taken = tx.find(namespace, id=draft.id)
             if taken is not None:
-                if (
-                    taken.namespace == namespace
-                    and taken.content == draft.content
-                    and taken.key == draft.key
-                ):
+                if taken.content == draft.content and taken.key == draft.key:
                     return _receipt(taken, "unchanged"), taken
-                raise ConflictError("id", f"id {draft.id!r} is already taken")
+                raise ConflictError(
+                    "id", f"id {draft.id!r} already names another memory in {namespace!r}"
+                )
         record = self._record(draft, namespace, now, id=draft.id or str(ULID()), created_at=now)
         memory = tx.insert(record)
         return _receipt(memory, "created", self.indexing.enqueue(tx, memory, now)), memory
@@ -255,6 +283,7 @@ class MemoryService:
         tags: Sequence[str] = (),
         salience: float | None = None,
         source: str | None = None,
+        speaker: str | None = None,
         at: datetime | str | None = None,
         ttl_seconds: float | None = None,
         place: dict[str, Any] | None = None,
@@ -265,7 +294,8 @@ class MemoryService:
         With ``key``, writing the same key again in the namespace overwrites the
         memory (content and every field, ``updated_at``) and keeps its id, seq
         and ``created_at``. ``place`` is ``{"lat", "lon"}`` or ``{"geohash"}``
-        (optionally ``"name"``); ``at`` is ISO 8601 and keeps its offset.
+        (optionally ``"name"``); ``at`` is ISO 8601 and keeps its offset;
+        ``speaker`` is who said or wrote it (searched as its own field).
         """
         draft = check.parse_model(
             NewMemory,
@@ -279,6 +309,7 @@ class MemoryService:
                 "tags": list(tags),
                 "salience": salience,
                 "source": source,
+                "speaker": speaker,
                 "at": at,
                 "ttl_seconds": ttl_seconds,
                 "place": place,
@@ -300,7 +331,18 @@ class MemoryService:
         ]
         self._maybe_purge()
         with self.store.transaction() as tx:
-            return [self._write(tx, draft, scope_namespace)[0] for draft in parsed]
+            receipts = [self._write(tx, draft, scope_namespace)[0] for draft in parsed]
+        return self._scrubbed(receipts)
+
+    def _scrubbed(self, receipts: list[Receipt]) -> list[Receipt]:
+        """Scrub once after a committed batch that dropped content; say how it went."""
+        if not any(receipt.scrub == "pending" for receipt in receipts):
+            return receipts
+        state = self.scrubber.after_drop()
+        return [
+            receipt.model_copy(update={"scrub": state}) if receipt.scrub == "pending" else receipt
+            for receipt in receipts
+        ]
 
     def put(
         self,
@@ -325,7 +367,7 @@ class MemoryService:
             receipt, memory = self._write(tx, parsed, scope_namespace)
             if signals or biometrics:
                 tx.save_signals(memory.seq, signals or {}, biometrics or {})
-            return receipt, memory
+        return self._scrubbed([receipt])[0], memory
 
     def update(self, memory_id: str, *, namespace: str | None = None, **changes: Any) -> Memory:
         """Change only the given fields of a memory; ``None`` clears an optional field.
@@ -337,14 +379,20 @@ class MemoryService:
         given = patch.model_fields_set
         if not given:
             raise ValidationError("changes", "give at least one field to update")
-        if "content" in given and patch.content is None:
-            raise ValidationError("content", "must not be empty")
+        for required in ("content", "kind"):
+            if required in given and getattr(patch, required) is None:
+                raise ValidationError(required, "cannot be cleared (give a value)")
+        # Clearing a collection leaves it empty.
+        if "tags" in given and patch.tags is None:
+            patch = patch.model_copy(update={"tags": []})
+        if "meta" in given and patch.meta is None:
+            patch = patch.model_copy(update={"meta": {}})
         now = self._clock()
         with self.store.transaction() as tx:
             current = tx.find(scope_namespace, id=memory_id)
             if current is None or _expired(current, now):
                 raise NotFoundError(f"no memory with id {memory_id!r} in {scope_namespace!r}")
-            draft = NewMemory(
+            draft = NewMemory.model_construct(
                 content=current.content,
                 key=current.key,
                 title=current.title,
@@ -352,9 +400,13 @@ class MemoryService:
                 category=current.category,
                 tags=current.tags,
                 salience=current.salience,
-                source=current.source,
+                source=current.source or None,  # "" was accepted before sources were checked
+                speaker=current.speaker,
                 at=current.at,
                 meta=current.meta,
+                place=None,
+                ttl_seconds=None,
+                id=None,
             )
             draft = draft.model_copy(
                 update={name: getattr(patch, name) for name in given if name != "ttl_seconds"}
@@ -380,39 +432,58 @@ class MemoryService:
                 record = _with(record, place=current.place)
             record, reindex = self.indexing.keep_index_state(record, current)
             memory = tx.replace(current.seq, record)
+            dropped = _dropped_text(current, memory)
+            if dropped:
+                tx.dropped_content("update", now)
             self.indexing.enqueue(tx, memory, now, previous=current, embed=reindex)
-            return memory
+        if dropped:
+            self.scrubber.after_drop()
+        return memory
 
-    def forget(self, memory_id: str, *, namespace: str | None = None) -> bool:
-        """Delete a memory and every trace of it; returns whether it existed.
+    def forget(self, memory_id: str, *, namespace: str | None = None) -> Forgotten:
+        """Delete a memory and every trace of it; says whether it existed and is scrubbed.
 
         The row, its tags, full-text entries, vectors, jobs, signal features,
         trigger history and queued recollections are removed, its vector is
-        erased from the in-memory and saved vector index, and the store then
-        compacts what deleted rows leave behind (:meth:`Store.compact_after_forget`:
-        SQLite zeroes freed pages and truncates the write-ahead log, so the content
-        cannot be read back from its files; PostgreSQL vacuums the touched tables).
+        erased from the in-memory and saved vector index, and the store scrubs
+        what deleted rows leave behind (:meth:`Store.scrub`: on SQLite secure
+        delete zeroes the freed pages and the write-ahead log is checkpointed and
+        truncated, so the content cannot be read back from the database files;
+        PostgreSQL vacuums the tables that held it, see
+        :mod:`recalld.store.postgres_scrub` for what that does and does not
+        reach): ``scrub == "done"``. When another reader holds an older snapshot past
+        ``scrub_wait_seconds``, the answer is ``scrubbed=False, scrub="pending"``
+        and the scrub finishes in the background as soon as readers let it (see
+        :mod:`recalld.scrubbing`). On a full disk the reserve beside the
+        database is released so that the forget can still be written.
         """
         scope_namespace = self._namespace(namespace)
-        with self.store.transaction() as tx:
-            current = tx.find(scope_namespace, id=memory_id)
-            if current is None:
-                return False
-            tx.delete(current.seq)
-        self._after_forget()
-        return True
 
-    def _after_forget(self) -> None:
-        """Erase what deleted memories left outside their rows (vectors, the WAL, dead rows)."""
-        self.indexing.after_forget()
+        def delete() -> bool:
+            with self.store.transaction() as tx:
+                current = tx.find(scope_namespace, id=memory_id)
+                if current is None:
+                    return False
+                tx.delete(current.seq)
+                tx.dropped_content("forget", self._clock())
+                return True
+
         try:
-            self.store.compact_after_forget()
-        except StorageError as error:
-            logger.warning(
-                "forgot memories but could not compact the database yet (%s);"
-                " the space is reclaimed at the next compaction",
-                error,
-            )
+            deleted = delete()
+        except DiskFullError:
+            if not self.store.release_reserve():
+                raise
+            deleted = delete()
+        if not deleted:
+            return Forgotten.of(False, "none")
+        return Forgotten.of(True, self._after_forget())
+
+    def _after_forget(self) -> ScrubState:
+        """Erase what deleted memories left outside their rows: their vectors in the loaded
+        index and its files, and (the deleting transaction recorded a dropped-content row)
+        their old pages in the write-ahead log. Returns whether the scrub is done or pending."""
+        self.indexing.after_forget()
+        return self.scrubber.after_drop()
 
     def _write_receipt(
         self, tx: StoreTransaction, draft: NewMemory, namespace: str
@@ -421,10 +492,16 @@ class MemoryService:
         return self._write(tx, draft, namespace)
 
     def purge_expired(self) -> int:
-        """Delete every memory whose TTL has passed; returns how many were removed."""
+        """Delete every memory whose TTL has passed; returns how many were removed.
+
+        The purge runs inside reads too (at most every ``purge_interval_seconds``),
+        so its scrub does not wait for readers: when one is in the way, it is
+        finished in the background.
+        """
         removed = self.store.purge_expired(self._clock())
         if removed:
             logger.info("purged %d expired memories", removed)
+            self.scrubber.after_drop(wait=False)
         return removed
 
     # -- reads ---------------------------------------------------------------
@@ -443,6 +520,8 @@ class MemoryService:
         ]
         if len(given) != 1:
             raise ValidationError("id", "give exactly one of id, key or seq")
+        if seq is not None:
+            check.seq(seq)
         scope_namespace = self._namespace(namespace)
         self._maybe_purge()
         scope = self._scope([scope_namespace], None, self._clock())
@@ -457,27 +536,42 @@ class MemoryService:
         self,
         query: str,
         *,
-        filters: Filters | None = None,
+        filters: QueryFilters | None = None,
         limit: int = 10,
         namespace: str | None = None,
         mode: Mode = "hybrid",
+        min_score: float | None = None,
     ) -> list[Hit]:
-        """The memories that best match ``query``, scored in [0, 1]; changes nothing.
+        """The memories that best match ``query``, best first; changes nothing.
 
-        ``hybrid`` (default) fuses the keyword index (BM25 over FTS5, else LIKE)
-        with vector similarity when an embedder is configured; memories not yet
-        embedded are still found by keyword. ``keyword`` and ``vector`` use one
-        channel. Each hit names its ``channels`` and the ``backends`` that found
-        it. Any string is safe: it is reduced to word terms before it reaches
-        the keyword index.
+        ``hybrid`` (default) pools the keyword index's matches (FTS5, else LIKE)
+        with the nearest vectors when an embedder is configured; memories not
+        yet embedded are still found by keyword. ``keyword`` and ``vector`` use
+        one channel. A reranker scores every candidate: ``score`` is a
+        calibrated probability in [0, 1] that the memory answers the query
+        (see the README), and only hits scoring at least ``min_score``
+        (default: ``settings.min_score``) come back, so a query about nothing
+        stored returns nothing. Near-duplicates come back once, with
+        ``channels["duplicates"]`` saying how many others they stand for. Any
+        string is safe: it is reduced to word terms before it reaches the
+        keyword index.
         """
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
+        if isinstance(filters, Filters) and filters.include_expired:
+            raise ValidationError(
+                "filters.include_expired",
+                "search and recall never return expired memories; only the admin listing"
+                " (list --include-expired) shows them",
+            )
+        threshold = check.min_score(min_score)
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValidationError("mode", "must be hybrid, keyword or vector")
         self._maybe_purge()
         scope = self._scope([scope_namespace], filters, self._clock())
         terms = query_terms(query, self.settings.max_query_terms)
+        if threshold is None:
+            threshold = self.settings.min_score
         return [
             Hit(
                 memory=found.memory,
@@ -486,20 +580,77 @@ class MemoryService:
                 backends=found.backends,
                 prompt_line=prompt_line(found.memory),
             )
-            for found in self.indexing.retriever.retrieve(scope, query, terms, limit, mode)
+            for found in self.indexing.retriever.retrieve(
+                scope, query, terms, limit, mode, threshold
+            )
         ]
+
+    def explain(
+        self,
+        query: str,
+        memory_id: str,
+        *,
+        filters: QueryFilters | None = None,
+        limit: int = 10,
+        namespace: str | None = None,
+        mode: Mode = "hybrid",
+        min_score: float | None = None,
+    ) -> Explanation:
+        """Why :meth:`search` with these arguments does or does not return ``memory_id``.
+
+        Reports the stage that dropped it (a filter or expiry, the candidate
+        pool, the threshold, near-duplicate collapse, the limit), its rank and
+        score among the candidates, every channel and feature value and each
+        feature's share of the score. A memory of another namespace is "not
+        visible": :class:`NotFoundError`, exactly as for an id that does not
+        exist. Changes nothing.
+        """
+        from recalld.retrieval.explain import explain
+
+        scope_namespace = self._namespace(namespace)
+        check.limit(limit, self.settings)
+        threshold = check.min_score(min_score)
+        if mode not in ("hybrid", "keyword", "vector"):
+            raise ValidationError("mode", "must be hybrid, keyword or vector")
+        now = self._clock()
+        scope = self._scope([scope_namespace], filters, now)
+        memory = None
+        if isinstance(memory_id, str) and memory_id:
+            everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
+            memory = self.store.get(everything, id=memory_id)
+        if memory is None:
+            raise NotFoundError(f"memory {memory_id!r} is not visible in {scope_namespace!r}")
+        terms = query_terms(query, self.settings.max_query_terms)
+        return explain(
+            self.indexing.retriever,
+            memory,
+            scope,
+            query,
+            terms,
+            mode,
+            self.settings.min_score if threshold is None else threshold,
+            limit,
+        )
 
     def recall(
         self,
         query: str,
         *,
-        filters: Filters | None = None,
+        filters: QueryFilters | None = None,
         limit: int = 10,
         namespace: str | None = None,
         mode: Mode = "hybrid",
+        min_score: float | None = None,
     ) -> list[Hit]:
         """Like :meth:`search`, and counts an access of every memory returned."""
-        hits = self.search(query, filters=filters, limit=limit, namespace=namespace, mode=mode)
+        hits = self.search(
+            query,
+            filters=filters,
+            limit=limit,
+            namespace=namespace,
+            mode=mode,
+            min_score=min_score,
+        )
         if not hits:
             return hits
         now = self._clock()
@@ -580,6 +731,7 @@ class MemoryService:
             db_size_bytes=self.store.size_bytes(),
             schema_version=self.store.schema_version,
             expired_pending_purge=counts.expired,
+            pending_scrubs=self.store.pending_scrubs(),
         )
 
     def namespaces(self) -> list[str]:
@@ -620,14 +772,25 @@ class MemoryService:
     def status(self, namespaces: Sequence[str] | None = None) -> Status:
         """Indexing health over ``namespaces`` (default: the current one); see
         :meth:`recalld.indexing.Indexing.status`. Loads no model and builds no index."""
-        return self.indexing.status(self._namespaces(namespaces))
+        status = self.indexing.status(self._namespaces(namespaces))
+        return status.model_copy(update={"pending_scrubs": self.store.pending_scrubs()})
 
     # -- export / import -----------------------------------------------------
 
-    def export(self, namespaces: Sequence[str] | None = None) -> Iterator[str]:
-        """Yield one JSON line per live memory of ``namespaces`` (default: the current one)."""
+    def export(
+        self,
+        namespaces: Sequence[str] | None = None,
+        *,
+        on_problem: Callable[[str], None] | None = None,
+    ) -> Iterator[str]:
+        """Yield one JSON line per live memory of ``namespaces`` (default: the current one).
+
+        Every row gets its line, even one stored in a shape that cannot be rendered
+        as it is (e.g. ``meta`` nested deeper than today's limit, written by an older
+        version): its meta is exported as text and ``on_problem`` is told why.
+        """
         scoped = self._namespaces(namespaces)
-        return self._transfer.export(self._scope(scoped, None, self._clock()))
+        return self._transfer.export(self._scope(scoped, None, self._clock()), on_problem)
 
     def import_lines(
         self,
@@ -650,7 +813,9 @@ def _expired(memory: Memory, now: datetime) -> bool:
     return memory.expires_at is not None and memory.expires_at <= now
 
 
-def _receipt(memory: Memory, status: str, job_id: str | None = None) -> Receipt:
+def _receipt(
+    memory: Memory, status: str, job_id: str | None = None, *, scrub: str = "none"
+) -> Receipt:
     return Receipt.model_validate(
         {
             "id": memory.id,
@@ -660,8 +825,21 @@ def _receipt(memory: Memory, status: str, job_id: str | None = None) -> Receipt:
             "created": status == "created",
             "index_state": memory.index_state,
             "job_id": job_id,
+            "scrub": scrub,
         }
     )
+
+
+TEXT_FIELDS = ("content", "title", "key", "kind", "category", "tags", "source", "meta")
+
+
+def _dropped_text(before: Memory, after: Memory) -> bool:
+    """Whether an update replaced any stored text (which then needs scrubbing)."""
+    if any(getattr(before, name) != getattr(after, name) for name in TEXT_FIELDS):
+        return True
+    before_name = None if before.place is None else before.place.name
+    after_name = None if after.place is None else after.place.name
+    return before_name != after_name
 
 
 def _with(record: MemoryRecord, **changes: Any) -> MemoryRecord:

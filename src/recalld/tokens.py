@@ -39,6 +39,7 @@ from recalld.store.factory import open_store
 
 __all__ = [
     "ALL_NAMESPACES",
+    "CALLER_STATE_KEY",
     "Access",
     "Caller",
     "IssuedToken",
@@ -50,8 +51,11 @@ __all__ = [
 
 Access = Literal["read", "read+write"]
 ALL_NAMESPACES = "*"
+# Where the HTTP server's authentication leaves the Caller: ``scope["state"][CALLER_STATE_KEY]``
+# (read by the REST routes and by MCP tools served at /mcp).
+CALLER_STATE_KEY = "recalld_caller"
 TOKEN_PREFIX = "rcd_"
-TOKEN_PATTERN = re.compile(r"^rcd_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})$")
+TOKEN_PATTERN = re.compile(r"rcd_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})")
 NAME_MAX_CHARS = 100
 # Recording every use would turn each read into a write; once a minute is enough to see use.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -211,7 +215,7 @@ class TokenRegistry:
 
         The error never repeats the token: tokens must not reach logs.
         """
-        match = TOKEN_PATTERN.match(token)
+        match = TOKEN_PATTERN.fullmatch(token)
         record = None if match is None else self._store.find_token(match.group(1))
         # Compare against a dummy digest when the id is unknown, so the work done
         # (and the time taken) does not depend on whether the id exists.

@@ -8,7 +8,6 @@ nothing of it is written, while the other lines still import (in chunks of
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from recalld import _validate as check
@@ -17,7 +16,8 @@ from recalld.config import Settings
 from recalld.errors import ConflictError, ValidationError
 from recalld.indexing import Indexing
 from recalld.model import ExportRecord, ImportLineError, ImportReport
-from recalld.store.base import MemoryRecord, Scope, Store, StoreTransaction
+from recalld.scrubbing import Scrubber
+from recalld.store.base import UNREADABLE_META_KEY, MemoryRecord, Scope, Store, StoreTransaction
 
 __all__ = ["IMPORT_CHUNK_LINES", "Transfer"]
 
@@ -27,16 +27,33 @@ IMPORT_CHUNK_LINES = 500
 class Transfer:
     """JSONL export and import over one store."""
 
-    def __init__(self, store: Store, settings: Settings, indexing: Indexing) -> None:
+    def __init__(
+        self, store: Store, settings: Settings, indexing: Indexing, scrubber: Scrubber
+    ) -> None:
         self._store = store
         self._settings = settings
         self._indexing = indexing
+        self._scrubber = scrubber
 
-    def export(self, scope: Scope) -> Iterator[str]:
-        """One JSON line per memory visible to ``scope``, in seq order."""
+    def export(
+        self, scope: Scope, on_problem: Callable[[str], None] | None = None
+    ) -> Iterator[str]:
+        """One JSON line per memory visible to ``scope``, in seq order.
+
+        A row the store could not render as it is (its meta comes back as text
+        under ``recalld_unreadable_meta``) still gets its line; ``on_problem`` is
+        told which memory and why, so a backup is never silently partial.
+        """
         for memory in self._store.iterate(scope):
-            record = ExportRecord.model_validate(memory.model_dump(exclude={"seq", "index_state"}))
-            yield record.model_dump_json()
+            unreadable = memory.meta.get(UNREADABLE_META_KEY)
+            if unreadable is not None and on_problem is not None:
+                reason = unreadable.get("reason") if isinstance(unreadable, dict) else None
+                on_problem(
+                    f"memory {memory.id} (namespace {memory.namespace}): {reason}; its meta is"
+                    f" exported as text under {UNREADABLE_META_KEY!r}"
+                )
+            # The same fields, in the same order, as ExportRecord (which import parses).
+            yield memory.model_dump_json(exclude={"seq", "index_state"})
 
     def import_lines(
         self,
@@ -60,13 +77,15 @@ class Transfer:
             self._import_chunk(chunk, default_namespace, report)
             if progress is not None:
                 progress(len(chunk))
+        if report.updated:
+            self._scrubber.after_drop()  # the records it replaced leave the files too
         return report
 
     def _parse_line(self, number: int, line: str) -> ExportRecord | ImportLineError:
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            return ImportLineError(line=number, error=f"not JSON: {error.msg}")
+            data = check.load_json(line, "line")
+        except ValidationError as error:
+            return ImportLineError(line=number, error=str(error))
         if not isinstance(data, dict):
             return ImportLineError(line=number, error="a line must be a JSON object")
         try:
@@ -101,14 +120,15 @@ class Transfer:
         stored = MemoryRecord(
             id=record.id,
             namespace=namespace,
-            key=record.key,
-            title=record.title,
+            key=check.optional_name(record.key, "key"),
+            title=check.optional_text(record.title, "title"),
             content=check.content(record.content, settings),
-            kind=record.kind,
-            category=record.category,
+            kind=check.name_text(record.kind, "kind"),
+            category=check.optional_name(record.category, "category"),
             tags=check.tags(record.tags, settings),
             salience=record.salience,
-            source=record.source,
+            source=check.optional_name(record.source, "source"),
+            speaker=check.speaker(record.speaker),
             at=None if record.at is None else parse_instant("at", record.at),
             created_at=parse_instant("created_at", record.created_at),
             updated_at=parse_instant("updated_at", record.updated_at),
@@ -125,16 +145,16 @@ class Transfer:
             ),
             index_state=self._indexing.new_index_state(),
         )
-        existing = tx.find_id_anywhere(record.id)
+        # Ids are unique per namespace: one taken elsewhere is no obstacle (nor a clue).
+        existing = tx.find(namespace, id=record.id)
         if existing is not None:
-            if existing.namespace != namespace:
-                raise ConflictError("id", f"id {record.id!r} is already taken")
             if stored.updated_at <= existing.updated_at:
                 return "unchanged"
             holder = None if record.key is None else tx.find(namespace, key=record.key)
             if holder is not None and holder.id != record.id:
                 raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
             self._indexing.enqueue(tx, tx.replace(existing.seq, stored), stored.updated_at)
+            tx.dropped_content("import", stored.updated_at)
             return "updated"
         if record.key is not None:
             holder = tx.find(namespace, key=record.key)

@@ -79,6 +79,7 @@ class Worker:
         extractor: Extractor | None = None,
         clock: Clock = utc_now,
         worker_id: str | None = None,
+        pause: Callable[[float], object] | None = None,
     ) -> None:
         if embedder is None and extractor is None:
             raise ValueError("a worker needs an embedder, an extractor or both")
@@ -92,6 +93,9 @@ class Worker:
         self._started_at = clock()
         self._stop = threading.Event()
         self._wake = threading.Event()
+        # How run_forever waits after a failed step (tests record the delays it asks for).
+        self._pause = pause or self._stop.wait
+        self._progress = threading.Condition()
         self._thread: threading.Thread | None = None
         self._backfilled = False
         self._last_heartbeat = float("-inf")
@@ -229,7 +233,15 @@ class Worker:
         done = self._store.semantic.complete_jobs(
             self.id, self._embedder.name, results, dimension, self._clock()
         )
-        self.report.processed += done
+        with self._progress:
+            self.report.processed += done
+            self._progress.notify_all()
+
+    def wait_until_processed(self, count: int, timeout: float) -> bool:
+        """Block until this worker has completed ``count`` jobs in all (True) or ``timeout``
+        seconds pass (False); for callers that must know the background work happened."""
+        with self._progress:
+            return self._progress.wait_for(lambda: self.report.processed >= count, timeout)
 
     # -- graph extraction --------------------------------------------------------
 
@@ -346,7 +358,7 @@ class Worker:
                     self._settings.worker_poll_seconds * 2 ** min(failures, 16),
                     FAILURE_BACKOFF_MAX_SECONDS,
                 )
-                self._stop.wait(delay)
+                self._pause(delay)
                 continue
             if claimed == 0:
                 self._wake.wait(self._settings.worker_poll_seconds)

@@ -61,8 +61,9 @@ class ServerProcess:
 
     @property
     def base_url(self) -> str:
-        """Where the server listens (always reached over loopback)."""
-        return f"http://127.0.0.1:{self.port}"
+        """Where the server listens (always reached over loopback, IPv6 when bound there)."""
+        address = "[::1]" if "::1" in self.host else "127.0.0.1"
+        return f"http://{address}:{self.port}"
 
     def command(self) -> list[str]:
         """The command line that starts the server."""

@@ -148,8 +148,16 @@ def test_http_memories_create_get_patch_delete(client: httpx.Client) -> None:
     assert patched["title"] is None
     assert patched["tags"] == ["x"]
     assert patched["content"] == memory["content"]
-    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {"deleted": True}
-    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {"deleted": False}
+    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {
+        "deleted": True,
+        "scrubbed": True,
+        "scrub": "done",
+    }
+    assert _ok(client.delete(f"/v1/memories/{memory_id}")) == {
+        "deleted": False,
+        "scrubbed": True,
+        "scrub": "none",
+    }
     missing = _error(client.get(f"/v1/memories/{memory_id}"), 404)
     assert missing["type"] == "not_found"
     assert _error(client.patch(f"/v1/memories/{memory_id}", json={"title": "t"}), 404)
@@ -207,8 +215,16 @@ def test_http_key_value_put_get_overwrite_delete(client: httpx.Client) -> None:
     with_ttl = _ok(client.put("/v1/kv/session/token", json={"value": "v", "ttl_seconds": 3600}))
     assert with_ttl["status"] == "created"
     assert _ok(client.get("/v1/kv/session/token"))["expires_at"] is not None
-    assert _ok(client.delete("/v1/kv/staging.region")) == {"deleted": True}
-    assert _ok(client.delete("/v1/kv/staging.region")) == {"deleted": False}
+    assert _ok(client.delete("/v1/kv/staging.region")) == {
+        "deleted": True,
+        "scrubbed": True,
+        "scrub": "done",
+    }
+    assert _ok(client.delete("/v1/kv/staging.region")) == {
+        "deleted": False,
+        "scrubbed": True,
+        "scrub": "none",
+    }
     assert _error(client.get("/v1/kv/staging.region"), 404)["type"] == "not_found"
 
 
@@ -236,14 +252,13 @@ def test_http_stats_export_and_import(client: httpx.Client) -> None:
             headers={"X-Recalld-Namespace": target, "Content-Type": "application/x-ndjson"},
         )
     )
-    assert report["created"] == 0  # ids are global: the same ids live in the source namespace
-    assert [error["line"] for error in report["errors"]] == [1, 2, 3, 4]
-    for record in records:
-        client.delete(f"/v1/memories/{record['id']}")
-    report = _ok(client.post("/v1/import", content=upload.encode()))
-    assert report["created"] == 3
+    assert report["created"] == 3  # ids are per namespace: new in the target namespace
     assert [error["line"] for error in report["errors"]] == [4]
+    again = _ok(client.post("/v1/import", content=upload.encode()))  # back into the source
+    assert (again["created"], again["unchanged"]) == (0, 3)
+    assert [error["line"] for error in again["errors"]] == [4]
     assert _ok(client.get("/v1/stats"))["count"] == 3
+    assert _ok(client.get("/v1/stats", headers={"X-Recalld-Namespace": target}))["count"] == 3
 
 
 def test_http_stats_over_several_namespaces(client: httpx.Client) -> None:
@@ -374,3 +389,49 @@ def test_http_cors_is_off_unless_configured(client: httpx.Client, tmp_path: Path
         assert "access-control-allow-origin" not in other.headers
     finally:
         server.stop()
+
+
+def test_http_min_score_explain_and_speaker(server: ServerProcess) -> None:
+    namespace = f"test-{uuid.uuid4().hex[:12]}"
+    headers = {"X-Recalld-Namespace": namespace}
+    with httpx.Client(base_url=server.base_url, headers=headers, timeout=30) as client:
+        receipt = _ok(
+            client.post(
+                "/v1/memories",
+                json={"content": "the bakery opens at seven", "speaker": "Caroline"},
+            )
+        )
+        _ok(client.post("/v1/memories", json={"content": "grandma grows roses"}))
+        assert _ok(client.get(f"/v1/memories/{receipt['id']}"))["speaker"] == "Caroline"
+        patched = _ok(client.patch(f"/v1/memories/{receipt['id']}", json={"speaker": "Dana"}))
+        assert patched["speaker"] == "Dana"
+        assert _ok(client.post("/v1/search", json={"query": "xyzzy plugh"})) == []
+        weak = _ok(client.post("/v1/search", json={"query": "bakery roses", "min_score": 0}))
+        assert len(weak) == 2
+        assert (
+            _error(client.post("/v1/search", json={"query": "x", "min_score": 2}), 422)["field"]
+            == "min_score"
+        )
+        assert (
+            _error(client.post("/v1/recall", json={"query": "x", "min_score": -1}), 422)["field"]
+            == "min_score"
+        )
+        explained = _ok(
+            client.post(
+                "/v1/explain", json={"query": "when does the bakery open", "id": receipt["id"]}
+            )
+        )
+        assert explained["stage"] == "returned"
+        assert explained["found_by"] == ["fts"]
+        assert explained["min_score"] == 0.02
+        unknown = _error(client.post("/v1/explain", json={"query": "x", "id": "01NOPE"}), 404)
+        assert "not visible" in unknown["message"]
+    with httpx.Client(
+        base_url=server.base_url, headers={"X-Recalld-Namespace": f"{namespace}-2"}, timeout=30
+    ) as elsewhere:
+        hidden = _error(
+            elsewhere.post("/v1/explain", json={"query": "bakery", "id": receipt["id"]}), 404
+        )
+        assert hidden["message"].replace(receipt["id"], "ID").replace(f"{namespace}-2", "NS") == (
+            unknown["message"].replace("01NOPE", "ID").replace(namespace, "NS")
+        )

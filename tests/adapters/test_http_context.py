@@ -139,6 +139,7 @@ def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Clien
     assert tools == [
         "cancel_intention",
         "entities",
+        "explain",
         "forget",
         "get",
         "intentions",

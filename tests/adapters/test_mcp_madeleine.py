@@ -119,8 +119,16 @@ async def test_madeleine_tools(madeleine: tuple[Connect, Path]) -> None:
         assert bad.is_error
         assert "lon" in text(bad)
 
-        assert await structured(client, "forget", {"id": memory_id}) == {"deleted": True}
-        assert await structured(client, "forget", {"id": memory_id}) == {"deleted": False}
+        assert await structured(client, "forget", {"id": memory_id}) == {
+            "deleted": True,
+            "scrubbed": True,
+            "scrub": "done",
+        }
+        assert await structured(client, "forget", {"id": memory_id}) == {
+            "deleted": False,
+            "scrubbed": True,
+            "scrub": "none",
+        }
 
 
 def _sense_from_another_process(db: Path | str) -> None:

@@ -93,3 +93,10 @@ def test_biometric_similarity_normalises_each_reading() -> None:
     assert biometric_similarity({"glucose": 110.0}, {"glucose": 100.0}) == pytest.approx(
         np.exp(-0.5)
     )
+
+
+def test_neighbourhood_at_the_poles_leaves_out_the_rows_beyond() -> None:
+    for cell in ("zzzzz", "00000", "bpbpb", "pbpbp"):
+        block = neighbourhood(cell, 5, rings=2)
+        assert cell in block
+        assert 1 < len(block) <= 25

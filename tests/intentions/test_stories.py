@@ -284,7 +284,7 @@ def test_story_forget_an_intention_removes_it_and_its_queued_reminder(
     intention = memory.remind("ask about the move", mention=["Anna"], signals=["heart_rate>100"])
     _sense(memory, text="Anna", biometrics={"heart_rate": 120})
     assert len(memory.recollections.pending(drain=False)) == 1
-    assert memory.forget(intention.id) is True
+    assert memory.forget(intention.id).deleted is True
     assert memory.recollections.pending() == []
     assert memory.intentions(state="all") == []
     assert memory.intentions.counts() == {}

@@ -36,9 +36,12 @@ def test_postgres_worker_and_hybrid_recall_in_the_database(memory: MemoryService
     hits = memory.search("staging database Melbourne", limit=5)
     assert hits[0].backends[:2] == ["fts", "vector"]
     assert 0.0 <= hits[-1].score <= hits[0].score <= 1.0
-    vector_only = memory.search("cinnamon apple", mode="vector", limit=5)
+    # The fake embedder's cosines are weak evidence: the reranker's threshold is lifted.
+    vector_only = memory.search("cinnamon apple", mode="vector", limit=5, min_score=0)
     assert vector_only[0].memory.content.startswith("Grandma")
-    filtered = memory.search("cinnamon apple", mode="vector", filters=Filters(tags_any=["infra"]))
+    filtered = memory.search(
+        "cinnamon apple", mode="vector", filters=Filters(tags_any=["infra"]), min_score=0
+    )
     assert [hit.memory.content for hit in filtered] == ["The staging database runs in Melbourne"]
     assert all(hit.memory.namespace == "default" for hit in memory.search("Sydney", limit=5))
     status = memory.status()
@@ -80,8 +83,8 @@ def test_postgres_forget_leaves_no_row_and_vacuum_full_rewrites_the_files(
         gone = service.remember(secret, tags=["zebra-tag"], meta={"note": secret})
         felt = service.recollections.remember(secret, place={"lat": 1.0, "lon": 1.0})
         service.new_worker().run_until_idle()
-        assert service.forget(gone.id) is True
-        assert service.forget(felt.id) is True
+        assert service.forget(gone.id).deleted is True
+        assert service.forget(felt.id).deleted is True
         with psycopg.connect(postgres_url) as connection:
             for table in ("memories", "memory_tags", "vectors", "jobs", "graph_mentions"):
                 rows = connection.execute(f"SELECT * FROM {table}").fetchall()

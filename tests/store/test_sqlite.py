@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
 
 from recalld.model import Memory
 from recalld.store.base import MemoryRecord, Scope
-from recalld.store.migrations import MIGRATIONS, migration_8
+from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_8
 from recalld.store.semantic import decode_vectors
 from recalld.store.sqlite import SQLiteStore
 
@@ -42,13 +44,18 @@ def test_sqlite_migrations_recorded_once(tmp_path: Path) -> None:
 
 def test_sqlite_pragmas_for_durability(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "m.db")
-    connection = store._connection()
-    assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert connection.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
-    assert connection.execute("PRAGMA secure_delete").fetchone() == (1,)
-    assert connection.execute("PRAGMA busy_timeout").fetchone() == (5000,)
-    assert connection.execute("PRAGMA foreign_keys").fetchone() == (1,)
+    assert store.pragmas() == {
+        "journal_mode": "wal",
+        "synchronous": 2,  # FULL
+        "secure_delete": 1,
+        "busy_timeout": 5000,
+        "foreign_keys": 1,
+    }
     store.close()
+    # WAL is a property of the file: a connection of another program sees it too.
+    other = apsw.Connection(str(tmp_path / "m.db"))
+    assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    other.close()
 
 
 def test_sqlite_fts_kept_in_sync_with_rows(tmp_path: Path) -> None:
@@ -64,9 +71,10 @@ def test_sqlite_fts_kept_in_sync_with_rows(tmp_path: Path) -> None:
     with store.transaction() as tx:
         tx.delete(inserted.seq)
     assert store.search(_scope(), "", ["banana"], 5) == []
-    connection = store._connection()
-    connection.execute("INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')")
     store.close()
+    connection = apsw.Connection(str(tmp_path / "m.db"))
+    connection.execute("INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')")
+    connection.close()
 
 
 def test_sqlite_fts_index_built_for_existing_rows(tmp_path: Path) -> None:
@@ -201,3 +209,91 @@ def test_sqlite_seq_lookups_use_the_primary_key(tmp_path: Path) -> None:
         assert "memories_geohash" not in details
     finally:
         store.close()
+
+
+def _old_fts(execute: Any) -> None:
+    """The full-text table and triggers as recalld created them before the speaker field."""
+    execute(
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(title, content, tags,"
+        " content='memories', content_rowid='seq',"
+        " tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    new = "new.seq, new.title, new.content, new.tags"
+    old = "'delete', old.seq, old.title, old.content, old.tags"
+    into = f"{FTS_TABLE}(rowid, title, content, tags)"
+    command = f"{FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags)"
+    execute(
+        f"CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN"
+        f" INSERT INTO {into} VALUES ({new}); END"
+    )
+    execute(
+        f"CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN"
+        f" INSERT INTO {command} VALUES ({old}); END"
+    )
+    execute(
+        f"CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags ON memories"
+        f" BEGIN INSERT INTO {command} VALUES ({old}); INSERT INTO {into} VALUES ({new}); END"
+    )
+    execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('rebuild')")
+
+
+def test_sqlite_per_namespace_ids_migration_keeps_rows_and_seq_high_water(tmp_path: Path) -> None:
+    """A database from before per-namespace ids keeps every row, tag, vector and FTS entry."""
+    path = tmp_path / "old.db"
+    connection = apsw.Connection(str(path))
+    connection.execute("PRAGMA journal_mode = WAL")
+    for number, migration in enumerate(MIGRATIONS[:5], start=1):
+        migration(connection.execute)
+        connection.execute(f"PRAGMA user_version = {number}")
+    connection.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    connection.executemany(
+        "INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')",
+        [(number,) for number in range(1, 6)],
+    )
+    stamp = "2026-01-01T00:00:00.000000Z"
+    for seq, (memory_id, namespace) in enumerate([("a", "one"), ("b", "one"), ("c", "two")], 1):
+        connection.execute(
+            "INSERT INTO memories(seq, id, namespace, content, tags, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, '[\"t\"]', ?, ?)",
+            (seq, memory_id, namespace, f"old apples {memory_id}", stamp, stamp),
+        )
+        connection.execute("INSERT INTO memory_tags(seq, tag) VALUES (?, 't')", (seq,))
+    connection.execute("INSERT INTO vectors VALUES (1, 'm', 1, 'h', x'00000000', ?)", (stamp,))
+    # A forgotten memory once held seq 9: it must never be handed out again.
+    connection.execute("UPDATE sqlite_sequence SET seq = 9 WHERE name = 'memories'")
+    _old_fts(connection.execute)  # the full-text index and triggers of that version
+    connection.close()
+
+    store = SQLiteStore(path)
+    assert store.schema_version == len(MIGRATIONS)
+    scope = Scope(namespaces=("one", "two"), now=datetime(2026, 1, 2, tzinfo=UTC))
+    assert sorted(m.id for m in store.iterate(scope)) == ["a", "b", "c"]
+    assert [m.memory.id for m in store.search(scope, "", ["apples"], 5)] != []
+    assert store.counts(scope).count == 3
+    with store.transaction() as tx:
+        # The same id in another namespace is now a different memory.
+        fresh = tx.insert(
+            MemoryRecord(
+                id="a",
+                namespace="two",
+                content="new",
+                created_at=datetime(2026, 1, 3, tzinfo=UTC),
+                updated_at=datetime(2026, 1, 3, tzinfo=UTC),
+            )
+        )
+        assert fresh.seq == 10
+        tx.delete(1)
+        tx.replace(2, replace(_record("b", "bananas now"), namespace="one"))
+    # The full-text triggers came through the rebuild: the index follows every change.
+    assert [m.memory.id for m in store.search(scope, "", ["apples"], 5)] == ["c"]
+    assert [m.memory.id for m in store.search(scope, "", ["bananas"], 5)] == ["b"]
+    store.close()
+    check = apsw.Connection(str(path))
+    assert check.execute("SELECT count(*) FROM memory_tags").fetchone() == (1,)  # c only
+    assert check.execute("SELECT count(*) FROM vectors").fetchone() == (0,)  # cascaded
+    assert check.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    check.execute("INSERT INTO memories_fts(memories_fts) VALUES('integrity-check')")
+    check.close()

@@ -12,7 +12,9 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from recalld import _validate as check
 from recalld.config import Settings
+from recalld.errors import ValidationError
 from recalld.model import Filters, Hit, Memory
 from recalld.service import MemoryService
 
@@ -77,9 +79,9 @@ def _parse_meta(value: str | None) -> dict[str, Any] | None:
     if value is None:
         return None
     try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError as error:
-        raise click.BadParameter(f"--meta is not JSON: {error.msg}") from None
+        parsed = check.load_json(value, "--meta")
+    except ValidationError as error:
+        raise click.BadParameter(error.message, param_hint="--meta") from None
     if not isinstance(parsed, dict):
         raise click.BadParameter("--meta must be a JSON object")
     return parsed

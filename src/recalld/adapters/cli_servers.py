@@ -41,7 +41,13 @@ def mcp_command(
     # A long-running server embeds new memories itself (worker thread) and fires
     # time-only intentions when they come due (scheduler thread).
     settings = state.settings.model_copy(update={"worker_thread": True, "scheduler_thread": True})
-    server = build_server(lambda: MemoryService.open(settings), names or ["native"])
+    # Over HTTP the caller may be another machine: media must be base64, never a path
+    # on this one (stdio's client is the local user who launched the server).
+    server = build_server(
+        lambda: MemoryService.open(settings),
+        names or ["native"],
+        media_paths=transport == "stdio",
+    )
     run_server(server, transport="http" if transport == "http" else "stdio", host=host, port=port)
 
 

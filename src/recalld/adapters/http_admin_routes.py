@@ -116,7 +116,12 @@ def timeline(
         TimelineField, Query(description="count by created_at (stored) or at (happened)")
     ] = "created",
     end: Annotated[
-        str | None, Query(max_length=64, description="ISO 8601; the last bucket holds it (now)")
+        str | None,
+        Query(
+            max_length=64,
+            description="RFC 3339 date-time; the last bucket holds it (default now)",
+            json_schema_extra={"format": "date-time"},
+        ),
     ] = None,
 ) -> Timeline:
     """Visible memories per bucket, oldest first, over the namespaces in the header."""

@@ -21,9 +21,15 @@ Layers of every request, outermost first:
 
 Errors are translated once, here: :class:`ValidationError` → 422,
 :class:`NotFoundError` → 404, :class:`ConflictError` → 409,
-:class:`StorageError` → 503, :class:`AuthenticationError` → 401,
-:class:`PermissionDeniedError` → 403, FastAPI's own validation → 422; every
-error body is ``{"error": {"type", "field", "message"}}``.
+:class:`DiskFullError` → 503 ``disk_full`` (saying so), :class:`StorageError`
+→ 503, :class:`EmbeddingError` → 503 (a server fault, not the caller's),
+:class:`AuthenticationError` → 401, :class:`PermissionDeniedError` → 403,
+FastAPI's own validation → 422; every error body is ``{"error": {"type",
+"field", "message"}}``.
+
+The OpenAPI document says what the server does: ``Authorization`` is optional
+while the server trusts loopback callers (no token exists and it is bound to
+loopback), required otherwise; ``limit`` fields carry ``RECALLD_MAX_LIMIT``.
 
 Other ASGI apps (the MCP streamable-HTTP endpoint) join through
 ``extra_mounts``: each is mounted under its path behind the same
@@ -32,7 +38,7 @@ authentication and metrics, and its lifespan runs inside the app's.
 
 from __future__ import annotations
 
-import ipaddress
+import copy
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -54,6 +60,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld._version import __version__
+from recalld.adapters._network import bind_address, is_loopback
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
@@ -66,6 +73,8 @@ from recalld.errors import (
     AuthenticationError,
     ConflictError,
     DatabaseUnavailableError,
+    DiskFullError,
+    EmbeddingError,
     NotFoundError,
     PermissionDeniedError,
     RecalldError,
@@ -82,6 +91,8 @@ logger = logging.getLogger(__name__)
 PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json"})
 IMPORT_PATH = "/v1/import"
 PARAMETER_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
+# Request bodies whose ``limit`` is capped by RECALLD_MAX_LIMIT (the spec says so).
+LIMITED_REQUESTS = ("QueryRequest", "ExplainRequest", "BatboxRecall")
 
 
 @dataclass(frozen=True)
@@ -98,16 +109,6 @@ class ExtraMount:
     lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
     exact: bool = False
     """Serve ``app`` at exactly ``path`` (an ASGI endpoint) instead of under it."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address or ``localhost``) only accepts connections from this machine."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, tokens: TokenRegistry) -> None:
@@ -175,9 +176,15 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, DatabaseUnavailableError):
         logger.error("database unavailable: %s", error)
         return _unavailable()
+    if isinstance(error, DiskFullError):
+        logger.error("disk full: %s", error)
+        return _error(503, "disk_full", str(error))
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
         return _error(503, "storage_error", "the database could not serve the request")
+    if isinstance(error, EmbeddingError):
+        logger.error("embedding error: %s", error)
+        return _error(503, "embedding_error", "the embedding model could not serve the request")
     return _error(400, "bad_request", str(error))
 
 
@@ -197,13 +204,38 @@ def _request_validation_error(_request: Request, error: Exception) -> JSONRespon
     return _error(422, "validation_error", str(first.get("msg", "is invalid")), field)
 
 
-def _http_error(_request: Request, error: Exception) -> JSONResponse:
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path (each method is its own route, so
+    Starlette's own ``Allow`` names only the first route's)."""
+    methods: set[str] = set()
+    for pattern, served in getattr(request.app.state, "route_methods", []):
+        if pattern.match(request.url.path):
+            methods.update(served)
+    methods.discard("HEAD")
+    return ", ".join(sorted(methods))
+
+
+def _route_methods(routers: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
+    """(path regex, methods) of every route of ``routers`` (for ``Allow`` on a 405)."""
+    found = []
+    for router in routers:
+        for route in router.routes:
+            methods = getattr(route, "methods", None)
+            pattern = getattr(route, "path_regex", None)
+            if methods and pattern is not None:
+                found.append((pattern, frozenset(methods)))
+    return found
+
+
+def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     status = error.status_code
     field = error.field if isinstance(error, BodyFieldError) else None
     headers = dict(error.headers or {})
     if status == 401:
         headers.update(UNAUTHORIZED_HEADERS)
+    if status == 405:
+        headers["Allow"] = _allowed_methods(request)
     return _error(status, HTTP_ERROR_TYPES.get(status, "error"), str(error.detail), field, headers)
 
 
@@ -242,9 +274,8 @@ class _Authentication:
             return
         except StorageError as error:
             logger.error("storage error while authenticating: %s", error)
-            await _error(503, "storage_error", "the token store is unavailable")(
-                scope, receive, send
-            )
+            kind = "disk_full" if isinstance(error, DiskFullError) else "storage_error"
+            await _error(503, kind, "the token store is unavailable")(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         await self.app(scope, receive, send)
@@ -388,12 +419,15 @@ def create_app(
     tokens: TokenRegistry | None = None,
     require_auth: bool = False,
     extra_mounts: Sequence[ExtraMount] = (),
+    on_shutdown: Callable[[], None] | None = None,
 ) -> FastAPI:
     """Build the REST app over ``service``.
 
     ``require_auth`` makes every request need a valid token even when none is
     configured (``serve`` sets it for non-loopback binds). The caller owns
-    ``service`` and closes it after the server stops.
+    ``service``; ``on_shutdown`` (``serve`` passes ``service.close``) runs when
+    the server stops gracefully, e.g. on SIGTERM, before uvicorn re-raises the
+    signal and the process ends.
     """
     registry = tokens or TokenRegistry.for_store(service.store)
 
@@ -404,6 +438,8 @@ def create_app(
                 if mount.lifespan is not None:
                     await stack.enter_async_context(mount.lifespan())
             yield
+        if on_shutdown is not None:
+            await run_in_threadpool(on_shutdown)
 
     app = FastAPI(
         title="recalld",
@@ -418,6 +454,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.tokens = registry
+    _truthful_openapi(app, settings, registry, require_auth=require_auth)
     app.include_router(batbox_router)
     app.include_router(v1_router)
     app.include_router(core_router)
@@ -426,6 +463,17 @@ def create_app(
     app.include_router(intentions_router)
     app.include_router(graph_router)
     mount_browser(app)
+    app.state.route_methods = _route_methods(
+        [
+            batbox_router,
+            v1_router,
+            core_router,
+            context_router,
+            admin_router,
+            intentions_router,
+            graph_router,
+        ]
+    )
     metrics_registry = CollectorRegistry(auto_describe=True)
     metrics_registry.register(_StoreCollector(service))
 
@@ -472,6 +520,37 @@ def create_app(
         )
     app.add_middleware(_Metrics, registry=metrics_registry)
     return app
+
+
+def _truthful_openapi(
+    app: FastAPI, settings: Settings, tokens: TokenRegistry, *, require_auth: bool
+) -> None:
+    """Make ``/openapi.json`` describe this server as it runs: ``Authorization`` optional
+    while loopback callers are trusted (checked on every request, since a token may be
+    created meanwhile), and the ``limit`` bounds of ``settings``."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        document = copy.deepcopy(generate())
+        optional = not require_auth and not tokens.any_active()
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                if not isinstance(operation, dict):
+                    continue
+                security = operation.get("security")
+                if optional and security and {} not in security:
+                    operation["security"] = [{}, *security]
+                for parameter in operation.get("parameters", []):
+                    if parameter.get("name") == "limit" and "schema" in parameter:
+                        parameter["schema"]["maximum"] = settings.max_limit
+        schemas = document.get("components", {}).get("schemas", {})
+        for name in LIMITED_REQUESTS:
+            limit = schemas.get(name, {}).get("properties", {}).get("limit")
+            if isinstance(limit, dict):
+                limit["maximum"] = settings.max_limit
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class _NamespaceGuard:
@@ -530,10 +609,11 @@ def serve(
         tokens=tokens,
         require_auth=not is_loopback(settings.host),
         extra_mounts=extra_mounts,
+        on_shutdown=service.close,
     )
     config = uvicorn.Config(
         app,
-        host=settings.host,
+        host=bind_address(settings.host),
         port=settings.port,
         log_level=log_level,
         server_header=False,

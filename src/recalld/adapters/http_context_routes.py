@@ -17,8 +17,9 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 
+from recalld._schema import DATE_TIME, NO_NUL_PATTERN, TEXT_PATTERN, extra, nullable, replaced
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
 from recalld.adapters.http_routes import (
     COMMON_ERRORS,
@@ -29,14 +30,16 @@ from recalld.adapters.http_routes import (
     WriteNamespace,
     authorized_namespaces,
 )
+from recalld.context.signals import MAX_BIOMETRIC_MAGNITUDE
 from recalld.core_memory import (
     CoreEditResult,
     CoreMemoryFullError,
     CoreOperation,
     CoreTargetState,
+    operation_forms,
     requested_operations,
 )
-from recalld.model import Hit, Memory
+from recalld.model import GEOHASH_PATTERN, TAGS_SCHEMA, Hit, Memory, WholeNumber
 from recalld.recollection import Cue, Recollection, flat_place
 from recalld.service import MemoryService
 
@@ -50,7 +53,39 @@ context_router = APIRouter(
 )
 
 Target = Annotated[Literal["user", "memory"], Path(description="user or memory")]
-Base64 = Annotated[str | None, Field(max_length=40_000_000, description="base64 data")]
+# Non-empty, padded base64 (what base64.b64decode(validate=True) accepts).
+BASE64_PATTERN = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
+Base64 = Annotated[
+    str | None,
+    Field(
+        max_length=40_000_000,
+        description="base64 data",
+        json_schema_extra=extra(pattern=BASE64_PATTERN, contentEncoding="base64"),
+    ),
+]
+# What the engine takes as biometrics: up to 32 named readings, each a bounded number.
+BIOMETRICS_SCHEMA = {
+    "type": "object",
+    "maxProperties": 32,
+    "propertyNames": {"minLength": 1, "maxLength": 64},
+    "additionalProperties": {
+        "type": "number",
+        "minimum": -MAX_BIOMETRIC_MAGNITUDE,
+        "maximum": MAX_BIOMETRIC_MAGNITUDE,
+    },
+}
+# A place is a geohash, or lat and lon together (the published form: one or the other).
+_NUMBER = {"type": "number"}
+_ABSENT = {"type": "null"}  # a property given as null counts as not given
+FLAT_PLACE: dict[str, Any] = {
+    "anyOf": [
+        {"properties": {"lat": _ABSENT, "lon": _ABSENT}},
+        {
+            "required": ["lat", "lon"],
+            "properties": {"lat": _NUMBER, "lon": _NUMBER, "geohash": _ABSENT},
+        },
+    ]
+}
 
 
 class CoreView(BaseModel):
@@ -61,30 +96,63 @@ class CoreView(BaseModel):
     block: str
 
 
+_UNSET = {"type": "null"}  # absent, or null
+
+
+def _alone(form: dict[str, Any]) -> dict[str, Any]:
+    """A single-operation form, which may not also carry ``operations``."""
+    return {**form, "allOf": [{"properties": {"operations": _UNSET}}]}
+
+
+CORE_EDIT_FORMS: dict[str, Any] = {
+    "oneOf": [
+        {
+            "required": ["operations"],
+            "properties": {
+                "operations": {"type": "array"},
+                **{name: _UNSET for name in ("action", "content", "new_text", "old_text")},
+            },
+        },
+        *(_alone(form) for form in operation_forms()),
+    ]
+}
+
+
 class CoreEdit(BaseModel):
     """One operation (action, content/new_text, old_text) or an ``operations`` batch."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=CORE_EDIT_FORMS)
 
     action: Literal["add", "patch", "remove"] | None = None
     content: str | None = None
     new_text: str | None = None
     old_text: str | None = None
-    operations: list[CoreOperation] | None = None
+    operations: list[CoreOperation] | None = Field(
+        default=None, min_length=1, json_schema_extra=extra(minItems=1)
+    )
 
 
 class ContextFields(BaseModel):
     """The context of a cue or an experience (flat, as in the madeleine tools)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=FLAT_PLACE)
 
-    geohash: str | None = Field(default=None, max_length=12)
-    lat: float | None = Field(default=None, ge=-90, le=90)
-    lon: float | None = Field(default=None, ge=-180, le=180)
-    at: str | None = Field(default=None, max_length=64, description="ISO 8601 with offset")
+    geohash: str | None = Field(
+        default=None, max_length=12, json_schema_extra=extra(pattern=GEOHASH_PATTERN)
+    )
+    lat: StrictFloat | None = Field(default=None, ge=-90, le=90)
+    lon: StrictFloat | None = Field(default=None, ge=-180, le=180)
+    at: str | None = Field(
+        default=None,
+        max_length=64,
+        description="ISO 8601 with offset",
+        json_schema_extra=replaced(nullable({**DATE_TIME, "maxLength": 64})),
+    )
     image: Base64 = None
     audio: Base64 = None
-    biometrics: dict[str, float] | None = None
+    biometrics: dict[str, StrictFloat] | None = Field(
+        default=None, json_schema_extra=replaced(nullable(BIOMETRICS_SCHEMA))
+    )
 
     def place(self) -> dict[str, Any] | None:
         """The place as the engine takes it, or None."""
@@ -107,26 +175,64 @@ class ContextFields(BaseModel):
 class Experience(ContextFields):
     """A memory with the context it happened in."""
 
-    content: str
-    tags: list[str] = Field(default_factory=list)
-    salience: float | None = Field(default=None, ge=0, le=1)
-    title: str | None = None
+    content: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
+    tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
+    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    title: str | None = Field(default=None, json_schema_extra=extra(pattern=NO_NUL_PATTERN))
+
+
+def _needs_one_of(*channels: str) -> dict[str, Any]:
+    """A body must give at least one of these cues, and give it for real (a text with a
+    word, a non-empty list or set of readings, not null)."""
+    forms: list[dict[str, Any]] = []
+    for name in channels:
+        given: dict[str, Any] = {"not": {"type": "null"}}
+        if name in ("query", "text"):
+            given = {"type": "string", "pattern": "\\S"}
+        elif name == "biometrics":
+            given = {"type": "object", "minProperties": 1}
+        elif name == "tags":
+            given = {"type": "array", "minItems": 1}
+        forms.append({"required": [name], "properties": {name: given}})
+    return {"anyOf": forms}
 
 
 class ContextRecall(ContextFields):
     """A pull query: only the cues given are compared."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                FLAT_PLACE,
+                _needs_one_of(
+                    "query", "geohash", "lat", "at", "tags", "image", "audio", "biometrics"
+                ),
+            ]
+        }
+    )
+
     query: str | None = Field(default=None, max_length=10_000)
-    tags: list[str] = Field(default_factory=list)
-    k: int = Field(default=5, ge=1, le=100)
+    tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
+    k: WholeNumber = Field(default=5, ge=1, le=100)
 
 
 class Sense(ContextFields):
     """What is perceived now; the current time is always part of the cue."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                FLAT_PLACE,
+                _needs_one_of("text", "geohash", "lat", "tags", "image", "audio", "biometrics"),
+            ]
+        }
+    )
+
     text: str | None = Field(default=None, max_length=10_000)
     tags: list[str] = Field(
-        default_factory=list, description="labels of the situation (for intentions' tag triggers)"
+        default_factory=list,
+        description="labels of the situation (for intentions' tag triggers)",
+        json_schema_extra=replaced(TAGS_SCHEMA),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
+from recalld._schema import NAME_PATTERN
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
 from recalld.adapters.http_routes import COMMON_ERRORS, ReadNamespace, Service
 from recalld.graph.models import (
@@ -36,7 +37,9 @@ graph_router = APIRouter(
     route_class=StrictJSONRoute,
     responses=COMMON_ERRORS,
 )
-EntityName = Annotated[str, Path(min_length=1, max_length=ENTITY_NAME_MAX_CHARS)]
+EntityName = Annotated[
+    str, Path(min_length=1, max_length=ENTITY_NAME_MAX_CHARS, pattern=NAME_PATTERN)
+]
 Cursor = Annotated[str | None, Query(max_length=1000, description="next_cursor of the last page")]
 
 
@@ -72,11 +75,19 @@ def list_relations(
     namespace: ReadNamespace,
     entity: Annotated[
         str | None,
-        Query(max_length=ENTITY_NAME_MAX_CHARS, description="only relations touching it"),
+        Query(
+            max_length=ENTITY_NAME_MAX_CHARS,
+            pattern=NAME_PATTERN,
+            description="only relations touching it",
+        ),
     ] = None,
     predicate: Annotated[
         str | None,
-        Query(max_length=RELATION_PREDICATE_MAX_CHARS, description="only this predicate"),
+        Query(
+            max_length=RELATION_PREDICATE_MAX_CHARS,
+            pattern=NAME_PATTERN,
+            description="only this predicate",
+        ),
     ] = None,
     limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 100,
     cursor: Cursor = None,
@@ -91,7 +102,9 @@ def list_relations(
 def neighbourhood(
     service: Service,
     namespace: ReadNamespace,
-    entity: Annotated[str, Query(min_length=1, max_length=ENTITY_NAME_MAX_CHARS)],
+    entity: Annotated[
+        str, Query(min_length=1, max_length=ENTITY_NAME_MAX_CHARS, pattern=NAME_PATTERN)
+    ],
     depth: Annotated[int, Query(ge=1, le=3, description="relation hops (1-3)")] = 1,
 ) -> Neighbourhood:
     """The entities and relations within ``depth`` hops, and the most co-mentioned entities."""

@@ -12,10 +12,31 @@ from typing import Any
 from fastapi import Request
 from fastapi.exceptions import HTTPException
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 from starlette.responses import Response
 
-from recalld.model import SHORT_TEXT_MAX_CHARS, SOURCE_MAX_CHARS, TITLE_MAX_CHARS, Filters
+from recalld import _validate as check
+from recalld._schema import (
+    DATE_TIME,
+    ID_PATTERN,
+    NAME_PATTERN,
+    NO_NUL_PATTERN,
+    TEXT_PATTERN,
+    extra,
+    nullable,
+    replaced,
+)
+from recalld.errors import ValidationError
+from recalld.model import (
+    MAX_TTL_SECONDS,
+    SHORT_TEXT_MAX_CHARS,
+    SOURCE_MAX_CHARS,
+    TAGS_SCHEMA,
+    TITLE_MAX_CHARS,
+    Moment,
+    QueryFilters,
+    WholeNumber,
+)
 
 __all__ = [
     "BatboxRecall",
@@ -23,7 +44,6 @@ __all__ = [
     "BatboxResult",
     "BatboxStatus",
     "BodyFieldError",
-    "Deleted",
     "EmbeddingStatus",
     "ErrorBody",
     "ErrorDetail",
@@ -69,13 +89,15 @@ class BodyFieldError(HTTPException):
 def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` entries (the :class:`ErrorBody` model) for these status codes."""
     descriptions = {
-        401: "no bearer token, or an invalid one",
+        401: "no bearer token, or an invalid one (none is needed on loopback while no"
+        " token exists)",
         403: "the token is not scoped to this namespace or access",
-        404: "no such memory in the namespace",
+        404: "no such memory in the namespace (or no such path: a key may not hold a line break)",
         409: "the write conflicts with a stored memory (id or key taken)",
         413: "the request body is larger than the limit",
         422: "the request is invalid; `error.field` names the field",
-        503: "the database could not serve the request",
+        503: "the database (or the embedding model) could not serve the request; a full disk"
+        " says so (type disk_full)",
     }
     return {code: {"model": ErrorBody, "description": descriptions[code]} for code in codes}
 
@@ -116,11 +138,17 @@ def refuse_constant(name: str) -> Any:
 
 
 def strict_json_loads(data: bytes | str) -> Any:
-    """Parse JSON refusing ``NaN``/``Infinity`` and strings with unpaired surrogates."""
+    """Parse JSON refusing ``NaN``/``Infinity``, nesting deep enough to exhaust a parser
+    (see :func:`recalld._validate.load_json`) and strings with unpaired surrogates."""
     try:
-        value = json.loads(data, parse_constant=refuse_constant)
+        value = check.load_json(data, "body")
     except UnicodeDecodeError:
         raise BodyFieldError("body", "is not valid UTF-8") from None
+    except ValidationError as error:
+        if error.message.startswith("is not JSON"):
+            # FastAPI words malformed JSON itself (with the position).
+            return json.loads(data)
+        raise BodyFieldError(error.field, error.message) from None
     field = unpaired_surrogate(value)
     if field is not None:
         raise BodyFieldError(field, "contains an unpaired UTF-16 surrogate (not valid Unicode)")
@@ -156,8 +184,28 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(max_length=QUERY_MAX_CHARS)
-    limit: int = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
-    filters: Filters | None = None
+    limit: WholeNumber = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    filters: QueryFilters | None = Field(
+        default=None, description="narrowing applied before the limit (expired never match)"
+    )
+    min_score: StrictFloat | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="only hits scoring at least this (default: the server's RECALLD_MIN_SCORE)",
+    )
+
+
+class ExplainRequest(QueryRequest):
+    """Why recall of ``query`` (with this limit, threshold and filters) treats memory ``id``
+    as it does."""
+
+    id: str = Field(
+        min_length=1,
+        max_length=64,
+        description="the memory to explain",
+        json_schema_extra=extra(pattern=ID_PATTERN),
+    )
 
 
 class KeyValueWrite(BaseModel):
@@ -165,18 +213,19 @@ class KeyValueWrite(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: str
-    tags: list[str] = Field(default_factory=list)
-    ttl_seconds: float | None = Field(default=None, gt=0)
-    title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
-    kind: str = Field(default="kv", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
+    value: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
+    tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
+    ttl_seconds: StrictFloat | None = Field(default=None, gt=0, le=MAX_TTL_SECONDS)
+    title: str | None = Field(
+        default=None, max_length=TITLE_MAX_CHARS, json_schema_extra=extra(pattern=NO_NUL_PATTERN)
+    )
+    kind: str = Field(
+        default="kv",
+        min_length=1,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
     meta: dict[str, Any] = Field(default_factory=dict)
-
-
-class Deleted(BaseModel):
-    """Whether something was deleted."""
-
-    deleted: bool
 
 
 class BatboxRemember(BaseModel):
@@ -184,11 +233,25 @@ class BatboxRemember(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str
-    source: str | None = Field(default=None, max_length=SOURCE_MAX_CHARS)
-    id: str | None = Field(default=None, min_length=1, max_length=64)
-    kind: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
-    captured_at: datetime | str | None = None
+    content: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
+    source: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SOURCE_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    id: str | None = Field(
+        default=None, min_length=1, max_length=64, json_schema_extra=extra(pattern=ID_PATTERN)
+    )
+    kind: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SHORT_TEXT_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    captured_at: Moment | str | None = Field(
+        default=None, json_schema_extra=replaced(nullable(DATE_TIME))
+    )
     metadata: dict[str, Any] | None = None
 
 
@@ -198,7 +261,7 @@ class BatboxRecall(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(max_length=QUERY_MAX_CHARS)
-    limit: int = Field(default=5, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    limit: WholeNumber = Field(default=5, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
 
 
 class BatboxResult(BaseModel):

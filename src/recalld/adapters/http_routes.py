@@ -16,9 +16,8 @@ and ``/v1/export`` accept a comma-separated list. The authenticated
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import Annotated, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Request, Security
 from fastapi.responses import StreamingResponse
@@ -26,28 +25,29 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from recalld import _validate as check
+from recalld._schema import NAME_PATTERN
 from recalld.adapters.http_models import (
     BatboxRecall,
     BatboxRemember,
     BatboxResult,
     BatboxStatus,
-    BodyFieldError,
-    Deleted,
     EmbeddingStatus,
+    ExplainRequest,
     GraphStatus,
     KeyValueWrite,
     QueryRequest,
     QueueStatus,
     StrictJSONRoute,
     error_responses,
-    refuse_constant,
     unpaired_surrogate,
 )
 from recalld.config import Settings
 from recalld.errors import AuthenticationError, NotFoundError, ValidationError
 from recalld.model import (
     KEY_MAX_CHARS,
+    Explanation,
     Filters,
+    Forgotten,
     Hit,
     ImportLineError,
     ImportReport,
@@ -59,17 +59,17 @@ from recalld.model import (
     Stats,
 )
 from recalld.service import MemoryService
-from recalld.tokens import Caller
+from recalld.tokens import CALLER_STATE_KEY, Caller
 
 __all__ = ["CALLER_STATE_KEY", "NAMESPACE_HEADER", "batbox_router", "v1_router"]
 
 NAMESPACE_HEADER = "X-Recalld-Namespace"
-# Where the auth middleware leaves the Caller: ``scope["state"][CALLER_STATE_KEY]``.
-CALLER_STATE_KEY = "recalld_caller"
 NDJSON = "application/x-ndjson"
 # The service's field names → batbox's, for error messages.
 BATBOX_FIELDS = {"at": "captured_at", "meta": "metadata"}
 COMMON_ERRORS = error_responses(401, 403, 413, 422, 503)
+# Time filters in a query string: RFC 3339 date-times (the published schema says so).
+TIME_QUERY: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
 
 
 # -- dependencies -------------------------------------------------------------
@@ -95,11 +95,24 @@ _bearer = HTTPBearer(
     description="A token from `recalld token create` (not needed on loopback without tokens).",
 )
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
+# The header as the server reads it: blank (the default namespace) or one namespace
+# (or, for /v1/stats and /v1/export, a comma-separated list), spaces around allowed.
+_ONE_NAMESPACE = "[\\w.:@/-]{1,100}"
 NamespaceHeader = Annotated[
     str | None,
     Header(
         alias=NAMESPACE_HEADER,
         description="the namespace to work in (default: the server's RECALLD_NAMESPACE)",
+        json_schema_extra={"pattern": f"^\\s*({_ONE_NAMESPACE})?\\s*$"},
+    ),
+]
+NamespacesHeader = Annotated[
+    str | None,
+    Header(
+        alias=NAMESPACE_HEADER,
+        description="one namespace, or several separated by commas (default: the server's"
+        " RECALLD_NAMESPACE)",
+        json_schema_extra={"pattern": f"^\\s*({_ONE_NAMESPACE}\\s*(,\\s*{_ONE_NAMESPACE}\\s*)*)?$"},
     ),
 ]
 
@@ -132,7 +145,7 @@ async def _write_namespace(
 
 
 async def _read_namespaces(
-    request: Request, _credentials: Credentials, namespace: NamespaceHeader = None
+    request: Request, _credentials: Credentials, namespace: NamespacesHeader = None
 ) -> list[str]:
     return authorized_namespaces(request, namespace, write=False, several=True)
 
@@ -173,8 +186,12 @@ def batbox_remember(body: BatboxRemember, service: Service, namespace: WriteName
 def batbox_recall(
     body: BatboxRecall, service: Service, namespace: ReadNamespace
 ) -> list[BatboxResult]:
-    """Memories relevant to ``query``, each with source, kind, captured_at and backend."""
-    hits = service.recall(body.query, limit=body.limit, namespace=namespace)
+    """Memories relevant to ``query``, each with source, kind, captured_at and backend.
+
+    A pull, like batbox's ``MemoryRecall`` tool: it changes nothing (promise 4), so
+    access counts do not move.
+    """
+    hits = service.search(body.query, limit=body.limit, namespace=namespace)
     return [
         BatboxResult(
             id=hit.memory.id,
@@ -231,7 +248,10 @@ def batbox_status(service: Service, namespace: ReadNamespace) -> BatboxStatus:
 
 v1_router = APIRouter(prefix="/v1", route_class=StrictJSONRoute, responses=COMMON_ERRORS)
 MemoryId = Annotated[str, Path(min_length=1, max_length=64)]
-Key = Annotated[str, Path(min_length=1, max_length=KEY_MAX_CHARS)]
+Key = Annotated[
+    str,
+    Path(min_length=1, max_length=KEY_MAX_CHARS, json_schema_extra={"pattern": NAME_PATTERN}),
+]
 
 
 @v1_router.post(
@@ -250,15 +270,21 @@ def list_memories(
     category: str | None = None,
     tag: Annotated[list[str] | None, Query(description="has any of these tags")] = None,
     all_tag: Annotated[list[str] | None, Query(description="has every one of these")] = None,
-    since: Annotated[str | None, Query(description="at >= this ISO 8601 time")] = None,
-    until: Annotated[str | None, Query(description="at < this ISO 8601 time")] = None,
-    created_since: str | None = None,
-    created_until: str | None = None,
+    since: Annotated[str | None, Query(description="at >= this time", **TIME_QUERY)] = None,
+    until: Annotated[str | None, Query(description="at < this time", **TIME_QUERY)] = None,
+    created_since: Annotated[str | None, Query(**TIME_QUERY)] = None,
+    created_until: Annotated[str | None, Query(**TIME_QUERY)] = None,
     order: Annotated[
         Literal["created", "updated"], Query(description="newest created, or recently updated")
     ] = "created",
     limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 50,
-    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+    cursor: Annotated[
+        str | None,
+        Query(
+            description="next_cursor of the previous page (opaque; any other value is refused)",
+            json_schema_extra={"pattern": "^[A-Za-z0-9_-]+$"},
+        ),
+    ] = None,
 ) -> Page:
     """Memories newest first, a page at a time (filters apply before the limit)."""
     filters = Filters(
@@ -299,26 +325,59 @@ def patch_memory(
     return service.update(memory_id, namespace=namespace, **body.model_dump(exclude_unset=True))
 
 
-@v1_router.delete("/memories/{memory_id}", response_model=Deleted, tags=["memories"])
-def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespace) -> Deleted:
-    """Forget a memory and every trace of it; ``deleted`` says whether it existed."""
-    return Deleted(deleted=service.forget(memory_id, namespace=namespace))
+@v1_router.delete("/memories/{memory_id}", response_model=Forgotten, tags=["memories"])
+def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespace) -> Forgotten:
+    """Forget a memory and every trace of it; ``deleted`` says whether it existed,
+    ``scrub`` whether its bytes are gone from the files (``pending``: a reader still
+    holds an older snapshot; it finishes in the background)."""
+    return service.forget(memory_id, namespace=namespace)
 
 
 @v1_router.post("/recall", response_model=list[Hit], tags=["query"])
 def recall(body: QueryRequest, service: Service, namespace: ReadNamespace) -> list[Hit]:
     """Ranked memories for ``query``; counts an access of each one returned."""
-    return service.recall(body.query, filters=body.filters, limit=body.limit, namespace=namespace)
+    return service.recall(
+        body.query,
+        filters=body.filters,
+        limit=body.limit,
+        namespace=namespace,
+        min_score=body.min_score,
+    )
 
 
 @v1_router.post("/search", response_model=list[Hit], tags=["query"])
 def search(body: QueryRequest, service: Service, namespace: ReadNamespace) -> list[Hit]:
     """The same ranking as recall; changes nothing."""
-    return service.search(body.query, filters=body.filters, limit=body.limit, namespace=namespace)
+    return service.search(
+        body.query,
+        filters=body.filters,
+        limit=body.limit,
+        namespace=namespace,
+        min_score=body.min_score,
+    )
+
+
+@v1_router.post(
+    "/explain", response_model=Explanation, tags=["query"], responses=error_responses(404)
+)
+def explain(body: ExplainRequest, service: Service, namespace: ReadNamespace) -> Explanation:
+    """Why recall of ``query`` does or does not return memory ``id``: the stage that dropped
+    it, its rank, score and every feature; a memory of another namespace is not found."""
+    return service.explain(
+        body.query,
+        body.id,
+        filters=body.filters,
+        limit=body.limit,
+        namespace=namespace,
+        min_score=body.min_score,
+    )
 
 
 @v1_router.put(
-    "/kv/{key:path}", response_model=Receipt, tags=["key/value"], responses=error_responses(409)
+    "/kv/{key:path}",
+    response_model=Receipt,
+    tags=["key/value"],
+    responses=error_responses(404, 409),
 )
 def put_value(
     key: Key, body: KeyValueWrite, service: Service, namespace: WriteNamespace
@@ -344,20 +403,30 @@ def get_value(key: Key, service: Service, namespace: ReadNamespace) -> Memory:
     return service.get(key=key, namespace=namespace)
 
 
-@v1_router.delete("/kv/{key:path}", response_model=Deleted, tags=["key/value"])
-def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Deleted:
-    """Forget the memory stored under ``key``."""
+@v1_router.delete(
+    "/kv/{key:path}", response_model=Forgotten, tags=["key/value"], responses=error_responses(404)
+)
+def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Forgotten:
+    """Forget the memory stored under ``key`` (the answer is as for a memory's delete)."""
     try:
         memory = service.get(key=key, namespace=namespace)
     except NotFoundError:
-        return Deleted(deleted=False)
-    return Deleted(deleted=service.forget(memory.id, namespace=namespace))
+        return Forgotten.of(False, "none")
+    return service.forget(memory.id, namespace=namespace)
 
 
 @v1_router.get("/stats", response_model=Stats, tags=["admin"])
-def stats(service: Service, namespaces: ReadNamespaces) -> Stats:
-    """Counts by category, kind and namespace over the namespaces in the header."""
-    return service.stats(namespaces)
+def stats(request: Request, service: Service, namespaces: ReadNamespaces) -> Stats:
+    """Counts by category, kind and namespace over the namespaces in the header.
+
+    ``db_size_bytes`` is the whole file's size, which moves with every namespace's
+    writes: it is reported only to a caller of every namespace (a ``*`` token, or a
+    trusted loopback caller when no token exists), else it is ``null``.
+    """
+    counted = service.stats(namespaces)
+    if not _caller(request).all_namespaces:
+        counted = counted.model_copy(update={"db_size_bytes": None})
+    return counted
 
 
 @v1_router.get(
@@ -378,7 +447,7 @@ def export(service: Service, namespaces: ReadNamespaces) -> StreamingResponse:
     tags=["admin"],
     openapi_extra={
         "requestBody": {
-            "required": True,
+            "required": False,
             "content": {NDJSON: {"schema": {"type": "string"}}},
         }
     },
@@ -394,7 +463,10 @@ async def import_lines(request: Request, namespace: WriteNamespace) -> ImportRep
     body = await request.body()
     text = body.decode("utf-8", errors="replace")
     denied: list[ImportLineError] = []
-    lines = list(_permitted_lines(text.splitlines(), caller, namespace, denied))
+    # Lines end at "\n" only: JSON strings may hold U+2028 and friends, which
+    # str.splitlines() would also split on.
+    raw_lines = [line.removesuffix("\r") for line in text.split("\n")]
+    lines = list(_permitted_lines(raw_lines, caller, namespace, denied))
     report = await run_in_threadpool(service.import_lines, lines, namespace=namespace)
     report.errors = sorted([*report.errors, *denied], key=lambda error: error.line)
     return report
@@ -409,13 +481,13 @@ def _permitted_lines(
             yield line
             continue
         try:
-            data = json.loads(line, parse_constant=refuse_constant)
-        except BodyFieldError as error:
-            denied.append(ImportLineError(line=number, error=f"not JSON: {error.detail}"))
+            data = check.load_json(line, "line")
+        except ValidationError as error:
+            if error.message.startswith("is not JSON"):
+                yield line  # the service reports it as not JSON, with the parser's reason
+                continue
+            denied.append(ImportLineError(line=number, error=str(error)))
             yield ""
-            continue
-        except ValueError:
-            yield line  # the service reports it as not JSON, with the parser's reason
             continue
         field = unpaired_surrogate(data)
         if field is not None:

@@ -18,7 +18,6 @@ does not serve, so it is registered on the low-level server here.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
@@ -37,6 +36,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from recalld._version import __version__
+from recalld.adapters._network import bind_address, is_loopback
+from recalld.adapters._stdio import run_stdio
 from recalld.adapters.dialects import resolve_dialects
 from recalld.adapters.dialects.base import (
     Dialect,
@@ -46,10 +47,12 @@ from recalld.adapters.dialects.base import (
     state_of,
     tidy_schema,
 )
+from recalld.adapters.dialects.failures import DialectTool
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
 
 __all__ = ["build_server", "http_endpoint", "is_loopback", "run_server"]
+# is_loopback is re-exported from recalld.adapters._network (one definition for both servers).
 
 logger = logging.getLogger(__name__)
 
@@ -89,17 +92,29 @@ class _ServiceResource(Resource):
 
 
 def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
-    tools = []
+    tools: list[Tool] = []
     for dialect in dialects:
+        wording = dialect.wording
         for spec in dialect.tools:
-            tool = Tool.from_function(
+            tool = DialectTool.from_function(
                 spec.function,
                 name=spec.name,
                 description=spec.description,
                 annotations=spec.annotations(),
                 structured_output=spec.structured_output,
             )
-            tool.parameters = tidy_schema(tool.parameters, keep_null=spec.keep_null)
+            assert isinstance(tool, DialectTool)
+            fields = tool.fn_metadata.arg_model.model_fields
+            tool.accepted = frozenset(info.alias or name for name, info in fields.items())
+            tool.shape = wording.shape
+            tool.renames = dict(wording.renames)
+            tool.closed = wording.closed
+            tool.state_of_context = state_of
+            parameters = tidy_schema(tool.parameters, keep_null=spec.keep_null)
+            if wording.closed:
+                # The published schema says what run() enforces: no other arguments.
+                parameters["additionalProperties"] = False
+            tool.parameters = parameters
             tools.append(tool)
     return tools
 
@@ -242,16 +257,6 @@ def http_endpoint(
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def run_server(
     server: MCPServer[Any],
     *,
@@ -259,9 +264,14 @@ def run_server(
     host: str = "127.0.0.1",
     port: int = 8766,
 ) -> None:
-    """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    """Serve until the client disconnects (stdio) or the process is stopped (HTTP).
+
+    Either way a stop is clean: SIGTERM (and, on stdio, the client closing the
+    pipe first) ends the server through its lifespan, so the service is closed
+    and the write-ahead log checkpointed, without a traceback.
+    """
     if transport == "stdio":
-        server.run("stdio")
+        run_stdio(server)
         return
     if not is_loopback(host):
         raise ValidationError(
@@ -269,4 +279,5 @@ def run_server(
             f"{host} is not a loopback address: the MCP HTTP endpoint has no authentication of "
             "its own; bind 127.0.0.1 (the default) or serve it behind `recalld serve` with tokens",
         )
-    server.run("streamable-http", host=host, port=port)
+    # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
+    server.run("streamable-http", host=bind_address(host), port=port)

@@ -9,6 +9,7 @@ similarity is 1; beyond it, it falls as ``exp(-((d - near_m) / scale_m)^2)`` wit
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 import pygeohash
@@ -70,19 +71,31 @@ def search_precision(reach_m: float) -> int:
     return 1
 
 
+Direction = Literal["top", "bottom", "left", "right"]
+
+
+def _adjacent(cell: str, direction: Direction) -> str | None:
+    """The neighbouring cell, or None beyond a pole (there is no cell north of the top row)."""
+    try:
+        adjacent: str = pygeohash.get_adjacent(cell, direction)
+    except ValueError:
+        return None
+    return adjacent
+
+
 def _around(cell: str) -> set[str]:
-    north, south = pygeohash.get_adjacent(cell, "top"), pygeohash.get_adjacent(cell, "bottom")
-    return {
-        cell,
-        north,
-        south,
-        pygeohash.get_adjacent(cell, "left"),
-        pygeohash.get_adjacent(cell, "right"),
-        pygeohash.get_adjacent(north, "left"),
-        pygeohash.get_adjacent(north, "right"),
-        pygeohash.get_adjacent(south, "left"),
-        pygeohash.get_adjacent(south, "right"),
-    }
+    """The cell and its (up to eight) neighbours; rows past a pole are left out."""
+    around = {cell}
+    for row in (cell, _adjacent(cell, "top"), _adjacent(cell, "bottom")):
+        if row is None:
+            continue
+        around.add(row)
+        sides: tuple[Direction, Direction] = ("left", "right")
+        for direction in sides:
+            side = _adjacent(row, direction)
+            if side is not None:
+                around.add(side)
+    return around
 
 
 def neighbourhood(geohash: str, precision: int, rings: int = 1) -> list[str]:

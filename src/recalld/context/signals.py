@@ -24,6 +24,7 @@ import binascii
 import importlib
 import io
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,10 @@ __all__ = [
 ]
 
 MAX_MEDIA_BYTES = 25 * 1024 * 1024
+# A reading beyond this is no measurement (and its square would overflow the similarity).
+MAX_BIOMETRIC_MAGNITUDE = 1e6
+# Library messages may quote Python objects ("<_io.BytesIO object at 0x7f…>").
+_OBJECT_REPR = re.compile(r"<[^<>]* at 0x[0-9a-fA-F]+>")
 BIOMETRIC_SCALES = {
     "heart_rate": 12.0,
     "heart_rate_variability": 15.0,
@@ -142,9 +147,13 @@ def load_media(value: str, field: str, *, allow_paths: bool = True) -> bytes:
     a remote caller cannot make this process read its own files.
     """
     text = value.strip()
+    if not allow_paths:
+        # Never touch the file system for a remote caller, not even to see whether a
+        # path exists: the answer must not depend on this machine's files.
+        return _base64_media(text, field, "must be base64 data (this server reads no local files)")
     if not text:
         raise ValidationError(field, "must be a local file path or base64 data")
-    if allow_paths and len(text) < 4096:
+    if len(text) < 4096:
         candidate = Path(text).expanduser()
         try:
             if candidate.is_file():
@@ -154,17 +163,26 @@ def load_media(value: str, field: str, *, allow_paths: bool = True) -> bytes:
                 return candidate.read_bytes()
         except OSError:
             pass
+    return _base64_media(text, field, "is neither an existing local file nor valid base64 data")
+
+
+def _base64_media(text: str, field: str, invalid: str) -> bytes:
+    if len(text) > MAX_MEDIA_BYTES * 4 // 3 + 4:
+        raise ValidationError(field, f"is over the {MAX_MEDIA_BYTES}-byte limit once decoded")
     try:
         data = base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
-        raise ValidationError(
-            field, "is neither an existing local file nor valid base64 data"
-        ) from None
+        raise ValidationError(field, invalid) from None
     if not data:
-        raise ValidationError(field, "decoded to no data")
+        raise ValidationError(field, invalid if not text else "decoded to no data")
     if len(data) > MAX_MEDIA_BYTES:
         raise ValidationError(field, f"is {len(data)} bytes; limit {MAX_MEDIA_BYTES}")
     return data
+
+
+def _library_message(error: BaseException) -> str:
+    """A third-party library's message, without the Python objects it may quote."""
+    return _OBJECT_REPR.sub("the data", str(error)).strip() or type(error).__name__
 
 
 def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFeatures:
@@ -183,7 +201,9 @@ def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFea
         SyntaxError,  # raised by some truncated image headers
         Image.DecompressionBombError,
     ) as error:
-        raise ValidationError("image", f"is not an image Pillow can read: {error}") from None
+        raise ValidationError(
+            "image", f"is not an image Pillow can read: {_library_message(error)}"
+        ) from None
     phash = int(str(imagehash.phash(image)), 16)
     pixels = np.asarray(image.resize((64, 64)), dtype=np.uint16) // 64  # 4 levels per channel
     bins = pixels[..., 0] * 16 + pixels[..., 1] * 4 + pixels[..., 2]
@@ -242,7 +262,9 @@ def audio_features(data: bytes) -> AudioFeatures:
     try:
         samples, rate = soundfile.read(io.BytesIO(data), dtype="int16", always_2d=True)
     except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as error:
-        raise ValidationError("audio", f"is not audio libsndfile can decode: {error}") from None
+        raise ValidationError(
+            "audio", f"is not audio libsndfile can decode: {_library_message(error)}"
+        ) from None
     mono = samples.mean(axis=1).astype(np.int16)
     if len(mono) < rate * 2:
         raise ValidationError("audio", "needs at least 2 seconds of sound to fingerprint")
@@ -252,7 +274,9 @@ def audio_features(data: bytes) -> AudioFeatures:
         fingerprinter.feed(mono.tobytes())
         encoded = fingerprinter.finish()
     except chromaprint.FingerprintError as error:
-        raise ValidationError("audio", f"could not be fingerprinted: {error!r}") from None
+        raise ValidationError(
+            "audio", f"could not be fingerprinted: {_library_message(error)}"
+        ) from None
     values, _ = chromaprint.decode_fingerprint(encoded)
     if not values:
         raise ValidationError("audio", "produced no fingerprint (silence?)")
@@ -300,6 +324,12 @@ def check_biometrics(readings: dict[str, float]) -> dict[str, float]:
             or not math.isfinite(value)
         ):
             raise ValidationError("biometrics", f"{name} must be a finite number, got {value!r}")
+        if abs(value) > MAX_BIOMETRIC_MAGNITUDE:
+            raise ValidationError(
+                "biometrics",
+                f"{name} is {value!r}; a reading must be between -{MAX_BIOMETRIC_MAGNITUDE:g}"
+                f" and {MAX_BIOMETRIC_MAGNITUDE:g}",
+            )
         checked[name] = float(value)
     return checked
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from recalld import _validate as check
 from recalld.errors import ValidationError
 from recalld.graph.types import (
     ENTITY_NAME_MAX_CHARS,
@@ -23,8 +24,6 @@ __all__ = ["check_entity_name", "check_entity_type", "check_predicate", "entity_
 _SPACES = re.compile(r"[\s_]+")
 _POSSESSIVE = re.compile(r"(?:'s|\u2019s|'|\u2019)$")
 _EDGE_PUNCTUATION = " \t\"'`\u201c\u201d\u2018\u2019.,;:!?()[]{}<>"
-# Control characters, line/paragraph separators and invisible format characters.
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 
 
 def entity_key(name: str) -> str:
@@ -38,16 +37,12 @@ def entity_key(name: str) -> str:
 def _plain_text(field: str, value: object, limit: int) -> str:
     if not isinstance(value, str):
         raise ValidationError(field, f"must be a string, got {type(value).__name__}")
+    # The same rule as every other name (one list of refused characters, also published
+    # in the API's schemas), checked before spaces are collapsed.
+    check.name_text(value, field)
     text = " ".join(value.split())
-    if not text:
-        raise ValidationError(field, "must not be empty")
     if len(text) > limit:
         raise ValidationError(field, f"is {len(text)} characters; the limit is {limit}")
-    for character in text:
-        if unicodedata.category(character) in _REFUSED_CATEGORIES:
-            raise ValidationError(
-                field, f"contains the control or invisible character U+{ord(character):04X}"
-            )
     return text
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from recalld._schema import TEXT_PATTERN, extra
 from recalld.model import PlaceInput
 
 __all__ = [
@@ -112,7 +113,10 @@ class IntentionRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    action: str = Field(description="what to remind of, e.g. 'pick up the prescription'")
+    action: str = Field(
+        description="what to remind of, e.g. 'pick up the prescription'",
+        json_schema_extra=extra(pattern=TEXT_PATTERN),
+    )
     place: PlaceInput | None = Field(default=None, description="lat+lon or geohash")
     radius_m: float | None = Field(default=None, description="around the place (default 150)")
     at: str | None = Field(

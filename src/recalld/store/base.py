@@ -21,11 +21,13 @@ if TYPE_CHECKING:
     from recalld.store.core import CoreStore
     from recalld.store.graph import GraphStore, GraphTransaction
     from recalld.store.intentions import IntentionRecord, IntentionStore
+    from recalld.store.retrieval import RetrievalStore
     from recalld.store.semantic import SemanticStore, VectorSearch
     from recalld.store.tables import TableAccess
 
 __all__ = [
     "FULL_TEXT_BACKENDS",
+    "UNREADABLE_META_KEY",
     "Backend",
     "ChangeFeed",
     "Counts",
@@ -45,6 +47,10 @@ KeywordBackend = Literal["fts5", "like", "postgres-fts"]
 Backend = KeywordBackend
 FULL_TEXT_BACKENDS: frozenset[str] = frozenset({"fts5", "postgres-fts"})
 Order = Literal["created", "updated"]
+# A stored meta that cannot be rendered as it is (nested past today's depth limit by an
+# older version, or not valid JSON) is read back as {UNREADABLE_META_KEY: {"reason",
+# "text"}}: the row stays readable, listable and exportable, and says what is wrong.
+UNREADABLE_META_KEY = "recalld_unreadable_meta"
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,7 @@ class MemoryRecord:
     tags: tuple[str, ...] = ()
     salience: float | None = None
     source: str | None = None
+    speaker: str | None = None
     at: datetime | None = None
     expires_at: datetime | None = None
     place: Place | None = None
@@ -118,10 +125,6 @@ class StoreTransaction(Protocol):
         """The row with that id or key in the namespace, expired or not."""
         ...
 
-    def find_id_anywhere(self, id: str) -> Memory | None:
-        """The row with that id in any namespace (ids are globally unique)."""
-        ...
-
     def insert(self, record: MemoryRecord) -> Memory:
         """Insert a new row and return it with its seq."""
         ...
@@ -136,6 +139,10 @@ class StoreTransaction(Protocol):
 
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
         """Count one access of each row and record when it happened."""
+        ...
+
+    def dropped_content(self, reason: str, now: datetime) -> None:
+        """Record in this transaction that content left the database (a pending scrub)."""
         ...
 
     def enqueue_embedding(self, seq: int, model: str, now: datetime) -> str:
@@ -229,6 +236,11 @@ class Store(Protocol):
         ...
 
     @property
+    def retrieval(self) -> RetrievalStore:
+        """Candidate rows, neighbours and term counts for recall's reranker (issue 11)."""
+        ...
+
+    @property
     def context(self) -> ContextStore:
         """Signal features, trigger history and the pending queue (issue 6)."""
         ...
@@ -295,13 +307,31 @@ class Store(Protocol):
         ...
 
     def compact_after_forget(self) -> None:
-        """Make deleted rows unreadable from the database's files, as far as the engine allows.
+        """Make deleted rows unreadable from the database's files now, as far as the engine
+        allows, without touching the pending-scrub records.
 
-        Called after ``forget`` and purges; each store documents what it does
-        (SQLite: fold and truncate the write-ahead log; PostgreSQL: ``VACUUM``
-        the touched tables when configured). Raises :class:`StorageError` when
-        it could not be done now; the caller logs it and goes on.
+        Each store documents what it does (SQLite: fold and truncate the
+        write-ahead log; PostgreSQL: ``VACUUM`` the tables that hold content).
+        Raises :class:`StorageError` when it could not be done now.
         """
+        ...
+
+    def scrub(self, wait_seconds: float) -> bool:
+        """Finish the pending scrubs: do what :meth:`compact_after_forget` does, waiting for
+        readers of older snapshots at most ``wait_seconds``; whether every scrub pending
+        when it began is done (only then are their records cleared).
+
+        A store never reports a scrub done that its engine did not do: each
+        store documents what "done" means for its files.
+        """
+        ...
+
+    def pending_scrubs(self) -> int:
+        """Content-dropping writes (of any process) whose scrub is not done yet."""
+        ...
+
+    def release_reserve(self) -> bool:
+        """Free the room kept for forgetting on a full disk; whether any was kept."""
         ...
 
     def close(self) -> None:

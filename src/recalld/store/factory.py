@@ -35,4 +35,5 @@ def open_store(settings: Settings) -> Store:
         busy_timeout_ms=settings.busy_timeout_ms,
         lock_retry_seconds=settings.lock_retry_seconds,
         fts=settings.fts,
+        reserve_bytes=settings.reserve_bytes,
     )

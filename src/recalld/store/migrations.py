@@ -11,6 +11,7 @@ triggers) on open when available.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -494,6 +495,93 @@ def migration_8(execute: Execute) -> None:
     execute("CREATE INDEX memory_biometrics_value ON memory_biometrics(name, value, seq)")
 
 
+def migration_9(execute: Execute) -> None:
+    """Ids are unique per namespace, no longer across the whole file (issue 10).
+
+    With one global id space, writing an id that another namespace holds was
+    refused, which told the caller that the id exists there. SQLite cannot drop
+    a column's UNIQUE constraint in place, so the table is rebuilt (the runner
+    turns foreign-key enforcement off around migrations, so the dependent rows
+    are kept, and checks them before committing). The rebuild copies whatever
+    columns the table has and re-creates its indexes and triggers from their
+    stored SQL, so it does not depend on the exact column list. ``seq`` values
+    and the AUTOINCREMENT high-water mark are kept: a seq is never reused.
+    """
+    (table_sql,) = next(
+        iter(execute("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'memories'"))
+    )
+    rebuilt_sql, replaced = re.subn(r"\bid TEXT NOT NULL UNIQUE\b", "id TEXT NOT NULL", table_sql)
+    if replaced != 1:
+        raise RuntimeError("migration 9: the memories table does not have the expected id column")
+    rebuilt_sql = re.sub(
+        r"^CREATE TABLE\s+\"?memories\"?", "CREATE TABLE memories_rebuilt", rebuilt_sql, count=1
+    )
+    dependents = [
+        sql
+        for (sql,) in execute(
+            "SELECT sql FROM sqlite_schema WHERE tbl_name = 'memories'"
+            " AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY type, name"
+        )
+    ]
+    high_water = list(execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'"))
+    execute(rebuilt_sql)
+    execute("INSERT INTO memories_rebuilt SELECT * FROM memories")
+    execute("DROP TABLE memories")
+    execute("ALTER TABLE memories_rebuilt RENAME TO memories")
+    for sql in dependents:
+        execute(sql)
+    execute("CREATE UNIQUE INDEX memories_namespace_id ON memories(namespace, id)")
+    if high_water:
+        execute(
+            "UPDATE sqlite_sequence SET seq = max(seq, "
+            f"{int(high_water[0][0])}) WHERE name = 'memories'"
+        )
+        if not list(execute("SELECT 1 FROM sqlite_sequence WHERE name = 'memories'")):
+            execute(
+                "INSERT INTO sqlite_sequence(name, seq) VALUES"
+                f" ('memories', {int(high_water[0][0])})"
+            )
+
+
+def migration_10(execute: Execute) -> None:
+    """Pending scrubs: content-dropping writes whose old bytes may still be in the files.
+
+    A forget, an overwrite or a purge records a row in its own transaction; the
+    row is deleted once a checkpoint has folded the write-ahead log into the
+    database and truncated it (see :mod:`recalld.scrubbing`). A row holds only
+    why and when, never anything of the memory, so its existence leaks nothing.
+    """
+    execute(
+        """
+        CREATE TABLE pending_scrubs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            reason TEXT NOT NULL,
+            recorded_at TEXT NOT NULL
+        )
+        """
+    )
+
+
+def migration_11(execute: Execute) -> None:
+    """Speaker as a field, and the index that finds a memory's neighbours in its source.
+
+    ``speaker`` is who said or wrote a memory (a conversation turn's speaker).
+    ``memories_source_order`` serves the neighbour lookup of recall's reranker:
+    the previous and next memory of the same source in a namespace, by
+    (``at_utc``, ``seq``). The full-text table of the old layout (title,
+    content, tags) is dropped with its triggers, so :func:`ensure_fts` rebuilds
+    it with the speaker column when the store opens (it is derived data).
+    """
+    execute("ALTER TABLE memories ADD COLUMN speaker TEXT")
+    execute(
+        "CREATE INDEX memories_source_order ON memories(namespace, source, at_utc, seq)"
+        " WHERE source IS NOT NULL"
+    )
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -503,6 +591,9 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_6,
     migration_7,
     migration_8,
+    migration_9,
+    migration_10,
+    migration_11,
 ]
 
 
@@ -515,7 +606,7 @@ def fts_table_exists(execute: Execute) -> bool:
 
 
 def ensure_fts(execute: Execute) -> None:
-    """Create the FTS5 index over title, content and tags, its triggers, and fill it.
+    """Create the FTS5 index over title, content, tags and speaker, its triggers, and fill it.
 
     External content (the text lives once, in ``memories``); Porter stemming on
     top of unicode61 with diacritics folded; ``secure-delete`` so a deleted
@@ -524,7 +615,7 @@ def ensure_fts(execute: Execute) -> None:
     execute(
         f"""
         CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(
-            title, content, tags,
+            title, content, tags, speaker,
             content='memories', content_rowid='seq',
             tokenize='porter unicode61 remove_diacritics 2'
         )
@@ -534,26 +625,27 @@ def ensure_fts(execute: Execute) -> None:
     execute(
         f"""
         CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-            INSERT INTO {FTS_TABLE}(rowid, title, content, tags)
-            VALUES (new.seq, new.title, new.content, new.tags);
+            INSERT INTO {FTS_TABLE}(rowid, title, content, tags, speaker)
+            VALUES (new.seq, new.title, new.content, new.tags, new.speaker);
         END
         """
     )
     execute(
         f"""
         CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags)
-            VALUES ('delete', old.seq, old.title, old.content, old.tags);
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags, speaker)
+            VALUES ('delete', old.seq, old.title, old.content, old.tags, old.speaker);
         END
         """
     )
     execute(
         f"""
-        CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags ON memories BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags)
-            VALUES ('delete', old.seq, old.title, old.content, old.tags);
-            INSERT INTO {FTS_TABLE}(rowid, title, content, tags)
-            VALUES (new.seq, new.title, new.content, new.tags);
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags, speaker
+        ON memories BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags, speaker)
+            VALUES ('delete', old.seq, old.title, old.content, old.tags, old.speaker);
+            INSERT INTO {FTS_TABLE}(rowid, title, content, tags, speaker)
+            VALUES (new.seq, new.title, new.content, new.tags, new.speaker);
         END
         """
     )

@@ -5,13 +5,13 @@ store, reached through a psycopg 3 connection pool (:mod:`.postgres_connection`)
 
 * **Writes** run in ``READ COMMITTED`` transactions. A write transaction takes
   a transaction-scoped advisory lock on each key and client id it looks up
-  (:meth:`_Transaction.find`, :meth:`_Transaction.find_id_anywhere`) and row
+  (:meth:`_Transaction.find`; ids are unique per namespace) and row
   locks on what it rewrites, so two servers writing the same key serialise
   exactly as two processes do on SQLite: the second sees the first's row and
   overwrites it. Acknowledged means committed: ``synchronous_commit`` is the
   server's (``on`` by default, so a commit is in the WAL on disk).
 * **Keyword search** is PostgreSQL full text over a generated ``tsvector``
-  (title weight A, content B, tags C; English stemming). A query is its word
+  (title weight A, content B, tags C, speaker D; English stemming). A query is its word
   terms, each through ``plainto_tsquery`` and OR-ed, so no user string is ever
   parsed as tsquery syntax. ``ts_rank`` (length-normalised) becomes the same
   [0, 1] keyword channel as on SQLite: half saturation, half relative to the
@@ -20,10 +20,11 @@ store, reached through a psycopg 3 connection pool (:mod:`.postgres_connection`)
 * **Vectors** are searched in the database (:attr:`vector_search`), see
   :mod:`.postgres_semantic`; **notifications** come by ``LISTEN/NOTIFY``
   (:attr:`change_feed`), see :mod:`.postgres_notify`.
-* **Forget** deletes every row in one transaction (cascades as on SQLite);
-  :meth:`compact_after_forget` then ``VACUUM``\\ s the touched tables
-  (``postgres_vacuum_after_forget``). What PostgreSQL keeps on disk until then
-  is in the README.
+* **Forget** deletes every row in one transaction (cascades as on SQLite) and,
+  like every content-dropping write, records a pending scrub; :meth:`scrub`
+  ``VACUUM``\\ s the content tables once no open snapshot holds the dead rows
+  (``postgres_vacuum_after_forget``), see :mod:`.postgres_scrub`. What
+  PostgreSQL keeps on disk even then is in the README.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from psycopg.types.json import Jsonb
 
@@ -58,6 +59,7 @@ from recalld.store.postgres_graph import PostgresGraph, PostgresGraphTransaction
 from recalld.store.postgres_intentions import PostgresIntentions, save_intention
 from recalld.store.postgres_migrations import MIGRATIONS, SEARCH_CONFIG
 from recalld.store.postgres_notify import PostgresChangeFeed
+from recalld.store.postgres_retrieval import PostgresRetrieval
 from recalld.store.postgres_rows import (
     SELECT_COLUMNS,
     TOKEN_COLUMNS,
@@ -68,43 +70,23 @@ from recalld.store.postgres_rows import (
     row_to_token,
     scope_sql,
 )
+from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresTables
-from recalld.store.sql import escape_like
+from recalld.store.sql import escape_like, substring_pattern
 
-__all__ = ["VACUUM_TABLES", "PostgresStore"]
+__all__ = ["PostgresStore"]
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-VacuumMode = Literal["off", "vacuum", "full"]
-# ts_rank weights for {D, C, B, A}: title (A) twice content (B) and tags (C), as on SQLite.
-RANK_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"
+# ts_rank weights for {D, C, B, A}: title (A) twice content (B), tags (C) and speaker (D),
+# as on SQLite.
+RANK_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
 # ts_rank normalisation 1 divides by 1 + log(document length), like BM25's length
 # normalisation; the result is scaled so one title match scores about as BM25 does.
 RANK_SCALE = 20.0
 MIGRATION_LOCK = 0x72_65_63_61_6C_6C_64  # "recalld": one migrator at a time
-# Every table a forget can leave dead rows in (the memory's content, tags, vectors,
-# features, trigger history, queue items, intention triggers, graph rows).
-VACUUM_TABLES = (
-    "memories",
-    "memory_tags",
-    "vectors",
-    "jobs",
-    "memory_signals",
-    "memory_biometrics",
-    "recollection_triggers",
-    "pending_recollections",
-    "intentions",
-    "intention_triggers",
-    "intention_streaks",
-    "graph_entities",
-    "graph_mentions",
-    "graph_observations",
-    "graph_relations",
-    "graph_relation_sources",
-    "graph_extracted",
-)
 
 
 def _lock_key(kind: str, *parts: str) -> str:
@@ -130,6 +112,7 @@ class _Transaction:
         self, namespace: str, *, id: str | None = None, key: str | None = None
     ) -> Memory | None:
         if id is not None:
+            self._lock(_lock_key("id", namespace, id))
             return self._one(
                 f"SELECT {SELECT_COLUMNS} FROM memories m"
                 " WHERE m.namespace = %(ns)s AND m.id = %(id)s FOR UPDATE",
@@ -141,13 +124,6 @@ class _Transaction:
             f"SELECT {SELECT_COLUMNS} FROM memories m"
             " WHERE m.namespace = %(ns)s AND m.key = %(key)s FOR UPDATE",
             {"ns": namespace, "key": key},
-        )
-
-    def find_id_anywhere(self, id: str) -> Memory | None:
-        self._lock(_lock_key("id", id))
-        return self._one(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.id = %(id)s FOR UPDATE",
-            {"id": id},
         )
 
     def _write_tags(self, seq: int, tags: Sequence[str]) -> None:
@@ -177,9 +153,13 @@ class _Transaction:
             record_values(record),
         ).fetchone()
         if row is None:
-            if self.find_id_anywhere(record.id) is not None:
-                raise ConflictError("id", f"a memory with id {record.id!r} already exists")
-            raise ConflictError("key", f"key {record.key!r} is already taken in the namespace")
+            if self.find(record.namespace, id=record.id) is not None:
+                raise ConflictError(
+                    "id", f"a memory with id {record.id!r} already exists in {record.namespace!r}"
+                )
+            raise ConflictError(
+                "key", f"key {record.key!r} already names a memory in {record.namespace!r}"
+            )
         seq = int(row[0])
         self._write_tags(seq, record.tags)
         return self._read(seq)
@@ -194,6 +174,9 @@ class _Transaction:
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = %s", (seq,))
+
+    def dropped_content(self, reason: str, now: datetime) -> None:
+        record_drop(self._connection, reason, now)
 
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
         # In seq order, so two recalls touching the same rows cannot deadlock.
@@ -229,8 +212,9 @@ class PostgresStore:
 
     def __init__(self, database: PostgresDatabase, *, vacuum: VacuumMode = "vacuum") -> None:
         self._database = database
-        self._vacuum: VacuumMode = vacuum
         self._schema_version = self._migrate()
+        self._scrub = PostgresScrub(database, vacuum)
+        self._retrieval = PostgresRetrieval(database)
         self._semantic = PostgresSemantic(database)
         self._core = PostgresCore(database)
         self._graph = PostgresGraph(database)
@@ -331,6 +315,11 @@ class PostgresStore:
         return self._tables
 
     @property
+    def retrieval(self) -> PostgresRetrieval:
+        """Candidate rows, neighbours and term counts for recall's reranker."""
+        return self._retrieval
+
+    @property
     def context(self) -> PostgresContext:
         """Signal features, trigger history and pending recollections."""
         return self._context
@@ -386,7 +375,7 @@ class PostgresStore:
             matches = self._search_fts(scope, terms, limit)
             if matches is not None:
                 return matches
-        patterns = list(terms) if terms else [text.strip()[:200]]
+        patterns = list(terms) if terms else [substring_pattern(text)]
         return self._search_like(scope, [pattern for pattern in patterns if pattern], limit)
 
     def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match] | None:
@@ -430,9 +419,11 @@ class PostgresStore:
         parts = []
         for index, pattern in enumerate(patterns):
             like = f"ILIKE {params.bind(f'p{index}', f'%{escape_like(pattern)}%')} ESCAPE '\\'"
+            # Tags are matched one by one, not through their JSON text.
             parts.append(
-                f"((m.content {like}) OR (coalesce(m.title, '') {like})"
-                f" OR (m.tags::text {like}))::int"
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
+                f" OR (coalesce(m.speaker, '') {like}))::int"
             )
         matched = " + ".join(parts)
         limit_at = params.bind("limit", limit)
@@ -512,7 +503,10 @@ class PostgresStore:
             cursor = connection.execute(
                 "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= %s", (now,)
             )
-            return int(cursor.rowcount)
+            removed = int(cursor.rowcount)
+            if removed:
+                record_drop(connection, "purge", now)
+            return removed
 
         return self._database.write(step)
 
@@ -529,7 +523,7 @@ class PostgresStore:
                     "tokens",
                     "vector_log",
                     "workers",
-                    "core_memory",
+                    "pending_scrubs",
                     *VACUUM_TABLES,
                 ],
             ),
@@ -537,18 +531,27 @@ class PostgresStore:
         return int(rows[0][0])
 
     def compact_after_forget(self) -> None:
-        """``VACUUM`` the tables a forget touches (``postgres_vacuum_after_forget``).
+        """``VACUUM`` the content tables now (``postgres_vacuum_after_forget``), pending
+        scrubs untouched: see :mod:`.postgres_scrub` for what that does and does not do.
 
-        ``vacuum`` (default) removes the dead row versions and their index
-        entries and makes their space reusable; ``full`` rewrites the tables
-        into new files (an exclusive lock while it runs) so the old files, and
-        the deleted bytes in them, are gone; ``off`` leaves it to autovacuum.
+        ``vacuum`` (default) removes the dead row versions no snapshot can still
+        see, and their index entries; ``full`` rewrites the tables into new files
+        (an exclusive lock while it runs); ``off`` leaves it to autovacuum.
         """
-        if self._vacuum == "off":
-            return
-        statement = "VACUUM (FULL)" if self._vacuum == "full" else "VACUUM (SKIP_LOCKED)"
-        with self._database.connection() as connection:
-            connection.execute(f"{statement} {', '.join(VACUUM_TABLES)}")
+        self._scrub.vacuum()
+
+    def scrub(self, wait_seconds: float) -> bool:
+        """Finish the pending scrubs that no open snapshot holds back (:mod:`.postgres_scrub`);
+        whether every scrub pending when it began is done."""
+        return self._scrub.scrub(wait_seconds)
+
+    def pending_scrubs(self) -> int:
+        """Content-dropping writes (of any server) whose dead rows are not vacuumed yet."""
+        return self._scrub.pending()
+
+    def release_reserve(self) -> bool:
+        """False: a PostgreSQL server manages its own disk, recalld keeps no reserve file."""
+        return False
 
     # -- tokens (TokenStore) -----------------------------------------------------
 

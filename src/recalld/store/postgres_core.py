@@ -17,6 +17,7 @@ from typing import TypeVar
 from psycopg.types.json import Jsonb
 
 from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_scrub import record_drop
 
 __all__ = ["PostgresCore"]
 
@@ -54,7 +55,8 @@ class PostgresCore:
         """Run ``change`` on the current entries under the target's row lock; store the result.
 
         ``change`` mutates the list it is given (or raises, which rolls back);
-        its return value is passed through. It may run again if the database
+        its return value is passed through. An edit that drops text (remove,
+        patch) records a pending scrub in the same transaction. It may run again if the database
         asks for a retry (a serialization failure), always on freshly read entries.
         """
 
@@ -77,6 +79,9 @@ class PostgresCore:
                     " WHERE namespace = %s AND target = %s",
                     (Jsonb(entries), now, namespace, target),
                 )
+                if set(before) - set(entries):
+                    # Text left core memory: its old row version waits for VACUUM.
+                    record_drop(connection, "core memory", now)
             return result
 
         return self._database.write(step)

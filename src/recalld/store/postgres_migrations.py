@@ -487,6 +487,64 @@ def migration_8(execute: Execute) -> None:
     execute("CREATE INDEX memory_biometrics_value ON memory_biometrics(name, value, seq)")
 
 
+def migration_9(execute: Execute) -> None:
+    """Ids are unique per namespace, no longer across the whole database (issue 10).
+
+    PostgreSQL drops the column's UNIQUE constraint in place (SQLite rebuilds
+    the table); the constraint has PostgreSQL's default name.
+    """
+    execute("ALTER TABLE memories DROP CONSTRAINT IF EXISTS memories_id_key")
+    execute("CREATE UNIQUE INDEX memories_namespace_id ON memories(namespace, id)")
+
+
+def migration_10(execute: Execute) -> None:
+    """Pending scrubs: content-dropping writes whose dead row versions may still be on disk.
+
+    As on SQLite a forget, an overwrite or a purge records a row in its own
+    transaction, here with that transaction's id (``xact``): the dead row
+    versions it left can only be vacuumed away once no snapshot older than it
+    is open anywhere (:mod:`recalld.store.postgres_scrub`). A row holds only
+    why and when, never anything of the memory.
+    """
+    execute(
+        """
+        CREATE TABLE pending_scrubs (
+            id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            reason TEXT NOT NULL,
+            recorded_at TIMESTAMPTZ NOT NULL,
+            xact XID8 NOT NULL DEFAULT pg_current_xact_id()
+        )
+        """
+    )
+
+
+def migration_11(execute: Execute) -> None:
+    """Speaker as a field (searchable), and the index that finds a memory's source neighbours.
+
+    The generated ``search`` vector gains the speaker at weight D (PostgreSQL
+    before 17 cannot change a generated column's expression, so the column and
+    its GIN index are dropped and added again: the table is rewritten once).
+    ``memories_source_order`` serves recall's neighbour lookup, as on SQLite.
+    """
+    execute("ALTER TABLE memories ADD COLUMN speaker TEXT")
+    execute("ALTER TABLE memories DROP COLUMN search")
+    execute(
+        f"""
+        ALTER TABLE memories ADD COLUMN search TSVECTOR GENERATED ALWAYS AS (
+            setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(title, '')), 'A')
+            || setweight(to_tsvector('{SEARCH_CONFIG}', content), 'B')
+            || setweight(jsonb_to_tsvector('{SEARCH_CONFIG}', tags, '["string"]'), 'C')
+            || setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(speaker, '')), 'D')
+        ) STORED
+        """
+    )
+    execute("CREATE INDEX memories_search ON memories USING gin(search)")
+    execute(
+        "CREATE INDEX memories_source_order ON memories(namespace, source, at_utc, seq)"
+        " WHERE source IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -496,4 +554,7 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_6,
     migration_7,
     migration_8,
+    migration_9,
+    migration_10,
+    migration_11,
 ]

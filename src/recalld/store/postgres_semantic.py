@@ -410,7 +410,8 @@ class PostgresSemantic:
         )
         return [(int(seq), str(namespace), _blob(value)) for seq, namespace, value in rows]
 
-    def _dimension(self, model: str) -> int | None:
+    def dimension(self, model: str) -> int | None:
+        """The dimension of the stored ``model`` vectors (None while there is none)."""
         known = self._dimensions.get(model)
         if known is not None:
             return known
@@ -424,7 +425,7 @@ class PostgresSemantic:
         self, model: str, vector: npt.NDArray[np.float32], scope: Scope, k: int
     ) -> list[tuple[int, float]]:
         """The ``k`` visible memories nearest ``vector`` by cosine, from the HNSW index."""
-        dimension = self._dimension(model)
+        dimension = self.dimension(model)
         if dimension is None or k <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)

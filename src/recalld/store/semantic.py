@@ -253,6 +253,10 @@ class VectorSearch(Protocol):
     is not None.
     """
 
+    def dimension(self, model: str) -> int | None:
+        """The dimension of the stored ``model`` vectors (None: there is none yet)."""
+        ...
+
     def nearest(
         self, model: str, vector: npt.NDArray[np.float32], scope: Scope, k: int
     ) -> list[tuple[int, float]]:

@@ -24,6 +24,7 @@ __all__ = [
     "json_compact",
     "json_text",
     "scope_clause",
+    "substring_pattern",
 ]
 
 # Bind(name, value) -> the placeholder to write into the SQL (and records the value).
@@ -35,6 +36,12 @@ PENDING_JOB_STATES = ("queued", "running")
 def escape_like(text: str) -> str:
     """``text`` with LIKE's wildcards escaped (use with ``ESCAPE '\\'``)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def substring_pattern(text: str) -> str:
+    """What a query without word terms searches as a substring: its printable characters
+    (a NUL would end the LIKE pattern early and match everything), trimmed, at most 200."""
+    return "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
 
 
 def json_text(value: Any) -> str:

@@ -42,11 +42,12 @@ from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
 from recalld.store.sql import escape_like
-from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
 from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
+from recalld.store.sqlite_retrieval import SQLiteRetrieval
 from recalld.store.sqlite_rows import (
     SELECT_COLUMNS,
     TOKEN_COLUMNS,
@@ -56,17 +57,27 @@ from recalld.store.sqlite_rows import (
     row_to_token,
     scope_sql,
     stamp,
+    substring_pattern,
 )
+from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
 from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 from recalld.store.sqlite_tables import SQLiteTables
 
 __all__ = ["SQLiteStore"]
 
+# The companions (and other branches) imported these under their old private names.
+_row_to_memory = row_to_memory
+_scope_sql = scope_sql
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-# BM25 weights for the FTS columns title, content, tags.
-BM25_WEIGHTS = "2.0, 1.0, 1.0"
+
+# Room kept beside the database so that a forget can still run on a full disk.
+DEFAULT_RESERVE_BYTES = 1024 * 1024
+
+# BM25 weights for the FTS columns title, content, tags, speaker.
+BM25_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
 
 
 class _Transaction:
@@ -92,12 +103,6 @@ class _Transaction:
             {"ns": namespace, "key": key},
         )
 
-    def find_id_anywhere(self, id: str) -> Memory | None:
-        return self._one(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.id = :id",
-            {"id": id},
-        )
-
     def _write_tags(self, seq: int, tags: Sequence[str]) -> None:
         self._connection.execute("DELETE FROM memory_tags WHERE seq = ?", (seq,))
         if tags:
@@ -121,7 +126,13 @@ class _Transaction:
                 record_values(record),
             )
         except apsw.ConstraintError as error:
-            raise ConflictError("id", f"a memory with id {record.id!r} already exists") from error
+            if "key" in str(error):
+                raise ConflictError(
+                    "key", f"key {record.key!r} already names a memory in {record.namespace!r}"
+                ) from error
+            raise ConflictError(
+                "id", f"a memory with id {record.id!r} already exists in {record.namespace!r}"
+            ) from error
         seq = int(self._connection.last_insert_rowid())
         self._write_tags(seq, record.tags)
         return self._read(seq)
@@ -136,6 +147,9 @@ class _Transaction:
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+
+    def dropped_content(self, reason: str, now: datetime) -> None:
+        record_drop(self._connection, reason, now)
 
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
         stamp = to_storage(now)
@@ -181,6 +195,7 @@ class SQLiteStore:
         busy_timeout_ms: int = 5_000,
         lock_retry_seconds: float = 30.0,
         fts: bool = True,
+        reserve_bytes: int = DEFAULT_RESERVE_BYTES,
     ) -> None:
         self.path = Path(path)
         self._database = SQLiteDatabase(
@@ -203,6 +218,9 @@ class SQLiteStore:
         self._context = SQLiteContext(self._database)
         self._intentions = SQLiteIntentions(self._database)
         self._tables = SQLiteTables(self._database)
+        self._retrieval = SQLiteRetrieval(self._database, fts_available=self._fts_available)
+        self._scrub = SQLiteScrub(self._database, reserve_bytes)
+        self._scrub.ensure_reserve()
         if not self._fts_available:
             logger.warning("FTS5 is not in use for %s: keyword search uses LIKE", self.path)
 
@@ -215,8 +233,33 @@ class SQLiteStore:
         """Run ``operation``, retrying lock waits with jittered backoff up to a bound."""
         return self._database.run(operation)
 
+    def pragmas(self) -> dict[str, Any]:
+        """The settings this store runs its connections with, as SQLite reports them."""
+        connection = self._database.connection()
+        names = ("journal_mode", "synchronous", "secure_delete", "busy_timeout", "foreign_keys")
+        values: dict[str, Any] = {}
+        for name in names:
+            row = connection.execute(f"PRAGMA {name}").fetchone()
+            values[name] = None if row is None else row[0]
+        return values
+
+    @property
+    def busy_timeout_ms(self) -> int:
+        """How long one statement waits for a lock before the bounded retry takes over."""
+        return self._database.busy_timeout_ms
+
     def _migrate(self) -> int:
         def step(connection: apsw.Connection) -> int:
+            # A migration may rebuild a table others reference (SQLite's documented
+            # procedure): enforcement is off while it runs, and every migration checks
+            # the references it leaves before it commits.
+            connection.execute("PRAGMA foreign_keys = OFF")
+            try:
+                return migrate(connection)
+            finally:
+                connection.execute("PRAGMA foreign_keys = ON")
+
+        def migrate(connection: apsw.Connection) -> int:
             version = 0
             for number, migration in enumerate(MIGRATIONS, start=1):
                 connection.execute("BEGIN IMMEDIATE")
@@ -230,6 +273,11 @@ class SQLiteStore:
                     ).fetchone()
                     if done is None:
                         migration(connection.execute)
+                        broken = connection.execute("PRAGMA foreign_key_check").fetchall()
+                        if broken:
+                            raise StorageError(
+                                f"migration {number} left {len(broken)} dangling references"
+                            )
                         connection.execute(
                             "INSERT INTO schema_migrations(version, applied_at)"
                             " VALUES (?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
@@ -332,6 +380,11 @@ class SQLiteStore:
         return self._semantic
 
     @property
+    def retrieval(self) -> SQLiteRetrieval:
+        """Candidate rows, neighbours, term counts and the index's tokenizer (recall)."""
+        return self._retrieval
+
+    @property
     def context(self) -> SQLiteContext:
         """Signal features, trigger history and pending recollections (issue 6)."""
         return self._context
@@ -364,7 +417,7 @@ class SQLiteStore:
         except apsw.Error as error:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
-            raise StorageError(f"{type(error).__name__}: {error}") from error
+            raise storage_error(error) from error
         except BaseException:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
@@ -398,7 +451,7 @@ class SQLiteStore:
     def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
         if terms and self._fts_available:
             return self._search_fts(scope, terms, limit)
-        patterns = list(terms) if terms else [text.strip()[:200]]
+        patterns = list(terms) if terms else [substring_pattern(text)]
         return self._search_like(scope, [pattern for pattern in patterns if pattern], limit)
 
     def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match]:
@@ -435,8 +488,12 @@ class SQLiteStore:
         for index, pattern in enumerate(patterns):
             params[f"p{index}"] = f"%{escape_like(pattern)}%"
             like = f"LIKE :p{index} ESCAPE '\\'"
+            # Tags are matched one by one, not through their JSON text (whose quotes and
+            # commas are no part of any tag).
             parts.append(
-                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR (m.tags {like}))"
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
+                f" OR (coalesce(m.speaker, '') {like}))"
             )
         matched = " + ".join(parts)
         sql = (
@@ -526,7 +583,10 @@ class SQLiteStore:
             connection.execute(
                 "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?", (stamp,)
             )
-            return int(connection.changes())
+            removed = int(connection.changes())
+            if removed:
+                record_drop(connection, "purge", now)
+            return removed
 
         return self.write(step)
 
@@ -545,6 +605,18 @@ class SQLiteStore:
         but their old versions may still sit in the WAL until it is checkpointed.
         """
         self.checkpoint()
+
+    def scrub(self, wait_seconds: float) -> bool:
+        """Finish every pending scrub: see :meth:`SQLiteScrub.scrub`."""
+        return self._scrub.scrub(wait_seconds)
+
+    def pending_scrubs(self) -> int:
+        """Content-dropping writes (of any process) still waiting for their scrub."""
+        return self._scrub.pending()
+
+    def release_reserve(self) -> bool:
+        """Free the disk-full reserve beside the database (whether there was one)."""
+        return self._scrub.release_reserve()
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file and truncate it."""

@@ -20,12 +20,23 @@ from typing import Any, TypeVar
 
 import apsw
 
-from recalld.errors import StorageError
+from recalld.errors import DiskFullError, StorageError
 
-__all__ = ["LOCK_ERRORS", "SQLiteDatabase"]
+__all__ = ["DISK_FULL_MESSAGE", "LOCK_ERRORS", "SQLiteDatabase", "storage_error"]
 
 T = TypeVar("T")
 LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
+DISK_FULL_MESSAGE = (
+    "the disk holding the database is full; nothing was written. Free space, or forget"
+    " memories (forget still works on a full disk)"
+)
+
+
+def storage_error(error: apsw.Error) -> StorageError:
+    """The recalld error for a database failure (a full disk says so)."""
+    if isinstance(error, apsw.FullError):
+        return DiskFullError(DISK_FULL_MESSAGE)
+    return StorageError(f"{type(error).__name__}: {error}")
 
 
 class SQLiteDatabase:
@@ -41,7 +52,7 @@ class SQLiteDatabase:
     ) -> None:
         self.path = path
         self._synchronous = synchronous
-        self._busy_timeout_ms = busy_timeout_ms
+        self.busy_timeout_ms = busy_timeout_ms
         self.lock_retry_seconds = lock_retry_seconds
         self._local = threading.local()
         self._connections: list[apsw.Connection] = []
@@ -61,7 +72,7 @@ class SQLiteDatabase:
         if connection is None:
             try:
                 connection = apsw.Connection(str(self.path))
-                connection.set_busy_timeout(self._busy_timeout_ms)
+                connection.set_busy_timeout(self.busy_timeout_ms)
                 connection.execute("PRAGMA journal_mode = WAL")
                 connection.execute(f"PRAGMA synchronous = {self._synchronous}")
                 connection.execute("PRAGMA secure_delete = ON")
@@ -89,7 +100,7 @@ class SQLiteDatabase:
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.25)
             except apsw.Error as error:
-                raise StorageError(f"{type(error).__name__}: {error}") from error
+                raise storage_error(error) from error
 
     def read(
         self, sql: str, params: dict[str, Any] | tuple[Any, ...] = ()

@@ -17,6 +17,7 @@ import apsw
 
 from recalld._time import to_storage
 from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_scrub import record_drop
 
 __all__ = ["SQLiteCore"]
 
@@ -61,7 +62,8 @@ class SQLiteCore:
         """Run ``change`` on the current entries under the write lock and store what it leaves.
 
         ``change`` mutates the list it is given (or raises, which rolls back);
-        its return value is passed through.
+        its return value is passed through. An edit that drops text (remove,
+        patch) records a pending scrub in the same transaction.
         """
 
         def step(connection: apsw.Connection) -> T:
@@ -81,6 +83,8 @@ class SQLiteCore:
                         to_storage(now),
                     ),
                 )
+                if set(before) - set(entries):
+                    record_drop(connection, "core memory", now)
             return result
 
         return self._database.write(step)

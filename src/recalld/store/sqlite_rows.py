@@ -10,20 +10,24 @@ and ``meta`` as JSON text.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from recalld._time import from_storage, to_storage
-from recalld.model import Memory, Place
-from recalld.store.base import MemoryRecord, Scope, TokenRecord
-from recalld.store.sql import json_compact, json_text, scope_clause
+from recalld._validate import json_depth
+from recalld.model import MAX_JSON_DEPTH, Memory, Place
+from recalld.store.base import UNREADABLE_META_KEY, MemoryRecord, Scope, TokenRecord
+from recalld.store.sql import escape_like, json_compact, json_text, scope_clause, substring_pattern
 
 __all__ = [
     "COLUMNS",
     "SELECT_COLUMNS",
     "TOKEN_COLUMNS",
     "WRITE_COLUMNS",
+    "decode_meta",
+    "escape_like",
     "id_list",
     "optional_time",
     "record_values",
@@ -31,7 +35,11 @@ __all__ = [
     "row_to_token",
     "scope_sql",
     "stamp",
+    "storage_time",
+    "substring_pattern",
 ]
+
+logger = logging.getLogger(__name__)
 
 COLUMNS = (
     "seq",
@@ -45,6 +53,7 @@ COLUMNS = (
     "tags",
     "salience",
     "source",
+    "speaker",
     "at",
     "at_utc",
     "created_at",
@@ -67,6 +76,35 @@ TOKEN_COLUMNS = "id, name, token_hash, scopes, created_at, last_used_at, revoked
 def stamp(value: datetime | None) -> str | None:
     """The stored form of an optional instant."""
     return None if value is None else to_storage(value)
+
+
+# The name main's modules use for :func:`stamp`.
+storage_time = stamp
+
+
+def decode_meta(text: str, memory_id: str) -> dict[str, Any]:
+    """A stored meta, or (when it cannot be rendered as it is) a description of the problem
+    with the stored text, so one odd row never breaks a listing, a search or an export."""
+    reason = None
+    try:
+        if text.count("{") + text.count("[") > MAX_JSON_DEPTH:
+            # Only a row written before the depth limit existed can be this deep.
+            value: Any = json.loads(text)
+            if json_depth(value) > MAX_JSON_DEPTH:
+                reason = f"meta is nested deeper than {MAX_JSON_DEPTH} levels"
+        else:
+            value = json.loads(text)
+        if reason is None and not isinstance(value, dict):
+            reason = "meta is not a JSON object"
+    except RecursionError:
+        reason = f"meta is nested deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError as error:
+        reason = f"meta is not valid JSON ({error})"
+    if reason is None:
+        decoded: dict[str, Any] = value
+        return decoded
+    logger.warning("memory %s: %s; it is read with its meta as text", memory_id, reason)
+    return {UNREADABLE_META_KEY: {"reason": reason, "text": text}}
 
 
 def optional_time(value: Any) -> datetime | None:
@@ -102,12 +140,13 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         tags=json.loads(values["tags"]),
         salience=values["salience"],
         source=values["source"],
+        speaker=values["speaker"],
         at=optional_time(values["at"]),
         created_at=from_storage(values["created_at"]),
         updated_at=from_storage(values["updated_at"]),
         expires_at=optional_time(values["expires_at"]),
         place=place,
-        meta=json.loads(values["meta"]),
+        meta=decode_meta(values["meta"], values["id"]),
         access_count=values["access_count"],
         last_accessed_at=optional_time(values["last_accessed_at"]),
         index_state=values["index_state"],
@@ -128,6 +167,7 @@ def record_values(record: MemoryRecord) -> tuple[Any, ...]:
         json_text(list(record.tags)),
         record.salience,
         record.source,
+        record.speaker,
         None if record.at is None else record.at.isoformat(),
         stamp(record.at),
         to_storage(record.created_at),

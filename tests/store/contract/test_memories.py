@@ -71,7 +71,6 @@ def test_store_transaction_finds_and_replaces(store: Store) -> None:
         assert found == first
         assert tx.find("default", id="r") == first
         assert tx.find("other", id="r") is None
-        assert tx.find_id_anywhere("r") == first
         replaced = tx.replace(first.seq, record(id="r", key="k", content="new", tags=("b",)))
     assert replaced.seq == first.seq
     assert store.get(scope(), id="r") == replaced

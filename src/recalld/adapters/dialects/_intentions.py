@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from recalld.adapters.dialects.base import ToolSpec, state_of
-from recalld.errors import RecalldError
 from recalld.intentions import Intention, IntentionList
 
 __all__ = ["INTENTION_TOOLS"]
@@ -66,28 +64,25 @@ def remind(
     ] = None,
 ) -> Intention:
     service = state_of(ctx).service
-    try:
-        return service.remind(
-            action,
-            place=place,
-            radius_m=radius_m,
-            at=at,
-            until=until,
-            every=every,
-            window_minutes=window_minutes,
-            zone=zone,
-            mention=mention,
-            signals=[
-                {"signal": name, "readings": readings, **bounds}
-                for name, bounds in (_signal(text) for text in signals)
-            ],
-            tags=tags,
-            expires=expires,
-            repeat=repeat,
-            min_interval_seconds=min_interval_seconds,
-        )
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    return service.remind(
+        action,
+        place=place,
+        radius_m=radius_m,
+        at=at,
+        until=until,
+        every=every,
+        window_minutes=window_minutes,
+        zone=zone,
+        mention=mention,
+        signals=[
+            {"signal": name, "readings": readings, **bounds}
+            for name, bounds in (_signal(text) for text in signals)
+        ],
+        tags=tags,
+        expires=expires,
+        repeat=repeat,
+        min_interval_seconds=min_interval_seconds,
+    )
 
 
 def _signal(text: str) -> tuple[str, dict[str, float | None]]:
@@ -104,19 +99,13 @@ def intentions(
         Field(description="which to list (default active)"),
     ] = "active",
 ) -> IntentionList:
-    try:
-        return IntentionList(intentions=state_of(ctx).service.intentions(state=state))
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    return IntentionList(intentions=state_of(ctx).service.intentions(state=state))
 
 
 def cancel_intention(
     ctx: Context, id: Annotated[str, Field(description="the intention's id")]
 ) -> Intention:
-    try:
-        return state_of(ctx).service.cancel(id)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    return state_of(ctx).service.cancel(id)
 
 
 INTENTION_TOOLS = (

@@ -18,7 +18,9 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from ulid import ULID
 
+from recalld.adapters.dialects.failures import Wording
 from recalld.service import MemoryService
+from recalld.tokens import CALLER_STATE_KEY, Caller
 
 __all__ = [
     "Dialect",
@@ -28,6 +30,7 @@ __all__ = [
     "Subscribers",
     "ToolSpec",
     "TranscriptRegistry",
+    "caller_of",
     "state_of",
     "tidy_schema",
 ]
@@ -121,6 +124,17 @@ def state_of(context: Context) -> McpState:
     return state
 
 
+def caller_of(context: Context) -> Caller | None:
+    """The authenticated caller when the request came through ``recalld serve`` (its
+    ``/mcp``), else None (stdio, or ``recalld mcp --transport http`` on loopback)."""
+    request = getattr(context.request_context, "request", None)
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, dict):
+        return None
+    caller = scope.get("state", {}).get(CALLER_STATE_KEY)
+    return caller if isinstance(caller, Caller) else None
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One MCP tool: the Python function, its public name and description.
@@ -178,12 +192,15 @@ class Dialect:
     """A named set of tools, plus any resources and prompts that come with them.
 
     Two dialects may share a resource or prompt by listing the same spec object.
+    ``wording`` is how its tools' failures are answered (one table per dialect,
+    see :mod:`recalld.adapters.dialects.failures`).
     """
 
     name: str
     tools: tuple[ToolSpec, ...]
     resources: tuple[ResourceSpec, ...] = ()
     prompts: tuple[PromptSpec, ...] = ()
+    wording: Wording = field(default_factory=Wording)
 
     @property
     def tool_names(self) -> tuple[str, ...]:

@@ -5,7 +5,11 @@ Exact schemas: MemoryRemember exposes content, source, metadata and captured_at
 MemoryStatus takes an empty object. With ``source`` omitted, the memory is a
 ``generated_observation`` whose source is this MCP session's transcript URI
 (also recorded in metadata as ``transcript_uri``); with a source it is a
-``reference``. A receipt means "durably enqueued", not "indexed".
+``reference``. A receipt means "durably enqueued", not "indexed". The seed
+warns not to pass service-only fields to the tools, so an argument the schema
+does not list (``kind``, ``id``) is refused; failures answer the REST API's
+``{"error": {"type", "field", "message"}}`` body, naming ``captured_at`` and
+``metadata`` as batbox spells them.
 """
 
 from __future__ import annotations
@@ -13,12 +17,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
-from recalld.errors import RecalldError
-from recalld.model import GraphStatus
+from recalld.adapters.dialects.failures import Wording
+from recalld.model import WHOLE_NUMBER, GraphStatus
 from recalld.service import MemoryService
 
 __all__ = ["DIALECT", "status_report"]
@@ -43,12 +46,7 @@ def memory_remember(
         kind = "generated_observation"
     else:
         kind = "reference"
-    try:
-        receipt = state.service.remember(
-            content, source=source, kind=kind, at=captured_at, meta=meta
-        )
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    receipt = state.service.remember(content, source=source, kind=kind, at=captured_at, meta=meta)
     return {
         "id": receipt.id,
         "receipt": {
@@ -65,12 +63,11 @@ def memory_remember(
 def memory_recall(
     ctx: Context,
     query: Annotated[str, Field(description="What to look for")],
-    limit: Annotated[int, Field(ge=1, le=10, description="How many results (1-10)")] = 5,
+    limit: Annotated[
+        int, Field(ge=1, le=10, description="How many results (1-10)"), WHOLE_NUMBER
+    ] = 5,
 ) -> dict[str, Any]:
-    try:
-        hits = state_of(ctx).service.search(query, limit=limit)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    hits = state_of(ctx).service.search(query, limit=limit)
     return {
         "results": [
             {
@@ -118,6 +115,7 @@ def status_report(service: MemoryService) -> dict[str, Any]:
         ],
         "search_backends": status.search_backends,
         "schema_version": stats.schema_version,
+        "pending_scrubs": status.pending_scrubs,
     }
 
 
@@ -140,14 +138,12 @@ def _graph(graph: GraphStatus | None) -> dict[str, Any]:
 
 
 def memory_status(ctx: Context) -> dict[str, Any]:
-    try:
-        return status_report(state_of(ctx).service)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    return status_report(state_of(ctx).service)
 
 
 DIALECT = Dialect(
     name="batbox",
+    wording=Wording(renames={"at": "captured_at", "meta": "metadata"}),
     tools=(
         ToolSpec(
             "MemoryRemember",

@@ -1,10 +1,14 @@
 """The chaoscore dialect: key/value memories with tags and TTLs (seed 001).
 
-``chaoscore_remember`` upserts by key; ``chaoscore_recall`` finds records by
-exact key, by query text or by tags (all given tags must match), or lists the
-newest when given none. Added because a key/value user needs it:
-``chaoscore_forget`` deletes a key. Failures come back as text starting
-``Error: `` with the underlying message (and the MCP error flag set).
+Records are memories of kind ``kv`` (what ``chaoscore_remember`` and
+``PUT /v1/kv`` write), so every record has a ``key`` string as the seed's
+schema says; other memories are not chaoscore records and never come back
+here. ``chaoscore_remember`` upserts by key; ``chaoscore_recall`` finds records
+by exact key, by query text or by tags (all given tags must match), or lists
+the newest when given none. Added because a key/value user needs it:
+``chaoscore_forget`` deletes a key. Every failure (a missing or mistyped
+argument, an unknown one, a refused value, a full disk) comes back as text
+starting ``Error: `` that names the argument (and the MCP error flag set).
 """
 
 from __future__ import annotations
@@ -14,11 +18,12 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from pydantic import Field, StrictFloat
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
-from recalld.errors import NotFoundError, RecalldError
-from recalld.model import Filters, Memory
+from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
+from recalld.errors import NotFoundError
+from recalld.model import WHOLE_NUMBER, Filters, Forgotten, Memory
 
 __all__ = ["DIALECT"]
 
@@ -30,7 +35,11 @@ ResponseFormat = Annotated[
 ]
 
 
+KIND = "kv"
+
+
 def _record(memory: Memory) -> dict[str, Any]:
+    assert memory.key is not None  # only keyed records are rendered
     return {
         "key": memory.key,
         "value": memory.content,
@@ -45,7 +54,7 @@ def _markdown(record: dict[str, Any]) -> str:
     tags = ", ".join(record["tags"]) or "none"
     expires = record["expiresAt"] or "never"
     return (
-        f"### {record['key'] or '(no key)'}\n\n{record['value']}\n\n"
+        f"### {record['key']}\n\n{record['value']}\n\n"
         f"- tags: {tags}\n- created: {record['createdAt']}\n"
         f"- updated: {record['updatedAt']}\n- expires: {expires}"
     )
@@ -55,11 +64,11 @@ def _text(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
-def _error(error: Exception) -> CallToolResult:
-    message = getattr(error, "message", None) or str(error)
-    field = getattr(error, "field", None)
-    text = f"Error: {field}: {message}" if field else f"Error: {message}"
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+def _error(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
+    """chaoscore's error shape: ``Error: <argument>: <why>`` (the seed's ``Error: ...``)."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"Error: {failure.text()}")], is_error=True
+    )
 
 
 def chaoscore_remember(
@@ -77,7 +86,7 @@ def chaoscore_remember(
         list[str], Field(description="Optional tags for later filtering with chaoscore_recall")
     ] = [],  # noqa: B006 - the published default is []
     ttl_seconds: Annotated[
-        float | None,
+        StrictFloat | None,
         Field(
             description="Optional time-to-live in seconds. Omit for a record that never expires."
         ),
@@ -85,13 +94,10 @@ def chaoscore_remember(
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:
     service = state_of(ctx).service
-    try:
-        receipt, memory = service.put(
-            {"content": value, "key": key, "kind": "kv", "tags": tags, "ttl_seconds": ttl_seconds}
-        )
-        record = _record(memory)
-    except RecalldError as error:
-        return _error(error)
+    receipt, memory = service.put(
+        {"content": value, "key": key, "kind": KIND, "tags": tags, "ttl_seconds": ttl_seconds}
+    )
+    record = _record(memory)
     if response_format == "json":
         return _text(json.dumps(record))
     verb = "Saved" if receipt.created else "Updated"
@@ -103,30 +109,31 @@ def chaoscore_recall(
     key: Annotated[str | None, Field(min_length=1, max_length=200, description="Exact key")] = None,
     query: Annotated[str | None, Field(description="Free text to search values for")] = None,
     tags: Annotated[list[str], Field(description="Only records with all of these tags")] = [],  # noqa: B006
-    limit: Annotated[int, Field(ge=1, le=100, description="At most this many records")] = 10,
+    limit: Annotated[
+        int, Field(ge=1, le=100, description="At most this many records"), WHOLE_NUMBER
+    ] = 10,
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:
     service = state_of(ctx).service
-    filters = Filters(tags_all=tags)
-    try:
-        if key is not None:
-            try:
-                memories = [service.get(key=key)]
-            except NotFoundError:
-                memories = []
-            memories = [m for m in memories if set(tags) <= set(m.tags)]
-        elif query is not None and query.strip():
-            memories = [hit.memory for hit in service.search(query, filters=filters, limit=limit)]
-        else:
-            memories = service.recent(filters=filters, limit=limit).memories
-    except RecalldError as error:
-        return _error(error)
-    records = [_record(memory) for memory in memories]
+    filters = Filters(kind=KIND, tags_all=tags)
+    if key is not None:
+        try:
+            memories = [service.get(key=key)]
+        except NotFoundError:
+            memories = []
+        memories = [m for m in memories if m.kind == KIND and set(tags) <= set(m.tags)]
+    elif query is not None and query.strip():
+        memories = [hit.memory for hit in service.search(query, filters=filters, limit=limit)]
+    else:
+        memories = service.recent(filters=filters, limit=limit).memories
+    # A kv memory written without a key (only possible outside chaoscore) is no record.
+    records = [_record(memory) for memory in memories if memory.key is not None]
     if response_format == "json":
         return _text(json.dumps(records))
     if not records:
         return _text("No memories found.")
-    return _text(f"Found {len(records)} memories.\n\n" + "\n\n".join(map(_markdown, records)))
+    noun = "memory" if len(records) == 1 else "memories"
+    return _text(f"Found {len(records)} {noun}.\n\n" + "\n\n".join(map(_markdown, records)))
 
 
 def chaoscore_forget(
@@ -137,18 +144,28 @@ def chaoscore_forget(
     service = state_of(ctx).service
     try:
         memory = service.get(key=key)
-        deleted = service.forget(memory.id)
     except NotFoundError:
-        deleted = False
-    except RecalldError as error:
-        return _error(error)
+        memory = None
+    if memory is None or memory.kind != KIND:
+        forgotten = Forgotten.of(False, "none")
+    else:
+        forgotten = service.forget(memory.id)
     if response_format == "json":
-        return _text(json.dumps({"key": key, "deleted": deleted}))
-    return _text(f"Deleted memory `{key}`." if deleted else f"No memory with key `{key}`.")
+        return _text(json.dumps({"key": key, **forgotten.model_dump()}))
+    if not forgotten.deleted:
+        return _text(f"No memory with key `{key}`.")
+    if forgotten.scrub == "pending":
+        return _text(
+            f"Deleted memory `{key}`. Scrubbing its old bytes from the database files is"
+            " pending (another reader holds an older snapshot); it finishes in the background."
+        )
+    return _text(f"Deleted memory `{key}`.")
 
 
 DIALECT = Dialect(
     name="chaoscore",
+    # The seed's input schema lists every argument; the engine calls the value "content".
+    wording=Wording(shape=_error, renames={"content": "value"}),
     tools=(
         ToolSpec(
             "chaoscore_remember",
@@ -167,8 +184,9 @@ DIALECT = Dialect(
             chaoscore_recall,
             "Read key-value memories: by exact key, by free-text query, or by tags (records must "
             "carry all given tags); with none of them, the newest records. Expired records are "
-            "never returned. Returns markdown, or JSON records (key, value, tags, createdAt, "
-            "updatedAt, expiresAt), or 'Error: ...'.",
+            "never returned, nor are memories that are not key-value records. Returns markdown, "
+            "or JSON records (key, value, tags, createdAt, updatedAt, expiresAt), or "
+            "'Error: ...'.",
             read_only=True,
         ),
         ToolSpec(

@@ -6,7 +6,12 @@ an array of ``{action, content?, new_text?, old_text?}`` objects (no other keys)
 applied atomically with the limit checked on the final result. Answers are JSON:
 ``success``, a message, the entries and ``usage`` (current/limit chars); a full
 target answers ``success: false`` with its current entries so the agent can
-reissue one batch that frees room.
+reissue one batch that frees room. Every other failure (a missing target, an
+unknown action, an operation that matches nothing, an entry the screen blocks)
+answers the same JSON with ``success: false``, the ``error`` naming the argument,
+and the target's current entries. The seed's top-level schema is open (only its
+operation items are closed), so unknown top-level arguments are ignored, as
+there; unknown keys inside an operation are refused.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
-from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
-from recalld.core_memory import CoreMemoryFullError, requested_operations
+from recalld.adapters.dialects.base import Dialect, McpState, ToolSpec, state_of
+from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
+from recalld.core_memory import TARGETS, CoreMemoryFullError, requested_operations
 from recalld.errors import RecalldError
 
 __all__ = ["DIALECT"]
@@ -83,44 +89,47 @@ def memory(
     ] = None,
 ) -> CallToolResult:
     core = state_of(ctx).service.core
-    try:
-        batch = requested_operations(
-            action,
-            content,
-            new_text,
-            old_text,
-            None if operations is None else [item.model_dump() for item in operations],
-        )
-        result = core.apply(target, batch)
-    except CoreMemoryFullError as full:
-        return _answer(
-            {
-                "success": False,
-                "target": target,
-                "error": full.message,
-                "entries": full.state.entries,
-                "usage": full.state.usage,
-                "would_be_chars": full.would_be,
-            },
-            error=True,
-        )
-    except RecalldError as failure:
-        state = core.state(target)
-        return _answer(
-            {
-                "success": False,
-                "target": target,
-                "error": str(failure),
-                "entries": state.entries,
-                "usage": state.usage,
-            },
-            error=True,
-        )
+    batch = requested_operations(
+        action,
+        content,
+        new_text,
+        old_text,
+        None if operations is None else [item.model_dump() for item in operations],
+    )
+    result = core.apply(target, batch)
     return _answer(result.model_dump(exclude_none=True))
+
+
+def _error(failure: ToolFailure, call: ToolCall) -> CallToolResult:
+    """hermes' error shape: ``success: false``, the error naming the argument, and the
+    target's current entries (with the would-be size when the batch did not fit)."""
+    target = call.arguments.get("target")
+    text = failure.text()
+    if "operations" not in call.arguments:
+        # The single-operation form: name its fields as the caller gave them.
+        text = text.removeprefix("operations[0].")
+    body: dict[str, Any] = {"success": False, "target": target, "error": text}
+    full = failure.error
+    if isinstance(full, CoreMemoryFullError):
+        body.update(
+            error=full.message,
+            entries=full.state.entries,
+            usage=full.state.usage,
+            would_be_chars=full.would_be,
+        )
+    elif isinstance(call.state, McpState) and target in TARGETS:
+        try:
+            state = call.state.service.core.state(str(target))
+        except RecalldError:
+            state = None
+        if state is not None:
+            body.update(entries=state.entries, usage=state.usage)
+    return _answer(body, error=True)
 
 
 DIALECT = Dialect(
     name="hermes",
+    wording=Wording(shape=_error, closed=False),
     tools=(
         ToolSpec(
             "memory",

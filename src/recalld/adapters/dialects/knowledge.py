@@ -16,11 +16,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
-from recalld.errors import RecalldError
+from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.knowledge import KnowledgeGraphPage, RemovalReport
 
 __all__ = ["DIALECT"]
@@ -86,8 +86,9 @@ class DeletionInput(BaseModel):
     observations: list[str] = Field(description="The observations to delete, exactly as stored")
 
 
-def _fail(error: RecalldError) -> ToolError:
-    return ToolError(str(error))
+def _error(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
+    """The reference server's failure: the error's message as text, with the error flag."""
+    return CallToolResult(content=[TextContent(type="text", text=failure.text())], is_error=True)
 
 
 def _dump(items: list[BaseModel]) -> list[dict[str, Any]]:
@@ -106,32 +107,23 @@ def _removal(report: RemovalReport) -> dict[str, Any]:
 
 
 def create_entities(ctx: Context, entities: list[EntityInput]) -> dict[str, Any]:
-    try:
-        created = state_of(ctx).service.knowledge.create_entities(
-            [entity.model_dump(by_alias=True) for entity in entities]
-        )
-    except RecalldError as error:
-        raise _fail(error) from error
+    created = state_of(ctx).service.knowledge.create_entities(
+        [entity.model_dump(by_alias=True) for entity in entities]
+    )
     return {"entities": _dump(list(created))}
 
 
 def create_relations(ctx: Context, relations: list[RelationInput]) -> dict[str, Any]:
-    try:
-        created = state_of(ctx).service.knowledge.create_relations(
-            [relation.model_dump(by_alias=True) for relation in relations]
-        )
-    except RecalldError as error:
-        raise _fail(error) from error
+    created = state_of(ctx).service.knowledge.create_relations(
+        [relation.model_dump(by_alias=True) for relation in relations]
+    )
     return {"relations": _dump(list(created))}
 
 
 def add_observations(ctx: Context, observations: list[ObservationsInput]) -> dict[str, Any]:
-    try:
-        results = state_of(ctx).service.knowledge.add_observations(
-            [item.model_dump(by_alias=True) for item in observations]
-        )
-    except RecalldError as error:
-        raise _fail(error) from error
+    results = state_of(ctx).service.knowledge.add_observations(
+        [item.model_dump(by_alias=True) for item in observations]
+    )
     return {"results": _dump(list(results))}
 
 
@@ -139,19 +131,13 @@ def delete_entities(
     ctx: Context,
     entityNames: Annotated[list[str], Field(description="Names of the entities to delete")],  # noqa: N803 - the reference's argument name
 ) -> dict[str, Any]:
-    try:
-        return _removal(state_of(ctx).service.knowledge.delete_entities(entityNames))
-    except RecalldError as error:
-        raise _fail(error) from error
+    return _removal(state_of(ctx).service.knowledge.delete_entities(entityNames))
 
 
 def delete_observations(ctx: Context, deletions: list[DeletionInput]) -> dict[str, Any]:
-    try:
-        report = state_of(ctx).service.knowledge.delete_observations(
-            [item.model_dump(by_alias=True) for item in deletions]
-        )
-    except RecalldError as error:
-        raise _fail(error) from error
+    report = state_of(ctx).service.knowledge.delete_observations(
+        [item.model_dump(by_alias=True) for item in deletions]
+    )
     return _removal(report)
 
 
@@ -159,12 +145,9 @@ def delete_relations(
     ctx: Context,
     relations: Annotated[list[RelationInput], Field(description="The relations to delete")],
 ) -> dict[str, Any]:
-    try:
-        report = state_of(ctx).service.knowledge.delete_relations(
-            [relation.model_dump(by_alias=True) for relation in relations]
-        )
-    except RecalldError as error:
-        raise _fail(error) from error
+    report = state_of(ctx).service.knowledge.delete_relations(
+        [relation.model_dump(by_alias=True) for relation in relations]
+    )
     return _removal(report)
 
 
@@ -177,10 +160,7 @@ def read_graph(
         str | None, Field(description="nextCursor of the previous page, to read on")
     ] = None,
 ) -> dict[str, Any]:
-    try:
-        page = state_of(ctx).service.knowledge.read_graph(limit=limit, cursor=cursor)
-    except RecalldError as error:
-        raise _fail(error) from error
+    page = state_of(ctx).service.knowledge.read_graph(limit=limit, cursor=cursor)
     return _page(page, paged=True)
 
 
@@ -190,24 +170,19 @@ def search_nodes(
         str, Field(description="Text to find in entity names, types and observations")
     ],
 ) -> dict[str, Any]:
-    try:
-        return _page(state_of(ctx).service.knowledge.search_nodes(query), paged=False)
-    except RecalldError as error:
-        raise _fail(error) from error
+    return _page(state_of(ctx).service.knowledge.search_nodes(query), paged=False)
 
 
 def open_nodes(
     ctx: Context,
     names: Annotated[list[str], Field(description="Names of the entities to fetch")],
 ) -> dict[str, Any]:
-    try:
-        return _page(state_of(ctx).service.knowledge.open_nodes(names), paged=False)
-    except RecalldError as error:
-        raise _fail(error) from error
+    return _page(state_of(ctx).service.knowledge.open_nodes(names), paged=False)
 
 
 DIALECT = Dialect(
     name="knowledge",
+    wording=Wording(shape=_error),
     tools=(
         ToolSpec(
             "create_entities",

@@ -16,6 +16,9 @@ scheduler fired come through ``sense`` and ``pending_recollections`` as extra
 items of the seed's own shape: the intention as ``memory`` (kind
 ``intention``), score 1, the triggers that held as ``channels``, and a
 ``prompt_line`` starting ``[reminder]``.
+Arguments a tool does not list (``limit`` on ``pending_recollections``) are
+refused; failures answer the REST API's ``{"error": {"type", "field",
+"message"}}`` body.
 """
 
 from __future__ import annotations
@@ -24,12 +27,12 @@ import json
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictFloat
 
 from recalld.adapters.dialects.base import Dialect, ResourceSpec, ToolSpec, state_of
-from recalld.errors import RecalldError
+from recalld.adapters.dialects.failures import Wording
+from recalld.model import WHOLE_NUMBER
 from recalld.recollection import Cue, Recollection, flat_place
 from recalld.service import MemoryService
 
@@ -38,14 +41,19 @@ __all__ = ["DIALECT"]
 PENDING_URI = "recollections://pending"
 
 Geohash = Annotated[str | None, Field(description="Place as a geohash (e.g. 'u09tvw0f6')")]
-Latitude = Annotated[float | None, Field(ge=-90, le=90, description="Place latitude (with lon)")]
+Latitude = Annotated[
+    StrictFloat | None, Field(ge=-90, le=90, description="Place latitude (with lon)")
+]
 Longitude = Annotated[
-    float | None, Field(ge=-180, le=180, description="Place longitude (with lat)")
+    StrictFloat | None, Field(ge=-180, le=180, description="Place longitude (with lat)")
 ]
 At = Annotated[str | None, Field(description="A time, ISO 8601 with its UTC offset")]
-Media = Annotated[str | None, Field(description="Base64 data or a local file path")]
+Media = Annotated[
+    str | None,
+    Field(description="Base64 data (or, over stdio only, a local file path)"),
+]
 Biometrics = Annotated[
-    dict[str, float] | None,
+    dict[str, StrictFloat] | None,
     Field(description="Readings by name, e.g. {'heart_rate': 120, 'skin_conductance': 9.5}"),
 ]
 
@@ -85,25 +93,24 @@ def remember(
     lon: Longitude = None,
     at: Annotated[str | None, Field(description="When, ISO 8601 with offset (default now)")] = None,
     tags: Annotated[list[str], Field(description="Labels")] = [],  # noqa: B006
-    salience: Annotated[float | None, Field(ge=0, le=1, description="How much it matters")] = None,
+    salience: Annotated[
+        StrictFloat | None, Field(ge=0, le=1, description="How much it matters")
+    ] = None,
     image: Media = None,
     audio: Media = None,
     biometrics: Biometrics = None,
 ) -> CallToolResult:
-    try:
-        memory = state_of(ctx).service.recollections.remember(
-            content,
-            place=flat_place(geohash, lat, lon),
-            at=at,
-            tags=tags,
-            salience=salience,
-            image=image,
-            audio=audio,
-            biometrics=biometrics,
-            allow_paths=state_of(ctx).media_paths,
-        )
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    memory = state_of(ctx).service.recollections.remember(
+        content,
+        place=flat_place(geohash, lat, lon),
+        at=at,
+        tags=tags,
+        salience=salience,
+        image=image,
+        audio=audio,
+        biometrics=biometrics,
+        allow_paths=state_of(ctx).media_paths,
+    )
     return _json(memory.model_dump(mode="json"))
 
 
@@ -118,24 +125,21 @@ def recall(
     image: Media = None,
     audio: Media = None,
     biometrics: Biometrics = None,
-    k: Annotated[int, Field(ge=1, le=100, description="How many memories")] = 5,
+    k: Annotated[int, Field(ge=1, le=100, description="How many memories"), WHOLE_NUMBER] = 5,
 ) -> CallToolResult:
-    try:
-        cue = _cue(
-            ctx,
-            geohash,
-            lat,
-            lon,
-            text=query,
-            at=at,
-            tags=tags,
-            image=image,
-            audio=audio,
-            biometrics=biometrics,
-        )
-        hits = state_of(ctx).service.recollections.recall(cue, k=k)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    cue = _cue(
+        ctx,
+        geohash,
+        lat,
+        lon,
+        text=query,
+        at=at,
+        tags=tags,
+        image=image,
+        audio=audio,
+        biometrics=biometrics,
+    )
+    hits = state_of(ctx).service.recollections.recall(cue, k=k)
     return _json(
         [
             {
@@ -160,43 +164,35 @@ def sense(
     audio: Media = None,
     biometrics: Biometrics = None,
 ) -> CallToolResult:
-    try:
-        cue = _cue(
-            ctx,
-            geohash,
-            lat,
-            lon,
-            text=text,
-            at=at,
-            image=image,
-            audio=audio,
-            biometrics=biometrics,
-        )
-        fired = state_of(ctx).service.recollections.sense(cue)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    cue = _cue(
+        ctx,
+        geohash,
+        lat,
+        lon,
+        text=text,
+        at=at,
+        image=image,
+        audio=audio,
+        biometrics=biometrics,
+    )
+    fired = state_of(ctx).service.recollections.sense(cue)
     return _json([_item(recollection) for recollection in fired])
 
 
 def pending_recollections(
     ctx: Context,
-    drain: Annotated[bool, Field(description="Remove what is returned (false: only peek)")] = True,
+    drain: Annotated[
+        StrictBool, Field(description="Remove what is returned (false: only peek)")
+    ] = True,
 ) -> CallToolResult:
-    try:
-        items = state_of(ctx).service.recollections.pending(drain=drain)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
+    items = state_of(ctx).service.recollections.pending(drain=drain)
     return _json([_item(recollection) for recollection in items])
 
 
 def forget(
     ctx: Context, id: Annotated[str, Field(description="The memory's id")]
 ) -> CallToolResult:
-    try:
-        deleted = state_of(ctx).service.forget(id)
-    except RecalldError as error:
-        raise ToolError(str(error)) from error
-    return _json({"deleted": deleted})
+    return _json(state_of(ctx).service.forget(id).model_dump())
 
 
 def _pending_text(service: MemoryService) -> str:
@@ -223,6 +219,7 @@ PENDING_RESOURCE = ResourceSpec(
 
 DIALECT = Dialect(
     name="madeleine",
+    wording=Wording(),
     tools=(
         ToolSpec(
             "remember",

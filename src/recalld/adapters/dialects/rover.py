@@ -5,7 +5,10 @@ Actions: remember, recall, search, list, recent, update, forget, stats.
 (i-1)/4 and back; tags travel as a comma-separated string. ``recall`` bumps
 access counts (the seed's specification), ``search`` does not. Every answer is
 the envelope ``{"status": "success"|"error", "content": [{"text": ...}]}`` with
-memory rows inlined as JSON text.
+memory rows inlined as JSON text; every failure (a mistyped or unknown
+argument, a refused value) comes in the same envelope, naming the argument in
+the tool's own terms (``memory_id``, ``importance``). The seed's signature is a
+Python function, so arguments it does not list are refused.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
-from recalld.errors import RecalldError, ValidationError
-from recalld.model import Filters, Memory
+from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
+from recalld.errors import NotFoundError, ValidationError
+from recalld.model import Filters, Memory, WholeNumber
 from recalld.service import MemoryService
 
 __all__ = ["CATEGORIES", "DIALECT"]
@@ -59,6 +63,11 @@ def _envelope(status: str, text: str) -> CallToolResult:
     )
 
 
+def _error(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
+    """rover's error shape: the envelope with ``status: error`` naming the argument."""
+    return _envelope("error", failure.text())
+
+
 def _rows_text(label: str, memories: list[Memory]) -> str:
     return f"{label} ({len(memories)}):\n" + json.dumps([_row(m) for m in memories], indent=1)
 
@@ -84,7 +93,10 @@ def _salience(importance: int | None) -> float | None:
 def _by_seq(service: MemoryService, memory_id: int | None) -> Memory:
     if memory_id is None:
         raise ValidationError("memory_id", "is required for this action")
-    return service.get(seq=memory_id)
+    try:
+        return service.get(seq=memory_id)
+    except NotFoundError:
+        raise NotFoundError(f"no memory with memory_id {memory_id}") from None
 
 
 def rover_memory(
@@ -94,85 +106,92 @@ def rover_memory(
     content: str = "",
     category: str | None = None,
     tags: str = "",
-    importance: int | None = None,
+    importance: WholeNumber | None = None,
     meta: dict[str, Any] | None = None,
-    memory_id: int | None = None,
+    memory_id: WholeNumber | None = None,
     query: str = "",
-    limit: int = 10,
+    limit: WholeNumber = 10,
 ) -> CallToolResult:
     service = state_of(ctx).service
-    try:
-        if action not in ACTIONS:
-            raise ValidationError("action", f"must be one of {', '.join(ACTIONS)}; got {action!r}")
-        if not 1 <= limit <= service.settings.max_limit:
+    if action not in ACTIONS:
+        raise ValidationError("action", f"must be one of {', '.join(ACTIONS)}; got {action!r}")
+    if not 1 <= limit <= service.settings.max_limit:
+        raise ValidationError(
+            "limit", f"must be between 1 and {service.settings.max_limit}, got {limit}"
+        )
+    filters = Filters(category=_category(category))
+    if action == "remember":
+        if not title.strip():
+            raise ValidationError("title", "is required for remember")
+        receipt = service.remember(
+            content,
+            title=title,
+            category=_category(category),
+            tags=_tags(tags),
+            salience=_salience(importance),
+            meta=meta,
+        )
+        memory = service.get(receipt.id)
+        return _envelope("success", f"Remembered memory {memory.seq}:\n" + json.dumps(_row(memory)))
+    if action in ("recall", "search"):
+        if not query.strip():
+            raise ValidationError("query", f"is required for {action}")
+        find = service.recall if action == "recall" else service.search
+        hits = find(query, filters=filters, limit=limit)
+        return _envelope("success", _rows_text("Memories", [hit.memory for hit in hits]))
+    if action == "list":
+        page = service.list_memories(filters=filters, limit=limit)
+        return _envelope("success", _rows_text("Memories", page.memories))
+    if action == "recent":
+        page = service.recent(limit=limit)
+        return _envelope("success", _rows_text("Recent memories", page.memories))
+    if action == "update":
+        memory = _by_seq(service, memory_id)
+        changes: dict[str, Any] = {}
+        if title:
+            changes["title"] = title
+        if content:
+            changes["content"] = content
+        if category is not None:
+            changes["category"] = _category(category)
+        if tags:
+            changes["tags"] = _tags(tags)
+        if importance is not None:
+            changes["salience"] = _salience(importance)
+        if meta is not None:
+            changes["meta"] = meta
+        if not changes:
             raise ValidationError(
-                "limit", f"must be between 1 and {service.settings.max_limit}, got {limit}"
+                "update",
+                "give at least one of title, content, category, tags, importance or meta to change",
             )
-        filters = Filters(category=_category(category))
-        if action == "remember":
-            if not title.strip():
-                raise ValidationError("title", "is required for remember")
-            receipt = service.remember(
-                content,
-                title=title,
-                category=_category(category),
-                tags=_tags(tags),
-                salience=_salience(importance),
-                meta=meta,
+        updated = service.update(memory.id, **changes)
+        return _envelope("success", f"Updated memory {updated.seq}:\n" + json.dumps(_row(updated)))
+    if action == "forget":
+        memory = _by_seq(service, memory_id)
+        forgotten = service.forget(memory.id)
+        note = ""
+        if forgotten.scrub == "pending":
+            note = (
+                " Scrubbing its old bytes from the database files is pending (another"
+                " reader holds an older snapshot); it finishes in the background."
             )
-            memory = service.get(receipt.id)
-            return _envelope(
-                "success", f"Remembered memory {memory.seq}:\n" + json.dumps(_row(memory))
-            )
-        if action in ("recall", "search"):
-            if not query.strip():
-                raise ValidationError("query", f"is required for {action}")
-            find = service.recall if action == "recall" else service.search
-            hits = find(query, filters=filters, limit=limit)
-            return _envelope("success", _rows_text("Memories", [hit.memory for hit in hits]))
-        if action == "list":
-            page = service.list_memories(filters=filters, limit=limit)
-            return _envelope("success", _rows_text("Memories", page.memories))
-        if action == "recent":
-            page = service.recent(limit=limit)
-            return _envelope("success", _rows_text("Recent memories", page.memories))
-        if action == "update":
-            memory = _by_seq(service, memory_id)
-            changes: dict[str, Any] = {}
-            if title:
-                changes["title"] = title
-            if content:
-                changes["content"] = content
-            if category is not None:
-                changes["category"] = _category(category)
-            if tags:
-                changes["tags"] = _tags(tags)
-            if importance is not None:
-                changes["salience"] = _salience(importance)
-            if meta is not None:
-                changes["meta"] = meta
-            updated = service.update(memory.id, **changes)
-            return _envelope(
-                "success", f"Updated memory {updated.seq}:\n" + json.dumps(_row(updated))
-            )
-        if action == "forget":
-            memory = _by_seq(service, memory_id)
-            service.forget(memory.id)
-            return _envelope("success", f"Forgot memory {memory.seq}.")
-        stats = service.stats()
-        body = {
-            "count": stats.count,
-            "by_category": stats.by_category,
-            "fts": stats.fts,
-            "search_backend": stats.search_backend,
-        }
-        return _envelope("success", json.dumps(body))
-    except RecalldError as error:
-        return _envelope("error", str(error))
+        return _envelope("success", f"Forgot memory {memory.seq}.{note}")
+    stats = service.stats()
+    body = {
+        "count": stats.count,
+        "by_category": stats.by_category,
+        "fts": stats.fts,
+        "search_backend": stats.search_backend,
+    }
+    return _envelope("success", json.dumps(body))
 
 
 DIALECT = Dialect(
     name="rover",
+    wording=Wording(
+        shape=_error, renames={"seq": "memory_id", "salience": "importance", "changes": "update"}
+    ),
     tools=(
         ToolSpec(
             "rover_memory",

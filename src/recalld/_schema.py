@@ -1,0 +1,107 @@
+"""What the engine accepts, written once for both the checks and the published schemas.
+
+The service checks names and text with :mod:`recalld._validate`; the REST
+API's OpenAPI document and the MCP tools' input schemas carry the same rules as
+JSON Schema (``pattern``, ``format``, bounds) through :func:`extra` and
+:func:`replaced`, so a request the schema allows is one the engine accepts.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "DATE_TIME",
+    "ID_PATTERN",
+    "INVISIBLE_CLASS",
+    "INVISIBLE_RANGES",
+    "NAME_PATTERN",
+    "NO_NUL_PATTERN",
+    "TEXT_PATTERN",
+    "extra",
+    "nullable",
+    "replaced",
+]
+
+# Characters no name (key, tag, kind, category, source) and no core-memory entry may hold:
+# Unicode's control, format (zero-width, bidi, soft hyphen, byte-order mark, tags) and
+# line/paragraph separator characters (categories Cc, Cf, Zl, Zp; checked against the
+# running Python's Unicode tables by the tests). One list serves the checks and the
+# published schemas, so the two cannot disagree.
+INVISIBLE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0000, 0x001F),
+    (0x007F, 0x009F),
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x2028, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
+INVISIBLE_CLASS = "".join(
+    chr(low) if low == high else f"{chr(low)}-{chr(high)}" for low, high in INVISIBLE_RANGES
+)
+# A name: at least one visible character, none of the invisible ones.
+NAME_PATTERN = f"^[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}][^{INVISIBLE_CLASS}]*$"
+# Free text (content): at least one non-space character, and no NUL.
+TEXT_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+# Optional free text (title): no NUL.
+NO_NUL_PATTERN = "^[^\\x00]*$"
+# A client id, as ``recalld._validate.memory_id`` checks it.
+ID_PATTERN = "^[\\w.:-]{1,64}$"
+# The time fields take RFC 3339 date-times (ISO 8601 with an offset; "Z" for UTC).
+DATE_TIME = {"type": "string", "format": "date-time"}
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` or ``null``."""
+    return {"anyOf": [copy.deepcopy(schema), {"type": "null"}]}
+
+
+def extra(**keywords: Any) -> Callable[[dict[str, Any]], None]:
+    """A ``json_schema_extra`` that adds ``keywords`` to the field's schema (for an optional
+    field, to its non-null branch, so ``null`` stays allowed)."""
+
+    def apply(schema: dict[str, Any]) -> None:
+        options = schema.get("anyOf")
+        if isinstance(options, list):
+            for option in options:
+                if option.get("type") != "null":
+                    option.update(copy.deepcopy(keywords))
+        else:
+            schema.update(copy.deepcopy(keywords))
+
+    return apply
+
+
+def replaced(
+    replacement: dict[str, Any], *, keep_default: bool = True
+) -> Callable[[dict[str, Any]], None]:
+    """A ``json_schema_extra`` that replaces the field's generated schema (keeping its
+    description, and its default unless ``keep_default`` is off: a field that may be
+    left out but never be null publishes no null default)."""
+
+    def apply(schema: dict[str, Any]) -> None:
+        names = ("description", "title", "default") if keep_default else ("description", "title")
+        kept = {key: schema[key] for key in names if key in schema}
+        schema.clear()
+        schema.update(copy.deepcopy(replacement), **kept)
+
+    return apply

@@ -1,0 +1,113 @@
+"""The MCP server's stdio transport, stopped cleanly by SIGTERM or a client that hangs up.
+
+The SDK reads stdin in an AnyIO worker thread that a cancellation cannot
+interrupt, so a SIGTERM would wait for the client's next line. Here the lines
+are read by a daemon thread and handed to the event loop, so a signal cancels
+the server at once: its lifespan ends, the service closes and the write-ahead
+log is checkpointed. A client that closes the pipe before reading every
+answer ends the server quietly (no traceback, nothing more on stdout).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import signal
+import sys
+import threading
+from typing import Any, BinaryIO, cast
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+
+__all__ = ["run_stdio"]
+
+logger = logging.getLogger(__name__)
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _StdinLines:
+    """The client's lines, read by a daemon thread (an async iterator of text lines)."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self._send, self._receive = anyio.create_memory_object_stream[str | None](16)
+        self._started = False
+
+    def __aiter__(self) -> _StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        if not self._started:
+            self._started = True
+            token = anyio.lowlevel.current_token()
+            threading.Thread(
+                target=self._read, args=(token,), name="recalld-stdin", daemon=True
+            ).start()
+        line = await self._receive.receive()
+        if line is None:
+            raise StopAsyncIteration
+        return line
+
+    def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
+        try:
+            for raw in iter(self._handle.readline, b""):
+                text = raw.decode("utf-8", errors="replace")
+                anyio.from_thread.run(self._send.send, text, token=token)
+            anyio.from_thread.run(self._send.send, None, token=token)
+        except Exception:  # noqa: BLE001 - the loop is gone or the pipe broke: stop reading
+            return
+
+
+def _claim_stdin() -> BinaryIO:
+    """Read the protocol from a private copy of fd 0 and point fd 0 at /dev/null, so that
+    nothing else in the process (a child, a library) can swallow protocol bytes."""
+    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return os.fdopen(private, "rb")
+
+
+def run_stdio(server: MCPServer[Any]) -> None:
+    """Serve ``server`` on stdin/stdout until the client hangs up or a stop signal arrives."""
+
+    async def serve() -> None:
+        lines = _StdinLines(_claim_stdin())
+        async with anyio.create_task_group() as tasks:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+                    async for received in signals:
+                        logger.info("received %s: stopping", signal.Signals(received).name)
+                        tasks.cancel_scope.cancel()
+                        return
+
+            tasks.start_soon(stop_on_signal)
+            lowlevel = server._lowlevel_server
+            async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                await lowlevel.run(
+                    read_stream, write_stream, lowlevel.create_initialization_options()
+                )
+            tasks.cancel_scope.cancel()
+
+    try:
+        anyio.run(serve)
+    except* (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError):
+        logger.info("the MCP client closed the connection")
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    """Point fd 1 at /dev/null: the interpreter's last flush must not hit the broken pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout already closed or replaced: nothing to silence
+        pass

@@ -1,0 +1,231 @@
+"""Tool errors, translated once per dialect into that dialect's own shape.
+
+Every way a tool call can fail is first turned into one :class:`ToolFailure`
+(which argument, what kind of failure, why): the MCP SDK's argument validation
+(pydantic), an argument the tool does not have, a :class:`~recalld.errors.RecalldError`
+from the service, or an unexpected crash. Each dialect then words failures in
+the shape its seed documents (chaoscore's ``Error: ...`` text, rover's
+``{"status": "error"}`` envelope, hermes' JSON with the current entries, the
+``{"error": {"type", "field", "message"}}`` body of the REST API for the
+others) through one :data:`ErrorShape` function, its table.
+
+Where the SDK raises them: ``Tool.run`` validates the arguments with the
+tool's generated pydantic model and raises ``ToolError`` caused by the
+``pydantic.ValidationError``; an exception in the tool body becomes a
+``ToolError``/``UnexpectedToolError`` caused by it. :class:`DialectTool`
+overrides ``run`` to catch both by their cause and answer in the dialect's
+shape instead of the SDK's raw text, and refuses unknown arguments first when
+the dialect's schema is closed (pydantic would silently ignore them).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pydantic
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from recalld.errors import (
+    ConflictError,
+    DiskFullError,
+    EmbeddingError,
+    NotFoundError,
+    RecalldError,
+    StorageError,
+    ValidationError,
+)
+
+__all__ = [
+    "DialectTool",
+    "ErrorShape",
+    "FailureKind",
+    "ToolCall",
+    "ToolFailure",
+    "error_body",
+    "error_result",
+    "failure_of",
+]
+
+logger = logging.getLogger(__name__)
+
+FailureKind = Literal[
+    "validation_error",
+    "unknown_argument",
+    "not_found",
+    "conflict",
+    "disk_full",
+    "storage_error",
+    "embedding_error",
+    "internal_error",
+]
+# pydantic puts the union member or validator it tried into the error location;
+# those are not argument names.
+_TYPE_WORDS = frozenset(
+    {"str", "int", "float", "bool", "list", "dict", "none", "literal", "datetime", "is-instance"}
+)
+
+
+@dataclass(frozen=True)
+class ToolFailure:
+    """Why a tool call failed, before a dialect words it.
+
+    ``field`` is the argument at fault in the *tool's* names (service field
+    names are renamed by the dialect); ``error`` is the original exception.
+    """
+
+    kind: FailureKind
+    message: str
+    field: str | None = None
+    error: BaseException | None = None
+
+    def text(self) -> str:
+        """``field: message`` (or just the message)."""
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The call that failed: the tool's name, its raw arguments and the server state."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    state: Any = None
+
+
+ErrorShape = Callable[[ToolFailure, ToolCall], CallToolResult]
+
+
+def _field_of(location: tuple[int | str, ...]) -> str:
+    parts: list[str] = []
+    for part in location:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        elif part.split("[", 1)[0] in _TYPE_WORDS or "[" in part or "-" in part:
+            continue
+        else:
+            parts.append(f".{part}" if parts else part)
+    return "".join(parts) or "arguments"
+
+
+def _pydantic_message(problem: Mapping[str, Any]) -> str:
+    if problem.get("type") == "missing":
+        return "is required"
+    message = str(problem.get("msg", "is invalid"))
+    return message.removeprefix("Value error, ")
+
+
+def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -> ToolFailure:
+    """The :class:`ToolFailure` for an exception raised by argument validation or a tool.
+
+    ``renames`` maps service field names (``at``, ``meta`` …) to the tool's own
+    argument names (``captured_at``, ``metadata`` …), prefix by prefix.
+    """
+    renames = renames or {}
+
+    def renamed(name: str | None) -> str | None:
+        if name is None:
+            return None
+        head, dot, rest = name.partition(".")
+        bracket = head.find("[")
+        if bracket > 0:
+            head, rest, dot = head[:bracket], head[bracket:] + dot + rest, ""
+        return renames.get(head, head) + dot + rest
+
+    if isinstance(error, pydantic.ValidationError):
+        problem = error.errors()[0]
+        return ToolFailure(
+            "validation_error", _pydantic_message(problem), _field_of(problem["loc"]), error
+        )
+    if isinstance(error, ValidationError | ConflictError):
+        kind: FailureKind = "validation_error" if isinstance(error, ValidationError) else "conflict"
+        return ToolFailure(kind, error.message, renamed(error.field), error)
+    if isinstance(error, NotFoundError):
+        return ToolFailure("not_found", str(error), None, error)
+    if isinstance(error, DiskFullError):
+        return ToolFailure("disk_full", str(error), None, error)
+    if isinstance(error, StorageError):
+        return ToolFailure("storage_error", f"the database failed: {error}", None, error)
+    if isinstance(error, EmbeddingError):
+        return ToolFailure("embedding_error", f"the embedding model failed: {error}", None, error)
+    if isinstance(error, RecalldError):
+        return ToolFailure("validation_error", str(error), None, error)
+    return ToolFailure("internal_error", "an unexpected error occurred", None, error)
+
+
+def unknown_argument(name: str, accepted: frozenset[str]) -> ToolFailure:
+    """The failure for an argument the tool does not have."""
+    known = ", ".join(sorted(accepted)) or "none"
+    return ToolFailure(
+        "unknown_argument", f"is not an argument of this tool (it takes {known})", name
+    )
+
+
+def error_body(failure: ToolFailure) -> dict[str, Any]:
+    """The REST API's error body: ``{"error": {"type", "field", "message"}}``."""
+    return {"error": {"type": failure.kind, "field": failure.field, "message": failure.message}}
+
+
+def error_result(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
+    """The default shape (native, batbox, madeleine): the REST error body, as JSON text
+    and as structured content, with the MCP error flag set."""
+    body = error_body(failure)
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+        is_error=True,
+    )
+
+
+class DialectTool(Tool):
+    """An SDK tool whose every failure is answered in its dialect's shape."""
+
+    shape: ErrorShape = Field(default=error_result, exclude=True)
+    renames: dict[str, str] = Field(default_factory=dict, exclude=True)
+    closed: bool = Field(default=True, exclude=True)
+    accepted: frozenset[str] = Field(default_factory=frozenset, exclude=True)
+    state_of_context: Callable[[Any], Any] | None = Field(default=None, exclude=True)
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        """Refuse unknown arguments (closed schemas), run the tool, translate any failure."""
+        call = ToolCall(self.name, arguments, self._state(context))
+        if self.closed:
+            for name in arguments:
+                if name not in self.accepted:
+                    return self.shape(unknown_argument(name, self.accepted), call)
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as raised:
+            cause = raised.__cause__
+            if cause is None:
+                raise
+            failure = failure_of(cause, self.renames)
+            if failure.kind == "internal_error":
+                logger.error("tool %s crashed", self.name, exc_info=cause)
+            return self.shape(failure, call)
+
+    def _state(self, context: Any) -> Any:
+        if self.state_of_context is None:
+            return None
+        try:
+            return self.state_of_context(context)
+        except (AttributeError, LookupError, TypeError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a dialect words its failures: its shape, renames, and whether unknown
+    arguments are refused (``closed``: the seed's schema lists every argument)."""
+
+    shape: ErrorShape = error_result
+    renames: Mapping[str, str] = field(default_factory=dict)
+    closed: bool = True

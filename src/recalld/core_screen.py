@@ -1,0 +1,226 @@
+"""Screening core-memory entries: this text is injected into every prompt.
+
+An entry that tells the model what to do (rather than stating a fact) would be
+a standing prompt injection: every future turn of every session would carry
+it. Like hermes' own memory tool (the seed's origin), every core-memory write
+(add, and the entry a patch produces) on every surface is screened against
+the patterns below; a match is refused with ``Blocked: <kind> (<pattern>)``
+and nothing changes. Ordinary facts stay allowed, including ones that share
+words with the patterns ("User prefers dark mode", "You are now on the main
+branch", "Store API keys in environment variables", "The docs are at
+https://docs.example.com").
+
+The patterns, by kind:
+
+- *injection / override*: "ignore (all) previous instructions", "disregard
+  your rules", "forget your instructions", "override the system prompt", "new
+  instructions:", "do not tell the user";
+- *role hijack*: "you are now a different AI / an unrestricted assistant",
+  "you are no longer an assistant", "act as / pretend to be ... without rules",
+  "developer mode", "jailbreak", "DAN";
+- *exfiltration by URL or shell*: an instruction to send, post, upload or
+  forward something to a URL; ``curl`` / ``wget`` commands; piping into a
+  shell; ``/dev/tcp``, ``nc -e``, ``rm -rf /``, encoded PowerShell;
+- *secrets*: asking to reveal or print the system prompt, keys, passwords,
+  tokens or environment variables; a private key block or a well-known API-key
+  format (``sk-…``, ``AKIA…``, ``ghp_…``, ``xox…-``);
+- *persistence*: editing agent or shell configuration (``.bashrc``,
+  ``crontab``, ``authorized_keys``, ``AGENTS.md``, ``CLAUDE.md``, MCP
+  settings, git hooks) or "run this at every startup";
+- *hidden carriers*: HTML comments, ``<script>``/``<iframe>``/``<style>``
+  tags, event handlers, ``display:none``, ``javascript:`` URLs, markdown
+  images whose URL carries data.
+
+Text is compared after NFKC normalisation and case folding, with runs of
+white space collapsed, so full-width letters and spacing tricks do not slip
+through. ``RECALLD_CORE_SCREEN=off`` turns screening off (for a user who
+deliberately keeps such text, knowing it reaches every prompt).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from recalld.errors import ValidationError
+
+__all__ = ["PATTERNS", "CoreEntryBlockedError", "ScreenPattern", "screen_entry"]
+
+
+@dataclass(frozen=True)
+class ScreenPattern:
+    """One refused shape of text: what kind of threat, a readable name, the expression."""
+
+    kind: str
+    name: str
+    expression: re.Pattern[str]
+
+
+def _pattern(kind: str, name: str, expression: str) -> ScreenPattern:
+    return ScreenPattern(kind, name, re.compile(expression, re.IGNORECASE))
+
+
+_OPENER = r"\b(?:ignore|disregard|forget|bypass|skip|abandon)\s+(?:(?:all|any|of|everything)\s+)*"
+_OWNER = r"(?:(?:the|your|my|its|these|those|such)\s+)?"
+_EARLIER = (
+    r"(?:previous|prior|above|earlier|preceding|original|initial|system|safety|existing|all|your)"
+)
+_STRONG_RULES = r"(?:instructions?|directives?|system prompt|guardrails|programming|training)"
+_RULES = r"(?:rules|guidelines|policies|constraints|restrictions|prompts?)"
+_SEND = r"(?:send|post|upload|forward|transmit|exfiltrate|leak|submit|beacon|mail|email|pipe)"
+_REVEAL = r"(?:reveal|print|output|leak|dump|disclose|expose|exfiltrate|echo|paste)"
+_SECRET = (
+    r"(?:secrets?|api[ _-]?keys?|passwords?|passphrases?|credentials|(?:access|auth|bearer|"
+    r"session|api) tokens?|tokens|private keys?|ssh keys?|environment variables|env vars|\.env)"
+)
+_CONFIG = (
+    r"(?:~?/?\.(?:bashrc|zshrc|profile|bash_profile|zprofile|gitconfig|npmrc|pypirc)\b|\.ssh/|"
+    r"authorized_keys|crontab|/etc/(?:passwd|shadow|sudoers|cron\w*)|agents\.md|claude\.md|"
+    r"\.cursorrules|\.windsurfrules|copilot-instructions|mcp(?:_servers)?\.json|"
+    r"claude_desktop_config\.json|\.git/hooks|git hooks?|system prompt)"
+)
+_LIMITS = (
+    r"(?:rules|restrictions|limits|limitations|filters|guidelines|guardrails|ethics|morals|"
+    r"censorship)"
+)
+
+PATTERNS: tuple[ScreenPattern, ...] = (
+    # -- injection / override ----------------------------------------------------
+    _pattern(
+        "prompt injection",
+        "ignore previous instructions",
+        rf"{_OPENER}{_OWNER}(?:{_EARLIER}\s+)?{_STRONG_RULES}\b"
+        rf"|{_OPENER}{_OWNER}{_EARLIER}\s+{_RULES}\b",
+    ),
+    _pattern(
+        "prompt injection",
+        "override the rules",
+        rf"\b(?:override|overwrite|replace|supersede)\s+{_OWNER}(?:{_EARLIER}\s+)?"
+        rf"(?:{_STRONG_RULES}|{_RULES})\b",
+    ),
+    _pattern("prompt injection", "new instructions", r"\bnew (?:system )?instructions?\s*:"),
+    _pattern(
+        "prompt injection",
+        "hide from the user",
+        r"\b(?:do not|don't|never) (?:tell|inform|alert|notify|warn) the user\b",
+    ),
+    # -- role hijack -------------------------------------------------------------
+    _pattern(
+        "role hijack",
+        "you are now a different AI",
+        r"\byou are now (?:an? |the )?(?:\w+ ){0,3}(?:ai|a\.i\.|assistant|model|chatbot|bot|"
+        r"persona|character|llm|gpt)\b",
+    ),
+    _pattern(
+        "role hijack",
+        "you are no longer an assistant",
+        r"\byou are no longer (?:an? |the )?(?:\w+ ){0,2}(?:ai|assistant|model|bound|"
+        r"restricted|claude|chatgpt|helpful|safe)\b",
+    ),
+    _pattern(
+        "role hijack",
+        "an AI without rules",
+        rf"\b(?:you|ai|assistant|model|chatbot|bot|llm)\b[^.]{{0,40}}?\b(?:with no|without"
+        rf"(?: any)?|free (?:of|from)|not bound by(?: any)?)\s+{_LIMITS}\b",
+    ),
+    _pattern(
+        "role hijack",
+        "act as an unrestricted model",
+        r"\b(?:act|behave|respond|pretend|roleplay|role-play)(?: to be| as| like)? (?:an? |the )?"
+        r"(?:\w+ )?(?:unrestricted|uncensored|unfiltered|jailbroken|evil|rogue|unaligned)\b",
+    ),
+    _pattern(
+        "role hijack",
+        "jailbreak",
+        r"\b(?:jailbreak|jailbroken|developer mode|god mode|dan mode|do anything now)\b",
+    ),
+    # -- exfiltration ------------------------------------------------------------
+    _pattern(
+        "exfiltration",
+        "send data to a URL",
+        rf"\b{_SEND}\b[^\n]{{0,80}}?\b(?:to|at|into|via|on)\s+(?:https?|ftp|wss?)://",
+    ),
+    _pattern("exfiltration", "curl or wget", r"(?:^|[\s;&|`$(])(?:curl|wget)\s+\S"),
+    _pattern("exfiltration", "pipe into a shell", r"\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b"),
+    _pattern(
+        "exfiltration",
+        "reverse shell",
+        r"/dev/tcp/|\bnc(?:at)?\s+-\w*[ec]\b|\bbash\s+-i\b|\brm\s+-rf\s+[/~]"
+        r"|\bpowershell(?:\.exe)?\s+-(?:e|enc|encodedcommand)\b",
+    ),
+    # -- secrets -----------------------------------------------------------------
+    _pattern(
+        "secret",
+        "reveal secrets",
+        rf"\b{_REVEAL}\b\s+(?:me\s+)?{_OWNER}(?:(?:all|any|every)\s+)?(?:\w+\s+)?{_SECRET}",
+    ),
+    _pattern(
+        "secret",
+        "reveal the system prompt",
+        r"\b(?:reveal|print|show|output|leak|dump|disclose|expose|repeat|tell|display|share)\b"
+        r"[^.]{0,30}?\bsystem prompt\b",
+    ),
+    _pattern("secret", "private key", r"-----begin [a-z ]*private key-----"),
+    _pattern(
+        "secret",
+        "API key",
+        r"\b(?:sk-(?:proj-|ant-)?[a-z0-9_-]{20,}|akia[0-9a-z]{16}|gh[pousr]_[a-z0-9]{30,}|"
+        r"xox[abposr]-[a-z0-9-]{10,}|aiza[0-9a-z_-]{35})\b",
+    ),
+    # -- persistence -------------------------------------------------------------
+    _pattern(
+        "persistence",
+        "edit agent or shell configuration",
+        rf"\b(?:add|append|write|edit|modify|update|change|insert|install|overwrite|prepend)\b"
+        rf"[^.]{{0,60}}?{_CONFIG}",
+    ),
+    _pattern(
+        "persistence",
+        "run at every startup",
+        r"\b(?:run|execute|launch|start)\b[^.]{0,40}?\b(?:at|on) (?:every|each) (?:startup|"
+        r"start-?up|boot|login|log-in|session start)\b|\b(?:at|on) (?:every|each) (?:startup|"
+        r"start-?up|boot|login|session start),? (?:always )?(?:run|execute|launch)\b",
+    ),
+    # -- hidden carriers ---------------------------------------------------------
+    _pattern(
+        "hidden carrier",
+        "HTML",
+        r"<!--|<\s*/?\s*(?:script|iframe|style|object|embed)\b|<\s*img\b[^>]*\bsrc\s*="
+        r"|\bon(?:error|load|click|mouseover)\s*=|display\s*:\s*none|visibility\s*:\s*hidden"
+        r"|javascript\s*:",
+    ),
+    _pattern(
+        "hidden carrier", "markdown image with data", r"!\[[^\]]*\]\(\s*https?://[^)\s]*[?&#=]"
+    ),
+)
+
+
+class CoreEntryBlockedError(ValidationError):
+    """A core-memory entry looks like an instruction to the model; nothing was changed."""
+
+    def __init__(self, field: str, pattern: ScreenPattern, excerpt: str) -> None:
+        self.pattern = pattern
+        super().__init__(
+            field,
+            f"Blocked: {pattern.kind} ({pattern.name}): {excerpt!r}. Core memory is injected"
+            " into every prompt, so it holds facts, never instructions to the model. State it"
+            " as a fact, or keep it as an ordinary memory (RECALLD_CORE_SCREEN=off turns this"
+            " screen off).",
+        )
+
+
+def _normalised(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(folded.split())
+
+
+def screen_entry(text: str, field: str) -> str:
+    """Return ``text`` unchanged, or raise :class:`CoreEntryBlockedError` naming the pattern."""
+    compared = _normalised(text)
+    for pattern in PATTERNS:
+        found = pattern.expression.search(compared)
+        if found is not None:
+            excerpt = found.group(0).strip()
+            raise CoreEntryBlockedError(field, pattern, excerpt[:80])
+    return text

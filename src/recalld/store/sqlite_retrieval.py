@@ -1,0 +1,256 @@
+"""The SQLite side of recall's candidate stage: keyword candidates, rows, neighbours, counts.
+
+Terms come from the full-text index's own tokenizer (FTS5 ``porter unicode61
+remove_diacritics 2``, called through apsw), so the reranker's BM25 counts
+exactly the terms the index matched. Without FTS5 a plain lower-casing,
+diacritic-folding word splitter stands in (no stemming, like the LIKE search).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+
+from recalld._text import WORD
+from recalld._time import to_storage
+from recalld.store.base import Scope
+from recalld.store.migrations import FTS_TABLE
+from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
+from recalld.store.sql import escape_like as _escape_like
+from recalld.store.sql import substring_pattern as _substring_pattern
+from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_rows import scope_sql as _scope_sql
+
+__all__ = ["SQLiteRetrieval"]
+
+ROW_COLUMNS = (
+    "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
+    " m.index_state"
+)
+ROW_WIDTH = 10
+# FTS5 weights of title, content, tags, speaker: only order the keyword candidates
+# (the reranker computes its own field-weighted BM25 over them).
+CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
+TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
+
+
+def _row(values: Sequence[Any]) -> CandidateRow:
+    seq, memory_id, namespace, title, content, tags, speaker, source, at_utc, index_state = values
+    return CandidateRow(
+        seq=int(seq),
+        id=memory_id,
+        namespace=namespace,
+        title=title,
+        content=content,
+        tags=() if tags == "[]" else tuple(json.loads(tags)),
+        speaker=speaker,
+        source=source,
+        at_utc=at_utc,
+        index_state=index_state,
+    )
+
+
+def _fold(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(character for character in decomposed if not unicodedata.combining(character))
+
+
+def _seq_params(seqs: Sequence[int], params: dict[str, Any]) -> str:
+    params["seqs"] = json.dumps([int(seq) for seq in seqs])
+    return "SELECT value FROM json_each(:seqs)"
+
+
+class SQLiteRetrieval:
+    """:class:`recalld.store.retrieval.RetrievalStore` on the store's connections."""
+
+    def __init__(self, database: SQLiteDatabase, *, fts_available: bool) -> None:
+        self._database = database
+        self._fts_available = fts_available
+        self._local = threading.local()
+
+    def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._database.read(sql, params)
+
+    # -- terms -------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[str]:
+        if not text:
+            return []
+        if not self._fts_available:
+            return [_fold(word) for word in WORD.findall(text)]
+        tokenizer = getattr(self._local, "tokenizer", None)
+        if tokenizer is None:
+            connection = self._database.connection()
+            tokenizer = connection.fts5_tokenizer("porter", TOKENIZER_ARGUMENTS)
+            self._local.tokenizer = tokenizer
+        encoded = text.encode("utf-8", errors="replace")
+        terms = tokenizer(
+            encoded,
+            apsw.FTS5_TOKENIZE_DOCUMENT,
+            None,
+            include_offsets=False,
+            include_colocated=False,
+        )
+        return [str(term) for term in terms]
+
+    def document_counts(
+        self, namespaces: Sequence[str], words: Sequence[str], cap: int
+    ) -> dict[str, int]:
+        if not self._fts_available or not words or not namespaces:
+            return {}
+        params: dict[str, Any] = {"cap": cap}
+        names = []
+        for index, namespace in enumerate(namespaces):
+            params[f"ns{index}"] = namespace
+            names.append(f":ns{index}")
+        # Most stores hold one namespace: then the index alone can count (no row lookups).
+        alone = len(namespaces) == 1 and not self._read(
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE namespace < :ns0)"
+            " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns0)",
+            {"ns0": namespaces[0]},
+        )
+        columns = []
+        for index, word in enumerate(words):
+            params[f"w{index}"] = f'"{word}"'
+            # Counting stops at the cap, so a very common word costs a bounded scan.
+            if alone:
+                columns.append(
+                    f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
+                    f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
+                )
+                continue
+            columns.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} f"
+                " JOIN memories m ON m.seq = f.rowid"
+                f" WHERE {FTS_TABLE} MATCH :w{index} AND m.namespace IN ({', '.join(names)})"
+                " LIMIT :cap))"
+            )
+        row = self._read(f"SELECT {', '.join(columns)}", params)[0]
+        return {word: int(count) for word, count in zip(words, row, strict=True)}
+
+    # -- candidates --------------------------------------------------------------
+
+    def keyword_candidates(
+        self, scope: Scope, text: str, words: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+
+        if words and self._fts_available:
+            params: dict[str, Any] = {
+                "match": " OR ".join(f'"{word}"' for word in words),
+                "limit": limit,
+            }
+            where = _scope_sql(scope, params)
+            rows = self._read(
+                f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"
+                f" ON m.seq = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH :match AND {where}"
+                f" ORDER BY bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS}) LIMIT :limit",
+                params,
+            )
+            return [KeywordCandidate(row=_row(values), backend="fts5") for values in rows]
+        patterns = list(words) if words else [_substring_pattern(text)]
+        return self._like_candidates(scope, [pattern for pattern in patterns if pattern], limit)
+
+    def _like_candidates(
+        self, scope: Scope, patterns: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+
+        if not patterns:
+            return []
+        params: dict[str, Any] = {"limit": limit}
+        where = _scope_sql(scope, params)
+        parts = []
+        for index, pattern in enumerate(patterns):
+            params[f"p{index}"] = f"%{_escape_like(pattern)}%"
+            like = f"LIKE :p{index} ESCAPE '\\'"
+            parts.append(
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
+                f" OR (coalesce(m.speaker, '') {like}))"
+            )
+        matched = " + ".join(parts)
+        rows = self._read(
+            f"SELECT {ROW_COLUMNS}, ({matched}) AS matched FROM memories m"
+            f" WHERE {where} AND ({matched}) > 0"
+            " ORDER BY matched DESC, m.updated_at DESC, m.seq DESC LIMIT :limit",
+            params,
+        )
+        total = float(len(patterns))
+        return [
+            KeywordCandidate(
+                row=_row(values[:ROW_WIDTH]),
+                backend="like",
+                like_share=float(values[ROW_WIDTH]) / total,
+            )
+            for values in rows
+        ]
+
+    def rows(self, scope: Scope, seqs: Sequence[int]) -> dict[int, CandidateRow]:
+
+        if not seqs:
+            return {}
+        params: dict[str, Any] = {}
+        where = _scope_sql(scope, params)
+        wanted = _seq_params(seqs, params)
+        rows = self._read(
+            f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.seq IN ({wanted}) AND {where}",
+            params,
+        )
+        return {int(values[0]): _row(values) for values in rows}
+
+    def neighbours(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Neighbours]:
+
+        if not seqs:
+            return {}
+        params: dict[str, Any] = {}
+        wanted = _seq_params(seqs, params)
+        names = []
+        for index, namespace in enumerate(scope.namespaces):
+            params[f"ns{index}"] = namespace
+            names.append(f":ns{index}")
+        alive = ""
+        if not scope.include_expired:
+            params["now"] = to_storage(scope.now)
+            alive = " AND (p.expires_at IS NULL OR p.expires_at > :now)"
+
+        def side(operator: str, direction: str) -> str:
+            # Served by the memories_source_order index (namespace, source, at_utc, seq).
+            return (
+                "(SELECT p.seq FROM memories p WHERE p.namespace = m.namespace"
+                " AND p.source = m.source"
+                f" AND (p.at_utc, p.seq) {operator} (m.at_utc, m.seq){alive}"
+                f" ORDER BY p.at_utc {direction}, p.seq {direction} LIMIT 1)"
+            )
+
+        pairs = self._read(
+            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')} FROM memories m"
+            f" WHERE m.seq IN ({wanted}) AND m.namespace IN ({', '.join(names) or 'NULL'})"
+            " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
+            params,
+        )
+        around = sorted({int(seq) for _, *sides in pairs for seq in sides if seq is not None})
+        asks: dict[int, bool] = {}
+        if around:
+            flags: dict[str, Any] = {}
+            listed = _seq_params(around, flags)
+            asks = {
+                int(seq): bool(flag)
+                for seq, flag in self._read(
+                    f"SELECT seq, instr(content, '?') > 0 FROM memories WHERE seq IN ({listed})",
+                    flags,
+                )
+            }
+
+        def neighbour(seq: int | None) -> Neighbour | None:
+            if seq is None or int(seq) not in asks:
+                return None
+            return Neighbour(seq=int(seq), asks=asks[int(seq)])
+
+        return {
+            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after))
+            for seq, before, after in pairs
+        }
