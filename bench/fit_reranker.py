@@ -105,10 +105,13 @@ SHARED_FEATURES = (
     "query_terms",
     "memory_terms",
 )
+# What the knowledge graph adds (hybrid recall only: the graph channel runs there);
+# 0 for a candidate the graph did not reach, and for every candidate without a graph.
+GRAPH_FEATURES = ("graph_score", "entity_overlap")
 MODEL_FEATURES: dict[str, tuple[str, ...]] = {
     "keyword": KEYWORD_FEATURES + SHARED_FEATURES,
     "vector": VECTOR_FEATURES + SHARED_FEATURES,
-    "hybrid": KEYWORD_FEATURES + VECTOR_FEATURES + SHARED_FEATURES,
+    "hybrid": KEYWORD_FEATURES + VECTOR_FEATURES + SHARED_FEATURES + GRAPH_FEATURES,
 }
 CHANNEL_SETS: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
 REGULARISATION = 1.0
@@ -208,7 +211,9 @@ class ChannelScores:
 def retriever_for(
     service: MemoryService, reranker: Reranker, depths: RetrievalDepths
 ) -> HybridRetriever:
-    """A retriever over the service's store and embedder with another reranker."""
+    """A retriever over the service's store, embedder and graph channel (as recall has
+    them now: ``bench/graph_bench.py`` switches the graph off in between) with another
+    reranker."""
     return HybridRetriever(
         service.store,
         service.embedder,
@@ -216,6 +221,7 @@ def retriever_for(
         depths=depths,
         ann_threshold=service.settings.vector_ann_threshold,
         index_prefix=None,
+        graph=service.indexing.retriever.graph,
     )
 
 
@@ -521,14 +527,16 @@ def choose_min_score(rows: Sequence[dict[str, float]]) -> float:
 
 
 def build_service(
-    data: Path, directory: Path, embedder: str
+    data: Path, directory: Path, embedder: str, graph_extractor: str = "spacy"
 ) -> tuple[MemoryService, list[Conversation], dict[str, float]]:
-    """Ingest and index a LoCoMo-format file into a fresh database under ``directory``."""
+    """Ingest and index a LoCoMo-format file into a fresh database under ``directory``
+    (with recall's default knowledge graph, so the pools hold what recall's do)."""
     conversations = load_conversations(data)
     settings = Settings(
         db=directory / "locomo.db",
         synchronous="NORMAL",
         embedder=embedder,  # type: ignore[arg-type]
+        graph_extractor=graph_extractor,  # type: ignore[arg-type]
         purge_interval_seconds=3600,
     )
     service = MemoryService.open(settings)
@@ -542,8 +550,9 @@ def pool_all(
     parameters: KeywordParameters,
     negatives: int = NEGATIVES,
     seed: int = SEED,
+    modes: Sequence[Mode] = CHANNEL_SETS,
 ) -> tuple[dict[Mode, ChannelData], HybridRetriever]:
-    """Every pool in every channel set the service's embedder allows."""
+    """Every pool in every channel set of ``modes`` the service's embedder allows."""
     depths = RetrievalDepths(
         keyword=service.settings.keyword_candidates,
         vector=service.settings.vector_candidates,
@@ -551,7 +560,7 @@ def pool_all(
     )
     retriever = retriever_for(service, placeholder_reranker(parameters), depths)
     data: dict[Mode, ChannelData] = {}
-    for mode in CHANNEL_SETS:
+    for mode in modes:
         if mode != "keyword" and service.embedder is None:
             continue
         started = time.perf_counter()
@@ -567,10 +576,12 @@ def report(
     conversations: Sequence[Conversation],
     parameters: KeywordParameters,
     negatives: int = NEGATIVES,
+    modes: Sequence[Mode] = CHANNEL_SETS,
 ) -> tuple[dict[str, Any], dict[Mode, ChannelData]]:
-    """The leave-one-conversation-out figures of every channel set (``bench/locomo.py --cv``)."""
+    """The leave-one-conversation-out figures of every channel set of ``modes``
+    (``bench/locomo.py --cv``)."""
     embedder = None if service.embedder is None else service.embedder.name
-    data, retriever = pool_all(service, conversations, parameters, negatives)
+    data, retriever = pool_all(service, conversations, parameters, negatives, modes=modes)
     scored = cross_validate(data, embedder, parameters, len(conversations))
     result: dict[str, Any] = {}
     for mode, channel in data.items():
@@ -595,6 +606,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file")
     parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
     parser.add_argument(
+        "--graph-extractor",
+        choices=["spacy", "rules", "none"],
+        default="spacy",
+        help="the knowledge graph the pools are built with (recall's default: spacy)",
+    )
+    parser.add_argument(
         "--negatives", type=int, default=NEGATIVES, help="foreign questions per conversation"
     )
     parser.add_argument("--write", action="store_true", help="write the reranker data file")
@@ -604,7 +621,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parameters = Reranker.default().keyword_parameters
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         service, conversations, timings = build_service(
-            arguments.data, Path(directory), arguments.embedder
+            arguments.data, Path(directory), arguments.embedder, arguments.graph_extractor
         )
         with service:
             embedder = None if service.embedder is None else service.embedder.name
@@ -615,6 +632,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "data": arguments.data.name,
         "conversations": len(conversations),
         "embedder": embedder,
+        "graph_extractor": arguments.graph_extractor,
         "regularisation": REGULARISATION,
         "negatives_per_conversation": arguments.negatives,
         "leave_one_conversation_out": {

@@ -231,14 +231,19 @@ def evaluate(
 
 
 def cross_validated(
-    service: MemoryService, conversations: Sequence[Conversation], mode: Mode
+    service: MemoryService,
+    conversations: Sequence[Conversation],
+    mode: Mode,
+    only_mode: bool = False,
 ) -> dict[str, Any]:
     """Leave-one-conversation-out figures (``bench/fit_reranker.py``'s code) for ``mode``,
-    with the other channel sets' overall figures beside them."""
-    from fit_reranker import report
+    with the other channel sets' overall figures beside them (``only_mode``: only the
+    keyword set's, which every reranker needs for candidates without a vector)."""
+    from fit_reranker import CHANNEL_SETS, report
     from recalld.retrieval.rerank import Reranker
 
-    results, _ = report(service, conversations, Reranker.default().keyword_parameters)
+    modes: tuple[Mode, ...] = tuple(dict.fromkeys(("keyword", mode))) if only_mode else CHANNEL_SETS
+    results, _ = report(service, conversations, Reranker.default().keyword_parameters, modes=modes)
     chosen = results[mode]
     return {
         **chosen,

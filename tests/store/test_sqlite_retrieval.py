@@ -6,7 +6,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import apsw
+import pytest
 
+from recalld.store import sqlite_retrieval
 from recalld.store.base import MemoryRecord, Scope
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_11
 from recalld.store.sqlite import SQLiteStore
@@ -183,4 +185,40 @@ def test_sqlite_document_counts_stay_inside_the_namespace_and_cap(tmp_path: Path
     assert store.retrieval.document_counts(["default"], ["apple"], 5) == {"apple": 5}
     assert store.retrieval.document_counts(["other"], ["apple"], 1_000) == {"apple": 1}
     assert store.retrieval.tokenize("Running Zürich") == ["run", "zurich"]
+    store.close()
+
+
+def test_sqlite_keyword_candidates_leave_common_words_to_the_rarer_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A word in COMMON_WORD_MEMORIES memories is common: 4 here instead of 1,000.
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 4)
+    store = SQLiteStore(tmp_path / "s.db")
+    with store.transaction() as tx:
+        for index in range(5):
+            tx.insert(_record(f"tea{index}", f"green tea number {index}"))
+        tx.insert(_record("kettle", "the kettle for the tea"))
+        tx.insert(_record("other", "a kettle in another namespace", namespace="elsewhere"))
+
+    def found(words: list[str]) -> set[str]:
+        return {c.row.id for c in store.retrieval.keyword_candidates(_scope(), "", words, 50)}
+
+    # "tea" is in 6 memories: the rarer "kettle" finds the candidates on its own.
+    assert found(["tea", "kettle"]) == {"kettle"}
+    # Only common words: the memories holding all of them, best first...
+    ranked = store.retrieval.keyword_candidates(_scope(), "", ["tea", "green"], 3)
+    assert {c.row.id for c in ranked} <= {f"tea{index}" for index in range(5)}
+    assert len(ranked) == 3
+    # ...then, while there is room, the newest memories holding any of them.
+    with store.transaction() as tx:
+        for index in range(4):
+            tx.insert(_record(f"cup{index}", f"a cup {index}"))
+    limited = store.retrieval.keyword_candidates(_scope(), "", ["cup", "tea"], 3)
+    assert [c.row.id for c in limited] == ["cup3", "cup2", "cup1"]
+    both = store.retrieval.keyword_candidates(_scope(), "", ["green", "tea"], 7)
+    assert [c.row.id for c in both][5:] == ["kettle"]  # all five "green tea", then the rest
+    assert found(["cup", "green"]) == {f"cup{i}" for i in range(4)} | {f"tea{i}" for i in range(5)}
+    # Under the threshold nothing is left out.
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 1_000)
+    assert found(["tea", "kettle"]) == {"kettle"} | {f"tea{index}" for index in range(5)}
     store.close()

@@ -4,7 +4,11 @@ Keyword candidates come from the weighted ``search`` vector (the same query
 building as :meth:`recalld.store.postgres.PostgresStore.search`: each word
 through ``plainto_tsquery``, OR-ed, so no user string is parsed as tsquery
 syntax), ordered by ``ts_rank``; without word terms, or when every word is a
-stop word, a case-insensitive substring match stands in (``like``).
+stop word, a case-insensitive substring match stands in (``like``). As on
+SQLite, a word held by :data:`COMMON_WORD_MEMORIES` memories or more is left out
+of the candidate search when the query has a rarer word (``ts_rank`` scores
+every match), and a query of only common words takes the memories holding all
+of them, best first, then the newest holding any.
 
 Terms (:meth:`PostgresRetrieval.tokenize`) come from the same tokenizer as the
 SQLite index, FTS5's ``porter unicode61 remove_diacritics 2`` on a private
@@ -46,6 +50,9 @@ ROW_WIDTH = 10
 # candidates; the reranker computes its own field-weighted BM25 over them.
 CANDIDATE_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
+# A word in at least this many memories is common: as on SQLite (see
+# recalld.store.sqlite_retrieval), it is left to the rarer words of the query.
+COMMON_WORD_MEMORIES = 1_000
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
@@ -137,18 +144,54 @@ class PostgresRetrieval:
         self, scope: Scope, words: Sequence[str], limit: int
     ) -> list[KeywordCandidate] | None:
         """Full-text candidates, or None when the words hold no lexeme (only stop words)."""
+        counts = self._database_counts(words, COMMON_WORD_MEMORIES)
+        rare = [word for word in words if counts[word] < COMMON_WORD_MEMORIES]
+        if rare:
+            return self._matches(scope, rare, "||", limit)
+        every = self._matches(scope, words, "&&", limit) if len(words) > 1 else []
+        if every is not None and len(every) >= limit:
+            return every
+        newest = self._matches(scope, words, "||", limit, newest=True)
+        if newest is None:
+            return every
+        seen = {candidate.row.seq for candidate in every or []}
+        return ((every or []) + [found for found in newest if found.row.seq not in seen])[:limit]
+
+    def _database_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
+        """How many memories of the database hold each word (up to ``cap``; a stop word 0)."""
         params = Parameters()
-        query = " || ".join(
+        limit = params.bind("cap", cap)
+        columns = []
+        for index, word in enumerate(words):
+            query = f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
+            columns.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.search @@ {query}"
+                f" LIMIT {limit}) AS hits)"
+            )
+        row = self._database.read(f"SELECT {', '.join(columns)}", params)[0]
+        return {word: int(count) for word, count in zip(words, row, strict=True)}
+
+    def _matches(
+        self, scope: Scope, words: Sequence[str], operator: str, limit: int, newest: bool = False
+    ) -> list[KeywordCandidate] | None:
+        """The best ``limit`` matches by ``ts_rank`` (or, with ``newest``, the most recent);
+        None when the words hold no lexeme."""
+        params = Parameters()
+        query = f" {operator} ".join(
             f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
             for index, word in enumerate(words)
         )
         where = scope_sql(scope, params)
+        order = (
+            "m.seq DESC"
+            if newest
+            else f"ts_rank('{CANDIDATE_WEIGHTS}', m.search, q.query, 1) DESC NULLS LAST, m.seq DESC"
+        )
         rows = self._database.read(
             f"WITH q AS (SELECT ({query}) AS query)"
             f" SELECT {ROW_COLUMNS}, numnode(q.query) AS nodes"
             f" FROM q LEFT JOIN memories m ON m.search @@ q.query AND {where}"
-            f" ORDER BY ts_rank('{CANDIDATE_WEIGHTS}', m.search, q.query, 1) DESC NULLS LAST,"
-            f" m.seq DESC LIMIT {params.bind('limit', limit)}",
+            f" ORDER BY {order} LIMIT {params.bind('limit', limit)}",
             params,
         )
         if not rows or rows[0][-1] == 0:

@@ -4,6 +4,19 @@ Terms come from the full-text index's own tokenizer (FTS5 ``porter unicode61
 remove_diacritics 2``, called through apsw), so the reranker's BM25 counts
 exactly the terms the index matched. Without FTS5 a plain lower-casing,
 diacritic-folding word splitter stands in (no stemming, like the LIKE search).
+
+Keyword candidates skip common words. FTS5 ranks by scoring *every* row that
+matches before it keeps the best, so one word held by most memories makes a
+query cost a scan of the whole index (93% of the rows for a typical query of
+the 100k recall benchmark: 64 ms). A word held by at least
+:data:`COMMON_WORD_MEMORIES` memories of the file is therefore left out of the
+candidate search when the query has a rarer word: the rarer words find the
+candidates (their rows are few by definition), and the common word still
+counts in every candidate's own BM25F (:mod:`recalld.retrieval.keyword`), and
+the vector channel still finds what is near in meaning. A query made only of
+common words takes the memories holding all of them (best first), then, while
+there is room, the most recently written memories holding any of them (a scan
+that stops when it has enough, never a ranking of every match).
 """
 
 from __future__ import annotations
@@ -37,6 +50,8 @@ ROW_WIDTH = 10
 # (the reranker computes its own field-weighted BM25 over them).
 CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
+# A word in at least this many memories of the file is common (see the module docstring).
+COMMON_WORD_MEMORIES = 1_000
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
@@ -114,16 +129,12 @@ class SQLiteRetrieval:
             " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns0)",
             {"ns0": namespaces[0]},
         )
+        if alone:
+            return dict(zip(words, self._index_counts(words, cap), strict=True))
         columns = []
         for index, word in enumerate(words):
             params[f"w{index}"] = f'"{word}"'
             # Counting stops at the cap, so a very common word costs a bounded scan.
-            if alone:
-                columns.append(
-                    f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
-                    f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
-                )
-                continue
             columns.append(
                 f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} f"
                 " JOIN memories m ON m.seq = f.rowid"
@@ -133,6 +144,20 @@ class SQLiteRetrieval:
         row = self._read(f"SELECT {', '.join(columns)}", params)[0]
         return {word: int(count) for word, count in zip(words, row, strict=True)}
 
+    def _index_counts(self, words: Sequence[str], cap: int) -> list[int]:
+        """How many memories of the whole file hold each word, counted up to ``cap``
+        (the index alone answers: no row lookups)."""
+        params: dict[str, Any] = {"cap": cap}
+        columns = []
+        for index, word in enumerate(words):
+            params[f"w{index}"] = f'"{word}"'
+            columns.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
+                f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
+            )
+        row = self._read(f"SELECT {', '.join(columns)}", params)[0]
+        return [int(count) for count in row]
+
     # -- candidates --------------------------------------------------------------
 
     def keyword_candidates(
@@ -140,20 +165,41 @@ class SQLiteRetrieval:
     ) -> list[KeywordCandidate]:
 
         if words and self._fts_available:
-            params: dict[str, Any] = {
-                "match": " OR ".join(f'"{word}"' for word in words),
-                "limit": limit,
-            }
-            where = _scope_sql(scope, params)
-            rows = self._read(
-                f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"
-                f" ON m.seq = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH :match AND {where}"
-                f" ORDER BY bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS}) LIMIT :limit",
-                params,
-            )
-            return [KeywordCandidate(row=_row(values), backend="fts5") for values in rows]
+            counts = self._index_counts(words, COMMON_WORD_MEMORIES)
+            rare = [
+                word
+                for word, count in zip(words, counts, strict=True)
+                if count < COMMON_WORD_MEMORIES
+            ]
+            if rare:
+                return self._fts_candidates(scope, rare, "OR", limit)
+            every = self._fts_candidates(scope, words, "AND", limit) if len(words) > 1 else []
+            if len(every) >= limit:
+                return every
+            seen = {candidate.row.seq for candidate in every}
+            newest = self._fts_candidates(scope, words, "OR", limit, newest=True)
+            return (every + [found for found in newest if found.row.seq not in seen])[:limit]
         patterns = list(words) if words else [_substring_pattern(text)]
         return self._like_candidates(scope, [pattern for pattern in patterns if pattern], limit)
+
+    def _fts_candidates(
+        self, scope: Scope, words: Sequence[str], operator: str, limit: int, newest: bool = False
+    ) -> list[KeywordCandidate]:
+        """The best ``limit`` matches by FTS5's BM25 (every match is scored), or with
+        ``newest`` the most recently written ones (the scan stops at ``limit``)."""
+        params: dict[str, Any] = {
+            "match": f" {operator} ".join(f'"{word}"' for word in words),
+            "limit": limit,
+        }
+        where = _scope_sql(scope, params)
+        order = f"{FTS_TABLE}.rowid DESC" if newest else f"bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS})"
+        rows = self._read(
+            f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"
+            f" ON m.seq = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH :match AND {where}"
+            f" ORDER BY {order} LIMIT :limit",
+            params,
+        )
+        return [KeywordCandidate(row=_row(values), backend="fts5") for values in rows]
 
     def _like_candidates(
         self, scope: Scope, patterns: Sequence[str], limit: int

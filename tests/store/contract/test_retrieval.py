@@ -13,8 +13,11 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from recalld.config import Settings
 from recalld.service import MemoryService
+from recalld.store import postgres_retrieval, sqlite_retrieval
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope, Store
 from tests.store.contract.conftest import NOW, record
 
@@ -210,3 +213,30 @@ def test_recall_ranks_a_small_corpus_the_same_on_every_store(
     assert expected[0]
     assert expected[1][0][1] == corpus[1][0]
     assert rankings(store_settings) == expected
+
+
+def test_retrieval_leaves_common_words_to_the_rarer_ones(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A word in COMMON_WORD_MEMORIES memories is common: 4 here instead of 1,000.
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 4)
+    monkeypatch.setattr(postgres_retrieval, "COMMON_WORD_MEMORIES", 4)
+    with store.transaction() as tx:
+        for index in range(5):
+            tx.insert(record(id=f"tea{index}", content=f"green tea number {index}"))
+        tx.insert(record(id="kettle", content="the kettle for the tea"))
+
+    def found(words: list[str], limit: int = 50) -> list[str]:
+        candidates = store.retrieval.keyword_candidates(_scope(), "", words, limit)
+        return [candidate.row.id for candidate in candidates]
+
+    # "tea" is in 6 memories: the rarer "kettle" finds the candidates on its own.
+    assert found(["tea", "kettle"]) == ["kettle"]
+    # Only common words: the memories holding all of them first, then the newest of the rest.
+    both = found(["green", "tea"], 7)
+    assert set(both[:5]) == {f"tea{index}" for index in range(5)}
+    assert both[5:] == ["kettle"]
+    with store.transaction() as tx:
+        for index in range(4):
+            tx.insert(record(id=f"cup{index}", content=f"a cup {index}"))
+    assert found(["cup", "tea"], 3) == ["cup3", "cup2", "cup1"]
