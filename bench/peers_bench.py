@@ -60,8 +60,7 @@ from recalld import MemoryService, Settings
 from recalld.embeddings.base import Embedder
 from recalld.embeddings.minilm import MiniLMEmbedder
 from recalld.model import NewMemory
-from recalld.store.semantic import encode_vector
-from recalld.store.sqlite_semantic import text_hash
+from recalld.store.semantic import encode_vector, text_hash
 
 
 def _log(message: str) -> None:
@@ -244,7 +243,7 @@ def run(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str, Any
         for label in systems
     }
     chroma_p50 = rows["chromadb_installed_model"]["p50_ms"]
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     database = Path(settings.db)
     result = {
         "n": n,

@@ -80,8 +80,7 @@ from recalld import MemoryService, Settings
 from recalld.embeddings import create_embedder
 from recalld.embeddings.base import Embedder
 from recalld.model import Filters, NewMemory
-from recalld.store.semantic import decode_vectors, encode_vector
-from recalld.store.sqlite_semantic import text_hash
+from recalld.store.semantic import decode_vectors, encode_vector, text_hash
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 SMALL = "small"
@@ -315,7 +314,7 @@ def ann_recall(
 
 def disk(service: MemoryService, n: int) -> dict[str, Any]:
     """Bytes per memory of the database and every index file, and what takes them."""
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     database = Path(service.settings.db)
     files = {path.name: path.stat().st_size for path in database.parent.glob(f"{database.name}*")}
     rows = service.store._read(  # type: ignore[attr-defined]

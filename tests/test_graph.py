@@ -129,7 +129,7 @@ def test_graph_forget_removes_mentions_relations_and_orphan_entities(
     _build(service)
     assert {"Qzxgraphname", "zqxgraphpet"} <= _names(service)
     assert service.graph.relations(entity="Kate").relations
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     assert b"zqxgraphpet" in _database_bytes(db_path)
     assert service.forget(gone.id).deleted is True
     names = _names(service)
@@ -138,7 +138,7 @@ def test_graph_forget_removes_mentions_relations_and_orphan_entities(
     assert {"Kate", "Lisbon"} <= names  # still mentioned by the memory kept
     assert service.graph.relations(entity="Kate").relations == []
     assert [m.memory_id for m in service.graph.entity("Kate").mentions] == [keep.id]
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     data = _database_bytes(db_path)
     assert b"zqxgraphpet" not in data
     assert b"Qzxgraphname" not in data

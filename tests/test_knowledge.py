@@ -122,7 +122,7 @@ def test_knowledge_delete_entity_forgets_its_observations(
     assert service.search("zqxobservation")
     service.knowledge.delete_entities(["Ada"])
     assert service.search("zqxobservation") == []
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     data = b"".join(
         Path(f"{db_path}{suffix}").read_bytes()
         for suffix in ("", "-wal")

@@ -301,7 +301,7 @@ def test_raw_media_bytes_never_reach_the_database(memory: MemoryService, db_path
         audio=base64.b64encode(audio).decode(),
         image=base64.b64encode(image).decode(),
     )
-    memory.store.checkpoint()
+    memory.store.compact_after_forget()
     stored = b"".join(
         Path(f"{db_path}{suffix}").read_bytes()
         for suffix in ("", "-wal")

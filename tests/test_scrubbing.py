@@ -45,7 +45,7 @@ def memory(scrub_settings: Settings, clock: FakeClock) -> Iterator[MemoryService
 
 
 def _written(memory: MemoryService, db_path: Path) -> None:
-    memory.store.checkpoint()  # the marker is in the main file, not only in the log
+    memory.store.compact_after_forget()  # the marker is in the main file, not only in the log
     assert MARKER.encode() in database_bytes(db_path)
 
 

@@ -90,12 +90,12 @@ def test_forget_leaves_no_trace_in_database_files(service: MemoryService, db_pat
     assert {entity, "zqxmarkerpet", f"tag{marker}"} <= graph_names
     assert service.graph.relations(entity=entity).relations
     service.recall(marker)
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     assert marker.encode() in _database_bytes(db_path)
     assert b"zqxmarkerpet" in _database_bytes(db_path)
 
     assert service.forget(receipt.id).deleted is True
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     assert marker.encode() not in _database_bytes(db_path)
     assert b"zqxmarker" not in _database_bytes(db_path).lower()
     assert service.graph.entities(query="zqxmarker").entities == []
@@ -126,11 +126,11 @@ def test_forget_of_an_intention_leaves_no_trace_in_database_files(
     fired = service.recollections.sense(cue)
     assert [item.kind for item in fired] == ["reminder"]
     assert marker in service.recollections.pending(drain=False)[0].prompt_line
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     assert marker.encode() in _database_bytes(db_path)
 
     assert service.forget(intention.id).deleted is True
-    service.store.checkpoint()
+    service.store.compact_after_forget()
     assert marker.encode() not in _database_bytes(db_path)
     assert service.recollections.pending() == []
     assert service.intentions(state="all") == []

@@ -38,7 +38,7 @@ def test_tokens_create_stores_only_the_hash(
     record = store.find_token(issued.info.id)
     assert record is not None
     assert record.token_hash == hashlib.sha256(issued.token.encode()).hexdigest()
-    store.checkpoint()
+    store.compact_after_forget()
     secret = issued.token.rsplit("_", 1)[1].encode()
     for suffix in ("", "-wal"):
         path = Path(f"{db_path}{suffix}")

@@ -60,8 +60,10 @@ __all__ = [
 def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
     """Open a memory database (default: ``recalld.db`` in the user data directory).
 
+    ``db`` is a SQLite file path or a ``postgresql://`` URL (PostgreSQL with pgvector).
+
     Keyword arguments are :class:`Settings` fields (``namespace``, ``synchronous`` ...).
     """
     if db is not None:
-        settings["db"] = Path(db)
+        settings["db"] = db
     return MemoryService.open(Settings(**settings))

@@ -5,20 +5,22 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from datetime import datetime
 
+from recalld._time import from_storage, to_storage
 from recalld.errors import ValidationError
 from recalld.store.base import Order
 
 __all__ = ["decode_cursor", "encode_cursor"]
 
 
-def encode_cursor(order: Order, value: str, seq: int) -> str:
+def encode_cursor(order: Order, value: datetime, seq: int) -> str:
     """A URL-safe cursor naming the listing order and the last row returned."""
-    raw = json.dumps([order, value, seq], separators=(",", ":")).encode()
+    raw = json.dumps([order, to_storage(value), seq], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, order: Order) -> tuple[str, int]:
+def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
     """The ``(value, seq)`` a cursor of this listing order holds; anything else is refused."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
@@ -29,7 +31,13 @@ def decode_cursor(cursor: str, order: Order) -> tuple[str, int]:
         kind != order
         or not isinstance(value, str)
         or not isinstance(seq, int)
-        or not 0 <= seq < 2**63  # SQLite integers are 64-bit
+        or not 0 <= seq < 2**63  # store integers are 64-bit
     ):
         raise ValidationError("cursor", "is not a cursor this listing returned")
-    return value, seq
+    try:
+        moment = from_storage(value)
+    except ValueError:
+        raise ValidationError("cursor", "is not a cursor this listing returned") from None
+    if moment.tzinfo is None:
+        raise ValidationError("cursor", "is not a cursor this listing returned")
+    return moment, seq

@@ -6,11 +6,13 @@ Nothing else in recalld reads ``os.environ``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from recalld._location import is_postgres_url
 
 __all__ = ["Settings", "default_cache_directory", "default_db_path"]
 
@@ -30,7 +32,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="RECALLD_", extra="ignore")
 
-    db: Path = Field(default_factory=default_db_path, description="SQLite database file")
+    db: Path | str = Field(
+        default_factory=default_db_path,
+        description="SQLite database file, or a postgresql:// URL (PostgreSQL with pgvector)",
+    )
     namespace: str = Field(default="default", description="namespace used when none is given")
 
     synchronous: Literal["FULL", "NORMAL"] = Field(
@@ -42,6 +47,22 @@ class Settings(BaseSettings):
         default=30.0, gt=0, description="bound on retrying a write that stays locked"
     )
     fts: bool = Field(default=True, description="use FTS5 when available (else LIKE)")
+
+    # -- PostgreSQL (issue 15) ----------------------------------------------------
+    postgres_pool_min: int = Field(default=1, ge=0, description="connections kept open")
+    postgres_pool_max: int = Field(default=10, gt=0, description="connections at most")
+    postgres_connect_timeout_seconds: float = Field(
+        default=10.0, gt=0, description="how long opening a connection may take"
+    )
+    postgres_vacuum_after_forget: Literal["off", "vacuum", "full"] = Field(
+        default="vacuum",
+        description="after a forget: VACUUM the touched tables (dead rows and their index"
+        " entries go), VACUUM FULL (tables rewritten into new files; locks them), or off"
+        " (autovacuum, later)",
+    )
+    postgres_ef_search: int = Field(
+        default=100, gt=0, le=1000, description="hnsw.ef_search for vector recall"
+    )
     purge_interval_seconds: float = Field(
         default=60.0, gt=0, description="how often expired memories are purged"
     )
@@ -243,3 +264,18 @@ class Settings(BaseSettings):
     graph_page_size: int = Field(
         default=100, gt=0, description="entities per page of read_graph and the graph listings"
     )
+
+    @field_validator("db", mode="before")
+    @classmethod
+    def _database_location(cls, value: Any) -> Any:
+        """A ``postgresql://`` (or ``postgres://``) URL stays text; anything else is a path."""
+        if is_postgres_url(value):
+            return str(value).strip()
+        if isinstance(value, str):
+            return Path(value)
+        return value
+
+    @property
+    def uses_postgres(self) -> bool:
+        """Whether ``db`` names a PostgreSQL database."""
+        return is_postgres_url(self.db)

@@ -7,7 +7,8 @@
     ├── NotFoundError     no memory with that id / key / seq in the namespace
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
     ├── StorageError      the database failed (unwritable path, corrupt file, lock timeout)
-    │   └── DiskFullError the disk holding the database is full
+    │   ├── DiskFullError the disk holding the database is full
+    │   └── DatabaseUnavailableError   the database server cannot be reached (yet)
     └── EmbeddingError    the embedding model could not be loaded or could not embed
 
 Each adapter translates these once: the CLI into an exit message, HTTP into a
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConflictError",
+    "DatabaseUnavailableError",
     "DiskFullError",
     "EmbeddingError",
     "NotFoundError",
@@ -59,6 +61,13 @@ class StorageError(RecalldError):
 
 class DiskFullError(StorageError):
     """The disk holding the database is full: nothing was written (forget still works)."""
+
+
+class DatabaseUnavailableError(StorageError):
+    """The database server cannot be reached (down, restarting, refusing connections).
+
+    Transient: the same request succeeds once the server is back (HTTP 503).
+    """
 
 
 class EmbeddingError(RecalldError):

@@ -34,7 +34,7 @@ from recalld.graph.models import (
     RelationPage,
     RelationView,
 )
-from recalld.graph.names import check_entity_name, check_predicate, entity_key
+from recalld.graph.names import check_entity_lookup, check_predicate, entity_key
 from recalld.graph.query import GraphWalk
 from recalld.indexing import Indexing
 from recalld.store.base import Scope, Store
@@ -126,7 +126,9 @@ class GraphBrowser:
         return [seed.name for seed in walk.seeds(namespace, text)]
 
     def _find(self, namespace: str, name: str, field: str = "name") -> EntityRecord:
-        text = check_entity_name(name, field)
+        text = check_entity_lookup(name, field)
+        if text is None:
+            raise NotFoundError(f"no entity named {name!r} in {namespace!r}")
         found = self._store.graph.entities_by_key(namespace, [entity_key(text)])
         if not found:
             raise NotFoundError(f"no entity named {text!r} in {namespace!r}")

@@ -20,7 +20,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
 from typing import Literal
 
 from recalld._time import Clock
@@ -40,7 +39,7 @@ from recalld.model import (
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.hybrid import HybridRetriever, RetrievalDepths
 from recalld.retrieval.rerank import Reranker
-from recalld.store.base import MemoryRecord, Store, StoreTransaction
+from recalld.store.base import FULL_TEXT_BACKENDS, MemoryRecord, Store, StoreTransaction
 from recalld.store.semantic import JobFailure
 from recalld.worker import Worker
 
@@ -67,7 +66,6 @@ class Indexing:
         self._clock = clock
         self.embedder = embedder
         self.extractor_setup = extractor if extractor is not None else create_extractor(settings)
-        database = Path(getattr(store, "path", ""))
         self.retriever = HybridRetriever(
             store,
             embedder,
@@ -78,7 +76,8 @@ class Indexing:
                 duplicate_cosine=settings.duplicate_cosine,
             ),
             ann_threshold=settings.vector_ann_threshold,
-            index_prefix=None if str(database) in ("", ".", ":memory:") else database,
+            index_prefix=store.index_location,
+            clock=clock,
             # No extractor, no mentions to walk: the channel would only cost queries.
             graph=None
             if self.extractor_setup.extractor is None or not settings.graph_recall
@@ -222,13 +221,18 @@ class Indexing:
                 ann_rows=described.get("ann_rows", 0),
                 file_bytes=described.get("file_bytes", 0),
             )
-        backends = ["fts" if self._store.fts_available else "like"]
+        keyword = self._store.keyword_backend
+        backends = ["fts" if keyword in FULL_TEXT_BACKENDS else "like"]
         if self.embedder is not None:
             backends.append("vector")
         return Status(
             namespaces=scoped,
             embedder=None if self.embedder is None else self.embedder.name,
             search_backends=backends,
+            keyword_backend=keyword,
+            vector_backend=None
+            if self.embedder is None
+            else ("database" if self._store.vector_search is not None else "in-process"),
             queue=counts.jobs_by_state,
             memories_by_index_state=counts.memories_by_index_state,
             embeddings=counts.embeddings_by_model,

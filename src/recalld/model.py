@@ -408,7 +408,13 @@ class Stats(BaseModel):
     by_kind: dict[str, int]
     by_namespace: dict[str, int]
     fts: bool
-    search_backend: Literal["fts", "like"]
+    search_backend: Literal["fts", "like"] = Field(
+        description="fts (a full-text index: FTS5 or PostgreSQL's) or like; the name the"
+        " rover seed's stats report (see keyword_backend for the engine)"
+    )
+    keyword_backend: Literal["fts5", "like", "postgres-fts"] = Field(
+        description="the keyword index by name: fts5, like or postgres-fts"
+    )
     db_size_bytes: int | None = Field(
         default=None, description="the database files' size; only for callers of every namespace"
     )
@@ -526,6 +532,12 @@ class Status(BaseModel):
     namespaces: list[str]
     embedder: str | None
     search_backends: list[str]
+    keyword_backend: Literal["fts5", "like", "postgres-fts"]
+    vector_backend: Literal["in-process", "database"] | None = Field(
+        default=None,
+        description="where vectors are searched: each process's own index, or the database"
+        " (pgvector); None without an embedder",
+    )
     queue: dict[str, int]
     memories_by_index_state: dict[str, int]
     embeddings: dict[str, int]

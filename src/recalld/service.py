@@ -19,7 +19,7 @@ from ulid import ULID
 from recalld import _validate as check
 from recalld._cursor import decode_cursor, encode_cursor
 from recalld._text import prompt_line, query_terms
-from recalld._time import Clock, expiry, parse_instant, to_storage, utc_now
+from recalld._time import Clock, expiry, parse_instant, utc_now
 from recalld.config import Settings
 from recalld.core_memory import CoreMemory
 from recalld.embeddings import Embedder, create_embedder
@@ -47,7 +47,14 @@ from recalld.model import (
 from recalld.recollection import Recollector
 from recalld.retrieval.hybrid import Mode
 from recalld.scrubbing import Scrubber, ScrubState
-from recalld.store.base import MemoryRecord, Order, Scope, Store, StoreTransaction
+from recalld.store.base import (
+    FULL_TEXT_BACKENDS,
+    MemoryRecord,
+    Order,
+    Scope,
+    Store,
+    StoreTransaction,
+)
 from recalld.store.factory import open_store
 from recalld.transfer import Transfer
 from recalld.worker import Worker
@@ -437,11 +444,14 @@ class MemoryService:
         """Delete a memory and every trace of it; says whether it existed and is scrubbed.
 
         The row, its tags, full-text entries, vectors, jobs, signal features,
-        trigger history and queued recollections are removed (secure delete
-        zeroes the freed pages), its vector is erased from the in-memory and
-        saved vector index, and the write-ahead log is checkpointed and
-        truncated, so the content cannot be read back from the database files:
-        ``scrub == "done"``. When another reader holds an older snapshot past
+        trigger history and queued recollections are removed, its vector is
+        erased from the in-memory and saved vector index, and the store scrubs
+        what deleted rows leave behind (:meth:`Store.scrub`: on SQLite secure
+        delete zeroes the freed pages and the write-ahead log is checkpointed and
+        truncated, so the content cannot be read back from the database files;
+        PostgreSQL vacuums the tables that held it, see
+        :mod:`recalld.store.postgres_scrub` for what that does and does not
+        reach): ``scrub == "done"``. When another reader holds an older snapshot past
         ``scrub_wait_seconds``, the answer is ``scrubbed=False, scrub="pending"``
         and the scrub finishes in the background as soon as readers let it (see
         :mod:`recalld.scrubbing`). On a full disk the reserve beside the
@@ -701,7 +711,7 @@ class MemoryService:
             memories = memories[:limit]
             last = memories[-1]
             value = last.created_at if order == "created" else last.updated_at
-            next_cursor = encode_cursor(order, to_storage(value), last.seq)
+            next_cursor = encode_cursor(order, value, last.seq)
         return Page(memories=memories, next_cursor=next_cursor)
 
     def stats(self, namespaces: Sequence[str] | None = None) -> Stats:
@@ -715,8 +725,9 @@ class MemoryService:
             by_category=counts.by_category,
             by_kind=counts.by_kind,
             by_namespace=counts.by_namespace,
-            fts=self.store.fts_available,
-            search_backend="fts" if self.store.fts_available else "like",
+            fts=self.store.keyword_backend in FULL_TEXT_BACKENDS,
+            search_backend="fts" if self.store.keyword_backend in FULL_TEXT_BACKENDS else "like",
+            keyword_backend=self.store.keyword_backend,
             db_size_bytes=self.store.size_bytes(),
             schema_version=self.store.schema_version,
             expired_pending_purge=counts.expired,

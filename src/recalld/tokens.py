@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,10 +34,8 @@ from recalld.errors import (
     StorageError,
     ValidationError,
 )
-from recalld.store.base import TokenRecord, TokenStore
-
-if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
+from recalld.store.base import Store, TokenRecord, TokenStore
+from recalld.store.factory import open_store
 
 __all__ = [
     "ALL_NAMESPACES",
@@ -146,25 +144,17 @@ class TokenRegistry:
         self._store = store
         self._clock = clock
         self._last_recorded: dict[str, datetime] = {}
-        self._owned: SQLiteStore | None = None
+        self._owned: Store | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> TokenRegistry:
         """A registry on its own connection to ``settings.db`` (for the ``token`` commands).
 
-        Only the store is opened: managing tokens needs no embedder or worker.
+        Only the store is opened (SQLite or PostgreSQL, by :func:`open_store`):
+        managing tokens needs no embedder or worker.
         """
-        from recalld.store.sqlite import SQLiteStore
-
-        store = SQLiteStore(
-            settings.db,
-            synchronous=settings.synchronous,
-            busy_timeout_ms=settings.busy_timeout_ms,
-            lock_retry_seconds=settings.lock_retry_seconds,
-            fts=settings.fts,
-            reserve_bytes=settings.reserve_bytes,
-        )
-        registry = cls(store)
+        store = open_store(settings)
+        registry = cls.for_store(store)
         registry._owned = store
         return registry
 

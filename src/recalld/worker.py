@@ -4,9 +4,9 @@ One :class:`Worker` runs either as a thread of a long-running process
 (``recalld serve``/``recalld mcp``, or any service opened with
 ``worker_thread=True``) or as its own process (``recalld worker``). Several
 workers may share one database: each claim leases a batch of jobs atomically
-(``BEGIN IMMEDIATE``), a crashed worker's jobs are taken over once their lease
-expires, and completing a job checks the lease is still held, so no job is
-completed twice.
+(``BEGIN IMMEDIATE`` on SQLite, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL), a
+crashed worker's jobs are taken over once their lease expires, and completing
+a job checks the lease is still held, so no job is completed twice.
 
 A failing batch is retried one text at a time, so one poison memory fails
 alone; each failure is recorded on its job (``last_error``) and retried with
@@ -42,8 +42,7 @@ from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.types import Extraction
 from recalld.store.base import Store
 from recalld.store.graph import GraphJob
-from recalld.store.semantic import Job, WorkerRecord, encode_vector
-from recalld.store.sqlite_semantic import embedding_text, text_hash
+from recalld.store.semantic import Job, WorkerRecord, embedding_text, encode_vector, text_hash
 
 __all__ = ["Worker", "WorkerReport"]
 

@@ -17,7 +17,16 @@ from tests.adapters.mcp_support import (
     stop,
 )
 
-OpenTransport = Callable[[str], tuple[Connect, Path]]
+OpenTransport = Callable[[str], tuple[Connect, Path | str]]
+# Every dialect's MCP tests also run on PostgreSQL (pytest --postgres): in-process, and
+# the `recalld mcp --transport http` server on a postgresql:// URL.
+TRANSPORTS = [
+    "in_process",
+    "stdio",
+    "http",
+    pytest.param("postgres-in_process", marks=pytest.mark.postgres),
+    pytest.param("postgres-http", marks=pytest.mark.postgres),
+]
 
 
 @pytest.fixture
@@ -25,16 +34,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(params=["in_process", "stdio", "http"])
+@pytest.fixture(params=TRANSPORTS)
 def mcp_transport(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenTransport]:
-    """Open the given dialects on one transport (in-process, stdio subprocess, HTTP server)."""
+    """Open the given dialects on one transport (in-process, stdio subprocess, HTTP server),
+    over a SQLite file or a PostgreSQL database."""
     started: list[subprocess.Popen[bytes]] = []
+    transport: str = request.param
+    db: Path | str = tmp_path / "mcp.db"
+    if transport.startswith("postgres-"):
+        db = request.getfixturevalue("postgres_url")
+        transport = transport.removeprefix("postgres-")
 
-    def open_transport(dialects: str) -> tuple[Connect, Path]:
-        db = tmp_path / "mcp.db"
-        if request.param == "in_process":
+    def open_transport(dialects: str) -> tuple[Connect, Path | str]:
+        if transport == "in_process":
             return in_process(db, dialects), db
-        if request.param == "stdio":
+        if transport == "stdio":
             return stdio(db, dialects), db
         process, url = start_http_server(db, dialects)
         started.append(process)

@@ -35,14 +35,28 @@ def server_environment(**extra: str) -> dict[str, str]:
 
 
 class ServerProcess:
-    """`python -m recalld serve` on ``db``; ``start`` returns once ``/healthz`` answers."""
+    """`python -m recalld serve` on ``db`` (a file or a ``postgresql://`` URL); ``start``
+    returns once ``/healthz`` answers. With a URL, give ``log_path`` (there is no file
+    to put it beside)."""
 
-    def __init__(self, db: Path, *, host: str = "127.0.0.1", **environment: str) -> None:
+    def __init__(
+        self,
+        db: Path | str,
+        *,
+        host: str = "127.0.0.1",
+        log_path: Path | None = None,
+        arguments: tuple[str, ...] = (),
+        **environment: str,
+    ) -> None:
         self.db = db
         self.host = host
         self.port = 0
         self.environment = server_environment(**environment)
-        self.log_path = db.with_name(f"{db.stem}-server.log")
+        if log_path is None:
+            assert isinstance(db, Path), "a server on a URL needs a log_path"
+            log_path = db.with_name(f"{db.stem}-server.log")
+        self.log_path = log_path
+        self.arguments = arguments
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -66,6 +80,7 @@ class ServerProcess:
             str(self.port),
             "--log-level",
             "warning",
+            *self.arguments,
         ]
 
     def start(self) -> ServerProcess:

@@ -24,7 +24,7 @@ ALL_DIALECTS = "native,batbox,chaoscore,rover"
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
-def in_process(db: Path, dialects: str = ALL_DIALECTS, **overrides: Any) -> Connect:
+def in_process(db: Path | str, dialects: str = ALL_DIALECTS, **overrides: Any) -> Connect:
     """A connector that runs the server inside this process (lifespan included)."""
     settings = Settings(
         db=db, synchronous="NORMAL", embedder="none", graph_extractor="rules", **overrides
@@ -40,7 +40,7 @@ def in_process(db: Path, dialects: str = ALL_DIALECTS, **overrides: Any) -> Conn
 
 
 def stdio(
-    db: Path,
+    db: Path | str,
     dialects: str = ALL_DIALECTS,
     embedder: str = "none",
     environment: dict[str, str] | None = None,
@@ -89,7 +89,7 @@ def free_port() -> int:
 
 
 def start_http_server(
-    db: Path, dialects: str = ALL_DIALECTS
+    db: Path | str, dialects: str = ALL_DIALECTS
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start `recalld mcp --transport http` and wait (bounded) until it accepts connections."""
     port = free_port()

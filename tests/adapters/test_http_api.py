@@ -16,10 +16,19 @@ from tests.adapters.http_support import ServerProcess
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """The REST API over a SQLite file, and (pytest --postgres) over PostgreSQL."""
     directory: Path = tmp_path_factory.mktemp("http_api")
-    running = ServerProcess(directory / "api.db").start()
+    if request.param == "postgres":
+        url: str = request.getfixturevalue("postgres_database")()
+        running = ServerProcess(url, log_path=directory / "server.log").start()
+    else:
+        running = ServerProcess(directory / "api.db").start()
     yield running
     running.stop()
 

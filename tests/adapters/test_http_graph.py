@@ -94,6 +94,11 @@ def test_http_graph_errors_are_json(server: tuple[ServerProcess, Path]) -> None:
     assert bad_cursor.json()["error"]["field"] == "cursor"
     unknown = _get(running, "/v1/graph/relations", entity="Nobody")
     assert unknown.status_code == 404
+    # Visible text with no letter or digit is a name the schema allows: none has it.
+    symbols = _get(running, "/v1/graph/entities/%22%22")
+    assert symbols.status_code == 404
+    assert symbols.json()["error"]["type"] == "not_found"
+    assert _get(running, "/v1/graph/neighbourhood", entity="--").status_code == 404
 
 
 def test_http_graph_batbox_status_reports_the_graph(server: tuple[ServerProcess, Path]) -> None:

@@ -25,7 +25,6 @@ from recalld.adapters.http_api import create_app
 from recalld.config import Settings
 from recalld.errors import EmbeddingError
 from recalld.service import MemoryService
-from recalld.store.sqlite import SQLiteStore
 from recalld.tokens import Access, TokenRegistry
 from tests.adapters.http_support import ServerProcess
 
@@ -39,12 +38,12 @@ def nested(depth: int) -> dict[str, Any]:
     return value
 
 
-def _token(db: Path, scopes: dict[str, Access]) -> str:
-    store = SQLiteStore(db)
+def _token(db: Path | str, scopes: dict[str, Access]) -> str:
+    registry = TokenRegistry.open(Settings(db=db))
     try:
-        return TokenRegistry(store).create("t", scopes).token
+        return registry.create("t", scopes).token
     finally:
-        store.close()
+        registry.close()
 
 
 @pytest.fixture(scope="module")

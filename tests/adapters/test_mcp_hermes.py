@@ -64,7 +64,7 @@ def _without_descriptions(node: Any) -> Any:
 
 
 @pytest.fixture
-def hermes(mcp_transport: OpenTransport) -> tuple[Connect, Path]:
+def hermes(mcp_transport: OpenTransport) -> tuple[Connect, Path | str]:
     return mcp_transport("hermes")
 
 
@@ -136,7 +136,7 @@ async def test_hermes_schema_batches_prompt_and_resource(hermes: tuple[Connect, 
         assert [str(item.uri) for item in listed.resources] == ["memory://core"]
 
 
-def _edit_from_another_process(db: Path, content: str) -> None:
+def _edit_from_another_process(db: Path | str, content: str) -> None:
     subprocess.run(
         [sys.executable, "-m", "recalld", "--db", str(db), "core", "add", "memory", content],
         check=True,

@@ -34,7 +34,7 @@ SIGNAL_ARGUMENTS = {"image", "audio", "biometrics"}
 
 
 @pytest.fixture
-def madeleine(mcp_transport: OpenTransport) -> tuple[Connect, Path]:
+def madeleine(mcp_transport: OpenTransport) -> tuple[Connect, Path | str]:
     return mcp_transport("madeleine")
 
 
@@ -131,7 +131,7 @@ async def test_madeleine_tools(madeleine: tuple[Connect, Path]) -> None:
         }
 
 
-def _sense_from_another_process(db: Path) -> None:
+def _sense_from_another_process(db: Path | str) -> None:
     subprocess.run(
         [
             sys.executable,

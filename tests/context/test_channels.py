@@ -72,7 +72,7 @@ def test_neighbourhood_blocks() -> None:
 def test_time_similarity_documented_cases(cue: str, stored: str, low: float, high: float) -> None:
     combined = time_similarity(datetime.fromisoformat(cue), datetime.fromisoformat(stored)).combined
     assert low <= combined <= high
-    vector = time_similarities(datetime.fromisoformat(cue), [stored])[0]
+    vector = time_similarities(datetime.fromisoformat(cue), [datetime.fromisoformat(stored)])[0]
     assert vector == pytest.approx(combined)
 
 

@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+from recalld._location import display_location
 from recalld.adapters._cli_support import (
     _filters,
     _filters_options,
@@ -33,6 +34,7 @@ from recalld.adapters._cli_support import (
 from recalld.adapters.cli_context import context_commands
 from recalld.adapters.cli_graph import graph_group, import_mcp_memory
 from recalld.adapters.cli_intentions import intention_commands
+from recalld.adapters.cli_migrate import migrate_command
 from recalld.adapters.cli_servers import server_commands
 from recalld.config import Settings
 from recalld.errors import RecalldError
@@ -43,9 +45,9 @@ __all__ = ["cli", "main"]
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
     envvar="RECALLD_DB",
-    help="SQLite database file [env RECALLD_DB; default: recalld.db in the user data dir]",
+    help="SQLite database file or postgresql:// URL"
+    " [env RECALLD_DB; default: recalld.db in the user data dir]",
 )
 @click.option(
     "--namespace",
@@ -54,7 +56,7 @@ __all__ = ["cli", "main"]
 )
 @click.version_option(package_name="recalld")
 @click.pass_context
-def cli(context: click.Context, db: Path | None, namespace: str | None) -> None:
+def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
     """recalld: long-term memory for AI agents, in one SQLite file."""
     if isinstance(context.obj, _State):
         return  # inside `recalld shell`: keep the shell's open database
@@ -422,7 +424,8 @@ def shell(state: _State) -> None:
     memory = state.memory()
     stats_now = memory.stats()
     state.console.print(
-        f"recalld on {state.settings.db} (namespace {state.settings.namespace!r},"
+        f"recalld on {display_location(state.settings.db)}"
+        f" (namespace {state.settings.namespace!r},"
         f" {stats_now.count} memories). Type `help`, or `quit` to leave.",
         highlight=False,
     )
@@ -450,7 +453,13 @@ def shell(state: _State) -> None:
             continue
 
 
-for _command in (*server_commands, *context_commands, *intention_commands, graph_group):
+for _command in (
+    *server_commands,
+    *context_commands,
+    *intention_commands,
+    graph_group,
+    migrate_command,
+):
     cli.add_command(_command)
 
 

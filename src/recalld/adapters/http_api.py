@@ -72,6 +72,7 @@ from recalld.config import Settings
 from recalld.errors import (
     AuthenticationError,
     ConflictError,
+    DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
     NotFoundError,
@@ -151,6 +152,16 @@ HTTP_ERROR_TYPES = {
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
 
 
+def _unavailable() -> JSONResponse:
+    """503 for a database server that cannot be reached now (it may come back)."""
+    return _error(
+        503,
+        "database_unavailable",
+        "the database is unavailable; retry shortly",
+        headers={"Retry-After": "1"},
+    )
+
+
 def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, ValidationError):
         return _error(422, "validation_error", error.message, error.field)
@@ -162,6 +173,9 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
     if isinstance(error, PermissionDeniedError):
         return _error(403, "forbidden", str(error), "namespace")
+    if isinstance(error, DatabaseUnavailableError):
+        logger.error("database unavailable: %s", error)
+        return _unavailable()
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
         return _error(503, "disk_full", str(error))
@@ -253,6 +267,10 @@ class _Authentication:
         except AuthenticationError as error:
             response = _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
             await response(scope, receive, send)
+            return
+        except DatabaseUnavailableError as error:
+            logger.error("database unavailable while authenticating: %s", error)
+            await _unavailable()(scope, receive, send)
             return
         except StorageError as error:
             logger.error("storage error while authenticating: %s", error)

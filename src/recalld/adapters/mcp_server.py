@@ -6,9 +6,12 @@ exist is decided by the dialects enabled (see :mod:`recalld.adapters.dialects`).
 Transports: stdio (nothing but protocol on stdout; logs go to stderr) and
 streamable HTTP.
 
-Watched resources: the lifespan polls each resource's ``version`` and, when it
+Watched resources: the lifespan checks each resource's ``version`` and, when it
 changes (whichever process changed it), notifies subscribers of both protocol
-eras: 2026-07-28 ``subscriptions/listen`` streams through the subscription bus,
+eras. It checks every 0.25 s on SQLite; on a store with a change feed
+(PostgreSQL ``LISTEN/NOTIFY``) it checks when the database says something changed
+(on any server), and at least every few seconds in case a notification was lost.
+2026-07-28 ``subscriptions/listen`` streams through the subscription bus,
 and 2025-era ``resources/subscribe`` sessions, a method the high-level server
 does not serve, so it is registered on the low-level server here.
 """
@@ -61,6 +64,8 @@ INSTRUCTIONS = (
 )
 # How often watched resources are checked for changes made by any process.
 WATCH_INTERVAL_SECONDS = 0.25
+# With pushed notifications, the versions are still re-checked this often.
+FEED_RECHECK_SECONDS = 5.0
 
 ServiceFactory = Callable[[], AbstractContextManager[MemoryService]]
 
@@ -141,9 +146,11 @@ async def _notify(bus: InMemorySubscriptionBus, state: McpState, uri: str) -> No
 async def _watch(
     specs: Sequence[ResourceSpec], state: McpState, bus: InMemorySubscriptionBus
 ) -> None:
-    """Poll each watched resource's version; notify subscribers when it moves."""
+    """Check each watched resource's version; notify subscribers when it moves."""
     watched = [spec for spec in specs if spec.version is not None]
     last: dict[str, int] = {}
+    feed = state.service.store.change_feed
+    seen = 0
     while watched:
         for spec in watched:
             assert spec.version is not None
@@ -155,7 +162,12 @@ async def _watch(
             if spec.uri in last and last[spec.uri] != version:
                 await _notify(bus, state, spec.uri)
             last[spec.uri] = version
-        await anyio.sleep(WATCH_INTERVAL_SECONDS)
+        if feed is None:
+            await anyio.sleep(WATCH_INTERVAL_SECONDS)
+        else:
+            seen = await anyio.to_thread.run_sync(
+                feed.wait, seen, FEED_RECHECK_SECONDS, abandon_on_cancel=True
+            )
 
 
 def _register_legacy_subscriptions(server: MCPServer[McpState]) -> None:

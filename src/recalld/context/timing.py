@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 
 import numpy as np
 
@@ -64,11 +64,11 @@ def time_similarity(cue: datetime, memory: datetime) -> TimeSimilarity:
     )
 
 
-def time_similarities(cue: datetime, stored: Sequence[str | None]) -> np.ndarray:
-    """The combined time similarity of ``cue`` with many stored ISO 8601 ``at`` strings.
+def time_similarities(cue: datetime, stored: Sequence[datetime | None]) -> np.ndarray:
+    """The combined time similarity of ``cue`` with many stored ``at`` instants.
 
-    Reads the wall-clock fields straight from each string (its own local time);
-    a missing time scores 0.
+    Each stored instant is read on its own local clock (the offset it was
+    stored with); a missing time scores 0.
     """
     cue_minutes = cue.hour * 60 + cue.minute + cue.second / 60
     cue_weekend = cue.weekday() >= 5
@@ -77,13 +77,12 @@ def time_similarities(cue: datetime, stored: Sequence[str | None]) -> np.ndarray
     minutes = np.full(len(stored), np.nan)
     same_kind = np.zeros(len(stored))
     days = np.zeros(len(stored))
-    for index, text in enumerate(stored):
-        if text is None:
+    for index, moment in enumerate(stored):
+        if moment is None:
             continue
-        day = date.fromisoformat(text[:10])
-        minutes[index] = int(text[11:13]) * 60 + int(text[14:16]) + int(text[17:19]) / 60
-        same_kind[index] = 1.0 if (day.weekday() >= 5) == cue_weekend else 0.0
-        days[index] = abs(day.timetuple().tm_yday - cue_day)
+        minutes[index] = moment.hour * 60 + moment.minute + moment.second / 60
+        same_kind[index] = 1.0 if (moment.weekday() >= 5) == cue_weekend else 0.0
+        days[index] = abs(moment.timetuple().tm_yday - cue_day)
     present = ~np.isnan(minutes)
     difference = np.abs(minutes[present] - cue_minutes)
     difference = np.minimum(difference, MINUTES_PER_DAY - difference)

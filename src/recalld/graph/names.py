@@ -19,7 +19,13 @@ from recalld.graph.types import (
     RELATION_PREDICATE_MAX_CHARS,
 )
 
-__all__ = ["check_entity_name", "check_entity_type", "check_predicate", "entity_key"]
+__all__ = [
+    "check_entity_lookup",
+    "check_entity_name",
+    "check_entity_type",
+    "check_predicate",
+    "entity_key",
+]
 
 _SPACES = re.compile(r"[\s_]+")
 _POSSESSIVE = re.compile(r"(?:'s|\u2019s|'|\u2019)$")
@@ -52,6 +58,14 @@ def check_entity_name(value: object, field: str = "name") -> str:
     if not entity_key(text):
         raise ValidationError(field, f"{text!r} has no letters or digits to match on")
     return text
+
+
+def check_entity_lookup(value: object, field: str = "name") -> str | None:
+    """A name to look an entity up by: as :func:`check_entity_name`, except that visible
+    text with no letter or digit (``'""'``), which the API's schemas allow, is None: a
+    valid question that no entity can answer (the caller says "not found")."""
+    text = _plain_text(field, value, ENTITY_NAME_MAX_CHARS)
+    return text if entity_key(text) else None
 
 
 def check_entity_type(value: object, field: str = "entityType") -> str:

@@ -245,7 +245,7 @@ class Recollector:
                 score=row.score,
                 channels=row.channels,
                 prompt_line=row.prompt_line,
-                fired_at=parse_instant("fired_at", row.fired_at),
+                fired_at=row.fired_at,
                 kind="reminder" if row.kind == "reminder" else "recollection",
                 reminder=None if row.details is None else Reminder.model_validate(row.details),
             )

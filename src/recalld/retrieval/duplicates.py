@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from recalld.retrieval.vector_index import VectorIndex
+from recalld.retrieval.vector_source import VectorSource
 from recalld.store.retrieval import CandidateRow
 
 __all__ = ["Selection", "select"]
@@ -41,7 +41,7 @@ def select(
     rows: Sequence[CandidateRow],
     order: Sequence[int],
     limit: int,
-    index: VectorIndex | None,
+    index: VectorSource | None,
     threshold: float,
 ) -> Selection:
     """Walk ``order`` (pool positions, best first), keep ``limit`` distinct memories.

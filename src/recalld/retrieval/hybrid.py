@@ -2,14 +2,18 @@
 
 :meth:`HybridRetriever.retrieve` builds the pool of a query
 (:mod:`recalld.retrieval.pool`: keyword and vector candidates under the same
-namespace and filters, their features and reranker probabilities), drops
+namespace and filters, their features and reranker probabilities; the vectors
+come from this process's :class:`~recalld.retrieval.vector_index.VectorIndex`,
+or from the database itself when the store offers
+:attr:`~recalld.store.base.Store.vector_search`, see
+:mod:`recalld.retrieval.vector_source`), drops
 candidates scoring under ``min_score``, collapses near-duplicates
 (:mod:`recalld.retrieval.duplicates`) and returns the ``limit`` best. The
 ``score`` of a hit is the reranker's probability; its ``channels`` keep the
 raw values (``keyword`` = normalised BM25F, ``text`` = cosine, ``graph`` = the
 knowledge graph's score when the graph reached it, and ``duplicates`` when it
-stands for others); its ``backends`` say which index found it (``fts``,
-``like``, ``vector``, ``graph``).
+stands for others); its ``backends`` say which index found it (``fts`` for
+either full-text index, FTS5 or PostgreSQL's, ``like``, ``vector``, ``graph``).
 
 With a knowledge graph (:class:`~recalld.retrieval.graph_channel.GraphChannel`),
 the memories the graph reaches from the entities the query names join the
@@ -34,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from recalld._time import Clock, utc_now
 from recalld.embeddings.base import Embedder, Vectors
 from recalld.errors import EmbeddingError
 from recalld.model import Memory
@@ -44,6 +49,7 @@ from recalld.retrieval.pool import Mode, Pool, PoolRequest, build_pool
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms
 from recalld.retrieval.vector_index import VectorIndex
+from recalld.retrieval.vector_source import DatabaseVectors, VectorSource
 from recalld.store.base import Scope, Store
 
 __all__ = ["VECTOR_UNAVAILABLE", "HybridRetriever", "Mode", "RetrievalDepths", "Retrieved"]
@@ -122,8 +128,10 @@ class HybridRetriever:
         ann_threshold: int,
         index_prefix: Path | None,
         graph: GraphChannel | None = None,
+        clock: Clock = utc_now,
     ) -> None:
         self._store = store
+        self._clock = clock
         self.graph = graph
         self._embedder = embedder
         self.reranker = reranker
@@ -141,8 +149,11 @@ class HybridRetriever:
         return self._embedder
 
     def index(self) -> VectorIndex | None:
-        """The vector index of the configured model, caught up with the database."""
-        if self._embedder is None:
+        """The vector index of the configured model, caught up with the database.
+
+        None without an embedder, and when the database searches vectors itself.
+        """
+        if self._embedder is None or self._store.vector_search is not None:
             return None
         with self._lock:
             if self._index is None:
@@ -197,7 +208,15 @@ class HybridRetriever:
                 self._query_cache.popitem(last=False)
         return vector
 
-    def _query_vector(self, text: str, index: VectorIndex | None) -> Vectors | None:
+    def vectors(self, scope: Scope) -> VectorSource | None:
+        """Where this query's vectors come from: the database when the store searches
+        vectors itself (PostgreSQL), else this process's index (None: no embedder)."""
+        search = self._store.vector_search
+        if search is not None and self._embedder is not None:
+            return DatabaseVectors(search, self._store.semantic, self._embedder.name, scope)
+        return self.index()
+
+    def _query_vector(self, text: str, index: VectorSource | None) -> Vectors | None:
         """The query's vector; None without vectors to search. Raises EmbeddingError."""
         if index is None or index.size == 0 or not text.strip():
             return None
@@ -205,13 +224,13 @@ class HybridRetriever:
 
     def pool(
         self, scope: Scope, text: str, words: Sequence[str], mode: Mode, extra: Sequence[int] = ()
-    ) -> tuple[Pool, VectorIndex | None]:
+    ) -> tuple[Pool, VectorSource | None]:
         """Every candidate of ``text`` under ``scope``, scored (and ``extra`` memories too).
 
         ``pool.vector_unavailable`` is set when the embedder failed (the pool then holds
         what the keyword index and the graph found).
         """
-        index = self.index()
+        index = self.vectors(scope)
         query_vector = None
         unavailable = False
         if mode != "keyword":
@@ -224,7 +243,9 @@ class HybridRetriever:
         if self.graph is not None and mode == "hybrid":
             graph = self.graph.features(scope, text)
         visible = None
-        if query_vector is not None and has_row_filters(scope):
+        # The in-process index filters by a list of visible rows; the database applies
+        # the scope in its own nearest-neighbour query.
+        if query_vector is not None and has_row_filters(scope) and isinstance(index, VectorIndex):
             visible = self._store.semantic.visible_seqs(scope)
         request = PoolRequest(
             scope=scope,
@@ -254,7 +275,7 @@ class HybridRetriever:
     def select(
         self,
         pool: Pool,
-        index: VectorIndex | None,
+        index: VectorSource | None,
         min_score: float,
         limit: int,
         leave_out: Sequence[int] = (),
@@ -309,7 +330,7 @@ class HybridRetriever:
     ) -> dict[int, float]:
         """Cosine of ``text`` with the indexed vectors of ``seqs`` and of its ``nearest``
         neighbours in ``namespace`` (empty without an embedder or any vector)."""
-        index = self.index()
+        index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
         if index is None:
             return {}
         try:

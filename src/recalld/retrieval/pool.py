@@ -30,8 +30,8 @@ from recalld.retrieval.keyword import (
 )
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import asks_about_time, mentions_time
-from recalld.retrieval.vector_index import VectorIndex
-from recalld.store.base import Scope
+from recalld.retrieval.vector_source import VectorSource
+from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import CandidateRow, Neighbour, RetrievalStore
 
 __all__ = ["Mode", "Pool", "PoolRequest", "build_pool"]
@@ -113,11 +113,17 @@ class _Terms:
         )
 
 
+def hit_backend(name: str) -> str:
+    """The backend a hit reports for a store's keyword index: ``fts`` for any full-text
+    index (FTS5, PostgreSQL), so what clients see does not depend on the store."""
+    return "fts" if name in FULL_TEXT_BACKENDS else name
+
+
 def build_pool(
     request: PoolRequest,
     store: RetrievalStore,
     reranker: Reranker,
-    index: VectorIndex | None,
+    index: VectorSource | None,
     query_vector: Vectors | None,
     visible_seqs: Sequence[int] | None,
     embedder_name: str | None,
@@ -139,7 +145,7 @@ def build_pool(
             scope, request.text, request.words, request.keyword_depth
         ):
             rows[found.row.seq] = found.row
-            backends[found.row.seq] = [found.backend]
+            backends[found.row.seq] = [hit_backend(found.backend)]
             if found.backend == "like" and not request.words:
                 like_shares[found.row.seq] = found.like_share
     cosines: dict[int, float] = {}

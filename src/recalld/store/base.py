@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from recalld.model import IndexState, Memory, Place
@@ -21,12 +22,16 @@ if TYPE_CHECKING:
     from recalld.store.graph import GraphStore, GraphTransaction
     from recalld.store.intentions import IntentionRecord, IntentionStore
     from recalld.store.retrieval import RetrievalStore
-    from recalld.store.semantic import SemanticStore
+    from recalld.store.semantic import SemanticStore, VectorSearch
+    from recalld.store.tables import TableAccess
 
 __all__ = [
+    "FULL_TEXT_BACKENDS",
     "UNREADABLE_META_KEY",
     "Backend",
+    "ChangeFeed",
     "Counts",
+    "KeywordBackend",
     "Match",
     "MemoryRecord",
     "Order",
@@ -37,7 +42,10 @@ __all__ = [
     "TokenStore",
 ]
 
-Backend = Literal["fts", "like"]
+KeywordBackend = Literal["fts5", "like", "postgres-fts"]
+"""Which keyword index answers: SQLite's FTS5, the LIKE fallback, or PostgreSQL's full text."""
+Backend = KeywordBackend
+FULL_TEXT_BACKENDS: frozenset[str] = frozenset({"fts5", "postgres-fts"})
 Order = Literal["created", "updated"]
 # A stored meta that cannot be rendered as it is (nested past today's depth limit by an
 # older version, or not valid JSON) is read back as {UNREADABLE_META_KEY: {"reason",
@@ -94,7 +102,7 @@ class Match:
 
     memory: Memory
     keyword: float
-    backend: Backend
+    backend: KeywordBackend
 
 
 @dataclass(frozen=True)
@@ -161,12 +169,60 @@ class StoreTransaction(Protocol):
         ...
 
 
+class ChangeFeed(Protocol):
+    """Change notifications from the database (an optional store capability).
+
+    A store whose database can push changes (PostgreSQL ``LISTEN/NOTIFY``)
+    offers one as :attr:`Store.change_feed`, so a watcher is told at once of a
+    change made by any process on any machine; without one, watchers poll.
+    """
+
+    def wait(self, after: int, timeout: float) -> int:
+        """Block until a change numbered above ``after`` arrives or ``timeout`` passes.
+
+        Returns the newest change number seen (``after`` itself on timeout).
+        The numbers are this process's own count: they only ever grow.
+        """
+        ...
+
+
 class Store(Protocol):
-    """A durable home for memories: the SQLite file by default."""
+    """A durable home for memories: the SQLite file by default, PostgreSQL to scale out."""
 
     @property
-    def fts_available(self) -> bool:
-        """Whether keyword search runs on a full-text index (else LIKE)."""
+    def keyword_backend(self) -> KeywordBackend:
+        """Which keyword index :meth:`search` uses (``fts5``, ``like``, ``postgres-fts``)."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """Where the database is, safe to print (a URL's password is never shown)."""
+        ...
+
+    @property
+    def index_location(self) -> Path | None:
+        """Where a process may keep derived files beside the database (a path prefix).
+
+        The in-process vector index saves its graph as ``<prefix>-vectors-…``;
+        ``None`` when there is no local place for them (an in-memory SQLite
+        database, or a PostgreSQL store, which searches vectors in the database).
+        """
+        ...
+
+    @property
+    def vector_search(self) -> VectorSearch | None:
+        """Nearest-vector search in the database, when the store has it (else None:
+        each process keeps its own index, :mod:`recalld.retrieval.vector_index`)."""
+        ...
+
+    @property
+    def change_feed(self) -> ChangeFeed | None:
+        """Pushed change notifications, when the database has them (else None: poll)."""
+        ...
+
+    @property
+    def tables(self) -> TableAccess:
+        """Whole-table reads and writes, for copying a database to another store."""
         ...
 
     @property
@@ -224,7 +280,7 @@ class Store(Protocol):
         ...
 
     def list_page(
-        self, scope: Scope, *, order: Order, limit: int, after: tuple[str, int] | None
+        self, scope: Scope, *, order: Order, limit: int, after: tuple[datetime, int] | None
     ) -> list[Memory]:
         """Visible memories newest first by ``order``, starting after a keyset cursor."""
         ...
@@ -246,16 +302,28 @@ class Store(Protocol):
         ...
 
     def size_bytes(self) -> int:
-        """Bytes used on disk by the database and its journal."""
+        """Bytes used on disk by the database and its journal (the memory tables, for a
+        server database that holds other things)."""
         ...
 
-    def checkpoint(self) -> None:
-        """Fold the write-ahead log into the database file and truncate it."""
+    def compact_after_forget(self) -> None:
+        """Make deleted rows unreadable from the database's files now, as far as the engine
+        allows, without touching the pending-scrub records.
+
+        Each store documents what it does (SQLite: fold and truncate the
+        write-ahead log; PostgreSQL: ``VACUUM`` the tables that hold content).
+        Raises :class:`StorageError` when it could not be done now.
+        """
         ...
 
     def scrub(self, wait_seconds: float) -> bool:
-        """Checkpoint and truncate the log, waiting for readers at most ``wait_seconds``;
-        whether every scrub pending when it began is done (their records are cleared)."""
+        """Finish the pending scrubs: do what :meth:`compact_after_forget` does, waiting for
+        readers of older snapshots at most ``wait_seconds``; whether every scrub pending
+        when it began is done (only then are their records cleared).
+
+        A store never reports a scrub done that its engine did not do: each
+        store documents what "done" means for its files.
+        """
         ...
 
     def pending_scrubs(self) -> int:

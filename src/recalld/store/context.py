@@ -21,7 +21,7 @@ class PendingRow:
     score: float
     channels: dict[str, float]
     prompt_line: str
-    fired_at: str
+    fired_at: datetime
     kind: str = "recollection"
     details: dict[str, Any] | None = None
 
@@ -63,8 +63,9 @@ class ContextStore(Protocol):
 
     def near_points(
         self, namespace: str, prefixes: Sequence[str], now: datetime, limit: int
-    ) -> list[tuple[int, float, float, str | None]]:
-        """(seq, lat, lon, at) of live memories whose geohash starts with one of ``prefixes``."""
+    ) -> list[tuple[int, float, float, datetime | None]]:
+        """(seq, lat, lon, at) of live memories whose geohash starts with one of ``prefixes``;
+        ``at`` keeps the offset it was stored with (its own local time of day)."""
         ...
 
     def by_seqs(self, namespace: str, seqs: Sequence[int], now: datetime) -> list[Memory]:

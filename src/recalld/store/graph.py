@@ -9,6 +9,8 @@ namespace it may see: namespaces are walls here too.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +27,17 @@ __all__ = [
     "GraphTransaction",
     "MentionRecord",
     "RelationRecord",
+    "graph_text_hash",
 ]
+
+
+def graph_text_hash(
+    title: str | None, content: str, tags: Sequence[str], meta: dict[str, Any]
+) -> str:
+    """A digest of everything an extractor reads, to detect a memory changed since its claim."""
+    people = [meta.get(name) for name in ("speaker", "author")] if isinstance(meta, dict) else []
+    payload = json.dumps([title, content, list(tags), people], ensure_ascii=False, default=str)
+    return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
 
 
 @dataclass(frozen=True)

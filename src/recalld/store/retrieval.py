@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
-from recalld.store.base import Scope
+from recalld.store.base import KeywordBackend, Scope
 
 __all__ = ["CandidateRow", "KeywordCandidate", "Neighbour", "Neighbours", "RetrievalStore"]
-
-KeywordBackend = Literal["fts", "like"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +34,8 @@ class CandidateRow:
 
 @dataclass(frozen=True, slots=True)
 class KeywordCandidate:
-    """A keyword hit: the row, which index found it, and (LIKE only) the share of terms found."""
+    """A keyword hit: the row, which index found it (``fts5``, ``like``, ``postgres-fts``),
+    and (LIKE only) the share of terms found."""
 
     row: CandidateRow
     backend: KeywordBackend

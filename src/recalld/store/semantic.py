@@ -13,6 +13,7 @@ them differ from float32 ones by about 1e-4, far below any ranking margin.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,9 +31,12 @@ __all__ = [
     "QueueCounts",
     "SemanticStore",
     "VectorChanges",
+    "VectorSearch",
     "WorkerRecord",
     "decode_vectors",
+    "embedding_text",
     "encode_vector",
+    "text_hash",
 ]
 
 VECTOR_DTYPE = np.dtype("<f2")
@@ -61,6 +65,16 @@ def decode_vectors(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.flo
         elif len(blob) == dimension * LEGACY_VECTOR_DTYPE.itemsize:
             matrix[row] = np.frombuffer(blob, dtype=LEGACY_VECTOR_DTYPE)
     return matrix
+
+
+def embedding_text(title: str | None, content: str) -> str:
+    """The text a memory is embedded from: its title (when given) and its content."""
+    return content if not title else f"{title}: {content}"
+
+
+def text_hash(title: str | None, content: str) -> str:
+    """A short digest of :func:`embedding_text`, stored with the vector to detect staleness."""
+    return hashlib.blake2b(embedding_text(title, content).encode(), digest_size=12).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -226,4 +240,32 @@ class SemanticStore(Protocol):
 
     def workers(self) -> list[WorkerRecord]:
         """Every worker that ever reported, newest heartbeat first."""
+        ...
+
+
+class VectorSearch(Protocol):
+    """Nearest-vector search run by the database itself (an optional store capability).
+
+    A store that offers it (PostgreSQL with pgvector's HNSW index) answers
+    vector candidates in the query, with the namespace wall and the scope's
+    filters applied there, so no process holds a copy of the vectors. The
+    retriever uses it whenever :attr:`recalld.store.base.Store.vector_search`
+    is not None.
+    """
+
+    def dimension(self, model: str) -> int | None:
+        """The dimension of the stored ``model`` vectors (None: there is none yet)."""
+        ...
+
+    def nearest(
+        self, model: str, vector: npt.NDArray[np.float32], scope: Scope, k: int
+    ) -> list[tuple[int, float]]:
+        """The ``k`` visible memories whose ``model`` vector is most similar, as
+        ``(seq, cosine)``, best first."""
+        ...
+
+    def cosines(
+        self, model: str, vector: npt.NDArray[np.float32], seqs: Sequence[int]
+    ) -> dict[int, float]:
+        """The cosine of ``vector`` with each of ``seqs`` that has a ``model`` vector."""
         ...

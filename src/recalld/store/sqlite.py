@@ -17,43 +17,51 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 
 from recalld._time import to_storage
-from recalld.errors import ConflictError, DiskFullError, StorageError
+from recalld.errors import ConflictError, StorageError
 from recalld.model import Memory
-from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope, TokenRecord
+from recalld.store.base import (
+    ChangeFeed,
+    Counts,
+    KeywordBackend,
+    Match,
+    MemoryRecord,
+    Order,
+    Scope,
+    TokenRecord,
+)
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
+from recalld.store.semantic import VectorSearch
+from recalld.store.sql import escape_like
+from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
+from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
+from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
+from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
+from recalld.store.sqlite_retrieval import SQLiteRetrieval
 from recalld.store.sqlite_rows import (
     SELECT_COLUMNS,
     TOKEN_COLUMNS,
     WRITE_COLUMNS,
-    escape_like,
     record_values,
     row_to_memory,
     row_to_token,
     scope_sql,
-    storage_time,
+    stamp,
     substring_pattern,
 )
 from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
-
-if TYPE_CHECKING:
-    from recalld.store import sqlite_context, sqlite_intentions
-from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
-from recalld.store.sqlite_retrieval import SQLiteRetrieval
 from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
+from recalld.store.sqlite_tables import SQLiteTables
 
 __all__ = ["SQLiteStore"]
 
@@ -65,21 +73,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
-DISK_FULL_MESSAGE = (
-    "the disk holding the database is full; nothing was written. Free space, or forget"
-    " memories (forget still works on a full disk)"
-)
 # Room kept beside the database so that a forget can still run on a full disk.
 DEFAULT_RESERVE_BYTES = 1024 * 1024
-
-
-def storage_error(error: apsw.Error) -> StorageError:
-    """The recalld error for a database failure (a full disk says so)."""
-    if isinstance(error, apsw.FullError):
-        return DiskFullError(DISK_FULL_MESSAGE)
-    return StorageError(f"{type(error).__name__}: {error}")
-
 
 # BM25 weights for the FTS columns title, content, tags, speaker.
 BM25_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
@@ -156,7 +151,7 @@ class _Transaction:
     def dropped_content(self, reason: str, now: datetime) -> None:
         record_drop(self._connection, reason, now)
 
-    def touch(self, seqs: Sequence[int], now: Any) -> None:
+    def touch(self, seqs: Sequence[int], now: datetime) -> None:
         stamp = to_storage(now)
         self._connection.executemany(
             "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?"
@@ -170,14 +165,10 @@ class _Transaction:
     def save_signals(
         self, seq: int, features: dict[str, bytes], biometrics: dict[str, float]
     ) -> None:
-        from recalld.store.sqlite_context import SQLiteContext
-
-        SQLiteContext.save_signals(self._connection, seq, features, biometrics)
+        save_signals(self._connection, seq, features, biometrics)
 
     def save_intention(self, seq: int, record: IntentionRecord) -> None:
-        from recalld.store.sqlite_intentions import SQLiteIntentions
-
-        SQLiteIntentions.save(self._connection, seq, record)
+        save_intention(self._connection, seq, record)
 
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
         return enqueue_graph(self._connection, seq, model, now)
@@ -189,7 +180,12 @@ class _Transaction:
 
 
 class SQLiteStore:
-    """Memories in one SQLite file; safe to share between threads and processes."""
+    """Memories in one SQLite file; safe to share between threads and processes.
+
+    :meth:`compact_after_forget` folds the write-ahead log into the database
+    file and truncates it; with ``secure_delete`` (freed pages zeroed) and
+    FTS5's ``secure-delete`` the forgotten content is then not in the files.
+    """
 
     def __init__(
         self,
@@ -202,14 +198,13 @@ class SQLiteStore:
         reserve_bytes: int = DEFAULT_RESERVE_BYTES,
     ) -> None:
         self.path = Path(path)
-        self._synchronous = synchronous
-        self._busy_timeout_ms = busy_timeout_ms
-        self._lock_retry_seconds = lock_retry_seconds
-        self._local = threading.local()
-        self._connections: list[apsw.Connection] = []
-        self._connections_lock = threading.Lock()
-        self._closed = False
-        if str(self.path) != ":memory:":
+        self._database = SQLiteDatabase(
+            self.path,
+            synchronous=synchronous,
+            busy_timeout_ms=busy_timeout_ms,
+            lock_retry_seconds=lock_retry_seconds,
+        )
+        if not self._database.in_memory:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
@@ -217,63 +212,30 @@ class SQLiteStore:
         self._schema_version = self._migrate()
         self._fts_available = self._prepare_fts() if fts else False
         self._optimize()
-        self._semantic = SQLiteSemantic(self)
-        self._retrieval = SQLiteRetrieval(self)
-        self._core = SQLiteCore(self)
-        self._graph = SQLiteGraph(self)
-        self._scrub = SQLiteScrub(self, reserve_bytes)
+        self._semantic = SQLiteSemantic(self._database)
+        self._core = SQLiteCore(self._database)
+        self._graph = SQLiteGraph(self._database)
+        self._context = SQLiteContext(self._database)
+        self._intentions = SQLiteIntentions(self._database)
+        self._tables = SQLiteTables(self._database)
+        self._retrieval = SQLiteRetrieval(self._database, fts_available=self._fts_available)
+        self._scrub = SQLiteScrub(self._database, reserve_bytes)
         self._scrub.ensure_reserve()
-        from recalld.store.sqlite_context import SQLiteContext  # it imports this module
-
-        self._context = SQLiteContext(self)
-        from recalld.store.sqlite_intentions import SQLiteIntentions  # it imports this module
-
-        self._intentions = SQLiteIntentions(self)
         if not self._fts_available:
             logger.warning("FTS5 is not in use for %s: keyword search uses LIKE", self.path)
 
     # -- connections -------------------------------------------------------
 
     def _connection(self) -> apsw.Connection:
-        if self._closed:
-            raise StorageError("the store is closed")
-        connection: apsw.Connection | None = getattr(self._local, "connection", None)
-        if connection is None:
-            try:
-                connection = apsw.Connection(str(self.path))
-                connection.set_busy_timeout(self._busy_timeout_ms)
-                connection.execute("PRAGMA journal_mode = WAL")
-                connection.execute(f"PRAGMA synchronous = {self._synchronous}")
-                connection.execute("PRAGMA secure_delete = ON")
-                connection.execute("PRAGMA foreign_keys = ON")
-            except apsw.Error as error:
-                raise StorageError(f"cannot open {self.path}: {error}") from error
-            self._local.connection = connection
-            with self._connections_lock:
-                self._connections.append(connection)
-        return connection
+        return self._database.connection()
 
     def _retrying(self, operation: Callable[[apsw.Connection], T]) -> T:
         """Run ``operation``, retrying lock waits with jittered backoff up to a bound."""
-        deadline = time.monotonic() + self._lock_retry_seconds
-        delay = 0.005
-        while True:
-            connection = self._connection()
-            try:
-                return operation(connection)
-            except LOCK_ERRORS as error:
-                if time.monotonic() >= deadline:
-                    raise StorageError(
-                        f"the database stayed locked for {self._lock_retry_seconds:g} s: {error}"
-                    ) from error
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 0.25)
-            except apsw.Error as error:
-                raise storage_error(error) from error
+        return self._database.run(operation)
 
     def pragmas(self) -> dict[str, Any]:
         """The settings this store runs its connections with, as SQLite reports them."""
-        connection = self._connection()
+        connection = self._database.connection()
         names = ("journal_mode", "synchronous", "secure_delete", "busy_timeout", "foreign_keys")
         values: dict[str, Any] = {}
         for name in names:
@@ -284,7 +246,7 @@ class SQLiteStore:
     @property
     def busy_timeout_ms(self) -> int:
         """How long one statement waits for a lock before the bounded retry takes over."""
-        return self._busy_timeout_ms
+        return self._database.busy_timeout_ms
 
     def _migrate(self) -> int:
         def step(connection: apsw.Connection) -> int:
@@ -341,7 +303,7 @@ class SQLiteStore:
         last analysis (or were never analysed), bounded by ``analysis_limit``
         rows per index, so it costs a few milliseconds even at 1M memories.
         """
-        if str(self.path) == ":memory:":
+        if self._database.in_memory:
             return
 
         def step(connection: apsw.Connection) -> None:
@@ -375,8 +337,39 @@ class SQLiteStore:
     # -- protocol ------------------------------------------------------------
 
     @property
+    def keyword_backend(self) -> KeywordBackend:
+        """``fts5`` when the FTS5 index is in use, else ``like``."""
+        return "fts5" if self._fts_available else "like"
+
+    @property
     def fts_available(self) -> bool:
+        """Whether keyword search runs on FTS5 (kept for callers of the SQLite store)."""
         return self._fts_available
+
+    @property
+    def location(self) -> str:
+        """The database file's path."""
+        return os.fspath(self.path)
+
+    @property
+    def index_location(self) -> Path | None:
+        """The database path: derived files go beside it (None for ``:memory:``)."""
+        return None if self._database.in_memory or str(self.path) in ("", ".") else self.path
+
+    @property
+    def vector_search(self) -> VectorSearch | None:
+        """None: each process keeps its own vector index, caught up from ``vector_log``."""
+        return None
+
+    @property
+    def change_feed(self) -> ChangeFeed | None:
+        """None: SQLite cannot push changes, so watchers poll the versions."""
+        return None
+
+    @property
+    def tables(self) -> SQLiteTables:
+        """Whole-table access, for ``recalld migrate``."""
+        return self._tables
 
     @property
     def schema_version(self) -> int:
@@ -392,7 +385,7 @@ class SQLiteStore:
         return self._retrieval
 
     @property
-    def context(self) -> sqlite_context.SQLiteContext:
+    def context(self) -> SQLiteContext:
         """Signal features, trigger history and pending recollections (issue 6)."""
         return self._context
 
@@ -402,7 +395,7 @@ class SQLiteStore:
         return self._core
 
     @property
-    def intentions(self) -> sqlite_intentions.SQLiteIntentions:
+    def intentions(self) -> SQLiteIntentions:
         """Intentions, their triggers and streaks (issue 17)."""
         return self._intentions
 
@@ -431,7 +424,7 @@ class SQLiteStore:
             raise
 
     def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._retrying(lambda connection: connection.execute(sql, params).fetchall())
+        return self._database.read(sql, params)
 
     def get(
         self,
@@ -483,7 +476,7 @@ class SQLiteStore:
             # Half absolute (BM25 saturation), half relative to this query's best hit:
             # BM25 alone is near 0 in tiny collections where every term is common.
             keyword = 0.5 * strength / (strength + 1.0) + 0.5 * min(1.0, strength / best)
-            matches.append(Match(memory=row_to_memory(row[:-1]), keyword=keyword, backend="fts"))
+            matches.append(Match(memory=row_to_memory(row[:-1]), keyword=keyword, backend="fts5"))
         return matches
 
     def _search_like(self, scope: Scope, patterns: Sequence[str], limit: int) -> list[Match]:
@@ -515,13 +508,13 @@ class SQLiteStore:
         ]
 
     def list_page(
-        self, scope: Scope, *, order: Order, limit: int, after: tuple[str, int] | None
+        self, scope: Scope, *, order: Order, limit: int, after: tuple[datetime, int] | None
     ) -> list[Memory]:
         column = "created_at" if order == "created" else "updated_at"
         params: dict[str, Any] = {"limit": limit}
         where = scope_sql(scope, params)
         if after is not None:
-            params["after_value"], params["after_seq"] = after
+            params["after_value"], params["after_seq"] = to_storage(after[0]), after[1]
             where += f" AND (m.{column}, m.seq) < (:after_value, :after_seq)"
         sql = (
             f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
@@ -580,25 +573,10 @@ class SQLiteStore:
         return [str(row[0]) for row in rows]
 
     def write(self, operation: Callable[[apsw.Connection], T]) -> T:
-        """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried.
+        """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried."""
+        return self._database.write(operation)
 
-        The companions (core memory, semantic, context stores) write through this.
-        """
-
-        def step(connection: apsw.Connection) -> T:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                result = operation(connection)
-                connection.execute("COMMIT")
-            except BaseException:
-                if not connection.get_autocommit():
-                    connection.execute("ROLLBACK")
-                raise
-            return result
-
-        return self._retrying(step)
-
-    def purge_expired(self, now: Any) -> int:
+    def purge_expired(self, now: datetime) -> int:
         stamp = to_storage(now)
 
         def step(connection: apsw.Connection) -> int:
@@ -620,6 +598,14 @@ class SQLiteStore:
                 total += candidate.stat().st_size
         return total
 
+    def compact_after_forget(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it.
+
+        Forgotten rows' pages were zeroed in the database file (``secure_delete``)
+        but their old versions may still sit in the WAL until it is checkpointed.
+        """
+        self.checkpoint()
+
     def scrub(self, wait_seconds: float) -> bool:
         """Finish every pending scrub: see :meth:`SQLiteScrub.scrub`."""
         return self._scrub.scrub(wait_seconds)
@@ -633,6 +619,8 @@ class SQLiteStore:
         return self._scrub.release_reserve()
 
     def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it."""
+
         def step(connection: apsw.Connection) -> None:
             row = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if row is not None and row[0]:
@@ -643,11 +631,7 @@ class SQLiteStore:
     # -- tokens (TokenStore) -------------------------------------------------
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> int:
-        def step(connection: apsw.Connection) -> int:
-            connection.execute(sql, params)
-            return int(connection.changes())
-
-        return self.write(step)
+        return self._database.changes(sql, params)
 
     def insert_token(self, record: TokenRecord) -> None:
         self._write(
@@ -659,8 +643,8 @@ class SQLiteStore:
                 record.token_hash,
                 json.dumps(record.scopes, sort_keys=True),
                 to_storage(record.created_at),
-                storage_time(record.last_used_at),
-                storage_time(record.revoked_at),
+                stamp(record.last_used_at),
+                stamp(record.revoked_at),
             ),
         )
 
@@ -672,26 +656,22 @@ class SQLiteStore:
         rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id", ())
         return [row_to_token(row) for row in rows]
 
-    def revoke_token(self, token_id: str, now: Any) -> bool:
+    def revoke_token(self, token_id: str, now: datetime) -> bool:
         changed = self._write(
             "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
             (to_storage(now), token_id),
         )
         return changed > 0
 
-    def touch_token(self, token_id: str, now: Any) -> None:
+    def touch_token(self, token_id: str, now: datetime) -> None:
         self._write("UPDATE tokens SET last_used_at = ? WHERE id = ?", (to_storage(now), token_id))
 
     def has_active_tokens(self) -> bool:
         return bool(self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1", ()))
 
     def close(self) -> None:
-        with self._connections_lock:
-            connections, self._connections = self._connections, []
-            self._closed = True
-        for connection in connections:
-            connection.close()
-        self._local = threading.local()
+        """Release every connection."""
+        self._database.close()
 
     def __repr__(self) -> str:
         return f"SQLiteStore({os.fspath(self.path)!r})"

@@ -10,63 +10,60 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 
-from recalld._time import to_storage
+from recalld._time import from_storage, to_storage
 from recalld.model import Memory
 from recalld.store.context import PendingRow
-from recalld.store.sqlite_rows import SELECT_COLUMNS
-from recalld.store.sqlite_rows import row_to_memory as _row_to_memory
+from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_rows import SELECT_COLUMNS, id_list, optional_time, row_to_memory
 
-if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
-
-__all__ = ["PendingRow", "SQLiteContext"]
+__all__ = ["PendingRow", "SQLiteContext", "save_signals"]
 
 T = TypeVar("T")
 ALIVE = "(m.expires_at IS NULL OR m.expires_at > :now)"
 
 
+def save_signals(
+    connection: apsw.Connection,
+    seq: int,
+    features: dict[str, bytes],
+    biometrics: dict[str, float],
+) -> None:
+    """Store a memory's derived features and readings inside the caller's transaction."""
+    connection.execute("DELETE FROM memory_signals WHERE seq = ?", (seq,))
+    connection.execute("DELETE FROM memory_biometrics WHERE seq = ?", (seq,))
+    connection.executemany(
+        "INSERT INTO memory_signals(seq, channel, features) VALUES (?, ?, ?)",
+        [(seq, channel, data) for channel, data in features.items()],
+    )
+    connection.executemany(
+        "INSERT INTO memory_biometrics(seq, name, value) VALUES (?, ?, ?)",
+        [(seq, name, value) for name, value in biometrics.items()],
+    )
+
+
 class SQLiteContext:
     """Context-recall persistence on the store's connections."""
 
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
+    def __init__(self, database: SQLiteDatabase) -> None:
+        self._database = database
 
     def _transact(self, operation: Callable[[apsw.Connection], T]) -> T:
-        return self._store.write(operation)
+        return self._database.write(operation)
 
     # -- features ----------------------------------------------------------
-
-    @staticmethod
-    def save_signals(
-        connection: apsw.Connection,
-        seq: int,
-        features: dict[str, bytes],
-        biometrics: dict[str, float],
-    ) -> None:
-        """Store a memory's derived features and readings inside the caller's transaction."""
-        connection.execute("DELETE FROM memory_signals WHERE seq = ?", (seq,))
-        connection.execute("DELETE FROM memory_biometrics WHERE seq = ?", (seq,))
-        connection.executemany(
-            "INSERT INTO memory_signals(seq, channel, features) VALUES (?, ?, ?)",
-            [(seq, channel, data) for channel, data in features.items()],
-        )
-        connection.executemany(
-            "INSERT INTO memory_biometrics(seq, name, value) VALUES (?, ?, ?)",
-            [(seq, name, value) for name, value in biometrics.items()],
-        )
 
     def biometrics(self, seqs: Sequence[int]) -> dict[int, dict[str, float]]:
         """The stored readings of the given memories, by seq and name."""
         if not seqs:
             return {}
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT seq, name, value FROM memory_biometrics"
             " WHERE seq IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(seq) for seq in seqs]),),
+            (id_list(seqs),),
         )
         found: dict[int, dict[str, float]] = {}
         for seq, name, value in rows:
@@ -77,7 +74,7 @@ class SQLiteContext:
         self, namespace: str, names: Sequence[str], now: datetime
     ) -> list[tuple[int, str, float]]:
         """(seq, name, value) of every live memory's reading among ``names``."""
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT b.seq, b.name, b.value FROM memory_biometrics b"
             " CROSS JOIN memories m ON m.seq = b.seq"
             " WHERE b.name IN (SELECT value FROM json_each(:names))"
@@ -111,7 +108,7 @@ class SQLiteContext:
             ("b.value >= :value AND b.value <= :high", "ASC"),
             ("b.value < :value AND b.value >= :low", "DESC"),
         ):
-            rows = self._store._read(
+            rows = self._database.read(
                 "SELECT b.seq FROM memory_biometrics b"
                 " CROSS JOIN memories m NOT INDEXED ON m.seq = b.seq"
                 f" WHERE b.name = :name AND {bounds} AND m.namespace = :ns AND {ALIVE}"
@@ -125,10 +122,10 @@ class SQLiteContext:
         """The stored features of the given memories, by seq and channel."""
         if not seqs:
             return {}
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT seq, channel, features FROM memory_signals"
             " WHERE seq IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(seq) for seq in seqs]),),
+            (id_list(seqs),),
         )
         found: dict[int, dict[str, bytes]] = {}
         for seq, channel, data in rows:
@@ -141,7 +138,7 @@ class SQLiteContext:
         CROSS JOIN keeps SQLite scanning the (small) feature table first, rather
         than every memory of the namespace.
         """
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT s.seq, s.features FROM memory_signals s CROSS JOIN memories m ON m.seq = s.seq"
             f" WHERE s.channel = :channel AND m.namespace = :ns AND {ALIVE}",
             {"channel": channel, "ns": namespace, "now": to_storage(now)},
@@ -152,7 +149,7 @@ class SQLiteContext:
 
     def near_points(
         self, namespace: str, prefixes: Sequence[str], now: datetime, limit: int
-    ) -> list[tuple[int, float, float, str | None]]:
+    ) -> list[tuple[int, float, float, datetime | None]]:
         """(seq, lat, lon, at) of live memories under ``prefixes``, without loading rows.
 
         One index range scan per prefix (the same statement each time, so it is
@@ -163,10 +160,10 @@ class SQLiteContext:
             " WHERE m.namespace = :ns AND m.geohash >= :low AND m.geohash < :high"
             f" AND {ALIVE} LIMIT :limit"
         )
-        points: list[tuple[int, float, float, str | None]] = []
+        points: list[tuple[int, float, float, datetime | None]] = []
         stamp = to_storage(now)
         for prefix in prefixes:
-            rows = self._store._read(
+            rows = self._database.read(
                 sql,
                 {
                     "ns": namespace,
@@ -177,8 +174,7 @@ class SQLiteContext:
                 },
             )
             points.extend(
-                (int(seq), float(lat), float(lon), None if at is None else str(at))
-                for seq, lat, lon, at in rows
+                (int(seq), float(lat), float(lon), optional_time(at)) for seq, lat, lon, at in rows
             )
             if len(points) >= limit:
                 break
@@ -189,22 +185,22 @@ class SQLiteContext:
         if not seqs:
             return []
         # NOT INDEXED: primary-key lookups, not a walk of a (namespace, ...) index.
-        rows = self._store._read(
+        rows = self._database.read(
             f"SELECT {SELECT_COLUMNS} FROM memories m NOT INDEXED"
             f" WHERE m.namespace = :ns AND {ALIVE}"
             " AND m.seq IN (SELECT value FROM json_each(:seqs))",
             {"ns": namespace, "now": to_storage(now), "seqs": json.dumps([int(s) for s in seqs])},
         )
-        return [_row_to_memory(row) for row in rows]
+        return [row_to_memory(row) for row in rows]
 
     def latest_with_time(self, namespace: str, now: datetime, limit: int) -> list[Memory]:
         """The most recent live memories that carry an ``at`` (for time-only cues)."""
-        rows = self._store._read(
+        rows = self._database.read(
             f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns AND {ALIVE}"
             " AND m.at IS NOT NULL ORDER BY m.at_utc DESC LIMIT :limit",
             {"ns": namespace, "now": to_storage(now), "limit": limit},
         )
-        return [_row_to_memory(row) for row in rows]
+        return [row_to_memory(row) for row in rows]
 
     # -- firing and the pending queue ---------------------------------------
 
@@ -265,10 +261,10 @@ class SQLiteContext:
                     score=float(row[1]),
                     channels=json.loads(row[2]),
                     prompt_line=str(row[3]),
-                    fired_at=str(row[4]),
+                    fired_at=from_storage(str(row[4])),
                     kind=str(row[5]),
                     details=None if row[6] is None else json.loads(row[6]),
-                    memory=_row_to_memory(row[7:]),
+                    memory=row_to_memory(row[7:]),
                 )
                 for row in rows_any
             ]
@@ -282,11 +278,11 @@ class SQLiteContext:
 
         if drain:
             return self._transact(read)
-        return self._store._retrying(read)
+        return self._database.run(read)
 
     def pending_version(self, namespace: str) -> int:
         """Changes whenever the namespace's pending queue gains or loses an item."""
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT coalesce(max(id), 0), count(*) FROM pending_recollections WHERE namespace = ?",
             (namespace,),
         )
@@ -295,7 +291,7 @@ class SQLiteContext:
 
     def counts(self, namespace: str) -> tuple[int, int]:
         """(trigger history rows, pending items) of a namespace, for tests and status."""
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT (SELECT count(*) FROM recollection_triggers t JOIN memories m"
             " ON m.seq = t.seq WHERE m.namespace = :ns),"
             " (SELECT count(*) FROM pending_recollections WHERE namespace = :ns)",

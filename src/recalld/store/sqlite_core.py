@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import apsw
 
 from recalld._time import to_storage
+from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_scrub import record_drop
-
-if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
 
 __all__ = ["SQLiteCore"]
 
@@ -36,12 +34,12 @@ def _entries(connection: apsw.Connection, namespace: str, target: str) -> list[s
 class SQLiteCore:
     """Core-memory persistence on the store's connections."""
 
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
+    def __init__(self, database: SQLiteDatabase) -> None:
+        self._database = database
 
     def entries(self, namespace: str, target: str) -> list[str]:
         """The current entries of a target, in order."""
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT entries FROM core_memory WHERE namespace = ? AND target = ?",
             (namespace, target),
         )
@@ -49,7 +47,7 @@ class SQLiteCore:
 
     def version(self, namespace: str) -> int:
         """A number that changes whenever any target of the namespace changes."""
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT coalesce(sum(version), 0) FROM core_memory WHERE namespace = ?", (namespace,)
         )
         return int(rows[0][0])
@@ -89,4 +87,4 @@ class SQLiteCore:
                     record_drop(connection, "core memory", now)
             return result
 
-        return self._store.write(step)
+        return self._database.write(step)

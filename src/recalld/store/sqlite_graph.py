@@ -13,11 +13,10 @@ sources) are removed by the graph migration's triggers, including when
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 from ulid import ULID
@@ -37,13 +36,13 @@ from recalld.store.graph import (
     GraphJob,
     MentionRecord,
     RelationRecord,
+    graph_text_hash,
 )
 from recalld.store.semantic import JobFailure
+from recalld.store.sql import escape_like
+from recalld.store.sqlite_connection import SQLiteDatabase
 
-if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
-
-__all__ = ["SQLiteGraph", "SQLiteGraphTransaction", "enqueue_graph", "graph_text_hash"]
+__all__ = ["SQLiteGraph", "SQLiteGraphTransaction", "enqueue_graph"]
 
 T = TypeVar("T")
 
@@ -63,15 +62,6 @@ RELATION_FROM = (
     "graph_relations r JOIN graph_entities s ON s.id = r.subject_id"
     " JOIN graph_entities o ON o.id = r.object_id"
 )
-
-
-def graph_text_hash(
-    title: str | None, content: str, tags: Sequence[str], meta: dict[str, Any]
-) -> str:
-    """A digest of everything an extractor reads, to detect a memory changed since its claim."""
-    people = [meta.get(name) for name in ("speaker", "author")] if isinstance(meta, dict) else []
-    payload = json.dumps([title, content, list(tags), people], ensure_ascii=False, default=str)
-    return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
 
 
 def enqueue_graph(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
@@ -226,14 +216,14 @@ class SQLiteGraphTransaction:
 class SQLiteGraph:
     """:class:`recalld.store.graph.GraphStore` on the store's connections."""
 
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
+    def __init__(self, database: SQLiteDatabase) -> None:
+        self._database = database
 
     def _transact(self, operation: Callable[[apsw.Connection], T]) -> T:
-        return self._store.write(operation)
+        return self._database.write(operation)
 
     def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._store._read(sql, params)
+        return self._database.read(sql, params)
 
     # -- the extraction queue ---------------------------------------------------
 
@@ -515,8 +505,8 @@ class SQLiteGraph:
             params["type"] = type
             where.append("e.type = :type COLLATE NOCASE")
         if query:
-            params["query"] = f"%{_escape_like(entity_key(query) or query)}%"
-            params["raw"] = f"%{_escape_like(query)}%"
+            params["query"] = f"%{escape_like(entity_key(query) or query)}%"
+            params["raw"] = f"%{escape_like(query)}%"
             where.append(
                 "(e.key LIKE :query ESCAPE '\\' OR e.name LIKE :raw ESCAPE '\\'"
                 " OR e.type LIKE :raw ESCAPE '\\')"
@@ -535,7 +525,7 @@ class SQLiteGraph:
         params = {
             "namespace": namespace,
             "key": entity_key(text),
-            "pattern": f"%{_escape_like(text)}%",
+            "pattern": f"%{escape_like(text)}%",
             "limit": limit,
         }
         rows = self._read(
@@ -702,7 +692,3 @@ class SQLiteGraph:
                 for row in failures
             ],
         )
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

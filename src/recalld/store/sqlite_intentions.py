@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 
@@ -24,12 +24,10 @@ from recalld.store.intentions import (
     Streak,
     TriggerRecord,
 )
-from recalld.store.sqlite_rows import SELECT_COLUMNS, row_to_memory
+from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_rows import SELECT_COLUMNS, optional_time, row_to_memory, stamp
 
-if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
-
-__all__ = ["SQLiteIntentions"]
+__all__ = ["SQLiteIntentions", "save_intention"]
 
 T = TypeVar("T")
 STATE_COLUMNS = (
@@ -41,12 +39,8 @@ ROW_SELECT = (
 )
 
 
-def _time(value: Any) -> datetime | None:
-    return None if value is None else from_storage(str(value))
-
-
-def _stamp(value: datetime | None) -> str | None:
-    return None if value is None else to_storage(value)
+_time = optional_time
+_stamp = stamp
 
 
 def _rows(connection: apsw.Connection, sql: str, params: Any) -> list[IntentionRow]:
@@ -166,53 +160,53 @@ class _Session:
         )
 
 
+def save_intention(connection: apsw.Connection, seq: int, record: IntentionRecord) -> None:
+    """Write a new intention's state and triggers inside the caller's transaction."""
+    created = to_storage(record.created_at)
+    connection.execute(
+        "INSERT INTO intentions(seq, namespace, state, repeat, min_interval_seconds, zone,"
+        " scheduled, expires_at, next_due, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            seq,
+            record.namespace,
+            record.state,
+            record.repeat,
+            record.min_interval_seconds,
+            record.zone,
+            int(record.scheduled),
+            _stamp(record.expires_at),
+            _stamp(record.next_due),
+            created,
+            created,
+        ),
+    )
+    connection.executemany(
+        "INSERT INTO intention_triggers(seq, position, namespace, type, term,"
+        " low_lat, high_lat, low_lon, high_lon, spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                seq,
+                position,
+                record.namespace,
+                trigger.type,
+                trigger.term,
+                *(trigger.box or (None, None, None, None)),
+                json.dumps(trigger.spec, ensure_ascii=False),
+            )
+            for position, trigger in enumerate(record.triggers)
+        ],
+    )
+
+
 class SQLiteIntentions:
     """Intention persistence on the store's connections."""
 
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
-
-    @staticmethod
-    def save(connection: apsw.Connection, seq: int, record: IntentionRecord) -> None:
-        """Write a new intention's state and triggers inside the caller's transaction."""
-        created = to_storage(record.created_at)
-        connection.execute(
-            "INSERT INTO intentions(seq, namespace, state, repeat, min_interval_seconds, zone,"
-            " scheduled, expires_at, next_due, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                seq,
-                record.namespace,
-                record.state,
-                record.repeat,
-                record.min_interval_seconds,
-                record.zone,
-                int(record.scheduled),
-                _stamp(record.expires_at),
-                _stamp(record.next_due),
-                created,
-                created,
-            ),
-        )
-        connection.executemany(
-            "INSERT INTO intention_triggers(seq, position, namespace, type, term,"
-            " low_lat, high_lat, low_lon, high_lon, spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    seq,
-                    position,
-                    record.namespace,
-                    trigger.type,
-                    trigger.term,
-                    *(trigger.box or (None, None, None, None)),
-                    json.dumps(trigger.spec, ensure_ascii=False),
-                )
-                for position, trigger in enumerate(record.triggers)
-            ],
-        )
+    def __init__(self, database: SQLiteDatabase) -> None:
+        self._database = database
 
     def _read_rows(self, sql: str, params: Any) -> list[IntentionRow]:
-        return self._store._retrying(lambda connection: _rows(connection, sql, params))
+        return self._database.run(lambda connection: _rows(connection, sql, params))
 
     def select(self, namespace: str, states: Sequence[str] | None) -> list[IntentionRow]:
         """Intentions of the namespace in these states (all when None), newest first."""
@@ -256,7 +250,7 @@ class SQLiteIntentions:
             )
             return _rows(connection, f"{ROW_SELECT} WHERE i.seq = ?", (seq,))[0]
 
-        return self._store.write(step)
+        return self._database.write(step)
 
     def candidates(self, namespace: str, lookup: Lookup) -> list[int]:
         """Seqs of active intentions with a trigger the lookup could satisfy.
@@ -290,11 +284,11 @@ class SQLiteIntentions:
             "SELECT i.seq FROM intentions i WHERE i.state = 'active' AND i.scheduled = 0"
             f" AND i.seq IN ({' UNION '.join(parts)}) ORDER BY i.seq"
         )
-        return [int(row[0]) for row in self._store._read(sql, params)]
+        return [int(row[0]) for row in self._database.read(sql, params)]
 
     def next_due(self) -> datetime | None:
         """The earliest due time of any active scheduled intention (every namespace)."""
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT min(next_due) FROM intentions WHERE state = 'active' AND next_due IS NOT NULL",
             (),
         )
@@ -302,11 +296,11 @@ class SQLiteIntentions:
 
     def session(self, step: Callable[[IntentionSession], T]) -> T:
         """Run ``step`` in one ``BEGIN IMMEDIATE`` transaction (lock waits retried)."""
-        return self._store.write(lambda connection: step(_Session(connection)))
+        return self._database.write(lambda connection: step(_Session(connection)))
 
     def counts(self, namespace: str) -> dict[str, int]:
         """Intentions of the namespace by state."""
-        rows = self._store._read(
+        rows = self._database.read(
             "SELECT state, count(*) FROM intentions WHERE namespace = ? GROUP BY state",
             (namespace,),
         )

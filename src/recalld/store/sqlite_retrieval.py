@@ -25,7 +25,7 @@ import json
 import threading
 import unicodedata
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
@@ -34,12 +34,10 @@ from recalld._time import to_storage
 from recalld.store.base import Scope
 from recalld.store.migrations import FTS_TABLE
 from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
-from recalld.store.sqlite_rows import escape_like as _escape_like
+from recalld.store.sql import escape_like as _escape_like
+from recalld.store.sql import substring_pattern as _substring_pattern
+from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_rows import scope_sql as _scope_sql
-from recalld.store.sqlite_rows import substring_pattern as _substring_pattern
-
-if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
 
 __all__ = ["SQLiteRetrieval"]
 
@@ -85,23 +83,24 @@ def _seq_params(seqs: Sequence[int], params: dict[str, Any]) -> str:
 class SQLiteRetrieval:
     """:class:`recalld.store.retrieval.RetrievalStore` on the store's connections."""
 
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
+    def __init__(self, database: SQLiteDatabase, *, fts_available: bool) -> None:
+        self._database = database
+        self._fts_available = fts_available
         self._local = threading.local()
 
     def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._store._read(sql, params)
+        return self._database.read(sql, params)
 
     # -- terms -------------------------------------------------------------------
 
     def tokenize(self, text: str) -> list[str]:
         if not text:
             return []
-        if not self._store.fts_available:
+        if not self._fts_available:
             return [_fold(word) for word in WORD.findall(text)]
         tokenizer = getattr(self._local, "tokenizer", None)
         if tokenizer is None:
-            connection = self._store._connection()
+            connection = self._database.connection()
             tokenizer = connection.fts5_tokenizer("porter", TOKENIZER_ARGUMENTS)
             self._local.tokenizer = tokenizer
         encoded = text.encode("utf-8", errors="replace")
@@ -117,7 +116,7 @@ class SQLiteRetrieval:
     def document_counts(
         self, namespaces: Sequence[str], words: Sequence[str], cap: int
     ) -> dict[str, int]:
-        if not self._store.fts_available or not words or not namespaces:
+        if not self._fts_available or not words or not namespaces:
             return {}
         params: dict[str, Any] = {"cap": cap}
         names = []
@@ -165,7 +164,7 @@ class SQLiteRetrieval:
         self, scope: Scope, text: str, words: Sequence[str], limit: int
     ) -> list[KeywordCandidate]:
 
-        if words and self._store.fts_available:
+        if words and self._fts_available:
             counts = self._index_counts(words, COMMON_WORD_MEMORIES)
             rare = [
                 word
@@ -200,7 +199,7 @@ class SQLiteRetrieval:
             f" ORDER BY {order} LIMIT :limit",
             params,
         )
-        return [KeywordCandidate(row=_row(values), backend="fts") for values in rows]
+        return [KeywordCandidate(row=_row(values), backend="fts5") for values in rows]
 
     def _like_candidates(
         self, scope: Scope, patterns: Sequence[str], limit: int

@@ -1,6 +1,10 @@
-"""Rows of the SQLite store: the column list, row <-> record mapping, the scope's WHERE clause.
+"""How memories, tokens and scopes look in SQLite: column lists and row conversions.
 
-Pure functions over values (no connection), shared by the store and its companions.
+Shared by :mod:`recalld.store.sqlite` and its companions, so none of them
+imports another's private helpers. SQLite keeps instants as fixed-width UTC
+text (:func:`recalld._time.to_storage`, which sorts chronologically), ``at`` as
+the ISO 8601 text it was given (its offset kept) beside ``at_utc``, and tags
+and ``meta`` as JSON text.
 """
 
 from __future__ import annotations
@@ -8,23 +12,29 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from recalld._time import from_storage, to_storage
 from recalld._validate import json_depth
 from recalld.model import MAX_JSON_DEPTH, Memory, Place
 from recalld.store.base import UNREADABLE_META_KEY, MemoryRecord, Scope, TokenRecord
+from recalld.store.sql import escape_like, json_compact, json_text, scope_clause, substring_pattern
 
 __all__ = [
     "COLUMNS",
     "SELECT_COLUMNS",
     "TOKEN_COLUMNS",
     "WRITE_COLUMNS",
+    "decode_meta",
     "escape_like",
+    "id_list",
+    "optional_time",
     "record_values",
     "row_to_memory",
     "row_to_token",
     "scope_sql",
+    "stamp",
     "storage_time",
     "substring_pattern",
 ]
@@ -60,10 +70,16 @@ COLUMNS = (
 )
 SELECT_COLUMNS = ", ".join(f"m.{name}" for name in COLUMNS)
 WRITE_COLUMNS = COLUMNS[1:]
+TOKEN_COLUMNS = "id, name, token_hash, scopes, created_at, last_used_at, revoked_at"
 
 
-def storage_time(value: Any) -> str | None:
+def stamp(value: datetime | None) -> str | None:
+    """The stored form of an optional instant."""
     return None if value is None else to_storage(value)
+
+
+# The name main's modules use for :func:`stamp`.
+storage_time = stamp
 
 
 def decode_meta(text: str, memory_id: str) -> dict[str, Any]:
@@ -91,7 +107,18 @@ def decode_meta(text: str, memory_id: str) -> dict[str, Any]:
     return {UNREADABLE_META_KEY: {"reason": reason, "text": text}}
 
 
+def optional_time(value: Any) -> datetime | None:
+    """A stored optional instant (or ISO 8601 text) read back."""
+    return None if value is None else from_storage(str(value))
+
+
+def id_list(values: Sequence[int]) -> str:
+    """Integers as a JSON array, for ``IN (SELECT value FROM json_each(?))``."""
+    return json.dumps([int(value) for value in values])
+
+
 def row_to_memory(row: Sequence[Any]) -> Memory:
+    """A :data:`SELECT_COLUMNS` row as a :class:`Memory`."""
     values = dict(zip(COLUMNS, row, strict=True))
     place = None
     if values["lat"] is not None and values["lon"] is not None:
@@ -114,21 +141,20 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         salience=values["salience"],
         source=values["source"],
         speaker=values["speaker"],
-        at=None if values["at"] is None else from_storage(values["at"]),
+        at=optional_time(values["at"]),
         created_at=from_storage(values["created_at"]),
         updated_at=from_storage(values["updated_at"]),
-        expires_at=None if values["expires_at"] is None else from_storage(values["expires_at"]),
+        expires_at=optional_time(values["expires_at"]),
         place=place,
         meta=decode_meta(values["meta"], values["id"]),
         access_count=values["access_count"],
-        last_accessed_at=(
-            None if values["last_accessed_at"] is None else from_storage(values["last_accessed_at"])
-        ),
+        last_accessed_at=optional_time(values["last_accessed_at"]),
         index_state=values["index_state"],
     )
 
 
 def record_values(record: MemoryRecord) -> tuple[Any, ...]:
+    """The :data:`WRITE_COLUMNS` values of a record, in order."""
     place = record.place
     return (
         record.id,
@@ -138,30 +164,28 @@ def record_values(record: MemoryRecord) -> tuple[Any, ...]:
         record.content,
         record.kind,
         record.category,
-        json.dumps(list(record.tags), ensure_ascii=False),
+        json_text(list(record.tags)),
         record.salience,
         record.source,
         record.speaker,
         None if record.at is None else record.at.isoformat(),
-        storage_time(record.at),
+        stamp(record.at),
         to_storage(record.created_at),
         to_storage(record.updated_at),
-        storage_time(record.expires_at),
+        stamp(record.expires_at),
         None if place is None else place.lat,
         None if place is None else place.lon,
         None if place is None else place.geohash,
         None if place is None else place.name,
-        json.dumps(record.meta, ensure_ascii=False, separators=(",", ":")),
+        json_compact(record.meta),
         record.access_count,
-        storage_time(record.last_accessed_at),
+        stamp(record.last_accessed_at),
         record.index_state,
     )
 
 
-TOKEN_COLUMNS = "id, name, token_hash, scopes, created_at, last_used_at, revoked_at"
-
-
 def row_to_token(row: Sequence[Any]) -> TokenRecord:
+    """A :data:`TOKEN_COLUMNS` row as a :class:`TokenRecord`."""
     token_id, name, token_hash, scopes, created_at, last_used_at, revoked_at = row
     return TokenRecord(
         id=token_id,
@@ -169,60 +193,16 @@ def row_to_token(row: Sequence[Any]) -> TokenRecord:
         token_hash=token_hash,
         scopes=json.loads(scopes),
         created_at=from_storage(created_at),
-        last_used_at=None if last_used_at is None else from_storage(last_used_at),
-        revoked_at=None if revoked_at is None else from_storage(revoked_at),
+        last_used_at=optional_time(last_used_at),
+        revoked_at=optional_time(revoked_at),
     )
-
-
-def substring_pattern(text: str) -> str:
-    """What a query without word terms searches as a substring: its printable characters
-    (a NUL would end the LIKE pattern early and match everything), trimmed, at most 200."""
-    return "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
-
-
-def escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def scope_sql(scope: Scope, params: dict[str, Any]) -> str:
     """The WHERE clause (over alias ``m``) that makes rows visible to ``scope``."""
-    clauses: list[str] = []
-    names = []
-    for index, namespace in enumerate(scope.namespaces):
-        params[f"ns{index}"] = namespace
-        names.append(f":ns{index}")
-    clauses.append(f"m.namespace IN ({', '.join(names)})" if names else "0")
-    if not scope.include_expired:
-        params["now"] = to_storage(scope.now)
-        clauses.append("(m.expires_at IS NULL OR m.expires_at > :now)")
-    if scope.kind is not None:
-        params["kind"] = scope.kind
-        clauses.append("m.kind = :kind")
-    if scope.category is not None:
-        params["category"] = scope.category
-        clauses.append("m.category = :category")
-    if scope.tags_any:
-        placeholders = []
-        for index, tag in enumerate(scope.tags_any):
-            params[f"any{index}"] = tag
-            placeholders.append(f":any{index}")
-        clauses.append(
-            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq"
-            f" AND t.tag IN ({', '.join(placeholders)}))"
-        )
-    for index, tag in enumerate(scope.tags_all):
-        params[f"all{index}"] = tag
-        clauses.append(
-            f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq AND t.tag = :all{index})"
-        )
-    for name, column, operator in (
-        ("since", "at_utc", ">="),
-        ("until", "at_utc", "<"),
-        ("created_since", "created_at", ">="),
-        ("created_until", "created_at", "<"),
-    ):
-        value = getattr(scope, name)
-        if value is not None:
-            params[name] = to_storage(value)
-            clauses.append(f"m.{column} {operator} :{name}")
-    return " AND ".join(clauses)
+
+    def bind(name: str, value: Any) -> str:
+        params[name] = value
+        return f":{name}"
+
+    return scope_clause(scope, bind, to_storage)

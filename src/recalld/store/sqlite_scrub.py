@@ -27,14 +27,11 @@ import os
 import shutil
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import apsw
 
 from recalld._time import to_storage
-
-if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
+from recalld.store.sqlite_connection import SQLiteDatabase
 
 __all__ = ["SQLiteScrub", "record_drop"]
 
@@ -52,17 +49,19 @@ def record_drop(connection: apsw.Connection, reason: str, now: datetime) -> None
 
 
 class SQLiteScrub:
-    """Scrubbing and the disk-full reserve of one :class:`SQLiteStore`."""
+    """Scrubbing and the disk-full reserve of one SQLite database."""
 
-    def __init__(self, store: SQLiteStore, reserve_bytes: int) -> None:
-        self._store = store
+    def __init__(self, database: SQLiteDatabase, reserve_bytes: int) -> None:
+        self._database = database
         self._reserve_bytes = reserve_bytes
-        in_memory = str(store.path) == ":memory:"
-        self._reserve = None if in_memory or reserve_bytes <= 0 else Path(f"{store.path}-reserve")
+        in_memory = database.in_memory
+        self._reserve = (
+            None if in_memory or reserve_bytes <= 0 else Path(f"{database.path}-reserve")
+        )
 
     def pending(self) -> int:
         """How many content-dropping writes still wait for their scrub (any process's)."""
-        rows = self._store._read("SELECT count(*) FROM pending_scrubs", ())
+        rows = self._database.read("SELECT count(*) FROM pending_scrubs")
         return int(rows[0][0])
 
     def scrub(self, wait_seconds: float) -> bool:
@@ -71,10 +70,10 @@ class SQLiteScrub:
         Returns whether every scrub pending when it began is now done (also when
         another process's checkpoint did the work meanwhile).
         """
-        store = self._store
-        rows = store._read("SELECT coalesce(max(id), 0) FROM pending_scrubs", ())
+        database = self._database
+        rows = database.read("SELECT coalesce(max(id), 0) FROM pending_scrubs")
         mark = int(rows[0][0])
-        connection = store._connection()
+        connection = database.connection()
         connection.set_busy_timeout(max(0, int(wait_seconds * 1000)))
         try:
             row = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
@@ -82,14 +81,14 @@ class SQLiteScrub:
         except apsw.BusyError:
             finished = False
         except apsw.Error as error:
-            logger.warning("could not checkpoint %s: %s", store.path, error)
+            logger.warning("could not checkpoint %s: %s", database.path, error)
             finished = False
         finally:
-            connection.set_busy_timeout(store.busy_timeout_ms)
+            connection.set_busy_timeout(database.busy_timeout_ms)
         if finished:
             if mark:
                 try:
-                    store.write(
+                    database.write(
                         lambda connection: connection.execute(
                             "DELETE FROM pending_scrubs WHERE id <= ?", (mark,)
                         )
@@ -98,7 +97,7 @@ class SQLiteScrub:
                     logger.warning("scrubbed, but could not clear the pending rows: %s", error)
             self.ensure_reserve()
             return True
-        left = store._read("SELECT count(*) FROM pending_scrubs WHERE id <= ?", (mark,))
+        left = database.read("SELECT count(*) FROM pending_scrubs WHERE id <= ?", (mark,))
         return int(left[0][0]) == 0
 
     def ensure_reserve(self) -> None:

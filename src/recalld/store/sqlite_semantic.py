@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import apsw
 from ulid import ULID
@@ -19,28 +19,23 @@ from ulid import ULID
 from recalld._time import from_storage, to_storage
 from recalld.model import Memory
 from recalld.store.base import Scope
-from recalld.store.semantic import Job, JobFailure, QueueCounts, VectorChanges, WorkerRecord
+from recalld.store.semantic import (
+    Job,
+    JobFailure,
+    QueueCounts,
+    VectorChanges,
+    WorkerRecord,
+    text_hash,
+)
+from recalld.store.sql import PENDING_JOB_STATES
+from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_rows import SELECT_COLUMNS, row_to_memory, scope_sql
 
-if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
-
-__all__ = ["SQLiteSemantic", "embedding_text", "enqueue_embedding", "text_hash"]
+__all__ = ["SQLiteSemantic", "enqueue_embedding"]
 
 T = TypeVar("T")
 
-PENDING_STATES = "('queued', 'running')"
-
-
-def embedding_text(title: str | None, content: str) -> str:
-    """The text a memory is embedded from: its title (when given) and its content."""
-    return content if not title else f"{title}: {content}"
-
-
-def text_hash(title: str | None, content: str) -> str:
-    """A short digest of :func:`embedding_text`, stored with the vector to detect staleness."""
-    import hashlib
-
-    return hashlib.blake2b(embedding_text(title, content).encode(), digest_size=12).hexdigest()
+PENDING_STATES = "(" + ", ".join(f"'{state}'" for state in PENDING_JOB_STATES) + ")"
 
 
 def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
@@ -58,14 +53,14 @@ def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: da
 class SQLiteSemantic:
     """:class:`recalld.store.semantic.SemanticStore` on the store's connections."""
 
-    def __init__(self, store: SQLiteStore) -> None:
-        self._store = store
+    def __init__(self, database: SQLiteDatabase) -> None:
+        self._database = database
 
     def _transact(self, operation: Callable[[apsw.Connection], T]) -> T:
-        return self._store.write(operation)
+        return self._database.write(operation)
 
     def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
-        return self._store._read(sql, params)
+        return self._database.read(sql, params)
 
     # -- jobs ------------------------------------------------------------------
 
@@ -322,10 +317,8 @@ class SQLiteSemantic:
         return [(int(seq), str(namespace), bytes(blob)) for seq, namespace, blob in rows]
 
     def visible_seqs(self, scope: Scope) -> list[int]:
-        from recalld.store.sqlite_rows import scope_sql as _scope_sql
-
         params: dict[str, Any] = {}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         if scope.tags_any or scope.tags_all:
             # Start from the tag index (a tag filter usually keeps few memories) and
             # reach each memory by its primary key, instead of testing every memory
@@ -342,14 +335,10 @@ class SQLiteSemantic:
         return [int(row[0]) for row in self._read(sql, params)]
 
     def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
-        from recalld.store.sqlite_rows import SELECT_COLUMNS
-        from recalld.store.sqlite_rows import row_to_memory as _row_to_memory
-        from recalld.store.sqlite_rows import scope_sql as _scope_sql
-
         if not seqs:
             return {}
         params: dict[str, Any] = {"seqs": json.dumps([int(seq) for seq in seqs])}
-        where = _scope_sql(scope, params)
+        where = scope_sql(scope, params)
         # NOT INDEXED: reach the rows by primary key. Without it SQLite walked the
         # (namespace, geohash) index over every row of the namespace (13.9 ms at
         # 100k, against 0.08 ms for ~50 primary-key lookups).
@@ -358,7 +347,7 @@ class SQLiteSemantic:
             f" WHERE m.seq IN (SELECT value FROM json_each(:seqs)) AND {where}",
             params,
         )
-        return {int(row[0]): _row_to_memory(row) for row in rows}
+        return {int(row[0]): row_to_memory(row) for row in rows}
 
     # -- status ------------------------------------------------------------------
 

@@ -1,0 +1,47 @@
+"""Database locations: a file path (SQLite) or a ``postgresql://`` URL, and printing them safely.
+
+A URL may carry a password (``postgresql://user:secret@host/db``); every
+message, log line and banner shows :func:`display_location` instead, which
+replaces it with ``***``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+__all__ = ["POSTGRES_SCHEMES", "display_location", "is_postgres_url", "redact_url"]
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+_SCHEME = re.compile(r"^(postgresql|postgres)://", re.IGNORECASE)
+# key=value connection parameters that hold a secret (in a URL's query string).
+_SECRET_PARAMETER = re.compile(r"(?i)(password|sslpassword)=[^&]*")
+
+
+def is_postgres_url(value: object) -> bool:
+    """Whether ``value`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    return isinstance(value, str) and bool(_SCHEME.match(value.strip()))
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (in the authority and the query)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        credentials, _, host = netloc.rpartition("@")
+        user, separator, _password = credentials.partition(":")
+        netloc = f"{user}:***@{host}" if separator else f"{user}@{host}"
+    query = _SECRET_PARAMETER.sub(lambda match: f"{match.group(1)}=***", parts.query)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def display_location(location: str | Path) -> str:
+    """How to show a database location to a person: a path as it is, a URL redacted."""
+    if is_postgres_url(location):
+        return redact_url(str(location))
+    return os.fspath(location)

@@ -1,0 +1,76 @@
+"""``recalld migrate``: copy a database to another store (SQLite ↔ PostgreSQL), with progress."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+
+from recalld._location import display_location, is_postgres_url
+from recalld.adapters._cli_support import _print_json, _State, pass_state
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.moving import copy_store
+from recalld.store.factory import open_store
+
+__all__ = ["migrate_command"]
+
+
+@click.command("migrate")
+@click.option(
+    "--to",
+    "destination",
+    required=True,
+    help="the database to copy into: a postgresql:// URL or a SQLite file path",
+)
+@click.option(
+    "--from",
+    "origin",
+    help="the database to copy from [default: --db / RECALLD_DB]",
+)
+@click.option("--json", "as_json", is_flag=True, help="print rows copied per table as JSON")
+@pass_state
+def migrate_command(state: _State, destination: str, origin: str | None, as_json: bool) -> None:
+    """Copy every memory, vector, job, core memory, context feature, token hash, intention
+    and graph row into another database (PostgreSQL and back). Safe to run again: what is
+    already there is skipped, so an interrupted copy resumes."""
+    source_settings = state.settings if origin is None else _with_db(state.settings, origin)
+    target_settings = _with_db(state.settings, destination)
+    if display_location(source_settings.db) == display_location(target_settings.db):
+        raise ValidationError("to", "the source and the target are the same database")
+    with ExitStack() as stack:
+        source = open_store(source_settings)
+        stack.callback(source.close)
+        target = open_store(target_settings)
+        stack.callback(target.close)
+        columns = (
+            TextColumn("{task.description:<24}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+        )
+        with Progress(*columns, console=state.console, disable=as_json, transient=False) as bar:
+            tasks: dict[str, TaskID] = {}
+
+            def progress(table: str, done: int, total: int) -> None:
+                if table not in tasks:
+                    tasks[table] = bar.add_task(table, total=max(total, 1))
+                bar.update(tasks[table], completed=done if total else 1)
+
+            report = copy_store(source, target, progress=progress)
+    if as_json:
+        _print_json({"copied": report.copied, "skipped": report.skipped})
+        return
+    copied = sum(report.copied.values())
+    skipped = sum(report.skipped.values())
+    state.console.print(
+        f"copied {copied} rows ({report.copied.get('memories', 0)} memories) into"
+        f" {display_location(target_settings.db)}; {skipped} were already there",
+        highlight=False,
+    )
+
+
+def _with_db(settings: Settings, location: str) -> Settings:
+    database: Path | str = location.strip() if is_postgres_url(location) else Path(location)
+    return settings.model_copy(update={"db": database})

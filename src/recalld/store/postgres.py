@@ -1,0 +1,606 @@
+"""The scale-out store: PostgreSQL with pgvector, for several recalld servers on one database.
+
+Same protocol, same numbered migrations and the same guarantees as the SQLite
+store, reached through a psycopg 3 connection pool (:mod:`.postgres_connection`):
+
+* **Writes** run in ``READ COMMITTED`` transactions. A write transaction takes
+  a transaction-scoped advisory lock on each key and client id it looks up
+  (:meth:`_Transaction.find`; ids are unique per namespace) and row
+  locks on what it rewrites, so two servers writing the same key serialise
+  exactly as two processes do on SQLite: the second sees the first's row and
+  overwrites it. Acknowledged means committed: ``synchronous_commit`` is the
+  server's (``on`` by default, so a commit is in the WAL on disk).
+* **Keyword search** is PostgreSQL full text over a generated ``tsvector``
+  (title weight A, content B, tags C, speaker D; English stemming). A query is its word
+  terms, each through ``plainto_tsquery`` and OR-ed, so no user string is ever
+  parsed as tsquery syntax. ``ts_rank`` (length-normalised) becomes the same
+  [0, 1] keyword channel as on SQLite: half saturation, half relative to the
+  best hit. Without word terms (or when every term is a stop word) it is a
+  case-insensitive substring match (``like``).
+* **Vectors** are searched in the database (:attr:`vector_search`), see
+  :mod:`.postgres_semantic`; **notifications** come by ``LISTEN/NOTIFY``
+  (:attr:`change_feed`), see :mod:`.postgres_notify`.
+* **Forget** deletes every row in one transaction (cascades as on SQLite) and,
+  like every content-dropping write, records a pending scrub; :meth:`scrub`
+  ``VACUUM``\\ s the content tables once no open snapshot holds the dead rows
+  (``postgres_vacuum_after_forget``), see :mod:`.postgres_scrub`. What
+  PostgreSQL keeps on disk even then is in the README.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from psycopg.types.json import Jsonb
+
+from recalld.config import Settings
+from recalld.errors import ConflictError, StorageError
+from recalld.model import Memory
+from recalld.store.base import (
+    ChangeFeed,
+    Counts,
+    KeywordBackend,
+    Match,
+    MemoryRecord,
+    Order,
+    Scope,
+    TokenRecord,
+)
+from recalld.store.intentions import IntentionRecord
+from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_context import PostgresContext, save_signals
+from recalld.store.postgres_core import PostgresCore
+from recalld.store.postgres_graph import PostgresGraph, PostgresGraphTransaction, enqueue_graph
+from recalld.store.postgres_intentions import PostgresIntentions, save_intention
+from recalld.store.postgres_migrations import MIGRATIONS, SEARCH_CONFIG
+from recalld.store.postgres_notify import PostgresChangeFeed
+from recalld.store.postgres_retrieval import PostgresRetrieval
+from recalld.store.postgres_rows import (
+    SELECT_COLUMNS,
+    TOKEN_COLUMNS,
+    WRITE_COLUMNS,
+    Parameters,
+    record_values,
+    row_to_memory,
+    row_to_token,
+    scope_sql,
+)
+from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
+from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
+from recalld.store.postgres_tables import PostgresTables
+from recalld.store.sql import escape_like, substring_pattern
+
+__all__ = ["PostgresStore"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+# ts_rank weights for {D, C, B, A}: title (A) twice content (B), tags (C) and speaker (D),
+# as on SQLite.
+RANK_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
+# ts_rank normalisation 1 divides by 1 + log(document length), like BM25's length
+# normalisation; the result is scaled so one title match scores about as BM25 does.
+RANK_SCALE = 20.0
+MIGRATION_LOCK = 0x72_65_63_61_6C_6C_64  # "recalld": one migrator at a time
+
+
+def _lock_key(kind: str, *parts: str) -> str:
+    return kind + ":" + "\x1f".join(parts)
+
+
+class _Transaction:
+    """Primitive operations on one connection inside a transaction."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def _one(self, sql: str, params: dict[str, Any]) -> Memory | None:
+        row = self._connection.execute(sql, params).fetchone()
+        return None if row is None else row_to_memory(row)
+
+    def _lock(self, key: str) -> None:
+        # Held until commit: a concurrent writer of the same key or id waits, then
+        # sees the committed row (READ COMMITTED re-reads on its next statement).
+        self._connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
+
+    def find(
+        self, namespace: str, *, id: str | None = None, key: str | None = None
+    ) -> Memory | None:
+        if id is not None:
+            self._lock(_lock_key("id", namespace, id))
+            return self._one(
+                f"SELECT {SELECT_COLUMNS} FROM memories m"
+                " WHERE m.namespace = %(ns)s AND m.id = %(id)s FOR UPDATE",
+                {"ns": namespace, "id": id},
+            )
+        assert key is not None
+        self._lock(_lock_key("key", namespace, key))
+        return self._one(
+            f"SELECT {SELECT_COLUMNS} FROM memories m"
+            " WHERE m.namespace = %(ns)s AND m.key = %(key)s FOR UPDATE",
+            {"ns": namespace, "key": key},
+        )
+
+    def _write_tags(self, seq: int, tags: Sequence[str]) -> None:
+        self._connection.execute("DELETE FROM memory_tags WHERE seq = %s", (seq,))
+        if tags:
+            with self._connection.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO memory_tags(seq, tag) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    [(seq, tag) for tag in tags],
+                )
+
+    def _read(self, seq: int) -> Memory:
+        memory = self._one(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.seq = %(seq)s", {"seq": seq}
+        )
+        if memory is None:  # pragma: no cover - the row was written in this transaction
+            raise StorageError(f"row {seq} vanished inside its own transaction")
+        return memory
+
+    def insert(self, record: MemoryRecord) -> Memory:
+        placeholders = ", ".join("%s" for _ in WRITE_COLUMNS)
+        # ON CONFLICT DO NOTHING keeps the transaction usable (an import goes on
+        # with its other lines), where a raised unique violation would abort it.
+        row = self._connection.execute(
+            f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}) VALUES ({placeholders})"
+            " ON CONFLICT DO NOTHING RETURNING seq",
+            record_values(record),
+        ).fetchone()
+        if row is None:
+            if self.find(record.namespace, id=record.id) is not None:
+                raise ConflictError(
+                    "id", f"a memory with id {record.id!r} already exists in {record.namespace!r}"
+                )
+            raise ConflictError(
+                "key", f"key {record.key!r} already names a memory in {record.namespace!r}"
+            )
+        seq = int(row[0])
+        self._write_tags(seq, record.tags)
+        return self._read(seq)
+
+    def replace(self, seq: int, record: MemoryRecord) -> Memory:
+        assignments = ", ".join(f"{name} = %s" for name in WRITE_COLUMNS)
+        self._connection.execute(
+            f"UPDATE memories SET {assignments} WHERE seq = %s", (*record_values(record), seq)
+        )
+        self._write_tags(seq, record.tags)
+        return self._read(seq)
+
+    def delete(self, seq: int) -> None:
+        self._connection.execute("DELETE FROM memories WHERE seq = %s", (seq,))
+
+    def dropped_content(self, reason: str, now: datetime) -> None:
+        record_drop(self._connection, reason, now)
+
+    def touch(self, seqs: Sequence[int], now: datetime) -> None:
+        # In seq order, so two recalls touching the same rows cannot deadlock.
+        with self._connection.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = %s"
+                " WHERE seq = %s",
+                [(now, seq) for seq in sorted(set(seqs))],
+            )
+
+    def enqueue_embedding(self, seq: int, model: str, now: datetime) -> str:
+        return enqueue_embedding(self._connection, seq, model, now)
+
+    def save_signals(
+        self, seq: int, features: dict[str, bytes], biometrics: dict[str, float]
+    ) -> None:
+        save_signals(self._connection, seq, features, biometrics)
+
+    def save_intention(self, seq: int, record: IntentionRecord) -> None:
+        save_intention(self._connection, seq, record)
+
+    def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
+        return enqueue_graph(self._connection, seq, model, now)
+
+    @property
+    def graph(self) -> PostgresGraphTransaction:
+        """The knowledge graph's writes inside this transaction."""
+        return PostgresGraphTransaction(self._connection)
+
+
+class PostgresStore:
+    """Memories in one PostgreSQL database, shared by any number of recalld processes."""
+
+    def __init__(self, database: PostgresDatabase, *, vacuum: VacuumMode = "vacuum") -> None:
+        self._database = database
+        self._schema_version = self._migrate()
+        self._scrub = PostgresScrub(database, vacuum)
+        self._retrieval = PostgresRetrieval(database)
+        self._semantic = PostgresSemantic(database)
+        self._core = PostgresCore(database)
+        self._graph = PostgresGraph(database)
+        self._context = PostgresContext(database)
+        self._intentions = PostgresIntentions(database)
+        self._feed = PostgresChangeFeed(database)
+        self._tables = PostgresTables(database, self._semantic.ensure_index)
+
+    @classmethod
+    def open(cls, settings: Settings) -> PostgresStore:
+        """Connect to ``settings.db`` (a ``postgresql://`` URL), check the server, migrate.
+
+        A wrong URL, a refused connection, a server older than PostgreSQL 14 or
+        a missing (or too old) ``vector`` extension is one clear error here.
+        """
+        database = PostgresDatabase(
+            str(settings.db),
+            min_size=settings.postgres_pool_min,
+            max_size=settings.postgres_pool_max,
+            connect_timeout=settings.postgres_connect_timeout_seconds,
+            retry_seconds=settings.lock_retry_seconds,
+            ef_search=settings.postgres_ef_search,
+        )
+        try:
+            return cls(database, vacuum=settings.postgres_vacuum_after_forget)
+        except BaseException:
+            database.close()
+            raise
+
+    # -- schema ------------------------------------------------------------------
+
+    def _migrate(self) -> int:
+        version = 0
+        for number, migration in enumerate(MIGRATIONS, start=1):
+
+            def step(
+                connection: Connection, number: int = number, migration: Any = migration
+            ) -> None:
+                connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                connection.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations"
+                    " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+                )
+                done = connection.execute(
+                    "SELECT 1 FROM schema_migrations WHERE version = %s", (number,)
+                ).fetchone()
+                if done is None:
+                    migration(connection.execute)
+                    connection.execute(
+                        "INSERT INTO schema_migrations(version, applied_at) VALUES (%s, now())",
+                        (number,),
+                    )
+                    logger.info("applied migration %d to %s", number, self._database.display)
+
+            self._database.write(step)
+            version = number
+        return version
+
+    # -- protocol ------------------------------------------------------------------
+
+    @property
+    def keyword_backend(self) -> KeywordBackend:
+        """``postgres-fts``: PostgreSQL full-text search (``tsvector``/``tsquery``)."""
+        return "postgres-fts"
+
+    @property
+    def location(self) -> str:
+        """The database URL with its password replaced by ``***``."""
+        return self._database.display
+
+    @property
+    def index_location(self) -> Path | None:
+        """None: vectors are searched in the database, no process keeps index files."""
+        return None
+
+    @property
+    def schema_version(self) -> int:
+        return self._schema_version
+
+    @property
+    def semantic(self) -> PostgresSemantic:
+        """Jobs (``FOR UPDATE SKIP LOCKED``), vectors and heartbeats."""
+        return self._semantic
+
+    @property
+    def vector_search(self) -> PostgresSemantic:
+        """pgvector's HNSW index answers nearest-vector queries in the database."""
+        return self._semantic
+
+    @property
+    def change_feed(self) -> ChangeFeed:
+        """``LISTEN/NOTIFY`` on core-memory and pending-queue changes, from any server."""
+        return self._feed
+
+    @property
+    def tables(self) -> PostgresTables:
+        """Whole-table access, for ``recalld migrate``."""
+        return self._tables
+
+    @property
+    def retrieval(self) -> PostgresRetrieval:
+        """Candidate rows, neighbours and term counts for recall's reranker."""
+        return self._retrieval
+
+    @property
+    def context(self) -> PostgresContext:
+        """Signal features, trigger history and pending recollections."""
+        return self._context
+
+    @property
+    def core(self) -> PostgresCore:
+        """Core-memory persistence (row locks per target)."""
+        return self._core
+
+    @property
+    def intentions(self) -> PostgresIntentions:
+        """Intentions, their triggers and streaks."""
+        return self._intentions
+
+    @property
+    def graph(self) -> PostgresGraph:
+        """The knowledge graph and its extraction queue."""
+        return self._graph
+
+    @contextmanager
+    def transaction(self) -> Iterator[_Transaction]:
+        with self._database.transaction() as connection:
+            yield _Transaction(connection)
+
+    def _read(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        return self._database.read(sql, params)
+
+    def write(self, operation: Callable[[Connection], T]) -> T:
+        """Run ``operation`` in one transaction (retried on serialization failures)."""
+        return self._database.write(operation)
+
+    def get(
+        self,
+        scope: Scope,
+        *,
+        id: str | None = None,
+        key: str | None = None,
+        seq: int | None = None,
+    ) -> Memory | None:
+        params = Parameters()
+        where = scope_sql(scope, params)
+        if id is not None:
+            where += f" AND m.id = {params.bind('id', id)}"
+        elif key is not None:
+            where += f" AND m.key = {params.bind('key', key)}"
+        else:
+            where += f" AND m.seq = {params.bind('seq', seq)}"
+        rows = self._read(f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}", params)
+        return row_to_memory(rows[0]) if rows else None
+
+    def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
+        if terms:
+            matches = self._search_fts(scope, terms, limit)
+            if matches is not None:
+                return matches
+        patterns = list(terms) if terms else [substring_pattern(text)]
+        return self._search_like(scope, [pattern for pattern in patterns if pattern], limit)
+
+    def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match] | None:
+        """Full-text matches, or None when the terms hold no lexeme (only stop words)."""
+        params = Parameters()
+        parts = [
+            f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f't{index}', term)})"
+            for index, term in enumerate(terms)
+        ]
+        query = " || ".join(parts)
+        where = scope_sql(scope, params)
+        limit_at = params.bind("limit", limit)
+        sql = (
+            f"WITH q AS (SELECT ({query}) AS query)"
+            f" SELECT {SELECT_COLUMNS}, ts_rank('{RANK_WEIGHTS}', m.search, q.query, 1) AS rank,"
+            " numnode(q.query) AS nodes"
+            f" FROM q LEFT JOIN memories m ON m.search @@ q.query AND {where}"
+            f" ORDER BY rank DESC NULLS LAST, m.seq DESC LIMIT {limit_at}"
+        )
+        rows = self._read(sql, params)
+        if not rows or rows[0][-1] == 0:
+            return None  # no lexeme in the query: the caller falls back to substrings
+        found = [row for row in rows if row[0] is not None]
+        if not found:
+            return []
+        best = max(float(found[0][-2]) * RANK_SCALE, 1e-9)
+        matches = []
+        for row in found:
+            strength = max(0.0, float(row[-2]) * RANK_SCALE)
+            keyword = 0.5 * strength / (strength + 1.0) + 0.5 * min(1.0, strength / best)
+            matches.append(
+                Match(memory=row_to_memory(row[:-2]), keyword=keyword, backend="postgres-fts")
+            )
+        return matches
+
+    def _search_like(self, scope: Scope, patterns: Sequence[str], limit: int) -> list[Match]:
+        if not patterns:
+            return []
+        params = Parameters()
+        where = scope_sql(scope, params)
+        parts = []
+        for index, pattern in enumerate(patterns):
+            like = f"ILIKE {params.bind(f'p{index}', f'%{escape_like(pattern)}%')} ESCAPE '\\'"
+            # Tags are matched one by one, not through their JSON text.
+            parts.append(
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
+                f" OR (coalesce(m.speaker, '') {like}))::int"
+            )
+        matched = " + ".join(parts)
+        limit_at = params.bind("limit", limit)
+        sql = (
+            f"SELECT {SELECT_COLUMNS}, ({matched}) AS matched FROM memories m"
+            f" WHERE {where} AND ({matched}) > 0"
+            f" ORDER BY matched DESC, m.updated_at DESC, m.seq DESC LIMIT {limit_at}"
+        )
+        total = float(len(patterns))
+        return [
+            Match(memory=row_to_memory(row[:-1]), keyword=float(row[-1]) / total, backend="like")
+            for row in self._read(sql, params)
+        ]
+
+    def list_page(
+        self, scope: Scope, *, order: Order, limit: int, after: tuple[datetime, int] | None
+    ) -> list[Memory]:
+        column = "created_at" if order == "created" else "updated_at"
+        params = Parameters()
+        where = scope_sql(scope, params)
+        if after is not None:
+            value, seq = params.bind("after_value", after[0]), params.bind("after_seq", after[1])
+            where += f" AND (m.{column}, m.seq) < ({value}, {seq})"
+        sql = (
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
+            f" ORDER BY m.{column} DESC, m.seq DESC LIMIT {params.bind('limit', limit)}"
+        )
+        return [row_to_memory(row) for row in self._read(sql, params)]
+
+    def counts(self, scope: Scope) -> Counts:
+        params = Parameters()
+        where = scope_sql(scope, params)
+
+        def grouped(column: str) -> dict[str, int]:
+            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1 ORDER BY 1"
+            return {
+                ("uncategorized" if value is None else str(value)): int(count)
+                for value, count in self._read(sql, params)
+            }
+
+        by_namespace = grouped("m.namespace")
+        expired = self._read(
+            "SELECT count(*) FROM memories m WHERE m.expires_at <= %(now)s"
+            " AND m.namespace = ANY(%(names)s)",
+            {"now": scope.now, "names": list(scope.namespaces)},
+        )
+        return Counts(
+            count=sum(by_namespace.values()),
+            by_category=grouped("m.category"),
+            by_kind=grouped("m.kind"),
+            by_namespace=by_namespace,
+            expired=int(expired[0][0]),
+        )
+
+    def iterate(self, scope: Scope) -> Iterator[Memory]:
+        last_seq = 0
+        while True:
+            params = Parameters()
+            where = scope_sql(scope, params)
+            rows = self._read(
+                f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
+                f" AND m.seq > {params.bind('after', last_seq)} ORDER BY m.seq LIMIT 500",
+                params,
+            )
+            if not rows:
+                return
+            for row in rows:
+                yield row_to_memory(row)
+            last_seq = int(rows[-1][0])
+
+    def namespaces(self) -> list[str]:
+        rows = self._read('SELECT DISTINCT namespace COLLATE "C" FROM memories ORDER BY 1')
+        return [str(row[0]) for row in rows]
+
+    def purge_expired(self, now: datetime) -> int:
+        def step(connection: Connection) -> int:
+            cursor = connection.execute(
+                "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= %s", (now,)
+            )
+            removed = int(cursor.rowcount)
+            if removed:
+                record_drop(connection, "purge", now)
+            return removed
+
+        return self._database.write(step)
+
+    def size_bytes(self) -> int:
+        """Bytes of recalld's tables and their indexes (the database may hold others)."""
+        rows = self._read(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE c.relkind = 'r' AND n.nspname = current_schema()"
+            " AND c.relname = ANY(%s)",
+            (
+                [
+                    "schema_migrations",
+                    "tokens",
+                    "vector_log",
+                    "workers",
+                    "pending_scrubs",
+                    *VACUUM_TABLES,
+                ],
+            ),
+        )
+        return int(rows[0][0])
+
+    def compact_after_forget(self) -> None:
+        """``VACUUM`` the content tables now (``postgres_vacuum_after_forget``), pending
+        scrubs untouched: see :mod:`.postgres_scrub` for what that does and does not do.
+
+        ``vacuum`` (default) removes the dead row versions no snapshot can still
+        see, and their index entries; ``full`` rewrites the tables into new files
+        (an exclusive lock while it runs); ``off`` leaves it to autovacuum.
+        """
+        self._scrub.vacuum()
+
+    def scrub(self, wait_seconds: float) -> bool:
+        """Finish the pending scrubs that no open snapshot holds back (:mod:`.postgres_scrub`);
+        whether every scrub pending when it began is done."""
+        return self._scrub.scrub(wait_seconds)
+
+    def pending_scrubs(self) -> int:
+        """Content-dropping writes (of any server) whose dead rows are not vacuumed yet."""
+        return self._scrub.pending()
+
+    def release_reserve(self) -> bool:
+        """False: a PostgreSQL server manages its own disk, recalld keeps no reserve file."""
+        return False
+
+    # -- tokens (TokenStore) -----------------------------------------------------
+
+    def _changes(self, sql: str, params: Any) -> int:
+        def step(connection: Connection) -> int:
+            return int(connection.execute(sql, params).rowcount)
+
+        return self._database.write(step)
+
+    def insert_token(self, record: TokenRecord) -> None:
+        self._changes(
+            "INSERT INTO tokens(id, name, token_hash, scopes, created_at, last_used_at,"
+            " revoked_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (
+                record.id,
+                record.name,
+                record.token_hash,
+                Jsonb(record.scopes),
+                record.created_at,
+                record.last_used_at,
+                record.revoked_at,
+            ),
+        )
+
+    def find_token(self, token_id: str) -> TokenRecord | None:
+        rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = %s", (token_id,))
+        return row_to_token(rows[0]) if rows else None
+
+    def list_tokens(self) -> list[TokenRecord]:
+        rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id")
+        return [row_to_token(row) for row in rows]
+
+    def revoke_token(self, token_id: str, now: datetime) -> bool:
+        changed = self._changes(
+            "UPDATE tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
+            (now, token_id),
+        )
+        return changed > 0
+
+    def touch_token(self, token_id: str, now: datetime) -> None:
+        self._changes("UPDATE tokens SET last_used_at = %s WHERE id = %s", (now, token_id))
+
+    def has_active_tokens(self) -> bool:
+        return bool(self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1"))
+
+    def close(self) -> None:
+        """Stop the change listener and close every pooled connection."""
+        self._feed.close()
+        self._database.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._database.display!r})"

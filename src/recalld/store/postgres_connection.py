@@ -1,0 +1,266 @@
+"""Connections to one PostgreSQL database: a psycopg 3 pool, transactions, clear errors.
+
+Every PostgreSQL companion runs its SQL through one :class:`PostgresDatabase`:
+:meth:`~PostgresDatabase.read` for one query, :meth:`~PostgresDatabase.write`
+for a function run inside one transaction. Connections come from a
+``psycopg_pool.ConnectionPool`` (checked before each use, so connections broken
+by a server restart are replaced), run in autocommit between transactions, and
+get pgvector's types registered.
+
+Errors are translated once, here:
+
+* the server cannot be reached (refused, restarting, pool exhausted) →
+  :class:`DatabaseUnavailableError` (HTTP 503) naming the redacted location;
+* a serialization failure or deadlock → the whole write is run again (bounded
+  by ``lock_retry_seconds``): it was rolled back, so nothing is applied twice;
+* anything else → :class:`~recalld.errors.StorageError`.
+
+Passwords never reach a message: locations are shown through
+:func:`recalld._location.redact_url`, and driver messages are scrubbed of the
+password before they are wrapped.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+import psycopg.errors
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from recalld._location import redact_url
+from recalld.errors import DatabaseUnavailableError, StorageError, ValidationError
+
+__all__ = [
+    "MINIMUM_SERVER_VERSION",
+    "MINIMUM_VECTOR_VERSION",
+    "Connection",
+    "PostgresDatabase",
+    "check_server",
+    "parse_url",
+]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Connection = psycopg.Connection[tuple[Any, ...]]
+# PostgreSQL 14: the oldest release still maintained when this was written; every
+# feature used here (generated columns, websearch parsing, ON CONFLICT) is older.
+MINIMUM_SERVER_VERSION = 140000
+# pgvector 0.8.0: halfvec with HNSW (0.7.0) and iterative index scans, so filtered
+# nearest-neighbour queries still return k rows.
+MINIMUM_VECTOR_VERSION = (0, 8, 0)
+RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
+
+
+def parse_url(url: str) -> dict[str, Any]:
+    """The connection parameters of ``url``; a :class:`ValidationError` naming ``db`` if bad."""
+    try:
+        return conninfo_to_dict(url)
+    except psycopg.ProgrammingError as error:
+        raise ValidationError(
+            "db", f"{redact_url(url)} is not a valid PostgreSQL URL: {_scrub(str(error), url)}"
+        ) from None
+
+
+def _password(url: str) -> str | None:
+    try:
+        value = conninfo_to_dict(url).get("password")
+    except psycopg.ProgrammingError:
+        return None
+    return None if not value else str(value)
+
+
+def _scrub(message: str, url: str) -> str:
+    """``message`` without the URL's password (drivers sometimes echo connection strings)."""
+    password = _password(url)
+    cleaned = message.replace(url, redact_url(url))
+    if password:
+        cleaned = cleaned.replace(password, "***")
+    return " ".join(cleaned.split())
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("."):
+        digits = "".join(character for character in piece if character.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def check_server(server_version_num: int, vector_version: str | None, display: str) -> None:
+    """Refuse a server too old for recalld or without a recent enough pgvector.
+
+    One :class:`StorageError` that says what is wrong and what to do.
+    """
+    if server_version_num < MINIMUM_SERVER_VERSION:
+        found = f"{server_version_num // 10000}.{server_version_num % 10000}"
+        raise StorageError(
+            f"{display} runs PostgreSQL {found}; recalld needs PostgreSQL"
+            f" {MINIMUM_SERVER_VERSION // 10000} or newer"
+        )
+    needed = ".".join(str(part) for part in MINIMUM_VECTOR_VERSION)
+    if vector_version is None:
+        raise StorageError(
+            f"the 'vector' extension (pgvector >= {needed}) is not installed in {display}:"
+            " install pgvector on the server and run CREATE EXTENSION vector as a user allowed"
+            " to (recalld tries, and could not)"
+        )
+    if _version_tuple(vector_version) < MINIMUM_VECTOR_VERSION:
+        raise StorageError(
+            f"{display} has the 'vector' extension {vector_version}; recalld needs pgvector"
+            f" {needed} or newer (ALTER EXTENSION vector UPDATE after upgrading pgvector)"
+        )
+
+
+class PostgresDatabase:
+    """A connection pool to one database and the transaction loop every write runs in."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        connect_timeout: float = 10.0,
+        retry_seconds: float = 30.0,
+        ef_search: int = 100,
+    ) -> None:
+        self.url = url
+        self._ef_search = int(ef_search)
+        self.display = redact_url(url)
+        self.retry_seconds = retry_seconds
+        parameters = parse_url(url)
+        self._connect_timeout = connect_timeout
+        if "connect_timeout" not in parameters:
+            parameters["connect_timeout"] = max(1, round(connect_timeout))
+        self._parameters = parameters
+        self._prepare()
+        self._pool = ConnectionPool(
+            kwargs={**parameters, "autocommit": True},
+            min_size=min_size,
+            max_size=max(max_size, min_size, 1),
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            timeout=connect_timeout,
+            reconnect_timeout=max(60.0, 6 * connect_timeout),
+            name="recalld",
+            open=False,
+        )
+        try:
+            self._pool.open(wait=min_size > 0, timeout=connect_timeout)
+        except PoolTimeout as error:
+            self._pool.close()
+            raise DatabaseUnavailableError(
+                f"cannot connect to {self.display} within {connect_timeout:g} s"
+            ) from error
+
+    # -- opening -------------------------------------------------------------------
+
+    def connect(self, *, autocommit: bool = True) -> Connection:
+        """A new connection of its own (not from the pool): listeners, bootstrap, VACUUM."""
+        try:
+            connection: Connection = psycopg.connect(**self._parameters, autocommit=autocommit)
+        except psycopg.OperationalError as error:
+            raise DatabaseUnavailableError(
+                f"cannot connect to {self.display}: {_scrub(str(error), self.url)}"
+            ) from None
+        return connection
+
+    def _prepare(self) -> None:
+        """Check the server once before the pool opens: reachable, recent, with pgvector."""
+        with self.connect() as connection:
+            version = int(connection.execute("SHOW server_version_num").fetchone()[0])  # type: ignore[index]
+            installed = self._vector_version(connection)
+            if installed is None and version >= MINIMUM_SERVER_VERSION:
+                try:
+                    connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                except psycopg.Error as error:
+                    logger.warning(
+                        "could not create the vector extension in %s: %s",
+                        self.display,
+                        _scrub(str(error), self.url),
+                    )
+                installed = self._vector_version(connection)
+            check_server(version, installed, self.display)
+
+    def _configure(self, connection: Connection) -> None:
+        """Set up a new pooled connection: pgvector's types, UTC, iterative HNSW scans."""
+        register_vector(connection)
+        connection.execute("SET TIME ZONE 'UTC'")
+        connection.execute(f"SET hnsw.ef_search = {self._ef_search}")
+        # A filtered nearest-neighbour query keeps scanning the index until it has k rows.
+        connection.execute("SET hnsw.iterative_scan = relaxed_order")
+
+    @staticmethod
+    def _vector_version(connection: Connection) -> str | None:
+        row = connection.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- running -------------------------------------------------------------------
+
+    def _unavailable(self, error: BaseException) -> DatabaseUnavailableError:
+        return DatabaseUnavailableError(
+            f"the database at {self.display} is unavailable: {_scrub(str(error), self.url)}"
+        )
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A pooled connection (autocommit between transactions), errors translated."""
+        try:
+            with self._pool.connection() as connection:
+                yield connection
+        except PoolTimeout as error:
+            raise self._unavailable(error) from None
+        except psycopg.OperationalError as error:
+            raise self._unavailable(error) from None
+        except RETRYABLE:
+            raise  # write() runs it again
+        except psycopg.Error as error:
+            raise StorageError(f"{type(error).__name__}: {_scrub(str(error), self.url)}") from None
+
+    def read(self, query: str | sql.Composed, params: Any = None) -> list[tuple[Any, ...]]:
+        """Every row of one query."""
+        with self.connection() as connection:
+            return connection.execute(query, params).fetchall()
+
+    def write(self, operation: Callable[[Connection], T]) -> T:
+        """Run ``operation`` in one transaction; a serialization failure or deadlock
+        (which rolled it back) runs it again, up to ``retry_seconds``."""
+        deadline = time.monotonic() + self.retry_seconds
+        delay = 0.01
+        while True:
+            try:
+                with self.connection() as connection, connection.transaction():
+                    return operation(connection)
+            except RETRYABLE as error:
+                if time.monotonic() >= deadline:
+                    raise StorageError(
+                        f"the write kept conflicting with others for {self.retry_seconds:g} s:"
+                        f" {error}"
+                    ) from None
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.5)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """One transaction on a pooled connection, for callers that run code inside it."""
+        try:
+            with self.connection() as connection, connection.transaction():
+                yield connection
+        except RETRYABLE as error:
+            raise StorageError(f"the write conflicted with another: {error}") from None
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._pool.close()

@@ -1,0 +1,695 @@
+"""The PostgreSQL side of the knowledge graph: entities, mentions, relations, the graph jobs.
+
+The same rules as :mod:`recalld.store.sqlite_graph`: graph jobs share the
+``jobs`` table (``kind = 'graph'``), are claimed ``FOR UPDATE SKIP LOCKED``,
+retried with backoff; completing one replaces its memory's mentions and
+relation sources, adding before removing; orphans are dropped by the graph
+migration's triggers. Entity upserts run in key order, so two workers
+extracting memories that mention the same entities take their row locks in
+the same order (a deadlock the database still detects is retried whole).
+Keys sort by code point (``COLLATE "C"``), as SQLite sorts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+from recalld.graph.names import entity_key
+from recalld.graph.types import (
+    ENTITY_NAME_MAX_CHARS,
+    ENTITY_TYPE_MAX_CHARS,
+    GENERIC_TYPES,
+    RELATION_PREDICATE_MAX_CHARS,
+    Extraction,
+)
+from recalld.store.graph import (
+    EntityRecord,
+    GraphCounts,
+    GraphJob,
+    MentionRecord,
+    RelationRecord,
+    graph_text_hash,
+)
+from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_rows import local_instant
+from recalld.store.postgres_semantic import _failure, enqueue_jobs
+from recalld.store.sql import escape_like
+
+__all__ = ["PostgresGraph", "PostgresGraphTransaction", "enqueue_graph"]
+
+T = TypeVar("T")
+
+GENERIC = sorted(GENERIC_TYPES)
+ENTITY_COLUMNS = (
+    "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
+    " (SELECT count(*) FROM graph_mentions gm WHERE gm.entity_id = e.id),"
+    " (SELECT count(*) FROM graph_observations go WHERE go.entity_id = e.id),"
+    " e.created_at, e.updated_at"
+)
+RELATION_COLUMNS = (
+    "r.id, r.namespace, s.name, s.key, r.predicate, o.name, o.key, r.declared,"
+    " (SELECT count(*) FROM graph_relation_sources rs WHERE rs.relation_id = r.id),"
+    " (SELECT max(rs.at) FROM graph_relation_sources rs WHERE rs.relation_id = r.id)"
+)
+RELATION_FROM = (
+    "graph_relations r JOIN graph_entities s ON s.id = r.subject_id"
+    " JOIN graph_entities o ON o.id = r.object_id"
+)
+
+
+def enqueue_graph(connection: Connection, seq: int, model: str, now: datetime) -> str:
+    """Queue a graph extraction job for memory ``seq`` inside the caller's transaction."""
+    return enqueue_jobs(connection, "graph", [seq], model, now)[0]
+
+
+def _ids(values: Sequence[int]) -> list[int]:
+    return [int(value) for value in values]
+
+
+def _entity(row: Sequence[Any]) -> EntityRecord:
+    return EntityRecord(
+        id=int(row[0]),
+        namespace=row[1],
+        key=row[2],
+        name=row[3],
+        type=row[4],
+        declared=bool(row[5]),
+        mentions=int(row[6]),
+        observations=int(row[7]),
+        created_at=row[8],
+        updated_at=row[9],
+    )
+
+
+def _relation(row: Sequence[Any]) -> RelationRecord:
+    return RelationRecord(
+        id=int(row[0]),
+        namespace=row[1],
+        subject=row[2],
+        subject_key=row[3],
+        predicate=row[4],
+        object=row[5],
+        object_key=row[6],
+        declared=bool(row[7]),
+        sources=int(row[8]),
+        at=row[9],
+    )
+
+
+def _upsert_entity(
+    connection: Connection, namespace: str, key: str, name: str, type: str, now: datetime
+) -> int:
+    row = connection.execute(
+        "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at, updated_at)"
+        " VALUES (%(ns)s, %(key)s, %(name)s, %(type)s, FALSE, %(now)s, %(now)s)"
+        " ON CONFLICT (namespace, key) DO UPDATE SET"
+        " type = CASE WHEN NOT graph_entities.declared"
+        " AND graph_entities.type = ANY(%(generic)s) AND NOT (excluded.type = ANY(%(generic)s))"
+        " THEN excluded.type ELSE graph_entities.type END,"
+        " updated_at = excluded.updated_at RETURNING id",
+        {"ns": namespace, "key": key, "name": name, "type": type, "now": now, "generic": GENERIC},
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+class PostgresGraphTransaction:
+    """:class:`recalld.store.graph.GraphTransaction` on a connection inside a transaction."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
+        row = self._connection.execute(
+            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = %s AND e.key = %s",
+            (namespace, key),
+        ).fetchone()
+        return None if row is None else _entity(row)
+
+    def declare_entity(
+        self, namespace: str, name: str, type: str | None, now: datetime
+    ) -> tuple[EntityRecord, bool]:
+        key = entity_key(name)
+        # Two servers declaring the same entity: the second waits, then sees the first's.
+        self._connection.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"entity:{namespace}\x1f{key}",),
+        )
+        existing = self.find_entity(namespace, key)
+        if existing is not None and existing.declared:
+            return existing, False
+        if existing is None:
+            self._connection.execute(
+                "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
+                " updated_at) VALUES (%s, %s, %s, %s, TRUE, %s, %s)",
+                (namespace, key, name, type or "unknown", now, now),
+            )
+        else:
+            self._connection.execute(
+                "UPDATE graph_entities SET declared = TRUE, name = %s,"
+                " type = coalesce(%s, type), updated_at = %s WHERE id = %s",
+                (name if type is not None else existing.name, type, now, existing.id),
+            )
+        declared = self.find_entity(namespace, key)
+        assert declared is not None
+        return declared, True
+
+    def link_observation(self, entity_id: int, seq: int) -> None:
+        self._connection.execute(
+            "INSERT INTO graph_observations(entity_id, seq) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (entity_id, seq),
+        )
+
+    def observations(self, entity_id: int) -> list[tuple[int, str]]:
+        rows = self._connection.execute(
+            "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
+            " WHERE o.entity_id = %s ORDER BY m.seq",
+            (entity_id,),
+        ).fetchall()
+        return [(int(seq), str(content)) for seq, content in rows]
+
+    def declare_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
+    ) -> bool:
+        row = self._connection.execute(
+            "SELECT id, declared FROM graph_relations"
+            " WHERE subject_id = %s AND predicate = %s AND object_id = %s FOR UPDATE",
+            (subject_id, predicate, object_id),
+        ).fetchone()
+        if row is not None:
+            if row[1]:
+                return False
+            self._connection.execute(
+                "UPDATE graph_relations SET declared = TRUE WHERE id = %s", (int(row[0]),)
+            )
+            return True
+        created = self._connection.execute(
+            "INSERT INTO graph_relations(namespace, subject_id, predicate, object_id, declared,"
+            " created_at) VALUES (%s, %s, %s, %s, TRUE, %s)"
+            " ON CONFLICT (subject_id, predicate, object_id) DO UPDATE SET declared = TRUE"
+            " RETURNING (xmax = 0)",
+            (namespace, subject_id, predicate, object_id, now),
+        ).fetchone()
+        return bool(created is not None)
+
+    def delete_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int
+    ) -> bool:
+        cursor = self._connection.execute(
+            "DELETE FROM graph_relations WHERE namespace = %s AND subject_id = %s"
+            " AND predicate = %s AND object_id = %s",
+            (namespace, subject_id, predicate, object_id),
+        )
+        return bool(cursor.rowcount)
+
+    def delete_entity(self, entity_id: int) -> None:
+        self._connection.execute("DELETE FROM graph_entities WHERE id = %s", (entity_id,))
+
+
+class PostgresGraph:
+    """:class:`recalld.store.graph.GraphStore` on the store's connection pool."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self._database = database
+
+    def _transact(self, operation: Callable[[Connection], T]) -> T:
+        return self._database.write(operation)
+
+    def _read(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        return self._database.read(sql, params)
+
+    # -- the extraction queue ---------------------------------------------------
+
+    def claim_jobs(
+        self,
+        worker_id: str,
+        model: str,
+        limit: int,
+        now: datetime,
+        lease_until: datetime,
+        max_attempts: int,
+    ) -> list[GraphJob]:
+        def step(connection: Connection) -> list[GraphJob]:
+            connection.execute(
+                "UPDATE jobs SET state = 'failed', lease_owner = NULL, updated_at = %(now)s,"
+                " last_error = 'the worker holding it stopped (lease expired) '"
+                " || attempts || ' times' WHERE id IN (SELECT id FROM jobs"
+                " WHERE kind = 'graph' AND model = %(model)s AND state = 'running'"
+                " AND lease_until <= %(now)s AND attempts >= %(max)s FOR UPDATE SKIP LOCKED)",
+                {"now": now, "model": model, "max": max_attempts},
+            )
+            claimed = connection.execute(
+                "WITH picked AS (SELECT id FROM jobs WHERE kind = 'graph' AND model = %(model)s"
+                " AND ((state = 'queued' AND run_after <= %(now)s)"
+                " OR (state = 'running' AND lease_until <= %(now)s))"
+                " ORDER BY run_after, id LIMIT %(limit)s FOR UPDATE SKIP LOCKED)"
+                " UPDATE jobs j SET state = 'running', lease_owner = %(worker)s,"
+                " lease_until = %(lease)s, attempts = j.attempts + 1, updated_at = %(now)s"
+                " FROM picked WHERE j.id = picked.id"
+                " RETURNING j.id, j.seq, j.attempts, j.run_after",
+                {
+                    "model": model,
+                    "now": now,
+                    "limit": limit,
+                    "worker": worker_id,
+                    "lease": lease_until,
+                },
+            ).fetchall()
+            if not claimed:
+                return []
+            memories = {
+                int(row[0]): row[1:]
+                for row in connection.execute(
+                    "SELECT seq, id, namespace, title, content, tags, meta, at_utc, at_offset"
+                    " FROM memories WHERE seq = ANY(%s)",
+                    ([int(row[1]) for row in claimed],),
+                ).fetchall()
+            }
+            jobs = []
+            for job_id, seq, attempts, _ in sorted(claimed, key=lambda row: (row[3], row[0])):
+                memory = memories.get(int(seq))
+                if memory is None:
+                    continue
+                jobs.append(
+                    GraphJob(
+                        id=job_id,
+                        seq=int(seq),
+                        model=model,
+                        attempts=int(attempts),
+                        memory_id=memory[0],
+                        namespace=memory[1],
+                        title=memory[2],
+                        content=memory[3],
+                        tags=tuple(memory[4]),
+                        meta=dict(memory[5]),
+                        at=local_instant(memory[6], memory[7]),
+                    )
+                )
+            return jobs
+
+        return self._transact(step)
+
+    def complete_jobs(
+        self,
+        worker_id: str,
+        model: str,
+        results: Sequence[tuple[GraphJob, Extraction]],
+        now: datetime,
+    ) -> int:
+        def step(connection: Connection) -> int:
+            completed = 0
+            for job, extraction in sorted(results, key=lambda item: item[0].seq):
+                # The memory first, then the job: the order forget locks them in.
+                memory = connection.execute(
+                    "SELECT title, content, tags, meta, at_utc FROM memories WHERE seq = %s"
+                    " FOR SHARE",
+                    (job.seq,),
+                ).fetchone()
+                held = connection.execute(
+                    "SELECT 1 FROM jobs WHERE id = %s AND state = 'running' AND lease_owner = %s"
+                    " FOR UPDATE",
+                    (job.id, worker_id),
+                ).fetchone()
+                if held is None:
+                    continue
+                digest = graph_text_hash(job.title, job.content, job.tags, job.meta)
+                current = (
+                    None
+                    if memory is None
+                    else graph_text_hash(memory[0], memory[1], list(memory[2]), dict(memory[3]))
+                )
+                # The memory changed after the claim: its newer job extracts the new text.
+                if memory is not None and current == digest:
+                    self._apply(connection, job, extraction, memory[4], now)
+                    connection.execute(
+                        "INSERT INTO graph_extracted(seq, model, text_hash, extracted_at)"
+                        " VALUES (%s, %s, %s, %s) ON CONFLICT (seq) DO UPDATE SET"
+                        " model = excluded.model, text_hash = excluded.text_hash,"
+                        " extracted_at = excluded.extracted_at",
+                        (job.seq, model, digest, now),
+                    )
+                connection.execute(
+                    "UPDATE jobs SET state = 'done', lease_owner = NULL, lease_until = NULL,"
+                    " last_error = NULL, completed_at = %s, updated_at = %s WHERE id = %s",
+                    (now, now, job.id),
+                )
+                completed += 1
+            return completed
+
+        return self._transact(step)
+
+    @staticmethod
+    def _apply(
+        connection: Connection,
+        job: GraphJob,
+        extraction: Extraction,
+        at: datetime | None,
+        now: datetime,
+    ) -> None:
+        """Upsert the extraction's entities, mentions, relations; then drop what it lost.
+
+        What the extraction names is worked out first (the same rules as on
+        SQLite: an entity's counts add up; a relation's endpoint not listed as
+        an entity becomes a ``topic`` mentioned once), then the entities are
+        upserted in key order.
+        """
+        found: dict[str, tuple[str, str]] = {}
+        mentioned: dict[str, tuple[str, int]] = {}
+
+        def note(name: str, type: str, count: int) -> str | None:
+            key = entity_key(name)
+            if not key or len(name) > ENTITY_NAME_MAX_CHARS:
+                return None
+            found.setdefault(key, (name, type[:ENTITY_TYPE_MAX_CHARS]))
+            surface, seen = mentioned.get(key, (name, 0))
+            mentioned[key] = (surface, seen + count)
+            return key
+
+        for entity in extraction.entities:
+            note(entity.name, entity.type, entity.count)
+        pairs: list[tuple[str | None, str, str | None]] = []
+        for relation in extraction.relations:
+            predicate = " ".join(relation.predicate.split())[:RELATION_PREDICATE_MAX_CHARS]
+            ends = []
+            for name in (relation.subject, relation.object):
+                key = entity_key(name)
+                ends.append(key if key in found else note(name, "topic", 1))
+            pairs.append((ends[0], predicate, ends[1]))
+        # Key order: concurrent completions lock shared entity rows in the same order.
+        ids = {
+            key: _upsert_entity(connection, job.namespace, key, name, type, now)
+            for key, (name, type) in sorted(found.items())
+        }
+        counts = {ids[key]: value for key, value in mentioned.items()}
+        triples = sorted(
+            {
+                (ids[subject], predicate, ids[target])
+                for subject, predicate, target in pairs
+                if subject is not None and target is not None and predicate
+                if ids[subject] != ids[target]
+            }
+        )
+        relation_ids: list[int] = []
+        for subject_id, predicate, target_id in triples:
+            row = connection.execute(
+                "INSERT INTO graph_relations(namespace, subject_id, predicate, object_id,"
+                " declared, created_at) VALUES (%s, %s, %s, %s, FALSE, %s)"
+                " ON CONFLICT (subject_id, predicate, object_id) DO UPDATE SET"
+                " namespace = graph_relations.namespace RETURNING id",
+                (job.namespace, subject_id, predicate, target_id, now),
+            ).fetchone()
+            assert row is not None
+            relation_ids.append(int(row[0]))
+        with connection.cursor() as cursor:
+            if counts:
+                cursor.executemany(
+                    "INSERT INTO graph_mentions(entity_id, seq, surface, count)"
+                    " VALUES (%s, %s, %s, %s) ON CONFLICT (entity_id, seq) DO UPDATE SET"
+                    " surface = excluded.surface, count = excluded.count",
+                    [
+                        (found, job.seq, surface, count)
+                        for found, (surface, count) in sorted(counts.items())
+                    ],
+                )
+            sources = list(dict.fromkeys(relation_ids))
+            if sources:
+                cursor.executemany(
+                    "INSERT INTO graph_relation_sources(relation_id, seq, at) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (relation_id, seq) DO UPDATE SET at = excluded.at",
+                    [(relation_id, job.seq, at) for relation_id in sources],
+                )
+        connection.execute(
+            "DELETE FROM graph_mentions WHERE seq = %s AND NOT (entity_id = ANY(%s))",
+            (job.seq, list(counts)),
+        )
+        connection.execute(
+            "DELETE FROM graph_relation_sources WHERE seq = %s AND NOT (relation_id = ANY(%s))",
+            (job.seq, relation_ids),
+        )
+
+    def retry_job(
+        self, worker_id: str, job: GraphJob, error: str, now: datetime, run_after: datetime | None
+    ) -> None:
+        def step(connection: Connection) -> None:
+            if run_after is None:
+                connection.execute(
+                    "UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_until = NULL,"
+                    " last_error = %s, updated_at = %s WHERE id = %s AND lease_owner = %s",
+                    (error[:2000], now, job.id, worker_id),
+                )
+                return
+            connection.execute(
+                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
+                " last_error = %s, run_after = %s, updated_at = %s"
+                " WHERE id = %s AND lease_owner = %s",
+                (error[:2000], run_after, now, job.id, worker_id),
+            )
+
+        self._transact(step)
+
+    def backfill_jobs(self, model: str, now: datetime) -> int:
+        def step(connection: Connection) -> int:
+            connection.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                (f"backfill:graph:{model}",),
+            )
+            connection.execute(
+                "DELETE FROM jobs WHERE kind = 'graph' AND model <> %s"
+                " AND state IN ('queued', 'failed')",
+                (model,),
+            )
+            missing = [
+                int(row[0])
+                for row in connection.execute(
+                    "SELECT m.seq FROM memories m WHERE NOT EXISTS"
+                    " (SELECT 1 FROM graph_extracted g WHERE g.seq = m.seq AND g.model = %(model)s)"
+                    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq"
+                    " AND j.kind = 'graph' AND j.model = %(model)s"
+                    " AND j.state IN ('queued', 'running', 'failed')) ORDER BY m.seq",
+                    {"model": model},
+                ).fetchall()
+            ]
+            enqueue_jobs(connection, "graph", missing, model, now)
+            return len(missing)
+
+        return self._transact(step)
+
+    def rebuild(self, namespaces: Sequence[str], model: str, now: datetime) -> int:
+        names = list(namespaces)
+
+        def step(connection: Connection) -> int:
+            connection.execute(
+                "DELETE FROM jobs WHERE kind = 'graph' AND state IN ('queued', 'failed')"
+                " AND seq IN (SELECT seq FROM memories WHERE namespace = ANY(%s))",
+                (names,),
+            )
+            seqs = [
+                int(row[0])
+                for row in connection.execute(
+                    "SELECT seq FROM memories WHERE namespace = ANY(%s) ORDER BY seq", (names,)
+                ).fetchall()
+            ]
+            enqueue_jobs(connection, "graph", seqs, model, now)
+            return len(seqs)
+
+        return self._transact(step)
+
+    # -- reads ---------------------------------------------------------------------
+
+    def entities_by_key(self, namespace: str, keys: Sequence[str]) -> dict[str, EntityRecord]:
+        if not keys:
+            return {}
+        rows = self._read(
+            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = %s"
+            " AND e.key = ANY(%s)",
+            (namespace, list(keys)),
+        )
+        return {record.key: record for record in map(_entity, rows)}
+
+    def entity_by_id(self, namespace: str, entity_ids: Sequence[int]) -> dict[int, EntityRecord]:
+        if not entity_ids:
+            return {}
+        rows = self._read(
+            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.id = ANY(%s)"
+            " AND e.namespace = %s",
+            (_ids(entity_ids), namespace),
+        )
+        return {record.id: record for record in map(_entity, rows)}
+
+    def list_entities(
+        self,
+        namespace: str,
+        *,
+        query: str | None,
+        type: str | None,
+        limit: int,
+        after: tuple[str, int] | None,
+    ) -> list[EntityRecord]:
+        params: dict[str, Any] = {"namespace": namespace, "limit": limit}
+        where = ["e.namespace = %(namespace)s"]
+        if type is not None:
+            params["type"] = type
+            where.append("lower(e.type) = lower(%(type)s)")
+        if query:
+            params["query"] = f"%{escape_like(entity_key(query) or query)}%"
+            params["raw"] = f"%{escape_like(query)}%"
+            where.append(
+                "(e.key ILIKE %(query)s ESCAPE '\\' OR e.name ILIKE %(raw)s ESCAPE '\\'"
+                " OR e.type ILIKE %(raw)s ESCAPE '\\')"
+            )
+        if after is not None:
+            params["after_key"], params["after_id"] = after
+            where.append(
+                '(e.key COLLATE "C" > %(after_key)s'
+                ' OR (e.key COLLATE "C" = %(after_key)s AND e.id > %(after_id)s))'
+            )
+        rows = self._read(
+            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
+            ' ORDER BY e.key COLLATE "C", e.id LIMIT %(limit)s',
+            params,
+        )
+        return [_entity(row) for row in rows]
+
+    def search_entities(self, namespace: str, text: str, limit: int) -> list[EntityRecord]:
+        params = {
+            "namespace": namespace,
+            "key": entity_key(text),
+            "pattern": f"%{escape_like(text)}%",
+            "limit": limit,
+        }
+        rows = self._read(
+            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = %(namespace)s AND ("
+            " e.name ILIKE %(pattern)s ESCAPE '\\' OR e.key ILIKE %(pattern)s ESCAPE '\\'"
+            " OR e.type ILIKE %(pattern)s ESCAPE '\\' OR EXISTS (SELECT 1 FROM graph_observations o"
+            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
+            " AND m.content ILIKE %(pattern)s ESCAPE '\\'))"
+            ' ORDER BY e.key = %(key)s DESC, e.key COLLATE "C", e.id LIMIT %(limit)s',
+            params,
+        )
+        return [_entity(row) for row in rows]
+
+    def mentions(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime, per_entity: int
+    ) -> list[MentionRecord]:
+        if not entity_ids:
+            return []
+        rows = self._read(
+            "SELECT entity_id, seq, surface, count FROM (SELECT gm.entity_id, gm.seq,"
+            " gm.surface, gm.count, row_number() OVER"
+            " (PARTITION BY gm.entity_id ORDER BY gm.seq DESC) AS rank"
+            " FROM graph_mentions gm JOIN memories m ON m.seq = gm.seq"
+            " WHERE gm.entity_id = ANY(%(ids)s) AND m.namespace = %(namespace)s"
+            " AND (m.expires_at IS NULL OR m.expires_at > %(now)s)) ranked"
+            " WHERE rank <= %(per)s ORDER BY entity_id, seq DESC",
+            {"ids": _ids(entity_ids), "namespace": namespace, "now": now, "per": per_entity},
+        )
+        return [MentionRecord(int(a), int(b), str(c), int(d)) for a, b, c, d in rows]
+
+    def entities_of(self, namespace: str, seqs: Sequence[int]) -> list[MentionRecord]:
+        if not seqs:
+            return []
+        rows = self._read(
+            "SELECT gm.entity_id, gm.seq, gm.surface, gm.count FROM graph_mentions gm"
+            " JOIN graph_entities e ON e.id = gm.entity_id"
+            " WHERE gm.seq = ANY(%s) AND e.namespace = %s",
+            (_ids(seqs), namespace),
+        )
+        return [MentionRecord(int(a), int(b), str(c), int(d)) for a, b, c, d in rows]
+
+    def observation_memories(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime
+    ) -> dict[int, list[tuple[int, str]]]:
+        if not entity_ids:
+            return {}
+        rows = self._read(
+            "SELECT o.entity_id, m.seq, m.content FROM graph_observations o"
+            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = ANY(%s) AND m.namespace = %s"
+            " AND (m.expires_at IS NULL OR m.expires_at > %s) ORDER BY m.seq",
+            (_ids(entity_ids), namespace, now),
+        )
+        found: dict[int, list[tuple[int, str]]] = {}
+        for entity, seq, content in rows:
+            found.setdefault(int(entity), []).append((int(seq), str(content)))
+        return found
+
+    def relations(
+        self,
+        namespace: str,
+        *,
+        entity_ids: Sequence[int] | None,
+        predicate: str | None,
+        limit: int,
+        after_id: int = 0,
+    ) -> list[RelationRecord]:
+        params: dict[str, Any] = {"namespace": namespace, "limit": limit, "after": after_id}
+        where = ["r.namespace = %(namespace)s", "r.id > %(after)s"]
+        if entity_ids is not None:
+            params["ids"] = _ids(entity_ids)
+            where.append("(r.subject_id = ANY(%(ids)s) OR r.object_id = ANY(%(ids)s))")
+        if predicate is not None:
+            params["predicate"] = predicate
+            where.append("r.predicate = %(predicate)s")
+        rows = self._read(
+            f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE {' AND '.join(where)}"
+            " ORDER BY r.id LIMIT %(limit)s",
+            params,
+        )
+        return [_relation(row) for row in rows]
+
+    def relations_from(self, namespace: str, subject_ids: Sequence[int]) -> list[RelationRecord]:
+        if not subject_ids:
+            return []
+        rows = self._read(
+            f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE r.namespace = %s"
+            ' AND r.subject_id = ANY(%s) ORDER BY s.key COLLATE "C", r.id',
+            (namespace, _ids(subject_ids)),
+        )
+        return [_relation(row) for row in rows]
+
+    def counts(self, namespaces: Sequence[str], failures_limit: int) -> GraphCounts:
+        params: dict[str, Any] = {"names": list(namespaces), "limit": failures_limit}
+
+        def one(sql: str) -> int:
+            return int(self._read(sql, params)[0][0])
+
+        entities = one("SELECT count(*) FROM graph_entities WHERE namespace = ANY(%(names)s)")
+        relations = one("SELECT count(*) FROM graph_relations WHERE namespace = ANY(%(names)s)")
+        mentions = one(
+            "SELECT count(*) FROM graph_mentions gm JOIN graph_entities e ON e.id = gm.entity_id"
+            " WHERE e.namespace = ANY(%(names)s)"
+        )
+        observations = one(
+            "SELECT count(*) FROM graph_observations go"
+            " JOIN graph_entities e ON e.id = go.entity_id WHERE e.namespace = ANY(%(names)s)"
+        )
+        extracted = self._read(
+            "SELECT g.model, count(*) FROM graph_extracted g JOIN memories m ON m.seq = g.seq"
+            ' WHERE m.namespace = ANY(%(names)s) GROUP BY 1 ORDER BY g.model COLLATE "C"',
+            params,
+        )
+        jobs = self._read(
+            "SELECT j.state, count(*) FROM jobs j JOIN memories m ON m.seq = j.seq"
+            " WHERE j.kind = 'graph' AND m.namespace = ANY(%(names)s) GROUP BY 1",
+            params,
+        )
+        failures = self._read(
+            "SELECT j.id, m.id, m.namespace, j.model, j.state, j.attempts, j.last_error,"
+            " j.updated_at FROM jobs j JOIN memories m ON m.seq = j.seq"
+            " WHERE j.kind = 'graph' AND m.namespace = ANY(%(names)s)"
+            " AND (j.state = 'failed' OR j.last_error IS NOT NULL)"
+            " ORDER BY j.updated_at DESC LIMIT %(limit)s",
+            params,
+        )
+        by_state = {"queued": 0, "running": 0, "done": 0, "failed": 0}
+        by_state.update({str(state): int(count) for state, count in jobs})
+        return GraphCounts(
+            entities=entities,
+            relations=relations,
+            mentions=mentions,
+            observations=observations,
+            extracted={str(model): int(count) for model, count in extracted},
+            jobs_by_state=by_state,
+            failures=[_failure(row) for row in failures],
+        )

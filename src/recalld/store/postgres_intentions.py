@@ -1,0 +1,294 @@
+"""The PostgreSQL side of prospective memory: intentions, triggers, streaks, queued reminders.
+
+Firing claims lock the intention rows they read (``FOR UPDATE``; the scheduler's
+due scan with ``SKIP LOCKED``), so two servers evaluating the same intention
+serialise on its row and the second sees the first's firing (READ COMMITTED
+re-checks a locked row's state before returning it). Every table references
+``memories(seq)`` with ``ON DELETE CASCADE``, so ``forget`` removes it all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+from psycopg.types.json import Jsonb
+
+from recalld.store.intentions import (
+    IntentionRecord,
+    IntentionRow,
+    IntentionSession,
+    Lookup,
+    ReminderDraft,
+    Streak,
+    TriggerRecord,
+)
+from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_rows import SELECT_COLUMNS, row_to_memory
+
+__all__ = ["PostgresIntentions", "save_intention"]
+
+T = TypeVar("T")
+STATE_COLUMNS = (
+    "i.state, i.repeat, i.min_interval_seconds, i.zone, i.scheduled, i.created_at,"
+    " i.expires_at, i.next_due, i.last_fired_at, i.fire_count"
+)
+ROW_SELECT = (
+    f"SELECT {STATE_COLUMNS}, {SELECT_COLUMNS} FROM intentions i JOIN memories m ON m.seq = i.seq"
+)
+
+
+def _rows(connection: Connection, sql: str, params: Any) -> list[IntentionRow]:
+    """Intention rows for ``sql`` (a :data:`ROW_SELECT`), with their triggers and streaks."""
+    heads = connection.execute(sql, params).fetchall()
+    if not heads:
+        return []
+    seqs = [int(row[10]) for row in heads]
+    triggers: dict[int, list[TriggerRecord]] = {}
+    for seq, kind, term, spec in connection.execute(
+        "SELECT seq, type, term, spec FROM intention_triggers WHERE seq = ANY(%s)"
+        " ORDER BY seq, position",
+        (seqs,),
+    ).fetchall():
+        triggers.setdefault(int(seq), []).append(
+            TriggerRecord(type=str(kind), spec=dict(spec), term=term)
+        )
+    streaks: dict[int, dict[int, Streak]] = {}
+    for seq, position, count, last_at in connection.execute(
+        "SELECT seq, position, count, last_at FROM intention_streaks WHERE seq = ANY(%s)",
+        (seqs,),
+    ).fetchall():
+        streaks.setdefault(int(seq), {})[int(position)] = Streak(count=int(count), last_at=last_at)
+    rows = []
+    for row in heads:
+        memory = row_to_memory(row[10:])
+        rows.append(
+            IntentionRow(
+                memory=memory,
+                state=str(row[0]),
+                repeat=str(row[1]),
+                min_interval_seconds=float(row[2]),
+                zone=str(row[3]),
+                scheduled=bool(row[4]),
+                created_at=row[5],
+                expires_at=row[6],
+                next_due=row[7],
+                last_fired_at=row[8],
+                fire_count=int(row[9]),
+                triggers=triggers.get(memory.seq, []),
+                streaks=streaks.get(memory.seq, {}),
+            )
+        )
+    return rows
+
+
+def save_intention(connection: Connection, seq: int, record: IntentionRecord) -> None:
+    """Write a new intention's state and triggers inside the caller's transaction."""
+    connection.execute(
+        "INSERT INTO intentions(seq, namespace, state, repeat, min_interval_seconds, zone,"
+        " scheduled, expires_at, next_due, created_at, updated_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            seq,
+            record.namespace,
+            record.state,
+            record.repeat,
+            record.min_interval_seconds,
+            record.zone,
+            record.scheduled,
+            record.expires_at,
+            record.next_due,
+            record.created_at,
+            record.created_at,
+        ),
+    )
+    if record.triggers:
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO intention_triggers(seq, position, namespace, type, term,"
+                " low_lat, high_lat, low_lon, high_lon, spec)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [
+                    (
+                        seq,
+                        position,
+                        record.namespace,
+                        trigger.type,
+                        trigger.term,
+                        *(trigger.box or (None, None, None, None)),
+                        Jsonb(trigger.spec),
+                    )
+                    for position, trigger in enumerate(record.triggers)
+                ],
+            )
+
+
+class _Session:
+    """:class:`~recalld.store.intentions.IntentionSession` on one transaction's connection."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def load(self, seqs: Sequence[int]) -> list[IntentionRow]:
+        if not seqs:
+            return []
+        return _rows(
+            self._connection,
+            f"{ROW_SELECT} WHERE i.state = 'active' AND i.seq = ANY(%s)"
+            " ORDER BY i.seq FOR UPDATE OF i",
+            ([int(seq) for seq in seqs],),
+        )
+
+    def due(self, now: datetime, limit: int) -> list[IntentionRow]:
+        return _rows(
+            self._connection,
+            f"{ROW_SELECT} WHERE i.state = 'active' AND i.next_due IS NOT NULL"
+            " AND i.next_due <= %s ORDER BY i.next_due, i.seq LIMIT %s FOR UPDATE OF i SKIP LOCKED",
+            (now, limit),
+        )
+
+    def set_streak(self, seq: int, position: int, streak: Streak | None) -> None:
+        if streak is None:
+            self._connection.execute(
+                "DELETE FROM intention_streaks WHERE seq = %s AND position = %s", (seq, position)
+            )
+            return
+        self._connection.execute(
+            "INSERT INTO intention_streaks(seq, position, count, last_at) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (seq, position) DO UPDATE SET count = excluded.count,"
+            " last_at = excluded.last_at",
+            (seq, position, streak.count, streak.last_at),
+        )
+
+    def record_firing(self, seq: int, now: datetime, state: str, next_due: datetime | None) -> None:
+        self._connection.execute(
+            "UPDATE intentions SET state = %s, next_due = %s, last_fired_at = %s,"
+            " fire_count = fire_count + 1, updated_at = %s WHERE seq = %s",
+            (state, next_due, now, now, seq),
+        )
+
+    def set_state(self, seq: int, state: str, now: datetime) -> None:
+        self._connection.execute(
+            "UPDATE intentions SET state = %s, updated_at = %s WHERE seq = %s", (state, now, seq)
+        )
+
+    def queue(self, reminder: ReminderDraft, now: datetime) -> None:
+        self._connection.execute(
+            "INSERT INTO pending_recollections"
+            "(namespace, seq, score, channels, prompt_line, fired_at, kind, details)"
+            " VALUES (%s, %s, %s, %s, %s, %s, 'reminder', %s)",
+            (
+                reminder.namespace,
+                reminder.seq,
+                reminder.score,
+                Jsonb(reminder.channels),
+                reminder.prompt_line,
+                now,
+                Jsonb(reminder.details),
+            ),
+        )
+
+
+class PostgresIntentions:
+    """Intention persistence on the store's connection pool."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self._database = database
+
+    def _read_rows(self, sql: str, params: Any) -> list[IntentionRow]:
+        with self._database.connection() as connection:
+            return _rows(connection, sql, params)
+
+    def select(self, namespace: str, states: Sequence[str] | None) -> list[IntentionRow]:
+        """Intentions of the namespace in these states (all when None), newest first."""
+        if states is None:
+            return self._read_rows(
+                f"{ROW_SELECT} WHERE i.namespace = %s ORDER BY i.seq DESC", (namespace,)
+            )
+        return self._read_rows(
+            f"{ROW_SELECT} WHERE i.namespace = %s AND i.state = ANY(%s) ORDER BY i.seq DESC",
+            (namespace, list(states)),
+        )
+
+    def get(self, namespace: str, memory_id: str) -> IntentionRow | None:
+        """One intention by its memory id, in any state."""
+        rows = self._read_rows(
+            f"{ROW_SELECT} WHERE i.namespace = %s AND m.id = %s", (namespace, memory_id)
+        )
+        return rows[0] if rows else None
+
+    def cancel(self, namespace: str, memory_id: str, now: datetime) -> IntentionRow | None:
+        """Cancel it and drop its queued reminders and streaks, in one transaction."""
+
+        def step(connection: Connection) -> IntentionRow | None:
+            rows = _rows(
+                connection,
+                f"{ROW_SELECT} WHERE i.namespace = %s AND m.id = %s FOR UPDATE OF i",
+                (namespace, memory_id),
+            )
+            if not rows:
+                return None
+            seq = rows[0].seq
+            if rows[0].state == "active":
+                connection.execute(
+                    "UPDATE intentions SET state = 'cancelled', updated_at = %s WHERE seq = %s",
+                    (now, seq),
+                )
+            connection.execute("DELETE FROM intention_streaks WHERE seq = %s", (seq,))
+            connection.execute(
+                "DELETE FROM pending_recollections WHERE seq = %s AND kind = 'reminder'", (seq,)
+            )
+            return _rows(connection, f"{ROW_SELECT} WHERE i.seq = %s", (seq,))[0]
+
+        return self._database.write(step)
+
+    def candidates(self, namespace: str, lookup: Lookup) -> list[int]:
+        """Seqs of active intentions with a trigger the lookup could satisfy (by the term
+        index, and by the box around each place trigger's circle)."""
+        parts: list[str] = []
+        params: dict[str, Any] = {"ns": namespace}
+        for index, (kind, terms) in enumerate(sorted(lookup.terms.items())):
+            if not terms:
+                continue
+            params[f"type{index}"] = kind
+            params[f"terms{index}"] = list(terms)
+            parts.append(
+                "SELECT t.seq FROM intention_triggers t WHERE t.namespace = %(ns)s"
+                f" AND t.type = %(type{index})s AND t.term IS NOT NULL"
+                f" AND t.term = ANY(%(terms{index})s)"
+            )
+        if lookup.place is not None:
+            params["lat"], params["lon"] = lookup.place
+            parts.append(
+                "SELECT t.seq FROM intention_triggers t WHERE t.namespace = %(ns)s"
+                " AND t.low_lat IS NOT NULL AND t.low_lat <= %(lat)s AND t.high_lat >= %(lat)s"
+                " AND t.low_lon <= %(lon)s AND t.high_lon >= %(lon)s"
+            )
+        if not parts:
+            return []
+        sql = (
+            "SELECT i.seq FROM intentions i WHERE i.state = 'active' AND NOT i.scheduled"
+            f" AND i.seq IN ({' UNION '.join(parts)}) ORDER BY i.seq"
+        )
+        return [int(row[0]) for row in self._database.read(sql, params)]
+
+    def next_due(self) -> datetime | None:
+        """The earliest due time of any active scheduled intention (every namespace)."""
+        rows = self._database.read(
+            "SELECT min(next_due) FROM intentions WHERE state = 'active' AND next_due IS NOT NULL"
+        )
+        value = rows[0][0] if rows else None
+        return value if isinstance(value, datetime) else None
+
+    def session(self, step: Callable[[IntentionSession], T]) -> T:
+        """Run ``step`` in one transaction (re-run from the start if the database asks)."""
+        return self._database.write(lambda connection: step(_Session(connection)))
+
+    def counts(self, namespace: str) -> dict[str, int]:
+        """Intentions of the namespace by state."""
+        rows = self._database.read(
+            "SELECT state, count(*) FROM intentions WHERE namespace = %s GROUP BY state",
+            (namespace,),
+        )
+        return {str(state): int(count) for state, count in rows}

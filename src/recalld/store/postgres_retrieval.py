@@ -1,0 +1,294 @@
+"""The PostgreSQL side of recall's candidate stage: keyword candidates, rows, neighbours, counts.
+
+Keyword candidates come from the weighted ``search`` vector (the same query
+building as :meth:`recalld.store.postgres.PostgresStore.search`: each word
+through ``plainto_tsquery``, OR-ed, so no user string is parsed as tsquery
+syntax), ordered by ``ts_rank``; without word terms, or when every word is a
+stop word, a case-insensitive substring match stands in (``like``). As on
+SQLite, a word held by :data:`COMMON_WORD_MEMORIES` memories or more is left out
+of the candidate search when the query has a rarer word (``ts_rank`` scores
+every match), and a query of only common words takes the memories holding all
+of them, best first, then the newest holding any.
+
+Terms (:meth:`PostgresRetrieval.tokenize`) come from the same tokenizer as the
+SQLite index, FTS5's ``porter unicode61 remove_diacritics 2`` on a private
+in-memory SQLite connection (apsw is a dependency anyway): recall's reranker
+was fitted on those terms, so its BM25F features (and so its scores) are the
+same on both stores, and tokenizing a pool costs no round trip. Document
+counts come from the ``search`` vector, whose English stemmer differs from
+Porter's in a few words; a word PostgreSQL drops as a stop word ("the", "and")
+is counted as held by ``cap`` memories, which is what it is in any real
+collection, so its IDF is the floor, as a common word's is on SQLite.
+"""
+
+from __future__ import annotations
+
+import threading
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+import apsw
+
+from recalld._text import WORD
+from recalld._time import to_storage
+from recalld.store.base import Scope
+from recalld.store.postgres_connection import PostgresDatabase
+from recalld.store.postgres_migrations import SEARCH_CONFIG
+from recalld.store.postgres_rows import Parameters, scope_sql
+from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
+from recalld.store.sql import escape_like, substring_pattern
+
+__all__ = ["PostgresRetrieval"]
+
+ROW_COLUMNS = (
+    "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
+    " m.index_state"
+)
+ROW_WIDTH = 10
+# ts_rank weights for {D, C, B, A} (speaker, tags, content, title): they only order the
+# candidates; the reranker computes its own field-weighted BM25 over them.
+CANDIDATE_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
+TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
+# A word in at least this many memories is common: as on SQLite (see
+# recalld.store.sqlite_retrieval), it is left to the rarer words of the query.
+COMMON_WORD_MEMORIES = 1_000
+
+
+def _row(values: Sequence[Any]) -> CandidateRow:
+    seq, memory_id, namespace, title, content, tags, speaker, source, at_utc, index_state = values
+    return CandidateRow(
+        seq=int(seq),
+        id=memory_id,
+        namespace=namespace,
+        title=title,
+        content=content,
+        tags=tuple(str(tag) for tag in tags),
+        speaker=speaker,
+        source=source,
+        at_utc=None if at_utc is None else to_storage(at_utc),
+        index_state=index_state,
+    )
+
+
+def _fold(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(character for character in decomposed if not unicodedata.combining(character))
+
+
+class PostgresRetrieval:
+    """:class:`recalld.store.retrieval.RetrievalStore` on the store's connection pool."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self._database = database
+        self._local = threading.local()
+
+    # -- terms -------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[str]:
+        if not text:
+            return []
+        if not hasattr(self._local, "tokenizer"):
+            connection = apsw.Connection(":memory:")
+            try:
+                self._local.tokenizer = connection.fts5_tokenizer("porter", TOKENIZER_ARGUMENTS)
+            except apsw.Error:  # an SQLite without FTS5: the plain word splitter below
+                self._local.tokenizer = None
+            self._local.connection = connection
+        tokenizer = self._local.tokenizer
+        if tokenizer is None:
+            return [_fold(word) for word in WORD.findall(text)]
+        encoded = text.encode("utf-8", errors="replace")
+        terms = tokenizer(
+            encoded,
+            apsw.FTS5_TOKENIZE_DOCUMENT,
+            None,
+            include_offsets=False,
+            include_colocated=False,
+        )
+        return [str(term) for term in terms]
+
+    def document_counts(
+        self, namespaces: Sequence[str], words: Sequence[str], cap: int
+    ) -> dict[str, int]:
+        if not words or not namespaces:
+            return {}
+        params = Parameters()
+        names = params.bind("names", list(namespaces))
+        limit = params.bind("cap", cap)
+        columns = []
+        for index, word in enumerate(words):
+            query = f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
+            # Counting stops at the cap, so a very common word costs a bounded scan.
+            columns.append(
+                f"CASE WHEN numnode({query}) = 0 THEN {limit} ELSE"
+                f" (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.search @@ {query}"
+                f" AND m.namespace = ANY({names}) LIMIT {limit}) AS hits) END"
+            )
+        row = self._database.read(f"SELECT {', '.join(columns)}", params)[0]
+        return {word: int(count) for word, count in zip(words, row, strict=True)}
+
+    # -- candidates --------------------------------------------------------------
+
+    def keyword_candidates(
+        self, scope: Scope, text: str, words: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+        if words:
+            found = self._full_text(scope, words, limit)
+            if found is not None:
+                return found
+        patterns = list(words) if words else [substring_pattern(text)]
+        return self._like_candidates(scope, [pattern for pattern in patterns if pattern], limit)
+
+    def _full_text(
+        self, scope: Scope, words: Sequence[str], limit: int
+    ) -> list[KeywordCandidate] | None:
+        """Full-text candidates, or None when the words hold no lexeme (only stop words)."""
+        counts = self._database_counts(words, COMMON_WORD_MEMORIES)
+        rare = [word for word in words if counts[word] < COMMON_WORD_MEMORIES]
+        if rare:
+            return self._matches(scope, rare, "||", limit)
+        every = self._matches(scope, words, "&&", limit) if len(words) > 1 else []
+        if every is not None and len(every) >= limit:
+            return every
+        newest = self._matches(scope, words, "||", limit, newest=True)
+        if newest is None:
+            return every
+        seen = {candidate.row.seq for candidate in every or []}
+        return ((every or []) + [found for found in newest if found.row.seq not in seen])[:limit]
+
+    def _database_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
+        """How many memories of the database hold each word (up to ``cap``; a stop word 0)."""
+        params = Parameters()
+        limit = params.bind("cap", cap)
+        columns = []
+        for index, word in enumerate(words):
+            query = f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
+            columns.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.search @@ {query}"
+                f" LIMIT {limit}) AS hits)"
+            )
+        row = self._database.read(f"SELECT {', '.join(columns)}", params)[0]
+        return {word: int(count) for word, count in zip(words, row, strict=True)}
+
+    def _matches(
+        self, scope: Scope, words: Sequence[str], operator: str, limit: int, newest: bool = False
+    ) -> list[KeywordCandidate] | None:
+        """The best ``limit`` matches by ``ts_rank`` (or, with ``newest``, the most recent);
+        None when the words hold no lexeme."""
+        params = Parameters()
+        query = f" {operator} ".join(
+            f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
+            for index, word in enumerate(words)
+        )
+        where = scope_sql(scope, params)
+        order = (
+            "m.seq DESC"
+            if newest
+            else f"ts_rank('{CANDIDATE_WEIGHTS}', m.search, q.query, 1) DESC NULLS LAST, m.seq DESC"
+        )
+        rows = self._database.read(
+            f"WITH q AS (SELECT ({query}) AS query)"
+            f" SELECT {ROW_COLUMNS}, numnode(q.query) AS nodes"
+            f" FROM q LEFT JOIN memories m ON m.search @@ q.query AND {where}"
+            f" ORDER BY {order} LIMIT {params.bind('limit', limit)}",
+            params,
+        )
+        if not rows or rows[0][-1] == 0:
+            return None
+        return [
+            KeywordCandidate(row=_row(values[:ROW_WIDTH]), backend="postgres-fts")
+            for values in rows
+            if values[0] is not None
+        ]
+
+    def _like_candidates(
+        self, scope: Scope, patterns: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+        if not patterns:
+            return []
+        params = Parameters()
+        where = scope_sql(scope, params)
+        parts = []
+        for index, pattern in enumerate(patterns):
+            like = f"ILIKE {params.bind(f'p{index}', f'%{escape_like(pattern)}%')} ESCAPE '\\'"
+            parts.append(
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
+                f" OR (coalesce(m.speaker, '') {like}))::int"
+            )
+        matched = " + ".join(parts)
+        rows = self._database.read(
+            f"SELECT {ROW_COLUMNS}, ({matched}) AS matched FROM memories m"
+            f" WHERE {where} AND ({matched}) > 0"
+            f" ORDER BY matched DESC, m.updated_at DESC, m.seq DESC"
+            f" LIMIT {params.bind('limit', limit)}",
+            params,
+        )
+        total = float(len(patterns))
+        return [
+            KeywordCandidate(
+                row=_row(values[:ROW_WIDTH]),
+                backend="like",
+                like_share=float(values[ROW_WIDTH]) / total,
+            )
+            for values in rows
+        ]
+
+    def rows(self, scope: Scope, seqs: Sequence[int]) -> dict[int, CandidateRow]:
+        if not seqs:
+            return {}
+        params = Parameters()
+        where = scope_sql(scope, params)
+        wanted = params.bind("seqs", [int(seq) for seq in seqs])
+        rows = self._database.read(
+            f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.seq = ANY({wanted}) AND {where}",
+            params,
+        )
+        return {int(values[0]): _row(values) for values in rows}
+
+    def neighbours(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Neighbours]:
+        if not seqs:
+            return {}
+        params = Parameters()
+        wanted = params.bind("seqs", [int(seq) for seq in seqs])
+        names = params.bind("names", list(scope.namespaces))
+        alive = ""
+        if not scope.include_expired:
+            alive = f" AND (p.expires_at IS NULL OR p.expires_at > {params.bind('now', scope.now)})"
+
+        def side(operator: str, direction: str) -> str:
+            # Served by the memories_source_order index (namespace, source, at_utc, seq).
+            return (
+                "(SELECT p.seq FROM memories p WHERE p.namespace = m.namespace"
+                " AND p.source = m.source"
+                f" AND (p.at_utc, p.seq) {operator} (m.at_utc, m.seq){alive}"
+                f" ORDER BY p.at_utc {direction}, p.seq {direction} LIMIT 1)"
+            )
+
+        pairs = self._database.read(
+            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')} FROM memories m"
+            f" WHERE m.seq = ANY({wanted}) AND m.namespace = ANY({names})"
+            " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
+            params,
+        )
+        around = sorted({int(seq) for _, *sides in pairs for seq in sides if seq is not None})
+        asks: dict[int, bool] = {}
+        if around:
+            asks = {
+                int(seq): bool(flag)
+                for seq, flag in self._database.read(
+                    "SELECT seq, strpos(content, '?') > 0 FROM memories WHERE seq = ANY(%s)",
+                    (around,),
+                )
+            }
+
+        def neighbour(seq: int | None) -> Neighbour | None:
+            if seq is None or int(seq) not in asks:
+                return None
+            return Neighbour(seq=int(seq), asks=asks[int(seq)])
+
+        return {
+            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after))
+            for seq, before, after in pairs
+        }

@@ -1,0 +1,164 @@
+"""Scrubbing on PostgreSQL: pending scrubs finished by ``VACUUM``, and only when it can work.
+
+A ``DELETE`` or ``UPDATE`` in PostgreSQL leaves the old row version (a *dead
+tuple*) in the table's pages and its entries in the indexes until ``VACUUM``
+removes them, and ``VACUUM`` can only remove a dead tuple once no snapshot
+that could still see it is open anywhere in the cluster (a long transaction,
+an idle-in-transaction session, a replication slot or a prepared transaction
+holds it back). So, as on SQLite, every content-dropping write records a
+*pending scrub* in its own transaction, here with that transaction's id
+(``pending_scrubs.xact``), and :meth:`PostgresScrub.scrub`:
+
+1. finds which pending scrubs no open snapshot holds back: every backend's
+   ``backend_xmin``/``backend_xid`` (``pg_stat_activity``, which shows them for
+   every role), replication slots' ``xmin`` and prepared transactions must
+   all be newer than the deleting transaction;
+2. runs ``VACUUM`` (``postgres_vacuum_after_forget = vacuum``) or ``VACUUM
+   (FULL)`` (``full``: the tables are rewritten into new files and the old
+   files deleted) on every table a memory's content reaches, waiting for
+   table locks at most ``wait_seconds`` (``lock_timeout``);
+3. clears the records of step 1 only when that ``VACUUM`` finished.
+
+With ``off`` nothing is vacuumed by recalld, so nothing is ever reported
+scrubbed: the records stay pending (``stats``/``status`` count them) and
+autovacuum removes the dead tuples on its own schedule.
+
+What "done" means here is weaker than on SQLite, and the README says so:
+the dead tuples are gone from the tables and indexes (no query, and no tool
+that reads pages through PostgreSQL's row visibility, can return them), but
+``VACUUM`` does not overwrite the freed bytes, which stay in the free space of
+the table's pages (with ``full``: in the deleted files' disk blocks) until
+reused, and the write-ahead log keeps the inserted content until its segment
+is recycled. A page another backend holds pinned at that moment is left for
+the next ``VACUUM``; nothing here can see that from SQL.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Literal
+
+import psycopg
+
+from recalld.store.postgres_connection import Connection, PostgresDatabase
+
+__all__ = ["VACUUM_TABLES", "PostgresScrub", "VacuumMode", "record_drop"]
+
+logger = logging.getLogger(__name__)
+
+VacuumMode = Literal["off", "vacuum", "full"]
+# Every table a memory's content (or a forget's cascade) can leave dead rows in: the
+# memory itself, its tags, vectors, jobs, features, trigger history, queue items,
+# intention triggers, graph rows, and core memory's entries.
+VACUUM_TABLES = (
+    "memories",
+    "memory_tags",
+    "vectors",
+    "jobs",
+    "memory_signals",
+    "memory_biometrics",
+    "recollection_triggers",
+    "pending_recollections",
+    "intentions",
+    "intention_triggers",
+    "intention_streaks",
+    "graph_entities",
+    "graph_mentions",
+    "graph_observations",
+    "graph_relations",
+    "graph_relation_sources",
+    "graph_extracted",
+    "core_memory",
+)
+# The pending scrubs (up to a mark) that no open snapshot holds back. age(x) is how many
+# transactions ago x began; the deleting transaction is held back by any snapshot or
+# transaction at least as old as it. age() reads the next transaction id at its first
+# call, after the snapshot that gave xmax: a race only makes the test stricter.
+UNBLOCKED = """
+WITH horizon AS (
+    SELECT max(age(x)) AS oldest FROM (
+        SELECT backend_xmin AS x FROM pg_stat_activity
+            WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid()
+        UNION ALL SELECT backend_xid FROM pg_stat_activity
+            WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
+        UNION ALL SELECT xmin FROM pg_replication_slots WHERE xmin IS NOT NULL
+        UNION ALL SELECT transaction FROM pg_prepared_xacts
+    ) AS held
+)
+SELECT s.id FROM pending_scrubs s, horizon
+WHERE s.id <= %(mark)s AND (
+    horizon.oldest IS NULL
+    OR horizon.oldest < pg_snapshot_xmax(pg_current_snapshot())::text::bigint
+        - s.xact::text::bigint
+)
+"""
+
+
+def record_drop(connection: Connection, reason: str, now: datetime) -> None:
+    """Record, inside the caller's write transaction, that content left the database."""
+    connection.execute(
+        "INSERT INTO pending_scrubs(reason, recorded_at) VALUES (%s, %s)", (reason, now)
+    )
+
+
+class PostgresScrub:
+    """Pending scrubs of one PostgreSQL store and the ``VACUUM`` that finishes them."""
+
+    def __init__(self, database: PostgresDatabase, vacuum: VacuumMode) -> None:
+        self._database = database
+        self._vacuum: VacuumMode = vacuum
+
+    def pending(self) -> int:
+        """Content-dropping writes (of any server) whose dead rows are not vacuumed yet."""
+        return int(self._database.read("SELECT count(*) FROM pending_scrubs")[0][0])
+
+    def vacuum(self, wait_seconds: float | None = None) -> bool:
+        """``VACUUM`` (or ``VACUUM (FULL)``) the content tables now, per the configured mode.
+
+        Waits for a table lock at most ``wait_seconds`` (None: as long as it
+        takes); returns whether it ran (False with ``off`` or after that wait).
+        Raises :class:`~recalld.errors.StorageError` when the database failed.
+        """
+        if self._vacuum == "off":
+            return False
+        statement = "VACUUM (FULL)" if self._vacuum == "full" else "VACUUM"
+        with self._database.connection() as connection:
+            if wait_seconds is not None:
+                milliseconds = max(1, int(wait_seconds * 1000))
+                connection.execute(f"SET lock_timeout = {milliseconds}")
+            try:
+                connection.execute(f"{statement} {', '.join(VACUUM_TABLES)}")
+            except psycopg.errors.LockNotAvailable:
+                logger.info("VACUUM waited %g s for a table lock: not now", wait_seconds)
+                return False
+            finally:
+                if wait_seconds is not None:
+                    connection.execute("RESET lock_timeout")
+        return True
+
+    def scrub(self, wait_seconds: float) -> bool:
+        """Vacuum away what the pending scrubs left, where no open snapshot holds it back.
+
+        Returns whether every scrub pending when it began is done (their records
+        are then cleared). Never True with ``off``: recalld did not vacuum.
+        """
+        mark = int(self._database.read("SELECT coalesce(max(id), 0) FROM pending_scrubs")[0][0])
+        if mark == 0:
+            return True
+        if self._vacuum == "off":
+            return False
+        unblocked = [int(row[0]) for row in self._database.read(UNBLOCKED, {"mark": mark})]
+        if not unblocked:
+            return False
+        if not self.vacuum(wait_seconds):
+            return False
+
+        def clear(connection: Connection) -> int:
+            connection.execute("DELETE FROM pending_scrubs WHERE id = ANY(%s)", (unblocked,))
+            row = connection.execute(
+                "SELECT count(*) FROM pending_scrubs WHERE id <= %s", (mark,)
+            ).fetchone()
+            return 0 if row is None else int(row[0])
+
+        return self._database.write(clear) == 0

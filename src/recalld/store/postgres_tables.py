@@ -1,0 +1,127 @@
+"""Whole-table reads and idempotent writes on PostgreSQL (``store.tables``, for migrate)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from pgvector import HalfVector
+from psycopg.types.json import Jsonb
+
+from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.semantic import VECTOR_DTYPE
+from recalld.store.tables import ColumnKind, Table
+
+__all__ = ["PostgresTables"]
+
+# (model, dimension) -> make sure that model's HNSW index exists
+EnsureIndex = Callable[[str, int], None]
+# Columns named differently here than in the neutral description (SQLite's names).
+RENAMED = {("vectors", "vector"): "embedding"}
+
+
+def _name(table: Table, column: str) -> str:
+    return RENAMED.get((table.name, column), column)
+
+
+def _load(kind: ColumnKind, value: Any) -> Any:
+    if value is None:
+        return None
+    if kind == "vector":
+        return bytes(value.to_numpy().astype(VECTOR_DTYPE).tobytes())
+    if kind == "blob":
+        return bytes(value)
+    if kind == "boolean":
+        return bool(value)
+    return value
+
+
+def _dump(kind: ColumnKind, value: Any) -> Any:
+    if value is None:
+        return None
+    if kind == "json":
+        return Jsonb(value)
+    if kind == "vector":
+        return HalfVector(np.frombuffer(value, dtype=VECTOR_DTYPE))
+    if kind == "boolean":
+        return bool(value)
+    return value
+
+
+class PostgresTables:
+    """Copy access to every table of one PostgreSQL database."""
+
+    def __init__(self, database: PostgresDatabase, ensure_index: EnsureIndex) -> None:
+        self._database = database
+        self._ensure_index = ensure_index
+
+    def count(self, table: Table) -> int:
+        """How many rows the table holds."""
+        return int(self._database.read(f"SELECT count(*) FROM {table.name}")[0][0])
+
+    def read(self, table: Table, after: Sequence[Any] | None, limit: int) -> list[dict[str, Any]]:
+        """Rows in ``table.order`` after ``after``."""
+        names = ", ".join(_name(table, column.name) for column in table.columns)
+        order = ", ".join(_name(table, name) for name in table.order)
+        params: list[Any] = []
+        where = ""
+        if after is not None:
+            where = f" WHERE ({order}) > ({', '.join('%s' for _ in table.order)})"
+            params += [
+                _dump(table.column(name).kind, value)
+                for name, value in zip(table.order, after, strict=True)
+            ]
+        rows = self._database.read(
+            f"SELECT {names} FROM {table.name}{where} ORDER BY {order} LIMIT %s",
+            (*params, limit),
+        )
+        return [
+            {
+                column.name: _load(column.kind, value)
+                for column, value in zip(table.columns, row, strict=True)
+            }
+            for row in rows
+        ]
+
+    def write(self, table: Table, rows: Sequence[dict[str, Any]]) -> int:
+        """Insert the rows not present yet (by ``table.identity``), in one transaction."""
+        if not rows:
+            return 0
+        columns = list(table.written)
+        extra: list[str] = []
+        if table.name == "vectors":
+            extra = ["dimension"]
+            for model, dimension in sorted(
+                {(row["model"], len(row["vector"]) // VECTOR_DTYPE.itemsize) for row in rows}
+            ):
+                self._ensure_index(model, dimension)
+        names = ", ".join([_name(table, column.name) for column in columns] + extra)
+        marks = ", ".join("%s" for _ in range(len(columns) + len(extra)))
+        match = " AND ".join(f"{_name(table, name)} = %s" for name in table.identity)
+        sql = (
+            f"INSERT INTO {table.name}({names}) SELECT {marks}"
+            f" WHERE NOT EXISTS (SELECT 1 FROM {table.name} WHERE {match})"
+        )
+        values = []
+        for row in rows:
+            written = [_dump(column.kind, row[column.name]) for column in columns]
+            if extra:
+                written.append(len(row["vector"]) // VECTOR_DTYPE.itemsize)
+            identity = [_dump(table.column(name).kind, row[name]) for name in table.identity]
+            values.append((*written, *identity))
+
+        def step(connection: Connection) -> int:
+            inserted = 0
+            with connection.cursor() as cursor:
+                for value in values:
+                    cursor.execute(sql, value)
+                    inserted += max(cursor.rowcount, 0)
+            return inserted
+
+        return self._database.write(step)
+
+    def analyze(self) -> None:
+        """``ANALYZE`` the database (outside any transaction)."""
+        with self._database.connection() as connection:
+            connection.execute("ANALYZE")

@@ -1,0 +1,94 @@
+"""SQL helpers shared by the SQLite and PostgreSQL stores (no connection, no driver).
+
+Both stores keep the same tables under the same names (``memories`` with its
+``at_utc`` instant, ``memory_tags``, ``jobs`` …), so the clause that makes rows
+visible to a :class:`~recalld.store.base.Scope` is built once here. Only the
+placeholder syntax (``:name`` for apsw, ``%(name)s`` for psycopg) and the form
+in which an instant is bound (fixed-width UTC text for SQLite, a datetime for
+PostgreSQL) differ; the caller passes both in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from recalld.store.base import Scope
+
+__all__ = [
+    "PENDING_JOB_STATES",
+    "Bind",
+    "escape_like",
+    "json_compact",
+    "json_text",
+    "scope_clause",
+    "substring_pattern",
+]
+
+# Bind(name, value) -> the placeholder to write into the SQL (and records the value).
+Bind = Callable[[str, Any], str]
+
+PENDING_JOB_STATES = ("queued", "running")
+
+
+def escape_like(text: str) -> str:
+    """``text`` with LIKE's wildcards escaped (use with ``ESCAPE '\\'``)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def substring_pattern(text: str) -> str:
+    """What a query without word terms searches as a substring: its printable characters
+    (a NUL would end the LIKE pattern early and match everything), trimmed, at most 200."""
+    return "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
+
+
+def json_text(value: Any) -> str:
+    """JSON as stored in a text column: UTF-8 kept readable (``ensure_ascii=False``)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def json_compact(value: Any) -> str:
+    """Compact JSON (no spaces), for ``meta`` objects."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def scope_clause(scope: Scope, bind: Bind, instant: Callable[[datetime], Any]) -> str:
+    """The WHERE clause (over alias ``m``) that makes rows visible to ``scope``.
+
+    ``bind`` turns a named value into a placeholder; ``instant`` converts a
+    datetime into the form the store compares its time columns with.
+    """
+    clauses: list[str] = []
+    names = [bind(f"ns{index}", namespace) for index, namespace in enumerate(scope.namespaces)]
+    clauses.append(f"m.namespace IN ({', '.join(names)})" if names else "1 = 0")
+    if not scope.include_expired:
+        clauses.append(
+            f"(m.expires_at IS NULL OR m.expires_at > {bind('now', instant(scope.now))})"
+        )
+    if scope.kind is not None:
+        clauses.append(f"m.kind = {bind('kind', scope.kind)}")
+    if scope.category is not None:
+        clauses.append(f"m.category = {bind('category', scope.category)}")
+    if scope.tags_any:
+        wanted = [bind(f"any{index}", tag) for index, tag in enumerate(scope.tags_any)]
+        clauses.append(
+            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq"
+            f" AND t.tag IN ({', '.join(wanted)}))"
+        )
+    for index, tag in enumerate(scope.tags_all):
+        clauses.append(
+            "EXISTS (SELECT 1 FROM memory_tags t WHERE t.seq = m.seq"
+            f" AND t.tag = {bind(f'all{index}', tag)})"
+        )
+    for name, column, operator in (
+        ("since", "at_utc", ">="),
+        ("until", "at_utc", "<"),
+        ("created_since", "created_at", ">="),
+        ("created_until", "created_at", "<"),
+    ):
+        value = getattr(scope, name)
+        if value is not None:
+            clauses.append(f"m.{column} {operator} {bind(name, instant(value))}")
+    return " AND ".join(clauses)

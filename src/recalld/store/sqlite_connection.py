@@ -1,0 +1,143 @@
+"""Connections to one SQLite file: one per thread, lock waits retried, write transactions.
+
+The SQLite store and its companions (semantic, context, core memory, graph,
+intentions) all run their SQL through one :class:`SQLiteDatabase`: reads with
+:meth:`SQLiteDatabase.read` or :meth:`SQLiteDatabase.run`, writes with
+:meth:`SQLiteDatabase.write` (one ``BEGIN IMMEDIATE`` transaction). WAL,
+``synchronous=FULL`` by default (fsync per commit), ``busy_timeout``, and a
+bounded retry with backoff around lock waits, so several processes can share
+one file and no caller sees ``database is locked``.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+
+from recalld.errors import DiskFullError, StorageError
+
+__all__ = ["DISK_FULL_MESSAGE", "LOCK_ERRORS", "SQLiteDatabase", "storage_error"]
+
+T = TypeVar("T")
+LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
+DISK_FULL_MESSAGE = (
+    "the disk holding the database is full; nothing was written. Free space, or forget"
+    " memories (forget still works on a full disk)"
+)
+
+
+def storage_error(error: apsw.Error) -> StorageError:
+    """The recalld error for a database failure (a full disk says so)."""
+    if isinstance(error, apsw.FullError):
+        return DiskFullError(DISK_FULL_MESSAGE)
+    return StorageError(f"{type(error).__name__}: {error}")
+
+
+class SQLiteDatabase:
+    """Per-thread connections to ``path`` and the retry loop every statement runs in."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        synchronous: str = "FULL",
+        busy_timeout_ms: int = 5_000,
+        lock_retry_seconds: float = 30.0,
+    ) -> None:
+        self.path = path
+        self._synchronous = synchronous
+        self.busy_timeout_ms = busy_timeout_ms
+        self.lock_retry_seconds = lock_retry_seconds
+        self._local = threading.local()
+        self._connections: list[apsw.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def in_memory(self) -> bool:
+        """Whether this is SQLite's private ``:memory:`` database (no file)."""
+        return str(self.path) == ":memory:"
+
+    def connection(self) -> apsw.Connection:
+        """This thread's connection (opened with the durability pragmas on first use)."""
+        if self._closed:
+            raise StorageError("the store is closed")
+        connection: apsw.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            try:
+                connection = apsw.Connection(str(self.path))
+                connection.set_busy_timeout(self.busy_timeout_ms)
+                connection.execute("PRAGMA journal_mode = WAL")
+                connection.execute(f"PRAGMA synchronous = {self._synchronous}")
+                connection.execute("PRAGMA secure_delete = ON")
+                connection.execute("PRAGMA foreign_keys = ON")
+            except apsw.Error as error:
+                raise StorageError(f"cannot open {self.path}: {error}") from error
+            self._local.connection = connection
+            with self._connections_lock:
+                self._connections.append(connection)
+        return connection
+
+    def run(self, operation: Callable[[apsw.Connection], T]) -> T:
+        """Run ``operation``, retrying lock waits with jittered backoff up to a bound."""
+        deadline = time.monotonic() + self.lock_retry_seconds
+        delay = 0.005
+        while True:
+            connection = self.connection()
+            try:
+                return operation(connection)
+            except LOCK_ERRORS as error:
+                if time.monotonic() >= deadline:
+                    raise StorageError(
+                        f"the database stayed locked for {self.lock_retry_seconds:g} s: {error}"
+                    ) from error
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.25)
+            except apsw.Error as error:
+                raise storage_error(error) from error
+
+    def read(
+        self, sql: str, params: dict[str, Any] | tuple[Any, ...] = ()
+    ) -> list[tuple[Any, ...]]:
+        """Every row of one query (outside any write transaction)."""
+        return self.run(lambda connection: connection.execute(sql, params).fetchall())
+
+    def write(self, operation: Callable[[apsw.Connection], T]) -> T:
+        """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried."""
+
+        def step(connection: apsw.Connection) -> T:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = operation(connection)
+                connection.execute("COMMIT")
+            except BaseException:
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise
+            return result
+
+        return self.run(step)
+
+    def changes(self, sql: str, params: dict[str, Any] | tuple[Any, ...] = ()) -> int:
+        """Run one write statement in its own transaction; returns the rows it changed."""
+
+        def step(connection: apsw.Connection) -> int:
+            connection.execute(sql, params)
+            return int(connection.changes())
+
+        return self.write(step)
+
+    def close(self) -> None:
+        """Close every thread's connection; later use raises :class:`StorageError`."""
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+            self._closed = True
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()

@@ -1,0 +1,1 @@
+"""Scale-out and fault tests of the PostgreSQL store (pytest --postgres)."""

@@ -1,0 +1,183 @@
+"""Bad locations and servers are one clear error at start; a server that goes away and comes
+back costs requests a 503, never an acknowledged write.
+
+These tests stop and start a PostgreSQL of their own (not the session's).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import DatabaseUnavailableError, StorageError, ValidationError
+from recalld.store.factory import open_store
+from recalld.store.postgres_connection import check_server
+from tests.adapters.http_support import ServerProcess, free_port
+from tests.postgres_server import LocalPostgres
+
+pytestmark = pytest.mark.postgres
+
+SECRET = "s3cr3t-never-printed"
+RECOVERY_SECONDS = 60.0
+
+
+@pytest.fixture
+def own_server(postgres_server: LocalPostgres) -> Iterator[LocalPostgres]:
+    """A PostgreSQL these tests may stop and restart (the session's must stay up)."""
+    del postgres_server  # only needs the --postgres option and the wheel
+    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-faults-")))
+    try:
+        server.start()
+        server.create_database("recalld")
+        yield server
+    finally:
+        server.remove()
+
+
+def _open(url: str) -> None:
+    open_store(Settings(db=url, embedder="none", postgres_connect_timeout_seconds=3)).close()
+
+
+def test_malformed_url_names_the_field_and_hides_the_password() -> None:
+    with pytest.raises(ValidationError) as caught:
+        _open(f"postgresql://recalld:{SECRET}@[::1/recalld")
+    assert caught.value.field == "db"
+    assert SECRET not in str(caught.value)
+    assert "***" in str(caught.value)
+
+
+def test_refused_connection_is_one_clear_error(tmp_path: Path) -> None:
+    url = f"postgresql://recalld:{SECRET}@127.0.0.1:{free_port()}/recalld"
+    with pytest.raises(DatabaseUnavailableError) as caught:
+        _open(url)
+    message = str(caught.value)
+    assert "cannot connect to postgresql://recalld:***@127.0.0.1" in message
+    assert SECRET not in message
+    result = subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", url, "stats"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"RECALLD_POSTGRES_CONNECT_TIMEOUT_SECONDS": "3", "PATH": ""},
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1
+    assert "cannot connect" in result.stderr
+    assert SECRET not in result.stderr + result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_wrong_password_is_refused_without_echoing_it(own_server: LocalPostgres) -> None:
+    url = own_server.url("recalld").replace(own_server.password, SECRET)
+    with pytest.raises(DatabaseUnavailableError) as caught:
+        _open(url)
+    assert "password authentication failed" in str(caught.value)
+    assert SECRET not in str(caught.value)
+
+
+def test_missing_vector_extension_is_named(own_server: LocalPostgres) -> None:
+    with psycopg.connect(own_server.url(), autocommit=True) as connection:
+        connection.execute("CREATE ROLE plain LOGIN PASSWORD 'plain-password'")
+        connection.execute("CREATE DATABASE noext")
+        connection.execute("REVOKE CREATE ON DATABASE noext FROM PUBLIC")
+    url = f"postgresql://plain:plain-password@127.0.0.1:{own_server.port}/noext"
+    with pytest.raises(StorageError) as caught:
+        _open(url)
+    assert "'vector' extension" in str(caught.value)
+    assert "CREATE EXTENSION vector" in str(caught.value)
+
+
+def test_too_old_server_or_pgvector_is_refused() -> None:
+    with pytest.raises(StorageError, match=r"runs PostgreSQL 13\.11; recalld needs PostgreSQL 14"):
+        check_server(130011, "0.8.0", "db")
+    with pytest.raises(StorageError, match=r"extension 0\.7\.4; recalld needs pgvector 0\.8\.0"):
+        check_server(170002, "0.7.4", "db")
+    check_server(140000, "0.8.0", "db")
+
+
+def test_database_away_means_503_then_recovery(own_server: LocalPostgres, tmp_path: Path) -> None:
+    server = ServerProcess(
+        own_server.url("recalld"),
+        log_path=tmp_path / "server.log",
+        RECALLD_POSTGRES_CONNECT_TIMEOUT_SECONDS="2",
+    ).start()
+    try:
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            written = client.post("/v1/memories", json={"content": "before the outage"})
+            assert written.status_code == 200
+            own_server.stop()
+            away = client.get("/v1/stats")
+            assert away.status_code == 503
+            error = away.json()["error"]
+            assert error["type"] == "database_unavailable"
+            assert "database is unavailable" in error["message"]
+            assert away.headers["retry-after"] == "1"
+            own_server.start()
+            deadline = threading.Event()
+            timer = threading.Timer(RECOVERY_SECONDS, deadline.set)
+            timer.start()
+            try:
+                while not deadline.is_set():
+                    back = client.get("/v1/stats")
+                    if back.status_code == 200:
+                        break
+                    deadline.wait(0.2)
+            finally:
+                timer.cancel()
+            assert back.status_code == 200
+            assert back.json()["count"] == 1
+            found = client.get(f"/v1/memories/{written.json()['id']}")
+            assert found.json()["content"] == "before the outage"
+        assert own_server.password not in server.log()
+    finally:
+        server.stop()
+
+
+def test_no_acknowledged_write_is_lost_across_a_crash(
+    own_server: LocalPostgres, tmp_path: Path
+) -> None:
+    server = ServerProcess(
+        own_server.url("recalld"),
+        log_path=tmp_path / "server.log",
+        RECALLD_POSTGRES_CONNECT_TIMEOUT_SECONDS="2",
+    ).start()
+    acknowledged: list[str] = []
+    enough = threading.Event()
+    done = threading.Event()
+
+    def write() -> None:
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            for index in range(400):
+                if done.is_set():
+                    return
+                response = client.post("/v1/memories", json={"content": f"write {index}"})
+                if response.status_code == 200:
+                    acknowledged.append(response.json()["id"])
+                if len(acknowledged) >= 40:
+                    enough.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert enough.wait(60)
+        own_server.stop(immediate=True)  # SIGQUIT: no checkpoint, crash recovery at start
+        own_server.start()
+        done.set()
+        writer.join(timeout=120)
+        with psycopg.connect(own_server.url("recalld")) as connection:
+            stored = {row[0] for row in connection.execute("SELECT id FROM memories")}
+        assert acknowledged
+        assert set(acknowledged) <= stored
+    finally:
+        done.set()
+        writer.join(timeout=120)
+        server.stop()

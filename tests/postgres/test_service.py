@@ -1,0 +1,103 @@
+"""The service on PostgreSQL: worker, hybrid recall in the database, recollections, forget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from recalld.config import Settings
+from recalld.model import Filters
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.postgres_server import LocalPostgres
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def memory(postgres_url: str, clock: FakeClock) -> Iterator[MemoryService]:
+    settings = Settings(db=postgres_url, embedder="hashing", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as service:
+        yield service
+
+
+def test_postgres_worker_and_hybrid_recall_in_the_database(memory: MemoryService) -> None:
+    memory.remember("The staging database runs in Melbourne", tags=["infra"], kind="fact")
+    memory.remember("Grandma's apple pie needs cinnamon", tags=["food"])
+    memory.remember("Production is in Sydney", namespace="other")
+    before = memory.search("staging database", limit=5)
+    assert before[0].backends == ["fts"]  # found by keyword before it is embedded
+    report = memory.new_worker().run_until_idle()
+    assert report.processed == 3
+    assert memory.indexing.retriever.loaded_index() is None  # no per-process matrix
+    hits = memory.search("staging database Melbourne", limit=5)
+    assert hits[0].backends[:2] == ["fts", "vector"]
+    assert 0.0 <= hits[-1].score <= hits[0].score <= 1.0
+    # The fake embedder's cosines are weak evidence: the reranker's threshold is lifted.
+    vector_only = memory.search("cinnamon apple", mode="vector", limit=5, min_score=0)
+    assert vector_only[0].memory.content.startswith("Grandma")
+    filtered = memory.search(
+        "cinnamon apple", mode="vector", filters=Filters(tags_any=["infra"]), min_score=0
+    )
+    assert [hit.memory.content for hit in filtered] == ["The staging database runs in Melbourne"]
+    assert all(hit.memory.namespace == "default" for hit in memory.search("Sydney", limit=5))
+    status = memory.status()
+    assert status.vector_backend == "database"
+    assert status.keyword_backend == "postgres-fts"
+    assert status.embeddings == {"hashing-256": 2}
+
+
+def test_postgres_recollections_fire_once_and_drain(memory: MemoryService) -> None:
+    experience = memory.recollections.remember(
+        "Croissant with Léa; she is moving to Lyon",
+        place={"lat": 48.8642, "lon": 2.3475},
+        at="2026-11-04T08:10:00+01:00",
+    )
+    cue = memory.recollections.cue(text="Croissant with Léa", place={"lat": 48.8642, "lon": 2.3475})
+    fired = memory.recollections.sense(cue)
+    assert [item.memory.id for item in fired] == [experience.id]
+    assert memory.recollections.sense(cue) == []  # habituated
+    stored = memory.get(experience.id)
+    assert stored.at is not None
+    assert stored.at.isoformat() == "2026-11-04T08:10:00+01:00"
+    (pending,) = memory.recollections.pending()
+    assert pending.memory.id == experience.id
+    assert memory.recollections.pending() == []
+
+
+def test_postgres_forget_leaves_no_row_and_vacuum_full_rewrites_the_files(
+    postgres_server: LocalPostgres, postgres_url: str, clock: FakeClock
+) -> None:
+    secret = "ZEBRA-CONTENT-4711 never to be found again"
+    settings = Settings(
+        db=postgres_url,
+        embedder="hashing",
+        graph_extractor="rules",
+        postgres_vacuum_after_forget="full",
+    )
+    with MemoryService.open(settings, clock=clock) as service:
+        kept = service.remember("an ordinary memory that stays")
+        gone = service.remember(secret, tags=["zebra-tag"], meta={"note": secret})
+        felt = service.recollections.remember(secret, place={"lat": 1.0, "lon": 1.0})
+        service.new_worker().run_until_idle()
+        assert service.forget(gone.id).deleted is True
+        assert service.forget(felt.id).deleted is True
+        with psycopg.connect(postgres_url) as connection:
+            for table in ("memories", "memory_tags", "vectors", "jobs", "graph_mentions"):
+                rows = connection.execute(f"SELECT * FROM {table}").fetchall()
+                assert secret not in repr(rows)
+            database_oid = connection.execute(
+                "SELECT oid FROM pg_database WHERE datname = current_database()"
+            ).fetchone()
+            assert database_oid is not None
+        assert service.get(kept.id).content.startswith("an ordinary")
+    # VACUUM FULL rewrote every touched table into new files: the database's files hold
+    # no byte of the forgotten content (the write-ahead log is the server's; see README).
+    directory = Path(postgres_server.data) / "base" / str(database_oid[0])
+    needle = secret.encode()
+    for path in directory.iterdir():
+        if path.is_file():
+            assert needle not in path.read_bytes(), path

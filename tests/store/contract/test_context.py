@@ -1,0 +1,167 @@
+"""Signal features, place and time candidates, firing with habituation, the pending queue."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta, timezone
+
+from recalld.model import Place
+from recalld.store.base import Store
+from tests.store.contract.conftest import NOW, OpenStore, record
+
+LOCAL = timezone(timedelta(hours=1))
+
+
+def memories(store: Store) -> list[int]:
+    with store.transaction() as tx:
+        first = tx.insert(
+            record(
+                id="e1",
+                content="croissant",
+                at=NOW.astimezone(LOCAL),
+                place=Place(lat=48.8642, lon=2.3475, geohash="u09tvw0f6s"),
+            )
+        )
+        second = tx.insert(
+            record(
+                id="e2",
+                content="museum",
+                at=NOW - timedelta(days=1),
+                place=Place(lat=48.8606, lon=2.3376, geohash="u09tunqu7k"),
+            )
+        )
+        tx.insert(
+            record(
+                id="e3",
+                content="elsewhere",
+                namespace="other",
+                place=Place(lat=48.8642, lon=2.3475, geohash="u09tvw0f6s"),
+            )
+        )
+        tx.save_signals(first.seq, {"image": b"\x01\x02", "audio": b"\x03"}, {"heart_rate": 120.0})
+        tx.save_signals(second.seq, {"image": b"\x09"}, {"heart_rate": 80.0, "temperature": 37.0})
+    return [first.seq, second.seq]
+
+
+def test_context_features_and_readings(store: Store) -> None:
+    first, second = memories(store)
+    assert store.context.signals([first, second]) == {
+        first: {"image": b"\x01\x02", "audio": b"\x03"},
+        second: {"image": b"\x09"},
+    }
+    assert store.context.biometrics([second]) == {second: {"heart_rate": 80.0, "temperature": 37.0}}
+    assert sorted(store.context.with_channel("default", "image", NOW)) == [
+        (first, b"\x01\x02"),
+        (second, b"\x09"),
+    ]
+    assert store.context.with_channel("other", "image", NOW) == []
+    assert sorted(store.context.biometric_rows("default", ["heart_rate"], NOW)) == [
+        (first, "heart_rate", 120.0),
+        (second, "heart_rate", 80.0),
+    ]
+    assert store.context.nearest_readings("default", "heart_rate", 100, 115, 130, NOW, 5) == [first]
+    with store.transaction() as tx:
+        tx.save_signals(first, {}, {})
+    assert store.context.signals([first]) == {}
+
+
+def test_context_candidates_by_place_time_and_seq(store: Store) -> None:
+    first, second = memories(store)
+    points = store.context.near_points("default", ["u09tv", "u09tu"], NOW, 10)
+    assert sorted(point[0] for point in points) == [first, second]
+    by_seq = {point[0]: point for point in points}
+    at = by_seq[first][3]
+    assert at is not None
+    assert at.utcoffset() == timedelta(hours=1)
+    assert store.context.near_points("default", ["zzzz"], NOW, 10) == []
+    assert [m.seq for m in store.context.by_seqs("default", [second, first, 999], NOW)] in (
+        [first, second],
+        [second, first],
+    )
+    assert store.context.by_seqs("other", [first], NOW) == []
+    assert [m.seq for m in store.context.latest_with_time("default", NOW, 1)] == [first]
+
+
+def test_context_fire_habituates_and_queues_oldest_first(store: Store) -> None:
+    first, second = memories(store)
+    since = NOW - timedelta(hours=3)
+    fired = store.context.fire("default", [(first, 0.9, {"place": 1.0}, "line 1")], NOW, since)
+    assert fired == [first]
+    again = store.context.fire(
+        "default",
+        [(first, 0.9, {"place": 1.0}, "again"), (second, 0.7, {"text": 0.8}, "line 2")],
+        NOW + timedelta(minutes=1),
+        since + timedelta(minutes=1),
+    )
+    assert again == [second]
+    assert store.context.counts("default") == (2, 2)
+    version = store.context.pending_version("default")
+    peek = store.context.take_pending("default", 10, drain=False)
+    assert [item.memory.seq for item in peek] == [first, second]
+    assert peek[0].channels == {"place": 1.0}
+    assert peek[0].prompt_line == "line 1"
+    assert peek[0].fired_at == NOW
+    assert peek[0].kind == "recollection"
+    drained = store.context.take_pending("default", 1, drain=True)
+    assert [item.memory.seq for item in drained] == [first]
+    assert store.context.pending_version("default") != version
+    assert [item.memory.seq for item in store.context.take_pending("default", 5, drain=True)] == [
+        second
+    ]
+    assert store.context.take_pending("default", 5, drain=True) == []
+
+
+def test_context_forget_removes_history_and_queue(store: Store) -> None:
+    first, _ = memories(store)
+    store.context.fire("default", [(first, 0.9, {}, "l")], NOW, NOW - timedelta(hours=3))
+    with store.transaction() as tx:
+        tx.delete(first)
+    assert store.context.counts("default") == (0, 0)
+    assert store.context.signals([first]) == {}
+
+
+def test_context_concurrent_drains_deliver_each_item_once(open_another: OpenStore) -> None:
+    stores = [open_another() for _ in range(4)]
+    with stores[0].transaction() as tx:
+        seqs = [
+            tx.insert(record(id=f"q{index}", content=f"item {index}")).seq for index in range(40)
+        ]
+    for seq in seqs:
+        stores[0].context.fire("default", [(seq, 0.9, {}, f"{seq}")], NOW, NOW - timedelta(hours=1))
+    received: list[list[int]] = [[] for _ in stores]
+    barrier = threading.Barrier(len(stores))
+
+    def drain(index: int) -> None:
+        barrier.wait(timeout=10)
+        while batch := stores[index].context.take_pending("default", 3, drain=True):
+            received[index] += [item.memory.seq for item in batch]
+
+    threads = [threading.Thread(target=drain, args=(index,)) for index in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    everything = [seq for items in received for seq in items]
+    assert sorted(everything) == sorted(seqs)  # each exactly once
+
+
+def test_context_concurrent_senses_fire_a_memory_once(open_another: OpenStore) -> None:
+    stores = [open_another() for _ in range(4)]
+    with stores[0].transaction() as tx:
+        seq = tx.insert(record(id="once", content="fires once")).seq
+    fired: list[list[int]] = [[] for _ in stores]
+    barrier = threading.Barrier(len(stores))
+
+    def sense(index: int) -> None:
+        barrier.wait(timeout=10)
+        fired[index] = stores[index].context.fire(
+            "default", [(seq, 0.9, {}, "l")], NOW, NOW - timedelta(hours=3)
+        )
+
+    threads = [threading.Thread(target=sense, args=(index,)) for index in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sum(len(items) for items in fired) == 1
+    assert stores[0].context.counts("default") == (1, 1)

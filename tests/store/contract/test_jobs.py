@@ -1,0 +1,187 @@
+"""The durable job queue (embed and graph jobs): claims, leases, retries, backfill, sharing."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import numpy as np
+
+from recalld.graph.types import ExtractedEntity, ExtractedRelation, Extraction
+from recalld.store.base import Store
+from recalld.store.semantic import Job, encode_vector, text_hash
+from tests.store.contract.conftest import NOW, OpenStore, record
+
+MODEL = "test-model"
+LEASE = NOW + timedelta(minutes=2)
+
+
+def queue(store: Store, count: int, *, kind: str = "embed") -> list[int]:
+    seqs = []
+    with store.transaction() as tx:
+        for index in range(count):
+            memory = tx.insert(
+                record(id=f"j{index}", content=f"job text {index}", index_state="queued")
+            )
+            if kind == "embed":
+                tx.enqueue_embedding(memory.seq, MODEL, NOW - timedelta(milliseconds=count - index))
+            else:
+                tx.enqueue_graph(memory.seq, MODEL, NOW - timedelta(milliseconds=count - index))
+            seqs.append(memory.seq)
+    return seqs
+
+
+def vector(seed: int, dimension: int = 8) -> bytes:
+    values = np.random.default_rng(seed).normal(size=dimension).astype(np.float32)
+    return encode_vector(values / np.linalg.norm(values))
+
+
+def results(jobs: list[Job]) -> list[tuple[Job, str, bytes]]:
+    return [(job, text_hash(job.title, job.content), vector(job.seq)) for job in jobs]
+
+
+def test_jobs_claim_in_order_and_complete(store: Store) -> None:
+    seqs = queue(store, 3)
+    jobs = store.semantic.claim_jobs("w1", MODEL, 2, NOW, LEASE, 5)
+    assert [job.seq for job in jobs] == seqs[:2]
+    assert all(job.attempts == 1 and job.content.startswith("job text") for job in jobs)
+    assert store.semantic.pending_jobs(MODEL) == 3
+    # Leased jobs are not claimed again before their lease expires.
+    again = store.semantic.claim_jobs("w2", MODEL, 5, NOW, LEASE, 5)
+    assert [job.seq for job in again] == seqs[2:]
+    assert store.semantic.complete_jobs("w1", MODEL, results(jobs), 8, NOW) == 2
+    assert store.semantic.complete_jobs("w2", MODEL, results(jobs), 8, NOW) == 0  # not its lease
+    assert store.semantic.pending_jobs(MODEL) == 1
+    assert set(store.semantic.vectors_for(MODEL, seqs)) == set(seqs[:2])
+    counts = store.semantic.queue_counts(["default"], 10)
+    assert counts.embeddings_by_model == {MODEL: 2}
+    assert counts.memories_by_index_state == {"indexed": 2, "queued": 1}
+    assert counts.jobs_by_state["running"] == 1
+
+
+def test_jobs_expired_lease_is_taken_over_then_fails(store: Store) -> None:
+    (seq,) = queue(store, 1)
+    first = store.semantic.claim_jobs("w1", MODEL, 1, NOW, LEASE, 2)
+    later = LEASE + timedelta(seconds=1)
+    second = store.semantic.claim_jobs("w2", MODEL, 1, later, later + timedelta(minutes=2), 2)
+    assert [job.id for job in second] == [job.id for job in first]
+    assert second[0].attempts == 2
+    assert store.semantic.complete_jobs("w1", MODEL, results(first), 8, later) == 0
+    much_later = later + timedelta(minutes=5)
+    assert store.semantic.claim_jobs("w3", MODEL, 1, much_later, much_later, 2) == []
+    counts = store.semantic.queue_counts(["default"], 10)
+    assert counts.jobs_by_state["failed"] == 1
+    assert counts.memories_by_index_state == {"failed": 1}
+    assert "lease expired" in (counts.failures[0].error or "")
+    assert counts.failures[0].memory_id == "j0"
+    del seq
+
+
+def test_jobs_retry_with_backoff_then_fail_for_good(store: Store) -> None:
+    queue(store, 1)
+    (job,) = store.semantic.claim_jobs("w1", MODEL, 1, NOW, LEASE, 5)
+    store.semantic.retry_job("w1", job, "RuntimeError: flaky", NOW, NOW + timedelta(seconds=30))
+    assert store.semantic.claim_jobs("w1", MODEL, 1, NOW + timedelta(seconds=10), LEASE, 5) == []
+    (retried,) = store.semantic.claim_jobs("w1", MODEL, 1, NOW + timedelta(seconds=31), LEASE, 5)
+    assert retried.attempts == 2
+    store.semantic.retry_job("w1", retried, "RuntimeError: broken", NOW, None)
+    counts = store.semantic.queue_counts(["default"], 10)
+    assert counts.jobs_by_state["failed"] == 1
+    assert counts.failures[0].error == "RuntimeError: broken"
+    assert store.semantic.pending_jobs(MODEL) == 0
+
+
+def test_jobs_backfill_queues_missing_and_drops_other_models(store: Store) -> None:
+    with store.transaction() as tx:
+        for index in range(3):
+            tx.insert(record(id=f"b{index}", content=f"backfill {index}"))
+    assert store.semantic.backfill_jobs(MODEL, NOW) == 3
+    assert store.semantic.backfill_jobs(MODEL, NOW) == 0
+    jobs = store.semantic.claim_jobs("w", MODEL, 10, NOW, LEASE, 5)
+    store.semantic.complete_jobs("w", MODEL, results(jobs), 8, NOW)
+    assert store.semantic.backfill_jobs("new-model", NOW) == 3
+    assert store.semantic.pending_jobs("new-model") == 3
+    assert store.semantic.drop_other_models("new-model") == 3
+    assert store.semantic.vectors_for(MODEL, [job.seq for job in jobs]) == {}
+
+
+def test_jobs_are_shared_by_concurrent_workers(open_another: OpenStore) -> None:
+    stores = [open_another() for _ in range(3)]
+    queue(stores[0], 30)
+    claimed: list[list[str]] = [[] for _ in stores]
+    barrier = threading.Barrier(len(stores))
+
+    def work(index: int) -> None:
+        barrier.wait(timeout=10)
+        while True:
+            jobs = stores[index].semantic.claim_jobs(f"w{index}", MODEL, 4, NOW, LEASE, 5)
+            if not jobs:
+                return
+            claimed[index] += [job.id for job in jobs]
+            stores[index].semantic.complete_jobs(f"w{index}", MODEL, results(jobs), 8, NOW)
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    everything = [job_id for ids in claimed for job_id in ids]
+    assert len(everything) == 30
+    assert len(set(everything)) == 30  # no job claimed twice
+    assert stores[1].semantic.pending_jobs(MODEL) == 0
+    assert stores[2].semantic.queue_counts(["default"], 5).embeddings_by_model == {MODEL: 30}
+
+
+def test_jobs_text_changed_after_claim_stores_no_stale_vector(store: Store) -> None:
+    (seq,) = queue(store, 1)
+    (job,) = store.semantic.claim_jobs("w", MODEL, 1, NOW, LEASE, 5)
+    with store.transaction() as tx:
+        current = tx.find("default", id="j0")
+        assert current is not None
+        tx.replace(seq, record(id="j0", content="rewritten text", index_state="queued"))
+    assert store.semantic.complete_jobs("w", MODEL, results([job]), 8, NOW) == 1
+    assert store.semantic.vectors_for(MODEL, [seq]) == {}
+
+
+def test_workers_heartbeat(store: Store) -> None:
+    from recalld.store.semantic import WorkerRecord
+
+    beat = WorkerRecord(
+        id="w",
+        pid=1,
+        host="h",
+        model=MODEL,
+        state="idle",
+        started_at=NOW,
+        heartbeat_at=NOW,
+        processed=2,
+        failed=1,
+    )
+    store.semantic.heartbeat(beat)
+    store.semantic.heartbeat(WorkerRecord(**{**beat.__dict__, "state": "busy", "processed": 3}))
+    (found,) = store.semantic.workers()
+    assert (found.state, found.processed, found.heartbeat_at) == ("busy", 3, NOW)
+
+
+def test_graph_jobs_claim_complete_and_retry(store: Store) -> None:
+    seqs = queue(store, 2, kind="graph")
+    jobs = store.graph.claim_jobs("w", MODEL, 5, NOW, LEASE, 5)
+    assert [job.seq for job in jobs] == seqs
+    assert store.semantic.claim_jobs("w", MODEL, 5, NOW, LEASE, 5) == []  # kinds are apart
+    extraction = Extraction(
+        entities=(
+            ExtractedEntity(name="Anna", type="person", count=2),
+            ExtractedEntity(name="Paris", type="place", count=1),
+        ),
+        relations=(ExtractedRelation(subject="Anna", predicate="move_to", object="Paris"),),
+    )
+    assert store.graph.complete_jobs("w", MODEL, [(jobs[0], extraction)], NOW) == 1
+    store.graph.retry_job("w", jobs[1], "ValueError: bad", NOW, None)
+    counts = store.graph.counts(["default"], 5)
+    assert (counts.entities, counts.relations, counts.mentions) == (2, 1, 2)
+    assert counts.extracted == {MODEL: 1}
+    assert counts.jobs_by_state["done"] == 1
+    assert counts.jobs_by_state["failed"] == 1
+    assert counts.failures[0].error == "ValueError: bad"
+    assert store.graph.backfill_jobs(MODEL, NOW) == 0  # one extracted, one failed (kept)
+    assert store.graph.rebuild(["default"], MODEL, NOW) == 2

@@ -1,0 +1,242 @@
+"""Recall's store protocol (issue 11) on every store: candidates, rows, neighbours, counts.
+
+The same observable behaviour on SQLite (FTS5) and PostgreSQL (tsvector): the
+speaker is a searched field, keyword candidates come best first under the
+scope's namespaces, filters and expiry, a query without words is a substring
+match, neighbours are the same source's memories in (at, seq) order, term
+counts stay inside the namespace and stop at the cap, and the reranker's
+terms are the same. Recall itself ranks a small corpus the same way on both.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.service import MemoryService
+from recalld.store import postgres_retrieval, sqlite_retrieval
+from recalld.store.base import FULL_TEXT_BACKENDS, Scope, Store
+from tests.store.contract.conftest import NOW, record
+
+
+def _scope(*namespaces: str, now=NOW, **filters: object) -> Scope:  # type: ignore[no-untyped-def]
+    return Scope(namespaces=namespaces or ("default",), now=now, **filters)  # type: ignore[arg-type]
+
+
+def test_retrieval_speaker_is_stored_and_searched(store: Store) -> None:
+    with store.transaction() as tx:
+        said = tx.insert(record(id="a", content="see you at the bakery", speaker="Caroline"))
+        tx.insert(record(id="b", content="Caroline said hi", speaker="Melanie"))
+        tx.insert(record(id="c", content="nothing to do with her"))
+    assert said.speaker == "Caroline"
+    found = store.retrieval.keyword_candidates(_scope(), "caroline", ["caroline"], 10)
+    assert {candidate.row.id for candidate in found} == {"a", "b"}
+    assert {candidate.row.speaker for candidate in found} == {"Caroline", "Melanie"}
+    assert {candidate.backend for candidate in found} <= FULL_TEXT_BACKENDS
+    with store.transaction() as tx:
+        tx.replace(said.seq, record(id="a", content="see you at the bakery", speaker="Dana"))
+    assert [c.row.id for c in store.retrieval.keyword_candidates(_scope(), "", ["dana"], 5)] == [
+        "a"
+    ]
+    assert [match.memory.id for match in store.search(_scope(), "dana", ["dana"], 5)] == ["a"]
+
+
+def test_retrieval_keyword_candidates_rank_and_respect_the_scope(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.insert(record(id="title", title="Staging region", content="runs in Melbourne"))
+        tx.insert(record(id="body", content="the staging box is small", tags=("infra",)))
+        tx.insert(record(id="none", content="lunch at the station"))
+        tx.insert(record(id="walled", content="staging elsewhere", namespace="other"))
+        tx.insert(
+            record(id="old", content="staging expired", expires_at=NOW - timedelta(seconds=1))
+        )
+    retrieval = store.retrieval
+    found = [c.row.id for c in retrieval.keyword_candidates(_scope(), "staging", ["staging"], 10)]
+    assert found == ["title", "body"]  # the title weighs more than the content
+    assert [
+        c.row.id for c in retrieval.keyword_candidates(_scope("other"), "", ["staging"], 10)
+    ] == ["walled"]
+    assert [
+        c.row.id
+        for c in retrieval.keyword_candidates(_scope(tags_any=("infra",)), "", ["staging"], 10)
+    ] == ["body"]
+    expired_too = retrieval.keyword_candidates(_scope(include_expired=True), "", ["staging"], 10)
+    assert {c.row.id for c in expired_too} == {"title", "body", "old"}
+    assert len(retrieval.keyword_candidates(_scope(), "", ["staging"], 1)) == 1
+
+
+def test_retrieval_without_words_is_a_substring_match(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.insert(record(id="sym", content="the ratio was 3:2 again"))
+        tx.insert(record(id="other", content="nothing like it"))
+    found = store.retrieval.keyword_candidates(_scope(), "3:2", [], 10)
+    assert [(c.row.id, c.backend, c.like_share) for c in found] == [("sym", "like", 1.0)]
+    # Only stop words (or nothing) to look for: no error, and no flood of unrelated rows.
+    assert store.retrieval.keyword_candidates(_scope(), "\x00", [], 10) == []
+
+
+def test_retrieval_rows_apply_the_scope(store: Store) -> None:
+    with store.transaction() as tx:
+        mine = tx.insert(record(id="m", content="mine", tags=("t1", "t2"), source="chat://1"))
+        theirs = tx.insert(record(id="t", content="theirs", namespace="other"))
+    rows = store.retrieval.rows(_scope(), [mine.seq, theirs.seq])
+    assert list(rows) == [mine.seq]
+    row = rows[mine.seq]
+    assert (row.id, row.content, row.tags, row.source, row.index_state) == (
+        "m",
+        "mine",
+        ("t1", "t2"),
+        "chat://1",
+        "indexed",
+    )
+    assert store.retrieval.rows(_scope(), []) == {}
+
+
+def test_retrieval_neighbours_are_the_same_source_in_order(store: Store) -> None:
+    with store.transaction() as tx:
+        turns = [
+            tx.insert(
+                record(
+                    id=f"t{index}",
+                    content=f"turn {index}?" if index == 2 else f"turn {index}",
+                    source="chat://1",
+                    at=NOW + timedelta(minutes=index),
+                )
+            )
+            for index in range(4)
+        ]
+        tx.insert(record(id="x", content="another chat", source="chat://2", at=NOW))
+        tx.insert(record(id="y", content="no source", at=NOW + timedelta(minutes=1)))
+        tx.insert(record(id="z", content="other tenant", namespace="other", source="chat://1"))
+        # Inserted last but timed between t1 and t2: the order is by time, then seq.
+        late = tx.insert(
+            record(id="late", content="late", source="chat://1", at=NOW + timedelta(minutes=1))
+        )
+    names = {turn.seq: turn.id for turn in turns} | {late.seq: "late"}
+    found = store.retrieval.neighbours(_scope(), [*names])
+
+    def ids(seq: int) -> tuple[str | None, str | None]:
+        pair = found[seq]
+        return (
+            None if pair.previous is None else names[pair.previous.seq],
+            None if pair.next is None else names[pair.next.seq],
+        )
+
+    assert {names[seq]: ids(seq) for seq in found} == {
+        "t0": (None, "t1"),
+        "t1": ("t0", "late"),
+        "late": ("t1", "t2"),
+        "t2": ("late", "t3"),
+        "t3": ("t2", None),
+    }
+    after_question = found[turns[3].seq].previous
+    assert after_question is not None
+    assert after_question.asks
+    before_question = found[turns[2].seq].previous
+    assert before_question is not None
+    assert not before_question.asks
+    assert store.retrieval.neighbours(_scope("other"), [*names]) == {}
+
+
+def test_retrieval_neighbours_skip_expired_memories(store: Store) -> None:
+    with store.transaction() as tx:
+        first = tx.insert(record(id="a", content="first", source="s", at=NOW))
+        tx.insert(
+            record(
+                id="b",
+                content="gone",
+                source="s",
+                at=NOW + timedelta(minutes=1),
+                expires_at=NOW + timedelta(hours=1),
+            )
+        )
+        third = tx.insert(
+            record(id="c", content="third", source="s", at=NOW + timedelta(minutes=2))
+        )
+    later = _scope(now=NOW + timedelta(hours=2))
+    following = store.retrieval.neighbours(later, [first.seq])[first.seq].next
+    assert following is not None
+    assert following.seq == third.seq
+
+
+def test_retrieval_document_counts_stay_inside_the_namespace_and_cap(store: Store) -> None:
+    with store.transaction() as tx:
+        for index in range(12):
+            tx.insert(record(id=f"d{index}", content="shared word apple"))
+        tx.insert(record(id="o", content="apple apple", namespace="other"))
+    retrieval = store.retrieval
+    assert retrieval.document_counts(["default"], ["apple", "pear"], 1_000) == {
+        "apple": 12,
+        "pear": 0,
+    }
+    assert retrieval.document_counts(["default"], ["apple"], 5) == {"apple": 5}
+    assert retrieval.document_counts(["other"], ["apple"], 1_000) == {"apple": 1}
+    assert retrieval.document_counts(["default", "other"], ["apple"], 1_000) == {"apple": 13}
+    assert retrieval.document_counts([], ["apple"], 1_000) == {}
+
+
+def test_retrieval_tokenizes_like_the_index(store: Store) -> None:
+    assert store.retrieval.tokenize("Running Zürich") == ["run", "zurich"]
+    assert store.retrieval.tokenize("") == []
+
+
+def test_recall_ranks_a_small_corpus_the_same_on_every_store(
+    store_settings: Settings, tmp_path: Path
+) -> None:
+    corpus = [
+        ("I bought sourdough at the bakery on Elm Street", "Caroline"),
+        ("The bakery closes at six on Sundays", "Melanie"),
+        ("We talked about the hiking trip to the lake", "Caroline"),
+        ("My sister adopted a second cat", "Melanie"),
+        ("Bread prices went up again this month", "Caroline"),
+    ]
+    queries = ["where does Caroline buy bread", "when does the bakery close", "cat"]
+    reference = Settings(db=tmp_path / "reference.db", embedder="none", graph_extractor="rules")
+
+    def rankings(settings: Settings) -> list[list[tuple[float, str]]]:
+        with MemoryService.open(settings) as service:
+            for content, speaker in corpus:
+                service.remember(content, speaker=speaker, source="chat://1")
+            # Equal scores may come in either order (each index breaks its own ties).
+            return [
+                sorted(
+                    ((round(hit.score, 4), hit.memory.content) for hit in service.recall(query)),
+                    key=lambda item: (-item[0], item[1]),
+                )
+                for query in queries
+            ]
+
+    expected = rankings(reference)
+    assert expected[0]
+    assert expected[1][0][1] == corpus[1][0]
+    assert rankings(store_settings) == expected
+
+
+def test_retrieval_leaves_common_words_to_the_rarer_ones(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A word in COMMON_WORD_MEMORIES memories is common: 4 here instead of 1,000.
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 4)
+    monkeypatch.setattr(postgres_retrieval, "COMMON_WORD_MEMORIES", 4)
+    with store.transaction() as tx:
+        for index in range(5):
+            tx.insert(record(id=f"tea{index}", content=f"green tea number {index}"))
+        tx.insert(record(id="kettle", content="the kettle for the tea"))
+
+    def found(words: list[str], limit: int = 50) -> list[str]:
+        candidates = store.retrieval.keyword_candidates(_scope(), "", words, limit)
+        return [candidate.row.id for candidate in candidates]
+
+    # "tea" is in 6 memories: the rarer "kettle" finds the candidates on its own.
+    assert found(["tea", "kettle"]) == ["kettle"]
+    # Only common words: the memories holding all of them first, then the newest of the rest.
+    both = found(["green", "tea"], 7)
+    assert set(both[:5]) == {f"tea{index}" for index in range(5)}
+    assert both[5:] == ["kettle"]
+    with store.transaction() as tx:
+        for index in range(4):
+            tx.insert(record(id=f"cup{index}", content=f"a cup {index}"))
+    assert found(["cup", "tea"], 3) == ["cup3", "cup2", "cup1"]
