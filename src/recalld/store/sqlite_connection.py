@@ -66,18 +66,34 @@ class SQLiteDatabase:
 
     def connection(self) -> apsw.Connection:
         """This thread's connection (opened with the durability pragmas on first use)."""
+        try:
+            return self._connect()
+        except LOCK_ERRORS as error:
+            raise StorageError(f"cannot open {self.path}: {error}") from error
+
+    def _connect(self) -> apsw.Connection:
+        # As connection(), but a lock wait while opening is raised as is, for run() to retry.
         if self._closed:
             raise StorageError("the store is closed")
         connection: apsw.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
             try:
                 connection = apsw.Connection(str(self.path))
+            except apsw.Error as error:
+                raise StorageError(f"cannot open {self.path}: {error}") from error
+            try:
                 connection.set_busy_timeout(self.busy_timeout_ms)
                 connection.execute("PRAGMA journal_mode = WAL")
                 connection.execute(f"PRAGMA synchronous = {self._synchronous}")
                 connection.execute("PRAGMA secure_delete = ON")
                 connection.execute("PRAGMA foreign_keys = ON")
+            except LOCK_ERRORS:
+                # Another process holds the file (its migrations, its WAL recovery) past the
+                # busy handler: run() waits and opens again (seen with two servers starting).
+                connection.close()
+                raise
             except apsw.Error as error:
+                connection.close()
                 raise StorageError(f"cannot open {self.path}: {error}") from error
             self._local.connection = connection
             with self._connections_lock:
@@ -89,9 +105,8 @@ class SQLiteDatabase:
         deadline = time.monotonic() + self.lock_retry_seconds
         delay = 0.005
         while True:
-            connection = self.connection()
             try:
-                return operation(connection)
+                return operation(self._connect())
             except LOCK_ERRORS as error:
                 if time.monotonic() >= deadline:
                     raise StorageError(
