@@ -305,3 +305,30 @@ def limit(value: int, settings: Settings, field: str = "limit") -> int:
     if not 1 <= value <= settings.max_limit:
         raise ValidationError(field, f"must be between 1 and {settings.max_limit}, got {value}")
     return value
+
+
+def unpaired_surrogate(value: Any, path: str = "") -> str | None:
+    """The path of the first string in ``value`` holding a lone UTF-16 surrogate, if any.
+
+    JSON escapes such as ``"\\ud800"`` decode to strings UTF-8 cannot encode; they
+    are refused at the edge instead of failing deep in the database driver.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "body"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = unpaired_surrogate(key, path or "body") or unpaired_surrogate(
+                item, f"{path}.{key}" if path else str(key)
+            )
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = unpaired_surrogate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None

@@ -37,7 +37,7 @@ from recalld.errors import (
 from recalld.store.base import TokenRecord, TokenStore
 
 if TYPE_CHECKING:
-    from recalld.store.sqlite import SQLiteStore
+    from recalld.store.base import Store
 
 __all__ = [
     "ALL_NAMESPACES",
@@ -146,7 +146,7 @@ class TokenRegistry:
         self._store = store
         self._clock = clock
         self._last_recorded: dict[str, datetime] = {}
-        self._owned: SQLiteStore | None = None
+        self._owned: Store | None = None
 
     @classmethod
     def open(cls, settings: Settings) -> TokenRegistry:
@@ -154,16 +154,12 @@ class TokenRegistry:
 
         Only the store is opened: managing tokens needs no embedder or worker.
         """
-        from recalld.store.sqlite import SQLiteStore
+        from recalld.store.factory import open_store
 
-        store = SQLiteStore(
-            settings.db,
-            synchronous=settings.synchronous,
-            busy_timeout_ms=settings.busy_timeout_ms,
-            lock_retry_seconds=settings.lock_retry_seconds,
-            fts=settings.fts,
-            reserve_bytes=settings.reserve_bytes,
-        )
+        store = open_store(settings)
+        if not isinstance(store, TokenStore):
+            store.close()
+            raise StorageError(f"{type(store).__name__} cannot keep API tokens")
         registry = cls(store)
         registry._owned = store
         return registry

@@ -197,6 +197,27 @@ class Worker:
         self._heartbeat("busy")
         return claimed
 
+    def embed_pending(self, limit: int) -> int:
+        """Claim up to ``limit`` runnable embedding jobs once and embed them now; returns how
+        many were completed. No backfill, no heartbeat: this is a caller catching up in its
+        own thread (a recall that must see what was just written), not a worker."""
+        if self._embedder is None or limit <= 0:
+            return 0
+        now = self._clock()
+        jobs = self._store.semantic.claim_jobs(
+            self.id,
+            self._embedder.name,
+            limit,
+            now,
+            now + timedelta(seconds=self._settings.worker_lease_seconds),
+            self._settings.worker_max_attempts,
+        )
+        if not jobs:
+            return 0
+        before = self.report.processed
+        self._process(jobs)
+        return self.report.processed - before
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         assert self._embedder is not None
         started = time.perf_counter()

@@ -438,7 +438,7 @@ async def import_lines(request: Request, namespace: WriteNamespace) -> ImportRep
     raw_lines = [line.removesuffix("\r") for line in text.split("\n")]
     lines = list(_permitted_lines(raw_lines, caller, namespace, denied))
     report = await run_in_threadpool(service.import_lines, lines, namespace=namespace)
-    report.errors = sorted([*report.errors, *denied], key=lambda error: error.line)
+    report.errors = sorted([*report.errors, *denied], key=lambda error: error.line or 0)
     return report
 
 

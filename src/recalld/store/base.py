@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from recalld.model import IndexState, Memory, Place
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "UNREADABLE_META_KEY",
     "Backend",
+    "BackupResult",
     "Counts",
     "Match",
     "MemoryRecord",
@@ -67,6 +69,17 @@ class MemoryRecord:
     access_count: int = 0
     last_accessed_at: datetime | None = None
     index_state: IndexState = "queued"
+
+
+@dataclass(frozen=True)
+class BackupResult:
+    """A finished backup: where it is, how big, and how many memories it holds."""
+
+    destination: Path
+    bytes: int
+    pages: int
+    memories: int
+    schema_version: int
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,11 @@ class StoreTransaction(Protocol):
         """Delete row ``seq`` and everything that depends on it."""
         ...
 
+    def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+        """The oldest live, keyless memory of the namespace whose content equals ``content``
+        once white space is normalised (:func:`recalld._text.normalized_content`)."""
+        ...
+
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
         """Count one access of each row and record when it happened."""
         ...
@@ -170,6 +188,22 @@ class Store(Protocol):
     @property
     def schema_version(self) -> int:
         """The number of the last migration applied."""
+        ...
+
+    @property
+    def created(self) -> bool:
+        """Whether opening this store created the database (it did not exist before)."""
+        ...
+
+    def location(self) -> str:
+        """Where the database is, for people (a file path; a URL without its password)."""
+        ...
+
+    def backup(self, destination: Path) -> BackupResult:
+        """Write a consistent copy of the whole database to the new file ``destination``
+        while other processes keep writing. SQLite only (its online backup API); a store
+        that cannot copy itself raises :class:`~recalld.errors.StorageError` naming the
+        tool to use instead (``pg_dump`` for PostgreSQL)."""
         ...
 
     @property
@@ -232,6 +266,11 @@ class Store(Protocol):
 
     def namespaces(self) -> list[str]:
         """Every namespace that holds at least one memory (admin use)."""
+        ...
+
+    def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:
+        """Visible memories whose ``source`` is ``source`` (a conversation's turns), oldest
+        ``at`` first, then in the order they were written."""
         ...
 
     def purge_expired(self, now: datetime) -> int:

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from recalld._text import content_hash
+
 Execute = Callable[[str], Any]
 
 __all__ = ["FTS_TABLE", "MIGRATIONS", "ensure_fts", "fts_table_exists"]
@@ -562,6 +564,23 @@ def migration_10(execute: Execute) -> None:
     )
 
 
+def migration_11(execute: Execute) -> None:
+    """No silent duplicates, and conversations in order (issue 14).
+
+    ``content_hash`` is the SHA-256 of a memory's content with its white space
+    normalised (:func:`recalld._text.content_hash`), indexed per namespace, so
+    a write of the same text again finds the memory it repeats without a scan.
+    Existing rows are hashed here. The index on ``(namespace, source, at_utc,
+    seq)`` lists one conversation's turns (their ``source``) in order.
+    """
+    execute("ALTER TABLE memories ADD COLUMN content_hash TEXT")
+    for seq, content in list(execute("SELECT seq, content FROM memories")):
+        # The digest is hexadecimal and the seq an integer: nothing to quote.
+        execute(f"UPDATE memories SET content_hash = '{content_hash(content)}' WHERE seq = {seq}")
+    execute("CREATE INDEX memories_content_hash ON memories(namespace, content_hash)")
+    execute("CREATE INDEX memories_namespace_source ON memories(namespace, source, at_utc, seq)")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -573,6 +592,7 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_8,
     migration_9,
     migration_10,
+    migration_11,
 ]
 
 

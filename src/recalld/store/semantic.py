@@ -175,8 +175,8 @@ class SemanticStore(Protocol):
         """
         ...
 
-    def pending_jobs(self, model: str) -> int:
-        """Jobs for ``model`` that are queued or running."""
+    def pending_jobs(self, model: str, *, limit: int | None = None) -> int:
+        """Embedding jobs of ``model`` still queued or running (counting stops at ``limit``)."""
         ...
 
     def drop_other_models(self, model: str) -> int:

@@ -28,13 +28,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 
+from recalld._text import content_hash, normalized_content
 from recalld._time import to_storage
 from recalld.errors import ConflictError, DiskFullError, StorageError
 from recalld.model import Memory
-from recalld.store.base import Counts, Match, MemoryRecord, Order, Scope, TokenRecord
+from recalld.store.base import (
+    BackupResult,
+    Counts,
+    Match,
+    MemoryRecord,
+    Order,
+    Scope,
+    TokenRecord,
+)
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.sqlite_core import SQLiteCore
+from recalld.store.sqlite_file import check_path, copy_database, schema_versions
 from recalld.store.sqlite_rows import (
     SELECT_COLUMNS,
     TOKEN_COLUMNS,
@@ -125,8 +135,9 @@ class _Transaction:
         placeholders = ", ".join("?" for _ in WRITE_COLUMNS)
         try:
             self._connection.execute(
-                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}) VALUES ({placeholders})",
-                record_values(record),
+                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash)"
+                f" VALUES ({placeholders}, ?)",
+                (*record_values(record), content_hash(record.content)),
             )
         except apsw.ConstraintError as error:
             if "key" in str(error):
@@ -143,13 +154,28 @@ class _Transaction:
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments} WHERE seq = ?", (*record_values(record), seq)
+            f"UPDATE memories SET {assignments}, content_hash = ? WHERE seq = ?",
+            (*record_values(record), content_hash(record.content), seq),
         )
         self._write_tags(seq, record.tags)
         return self._read(seq)
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+
+    def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+        rows = self._connection.execute(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns"
+            " AND m.content_hash = :hash AND m.key IS NULL"
+            " AND (m.expires_at IS NULL OR m.expires_at > :now) ORDER BY m.seq",
+            {"ns": namespace, "hash": content_hash(content), "now": to_storage(now)},
+        ).fetchall()
+        wanted = normalized_content(content)
+        for row in rows:
+            memory = row_to_memory(row)
+            if normalized_content(memory.content) == wanted:
+                return memory
+        return None
 
     def dropped_content(self, reason: str, now: datetime) -> None:
         record_drop(self._connection, reason, now)
@@ -198,7 +224,16 @@ class SQLiteStore:
         lock_retry_seconds: float = 30.0,
         fts: bool = True,
         reserve_bytes: int = DEFAULT_RESERVE_BYTES,
+        create_directory: bool = True,
+        on_migration: Callable[[int, int], None] | None = None,
     ) -> None:
+        """Open (creating and migrating if needed) the database at ``path``.
+
+        ``create_directory=False`` refuses a path whose directory does not exist
+        (see :func:`recalld.store.sqlite_file.check_path`, which also refuses
+        files that are not recalld databases). ``on_migration(done, total)`` is
+        told before each pending migration runs and once they are all done.
+        """
         self.path = Path(path)
         self._synchronous = synchronous
         self._busy_timeout_ms = busy_timeout_ms
@@ -207,12 +242,8 @@ class SQLiteStore:
         self._connections: list[apsw.Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
-        if str(self.path) != ":memory:":
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise StorageError(f"cannot create {self.path.parent}: {error}") from error
-        self._schema_version = self._migrate()
+        self._created = check_path(self.path, create_directory=create_directory)
+        self._schema_version = self._migrate(on_migration)
         self._fts_available = self._prepare_fts() if fts else False
         self._optimize()
         self._semantic = SQLiteSemantic(self)
@@ -283,8 +314,20 @@ class SQLiteStore:
         """How long one statement waits for a lock before the bounded retry takes over."""
         return self._busy_timeout_ms
 
-    def _migrate(self) -> int:
+    def _migrate(self, on_migration: Callable[[int, int], None] | None) -> int:
+        known = len(MIGRATIONS)
+
         def step(connection: apsw.Connection) -> int:
+            applied = schema_versions(connection)
+            newer = max(applied, default=0)
+            if newer > known:
+                raise StorageError(
+                    f"{self.path} was written by a newer recalld (schema {newer}; this one knows"
+                    f" up to {known}): upgrade recalld to open it"
+                )
+            if applied >= set(range(1, known + 1)):
+                return known  # nothing to do: no write transaction for a read-only command
+
             # A migration may rebuild a table others reference (SQLite's documented
             # procedure): enforcement is off while it runs, and every migration checks
             # the references it leaves before it commits.
@@ -296,6 +339,8 @@ class SQLiteStore:
 
         def migrate(connection: apsw.Connection) -> int:
             version = 0
+            pending = len(set(range(1, known + 1)) - schema_versions(connection))
+            done = 0
             for number, migration in enumerate(MIGRATIONS, start=1):
                 connection.execute("BEGIN IMMEDIATE")
                 try:
@@ -303,11 +348,14 @@ class SQLiteStore:
                         "CREATE TABLE IF NOT EXISTS schema_migrations"
                         " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
                     )
-                    done = connection.execute(
+                    already = connection.execute(
                         "SELECT 1 FROM schema_migrations WHERE version = ?", (number,)
                     ).fetchone()
-                    if done is None:
+                    if already is None:
+                        if on_migration is not None:
+                            on_migration(done, pending)
                         migration(connection.execute)
+                        done += 1
                         broken = connection.execute("PRAGMA foreign_key_check").fetchall()
                         if broken:
                             raise StorageError(
@@ -326,6 +374,8 @@ class SQLiteStore:
                         connection.execute("ROLLBACK")
                     raise
                 version = number
+            if on_migration is not None and done:
+                on_migration(done, pending)
             return version
 
         return self._retrying(step)
@@ -378,6 +428,24 @@ class SQLiteStore:
     @property
     def schema_version(self) -> int:
         return self._schema_version
+
+    @property
+    def created(self) -> bool:
+        """Whether this open created the database (no file, or an empty one, was there)."""
+        return self._created
+
+    def location(self) -> str:
+        """Where the database is, for people: the file's absolute path."""
+        return str(self.path) if str(self.path) == ":memory:" else str(self.path.resolve())
+
+    def backup(self, destination: Path) -> BackupResult:
+        """Copy the whole database to the new file ``destination`` while others keep writing
+        (SQLite's online backup API; see :mod:`recalld.store.sqlite_file`)."""
+
+        def step(connection: apsw.Connection) -> BackupResult:
+            return copy_database(connection, Path(destination))
+
+        return self._retrying(step)
 
     @property
     def semantic(self) -> SQLiteSemantic:
@@ -568,6 +636,16 @@ class SQLiteStore:
             for row in rows:
                 yield row_to_memory(row)
             last_seq = int(rows[-1][0])
+
+    def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:
+        params: dict[str, Any] = {"source": source, "limit": limit}
+        where = scope_sql(scope, params)
+        rows = self._read(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where} AND m.source = :source"
+            " ORDER BY m.at_utc, m.seq LIMIT :limit",
+            params,
+        )
+        return [row_to_memory(row) for row in rows]
 
     def namespaces(self) -> list[str]:
         rows = self._read("SELECT DISTINCT namespace FROM memories ORDER BY namespace", ())

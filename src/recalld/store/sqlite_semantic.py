@@ -222,10 +222,11 @@ class SQLiteSemantic:
 
         return self._transact(step)
 
-    def pending_jobs(self, model: str) -> int:
+    def pending_jobs(self, model: str, *, limit: int | None = None) -> int:
+        bound = "" if limit is None else f" LIMIT {int(limit)}"
         rows = self._read(
-            "SELECT count(*) FROM jobs WHERE kind = 'embed' AND model = ?"
-            f" AND state IN {PENDING_STATES}",
+            "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE kind = 'embed' AND model = ?"
+            f" AND state IN {PENDING_STATES}{bound})",
             (model,),
         )
         return int(rows[0][0])
