@@ -45,6 +45,14 @@ def prompt_line(memory: Memory, width: int = 160) -> str:
     return f"[{when} {label}] {body}"
 
 
+def new_id() -> str:
+    """A new time-sortable id (a ULID); python-ulid is imported on the first call, so a
+    command that writes nothing does not pay for it."""
+    from ulid import ULID
+
+    return str(ULID())
+
+
 def normalized_content(text: str) -> str:
     """``text`` with every run of white space turned into one space and the ends trimmed:
     two writes are the same memory when these are equal (case and punctuation still count)."""

@@ -14,7 +14,6 @@ import unicodedata
 from typing import Any, TypeVar
 
 import pydantic
-import pygeohash
 
 from recalld._schema import INVISIBLE_CLASS
 from recalld.config import Settings
@@ -269,6 +268,8 @@ def place(value: PlaceInput) -> Place:
     """Resolve a geohash or lat+lon into a :class:`Place` holding both."""
     if value.name is not None:
         free_text(value.name, "place.name")
+    import pygeohash  # here, not at the top: most commands never see a place
+
     if value.lat is not None or value.lon is not None:
         if value.lat is None or value.lon is None:
             raise ValidationError("place", "give both lat and lon, or a geohash")

@@ -205,10 +205,15 @@ class Conversations:
         self._after_drop = after_drop
 
     def remember(
-        self, conversation: Conversation | dict[str, Any], *, namespace: str | None = None
+        self,
+        conversation: Conversation | dict[str, Any],
+        *,
+        namespace: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ConversationReport:
-        """Store each kept message of ``conversation`` as a turn (all chunks or the failing
-        chunk's turns are refused with the field named; earlier chunks stay written)."""
+        """Store each kept message of ``conversation`` as a turn. Every field is checked
+        first (nothing is written when one is wrong, and the error names it); turns are
+        written in chunks of :data:`CHUNK_TURNS`, ``progress(done, total)`` after each."""
         parsed = (
             conversation
             if isinstance(conversation, Conversation)
@@ -238,6 +243,8 @@ class Conversations:
                         tx, scope_namespace, parsed, conversation_id, source, index, message, report
                     )
                     report.turns.append(TurnReceipt(index=index, receipt=receipt))
+            if progress is not None:
+                progress(min(start + CHUNK_TURNS, len(kept)), len(kept))
         if report.updated:
             self._after_drop()  # an edited message's old text leaves the files too
         return report

@@ -126,6 +126,12 @@ class GraphBrowser:
         return [seed.name for seed in walk.seeds(namespace, text)]
 
     def _find(self, namespace: str, name: str, field: str = "name") -> EntityRecord:
+        if isinstance(name, str) and name.strip():
+            check.name_text(name, field)
+            if not entity_key(" ".join(name.split())):
+                # Well-formed, but without letters or digits no entity can have this name:
+                # not found, like any other name that is not there.
+                raise NotFoundError(f"no entity named {name!r} in {namespace!r}")
         text = check_entity_name(name, field)
         found = self._store.graph.entities_by_key(namespace, [entity_key(text)])
         if not found:

@@ -279,6 +279,7 @@ class MemoryService(ServiceCore):
         include_system: bool = False,
         include_tools: bool = False,
         namespace: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ConversationReport:
         """Remember a transcript, one memory per turn, in order, idempotent by message.
 
@@ -289,7 +290,7 @@ class MemoryService(ServiceCore):
         from recalld.conversations import Conversation
 
         if isinstance(messages, Conversation):
-            return self.conversations.remember(messages, namespace=namespace)
+            return self.conversations.remember(messages, namespace=namespace, progress=progress)
         return self.conversations.remember(
             {
                 "messages": [
@@ -305,6 +306,7 @@ class MemoryService(ServiceCore):
                 "include_tools": include_tools,
             },
             namespace=namespace,
+            progress=progress,
         )
 
     def turns(

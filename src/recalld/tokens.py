@@ -127,11 +127,14 @@ class Caller:
             return "read+write" in granted
         return bool(granted)
 
-    def authorize(self, namespace: str, *, write: bool) -> None:
-        """Raise :class:`PermissionDeniedError` unless :meth:`can` allows the access."""
+    def authorize(self, namespace: str, *, write: bool, field: str = "namespace") -> None:
+        """Raise :class:`PermissionDeniedError` (naming ``field``) unless :meth:`can` allows
+        the access."""
         if not self.can(namespace, write=write):
             access = "write" if write else "read"
-            raise PermissionDeniedError(f"this token may not {access} namespace {namespace!r}")
+            raise PermissionDeniedError(
+                f"this token may not {access} namespace {namespace!r}", field
+            )
 
     @property
     def all_namespaces(self) -> bool:

@@ -346,18 +346,31 @@ class Worker:
 
     # -- loops -----------------------------------------------------------------------
 
-    def run_until_idle(self, *, stop: Callable[[], bool] | None = None) -> WorkerReport:
-        """Process batches until no job is runnable now (jobs waiting on a backoff remain)."""
+    def run_until_idle(
+        self,
+        *,
+        stop: Callable[[], bool] | None = None,
+        on_step: Callable[[WorkerReport], None] | None = None,
+    ) -> WorkerReport:
+        """Process batches until no job is runnable now (jobs waiting on a backoff remain).
+
+        ``on_step(report)`` is told after the backfill and after every batch (progress bars).
+        """
         self.backfill()
         self._heartbeat("busy", force=True)
+        if on_step is not None:
+            on_step(self.report)
         while not (stop is not None and stop()):
             if self.run_once() == 0:
                 break
+            if on_step is not None:
+                on_step(self.report)
         self._heartbeat("stopped", force=True)
         return self.report
 
-    def run_forever(self) -> None:
-        """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle."""
+    def run_forever(self, *, on_step: Callable[[WorkerReport], None] | None = None) -> None:
+        """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle.
+        ``on_step(report)`` is told after every batch that did something."""
         self.backfill()
         self._heartbeat("idle", force=True)
         failures = 0
@@ -365,6 +378,8 @@ class Worker:
             try:
                 claimed = self.run_once()
                 failures = 0
+                if claimed and on_step is not None:
+                    on_step(self.report)
             except Exception as error:  # the worker thread must outlive a failed step
                 # A step fails as a whole only when the store or the embedder is down
                 # (a bad text fails its own job): wait longer after each failure in a

@@ -24,9 +24,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ulid import ULID
-
 from recalld import _validate as check
+from recalld._text import new_id
 from recalld._time import Clock, expiry, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError
@@ -161,7 +160,7 @@ class Writer:
                 raise ConflictError(
                     "id", f"id {draft.id!r} already names another memory in {namespace!r}"
                 )
-        record = self.record(draft, namespace, now, id=draft.id or str(ULID()), created_at=now)
+        record = self.record(draft, namespace, now, id=draft.id or new_id(), created_at=now)
         if dedupe and draft.key is None and draft.id is None:
             repeated = tx.find_duplicate(namespace, record.content, now)
             if repeated is not None:

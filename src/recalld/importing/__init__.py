@@ -8,15 +8,19 @@ Formats (``format="auto"`` tells them apart by content, see :mod:`.detect`):
   (:meth:`recalld.knowledge.KnowledgeGraph.import_jsonl`);
 - ``mem0``: mem0's exported memories (:mod:`.mem0`);
 - ``hermes``: Hermes Agent's ``MEMORY.md`` / ``USER.md`` into core memory
-  (:mod:`.hermes`); a directory holding them imports both;
+  (:mod:`.hermes`); a directory holding them imports both; a file (or upload)
+  not named ``USER.md`` fills ``memory``;
 - ``chatgpt`` / ``claude``: chat exports, through conversation ingestion
   (:mod:`.chats`, :mod:`recalld.conversations`).
 
 Every importer reports what it created, updated, left unchanged, skipped and
 refused, each refusal with its line (files of lines) or item number (JSON
 documents); a refused line or item writes nothing, and the others still
-import. ``may_write(namespace)`` is asked before anything is written to a
-namespace (over HTTP: the token's scopes).
+import. A document that cannot be read at all is one error (line 1); an
+empty upload imports nothing, and one whose format ``auto`` cannot tell is
+read as recalld lines (each bad one reported). ``may_write(namespace)`` is
+asked before anything is written to a namespace (over HTTP: the token's
+scopes).
 """
 
 from __future__ import annotations
@@ -113,7 +117,15 @@ def import_text(
     run = _Run(
         service, service._namespace(namespace), may_write, progress, include_tools, include_system
     )
-    chosen = _chosen(format, text[:SAMPLE_BYTES], name)
+    if format == "auto" and not text.strip():
+        return ImportReport()  # an empty upload imports nothing (as an empty recalld file)
+    try:
+        chosen = _chosen(format, text[:SAMPLE_BYTES], name)
+    except ValidationError as error:
+        if format != "auto" or error.field != "format":
+            raise
+        # An upload nothing recognises is read as recalld lines: each one is reported.
+        chosen = "recalld"
     if chosen in ("recalld", "mcp-memory"):
         # Lines end at "\n" only: JSON strings may hold U+2028, which splitlines() splits on.
         return _lines(run, chosen, iter([line.removesuffix("\r") for line in text.split("\n")]))
@@ -169,11 +181,17 @@ def raise_denied(namespace: str) -> None:
 
 
 def _document(run: _Run, chosen: str, text: str, name: str | None) -> ImportReport:
-    if chosen == "mem0":
-        return _mem0(run, text)
-    if chosen == "hermes":
-        return _hermes(run, text, name)
-    return _chats(run, chosen, text)
+    try:
+        if chosen == "mem0":
+            return _mem0(run, text)
+        if chosen == "hermes":
+            return _hermes(run, text, name)
+        return _chats(run, chosen, text)
+    except ValidationError as error:
+        if error.field != "document":
+            raise
+        # The whole document is unreadable: one error, as a file of lines reports a bad line.
+        return ImportReport(format=chosen, errors=[ImportLineError(line=1, error=str(error))])
 
 
 # -- mem0 --------------------------------------------------------------------
@@ -222,14 +240,11 @@ def _mem0(run: _Run, text: str) -> ImportReport:
 
 
 def _hermes_target(name: str | None) -> str:
-    target = None if name is None else HERMES_FILES.get(Path(name).name.upper())
-    if target is None:
-        raise ValidationError(
-            "file",
-            f"a Hermes memory file is MEMORY.md (target memory) or USER.md (target user),"
-            f" got {name!r}: rename it, or import the directory that holds them",
-        )
-    return target
+    """``user`` for a file named USER.md, else ``memory`` (MEMORY.md, or text without a name:
+    Hermes keeps the agent's own notes there)."""
+    if name is None:
+        return "memory"
+    return HERMES_FILES.get(Path(name).name.upper(), "memory")
 
 
 def _hermes(

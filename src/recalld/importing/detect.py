@@ -33,8 +33,10 @@ def detect_format(sample: str, name: str | None = None) -> str:
     if not text:
         raise ValidationError("format", "the input is empty: there is nothing to import")
     if text[0] not in "[{":
-        if HERMES_SEPARATOR in text.replace("\r\n", "\n") or name is None or name.endswith(".md"):
+        if HERMES_SEPARATOR in text.replace("\r\n", "\n") or (name or "").endswith(".md"):
             return "hermes"
+        if name is None:
+            return "recalld"  # an upload of lines: each one that is not a record is reported
         raise ValidationError("format", _unknown())
     first_line = text.split("\n", 1)[0]
     try:

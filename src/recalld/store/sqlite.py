@@ -242,7 +242,9 @@ class SQLiteStore:
         self._connections: list[apsw.Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
-        self._created = check_path(self.path, create_directory=create_directory)
+        self._created = check_path(
+            self.path, create_directory=create_directory, busy_timeout_ms=busy_timeout_ms
+        )
         self._schema_version = self._migrate(on_migration)
         self._fts_available = self._prepare_fts() if fts else False
         self._optimize()

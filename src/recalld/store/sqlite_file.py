@@ -34,12 +34,13 @@ __all__ = ["check_path", "copy_database", "schema_versions"]
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def check_path(path: Path, *, create_directory: bool) -> bool:
+def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 5000) -> bool:
     """Check that ``path`` can be opened as a recalld database; whether it is a new one.
 
     Raises :class:`StorageError` for a missing directory (unless
     ``create_directory``), a file that is not SQLite, or an SQLite file that is
-    not a recalld database.
+    not a recalld database. ``busy_timeout_ms``: how long to wait while another
+    process holds the file locked (it may be creating or migrating it).
     """
     if str(path) == ":memory:":
         return True
@@ -67,7 +68,7 @@ def check_path(path: Path, *, create_directory: bool) -> bool:
         raise StorageError(
             f"{path} is not a recalld database (it is not an SQLite file); give another --db"
         )
-    tables = _tables(path)
+    tables = _tables(path, busy_timeout_ms)
     if tables and "schema_migrations" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (" ..." if len(tables) > 5 else "")
         raise StorageError(
@@ -88,12 +89,14 @@ def _is_new(path: Path) -> bool:
     return not log.exists() or log.stat().st_size == 0
 
 
-def _tables(path: Path) -> set[str]:
+def _tables(path: Path, busy_timeout_ms: int) -> set[str]:
     try:
         connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     except apsw.Error as error:
         raise StorageError(f"cannot open {path}: {error}") from error
     try:
+        # Another process may be creating or migrating the file right now: wait for it.
+        connection.set_busy_timeout(busy_timeout_ms)
         rows = connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
         ).fetchall()

@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
-from ulid import ULID
 
+from recalld._text import new_id
 from recalld._time import from_storage, to_storage
 from recalld.graph.names import entity_key
 from recalld.graph.types import (
@@ -76,7 +76,7 @@ def graph_text_hash(
 
 def enqueue_graph(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
     """Queue a graph extraction job for memory ``seq`` inside the caller's transaction."""
-    job_id = str(ULID())
+    job_id = new_id()
     stamp = to_storage(now)
     connection.execute(
         "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at, updated_at)"

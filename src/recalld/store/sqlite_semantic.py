@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
-from ulid import ULID
 
+from recalld._text import new_id
 from recalld._time import from_storage, to_storage
 from recalld.model import Memory
 from recalld.store.base import Scope
@@ -45,7 +45,7 @@ def text_hash(title: str | None, content: str) -> str:
 
 def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
     """Queue an embedding job for memory ``seq`` inside the caller's transaction."""
-    job_id = str(ULID())
+    job_id = new_id()
     stamp = to_storage(now)
     connection.execute(
         "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at, updated_at)"
