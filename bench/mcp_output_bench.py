@@ -71,7 +71,8 @@ async def _measure(db: Path, hits: int) -> dict[str, Any]:
         listed = await client.list_tools()
         recall = next(tool for tool in listed.tools if tool.name == "recall")
         result = await client.call_tool("recall", {"query": "staging", "limit": hits})
-        assert isinstance(result, CallToolResult) and not result.is_error
+        assert isinstance(result, CallToolResult)
+        assert not result.is_error
         text = "".join(block.text for block in result.content if block.type == "text")
         verbose = None
         if "verbose" in (recall.input_schema.get("properties") or {}):
@@ -85,7 +86,9 @@ async def _measure(db: Path, hits: int) -> dict[str, Any]:
         "tools_list_without_output_schemas_bytes": _size(
             listed.model_copy(
                 update={
-                    "tools": [tool.model_copy(update={"output_schema": None}) for tool in listed.tools]
+                    "tools": [
+                        tool.model_copy(update={"output_schema": None}) for tool in listed.tools
+                    ]
                 }
             )
         ),
