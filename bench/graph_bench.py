@@ -12,21 +12,21 @@ Three measurements, one JSON object on the last line of stdout:
 * **channel cost** (``--channel-n``, default 10,000 and 100,000): the same
   kind of synthetic corpus, graph built with the **rules** extractor (spaCy at
   100k takes too long on two cores) and **no embedder**. For each query (a
-  name and a topic from a random memory), the keyword candidates are fetched
-  once; then :meth:`GraphChannel.rerank` alone (seeds, the two-hop walk, the
-  second hop from the top hits, visibility of new candidates) is timed.
-  Reported as p50/p95 ms; the keyword search's own p50 beside it.
+  name and a topic from a random memory) a keyword search is timed, then
+  :meth:`GraphChannel.features` alone (seeds, the damped two-hop walk, the
+  features of every memory reached): what the graph adds to a hybrid recall
+  besides loading its new candidates. Reported as p50/p95 ms.
 * **LoCoMo** (``--locomo PATH``, the dev split): ingested as ``bench/locomo.py``
-  does (default embedder ``minilm``, graph by ``spacy``), then every query
-  answered at each graph weight in ``--weights``. Reported: overall (categories
-  1-4) R@5 and All@10, multi-hop (category 1) All@10 and R@5, per weight, and a
-  leave-one-conversation-out choice of the weight (picked on four
-  conversations by overall R@5, scored on the fifth).
+  does (default embedder ``minilm``, graph by ``spacy``), then the
+  reranker's leave-one-conversation-out figures (``bench/fit_reranker.py``'s
+  code, refitted per fold) with the graph (its candidates and features) and
+  without it. Reported: overall (categories 1-4) R@5 and All@10, multi-hop
+  (category 1) All@10 and R@5, and the pool's recall, for both.
 
 Run it from the repository root::
 
     .venv/bin/python bench/graph_bench.py --locomo ../shared/bench/locomo/dev.json \\
-        [--extract-n 10000] [--channel-n 10000,100000] [--queries 200] [--skip-locomo]
+        [--extract-n 10000] [--channel-n 10000,100000] [--queries 200]
 
 Progress goes to stderr.
 """
@@ -53,7 +53,6 @@ import locomo  # the LoCoMo loader and metrics, beside this file
 import recalld
 from recalld import MemoryService, Settings
 from recalld.model import NewMemory
-from recalld.retrieval.fusion import Candidate
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.store.base import Scope
 
@@ -159,18 +158,13 @@ def measure_channel(n: int, seed: int, queries: int, directory: str) -> dict[str
             person, topic = rng.choice(pairs)
             question = f"What did {person} say about the {topic}?"
             started = time.perf_counter()
-            hits = service.search(question, limit=50, mode="keyword")
+            service.search(question, limit=50, mode="keyword", min_score=0)
             keyword_times.append(time.perf_counter() - started)
-            ranked = [
-                Candidate(seq=hit.memory.seq, score=hit.score, channels=dict(hit.channels))
-                for hit in hits
-            ]
-            memories = {hit.memory.seq: hit.memory for hit in hits}
             scope = Scope(namespaces=("default",), now=datetime.now(UTC))
             started = time.perf_counter()
-            reranked = channel.rerank(scope, question, ranked, memories)
+            features = channel.features(scope, question)
             channel_times.append(time.perf_counter() - started)
-            reached.append(sum(1 for item in reranked if "graph" in item.channels))
+            reached.append(len(features))
     return {
         "n": n,
         "queries": queries,
@@ -185,8 +179,9 @@ def measure_channel(n: int, seed: int, queries: int, directory: str) -> dict[str
     }
 
 
-def measure_locomo(path: Path, weights: Sequence[float], embedder: str, directory: str) -> Any:
-    """LoCoMo dev recall at each graph weight, and a leave-one-conversation-out weight."""
+def measure_locomo(path: Path, embedder: str, directory: str) -> Any:
+    """LoCoMo dev, leave one conversation out, with the graph's candidates and features and
+    without them (the same ingest: the graph is switched off in the retriever)."""
     conversations = locomo.load_conversations(path)
     settings = Settings(
         db=Path(directory) / "locomo.db",
@@ -195,63 +190,34 @@ def measure_locomo(path: Path, weights: Sequence[float], embedder: str, director
         graph_extractor="spacy",
         purge_interval_seconds=3600,
     )
-    rows: dict[float, dict[str, list[tuple[str, dict[str, float]]]]] = {}
+    mode: locomo.Mode = "keyword" if embedder == "none" else "hybrid"
+    results: dict[str, Any] = {}
     with MemoryService.open(settings) as service:
         print(f"ingesting LoCoMo ({embedder} + spacy graph) ...", file=sys.stderr)
         timings = locomo.ingest(service, conversations)
         graph = service.status([c.sample_id for c in conversations]).graph
-        channel = service.indexing.retriever.graph
+        retriever = service.indexing.retriever
+        channel = retriever.graph
         assert isinstance(channel, GraphChannel)
-        for weight in weights:
-            channel.weight = weight
-            print(f"querying at graph weight {weight} ...", file=sys.stderr)
-            per_conversation: dict[str, list[tuple[str, dict[str, float]]]] = {}
-            for conversation in conversations:
-                for category, question, gold in conversation.queries:
-                    hits = service.search(question, limit=20, namespace=conversation.sample_id)
-                    ranked = [str(hit.memory.meta.get("dia_id")) for hit in hits]
-                    per_conversation.setdefault(conversation.sample_id, []).append(
-                        (category, locomo._metrics(ranked, gold))
-                    )
-            rows[weight] = per_conversation
-
-    def summary(items: Sequence[tuple[str, dict[str, float]]]) -> dict[str, float]:
-        overall = [m for c, m in items if c in locomo.OVERALL_CATEGORIES]
-        multi = [m for c, m in items if c == "1"]
-
-        def mean(values: Sequence[dict[str, float]], key: str) -> float:
-            return round(sum(v[key] for v in values) / len(values), 4) if values else 0.0
-
-        return {
-            "overall_R@5": mean(overall, "R@5"),
-            "overall_All@10": mean(overall, "All@10"),
-            "multi_hop_All@10": mean(multi, "All@10"),
-            "multi_hop_R@5": mean(multi, "R@5"),
-            "queries_overall": len(overall),
-            "queries_multi_hop": len(multi),
-        }
-
-    def flat(weight: float, keep: Sequence[str]) -> list[tuple[str, dict[str, float]]]:
-        return [item for sample in keep for item in rows[weight][sample]]
-
-    samples = [c.sample_id for c in conversations]
-    by_weight = {str(weight): summary(flat(weight, samples)) for weight in weights}
-    held_out: list[tuple[str, dict[str, float]]] = []
-    chosen: dict[str, float] = {}
-    for sample in samples:
-        others = [other for other in samples if other != sample]
-        best = max(weights, key=lambda weight: summary(flat(weight, others))["overall_R@5"])
-        chosen[sample] = best
-        held_out += rows[best][sample]
+        for label, used in (("with_graph", channel), ("without_graph", None)):
+            print(f"leave-one-conversation-out, {label} ...", file=sys.stderr)
+            retriever.graph = used
+            found = locomo.cross_validated(service, conversations, mode)
+            results[label] = {
+                "overall": found["overall"],
+                "multi_hop": found["by_category"]["1"],
+                "pool_recall": found["pool_recall"],
+            }
+        retriever.graph = channel
     return {
         "data": path.name,
         "embedder": embedder,
+        "mode": mode,
         "graph_extractor": settings.graph_extractor,
         "turns": sum(len(c.turns) for c in conversations),
         **timings,
         "graph": None if graph is None else graph.model_dump(exclude={"last_errors"}),
-        "by_weight": by_weight,
-        "loco_cv": {"weight_chosen": chosen, **summary(held_out)},
+        **results,
     }
 
 
@@ -262,7 +228,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--channel-n", default="10000,100000", help="comma-separated sizes")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--locomo", type=Path, default=None, help="LoCoMo-format JSON (dev)")
-    parser.add_argument("--weights", default="0,0.05,0.1,0.2,0.3", help="graph weights")
     parser.add_argument("--embedder", choices=["minilm", "hashing", "none"], default="minilm")
     parser.add_argument("--skip-extraction", action="store_true")
     parser.add_argument("--seed", type=int, default=1)
@@ -287,10 +252,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             measure_channel(size, arguments.seed, arguments.queries, directory) for size in sizes
         ]
         if arguments.locomo is not None:
-            weights = [float(weight) for weight in arguments.weights.split(",")]
-            output["locomo"] = measure_locomo(
-                arguments.locomo, weights, arguments.embedder, directory
-            )
+            output["locomo"] = measure_locomo(arguments.locomo, arguments.embedder, directory)
     output["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
     print(json.dumps(output))
 

@@ -3,10 +3,14 @@
 Every conversation of a LoCoMo-format file goes into its own fresh namespace
 (its ``sample_id``) through ``MemoryService.remember_many``: each turn is one
 memory with text ``"<speaker>: <text>"`` plus ``" [image: <blip_caption>]"``
-when the turn shared a photo, ``at`` = its session's date-time and the
-``dia_id`` in ``meta``. The embedding worker then indexes the queue until it
-is idle (timed: that is the indexing time). Every QA item whose evidence is
-non-empty after normalisation is a recall query over its own conversation.
+when the turn shared a photo (the same text as the published baselines and
+the issue-3 figures, so numbers stay comparable), ``speaker`` = the turn's
+speaker, ``source`` = ``locomo://<sample_id>/session_<n>`` and ``at`` = the
+session's date-time plus the turn's index in seconds (real chats carry one
+timestamp per message; this keeps the turns' order), and the ``dia_id`` in
+``meta``. The embedding worker then indexes the queue until it is idle
+(timed: that is the indexing time). Every QA item whose evidence is non-empty
+after normalisation is a recall query over its own conversation.
 
 Reported per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
 5 adversarial) and overall over categories 1-4: R@1/5/10/20 (per question,
@@ -17,17 +21,32 @@ Evidence ids are normalised as ``shared/bench/README.md`` describes: entries
 holding several ids are split, ``D:11:26``-style and zero-padded ids are
 repaired, ids that resolve to no turn are dropped.
 
+Two ways to score (issue 11):
+
+* the plain run ranks with the reranker shipped in the package, through
+  ``MemoryService.recall`` at ``--min-score`` (default: ``RECALLD_MIN_SCORE``).
+  On the dev split this is *in sample* (the shipped reranker was fitted on it;
+  the output says so): use it on other LoCoMo-format files;
+* ``--cv`` reports leave-one-conversation-out figures instead: for each
+  conversation, the reranker is fitted on the others and ranks it, through the
+  same code as ``bench/fit_reranker.py`` (candidate pool, features, runtime
+  selection). It adds the pool's oracle recall (``pool_recall``: the share of
+  gold turns anywhere among the ~100 keyword + ~100 vector candidates) and the
+  abstention trade-off (R@5 and All@10 kept, and the share of category 1-4,
+  category 5, foreign and unrelated questions left with no hit, per threshold).
+
 Run it from the repository root (the data is CC BY-NC 4.0: read it from where
 it lives, never copy it into the repository)::
 
     .venv/bin/python bench/locomo.py --data ../shared/bench/locomo/dev.json \\
-        [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] [--db-dir DIR] \\
-        [--graph-extractor spacy|rules|none] [--graph-weight W]
+        [--cv] [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] \\
+        [--graph-extractor spacy|rules|none] [--min-score S] [--db-dir DIR]
 
 Progress goes to stderr; the last line of stdout is one JSON object with
 ``overall`` (categories 1-4) and ``by_category`` (keys "1"..."5"), each holding
 ``R@1``, ``R@5``, ``R@10``, ``R@20``, ``All@5``, ``All@10``, ``All@20`` and
-``nDCG@10``, plus the counts, the indexing time and the settings used.
+``nDCG@10``, plus the counts, the indexing time and the settings used (and,
+with ``--cv``, ``pool_recall``, ``abstention`` and every channel set's figures).
 """
 
 from __future__ import annotations
@@ -42,7 +61,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,6 +87,8 @@ class Conversation:
     turns: list[NewMemory]
     dia_ids: set[str]
     queries: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    # Filled by ingest(): each turn's memory seq -> its dia_id.
+    dia_of_seq: dict[int, str] = field(default_factory=dict)
 
 
 def parse_session_time(text: str) -> datetime:
@@ -103,11 +124,20 @@ def load_conversations(path: Path) -> list[Conversation]:
         number = 1
         while f"session_{number}" in body:
             at = parse_session_time(body[f"session_{number}_date_time"])
-            for turn in body[f"session_{number}"]:
+            source = f"locomo://{item['sample_id']}/session_{number}"
+            for position, turn in enumerate(body[f"session_{number}"]):
                 text = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     text += f" [image: {turn['blip_caption']}]"
-                turns.append(NewMemory(content=text, at=at, meta={"dia_id": turn["dia_id"]}))
+                turns.append(
+                    NewMemory(
+                        content=text,
+                        speaker=turn["speaker"],
+                        source=source,
+                        at=at + timedelta(seconds=position),
+                        meta={"dia_id": turn["dia_id"]},
+                    )
+                )
                 dia_ids.add(turn["dia_id"])
             number += 1
         conversation = Conversation(sample_id=item["sample_id"], turns=turns, dia_ids=dia_ids)
@@ -123,7 +153,11 @@ def ingest(service: MemoryService, conversations: Sequence[Conversation]) -> dic
     """Write every conversation into its own namespace, then index the queue until idle."""
     started = time.perf_counter()
     for conversation in conversations:
-        service.remember_many(conversation.turns, namespace=conversation.sample_id)
+        receipts = service.remember_many(conversation.turns, namespace=conversation.sample_id)
+        conversation.dia_of_seq = {
+            receipt.seq: str(turn.meta["dia_id"])
+            for receipt, turn in zip(receipts, conversation.turns, strict=True)
+        }
     remembered = time.perf_counter() - started
     indexing = 0.0
     # The worker embeds and (issue 12) extracts the knowledge graph.
@@ -134,7 +168,7 @@ def ingest(service: MemoryService, conversations: Sequence[Conversation]) -> dic
     return {"remember_seconds": round(remembered, 3), "indexing_seconds": round(indexing, 3)}
 
 
-def _metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
+def ranking_metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
     gold_set = set(gold)
     result: dict[str, float] = {}
     for k in KS:
@@ -149,7 +183,7 @@ def _metrics(ranked: Sequence[str], gold: Sequence[str]) -> dict[str, float]:
     return result
 
 
-def _average(rows: Sequence[dict[str, float]]) -> dict[str, float]:
+def average_metrics(rows: Sequence[dict[str, float]]) -> dict[str, float]:
     names = [f"R@{k}" for k in KS] + [f"All@{k}" for k in ALL_KS] + ["nDCG@10"]
     if not rows:
         return {name: 0.0 for name in names}
@@ -157,28 +191,69 @@ def _average(rows: Sequence[dict[str, float]]) -> dict[str, float]:
 
 
 def evaluate(
-    service: MemoryService, conversations: Sequence[Conversation], mode: Mode
+    service: MemoryService,
+    conversations: Sequence[Conversation],
+    mode: Mode,
+    min_score: float | None = None,
 ) -> dict[str, Any]:
-    """Run every query; per-category and overall (categories 1-4) metrics, and latency."""
+    """Run every query; per-category and overall (categories 1-4) metrics, the share of
+    questions left with no hit, and latency."""
     by_category: dict[str, list[dict[str, float]]] = {name: [] for name in CATEGORIES}
+    empty: dict[str, int] = {name: 0 for name in CATEGORIES}
     latencies: list[float] = []
     for conversation in conversations:
         for category, question, gold in conversation.queries:
             started = time.perf_counter()
             hits = service.recall(
-                question, limit=max(KS), namespace=conversation.sample_id, mode=mode
+                question,
+                limit=max(KS),
+                namespace=conversation.sample_id,
+                mode=mode,
+                min_score=min_score,
             )
             latencies.append(time.perf_counter() - started)
             ranked = [str(hit.memory.meta.get("dia_id")) for hit in hits]
-            by_category.setdefault(category, []).append(_metrics(ranked, gold))
+            by_category.setdefault(category, []).append(ranking_metrics(ranked, gold))
+            empty[category] = empty.get(category, 0) + int(not hits)
     overall_rows = [row for name in OVERALL_CATEGORIES for row in by_category[name]]
     latencies.sort()
     return {
-        "overall": _average(overall_rows),
-        "by_category": {name: _average(rows) for name, rows in by_category.items()},
+        "overall": average_metrics(overall_rows),
+        "by_category": {name: average_metrics(rows) for name, rows in by_category.items()},
+        "no_hits": {
+            name: round(empty[name] / len(rows), 4) if rows else 0.0
+            for name, rows in by_category.items()
+        },
         "queries": {name: len(rows) for name, rows in by_category.items()},
         "queries_overall": len(overall_rows),
         "recall_p50_ms": round(1000 * latencies[len(latencies) // 2], 2) if latencies else 0.0,
+    }
+
+
+def cross_validated(
+    service: MemoryService, conversations: Sequence[Conversation], mode: Mode
+) -> dict[str, Any]:
+    """Leave-one-conversation-out figures (``bench/fit_reranker.py``'s code) for ``mode``,
+    with the other channel sets' overall figures beside them."""
+    from fit_reranker import report
+    from recalld.retrieval.rerank import Reranker
+
+    results, _ = report(service, conversations, Reranker.default().keyword_parameters)
+    chosen = results[mode]
+    return {
+        **chosen,
+        "queries": {
+            name: sum(1 for c in conversations for q in c.queries if q[0] == name)
+            for name in CATEGORIES
+        },
+        "channel_sets": {
+            name: {
+                "overall": result["overall"],
+                "pool_recall": result["pool_recall"]["overall"],
+                "chosen_min_score": result["chosen_min_score"],
+            }
+            for name, result in results.items()
+        },
     }
 
 
@@ -190,19 +265,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--embedder", choices=["minilm", "hashing", "none"], default="minilm", help="model"
     )
-    parser.add_argument("--keyword-weight", type=float, default=None, help="fusion weight")
     parser.add_argument(
         "--graph-extractor", choices=["spacy", "rules", "none"], default="spacy", help="graph"
     )
-    parser.add_argument("--graph-weight", type=float, default=None, help="graph channel weight")
     parser.add_argument("--db-dir", type=Path, default=None, help="keep the database here")
+    parser.add_argument(
+        "--cv", action="store_true", help="leave-one-conversation-out figures (refits)"
+    )
+    parser.add_argument(
+        "--min-score", type=float, default=None, help="plain run: threshold (RECALLD_MIN_SCORE)"
+    )
     arguments = parser.parse_args(argv)
+    if arguments.cv and arguments.mode != "keyword" and arguments.embedder == "none":
+        parser.error("--cv with --embedder none needs --mode keyword")
     conversations = load_conversations(arguments.data)
-    overrides: dict[str, Any] = {}
-    if arguments.keyword_weight is not None:
-        overrides["hybrid_keyword_weight"] = arguments.keyword_weight
-    if arguments.graph_weight is not None:
-        overrides["graph_recall_weight"] = arguments.graph_weight
+    if arguments.cv and len(conversations) < 2:
+        parser.error("--cv leaves one conversation out: the file needs at least two")
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         settings = Settings(
             db=Path(directory) / "locomo.db",
@@ -210,22 +288,30 @@ def main(argv: Sequence[str] | None = None) -> None:
             embedder=arguments.embedder,
             graph_extractor=arguments.graph_extractor,
             purge_interval_seconds=3600,
-            **overrides,
         )
         print(f"ingesting {len(conversations)} conversations ...", file=sys.stderr)
         with MemoryService.open(settings) as service:
             timings = ingest(service, conversations)
             print(f"indexed in {timings['indexing_seconds']} s; querying ...", file=sys.stderr)
-            result = evaluate(service, conversations, arguments.mode)
+            if arguments.cv:
+                result = cross_validated(service, conversations, arguments.mode)
+            else:
+                result = evaluate(service, conversations, arguments.mode, arguments.min_score)
+            minimum = service.settings.min_score
+    fitted_on = _fitted_on()
     output = {
         "benchmark": "locomo",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": arguments.data.name,
+        "scoring": "leave-one-conversation-out" if arguments.cv else "shipped reranker",
+        "reranker_fitted_on": fitted_on,
+        "in_sample": (not arguments.cv) and arguments.data.name in fitted_on,
+        "min_score": None
+        if arguments.cv
+        else (minimum if arguments.min_score is None else arguments.min_score),
         "mode": arguments.mode,
         "embedder": arguments.embedder,
-        "keyword_weight": settings.hybrid_keyword_weight,
         "graph_extractor": settings.graph_extractor,
-        "graph_weight": settings.graph_recall_weight,
         "turns": sum(len(conversation.turns) for conversation in conversations),
         **timings,
         "machine": {"cpu_count": _cpu_count(), "platform": platform.platform()},
@@ -233,6 +319,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         **result,
     }
     print(json.dumps(output))
+
+
+def _fitted_on() -> list[str]:
+    """The data files the shipped reranker's models were fitted on (from its ``info``)."""
+    from recalld.retrieval.rerank import Reranker
+
+    info = Reranker.default().info
+    return sorted({str(entry["data"]) for entry in info.values() if isinstance(entry, dict)})
 
 
 def _cpu_count() -> int:

@@ -41,6 +41,12 @@ Run from the repository root (progress on stderr, one JSON object last on stdout
 
 Run times on the 2-core machine: 10k real ~4 min, 100k cheap ~8 min, 100k real
 ~15 min, 1M cheap ~45 min (ingest and the HNSW build dominate).
+
+``--reuse-db FILE`` (one size only) keeps the database in FILE and, when it
+already holds the N memories of this seed, all indexed, skips ingest and
+indexing (their figures are then absent and ``reused`` is true), so two
+versions of recalld can be timed on the same file
+(``PYTHONPATH=<old checkout>/src python bench/recall_bench.py ...``).
 """
 
 from __future__ import annotations
@@ -324,13 +330,34 @@ def disk(service: MemoryService, n: int) -> dict[str, Any]:
     }
 
 
+def _reusable_ids(db: Path, n: int) -> list[str] | None:
+    """The ids, in the order they were written, of a database this script filled with
+    ``n`` memories, every one indexed (``--reuse-db``); None when it is not one."""
+    if not db.exists():
+        return None
+    import apsw
+
+    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        states = dict(connection.execute("SELECT index_state, count(*) FROM memories GROUP BY 1"))
+        if states != {"indexed": n}:
+            return None
+        return [str(row[0]) for row in connection.execute("SELECT id FROM memories ORDER BY seq")]
+    finally:
+        connection.close()
+
+
 def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str, Any]:
     """Every measurement for one database size (run in its own process)."""
     rng = random.Random(arguments.seed + n)
     corpus = arguments.corpus or ("real" if n <= arguments.real_limit else "cheap")
     result: dict[str, Any] = {"n": n, "corpus": corpus, "load_average_at_start": _load()}
     texts = make_texts(n, rng)
-    settings = Settings(db=directory / f"recall-{n}.db", purge_interval_seconds=3600)
+    reuse: Path | None = arguments.reuse_db
+    db = reuse if reuse is not None else directory / f"recall-{n}.db"
+    settings = Settings(db=db, purge_interval_seconds=3600)
+    reused_ids = _reusable_ids(db, n) if reuse is not None else None
+    result["reused"] = reused_ids is not None
     embedder = create_embedder(settings)
     assert embedder is not None
     started = time.perf_counter()
@@ -352,13 +379,18 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
         settings,
         embedder=embedder,
     )
-    result["ingest"], ids = ingest(service, texts)
-    _log(f"[{n}] ingest {result['ingest']}")
-    if corpus == "real":
-        result["indexing"] = index_real(service, settings, n, result["raw_model"]["texts_per_s"])
+    if reused_ids is not None:
+        ids = reused_ids
+        _log(f"[{n}] reusing {db}: no ingest, no indexing")
     else:
-        result["indexing"], _ = index_cheap(service, embedder, texts, ids, arguments.seed)
-    _log(f"[{n}] indexing {result['indexing']}")
+        result["ingest"], ids = ingest(service, texts)
+        _log(f"[{n}] ingest {result['ingest']}")
+        if corpus == "real":
+            rate = result["raw_model"]["texts_per_s"]
+            result["indexing"] = index_real(service, settings, n, rate)
+        else:
+            result["indexing"], _ = index_cheap(service, embedder, texts, ids, arguments.seed)
+        _log(f"[{n}] indexing {result['indexing']}")
     started = time.perf_counter()
     service.search("warm up the vector index", mode="vector")
     result["index_build_seconds"] = round(time.perf_counter() - started, 2)
@@ -447,6 +479,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=200, help="timed queries per kind")
     parser.add_argument("--raw-sample", type=int, default=1000, help="texts for raw throughput")
     parser.add_argument("--db-dir", type=Path, default=None, help="keep databases here")
+    parser.add_argument(
+        "--reuse-db", type=Path, default=None, help="one size: keep and reuse this database"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
@@ -457,11 +492,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(run_size(arguments.one, arguments, directory)))
         return
     sizes = [int(value) for value in arguments.n.split(",") if value.strip()]
+    if arguments.reuse_db is not None and len(sizes) != 1:
+        parser.error("--reuse-db times one size")
     results = []
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         for n in sizes:
             command = [sys.executable, __file__, "--one", str(n), "--db-dir", directory]
-            for name in ("corpus", "real_limit", "queries", "raw_sample", "seed"):
+            for name in ("corpus", "real_limit", "queries", "raw_sample", "seed", "reuse_db"):
                 value = getattr(arguments, name)
                 if value is not None:
                     command += [f"--{name.replace('_', '-')}", str(value)]
@@ -486,7 +523,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             "worker_batch_size": defaults.worker_batch_size,
             "embedder_threads": defaults.embedder_threads,
             "vector_ann_threshold": defaults.vector_ann_threshold,
-            "hybrid_keyword_weight": defaults.hybrid_keyword_weight,
+            # getattr: the script also times older versions of recalld (see --reuse-db).
+            "min_score": getattr(defaults, "min_score", None),
+            "keyword_candidates": getattr(defaults, "keyword_candidates", None),
+            "vector_candidates": getattr(defaults, "vector_candidates", None),
             "queries": arguments.queries,
             "raw_sample": arguments.raw_sample,
             "real_limit": arguments.real_limit,

@@ -10,6 +10,7 @@ import recalld
 def test_public_api_all_is_pinned() -> None:
     assert sorted(recalld.__all__) == [
         "ConflictError",
+        "Explanation",
         "Filters",
         "Hit",
         "ImportReport",

@@ -21,6 +21,7 @@ def _fill(service: MemoryService, clock: FakeClock) -> None:
         tags=["food", "paris"],
         salience=0.75,
         source="file:///notes/today.md",
+        speaker="Ana",
         at="2026-10-25T08:10:00+02:00",
         ttl_seconds=86_400,
         place={"lat": 48.8566, "lon": 2.3522, "name": "Le Café"},

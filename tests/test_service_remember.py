@@ -120,6 +120,10 @@ def test_remember_ttl_sets_expiry(service: MemoryService, clock: FakeClock) -> N
         ({"content": "ok", "place": {"geohash": "u09", "lat": 1.0, "lon": 1.0}}, "place.geohash"),
         ({"content": "ok", "namespace": "has space"}, "namespace"),
         ({"content": "ok", "id": "bad id with spaces"}, "id"),
+        ({"content": "ok", "speaker": ""}, "speaker"),
+        ({"content": "ok", "speaker": "   "}, "speaker"),
+        ({"content": "ok", "speaker": "nul\x00byte"}, "speaker"),
+        ({"content": "ok", "speaker": "x" * 201}, "speaker"),
     ],
 )
 def test_remember_bad_input_names_field_and_changes_nothing(
@@ -160,3 +164,16 @@ def test_remember_many_is_all_or_nothing(service: MemoryService) -> None:
 def test_remember_tags_are_trimmed_and_deduplicated(service: MemoryService) -> None:
     receipt = service.remember("tagged", tags=[" a ", "b", "a"])
     assert service.get(receipt.id).tags == ["a", "b"]
+
+
+def test_remember_speaker_is_kept_trimmed_and_updatable(service: MemoryService) -> None:
+    receipt = service.remember("see you at the bakery", speaker="  Caroline   Smith ")
+    assert service.get(receipt.id).speaker == "Caroline Smith"
+    # A speaker is a name: a line break (like any control character) is refused.
+    with pytest.raises(ValidationError, match="speaker"):
+        service.remember("two lines", speaker="Caroline\nSmith")
+    hits = service.search("what did caroline say?")
+    assert [hit.memory.id for hit in hits] == [receipt.id]
+    assert service.update(receipt.id, speaker="Melanie").speaker == "Melanie"
+    assert service.update(receipt.id, title="bakery").speaker == "Melanie"
+    assert service.update(receipt.id, speaker=None).speaker is None

@@ -63,7 +63,7 @@ def test_worker_unchanged_text_keeps_index_state(db_path: Path, clock: FakeClock
         assert (again.status, again.job_id, again.index_state) == ("overwritten", None, "queued")
         service.new_worker().run_until_idle()
         assert service.get(receipt.id).index_state == "indexed"
-        hits = service.search("Sydney", mode="vector")
+        hits = service.search("Sydney", mode="vector", min_score=0)
         assert hits[0].memory.id == receipt.id
 
 
@@ -184,7 +184,7 @@ def test_worker_model_switch_re_embeds_while_recall_works(db_path: Path, clock: 
         status = service.status()
         assert status.embeddings == {"model-b": 2}
         assert status.memories_by_index_state == {"indexed": 2}
-        hits = service.search("kitchen door", mode="vector")
+        hits = service.search("kitchen door", mode="vector", min_score=0)
         assert hits[0].memory.id == receipts[0].id
         assert hits[0].backends == ["vector"]
 
@@ -269,5 +269,6 @@ def test_worker_status_is_scoped_to_namespaces(db_path: Path, clock: FakeClock) 
         service.new_worker().run_until_idle()
         assert service.status().embeddings == {"hashing-256": 1}
         assert service.status(["default", "other"]).embeddings == {"hashing-256": 3}
-        hits = service.search("theirs", filters=Filters(), mode="vector")
+        hits = service.search("theirs", filters=Filters(), mode="vector", min_score=0)
+        assert hits
         assert all(hit.memory.namespace == "default" for hit in hits)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from recalld.intentions import Intention
     from recalld.model import (
+        Explanation,
         Filters,
         Hit,
         ImportReport,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ConflictError",
+    "Explanation",
     "Filters",
     "Hit",
     "ImportReport",
@@ -69,6 +71,7 @@ _LAZY = {
     "StorageError": "recalld.errors",
     "ValidationError": "recalld.errors",
     "Intention": "recalld.intentions",
+    "Explanation": "recalld.model",
     "Filters": "recalld.model",
     "Hit": "recalld.model",
     "ImportReport": "recalld.model",

@@ -299,6 +299,26 @@ def _geohash(value: str) -> str:
     return text
 
 
+def speaker(value: str | None) -> str | None:
+    """Who said or wrote a memory: one line of printable text (trimmed), or None."""
+    if value is None:
+        return None
+    # The same characters as every other name (and the published schema) are refused.
+    name_text(value, "speaker")
+    return " ".join(value.split())
+
+
+def min_score(value: float | None, field: str = "min_score") -> float | None:
+    """A score threshold in [0, 1] (None: the caller's default applies)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(field, f"must be a number between 0 and 1, got {value!r}")
+    if not 0.0 <= float(value) <= 1.0 or value != value:
+        raise ValidationError(field, f"must be between 0 and 1, got {value}")
+    return float(value)
+
+
 def limit(value: int, settings: Settings, field: str = "limit") -> int:
     """A result count between 1 and ``max_limit``."""
     if isinstance(value, bool) or not isinstance(value, int):

@@ -6,10 +6,12 @@ and ``id``. Every kept turn is a memory of kind ``turn`` whose ``speaker`` is
 the message's speaker (else its role), whose ``source`` is the conversation
 (``recalld://conversation/<id>``, or the source given) and whose ``meta``
 holds the conversation id and title, the turn's position and role, and the
-message id. Turns keep their order: ``meta.turn`` is the message's position
-in the transcript, and :meth:`Conversations.turns` lists a conversation's
-turns in order (by ``at``, then by the order they were written), so the
-turns around a recalled one can be read with it.
+message id. Turns keep their order (one ``source`` per conversation, ``seq``
+in turn order: recall's neighbouring-turn feature reads exactly that);
+``meta.turn`` is the message's position in the transcript, and
+:meth:`Conversations.turns` lists a conversation's turns in order (by
+``at``, then by the order they were written), so the turns around a
+recalled one can be read with it.
 
 Idempotent: a turn's memory id is derived from the conversation id and the
 message id (or, without one, its position), so ingesting the same transcript
@@ -300,6 +302,7 @@ class Conversations:
         speaker = message.speaker or ROLE_SPEAKERS.get((role or "").lower(), role)
         if speaker is not None:
             check.name_text(speaker, prefix + "speaker")
+            speaker = check.speaker(speaker)
         message_key = message.id if message.id is not None else f"#{index}"
         memory_id = "turn-" + _digest(conversation_id, message_key)[:40]
         meta: dict[str, Any] = {"conversation": conversation_id, "turn": index}
@@ -309,8 +312,6 @@ class Conversations:
             meta["role"] = role
         if message.id is not None:
             meta["message_id"] = message.id
-        if speaker is not None:
-            meta["speaker"] = speaker
         at = message.at if message.at is not None else conversation.at
         try:
             draft = NewMemory.model_validate(
@@ -319,6 +320,7 @@ class Conversations:
                     "content": message.content,
                     "kind": TURN_KIND,
                     "source": source,
+                    "speaker": speaker,
                     "at": at,
                     "tags": conversation.tags,
                     "meta": meta,
@@ -326,10 +328,12 @@ class Conversations:
             )
             existing = tx.find(namespace, id=memory_id)
             if existing is not None:
-                if existing.content == draft.content and existing.meta == meta:
+                same = (existing.content, existing.meta, existing.speaker)
+                if same == (draft.content, meta, speaker):
                     report.unchanged += 1
                     return _receipt(existing, "unchanged")
                 changes = {"content": draft.content, "meta": meta, "at": draft.at}
+                changes["speaker"] = speaker
                 memory, _ = self._writer.updated(tx, existing, changes, self._clock())
                 report.updated += 1
                 return _receipt(memory, "overwritten")

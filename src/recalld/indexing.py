@@ -37,9 +37,9 @@ from recalld.model import (
     Status,
     WorkerStatus,
 )
-from recalld.retrieval.fusion import FusionParameters
 from recalld.retrieval.graph_channel import GraphChannel
-from recalld.retrieval.hybrid import HybridRetriever
+from recalld.retrieval.hybrid import HybridRetriever, RetrievalDepths
+from recalld.retrieval.rerank import Reranker
 from recalld.store.base import MemoryRecord, Store, StoreTransaction
 from recalld.store.semantic import JobFailure
 from recalld.worker import Worker
@@ -71,15 +71,19 @@ class Indexing:
         self.retriever = HybridRetriever(
             store,
             embedder,
-            parameters=FusionParameters(keyword_weight=settings.hybrid_keyword_weight),
+            reranker=Reranker.default(),
+            depths=RetrievalDepths(
+                keyword=settings.keyword_candidates,
+                vector=settings.vector_candidates,
+                duplicate_cosine=settings.duplicate_cosine,
+            ),
             ann_threshold=settings.vector_ann_threshold,
             index_prefix=None if str(database) in ("", ".", ":memory:") else database,
             # No extractor, no mentions to walk: the channel would only cost queries.
             graph=None
-            if self.extractor_setup.extractor is None
+            if self.extractor_setup.extractor is None or not settings.graph_recall
             else GraphChannel(
                 store,
-                weight=settings.graph_recall_weight,
                 seed_limit=settings.graph_seed_limit,
                 fanout=settings.graph_fanout,
             ),

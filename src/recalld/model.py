@@ -31,6 +31,8 @@ from recalld._schema import (
 )
 
 __all__ = [
+    "ExplainStage",
+    "Explanation",
     "ExportRecord",
     "Filters",
     "Forgotten",
@@ -59,6 +61,7 @@ ScrubState = Literal["done", "pending", "none"]
 
 KEY_MAX_CHARS = 200
 SHORT_TEXT_MAX_CHARS = 200
+SPEAKER_MAX_CHARS = 200
 TITLE_MAX_CHARS = 500
 SOURCE_MAX_CHARS = 2048
 # How deeply a JSON value (meta) may nest objects and arrays: deep enough for any real
@@ -184,6 +187,13 @@ class NewMemory(BaseModel):
         max_length=SOURCE_MAX_CHARS,
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
+    speaker: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SPEAKER_MAX_CHARS,
+        description="who said or wrote it (a conversation turn's speaker, a note's author)",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
     at: Moment | str | None = Field(default=None, json_schema_extra=replaced(nullable(DATE_TIME)))
     ttl_seconds: StrictFloat | None = Field(default=None, gt=0, le=MAX_TTL_SECONDS)
     place: PlaceInput | None = None
@@ -231,6 +241,12 @@ class MemoryPatch(BaseModel):
         max_length=SOURCE_MAX_CHARS,
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
+    speaker: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SPEAKER_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
     at: Moment | str | None = Field(default=None, json_schema_extra=replaced(nullable(DATE_TIME)))
     ttl_seconds: StrictFloat | None = Field(default=None, gt=0, le=MAX_TTL_SECONDS)
     place: PlaceInput | None = None
@@ -251,6 +267,7 @@ class Memory(BaseModel):
     tags: list[str] = Field(default_factory=list)
     salience: float | None = None
     source: str | None = None
+    speaker: str | None = None
     at: datetime | None = None
     created_at: datetime
     updated_at: datetime
@@ -312,6 +329,42 @@ class Hit(BaseModel):
     channels: dict[str, float] = Field(default_factory=dict)
     backends: list[str] = Field(default_factory=list)
     prompt_line: str
+
+
+ExplainStage = Literal[
+    "returned", "beyond_limit", "collapsed", "below_threshold", "not_in_pool", "excluded"
+]
+
+
+class Explanation(BaseModel):
+    """Why a memory was (or was not) recalled for a query: stage, rank, every value, the cut.
+
+    ``stage`` is the last stage the memory reached: ``excluded`` (a filter or
+    its expiry hides it: see ``excluded_by``), ``not_in_pool`` (neither channel
+    put it among its candidates), ``below_threshold`` (scored under
+    ``min_score``), ``collapsed`` (a near-duplicate of ``duplicate_of``),
+    ``beyond_limit`` (ranked after ``limit`` other hits) or ``returned``.
+    ``rank`` (1 = best) and ``score`` are what it gets among the candidates;
+    they are given for every stage, as if it had been a candidate.
+    """
+
+    memory_id: str
+    query: str
+    stage: ExplainStage
+    reason: str
+    excluded_by: list[str] = Field(default_factory=list)
+    index_state: IndexState
+    found_by: list[str] = Field(default_factory=list)
+    rank: int | None = None
+    candidates: int = 0
+    score: float = Field(ge=0, le=1)
+    min_score: float = Field(ge=0, le=1)
+    limit: int
+    duplicate_of: str | None = None
+    model: str
+    channels: dict[str, float] = Field(default_factory=dict)
+    features: dict[str, float] = Field(default_factory=dict)
+    contributions: dict[str, float] = Field(default_factory=dict)
 
 
 class QueryFilters(BaseModel):
@@ -390,6 +443,7 @@ class ExportRecord(BaseModel):
     tags: list[str] = Field(default_factory=list)
     salience: StrictFloat | None = Field(default=None, ge=0, le=1)
     source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
+    speaker: str | None = Field(default=None, min_length=1, max_length=SPEAKER_MAX_CHARS)
     at: datetime | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None

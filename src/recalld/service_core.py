@@ -24,6 +24,7 @@ from recalld._time import Clock, parse_instant, to_storage, utc_now
 from recalld.config import Settings
 from recalld.errors import DiskFullError, NotFoundError, ValidationError
 from recalld.model import (
+    Explanation,
     Filters,
     Forgotten,
     Hit,
@@ -150,6 +151,7 @@ class ServiceCore:
         tags: Sequence[str] = (),
         salience: float | None = None,
         source: str | None = None,
+        speaker: str | None = None,
         at: datetime | str | None = None,
         ttl_seconds: float | None = None,
         place: dict[str, Any] | None = None,
@@ -160,7 +162,8 @@ class ServiceCore:
         With ``key``, writing the same key again in the namespace overwrites the
         memory (content and every field, ``updated_at``) and keeps its id, seq
         and ``created_at``. ``place`` is ``{"lat", "lon"}`` or ``{"geohash"}``
-        (optionally ``"name"``); ``at`` is ISO 8601 and keeps its offset.
+        (optionally ``"name"``); ``at`` is ISO 8601 and keeps its offset;
+        ``speaker`` is who said or wrote it (searched as its own field).
         Writing exactly the same content again (white space aside) in the
         namespace, with neither key nor id, stores nothing: the receipt is the
         existing memory's, with ``status == "duplicate"``.
@@ -177,6 +180,7 @@ class ServiceCore:
                 "tags": list(tags),
                 "salience": salience,
                 "source": source,
+                "speaker": speaker,
                 "at": at,
                 "ttl_seconds": ttl_seconds,
                 "place": place,
@@ -367,15 +371,22 @@ class ServiceCore:
         limit: int = 10,
         namespace: str | None = None,
         mode: Mode = "hybrid",
+        min_score: float | None = None,
     ) -> list[Hit]:
-        """The memories that best match ``query``, scored in [0, 1]; changes nothing.
+        """The memories that best match ``query``, best first; changes nothing.
 
-        ``hybrid`` (default) fuses the keyword index (BM25 over FTS5, else LIKE)
-        with vector similarity when an embedder is configured; memories not yet
-        embedded are still found by keyword. ``keyword`` and ``vector`` use one
-        channel. Each hit names its ``channels`` and the ``backends`` that found
-        it. Any string is safe: it is reduced to word terms before it reaches
-        the keyword index.
+        ``hybrid`` (default) pools the keyword index's matches (FTS5, else LIKE)
+        with the nearest vectors when an embedder is configured; memories not
+        yet embedded are still found by keyword. ``keyword`` and ``vector`` use
+        one channel. A reranker scores every candidate: ``score`` is a
+        calibrated probability in [0, 1] that the memory answers the query
+        (see the README), and only hits scoring at least ``min_score``
+        (default: ``settings.min_score``) come back, so a query about nothing
+        stored returns nothing. Near-duplicates come back once, with
+        ``channels["duplicates"]`` saying how many others they stand for. Any
+        string is safe: it is reduced to word terms before it reaches the
+        keyword index. What was written a moment ago is found by meaning too:
+        a short embedding queue is worked off first (see ``Indexing.catch_up``).
         """
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
@@ -385,14 +396,16 @@ class ServiceCore:
                 "search and recall never return expired memories; only the admin listing"
                 " (list --include-expired) shows them",
             )
+        threshold = check.min_score(min_score)
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValidationError("mode", "must be hybrid, keyword or vector")
         self._maybe_purge()
         if mode != "keyword":
-            # What was written a moment ago is found by meaning too (see Indexing.catch_up).
             self.indexing.catch_up()
         scope = self._scope([scope_namespace], filters, self._clock())
         terms = query_terms(query, self.settings.max_query_terms)
+        if threshold is None:
+            threshold = self.settings.min_score
         return [
             Hit(
                 memory=found.memory,
@@ -401,8 +414,59 @@ class ServiceCore:
                 backends=found.backends,
                 prompt_line=prompt_line(found.memory),
             )
-            for found in self.indexing.retriever.retrieve(scope, query, terms, limit, mode)
+            for found in self.indexing.retriever.retrieve(
+                scope, query, terms, limit, mode, threshold
+            )
         ]
+
+    def explain(
+        self,
+        query: str,
+        memory_id: str,
+        *,
+        filters: QueryFilters | None = None,
+        limit: int = 10,
+        namespace: str | None = None,
+        mode: Mode = "hybrid",
+        min_score: float | None = None,
+    ) -> Explanation:
+        """Why :meth:`search` with these arguments does or does not return ``memory_id``.
+
+        Reports the stage that dropped it (a filter or expiry, the candidate
+        pool, the threshold, near-duplicate collapse, the limit), its rank and
+        score among the candidates, every channel and feature value and each
+        feature's share of the score. A memory of another namespace is "not
+        visible": :class:`NotFoundError`, exactly as for an id that does not
+        exist. Changes nothing.
+        """
+        from recalld.retrieval.explain import explain
+
+        scope_namespace = self._namespace(namespace)
+        check.limit(limit, self.settings)
+        threshold = check.min_score(min_score)
+        if mode not in ("hybrid", "keyword", "vector"):
+            raise ValidationError("mode", "must be hybrid, keyword or vector")
+        if mode != "keyword":
+            self.indexing.catch_up()
+        now = self._clock()
+        scope = self._scope([scope_namespace], filters, now)
+        memory = None
+        if isinstance(memory_id, str) and memory_id:
+            everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
+            memory = self.store.get(everything, id=memory_id)
+        if memory is None:
+            raise NotFoundError(f"memory {memory_id!r} is not visible in {scope_namespace!r}")
+        terms = query_terms(query, self.settings.max_query_terms)
+        return explain(
+            self.indexing.retriever,
+            memory,
+            scope,
+            query,
+            terms,
+            mode,
+            self.settings.min_score if threshold is None else threshold,
+            limit,
+        )
 
     def recall(
         self,
@@ -412,9 +476,17 @@ class ServiceCore:
         limit: int = 10,
         namespace: str | None = None,
         mode: Mode = "hybrid",
+        min_score: float | None = None,
     ) -> list[Hit]:
         """Like :meth:`search`, and counts an access of every memory returned."""
-        hits = self.search(query, filters=filters, limit=limit, namespace=namespace, mode=mode)
+        hits = self.search(
+            query,
+            filters=filters,
+            limit=limit,
+            namespace=namespace,
+            mode=mode,
+            min_score=min_score,
+        )
         if not hits:
             return hits
         now = self._clock()

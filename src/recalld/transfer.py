@@ -308,6 +308,7 @@ class Transfer:
             tags=check.tags(record.tags, settings),
             salience=record.salience,
             source=check.optional_name(record.source, "source"),
+            speaker=check.speaker(record.speaker),
             at=None if record.at is None else parse_instant("at", record.at),
             created_at=updated_at
             if record.created_at is None

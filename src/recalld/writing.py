@@ -105,6 +105,7 @@ class Writer:
             tags=check.tags(draft.tags, settings),
             salience=draft.salience,
             source=check.optional_name(draft.source, "source"),
+            speaker=check.speaker(draft.speaker),
             at=parse_instant("at", draft.at) if draft.at is not None else now.astimezone(),
             created_at=created_at,
             updated_at=now,
@@ -182,6 +183,7 @@ class Writer:
             tags=current.tags,
             salience=current.salience,
             source=current.source or None,  # "" was accepted before sources were checked
+            speaker=current.speaker,
             at=current.at,
             meta=current.meta,
             place=None,

@@ -24,9 +24,11 @@ ALL_DIALECTS = "native,batbox,chaoscore,rover"
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 
-def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
+def in_process(db: Path, dialects: str = ALL_DIALECTS, **overrides: Any) -> Connect:
     """A connector that runs the server inside this process (lifespan included)."""
-    settings = Settings(db=db, synchronous="NORMAL", embedder="none", graph_extractor="rules")
+    settings = Settings(
+        db=db, synchronous="NORMAL", embedder="none", graph_extractor="rules", **overrides
+    )
     server = build_server(lambda: MemoryService.open(settings), dialects.split(","))
 
     @asynccontextmanager
@@ -37,7 +39,12 @@ def in_process(db: Path, dialects: str = ALL_DIALECTS) -> Connect:
     return connect
 
 
-def stdio(db: Path, dialects: str = ALL_DIALECTS, embedder: str = "none") -> Connect:
+def stdio(
+    db: Path,
+    dialects: str = ALL_DIALECTS,
+    embedder: str = "none",
+    environment: dict[str, str] | None = None,
+) -> Connect:
     """A connector that launches `python -m recalld mcp` and talks over its stdin/stdout."""
     parameters = StdioServerParameters(
         command=sys.executable,
@@ -46,6 +53,7 @@ def stdio(db: Path, dialects: str = ALL_DIALECTS, embedder: str = "none") -> Con
             "RECALLD_SYNCHRONOUS": "NORMAL",
             "RECALLD_EMBEDDER": embedder,
             "RECALLD_GRAPH_EXTRACTOR": "rules",
+            **(environment or {}),
         },
     )
 

@@ -380,3 +380,49 @@ def test_http_cors_is_off_unless_configured(client: httpx.Client, tmp_path: Path
         assert "access-control-allow-origin" not in other.headers
     finally:
         server.stop()
+
+
+def test_http_min_score_explain_and_speaker(server: ServerProcess) -> None:
+    namespace = f"test-{uuid.uuid4().hex[:12]}"
+    headers = {"X-Recalld-Namespace": namespace}
+    with httpx.Client(base_url=server.base_url, headers=headers, timeout=30) as client:
+        receipt = _ok(
+            client.post(
+                "/v1/memories",
+                json={"content": "the bakery opens at seven", "speaker": "Caroline"},
+            )
+        )
+        _ok(client.post("/v1/memories", json={"content": "grandma grows roses"}))
+        assert _ok(client.get(f"/v1/memories/{receipt['id']}"))["speaker"] == "Caroline"
+        patched = _ok(client.patch(f"/v1/memories/{receipt['id']}", json={"speaker": "Dana"}))
+        assert patched["speaker"] == "Dana"
+        assert _ok(client.post("/v1/search", json={"query": "xyzzy plugh"})) == []
+        weak = _ok(client.post("/v1/search", json={"query": "bakery roses", "min_score": 0}))
+        assert len(weak) == 2
+        assert (
+            _error(client.post("/v1/search", json={"query": "x", "min_score": 2}), 422)["field"]
+            == "min_score"
+        )
+        assert (
+            _error(client.post("/v1/recall", json={"query": "x", "min_score": -1}), 422)["field"]
+            == "min_score"
+        )
+        explained = _ok(
+            client.post(
+                "/v1/explain", json={"query": "when does the bakery open", "id": receipt["id"]}
+            )
+        )
+        assert explained["stage"] == "returned"
+        assert explained["found_by"] == ["fts"]
+        assert explained["min_score"] == 0.02
+        unknown = _error(client.post("/v1/explain", json={"query": "x", "id": "01NOPE"}), 404)
+        assert "not visible" in unknown["message"]
+    with httpx.Client(
+        base_url=server.base_url, headers={"X-Recalld-Namespace": f"{namespace}-2"}, timeout=30
+    ) as elsewhere:
+        hidden = _error(
+            elsewhere.post("/v1/explain", json={"query": "bakery", "id": receipt["id"]}), 404
+        )
+        assert hidden["message"].replace(receipt["id"], "ID").replace(f"{namespace}-2", "NS") == (
+            unknown["message"].replace("01NOPE", "ID").replace(namespace, "NS")
+        )

@@ -140,6 +140,7 @@ def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Clien
         "cancel_intention",
         "core_memory",
         "entities",
+        "explain",
         "forget",
         "get",
         "intentions",

@@ -122,6 +122,7 @@ async def test_schema_native_tools_listed_with_output_schemas(tmp_path: Path) ->
     assert set(tools) == {
         "remember",
         "recall",
+        "explain",
         "get",
         "update",
         "forget",
@@ -140,6 +141,11 @@ async def test_schema_native_tools_listed_with_output_schemas(tmp_path: Path) ->
         assert tools[name].output_schema is not None, name
     assert tools["recall"].annotations is not None
     assert tools["recall"].annotations.read_only_hint is True
+    assert tools["explain"].annotations is not None
+    assert tools["explain"].annotations.read_only_hint is True
+    assert tools["explain"].input_schema["required"] == ["query", "id"]
+    min_score = tools["recall"].input_schema["properties"]["min_score"]
+    assert (min_score["minimum"], min_score["maximum"]) == (0, 1)
     assert tools["forget"].annotations is not None
     assert tools["forget"].annotations.destructive_hint is True
 

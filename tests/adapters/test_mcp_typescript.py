@@ -148,6 +148,7 @@ def _names(dialect: str) -> set[str]:
         "native": {
             "remember",
             "recall",
+            "explain",
             "get",
             "update",
             "forget",

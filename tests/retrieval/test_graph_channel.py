@@ -1,4 +1,4 @@
-"""The graph channel of hybrid recall: seeds from the query, the second hop, features."""
+"""The graph channel of hybrid recall: seeds from the query, the walk, candidates, features."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from recalld.store.base import Scope
 from tests.conftest import FakeClock
 
 
-def _open(db_path: Path, clock: FakeClock, weight: float) -> MemoryService:
+def _open(db_path: Path, clock: FakeClock, graph_recall: bool = True) -> MemoryService:
     settings = Settings(
         db=db_path,
         synchronous="NORMAL",
         embedder="none",
         graph_extractor="rules",
-        graph_recall_weight=weight,
+        graph_recall=graph_recall,
     )
     return MemoryService.open(settings, clock=clock)
 
@@ -40,12 +40,10 @@ def test_graph_query_keys_are_normalised_ngrams_without_stopword_edges() -> None
     assert "where did" not in keys
 
 
-def test_graph_second_hop_finds_what_shares_an_entity_not_words(
-    db_path: Path, clock: FakeClock
-) -> None:
-    with _open(db_path, clock, weight=0.3) as service:
+def test_graph_walk_brings_what_shares_an_entity_not_words(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock) as service:
         moved, tarts = _story(service)
-        hits = service.search("Where did Kate move?", limit=5)
+        hits = service.search("Where did Kate move?", limit=5, min_score=0)
         by_id = {hit.memory.id: hit for hit in hits}
         assert hits[0].memory.id == moved
         assert "graph" in hits[0].backends
@@ -54,45 +52,54 @@ def test_graph_second_hop_finds_what_shares_an_entity_not_words(
         assert tarts in by_id
         assert by_id[tarts].backends == ["graph"]
         assert by_id[tarts].channels["keyword"] == 0.0
-        assert 0 < by_id[tarts].score < hits[0].score
+        assert 0 < by_id[tarts].channels["graph"] < hits[0].channels["graph"]
         # Keyword-only mode has no graph channel.
-        assert all("graph" not in hit.backends for hit in service.search("Kate", mode="keyword"))
+        keyword_only = service.search("Kate", mode="keyword", min_score=0)
+        assert all("graph" not in hit.backends for hit in keyword_only)
 
 
-def test_graph_weight_zero_turns_the_channel_off(db_path: Path, clock: FakeClock) -> None:
-    with _open(db_path, clock, weight=0.0) as service:
+def test_graph_recall_off_turns_the_channel_off(db_path: Path, clock: FakeClock) -> None:
+    with _open(db_path, clock, graph_recall=False) as service:
         moved, _ = _story(service)
-        hits = service.search("Where did Kate move?", limit=5)
+        assert service.indexing.retriever.graph is None
+        hits = service.search("Where did Kate move?", limit=5, min_score=0)
         assert [hit.memory.id for hit in hits] == [moved]
         assert all("graph" not in hit.channels for hit in hits)
 
 
 def test_graph_features_report_entity_overlap_and_score(db_path: Path, clock: FakeClock) -> None:
-    with _open(db_path, clock, weight=0.3) as service:
+    with _open(db_path, clock) as service:
         moved, tarts = _story(service)
         channel = service.indexing.retriever.graph
         assert isinstance(channel, GraphChannel)
         seqs = [service.get(moved).seq, service.get(tarts).seq]
         scope = Scope(namespaces=("default",), now=clock.now)
-        features = channel.features(scope, "Where did Kate move?", seqs)
+        features = channel.features(scope, "Where did Kate move?")
         first, second = features[seqs[0]], features[seqs[1]]
         assert first.entity_overlap == 1.0
         assert first.seed_entities == ("Kate",)
         assert first.graph_score == 1.0
         assert second.entity_overlap == 0.0
         assert 0 < second.graph_score < 1.0
+        # The reranker sees both values as features of the pool's candidates.
+        pool, _ = service.indexing.retriever.pool(scope, "Where did Kate move?", ["kate"], "hybrid")
+        position = pool.index_of(seqs[1])
+        assert position is not None
+        assert pool.candidates[position].graph_score == second.graph_score
 
 
 def test_graph_channel_respects_namespaces_and_filters(db_path: Path, clock: FakeClock) -> None:
-    with _open(db_path, clock, weight=0.3) as service:
+    with _open(db_path, clock) as service:
         _story(service)
         service.remember("Kate: Lisbon again!", namespace="other", kind="secret")
         service.new_worker().run_until_idle()
-        hits = service.search("Where did Kate move?", limit=10)
+        hits = service.search("Where did Kate move?", limit=10, min_score=0)
         assert all(hit.memory.namespace == "default" for hit in hits)
-        other = service.search("Where did Kate move?", namespace="other", limit=10)
+        other = service.search("Where did Kate move?", namespace="other", limit=10, min_score=0)
         assert [hit.memory.content for hit in other] == ["Kate: Lisbon again!"]
         from recalld.model import Filters
 
-        filtered = service.search("Where did Kate move?", filters=Filters(kind="none"), limit=10)
+        filtered = service.search(
+            "Where did Kate move?", filters=Filters(kind="none"), limit=10, min_score=0
+        )
         assert filtered == []

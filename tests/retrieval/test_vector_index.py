@@ -1,4 +1,8 @@
-"""The vector index: exact and HNSW search, compaction, re-embedded rows, restarts."""
+"""The vector index: exact and HNSW search, compaction, re-embedded rows, restarts.
+
+Searches pass ``min_score=0``: these tests are about what the index holds and finds, not
+about the reranker's threshold (under which a bare word like "entry3" falls).
+"""
 
 from __future__ import annotations
 
@@ -20,11 +24,14 @@ def test_vector_index_compacts_after_many_deletes(db_path: Path, clock: FakeCloc
             [{"content": f"entry{index} shared words"} for index in range(40)]
         )
         service.new_worker().run_until_idle()
-        assert service.search("entry3", mode="vector", limit=1)[0].memory.id == receipts[3].id
+        assert (
+            service.search("entry3", mode="vector", limit=1, min_score=0)[0].memory.id
+            == receipts[3].id
+        )
         for forgotten, receipt in enumerate(receipts[:20], start=1):
             service.forget(receipt.id)
             live = receipts[forgotten:]
-            hits = service.search("entry33 shared words", mode="vector", limit=40)
+            hits = service.search("entry33 shared words", mode="vector", limit=40, min_score=0)
             # Forgotten vectors never come back, and every live one still does.
             assert {hit.memory.id for hit in hits} == {receipt.id for receipt in live}
             index = service.status().index
@@ -34,7 +41,10 @@ def test_vector_index_compacts_after_many_deletes(db_path: Path, clock: FakeCloc
             # The documented bound: the graph is rebuilt from the live rows before more
             # than a quarter of its rows are dead, so deletes never pile up in it.
             assert index.ann_rows - index.vectors <= index.ann_rows / 4
-        assert service.search("entry33", mode="vector", limit=1)[0].memory.id == receipts[33].id
+        assert (
+            service.search("entry33", mode="vector", limit=1, min_score=0)[0].memory.id
+            == receipts[33].id
+        )
 
 
 def test_vector_index_sees_re_embedded_rows(db_path: Path, clock: FakeClock) -> None:
@@ -42,11 +52,14 @@ def test_vector_index_sees_re_embedded_rows(db_path: Path, clock: FakeClock) -> 
     with MemoryService.open(settings, clock=clock) as service:
         receipts = service.remember_many([{"content": f"entry{index}"} for index in range(30)])
         service.new_worker().run_until_idle()
-        service.search("entry1", mode="vector")
+        service.search("entry1", mode="vector", min_score=0)
         service.update(receipts[5].id, content="completely different zebra text")
         service.new_worker().run_until_idle()
-        assert service.search("zebra", mode="vector", limit=1)[0].memory.id == receipts[5].id
-        hits = service.search("entry5", mode="vector", limit=30)
+        assert (
+            service.search("zebra", mode="vector", limit=1, min_score=0)[0].memory.id
+            == receipts[5].id
+        )
+        hits = service.search("entry5", mode="vector", limit=30, min_score=0)
         assert receipts[5].id != hits[0].memory.id
         assert len({hit.memory.id for hit in hits}) == len(hits)
 
@@ -79,7 +92,7 @@ def test_vector_index_saved_graph_holds_no_vector_and_forget_erases_the_codes(
     with MemoryService.open(settings, clock=clock) as service:
         receipts = service.remember_many([{"content": f"note{index} words"} for index in range(30)])
         service.new_worker().run_until_idle()
-        service.search("note1", mode="vector")
+        service.search("note1", mode="vector", min_score=0)
         assert service.embedder is not None
         vectors = service.embedder.embed_batch([f"note{index} words" for index in range(30)])
         service.indexing.retriever.close()  # saves the graph beside the database
@@ -96,7 +109,7 @@ def test_vector_index_saved_graph_holds_no_vector_and_forget_erases_the_codes(
         assert service.forget(receipts[7].id).deleted is True
         assert not code_view(store)[row].any()  # the forgotten row's codes are zeroed
         assert receipts[7].id not in [
-            hit.memory.id for hit in service.search("note7", mode="vector")
+            hit.memory.id for hit in service.search("note7", mode="vector", min_score=0)
         ]
 
 
@@ -105,7 +118,7 @@ def test_vector_index_forget_deletes_legacy_graph_files(db_path: Path, clock: Fa
     with MemoryService.open(settings, clock=clock) as service:
         receipts = service.remember_many([{"content": f"item{index} words"} for index in range(30)])
         service.new_worker().run_until_idle()
-        service.search("item1", mode="vector")
+        service.search("item1", mode="vector", min_score=0)
     assert _saved_index_bytes(db_path)  # closing saved the graph
     # A float32 graph written by an earlier version holds vectors: forget removes it.
     legacy = Path(f"{db_path}-vectors-hashing-256.faiss")
@@ -114,6 +127,6 @@ def test_vector_index_forget_deletes_legacy_graph_files(db_path: Path, clock: Fa
         assert other.forget(receipts[3].id).deleted is True
     assert not legacy.exists()
     with MemoryService.open(settings, clock=clock) as again:
-        hits = again.search("item4", mode="vector", limit=30)
+        hits = again.search("item4", mode="vector", limit=30, min_score=0)
         assert receipts[3].id not in [hit.memory.id for hit in hits]
         assert hits[0].memory.id == receipts[4].id

@@ -7,13 +7,14 @@ import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
 
 from recalld.model import Memory
 from recalld.store.base import MemoryRecord, Scope
-from recalld.store.migrations import MIGRATIONS, ensure_fts, migration_8
+from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_8
 from recalld.store.semantic import decode_vectors
 from recalld.store.sqlite import SQLiteStore
 
@@ -210,6 +211,32 @@ def test_sqlite_seq_lookups_use_the_primary_key(tmp_path: Path) -> None:
         store.close()
 
 
+def _old_fts(execute: Any) -> None:
+    """The full-text table and triggers as recalld created them before the speaker field."""
+    execute(
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(title, content, tags,"
+        " content='memories', content_rowid='seq',"
+        " tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    new = "new.seq, new.title, new.content, new.tags"
+    old = "'delete', old.seq, old.title, old.content, old.tags"
+    into = f"{FTS_TABLE}(rowid, title, content, tags)"
+    command = f"{FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags)"
+    execute(
+        f"CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN"
+        f" INSERT INTO {into} VALUES ({new}); END"
+    )
+    execute(
+        f"CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN"
+        f" INSERT INTO {command} VALUES ({old}); END"
+    )
+    execute(
+        f"CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags ON memories"
+        f" BEGIN INSERT INTO {command} VALUES ({old}); INSERT INTO {into} VALUES ({new}); END"
+    )
+    execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('rebuild')")
+
+
 def test_sqlite_per_namespace_ids_migration_keeps_rows_and_seq_high_water(tmp_path: Path) -> None:
     """A database from before per-namespace ids keeps every row, tag, vector and FTS entry."""
     path = tmp_path / "old.db"
@@ -236,7 +263,7 @@ def test_sqlite_per_namespace_ids_migration_keeps_rows_and_seq_high_water(tmp_pa
     connection.execute("INSERT INTO vectors VALUES (1, 'm', 1, 'h', x'00000000', ?)", (stamp,))
     # A forgotten memory once held seq 9: it must never be handed out again.
     connection.execute("UPDATE sqlite_sequence SET seq = 9 WHERE name = 'memories'")
-    ensure_fts(connection.execute)  # the full-text index and its triggers, as on open
+    _old_fts(connection.execute)  # the full-text index and triggers of that version
     connection.close()
 
     store = SQLiteStore(path)

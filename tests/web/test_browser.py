@@ -204,6 +204,48 @@ def test_browser_memory_detail_map_local_time_and_edit_in_place(browsed: Browsed
     assert stored["content"] == "Pastel de nata at the tiled kiosk"  # untouched fields stay
 
 
+def test_browser_why_not_explains_a_returned_and_a_missing_memory(browsed: Browsed) -> None:
+    namespace = f"explain-{uuid.uuid4().hex[:8]}"
+    word = f"quokka{uuid.uuid4().hex[:6]}"
+    with browsed.api(namespace) as client:
+        wanted = _remember(client, content=f"The {word} kite flies over the northern dunes")
+        missing = _remember(client, content="Tomatoes ripen slowly in a cold August")
+        wait_until_indexed(client, [wanted, missing])
+        expected = _ok(client.post("/v1/explain", json={"query": f"{word} kite", "id": missing}))
+    assert expected["stage"] != "returned"
+    driver = browsed.driver
+    # From the memory's detail view, "Why not?" opens the page with the memory filled in.
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{missing}", namespace=namespace)
+    element(driver, "#memory-action-explain").click()
+    wait_for(driver, lambda current: current.current_url.endswith(f"#/explain/{missing}"), "url")
+    assert element(driver, "#explain-memory").get_attribute("value") == missing
+    element(driver, "#explain-query").send_keys(f"{word} kite")
+    element(driver, "#explain-submit").click()
+    result = element(driver, "#explain-result")
+    assert result.get_attribute("data-stage") == expected["stage"]
+    assert element(driver, "#explain-reason").text == expected["reason"]
+
+    # The memory the query is about: returned, first, with the reranker's weighing.
+    field = element(driver, "#explain-memory")
+    field.clear()
+    field.send_keys(wanted)
+    element(driver, "#explain-submit").click()
+    wait_for(
+        driver,
+        lambda current: (
+            element(current, "#explain-result").get_attribute("data-stage") == "returned"
+        ),
+        "the returned verdict",
+    )
+    assert element(driver, "#explain-stage").text == "Returned"
+    assert "1 of" in element(driver, "#explain-result").text
+    rows = driver.find_elements(By.CSS_SELECTOR, "#explain-contributions tbody tr")
+    assert rows, "the reranker's features are listed"
+    features = {row.get_attribute("data-feature") for row in rows}
+    assert "keyword" in features
+    assert console_problems(driver) == []
+
+
 def test_browser_forget_asks_then_the_memory_is_gone(browsed: Browsed) -> None:
     with browsed.api() as client:
         doomed = _remember(client, content=f"Forget me {uuid.uuid4().hex}")
@@ -512,6 +554,7 @@ def test_browser_every_main_page_renders_something_without_csp_errors(
         "recollections": "#pending-notice",
         "status": "#timeline-chart",
         "transfer": "#export-download",
+        "explain": "#explain-query",
     }
     open_page(driver, browsed.base_url, browsed.admin, "search")
     console_problems(driver)

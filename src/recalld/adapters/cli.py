@@ -81,6 +81,7 @@ def cli(context: click.Context, db: Path | None, namespace: str | None) -> None:
 @click.option("--salience", type=click.FloatRange(0, 1), help="0-1, how much it matters")
 @click.option("--kind", default="note", show_default=True, help="note, reference, kv, ...")
 @click.option("--source", help="URI of the evidence")
+@click.option("--speaker", help="who said or wrote it (searched as its own field)")
 @click.option("--at", help="when it happened (ISO 8601; the offset is kept)")
 @click.option("--place", help="LAT,LON or a geohash")
 @click.option("--ttl", type=float, help="expire after this many seconds")
@@ -99,6 +100,7 @@ def remember(
     salience: float | None,
     kind: str,
     source: str | None,
+    speaker: str | None,
     at: str | None,
     place: str | None,
     ttl: float | None,
@@ -117,6 +119,7 @@ def remember(
         tags=tags,
         salience=_importance_to_salience(importance, salience),
         source=source,
+        speaker=speaker,
         at=at,
         ttl_seconds=ttl,
         place=_parse_place(place),
@@ -130,16 +133,28 @@ def remember(
         click.echo(describe_receipt(receipt))
 
 
+MIN_SCORE_HELP = "only hits scoring at least this, 0-1 [default: RECALLD_MIN_SCORE]"
+
+
 def _query_command(name: str, touches: bool) -> click.Command:
     @click.argument("query")
     @click.option("--limit", default=10, show_default=True, type=int, help="at most this many")
+    @click.option("--min-score", type=float, help=MIN_SCORE_HELP)
     @_filters_options
     @click.option("--json", "as_json", is_flag=True, help="print the hits as a JSON list")
     @pass_state
-    def command(state: _State, /, query: str, limit: int, as_json: bool, **options: Any) -> None:
+    def command(
+        state: _State,
+        /,
+        query: str,
+        limit: int,
+        min_score: float | None,
+        as_json: bool,
+        **options: Any,
+    ) -> None:
         memory = state.memory()
         action = memory.recall if touches else memory.search
-        hits = action(query, filters=_filters(options), limit=limit)
+        hits = action(query, filters=_filters(options), limit=limit, min_score=min_score)
         if as_json:
             _print_json(hits)
         else:
@@ -157,6 +172,47 @@ def _query_command(name: str, touches: bool) -> click.Command:
 
 _query_command("recall", touches=True)
 _query_command("search", touches=False)
+
+
+@cli.command()
+@click.argument("query")
+@click.argument("memory_id")
+@click.option("--limit", default=10, show_default=True, type=int, help="the recall's limit")
+@click.option("--min-score", type=float, help=MIN_SCORE_HELP)
+@_filters_options
+@click.option("--json", "as_json", is_flag=True, help="print the explanation as JSON")
+@pass_state
+def explain(
+    state: _State,
+    /,
+    query: str,
+    memory_id: str,
+    limit: int,
+    min_score: float | None,
+    as_json: bool,
+    **options: Any,
+) -> None:
+    """Why recall of QUERY does or does not return memory MEMORY_ID (changes nothing)."""
+    result = state.memory().explain(
+        query, memory_id, filters=_filters(options), limit=limit, min_score=min_score
+    )
+    if as_json:
+        _print_json(result)
+        return
+    console = state.console
+    console.print(f"{result.stage}: {result.reason}", highlight=False)
+    console.print(
+        f"score {result.score:.4f} (min_score {result.min_score:g}), rank {result.rank}"
+        f" of {result.candidates} candidates, found by {', '.join(result.found_by) or 'none'},"
+        f" index state {result.index_state}, model {result.model}",
+        highlight=False,
+    )
+    channels = ", ".join(f"{name} {value:.3f}" for name, value in result.channels.items())
+    console.print(f"channels: {channels}", highlight=False)
+    for name, value in result.features.items():
+        share = result.contributions.get(name)
+        suffix = "" if share is None else f"  ({share:+.3f} log-odds)"
+        console.print(f"  {name:<26} {value:10.4f}{suffix}", highlight=False)
 
 
 @cli.command()
@@ -191,6 +247,7 @@ def _show_memory(state: _State, memory: Any, as_json: bool) -> None:
 @click.option("--salience", type=click.FloatRange(0, 1), help="0-1")
 @click.option("--kind", help="new kind")
 @click.option("--source", help="new source URI")
+@click.option("--speaker", help="new speaker")
 @click.option("--at", help="new time (ISO 8601)")
 @click.option("--place", help="LAT,LON or a geohash")
 @click.option("--ttl", type=float, help="expire this many seconds from now")

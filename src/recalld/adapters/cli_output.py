@@ -59,6 +59,8 @@ def format_bytes(value: int | None) -> str:
 
 def _memory_cell(memory: Memory) -> Text:
     cell = Text()
+    if memory.speaker:
+        cell.append(f"{memory.speaker}: ", style="bold")
     if memory.title:
         cell.append(memory.title, style="bold")
         cell.append(": ")

@@ -91,7 +91,7 @@ PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json"})
 IMPORT_PATH = "/v1/import"
 PARAMETER_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
 # Request bodies whose ``limit`` is capped by RECALLD_MAX_LIMIT (the spec says so).
-LIMITED_REQUESTS = ("QueryRequest", "BatboxRecall")
+LIMITED_REQUESTS = ("QueryRequest", "ExplainRequest", "BatboxRecall")
 
 
 @dataclass(frozen=True)

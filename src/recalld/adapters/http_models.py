@@ -162,6 +162,24 @@ class QueryRequest(BaseModel):
     filters: QueryFilters | None = Field(
         default=None, description="narrowing applied before the limit (expired never match)"
     )
+    min_score: StrictFloat | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="only hits scoring at least this (default: the server's RECALLD_MIN_SCORE)",
+    )
+
+
+class ExplainRequest(QueryRequest):
+    """Why recall of ``query`` (with this limit, threshold and filters) treats memory ``id``
+    as it does."""
+
+    id: str = Field(
+        min_length=1,
+        max_length=64,
+        description="the memory to explain",
+        json_schema_extra=extra(pattern=ID_PATTERN),
+    )
 
 
 class KeyValueWrite(BaseModel):

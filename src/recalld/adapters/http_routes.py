@@ -32,6 +32,7 @@ from recalld.adapters.http_models import (
     BatboxResult,
     BatboxStatus,
     EmbeddingStatus,
+    ExplainRequest,
     GraphStatus,
     KeyValueWrite,
     QueryRequest,
@@ -44,6 +45,7 @@ from recalld.conversations import Conversation, ConversationReport
 from recalld.errors import AuthenticationError, NotFoundError, ValidationError
 from recalld.model import (
     KEY_MAX_CHARS,
+    Explanation,
     Filters,
     Forgotten,
     Hit,
@@ -459,13 +461,41 @@ def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespa
 @v1_router.post("/recall", response_model=list[Hit], tags=["query"])
 def recall(body: QueryRequest, service: Service, namespace: ReadNamespace) -> list[Hit]:
     """Ranked memories for ``query``; counts an access of each one returned."""
-    return service.recall(body.query, filters=body.filters, limit=body.limit, namespace=namespace)
+    return service.recall(
+        body.query,
+        filters=body.filters,
+        limit=body.limit,
+        namespace=namespace,
+        min_score=body.min_score,
+    )
 
 
 @v1_router.post("/search", response_model=list[Hit], tags=["query"])
 def search(body: QueryRequest, service: Service, namespace: ReadNamespace) -> list[Hit]:
     """The same ranking as recall; changes nothing."""
-    return service.search(body.query, filters=body.filters, limit=body.limit, namespace=namespace)
+    return service.search(
+        body.query,
+        filters=body.filters,
+        limit=body.limit,
+        namespace=namespace,
+        min_score=body.min_score,
+    )
+
+
+@v1_router.post(
+    "/explain", response_model=Explanation, tags=["query"], responses=error_responses(404)
+)
+def explain(body: ExplainRequest, service: Service, namespace: ReadNamespace) -> Explanation:
+    """Why recall of ``query`` does or does not return memory ``id``: the stage that dropped
+    it, its rank, score and every feature; a memory of another namespace is not found."""
+    return service.explain(
+        body.query,
+        body.id,
+        filters=body.filters,
+        limit=body.limit,
+        namespace=namespace,
+        min_score=body.min_score,
+    )
 
 
 @v1_router.put(

@@ -1,17 +1,26 @@
-"""Hybrid recall: candidates from the keyword index and the vector index, fused.
+"""Recall: a wide candidate pool, a reranker's calibrated score, a threshold, one hit per memory.
 
-The service calls :meth:`HybridRetriever.retrieve`; it asks the store for
-keyword candidates (FTS5 BM25, or LIKE without FTS), embeds the query and asks
-the :class:`~recalld.retrieval.vector_index.VectorIndex` for vector candidates
-under the same namespace and filters, looks up the cosine of keyword hits that
-have a vector, and fuses everything (:mod:`recalld.retrieval.fusion`). In hybrid
-mode a :class:`~recalld.retrieval.graph_channel.GraphChannel` (when given) then
-mixes in graph scores and graph-only candidates. Each hit carries the backends
-that found it (``fts``, ``like``, ``vector``, ``graph``). When the embedder
-fails (:class:`~recalld.errors.EmbeddingError`, e.g. an unreachable embedding
-endpoint) recall answers from the keyword index alone and every hit also lists
-``vector-unavailable``, so a caller can tell a degraded answer from a complete
-one; any other exception is a bug and propagates.
+:meth:`HybridRetriever.retrieve` builds the pool of a query
+(:mod:`recalld.retrieval.pool`: keyword and vector candidates under the same
+namespace and filters, their features and reranker probabilities), drops
+candidates scoring under ``min_score``, collapses near-duplicates
+(:mod:`recalld.retrieval.duplicates`) and returns the ``limit`` best. The
+``score`` of a hit is the reranker's probability; its ``channels`` keep the
+raw values (``keyword`` = normalised BM25F, ``text`` = cosine, ``graph`` = the
+knowledge graph's score when the graph reached it, and ``duplicates`` when it
+stands for others); its ``backends`` say which index found it (``fts``,
+``like``, ``vector``, ``graph``).
+
+With a knowledge graph (:class:`~recalld.retrieval.graph_channel.GraphChannel`),
+the memories the graph reaches from the entities the query names join the
+pool as candidates, and every candidate's graph score and entity overlap are
+reranker features.
+
+When the embedder fails (:class:`~recalld.errors.EmbeddingError`, e.g. an
+unreachable embedding endpoint) recall answers from the keyword index alone
+and every hit also lists ``vector-unavailable``, so a caller can tell a
+degraded answer from a complete one; any other exception is a bug and
+propagates.
 """
 
 from __future__ import annotations
@@ -22,21 +31,25 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+
+import numpy as np
 
 from recalld.embeddings.base import Embedder, Vectors
 from recalld.errors import EmbeddingError
 from recalld.model import Memory
-from recalld.retrieval.fusion import Candidate, FusionParameters, fuse
+from recalld.retrieval.duplicates import Selection, select
+from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
+from recalld.retrieval.pool import Mode, Pool, PoolRequest, build_pool
+from recalld.retrieval.rerank import Reranker
+from recalld.retrieval.temporal import time_terms
 from recalld.retrieval.vector_index import VectorIndex
 from recalld.store.base import Scope, Store
 
-__all__ = ["VECTOR_UNAVAILABLE", "HybridRetriever", "Mode", "Retrieved"]
+__all__ = ["VECTOR_UNAVAILABLE", "HybridRetriever", "Mode", "RetrievalDepths", "Retrieved"]
 
 logger = logging.getLogger(__name__)
 
-Mode = Literal["hybrid", "keyword", "vector"]
 QUERY_CACHE_SIZE = 256
 # Listed in a hit's backends when the vector side could not be asked (the embedder failed).
 VECTOR_UNAVAILABLE = "vector-unavailable"
@@ -44,7 +57,7 @@ VECTOR_UNAVAILABLE = "vector-unavailable"
 
 @dataclass(frozen=True)
 class Retrieved:
-    """One fused result: the memory, its score, channel parts and the backends that found it."""
+    """One hit: the memory, its score, channel values and the backends that found it."""
 
     memory: Memory
     score: float
@@ -52,7 +65,17 @@ class Retrieved:
     backends: list[str]
 
 
-def _has_row_filters(scope: Scope) -> bool:
+@dataclass(frozen=True)
+class RetrievalDepths:
+    """How many candidates each channel contributes, and when two hits are duplicates."""
+
+    keyword: int = 100
+    vector: int = 100
+    duplicate_cosine: float = 0.97
+
+
+def has_row_filters(scope: Scope) -> bool:
+    """Whether ``scope`` narrows rows beyond namespace and expiry."""
     return bool(
         scope.kind is not None
         or scope.category is not None
@@ -65,30 +88,52 @@ def _has_row_filters(scope: Scope) -> bool:
     )
 
 
+def channels_of(pool: Pool, position: int) -> dict[str, float]:
+    """The raw channel values of one pool member (``keyword``, and ``text`` with a vector)."""
+    candidate = pool.candidates[position]
+    channels = {"keyword": round(candidate.keyword.normalised, 6)}
+    if candidate.cosine is not None:
+        channels["text"] = round(candidate.cosine, 6)
+    if candidate.graph_score > 0:
+        channels["graph"] = round(candidate.graph_score, 6)
+    return channels
+
+
+def features_of(pool: Pool, position: int) -> dict[str, float]:
+    """Every feature value of one pool member (NaN, a missing cosine, is left out)."""
+    values = pool.features[position]
+    return {
+        name: round(float(value), 6)
+        for name, value in zip(FEATURES, values, strict=True)
+        if not np.isnan(value)
+    }
+
+
 class HybridRetriever:
-    """Keyword + vector candidates fused into scored hits, for one store and one embedder."""
+    """Keyword + vector candidates reranked into calibrated hits, for one store and embedder."""
 
     def __init__(
         self,
         store: Store,
         embedder: Embedder | None,
         *,
-        parameters: FusionParameters,
+        reranker: Reranker,
+        depths: RetrievalDepths,
         ann_threshold: int,
         index_prefix: Path | None,
-        candidate_floor: int = 50,
         graph: GraphChannel | None = None,
     ) -> None:
         self._store = store
         self.graph = graph
         self._embedder = embedder
-        self.parameters = parameters
+        self.reranker = reranker
+        self.depths = depths
         self._ann_threshold = ann_threshold
         self._index_prefix = index_prefix
-        self._candidate_floor = candidate_floor
         self._index: VectorIndex | None = None
         self._lock = threading.Lock()
         self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._time_terms: frozenset[str] | None = None
 
     @property
     def embedder(self) -> Embedder | None:
@@ -152,74 +197,112 @@ class HybridRetriever:
                 self._query_cache.popitem(last=False)
         return vector
 
-    def retrieve(
-        self, scope: Scope, text: str, terms: list[str], limit: int, mode: Mode = "hybrid"
-    ) -> list[Retrieved]:
-        """The ``limit`` best memories for ``text`` under ``scope``; see the module docstring."""
-        depth = max(limit * 3, self._candidate_floor)
-        candidates: dict[int, Candidate] = {}
-        memories: dict[int, Memory] = {}
-        if mode != "vector":
-            for match in self._store.search(scope, text, terms, depth):
-                seq = match.memory.seq
-                memories[seq] = match.memory
-                candidates[seq] = Candidate(
-                    seq=seq, keyword=match.keyword, backends=[match.backend]
-                )
-        if mode != "keyword" and text.strip():
-            self._add_vector_candidates(scope, text, depth, candidates, memories)
-        if mode == "keyword":
-            for candidate in candidates.values():
-                candidate.cosine = None
-        ranked = fuse(candidates, self.parameters)
-        if self.graph is not None and mode == "hybrid":
-            ranked = self.graph.rerank(scope, text, ranked, memories)
-        ranked = ranked[:limit]
-        return [
-            Retrieved(
-                memory=memories[item.seq],
-                score=item.score,
-                channels=item.channels,
-                backends=item.backends,
-            )
-            for item in ranked
-        ]
+    def _query_vector(self, text: str, index: VectorIndex | None) -> Vectors | None:
+        """The query's vector; None without vectors to search. Raises EmbeddingError."""
+        if index is None or index.size == 0 or not text.strip():
+            return None
+        return self._embed_query(text)
 
-    def _add_vector_candidates(
+    def pool(
+        self, scope: Scope, text: str, words: Sequence[str], mode: Mode, extra: Sequence[int] = ()
+    ) -> tuple[Pool, VectorIndex | None]:
+        """Every candidate of ``text`` under ``scope``, scored (and ``extra`` memories too).
+
+        ``pool.vector_unavailable`` is set when the embedder failed (the pool then holds
+        what the keyword index and the graph found).
+        """
+        index = self.index()
+        query_vector = None
+        unavailable = False
+        if mode != "keyword":
+            try:
+                query_vector = self._query_vector(text, index)
+            except EmbeddingError as error:
+                logger.warning("vector recall skipped: embedding the query failed: %s", error)
+                unavailable = True
+        graph = {}
+        if self.graph is not None and mode == "hybrid":
+            graph = self.graph.features(scope, text)
+        visible = None
+        if query_vector is not None and has_row_filters(scope):
+            visible = self._store.semantic.visible_seqs(scope)
+        request = PoolRequest(
+            scope=scope,
+            text=text,
+            words=words,
+            mode=mode,
+            keyword_depth=self.depths.keyword,
+            vector_depth=self.depths.vector,
+            extra_seqs=extra,
+            graph=graph,
+        )
+        if self._time_terms is None:
+            self._time_terms = time_terms(self._store.retrieval.tokenize)
+        pool = build_pool(
+            request,
+            self._store.retrieval,
+            self.reranker,
+            index,
+            query_vector,
+            visible,
+            None if self._embedder is None else self._embedder.name,
+            self._time_terms,
+        )
+        pool.vector_unavailable = unavailable
+        return pool, index
+
+    def select(
+        self,
+        pool: Pool,
+        index: VectorIndex | None,
+        min_score: float,
+        limit: int,
+        leave_out: Sequence[int] = (),
+    ) -> Selection:
+        """The hits of ``pool``: at least ``min_score``, one per near-duplicate group."""
+        skipped = set(leave_out)
+        order = [
+            int(position)
+            for position in np.argsort(-pool.scores, kind="stable")
+            if pool.scores[position] >= min_score and int(position) not in skipped
+        ]
+        return select(pool.rows, order, limit, index, self.depths.duplicate_cosine)
+
+    def retrieve(
         self,
         scope: Scope,
         text: str,
-        depth: int,
-        candidates: dict[int, Candidate],
-        memories: dict[int, Memory],
-    ) -> None:
-        index = self.index()
-        if index is None or index.size == 0:
-            return
-        try:
-            query = self._embed_query(text)
-        except EmbeddingError as error:
-            # Recall answers from the keyword index, and says the vector side was missing.
-            logger.warning("vector recall skipped: embedding the query failed: %s", error)
-            for candidate in candidates.values():
-                candidate.backends.append(VECTOR_UNAVAILABLE)
-            return
-        allowed = self._store.semantic.visible_seqs(scope) if _has_row_filters(scope) else None
-        found = index.search(query, scope.namespaces, depth, allowed_seqs=allowed)
-        new_seqs = [seq for seq, _ in found if seq not in candidates]
-        # Re-check visibility (expiry, deletes since the index caught up) in one query.
-        visible = self._store.semantic.visible_memories(scope, new_seqs)
-        for seq, cosine in found:
-            if seq in candidates:
-                candidates[seq].cosine = cosine
-                candidates[seq].backends.append("vector")
-            elif seq in visible:
-                memories[seq] = visible[seq]
-                candidates[seq] = Candidate(seq=seq, cosine=cosine, backends=["vector"])
-        keyword_only = [seq for seq, item in candidates.items() if item.cosine is None]
-        if keyword_only:
-            for seq, cosine in index.similarities(query, keyword_only).items():
-                candidates[seq].cosine = cosine
+        words: Sequence[str],
+        limit: int,
+        mode: Mode = "hybrid",
+        min_score: float = 0.0,
+    ) -> list[Retrieved]:
+        """The ``limit`` best memories for ``text`` under ``scope``; see the module docstring."""
+        pool, index = self.pool(scope, text, words, mode)
+        selection = self.select(pool, index, min_score, limit)
+        seqs = [pool.rows[position].seq for position in selection.kept]
+        memories = self._store.semantic.visible_memories(scope, seqs)
+        results = []
+        for position in selection.kept:
+            memory = memories.get(pool.rows[position].seq)
+            if memory is None:  # deleted or expired between the two reads
+                continue
+            channels = channels_of(pool, position)
+            duplicates = len(selection.duplicates.get(position, []))
+            if duplicates:
+                channels["duplicates"] = float(duplicates)
+            backends = list(pool.backends[position])
+            if pool.vector_unavailable:
+                backends.append(VECTOR_UNAVAILABLE)
+            results.append(
+                Retrieved(
+                    memory=memory,
+                    score=round(float(pool.scores[position]), 6),
+                    channels=channels,
+                    backends=backends,
+                )
+            )
+        return results
 
     def text_similarities(
         self, text: str, namespace: str, seqs: Sequence[int], nearest: int
@@ -227,12 +310,14 @@ class HybridRetriever:
         """Cosine of ``text`` with the indexed vectors of ``seqs`` and of its ``nearest``
         neighbours in ``namespace`` (empty without an embedder or any vector)."""
         index = self.index()
-        if index is None or index.size == 0 or not text.strip():
+        if index is None:
             return {}
         try:
-            query = self._embed_query(text)
+            query = self._query_vector(text, index)
         except EmbeddingError as error:  # context recall answers from the other channels
             logger.warning("text similarity skipped: embedding failed: %s", error)
+            return {}
+        if query is None:
             return {}
         found = dict(index.search(query, [namespace], nearest)) if nearest else {}
         missing = [seq for seq in seqs if seq not in found]

@@ -561,3 +561,11 @@ class VectorIndex:
     def similarities(self, query: Vectors, seqs: Sequence[int]) -> dict[int, float]:
         """Cosine of ``query`` with each of ``seqs`` that has a vector (for keyword hits)."""
         return self._exact(np.asarray(query, dtype=np.float32).reshape(-1), seqs)
+
+    def vectors(self, seqs: Sequence[int]) -> tuple[list[int], Vectors]:
+        """The stored vectors of those ``seqs`` that have one: their seqs and a matrix."""
+        stored = self._semantic.vectors_for(self.model, list(seqs)) if seqs else {}
+        found = [seq for seq in seqs if seq in stored]
+        if not found:
+            return [], np.zeros((0, self.dimension), dtype=np.float32)
+        return found, decode_vectors([stored[seq] for seq in found], self.dimension)

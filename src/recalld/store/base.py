@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from recalld.store.core import CoreStore
     from recalld.store.graph import GraphStore, GraphTransaction
     from recalld.store.intentions import IntentionRecord, IntentionStore
+    from recalld.store.retrieval import RetrievalStore
     from recalld.store.semantic import SemanticStore
 
 __all__ = [
@@ -62,6 +63,7 @@ class MemoryRecord:
     tags: tuple[str, ...] = ()
     salience: float | None = None
     source: str | None = None
+    speaker: str | None = None
     at: datetime | None = None
     expires_at: datetime | None = None
     place: Place | None = None
@@ -209,6 +211,11 @@ class Store(Protocol):
     @property
     def semantic(self) -> SemanticStore:
         """The job queue, vectors and change log (semantic recall, issue 3)."""
+        ...
+
+    @property
+    def retrieval(self) -> RetrievalStore:
+        """Candidate rows, neighbours and term counts for recall's reranker (issue 11)."""
         ...
 
     @property

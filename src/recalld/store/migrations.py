@@ -565,20 +565,39 @@ def migration_10(execute: Execute) -> None:
 
 
 def migration_11(execute: Execute) -> None:
-    """No silent duplicates, and conversations in order (issue 14).
+    """Speaker as a field, and the index that finds a memory's neighbours in its source.
+
+    ``speaker`` is who said or wrote a memory (a conversation turn's speaker).
+    ``memories_source_order`` serves the neighbour lookup of recall's reranker:
+    the previous and next memory of the same source in a namespace, by
+    (``at_utc``, ``seq``). The full-text table of the old layout (title,
+    content, tags) is dropped with its triggers, so :func:`ensure_fts` rebuilds
+    it with the speaker column when the store opens (it is derived data).
+    """
+    execute("ALTER TABLE memories ADD COLUMN speaker TEXT")
+    execute(
+        "CREATE INDEX memories_source_order ON memories(namespace, source, at_utc, seq)"
+        " WHERE source IS NOT NULL"
+    )
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+
+
+def migration_12(execute: Execute) -> None:
+    """No silent duplicates (issue 14).
 
     ``content_hash`` is the SHA-256 of a memory's content with its white space
     normalised (:func:`recalld._text.content_hash`), indexed per namespace, so
     a write of the same text again finds the memory it repeats without a scan.
-    Existing rows are hashed here. The index on ``(namespace, source, at_utc,
-    seq)`` lists one conversation's turns (their ``source``) in order.
+    Existing rows are hashed here. (A conversation's turns in order come from
+    the previous migration's ``memories_source_order`` index.)
     """
     execute("ALTER TABLE memories ADD COLUMN content_hash TEXT")
     for seq, content in list(execute("SELECT seq, content FROM memories")):
         # The digest is hexadecimal and the seq an integer: nothing to quote.
         execute(f"UPDATE memories SET content_hash = '{content_hash(content)}' WHERE seq = {seq}")
     execute("CREATE INDEX memories_content_hash ON memories(namespace, content_hash)")
-    execute("CREATE INDEX memories_namespace_source ON memories(namespace, source, at_utc, seq)")
 
 
 MIGRATIONS: list[Callable[[Execute], None]] = [
@@ -593,6 +612,7 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_9,
     migration_10,
     migration_11,
+    migration_12,
 ]
 
 
@@ -605,7 +625,7 @@ def fts_table_exists(execute: Execute) -> bool:
 
 
 def ensure_fts(execute: Execute) -> None:
-    """Create the FTS5 index over title, content and tags, its triggers, and fill it.
+    """Create the FTS5 index over title, content, tags and speaker, its triggers, and fill it.
 
     External content (the text lives once, in ``memories``); Porter stemming on
     top of unicode61 with diacritics folded; ``secure-delete`` so a deleted
@@ -614,7 +634,7 @@ def ensure_fts(execute: Execute) -> None:
     execute(
         f"""
         CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(
-            title, content, tags,
+            title, content, tags, speaker,
             content='memories', content_rowid='seq',
             tokenize='porter unicode61 remove_diacritics 2'
         )
@@ -624,26 +644,27 @@ def ensure_fts(execute: Execute) -> None:
     execute(
         f"""
         CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-            INSERT INTO {FTS_TABLE}(rowid, title, content, tags)
-            VALUES (new.seq, new.title, new.content, new.tags);
+            INSERT INTO {FTS_TABLE}(rowid, title, content, tags, speaker)
+            VALUES (new.seq, new.title, new.content, new.tags, new.speaker);
         END
         """
     )
     execute(
         f"""
         CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags)
-            VALUES ('delete', old.seq, old.title, old.content, old.tags);
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags, speaker)
+            VALUES ('delete', old.seq, old.title, old.content, old.tags, old.speaker);
         END
         """
     )
     execute(
         f"""
-        CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags ON memories BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags)
-            VALUES ('delete', old.seq, old.title, old.content, old.tags);
-            INSERT INTO {FTS_TABLE}(rowid, title, content, tags)
-            VALUES (new.seq, new.title, new.content, new.tags);
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF title, content, tags, speaker
+        ON memories BEGIN
+            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, title, content, tags, speaker)
+            VALUES ('delete', old.seq, old.title, old.content, old.tags, old.speaker);
+            INSERT INTO {FTS_TABLE}(rowid, title, content, tags, speaker)
+            VALUES (new.seq, new.title, new.content, new.tags, new.speaker);
         END
         """
     )

@@ -55,12 +55,14 @@ from recalld.store.sqlite_rows import (
     row_to_token,
     scope_sql,
     storage_time,
+    substring_pattern,
 )
 from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
 
 if TYPE_CHECKING:
     from recalld.store import sqlite_context, sqlite_intentions
 from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
+from recalld.store.sqlite_retrieval import SQLiteRetrieval
 from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
 
 __all__ = ["SQLiteStore"]
@@ -89,8 +91,8 @@ def storage_error(error: apsw.Error) -> StorageError:
     return StorageError(f"{type(error).__name__}: {error}")
 
 
-# BM25 weights for the FTS columns title, content, tags.
-BM25_WEIGHTS = "2.0, 1.0, 1.0"
+# BM25 weights for the FTS columns title, content, tags, speaker.
+BM25_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
 
 
 class _Transaction:
@@ -249,6 +251,7 @@ class SQLiteStore:
         self._fts_available = self._prepare_fts() if fts else False
         self._optimize()
         self._semantic = SQLiteSemantic(self)
+        self._retrieval = SQLiteRetrieval(self)
         self._core = SQLiteCore(self)
         self._graph = SQLiteGraph(self)
         self._scrub = SQLiteScrub(self, reserve_bytes)
@@ -454,6 +457,11 @@ class SQLiteStore:
         return self._semantic
 
     @property
+    def retrieval(self) -> SQLiteRetrieval:
+        """Candidate rows, neighbours, term counts and the index's tokenizer (recall)."""
+        return self._retrieval
+
+    @property
     def context(self) -> sqlite_context.SQLiteContext:
         """Signal features, trigger history and pending recollections (issue 6)."""
         return self._context
@@ -520,10 +528,7 @@ class SQLiteStore:
     def search(self, scope: Scope, text: str, terms: Sequence[str], limit: int) -> list[Match]:
         if terms and self._fts_available:
             return self._search_fts(scope, terms, limit)
-        # A query without word terms is a substring: control characters (a NUL would end
-        # the LIKE pattern early and match everything) are not part of it.
-        substring = "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
-        patterns = list(terms) if terms else [substring]
+        patterns = list(terms) if terms else [substring_pattern(text)]
         return self._search_like(scope, [pattern for pattern in patterns if pattern], limit)
 
     def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match]:
@@ -564,7 +569,8 @@ class SQLiteStore:
             # commas are no part of any tag).
             parts.append(
                 f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
-                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like}))"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
+                f" OR (coalesce(m.speaker, '') {like}))"
             )
         matched = " + ".join(parts)
         sql = (

@@ -26,6 +26,7 @@ __all__ = [
     "row_to_token",
     "scope_sql",
     "storage_time",
+    "substring_pattern",
 ]
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ COLUMNS = (
     "tags",
     "salience",
     "source",
+    "speaker",
     "at",
     "at_utc",
     "created_at",
@@ -111,6 +113,7 @@ def row_to_memory(row: Sequence[Any]) -> Memory:
         tags=json.loads(values["tags"]),
         salience=values["salience"],
         source=values["source"],
+        speaker=values["speaker"],
         at=None if values["at"] is None else from_storage(values["at"]),
         created_at=from_storage(values["created_at"]),
         updated_at=from_storage(values["updated_at"]),
@@ -138,6 +141,7 @@ def record_values(record: MemoryRecord) -> tuple[Any, ...]:
         json.dumps(list(record.tags), ensure_ascii=False),
         record.salience,
         record.source,
+        record.speaker,
         None if record.at is None else record.at.isoformat(),
         storage_time(record.at),
         to_storage(record.created_at),
@@ -168,6 +172,12 @@ def row_to_token(row: Sequence[Any]) -> TokenRecord:
         last_used_at=None if last_used_at is None else from_storage(last_used_at),
         revoked_at=None if revoked_at is None else from_storage(revoked_at),
     )
+
+
+def substring_pattern(text: str) -> str:
+    """What a query without word terms searches as a substring: its printable characters
+    (a NUL would end the LIKE pattern early and match everything), trimmed, at most 200."""
+    return "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
 
 
 def escape_like(text: str) -> str:

@@ -1,13 +1,15 @@
 // The navigation registry: one line per page, in menu order. Pages load lazily.
 //
-// Pages planned by other issues land here the same way, each gated on its endpoint:
-//   registerPage({ id: "explain", title: "Why not?", order: 15,
-//                  requiresPath: "/v1/explain", load: () => import("./pages/explain.js") });
-// and actions on a memory with registerMemoryAction (see registry.js).
+// A page that needs an endpoint is gated on it (requiresPath), and actions on a
+// memory register with registerMemoryAction (see registry.js).
 
 import { registerMemoryAction, registerPage } from "./registry.js";
 
 registerPage({ id: "search", title: "Search", order: 10, load: () => import("./pages/search.js") });
+registerPage({
+  id: "explain", title: "Why not?", order: 15, requiresPath: "/v1/explain",
+  load: () => import("./pages/explain.js"),
+});
 registerPage({ id: "browse", title: "Browse", order: 20, load: () => import("./pages/browse.js") });
 registerPage({
   id: "memory", title: "Memory", order: 21, hidden: true, load: () => import("./pages/memory.js"),
@@ -30,6 +32,10 @@ registerPage({
   id: "transfer", title: "Import/export", order: 60, load: () => import("./pages/transfer.js"),
 });
 
+registerMemoryAction({
+  id: "explain", label: "Why not?", order: 20, requiresPath: "/v1/explain",
+  run: (memory, { navigate }) => navigate("explain", memory.id),
+});
 registerMemoryAction({
   id: "entities", label: "Entities", order: 30, requiresPath: "/v1/graph/mentions",
   run: async (memory, context, output) => (await import("./memory-actions.js")).showEntities(memory, context, output),

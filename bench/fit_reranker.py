@@ -1,0 +1,652 @@
+"""Fit recall's reranker on a LoCoMo-format file, leave-one-conversation-out, and write it.
+
+What it does (``bench/locomo.py --cv`` runs the same code):
+
+1. Ingests every conversation into its own namespace exactly as
+   ``bench/locomo.py`` does (speaker, source = session, ``at`` = session time +
+   turn index) and embeds it with the chosen embedder.
+2. For every question with evidence, builds the candidate pool recall builds
+   (``HybridRetriever.pool``: keyword and vector candidates, every feature of
+   ``recalld.retrieval.features``) in each channel set (keyword, vector,
+   hybrid); a candidate's label is whether it is one of the question's
+   evidence turns. Categories 1-4 train; category 5 (adversarial) does not.
+3. Fits one logistic regression per channel set (scikit-learn, standardised
+   features, L2), first once per held-out conversation on the other ones
+   (leave-one-conversation-out: the figures ``--cv`` reports), then once on
+   every conversation (the shipped coefficients).
+4. Scores each held-out pool with its fold's model and ranks it through the
+   runtime's own selection (``HybridRetriever.select``: threshold, near-duplicate
+   collapse, limit), so the cross-validated figures are what recall would return.
+5. With ``--write``, stores the models and the BM25F parameters in
+   ``src/recalld/retrieval/data/reranker.json`` (or ``--out``), with the
+   cross-validated figures in its ``info``.
+
+Never commit the data: only coefficients (and figures) leave this script.
+
+Run it from the repository root (``pip install -e '.[bench]'`` for scikit-learn)::
+
+    .venv/bin/python bench/fit_reranker.py --data ../shared/bench/locomo/dev.json \\
+        [--embedder minilm|hashing] [--write] [--out PATH] [--db-dir DIR]
+
+Progress goes to stderr; the last line of stdout is one JSON object: the
+cross-validated figures per channel set and the fitted models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from locomo import (
+    CATEGORIES,
+    KS,
+    OVERALL_CATEGORIES,
+    Conversation,
+    average_metrics,
+    ingest,
+    load_conversations,
+    ranking_metrics,
+)
+from recalld import MemoryService, Settings
+from recalld._text import query_terms
+from recalld.retrieval.features import FEATURES
+from recalld.retrieval.hybrid import HybridRetriever, RetrievalDepths
+from recalld.retrieval.keyword import KeywordParameters
+from recalld.retrieval.pool import Mode, Pool
+from recalld.retrieval.rerank import Reranker
+from recalld.store.base import Scope
+
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "src/recalld/retrieval/data/reranker.json"
+
+KEYWORD_FEATURES = (
+    "keyword",
+    "keyword_log_raw",
+    "keyword_share",
+    "keyword_rank",
+    "keyword_gap",
+    "previous_keyword",
+    "next_keyword",
+    "source_keyword_gap",
+    "previous_question_keyword",
+)
+VECTOR_FEATURES = (
+    "cosine",
+    "cosine_rank",
+    "cosine_gap",
+    "previous_cosine",
+    "next_cosine",
+    "source_cosine_gap",
+    "previous_question_cosine",
+)
+SHARED_FEATURES = (
+    "question",
+    "previous_question",
+    "next_question",
+    "speaker_named",
+    "other_speaker_named",
+    "query_time",
+    "memory_time",
+    "time_match",
+    "query_terms",
+    "memory_terms",
+)
+MODEL_FEATURES: dict[str, tuple[str, ...]] = {
+    "keyword": KEYWORD_FEATURES + SHARED_FEATURES,
+    "vector": VECTOR_FEATURES + SHARED_FEATURES,
+    "hybrid": KEYWORD_FEATURES + VECTOR_FEATURES + SHARED_FEATURES,
+}
+CHANNEL_SETS: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
+REGULARISATION = 1.0
+EVALUATION_LIMIT = max(KS)
+# Foreign questions (another conversation's) asked of each conversation as negatives.
+NEGATIVES = 100
+SEED = 7
+# The default min_score is the largest reported threshold costing at most this much R@5.
+R5_LOSS = 0.01
+# Thresholds at which the abstention trade-off is reported.
+THRESHOLDS = (0.0, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2)
+# Questions about things a personal-conversation memory never holds, written for this
+# benchmark (no text of the data set): recall should return nothing for them.
+UNRELATED_QUERIES = (
+    "xyzzy plugh",
+    "qwzx vlorp frimble",
+    "What is the boiling point of tungsten?",
+    "How do I rotate TLS certificates in a Kubernetes cluster?",
+    "Which port does PostgreSQL listen on by default?",
+    "What is the airspeed velocity of an unladen swallow?",
+    "Explain the difference between TCP and UDP.",
+    "What is the capital of Kazakhstan?",
+    "How many moons does Neptune have?",
+    "What is the derivative of the natural logarithm?",
+    "Who wrote the Treaty of Westphalia?",
+    "What is the chemical formula of sulfuric acid?",
+    "How do I configure a VLAN on a network switch?",
+    "What is the half-life of carbon-14?",
+    "Which compiler flags enable link-time optimisation?",
+    "What does the HTTP status code 418 mean?",
+    "How is the Gini coefficient computed?",
+    "What is the torque spec for the cylinder head bolts?",
+    "Which enzyme unwinds DNA during replication?",
+    "What is the exchange rate between the yen and the rupee?",
+    "How do I resolve a merge conflict in git?",
+    "What is the melting point of gallium?",
+    "Which protocol does DNSSEC use to sign records?",
+    "What is the population of Ulaanbaatar?",
+    "How do you solder a surface-mount resistor?",
+    "What is the syntax of a Rust match expression?",
+    "Who discovered the positron?",
+    "What is the maximum takeoff weight of an Airbus A320?",
+    "How does a Bloom filter estimate membership?",
+    "What are the tax brackets in Luxembourg?",
+    "Which vitamin deficiency causes scurvy?",
+    "How do I defragment an ext4 partition?",
+    "What is Avogadro's number?",
+    "Which sorting algorithm is stable and runs in n log n?",
+    "What is the zoning code for a commercial lot?",
+    "How many bytes are in a kibibyte?",
+    "What is the orbital period of Mercury?",
+    "Which amendment abolished slavery?",
+    "How do I calibrate a 3D printer bed?",
+    "What is the wavelength of red light?",
+)
+
+
+@dataclass
+class QueryPool:
+    """One question asked of one conversation: the candidate pool and its labels.
+
+    ``origin`` is the conversation a *foreign* question comes from (a negative:
+    asked of another conversation, it has no evidence there).
+    """
+
+    conversation: int
+    category: str
+    question: str
+    gold: list[str]
+    pool: Pool
+    dia_ids: list[str]
+    labels: npt.NDArray[np.float64]
+    origin: int | None = None
+
+
+@dataclass
+class ChannelData:
+    """Every pool of one channel set: the questions, the foreign negatives, the unrelated."""
+
+    questions: list[QueryPool] = field(default_factory=list)
+    foreign: list[QueryPool] = field(default_factory=list)
+    unrelated: list[QueryPool] = field(default_factory=list)
+
+
+Scores = list[npt.NDArray[np.float64]]
+
+
+@dataclass
+class ChannelScores:
+    """Out-of-fold scores of every pool of a :class:`ChannelData`, in the same order."""
+
+    questions: Scores
+    foreign: Scores
+    unrelated: Scores
+
+
+def retriever_for(
+    service: MemoryService, reranker: Reranker, depths: RetrievalDepths
+) -> HybridRetriever:
+    """A retriever over the service's store and embedder with another reranker."""
+    return HybridRetriever(
+        service.store,
+        service.embedder,
+        reranker=reranker,
+        depths=depths,
+        ann_threshold=service.settings.vector_ann_threshold,
+        index_prefix=None,
+    )
+
+
+def parameters_data(parameters: KeywordParameters) -> dict[str, Any]:
+    """The JSON form of BM25F parameters."""
+    return {
+        "k1": parameters.k1,
+        "b": parameters.b,
+        "weights": dict(parameters.weights),
+        "reference_lengths": dict(parameters.reference_lengths),
+        "reference_documents": parameters.reference_documents,
+        "document_count_cap": parameters.document_count_cap,
+    }
+
+
+def placeholder_reranker(parameters: KeywordParameters) -> Reranker:
+    """A reranker with these BM25F parameters whose model scores nothing (for pooling)."""
+    zero = {"features": ["keyword"], "mean": [0.0], "scale": [1.0], "coef": [0.0], "intercept": 0.0}
+    return Reranker(
+        {"keyword_parameters": parameters_data(parameters), "models": {"keyword": zero}}
+    )
+
+
+def _pool(
+    retriever: HybridRetriever,
+    conversation: Conversation,
+    question: str,
+    mode: Mode,
+    now: datetime,
+    max_terms: int,
+) -> tuple[Pool, list[str]]:
+    scope = Scope(namespaces=(conversation.sample_id,), now=now)
+    pool, _ = retriever.pool(scope, question, query_terms(question, max_terms), mode)
+    return pool, [conversation.dia_of_seq.get(row.seq, "") for row in pool.rows]
+
+
+def pool_channel(
+    retriever: HybridRetriever,
+    conversations: Sequence[Conversation],
+    mode: Mode,
+    max_terms: int,
+    negatives: int,
+    seed: int,
+) -> ChannelData:
+    """Pool every question of every conversation, ``negatives`` foreign questions per
+    conversation (drawn with ``seed``) and the unrelated questions, in ``mode``."""
+    now = datetime.now(UTC)
+    data = ChannelData()
+    rng = random.Random(seed)
+    for number, conversation in enumerate(conversations):
+        for category, question, gold in conversation.queries:
+            pool, dia_ids = _pool(retriever, conversation, question, mode, now, max_terms)
+            labels = np.array([float(dia in gold) for dia in dia_ids], dtype=np.float64)
+            data.questions.append(
+                QueryPool(number, category, question, gold, pool, dia_ids, labels)
+            )
+        others = [
+            (origin, question)
+            for origin, other in enumerate(conversations)
+            if origin != number
+            for _, question, _ in other.queries
+        ]
+        for origin, question in rng.sample(others, min(negatives, len(others))):
+            pool, dia_ids = _pool(retriever, conversation, question, mode, now, max_terms)
+            zeros = np.zeros(len(dia_ids), dtype=np.float64)
+            data.foreign.append(
+                QueryPool(number, "foreign", question, [], pool, dia_ids, zeros, origin)
+            )
+        for question in UNRELATED_QUERIES:
+            pool, dia_ids = _pool(retriever, conversation, question, mode, now, max_terms)
+            zeros = np.zeros(len(dia_ids), dtype=np.float64)
+            data.unrelated.append(
+                QueryPool(number, "unrelated", question, [], pool, dia_ids, zeros)
+            )
+    return data
+
+
+def training_pools(data: ChannelData, held_out: int | None) -> list[QueryPool]:
+    """The pools a model trains on: questions of categories 1-4 and the foreign negatives,
+    none of which involves the ``held_out`` conversation."""
+    questions = [
+        item
+        for item in data.questions
+        if item.category in OVERALL_CATEGORIES and item.conversation != held_out
+    ]
+    foreign = [item for item in data.foreign if held_out not in (item.conversation, item.origin)]
+    return questions + foreign
+
+
+def fit_model(pools: Sequence[QueryPool], features: Sequence[str]) -> dict[str, Any]:
+    """A standardised L2 logistic regression over ``features`` of the pools' candidates."""
+    from sklearn.linear_model import LogisticRegression
+
+    columns = [FEATURES.index(name) for name in features]
+    matrix = np.concatenate([item.pool.features[:, columns] for item in pools])
+    labels = np.concatenate([item.labels for item in pools])
+    mean = np.nanmean(matrix, axis=0)
+    matrix = np.where(np.isnan(matrix), mean, matrix)
+    scale = matrix.std(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    model = LogisticRegression(C=REGULARISATION, max_iter=5000)
+    model.fit((matrix - mean) / scale, labels)
+    return {
+        "features": list(features),
+        "mean": [round(float(value), 8) for value in mean],
+        "scale": [round(float(value), 8) for value in scale],
+        "coef": [round(float(value), 8) for value in model.coef_[0]],
+        "intercept": round(float(model.intercept_[0]), 8),
+    }
+
+
+def fit_models(data: dict[Mode, ChannelData], held_out: int | None) -> dict[Mode, dict[str, Any]]:
+    """One model per channel set, trained without ``held_out`` (None: on everything)."""
+    return {
+        mode: fit_model(training_pools(channel, held_out), MODEL_FEATURES[mode])
+        for mode, channel in data.items()
+    }
+
+
+def reranker_data(
+    parameters: KeywordParameters,
+    embedder: str | None,
+    models: dict[Mode, dict[str, Any]],
+    info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The reranker file's JSON: BM25F parameters and the models keyed as the runtime wants."""
+    keyed: dict[str, Any] = {}
+    for channels, model in models.items():
+        if channels == "keyword" or embedder is None:
+            keyed["keyword"] = model
+        else:
+            keyed[f"{embedder}/{channels}"] = model
+    return {
+        "version": 1,
+        "info": info or {},
+        "fallback_embedder": embedder or "",
+        "keyword_parameters": parameters_data(parameters),
+        "models": keyed,
+    }
+
+
+def _score(reranker: Reranker, item: QueryPool, embedder: str | None, mode: Mode) -> Any:
+    has_vector = [candidate.cosine is not None for candidate in item.pool.candidates]
+    scores, _ = reranker.score(item.pool.features, embedder, mode, has_vector)
+    return scores
+
+
+def cross_validate(
+    data: dict[Mode, ChannelData],
+    embedder: str | None,
+    parameters: KeywordParameters,
+    folds: int,
+) -> dict[Mode, ChannelScores]:
+    """Every pool scored by the models fitted without its conversation."""
+    scored = {
+        mode: ChannelScores(
+            questions=[np.zeros(0)] * len(channel.questions),
+            foreign=[np.zeros(0)] * len(channel.foreign),
+            unrelated=[np.zeros(0)] * len(channel.unrelated),
+        )
+        for mode, channel in data.items()
+    }
+    for held_out in range(folds):
+        reranker = Reranker(reranker_data(parameters, embedder, fit_models(data, held_out)))
+        for mode, channel in data.items():
+            for name in ("questions", "foreign", "unrelated"):
+                items: list[QueryPool] = getattr(channel, name)
+                targets: Scores = getattr(scored[mode], name)
+                for position, item in enumerate(items):
+                    if item.conversation == held_out:
+                        targets[position] = _score(reranker, item, embedder, mode)
+    return scored
+
+
+def rank_pool(
+    retriever: HybridRetriever, item: QueryPool, scores: npt.NDArray[np.float64], min_score: float
+) -> list[str]:
+    """The dia_ids recall would return for ``item`` scored with ``scores``."""
+    item.pool.scores = scores
+    selection = retriever.select(item.pool, retriever.index(), min_score, EVALUATION_LIMIT)
+    return [item.dia_ids[position] for position in selection.kept]
+
+
+def evaluate(
+    retriever: HybridRetriever, pools: Sequence[QueryPool], scores: Scores, min_score: float
+) -> dict[str, Any]:
+    """Per-category and overall (categories 1-4) metrics of the scored pools, pool recall,
+    and the share of questions left without any hit."""
+    by_category: dict[str, list[dict[str, float]]] = {name: [] for name in CATEGORIES}
+    pool_recall: dict[str, list[float]] = {name: [] for name in CATEGORIES}
+    empty: dict[str, int] = {name: 0 for name in CATEGORIES}
+    for item, item_scores in zip(pools, scores, strict=True):
+        ranked = rank_pool(retriever, item, item_scores, min_score)
+        by_category[item.category].append(ranking_metrics(ranked, item.gold))
+        pool_recall[item.category].append(len(set(item.dia_ids) & set(item.gold)) / len(item.gold))
+        empty[item.category] += int(not ranked)
+    overall = [row for name in OVERALL_CATEGORIES for row in by_category[name]]
+    overall_pool = [value for name in OVERALL_CATEGORIES for value in pool_recall[name]]
+
+    def mean(values: Sequence[float]) -> float:
+        return round(float(np.mean(values)), 4) if values else 0.0
+
+    return {
+        "overall": average_metrics(overall),
+        "by_category": {name: average_metrics(rows) for name, rows in by_category.items()},
+        "pool_recall": {
+            "overall": mean(overall_pool),
+            **{name: mean(values) for name, values in pool_recall.items()},
+        },
+        "pool_size_mean": round(float(np.mean([len(item.pool.rows) for item in pools])), 1),
+        "no_hits": {
+            name: round(empty[name] / len(by_category[name]), 4) if by_category[name] else 0.0
+            for name in CATEGORIES
+        },
+        "no_hits_overall": (
+            round(sum(empty[name] for name in OVERALL_CATEGORIES) / len(overall), 4)
+            if overall
+            else 0.0
+        ),
+    }
+
+
+def _empty_share(
+    retriever: HybridRetriever, items: Sequence[QueryPool], scores: Scores, threshold: float
+) -> float:
+    empties = [
+        not rank_pool(retriever, item, values, threshold)
+        for item, values in zip(items, scores, strict=True)
+    ]
+    return round(float(np.mean(empties)), 4) if empties else 0.0
+
+
+def abstention(
+    retriever: HybridRetriever, channel: ChannelData, scores: ChannelScores
+) -> list[dict[str, float]]:
+    """At each threshold: R@5 and All@10 (categories 1-4) and the share of questions with
+    no hit at all: categories 1-4, category 5, foreign and unrelated questions."""
+    rows = []
+    for threshold in THRESHOLDS:
+        answered = evaluate(retriever, channel.questions, scores.questions, threshold)
+
+        rows.append(
+            {
+                "min_score": threshold,
+                "R@5": answered["overall"]["R@5"],
+                "All@10": answered["overall"]["All@10"],
+                "no_hits_categories_1_4": answered["no_hits_overall"],
+                "no_hits_category_5": answered["no_hits"]["5"],
+                "no_hits_foreign": _empty_share(
+                    retriever, channel.foreign, scores.foreign, threshold
+                ),
+                "no_hits_unrelated": _empty_share(
+                    retriever, channel.unrelated, scores.unrelated, threshold
+                ),
+            }
+        )
+    return rows
+
+
+CALIBRATION_BINS = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6, 1.0)
+
+
+def calibration(channel: ChannelData, scores: ChannelScores) -> dict[str, Any]:
+    """How often candidates of each score band are evidence (questions of categories 1-4
+    and foreign questions, out of fold), and the expected calibration error."""
+    pools = [
+        (item, values)
+        for item, values in zip(channel.questions, scores.questions, strict=True)
+        if item.category in OVERALL_CATEGORIES
+    ] + list(zip(channel.foreign, scores.foreign, strict=True))
+    predicted = np.concatenate([values for _, values in pools])
+    labels = np.concatenate([item.labels for item, _ in pools])
+    bins = []
+    error = 0.0
+    for low, high in itertools.pairwise(CALIBRATION_BINS):
+        inside = (predicted >= low) & ((predicted < high) | (high == CALIBRATION_BINS[-1]))
+        if not inside.any():
+            continue
+        mean_score = float(predicted[inside].mean())
+        share = float(labels[inside].mean())
+        error += inside.sum() / predicted.size * abs(mean_score - share)
+        bins.append(
+            {
+                "scores": [low, high],
+                "candidates": int(inside.sum()),
+                "mean_score": round(mean_score, 4),
+                "evidence_share": round(share, 4),
+            }
+        )
+    return {
+        "candidates": int(predicted.size),
+        "evidence_share": round(float(labels.mean()), 5),
+        "expected_calibration_error": round(error, 5),
+        "bins": bins,
+    }
+
+
+def choose_min_score(rows: Sequence[dict[str, float]]) -> float:
+    """The largest reported threshold that costs at most :data:`R5_LOSS` of R@5."""
+    base = rows[0]["R@5"]
+    allowed = [row["min_score"] for row in rows if base - row["R@5"] <= R5_LOSS]
+    return max(allowed)
+
+
+def build_service(
+    data: Path, directory: Path, embedder: str
+) -> tuple[MemoryService, list[Conversation], dict[str, float]]:
+    """Ingest and index a LoCoMo-format file into a fresh database under ``directory``."""
+    conversations = load_conversations(data)
+    settings = Settings(
+        db=directory / "locomo.db",
+        synchronous="NORMAL",
+        embedder=embedder,  # type: ignore[arg-type]
+        purge_interval_seconds=3600,
+    )
+    service = MemoryService.open(settings)
+    timings = ingest(service, conversations)
+    return service, conversations, timings
+
+
+def pool_all(
+    service: MemoryService,
+    conversations: Sequence[Conversation],
+    parameters: KeywordParameters,
+    negatives: int = NEGATIVES,
+    seed: int = SEED,
+) -> tuple[dict[Mode, ChannelData], HybridRetriever]:
+    """Every pool in every channel set the service's embedder allows."""
+    depths = RetrievalDepths(
+        keyword=service.settings.keyword_candidates,
+        vector=service.settings.vector_candidates,
+        duplicate_cosine=service.settings.duplicate_cosine,
+    )
+    retriever = retriever_for(service, placeholder_reranker(parameters), depths)
+    data: dict[Mode, ChannelData] = {}
+    for mode in CHANNEL_SETS:
+        if mode != "keyword" and service.embedder is None:
+            continue
+        started = time.perf_counter()
+        data[mode] = pool_channel(
+            retriever, conversations, mode, service.settings.max_query_terms, negatives, seed
+        )
+        print(f"pooled {mode} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return data, retriever
+
+
+def report(
+    service: MemoryService,
+    conversations: Sequence[Conversation],
+    parameters: KeywordParameters,
+    negatives: int = NEGATIVES,
+) -> tuple[dict[str, Any], dict[Mode, ChannelData]]:
+    """The leave-one-conversation-out figures of every channel set (``bench/locomo.py --cv``)."""
+    embedder = None if service.embedder is None else service.embedder.name
+    data, retriever = pool_all(service, conversations, parameters, negatives)
+    scored = cross_validate(data, embedder, parameters, len(conversations))
+    result: dict[str, Any] = {}
+    for mode, channel in data.items():
+        trade_off = abstention(retriever, channel, scored[mode])
+        chosen = choose_min_score(trade_off)
+        result[mode] = {
+            **evaluate(retriever, channel.questions, scored[mode].questions, 0.0),
+            "at_chosen_min_score": {
+                "min_score": chosen,
+                **evaluate(retriever, channel.questions, scored[mode].questions, chosen)["overall"],
+            },
+            "abstention": trade_off,
+            "chosen_min_score": chosen,
+            "calibration": calibration(channel, scored[mode]),
+        }
+    return result, data
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse arguments, pool, cross-validate, fit, optionally write; print the JSON last."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file")
+    parser.add_argument("--embedder", choices=["minilm", "hashing"], default="minilm")
+    parser.add_argument(
+        "--negatives", type=int, default=NEGATIVES, help="foreign questions per conversation"
+    )
+    parser.add_argument("--write", action="store_true", help="write the reranker data file")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where --write writes")
+    parser.add_argument("--db-dir", type=Path, default=None, help="keep the database here")
+    arguments = parser.parse_args(argv)
+    parameters = Reranker.default().keyword_parameters
+    with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
+        service, conversations, timings = build_service(
+            arguments.data, Path(directory), arguments.embedder
+        )
+        with service:
+            embedder = None if service.embedder is None else service.embedder.name
+            cross_validated, data = report(service, conversations, parameters, arguments.negatives)
+            models = fit_models(data, None)
+    info = {
+        "fitted": datetime.now(UTC).isoformat(timespec="seconds"),
+        "data": arguments.data.name,
+        "conversations": len(conversations),
+        "embedder": embedder,
+        "regularisation": REGULARISATION,
+        "negatives_per_conversation": arguments.negatives,
+        "leave_one_conversation_out": {
+            mode: {
+                "overall": result["overall"],
+                "pool_recall": result["pool_recall"],
+                "chosen_min_score": result["chosen_min_score"],
+            }
+            for mode, result in cross_validated.items()
+        },
+    }
+    data_file = reranker_data(parameters, embedder, models, info)
+    if arguments.write:
+        merged = data_file
+        if arguments.out.exists():
+            # Models of other embedders already in the file stay (each refit replaces its own).
+            existing = json.loads(arguments.out.read_text())
+            merged = {**existing, "keyword_parameters": data_file["keyword_parameters"]}
+            merged["models"] = {**existing.get("models", {}), **data_file["models"]}
+            merged["info"] = {**existing.get("info", {}), str(embedder): info}
+            merged["fallback_embedder"] = existing.get("fallback_embedder") or embedder
+        arguments.out.write_text(json.dumps(merged, indent=1) + "\n")
+        print(f"wrote {arguments.out}", file=sys.stderr)
+    output = {
+        "benchmark": "fit_reranker",
+        **timings,
+        "cross_validated": cross_validated,
+        "info": info,
+        "models": data_file["models"],
+    }
+    print(json.dumps(output))
+
+
+if __name__ == "__main__":
+    main()

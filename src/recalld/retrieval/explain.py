@@ -1,0 +1,146 @@
+""" "Why (not) recalled?": where one memory stands for one query, stage by stage.
+
+The service resolves the memory in the caller's namespace first (another
+namespace's memory is "not visible", exactly like an unknown id); this module
+then checks the filters and expiry against it, builds the query's candidate
+pool with the memory scored as an extra candidate, and walks the stages recall
+applies: candidate pool, threshold, near-duplicate collapse, limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from recalld.model import ExplainStage, Explanation, Memory
+from recalld.retrieval.features import FEATURES
+from recalld.retrieval.hybrid import HybridRetriever, channels_of, features_of
+from recalld.retrieval.pool import Mode
+from recalld.store.base import Scope
+
+__all__ = ["excluded_by", "explain"]
+
+
+def excluded_by(memory: Memory, scope: Scope) -> list[str]:
+    """The filters (by field name) and states (``expired``) that hide ``memory`` from ``scope``."""
+    reasons = []
+    if (
+        not scope.include_expired
+        and memory.expires_at is not None
+        and memory.expires_at <= scope.now
+    ):
+        reasons.append("expired")
+    if scope.kind is not None and memory.kind != scope.kind:
+        reasons.append("kind")
+    if scope.category is not None and memory.category != scope.category:
+        reasons.append("category")
+    if scope.tags_any and not set(scope.tags_any) & set(memory.tags):
+        reasons.append("tags_any")
+    if scope.tags_all and not set(scope.tags_all) <= set(memory.tags):
+        reasons.append("tags_all")
+    for name, value, lower in (
+        ("since", memory.at, True),
+        ("until", memory.at, False),
+        ("created_since", memory.created_at, True),
+        ("created_until", memory.created_at, False),
+    ):
+        bound = getattr(scope, name)
+        if bound is None:
+            continue
+        if value is None or (value < bound if lower else value >= bound):
+            reasons.append(name)
+    return reasons
+
+
+def _not_in_pool_reason(memory: Memory, depths: tuple[int, int], shares_a_word: bool) -> str:
+    keyword_depth, vector_depth = depths
+    parts = []
+    if not shares_a_word:
+        parts.append("it shares no word with the query")
+    else:
+        parts.append(f"it is not among the {keyword_depth} best keyword matches")
+    if memory.index_state == "queued":
+        parts.append("it has no vector yet (still queued for embedding)")
+    elif memory.index_state == "failed":
+        parts.append("embedding it failed, so it has no vector")
+    else:
+        parts.append(f"it is not among the {vector_depth} nearest vectors")
+    return "not in the candidate pool: " + "; ".join(parts)
+
+
+def explain(
+    retriever: HybridRetriever,
+    memory: Memory,
+    scope: Scope,
+    query: str,
+    words: Sequence[str],
+    mode: Mode,
+    min_score: float,
+    limit: int,
+) -> Explanation:
+    """Explain how recall of ``query`` under ``scope`` treats ``memory`` (see the module)."""
+    hidden = excluded_by(memory, scope)
+    pool, index = retriever.pool(scope, query, words, mode, extra=[memory.seq])
+    position = pool.index_of(memory.seq)
+    if position is None:  # pragma: no cover - the extra row is read in the caller's namespace
+        raise LookupError(f"memory {memory.id} vanished while it was explained")
+    found_by = pool.backends[position]
+    score = float(pool.scores[position])
+    others = np.delete(pool.scores, position)
+    rank = 1 + int((others > score).sum())
+    extra = [] if found_by else [position]
+    selection = retriever.select(pool, index, min_score, limit, leave_out=extra)
+    duplicate_of = None
+    stage: ExplainStage
+    if hidden:
+        stage = "excluded"
+        reason = "hidden by " + ", ".join(hidden)
+    elif not found_by:
+        stage = "not_in_pool"
+        keyword = pool.candidates[position].keyword.matched_share > 0
+        reason = _not_in_pool_reason(
+            memory, (retriever.depths.keyword, retriever.depths.vector), keyword
+        )
+    elif score < min_score:
+        stage = "below_threshold"
+        reason = f"scored {score:.4f}, under min_score {min_score:g}"
+    elif position in selection.collapsed_into:
+        stage = "collapsed"
+        duplicate_of = pool.rows[selection.collapsed_into[position]].id
+        reason = f"a near-duplicate of {duplicate_of}, which is returned in its place"
+    elif position in selection.kept:
+        stage = "returned"
+        reason = f"returned at position {selection.kept.index(position) + 1}"
+    else:
+        stage = "beyond_limit"
+        reason = f"ranked after the {limit} hits the limit keeps"
+    features = features_of(pool, position)
+    model = retriever.reranker.models.get(pool.models[position])
+    contributions: dict[str, float] = {}
+    if model is not None:
+        shares = model.contributions(pool.features[position : position + 1])[0]
+        contributions = {
+            name: round(float(value), 6)
+            for name, value in zip(model.features, shares, strict=True)
+            if name in features  # a missing feature (NaN) contributes nothing
+        }
+    return Explanation(
+        memory_id=memory.id,
+        query=query,
+        stage=stage,
+        reason=reason,
+        excluded_by=hidden,
+        index_state=memory.index_state,
+        found_by=list(found_by),
+        rank=rank,
+        candidates=len(pool.rows) - len(extra),
+        score=round(score, 6),
+        min_score=min_score,
+        limit=limit,
+        duplicate_of=duplicate_of,
+        model=pool.models[position],
+        channels=channels_of(pool, position),
+        features={name: features[name] for name in FEATURES if name in features},
+        contributions=contributions,
+    )

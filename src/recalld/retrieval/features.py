@@ -1,0 +1,201 @@
+"""The reranker's features for a pool of candidates: cheap, and stable as the store grows.
+
+Every feature of a candidate depends only on the candidate itself, its
+neighbours in its source, the per-namespace document counts of the query's
+words (see :mod:`recalld.retrieval.keyword`) and the candidates that rank
+*above* it in a channel (ranks, gaps to the best, the best of its source).
+Memories that share no word with the query and are less similar to it than
+the candidate (and are not its neighbours) therefore change none of its
+features: that is what makes a score mean the same in a store of 1 or of
+1,000 memories.
+
+Features (``FEATURES``; a model uses a subset, named in its data file):
+
+* keyword: normalised BM25F, ``ln(1 + raw BM25F)``, the share of query terms
+  matched, ``ln(1 + rank)`` by raw BM25F among the candidates (capped at the
+  pool depth; unmatched candidates get the cap) and the gap to the best;
+* vector: the cosine, its ``ln(1 + rank)`` and the gap to the best cosine;
+* neighbours: the normalised BM25F and cosine of the previous and next memory
+  of the same source (by ``at``, then ``seq``; 0 without one; the BM25F only
+  when that neighbour is itself a candidate, else 0), and how far the
+  best candidate of the same source is above the memory in each channel (0
+  for a memory without a source: nothing in its source is better);
+* exchanges: the memory, its previous or its next memory asks a question
+  (holds a "?"), and the previous one's BM25F and cosine when it does (in a
+  conversation the answer to a matching question is often the evidence);
+* speaker: the query names the memory's speaker; the query names another
+  candidate's speaker but not this one's (both missing, i.e. neutral, for a
+  memory without a speaker when the query names no candidate's speaker);
+* time: the question asks about time, the memory states or implies one, and
+  both at once;
+* shape: ``ln(1 + query terms)``, ``ln(1 + memory terms)``;
+* graph (with a knowledge graph): the graph score of the walk from the
+  entities the query names, and the share of those entities the memory
+  mentions (0 when the graph did not reach it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from recalld.retrieval.keyword import KeywordScore
+
+__all__ = ["FEATURES", "Candidate", "QueryShape", "feature_matrix"]
+
+FEATURES = (
+    "keyword",
+    "keyword_log_raw",
+    "keyword_share",
+    "keyword_rank",
+    "keyword_gap",
+    "cosine",
+    "cosine_rank",
+    "cosine_gap",
+    "previous_keyword",
+    "next_keyword",
+    "previous_cosine",
+    "next_cosine",
+    "source_keyword_gap",
+    "source_cosine_gap",
+    "question",
+    "previous_question",
+    "next_question",
+    "previous_question_keyword",
+    "previous_question_cosine",
+    "speaker_named",
+    "other_speaker_named",
+    "query_time",
+    "memory_time",
+    "time_match",
+    "query_terms",
+    "memory_terms",
+    "graph_score",
+    "entity_overlap",
+)
+
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass
+class Candidate:
+    """One pool member with what the channels said about it and about its neighbours."""
+
+    seq: int
+    source: str | None
+    keyword: KeywordScore
+    cosine: float | None
+    speaker_named: bool
+    has_speaker: bool
+    mentions_time: bool
+    terms: int
+    previous_keyword: float = 0.0
+    next_keyword: float = 0.0
+    previous_cosine: float = 0.0
+    next_cosine: float = 0.0
+    question: bool = False
+    previous_question: bool = False
+    next_question: bool = False
+    graph_score: float = 0.0
+    entity_overlap: float = 0.0
+
+
+@dataclass(frozen=True)
+class QueryShape:
+    """What the features need to know about the query itself."""
+
+    terms: int
+    asks_about_time: bool
+
+
+def _ranks(values: npt.NDArray[np.float64], present: npt.NDArray[np.bool_], cap: int) -> Matrix:
+    """For each value, how many present values are strictly larger (absent: ``cap``)."""
+    ordered = np.sort(values[present])[::-1]
+    # Strictly larger = count of ordered values > v; searchsorted on the negated ascending array.
+    larger = np.searchsorted(-ordered, -values, side="left").astype(np.float64)
+    ranks = np.where(present, np.minimum(larger, cap), cap)
+    return np.log1p(ranks)
+
+
+def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: int) -> Matrix:
+    """One row of ``FEATURES`` per candidate (cosine features are NaN without a vector)."""
+    count = len(candidates)
+    matrix = np.zeros((count, len(FEATURES)), dtype=np.float64)
+    if count == 0:
+        return matrix
+    column = {name: index for index, name in enumerate(FEATURES)}
+    keyword = np.array([item.keyword.normalised for item in candidates])
+    raw = np.array([item.keyword.raw for item in candidates])
+    cosine = np.array([np.nan if item.cosine is None else item.cosine for item in candidates])
+    has_vector = ~np.isnan(cosine)
+    matrix[:, column["keyword"]] = keyword
+    matrix[:, column["keyword_log_raw"]] = np.log1p(raw)
+    matrix[:, column["keyword_share"]] = [item.keyword.matched_share for item in candidates]
+    matrix[:, column["keyword_rank"]] = _ranks(raw, raw > 0, depth)
+    matrix[:, column["keyword_gap"]] = keyword.max() - keyword
+    matrix[:, column["cosine"]] = cosine
+    if has_vector.any():
+        filled = np.where(has_vector, cosine, -np.inf)
+        matrix[:, column["cosine_rank"]] = np.where(
+            has_vector, _ranks(filled, has_vector, depth), np.nan
+        )
+        matrix[:, column["cosine_gap"]] = np.where(has_vector, np.nanmax(cosine) - cosine, np.nan)
+    else:
+        matrix[:, column["cosine_rank"]] = np.nan
+        matrix[:, column["cosine_gap"]] = np.nan
+    matrix[:, column["previous_keyword"]] = [item.previous_keyword for item in candidates]
+    matrix[:, column["next_keyword"]] = [item.next_keyword for item in candidates]
+    matrix[:, column["previous_cosine"]] = [item.previous_cosine for item in candidates]
+    matrix[:, column["next_cosine"]] = [item.next_cosine for item in candidates]
+    previous_question = np.array([item.previous_question for item in candidates], dtype=bool)
+    matrix[:, column["question"]] = [item.question for item in candidates]
+    matrix[:, column["previous_question"]] = previous_question
+    matrix[:, column["next_question"]] = [item.next_question for item in candidates]
+    matrix[:, column["previous_question_keyword"]] = (
+        previous_question * matrix[:, column["previous_keyword"]]
+    )
+    matrix[:, column["previous_question_cosine"]] = (
+        previous_question * matrix[:, column["previous_cosine"]]
+    )
+    best_keyword: dict[str, float] = {}
+    best_cosine: dict[str, float] = {}
+    for index, item in enumerate(candidates):
+        if item.source is None:
+            continue
+        best_keyword[item.source] = max(best_keyword.get(item.source, 0.0), keyword[index])
+        if has_vector[index]:
+            best_cosine[item.source] = max(best_cosine.get(item.source, -1.0), cosine[index])
+    matrix[:, column["source_keyword_gap"]] = [
+        0.0 if item.source is None else best_keyword[item.source] - keyword[index]
+        for index, item in enumerate(candidates)
+    ]
+    matrix[:, column["source_cosine_gap"]] = [
+        (
+            np.nan
+            if not has_vector[index]
+            else 0.0
+            if item.source is None
+            else best_cosine.get(item.source, cosine[index]) - cosine[index]
+        )
+        for index, item in enumerate(candidates)
+    ]
+    named = np.array([item.speaker_named for item in candidates], dtype=bool)
+    has_speaker = np.array([item.has_speaker for item in candidates], dtype=bool)
+    someone_named = bool(named.any())
+    matrix[:, column["speaker_named"]] = np.where(has_speaker, named, np.nan)
+    matrix[:, column["other_speaker_named"]] = np.where(
+        has_speaker | someone_named, (~named) & someone_named, np.nan
+    )
+    matrix[:, column["query_time"]] = float(query.asks_about_time)
+    times = np.array([item.mentions_time for item in candidates], dtype=np.float64)
+    matrix[:, column["memory_time"]] = times
+    matrix[:, column["time_match"]] = times * float(query.asks_about_time)
+    matrix[:, column["query_terms"]] = math.log1p(query.terms)
+    matrix[:, column["memory_terms"]] = np.log1p([item.terms for item in candidates])
+    matrix[:, column["graph_score"]] = [item.graph_score for item in candidates]
+    matrix[:, column["entity_overlap"]] = [item.entity_overlap for item in candidates]
+    return matrix

@@ -1,0 +1,152 @@
+"""Field-weighted BM25 (BM25F) over a memory's title, content, tags and speaker.
+
+The candidate stage takes the full-text index's best matches; this module
+scores each candidate (and each candidate's neighbours) itself, because
+FTS5's ``bm25()`` has fixed ``k1 = 1.2, b = 0.75`` and an IDF that depends on
+how many memories are stored: with one memory every term's IDF collapses to
+zero, so the same memory would score differently in a store of 1 and of 1,000.
+
+Here the IDF uses a *fixed reference collection size* ``N_ref`` and the
+number of memories of the namespace that hold the term, counted up to a cap
+(a bounded scan): ``idf = ln(1 + (N_ref - df + 0.5) / (df + 0.5))``, floored
+at the value for ``df = cap``. Length normalisation uses fixed reference
+lengths per field, not the collection's average. So a memory's keyword score
+depends only on the memory, the query and how many memories share the
+query's words: memories that share no word with the query change nothing.
+
+The normalised score divides BM25F by what a memory holding every query
+term (saturated) would get: ``sum(idf * tf / (k1 + tf)) / sum(idf)``, in
+[0, 1). It is the ``keyword`` channel of a hit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from recalld.store.retrieval import CandidateRow, RetrievalStore
+
+__all__ = ["KeywordParameters", "KeywordScore", "QueryKeywords", "prepare_query", "score_row"]
+
+FIELDS = ("title", "content", "tags", "speaker")
+
+
+@dataclass(frozen=True)
+class KeywordParameters:
+    """The knobs of BM25F, shipped with the reranker they were fitted with."""
+
+    # Chosen on the LoCoMo dev split by leave-one-conversation-out figures over a small
+    # grid (k1 0.6/1.2, b 0.3/0.75, N_ref 1,000/10,000; see bench/RESULTS.md): a mild
+    # length normalisation suits short memories.
+    k1: float = 1.2
+    b: float = 0.3
+    weights: Mapping[str, float] = field(
+        default_factory=lambda: {"title": 2.0, "content": 1.0, "tags": 1.0, "speaker": 1.0}
+    )
+    reference_lengths: Mapping[str, float] = field(
+        default_factory=lambda: {"title": 4.0, "content": 20.0, "tags": 2.0, "speaker": 1.0}
+    )
+    reference_documents: float = 1_000.0
+    document_count_cap: int = 1_000
+
+    def idf(self, document_count: int) -> float:
+        """The IDF of a term held by ``document_count`` memories (see the module docstring)."""
+        count = min(max(document_count, 0), self.document_count_cap)
+        reference = self.reference_documents
+        return math.log(1.0 + max(reference - count + 0.5, 0.5) / (count + 0.5))
+
+
+@dataclass(frozen=True)
+class QueryKeywords:
+    """A query's distinct index terms with their IDF, and every term of the query text."""
+
+    terms: tuple[str, ...]
+    idf: tuple[float, ...]
+    all_terms: frozenset[str]
+
+    @property
+    def total_idf(self) -> float:
+        """The best BM25F any memory could reach, before saturation."""
+        return sum(self.idf)
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordScore:
+    """BM25F of one memory for one query: raw, normalised, and the share of terms matched."""
+
+    raw: float
+    normalised: float
+    matched_share: float
+
+
+ZERO = KeywordScore(raw=0.0, normalised=0.0, matched_share=0.0)
+
+
+def prepare_query(
+    store: RetrievalStore,
+    namespaces: Sequence[str],
+    text: str,
+    words: Sequence[str],
+    parameters: KeywordParameters,
+) -> QueryKeywords:
+    """Stem the query's words with the index's tokenizer and look up their IDF."""
+    stems: dict[str, str] = {}
+    for word in words:
+        for term in store.tokenize(word):
+            stems.setdefault(term, word)
+    counts = store.document_counts(namespaces, list(stems.values()), parameters.document_count_cap)
+    terms = tuple(stems)
+    idf = tuple(parameters.idf(counts.get(stems[term], 0)) for term in terms)
+    return QueryKeywords(terms=terms, idf=idf, all_terms=frozenset(store.tokenize(text)))
+
+
+def row_terms(
+    store: RetrievalStore, row: CandidateRow, speaker: list[str] | None = None
+) -> dict[str, list[str]]:
+    """The index terms of each searchable field of ``row`` (``speaker``: already known)."""
+    if speaker is None:
+        speaker = store.tokenize(row.speaker) if row.speaker else []
+    return {
+        "title": store.tokenize(row.title) if row.title else [],
+        "content": store.tokenize(row.content),
+        "tags": store.tokenize(" ".join(row.tags)) if row.tags else [],
+        "speaker": speaker,
+    }
+
+
+def score_row(
+    query: QueryKeywords, fields: Mapping[str, Sequence[str]], parameters: KeywordParameters
+) -> KeywordScore:
+    """BM25F of a memory whose fields hold ``fields`` terms (see the module docstring)."""
+    if not query.terms:
+        return ZERO
+    pseudo = [0.0] * len(query.terms)
+    b = parameters.b
+    for name in FIELDS:
+        tokens = fields.get(name, ())
+        if not tokens:
+            continue
+        weight = parameters.weights.get(name, 1.0)
+        length = len(tokens) / parameters.reference_lengths.get(name, 1.0)
+        share = weight / (1.0 - b + b * length)
+        for index, term in enumerate(query.terms):
+            # list.count runs in C: a handful of query terms over a short field.
+            count = tokens.count(term)
+            if count:
+                pseudo[index] += share * count
+    k1 = parameters.k1
+    raw = 0.0
+    matched = 0
+    for index, value in enumerate(pseudo):
+        if value > 0.0:
+            matched += 1
+            raw += query.idf[index] * value / (k1 + value)
+    if not matched:
+        return ZERO
+    total = query.total_idf
+    return KeywordScore(
+        raw=raw,
+        normalised=raw / total if total > 0 else 0.0,
+        matched_share=matched / len(query.terms),
+    )

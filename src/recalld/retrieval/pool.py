@@ -1,0 +1,263 @@
+"""The candidate pool of one query, with every feature and the reranker's score.
+
+Candidates are the union of the keyword index's best matches and the vector
+index's nearest memories (about 100 of each, under the same namespace and
+filters). Each is scored by BM25F (its own and its neighbours'), by cosine
+(its own and its neighbours'), and described by the features of
+:mod:`recalld.retrieval.features`; the reranker turns those into a
+probability. Nothing here is cut yet: :mod:`recalld.retrieval.hybrid` applies
+the threshold, collapses near-duplicates and cuts the limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from recalld.embeddings.base import Vectors
+from recalld.retrieval.features import Candidate, QueryShape, feature_matrix
+from recalld.retrieval.graph_channel import NEW_CANDIDATES, GraphFeatures
+from recalld.retrieval.keyword import (
+    KeywordScore,
+    QueryKeywords,
+    prepare_query,
+    row_terms,
+    score_row,
+)
+from recalld.retrieval.rerank import Reranker
+from recalld.retrieval.temporal import asks_about_time, mentions_time
+from recalld.retrieval.vector_index import VectorIndex
+from recalld.store.base import Scope
+from recalld.store.retrieval import CandidateRow, Neighbour, RetrievalStore
+
+__all__ = ["Mode", "Pool", "PoolRequest", "build_pool"]
+
+Mode = Literal["hybrid", "keyword", "vector"]
+# Name tokens shorter than this never count as naming a speaker ("a", initials).
+MIN_NAME_CHARS = 2
+
+
+@dataclass(frozen=True)
+class PoolRequest:
+    """One query under one scope, and how deep each channel looks."""
+
+    scope: Scope
+    text: str
+    words: Sequence[str]
+    mode: Mode
+    keyword_depth: int
+    vector_depth: int
+    # Memories to score even when no channel found them (explain).
+    extra_seqs: Sequence[int] = ()
+    # What the knowledge graph reached from the query's entities (empty: no graph).
+    graph: Mapping[int, GraphFeatures] = field(default_factory=dict)
+
+
+@dataclass
+class Pool:
+    """Every candidate of a query: rows, finders, channel values, features and scores."""
+
+    rows: list[CandidateRow] = field(default_factory=list)
+    backends: list[list[str]] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
+    features: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
+    scores: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    models: list[str] = field(default_factory=list)
+    keywords: QueryKeywords | None = None
+    vector_unavailable: bool = False
+
+    def index_of(self, seq: int) -> int | None:
+        """The position of memory ``seq`` in the pool, if it is there."""
+        for index, row in enumerate(self.rows):
+            if row.seq == seq:
+                return index
+        return None
+
+
+def _neighbour_scope(scope: Scope) -> Scope:
+    # Neighbours are context, not results: the namespace and expiry apply, row filters do not.
+    return Scope(namespaces=scope.namespaces, now=scope.now, include_expired=scope.include_expired)
+
+
+class _Terms:
+    """The index terms of each row's fields, computed once per query (and per speaker)."""
+
+    def __init__(self, store: RetrievalStore) -> None:
+        self._store = store
+        self._rows: dict[int, dict[str, list[str]]] = {}
+        self._speakers: dict[str, list[str]] = {}
+
+    def of(self, row: CandidateRow) -> dict[str, list[str]]:
+        found = self._rows.get(row.seq)
+        if found is None:
+            found = row_terms(self._store, row, self.speaker(row.speaker))
+            self._rows[row.seq] = found
+        return found
+
+    def speaker(self, speaker: str | None) -> list[str]:
+        if not speaker:
+            return []
+        found = self._speakers.get(speaker)
+        if found is None:
+            found = self._store.tokenize(speaker)
+            self._speakers[speaker] = found
+        return found
+
+    def named(self, speaker: str | None, query_terms: frozenset[str]) -> bool:
+        return any(
+            len(term) >= MIN_NAME_CHARS and term in query_terms for term in self.speaker(speaker)
+        )
+
+
+def build_pool(
+    request: PoolRequest,
+    store: RetrievalStore,
+    reranker: Reranker,
+    index: VectorIndex | None,
+    query_vector: Vectors | None,
+    visible_seqs: Sequence[int] | None,
+    embedder_name: str | None,
+    lexicon: frozenset[str],
+) -> Pool:
+    """Gather, describe and score the candidates of ``request`` (see the module docstring).
+
+    ``query_vector`` is None when the vector channel is not used (keyword mode,
+    no embedder, embedding failed); ``visible_seqs`` narrows the vector search
+    when row filters apply; ``lexicon`` holds the index terms of the time words
+    (:func:`recalld.retrieval.temporal.time_terms`).
+    """
+    scope = request.scope
+    rows: dict[int, CandidateRow] = {}
+    backends: dict[int, list[str]] = {}
+    like_shares: dict[int, float] = {}
+    if request.mode != "vector":
+        for found in store.keyword_candidates(
+            scope, request.text, request.words, request.keyword_depth
+        ):
+            rows[found.row.seq] = found.row
+            backends[found.row.seq] = [found.backend]
+            if found.backend == "like" and not request.words:
+                like_shares[found.row.seq] = found.like_share
+    cosines: dict[int, float] = {}
+    use_vectors = request.mode != "keyword" and index is not None and query_vector is not None
+    if use_vectors and index is not None and query_vector is not None:
+        nearest = index.search(
+            query_vector, scope.namespaces, request.vector_depth, allowed_seqs=visible_seqs
+        )
+        cosines.update(nearest)
+        new = [seq for seq, _ in nearest if seq not in rows]
+        for seq, row in store.rows(scope, new).items():
+            rows[seq] = row
+            backends[seq] = []
+        for seq, _ in nearest:
+            if seq in backends:
+                backends[seq].append("vector")
+    if request.graph:
+        reached = sorted(request.graph, key=lambda seq: -request.graph[seq].graph_score)
+        new = [seq for seq in reached if seq not in rows][:NEW_CANDIDATES]
+        for seq, row in store.rows(scope, new).items():
+            rows[seq] = row
+            backends[seq] = []
+        for seq in reached:
+            if seq in backends:
+                backends[seq].append("graph")
+    extra = [seq for seq in request.extra_seqs if seq not in rows]
+    if extra:
+        # Explain scores its memory even when filters or expiry hide it from recall.
+        everything = Scope(namespaces=scope.namespaces, now=scope.now, include_expired=True)
+        for seq, row in store.rows(everything, extra).items():
+            rows[seq] = row
+            backends[seq] = []
+    ordered = list(rows.values())
+    parameters = reranker.keyword_parameters
+    keywords = prepare_query(store, scope.namespaces, request.text, request.words, parameters)
+    if use_vectors and index is not None and query_vector is not None:
+        missing = [row.seq for row in ordered if row.seq not in cosines]
+        cosines.update(index.similarities(query_vector, missing))
+    neighbours = store.neighbours(_neighbour_scope(scope), [row.seq for row in ordered])
+    around = {
+        side.seq for pair in neighbours.values() for side in (pair.previous, pair.next) if side
+    }
+    around_cosines: dict[int, float] = {}
+    if use_vectors and index is not None and query_vector is not None and around:
+        around_cosines = index.similarities(query_vector, list(around))
+    keyword_cache: dict[int, KeywordScore] = {}
+    terms = _Terms(store)
+
+    def keyword_of(row: CandidateRow) -> KeywordScore:
+        cached = keyword_cache.get(row.seq)
+        if cached is None:
+            share = like_shares.get(row.seq)
+            if share is not None:
+                # A query with no word (only symbols): the substring match is all the evidence.
+                cached = KeywordScore(raw=share, normalised=share, matched_share=share)
+            else:
+                cached = score_row(keywords, terms.of(row), parameters)
+            keyword_cache[row.seq] = cached
+        return cached
+
+    def neighbour_keyword(side: Neighbour | None) -> float:
+        # A neighbour's BM25F counts when it is a candidate itself; one that is not among
+        # the best keyword matches (nor the nearest vectors) adds nothing.
+        if side is None or side.seq not in rows:
+            return 0.0
+        return keyword_of(rows[side.seq]).normalised
+
+    unreached = GraphFeatures(entity_overlap=0.0, graph_score=0.0, seed_entities=())
+
+    def graph_of(seq: int) -> GraphFeatures:
+        return request.graph.get(seq, unreached)
+
+    candidates = []
+    for row in ordered:
+        pair = neighbours.get(row.seq)
+        previous = None if pair is None else pair.previous
+        following = None if pair is None else pair.next
+        candidates.append(
+            Candidate(
+                seq=row.seq,
+                source=row.source,
+                keyword=keyword_of(row),
+                cosine=cosines.get(row.seq) if use_vectors else None,
+                speaker_named=terms.named(row.speaker, keywords.all_terms),
+                has_speaker=bool(row.speaker),
+                mentions_time=mentions_time(row.content, terms.of(row)["content"], lexicon)
+                or (
+                    row.title is not None
+                    and mentions_time(row.title, terms.of(row)["title"], lexicon)
+                ),
+                terms=len(terms.of(row)["content"]),
+                previous_keyword=neighbour_keyword(previous),
+                next_keyword=neighbour_keyword(following),
+                previous_cosine=0.0 if previous is None else around_cosines.get(previous.seq, 0.0),
+                next_cosine=0.0 if following is None else around_cosines.get(following.seq, 0.0),
+                question=_asks(row),
+                previous_question=previous is not None and previous.asks,
+                next_question=following is not None and following.asks,
+                graph_score=graph_of(row.seq).graph_score,
+                entity_overlap=graph_of(row.seq).entity_overlap,
+            )
+        )
+    shape = QueryShape(terms=len(keywords.terms), asks_about_time=asks_about_time(request.text))
+    depth = max(request.keyword_depth, request.vector_depth)
+    features = feature_matrix(candidates, shape, depth)
+    channels = "keyword" if request.mode == "keyword" else request.mode
+    has_vector = [item.cosine is not None for item in candidates]
+    scores, models = reranker.score(features, embedder_name, channels, has_vector)
+    return Pool(
+        rows=ordered,
+        backends=[backends[row.seq] for row in ordered],
+        candidates=candidates,
+        features=features,
+        scores=scores,
+        models=models,
+        keywords=keywords,
+    )
+
+
+def _asks(row: CandidateRow) -> bool:
+    return "?" in row.content

@@ -1,0 +1,132 @@
+"""The shipped reranker: coefficients as data, scored with numpy.
+
+``data/reranker.json`` (written by ``bench/fit_reranker.py``) holds the BM25F
+parameters the features were computed with and one logistic model per
+*channel set*:
+
+* ``keyword``: for candidates without a vector (keyword-only recall, no
+  embedder, or a memory still queued for embedding);
+* ``<embedder name>/hybrid`` and ``<embedder name>/vector``: for candidates
+  with a vector of that model, in hybrid and vector-only recall.
+
+An embedder without its own models (a custom ONNX export, an HTTP endpoint)
+uses the default model's (``fallback_embedder``): its ranking is still driven
+by the same evidence, but its probabilities are calibrated for MiniLM cosines.
+
+A model is ``p = sigmoid(intercept + sum(coef * (x - mean) / scale))`` over the
+features it names (see :mod:`recalld.retrieval.features`), with NaN replaced
+by the feature's mean (which contributes nothing), and is calibrated on
+leave-one-conversation-out predictions: ``p`` estimates the probability that
+the memory is one a person would cite to answer the question.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from recalld.retrieval.features import FEATURES
+from recalld.retrieval.keyword import KeywordParameters
+
+__all__ = ["LogisticModel", "Reranker"]
+
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class LogisticModel:
+    """A standardised logistic regression over named features."""
+
+    name: str
+    features: tuple[str, ...]
+    mean: npt.NDArray[np.float64]
+    scale: npt.NDArray[np.float64]
+    coef: npt.NDArray[np.float64]
+    intercept: float
+
+    @classmethod
+    def from_data(cls, name: str, data: Mapping[str, Any]) -> LogisticModel:
+        """Build a model from its JSON object, checking that its features exist."""
+        features = tuple(str(item) for item in data["features"])
+        unknown = [item for item in features if item not in FEATURES]
+        if unknown:
+            raise ValueError(f"reranker model {name!r} uses unknown features {unknown}")
+        arrays = [np.asarray(data[key], dtype=np.float64) for key in ("mean", "scale", "coef")]
+        if any(array.shape != (len(features),) for array in arrays):
+            raise ValueError(f"reranker model {name!r}: mean, scale and coef must match features")
+        mean, scale, coef = arrays
+        return cls(
+            name, features, mean, np.where(scale > 0, scale, 1.0), coef, float(data["intercept"])
+        )
+
+    def columns(self) -> list[int]:
+        """The positions of this model's features in :data:`FEATURES`."""
+        return [FEATURES.index(name) for name in self.features]
+
+    def contributions(self, matrix: Matrix) -> Matrix:
+        """Each feature's additive share of the log-odds, per row (for explain)."""
+        values = matrix[:, self.columns()]
+        values = np.where(np.isnan(values), self.mean, values)
+        return self.coef * (values - self.mean) / self.scale
+
+    def probabilities(self, matrix: Matrix) -> Matrix:
+        """The probability of each row of a full :data:`FEATURES` matrix."""
+        logits = self.intercept + self.contributions(matrix).sum(axis=1)
+        probabilities: Matrix = 1.0 / (1.0 + np.exp(-np.clip(logits, -50.0, 50.0)))
+        return probabilities
+
+
+class Reranker:
+    """The keyword parameters and the models of one reranker data file."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        keyword = data.get("keyword_parameters", {})
+        self.keyword_parameters = KeywordParameters(**keyword)
+        self.fallback_embedder = str(data.get("fallback_embedder", ""))
+        self.models = {
+            name: LogisticModel.from_data(name, model) for name, model in data["models"].items()
+        }
+        if "keyword" not in self.models:
+            raise ValueError("a reranker needs a 'keyword' model")
+        self.info: dict[str, Any] = dict(data.get("info", {}))
+
+    @classmethod
+    def default(cls) -> Reranker:
+        """The reranker shipped in the package (``retrieval/data/reranker.json``)."""
+        text = resources.files("recalld.retrieval").joinpath("data/reranker.json").read_text()
+        return cls(json.loads(text))
+
+    def model(self, embedder: str | None, channels: str) -> LogisticModel:
+        """The model for ``channels`` (keyword, hybrid, vector) with ``embedder``'s vectors."""
+        if channels == "keyword" or embedder is None:
+            return self.models["keyword"]
+        for name in (f"{embedder}/{channels}", f"{self.fallback_embedder}/{channels}"):
+            if name in self.models:
+                return self.models[name]
+        return self.models["keyword"]
+
+    def score(
+        self, matrix: Matrix, embedder: str | None, channels: str, has_vector: Sequence[bool]
+    ) -> tuple[Matrix, list[str]]:
+        """Probabilities for every row, and which model scored it: rows without a vector
+        use the keyword model (their cosine features are missing)."""
+        vector_model = self.model(embedder, channels)
+        keyword_model = self.models["keyword"]
+        mask = np.asarray(has_vector, dtype=bool)
+        scores = np.zeros(matrix.shape[0], dtype=np.float64)
+        names = [keyword_model.name] * matrix.shape[0]
+        if channels == "keyword":
+            mask = np.zeros_like(mask)
+        if mask.any():
+            scores[mask] = vector_model.probabilities(matrix[mask])
+            for index in np.flatnonzero(mask):
+                names[int(index)] = vector_model.name
+        if (~mask).any():
+            scores[~mask] = keyword_model.probabilities(matrix[~mask])
+        return scores, names

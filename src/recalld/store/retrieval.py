@@ -1,0 +1,88 @@
+"""The protocol recall's candidate stage needs from a store (see :mod:`recalld.retrieval`).
+
+Recall reads light rows (the text fields and where a memory sits in its
+source), not full :class:`~recalld.model.Memory` records: a query scores a
+pool of about 200 candidates and their neighbours but returns only a few.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from recalld.store.base import Scope
+
+__all__ = ["CandidateRow", "KeywordCandidate", "Neighbour", "Neighbours", "RetrievalStore"]
+
+KeywordBackend = Literal["fts", "like"]
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateRow:
+    """What the reranker reads of one memory: its searchable fields and its place in a source."""
+
+    seq: int
+    id: str
+    namespace: str
+    title: str | None
+    content: str
+    tags: tuple[str, ...]
+    speaker: str | None
+    source: str | None
+    at_utc: str | None
+    index_state: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordCandidate:
+    """A keyword hit: the row, which index found it, and (LIKE only) the share of terms found."""
+
+    row: CandidateRow
+    backend: KeywordBackend
+    like_share: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A memory next to another in its source: its seq, and whether it asks a question."""
+
+    seq: int
+    asks: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbours:
+    """The previous and next visible memory of the same source and namespace, by (at, seq)."""
+
+    previous: Neighbour | None
+    next: Neighbour | None
+
+
+class RetrievalStore(Protocol):
+    """Indexed reads for the candidate stage of recall."""
+
+    def keyword_candidates(
+        self, scope: Scope, text: str, words: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+        """Up to ``limit`` visible memories matching any of ``words`` (best first by the
+        index's own ranking); with no words, or no full-text index, a substring match."""
+        ...
+
+    def rows(self, scope: Scope, seqs: Sequence[int]) -> dict[int, CandidateRow]:
+        """The rows of ``seqs`` that ``scope`` may see."""
+        ...
+
+    def neighbours(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Neighbours]:
+        """For each of ``seqs`` that has a source and a time: its visible neighbours."""
+        ...
+
+    def document_counts(
+        self, namespaces: Sequence[str], words: Sequence[str], cap: int
+    ) -> dict[str, int]:
+        """How many memories of ``namespaces`` contain each word (counting stops at ``cap``)."""
+        ...
+
+    def tokenize(self, text: str) -> list[str]:
+        """The index's terms for ``text`` (lower-cased, diacritics folded, stemmed)."""
+        ...

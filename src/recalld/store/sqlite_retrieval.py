@@ -1,0 +1,303 @@
+"""The SQLite side of recall's candidate stage: keyword candidates, rows, neighbours, counts.
+
+Terms come from the full-text index's own tokenizer (FTS5 ``porter unicode61
+remove_diacritics 2``, called through apsw), so the reranker's BM25 counts
+exactly the terms the index matched. Without FTS5 a plain lower-casing,
+diacritic-folding word splitter stands in (no stemming, like the LIKE search).
+
+Keyword candidates skip common words. FTS5 ranks by scoring *every* row that
+matches before it keeps the best, so one word held by most memories makes a
+query cost a scan of the whole index (93% of the rows for a typical query of
+the 100k recall benchmark: 64 ms). A word held by at least
+:data:`COMMON_WORD_MEMORIES` memories of the file is therefore left out of the
+candidate search when the query has a rarer word: the rarer words find the
+candidates (their rows are few by definition), and the common word still
+counts in every candidate's own BM25F (:mod:`recalld.retrieval.keyword`), and
+the vector channel still finds what is near in meaning. A query made only of
+common words takes the memories holding all of them (best first), then, while
+there is room, the most recently written memories holding any of them (a scan
+that stops when it has enough, never a ranking of every match).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import unicodedata
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from recalld._text import WORD
+from recalld._time import to_storage
+from recalld.store.base import Scope
+from recalld.store.migrations import FTS_TABLE
+from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
+from recalld.store.sqlite_rows import escape_like as _escape_like
+from recalld.store.sqlite_rows import scope_sql as _scope_sql
+from recalld.store.sqlite_rows import substring_pattern as _substring_pattern
+
+if TYPE_CHECKING:
+    from recalld.store.sqlite import SQLiteStore
+
+__all__ = ["SQLiteRetrieval"]
+
+ROW_COLUMNS = (
+    "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
+    " m.index_state"
+)
+ROW_WIDTH = 10
+# FTS5 weights of title, content, tags, speaker: only order the keyword candidates
+# (the reranker computes its own field-weighted BM25 over them).
+CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
+TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
+# A word in at least this many memories of the file is common (see the module docstring).
+COMMON_WORD_MEMORIES = 1_000
+
+
+def _row(values: Sequence[Any]) -> CandidateRow:
+    seq, memory_id, namespace, title, content, tags, speaker, source, at_utc, index_state = values
+    return CandidateRow(
+        seq=int(seq),
+        id=memory_id,
+        namespace=namespace,
+        title=title,
+        content=content,
+        tags=() if tags == "[]" else tuple(json.loads(tags)),
+        speaker=speaker,
+        source=source,
+        at_utc=at_utc,
+        index_state=index_state,
+    )
+
+
+def _fold(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(character for character in decomposed if not unicodedata.combining(character))
+
+
+def _seq_params(seqs: Sequence[int], params: dict[str, Any]) -> str:
+    params["seqs"] = json.dumps([int(seq) for seq in seqs])
+    return "SELECT value FROM json_each(:seqs)"
+
+
+class SQLiteRetrieval:
+    """:class:`recalld.store.retrieval.RetrievalStore` on the store's connections."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self._store = store
+        self._local = threading.local()
+
+    def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._store._read(sql, params)
+
+    # -- terms -------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[str]:
+        if not text:
+            return []
+        if not self._store.fts_available:
+            return [_fold(word) for word in WORD.findall(text)]
+        tokenizer = getattr(self._local, "tokenizer", None)
+        if tokenizer is None:
+            connection = self._store._connection()
+            tokenizer = connection.fts5_tokenizer("porter", TOKENIZER_ARGUMENTS)
+            self._local.tokenizer = tokenizer
+        encoded = text.encode("utf-8", errors="replace")
+        terms = tokenizer(
+            encoded,
+            apsw.FTS5_TOKENIZE_DOCUMENT,
+            None,
+            include_offsets=False,
+            include_colocated=False,
+        )
+        return [str(term) for term in terms]
+
+    def document_counts(
+        self, namespaces: Sequence[str], words: Sequence[str], cap: int
+    ) -> dict[str, int]:
+        if not self._store.fts_available or not words or not namespaces:
+            return {}
+        params: dict[str, Any] = {"cap": cap}
+        names = []
+        for index, namespace in enumerate(namespaces):
+            params[f"ns{index}"] = namespace
+            names.append(f":ns{index}")
+        # Most stores hold one namespace: then the index alone can count (no row lookups).
+        alone = len(namespaces) == 1 and not self._read(
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE namespace < :ns0)"
+            " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns0)",
+            {"ns0": namespaces[0]},
+        )
+        if alone:
+            return dict(zip(words, self._index_counts(words, cap), strict=True))
+        columns = []
+        for index, word in enumerate(words):
+            params[f"w{index}"] = f'"{word}"'
+            # Counting stops at the cap, so a very common word costs a bounded scan.
+            columns.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} f"
+                " JOIN memories m ON m.seq = f.rowid"
+                f" WHERE {FTS_TABLE} MATCH :w{index} AND m.namespace IN ({', '.join(names)})"
+                " LIMIT :cap))"
+            )
+        row = self._read(f"SELECT {', '.join(columns)}", params)[0]
+        return {word: int(count) for word, count in zip(words, row, strict=True)}
+
+    def _index_counts(self, words: Sequence[str], cap: int) -> list[int]:
+        """How many memories of the whole file hold each word, counted up to ``cap``
+        (the index alone answers: no row lookups)."""
+        params: dict[str, Any] = {"cap": cap}
+        columns = []
+        for index, word in enumerate(words):
+            params[f"w{index}"] = f'"{word}"'
+            columns.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
+                f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
+            )
+        row = self._read(f"SELECT {', '.join(columns)}", params)[0]
+        return [int(count) for count in row]
+
+    # -- candidates --------------------------------------------------------------
+
+    def keyword_candidates(
+        self, scope: Scope, text: str, words: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+
+        if words and self._store.fts_available:
+            counts = self._index_counts(words, COMMON_WORD_MEMORIES)
+            rare = [
+                word
+                for word, count in zip(words, counts, strict=True)
+                if count < COMMON_WORD_MEMORIES
+            ]
+            if rare:
+                return self._fts_candidates(scope, rare, "OR", limit)
+            every = self._fts_candidates(scope, words, "AND", limit) if len(words) > 1 else []
+            if len(every) >= limit:
+                return every
+            seen = {candidate.row.seq for candidate in every}
+            newest = self._fts_candidates(scope, words, "OR", limit, newest=True)
+            return (every + [found for found in newest if found.row.seq not in seen])[:limit]
+        patterns = list(words) if words else [_substring_pattern(text)]
+        return self._like_candidates(scope, [pattern for pattern in patterns if pattern], limit)
+
+    def _fts_candidates(
+        self, scope: Scope, words: Sequence[str], operator: str, limit: int, newest: bool = False
+    ) -> list[KeywordCandidate]:
+        """The best ``limit`` matches by FTS5's BM25 (every match is scored), or with
+        ``newest`` the most recently written ones (the scan stops at ``limit``)."""
+        params: dict[str, Any] = {
+            "match": f" {operator} ".join(f'"{word}"' for word in words),
+            "limit": limit,
+        }
+        where = _scope_sql(scope, params)
+        order = f"{FTS_TABLE}.rowid DESC" if newest else f"bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS})"
+        rows = self._read(
+            f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"
+            f" ON m.seq = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH :match AND {where}"
+            f" ORDER BY {order} LIMIT :limit",
+            params,
+        )
+        return [KeywordCandidate(row=_row(values), backend="fts") for values in rows]
+
+    def _like_candidates(
+        self, scope: Scope, patterns: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+
+        if not patterns:
+            return []
+        params: dict[str, Any] = {"limit": limit}
+        where = _scope_sql(scope, params)
+        parts = []
+        for index, pattern in enumerate(patterns):
+            params[f"p{index}"] = f"%{_escape_like(pattern)}%"
+            like = f"LIKE :p{index} ESCAPE '\\'"
+            parts.append(
+                f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
+                f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
+                f" OR (coalesce(m.speaker, '') {like}))"
+            )
+        matched = " + ".join(parts)
+        rows = self._read(
+            f"SELECT {ROW_COLUMNS}, ({matched}) AS matched FROM memories m"
+            f" WHERE {where} AND ({matched}) > 0"
+            " ORDER BY matched DESC, m.updated_at DESC, m.seq DESC LIMIT :limit",
+            params,
+        )
+        total = float(len(patterns))
+        return [
+            KeywordCandidate(
+                row=_row(values[:ROW_WIDTH]),
+                backend="like",
+                like_share=float(values[ROW_WIDTH]) / total,
+            )
+            for values in rows
+        ]
+
+    def rows(self, scope: Scope, seqs: Sequence[int]) -> dict[int, CandidateRow]:
+
+        if not seqs:
+            return {}
+        params: dict[str, Any] = {}
+        where = _scope_sql(scope, params)
+        wanted = _seq_params(seqs, params)
+        rows = self._read(
+            f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.seq IN ({wanted}) AND {where}",
+            params,
+        )
+        return {int(values[0]): _row(values) for values in rows}
+
+    def neighbours(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Neighbours]:
+
+        if not seqs:
+            return {}
+        params: dict[str, Any] = {}
+        wanted = _seq_params(seqs, params)
+        names = []
+        for index, namespace in enumerate(scope.namespaces):
+            params[f"ns{index}"] = namespace
+            names.append(f":ns{index}")
+        alive = ""
+        if not scope.include_expired:
+            params["now"] = to_storage(scope.now)
+            alive = " AND (p.expires_at IS NULL OR p.expires_at > :now)"
+
+        def side(operator: str, direction: str) -> str:
+            # Served by the memories_source_order index (namespace, source, at_utc, seq).
+            return (
+                "(SELECT p.seq FROM memories p WHERE p.namespace = m.namespace"
+                " AND p.source = m.source"
+                f" AND (p.at_utc, p.seq) {operator} (m.at_utc, m.seq){alive}"
+                f" ORDER BY p.at_utc {direction}, p.seq {direction} LIMIT 1)"
+            )
+
+        pairs = self._read(
+            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')} FROM memories m"
+            f" WHERE m.seq IN ({wanted}) AND m.namespace IN ({', '.join(names) or 'NULL'})"
+            " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
+            params,
+        )
+        around = sorted({int(seq) for _, *sides in pairs for seq in sides if seq is not None})
+        asks: dict[int, bool] = {}
+        if around:
+            flags: dict[str, Any] = {}
+            listed = _seq_params(around, flags)
+            asks = {
+                int(seq): bool(flag)
+                for seq, flag in self._read(
+                    f"SELECT seq, instr(content, '?') > 0 FROM memories WHERE seq IN ({listed})",
+                    flags,
+                )
+            }
+
+        def neighbour(seq: int | None) -> Neighbour | None:
+            if seq is None or int(seq) not in asks:
+                return None
+            return Neighbour(seq=int(seq), asks=asks[int(seq)])
+
+        return {
+            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after))
+            for seq, before, after in pairs
+        }

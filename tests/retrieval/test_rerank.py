@@ -1,0 +1,184 @@
+"""The reranker's scores: abstention, stability as the store grows, bounds, duplicates."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.retrieval.rerank import Reranker
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.semantic_support import semantic_settings
+
+NOTES = [
+    "The staging database lives in the Melbourne region",
+    "Grandma grows roses in her garden",
+    "The production database runs in Sydney",
+    "Ana prefers window seats on long flights",
+    "The spare house key is under the blue flower pot",
+    "Our daughter's birthday party is on the 14th of March",
+    "The car needs new tyres before winter",
+]
+
+# Words that share no letters' worth of meaning with any query below (made-up syllables).
+SYLLABLES = "zor vek quil mab tef nox prel durn ghil wask yob frin toz kelv uml brax".split()
+
+
+def _unrelated(count: int, seed: int) -> list[dict[str, str]]:
+    rng = random.Random(seed)
+    return [
+        {"content": " ".join(rng.choice(SYLLABLES) + rng.choice(SYLLABLES) for _ in range(8))}
+        for _ in range(count)
+    ]
+
+
+def _indexed(path: Path, clock: FakeClock, **overrides: object) -> MemoryService:
+    service = MemoryService.open(semantic_settings(path, **overrides), clock=clock)
+    service.remember_many([{"content": text} for text in NOTES])
+    if service.embedder is not None:
+        service.new_worker().run_until_idle()
+    return service
+
+
+@pytest.mark.parametrize("embedder", ["hashing", "none"])
+def test_rerank_unrelated_query_returns_nothing_with_default_min_score(
+    db_path: Path, clock: FakeClock, embedder: str
+) -> None:
+    with _indexed(db_path, clock, embedder=embedder) as service:
+        assert service.settings.min_score > 0
+        for query in ("xyzzy plugh", "my favourite football team", "capital of Kazakhstan"):
+            assert service.search(query) == [], query
+            assert service.recall(query) == [], query
+            # Without the threshold the same query does get candidates: abstention is the score.
+            if service.embedder is not None:
+                assert service.search(query, min_score=0)
+        hits = service.search("where does the staging database live?")
+        assert hits
+        assert hits[0].memory.content == NOTES[0]
+
+
+def test_rerank_same_score_with_one_or_a_thousand_other_memories(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    target = "The staging database lives in the Melbourne region"
+    scores: dict[int, dict[str, float]] = {}
+    for others in (1, 1_000):
+        settings = semantic_settings(tmp_path / f"grow-{others}.db", worker_batch_size=256)
+        with MemoryService.open(settings, clock=clock) as service:
+            service.remember_many([{"content": target}, *_unrelated(others, seed=others)])
+            service.new_worker().run_until_idle()
+            scores[others] = {}
+            for mode in ("hybrid", "keyword", "vector"):
+                hits = service.search("staging database region", limit=3, mode=mode, min_score=0)
+                assert hits[0].memory.content == target, mode
+                scores[others][mode] = hits[0].score
+    assert scores[1] == scores[1_000]
+    default = Settings(db=tmp_path / "x.db").min_score
+    assert scores[1]["hybrid"] >= default
+    assert scores[1]["keyword"] >= default
+
+
+def test_rerank_scores_stay_in_the_unit_interval(db_path: Path, clock: FakeClock) -> None:
+    with _indexed(db_path, clock) as service:
+        service.remember("🎉 party 🎉", tags=["fun"])
+        service.remember("database " * 500)
+        service.new_worker().run_until_idle()
+        for query in ("database", "🎉", "", "the the the", "Sydney Melbourne database region"):
+            for mode in ("hybrid", "keyword", "vector"):
+                hits = service.search(query, limit=50, mode=mode, min_score=0)
+                assert all(0.0 <= hit.score <= 1.0 for hit in hits), (query, mode)
+                assert [hit.score for hit in hits] == sorted(
+                    (hit.score for hit in hits), reverse=True
+                )
+
+
+def test_rerank_min_score_filters_and_is_validated(db_path: Path, clock: FakeClock) -> None:
+    with _indexed(db_path, clock) as service:
+        everything = service.search("database", limit=20, min_score=0)
+        assert len(everything) == len(NOTES)
+        top = everything[0].score
+        strict = service.search("database", limit=20, min_score=top)
+        assert [hit.score for hit in strict] == [top]
+        assert service.search("database", limit=20, min_score=1.0) == [] or top == 1.0
+        for bad in (-0.01, 1.5, math.nan, True):
+            with pytest.raises(ValidationError) as caught:
+                service.recall("database", min_score=bad)
+            assert caught.value.field == "min_score"
+        assert all(service.get(hit.memory.id).access_count == 0 for hit in everything)
+
+
+def test_rerank_min_score_setting_is_the_default(tmp_path: Path, clock: FakeClock) -> None:
+    with _indexed(tmp_path / "open.db", clock, min_score=0.0) as service:
+        assert len(service.search("xyzzy plugh", limit=20)) == len(NOTES)
+    with _indexed(tmp_path / "strict.db", clock, min_score=1.0) as service:
+        assert service.search("where does the staging database live?") == []
+        assert service.search("where does the staging database live?", min_score=0)
+
+
+def test_rerank_near_duplicates_collapse_into_one_hit(db_path: Path, clock: FakeClock) -> None:
+    with _indexed(db_path, clock) as service:
+        first = service.remember("The office wifi password is on the fridge")
+        second = service.remember("The office wifi password is on the fridge.")
+        third = service.remember("the office WiFi password is on the fridge!")
+        other = service.remember("The office printer is on the second floor")
+        service.new_worker().run_until_idle()
+        hits = service.search("office wifi password", limit=10, min_score=0)
+        ids = [hit.memory.id for hit in hits]
+        assert len({first.id, second.id, third.id} & set(ids)) == 1
+        kept = next(hit for hit in hits if hit.memory.id in {first.id, second.id, third.id})
+        assert kept.channels["duplicates"] == 2.0
+        assert other.id in ids
+        assert "duplicates" not in next(h for h in hits if h.memory.id == other.id).channels
+        collapsed = next(m for m in (first, second, third) if m.id != kept.memory.id)
+        explained = service.explain("office wifi password", collapsed.id, min_score=0)
+        assert explained.stage == "collapsed"
+        assert explained.duplicate_of == kept.memory.id
+
+
+def test_rerank_duplicates_across_namespaces_stay_apart(db_path: Path, clock: FakeClock) -> None:
+    with _indexed(db_path, clock) as service:
+        service.remember("The office wifi password is on the fridge")
+        service.remember("The office wifi password is on the fridge", namespace="other")
+        service.new_worker().run_until_idle()
+        hits = service.search("office wifi password")
+        assert len(hits) == 1
+        assert "duplicates" not in hits[0].channels
+        assert hits[0].memory.namespace == "default"
+
+
+def test_rerank_shipped_data_names_known_features() -> None:
+    reranker = Reranker.default()
+    assert "keyword" in reranker.models
+    assert reranker.fallback_embedder in {name.split("/")[0] for name in reranker.models}
+    for model in reranker.models.values():
+        assert len(model.features) == len(model.coef)
+    assert reranker.model("some-other-model", "hybrid").name.startswith(reranker.fallback_embedder)
+    assert reranker.model(None, "hybrid").name == "keyword"
+
+
+@pytest.mark.model
+def test_rerank_real_model_abstains_and_keeps_scores_stable(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    target = "Our daughter's birthday party is on the 14th of March"
+    scores = []
+    for others in (1, 1_000):
+        settings = semantic_settings(
+            tmp_path / f"real-{others}.db", embedder="minilm", worker_batch_size=64
+        )
+        with MemoryService.open(settings, clock=clock) as service:
+            service.remember_many(
+                [{"content": text} for text in NOTES] + _unrelated(others, seed=others)
+            )
+            service.new_worker().run_until_idle()
+            assert service.search("xyzzy plugh") == []
+            assert service.search("Which port does PostgreSQL listen on?") == []
+            hits = service.search("When is the birthday party?")
+            assert hits[0].memory.content == target
+            scores.append(hits[0].score)
+    assert scores[0] == scores[1]

@@ -1,0 +1,224 @@
+"""The store's side of recall: speaker in FTS, neighbours by source, capped term counts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import apsw
+import pytest
+
+from recalld.store import sqlite_retrieval
+from recalld.store.base import MemoryRecord, Scope
+from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_11
+from recalld.store.sqlite import SQLiteStore
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _record(
+    id: str,
+    content: str,
+    *,
+    namespace: str = "default",
+    source: str | None = None,
+    at: datetime | None = None,
+    speaker: str | None = None,
+    expires_at: datetime | None = None,
+) -> MemoryRecord:
+    return MemoryRecord(
+        id=id,
+        namespace=namespace,
+        content=content,
+        created_at=START,
+        updated_at=START,
+        source=source,
+        at=at or START,
+        speaker=speaker,
+        expires_at=expires_at,
+    )
+
+
+def _scope(namespace: str = "default", now: datetime = START) -> Scope:
+    return Scope(namespaces=(namespace,), now=now)
+
+
+def test_sqlite_speaker_is_stored_and_searched(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    with store.transaction() as tx:
+        memory = tx.insert(_record("a", "see you at the bakery", speaker="Caroline"))
+        tx.insert(_record("b", "Caroline said hi", speaker="Melanie"))
+    assert memory.speaker == "Caroline"
+    found = store.retrieval.keyword_candidates(_scope(), "", ["caroline"], 10)
+    assert {candidate.row.id for candidate in found} == {"a", "b"}
+    assert {candidate.row.speaker for candidate in found} == {"Caroline", "Melanie"}
+    columns = [row[1] for row in store._connection().execute(f"PRAGMA table_info({FTS_TABLE})")]
+    assert columns == ["title", "content", "tags", "speaker"]
+    with store.transaction() as tx:
+        tx.replace(memory.seq, _record("a", "see you at the bakery", speaker="Dana"))
+    assert [c.row.id for c in store.retrieval.keyword_candidates(_scope(), "", ["dana"], 5)] == [
+        "a"
+    ]
+    store._connection().execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('integrity-check')")
+    store.close()
+
+
+def test_sqlite_old_fts_layout_is_rebuilt_with_speaker(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    store = SQLiteStore(path)
+    with store.transaction() as tx:
+        tx.insert(_record("a", "written before the speaker column", speaker="Ana"))
+    store.close()
+    # The layout before the speaker migration: three columns; its record removed.
+    connection = apsw.Connection(str(path))
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        connection.execute(f"DROP TRIGGER {trigger}")
+    connection.execute(f"DROP TABLE {FTS_TABLE}")
+    connection.execute(
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(title, content, tags,"
+        " content='memories', content_rowid='seq')"
+    )
+    speaker_version = MIGRATIONS.index(migration_11) + 1
+    connection.execute("DELETE FROM schema_migrations WHERE version = ?", (speaker_version,))
+    connection.execute("ALTER TABLE memories DROP COLUMN speaker")
+    connection.execute("DROP INDEX memories_source_order")
+    connection.close()
+    store = SQLiteStore(path)
+    assert store.schema_version == len(MIGRATIONS)
+    hits = store.retrieval.keyword_candidates(_scope(), "", ["written"], 5)
+    assert [candidate.row.id for candidate in hits] == ["a"]
+    assert hits[0].row.speaker is None
+    store.close()
+
+
+def test_sqlite_neighbours_are_the_same_source_in_order(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "n.db")
+    with store.transaction() as tx:
+        rows = [
+            tx.insert(
+                _record(
+                    f"t{index}",
+                    f"turn {index}?" if index == 2 else f"turn {index}",
+                    source="chat://1",
+                    at=START + timedelta(minutes=index),
+                )
+            )
+            for index in range(4)
+        ]
+        tx.insert(_record("x", "another chat", source="chat://2", at=START + timedelta(minutes=1)))
+        tx.insert(_record("y", "no source at all", at=START + timedelta(minutes=1)))
+        tx.insert(_record("z", "other tenant", namespace="other", source="chat://1", at=START))
+        # Inserted last but timed between t1 and t2: order is by time, then seq.
+        late = tx.insert(
+            _record("late", "late arrival", source="chat://1", at=START + timedelta(minutes=1))
+        )
+    found = store.retrieval.neighbours(_scope(), [row.seq for row in rows] + [late.seq])
+    order = {row.seq: row.id for row in rows} | {late.seq: "late"}
+
+    def ids(seq: int) -> tuple[str | None, str | None]:
+        pair = found[seq]
+        return (
+            None if pair.previous is None else order[pair.previous.seq],
+            None if pair.next is None else order[pair.next.seq],
+        )
+
+    assert {order[seq]: ids(seq) for seq in found} == {
+        "t0": (None, "t1"),
+        "t1": ("t0", "late"),
+        "late": ("t1", "t2"),
+        "t2": ("late", "t3"),
+        "t3": ("t2", None),
+    }
+    after_question = found[rows[3].seq].previous
+    assert after_question is not None
+    assert after_question.asks  # "turn 2?" asks a question; the others do not
+    before_question = found[rows[2].seq].previous
+    assert before_question is not None
+    assert not before_question.asks
+    plan = " ".join(
+        str(row)
+        for row in store._connection().execute(
+            "EXPLAIN QUERY PLAN SELECT p.seq FROM memories p WHERE p.namespace = 'default'"
+            " AND p.source = 'chat://1' AND (p.at_utc, p.seq) < ('2026', 3)"
+            " ORDER BY p.at_utc DESC, p.seq DESC LIMIT 1"
+        )
+    )
+    assert "memories_source_order" in plan
+    store.close()
+
+
+def test_sqlite_neighbours_skip_expired_memories(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "e.db")
+    with store.transaction() as tx:
+        first = tx.insert(_record("a", "first", source="s", at=START))
+        tx.insert(
+            _record(
+                "b",
+                "gone",
+                source="s",
+                at=START + timedelta(minutes=1),
+                expires_at=START + timedelta(hours=1),
+            )
+        )
+        tx.insert(_record("c", "third", source="s", at=START + timedelta(minutes=2)))
+    later = _scope(now=START + timedelta(hours=2))
+    pair = store.retrieval.neighbours(later, [first.seq])[first.seq]
+    assert pair.next is not None
+    following = store.get(later, seq=pair.next.seq)
+    assert following is not None
+    assert following.id == "c"
+    store.close()
+
+
+def test_sqlite_document_counts_stay_inside_the_namespace_and_cap(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "c.db")
+    with store.transaction() as tx:
+        for index in range(12):
+            tx.insert(_record(f"d{index}", "shared word apple"))
+    # One namespace in the store (counted from the index alone), then two (joined rows).
+    alone = store.retrieval.document_counts(["default"], ["apple", "pear"], 1_000)
+    with store.transaction() as tx:
+        tx.insert(_record("o", "apple apple", namespace="other"))
+    assert alone == {"apple": 12, "pear": 0}
+    counts = store.retrieval.document_counts(["default"], ["apple", "pear"], 1_000)
+    assert counts == {"apple": 12, "pear": 0}
+    assert store.retrieval.document_counts(["default"], ["apple"], 5) == {"apple": 5}
+    assert store.retrieval.document_counts(["other"], ["apple"], 1_000) == {"apple": 1}
+    assert store.retrieval.tokenize("Running Zürich") == ["run", "zurich"]
+    store.close()
+
+
+def test_sqlite_keyword_candidates_leave_common_words_to_the_rarer_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A word in COMMON_WORD_MEMORIES memories is common: 4 here instead of 1,000.
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 4)
+    store = SQLiteStore(tmp_path / "s.db")
+    with store.transaction() as tx:
+        for index in range(5):
+            tx.insert(_record(f"tea{index}", f"green tea number {index}"))
+        tx.insert(_record("kettle", "the kettle for the tea"))
+        tx.insert(_record("other", "a kettle in another namespace", namespace="elsewhere"))
+
+    def found(words: list[str]) -> set[str]:
+        return {c.row.id for c in store.retrieval.keyword_candidates(_scope(), "", words, 50)}
+
+    # "tea" is in 6 memories: the rarer "kettle" finds the candidates on its own.
+    assert found(["tea", "kettle"]) == {"kettle"}
+    # Only common words: the memories holding all of them, best first...
+    ranked = store.retrieval.keyword_candidates(_scope(), "", ["tea", "green"], 3)
+    assert {c.row.id for c in ranked} <= {f"tea{index}" for index in range(5)}
+    assert len(ranked) == 3
+    # ...then, while there is room, the newest memories holding any of them.
+    with store.transaction() as tx:
+        for index in range(4):
+            tx.insert(_record(f"cup{index}", f"a cup {index}"))
+    limited = store.retrieval.keyword_candidates(_scope(), "", ["cup", "tea"], 3)
+    assert [c.row.id for c in limited] == ["cup3", "cup2", "cup1"]
+    both = store.retrieval.keyword_candidates(_scope(), "", ["green", "tea"], 7)
+    assert [c.row.id for c in both][5:] == ["kettle"]  # all five "green tea", then the rest
+    assert found(["cup", "green"]) == {f"cup{i}" for i in range(4)} | {f"tea{i}" for i in range(5)}
+    # Under the threshold nothing is left out.
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 1_000)
+    assert found(["tea", "kettle"]) == {"kettle"} | {f"tea{index}" for index in range(5)}
+    store.close()
