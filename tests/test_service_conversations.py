@@ -64,3 +64,16 @@ def test_conversation_bad_message_writes_nothing(service: MemoryService) -> None
     with pytest.raises(ValidationError):
         service.remember_conversation(bad, conversation="chat-3")
     assert service.stats().count == 0
+
+
+def test_conversation_speaker_is_a_filter(service: MemoryService) -> None:
+    from recalld.model import Filters
+
+    service.remember_conversation(MESSAGES, conversation="chat-1")
+    ada = service.list_memories(filters=Filters(speaker="Ada")).memories
+    assert sorted(memory.content for memory in ada) == [
+        "Cold, but I love the harbour.",
+        "I moved to Hobart last spring.",
+    ]
+    hits = service.search("Hobart", filters=Filters(speaker="assistant"), min_score=0)
+    assert [hit.memory.speaker for hit in hits] == ["assistant"]

@@ -374,6 +374,7 @@ class QueryFilters(BaseModel):
 
     kind: str | None = None
     category: str | None = None
+    speaker: str | None = Field(default=None, description="only what this speaker said or wrote")
     tags_any: list[str] = Field(default_factory=list)
     tags_all: list[str] = Field(default_factory=list)
     since: Moment | str | None = Field(

@@ -121,6 +121,8 @@ class ServiceCore:
             now=now,
             kind=filters.kind,
             category=filters.category,
+            # Stored speakers have their white space collapsed; so is the filter.
+            speaker=None if filters.speaker is None else " ".join(filters.speaker.split()),
             tags_any=tuple(filters.tags_any),
             tags_all=tuple(filters.tags_all),
             since=instant("since"),

@@ -169,6 +169,7 @@ def _filters_options(command: CommandT) -> CommandT:
     options = [
         click.option("--kind", help="only this kind"),
         click.option("--category", help="only this category"),
+        click.option("--speaker", "speaker_filter", help="only what this speaker said"),
         click.option("--tag", "tags_any", multiple=True, help="has any of these tags (repeat)"),
         click.option("--all-tags", "tags_all", multiple=True, help="has every one of these tags"),
         click.option("--since", help="at >= this ISO 8601 time"),
@@ -187,6 +188,7 @@ def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:
     return Filters(
         kind=options.pop("kind"),
         category=options.pop("category"),
+        speaker=options.pop("speaker_filter"),
         tags_any=list(options.pop("tags_any")),
         tags_all=list(options.pop("tags_all")),
         since=options.pop("since"),

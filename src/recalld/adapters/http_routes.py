@@ -177,10 +177,16 @@ def authorized_namespaces(
     field = "namespace"
     names = from_header or [_settings(request).namespace]
     if query is not None or user_id is not None or agent_id is not None:
+        for value, argument in ((query, "namespace"), (user_id, "user_id"), (agent_id, "agent_id")):
+            if value is not None and not value.isascii():
+                # What the published pattern says (\w is ASCII in JSON Schema's regexes).
+                raise ValidationError(
+                    argument, f"in the query string, give ASCII letters and digits (got {value!r})"
+                )
         if query is not None and (user_id is not None or agent_id is not None):
             requested_namespace(query, user_id, agent_id)  # raises, naming the arguments
         if query is not None:
-            named = [name.strip() for name in query.split(",")]
+            named = query.split(",")  # exactly as given: the pattern allows no spaces
         else:
             mapped = mem0_namespace(user_id, agent_id)
             assert mapped is not None
@@ -393,6 +399,7 @@ def list_memories(
     namespace: ReadNamespace,
     kind: str | None = None,
     category: str | None = None,
+    speaker: Annotated[str | None, Query(description="only what this speaker said")] = None,
     tag: Annotated[list[str] | None, Query(description="has any of these tags")] = None,
     all_tag: Annotated[list[str] | None, Query(description="has every one of these")] = None,
     since: Annotated[str | None, Query(description="at >= this time", **TIME_QUERY)] = None,
@@ -415,6 +422,7 @@ def list_memories(
     filters = Filters(
         kind=kind,
         category=category,
+        speaker=speaker,
         tags_any=tag or [],
         tags_all=all_tag or [],
         since=since,

@@ -92,6 +92,7 @@ class Scope:
     now: datetime
     kind: str | None = None
     category: str | None = None
+    speaker: str | None = None
     tags_any: Sequence[str] = ()
     tags_all: Sequence[str] = ()
     since: datetime | None = None

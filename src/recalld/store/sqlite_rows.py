@@ -201,6 +201,9 @@ def scope_sql(scope: Scope, params: dict[str, Any]) -> str:
     if scope.category is not None:
         params["category"] = scope.category
         clauses.append("m.category = :category")
+    if scope.speaker is not None:
+        params["speaker"] = scope.speaker
+        clauses.append("m.speaker = :speaker")
     if scope.tags_any:
         placeholders = []
         for index, tag in enumerate(scope.tags_any):

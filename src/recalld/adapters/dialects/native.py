@@ -188,10 +188,12 @@ def _filters(
     tags_all: list[str] | None,
     since: str | None,
     until: str | None,
+    speaker: str | None = None,
 ) -> Filters:
     return Filters(
         kind=kind,
         category=category,
+        speaker=speaker,
         tags_any=tags_any or [],
         tags_all=tags_all or [],
         since=since,
@@ -251,6 +253,7 @@ def recall(
     limit: Limit = 10,
     kind: str | None = None,
     category: str | None = None,
+    speaker: Annotated[str | None, Field(description="only what they said")] = None,
     tags_any: list[str] | None = None,
     tags_all: list[str] | None = None,
     since: Annotated[str | None, Field(description="at >= this time")] = None,
@@ -262,7 +265,7 @@ def recall(
     agent_id: AgentId = None,
 ) -> Annotated[CallToolResult, RecallOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
-    filters = _filters(kind, category, tags_any, tags_all, since, until)
+    filters = _filters(kind, category, tags_any, tags_all, since, until, speaker)
     hits = state_of(ctx).service.search(
         query, filters=filters, limit=limit, namespace=scope, min_score=min_score
     )
@@ -276,6 +279,7 @@ def explain(
     limit: Limit = 10,
     kind: str | None = None,
     category: str | None = None,
+    speaker: Annotated[str | None, Field(description="only what they said")] = None,
     tags_any: list[str] | None = None,
     tags_all: list[str] | None = None,
     since: Annotated[str | None, Field(description="at >= this time")] = None,
@@ -286,7 +290,7 @@ def explain(
     agent_id: AgentId = None,
 ) -> Explanation:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
-    filters = _filters(kind, category, tags_any, tags_all, since, until)
+    filters = _filters(kind, category, tags_any, tags_all, since, until, speaker)
     return state_of(ctx).service.explain(
         query, id, filters=filters, limit=limit, namespace=scope, min_score=min_score
     )
@@ -367,6 +371,7 @@ def list_memories(
     cursor: Annotated[str | None, Field(description="next_cursor of the last page")] = None,
     kind: str | None = None,
     category: str | None = None,
+    speaker: Annotated[str | None, Field(description="only what they said")] = None,
     tags_any: list[str] | None = None,
     tags_all: list[str] | None = None,
     since: str | None = None,
@@ -377,7 +382,7 @@ def list_memories(
     agent_id: AgentId = None,
 ) -> Annotated[CallToolResult, PageOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
-    filters = _filters(kind, category, tags_any, tags_all, since, until)
+    filters = _filters(kind, category, tags_any, tags_all, since, until, speaker)
     page = state_of(ctx).service.list_memories(
         filters=filters, limit=limit, cursor=cursor, namespace=scope
     )
