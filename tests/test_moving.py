@@ -21,7 +21,14 @@ pytestmark = pytest.mark.postgres
 
 
 def _settings(db: Path | str) -> Settings:
-    return Settings(db=db, synchronous="NORMAL", embedder="hashing", graph_extractor="rules")
+    # recall_catch_up=0: the summary's search must observe the queue, not embed it.
+    return Settings(
+        db=db,
+        synchronous="NORMAL",
+        embedder="hashing",
+        graph_extractor="rules",
+        recall_catch_up=0,
+    )
 
 
 def _populate(db: Path, clock: FakeClock) -> dict[str, str]:
@@ -130,3 +137,4 @@ def test_migrate_resumes_after_an_interruption(
     finally:
         source_store.close()
         target_store.close()
+
