@@ -3,12 +3,21 @@ order kept, idempotent by message id, system and tool messages skipped unless as
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
+
+
+@pytest.fixture
+def settings(any_database: Path | str) -> Settings:
+    """The keyword-only settings of tests/conftest.py, on SQLite and on PostgreSQL."""
+    return Settings(db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules")
+
 
 MESSAGES: list[dict[str, Any]] = [
     {"role": "system", "content": "You are a helpful assistant.", "id": "m0"},

@@ -3,7 +3,18 @@ namespace, without a key, writes nothing and answers the stored memory's receipt
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
 from recalld.service import MemoryService
+
+
+@pytest.fixture
+def settings(any_database: Path | str) -> Settings:
+    """The keyword-only settings of tests/conftest.py, on SQLite and on PostgreSQL."""
+    return Settings(db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules")
 
 
 def test_duplicate_content_returns_the_existing_receipt(service: MemoryService) -> None:

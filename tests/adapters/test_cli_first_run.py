@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from recalld.adapters.cli import cli
@@ -110,3 +111,24 @@ def test_cli_ingest_and_backup(tmp_path: Path) -> None:
     code, stdout, _ = _invoke("--db", str(copy), "list", "--json")
     assert code == 0
     assert {memory["speaker"] for memory in json.loads(stdout)["memories"]} == {"Ada", "Ben"}
+
+
+@pytest.mark.postgres
+def test_cli_on_postgres_banner_migrate_and_backup_hide_the_password(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    password = postgres_url.split("//", 1)[1].split("@", 1)[0].split(":", 1)[1]
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        text = "\n".join(banner(service, settings, ["native"]))
+    assert "postgresql://" in text
+    assert password not in text
+    code, stdout, _ = _invoke("--db", postgres_url, "migrate", "--json")
+    assert code == 0
+    report = json.loads(stdout)
+    assert report["schema_version"] >= 12
+    assert password not in report["database"]
+    stderr = _refused("--db", postgres_url, "backup", str(tmp_path / "copy.db"))
+    assert "pg_dump" in stderr
+    assert password not in stderr
+    assert not (tmp_path / "copy.db").exists()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +16,23 @@ pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "imports"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ],
+)
+def server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[ServerProcess]:
+    """One `recalld serve` per store: a SQLite file, and (pytest --postgres) PostgreSQL."""
     directory: Path = tmp_path_factory.mktemp("http_first_run")
-    running = ServerProcess(directory / "first.db").start()
+    if request.param == "postgres":
+        make_database: Callable[[], str] = request.getfixturevalue("postgres_database")
+        running = ServerProcess(make_database(), log_path=directory / "server.log").start()
+    else:
+        running = ServerProcess(directory / "first.db").start()
     yield running
     running.stop()
 

@@ -15,7 +15,7 @@ from recalld.service import MemoryService
 from tests.adapters.mcp_support import call, structured, text
 
 
-def _server(db: Path, dialects: list[str], namespaces: list[str]) -> object:
+def _server(db: Path | str, dialects: list[str], namespaces: list[str]) -> object:
     settings = Settings(db=db, synchronous="NORMAL", embedder="none", graph_extractor="none")
     return build_server(lambda: MemoryService.open(settings), dialects, namespaces=namespaces)
 
@@ -54,8 +54,9 @@ def test_mcp_scope_allowed_namespaces_and_refusals(tmp_path: Path) -> None:
     anyio.run(scenario)
 
 
-def test_mcp_duplicates_in_each_dialects_shape(tmp_path: Path) -> None:
-    server = _server(tmp_path / "dup.db", ["native", "batbox", "rover"], [])
+def test_mcp_duplicates_in_each_dialects_shape(any_database: Path | str) -> None:
+    # any_database: on SQLite, and on PostgreSQL with pytest --postgres.
+    server = _server(any_database, ["native", "batbox", "rover"], [])
 
     async def scenario() -> None:
         async with Client(server) as client:  # type: ignore[arg-type]
