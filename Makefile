@@ -7,7 +7,7 @@ STAMP_TEST := $(VENV)/.installed-test
 # The TypeScript MCP SDK client for the interop tests (needs Node.js and npm).
 STAMP_JS := tests/js/node_modules/.installed
 
-.PHONY: run test lint typecheck unit clean system-deps postgres
+.PHONY: run test lint typecheck unit clean system-deps postgres install
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ $(STAMP_TEST): pyproject.toml | $(BIN)/python
 ## Serve the REST API on 127.0.0.1:8765 over the embedded default (SQLite file in the user data directory).
 run: $(STAMP_RUN)
 	$(BIN)/recalld serve
+
+## Install the `recalld` command for this user: its own venv under ~/.local/share/recalld,
+## a link in ~/.local/bin (no root). Prints the absolute command path for MCP configs.
+install:
+	PYTHON=$(PYTHON) sh scripts/install.sh
 
 ## Lint, type-check and run the whole test suite.
 test: $(STAMP_TEST) lint typecheck unit

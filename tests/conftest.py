@@ -81,6 +81,23 @@ def settings(db_path: Path) -> Settings:
     return Settings(db=db_path, synchronous="NORMAL", embedder="none", graph_extractor="rules")
 
 
+BOTH_STORES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
+
+
+@pytest.fixture(params=BOTH_STORES)
+def any_database(request: pytest.FixtureRequest, db_path: Path) -> Path | str:
+    """A fresh database on each store: the SQLite file, then (``pytest --postgres``) a
+    PostgreSQL database. A module runs its service tests on both by basing ``settings``
+    on it."""
+    if request.param == "postgres":
+        url: str = request.getfixturevalue("postgres_url")
+        return url
+    return db_path
+
+
 @pytest.fixture
 def service(settings: Settings, clock: FakeClock) -> Iterator[MemoryService]:
     with MemoryService.open(settings, clock=clock) as opened:

@@ -14,7 +14,9 @@ from recalld.errors import EmbeddingError
 
 
 def semantic_settings(db_path: Path, **overrides: Any) -> Settings:
-    """Settings for tests that index: the hashing embedder, immediate retries."""
+    """Settings for tests that index: the hashing embedder, immediate retries, and no
+    embedding at recall time (these tests drive the worker themselves; the catch-up a
+    recall does has its own tests)."""
     values: dict[str, Any] = {
         "db": db_path,
         "synchronous": "NORMAL",
@@ -22,6 +24,7 @@ def semantic_settings(db_path: Path, **overrides: Any) -> Settings:
         "graph_extractor": "rules",
         "worker_retry_seconds": 0.0,
         "worker_batch_size": 8,
+        "recall_catch_up": 0,
     }
     values.update(overrides)
     return Settings(**values)

@@ -21,7 +21,14 @@ pytestmark = pytest.mark.postgres
 
 
 def _settings(db: Path | str) -> Settings:
-    return Settings(db=db, synchronous="NORMAL", embedder="hashing", graph_extractor="rules")
+    # recall_catch_up=0: the summary's search must observe the queue, not embed it.
+    return Settings(
+        db=db,
+        synchronous="NORMAL",
+        embedder="hashing",
+        graph_extractor="rules",
+        recall_catch_up=0,
+    )
 
 
 def _populate(db: Path, clock: FakeClock) -> dict[str, str]:
@@ -130,3 +137,24 @@ def test_migrate_resumes_after_an_interruption(
     finally:
         source_store.close()
         target_store.close()
+
+
+def test_migrate_carries_content_hashes_both_ways(
+    tmp_path: Path, postgres_url: str, clock: FakeClock
+) -> None:
+    """A copied memory is still found as a duplicate in the target (migration 12's column)."""
+    source = tmp_path / "source.db"
+    back = tmp_path / "back.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        first = memory.remember("The gate code is 4821")
+    for origin, destination in ((source, postgres_url), (postgres_url, back)):
+        origin_store = open_store(_settings(origin))
+        target_store = open_store(_settings(destination))
+        try:
+            copy_store(origin_store, target_store)
+        finally:
+            origin_store.close()
+            target_store.close()
+        with MemoryService.open(_settings(destination), clock=clock) as copied:
+            again = copied.remember("The  gate code is 4821 ")
+            assert (again.status, again.id) == ("duplicate", first.id)

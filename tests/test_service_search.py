@@ -88,7 +88,8 @@ def test_search_punctuation_only_query_uses_substring(filled: MemoryService) -> 
 
 
 def test_search_like_fallback_when_fts_disabled(db_path: Path, clock: FakeClock) -> None:
-    with MemoryService.open(Settings(db=db_path, fts=False), clock=clock) as service:
+    settings = Settings(db=db_path, fts=False, embedder="none")
+    with MemoryService.open(settings, clock=clock) as service:
         service.remember("The kitchen is through the second door", title="kitchen")
         service.remember("The garage is outside")
         stats = service.stats()

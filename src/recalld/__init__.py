@@ -4,35 +4,41 @@
 >>> with recalld.open("memories.db") as memory:  # doctest: +SKIP
 ...     memory.remember("The staging DB is in Melbourne", key="staging.region")
 ...     hits = memory.recall("where is staging?")
+
+The names below are imported on first use (PEP 562), so ``import recalld`` and
+commands such as ``recalld --version`` do not pay for the whole engine.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recalld._version import __version__
-from recalld.config import Settings
-from recalld.errors import (
-    ConflictError,
-    NotFoundError,
-    RecalldError,
-    StorageError,
-    ValidationError,
-)
-from recalld.intentions import Intention
-from recalld.model import (
-    Explanation,
-    Filters,
-    Hit,
-    ImportReport,
-    Memory,
-    Page,
-    Place,
-    Receipt,
-    Stats,
-)
-from recalld.service import MemoryService
+
+if TYPE_CHECKING:
+    from recalld.config import Settings
+    from recalld.errors import (
+        ConflictError,
+        NotFoundError,
+        RecalldError,
+        StorageError,
+        ValidationError,
+    )
+    from recalld.intentions import Intention
+    from recalld.model import (
+        Explanation,
+        Filters,
+        Hit,
+        ImportReport,
+        Memory,
+        Page,
+        Place,
+        Receipt,
+        Stats,
+    )
+    from recalld.service import MemoryService
 
 __all__ = [
     "ConflictError",
@@ -56,6 +62,40 @@ __all__ = [
     "open",
 ]
 
+# Where each lazily imported public name lives.
+_LAZY = {
+    "Settings": "recalld.config",
+    "ConflictError": "recalld.errors",
+    "NotFoundError": "recalld.errors",
+    "RecalldError": "recalld.errors",
+    "StorageError": "recalld.errors",
+    "ValidationError": "recalld.errors",
+    "Intention": "recalld.intentions",
+    "Explanation": "recalld.model",
+    "Filters": "recalld.model",
+    "Hit": "recalld.model",
+    "ImportReport": "recalld.model",
+    "Memory": "recalld.model",
+    "Page": "recalld.model",
+    "Place": "recalld.model",
+    "Receipt": "recalld.model",
+    "Stats": "recalld.model",
+    "MemoryService": "recalld.service",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'recalld' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
     """Open a memory database (default: ``recalld.db`` in the user data directory).
@@ -64,6 +104,9 @@ def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
 
     Keyword arguments are :class:`Settings` fields (``namespace``, ``synchronous`` ...).
     """
+    from recalld.config import Settings
+    from recalld.service import MemoryService
+
     if db is not None:
         settings["db"] = db
     return MemoryService.open(Settings(**settings))

@@ -1,10 +1,14 @@
-"""Turning free text into safe keyword terms, and memories into one-line summaries."""
+"""Turning free text into safe keyword terms, memories into one-line summaries, and content
+into the normalised form (and hash) that duplicate detection compares."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+from typing import TYPE_CHECKING
 
-from recalld.model import Memory
+if TYPE_CHECKING:
+    from recalld.model import Memory
 
 WORD = re.compile(r"\w+", re.UNICODE)
 # Words that carry no retrieval signal in questions; dropped unless nothing else is left.
@@ -39,3 +43,22 @@ def prompt_line(memory: Memory, width: int = 160) -> str:
     if len(body) > width:
         body = body[: width - 1].rstrip() + "…"
     return f"[{when} {label}] {body}"
+
+
+def new_id() -> str:
+    """A new time-sortable id (a ULID); python-ulid is imported on the first call, so a
+    command that writes nothing does not pay for it."""
+    from ulid import ULID
+
+    return str(ULID())
+
+
+def normalized_content(text: str) -> str:
+    """``text`` with every run of white space turned into one space and the ends trimmed:
+    two writes are the same memory when these are equal (case and punctuation still count)."""
+    return " ".join(text.split())
+
+
+def content_hash(text: str) -> str:
+    """The SHA-256 (hex) of :func:`normalized_content`: what duplicate detection indexes."""
+    return hashlib.sha256(normalized_content(text).encode("utf-8", "surrogatepass")).hexdigest()

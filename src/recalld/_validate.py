@@ -14,7 +14,6 @@ import unicodedata
 from typing import Any, TypeVar
 
 import pydantic
-import pygeohash
 
 from recalld._schema import INVISIBLE_CLASS
 from recalld.config import Settings
@@ -269,6 +268,8 @@ def place(value: PlaceInput) -> Place:
     """Resolve a geohash or lat+lon into a :class:`Place` holding both."""
     if value.name is not None:
         free_text(value.name, "place.name")
+    import pygeohash  # here, not at the top: most commands never see a place
+
     if value.lat is not None or value.lon is not None:
         if value.lat is None or value.lon is None:
             raise ValidationError("place", "give both lat and lon, or a geohash")
@@ -325,3 +326,30 @@ def limit(value: int, settings: Settings, field: str = "limit") -> int:
     if not 1 <= value <= settings.max_limit:
         raise ValidationError(field, f"must be between 1 and {settings.max_limit}, got {value}")
     return value
+
+
+def unpaired_surrogate(value: Any, path: str = "") -> str | None:
+    """The path of the first string in ``value`` holding a lone UTF-16 surrogate, if any.
+
+    JSON escapes such as ``"\\ud800"`` decode to strings UTF-8 cannot encode; they
+    are refused at the edge instead of failing deep in the database driver.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "body"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = unpaired_surrogate(key, path or "body") or unpaired_surrogate(
+                item, f"{path}.{key}" if path else str(key)
+            )
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = unpaired_surrogate(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None

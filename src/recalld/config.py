@@ -200,6 +200,12 @@ class Settings(BaseSettings):
         description="run the embedding worker as a thread of this process (servers turn it on)",
     )
     worker_batch_size: int = Field(default=64, gt=0, description="jobs claimed per batch")
+    recall_catch_up: int = Field(
+        default=64,
+        ge=0,
+        description="recall and search first embed the queued memories themselves when at most"
+        " this many are queued (what was just written is found by meaning); 0 turns it off",
+    )
     worker_lease_seconds: float = Field(
         default=120.0, gt=0, description="a claimed job is taken over after this long"
     )

@@ -79,4 +79,13 @@ class AuthenticationError(RecalldError):
 
 
 class PermissionDeniedError(RecalldError):
-    """The caller is known, but its scopes do not allow this namespace or this access."""
+    """The caller is known, but its scopes do not allow this namespace or this access.
+
+    ``field`` names the argument that asked for it (``namespace`` unless another one,
+    such as mem0's ``user_id``, named the namespace).
+    """
+
+    def __init__(self, message: str, field: str = "namespace") -> None:
+        self.field = field
+        self.message = message
+        super().__init__(message)

@@ -88,6 +88,8 @@ class Indexing:
             ),
         )
         self._worker: Worker | None = None
+        self._catch_up_worker: Worker | None = None
+        self._catch_up_warned = False
         if (embedder is not None or self.extractor is not None) and settings.worker_thread:
             self.start_worker()
 
@@ -137,6 +139,50 @@ class Indexing:
         if self._worker is not None:
             self._worker.notify()
         return job_id
+
+    def catch_up(self) -> int:
+        """Before a recall: embed the queued memories in this thread when only a few are queued
+        (at most ``settings.recall_catch_up``); returns how many it embedded.
+
+        A library user who writes and recalls at once, with no worker running,
+        then finds what was just written by meaning, not only by its words; the
+        cost is bounded (a few dozen short texts). With more queued (a bulk
+        import, a model change) recall answers at once from the keyword index
+        and the vectors already there, and the worker (``recalld worker``, a
+        server's thread, :meth:`start_worker`) embeds the rest.
+        """
+        limit = self._settings.recall_catch_up
+        if self.embedder is None or limit <= 0:
+            return 0
+        pending = self._store.semantic.pending_jobs(self.embedder.name, limit=limit + 1)
+        if pending == 0:
+            return 0
+        if pending > limit:
+            if not self._catch_up_warned:
+                self._catch_up_warned = True
+                logger.info(
+                    "more than %d memories wait for their embedding: recall uses the keyword"
+                    " index and the vectors already computed until a worker embeds them"
+                    " (`recalld worker`, or MemoryService.start_worker())",
+                    limit,
+                )
+            return 0
+        if self._catch_up_worker is None:
+            self._catch_up_worker = Worker(
+                self._store,
+                self.embedder,
+                self._settings,
+                clock=self._clock,
+                worker_id=f"{self._worker_id_prefix()}:recall",
+            )
+        return self._catch_up_worker.embed_pending(limit)
+
+    @staticmethod
+    def _worker_id_prefix() -> str:
+        import os
+        import socket
+
+        return f"{socket.gethostname()}:{os.getpid()}"
 
     def after_forget(self) -> None:
         """Erase forgotten vectors from the loaded index and its saved files."""

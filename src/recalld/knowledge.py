@@ -569,7 +569,7 @@ class KnowledgeGraph:
             with self._store.transaction() as tx:
                 for number, relation in relations[start : start + 500]:
                     self._import_relation(tx, scope_namespace, number, relation, now, report)
-        report.errors.sort(key=lambda error: error.line)
+        report.errors.sort(key=lambda error: error.line or 0)
         return report
 
     def _import_line(self, line: str) -> KnowledgeEntity | KnowledgeRelation:

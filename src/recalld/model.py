@@ -285,7 +285,11 @@ class Receipt(BaseModel):
     id: str
     seq: int
     namespace: str
-    status: Literal["created", "overwritten", "unchanged"]
+    status: Literal["created", "overwritten", "unchanged", "duplicate"] = Field(
+        description="created; overwritten (the key existed); unchanged (the id existed with"
+        " this content); duplicate (the same content is already stored: this is its receipt,"
+        " and nothing was written)"
+    )
     created: bool
     index_state: IndexState
     job_id: str | None = None
@@ -370,6 +374,7 @@ class QueryFilters(BaseModel):
 
     kind: str | None = None
     category: str | None = None
+    speaker: str | None = Field(default=None, description="only what this speaker said or wrote")
     tags_any: list[str] = Field(default_factory=list)
     tags_all: list[str] = Field(default_factory=list)
     since: Moment | str | None = Field(
@@ -426,11 +431,16 @@ class Stats(BaseModel):
 
 
 class ExportRecord(BaseModel):
-    """One line of a JSONL export: every field needed for a lossless round trip."""
+    """One memory line of a JSONL export: every field needed for a lossless round trip.
+
+    Written by ``export`` with every field; an imported line needs only ``content``
+    (a line without ``id`` is a new memory, unless it repeats a stored one; without
+    times it is stamped now).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(min_length=1, max_length=64)
+    id: str | None = Field(default=None, min_length=1, max_length=64)
     namespace: str | None = None
     key: str | None = Field(default=None, min_length=1, max_length=KEY_MAX_CHARS)
     title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
@@ -442,8 +452,8 @@ class ExportRecord(BaseModel):
     source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
     speaker: str | None = Field(default=None, min_length=1, max_length=SPEAKER_MAX_CHARS)
     at: datetime | None = None
-    created_at: datetime
-    updated_at: datetime
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
     expires_at: datetime | None = None
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -452,19 +462,41 @@ class ExportRecord(BaseModel):
 
 
 class ImportLineError(BaseModel):
-    """Why one line of an import was refused (nothing of it was written)."""
+    """Why one line (or item) of an import was refused; nothing of it was written.
 
-    line: int
+    ``line`` is the line number in a file of lines (JSONL, Markdown); ``item``
+    the number of the item in a JSON document (a conversation, a memory, an
+    entry), counting from 1. One of them is always given.
+    """
+
+    line: int | None = None
+    item: int | None = None
     error: str
 
 
 class ImportReport(BaseModel):
-    """What an import did, line by line."""
+    """What an import did: counts, and every refused line or item with its number.
 
+    ``created``/``updated``/``unchanged`` count records written new, replaced
+    by a newer version, or already there as they are; ``skipped`` what was left
+    out on purpose (a repeat of a stored memory, tool and system messages);
+    ``details`` breaks the counts down by what was imported (memories, core
+    entries, conversations, turns, entities, relations, observations).
+    """
+
+    format: str = "recalld"
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    skipped: int = 0
     errors: list[ImportLineError] = Field(default_factory=list)
+    details: dict[str, int] = Field(default_factory=dict)
+
+    def count(self, outcome: str, what: str, number: int = 1) -> None:
+        """Add ``number`` to the ``outcome`` counter and to ``details[what]`` (when written)."""
+        setattr(self, outcome, getattr(self, outcome) + number)
+        if outcome in ("created", "updated") and number:
+            self.details[what] = self.details.get(what, 0) + number
 
 
 class JobError(BaseModel):

@@ -7,69 +7,58 @@ walls, which calls may change state. The store below it only keeps records.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
 from datetime import datetime
+from functools import cached_property
+from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ulid import ULID
-
-from recalld import _validate as check
-from recalld._cursor import decode_cursor, encode_cursor
-from recalld._text import prompt_line, query_terms
-from recalld._time import Clock, expiry, parse_instant, utc_now
+from recalld._time import Clock, utc_now
 from recalld.config import Settings
-from recalld.core_memory import CoreMemory
-from recalld.embeddings import Embedder, create_embedder
-from recalld.errors import ConflictError, DiskFullError, NotFoundError, ValidationError
-from recalld.graph.extractor import ExtractorSetup
-from recalld.graph_browser import GraphBrowser
-from recalld.indexing import Indexing
-from recalld.intentions import Intention, Intentions
-from recalld.knowledge import KnowledgeGraph
 from recalld.model import (
-    Explanation,
-    Filters,
-    Forgotten,
-    Hit,
     ImportReport,
     Memory,
-    MemoryPatch,
-    NewMemory,
-    Page,
-    QueryFilters,
-    Receipt,
-    Stats,
     Status,
 )
-from recalld.recollection import Recollector
-from recalld.retrieval.hybrid import Mode
-from recalld.scrubbing import Scrubber, ScrubState
-from recalld.store.base import (
-    FULL_TEXT_BACKENDS,
-    MemoryRecord,
-    Order,
-    Scope,
-    Store,
-    StoreTransaction,
-)
+from recalld.service_core import ServiceCore
+from recalld.store.base import BackupResult, Store
 from recalld.store.factory import open_store
-from recalld.transfer import Transfer
-from recalld.worker import Worker
+
+if TYPE_CHECKING:
+    from recalld.conversations import (
+        Conversation,
+        ConversationMessage,
+        ConversationReport,
+        Conversations,
+    )
+    from recalld.core_memory import CoreMemory
+    from recalld.embeddings.base import Embedder
+    from recalld.graph.extractor import ExtractorSetup
+    from recalld.graph_browser import GraphBrowser
+    from recalld.importing import Progress
+    from recalld.intentions import Intention, Intentions
+    from recalld.knowledge import KnowledgeGraph
+    from recalld.recollection import Recollector
+    from recalld.transfer import Transfer
+    from recalld.worker import Worker
 
 __all__ = ["MemoryService"]
 
 logger = logging.getLogger(__name__)
 
 
-class MemoryService:
+class MemoryService(ServiceCore):
     """Long-term memory for agents: remember, recall, list, forget, export and import.
 
     Build one per process with :meth:`open` (or inject a store), use it as a
     context manager, and pass it to adapters. Every method takes an optional
     ``namespace``; without one, ``settings.namespace`` is used.
+
+    Components are built on first use (``core``, ``graph``, ``intentions``,
+    ``recollections``, ``knowledge``, the indexing with its embedder), so a
+    short command such as ``recalld stats`` imports and builds only what it
+    needs; a server's worker and scheduler threads start at once.
     """
 
     def __init__(
@@ -78,46 +67,135 @@ class MemoryService:
         settings: Settings,
         *,
         clock: Clock = utc_now,
-        embedder: Embedder | None = None,
+        embedder: Embedder | Callable[[], Embedder | None] | None = None,
         extractor: ExtractorSetup | None = None,
     ) -> None:
-        self.store = store
-        self.settings = settings
-        self._clock = clock
-        self._closed = False
-        self._last_purge = float("-inf")
-        self.scrubber = Scrubber(store, settings)
-        self.indexing = Indexing(store, settings, clock, embedder, extractor)
-        self._transfer = Transfer(store, settings, self.indexing, self.scrubber)
-        self.core = CoreMemory(store.core, settings, clock, after_drop=self.scrubber.after_drop)
-        # The knowledge graph (issue 12): browsing, and the reference memory server's tools.
-        self.graph = GraphBrowser(store, settings, clock, self.indexing, self._namespace)
-        self.intentions = Intentions(
-            store, settings, clock, self._write, match_entities=self.graph.named_in
-        )
-        self.recollections = Recollector(
-            store.context,
-            store,
+        super().__init__(store, settings, clock=clock, embedder=embedder, extractor=extractor)
+        self.scrubber.on_open()
+        if settings.worker_thread:
+            # A long-running process (server): also finish scrubs other processes left,
+            # and embed and extract in the background from the start.
+            self.scrubber.watch()
+            _ = self.indexing
+        if settings.scheduler_thread:
+            _ = self.intentions
+        self._maybe_purge()
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings | None = None,
+        *,
+        clock: Clock = utc_now,
+        on_migration: Callable[[int, int], None] | None = None,
+    ) -> MemoryService:
+        """Open (creating and migrating if needed) the database ``settings.db``.
+
+        ``on_migration(done, total)`` follows pending schema migrations (the CLI
+        draws a progress bar with it).
+        """
+        settings = settings or Settings()
+        chosen = settings
+
+        def embedder() -> Embedder | None:
+            from recalld.embeddings import create_embedder
+
+            return create_embedder(chosen)
+
+        return cls(
+            open_store(settings, on_migration=on_migration),
             settings,
-            clock,
+            clock=clock,
+            embedder=embedder,
+        )
+
+    # -- components, built on first use ---------------------------------------
+
+    @cached_property
+    def core(self) -> CoreMemory:
+        """The bounded core memory injected into every prompt (hermes' targets)."""
+        from recalld.core_memory import CoreMemory
+
+        return CoreMemory(
+            self.store.core, self.settings, self._clock, after_drop=self.scrubber.after_drop
+        )
+
+    @cached_property
+    def graph(self) -> GraphBrowser:
+        """The knowledge graph (issue 12): browsing, rebuilding."""
+        from recalld.graph_browser import GraphBrowser
+
+        return GraphBrowser(self.store, self.settings, self._clock, self.indexing, self._namespace)
+
+    @cached_property
+    def intentions(self) -> Intentions:
+        """Prospective memory: "remind me when…" (issue 17)."""
+        from recalld.intentions import Intentions
+
+        return Intentions(
+            self.store,
+            self.settings,
+            self._clock,
+            self._write_receipt,
+            match_entities=lambda text, namespace: self.graph.named_in(text, namespace),
+        )
+
+    @cached_property
+    def recollections(self) -> Recollector:
+        """Memories with their context, and involuntary recall (madeleine)."""
+        from recalld.recollection import Recollector
+
+        return Recollector(
+            self.store.context,
+            self.store,
+            self.settings,
+            self._clock,
             self.put,
             text_similarities=self.indexing.retriever.text_similarities,
             reminders=self.intentions.sensed,
         )
-        self.knowledge = KnowledgeGraph(
-            store, settings, clock, self._write_receipt, self._after_forget, self._namespace
-        )
-        self.scrubber.on_open()
-        if settings.worker_thread:
-            # A long-running process (server): also finish scrubs other processes left.
-            self.scrubber.watch()
-        self._maybe_purge()
 
-    @classmethod
-    def open(cls, settings: Settings | None = None, *, clock: Clock = utc_now) -> MemoryService:
-        """Open (creating and migrating if needed) the database ``settings.db``."""
-        settings = settings or Settings()
-        return cls(open_store(settings), settings, clock=clock, embedder=create_embedder(settings))
+    @cached_property
+    def knowledge(self) -> KnowledgeGraph:
+        """The MCP reference memory server's entities, relations and observations."""
+        from recalld.knowledge import KnowledgeGraph
+
+        return KnowledgeGraph(
+            self.store,
+            self.settings,
+            self._clock,
+            self._write_receipt,
+            self._after_forget,
+            self._namespace,
+        )
+
+    @cached_property
+    def _transfer(self) -> Transfer:
+        from recalld.transfer import Transfer
+
+        return Transfer(
+            self.store,
+            self.settings,
+            self._clock,
+            self.indexing,
+            self.scrubber,
+            self._writer,
+            lambda: self.core,
+        )
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        """Transcripts remembered turn by turn (see :mod:`recalld.conversations`)."""
+        from recalld.conversations import Conversations
+
+        return Conversations(
+            self.store,
+            self.settings,
+            self._clock,
+            self._writer,
+            self._namespace,
+            self.scrubber.after_drop,
+        )
 
     def close(self) -> None:
         """Stop the worker, scheduler and scrubber threads, save the vector index, checkpoint
@@ -126,8 +204,11 @@ class MemoryService:
         if self._closed:
             return
         self._closed = True
-        self.intentions.close()
-        self.indexing.close()
+        built = self.__dict__
+        if "intentions" in built:
+            self.intentions.close()
+        if "indexing" in built:
+            self.indexing.close()
         self.scrubber.close()
         self.store.close()
 
@@ -146,597 +227,6 @@ class MemoryService:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-    # -- helpers -------------------------------------------------------------
-
-    def _namespace(self, namespace: str | None) -> str:
-        return check.namespace(self.settings.namespace if namespace is None else namespace)
-
-    def _namespaces(self, namespaces: Sequence[str] | None) -> list[str]:
-        if not namespaces:
-            return [self._namespace(None)]
-        return [self._namespace(name) for name in namespaces]
-
-    def _maybe_purge(self) -> None:
-        """Purge expired memories when the purge interval has passed (on open, then lazily)."""
-        if time.monotonic() - self._last_purge < self.settings.purge_interval_seconds:
-            return
-        self._last_purge = time.monotonic()
-        self.purge_expired()
-
-    def _scope(
-        self, namespaces: Sequence[str], filters: QueryFilters | None, now: datetime
-    ) -> Scope:
-        filters = filters or Filters()
-
-        def instant(name: str) -> datetime | None:
-            value = getattr(filters, name)
-            return None if value is None else parse_instant(name, value)
-
-        return Scope(
-            namespaces=tuple(namespaces),
-            now=now,
-            kind=filters.kind,
-            category=filters.category,
-            tags_any=tuple(filters.tags_any),
-            tags_all=tuple(filters.tags_all),
-            since=instant("since"),
-            until=instant("until"),
-            created_since=instant("created_since"),
-            created_until=instant("created_until"),
-            include_expired=isinstance(filters, Filters) and filters.include_expired,
-        )
-
-    def _record(
-        self,
-        draft: NewMemory,
-        namespace: str,
-        now: datetime,
-        *,
-        id: str,
-        created_at: datetime,
-        access_count: int = 0,
-        last_accessed_at: datetime | None = None,
-    ) -> MemoryRecord:
-        return MemoryRecord(
-            id=id,
-            namespace=namespace,
-            key=check.optional_name(draft.key, "key"),
-            title=check.optional_text(draft.title, "title"),
-            content=check.content(draft.content, self.settings),
-            kind=check.name_text(draft.kind, "kind"),
-            category=check.optional_name(draft.category, "category"),
-            tags=check.tags(draft.tags, self.settings),
-            salience=draft.salience,
-            source=check.optional_name(draft.source, "source"),
-            speaker=check.speaker(draft.speaker),
-            at=parse_instant("at", draft.at) if draft.at is not None else now.astimezone(),
-            created_at=created_at,
-            updated_at=now,
-            expires_at=None if draft.ttl_seconds is None else expiry(now, draft.ttl_seconds),
-            place=None if draft.place is None else check.place(draft.place),
-            meta=check.meta(draft.meta, self.settings),
-            access_count=access_count,
-            last_accessed_at=last_accessed_at,
-            index_state=self.indexing.new_index_state(),
-        )
-
-    def _write(
-        self, tx: StoreTransaction, draft: NewMemory, namespace: str
-    ) -> tuple[Receipt, Memory]:
-        """Write one draft in ``tx``; a receipt whose ``scrub`` is ``"pending"`` means the
-        write dropped content (an overwrite) and the caller must scrub after the commit."""
-        now = self._clock()
-        if draft.id is not None:
-            check.memory_id(draft.id)
-        if draft.key is not None:
-            existing = tx.find(namespace, key=draft.key)
-            if existing is not None and _expired(existing, now):
-                tx.delete(existing.seq)
-                tx.dropped_content("expired key", now)
-                existing = None
-            if existing is not None:
-                if draft.id is not None and draft.id != existing.id:
-                    raise ConflictError(
-                        "id", f"key {draft.key!r} belongs to memory {existing.id}, not {draft.id}"
-                    )
-                record = self._record(
-                    draft,
-                    namespace,
-                    now,
-                    id=existing.id,
-                    created_at=existing.created_at,
-                    access_count=existing.access_count,
-                    last_accessed_at=existing.last_accessed_at,
-                )
-                record, reindex = self.indexing.keep_index_state(record, existing)
-                memory = tx.replace(existing.seq, record)
-                tx.dropped_content("overwrite", now)
-                job_id = self.indexing.enqueue(tx, memory, now, previous=existing, embed=reindex)
-                return _receipt(memory, "overwritten", job_id, scrub="pending"), memory
-        if draft.id is not None:
-            # Ids are unique per namespace: whether an id exists in another namespace
-            # changes nothing here, so no answer can reveal it.
-            taken = tx.find(namespace, id=draft.id)
-            if taken is not None:
-                if taken.content == draft.content and taken.key == draft.key:
-                    return _receipt(taken, "unchanged"), taken
-                raise ConflictError(
-                    "id", f"id {draft.id!r} already names another memory in {namespace!r}"
-                )
-        record = self._record(draft, namespace, now, id=draft.id or str(ULID()), created_at=now)
-        memory = tx.insert(record)
-        return _receipt(memory, "created", self.indexing.enqueue(tx, memory, now)), memory
-
-    # -- writes --------------------------------------------------------------
-
-    def remember(
-        self,
-        content: str,
-        *,
-        namespace: str | None = None,
-        id: str | None = None,
-        key: str | None = None,
-        title: str | None = None,
-        kind: str = "note",
-        category: str | None = None,
-        tags: Sequence[str] = (),
-        salience: float | None = None,
-        source: str | None = None,
-        speaker: str | None = None,
-        at: datetime | str | None = None,
-        ttl_seconds: float | None = None,
-        place: dict[str, Any] | None = None,
-        meta: dict[str, Any] | None = None,
-    ) -> Receipt:
-        """Store a memory durably and return its receipt.
-
-        With ``key``, writing the same key again in the namespace overwrites the
-        memory (content and every field, ``updated_at``) and keeps its id, seq
-        and ``created_at``. ``place`` is ``{"lat", "lon"}`` or ``{"geohash"}``
-        (optionally ``"name"``); ``at`` is ISO 8601 and keeps its offset;
-        ``speaker`` is who said or wrote it (searched as its own field).
-        """
-        draft = check.parse_model(
-            NewMemory,
-            {
-                "content": content,
-                "id": id,
-                "key": key,
-                "title": title,
-                "kind": kind,
-                "category": category,
-                "tags": list(tags),
-                "salience": salience,
-                "source": source,
-                "speaker": speaker,
-                "at": at,
-                "ttl_seconds": ttl_seconds,
-                "place": place,
-                "meta": meta if meta is not None else {},
-            },
-        )
-        return self.remember_many([draft], namespace=namespace)[0]
-
-    def remember_many(
-        self, drafts: Iterable[NewMemory | dict[str, Any]], *, namespace: str | None = None
-    ) -> list[Receipt]:
-        """Store several memories in one transaction: all are written, or none."""
-        scope_namespace = self._namespace(namespace)
-        parsed = [
-            draft
-            if isinstance(draft, NewMemory)
-            else check.parse_model(NewMemory, draft, prefix=f"[{index}].")
-            for index, draft in enumerate(drafts)
-        ]
-        self._maybe_purge()
-        with self.store.transaction() as tx:
-            receipts = [self._write(tx, draft, scope_namespace)[0] for draft in parsed]
-        return self._scrubbed(receipts)
-
-    def _scrubbed(self, receipts: list[Receipt]) -> list[Receipt]:
-        """Scrub once after a committed batch that dropped content; say how it went."""
-        if not any(receipt.scrub == "pending" for receipt in receipts):
-            return receipts
-        state = self.scrubber.after_drop()
-        return [
-            receipt.model_copy(update={"scrub": state}) if receipt.scrub == "pending" else receipt
-            for receipt in receipts
-        ]
-
-    def put(
-        self,
-        draft: NewMemory | dict[str, Any],
-        *,
-        namespace: str | None = None,
-        signals: dict[str, bytes] | None = None,
-        biometrics: dict[str, float] | None = None,
-    ) -> tuple[Receipt, Memory]:
-        """Store one memory like :meth:`remember`; return the receipt and the stored memory.
-
-        For callers that must answer with the record as written (it may already
-        be expired by the time a separate read would run, with a tiny TTL).
-        ``signals`` are derived sensory features (never raw media) and
-        ``biometrics`` named readings, stored in the same transaction (see
-        :mod:`recalld.recollection`).
-        """
-        scope_namespace = self._namespace(namespace)
-        parsed = draft if isinstance(draft, NewMemory) else check.parse_model(NewMemory, draft)
-        self._maybe_purge()
-        with self.store.transaction() as tx:
-            receipt, memory = self._write(tx, parsed, scope_namespace)
-            if signals or biometrics:
-                tx.save_signals(memory.seq, signals or {}, biometrics or {})
-        return self._scrubbed([receipt])[0], memory
-
-    def update(self, memory_id: str, *, namespace: str | None = None, **changes: Any) -> Memory:
-        """Change only the given fields of a memory; ``None`` clears an optional field.
-
-        ``ttl_seconds`` restarts the expiry from now (``None`` removes it).
-        """
-        scope_namespace = self._namespace(namespace)
-        patch = check.parse_model(MemoryPatch, changes)
-        given = patch.model_fields_set
-        if not given:
-            raise ValidationError("changes", "give at least one field to update")
-        for required in ("content", "kind"):
-            if required in given and getattr(patch, required) is None:
-                raise ValidationError(required, "cannot be cleared (give a value)")
-        # Clearing a collection leaves it empty.
-        if "tags" in given and patch.tags is None:
-            patch = patch.model_copy(update={"tags": []})
-        if "meta" in given and patch.meta is None:
-            patch = patch.model_copy(update={"meta": {}})
-        now = self._clock()
-        with self.store.transaction() as tx:
-            current = tx.find(scope_namespace, id=memory_id)
-            if current is None or _expired(current, now):
-                raise NotFoundError(f"no memory with id {memory_id!r} in {scope_namespace!r}")
-            draft = NewMemory.model_construct(
-                content=current.content,
-                key=current.key,
-                title=current.title,
-                kind=current.kind,
-                category=current.category,
-                tags=current.tags,
-                salience=current.salience,
-                source=current.source or None,  # "" was accepted before sources were checked
-                speaker=current.speaker,
-                at=current.at,
-                meta=current.meta,
-                place=None,
-                ttl_seconds=None,
-                id=None,
-            )
-            draft = draft.model_copy(
-                update={name: getattr(patch, name) for name in given if name != "ttl_seconds"}
-            )
-            record = self._record(
-                draft,
-                scope_namespace,
-                now,
-                id=current.id,
-                created_at=current.created_at,
-                access_count=current.access_count,
-                last_accessed_at=current.last_accessed_at,
-            )
-            if "ttl_seconds" in given:
-                ttl = patch.ttl_seconds
-                expires_at = None if ttl is None else expiry(now, ttl)
-            else:
-                expires_at = current.expires_at
-            record = _with(record, expires_at=expires_at)
-            if "at" in given and patch.at is None:
-                record = _with(record, at=None)
-            if "place" not in given:
-                record = _with(record, place=current.place)
-            record, reindex = self.indexing.keep_index_state(record, current)
-            memory = tx.replace(current.seq, record)
-            dropped = _dropped_text(current, memory)
-            if dropped:
-                tx.dropped_content("update", now)
-            self.indexing.enqueue(tx, memory, now, previous=current, embed=reindex)
-        if dropped:
-            self.scrubber.after_drop()
-        return memory
-
-    def forget(self, memory_id: str, *, namespace: str | None = None) -> Forgotten:
-        """Delete a memory and every trace of it; says whether it existed and is scrubbed.
-
-        The row, its tags, full-text entries, vectors, jobs, signal features,
-        trigger history and queued recollections are removed, its vector is
-        erased from the in-memory and saved vector index, and the store scrubs
-        what deleted rows leave behind (:meth:`Store.scrub`: on SQLite secure
-        delete zeroes the freed pages and the write-ahead log is checkpointed and
-        truncated, so the content cannot be read back from the database files;
-        PostgreSQL vacuums the tables that held it, see
-        :mod:`recalld.store.postgres_scrub` for what that does and does not
-        reach): ``scrub == "done"``. When another reader holds an older snapshot past
-        ``scrub_wait_seconds``, the answer is ``scrubbed=False, scrub="pending"``
-        and the scrub finishes in the background as soon as readers let it (see
-        :mod:`recalld.scrubbing`). On a full disk the reserve beside the
-        database is released so that the forget can still be written.
-        """
-        scope_namespace = self._namespace(namespace)
-
-        def delete() -> bool:
-            with self.store.transaction() as tx:
-                current = tx.find(scope_namespace, id=memory_id)
-                if current is None:
-                    return False
-                tx.delete(current.seq)
-                tx.dropped_content("forget", self._clock())
-                return True
-
-        try:
-            deleted = delete()
-        except DiskFullError:
-            if not self.store.release_reserve():
-                raise
-            deleted = delete()
-        if not deleted:
-            return Forgotten.of(False, "none")
-        return Forgotten.of(True, self._after_forget())
-
-    def _after_forget(self) -> ScrubState:
-        """Erase what deleted memories left outside their rows: their vectors in the loaded
-        index and its files, and (the deleting transaction recorded a dropped-content row)
-        their old pages in the write-ahead log. Returns whether the scrub is done or pending."""
-        self.indexing.after_forget()
-        return self.scrubber.after_drop()
-
-    def _write_receipt(
-        self, tx: StoreTransaction, draft: NewMemory, namespace: str
-    ) -> tuple[Receipt, Memory]:
-        """One memory write inside ``tx`` (for components that write memories with other rows)."""
-        return self._write(tx, draft, namespace)
-
-    def purge_expired(self) -> int:
-        """Delete every memory whose TTL has passed; returns how many were removed.
-
-        The purge runs inside reads too (at most every ``purge_interval_seconds``),
-        so its scrub does not wait for readers: when one is in the way, it is
-        finished in the background.
-        """
-        removed = self.store.purge_expired(self._clock())
-        if removed:
-            logger.info("purged %d expired memories", removed)
-            self.scrubber.after_drop(wait=False)
-        return removed
-
-    # -- reads ---------------------------------------------------------------
-
-    def get(
-        self,
-        id: str | None = None,
-        *,
-        key: str | None = None,
-        seq: int | None = None,
-        namespace: str | None = None,
-    ) -> Memory:
-        """One memory by exactly one of id, key or seq; raises :class:`NotFoundError`."""
-        given = [
-            name for name, value in (("id", id), ("key", key), ("seq", seq)) if value is not None
-        ]
-        if len(given) != 1:
-            raise ValidationError("id", "give exactly one of id, key or seq")
-        if seq is not None:
-            check.seq(seq)
-        scope_namespace = self._namespace(namespace)
-        self._maybe_purge()
-        scope = self._scope([scope_namespace], None, self._clock())
-        memory = self.store.get(scope, id=id, key=key, seq=seq)
-        if memory is None:
-            raise NotFoundError(
-                f"no memory with {given[0]} {(id or key or seq)!r} in {scope_namespace!r}"
-            )
-        return memory
-
-    def search(
-        self,
-        query: str,
-        *,
-        filters: QueryFilters | None = None,
-        limit: int = 10,
-        namespace: str | None = None,
-        mode: Mode = "hybrid",
-        min_score: float | None = None,
-    ) -> list[Hit]:
-        """The memories that best match ``query``, best first; changes nothing.
-
-        ``hybrid`` (default) pools the keyword index's matches (FTS5, else LIKE)
-        with the nearest vectors when an embedder is configured; memories not
-        yet embedded are still found by keyword. ``keyword`` and ``vector`` use
-        one channel. A reranker scores every candidate: ``score`` is a
-        calibrated probability in [0, 1] that the memory answers the query
-        (see the README), and only hits scoring at least ``min_score``
-        (default: ``settings.min_score``) come back, so a query about nothing
-        stored returns nothing. Near-duplicates come back once, with
-        ``channels["duplicates"]`` saying how many others they stand for. Any
-        string is safe: it is reduced to word terms before it reaches the
-        keyword index.
-        """
-        scope_namespace = self._namespace(namespace)
-        check.limit(limit, self.settings)
-        if isinstance(filters, Filters) and filters.include_expired:
-            raise ValidationError(
-                "filters.include_expired",
-                "search and recall never return expired memories; only the admin listing"
-                " (list --include-expired) shows them",
-            )
-        threshold = check.min_score(min_score)
-        if mode not in ("hybrid", "keyword", "vector"):
-            raise ValidationError("mode", "must be hybrid, keyword or vector")
-        self._maybe_purge()
-        scope = self._scope([scope_namespace], filters, self._clock())
-        terms = query_terms(query, self.settings.max_query_terms)
-        if threshold is None:
-            threshold = self.settings.min_score
-        return [
-            Hit(
-                memory=found.memory,
-                score=found.score,
-                channels=found.channels,
-                backends=found.backends,
-                prompt_line=prompt_line(found.memory),
-            )
-            for found in self.indexing.retriever.retrieve(
-                scope, query, terms, limit, mode, threshold
-            )
-        ]
-
-    def explain(
-        self,
-        query: str,
-        memory_id: str,
-        *,
-        filters: QueryFilters | None = None,
-        limit: int = 10,
-        namespace: str | None = None,
-        mode: Mode = "hybrid",
-        min_score: float | None = None,
-    ) -> Explanation:
-        """Why :meth:`search` with these arguments does or does not return ``memory_id``.
-
-        Reports the stage that dropped it (a filter or expiry, the candidate
-        pool, the threshold, near-duplicate collapse, the limit), its rank and
-        score among the candidates, every channel and feature value and each
-        feature's share of the score. A memory of another namespace is "not
-        visible": :class:`NotFoundError`, exactly as for an id that does not
-        exist. Changes nothing.
-        """
-        from recalld.retrieval.explain import explain
-
-        scope_namespace = self._namespace(namespace)
-        check.limit(limit, self.settings)
-        threshold = check.min_score(min_score)
-        if mode not in ("hybrid", "keyword", "vector"):
-            raise ValidationError("mode", "must be hybrid, keyword or vector")
-        now = self._clock()
-        scope = self._scope([scope_namespace], filters, now)
-        memory = None
-        if isinstance(memory_id, str) and memory_id:
-            everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
-            memory = self.store.get(everything, id=memory_id)
-        if memory is None:
-            raise NotFoundError(f"memory {memory_id!r} is not visible in {scope_namespace!r}")
-        terms = query_terms(query, self.settings.max_query_terms)
-        return explain(
-            self.indexing.retriever,
-            memory,
-            scope,
-            query,
-            terms,
-            mode,
-            self.settings.min_score if threshold is None else threshold,
-            limit,
-        )
-
-    def recall(
-        self,
-        query: str,
-        *,
-        filters: QueryFilters | None = None,
-        limit: int = 10,
-        namespace: str | None = None,
-        mode: Mode = "hybrid",
-        min_score: float | None = None,
-    ) -> list[Hit]:
-        """Like :meth:`search`, and counts an access of every memory returned."""
-        hits = self.search(
-            query,
-            filters=filters,
-            limit=limit,
-            namespace=namespace,
-            mode=mode,
-            min_score=min_score,
-        )
-        if not hits:
-            return hits
-        now = self._clock()
-        with self.store.transaction() as tx:
-            tx.touch([hit.memory.seq for hit in hits], now)
-        return [
-            hit.model_copy(
-                update={
-                    "memory": hit.memory.model_copy(
-                        update={
-                            "access_count": hit.memory.access_count + 1,
-                            "last_accessed_at": now,
-                        }
-                    )
-                }
-            )
-            for hit in hits
-        ]
-
-    def list_memories(
-        self,
-        *,
-        filters: Filters | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-        namespace: str | None = None,
-    ) -> Page:
-        """Memories newest first (by creation), a page at a time."""
-        return self._page("created", filters, limit, cursor, namespace)
-
-    def recent(
-        self,
-        *,
-        filters: Filters | None = None,
-        limit: int = 10,
-        cursor: str | None = None,
-        namespace: str | None = None,
-    ) -> Page:
-        """Memories most recently created or updated first."""
-        return self._page("updated", filters, limit, cursor, namespace)
-
-    def _page(
-        self,
-        order: Order,
-        filters: Filters | None,
-        limit: int,
-        cursor: str | None,
-        namespace: str | None,
-    ) -> Page:
-        scope_namespace = self._namespace(namespace)
-        check.limit(limit, self.settings)
-        after = None if cursor is None else decode_cursor(cursor, order)
-        self._maybe_purge()
-        scope = self._scope([scope_namespace], filters, self._clock())
-        memories = self.store.list_page(scope, order=order, limit=limit + 1, after=after)
-        next_cursor = None
-        if len(memories) > limit:
-            memories = memories[:limit]
-            last = memories[-1]
-            value = last.created_at if order == "created" else last.updated_at
-            next_cursor = encode_cursor(order, value, last.seq)
-        return Page(memories=memories, next_cursor=next_cursor)
-
-    def stats(self, namespaces: Sequence[str] | None = None) -> Stats:
-        """Counts by category, kind and namespace over ``namespaces`` (default: the current one)."""
-        scoped = self._namespaces(namespaces)
-        self._maybe_purge()
-        now = self._clock()
-        counts = self.store.counts(self._scope(scoped, None, now))
-        return Stats(
-            count=counts.count,
-            by_category=counts.by_category,
-            by_kind=counts.by_kind,
-            by_namespace=counts.by_namespace,
-            fts=self.store.keyword_backend in FULL_TEXT_BACKENDS,
-            search_backend="fts" if self.store.keyword_backend in FULL_TEXT_BACKENDS else "like",
-            keyword_backend=self.store.keyword_backend,
-            db_size_bytes=self.store.size_bytes(),
-            schema_version=self.store.schema_version,
-            expired_pending_purge=counts.expired,
-            pending_scrubs=self.store.pending_scrubs(),
-        )
-
-    def namespaces(self) -> list[str]:
-        """Every namespace that holds memories (for admin commands; crosses the walls)."""
-        return self.store.namespaces()
 
     # -- prospective memory ----------------------------------------------------
 
@@ -775,7 +265,68 @@ class MemoryService:
         status = self.indexing.status(self._namespaces(namespaces))
         return status.model_copy(update={"pending_scrubs": self.store.pending_scrubs()})
 
-    # -- export / import -----------------------------------------------------
+    # -- conversations -------------------------------------------------------
+
+    def remember_conversation(
+        self,
+        messages: Sequence[ConversationMessage | dict[str, Any]] | Conversation,
+        *,
+        conversation: str | None = None,
+        title: str | None = None,
+        at: datetime | str | None = None,
+        source: str | None = None,
+        tags: Sequence[str] = (),
+        include_system: bool = False,
+        include_tools: bool = False,
+        namespace: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ConversationReport:
+        """Remember a transcript, one memory per turn, in order, idempotent by message.
+
+        ``messages`` are ``{"role" or "speaker", "content", "at"?, "id"?}``; system
+        and tool messages are skipped unless ``include_system``/``include_tools``.
+        See :mod:`recalld.conversations`.
+        """
+        from recalld.conversations import Conversation
+
+        if isinstance(messages, Conversation):
+            return self.conversations.remember(messages, namespace=namespace, progress=progress)
+        return self.conversations.remember(
+            {
+                "messages": [
+                    item if isinstance(item, dict) else item.model_dump(exclude_none=True)
+                    for item in messages
+                ],
+                "conversation": conversation,
+                "title": title,
+                "at": at,
+                "source": source,
+                "tags": list(tags),
+                "include_system": include_system,
+                "include_tools": include_tools,
+            },
+            namespace=namespace,
+            progress=progress,
+        )
+
+    def turns(
+        self, memory_id: str, *, before: int = 2, after: int = 2, namespace: str | None = None
+    ) -> list[Memory]:
+        """The turns around a conversation turn (``before`` earlier, ``after`` later), itself
+        included, in order; a memory that is no turn comes back alone."""
+        memory = self.get(memory_id, namespace=namespace)
+        if memory.source is None:
+            return [memory]
+        turns = self.conversations.turns(
+            memory.source, namespace=memory.namespace, limit=self.settings.max_limit
+        )
+        positions = [turn.id for turn in turns]
+        if memory.id not in positions:
+            return [memory]
+        index = positions.index(memory.id)
+        return turns[max(0, index - before) : index + after + 1]
+
+    # -- export / import / backup ---------------------------------------------
 
     def export(
         self,
@@ -783,7 +334,9 @@ class MemoryService:
         *,
         on_problem: Callable[[str], None] | None = None,
     ) -> Iterator[str]:
-        """Yield one JSON line per live memory of ``namespaces`` (default: the current one).
+        """Yield the JSON lines of an export of ``namespaces`` (default: the current one):
+        every live memory, then each namespace's core memory and declared graph (see
+        :mod:`recalld.transfer`).
 
         Every row gets its line, even one stored in a shape that cannot be rendered
         as it is (e.g. ``meta`` nested deeper than today's limit, written by an older
@@ -803,44 +356,67 @@ class MemoryService:
 
         A record goes to its own ``namespace`` field, or to ``namespace`` (default:
         the current one) when it has none. An id already present is overwritten
-        only by a record with a newer ``updated_at``. A bad line is reported with
-        its number and nothing of it is written; the other lines still import.
+        only by a record with a newer ``updated_at``; a record without an id is
+        new unless it repeats a stored memory. A bad line is reported with its
+        number and nothing of it is written; the other lines still import.
         """
         return self._transfer.import_lines(lines, self._namespace(namespace), progress)
 
+    def import_file(
+        self,
+        path: str | Path,
+        *,
+        format: str = "auto",
+        namespace: str | None = None,
+        progress: Progress | None = None,
+        include_tools: bool = False,
+        include_system: bool = False,
+    ) -> ImportReport:
+        """Import a file from recalld or another tool: ``format`` is ``auto`` (told by
+        content), ``recalld``, ``mcp-memory``, ``mem0``, ``hermes`` (``MEMORY.md``,
+        ``USER.md`` or their directory), ``chatgpt`` or ``claude``; see
+        :mod:`recalld.importing`. ``progress(done, total)`` follows it."""
+        from recalld.importing import import_file
 
-def _expired(memory: Memory, now: datetime) -> bool:
-    return memory.expires_at is not None and memory.expires_at <= now
+        return import_file(
+            self,
+            Path(path),
+            format=format,
+            namespace=namespace,
+            progress=progress,
+            include_tools=include_tools,
+            include_system=include_system,
+        )
 
+    def import_text(
+        self,
+        text: str,
+        *,
+        format: str = "auto",
+        name: str | None = None,
+        namespace: str | None = None,
+        may_write: Callable[[str], bool] | None = None,
+        include_tools: bool = False,
+        include_system: bool = False,
+    ) -> ImportReport:
+        """:meth:`import_file` for text already read (an upload); ``name`` is its file
+        name when known (Hermes' files are told by name), ``may_write(namespace)`` is
+        asked before each namespace is written."""
+        from recalld.importing import import_text
 
-def _receipt(
-    memory: Memory, status: str, job_id: str | None = None, *, scrub: str = "none"
-) -> Receipt:
-    return Receipt.model_validate(
-        {
-            "id": memory.id,
-            "seq": memory.seq,
-            "namespace": memory.namespace,
-            "status": status,
-            "created": status == "created",
-            "index_state": memory.index_state,
-            "job_id": job_id,
-            "scrub": scrub,
-        }
-    )
+        return import_text(
+            self,
+            text,
+            format=format,
+            name=name,
+            namespace=namespace,
+            may_write=may_write,
+            include_tools=include_tools,
+            include_system=include_system,
+        )
 
-
-TEXT_FIELDS = ("content", "title", "key", "kind", "category", "tags", "source", "meta")
-
-
-def _dropped_text(before: Memory, after: Memory) -> bool:
-    """Whether an update replaced any stored text (which then needs scrubbing)."""
-    if any(getattr(before, name) != getattr(after, name) for name in TEXT_FIELDS):
-        return True
-    before_name = None if before.place is None else before.place.name
-    after_name = None if after.place is None else after.place.name
-    return before_name != after_name
-
-
-def _with(record: MemoryRecord, **changes: Any) -> MemoryRecord:
-    return replace(record, **changes)
+    def backup(self, destination: str | Path) -> BackupResult:
+        """Copy the whole database (every namespace, everything in it) to the new file
+        ``destination`` while other processes keep writing; the copy holds every write
+        committed before it began. SQLite only (see :meth:`recalld.store.base.Store.backup`)."""
+        return self.store.backup(Path(destination))

@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,8 +34,10 @@ from recalld.errors import (
     StorageError,
     ValidationError,
 )
-from recalld.store.base import Store, TokenRecord, TokenStore
-from recalld.store.factory import open_store
+from recalld.store.base import TokenRecord, TokenStore
+
+if TYPE_CHECKING:
+    from recalld.store.base import Store
 
 __all__ = [
     "ALL_NAMESPACES",
@@ -125,11 +127,14 @@ class Caller:
             return "read+write" in granted
         return bool(granted)
 
-    def authorize(self, namespace: str, *, write: bool) -> None:
-        """Raise :class:`PermissionDeniedError` unless :meth:`can` allows the access."""
+    def authorize(self, namespace: str, *, write: bool, field: str = "namespace") -> None:
+        """Raise :class:`PermissionDeniedError` (naming ``field``) unless :meth:`can` allows
+        the access."""
         if not self.can(namespace, write=write):
             access = "write" if write else "read"
-            raise PermissionDeniedError(f"this token may not {access} namespace {namespace!r}")
+            raise PermissionDeniedError(
+                f"this token may not {access} namespace {namespace!r}", field
+            )
 
     @property
     def all_namespaces(self) -> bool:
@@ -153,8 +158,14 @@ class TokenRegistry:
         Only the store is opened (SQLite or PostgreSQL, by :func:`open_store`):
         managing tokens needs no embedder or worker.
         """
+        from recalld.store.factory import open_store
+
         store = open_store(settings)
-        registry = cls.for_store(store)
+        try:
+            registry = cls.for_store(store)
+        except BaseException:
+            store.close()
+            raise
         registry._owned = store
         return registry
 

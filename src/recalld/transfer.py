@@ -1,44 +1,135 @@
-"""Export to and import from JSON lines: every field needed for a lossless round trip.
+"""Export to and import from JSON lines: memories, core memory and the declared graph.
 
-Import is idempotent by id: an id already present is overwritten only by a
-record with a newer ``updated_at``; a bad line is reported with its number and
-nothing of it is written, while the other lines still import (in chunks of
+An export is one JSON object per line: every live memory of the namespaces
+(every field but ``seq``, in seq order), then per namespace its core-memory
+targets (``{"type": "recalld.core", "namespace", "target", "entries"}``), the
+entities declared through the knowledge tools (``{"type": "recalld.entity",
+"namespace", "name", "entity_type", "observations": [memory ids]}``) and the
+declared relations (``{"type": "recalld.relation", "namespace", "from", "to",
+"relation_type"}``). What the worker extracted is not exported: it is
+re-extracted from the memories after an import.
+
+Import reads the same lines. A memory line is idempotent by ``id`` (an id
+already present is overwritten only by a record with a newer ``updated_at``,
+or, without one, by different content); a line without ``id`` is a new memory
+unless it repeats a stored one (then it is ``skipped``). Core entries already
+there are kept, and an entry that does not fit its target's limit is refused
+with its line. A bad line is reported with its number and nothing of it is
+written, while the other lines still import (in chunks of
 :data:`IMPORT_CHUNK_LINES`, one transaction each).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
-from recalld._time import parse_instant
+from recalld._time import Clock, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError, ValidationError
-from recalld.indexing import Indexing
-from recalld.model import ExportRecord, ImportLineError, ImportReport
-from recalld.scrubbing import Scrubber
+from recalld.model import ExportRecord, ImportLineError, ImportReport, Memory, NewMemory
 from recalld.store.base import UNREADABLE_META_KEY, MemoryRecord, Scope, Store, StoreTransaction
 
-__all__ = ["IMPORT_CHUNK_LINES", "Transfer"]
+if TYPE_CHECKING:
+    from recalld.core_memory import CoreMemory
+    from recalld.indexing import Indexing
+    from recalld.scrubbing import Scrubber
+    from recalld.writing import Writer
+
+__all__ = [
+    "CORE_LINE",
+    "ENTITY_LINE",
+    "IMPORT_CHUNK_LINES",
+    "RELATION_LINE",
+    "MayWrite",
+    "Transfer",
+    "restore_core_entries",
+]
 
 IMPORT_CHUNK_LINES = 500
+CORE_LINE = "recalld.core"
+ENTITY_LINE = "recalld.entity"
+RELATION_LINE = "recalld.relation"
+GRAPH_PAGE = 500
+
+# Whether the importing caller may write a namespace (a token's scopes over HTTP).
+MayWrite = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class _Line:
+    """A parsed line: its number, its kind, its namespace and its content."""
+
+    number: int
+    kind: str
+    namespace: str
+    value: Any
+
+
+def restore_core_entries(
+    core: CoreMemory,
+    target: str,
+    entries: Sequence[str],
+    namespace: str,
+    report: ImportReport,
+    *,
+    position: Callable[[int], dict[str, int]],
+) -> None:
+    """Add each entry to a core-memory target in order, one batch each, so an entry that
+    does not fit (or that the screen blocks) is refused alone with its ``position``;
+    an entry already there is ``unchanged``."""
+    from recalld.core_memory import CoreMemoryFullError
+
+    for index, entry in enumerate(entries):
+        try:
+            result = core.apply(target, [{"action": "add", "content": entry}], namespace=namespace)
+        except CoreMemoryFullError as full:
+            report.errors.append(
+                ImportLineError(
+                    **position(index),
+                    error=f"does not fit in core memory {target!r}: it would hold"
+                    f" {full.would_be} chars, over its limit of {full.state.limit}"
+                    f" (now {full.state.usage})",
+                )
+            )
+            continue
+        except ValidationError as error:
+            message = error.message if error.field.startswith("operations[") else str(error)
+            report.errors.append(ImportLineError(**position(index), error=message))
+            continue
+        report.count("unchanged" if result.duplicates else "created", "core entries")
 
 
 class Transfer:
-    """JSONL export and import over one store."""
+    """JSONL export and import over one store (see the module docstring)."""
 
     def __init__(
-        self, store: Store, settings: Settings, indexing: Indexing, scrubber: Scrubber
+        self,
+        store: Store,
+        settings: Settings,
+        clock: Clock,
+        indexing: Indexing,
+        scrubber: Scrubber,
+        writer: Writer,
+        core: Callable[[], CoreMemory],
     ) -> None:
         self._store = store
         self._settings = settings
+        self._clock = clock
         self._indexing = indexing
         self._scrubber = scrubber
+        self._writer = writer
+        self._core = core
+
+    # -- export --------------------------------------------------------------
 
     def export(
         self, scope: Scope, on_problem: Callable[[str], None] | None = None
     ) -> Iterator[str]:
-        """One JSON line per memory visible to ``scope``, in seq order.
+        """Every line of the export of ``scope``'s namespaces (see the module docstring).
 
         A row the store could not render as it is (its meta comes back as text
         under ``recalld_unreadable_meta``) still gets its line; ``on_problem`` is
@@ -54,69 +145,158 @@ class Transfer:
                 )
             # The same fields, in the same order, as ExportRecord (which import parses).
             yield memory.model_dump_json(exclude={"seq", "index_state"})
+        for namespace in scope.namespaces:
+            yield from self._export_core(namespace)
+            yield from self._export_graph(namespace, scope)
+
+    def _export_core(self, namespace: str) -> Iterator[str]:
+        for target in ("user", "memory"):
+            entries = self._store.core.entries(namespace, target)
+            if entries:
+                yield _line(CORE_LINE, namespace=namespace, target=target, entries=entries)
+
+    def _export_graph(self, namespace: str, scope: Scope) -> Iterator[str]:
+        graph = self._store.graph
+        after: tuple[str, int] | None = None
+        while True:
+            page = graph.list_entities(
+                namespace, query=None, type=None, limit=GRAPH_PAGE, after=after
+            )
+            if not page:
+                break
+            after = (page[-1].key, page[-1].id)
+            declared = [record for record in page if record.declared]
+            observed = graph.observation_memories(
+                namespace, [record.id for record in declared], scope.now
+            )
+            seqs = sorted({seq for rows in observed.values() for seq, _ in rows})
+            memories = self._store.semantic.visible_memories(
+                Scope(namespaces=(namespace,), now=scope.now), seqs
+            )
+            for record in declared:
+                yield _line(
+                    ENTITY_LINE,
+                    namespace=namespace,
+                    name=record.name,
+                    entity_type=record.type,
+                    observations=[
+                        memories[seq].id
+                        for seq, _ in observed.get(record.id, [])
+                        if seq in memories
+                    ],
+                )
+        after_id = 0
+        while True:
+            relations = graph.relations(
+                namespace, entity_ids=None, predicate=None, limit=GRAPH_PAGE, after_id=after_id
+            )
+            if not relations:
+                break
+            after_id = relations[-1].id
+            for relation in relations:
+                if relation.declared:
+                    yield _line(
+                        RELATION_LINE,
+                        namespace=namespace,
+                        **{"from": relation.subject, "to": relation.object},
+                        relation_type=relation.predicate,
+                    )
+
+    # -- import --------------------------------------------------------------
 
     def import_lines(
         self,
         lines: Iterable[str],
         default_namespace: str,
         progress: Callable[[int], None] | None = None,
+        *,
+        may_write: MayWrite | None = None,
+        report: ImportReport | None = None,
     ) -> ImportReport:
-        """Import JSONL written by :meth:`export` (see the module docstring)."""
-        report = ImportReport()
-        chunk: list[tuple[int, ExportRecord | ImportLineError]] = []
+        """Import the lines of an export (see the module docstring); ``progress`` is told how
+        many lines each chunk held, ``may_write`` which namespaces the caller may write."""
+        report = report or ImportReport()
+        later: list[_Line] = []
+        chunk: list[_Line | ImportLineError] = []
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
-            chunk.append((number, self._parse_line(number, line)))
+            parsed = self._parse_line(number, line, default_namespace, may_write)
+            if isinstance(parsed, _Line) and parsed.kind != "memory":
+                later.append(parsed)  # after every memory: observations name memory ids
+                continue
+            chunk.append(parsed)
             if len(chunk) >= IMPORT_CHUNK_LINES:
-                self._import_chunk(chunk, default_namespace, report)
+                self._import_chunk(chunk, report)
                 if progress is not None:
                     progress(len(chunk))
                 chunk = []
         if chunk:
-            self._import_chunk(chunk, default_namespace, report)
+            self._import_chunk(chunk, report)
             if progress is not None:
                 progress(len(chunk))
+        self._import_structures(later, report)
         if report.updated:
             self._scrubber.after_drop()  # the records it replaced leave the files too
+        report.errors.sort(key=lambda error: (error.line or 0, error.item or 0))
         return report
 
-    def _parse_line(self, number: int, line: str) -> ExportRecord | ImportLineError:
+    def _parse_line(
+        self, number: int, line: str, default_namespace: str, may_write: MayWrite | None
+    ) -> _Line | ImportLineError:
         try:
             data = check.load_json(line, "line")
         except ValidationError as error:
             return ImportLineError(line=number, error=str(error))
         if not isinstance(data, dict):
             return ImportLineError(line=number, error="a line must be a JSON object")
+        surrogate = check.unpaired_surrogate(data)
+        if surrogate is not None:
+            return ImportLineError(line=number, error=f"{surrogate}: unpaired surrogate")
+        target = data.get("namespace")
+        namespace = target if isinstance(target, str) and target else default_namespace
         try:
-            return check.parse_model(ExportRecord, data)
+            check.namespace(namespace)
         except ValidationError as error:
             return ImportLineError(line=number, error=str(error))
+        if may_write is not None and not may_write(namespace):
+            return ImportLineError(line=number, error=f"namespace: may not write to {namespace!r}")
+        kind = data.get("type")
+        if kind is None:
+            try:
+                return _Line(number, "memory", namespace, check.parse_model(ExportRecord, data))
+            except ValidationError as error:
+                return ImportLineError(line=number, error=str(error))
+        if kind not in (CORE_LINE, ENTITY_LINE, RELATION_LINE):
+            return ImportLineError(
+                line=number,
+                error=f"type: a recalld export line is a memory (no type), {CORE_LINE},"
+                f" {ENTITY_LINE} or {RELATION_LINE}; got {kind!r}",
+            )
+        return _Line(number, str(kind), namespace, data)
 
-    def _import_chunk(
-        self,
-        chunk: Sequence[tuple[int, ExportRecord | ImportLineError]],
-        default_namespace: str,
-        report: ImportReport,
-    ) -> None:
+    def _import_chunk(self, chunk: Sequence[_Line | ImportLineError], report: ImportReport) -> None:
         with self._store.transaction() as tx:
-            for number, parsed in chunk:
+            for parsed in chunk:
                 if isinstance(parsed, ImportLineError):
                     report.errors.append(parsed)
                     continue
                 try:
-                    outcome = self._import_record(tx, parsed, default_namespace)
+                    outcome = self._import_record(tx, parsed.value, parsed.namespace)
                 except (ValidationError, ConflictError) as error:
-                    report.errors.append(ImportLineError(line=number, error=str(error)))
+                    report.errors.append(ImportLineError(line=parsed.number, error=str(error)))
                     continue
-                setattr(report, outcome, getattr(report, outcome) + 1)
+                report.count(outcome, "memories")
 
-    def _import_record(
-        self, tx: StoreTransaction, record: ExportRecord, default_namespace: str
-    ) -> str:
+    def _import_record(self, tx: StoreTransaction, record: ExportRecord, namespace: str) -> str:
+        if record.id is None:
+            return self._import_new(tx, record, namespace)
         settings = self._settings
-        namespace = check.namespace(record.namespace or default_namespace)
+        now = self._clock()
         check.memory_id(record.id)
+        updated_at = (
+            now if record.updated_at is None else parse_instant("updated_at", record.updated_at)
+        )
         stored = MemoryRecord(
             id=record.id,
             namespace=namespace,
@@ -130,8 +310,10 @@ class Transfer:
             source=check.optional_name(record.source, "source"),
             speaker=check.speaker(record.speaker),
             at=None if record.at is None else parse_instant("at", record.at),
-            created_at=parse_instant("created_at", record.created_at),
-            updated_at=parse_instant("updated_at", record.updated_at),
+            created_at=updated_at
+            if record.created_at is None
+            else parse_instant("created_at", record.created_at),
+            updated_at=updated_at,
             expires_at=None
             if record.expires_at is None
             else parse_instant("expires_at", record.expires_at),
@@ -148,7 +330,7 @@ class Transfer:
         # Ids are unique per namespace: one taken elsewhere is no obstacle (nor a clue).
         existing = tx.find(namespace, id=record.id)
         if existing is not None:
-            if stored.updated_at <= existing.updated_at:
+            if _unchanged(existing, stored, has_time=record.updated_at is not None):
                 return "unchanged"
             holder = None if record.key is None else tx.find(namespace, key=record.key)
             if holder is not None and holder.id != record.id:
@@ -162,3 +344,113 @@ class Transfer:
                 raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
         self._indexing.enqueue(tx, tx.insert(stored), stored.updated_at)
         return "created"
+
+    def _import_new(self, tx: StoreTransaction, record: ExportRecord, namespace: str) -> str:
+        """A line without an id: written like ``remember`` (a repeat is skipped)."""
+        draft = NewMemory.model_validate(
+            {
+                "content": record.content,
+                "key": record.key,
+                "title": record.title,
+                "kind": record.kind,
+                "category": record.category,
+                "tags": record.tags,
+                "salience": record.salience,
+                "source": record.source,
+                "at": record.at,
+                "place": record.place,
+                "meta": record.meta,
+            }
+        )
+        receipt, _ = self._writer.write(tx, draft, namespace, dedupe=True)
+        return {"created": "created", "overwritten": "updated", "duplicate": "skipped"}.get(
+            receipt.status, "unchanged"
+        )
+
+    def _import_structures(self, lines: Sequence[_Line], report: ImportReport) -> None:
+        """Core entries, then declared entities, then relations (which name entities)."""
+        order = {CORE_LINE: 0, ENTITY_LINE: 1, RELATION_LINE: 2}
+        for line in sorted(lines, key=lambda item: (order[item.kind], item.number)):
+            try:
+                if line.kind == CORE_LINE:
+                    self._import_core(line, report)
+                elif line.kind == ENTITY_LINE:
+                    self._import_entity(line, report)
+                else:
+                    self._import_relation(line, report)
+            except ValidationError as error:
+                report.errors.append(ImportLineError(line=line.number, error=str(error)))
+
+    def _import_core(self, line: _Line, report: ImportReport) -> None:
+        target = line.value.get("target")
+        entries = line.value.get("entries")
+        if target not in ("user", "memory"):
+            raise ValidationError("target", f"must be 'user' or 'memory', got {target!r}")
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise ValidationError("entries", "must be a list of strings")
+        restore_core_entries(
+            self._core(),
+            target,
+            entries,
+            line.namespace,
+            report,
+            position=lambda _index: {"line": line.number},
+        )
+
+    def _import_entity(self, line: _Line, report: ImportReport) -> None:
+        from recalld.graph.names import check_entity_name, check_entity_type
+
+        name = check_entity_name(str(line.value.get("name", "")), "name")
+        entity_type = check_entity_type(str(line.value.get("entity_type", "")), "entity_type")
+        observations = line.value.get("observations", [])
+        if not isinstance(observations, list) or not all(
+            isinstance(item, str) for item in observations
+        ):
+            raise ValidationError("observations", "must be a list of memory ids")
+        now = self._clock()
+        with self._store.transaction() as tx:
+            record, created = tx.graph.declare_entity(line.namespace, name, entity_type, now)
+            for memory_id in observations:
+                memory = tx.find(line.namespace, id=memory_id)
+                if memory is None:
+                    raise ValidationError(
+                        "observations", f"no memory {memory_id!r} in {line.namespace!r}"
+                    )
+                tx.graph.link_observation(record.id, memory.seq)
+        report.count("created" if created else "unchanged", "entities")
+
+    def _import_relation(self, line: _Line, report: ImportReport) -> None:
+        from recalld.graph.names import check_predicate, entity_key
+
+        predicate = check_predicate(str(line.value.get("relation_type", "")), "relation_type")
+        now = self._clock()
+        with self._store.transaction() as tx:
+            ends = []
+            for field in ("from", "to"):
+                name = str(line.value.get(field, ""))
+                found = tx.graph.find_entity(line.namespace, entity_key(name))
+                if found is None:
+                    raise ValidationError(field, f"no entity named {name!r}")
+                ends.append(found)
+            created = tx.graph.declare_relation(
+                line.namespace, ends[0].id, predicate, ends[1].id, now
+            )
+        report.count("created" if created else "unchanged", "relations")
+
+
+def _line(kind: str, **fields: Any) -> str:
+    return json.dumps({"type": kind, **fields}, ensure_ascii=False)
+
+
+def _unchanged(existing: Memory, stored: MemoryRecord, *, has_time: bool) -> bool:
+    """Whether an imported record leaves the stored one as it is: not newer (when the
+    line says when it was updated), else the same content and fields."""
+    if has_time:
+        return stored.updated_at <= existing.updated_at
+    return (
+        existing.content == stored.content
+        and existing.title == stored.title
+        and existing.key == stored.key
+        and tuple(existing.tags) == stored.tags
+        and existing.meta == stored.meta
+    )

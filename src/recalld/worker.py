@@ -196,6 +196,27 @@ class Worker:
         self._heartbeat("busy")
         return claimed
 
+    def embed_pending(self, limit: int) -> int:
+        """Claim up to ``limit`` runnable embedding jobs once and embed them now; returns how
+        many were completed. No backfill, no heartbeat: this is a caller catching up in its
+        own thread (a recall that must see what was just written), not a worker."""
+        if self._embedder is None or limit <= 0:
+            return 0
+        now = self._clock()
+        jobs = self._store.semantic.claim_jobs(
+            self.id,
+            self._embedder.name,
+            limit,
+            now,
+            now + timedelta(seconds=self._settings.worker_lease_seconds),
+            self._settings.worker_max_attempts,
+        )
+        if not jobs:
+            return 0
+        before = self.report.processed
+        self._process(jobs)
+        return self.report.processed - before
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         assert self._embedder is not None
         started = time.perf_counter()
@@ -324,18 +345,31 @@ class Worker:
 
     # -- loops -----------------------------------------------------------------------
 
-    def run_until_idle(self, *, stop: Callable[[], bool] | None = None) -> WorkerReport:
-        """Process batches until no job is runnable now (jobs waiting on a backoff remain)."""
+    def run_until_idle(
+        self,
+        *,
+        stop: Callable[[], bool] | None = None,
+        on_step: Callable[[WorkerReport], None] | None = None,
+    ) -> WorkerReport:
+        """Process batches until no job is runnable now (jobs waiting on a backoff remain).
+
+        ``on_step(report)`` is told after the backfill and after every batch (progress bars).
+        """
         self.backfill()
         self._heartbeat("busy", force=True)
+        if on_step is not None:
+            on_step(self.report)
         while not (stop is not None and stop()):
             if self.run_once() == 0:
                 break
+            if on_step is not None:
+                on_step(self.report)
         self._heartbeat("stopped", force=True)
         return self.report
 
-    def run_forever(self) -> None:
-        """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle."""
+    def run_forever(self, *, on_step: Callable[[WorkerReport], None] | None = None) -> None:
+        """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle.
+        ``on_step(report)`` is told after every batch that did something."""
         self.backfill()
         self._heartbeat("idle", force=True)
         failures = 0
@@ -343,6 +377,8 @@ class Worker:
             try:
                 claimed = self.run_once()
                 failures = 0
+                if claimed and on_step is not None:
+                    on_step(self.report)
             except Exception as error:  # the worker thread must outlive a failed step
                 # A step fails as a whole only when the store or the embedder is down
                 # (a bad text fails its own job): wait longer after each failure in a

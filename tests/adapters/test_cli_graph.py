@@ -54,7 +54,9 @@ def test_cli_import_mcp_memory(tmp_path: Path) -> None:
     result = _invoke(db, "import", "--format", "mcp-memory", str(FIXTURE), "--json")
     assert result.exit_code == 1  # the fixture has bad lines: reported, the rest imported
     report = json.loads(result.stdout)
-    assert (report["entities"], report["observations"], report["relations"]) == (3, 4, 2)
+    assert report["format"] == "mcp-memory"
+    details = report["details"]
+    assert (details["entities"], details["observations"], details["relations"]) == (3, 4, 2)
     assert [error["line"] for error in report["errors"]] == [4, 5, 6]
     listed = _json(_invoke(db, "graph", "entities", "--json"))
     assert {e["name"] for e in listed["entities"]} >= {"Ada_Quill", "Harbour_Office", "Tern_Island"}

@@ -138,6 +138,7 @@ def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Clien
     tools = anyio.run(_mcp_round_trip, f"{server.base_url}/mcp")
     assert tools == [
         "cancel_intention",
+        "core_memory",
         "entities",
         "explain",
         "forget",
@@ -147,6 +148,7 @@ def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Clien
         "neighbourhood",
         "recall",
         "remember",
+        "remember_conversation",
         "remind",
         "stats",
         "update",

@@ -17,7 +17,11 @@ must match the entries stored at that moment); nor can a new intention's
 (``POST /v1/intentions``): its times are phrases read by a natural-language
 parser ("next Friday at 9") and its rules span fields (at least one trigger, a
 radius needs a place), so only its negative cases are generated here and its
-positive ones are tests/intentions/test_building.py's. And one negative input is not
+positive ones are tests/intentions/test_building.py's. Nor can a request that names its
+namespace more than one way (``namespace``, mem0's ``user_id``/``agent_id``, the
+``X-Recalld-Namespace`` header): any one is valid, two are refused rather than one
+guessed, and OpenAPI cannot say "at most one of" across query and header (those
+refusals are tests/adapters/test_http_scope.py's). And one negative input is not
 negative on the wire: a tag filter given as a non-list is sent as text, which is
 a valid tag.
 """
@@ -77,6 +81,15 @@ def negatable(case: schemathesis.Case[Any]) -> bool:
 def describable(case: schemathesis.Case[Any]) -> bool:
     """Whether a generated request stays within what a schema can say (module docstring)."""
     if case.query and case.query.get("cursor") is not None:
+        return False
+    query = case.query or {}
+    headers = {name.lower() for name in (case.headers or {})}
+    named = [
+        query.get("namespace") is not None,
+        query.get("user_id") is not None or query.get("agent_id") is not None,
+        "x-recalld-namespace" in headers,
+    ]
+    if sum(named) > 1:
         return False
     body = case.body if isinstance(case.body, dict) else {}
     if any(body.get(name) is not None for name in MEDIA):

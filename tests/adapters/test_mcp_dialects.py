@@ -59,11 +59,20 @@ async def test_mcp_native_tools(connect: Connect) -> None:
 
         recalled = await structured(client, "recall", {"query": "where does staging run?"})
         hit = recalled["hits"][0]
-        assert hit["memory"]["id"] == receipt["id"]
-        assert hit["backends"] == ["fts"]
+        # Compact by default: the id, the score, the line and what is set (here the key; the
+        # keyed overwrite gave no tags, so none are shown).
+        assert set(hit) == {"id", "score", "prompt_line", "key"}
+        assert (hit["id"], hit["key"]) == (receipt["id"], "staging.region")
+        assert "Sydney" in hit["prompt_line"]
         assert 0 < hit["score"] <= 1
-        assert "keyword" in hit["channels"]
-        assert hit["memory"]["access_count"] == 0  # recall is the pull path: no side effects
+        verbose = await structured(
+            client, "recall", {"query": "where does staging run?", "verbose": True}
+        )
+        full = verbose["hits"][0]
+        assert full["memory"]["id"] == receipt["id"]
+        assert full["backends"] == ["fts"]
+        assert "keyword" in full["channels"]
+        assert full["memory"]["access_count"] == 0  # recall is the pull path: no side effects
 
         got = await structured(client, "get", {"key": "staging.region"})
         assert got["content"] == "The staging database runs in Sydney"
@@ -377,7 +386,7 @@ async def test_mcp_memory_written_by_one_dialect_is_found_by_every_other(tmp_pat
             ("grandma birthday", "Grandma"),
         ]:
             native = await structured(client, "recall", {"query": query})
-            assert marker in native["hits"][0]["memory"]["content"]
+            assert marker in native["hits"][0]["prompt_line"]
             batbox = await structured(client, "MemoryRecall", {"query": query})
             assert marker in batbox["results"][0]["content"]
             chaos = await json_text(

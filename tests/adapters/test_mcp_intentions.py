@@ -45,7 +45,6 @@ async def test_mcp_native_remind_list_and_cancel(tmp_path: Path) -> None:
             "type": "signal",
             "signal": "heart_rate",
             "above": 150.0,
-            "below": None,
             "readings": 3,
         }
         listed = await structured(client, "intentions", {})

@@ -133,6 +133,8 @@ async def test_schema_native_tools_listed_with_output_schemas(tmp_path: Path) ->
         "cancel_intention",
         "entities",
         "neighbourhood",
+        "core_memory",
+        "remember_conversation",
     }
     assert tools["remember"].input_schema["required"] == ["content"]
     for name in tools:

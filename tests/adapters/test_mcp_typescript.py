@@ -86,9 +86,7 @@ def _check(dialect: str, output: dict[str, Any]) -> None:
     if dialect == "native":
         assert set(tools) == _names("native")
         assert tools["remember"]["required"] == ["content"]
-        assert results[1]["structuredContent"]["hits"][0]["memory"]["content"].startswith(
-            "Typescript clients"
-        )
+        assert "Typescript clients" in results[1]["structuredContent"]["hits"][0]["prompt_line"]
     elif dialect == "batbox":
         assert tools["MemoryRecall"]["properties"]["limit"]["maximum"] == 10
         assert "kind" not in tools["MemoryRemember"]["properties"]
@@ -161,6 +159,8 @@ def _names(dialect: str) -> set[str]:
             "cancel_intention",
             "entities",
             "neighbourhood",
+            "core_memory",
+            "remember_conversation",
         },
         "batbox": {"MemoryRemember", "MemoryRecall", "MemoryStatus"},
         "chaoscore": {"chaoscore_remember", "chaoscore_recall", "chaoscore_forget"},

@@ -19,9 +19,25 @@ pytestmark = pytest.mark.postgres
 
 @pytest.fixture
 def memory(postgres_url: str, clock: FakeClock) -> Iterator[MemoryService]:
-    settings = Settings(db=postgres_url, embedder="hashing", graph_extractor="rules")
+    # No catch-up before recall: these tests look at the queue before the worker runs
+    # (test_postgres_recall_embeds_a_short_queue_first covers the catch-up).
+    settings = Settings(
+        db=postgres_url, embedder="hashing", graph_extractor="rules", recall_catch_up=0
+    )
     with MemoryService.open(settings, clock=clock) as service:
         yield service
+
+
+def test_postgres_recall_embeds_a_short_queue_first(postgres_url: str, clock: FakeClock) -> None:
+    settings = Settings(db=postgres_url, embedder="hashing", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("The staging database runs in Melbourne")
+        assert service.status().queue["queued"] == 1
+        hits = service.search("staging database Melbourne", limit=5)
+        # The vector went to the database, and this very recall found it there.
+        assert "vector" in hits[0].backends
+        assert service.status().queue["queued"] == 0
+        assert service.status().embeddings == {"hashing-256": 1}
 
 
 def test_postgres_worker_and_hybrid_recall_in_the_database(memory: MemoryService) -> None:

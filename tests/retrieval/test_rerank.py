@@ -123,7 +123,7 @@ def test_rerank_min_score_setting_is_the_default(tmp_path: Path, clock: FakeCloc
 def test_rerank_near_duplicates_collapse_into_one_hit(db_path: Path, clock: FakeClock) -> None:
     with _indexed(db_path, clock) as service:
         first = service.remember("The office wifi password is on the fridge")
-        second = service.remember("The office wifi password is on the fridge")
+        second = service.remember("The office wifi password is on the fridge.")
         third = service.remember("the office WiFi password is on the fridge!")
         other = service.remember("The office printer is on the second floor")
         service.new_worker().run_until_idle()

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import httpx
 from PIL import Image, ImageStat
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver import Chrome
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -69,9 +69,15 @@ def chromium(profile: Path, downloads: Path) -> Iterator[Chrome]:
 
 
 def wait_for(driver: Chrome, condition: Callable[[Chrome], T | None], what: str) -> T:
-    """Wait (bounded) until ``condition`` returns something truthy; fail naming ``what``."""
+    """Wait (bounded) until ``condition`` returns something truthy; fail naming ``what``.
+
+    An element replaced while the condition looks at it (the page re-rendered) is
+    looked for again, not a failure.
+    """
     try:
-        result = WebDriverWait(driver, WAIT_SECONDS).until(condition)
+        result = WebDriverWait(
+            driver, WAIT_SECONDS, ignored_exceptions=[StaleElementReferenceException]
+        ).until(condition)
     except TimeoutException:
         raise AssertionError(f"timed out waiting for {what}") from None
     assert result is not None

@@ -1,22 +1,28 @@
-"""What every ``recalld`` command shares: the state, output helpers, common options."""
+"""What every ``recalld`` command shares: the state, JSON output, option parsing.
+
+Nothing heavy is imported here at module level (no service, no rich): a
+command pays only for what it uses, so ``recalld --version``, ``stats`` and
+``get`` start fast (``bench/cli_bench.py`` measures them).
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import BaseModel
-from rich.console import Console
-from rich.table import Table
 
-from recalld import _validate as check
-from recalld.config import Settings
 from recalld.errors import ValidationError
-from recalld.model import Filters, Hit, Memory
-from recalld.service import MemoryService
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from recalld.config import Settings
+    from recalld.model import Filters
+    from recalld.service import MemoryService
 
 CommandT = TypeVar("CommandT", bound=Callable[..., Any])
 
@@ -27,20 +33,90 @@ class _State:
 
     settings: Settings
     service: MemoryService | None = None
-    console: Console = field(default_factory=Console)
+    _console: Console | None = field(default=None, repr=False)
+
+    @property
+    def console(self) -> Console:
+        """Where human output goes (stdout); rich is imported on first use."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console()
+        return self._console
 
     def memory(self) -> MemoryService:
+        """The service, opened on first use; says on stderr when the database is new."""
         if self.service is None:
-            self.service = MemoryService.open(self.settings)
+            from recalld.service import MemoryService
+
+            migrations = MigrationProgress()
+            try:
+                self.service = MemoryService.open(self.settings, on_migration=migrations)
+            finally:
+                migrations.stop()
+            if self.service.store.created:
+                click.echo(f"created a new database at {self.service.store.location()}", err=True)
         return self.service
 
     def close(self) -> None:
+        """Close the service if it was opened."""
         if self.service is not None:
             self.service.close()
             self.service = None
 
 
+def error_console() -> Console:
+    """A rich console on stderr (progress bars, warnings)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def progress_bar(description: str, *, unit: str = "") -> Progress:
+    """A rich progress bar on stderr: shown only on a terminal, gone when done."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    console = error_console()
+    columns: list[Any] = [TextColumn(description), BarColumn()]
+    columns.append(
+        TextColumn("{task.percentage:>3.0f}%") if unit == "bytes" else MofNCompleteColumn()
+    )
+    columns.append(TimeRemainingColumn())
+    return Progress(*columns, console=console, transient=True, disable=not console.is_terminal)
+
+
+class MigrationProgress:
+    """``on_migration(done, total)`` for the store: a bar while schema migrations run."""
+
+    def __init__(self) -> None:
+        self._progress: Progress | None = None
+        self._task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if total <= 0:
+            return
+        if self._progress is None:
+            self._progress = progress_bar("migrating the database")
+            self._progress.start()
+            self._task = self._progress.add_task("migrate", total=total)
+        self._progress.update(self._task, completed=done)
+
+    def stop(self) -> None:
+        """Take the bar down (the migrations are done, or failed)."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
 def _print_json(value: Any) -> None:
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         text = value.model_dump_json()
     elif isinstance(value, list):
@@ -76,6 +152,8 @@ def _parse_place(value: str | None) -> dict[str, Any] | None:
 
 
 def _parse_meta(value: str | None) -> dict[str, Any] | None:
+    from recalld import _validate as check
+
     if value is None:
         return None
     try:
@@ -91,6 +169,7 @@ def _filters_options(command: CommandT) -> CommandT:
     options = [
         click.option("--kind", help="only this kind"),
         click.option("--category", help="only this category"),
+        click.option("--speaker", "speaker_filter", help="only what this speaker said"),
         click.option("--tag", "tags_any", multiple=True, help="has any of these tags (repeat)"),
         click.option("--all-tags", "tags_all", multiple=True, help="has every one of these tags"),
         click.option("--since", help="at >= this ISO 8601 time"),
@@ -104,9 +183,12 @@ def _filters_options(command: CommandT) -> CommandT:
 
 
 def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:
+    from recalld.model import Filters
+
     return Filters(
         kind=options.pop("kind"),
         category=options.pop("category"),
+        speaker=options.pop("speaker_filter"),
         tags_any=list(options.pop("tags_any")),
         tags_all=list(options.pop("tags_all")),
         since=options.pop("since"),
@@ -115,46 +197,6 @@ def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:
         created_until=options.pop("created_until"),
         include_expired=include_expired,
     )
-
-
-def _memory_table(memories: list[Memory], scores: list[float] | None = None) -> Table:
-    table = Table(show_lines=False)
-    table.add_column("id", style="cyan", no_wrap=True)
-    if scores is not None:
-        table.add_column("score", justify="right")
-    table.add_column("when", no_wrap=True)
-    table.add_column("kind")
-    table.add_column("tags")
-    table.add_column("content")
-    for index, memory in enumerate(memories):
-        when = (memory.at or memory.created_at).strftime("%Y-%m-%d %H:%M")
-        title = f"[bold]{memory.title}[/bold]: " if memory.title else ""
-        row = [memory.id]
-        if scores is not None:
-            row.append(f"{scores[index]:.3f}")
-        row += [when, memory.kind, ", ".join(memory.tags), title + memory.content]
-        table.add_row(*row)
-    return table
-
-
-def _show_hits(state: _State, hits: list[Hit], as_json: bool) -> None:
-    if as_json:
-        _print_json(hits)
-    elif not hits:
-        state.console.print("no memories match")
-    else:
-        state.console.print(
-            _memory_table([hit.memory for hit in hits], [hit.score for hit in hits])
-        )
-
-
-def _show_memory(state: _State, memory: Memory, as_json: bool) -> None:
-    if as_json:
-        _print_json(memory)
-        return
-    for name, value in memory.model_dump(mode="json").items():
-        if value not in (None, [], {}):
-            state.console.print(f"[bold]{name}[/bold]: {value}", highlight=False)
 
 
 pass_state = click.make_pass_decorator(_State)

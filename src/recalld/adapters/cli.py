@@ -1,42 +1,37 @@
 """The ``recalld`` command line (click). Also reachable as ``python -m recalld``.
 
 Every command takes ``--db`` (env ``RECALLD_DB``) and ``--namespace`` (env
-``RECALLD_NAMESPACE``) from the group, prints readable output by default and
-one JSON document with ``--json``. Errors print one line to stderr and exit 1.
+``RECALLD_NAMESPACE``) from the group, prints readable output by default (rich
+tables that wrap in 80 columns) and one JSON document with ``--json``. Errors
+print one line to stderr and exit 1. Modules are imported by the commands that
+need them, so ``--version``, ``stats`` and ``get`` start fast.
 """
 
 from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from recalld._location import display_location
+from recalld._version import __version__
 from recalld.adapters._cli_support import (
     _filters,
     _filters_options,
     _importance_to_salience,
-    _memory_table,
     _parse_meta,
     _parse_place,
     _print_json,
-    _show_hits,
-    _show_memory,
     _State,
     pass_state,
 )
 from recalld.adapters.cli_context import context_commands
-from recalld.adapters.cli_graph import graph_group, import_mcp_memory
+from recalld.adapters.cli_graph import graph_group
 from recalld.adapters.cli_intentions import intention_commands
 from recalld.adapters.cli_migrate import migrate_command
 from recalld.adapters.cli_servers import server_commands
-from recalld.config import Settings
+from recalld.adapters.cli_transfer import transfer_commands
 from recalld.errors import RecalldError
 
 __all__ = ["cli", "main"]
@@ -54,12 +49,18 @@ __all__ = ["cli", "main"]
     envvar="RECALLD_NAMESPACE",
     help="namespace to read and write [env RECALLD_NAMESPACE; default: default]",
 )
-@click.version_option(package_name="recalld")
+@click.version_option(__version__, prog_name="recalld")
 @click.pass_context
 def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
-    """recalld: long-term memory for AI agents, in one SQLite file."""
+    """recalld: long-term memory for AI agents, in one SQLite file (or PostgreSQL).
+
+    Start with `recalld serve` (REST API, web UI, MCP at /mcp) or `recalld mcp`
+    (an MCP server on stdio, for Claude Desktop, Claude Code, Cursor ...).
+    """
     if isinstance(context.obj, _State):
         return  # inside `recalld shell`: keep the shell's open database
+    from recalld.config import Settings
+
     overrides: dict[str, Any] = {}
     if db is not None:
         overrides["db"] = db
@@ -127,7 +128,9 @@ def remember(
     if as_json:
         _print_json(receipt)
     else:
-        state.console.print(f"{receipt.status} {receipt.id} (seq {receipt.seq})", highlight=False)
+        from recalld.adapters.cli_output import describe_receipt
+
+        click.echo(describe_receipt(receipt))
 
 
 MIN_SCORE_HELP = "only hits scoring at least this, 0-1 [default: RECALLD_MIN_SCORE]"
@@ -152,7 +155,12 @@ def _query_command(name: str, touches: bool) -> click.Command:
         memory = state.memory()
         action = memory.recall if touches else memory.search
         hits = action(query, filters=_filters(options), limit=limit, min_score=min_score)
-        _show_hits(state, hits, as_json)
+        if as_json:
+            _print_json(hits)
+        else:
+            from recalld.adapters.cli_output import show_hits
+
+            show_hits(state.console, hits)
 
     command.__doc__ = (
         "Find memories relevant to QUERY (counts an access of each result)."
@@ -220,6 +228,15 @@ def get(
     _show_memory(state, state.memory().get(memory_id, key=key, seq=seq), as_json)
 
 
+def _show_memory(state: _State, memory: Any, as_json: bool) -> None:
+    if as_json:
+        _print_json(memory)
+    else:
+        from recalld.adapters.cli_output import show_memory
+
+        show_memory(state.console, memory)
+
+
 @cli.command()
 @click.argument("memory_id")
 @click.option("--content", help="new content")
@@ -276,16 +293,15 @@ def forget(state: _State, memory_id: str, as_json: bool) -> None:
     if as_json:
         _print_json(forgotten)
     elif not forgotten.deleted:
-        state.console.print(f"no memory {memory_id}")
+        click.echo(f"no memory {memory_id}")
     elif forgotten.scrub == "pending":
-        state.console.print(
+        click.echo(
             "forgotten; scrubbing its bytes from the database files is pending (another"
             " reader holds an older snapshot): the next recalld process to open the database,"
-            " or a running server, finishes it (`recalld stats` shows pending scrubs)",
-            highlight=False,
+            " or a running server, finishes it (`recalld stats` shows pending scrubs)"
         )
     else:
-        state.console.print("forgotten")
+        click.echo("forgotten")
     if not forgotten.deleted and not as_json:
         sys.exit(1)
 
@@ -315,11 +331,13 @@ def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
             _print_json(page)
             return
         if not page.memories:
-            state.console.print("no memories")
+            click.echo("no memories")
             return
-        state.console.print(_memory_table(page.memories))
+        from recalld.adapters.cli_output import memory_table
+
+        state.console.print(memory_table(page.memories))
         if page.next_cursor:
-            state.console.print(f"more: --cursor {page.next_cursor}", highlight=False)
+            click.echo(f"more: --cursor {page.next_cursor}")
 
     command.__doc__ = doc
     return cli.command(name)(command)
@@ -341,80 +359,9 @@ def stats(state: _State, all_namespaces: bool, as_json: bool) -> None:
     if as_json:
         _print_json(result)
         return
-    for name, value in result.model_dump().items():
-        state.console.print(f"[bold]{name}[/bold]: {value}", highlight=False)
+    from recalld.adapters.cli_output import show_stats
 
-
-@cli.command("export")
-@click.argument(
-    "file", type=click.Path(dir_okay=False, writable=True, allow_dash=True), default="-"
-)
-@click.option("--all-namespaces", is_flag=True, help="export every namespace (admin)")
-@pass_state
-def export_command(state: _State, file: str, all_namespaces: bool) -> None:
-    """Write every live memory as JSON lines to FILE (default: stdout)."""
-    memory = state.memory()
-    namespaces = memory.namespaces() if all_namespaces else None
-    problems: list[str] = []
-    with click.open_file(file, "w", encoding="utf-8") as output:
-        for line in memory.export(namespaces, on_problem=problems.append):
-            output.write(line + "\n")
-    # Every row was written; a row that could not be rendered as stored is named here,
-    # so a backup is never silently different from the database.
-    for problem in problems:
-        click.echo(f"warning: {problem}", err=True)
-    if problems:
-        sys.exit(1)
-
-
-def _lines_with_progress(path: Path, progress: Progress) -> Iterator[str]:
-    task = progress.add_task("importing", total=path.stat().st_size)
-    with path.open("rb") as source:
-        for raw in source:
-            progress.advance(task, len(raw))
-            yield raw.decode("utf-8", errors="replace")
-
-
-@cli.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--format",
-    "file_format",
-    type=click.Choice(["recalld", "mcp-memory"]),
-    default="recalld",
-    show_default=True,
-    help="recalld: `recalld export` lines; mcp-memory: the MCP memory server's memory.jsonl",
-)
-@click.option("--json", "as_json", is_flag=True, help="print the import report as JSON")
-@pass_state
-def import_command(state: _State, file: Path, file_format: str, as_json: bool) -> None:
-    """Import memories from a JSONL FILE written by `recalld export` (idempotent by id)."""
-    if file_format == "mcp-memory":
-        import_mcp_memory(state, file, as_json)
-        return
-    memory = state.memory()
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.percentage:>3.0f}%"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=as_json or file.stat().st_size < 1_000_000,
-    )
-    with progress:
-        report = memory.import_lines(_lines_with_progress(file, progress))
-    if as_json:
-        _print_json(report)
-    else:
-        state.console.print(
-            f"created {report.created}, updated {report.updated},"
-            f" unchanged {report.unchanged}, errors {len(report.errors)}",
-            highlight=False,
-        )
-        for error in report.errors:
-            click.echo(f"line {error.line}: {error.error}", err=True)
-    if report.errors:
-        sys.exit(1)
+    show_stats(state.console, result)
 
 
 @cli.command()
@@ -424,10 +371,10 @@ def shell(state: _State) -> None:
     memory = state.memory()
     stats_now = memory.stats()
     state.console.print(
-        f"recalld on {display_location(state.settings.db)}"
-        f" (namespace {state.settings.namespace!r},"
+        f"recalld on {memory.store.location()} (namespace {state.settings.namespace},"
         f" {stats_now.count} memories). Type `help`, or `quit` to leave.",
         highlight=False,
+        markup=False,
     )
     while True:
         try:
@@ -457,6 +404,7 @@ for _command in (
     *server_commands,
     *context_commands,
     *intention_commands,
+    *transfer_commands,
     graph_group,
     migrate_command,
 ):

@@ -13,7 +13,6 @@ from recalld.adapters._cli_support import (
     CommandT,
     _parse_place,
     _print_json,
-    _show_memory,
     _State,
     pass_state,
 )
@@ -178,7 +177,12 @@ def experience(
         audio=audio,
         biometrics=_biometrics(biometrics),
     )
-    _show_memory(state, memory, as_json)
+    if as_json:
+        _print_json(memory)
+    else:
+        from recalld.adapters.cli_output import show_memory
+
+        show_memory(state.console, memory)
 
 
 @click.command()

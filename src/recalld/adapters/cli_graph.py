@@ -1,16 +1,12 @@
-"""``recalld graph ...`` (browse and rebuild the knowledge graph) and the ``mcp-memory`` import."""
+"""``recalld graph ...``: browse and rebuild the knowledge graph."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import click
-from rich.table import Table
 
 from recalld.adapters._cli_support import _print_json, _State, pass_state
 
-__all__ = ["graph_group", "import_mcp_memory"]
+__all__ = ["graph_group"]
 
 
 @click.group("graph")
@@ -41,6 +37,8 @@ def graph_entities(
     if not page.entities:
         state.console.print("no entities")
         return
+    from rich.table import Table
+
     table = Table()
     for column in ("name", "type", "mentions", "observations", "declared"):
         table.add_column(column)
@@ -113,6 +111,8 @@ def graph_relations(
     if not page.relations:
         state.console.print("no relations")
         return
+    from rich.table import Table
+
     table = Table()
     for column in ("subject", "predicate", "object", "sources", "at"):
         table.add_column(column)
@@ -148,23 +148,3 @@ def graph_rebuild(state: _State, all_namespaces: bool, run_now: bool, as_json: b
         if run_now:
             message += f"; extracted {extracted}"
         state.console.print(message, highlight=False)
-
-
-def import_mcp_memory(state: _State, file: Path, as_json: bool) -> None:
-    """Import the MCP memory server's ``memory.jsonl`` (``recalld import --format mcp-memory``)."""
-    with file.open("rb") as source:
-        lines = (raw.decode("utf-8", errors="replace") for raw in source)
-        report = state.memory().knowledge.import_jsonl(lines)
-    if as_json:
-        _print_json(report)
-    else:
-        state.console.print(
-            f"entities {report.entities}, observations {report.observations},"
-            f" relations {report.relations}, unchanged {report.unchanged},"
-            f" errors {len(report.errors)}",
-            highlight=False,
-        )
-        for error in report.errors:
-            click.echo(f"line {error.line}: {error.error}", err=True)
-    if report.errors:
-        sys.exit(1)

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from recalld.adapters._cli_support import _parse_place, _print_json, _State, pass_state
-from recalld.intentions import Intention
-from recalld.intentions.model import (
-    MentionTrigger,
-    PlaceTrigger,
-    SignalTrigger,
-    TagTrigger,
-    TimeTrigger,
-    Trigger,
-)
+
+if TYPE_CHECKING:
+    from recalld.intentions import Intention
+    from recalld.intentions.model import Trigger
 
 
 def _describe(trigger: Trigger) -> str:
+    from recalld.intentions.model import (
+        MentionTrigger,
+        PlaceTrigger,
+        SignalTrigger,
+        TagTrigger,
+        TimeTrigger,
+    )
+
     if isinstance(trigger, PlaceTrigger):
         return f"within {trigger.radius_m:g} m of {trigger.lat:.5f},{trigger.lon:.5f}"
     if isinstance(trigger, TimeTrigger):

@@ -1,19 +1,21 @@
-"""``recalld migrate``: copy a database to another store (SQLite ↔ PostgreSQL), with progress."""
+"""``recalld migrate``: bring the schema up to date, or copy a database to another store
+(SQLite ↔ PostgreSQL), with progress bars.
+
+The heavy imports (rich, the copier, the stores) happen inside the command, so
+commands that do not migrate start fast.
+"""
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from recalld._location import display_location, is_postgres_url
 from recalld.adapters._cli_support import _print_json, _State, pass_state
-from recalld.config import Settings
-from recalld.errors import ValidationError
-from recalld.moving import copy_store
-from recalld.store.factory import open_store
+
+if TYPE_CHECKING:
+    from recalld.config import Settings
 
 __all__ = ["migrate_command"]
 
@@ -22,20 +24,72 @@ __all__ = ["migrate_command"]
 @click.option(
     "--to",
     "destination",
-    required=True,
-    help="the database to copy into: a postgresql:// URL or a SQLite file path",
+    help="the database to copy into: a postgresql:// URL or a SQLite file path"
+    " [default: only bring --db's schema up to date]",
 )
 @click.option(
     "--from",
     "origin",
     help="the database to copy from [default: --db / RECALLD_DB]",
 )
-@click.option("--json", "as_json", is_flag=True, help="print rows copied per table as JSON")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='print rows copied per table (with --to), else {"database", "schema_version", "created"}',
+)
 @pass_state
-def migrate_command(state: _State, destination: str, origin: str | None, as_json: bool) -> None:
-    """Copy every memory, vector, job, core memory, context feature, token hash, intention
-    and graph row into another database (PostgreSQL and back). Safe to run again: what is
-    already there is skipped, so an interrupted copy resumes."""
+def migrate_command(
+    state: _State, destination: str | None, origin: str | None, as_json: bool
+) -> None:
+    """Without --to: apply pending schema migrations now (every command does it when it
+    opens the database; this shows a progress bar for a large one and exits).
+
+    With --to: copy every memory, vector, job, core memory, context feature, token hash,
+    intention and graph row into another database (PostgreSQL and back). Safe to run
+    again: what is already there is skipped, so an interrupted copy resumes."""
+    if destination is None:
+        if origin is not None:
+            raise click.UsageError("--from needs --to (the database to copy into)")
+        _upgrade_schema(state, as_json)
+    else:
+        _copy(state, destination, origin, as_json)
+
+
+def _upgrade_schema(state: _State, as_json: bool) -> None:
+    from recalld.adapters._cli_support import MigrationProgress
+    from recalld.store.factory import open_store
+
+    migrations = MigrationProgress()
+    try:
+        store = open_store(state.settings, on_migration=migrations)
+    finally:
+        migrations.stop()
+    try:
+        result = {
+            "database": store.location(),
+            "schema_version": store.schema_version,
+            "created": store.created,
+        }
+    finally:
+        store.close()
+    if as_json:
+        _print_json(result)
+    else:
+        verb = "created" if result["created"] else "up to date:"
+        click.echo(f"{verb} {result['database']} (schema {result['schema_version']})")
+
+
+def _copy(state: _State, destination: str, origin: str | None, as_json: bool) -> None:
+    from contextlib import ExitStack
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+
+    from recalld._location import display_location
+    from recalld.errors import ValidationError
+    from recalld.moving import copy_store
+    from recalld.store.factory import open_store
+
     source_settings = state.settings if origin is None else _with_db(state.settings, origin)
     target_settings = _with_db(state.settings, destination)
     if display_location(source_settings.db) == display_location(target_settings.db):
@@ -72,5 +126,7 @@ def migrate_command(state: _State, destination: str, origin: str | None, as_json
 
 
 def _with_db(settings: Settings, location: str) -> Settings:
+    from recalld._location import is_postgres_url
+
     database: Path | str = location.strip() if is_postgres_url(location) else Path(location)
     return settings.model_copy(update={"db": database})

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 
-from recalld.adapters._cli_support import _print_json, _State, pass_state
-from recalld.service import MemoryService
+from recalld.adapters._cli_support import _print_json, _State, pass_state, progress_bar
+
+if TYPE_CHECKING:
+    from recalld.config import Settings
+    from recalld.service import MemoryService
+    from recalld.worker import Worker, WorkerReport
+
+
+def _names(values: Sequence[str]) -> list[str]:
+    """Repeated or comma-separated option values, as one list."""
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 @click.command("mcp")
@@ -30,23 +40,44 @@ from recalld.service import MemoryService
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address")
 @click.option("--port", default=8766, show_default=True, type=int, help="HTTP port")
+@click.option(
+    "--namespaces",
+    "namespaces",
+    multiple=True,
+    help="namespaces the native tools may name per call (namespace, user_id, agent_id),"
+    " besides the server's own; * for any. Repeat or comma-separate.",
+)
 @pass_state
 def mcp_command(
-    state: _State, transport: str, dialects: tuple[str, ...], host: str, port: int
+    state: _State,
+    transport: str,
+    dialects: tuple[str, ...],
+    host: str,
+    port: int,
+    namespaces: tuple[str, ...],
 ) -> None:
     """Serve recalld as an MCP server (stdio by default; logs go to stderr)."""
     from recalld.adapters.mcp_server import build_server, run_server
+    from recalld.service import MemoryService
 
-    names = [name.strip() for value in dialects for name in value.split(",") if name.strip()]
+    names = _names(dialects)
     # A long-running server embeds new memories itself (worker thread) and fires
     # time-only intentions when they come due (scheduler thread).
     settings = state.settings.model_copy(update={"worker_thread": True, "scheduler_thread": True})
+
+    def open_service() -> MemoryService:
+        service = MemoryService.open(settings)
+        if service.store.created:
+            click.echo(f"created a new database at {service.store.location()}", err=True)
+        return service
+
     # Over HTTP the caller may be another machine: media must be base64, never a path
     # on this one (stdio's client is the local user who launched the server).
     server = build_server(
-        lambda: MemoryService.open(settings),
+        open_service,
         names or ["native"],
         media_paths=transport == "stdio",
+        namespaces=_names(namespaces),
     )
     run_server(server, transport="http" if transport == "http" else "stdio", host=host, port=port)
 
@@ -84,10 +115,50 @@ def serve_command(
         update={"worker_thread": True, "scheduler_thread": True}
     )
     settings = state.settings.model_copy(update=overrides)
-    names = [n.strip() for value in mcp_dialects for n in value.split(",") if n.strip()]
+    names = _names(mcp_dialects) or ["native"]
     service = state.memory()
-    mount = mcp_mount(service, settings, names or ["native"])
+    mount = mcp_mount(service, settings, names)
+    for line in banner(service, settings, names):
+        click.echo(line, err=True)
     serve(service, settings, log_level=log_level, extra_mounts=[mount])
+
+
+def banner(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> list[str]:
+    """What `recalld serve` says when it starts: where everything is, how to connect."""
+    from recalld._version import __version__
+    from recalld.adapters._network import bind_address, is_loopback
+    from recalld.tokens import TokenRegistry
+
+    host = settings.host
+    shown_host = f"[{host}]" if ":" in bind_address(host) else host
+    base = f"http://{shown_host}:{settings.port}"
+    active = TokenRegistry.for_store(service.store).any_active()
+    if active:
+        tokens = "required (Authorization: Bearer <token>; `recalld token list`)"
+    elif is_loopback(host):
+        tokens = "not required on this machine (none exists; `recalld token create` adds one)"
+    else:
+        tokens = "required"
+    embedder = service.embedder
+    extractor = service.indexing.extractor
+    worker = service.worker
+    return [
+        f"recalld {__version__}",
+        f"  database   {service.store.location()}" + (" (new)" if service.store.created else ""),
+        f"  REST API   {base}/v1  (OpenAPI: {base}/openapi.json)",
+        f"  API docs   {base}/docs",
+        f"  web UI     {base}/",
+        f"  MCP        {base}/mcp  (streamable HTTP; dialects: {', '.join(dialects)})",
+        f"  tokens     {tokens}",
+        "  embedder   " + ("none: keyword recall only" if embedder is None else f"{embedder.name}"),
+        "  graph      " + ("off" if extractor is None else extractor.name),
+        "  worker     "
+        + (
+            "a thread of this server embeds and extracts new memories"
+            if worker is not None
+            else "none (nothing to embed or extract)"
+        ),
+    ]
 
 
 @click.group("token")
@@ -132,6 +203,8 @@ def token_list(state: _State, as_json: bool) -> None:
     if as_json:
         _print_json(tokens)
         return
+    from rich.table import Table
+
     table = Table()
     for column in ("id", "name", "scopes", "created", "last used", "revoked"):
         table.add_column(column)
@@ -187,14 +260,17 @@ def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_j
         _schedule_only(until_idle, reminders, as_json)
         return
     worker = service.new_worker()
-    try:
-        if until_idle:
-            report = worker.run_until_idle()
-        else:
-            worker.run_forever()
+    bar = progress_bar("embedding and extracting")
+    with bar:
+        step = _WorkerProgress(service, worker, bar)
+        try:
+            if until_idle:
+                report = worker.run_until_idle(on_step=step)
+            else:
+                worker.run_forever(on_step=step)
+                report = worker.report
+        except KeyboardInterrupt:
             report = worker.report
-    except KeyboardInterrupt:
-        report = worker.report
     result = {
         "worker": worker.id,
         "reminders": reminders,
@@ -207,7 +283,43 @@ def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_j
     if as_json:
         _print_json(result)
     else:
-        click.echo(" ".join(f"{name}={value}" for name, value in result.items()), err=True)
+        click.echo(
+            f"worker {worker.id}: embedded {report.processed}, extracted {report.extracted},"
+            f" failed {report.failed_for_good} (retried {report.failed_attempts}),"
+            f" reminders fired {reminders}",
+            err=True,
+        )
+
+
+class _WorkerProgress:
+    """Follows a worker on a progress bar: jobs done of the jobs pending when it started
+    (including what its backfill queued after a model change), growing if more arrive."""
+
+    def __init__(self, service: MemoryService, worker: Worker, bar: Any) -> None:
+        self._service = service
+        self._worker = worker
+        self._bar = bar
+        self._task: Any = None
+        self._total = 0
+
+    def _pending(self) -> int:
+        store = self._service.store
+        pending = 0
+        embedder = self._service.embedder
+        if embedder is not None:
+            pending += store.semantic.pending_jobs(embedder.name)
+        if self._service.indexing.extractor is not None:
+            jobs = store.graph.counts(store.namespaces(), 0).jobs_by_state
+            pending += jobs.get("queued", 0) + jobs.get("running", 0)
+        return pending
+
+    def __call__(self, report: WorkerReport) -> None:
+        done = report.processed + report.extracted + report.failed_for_good
+        if self._task is None:
+            self._total = done + self._pending()
+            self._task = self._bar.add_task("work", total=max(self._total, 1))
+        self._total = max(self._total, done)
+        self._bar.update(self._task, completed=done, total=max(self._total, 1))
 
 
 def _schedule_only(until_idle: bool, reminders: int, as_json: bool) -> None:
@@ -223,7 +335,7 @@ def _schedule_only(until_idle: bool, reminders: int, as_json: bool) -> None:
     if as_json:
         _print_json(result)
     else:
-        click.echo(" ".join(f"{name}={value}" for name, value in result.items()), err=True)
+        click.echo(f"no embedder and no graph extractor: reminders fired {reminders}", err=True)
 
 
 @click.command("status")
@@ -237,8 +349,9 @@ def status_command(state: _State, all_namespaces: bool, as_json: bool) -> None:
     if as_json:
         _print_json(result)
         return
-    for name, value in result.model_dump(mode="json").items():
-        state.console.print(f"[bold]{name}[/bold]: {value}", highlight=False)
+    from recalld.adapters.cli_output import show_status
+
+    show_status(state.console, result)
 
 
 server_commands: list[click.Command] = [

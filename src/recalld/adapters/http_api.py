@@ -172,7 +172,7 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, AuthenticationError):
         return _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
     if isinstance(error, PermissionDeniedError):
-        return _error(403, "forbidden", str(error), "namespace")
+        return _error(403, "forbidden", str(error), error.field)
     if isinstance(error, DatabaseUnavailableError):
         logger.error("database unavailable: %s", error)
         return _unavailable()

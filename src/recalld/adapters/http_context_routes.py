@@ -23,10 +23,13 @@ from recalld._schema import DATE_TIME, NO_NUL_PATTERN, TEXT_PATTERN, extra, null
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
 from recalld.adapters.http_routes import (
     COMMON_ERRORS,
+    AgentQuery,
     Credentials,
     NamespaceHeader,
+    NamespaceQuery,
     ReadNamespace,
     Service,
+    UserQuery,
     WriteNamespace,
     authorized_namespaces,
 )
@@ -326,12 +329,23 @@ def pending_recollections(
     namespace_header: NamespaceHeader = None,
     drain: Annotated[bool, Query(description="remove what is returned (false: peek)")] = True,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    query: NamespaceQuery = None,
+    user_id: UserQuery = None,
+    agent_id: AgentQuery = None,
 ) -> list[Recollection]:
     """Queued recollections, oldest first; ``drain=true`` delivers each exactly once.
 
     Draining changes the queue, so it needs write access; peeking needs read.
     """
-    namespace = authorized_namespaces(request, namespace_header, write=drain, several=False)[0]
+    namespace = authorized_namespaces(
+        request,
+        namespace_header,
+        write=drain,
+        several=False,
+        query=query,
+        user_id=user_id,
+        agent_id=agent_id,
+    )[0]
     return service.recollections.pending(drain=drain, limit=limit, namespace=namespace)
 
 

@@ -26,6 +26,7 @@ from recalld._schema import (
     nullable,
     replaced,
 )
+from recalld._validate import unpaired_surrogate
 from recalld.errors import ValidationError
 from recalld.model import (
     MAX_TTL_SECONDS,
@@ -103,33 +104,6 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 # -- strict JSON bodies -------------------------------------------------------
-
-
-def unpaired_surrogate(value: Any, path: str = "") -> str | None:
-    """The path of the first string in ``value`` holding a lone UTF-16 surrogate, if any.
-
-    JSON escapes such as ``"\\ud800"`` decode to strings UTF-8 cannot encode; they
-    are refused at the edge instead of failing deep in the database driver.
-    """
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return path or "body"
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = unpaired_surrogate(key, path or "body") or unpaired_surrogate(
-                item, f"{path}.{key}" if path else str(key)
-            )
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = unpaired_surrogate(item, f"{path}[{index}]")
-            if found is not None:
-                return found
-    return None
 
 
 def refuse_constant(name: str) -> Any:

@@ -39,9 +39,9 @@ from recalld.adapters.http_models import (
     QueueStatus,
     StrictJSONRoute,
     error_responses,
-    unpaired_surrogate,
 )
 from recalld.config import Settings
+from recalld.conversations import Conversation, ConversationReport
 from recalld.errors import AuthenticationError, NotFoundError, ValidationError
 from recalld.model import (
     KEY_MAX_CHARS,
@@ -49,7 +49,6 @@ from recalld.model import (
     Filters,
     Forgotten,
     Hit,
-    ImportLineError,
     ImportReport,
     Memory,
     MemoryPatch,
@@ -58,6 +57,8 @@ from recalld.model import (
     Receipt,
     Stats,
 )
+from recalld.scoping import ID_PATTERN as SCOPE_ID_PATTERN
+from recalld.scoping import mem0_namespace, requested_namespace
 from recalld.service import MemoryService
 from recalld.tokens import CALLER_STATE_KEY, Caller
 
@@ -117,40 +118,168 @@ NamespacesHeader = Annotated[
 ]
 
 
+# Per-call scope in the query string: ``namespace``, or mem0's ``user_id``/``agent_id``
+# (see recalld.scoping), the same on every /v1 route as in the native MCP tools.
+NamespaceQuery = Annotated[
+    str | None,
+    Query(
+        alias="namespace",
+        description="the namespace to work in (instead of the X-Recalld-Namespace header)",
+        json_schema_extra={"pattern": f"^{_ONE_NAMESPACE}$"},
+    ),
+]
+NamespacesQuery = Annotated[
+    str | None,
+    Query(
+        alias="namespace",
+        description="one namespace, or several separated by commas (instead of the header)",
+        json_schema_extra={"pattern": f"^{_ONE_NAMESPACE}(,{_ONE_NAMESPACE})*$"},
+    ),
+]
+UserQuery = Annotated[
+    str | None,
+    Query(
+        alias="user_id",
+        description="mem0-style scope: works in namespace user:<id> (user:<id>/agent:<id>"
+        " with agent_id)",
+        json_schema_extra={"pattern": f"^{SCOPE_ID_PATTERN}$"},
+    ),
+]
+AgentQuery = Annotated[
+    str | None,
+    Query(
+        alias="agent_id",
+        description="mem0-style scope: works in namespace agent:<id>",
+        json_schema_extra={"pattern": f"^{SCOPE_ID_PATTERN}$"},
+    ),
+]
+
+
 def authorized_namespaces(
-    request: Request, header: str | None, *, write: bool, several: bool
+    request: Request,
+    header: str | None,
+    *,
+    write: bool,
+    several: bool,
+    query: str | None = None,
+    user_id: str | None = None,
+    agent_id: str | None = None,
 ) -> list[str]:
-    """The namespaces the request names (header, else the default), checked against its token."""
+    """The namespaces the request names (the query's ``namespace``/``user_id``/``agent_id``,
+    else the header, else the default), checked against its token.
+
+    Naming the namespace both in the header and in the query is allowed only when they
+    agree; a namespace the token may not use is refused naming the argument that named it.
+    """
     caller = _caller(request)
     text = header.strip() if header is not None and header.strip() else None
-    names = [_settings(request).namespace] if text is None else text.split(",")
+    from_header = None if text is None else [name.strip() for name in text.split(",")]
+    field = "namespace"
+    names = from_header or [_settings(request).namespace]
+    if query is not None or user_id is not None or agent_id is not None:
+        for value, argument in ((query, "namespace"), (user_id, "user_id"), (agent_id, "agent_id")):
+            if value is not None and not value.isascii():
+                # What the published pattern says (\w is ASCII in JSON Schema's regexes).
+                raise ValidationError(
+                    argument, f"in the query string, give ASCII letters and digits (got {value!r})"
+                )
+        if query is not None and (user_id is not None or agent_id is not None):
+            requested_namespace(query, user_id, agent_id)  # raises, naming the arguments
+        if query is not None:
+            named = query.split(",")  # exactly as given: the pattern allows no spaces
+        else:
+            mapped = mem0_namespace(user_id, agent_id)
+            assert mapped is not None
+            named = [mapped]
+            field = "user_id" if user_id is not None else "agent_id"
+        if from_header is not None and from_header != named:
+            raise ValidationError(
+                field,
+                f"names {', '.join(named)!r} but the {NAMESPACE_HEADER} header names"
+                f" {', '.join(from_header)!r}; give one of them",
+            )
+        names = named
     if len(names) > 1 and not several:
-        raise ValidationError("namespace", "this endpoint works in exactly one namespace")
-    namespaces = [check.namespace(name.strip()) for name in names]
+        raise ValidationError(field, "this endpoint works in exactly one namespace")
+    namespaces = [check.namespace(name) for name in names]
     for namespace in namespaces:
-        caller.authorize(namespace, write=write)
+        caller.authorize(namespace, write=write, field=field)
     return list(dict.fromkeys(namespaces))
 
 
 async def _read_namespace(
+    request: Request,
+    _credentials: Credentials,
+    namespace: NamespaceHeader = None,
+    query: NamespaceQuery = None,
+    user_id: UserQuery = None,
+    agent_id: AgentQuery = None,
+) -> str:
+    return authorized_namespaces(
+        request,
+        namespace,
+        write=False,
+        several=False,
+        query=query,
+        user_id=user_id,
+        agent_id=agent_id,
+    )[0]
+
+
+async def _write_namespace(
+    request: Request,
+    _credentials: Credentials,
+    namespace: NamespaceHeader = None,
+    query: NamespaceQuery = None,
+    user_id: UserQuery = None,
+    agent_id: AgentQuery = None,
+) -> str:
+    return authorized_namespaces(
+        request,
+        namespace,
+        write=True,
+        several=False,
+        query=query,
+        user_id=user_id,
+        agent_id=agent_id,
+    )[0]
+
+
+async def _read_namespaces(
+    request: Request,
+    _credentials: Credentials,
+    namespace: NamespacesHeader = None,
+    query: NamespacesQuery = None,
+    user_id: UserQuery = None,
+    agent_id: AgentQuery = None,
+) -> list[str]:
+    return authorized_namespaces(
+        request,
+        namespace,
+        write=False,
+        several=True,
+        query=query,
+        user_id=user_id,
+        agent_id=agent_id,
+    )
+
+
+async def _header_read_namespace(
     request: Request, _credentials: Credentials, namespace: NamespaceHeader = None
 ) -> str:
     return authorized_namespaces(request, namespace, write=False, several=False)[0]
 
 
-async def _write_namespace(
+async def _header_write_namespace(
     request: Request, _credentials: Credentials, namespace: NamespaceHeader = None
 ) -> str:
     return authorized_namespaces(request, namespace, write=True, several=False)[0]
 
 
-async def _read_namespaces(
-    request: Request, _credentials: Credentials, namespace: NamespacesHeader = None
-) -> list[str]:
-    return authorized_namespaces(request, namespace, write=False, several=True)
-
-
 Service = Annotated[MemoryService, Depends(_service)]
+# batbox's own routes keep their shapes: the namespace comes from the header only.
+BatboxReadNamespace = Annotated[str, Depends(_header_read_namespace)]
+BatboxWriteNamespace = Annotated[str, Depends(_header_write_namespace)]
 ReadNamespace = Annotated[str, Depends(_read_namespace)]
 WriteNamespace = Annotated[str, Depends(_write_namespace)]
 ReadNamespaces = Annotated[list[str], Depends(_read_namespaces)]
@@ -164,7 +293,9 @@ batbox_router = APIRouter(tags=["batbox"], route_class=StrictJSONRoute, response
 @batbox_router.post(
     "/remember", response_model=Receipt, responses=error_responses(409), summary="Remember"
 )
-def batbox_remember(body: BatboxRemember, service: Service, namespace: WriteNamespace) -> Receipt:
+def batbox_remember(
+    body: BatboxRemember, service: Service, namespace: BatboxWriteNamespace
+) -> Receipt:
     """Store a memory durably; the receipt means "durably written", not "indexed"."""
     try:
         return service.remember(
@@ -184,7 +315,7 @@ def batbox_remember(body: BatboxRemember, service: Service, namespace: WriteName
 
 @batbox_router.post("/recall", response_model=list[BatboxResult], summary="Recall")
 def batbox_recall(
-    body: BatboxRecall, service: Service, namespace: ReadNamespace
+    body: BatboxRecall, service: Service, namespace: BatboxReadNamespace
 ) -> list[BatboxResult]:
     """Memories relevant to ``query``, each with source, kind, captured_at and backend.
 
@@ -210,7 +341,7 @@ def batbox_recall(
 
 
 @batbox_router.get("/status", response_model=BatboxStatus, summary="Status")
-def batbox_status(service: Service, namespace: ReadNamespace) -> BatboxStatus:
+def batbox_status(service: Service, namespace: BatboxReadNamespace) -> BatboxStatus:
     """Counts and the state of the background queue, embeddings and the knowledge graph."""
     stats = service.stats([namespace])
     status = service.status([namespace])
@@ -268,6 +399,7 @@ def list_memories(
     namespace: ReadNamespace,
     kind: str | None = None,
     category: str | None = None,
+    speaker: Annotated[str | None, Query(description="only what this speaker said")] = None,
     tag: Annotated[list[str] | None, Query(description="has any of these tags")] = None,
     all_tag: Annotated[list[str] | None, Query(description="has every one of these")] = None,
     since: Annotated[str | None, Query(description="at >= this time", **TIME_QUERY)] = None,
@@ -290,6 +422,7 @@ def list_memories(
     filters = Filters(
         kind=kind,
         category=category,
+        speaker=speaker,
         tags_any=tag or [],
         tags_all=all_tag or [],
         since=since,
@@ -441,6 +574,9 @@ def export(service: Service, namespaces: ReadNamespaces) -> StreamingResponse:
     return StreamingResponse(lines, media_type=NDJSON)
 
 
+ImportFormat = Literal["auto", "recalld", "mcp-memory", "mem0", "hermes", "chatgpt", "claude"]
+
+
 @v1_router.post(
     "/import",
     response_model=ImportReport,
@@ -452,54 +588,84 @@ def export(service: Service, namespaces: ReadNamespaces) -> StreamingResponse:
         }
     },
 )
-async def import_lines(request: Request, namespace: WriteNamespace) -> ImportReport:
-    """Import JSONL written by ``/v1/export``; a bad line is reported by number, the rest import.
+async def import_memories(
+    request: Request,
+    namespace: WriteNamespace,
+    format: Annotated[
+        ImportFormat,
+        Query(description="auto (told by content), or the format of the body (see the README)"),
+    ] = "auto",
+    name: Annotated[
+        str | None,
+        Query(
+            max_length=255,
+            description="the uploaded file's name (Hermes' MEMORY.md and USER.md are told by it)",
+            json_schema_extra={"pattern": NAME_PATTERN},
+        ),
+    ] = None,
+    include_tools: Annotated[bool, Query(description="chat exports: keep tool messages")] = False,
+    include_system: Annotated[
+        bool, Query(description="chat exports: keep system messages")
+    ] = False,
+) -> ImportReport:
+    """Import the body: a `recalld export` (JSON lines), or another tool's export
+    (``format``: mcp-memory, mem0, hermes, chatgpt, claude; ``auto`` tells them apart).
 
-    A record without a ``namespace`` goes to the header's namespace; one with a
-    namespace the token may not write is refused (that line only).
+    A bad line or item is reported with its number and the rest imports. A record
+    without a ``namespace`` goes to the request's namespace; one the token may not
+    write is refused (that line or item only).
     """
     service = _service(request)
     caller = _caller(request)
     body = await request.body()
     text = body.decode("utf-8", errors="replace")
-    denied: list[ImportLineError] = []
-    # Lines end at "\n" only: JSON strings may hold U+2028 and friends, which
-    # str.splitlines() would also split on.
-    raw_lines = [line.removesuffix("\r") for line in text.split("\n")]
-    lines = list(_permitted_lines(raw_lines, caller, namespace, denied))
-    report = await run_in_threadpool(service.import_lines, lines, namespace=namespace)
-    report.errors = sorted([*report.errors, *denied], key=lambda error: error.line)
-    return report
+    if name is not None:
+        check.name_text(name, "name")
+    return await run_in_threadpool(
+        lambda: service.import_text(
+            text,
+            format=format,
+            name=name,
+            namespace=namespace,
+            may_write=lambda target: caller.can(target, write=True),
+            include_tools=include_tools,
+            include_system=include_system,
+        )
+    )
 
 
-def _permitted_lines(
-    lines: list[str], caller: Caller, default_namespace: str, denied: list[ImportLineError]
-) -> Iterator[str]:
-    """Yield each line, or a blank one (so numbering holds) where the line is refused here."""
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            yield line
-            continue
-        try:
-            data = check.load_json(line, "line")
-        except ValidationError as error:
-            if error.message.startswith("is not JSON"):
-                yield line  # the service reports it as not JSON, with the parser's reason
-                continue
-            denied.append(ImportLineError(line=number, error=str(error)))
-            yield ""
-            continue
-        field = unpaired_surrogate(data)
-        if field is not None:
-            denied.append(ImportLineError(line=number, error=f"{field}: unpaired surrogate"))
-            yield ""
-            continue
-        target = data.get("namespace") if isinstance(data, dict) else None
-        namespace = target if isinstance(target, str) and target else default_namespace
-        if not caller.can(namespace, write=True):
-            denied.append(
-                ImportLineError(line=number, error=f"namespace: may not write to {namespace!r}")
-            )
-            yield ""
-            continue
-        yield line
+@v1_router.post(
+    "/conversations",
+    response_model=ConversationReport,
+    tags=["memories"],
+    responses=error_responses(409),
+)
+def remember_conversation(
+    body: Conversation, service: Service, namespace: WriteNamespace
+) -> ConversationReport:
+    """Remember a conversation, one memory per message, in order (see the README).
+
+    Messages carry ``role`` or ``speaker``, ``content``, and optionally ``at`` and ``id``;
+    system and tool messages are skipped unless ``include_system``/``include_tools``.
+    Sending the same conversation again changes nothing; a longer one adds its new turns.
+    """
+    return service.remember_conversation(body, namespace=namespace)
+
+
+@v1_router.get(
+    "/memories/{memory_id}/turns",
+    response_model=Page,
+    tags=["memories"],
+    responses=error_responses(404),
+)
+def conversation_turns(
+    memory_id: MemoryId,
+    service: Service,
+    namespace: ReadNamespace,
+    before: Annotated[int, Query(ge=0, le=100, description="earlier turns")] = 2,
+    after: Annotated[int, Query(ge=0, le=100, description="later turns")] = 2,
+) -> Page:
+    """The turns around a conversation turn, in order, itself included (a memory that is
+    no conversation turn comes back alone)."""
+    turns = service.turns(memory_id, before=before, after=after, namespace=namespace)
+    return Page(memories=turns)

@@ -35,6 +35,7 @@ from pydantic import ConfigDict, Field
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from recalld import _validate as check
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, is_loopback
 from recalld.adapters._stdio import run_stdio
@@ -191,13 +192,22 @@ def _register_legacy_subscriptions(server: MCPServer[McpState]) -> None:
 
 
 def build_server(
-    open_service: ServiceFactory, dialects: Sequence[str], *, media_paths: bool = True
+    open_service: ServiceFactory,
+    dialects: Sequence[str],
+    *,
+    media_paths: bool = True,
+    namespaces: Sequence[str] = (),
 ) -> MCPServer[McpState]:
     """An MCP server exposing the tools, resources and prompts of ``dialects`` over one service.
 
     ``open_service`` is entered in the server's lifespan and closed when it ends.
     ``media_paths=False`` makes media arguments base64-only (for remote callers).
+    ``namespaces`` are the ones native tools may name per call besides the server's
+    (``*`` for any); the seed dialects always work in the server's namespace.
     """
+    allowed = frozenset(namespaces)
+    for name in allowed - {"*"}:
+        check.namespace(name)
     enabled = resolve_dialects(dialects)
     resources = _unique_resources(enabled)
     holder = _Holder()
@@ -206,7 +216,7 @@ def build_server(
     @asynccontextmanager
     async def lifespan(_: MCPServer[McpState]) -> AsyncIterator[McpState]:
         with open_service() as service:
-            state = McpState(service=service, media_paths=media_paths)
+            state = McpState(service=service, media_paths=media_paths, namespaces=allowed)
             holder.state = state
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(_watch, resources, state, bus)

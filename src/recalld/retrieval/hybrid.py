@@ -85,6 +85,7 @@ def has_row_filters(scope: Scope) -> bool:
     return bool(
         scope.kind is not None
         or scope.category is not None
+        or scope.speaker is not None
         or scope.tags_any
         or scope.tags_all
         or scope.since is not None

@@ -29,6 +29,7 @@ __all__ = [
     "FULL_TEXT_BACKENDS",
     "UNREADABLE_META_KEY",
     "Backend",
+    "BackupResult",
     "ChangeFeed",
     "Counts",
     "KeywordBackend",
@@ -80,6 +81,17 @@ class MemoryRecord:
 
 
 @dataclass(frozen=True)
+class BackupResult:
+    """A finished backup: where it is, how big, and how many memories it holds."""
+
+    destination: Path
+    bytes: int
+    pages: int
+    memories: int
+    schema_version: int
+
+
+@dataclass(frozen=True)
 class Scope:
     """Which rows a read may see: the namespaces, the filters, and the clock reading."""
 
@@ -87,6 +99,7 @@ class Scope:
     now: datetime
     kind: str | None = None
     category: str | None = None
+    speaker: str | None = None
     tags_any: Sequence[str] = ()
     tags_all: Sequence[str] = ()
     since: datetime | None = None
@@ -135,6 +148,11 @@ class StoreTransaction(Protocol):
 
     def delete(self, seq: int) -> None:
         """Delete row ``seq`` and everything that depends on it."""
+        ...
+
+    def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+        """The oldest live, keyless memory of the namespace whose content equals ``content``
+        once white space is normalised (:func:`recalld._text.normalized_content`)."""
         ...
 
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
@@ -195,11 +213,6 @@ class Store(Protocol):
         ...
 
     @property
-    def location(self) -> str:
-        """Where the database is, safe to print (a URL's password is never shown)."""
-        ...
-
-    @property
     def index_location(self) -> Path | None:
         """Where a process may keep derived files beside the database (a path prefix).
 
@@ -228,6 +241,23 @@ class Store(Protocol):
     @property
     def schema_version(self) -> int:
         """The number of the last migration applied."""
+        ...
+
+    @property
+    def created(self) -> bool:
+        """Whether opening this store created the database (it did not exist before)."""
+        ...
+
+    def location(self) -> str:
+        """Where the database is, for people and safe to print (a file's path; a URL with
+        its password replaced by ``***``)."""
+        ...
+
+    def backup(self, destination: Path) -> BackupResult:
+        """Write a consistent copy of the whole database to the new file ``destination``
+        while other processes keep writing. SQLite only (its online backup API); a store
+        that cannot copy itself raises :class:`~recalld.errors.StorageError` naming the
+        tool to use instead (``pg_dump`` for PostgreSQL)."""
         ...
 
     @property
@@ -295,6 +325,11 @@ class Store(Protocol):
 
     def namespaces(self) -> list[str]:
         """Every namespace that holds at least one memory (admin use)."""
+        ...
+
+    def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:
+        """Visible memories whose ``source`` is ``source`` (a conversation's turns), oldest
+        ``at`` first, then in the order they were written."""
         ...
 
     def purge_expired(self, now: datetime) -> int:

@@ -6,17 +6,26 @@ URL (PostgreSQL with pgvector, for several servers on one database).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from recalld.config import Settings
+from recalld.config import Settings, default_db_path
 from recalld.errors import ValidationError
 from recalld.store.base import Store
 
 __all__ = ["open_store"]
 
 
-def open_store(settings: Settings) -> Store:
-    """Open (creating and migrating if needed) the database ``settings.db``."""
+def open_store(
+    settings: Settings, *, on_migration: Callable[[int, int], None] | None = None
+) -> Store:
+    """Open (creating and migrating if needed) the database ``settings.db``.
+
+    Only the default data directory is created when missing: anywhere else a
+    missing directory is most likely a mistyped ``--db``, and an error says so.
+    ``on_migration(done, total)`` follows pending migrations (progress bars),
+    on either store.
+    """
     if settings.uses_postgres:
         try:
             from recalld.store.postgres import PostgresStore
@@ -26,7 +35,7 @@ def open_store(settings: Settings) -> Store:
                 "a postgresql:// database needs the PostgreSQL driver:"
                 f" pip install 'recalld[postgres]' ({error.name} is missing)",
             ) from None
-        return PostgresStore.open(settings)
+        return PostgresStore.open(settings, on_migration=on_migration)
     from recalld.store.sqlite import SQLiteStore
 
     return SQLiteStore(
@@ -36,4 +45,14 @@ def open_store(settings: Settings) -> Store:
         lock_retry_seconds=settings.lock_retry_seconds,
         fts=settings.fts,
         reserve_bytes=settings.reserve_bytes,
+        create_directory=_in_default_directory(settings),
+        on_migration=on_migration,
     )
+
+
+def _in_default_directory(settings: Settings) -> bool:
+    default = default_db_path().parent
+    try:
+        return Path(settings.db).expanduser().absolute().parent == default.absolute()
+    except OSError:
+        return False

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from recalld._text import content_hash
+
 Execute = Callable[[str], Any]
 
 __all__ = ["FTS_TABLE", "MIGRATIONS", "ensure_fts", "fts_table_exists"]
@@ -582,6 +584,22 @@ def migration_11(execute: Execute) -> None:
     execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
 
 
+def migration_12(execute: Execute) -> None:
+    """No silent duplicates (issue 14).
+
+    ``content_hash`` is the SHA-256 of a memory's content with its white space
+    normalised (:func:`recalld._text.content_hash`), indexed per namespace, so
+    a write of the same text again finds the memory it repeats without a scan.
+    Existing rows are hashed here. (A conversation's turns in order come from
+    the previous migration's ``memories_source_order`` index.)
+    """
+    execute("ALTER TABLE memories ADD COLUMN content_hash TEXT")
+    for seq, content in list(execute("SELECT seq, content FROM memories")):
+        # The digest is hexadecimal and the seq an integer: nothing to quote.
+        execute(f"UPDATE memories SET content_hash = '{content_hash(content)}' WHERE seq = {seq}")
+    execute("CREATE INDEX memories_content_hash ON memories(namespace, content_hash)")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -594,6 +612,7 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_9,
     migration_10,
     migration_11,
+    migration_12,
 ]
 
 

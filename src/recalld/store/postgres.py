@@ -38,10 +38,12 @@ from typing import Any, TypeVar
 
 from psycopg.types.json import Jsonb
 
+from recalld._text import content_hash, normalized_content
 from recalld.config import Settings
 from recalld.errors import ConflictError, StorageError
 from recalld.model import Memory
 from recalld.store.base import (
+    BackupResult,
     ChangeFeed,
     Counts,
     KeywordBackend,
@@ -148,9 +150,9 @@ class _Transaction:
         # ON CONFLICT DO NOTHING keeps the transaction usable (an import goes on
         # with its other lines), where a raised unique violation would abort it.
         row = self._connection.execute(
-            f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}) VALUES ({placeholders})"
-            " ON CONFLICT DO NOTHING RETURNING seq",
-            record_values(record),
+            f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash)"
+            f" VALUES ({placeholders}, %s) ON CONFLICT DO NOTHING RETURNING seq",
+            (*record_values(record), content_hash(record.content)),
         ).fetchone()
         if row is None:
             if self.find(record.namespace, id=record.id) is not None:
@@ -167,13 +169,32 @@ class _Transaction:
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = %s" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments} WHERE seq = %s", (*record_values(record), seq)
+            f"UPDATE memories SET {assignments}, content_hash = %s WHERE seq = %s",
+            (*record_values(record), content_hash(record.content), seq),
         )
         self._write_tags(seq, record.tags)
         return self._read(seq)
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = %s", (seq,))
+
+    def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+        digest = content_hash(content)
+        # Two servers writing the same text at once serialise here, as two processes do on
+        # SQLite's single writer: the second sees the first's committed row (READ COMMITTED).
+        self._lock(_lock_key("content", namespace, digest))
+        rows = self._connection.execute(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = %(ns)s"
+            " AND m.content_hash = %(hash)s AND m.key IS NULL"
+            " AND (m.expires_at IS NULL OR m.expires_at > %(now)s) ORDER BY m.seq",
+            {"ns": namespace, "hash": digest, "now": now},
+        ).fetchall()
+        wanted = normalized_content(content)
+        for row in rows:
+            memory = row_to_memory(row)
+            if normalized_content(memory.content) == wanted:
+                return memory
+        return None
 
     def dropped_content(self, reason: str, now: datetime) -> None:
         record_drop(self._connection, reason, now)
@@ -210,9 +231,18 @@ class _Transaction:
 class PostgresStore:
     """Memories in one PostgreSQL database, shared by any number of recalld processes."""
 
-    def __init__(self, database: PostgresDatabase, *, vacuum: VacuumMode = "vacuum") -> None:
+    def __init__(
+        self,
+        database: PostgresDatabase,
+        *,
+        vacuum: VacuumMode = "vacuum",
+        on_migration: Callable[[int, int], None] | None = None,
+    ) -> None:
+        """Run on ``database``: migrate it (``on_migration(done, total)`` is told before
+        each pending migration runs and once they are all done), then build the companions."""
         self._database = database
-        self._schema_version = self._migrate()
+        self._created = False
+        self._schema_version = self._migrate(on_migration)
         self._scrub = PostgresScrub(database, vacuum)
         self._retrieval = PostgresRetrieval(database)
         self._semantic = PostgresSemantic(database)
@@ -224,7 +254,9 @@ class PostgresStore:
         self._tables = PostgresTables(database, self._semantic.ensure_index)
 
     @classmethod
-    def open(cls, settings: Settings) -> PostgresStore:
+    def open(
+        cls, settings: Settings, *, on_migration: Callable[[int, int], None] | None = None
+    ) -> PostgresStore:
         """Connect to ``settings.db`` (a ``postgresql://`` URL), check the server, migrate.
 
         A wrong URL, a refused connection, a server older than PostgreSQL 14 or
@@ -239,14 +271,35 @@ class PostgresStore:
             ef_search=settings.postgres_ef_search,
         )
         try:
-            return cls(database, vacuum=settings.postgres_vacuum_after_forget)
+            return cls(
+                database, vacuum=settings.postgres_vacuum_after_forget, on_migration=on_migration
+            )
         except BaseException:
             database.close()
             raise
 
     # -- schema ------------------------------------------------------------------
 
-    def _migrate(self) -> int:
+    def _applied_migrations(self) -> set[int]:
+        """The migration numbers recorded in ``schema_migrations`` (none in a new database)."""
+        if self._read("SELECT to_regclass('schema_migrations') IS NULL")[0][0]:
+            return set()
+        return {int(row[0]) for row in self._read("SELECT version FROM schema_migrations")}
+
+    def _migrate(self, on_migration: Callable[[int, int], None] | None) -> int:
+        known = len(MIGRATIONS)
+        applied = self._applied_migrations()
+        newer = max(applied, default=0)
+        if newer > known:
+            raise StorageError(
+                f"{self._database.display} was written by a newer recalld (schema {newer};"
+                f" this one knows up to {known}): upgrade recalld to open it"
+            )
+        # No recalld schema before this open: the database is new to recalld (the database
+        # itself is created by whoever runs the server, so "created" means its schema).
+        self._created = not applied
+        pending = len(set(range(1, known + 1)) - applied)
+        progress = {"done": 0}
         version = 0
         for number, migration in enumerate(MIGRATIONS, start=1):
 
@@ -262,7 +315,10 @@ class PostgresStore:
                     "SELECT 1 FROM schema_migrations WHERE version = %s", (number,)
                 ).fetchone()
                 if done is None:
+                    if on_migration is not None:
+                        on_migration(progress["done"], pending)
                     migration(connection.execute)
+                    progress["done"] += 1
                     connection.execute(
                         "INSERT INTO schema_migrations(version, applied_at) VALUES (%s, now())",
                         (number,),
@@ -271,6 +327,8 @@ class PostgresStore:
 
             self._database.write(step)
             version = number
+        if on_migration is not None and progress["done"]:
+            on_migration(progress["done"], pending)
         return version
 
     # -- protocol ------------------------------------------------------------------
@@ -280,10 +338,22 @@ class PostgresStore:
         """``postgres-fts``: PostgreSQL full-text search (``tsvector``/``tsquery``)."""
         return "postgres-fts"
 
-    @property
     def location(self) -> str:
         """The database URL with its password replaced by ``***``."""
         return self._database.display
+
+    @property
+    def created(self) -> bool:
+        """Whether this open created recalld's schema in the database (none was there)."""
+        return self._created
+
+    def backup(self, destination: Path) -> BackupResult:
+        """Refused: a PostgreSQL database is backed up with PostgreSQL's own tools."""
+        raise StorageError(
+            f"recalld backup copies SQLite files only; back up {self._database.display} with"
+            f" pg_dump (e.g. pg_dump --format=custom --file {destination} DBNAME), or copy it"
+            " to a SQLite file with recalld migrate --to FILE"
+        )
 
     @property
     def index_location(self) -> Path | None:
@@ -493,6 +563,16 @@ class PostgresStore:
             for row in rows:
                 yield row_to_memory(row)
             last_seq = int(rows[-1][0])
+
+    def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:
+        params = Parameters()
+        where = scope_sql(scope, params)
+        sql = (
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
+            f" AND m.source = {params.bind('source', source)}"
+            f" ORDER BY m.at_utc, m.seq LIMIT {params.bind('limit', limit)}"
+        )
+        return [row_to_memory(row) for row in self._read(sql, params)]
 
     def namespaces(self) -> list[str]:
         rows = self._read('SELECT DISTINCT namespace COLLATE "C" FROM memories ORDER BY 1')

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from recalld._text import content_hash
+
 __all__ = ["CHANGES_CHANNEL", "MIGRATIONS", "SEARCH_CONFIG"]
 
 Execute = Callable[[str], Any]
@@ -545,6 +547,31 @@ def migration_11(execute: Execute) -> None:
     )
 
 
+def migration_12(execute: Execute) -> None:
+    """No silent duplicates (issue 14), as on SQLite.
+
+    ``content_hash`` is the SHA-256 of a memory's content with its white space
+    normalised (:func:`recalld._text.content_hash`, computed in Python so both
+    stores hash exactly alike), indexed per namespace. Existing rows are hashed
+    here, in pages by ``seq`` so a large table is not read into memory at once.
+    """
+    execute("ALTER TABLE memories ADD COLUMN content_hash TEXT")
+    last = 0
+    while True:
+        rows = execute(
+            f"SELECT seq, content FROM memories WHERE seq > {last} ORDER BY seq LIMIT 1000"
+        ).fetchall()
+        if not rows:
+            break
+        for seq, content in rows:
+            # The digest is hexadecimal and the seq an integer: nothing to quote.
+            execute(
+                f"UPDATE memories SET content_hash = '{content_hash(content)}' WHERE seq = {seq}"
+            )
+        last = int(rows[-1][0])
+    execute("CREATE INDEX memories_content_hash ON memories(namespace, content_hash)")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -557,4 +584,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_9,
     migration_10,
     migration_11,
+    migration_12,
 ]

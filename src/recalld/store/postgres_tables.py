@@ -10,7 +10,7 @@ from pgvector import HalfVector
 from psycopg.types.json import Jsonb
 
 from recalld.store.postgres_connection import Connection, PostgresDatabase
-from recalld.store.semantic import VECTOR_DTYPE
+from recalld.store.semantic import VECTOR_BYTES, VECTOR_DTYPE
 from recalld.store.tables import ColumnKind, Table
 
 __all__ = ["PostgresTables"]
@@ -93,7 +93,7 @@ class PostgresTables:
         if table.name == "vectors":
             extra = ["dimension"]
             for model, dimension in sorted(
-                {(row["model"], len(row["vector"]) // VECTOR_DTYPE.itemsize) for row in rows}
+                {(row["model"], len(row["vector"]) // VECTOR_BYTES) for row in rows}
             ):
                 self._ensure_index(model, dimension)
         names = ", ".join([_name(table, column.name) for column in columns] + extra)
@@ -107,7 +107,7 @@ class PostgresTables:
         for row in rows:
             written = [_dump(column.kind, row[column.name]) for column in columns]
             if extra:
-                written.append(len(row["vector"]) // VECTOR_DTYPE.itemsize)
+                written.append(len(row["vector"]) // VECTOR_BYTES)
             identity = [_dump(table.column(name).kind, row[name]) for name in table.identity]
             values.append((*written, *identity))
 

@@ -17,13 +17,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Protocol
 
 from recalld.model import Memory
 from recalld.store.base import Scope
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "Job",
@@ -39,12 +40,18 @@ __all__ = [
     "text_hash",
 ]
 
-VECTOR_DTYPE = np.dtype("<f2")
-LEGACY_VECTOR_DTYPE = np.dtype("<f4")
+# numpy is imported by the functions that need it: opening a store (``recalld stats``)
+# must not pay for it.
+VECTOR_DTYPE = "<f2"
+LEGACY_VECTOR_DTYPE = "<f4"
+VECTOR_BYTES = 2
+LEGACY_VECTOR_BYTES = 4
 
 
 def encode_vector(vector: npt.ArrayLike) -> bytes:
     """The stored form of one vector: little-endian float16 bytes."""
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float32).reshape(-1).astype(VECTOR_DTYPE).tobytes()
 
 
@@ -54,15 +61,17 @@ def decode_vectors(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.flo
     Float32 blobs (written before vectors were stored as float16) are read too,
     so a database mid-migration by another process still answers.
     """
-    size = dimension * VECTOR_DTYPE.itemsize
+    import numpy as np
+
+    size = dimension * VECTOR_BYTES
     if all(len(blob) == size for blob in blobs):
         joined = np.frombuffer(b"".join(blobs), dtype=VECTOR_DTYPE)
         return joined.reshape(len(blobs), dimension).astype(np.float32)
     matrix = np.zeros((len(blobs), dimension), dtype=np.float32)
     for row, blob in enumerate(blobs):
-        if len(blob) == dimension * VECTOR_DTYPE.itemsize:
+        if len(blob) == dimension * VECTOR_BYTES:
             matrix[row] = np.frombuffer(blob, dtype=VECTOR_DTYPE)
-        elif len(blob) == dimension * LEGACY_VECTOR_DTYPE.itemsize:
+        elif len(blob) == dimension * LEGACY_VECTOR_BYTES:
             matrix[row] = np.frombuffer(blob, dtype=LEGACY_VECTOR_DTYPE)
     return matrix
 
@@ -189,8 +198,8 @@ class SemanticStore(Protocol):
         """
         ...
 
-    def pending_jobs(self, model: str) -> int:
-        """Jobs for ``model`` that are queued or running."""
+    def pending_jobs(self, model: str, *, limit: int | None = None) -> int:
+        """Embedding jobs of ``model`` still queued or running (counting stops at ``limit``)."""
         ...
 
     def drop_other_models(self, model: str) -> int:

@@ -71,6 +71,8 @@ def scope_clause(scope: Scope, bind: Bind, instant: Callable[[datetime], Any]) -
         clauses.append(f"m.kind = {bind('kind', scope.kind)}")
     if scope.category is not None:
         clauses.append(f"m.category = {bind('category', scope.category)}")
+    if scope.speaker is not None:
+        clauses.append(f"m.speaker = {bind('speaker', scope.speaker)}")
     if scope.tags_any:
         wanted = [bind(f"any{index}", tag) for index, tag in enumerate(scope.tags_any)]
         clauses.append(

@@ -25,10 +25,12 @@ from typing import Any, TypeVar
 
 import apsw
 
+from recalld._text import content_hash, normalized_content
 from recalld._time import to_storage
 from recalld.errors import ConflictError, StorageError
 from recalld.model import Memory
 from recalld.store.base import (
+    BackupResult,
     ChangeFeed,
     Counts,
     KeywordBackend,
@@ -45,6 +47,7 @@ from recalld.store.sql import escape_like
 from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
+from recalld.store.sqlite_file import check_path, copy_database, schema_versions
 from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
 from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
 from recalld.store.sqlite_retrieval import SQLiteRetrieval
@@ -122,8 +125,9 @@ class _Transaction:
         placeholders = ", ".join("?" for _ in WRITE_COLUMNS)
         try:
             self._connection.execute(
-                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}) VALUES ({placeholders})",
-                record_values(record),
+                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash)"
+                f" VALUES ({placeholders}, ?)",
+                (*record_values(record), content_hash(record.content)),
             )
         except apsw.ConstraintError as error:
             if "key" in str(error):
@@ -140,13 +144,28 @@ class _Transaction:
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments} WHERE seq = ?", (*record_values(record), seq)
+            f"UPDATE memories SET {assignments}, content_hash = ? WHERE seq = ?",
+            (*record_values(record), content_hash(record.content), seq),
         )
         self._write_tags(seq, record.tags)
         return self._read(seq)
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+
+    def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+        rows = self._connection.execute(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns"
+            " AND m.content_hash = :hash AND m.key IS NULL"
+            " AND (m.expires_at IS NULL OR m.expires_at > :now) ORDER BY m.seq",
+            {"ns": namespace, "hash": content_hash(content), "now": to_storage(now)},
+        ).fetchall()
+        wanted = normalized_content(content)
+        for row in rows:
+            memory = row_to_memory(row)
+            if normalized_content(memory.content) == wanted:
+                return memory
+        return None
 
     def dropped_content(self, reason: str, now: datetime) -> None:
         record_drop(self._connection, reason, now)
@@ -196,7 +215,16 @@ class SQLiteStore:
         lock_retry_seconds: float = 30.0,
         fts: bool = True,
         reserve_bytes: int = DEFAULT_RESERVE_BYTES,
+        create_directory: bool = True,
+        on_migration: Callable[[int, int], None] | None = None,
     ) -> None:
+        """Open (creating and migrating if needed) the database at ``path``.
+
+        ``create_directory=False`` refuses a path whose directory does not exist
+        (see :func:`recalld.store.sqlite_file.check_path`, which also refuses
+        files that are not recalld databases). ``on_migration(done, total)`` is
+        told before each pending migration runs and once they are all done.
+        """
         self.path = Path(path)
         self._database = SQLiteDatabase(
             self.path,
@@ -204,12 +232,10 @@ class SQLiteStore:
             busy_timeout_ms=busy_timeout_ms,
             lock_retry_seconds=lock_retry_seconds,
         )
-        if not self._database.in_memory:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise StorageError(f"cannot create {self.path.parent}: {error}") from error
-        self._schema_version = self._migrate()
+        self._created = check_path(
+            self.path, create_directory=create_directory, busy_timeout_ms=busy_timeout_ms
+        )
+        self._schema_version = self._migrate(on_migration)
         self._fts_available = self._prepare_fts() if fts else False
         self._optimize()
         self._semantic = SQLiteSemantic(self._database)
@@ -248,8 +274,20 @@ class SQLiteStore:
         """How long one statement waits for a lock before the bounded retry takes over."""
         return self._database.busy_timeout_ms
 
-    def _migrate(self) -> int:
+    def _migrate(self, on_migration: Callable[[int, int], None] | None) -> int:
+        known = len(MIGRATIONS)
+
         def step(connection: apsw.Connection) -> int:
+            applied = schema_versions(connection)
+            newer = max(applied, default=0)
+            if newer > known:
+                raise StorageError(
+                    f"{self.path} was written by a newer recalld (schema {newer}; this one knows"
+                    f" up to {known}): upgrade recalld to open it"
+                )
+            if applied >= set(range(1, known + 1)):
+                return known  # nothing to do: no write transaction for a read-only command
+
             # A migration may rebuild a table others reference (SQLite's documented
             # procedure): enforcement is off while it runs, and every migration checks
             # the references it leaves before it commits.
@@ -261,6 +299,8 @@ class SQLiteStore:
 
         def migrate(connection: apsw.Connection) -> int:
             version = 0
+            pending = len(set(range(1, known + 1)) - schema_versions(connection))
+            done = 0
             for number, migration in enumerate(MIGRATIONS, start=1):
                 connection.execute("BEGIN IMMEDIATE")
                 try:
@@ -268,11 +308,14 @@ class SQLiteStore:
                         "CREATE TABLE IF NOT EXISTS schema_migrations"
                         " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
                     )
-                    done = connection.execute(
+                    already = connection.execute(
                         "SELECT 1 FROM schema_migrations WHERE version = ?", (number,)
                     ).fetchone()
-                    if done is None:
+                    if already is None:
+                        if on_migration is not None:
+                            on_migration(done, pending)
                         migration(connection.execute)
+                        done += 1
                         broken = connection.execute("PRAGMA foreign_key_check").fetchall()
                         if broken:
                             raise StorageError(
@@ -291,6 +334,8 @@ class SQLiteStore:
                         connection.execute("ROLLBACK")
                     raise
                 version = number
+            if on_migration is not None and done:
+                on_migration(done, pending)
             return version
 
         return self._retrying(step)
@@ -347,11 +392,6 @@ class SQLiteStore:
         return self._fts_available
 
     @property
-    def location(self) -> str:
-        """The database file's path."""
-        return os.fspath(self.path)
-
-    @property
     def index_location(self) -> Path | None:
         """The database path: derived files go beside it (None for ``:memory:``)."""
         return None if self._database.in_memory or str(self.path) in ("", ".") else self.path
@@ -374,6 +414,24 @@ class SQLiteStore:
     @property
     def schema_version(self) -> int:
         return self._schema_version
+
+    @property
+    def created(self) -> bool:
+        """Whether this open created the database (no file, or an empty one, was there)."""
+        return self._created
+
+    def location(self) -> str:
+        """Where the database is, for people: the file's absolute path."""
+        return str(self.path) if str(self.path) == ":memory:" else str(self.path.resolve())
+
+    def backup(self, destination: Path) -> BackupResult:
+        """Copy the whole database to the new file ``destination`` while others keep writing
+        (SQLite's online backup API; see :mod:`recalld.store.sqlite_file`)."""
+
+        def step(connection: apsw.Connection) -> BackupResult:
+            return copy_database(connection, Path(destination))
+
+        return self._retrying(step)
 
     @property
     def semantic(self) -> SQLiteSemantic:
@@ -567,6 +625,16 @@ class SQLiteStore:
             for row in rows:
                 yield row_to_memory(row)
             last_seq = int(rows[-1][0])
+
+    def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:
+        params: dict[str, Any] = {"source": source, "limit": limit}
+        where = scope_sql(scope, params)
+        rows = self._read(
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where} AND m.source = :source"
+            " ORDER BY m.at_utc, m.seq LIMIT :limit",
+            params,
+        )
+        return [row_to_memory(row) for row in rows]
 
     def namespaces(self) -> list[str]:
         rows = self._read("SELECT DISTINCT namespace FROM memories ORDER BY namespace", ())

@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import apsw
-from ulid import ULID
 
+from recalld._text import new_id
 from recalld._time import from_storage, to_storage
 from recalld.graph.names import entity_key
 from recalld.graph.types import (
@@ -66,7 +66,7 @@ RELATION_FROM = (
 
 def enqueue_graph(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
     """Queue a graph extraction job for memory ``seq`` inside the caller's transaction."""
-    job_id = str(ULID())
+    job_id = new_id()
     stamp = to_storage(now)
     connection.execute(
         "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at, updated_at)"

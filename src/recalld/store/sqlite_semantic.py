@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import apsw
-from ulid import ULID
 
+from recalld._text import new_id
 from recalld._time import from_storage, to_storage
 from recalld.model import Memory
 from recalld.store.base import Scope
@@ -40,7 +40,7 @@ PENDING_STATES = "(" + ", ".join(f"'{state}'" for state in PENDING_JOB_STATES) +
 
 def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
     """Queue an embedding job for memory ``seq`` inside the caller's transaction."""
-    job_id = str(ULID())
+    job_id = new_id()
     stamp = to_storage(now)
     connection.execute(
         "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at, updated_at)"
@@ -217,10 +217,11 @@ class SQLiteSemantic:
 
         return self._transact(step)
 
-    def pending_jobs(self, model: str) -> int:
+    def pending_jobs(self, model: str, *, limit: int | None = None) -> int:
+        bound = "" if limit is None else f" LIMIT {int(limit)}"
         rows = self._read(
-            "SELECT count(*) FROM jobs WHERE kind = 'embed' AND model = ?"
-            f" AND state IN {PENDING_STATES}",
+            "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE kind = 'embed' AND model = ?"
+            f" AND state IN {PENDING_STATES}{bound})",
             (model,),
         )
         return int(rows[0][0])

@@ -226,7 +226,7 @@ def test_store_reports_itself(store: Store, store_kind: str) -> None:
     assert store.schema_version >= 8
     assert store.keyword_backend == ("postgres-fts" if store_kind == "postgres" else "fts5")
     assert store.size_bytes() > 0
-    assert "password" not in store.location
+    assert "password" not in store.location()
     store.compact_after_forget()
     if store_kind == "postgres":
         assert store.index_location is None

@@ -7,16 +7,45 @@ madeleine dialect, ``GET /v1/recollections/pending``, the
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from pydantic import Field
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, ConfigDict, Field
 
-from recalld.adapters.dialects.base import ToolSpec, state_of
-from recalld.intentions import Intention, IntentionList
+from recalld.adapters.dialects.base import ToolSpec, scoped_namespace, state_of
+from recalld.intentions import Intention
 
 __all__ = ["INTENTION_TOOLS"]
 
+
+class IntentionOut(BaseModel):
+    """An intention, compact: what it is for, its state, its triggers (and what is set)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    action: str
+    state: str
+
+
+class IntentionsOut(BaseModel):
+    intentions: list[IntentionOut]
+
+
+def _compact(intention: Intention) -> dict[str, Any]:
+    return intention.model_dump(mode="json", exclude_none=True, exclude={"seq"})
+
+
+def _result(body: dict[str, Any]) -> CallToolResult:
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
+
+
+Namespace = Annotated[str | None, Field(description="default: the server's")]
+UserId = Annotated[str | None, Field(description="mem0 scope: namespace user:<id>")]
+AgentId = Annotated[str | None, Field(description="mem0 scope: namespace agent:<id>")]
 When = Annotated[
     str | None,
     Field(description="ISO 8601 with offset, or a phrase: 'tomorrow at 9', 'next Friday 18:00'"),
@@ -62,9 +91,13 @@ def remind(
     min_interval_seconds: Annotated[
         float | None, Field(ge=0, description="every_time: seconds between firings")
     ] = None,
-) -> Intention:
+    namespace: Namespace = None,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+) -> Annotated[CallToolResult, IntentionOut]:
+    scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=True)
     service = state_of(ctx).service
-    return service.remind(
+    intention = service.remind(
         action,
         place=place,
         radius_m=radius_m,
@@ -82,7 +115,9 @@ def remind(
         expires=expires,
         repeat=repeat,
         min_interval_seconds=min_interval_seconds,
+        namespace=scope,
     )
+    return _result(_compact(intention))
 
 
 def _signal(text: str) -> tuple[str, dict[str, float | None]]:
@@ -98,40 +133,44 @@ def intentions(
         Literal["active", "done", "cancelled", "expired", "all"],
         Field(description="which to list (default active)"),
     ] = "active",
-) -> IntentionList:
-    return IntentionList(intentions=state_of(ctx).service.intentions(state=state))
+    namespace: Namespace = None,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+) -> Annotated[CallToolResult, IntentionsOut]:
+    scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
+    found = state_of(ctx).service.intentions(state=state, namespace=scope)
+    return _result({"intentions": [_compact(intention) for intention in found]})
 
 
 def cancel_intention(
-    ctx: Context, id: Annotated[str, Field(description="the intention's id")]
-) -> Intention:
-    return state_of(ctx).service.cancel(id)
+    ctx: Context,
+    id: Annotated[str, Field(description="the intention's id")],
+    namespace: Namespace = None,
+    user_id: UserId = None,
+    agent_id: AgentId = None,
+) -> Annotated[CallToolResult, IntentionOut]:
+    scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=True)
+    return _result(_compact(state_of(ctx).service.cancel(id, namespace=scope)))
 
 
 INTENTION_TOOLS = (
     ToolSpec(
         "remind",
         remind,
-        "Remember to do something when a situation comes up (prospective memory): 'when I am "
-        "at the pharmacy, pick up the prescription', 'next time Anna comes up, ask about her "
-        "move', 'on Friday at 9, send the report', 'if my heart rate stays over 150, tell me "
-        "to slow down'. Give the action and one or more triggers, all of which must hold: "
-        "place (+ radius_m), at (an instant; with until a window; with every a recurrence), "
-        "mention, signals (+ readings), tags. Times may be phrases read in zone. The reminder "
-        "is delivered once through pending_recollections (kind 'reminder'). Returns the "
-        "intention with each time as resolved: check it matches what the user meant.",
+        "Remind of an action when every trigger given holds: place (+ radius_m), at (with "
+        "until a window, with every a recurrence), mention, signals, tags. Times may be "
+        "phrases ('tomorrow at 9') read in zone; check how each was resolved. Delivered once "
+        "as a pending reminder.",
     ),
     ToolSpec(
         "intentions",
         intentions,
-        "List stored intentions (active by default; or done, cancelled, expired, all), "
-        "newest first, with their triggers and the next time each is due.",
+        "List intentions (active by default), newest first, with triggers and next due time.",
         read_only=True,
     ),
     ToolSpec(
         "cancel_intention",
         cancel_intention,
-        "Cancel an intention by id: it never fires again and a reminder of it still waiting "
-        "is dropped. Use forget to remove it entirely.",
+        "Cancel an intention by id: it never fires again (forget removes it).",
     ),
 )

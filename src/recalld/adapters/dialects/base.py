@@ -31,6 +31,7 @@ __all__ = [
     "ToolSpec",
     "TranscriptRegistry",
     "caller_of",
+    "scoped_namespace",
     "state_of",
     "tidy_schema",
 ]
@@ -114,6 +115,9 @@ class McpState:
     subscribers: Subscribers = field(default_factory=Subscribers)
     media_paths: bool = True
     """Whether image/audio arguments may name local files (off for remote callers)."""
+    namespaces: frozenset[str] = frozenset()
+    """Namespaces a native tool may name per call besides the server's (``*``: any);
+    a caller authenticated by ``recalld serve`` is held to its token's scopes instead."""
 
 
 def state_of(context: Context) -> McpState:
@@ -122,6 +126,45 @@ def state_of(context: Context) -> McpState:
     if not isinstance(state, McpState):  # pragma: no cover - a wiring mistake, not input
         raise TypeError("the MCP server was started without recalld's lifespan")
     return state
+
+
+def scoped_namespace(
+    context: Context,
+    namespace: str | None,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    *,
+    write: bool,
+) -> str | None:
+    """The namespace one native tool call works in (None: the server's own), if allowed.
+
+    ``namespace``, or mem0's ``user_id``/``agent_id`` (``user:<id>``, ``agent:<id>``,
+    ``user:<u>/agent:<a>``, see :mod:`recalld.scoping`). Over ``recalld serve``'s
+    ``/mcp`` the token's scopes decide; otherwise the server's own namespace and those
+    it was started with (``recalld mcp --namespaces a,b``). Anything else is refused
+    with :class:`~recalld.errors.PermissionDeniedError` naming the argument.
+    """
+    from recalld.errors import PermissionDeniedError
+    from recalld.scoping import requested_namespace
+
+    chosen = requested_namespace(namespace, user_id, agent_id)
+    if chosen is None:
+        return None
+    field = "namespace" if namespace is not None else ("user_id" if user_id else "agent_id")
+    caller = caller_of(context)
+    if caller is not None:
+        caller.authorize(chosen, write=write, field=field)
+        return chosen
+    state = state_of(context)
+    allowed = state.namespaces | {state.service.settings.namespace}
+    if chosen in allowed or "*" in allowed:
+        return chosen
+    listed = ", ".join(sorted(allowed))
+    raise PermissionDeniedError(
+        f"{chosen!r} is not a namespace this server serves ({listed}); start it with"
+        f" `recalld mcp --namespaces {chosen}` to allow it",
+        field,
+    )
 
 
 def caller_of(context: Context) -> Caller | None:

@@ -37,6 +37,7 @@ from recalld.errors import (
     DiskFullError,
     EmbeddingError,
     NotFoundError,
+    PermissionDeniedError,
     RecalldError,
     StorageError,
     ValidationError,
@@ -63,6 +64,7 @@ FailureKind = Literal[
     "disk_full",
     "storage_error",
     "embedding_error",
+    "forbidden",
     "internal_error",
 ]
 # pydantic puts the union member or validator it tried into the error location;
@@ -148,6 +150,8 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         return ToolFailure(kind, error.message, renamed(error.field), error)
     if isinstance(error, NotFoundError):
         return ToolFailure("not_found", str(error), None, error)
+    if isinstance(error, PermissionDeniedError):
+        return ToolFailure("forbidden", error.message, renamed(error.field), error)
     if isinstance(error, DiskFullError):
         return ToolFailure("disk_full", str(error), None, error)
     if isinstance(error, StorageError):

@@ -132,6 +132,10 @@ def rover_memory(
             meta=meta,
         )
         memory = service.get(receipt.id)
+        if receipt.status == "duplicate":
+            # The same text is already stored: say so, and which memory it is.
+            heading = f"Already remembered as memory {memory.seq} (duplicate; nothing stored):\n"
+            return _envelope("success", heading + json.dumps(_row(memory)))
         return _envelope("success", f"Remembered memory {memory.seq}:\n" + json.dumps(_row(memory)))
     if action in ("recall", "search"):
         if not query.strip():

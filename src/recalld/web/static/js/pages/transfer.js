@@ -38,7 +38,7 @@ export async function render(root, { api, session, canWrite }) {
       exportButton, exportNotice));
 
   if (!canWrite) return;
-  const file = h("input", { type: "file", id: "import-file", accept: ".jsonl,.ndjson,.json,application/x-ndjson,text/plain" });
+  const file = h("input", { type: "file", id: "import-file", accept: ".jsonl,.ndjson,.json,.md,application/x-ndjson,application/json,text/plain,text/markdown" });
   const progress = h("progress", { id: "import-progress", max: 1, value: 0, hidden: true });
   const notice = h("p", { hidden: true, id: "import-notice" });
   const report = h("div", { id: "import-report" });
@@ -57,12 +57,14 @@ export async function render(root, { api, session, canWrite }) {
       upload.disabled = true;
       status(notice, `Uploading ${chosen.name}…`);
       try {
-        const result = await api.upload("/v1/import", chosen, NDJSON, (fraction) => {
+        const path = `/v1/import?name=${encodeURIComponent(chosen.name)}`;
+        const result = await api.upload(path, chosen, NDJSON, (fraction) => {
           progress.value = fraction;
         });
-        status(notice, `Imported into ${session.namespace}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged, ${result.errors.length} refused.`, result.errors.length ? "warn" : "success");
+        status(notice, `Imported (${result.format}) into ${session.namespace}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged, ${result.skipped} skipped, ${result.errors.length} refused.`, result.errors.length ? "warn" : "success");
+        const where = (problem) => [problem.item != null ? `item ${problem.item}` : null, problem.line != null ? `line ${problem.line}` : null].filter(Boolean).join(", ");
         replace(report, result.errors.length
-          ? h("ul", { class: "import-errors" }, result.errors.map((problem) => h("li", {}, `line ${problem.line}: ${problem.error}`)))
+          ? h("ul", { class: "import-errors" }, result.errors.map((problem) => h("li", {}, `${where(problem)}: ${problem.error}`)))
           : null);
       } catch (error) {
         status(notice, error.describe ? error.describe() : error.message, "error");
@@ -72,7 +74,7 @@ export async function render(root, { api, session, canWrite }) {
     },
   },
   h("h2", {}, "Import"),
-  h("p", { class: "hint" }, "JSON lines as written by the export; idempotent by id. A line without a namespace goes to this one; a bad line is reported by number and the rest still import."),
+  h("p", { class: "hint" }, "A recalld export (JSON lines), or another tool's: the MCP memory server's memory.jsonl, a mem0 export, Hermes' MEMORY.md or USER.md, ChatGPT's or Claude's conversations.json (told apart by content). Importing again changes nothing; a bad line or item is reported by number and the rest still imports."),
   file, upload, progress, notice, report);
   root.append(form);
 }

@@ -1,0 +1,37 @@
+#!/bin/sh
+# `make install`: recalld in a virtual environment of its own, its command on the user's PATH.
+#
+# Like pipx or `uv tool install`, without needing either, and without root:
+#   - the environment:  $RECALLD_HOME (default ~/.local/share/recalld)/venv
+#   - the command:      $RECALLD_BIN_DIR (default ~/.local/bin)/recalld, a symbolic link
+# This checkout is installed as a wheel (not editable), so the clone may move or go.
+# Running it again upgrades in place. Uninstall: remove both paths.
+set -eu
+
+python=${PYTHON:-python3}
+data_home=${XDG_DATA_HOME:-$HOME/.local/share}
+recalld_home=${RECALLD_HOME:-$data_home/recalld}
+bin_dir=${RECALLD_BIN_DIR:-$HOME/.local/bin}
+venv=$recalld_home/venv
+source_dir=$(cd "$(dirname "$0")/.." && pwd)
+
+mkdir -p "$recalld_home" "$bin_dir"
+if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet --upgrade "$source_dir"
+ln -sf "$venv/bin/recalld" "$bin_dir/recalld"
+
+command_path=$bin_dir/recalld
+version=$("$command_path" --version)
+echo "installed $version"
+echo "  environment: $venv"
+echo "  command:     $command_path"
+case ":${PATH:-}:" in
+    *":$bin_dir:"*) ;;
+    *) echo "  note: $bin_dir is not on your PATH; add it (e.g. in ~/.profile:" \
+        "export PATH=\"$bin_dir:\$PATH\") or use the full path above" ;;
+esac
+echo "Use this absolute path as the \"command\" in your agent's MCP configuration:"
+echo "  $command_path"

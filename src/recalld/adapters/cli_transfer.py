@@ -1,0 +1,226 @@
+"""``recalld`` commands that move memories in and out: export, import, ingest, backup
+(``migrate`` is in :mod:`recalld.adapters.cli_migrate`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from recalld.adapters._cli_support import _print_json, _State, pass_state, progress_bar
+
+__all__ = ["transfer_commands"]
+
+IMPORT_FORMATS = ("auto", "recalld", "mcp-memory", "mem0", "hermes", "chatgpt", "claude")
+
+
+@click.command("export")
+@click.argument(
+    "file", type=click.Path(dir_okay=False, writable=True, allow_dash=True), default="-"
+)
+@click.option("--all-namespaces", is_flag=True, help="export every namespace (admin)")
+@pass_state
+def export_command(state: _State, file: str, all_namespaces: bool) -> None:
+    """Write the namespace as JSON lines to FILE (default: stdout): every live memory,
+    then core memory and the entities and relations declared through the knowledge tools.
+    `recalld import` reads it back."""
+    memory = state.memory()
+    namespaces = memory.namespaces() if all_namespaces else None
+    problems: list[str] = []
+    with click.open_file(file, "w", encoding="utf-8") as output:
+        for line in memory.export(namespaces, on_problem=problems.append):
+            output.write(line + "\n")
+    # Every row was written; a row that could not be rendered as stored is named here,
+    # so a backup is never silently different from the database.
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    if problems:
+        sys.exit(1)
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(IMPORT_FORMATS),
+    default="auto",
+    show_default=True,
+    help="auto: told by content. recalld: `recalld export` lines (ids optional);"
+    " mcp-memory: the MCP memory server's memory.jsonl; mem0: mem0's exported memories"
+    " (user_id/agent_id become namespaces user:ID, agent:ID); hermes: Hermes Agent's"
+    " MEMORY.md / USER.md (or their directory) into core memory; chatgpt / claude: their"
+    " conversations.json exports, one memory per message",
+)
+@click.option("--include-tools", is_flag=True, help="chat exports: keep tool calls and results")
+@click.option("--include-system", is_flag=True, help="chat exports: keep system messages")
+@click.option("--json", "as_json", is_flag=True, help="print the import report as JSON")
+@pass_state
+def import_command(
+    state: _State,
+    file: Path,
+    file_format: str,
+    include_tools: bool,
+    include_system: bool,
+    as_json: bool,
+) -> None:
+    """Import memories from FILE: a `recalld export`, or another tool's export (see --format).
+
+    Idempotent: importing the same file again changes nothing. A bad line or item is
+    reported with its number (on stderr; exit 1) and the rest is imported.
+    """
+    memory = state.memory()
+    bar = progress_bar("importing", unit="bytes" if file.is_file() else "")
+    with bar:
+        task = bar.add_task("import", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = memory.import_file(
+            file,
+            format=file_format,
+            progress=advance,
+            include_tools=include_tools,
+            include_system=include_system,
+        )
+    _report(state, report, as_json)
+
+
+def _report(state: _State, report: Any, as_json: bool) -> None:
+    if as_json:
+        _print_json(report)
+    else:
+        from recalld.adapters._cli_support import error_console
+        from recalld.adapters.cli_output import show_import_report
+
+        show_import_report(state.console, report, error_console())
+    if report.errors:
+        sys.exit(1)
+
+
+@click.command("ingest")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--conversation", help="the conversation's id (default: derived from its start)")
+@click.option("--title", help="the conversation's title")
+@click.option("--at", help="when it happened (ISO 8601), for messages without a time")
+@click.option("--tag", "tags", multiple=True, help="a tag for every turn (repeat)")
+@click.option("--source", help="URI of the transcript (default recalld://conversation/ID)")
+@click.option("--include-tools", is_flag=True, help="keep tool calls and tool results")
+@click.option("--include-system", is_flag=True, help="keep system messages")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+@pass_state
+def ingest_command(
+    state: _State,
+    file: Any,
+    conversation: str | None,
+    title: str | None,
+    at: str | None,
+    tags: tuple[str, ...],
+    source: str | None,
+    include_tools: bool,
+    include_system: bool,
+    as_json: bool,
+) -> None:
+    """Remember a conversation from FILE (- for stdin), one memory per message.
+
+    FILE is JSON (a list of messages, or {"messages": [...], "title": ...}), JSON lines
+    (one message per line) or text with one `Speaker: message` per line. A message
+    has a role (user, assistant ...) or a speaker, its content, and optionally at and
+    id. Ingesting the same transcript again changes nothing; one that grew adds only
+    its new messages. System and tool messages are skipped unless asked for.
+    """
+    from recalld.importing.transcript import read_transcript
+
+    fields = read_transcript(file.read())
+    for name, value in (
+        ("conversation", conversation),
+        ("title", title),
+        ("at", at),
+        ("source", source),
+    ):
+        if value is not None:
+            fields[name] = value
+    if tags:
+        fields["tags"] = list(tags)
+    fields["include_tools"] = include_tools or fields.get("include_tools", False)
+    fields["include_system"] = include_system or fields.get("include_system", False)
+    memory = state.memory()
+    bar = progress_bar("ingesting")
+    with bar:
+        task = bar.add_task("ingest", total=len(fields.get("messages", [])))
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = memory.conversations.remember(fields, progress=advance)
+    if as_json:
+        _print_json(report)
+        return
+    click.echo(
+        f"conversation {report.conversation}: created {report.created}, updated"
+        f" {report.updated}, unchanged {report.unchanged}, skipped {report.skipped}"
+        f" (source {report.source})"
+    )
+    for skipped in report.skipped_messages:
+        click.echo(f"  message {skipped.index}: skipped, {skipped.reason}", err=True)
+
+
+@click.command("backup")
+@click.argument("destination", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print what was copied as JSON")
+@pass_state
+def backup_command(state: _State, destination: Path, as_json: bool) -> None:
+    """Copy the whole database to DESTINATION (a new file, or a directory to put it in)
+    while servers keep writing: the copy holds every write acknowledged before it began."""
+    from datetime import UTC, datetime
+
+    from recalld.store.factory import open_store
+
+    database = state.settings.db
+    # A postgresql:// URL goes on to the store, which says to use pg_dump.
+    if isinstance(database, Path) and not database.exists():
+        raise click.ClickException(f"there is no database at {database} to back up")
+    if destination.is_dir():
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        destination = destination / f"recalld-{stamp}.db"
+    store = open_store(state.settings)
+    try:
+        source = store.location()
+        result = store.backup(destination)
+    finally:
+        store.close()
+    copy = result.destination.resolve()
+    if as_json:
+        _print_json(
+            {
+                "destination": str(copy),
+                "bytes": result.bytes,
+                "memories": result.memories,
+                "schema_version": result.schema_version,
+                "source": source,
+            }
+        )
+        return
+    from recalld.adapters.cli_output import format_bytes
+
+    click.echo(
+        f"backed up {source} to {copy} ({format_bytes(result.bytes)},"
+        f" {result.memories} memories, schema {result.schema_version})"
+    )
+    click.echo(
+        "To restore it: stop every recalld process using the database, then\n"
+        f"  mv {source} {source}.old && rm -f {source}-wal {source}-shm\n"
+        f"  cp {copy} {source}\n"
+        f"or use the copy where it is: recalld --db {copy} ..."
+    )
+
+
+transfer_commands: list[click.Command] = [
+    export_command,
+    import_command,
+    ingest_command,
+    backup_command,
+]

@@ -1,0 +1,321 @@
+"""Bringing memories from other tools: one entry point, a format per source, one report.
+
+Formats (``format="auto"`` tells them apart by content, see :mod:`.detect`):
+
+- ``recalld``: the lines of ``recalld export`` (memories, core memory, the
+  declared graph; see :mod:`recalld.transfer`); ids are optional;
+- ``mcp-memory``: the MCP reference memory server's ``memory.jsonl``
+  (:meth:`recalld.knowledge.KnowledgeGraph.import_jsonl`);
+- ``mem0``: mem0's exported memories (:mod:`.mem0`);
+- ``hermes``: Hermes Agent's ``MEMORY.md`` / ``USER.md`` into core memory
+  (:mod:`.hermes`); a directory holding them imports both; a file (or upload)
+  not named ``USER.md`` fills ``memory``;
+- ``chatgpt`` / ``claude``: chat exports, through conversation ingestion
+  (:mod:`.chats`, :mod:`recalld.conversations`).
+
+Every importer reports what it created, updated, left unchanged, skipped and
+refused, each refusal with its line (files of lines) or item number (JSON
+documents); a refused line or item writes nothing, and the others still
+import. A document that cannot be read at all is one error (line 1); an
+empty upload imports nothing, and one whose format ``auto`` cannot tell is
+read as recalld lines (each bad one reported). ``may_write(namespace)`` is
+asked before anything is written to a namespace (over HTTP: the token's
+scopes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from recalld import _validate as check
+from recalld.errors import ConflictError, ValidationError
+from recalld.importing.detect import FORMATS, HERMES_FILES, SAMPLE_BYTES, detect_format
+from recalld.model import ImportLineError, ImportReport, NewMemory
+from recalld.scoping import mem0_namespace
+
+if TYPE_CHECKING:
+    from recalld.service import MemoryService
+
+__all__ = ["FORMATS", "Progress", "detect_format", "import_file", "import_text"]
+
+# progress(done, total): lines or bytes or items so far, out of total (for progress bars).
+Progress = Callable[[int, int], None]
+MayWrite = Callable[[str], bool]
+CHUNK_ITEMS = 500
+
+
+class _Run:
+    """One import: the service, where things go, who may write where, how far it got."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        namespace: str,
+        may_write: MayWrite | None,
+        progress: Progress | None,
+        include_tools: bool,
+        include_system: bool,
+    ) -> None:
+        self.service = service
+        self.namespace = namespace
+        self.may_write = may_write
+        self.progress = progress
+        self.include_tools = include_tools
+        self.include_system = include_system
+
+    def allowed(self, namespace: str) -> bool:
+        return self.may_write is None or self.may_write(namespace)
+
+    def tick(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
+
+
+def import_file(
+    service: MemoryService,
+    path: Path,
+    *,
+    format: str = "auto",
+    namespace: str | None = None,
+    may_write: MayWrite | None = None,
+    progress: Progress | None = None,
+    include_tools: bool = False,
+    include_system: bool = False,
+) -> ImportReport:
+    """Import the file (or, for Hermes, the directory) at ``path``; see the module docstring."""
+    run = _Run(
+        service, service._namespace(namespace), may_write, progress, include_tools, include_system
+    )
+    if path.is_dir():
+        if format not in ("auto", "hermes"):
+            raise ValidationError("file", f"{path} is a directory (only hermes imports one)")
+        return _hermes_directory(run, path)
+    with path.open("rb") as source:
+        sample = source.read(SAMPLE_BYTES).decode("utf-8", errors="replace")
+    chosen = _chosen(format, sample, path.name)
+    if chosen in ("recalld", "mcp-memory"):
+        return _lines(run, chosen, _file_lines(path, run))
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return _document(run, chosen, text, path.name)
+
+
+def import_text(
+    service: MemoryService,
+    text: str,
+    *,
+    format: str = "auto",
+    name: str | None = None,
+    namespace: str | None = None,
+    may_write: MayWrite | None = None,
+    progress: Progress | None = None,
+    include_tools: bool = False,
+    include_system: bool = False,
+) -> ImportReport:
+    """Import ``text`` (an upload; ``name`` its file name, if known)."""
+    run = _Run(
+        service, service._namespace(namespace), may_write, progress, include_tools, include_system
+    )
+    if format == "auto" and not text.strip():
+        return ImportReport()  # an empty upload imports nothing (as an empty recalld file)
+    try:
+        chosen = _chosen(format, text[:SAMPLE_BYTES], name)
+    except ValidationError as error:
+        if format != "auto" or error.field != "format":
+            raise
+        # An upload nothing recognises is read as recalld lines: each one is reported.
+        chosen = "recalld"
+    if chosen in ("recalld", "mcp-memory"):
+        # Lines end at "\n" only: JSON strings may hold U+2028, which splitlines() splits on.
+        return _lines(run, chosen, iter([line.removesuffix("\r") for line in text.split("\n")]))
+    return _document(run, chosen, text, name)
+
+
+def _chosen(format: str, sample: str, name: str | None) -> str:
+    if format == "auto":
+        return detect_format(sample, name)
+    if format not in FORMATS:
+        known = ", ".join(FORMATS)
+        raise ValidationError("format", f"must be auto or one of {known}; got {format!r}")
+    return format
+
+
+def _file_lines(path: Path, run: _Run) -> Iterator[str]:
+    total = path.stat().st_size
+    done = 0
+    with path.open("rb") as source:
+        for raw in source:
+            done += len(raw)
+            run.tick(done, total)
+            yield raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
+
+
+def _lines(run: _Run, chosen: str, lines: Iterator[str]) -> ImportReport:
+    service = run.service
+    if chosen == "recalld":
+        report = ImportReport(format="recalld")
+        return service._transfer.import_lines(
+            lines, run.namespace, may_write=run.may_write, report=report
+        )
+    if not run.allowed(run.namespace):
+        raise_denied(run.namespace)
+    knowledge = service.knowledge.import_jsonl(lines, namespace=run.namespace)
+    report = ImportReport(format="mcp-memory", unchanged=knowledge.unchanged)
+    for what, number in (
+        ("entities", knowledge.entities),
+        ("observations", knowledge.observations),
+        ("relations", knowledge.relations),
+    ):
+        if number:
+            report.count("created", what, number)
+    report.errors = knowledge.errors
+    return report
+
+
+def raise_denied(namespace: str) -> None:
+    """Refuse an import into a namespace the caller may not write."""
+    from recalld.errors import PermissionDeniedError
+
+    raise PermissionDeniedError(f"this token may not write namespace {namespace!r}")
+
+
+def _document(run: _Run, chosen: str, text: str, name: str | None) -> ImportReport:
+    try:
+        if chosen == "mem0":
+            return _mem0(run, text)
+        if chosen == "hermes":
+            return _hermes(run, text, name)
+        return _chats(run, chosen, text)
+    except ValidationError as error:
+        if error.field != "document":
+            raise
+        # The whole document is unreadable: one error, as a file of lines reports a bad line.
+        return ImportReport(format=chosen, errors=[ImportLineError(line=1, error=str(error))])
+
+
+# -- mem0 --------------------------------------------------------------------
+
+
+def _mem0(run: _Run, text: str) -> ImportReport:
+    from recalld.importing.mem0 import draft_of, parse_mem0
+    from recalld.writing import expired
+
+    report = ImportReport(format="mem0")
+    memories = parse_mem0(text)
+    service = run.service
+    for start in range(0, len(memories), CHUNK_ITEMS):
+        with service.store.transaction() as tx:
+            for memory in memories[start : start + CHUNK_ITEMS]:
+                where = {"item": memory.item, "line": memory.line}
+                try:
+                    draft_data, user_id, agent_id = draft_of(memory)
+                    namespace = mem0_namespace(user_id, agent_id) or run.namespace
+                    check.namespace(namespace)
+                    if not run.allowed(namespace):
+                        raise ValidationError("namespace", f"may not write to {namespace!r}")
+                    draft = check.parse_model(NewMemory, draft_data)
+                    existing = None if draft.id is None else tx.find(namespace, id=draft.id)
+                    if existing is not None and not expired(existing, service._clock()):
+                        if existing.content == draft.content:
+                            report.count("unchanged", "memories")
+                            continue
+                        service._writer.updated(
+                            tx, existing, {"content": draft.content}, service._clock()
+                        )
+                        report.count("updated", "memories")
+                        continue
+                    receipt, _ = service._write(tx, draft, namespace, dedupe=True)
+                except (ValidationError, ConflictError) as error:
+                    report.errors.append(ImportLineError(**where, error=str(error)))
+                    continue
+                report.count("skipped" if receipt.status == "duplicate" else "created", "memories")
+        run.tick(min(start + CHUNK_ITEMS, len(memories)), len(memories))
+    if report.updated:
+        service.scrubber.after_drop()
+    return report
+
+
+# -- hermes ------------------------------------------------------------------
+
+
+def _hermes_target(name: str | None) -> str:
+    """``user`` for a file named USER.md, else ``memory`` (MEMORY.md, or text without a name:
+    Hermes keeps the agent's own notes there)."""
+    if name is None:
+        return "memory"
+    return HERMES_FILES.get(Path(name).name.upper(), "memory")
+
+
+def _hermes(
+    run: _Run, text: str, name: str | None, report: ImportReport | None = None
+) -> ImportReport:
+    from recalld.importing.hermes import split_entries
+    from recalld.transfer import restore_core_entries
+
+    target = _hermes_target(name)
+    if not run.allowed(run.namespace):
+        raise_denied(run.namespace)
+    report = report or ImportReport(format="hermes")
+    entries = split_entries(text)
+    joined = sum(1 for entry in entries if entry.joined_lines > 1)
+    if joined:
+        report.details[f"{target} entries joined to one line"] = joined
+    restore_core_entries(
+        run.service.core,
+        target,
+        [entry.text for entry in entries],
+        run.namespace,
+        report,
+        position=lambda index: {"line": entries[index].line, "item": entries[index].number},
+    )
+    run.tick(len(entries), len(entries))
+    return report
+
+
+def _hermes_directory(run: _Run, path: Path) -> ImportReport:
+    report = ImportReport(format="hermes")
+    found = False
+    for name in ("USER.md", "MEMORY.md"):
+        candidate = path / name
+        if candidate.is_file():
+            found = True
+            _hermes(run, candidate.read_text(encoding="utf-8", errors="replace"), name, report)
+    if not found:
+        raise ValidationError("file", f"{path} holds neither MEMORY.md nor USER.md")
+    return report
+
+
+# -- chat exports ------------------------------------------------------------
+
+
+def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
+    from recalld.importing.chats import chatgpt_conversations, claude_conversations, load_document
+
+    if not run.allowed(run.namespace):
+        raise_denied(run.namespace)
+    report = ImportReport(format=chosen)
+    document = load_document(text)
+    items = list(
+        chatgpt_conversations(document) if chosen == "chatgpt" else claude_conversations(document)
+    )
+    for done, (item, conversation) in enumerate(items, start=1):
+        if isinstance(conversation, ValidationError):
+            report.errors.append(ImportLineError(item=item, error=str(conversation)))
+            continue
+        conversation = conversation.model_copy(
+            update={"include_tools": run.include_tools, "include_system": run.include_system}
+        )
+        try:
+            result = run.service.remember_conversation(conversation, namespace=run.namespace)
+        except (ValidationError, ConflictError) as error:
+            report.errors.append(ImportLineError(item=item, error=str(error)))
+            continue
+        if result.created:
+            report.details["conversations"] = report.details.get("conversations", 0) + 1
+        report.count("created", "turns", result.created)
+        report.count("updated", "turns", result.updated)
+        report.unchanged += result.unchanged
+        report.skipped += result.skipped
+        run.tick(done, len(items))
+    return report

@@ -1,0 +1,233 @@
+"""Chat exports into conversations: ChatGPT's ``conversations.json`` and Claude's export.
+
+**ChatGPT** (Settings → Data controls → Export): ``conversations.json`` is a
+list of conversations, each with ``title``, ``create_time`` (Unix seconds),
+``id``/``conversation_id``, ``current_node`` and ``mapping``: message nodes
+by id, each ``{"id", "message", "parent", "children"}``, where a message has
+``author.role`` (``user``, ``assistant``, ``system``, ``tool``),
+``create_time``, ``content`` (``content_type`` and ``parts``, or ``text``)
+and ``metadata``. The nodes form a tree (an edited message starts a branch);
+the conversation as last shown is the path from ``current_node`` up to the
+root, which is what is imported. Parts that are not text (images, files)
+are left out; a message with no text left is skipped.
+
+**Claude** (Settings → Privacy → Export data): ``conversations.json`` is a
+list of conversations with ``uuid``, ``name``, ``created_at`` and
+``chat_messages``, each ``{"uuid", "sender": "human"|"assistant", "text",
+"content": [{"type": "text", "text"}, {"type": "tool_use"|"tool_result"...}],
+"created_at"}``, in order. Text blocks are the message; tool blocks become
+their own tool messages (skipped unless tools are included).
+
+Both become :class:`recalld.conversations.Conversation` objects whose id is
+the export's conversation id and whose source is ``chatgpt://conversation/<id>``
+or ``claude://conversation/<id>``, so importing the same export again (or a
+later one) adds only what is new.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from recalld.conversations import Conversation, ConversationMessage
+from recalld.errors import ValidationError
+
+__all__ = ["ChatItem", "chatgpt_conversations", "claude_conversations", "load_document"]
+
+ChatItem = tuple[int, Conversation | ValidationError]
+
+
+def load_document(text: str) -> Any:
+    """The JSON document of a chat export (a ``ValidationError`` when it is not one)."""
+    try:
+        return json.loads(text.lstrip("\ufeff"))
+    except RecursionError:
+        raise ValidationError("document", "is nested too deeply") from None
+    except ValueError as error:
+        raise ValidationError("document", f"is not a JSON document: {error}") from None
+
+
+def _conversations(document: Any, what: str) -> list[Any]:
+    if isinstance(document, dict):
+        document = document.get("conversations", [document])
+    if not isinstance(document, list):
+        raise ValidationError("document", f"{what} is a list of conversations")
+    return document
+
+
+def _epoch(value: Any) -> str | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return datetime.fromtimestamp(float(value), UTC).isoformat()
+    return None
+
+
+def _text_parts(content: Any) -> str:
+    """The text of a ChatGPT message's content (``parts`` strings, or ``text``)."""
+    if not isinstance(content, dict):
+        return ""
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        return "\n".join(part for part in parts if isinstance(part, str)).strip()
+    text = content.get("text")
+    return text.strip() if isinstance(text, str) else ""
+
+
+def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+    """The messages from the root to ``current`` (or, without it, along first children)."""
+    nodes: list[dict[str, Any]] = []
+    if isinstance(current, str) and current in mapping:
+        seen: set[str] = set()
+        node_id: Any = current
+        while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
+            seen.add(node_id)
+            node = mapping[node_id]
+            if not isinstance(node, dict):
+                break
+            nodes.append(node)
+            node_id = node.get("parent")
+        return list(reversed(nodes))
+    roots = [node for node in mapping.values() if isinstance(node, dict) and not node.get("parent")]
+    node = roots[0] if roots else None
+    seen_ids: set[int] = set()
+    while isinstance(node, dict) and id(node) not in seen_ids:
+        seen_ids.add(id(node))
+        nodes.append(node)
+        children = node.get("children") or []
+        node = mapping.get(children[0]) if children and isinstance(children[0], str) else None
+    return nodes
+
+
+def chatgpt_conversations(document: Any) -> Iterator[ChatItem]:
+    """Each conversation of a ChatGPT export, numbered from 1 (or why it cannot be read)."""
+    for number, item in enumerate(_conversations(document, "ChatGPT's export"), start=1):
+        try:
+            yield number, _chatgpt_conversation(item)
+        except ValidationError as error:
+            yield number, error
+
+
+def _chatgpt_conversation(item: Any) -> Conversation:
+    if not isinstance(item, dict):
+        raise ValidationError("conversation", "must be a JSON object")
+    mapping = item.get("mapping")
+    if not isinstance(mapping, dict):
+        raise ValidationError("mapping", "is missing (not a ChatGPT conversation)")
+    conversation_id = item.get("conversation_id") or item.get("id")
+    messages = []
+    for node in _chatgpt_path(mapping, item.get("current_node")):
+        message = node.get("message")
+        if not isinstance(message, dict):
+            continue  # the root node carries no message
+        metadata = message.get("metadata") or {}
+        if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
+            continue
+        author = message.get("author") or {}
+        role = author.get("role") if isinstance(author, dict) else None
+        name = author.get("name") if isinstance(author, dict) else None
+        messages.append(
+            {
+                "role": role if isinstance(role, str) and role else None,
+                "speaker": name if isinstance(name, str) and name and role == "user" else None,
+                "content": _text_parts(message.get("content")),
+                "at": _epoch(message.get("create_time")),
+                "id": message.get("id") if isinstance(message.get("id"), str) else None,
+            }
+        )
+    return _conversation(
+        item,
+        "chatgpt",
+        conversation_id,
+        item.get("title"),
+        _epoch(item.get("create_time")),
+        messages,
+    )
+
+
+def claude_conversations(document: Any) -> Iterator[ChatItem]:
+    """Each conversation of a Claude export, numbered from 1 (or why it cannot be read)."""
+    for number, item in enumerate(_conversations(document, "Claude's export"), start=1):
+        try:
+            yield number, _claude_conversation(item)
+        except ValidationError as error:
+            yield number, error
+
+
+def _claude_conversation(item: Any) -> Conversation:
+    if not isinstance(item, dict):
+        raise ValidationError("conversation", "must be a JSON object")
+    chat = item.get("chat_messages")
+    if not isinstance(chat, list):
+        raise ValidationError("chat_messages", "is missing (not a Claude conversation)")
+    messages: list[dict[str, Any]] = []
+    for entry in chat:
+        if not isinstance(entry, dict):
+            continue
+        sender = entry.get("sender")
+        role = {"human": "user", "assistant": "assistant"}.get(str(sender), str(sender or ""))
+        at = entry.get("created_at") if isinstance(entry.get("created_at"), str) else None
+        message_id = entry.get("uuid") if isinstance(entry.get("uuid"), str) else None
+        texts: list[str] = []
+        tools: list[str] = []
+        blocks = entry.get("content")
+        if isinstance(blocks, list) and blocks:
+            for block in blocks:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+                elif block.get("type") in ("tool_use", "tool_result"):
+                    tools.append(json.dumps(block, ensure_ascii=False)[:4000])
+        elif isinstance(entry.get("text"), str):
+            texts.append(entry["text"])
+        messages.append(
+            {
+                "role": role or None,
+                "content": "\n".join(texts).strip(),
+                "at": at,
+                "id": message_id,
+            }
+        )
+        for index, tool in enumerate(tools):
+            messages.append(
+                {
+                    "role": "tool",
+                    "content": tool,
+                    "at": at,
+                    "id": None if message_id is None else f"{message_id}/tool-{index}",
+                }
+            )
+    created = item.get("created_at") if isinstance(item.get("created_at"), str) else None
+    return _conversation(item, "claude", item.get("uuid"), item.get("name"), created, messages)
+
+
+def _conversation(
+    item: dict[str, Any],
+    origin: str,
+    conversation_id: Any,
+    title: Any,
+    at: str | None,
+    messages: list[dict[str, Any]],
+) -> Conversation:
+    if not isinstance(conversation_id, str) or not conversation_id.strip():
+        raise ValidationError("id", "the conversation has no id")
+    parsed = []
+    for index, message in enumerate(messages):
+        try:
+            parsed.append(
+                ConversationMessage.model_validate(
+                    {name: value for name, value in message.items() if value is not None}
+                    | {"content": message.get("content") or ""}
+                )
+            )
+        except ValueError as error:
+            raise ValidationError(f"messages[{index}]", str(error).splitlines()[-1]) from None
+    return Conversation(
+        messages=parsed,
+        conversation=f"{origin}:{conversation_id}"[:200],
+        title=title[:500] if isinstance(title, str) and title.strip() else None,
+        at=at,
+        source=f"{origin}://conversation/{quote(conversation_id, safe='')}",
+    )

@@ -1,0 +1,98 @@
+"""Telling an import's format from its content (``--format auto``).
+
+Only the first few kilobytes are looked at, so a large file is not read twice
+to decide: JSON lines are told apart by their first object's keys, JSON
+documents by the keys their items start with, Hermes' memory files by their
+name (``MEMORY.md``, ``USER.md``) or their ``§`` entry separators.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+
+from recalld.errors import ValidationError
+
+__all__ = ["FORMATS", "HERMES_FILES", "SAMPLE_BYTES", "detect_format"]
+
+FORMATS = ("recalld", "mcp-memory", "mem0", "hermes", "chatgpt", "claude")
+# Hermes Agent's two memory files and the core-memory target each one fills.
+HERMES_FILES = {"MEMORY.MD": "memory", "USER.MD": "user"}
+SAMPLE_BYTES = 65_536
+HERMES_SEPARATOR = "\n§\n"
+
+
+def detect_format(sample: str, name: str | None = None) -> str:
+    """The format of an import whose text starts with ``sample`` (``name``: its file name).
+
+    Raises :class:`ValidationError` (field ``format``) when nothing matches.
+    """
+    if name is not None and PurePath(name).name.upper() in HERMES_FILES:
+        return "hermes"
+    text = sample.lstrip("\ufeff \t\r\n")
+    if not text:
+        raise ValidationError("format", "the input is empty: there is nothing to import")
+    if text[0] not in "[{":
+        if HERMES_SEPARATOR in text.replace("\r\n", "\n") or (name or "").endswith(".md"):
+            return "hermes"
+        if name is None:
+            return "recalld"  # an upload of lines: each one that is not a record is reported
+        raise ValidationError("format", _unknown())
+    first_line = text.split("\n", 1)[0]
+    try:
+        first = json.loads(first_line)
+    except ValueError:
+        first = None
+    if isinstance(first, dict):
+        found = _from_object(first)
+        if found is not None:
+            return found
+    if isinstance(first, list):
+        item = next((value for value in first if isinstance(value, dict)), None)
+        if item is not None:
+            found = _from_document_item(item)
+            if found is not None:
+                return found
+    # A JSON document over many lines (or longer than the sample): its items' keys.
+    for needle, format_name in (
+        ('"mapping"', "chatgpt"),
+        ('"chat_messages"', "claude"),
+        ('"memory"', "mem0"),
+        ('"entityType"', "mcp-memory"),
+    ):
+        if needle in text:
+            return format_name
+    raise ValidationError("format", _unknown())
+
+
+def _from_object(value: dict[str, object]) -> str | None:
+    """The format of a JSON-lines file whose first line is ``value``."""
+    kind = value.get("type")
+    if kind in ("entity", "relation") and ("entityType" in value or "relationType" in value):
+        return "mcp-memory"
+    if isinstance(kind, str) and kind.startswith("recalld."):
+        return "recalld"
+    if "results" in value or "memories" in value:
+        return "mem0"
+    return _from_document_item(value)
+
+
+def _from_document_item(value: dict[str, object]) -> str | None:
+    """The format of a document whose items (or one-line records) look like ``value``."""
+    if "mapping" in value:
+        return "chatgpt"
+    if "chat_messages" in value:
+        return "claude"
+    if "memory" in value and "content" not in value:
+        return "mem0"
+    if "content" in value:
+        return "recalld"
+    return None
+
+
+def _unknown() -> str:
+    return (
+        "cannot tell the format from the content; give it: "
+        + ", ".join(FORMATS)
+        + " (see `recalld import --help`)"
+    )

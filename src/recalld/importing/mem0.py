@@ -1,0 +1,130 @@
+"""mem0's exported memories: ``{"results": [...]}``, a list, or one memory per line.
+
+What mem0 documents for its memories (``get_all``, ``search``, the platform's
+exports): each has ``id``, ``memory`` (the text), optional ``user_id``,
+``agent_id``, ``run_id``, ``app_id``, ``metadata`` (an object),
+``categories`` (a list of names), ``hash``, ``created_at`` and
+``updated_at``. A page may be ``{"results": [...]}`` (with ``count``/``next``
+when paged) or ``{"memories": [...]}``, or the list itself; a JSON-lines file
+may hold one memory (or one page) per line.
+
+How it lands (decided here, said in the README):
+
+- ``user_id``/``agent_id`` → the namespace, as :mod:`recalld.scoping` maps
+  them (``user:<id>``, ``agent:<id>``, ``user:<u>/agent:<a>``); a memory with
+  neither goes to the import's namespace;
+- ``run_id`` → the tag ``run:<id>``, ``app_id`` → ``app:<id>``,
+  ``categories`` → tags;
+- ``created_at`` → ``at`` (when it was remembered there);
+- ``metadata`` → ``meta``, with mem0's own ids kept under ``meta.mem0``;
+- the memory's id is ``mem0-<id>``, so importing the same export again
+  changes nothing, and a memory whose text changed there is updated here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from recalld.errors import ValidationError
+
+__all__ = ["Mem0Memory", "parse_mem0"]
+
+ID_PATTERN = re.compile(r"[\w.:-]{1,59}")
+
+
+@dataclass(frozen=True)
+class Mem0Memory:
+    """One memory of the export, where it was (item number, line when JSON lines)."""
+
+    item: int
+    line: int | None
+    data: dict[str, Any]
+
+
+def _items(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for key in ("results", "memories"):
+            inner = value.get(key)
+            if isinstance(inner, list):
+                return inner
+        return [value]
+    raise ValidationError("document", 'a mem0 export is a list of memories or {"results": [...]}')
+
+
+def parse_mem0(text: str) -> list[Mem0Memory]:
+    """The memories of a mem0 export (a JSON document, or JSON lines)."""
+    try:
+        document = json.loads(text)
+    except RecursionError:
+        raise ValidationError("document", "is nested too deeply") from None
+    except ValueError:
+        document = None
+    found: list[Mem0Memory] = []
+    if document is not None:
+        for item in _items(document):
+            found.append(Mem0Memory(item=len(found) + 1, line=None, data=item))
+        return found
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError) as error:
+            problem = {"__error__": f"not JSON: {error}"}
+            found.append(Mem0Memory(item=len(found) + 1, line=number, data=problem))
+            continue
+        for item in _items(value):
+            found.append(Mem0Memory(item=len(found) + 1, line=number, data=item))
+    return found
+
+
+def draft_of(memory: Mem0Memory) -> tuple[dict[str, Any], str | None, str | None]:
+    """The recalld draft of one mem0 memory, and its ``user_id`` and ``agent_id``.
+
+    Raises :class:`ValidationError` naming the mem0 field at fault.
+    """
+    data = memory.data
+    if not isinstance(data, dict):
+        raise ValidationError("memory", "an item must be a JSON object")
+    if "__error__" in data:
+        raise ValidationError("line", str(data["__error__"]))
+    text = data.get("memory", data.get("text"))
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError("memory", "must be the memory's text (a non-empty string)")
+    ids: dict[str, str] = {}
+    for field in ("id", "user_id", "agent_id", "run_id", "app_id", "hash"):
+        value = data.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise ValidationError(field, f"must be a string, got {type(value).__name__}")
+        ids[field] = str(value)
+    metadata = data.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise ValidationError("metadata", "must be an object")
+    categories = data.get("categories") or []
+    if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+        raise ValidationError("categories", "must be a list of strings")
+    tags = [category.strip() for category in categories if category.strip()]
+    for field, prefix in (("run_id", "run"), ("app_id", "app")):
+        if field in ids:
+            tags.append(f"{prefix}:{ids[field]}")
+    draft: dict[str, Any] = {
+        "content": text,
+        "kind": "note",
+        "tags": tags,
+        "meta": {**metadata, "mem0": ids},
+    }
+    created = data.get("created_at")
+    if isinstance(created, str) and created.strip():
+        draft["at"] = created
+    if "id" in ids:
+        if not ID_PATTERN.fullmatch(ids["id"]):
+            raise ValidationError("id", f"is not an id recalld can keep: {ids['id']!r}")
+        draft["id"] = f"mem0-{ids['id']}"
+    return draft, ids.get("user_id"), ids.get("agent_id")

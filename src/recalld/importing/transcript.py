@@ -1,0 +1,115 @@
+"""Reading a transcript file for ``recalld ingest``: JSON, JSON lines, or ``Name: text`` lines.
+
+- JSON: a list of messages, or an object with ``messages`` and any other field
+  of :class:`recalld.conversations.Conversation` (``conversation``, ``title``,
+  ``at`` …);
+- JSON lines: one message object per line;
+- text: one message per line written ``Speaker: what they said`` (a line that
+  does not start with a speaker continues the message before it). A speaker
+  is 1-60 characters before the first colon, without a second colon before
+  it (so ``12:30`` or a URL is no speaker).
+
+A message is ``{"role" or "speaker", "content", "at"?, "id"?}``; ``text`` and
+``message`` are read as ``content``, ``name`` and ``author`` as ``speaker``,
+``timestamp``, ``time`` and ``created_at`` as ``at``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from recalld.errors import ValidationError
+
+__all__ = ["read_transcript"]
+
+SPEAKER_LINE = re.compile(r"^\s*([^:\n]{1,60}?)\s*:\s+(.*)$")
+ALIASES = {
+    "text": "content",
+    "message": "content",
+    "name": "speaker",
+    "author": "speaker",
+    "sender": "speaker",
+    "timestamp": "at",
+    "time": "at",
+    "created_at": "at",
+}
+
+
+def _message(value: Any, position: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValidationError(position, "a message must be a JSON object")
+    message: dict[str, Any] = {}
+    for name, item in value.items():
+        target = ALIASES.get(str(name), str(name))
+        if target not in message:
+            message[target] = item
+    if "speaker" in message and not isinstance(message["speaker"], str):
+        speaker = message["speaker"]
+        # {"author": {"role": "user", "name": ...}} (exports of chat tools)
+        if isinstance(speaker, dict):
+            message["role"] = message.get("role") or speaker.get("role")
+            message["speaker"] = speaker.get("name")
+        if not message.get("speaker"):
+            message.pop("speaker", None)
+    return {name: item for name, item in message.items() if item is not None}
+
+
+def read_transcript(text: str) -> dict[str, Any]:
+    """The conversation a transcript file holds, as :class:`Conversation` fields."""
+    body = text.lstrip("\ufeff")
+    stripped = body.strip()
+    if not stripped:
+        raise ValidationError("file", "the transcript is empty")
+    if stripped[0] in "[{":
+        try:
+            document = json.loads(stripped)
+        except RecursionError:
+            raise ValidationError("file", "is nested too deeply") from None
+        except ValueError:
+            document = None
+        if isinstance(document, list):
+            return {
+                "messages": [_message(item, f"messages[{i}]") for i, item in enumerate(document)]
+            }
+        if isinstance(document, dict):
+            if "messages" in document:
+                fields = dict(document)
+                messages = fields.pop("messages")
+                if not isinstance(messages, list):
+                    raise ValidationError("messages", "must be a list of messages")
+                fields["messages"] = [
+                    _message(item, f"messages[{i}]") for i, item in enumerate(messages)
+                ]
+                return fields
+            return {"messages": [_message(document, "messages[0]")]}
+        messages = []
+        for number, line in enumerate(body.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except (ValueError, RecursionError) as error:
+                raise ValidationError(f"line {number}", f"not JSON: {error}") from None
+            messages.append(_message(value, f"line {number}"))
+        return {"messages": messages}
+    return {"messages": _speaker_lines(body)}
+
+
+def _speaker_lines(text: str) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        if not line.strip():
+            continue
+        found = SPEAKER_LINE.match(line)
+        if found is not None and "://" not in found.group(1):
+            messages.append({"speaker": found.group(1), "content": found.group(2).strip()})
+        elif messages:
+            messages[-1]["content"] += "\n" + line.strip()
+        else:
+            raise ValidationError(
+                f"line {number}",
+                "a text transcript has one message per line, written `Speaker: text`",
+            )
+    return messages

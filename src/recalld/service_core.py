@@ -1,0 +1,580 @@
+"""The engine's own rules for memories: writes, reads, namespaces, TTLs, duplicates.
+
+:class:`ServiceCore` is the part of :class:`~recalld.service.MemoryService`
+that every command needs (remember, get, update, forget, search, recall,
+list, stats); the service adds its components (core memory, the graph,
+intentions, recollections, conversations, imports) on top. It owns the
+rules: defaults, validation, key upserts, TTLs, namespaces as walls, which
+calls may change state. The store below it only keeps records.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, cast
+
+from recalld import _validate as check
+from recalld._cursor import decode_cursor, encode_cursor
+from recalld._text import prompt_line, query_terms
+from recalld._time import Clock, parse_instant, utc_now
+from recalld.config import Settings
+from recalld.errors import DiskFullError, NotFoundError, ValidationError
+from recalld.model import (
+    Explanation,
+    Filters,
+    Forgotten,
+    Hit,
+    Memory,
+    MemoryPatch,
+    NewMemory,
+    Page,
+    QueryFilters,
+    Receipt,
+    ScrubState,
+    Stats,
+)
+from recalld.scrubbing import Scrubber
+from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store, StoreTransaction
+from recalld.writing import Writer, expired
+
+if TYPE_CHECKING:
+    from recalld.embeddings.base import Embedder
+    from recalld.graph.extractor import ExtractorSetup
+    from recalld.indexing import Indexing
+    from recalld.retrieval.hybrid import Mode
+
+__all__ = ["ServiceCore"]
+
+logger = logging.getLogger(__name__)
+
+
+class ServiceCore:
+    """Memories in one store: see the module docstring (and :class:`MemoryService`)."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        clock: Clock = utc_now,
+        embedder: Embedder | Callable[[], Embedder | None] | None = None,
+        extractor: ExtractorSetup | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self._clock = clock
+        self._closed = False
+        self._last_purge = float("-inf")
+        self._embedder_source = embedder
+        self._extractor_setup = extractor
+        self.scrubber = Scrubber(store, settings)
+        self._writer = Writer(settings, clock, lambda: self.indexing)
+
+    @cached_property
+    def indexing(self) -> Indexing:
+        """The embedding and graph queues, the worker and the hybrid retriever."""
+        from recalld.indexing import Indexing
+
+        # An embedder, or a function that makes one when first needed: MemoryService.open
+        # passes the settings' choice that way, so commands that never embed never import
+        # the model's stack. None is keyword-only recall.
+        source = self._embedder_source
+        embedder: Embedder | None
+        if source is None or hasattr(source, "embed_batch"):
+            embedder = cast("Embedder | None", source)
+        else:
+            embedder = source()
+        return Indexing(self.store, self.settings, self._clock, embedder, self._extractor_setup)
+
+    # -- helpers -------------------------------------------------------------
+
+    def _namespace(self, namespace: str | None) -> str:
+        return check.namespace(self.settings.namespace if namespace is None else namespace)
+
+    def _namespaces(self, namespaces: Sequence[str] | None) -> list[str]:
+        if not namespaces:
+            return [self._namespace(None)]
+        return [self._namespace(name) for name in namespaces]
+
+    def _maybe_purge(self) -> None:
+        """Purge expired memories when the purge interval has passed (on open, then lazily)."""
+        if time.monotonic() - self._last_purge < self.settings.purge_interval_seconds:
+            return
+        self._last_purge = time.monotonic()
+        self.purge_expired()
+
+    def _scope(
+        self, namespaces: Sequence[str], filters: QueryFilters | None, now: datetime
+    ) -> Scope:
+        filters = filters or Filters()
+
+        def instant(name: str) -> datetime | None:
+            value = getattr(filters, name)
+            return None if value is None else parse_instant(name, value)
+
+        return Scope(
+            namespaces=tuple(namespaces),
+            now=now,
+            kind=filters.kind,
+            category=filters.category,
+            # Stored speakers have their white space collapsed; so is the filter.
+            speaker=None if filters.speaker is None else " ".join(filters.speaker.split()),
+            tags_any=tuple(filters.tags_any),
+            tags_all=tuple(filters.tags_all),
+            since=instant("since"),
+            until=instant("until"),
+            created_since=instant("created_since"),
+            created_until=instant("created_until"),
+            include_expired=isinstance(filters, Filters) and filters.include_expired,
+        )
+
+    def _write(
+        self, tx: StoreTransaction, draft: NewMemory, namespace: str, *, dedupe: bool = False
+    ) -> tuple[Receipt, Memory]:
+        """Write one draft in ``tx`` (see :mod:`recalld.writing`)."""
+        return self._writer.write(tx, draft, namespace, dedupe=dedupe)
+
+    # -- writes --------------------------------------------------------------
+
+    def remember(
+        self,
+        content: str,
+        *,
+        namespace: str | None = None,
+        id: str | None = None,
+        key: str | None = None,
+        title: str | None = None,
+        kind: str = "note",
+        category: str | None = None,
+        tags: Sequence[str] = (),
+        salience: float | None = None,
+        source: str | None = None,
+        speaker: str | None = None,
+        at: datetime | str | None = None,
+        ttl_seconds: float | None = None,
+        place: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Receipt:
+        """Store a memory durably and return its receipt.
+
+        With ``key``, writing the same key again in the namespace overwrites the
+        memory (content and every field, ``updated_at``) and keeps its id, seq
+        and ``created_at``. ``place`` is ``{"lat", "lon"}`` or ``{"geohash"}``
+        (optionally ``"name"``); ``at`` is ISO 8601 and keeps its offset;
+        ``speaker`` is who said or wrote it (searched as its own field).
+        Writing exactly the same content again (white space aside) in the
+        namespace, with neither key nor id, stores nothing: the receipt is the
+        existing memory's, with ``status == "duplicate"``.
+        """
+        draft = check.parse_model(
+            NewMemory,
+            {
+                "content": content,
+                "id": id,
+                "key": key,
+                "title": title,
+                "kind": kind,
+                "category": category,
+                "tags": list(tags),
+                "salience": salience,
+                "source": source,
+                "speaker": speaker,
+                "at": at,
+                "ttl_seconds": ttl_seconds,
+                "place": place,
+                "meta": meta if meta is not None else {},
+            },
+        )
+        return self.remember_many([draft], namespace=namespace)[0]
+
+    def remember_many(
+        self, drafts: Iterable[NewMemory | dict[str, Any]], *, namespace: str | None = None
+    ) -> list[Receipt]:
+        """Store several memories in one transaction: all are written, or none (a repeat of a
+        stored memory, or of an earlier draft of the batch, is a ``duplicate`` receipt)."""
+        scope_namespace = self._namespace(namespace)
+        parsed = [
+            draft
+            if isinstance(draft, NewMemory)
+            else check.parse_model(NewMemory, draft, prefix=f"[{index}].")
+            for index, draft in enumerate(drafts)
+        ]
+        self._maybe_purge()
+        with self.store.transaction() as tx:
+            receipts = [self._write(tx, draft, scope_namespace, dedupe=True)[0] for draft in parsed]
+        return self._scrubbed(receipts)
+
+    def _scrubbed(self, receipts: list[Receipt]) -> list[Receipt]:
+        """Scrub once after a committed batch that dropped content; say how it went."""
+        if not any(receipt.scrub == "pending" for receipt in receipts):
+            return receipts
+        state = self.scrubber.after_drop()
+        return [
+            receipt.model_copy(update={"scrub": state}) if receipt.scrub == "pending" else receipt
+            for receipt in receipts
+        ]
+
+    def put(
+        self,
+        draft: NewMemory | dict[str, Any],
+        *,
+        namespace: str | None = None,
+        signals: dict[str, bytes] | None = None,
+        biometrics: dict[str, float] | None = None,
+        dedupe: bool = False,
+    ) -> tuple[Receipt, Memory]:
+        """Store one memory like :meth:`remember`; return the receipt and the stored memory.
+
+        For callers that must answer with the record as written (it may already
+        be expired by the time a separate read would run, with a tiny TTL).
+        ``signals`` are derived sensory features (never raw media) and
+        ``biometrics`` named readings, stored in the same transaction (see
+        :mod:`recalld.recollection`). Unlike :meth:`remember` it stores a
+        repeated text again unless ``dedupe`` (an experience is an event: the
+        same words at another time or place are another memory).
+        """
+        scope_namespace = self._namespace(namespace)
+        parsed = draft if isinstance(draft, NewMemory) else check.parse_model(NewMemory, draft)
+        self._maybe_purge()
+        with self.store.transaction() as tx:
+            receipt, memory = self._write(tx, parsed, scope_namespace, dedupe=dedupe)
+            if signals or biometrics:
+                tx.save_signals(memory.seq, signals or {}, biometrics or {})
+        return self._scrubbed([receipt])[0], memory
+
+    def update(self, memory_id: str, *, namespace: str | None = None, **changes: Any) -> Memory:
+        """Change only the given fields of a memory; ``None`` clears an optional field.
+
+        ``ttl_seconds`` restarts the expiry from now (``None`` removes it).
+        """
+        scope_namespace = self._namespace(namespace)
+        patch = check.parse_model(MemoryPatch, changes)
+        given = patch.model_fields_set
+        if not given:
+            raise ValidationError("changes", "give at least one field to update")
+        for required in ("content", "kind"):
+            if required in given and getattr(patch, required) is None:
+                raise ValidationError(required, "cannot be cleared (give a value)")
+        # Clearing a collection leaves it empty.
+        if "tags" in given and patch.tags is None:
+            patch = patch.model_copy(update={"tags": []})
+        if "meta" in given and patch.meta is None:
+            patch = patch.model_copy(update={"meta": {}})
+        now = self._clock()
+        with self.store.transaction() as tx:
+            current = tx.find(scope_namespace, id=memory_id)
+            if current is None or expired(current, now):
+                raise NotFoundError(f"no memory with id {memory_id!r} in {scope_namespace!r}")
+            memory, dropped = self._writer.updated(
+                tx, current, {name: getattr(patch, name) for name in given}, now
+            )
+        if dropped:
+            self.scrubber.after_drop()
+        return memory
+
+    def forget(self, memory_id: str, *, namespace: str | None = None) -> Forgotten:
+        """Delete a memory and every trace of it; says whether it existed and is scrubbed.
+
+        The row, its tags, full-text entries, vectors, jobs, signal features,
+        trigger history and queued recollections are removed, its vector is
+        erased from the in-memory and saved vector index, and the store scrubs
+        what deleted rows leave behind (:meth:`Store.scrub`: on SQLite secure
+        delete zeroes the freed pages and the write-ahead log is checkpointed and
+        truncated, so the content cannot be read back from the database files;
+        PostgreSQL vacuums the tables that held it, see
+        :mod:`recalld.store.postgres_scrub` for what that does and does not
+        reach): ``scrub == "done"``. When another reader holds an older snapshot past
+        ``scrub_wait_seconds``, the answer is ``scrubbed=False, scrub="pending"``
+        and the scrub finishes in the background as soon as readers let it (see
+        :mod:`recalld.scrubbing`). On a full disk the reserve beside the
+        database is released so that the forget can still be written.
+        """
+        scope_namespace = self._namespace(namespace)
+
+        def delete() -> bool:
+            with self.store.transaction() as tx:
+                current = tx.find(scope_namespace, id=memory_id)
+                if current is None:
+                    return False
+                tx.delete(current.seq)
+                tx.dropped_content("forget", self._clock())
+                return True
+
+        try:
+            deleted = delete()
+        except DiskFullError:
+            if not self.store.release_reserve():
+                raise
+            deleted = delete()
+        if not deleted:
+            return Forgotten.of(False, "none")
+        return Forgotten.of(True, self._after_forget())
+
+    def _after_forget(self) -> ScrubState:
+        """Erase what deleted memories left outside their rows: their vectors in the loaded
+        index and its files, and (the deleting transaction recorded a dropped-content row)
+        their old pages in the write-ahead log. Returns whether the scrub is done or pending."""
+        self.indexing.after_forget()
+        return self.scrubber.after_drop()
+
+    def _write_receipt(
+        self, tx: StoreTransaction, draft: NewMemory, namespace: str
+    ) -> tuple[Receipt, Memory]:
+        """One memory write inside ``tx`` (for components that write memories with other rows)."""
+        return self._write(tx, draft, namespace)
+
+    def purge_expired(self) -> int:
+        """Delete every memory whose TTL has passed; returns how many were removed.
+
+        The purge runs inside reads too (at most every ``purge_interval_seconds``),
+        so its scrub does not wait for readers: when one is in the way, it is
+        finished in the background.
+        """
+        removed = self.store.purge_expired(self._clock())
+        if removed:
+            logger.info("purged %d expired memories", removed)
+            self.scrubber.after_drop(wait=False)
+        return removed
+
+    # -- reads ---------------------------------------------------------------
+
+    def get(
+        self,
+        id: str | None = None,
+        *,
+        key: str | None = None,
+        seq: int | None = None,
+        namespace: str | None = None,
+    ) -> Memory:
+        """One memory by exactly one of id, key or seq; raises :class:`NotFoundError`."""
+        given = [
+            name for name, value in (("id", id), ("key", key), ("seq", seq)) if value is not None
+        ]
+        if len(given) != 1:
+            raise ValidationError("id", "give exactly one of id, key or seq")
+        if seq is not None:
+            check.seq(seq)
+        scope_namespace = self._namespace(namespace)
+        self._maybe_purge()
+        scope = self._scope([scope_namespace], None, self._clock())
+        memory = self.store.get(scope, id=id, key=key, seq=seq)
+        if memory is None:
+            raise NotFoundError(
+                f"no memory with {given[0]} {(id or key or seq)!r} in {scope_namespace!r}"
+            )
+        return memory
+
+    def search(
+        self,
+        query: str,
+        *,
+        filters: QueryFilters | None = None,
+        limit: int = 10,
+        namespace: str | None = None,
+        mode: Mode = "hybrid",
+        min_score: float | None = None,
+    ) -> list[Hit]:
+        """The memories that best match ``query``, best first; changes nothing.
+
+        ``hybrid`` (default) pools the keyword index's matches (FTS5, else LIKE)
+        with the nearest vectors when an embedder is configured; memories not
+        yet embedded are still found by keyword. ``keyword`` and ``vector`` use
+        one channel. A reranker scores every candidate: ``score`` is a
+        calibrated probability in [0, 1] that the memory answers the query
+        (see the README), and only hits scoring at least ``min_score``
+        (default: ``settings.min_score``) come back, so a query about nothing
+        stored returns nothing. Near-duplicates come back once, with
+        ``channels["duplicates"]`` saying how many others they stand for. Any
+        string is safe: it is reduced to word terms before it reaches the
+        keyword index. What was written a moment ago is found by meaning too:
+        a short embedding queue is worked off first (see ``Indexing.catch_up``).
+        """
+        scope_namespace = self._namespace(namespace)
+        check.limit(limit, self.settings)
+        if isinstance(filters, Filters) and filters.include_expired:
+            raise ValidationError(
+                "filters.include_expired",
+                "search and recall never return expired memories; only the admin listing"
+                " (list --include-expired) shows them",
+            )
+        threshold = check.min_score(min_score)
+        if mode not in ("hybrid", "keyword", "vector"):
+            raise ValidationError("mode", "must be hybrid, keyword or vector")
+        self._maybe_purge()
+        if mode != "keyword":
+            self.indexing.catch_up()
+        scope = self._scope([scope_namespace], filters, self._clock())
+        terms = query_terms(query, self.settings.max_query_terms)
+        if threshold is None:
+            threshold = self.settings.min_score
+        return [
+            Hit(
+                memory=found.memory,
+                score=found.score,
+                channels=found.channels,
+                backends=found.backends,
+                prompt_line=prompt_line(found.memory),
+            )
+            for found in self.indexing.retriever.retrieve(
+                scope, query, terms, limit, mode, threshold
+            )
+        ]
+
+    def explain(
+        self,
+        query: str,
+        memory_id: str,
+        *,
+        filters: QueryFilters | None = None,
+        limit: int = 10,
+        namespace: str | None = None,
+        mode: Mode = "hybrid",
+        min_score: float | None = None,
+    ) -> Explanation:
+        """Why :meth:`search` with these arguments does or does not return ``memory_id``.
+
+        Reports the stage that dropped it (a filter or expiry, the candidate
+        pool, the threshold, near-duplicate collapse, the limit), its rank and
+        score among the candidates, every channel and feature value and each
+        feature's share of the score. A memory of another namespace is "not
+        visible": :class:`NotFoundError`, exactly as for an id that does not
+        exist. Changes nothing.
+        """
+        from recalld.retrieval.explain import explain
+
+        scope_namespace = self._namespace(namespace)
+        check.limit(limit, self.settings)
+        threshold = check.min_score(min_score)
+        if mode not in ("hybrid", "keyword", "vector"):
+            raise ValidationError("mode", "must be hybrid, keyword or vector")
+        if mode != "keyword":
+            self.indexing.catch_up()
+        now = self._clock()
+        scope = self._scope([scope_namespace], filters, now)
+        memory = None
+        if isinstance(memory_id, str) and memory_id:
+            everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
+            memory = self.store.get(everything, id=memory_id)
+        if memory is None:
+            raise NotFoundError(f"memory {memory_id!r} is not visible in {scope_namespace!r}")
+        terms = query_terms(query, self.settings.max_query_terms)
+        return explain(
+            self.indexing.retriever,
+            memory,
+            scope,
+            query,
+            terms,
+            mode,
+            self.settings.min_score if threshold is None else threshold,
+            limit,
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        filters: QueryFilters | None = None,
+        limit: int = 10,
+        namespace: str | None = None,
+        mode: Mode = "hybrid",
+        min_score: float | None = None,
+    ) -> list[Hit]:
+        """Like :meth:`search`, and counts an access of every memory returned."""
+        hits = self.search(
+            query,
+            filters=filters,
+            limit=limit,
+            namespace=namespace,
+            mode=mode,
+            min_score=min_score,
+        )
+        if not hits:
+            return hits
+        now = self._clock()
+        with self.store.transaction() as tx:
+            tx.touch([hit.memory.seq for hit in hits], now)
+        return [
+            hit.model_copy(
+                update={
+                    "memory": hit.memory.model_copy(
+                        update={
+                            "access_count": hit.memory.access_count + 1,
+                            "last_accessed_at": now,
+                        }
+                    )
+                }
+            )
+            for hit in hits
+        ]
+
+    def list_memories(
+        self,
+        *,
+        filters: Filters | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        namespace: str | None = None,
+    ) -> Page:
+        """Memories newest first (by creation), a page at a time."""
+        return self._page("created", filters, limit, cursor, namespace)
+
+    def recent(
+        self,
+        *,
+        filters: Filters | None = None,
+        limit: int = 10,
+        cursor: str | None = None,
+        namespace: str | None = None,
+    ) -> Page:
+        """Memories most recently created or updated first."""
+        return self._page("updated", filters, limit, cursor, namespace)
+
+    def _page(
+        self,
+        order: Order,
+        filters: Filters | None,
+        limit: int,
+        cursor: str | None,
+        namespace: str | None,
+    ) -> Page:
+        scope_namespace = self._namespace(namespace)
+        check.limit(limit, self.settings)
+        after = None if cursor is None else decode_cursor(cursor, order)
+        self._maybe_purge()
+        scope = self._scope([scope_namespace], filters, self._clock())
+        memories = self.store.list_page(scope, order=order, limit=limit + 1, after=after)
+        next_cursor = None
+        if len(memories) > limit:
+            memories = memories[:limit]
+            last = memories[-1]
+            value = last.created_at if order == "created" else last.updated_at
+            next_cursor = encode_cursor(order, value, last.seq)
+        return Page(memories=memories, next_cursor=next_cursor)
+
+    def stats(self, namespaces: Sequence[str] | None = None) -> Stats:
+        """Counts by category, kind and namespace over ``namespaces`` (default: the current one)."""
+        scoped = self._namespaces(namespaces)
+        self._maybe_purge()
+        now = self._clock()
+        counts = self.store.counts(self._scope(scoped, None, now))
+        return Stats(
+            count=counts.count,
+            by_category=counts.by_category,
+            by_kind=counts.by_kind,
+            by_namespace=counts.by_namespace,
+            fts=self.store.keyword_backend in FULL_TEXT_BACKENDS,
+            search_backend="fts" if self.store.keyword_backend in FULL_TEXT_BACKENDS else "like",
+            keyword_backend=self.store.keyword_backend,
+            db_size_bytes=self.store.size_bytes(),
+            schema_version=self.store.schema_version,
+            expired_pending_purge=counts.expired,
+            pending_scrubs=self.store.pending_scrubs(),
+        )
+
+    def namespaces(self) -> list[str]:
+        """Every namespace that holds memories (for admin commands; crosses the walls)."""
+        return self.store.namespaces()

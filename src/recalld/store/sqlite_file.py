@@ -1,0 +1,166 @@
+"""The SQLite store's file: what opening a path means, and consistent copies of it.
+
+Opening (:func:`check_path`): a path that does not exist (or an empty file) is
+a new database, and the caller is told so, since a mistyped ``--db`` would
+otherwise silently start an empty memory; a file that is not SQLite, or an
+SQLite file that holds other tables and no recalld schema, is refused with a
+clear error, so recalld never writes its tables into someone else's database;
+a database written by a newer recalld (a schema version this one does not
+know) is refused too. The parent directory is created only when the caller
+allows it (the default data directory); anywhere else a missing directory is
+a mistake worth an error.
+
+Backups (:func:`backup`): SQLite's online backup API copies every page of the
+database as of one read transaction, in one step, while other connections
+(in this or any other process) keep writing; in WAL mode the reader blocks no
+writer, and one step means the copy never restarts when they do. The copy
+therefore holds every write committed before the backup began.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import apsw
+
+from recalld.errors import StorageError
+from recalld.store.base import BackupResult
+
+__all__ = ["check_path", "copy_database", "schema_versions"]
+
+# A file shorter than this cannot hold an SQLite header: SQLite treats an empty file as a
+# new database, and so does recalld.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 5000) -> bool:
+    """Check that ``path`` can be opened as a recalld database; whether it is a new one.
+
+    Raises :class:`StorageError` for a missing directory (unless
+    ``create_directory``), a file that is not SQLite, or an SQLite file that is
+    not a recalld database. ``busy_timeout_ms``: how long to wait while another
+    process holds the file locked (it may be creating or migrating it).
+    """
+    if str(path) == ":memory:":
+        return True
+    if path.is_dir():
+        raise StorageError(f"{path} is a directory; give the path of a database file")
+    if _is_new(path):
+        parent = path.parent
+        if not parent.exists():
+            if not create_directory:
+                raise StorageError(
+                    f"the directory {parent} does not exist, so {path.name} cannot be created"
+                    " there (a mistyped --db?); create the directory first"
+                )
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StorageError(f"cannot create {parent}: {error}") from error
+        return True
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        raise StorageError(f"cannot read {path}: {error}") from error
+    if header != SQLITE_HEADER and path.stat().st_size > 0:
+        raise StorageError(
+            f"{path} is not a recalld database (it is not an SQLite file); give another --db"
+        )
+    tables = _tables(path, busy_timeout_ms)
+    if tables and "schema_migrations" not in tables:
+        shown = ", ".join(sorted(tables)[:5]) + (" ..." if len(tables) > 5 else "")
+        raise StorageError(
+            f"{path} is an SQLite database but not a recalld one (it holds {shown}); recalld"
+            " will not write its tables into it: give another --db"
+        )
+    return False
+
+
+def _is_new(path: Path) -> bool:
+    """No database there yet: no file, or an empty one whose write-ahead log is empty too
+    (a database another process just created may live only in its log until a checkpoint)."""
+    if not path.exists():
+        return True
+    if path.stat().st_size > 0:
+        return False
+    log = Path(f"{path}-wal")
+    return not log.exists() or log.stat().st_size == 0
+
+
+def _tables(path: Path, busy_timeout_ms: int) -> set[str]:
+    try:
+        connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as error:
+        raise StorageError(f"cannot open {path}: {error}") from error
+    try:
+        # Another process may be creating or migrating the file right now: wait for it.
+        connection.set_busy_timeout(busy_timeout_ms)
+        rows = connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+    except apsw.NotADBError:
+        raise StorageError(
+            f"{path} is not a recalld database (SQLite cannot read it); give another --db"
+        ) from None
+    except apsw.Error as error:
+        raise StorageError(f"cannot read {path}: {error}") from error
+    finally:
+        connection.close()
+    return {str(row[0]) for row in rows}
+
+
+def schema_versions(connection: apsw.Connection) -> set[int]:
+    """The migration numbers recorded in ``schema_migrations`` (empty for a new database)."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if exists is None:
+        return set()
+    return {int(row[0]) for row in connection.execute("SELECT version FROM schema_migrations")}
+
+
+def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
+    """Copy the database behind ``source`` to a new file ``destination`` (see the module
+    docstring); the copy is fsynced before this returns."""
+    if destination.exists():
+        raise StorageError(f"{destination} already exists; give a new file name")
+    if not destination.parent.is_dir():
+        raise StorageError(f"the directory {destination.parent} does not exist")
+    partial = destination.with_name(destination.name + ".partial")
+    try:
+        target = apsw.Connection(str(partial))
+    except apsw.Error as error:
+        raise StorageError(f"cannot create {destination}: {error}") from error
+    try:
+        with target.backup("main", source, "main") as step:
+            # One step (-1): every page under one read transaction, so writers of other
+            # processes cannot make it restart and the copy is one consistent snapshot.
+            step.step(-1)
+            pages = int(step.pagecount)
+        counted = target.execute("SELECT count(*) FROM memories").fetchone()
+        memories = 0 if counted is None else int(counted[0])
+        versions = schema_versions(target)
+        # A plain rollback-journal file: the copy is one self-contained file to move around.
+        target.execute("PRAGMA journal_mode = DELETE")
+    except apsw.Error as error:
+        target.close()
+        partial.unlink(missing_ok=True)
+        raise StorageError(f"the backup to {destination} failed: {error}") from error
+    target.close()
+    with partial.open("rb") as handle:
+        os.fsync(handle.fileno())
+    partial.rename(destination)
+    directory = os.open(destination.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+    return BackupResult(
+        destination=destination,
+        bytes=destination.stat().st_size,
+        pages=pages,
+        memories=memories,
+        schema_version=max(versions, default=0),
+    )

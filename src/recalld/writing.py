@@ -1,0 +1,222 @@
+"""Writing one memory inside a transaction: validation, key upserts, client ids, duplicates.
+
+The rules every write follows, whichever surface it came from (the service's
+``remember``, imports, conversations, intentions, the knowledge tools):
+
+- a ``key`` already held in the namespace is overwritten (every field replaced,
+  id, seq and ``created_at`` kept); an expired key is written fresh;
+- a client ``id`` is unique per namespace; the same id with the same content
+  again is ``unchanged`` (retries are safe), with other content a conflict;
+- **no silent duplicates**: a write asked to deduplicate (``dedupe=True``),
+  that names neither a key nor an id, whose content equals a live keyless
+  memory's of the namespace once white space is normalised, creates nothing
+  and answers that memory's receipt with ``status: "duplicate"``. Writes that
+  name an id (a conversation's turns, an import's records) are distinct by
+  that id, and writes of events or structures (experiences, intentions,
+  observations) do not deduplicate: the same words at another time or place,
+  or about another entity, are another memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from recalld import _validate as check
+from recalld._text import new_id
+from recalld._time import Clock, expiry, parse_instant
+from recalld.config import Settings
+from recalld.errors import ConflictError
+from recalld.model import Memory, NewMemory, Receipt, ScrubState
+from recalld.store.base import MemoryRecord, StoreTransaction
+
+if TYPE_CHECKING:
+    from recalld.indexing import Indexing
+
+__all__ = ["TEXT_FIELDS", "Writer", "dropped_text", "expired", "receipt_of"]
+
+# Fields whose old text leaves the files (and must be scrubbed) when an update changes them.
+TEXT_FIELDS = ("content", "title", "key", "kind", "category", "tags", "source", "meta")
+
+
+def expired(memory: Memory, now: datetime) -> bool:
+    """Whether the memory's TTL has passed at ``now``."""
+    return memory.expires_at is not None and memory.expires_at <= now
+
+
+def receipt_of(
+    memory: Memory, status: str, job_id: str | None = None, *, scrub: ScrubState = "none"
+) -> Receipt:
+    """The receipt of a write that left ``memory`` with ``status``."""
+    return Receipt.model_validate(
+        {
+            "id": memory.id,
+            "seq": memory.seq,
+            "namespace": memory.namespace,
+            "status": status,
+            "created": status == "created",
+            "index_state": memory.index_state,
+            "job_id": job_id,
+            "scrub": scrub,
+        }
+    )
+
+
+def dropped_text(before: Memory, after: Memory) -> bool:
+    """Whether an update replaced any stored text (which then needs scrubbing)."""
+    if any(getattr(before, name) != getattr(after, name) for name in TEXT_FIELDS):
+        return True
+    before_name = None if before.place is None else before.place.name
+    after_name = None if after.place is None else after.place.name
+    return before_name != after_name
+
+
+class Writer:
+    """Turns validated drafts into stored rows; see the module docstring."""
+
+    def __init__(self, settings: Settings, clock: Clock, indexing: Callable[[], Indexing]) -> None:
+        self._settings = settings
+        self._clock = clock
+        self._indexing = indexing
+
+    def record(
+        self,
+        draft: NewMemory,
+        namespace: str,
+        now: datetime,
+        *,
+        id: str,
+        created_at: datetime,
+        access_count: int = 0,
+        last_accessed_at: datetime | None = None,
+    ) -> MemoryRecord:
+        """The row a draft becomes (every field checked, naming the field on failure)."""
+        settings = self._settings
+        return MemoryRecord(
+            id=id,
+            namespace=namespace,
+            key=check.optional_name(draft.key, "key"),
+            title=check.optional_text(draft.title, "title"),
+            content=check.content(draft.content, settings),
+            kind=check.name_text(draft.kind, "kind"),
+            category=check.optional_name(draft.category, "category"),
+            tags=check.tags(draft.tags, settings),
+            salience=draft.salience,
+            source=check.optional_name(draft.source, "source"),
+            speaker=check.speaker(draft.speaker),
+            at=parse_instant("at", draft.at) if draft.at is not None else now.astimezone(),
+            created_at=created_at,
+            updated_at=now,
+            expires_at=None if draft.ttl_seconds is None else expiry(now, draft.ttl_seconds),
+            place=None if draft.place is None else check.place(draft.place),
+            meta=check.meta(draft.meta, settings),
+            access_count=access_count,
+            last_accessed_at=last_accessed_at,
+            index_state=self._indexing().new_index_state(),
+        )
+
+    def write(
+        self, tx: StoreTransaction, draft: NewMemory, namespace: str, *, dedupe: bool = False
+    ) -> tuple[Receipt, Memory]:
+        """Write one draft in ``tx``; a receipt whose ``scrub`` is ``"pending"`` means the
+        write dropped content (an overwrite) and the caller must scrub after the commit."""
+        now = self._clock()
+        indexing = self._indexing()
+        if draft.id is not None:
+            check.memory_id(draft.id)
+        if draft.key is not None:
+            existing = tx.find(namespace, key=draft.key)
+            if existing is not None and expired(existing, now):
+                tx.delete(existing.seq)
+                tx.dropped_content("expired key", now)
+                existing = None
+            if existing is not None:
+                if draft.id is not None and draft.id != existing.id:
+                    raise ConflictError(
+                        "id", f"key {draft.key!r} belongs to memory {existing.id}, not {draft.id}"
+                    )
+                record = self.record(
+                    draft,
+                    namespace,
+                    now,
+                    id=existing.id,
+                    created_at=existing.created_at,
+                    access_count=existing.access_count,
+                    last_accessed_at=existing.last_accessed_at,
+                )
+                record, reindex = indexing.keep_index_state(record, existing)
+                memory = tx.replace(existing.seq, record)
+                tx.dropped_content("overwrite", now)
+                job_id = indexing.enqueue(tx, memory, now, previous=existing, embed=reindex)
+                return receipt_of(memory, "overwritten", job_id, scrub="pending"), memory
+        if draft.id is not None:
+            # Ids are unique per namespace: whether an id exists in another namespace
+            # changes nothing here, so no answer can reveal it.
+            taken = tx.find(namespace, id=draft.id)
+            if taken is not None:
+                if taken.content == draft.content and taken.key == draft.key:
+                    return receipt_of(taken, "unchanged"), taken
+                raise ConflictError(
+                    "id", f"id {draft.id!r} already names another memory in {namespace!r}"
+                )
+        record = self.record(draft, namespace, now, id=draft.id or new_id(), created_at=now)
+        if dedupe and draft.key is None and draft.id is None:
+            repeated = tx.find_duplicate(namespace, record.content, now)
+            if repeated is not None:
+                return receipt_of(repeated, "duplicate"), repeated
+        memory = tx.insert(record)
+        return receipt_of(memory, "created", indexing.enqueue(tx, memory, now)), memory
+
+    def updated(
+        self, tx: StoreTransaction, current: Memory, patch: dict[str, Any], now: datetime
+    ) -> tuple[Memory, bool]:
+        """Apply the fields of ``patch`` (already validated; ``None`` clears) to ``current``;
+        the stored memory and whether text was dropped (a scrub is due after the commit)."""
+        draft = NewMemory.model_construct(
+            content=current.content,
+            key=current.key,
+            title=current.title,
+            kind=current.kind,
+            category=current.category,
+            tags=current.tags,
+            salience=current.salience,
+            source=current.source or None,  # "" was accepted before sources were checked
+            speaker=current.speaker,
+            at=current.at,
+            meta=current.meta,
+            place=None,
+            ttl_seconds=None,
+            id=None,
+        )
+        draft = draft.model_copy(
+            update={name: value for name, value in patch.items() if name != "ttl_seconds"}
+        )
+        record = self.record(
+            draft,
+            current.namespace,
+            now,
+            id=current.id,
+            created_at=current.created_at,
+            access_count=current.access_count,
+            last_accessed_at=current.last_accessed_at,
+        )
+        if "ttl_seconds" in patch:
+            ttl = patch["ttl_seconds"]
+            expires_at = None if ttl is None else expiry(now, ttl)
+        else:
+            expires_at = current.expires_at
+        record = replace(record, expires_at=expires_at)
+        if "at" in patch and patch["at"] is None:
+            record = replace(record, at=None)
+        if "place" not in patch:
+            record = replace(record, place=current.place)
+        indexing = self._indexing()
+        record, reindex = indexing.keep_index_state(record, current)
+        memory = tx.replace(current.seq, record)
+        dropped = dropped_text(current, memory)
+        if dropped:
+            tx.dropped_content("update", now)
+        indexing.enqueue(tx, memory, now, previous=current, embed=reindex)
+        return memory, dropped

@@ -1,0 +1,134 @@
+"""The first ten minutes on the CLI: a new database is announced, a wrong file or a mistyped
+directory is refused, `serve` prints its banner, imports and backups from the command line."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recalld.adapters.cli import cli
+from recalld.adapters.cli_servers import banner
+from recalld.config import Settings
+from recalld.service import MemoryService
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "imports"
+
+
+def _invoke(*arguments: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(arguments), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _refused(*arguments: str) -> str:
+    """Run the real entry point (errors become one line on stderr and exit 1): its stderr."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert "Traceback" not in completed.stderr
+    return completed.stderr
+
+
+def test_cli_new_database_is_announced_once(tmp_path: Path) -> None:
+    db = tmp_path / "fresh.db"
+    code, _, stderr = _invoke("--db", str(db), "stats")
+    assert code == 0
+    assert f"created a new database at {db}" in stderr
+    code, _, stderr = _invoke("--db", str(db), "stats")
+    assert code == 0
+    assert "created a new database" not in stderr
+
+
+def test_cli_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my shopping list\n", encoding="utf-8")
+    stderr = _refused("--db", str(notes), "stats")
+    assert "is not a recalld database" in stderr
+    assert notes.read_text(encoding="utf-8") == "my shopping list\n"  # untouched
+
+
+def test_cli_refuses_an_sqlite_file_of_another_program(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY)")
+    connection.close()
+    stderr = _refused("--db", str(other), "stats")
+    assert "not a recalld one" in stderr
+    assert "invoices" in stderr
+
+
+def test_cli_refuses_a_missing_directory(tmp_path: Path) -> None:
+    stderr = _refused("--db", str(tmp_path / "typo" / "recalld.db"), "stats")
+    assert "does not exist" in stderr
+    assert not (tmp_path / "typo").exists()
+
+
+def test_serve_banner_says_where_everything_is(tmp_path: Path) -> None:
+    settings = Settings(db=tmp_path / "served.db", embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        lines = banner(service, settings, ["native", "hermes"])
+    text = "\n".join(lines)
+    assert str(tmp_path / "served.db") in text
+    assert "http://127.0.0.1:8765/v1" in text
+    assert "http://127.0.0.1:8765/docs" in text
+    assert "http://127.0.0.1:8765/mcp" in text
+    assert "native, hermes" in text
+    assert "tokens" in text
+    assert "keyword recall only" in text  # the embedder line names what is (not) running
+    assert lines[0].startswith("recalld ")
+
+
+def test_cli_import_auto_reports_format_and_numbered_errors(tmp_path: Path) -> None:
+    db = str(tmp_path / "import.db")
+    code, stdout, _ = _invoke("--db", db, "import", str(FIXTURES / "mem0.json"), "--json")
+    assert code == 1  # one refused item: reported, the rest imported
+    report = json.loads(stdout)
+    assert (report["format"], report["created"]) == ("mem0", 3)
+    assert [error["item"] for error in report["errors"]] == [4]
+
+
+def test_cli_ingest_and_backup(tmp_path: Path) -> None:
+    db = str(tmp_path / "chat.db")
+    transcript = tmp_path / "chat.txt"
+    transcript.write_text("Ada: I moved to Hobart.\nBen: How is it?\n", encoding="utf-8")
+    code, stdout, _ = _invoke("--db", db, "ingest", str(transcript), "--json")
+    assert code == 0
+    assert json.loads(stdout)["created"] == 2
+    copy = tmp_path / "copy.db"
+    code, stdout, _ = _invoke("--db", db, "backup", str(copy))
+    assert code == 0
+    assert copy.exists()
+    assert "restore" in stdout.lower()
+    code, stdout, _ = _invoke("--db", str(copy), "list", "--json")
+    assert code == 0
+    assert {memory["speaker"] for memory in json.loads(stdout)["memories"]} == {"Ada", "Ben"}
+
+
+@pytest.mark.postgres
+def test_cli_on_postgres_banner_migrate_and_backup_hide_the_password(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    password = postgres_url.split("//", 1)[1].split("@", 1)[0].split(":", 1)[1]
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        text = "\n".join(banner(service, settings, ["native"]))
+    assert "postgresql://" in text
+    assert password not in text
+    code, stdout, _ = _invoke("--db", postgres_url, "migrate", "--json")
+    assert code == 0
+    report = json.loads(stdout)
+    assert report["schema_version"] >= 12
+    assert password not in report["database"]
+    stderr = _refused("--db", postgres_url, "backup", str(tmp_path / "copy.db"))
+    assert "pg_dump" in stderr
+    assert password not in stderr
+    assert not (tmp_path / "copy.db").exists()
