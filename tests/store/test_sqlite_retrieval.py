@@ -10,7 +10,7 @@ import pytest
 
 from recalld.store import sqlite_retrieval
 from recalld.store.base import MemoryRecord, Scope
-from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_11
+from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_11, migration_13
 from recalld.store.sqlite import SQLiteStore
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -53,7 +53,7 @@ def test_sqlite_speaker_is_stored_and_searched(tmp_path: Path) -> None:
     assert {candidate.row.id for candidate in found} == {"a", "b"}
     assert {candidate.row.speaker for candidate in found} == {"Caroline", "Melanie"}
     columns = [row[1] for row in store._connection().execute(f"PRAGMA table_info({FTS_TABLE})")]
-    assert columns == ["title", "content", "tags", "speaker"]
+    assert columns == ["title", "content", "tags", "speaker", "fts_namespace"]
     with store.transaction() as tx:
         tx.replace(memory.seq, _record("a", "see you at the bakery", speaker="Dana"))
     assert [c.row.id for c in store.retrieval.keyword_candidates(_scope(), "", ["dana"], 5)] == [
@@ -88,6 +88,40 @@ def test_sqlite_old_fts_layout_is_rebuilt_with_speaker(tmp_path: Path) -> None:
     hits = store.retrieval.keyword_candidates(_scope(), "", ["written"], 5)
     assert [candidate.row.id for candidate in hits] == ["a"]
     assert hits[0].row.speaker is None
+    store.close()
+
+
+def test_sqlite_index_without_namespace_terms_is_rebuilt_with_them(tmp_path: Path) -> None:
+    path = tmp_path / "twelve.db"
+    store = SQLiteStore(path)
+    with store.transaction() as tx:
+        tx.insert(_record("a", "pear and apple"))
+        tx.insert(_record("b", "apple", namespace="other"))
+    store.close()
+    # The layout of schema version 12: four text columns, no namespace term.
+    connection = apsw.Connection(str(path))
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        connection.execute(f"DROP TRIGGER {trigger}")
+    connection.execute(f"DROP TABLE {FTS_TABLE}")
+    connection.execute(
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(title, content, tags, speaker,"
+        " content='memories', content_rowid='seq')"
+    )
+    connection.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('rebuild')")
+    version = MIGRATIONS.index(migration_13) + 1
+    connection.execute("DELETE FROM schema_migrations WHERE version = ?", (version,))
+    connection.execute(f"PRAGMA user_version = {version - 1}")
+    connection.execute("ALTER TABLE memories DROP COLUMN fts_namespace")
+    connection.close()
+    store = SQLiteStore(path)
+    assert store.schema_version == len(MIGRATIONS)
+    retrieval = store.retrieval
+    assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 1}
+    assert retrieval.document_counts(["other"], ["appl", "pear"], 1_000) == {"appl": 1, "pear": 0}
+    with store.transaction() as tx:
+        tx.insert(_record("c", "apple pie", namespace="other"))
+    assert retrieval.document_counts(["other"], ["appl"], 1_000) == {"appl": 2}
+    store._connection().execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('integrity-check')")
     store.close()
 
 

@@ -572,6 +572,15 @@ def migration_12(execute: Execute) -> None:
     execute("CREATE INDEX memories_content_hash ON memories(namespace, content_hash)")
 
 
+def migration_13(execute: Execute) -> None:
+    """Nothing to do here: SQLite's migration 13 puts a namespace term in its FTS5 index
+    so it can count a namespace's documents without row lookups. PostgreSQL's full-text
+    index is a GIN over ``search`` with the namespace filtered by its B-tree in the same
+    plan, so it needs no such column. The step exists so both stores' numbers stay equal.
+    """
+    del execute
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -585,4 +594,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_10,
     migration_11,
     migration_12,
+    migration_13,
 ]

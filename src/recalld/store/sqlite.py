@@ -50,7 +50,7 @@ from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
 from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
 from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
-from recalld.store.sqlite_retrieval import SQLiteRetrieval
+from recalld.store.sqlite_retrieval import SQLiteRetrieval, text_match
 from recalld.store.sqlite_rows import (
     SELECT_COLUMNS,
     TOKEN_COLUMNS,
@@ -514,7 +514,7 @@ class SQLiteStore:
 
     def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match]:
         params: dict[str, Any] = {
-            "match": " OR ".join(f'"{term}"' for term in terms),
+            "match": text_match(terms),
             "limit": limit,
         }
         where = scope_sql(scope, params)

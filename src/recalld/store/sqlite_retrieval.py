@@ -32,7 +32,12 @@ import apsw
 from recalld._text import WORD
 from recalld._time import to_storage
 from recalld.store.base import Scope
-from recalld.store.migrations import FTS_TABLE
+from recalld.store.migrations import (
+    FTS_NAMESPACE_COLUMN,
+    FTS_TABLE,
+    FTS_TEXT_COLUMNS,
+    fts_namespace_token,
+)
 from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
 from recalld.store.sql import escape_like as _escape_like
 from recalld.store.sql import substring_pattern as _substring_pattern
@@ -52,6 +57,14 @@ CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
 # A word in at least this many memories of the file is common (see the module docstring).
 COMMON_WORD_MEMORIES = 1_000
+# FTS5 column filter: a query's words match the text columns, never the namespace term.
+TEXT_COLUMNS = "{" + " ".join(FTS_TEXT_COLUMNS) + "}"
+
+
+def text_match(words: Sequence[str], operator: str = "OR") -> str:
+    """An FTS5 query for ``words`` (index terms, quoted) in the text columns only."""
+    joined = f" {operator} ".join(f'"{word}"' for word in words)
+    return f"{TEXT_COLUMNS} : ({joined})"
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
@@ -118,11 +131,6 @@ class SQLiteRetrieval:
     ) -> dict[str, int]:
         if not self._fts_available or not words or not namespaces:
             return {}
-        params: dict[str, Any] = {"cap": cap}
-        names = []
-        for index, namespace in enumerate(namespaces):
-            params[f"ns{index}"] = namespace
-            names.append(f":ns{index}")
         # Most stores hold one namespace: then the index alone can count (no row lookups).
         alone = len(namespaces) == 1 and not self._read(
             "SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE namespace < :ns0)"
@@ -131,26 +139,19 @@ class SQLiteRetrieval:
         )
         if alone:
             return dict(zip(words, self._index_counts(words, cap), strict=True))
-        columns = []
-        for index, word in enumerate(words):
-            params[f"w{index}"] = f'"{word}"'
-            # Counting stops at the cap, so a very common word costs a bounded scan.
-            columns.append(
-                f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} f"
-                " JOIN memories m ON m.seq = f.rowid"
-                f" WHERE {FTS_TABLE} MATCH :w{index} AND m.namespace IN ({', '.join(names)})"
-                " LIMIT :cap))"
-            )
-        row = self._read(f"SELECT {', '.join(columns)}", params)[0]
-        return {word: int(count) for word, count in zip(words, row, strict=True)}
+        # Otherwise the namespace term of each memory (migration 13) narrows the match in
+        # the index itself: no row of another namespace is ever looked up.
+        tokens = " OR ".join(f'"{fts_namespace_token(namespace)}"' for namespace in namespaces)
+        counts = self._index_counts(words, cap, f" AND {FTS_NAMESPACE_COLUMN} : ({tokens})")
+        return dict(zip(words, counts, strict=True))
 
-    def _index_counts(self, words: Sequence[str], cap: int) -> list[int]:
-        """How many memories of the whole file hold each word, counted up to ``cap``
-        (the index alone answers: no row lookups)."""
+    def _index_counts(self, words: Sequence[str], cap: int, narrow: str = "") -> list[int]:
+        """How many memories hold each word, counted up to ``cap`` by the index alone (no
+        row lookups): in the whole file, or in what the FTS5 clause ``narrow`` keeps."""
         params: dict[str, Any] = {"cap": cap}
         columns = []
         for index, word in enumerate(words):
-            params[f"w{index}"] = f'"{word}"'
+            params[f"w{index}"] = text_match([word]) + narrow
             columns.append(
                 f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
                 f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
@@ -188,7 +189,7 @@ class SQLiteRetrieval:
         """The best ``limit`` matches by FTS5's BM25 (every match is scored), or with
         ``newest`` the most recently written ones (the scan stops at ``limit``)."""
         params: dict[str, Any] = {
-            "match": f" {operator} ".join(f'"{word}"' for word in words),
+            "match": text_match(words, operator),
             "limit": limit,
         }
         where = _scope_sql(scope, params)

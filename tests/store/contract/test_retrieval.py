@@ -178,6 +178,21 @@ def test_retrieval_document_counts_stay_inside_the_namespace_and_cap(store: Stor
     assert retrieval.document_counts([], ["apple"], 1_000) == {}
 
 
+def test_retrieval_document_counts_tell_look_alike_namespaces_apart(store: Store) -> None:
+    # Names a word tokenizer would split into the same words, or that start alike.
+    namespaces = ["team-a", "team_a", "team a", "team", "team/alice", "Café", "cafe"]
+    with store.transaction() as tx:
+        for position, namespace in enumerate(namespaces):
+            for index in range(position + 1):
+                tx.insert(record(id=f"{position}-{index}", content="apple", namespace=namespace))
+    retrieval = store.retrieval
+    for position, namespace in enumerate(namespaces):
+        assert retrieval.document_counts([namespace], ["apple"], 1_000) == {"apple": position + 1}
+    assert retrieval.document_counts(["team", "cafe"], ["apple"], 1_000) == {"apple": 4 + 7}
+    # A namespace's own name is no word of its memories.
+    assert retrieval.document_counts(["team"], ["team"], 1_000) == {"team": 0}
+
+
 def test_retrieval_tokenizes_like_the_index(store: Store) -> None:
     assert store.retrieval.tokenize("Running Zürich") == ["run", "zurich"]
     assert store.retrieval.tokenize("") == []
