@@ -91,6 +91,28 @@ def test_sqlite_old_fts_layout_is_rebuilt_with_speaker(tmp_path: Path) -> None:
     store.close()
 
 
+def test_sqlite_common_words_rank_only_the_newest_memories_holding_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_MATCH_WINDOW", 3)
+    store = SQLiteStore(tmp_path / "w.db")
+    with store.transaction() as tx:
+        # The oldest holds both words most often: BM25's favourite, outside the window.
+        tx.insert(_record("old", "green tea green tea green tea"))
+        for index in range(4):
+            tx.insert(_record(f"new{index}", f"green tea and a long sentence number {index}"))
+        # Newer matches of another namespace do not narrow this namespace's window.
+        for index in range(3):
+            tx.insert(_record(f"far{index}", "green tea", namespace="elsewhere"))
+    candidates = store.retrieval.keyword_candidates(_scope(), "", ["green", "tea"], 3)
+    assert {c.row.id for c in candidates} == {"new1", "new2", "new3"}
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_MATCH_WINDOW", 1_000)
+    candidates = store.retrieval.keyword_candidates(_scope(), "", ["green", "tea"], 1)
+    assert [c.row.id for c in candidates] == ["old"]
+    store.close()
+
+
 def test_sqlite_index_without_namespace_terms_is_rebuilt_with_them(tmp_path: Path) -> None:
     path = tmp_path / "twelve.db"
     store = SQLiteStore(path)

@@ -1,6 +1,7 @@
 """Finding the memories worth scoring for a cue, without scanning the namespace.
 
-Text comes from the full-text index and the nearest text vectors, place (and
+Text comes from the full-text index (recall's keyword candidates, see
+:mod:`recalld.store.sqlite_retrieval`) and the nearest text vectors, place (and
 time) from geohash-prefix range scans around the cue, image and audio from
 their feature tables (scored while found), tags from the tag index, and a
 time-only cue from the latest memories with a time. Only the memories found
@@ -73,8 +74,14 @@ class CandidateFinder:
         scope = Scope(namespaces=(namespace,), now=now)
         if cue.text and cue.text.strip():
             terms = query_terms(cue.text, self._settings.max_query_terms)
-            for match in self._search_store.search(scope, cue.text, terms, TEXT_CANDIDATES):
-                found[match.memory.seq] = match.memory
+            # Recall's keyword candidates: words held by most memories are left to the
+            # rarer ones, so a cue of everyday words costs no ranking of every match.
+            wanted.update(
+                candidate.row.seq
+                for candidate in self._search_store.retrieval.keyword_candidates(
+                    scope, cue.text, terms, TEXT_CANDIDATES
+                )
+            )
             if self._text_similarities is not None:
                 near = self._text_similarities(cue.text, namespace, [], TEXT_NEAREST)
                 scores["cosine"] = near

@@ -145,13 +145,15 @@ class PostgresRetrieval:
     ) -> list[KeywordCandidate] | None:
         """Full-text candidates, or None when the words hold no lexeme (only stop words)."""
         counts = self._database_counts(words, COMMON_WORD_MEMORIES)
-        rare = [word for word in words if counts[word] < COMMON_WORD_MEMORIES]
-        if rare:
-            return self._matches(scope, rare, "||", limit)
-        every = self._matches(scope, words, "&&", limit) if len(words) > 1 else []
+        # A word no memory holds (or a stop word) finds nothing and must not hide the others.
+        present = [word for word in words if counts[word] > 0]
+        rare = [word for word in present if counts[word] < COMMON_WORD_MEMORIES]
+        if rare or not present:
+            return self._matches(scope, rare or list(words), "||", limit)
+        every = self._matches(scope, present, "&&", limit) if len(present) > 1 else []
         if every is not None and len(every) >= limit:
             return every
-        newest = self._matches(scope, words, "||", limit, newest=True)
+        newest = self._matches(scope, present, "||", limit, newest=True)
         if newest is None:
             return every
         seen = {candidate.row.seq for candidate in every or []}

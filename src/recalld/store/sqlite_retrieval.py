@@ -10,13 +10,15 @@ matches before it keeps the best, so one word held by most memories makes a
 query cost a scan of the whole index (93% of the rows for a typical query of
 the 100k recall benchmark: 64 ms). A word held by at least
 :data:`COMMON_WORD_MEMORIES` memories of the file is therefore left out of the
-candidate search when the query has a rarer word: the rarer words find the
-candidates (their rows are few by definition), and the common word still
+candidate search when the query has a rarer word (one that some memory holds:
+a word no memory holds finds nothing), and the rarer words find the
+candidates (their rows are few by definition), while the common word still
 counts in every candidate's own BM25F (:mod:`recalld.retrieval.keyword`), and
 the vector channel still finds what is near in meaning. A query made only of
-common words takes the memories holding all of them (best first), then, while
-there is room, the most recently written memories holding any of them (a scan
-that stops when it has enough, never a ranking of every match).
+common words takes the memories holding all of them (the best by BM25 among the
+:data:`COMMON_MATCH_WINDOW` most recently written of them), then, while there
+is room, the most recently written memories holding any of them (a scan that
+stops when it has enough, never a ranking of every match).
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
 # A word in at least this many memories of the file is common (see the module docstring).
 COMMON_WORD_MEMORIES = 1_000
+# A query of common words only ranks this many of the newest memories holding them all.
+COMMON_MATCH_WINDOW = 1_000
 # FTS5 column filter: a query's words match the text columns, never the namespace term.
 TEXT_COLUMNS = "{" + " ".join(FTS_TEXT_COLUMNS) + "}"
 
@@ -166,33 +170,59 @@ class SQLiteRetrieval:
     ) -> list[KeywordCandidate]:
 
         if words and self._fts_available:
-            counts = self._index_counts(words, COMMON_WORD_MEMORIES)
-            rare = [
-                word
-                for word, count in zip(words, counts, strict=True)
-                if count < COMMON_WORD_MEMORIES
-            ]
-            if rare:
-                return self._fts_candidates(scope, rare, "OR", limit)
-            every = self._fts_candidates(scope, words, "AND", limit) if len(words) > 1 else []
+            counts = dict(zip(words, self._index_counts(words, COMMON_WORD_MEMORIES), strict=True))
+            # A word no memory holds finds nothing and must not hide the words that do.
+            present = [word for word in words if counts[word] > 0]
+            rare = [word for word in present if counts[word] < COMMON_WORD_MEMORIES]
+            if rare or not present:
+                return self._fts_candidates(scope, rare, "OR", limit) if rare else []
+            every = (
+                self._fts_candidates(scope, present, "AND", limit, window=COMMON_MATCH_WINDOW)
+                if len(present) > 1
+                else []
+            )
             if len(every) >= limit:
                 return every
             seen = {candidate.row.seq for candidate in every}
-            newest = self._fts_candidates(scope, words, "OR", limit, newest=True)
+            newest = self._fts_candidates(scope, present, "OR", limit, newest=True)
             return (every + [found for found in newest if found.row.seq not in seen])[:limit]
         patterns = list(words) if words else [_substring_pattern(text)]
         return self._like_candidates(scope, [pattern for pattern in patterns if pattern], limit)
 
     def _fts_candidates(
-        self, scope: Scope, words: Sequence[str], operator: str, limit: int, newest: bool = False
+        self,
+        scope: Scope,
+        words: Sequence[str],
+        operator: str,
+        limit: int,
+        newest: bool = False,
+        window: int | None = None,
     ) -> list[KeywordCandidate]:
         """The best ``limit`` matches by FTS5's BM25 (every match is scored), or with
-        ``newest`` the most recently written ones (the scan stops at ``limit``)."""
+        ``newest`` the most recently written ones (the scan stops at ``limit``).
+
+        With ``window``, only the ``window`` most recently written matches in the
+        scope's namespaces compete on BM25 (a bounded scan finds where they start),
+        so a match held by a large share of the file is never ranked in full.
+        """
         params: dict[str, Any] = {
             "match": text_match(words, operator),
             "limit": limit,
         }
         where = _scope_sql(scope, params)
+        if window is not None and not newest:
+            tokens = " OR ".join(f'"{fts_namespace_token(name)}"' for name in scope.namespaces)
+            start = self._read(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :match"
+                " ORDER BY rowid DESC LIMIT 1 OFFSET :offset",
+                {
+                    "match": f"{params['match']} AND {FTS_NAMESPACE_COLUMN} : ({tokens})",
+                    "offset": window - 1,
+                },
+            )
+            if start:
+                params["start"] = int(start[0][0])
+                where += f" AND {FTS_TABLE}.rowid >= :start"
         order = f"{FTS_TABLE}.rowid DESC" if newest else f"bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS})"
         rows = self._read(
             f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"

@@ -255,3 +255,7 @@ def test_retrieval_leaves_common_words_to_the_rarer_ones(
         for index in range(4):
             tx.insert(record(id=f"cup{index}", content=f"a cup {index}"))
     assert found(["cup", "tea"], 3) == ["cup3", "cup2", "cup1"]
+    # A word that no memory holds is not a rarer word: the others still find candidates.
+    assert found(["xyzzy", "kettle"]) == ["kettle"]
+    assert set(found(["xyzzy", "green", "tea"], 5)) == {f"tea{index}" for index in range(5)}
+    assert found(["xyzzy", "plugh"]) == []
