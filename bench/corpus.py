@@ -1,9 +1,17 @@
 """Synthetic corpora shared by the recall and peers benchmarks (texts, queries, vectors).
 
-Texts: 8-24 words drawn (Zipf-like) from a list of common English words plus a
-verb, so the real model sees real tokens; queries: 2-5 words of a random
-memory with one swapped, plus a verb. Everything comes from
-``random.Random(seed)``.
+Texts: 8-24 words plus a verb, so the real model sees real tokens, from one of
+two vocabularies:
+
+* ``zipf`` (the default): a list of ~330 common English nouns, drawn with a
+  heavy head (a few words are in most memories: the hard case for keywords);
+* ``broad``: the 21,358 whole lower-case words of the MiniLM tokenizer's
+  vocabulary (shipped with recalld, ordered by corpus frequency), drawn by
+  Zipf's law (the probability of the word of rank r is proportional to 1/r),
+  function words included: closer to the spread of real English text.
+
+Queries: 2-5 words of a random memory with one swapped, plus a verb.
+Everything comes from ``random.Random(seed)``.
 
 Vectors, two ways:
 
@@ -18,13 +26,22 @@ Vectors, two ways:
 
 from __future__ import annotations
 
+import itertools
+import json
 import random
+import re
 from collections.abc import Sequence
+from functools import cache
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from recalld.embeddings.base import Embedder
+from recalld.embeddings.minilm import default_tokenizer_path
+
+Vocabulary = Literal["zipf", "broad"]
+VOCABULARIES: tuple[Vocabulary, ...] = ("zipf", "broad")
 
 WORDS = (
     "time person year way day thing man world life hand part child eye woman place work "
@@ -58,24 +75,44 @@ def _zipf_word(rng: random.Random) -> str:
     return WORDS[(rank * 7919 + rng.randrange(3)) % len(WORDS)]
 
 
-def make_texts(count: int, rng: random.Random) -> list[str]:
+@cache
+def _broad() -> tuple[list[str], list[float]]:
+    """The tokenizer's whole words by rank, and Zipf cumulative weights over them."""
+    vocab = json.loads(default_tokenizer_path().read_text())["model"]["vocab"]
+    ranked = sorted(vocab.items(), key=lambda item: item[1])
+    words = [word for word, _ in ranked if re.fullmatch(r"[a-z]{3,}", word)]
+    weights = list(itertools.accumulate(1.0 / rank for rank in range(1, len(words) + 1)))
+    return words, weights
+
+
+def _word(rng: random.Random, vocabulary: Vocabulary) -> str:
+    if vocabulary == "zipf":
+        return _zipf_word(rng)
+    words, weights = _broad()
+    return rng.choices(words, cum_weights=weights)[0]
+
+
+def make_texts(count: int, rng: random.Random, vocabulary: Vocabulary = "zipf") -> list[str]:
     """``count`` synthetic memory sentences."""
     texts = []
     for _ in range(count):
-        words = [_zipf_word(rng) for _ in range(rng.randint(7, 22))]
+        words = [_word(rng, vocabulary) for _ in range(rng.randint(7, 22))]
         words.insert(rng.randrange(len(words)), rng.choice(VERBS))
         texts.append("I " + " ".join(words) + ".")
     return texts
 
 
-def make_queries(texts: Sequence[str], count: int, rng: random.Random) -> list[tuple[int, str]]:
+def make_queries(
+    texts: Sequence[str], count: int, rng: random.Random, vocabulary: Vocabulary = "zipf"
+) -> list[tuple[int, str]]:
     """Distinct ``(target index, query)`` pairs: a few words of a memory, one swapped."""
     queries: dict[str, int] = {}
     while len(queries) < count:
         target = rng.randrange(len(texts))
         words = texts[target].rstrip(".").split()[1:]
         picked = rng.sample(words, min(len(words), rng.randint(2, 5)))
-        picked[rng.randrange(len(picked))] = rng.choice(WORDS)
+        swapped = rng.choice(WORDS) if vocabulary == "zipf" else _word(rng, vocabulary)
+        picked[rng.randrange(len(picked))] = swapped
         queries.setdefault(" ".join(picked) + f" {rng.choice(VERBS)}", target)
     return sorted((target, query) for query, target in queries.items())
 

@@ -38,6 +38,7 @@ Run from the repository root (progress on stderr, one JSON object last on stdout
     .venv/bin/python bench/recall_bench.py                      # 10k, 100k, 1M (~1 h)
     .venv/bin/python bench/recall_bench.py --quick              # 2,000 memories (~1 min)
     .venv/bin/python bench/recall_bench.py --n 10000 --corpus real
+    .venv/bin/python bench/recall_bench.py --n 100000 --vocabulary broad   # texts of 21k words
 
 Run times on the 2-core machine: 10k real ~4 min, 100k cheap ~8 min, 100k real
 ~15 min, 1M cheap ~45 min (ingest and the HNSW build dominate).
@@ -75,7 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import random
 
 import recalld
-from corpus import cheap_vectors, embed_all, make_queries, make_texts
+from corpus import VOCABULARIES, Vocabulary, cheap_vectors, embed_all, make_queries, make_texts
 from recalld import MemoryService, Settings
 from recalld.embeddings import create_embedder
 from recalld.embeddings.base import Embedder
@@ -204,11 +205,16 @@ def index_real(
 
 
 def index_cheap(
-    service: MemoryService, embedder: Embedder, texts: Sequence[str], ids: Sequence[str], seed: int
+    service: MemoryService,
+    embedder: Embedder,
+    texts: Sequence[str],
+    ids: Sequence[str],
+    seed: int,
+    vocabulary: Vocabulary = "zipf",
 ) -> tuple[dict[str, Any], npt.NDArray[np.float32]]:
     """Cheap vectors written straight into the vectors table (see bench/corpus.py)."""
     started = time.perf_counter()
-    base = embed_all(embedder, make_texts(2000, random.Random(seed + 7)))
+    base = embed_all(embedder, make_texts(2000, random.Random(seed + 7), vocabulary))
     vectors = cheap_vectors(base, len(texts), seed)
     seq_of = dict(service.store._read("SELECT id, seq FROM memories", ()))  # type: ignore[attr-defined]
     for start in range(0, len(texts), 50_000):
@@ -329,9 +335,10 @@ def disk(service: MemoryService, n: int) -> dict[str, Any]:
     }
 
 
-def _reusable_ids(db: Path, n: int) -> list[str] | None:
+def _reusable_ids(db: Path, texts: Sequence[str]) -> list[str] | None:
     """The ids, in the order they were written, of a database this script filled with
-    ``n`` memories, every one indexed (``--reuse-db``); None when it is not one."""
+    ``texts`` (same seed and vocabulary), every one indexed (``--reuse-db``); None when
+    it is not one."""
     if not db.exists():
         return None
     import apsw
@@ -339,7 +346,10 @@ def _reusable_ids(db: Path, n: int) -> list[str] | None:
     connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         states = dict(connection.execute("SELECT index_state, count(*) FROM memories GROUP BY 1"))
-        if states != {"indexed": n}:
+        if states != {"indexed": len(texts)}:
+            return None
+        first = list(connection.execute("SELECT content FROM memories ORDER BY seq LIMIT 1"))
+        if not first or first[0][0] != texts[0]:
             return None
         return [str(row[0]) for row in connection.execute("SELECT id FROM memories ORDER BY seq")]
     finally:
@@ -351,11 +361,13 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
     rng = random.Random(arguments.seed + n)
     corpus = arguments.corpus or ("real" if n <= arguments.real_limit else "cheap")
     result: dict[str, Any] = {"n": n, "corpus": corpus, "load_average_at_start": _load()}
-    texts = make_texts(n, rng)
+    vocabulary: Vocabulary = arguments.vocabulary
+    result["vocabulary"] = vocabulary
+    texts = make_texts(n, rng, vocabulary)
     reuse: Path | None = arguments.reuse_db
     db = reuse if reuse is not None else directory / f"recall-{n}.db"
     settings = Settings(db=db, purge_interval_seconds=3600)
-    reused_ids = _reusable_ids(db, n) if reuse is not None else None
+    reused_ids = _reusable_ids(db, texts) if reuse is not None else None
     result["reused"] = reused_ids is not None
     embedder = create_embedder(settings)
     assert embedder is not None
@@ -388,7 +400,9 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
             rate = result["raw_model"]["texts_per_s"]
             result["indexing"] = index_real(service, settings, n, rate)
         else:
-            result["indexing"], _ = index_cheap(service, embedder, texts, ids, arguments.seed)
+            result["indexing"], _ = index_cheap(
+                service, embedder, texts, ids, arguments.seed, vocabulary
+            )
         _log(f"[{n}] indexing {result['indexing']}")
     started = time.perf_counter()
     service.search("warm up the vector index", mode="vector")
@@ -417,14 +431,18 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
     _log(f"[{n}] cold start {cold}")
 
     count = arguments.queries
-    everything = make_queries(texts, 3 * count, rng)
+    everything = make_queries(texts, 3 * count, rng, vocabulary)
     small_targets = [index for index in range(n) if _namespace_of(index) == SMALL]
     rare_targets = [index for index in range(n) if _tags_of(index)]
     small_queries = [
-        item for item in make_queries(texts, 30 * count, rng) if item[0] in set(small_targets)
+        item
+        for item in make_queries(texts, 30 * count, rng, vocabulary)
+        if item[0] in set(small_targets)
     ]
     rare_queries = [
-        item for item in make_queries(texts, 30 * count, rng) if item[0] in set(rare_targets)
+        item
+        for item in make_queries(texts, 30 * count, rng, vocabulary)
+        if item[0] in set(rare_targets)
     ]
     recall: dict[str, Any] = {}
     plans: list[tuple[str, Sequence[tuple[int, str]], Callable[[str], list[Any]]]] = [
@@ -481,6 +499,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--reuse-db", type=Path, default=None, help="one size: keep and reuse this database"
     )
+    parser.add_argument(
+        "--vocabulary",
+        choices=VOCABULARIES,
+        default="zipf",
+        help="the texts' words (bench/corpus.py): a heavy-headed list or a broad Zipf one",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
@@ -497,7 +521,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         for n in sizes:
             command = [sys.executable, __file__, "--one", str(n), "--db-dir", directory]
-            for name in ("corpus", "real_limit", "queries", "raw_sample", "seed", "reuse_db"):
+            names = (
+                "corpus",
+                "real_limit",
+                "queries",
+                "raw_sample",
+                "seed",
+                "reuse_db",
+                "vocabulary",
+            )
+            for name in names:
                 value = getattr(arguments, name)
                 if value is not None:
                     command += [f"--{name.replace('_', '-')}", str(value)]
@@ -530,6 +563,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "raw_sample": arguments.raw_sample,
             "real_limit": arguments.real_limit,
             "seed": arguments.seed,
+            "vocabulary": arguments.vocabulary,
         },
         "results": results,
     }
