@@ -348,9 +348,13 @@ def _reusable_ids(db: Path, texts: Sequence[str]) -> list[str] | None:
         states = dict(connection.execute("SELECT index_state, count(*) FROM memories GROUP BY 1"))
         if states != {"indexed": len(texts)}:
             return None
-        first = list(connection.execute("SELECT content FROM memories ORDER BY seq LIMIT 1"))
-        if not first or first[0][0] != texts[0]:
-            return None
+        for index in (0, 1, len(texts) - 1):
+            found = connection.execute(
+                "SELECT 1 FROM memories WHERE namespace = ? AND content = ? LIMIT 1",
+                (_namespace_of(index), texts[index]),
+            )
+            if found.fetchone() is None:
+                return None
         return [str(row[0]) for row in connection.execute("SELECT id FROM memories ORDER BY seq")]
     finally:
         connection.close()

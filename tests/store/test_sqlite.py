@@ -211,6 +211,33 @@ def test_sqlite_seq_lookups_use_the_primary_key(tmp_path: Path) -> None:
         store.close()
 
 
+def test_sqlite_duplicate_check_uses_the_content_hash_index(tmp_path: Path) -> None:
+    # A plan over (namespace, key IS NULL) visited every keyless memory of the namespace on
+    # every write: ingest slowed to ~165 memories/s at 70,000 memories.
+    store = SQLiteStore(tmp_path / "duplicates.db")
+    statements: list[tuple[str, Any]] = []
+
+    def trace(cursor: Any, sql: str, bindings: Any) -> bool:
+        if "content_hash = :hash" in sql:
+            statements.append((sql, bindings))
+        return True
+
+    try:
+        with store.transaction() as tx:
+            tx.insert(_record("a", "the same words"))
+            connection: apsw.Connection = tx._connection  # type: ignore[attr-defined]
+            connection.exec_trace = trace
+            found = tx.find_duplicate("default", "the  same words", datetime.now(UTC))
+            connection.exec_trace = None
+        assert found is not None
+        assert found.id == "a"
+        [(sql, bindings)] = statements
+        plan = " ".join(str(row[-1]) for row in store._read(f"EXPLAIN QUERY PLAN {sql}", bindings))
+        assert "memories_content_hash" in plan
+    finally:
+        store.close()
+
+
 def _old_fts(execute: Any) -> None:
     """The full-text table and triggers as recalld created them before the speaker field."""
     execute(

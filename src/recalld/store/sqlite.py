@@ -154,9 +154,11 @@ class _Transaction:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
 
     def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+        # Without INDEXED BY the planner takes (namespace, key IS NULL): every keyless
+        # memory of the namespace, so each write of a batch cost a scan (quadratic ingest).
         rows = self._connection.execute(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns"
-            " AND m.content_hash = :hash AND m.key IS NULL"
+            f"SELECT {SELECT_COLUMNS} FROM memories m INDEXED BY memories_content_hash"
+            " WHERE m.namespace = :ns AND m.content_hash = :hash AND m.key IS NULL"
             " AND (m.expires_at IS NULL OR m.expires_at > :now) ORDER BY m.seq",
             {"ns": namespace, "hash": content_hash(content), "now": to_storage(now)},
         ).fetchall()

@@ -71,6 +71,12 @@ def text_match(words: Sequence[str], operator: str = "OR") -> str:
     return f"{TEXT_COLUMNS} : ({joined})"
 
 
+def namespace_match(namespaces: Sequence[str]) -> str:
+    """An FTS5 clause (to AND with a query) keeping the memories of ``namespaces``."""
+    tokens = " OR ".join(f'"{fts_namespace_token(namespace)}"' for namespace in namespaces)
+    return f"{FTS_NAMESPACE_COLUMN} : ({tokens})"
+
+
 def _row(values: Sequence[Any]) -> CandidateRow:
     seq, memory_id, namespace, title, content, tags, speaker, source, at_utc, index_state = values
     return CandidateRow(
@@ -145,8 +151,7 @@ class SQLiteRetrieval:
             return dict(zip(words, self._index_counts(words, cap), strict=True))
         # Otherwise the namespace term of each memory (migration 13) narrows the match in
         # the index itself: no row of another namespace is ever looked up.
-        tokens = " OR ".join(f'"{fts_namespace_token(namespace)}"' for namespace in namespaces)
-        counts = self._index_counts(words, cap, f" AND {FTS_NAMESPACE_COLUMN} : ({tokens})")
+        counts = self._index_counts(words, cap, f" AND {namespace_match(namespaces)}")
         return dict(zip(words, counts, strict=True))
 
     def _index_counts(self, words: Sequence[str], cap: int, narrow: str = "") -> list[int]:
@@ -174,8 +179,10 @@ class SQLiteRetrieval:
             # A word no memory holds finds nothing and must not hide the words that do.
             present = [word for word in words if counts[word] > 0]
             rare = [word for word in present if counts[word] < COMMON_WORD_MEMORIES]
-            if rare or not present:
-                return self._fts_candidates(scope, rare, "OR", limit) if rare else []
+            if not present:
+                return []
+            if rare:
+                return self._fts_candidates(scope, rare, "OR", limit)
             every = (
                 self._fts_candidates(scope, present, "AND", limit, window=COMMON_MATCH_WINDOW)
                 if len(present) > 1
@@ -210,13 +217,12 @@ class SQLiteRetrieval:
             "limit": limit,
         }
         where = _scope_sql(scope, params)
-        if window is not None and not newest:
-            tokens = " OR ".join(f'"{fts_namespace_token(name)}"' for name in scope.namespaces)
+        if window is not None and not newest and scope.namespaces:
             start = self._read(
                 f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :match"
                 " ORDER BY rowid DESC LIMIT 1 OFFSET :offset",
                 {
-                    "match": f"{params['match']} AND {FTS_NAMESPACE_COLUMN} : ({tokens})",
+                    "match": f"{params['match']} AND {namespace_match(scope.namespaces)}",
                     "offset": window - 1,
                 },
             )
