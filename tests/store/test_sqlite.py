@@ -225,7 +225,7 @@ def test_sqlite_duplicate_check_uses_the_content_hash_index(tmp_path: Path) -> N
     try:
         with store.transaction() as tx:
             tx.insert(_record("a", "the same words"))
-            connection: apsw.Connection = tx._connection  # type: ignore[attr-defined]
+            connection: apsw.Connection = tx._connection
             connection.exec_trace = trace
             found = tx.find_duplicate("default", "the  same words", datetime.now(UTC))
             connection.exec_trace = None
