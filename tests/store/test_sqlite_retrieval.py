@@ -113,6 +113,31 @@ def test_sqlite_common_words_rank_only_the_newest_memories_holding_them_all(
     store.close()
 
 
+def test_sqlite_word_counts_follow_every_write(tmp_path: Path) -> None:
+    path = tmp_path / "counts.db"
+    store = SQLiteStore(path)
+    other = SQLiteStore(path)
+    try:
+        retrieval = store.retrieval
+        assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 0}
+        with store.transaction() as tx:
+            tx.insert(_record("a", "apple"))
+        # This connection's own write.
+        assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 1}
+        with other.transaction() as tx:
+            tx.insert(_record("b", "apple pie"))
+            tx.insert(_record("c", "apple", namespace="elsewhere"))
+        # Another connection's commit.
+        assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 2}
+        assert retrieval.document_counts(["elsewhere"], ["appl"], 1_000) == {"appl": 1}
+        with other.transaction() as tx:
+            tx.delete(2)
+        assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 1}
+    finally:
+        other.close()
+        store.close()
+
+
 def test_sqlite_index_without_namespace_terms_is_rebuilt_with_them(tmp_path: Path) -> None:
     path = tmp_path / "twelve.db"
     store = SQLiteStore(path)

@@ -25,8 +25,8 @@ have to put the true top ``k`` among twice as many candidates.
 Why faiss HNSW over 8-bit codes (measured for issue 13 on 2 busy cores, one
 thread per query): an exact scan of 100k codes costs ~2 ms, of 1M ~20 ms; the
 graph (M 32, efConstruction 128, efSearch 256) answers 100k in about 1.5 ms at
-recall@10 0.98 after re-scoring (the top 10 of a search for 10). The old graph (float32, efConstruction 40, efSearch
-96) reached 0.72 at 100k.
+recall@10 0.98 after re-scoring (the top 10 of a search for 10). The old graph
+(float32, efConstruction 40, efSearch 96) reached 0.72 at 100k.
 
 The graph is persisted beside the database as its links only
 (``<db>-vectors-<model>.graph.npz``, no vector content) and reloaded on start,

@@ -61,6 +61,8 @@ TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
 COMMON_WORD_MEMORIES = 1_000
 # A query of common words only ranks this many of the newest memories holding them all.
 COMMON_MATCH_WINDOW = 1_000
+# Word counts kept per thread while the file is unchanged (see _index_counts).
+COUNT_CACHE_SIZE = 4_096
 # FTS5 column filter: a query's words match the text columns, never the namespace term.
 TEXT_COLUMNS = "{" + " ".join(FTS_TEXT_COLUMNS) + "}"
 
@@ -75,6 +77,18 @@ def namespace_match(namespaces: Sequence[str]) -> str:
     """An FTS5 clause (to AND with a query) keeping the memories of ``namespaces``."""
     tokens = " OR ".join(f'"{fts_namespace_token(namespace)}"' for namespace in namespaces)
     return f"{FTS_NAMESPACE_COLUMN} : ({tokens})"
+
+
+class _Counts:
+    """Word counts of one connection at one version of the file."""
+
+    def __init__(self, connection: apsw.Connection, version: tuple[int, int]) -> None:
+        self.connection = connection
+        self.version = version
+        self.values: dict[tuple[str, int, str], int] = {}
+
+    def __contains__(self, key: tuple[str, int, str]) -> bool:
+        return key in self.values
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
@@ -156,17 +170,43 @@ class SQLiteRetrieval:
 
     def _index_counts(self, words: Sequence[str], cap: int, narrow: str = "") -> list[int]:
         """How many memories hold each word, counted up to ``cap`` by the index alone (no
-        row lookups): in the whole file, or in what the FTS5 clause ``narrow`` keeps."""
-        params: dict[str, Any] = {"cap": cap}
-        columns = []
-        for index, word in enumerate(words):
-            params[f"w{index}"] = text_match([word]) + narrow
-            columns.append(
-                f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
-                f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
-            )
-        row = self._read(f"SELECT {', '.join(columns)}", params)[0]
-        return [int(count) for count in row]
+        row lookups): in the whole file, or in what the FTS5 clause ``narrow`` keeps.
+
+        Counts are kept per thread until the file changes (any commit by another
+        connection moves ``PRAGMA data_version``; this connection's own writes move
+        its ``total_changes``): a query counts the same words twice on a one-namespace
+        store (common words, then IDF), and consecutive queries share most words.
+        """
+
+        def count(connection: apsw.Connection) -> list[int]:
+            data_version: list[tuple[Any, ...]] = connection.execute(
+                "PRAGMA data_version"
+            ).fetchall()
+            version = (int(data_version[0][0]), connection.total_changes())
+            cache: _Counts | None = getattr(self._local, "counts", None)
+            if cache is None or cache.connection is not connection or cache.version != version:
+                cache = _Counts(connection, version)
+                self._local.counts = cache
+            elif len(cache.values) > COUNT_CACHE_SIZE:
+                cache.values.clear()
+            missing = [word for word in dict.fromkeys(words) if (word, cap, narrow) not in cache]
+            if missing:
+                params: dict[str, Any] = {"cap": cap}
+                columns = []
+                for index, word in enumerate(missing):
+                    params[f"w{index}"] = text_match([word]) + narrow
+                    columns.append(
+                        f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
+                        f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
+                    )
+                rows: list[tuple[Any, ...]] = connection.execute(
+                    f"SELECT {', '.join(columns)}", params
+                ).fetchall()
+                for word, value in zip(missing, rows[0], strict=True):
+                    cache.values[(word, cap, narrow)] = int(value)
+            return [cache.values[(word, cap, narrow)] for word in words]
+
+        return self._database.run(count)
 
     # -- candidates --------------------------------------------------------------
 
