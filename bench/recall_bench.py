@@ -217,6 +217,8 @@ def index_cheap(
     base = embed_all(embedder, make_texts(2000, random.Random(seed + 7), vocabulary))
     vectors = cheap_vectors(base, len(texts), seed)
     seq_of = dict(service.store._read("SELECT id, seq FROM memories", ()))  # type: ignore[attr-defined]
+    # A text drawn twice is one memory (a duplicate write returns the first): one vector.
+    first = {memory_id: index for index, memory_id in reversed(list(enumerate(ids)))}
     for start in range(0, len(texts), 50_000):
         rows = [
             (
@@ -226,6 +228,7 @@ def index_cheap(
                 encode_vector(vectors[index]),
             )
             for index in range(start, min(len(texts), start + 50_000))
+            if first[ids[index]] == index
         ]
 
         def step(connection: Any, rows: list[tuple[Any, ...]] = rows) -> None:
