@@ -232,8 +232,10 @@ def index_cheap(
         ]
 
         def step(connection: Any, rows: list[tuple[Any, ...]] = rows) -> None:
+            # OR IGNORE: a --reuse-db file left half indexed by a stopped run keeps its vectors.
             connection.executemany(
-                "INSERT INTO vectors(seq, model, text_hash, vector) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR IGNORE INTO vectors(seq, model, text_hash, vector) VALUES (?, ?, ?, ?)",
+                rows,
             )
             connection.executemany("DELETE FROM jobs WHERE seq = ?", [(row[0],) for row in rows])
             connection.executemany(
