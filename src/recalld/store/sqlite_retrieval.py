@@ -27,6 +27,7 @@ import json
 import threading
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
@@ -79,16 +80,13 @@ def namespace_match(namespaces: Sequence[str]) -> str:
     return f"{FTS_NAMESPACE_COLUMN} : ({tokens})"
 
 
+@dataclass
 class _Counts:
-    """Word counts of one connection at one version of the file."""
+    """Word counts of one connection at one version of the file, by (word, cap, narrow)."""
 
-    def __init__(self, connection: apsw.Connection, version: tuple[int, int]) -> None:
-        self.connection = connection
-        self.version = version
-        self.values: dict[tuple[str, int, str], int] = {}
-
-    def __contains__(self, key: tuple[str, int, str]) -> bool:
-        return key in self.values
+    connection: apsw.Connection
+    version: tuple[int, int]
+    values: dict[tuple[str, int, str], int] = field(default_factory=dict)
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
@@ -189,7 +187,9 @@ class SQLiteRetrieval:
                 self._local.counts = cache
             elif len(cache.values) > COUNT_CACHE_SIZE:
                 cache.values.clear()
-            missing = [word for word in dict.fromkeys(words) if (word, cap, narrow) not in cache]
+            missing = [
+                word for word in dict.fromkeys(words) if (word, cap, narrow) not in cache.values
+            ]
             if missing:
                 params: dict[str, Any] = {"cap": cap}
                 columns = []
