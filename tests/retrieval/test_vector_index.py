@@ -130,3 +130,45 @@ def test_vector_index_forget_deletes_legacy_graph_files(db_path: Path, clock: Fa
         hits = again.search("item4", mode="vector", limit=30, min_score=0)
         assert receipts[3].id not in [hit.memory.id for hit in hits]
         assert hits[0].memory.id == receipts[4].id
+
+
+def test_vector_index_restored_from_its_file_and_rewritten_only_after_a_change(
+    db_path: Path, clock: FakeClock
+) -> None:
+    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many([{"content": f"item{index} words"} for index in range(30)])
+        service.new_worker().run_until_idle()
+        # Ids and scores (the fake embedder gives many exact ties, whose order may vary).
+        before = {
+            hit.memory.id: hit.score
+            for hit in service.search("item4", mode="vector", limit=30, min_score=0)
+        }
+        codes = _memory_codes(service)
+    (graph_file,) = db_path.parent.glob(f"{db_path.name}-vectors-*.npz")
+    written = graph_file.stat()
+    with MemoryService.open(settings, clock=clock) as service:
+        after = {
+            hit.memory.id: hit.score
+            for hit in service.search("item4", mode="vector", limit=30, min_score=0)
+        }
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        assert index.describe()["ann_rows"] == 30  # read from the file
+        # The codes were rebuilt in place from the database: the same bytes as before.
+        assert _memory_codes(service) == codes
+    assert after == before
+    # Nothing changed: closing left the file as it was (no 100s of MB rewritten per exit).
+    unchanged = graph_file.stat()
+    assert (unchanged.st_ino, unchanged.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+    with MemoryService.open(settings, clock=clock) as service:
+        new = service.remember("item99 fresh words")
+        service.new_worker().run_until_idle()
+        service.search("item99", mode="vector", min_score=0)
+    assert graph_file.stat().st_ino != written.st_ino  # a change: the file was replaced
+    with MemoryService.open(settings, clock=clock) as service:
+        hits = service.search("item99 fresh words", mode="vector", limit=1, min_score=0)
+        index = service.indexing.retriever.loaded_index()
+        assert hits[0].memory.id == new.id
+        assert index is not None
+        assert index.describe()["ann_rows"] == 31

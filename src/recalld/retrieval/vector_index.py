@@ -52,6 +52,7 @@ import numpy.typing as npt
 
 from recalld.embeddings.base import Vectors
 from recalld.retrieval.vector_graph import (
+    allocate_codes,
     attach_links,
     code_view,
     load_links,
@@ -59,7 +60,6 @@ from recalld.retrieval.vector_graph import (
     new_graph,
     save_links,
     search_threads,
-    set_codes,
     trained_ranges,
 )
 from recalld.store.semantic import SemanticStore, VectorChanges, decode_vectors
@@ -135,6 +135,8 @@ class VectorIndex:
         self._tail: Any = None
         self._graph_rows = 0
         self._saved_rows = 0
+        # The change number the file on disk covers (-2: none written or read by us).
+        self._saved_change = -2
         self._version = 0
         self._masks: dict[tuple[str, ...], tuple[int, npt.NDArray[np.bool_], int]] = {}
 
@@ -316,7 +318,9 @@ class VectorIndex:
         self._grow(rows)
         self._seqs[:rows] = saved.seqs
         position = {int(seq): row for row, seq in enumerate(saved.seqs.tolist()) if seq >= 0}
-        codes = np.zeros((rows, int(store.code_size)), dtype=np.uint8)
+        # Links first, so their copy read from the file is freed before the codes grow.
+        attach_links(graph, saved.links, rows)
+        codes = allocate_codes(store, rows)
         missing: list[tuple[int, str, bytes]] = []
         for page in self._pages():
             inside = []
@@ -335,12 +339,10 @@ class VectorIndex:
                 self._namespace_ids[row] = self._code(namespace)
                 self._alive[row] = True
                 self._row_of[int(seq)] = row
-        set_codes(store, codes)
-        attach_links(graph, saved.links, rows)
         self._graph, self._graph_store = graph, store
         self._tail = new_code_store(self.dimension, saved.ranges)
         self._count = self._graph_rows = self._saved_rows = rows
-        self._last_change = saved.last_change
+        self._last_change = self._saved_change = saved.last_change
         # Vectors written or deleted after the file was saved (by any process).
         self._apply(self._semantic.vector_changes(self.model, saved.last_change))
         absent = [item for item in missing if item[0] not in self._row_of]
@@ -401,6 +403,8 @@ class VectorIndex:
         with self._lock:
             if self._graph is None:
                 return
+            if self._saved_change == self._last_change and self._count == self._graph_rows:
+                return  # the file already holds this graph: nothing to rewrite
             self._absorb_tail()
             self._write_file()
 
@@ -420,6 +424,7 @@ class VectorIndex:
                 dimension=self.dimension,
             )
             self._saved_rows = rows
+            self._saved_change = self._last_change
         except OSError as error:
             logger.warning("could not save the vector index %s: %s", self._graph_path, error)
 
