@@ -29,6 +29,10 @@ a fresh process (so peak RSS and the cold start are per size):
   (meaningless for the cheap corpus: its vectors do not describe the texts).
 * **ANN recall@10 vs exact**: the index's top 10 against a float32 brute force
   over the stored vectors, for 200 queries, unfiltered and in the 1% namespace.
+* **new process**: a child process opens the finished file as a server would
+  (``--serve``): its open, model load, first vector and hybrid recall (minus the
+  embedding), and its peak RSS after 50 more recalls and after closing: what
+  serving costs without this benchmark's corpus and vectors in memory.
 * **disk**: database + WAL + every index file beside it, bytes per memory, and
   the largest tables and indexes by ``dbstat``; **RSS**: peak (``ru_maxrss``)
   and at the end; the load average at start and end of each size.
@@ -491,7 +495,50 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
     _log(f"[{n}] disk {result['disk']['bytes_per_memory']} B/memory")
     service.close()
     result["rss"] = _rss_mb()
+    result["new_process"] = _new_process(db)
+    _log(f"[{n}] new process {result['new_process']}")
     result["load_average_at_end"] = _load()
+    return result
+
+
+def _new_process(db: Path) -> dict[str, Any]:
+    """What a process that only serves this file costs: ``--serve`` in a child process."""
+    command = [sys.executable, __file__, "--serve", str(db)]
+    completed = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+    found: dict[str, Any] = json.loads(completed.stdout.strip().splitlines()[-1])
+    return found
+
+
+def serve(db: Path, queries: int = 50) -> dict[str, Any]:
+    """Open ``db`` as a server would, time its first recalls, answer ``queries`` more.
+
+    The peak RSS here is that of a process that serves recall on a built database
+    (model, codes, graph, page cache), without the benchmark's own corpus and vectors.
+    """
+    started = time.perf_counter()
+    service = MemoryService.open(Settings(db=db, purge_interval_seconds=3600))
+    result: dict[str, Any] = {"open_ms": round(1000 * (time.perf_counter() - started), 1)}
+    assert service.embedder is not None
+    started = time.perf_counter()
+    service.embedder.embed_batch(["load the model"])
+    result["model_load_ms"] = round(1000 * (time.perf_counter() - started), 1)
+    for mode in ("vector", "hybrid"):
+        query = f"first {mode} recall of a serving process"
+        started = time.perf_counter()
+        service.embedder.embed_batch([query + " alone"])
+        embed_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        service.search(query, mode=mode, limit=10)
+        result[f"first_{mode}_recall_ms"] = round(1000 * (time.perf_counter() - started), 1)
+        result[f"first_{mode}_minus_embedding_ms"] = round(
+            result[f"first_{mode}_recall_ms"] - 1000 * embed_seconds, 1
+        )
+    words = ("garden", "river", "meeting", "violin", "budget", "evening", "park", "letter")
+    for number in range(queries):
+        service.search(f"{words[number % 8]} {words[(3 * number + 1) % 8]} {number}", limit=10)
+    result["rss_after_queries"] = _rss_mb()
+    service.close()
+    result["rss_after_close"] = _rss_mb()
     return result
 
 
@@ -516,7 +563,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--serve", type=Path, default=None, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
+    if arguments.serve is not None:
+        print(json.dumps(serve(arguments.serve)))
+        return
     if arguments.quick:
         arguments.n, arguments.queries, arguments.raw_sample = "2000", 30, 200
     if arguments.one is not None:
