@@ -353,11 +353,7 @@ class SQLiteStore:
         if self._database.in_memory:
             return
 
-        def step(connection: apsw.Connection) -> None:
-            connection.execute("PRAGMA analysis_limit = 400")
-            connection.execute("PRAGMA optimize = 0x10002")
-
-        self._retrying(step)
+        self._retrying(self._database.refresh_statistics)
 
     def _prepare_fts(self) -> bool:
         def step(connection: apsw.Connection) -> bool:
@@ -482,6 +478,7 @@ class SQLiteStore:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
             raise
+        self._database.after_commit(connection)
 
     def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
         return self._database.read(sql, params)
