@@ -82,17 +82,7 @@ class RetrievalDepths:
 
 def has_row_filters(scope: Scope) -> bool:
     """Whether ``scope`` narrows rows beyond namespace and expiry."""
-    return bool(
-        scope.kind is not None
-        or scope.category is not None
-        or scope.speaker is not None
-        or scope.tags_any
-        or scope.tags_all
-        or scope.since is not None
-        or scope.until is not None
-        or scope.created_since is not None
-        or scope.created_until is not None
-    )
+    return scope.filters_rows
 
 
 def channels_of(pool: Pool, position: int) -> dict[str, float]:

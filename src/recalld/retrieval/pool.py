@@ -181,16 +181,23 @@ def build_pool(
     ordered = list(rows.values())
     parameters = reranker.keyword_parameters
     keywords = prepare_query(store, scope.namespaces, request.text, request.words, parameters)
-    if use_vectors and index is not None and query_vector is not None:
-        missing = [row.seq for row in ordered if row.seq not in cosines]
-        cosines.update(index.similarities(query_vector, missing))
     neighbours = store.neighbours(_neighbour_scope(scope), [row.seq for row in ordered])
     around = {
         side.seq for pair in neighbours.values() for side in (pair.previous, pair.next) if side
     }
     around_cosines: dict[int, float] = {}
-    if use_vectors and index is not None and query_vector is not None and around:
-        around_cosines = index.similarities(query_vector, list(around))
+    if use_vectors and index is not None and query_vector is not None:
+        # One read for the cosines still unknown: candidates the vector search did not
+        # return, and neighbours that are not candidates.
+        missing = [row.seq for row in ordered if row.seq not in cosines]
+        missing += sorted(seq for seq in around if seq not in rows)
+        computed = index.similarities(query_vector, missing)
+        cosines.update((row.seq, computed[row.seq]) for row in ordered if row.seq in computed)
+        around_cosines = {
+            seq: cosines[seq] if seq in rows else computed[seq]
+            for seq in around
+            if seq in cosines or seq in computed
+        }
     keyword_cache: dict[int, KeywordScore] = {}
     terms = _Terms(store)
 

@@ -9,7 +9,7 @@ process (a separate ``recalld worker``) are seen at once.
 Search finds candidates over the codes, then re-scores them with exact dot
 products of the stored float16 vectors (read back by primary key) and keeps the
 top ``k``: the cosines it returns are exact (to float16), and the codes only
-have to put the true top ``k`` among twice as many candidates.
+have to put the true top ``k`` among ``k + max(k / 4, 32)`` candidates.
 
 * **Exact scan** (no graph yet, or few visible rows): faiss scans the codes in
   place with a bitmap of the visible rows (namespace wall, row filters, live
@@ -84,7 +84,11 @@ EXACT_SHARE = 0.10
 TRAIN_MINIMUM = 1_000
 TRAIN_SAMPLE = 20_000
 LOAD_PAGE = 20_000
+# Candidates re-scored beyond the k asked for: k/4, at least 32. The codes' order
+# is close to the exact one: at 100k, k = 100 + 32 kept the same top 100 as k + k
+# for 200 of 200 queries, and re-scoring 68 fewer vectors saved ~0.45 ms a query.
 RESCORE_EXTRA = 32
+RESCORE_SHARE = 0.25
 
 
 def _slug(model: str) -> str:
@@ -467,7 +471,7 @@ class VectorIndex:
         Only rows of ``namespaces`` (and, when given, of ``allowed_seqs``) compete.
         """
         vector = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(1, -1))
-        wanted = k + max(k, RESCORE_EXTRA)
+        wanted = k + max(int(k * RESCORE_SHARE), RESCORE_EXTRA)
         with self._lock:
             if self._count == 0 or k <= 0:
                 return []

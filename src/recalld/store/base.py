@@ -108,6 +108,21 @@ class Scope:
     created_until: datetime | None = None
     include_expired: bool = False
 
+    @property
+    def filters_rows(self) -> bool:
+        """Whether this scope narrows rows beyond namespace and expiry."""
+        return bool(
+            self.kind is not None
+            or self.category is not None
+            or self.speaker is not None
+            or self.tags_any
+            or self.tags_all
+            or self.since is not None
+            or self.until is not None
+            or self.created_since is not None
+            or self.created_until is not None
+        )
+
 
 @dataclass(frozen=True)
 class Match:

@@ -54,9 +54,10 @@ ROW_COLUMNS = (
     " m.index_state"
 )
 ROW_WIDTH = 10
-# FTS5 weights of title, content, tags, speaker: only order the keyword candidates
-# (the reranker computes its own field-weighted BM25 over them).
-CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
+# FTS5 weights of title, content, tags, speaker and the namespace term: only order the
+# keyword candidates (the reranker computes its own field-weighted BM25 over them).
+# The namespace term weighs 0: a match narrowed to namespaces ranks as one that is not.
+CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0, 0.0"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
 # A word in at least this many memories of the file is common (see the module docstring).
 COMMON_WORD_MEMORIES = 1_000
@@ -154,12 +155,7 @@ class SQLiteRetrieval:
         if not self._fts_available or not words or not namespaces:
             return {}
         # Most stores hold one namespace: then the index alone can count (no row lookups).
-        alone = len(namespaces) == 1 and not self._read(
-            "SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE namespace < :ns0)"
-            " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns0)",
-            {"ns0": namespaces[0]},
-        )
-        if alone:
+        if self._alone(namespaces):
             return dict(zip(words, self._index_counts(words, cap), strict=True))
         # Otherwise the namespace term of each memory (migration 13) narrows the match in
         # the index itself: no row of another namespace is ever looked up.
@@ -269,6 +265,8 @@ class SQLiteRetrieval:
             if start:
                 params["start"] = int(start[0][0])
                 where += f" AND {FTS_TABLE}.rowid >= :start"
+        if not newest and not scope.filters_rows:
+            return self._ranked_then_read(scope, params, limit)
         order = f"{FTS_TABLE}.rowid DESC" if newest else f"bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS})"
         rows = self._read(
             f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"
@@ -277,6 +275,50 @@ class SQLiteRetrieval:
             params,
         )
         return [KeywordCandidate(row=_row(values), backend="fts5") for values in rows]
+
+    def _ranked_then_read(
+        self, scope: Scope, params: dict[str, Any], limit: int
+    ) -> list[KeywordCandidate]:
+        """The best ``limit`` matches ranked by the index alone, then read by seq.
+
+        Joining every match to its row before the sort read each matching memory
+        (content included) only to keep ``limit`` of them. Here a few more than
+        ``limit`` are ranked and read; the rows' namespace wall and expiry drop
+        what they must. When that leaves too few, matches of other namespaces
+        crowd the ranking: the next ranking carries the namespace term of each
+        memory (migration 13), so the index itself keeps the scope's namespaces
+        (cheap for a small namespace; for the file's main namespace that term's
+        long list would cost more than the rows it spares), and only expiry can
+        still call for a deeper one.
+        """
+        match = str(params["match"])
+        start = f" AND {FTS_TABLE}.rowid >= :start" if "start" in params else ""
+        depth = limit + max(limit // 4, 8)
+        narrowed = False
+        while True:
+            ranked = self._read(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :match{start}"
+                f" ORDER BY bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS}) LIMIT :depth",
+                {"match": match, "depth": depth, "start": params.get("start", 0)},
+            )
+            seqs = [int(row[0]) for row in ranked]
+            found = self.rows(scope, seqs)
+            kept = [found[seq] for seq in seqs if seq in found]
+            if len(kept) >= limit or len(seqs) < depth:
+                return [KeywordCandidate(row=row, backend="fts5") for row in kept[:limit]]
+            if not narrowed and not self._alone(scope.namespaces):
+                match = f"{match} AND {namespace_match(scope.namespaces)}"
+                narrowed = True
+            else:
+                depth *= 4
+
+    def _alone(self, namespaces: Sequence[str]) -> bool:
+        """Whether the file holds memories of this one namespace only."""
+        return len(namespaces) == 1 and not self._read(
+            "SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE namespace < :ns0)"
+            " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns0)",
+            {"ns0": namespaces[0]},
+        )
 
     def _like_candidates(
         self, scope: Scope, patterns: Sequence[str], limit: int

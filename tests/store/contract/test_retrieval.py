@@ -259,3 +259,49 @@ def test_retrieval_leaves_common_words_to_the_rarer_ones(
     assert found(["xyzzy", "kettle"]) == ["kettle"]
     assert set(found(["xyzzy", "green", "tea"], 5)) == {f"tea{index}" for index in range(5)}
     assert found(["xyzzy", "plugh"]) == []
+
+
+def test_retrieval_keyword_candidates_of_a_small_namespace_among_many_matches(
+    store: Store,
+) -> None:
+    # SQLite ranks matches by the index alone and then reads a few more rows than asked
+    # for: matches of other namespaces and expired ones must never take the places of
+    # the scope's own best matches.
+    with store.transaction() as tx:
+        for index in range(300):
+            tx.insert(record(id=f"big{index}", content=f"apple {index}", namespace="big"))
+        tx.insert(record(id="s-short", content="apple tart recipe", namespace="small"))
+        tx.insert(
+            record(
+                id="s-long",
+                content="an apple in a long sentence about an orchard visit",
+                namespace="small",
+            )
+        )
+        tx.insert(record(id="s-none", content="pear only", namespace="small"))
+        for index in range(40):
+            tx.insert(
+                record(
+                    id=f"gone{index}",
+                    content=f"plum {index}",
+                    expires_at=NOW - timedelta(seconds=1),
+                )
+            )
+        for index in range(5):
+            tx.insert(record(id=f"plum{index}", content=f"a plum kept in a longer note {index}"))
+    retrieval = store.retrieval
+
+    def found(scope: Scope, word: str, limit: int) -> list[str]:
+        return [c.row.id for c in retrieval.keyword_candidates(scope, "", [word], limit)]
+
+    assert found(_scope("small"), "apple", 2) == ["s-short", "s-long"]
+    assert found(_scope("small"), "apple", 10) == ["s-short", "s-long"]
+    assert len(found(_scope("big"), "apple", 100)) == 100
+    assert set(found(_scope("big", "small"), "apple", 400)) == {
+        *(f"big{index}" for index in range(300)),
+        "s-short",
+        "s-long",
+    }
+    # The 40 expired plums rank above the live ones (shorter): all five live ones come.
+    assert sorted(found(_scope(), "plum", 5)) == [f"plum{index}" for index in range(5)]
+    assert len(found(_scope(include_expired=True), "plum", 45)) == 45
