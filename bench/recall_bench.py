@@ -35,8 +35,9 @@ a fresh process (so peak RSS and the cold start are per size):
   embedding), and its peak RSS after 50 more recalls and after closing: what
   serving costs without this benchmark's corpus and vectors in memory.
 * **disk**: database + WAL + every index file beside it, bytes per memory, and
-  the largest tables and indexes by ``dbstat``; **RSS**: peak (``ru_maxrss``)
-  and at the end; the load average at start and end of each size.
+  the largest tables and indexes by ``dbstat``; **RSS**: peak (``VmHWM``; not
+  ``ru_maxrss``, which a child inherits from its parent) and at the end; the load
+  average at start and end of each size.
 
 Run from the repository root (progress on stderr, one JSON object last on stdout)::
 
@@ -61,7 +62,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -107,13 +107,18 @@ def _percentiles(samples: Sequence[float]) -> dict[str, float]:
 
 
 def _rss_mb() -> dict[str, float]:
-    current = 0.0
+    """Peak (``VmHWM``) and current (``VmRSS``) resident memory of this process.
+
+    Not ``ru_maxrss``: Linux carries it over from the parent across fork and exec, so a
+    child of the 700 MB benchmark process reported a 700 MB peak before doing anything.
+    """
+    values = {"VmHWM:": 0.0, "VmRSS:": 0.0}
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
-                current = int(line.split()[1]) / 1024
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"peak_mb": round(peak, 1), "current_mb": round(current, 1)}
+            name = line.split(maxsplit=1)[0] if line.strip() else ""
+            if name in values:
+                values[name] = int(line.split()[1]) / 1024
+    return {"peak_mb": round(values["VmHWM:"], 1), "current_mb": round(values["VmRSS:"], 1)}
 
 
 def _load() -> list[float]:
