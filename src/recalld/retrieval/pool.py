@@ -156,18 +156,14 @@ def build_pool(
         )
         cosines.update(nearest)
         new = [seq for seq, _ in nearest if seq not in rows]
-        for seq, row in store.rows(scope, new).items():
-            rows[seq] = row
-            backends[seq] = []
+        _add_rows(rows, backends, new, store.rows(scope, new))
         for seq, _ in nearest:
             if seq in backends:
                 backends[seq].append("vector")
     if request.graph:
         reached = sorted(request.graph, key=lambda seq: -request.graph[seq].graph_score)
         new = [seq for seq in reached if seq not in rows][:NEW_CANDIDATES]
-        for seq, row in store.rows(scope, new).items():
-            rows[seq] = row
-            backends[seq] = []
+        _add_rows(rows, backends, new, store.rows(scope, new))
         for seq in reached:
             if seq in backends:
                 backends[seq].append("graph")
@@ -175,9 +171,7 @@ def build_pool(
     if extra:
         # Explain scores its memory even when filters or expiry hide it from recall.
         everything = Scope(namespaces=scope.namespaces, now=scope.now, include_expired=True)
-        for seq, row in store.rows(everything, extra).items():
-            rows[seq] = row
-            backends[seq] = []
+        _add_rows(rows, backends, extra, store.rows(everything, extra))
     ordered = list(rows.values())
     parameters = reranker.keyword_parameters
     keywords = prepare_query(store, scope.namespaces, request.text, request.words, parameters)
@@ -270,6 +264,26 @@ def build_pool(
         models=models,
         keywords=keywords,
     )
+
+
+def _add_rows(
+    rows: dict[int, CandidateRow],
+    backends: dict[int, list[str]],
+    seqs: Sequence[int],
+    found: Mapping[int, CandidateRow],
+) -> None:
+    """Add the rows of ``seqs`` that ``found`` holds, in the order of ``seqs``.
+
+    Not in the order the store returned them: that follows SQLite's plan, which
+    changes with its statistics, and the pool's order breaks ties between equal
+    scores (the same query gave a different order of tied hits in the process that
+    wrote the memories and in a fresh one).
+    """
+    for seq in seqs:
+        row = found.get(seq)
+        if row is not None:
+            rows[seq] = row
+            backends[seq] = []
 
 
 def _asks(row: CandidateRow) -> bool:
