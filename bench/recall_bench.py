@@ -441,18 +441,7 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
         settings,
         embedder=embedder,
     )
-    cold: dict[str, float] = {}
-    for mode in ("vector", "hybrid"):
-        query = f"first {mode} recall of a new process"
-        started = time.perf_counter()
-        embedder.embed_batch([query + " alone"])
-        embed_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        service.search(query, mode=mode, limit=10)
-        cold[f"first_{mode}_recall_ms"] = round(1000 * (time.perf_counter() - started), 1)
-        cold[f"first_{mode}_minus_embedding_ms"] = round(
-            cold[f"first_{mode}_recall_ms"] - 1000 * embed_seconds, 1
-        )
+    cold = _first_recalls(service, embedder, "a new process")
     result["cold_start"] = cold
     _log(f"[{n}] cold start {cold}")
 
@@ -514,6 +503,24 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
     return result
 
 
+def _first_recalls(service: MemoryService, embedder: Embedder, who: str) -> dict[str, float]:
+    """The first vector and first hybrid recall of ``service``, with and without the
+    query's embedding (timed just before, on a text of its own)."""
+    found: dict[str, float] = {}
+    for mode in ("vector", "hybrid"):
+        query = f"first {mode} recall of {who}"
+        started = time.perf_counter()
+        embedder.embed_batch([query + " alone"])
+        embed_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        service.search(query, mode=mode, limit=10)
+        found[f"first_{mode}_recall_ms"] = round(1000 * (time.perf_counter() - started), 1)
+        found[f"first_{mode}_minus_embedding_ms"] = round(
+            found[f"first_{mode}_recall_ms"] - 1000 * embed_seconds, 1
+        )
+    return found
+
+
 def _new_process(db: Path) -> dict[str, Any]:
     """What a process that only serves this file costs: ``--serve`` in a child process."""
     command = [sys.executable, __file__, "--serve", str(db)]
@@ -535,17 +542,7 @@ def serve(db: Path, queries: int = 50) -> dict[str, Any]:
     started = time.perf_counter()
     service.embedder.embed_batch(["load the model"])
     result["model_load_ms"] = round(1000 * (time.perf_counter() - started), 1)
-    for mode in ("vector", "hybrid"):
-        query = f"first {mode} recall of a serving process"
-        started = time.perf_counter()
-        service.embedder.embed_batch([query + " alone"])
-        embed_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        service.search(query, mode=mode, limit=10)
-        result[f"first_{mode}_recall_ms"] = round(1000 * (time.perf_counter() - started), 1)
-        result[f"first_{mode}_minus_embedding_ms"] = round(
-            result[f"first_{mode}_recall_ms"] - 1000 * embed_seconds, 1
-        )
+    result.update(_first_recalls(service, service.embedder, "a serving process"))
     words = ("garden", "river", "meeting", "violin", "budget", "evening", "park", "letter")
     for number in range(queries):
         service.search(f"{words[number % 8]} {words[(3 * number + 1) % 8]} {number}", limit=10)
