@@ -80,11 +80,6 @@ class RetrievalDepths:
     duplicate_cosine: float = 0.97
 
 
-def has_row_filters(scope: Scope) -> bool:
-    """Whether ``scope`` narrows rows beyond namespace and expiry."""
-    return scope.filters_rows
-
-
 def channels_of(pool: Pool, position: int) -> dict[str, float]:
     """The raw channel values of one pool member (``keyword``, and ``text`` with a vector)."""
     candidate = pool.candidates[position]
@@ -236,7 +231,7 @@ class HybridRetriever:
         visible = None
         # The in-process index filters by a list of visible rows; the database applies
         # the scope in its own nearest-neighbour query.
-        if query_vector is not None and has_row_filters(scope) and isinstance(index, VectorIndex):
+        if query_vector is not None and scope.filters_rows and isinstance(index, VectorIndex):
             visible = self._store.semantic.visible_seqs(scope)
         request = PoolRequest(
             scope=scope,
