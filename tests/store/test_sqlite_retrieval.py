@@ -63,6 +63,19 @@ def test_sqlite_speaker_is_stored_and_searched(tmp_path: Path) -> None:
     store.close()
 
 
+def _old_fts_layout(path: Path, text_columns: str) -> apsw.Connection:
+    """Replace the file's FTS table with an older layout of ``text_columns`` (triggers gone)."""
+    connection = apsw.Connection(str(path))
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        connection.execute(f"DROP TRIGGER {trigger}")
+    connection.execute(f"DROP TABLE {FTS_TABLE}")
+    connection.execute(
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5({text_columns},"
+        " content='memories', content_rowid='seq')"
+    )
+    return connection
+
+
 def test_sqlite_old_fts_layout_is_rebuilt_with_speaker(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     store = SQLiteStore(path)
@@ -70,14 +83,7 @@ def test_sqlite_old_fts_layout_is_rebuilt_with_speaker(tmp_path: Path) -> None:
         tx.insert(_record("a", "written before the speaker column", speaker="Ana"))
     store.close()
     # The layout before the speaker migration: three columns; its record removed.
-    connection = apsw.Connection(str(path))
-    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
-        connection.execute(f"DROP TRIGGER {trigger}")
-    connection.execute(f"DROP TABLE {FTS_TABLE}")
-    connection.execute(
-        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(title, content, tags,"
-        " content='memories', content_rowid='seq')"
-    )
+    connection = _old_fts_layout(path, "title, content, tags")
     speaker_version = MIGRATIONS.index(migration_11) + 1
     connection.execute("DELETE FROM schema_migrations WHERE version = ?", (speaker_version,))
     connection.execute("ALTER TABLE memories DROP COLUMN speaker")
@@ -146,14 +152,7 @@ def test_sqlite_index_without_namespace_terms_is_rebuilt_with_them(tmp_path: Pat
         tx.insert(_record("b", "apple", namespace="other"))
     store.close()
     # The layout of schema version 12: four text columns, no namespace term.
-    connection = apsw.Connection(str(path))
-    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
-        connection.execute(f"DROP TRIGGER {trigger}")
-    connection.execute(f"DROP TABLE {FTS_TABLE}")
-    connection.execute(
-        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(title, content, tags, speaker,"
-        " content='memories', content_rowid='seq')"
-    )
+    connection = _old_fts_layout(path, "title, content, tags, speaker")
     connection.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('rebuild')")
     version = MIGRATIONS.index(migration_13) + 1
     connection.execute("DELETE FROM schema_migrations WHERE version = ?", (version,))

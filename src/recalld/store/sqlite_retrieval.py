@@ -316,17 +316,15 @@ class SQLiteRetrieval:
 
         Then the join with the scope's rows stays the cheaper way (ranking with each
         memory's namespace term instead cost 44 ms against 20 for a 1% namespace at
-        1M memories). The counts are the ones BM25F asks for next (cached).
+        1M memories). The in-scope counts are the ones BM25F asks for next (cached).
         """
         if self._alone(scope.namespaces):
             return False
-        return self._minority(scope, words)
-
-    def _minority(self, scope: Scope, words: Sequence[str]) -> bool:
-        """Whether the scope's namespaces hold under half of the matches of ``words``."""
-        every = sum(self._index_counts(words, COMMON_WORD_MEMORIES))
-        inside = self.document_counts(scope.namespaces, words, COMMON_WORD_MEMORIES)
-        return 2 * sum(inside.values()) < every
+        every = self._index_counts(words, COMMON_WORD_MEMORIES)
+        inside = self._index_counts(
+            words, COMMON_WORD_MEMORIES, f" AND {namespace_match(scope.namespaces)}"
+        )
+        return 2 * sum(inside) < sum(every)
 
     def _alone(self, namespaces: Sequence[str]) -> bool:
         """Whether the file holds memories of this one namespace only."""
