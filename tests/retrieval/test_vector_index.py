@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from recalld.retrieval.vector_graph import code_view
+from recalld.retrieval.vector_index import HNSW_EF_SEARCH, ef_search
 from recalld.service import MemoryService
 from recalld.store.semantic import encode_vector
 from tests.conftest import FakeClock
@@ -173,3 +174,11 @@ def test_vector_index_restored_from_its_file_and_rewritten_only_after_a_change(
         assert hits[0].memory.id == new.id
         assert index is not None
         assert index.describe()["ann_rows"] == 31
+
+
+def test_hnsw_beam_widens_with_the_graph() -> None:
+    # Recall at a fixed beam falls as the graph grows (0.87 at 1M rows with 256).
+    assert ef_search(10_000) == HNSW_EF_SEARCH
+    assert ef_search(128_000) == HNSW_EF_SEARCH
+    assert ef_search(1_000_000) == 2_000
+    assert ef_search(2_000_000) == 2 * ef_search(1_000_000)

@@ -24,7 +24,8 @@ have to put the true top ``k`` among ``k + max(k / 4, 32)`` candidates.
 
 Why faiss HNSW over 8-bit codes (measured for issue 13 on 2 busy cores, one
 thread per query): an exact scan of 100k codes costs ~2 ms, of 1M ~20 ms; the
-graph (M 32, efConstruction 128, efSearch 256) answers 100k in about 1.5 ms at
+graph (M 32, efConstruction 128, efSearch 256, wider beyond 128k rows: see
+:func:`ef_search`) answers 100k in about 1.5 ms at
 recall@10 0.98 after re-scoring (the top 10 of a search for 10). The old graph
 (float32, efConstruction 40, efSearch 96) reached 0.72 at 100k.
 
@@ -74,6 +75,10 @@ HNSW_EF_CONSTRUCTION = 128
 # on the benchmark's heavy-headed corpus but 0.94-0.95 on its broad-vocabulary one at
 # 100k; 256 gives 0.98 there for +0.45 ms (bench/RESULTS.md, issue 13 phase 3).
 HNSW_EF_SEARCH = 256
+# A larger graph needs a wider beam for the same recall: one more per this many rows
+# beyond 128,000 (the benchmark's 1M graph: efSearch 256 reached 0.87 recall@10,
+# 1,024 0.96, 2,048 0.98 in 4.6 ms; bench/RESULTS.md, issue 13 phase 5).
+HNSW_ROWS_PER_EF = 500
 HNSW_EF_MAX = 1024
 COMPACT_DEAD_SHARE = 0.25
 SAVE_EVERY_NEW_SHARE = 0.10
@@ -89,6 +94,11 @@ LOAD_PAGE = 20_000
 # for 200 of 200 queries, and re-scoring 68 fewer vectors saved ~0.45 ms a query.
 RESCORE_EXTRA = 32
 RESCORE_SHARE = 0.25
+
+
+def ef_search(rows: int) -> int:
+    """The HNSW beam for a graph of ``rows`` rows when every row is visible."""
+    return max(HNSW_EF_SEARCH, rows // HNSW_ROWS_PER_EF)
 
 
 def _slug(model: str) -> str:
@@ -545,7 +555,8 @@ class VectorIndex:
 
         parameters: Any = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
         # A sparser selector needs a wider beam to meet as many visible nodes.
-        parameters.efSearch = min(HNSW_EF_MAX, max(wanted, int(HNSW_EF_SEARCH / share)))
+        base = ef_search(self._graph_rows)
+        parameters.efSearch = min(max(HNSW_EF_MAX, base), max(wanted, int(base / share)))
         bitmap = None
         if not mask.all():
             parameters.sel, bitmap = self._selector(mask)
