@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -116,6 +117,62 @@ def test_sqlite_common_words_rank_only_the_newest_memories_holding_them_all(
     monkeypatch.setattr(sqlite_retrieval, "COMMON_MATCH_WINDOW", 1_000)
     candidates = store.retrieval.keyword_candidates(_scope(), "", ["green", "tea"], 1)
     assert [c.row.id for c in candidates] == ["old"]
+    store.close()
+
+
+def test_sqlite_common_words_rank_by_frequency_and_skip_what_the_scope_hides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
+    store = SQLiteStore(tmp_path / "r.db")
+    with store.transaction() as tx:
+        once = _record("once", "green tea, once, in a sentence of some length")
+        tx.insert(dataclasses.replace(once, kind="fact"))
+        tx.insert(_record("twice", "green tea green tea"))
+        tx.insert(
+            _record("gone", "green tea green tea green tea", expires_at=START - timedelta(days=1))
+        )
+        for index in range(20):
+            tx.insert(_record(f"plain{index}", f"green tea and sentence {index} of the day"))
+    scope = _scope()
+
+    def found(limit: int, scope: Scope = scope) -> list[str]:
+        candidates = store.retrieval.keyword_candidates(scope, "", ["green", "tea"], limit)
+        return [candidate.row.id for candidate in candidates]
+
+    # More occurrences in a shorter memory rank first; the expired one never shows.
+    assert found(2) == ["twice", "plain19"]
+    assert "gone" not in found(30)
+    assert len(found(30)) == 22
+    # A kind filter that only the lowest-ranked match passes: rows are read further down
+    # the ranking until it is found (past the first chunk of limit + 8).
+    assert found(22)[-1] == "once"
+    assert found(1, Scope(namespaces=("default",), now=START, kind="fact")) == ["once"]
+    store.close()
+
+
+def test_sqlite_common_words_leave_out_a_word_most_memories_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
+    monkeypatch.setattr(sqlite_retrieval, "WORD_SAMPLE_ROWS", 10)
+    store = SQLiteStore(tmp_path / "t.db")
+    with store.transaction() as tx:
+        tx.insert(_record("old", "green tea"))
+        for index in range(2):
+            tx.insert(_record(f"both{index}", f"green tea on day {index}"))
+        for index in range(12):
+            tx.insert(_record(f"day{index}", f"day {index} item"))
+
+    def found(words: list[str], limit: int) -> list[str]:
+        candidates = store.retrieval.keyword_candidates(_scope(), "", words, limit)
+        return [candidate.row.id for candidate in candidates]
+
+    # "day" is in every one of the newest memories: the others decide which memories
+    # hold "all" the words, so the oldest one (no "day") is among them.
+    assert set(found(["day", "green", "tea"], 3)) == {"old", "both0", "both1"}
+    # When every word is held by most memories, the least held one is kept.
+    assert found(["day", "item"], 1) == ["day11"]
     store.close()
 
 
