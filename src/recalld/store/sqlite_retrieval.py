@@ -30,7 +30,7 @@ import unicodedata
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -195,7 +195,8 @@ class SQLiteRetrieval:
             include_offsets=False,
             include_colocated=False,
         )
-        return [str(term) for term in terms]
+        # Without offsets or colocated tokens apsw returns the terms as a list of str.
+        return cast(list[str], terms)
 
     def document_counts(
         self, namespaces: Sequence[str], words: Sequence[str], cap: int
