@@ -14,8 +14,8 @@ import numpy as np
 
 from recalld.model import Memory
 from recalld.store.base import MemoryRecord, Scope
-from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_8
-from recalld.store.semantic import decode_vectors
+from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_8, migration_14
+from recalld.store.semantic import decode_vectors, encode_vector
 from recalld.store.sqlite import SQLiteStore
 from recalld.store.sqlite_connection import FIRST_STATISTICS_REFRESH
 
@@ -193,6 +193,50 @@ def test_sqlite_compact_vectors_migration_converts_float32_rows(tmp_path: Path) 
         store.write(lambda tx: tx.execute("DELETE FROM memories WHERE seq = 2"))
         changes = store.semantic.vector_changes("model's", before)
         assert changes.deletes == [2]
+    finally:
+        store.close()
+
+
+def test_sqlite_vector_model_id_migration_keeps_vectors_and_their_log(tmp_path: Path) -> None:
+    path = tmp_path / "v13.db"
+    connection = _database_before(path, migration_14)
+    blobs = {seq: encode_vector(np.full(384, seq / 10, dtype=np.float32)) for seq in (1, 2, 3)}
+    for seq, blob in blobs.items():
+        connection.execute(
+            "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+            " index_state) VALUES (?, ?, 'default', ?, 'x', 'x', 'indexed')",
+            (seq, f"m{seq}", f"memory {seq}"),
+        )
+        for model in ("model's", "other"):
+            connection.execute(
+                "INSERT INTO vectors(seq, model, text_hash, vector) VALUES (?, ?, 'h', ?)",
+                (seq, model, blob),
+            )
+    connection.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.semantic.vectors_for("model's", [1, 2, 3]) == blobs
+        assert store.semantic.vectors_for("other", [2]) == {2: blobs[2]}
+        # Each model's name is stored once, in vector_models.
+        assert store._read("SELECT name FROM vector_models ORDER BY id", ()) == [
+            ("model's",),
+            ("other",),
+        ]
+        before = store.semantic.last_vector_change("model's")
+        assert before > 0  # the old rows' log survived the rebuild
+        store.write(lambda tx: tx.execute("DELETE FROM memories WHERE seq = 2"))
+        changes = store.semantic.vector_changes("model's", before)
+        assert changes.deletes == [2]  # the cascade reached vector_rows, and it was logged
+        # The view keeps the old columns, for whatever reads or writes them.
+        store.write(
+            lambda tx: tx.execute(
+                "INSERT INTO vectors(seq, model, text_hash, vector) VALUES (3, 'new', 'h', ?)",
+                (blobs[3],),
+            )
+        )
+        assert store._read("SELECT seq, model FROM vectors WHERE model = 'new'", ()) == [(3, "new")]
+        assert store.semantic.drop_other_models("model's") == 3
+        assert store._read("SELECT DISTINCT model FROM vectors", ()) == [("model's",)]
     finally:
         store.close()
 

@@ -645,6 +645,69 @@ def migration_13(execute: Execute) -> None:
     execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
 
 
+def migration_14(execute: Execute) -> None:
+    """Vectors name their model by a small id (issue 13: disk per memory).
+
+    Each row of ``vectors`` repeated its model's name (26 bytes for the default
+    model), which left four rows to a 4 KiB page and a fifth of every page empty.
+    ``vector_rows`` holds the model's id from ``vector_models`` instead: five rows
+    to a page, 1,041 -> 819 bytes per memory. ``vectors`` stays as a view with the
+    old columns (what copies a store and the benchmarks read and write); the
+    store's own queries use ``vector_rows``. The change log's triggers move to
+    the new table and still log the model's name.
+    """
+    execute("CREATE TABLE vector_models (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
+    execute("INSERT INTO vector_models(name) SELECT DISTINCT model FROM vectors ORDER BY model")
+    execute(
+        """
+        CREATE TABLE vector_rows (
+            seq INTEGER NOT NULL REFERENCES memories(seq) ON DELETE CASCADE,
+            model_id INTEGER NOT NULL REFERENCES vector_models(id),
+            text_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (seq, model_id)
+        ) WITHOUT ROWID
+        """
+    )
+    execute(
+        "INSERT INTO vector_rows(seq, model_id, text_hash, vector)"
+        " SELECT v.seq, m.id, v.text_hash, v.vector FROM vectors v"
+        " JOIN vector_models m ON m.name = v.model ORDER BY v.seq, m.id"
+    )
+    execute("DROP TABLE vectors")
+    execute(
+        "CREATE VIEW vectors(seq, model, text_hash, vector) AS"
+        " SELECT r.seq, m.name, r.text_hash, r.vector FROM vector_rows r"
+        " JOIN vector_models m ON m.id = r.model_id"
+    )
+    execute(
+        """
+        CREATE TRIGGER vectors_insert INSTEAD OF INSERT ON vectors BEGIN
+            INSERT OR IGNORE INTO vector_models(name) VALUES (new.model);
+            INSERT INTO vector_rows(seq, model_id, text_hash, vector) VALUES (new.seq,
+                (SELECT id FROM vector_models WHERE name = new.model), new.text_hash, new.vector);
+        END
+        """
+    )
+    execute(
+        """
+        CREATE TRIGGER vectors_delete INSTEAD OF DELETE ON vectors BEGIN
+            DELETE FROM vector_rows WHERE seq = old.seq
+                AND model_id = (SELECT id FROM vector_models WHERE name = old.model);
+        END
+        """
+    )
+    for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")):
+        execute(
+            f"""
+            CREATE TRIGGER vector_rows_log_{event.lower()} AFTER {event} ON vector_rows BEGIN
+                INSERT INTO vector_log(seq, model)
+                VALUES ({row}.seq, (SELECT name FROM vector_models WHERE id = {row}.model_id));
+            END
+            """
+        )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -659,6 +722,7 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_11,
     migration_12,
     migration_13,
+    migration_14,
 ]
 
 

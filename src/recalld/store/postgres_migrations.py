@@ -581,6 +581,14 @@ def migration_13(execute: Execute) -> None:
     del execute
 
 
+def migration_14(execute: Execute) -> None:
+    """Nothing to do here: SQLite's migration 14 stores each vector's model as a small id
+    so five rows fit one of its pages; PostgreSQL keeps the name. The step exists so
+    both stores' numbers stay equal.
+    """
+    del execute
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -595,4 +603,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_11,
     migration_12,
     migration_13,
+    migration_14,
 ]

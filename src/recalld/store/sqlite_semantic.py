@@ -36,6 +36,8 @@ __all__ = ["SQLiteSemantic", "enqueue_embedding"]
 T = TypeVar("T")
 
 PENDING_STATES = "(" + ", ".join(f"'{state}'" for state in PENDING_JOB_STATES) + ")"
+# The id of the model named by the ``:model`` parameter (migration 14: vectors store it).
+MODEL_ID = "(SELECT id FROM vector_models WHERE name = :model)"
 
 
 def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
@@ -135,6 +137,7 @@ class SQLiteSemantic:
     ) -> int:
         def step(connection: apsw.Connection) -> int:
             completed = 0
+            connection.execute("INSERT OR IGNORE INTO vector_models(name) VALUES (?)", (model,))
             for job, digest, vector in results:
                 held = connection.execute(
                     "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ?",
@@ -148,10 +151,11 @@ class SQLiteSemantic:
                 # The memory changed after the claim: its newer job embeds the new text.
                 if memory is not None and text_hash(memory[0], memory[1]) == digest:
                     connection.execute(
-                        "INSERT INTO vectors(seq, model, text_hash, vector) VALUES (?, ?, ?, ?)"
-                        " ON CONFLICT(seq, model) DO UPDATE SET"
+                        "INSERT INTO vector_rows(seq, model_id, text_hash, vector)"
+                        f" VALUES (:seq, {MODEL_ID}, :digest, :vector)"
+                        " ON CONFLICT(seq, model_id) DO UPDATE SET"
                         " text_hash = excluded.text_hash, vector = excluded.vector",
-                        (job.seq, model, digest, vector),
+                        {"seq": job.seq, "model": model, "digest": digest, "vector": vector},
                     )
                 # A done job is deleted at once: status counts done work from the
                 # vectors, and 100k done rows were 30 MB of pages nobody read.
@@ -201,7 +205,7 @@ class SQLiteSemantic:
             )
             missing: list[tuple[Any, ...]] = connection.execute(
                 "SELECT m.seq FROM memories m WHERE NOT EXISTS"
-                " (SELECT 1 FROM vectors v WHERE v.seq = m.seq AND v.model = :model)"
+                f" (SELECT 1 FROM vector_rows v WHERE v.seq = m.seq AND v.model_id = {MODEL_ID})"
                 # "+": look the memory's jobs up by seq, never scan jobs by kind (quadratic).
                 " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = m.seq AND +j.kind = 'embed'"
                 " AND j.model = :model AND j.state IN ('queued', 'running', 'failed'))",
@@ -228,13 +232,19 @@ class SQLiteSemantic:
 
     def drop_other_models(self, model: str) -> int:
         other = self._read(
-            "SELECT 1 FROM vectors WHERE model < ? OR model > ? LIMIT 1", (model, model)
+            "SELECT 1 FROM vector_rows WHERE model_id IN"
+            " (SELECT id FROM vector_models WHERE name != ?) LIMIT 1",
+            (model,),
         )
         if not other:
             return 0
 
         def step(connection: apsw.Connection) -> int:
-            connection.execute("DELETE FROM vectors WHERE model != ?", (model,))
+            connection.execute(
+                "DELETE FROM vector_rows WHERE model_id IN"
+                " (SELECT id FROM vector_models WHERE name != ?)",
+                (model,),
+            )
             removed = int(connection.changes())
             connection.execute("DELETE FROM vector_log WHERE model != ?", (model,))
             return removed
@@ -271,9 +281,12 @@ class SQLiteSemantic:
         if after_change <= 0:
             last = self.last_vector_change(model)
             rows = self._read(
-                "SELECT v.seq, m.namespace, v.vector FROM vectors v"
-                " JOIN memories m ON m.seq = v.seq WHERE v.model = ? ORDER BY v.seq",
-                (model,),
+                # CROSS JOIN: walk the vectors in seq order (the planner may not know
+                # vector_rows yet, and then sorted every memory instead).
+                "SELECT v.seq, m.namespace, v.vector FROM vector_rows v"
+                f" CROSS JOIN memories m ON m.seq = v.seq WHERE v.model_id = {MODEL_ID}"
+                " ORDER BY v.seq",
+                {"model": model},
             )
             return VectorChanges(
                 last_change=last,
@@ -282,10 +295,10 @@ class SQLiteSemantic:
             )
         rows = self._read(
             "SELECT l.seq, max(l.change), m.namespace, v.vector FROM vector_log l"
-            " LEFT JOIN vectors v ON v.seq = l.seq AND v.model = l.model"
+            f" LEFT JOIN vector_rows v ON v.seq = l.seq AND v.model_id = {MODEL_ID}"
             " LEFT JOIN memories m ON m.seq = l.seq"
-            " WHERE l.model = ? AND l.change > ? GROUP BY l.seq",
-            (model, after_change),
+            " WHERE l.model = :model AND l.change > :after GROUP BY l.seq",
+            {"model": model, "after": after_change},
         )
         upserts: list[tuple[int, str, bytes]] = []
         deletes: list[int] = []
@@ -302,18 +315,18 @@ class SQLiteSemantic:
         if not seqs:
             return {}
         rows = self._read(
-            "SELECT seq, vector FROM vectors WHERE model = ?"
-            " AND seq IN (SELECT value FROM json_each(?))",
-            (model, json.dumps([int(seq) for seq in seqs])),
+            f"SELECT seq, vector FROM vector_rows WHERE model_id = {MODEL_ID}"
+            " AND seq IN (SELECT value FROM json_each(:seqs))",
+            {"model": model, "seqs": json.dumps([int(seq) for seq in seqs])},
         )
         return {int(seq): bytes(blob) for seq, blob in rows}
 
     def vector_rows(self, model: str, after_seq: int, limit: int) -> list[tuple[int, str, bytes]]:
         rows = self._read(
-            "SELECT v.seq, m.namespace, v.vector FROM vectors v"
-            " JOIN memories m NOT INDEXED ON m.seq = v.seq"
-            " WHERE v.model = ? AND v.seq > ? ORDER BY v.seq LIMIT ?",
-            (model, after_seq, limit),
+            "SELECT v.seq, m.namespace, v.vector FROM vector_rows v"
+            " CROSS JOIN memories m NOT INDEXED ON m.seq = v.seq"
+            f" WHERE v.model_id = {MODEL_ID} AND v.seq > :after ORDER BY v.seq LIMIT :limit",
+            {"model": model, "after": after_seq, "limit": limit},
         )
         return [(int(seq), str(namespace), bytes(blob)) for seq, namespace, blob in rows]
 
