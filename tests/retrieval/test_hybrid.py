@@ -214,3 +214,36 @@ def test_hybrid_a_bug_in_the_embedder_is_not_hidden(db_path: Path, clock: FakeCl
         embedder.broken = True
         with pytest.raises(RuntimeError, match="an embedder bug"):
             service.search("staging database")
+
+
+def test_hybrid_tag_filter_keeps_the_namespace_wall_and_expiry(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # Three vector candidates: the other namespace's five could fill them all.
+    with MemoryService.open(
+        semantic_settings(db_path, vector_candidates=3), clock=clock
+    ) as service:
+        for content in ("The staging database in Melbourne", "The production database in Sydney"):
+            service.remember(content, tags=["infra"])
+        # Nearer to the query than anything tagged in "default", and tagged alike.
+        for index in range(5):
+            service.remember(f"grandma roses garden {index}", tags=["infra"], namespace="other")
+        for index in range(3):
+            service.remember(
+                f"grandma roses garden, staging {index}", tags=["infra"], ttl_seconds=60
+            )
+        service.new_worker().run_until_idle()
+        clock.advance(120)
+        hits = service.search(
+            "grandma roses garden",
+            limit=2,
+            mode="vector",
+            filters=Filters(tags_any=["infra"]),
+            min_score=0,
+        )
+        # Both of default's live tagged memories, none of the other namespace's nor the
+        # expired one: the wall and expiry apply before the vector candidates are cut.
+        assert sorted(hit.memory.content for hit in hits) == [
+            "The production database in Sydney",
+            "The staging database in Melbourne",
+        ]

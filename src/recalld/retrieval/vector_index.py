@@ -487,9 +487,10 @@ class VectorIndex:
                 return []
             if allowed_seqs is not None:
                 mask = np.zeros(self._count, dtype=bool)
-                rows = [self._row_of[seq] for seq in allowed_seqs if seq in self._row_of]
-                mask[rows] = True
-                mask &= self._alive[: self._count]
+                row_of = self._row_of.get
+                mask[[row for row in map(row_of, allowed_seqs) if row is not None]] = True
+                # The namespace wall holds whatever the list holds (see visible_seqs).
+                mask &= self._namespace_mask(namespaces)[0]
                 visible = int(np.count_nonzero(mask))
             else:
                 mask, visible = self._namespace_mask(namespaces)

@@ -232,7 +232,11 @@ class SemanticStore(Protocol):
         ...
 
     def visible_seqs(self, scope: Scope) -> list[int]:
-        """Every memory seq ``scope`` may see (for exact search under filters)."""
+        """Every memory seq ``scope`` may see (for exact search under filters).
+
+        Under a filter of tags alone a store may return the tagged memories of every
+        namespace: the vector index it is given to keeps to the scope's namespaces.
+        """
         ...
 
     def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -332,6 +333,10 @@ class SQLiteSemantic:
 
     def visible_seqs(self, scope: Scope) -> list[int]:
         params: dict[str, Any] = {}
+        if (scope.tags_any or scope.tags_all) and not replace(
+            scope, tags_any=(), tags_all=()
+        ).filters_rows:
+            return self._tagged_seqs(scope)
         where = scope_sql(scope, params)
         if scope.tags_any or scope.tags_all:
             # Start from the tag index (a tag filter usually keeps few memories) and
@@ -346,6 +351,34 @@ class SQLiteSemantic:
             )
         else:
             sql = f"SELECT m.seq FROM memories m WHERE {where}"
+        return [int(row[0]) for row in self._read(sql, params)]
+
+    def _tagged_seqs(self, scope: Scope) -> list[int]:
+        """The memories holding the scope's tags that have not expired, from the tag index
+        alone: the caller's vector index keeps to the scope's namespaces itself.
+
+        Reaching each tagged memory's row to read its namespace cost 14 of the 48 ms
+        of a recall under a tag held by 1% of 1M memories (10,000 row lookups); the
+        tag index answers in about 1 ms, and the few expired memories not purged yet
+        come from the expiry index.
+        """
+        params: dict[str, Any] = {}
+        parts = []
+        if scope.tags_any:
+            params["any"] = json.dumps(list(scope.tags_any))
+            parts.append(
+                "SELECT seq FROM memory_tags WHERE tag IN (SELECT value FROM json_each(:any))"
+            )
+        for index, tag in enumerate(scope.tags_all):
+            params[f"all{index}"] = tag
+            parts.append(f"SELECT seq FROM memory_tags WHERE tag = :all{index}")
+        sql = " INTERSECT ".join(parts)
+        if not scope.include_expired:
+            params["now"] = to_storage(scope.now)
+            sql += (
+                " EXCEPT SELECT seq FROM memories"
+                " WHERE expires_at IS NOT NULL AND expires_at <= :now"
+            )
         return [int(row[0]) for row in self._read(sql, params)]
 
     def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
