@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from recalld.retrieval import vector_index
 from recalld.retrieval.vector_graph import code_view
 from recalld.retrieval.vector_index import HNSW_EF_SEARCH, ef_search
 from recalld.service import MemoryService
@@ -182,3 +184,42 @@ def test_hnsw_beam_widens_with_the_graph() -> None:
     assert ef_search(128_000) == HNSW_EF_SEARCH
     assert ef_search(1_000_000) == 2_000
     assert ef_search(2_000_000) == 2 * ef_search(1_000_000)
+
+
+def test_vector_index_re_scores_from_memory_as_from_the_database(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
+    with MemoryService.open(settings, clock=clock) as service:
+        receipts = service.remember_many(
+            [{"content": f"entry{index} shared words"} for index in range(30)]
+        )
+        service.new_worker().run_until_idle()
+        service.search("entry1", mode="vector", min_score=0)  # loaded: what follows is applied
+        service.update(receipts[4].id, content="a re-embedded zebra")
+        service.forget(receipts[7].id)
+        service.new_worker().run_until_idle()
+        in_memory = {
+            hit.memory.id: hit.channels["text"]
+            for hit in service.search("entry9 shared words", mode="vector", limit=30, min_score=0)
+        }
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        assert index._stored is not None
+        # The forgotten memory's row is zeroed in memory too.
+        dead = ~index._alive[: index._count]
+        assert dead.sum() == 2  # the forgotten row and the re-embedded one's old row
+        assert not index._stored[: index._count][dead].any()
+    # The same file with every vector re-scored from the database.
+    monkeypatch.setattr(vector_index, "EXACT_MEMORY_ROWS", 0)
+    with MemoryService.open(settings, clock=clock) as service:
+        from_database = {
+            hit.memory.id: hit.channels["text"]
+            for hit in service.search("entry9 shared words", mode="vector", limit=30, min_score=0)
+        }
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        assert index._stored is None
+    assert from_database == in_memory
+    assert receipts[7].id not in in_memory
+    assert len(in_memory) == 29

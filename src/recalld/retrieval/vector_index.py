@@ -80,6 +80,10 @@ HNSW_EF_SEARCH = 256
 # 1,024 0.96, 2,048 0.98 in 4.6 ms; bench/RESULTS.md, issue 13 phase 5).
 HNSW_ROWS_PER_EF = 500
 HNSW_EF_MAX = 1024
+# Up to this many rows the index also keeps each vector as stored (float16, 768 bytes for
+# MiniLM: 115 MB at most) and re-scores from memory; above it, from the database (two reads
+# of ~100-130 vectors cost about 1.2 ms a hybrid query at 100k memories).
+EXACT_MEMORY_ROWS = 150_000
 COMPACT_DEAD_SHARE = 0.25
 SAVE_EVERY_NEW_SHARE = 0.10
 TAIL_LIMIT = 2_048
@@ -153,6 +157,10 @@ class VectorIndex:
         self._saved_change = -2
         self._version = 0
         self._masks: dict[tuple[str, ...], tuple[int, npt.NDArray[np.bool_], int]] = {}
+        # The stored vectors by row while the index is small (see EXACT_MEMORY_ROWS).
+        self._stored: npt.NDArray[np.float16] | None = np.zeros(
+            (0, self.dimension), dtype=np.float16
+        )
 
     # -- state -------------------------------------------------------------------
 
@@ -189,6 +197,8 @@ class VectorIndex:
         """Bytes held for the vectors: codes, graph links and the row arrays."""
         total = self._seqs.nbytes + self._namespace_ids.nbytes + self._alive.nbytes
         total += self._count * self.dimension  # one byte per dimension
+        if self._stored is not None:
+            total += self._stored.nbytes
         if self._graph is not None:
             total += 4 * int(self._graph.hnsw.neighbors.size())
         return int(total)
@@ -210,6 +220,13 @@ class VectorIndex:
             new = np.zeros(capacity, dtype=old.dtype)
             new[: self._count] = old[: self._count]
             setattr(self, name, new)
+        if self._stored is not None:
+            if needed > EXACT_MEMORY_ROWS:
+                self._stored = None  # re-scored from the database from now on
+            else:
+                stored = np.zeros((min(capacity, EXACT_MEMORY_ROWS), self.dimension), np.float16)
+                stored[: self._count] = self._stored[: self._count]
+                self._stored = stored
 
     # -- codes ---------------------------------------------------------------------
 
@@ -220,6 +237,8 @@ class VectorIndex:
 
     def _erase(self, row: int) -> None:
         """Zero a dead row's codes: a forgotten memory's vector must not stay in memory."""
+        if self._stored is not None:
+            self._stored[row] = 0
         if row < self._graph_rows:
             code_view(self._graph_store)[row] = 0
         else:
@@ -243,6 +262,9 @@ class VectorIndex:
             self._namespace_ids[row] = code
             self._alive[row] = True
             self._row_of[seq] = row
+        if self._stored is not None:
+            # Decoded from float16, so converting back gives the stored values exactly.
+            self._stored[start : start + len(rows)] = vectors
         self._count += len(rows)
         self._tail.add(np.ascontiguousarray(vectors, dtype=np.float32))
 
@@ -353,6 +375,8 @@ class VectorIndex:
             vectors = decode_vectors([item[2] for _, item in inside], self.dimension)
             targets = np.array([row for row, _ in inside], dtype=np.int64)
             codes[targets] = store.sa_encode(vectors).reshape(len(inside), -1)
+            if self._stored is not None:
+                self._stored[targets] = vectors
             for row, (seq, namespace, _) in inside:
                 self._namespace_ids[row] = self._code(namespace)
                 self._alive[row] = True
@@ -578,11 +602,9 @@ class VectorIndex:
     def _exact(self, vector: Vectors, seqs: Sequence[int]) -> dict[int, float]:
         if not seqs:
             return {}
-        stored = self._semantic.vectors_for(self.model, list(seqs))
-        if not stored:
+        found, matrix = self.vectors(seqs)
+        if not found:
             return {}
-        found = list(stored)
-        matrix = decode_vectors([stored[seq] for seq in found], self.dimension)
         scores = matrix @ np.asarray(vector, dtype=np.float32).reshape(-1)
         return {seq: float(score) for seq, score in zip(found, scores.tolist(), strict=True)}
 
@@ -592,6 +614,13 @@ class VectorIndex:
 
     def vectors(self, seqs: Sequence[int]) -> tuple[list[int], Vectors]:
         """The stored vectors of those ``seqs`` that have one: their seqs and a matrix."""
+        with self._lock:
+            if self._stored is not None:
+                row_of = self._row_of.get
+                pairs = [(seq, row) for seq in seqs if (row := row_of(seq)) is not None]
+                rows = [row for _, row in pairs]
+                matrix = self._stored[rows].astype(np.float32)
+                return [seq for seq, _ in pairs], matrix.reshape(len(pairs), self.dimension)
         stored = self._semantic.vectors_for(self.model, list(seqs)) if seqs else {}
         found = [seq for seq in seqs if seq in stored]
         if not found:
