@@ -44,6 +44,14 @@ def _scope(namespace: str = "default", now: datetime = START) -> Scope:
     return Scope(namespaces=(namespace,), now=now)
 
 
+def _candidate_ids(
+    store: SQLiteStore, words: list[str], limit: int, scope: Scope | None = None
+) -> list[str]:
+    """The ids of the keyword candidates of ``words``, in their order."""
+    found = store.retrieval.keyword_candidates(scope or _scope(), "", words, limit)
+    return [candidate.row.id for candidate in found]
+
+
 def test_sqlite_speaker_is_stored_and_searched(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "s.db")
     with store.transaction() as tx:
@@ -112,11 +120,9 @@ def test_sqlite_common_words_rank_only_the_newest_memories_holding_them_all(
         # Newer matches of another namespace do not narrow this namespace's window.
         for index in range(3):
             tx.insert(_record(f"far{index}", "green tea", namespace="elsewhere"))
-    candidates = store.retrieval.keyword_candidates(_scope(), "", ["green", "tea"], 3)
-    assert {c.row.id for c in candidates} == {"new1", "new2", "new3"}
+    assert set(_candidate_ids(store, ["green", "tea"], 3)) == {"new1", "new2", "new3"}
     monkeypatch.setattr(sqlite_retrieval, "COMMON_MATCH_WINDOW", 1_000)
-    candidates = store.retrieval.keyword_candidates(_scope(), "", ["green", "tea"], 1)
-    assert [c.row.id for c in candidates] == ["old"]
+    assert _candidate_ids(store, ["green", "tea"], 1) == ["old"]
     store.close()
 
 
@@ -134,11 +140,9 @@ def test_sqlite_common_words_rank_by_frequency_and_skip_what_the_scope_hides(
         )
         for index in range(20):
             tx.insert(_record(f"plain{index}", f"green tea and sentence {index} of the day"))
-    scope = _scope()
 
-    def found(limit: int, scope: Scope = scope) -> list[str]:
-        candidates = store.retrieval.keyword_candidates(scope, "", ["green", "tea"], limit)
-        return [candidate.row.id for candidate in candidates]
+    def found(limit: int, scope: Scope | None = None) -> list[str]:
+        return _candidate_ids(store, ["green", "tea"], limit, scope)
 
     # More occurrences in a shorter memory rank first; the expired one never shows.
     assert found(2) == ["twice", "plain19"]
@@ -164,15 +168,11 @@ def test_sqlite_common_words_leave_out_a_word_most_memories_hold(
         for index in range(12):
             tx.insert(_record(f"day{index}", f"day {index} item"))
 
-    def found(words: list[str], limit: int) -> list[str]:
-        candidates = store.retrieval.keyword_candidates(_scope(), "", words, limit)
-        return [candidate.row.id for candidate in candidates]
-
     # "day" is in every one of the newest memories: the others decide which memories
     # hold "all" the words, so the oldest one (no "day") is among them.
-    assert set(found(["day", "green", "tea"], 3)) == {"old", "both0", "both1"}
+    assert set(_candidate_ids(store, ["day", "green", "tea"], 3)) == {"old", "both0", "both1"}
     # When every word is held by most memories, the least held one is kept.
-    assert found(["day", "item"], 1) == ["day11"]
+    assert _candidate_ids(store, ["day", "item"], 1) == ["day11"]
     store.close()
 
 
