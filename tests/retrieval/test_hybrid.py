@@ -247,3 +247,20 @@ def test_hybrid_tag_filter_keeps_the_namespace_wall_and_expiry(
             "The production database in Sydney",
             "The staging database in Melbourne",
         ]
+
+
+def test_hybrid_an_edited_memory_is_scored_by_its_new_text(indexed: MemoryService) -> None:
+    # The retriever keeps each memory's terms between queries, keyed by the text itself:
+    # an edit (same memory, same seq) must be scored by what it says now.
+    with indexed as service:
+        first = service.recall("Melbourne staging", mode="keyword", limit=3, min_score=0)
+        memory = first[0].memory
+        assert memory.content.startswith("The staging database")
+        before = first[0].channels["keyword"]
+        service.update(memory.id, content="The staging database moved to Perth")
+        assert service.recall("Melbourne", mode="keyword", limit=3, min_score=0) == []
+        after = service.recall("Melbourne staging", mode="keyword", limit=3, min_score=0)
+        assert [hit.memory.id for hit in after] == [memory.id]
+        assert after[0].channels["keyword"] < before  # one of the two words is gone
+        perth = service.recall("Perth", mode="keyword", limit=3, min_score=0)
+        assert [hit.memory.id for hit in perth] == [memory.id]

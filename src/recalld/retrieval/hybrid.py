@@ -45,6 +45,7 @@ from recalld.model import Memory
 from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
+from recalld.retrieval.keyword import ROW_TERMS_CACHE, RowTermsCache
 from recalld.retrieval.pool import Mode, Pool, PoolRequest, build_pool
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms
@@ -128,6 +129,7 @@ class HybridRetriever:
         self._lock = threading.Lock()
         self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
         self._time_terms: frozenset[str] | None = None
+        self._row_terms: RowTermsCache | None = None
 
     @property
     def embedder(self) -> Embedder | None:
@@ -245,6 +247,11 @@ class HybridRetriever:
         )
         if self._time_terms is None:
             self._time_terms = time_terms(self._store.retrieval.tokenize)
+        parameters = self.reranker.keyword_parameters
+        terms = self._row_terms
+        if terms is None or terms.parameters is not parameters:
+            terms = RowTermsCache(self._store.retrieval, parameters, ROW_TERMS_CACHE)
+            self._row_terms = terms
         pool = build_pool(
             request,
             self._store.retrieval,
@@ -254,6 +261,7 @@ class HybridRetriever:
             visible,
             None if self._embedder is None else self._embedder.name,
             self._time_terms,
+            terms,
         )
         pool.vector_unavailable = unavailable
         return pool, index

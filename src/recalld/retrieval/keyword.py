@@ -22,12 +22,21 @@ term (saturated) would get: ``sum(idf * tf / (k1 + tf)) / sum(idf)``, in
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from recalld.store.retrieval import CandidateRow, RetrievalStore
 
-__all__ = ["KeywordParameters", "KeywordScore", "QueryKeywords", "prepare_query", "score_row"]
+__all__ = [
+    "KeywordParameters",
+    "KeywordScore",
+    "QueryKeywords",
+    "RowTerms",
+    "RowTermsCache",
+    "prepare_query",
+    "score_row",
+]
 
 FIELDS = ("title", "content", "tags", "speaker")
 
@@ -101,38 +110,107 @@ def prepare_query(
     return QueryKeywords(terms=terms, idf=idf, all_terms=frozenset(store.tokenize(text)))
 
 
-def row_terms(
-    store: RetrievalStore, row: CandidateRow, speaker: list[str] | None = None
-) -> dict[str, list[str]]:
-    """The index terms of each searchable field of ``row`` (``speaker``: already known)."""
-    if speaker is None:
-        speaker = store.tokenize(row.speaker) if row.speaker else []
-    return {
-        "title": store.tokenize(row.title) if row.title else [],
-        "content": store.tokenize(row.content),
-        "tags": store.tokenize(" ".join(row.tags)) if row.tags else [],
-        "speaker": speaker,
-    }
+@dataclass(frozen=True, slots=True)
+class RowTerms:
+    """What BM25F and the features need of one memory's text, computed once per text.
+
+    ``fields`` holds, for each non-empty searchable field in :data:`FIELDS` order,
+    the field's weight over its length normalisation and its term counts.
+    """
+
+    fields: tuple[tuple[float, dict[str, int]], ...]
+    content_terms: tuple[str, ...]
+    title_terms: tuple[str, ...]
+    speaker_terms: tuple[str, ...]
 
 
-def score_row(
-    query: QueryKeywords, fields: Mapping[str, Sequence[str]], parameters: KeywordParameters
-) -> KeywordScore:
-    """BM25F of a memory whose fields hold ``fields`` terms (see the module docstring)."""
-    if not query.terms:
+# Memories whose terms are kept between queries (about 1 KB each).
+ROW_TERMS_CACHE = 20_000
+
+
+class RowTermsCache:
+    """The :class:`RowTerms` of recently scored memories, keyed by their text.
+
+    The key is the text itself (title, content, tags, speaker), so an edited
+    memory is prepared again and the cache can never answer for old text. It
+    belongs to one store (its tokenizer) and one set of BM25F parameters; the
+    oldest entries go first when it is full.
+    """
+
+    def __init__(self, store: RetrievalStore, parameters: KeywordParameters, size: int) -> None:
+        self.parameters = parameters
+        self._store = store
+        self._size = size
+        self._rows: dict[tuple[str | None, str, tuple[str, ...], str | None], RowTerms] = {}
+        self._speakers: dict[str, tuple[str, ...]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, row: CandidateRow) -> RowTerms:
+        """The terms of ``row``'s text (prepared on first sight)."""
+        key = (row.title, row.content, row.tags, row.speaker)
+        found = self._rows.get(key)
+        if found is not None:
+            return found
+        found = self._prepare(row)
+        with self._lock:
+            while len(self._rows) >= self._size:
+                del self._rows[next(iter(self._rows))]
+            self._rows[key] = found
+        return found
+
+    def speaker(self, speaker: str | None) -> tuple[str, ...]:
+        """The index terms of a speaker's name."""
+        if not speaker:
+            return ()
+        found = self._speakers.get(speaker)
+        if found is None:
+            found = tuple(self._store.tokenize(speaker))
+            with self._lock:
+                if len(self._speakers) >= self._size:
+                    self._speakers.clear()
+                self._speakers[speaker] = found
+        return found
+
+    def _prepare(self, row: CandidateRow) -> RowTerms:
+        tokenize = self._store.tokenize
+        title = tuple(tokenize(row.title)) if row.title else ()
+        content = tuple(tokenize(row.content))
+        values = {
+            "title": title,
+            "content": content,
+            "tags": tuple(tokenize(" ".join(row.tags))) if row.tags else (),
+            "speaker": self.speaker(row.speaker),
+        }
+        parameters = self.parameters
+        b = parameters.b
+        fields = []
+        for name in FIELDS:
+            tokens = values[name]
+            if not tokens:
+                continue
+            weight = parameters.weights.get(name, 1.0)
+            length = len(tokens) / parameters.reference_lengths.get(name, 1.0)
+            counts: dict[str, int] = {}
+            for token in tokens:
+                counts[token] = counts.get(token, 0) + 1
+            fields.append((weight / (1.0 - b + b * length), counts))
+        return RowTerms(
+            fields=tuple(fields),
+            content_terms=content,
+            title_terms=title,
+            speaker_terms=values["speaker"],
+        )
+
+
+def score_row(query: QueryKeywords, row: RowTerms, parameters: KeywordParameters) -> KeywordScore:
+    """BM25F of a memory with the terms ``row`` (see the module docstring)."""
+    terms = query.terms
+    if not terms:
         return ZERO
-    pseudo = [0.0] * len(query.terms)
-    b = parameters.b
-    for name in FIELDS:
-        tokens = fields.get(name, ())
-        if not tokens:
-            continue
-        weight = parameters.weights.get(name, 1.0)
-        length = len(tokens) / parameters.reference_lengths.get(name, 1.0)
-        share = weight / (1.0 - b + b * length)
-        for index, term in enumerate(query.terms):
-            # list.count runs in C: a handful of query terms over a short field.
-            count = tokens.count(term)
+    pseudo = [0.0] * len(terms)
+    for share, counts in row.fields:
+        for index, term in enumerate(terms):
+            count = counts.get(term)
             if count:
                 pseudo[index] += share * count
     k1 = parameters.k1
@@ -148,5 +226,5 @@ def score_row(
     return KeywordScore(
         raw=raw,
         normalised=raw / total if total > 0 else 0.0,
-        matched_share=matched / len(query.terms),
+        matched_share=matched / len(terms),
     )

@@ -24,8 +24,8 @@ from recalld.retrieval.graph_channel import NEW_CANDIDATES, GraphFeatures
 from recalld.retrieval.keyword import (
     KeywordScore,
     QueryKeywords,
+    RowTermsCache,
     prepare_query,
-    row_terms,
     score_row,
 )
 from recalld.retrieval.rerank import Reranker
@@ -83,34 +83,8 @@ def _neighbour_scope(scope: Scope) -> Scope:
     return Scope(namespaces=scope.namespaces, now=scope.now, include_expired=scope.include_expired)
 
 
-class _Terms:
-    """The index terms of each row's fields, computed once per query (and per speaker)."""
-
-    def __init__(self, store: RetrievalStore) -> None:
-        self._store = store
-        self._rows: dict[int, dict[str, list[str]]] = {}
-        self._speakers: dict[str, list[str]] = {}
-
-    def of(self, row: CandidateRow) -> dict[str, list[str]]:
-        found = self._rows.get(row.seq)
-        if found is None:
-            found = row_terms(self._store, row, self.speaker(row.speaker))
-            self._rows[row.seq] = found
-        return found
-
-    def speaker(self, speaker: str | None) -> list[str]:
-        if not speaker:
-            return []
-        found = self._speakers.get(speaker)
-        if found is None:
-            found = self._store.tokenize(speaker)
-            self._speakers[speaker] = found
-        return found
-
-    def named(self, speaker: str | None, query_terms: frozenset[str]) -> bool:
-        return any(
-            len(term) >= MIN_NAME_CHARS and term in query_terms for term in self.speaker(speaker)
-        )
+def _named(speaker_terms: Sequence[str], query_terms: frozenset[str]) -> bool:
+    return any(len(term) >= MIN_NAME_CHARS and term in query_terms for term in speaker_terms)
 
 
 def hit_backend(name: str) -> str:
@@ -128,13 +102,15 @@ def build_pool(
     visible_seqs: Sequence[int] | None,
     embedder_name: str | None,
     lexicon: frozenset[str],
+    terms: RowTermsCache,
 ) -> Pool:
     """Gather, describe and score the candidates of ``request`` (see the module docstring).
 
     ``query_vector`` is None when the vector channel is not used (keyword mode,
     no embedder, embedding failed); ``visible_seqs`` narrows the vector search
     when row filters apply; ``lexicon`` holds the index terms of the time words
-    (:func:`recalld.retrieval.temporal.time_terms`).
+    (:func:`recalld.retrieval.temporal.time_terms`); ``terms`` the memories' terms
+    (built with ``reranker.keyword_parameters``).
     """
     scope = request.scope
     rows: dict[int, CandidateRow] = {}
@@ -173,7 +149,7 @@ def build_pool(
         everything = Scope(namespaces=scope.namespaces, now=scope.now, include_expired=True)
         _add_rows(rows, backends, extra, store.rows(everything, extra))
     ordered = list(rows.values())
-    parameters = reranker.keyword_parameters
+    parameters = terms.parameters
     keywords = prepare_query(store, scope.namespaces, request.text, request.words, parameters)
     neighbours = store.neighbours(_neighbour_scope(scope), [row.seq for row in ordered])
     around = {
@@ -193,7 +169,6 @@ def build_pool(
             if seq in cosines or seq in computed
         }
     keyword_cache: dict[int, KeywordScore] = {}
-    terms = _Terms(store)
 
     def keyword_of(row: CandidateRow) -> KeywordScore:
         cached = keyword_cache.get(row.seq)
@@ -224,20 +199,22 @@ def build_pool(
         pair = neighbours.get(row.seq)
         previous = None if pair is None else pair.previous
         following = None if pair is None else pair.next
+        prepared = terms.of(row)
+        graph = graph_of(row.seq)
         candidates.append(
             Candidate(
                 seq=row.seq,
                 source=row.source,
                 keyword=keyword_of(row),
                 cosine=cosines.get(row.seq) if use_vectors else None,
-                speaker_named=terms.named(row.speaker, keywords.all_terms),
+                speaker_named=_named(prepared.speaker_terms, keywords.all_terms),
                 has_speaker=bool(row.speaker),
-                mentions_time=mentions_time(row.content, terms.of(row)["content"], lexicon)
+                mentions_time=mentions_time(row.content, prepared.content_terms, lexicon)
                 or (
                     row.title is not None
-                    and mentions_time(row.title, terms.of(row)["title"], lexicon)
+                    and mentions_time(row.title, prepared.title_terms, lexicon)
                 ),
-                terms=len(terms.of(row)["content"]),
+                terms=len(prepared.content_terms),
                 previous_keyword=neighbour_keyword(previous),
                 next_keyword=neighbour_keyword(following),
                 previous_cosine=0.0 if previous is None else around_cosines.get(previous.seq, 0.0),
@@ -245,8 +222,8 @@ def build_pool(
                 question=_asks(row),
                 previous_question=previous is not None and previous.asks,
                 next_question=following is not None and following.asks,
-                graph_score=graph_of(row.seq).graph_score,
-                entity_overlap=graph_of(row.seq).entity_overlap,
+                graph_score=graph.graph_score,
+                entity_overlap=graph.entity_overlap,
             )
         )
     shape = QueryShape(terms=len(keywords.terms), asks_about_time=asks_about_time(request.text))
