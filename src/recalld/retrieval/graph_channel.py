@@ -10,7 +10,7 @@ decides how much they count; the graph never overrides the reranker.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from recalld.graph.query import GraphWalk, Seed, WalkResult
@@ -22,7 +22,7 @@ __all__ = ["GraphChannel", "GraphFeatures"]
 NEW_CANDIDATES = 50
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GraphFeatures:
     """Graph signals of one memory for one query (reranker features)."""
 
@@ -51,26 +51,25 @@ class GraphChannel:
             if not seeds:
                 continue
             walk = self._walk.walk(namespace, seeds, scope.now)
-            reached = _features(seeds, walk, walk.scores)
-            for seq, value in walk.scores.items():
-                item = reached.get(seq, GraphFeatures(0.0, round(value, 6), ()))
+            for seq, item in _features(seeds, walk).items():
                 if seq not in found or item.graph_score > found[seq].graph_score:
                     found[seq] = item
         return found
 
 
-def _features(
-    seeds: Sequence[Seed], walk: WalkResult, scores: Mapping[int, float]
-) -> dict[int, GraphFeatures]:
+def _features(seeds: Sequence[Seed], walk: WalkResult) -> dict[int, GraphFeatures]:
+    """The features of every memory the walk scored (a few hundred per query: kept lean)."""
     total = sum(seed.weight for seed in seeds)
     by_id = {seed.entity_id: seed for seed in seeds}
+    entities_of = walk.entities_of
     found: dict[int, GraphFeatures] = {}
-    for seq, entity_ids in walk.entities_of.items():
-        named = [by_id[entity] for entity in entity_ids if entity in by_id]
+    for seq, value in walk.scores.items():
+        named = [by_id[entity] for entity in entities_of.get(seq, ()) if entity in by_id]
+        if not named:
+            found[seq] = GraphFeatures(0.0, round(value, 6), ())
+            continue
         overlap = sum(seed.weight for seed in named) / total if total else 0.0
         found[seq] = GraphFeatures(
-            entity_overlap=round(overlap, 6),
-            graph_score=round(scores.get(seq, 0.0), 6),
-            seed_entities=tuple(sorted(seed.name for seed in named)),
+            round(overlap, 6), round(value, 6), tuple(sorted(seed.name for seed in named))
         )
     return found
