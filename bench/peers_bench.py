@@ -19,10 +19,11 @@ Every system gets the same texts and, per model, the same corpus vectors
 (computed once: ``real`` embeds every text with both models, ``cheap`` mixes
 real base vectors as in ``bench/corpus.py``, identically for both models);
 queries are embedded by each system's own path at query time. Each query runs
-through the three systems in a rotating order. Reported: wall and CPU p50/p95,
-the query-embedding p50 of each model, hit@10 (the query's own memory in the
-top 10; meaningful for the real corpus only), disk bytes of each store and the
-process's peak RSS (one process holds all three, so RSS is not per system).
+through the three systems in a rotating order. Reported: wall and CPU (of the
+whole process: helper threads count) p50/p95, the query-embedding p50 of each
+model, hit@10 (the query's own memory in the top 10; meaningful for the real
+corpus only), disk bytes of each store and the process's peak RSS (one process
+holds all three, so RSS is not per system).
 
 chromadb is a bench-only dependency: ``pip install -e '.[bench]'`` (it leaves
 the pinned onnxruntime and tokenizers as they are).
@@ -221,9 +222,9 @@ def run(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str, Any
     for number, (target, query) in enumerate(queries):
         turn = number % len(labels)
         for label in labels[turn:] + labels[:turn]:
-            started, cpu_started = time.perf_counter(), time.thread_time()
+            started, cpu_started = time.perf_counter(), time.process_time()
             found = systems[label](query)
-            cpu[label].append(time.thread_time() - cpu_started)
+            cpu[label].append(time.process_time() - cpu_started)
             wall[label].append(time.perf_counter() - started)
             hits[label] += target in found
     embedding: dict[str, dict[str, float]] = {}

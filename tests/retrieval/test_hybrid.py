@@ -11,8 +11,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -264,3 +266,46 @@ def test_hybrid_an_edited_memory_is_scored_by_its_new_text(indexed: MemoryServic
         assert after[0].channels["keyword"] < before  # one of the two words is gone
         perth = service.recall("Perth", mode="keyword", limit=3, min_score=0)
         assert [hit.memory.id for hit in perth] == [memory.id]
+
+
+class _GatedQueryEmbedder(HashingEmbedder):
+    """Embeds a query only once the keyword index has been asked (or after 10 s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed = False
+        self.asked = threading.Event()
+        self.waited: list[bool] = []
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        if self.armed:
+            self.waited.append(self.asked.wait(timeout=10))
+        return super().embed_batch(texts)
+
+
+def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
+    db_path: Path, clock: FakeClock
+) -> None:
+    embedder = _GatedQueryEmbedder()
+    settings = semantic_settings(db_path)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("The staging database lives in Melbourne")
+        service.new_worker().run_until_idle()
+        retrieval = service.store.retrieval
+        keyword_candidates = retrieval.keyword_candidates
+
+        def asked(*args: Any, **kwargs: Any) -> Any:
+            embedder.asked.set()
+            return keyword_candidates(*args, **kwargs)
+
+        retrieval.keyword_candidates = asked  # type: ignore[method-assign]
+        embedder.armed = True
+        hits = service.search("staging database")
+        # Embedding in the caller's thread first would have waited out the timeout.
+        assert embedder.waited == [True]
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert hits[0].backends == ["fts", "vector"]
+    # Closing the service stops the query-embedding threads.
+    assert not [
+        thread for thread in threading.enumerate() if thread.name.startswith("recalld-query")
+    ]

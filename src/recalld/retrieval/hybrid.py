@@ -25,6 +25,11 @@ unreachable embedding endpoint) recall answers from the keyword index alone
 and every hit also lists ``vector-unavailable``, so a caller can tell a
 degraded answer from a complete one; any other exception is a bug and
 propagates.
+
+The query's embedding runs on a helper thread while the keyword index and the
+graph find their candidates (neither needs the vector; the model and SQLite
+both release the GIL while they work), so a hybrid recall waits for the longer
+of the two, not their sum.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +64,8 @@ __all__ = ["VECTOR_UNAVAILABLE", "HybridRetriever", "Mode", "RetrievalDepths", "
 logger = logging.getLogger(__name__)
 
 QUERY_CACHE_SIZE = 256
+# Threads that embed queries beside the recalls waiting for them (one per concurrent recall).
+QUERY_EMBEDDING_THREADS = 4
 # Listed in a hit's backends when the vector side could not be asked (the embedder failed).
 VECTOR_UNAVAILABLE = "vector-unavailable"
 
@@ -130,6 +138,8 @@ class HybridRetriever:
         self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
         self._time_terms: frozenset[str] | None = None
         self._row_terms: RowTermsCache | None = None
+        self._embedding: ThreadPoolExecutor | None = None
+        self._closed = False
 
     @property
     def embedder(self) -> Embedder | None:
@@ -210,6 +220,28 @@ class HybridRetriever:
             return None
         return self._embed_query(text)
 
+    def _query_vector_later(
+        self, text: str, index: VectorSource | None
+    ) -> Callable[[], Vectors | None]:
+        """What :meth:`_query_vector` returns, embedded on a helper thread meanwhile.
+
+        The returned callable waits for the vector (and raises what embedding
+        raised). A cached query, or one with nothing to search, needs no thread.
+        """
+        if index is None or index.size == 0 or not text.strip():
+            return lambda: None
+        with self._lock:
+            cached = self._query_cache.get(text)
+            if cached is None and not self._closed and self._embedding is None:
+                self._embedding = ThreadPoolExecutor(
+                    QUERY_EMBEDDING_THREADS, thread_name_prefix="recalld-query"
+                )
+            if cached is not None:
+                return lambda: cached
+            if self._embedding is not None:
+                return self._embedding.submit(self._embed_query, text).result
+        return lambda: self._embed_query(text)  # closed: in the caller's thread
+
     def pool(
         self, scope: Scope, text: str, words: Sequence[str], mode: Mode, extra: Sequence[int] = ()
     ) -> tuple[Pool, VectorSource | None]:
@@ -219,21 +251,31 @@ class HybridRetriever:
         what the keyword index and the graph found).
         """
         index = self.vectors(scope)
-        query_vector = None
         unavailable = False
-        if mode != "keyword":
+        later = self._query_vector_later(text, index) if mode != "keyword" else lambda: None
+
+        def query_vector() -> Vectors | None:
+            nonlocal unavailable
             try:
-                query_vector = self._query_vector(text, index)
+                return later()
             except EmbeddingError as error:
                 logger.warning("vector recall skipped: embedding the query failed: %s", error)
                 unavailable = True
+                return None
+
         graph = {}
         if self.graph is not None and mode == "hybrid":
             graph = self.graph.features(scope, text)
         visible = None
         # The in-process index filters by a list of visible rows; the database applies
         # the scope in its own nearest-neighbour query.
-        if query_vector is not None and scope.filters_rows and isinstance(index, VectorIndex):
+        if (
+            mode != "keyword"
+            and scope.filters_rows
+            and isinstance(index, VectorIndex)
+            and index.size > 0
+            and text.strip()
+        ):
             visible = self._store.semantic.visible_seqs(scope)
         request = PoolRequest(
             scope=scope,
@@ -340,8 +382,13 @@ class HybridRetriever:
         return {seq: max(0.0, min(1.0, float(cosine))) for seq, cosine in found.items()}
 
     def close(self) -> None:
-        """Persist the ANN graph (if one was built) so the next process starts fast."""
+        """Stop the query-embedding threads; persist the ANN graph (if one was built) so
+        the next process starts fast."""
         with self._lock:
             index = self._index
+            executor, self._embedding = self._embedding, None
+            self._closed = True
+        if executor is not None:
+            executor.shutdown(wait=True)
         if index is not None and index.uses_ann:
             index.save()

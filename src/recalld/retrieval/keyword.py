@@ -209,6 +209,8 @@ def score_row(query: QueryKeywords, row: RowTerms, parameters: KeywordParameters
         return ZERO
     pseudo = [0.0] * len(terms)
     for share, counts in row.fields:
+        if counts.keys().isdisjoint(terms):
+            continue  # most vector candidates share no word with the query
         for index, term in enumerate(terms):
             count = counts.get(term)
             if count:

@@ -11,7 +11,7 @@ the threshold, collapses near-duplicates and cuts the limit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -98,7 +98,7 @@ def build_pool(
     store: RetrievalStore,
     reranker: Reranker,
     index: VectorSource | None,
-    query_vector: Vectors | None,
+    query_vector: Callable[[], Vectors | None],
     visible_seqs: Sequence[int] | None,
     embedder_name: str | None,
     lexicon: frozenset[str],
@@ -106,8 +106,9 @@ def build_pool(
 ) -> Pool:
     """Gather, describe and score the candidates of ``request`` (see the module docstring).
 
-    ``query_vector`` is None when the vector channel is not used (keyword mode,
-    no embedder, embedding failed); ``visible_seqs`` narrows the vector search
+    ``query_vector`` gives the query's vector once the keyword candidates are in
+    (the embedding may still be running); None when the vector channel is not used
+    (keyword mode, no embedder, embedding failed); ``visible_seqs`` narrows the vector search
     when row filters apply; ``lexicon`` holds the index terms of the time words
     (:func:`recalld.retrieval.temporal.time_terms`); ``terms`` the memories' terms
     (built with ``reranker.keyword_parameters``).
@@ -124,11 +125,31 @@ def build_pool(
             backends[found.row.seq] = [hit_backend(found.backend)]
             if found.backend == "like" and not request.words:
                 like_shares[found.row.seq] = found.like_share
+    parameters = terms.parameters
+    keywords = prepare_query(store, scope.namespaces, request.text, request.words, parameters)
+    keyword_cache: dict[int, KeywordScore] = {}
+
+    def keyword_of(row: CandidateRow) -> KeywordScore:
+        cached = keyword_cache.get(row.seq)
+        if cached is None:
+            share = like_shares.get(row.seq)
+            if share is not None:
+                # A query with no word (only symbols): the substring match is all the evidence.
+                cached = KeywordScore(raw=share, normalised=share, matched_share=share)
+            else:
+                cached = score_row(keywords, terms.of(row), parameters)
+            keyword_cache[row.seq] = cached
+        return cached
+
+    # The keyword candidates are scored while the query's vector may still be coming.
+    for row in list(rows.values()):
+        keyword_of(row)
     cosines: dict[int, float] = {}
-    use_vectors = request.mode != "keyword" and index is not None and query_vector is not None
-    if use_vectors and index is not None and query_vector is not None:
+    vector = query_vector() if request.mode != "keyword" else None
+    use_vectors = index is not None and vector is not None
+    if index is not None and vector is not None:
         nearest = index.search(
-            query_vector, scope.namespaces, request.vector_depth, allowed_seqs=visible_seqs
+            vector, scope.namespaces, request.vector_depth, allowed_seqs=visible_seqs
         )
         cosines.update(nearest)
         new = [seq for seq, _ in nearest if seq not in rows]
@@ -149,39 +170,23 @@ def build_pool(
         everything = Scope(namespaces=scope.namespaces, now=scope.now, include_expired=True)
         _add_rows(rows, backends, extra, store.rows(everything, extra))
     ordered = list(rows.values())
-    parameters = terms.parameters
-    keywords = prepare_query(store, scope.namespaces, request.text, request.words, parameters)
     neighbours = store.neighbours(_neighbour_scope(scope), [row.seq for row in ordered])
     around = {
         side.seq for pair in neighbours.values() for side in (pair.previous, pair.next) if side
     }
     around_cosines: dict[int, float] = {}
-    if use_vectors and index is not None and query_vector is not None:
+    if index is not None and vector is not None:
         # One read for the cosines still unknown: candidates the vector search did not
         # return, and neighbours that are not candidates.
         missing = [row.seq for row in ordered if row.seq not in cosines]
         missing += sorted(seq for seq in around if seq not in rows)
-        computed = index.similarities(query_vector, missing)
+        computed = index.similarities(vector, missing)
         cosines.update((row.seq, computed[row.seq]) for row in ordered if row.seq in computed)
         around_cosines = {
             seq: cosines[seq] if seq in rows else computed[seq]
             for seq in around
             if seq in cosines or seq in computed
         }
-    keyword_cache: dict[int, KeywordScore] = {}
-
-    def keyword_of(row: CandidateRow) -> KeywordScore:
-        cached = keyword_cache.get(row.seq)
-        if cached is None:
-            share = like_shares.get(row.seq)
-            if share is not None:
-                # A query with no word (only symbols): the substring match is all the evidence.
-                cached = KeywordScore(raw=share, normalised=share, matched_share=share)
-            else:
-                cached = score_row(keywords, terms.of(row), parameters)
-            keyword_cache[row.seq] = cached
-        return cached
-
     def neighbour_keyword(side: Neighbour | None) -> float:
         # A neighbour's BM25F counts when it is a candidate itself; one that is not among
         # the best keyword matches (nor the nearest vectors) adds nothing.
