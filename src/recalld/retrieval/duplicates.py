@@ -10,7 +10,6 @@ never span namespaces.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -32,9 +31,8 @@ class Selection:
 
 
 def text_key(row: CandidateRow) -> str:
-    """A digest of the memory's normalised text (the "same content hash")."""
-    text = " ".join(f"{row.title or ''}\n{row.content}".split()).casefold()
-    return hashlib.blake2b(text.encode("utf-8", errors="replace"), digest_size=16).hexdigest()
+    """The memory's text, whitespace-normalised and case-folded: equal keys, same text."""
+    return " ".join(f"{row.title or ''}\n{row.content}".split()).casefold()
 
 
 def select(
@@ -47,34 +45,62 @@ def select(
     """Walk ``order`` (pool positions, best first), keep ``limit`` distinct memories.
 
     Every candidate in ``order`` is examined, so a kept memory counts all its
-    duplicates among them, not only those ranked before the limit.
+    duplicates among them, not only those ranked before the limit. Once ``limit``
+    memories are kept the rest can only be their duplicates or be dropped: they
+    are compared with the kept ones all at once.
     """
     selection = Selection()
     kept_keys: dict[str, int] = {}
     seqs = [rows[position].seq for position in order]
     vector_seqs, matrix = index.vectors(seqs) if index is not None else ([], np.zeros((0, 0)))
-    vector_of = {seq: matrix[row] for row, seq in enumerate(vector_seqs)}
-    kept_vectors: list[tuple[int, np.ndarray]] = []
+    vector_row = {seq: row for row, seq in enumerate(vector_seqs)}
+    kept_rows: list[int] = []  # matrix rows of the kept memories that have a vector
+    kept_with_vector: list[int] = []  # their pool positions
+    visited = 0
     for position in order:
+        if len(selection.kept) >= limit:
+            break
+        visited += 1
         row = rows[position]
         key = text_key(row)
         twin = kept_keys.get(key)
-        vector = vector_of.get(row.seq)
-        if twin is None and vector is not None and kept_vectors:
-            stacked = np.stack([item for _, item in kept_vectors])
-            similarities = stacked @ vector
+        found = vector_row.get(row.seq)
+        if twin is None and found is not None and kept_rows:
+            similarities = matrix[kept_rows] @ matrix[found]
             best = int(np.argmax(similarities))
             if float(similarities[best]) >= threshold:
-                twin = kept_vectors[best][0]
+                twin = kept_with_vector[best]
         if twin is not None:
             selection.duplicates[twin].append(position)
             selection.collapsed_into[position] = twin
             continue
-        if len(selection.kept) >= limit:
-            continue
         selection.kept.append(position)
         selection.duplicates[position] = []
         kept_keys[key] = position
-        if vector is not None:
-            kept_vectors.append((position, vector))
+        if found is not None:
+            kept_rows.append(found)
+            kept_with_vector.append(position)
+    rest = order[visited:]
+    if not rest:
+        return selection
+    twins: dict[int, int] = {}
+    if kept_rows:
+        with_vector = [position for position in rest if rows[position].seq in vector_row]
+        if with_vector:
+            candidates = matrix[[vector_row[rows[position].seq] for position in with_vector]]
+            similarities = candidates @ matrix[kept_rows].T
+            best = np.argmax(similarities, axis=1)
+            close = similarities[np.arange(len(with_vector)), best] >= threshold
+            twins = {
+                position: kept_with_vector[int(choice)]
+                for position, choice, near in zip(with_vector, best, close, strict=True)
+                if near
+            }
+    for position in rest:
+        twin = kept_keys.get(text_key(rows[position]))
+        if twin is None:
+            twin = twins.get(position)
+        if twin is not None:
+            selection.duplicates[twin].append(position)
+            selection.collapsed_into[position] = twin
     return selection

@@ -1,0 +1,71 @@
+"""Near-duplicate collapse (:mod:`recalld.retrieval.duplicates`), past the limit too."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from recalld.embeddings.base import Vectors
+from recalld.retrieval.duplicates import select
+from recalld.store.retrieval import CandidateRow
+
+
+def _row(seq: int, content: str) -> CandidateRow:
+    return CandidateRow(
+        seq=seq,
+        id=f"m{seq}",
+        namespace="default",
+        title=None,
+        content=content,
+        tags=(),
+        speaker=None,
+        source=None,
+        at_utc=None,
+        index_state="indexed",
+    )
+
+
+class _Vectors:
+    """The vectors of some seqs (a memory still queued for embedding has none)."""
+
+    def __init__(self, vectors: dict[int, list[float]]) -> None:
+        self._vectors = {
+            seq: np.asarray(value, dtype=np.float32) / np.linalg.norm(value)
+            for seq, value in vectors.items()
+        }
+
+    def vectors(self, seqs: Sequence[int]) -> tuple[list[int], Vectors]:
+        found = [seq for seq in seqs if seq in self._vectors]
+        return found, np.stack([self._vectors[seq] for seq in found])
+
+
+def test_duplicates_past_the_limit_are_counted_by_text_and_by_vector() -> None:
+    rows = [
+        _row(1, "The wifi password is on the fridge"),
+        _row(2, "The printer is upstairs"),
+        _row(3, "the WiFi   password is on the fridge"),  # same text, no vector yet
+        _row(4, "Password: see the fridge"),  # a near-twin of 1 by vector
+        _row(5, "Lunch is at noon"),  # unlike anything kept: dropped, counted nowhere
+        _row(6, "A printer upstairs"),  # a near-twin of 2 by vector
+        _row(7, "Printer's upstairs."),  # close to 2, but under the threshold
+    ]
+    index = _Vectors(
+        {
+            1: [1.0, 0.0, 0.0],
+            2: [0.0, 1.0, 0.0],
+            4: [0.99, 0.05, 0.0],
+            5: [0.0, 0.0, 1.0],
+            6: [0.01, 1.0, 0.02],
+            7: [0.0, 0.9, 0.5],
+        }
+    )
+    order = list(range(len(rows)))
+    selection = select(rows, order, 2, index, 0.97)  # type: ignore[arg-type]
+    assert selection.kept == [0, 1]
+    assert selection.duplicates == {0: [2, 3], 1: [5]}
+    assert selection.collapsed_into == {2: 0, 3: 0, 5: 1}
+    # With room for every memory, the same twins collapse and the others are kept.
+    wide = select(rows, order, 10, index, 0.97)  # type: ignore[arg-type]
+    assert wide.kept == [0, 1, 4, 6]
+    assert wide.duplicates == {0: [2, 3], 1: [5], 4: [], 6: []}
