@@ -309,3 +309,20 @@ def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
     assert not [
         thread for thread in threading.enumerate() if thread.name.startswith("recalld-query")
     ]
+
+
+def test_hybrid_in_a_private_memory_database_searches_in_the_callers_thread(
+    clock: FakeClock,
+) -> None:
+    # ":memory:" is one connection's own database: a helper thread would see another,
+    # empty one. The filtered search reads the visible rows, so it must stay here.
+    settings = semantic_settings(Path(":memory:"))
+    with MemoryService.open(settings, clock=clock) as service:
+        tagged = service.remember("The staging database lives in Melbourne", tags=["infra"])
+        service.remember("The production database runs in Sydney")
+        service.new_worker().run_until_idle()
+        hits = service.search(
+            "where are the servers", filters=Filters(tags_any=["infra"]), min_score=0
+        )
+        assert [hit.memory.id for hit in hits] == [tagged.id]
+        assert hits[0].backends == ["vector"]

@@ -26,10 +26,10 @@ and every hit also lists ``vector-unavailable``, so a caller can tell a
 degraded answer from a complete one; any other exception is a bug and
 propagates.
 
-The query's embedding runs on a helper thread while the keyword index and the
-graph find their candidates (neither needs the vector; the model and SQLite
-both release the GIL while they work), so a hybrid recall waits for the longer
-of the two, not their sum.
+The query's embedding and its vector search run on a helper thread while the
+keyword index and the graph find their candidates (neither needs the vector;
+the model, SQLite and faiss release the GIL while they work), so a hybrid
+recall waits for the longer of the two, not their sum.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.keyword import ROW_TERMS_CACHE, RowTermsCache
-from recalld.retrieval.pool import Mode, Pool, PoolRequest, build_pool
+from recalld.retrieval.pool import Mode, Nearest, Pool, PoolRequest, build_pool
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms
 from recalld.retrieval.vector_index import VectorIndex
@@ -220,27 +220,53 @@ class HybridRetriever:
             return None
         return self._embed_query(text)
 
-    def _query_vector_later(
-        self, text: str, index: VectorSource | None
-    ) -> Callable[[], Vectors | None]:
-        """What :meth:`_query_vector` returns, embedded on a helper thread meanwhile.
+    def _executor(self) -> ThreadPoolExecutor | None:
+        """The query threads (None once closed). Call with ``self._lock`` held."""
+        if self._embedding is None and not self._closed:
+            self._embedding = ThreadPoolExecutor(
+                QUERY_EMBEDDING_THREADS, thread_name_prefix="recalld-query"
+            )
+        return self._embedding
 
-        The returned callable waits for the vector (and raises what embedding
-        raised). A cached query, or one with nothing to search, needs no thread.
+    def _nearest_later(
+        self, scope: Scope, text: str, index: VectorSource | None, mode: Mode
+    ) -> Callable[[], Nearest | None]:
+        """The query's vector and its nearest memories, found on a helper thread while
+        the caller asks the keyword index and the graph.
+
+        The returned callable waits for them (and raises what embedding or the search
+        raised); it returns None when there is nothing to search. A private in-memory
+        SQLite database is seen only by the thread that opened it: there the helper
+        only embeds, and the search runs in the caller's thread.
         """
-        if index is None or index.size == 0 or not text.strip():
+        if mode == "keyword" or index is None or index.size == 0 or not text.strip():
             return lambda: None
+
+        def search(vector: Vectors) -> Nearest:
+            visible = None
+            # The in-process index filters by a list of visible rows; the database
+            # applies the scope in its own nearest-neighbour query.
+            if scope.filters_rows and isinstance(index, VectorIndex):
+                visible = self._store.semantic.visible_seqs(scope)
+            found = index.search(vector, scope.namespaces, self.depths.vector, allowed_seqs=visible)
+            return Nearest(vector=vector, found=found)
+
+        shared = self._store.index_location is not None or self._store.vector_search is not None
         with self._lock:
             cached = self._query_cache.get(text)
-            if cached is None and not self._closed and self._embedding is None:
-                self._embedding = ThreadPoolExecutor(
-                    QUERY_EMBEDDING_THREADS, thread_name_prefix="recalld-query"
-                )
             if cached is not None:
-                return lambda: cached
-            if self._embedding is not None:
-                return self._embedding.submit(self._embed_query, text).result
-        return lambda: self._embed_query(text)  # closed: in the caller's thread
+                self._query_cache.move_to_end(text)
+            executor = self._executor()
+            if executor is None:  # closed: everything in the caller's thread
+                return lambda: search(self._embed_query(text))
+            if shared:
+                if cached is not None:
+                    return executor.submit(search, cached).result
+                return executor.submit(lambda: search(self._embed_query(text))).result
+            if cached is not None:
+                return lambda: search(cached)
+            embedding = executor.submit(self._embed_query, text)
+        return lambda: search(embedding.result())
 
     def pool(
         self, scope: Scope, text: str, words: Sequence[str], mode: Mode, extra: Sequence[int] = ()
@@ -252,9 +278,9 @@ class HybridRetriever:
         """
         index = self.vectors(scope)
         unavailable = False
-        later = self._query_vector_later(text, index) if mode != "keyword" else lambda: None
+        later = self._nearest_later(scope, text, index, mode)
 
-        def query_vector() -> Vectors | None:
+        def nearest() -> Nearest | None:
             nonlocal unavailable
             try:
                 return later()
@@ -266,17 +292,6 @@ class HybridRetriever:
         graph = {}
         if self.graph is not None and mode == "hybrid":
             graph = self.graph.features(scope, text)
-        visible = None
-        # The in-process index filters by a list of visible rows; the database applies
-        # the scope in its own nearest-neighbour query.
-        if (
-            mode != "keyword"
-            and scope.filters_rows
-            and isinstance(index, VectorIndex)
-            and index.size > 0
-            and text.strip()
-        ):
-            visible = self._store.semantic.visible_seqs(scope)
         request = PoolRequest(
             scope=scope,
             text=text,
@@ -299,8 +314,7 @@ class HybridRetriever:
             self._store.retrieval,
             self.reranker,
             index,
-            query_vector,
-            visible,
+            nearest,
             None if self._embedder is None else self._embedder.name,
             self._time_terms,
             terms,

@@ -34,7 +34,7 @@ from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import CandidateRow, Neighbour, RetrievalStore
 
-__all__ = ["Mode", "Pool", "PoolRequest", "build_pool"]
+__all__ = ["Mode", "Nearest", "Pool", "PoolRequest", "build_pool"]
 
 Mode = Literal["hybrid", "keyword", "vector"]
 # Name tokens shorter than this never count as naming a speaker ("a", initials).
@@ -55,6 +55,14 @@ class PoolRequest:
     extra_seqs: Sequence[int] = ()
     # What the knowledge graph reached from the query's entities (empty: no graph).
     graph: Mapping[int, GraphFeatures] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """The query's vector and its nearest memories (seq, cosine), best first."""
+
+    vector: Vectors
+    found: list[tuple[int, float]]
 
 
 @dataclass
@@ -98,18 +106,17 @@ def build_pool(
     store: RetrievalStore,
     reranker: Reranker,
     index: VectorSource | None,
-    query_vector: Callable[[], Vectors | None],
-    visible_seqs: Sequence[int] | None,
+    nearest: Callable[[], Nearest | None],
     embedder_name: str | None,
     lexicon: frozenset[str],
     terms: RowTermsCache,
 ) -> Pool:
     """Gather, describe and score the candidates of ``request`` (see the module docstring).
 
-    ``query_vector`` gives the query's vector once the keyword candidates are in
-    (the embedding may still be running); None when the vector channel is not used
-    (keyword mode, no embedder, embedding failed); ``visible_seqs`` narrows the vector search
-    when row filters apply; ``lexicon`` holds the index terms of the time words
+    ``nearest`` gives the query's vector and its nearest memories in ``index`` once
+    the keyword candidates are in (they may still be on their way); None when the
+    vector channel is not used (keyword mode, no embedder, embedding failed);
+    ``lexicon`` holds the index terms of the time words
     (:func:`recalld.retrieval.temporal.time_terms`); ``terms`` the memories' terms
     (built with ``reranker.keyword_parameters``).
     """
@@ -145,16 +152,14 @@ def build_pool(
     for row in list(rows.values()):
         keyword_of(row)
     cosines: dict[int, float] = {}
-    vector = query_vector() if request.mode != "keyword" else None
+    near = nearest() if request.mode != "keyword" else None
+    vector = None if near is None else near.vector
     use_vectors = index is not None and vector is not None
-    if index is not None and vector is not None:
-        nearest = index.search(
-            vector, scope.namespaces, request.vector_depth, allowed_seqs=visible_seqs
-        )
-        cosines.update(nearest)
-        new = [seq for seq, _ in nearest if seq not in rows]
+    if index is not None and near is not None:
+        cosines.update(near.found)
+        new = [seq for seq, _ in near.found if seq not in rows]
         _add_rows(rows, backends, new, store.rows(scope, new))
-        for seq, _ in nearest:
+        for seq, _ in near.found:
             if seq in backends:
                 backends[seq].append("vector")
     if request.graph:
@@ -187,6 +192,7 @@ def build_pool(
             for seq in around
             if seq in cosines or seq in computed
         }
+
     def neighbour_keyword(side: Neighbour | None) -> float:
         # A neighbour's BM25F counts when it is a candidate itself; one that is not among
         # the best keyword matches (nor the nearest vectors) adds nothing.
