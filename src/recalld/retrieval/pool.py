@@ -148,8 +148,14 @@ def build_pool(
             keyword_cache[row.seq] = cached
         return cached
 
-    # The keyword candidates are scored while the query's vector may still be coming.
+    # While the vector side may still be on its way: score the keyword candidates, and
+    # read (and score) the graph's best memories that are not among them.
     for row in list(rows.values()):
+        keyword_of(row)
+    reached = sorted(request.graph, key=lambda seq: -request.graph[seq].graph_score)
+    early = [seq for seq in reached if seq not in rows][:NEW_CANDIDATES]
+    graph_rows = store.rows(scope, early) if early else {}
+    for row in graph_rows.values():
         keyword_of(row)
     cosines: dict[int, float] = {}
     near = nearest() if request.mode != "keyword" else None
@@ -163,9 +169,13 @@ def build_pool(
             if seq in backends:
                 backends[seq].append("vector")
     if request.graph:
-        reached = sorted(request.graph, key=lambda seq: -request.graph[seq].graph_score)
+        # The graph adds its best memories that neither channel found (read above, unless
+        # the vector search took some of them).
         new = [seq for seq in reached if seq not in rows][:NEW_CANDIDATES]
-        _add_rows(rows, backends, new, store.rows(scope, new))
+        unread = sorted(set(new) - set(early))
+        if unread:
+            graph_rows.update(store.rows(scope, unread))
+        _add_rows(rows, backends, new, graph_rows)
         for seq in reached:
             if seq in backends:
                 backends[seq].append("graph")
