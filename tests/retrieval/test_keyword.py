@@ -55,7 +55,7 @@ def test_prepared_terms_score_as_the_formula_and_follow_the_text(tmp_path: Path)
     store = open_store(Settings(db=tmp_path / "k.db", embedder="none"))
     try:
         parameters = KeywordParameters()
-        cache = RowTermsCache(store.retrieval, parameters, size=2)
+        cache = RowTermsCache(store.retrieval, parameters, frozenset(), size=2)
         query = QueryKeywords(
             terms=("garden", "rose", "grandma"),
             idf=(parameters.idf(3), parameters.idf(40), parameters.idf(0)),

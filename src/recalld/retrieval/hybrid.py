@@ -307,7 +307,9 @@ class HybridRetriever:
         parameters = self.reranker.keyword_parameters
         terms = self._row_terms
         if terms is None or terms.parameters is not parameters:
-            terms = RowTermsCache(self._store.retrieval, parameters, ROW_TERMS_CACHE)
+            terms = RowTermsCache(
+                self._store.retrieval, parameters, self._time_terms, ROW_TERMS_CACHE
+            )
             self._row_terms = terms
         pool = build_pool(
             request,
@@ -316,7 +318,6 @@ class HybridRetriever:
             index,
             nearest,
             None if self._embedder is None else self._embedder.name,
-            self._time_terms,
             terms,
         )
         pool.vector_unavailable = unavailable

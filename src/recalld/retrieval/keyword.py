@@ -26,6 +26,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from recalld.retrieval.temporal import mentions_time
 from recalld.store.retrieval import CandidateRow, RetrievalStore
 
 __all__ = [
@@ -119,13 +120,18 @@ class RowTerms:
     """
 
     fields: tuple[tuple[float, dict[str, int]], ...]
-    content_terms: tuple[str, ...]
-    title_terms: tuple[str, ...]
-    speaker_terms: tuple[str, ...]
+    content_terms: int
+    """How many index terms the content holds."""
+    mentions_time: bool
+    """Whether the title or content names a time (see ``temporal.mentions_time``)."""
+    name_terms: tuple[str, ...]
+    """The speaker's terms long enough to count as naming them (:data:`MIN_NAME_CHARS`)."""
 
 
 # Memories whose terms are kept between queries (about 1 KB each).
 ROW_TERMS_CACHE = 20_000
+# Name tokens shorter than this never count as naming a speaker ("a", initials).
+MIN_NAME_CHARS = 2
 
 
 class RowTermsCache:
@@ -133,12 +139,19 @@ class RowTermsCache:
 
     The key is the text itself (title, content, tags, speaker), so an edited
     memory is prepared again and the cache can never answer for old text. It
-    belongs to one store (its tokenizer) and one set of BM25F parameters; the
-    oldest entries go first when it is full.
+    belongs to one store (its tokenizer), one set of BM25F parameters and one
+    ``lexicon`` of time terms; the oldest entries go first when it is full.
     """
 
-    def __init__(self, store: RetrievalStore, parameters: KeywordParameters, size: int) -> None:
+    def __init__(
+        self,
+        store: RetrievalStore,
+        parameters: KeywordParameters,
+        lexicon: frozenset[str],
+        size: int,
+    ) -> None:
         self.parameters = parameters
+        self.lexicon = lexicon
         self._store = store
         self._size = size
         self._rows: dict[tuple[str | None, str, tuple[str, ...], str | None], RowTerms] = {}
@@ -194,11 +207,13 @@ class RowTermsCache:
             for token in tokens:
                 counts[token] = counts.get(token, 0) + 1
             fields.append((weight / (1.0 - b + b * length), counts))
+        lexicon = self.lexicon
         return RowTerms(
             fields=tuple(fields),
-            content_terms=content,
-            title_terms=title,
-            speaker_terms=values["speaker"],
+            content_terms=len(content),
+            mentions_time=mentions_time(row.content, content, lexicon)
+            or (row.title is not None and mentions_time(row.title, title, lexicon)),
+            name_terms=tuple(term for term in values["speaker"] if len(term) >= MIN_NAME_CHARS),
         )
 
 

@@ -29,7 +29,7 @@ from recalld.retrieval.keyword import (
     score_row,
 )
 from recalld.retrieval.rerank import Reranker
-from recalld.retrieval.temporal import asks_about_time, mentions_time
+from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import CandidateRow, Neighbour, RetrievalStore
@@ -37,8 +37,6 @@ from recalld.store.retrieval import CandidateRow, Neighbour, RetrievalStore
 __all__ = ["Mode", "Nearest", "Pool", "PoolRequest", "build_pool"]
 
 Mode = Literal["hybrid", "keyword", "vector"]
-# Name tokens shorter than this never count as naming a speaker ("a", initials).
-MIN_NAME_CHARS = 2
 
 
 @dataclass(frozen=True)
@@ -91,10 +89,6 @@ def _neighbour_scope(scope: Scope) -> Scope:
     return Scope(namespaces=scope.namespaces, now=scope.now, include_expired=scope.include_expired)
 
 
-def _named(speaker_terms: Sequence[str], query_terms: frozenset[str]) -> bool:
-    return any(len(term) >= MIN_NAME_CHARS and term in query_terms for term in speaker_terms)
-
-
 def hit_backend(name: str) -> str:
     """The backend a hit reports for a store's keyword index: ``fts`` for any full-text
     index (FTS5, PostgreSQL), so what clients see does not depend on the store."""
@@ -108,7 +102,6 @@ def build_pool(
     index: VectorSource | None,
     nearest: Callable[[], Nearest | None],
     embedder_name: str | None,
-    lexicon: frozenset[str],
     terms: RowTermsCache,
 ) -> Pool:
     """Gather, describe and score the candidates of ``request`` (see the module docstring).
@@ -116,9 +109,9 @@ def build_pool(
     ``nearest`` gives the query's vector and its nearest memories in ``index`` once
     the keyword candidates are in (they may still be on their way); None when the
     vector channel is not used (keyword mode, no embedder, embedding failed);
-    ``lexicon`` holds the index terms of the time words
-    (:func:`recalld.retrieval.temporal.time_terms`); ``terms`` the memories' terms
-    (built with ``reranker.keyword_parameters``).
+    ``terms`` holds the memories' terms (built with ``reranker.keyword_parameters``
+    and the index terms of the time words,
+    :func:`recalld.retrieval.temporal.time_terms`).
     """
     scope = request.scope
     rows: dict[int, CandidateRow] = {}
@@ -215,6 +208,7 @@ def build_pool(
     def graph_of(seq: int) -> GraphFeatures:
         return request.graph.get(seq, unreached)
 
+    all_terms = keywords.all_terms
     candidates = []
     for row in ordered:
         pair = neighbours.get(row.seq)
@@ -228,14 +222,10 @@ def build_pool(
                 source=row.source,
                 keyword=keyword_of(row),
                 cosine=cosines.get(row.seq) if use_vectors else None,
-                speaker_named=_named(prepared.speaker_terms, keywords.all_terms),
+                speaker_named=not all_terms.isdisjoint(prepared.name_terms),
                 has_speaker=bool(row.speaker),
-                mentions_time=mentions_time(row.content, prepared.content_terms, lexicon)
-                or (
-                    row.title is not None
-                    and mentions_time(row.title, prepared.title_terms, lexicon)
-                ),
-                terms=len(prepared.content_terms),
+                mentions_time=prepared.mentions_time,
+                terms=prepared.content_terms,
                 previous_keyword=neighbour_keyword(previous),
                 next_keyword=neighbour_keyword(following),
                 previous_cosine=0.0 if previous is None else around_cosines.get(previous.seq, 0.0),
