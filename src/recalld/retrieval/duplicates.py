@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from recalld.embeddings.base import dot_rows
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.retrieval import CandidateRow
 
@@ -66,7 +67,7 @@ def select(
         twin = kept_keys.get(key)
         found = vector_row.get(row.seq)
         if twin is None and found is not None and kept_rows:
-            similarities = matrix[kept_rows] @ matrix[found]
+            similarities = dot_rows(matrix[kept_rows], matrix[found])
             best = int(np.argmax(similarities))
             if float(similarities[best]) >= threshold:
                 twin = kept_with_vector[best]
@@ -88,7 +89,7 @@ def select(
         with_vector = [position for position in rest if rows[position].seq in vector_row]
         if with_vector:
             candidates = matrix[[vector_row[rows[position].seq] for position in with_vector]]
-            similarities = candidates @ matrix[kept_rows].T
+            similarities = dot_rows(candidates, matrix[kept_rows])
             best = np.argmax(similarities, axis=1)
             close = similarities[np.arange(len(with_vector)), best] >= threshold
             twins = {

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from recalld.embeddings.base import Vectors
+from recalld.embeddings.base import Vectors, dot_rows
 from recalld.retrieval.vector_graph import (
     allocate_codes,
     attach_links,
@@ -605,7 +605,7 @@ class VectorIndex:
         found, matrix = self.vectors(seqs)
         if not found:
             return {}
-        scores = matrix @ np.asarray(vector, dtype=np.float32).reshape(-1)
+        scores = dot_rows(matrix, np.asarray(vector, dtype=np.float32).reshape(-1))
         return {seq: float(score) for seq, score in zip(found, scores.tolist(), strict=True)}
 
     def similarities(self, query: Vectors, seqs: Sequence[int]) -> dict[int, float]:
