@@ -251,6 +251,8 @@ class HybridRetriever:
             found = index.search(vector, scope.namespaces, self.depths.vector, allowed_seqs=visible)
             return Nearest(vector=vector, found=found)
 
+        if mode == "vector":  # nothing to do meanwhile: a thread would only add its handoff
+            return lambda: search(self._embed_query(text))
         shared = self._store.index_location is not None or self._store.vector_search is not None
         with self._lock:
             cached = self._query_cache.get(text)
