@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from recalld.embeddings.base import Embedder
+from recalld.config import Settings
+from recalld.embeddings.base import Embedder, Vectors
+from recalld.embeddings.hashing import HashingEmbedder
 from recalld.errors import StorageError
+from recalld.graph.extractor import create_extractor
+from recalld.graph.types import Extraction, ExtractionInput
 from recalld.model import Filters
 from recalld.service import MemoryService
 from recalld.store.base import Store
@@ -272,3 +277,125 @@ def test_worker_status_is_scoped_to_namespaces(db_path: Path, clock: FakeClock) 
         hits = service.search("theirs", filters=Filters(), mode="vector", min_score=0)
         assert hits
         assert all(hit.memory.namespace == "default" for hit in hits)
+
+
+class _GatedEmbedder(HashingEmbedder):
+    """Embeds only once a graph batch has started (or gives up after ``timeout``)."""
+
+    def __init__(self, extracting: threading.Event, timeout: float) -> None:
+        super().__init__(64)
+        self.extracting = extracting
+        self.timeout = timeout
+        self.waited_in_vain = 0
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        if not self.extracting.wait(self.timeout):
+            self.waited_in_vain += 1
+        return super().embed_batch(texts)
+
+
+class _SignallingExtractor:
+    """The rule-based extractor that says when it starts, and in which thread it ran."""
+
+    def __init__(self, extracting: threading.Event) -> None:
+        rules = create_extractor(Settings(graph_extractor="rules")).extractor
+        assert rules is not None
+        self._rules = rules
+        self.extracting = extracting
+        self.threads: set[str] = set()
+
+    @property
+    def name(self) -> str:
+        return self._rules.name
+
+    @property
+    def description(self) -> str:
+        return self._rules.description
+
+    def extract_batch(self, items: Sequence[ExtractionInput]) -> list[Extraction]:
+        self.threads.add(threading.current_thread().name)
+        self.extracting.set()
+        return self._rules.extract_batch(items)
+
+
+def _extract_threads() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if "recalld-extract" in thread.name]
+
+
+def test_worker_extracts_the_graph_while_it_embeds(db_path: Path, clock: FakeClock) -> None:
+    extracting = threading.Event()
+    # Were the two done one after the other, each embedding batch would wait out its timeout.
+    embedder = _GatedEmbedder(extracting, timeout=30.0)
+    extractor = _SignallingExtractor(extracting)
+    settings = semantic_settings(db_path, worker_batch_size=4, graph_batch_size=2)
+    with _open(db_path, clock) as service:
+        for index in range(12):
+            service.remember(f"Ada Lovelace met Charles Babbage in London, note {index}")
+        worker = Worker(service.store, embedder, settings, extractor=extractor, clock=clock)
+        report = worker.run_until_idle()
+        assert (report.processed, report.extracted) == (12, 12)
+        assert embedder.waited_in_vain == 0
+        assert any(name.startswith("recalld-extract") for name in extractor.threads)
+        assert _extract_threads() == []  # the helper ends with the run
+        assert service.status().queue["queued"] == 0
+        hits = service.recall("Babbage", mode="hybrid", min_score=0)
+        assert len(hits) == 10
+
+
+def test_worker_keeps_a_private_database_in_one_thread(clock: FakeClock) -> None:
+    extracting = threading.Event()
+    embedder = _GatedEmbedder(extracting, timeout=0.01)
+    extractor = _SignallingExtractor(extracting)
+    settings = semantic_settings(Path(":memory:"))
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("Ada Lovelace wrote the first program")
+        worker = Worker(service.store, embedder, settings, extractor=extractor, clock=clock)
+        report = worker.run_until_idle()
+        # Another thread's connection would open an empty database of its own.
+        assert (report.processed, report.extracted) == (1, 1)
+        assert extractor.threads == {threading.current_thread().name}
+
+
+class _MeteredExtractor(_SignallingExtractor):
+    """Extracts one batch per :meth:`allow` (each waits up to a minute for its turn)."""
+
+    def __init__(self) -> None:
+        super().__init__(threading.Event())
+        self._turns = threading.Semaphore(0)
+
+    def allow(self, batches: int = 1) -> None:
+        self._turns.release(batches)
+
+    def extract_batch(self, items: Sequence[ExtractionInput]) -> list[Extraction]:
+        assert self._turns.acquire(timeout=60), "no turn to extract came"
+        return super().extract_batch(items)
+
+
+def test_worker_looks_for_new_embeddings_after_each_graph_batch(
+    db_path: Path, clock: FakeClock
+) -> None:
+    extractor = _MeteredExtractor()
+    settings = semantic_settings(db_path, graph_batch_size=1)
+    with _open(db_path, clock) as service:
+        for index in range(3):
+            service.remember(f"Grace Hopper found a moth in the Mark II, note {index}")
+        assert service.embedder is not None
+        worker = Worker(service.store, service.embedder, settings, extractor=extractor, clock=clock)
+        try:
+            assert worker.run_once() == 3  # the embeddings; the graph waits for its turns
+            answers: list[int] = []
+            step = threading.Thread(target=lambda: answers.append(worker.run_once()))
+            step.start()  # nothing to embed: it waits for the graph beside...
+            extractor.allow()
+            step.join(timeout=30)
+            # ...for one batch, not for all three: a memory written meanwhile is embedded
+            # by the next step, not after the whole graph backlog.
+            assert not step.is_alive()
+            assert answers == [1]
+            fresh = service.remember("and a new note arrives while the graph is behind")
+            assert worker.run_once() == 1
+            assert service.get(fresh.id).index_state == "indexed"
+        finally:
+            extractor.allow(10)
+            worker.stop()
+        assert worker.report.extracted >= 1

@@ -30,6 +30,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -40,7 +41,7 @@ from recalld.config import Settings
 from recalld.embeddings.base import Embedder
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.types import Extraction
-from recalld.store.base import Store
+from recalld.store.base import Store, shared_between_threads
 from recalld.store.graph import GraphJob
 from recalld.store.semantic import Job, WorkerRecord, embedding_text, encode_vector, text_hash
 
@@ -100,6 +101,11 @@ class Worker:
         self._backfilled = False
         self._last_heartbeat = float("-inf")
         self._last_maintenance = float("-inf")
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_lock = threading.Lock()
+        self._extracting: Future[None] | None = None
+        self._extracted_since = 0  # graph jobs done beside, not yet counted by a step
+        self._halt_extraction = threading.Event()
 
     # -- one step ------------------------------------------------------------------
 
@@ -148,53 +154,151 @@ class Worker:
         return queued
 
     def run_once(self) -> int:
-        """Claim one batch of each kind and process them; returns how many jobs it claimed."""
+        """Claim one batch of each kind and process them; returns how many jobs it claimed.
+
+        With both an embedder and an extractor, graph extraction runs on a helper
+        thread of its own (see :meth:`_extraction_thread`): this step embeds one batch
+        and counts the graph jobs done beside since the last step; a step with nothing
+        to embed waits for the next graph batch (or for extraction to run out of
+        work), so new embedding jobs are looked for after every graph batch.
+        """
         if not self._backfilled:
             self.backfill()
         now = self._clock()
         lease_until = now + timedelta(seconds=self._settings.worker_lease_seconds)
+        beside = self._extraction_thread()
         claimed = 0
+        if beside is not None:
+            claimed += self._take_extraction(wait=False)
+            if self._extracting is None:
+                extracting = beside.submit(self._graph_steps)
+                extracting.add_done_callback(self._extraction_ended)
+                self._extracting = extracting
         if self._embedder is not None:
-            jobs = self._store.semantic.claim_jobs(
-                self.id,
-                self._embedder.name,
-                self._settings.worker_batch_size,
-                now,
-                lease_until,
-                self._settings.worker_max_attempts,
-            )
-            if jobs:
-                self._heartbeat("busy")
-                self.report.batches += 1
-                try:
-                    self._process(jobs)
-                except Exception:
-                    logger.exception("a batch of %d embedding jobs failed", len(jobs))
-                    raise
-                claimed += len(jobs)
-        if self._extractor is not None:
-            graph_jobs = self._store.graph.claim_jobs(
-                self.id,
-                self._extractor.name,
-                self._settings.graph_batch_size,
-                now,
-                lease_until,
-                self._settings.worker_max_attempts,
-            )
-            if graph_jobs:
-                self._heartbeat("busy")
-                self.report.batches += 1
-                try:
-                    self._process_graph(graph_jobs)
-                except Exception:
-                    logger.exception("a batch of %d graph jobs failed", len(graph_jobs))
-                    raise
-                claimed += len(graph_jobs)
+            claimed += self._embedding_step(now, lease_until)
+        if beside is not None and not claimed:
+            claimed += self._take_extraction(wait=True)
+        elif beside is None and self._extractor is not None:
+            claimed += self._graph_step(now, lease_until)
         if not claimed:
             self._when_idle()
             return 0
         self._heartbeat("busy")
         return claimed
+
+    def _graph_steps(self) -> None:
+        """Graph batches until none is runnable (or the worker stops), each one counted
+        for :meth:`_take_extraction` as soon as it is done."""
+        while not (self._halt_extraction.is_set() or self._stop.is_set()):
+            now = self._clock()
+            found = self._graph_step(
+                now, now + timedelta(seconds=self._settings.worker_lease_seconds)
+            )
+            if not found:
+                return
+            with self._progress:
+                self._extracted_since += found
+                self._progress.notify_all()
+
+    def _extraction_ended(self, _: Future[None]) -> None:
+        with self._progress:
+            self._progress.notify_all()
+
+    def _take_extraction(self, *, wait: bool) -> int:
+        """The graph jobs done beside since the last call; with ``wait``, first wait for
+        the next batch to end, or for the extraction to run out of work. A failed
+        extraction raises its error here (its jobs are retried as usual)."""
+        extracting = self._extracting
+        with self._progress:
+            if wait and extracting is not None:
+                self._progress.wait_for(lambda: self._extracted_since > 0 or extracting.done())
+            count, self._extracted_since = self._extracted_since, 0
+        if extracting is not None and extracting.done():
+            self._extracting = None
+            extracting.result()
+        return count
+
+    def _extraction_thread(self) -> ThreadPoolExecutor | None:
+        """The thread graph batches run on beside the embedding, when there is both work.
+
+        The embedder runs on one core (onnxruntime releases the GIL while it runs), so
+        extraction on the other costs ingestion little time. The thread runs batch
+        after batch, never waited for between embedding batches (a batch ending with
+        each embedding batch would cost the wait for its last one every time). None
+        (both in this thread) with one kind of work, and for a private SQLite
+        database, which another thread's connection would not see.
+        """
+        if self._embedder is None or self._extractor is None:
+            return None
+        if not shared_between_threads(self._store):
+            return None
+        with self._executor_lock:
+            if self._executor is None:
+                self._halt_extraction.clear()
+                self._executor = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="recalld-extract"
+                )
+            return self._executor
+
+    def _close_extraction_thread(self) -> None:
+        """Let the extraction thread finish its batch, and end it."""
+        with self._executor_lock:
+            executor, self._executor = self._executor, None
+            self._halt_extraction.set()
+        if executor is not None:
+            executor.shutdown(wait=True)
+        extracting, self._extracting = self._extracting, None
+        with self._progress:
+            self._extracted_since = 0
+        if extracting is not None and extracting.exception() is not None:
+            # Already logged by the batch that failed; its jobs are retried as usual.
+            logger.warning("graph extraction stopped on an error: %s", extracting.exception())
+
+    def _embedding_step(self, now: datetime, lease_until: datetime) -> int:
+        assert self._embedder is not None
+        jobs = self._store.semantic.claim_jobs(
+            self.id,
+            self._embedder.name,
+            self._settings.worker_batch_size,
+            now,
+            lease_until,
+            self._settings.worker_max_attempts,
+        )
+        if not jobs:
+            return 0
+        self._heartbeat("busy")
+        self._count_batch()
+        try:
+            self._process(jobs)
+        except Exception:
+            logger.exception("a batch of %d embedding jobs failed", len(jobs))
+            raise
+        return len(jobs)
+
+    def _graph_step(self, now: datetime, lease_until: datetime) -> int:
+        assert self._extractor is not None
+        jobs = self._store.graph.claim_jobs(
+            self.id,
+            self._extractor.name,
+            self._settings.graph_batch_size,
+            now,
+            lease_until,
+            self._settings.worker_max_attempts,
+        )
+        if not jobs:
+            return 0
+        self._heartbeat("busy")
+        self._count_batch()
+        try:
+            self._process_graph(jobs)
+        except Exception:
+            logger.exception("a batch of %d graph jobs failed", len(jobs))
+            raise
+        return len(jobs)
+
+    def _count_batch(self) -> None:
+        with self._progress:
+            self.report.batches += 1
 
     def embed_pending(self, limit: int) -> int:
         """Claim up to ``limit`` runnable embedding jobs once and embed them now; returns how
@@ -299,11 +403,13 @@ class Worker:
 
     def _failed(self, job: Job | GraphJob, error: BaseException) -> None:
         message = f"{type(error).__name__}: {error}"
-        self.report.failed_attempts += 1
         now = self._clock()
-        if job.attempts >= self._settings.worker_max_attempts:
+        given_up = job.attempts >= self._settings.worker_max_attempts
+        with self._progress:  # the embedding and the graph halves may both be failing
+            self.report.failed_attempts += 1
+            self.report.failed_for_good += int(given_up)
+        if given_up:
             run_after = None
-            self.report.failed_for_good += 1
             logger.error(
                 "job %s failed for good after %d attempts: %s", job.id, job.attempts, message
             )
@@ -359,11 +465,14 @@ class Worker:
         self._heartbeat("busy", force=True)
         if on_step is not None:
             on_step(self.report)
-        while not (stop is not None and stop()):
-            if self.run_once() == 0:
-                break
-            if on_step is not None:
-                on_step(self.report)
+        try:
+            while not (stop is not None and stop()):
+                if self.run_once() == 0:
+                    break
+                if on_step is not None:
+                    on_step(self.report)
+        finally:
+            self._close_extraction_thread()
         self._heartbeat("stopped", force=True)
         return self.report
 
@@ -399,6 +508,7 @@ class Worker:
             if claimed == 0:
                 self._wake.wait(self._settings.worker_poll_seconds)
                 self._wake.clear()
+        self._close_extraction_thread()
         self._heartbeat("stopped", force=True)
 
     def notify(self) -> None:
@@ -420,6 +530,7 @@ class Worker:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+        self._close_extraction_thread()
 
     @property
     def started_at(self) -> datetime:

@@ -57,7 +57,7 @@ from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms
 from recalld.retrieval.vector_index import VectorIndex
 from recalld.retrieval.vector_source import DatabaseVectors, VectorSource
-from recalld.store.base import Scope, Store
+from recalld.store.base import Scope, Store, shared_between_threads
 
 __all__ = ["VECTOR_UNAVAILABLE", "HybridRetriever", "Mode", "RetrievalDepths", "Retrieved"]
 
@@ -253,7 +253,7 @@ class HybridRetriever:
 
         if mode == "vector":  # nothing to do meanwhile: a thread would only add its handoff
             return lambda: search(self._embed_query(text))
-        shared = self._store.index_location is not None or self._store.vector_search is not None
+        shared = shared_between_threads(self._store)
         with self._lock:
             cached = self._query_cache.get(text)
             if cached is not None:

@@ -41,6 +41,7 @@ __all__ = [
     "StoreTransaction",
     "TokenRecord",
     "TokenStore",
+    "shared_between_threads",
 ]
 
 KeywordBackend = Literal["fts5", "like", "postgres-fts"]
@@ -387,6 +388,15 @@ class Store(Protocol):
     def close(self) -> None:
         """Release every connection."""
         ...
+
+
+def shared_between_threads(store: Store) -> bool:
+    """Whether a connection opened by another thread sees the same data as this one.
+
+    Not so for SQLite's private databases (``:memory:``, or an empty path: every
+    connection opens its own, empty database), so work on them stays in one thread.
+    """
+    return store.index_location is not None or store.vector_search is not None
 
 
 @dataclass(frozen=True)
