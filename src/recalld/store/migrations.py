@@ -4,9 +4,7 @@ Each migration is a function ``migration_<n>(execute)`` applied in its own
 transaction; the version reached is recorded in ``schema_migrations`` and in
 ``PRAGMA user_version``. Numbers are shared with the PostgreSQL store.
 
-The full-text index is not a migration: whether FTS5 can be used is a property
-of the running SQLite library, so :func:`ensure_fts` creates it (and its sync
-triggers) on open when available.
+The full-text index is not a migration (see :mod:`recalld.store.sqlite_fts`).
 """
 
 from __future__ import annotations
@@ -16,6 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from recalld._text import content_hash
+from recalld.store.sqlite_fts import (
+    FTS_NAMESPACE_COLUMN,
+    FTS_TABLE,
+    FTS_TEXT_COLUMNS,
+    ensure_fts,
+    fts_namespace_token,
+    fts_table_exists,
+)
 
 Execute = Callable[[str], Any]
 
@@ -28,23 +34,6 @@ __all__ = [
     "fts_namespace_token",
     "fts_table_exists",
 ]
-
-FTS_TABLE = "memories_fts"
-# The full-text columns a query's words may match (the namespace token column is not one).
-FTS_TEXT_COLUMNS = ("title", "content", "tags", "speaker")
-# A generated column of ``memories`` (migration 13) indexed as one more FTS5 column.
-FTS_NAMESPACE_COLUMN = "fts_namespace"
-
-
-def fts_namespace_token(namespace: str) -> str:
-    """The single index term :data:`FTS_NAMESPACE_COLUMN` holds for ``namespace``.
-
-    The same value as the generated column: ``'ns' || hex(namespace) || '0'``.
-    Hexadecimal keeps any namespace one unicode61 token, and the final digit keeps
-    the Porter stemmer from touching it (every suffix it strips ends in a letter),
-    so two namespaces never share a term.
-    """
-    return "ns" + namespace.encode("utf-8").hex() + "0"
 
 
 def migration_1(execute: Execute) -> None:
@@ -708,6 +697,36 @@ def migration_14(execute: Execute) -> None:
         )
 
 
+# What recall reads of a memory (its candidate row, its namespace and expiry): an update of
+# any of these moves the change counter; recall's access counts do not.
+RECALLED_COLUMNS = (
+    "namespace", "title", "content", "tags", "speaker", "source", "at_utc", "expires_at",
+    "index_state",
+)  # fmt: skip
+
+
+def migration_15(execute: Execute) -> None:
+    """A counter of changes to what recall reads of memories (``memory_changes``).
+
+    Every insert and delete of a memory, and every update of one of
+    :data:`RECALLED_COLUMNS`, adds one: any connection, of any process, can tell
+    whether rows it kept are still what the file holds
+    (:mod:`recalld.store.sqlite_row_cache`).
+    """
+    execute(
+        "CREATE TABLE memory_changes (id INTEGER PRIMARY KEY CHECK (id = 1),"
+        " counter INTEGER NOT NULL)"
+    )
+    execute("INSERT INTO memory_changes (id, counter) VALUES (1, 0)")
+    bump = "UPDATE memory_changes SET counter = counter + 1 WHERE id = 1;"
+    for name, event in (
+        ("insert", "INSERT"),
+        ("delete", "DELETE"),
+        ("update", f"UPDATE OF {', '.join(RECALLED_COLUMNS)}"),
+    ):
+        execute(f"CREATE TRIGGER memory_changes_{name} AFTER {event} ON memories BEGIN {bump} END")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -723,61 +742,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_12,
     migration_13,
     migration_14,
+    migration_15,
 ]
-
-
-def fts_table_exists(execute: Execute) -> bool:
-    """Whether the full-text table was created in this database."""
-    rows = list(
-        execute(f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{FTS_TABLE}'")
-    )
-    return bool(rows)
-
-
-def ensure_fts(execute: Execute) -> None:
-    """Create the FTS5 index over title, content, tags and speaker (and the namespace
-    term, :data:`FTS_NAMESPACE_COLUMN`), its triggers, and fill it.
-
-    External content (the text lives once, in ``memories``); Porter stemming on
-    top of unicode61 with diacritics folded; ``secure-delete`` so a deleted
-    memory's terms leave the index at once instead of at the next merge.
-    """
-    columns = ", ".join((*FTS_TEXT_COLUMNS, FTS_NAMESPACE_COLUMN))
-    new = ", ".join(f"new.{column}" for column in (*FTS_TEXT_COLUMNS, FTS_NAMESPACE_COLUMN))
-    old = ", ".join(f"old.{column}" for column in (*FTS_TEXT_COLUMNS, FTS_NAMESPACE_COLUMN))
-    execute(
-        f"""
-        CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(
-            {columns},
-            content='memories', content_rowid='seq',
-            tokenize='porter unicode61 remove_diacritics 2'
-        )
-        """
-    )
-    execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}, rank) VALUES('secure-delete', 1)")
-    execute(
-        f"""
-        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-            INSERT INTO {FTS_TABLE}(rowid, {columns}) VALUES (new.seq, {new});
-        END
-        """
-    )
-    execute(
-        f"""
-        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, {columns})
-            VALUES ('delete', old.seq, {old});
-        END
-        """
-    )
-    execute(
-        f"""
-        CREATE TRIGGER memories_fts_update AFTER UPDATE OF {", ".join(FTS_TEXT_COLUMNS)}, namespace
-        ON memories BEGIN
-            INSERT INTO {FTS_TABLE}({FTS_TABLE}, rowid, {columns})
-            VALUES ('delete', old.seq, {old});
-            INSERT INTO {FTS_TABLE}(rowid, {columns}) VALUES (new.seq, {new});
-        END
-        """
-    )
-    execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('rebuild')")

@@ -589,6 +589,14 @@ def migration_14(execute: Execute) -> None:
     del execute
 
 
+def migration_15(execute: Execute) -> None:
+    """Nothing to do here: SQLite's migration 15 counts changes to memories so a process
+    can keep candidate rows between recalls; PostgreSQL keeps none. The step exists so
+    both stores' numbers stay equal.
+    """
+    del execute
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -604,4 +612,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_12,
     migration_13,
     migration_14,
+    migration_15,
 ]

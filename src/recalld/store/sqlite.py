@@ -392,7 +392,7 @@ class SQLiteStore:
     @property
     def index_location(self) -> Path | None:
         """The database path: derived files go beside it (None for ``:memory:``)."""
-        return None if self._database.in_memory or str(self.path) in ("", ".") else self.path
+        return None if self._database.private else self.path
 
     @property
     def vector_search(self) -> VectorSearch | None:

@@ -69,6 +69,12 @@ class SQLiteDatabase:
         """Whether this is SQLite's private ``:memory:`` database (no file)."""
         return str(self.path) == ":memory:"
 
+    @property
+    def private(self) -> bool:
+        """Whether each connection opens a database of its own (``:memory:``, or SQLite's
+        temporary database for an empty path): nothing is shared between threads."""
+        return self.in_memory or str(self.path) in ("", ".")
+
     def connection(self) -> apsw.Connection:
         """This thread's connection (opened with the durability pragmas on first use)."""
         try:

@@ -47,6 +47,7 @@ from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, N
 from recalld.store.sql import escape_like as _escape_like
 from recalld.store.sql import substring_pattern as _substring_pattern
 from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_row_cache import CachedRow, RowCache
 from recalld.store.sqlite_rows import scope_sql as _scope_sql
 
 __all__ = ["SQLiteRetrieval"]
@@ -171,6 +172,7 @@ class SQLiteRetrieval:
         self._database = database
         self._fts_available = fts_available
         self._local = threading.local()
+        self._row_cache = RowCache()
 
     def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
         return self._database.read(sql, params)
@@ -506,6 +508,10 @@ class SQLiteRetrieval:
 
         if not seqs:
             return {}
+        # Rows filtered by more than namespace and expiry are read from the file.
+        token = None if scope.filters_rows else self._change_token()
+        if token is not None:
+            return self._cached_rows(token, scope, seqs)
         params: dict[str, Any] = {}
         where = _scope_sql(scope, params)
         wanted = _seq_params(seqs, params)
@@ -514,6 +520,56 @@ class SQLiteRetrieval:
             params,
         )
         return {int(values[0]): _row(values) for values in rows}
+
+    def _change_token(self) -> int | None:
+        """Migration 15's count of changes to what recall reads of memories. None (read
+        from the file) on a private database, whose rows another thread could not see,
+        and inside a transaction, which sees its own writes before anyone else does."""
+        if self._database.private:
+            return None
+
+        def read(connection: apsw.Connection) -> int | None:
+            if not connection.get_autocommit():
+                return None
+            found = connection.execute("SELECT counter FROM memory_changes WHERE id = 1")
+            row = found.fetchone()
+            return None if row is None else int(row[0])
+
+        return self._database.run(read)
+
+    def _cached_rows(
+        self, token: int, scope: Scope, seqs: Sequence[int]
+    ) -> dict[int, CandidateRow]:
+        """:meth:`rows` through the row cache (:mod:`recalld.store.sqlite_row_cache`)."""
+        found = self._row_cache.get(token, seqs)
+        missing = [seq for seq in dict.fromkeys(seqs) if seq not in found]
+        if missing:
+            params: dict[str, Any] = {}
+            wanted = _seq_params(missing, params)
+            sql = f"SELECT {ROW_COLUMNS}, m.expires_at FROM memories m WHERE m.seq IN ({wanted})"
+
+            def read(connection: apsw.Connection) -> tuple[bool, list[tuple[Any, ...]]]:
+                # As in _change_token: what a transaction reads is not kept.
+                return connection.get_autocommit(), connection.execute(sql, params).fetchall()
+
+            committed, values = self._database.run(read)
+            read_rows = {
+                int(row[0]): CachedRow(_row(row[:ROW_WIDTH]), row[ROW_WIDTH]) for row in values
+            }
+            if committed:
+                self._row_cache.put(token, read_rows)
+            found.update(read_rows)
+        namespaces = set(scope.namespaces)
+        now = None if scope.include_expired else to_storage(scope.now)
+        visible: dict[int, CandidateRow] = {}
+        for seq in seqs:
+            cached = found.get(seq)
+            if cached is None or cached.row.namespace not in namespaces:
+                continue
+            if now is not None and cached.expires_at is not None and cached.expires_at <= now:
+                continue
+            visible[seq] = cached.row
+        return visible
 
     def neighbours(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Neighbours]:
 
