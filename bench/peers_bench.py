@@ -23,7 +23,9 @@ through the three systems in a rotating order. Reported: wall and CPU (of the
 whole process: helper threads count) p50/p95, the query-embedding p50 of each
 model, hit@10 (the query's own memory in the top 10; meaningful for the real
 corpus only), disk bytes of each store and the process's peak RSS (one process
-holds all three, so RSS is not per system).
+holds all three, so RSS is not per system). Then each system serves the same
+queries alone, in a fresh process of its own on the store the run left
+(``serving_rss_mb``: peak and current resident memory, model included).
 
 chromadb is a bench-only dependency: ``pip install -e '.[bench]'`` (it leaves
 the pinned onnxruntime and tokenizers as they are).
@@ -42,13 +44,14 @@ import platform
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -57,11 +60,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import recalld
 from corpus import cheap_vectors, embed_all, make_queries, make_texts
+from recall_bench import rss_mb
 from recalld import MemoryService, Settings
 from recalld.embeddings.base import Embedder
 from recalld.embeddings.minilm import MiniLMEmbedder
 from recalld.model import NewMemory
 from recalld.store.semantic import encode_vector, text_hash
+
+# The fast embedder recalld is given here (see the module docstring).
+FAST: Literal["dynamic-int8"] = "dynamic-int8"
 
 
 def _log(message: str) -> None:
@@ -80,9 +87,8 @@ def _directory_bytes(path: Path) -> int:
     return sum(item.stat().st_size for item in path.rglob("*") if item.is_file())
 
 
-def chroma_collection(directory: Path, name: str, embedder: Embedder) -> Any:
-    """A persistent chromadb collection (cosine) embedding its queries with ``embedder``."""
-    import chromadb
+def _embedding_function(embedder: Embedder) -> Any:
+    """``embedder`` as a chromadb embedding function."""
     from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 
     class Wrapped(EmbeddingFunction[Documents]):
@@ -99,10 +105,16 @@ def chroma_collection(directory: Path, name: str, embedder: Embedder) -> Any:
         def get_config(self) -> dict[str, Any]:
             return {}
 
+    return Wrapped()
+
+
+def chroma_collection(directory: Path, name: str, embedder: Embedder) -> Any:
+    """A persistent chromadb collection (cosine) embedding its queries with ``embedder``."""
+    import chromadb
+
     client = chromadb.PersistentClient(path=str(directory / name))
-    function: Any = Wrapped()
     return client.create_collection(
-        name, embedding_function=function, metadata={"hnsw:space": "cosine"}
+        name, embedding_function=_embedding_function(embedder), metadata={"hnsw:space": "cosine"}
     )
 
 
@@ -163,9 +175,7 @@ def run(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str, Any
     settings = Settings(db=directory / f"peers-{n}.db", purge_interval_seconds=3600)
     models: dict[str, Embedder] = {
         "installed": MiniLMEmbedder(variant="installed", threads=1),
-        "recalld": MiniLMEmbedder(
-            variant="dynamic-int8", threads=1, cache_directory=settings.cache_dir
-        ),
+        "recalld": MiniLMEmbedder(variant=FAST, threads=1, cache_directory=settings.cache_dir),
     }
     vectors: dict[str, npt.NDArray[np.float32]] = {}
     for label, model in models.items():
@@ -264,10 +274,61 @@ def run(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str, Any
         "peak_rss_mb_all_three": round(
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
         ),
-        "load_average": [round(value, 2) for value in os.getloadavg()],
     }
     service.close()
+    result["serving_rss_mb"] = serving_rss(directory, n, [query for _, query in queries])
+    result["load_average"] = [round(value, 2) for value in os.getloadavg()]
     return result
+
+
+SERVED = {
+    "recalld": None,
+    "chromadb_installed_model": "installed",
+    "chromadb_recalld_model": "recalld",
+}
+
+
+def serve(system: str, directory: Path, n: int, queries: Sequence[str]) -> dict[str, Any]:
+    """``system`` alone in this (fresh) process: open its store as the run left it, load
+    its model, answer ``queries``; its resident memory then (peak and current)."""
+    if system == "recalld":
+        settings = Settings(
+            db=directory / f"peers-{n}.db", purge_interval_seconds=3600, embedder_variant=FAST
+        )
+        service = MemoryService.open(settings)
+        for query in queries:
+            service.search(query, limit=10)
+        found = rss_mb()
+        service.close()
+        return found
+    import chromadb
+
+    name = SERVED[system]
+    assert name is not None
+    variant: Literal["dynamic-int8", "installed"] = "installed" if name == "installed" else FAST
+    model = MiniLMEmbedder(variant=variant, threads=1, cache_directory=Settings().cache_dir)
+    client = chromadb.PersistentClient(path=str(directory / name))
+    collection = client.get_collection(name, embedding_function=_embedding_function(model))
+    for query in queries:
+        collection.query(query_texts=[query], n_results=10)
+    return rss_mb()
+
+
+def serving_rss(directory: Path, n: int, queries: Sequence[str]) -> dict[str, Any]:
+    """Each system's :func:`serve` in a process of its own (``--serve``), one after the
+    other: one process holds all three during the timed run, so its RSS is not per system."""
+    listed = directory / "queries.json"
+    listed.write_text(json.dumps(list(queries)))
+    found: dict[str, Any] = {}
+    for system in SERVED:
+        command = [
+            sys.executable, __file__, "--serve", system,
+            "--directory", str(directory), "--n", str(n), "--queries-file", str(listed),
+        ]  # fmt: skip
+        completed = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+        found[system] = json.loads(completed.stdout.strip().splitlines()[-1])
+        _log(f"[{n}] serving alone: {system} {found[system]}")
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -278,7 +339,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--quick", action="store_true", help="2,000 memories, 60 queries")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--serve", choices=list(SERVED), help=argparse.SUPPRESS)
+    parser.add_argument("--directory", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--queries-file", type=Path, help=argparse.SUPPRESS)
     arguments = parser.parse_args(argv)
+    if arguments.serve:
+        queries = json.loads(arguments.queries_file.read_text())
+        print(json.dumps(serve(arguments.serve, arguments.directory, int(arguments.n), queries)))
+        return
     if arguments.quick:
         arguments.n, arguments.queries = "2000", 60
     results = []
