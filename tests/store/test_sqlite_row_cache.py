@@ -91,7 +91,10 @@ def test_row_cache_works_on_a_private_database() -> None:
 
 
 def _changes(store: SQLiteStore) -> int:
-    return int(store._connection().execute("SELECT counter FROM memory_changes").fetchall()[0][0])
+    rows: list[tuple[int]] = (
+        store._connection().execute("SELECT counter FROM memory_changes").fetchall()
+    )
+    return rows[0][0]
 
 
 def test_memory_changes_count_what_recall_reads_and_not_access_counts(tmp_path: Path) -> None:
