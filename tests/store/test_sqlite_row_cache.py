@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
 import apsw
 import pytest
@@ -91,10 +92,8 @@ def test_row_cache_works_on_a_private_database() -> None:
 
 
 def _changes(store: SQLiteStore) -> int:
-    rows: list[tuple[int]] = (
-        store._connection().execute("SELECT counter FROM memory_changes").fetchall()
-    )
-    return rows[0][0]
+    rows = store._connection().execute("SELECT counter FROM memory_changes").fetchall()
+    return int(cast(int, rows[0][0]))
 
 
 def test_memory_changes_count_what_recall_reads_and_not_access_counts(tmp_path: Path) -> None:
