@@ -223,3 +223,27 @@ def test_vector_index_re_scores_from_memory_as_from_the_database(
     assert from_database == in_memory
     assert receipts[7].id not in in_memory
     assert len(in_memory) == 29
+
+
+def test_vector_index_restored_from_its_file_keeps_each_namespace_apart(
+    db_path: Path, clock: FakeClock
+) -> None:
+    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
+    sizes = {"north": 20, "south": 12}
+    with MemoryService.open(settings, clock=clock) as service:
+        for namespace, size in sizes.items():
+            service.remember_many(
+                [{"content": f"{namespace} item{index} words"} for index in range(size)],
+                namespace=namespace,
+            )
+        service.new_worker().run_until_idle()
+        service.search("item4", mode="vector", namespace="north", min_score=0)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.search("item4", mode="vector", namespace="north", min_score=0)
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        assert index.describe()["ann_rows"] == 32  # read from the file
+        assert service.embedder is not None
+        query = service.embedder.embed_batch(["south item4 words"])[0]
+        for namespace, size in sizes.items():
+            assert len(index.search(query, [namespace], 40)) == size

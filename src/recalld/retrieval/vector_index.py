@@ -360,27 +360,25 @@ class VectorIndex:
         attach_links(graph, saved.links, rows)
         codes = allocate_codes(store, rows)
         missing: list[tuple[int, str, bytes]] = []
+        code = self._code
         for page in self._pages():
-            wanted = np.array([item[0] for item in page], dtype=np.int64)
+            wanted = np.fromiter((item[0] for item in page), dtype=np.int64, count=len(page))
             spots = np.minimum(np.searchsorted(sorted_seqs, wanted), max(rows - 1, 0))
             known = (sorted_seqs[spots] == wanted) if rows else np.zeros(len(page), dtype=bool)
-            inside = []
-            for item, spot, found in zip(page, spots.tolist(), known.tolist(), strict=True):
-                if found:
-                    inside.append((int(by_seq[spot]), item))
-                else:
-                    missing.append(item)
-            if not inside:
+            missing += [page[index] for index in np.flatnonzero(~known).tolist()]
+            inside = np.flatnonzero(known)
+            if not len(inside):
                 continue
-            vectors = decode_vectors([item[2] for _, item in inside], self.dimension)
-            targets = np.array([row for row, _ in inside], dtype=np.int64)
-            codes[targets] = store.sa_encode(vectors).reshape(len(inside), -1)
+            # Whole pages at once: a Python step per row was a third of a 100k cold start.
+            chosen = inside.tolist()
+            vectors = decode_vectors([page[index][2] for index in chosen], self.dimension)
+            targets = by_seq[spots[inside]]
+            codes[targets] = store.sa_encode(vectors).reshape(len(chosen), -1)
             if self._stored is not None:
                 self._stored[targets] = vectors
-            for row, (seq, namespace, _) in inside:
-                self._namespace_ids[row] = self._code(namespace)
-                self._alive[row] = True
-                self._row_of[int(seq)] = row
+            self._namespace_ids[targets] = [code(page[index][1]) for index in chosen]
+            self._alive[targets] = True
+            self._row_of.update(zip(wanted[inside].tolist(), targets.tolist(), strict=True))
         self._graph, self._graph_store = graph, store
         self._tail = new_code_store(self.dimension, saved.ranges)
         self._count = self._graph_rows = self._saved_rows = rows
