@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 import numpy as np
 
@@ -46,6 +47,8 @@ from recalld.store.graph import GraphJob
 from recalld.store.semantic import Job, WorkerRecord, embedding_text, encode_vector, text_hash
 
 __all__ = ["Worker", "WorkerReport"]
+
+T = TypeVar("T", Job, GraphJob)
 
 logger = logging.getLogger(__name__)
 
@@ -255,44 +258,50 @@ class Worker:
             logger.warning("graph extraction stopped on an error: %s", extracting.exception())
 
     def _embedding_step(self, now: datetime, lease_until: datetime) -> int:
-        assert self._embedder is not None
-        jobs = self._store.semantic.claim_jobs(
-            self.id,
-            self._embedder.name,
-            self._settings.worker_batch_size,
-            now,
-            lease_until,
-            self._settings.worker_max_attempts,
+        embedder = self._embedder
+        assert embedder is not None
+        return self._step(
+            "embedding",
+            lambda: self._store.semantic.claim_jobs(
+                self.id,
+                embedder.name,
+                self._settings.worker_batch_size,
+                now,
+                lease_until,
+                self._settings.worker_max_attempts,
+            ),
+            self._process,
         )
-        if not jobs:
-            return 0
-        self._heartbeat("busy")
-        self._count_batch()
-        try:
-            self._process(jobs)
-        except Exception:
-            logger.exception("a batch of %d embedding jobs failed", len(jobs))
-            raise
-        return len(jobs)
 
     def _graph_step(self, now: datetime, lease_until: datetime) -> int:
-        assert self._extractor is not None
-        jobs = self._store.graph.claim_jobs(
-            self.id,
-            self._extractor.name,
-            self._settings.graph_batch_size,
-            now,
-            lease_until,
-            self._settings.worker_max_attempts,
+        extractor = self._extractor
+        assert extractor is not None
+        return self._step(
+            "graph",
+            lambda: self._store.graph.claim_jobs(
+                self.id,
+                extractor.name,
+                self._settings.graph_batch_size,
+                now,
+                lease_until,
+                self._settings.worker_max_attempts,
+            ),
+            self._process_graph,
         )
+
+    def _step(
+        self, kind: str, claim: Callable[[], Sequence[T]], process: Callable[[Sequence[T]], None]
+    ) -> int:
+        """Claim one batch and process it; how many jobs it claimed."""
+        jobs = claim()
         if not jobs:
             return 0
         self._heartbeat("busy")
         self._count_batch()
         try:
-            self._process_graph(jobs)
+            process(jobs)
         except Exception:
-            logger.exception("a batch of %d graph jobs failed", len(jobs))
+            logger.exception("a batch of %d %s jobs failed", len(jobs), kind)
             raise
         return len(jobs)
 
