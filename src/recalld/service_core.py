@@ -495,8 +495,7 @@ class ServiceCore:
         if not hits:
             return hits
         now = self._clock()
-        with self.store.transaction() as tx:
-            tx.touch([hit.memory.seq for hit in hits], now)
+        self.store.count_accesses([hit.memory.seq for hit in hits], now)
         return [
             hit.model_copy(
                 update={

@@ -141,3 +141,29 @@ def test_row_cache_keeps_the_most_recently_used_and_drops_a_stale_put() -> None:
     assert cache.get(2, [1]) == {}
     cache.put(1, {4: _cached(4)})
     assert len(cache) == 0
+
+
+def test_access_counts_commit_without_the_fsync_and_leave_the_setting(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.db", synchronous="FULL")
+    seq = _one(store, "the gate code changed in March")
+    seen: list[int] = []
+
+    def trace(connection: apsw.Connection) -> None:
+        seen.append(int(cast(int, connection.execute("PRAGMA synchronous").fetchall()[0][0])))
+
+    original = store._database.after_commit
+
+    def after_commit(connection: apsw.Connection) -> None:
+        trace(connection)  # inside the write, after its COMMIT
+        original(connection)
+
+    store._database.after_commit = after_commit  # type: ignore[method-assign]
+    store.count_accesses([seq], START)
+    store._database.after_commit = original  # type: ignore[method-assign]
+    assert seen == [1]  # NORMAL (1) for that commit: no fsync waited for
+    # The connection is back at FULL (2) for every other write.
+    assert store._connection().execute("PRAGMA synchronous").fetchall()[0][0] == 2
+    found = store.get(_scope(), seq=seq)
+    assert found is not None
+    assert found.access_count == 1
+    store.close()

@@ -310,6 +310,12 @@ class Store(Protocol):
         """A serialised write transaction; lock waits are retried inside, bounded."""
         ...
 
+    def count_accesses(self, seqs: Sequence[int], now: datetime) -> None:
+        """Count one access of each memory (recall's hits) in a transaction of its own,
+        committed without waiting for the disk: a crash may lose the last counts, never
+        a memory or any other write."""
+        ...
+
     def get(
         self,
         scope: Scope,

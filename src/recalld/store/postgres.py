@@ -9,7 +9,8 @@ store, reached through a psycopg 3 connection pool (:mod:`.postgres_connection`)
   locks on what it rewrites, so two servers writing the same key serialise
   exactly as two processes do on SQLite: the second sees the first's row and
   overwrites it. Acknowledged means committed: ``synchronous_commit`` is the
-  server's (``on`` by default, so a commit is in the WAL on disk).
+  server's (``on`` by default, so a commit is in the WAL on disk), except for
+  the access counts recall records (:meth:`PostgresStore.count_accesses`).
 * **Keyword search** is PostgreSQL full text over a generated ``tsvector``
   (title weight A, content B, tags C, speaker D; English stemming). A query is its word
   terms, each through ``plainto_tsquery`` and OR-ed, so no user string is ever
@@ -413,6 +414,14 @@ class PostgresStore:
     def transaction(self) -> Iterator[_Transaction]:
         with self._database.transaction() as connection:
             yield _Transaction(connection)
+
+    def count_accesses(self, seqs: Sequence[int], now: datetime) -> None:
+        def operation(connection: Connection) -> None:
+            # This transaction alone commits without waiting for the WAL to reach the disk.
+            connection.execute("SET LOCAL synchronous_commit = off")
+            _Transaction(connection).touch(seqs, now)
+
+        self._database.write(operation)
 
     def _read(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         return self._database.read(sql, params)

@@ -480,6 +480,12 @@ class SQLiteStore:
             raise
         self._database.after_commit(connection)
 
+    def count_accesses(self, seqs: Sequence[int], now: datetime) -> None:
+        # Access counts need no fsync of their own (0.7-1 ms of every recall with hits here).
+        self._database.write(
+            lambda connection: _Transaction(connection).touch(seqs, now), durable=False
+        )
+
     def _read(self, sql: str, params: dict[str, Any] | tuple[Any, ...]) -> list[tuple[Any, ...]]:
         return self._database.read(sql, params)
 

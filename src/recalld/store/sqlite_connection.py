@@ -135,8 +135,14 @@ class SQLiteDatabase:
         """Every row of one query (outside any write transaction)."""
         return self.run(lambda connection: connection.execute(sql, params).fetchall())
 
-    def write(self, operation: Callable[[apsw.Connection], T]) -> T:
-        """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried."""
+    def write(self, operation: Callable[[apsw.Connection], T], *, durable: bool = True) -> T:
+        """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried.
+
+        With ``durable=False`` the commit does not wait for the disk (``synchronous =
+        NORMAL`` for this transaction only; the connection's setting is read at commit):
+        a crash may lose it, never an earlier durable commit, and the file stays whole.
+        The next durable commit of any connection makes it durable too.
+        """
 
         def step(connection: apsw.Connection) -> T:
             connection.execute("BEGIN IMMEDIATE")
@@ -150,7 +156,17 @@ class SQLiteDatabase:
             self.after_commit(connection)
             return result
 
-        return self.run(step)
+        if durable or self._synchronous.upper() not in ("FULL", "EXTRA"):
+            return self.run(step)
+
+        def relaxed(connection: apsw.Connection) -> T:
+            connection.execute("PRAGMA synchronous = NORMAL")
+            try:
+                return step(connection)
+            finally:
+                connection.execute(f"PRAGMA synchronous = {self._synchronous}")
+
+        return self.run(relaxed)
 
     def refresh_statistics(self, connection: apsw.Connection) -> None:
         """``PRAGMA optimize``: ``ANALYZE`` the tables that grew a lot since their last

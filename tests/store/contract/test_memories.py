@@ -126,6 +126,25 @@ def test_store_touch_counts_accesses(store: Store) -> None:
     assert touched.last_accessed_at == later
 
 
+def test_store_count_accesses_counts_each_memory_in_a_transaction_of_its_own(
+    store: Store,
+) -> None:
+    with store.transaction() as tx:
+        first = tx.insert(record(id="a1", content="recalled twice"))
+        second = tx.insert(record(id="a2", content="recalled once"))
+    later = NOW + timedelta(minutes=7)
+    store.count_accesses([first.seq, second.seq], later)
+    store.count_accesses([first.seq], later + timedelta(minutes=1))
+    counted = {m.id: m for m in (store.get(scope(), id="a1"), store.get(scope(), id="a2")) if m}
+    assert (counted["a1"].access_count, counted["a2"].access_count) == (2, 1)
+    assert counted["a1"].last_accessed_at == later + timedelta(minutes=1)
+    assert counted["a2"].last_accessed_at == later
+    # What follows is committed as before: the counts did not hold a transaction open.
+    with store.transaction() as tx:
+        tx.insert(record(id="a3", content="written after"))
+    assert store.get(scope(), id="a3") is not None
+
+
 def test_store_scope_filters(store: Store) -> None:
     with store.transaction() as tx:
         tx.insert(
