@@ -16,10 +16,11 @@ queues a re-embedding of every memory (recall keeps using the keyword index
 meanwhile) and drops the old model's vectors once the new ones are complete.
 
 Graph extraction jobs (``kind = 'graph'``, issue 12) share the queue and its
-rules: each step claims a batch of each kind the worker can do, so a failing
-extractor never holds up embedding (or the other way round), and a worker runs
-with an extractor and no embedder. An extractor change re-extracts every
-memory in the background, like a model change.
+rules, each kind claimed in batches of its own, so a failing extractor never
+holds up embedding (or the other way round), and a worker runs with an
+extractor and no embedder. With both, graph batches run on a helper thread
+while the worker's thread embeds (:meth:`Worker.run_once`). An extractor
+change re-extracts every memory in the background, like a model change.
 """
 
 from __future__ import annotations
