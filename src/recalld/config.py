@@ -180,16 +180,18 @@ class Settings(BaseSettings):
     )
     embedder_dimension: int | None = Field(default=None, gt=0, description="vector length")
     embedder_threads: int = Field(default=1, gt=0, description="onnxruntime intra-op threads")
-    embedder_variant: Literal["dynamic-int8", "installed"] = Field(
-        default="installed",
+    embedder_variant: Literal["blockwise-int8", "dynamic-int8", "installed"] = Field(
+        default="blockwise-int8",
         description=(
-            "minilm: installed runs the installed file as it is; dynamic-int8 runs integer"
-            " MatMuls derived locally from it (about 2x faster, LoCoMo dev R@5 0.561 vs 0.566)"
+            "minilm: blockwise-int8 runs 8-bit MatMuls derived locally from the installed file"
+            " (~1.9x faster queries, ~80 MB less memory, cosine >= 0.997 with its vectors);"
+            " installed runs the installed file as it is; dynamic-int8 is an earlier"
+            " derived form"
         ),
     )
     cache_dir: Path = Field(
         default_factory=default_cache_directory,
-        description="derived files (the minilm dynamic-int8 model), rebuilt when missing",
+        description="derived files (the minilm blockwise-int8 model), rebuilt when missing",
     )
     embedder_url: str | None = Field(default=None, description="base URL of the http embedder")
     embedder_api_key: SecretStr | None = Field(default=None, description="http embedder key")

@@ -41,7 +41,12 @@ def test_create_embedder_follows_settings(tmp_path: object) -> None:
     assert hashing.dimension == 32
     default = create_embedder(semantic_settings(base, embedder="minilm"))
     assert default is not None
-    assert (default.name, default.dimension) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+    assert (default.name, default.dimension) == ("all-MiniLM-L6-v2-onnx-blockwise-int8", 384)
+    installed = create_embedder(
+        semantic_settings(base, embedder="minilm", embedder_variant="installed")
+    )
+    assert installed is not None
+    assert installed.name == "all-MiniLM-L6-v2-onnx-int8"
     fast = create_embedder(
         semantic_settings(base, embedder="minilm", embedder_variant="dynamic-int8")
     )

@@ -34,6 +34,14 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
     return embedder
 
 
+@pytest.fixture(scope="module")
+def blockwise(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
+    """The default: the blockwise int8 model derived from the installed file."""
+    embedder = MiniLMEmbedder(cache_directory=tmp_path_factory.mktemp("model-cache"))
+    embedder.load()
+    return embedder
+
+
 def _sentences(count: int) -> list[str]:
     words = (
         "coffee train rain market river bridge song dinner friend museum park bike dog garden"
@@ -66,6 +74,34 @@ def test_minilm_derived_model_keeps_the_installed_vectors(
     graph = onnx.load(str(derived._model_file)).graph
     operators = [node.op_type for node in graph.node]
     assert operators.count("MatMulInteger") >= 24
+
+
+@pytest.mark.model
+def test_minilm_default_is_the_blockwise_model_close_to_the_installed_vectors(
+    minilm: MiniLMEmbedder, blockwise: MiniLMEmbedder
+) -> None:
+    assert blockwise.name == "all-MiniLM-L6-v2-onnx-blockwise-int8"
+    sentences = [*json.loads(REFERENCE.read_text())["sentences"], *_sentences(200)]
+    cosines = (minilm.embed_batch(sentences) * blockwise.embed_batch(sentences)).sum(axis=1)
+    assert cosines.min() >= 0.995
+    # Every projection is an 8-bit MatMulNBits (weights kept as int8, not folded to float).
+    import onnx
+
+    operators = [node.op_type for node in onnx.load(str(blockwise._model_file)).graph.node]
+    assert operators.count("MatMulNBits") == 36
+    assert operators.count("MatMul") == 12  # the attention products, activation by activation
+
+
+@pytest.mark.model
+def test_minilm_derivation_failure_is_an_embedding_error(tmp_path: Path) -> None:
+    from recalld.embeddings.quantize import derive
+
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model")
+    target = tmp_path / "cache" / "out.onnx"
+    with pytest.raises(EmbeddingError, match="blockwise-int8"):
+        derive(broken, target, "blockwise-int8")
+    assert not target.exists()
 
 
 @pytest.mark.model
