@@ -61,9 +61,7 @@ RECIPE_VERSION = 1
 BLOCK_SIZE = 32
 
 
-def derived_model_path(
-    cache_directory: Path, source_sha256: str, recipe: Recipe = "dynamic-int8"
-) -> Path:
+def derived_model_path(cache_directory: Path, source_sha256: str, recipe: Recipe) -> Path:
     """Where the derived model of a source file with this sha256 is cached."""
     return cache_directory / f"minilm-{recipe}-v{RECIPE_VERSION}-{source_sha256[:16]}.onnx"
 
