@@ -12,7 +12,10 @@ holds it back). So, as on SQLite, every content-dropping write records a
 1. finds which pending scrubs no open snapshot holds back: every backend's
    ``backend_xmin``/``backend_xid`` (``pg_stat_activity``, which shows them for
    every role), replication slots' ``xmin`` and prepared transactions must
-   all be newer than the deleting transaction;
+   all be newer than the deleting transaction; while some are held back it
+   looks again every :data:`SNAPSHOT_POLL_SECONDS`, up to ``wait_seconds``
+   (PostgreSQL tells no one when a snapshot ends), as SQLite's checkpoint
+   waits for its readers;
 2. runs ``VACUUM`` (``postgres_vacuum_after_forget = vacuum``) or ``VACUUM
    (FULL)`` (``full``: the tables are rewritten into new files and the old
    files deleted) on every table a memory's content reaches, waiting for
@@ -36,6 +39,7 @@ the next ``VACUUM``; nothing here can see that from SQL.
 from __future__ import annotations
 
 import logging
+import time
 from datetime import datetime
 from typing import Literal
 
@@ -75,6 +79,8 @@ VACUUM_TABLES = (
 # transactions ago x began; the deleting transaction is held back by any snapshot or
 # transaction at least as old as it. age() reads the next transaction id at its first
 # call, after the snapshot that gave xmax: a race only makes the test stricter.
+# How often a scrub looks again for the snapshots that hold it back, while it may wait.
+SNAPSHOT_POLL_SECONDS = 0.02
 UNBLOCKED = """
 WITH horizon AS (
     SELECT max(age(x)) AS oldest FROM (
@@ -143,15 +149,23 @@ class PostgresScrub:
         Returns whether every scrub pending when it began is done (their records
         are then cleared). Never True with ``off``: recalld did not vacuum.
         """
+        deadline = time.monotonic() + wait_seconds
         mark = int(self._database.read("SELECT coalesce(max(id), 0) FROM pending_scrubs")[0][0])
         if mark == 0:
             return True
         if self._vacuum == "off":
             return False
-        unblocked = [int(row[0]) for row in self._database.read(UNBLOCKED, {"mark": mark})]
+        waiting = int(
+            self._database.read("SELECT count(*) FROM pending_scrubs WHERE id <= %s", (mark,))[0][0]
+        )
+        while True:
+            unblocked = [int(row[0]) for row in self._database.read(UNBLOCKED, {"mark": mark})]
+            if len(unblocked) >= waiting or time.monotonic() >= deadline:
+                break
+            time.sleep(SNAPSHOT_POLL_SECONDS)
         if not unblocked:
             return False
-        if not self.vacuum(wait_seconds):
+        if not self.vacuum(max(0.0, deadline - time.monotonic())):
             return False
 
         def clear(connection: Connection) -> int:

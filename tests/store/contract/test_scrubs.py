@@ -9,6 +9,7 @@ scrub could run.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -71,6 +72,39 @@ def test_scrub_waits_for_an_older_snapshot(
         assert store.pending_scrubs() == 1
     assert store.scrub(5.0) is True
     assert store.pending_scrubs() == 0
+
+
+def test_scrub_waits_for_a_snapshot_that_ends_within_the_wait(
+    store: Store, store_kind: str, database: str | Path
+) -> None:
+    with store.transaction() as tx:
+        tx.insert(record(id="secret", content="the vault code is 7731"))
+    holding = threading.Event()
+    release = threading.Event()
+    released = threading.Event()
+
+    def reader() -> None:
+        with old_snapshot(store_kind, database):
+            holding.set()
+            release.wait(timeout=30)
+            released.set()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        assert holding.wait(timeout=30)
+        _forget(store, "secret")
+        # The reader lets go a moment after the scrub began; the scrub, allowed to wait
+        # 20 s, must be waiting for it rather than answer "pending" at once.
+        timer = threading.Timer(0.5, release.set)
+        timer.start()
+        assert not released.is_set()
+        assert store.scrub(20.0) is True
+        assert released.is_set()
+        assert store.pending_scrubs() == 0
+    finally:
+        release.set()
+        thread.join()
 
 
 def test_scrub_record_outlives_the_store_that_made_it(open_another: OpenStore) -> None:
