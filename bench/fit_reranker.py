@@ -8,8 +8,10 @@ What it does (``bench/locomo.py --cv`` runs the same code):
 2. For every question with evidence, builds the candidate pool recall builds
    (``HybridRetriever.pool``: keyword and vector candidates, every feature of
    ``recalld.retrieval.features``) in each channel set (keyword, vector,
-   hybrid); a candidate's label is whether it is one of the question's
-   evidence turns. Categories 1-4 train; category 5 (adversarial) does not.
+   hybrid, and hybrid+graph: hybrid with the knowledge graph's candidates and
+   features, as recall has them with ``RECALLD_GRAPH_RECALL=true``); a
+   candidate's label is whether it is one of the question's evidence turns.
+   Categories 1-4 train; category 5 (adversarial) does not.
 3. Fits one logistic regression per channel set (scikit-learn, standardised
    features, L2), first once per held-out conversation on the other ones
    (leave-one-conversation-out: the figures ``--cv`` reports), then once on
@@ -65,10 +67,11 @@ from locomo import (
 from recalld import MemoryService, Settings
 from recalld._text import query_terms
 from recalld.retrieval.features import FEATURES
+from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.hybrid import HybridRetriever, RetrievalDepths
 from recalld.retrieval.keyword import KeywordParameters
 from recalld.retrieval.pool import Mode, Pool
-from recalld.retrieval.rerank import Reranker
+from recalld.retrieval.rerank import Channels, Reranker
 from recalld.store.base import Scope
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "src/recalld/retrieval/data/reranker.json"
@@ -108,12 +111,15 @@ SHARED_FEATURES = (
 # What the knowledge graph adds (hybrid recall only: the graph channel runs there);
 # 0 for a candidate the graph did not reach, and for every candidate without a graph.
 GRAPH_FEATURES = ("graph_score", "entity_overlap")
-MODEL_FEATURES: dict[str, tuple[str, ...]] = {
+MODEL_FEATURES: dict[Channels, tuple[str, ...]] = {
     "keyword": KEYWORD_FEATURES + SHARED_FEATURES,
     "vector": VECTOR_FEATURES + SHARED_FEATURES,
-    "hybrid": KEYWORD_FEATURES + VECTOR_FEATURES + SHARED_FEATURES + GRAPH_FEATURES,
+    "hybrid": KEYWORD_FEATURES + VECTOR_FEATURES + SHARED_FEATURES,
+    "hybrid+graph": KEYWORD_FEATURES + VECTOR_FEATURES + SHARED_FEATURES + GRAPH_FEATURES,
 }
-CHANNEL_SETS: tuple[Mode, ...] = ("keyword", "vector", "hybrid")
+# hybrid+graph: hybrid recall with the knowledge graph's candidates (RECALLD_GRAPH_RECALL=true),
+# pooled and fitted on its own; skipped when the service builds no graph.
+CHANNEL_SETS: tuple[Channels, ...] = ("keyword", "vector", "hybrid", "hybrid+graph")
 REGULARISATION = 1.0
 EVALUATION_LIMIT = max(KS)
 # Foreign questions (another conversation's) asked of each conversation as negatives.
@@ -211,9 +217,8 @@ class ChannelScores:
 def retriever_for(
     service: MemoryService, reranker: Reranker, depths: RetrievalDepths
 ) -> HybridRetriever:
-    """A retriever over the service's store, embedder and graph channel (as recall has
-    them now: ``bench/graph_bench.py`` switches the graph off in between) with another
-    reranker."""
+    """A retriever over the service's store and embedder with another reranker, and no
+    graph channel (:func:`pool_all` sets one for the ``hybrid+graph`` pools)."""
     return HybridRetriever(
         service.store,
         service.embedder,
@@ -221,7 +226,16 @@ def retriever_for(
         depths=depths,
         ann_threshold=service.settings.vector_ann_threshold,
         index_prefix=None,
-        graph=service.indexing.retriever.graph,
+    )
+
+
+def graph_channel(service: MemoryService) -> GraphChannel | None:
+    """The graph channel recall uses with ``RECALLD_GRAPH_RECALL=true`` (None: no graph)."""
+    if service.indexing.extractor is None:
+        return None
+    settings = service.settings
+    return GraphChannel(
+        service.store, seed_limit=settings.graph_seed_limit, fanout=settings.graph_fanout
     )
 
 
@@ -333,7 +347,9 @@ def fit_model(pools: Sequence[QueryPool], features: Sequence[str]) -> dict[str, 
     }
 
 
-def fit_models(data: dict[Mode, ChannelData], held_out: int | None) -> dict[Mode, dict[str, Any]]:
+def fit_models(
+    data: dict[Channels, ChannelData], held_out: int | None
+) -> dict[Channels, dict[str, Any]]:
     """One model per channel set, trained without ``held_out`` (None: on everything)."""
     return {
         mode: fit_model(training_pools(channel, held_out), MODEL_FEATURES[mode])
@@ -344,7 +360,7 @@ def fit_models(data: dict[Mode, ChannelData], held_out: int | None) -> dict[Mode
 def reranker_data(
     parameters: KeywordParameters,
     embedder: str | None,
-    models: dict[Mode, dict[str, Any]],
+    models: dict[Channels, dict[str, Any]],
     info: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The reranker file's JSON: BM25F parameters and the models keyed as the runtime wants."""
@@ -363,18 +379,18 @@ def reranker_data(
     }
 
 
-def _score(reranker: Reranker, item: QueryPool, embedder: str | None, mode: Mode) -> Any:
+def _score(reranker: Reranker, item: QueryPool, embedder: str | None, mode: Channels) -> Any:
     has_vector = [candidate.cosine is not None for candidate in item.pool.candidates]
     scores, _ = reranker.score(item.pool.features, embedder, mode, has_vector)
     return scores
 
 
 def cross_validate(
-    data: dict[Mode, ChannelData],
+    data: dict[Channels, ChannelData],
     embedder: str | None,
     parameters: KeywordParameters,
     folds: int,
-) -> dict[Mode, ChannelScores]:
+) -> dict[Channels, ChannelScores]:
     """Every pool scored by the models fitted without its conversation."""
     scored = {
         mode: ChannelScores(
@@ -550,24 +566,31 @@ def pool_all(
     parameters: KeywordParameters,
     negatives: int = NEGATIVES,
     seed: int = SEED,
-    modes: Sequence[Mode] = CHANNEL_SETS,
-) -> tuple[dict[Mode, ChannelData], HybridRetriever]:
-    """Every pool in every channel set of ``modes`` the service's embedder allows."""
+    modes: Sequence[Channels] = CHANNEL_SETS,
+) -> tuple[dict[Channels, ChannelData], HybridRetriever]:
+    """Every pool in every channel set of ``modes`` the service allows (vector sets need an
+    embedder, ``hybrid+graph`` a graph extractor)."""
     depths = RetrievalDepths(
         keyword=service.settings.keyword_candidates,
         vector=service.settings.vector_candidates,
         duplicate_cosine=service.settings.duplicate_cosine,
     )
     retriever = retriever_for(service, placeholder_reranker(parameters), depths)
-    data: dict[Mode, ChannelData] = {}
-    for mode in modes:
-        if mode != "keyword" and service.embedder is None:
+    graph = graph_channel(service)
+    data: dict[Channels, ChannelData] = {}
+    for channels in modes:
+        if channels != "keyword" and service.embedder is None:
             continue
+        if channels == "hybrid+graph" and graph is None:
+            continue
+        retriever.graph = graph if channels == "hybrid+graph" else None
+        mode: Mode = "hybrid" if channels == "hybrid+graph" else channels
         started = time.perf_counter()
-        data[mode] = pool_channel(
+        data[channels] = pool_channel(
             retriever, conversations, mode, service.settings.max_query_terms, negatives, seed
         )
-        print(f"pooled {mode} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        print(f"pooled {channels} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    retriever.graph = None
     return data, retriever
 
 
@@ -576,8 +599,8 @@ def report(
     conversations: Sequence[Conversation],
     parameters: KeywordParameters,
     negatives: int = NEGATIVES,
-    modes: Sequence[Mode] = CHANNEL_SETS,
-) -> tuple[dict[str, Any], dict[Mode, ChannelData]]:
+    modes: Sequence[Channels] = CHANNEL_SETS,
+) -> tuple[dict[str, Any], dict[Channels, ChannelData]]:
     """The leave-one-conversation-out figures of every channel set of ``modes``
     (``bench/locomo.py --cv``)."""
     embedder = None if service.embedder is None else service.embedder.name

@@ -240,9 +240,11 @@ def cross_validated(
     with the other channel sets' overall figures beside them (``only_mode``: only the
     keyword set's, which every reranker needs for candidates without a vector)."""
     from fit_reranker import CHANNEL_SETS, report
-    from recalld.retrieval.rerank import Reranker
+    from recalld.retrieval.rerank import Channels, Reranker
 
-    modes: tuple[Mode, ...] = tuple(dict.fromkeys(("keyword", mode))) if only_mode else CHANNEL_SETS
+    modes: tuple[Channels, ...] = (
+        tuple(dict.fromkeys(("keyword", mode))) if only_mode else CHANNEL_SETS
+    )
     results, _ = report(service, conversations, Reranker.default().keyword_parameters, modes=modes)
     chosen = results[mode]
     return {

@@ -10,6 +10,7 @@ from recalld.retrieval.graph_channel import GraphChannel
 from recalld.service import MemoryService
 from recalld.store.base import Scope
 from tests.conftest import FakeClock
+from tests.semantic_support import semantic_settings
 
 
 def _open(db_path: Path, clock: FakeClock, graph_recall: bool = True) -> MemoryService:
@@ -65,6 +66,23 @@ def test_graph_recall_off_turns_the_channel_off(db_path: Path, clock: FakeClock)
         hits = service.search("Where did Kate move?", limit=5, min_score=0)
         assert [hit.memory.id for hit in hits] == [moved]
         assert all("graph" not in hit.channels for hit in hits)
+
+
+def test_graph_recall_is_off_by_default_and_has_its_own_model(
+    db_path: Path, clock: FakeClock
+) -> None:
+    assert Settings(db=db_path).graph_recall is False
+    # With an embedder, hybrid recall with the graph is scored by the model fitted on
+    # the graph's pools, without it by the plain hybrid model.
+    for graph_recall, model in ((False, "hashing-256/hybrid"), (True, "hashing-256/hybrid+graph")):
+        path = db_path.with_name(f"graph-{graph_recall}.db")
+        settings = semantic_settings(path, graph_recall=graph_recall)
+        with MemoryService.open(settings, clock=clock) as service:
+            moved, _ = _story(service)
+            assert (service.indexing.retriever.graph is not None) is graph_recall
+            explained = service.explain("Where did Kate move?", moved)
+            assert explained.model == model
+            assert ("graph_score" in explained.contributions) is graph_recall
 
 
 def test_graph_features_report_entity_overlap_and_score(db_path: Path, clock: FakeClock) -> None:

@@ -159,6 +159,44 @@ def test_rerank_shipped_data_names_known_features() -> None:
         assert len(model.features) == len(model.coef)
     assert reranker.model("some-other-model", "hybrid").name.startswith(reranker.fallback_embedder)
     assert reranker.model(None, "hybrid").name == "keyword"
+    # Hybrid recall without the graph (the default) is scored by a model without the
+    # graph features; with it, by one fitted on the graph's pools.
+    for name in {name.split("/")[0] for name in reranker.models if "/" in name}:
+        plain, graph = reranker.models[f"{name}/hybrid"], reranker.models[f"{name}/hybrid+graph"]
+        assert "graph_score" not in plain.features, name
+        assert {"graph_score", "entity_overlap"} <= set(graph.features), name
+
+
+def _model(features: list[str]) -> dict[str, object]:
+    count = len(features)
+    return {
+        "features": features,
+        "mean": [0.0] * count,
+        "scale": [1.0] * count,
+        "coef": [0.0] * count,
+        "intercept": 0.0,
+    }
+
+
+def test_rerank_graph_channel_picks_its_model_then_the_plain_hybrid_one() -> None:
+    reranker = Reranker(
+        {
+            "fallback_embedder": "base",
+            "models": {
+                "keyword": _model(["keyword"]),
+                "base/hybrid": _model(["keyword", "cosine"]),
+                "base/hybrid+graph": _model(["keyword", "cosine", "graph_score"]),
+                "own/hybrid": _model(["keyword", "cosine"]),
+            },
+        }
+    )
+    assert reranker.model("base", "hybrid+graph").name == "base/hybrid+graph"
+    assert reranker.model("base", "hybrid").name == "base/hybrid"
+    # An embedder's own hybrid model beats the fallback's graph model: its cosines are
+    # what it was calibrated on.
+    assert reranker.model("own", "hybrid+graph").name == "own/hybrid"
+    assert reranker.model("unknown", "hybrid+graph").name == "base/hybrid+graph"
+    assert reranker.model("unknown", "keyword").name == "keyword"
 
 
 @pytest.mark.model

@@ -292,7 +292,8 @@ class HybridRetriever:
                 return None
 
         graph = {}
-        if self.graph is not None and mode == "hybrid":
+        graph_channel = self.graph is not None and mode == "hybrid"
+        if self.graph is not None and graph_channel:
             graph = self.graph.features(scope, text)
         request = PoolRequest(
             scope=scope,
@@ -303,6 +304,7 @@ class HybridRetriever:
             vector_depth=self.depths.vector,
             extra_seqs=extra,
             graph=graph,
+            graph_channel=graph_channel,
         )
         if self._time_terms is None:
             self._time_terms = time_terms(self._store.retrieval.tokenize)

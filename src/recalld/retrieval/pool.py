@@ -28,7 +28,7 @@ from recalld.retrieval.keyword import (
     prepare_query,
     score_row,
 )
-from recalld.retrieval.rerank import Reranker
+from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
@@ -51,8 +51,10 @@ class PoolRequest:
     vector_depth: int
     # Memories to score even when no channel found them (explain).
     extra_seqs: Sequence[int] = ()
-    # What the knowledge graph reached from the query's entities (empty: no graph).
+    # What the knowledge graph reached from the query's entities (empty: nothing, or no graph).
     graph: Mapping[int, GraphFeatures] = field(default_factory=dict)
+    # Whether the graph channel took part (then the reranker's hybrid+graph model scores).
+    graph_channel: bool = False
 
 
 @dataclass(frozen=True)
@@ -240,7 +242,9 @@ def build_pool(
     shape = QueryShape(terms=len(keywords.terms), asks_about_time=asks_about_time(request.text))
     depth = max(request.keyword_depth, request.vector_depth)
     features = feature_matrix(candidates, shape, depth)
-    channels = "keyword" if request.mode == "keyword" else request.mode
+    channels: Channels = (
+        "hybrid+graph" if request.mode == "hybrid" and request.graph_channel else request.mode
+    )
     has_vector = [item.cosine is not None for item in candidates]
     scores, models = reranker.score(features, embedder_name, channels, has_vector)
     return Pool(

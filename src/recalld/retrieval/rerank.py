@@ -7,7 +7,11 @@ parameters the features were computed with and one logistic model per
 * ``keyword``: for candidates without a vector (keyword-only recall, no
   embedder, or a memory still queued for embedding);
 * ``<embedder name>/hybrid`` and ``<embedder name>/vector``: for candidates
-  with a vector of that model, in hybrid and vector-only recall.
+  with a vector of that model, in hybrid and vector-only recall;
+* ``<embedder name>/hybrid+graph``: hybrid recall with the knowledge graph's
+  candidates and features (``RECALLD_GRAPH_RECALL=true``); its pools differ
+  from plain hybrid ones, so it is fitted on its own (a file without it uses
+  the ``hybrid`` model).
 
 An embedder without its own models (a custom ONNX export, an HTTP endpoint)
 uses the default model's (``fallback_embedder``): its ranking is still driven
@@ -26,7 +30,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -34,9 +38,11 @@ import numpy.typing as npt
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.keyword import KeywordParameters
 
-__all__ = ["LogisticModel", "Reranker"]
+__all__ = ["Channels", "LogisticModel", "Reranker"]
 
 Matrix = npt.NDArray[np.float64]
+# The channel sets a model is fitted for (see the module docstring).
+Channels = Literal["keyword", "vector", "hybrid", "hybrid+graph"]
 
 
 @dataclass(frozen=True)
@@ -102,17 +108,22 @@ class Reranker:
         text = resources.files("recalld.retrieval").joinpath("data/reranker.json").read_text()
         return cls(json.loads(text))
 
-    def model(self, embedder: str | None, channels: str) -> LogisticModel:
-        """The model for ``channels`` (keyword, hybrid, vector) with ``embedder``'s vectors."""
+    def model(self, embedder: str | None, channels: Channels) -> LogisticModel:
+        """The model for ``channels`` with ``embedder``'s vectors: the embedder's own
+        first (its cosines are what the model was calibrated on), then the fallback's."""
         if channels == "keyword" or embedder is None:
             return self.models["keyword"]
-        for name in (f"{embedder}/{channels}", f"{self.fallback_embedder}/{channels}"):
-            if name in self.models:
-                return self.models[name]
+        wanted: list[str] = [channels]
+        if channels == "hybrid+graph":
+            wanted.append("hybrid")
+        for model in (embedder, self.fallback_embedder):
+            for name in wanted:
+                if f"{model}/{name}" in self.models:
+                    return self.models[f"{model}/{name}"]
         return self.models["keyword"]
 
     def score(
-        self, matrix: Matrix, embedder: str | None, channels: str, has_vector: Sequence[bool]
+        self, matrix: Matrix, embedder: str | None, channels: Channels, has_vector: Sequence[bool]
     ) -> tuple[Matrix, list[str]]:
         """Probabilities for every row, and which model scored it: rows without a vector
         use the keyword model (their cosine features are missing)."""
