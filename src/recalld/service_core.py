@@ -404,10 +404,12 @@ class ServiceCore:
         threshold = check.min_score(min_score)
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValidationError("mode", "must be hybrid, keyword or vector")
+        scope = self._scope([scope_namespace], filters, self._clock())
+        # The query's embedding starts now, on a helper thread, while what follows runs.
+        self.indexing.retriever.embed_soon(query, mode)
         self._maybe_purge()
         if mode != "keyword":
             self.indexing.catch_up()
-        scope = self._scope([scope_namespace], filters, self._clock())
         terms = query_terms(query, self.settings.max_query_terms)
         if threshold is None:
             threshold = self.settings.min_score

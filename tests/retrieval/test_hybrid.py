@@ -20,13 +20,13 @@ import pytest
 
 from recalld.embeddings.base import Vectors
 from recalld.embeddings.hashing import HashingEmbedder
-from recalld.errors import EmbeddingError
+from recalld.errors import EmbeddingError, ValidationError
 from recalld.model import Filters
 from recalld.retrieval.hybrid import VECTOR_UNAVAILABLE
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from tests.conftest import FakeClock
-from tests.semantic_support import semantic_settings
+from tests.semantic_support import RecordingEmbedder, semantic_settings
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -309,6 +309,53 @@ def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
     assert not [
         thread for thread in threading.enumerate() if thread.name.startswith("recalld-query")
     ]
+
+
+class _StartRecordingEmbedder(RecordingEmbedder):
+    """Records its texts and says when it has been asked for a query's vector."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query = ""
+        self.started = threading.Event()
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        if self.query in texts:
+            self.started.set()
+        return super().embed_batch(texts)
+
+
+def test_hybrid_starts_the_query_embedding_before_the_catch_up(
+    db_path: Path, clock: FakeClock
+) -> None:
+    embedder = _StartRecordingEmbedder()
+    settings = semantic_settings(db_path)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("The staging database lives in Melbourne")
+        service.new_worker().run_until_idle()
+        catch_up = service.indexing.catch_up
+        seen: list[bool] = []
+
+        def waiting_catch_up() -> int:
+            # Started before the catch-up, the embedding is under way while it runs;
+            # started after it, this would wait out the timeout.
+            seen.append(embedder.started.wait(timeout=10))
+            return catch_up()
+
+        service.indexing.catch_up = waiting_catch_up  # type: ignore[method-assign]
+        embedder.query = "where is staging"
+        hits = service.search(embedder.query, min_score=0)
+        assert seen == [True]
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert "vector" in hits[0].backends
+        # Embedded once: the recall took over the vector the early start computed.
+        assert embedder.texts.count(embedder.query) == 1
+        # Keyword recall and a rejected request embed nothing.
+        service.search("keyword only please", mode="keyword", min_score=0)
+        with pytest.raises(ValidationError):
+            service.search("a bad filter", filters=Filters(since="not a time"))
+        assert "keyword only please" not in embedder.texts
+        assert "a bad filter" not in embedder.texts
 
 
 def test_hybrid_in_a_private_memory_database_searches_in_the_callers_thread(

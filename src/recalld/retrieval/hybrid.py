@@ -38,7 +38,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +66,8 @@ logger = logging.getLogger(__name__)
 QUERY_CACHE_SIZE = 256
 # Threads that embed queries beside the recalls waiting for them (one per concurrent recall).
 QUERY_EMBEDDING_THREADS = 4
+# Query embeddings started by embed_soon and not yet taken by a recall (older ones dropped).
+PENDING_QUERIES = 16
 # Listed in a hit's backends when the vector side could not be asked (the embedder failed).
 VECTOR_UNAVAILABLE = "vector-unavailable"
 
@@ -136,6 +138,7 @@ class HybridRetriever:
         self._index: VectorIndex | None = None
         self._lock = threading.Lock()
         self._query_cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._pending: OrderedDict[str, Future[Vectors]] = OrderedDict()
         self._time_terms: frozenset[str] | None = None
         self._row_terms: RowTermsCache | None = None
         self._embedding: ThreadPoolExecutor | None = None
@@ -228,6 +231,24 @@ class HybridRetriever:
             )
         return self._embedding
 
+    def embed_soon(self, text: str, mode: Mode) -> None:
+        """Start embedding ``text`` on a helper thread for a recall about to need it, so the
+        model works while the caller does what comes first (checks, the embedding queue's
+        catch-up, the index's refresh); nothing for keyword mode, without an embedder, or
+        when the vector is cached or already on its way. A recall takes the vector over
+        (see :meth:`pool`); one that never comes only leaves it in the query cache."""
+        if mode == "keyword" or self._embedder is None or not text.strip():
+            return
+        with self._lock:
+            if text in self._query_cache or text in self._pending:
+                return
+            executor = self._executor()
+            if executor is None:
+                return
+            self._pending[text] = executor.submit(self._embed_query, text)
+            while len(self._pending) > PENDING_QUERIES:
+                self._pending.popitem(last=False)
+
     def _nearest_later(
         self, scope: Scope, text: str, index: VectorSource | None, mode: Mode
     ) -> Callable[[], Nearest | None]:
@@ -239,8 +260,14 @@ class HybridRetriever:
         SQLite database is seen only by the thread that opened it: there the helper
         only embeds, and the search runs in the caller's thread.
         """
+        with self._lock:
+            started = self._pending.pop(text, None)
         if mode == "keyword" or index is None or index.size == 0 or not text.strip():
             return lambda: None
+
+        def embedded() -> Vectors:
+            # The embedding embed_soon started (it raises what embedding raised), else now.
+            return self._embed_query(text) if started is None else started.result()
 
         def search(vector: Vectors) -> Nearest:
             visible = None
@@ -252,7 +279,7 @@ class HybridRetriever:
             return Nearest(vector=vector, found=found)
 
         if mode == "vector":  # nothing to do meanwhile: a thread would only add its handoff
-            return lambda: search(self._embed_query(text))
+            return lambda: search(embedded())
         shared = shared_between_threads(self._store)
         with self._lock:
             cached = self._query_cache.get(text)
@@ -260,14 +287,15 @@ class HybridRetriever:
                 self._query_cache.move_to_end(text)
             executor = self._executor()
             if executor is None:  # closed: everything in the caller's thread
-                return lambda: search(self._embed_query(text))
+                return lambda: search(embedded())
             if shared:
                 if cached is not None:
                     return executor.submit(search, cached).result
-                return executor.submit(lambda: search(self._embed_query(text))).result
+                # The queue is FIFO: a started embedding runs before this search waits on it.
+                return executor.submit(lambda: search(embedded())).result
             if cached is not None:
                 return lambda: search(cached)
-            embedding = executor.submit(self._embed_query, text)
+            embedding = started or executor.submit(self._embed_query, text)
         return lambda: search(embedding.result())
 
     def pool(
