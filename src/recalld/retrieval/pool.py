@@ -32,7 +32,7 @@ from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
-from recalld.store.retrieval import CandidateRow, Neighbour, RetrievalStore
+from recalld.store.retrieval import CandidateRow, Neighbour, Neighbours, RetrievalStore
 
 __all__ = ["Mode", "Nearest", "Pool", "PoolRequest", "build_pool"]
 
@@ -143,8 +143,9 @@ def build_pool(
             keyword_cache[row.seq] = cached
         return cached
 
-    # While the vector side may still be on its way: score the keyword candidates, and
-    # read (and score) the graph's best memories that are not among them.
+    # While the vector side may still be on its way: score the keyword candidates, read
+    # (and score) the graph's best memories that are not among them, and describe the
+    # keyword candidates (their terms, speaker, question, neighbours).
     for row in list(rows.values()):
         keyword_of(row)
     reached = sorted(request.graph, key=lambda seq: -request.graph[seq].graph_score)
@@ -152,6 +153,39 @@ def build_pool(
     graph_rows = store.rows(scope, early) if early else {}
     for row in graph_rows.values():
         keyword_of(row)
+    unreached = GraphFeatures(entity_overlap=0.0, graph_score=0.0, seed_entities=())
+    all_terms = keywords.all_terms
+    neighbour_scope = _neighbour_scope(scope)
+    neighbours: dict[int, Neighbours] = {}
+    described: dict[int, Candidate] = {}
+
+    def describe(found: Sequence[CandidateRow]) -> None:
+        # What a candidate is whatever else the pool holds (its neighbours' scores and the
+        # cosines come once the pool is complete).
+        neighbours.update(store.neighbours(neighbour_scope, [row.seq for row in found]))
+        for row in found:
+            pair = neighbours.get(row.seq)
+            prepared = terms.of(row)
+            graph = request.graph.get(row.seq, unreached)
+            described[row.seq] = Candidate(
+                seq=row.seq,
+                source=row.source,
+                keyword=keyword_of(row),
+                cosine=None,
+                speaker_named=not all_terms.isdisjoint(prepared.name_terms),
+                has_speaker=bool(row.speaker),
+                mentions_time=prepared.mentions_time,
+                terms=prepared.content_terms,
+                question=_asks(row),
+                previous_question=pair is not None
+                and pair.previous is not None
+                and pair.previous.asks,
+                next_question=pair is not None and pair.next is not None and pair.next.asks,
+                graph_score=graph.graph_score,
+                entity_overlap=graph.entity_overlap,
+            )
+
+    describe(list(rows.values()))
     cosines: dict[int, float] = {}
     near = nearest() if request.mode != "keyword" else None
     vector = None if near is None else near.vector
@@ -180,7 +214,7 @@ def build_pool(
         everything = Scope(namespaces=scope.namespaces, now=scope.now, include_expired=True)
         _add_rows(rows, backends, extra, store.rows(everything, extra))
     ordered = list(rows.values())
-    neighbours = store.neighbours(_neighbour_scope(scope), [row.seq for row in ordered])
+    describe([row for row in ordered if row.seq not in described])
     around = {
         side.seq for pair in neighbours.values() for side in (pair.previous, pair.next) if side
     }
@@ -205,40 +239,20 @@ def build_pool(
             return 0.0
         return keyword_of(rows[side.seq]).normalised
 
-    unreached = GraphFeatures(entity_overlap=0.0, graph_score=0.0, seed_entities=())
-
-    def graph_of(seq: int) -> GraphFeatures:
-        return request.graph.get(seq, unreached)
-
-    all_terms = keywords.all_terms
     candidates = []
     for row in ordered:
+        candidate = described[row.seq]
         pair = neighbours.get(row.seq)
-        previous = None if pair is None else pair.previous
-        following = None if pair is None else pair.next
-        prepared = terms.of(row)
-        graph = graph_of(row.seq)
-        candidates.append(
-            Candidate(
-                seq=row.seq,
-                source=row.source,
-                keyword=keyword_of(row),
-                cosine=cosines.get(row.seq) if use_vectors else None,
-                speaker_named=not all_terms.isdisjoint(prepared.name_terms),
-                has_speaker=bool(row.speaker),
-                mentions_time=prepared.mentions_time,
-                terms=prepared.content_terms,
-                previous_keyword=neighbour_keyword(previous),
-                next_keyword=neighbour_keyword(following),
-                previous_cosine=0.0 if previous is None else around_cosines.get(previous.seq, 0.0),
-                next_cosine=0.0 if following is None else around_cosines.get(following.seq, 0.0),
-                question=_asks(row),
-                previous_question=previous is not None and previous.asks,
-                next_question=following is not None and following.asks,
-                graph_score=graph.graph_score,
-                entity_overlap=graph.entity_overlap,
-            )
-        )
+        if use_vectors:
+            candidate.cosine = cosines.get(row.seq)
+        if pair is not None:
+            candidate.previous_keyword = neighbour_keyword(pair.previous)
+            candidate.next_keyword = neighbour_keyword(pair.next)
+            if pair.previous is not None:
+                candidate.previous_cosine = around_cosines.get(pair.previous.seq, 0.0)
+            if pair.next is not None:
+                candidate.next_cosine = around_cosines.get(pair.next.seq, 0.0)
+        candidates.append(candidate)
     shape = QueryShape(terms=len(keywords.terms), asks_about_time=asks_about_time(request.text))
     depth = max(request.keyword_depth, request.vector_depth)
     features = feature_matrix(candidates, shape, depth)
