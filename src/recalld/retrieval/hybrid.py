@@ -15,10 +15,11 @@ knowledge graph's score when the graph reached it, and ``duplicates`` when it
 stands for others); its ``backends`` say which index found it (``fts`` for
 either full-text index, FTS5 or PostgreSQL's, ``like``, ``vector``, ``graph``).
 
-With a knowledge graph (:class:`~recalld.retrieval.graph_channel.GraphChannel`),
-the memories the graph reaches from the entities the query names join the
-pool as candidates, and every candidate's graph score and entity overlap are
-reranker features.
+With the graph channel (:class:`~recalld.retrieval.graph_channel.GraphChannel`,
+``RECALLD_GRAPH_RECALL=true``; off by default), the memories the graph reaches
+from the entities the query names join the pool as candidates, and every
+candidate's graph score and entity overlap are features of the reranker's
+``hybrid+graph`` model.
 
 When the embedder fails (:class:`~recalld.errors.EmbeddingError`, e.g. an
 unreachable embedding endpoint) recall answers from the keyword index alone
@@ -26,10 +27,12 @@ and every hit also lists ``vector-unavailable``, so a caller can tell a
 degraded answer from a complete one; any other exception is a bug and
 propagates.
 
-The query's embedding and its vector search run on a helper thread while the
-keyword index and the graph find their candidates (neither needs the vector;
-the model, SQLite and faiss release the GIL while they work), so a hybrid
-recall waits for the longer of the two, not their sum.
+The query's embedding (started by :meth:`HybridRetriever.embed_soon` as soon
+as the service has checked the request) and its vector search run on a helper
+thread while the keyword index and the graph find their candidates and the
+keyword candidates are described (none of which needs the vector; the model,
+SQLite and faiss release the GIL while they work), so a hybrid recall waits
+for the longer of the two, not their sum.
 """
 
 from __future__ import annotations
@@ -321,7 +324,7 @@ class HybridRetriever:
 
         graph = {}
         graph_channel = self.graph is not None and mode == "hybrid"
-        if self.graph is not None and graph_channel:
+        if graph_channel and self.graph is not None:
             graph = self.graph.features(scope, text)
         request = PoolRequest(
             scope=scope,
