@@ -247,3 +247,36 @@ def test_vector_index_restored_from_its_file_keeps_each_namespace_apart(
         query = service.embedder.embed_batch(["south item4 words"])[0]
         for namespace, size in sizes.items():
             assert len(index.search(query, [namespace], 40)) == size
+
+
+def test_vector_index_orders_equal_cosines_by_seq_in_memory_and_from_the_database(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same words in another order embed alike (the hashing embedder counts words), so
+    # these memories tie on cosine: both re-scoring paths rank them by seq, and agree.
+    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
+    tied = ["alpha beta gamma", "gamma beta alpha", "beta gamma alpha", "alpha gamma beta"]
+    others = [f"entry{index} other words" for index in range(30)]
+    answers = []
+    for rows_in_memory in (True, False):
+        if not rows_in_memory:
+            monkeypatch.setattr(vector_index, "EXACT_MEMORY_ROWS", 0)
+        with MemoryService.open(settings, clock=clock) as service:
+            if rows_in_memory:
+                service.remember_many([{"content": text} for text in others + tied])
+                service.new_worker().run_until_idle()
+            index = service.indexing.retriever.index()
+            embedder = service.indexing.retriever.embedder
+            assert index is not None
+            assert embedder is not None
+            assert (index._stored is not None) is rows_in_memory
+            query = embedder.embed_batch(["alpha beta gamma"])[0]
+            answers.append(index.search(query, ["default"], 8))
+    in_memory, from_database = answers
+    assert in_memory == from_database
+    seqs = [seq for seq, _ in in_memory]
+    cosines = [cosine for _, cosine in in_memory]
+    assert cosines == sorted(cosines, reverse=True)
+    top = seqs[: len(tied)]
+    assert top == sorted(top)  # the tied memories, by seq
+    assert len({round(cosine, 6) for cosine in cosines[: len(tied)]}) == 1

@@ -69,6 +69,9 @@ __all__ = ["VectorIndex"]
 
 logger = logging.getLogger(__name__)
 
+# One part of a search's answer: scores and rows, best first.
+Found = tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]]
+
 HNSW_NEIGHBOURS = 32
 HNSW_EF_CONSTRUCTION = 128
 # The beam of a search (at least the number of results wanted). 128 gave recall@10 0.98
@@ -519,30 +522,50 @@ class VectorIndex:
             if visible == 0:
                 return []
             if visible <= wanted:
-                seqs = self._seqs[: self._count][mask].tolist()
+                rows = np.flatnonzero(mask)
             else:
-                seqs = self._candidates(vector, mask, visible, wanted)
+                rows = self._candidates(vector, mask, visible, wanted)
+            if self._stored is not None:
+                return self._best_rows(vector[0], rows, k)
+            seqs = self._seqs[rows].tolist()
         return self._rescore(vector[0], seqs, k)
+
+    def _best_rows(
+        self, vector: Vectors, rows: npt.NDArray[np.intp], k: int
+    ) -> list[tuple[int, float]]:
+        """:meth:`_rescore` for rows whose vectors are held in memory, by row: exact
+        cosines from the stored vectors, the best ``k`` by cosine then seq (call with
+        the lock held; the same values and order as ``_rescore``)."""
+        assert self._stored is not None
+        if len(rows) == 0:
+            return []
+        scores = dot_rows(self._stored[rows].astype(np.float32), vector)
+        seqs = self._seqs[rows]
+        order = np.lexsort((seqs, -scores))[:k]
+        return list(zip(seqs[order].tolist(), scores[order].tolist(), strict=True))
 
     def _candidates(
         self, vector: Vectors, mask: npt.NDArray[np.bool_], visible: int, wanted: int
-    ) -> list[int]:
-        """The seqs of the ``wanted`` best visible rows by their codes."""
-        found: list[tuple[float, int]] = []
+    ) -> npt.NDArray[np.intp]:
+        """The rows of the ``wanted`` best visible rows by their codes, best first."""
+        found: list[Found] = []
         share = visible / self._count
         exact = self._graph is None or visible < self._ann_threshold // 2 or share < EXACT_SHARE
         with search_threads(1):
             if self._graph_rows:
                 graph_mask = mask[: self._graph_rows]
                 if exact:
-                    found += self._scan(self._graph_store, graph_mask, vector, wanted, 0)
+                    found.append(self._scan(self._graph_store, graph_mask, vector, wanted, 0))
                 else:
-                    found += self._graph_search(graph_mask, vector, wanted, share)
+                    found.append(self._graph_search(graph_mask, vector, wanted, share))
             if self._count > self._graph_rows:
                 tail_mask = mask[self._graph_rows : self._count]
-                found += self._scan(self._tail, tail_mask, vector, wanted, self._graph_rows)
-        found.sort(key=lambda item: -item[0])
-        return [int(self._seqs[row]) for _, row in found[:wanted]]
+                found.append(self._scan(self._tail, tail_mask, vector, wanted, self._graph_rows))
+        if not found:
+            return np.zeros(0, dtype=np.intp)
+        scores = np.concatenate([part[0] for part in found])
+        rows = np.concatenate([part[1] for part in found])
+        return rows[np.argsort(-scores, kind="stable")[:wanted]]
 
     @staticmethod
     def _selector(mask: npt.NDArray[np.bool_]) -> tuple[Any, npt.NDArray[np.uint8]]:
@@ -551,29 +574,31 @@ class VectorIndex:
         bitmap = np.packbits(mask, bitorder="little")
         return faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bitmap)), bitmap
 
+    @staticmethod
+    def _found(scores: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], offset: int) -> Found:
+        """faiss's answer for one query as (scores, rows + ``offset``), unfilled slots dropped."""
+        kept = rows[0] >= 0
+        return scores[0][kept], rows[0][kept].astype(np.intp) + offset
+
     @classmethod
     def _scan(
         cls, store: Any, mask: npt.NDArray[np.bool_], vector: Vectors, wanted: int, offset: int
-    ) -> list[tuple[float, int]]:
+    ) -> Found:
         """Exact scan of ``store``'s codes restricted to ``mask`` (no copy)."""
         import faiss
 
         if not mask.any():
-            return []
+            return cls._found(np.zeros((1, 0), np.float32), np.zeros((1, 0), np.int64), offset)
         parameters = faiss.SearchParameters()
         selector, bitmap = cls._selector(mask)
         parameters.sel = selector
         scores, rows = store.search(vector, wanted, params=parameters)
         del bitmap  # kept alive until the search returned
-        return [
-            (score, row + offset)
-            for score, row in zip(scores[0].tolist(), rows[0].tolist(), strict=True)
-            if row >= 0
-        ]
+        return cls._found(scores, rows, offset)
 
     def _graph_search(
         self, mask: npt.NDArray[np.bool_], vector: Vectors, wanted: int, share: float
-    ) -> list[tuple[float, int]]:
+    ) -> Found:
         import faiss
 
         parameters: Any = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
@@ -585,11 +610,7 @@ class VectorIndex:
             parameters.sel, bitmap = self._selector(mask)
         scores, rows = self._graph.search(vector, wanted, params=parameters)
         del bitmap
-        return [
-            (score, row)
-            for score, row in zip(scores[0].tolist(), rows[0].tolist(), strict=True)
-            if row >= 0
-        ]
+        return self._found(scores, rows, 0)
 
     def _rescore(self, vector: Vectors, seqs: Sequence[int], k: int) -> list[tuple[int, float]]:
         """Exact cosines of the candidates from their stored vectors, the best ``k``."""
