@@ -102,6 +102,14 @@ class Candidate:
     next_question: bool = False
     graph_score: float = 0.0
     entity_overlap: float = 0.0
+    in_sequence: bool = False
+    """Whether a previous or next memory of its source is visible (a conversation's turn)."""
+
+    @property
+    def note(self) -> bool:
+        """Neither a speaker nor a neighbour in a source: a plain note, which the
+        reranker's notes twins score (see :mod:`recalld.retrieval.rerank`)."""
+        return not self.has_speaker and not self.in_sequence
 
 
 @dataclass(frozen=True)

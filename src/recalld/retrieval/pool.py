@@ -246,6 +246,7 @@ def build_pool(
         if use_vectors:
             candidate.cosine = cosines.get(row.seq)
         if pair is not None:
+            candidate.in_sequence = pair.previous is not None or pair.next is not None
             candidate.previous_keyword = neighbour_keyword(pair.previous)
             candidate.next_keyword = neighbour_keyword(pair.next)
             if pair.previous is not None:
@@ -260,7 +261,8 @@ def build_pool(
         "hybrid+graph" if request.mode == "hybrid" and request.graph_channel else request.mode
     )
     has_vector = [item.cosine is not None for item in candidates]
-    scores, models = reranker.score(features, embedder_name, channels, has_vector)
+    notes = [item.note for item in candidates]
+    scores, models = reranker.score(features, embedder_name, channels, has_vector, notes)
     return Pool(
         rows=ordered,
         backends=[backends[row.seq] for row in ordered],

@@ -13,6 +13,20 @@ parameters the features were computed with and one logistic model per
   from plain hybrid ones, so it is fitted on its own (a file without it uses
   the ``hybrid`` model).
 
+Each model may have a *notes* twin (the same key with ``/notes`` appended,
+``keyword/notes`` for the keyword model) for memories without conversation
+structure: no speaker, and no previous or next memory in a source, so no
+neighbours, no session and no speaker to match (an agent's plain notes, or a
+memory alone in its source). It is fitted on the other kind of
+memory LoCoMo holds, its *observations* (short facts about the speakers, see
+``bench/locomo.py``), and uses only the features such a memory has. The
+models of turns learn that an absolute cosine says little among hundreds of
+chat turns (their ``cosine`` coefficient is about zero) and that a question
+names its speaker; neither holds for notes, where the cosine is the best
+evidence a paraphrase has. A candidate is scored by the notes twin when it is
+such a note (:attr:`recalld.retrieval.features.Candidate.note`) and the file
+has the twin (else by the model of turns, as files without twins are).
+
 An embedder without its own models (a custom ONNX export, an HTTP endpoint)
 uses the default model's (``fallback_embedder``): its ranking is still driven
 by the same evidence, but its probabilities are calibrated for MiniLM cosines.
@@ -38,11 +52,13 @@ import numpy.typing as npt
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.keyword import KeywordParameters
 
-__all__ = ["Channels", "LogisticModel", "Reranker"]
+__all__ = ["NOTES_SUFFIX", "Channels", "LogisticModel", "Reranker"]
 
 Matrix = npt.NDArray[np.float64]
 # The channel sets a model is fitted for (see the module docstring).
 Channels = Literal["keyword", "vector", "hybrid", "hybrid+graph"]
+# Appended to a model's key for its twin scoring memories without a speaker or source.
+NOTES_SUFFIX = "/notes"
 
 
 @dataclass(frozen=True)
@@ -108,36 +124,57 @@ class Reranker:
         text = resources.files("recalld.retrieval").joinpath("data/reranker.json").read_text()
         return cls(json.loads(text))
 
-    def model(self, embedder: str | None, channels: Channels) -> LogisticModel:
+    def model(
+        self, embedder: str | None, channels: Channels, *, notes: bool = False
+    ) -> LogisticModel:
         """The model for ``channels`` with ``embedder``'s vectors: the embedder's own
-        first (its cosines are what the model was calibrated on), then the fallback's."""
+        first (its cosines are what the model was calibrated on), then the fallback's.
+        With ``notes``, that model's notes twin when the file has it (see the module
+        docstring)."""
         if channels == "keyword" or embedder is None:
-            return self.models["keyword"]
+            return self._twin(self.models["keyword"], notes)
         wanted: list[str] = [channels]
         if channels == "hybrid+graph":
             wanted.append("hybrid")
         for model in (embedder, self.fallback_embedder):
             for name in wanted:
                 if f"{model}/{name}" in self.models:
-                    return self.models[f"{model}/{name}"]
-        return self.models["keyword"]
+                    return self._twin(self.models[f"{model}/{name}"], notes)
+        return self._twin(self.models["keyword"], notes)
+
+    def _twin(self, model: LogisticModel, notes: bool) -> LogisticModel:
+        if not notes:
+            return model
+        return self.models.get(model.name + NOTES_SUFFIX, model)
 
     def score(
-        self, matrix: Matrix, embedder: str | None, channels: Channels, has_vector: Sequence[bool]
+        self,
+        matrix: Matrix,
+        embedder: str | None,
+        channels: Channels,
+        has_vector: Sequence[bool],
+        notes: Sequence[bool] | None = None,
     ) -> tuple[Matrix, list[str]]:
         """Probabilities for every row, and which model scored it: rows without a vector
-        use the keyword model (their cosine features are missing)."""
-        vector_model = self.model(embedder, channels)
-        keyword_model = self.models["keyword"]
-        mask = np.asarray(has_vector, dtype=bool)
-        scores = np.zeros(matrix.shape[0], dtype=np.float64)
-        names = [keyword_model.name] * matrix.shape[0]
+        use the keyword model (their cosine features are missing), rows flagged in
+        ``notes`` (no speaker, no neighbour in a source) the notes twin of their model."""
+        count = matrix.shape[0]
+        vector = np.asarray(has_vector, dtype=bool)
         if channels == "keyword":
-            mask = np.zeros_like(mask)
-        if mask.any():
-            scores[mask] = vector_model.probabilities(matrix[mask])
-            for index in np.flatnonzero(mask):
-                names[int(index)] = vector_model.name
-        if (~mask).any():
-            scores[~mask] = keyword_model.probabilities(matrix[~mask])
+            vector = np.zeros(count, dtype=bool)
+        plain = np.zeros(count, dtype=bool) if notes is None else np.asarray(notes, dtype=bool)
+        scores = np.zeros(count, dtype=np.float64)
+        names = [""] * count
+        for with_vector in (True, False):
+            for is_note in (False, True):
+                rows = (vector == with_vector) & (plain == is_note)
+                if not rows.any():
+                    continue
+                if with_vector:
+                    model = self.model(embedder, channels, notes=is_note)
+                else:
+                    model = self.model(None, "keyword", notes=is_note)
+                scores[rows] = model.probabilities(matrix[rows])
+                for index in np.flatnonzero(rows):
+                    names[int(index)] = model.name
         return scores, names
