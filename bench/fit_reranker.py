@@ -4,16 +4,21 @@ What it does (``bench/locomo.py --cv`` runs the same code):
 
 1. Ingests every conversation into its own namespace exactly as
    ``bench/locomo.py`` does (speaker, source = session, ``at`` = session time +
-   turn index) and embeds it with the chosen embedder.
+   turn index) and, when the file has them, its observations as plain notes
+   into a namespace of their own (``locomo.load_observations``: no speaker, no
+   source), and embeds both with the chosen embedder.
 2. For every question with evidence, builds the candidate pool recall builds
    (``HybridRetriever.pool``: keyword and vector candidates, every feature of
    ``recalld.retrieval.features``) in each channel set (keyword, vector,
    hybrid, and hybrid+graph: hybrid with the knowledge graph's candidates and
    features, as recall has them with ``RECALLD_GRAPH_RECALL=true``); a
-   candidate's label is whether it is one of the question's evidence turns.
-   Categories 1-4 train; category 5 (adversarial) does not.
-3. Fits one logistic regression per channel set (scikit-learn, standardised
-   features, L2), first once per held-out conversation on the other ones
+   candidate's label is whether it is one of the question's evidence turns
+   (for notes: one of the facts citing an evidence turn). Categories 1-4
+   train; category 5 (adversarial) does not.
+3. Fits one logistic regression per channel set and *regime* (turns; and notes,
+   with only the features a note has: the models' ``/notes`` twins, see
+   ``recalld.retrieval.rerank``; scikit-learn, standardised features, L2),
+   first once per held-out conversation on the other ones
    (leave-one-conversation-out: the figures ``--cv`` reports), then once on
    every conversation (the shipped coefficients).
 4. Scores each held-out pool with its fold's model and ranks it through the
@@ -28,7 +33,8 @@ Never commit the data: only coefficients (and figures) leave this script.
 Run it from the repository root (``pip install -e '.[bench]'`` for scikit-learn)::
 
     .venv/bin/python bench/fit_reranker.py --data ../shared/bench/locomo/dev.json \\
-        [--embedder minilm|hashing] [--write] [--out PATH] [--db-dir DIR]
+        [--embedder minilm|hashing] [--write] [--out PATH] [--db-dir DIR] \\
+        [--no-notes | --notes-only]
 
 Progress goes to stderr; the last line of stdout is one JSON object: the
 cross-validated figures per channel set and the fitted models.
@@ -47,7 +53,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +68,7 @@ from locomo import (
     average_metrics,
     ingest,
     load_conversations,
+    load_observations,
     ranking_metrics,
 )
 from recalld import MemoryService, Settings
@@ -71,7 +78,7 @@ from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.hybrid import HybridRetriever, RetrievalDepths
 from recalld.retrieval.keyword import KeywordParameters
 from recalld.retrieval.pool import Mode, Pool
-from recalld.retrieval.rerank import Channels, Reranker
+from recalld.retrieval.rerank import NOTES_SUFFIX, Channels, Reranker
 from recalld.store.base import Scope
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "src/recalld/retrieval/data/reranker.json"
@@ -117,6 +124,31 @@ MODEL_FEATURES: dict[Channels, tuple[str, ...]] = {
     "hybrid": KEYWORD_FEATURES + VECTOR_FEATURES + SHARED_FEATURES,
     "hybrid+graph": KEYWORD_FEATURES + VECTOR_FEATURES + SHARED_FEATURES + GRAPH_FEATURES,
 }
+# What a memory without a speaker and a source (a plain note) never has: neighbours in a
+# source, a session, a speaker. The notes twins leave these features out.
+STRUCTURE_FEATURES = frozenset(
+    (
+        "previous_keyword",
+        "next_keyword",
+        "source_keyword_gap",
+        "previous_question_keyword",
+        "previous_cosine",
+        "next_cosine",
+        "source_cosine_gap",
+        "previous_question_cosine",
+        "previous_question",
+        "next_question",
+        "speaker_named",
+        "other_speaker_named",
+    )
+)
+NOTES_FEATURES: dict[Channels, tuple[str, ...]] = {
+    mode: tuple(name for name in features if name not in STRUCTURE_FEATURES)
+    for mode, features in MODEL_FEATURES.items()
+}
+# The two kinds of memory a reranker file has models for: conversation turns, and notes.
+Regime = Literal["turns", "notes"]
+REGIMES: tuple[Regime, ...] = ("turns", "notes")
 # hybrid+graph: hybrid recall with the knowledge graph's candidates (RECALLD_GRAPH_RECALL=true),
 # pooled and fitted on its own; skipped when the service builds no graph.
 CHANNEL_SETS: tuple[Channels, ...] = ("keyword", "vector", "hybrid", "hybrid+graph")
@@ -180,7 +212,10 @@ class QueryPool:
     """One question asked of one conversation: the candidate pool and its labels.
 
     ``origin`` is the conversation a *foreign* question comes from (a negative:
-    asked of another conversation, it has no evidence there).
+    asked of another conversation, it has no evidence there). ``regime`` says
+    whether the memories asked are conversation turns or notes (then
+    ``conversation`` is the index of the conversation the notes come from, so
+    both regimes of one conversation leave a fold together).
     """
 
     conversation: int
@@ -191,6 +226,7 @@ class QueryPool:
     dia_ids: list[str]
     labels: npt.NDArray[np.float64]
     origin: int | None = None
+    regime: Regime = "turns"
 
 
 @dataclass
@@ -272,25 +308,27 @@ def _pool(
     return pool, [conversation.dia_of_seq.get(row.seq, "") for row in pool.rows]
 
 
-def pool_channel(
+def _pool_regime(
     retriever: HybridRetriever,
     conversations: Sequence[Conversation],
     mode: Mode,
     max_terms: int,
     negatives: int,
-    seed: int,
-) -> ChannelData:
-    """Pool every question of every conversation, ``negatives`` foreign questions per
-    conversation (drawn with ``seed``) and the unrelated questions, in ``mode``."""
+    rng: random.Random,
+    regime: Regime,
+    data: ChannelData,
+) -> None:
+    """Pool the questions, foreign negatives and unrelated questions of one regime into
+    ``data`` (a conversation without memories, e.g. without observations, is skipped)."""
     now = datetime.now(UTC)
-    data = ChannelData()
-    rng = random.Random(seed)
     for number, conversation in enumerate(conversations):
+        if not conversation.turns:
+            continue
         for category, question, gold in conversation.queries:
             pool, dia_ids = _pool(retriever, conversation, question, mode, now, max_terms)
             labels = np.array([float(dia in gold) for dia in dia_ids], dtype=np.float64)
             data.questions.append(
-                QueryPool(number, category, question, gold, pool, dia_ids, labels)
+                QueryPool(number, category, question, gold, pool, dia_ids, labels, None, regime)
             )
         others = [
             (origin, question)
@@ -302,26 +340,55 @@ def pool_channel(
             pool, dia_ids = _pool(retriever, conversation, question, mode, now, max_terms)
             zeros = np.zeros(len(dia_ids), dtype=np.float64)
             data.foreign.append(
-                QueryPool(number, "foreign", question, [], pool, dia_ids, zeros, origin)
+                QueryPool(number, "foreign", question, [], pool, dia_ids, zeros, origin, regime)
             )
         for question in UNRELATED_QUERIES:
             pool, dia_ids = _pool(retriever, conversation, question, mode, now, max_terms)
             zeros = np.zeros(len(dia_ids), dtype=np.float64)
             data.unrelated.append(
-                QueryPool(number, "unrelated", question, [], pool, dia_ids, zeros)
+                QueryPool(number, "unrelated", question, [], pool, dia_ids, zeros, None, regime)
             )
+
+
+def pool_channel(
+    retriever: HybridRetriever,
+    conversations: Sequence[Conversation],
+    mode: Mode,
+    max_terms: int,
+    negatives: int,
+    seed: int,
+    notes: Sequence[Conversation] = (),
+) -> ChannelData:
+    """Pool every question of every conversation, ``negatives`` foreign questions per
+    conversation (drawn with ``seed``) and the unrelated questions, in ``mode``; then the
+    same for ``notes`` (the conversations' observations, in the same order), drawn with
+    a generator of their own so the turns' pools do not depend on them."""
+    data = ChannelData()
+    _pool_regime(
+        retriever, conversations, mode, max_terms, negatives, random.Random(seed), "turns", data
+    )
+    rng = random.Random(seed + 1)
+    _pool_regime(retriever, notes, mode, max_terms, negatives, rng, "notes", data)
     return data
 
 
-def training_pools(data: ChannelData, held_out: int | None) -> list[QueryPool]:
-    """The pools a model trains on: questions of categories 1-4 and the foreign negatives,
-    none of which involves the ``held_out`` conversation."""
+def training_pools(
+    data: ChannelData, held_out: int | None, regime: Regime = "turns"
+) -> list[QueryPool]:
+    """The pools a model of ``regime`` trains on: questions of categories 1-4 and the
+    foreign negatives, none of which involves the ``held_out`` conversation."""
     questions = [
         item
         for item in data.questions
-        if item.category in OVERALL_CATEGORIES and item.conversation != held_out
+        if item.category in OVERALL_CATEGORIES
+        and item.conversation != held_out
+        and item.regime == regime
     ]
-    foreign = [item for item in data.foreign if held_out not in (item.conversation, item.origin)]
+    foreign = [
+        item
+        for item in data.foreign
+        if held_out not in (item.conversation, item.origin) and item.regime == regime
+    ]
     return questions + foreign
 
 
@@ -333,6 +400,9 @@ def fit_model(pools: Sequence[QueryPool], features: Sequence[str]) -> dict[str, 
     matrix = np.concatenate([item.pool.features[:, columns] for item in pools])
     labels = np.concatenate([item.labels for item in pools])
     mean = np.nanmean(matrix, axis=0)
+    if np.isnan(mean).any():
+        missing = [name for name, value in zip(features, mean, strict=True) if np.isnan(value)]
+        raise ValueError(f"no training row has the features {missing}")
     matrix = np.where(np.isnan(matrix), mean, matrix)
     scale = matrix.std(axis=0)
     scale = np.where(scale > 0, scale, 1.0)
@@ -349,27 +419,36 @@ def fit_model(pools: Sequence[QueryPool], features: Sequence[str]) -> dict[str, 
 
 def fit_models(
     data: dict[Channels, ChannelData], held_out: int | None
-) -> dict[Channels, dict[str, Any]]:
-    """One model per channel set, trained without ``held_out`` (None: on everything)."""
-    return {
-        mode: fit_model(training_pools(channel, held_out), MODEL_FEATURES[mode])
-        for mode, channel in data.items()
-    }
+) -> dict[str, dict[str, Any]]:
+    """One model per channel set (keyed by it), and its notes twin (keyed by it plus
+    ``/notes``) when there are note pools, trained without ``held_out`` (None: on
+    everything)."""
+    models: dict[str, dict[str, Any]] = {}
+    for mode, channel in data.items():
+        models[mode] = fit_model(training_pools(channel, held_out), MODEL_FEATURES[mode])
+        notes = training_pools(channel, held_out, "notes")
+        if notes:
+            models[mode + NOTES_SUFFIX] = fit_model(notes, NOTES_FEATURES[mode])
+    return models
 
 
 def reranker_data(
     parameters: KeywordParameters,
     embedder: str | None,
-    models: dict[Channels, dict[str, Any]],
+    models: dict[str, dict[str, Any]],
     info: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The reranker file's JSON: BM25F parameters and the models keyed as the runtime wants."""
+    """The reranker file's JSON: BM25F parameters and the models keyed as the runtime wants
+    (``keyword`` and ``<embedder>/<channels>``, each with its ``/notes`` twin)."""
     keyed: dict[str, Any] = {}
-    for channels, model in models.items():
+    for name, model in models.items():
+        notes = name.endswith(NOTES_SUFFIX)
+        channels = name.removesuffix(NOTES_SUFFIX)
+        suffix = NOTES_SUFFIX if notes else ""
         if channels == "keyword" or embedder is None:
-            keyed["keyword"] = model
+            keyed["keyword" + suffix] = model
         else:
-            keyed[f"{embedder}/{channels}"] = model
+            keyed[f"{embedder}/{channels}{suffix}"] = model
     return {
         "version": 1,
         "info": info or {},
@@ -380,8 +459,10 @@ def reranker_data(
 
 
 def _score(reranker: Reranker, item: QueryPool, embedder: str | None, mode: Channels) -> Any:
-    has_vector = [candidate.cosine is not None for candidate in item.pool.candidates]
-    scores, _ = reranker.score(item.pool.features, embedder, mode, has_vector)
+    candidates = item.pool.candidates
+    has_vector = [candidate.cosine is not None for candidate in candidates]
+    notes = [candidate.note for candidate in candidates]
+    scores, _ = reranker.score(item.pool.features, embedder, mode, has_vector, notes)
     return scores
 
 
@@ -390,8 +471,10 @@ def cross_validate(
     embedder: str | None,
     parameters: KeywordParameters,
     folds: int,
+    twins: bool = True,
 ) -> dict[Channels, ChannelScores]:
-    """Every pool scored by the models fitted without its conversation."""
+    """Every pool scored by the models fitted without its conversation (without their
+    notes twins unless ``twins``: then the turns' models score the notes too)."""
     scored = {
         mode: ChannelScores(
             questions=[np.zeros(0)] * len(channel.questions),
@@ -401,7 +484,10 @@ def cross_validate(
         for mode, channel in data.items()
     }
     for held_out in range(folds):
-        reranker = Reranker(reranker_data(parameters, embedder, fit_models(data, held_out)))
+        models = fit_models(data, held_out)
+        if not twins:
+            models = {name: model for name, model in models.items() if NOTES_SUFFIX not in name}
+        reranker = Reranker(reranker_data(parameters, embedder, models))
         for mode, channel in data.items():
             for name in ("questions", "foreign", "unrelated"):
                 items: list[QueryPool] = getattr(channel, name)
@@ -545,8 +631,9 @@ def choose_min_score(rows: Sequence[dict[str, float]]) -> float:
 def build_service(
     data: Path, directory: Path, embedder: str, graph_extractor: str = "spacy"
 ) -> tuple[MemoryService, list[Conversation], dict[str, float]]:
-    """Ingest and index a LoCoMo-format file into a fresh database under ``directory``
-    (with recall's default knowledge graph, so the pools hold what recall's do)."""
+    """Ingest and index a LoCoMo-format file's conversations into a fresh database under
+    ``directory`` (with recall's default knowledge graph, so the pools hold what recall's
+    do). Their observations are not: :func:`build_notes` adds them."""
     conversations = load_conversations(data)
     settings = Settings(
         db=directory / "locomo.db",
@@ -560,6 +647,18 @@ def build_service(
     return service, conversations, timings
 
 
+def build_notes(service: MemoryService, data: Path) -> tuple[list[Conversation], float]:
+    """The file's observations written as plain notes (``locomo.load_observations``), one
+    namespace per conversation, indexed; and the seconds it took. Empty when the file
+    has no observations."""
+    notes = load_observations(data)
+    if not any(conversation.turns for conversation in notes):
+        return [], 0.0
+    started = time.perf_counter()
+    ingest(service, [conversation for conversation in notes if conversation.turns])
+    return notes, round(time.perf_counter() - started, 3)
+
+
 def pool_all(
     service: MemoryService,
     conversations: Sequence[Conversation],
@@ -567,9 +666,11 @@ def pool_all(
     negatives: int = NEGATIVES,
     seed: int = SEED,
     modes: Sequence[Channels] = CHANNEL_SETS,
+    notes: Sequence[Conversation] = (),
 ) -> tuple[dict[Channels, ChannelData], HybridRetriever]:
     """Every pool in every channel set of ``modes`` the service allows (vector sets need an
-    embedder, ``hybrid+graph`` a graph extractor)."""
+    embedder, ``hybrid+graph`` a graph extractor), of the conversations and of their
+    ``notes`` (in the same order)."""
     depths = RetrievalDepths(
         keyword=service.settings.keyword_candidates,
         vector=service.settings.vector_candidates,
@@ -587,11 +688,50 @@ def pool_all(
         mode: Mode = "hybrid" if channels == "hybrid+graph" else channels
         started = time.perf_counter()
         data[channels] = pool_channel(
-            retriever, conversations, mode, service.settings.max_query_terms, negatives, seed
+            retriever,
+            conversations,
+            mode,
+            service.settings.max_query_terms,
+            negatives,
+            seed,
+            notes,
         )
         print(f"pooled {channels} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     retriever.graph = None
     return data, retriever
+
+
+def regime_view(
+    channel: ChannelData, scores: ChannelScores, regime: Regime
+) -> tuple[ChannelData, ChannelScores]:
+    """The pools of one regime and their scores, in the same order."""
+    view = ChannelData()
+    kept = ChannelScores(questions=[], foreign=[], unrelated=[])
+    for name in ("questions", "foreign", "unrelated"):
+        items: list[QueryPool] = getattr(channel, name)
+        values: Scores = getattr(scores, name)
+        for item, item_scores in zip(items, values, strict=True):
+            if item.regime == regime:
+                getattr(view, name).append(item)
+                getattr(kept, name).append(item_scores)
+    return view, kept
+
+
+def _figures(
+    retriever: HybridRetriever, channel: ChannelData, scores: ChannelScores
+) -> dict[str, Any]:
+    trade_off = abstention(retriever, channel, scores)
+    chosen = choose_min_score(trade_off)
+    return {
+        **evaluate(retriever, channel.questions, scores.questions, 0.0),
+        "at_chosen_min_score": {
+            "min_score": chosen,
+            **evaluate(retriever, channel.questions, scores.questions, chosen)["overall"],
+        },
+        "abstention": trade_off,
+        "chosen_min_score": chosen,
+        "calibration": calibration(channel, scores),
+    }
 
 
 def report(
@@ -600,26 +740,28 @@ def report(
     parameters: KeywordParameters,
     negatives: int = NEGATIVES,
     modes: Sequence[Channels] = CHANNEL_SETS,
+    notes: Sequence[Conversation] = (),
 ) -> tuple[dict[str, Any], dict[Channels, ChannelData]]:
     """The leave-one-conversation-out figures of every channel set of ``modes``
-    (``bench/locomo.py --cv``)."""
+    (``bench/locomo.py --cv``): the turns' at the top level; when ``notes`` holds any,
+    the notes' under ``notes``, and under ``notes_without_twins`` the notes scored by the
+    turns' models (what recall did before the twins)."""
     embedder = None if service.embedder is None else service.embedder.name
-    data, retriever = pool_all(service, conversations, parameters, negatives, modes=modes)
-    scored = cross_validate(data, embedder, parameters, len(conversations))
+    data, retriever = pool_all(
+        service, conversations, parameters, negatives, modes=modes, notes=notes
+    )
+    folds = len(conversations)
+    scored = cross_validate(data, embedder, parameters, folds)
+    without = cross_validate(data, embedder, parameters, folds, twins=False) if notes else None
     result: dict[str, Any] = {}
     for mode, channel in data.items():
-        trade_off = abstention(retriever, channel, scored[mode])
-        chosen = choose_min_score(trade_off)
-        result[mode] = {
-            **evaluate(retriever, channel.questions, scored[mode].questions, 0.0),
-            "at_chosen_min_score": {
-                "min_score": chosen,
-                **evaluate(retriever, channel.questions, scored[mode].questions, chosen)["overall"],
-            },
-            "abstention": trade_off,
-            "chosen_min_score": chosen,
-            "calibration": calibration(channel, scored[mode]),
-        }
+        turns, turn_scores = regime_view(channel, scored[mode], "turns")
+        result[mode] = _figures(retriever, turns, turn_scores)
+        plain, plain_scores = regime_view(channel, scored[mode], "notes")
+        if plain.questions and without is not None:
+            result[mode]["notes"] = _figures(retriever, plain, plain_scores)
+            plain, plain_scores = regime_view(channel, without[mode], "notes")
+            result[mode]["notes_without_twins"] = _figures(retriever, plain, plain_scores)
     return result, data
 
 
@@ -640,15 +782,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--write", action="store_true", help="write the reranker data file")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where --write writes")
     parser.add_argument("--db-dir", type=Path, default=None, help="keep the database here")
+    parser.add_argument(
+        "--no-notes",
+        action="store_true",
+        help="fit no notes twins (the file's observations are then left out)",
+    )
+    parser.add_argument(
+        "--notes-only",
+        action="store_true",
+        help="write only the notes twins (the turn models already in --out stay as they are)",
+    )
     arguments = parser.parse_args(argv)
+    if arguments.notes_only and arguments.no_notes:
+        parser.error("--notes-only and --no-notes contradict each other")
     parameters = Reranker.default().keyword_parameters
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
         service, conversations, timings = build_service(
             arguments.data, Path(directory), arguments.embedder, arguments.graph_extractor
         )
         with service:
+            notes, timings["notes_seconds"] = (
+                ([], 0.0) if arguments.no_notes else build_notes(service, arguments.data)
+            )
             embedder = None if service.embedder is None else service.embedder.name
-            cross_validated, data = report(service, conversations, parameters, arguments.negatives)
+            cross_validated, data = report(
+                service, conversations, parameters, arguments.negatives, notes=notes
+            )
             models = fit_models(data, None)
     info = {
         "fitted": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -663,10 +822,25 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "overall": result["overall"],
                 "pool_recall": result["pool_recall"],
                 "chosen_min_score": result["chosen_min_score"],
+                **(
+                    {
+                        "notes": {
+                            "overall": result["notes"]["overall"],
+                            "pool_recall": result["notes"]["pool_recall"],
+                            "chosen_min_score": result["notes"]["chosen_min_score"],
+                        }
+                    }
+                    if "notes" in result
+                    else {}
+                ),
             }
             for mode, result in cross_validated.items()
         },
     }
+    if arguments.notes_only:
+        models = {name: model for name, model in models.items() if name.endswith(NOTES_SUFFIX)}
+        if not models:
+            parser.error("--notes-only: the file has no observations to fit notes twins on")
     data_file = reranker_data(parameters, embedder, models, info)
     if arguments.write:
         merged = data_file
@@ -675,7 +849,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             existing = json.loads(arguments.out.read_text())
             merged = {**existing, "keyword_parameters": data_file["keyword_parameters"]}
             merged["models"] = {**existing.get("models", {}), **data_file["models"]}
-            merged["info"] = {**existing.get("info", {}), str(embedder): info}
+            entry = info
+            if arguments.notes_only:
+                # The turn models and their figures stay; the twins' figures join them.
+                entry = {**existing.get("info", {}).get(str(embedder), {}), "notes_twins": info}
+            merged["info"] = {**existing.get("info", {}), str(embedder): entry}
             merged["fallback_embedder"] = existing.get("fallback_embedder") or embedder
         arguments.out.write_text(json.dumps(merged, indent=1) + "\n")
         print(f"wrote {arguments.out}", file=sys.stderr)

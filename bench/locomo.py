@@ -27,6 +27,11 @@ Two ways to score (issue 11):
   ``MemoryService.recall`` at ``--min-score`` (default: ``RECALLD_MIN_SCORE``).
   On the dev split this is *in sample* (the shipped reranker was fitted on it;
   the output says so): use it on other LoCoMo-format files;
+* ``--notes`` also writes the file's *observations* (LoCoMo's short facts
+  about the speakers, each citing its turns) as plain notes, one namespace per
+  conversation (see :func:`load_observations`), and reports the same figures
+  for them under ``notes``: the regime of an agent's notes, without speakers
+  or sessions, that the reranker's notes models are fitted on;
 * ``--cv`` reports leave-one-conversation-out figures instead: for each
   conversation, the reranker is fitted on the others and ranks it, through the
   same code as ``bench/fit_reranker.py`` (candidate pool, features, runtime
@@ -40,7 +45,7 @@ it lives, never copy it into the repository)::
 
     .venv/bin/python bench/locomo.py --data ../shared/bench/locomo/dev.json \\
         [--cv] [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] \\
-        [--graph-extractor spacy|rules|none] [--min-score S] [--db-dir DIR]
+        [--graph-extractor spacy|rules|none] [--min-score S] [--notes] [--db-dir DIR]
 
 Progress goes to stderr; the last line of stdout is one JSON object with
 ``overall`` (categories 1-4) and ``by_category`` (keys "1"..."5"), each holding
@@ -149,6 +154,56 @@ def load_conversations(path: Path) -> list[Conversation]:
     return conversations
 
 
+def load_observations(path: Path) -> list[Conversation]:
+    """The file's *observations* as plain notes, one :class:`Conversation` per item (in
+    the order of :func:`load_conversations`; empty for an item without observations).
+
+    LoCoMo annotates each session with short facts about its speakers
+    ("Caroline attended an LGBTQ support group recently ..."), each citing the
+    turn(s) it comes from. Each fact becomes a note as an agent would keep it:
+    the fact's text, no speaker, no source, ``at`` = its session's date-time,
+    and an id ``O<session>:<k>`` in ``meta["dia_id"]``. A question's gold notes
+    are the facts citing one of its evidence turns (a question none cites is
+    left out). This is the second regime recall's reranker is fitted on (its
+    notes models, see ``recalld.retrieval.rerank``).
+    """
+    notes = []
+    for item in json.loads(path.read_text()):
+        body = item["conversation"]
+        turn_ids = {
+            str(turn["dia_id"])
+            for key, session in body.items()
+            if re.fullmatch(r"session_\d+", key)
+            for turn in session
+        }
+        drafts: list[NewMemory] = []
+        cited_by: dict[str, list[str]] = {}
+        for key, speakers in (item.get("observation") or {}).items():
+            number = re.fullmatch(r"session_(\d+)_observation", key)
+            if number is None or not isinstance(speakers, dict):
+                continue
+            at = parse_session_time(body[f"session_{number.group(1)}_date_time"])
+            facts = [fact for values in speakers.values() for fact in values]
+            for position, (text, evidence) in enumerate(facts):
+                note_id = f"O{number.group(1)}:{position}"
+                drafts.append(NewMemory(content=str(text), at=at, meta={"dia_id": note_id}))
+                cited = evidence if isinstance(evidence, list) else [evidence]
+                for turn in normalize_evidence(cited, turn_ids):
+                    cited_by.setdefault(turn, []).append(note_id)
+        conversation = Conversation(
+            sample_id=f"{item['sample_id']}-notes",
+            turns=drafts,
+            dia_ids={str(draft.meta["dia_id"]) for draft in drafts},
+        )
+        for qa in item["qa"]:
+            evidence = normalize_evidence(qa.get("evidence", []), turn_ids)
+            gold = list(dict.fromkeys(note for turn in evidence for note in cited_by.get(turn, [])))
+            if gold:
+                conversation.queries.append((str(qa["category"]), qa["question"], gold))
+        notes.append(conversation)
+    return notes
+
+
 def ingest(service: MemoryService, conversations: Sequence[Conversation]) -> dict[str, float]:
     """Write every conversation into its own namespace, then index the queue until idle."""
     started = time.perf_counter()
@@ -235,17 +290,21 @@ def cross_validated(
     conversations: Sequence[Conversation],
     mode: Mode,
     only_mode: bool = False,
+    notes: Sequence[Conversation] = (),
 ) -> dict[str, Any]:
     """Leave-one-conversation-out figures (``bench/fit_reranker.py``'s code) for ``mode``,
     with the other channel sets' overall figures beside them (``only_mode``: only the
-    keyword set's, which every reranker needs for candidates without a vector)."""
+    keyword set's, which every reranker needs for candidates without a vector), and the
+    notes regime's under ``notes`` when ``notes`` (the observations) holds any."""
     from fit_reranker import CHANNEL_SETS, report
     from recalld.retrieval.rerank import Channels, Reranker
 
     modes: tuple[Channels, ...] = (
         tuple(dict.fromkeys(("keyword", mode))) if only_mode else CHANNEL_SETS
     )
-    results, _ = report(service, conversations, Reranker.default().keyword_parameters, modes=modes)
+    results, _ = report(
+        service, conversations, Reranker.default().keyword_parameters, modes=modes, notes=notes
+    )
     chosen = results[mode]
     return {
         **chosen,
@@ -282,6 +341,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--min-score", type=float, default=None, help="plain run: threshold (RECALLD_MIN_SCORE)"
     )
+    parser.add_argument(
+        "--notes",
+        action="store_true",
+        help="also the file's observations as plain notes (the reranker's notes regime)",
+    )
     arguments = parser.parse_args(argv)
     if arguments.cv and arguments.mode != "keyword" and arguments.embedder == "none":
         parser.error("--cv with --embedder none needs --mode keyword")
@@ -299,11 +363,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"ingesting {len(conversations)} conversations ...", file=sys.stderr)
         with MemoryService.open(settings) as service:
             timings = ingest(service, conversations)
+            notes = load_observations(arguments.data) if arguments.notes else []
+            written = [conversation for conversation in notes if conversation.turns]
+            if written:
+                timings["notes_indexing_seconds"] = ingest(service, written)["indexing_seconds"]
             print(f"indexed in {timings['indexing_seconds']} s; querying ...", file=sys.stderr)
             if arguments.cv:
-                result = cross_validated(service, conversations, arguments.mode)
+                result = cross_validated(service, conversations, arguments.mode, notes=notes)
             else:
                 result = evaluate(service, conversations, arguments.mode, arguments.min_score)
+                if written:
+                    result["notes"] = evaluate(
+                        service, written, arguments.mode, arguments.min_score
+                    )
             minimum = service.settings.min_score
     fitted_on = _fitted_on()
     output = {
