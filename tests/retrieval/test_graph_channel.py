@@ -73,8 +73,12 @@ def test_graph_recall_is_off_by_default_and_has_its_own_model(
 ) -> None:
     assert Settings(db=db_path).graph_recall is False
     # With an embedder, hybrid recall with the graph is scored by the model fitted on
-    # the graph's pools, without it by the plain hybrid model.
-    for graph_recall, model in ((False, "hashing-256/hybrid"), (True, "hashing-256/hybrid+graph")):
+    # the graph's pools, without it by the plain hybrid model (these memories are plain
+    # notes: no speaker, no source, so each model's notes twin).
+    for graph_recall, model in (
+        (False, "hashing-256/hybrid/notes"),
+        (True, "hashing-256/hybrid+graph/notes"),
+    ):
         path = db_path.with_name(f"graph-{graph_recall}.db")
         settings = semantic_settings(path, graph_recall=graph_recall)
         with MemoryService.open(settings, clock=clock) as service:

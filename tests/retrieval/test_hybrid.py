@@ -47,9 +47,12 @@ def indexed(db_path: Path, clock: FakeClock) -> MemoryService:
 
 def test_hybrid_hits_carry_channels_and_backends(indexed: MemoryService) -> None:
     with indexed as service:
-        assert [hit.backends for hit in service.recall("staging database", limit=3)] == [
-            ["fts", "vector"]
-        ]  # with the default min_score only the real match comes back
+        found = service.recall("staging database", limit=3)
+        # With the default min_score the real match comes first, the other database note
+        # (a word in common) may follow, the roses never do.
+        assert found[0].memory.content.startswith("The staging database")
+        assert found[0].backends == ["fts", "vector"]
+        assert all("roses" not in hit.memory.content for hit in found)
         hits = service.recall("staging database", limit=3, min_score=0)
         top = hits[0]
         assert top.memory.content.startswith("The staging database")

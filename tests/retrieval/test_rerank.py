@@ -161,7 +161,8 @@ def test_rerank_shipped_data_names_known_features() -> None:
     assert reranker.model(None, "hybrid").name == "keyword"
     # Hybrid recall without the graph (the default) is scored by a model without the
     # graph features; with it, by one fitted on the graph's pools.
-    for name in {name.split("/")[0] for name in reranker.models if "/" in name}:
+    embedders = {name.split("/")[0] for name in reranker.models if "/" in name} - {"keyword"}
+    for name in embedders:
         plain, graph = reranker.models[f"{name}/hybrid"], reranker.models[f"{name}/hybrid+graph"]
         assert "graph_score" not in plain.features, name
         assert {"graph_score", "entity_overlap"} <= set(graph.features), name
@@ -197,6 +198,99 @@ def test_rerank_graph_channel_picks_its_model_then_the_plain_hybrid_one() -> Non
     assert reranker.model("own", "hybrid+graph").name == "own/hybrid"
     assert reranker.model("unknown", "hybrid+graph").name == "base/hybrid+graph"
     assert reranker.model("unknown", "keyword").name == "keyword"
+
+
+def test_rerank_notes_twins_score_memories_without_speaker_or_source() -> None:
+    import numpy as np
+
+    reranker = Reranker(
+        {
+            "fallback_embedder": "base",
+            "models": {
+                "keyword": _model(["keyword"]),
+                "keyword/notes": _model(["keyword"]),
+                "base/hybrid": _model(["keyword", "cosine"]),
+                "base/hybrid/notes": _model(["keyword", "cosine"]),
+                "own/hybrid": _model(["keyword", "cosine"]),
+            },
+        }
+    )
+    assert reranker.model("base", "hybrid", notes=True).name == "base/hybrid/notes"
+    assert reranker.model("base", "hybrid+graph", notes=True).name == "base/hybrid/notes"
+    assert reranker.model("base", "hybrid").name == "base/hybrid"
+    # A model without a twin scores notes too (files written before the twins).
+    assert reranker.model("own", "hybrid", notes=True).name == "own/hybrid"
+    assert reranker.model(None, "hybrid", notes=True).name == "keyword/notes"
+    matrix = np.zeros((4, 28))
+    _, names = reranker.score(
+        matrix, "base", "hybrid", [True, True, False, False], [False, True, False, True]
+    )
+    assert names == ["base/hybrid", "base/hybrid/notes", "keyword", "keyword/notes"]
+    _, names = reranker.score(matrix, "base", "keyword", [True] * 4, [True, False, True, False])
+    assert names == ["keyword/notes", "keyword", "keyword/notes", "keyword"]
+
+
+def test_rerank_shipped_notes_twins_use_only_what_a_note_has() -> None:
+    reranker = Reranker.default()
+    structure = {"speaker_named", "other_speaker_named", "previous_cosine", "source_keyword_gap"}
+    twins = [name for name in reranker.models if name.endswith("/notes")]
+    assert "keyword/notes" in twins
+    for name in {name.split("/")[0] for name in reranker.models if "/" in name} - {"keyword"}:
+        for channels in ("hybrid", "vector", "hybrid+graph"):
+            assert f"{name}/{channels}/notes" in twins, (name, channels)
+    for name in twins:
+        assert not structure & set(reranker.models[name].features), name
+
+
+def test_rerank_explain_names_the_model_of_each_kind_of_memory(
+    db_path: Path, clock: FakeClock
+) -> None:
+    question = "where is the spare house key?"
+    with MemoryService.open(semantic_settings(db_path), clock=clock) as service:
+        note = service.remember("The spare house key is under the blue flower pot")
+        alone = service.remember("A spare house key hangs in the garage", source="file:///keys.md")
+        turns = service.remember_conversation(
+            [
+                {"speaker": "Ana", "content": "I keep the spare house key in the shed"},
+                {"speaker": "Ben", "content": "Good to know, thanks"},
+            ],
+            conversation="chat-1",
+        )
+        service.new_worker().run_until_idle()
+        models = {
+            name: service.explain(question, memory_id).model
+            for name, memory_id in (
+                ("note", note.id),
+                ("alone in its source", alone.id),
+                ("turn", turns.turns[0].receipt.id),
+            )
+        }
+    assert models["note"].endswith("/notes")
+    assert models["alone in its source"].endswith("/notes")
+    assert not models["turn"].endswith("/notes")
+
+
+@pytest.mark.model
+def test_rerank_real_model_finds_a_note_asked_in_other_words(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    settings = semantic_settings(tmp_path / "notes.db", embedder="minilm")
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many([{"content": text} for text in NOTES])
+        service.new_worker().run_until_idle()
+        # Asked in other words, a note is a likely answer (the turns' model, whose
+        # cosine coefficient is about zero, gave these 0.07-0.10).
+        for question, note in (
+            ("Which seat does Ana like on planes?", NOTES[3]),
+            ("Where do we hide the extra key to the house?", NOTES[4]),
+            ("What does the car need before the cold season?", NOTES[6]),
+        ):
+            hits = service.search(question, limit=3)
+            assert hits[0].memory.content == note, question
+            assert hits[0].score >= 0.2, (question, hits[0].score)
+        # No content word in common: still the first candidate, if a weak one.
+        hits = service.search("What does my grandmother cultivate?", limit=3, min_score=0)
+        assert hits[0].memory.content == "Grandma grows roses in her garden"
 
 
 @pytest.mark.model
