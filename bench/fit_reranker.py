@@ -34,7 +34,7 @@ Run it from the repository root (``pip install -e '.[bench]'`` for scikit-learn)
 
     .venv/bin/python bench/fit_reranker.py --data ../shared/bench/locomo/dev.json \\
         [--embedder minilm|hashing] [--write] [--out PATH] [--db-dir DIR] \\
-        [--no-notes | --notes-only]
+        [--no-notes | --notes-only] [--roles]
 
 Progress goes to stderr; the last line of stdout is one JSON object: the
 cross-validated figures per channel set and the fitted models.
@@ -70,6 +70,7 @@ from locomo import (
     load_conversations,
     load_observations,
     ranking_metrics,
+    speakers_as_roles,
 )
 from recalld import MemoryService, Settings
 from recalld._text import query_terms
@@ -146,8 +147,9 @@ NOTES_FEATURES: dict[Channels, tuple[str, ...]] = {
     mode: tuple(name for name in features if name not in STRUCTURE_FEATURES)
     for mode, features in MODEL_FEATURES.items()
 }
-# The two kinds of memory a reranker file has models for: conversation turns, and notes.
-Regime = Literal["turns", "notes"]
+# The two kinds of memory a reranker file has models for: conversation turns, and notes;
+# and "roles", turns renamed user/assistant (locomo.speakers_as_roles), evaluated only.
+Regime = Literal["turns", "notes", "roles"]
 REGIMES: tuple[Regime, ...] = ("turns", "notes")
 # hybrid+graph: hybrid recall with the knowledge graph's candidates (RECALLD_GRAPH_RECALL=true),
 # pooled and fitted on its own; skipped when the service builds no graph.
@@ -358,17 +360,20 @@ def pool_channel(
     negatives: int,
     seed: int,
     notes: Sequence[Conversation] = (),
+    roles: Sequence[Conversation] = (),
 ) -> ChannelData:
     """Pool every question of every conversation, ``negatives`` foreign questions per
     conversation (drawn with ``seed``) and the unrelated questions, in ``mode``; then the
     same for ``notes`` (the conversations' observations, in the same order), drawn with
-    a generator of their own so the turns' pools do not depend on them."""
+    a generator of their own so the turns' pools do not depend on them; then the
+    questions and unrelated ones (no foreign: nothing trains on them) of ``roles``."""
     data = ChannelData()
     _pool_regime(
         retriever, conversations, mode, max_terms, negatives, random.Random(seed), "turns", data
     )
     rng = random.Random(seed + 1)
     _pool_regime(retriever, notes, mode, max_terms, negatives, rng, "notes", data)
+    _pool_regime(retriever, roles, mode, max_terms, 0, rng, "roles", data)
     return data
 
 
@@ -667,6 +672,7 @@ def pool_all(
     seed: int = SEED,
     modes: Sequence[Channels] = CHANNEL_SETS,
     notes: Sequence[Conversation] = (),
+    roles: Sequence[Conversation] = (),
 ) -> tuple[dict[Channels, ChannelData], HybridRetriever]:
     """Every pool in every channel set of ``modes`` the service allows (vector sets need an
     embedder, ``hybrid+graph`` a graph extractor), of the conversations and of their
@@ -695,6 +701,7 @@ def pool_all(
             negatives,
             seed,
             notes,
+            roles,
         )
         print(f"pooled {channels} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     retriever.graph = None
@@ -741,14 +748,16 @@ def report(
     negatives: int = NEGATIVES,
     modes: Sequence[Channels] = CHANNEL_SETS,
     notes: Sequence[Conversation] = (),
+    roles: Sequence[Conversation] = (),
 ) -> tuple[dict[str, Any], dict[Channels, ChannelData]]:
     """The leave-one-conversation-out figures of every channel set of ``modes``
     (``bench/locomo.py --cv``): the turns' at the top level; when ``notes`` holds any,
     the notes' under ``notes``, and under ``notes_without_twins`` the notes scored by the
-    turns' models (what recall did before the twins)."""
+    turns' models (what recall did before the twins); with ``roles`` (the turns renamed
+    user/assistant, never fitted on), theirs under ``roles``."""
     embedder = None if service.embedder is None else service.embedder.name
     data, retriever = pool_all(
-        service, conversations, parameters, negatives, modes=modes, notes=notes
+        service, conversations, parameters, negatives, modes=modes, notes=notes, roles=roles
     )
     folds = len(conversations)
     scored = cross_validate(data, embedder, parameters, folds)
@@ -762,6 +771,9 @@ def report(
             result[mode]["notes"] = _figures(retriever, plain, plain_scores)
             plain, plain_scores = regime_view(channel, without[mode], "notes")
             result[mode]["notes_without_twins"] = _figures(retriever, plain, plain_scores)
+        renamed, renamed_scores = regime_view(channel, scored[mode], "roles")
+        if renamed.questions:
+            result[mode]["roles"] = _figures(retriever, renamed, renamed_scores)
     return result, data
 
 
@@ -788,6 +800,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="fit no notes twins (the file's observations are then left out)",
     )
     parser.add_argument(
+        "--roles",
+        action="store_true",
+        help="also report the turns renamed user/assistant (evaluated, never fitted on)",
+    )
+    parser.add_argument(
         "--notes-only",
         action="store_true",
         help="write only the notes twins (the turn models already in --out stay as they are)",
@@ -804,9 +821,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             notes, timings["notes_seconds"] = (
                 ([], 0.0) if arguments.no_notes else build_notes(service, arguments.data)
             )
+            roles = speakers_as_roles(conversations) if arguments.roles else []
+            if roles:
+                timings["roles_seconds"] = ingest(service, roles)["indexing_seconds"]
             embedder = None if service.embedder is None else service.embedder.name
             cross_validated, data = report(
-                service, conversations, parameters, arguments.negatives, notes=notes
+                service, conversations, parameters, arguments.negatives, notes=notes, roles=roles
             )
             models = fit_models(data, None)
     info = {
@@ -822,17 +842,18 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "overall": result["overall"],
                 "pool_recall": result["pool_recall"],
                 "chosen_min_score": result["chosen_min_score"],
-                **(
-                    {
-                        "notes": {
-                            "overall": result["notes"]["overall"],
-                            "pool_recall": result["notes"]["pool_recall"],
-                            "chosen_min_score": result["notes"]["chosen_min_score"],
-                        }
+                **{
+                    regime: {
+                        "overall": result[regime]["overall"],
+                        "pool_recall": result[regime]["pool_recall"],
+                        "chosen_min_score": result[regime]["chosen_min_score"],
+                        "at_default_min_score": result[regime]["abstention"][
+                            THRESHOLDS.index(0.02)
+                        ],
                     }
-                    if "notes" in result
-                    else {}
-                ),
+                    for regime in ("notes", "roles")
+                    if regime in result
+                },
             }
             for mode, result in cross_validated.items()
         },

@@ -32,6 +32,12 @@ Two ways to score (issue 11):
   conversation (see :func:`load_observations`), and reports the same figures
   for them under ``notes``: the regime of an agent's notes, without speakers
   or sessions, that the reranker's notes models are fitted on;
+* ``--roles`` also writes a copy of every conversation with its two speakers
+  renamed ``user`` and ``assistant`` (:func:`speakers_as_roles`), as an agent's
+  chat log holds them, and reports the same figures for it under ``roles``:
+  the questions still name the people, so they name no speaker recall knows
+  (never fitted on; with ``--cv`` each copy is ranked by the fold that left its
+  conversation out);
 * ``--cv`` reports leave-one-conversation-out figures instead: for each
   conversation, the reranker is fitted on the others and ranks it, through the
   same code as ``bench/fit_reranker.py`` (candidate pool, features, runtime
@@ -45,7 +51,7 @@ it lives, never copy it into the repository)::
 
     .venv/bin/python bench/locomo.py --data ../shared/bench/locomo/dev.json \\
         [--cv] [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] \\
-        [--graph-extractor spacy|rules|none] [--min-score S] [--notes] [--db-dir DIR]
+        [--graph-extractor spacy|rules|none] [--min-score S] [--notes] [--roles] [--db-dir DIR]
 
 Progress goes to stderr; the last line of stdout is one JSON object with
 ``overall`` (categories 1-4) and ``by_category`` (keys "1"..."5"), each holding
@@ -204,6 +210,41 @@ def load_observations(path: Path) -> list[Conversation]:
     return notes
 
 
+ROLES = ("user", "assistant")
+
+
+def speakers_as_roles(conversations: Sequence[Conversation]) -> list[Conversation]:
+    """Copies of ``conversations`` as an agent's chat log would hold them: the first
+    speaker becomes ``user`` and the second ``assistant`` (the ``speaker`` field and the
+    ``"<speaker>: "`` prefix of the text), so the questions, which name the people, name
+    no speaker of the memories. Same turns, ids and questions; namespace
+    ``<sample_id>-roles``. An evaluation of how recall answers questions that name nobody
+    it knows as a speaker (see :func:`main`'s ``--roles``)."""
+    copies = []
+    for conversation in conversations:
+        speakers = list(dict.fromkeys(str(turn.speaker) for turn in conversation.turns))
+        roles = {name: ROLES[min(index, 1)] for index, name in enumerate(speakers)}
+        turns = []
+        for turn in conversation.turns:
+            name = str(turn.speaker)
+            prefix = f"{name}: "
+            content = turn.content.removeprefix(prefix)
+            turns.append(
+                turn.model_copy(
+                    update={"speaker": roles[name], "content": f"{roles[name]}: {content}"}
+                )
+            )
+        copies.append(
+            Conversation(
+                sample_id=f"{conversation.sample_id}-roles",
+                turns=turns,
+                dia_ids=set(conversation.dia_ids),
+                queries=list(conversation.queries),
+            )
+        )
+    return copies
+
+
 def ingest(service: MemoryService, conversations: Sequence[Conversation]) -> dict[str, float]:
     """Write every conversation into its own namespace, then index the queue until idle."""
     started = time.perf_counter()
@@ -291,11 +332,13 @@ def cross_validated(
     mode: Mode,
     only_mode: bool = False,
     notes: Sequence[Conversation] = (),
+    roles: Sequence[Conversation] = (),
 ) -> dict[str, Any]:
     """Leave-one-conversation-out figures (``bench/fit_reranker.py``'s code) for ``mode``,
     with the other channel sets' overall figures beside them (``only_mode``: only the
-    keyword set's, which every reranker needs for candidates without a vector), and the
-    notes regime's under ``notes`` when ``notes`` (the observations) holds any."""
+    keyword set's, which every reranker needs for candidates without a vector), the
+    notes regime's under ``notes`` when ``notes`` (the observations) holds any, and the
+    turns renamed to roles (evaluated only, never fitted on) under ``roles``."""
     from fit_reranker import CHANNEL_SETS, report
     from recalld.retrieval.rerank import Channels, Reranker
 
@@ -303,7 +346,12 @@ def cross_validated(
         tuple(dict.fromkeys(("keyword", mode))) if only_mode else CHANNEL_SETS
     )
     results, _ = report(
-        service, conversations, Reranker.default().keyword_parameters, modes=modes, notes=notes
+        service,
+        conversations,
+        Reranker.default().keyword_parameters,
+        modes=modes,
+        notes=notes,
+        roles=roles,
     )
     chosen = results[mode]
     return {
@@ -346,6 +394,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="also the file's observations as plain notes (the reranker's notes regime)",
     )
+    parser.add_argument(
+        "--roles",
+        action="store_true",
+        help="also the turns with their speakers renamed user/assistant (questions name nobody)",
+    )
     arguments = parser.parse_args(argv)
     if arguments.cv and arguments.mode != "keyword" and arguments.embedder == "none":
         parser.error("--cv with --embedder none needs --mode keyword")
@@ -367,15 +420,22 @@ def main(argv: Sequence[str] | None = None) -> None:
             written = [conversation for conversation in notes if conversation.turns]
             if written:
                 timings["notes_indexing_seconds"] = ingest(service, written)["indexing_seconds"]
+            roles = speakers_as_roles(conversations) if arguments.roles else []
+            if roles:
+                timings["roles_indexing_seconds"] = ingest(service, roles)["indexing_seconds"]
             print(f"indexed in {timings['indexing_seconds']} s; querying ...", file=sys.stderr)
             if arguments.cv:
-                result = cross_validated(service, conversations, arguments.mode, notes=notes)
+                result = cross_validated(
+                    service, conversations, arguments.mode, notes=notes, roles=roles
+                )
             else:
                 result = evaluate(service, conversations, arguments.mode, arguments.min_score)
                 if written:
                     result["notes"] = evaluate(
                         service, written, arguments.mode, arguments.min_score
                     )
+                if roles:
+                    result["roles"] = evaluate(service, roles, arguments.mode, arguments.min_score)
             minimum = service.settings.min_score
     fitted_on = _fitted_on()
     output = {
