@@ -216,7 +216,10 @@ def test_cli_speaker_min_score_and_explain(run: Invoke, monkeypatch: pytest.Monk
     assert len(everything) == 2
     explained = _json(invoke("explain", "when does the bakery open?", receipt["id"], "--json"))
     assert explained["stage"] == "returned"
-    assert explained["features"]["speaker_named"] == 0.0
+    # The question names nobody: the speaker features say nothing (missing), not "no".
+    assert "speaker_named" not in explained["features"]
+    named = _json(invoke("explain", "when does Caroline's bakery open?", receipt["id"], "--json"))
+    assert named["features"]["speaker_named"] == 1.0
     shown = invoke("explain", "when does the bakery open?", receipt["id"])
     assert shown.exit_code == 0
     assert shown.stdout.startswith("returned: ")

@@ -10,6 +10,7 @@ import pytest
 
 from recalld.config import Settings
 from recalld.errors import ValidationError
+from recalld.model import Hit
 from recalld.retrieval.rerank import Reranker
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
@@ -268,6 +269,54 @@ def test_rerank_explain_names_the_model_of_each_kind_of_memory(
     assert models["note"].endswith("/notes")
     assert models["alone in its source"].endswith("/notes")
     assert not models["turn"].endswith("/notes")
+
+
+# An agent's chat log: the speakers are roles, the user asks about "my" things.
+CHAT = (
+    ("user", "We finally adopted a dog last weekend, a beagle called Biscuit"),
+    ("assistant", "Congratulations! Beagles are great company."),
+    ("user", "My sister Jane is visiting from Perth in March"),
+    ("assistant", "That sounds lovely, I hope the weather is kind."),
+    ("user", "I switched my phone plan to the cheaper prepaid one"),
+    ("assistant", "Good idea, it should save you a few dollars a month."),
+)
+CHAT_QUESTIONS = (("what is the name of our dog?", 0), ("when is my sister visiting?", 2))
+
+
+def _chat_hits(service: MemoryService) -> list[tuple[str, str, list[Hit]]]:
+    report = service.remember_conversation(
+        [{"role": role, "content": text} for role, text in CHAT], conversation="chat-1"
+    )
+    service.new_worker().run_until_idle()
+    ids = [turn.receipt.id for turn in report.turns]
+    return [
+        (question, ids[answer], service.search(question, limit=3))
+        for question, answer in CHAT_QUESTIONS
+    ]
+
+
+def test_rerank_chat_turns_answer_a_question_that_names_nobody(
+    db_path: Path, clock: FakeClock
+) -> None:
+    with MemoryService.open(semantic_settings(db_path), clock=clock) as service:
+        for question, answer, hits in _chat_hits(service):
+            assert hits, question
+            assert hits[0].memory.id == answer, question
+            # Naming no speaker must not read as "about somebody else": the speaker
+            # features are missing (neutral), not 0.
+            assert "speaker_named" not in service.explain(question, answer).features
+
+
+@pytest.mark.model
+def test_rerank_real_model_chat_answer_is_likely_when_the_question_names_nobody(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    settings = semantic_settings(tmp_path / "chat.db", embedder="minilm")
+    with MemoryService.open(settings, clock=clock) as service:
+        for question, answer, hits in _chat_hits(service):
+            assert hits[0].memory.id == answer, question
+            # With "nobody named" read as "somebody else" these scored 0.04 and 0.06.
+            assert hits[0].score >= 0.1, (question, hits[0].score)
 
 
 @pytest.mark.model

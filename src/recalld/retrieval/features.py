@@ -24,8 +24,11 @@ Features (``FEATURES``; a model uses a subset, named in its data file):
   (holds a "?"), and the previous one's BM25F and cosine when it does (in a
   conversation the answer to a matching question is often the evidence);
 * speaker: the query names the memory's speaker; the query names another
-  candidate's speaker but not this one's (both missing, i.e. neutral, for a
-  memory without a speaker when the query names no candidate's speaker);
+  candidate's speaker but not this one's. Both are missing (neutral) when the
+  query names no candidate's speaker: a question that names nobody ("what is
+  my dog called?" asked of a user's chat with an assistant) says nothing about
+  whose memory answers it, and must not read as "about someone else". The
+  speaker feature is also missing for a memory without a speaker;
 * time: the question asks about time, the memory states or implies one, and
   both at once;
 * shape: ``ln(1 + query terms)``, ``ln(1 + memory terms)``;
@@ -193,11 +196,12 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     ]
     named = np.array([item.speaker_named for item in candidates], dtype=bool)
     has_speaker = np.array([item.has_speaker for item in candidates], dtype=bool)
-    someone_named = bool(named.any())
-    matrix[:, column["speaker_named"]] = np.where(has_speaker, named, np.nan)
-    matrix[:, column["other_speaker_named"]] = np.where(
-        has_speaker | someone_named, (~named) & someone_named, np.nan
-    )
+    if named.any():
+        matrix[:, column["speaker_named"]] = np.where(has_speaker, named, np.nan)
+        matrix[:, column["other_speaker_named"]] = ~named
+    else:  # the query names nobody: neither feature says anything (see the docstring)
+        matrix[:, column["speaker_named"]] = np.nan
+        matrix[:, column["other_speaker_named"]] = np.nan
     matrix[:, column["query_time"]] = float(query.asks_about_time)
     times = np.array([item.mentions_time for item in candidates], dtype=np.float64)
     matrix[:, column["memory_time"]] = times
