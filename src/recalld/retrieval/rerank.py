@@ -57,7 +57,8 @@ __all__ = ["NOTES_SUFFIX", "Channels", "LogisticModel", "Reranker"]
 Matrix = npt.NDArray[np.float64]
 # The channel sets a model is fitted for (see the module docstring).
 Channels = Literal["keyword", "vector", "hybrid", "hybrid+graph"]
-# Appended to a model's key for its twin scoring memories without a speaker or source.
+# Appended to a model's key for its twin, which scores memories with no speaker and no
+# neighbour in a source (see the module docstring).
 NOTES_SUFFIX = "/notes"
 
 
