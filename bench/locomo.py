@@ -339,8 +339,9 @@ def cross_validated(
     keyword set's, which every reranker needs for candidates without a vector), the
     notes regime's under ``notes`` when ``notes`` (the observations) holds any, and the
     turns renamed to roles (evaluated only, never fitted on) under ``roles``."""
-    from fit_reranker import CHANNEL_SETS, report
+    from fit_reranker import report
     from recalld.retrieval.rerank import Channels, Reranker
+    from reranker_pools import CHANNEL_SETS
 
     modes: tuple[Channels, ...] = (
         tuple(dict.fromkeys(("keyword", mode))) if only_mode else CHANNEL_SETS
