@@ -33,6 +33,37 @@ def query_terms(text: str, max_terms: int) -> list[str]:
     return unique[:max_terms]
 
 
+# A word (a letter first; inner apostrophes and hyphens kept: "O'Brien", "Jean-Luc"), and
+# what ends a sentence.
+_NAME_WORD = re.compile("[^\\W\\d_][\\w'\u2019-]*", re.UNICODE)
+_SENTENCE_END = re.compile(r"[.!?:;\n]")
+
+
+def named_words(text: str) -> list[str]:
+    """The capitalised words of ``text`` that do not start a sentence, possessive "'s"
+    dropped: how a question names a person, a place or a thing ("When did Caroline's
+    sister move to Sweden?" -> Caroline, Sweden). Unique, in order. "I" and a text
+    written in lower case name nothing."""
+    named: list[str] = []
+    previous_end = 0
+    for match in _NAME_WORD.finditer(text):
+        word = match.group()
+        starts_sentence = not _continues_sentence(text, previous_end, match.start())
+        previous_end = match.end()
+        if starts_sentence or not word[0].isupper():
+            continue
+        word = word.removesuffix("'s").removesuffix("\u2019s").strip("'\u2019-")
+        if len(word) > 1 and word not in named:
+            named.append(word)
+    return named
+
+
+def _continues_sentence(text: str, previous_end: int, start: int) -> bool:
+    """Whether a word starting at ``start`` continues a sentence: some word came before
+    (``previous_end`` > 0) and no sentence end lies between it and this one."""
+    return previous_end > 0 and _SENTENCE_END.search(text, previous_end, start) is None
+
+
 def prompt_line(memory: Memory, width: int = 160) -> str:
     """A compact, single-line summary of a memory for an agent's prompt."""
     when = (memory.at or memory.created_at).date().isoformat()

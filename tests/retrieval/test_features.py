@@ -50,3 +50,15 @@ def test_features_a_query_naming_nobody_leaves_both_speaker_features_missing() -
         [_candidate(1, speaker=True, named=False), _candidate(2, speaker=False, named=False)]
     )
     assert all(math.isnan(value) for pair in columns for value in pair)
+
+
+def test_features_an_unseen_name_marks_every_candidate_of_the_query() -> None:
+    candidates = [
+        _candidate(1, speaker=True, named=True),
+        _candidate(2, speaker=False, named=False),
+    ]
+    column = FEATURES.index("unseen_name")
+    for unseen in (False, True):
+        shape = QueryShape(terms=3, asks_about_time=False, unseen_name=unseen)
+        matrix = feature_matrix(candidates, shape, 100)
+        assert matrix[:, column].tolist() == [float(unseen)] * 2

@@ -1,19 +1,25 @@
-"""BM25F from prepared terms (:mod:`recalld.retrieval.keyword`)."""
+"""BM25F from prepared terms, and what a query's words are in the store
+(:mod:`recalld.retrieval.keyword`)."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
+from recalld._text import named_words, query_terms
 from recalld.config import Settings
 from recalld.retrieval.keyword import (
     KeywordParameters,
     QueryKeywords,
     RowTermsCache,
+    prepare_query,
     score_row,
 )
+from recalld.retrieval.temporal import time_terms
+from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.store.retrieval import CandidateRow
+from tests.conftest import FakeClock
 
 
 def _row(seq: int, content: str, **fields: object) -> CandidateRow:
@@ -88,3 +94,41 @@ def test_prepared_terms_score_as_the_formula_and_follow_the_text(tmp_path: Path)
         assert again == score
     finally:
         store.close()
+
+
+def test_named_words_are_the_capitalised_words_inside_a_sentence() -> None:
+    assert named_words("When did Caroline's sister move to Sweden?") == ["Caroline", "Sweden"]
+    assert named_words("Is it Caroline\u2019s dog?") == ["Caroline"]
+    # A sentence's first word is capitalised whatever it is; "I" names nobody.
+    assert named_words("What did I eat? Where did Melanie go.") == ["Melanie"]
+    assert named_words("Did Jean-Luc meet O'Brien and Jean-Luc?") == ["Jean-Luc", "O'Brien"]
+    assert named_words("what did caroline say") == []
+    assert named_words("") == []
+
+
+def test_prepare_query_knows_a_name_no_memory_of_the_namespace_holds(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    settings = Settings(db=tmp_path / "names.db", embedder="none", graph_extractor="none")
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("Caroline adopted a dog called Rex", namespace="home")
+        service.remember("Gregor plays chess on Sundays", namespace="club")
+        store = service.store.retrieval
+        lexicon = time_terms(store.tokenize)
+
+        def unseen(text: str, namespace: str = "home") -> bool:
+            words = query_terms(text, 64)
+            return prepare_query(
+                store, (namespace,), text, words, KeywordParameters(), lexicon
+            ).unseen_name
+
+        assert not unseen("What dog did Caroline adopt?")
+        # Gregor is only known to another namespace: not to this one.
+        assert unseen("What dog did Gregor adopt?")
+        assert not unseen("What dog did Gregor adopt?", "club")
+        assert unseen("Did Caroline's dog meet Priya?")
+        # Lower case, a sentence's first word, time words and "I" name nothing.
+        assert not unseen("what dog did gregor adopt?")
+        assert not unseen("Gregor? What dog did Caroline adopt?")
+        assert not unseen("What did Caroline do last November, or in May?")
+        assert not unseen("Which dog did I adopt?")

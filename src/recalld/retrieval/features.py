@@ -34,7 +34,12 @@ Features (``FEATURES``; a model uses a subset, named in its data file):
 * shape: ``ln(1 + query terms)``, ``ln(1 + memory terms)``;
 * graph (with a knowledge graph): the graph score of the walk from the
   entities the query names, and the share of those entities the memory
-  mentions (0 when the graph did not reach it).
+  mentions (0 when the graph did not reach it);
+* unseen name: the query names something no memory of the namespace holds (a
+  capitalised word inside a sentence, not a time word: "What did *Caroline*
+  say?" asked of a store that never met a Caroline). The same for every
+  candidate: it lowers the whole pool, so such a query returns nothing at the
+  default threshold more often. A query in lower case names nothing.
 """
 
 from __future__ import annotations
@@ -79,6 +84,7 @@ FEATURES = (
     "memory_terms",
     "graph_score",
     "entity_overlap",
+    "unseen_name",
 )
 
 Matrix = npt.NDArray[np.float64]
@@ -121,6 +127,7 @@ class QueryShape:
 
     terms: int
     asks_about_time: bool
+    unseen_name: bool = False
 
 
 def _ranks(values: npt.NDArray[np.float64], present: npt.NDArray[np.bool_], cap: int) -> Matrix:
@@ -210,4 +217,5 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     matrix[:, column["memory_terms"]] = np.log1p([item.terms for item in candidates])
     matrix[:, column["graph_score"]] = [item.graph_score for item in candidates]
     matrix[:, column["entity_overlap"]] = [item.entity_overlap for item in candidates]
+    matrix[:, column["unseen_name"]] = float(query.unseen_name)
     return matrix

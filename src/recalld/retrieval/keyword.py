@@ -26,6 +26,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from recalld._text import named_words
 from recalld.retrieval.temporal import mentions_time
 from recalld.store.retrieval import CandidateRow, RetrievalStore
 
@@ -74,6 +75,9 @@ class QueryKeywords:
     terms: tuple[str, ...]
     idf: tuple[float, ...]
     all_terms: frozenset[str]
+    unseen_name: bool = False
+    """The query names something (a capitalised word, :func:`recalld._text.named_words`)
+    that no memory of the namespaces holds: a person, place or thing the store never met."""
 
     @property
     def total_idf(self) -> float:
@@ -99,16 +103,32 @@ def prepare_query(
     text: str,
     words: Sequence[str],
     parameters: KeywordParameters,
+    lexicon: frozenset[str] = frozenset(),
 ) -> QueryKeywords:
-    """Stem the query's words with the index's tokenizer and look up their IDF."""
+    """Stem the query's words with the index's tokenizer and look up their IDF, and
+    whether a word the query names is one no memory holds (``lexicon``: time terms,
+    which name no person: "in May", "last Sunday")."""
     stems: dict[str, str] = {}
     for word in words:
         for term in store.tokenize(word):
             stems.setdefault(term, word)
-    counts = store.document_counts(namespaces, list(stems.values()), parameters.document_count_cap)
+    names = [
+        word.lower()
+        for word in named_words(text)
+        if word.lower() not in _MONTH_VERBS
+        and any(
+            len(term) >= MIN_NAME_CHARS and term not in lexicon for term in store.tokenize(word)
+        )
+    ]
+    looked_up = list(dict.fromkeys([*stems.values(), *names]))
+    counts = store.document_counts(namespaces, looked_up, parameters.document_count_cap)
     terms = tuple(stems)
     idf = tuple(parameters.idf(counts.get(stems[term], 0)) for term in terms)
-    return QueryKeywords(terms=terms, idf=idf, all_terms=frozenset(store.tokenize(text)))
+    # A store that cannot count (no full-text index) says nothing about names.
+    unseen = any(counts.get(name) == 0 for name in names)
+    return QueryKeywords(
+        terms=terms, idf=idf, all_terms=frozenset(store.tokenize(text)), unseen_name=unseen
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +153,8 @@ class RowTerms:
 ROW_TERMS_CACHE = 20_000
 # Name tokens shorter than this never count as naming a speaker ("a", initials).
 MIN_NAME_CHARS = 2
+# Left out of the time lexicon as a verb, but capitalised inside a question it is the month.
+_MONTH_VERBS = frozenset({"may"})
 
 
 class RowTermsCache:

@@ -128,7 +128,9 @@ def build_pool(
             if found.backend == "like" and not request.words:
                 like_shares[found.row.seq] = found.like_share
     parameters = terms.parameters
-    keywords = prepare_query(store, scope.namespaces, request.text, request.words, parameters)
+    keywords = prepare_query(
+        store, scope.namespaces, request.text, request.words, parameters, terms.lexicon
+    )
     keyword_cache: dict[int, KeywordScore] = {}
 
     def keyword_of(row: CandidateRow) -> KeywordScore:
@@ -254,7 +256,11 @@ def build_pool(
             if pair.next is not None:
                 candidate.next_cosine = around_cosines.get(pair.next.seq, 0.0)
         candidates.append(candidate)
-    shape = QueryShape(terms=len(keywords.terms), asks_about_time=asks_about_time(request.text))
+    shape = QueryShape(
+        terms=len(keywords.terms),
+        asks_about_time=asks_about_time(request.text),
+        unseen_name=keywords.unseen_name,
+    )
     depth = max(request.keyword_depth, request.vector_depth)
     features = feature_matrix(candidates, shape, depth)
     channels: Channels = (
