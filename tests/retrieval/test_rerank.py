@@ -169,6 +169,37 @@ def test_rerank_shipped_data_names_known_features() -> None:
         assert {"graph_score", "entity_overlap"} <= set(graph.features), name
 
 
+def test_rerank_shipped_models_weigh_a_name_the_store_never_met() -> None:
+    # Fitted in a second stage (bench/fit_reranker.py): a weight in log-odds, standing
+    # for "the query names someone or something no memory holds" (mean 0, scale 1).
+    for model in Reranker.default().models.values():
+        assert "unseen_name" in model.features, model.name
+        index = model.features.index("unseen_name")
+        assert (model.mean[index], model.scale[index]) == (0.0, 1.0), model.name
+        assert model.coef[index] < 0, model.name
+
+
+def test_rerank_a_name_the_store_never_met_lowers_the_score(
+    db_path: Path, clock: FakeClock
+) -> None:
+    question = "Where does Priya keep the spare house key?"
+    key = NOTES[4]
+    with _indexed(db_path, clock) as service:
+        unseen = service.search(question, min_score=0, limit=3)
+        assert unseen[0].memory.content == key
+        assert service.explain(question, unseen[0].memory.id).features["unseen_name"] == 1.0
+        service.remember("Priya moved in next door")
+        service.new_worker().run_until_idle()
+        seen = next(
+            hit
+            for hit in service.search(question, min_score=0, limit=3)
+            if hit.memory.content == key
+        )
+        assert service.explain(question, seen.memory.id).features["unseen_name"] == 0.0
+        # The same memory for the same question, once the store knows who Priya is.
+        assert unseen[0].score < 0.5 * seen.score, (unseen[0].score, seen.score)
+
+
 def _model(features: list[str]) -> dict[str, object]:
     count = len(features)
     return {
@@ -323,10 +354,7 @@ def test_rerank_real_model_chat_answer_is_likely_when_the_question_names_nobody(
 def test_rerank_real_model_finds_a_note_asked_in_other_words(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    settings = semantic_settings(tmp_path / "notes.db", embedder="minilm")
-    with MemoryService.open(settings, clock=clock) as service:
-        service.remember_many([{"content": text} for text in NOTES])
-        service.new_worker().run_until_idle()
+    with _indexed(tmp_path / "notes.db", clock, embedder="minilm") as service:
         # Asked in other words, a note is a likely answer (the turns' model, whose
         # cosine coefficient is about zero, gave these 0.07-0.10).
         for question, note in (
@@ -340,6 +368,18 @@ def test_rerank_real_model_finds_a_note_asked_in_other_words(
         # No content word in common: still the first candidate, if a weak one.
         hits = service.search("What does my grandmother cultivate?", limit=3, min_score=0)
         assert hits[0].memory.content == "Grandma grows roses in her garden"
+
+
+@pytest.mark.model
+def test_rerank_real_model_doubts_a_question_about_someone_never_met(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    with _indexed(tmp_path / "names.db", clock, embedder="minilm") as service:
+        known = service.search("Which seat does Ana like on planes?", limit=1)
+        unknown = service.search("Which seat does Bob like on planes?", limit=1, min_score=0)
+        assert known[0].memory.content == unknown[0].memory.content == NOTES[3]
+        # Bob is nobody this store knows: Ana's seat is a far weaker answer for him.
+        assert unknown[0].score < known[0].score / 5, (unknown[0].score, known[0].score)
 
 
 @pytest.mark.model
