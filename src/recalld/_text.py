@@ -42,8 +42,8 @@ _SENTENCE_END = re.compile(r"[.!?:;\n]")
 def named_words(text: str) -> list[str]:
     """The capitalised words of ``text`` that do not start a sentence, possessive "'s"
     dropped: how a question names a person, a place or a thing ("When did Caroline's
-    sister move to Sweden?" -> Caroline, Sweden). Unique, in order. "I" and a text
-    written in lower case name nothing."""
+    sister move to Sweden?" -> Caroline, Sweden). Unique, in order. "I", a stop word
+    ("ok so What ...") and a text written in lower case name nothing."""
     named: list[str] = []
     previous_end = 0
     for match in _NAME_WORD.finditer(text):
@@ -53,7 +53,7 @@ def named_words(text: str) -> list[str]:
         if starts_sentence or not word[0].isupper():
             continue
         word = word.removesuffix("'s").removesuffix("\u2019s").strip("'\u2019-")
-        if len(word) > 1 and word not in named:
+        if len(word) > 1 and word.lower() not in STOPWORDS and word not in named:
             named.append(word)
     return named
 

@@ -103,6 +103,8 @@ def test_named_words_are_the_capitalised_words_inside_a_sentence() -> None:
     assert named_words("What did I eat? Where did Melanie go.") == ["Melanie"]
     assert named_words("Did Jean-Luc meet O'Brien and Jean-Luc?") == ["Jean-Luc", "O'Brien"]
     assert named_words("what did caroline say") == []
+    # A stop word capitalised mid-sentence names nothing (a small store may hold no "what").
+    assert named_words("ok so What does Grandma grow?") == ["Grandma"]
     assert named_words("") == []
 
 
