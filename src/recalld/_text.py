@@ -33,35 +33,68 @@ def query_terms(text: str, max_terms: int) -> list[str]:
     return unique[:max_terms]
 
 
+# Words that are capitalised at the start of a chat line far more often than they name anything.
+COMMON_CAPITALISED = frozenset(STOPWORDS) | frozenset(
+    (
+        "hey hi hello oh ok okay yes yeah yep no nope thanks thank wow well also just really "
+        "sure great good nice cool awesome amazing sounds sorry please congrats congratulations "
+        "haha lol omg absolutely definitely totally maybe anyway btw yesterday today tomorrow "
+        "tonight last next this that those there here now then one some any every all both "
+        "not can could should would will shall may might must let let's i'm i've i'll i'd "
+        "it's that's what's there's here's he's she's we're they're you're don't didn't "
+        "can't won't isn't aren't wasn't weren't being been having getting going doing"
+    ).split(" ")
+)
+
+
 # A word (a letter first; inner apostrophes and hyphens kept: "O'Brien", "Jean-Luc"), and
 # what ends a sentence.
 _NAME_WORD = re.compile("[^\\W\\d_][\\w'\u2019-]*", re.UNICODE)
 _SENTENCE_END = re.compile(r"[.!?:;\n]")
+# Titles: their full stop ends no sentence ("Mr. Smith"), and they name nobody themselves.
+_TITLES = frozenset("mr mrs ms dr prof st mt".split())
+# Short forms of months and weekdays (the time lexicon holds the full words).
+_CALENDAR_SHORT = frozenset("jan feb mar apr jun jul aug sep sept oct nov dec".split()) | frozenset(
+    "mon tue tues wed thu thur thurs fri sat sun".split()
+)
+# A query naming more than this many things is no question: the rest are not looked up.
+MAX_NAMED_WORDS = 16
 
 
 def named_words(text: str) -> list[str]:
     """The capitalised words of ``text`` that do not start a sentence, possessive "'s"
     dropped: how a question names a person, a place or a thing ("When did Caroline's
-    sister move to Sweden?" -> Caroline, Sweden). Unique, in order. "I", a stop word
-    ("ok so What ...") and a text written in lower case name nothing."""
+    sister move to Sweden?" -> Caroline, Sweden). Unique, in order, at most
+    :data:`MAX_NAMED_WORDS`. Words capitalised for other reasons name nothing:
+    :data:`COMMON_CAPITALISED` ("I'll", "OK", "What"), titles, short months and
+    weekdays; nor does a text with no lower-case letter (written in capitals)."""
+    if not any(character.islower() for character in text):
+        return []
     named: list[str] = []
     previous_end = 0
+    previous = ""
     for match in _NAME_WORD.finditer(text):
         word = match.group()
-        starts_sentence = not _continues_sentence(text, previous_end, match.start())
-        previous_end = match.end()
-        if starts_sentence or not word[0].isupper():
+        continues = previous_end > 0 and (
+            _SENTENCE_END.search(text, previous_end, match.start()) is None
+            or (previous.lower() in _TITLES and text[previous_end : match.start()].strip() == ".")
+        )
+        previous_end, previous = match.end(), word
+        if not continues or not word[0].isupper():
             continue
         word = word.removesuffix("'s").removesuffix("\u2019s").strip("'\u2019-")
-        if len(word) > 1 and word.lower() not in STOPWORDS and word not in named:
+        folded = word.lower().replace("\u2019", "'")
+        if (
+            len(word) > 1
+            and folded not in COMMON_CAPITALISED
+            and folded not in _TITLES
+            and folded not in _CALENDAR_SHORT
+            and word not in named
+        ):
             named.append(word)
+            if len(named) == MAX_NAMED_WORDS:
+                break
     return named
-
-
-def _continues_sentence(text: str, previous_end: int, start: int) -> bool:
-    """Whether a word starting at ``start`` continues a sentence: some word came before
-    (``previous_end`` > 0) and no sentence end lies between it and this one."""
-    return previous_end > 0 and _SENTENCE_END.search(text, previous_end, start) is None
 
 
 def prompt_line(memory: Memory, width: int = 160) -> str:

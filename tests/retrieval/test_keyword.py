@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from recalld._text import named_words, query_terms
+from recalld._text import MAX_NAMED_WORDS, named_words, query_terms
 from recalld.config import Settings
 from recalld.retrieval.keyword import (
     KeywordParameters,
@@ -106,6 +106,15 @@ def test_named_words_are_the_capitalised_words_inside_a_sentence() -> None:
     # A stop word capitalised mid-sentence names nothing (a small store may hold no "what").
     assert named_words("ok so What does Grandma grow?") == ["Grandma"]
     assert named_words("") == []
+    # Words capitalised for other reasons: contractions of "I", chat words, titles, short
+    # months, and a text written in capitals (which tells nothing about names).
+    assert named_words("Remind me what I'll need, is it OK in Sept or Jan?") == []
+    assert named_words("Did Mr. Smith call Dr. Ruth?") == ["Smith", "Ruth"]
+    assert named_words("WHERE DOES CAROLINE LIVE NOW?") == []
+    assert named_words("Is the API key in Vault?") == ["API", "Vault"]
+    # A query naming hundreds of things looks up only the first few.
+    many = " ".join(f"Zed{index}x" for index in range(500))
+    assert named_words(f"ask about {many}") == [f"Zed{index}x" for index in range(MAX_NAMED_WORDS)]
 
 
 def test_prepare_query_knows_a_name_no_memory_of_the_namespace_holds(
@@ -134,3 +143,8 @@ def test_prepare_query_knows_a_name_no_memory_of_the_namespace_holds(
         assert not unseen("Gregor? What dog did Caroline adopt?")
         assert not unseen("What did Caroline do last November, or in May?")
         assert not unseen("Which dog did I adopt?")
+        # Thousands of names are no SQL error (SQLite allows 2,000 columns): the names looked up
+        # are capped, as the query's words are.
+        names = " ".join(f"Zed{index}x" for index in range(2_100))
+        assert unseen(f"What dog did Caroline adopt? {names}")
+        assert service.search(f"what dog {names}", min_score=0) == []

@@ -378,8 +378,14 @@ def test_rerank_real_model_doubts_a_question_about_someone_never_met(
         known = service.search("Which seat does Ana like on planes?", limit=1)
         unknown = service.search("Which seat does Bob like on planes?", limit=1, min_score=0)
         assert known[0].memory.content == unknown[0].memory.content == NOTES[3]
-        # Bob is nobody this store knows: Ana's seat is a far weaker answer for him.
+        # Bob is nobody this store knows: Ana's seat is a far weaker answer for him, partly
+        # because "Ana" matches the note, and by the doubt an unseen name adds.
         assert unknown[0].score < known[0].score / 5, (unknown[0].score, known[0].score)
+        doubt = service.explain("Which seat does Bob like on planes?", unknown[0].memory.id)
+        assert doubt.features["unseen_name"] == 1.0
+        assert doubt.contributions["unseen_name"] <= -1.0
+        named = service.explain("Which seat does Ana like on planes?", known[0].memory.id)
+        assert named.contributions["unseen_name"] == 0.0
 
 
 @pytest.mark.model

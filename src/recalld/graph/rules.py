@@ -13,24 +13,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from recalld._text import STOPWORDS
+from recalld._text import COMMON_CAPITALISED
 from recalld.graph.types import ExtractedEntity, ExtractedRelation, Extraction, ExtractionInput
 
 __all__ = ["COMMON_CAPITALISED", "RULES_VERSION", "RuleExtractor"]
 
 RULES_VERSION = 1
-# Words that are capitalised at the start of a chat line far more often than they name anything.
-COMMON_CAPITALISED = frozenset(STOPWORDS) | frozenset(
-    (
-        "hey hi hello oh ok okay yes yeah yep no nope thanks thank wow well also just really "
-        "sure great good nice cool awesome amazing sounds sorry please congrats congratulations "
-        "haha lol omg absolutely definitely totally maybe anyway btw yesterday today tomorrow "
-        "tonight last next this that those there here now then one some any every all both "
-        "not can could should would will shall may might must let let's i'm i've i'll i'd "
-        "it's that's what's there's here's he's she's we're they're you're don't didn't "
-        "can't won't isn't aren't wasn't weren't being been having getting going doing"
-    ).split(" ")
-)
 _NAME = re.compile(
     r"[A-Z][\w\u2019'-]*"
     r"(?:(?:[ \t]+(?:of|the|de|da|du|van|von|der|la|le|del)){0,2}[ \t]+[A-Z][\w\u2019'-]*)*"

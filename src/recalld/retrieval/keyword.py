@@ -115,10 +115,7 @@ def prepare_query(
     names = [
         word.lower()
         for word in named_words(text)
-        if word.lower() not in _MONTH_VERBS
-        and any(
-            len(term) >= MIN_NAME_CHARS and term not in lexicon for term in store.tokenize(word)
-        )
+        if any(len(term) >= MIN_NAME_CHARS and term not in lexicon for term in store.tokenize(word))
     ]
     looked_up = list(dict.fromkeys([*stems.values(), *names]))
     counts = store.document_counts(namespaces, looked_up, parameters.document_count_cap)
@@ -153,8 +150,6 @@ class RowTerms:
 ROW_TERMS_CACHE = 20_000
 # Name tokens shorter than this never count as naming a speaker ("a", initials).
 MIN_NAME_CHARS = 2
-# Left out of the time lexicon as a verb, but capitalised inside a question it is the month.
-_MONTH_VERBS = frozenset({"may"})
 
 
 class RowTermsCache:
