@@ -4,8 +4,9 @@ The same observable behaviour on SQLite (FTS5) and PostgreSQL (tsvector): the
 speaker is a searched field, keyword candidates come best first under the
 scope's namespaces, filters and expiry, a query without words is a substring
 match, neighbours are the same source's memories in (at, seq) order, term
-counts stay inside the namespace and stop at the cap, and the reranker's
-terms are the same. Recall itself ranks a small corpus the same way on both.
+counts stay inside the namespace and stop at the cap (so a name the namespace
+never met is unseen on both), and the reranker's terms are the same. Recall
+itself ranks a small corpus the same way on both.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from recalld._text import query_terms
 from recalld.config import Settings
+from recalld.retrieval.keyword import KeywordParameters, prepare_query
+from recalld.retrieval.temporal import time_terms
 from recalld.service import MemoryService
 from recalld.store import postgres_retrieval, sqlite_retrieval
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope, Store
@@ -305,3 +309,29 @@ def test_retrieval_keyword_candidates_of_a_small_namespace_among_many_matches(
     # The 40 expired plums rank above the live ones (shorter): all five live ones come.
     assert sorted(found(_scope(), "plum", 5)) == [f"plum{index}" for index in range(5)]
     assert len(found(_scope(include_expired=True), "plum", 45)) == 45
+
+
+def test_retrieval_a_name_the_namespace_never_met_is_unseen(store: Store) -> None:
+    # The reranker's unseen_name: the same on both stores, inside the query's namespaces,
+    # speakers counted (a speaker's name is a searched field).
+    with store.transaction() as tx:
+        tx.insert(record(id="a", content="adopted a dog called Rex", speaker="Caroline"))
+        tx.insert(record(id="b", content="Jean-Luc plays chess", namespace="club"))
+    retrieval = store.retrieval
+    lexicon = time_terms(retrieval.tokenize)
+
+    def unseen(text: str, *namespaces: str) -> bool:
+        keywords = prepare_query(
+            retrieval,
+            namespaces or ("default",),
+            text,
+            query_terms(text, 64),
+            KeywordParameters(),
+            lexicon,
+        )
+        return keywords.unseen_name
+
+    assert not unseen("What dog did Caroline adopt?")
+    assert unseen("What dog did Jean-Luc adopt?")
+    assert not unseen("What dog did Jean-Luc adopt?", "club")
+    assert not unseen("What did Caroline's dog do in May?")
