@@ -36,10 +36,11 @@ Features (``FEATURES``; a model uses a subset, named in its data file):
   entities the query names, and the share of those entities the memory
   mentions (0 when the graph did not reach it);
 * unseen name: the query names something no memory of the namespace holds (a
-  capitalised word inside a sentence, not a time word: "What did *Caroline*
-  say?" asked of a store that never met a Caroline). The same for every
-  candidate: it lowers the whole pool, so such a query returns nothing at the
-  default threshold more often. A query in lower case names nothing.
+  capitalised word inside a sentence, as :func:`recalld._text.named_words`
+  finds them, not a time word: "What did *Caroline* say?" asked of a store that
+  never met a Caroline). The same for every candidate: it lowers the whole
+  pool, so such a query returns nothing at the default threshold more often.
+  A query in lower case (or all in capitals) names nothing.
 """
 
 from __future__ import annotations
