@@ -132,11 +132,13 @@ def prepare_query(
 class RowTerms:
     """What BM25F and the features need of one memory's text, computed once per text.
 
-    ``fields`` holds, for each non-empty searchable field in :data:`FIELDS` order,
-    the field's weight over its length normalisation and its term counts.
+    ``weights`` holds each index term's BM25F pseudo-frequency: over the
+    searchable fields in :data:`FIELDS` order, the term's count in the field
+    times the field's weight over its length normalisation. A query then looks
+    up each of its terms once, whatever the number of fields.
     """
 
-    fields: tuple[tuple[float, dict[str, int]], ...]
+    weights: dict[str, float]
     content_terms: int
     """How many index terms the content holds."""
     mentions_time: bool
@@ -214,20 +216,23 @@ class RowTermsCache:
         }
         parameters = self.parameters
         b = parameters.b
-        fields = []
+        weights: dict[str, float] = {}
         for name in FIELDS:
             tokens = values[name]
             if not tokens:
                 continue
             weight = parameters.weights.get(name, 1.0)
             length = len(tokens) / parameters.reference_lengths.get(name, 1.0)
+            share = weight / (1.0 - b + b * length)
             counts: dict[str, int] = {}
             for token in tokens:
                 counts[token] = counts.get(token, 0) + 1
-            fields.append((weight / (1.0 - b + b * length), counts))
+            # Summed field by field in FIELDS order, as the score always summed them.
+            for token, count in counts.items():
+                weights[token] = weights.get(token, 0.0) + share * count
         lexicon = self.lexicon
         return RowTerms(
-            fields=tuple(fields),
+            weights=weights,
             content_terms=len(content),
             mentions_time=mentions_time(row.content, content, lexicon)
             or (row.title is not None and mentions_time(row.title, title, lexicon)),
@@ -240,21 +245,15 @@ def score_row(query: QueryKeywords, row: RowTerms, parameters: KeywordParameters
     terms = query.terms
     if not terms:
         return ZERO
-    pseudo = [0.0] * len(terms)
-    for share, counts in row.fields:
-        if counts.keys().isdisjoint(terms):
-            continue  # most vector candidates share no word with the query
-        for index, term in enumerate(terms):
-            count = counts.get(term)
-            if count:
-                pseudo[index] += share * count
+    weights = row.weights
     k1 = parameters.k1
     raw = 0.0
     matched = 0
-    for index, value in enumerate(pseudo):
-        if value > 0.0:
+    for term, idf in zip(terms, query.idf, strict=True):
+        value = weights.get(term)
+        if value:
             matched += 1
-            raw += query.idf[index] * value / (k1 + value)
+            raw += idf * value / (k1 + value)
     if not matched:
         return ZERO
     total = query.total_idf
