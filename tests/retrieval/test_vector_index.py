@@ -280,3 +280,28 @@ def test_vector_index_orders_equal_cosines_by_seq_in_memory_and_from_the_databas
     top = seqs[: len(tied)]
     assert top == sorted(top)  # the tied memories, by seq
     assert len({round(cosine, 6) for cosine in cosines[: len(tied)]}) == 1
+
+
+def test_vector_index_growing_past_the_stored_rows_re_scores_from_the_database(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The row arrays grow by half at least, the stored vectors stop at EXACT_MEMORY_ROWS:
+    # a batch that crosses that bound while the row arrays still have room used to write
+    # a batch into a shorter slice of the stored vectors and break every recall.
+    monkeypatch.setattr(vector_index, "EXACT_MEMORY_ROWS", 40)
+    settings = semantic_settings(db_path, worker_batch_size=64)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many([{"content": f"entry{index} shared words"} for index in range(30)])
+        service.new_worker().run_until_idle()
+        service.search("entry1", mode="vector", min_score=0)  # loaded with 30 rows
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        assert index._stored is not None
+        late = service.remember_many(
+            [{"content": f"late{index} zebra words"} for index in range(20)]
+        )
+        service.new_worker().run_until_idle()
+        hits = service.search("late7 zebra words", mode="vector", limit=50, min_score=0)
+        assert hits[0].memory.id == late[7].id
+        assert len(hits) == 50
+        assert index._stored is None  # 50 rows: re-scored from the database from now on

@@ -214,20 +214,23 @@ class VectorIndex:
         return code
 
     def _grow(self, extra: int) -> None:
+        """Make room for ``extra`` more rows (the row arrays grow by half at least)."""
         needed = self._count + extra
-        if needed <= len(self._seqs):
-            return
-        capacity = max(needed, int(len(self._seqs) * 1.5) + 1024)
-        for name in ("_seqs", "_namespace_ids", "_alive"):
-            old = getattr(self, name)
-            new = np.zeros(capacity, dtype=old.dtype)
-            new[: self._count] = old[: self._count]
-            setattr(self, name, new)
+        if needed > len(self._seqs):
+            capacity = max(needed, int(len(self._seqs) * 1.5) + 1024)
+            for name in ("_seqs", "_namespace_ids", "_alive"):
+                old = getattr(self, name)
+                new = np.zeros(capacity, dtype=old.dtype)
+                new[: self._count] = old[: self._count]
+                setattr(self, name, new)
+        # The stored vectors stop at EXACT_MEMORY_ROWS, below the row arrays' capacity: they
+        # are checked whether or not the row arrays had room.
         if self._stored is not None:
             if needed > EXACT_MEMORY_ROWS:
                 self._stored = None  # re-scored from the database from now on
-            else:
-                stored = np.zeros((min(capacity, EXACT_MEMORY_ROWS), self.dimension), np.float16)
+            elif needed > len(self._stored):
+                rows = min(len(self._seqs), EXACT_MEMORY_ROWS)
+                stored = np.zeros((rows, self.dimension), np.float16)
                 stored[: self._count] = self._stored[: self._count]
                 self._stored = stored
 
