@@ -1,7 +1,8 @@
 """The vector index against a model of it: random writes, forgets, edits, reopenings and a
-second process's writes, with small bounds (ANN threshold, tail, rows re-scored from memory)
-so that every transition happens within a few dozen memories. After each step a vector
-recall must see exactly the live embedded memories, with the cosines of their stored vectors.
+second process's writes in two namespaces, with small bounds (ANN threshold, tail, rows
+re-scored from memory) so that every transition happens within a few dozen memories. After
+each step a vector recall in each namespace must see exactly that namespace's live embedded
+memories, with the cosines of their stored vectors, and a keyword recall only its memories.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
 
 WORDS = [f"w{index}" for index in range(60)]
+NAMESPACES = ("default", "north")
 # (seed, ANN threshold, tail limit, rows re-scored from memory, worker batch): each crosses
 # the bounds in another order. The third is the one that broke at 150,000 rows in life.
 CASES = [
@@ -34,14 +36,19 @@ def _text(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 6)))
 
 
-def _check(service: MemoryService, live: set[str], query: str, step: int) -> None:
-    """A recall (and the index under it) sees every live embedded memory, and only those."""
+def _check(
+    service: MemoryService, live: dict[str, str], namespace: str, query: str, step: int
+) -> None:
+    """A recall (and the index under it) sees every live embedded memory of ``namespace``,
+    and only those."""
+    keyword = service.search(query, mode="keyword", limit=100, min_score=0, namespace=namespace)
+    assert all(live.get(hit.memory.id) == namespace for hit in keyword), step
     rows = service.store._read(  # type: ignore[attr-defined]
         "SELECT m.id, m.seq, v.vector FROM vectors v JOIN memories m ON m.seq = v.seq", ()
     )
     stored = {memory_id: (seq, blob) for memory_id, seq, blob in rows}
-    expected = set(stored) & live
-    hits = service.search(query, mode="vector", limit=100, min_score=0)
+    expected = {memory_id for memory_id in stored if live.get(memory_id) == namespace}
+    hits = service.search(query, mode="vector", limit=100, min_score=0, namespace=namespace)
     # Near-duplicates come back once, saying how many others they stand for.
     stood_for = sum(1 + int(hit.channels.get("duplicates", 0)) for hit in hits)
     assert {hit.memory.id for hit in hits} <= expected, step
@@ -51,7 +58,7 @@ def _check(service: MemoryService, live: set[str], query: str, step: int) -> Non
     vector = np.asarray(embedder.embed_batch([query])[0], dtype=np.float32)
     index = service.indexing.retriever.index()
     assert index is not None
-    found = dict(index.search(vector, ["default"], 100))
+    found = dict(index.search(vector, [namespace], 100))
     assert set(found) == {stored[memory_id][0] for memory_id in expected}, step
     for memory_id in expected:
         seq, blob = stored[memory_id]
@@ -74,7 +81,7 @@ def test_vector_index_follows_random_changes(
     monkeypatch.setattr(vector_index, "TAIL_LIMIT", tail)
     rng = random.Random(seed)
     settings = semantic_settings(db_path, vector_ann_threshold=threshold, worker_batch_size=batch)
-    live: set[str] = set()
+    live: dict[str, str] = {}  # memory id: namespace
     service = MemoryService.open(settings, clock=clock)
     try:
         for step in range(150):
@@ -84,14 +91,15 @@ def test_vector_index_follows_random_changes(
             )[0]
             if operation == "remember":
                 texts = [{"content": _text(rng)} for _ in range(rng.randint(1, 25))]
-                live.update(receipt.id for receipt in service.remember_many(texts))
+                namespace = rng.choice(NAMESPACES)
+                for receipt in service.remember_many(texts, namespace=namespace):
+                    live[receipt.id] = namespace
             elif operation == "forget" and live:
                 for memory_id in rng.sample(sorted(live), min(len(live), rng.randint(1, 10))):
-                    service.forget(memory_id)
-                    live.discard(memory_id)
+                    service.forget(memory_id, namespace=live.pop(memory_id))
             elif operation == "update" and live:
                 for memory_id in rng.sample(sorted(live), min(len(live), rng.randint(1, 5))):
-                    service.update(memory_id, content=_text(rng))
+                    service.update(memory_id, namespace=live[memory_id], content=_text(rng))
             elif operation == "worker":
                 service.new_worker().run_until_idle()
             elif operation == "reopen":  # the graph comes back from its file
@@ -100,16 +108,16 @@ def test_vector_index_follows_random_changes(
             elif operation == "other process":  # writes, a forget and embedding elsewhere
                 with MemoryService.open(settings, clock=clock) as other:
                     texts = [{"content": _text(rng)} for _ in range(rng.randint(1, 20))]
-                    live.update(receipt.id for receipt in other.remember_many(texts))
-                    if live:
-                        memory_id = rng.choice(sorted(live))
-                        other.forget(memory_id)
-                        live.discard(memory_id)
+                    namespace = rng.choice(NAMESPACES)
+                    for receipt in other.remember_many(texts, namespace=namespace):
+                        live[receipt.id] = namespace
+                    memory_id = rng.choice(sorted(live))
+                    other.forget(memory_id, namespace=live.pop(memory_id))
                     other.new_worker().run_until_idle()
             if len(live) > LIVE_LIMIT:
                 for memory_id in rng.sample(sorted(live), 30):
-                    service.forget(memory_id)
-                    live.discard(memory_id)
-            _check(service, live, _text(rng), step)
+                    service.forget(memory_id, namespace=live.pop(memory_id))
+            for namespace in NAMESPACES:
+                _check(service, live, namespace, _text(rng), step)
     finally:
         service.close()
