@@ -13,7 +13,7 @@ from recalld.embeddings.hashing import HashingEmbedder
 from recalld.errors import EmbeddingError
 
 
-def semantic_settings(db_path: Path, **overrides: Any) -> Settings:
+def semantic_settings(db_path: Path | str, **overrides: Any) -> Settings:
     """Settings for tests that index: the hashing embedder, immediate retries, and no
     embedding at recall time (these tests drive the worker themselves; the catch-up a
     recall does has its own tests)."""

@@ -2,7 +2,8 @@
 TTL, edits, forgets, time passing, reopenings and another process's writes, in two
 namespaces. Each memory holds a word of its own; after each step that word must find the
 memory, with its current content, while it lives, in its namespace only, and never once it
-has expired (the candidate rows kept between recalls must follow every change).
+has expired (the candidate rows kept between recalls must follow every change). On every
+store kind (``database``: a SQLite file, or PostgreSQL with ``--postgres``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class Model:
         return self.rng.choice(living) if living else None
 
 
-def _step(service: MemoryService, model: Model, db_path: Path, clock: FakeClock) -> None:
+def _step(service: MemoryService, model: Model, database: str | Path, clock: FakeClock) -> None:
     rng = model.rng
     operation = rng.choices(
         ["remember", "forget", "update", "other process", "time"], [5, 2, 3, 2, 1]
@@ -86,7 +87,7 @@ def _step(service: MemoryService, model: Model, db_path: Path, clock: FakeClock)
             memory.word, memory.content = model.content()
             service.update(memory_id, namespace=memory.namespace, content=memory.content)
     elif operation == "other process":
-        settings = semantic_settings(db_path, worker_batch_size=8)
+        settings = semantic_settings(database, worker_batch_size=8)
         with MemoryService.open(settings, clock=clock) as other:
             memory_id = model.any_alive()
             if memory_id is not None and rng.random() < 0.5:
@@ -121,14 +122,14 @@ def _check(service: MemoryService, model: Model, mode: Mode, step: int) -> None:
 
 @pytest.mark.parametrize(("seed", "mode"), [(1, "keyword"), (2, "keyword"), (3, "hybrid")])
 def test_recall_follows_random_changes(
-    db_path: Path, clock: FakeClock, seed: int, mode: Mode
+    database: str | Path, clock: FakeClock, seed: int, mode: Mode
 ) -> None:
     model = Model(random.Random(seed), clock)
-    settings = semantic_settings(db_path, worker_batch_size=8)
+    settings = semantic_settings(database, worker_batch_size=8)
     service = MemoryService.open(settings, clock=clock)
     try:
         for step in range(120):
-            _step(service, model, db_path, clock)
+            _step(service, model, database, clock)
             if model.rng.random() < 0.1:  # a new process: nothing kept from the old one
                 service.close()
                 service = MemoryService.open(settings, clock=clock)
