@@ -81,19 +81,19 @@ def _step(service: MemoryService, model: Model, database: str | Path, clock: Fak
         memory_id = rng.choice(sorted(model.memories))
         service.forget(memory_id, namespace=model.memories.pop(memory_id).namespace)
     elif operation == "update":
-        memory_id = model.any_alive()
-        if memory_id is not None:
-            memory = model.memories[memory_id]
+        edited = model.any_alive()
+        if edited is not None:
+            memory = model.memories[edited]
             memory.word, memory.content = model.content()
-            service.update(memory_id, namespace=memory.namespace, content=memory.content)
+            service.update(edited, namespace=memory.namespace, content=memory.content)
     elif operation == "other process":
         settings = semantic_settings(database, worker_batch_size=8)
         with MemoryService.open(settings, clock=clock) as other:
-            memory_id = model.any_alive()
-            if memory_id is not None and rng.random() < 0.5:
-                memory = model.memories[memory_id]
+            edited = model.any_alive()
+            if edited is not None and rng.random() < 0.5:
+                memory = model.memories[edited]
                 memory.word, memory.content = model.content()
-                other.update(memory_id, namespace=memory.namespace, content=memory.content)
+                other.update(edited, namespace=memory.namespace, content=memory.content)
             else:
                 namespace = rng.choice(NAMESPACES)
                 word, content = model.content()
