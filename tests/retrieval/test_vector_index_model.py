@@ -1,8 +1,9 @@
 """The vector index against a model of it: random writes, forgets, edits, reopenings and a
 second process's writes in two namespaces, with small bounds (ANN threshold, tail, rows
-re-scored from memory) so that every transition happens within a few dozen memories. After
-each step a vector recall in each namespace must see exactly that namespace's live embedded
-memories, with the cosines of their stored vectors, and a keyword recall only its memories.
+re-scored from memory, quantiser relearning, load pages) so that every transition happens
+within a few dozen memories. After each step a vector recall in each namespace must see
+exactly that namespace's live embedded memories, with the cosines of their stored vectors,
+and a keyword recall only its memories.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from tests.semantic_support import semantic_settings
 
 WORDS = [f"w{index}" for index in range(60)]
 NAMESPACES = ("default", "north")
-# (seed, ANN threshold, tail limit, rows re-scored from memory, worker batch): each crosses
-# the bounds in another order. The third is the one that broke at 150,000 rows in life.
+# (seed, ANN threshold, tail limit, rows re-scored from memory, rows before the quantiser is
+# relearnt, rows read per page, worker batch): each crosses the bounds in another order.
+# The rows re-scored from memory are the bound that broke at 150,000 rows in life.
 CASES = [
-    (1, 10, 4, 20, 3),
-    (2, 30, 16, 45, 8),
-    (3, 60, 64, 80, 32),
-    (4, 10, 16, 10_000, 8),
+    (1, 10, 4, 20, 15, 5, 3),
+    (2, 30, 16, 45, 40, 13, 8),
+    (3, 60, 64, 80, 1_000, 20_000, 32),
+    (4, 10, 16, 10_000, 40, 7, 8),
 ]
 LIVE_LIMIT = 90  # the check compares whole answers: keep them under the vector depth (100)
 
@@ -66,7 +68,9 @@ def _check(
         assert found[seq] == pytest.approx(exact, abs=1e-4), step
 
 
-@pytest.mark.parametrize(("seed", "threshold", "tail", "in_memory", "batch"), CASES)
+@pytest.mark.parametrize(
+    ("seed", "threshold", "tail", "in_memory", "relearn", "page", "batch"), CASES
+)
 def test_vector_index_follows_random_changes(
     db_path: Path,
     clock: FakeClock,
@@ -75,10 +79,14 @@ def test_vector_index_follows_random_changes(
     threshold: int,
     tail: int,
     in_memory: int,
+    relearn: int,
+    page: int,
     batch: int,
 ) -> None:
     monkeypatch.setattr(vector_index, "EXACT_MEMORY_ROWS", in_memory)
     monkeypatch.setattr(vector_index, "TAIL_LIMIT", tail)
+    monkeypatch.setattr(vector_index, "TRAIN_MINIMUM", relearn)
+    monkeypatch.setattr(vector_index, "LOAD_PAGE", page)
     rng = random.Random(seed)
     settings = semantic_settings(db_path, vector_ann_threshold=threshold, worker_batch_size=batch)
     live: dict[str, str] = {}  # memory id: namespace
