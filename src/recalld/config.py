@@ -199,7 +199,8 @@ class Settings(BaseSettings):
 
     worker_thread: bool = Field(
         default=False,
-        description="run the embedding worker as a thread of this process (servers turn it on)",
+        description="run the embedding worker as a thread of this process, and load the vector"
+        " index and the model once open, not at the first recall (servers turn it on)",
     )
     worker_batch_size: int = Field(default=64, gt=0, description="jobs claimed per batch")
     recall_catch_up: int = Field(

@@ -58,7 +58,8 @@ class MemoryService(ServiceCore):
     Components are built on first use (``core``, ``graph``, ``intentions``,
     ``recollections``, ``knowledge``, the indexing with its embedder), so a
     short command such as ``recalld stats`` imports and builds only what it
-    needs; a server's worker and scheduler threads start at once.
+    needs; a server's worker and scheduler threads start at once, and its vector
+    index and model load on a helper thread as soon as it is open.
     """
 
     def __init__(
@@ -80,6 +81,10 @@ class MemoryService(ServiceCore):
         if settings.scheduler_thread:
             _ = self.intentions
         self._maybe_purge()
+        if settings.worker_thread:
+            # Once open: load the vector index and the model on a helper thread, not on
+            # the first recall (seconds for a large store).
+            self.indexing.retriever.warm_up()
 
     @classmethod
     def open(

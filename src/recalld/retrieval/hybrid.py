@@ -115,6 +115,12 @@ def features_of(pool: Pool, position: int) -> dict[str, float]:
     }
 
 
+def _log_warm_up_failure(done: Future[None]) -> None:
+    error = None if done.cancelled() else done.exception()
+    if error is not None:
+        logger.warning("warming up recall failed (the first recall will try again): %s", error)
+
+
 class HybridRetriever:
     """Keyword + vector candidates reranked into calibrated hits, for one store and embedder."""
 
@@ -146,6 +152,8 @@ class HybridRetriever:
         self._row_terms: RowTermsCache | None = None
         self._embedding: ThreadPoolExecutor | None = None
         self._closed = False
+        self.warming: Future[None] | None = None
+        """What :meth:`warm_up` started (None: never asked, or nothing to warm)."""
 
     @property
     def embedder(self) -> Embedder | None:
@@ -193,6 +201,30 @@ class HybridRetriever:
             )
             if legacy:
                 saved.unlink(missing_ok=True)
+
+    def warm_up(self) -> Future[None] | None:
+        """Load the vector index and run the model once on a helper thread, so that a
+        long-running server's first recall does not wait for them (a recall that comes
+        sooner waits for the load as it would have loaded the index itself). None without
+        an embedder, once closed, or on a private in-memory database (which another
+        thread cannot read). A failure is logged; the recall that needs the index or the
+        model meets it again and raises it."""
+        if self._embedder is None or not shared_between_threads(self._store):
+            return None
+        with self._lock:
+            if self.warming is not None:
+                return self.warming
+            executor = self._executor()
+            if executor is None:
+                return None
+            self.warming = executor.submit(self._warm)
+        self.warming.add_done_callback(_log_warm_up_failure)
+        return self.warming
+
+    def _warm(self) -> None:
+        self.index()  # None when the database searches vectors itself (PostgreSQL)
+        if self._embedder is not None:
+            self._embedder.embed_batch(["warming up the model"])
 
     def loaded_index(self) -> VectorIndex | None:
         """The index if this process has built it (for status; builds nothing)."""
