@@ -67,16 +67,46 @@ def test_close_waits_for_the_warm_up(db_path: Path, clock: FakeClock) -> None:
     assert warming.exception() is None
 
 
-def test_the_warm_up_runs_the_model_once_and_only_once(db_path: Path, clock: FakeClock) -> None:
-    _stored(db_path, clock)
+class LoadableEmbedder(RecordingEmbedder):
+    """A recording embedder with a model to load, as MiniLM has."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads = 0
+
+    def load(self) -> None:
+        self.loads += 1
+
+
+def _served(db_path: Path, clock: FakeClock, embedder: RecordingEmbedder) -> MemoryService:
     settings = semantic_settings(db_path, worker_thread=True, worker_poll_seconds=3600)
-    embedder = RecordingEmbedder()
-    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+    return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+
+
+def test_the_warm_up_loads_a_local_model_once(db_path: Path, clock: FakeClock) -> None:
+    # An empty store: the worker has nothing to embed, so any call would be the warm-up's.
+    embedder = LoadableEmbedder()
+    with _served(db_path, clock, embedder) as service:
         retriever = service.indexing.retriever
         assert retriever.warming is not None
         retriever.warming.result(timeout=60)
         assert retriever.warm_up() is retriever.warming  # asked again: the same one
-        assert len(embedder.texts) == 1
+        assert embedder.loads == 1
+        assert embedder.texts == []  # loaded, not called
+
+
+def test_the_warm_up_never_calls_an_embedder_without_a_model_to_load(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # An HTTP embedder has nothing to load: a call would be a request (maybe a paid one).
+    # An empty store: the worker has nothing to embed, so any call would be the warm-up's.
+    embedder = RecordingEmbedder()
+    with _served(db_path, clock, embedder) as service:
+        warming = service.indexing.retriever.warming
+        assert warming is not None
+        warming.result(timeout=60)
+        assert service.indexing.retriever.loaded_index() is not None
+        assert embedder.texts == []
 
 
 def test_a_private_in_memory_database_is_not_warmed(clock: FakeClock) -> None:

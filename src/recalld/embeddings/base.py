@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Vectors", "dot_rows", "normalize_rows"]
+__all__ = ["Embedder", "Loadable", "Vectors", "dot_rows", "normalize_rows"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -35,6 +35,16 @@ class Embedder(Protocol):
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """One row per text, shape ``(len(texts), dimension)``, L2-normalised float32."""
+        ...
+
+
+@runtime_checkable
+class Loadable(Protocol):
+    """An embedder with a local model it loads before its first batch (see
+    :meth:`recalld.retrieval.hybrid.HybridRetriever.warm_up`)."""
+
+    def load(self) -> None:
+        """Load the model now (once; later calls return at once)."""
         ...
 
 

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from recalld._time import Clock, utc_now
-from recalld.embeddings.base import Embedder, Vectors
+from recalld.embeddings.base import Embedder, Loadable, Vectors
 from recalld.errors import EmbeddingError
 from recalld.model import Memory
 from recalld.retrieval.duplicates import Selection, select
@@ -203,12 +203,13 @@ class HybridRetriever:
                 saved.unlink(missing_ok=True)
 
     def warm_up(self) -> Future[None] | None:
-        """Load the vector index and run the model once on a helper thread, so that a
-        long-running server's first recall does not wait for them (a recall that comes
-        sooner waits for the load as it would have loaded the index itself). None without
-        an embedder, once closed, or on a private in-memory database (which another
-        thread cannot read). A failure is logged; the recall that needs the index or the
-        model meets it again and raises it."""
+        """Load the vector index and the embedder's local model (a :class:`Loadable`; an
+        HTTP embedder is not called) on a helper thread, so that a long-running server's
+        first recall does not wait for them (a recall that comes sooner waits for the
+        load as it would have loaded the index itself). None without an embedder, once
+        closed, or on a private in-memory database (which another thread cannot read). A
+        failure is logged; the recall that needs the index or the model meets it again
+        and raises it."""
         if self._embedder is None or not shared_between_threads(self._store):
             return None
         with self._lock:
@@ -223,8 +224,8 @@ class HybridRetriever:
 
     def _warm(self) -> None:
         self.index()  # None when the database searches vectors itself (PostgreSQL)
-        if self._embedder is not None:
-            self._embedder.embed_batch(["warming up the model"])
+        if isinstance(self._embedder, Loadable):
+            self._embedder.load()
 
     def loaded_index(self) -> VectorIndex | None:
         """The index if this process has built it (for status; builds nothing)."""
