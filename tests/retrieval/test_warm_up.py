@@ -116,3 +116,16 @@ def test_a_private_in_memory_database_is_not_warmed(clock: FakeClock) -> None:
         retriever = service.indexing.retriever
         assert retriever.warm_up() is None
         assert retriever.warming is None
+
+
+def test_the_shipped_embedders_say_whether_they_have_a_model_to_load() -> None:
+    from recalld.embeddings.base import Loadable
+    from recalld.embeddings.hashing import HashingEmbedder
+    from recalld.embeddings.http import HTTPEmbedder
+    from recalld.embeddings.minilm import MiniLMEmbedder
+    from recalld.embeddings.torch_backend import SentenceTransformerEmbedder
+
+    assert issubclass(MiniLMEmbedder, Loadable)
+    assert issubclass(SentenceTransformerEmbedder, Loadable)  # torch itself is not imported
+    assert not issubclass(HTTPEmbedder, Loadable)  # a call would be a request
+    assert not issubclass(HashingEmbedder, Loadable)

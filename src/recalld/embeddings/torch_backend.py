@@ -43,6 +43,10 @@ class SentenceTransformerEmbedder:
         """The sentence embedding size (384 for all-MiniLM-L6-v2)."""
         return self._dimension
 
+    def load(self) -> None:
+        """Load the model now (once; a server's warm-up calls it)."""
+        self._load()
+
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
