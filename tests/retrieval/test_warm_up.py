@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recalld.embeddings.base import Loadable
+from recalld.embeddings.hashing import HashingEmbedder
+from recalld.embeddings.http import HTTPEmbedder
+from recalld.embeddings.minilm import MiniLMEmbedder
+from recalld.embeddings.torch_backend import SentenceTransformerEmbedder
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from tests.conftest import FakeClock
@@ -46,7 +51,8 @@ def test_a_library_process_loads_nothing_before_its_first_recall(
     db_path: Path, clock: FakeClock
 ) -> None:
     _stored(db_path, clock)
-    with MemoryService.open(semantic_settings(db_path, vector_ann_threshold=10)) as service:
+    settings = semantic_settings(db_path, vector_ann_threshold=10)
+    with MemoryService.open(settings, clock=clock) as service:
         retriever = service.indexing.retriever
         assert retriever.warming is None
         assert retriever.loaded_index() is None
@@ -119,12 +125,6 @@ def test_a_private_in_memory_database_is_not_warmed(clock: FakeClock) -> None:
 
 
 def test_the_shipped_embedders_say_whether_they_have_a_model_to_load() -> None:
-    from recalld.embeddings.base import Loadable
-    from recalld.embeddings.hashing import HashingEmbedder
-    from recalld.embeddings.http import HTTPEmbedder
-    from recalld.embeddings.minilm import MiniLMEmbedder
-    from recalld.embeddings.torch_backend import SentenceTransformerEmbedder
-
     assert issubclass(MiniLMEmbedder, Loadable)
     assert issubclass(SentenceTransformerEmbedder, Loadable)  # torch itself is not imported
     assert not issubclass(HTTPEmbedder, Loadable)  # a call would be a request
