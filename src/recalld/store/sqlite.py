@@ -263,12 +263,12 @@ class SQLiteStore:
 
     def pragmas(self) -> dict[str, Any]:
         """The settings this store runs its connections with, as SQLite reports them."""
-        connection = self._database.connection()
         names = ("journal_mode", "synchronous", "secure_delete", "busy_timeout", "foreign_keys")
         values: dict[str, Any] = {}
-        for name in names:
-            row = connection.execute(f"PRAGMA {name}").fetchone()
-            values[name] = None if row is None else row[0]
+        with self._database.use() as connection:
+            for name in names:
+                row = connection.execute(f"PRAGMA {name}").fetchone()
+                values[name] = None if row is None else row[0]
         return values
 
     @property

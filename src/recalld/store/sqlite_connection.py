@@ -11,11 +11,12 @@ one file and no caller sees ``database is locked``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,6 +29,9 @@ __all__ = ["DISK_FULL_MESSAGE", "LOCK_ERRORS", "SQLiteDatabase", "storage_error"
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
 LOCK_ERRORS = (apsw.BusyError, apsw.LockedError)
+# close() waits at most this long for statements other threads are running (a thread
+# that outlived its stop's timeout, a request still being answered).
+CLOSE_WAIT_SECONDS = 10.0
 # A connection refreshes the planner's statistics after this many rows changed, then
 # each time its changed rows double (see SQLiteDatabase.after_commit).
 FIRST_STATISTICS_REFRESH = 5_000
@@ -63,6 +67,9 @@ class SQLiteDatabase:
         self._connections: list[apsw.Connection] = []
         self._connections_lock = threading.Lock()
         self._closed = False
+        # Operations under way (run() and use()), so close() can wait for them.
+        self._running = 0
+        self._idle = threading.Condition(self._connections_lock)
 
     @property
     def in_memory(self) -> bool:
@@ -117,17 +124,22 @@ class SQLiteDatabase:
         deadline = time.monotonic() + self.lock_retry_seconds
         delay = 0.005
         while True:
+            local = self._enter()
             try:
                 return operation(self._connect())
             except LOCK_ERRORS as error:
-                if time.monotonic() >= deadline:
-                    raise StorageError(
-                        f"the database stayed locked for {self.lock_retry_seconds:g} s: {error}"
-                    ) from error
-                time.sleep(delay * (1 + random.random()))
-                delay = min(delay * 2, 0.25)
+                locked = error
             except apsw.Error as error:
                 raise storage_error(error) from error
+            finally:
+                self._leave(local)
+            # Waited out of the count: close() does not wait for a backoff.
+            if time.monotonic() >= deadline:
+                raise StorageError(
+                    f"the database stayed locked for {self.lock_retry_seconds:g} s: {locked}"
+                ) from locked
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 0.25)
 
     def read(
         self, sql: str, params: dict[str, Any] | tuple[Any, ...] = ()
@@ -209,11 +221,59 @@ class SQLiteDatabase:
 
         return self.write(step)
 
+    @contextlib.contextmanager
+    def use(self) -> Iterator[apsw.Connection]:
+        """This thread's connection, for statements :meth:`close` waits for (as
+        :meth:`run` does, without its retries)."""
+        local = self._enter()
+        try:
+            yield self._connect()
+        finally:
+            self._leave(local)
+
+    def _enter(self) -> threading.local:
+        # One more operation under way (in this thread, and in all).
+        with self._connections_lock:
+            if self._closed:
+                raise StorageError("the store is closed")
+            self._running += 1
+        local = self._local
+        local.running = getattr(local, "running", 0) + 1
+        return local
+
+    def _leave(self, local: threading.local) -> None:
+        local.running -= 1
+        with self._connections_lock:
+            self._running -= 1
+            self._idle.notify_all()
+
     def close(self) -> None:
-        """Close every thread's connection; later use raises :class:`StorageError`."""
+        """Close every thread's connection; later use raises :class:`StorageError`.
+
+        Operations other threads are running (:meth:`run`, :meth:`use`) finish first, for
+        at most :data:`CLOSE_WAIT_SECONDS`, and none starts meanwhile; a connection still
+        busy after that is left to its thread (logged) rather than closed under it.
+        """
+        with self._connections_lock:
+            self._closed = True
+        self._wait_for_statements(CLOSE_WAIT_SECONDS)
         with self._connections_lock:
             connections, self._connections = self._connections, []
-            self._closed = True
         for connection in connections:
-            connection.close()
+            try:
+                connection.close()
+            except apsw.ThreadingViolationError:
+                logger.warning(
+                    "%s: a thread was still running a statement %g s after close began;"
+                    " its connection closes when that thread lets it go",
+                    self.path,
+                    CLOSE_WAIT_SECONDS,
+                )
         self._local = threading.local()
+
+    def _wait_for_statements(self, timeout: float) -> bool:
+        """Wait until no other thread runs a statement (True), at most ``timeout`` s
+        (statements of the closing thread itself, e.g. close() from inside run(), aside)."""
+        own = getattr(self._local, "running", 0)
+        with self._idle:
+            return self._idle.wait_for(lambda: self._running <= own, timeout)

@@ -73,18 +73,18 @@ class SQLiteScrub:
         database = self._database
         rows = database.read("SELECT coalesce(max(id), 0) FROM pending_scrubs")
         mark = int(rows[0][0])
-        connection = database.connection()
-        connection.set_busy_timeout(max(0, int(wait_seconds * 1000)))
-        try:
-            row = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            finished = row is not None and row[0] == 0
-        except apsw.BusyError:
-            finished = False
-        except apsw.Error as error:
-            logger.warning("could not checkpoint %s: %s", database.path, error)
-            finished = False
-        finally:
-            connection.set_busy_timeout(database.busy_timeout_ms)
+        with database.use() as connection:
+            connection.set_busy_timeout(max(0, int(wait_seconds * 1000)))
+            try:
+                row = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finished = row is not None and row[0] == 0
+            except apsw.BusyError:
+                finished = False
+            except apsw.Error as error:
+                logger.warning("could not checkpoint %s: %s", database.path, error)
+                finished = False
+            finally:
+                connection.set_busy_timeout(database.busy_timeout_ms)
         if finished:
             if mark:
                 try:
