@@ -47,7 +47,7 @@ def test_sqlite_close_waits_for_a_statement_running_in_another_thread(tmp_path: 
 
     def slow_statement(connection: apsw.Connection) -> list[tuple[object, ...]]:
         # Blocks inside SQLite (a SQL function) until close() has begun.
-        def hold() -> int:
+        def hold(*_: object) -> int:
             inside.set()
             return int(closing.wait(timeout=10))
 
