@@ -14,7 +14,16 @@ from recalld.context.place import (
     place_similarity,
     search_precision,
 )
-from recalld.context.signals import biometric_similarity
+from recalld.context.signals import (
+    AUDIO_BER_CEILING,
+    AUDIO_MAX_OFFSET,
+    AUDIO_MIN_OVERLAP,
+    AUDIO_MIN_SHARED,
+    AudioFeatures,
+    audio_similarities,
+    audio_similarity,
+    biometric_similarity,
+)
 from recalld.context.timing import time_similarities, time_similarity
 
 
@@ -100,3 +109,52 @@ def test_neighbourhood_at_the_poles_leaves_out_the_rows_beyond() -> None:
         block = neighbourhood(cell, 5, rings=2)
         assert cell in block
         assert 1 < len(block) <= 25
+
+
+def _reference_audio_similarity(cue: np.ndarray, stored: np.ndarray) -> float:
+    # The definition, one offset at a time: at least AUDIO_MIN_SHARED distinct shared
+    # sub-fingerprints, then 1 - BER/ceiling at the best alignment with enough overlap.
+    if len(set(cue.tolist()) & set(stored.tolist())) < AUDIO_MIN_SHARED:
+        return 0.0
+    length, other = len(cue), len(stored)
+    min_overlap = min(AUDIO_MIN_OVERLAP, length, other)
+    best = None
+    for offset in range(-AUDIO_MAX_OFFSET, AUDIO_MAX_OFFSET + 1):
+        pairs = [(cue[i], stored[i - offset]) for i in range(length) if 0 <= i - offset < other]
+        if len(pairs) < min_overlap:
+            continue
+        bits = sum(bin(int(a) ^ int(b)).count("1") for a, b in pairs)
+        rate = bits / (32.0 * len(pairs))
+        best = rate if best is None else min(best, rate)
+    return 0.0 if best is None else max(0.0, 1.0 - best / AUDIO_BER_CEILING)
+
+
+def test_audio_similarities_match_the_definition() -> None:
+    # Many fingerprints at once (grouped by length, aligned in batches) score as the
+    # definition does one by one: copies with a few flipped bits at an offset, unrelated
+    # ones, and ones shorter than the minimum overlap.
+    generator = np.random.default_rng(7)
+    cue = generator.integers(0, 2**32, 90, dtype=np.uint64).astype(np.uint32)
+    stored = []
+    for index in range(40):
+        length = int(generator.integers(5, 140))
+        if index % 3 == 0:
+            fingerprint = generator.integers(0, 2**32, length, dtype=np.uint64).astype(np.uint32)
+        else:
+            shift = int(generator.integers(-30, 30))
+            fingerprint = np.resize(np.roll(cue, shift), length).astype(np.uint32)
+            noise = generator.random(length) < (0.05 if index % 3 == 1 else 0.4)
+            fingerprint[noise] ^= np.uint32(1) << generator.integers(0, 32, noise.sum()).astype(
+                np.uint32
+            )
+        stored.append(AudioFeatures(fingerprint).to_bytes())
+    expected = [
+        _reference_audio_similarity(cue, AudioFeatures.from_bytes(data).fingerprint)
+        for data in stored
+    ]
+    found = audio_similarities(AudioFeatures(cue), stored)
+    assert found == pytest.approx(expected, abs=1e-12)
+    assert sum(value > 0.5 for value in expected) >= 10, "the copies are recognised"
+    single = [audio_similarity(AudioFeatures(cue), AudioFeatures.from_bytes(d)) for d in stored]
+    assert single == pytest.approx(expected, abs=1e-12)
+    assert audio_similarities(AudioFeatures(cue), []).shape == (0,)

@@ -39,6 +39,7 @@ __all__ = [
     "ImageEncoder",
     "ImageFeatures",
     "audio_features",
+    "audio_similarities",
     "audio_similarity",
     "biometric_similarity",
     "image_features",
@@ -285,29 +286,66 @@ def audio_features(data: bytes) -> AudioFeatures:
 
 def audio_similarity(cue: AudioFeatures, memory: AudioFeatures) -> float:
     """1 minus the scaled bit error rate at the best alignment of the two fingerprints."""
-    first, second = cue.fingerprint, memory.fingerprint
-    # Matching audio shares many exact 32-bit sub-fingerprints (as AcoustID's index
-    # relies on); without a few, skip the alignment search.
-    if len(np.intersect1d(first, second)) < AUDIO_MIN_SHARED:
-        return 0.0
-    length, other = len(first), len(second)
+    return float(audio_similarities(cue, [memory.to_bytes()])[0])
+
+
+# Fingerprints aligned at once (bounds the temporary arrays: ~75 KB per fingerprint of
+# 75 sub-fingerprints).
+AUDIO_BATCH = 32
+
+
+def audio_similarities(cue: AudioFeatures, stored: Sequence[bytes]) -> np.ndarray:
+    """:func:`audio_similarity` of ``cue`` against many serialised fingerprints at once.
+
+    Matching audio shares many exact 32-bit sub-fingerprints (as AcoustID's index
+    relies on): the distinct values each fingerprint shares with the cue are counted
+    for all of them in one pass, and only those sharing at least
+    :data:`AUDIO_MIN_SHARED` are aligned, those of one length together.
+    """
+    similarity = np.zeros(len(stored))
+    if not stored:
+        return similarity
+    lengths = np.array([len(data) // 4 for data in stored], dtype=np.int64)
+    values = np.frombuffer(b"".join(stored), dtype="<u4").astype(np.uint32)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    first = np.asarray(cue.fingerprint, dtype=np.uint32)
+    owners = np.repeat(np.arange(len(stored), dtype=np.uint64), lengths)
+    shared = np.isin(values, first)
+    pairs = np.unique((owners[shared] << np.uint64(32)) | values[shared].astype(np.uint64))
+    counts = np.bincount((pairs >> np.uint64(32)).astype(np.int64), minlength=len(stored))
+    candidates = np.flatnonzero(counts >= AUDIO_MIN_SHARED)
+    for other in np.unique(lengths[candidates]):
+        group = candidates[lengths[candidates] == other]
+        for part in range(0, len(group), AUDIO_BATCH):
+            chosen = group[part : part + AUDIO_BATCH]
+            seconds = values[starts[chosen][:, None] + np.arange(other)[None, :]]
+            similarity[chosen] = _aligned(first, seconds)
+    return similarity
+
+
+def _aligned(first: np.ndarray, seconds: np.ndarray) -> np.ndarray:
+    """1 minus the scaled bit error rate of ``first`` against each row of ``seconds``
+    (fingerprints of one length) at each one's best alignment."""
+    length, other = len(first), seconds.shape[1]
     min_overlap = min(AUDIO_MIN_OVERLAP, length, other)
     offsets = np.arange(
         max(-AUDIO_MAX_OFFSET, -(other - min_overlap)),
         min(AUDIO_MAX_OFFSET, length - min_overlap) + 1,
     )
     # For each offset o, first[i] is compared with second[i - o] where both exist.
-    positions = np.arange(length)[None, :]
-    partner = positions - offsets[:, None]
+    partner = np.arange(length)[None, :] - offsets[:, None]
     valid = (partner >= 0) & (partner < other)
-    aligned = second[np.clip(partner, 0, other - 1)]
-    bits = np.bitwise_count(first[positions] ^ aligned).astype(np.int64) * valid
     overlap = valid.sum(axis=1)
     usable = overlap >= min_overlap
     if not usable.any():
-        return 0.0
-    error_rate = bits.sum(axis=1)[usable] / (32.0 * overlap[usable])
-    return max(0.0, 1.0 - float(error_rate.min()) / AUDIO_BER_CEILING)
+        return np.zeros(len(seconds))
+    aligned = seconds[:, np.clip(partner[usable], 0, other - 1)]
+    bits = (np.bitwise_count(first[None, None, :] ^ aligned) * valid[usable][None]).sum(
+        axis=2, dtype=np.int64
+    )
+    error_rate = bits / (32.0 * overlap[usable][None, :])
+    best: np.ndarray = np.maximum(0.0, 1.0 - error_rate.min(axis=1) / AUDIO_BER_CEILING)
+    return best
 
 
 def check_biometrics(readings: dict[str, float]) -> dict[str, float]:

@@ -21,8 +21,7 @@ from recalld.config import Settings
 from recalld.context.place import neighbourhood, place_similarities, search_precision
 from recalld.context.signals import (
     BIOMETRIC_SCALES,
-    AudioFeatures,
-    audio_similarity,
+    audio_similarities,
     biometric_similarity,
     image_similarities,
 )
@@ -95,9 +94,10 @@ class CandidateFinder:
                 seq: float(value) for (seq, _), value in zip(rows, similarity, strict=True)
             }
         if cue.audio is not None:
+            rows = self._store.with_channel(namespace, "audio", now)
+            similarity = audio_similarities(cue.audio, [data for _, data in rows])
             scores["audio"] = {
-                seq: audio_similarity(cue.audio, AudioFeatures.from_bytes(data))
-                for seq, data in self._store.with_channel(namespace, "audio", now)
+                seq: float(value) for (seq, _), value in zip(rows, similarity, strict=True)
             }
         # A biometric reading cannot fire on its own, so only a deliberate recall
         # scans for it; sense scores it on the other channels' candidates.

@@ -15,8 +15,7 @@ from recalld._text import query_terms
 from recalld.config import Settings
 from recalld.context.place import distance_m, place_similarity
 from recalld.context.signals import (
-    AudioFeatures,
-    audio_similarity,
+    audio_similarities,
     biometric_similarity,
     image_similarities,
 )
@@ -111,12 +110,12 @@ def complete_scores(
             (seq, float(value)) for seq, value in zip(have, similarity, strict=True)
         )
     if cue.audio is not None:
-        for seq in needed.get("audio", []):
-            data = features.get(seq, {}).get("audio")
-            if data is not None:
-                scores.setdefault("audio", {})[seq] = audio_similarity(
-                    cue.audio, AudioFeatures.from_bytes(data)
-                )
+        heard = [seq for seq in needed.get("audio", []) if "audio" in features.get(seq, {})]
+        if heard:
+            similarity = audio_similarities(cue.audio, [features[seq]["audio"] for seq in heard])
+            scores.setdefault("audio", {}).update(
+                (seq, float(value)) for seq, value in zip(heard, similarity, strict=True)
+            )
     if cue.biometrics:
         readings = store.biometrics(needed.get("biometric", []))
         for seq, stored in readings.items():
