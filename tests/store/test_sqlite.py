@@ -14,7 +14,13 @@ import numpy as np
 
 from recalld.model import Memory
 from recalld.store.base import MemoryRecord, Scope
-from recalld.store.migrations import FTS_TABLE, MIGRATIONS, migration_8, migration_14
+from recalld.store.migrations import (
+    FTS_TABLE,
+    MIGRATIONS,
+    migration_8,
+    migration_14,
+    migration_16,
+)
 from recalld.store.semantic import decode_vectors, encode_vector
 from recalld.store.sqlite import SQLiteStore
 from recalld.store.sqlite_connection import FIRST_STATISTICS_REFRESH
@@ -389,5 +395,49 @@ def test_sqlite_statistics_follow_a_file_this_process_fills(tmp_path: Path) -> N
         plan = " ".join(str(row[-1]) for row in store._read(plan_sql, (1, 5)))
         assert "INTEGER PRIMARY KEY" in plan
         assert "SCAN" not in plan
+    finally:
+        store.close()
+
+
+def test_sqlite_place_index_migration_covers_a_place_scan(tmp_path: Path) -> None:
+    # A place cue reads seq, coordinates, time and expiry of every memory in the cells
+    # around it: from the index alone since migration 16, which leaves out memories
+    # without a place.
+    path = tmp_path / "v15.db"
+    connection = _database_before(path, migration_16)
+    rows = [
+        (1, "u09tunq", 48.8566, 2.3522, "2026-05-01T10:00:00Z", None),
+        (2, "u09tunr", 48.8570, 2.3530, None, "2026-01-01T00:00:00Z"),  # expired
+        (3, "u09tvw0", 48.8700, 2.3700, None, None),
+        (4, None, None, None, None, None),
+    ]
+    for seq, geohash, lat, lon, at, expires in rows:
+        connection.execute(
+            "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+            " index_state, geohash, lat, lon, at, expires_at)"
+            " VALUES (?, ?, 'default', 'x', 'x', 'x', 'indexed', ?, ?, ?, ?, ?)",
+            (seq, f"m{seq}", geohash, lat, lon, at, expires),
+        )
+    connection.close()
+    store = SQLiteStore(path)
+    try:
+        now = datetime(2026, 6, 1, tzinfo=UTC)
+        points = store.context.near_points("default", ["u09tun", "u09tv"], now, 100)
+        assert [(seq, lat) for seq, lat, _, _ in points] == [(1, 48.8566), (3, 48.87)]
+        assert points[0][3] == datetime(2026, 5, 1, 10, tzinfo=UTC)
+        plan = store._read(
+            "EXPLAIN QUERY PLAN SELECT m.seq, m.lat, m.lon, m.at FROM memories m"
+            " WHERE m.namespace = 'default' AND m.geohash >= 'u09tun' AND m.geohash < 'u09tun~'"
+            " AND (m.expires_at IS NULL OR m.expires_at > '2026')",
+            (),
+        )
+        assert "COVERING INDEX memories_geohash" in plan[0][3]
+        indexed = store._read(
+            "SELECT count(*) FROM memories INDEXED BY memories_geohash"
+            " WHERE namespace = 'default' AND geohash IS NOT NULL",
+            (),
+        )
+        assert indexed == [(3,)]
+        assert store.schema_version == len(MIGRATIONS)
     finally:
         store.close()

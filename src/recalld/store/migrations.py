@@ -727,6 +727,22 @@ def migration_15(execute: Execute) -> None:
         execute(f"CREATE TRIGGER memory_changes_{name} AFTER {event} ON memories BEGIN {bump} END")
 
 
+def migration_16(execute: Execute) -> None:
+    """The place index covers what a place cue reads, and only memories with a place.
+
+    A cue's place scans the geohash cells around it (a few thousand memories at 100k
+    in a city) for seq, coordinates, time and expiry; with ``(namespace, geohash)``
+    alone each one was a lookup in the table (7.7 of a 17.9 ms place-and-time cue
+    at 100k, against 1.7 from the index). Memories without a place (NULL geohash)
+    are no longer indexed at all, so a store of plain notes gets smaller.
+    """
+    execute("DROP INDEX memories_geohash")
+    execute(
+        "CREATE INDEX memories_geohash ON memories(namespace, geohash, lat, lon, at, expires_at)"
+        " WHERE geohash IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -743,4 +759,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_13,
     migration_14,
     migration_15,
+    migration_16,
 ]
