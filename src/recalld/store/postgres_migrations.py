@@ -597,6 +597,16 @@ def migration_15(execute: Execute) -> None:
     del execute
 
 
+def migration_16(execute: Execute) -> None:
+    """As SQLite's migration 16: the place index carries what a place cue reads
+    (coordinates, time, expiry) and holds only memories with a place."""
+    execute("DROP INDEX memories_geohash")
+    execute(
+        "CREATE INDEX memories_geohash ON memories(namespace, geohash text_pattern_ops)"
+        " INCLUDE (lat, lon, at_utc, at_offset, expires_at) WHERE geohash IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -613,4 +623,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_13,
     migration_14,
     migration_15,
+    migration_16,
 ]
