@@ -157,7 +157,10 @@ def run(count: int, repeats: int, directory: Path, seed: int, intentions: int) -
     media.update({f"audio{index}": base64.b64encode(melody(index)).decode() for index in range(4)})
     # The context channels do not use text embeddings; loading is not what is measured.
     settings = Settings(db=directory / f"sense-{count}.db", synchronous="NORMAL", embedder="none")
-    results: dict[str, Any] = {"n": count}
+    results: dict[str, Any] = {
+        "n": count,
+        "load_average_at_start": [round(value, 2) for value in os.getloadavg()],
+    }
     with MemoryService.open(settings) as service:
         started = time.perf_counter()
         load(service, count, generator, media)
@@ -210,6 +213,7 @@ def run(count: int, repeats: int, directory: Path, seed: int, intentions: int) -
                     f" {results[f'sense_{name}_with_intentions']}"
                 )
             results["reminders_fired"] = reminders
+    results["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
     return results
 
 
