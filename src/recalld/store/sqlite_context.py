@@ -136,13 +136,42 @@ class SQLiteContext:
         """(seq, features) of every live memory in the namespace that has this channel.
 
         CROSS JOIN keeps SQLite scanning the (small) feature table first, rather
-        than every memory of the namespace.
+        than every memory of the namespace. When the file holds this namespace
+        alone, each memory's row is not read at all: the features are those of
+        the channel, less the expired memories (from the expiry index). Reading
+        the rows of the 3,000 memories with an image of 100,000 took 5.8 of 7.4 ms.
         """
-        rows = self._database.read(
-            "SELECT s.seq, s.features FROM memory_signals s CROSS JOIN memories m ON m.seq = s.seq"
-            f" WHERE s.channel = :channel AND m.namespace = :ns AND {ALIVE}",
-            {"channel": channel, "ns": namespace, "now": to_storage(now)},
+        params = {"channel": channel, "ns": namespace, "now": to_storage(now)}
+        alone = (
+            "SELECT EXISTS (SELECT 1 FROM memories WHERE namespace < :ns)"
+            " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns)"
         )
+        joined = (
+            "SELECT s.seq, s.features FROM memory_signals s CROSS JOIN memories m ON m.seq = s.seq"
+            f" WHERE s.channel = :channel AND m.namespace = :ns AND {ALIVE}"
+        )
+        unjoined = (
+            "SELECT s.seq, s.features FROM memory_signals s WHERE s.channel = :channel"
+            " AND s.seq NOT IN (SELECT seq FROM memories"
+            " WHERE expires_at IS NOT NULL AND expires_at <= :now)"
+        )
+
+        def read(connection: apsw.Connection) -> list[tuple[Any, ...]]:
+            # One snapshot: another namespace written between the check and the read
+            # must not slip in (a caller's transaction is one already).
+            own = connection.get_autocommit()
+            if own:
+                connection.execute("BEGIN")
+            try:
+                others = connection.execute(alone, params).fetchall()[0][0]
+                sql = joined if others else unjoined
+                found: list[tuple[Any, ...]] = connection.execute(sql, params).fetchall()
+                return found
+            finally:
+                if own:
+                    connection.execute("COMMIT")
+
+        rows = self._database.run(read)
         return [(int(seq), bytes(data)) for seq, data in rows]
 
     # -- candidates ----------------------------------------------------------

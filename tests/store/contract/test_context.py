@@ -165,3 +165,28 @@ def test_context_concurrent_senses_fire_a_memory_once(open_another: OpenStore) -
         thread.join(timeout=60)
     assert sum(len(items) for items in fired) == 1
     assert stores[0].context.counts("default") == (1, 1)
+
+
+def test_context_with_channel_leaves_out_the_expired_and_other_namespaces(store: Store) -> None:
+    # Alone in the file, a namespace's features are read without its rows (SQLite); the
+    # answer must be the same as with them: expired memories out, other namespaces out.
+    with store.transaction() as tx:
+        kept = tx.insert(record(id="k1", content="kept"))
+        gone = tx.insert(record(id="k2", content="expired", expires_at=NOW - timedelta(hours=1)))
+        later = tx.insert(record(id="k3", content="expires later", expires_at=NOW + timedelta(1)))
+        for seq in (kept.seq, gone.seq, later.seq):
+            tx.save_signals(seq, {"image": bytes([seq % 256])}, {})
+    assert sorted(seq for seq, _ in store.context.with_channel("default", "image", NOW)) == [
+        kept.seq,
+        later.seq,
+    ]
+    assert store.context.with_channel("default", "audio", NOW) == []
+    assert store.context.with_channel("other", "image", NOW) == []
+    with store.transaction() as tx:
+        foreign = tx.insert(record(id="k4", content="elsewhere", namespace="other"))
+        tx.save_signals(foreign.seq, {"image": b"\x07"}, {})
+    assert sorted(seq for seq, _ in store.context.with_channel("default", "image", NOW)) == [
+        kept.seq,
+        later.seq,
+    ]
+    assert store.context.with_channel("other", "image", NOW) == [(foreign.seq, b"\x07")]
