@@ -64,6 +64,7 @@ from recalld import MemoryService, Settings
 from recalld.embeddings.base import Embedder
 from recalld.embeddings.minilm import DEFAULT_VARIANT, MiniLMEmbedder, Variant
 from recalld.model import NewMemory
+from recalld.store.factory import open_store
 from recalld.store.semantic import encode_vector, text_hash
 
 # recalld's default embedder (see the module docstring).
@@ -135,7 +136,7 @@ def load_chroma(
 def _service_on(settings: Settings, embedder: Embedder) -> MemoryService:
     """A service on ``settings.db`` that embeds with ``embedder`` (loaded once for all)."""
     return MemoryService(
-        MemoryService.open(settings.model_copy(update={"embedder": "none"})).store,
+        open_store(settings),
         settings,
         embedder=embedder,
     )

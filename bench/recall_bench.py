@@ -89,6 +89,7 @@ from recalld import MemoryService, Settings
 from recalld.embeddings import create_embedder
 from recalld.embeddings.base import Embedder
 from recalld.model import Filters, NewMemory
+from recalld.store.factory import open_store
 from recalld.store.semantic import decode_vectors, encode_vector, text_hash
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -413,7 +414,7 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
     }
     _log(f"[{n}] raw model {result['raw_model']}")
     service = MemoryService(
-        MemoryService.open(settings.model_copy(update={"embedder": "none"})).store,
+        open_store(settings),
         settings,
         embedder=embedder,
     )
@@ -438,7 +439,7 @@ def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str
     service.close()  # saves the graph
 
     service = MemoryService(
-        MemoryService.open(settings.model_copy(update={"embedder": "none"})).store,
+        open_store(settings),
         settings,
         embedder=embedder,
     )
