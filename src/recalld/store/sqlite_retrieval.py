@@ -48,6 +48,7 @@ from recalld.store.sql import escape_like as _escape_like
 from recalld.store.sql import substring_pattern as _substring_pattern
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_row_cache import CachedRow, RowCache
+from recalld.store.sqlite_rows import OTHER_NAMESPACES
 from recalld.store.sqlite_rows import scope_sql as _scope_sql
 
 __all__ = ["SQLiteRetrieval"]
@@ -465,9 +466,7 @@ class SQLiteRetrieval:
     def _alone(self, namespaces: Sequence[str]) -> bool:
         """Whether the file holds memories of this one namespace only."""
         return len(namespaces) == 1 and not self._read(
-            "SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE namespace < :ns0)"
-            " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns0)",
-            {"ns0": namespaces[0]},
+            f"SELECT 1 WHERE {OTHER_NAMESPACES}", {"ns": namespaces[0]}
         )
 
     def _like_candidates(

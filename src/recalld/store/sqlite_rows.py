@@ -23,6 +23,7 @@ from recalld.store.sql import escape_like, json_compact, json_text, scope_clause
 
 __all__ = [
     "COLUMNS",
+    "OTHER_NAMESPACES",
     "SELECT_COLUMNS",
     "TOKEN_COLUMNS",
     "WRITE_COLUMNS",
@@ -71,6 +72,11 @@ COLUMNS = (
 SELECT_COLUMNS = ", ".join(f"m.{name}" for name in COLUMNS)
 WRITE_COLUMNS = COLUMNS[1:]
 TOKEN_COLUMNS = "id, name, token_hash, scopes, created_at, last_used_at, revoked_at"
+# True when the file holds a memory of a namespace other than ``:ns`` (two index probes).
+OTHER_NAMESPACES = (
+    "EXISTS (SELECT 1 FROM memories WHERE namespace < :ns)"
+    " OR EXISTS (SELECT 1 FROM memories WHERE namespace > :ns)"
+)
 
 
 def stamp(value: datetime | None) -> str | None:
