@@ -1,15 +1,19 @@
 """The compact vector stores behind :class:`~recalld.retrieval.vector_index.VectorIndex`.
 
-Vectors are held in memory as 8-bit scalar-quantised codes (faiss
-``IndexScalarQuantizer``, one byte per dimension: 384 bytes per vector for
-MiniLM instead of 1,536), scanned with faiss's SIMD kernels; an HNSW graph
-(faiss ``IndexHNSWSQ``) over the same codes answers large collections. Search
-over codes is approximate, so the index re-scores the best candidates with
-exact dot products of the stored float16 vectors.
+Vectors are held in memory as signed 8-bit codes (faiss
+``IndexScalarQuantizer`` with ``QT_8bit_direct_signed``, one byte per
+dimension: 384 bytes per vector for MiniLM instead of 1,536), scanned with
+faiss's integer SIMD kernels; an HNSW graph (faiss ``IndexHNSWSQ``) over the
+same codes answers large collections. :class:`Quantiser` scales vectors onto
+-127..127 and a query onto int8 weights, so that the codes' dot product orders
+vectors as their true inner product does (up to rounding). Search over codes is
+approximate, so the index re-scores the best candidates with exact dot
+products of the stored float16 vectors.
 
-The quantiser's per-dimension ranges are learned from the vectors
-(:func:`trained_ranges`) with a margin, so later vectors rarely clip (and a
-clipped one still ranks nearly right: its exact score is recomputed).
+The quantiser's scale comes from the ranges learned from the vectors
+(:func:`trained_ranges`, kept per dimension in the graph file) with a margin, so
+later vectors rarely clip (and a clipped one still ranks nearly right: its
+exact score is recomputed).
 
 The graph is persisted as its links only (:func:`save_links` /
 :func:`load_links`): levels, offsets and neighbour ids, which hold no vector
@@ -31,6 +35,7 @@ import numpy.typing as npt
 
 __all__ = [
     "GraphFile",
+    "Quantiser",
     "load_links",
     "new_code_store",
     "new_graph",
@@ -73,35 +78,66 @@ def trained_ranges(sample: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     return np.concatenate([low - margin, (high - low) + 2 * margin]).astype(np.float32)
 
 
-def _set_ranges(store: Any, ranges: npt.NDArray[np.float32]) -> None:
-    faiss = _faiss()
-    faiss.copy_array_to_vector(np.ascontiguousarray(ranges, dtype=np.float32), store.sq.trained)
-    store.is_trained = True
+# Codes run from -CODE_MAX to CODE_MAX (faiss's direct signed codes also hold -128,
+# which stays unused: a zeroed, erased code decodes to it).
+CODE_MAX = 127
 
 
-def new_code_store(dimension: int, ranges: npt.NDArray[np.float32]) -> Any:
-    """An empty 8-bit code store (inner product) with the given quantiser ranges."""
+class Quantiser:
+    """Signed 8-bit codes of vectors and int8 weights of queries, from learned ranges.
+
+    One scale for every dimension maps the widest learned range onto
+    ``-CODE_MAX..CODE_MAX`` (codes are ``rint(x * scale)``, so a code's dot product
+    with another is proportional to the vectors' own, up to rounding: the graph is
+    built under the same inner product it is searched with; per-dimension ranges or a
+    centre would distort it, and a graph built that way missed true neighbours). A
+    query's weights are it scaled so its largest component is ``CODE_MAX``, rounded:
+    faiss's integer kernel rounds a query to integers, so it must arrive as integers
+    that keep its precision. ``weights · codes`` is then ``k * q · x`` with ``k > 0``
+    the same for every vector.
+    """
+
+    def __init__(self, ranges: npt.NDArray[np.float32]) -> None:
+        self.ranges = np.ascontiguousarray(ranges, dtype=np.float32)
+        dimension = len(self.ranges) // 2
+        low, width = self.ranges[:dimension], self.ranges[dimension:]
+        bound = float(max(np.abs(low).max(), np.abs(low + width).max())) if dimension else 1.0
+        self._scale = CODE_MAX / max(bound, RANGE_FLOOR)
+
+    def codes(self, vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """What faiss stores for ``vectors``: integers in ``-CODE_MAX..CODE_MAX`` as float32."""
+        scaled = np.rint(np.asarray(vectors, dtype=np.float32) * self._scale)
+        return np.ascontiguousarray(np.clip(scaled, -CODE_MAX, CODE_MAX), dtype=np.float32)
+
+    @staticmethod
+    def query(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The ``(1, dimension)`` integer weights to search the codes with for ``vector``."""
+        weights = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+        peak = float(np.abs(weights).max()) if weights.size else 0.0
+        if peak > 0.0:
+            weights = np.rint(weights * (CODE_MAX / peak))
+        return np.ascontiguousarray(weights, dtype=np.float32)
+
+
+def new_code_store(dimension: int) -> Any:
+    """An empty store of signed 8-bit codes (inner product; see :class:`Quantiser`)."""
     faiss = _faiss()
-    store = faiss.IndexScalarQuantizer(
-        dimension, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+    return faiss.IndexScalarQuantizer(
+        dimension, faiss.ScalarQuantizer.QT_8bit_direct_signed, faiss.METRIC_INNER_PRODUCT
     )
-    _set_ranges(store, ranges)
-    return store
 
 
-def new_graph(
-    dimension: int, ranges: npt.NDArray[np.float32], neighbours: int, ef_construction: int
-) -> tuple[Any, Any]:
-    """An empty HNSW graph over 8-bit codes, and its code store (owned by the graph)."""
+def new_graph(dimension: int, neighbours: int, ef_construction: int) -> tuple[Any, Any]:
+    """An empty HNSW graph over signed 8-bit codes, and its code store (owned by the graph)."""
     faiss = _faiss()
     graph = faiss.IndexHNSWSQ(
-        dimension, faiss.ScalarQuantizer.QT_8bit, neighbours, faiss.METRIC_INNER_PRODUCT
+        dimension,
+        faiss.ScalarQuantizer.QT_8bit_direct_signed,
+        neighbours,
+        faiss.METRIC_INNER_PRODUCT,
     )
     graph.hnsw.efConstruction = ef_construction
-    store = faiss.downcast_index(graph.storage)
-    _set_ranges(store, ranges)
-    graph.is_trained = True
-    return graph, store
+    return graph, faiss.downcast_index(graph.storage)
 
 
 def code_view(store: Any) -> npt.NDArray[np.uint8]:

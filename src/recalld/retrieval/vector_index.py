@@ -1,10 +1,11 @@
 """The in-process vector search structure for one model, rebuilt from the database.
 
 The vectors table is the source of truth (float16 rows). Each process keeps the
-configured model's vectors as 8-bit codes (:mod:`recalld.retrieval.vector_graph`,
-384 bytes a vector for MiniLM) in arrival order, and catches up from the
-store's change sequence before every search, so vectors written by another
-process (a separate ``recalld worker``) are seen at once.
+configured model's vectors as signed 8-bit codes
+(:mod:`recalld.retrieval.vector_graph`, 384 bytes a vector for MiniLM) in arrival
+order, and catches up from the store's change sequence before every search, so
+vectors written by another process (a separate ``recalld worker``) are seen at
+once.
 
 Search finds candidates over the codes, then re-scores them with exact dot
 products of the stored float16 vectors (read back by primary key) and keeps the
@@ -23,7 +24,8 @@ have to put the true top ``k`` among ``k + max(k / 4, 32)`` candidates.
   the graph once it holds :data:`TAIL_LIMIT` rows, and on close.
 
 Why faiss HNSW over 8-bit codes (measured for issue 13 on 2 busy cores, one
-thread per query): an exact scan of 100k codes costs ~2 ms, of 1M ~20 ms; the
+thread per query): an exact scan of 100k codes costs ~2 ms, of 1M ~20 ms (the
+signed codes searched with integer weights halved that again); the
 graph (M 32, efConstruction 128, efSearch 256, wider beyond 128k rows: see
 :func:`ef_search`) answers 100k in about 1.5 ms at
 recall@10 0.98 after re-scoring (the top 10 of a search for 10). The old graph
@@ -53,6 +55,7 @@ import numpy.typing as npt
 
 from recalld.embeddings.base import Vectors, dot_rows
 from recalld.retrieval.vector_graph import (
+    Quantiser,
     allocate_codes,
     attach_links,
     code_view,
@@ -148,7 +151,7 @@ class VectorIndex:
         self._row_of: dict[int, int] = {}
         self._namespace_codes: dict[str, int] = {}
         self._last_change = -1
-        self._ranges: npt.NDArray[np.float32] | None = None
+        self._quantiser: Quantiser | None = None
         self._trained_on = 0
         # Rows [0, graph_rows) live in the graph's store; the rest in the tail store.
         self._graph: Any = None
@@ -237,9 +240,9 @@ class VectorIndex:
     # -- codes ---------------------------------------------------------------------
 
     def _train(self, sample: npt.NDArray[np.float32]) -> None:
-        self._ranges = trained_ranges(sample[:TRAIN_SAMPLE])
+        self._quantiser = Quantiser(trained_ranges(sample[:TRAIN_SAMPLE]))
         self._trained_on = len(sample)
-        self._tail = new_code_store(self.dimension, self._ranges)
+        self._tail = new_code_store(self.dimension)
 
     def _erase(self, row: int) -> None:
         """Zero a dead row's codes: a forgotten memory's vector must not stay in memory."""
@@ -258,8 +261,9 @@ class VectorIndex:
         """Add ``(seq, namespace code)`` rows with their vectors at the end."""
         if not rows:
             return
-        if self._ranges is None:
+        if self._quantiser is None:
             self._train(vectors)
+        assert self._quantiser is not None
         self._grow(len(rows))
         start = self._count
         for offset, (seq, code) in enumerate(rows):
@@ -272,7 +276,7 @@ class VectorIndex:
             # Decoded from float16, so converting back gives the stored values exactly.
             self._stored[start : start + len(rows)] = vectors
         self._count += len(rows)
-        self._tail.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        self._tail.add(self._quantiser.codes(vectors))
 
     def _apply(self, changes: VectorChanges) -> None:
         for seq in changes.deletes:
@@ -352,11 +356,9 @@ class VectorIndex:
             return False
         rows = len(saved.seqs)
         self._reset()
-        self._ranges = saved.ranges
+        quantiser = self._quantiser = Quantiser(saved.ranges)
         self._trained_on = rows
-        graph, store = new_graph(
-            self.dimension, saved.ranges, HNSW_NEIGHBOURS, HNSW_EF_CONSTRUCTION
-        )
+        graph, store = new_graph(self.dimension, HNSW_NEIGHBOURS, HNSW_EF_CONSTRUCTION)
         self._grow(rows)
         self._seqs[:rows] = saved.seqs
         # Row of a seq by binary search (a dict of 1M seqs was ~100 MB more at load).
@@ -379,14 +381,14 @@ class VectorIndex:
             chosen = inside.tolist()
             vectors = decode_vectors([page[index][2] for index in chosen], self.dimension)
             targets = by_seq[spots[inside]]
-            codes[targets] = store.sa_encode(vectors).reshape(len(chosen), -1)
+            codes[targets] = store.sa_encode(quantiser.codes(vectors)).reshape(len(chosen), -1)
             if self._stored is not None:
                 self._stored[targets] = vectors
             self._namespace_ids[targets] = [code(page[index][1]) for index in chosen]
             self._alive[targets] = True
             self._row_of.update(zip(wanted[inside].tolist(), targets.tolist(), strict=True))
         self._graph, self._graph_store = graph, store
-        self._tail = new_code_store(self.dimension, saved.ranges)
+        self._tail = new_code_store(self.dimension)
         self._count = self._graph_rows = self._saved_rows = rows
         self._last_change = self._saved_change = saved.last_change
         # Vectors written or deleted after the file was saved (by any process).
@@ -411,11 +413,11 @@ class VectorIndex:
 
     def _maintain_graph(self, *, allow_save: bool = True) -> None:
         """Build the graph once there are enough vectors; let it absorb a long tail."""
-        if self.size < self._ann_threshold or self._ranges is None:
+        if self.size < self._ann_threshold or self._quantiser is None:
             return
         if self._graph is None:
             self._graph, self._graph_store = new_graph(
-                self.dimension, self._ranges, HNSW_NEIGHBOURS, HNSW_EF_CONSTRUCTION
+                self.dimension, HNSW_NEIGHBOURS, HNSW_EF_CONSTRUCTION
             )
             logger.info("building the HNSW index for %d vectors of %s", self.size, self.model)
             self._absorb_tail()
@@ -428,20 +430,18 @@ class VectorIndex:
             self._write_file()
 
     def _absorb_tail(self) -> None:
-        """Insert the tail's rows into the graph (decoded from their codes)."""
-        if self._tail is None or self._ranges is None or int(self._tail.ntotal) == 0:
+        """Insert the tail's rows into the graph (their codes decode to themselves)."""
+        if self._tail is None or int(self._tail.ntotal) == 0:
             return
         rows = int(self._tail.ntotal)
         with search_threads(self._build_threads):
             for start in range(0, rows, LOAD_PAGE):
                 stop = min(rows, start + LOAD_PAGE)
                 self._graph.add(self._tail.reconstruct_n(start, stop - start))
-        dead = np.flatnonzero(~self._alive[self._graph_rows : self._count])
+        # An erased (zeroed) code decodes to -128s, which encode to zeros again: a dead
+        # row's codes stay zero in the graph.
         self._graph_rows = self._count
-        self._tail = new_code_store(self.dimension, self._ranges)
-        view = code_view(self._graph_store)
-        for row in (dead + self._graph_rows - rows).tolist():
-            view[row] = 0  # decoding a zeroed code gives a non-zero vector: zero it again
+        self._tail = new_code_store(self.dimension)
         self._version += 1
 
     def save(self) -> None:
@@ -455,7 +455,7 @@ class VectorIndex:
             self._write_file()
 
     def _write_file(self) -> None:
-        if self._graph is None or self._graph_path is None or self._ranges is None:
+        if self._graph is None or self._graph_path is None or self._quantiser is None:
             return
         rows = self._graph_rows
         seqs = np.where(self._alive[:rows], self._seqs[:rows], np.int64(-1)).astype(np.int64)
@@ -464,7 +464,7 @@ class VectorIndex:
                 self._graph_path,
                 self._graph,
                 seqs,
-                self._ranges,
+                self._quantiser.ranges,
                 last_change=self._last_change,
                 model=self.model,
                 dimension=self.dimension,
@@ -527,7 +527,8 @@ class VectorIndex:
             if visible <= wanted:
                 rows = np.flatnonzero(mask)
             else:
-                rows = self._candidates(vector, mask, visible, wanted)
+                assert self._quantiser is not None  # trained by the first vector
+                rows = self._candidates(self._quantiser.query(vector), mask, visible, wanted)
             if self._stored is not None:
                 return self._best_rows(vector[0], rows, k)
             seqs = self._seqs[rows].tolist()
@@ -548,9 +549,10 @@ class VectorIndex:
         return list(zip(seqs[order].tolist(), scores[order].tolist(), strict=True))
 
     def _candidates(
-        self, vector: Vectors, mask: npt.NDArray[np.bool_], visible: int, wanted: int
+        self, weights: Vectors, mask: npt.NDArray[np.bool_], visible: int, wanted: int
     ) -> npt.NDArray[np.intp]:
-        """The rows of the ``wanted`` best visible rows by their codes, best first."""
+        """The rows of the ``wanted`` best visible rows by their codes, best first
+        (``weights``: the query as :meth:`Quantiser.query` gives it)."""
         found: list[Found] = []
         share = visible / self._count
         exact = self._graph is None or visible < self._ann_threshold // 2 or share < EXACT_SHARE
@@ -558,12 +560,12 @@ class VectorIndex:
             if self._graph_rows:
                 graph_mask = mask[: self._graph_rows]
                 if exact:
-                    found.append(self._scan(self._graph_store, graph_mask, vector, wanted, 0))
+                    found.append(self._scan(self._graph_store, graph_mask, weights, wanted, 0))
                 else:
-                    found.append(self._graph_search(graph_mask, vector, wanted, share))
+                    found.append(self._graph_search(graph_mask, weights, wanted, share))
             if self._count > self._graph_rows:
                 tail_mask = mask[self._graph_rows : self._count]
-                found.append(self._scan(self._tail, tail_mask, vector, wanted, self._graph_rows))
+                found.append(self._scan(self._tail, tail_mask, weights, wanted, self._graph_rows))
         if not found:
             return np.zeros(0, dtype=np.intp)
         scores = np.concatenate([part[0] for part in found])
