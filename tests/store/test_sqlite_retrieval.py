@@ -155,6 +155,36 @@ def test_sqlite_common_words_rank_by_frequency_and_skip_what_the_scope_hides(
     store.close()
 
 
+def test_sqlite_common_words_under_a_tag_filter_look_among_the_tagged_memories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window of memories holding every common word is taken among those the tag
+    filters let through: newer untagged ones no longer fill it and leave none."""
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_MATCH_WINDOW", 3)
+    store = SQLiteStore(tmp_path / "tags.db")
+    with store.transaction() as tx:
+        # The only tagged memory holding both words, older than everything else.
+        tx.insert(dataclasses.replace(_record("trip", "green tea by the lake"), tags=("trip",)))
+        # "rare-trip" holds the phrase "trip" without being the tag: read and left out.
+        tx.insert(dataclasses.replace(_record("near", "green tea again"), tags=("rare-trip",)))
+        for index in range(4):  # newer memories holding both words, untagged
+            tx.insert(_record(f"untagged{index}", f"green tea on day {index}"))
+        for index in range(3):  # newer tagged memories holding only one of the words
+            tx.insert(dataclasses.replace(_record(f"tea{index}", f"tea {index}"), tags=("trip",)))
+    trips = Scope(namespaces=("default",), now=START, tags_any=("trip",))
+    assert _candidate_ids(store, ["green", "tea"], 2, trips)[0] == "trip"
+    assert "near" not in _candidate_ids(store, ["green", "tea"], 10, trips)
+    both = Scope(namespaces=("default",), now=START, tags_all=("trip", "rare-trip"))
+    assert _candidate_ids(store, ["green", "tea"], 2, both) == []
+    # A tag with no index term cannot be looked up in the index: the rows decide alone.
+    with store.transaction() as tx:
+        tx.insert(dataclasses.replace(_record("symbol", "green tea"), tags=("%%",)))
+    symbols = Scope(namespaces=("default",), now=START, tags_any=("%%",))
+    assert _candidate_ids(store, ["green", "tea"], 2, symbols) == ["symbol"]
+    store.close()
+
+
 def test_sqlite_common_words_leave_out_a_word_most_memories_hold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

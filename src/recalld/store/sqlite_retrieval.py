@@ -28,7 +28,7 @@ import json
 import threading
 import unicodedata
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -87,6 +87,30 @@ def text_match(words: Sequence[str], operator: str = "OR") -> str:
     return f"{TEXT_COLUMNS} : ({joined})"
 
 
+def tags_match(scope: Scope, tokenize: Callable[[str], list[str]]) -> str | None:
+    """An FTS5 clause (to AND with a query) keeping a superset of the memories that
+    ``scope``'s tag filters let through, or None (no tag filter, or a tag with no index
+    term, which the clause could not find).
+
+    Each tag is a phrase of the ``tags`` column, so FTS5 intersects its short list of
+    memories with the query's instead of the walk joining every match to its tags. A
+    phrase also matches a memory whose tags merely contain it ("rare" in "rare-books"):
+    the scope's exact test still applies to every row read.
+    """
+    if not scope.tags_any and not scope.tags_all:
+        return None
+    if not all(tokenize(tag) for tag in (*scope.tags_any, *scope.tags_all)):
+        return None
+
+    def phrase(tag: str) -> str:
+        return '"' + tag.replace('"', '""') + '"'
+
+    clauses = [f"{{tags}} : {phrase(tag)}" for tag in scope.tags_all]
+    if scope.tags_any:
+        clauses.append(f"{{tags}} : ({' OR '.join(phrase(tag) for tag in scope.tags_any)})")
+    return " AND ".join(clauses)
+
+
 def namespace_match(namespaces: Sequence[str]) -> str:
     """An FTS5 clause (to AND with a query) keeping the memories of ``namespaces``."""
     tokens = " OR ".join(f'"{fts_namespace_token(namespace)}"' for namespace in namespaces)
@@ -95,7 +119,9 @@ def namespace_match(namespaces: Sequence[str]) -> str:
 
 def recent_rank(api: apsw.FTS5ExtensionApi, *arguments: apsw.SQLiteValue) -> float:
     """FTS5's BM25 of the current row (the candidate weights, the same k1 and b), with
-    every phrase weighted alike: higher is better. It takes no ``arguments``.
+    every phrase weighted alike: higher is better. Its one optional argument is how many
+    of the query's first phrases count (the query's words: not the filters ANDed after
+    them).
 
     It is FTS5's ``bm25()`` without the inverse document frequencies, whose counts
     take a walk over every memory holding each word (see
@@ -109,8 +135,11 @@ def recent_rank(api: apsw.FTS5ExtensionApi, *arguments: apsw.SQLiteValue) -> flo
         api.aux_data = average
     length = api.column_size(-1)
     norm = RANK_K1 * (1.0 - RANK_B + RANK_B * length / average) if average > 0 else RANK_K1
+    phrases = api.phrase_count
+    if arguments and isinstance(arguments[0], int):
+        phrases = min(phrases, arguments[0])
     score = 0.0
-    for phrase in range(api.phrase_count):
+    for phrase in range(phrases):
         frequency = 0.0
         for column in api.phrase_columns(phrase):
             if column < len(RANK_WEIGHTS):
@@ -309,6 +338,12 @@ class SQLiteRetrieval:
         ):
             return self._ranked_then_read(scope, params["match"], limit, BM25_ORDER)
         order = f"{FTS_TABLE}.rowid DESC" if newest else BM25_ORDER
+        tagged = tags_match(scope, self.tokenize) if newest else None
+        if tagged is not None:
+            # Newest first: the walk stops once it has ``limit`` rows of the scope, and the
+            # tag filters in the match spare it every untagged one. (Not under BM25, whose
+            # score the filters' phrases would change.)
+            params["match"] = f"{params['match']} AND {tagged}"
         rows = self._read(
             f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"
             f" ON m.seq = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH :match AND {where}"
@@ -333,7 +368,11 @@ class SQLiteRetrieval:
         if not self._alone(scope.namespaces):
             # The namespace term keeps the window to the scope's own matches.
             match = f"{match} AND {namespace_match(scope.namespaces)}"
-        newest = self._newest_matches(match, COMMON_MATCH_WINDOW)
+        tagged = tags_match(scope, self.tokenize)
+        if tagged is not None:
+            # So do the tag filters: a window of untagged matches would leave none.
+            match = f"{match} AND {tagged}"
+        newest = self._newest_matches(match, COMMON_MATCH_WINDOW, len(words))
         newest.sort(key=lambda item: (-item[1], -item[0]))
         return self._read_in_order(scope, [seq for seq, _ in newest], limit)
 
@@ -376,8 +415,9 @@ class SQLiteRetrieval:
         ]
         return telling or [min(zip(held, words, strict=True))[1]]
 
-    def _newest_matches(self, match: str, window: int) -> list[tuple[int, float]]:
-        """The ``window`` newest matches of ``match`` as ``(rowid, recent_rank)``.
+    def _newest_matches(self, match: str, window: int, words: int) -> list[tuple[int, float]]:
+        """The ``window`` newest matches of ``match`` as ``(rowid, recent_rank)`` (ranked by
+        its first ``words`` phrases).
 
         FTS5 walks a match from its newest end at twice the cost of a forward walk, and
         it finds the first match of an AND from the start of the file whatever rowid
@@ -387,16 +427,17 @@ class SQLiteRetrieval:
         walk stops after ``window`` of them.
         """
         sql = (
-            f"SELECT rowid, {RANK_FUNCTION}({FTS_TABLE}) FROM {FTS_TABLE}"
+            f"SELECT rowid, {RANK_FUNCTION}({FTS_TABLE}, :words) FROM {FTS_TABLE}"
             f" WHERE {FTS_TABLE} MATCH :match ORDER BY rowid {{}} LIMIT :limit"
         )
+        params = {"match": match, "words": words}
 
         def walk(connection: apsw.Connection) -> list[tuple[int, float]]:
             _with_rank(connection)
-            found = connection.execute(sql.format("ASC"), {"match": match, "limit": window + 1})
+            found = connection.execute(sql.format("ASC"), {**params, "limit": window + 1})
             rows: list[tuple[Any, ...]] = found.fetchall()
             if len(rows) > window:
-                found = connection.execute(sql.format("DESC"), {"match": match, "limit": window})
+                found = connection.execute(sql.format("DESC"), {**params, "limit": window})
                 rows = found.fetchall()
             return [(int(rowid), float(rank)) for rowid, rank in rows]
 
