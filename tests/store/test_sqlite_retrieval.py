@@ -185,6 +185,26 @@ def test_sqlite_common_words_under_a_tag_filter_look_among_the_tagged_memories(
     store.close()
 
 
+@pytest.mark.parametrize(
+    "tag", ['he said "hi"', "a*b", "x:y", "(paren)", "^caret", "NEAR", "café", "🎉 party", "c++"]
+)
+def test_sqlite_any_tag_text_is_safe_in_the_full_text_match(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tag: str
+) -> None:
+    """A tag is quoted into the FTS5 match: FTS5's syntax in it is text, never an error."""
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 1)
+    store = SQLiteStore(tmp_path / "quoted.db")
+    with store.transaction() as tx:
+        tx.insert(dataclasses.replace(_record("tagged", "green tea"), tags=(tag,)))
+        tx.insert(_record("plain", "green tea"))
+    for scope in (
+        Scope(namespaces=("default",), now=START, tags_any=(tag,)),
+        Scope(namespaces=("default",), now=START, tags_all=(tag,)),
+    ):
+        assert _candidate_ids(store, ["green", "tea"], 5, scope) == ["tagged"]
+    store.close()
+
+
 def test_sqlite_common_words_leave_out_a_word_most_memories_hold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
