@@ -13,6 +13,7 @@ import pytest
 from recalld.retrieval.vector_graph import (
     CODE_MAX,
     Quantiser,
+    code_view,
     new_code_store,
     new_graph,
     trained_ranges,
@@ -109,3 +110,25 @@ def test_vector_index_top_ten_is_the_exact_top_ten(
             assert [score for _, score in found] == pytest.approx(expected.tolist(), abs=1e-5)
             for seq, score in found:
                 assert cosines[seqs == seq][0] == pytest.approx(score, abs=1e-5)
+
+
+def test_a_row_forgotten_in_the_tail_stays_zero_once_the_graph_absorbs_it(
+    db_path: Path, clock: FakeClock
+) -> None:
+    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many([{"content": f"first{index} words"} for index in range(20)])
+        service.new_worker().run_until_idle()
+        service.search("first1", mode="vector", min_score=0)  # the graph holds these 20
+        later = service.remember_many([{"content": f"later{index} words"} for index in range(5)])
+        service.new_worker().run_until_idle()
+        service.search("later1", mode="vector", min_score=0)  # these 5 wait in the tail
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        row = index._row_of[service.get(later[2].id).seq]
+        assert row >= index.describe()["ann_rows"]  # still in the tail
+        assert service.forget(later[2].id).deleted is True
+        index.save()  # the tail joins the graph
+        assert index.describe()["ann_rows"] == 25
+        assert not code_view(index._graph_store)[row].any()
+        assert code_view(index._graph_store)[row - 1].any()
