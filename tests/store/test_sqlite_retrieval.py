@@ -205,6 +205,25 @@ def test_sqlite_any_tag_text_is_safe_in_the_full_text_match(
     store.close()
 
 
+def test_sqlite_newest_walk_of_a_small_namespace_finds_its_own_older_matches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk over the newest memories holding any word keeps to the scope's namespace
+    inside the full-text match: another namespace's newer matches take no place."""
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 1)
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_MATCH_WINDOW", 1)
+    store = SQLiteStore(tmp_path / "small.db")
+    with store.transaction() as tx:
+        for index in range(3):
+            tx.insert(_record(f"mine{index}", f"green {index}", namespace="small"))
+        for index in range(30):
+            tx.insert(_record(f"theirs{index}", f"green tea {index}", namespace="big"))
+    small = Scope(namespaces=("small",), now=START)
+    # No memory of "small" holds both words: every candidate comes from the newest walk.
+    assert _candidate_ids(store, ["green", "tea"], 5, small) == ["mine2", "mine1", "mine0"]
+    store.close()
+
+
 def test_sqlite_common_words_leave_out_a_word_most_memories_hold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

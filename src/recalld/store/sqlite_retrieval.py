@@ -338,12 +338,15 @@ class SQLiteRetrieval:
         ):
             return self._ranked_then_read(scope, params["match"], limit, BM25_ORDER)
         order = f"{FTS_TABLE}.rowid DESC" if newest else BM25_ORDER
-        tagged = tags_match(scope, self.tokenize) if newest else None
-        if tagged is not None:
+        if newest:
             # Newest first: the walk stops once it has ``limit`` rows of the scope, and the
-            # tag filters in the match spare it every untagged one. (Not under BM25, whose
-            # score the filters' phrases would change.)
-            params["match"] = f"{params['match']} AND {tagged}"
+            # namespace term and tag filters in the match spare it every other one. (Not
+            # under BM25, whose score the tags' phrases would change.)
+            narrowed = [] if self._alone(scope.namespaces) else [namespace_match(scope.namespaces)]
+            tagged = tags_match(scope, self.tokenize)
+            if tagged is not None:
+                narrowed.append(tagged)
+            params["match"] = " AND ".join([params["match"], *narrowed])
         rows = self._read(
             f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"
             f" ON m.seq = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH :match AND {where}"
