@@ -364,28 +364,37 @@ def disk(service: MemoryService, n: int) -> dict[str, Any]:
 
 
 def _reusable_ids(db: Path, texts: Sequence[str]) -> list[str] | None:
-    """The ids, in the order they were written, of a database this script filled with
-    ``texts`` (same seed and vocabulary), every one indexed (``--reuse-db``); None when
-    it is not one."""
+    """The id of each text's memory (by the text's index) in a database this script filled
+    with ``texts`` (same seed and vocabulary), every one indexed (``--reuse-db``); None when
+    it is not one.
+
+    Identical texts of one namespace are one memory (the write answers the second with
+    the first's id): the 1M corpus holds three such pairs. The ids are matched by
+    namespace and content, not taken in seq order: a batch of the small namespace is
+    written after the default one of the same thousand texts.
+    """
     if not db.exists():
         return None
     import apsw
 
+    written = {(_namespace_of(index), text) for index, text in enumerate(texts)}
     connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         states = dict(connection.execute("SELECT index_state, count(*) FROM memories GROUP BY 1"))
-        if states != {"indexed": len(texts)}:
+        if states != {"indexed": len(written)}:
             return None
-        for index in (0, 1, len(texts) - 1):
-            found = connection.execute(
-                "SELECT 1 FROM memories WHERE namespace = ? AND content = ? LIMIT 1",
-                (_namespace_of(index), texts[index]),
+        id_of = {
+            (str(namespace), str(content)): str(memory_id)
+            for memory_id, namespace, content in connection.execute(
+                "SELECT id, namespace, content FROM memories"
             )
-            if found.fetchone() is None:
-                return None
-        return [str(row[0]) for row in connection.execute("SELECT id FROM memories ORDER BY seq")]
+        }
     finally:
         connection.close()
+    ids = [id_of.get((_namespace_of(index), text)) for index, text in enumerate(texts)]
+    if any(memory_id is None for memory_id in ids):
+        return None
+    return [memory_id for memory_id in ids if memory_id is not None]
 
 
 def run_size(n: int, arguments: argparse.Namespace, directory: Path) -> dict[str, Any]:
