@@ -340,13 +340,9 @@ class SQLiteRetrieval:
         order = f"{FTS_TABLE}.rowid DESC" if newest else BM25_ORDER
         if newest:
             # Newest first: the walk stops once it has ``limit`` rows of the scope, and the
-            # namespace term and tag filters in the match spare it every other one. (Not
-            # under BM25, whose score the tags' phrases would change.)
-            narrowed = [] if self._alone(scope.namespaces) else [namespace_match(scope.namespaces)]
-            tagged = tags_match(scope, self.tokenize)
-            if tagged is not None:
-                narrowed.append(tagged)
-            params["match"] = " AND ".join([params["match"], *narrowed])
+            # scope's terms in the match spare it every other row. (Not under BM25, whose
+            # score the tags' phrases would change.)
+            params["match"] = " AND ".join([params["match"], *self._scope_terms(scope)])
         rows = self._read(
             f"SELECT {ROW_COLUMNS} FROM {FTS_TABLE} JOIN memories m"
             f" ON m.seq = {FTS_TABLE}.rowid WHERE {FTS_TABLE} MATCH :match AND {where}"
@@ -367,14 +363,9 @@ class SQLiteRetrieval:
         """
         if not scope.namespaces or limit <= 0:
             return []
-        match = text_match(words, "AND")
-        if not self._alone(scope.namespaces):
-            # The namespace term keeps the window to the scope's own matches.
-            match = f"{match} AND {namespace_match(scope.namespaces)}"
-        tagged = tags_match(scope, self.tokenize)
-        if tagged is not None:
-            # So do the tag filters: a window of untagged matches would leave none.
-            match = f"{match} AND {tagged}"
+        # The scope's terms keep the window to the scope's own matches: a window of
+        # another namespace's, or of untagged, matches would leave none.
+        match = " AND ".join([text_match(words, "AND"), *self._scope_terms(scope)])
         newest = self._newest_matches(match, COMMON_MATCH_WINDOW, len(words))
         newest.sort(key=lambda item: (-item[1], -item[0]))
         return self._read_in_order(scope, [seq for seq, _ in newest], limit)
@@ -417,6 +408,18 @@ class SQLiteRetrieval:
             word for word, count in zip(words, held, strict=True) if 2 * count <= WORD_SAMPLE_ROWS
         ]
         return telling or [min(zip(held, words, strict=True))[1]]
+
+    def _scope_terms(self, scope: Scope) -> list[str]:
+        """FTS5 clauses to AND with a walk's words that keep to (a superset of) the rows
+        ``scope`` sees: its namespace term, unless the file holds no other namespace, and
+        its tag filters (:func:`tags_match`). The SQL's exact wall still applies."""
+        terms = []
+        if scope.namespaces and not self._alone(scope.namespaces):
+            terms.append(namespace_match(scope.namespaces))
+        tagged = tags_match(scope, self.tokenize)
+        if tagged is not None:
+            terms.append(tagged)
+        return terms
 
     def _newest_matches(self, match: str, window: int, words: int) -> list[tuple[int, float]]:
         """The ``window`` newest matches of ``match`` as ``(rowid, recent_rank)`` (ranked by
