@@ -140,6 +140,51 @@ def _ranks(values: npt.NDArray[np.float64], present: npt.NDArray[np.bool_], cap:
     return np.log1p(ranks)
 
 
+# The per-candidate values feature_matrix reads, one tuple per candidate, in this order.
+_KEYWORD, _RAW, _SHARE, _COSINE, _PREVIOUS_KEYWORD, _NEXT_KEYWORD = range(6)
+_PREVIOUS_COSINE, _NEXT_COSINE, _QUESTION, _PREVIOUS_QUESTION, _NEXT_QUESTION = range(6, 11)
+_NAMED, _HAS_SPEAKER, _TIME, _TERMS, _GRAPH, _OVERLAP = range(11, 17)
+
+
+def _values(item: Candidate) -> tuple[float | bool | int, ...]:
+    keyword = item.keyword
+    return (
+        keyword.normalised,
+        keyword.raw,
+        keyword.matched_share,
+        math.nan if item.cosine is None else item.cosine,
+        item.previous_keyword,
+        item.next_keyword,
+        item.previous_cosine,
+        item.next_cosine,
+        item.question,
+        item.previous_question,
+        item.next_question,
+        item.speaker_named,
+        item.has_speaker,
+        item.mentions_time,
+        item.terms,
+        item.graph_score,
+        item.entity_overlap,
+    )
+
+
+def _source_best(
+    sources: Sequence[str | None], values: npt.NDArray[np.float64], floor: float
+) -> npt.NDArray[np.float64]:
+    """For each candidate, the best of ``values`` (NaN: left out) among the candidates of
+    its source, starting from ``floor`` (NaN for a candidate without a source)."""
+    groups: dict[str, int] = {}
+    group = np.array(
+        [-1 if source is None else groups.setdefault(source, len(groups)) for source in sources]
+    )
+    best = np.full(len(groups), floor)
+    sourced = group >= 0
+    counted = sourced & ~np.isnan(values)
+    np.maximum.at(best, group[counted], values[counted])
+    return np.where(sourced, best[np.maximum(group, 0)] if len(groups) else np.nan, np.nan)
+
+
 def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: int) -> Matrix:
     """One row of ``FEATURES`` per candidate (cosine features are NaN without a vector)."""
     count = len(candidates)
@@ -147,13 +192,14 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     if count == 0:
         return matrix
     column = {name: index for index, name in enumerate(FEATURES)}
-    keyword = np.array([item.keyword.normalised for item in candidates])
-    raw = np.array([item.keyword.raw for item in candidates])
-    cosine = np.array([np.nan if item.cosine is None else item.cosine for item in candidates])
+    values = np.array([_values(item) for item in candidates], dtype=np.float64)
+    keyword = values[:, _KEYWORD]
+    raw = values[:, _RAW]
+    cosine = values[:, _COSINE]
     has_vector = ~np.isnan(cosine)
     matrix[:, column["keyword"]] = keyword
     matrix[:, column["keyword_log_raw"]] = np.log1p(raw)
-    matrix[:, column["keyword_share"]] = [item.keyword.matched_share for item in candidates]
+    matrix[:, column["keyword_share"]] = values[:, _SHARE]
     matrix[:, column["keyword_rank"]] = _ranks(raw, raw > 0, depth)
     matrix[:, column["keyword_gap"]] = keyword.max() - keyword
     matrix[:, column["cosine"]] = cosine
@@ -166,44 +212,31 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     else:
         matrix[:, column["cosine_rank"]] = np.nan
         matrix[:, column["cosine_gap"]] = np.nan
-    matrix[:, column["previous_keyword"]] = [item.previous_keyword for item in candidates]
-    matrix[:, column["next_keyword"]] = [item.next_keyword for item in candidates]
-    matrix[:, column["previous_cosine"]] = [item.previous_cosine for item in candidates]
-    matrix[:, column["next_cosine"]] = [item.next_cosine for item in candidates]
-    previous_question = np.array([item.previous_question for item in candidates], dtype=bool)
-    matrix[:, column["question"]] = [item.question for item in candidates]
+    matrix[:, column["previous_keyword"]] = values[:, _PREVIOUS_KEYWORD]
+    matrix[:, column["next_keyword"]] = values[:, _NEXT_KEYWORD]
+    matrix[:, column["previous_cosine"]] = values[:, _PREVIOUS_COSINE]
+    matrix[:, column["next_cosine"]] = values[:, _NEXT_COSINE]
+    previous_question = values[:, _PREVIOUS_QUESTION]
+    matrix[:, column["question"]] = values[:, _QUESTION]
     matrix[:, column["previous_question"]] = previous_question
-    matrix[:, column["next_question"]] = [item.next_question for item in candidates]
+    matrix[:, column["next_question"]] = values[:, _NEXT_QUESTION]
     matrix[:, column["previous_question_keyword"]] = (
-        previous_question * matrix[:, column["previous_keyword"]]
+        previous_question * values[:, _PREVIOUS_KEYWORD]
     )
-    matrix[:, column["previous_question_cosine"]] = (
-        previous_question * matrix[:, column["previous_cosine"]]
+    matrix[:, column["previous_question_cosine"]] = previous_question * values[:, _PREVIOUS_COSINE]
+    # How far the best candidate of the same source is above the memory (0 without a
+    # source; the cosine's gap is NaN without a vector).
+    sources = [item.source for item in candidates]
+    best_keyword = _source_best(sources, keyword, 0.0)
+    matrix[:, column["source_keyword_gap"]] = np.where(
+        np.isnan(best_keyword), 0.0, best_keyword - keyword
     )
-    best_keyword: dict[str, float] = {}
-    best_cosine: dict[str, float] = {}
-    for index, item in enumerate(candidates):
-        if item.source is None:
-            continue
-        best_keyword[item.source] = max(best_keyword.get(item.source, 0.0), keyword[index])
-        if has_vector[index]:
-            best_cosine[item.source] = max(best_cosine.get(item.source, -1.0), cosine[index])
-    matrix[:, column["source_keyword_gap"]] = [
-        0.0 if item.source is None else best_keyword[item.source] - keyword[index]
-        for index, item in enumerate(candidates)
-    ]
-    matrix[:, column["source_cosine_gap"]] = [
-        (
-            np.nan
-            if not has_vector[index]
-            else 0.0
-            if item.source is None
-            else best_cosine.get(item.source, cosine[index]) - cosine[index]
-        )
-        for index, item in enumerate(candidates)
-    ]
-    named = np.array([item.speaker_named for item in candidates], dtype=bool)
-    has_speaker = np.array([item.has_speaker for item in candidates], dtype=bool)
+    best_cosine = _source_best(sources, cosine, -1.0)
+    matrix[:, column["source_cosine_gap"]] = np.where(
+        has_vector, np.where(np.isnan(best_cosine), 0.0, best_cosine - cosine), np.nan
+    )
+    named = values[:, _NAMED] > 0
+    has_speaker = values[:, _HAS_SPEAKER] > 0
     if named.any():
         matrix[:, column["speaker_named"]] = np.where(has_speaker, named, np.nan)
         matrix[:, column["other_speaker_named"]] = ~named
@@ -211,12 +244,12 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
         matrix[:, column["speaker_named"]] = np.nan
         matrix[:, column["other_speaker_named"]] = np.nan
     matrix[:, column["query_time"]] = float(query.asks_about_time)
-    times = np.array([item.mentions_time for item in candidates], dtype=np.float64)
+    times = values[:, _TIME]
     matrix[:, column["memory_time"]] = times
     matrix[:, column["time_match"]] = times * float(query.asks_about_time)
     matrix[:, column["query_terms"]] = math.log1p(query.terms)
-    matrix[:, column["memory_terms"]] = np.log1p([item.terms for item in candidates])
-    matrix[:, column["graph_score"]] = [item.graph_score for item in candidates]
-    matrix[:, column["entity_overlap"]] = [item.entity_overlap for item in candidates]
+    matrix[:, column["memory_terms"]] = np.log1p(values[:, _TERMS])
+    matrix[:, column["graph_score"]] = values[:, _GRAPH]
+    matrix[:, column["entity_overlap"]] = values[:, _OVERLAP]
     matrix[:, column["unseen_name"]] = float(query.unseen_name)
     return matrix
