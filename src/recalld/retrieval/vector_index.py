@@ -26,7 +26,7 @@ have to put the true top ``k`` among ``k + max(k / 4, 32)`` candidates.
 Why faiss HNSW over 8-bit codes (measured for issue 13 on 2 busy cores, one
 thread per query): an exact scan of 100k codes costs ~2 ms, of 1M ~20 ms (the
 signed codes searched with integer weights halved that again); the
-graph (M 32, efConstruction 128, efSearch 256, wider beyond 128k rows: see
+graph (M 32, efConstruction 128, efSearch 256, wider beyond 179,200 rows: see
 :func:`ef_search`) answers 100k in about 1.5 ms at
 recall@10 0.98 after re-scoring (the top 10 of a search for 10). The old graph
 (float32, efConstruction 40, efSearch 96) reached 0.72 at 100k.
@@ -82,9 +82,10 @@ HNSW_EF_CONSTRUCTION = 128
 # 100k; 256 gives 0.98 there for +0.45 ms (bench/RESULTS.md, issue 13 phase 3).
 HNSW_EF_SEARCH = 256
 # A larger graph needs a wider beam for the same recall: one more per this many rows
-# beyond 128,000 (the benchmark's 1M graph: efSearch 256 reached 0.87 recall@10,
-# 1,024 0.96, 2,048 0.98 in 4.6 ms; bench/RESULTS.md, issue 13 phase 5).
-HNSW_ROWS_PER_EF = 500
+# beyond 179,200. With the signed 8-bit codes the benchmark's 1M graph reached recall@10
+# 0.979 at efSearch 1,000, 0.986 at 1,400 and 0.992 at 2,000, and a search for 100
+# candidates took 5.6, 6.9 and 8.9 ms (bench/RESULTS.md, issue 13, stop 34): 1,428 at 1M.
+HNSW_ROWS_PER_EF = 700
 HNSW_EF_MAX = 1024
 # Up to this many rows the index also keeps each vector as stored (float16, 768 bytes for
 # MiniLM: 115 MB at most) and re-scores from memory; above it, from the database (two reads
