@@ -22,6 +22,7 @@ from recalld.embeddings.base import Vectors
 from recalld.embeddings.hashing import HashingEmbedder
 from recalld.errors import EmbeddingError, ValidationError
 from recalld.model import Filters
+from recalld.retrieval import vector_index
 from recalld.retrieval.hybrid import VECTOR_UNAVAILABLE
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
@@ -376,3 +377,68 @@ def test_hybrid_in_a_private_memory_database_searches_in_the_callers_thread(
         )
         assert [hit.memory.id for hit in hits] == [tagged.id]
         assert hits[0].backends == ["vector"]
+
+
+def test_hybrid_reads_the_keyword_candidates_cosines_while_the_search_runs(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-scoring from the database (a large index, here forced), the keyword candidates'
+    # cosines and their neighbours' are read once the query is embedded, before the
+    # vector search returns; the pool reads only what is left after it, and every hit
+    # scores as with the vectors held in memory. Few vector candidates, so that the
+    # search does not give every keyword candidate's cosine.
+    settings = semantic_settings(
+        db_path, vector_ann_threshold=10, worker_batch_size=64, vector_candidates=4
+    )
+    turns = [
+        {
+            "content": f"turn {index} about {'the garden roses' if index % 5 == 0 else 'work'}",
+            "source": "chat-1",
+            "speaker": "Ana" if index % 2 else "Ben",
+        }
+        for index in range(40)
+    ]
+    query = "garden roses at home"
+
+    def recall(service: MemoryService) -> list[tuple[str, float, dict[str, Any]]]:
+        hits = service.search(query, limit=40, min_score=0)
+        return [(hit.memory.id, hit.score, dict(hit.channels)) for hit in hits]
+
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many(turns)
+        service.new_worker().run_until_idle()
+        in_memory = recall(service)
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        assert not index.reads_database
+    monkeypatch.setattr(vector_index, "EXACT_MEMORY_ROWS", 0)
+    asked: list[list[int]] = []
+    similarities = vector_index.VectorIndex.similarities
+
+    def recorded(self: Any, vector: Vectors, seqs: Sequence[int]) -> dict[int, float]:
+        asked.append(list(seqs))
+        return similarities(self, vector, seqs)
+
+    monkeypatch.setattr(vector_index.VectorIndex, "similarities", recorded)
+    reads: dict[bool, list[list[int]]] = {}
+    for early in (False, True):
+        if not early:  # as before: every cosine read once the search returned
+            monkeypatch.setattr(vector_index.VectorIndex, "reads_database", False)
+        else:
+            monkeypatch.undo()
+            monkeypatch.setattr(vector_index, "EXACT_MEMORY_ROWS", 0)
+            monkeypatch.setattr(vector_index.VectorIndex, "similarities", recorded)
+        with MemoryService.open(settings, clock=clock) as service:
+            service.search("warm up", min_score=0)
+            index = service.indexing.retriever.loaded_index()
+            assert index is not None
+            assert index._stored is None
+            asked.clear()
+            assert recall(service) == in_memory
+            reads[early] = list(asked)
+    [single] = reads[False]
+    early_read, late_read = reads[True]
+    assert not set(early_read) & set(late_read)
+    assert set(single) <= set(early_read) | set(late_read)
+    # The keyword candidates the search did not return were read early, not after it.
+    assert set(late_read) < set(single)

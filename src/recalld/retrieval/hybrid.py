@@ -37,6 +37,7 @@ for the longer of the two, not their sum.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections import OrderedDict
@@ -119,6 +120,10 @@ def _log_warm_up_failure(done: Future[None]) -> None:
     error = None if done.cancelled() else done.exception()
     if error is not None:
         logger.warning("warming up recall failed (the first recall will try again): %s", error)
+
+
+def _nothing() -> None:
+    return None
 
 
 class HybridRetriever:
@@ -287,20 +292,23 @@ class HybridRetriever:
 
     def _nearest_later(
         self, scope: Scope, text: str, index: VectorSource | None, mode: Mode
-    ) -> Callable[[], Nearest | None]:
+    ) -> tuple[Callable[[], Vectors | None], Callable[[], Nearest | None]]:
         """The query's vector and its nearest memories, found on a helper thread while
         the caller asks the keyword index and the graph.
 
-        The returned callable waits for them (and raises what embedding or the search
-        raised); it returns None when there is nothing to search. A private in-memory
+        Returns two callables: the first waits for the vector alone (so the caller can
+        use it while the search still runs), the second for the vector and its nearest
+        memories. Both raise what embedding raised (the second also what the search
+        raised) and return None when there is nothing to search. A private in-memory
         SQLite database is seen only by the thread that opened it: there the helper
         only embeds, and the search runs in the caller's thread.
         """
         with self._lock:
             started = self._pending.pop(text, None)
         if mode == "keyword" or index is None or index.size == 0 or not text.strip():
-            return lambda: None
+            return _nothing, _nothing
 
+        @functools.cache
         def embedded() -> Vectors:
             # The embedding embed_soon started (it raises what embedding raised), else now.
             return self._embed_query(text) if started is None else started.result()
@@ -315,7 +323,7 @@ class HybridRetriever:
             return Nearest(vector=vector, found=found)
 
         if mode == "vector":  # nothing to do meanwhile: a thread would only add its handoff
-            return lambda: search(embedded())
+            return embedded, lambda: search(embedded())
         shared = shared_between_threads(self._store)
         with self._lock:
             cached = self._query_cache.get(text)
@@ -323,16 +331,16 @@ class HybridRetriever:
                 self._query_cache.move_to_end(text)
             executor = self._executor()
             if executor is None:  # closed: everything in the caller's thread
-                return lambda: search(embedded())
-            if shared:
-                if cached is not None:
-                    return executor.submit(search, cached).result
-                # The queue is FIFO: a started embedding runs before this search waits on it.
-                return executor.submit(lambda: search(embedded())).result
+                return embedded, lambda: search(embedded())
             if cached is not None:
-                return lambda: search(cached)
+                if shared:
+                    return (lambda: cached), executor.submit(search, cached).result
+                return (lambda: cached), lambda: search(cached)
+            # The queue is FIFO: an embedding always runs before the search that waits on it.
             embedding = started or executor.submit(self._embed_query, text)
-        return lambda: search(embedding.result())
+            if shared:
+                return embedding.result, executor.submit(lambda: search(embedding.result())).result
+        return embedding.result, lambda: search(embedding.result())
 
     def pool(
         self, scope: Scope, text: str, words: Sequence[str], mode: Mode, extra: Sequence[int] = ()
@@ -344,7 +352,13 @@ class HybridRetriever:
         """
         index = self.vectors(scope)
         unavailable = False
-        later = self._nearest_later(scope, text, index, mode)
+        vector_later, later = self._nearest_later(scope, text, index, mode)
+
+        def vector_soon() -> Vectors | None:
+            try:
+                return vector_later()
+            except EmbeddingError:
+                return None  # nearest() meets the same error: it logs it and degrades
 
         def nearest() -> Nearest | None:
             nonlocal unavailable
@@ -387,6 +401,7 @@ class HybridRetriever:
             nearest,
             None if self._embedder is None else self._embedder.name,
             terms,
+            vector_soon=vector_soon,
         )
         pool.vector_unavailable = unavailable
         return pool, index

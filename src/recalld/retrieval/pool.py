@@ -105,6 +105,8 @@ def build_pool(
     nearest: Callable[[], Nearest | None],
     embedder_name: str | None,
     terms: RowTermsCache,
+    *,
+    vector_soon: Callable[[], Vectors | None] | None = None,
 ) -> Pool:
     """Gather, describe and score the candidates of ``request`` (see the module docstring).
 
@@ -113,7 +115,10 @@ def build_pool(
     vector channel is not used (keyword mode, no embedder, embedding failed);
     ``terms`` holds the memories' terms (built with ``reranker.keyword_parameters``
     and the index terms of the time words,
-    :func:`recalld.retrieval.temporal.time_terms`).
+    :func:`recalld.retrieval.temporal.time_terms`). ``vector_soon`` gives the same
+    vector as soon as it is embedded (None: as ``nearest``): when ``index`` reads its
+    vectors from the database, the keyword candidates' cosines are read while the
+    vector search still runs.
     """
     scope = request.scope
     rows: dict[int, CandidateRow] = {}
@@ -188,9 +193,25 @@ def build_pool(
             )
 
     describe(list(rows.values()))
+    soon_cosines: dict[int, float] = {}
+    soon = None
+    if (
+        request.mode == "hybrid"
+        and vector_soon is not None
+        and index is not None
+        and index.reads_database
+    ):
+        soon = vector_soon()
+        if soon is not None:
+            # The same cosines the pool would read once the search returned, read while
+            # it runs: of the keyword candidates and of their neighbours.
+            sides = _sides(neighbours)
+            soon_cosines = index.similarities(soon, [*rows, *sorted(sides - rows.keys())])
     cosines: dict[int, float] = {}
     near = nearest() if request.mode != "keyword" else None
     vector = None if near is None else near.vector
+    if vector is not soon:
+        soon_cosines = {}  # read for another vector (none is expected): read again below
     use_vectors = index is not None and vector is not None
     if index is not None and near is not None:
         cosines.update(near.found)
@@ -217,17 +238,21 @@ def build_pool(
         _add_rows(rows, backends, extra, store.rows(everything, extra))
     ordered = list(rows.values())
     describe([row for row in ordered if row.seq not in described])
-    around = {
-        side.seq for pair in neighbours.values() for side in (pair.previous, pair.next) if side
-    }
+    around = _sides(neighbours)
     around_cosines: dict[int, float] = {}
     if index is not None and vector is not None:
         # One read for the cosines still unknown: candidates the vector search did not
-        # return, and neighbours that are not candidates.
-        missing = [row.seq for row in ordered if row.seq not in cosines]
-        missing += sorted(seq for seq in around if seq not in rows)
-        computed = index.similarities(vector, missing)
-        cosines.update((row.seq, computed[row.seq]) for row in ordered if row.seq in computed)
+        # return, and neighbours that are not candidates (unless read early).
+        missing = [
+            row.seq for row in ordered if row.seq not in cosines and row.seq not in soon_cosines
+        ]
+        missing += sorted(seq for seq in around if seq not in rows and seq not in soon_cosines)
+        computed = {**soon_cosines, **index.similarities(vector, missing)}
+        cosines.update(
+            (row.seq, computed[row.seq])
+            for row in ordered
+            if row.seq not in cosines and row.seq in computed
+        )
         around_cosines = {
             seq: cosines[seq] if seq in rows else computed[seq]
             for seq in around
@@ -278,6 +303,11 @@ def build_pool(
         models=models,
         keywords=keywords,
     )
+
+
+def _sides(neighbours: Mapping[int, Neighbours]) -> set[int]:
+    """The seqs of the previous and next memories in ``neighbours``."""
+    return {side.seq for pair in neighbours.values() for side in (pair.previous, pair.next) if side}
 
 
 def _add_rows(

@@ -177,6 +177,12 @@ class VectorIndex:
         return len(self._row_of)
 
     @property
+    def reads_database(self) -> bool:
+        """Whether cosines are computed from vectors read from the database (above
+        :data:`EXACT_MEMORY_ROWS` rows) rather than from the copy held in memory."""
+        return self._stored is None
+
+    @property
     def uses_ann(self) -> bool:
         """Whether an HNSW graph is built."""
         return self._graph is not None

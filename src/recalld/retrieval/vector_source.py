@@ -34,6 +34,12 @@ class VectorSource(Protocol):
         """How many vectors it holds (0: recall does not embed the query)."""
         ...
 
+    @property
+    def reads_database(self) -> bool:
+        """Whether :meth:`similarities` reads the stored vectors from the database (then
+        recall asks for the keyword candidates' cosines while its vector search runs)."""
+        ...
+
     def search(
         self,
         query: Vectors,
@@ -73,6 +79,11 @@ class DatabaseVectors:
         if self._dimension is None:
             self._dimension = self._search.dimension(self._model)
         return 0 if self._dimension is None else 1
+
+    @property
+    def reads_database(self) -> bool:
+        """Always: the vectors stay in the database."""
+        return True
 
     def search(
         self,
