@@ -315,6 +315,35 @@ def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
     ]
 
 
+def test_hybrid_reads_the_visible_rows_while_the_query_is_embedded(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # Under a row filter the vector search needs the list of visible rows: it is read
+    # without waiting for the query's vector.
+    embedder = _GatedQueryEmbedder()
+    settings = semantic_settings(db_path)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        tagged = service.remember("The staging database lives in Melbourne", tags=["infra"])
+        service.remember("The production database runs in Sydney")
+        service.new_worker().run_until_idle()
+        semantic = service.store.semantic
+        visible_seqs = semantic.visible_seqs
+
+        def read(scope: Any) -> list[int]:
+            embedder.asked.set()
+            return visible_seqs(scope)
+
+        semantic.visible_seqs = read  # type: ignore[method-assign]
+        embedder.armed = True
+        hits = service.search(
+            "where are the servers", filters=Filters(tags_any=["infra"]), min_score=0
+        )
+        # Reading the list after the vector would have waited out the timeout.
+        assert embedder.waited == [True]
+        assert [hit.memory.id for hit in hits] == [tagged.id]
+        assert hits[0].backends == ["vector"]
+
+
 class _StartRecordingEmbedder(RecordingEmbedder):
     """Records its texts and says when it has been asked for a query's vector."""
 

@@ -313,17 +313,20 @@ class HybridRetriever:
             # The embedding embed_soon started (it raises what embedding raised), else now.
             return self._embed_query(text) if started is None else started.result()
 
-        def search(vector: Vectors) -> Nearest:
+        def search(vector_of: Callable[[], Vectors]) -> Nearest:
             visible = None
-            # The in-process index filters by a list of visible rows; the database
-            # applies the scope in its own nearest-neighbour query.
+            # The in-process index filters by a list of visible rows, read before waiting
+            # for the vector (it does not need it: under a rare tag of a large file the
+            # read takes milliseconds); the database applies the scope in its own
+            # nearest-neighbour query.
             if scope.filters_rows and isinstance(index, VectorIndex):
                 visible = self._store.semantic.visible_seqs(scope)
+            vector = vector_of()
             found = index.search(vector, scope.namespaces, self.depths.vector, allowed_seqs=visible)
             return Nearest(vector=vector, found=found)
 
         if mode == "vector":  # nothing to do meanwhile: a thread would only add its handoff
-            return embedded, lambda: search(embedded())
+            return embedded, lambda: search(embedded)
         shared = shared_between_threads(self._store)
         with self._lock:
             cached = self._query_cache.get(text)
@@ -331,16 +334,16 @@ class HybridRetriever:
                 self._query_cache.move_to_end(text)
             executor = self._executor()
             if executor is None:  # closed: everything in the caller's thread
-                return embedded, lambda: search(embedded())
+                return embedded, lambda: search(embedded)
             if cached is not None:
                 if shared:
-                    return (lambda: cached), executor.submit(search, cached).result
-                return (lambda: cached), lambda: search(cached)
+                    return (lambda: cached), executor.submit(search, lambda: cached).result
+                return (lambda: cached), lambda: search(lambda: cached)
             # The queue is FIFO: an embedding always runs before the search that waits on it.
             embedding = started or executor.submit(self._embed_query, text)
             if shared:
-                return embedding.result, executor.submit(lambda: search(embedding.result())).result
-        return embedding.result, lambda: search(embedding.result())
+                return embedding.result, executor.submit(search, embedding.result).result
+        return embedding.result, lambda: search(embedding.result)
 
     def pool(
         self, scope: Scope, text: str, words: Sequence[str], mode: Mode, extra: Sequence[int] = ()
