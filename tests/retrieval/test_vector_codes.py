@@ -19,7 +19,7 @@ from recalld.retrieval.vector_graph import (
     trained_ranges,
 )
 from recalld.service import MemoryService
-from recalld.store.semantic import decode_vectors
+from recalld.store.semantic import decode_stored_vectors, decode_vectors, encode_vector
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
 
@@ -132,3 +132,24 @@ def test_a_row_forgotten_in_the_tail_stays_zero_once_the_graph_absorbs_it(
         assert index.describe()["ann_rows"] == 25
         assert not code_view(index._graph_store)[row].any()
         assert code_view(index._graph_store)[row - 1].any()
+
+
+def test_codes_from_the_stored_float16_equal_those_from_float32(
+    corpus: tuple[np.ndarray, np.ndarray],
+) -> None:
+    # A cold start encodes the stored float16 matrix directly (no float32 copy of each
+    # page): the codes must be those of the float32 vectors decoded from it.
+    vectors, _ = corpus
+    blobs = [encode_vector(vector) for vector in vectors[:500]]
+    stored = decode_stored_vectors(blobs, DIMENSION)
+    decoded = decode_vectors(blobs, DIMENSION)
+    assert stored.dtype == np.float16
+    assert decoded.dtype == np.float32
+    quantiser = Quantiser(trained_ranges(decoded))
+    assert np.array_equal(quantiser.codes(stored), quantiser.codes(decoded))
+    # A page holding a float32 vector of an older database decodes as float32.
+    legacy = np.asarray(vectors[0], dtype="<f4").tobytes()
+    mixed = decode_stored_vectors([*blobs[:3], legacy], DIMENSION)
+    assert mixed.dtype == np.float32
+    assert np.array_equal(mixed[3], vectors[0].astype(np.float32))
+    assert np.array_equal(mixed[:3], decoded[:3])

@@ -104,10 +104,14 @@ class Quantiser:
         bound = float(max(np.abs(low).max(), np.abs(low + width).max())) if dimension else 1.0
         self._scale = CODE_MAX / max(bound, RANGE_FLOOR)
 
-    def codes(self, vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    def codes(self, vectors: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
         """What faiss stores for ``vectors``: integers in ``-CODE_MAX..CODE_MAX`` as float32."""
-        scaled = np.rint(np.asarray(vectors, dtype=np.float32) * self._scale)
-        return np.ascontiguousarray(np.clip(scaled, -CODE_MAX, CODE_MAX), dtype=np.float32)
+        # In float32 whatever comes in (float16 as stored, at a cold start), in place after
+        # the product: a cold start encodes the whole file page by page.
+        scaled = np.multiply(vectors, np.float32(self._scale), dtype=np.float32)
+        np.rint(scaled, out=scaled)
+        np.clip(scaled, -CODE_MAX, CODE_MAX, out=scaled)
+        return np.ascontiguousarray(scaled, dtype=np.float32)
 
     @staticmethod
     def query(vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -66,7 +66,12 @@ from recalld.retrieval.vector_graph import (
     search_threads,
     trained_ranges,
 )
-from recalld.store.semantic import SemanticStore, VectorChanges, decode_vectors
+from recalld.store.semantic import (
+    SemanticStore,
+    VectorChanges,
+    decode_stored_vectors,
+    decode_vectors,
+)
 
 __all__ = ["VectorIndex"]
 
@@ -386,7 +391,7 @@ class VectorIndex:
                 continue
             # Whole pages at once: a Python step per row was a third of a 100k cold start.
             chosen = inside.tolist()
-            vectors = decode_vectors([page[index][2] for index in chosen], self.dimension)
+            vectors = decode_stored_vectors([page[index][2] for index in chosen], self.dimension)
             targets = by_seq[spots[inside]]
             codes[targets] = store.sa_encode(quantiser.codes(vectors)).reshape(len(chosen), -1)
             if self._stored is not None:

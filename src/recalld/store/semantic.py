@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from recalld.model import Memory
 from recalld.store.base import Scope
@@ -34,6 +34,7 @@ __all__ = [
     "VectorChanges",
     "VectorSearch",
     "WorkerRecord",
+    "decode_stored_vectors",
     "decode_vectors",
     "embedding_text",
     "encode_vector",
@@ -63,10 +64,18 @@ def decode_vectors(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.flo
     """
     import numpy as np
 
+    return decode_stored_vectors(blobs, dimension).astype(np.float32, copy=False)
+
+
+def decode_stored_vectors(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.floating[Any]]:
+    """Stored vectors as a read-only float16 matrix when every blob is float16 (no
+    conversion: what a cold start reads page by page), else as :func:`decode_vectors`."""
+    import numpy as np
+
     size = dimension * VECTOR_BYTES
     if all(len(blob) == size for blob in blobs):
         joined = np.frombuffer(b"".join(blobs), dtype=VECTOR_DTYPE)
-        return joined.reshape(len(blobs), dimension).astype(np.float32)
+        return joined.reshape(len(blobs), dimension)
     matrix = np.zeros((len(blobs), dimension), dtype=np.float32)
     for row, blob in enumerate(blobs):
         if len(blob) == dimension * VECTOR_BYTES:
