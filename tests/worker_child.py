@@ -30,7 +30,11 @@ class HangingEmbedder(HashingEmbedder):
         return "hashing-64"
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
-        self._marker.write_text(str(len(texts)))
+        # Written beside the marker, then renamed: the parent, which kills this process
+        # as soon as the marker exists, must never find it still empty.
+        partial = self._marker.with_name(self._marker.name + ".partial")
+        partial.write_text(str(len(texts)))
+        partial.replace(self._marker)
         threading.Event().wait()
         raise AssertionError("unreachable")
 
