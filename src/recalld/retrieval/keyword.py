@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -154,6 +155,10 @@ ROW_TERMS_CACHE = 20_000
 MIN_NAME_CHARS = 2
 
 
+# What a memory's terms depend on: its title, content, tags and speaker.
+_TextKey = tuple[str | None, str, tuple[str, ...], str | None]
+
+
 class RowTermsCache:
     """The :class:`RowTerms` of recently scored memories, keyed by their text.
 
@@ -174,7 +179,10 @@ class RowTermsCache:
         self.lexicon = lexicon
         self._store = store
         self._size = size
-        self._rows: dict[tuple[str | None, str, tuple[str, ...], str | None], RowTerms] = {}
+        # Oldest first. An OrderedDict, not a dict: deleting a dict's first entry leaves a
+        # hole that the next "first entry" lookup walks over, so evicting from a full dict
+        # cost ~3.4 µs a memory against ~0.4.
+        self._rows: OrderedDict[_TextKey, RowTerms] = OrderedDict()
         self._speakers: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
 
@@ -187,7 +195,7 @@ class RowTermsCache:
         found = self._prepare(row)
         with self._lock:
             while len(self._rows) >= self._size:
-                del self._rows[next(iter(self._rows))]
+                self._rows.popitem(last=False)
             self._rows[key] = found
         return found
 
