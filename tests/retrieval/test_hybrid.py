@@ -273,7 +273,7 @@ def test_hybrid_an_edited_memory_is_scored_by_its_new_text(indexed: MemoryServic
 
 
 class _GatedQueryEmbedder(HashingEmbedder):
-    """Embeds a query only once the keyword index has been asked (or after 10 s)."""
+    """Once armed, embeds only after a chosen step of the recall was called (or 10 s)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -286,6 +286,16 @@ class _GatedQueryEmbedder(HashingEmbedder):
             self.waited.append(self.asked.wait(timeout=10))
         return super().embed_batch(texts)
 
+    def open_when_called(self, owner: Any, name: str) -> None:
+        """Let the embedding go on once ``owner.<name>`` is called."""
+        original = getattr(owner, name)
+
+        def called(*args: Any, **kwargs: Any) -> Any:
+            self.asked.set()
+            return original(*args, **kwargs)
+
+        setattr(owner, name, called)
+
 
 def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
     db_path: Path, clock: FakeClock
@@ -295,14 +305,7 @@ def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
     with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
         receipt = service.remember("The staging database lives in Melbourne")
         service.new_worker().run_until_idle()
-        retrieval = service.store.retrieval
-        keyword_candidates = retrieval.keyword_candidates
-
-        def asked(*args: Any, **kwargs: Any) -> Any:
-            embedder.asked.set()
-            return keyword_candidates(*args, **kwargs)
-
-        retrieval.keyword_candidates = asked  # type: ignore[method-assign]
+        embedder.open_when_called(service.store.retrieval, "keyword_candidates")
         embedder.armed = True
         hits = service.search("staging database")
         # Embedding in the caller's thread first would have waited out the timeout.
@@ -326,14 +329,7 @@ def test_hybrid_reads_the_visible_rows_while_the_query_is_embedded(
         tagged = service.remember("The staging database lives in Melbourne", tags=["infra"])
         service.remember("The production database runs in Sydney")
         service.new_worker().run_until_idle()
-        semantic = service.store.semantic
-        visible_seqs = semantic.visible_seqs
-
-        def read(scope: Any) -> list[int]:
-            embedder.asked.set()
-            return visible_seqs(scope)
-
-        semantic.visible_seqs = read  # type: ignore[method-assign]
+        embedder.open_when_called(service.store.semantic, "visible_seqs")
         embedder.armed = True
         hits = service.search(
             "where are the servers", filters=Filters(tags_any=["infra"]), min_score=0
