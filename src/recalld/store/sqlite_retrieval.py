@@ -77,6 +77,9 @@ RANK_B = 0.75
 WORD_SAMPLE_ROWS = 1_000
 # Word counts kept per thread while the file is unchanged (see _index_counts).
 COUNT_CACHE_SIZE = 4_096
+# The kept counts' key for a word's share of the newest memories (see _telling); an FTS5
+# clause narrowing a count always starts with " AND ".
+NEWEST_SAMPLE = "newest"
 # FTS5 column filter: a query's words match the text columns, never the namespace term.
 TEXT_COLUMNS = "{" + " ".join(FTS_TEXT_COLUMNS) + "}"
 
@@ -254,16 +257,7 @@ class SQLiteRetrieval:
         """
 
         def count(connection: apsw.Connection) -> list[int]:
-            data_version: list[tuple[Any, ...]] = connection.execute(
-                "PRAGMA data_version"
-            ).fetchall()
-            version = (int(data_version[0][0]), connection.total_changes())
-            cache: _Counts | None = getattr(self._local, "counts", None)
-            if cache is None or cache.connection is not connection or cache.version != version:
-                cache = _Counts(connection, version)
-                self._local.counts = cache
-            elif len(cache.values) > COUNT_CACHE_SIZE:
-                cache.values.clear()
+            cache = self._counts(connection)
             missing = [
                 word for word in dict.fromkeys(words) if (word, cap, narrow) not in cache.values
             ]
@@ -284,6 +278,19 @@ class SQLiteRetrieval:
             return [cache.values[(word, cap, narrow)] for word in words]
 
         return self._database.run(count)
+
+    def _counts(self, connection: apsw.Connection) -> _Counts:
+        """This thread's kept word counts, emptied when the file changed since they were
+        taken (see :meth:`_index_counts`)."""
+        data_version: list[tuple[Any, ...]] = connection.execute("PRAGMA data_version").fetchall()
+        version = (int(data_version[0][0]), connection.total_changes())
+        cache: _Counts | None = getattr(self._local, "counts", None)
+        if cache is None or cache.connection is not connection or cache.version != version:
+            cache = _Counts(connection, version)
+            self._local.counts = cache
+        elif len(cache.values) > COUNT_CACHE_SIZE:
+            cache.values.clear()
+        return cache
 
     # -- candidates --------------------------------------------------------------
 
@@ -383,23 +390,33 @@ class SQLiteRetrieval:
         """
 
         def sample(connection: apsw.Connection) -> list[int]:
-            top: list[tuple[Any, ...]] = connection.execute(
-                "SELECT max(seq) FROM memories"
-            ).fetchall()
-            if not top or top[0][0] is None or int(top[0][0]) < WORD_SAMPLE_ROWS:
-                return []
-            params: dict[str, Any] = {"low": int(top[0][0]) - WORD_SAMPLE_ROWS + 1}
-            columns = []
-            for index, word in enumerate(words):
-                params[f"w{index}"] = text_match([word])
-                columns.append(
-                    f"(SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :w{index}"
-                    f" AND {FTS_TABLE}.rowid >= :low)"
-                )
-            rows: list[tuple[Any, ...]] = connection.execute(
-                f"SELECT {', '.join(columns)}", params
-            ).fetchall()
-            return [int(value) for value in rows[0]]
+            # Kept with the word counts, until the file changes.
+            cache = self._counts(connection)
+            missing = [
+                word
+                for word in dict.fromkeys(words)
+                if (word, WORD_SAMPLE_ROWS, NEWEST_SAMPLE) not in cache.values
+            ]
+            if missing:
+                top: list[tuple[Any, ...]] = connection.execute(
+                    "SELECT max(seq) FROM memories"
+                ).fetchall()
+                if not top or top[0][0] is None or int(top[0][0]) < WORD_SAMPLE_ROWS:
+                    return []
+                params: dict[str, Any] = {"low": int(top[0][0]) - WORD_SAMPLE_ROWS + 1}
+                columns = []
+                for index, word in enumerate(missing):
+                    params[f"w{index}"] = text_match([word])
+                    columns.append(
+                        f"(SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :w{index}"
+                        f" AND {FTS_TABLE}.rowid >= :low)"
+                    )
+                rows: list[tuple[Any, ...]] = connection.execute(
+                    f"SELECT {', '.join(columns)}", params
+                ).fetchall()
+                for word, value in zip(missing, rows[0], strict=True):
+                    cache.values[(word, WORD_SAMPLE_ROWS, NEWEST_SAMPLE)] = int(value)
+            return [cache.values[(word, WORD_SAMPLE_ROWS, NEWEST_SAMPLE)] for word in words]
 
         held = self._database.run(sample)
         if not held:
