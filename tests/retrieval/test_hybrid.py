@@ -445,14 +445,8 @@ def test_hybrid_reads_the_keyword_candidates_cosines_while_the_search_runs(
         return similarities(self, vector, seqs)
 
     monkeypatch.setattr(vector_index.VectorIndex, "similarities", recorded)
-    reads: dict[bool, list[list[int]]] = {}
-    for early in (False, True):
-        if not early:  # as before: every cosine read once the search returned
-            monkeypatch.setattr(vector_index.VectorIndex, "reads_database", False)
-        else:
-            monkeypatch.undo()
-            monkeypatch.setattr(vector_index, "EXACT_MEMORY_ROWS", 0)
-            monkeypatch.setattr(vector_index.VectorIndex, "similarities", recorded)
+
+    def reads_of_a_recall() -> list[list[int]]:
         with MemoryService.open(settings, clock=clock) as service:
             service.search("warm up", min_score=0)
             index = service.indexing.retriever.loaded_index()
@@ -460,9 +454,13 @@ def test_hybrid_reads_the_keyword_candidates_cosines_while_the_search_runs(
             assert index._stored is None
             asked.clear()
             assert recall(service) == in_memory
-            reads[early] = list(asked)
-    [single] = reads[False]
-    early_read, late_read = reads[True]
+            return list(asked)
+
+    with monkeypatch.context() as before:
+        # As before: every cosine read once the search returned.
+        before.setattr(vector_index.VectorIndex, "reads_database", False)
+        [single] = reads_of_a_recall()
+    early_read, late_read = reads_of_a_recall()
     assert not set(early_read) & set(late_read)
     assert set(single) <= set(early_read) | set(late_read)
     # The keyword candidates the search did not return were read early, not after it.
