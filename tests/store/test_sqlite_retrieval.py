@@ -229,30 +229,7 @@ def test_sqlite_common_words_leave_out_a_word_most_memories_hold(
 ) -> None:
     monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
     monkeypatch.setattr(sqlite_retrieval, "WORD_SAMPLE_ROWS", 10)
-    store = SQLiteStore(tmp_path / "t.db")
-    with store.transaction() as tx:
-        tx.insert(_record("old", "green tea"))
-        for index in range(2):
-            tx.insert(_record(f"both{index}", f"green tea on day {index}"))
-        for index in range(12):
-            tx.insert(_record(f"day{index}", f"day {index} item"))
-
-    # "day" is in every one of the newest memories: the others decide which memories
-    # hold "all" the words, so the oldest one (no "day") is among them.
-    assert set(_candidate_ids(store, ["day", "green", "tea"], 3)) == {"old", "both0", "both1"}
-    # When every word is held by most memories, the least held one is kept.
-    assert _candidate_ids(store, ["day", "item"], 1) == ["day11"]
-    store.close()
-
-
-def test_sqlite_the_newest_memories_words_follow_another_connections_writes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Which words most of the newest memories hold is kept between recalls, until the
-    # file changes.
-    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
-    monkeypatch.setattr(sqlite_retrieval, "WORD_SAMPLE_ROWS", 10)
-    path = tmp_path / "newest.db"
+    path = tmp_path / "t.db"
     store = SQLiteStore(path)
     other = SQLiteStore(path)
     try:
@@ -262,17 +239,23 @@ def test_sqlite_the_newest_memories_words_follow_another_connections_writes(
                 tx.insert(_record(f"both{index}", f"green tea on day {index}"))
             for index in range(12):
                 tx.insert(_record(f"day{index}", f"day {index} item"))
-        # "day" is in most of the newest memories: it does not narrow the walk.
+
+        # "day" is in every one of the newest memories: the others decide which memories
+        # hold "all" the words, so the oldest one (no "day") is among them.
         assert set(_candidate_ids(store, ["day", "green", "tea"], 3)) == {
             "old",
             "both0",
             "both1",
         }
+        # When every word is held by most memories, the least held one is kept.
+        assert _candidate_ids(store, ["day", "item"], 1) == ["day11"]
+
+        # Which words most of the newest memories hold is kept between recalls until the
+        # file changes: after another connection's writes, "green" and "tea" are those
+        # words, and "day" alone narrows the walk (kept shares would still drop "day").
         with other.transaction() as tx:
             for index in range(12):
                 tx.insert(_record(f"tea{index}", f"green tea number {index}"))
-        # Now "green" and "tea" are what most of the newest memories hold, and "day"
-        # alone narrows the walk (kept counts would still leave "day" out).
         assert set(_candidate_ids(store, ["day", "green", "tea"], 3)) == {
             "day9",
             "day10",

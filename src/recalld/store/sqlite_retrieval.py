@@ -75,7 +75,7 @@ RANK_K1 = 1.2
 RANK_B = 0.75
 # The newest rowids over which the share of memories holding a word is sampled.
 WORD_SAMPLE_ROWS = 1_000
-# Word counts kept per thread while the file is unchanged (see _index_counts).
+# Word counts kept per thread while the file is unchanged (see _kept_counts).
 COUNT_CACHE_SIZE = 4_096
 # The kept counts' key for a word's share of the newest memories (see _telling); an FTS5
 # clause narrowing a count always starts with " AND ".
@@ -188,6 +188,22 @@ def _row(values: Sequence[Any]) -> CandidateRow:
     )
 
 
+def _count_each(
+    connection: apsw.Connection, matches: Sequence[str], count: str, params: dict[str, Any]
+) -> list[int]:
+    """``count`` (a SQL count reading the FTS5 query ``:match``) for each of ``matches``,
+    in one statement."""
+    bound = dict(params)
+    columns = []
+    for index, match in enumerate(matches):
+        bound[f"w{index}"] = match
+        columns.append("(" + count.replace(":match", f":w{index}") + ")")
+    rows: list[tuple[Any, ...]] = connection.execute(
+        f"SELECT {', '.join(columns)}", bound
+    ).fetchall()
+    return [int(value) for value in rows[0]]
+
+
 def _fold(word: str) -> str:
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(character for character in decomposed if not unicodedata.combining(character))
@@ -250,38 +266,38 @@ class SQLiteRetrieval:
         """How many memories hold each word, counted up to ``cap`` by the index alone (no
         row lookups): in the whole file, or in what the FTS5 clause ``narrow`` keeps.
 
-        Counts are kept per thread until the file changes (any commit by another
-        connection moves ``PRAGMA data_version``; this connection's own writes move
-        its ``total_changes``): a query counts the same words twice on a one-namespace
-        store (common words, then IDF), and consecutive queries share most words.
+        Counts are kept until the file changes (:meth:`_kept_counts`): a query counts
+        the same words twice on a one-namespace store (common words, then IDF), and
+        consecutive queries share most words.
         """
 
         def count(connection: apsw.Connection) -> list[int]:
-            cache = self._counts(connection)
-            missing = [
-                word for word in dict.fromkeys(words) if (word, cap, narrow) not in cache.values
-            ]
-            if missing:
-                params: dict[str, Any] = {"cap": cap}
-                columns = []
-                for index, word in enumerate(missing):
-                    params[f"w{index}"] = text_match([word]) + narrow
-                    columns.append(
-                        f"(SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
-                        f" WHERE {FTS_TABLE} MATCH :w{index} LIMIT :cap))"
-                    )
-                rows: list[tuple[Any, ...]] = connection.execute(
-                    f"SELECT {', '.join(columns)}", params
-                ).fetchall()
-                for word, value in zip(missing, rows[0], strict=True):
-                    cache.values[(word, cap, narrow)] = int(value)
-            return [cache.values[(word, cap, narrow)] for word in words]
+            return self._kept_counts(
+                connection,
+                words,
+                (cap, narrow),
+                lambda missing: _count_each(
+                    connection,
+                    [text_match([word]) + narrow for word in missing],
+                    f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE}"
+                    f" WHERE {FTS_TABLE} MATCH :match LIMIT :cap)",
+                    {"cap": cap},
+                ),
+            )
 
         return self._database.run(count)
 
-    def _counts(self, connection: apsw.Connection) -> _Counts:
-        """This thread's kept word counts, emptied when the file changed since they were
-        taken (see :meth:`_index_counts`)."""
+    def _kept_counts(
+        self,
+        connection: apsw.Connection,
+        words: Sequence[str],
+        kind: tuple[int, str],
+        count: Callable[[list[str]], list[int]],
+    ) -> list[int]:
+        """A count of each of ``words``, kept per thread under ``kind`` until the file
+        changes (any commit by another connection moves ``PRAGMA data_version``; this
+        connection's own writes move its ``total_changes``); ``count`` counts the words
+        not kept yet."""
         data_version: list[tuple[Any, ...]] = connection.execute("PRAGMA data_version").fetchall()
         version = (int(data_version[0][0]), connection.total_changes())
         cache: _Counts | None = getattr(self._local, "counts", None)
@@ -290,7 +306,11 @@ class SQLiteRetrieval:
             self._local.counts = cache
         elif len(cache.values) > COUNT_CACHE_SIZE:
             cache.values.clear()
-        return cache
+        missing = [word for word in dict.fromkeys(words) if (word, *kind) not in cache.values]
+        if missing:
+            for word, value in zip(missing, count(missing), strict=True):
+                cache.values[(word, *kind)] = value
+        return [cache.values[(word, *kind)] for word in words]
 
     # -- candidates --------------------------------------------------------------
 
@@ -390,33 +410,25 @@ class SQLiteRetrieval:
         """
 
         def sample(connection: apsw.Connection) -> list[int]:
+            top: list[tuple[Any, ...]] = connection.execute(
+                "SELECT max(seq) FROM memories"
+            ).fetchall()
+            if not top or top[0][0] is None or int(top[0][0]) < WORD_SAMPLE_ROWS:
+                return []
+            low = int(top[0][0]) - WORD_SAMPLE_ROWS + 1
             # Kept with the word counts, until the file changes.
-            cache = self._counts(connection)
-            missing = [
-                word
-                for word in dict.fromkeys(words)
-                if (word, WORD_SAMPLE_ROWS, NEWEST_SAMPLE) not in cache.values
-            ]
-            if missing:
-                top: list[tuple[Any, ...]] = connection.execute(
-                    "SELECT max(seq) FROM memories"
-                ).fetchall()
-                if not top or top[0][0] is None or int(top[0][0]) < WORD_SAMPLE_ROWS:
-                    return []
-                params: dict[str, Any] = {"low": int(top[0][0]) - WORD_SAMPLE_ROWS + 1}
-                columns = []
-                for index, word in enumerate(missing):
-                    params[f"w{index}"] = text_match([word])
-                    columns.append(
-                        f"(SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :w{index}"
-                        f" AND {FTS_TABLE}.rowid >= :low)"
-                    )
-                rows: list[tuple[Any, ...]] = connection.execute(
-                    f"SELECT {', '.join(columns)}", params
-                ).fetchall()
-                for word, value in zip(missing, rows[0], strict=True):
-                    cache.values[(word, WORD_SAMPLE_ROWS, NEWEST_SAMPLE)] = int(value)
-            return [cache.values[(word, WORD_SAMPLE_ROWS, NEWEST_SAMPLE)] for word in words]
+            return self._kept_counts(
+                connection,
+                words,
+                (WORD_SAMPLE_ROWS, NEWEST_SAMPLE),
+                lambda missing: _count_each(
+                    connection,
+                    [text_match([word]) for word in missing],
+                    f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :match"
+                    f" AND {FTS_TABLE}.rowid >= :low",
+                    {"low": low},
+                ),
+            )
 
         held = self._database.run(sample)
         if not held:
