@@ -224,6 +224,61 @@ def test_sqlite_newest_walk_of_a_small_namespace_finds_its_own_older_matches(
     store.close()
 
 
+def test_sqlite_big_namespace_walls_out_the_few_others_by_their_terms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A namespace holding most memories keeps its matches by the NOT of the few other
+    namespaces' terms (their lists are short): the same candidates and counts as with
+    its own term, and a namespace another connection adds later is walled out too."""
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
+    monkeypatch.setattr(sqlite_retrieval, "COMMON_MATCH_WINDOW", 4)
+    path = tmp_path / "big.db"
+    store = SQLiteStore(path)
+    other = SQLiteStore(path)
+    try:
+        with store.transaction() as tx:
+            for index in range(12):  # the newest four hold one of the words only
+                text = f"green tea {index}" if index < 8 else f"green {index}"
+                tx.insert(_record(f"big{index}", text, namespace="big"))
+            for index in range(3):  # newer matches of a small namespace
+                tx.insert(_record(f"small{index}", "green tea", namespace="small"))
+        retrieval = store.retrieval
+        big, small = Scope(namespaces=("big",), now=START), Scope(namespaces=("small",), now=START)
+        assert retrieval._namespace_narrow(["big"]).startswith(" NOT ")
+        assert retrieval._namespace_narrow(["small"]).startswith(" AND ")
+        assert retrieval._namespace_narrow(["big", "small"]) == ""
+
+        def seen() -> tuple[list[str], list[str], dict[str, int]]:
+            return (
+                _candidate_ids(store, ["green", "tea"], 4, big),
+                _candidate_ids(store, ["green", "tea"], 4, small),
+                retrieval.document_counts(["big"], ["green"], 1_000),
+            )
+
+        found = seen()
+        # The window of the big namespace's newest memories holding both words is its own.
+        assert set(found[0]) == {"big4", "big5", "big6", "big7"}
+        assert set(found[1]) == {"small0", "small1", "small2"}
+        assert found[2] == {"green": 12}
+        # More other namespaces than a NOT may name: each namespace's own term, same answers.
+        monkeypatch.setattr(sqlite_retrieval, "NOT_NAMESPACES", 0)
+        with store.transaction() as tx:  # (any write: the kept clauses go)
+            tx.insert(_record("x", "unrelated", namespace="big"))
+        assert retrieval._namespace_narrow(["big"]).startswith(" AND ")
+        assert seen() == found
+        monkeypatch.setattr(sqlite_retrieval, "NOT_NAMESPACES", 8)
+        assert retrieval._namespace_narrow(["big"]).startswith(" AND ")  # kept until a write
+        # Another connection adds a namespace: the NOT names it from then on.
+        with other.transaction() as tx:
+            for index in range(2):
+                tx.insert(_record(f"third{index}", "green tea", namespace="third"))
+        assert retrieval._namespace_narrow(["big"]).count('"ns') == 2
+        assert seen() == found
+    finally:
+        other.close()
+        store.close()
+
+
 def test_sqlite_common_words_leave_out_a_word_most_memories_hold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
