@@ -47,6 +47,7 @@ import os
 import re
 import threading
 from collections.abc import Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -527,8 +528,12 @@ class VectorIndex:
                 return []
             if allowed_seqs is not None:
                 mask = np.zeros(self._count, dtype=bool)
-                row_of = self._row_of.get
-                mask[[row for row in map(row_of, allowed_seqs) if row is not None]] = True
+                rows = np.fromiter(
+                    map(self._row_of.get, allowed_seqs, repeat(-1)),
+                    dtype=np.intp,
+                    count=len(allowed_seqs),
+                )
+                mask[rows[rows >= 0]] = True
                 # The namespace wall holds whatever the list holds (see visible_seqs).
                 mask &= self._namespace_mask(namespaces)[0]
                 visible = int(np.count_nonzero(mask))

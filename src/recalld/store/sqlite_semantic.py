@@ -351,7 +351,18 @@ class SQLiteSemantic:
             )
         else:
             sql = f"SELECT m.seq FROM memories m WHERE {where}"
-        return [int(row[0]) for row in self._read(sql, params)]
+        return self._seq_list(sql, params)
+
+    def _seq_list(self, sql: str, params: dict[str, Any]) -> list[int]:
+        """The seqs ``sql`` selects, read as one row (their comma-separated list).
+
+        A row per seq gave the GIL back and took it again for each of them: with the
+        caller's thread busy beside the vector search's, the 10,000 memories under a
+        tag held by 1% of 1M took 3-5 ms to list instead of 1.8 alone.
+        """
+        found = self._read(f"SELECT group_concat(seq) FROM ({sql})", params)
+        text = found[0][0] if found else None
+        return list(map(int, str(text).split(","))) if text else []
 
     def _tagged_seqs(self, scope: Scope) -> list[int]:
         """The memories holding the scope's tags that have not expired, from the tag index
@@ -379,7 +390,7 @@ class SQLiteSemantic:
                 " EXCEPT SELECT seq FROM memories"
                 " WHERE expires_at IS NOT NULL AND expires_at <= :now"
             )
-        return [int(row[0]) for row in self._read(sql, params)]
+        return self._seq_list(sql, params)
 
     def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
         if not seqs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -87,6 +88,27 @@ def test_visible_seqs_and_memories_apply_the_scope(store: Store) -> None:
     found = store.semantic.visible_memories(scope, [kept.seq, gone.seq, 999_999])
     assert list(found) == [kept.seq]
     assert found[kept.seq].id == "vis"
+
+
+def test_visible_seqs_list_every_memory_each_filter_keeps(store: Store) -> None:
+    """Lists of many memories, from the tag index alone and joined with other filters."""
+    with store.transaction() as tx:
+        both = [tx.insert(record(id=f"b{i}", content="b", tags=("x", "y"))).seq for i in range(12)]
+        only_x = [tx.insert(record(id=f"x{i}", content="x", tags=("x",))).seq for i in range(5)]
+        fact = tx.insert(record(id="f", content="f", tags=("y",), kind="fact")).seq
+        tx.insert(record(id="gone", content="g", tags=("x",), expires_at=NOW - timedelta(1)))
+        tx.insert(record(id="other", content="o", tags=("x",), namespace="other"))
+
+    def listed(**filters: Any) -> list[int]:
+        return sorted(
+            store.semantic.visible_seqs(Scope(namespaces=("default",), now=NOW, **filters))
+        )
+
+    assert listed() == sorted([*both, *only_x, fact])
+    assert listed(tags_all=("x", "y")) == both
+    assert listed(tags_any=("y",), kind="fact") == [fact]
+    assert listed(tags_any=("x", "y"), kind="note") == sorted([*both, *only_x])
+    assert listed(tags_any=("nobody",)) == []
 
 
 def test_nearest_in_the_database_applies_scope_and_ranks_by_cosine(store: Store) -> None:
