@@ -195,7 +195,8 @@ def _with_rank(connection: apsw.Connection) -> apsw.Connection:
 
 @dataclass
 class _Counts:
-    """Word counts of one connection at one version of the file, by (word, cap, narrow)."""
+    """Word counts of one connection at one version of the file, by (word, cap, narrow),
+    and its namespace clauses."""
 
     connection: apsw.Connection
     version: tuple[int, int]
