@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -38,6 +39,16 @@ def _record(
         speaker=speaker,
         expires_at=expires_at,
     )
+
+
+@pytest.fixture
+def two_connections(tmp_path: Path) -> Iterator[tuple[SQLiteStore, SQLiteStore]]:
+    """Two stores on one file: the one under test and another connection that writes."""
+    path = tmp_path / "shared.db"
+    store, other = SQLiteStore(path), SQLiteStore(path)
+    yield store, other
+    other.close()
+    store.close()
 
 
 def _scope(namespace: str = "default", now: datetime = START) -> Scope:
@@ -225,125 +236,109 @@ def test_sqlite_newest_walk_of_a_small_namespace_finds_its_own_older_matches(
 
 
 def test_sqlite_big_namespace_walls_out_the_few_others_by_their_terms(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    two_connections: tuple[SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A namespace holding most memories keeps its matches by the NOT of the few other
     namespaces' terms (their lists are short): the same candidates and counts as with
     its own term, and a namespace another connection adds later is walled out too."""
     monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
     monkeypatch.setattr(sqlite_retrieval, "COMMON_MATCH_WINDOW", 4)
-    path = tmp_path / "big.db"
-    store = SQLiteStore(path)
-    other = SQLiteStore(path)
-    try:
-        with store.transaction() as tx:
-            for index in range(12):  # the newest four hold one of the words only
-                text = f"green tea {index}" if index < 8 else f"green {index}"
-                tx.insert(_record(f"big{index}", text, namespace="big"))
-            for index in range(3):  # newer matches of a small namespace
-                tx.insert(_record(f"small{index}", "green tea", namespace="small"))
-        retrieval = store.retrieval
-        big, small = Scope(namespaces=("big",), now=START), Scope(namespaces=("small",), now=START)
-        assert retrieval._namespace_narrow(["big"]).startswith(" NOT ")
-        assert retrieval._namespace_narrow(["small"]).startswith(" AND ")
-        assert retrieval._namespace_narrow(["big", "small"]) == ""
+    store, other = two_connections
+    with store.transaction() as tx:
+        for index in range(12):  # the newest four hold one of the words only
+            text = f"green tea {index}" if index < 8 else f"green {index}"
+            tx.insert(_record(f"big{index}", text, namespace="big"))
+        for index in range(3):  # newer matches of a small namespace
+            tx.insert(_record(f"small{index}", "green tea", namespace="small"))
+    retrieval = store.retrieval
+    big, small = Scope(namespaces=("big",), now=START), Scope(namespaces=("small",), now=START)
+    assert retrieval._namespace_narrow(["big"]).startswith(" NOT ")
+    assert retrieval._namespace_narrow(["small"]).startswith(" AND ")
+    assert retrieval._namespace_narrow(["big", "small"]) == ""
 
-        def seen() -> tuple[list[str], list[str], dict[str, int]]:
-            return (
-                _candidate_ids(store, ["green", "tea"], 4, big),
-                _candidate_ids(store, ["green", "tea"], 4, small),
-                retrieval.document_counts(["big"], ["green"], 1_000),
-            )
+    def seen() -> tuple[list[str], list[str], dict[str, int]]:
+        return (
+            _candidate_ids(store, ["green", "tea"], 4, big),
+            _candidate_ids(store, ["green", "tea"], 4, small),
+            retrieval.document_counts(["big"], ["green"], 1_000),
+        )
 
-        found = seen()
-        # The window of the big namespace's newest memories holding both words is its own.
-        assert set(found[0]) == {"big4", "big5", "big6", "big7"}
-        assert set(found[1]) == {"small0", "small1", "small2"}
-        assert found[2] == {"green": 12}
-        # More other namespaces than a NOT may name: each namespace's own term, same answers.
-        monkeypatch.setattr(sqlite_retrieval, "NOT_NAMESPACES", 0)
-        with store.transaction() as tx:  # (any write: the kept clauses go)
-            tx.insert(_record("x", "unrelated", namespace="big"))
-        assert retrieval._namespace_narrow(["big"]).startswith(" AND ")
-        assert seen() == found
-        monkeypatch.setattr(sqlite_retrieval, "NOT_NAMESPACES", 8)
-        assert retrieval._namespace_narrow(["big"]).startswith(" AND ")  # kept until a write
-        # Another connection adds a namespace: the NOT names it from then on.
-        with other.transaction() as tx:
-            for index in range(2):
-                tx.insert(_record(f"third{index}", "green tea", namespace="third"))
-        assert retrieval._namespace_narrow(["big"]).count('"ns') == 2
-        assert seen() == found
-    finally:
-        other.close()
-        store.close()
+    found = seen()
+    # The window of the big namespace's newest memories holding both words is its own.
+    assert set(found[0]) == {"big4", "big5", "big6", "big7"}
+    assert set(found[1]) == {"small0", "small1", "small2"}
+    assert found[2] == {"green": 12}
+    # More other namespaces than a NOT may name: each namespace's own term, same answers.
+    monkeypatch.setattr(sqlite_retrieval, "NOT_NAMESPACES", 0)
+    with store.transaction() as tx:  # (any write: the kept clauses go)
+        tx.insert(_record("x", "unrelated", namespace="big"))
+    assert retrieval._namespace_narrow(["big"]).startswith(" AND ")
+    assert seen() == found
+    monkeypatch.setattr(sqlite_retrieval, "NOT_NAMESPACES", 8)
+    assert retrieval._namespace_narrow(["big"]).startswith(" AND ")  # kept until a write
+    # Another connection adds a namespace: the NOT names it from then on.
+    with other.transaction() as tx:
+        for index in range(2):
+            tx.insert(_record(f"third{index}", "green tea", namespace="third"))
+    assert retrieval._namespace_narrow(["big"]).count('"ns') == 2
+    assert seen() == found
 
 
 def test_sqlite_common_words_leave_out_a_word_most_memories_hold(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    two_connections: tuple[SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
     monkeypatch.setattr(sqlite_retrieval, "WORD_SAMPLE_ROWS", 10)
-    path = tmp_path / "t.db"
-    store = SQLiteStore(path)
-    other = SQLiteStore(path)
-    try:
-        with store.transaction() as tx:
-            tx.insert(_record("old", "green tea"))
-            for index in range(2):
-                tx.insert(_record(f"both{index}", f"green tea on day {index}"))
-            for index in range(12):
-                tx.insert(_record(f"day{index}", f"day {index} item"))
+    store, other = two_connections
+    with store.transaction() as tx:
+        tx.insert(_record("old", "green tea"))
+        for index in range(2):
+            tx.insert(_record(f"both{index}", f"green tea on day {index}"))
+        for index in range(12):
+            tx.insert(_record(f"day{index}", f"day {index} item"))
 
-        # "day" is in every one of the newest memories: the others decide which memories
-        # hold "all" the words, so the oldest one (no "day") is among them.
-        assert set(_candidate_ids(store, ["day", "green", "tea"], 3)) == {
-            "old",
-            "both0",
-            "both1",
-        }
-        # When every word is held by most memories, the least held one is kept.
-        assert _candidate_ids(store, ["day", "item"], 1) == ["day11"]
+    # "day" is in every one of the newest memories: the others decide which memories
+    # hold "all" the words, so the oldest one (no "day") is among them.
+    assert set(_candidate_ids(store, ["day", "green", "tea"], 3)) == {
+        "old",
+        "both0",
+        "both1",
+    }
+    # When every word is held by most memories, the least held one is kept.
+    assert _candidate_ids(store, ["day", "item"], 1) == ["day11"]
 
-        # Which words most of the newest memories hold is kept between recalls until the
-        # file changes: after another connection's writes, "green" and "tea" are those
-        # words, and "day" alone narrows the walk (kept shares would still drop "day").
-        with other.transaction() as tx:
-            for index in range(12):
-                tx.insert(_record(f"tea{index}", f"green tea number {index}"))
-        assert set(_candidate_ids(store, ["day", "green", "tea"], 3)) == {
-            "day9",
-            "day10",
-            "day11",
-        }
-    finally:
-        other.close()
-        store.close()
+    # Which words most of the newest memories hold is kept between recalls until the
+    # file changes: after another connection's writes, "green" and "tea" are those
+    # words, and "day" alone narrows the walk (kept shares would still drop "day").
+    with other.transaction() as tx:
+        for index in range(12):
+            tx.insert(_record(f"tea{index}", f"green tea number {index}"))
+    assert set(_candidate_ids(store, ["day", "green", "tea"], 3)) == {
+        "day9",
+        "day10",
+        "day11",
+    }
 
 
-def test_sqlite_word_counts_follow_every_write(tmp_path: Path) -> None:
-    path = tmp_path / "counts.db"
-    store = SQLiteStore(path)
-    other = SQLiteStore(path)
-    try:
-        retrieval = store.retrieval
-        assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 0}
-        with store.transaction() as tx:
-            tx.insert(_record("a", "apple"))
-        # This connection's own write.
-        assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 1}
-        with other.transaction() as tx:
-            tx.insert(_record("b", "apple pie"))
-            tx.insert(_record("c", "apple", namespace="elsewhere"))
-        # Another connection's commit.
-        assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 2}
-        assert retrieval.document_counts(["elsewhere"], ["appl"], 1_000) == {"appl": 1}
-        with other.transaction() as tx:
-            tx.delete(2)
-        assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 1}
-    finally:
-        other.close()
-        store.close()
+def test_sqlite_word_counts_follow_every_write(
+    two_connections: tuple[SQLiteStore, SQLiteStore],
+) -> None:
+    store, other = two_connections
+    retrieval = store.retrieval
+    assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 0}
+    with store.transaction() as tx:
+        tx.insert(_record("a", "apple"))
+    # This connection's own write.
+    assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 1}
+    with other.transaction() as tx:
+        tx.insert(_record("b", "apple pie"))
+        tx.insert(_record("c", "apple", namespace="elsewhere"))
+    # Another connection's commit.
+    assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 2}
+    assert retrieval.document_counts(["elsewhere"], ["appl"], 1_000) == {"appl": 1}
+    with other.transaction() as tx:
+        tx.delete(2)
+    assert retrieval.document_counts(["default"], ["appl"], 1_000) == {"appl": 1}
 
 
 def test_sqlite_index_without_namespace_terms_is_rebuilt_with_them(tmp_path: Path) -> None:
