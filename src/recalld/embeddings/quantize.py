@@ -231,8 +231,14 @@ def _sort_nodes(graph: Any) -> None:
             known.update(node.output)
         placed = {id(node) for node in ready}
         waiting = [node for node in waiting if id(node) not in placed]
+    # Copies: the originals belong to the repeated field about to be emptied.
+    copies = []
+    for node in ordered:
+        copy = type(node)()
+        copy.CopyFrom(node)
+        copies.append(copy)
     del graph.node[:]
-    graph.node.extend(ordered)
+    graph.node.extend(copies)
 
 
 def derive_blockwise_int8(source: Path, target: Path) -> Path:
