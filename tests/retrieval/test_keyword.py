@@ -92,6 +92,10 @@ def test_prepared_terms_score_as_the_formula_and_follow_the_text(tmp_path: Path)
         assert score_row(query, cache.of(third), parameters).matched_share == 1 / 3
         again = score_row(query, cache.of(row), parameters)
         assert again == score
+        # Entries share one string per word (interned), not a copy per memory holding it.
+        first = next(term for term in cache.of(row).weights if term == "garden")
+        other = next(term for term in cache.of(_row(4, "the garden")).weights if term == "garden")
+        assert first is other
     finally:
         store.close()
 
