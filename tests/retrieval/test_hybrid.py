@@ -340,6 +340,78 @@ def test_hybrid_reads_the_visible_rows_while_the_query_is_embedded(
         assert hits[0].backends == ["vector"]
 
 
+class _GatedThreadEmbedder(_GatedQueryEmbedder):
+    """Gated, says which thread embedded the armed query, and then raises ``error`` if set."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        super().__init__()
+        self.error = error
+        self.threads: list[str] = []
+
+    def embed_batch(self, texts: Sequence[str]) -> Vectors:
+        vectors = super().embed_batch(texts)
+        if self.armed:
+            self.threads.append(threading.current_thread().name)
+            if self.error is not None:
+                raise self.error
+        return vectors
+
+
+def test_hybrid_searches_in_the_thread_that_embedded_the_query(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The embedding ends after the recall asked for its search: the thread that embedded
+    # runs the search next, so no other helper has to wake up for it.
+    embedder = _GatedThreadEmbedder()
+    settings = semantic_settings(db_path)
+    searched: list[str] = []
+    search = vector_index.VectorIndex.search
+
+    def recorded(self: vector_index.VectorIndex, *args: Any, **kwargs: Any) -> Any:
+        searched.append(threading.current_thread().name)
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(vector_index.VectorIndex, "search", recorded)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("The staging database lives in Melbourne")
+        service.new_worker().run_until_idle()
+        embedder.open_when_called(service.store.retrieval, "keyword_candidates")
+        embedder.armed = True
+        hits = service.search("staging database")
+        assert embedder.waited == [True]
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert hits[0].backends == ["fts", "vector"]
+        assert len(embedder.threads) == 1
+        assert embedder.threads[0].startswith("recalld-query")
+        assert searched == embedder.threads
+
+
+@pytest.mark.parametrize(
+    ("error", "raised"),
+    [(EmbeddingError("the endpoint is unreachable"), None), (RuntimeError("a bug"), RuntimeError)],
+)
+def test_hybrid_an_embedding_that_fails_after_the_search_was_asked_for(
+    db_path: Path, clock: FakeClock, error: Exception, raised: type[Exception] | None
+) -> None:
+    # What the embedding raised reaches the recall through the search that waited on it:
+    # an embedding failure degrades to keyword recall, a bug propagates.
+    embedder = _GatedThreadEmbedder(error)
+    settings = semantic_settings(db_path)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("The staging database lives in Melbourne")
+        service.new_worker().run_until_idle()
+        embedder.open_when_called(service.store.retrieval, "keyword_candidates")
+        embedder.armed = True
+        if raised is not None:
+            with pytest.raises(raised, match="a bug"):
+                service.search("staging database")
+        else:
+            hits = service.search("staging database")
+            assert [hit.memory.id for hit in hits] == [receipt.id]
+            assert hits[0].backends == ["fts", VECTOR_UNAVAILABLE]
+        assert embedder.waited == [True]
+
+
 class _StartRecordingEmbedder(RecordingEmbedder):
     """Records its texts and says when it has been asked for a query's vector."""
 

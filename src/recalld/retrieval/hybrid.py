@@ -126,6 +126,31 @@ def _nothing() -> None:
     return None
 
 
+def _then(
+    embedding: Future[Vectors],
+    search: Callable[[Callable[[], Vectors]], Nearest],
+    executor: ThreadPoolExecutor,
+) -> Future[Nearest]:
+    """The vector search of ``embedding``'s vector, run by the thread that finishes the
+    embedding as soon as it does, so no second helper thread has to wake up for it
+    (~0.1 ms a recall); on a helper thread of ``executor`` when the embedding is already
+    done (the caller's thread would then search before its own work). The search's
+    answer, or what it or the embedding raised, is the returned future's."""
+    if embedding.done():
+        return executor.submit(search, embedding.result)
+    found: Future[Nearest] = Future()
+
+    def run(done: Future[Vectors]) -> None:
+        try:
+            found.set_result(search(done.result))
+        except BaseException as error:  # noqa: BLE001 - re-raised by the waiting recall
+            found.set_exception(error)
+
+    # Run at once, in this thread, if the embedding finished since done() was asked.
+    embedding.add_done_callback(run)
+    return found
+
+
 class HybridRetriever:
     """Keyword + vector candidates reranked into calibrated hits, for one store and embedder."""
 
@@ -341,8 +366,11 @@ class HybridRetriever:
                 return (lambda: cached), lambda: search(lambda: cached)
             # The queue is FIFO: an embedding always runs before the search that waits on it.
             embedding = started or executor.submit(self._embed_query, text)
-            if shared:
+            if shared and scope.filters_rows:
+                # A helper of its own reads the visible rows while the query is embedded.
                 return embedding.result, executor.submit(search, embedding.result).result
+            if shared:
+                return embedding.result, _then(embedding, search, executor).result
         return embedding.result, lambda: search(embedding.result)
 
     def pool(
