@@ -11,6 +11,7 @@ from recalld.config import Settings
 from recalld.retrieval.keyword import (
     KeywordParameters,
     QueryKeywords,
+    RowTerms,
     RowTermsCache,
     prepare_query,
     score_row,
@@ -92,10 +93,12 @@ def test_prepared_terms_score_as_the_formula_and_follow_the_text(tmp_path: Path)
         assert score_row(query, cache.of(third), parameters).matched_share == 1 / 3
         again = score_row(query, cache.of(row), parameters)
         assert again == score
+
         # Entries share one string per word (interned), not a copy per memory holding it.
-        first = next(term for term in cache.of(row).weights if term == "garden")
-        other = next(term for term in cache.of(_row(4, "the garden")).weights if term == "garden")
-        assert first is other
+        def garden(terms: RowTerms) -> str:
+            return next(term for tokens, _ in terms.fields for term in tokens if term == "garden")
+
+        assert garden(cache.of(row)) is garden(cache.of(_row(4, "the garden")))
     finally:
         store.close()
 

@@ -121,7 +121,7 @@ def prepare_query(
     ]
     looked_up = list(dict.fromkeys([*stems.values(), *names]))
     counts = store.document_counts(namespaces, looked_up, parameters.document_count_cap)
-    terms = tuple(stems)
+    terms = tuple(map(sys.intern, stems))
     idf = tuple(parameters.idf(counts.get(stems[term], 0)) for term in terms)
     # A store that cannot count (no full-text index) says nothing about names.
     unseen = any(counts.get(name) == 0 for name in names)
@@ -134,13 +134,15 @@ def prepare_query(
 class RowTerms:
     """What BM25F and the features need of one memory's text, computed once per text.
 
-    ``weights`` holds each index term's BM25F pseudo-frequency: over the
-    searchable fields in :data:`FIELDS` order, the term's count in the field
-    times the field's weight over its length normalisation. A query then looks
-    up each of its terms once, whatever the number of fields.
+    ``fields`` holds, for each searchable field that has terms (in :data:`FIELDS`
+    order), its index terms as a tuple and its BM25F share: the field's weight over
+    its length normalisation. A term's pseudo-frequency is the sum over the fields of
+    its count in the field times the field's share: a query counts each of its few
+    terms in the tuples (a C-level scan of ~20 terms) instead of the memory building
+    a dictionary of every term it holds.
     """
 
-    weights: dict[str, float]
+    fields: tuple[tuple[tuple[str, ...], float], ...]
     content_terms: int
     """How many index terms the content holds."""
     mentions_time: bool
@@ -149,10 +151,10 @@ class RowTerms:
     """The speaker's terms long enough to count as naming them (:data:`MIN_NAME_CHARS`)."""
 
 
-# Memories whose terms are kept between queries (measured at 100k: ~0.83 KB each with the
-# text they are keyed by ~1 KB, so ~30 MB when full; before their terms were interned, an
-# entry took ~1.34 KB and the cache held 20,000).
-ROW_TERMS_CACHE = 30_000
+# Memories whose terms are kept between queries (measured at 100k: ~0.51 KB each, ~0.7 KB
+# with the text they are keyed by, so ~31 MB when full; with a dictionary of weights per
+# memory an entry took ~0.83 KB and the cache held 30,000, before interning 20,000).
+ROW_TERMS_CACHE = 45_000
 # Name tokens shorter than this never count as naming a speaker ("a", initials).
 MIN_NAME_CHARS = 2
 
@@ -207,7 +209,7 @@ class RowTermsCache:
             return ()
         found = self._speakers.get(speaker)
         if found is None:
-            found = tuple(self._store.tokenize(speaker))
+            found = tuple(map(sys.intern, self._store.tokenize(speaker)))
             with self._lock:
                 if len(self._speakers) >= self._size:
                     self._speakers.clear()
@@ -216,39 +218,31 @@ class RowTermsCache:
 
     def _prepare(self, row: CandidateRow) -> RowTerms:
         tokenize = self._store.tokenize
-        title = tuple(tokenize(row.title)) if row.title else ()
-        content = tuple(tokenize(row.content))
-        values = {
-            "title": title,
-            "content": content,
-            "tags": tuple(tokenize(" ".join(row.tags))) if row.tags else (),
-            "speaker": self._speaker(row.speaker),
-        }
+        # Interned: the cache's entries share one string per word, and a query's
+        # (interned) term is found in a tuple by identity before any comparison.
+        title = tuple(map(sys.intern, tokenize(row.title))) if row.title else ()
+        content = tuple(map(sys.intern, tokenize(row.content)))
+        values = (
+            title,
+            content,
+            tuple(map(sys.intern, tokenize(" ".join(row.tags)))) if row.tags else (),
+            self._speaker(row.speaker),
+        )
         parameters = self.parameters
         b = parameters.b
-        weights: dict[str, float] = {}
-        for name in FIELDS:
-            tokens = values[name]
-            if not tokens:
-                continue
-            weight = parameters.weights.get(name, 1.0)
-            length = len(tokens) / parameters.reference_lengths.get(name, 1.0)
-            share = weight / (1.0 - b + b * length)
-            counts: dict[str, int] = {}
-            for token in tokens:
-                counts[token] = counts.get(token, 0) + 1
-            # Summed field by field in FIELDS order, as the score always summed them. The
-            # terms are interned: the cache's entries then share one string per word.
-            for token, count in counts.items():
-                term = sys.intern(token)
-                weights[term] = weights.get(term, 0.0) + share * count
+        fields = []
+        for name, tokens in zip(FIELDS, values, strict=True):
+            if tokens:
+                weight = parameters.weights.get(name, 1.0)
+                length = len(tokens) / parameters.reference_lengths.get(name, 1.0)
+                fields.append((tokens, weight / (1.0 - b + b * length)))
         lexicon = self.lexicon
         return RowTerms(
-            weights=weights,
+            fields=tuple(fields),
             content_terms=len(content),
             mentions_time=mentions_time(row.content, content, lexicon)
             or (row.title is not None and mentions_time(row.title, title, lexicon)),
-            name_terms=tuple(term for term in values["speaker"] if len(term) >= MIN_NAME_CHARS),
+            name_terms=tuple(term for term in values[3] if len(term) >= MIN_NAME_CHARS),
         )
 
 
@@ -257,12 +251,17 @@ def score_row(query: QueryKeywords, row: RowTerms, parameters: KeywordParameters
     terms = query.terms
     if not terms:
         return ZERO
-    weights = row.weights
+    fields = row.fields
     k1 = parameters.k1
     raw = 0.0
     matched = 0
     for term, idf in zip(terms, query.idf, strict=True):
-        value = weights.get(term)
+        # The pseudo-frequency, summed field by field in FIELDS order.
+        value = 0.0
+        for tokens, share in fields:
+            count = tokens.count(term)
+            if count:
+                value += share * count
         if value:
             matched += 1
             raw += idf * value / (k1 + value)
