@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -185,24 +186,46 @@ def _source_best(
     return np.where(sourced, best[np.maximum(group, 0)] if len(groups) else np.nan, np.nan)
 
 
+_COLUMN = {name: index for index, name in enumerate(FEATURES)}
+# Features that are one of the per-candidate values as they are: (column, value index).
+_COPIED = (
+    ("keyword", _KEYWORD),
+    ("keyword_share", _SHARE),
+    ("cosine", _COSINE),
+    ("previous_keyword", _PREVIOUS_KEYWORD),
+    ("next_keyword", _NEXT_KEYWORD),
+    ("previous_cosine", _PREVIOUS_COSINE),
+    ("next_cosine", _NEXT_COSINE),
+    ("question", _QUESTION),
+    ("previous_question", _PREVIOUS_QUESTION),
+    ("next_question", _NEXT_QUESTION),
+    ("memory_time", _TIME),
+    ("graph_score", _GRAPH),
+    ("entity_overlap", _OVERLAP),
+)
+_COPIED_COLUMNS = [_COLUMN[name] for name, _ in _COPIED]
+_COPIED_VALUES = [value for _, value in _COPIED]
+
+
 def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: int) -> Matrix:
     """One row of ``FEATURES`` per candidate (cosine features are NaN without a vector)."""
     count = len(candidates)
     matrix = np.zeros((count, len(FEATURES)), dtype=np.float64)
     if count == 0:
         return matrix
-    column = {name: index for index, name in enumerate(FEATURES)}
-    values = np.array([_values(item) for item in candidates], dtype=np.float64)
+    column = _COLUMN
+    width = _OVERLAP + 1
+    values = np.fromiter(
+        chain.from_iterable(map(_values, candidates)), dtype=np.float64, count=count * width
+    ).reshape(count, width)
+    matrix[:, _COPIED_COLUMNS] = values[:, _COPIED_VALUES]
     keyword = values[:, _KEYWORD]
     raw = values[:, _RAW]
     cosine = values[:, _COSINE]
     has_vector = ~np.isnan(cosine)
-    matrix[:, column["keyword"]] = keyword
     matrix[:, column["keyword_log_raw"]] = np.log1p(raw)
-    matrix[:, column["keyword_share"]] = values[:, _SHARE]
     matrix[:, column["keyword_rank"]] = _ranks(raw, raw > 0, depth)
     matrix[:, column["keyword_gap"]] = keyword.max() - keyword
-    matrix[:, column["cosine"]] = cosine
     if has_vector.any():
         filled = np.where(has_vector, cosine, -np.inf)
         matrix[:, column["cosine_rank"]] = np.where(
@@ -212,14 +235,7 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     else:
         matrix[:, column["cosine_rank"]] = np.nan
         matrix[:, column["cosine_gap"]] = np.nan
-    matrix[:, column["previous_keyword"]] = values[:, _PREVIOUS_KEYWORD]
-    matrix[:, column["next_keyword"]] = values[:, _NEXT_KEYWORD]
-    matrix[:, column["previous_cosine"]] = values[:, _PREVIOUS_COSINE]
-    matrix[:, column["next_cosine"]] = values[:, _NEXT_COSINE]
     previous_question = values[:, _PREVIOUS_QUESTION]
-    matrix[:, column["question"]] = values[:, _QUESTION]
-    matrix[:, column["previous_question"]] = previous_question
-    matrix[:, column["next_question"]] = values[:, _NEXT_QUESTION]
     matrix[:, column["previous_question_keyword"]] = (
         previous_question * values[:, _PREVIOUS_KEYWORD]
     )
@@ -244,12 +260,8 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
         matrix[:, column["speaker_named"]] = np.nan
         matrix[:, column["other_speaker_named"]] = np.nan
     matrix[:, column["query_time"]] = float(query.asks_about_time)
-    times = values[:, _TIME]
-    matrix[:, column["memory_time"]] = times
-    matrix[:, column["time_match"]] = times * float(query.asks_about_time)
+    matrix[:, column["time_match"]] = values[:, _TIME] * float(query.asks_about_time)
     matrix[:, column["query_terms"]] = math.log1p(query.terms)
     matrix[:, column["memory_terms"]] = np.log1p(values[:, _TERMS])
-    matrix[:, column["graph_score"]] = values[:, _GRAPH]
-    matrix[:, column["entity_overlap"]] = values[:, _OVERLAP]
     matrix[:, column["unseen_name"]] = float(query.unseen_name)
     return matrix
