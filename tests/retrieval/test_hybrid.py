@@ -12,7 +12,8 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -297,20 +298,30 @@ class _GatedQueryEmbedder(HashingEmbedder):
         setattr(owner, name, called)
 
 
-def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
-    db_path: Path, clock: FakeClock
-) -> None:
-    embedder = _GatedQueryEmbedder()
+@contextmanager
+def _armed(
+    db_path: Path, clock: FakeClock, embedder: _GatedQueryEmbedder
+) -> Iterator[tuple[MemoryService, str]]:
+    """A service holding one indexed memory (its id comes along), whose next query
+    embedding waits until the keyword index is asked."""
     settings = semantic_settings(db_path)
     with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
         receipt = service.remember("The staging database lives in Melbourne")
         service.new_worker().run_until_idle()
         embedder.open_when_called(service.store.retrieval, "keyword_candidates")
         embedder.armed = True
+        yield service, receipt.id
+
+
+def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
+    db_path: Path, clock: FakeClock
+) -> None:
+    embedder = _GatedQueryEmbedder()
+    with _armed(db_path, clock, embedder) as (service, memory_id):
         hits = service.search("staging database")
         # Embedding in the caller's thread first would have waited out the timeout.
         assert embedder.waited == [True]
-        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert [hit.memory.id for hit in hits] == [memory_id]
         assert hits[0].backends == ["fts", "vector"]
     # Closing the service stops the query-embedding threads.
     assert not [
@@ -363,7 +374,6 @@ def test_hybrid_searches_in_the_thread_that_embedded_the_query(
     # The embedding ends after the recall asked for its search: the thread that embedded
     # runs the search next, so no other helper has to wake up for it.
     embedder = _GatedThreadEmbedder()
-    settings = semantic_settings(db_path)
     searched: list[str] = []
     search = vector_index.VectorIndex.search
 
@@ -372,14 +382,10 @@ def test_hybrid_searches_in_the_thread_that_embedded_the_query(
         return search(self, *args, **kwargs)
 
     monkeypatch.setattr(vector_index.VectorIndex, "search", recorded)
-    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
-        receipt = service.remember("The staging database lives in Melbourne")
-        service.new_worker().run_until_idle()
-        embedder.open_when_called(service.store.retrieval, "keyword_candidates")
-        embedder.armed = True
+    with _armed(db_path, clock, embedder) as (service, memory_id):
         hits = service.search("staging database")
         assert embedder.waited == [True]
-        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert [hit.memory.id for hit in hits] == [memory_id]
         assert hits[0].backends == ["fts", "vector"]
         assert len(embedder.threads) == 1
         assert embedder.threads[0].startswith("recalld-query")
@@ -396,18 +402,13 @@ def test_hybrid_an_embedding_that_fails_after_the_search_was_asked_for(
     # What the embedding raised reaches the recall through the search that waited on it:
     # an embedding failure degrades to keyword recall, a bug propagates.
     embedder = _GatedThreadEmbedder(error)
-    settings = semantic_settings(db_path)
-    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
-        receipt = service.remember("The staging database lives in Melbourne")
-        service.new_worker().run_until_idle()
-        embedder.open_when_called(service.store.retrieval, "keyword_candidates")
-        embedder.armed = True
+    with _armed(db_path, clock, embedder) as (service, memory_id):
         if raised is not None:
             with pytest.raises(raised, match="a bug"):
                 service.search("staging database")
         else:
             hits = service.search("staging database")
-            assert [hit.memory.id for hit in hits] == [receipt.id]
+            assert [hit.memory.id for hit in hits] == [memory_id]
             assert hits[0].backends == ["fts", VECTOR_UNAVAILABLE]
         assert embedder.waited == [True]
 
