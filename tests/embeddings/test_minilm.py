@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from recalld.embeddings.minilm import DEFAULT_MODEL_SHA256, MiniLMEmbedder, default_model_path
+from recalld.embeddings.quantize import BLOCK_SIZE
 from recalld.errors import EmbeddingError
 
 REFERENCE = Path(__file__).parent / "minilm_reference.json"
@@ -87,8 +88,16 @@ def test_minilm_default_is_the_blockwise_model_close_to_the_installed_vectors(
     # Every projection is an 8-bit MatMulNBits (weights kept as int8, not folded to float).
     import onnx
 
-    operators = [node.op_type for node in onnx.load(str(blockwise._model_file)).graph.node]
+    nodes = onnx.load(str(blockwise._model_file)).graph.node
+    operators = [node.op_type for node in nodes]
     assert operators.count("MatMulNBits") == 36
+    # The weights are quantised in blocks of BLOCK_SIZE input rows, 8 bits each.
+    attributes = [
+        {attribute.name: onnx.helper.get_attribute_value(attribute) for attribute in node.attribute}
+        for node in nodes
+        if node.op_type == "MatMulNBits"
+    ]
+    assert {(found["block_size"], found["bits"]) for found in attributes} == {(BLOCK_SIZE, 8)}
     # Each layer's attention is one fused operator (its exported form held ~25, two of
     # them the MatMuls of the attention products).
     assert operators.count("MultiHeadAttention") == 6
