@@ -14,9 +14,10 @@ cache directory, nothing downloaded) whose MatMuls are onnxruntime's 8-bit
 ``MatMulNBits`` with weights and activations quantised per block of 128:
 a short query embeds ~1.7x faster, the session takes ~80 MB less memory, and
 the vectors stay at cosine >= 0.996 with the installed model's (LoCoMo dev,
-leave-one-conversation-out, with the blocks of 32 of recipe version 2
-before: R@5 0.7039 against 0.7056, All@10 0.7184 against 0.7171, multi-hop
-All@10 0.2817 against 0.2746). Its vectors are recorded as ``all-MiniLM-L6-v2-onnx-blockwise-int8``.
+leave-one-conversation-out, against the blocks of 32 of recipe version 2:
+R@5 0.7039 against 0.7056, All@10 0.7184 against 0.7171, multi-hop All@10
+0.2817 against 0.2746). Its vectors are recorded as
+``all-MiniLM-L6-v2-onnx-blockwise-int8``.
 ``variant="installed"`` runs the installed file unchanged
 (``all-MiniLM-L6-v2-onnx-int8``, the default up to 0.2); ``"dynamic-int8"``
 is an earlier derived form (``all-MiniLM-L6-v2-onnx-dynamic-int8``), kept for

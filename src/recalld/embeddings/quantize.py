@@ -17,7 +17,7 @@ start by letting onnxruntime constant-fold the installed model
   ``MatMulNBits`` with 8-bit weights
   quantised symmetrically per block of :data:`BLOCK_SIZE` input rows of each
   output column, run at ``accuracy_level`` 4 (int8 compute: the activations
-  are quantised per block of as many values as well). The vectors stay within
+  are quantised in blocks of the same size). The vectors stay within
   cosine 0.996 of the installed model's on 640 LoCoMo turns (mean 0.9989; the
   test holds 0.995), a short query embeds ~1.7x faster (1.6-1.7 against
   2.7-3.0 ms, one thread), and the loaded session takes ~80 MB less memory
