@@ -184,7 +184,7 @@ class Settings(BaseSettings):
         default="blockwise-int8",
         description=(
             "minilm: blockwise-int8 runs 8-bit MatMuls derived locally from the installed file"
-            " (~1.9x faster queries, ~80 MB less memory, cosine >= 0.997 with its vectors);"
+            " (~1.7x faster queries, ~80 MB less memory, cosine >= 0.996 with its vectors);"
             " installed runs the installed file as it is; dynamic-int8 is an earlier"
             " derived form"
         ),
