@@ -3,6 +3,7 @@ re-extract, forget leaves no trace, failures stay on their jobs, namespaces are 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -99,6 +100,9 @@ def test_graph_update_re_extracts_the_memory(service: MemoryService) -> None:
     assert "Oslo" in _names(service)
     service.update(receipt.id, tags=["trip"])
     service.update(receipt.id, content="Kate flew to Madrid.")
+    # What the old text said is gone at once, before the new text is extracted.
+    assert not {"Oslo", "Kate"} & _names(service)
+    assert service.graph.relations().relations == []
     _build(service)
     names = _names(service)
     assert "Madrid" in names
@@ -107,10 +111,52 @@ def test_graph_update_re_extracts_the_memory(service: MemoryService) -> None:
     overwritten = service.remember("Bergen in the rain", key="weather")
     _build(service)
     service.remember("Tromso in the snow", key="weather")
+    assert "Bergen" not in _names(service)
     _build(service)
     assert overwritten.status == "created"
     assert "Tromso" in _names(service)
     assert "Bergen" not in _names(service)
+
+
+def test_graph_update_leaves_no_byte_of_what_the_old_text_named(
+    service: MemoryService, db_path: Path
+) -> None:
+    keep = service.remember("Kate lives in Lisbon.")
+    changed = service.remember("Kate's zqxupdatepet is called Qzxupdatename.")
+    _build(service)
+    assert {"Qzxupdatename", "zqxupdatepet"} <= _names(service)
+    service.update(changed.id, content="Kate has no pet.")
+    names = _names(service)
+    assert not {"Qzxupdatename", "zqxupdatepet"} & names
+    assert [m.memory_id for m in service.graph.entity("Kate").mentions] == [keep.id]
+    data = _database_bytes(db_path)
+    assert b"zqxupdatepet" not in data
+    assert b"Qzxupdatename" not in data
+    assert b"qzxupdatename" not in data
+    _build(service)
+    assert sorted(m.memory_id for m in service.graph.entity("Kate").mentions) == sorted(
+        [keep.id, changed.id]
+    )
+
+
+def test_graph_import_that_replaces_a_memory_drops_its_old_extraction(
+    service: MemoryService,
+) -> None:
+    line = {
+        "id": "imported-1",
+        "content": "Zqximportcity is where Kate lives.",
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-01T00:00:00Z",
+    }
+    service.import_lines([json.dumps(line)])
+    _build(service)
+    assert "Zqximportcity" in _names(service)
+    # Written "in 2027" by a clock ahead of this one: indexed now all the same.
+    line.update(content="Kate moved to Porto.", updated_at="2027-01-01T00:00:00Z")
+    assert service.import_lines([json.dumps(line)]).updated == 1
+    assert "Zqximportcity" not in _names(service)
+    _build(service)
+    assert "Porto" in _names(service)
 
 
 def _database_bytes(db_path: Path) -> bytes:

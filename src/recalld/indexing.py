@@ -133,8 +133,12 @@ class Indexing:
         job_id = None
         if embed and self.embedder is not None:
             job_id = tx.enqueue_embedding(memory.seq, self.embedder.name, now)
+        changed = previous is None or _graph_inputs_changed(previous, memory)
+        if previous is not None and changed:
+            # What the old text said goes with it, now: not when the new text is extracted.
+            tx.graph.drop_extraction(memory.seq)
         extractor = self.extractor
-        if extractor is not None and (previous is None or _graph_inputs_changed(previous, memory)):
+        if extractor is not None and changed:
             tx.enqueue_graph(memory.seq, extractor.name, now)
         if self._worker is not None:
             self._worker.notify()

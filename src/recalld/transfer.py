@@ -335,14 +335,16 @@ class Transfer:
             holder = None if record.key is None else tx.find(namespace, key=record.key)
             if holder is not None and holder.id != record.id:
                 raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
-            self._indexing.enqueue(tx, tx.replace(existing.seq, stored), stored.updated_at)
-            tx.dropped_content("import", stored.updated_at)
+            replaced = tx.replace(existing.seq, stored)
+            # Queued now, whatever time the record says it was written (a clock ahead).
+            self._indexing.enqueue(tx, replaced, now, previous=existing)
+            tx.dropped_content("import", now)
             return "updated"
         if record.key is not None:
             holder = tx.find(namespace, key=record.key)
             if holder is not None:
                 raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
-        self._indexing.enqueue(tx, tx.insert(stored), stored.updated_at)
+        self._indexing.enqueue(tx, tx.insert(stored), now)
         return "created"
 
     def _import_new(self, tx: StoreTransaction, record: ExportRecord, namespace: str) -> str:

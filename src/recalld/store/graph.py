@@ -153,6 +153,13 @@ class GraphTransaction(Protocol):
         """Delete the entity with its mentions, observation links and relations."""
         ...
 
+    def drop_extraction(self, seq: int) -> None:
+        """Forget what extraction found in memory ``seq``: its mentions, the relations it
+        sourced and its extraction record (entities and relations left with no mention
+        or source go too, unless declared). Its text changed: nothing the old text said
+        may outlive it, and its new text is extracted again."""
+        ...
+
 
 class GraphStore(Protocol):
     """Reads of the graph and its extraction queue; each method is one transaction or read."""

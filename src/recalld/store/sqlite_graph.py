@@ -212,6 +212,11 @@ class SQLiteGraphTransaction:
     def delete_entity(self, entity_id: int) -> None:
         self._connection.execute("DELETE FROM graph_entities WHERE id = ?", (entity_id,))
 
+    def drop_extraction(self, seq: int) -> None:
+        # The orphan triggers (migration 12) delete what is left with no mention or source.
+        for table in ("graph_mentions", "graph_relation_sources", "graph_extracted"):
+            self._connection.execute(f"DELETE FROM {table} WHERE seq = ?", (seq,))
+
 
 class SQLiteGraph:
     """:class:`recalld.store.graph.GraphStore` on the store's connections."""

@@ -87,6 +87,27 @@ def test_graph_forget_drops_orphans_but_keeps_declared(store: Store) -> None:
     assert (counts.entities, counts.mentions, counts.relations) == (1, 0, 0)
 
 
+def test_graph_drop_extraction_keeps_the_memory_and_what_others_say(store: Store) -> None:
+    # A memory whose text changed: what its extraction found goes, the memory stays, and
+    # entities declared or still mentioned by another memory stay.
+    seq = extracted(store, "g1", ANNA_PARIS)
+    other = extracted(store, "g2", Extraction(entities=(ExtractedEntity("Anna", "person"),)))
+    with store.transaction() as tx:
+        tx.graph.declare_entity("default", "Paris", None, NOW)
+    with store.transaction() as tx:
+        tx.graph.drop_extraction(seq)
+        assert tx.find("default", id="g1") is not None
+    remaining = store.graph.entities_by_key("default", ["anna", "paris", "jazz"])
+    assert sorted(remaining) == ["anna", "paris"]
+    assert remaining["anna"].mentions == 1
+    assert store.graph.entities_of("default", [seq]) == []
+    assert store.graph.entities_of("default", [other])
+    assert store.graph.relations("default", entity_ids=None, predicate=None, limit=10) == []
+    counts = store.graph.counts(["default"], 5)
+    assert (counts.entities, counts.mentions, counts.relations) == (2, 1, 0)
+    assert counts.extracted == {MODEL: 1}  # g1's text is to be extracted again
+
+
 def test_graph_declared_relations_and_observations(store: Store) -> None:
     with store.transaction() as tx:
         anna, _ = tx.graph.declare_entity("default", "Anna", "person", NOW)
