@@ -125,3 +125,18 @@ def test_detect_format_refuses_what_it_cannot_tell() -> None:
     with pytest.raises(ValidationError) as caught:
         detect_format('{"unrelated": true}')
     assert caught.value.field == "format"
+    # JSON nested past the parser's stack is told apart from nothing either (it raised
+    # RecursionError, a server error on POST /v1/import).
+    for deep in ("[" * 5000 + "]" * 5000, '{"a":' * 3000 + "1" + "}" * 3000):
+        with pytest.raises(ValidationError) as caught:
+            detect_format(deep)
+        assert caught.value.field == "format"
+
+
+def test_import_of_deeply_nested_json_reports_the_line(service: MemoryService) -> None:
+    report = service.import_text("[" * 5000 + "]" * 5000)
+    assert (report.format, report.created) == ("recalld", 0)
+    [error] = report.errors
+    assert error.line == 1
+    assert "nested deeper than" in error.error
+    assert service.stats().count == 0

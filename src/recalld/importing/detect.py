@@ -41,7 +41,7 @@ def detect_format(sample: str, name: str | None = None) -> str:
     first_line = text.split("\n", 1)[0]
     try:
         first = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not one JSON value, or nested past the stack
         first = None
     if isinstance(first, dict):
         found = _from_object(first)
