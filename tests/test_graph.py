@@ -118,24 +118,31 @@ def test_graph_update_re_extracts_the_memory(service: MemoryService) -> None:
     assert "Bergen" not in _names(service)
 
 
+def _kate_and_her_pet(service: MemoryService, pet: str, name: str) -> tuple[str, str]:
+    """Two extracted memories that both mention Kate; the second alone names her pet.
+    Returns their ids."""
+    keep = service.remember("Kate lives in Lisbon.")
+    other = service.remember(f"Kate's {pet} is called {name}.")
+    _build(service)
+    assert {name, pet} <= _names(service)
+    return keep.id, other.id
+
+
 def test_graph_update_leaves_no_byte_of_what_the_old_text_named(
     service: MemoryService, db_path: Path
 ) -> None:
-    keep = service.remember("Kate lives in Lisbon.")
-    changed = service.remember("Kate's zqxupdatepet is called Qzxupdatename.")
-    _build(service)
-    assert {"Qzxupdatename", "zqxupdatepet"} <= _names(service)
-    service.update(changed.id, content="Kate has no pet.")
+    keep, changed = _kate_and_her_pet(service, "zqxupdatepet", "Qzxupdatename")
+    service.update(changed, content="Kate has no pet.")
     names = _names(service)
     assert not {"Qzxupdatename", "zqxupdatepet"} & names
-    assert [m.memory_id for m in service.graph.entity("Kate").mentions] == [keep.id]
+    assert [m.memory_id for m in service.graph.entity("Kate").mentions] == [keep]
     data = _database_bytes(db_path)
     assert b"zqxupdatepet" not in data
     assert b"Qzxupdatename" not in data
     assert b"qzxupdatename" not in data
     _build(service)
     assert sorted(m.memory_id for m in service.graph.entity("Kate").mentions) == sorted(
-        [keep.id, changed.id]
+        [keep, changed]
     )
 
 
@@ -170,20 +177,17 @@ def _database_bytes(db_path: Path) -> bytes:
 def test_graph_forget_removes_mentions_relations_and_orphan_entities(
     service: MemoryService, db_path: Path
 ) -> None:
-    keep = service.remember("Kate lives in Lisbon.")
-    gone = service.remember("Kate's zqxgraphpet is called Qzxgraphname.")
-    _build(service)
-    assert {"Qzxgraphname", "zqxgraphpet"} <= _names(service)
+    keep, gone = _kate_and_her_pet(service, "zqxgraphpet", "Qzxgraphname")
     assert service.graph.relations(entity="Kate").relations
     service.store.compact_after_forget()
     assert b"zqxgraphpet" in _database_bytes(db_path)
-    assert service.forget(gone.id).deleted is True
+    assert service.forget(gone).deleted is True
     names = _names(service)
     assert "Qzxgraphname" not in names
     assert "zqxgraphpet" not in names
     assert {"Kate", "Lisbon"} <= names  # still mentioned by the memory kept
     assert service.graph.relations(entity="Kate").relations == []
-    assert [m.memory_id for m in service.graph.entity("Kate").mentions] == [keep.id]
+    assert [m.memory_id for m in service.graph.entity("Kate").mentions] == [keep]
     service.store.compact_after_forget()
     data = _database_bytes(db_path)
     assert b"zqxgraphpet" not in data
