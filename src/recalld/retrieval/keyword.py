@@ -222,11 +222,12 @@ class RowTermsCache:
         # (interned) term is found in a tuple by identity before any comparison.
         title = tuple(map(sys.intern, tokenize(row.title))) if row.title else ()
         content = tuple(map(sys.intern, tokenize(row.content)))
+        speaker = self._speaker(row.speaker)
         values = (
             title,
             content,
             tuple(map(sys.intern, tokenize(" ".join(row.tags)))) if row.tags else (),
-            self._speaker(row.speaker),
+            speaker,
         )
         parameters = self.parameters
         b = parameters.b
@@ -242,7 +243,7 @@ class RowTermsCache:
             content_terms=len(content),
             mentions_time=mentions_time(row.content, content, lexicon)
             or (row.title is not None and mentions_time(row.title, title, lexicon)),
-            name_terms=tuple(term for term in values[3] if len(term) >= MIN_NAME_CHARS),
+            name_terms=tuple(term for term in speaker if len(term) >= MIN_NAME_CHARS),
         )
 
 
