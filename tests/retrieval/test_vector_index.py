@@ -6,6 +6,8 @@ about the reranker's threshold (under which a bare word like "entry3" falls).
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -305,3 +307,100 @@ def test_vector_index_growing_past_the_stored_rows_re_scores_from_the_database(
         assert hits[0].memory.id == late[7].id
         assert len(hits) == 50
         assert index._stored is None  # 50 rows: re-scored from the database from now on
+
+
+@pytest.mark.parametrize("ann_threshold", [20_000, 100])
+def test_vector_index_scans_few_visible_rows_copied_out_as_the_bitmap_scan_does(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, ann_threshold: int
+) -> None:
+    # Few visible rows are copied out of the code stores in blocks and scanned alone
+    # (GATHER_SHARE); they must find what the bitmap scan over every row finds, in the
+    # graph's store and in the tail, under a namespace and under a list of rows.
+    settings = semantic_settings(db_path, vector_ann_threshold=ann_threshold, worker_batch_size=64)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many([{"content": f"entry{index} common words"} for index in range(240)])
+        service.remember_many(
+            [{"content": f"few{index} rare words {index % 7}"} for index in range(90)],
+            namespace="few",
+        )
+        service.new_worker().run_until_idle()
+        index = service.indexing.retriever.index()
+        embedder = service.indexing.retriever.embedder
+        assert index is not None
+        assert embedder is not None
+        if ann_threshold == 100:
+            # Rows added after the graph was built stay in the tail: both stores are read.
+            service.remember_many(
+                [{"content": f"few late{index} rare words"} for index in range(30)],
+                namespace="few",
+            )
+            service.new_worker().run_until_idle()
+            index.refresh()
+            assert index.uses_ann
+            assert 0 < index._graph_rows < index._count
+        seqs = [seq for seq in index._row_of if seq % 3 == 0]  # a third, of both namespaces
+        query = embedder.embed_batch(["few5 rare words 5"])[0]
+        scanned: list[int] = []
+        scan = index._scan
+
+        def spy(*arguments: object, **keywords: object) -> object:
+            scanned.append(1)
+            return scan(*arguments, **keywords)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(index, "_scan", spy)
+        monkeypatch.setattr(vector_index, "EXACT_SHARE", 0.5)  # a scan, not a graph search
+        answers = {}
+        for share in (0.0, 0.5):
+            monkeypatch.setattr(vector_index, "GATHER_SHARE", share)
+            monkeypatch.setattr(vector_index, "GATHER_BLOCK", 16)
+            scanned.clear()
+            answers[share] = (
+                index.search(query, ["few"], 10),
+                index.search(query, ["few", "default"], 10, allowed_seqs=seqs),
+            )
+            assert bool(scanned) is (share == 0.0)
+        assert answers[0.5] == answers[0.0]
+        by_namespace, listed = answers[0.5]
+        assert len(by_namespace) == len(listed) == 10
+        few = {seq for seq, row in index._row_of.items() if index._namespace_ids[row] == 1}
+        assert {seq for seq, _ in by_namespace} <= few
+        assert {seq for seq, _ in listed} <= set(seqs)
+        # The copied codes are zeroed once scanned.
+        assert not code_view(index._block).any()
+
+
+def test_vector_index_reads_cosines_from_the_database_while_a_search_holds_it(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Above EXACT_MEMORY_ROWS a recall reads its keyword candidates' vectors from the
+    # database while its vector search runs: that read must not wait for the index.
+    monkeypatch.setattr(vector_index, "EXACT_MEMORY_ROWS", 0)
+    settings = semantic_settings(db_path, worker_batch_size=64)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many([{"content": f"entry{index} shared words"} for index in range(20)])
+        service.new_worker().run_until_idle()
+        index = service.indexing.retriever.index()
+        embedder = service.indexing.retriever.embedder
+        assert index is not None
+        assert embedder is not None
+        assert index.reads_database
+        query = embedder.embed_batch(["entry3 shared words"])[0]
+        seqs = [seq for seq, _ in index.search(query, ["default"], 20)]
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with index._lock:  # as a search in another thread does
+                held.set()
+                release.wait(timeout=30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            assert held.wait(timeout=30)
+            with ThreadPoolExecutor(1) as pool:
+                cosines = pool.submit(index.similarities, query, seqs).result(timeout=30)
+        finally:
+            release.set()
+            holder.join()
+        assert sorted(cosines) == sorted(seqs)
+        assert max(cosines.values()) == pytest.approx(1.0, abs=1e-3)
