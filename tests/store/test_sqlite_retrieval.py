@@ -10,6 +10,7 @@ from pathlib import Path
 import apsw
 import pytest
 
+from recalld.errors import StorageError
 from recalld.store import sqlite_retrieval
 from recalld.store.base import MemoryRecord, Scope
 from recalld.store.migrations import (
@@ -506,4 +507,20 @@ def test_sqlite_keyword_candidates_leave_common_words_to_the_rarer_ones(
     # Under the threshold nothing is left out.
     monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 1_000)
     assert found(["tea", "kettle"]) == {"kettle"} | {f"tea{index}" for index in range(5)}
+    store.close()
+
+
+def test_sqlite_visible_seqs_read_a_long_list_and_refuse_one_they_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteStore(tmp_path / "list.db")
+    with store.transaction() as tx:
+        seqs = [tx.insert(_record(f"m{index}", f"note {index}")).seq for index in range(1_500)]
+        tx.insert(_record("other", "elsewhere", namespace="other"))
+    assert sorted(store.semantic.visible_seqs(_scope())) == seqs
+    # The seqs come as one comma-separated text: one numpy cannot read to its end is an
+    # error, never a shorter list.
+    monkeypatch.setattr(store.semantic, "_read", lambda sql, params: [("12,13,x4",)])
+    with pytest.raises(StorageError, match="visible memories"):
+        store.semantic.visible_seqs(_scope())
     store.close()

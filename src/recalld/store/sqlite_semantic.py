@@ -15,9 +15,11 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import apsw
+import numpy as np
 
 from recalld._text import new_id
 from recalld._time import from_storage, to_storage
+from recalld.errors import StorageError
 from recalld.model import Memory
 from recalld.store.base import Scope
 from recalld.store.semantic import (
@@ -358,11 +360,21 @@ class SQLiteSemantic:
 
         A row per seq gave the GIL back and took it again for each of them: with the
         caller's thread busy beside the vector search's, the 10,000 memories under a
-        tag held by 1% of 1M took 3-5 ms to list instead of 1.8 alone.
+        tag held by 1% of 1M took 3-5 ms to list instead of 1.8 alone. numpy parses
+        the list (10,000 seqs: 0.2 ms, against 0.8 for ``int`` on each).
         """
         found = self._read(f"SELECT group_concat(seq) FROM ({sql})", params)
-        text = found[0][0] if found else None
-        return list(map(int, str(text).split(","))) if text else []
+        text = str(found[0][0]) if found and found[0][0] is not None else ""
+        if not text:
+            return []
+        unreadable = StorageError(f"the list of visible memories could not be read: {text[:40]!r}")
+        try:
+            seqs = np.fromstring(text, dtype=np.int64, sep=",")
+        except ValueError as error:  # when warnings are errors; else numpy stops short
+            raise unreadable from error
+        if len(seqs) != text.count(",") + 1:
+            raise unreadable
+        return list(seqs.tolist())
 
     def _tagged_seqs(self, scope: Scope) -> list[int]:
         """The memories holding the scope's tags that have not expired, from the tag index
