@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from pathlib import Path
 from typing import cast
@@ -166,4 +167,47 @@ def test_access_counts_commit_without_the_fsync_and_leave_the_setting(tmp_path: 
     found = store.get(_scope(), seq=seq)
     assert found is not None
     assert found.access_count == 1
+    store.close()
+
+
+def test_row_cache_applies_tag_filters_as_the_file_does(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "r.db")
+    tagged = {
+        "both": ("garden", "spring"),
+        "garden": ("garden",),
+        "near": ("gardens", "Garden"),  # neither is "garden": tags compare exactly
+        "none": (),
+    }
+    seqs = {}
+    with store.transaction() as tx:
+        for name, labels in tagged.items():
+            record = dataclasses.replace(_record(name, f"{name} note"), tags=labels)
+            seqs[tx.insert(record).seq] = name
+    filters: list[dict[str, tuple[str, ...]]] = [
+        {"tags_any": ("garden",)},
+        {"tags_any": ("spring", "Garden")},
+        {"tags_all": ("garden", "spring")},
+        {"tags_any": ("gardens",), "tags_all": ("Garden",)},
+        {"tags_any": ("absent",)},
+    ]
+    for wanted in filters:
+        scope = Scope(
+            namespaces=("default",),
+            now=START,
+            tags_any=wanted.get("tags_any", ()),
+            tags_all=wanted.get("tags_all", ()),
+        )
+        found = store.retrieval.rows(scope, list(seqs))
+        # Every row is kept, whatever the filter let through, and tested on each read.
+        assert len(store.retrieval._row_cache) == len(seqs)
+        assert store.retrieval.rows(scope, list(seqs)) == found
+        # The same memories as the SQL's tag tests keep.
+        assert set(found) == set(store.semantic.visible_seqs(scope)), wanted
+        expected = {
+            seq
+            for seq, name in seqs.items()
+            if (not wanted.get("tags_any") or set(wanted["tags_any"]) & set(tagged[name]))
+            and set(wanted.get("tags_all", ())) <= set(tagged[name])
+        }
+        assert set(found) == expected, wanted
     store.close()

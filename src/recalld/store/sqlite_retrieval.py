@@ -29,7 +29,7 @@ import threading
 import unicodedata
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import apsw
@@ -219,6 +219,12 @@ def _row(values: Sequence[Any]) -> CandidateRow:
         at_utc=at_utc,
         index_state=index_state,
     )
+
+
+def _filters_beyond_tags(scope: Scope) -> bool:
+    """Whether ``scope`` narrows rows by more than namespace, expiry and tags (what a
+    kept row can be tested for: it holds its tags)."""
+    return replace(scope, tags_any=(), tags_all=()).filters_rows
 
 
 def _count_each(
@@ -638,8 +644,8 @@ class SQLiteRetrieval:
 
         if not seqs:
             return {}
-        # Rows filtered by more than namespace and expiry are read from the file.
-        token = None if scope.filters_rows else self._change_token()
+        # Rows filtered by more than namespace, expiry and tags are read from the file.
+        token = None if _filters_beyond_tags(scope) else self._change_token()
         if token is not None:
             return self._cached_rows(token, scope, seqs)
         params: dict[str, Any] = {}
@@ -691,12 +697,19 @@ class SQLiteRetrieval:
             found.update(read_rows)
         namespaces = set(scope.namespaces)
         now = None if scope.include_expired else to_storage(scope.now)
+        # As the SQL's tag tests (memory_tags holds each memory's tags, compared exactly).
+        any_tag = frozenset(scope.tags_any)
+        every_tag = frozenset(scope.tags_all)
         visible: dict[int, CandidateRow] = {}
         for seq in seqs:
             cached = found.get(seq)
             if cached is None or cached.row.namespace not in namespaces:
                 continue
             if now is not None and cached.expires_at is not None and cached.expires_at <= now:
+                continue
+            if any_tag and any_tag.isdisjoint(cached.row.tags):
+                continue
+            if every_tag and not every_tag.issubset(cached.row.tags):
                 continue
             visible[seq] = cached.row
         return visible

@@ -7,9 +7,9 @@ to memories (migration 15's ``memory_changes``, moved by triggers on every
 insert, delete and update of what recall reads, by any connection of any
 process) stays the same; once it moves, the cache is emptied before the next
 read is served. Recall's access counts do not move it. Rows are kept with their
-namespace and expiry, and the scope's wall and expiry are applied to them on
-each read as the SQL would; a scope with row filters (kind, tags, time) reads
-from the database.
+namespace, expiry and tags, and the scope's wall, expiry and tag filters are
+applied to them on each read as the SQL would; a scope with other row filters
+(kind, category, speaker, time) reads from the database.
 """
 
 from __future__ import annotations
