@@ -330,18 +330,36 @@ def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
 
 
 def test_hybrid_reads_the_visible_rows_while_the_query_is_embedded(
-    db_path: Path, clock: FakeClock
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Under a row filter the vector search needs the list of visible rows: it is read
-    # without waiting for the query's vector.
-    embedder = _GatedQueryEmbedder()
+    # Under a row filter the vector search needs the list of visible rows: the recall's
+    # own thread reads it without waiting for the query's vector (a third thread would
+    # wait for a core), and the thread that embedded the query searches.
+    embedder = _GatedThreadEmbedder()
     settings = semantic_settings(db_path)
+    searched: list[str] = []
+    search = vector_index.VectorIndex.search
+
+    def recorded(self: vector_index.VectorIndex, *args: Any, **kwargs: Any) -> Any:
+        searched.append(threading.current_thread().name)
+        return search(self, *args, **kwargs)
+
+    monkeypatch.setattr(vector_index.VectorIndex, "search", recorded)
     with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
         tagged = service.remember("The staging database lives in Melbourne", tags=["infra"])
         service.remember("The production database runs in Sydney")
         service.new_worker().run_until_idle()
         embedder.open_when_called(service.store.semantic, "visible_seqs")
+        listed = service.store.semantic.visible_seqs
+        readers: list[str] = []
+
+        def reading(scope: Any) -> list[int]:
+            readers.append(threading.current_thread().name)
+            return listed(scope)
+
+        monkeypatch.setattr(service.store.semantic, "visible_seqs", reading)
         embedder.armed = True
+        searched.clear()
         hits = service.search(
             "where are the servers", filters=Filters(tags_any=["infra"]), min_score=0
         )
@@ -349,6 +367,10 @@ def test_hybrid_reads_the_visible_rows_while_the_query_is_embedded(
         assert embedder.waited == [True]
         assert [hit.memory.id for hit in hits] == [tagged.id]
         assert hits[0].backends == ["vector"]
+        assert readers == [threading.current_thread().name]
+        assert len(embedder.threads) == 1
+        assert embedder.threads[0].startswith("recalld-query")
+        assert searched == embedder.threads
 
 
 class _GatedThreadEmbedder(_GatedQueryEmbedder):
