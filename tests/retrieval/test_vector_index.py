@@ -404,3 +404,36 @@ def test_vector_index_reads_cosines_from_the_database_while_a_search_holds_it(
             holder.join()
         assert sorted(cosines) == sorted(seqs)
         assert max(cosines.values()) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_vector_index_small_namespace_rows_follow_every_change(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # A small namespace's rows are kept with its mask between searches: a vector added,
+    # re-embedded or forgotten in it must show at the next search.
+    settings = semantic_settings(db_path, worker_batch_size=64)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many([{"content": f"entry{index} common words"} for index in range(60)])
+        few = service.remember_many(
+            [{"content": f"few{index} rare words"} for index in range(5)], namespace="few"
+        )
+        service.new_worker().run_until_idle()
+        index = service.indexing.retriever.index()
+        embedder = service.indexing.retriever.embedder
+        assert index is not None
+        assert embedder is not None
+        query = embedder.embed_batch(["few rare words"])[0]
+
+        def found() -> set[int]:
+            index.refresh()
+            return {seq for seq, _ in index.search(query, ["few"], 50)}
+
+        seq_of = {receipt.id: service.get(receipt.id, namespace="few").seq for receipt in few}
+        assert found() == set(seq_of.values())
+        assert ("few",) in index._mask_rows  # kept for the next search
+        late = service.remember("few late rare words", namespace="few")
+        service.new_worker().run_until_idle()
+        late_seq = service.get(late.id, namespace="few").seq
+        assert found() == {*seq_of.values(), late_seq}
+        service.forget(few[0].id, namespace="few")
+        assert found() == {*list(seq_of.values())[1:], late_seq}

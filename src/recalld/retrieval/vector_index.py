@@ -179,6 +179,8 @@ class VectorIndex:
         self._saved_change = -2
         self._version = 0
         self._masks: dict[tuple[str, ...], tuple[int, npt.NDArray[np.bool_], int]] = {}
+        # The rows of a cached mask, in order, when few enough to be scanned alone.
+        self._mask_rows: dict[tuple[str, ...], tuple[int, npt.NDArray[np.intp]]] = {}
         # The stored vectors by row while the index is small (see EXACT_MEMORY_ROWS).
         self._stored: npt.NDArray[np.float16] | None = np.zeros(
             (0, self.dimension), dtype=np.float16
@@ -522,6 +524,22 @@ class VectorIndex:
         self._masks[key] = (self._version, mask, visible)
         return mask, visible
 
+    def _namespace_rows(
+        self, namespaces: Sequence[str], mask: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.intp]:
+        """The rows of ``mask``, :meth:`_namespace_mask` of ``namespaces``, in order
+        (kept as long as the mask: 0.25 ms to find again at 1M rows)."""
+        key = tuple(sorted(set(namespaces)))
+        cached = self._mask_rows.get(key)
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        rows = np.flatnonzero(mask)
+        rows.flags.writeable = False  # shared by every search until the next change
+        if len(self._mask_rows) > 64:
+            self._mask_rows.clear()
+        self._mask_rows[key] = (self._version, rows)
+        return rows
+
     def search(
         self,
         query: Vectors,
@@ -546,17 +564,17 @@ class VectorIndex:
                 visible = len(listed)
             else:
                 mask, visible = self._namespace_mask(namespaces)
+                if visible > 0 and (visible <= wanted or visible < GATHER_SHARE * self._count):
+                    listed = self._namespace_rows(namespaces, mask)
             if visible == 0:
                 return []
             if visible > wanted:
                 assert self._quantiser is not None  # trained by the first vector
                 weights = self._quantiser.query(vector)
                 rows = self._candidates(weights, mask, listed, visible, wanted)
-            elif listed is not None:
-                rows = listed
             else:
-                assert mask is not None
-                rows = np.flatnonzero(mask)
+                assert listed is not None
+                rows = listed
             if self._stored is not None:
                 return self._best_rows(vector[0], rows, k)
             seqs = self._seqs[rows].tolist()
