@@ -329,14 +329,8 @@ def test_hybrid_embeds_the_query_while_the_keyword_index_answers(
     ]
 
 
-def test_hybrid_reads_the_visible_rows_while_the_query_is_embedded(
-    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Under a row filter the vector search needs the list of visible rows: the recall's
-    # own thread reads it without waiting for the query's vector (a third thread would
-    # wait for a core), and the thread that embedded the query searches.
-    embedder = _GatedThreadEmbedder()
-    settings = semantic_settings(db_path)
+def _searching_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that run a vector search from now on, in order."""
     searched: list[str] = []
     search = vector_index.VectorIndex.search
 
@@ -345,6 +339,18 @@ def test_hybrid_reads_the_visible_rows_while_the_query_is_embedded(
         return search(self, *args, **kwargs)
 
     monkeypatch.setattr(vector_index.VectorIndex, "search", recorded)
+    return searched
+
+
+def test_hybrid_reads_the_visible_rows_while_the_query_is_embedded(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under a row filter the vector search needs the list of visible rows: the recall's
+    # own thread reads it without waiting for the query's vector (a third thread would
+    # wait for a core), and the thread that embedded the query searches.
+    embedder = _GatedThreadEmbedder()
+    settings = semantic_settings(db_path)
+    searched = _searching_threads(monkeypatch)
     with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
         tagged = service.remember("The staging database lives in Melbourne", tags=["infra"])
         service.remember("The production database runs in Sydney")
@@ -396,14 +402,7 @@ def test_hybrid_searches_in_the_thread_that_embedded_the_query(
     # The embedding ends after the recall asked for its search: the thread that embedded
     # runs the search next, so no other helper has to wake up for it.
     embedder = _GatedThreadEmbedder()
-    searched: list[str] = []
-    search = vector_index.VectorIndex.search
-
-    def recorded(self: vector_index.VectorIndex, *args: Any, **kwargs: Any) -> Any:
-        searched.append(threading.current_thread().name)
-        return search(self, *args, **kwargs)
-
-    monkeypatch.setattr(vector_index.VectorIndex, "search", recorded)
+    searched = _searching_threads(monkeypatch)
     with _armed(db_path, clock, embedder) as (service, memory_id):
         hits = service.search("staging database")
         assert embedder.waited == [True]
