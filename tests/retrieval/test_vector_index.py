@@ -437,3 +437,12 @@ def test_vector_index_small_namespace_rows_follow_every_change(
         assert found() == {*seq_of.values(), late_seq}
         service.forget(few[0].id, namespace="few")
         assert found() == {*list(seq_of.values())[1:], late_seq}
+        # Re-embedded: the memory's old row dies and a new one is appended; the search
+        # must read the new row (a stale list of rows would give it the zeroed old one).
+        service.update(few[1].id, content="zebra stripes at dawn", namespace="few")
+        service.new_worker().run_until_idle()
+        index.refresh()
+        zebra = embedder.embed_batch(["zebra stripes at dawn"])[0]
+        best_seq, best_cosine = index.search(zebra, ["few"], 50)[0]
+        assert best_seq == seq_of[few[1].id]
+        assert best_cosine == pytest.approx(1.0, abs=1e-2)

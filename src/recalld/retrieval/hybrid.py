@@ -340,17 +340,22 @@ class HybridRetriever:
             # The embedding embed_soon started (it raises what embedding raised), else now.
             return self._embed_query(text) if started is None else started.result()
 
-        def search(vector_of: Callable[[], Vectors]) -> Nearest:
-            visible = None
+        def visible_rows() -> list[int] | None:
             # The in-process index filters by a list of visible rows, read before waiting
             # for the vector (it does not need it: under a rare tag of a large file the
             # read takes milliseconds); the database applies the scope in its own
             # nearest-neighbour query.
             if scope.filters_rows and isinstance(index, VectorIndex):
-                visible = self._store.semantic.visible_seqs(scope)
+                return self._store.semantic.visible_seqs(scope)
+            return None
+
+        def search_among(visible: list[int] | None, vector_of: Callable[[], Vectors]) -> Nearest:
             vector = vector_of()
             found = index.search(vector, scope.namespaces, self.depths.vector, allowed_seqs=visible)
             return Nearest(vector=vector, found=found)
+
+        def search(vector_of: Callable[[], Vectors]) -> Nearest:
+            return search_among(visible_rows(), vector_of)
 
         if mode == "vector":  # nothing to do meanwhile: a thread would only add its handoff
             return embedded, lambda: search(embedded)
@@ -372,16 +377,8 @@ class HybridRetriever:
             # This thread reads the visible rows while the query is embedded (a helper of
             # their own waited for a core beside this thread and the embedding's: 1.4 ms
             # of a recall under a rare tag at 1M), then the search follows the embedding.
-            visible = self._store.semantic.visible_seqs(scope)
-
-            def search_visible(vector_of: Callable[[], Vectors]) -> Nearest:
-                vector = vector_of()
-                found = index.search(
-                    vector, scope.namespaces, self.depths.vector, allowed_seqs=visible
-                )
-                return Nearest(vector=vector, found=found)
-
-            return embedding.result, _then(embedding, search_visible, executor).result
+            search_listed = functools.partial(search_among, visible_rows())
+            return embedding.result, _then(embedding, search_listed, executor).result
         if shared:
             return embedding.result, _then(embedding, search, executor).result
         return embedding.result, lambda: search(embedding.result)
