@@ -19,7 +19,13 @@ from recalld.retrieval.vector_graph import (
     trained_ranges,
 )
 from recalld.service import MemoryService
-from recalld.store.semantic import decode_stored_vectors, decode_vectors, encode_vector
+from recalld.store import semantic
+from recalld.store.semantic import (
+    decode_stored_vectors,
+    decode_vectors,
+    encode_vector,
+    widen_half,
+)
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
 
@@ -153,3 +159,35 @@ def test_codes_from_the_stored_float16_equal_those_from_float32(
     assert mixed.dtype == np.float32
     assert np.array_equal(mixed[3], vectors[0].astype(np.float32))
     assert np.array_equal(mixed[:3], decoded[:3])
+
+
+def test_widen_half_gives_numpys_float32_for_every_float16(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every one of the 65,536 float16 bit patterns: zeros of both signs, subnormals,
+    # normals, and inf and NaN (which take numpy's own path), bit for bit.
+    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    finite = every[np.isfinite(every)]
+    assert np.array_equal(
+        widen_half(finite).view(np.uint32), finite.astype(np.float32).view(np.uint32)
+    )
+    assert np.array_equal(widen_half(every), every.astype(np.float32), equal_nan=True)
+    # A matrix keeps its shape (a recall's re-scored rows), an empty one too.
+    rows = finite[: 40 * 384].reshape(40, 384)
+    widened = widen_half(rows)
+    assert widened.dtype == np.float32
+    assert widened.shape == (40, 384)
+    assert np.array_equal(widened, rows.astype(np.float32))
+    assert widen_half(np.zeros((0, 384), dtype=np.float16)).shape == (0, 384)
+    # An array larger than one block is widened block by block into one result.
+    monkeypatch.setattr(semantic, "_WIDEN_BLOCK", 1000)
+    assert np.array_equal(widen_half(rows), rows.astype(np.float32))
+    assert np.array_equal(widen_half(every), every.astype(np.float32), equal_nan=True)
+    monkeypatch.undo()
+    # The input is left as it was.
+    assert np.array_equal(rows, finite[: 40 * 384].reshape(40, 384))
+    # A thread that reads subnormal inputs as zero goes through numpy, subnormals kept.
+    monkeypatch.setattr(semantic, "_subnormals_kept", lambda: False)
+    tiny = every[1:1024]  # the positive subnormals
+    assert np.array_equal(widen_half(tiny), tiny.astype(np.float32))
+    assert (widen_half(tiny) > 0).all()

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from recalld.store.semantic import widen_half
+
 __all__ = [
     "GraphFile",
     "Quantiser",
@@ -106,9 +108,14 @@ class Quantiser:
 
     def codes(self, vectors: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.float32]:
         """What faiss stores for ``vectors``: integers in ``-CODE_MAX..CODE_MAX`` as float32."""
-        # In float32 whatever comes in (float16 as stored, at a cold start), in place after
-        # the product: a cold start encodes the whole file page by page.
-        scaled = np.multiply(vectors, np.float32(self._scale), dtype=np.float32)
+        # In float32 whatever comes in (float16 as stored, at a cold start, widened by
+        # widen_half: a third of numpy's time), in place after the product: a cold start
+        # encodes the whole file page by page.
+        if vectors.dtype == np.float16:
+            scaled = widen_half(vectors)
+            scaled *= np.float32(self._scale)
+        else:
+            scaled = np.multiply(vectors, np.float32(self._scale), dtype=np.float32)
         np.rint(scaled, out=scaled)
         np.clip(scaled, -CODE_MAX, CODE_MAX, out=scaled)
         return np.ascontiguousarray(scaled, dtype=np.float32)

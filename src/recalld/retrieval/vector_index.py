@@ -75,6 +75,7 @@ from recalld.store.semantic import (
     VectorChanges,
     decode_stored_vectors,
     decode_vectors,
+    widen_half,
 )
 
 __all__ = ["VectorIndex"]
@@ -599,7 +600,7 @@ class VectorIndex:
         assert self._stored is not None
         if len(rows) == 0:
             return []
-        scores = dot_rows(self._stored[rows].astype(np.float32), vector)
+        scores = dot_rows(widen_half(self._stored[rows]), vector)
         seqs = self._seqs[rows]
         order = np.lexsort((seqs, -scores))[:k]
         return list(zip(seqs[order].tolist(), scores[order].tolist(), strict=True))
@@ -761,7 +762,7 @@ class VectorIndex:
                     row_of = self._row_of.get
                     pairs = [(seq, row) for seq in seqs if (row := row_of(seq)) is not None]
                     rows = [row for _, row in pairs]
-                    matrix = self._stored[rows].astype(np.float32)
+                    matrix = widen_half(self._stored[rows])
                     return [seq for seq, _ in pairs], matrix.reshape(len(pairs), self.dimension)
         stored = self._semantic.vectors_for(self.model, list(seqs)) if seqs else {}
         found = [seq for seq in seqs if seq in stored]

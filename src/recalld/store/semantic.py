@@ -39,6 +39,7 @@ __all__ = [
     "embedding_text",
     "encode_vector",
     "text_hash",
+    "widen_half",
 ]
 
 # numpy is imported by the functions that need it: opening a store (``recalld stats``)
@@ -64,7 +65,66 @@ def decode_vectors(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.flo
     """
     import numpy as np
 
-    return decode_stored_vectors(blobs, dimension).astype(np.float32, copy=False)
+    stored = decode_stored_vectors(blobs, dimension)
+    if stored.dtype == np.float16:
+        return widen_half(stored)
+    return stored.astype(np.float32, copy=False)
+
+
+# A float16's magnitude bits shifted into a float32's place read as its value times
+# 2**-112 (its subnormals too: float32's exponent range holds them), so one multiply by
+# 2**112 widens it exactly. Magnitudes from this one up are float16's inf and NaN.
+_HALF_NOT_FINITE = 0x7C00
+_HALF_SHIFT = 13
+_HALF_RESCALE = 2.0**112
+# Elements widened at a time (1 MiB of each temporary: fastest here on 20,000-vector pages).
+_WIDEN_BLOCK = 1 << 18
+
+
+def widen_half(half: npt.NDArray[np.float16]) -> npt.NDArray[np.float32]:
+    """``half.astype(np.float32)``, the same values about three times faster.
+
+    numpy widens float16 one element at a time (~1.8 ns each: 90 µs for the 132
+    vectors a recall re-scores); this is six whole-array integer and float steps,
+    over :data:`_WIDEN_BLOCK` elements at a time so that their temporaries stay in
+    the CPU's cache (a cold start widens the file 20,000 vectors at a time). An
+    array holding inf or NaN, or a thread whose CPU treats subnormal inputs as zero
+    (which the rescaling would then lose), goes through numpy.
+    """
+    import numpy as np
+
+    if half.size <= _WIDEN_BLOCK:
+        return _widened(half)
+    flat = half.reshape(-1)
+    wide = np.empty(half.size, dtype=np.float32)
+    for start in range(0, half.size, _WIDEN_BLOCK):
+        wide[start : start + _WIDEN_BLOCK] = _widened(flat[start : start + _WIDEN_BLOCK])
+    return wide.reshape(half.shape)
+
+
+def _widened(half: npt.NDArray[np.float16]) -> npt.NDArray[np.float32]:
+    """:func:`widen_half` of one block."""
+    import numpy as np
+
+    bits = half.view(np.uint16).astype(np.uint32)
+    wide = bits & 0x7FFF
+    if (wide.size and int(wide.max()) >= _HALF_NOT_FINITE) or not _subnormals_kept():
+        return half.astype(np.float32)
+    wide <<= _HALF_SHIFT
+    value: npt.NDArray[np.float32] = wide.view(np.float32)
+    value *= np.float32(_HALF_RESCALE)
+    bits &= 0x8000
+    bits <<= 16
+    wide |= bits
+    return value
+
+
+def _subnormals_kept() -> bool:
+    """Whether this thread's float32 arithmetic reads subnormal inputs as they are (a
+    library may set the CPU to read them as zero for speed)."""
+    import numpy as np
+
+    return bool(np.float32(2.0**-140) * np.float32(_HALF_RESCALE) != 0)
 
 
 def decode_stored_vectors(blobs: Sequence[bytes], dimension: int) -> npt.NDArray[np.floating[Any]]:
