@@ -251,6 +251,43 @@ def test_vector_index_restored_from_its_file_keeps_each_namespace_apart(
             assert len(index.search(query, [namespace], 40)) == size
 
 
+def test_vector_index_restored_from_an_older_file_adds_the_rows_written_since(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # The file holds 32 rows; 6 more (in both namespaces) are embedded by a process that
+    # never loads the index, so the next load meets pages of known and unknown rows.
+    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
+    sizes = {"north": 20, "south": 12}
+    with MemoryService.open(settings, clock=clock) as service:
+        for namespace, size in sizes.items():
+            service.remember_many(
+                [{"content": f"{namespace} item{index} words"} for index in range(size)],
+                namespace=namespace,
+            )
+        service.new_worker().run_until_idle()
+        service.search("item4", mode="vector", namespace="north", min_score=0)
+    later: dict[str, tuple[str, str]] = {}
+    with MemoryService.open(settings, clock=clock) as service:
+        for namespace in sizes:
+            for index in range(3):
+                text = f"{namespace} later{index} note"
+                later[text] = (namespace, service.remember(text, namespace=namespace).id)
+        service.new_worker().run_until_idle()
+        assert service.indexing.retriever.loaded_index() is None
+    with MemoryService.open(settings, clock=clock) as service:
+        for text, (namespace, memory_id) in later.items():
+            hits = service.search(text, mode="vector", namespace=namespace, limit=1, min_score=0)
+            assert [hit.memory.id for hit in hits] == [memory_id]
+        index = service.indexing.retriever.loaded_index()
+        assert index is not None
+        assert index.describe()["ann_rows"] == 32  # read from the file
+        assert index.describe()["vectors"] == 38
+        assert service.embedder is not None
+        query = service.embedder.embed_batch(["south later1 note"])[0]
+        for namespace, size in sizes.items():
+            assert len(index.search(query, [namespace], 40)) == size + 3
+
+
 def test_vector_index_orders_equal_cosines_by_seq_in_memory_and_from_the_database(
     db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
