@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from recalld.config import Settings
 from recalld.retrieval import vector_index
 from recalld.retrieval.vector_graph import code_view
 from recalld.retrieval.vector_index import HNSW_EF_SEARCH, ef_search
@@ -227,11 +228,11 @@ def test_vector_index_re_scores_from_memory_as_from_the_database(
     assert len(in_memory) == 29
 
 
-def test_vector_index_restored_from_its_file_keeps_each_namespace_apart(
-    db_path: Path, clock: FakeClock
+def _save_graph_of_two_namespaces(
+    settings: Settings, clock: FakeClock, sizes: dict[str, int]
 ) -> None:
-    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
-    sizes = {"north": 20, "south": 12}
+    """Write ``sizes`` memories to each namespace, embed them and leave the graph file
+    (above the test settings' ANN threshold of 10) saved by the service's close."""
     with MemoryService.open(settings, clock=clock) as service:
         for namespace, size in sizes.items():
             service.remember_many(
@@ -240,6 +241,14 @@ def test_vector_index_restored_from_its_file_keeps_each_namespace_apart(
             )
         service.new_worker().run_until_idle()
         service.search("item4", mode="vector", namespace="north", min_score=0)
+
+
+def test_vector_index_restored_from_its_file_keeps_each_namespace_apart(
+    db_path: Path, clock: FakeClock
+) -> None:
+    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
+    sizes = {"north": 20, "south": 12}
+    _save_graph_of_two_namespaces(settings, clock, sizes)
     with MemoryService.open(settings, clock=clock) as service:
         service.search("item4", mode="vector", namespace="north", min_score=0)
         index = service.indexing.retriever.loaded_index()
@@ -258,19 +267,12 @@ def test_vector_index_restored_from_an_older_file_adds_the_rows_written_since(
     # never loads the index, so the next load meets pages of known and unknown rows.
     settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
     sizes = {"north": 20, "south": 12}
-    with MemoryService.open(settings, clock=clock) as service:
-        for namespace, size in sizes.items():
-            service.remember_many(
-                [{"content": f"{namespace} item{index} words"} for index in range(size)],
-                namespace=namespace,
-            )
-        service.new_worker().run_until_idle()
-        service.search("item4", mode="vector", namespace="north", min_score=0)
+    _save_graph_of_two_namespaces(settings, clock, sizes)
     later: dict[str, tuple[str, str]] = {}
     with MemoryService.open(settings, clock=clock) as service:
         for namespace in sizes:
-            for index in range(3):
-                text = f"{namespace} later{index} note"
+            for number in range(3):
+                text = f"{namespace} later{number} note"
                 later[text] = (namespace, service.remember(text, namespace=namespace).id)
         service.new_worker().run_until_idle()
         assert service.indexing.retriever.loaded_index() is None

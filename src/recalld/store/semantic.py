@@ -85,11 +85,11 @@ def widen_half(half: npt.NDArray[np.float16]) -> npt.NDArray[np.float32]:
     """``half.astype(np.float32)``, the same values about three times faster.
 
     numpy widens float16 one element at a time (~1.8 ns each: 90 µs for the 132
-    vectors a recall re-scores); this is six whole-array integer and float steps,
-    over :data:`_WIDEN_BLOCK` elements at a time so that their temporaries stay in
-    the CPU's cache (a cold start widens the file 20,000 vectors at a time). An
-    array holding inf or NaN, or a thread whose CPU treats subnormal inputs as zero
-    (which the rescaling would then lose), goes through numpy.
+    vectors a recall re-scores); this is a few whole-array integer steps and one
+    multiply, over :data:`_WIDEN_BLOCK` elements at a time so that their temporaries
+    stay in the CPU's cache (a cold start widens the file 20,000 vectors at a time).
+    An array holding inf or NaN, or a thread whose CPU treats subnormal inputs as
+    zero (which the rescaling would then lose), goes through numpy.
     """
     import numpy as np
 
