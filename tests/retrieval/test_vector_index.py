@@ -228,27 +228,29 @@ def test_vector_index_re_scores_from_memory_as_from_the_database(
     assert len(in_memory) == 29
 
 
-def _save_graph_of_two_namespaces(
-    settings: Settings, clock: FakeClock, sizes: dict[str, int]
-) -> None:
-    """Write ``sizes`` memories to each namespace, embed them and leave the graph file
-    (above the test settings' ANN threshold of 10) saved by the service's close."""
+# Memories per namespace written by _saved_two_namespaces.
+SIZES = {"north": 20, "south": 12}
+
+
+def _saved_two_namespaces(db_path: Path, clock: FakeClock) -> Settings:
+    """Write :data:`SIZES` memories to each namespace, embed them and leave the graph file
+    (above the ANN threshold of 10 of the returned settings) saved by the service's close."""
+    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
     with MemoryService.open(settings, clock=clock) as service:
-        for namespace, size in sizes.items():
+        for namespace, size in SIZES.items():
             service.remember_many(
                 [{"content": f"{namespace} item{index} words"} for index in range(size)],
                 namespace=namespace,
             )
         service.new_worker().run_until_idle()
         service.search("item4", mode="vector", namespace="north", min_score=0)
+    return settings
 
 
 def test_vector_index_restored_from_its_file_keeps_each_namespace_apart(
     db_path: Path, clock: FakeClock
 ) -> None:
-    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
-    sizes = {"north": 20, "south": 12}
-    _save_graph_of_two_namespaces(settings, clock, sizes)
+    settings = _saved_two_namespaces(db_path, clock)
     with MemoryService.open(settings, clock=clock) as service:
         service.search("item4", mode="vector", namespace="north", min_score=0)
         index = service.indexing.retriever.loaded_index()
@@ -256,7 +258,7 @@ def test_vector_index_restored_from_its_file_keeps_each_namespace_apart(
         assert index.describe()["ann_rows"] == 32  # read from the file
         assert service.embedder is not None
         query = service.embedder.embed_batch(["south item4 words"])[0]
-        for namespace, size in sizes.items():
+        for namespace, size in SIZES.items():
             assert len(index.search(query, [namespace], 40)) == size
 
 
@@ -265,12 +267,10 @@ def test_vector_index_restored_from_an_older_file_adds_the_rows_written_since(
 ) -> None:
     # The file holds 32 rows; 6 more (in both namespaces) are embedded by a process that
     # never loads the index, so the next load meets pages of known and unknown rows.
-    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
-    sizes = {"north": 20, "south": 12}
-    _save_graph_of_two_namespaces(settings, clock, sizes)
+    settings = _saved_two_namespaces(db_path, clock)
     later: dict[str, tuple[str, str]] = {}
     with MemoryService.open(settings, clock=clock) as service:
-        for namespace in sizes:
+        for namespace in SIZES:
             for number in range(3):
                 text = f"{namespace} later{number} note"
                 later[text] = (namespace, service.remember(text, namespace=namespace).id)
@@ -286,7 +286,7 @@ def test_vector_index_restored_from_an_older_file_adds_the_rows_written_since(
         assert index.describe()["vectors"] == 38
         assert service.embedder is not None
         query = service.embedder.embed_batch(["south later1 note"])[0]
-        for namespace, size in sizes.items():
+        for namespace, size in SIZES.items():
             assert len(index.search(query, [namespace], 40)) == size + 3
 
 
