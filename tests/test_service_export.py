@@ -84,6 +84,40 @@ def test_import_newer_record_updates_older_is_unchanged(
     assert service.get(receipt.id).content == "v2"
 
 
+def test_import_line_without_id_keeps_its_times_speaker_and_expiry(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    lines = [
+        json.dumps({"content": "expired long ago", "expires_at": "2000-01-01T00:00:00Z"}),
+        json.dumps(
+            {
+                "content": "expires later",
+                "speaker": "Ana",
+                "created_at": "2020-01-01T00:00:00Z",
+                "expires_at": "2100-01-01T00:00:00Z",
+                "access_count": 3,
+            }
+        ),
+        json.dumps({"content": "only updated", "updated_at": "2021-05-01T00:00:00Z"}),
+    ]
+    report = service.import_lines(lines)
+    assert (report.created, report.skipped, report.errors) == (2, 1, [])
+    found = {memory.content: memory for memory in service.list_memories().memories}
+    assert set(found) == {"expires later", "only updated"}
+    later = found["expires later"]
+    assert later.speaker == "Ana"
+    assert later.created_at.isoformat() == "2020-01-01T00:00:00+00:00"
+    assert later.expires_at is not None
+    assert later.expires_at.isoformat() == "2100-01-01T00:00:00+00:00"
+    assert later.access_count == 3
+    updated = found["only updated"]
+    assert updated.updated_at.isoformat() == "2021-05-01T00:00:00+00:00"
+    assert updated.created_at == updated.updated_at
+    # The same lines again: the live ones repeat stored memories, the expired one is skipped.
+    again = service.import_lines(lines)
+    assert (again.created, again.skipped) == (0, 3)
+
+
 def test_import_bad_lines_reported_and_not_written(service: MemoryService) -> None:
     good = {
         "id": "good-1",

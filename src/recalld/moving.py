@@ -26,7 +26,7 @@ from typing import Any
 from recalld._time import Clock, utc_now
 from recalld.errors import ValidationError
 from recalld.model import Memory
-from recalld.store.base import MemoryRecord, Scope, Store
+from recalld.store.base import Scope, Store, stored_record
 from recalld.store.tables import COPIED_TABLES, Table
 
 __all__ = ["BATCH_ROWS", "CopyReport", "Progress", "copy_store"]
@@ -53,31 +53,6 @@ class _Numbers:
     seqs: dict[int, int] = field(default_factory=dict)
     entities: dict[int, int] = field(default_factory=dict)
     relations: dict[int, int] = field(default_factory=dict)
-
-
-def _record(memory: Memory) -> MemoryRecord:
-    return MemoryRecord(
-        id=memory.id,
-        namespace=memory.namespace,
-        content=memory.content,
-        created_at=memory.created_at,
-        updated_at=memory.updated_at,
-        key=memory.key,
-        title=memory.title,
-        kind=memory.kind,
-        category=memory.category,
-        tags=tuple(memory.tags),
-        salience=memory.salience,
-        source=memory.source,
-        speaker=memory.speaker,
-        at=memory.at,
-        expires_at=memory.expires_at,
-        place=memory.place,
-        meta=dict(memory.meta),
-        access_count=memory.access_count,
-        last_accessed_at=memory.last_accessed_at,
-        index_state=memory.index_state,
-    )
 
 
 def _batches(source: Store, table: Table) -> Iterator[list[dict[str, Any]]]:
@@ -116,7 +91,7 @@ class _Copier:
                 for memory in batch:
                     existing = tx.find(memory.namespace, id=memory.id)
                     if existing is None:
-                        existing = tx.insert(_record(memory))
+                        existing = tx.insert(stored_record(memory))
                         copied += 1
                     self.numbers.seqs[memory.seq] = existing.seq
             batch.clear()

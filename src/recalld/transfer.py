@@ -12,7 +12,8 @@ re-extracted from the memories after an import.
 Import reads the same lines. A memory line is idempotent by ``id`` (an id
 already present is overwritten only by a record with a newer ``updated_at``,
 or, without one, by different content); a line without ``id`` is a new memory
-unless it repeats a stored one (then it is ``skipped``). Core entries already
+with the line's times, access count and expiry, unless it repeats a stored one
+or has already expired (then it is ``skipped``). Core entries already
 there are kept, and an entry that does not fit its target's limit is refused
 with its line. A bad line is reported with its number and nothing of it is
 written, while the other lines still import (in chunks of
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
@@ -31,7 +32,14 @@ from recalld._time import Clock, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError, ValidationError
 from recalld.model import ExportRecord, ImportLineError, ImportReport, Memory, NewMemory
-from recalld.store.base import UNREADABLE_META_KEY, MemoryRecord, Scope, Store, StoreTransaction
+from recalld.store.base import (
+    UNREADABLE_META_KEY,
+    MemoryRecord,
+    Scope,
+    Store,
+    StoreTransaction,
+    stored_record,
+)
 
 if TYPE_CHECKING:
     from recalld.core_memory import CoreMemory
@@ -348,7 +356,13 @@ class Transfer:
         return "created"
 
     def _import_new(self, tx: StoreTransaction, record: ExportRecord, namespace: str) -> str:
-        """A line without an id: written like ``remember`` (a repeat is skipped)."""
+        """A line without an id: written like ``remember`` (a repeat is skipped), then
+        given the line's own times and counts (``remember`` cannot take them); a line
+        that expired already is skipped, as the purge would remove it."""
+        kept = _line_times(record)
+        expires_at = kept.get("expires_at")
+        if expires_at is not None and expires_at <= self._clock():
+            return "skipped"
         draft = NewMemory.model_validate(
             {
                 "content": record.content,
@@ -359,12 +373,18 @@ class Transfer:
                 "tags": record.tags,
                 "salience": record.salience,
                 "source": record.source,
+                "speaker": record.speaker,
                 "at": record.at,
                 "place": record.place,
                 "meta": record.meta,
             }
         )
-        receipt, _ = self._writer.write(tx, draft, namespace, dedupe=True)
+        receipt, memory = self._writer.write(tx, draft, namespace, dedupe=True)
+        if receipt.status in ("created", "overwritten") and kept:
+            if "updated_at" in kept and "created_at" not in kept:
+                # As a line with an id: never created after it was last updated.
+                kept["created_at"] = min(memory.created_at, kept["updated_at"])
+            tx.replace(memory.seq, replace(stored_record(memory), **kept))
         return {"created": "created", "overwritten": "updated", "duplicate": "skipped"}.get(
             receipt.status, "unchanged"
         )
@@ -438,6 +458,19 @@ class Transfer:
                 line.namespace, ends[0].id, predicate, ends[1].id, now
             )
         report.count("created" if created else "unchanged", "relations")
+
+
+def _line_times(record: ExportRecord) -> dict[str, Any]:
+    """The fields of a memory line that ``remember`` sets itself, as the line gives them
+    (only those it gives): its times and its access count."""
+    kept: dict[str, Any] = {}
+    for name in ("created_at", "updated_at", "expires_at", "last_accessed_at"):
+        value = getattr(record, name)
+        if value is not None:
+            kept[name] = parse_instant(name, value)
+    if record.access_count:
+        kept["access_count"] = record.access_count
+    return kept
 
 
 def _line(kind: str, **fields: Any) -> str:

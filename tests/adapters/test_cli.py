@@ -164,6 +164,16 @@ def test_cli_export_import_round_trip(run: Invoke, tmp_path: Path) -> None:
     assert "line 3" in failed.stderr
 
 
+def test_cli_export_to_a_missing_directory_is_one_line(run: Invoke, tmp_path: Path) -> None:
+    run("remember", "kept safe")
+    result = run("export", str(tmp_path / "missing" / "dump.jsonl"))
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"Error: Could not open file '{tmp_path / 'missing' / 'dump.jsonl'}':"
+        " No such file or directory"
+    ]
+
+
 def test_cli_shell_runs_commands(tmp_path: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "recalld", "--db", str(tmp_path / "s.db"), "shell"],

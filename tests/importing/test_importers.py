@@ -32,6 +32,16 @@ def test_import_recalld_lines_without_ids(service: MemoryService) -> None:
     assert len(_contents(service)) == 3
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc")
+def test_import_of_an_unreadable_file_names_the_file(service: MemoryService) -> None:
+    # Reading /proc/self/mem from its start fails with an I/O error.
+    with pytest.raises(ValidationError) as raised:
+        service.import_file(Path("/proc/self/mem"))
+    assert raised.value.field == "file"
+    assert "cannot read /proc/self/mem" in str(raised.value)
+    assert _contents(service) == []
+
+
 def test_import_mem0_maps_user_and_agent_ids_to_namespaces(service: MemoryService) -> None:
     report = service.import_file(FIXTURES / "mem0.json")
     assert report.format == "mem0"

@@ -29,9 +29,12 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
     memory = state.memory()
     namespaces = memory.namespaces() if all_namespaces else None
     problems: list[str] = []
-    with click.open_file(file, "w", encoding="utf-8") as output:
-        for line in memory.export(namespaces, on_problem=problems.append):
-            output.write(line + "\n")
+    try:
+        with click.open_file(file, "w", encoding="utf-8") as output:
+            for line in memory.export(namespaces, on_problem=problems.append):
+                output.write(line + "\n")
+    except OSError as error:  # a missing directory, a full disk, a file that takes no writes
+        raise click.FileError(file, hint=error.strerror or str(error)) from error
     # Every row was written; a row that could not be rendered as stored is named here,
     # so a backup is never silently different from the database.
     for problem in problems:

@@ -92,12 +92,16 @@ def import_file(
         if format not in ("auto", "hermes"):
             raise ValidationError("file", f"{path} is a directory (only hermes imports one)")
         return _hermes_directory(run, path)
-    with path.open("rb") as source:
-        sample = source.read(SAMPLE_BYTES).decode("utf-8", errors="replace")
-    chosen = _chosen(format, sample, path.name)
-    if chosen in ("recalld", "mcp-memory"):
-        return _lines(run, chosen, _file_lines(path, run))
-    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        with path.open("rb") as source:
+            sample = source.read(SAMPLE_BYTES).decode("utf-8", errors="replace")
+        chosen = _chosen(format, sample, path.name)
+        if chosen in ("recalld", "mcp-memory"):
+            # Chunks read before a failed read stay imported (a second run skips them).
+            return _lines(run, chosen, _file_lines(path, run))
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as error:  # unreadable: a device, a directory's permissions, an I/O error
+        raise ValidationError("file", f"cannot read {path}: {error.strerror or error}") from error
     return _document(run, chosen, text, path.name)
 
 

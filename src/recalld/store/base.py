@@ -42,6 +42,7 @@ __all__ = [
     "TokenRecord",
     "TokenStore",
     "shared_between_threads",
+    "stored_record",
 ]
 
 KeywordBackend = Literal["fts5", "like", "postgres-fts"]
@@ -79,6 +80,32 @@ class MemoryRecord:
     access_count: int = 0
     last_accessed_at: datetime | None = None
     index_state: IndexState = "queued"
+
+
+def stored_record(memory: Memory) -> MemoryRecord:
+    """Every stored field of ``memory`` as a record to write back (its ``seq`` aside)."""
+    return MemoryRecord(
+        id=memory.id,
+        namespace=memory.namespace,
+        content=memory.content,
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+        key=memory.key,
+        title=memory.title,
+        kind=memory.kind,
+        category=memory.category,
+        tags=tuple(memory.tags),
+        salience=memory.salience,
+        source=memory.source,
+        speaker=memory.speaker,
+        at=memory.at,
+        expires_at=memory.expires_at,
+        place=memory.place,
+        meta=dict(memory.meta),
+        access_count=memory.access_count,
+        last_accessed_at=memory.last_accessed_at,
+        index_state=memory.index_state,
+    )
 
 
 @dataclass(frozen=True)
