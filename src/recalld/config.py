@@ -118,6 +118,11 @@ class Settings(BaseSettings):
     intention_min_interval_seconds: float = Field(
         default=3600.0, ge=0, description="every_time intentions: default gap between firings"
     )
+    intention_min_recurrence_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="a recurrence's occurrences come at least this far apart (no SECONDLY flood)",
+    )
     intention_window_minutes: float = Field(
         default=60.0, gt=0, description="a recurrence beside sensed triggers holds this long"
     )

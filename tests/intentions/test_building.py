@@ -30,6 +30,8 @@ from tests.intentions.conftest import PHARMACY
         ({"until": "2026-10-30T08:00"}, "at"),
         ({"at": "2026-10-30T09:00", "every": "fortnightly-ish"}, "every"),
         ({"at": "2026-10-30T09:00", "every": "FREQ=WEEKLY;BYDAY=XX"}, "every"),
+        ({"at": "2026-10-30T09:00", "every": "FREQ=SECONDLY"}, "every"),
+        ({"at": "2026-10-30T09:00", "every": "FREQ=MINUTELY;BYSECOND=0,30"}, "every"),
         ({"every": "daily"}, "at"),
         ({"at": "2026-10-30T09:00", "zone": "Mars/Olympus"}, "zone"),
         ({"mention": ["  ...  "]}, "mention"),

@@ -88,7 +88,13 @@ def _wait_for(condition: Any, seconds: float) -> None:
 @pytest.mark.slow
 def test_two_server_processes_deliver_each_firing_exactly_once(tmp_path: Path) -> None:
     db = tmp_path / "shared.db"
-    servers = [ServerProcess(db, RECALLD_SYNCHRONOUS="NORMAL").start() for _ in range(2)]
+    servers = [
+        # One occurrence a second makes several within the test (60 s is the default gap).
+        ServerProcess(
+            db, RECALLD_SYNCHRONOUS="NORMAL", RECALLD_INTENTION_MIN_RECURRENCE_SECONDS="1"
+        ).start()
+        for _ in range(2)
+    ]
     try:
         with (
             httpx.Client(base_url=servers[0].base_url, timeout=30) as first,

@@ -168,6 +168,7 @@ def _time(
     zone: tzinfo,
     now: datetime,
     resolved: list[ResolvedTime],
+    shortest_gap: float,
 ) -> TimeTrigger | None:
     def instant(field: str, value: str | None) -> datetime | None:
         if value is None:
@@ -190,7 +191,7 @@ def _time(
             raise ValidationError(
                 "at", "a recurrence needs its first occurrence or local time, e.g. at='09:00'"
             )
-        recurrence = Recurrence.parse(request.every, at)
+        recurrence = Recurrence.parse(request.every, at, shortest_gap=shortest_gap)
         if recurrence.next_after(now, inclusive=True) is None:
             raise ValidationError("every", "the recurrence has no occurrence after now")
         return TimeTrigger(
@@ -251,7 +252,9 @@ def build(
     place = _place(request)
     if place is not None:
         triggers.append(place)
-    time_trigger = _time(request, parser, zone, now, resolved)
+    time_trigger = _time(
+        request, parser, zone, now, resolved, settings.intention_min_recurrence_seconds
+    )
     if time_trigger is not None:
         triggers.append(time_trigger)
     triggers.extend(_mentions(request.mention))

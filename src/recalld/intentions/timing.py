@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
+from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -36,6 +37,8 @@ __all__ = [
     "zone_label",
 ]
 
+# How many first occurrences of a rule are checked against the shortest gap allowed.
+GAP_SAMPLE = 10
 OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 # dateparser reads a bare number after "at" as a day or a month ("at 9" -> the 9th);
 # people mean an hour, so "at 9" becomes "at 9:00" before parsing.
@@ -155,8 +158,12 @@ class Recurrence:
     anchor: datetime
 
     @classmethod
-    def parse(cls, every: str, anchor: datetime, field: str = "every") -> Recurrence:
-        """``daily``/``weekdays``/``weekly``/``monthly`` or an RRULE, from ``anchor``."""
+    def parse(
+        cls, every: str, anchor: datetime, field: str = "every", shortest_gap: float = 0.0
+    ) -> Recurrence:
+        """``daily``/``weekdays``/``weekly``/``monthly`` or an RRULE, from ``anchor``; a
+        rule whose first occurrences come less than ``shortest_gap`` seconds apart is
+        refused (each occurrence is a durable write and a reminder)."""
         text = every.strip()
         rule = RECURRENCE_WORDS.get(text.lower())
         if rule is None:
@@ -170,9 +177,18 @@ class Recurrence:
         recurrence = cls(rule=rule, anchor=anchor)
         try:
             built = recurrence._built()
-            built.after(anchor, inc=True)
+            first = [
+                _as_datetime(found) for found in built.xafter(anchor, count=GAP_SAMPLE, inc=True)
+            ]
         except (ValueError, TypeError, OverflowError) as error:
             raise ValidationError(field, f"cannot use the recurrence {text!r}: {error}") from None
+        gap = timedelta(seconds=shortest_gap)
+        if any(later - earlier < gap for earlier, later in pairwise(first)):
+            raise ValidationError(
+                field,
+                f"occurrences of {text!r} come less than {shortest_gap:g} seconds apart"
+                " (RECALLD_INTENTION_MIN_RECURRENCE_SECONDS)",
+            )
         return recurrence
 
     def _built(self) -> Any:
