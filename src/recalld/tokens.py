@@ -137,6 +137,15 @@ class Caller:
             )
 
     @property
+    def only_namespace(self) -> str | None:
+        """The one namespace a token is scoped to (None: several, every one, or trusted):
+        a request that names no namespace works in it."""
+        if self.scopes is None or len(self.scopes) != 1:
+            return None
+        (name,) = self.scopes
+        return None if name == ALL_NAMESPACES else name
+
+    @property
     def all_namespaces(self) -> bool:
         """Whether the caller may read every namespace (admin views such as metrics)."""
         return self.scopes is None or ALL_NAMESPACES in self.scopes

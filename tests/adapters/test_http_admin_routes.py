@@ -79,6 +79,27 @@ def test_http_session_lists_only_the_tokens_namespaces_and_write_access(
     ]
 
 
+def test_http_a_token_of_one_namespace_works_in_it_without_a_header(
+    client: TestClient, service: MemoryService
+) -> None:
+    service.remember("the default namespace's note")
+    token, _ = _token(service, {"beta": "read+write"})
+    info = _ok(client.get("/v1/session", headers=_headers(token)))
+    assert info["default_namespace"] == "beta"
+    written = client.post(
+        "/v1/memories", json={"content": "beta's own note"}, headers=_headers(token)
+    )
+    assert written.status_code == 200, written.text
+    assert service.get(written.json()["id"], namespace="beta").content == "beta's own note"
+    listed = _ok(client.get("/v1/memories", headers=_headers(token)))
+    assert [memory["content"] for memory in listed["memories"]] == ["beta's own note"]
+    # Naming another namespace is still refused; a token of two has no default of its own.
+    assert client.get("/v1/memories", headers=_headers(token, "default")).status_code == 403
+    two, _ = _token(service, {"beta": "read", "gamma": "read"})
+    assert _ok(client.get("/v1/session", headers=_headers(two)))["default_namespace"] == "default"
+    assert client.get("/v1/memories", headers=_headers(two)).status_code == 403
+
+
 def test_http_session_star_token_sees_existing_namespaces_with_its_access(
     client: TestClient, service: MemoryService
 ) -> None:

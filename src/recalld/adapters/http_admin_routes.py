@@ -86,7 +86,7 @@ def session(request: Request, service: Service, _credentials: Credentials) -> Se
     return SessionInfo(
         authenticated=caller.token_id is not None,
         token_id=caller.token_id,
-        default_namespace=settings.namespace,
+        default_namespace=caller.only_namespace or settings.namespace,
         all_namespaces=caller.all_namespaces,
         namespaces=[
             NamespaceAccess(namespace=name, write=caller.can(name, write=True))

@@ -7,7 +7,8 @@ the service has no type for (batbox's field names, the key/value write, the
 query envelope) are in :mod:`recalld.adapters.http_models`.
 
 Namespaces: every request works in one namespace, named by the
-``X-Recalld-Namespace`` header (default: ``settings.namespace``). ``/v1/stats``
+``X-Recalld-Namespace`` header (default: the token's only namespace, else
+``settings.namespace``). ``/v1/stats``
 and ``/v1/export`` accept a comma-separated list. The authenticated
 :class:`~recalld.tokens.Caller` (set by the auth middleware in
 :mod:`recalld.adapters.http_api`) must be scoped to each namespace, with
@@ -103,7 +104,8 @@ NamespaceHeader = Annotated[
     str | None,
     Header(
         alias=NAMESPACE_HEADER,
-        description="the namespace to work in (default: the server's RECALLD_NAMESPACE)",
+        description="the namespace to work in (default: the token's only namespace, else"
+        " the server's RECALLD_NAMESPACE)",
         json_schema_extra={"pattern": f"^\\s*({_ONE_NAMESPACE})?\\s*$"},
     ),
 ]
@@ -111,8 +113,8 @@ NamespacesHeader = Annotated[
     str | None,
     Header(
         alias=NAMESPACE_HEADER,
-        description="one namespace, or several separated by commas (default: the server's"
-        " RECALLD_NAMESPACE)",
+        description="one namespace, or several separated by commas (default: the token's only"
+        " namespace, else the server's RECALLD_NAMESPACE)",
         json_schema_extra={"pattern": f"^\\s*({_ONE_NAMESPACE}\\s*(,\\s*{_ONE_NAMESPACE}\\s*)*)?$"},
     ),
 ]
@@ -166,7 +168,8 @@ def authorized_namespaces(
     agent_id: str | None = None,
 ) -> list[str]:
     """The namespaces the request names (the query's ``namespace``/``user_id``/``agent_id``,
-    else the header, else the default), checked against its token.
+    else the header, else the token's only namespace or the server's default), checked
+    against its token.
 
     Naming the namespace both in the header and in the query is allowed only when they
     agree; a namespace the token may not use is refused naming the argument that named it.
@@ -175,7 +178,7 @@ def authorized_namespaces(
     text = header.strip() if header is not None and header.strip() else None
     from_header = None if text is None else [name.strip() for name in text.split(",")]
     field = "namespace"
-    names = from_header or [_settings(request).namespace]
+    names = from_header or [caller.only_namespace or _settings(request).namespace]
     if query is not None or user_id is not None or agent_id is not None:
         for value, argument in ((query, "namespace"), (user_id, "user_id"), (agent_id, "agent_id")):
             if value is not None and not value.isascii():
