@@ -230,6 +230,11 @@ def _route_methods(routers: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
 def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     status = error.status_code
+    if status == 400 and isinstance(error.__cause__, ValueError):
+        # FastAPI's answer when decoding the body raised something other than a JSON
+        # syntax error: a number past Python's 4,300 digits, for one. Malformed as well.
+        reason = str(error.__cause__)
+        return _error(422, "validation_error", f"the body is not valid JSON: {reason}", "body")
     field = error.field if isinstance(error, BodyFieldError) else None
     headers = dict(error.headers or {})
     if status == 401:
