@@ -22,7 +22,9 @@ LOOPBACK = ("127.0.0.1", 40000)
 
 @pytest.fixture
 def client(service: MemoryService, settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(service, settings), client=LOOPBACK) as opened:
+    with TestClient(
+        create_app(service, settings), client=LOOPBACK, base_url="http://127.0.0.1"
+    ) as opened:
         yield opened
 
 
@@ -113,6 +115,22 @@ def test_http_session_star_token_sees_existing_namespaces_with_its_access(
         {"namespace": "beta", "write": True},
         {"namespace": "default", "write": False},
     ]
+
+
+def test_http_without_tokens_trusts_only_requests_addressed_to_this_machine(
+    client: TestClient, service: MemoryService
+) -> None:
+    service.remember("private note")
+    for host in ("localhost:8765", "127.0.0.1", "[::1]:8765"):
+        assert client.get("/v1/stats", headers={"Host": host}).status_code == 200, host
+    # DNS rebinding: a web page's own name, re-pointed at 127.0.0.1, arrives as the Host.
+    rebound = client.get("/v1/memories", headers={"Host": "evil.example.com:8765"})
+    assert rebound.status_code == 401
+    assert "evil.example.com" in rebound.json()["error"]["message"]
+    assert "private note" not in rebound.text
+    token, _ = _token(service, {"default": "read"})
+    named = client.get("/v1/memories", headers={**_headers(token), "Host": "memory.example.com"})
+    assert named.status_code == 200  # a token is proof enough, whatever name was used
 
 
 def test_http_session_needs_a_valid_token_once_tokens_exist(

@@ -22,7 +22,9 @@ LOOPBACK = ("127.0.0.1", 40000)
 
 @pytest.fixture
 def client(service: MemoryService, settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(service, settings), client=LOOPBACK) as opened:
+    with TestClient(
+        create_app(service, settings), client=LOOPBACK, base_url="http://127.0.0.1"
+    ) as opened:
         yield opened
 
 

@@ -245,7 +245,9 @@ def test_http_embedding_failure_is_a_server_fault(
             raise EmbeddingError("the model file is corrupt")
 
         monkeypatch.setattr(service, "search", failing)
-        with TestClient(create_app(service, settings), client=("127.0.0.1", 50000)) as client:
+        with TestClient(
+            create_app(service, settings), client=("127.0.0.1", 50000), base_url="http://127.0.0.1"
+        ) as client:
             response = client.post("/v1/search", json={"query": "x"})
     assert response.status_code == 503
     assert response.json()["error"]["type"] == "embedding_error"

@@ -18,7 +18,9 @@ LOOPBACK = ("127.0.0.1", 40000)
 
 @pytest.fixture
 def client(service: MemoryService, settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(service, settings), client=LOOPBACK) as opened:
+    with TestClient(
+        create_app(service, settings), client=LOOPBACK, base_url="http://127.0.0.1"
+    ) as opened:
         yield opened
 
 
@@ -62,7 +64,9 @@ def test_http_web_pages_need_no_token_but_the_api_still_does(
     service: MemoryService, settings: Settings
 ) -> None:
     TokenRegistry.for_store(service.store).create("reader", {"default": "read"})
-    with TestClient(create_app(service, settings), client=LOOPBACK) as client:
+    with TestClient(
+        create_app(service, settings), client=LOOPBACK, base_url="http://127.0.0.1"
+    ) as client:
         for path in ("/", "/docs", "/ui/js/app.js", "/favicon.ico"):
             assert client.get(path).status_code == 200, path
         for path in ("/v1/memories", "/v1/session", "/v1/status", "/metrics"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["bind_address", "is_loopback"]
+__all__ = ["bind_address", "host_name", "is_loopback"]
 
 
 def bind_address(host: str) -> str:
@@ -25,3 +25,11 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(address).is_loopback
     except ValueError:
         return False
+
+
+def host_name(header: str) -> str:
+    """The name in an HTTP ``Host`` header, without its port (``[::1]:8765`` → ``[::1]``)."""
+    text = header.strip()
+    if text.startswith("["):
+        return text[: text.find("]") + 1] if "]" in text else text
+    return text.rsplit(":", 1)[0] if text.count(":") == 1 else text

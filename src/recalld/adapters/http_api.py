@@ -60,7 +60,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld._version import __version__
-from recalld.adapters._network import bind_address, is_loopback
+from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
@@ -264,11 +264,14 @@ class _Authentication:
         if scope["type"] not in ("http", "websocket") or _is_public(scope):
             await self.app(scope, receive, send)
             return
-        authorization = Headers(scope=scope).get("authorization")
+        headers = Headers(scope=scope)
+        authorization = headers.get("authorization")
         client = scope.get("client")
         client_host = client[0] if client else ""
         try:
-            caller = await run_in_threadpool(self._caller, authorization, client_host)
+            caller = await run_in_threadpool(
+                self._caller, authorization, client_host, headers.get("host", "")
+            )
         except AuthenticationError as error:
             response = _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
             await response(scope, receive, send)
@@ -285,7 +288,7 @@ class _Authentication:
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         await self.app(scope, receive, send)
 
-    def _caller(self, authorization: str | None, client_host: str) -> Caller:
+    def _caller(self, authorization: str | None, client_host: str, host: str) -> Caller:
         if authorization is not None:
             scheme, _, token = authorization.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
@@ -295,6 +298,13 @@ class _Authentication:
             raise AuthenticationError("a bearer token is required")
         if not is_loopback(client_host):
             raise AuthenticationError("a bearer token is required from outside this machine")
+        if not is_loopback(host_name(host)):
+            # A web page whose name was re-pointed at 127.0.0.1 (DNS rebinding) reaches
+            # this server from the browser's loopback with its own name as the Host.
+            raise AuthenticationError(
+                f"without a token only requests addressed to this machine (Host: localhost,"
+                f" 127.0.0.1 or [::1]) are trusted; this one was addressed to {host!r}"
+            )
         return Caller.trusted()
 
 
