@@ -216,3 +216,48 @@ def test_mcp_stdio_client_hanging_up_first_is_quiet(tmp_path: Path) -> None:
     assert process.wait(timeout=30) == 0, errors
     assert "Traceback" not in errors
     assert "BrokenPipeError" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_a_line_that_is_no_message(tmp_path: Path) -> None:
+    db = tmp_path / "garbled.db"
+    process = _stdio_server(db)
+    assert process.stdout is not None
+    assert process.stdin is not None
+    _rpc(process, INITIALIZE)
+    assert b'"id":1' in process.stdout.readline()
+    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    process.stdin.write(b"{not json\n")
+    process.stdin.flush()
+    parse = json.loads(process.stdout.readline())
+    assert (parse["id"], parse["error"]["code"]) == (None, -32700)
+    # Valid JSON text the SDK cannot read (a lone surrogate escape, JSON nested past its
+    # limit): refused with the request's own id, so the client is not left waiting.
+    surrogate = '{"content": "a \\ud800 b"}'
+    deep = '{"content": "d", "meta": ' + '{"a": ' * 200 + "1" + "}" * 201
+    for number, arguments in ((7, surrogate), (8, deep)):
+        line = (
+            f'{{"jsonrpc": "2.0", "id": {number}, "method": "tools/call",'
+            f' "params": {{"name": "remember", "arguments": {arguments}}}}}\n'
+        )
+        process.stdin.write(line.encode())
+        process.stdin.flush()
+        refused = json.loads(process.stdout.readline())
+        assert (refused["id"], refused["error"]["code"]) == (number, -32600), refused
+    # The server still answers, and stored nothing from the refused lines.
+    call = {"name": "remember", "arguments": {"content": "after the refusals"}}
+    _rpc(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call})
+    answered = json.loads(process.stdout.readline())
+    assert answered["id"] == 9
+    assert answered["result"]["isError"] is False
+    process.stdin.close()
+    assert process.stderr is not None
+    errors = process.stderr.read().decode()
+    process.stderr.close()
+    process.stdout.close()
+    assert process.wait(timeout=30) == 0, errors
+    assert "Traceback" not in errors
+    connection = apsw.Connection(str(db))
+    stored = connection.execute("SELECT content FROM memories").fetchall()
+    connection.close()
+    assert stored == [("after the refusals",)]

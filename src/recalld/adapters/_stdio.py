@@ -6,11 +6,18 @@ are read by a daemon thread and handed to the event loop, so a signal cancels
 the server at once: its lifespan ends, the service closes and the write-ahead
 log is checkpointed. A client that closes the pipe before reading every
 answer ends the server quietly (no traceback, nothing more on stdout).
+
+A line that is not a JSON-RPC message (not JSON, a lone surrogate escape, JSON
+nested past what the SDK reads) is answered here, as JSON-RPC says: ``-32700``
+when it is not JSON, ``-32600`` with the request's id when it is JSON but not a
+valid message. The SDK would drop it, and the client would wait for an answer
+that never comes.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
 import signal
@@ -21,8 +28,12 @@ from typing import Any, BinaryIO, cast
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+import pydantic
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp import types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 __all__ = ["run_stdio"]
 
@@ -31,13 +42,46 @@ logger = logging.getLogger(__name__)
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
+def _reason(error: Exception) -> str:
+    """What is wrong with a line, in a few words (pydantic's first problems, without the
+    input it would echo back)."""
+    if isinstance(error, pydantic.ValidationError):
+        return "; ".join(
+            f"{problem['msg']} at {'.'.join(map(str, problem['loc']))}".removesuffix(" at ")
+            for problem in error.errors(include_url=False, include_input=False)[:3]
+        )
+    return str(error)
+
+
+def refusal(line: str, error: Exception) -> types.JSONRPCError:
+    """The JSON-RPC answer to ``line``, which is not a valid message (``error`` says why)."""
+    reason = _reason(error)
+    try:
+        decoded = json.loads(line)
+    except (ValueError, RecursionError):
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {reason}"),
+        )
+    found = decoded.get("id") if isinstance(decoded, dict) else None
+    request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid request: {reason}"),
+    )
+
+
 class _StdinLines:
-    """The client's lines, read by a daemon thread (an async iterator of text lines)."""
+    """The client's valid messages, read by a daemon thread (an async iterator of text
+    lines); a line that is not one is answered through ``refused`` instead."""
 
     def __init__(self, handle: BinaryIO) -> None:
         self._handle = handle
         self._send, self._receive = anyio.create_memory_object_stream[str | None](16)
         self._started = False
+        self.refused: MemoryObjectSendStream[SessionMessage] | None = None
 
     def __aiter__(self) -> _StdinLines:
         return self
@@ -49,10 +93,19 @@ class _StdinLines:
             threading.Thread(
                 target=self._read, args=(token,), name="recalld-stdin", daemon=True
             ).start()
-        line = await self._receive.receive()
-        if line is None:
-            raise StopAsyncIteration
-        return line
+        while True:
+            line = await self._receive.receive()
+            if line is None:
+                raise StopAsyncIteration
+            if not line.strip() or self.refused is None:
+                return line
+            try:
+                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
+                logger.warning("refused a line that is not a JSON-RPC message: %s", error)
+                await self.refused.send(SessionMessage(refusal(line, error)))
+                continue
+            return line
 
     def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
@@ -91,6 +144,7 @@ def run_stdio(server: MCPServer[Any]) -> None:
             tasks.start_soon(stop_on_signal)
             lowlevel = server._lowlevel_server
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
+                lines.refused = write_stream
                 await lowlevel.run(
                     read_stream, write_stream, lowlevel.create_initialization_options()
                 )
