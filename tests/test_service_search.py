@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,24 @@ def test_search_applies_filters_before_limit(filled: MemoryService) -> None:
     assert [hit.memory.title for hit in hits] == ["kitchen entrance"]
     tagged = filled.search("kitchen", filters=Filters(tags_all=["indoor", "kitchen"]), limit=1)
     assert [hit.memory.title for hit in tagged] == ["kitchen entrance"]
+
+
+@pytest.mark.parametrize("field", ["tags_any", "tags_all"])
+def test_search_tag_filters_are_held_to_the_tags_limits(filled: MemoryService, field: str) -> None:
+    many = Filters.model_validate({field: [f"tag{index}" for index in range(1000)]})
+    long = Filters.model_validate({field: ["x" * 500]})
+    calls: list[Callable[[Filters], object]] = [
+        lambda filters: filled.search("kitchen", filters=filters),
+        lambda filters: filled.recall("kitchen", filters=filters),
+        lambda filters: filled.list_memories(filters=filters),
+    ]
+    for filters in (many, long):
+        for run in calls:
+            with pytest.raises(ValidationError) as raised:
+                run(filters)
+            assert raised.value.field == field
+            assert "the limit is" in str(raised.value)
+    assert filled.get(filled.search("kitchen")[0].memory.id).access_count == 0
 
 
 def test_search_changes_nothing_recall_counts_access(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import pydantic
@@ -141,26 +142,27 @@ def optional_text(value: str | None, field: str) -> str | None:
     return None if value is None else free_text(value, field)
 
 
-def tags(values: list[str], settings: Settings) -> tuple[str, ...]:
-    """Trimmed, de-duplicated tags in their given order, within the count and length limits.
+def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tuple[str, ...]:
+    """Trimmed, de-duplicated tags in their given order, within the count and length limits
+    (a filter's tags too: ``field`` names it).
 
     The limits apply to the tags as given (as the published schema says), before
     trimming and de-duplication.
     """
     if len(values) > settings.max_tags:
-        raise ValidationError("tags", f"{len(values)} tags; the limit is {settings.max_tags}")
+        raise ValidationError(field, f"{len(values)} tags; the limit is {settings.max_tags}")
     cleaned: list[str] = []
     for value in values:
         if len(value) > settings.max_tag_chars:
             raise ValidationError(
-                "tags",
+                field,
                 f"tag {value[:20]!r}... is {len(value)} chars; the limit is"
                 f" {settings.max_tag_chars}",
             )
         tag = value.strip()
         if not tag:
-            raise ValidationError("tags", "a tag must not be empty")
-        name_text(tag, "tags")
+            raise ValidationError(field, "a tag must not be empty")
+        name_text(tag, field)
         if tag not in cleaned:
             cleaned.append(tag)
     return tuple(cleaned)

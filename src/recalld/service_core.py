@@ -123,8 +123,10 @@ class ServiceCore:
             category=filters.category,
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=None if filters.speaker is None else " ".join(filters.speaker.split()),
-            tags_any=tuple(filters.tags_any),
-            tags_all=tuple(filters.tags_all),
+            # As many and as long as a memory's own tags (a longer list is no filter
+            # anyone means, and would outgrow SQLite's limits on a statement).
+            tags_any=check.tags(filters.tags_any, self.settings, "tags_any"),
+            tags_all=check.tags(filters.tags_all, self.settings, "tags_all"),
             since=instant("since"),
             until=instant("until"),
             created_since=instant("created_since"),

@@ -213,6 +213,10 @@ async def test_mcp_chaoscore_tools(connect: Connect) -> None:
         )
         assert [r["key"] for r in by_tags] == ["staging.region"]
         assert "No memories found" in text(await call(client, "chaoscore_recall", {"key": "nope"}))
+        many_tags = await call(client, "chaoscore_recall", {"tags": [f"t{n}" for n in range(1000)]})
+        assert many_tags.is_error
+        assert "tags" in text(many_tags)
+        assert "the limit is 64" in text(many_tags)
 
         expiring = await json_text(
             client,

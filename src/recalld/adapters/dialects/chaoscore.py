@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictFloat
 
+from recalld import _validate as check
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError
@@ -115,6 +116,8 @@ def chaoscore_recall(
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:
     service = state_of(ctx).service
+    # Checked here so that an error names this tool's own argument.
+    tags = list(check.tags(tags, service.settings))
     filters = Filters(kind=KIND, tags_all=tags)
     if key is not None:
         try:
