@@ -26,6 +26,11 @@ from tests.intentions.conftest import PHARMACY
         ({"at": "2026-10-21T09:00+02:00"}, "at"),  # yesterday, once
         ({"at": "yesterday at 9"}, "at"),
         ({"at": "when pigs fly"}, "at"),
+        ({"at": "tomorrow at 25:99"}, "at"),  # dateparser would keep "tomorrow", at 09:00
+        ({"at": "tomorrow at 13:75"}, "at"),
+        ({"at": "0001-01-01T00:00:00+14:00"}, "at"),  # no UTC time: year 0
+        ({"at": "9999-12-31T23:59:59-14:00"}, "at"),
+        ({"place": PHARMACY, "expires": "9999-12-31T23:59:59-14:00"}, "expires"),
         ({"at": "2026-10-30T09:00", "until": "2026-10-30T08:00"}, "until"),
         ({"until": "2026-10-30T08:00"}, "at"),
         ({"at": "2026-10-30T09:00", "every": "fortnightly-ish"}, "every"),

@@ -37,6 +37,8 @@ __all__ = [
     "zone_label",
 ]
 
+# A clock time inside a phrase ("at 25:99"): hours and minutes.
+CLOCK_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
 # How many first occurrences of a rule are checked against the shortest gap allowed.
 GAP_SAMPLE = 10
 OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
@@ -108,7 +110,8 @@ class PhraseParser:
         An aware ISO time keeps its own offset; a naive one is read in ``zone``.
         """
         if isinstance(value, datetime):
-            return value if value.tzinfo is not None else value.replace(tzinfo=zone)
+            moment = value if value.tzinfo is not None else value.replace(tzinfo=zone)
+            return _representable(field, moment, zone)
         text = value.strip()
         if not text:
             raise ValidationError(field, "must not be empty")
@@ -117,8 +120,9 @@ class PhraseParser:
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
-            return self._phrase(field, text, zone, now)
-        return moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+            return _representable(field, self._phrase(field, text, zone, now), zone)
+        moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
+        return _representable(field, moment, zone)
 
     def _phrase(self, field: str, text: str, zone: tzinfo, now: datetime) -> datetime:
         from dateparser.date import DateDataParser
@@ -138,7 +142,7 @@ class PhraseParser:
             },
         )
         data = parser.get_date_data(BARE_HOUR.sub(r"\1 \2:00", text))
-        if data.date_obj is None:
+        if data.date_obj is None or _impossible_clock(text):
             raise ValidationError(
                 field,
                 f"cannot read {text!r} as a time; give ISO 8601 (2026-12-04T09:00+01:00) or a"
@@ -148,6 +152,26 @@ class PhraseParser:
         if data.period in DAY_PERIODS:
             wall = datetime.combine(wall.date(), self._default_time)
         return wall.replace(tzinfo=zone)
+
+
+def _impossible_clock(text: str) -> bool:
+    """Whether ``text`` holds a clock time dateparser cannot read ("25:99", "13:75", and
+    "24:00": say 00:00): it drops one and keeps the rest of the phrase, which would
+    silently mean the default time, 09:00."""
+    return any(int(hours) > 23 or int(minutes) > 59 for hours, minutes in CLOCK_TIME.findall(text))
+
+
+def _representable(field: str, moment: datetime, zone: tzinfo) -> datetime:
+    """``moment``, refused (naming ``field``) when it has no UTC or zone time, as at the
+    ends of the calendar (0001-01-01T00:00+14:00 is still year 0 in UTC)."""
+    try:
+        moment.astimezone(UTC)
+        moment.astimezone(zone)
+    except OverflowError:
+        raise ValidationError(
+            field, f"{moment.isoformat()} is out of the representable range"
+        ) from None
+    return moment
 
 
 @dataclass(frozen=True)
