@@ -125,6 +125,16 @@ async def test_mcp_batbox_tools(connect: Connect) -> None:
             },
         )
         assert cited["kind"] == "reference"
+        # The same finding again with another source: a duplicate, whose receipt tells
+        # the provenance that is stored (the first one), not the one just given.
+        again = await structured(
+            client,
+            "MemoryRemember",
+            {"content": "Indexing stalls on NFS", "source": "https://wiki.example/nfs"},
+        )
+        assert again["receipt"]["status"] == "duplicate"
+        assert again["id"] == first["id"]
+        assert (again["source"], again["kind"]) == (first["source"], "generated_observation")
 
         results = (
             await structured(
@@ -156,10 +166,12 @@ async def test_mcp_batbox_tools(connect: Connect) -> None:
 
     # Sessions as the 2025 protocols define them: each gets its own transcript URI.
     sources = []
-    for _ in range(2):
+    for index in range(2):  # new findings each time (a duplicate keeps its first source)
         async with connect(mode="legacy") as session:
-            one = await structured(session, "MemoryRemember", {"content": "legacy session"})
-            two = await structured(session, "MemoryRemember", {"content": "same session"})
+            one = await structured(
+                session, "MemoryRemember", {"content": f"legacy session {index}"}
+            )
+            two = await structured(session, "MemoryRemember", {"content": f"same session {index}"})
             assert one["source"] == two["source"]
             sources.append(one["source"])
     assert sources[0] != sources[1]

@@ -47,6 +47,11 @@ def memory_remember(
     else:
         kind = "reference"
     receipt = state.service.remember(content, source=source, kind=kind, at=captured_at, meta=meta)
+    if receipt.status == "duplicate":
+        # The same finding was stored before: its provenance is the stored one, not this
+        # call's (which was not recorded).
+        stored = state.service.get(receipt.id)
+        source, kind = stored.source, stored.kind
     return {
         "id": receipt.id,
         "receipt": {
