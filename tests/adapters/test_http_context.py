@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 
 from recalld.config import Settings
 from recalld.tokens import TokenRegistry
@@ -158,6 +158,29 @@ def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Clien
     )
     assert default.status_code == 200
     assert default.json()[0]["memory"]["content"] == "written through /mcp"
+
+
+async def _mcp_oversized(url: str) -> str:
+    async with Client(url) as mcp:
+        with pytest.raises(MCPError) as raised:
+            await mcp.call_tool("remember", {"content": "x" * 1_100_000})
+        return str(raised.value)
+
+
+def test_http_mcp_body_over_the_cap_is_a_json_rpc_error(
+    server: ServerProcess, client: httpx.Client
+) -> None:
+    # The MCP client reads a JSON-RPC error from an error status: the caller learns the limit.
+    message = anyio.run(_mcp_oversized, f"{server.base_url}/mcp")
+    assert "larger than 1048576 bytes" in message
+    assert "RECALLD_MAX_BODY_BYTES" in message
+    raw = httpx.post(f"{server.base_url}/mcp", content=b"x" * 1_100_000, timeout=30)
+    assert raw.status_code == 413
+    assert raw.json()["error"]["code"] == -32600
+    # The REST API keeps its own error shape.
+    rest = client.post("/v1/memories", content=b"x" * 1_100_000)
+    assert rest.status_code == 413
+    assert rest.json()["error"]["type"] == "payload_too_large"
 
 
 def test_http_mcp_endpoint_needs_a_token_for_its_namespace(tmp_path: Path) -> None:

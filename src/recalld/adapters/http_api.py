@@ -88,6 +88,8 @@ __all__ = ["ExtraMount", "check_bind", "create_app", "is_loopback", "mcp_mount",
 
 logger = logging.getLogger(__name__)
 
+# Where recalld serve mounts the MCP endpoint (mcp_mount).
+MCP_PATH = "/mcp"
 PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json"})
 IMPORT_PATH = "/v1/import"
 PARAMETER_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
@@ -318,6 +320,17 @@ class _BodyTooLarge(HTTPException):
         super().__init__(413, f"the request body is larger than {limit} bytes")
 
 
+def _too_large(scope: Scope, error: _BodyTooLarge) -> ASGIApp:
+    """The 413 answer: the API's error shape, or for ``/mcp`` a JSON-RPC error (the MCP
+    clients read that from an error status; anything else they report as a bare
+    "server error")."""
+    if scope["path"] == MCP_PATH:
+        message = f"{error.detail} (RECALLD_MAX_BODY_BYTES)"
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+        return JSONResponse(body, status_code=413)
+    return _http_error(Request(scope), error)
+
+
 class _BodyLimit:
     """Refuse bodies over the cap: from Content-Length up front, else while they stream."""
 
@@ -333,7 +346,7 @@ class _BodyLimit:
         limit = self.import_limit if scope["path"] == IMPORT_PATH else self.default_limit
         declared = Headers(scope=scope).get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _http_error(Request(scope), _BodyTooLarge(limit))(scope, receive, send)
+            await _too_large(scope, _BodyTooLarge(limit))(scope, receive, send)
             return
         received = 0
         started = False
@@ -357,7 +370,7 @@ class _BodyLimit:
         except _BodyTooLarge as error:
             if started:
                 raise
-            await _http_error(Request(scope), error)(scope, receive, send)
+            await _too_large(scope, error)(scope, receive, send)
 
 
 class _Metrics:
@@ -596,9 +609,9 @@ def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str
 
     # Callers may be remote: media arguments must be base64, never server-side paths.
     server = build_server(lambda: nullcontext(service), dialects, media_paths=False)
-    endpoint, lifespan = http_endpoint(server, path="/mcp", host=settings.host)
+    endpoint, lifespan = http_endpoint(server, path=MCP_PATH, host=settings.host)
     return ExtraMount(
-        "/mcp", _NamespaceGuard(endpoint, settings.namespace), lifespan=lifespan, exact=True
+        MCP_PATH, _NamespaceGuard(endpoint, settings.namespace), lifespan=lifespan, exact=True
     )
 
 
