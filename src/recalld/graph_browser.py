@@ -14,6 +14,7 @@ import binascii
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from recalld import _validate as check
@@ -108,8 +109,8 @@ class GraphBrowser:
         self._indexing = indexing
         self._namespace = resolve_namespace
 
-    def _scope(self, namespace: str) -> Scope:
-        return Scope(namespaces=(namespace,), now=self._clock())
+    def _scope(self, namespace: str, now: datetime) -> Scope:
+        return Scope(namespaces=(namespace,), now=now)
 
     def named_in(self, text: str, namespace: str) -> list[str]:
         """The names of the namespace's entities that ``text`` names (for mention triggers).
@@ -123,13 +124,13 @@ class GraphBrowser:
             seed_limit=self._settings.graph_seed_limit,
             fanout=self._settings.graph_fanout,
         )
-        return [seed.name for seed in walk.seeds(namespace, text)]
+        return [seed.name for seed in walk.seeds(namespace, text, self._clock())]
 
-    def _find(self, namespace: str, name: str, field: str = "name") -> EntityRecord:
+    def _find(self, namespace: str, name: str, now: datetime, field: str = "name") -> EntityRecord:
         text = check_entity_lookup(name, field)
         if text is None:
             raise NotFoundError(f"no entity named {name!r} in {namespace!r}")
-        found = self._store.graph.entities_by_key(namespace, [entity_key(text)])
+        found = self._store.graph.entities_by_key(namespace, [entity_key(text)], now)
         if not found:
             raise NotFoundError(f"no entity named {text!r} in {namespace!r}")
         return next(iter(found.values()))
@@ -156,7 +157,12 @@ class GraphBrowser:
                 raise ValidationError("cursor", "is not a cursor this listing returned")
             after = (key, entity_id)
         records = self._store.graph.list_entities(
-            scope_namespace, query=query or None, type=type or None, limit=limit + 1, after=after
+            scope_namespace,
+            self._clock(),
+            query=query or None,
+            type=type or None,
+            limit=limit + 1,
+            after=after,
         )
         next_cursor = None
         if len(records) > limit:
@@ -170,13 +176,13 @@ class GraphBrowser:
         """One entity with its aliases, observations, newest mentions and relations."""
         scope_namespace = self._namespace(namespace)
         check.limit(mentions, self._settings, "mentions")
-        record = self._find(scope_namespace, name)
         now = self._clock()
+        record = self._find(scope_namespace, name, now)
         graph = self._store.graph
         observed = graph.observation_memories(scope_namespace, [record.id], now).get(record.id, [])
         mention_rows = graph.mentions(scope_namespace, [record.id], now, mentions)
         seqs = [seq for seq, _ in observed] + [row.seq for row in mention_rows]
-        memories = self._store.semantic.visible_memories(self._scope(scope_namespace), seqs)
+        memories = self._store.semantic.visible_memories(self._scope(scope_namespace, now), seqs)
         aliases = sorted(
             {row.surface for row in mention_rows if row.surface != record.name}, key=str.lower
         )
@@ -203,6 +209,7 @@ class GraphBrowser:
                 relation_view(relation)
                 for relation in graph.relations(
                     scope_namespace,
+                    now,
                     entity_ids=[record.id],
                     predicate=None,
                     limit=self._settings.graph_page_size,
@@ -214,12 +221,13 @@ class GraphBrowser:
         """The entities memory ``memory_id`` mentions (most mentioned first); 404 when the
         memory is not visible in the namespace."""
         scope_namespace = self._namespace(namespace)
-        memory = self._store.get(self._scope(scope_namespace), id=memory_id)
+        now = self._clock()
+        memory = self._store.get(self._scope(scope_namespace, now), id=memory_id)
         if memory is None:
             raise NotFoundError(f"no memory {memory_id!r} in {scope_namespace!r}")
         graph = self._store.graph
         rows = graph.entities_of(scope_namespace, [memory.seq])
-        records = graph.entity_by_id(scope_namespace, [row.entity_id for row in rows])
+        records = graph.entity_by_id(scope_namespace, [row.entity_id for row in rows], now)
         found = [
             MentionedEntity(
                 entity=entity_view(records[row.entity_id]), surface=row.surface, count=row.count
@@ -242,9 +250,10 @@ class GraphBrowser:
         """Relations (touching ``entity``, of ``predicate``) in creation order, a page at a time."""
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self._settings)
+        now = self._clock()
         entity_ids = None
         if entity is not None:
-            entity_ids = [self._find(scope_namespace, entity, "entity").id]
+            entity_ids = [self._find(scope_namespace, entity, now, "entity").id]
         if predicate is not None:
             predicate = check_predicate(predicate, "predicate")
         after = 0
@@ -254,6 +263,7 @@ class GraphBrowser:
                 raise ValidationError("cursor", "is not a cursor this listing returned")
         records = self._store.graph.relations(
             scope_namespace,
+            now,
             entity_ids=entity_ids,
             predicate=predicate,
             limit=limit + 1,
@@ -280,7 +290,8 @@ class GraphBrowser:
             raise ValidationError("depth", f"must be an integer from 1 to {MAX_DEPTH}")
         check.limit(limit, self._settings)
         graph = self._store.graph
-        center = self._find(scope_namespace, entity, "entity")
+        now = self._clock()
+        center = self._find(scope_namespace, entity, now, "entity")
         seen: dict[int, None] = {center.id: None}
         relations: dict[int, RelationRecord] = {}
         frontier = [center.id]
@@ -289,10 +300,10 @@ class GraphBrowser:
             if not frontier:
                 break
             found = graph.relations(
-                scope_namespace, entity_ids=frontier, predicate=None, limit=limit * 4
+                scope_namespace, now, entity_ids=frontier, predicate=None, limit=limit * 4
             )
             keys = {key for record in found for key in (record.subject_key, record.object_key)}
-            by_key = graph.entities_by_key(scope_namespace, sorted(keys))
+            by_key = graph.entities_by_key(scope_namespace, sorted(keys), now)
             frontier = []
             for record in found:
                 ends = [by_key[record.subject_key].id, by_key[record.object_key].id]
@@ -304,23 +315,23 @@ class GraphBrowser:
                     if end not in seen:
                         seen[end] = None
                         frontier.append(end)
-        records = graph.entity_by_id(scope_namespace, list(seen))
+        records = graph.entity_by_id(scope_namespace, list(seen), now)
         return Neighbourhood(
             entity=entity_view(center),
             depth=depth,
             entities=[entity_view(records[i]) for i in seen if i != center.id and i in records],
             relations=[relation_view(r) for r in relations.values()],
-            co_mentioned=self._co_mentioned(scope_namespace, center.id, limit),
+            co_mentioned=self._co_mentioned(scope_namespace, center.id, limit, now),
             truncated=truncated,
         )
 
-    def _co_mentioned(self, namespace: str, entity_id: int, limit: int) -> list[CoMention]:
+    def _co_mentioned(
+        self, namespace: str, entity_id: int, limit: int, now: datetime
+    ) -> list[CoMention]:
         graph = self._store.graph
         seqs = [
             row.seq
-            for row in graph.mentions(
-                namespace, [entity_id], self._clock(), self._settings.graph_fanout
-            )
+            for row in graph.mentions(namespace, [entity_id], now, self._settings.graph_fanout)
         ]
         shared: Counter[int] = Counter(
             row.entity_id
@@ -328,7 +339,7 @@ class GraphBrowser:
             if row.entity_id != entity_id
         )
         top = [entity for entity, _ in shared.most_common(min(limit, 20))]
-        records = graph.entity_by_id(namespace, top)
+        records = graph.entity_by_id(namespace, top, now)
         return [
             CoMention(name=records[i].name, type=records[i].type, memories=shared[i])
             for i in top

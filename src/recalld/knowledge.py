@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -417,9 +418,10 @@ class KnowledgeGraph:
 
     # -- reads ------------------------------------------------------------------------
 
-    def _entities(self, namespace: str, records: Sequence[EntityRecord]) -> list[KnowledgeEntity]:
+    def _entities(
+        self, namespace: str, records: Sequence[EntityRecord], now: datetime
+    ) -> list[KnowledgeEntity]:
         graph = self._store.graph
-        now = self._clock()
         ids = [record.id for record in records]
         observed = graph.observation_memories(namespace, ids, now)
         observation_seqs = {seq for rows in observed.values() for seq, _ in rows}
@@ -472,15 +474,16 @@ class KnowledgeGraph:
                 raise ValidationError("cursor", "is not a cursor read_graph returned")
             after = (key, entity_id)
         graph = self._store.graph
+        now = self._clock()
         records = graph.list_entities(
-            scope_namespace, query=None, type=None, limit=size + 1, after=after
+            scope_namespace, now, query=None, type=None, limit=size + 1, after=after
         )
         has_more = len(records) > size
         records = records[:size]
         return KnowledgeGraphPage(
-            entities=self._entities(scope_namespace, records),
+            entities=self._entities(scope_namespace, records, now),
             relations=self._relations(
-                graph.relations_from(scope_namespace, [record.id for record in records])
+                graph.relations_from(scope_namespace, [record.id for record in records], now)
             ),
             next_cursor=encode_cursor("graph", records[-1].key, records[-1].id)
             if has_more
@@ -488,12 +491,15 @@ class KnowledgeGraph:
             has_more=has_more,
         )
 
-    def _around(self, namespace: str, records: Sequence[EntityRecord]) -> list[KnowledgeRelation]:
+    def _around(
+        self, namespace: str, records: Sequence[EntityRecord], now: datetime
+    ) -> list[KnowledgeRelation]:
         if not records:
             return []
         return self._relations(
             self._store.graph.relations(
                 namespace,
+                now,
                 entity_ids=[record.id for record in records],
                 predicate=None,
                 limit=RELATIONS_SHOWN,
@@ -507,12 +513,13 @@ class KnowledgeGraph:
         if len(query) > 1_000:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 1000")
         size = self._settings.graph_page_size
-        records = self._store.graph.search_entities(scope_namespace, query.strip(), size + 1)
+        now = self._clock()
+        records = self._store.graph.search_entities(scope_namespace, query.strip(), now, size + 1)
         has_more = len(records) > size
         records = records[:size]
         return KnowledgeGraphPage(
-            entities=self._entities(scope_namespace, records),
-            relations=self._around(scope_namespace, records),
+            entities=self._entities(scope_namespace, records, now),
+            relations=self._around(scope_namespace, records, now),
             has_more=has_more,
         )
 
@@ -525,11 +532,12 @@ class KnowledgeGraph:
             entity_key(check_entity_name(name, f"names[{index}]"))
             for index, name in enumerate(_items("names", names))
         ]
-        found = self._store.graph.entities_by_key(scope_namespace, keys)
+        now = self._clock()
+        found = self._store.graph.entities_by_key(scope_namespace, keys, now)
         records = [found[key] for key in dict.fromkeys(keys) if key in found]
         return KnowledgeGraphPage(
-            entities=self._entities(scope_namespace, records),
-            relations=self._around(scope_namespace, records),
+            entities=self._entities(scope_namespace, records, now),
+            relations=self._around(scope_namespace, records, now),
         )
 
     # -- import --------------------------------------------------------------------------

@@ -168,7 +168,7 @@ class Transfer:
         after: tuple[str, int] | None = None
         while True:
             page = graph.list_entities(
-                namespace, query=None, type=None, limit=GRAPH_PAGE, after=after
+                namespace, scope.now, query=None, type=None, limit=GRAPH_PAGE, after=after
             )
             if not page:
                 break
@@ -196,7 +196,12 @@ class Transfer:
         after_id = 0
         while True:
             relations = graph.relations(
-                namespace, entity_ids=None, predicate=None, limit=GRAPH_PAGE, after_id=after_id
+                namespace,
+                scope.now,
+                entity_ids=None,
+                predicate=None,
+                limit=GRAPH_PAGE,
+                after_id=after_id,
             )
             if not relations:
                 break

@@ -97,10 +97,10 @@ class GraphWalk:
         self._seed_limit = seed_limit
         self._fanout = fanout
 
-    def seeds(self, namespace: str, text: str) -> list[Seed]:
+    def seeds(self, namespace: str, text: str, now: datetime) -> list[Seed]:
         """The namespace's entities named in ``text``, heaviest first (longer names win ties)."""
         keys = query_keys(text)
-        found = self._graph.entities_by_key(namespace, keys)
+        found = self._graph.entities_by_key(namespace, keys, now)
         seeds = [
             Seed(record.id, record.key, record.name, _weight(record))
             for record in found.values()
@@ -110,7 +110,11 @@ class GraphWalk:
         return seeds[: self._seed_limit]
 
     def seeds_from_memories(
-        self, namespace: str, ranked_seqs: Sequence[int], exclude: Iterable[int]
+        self,
+        namespace: str,
+        ranked_seqs: Sequence[int],
+        exclude: Iterable[int],
+        now: datetime,
     ) -> list[Seed]:
         """Entities of the given memories (best first) not in ``exclude``: the second hop."""
         excluded = set(exclude)
@@ -121,7 +125,7 @@ class GraphWalk:
                 continue
             rank = rank_of[mention.seq]
             best[mention.entity_id] = min(rank, best.get(mention.entity_id, rank))
-        records = self._graph.entity_by_id(namespace, list(best))
+        records = self._graph.entity_by_id(namespace, list(best), now)
         seeds = [
             Seed(record.id, record.key, record.name, _weight(record) / (1.0 + best[record.id]))
             for record in records.values()
@@ -166,7 +170,7 @@ class GraphWalk:
                 passed[mention.entity_id] += HOP_DECAY * raw[mention.seq]
         if not passed:
             return
-        records = self._graph.entity_by_id(namespace, list(passed))
+        records = self._graph.entity_by_id(namespace, list(passed), now)
         hop = {
             entity: value * _weight(records[entity])
             for entity, value in passed.items()

@@ -47,7 +47,7 @@ class GraphChannel:
         if not text.strip():
             return found
         for namespace in scope.namespaces:
-            seeds = self._walk.seeds(namespace, text)
+            seeds = self._walk.seeds(namespace, text, scope.now)
             if not seeds:
                 continue
             walk = self._walk.walk(namespace, seeds, scope.now)

@@ -116,7 +116,8 @@ class GraphTransaction(Protocol):
     """Graph writes inside the caller's write transaction (the knowledge tools)."""
 
     def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
-        """The entity with that key in the namespace."""
+        """The entity with that key in the namespace (its counts include expired memories
+        the purge has not deleted yet)."""
         ...
 
     def declare_entity(
@@ -210,18 +211,28 @@ class GraphStore(Protocol):
         ...
 
     # -- reads ------------------------------------------------------------------
+    # What the reads show is the graph as the purge will leave it: an entity or relation is
+    # shown when it is declared or backed by a memory live at ``now`` (an expired one is
+    # hidden from every read until the purge deletes it), a relation only with both of its
+    # entities, and the counts (mentions, observations, sources, the latest ``at``) are
+    # those of live memories.
 
-    def entities_by_key(self, namespace: str, keys: Sequence[str]) -> dict[str, EntityRecord]:
-        """The entities among ``keys``, by key."""
+    def entities_by_key(
+        self, namespace: str, keys: Sequence[str], now: datetime
+    ) -> dict[str, EntityRecord]:
+        """The entities among ``keys`` shown at ``now``, by key."""
         ...
 
-    def entity_by_id(self, namespace: str, entity_ids: Sequence[int]) -> dict[int, EntityRecord]:
-        """The entities among ``entity_ids``, by id."""
+    def entity_by_id(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime
+    ) -> dict[int, EntityRecord]:
+        """The entities among ``entity_ids`` shown at ``now``, by id."""
         ...
 
     def list_entities(
         self,
         namespace: str,
+        now: datetime,
         *,
         query: str | None,
         type: str | None,
@@ -231,8 +242,10 @@ class GraphStore(Protocol):
         """Entities by key, after a keyset cursor; ``query`` is a substring of name, key or type."""
         ...
 
-    def search_entities(self, namespace: str, text: str, limit: int) -> list[EntityRecord]:
-        """Entities whose name, type or observations contain ``text`` (case-insensitive)."""
+    def search_entities(
+        self, namespace: str, text: str, now: datetime, limit: int
+    ) -> list[EntityRecord]:
+        """Entities whose name, type or live observations contain ``text`` (case-insensitive)."""
         ...
 
     def mentions(
@@ -254,6 +267,7 @@ class GraphStore(Protocol):
     def relations(
         self,
         namespace: str,
+        now: datetime,
         *,
         entity_ids: Sequence[int] | None,
         predicate: str | None,
@@ -263,8 +277,10 @@ class GraphStore(Protocol):
         """Relations touching ``entity_ids`` (all when None), optionally of one predicate."""
         ...
 
-    def relations_from(self, namespace: str, subject_ids: Sequence[int]) -> list[RelationRecord]:
-        """Every relation whose subject is one of ``subject_ids``."""
+    def relations_from(
+        self, namespace: str, subject_ids: Sequence[int], now: datetime
+    ) -> list[RelationRecord]:
+        """Every relation shown at ``now`` whose subject is one of ``subject_ids``."""
         ...
 
     def counts(self, namespaces: Sequence[str], failures_limit: int) -> GraphCounts:

@@ -42,20 +42,56 @@ __all__ = ["PostgresGraph", "PostgresGraphTransaction", "enqueue_graph"]
 T = TypeVar("T")
 
 GENERIC = sorted(GENERIC_TYPES)
+# Inside a write: what the entity row holds, counting every memory (expired ones too).
 ENTITY_COLUMNS = (
     "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
     " (SELECT count(*) FROM graph_mentions gm WHERE gm.entity_id = e.id),"
     " (SELECT count(*) FROM graph_observations go WHERE go.entity_id = e.id),"
     " e.created_at, e.updated_at"
 )
+# The reads show the graph as the purge will leave it: a memory past its TTL is hidden from
+# every read until the purge deletes it (and what it said with it), so it neither counts
+# nor keeps an entity or a relation shown. Live is "not among the memories expired at
+# now" (the complement of mentions()' test): those are read once per statement off the
+# expiry index into a hashed subplan (the purge keeps them few), so a mention is tested
+# without reading its memory's row; a speaker with tens of thousands of mentions is still
+# counted off the index.
+EXPIRED = "(SELECT x.seq FROM memories x WHERE x.expires_at <= %(now)s)"
+LIVE_ENTITY_COLUMNS = (
+    "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
+    " (SELECT count(*) FROM graph_mentions gm"
+    f" WHERE gm.entity_id = e.id AND gm.seq NOT IN {EXPIRED}),"
+    " (SELECT count(*) FROM graph_observations go"
+    f" WHERE go.entity_id = e.id AND go.seq NOT IN {EXPIRED}),"
+    " e.created_at, e.updated_at"
+)
+LIVE_SOURCES = f"graph_relation_sources rs WHERE rs.relation_id = r.id AND rs.seq NOT IN {EXPIRED}"
 RELATION_COLUMNS = (
     "r.id, r.namespace, s.name, s.key, r.predicate, o.name, o.key, r.declared,"
-    " (SELECT count(*) FROM graph_relation_sources rs WHERE rs.relation_id = r.id),"
-    " (SELECT max(rs.at) FROM graph_relation_sources rs WHERE rs.relation_id = r.id)"
+    f" (SELECT count(*) FROM {LIVE_SOURCES}), (SELECT max(rs.at) FROM {LIVE_SOURCES})"
 )
 RELATION_FROM = (
     "graph_relations r JOIN graph_entities s ON s.id = r.subject_id"
     " JOIN graph_entities o ON o.id = r.object_id"
+)
+
+
+def _shown(alias: str) -> str:
+    """Whether entity ``alias`` is shown: declared, or mentioned by a live memory (an
+    undeclared entity has no observations: adding one declares it)."""
+    # OFFSET 0 keeps the EXISTS a probe of this entity's mentions: else the planner may
+    # hash the entity ids of every live mention in the store, to test a page of entities.
+    return (
+        f"({alias}.declared OR EXISTS (SELECT 1 FROM graph_mentions gm"
+        f" WHERE gm.entity_id = {alias}.id AND gm.seq NOT IN {EXPIRED} OFFSET 0))"
+    )
+
+
+# A relation is shown when it is declared or stated by a live memory, and both its entities
+# are shown (the purge drops a relation with the entity it leaves orphaned).
+RELATION_SHOWN = (
+    f"(r.declared OR EXISTS (SELECT 1 FROM {LIVE_SOURCES} OFFSET 0))"
+    f" AND {_shown('s')} AND {_shown('o')}"
 )
 
 
@@ -503,36 +539,41 @@ class PostgresGraph:
 
     # -- reads ---------------------------------------------------------------------
 
-    def entities_by_key(self, namespace: str, keys: Sequence[str]) -> dict[str, EntityRecord]:
+    def entities_by_key(
+        self, namespace: str, keys: Sequence[str], now: datetime
+    ) -> dict[str, EntityRecord]:
         if not keys:
             return {}
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = %s"
-            " AND e.key = ANY(%s)",
-            (namespace, list(keys)),
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
+            f" WHERE e.namespace = %(namespace)s AND e.key = ANY(%(keys)s) AND {_shown('e')}",
+            {"namespace": namespace, "keys": list(keys), "now": now},
         )
         return {record.key: record for record in map(_entity, rows)}
 
-    def entity_by_id(self, namespace: str, entity_ids: Sequence[int]) -> dict[int, EntityRecord]:
+    def entity_by_id(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime
+    ) -> dict[int, EntityRecord]:
         if not entity_ids:
             return {}
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.id = ANY(%s)"
-            " AND e.namespace = %s",
-            (_ids(entity_ids), namespace),
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE e.id = ANY(%(ids)s)"
+            f" AND e.namespace = %(namespace)s AND {_shown('e')}",
+            {"ids": _ids(entity_ids), "namespace": namespace, "now": now},
         )
         return {record.id: record for record in map(_entity, rows)}
 
     def list_entities(
         self,
         namespace: str,
+        now: datetime,
         *,
         query: str | None,
         type: str | None,
         limit: int,
         after: tuple[str, int] | None,
     ) -> list[EntityRecord]:
-        params: dict[str, Any] = {"namespace": namespace, "limit": limit}
+        params: dict[str, Any] = {"namespace": namespace, "limit": limit, "now": now}
         where = ["e.namespace = %(namespace)s"]
         if type is not None:
             params["type"] = type
@@ -550,26 +591,32 @@ class PostgresGraph:
                 '(e.key COLLATE "C" > %(after_key)s'
                 ' OR (e.key COLLATE "C" = %(after_key)s AND e.id > %(after_id)s))'
             )
+        where.append(_shown("e"))
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
             ' ORDER BY e.key COLLATE "C", e.id LIMIT %(limit)s',
             params,
         )
         return [_entity(row) for row in rows]
 
-    def search_entities(self, namespace: str, text: str, limit: int) -> list[EntityRecord]:
+    def search_entities(
+        self, namespace: str, text: str, now: datetime, limit: int
+    ) -> list[EntityRecord]:
         params = {
             "namespace": namespace,
             "key": entity_key(text),
             "pattern": f"%{escape_like(text)}%",
             "limit": limit,
+            "now": now,
         }
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = %(namespace)s AND ("
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
+            " WHERE e.namespace = %(namespace)s AND ("
             " e.name ILIKE %(pattern)s ESCAPE '\\' OR e.key ILIKE %(pattern)s ESCAPE '\\'"
             " OR e.type ILIKE %(pattern)s ESCAPE '\\' OR EXISTS (SELECT 1 FROM graph_observations o"
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
-            " AND m.content ILIKE %(pattern)s ESCAPE '\\'))"
+            " AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"
+            f" AND m.content ILIKE %(pattern)s ESCAPE '\\')) AND {_shown('e')}"
             ' ORDER BY e.key = %(key)s DESC, e.key COLLATE "C", e.id LIMIT %(limit)s',
             params,
         )
@@ -622,13 +669,19 @@ class PostgresGraph:
     def relations(
         self,
         namespace: str,
+        now: datetime,
         *,
         entity_ids: Sequence[int] | None,
         predicate: str | None,
         limit: int,
         after_id: int = 0,
     ) -> list[RelationRecord]:
-        params: dict[str, Any] = {"namespace": namespace, "limit": limit, "after": after_id}
+        params: dict[str, Any] = {
+            "namespace": namespace,
+            "limit": limit,
+            "after": after_id,
+            "now": now,
+        }
         where = ["r.namespace = %(namespace)s", "r.id > %(after)s"]
         if entity_ids is not None:
             params["ids"] = _ids(entity_ids)
@@ -636,6 +689,7 @@ class PostgresGraph:
         if predicate is not None:
             params["predicate"] = predicate
             where.append("r.predicate = %(predicate)s")
+        where.append(RELATION_SHOWN)
         rows = self._read(
             f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE {' AND '.join(where)}"
             " ORDER BY r.id LIMIT %(limit)s",
@@ -643,13 +697,16 @@ class PostgresGraph:
         )
         return [_relation(row) for row in rows]
 
-    def relations_from(self, namespace: str, subject_ids: Sequence[int]) -> list[RelationRecord]:
+    def relations_from(
+        self, namespace: str, subject_ids: Sequence[int], now: datetime
+    ) -> list[RelationRecord]:
         if not subject_ids:
             return []
         rows = self._read(
-            f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE r.namespace = %s"
-            ' AND r.subject_id = ANY(%s) ORDER BY s.key COLLATE "C", r.id',
-            (namespace, _ids(subject_ids)),
+            f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE r.namespace = %(namespace)s"
+            f" AND r.subject_id = ANY(%(ids)s) AND {RELATION_SHOWN}"
+            ' ORDER BY s.key COLLATE "C", r.id',
+            {"namespace": namespace, "ids": _ids(subject_ids), "now": now},
         )
         return [_relation(row) for row in rows]
 

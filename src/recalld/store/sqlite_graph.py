@@ -47,20 +47,52 @@ __all__ = ["SQLiteGraph", "SQLiteGraphTransaction", "enqueue_graph"]
 T = TypeVar("T")
 
 GENERIC_SQL = "(" + ", ".join(f"'{name}'" for name in sorted(GENERIC_TYPES)) + ")"
+# Inside a write: what the entity row holds, counting every memory (expired ones too).
 ENTITY_COLUMNS = (
     "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
     " (SELECT count(*) FROM graph_mentions gm WHERE gm.entity_id = e.id),"
     " (SELECT count(*) FROM graph_observations go WHERE go.entity_id = e.id),"
     " e.created_at, e.updated_at"
 )
+# The reads show the graph as the purge will leave it: a memory past its TTL is hidden from
+# every read until the purge deletes it (and what it said with it), so it neither counts
+# nor keeps an entity or a relation shown. Live is "not among the memories expired at
+# :now" (the complement of mentions()' test): those are read once per statement off the
+# expiry index (the purge keeps them few), so a mention is tested without reading its
+# memory's row; a speaker with tens of thousands of mentions is still counted off the index.
+EXPIRED = "(SELECT x.seq FROM memories x WHERE x.expires_at <= :now)"
+LIVE_ENTITY_COLUMNS = (
+    "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
+    " (SELECT count(*) FROM graph_mentions gm"
+    f" WHERE gm.entity_id = e.id AND gm.seq NOT IN {EXPIRED}),"
+    " (SELECT count(*) FROM graph_observations go"
+    f" WHERE go.entity_id = e.id AND go.seq NOT IN {EXPIRED}),"
+    " e.created_at, e.updated_at"
+)
+LIVE_SOURCES = f"graph_relation_sources rs WHERE rs.relation_id = r.id AND rs.seq NOT IN {EXPIRED}"
 RELATION_COLUMNS = (
     "r.id, r.namespace, s.name, s.key, r.predicate, o.name, o.key, r.declared,"
-    " (SELECT count(*) FROM graph_relation_sources rs WHERE rs.relation_id = r.id),"
-    " (SELECT max(rs.at) FROM graph_relation_sources rs WHERE rs.relation_id = r.id)"
+    f" (SELECT count(*) FROM {LIVE_SOURCES}), (SELECT max(rs.at) FROM {LIVE_SOURCES})"
 )
 RELATION_FROM = (
     "graph_relations r JOIN graph_entities s ON s.id = r.subject_id"
     " JOIN graph_entities o ON o.id = r.object_id"
+)
+
+
+def _shown(alias: str) -> str:
+    """Whether entity ``alias`` is shown: declared, or mentioned by a live memory (an
+    undeclared entity has no observations: adding one declares it)."""
+    return (
+        f"({alias}.declared OR EXISTS (SELECT 1 FROM graph_mentions gm"
+        f" WHERE gm.entity_id = {alias}.id AND gm.seq NOT IN {EXPIRED}))"
+    )
+
+
+# A relation is shown when it is declared or stated by a live memory, and both its entities
+# are shown (the purge drops a relation with the entity it leaves orphaned).
+RELATION_SHOWN = (
+    f"(r.declared OR EXISTS (SELECT 1 FROM {LIVE_SOURCES})) AND {_shown('s')} AND {_shown('o')}"
 )
 
 
@@ -475,36 +507,42 @@ class SQLiteGraph:
 
     # -- reads ---------------------------------------------------------------------
 
-    def entities_by_key(self, namespace: str, keys: Sequence[str]) -> dict[str, EntityRecord]:
+    def entities_by_key(
+        self, namespace: str, keys: Sequence[str], now: datetime
+    ) -> dict[str, EntityRecord]:
         if not keys:
             return {}
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = ?"
-            " AND e.key IN (SELECT value FROM json_each(?))",
-            (namespace, json.dumps(list(keys))),
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = :namespace"
+            f" AND e.key IN (SELECT value FROM json_each(:keys)) AND {_shown('e')}",
+            {"namespace": namespace, "keys": json.dumps(list(keys)), "now": to_storage(now)},
         )
         return {record.key: record for record in map(_entity, rows)}
 
-    def entity_by_id(self, namespace: str, entity_ids: Sequence[int]) -> dict[int, EntityRecord]:
+    def entity_by_id(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime
+    ) -> dict[int, EntityRecord]:
         if not entity_ids:
             return {}
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM json_each(?) AS wanted"
-            " CROSS JOIN graph_entities e ON e.id = wanted.value WHERE e.namespace = ?",
-            (_ids(entity_ids), namespace),
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM json_each(:ids) AS wanted"
+            " CROSS JOIN graph_entities e ON e.id = wanted.value"
+            f" WHERE e.namespace = :namespace AND {_shown('e')}",
+            {"ids": _ids(entity_ids), "namespace": namespace, "now": to_storage(now)},
         )
         return {record.id: record for record in map(_entity, rows)}
 
     def list_entities(
         self,
         namespace: str,
+        now: datetime,
         *,
         query: str | None,
         type: str | None,
         limit: int,
         after: tuple[str, int] | None,
     ) -> list[EntityRecord]:
-        params: dict[str, Any] = {"namespace": namespace, "limit": limit}
+        params: dict[str, Any] = {"namespace": namespace, "limit": limit, "now": to_storage(now)}
         where = ["e.namespace = :namespace"]
         if type is not None:
             params["type"] = type
@@ -519,26 +557,32 @@ class SQLiteGraph:
         if after is not None:
             params["after_key"], params["after_id"] = after
             where.append("(e.key, e.id) > (:after_key, :after_id)")
+        where.append(_shown("e"))
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
             " ORDER BY e.key, e.id LIMIT :limit",
             params,
         )
         return [_entity(row) for row in rows]
 
-    def search_entities(self, namespace: str, text: str, limit: int) -> list[EntityRecord]:
+    def search_entities(
+        self, namespace: str, text: str, now: datetime, limit: int
+    ) -> list[EntityRecord]:
         params = {
             "namespace": namespace,
             "key": entity_key(text),
             "pattern": f"%{escape_like(text)}%",
             "limit": limit,
+            "now": to_storage(now),
         }
         rows = self._read(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = :namespace AND ("
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
+            " WHERE e.namespace = :namespace AND ("
             " e.name LIKE :pattern ESCAPE '\\' OR e.key LIKE :pattern ESCAPE '\\'"
             " OR e.type LIKE :pattern ESCAPE '\\' OR EXISTS (SELECT 1 FROM graph_observations o"
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
-            " AND m.content LIKE :pattern ESCAPE '\\'))"
+            " AND (m.expires_at IS NULL OR m.expires_at > :now)"
+            f" AND m.content LIKE :pattern ESCAPE '\\')) AND {_shown('e')}"
             " ORDER BY e.key = :key DESC, e.key, e.id LIMIT :limit",
             params,
         )
@@ -599,13 +643,19 @@ class SQLiteGraph:
     def relations(
         self,
         namespace: str,
+        now: datetime,
         *,
         entity_ids: Sequence[int] | None,
         predicate: str | None,
         limit: int,
         after_id: int = 0,
     ) -> list[RelationRecord]:
-        params: dict[str, Any] = {"namespace": namespace, "limit": limit, "after": after_id}
+        params: dict[str, Any] = {
+            "namespace": namespace,
+            "limit": limit,
+            "after": after_id,
+            "now": to_storage(now),
+        }
         where = ["r.namespace = :namespace", "r.id > :after"]
         if entity_ids is not None:
             # "+" keeps the namespace index out: the id lists below are far more selective.
@@ -620,6 +670,7 @@ class SQLiteGraph:
         if predicate is not None:
             params["predicate"] = predicate
             where.append("r.predicate = :predicate")
+        where.append(RELATION_SHOWN)
         rows = self._read(
             f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE {' AND '.join(where)}"
             " ORDER BY r.id LIMIT :limit",
@@ -627,14 +678,16 @@ class SQLiteGraph:
         )
         return [_relation(row) for row in rows]
 
-    def relations_from(self, namespace: str, subject_ids: Sequence[int]) -> list[RelationRecord]:
+    def relations_from(
+        self, namespace: str, subject_ids: Sequence[int], now: datetime
+    ) -> list[RelationRecord]:
         if not subject_ids:
             return []
         rows = self._read(
-            f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE +r.namespace = ?"
-            " AND r.id IN (SELECT x.id FROM json_each(?) AS w CROSS JOIN graph_relations x"
-            " ON x.subject_id = w.value) ORDER BY s.key, r.id",
-            (namespace, _ids(subject_ids)),
+            f"SELECT {RELATION_COLUMNS} FROM {RELATION_FROM} WHERE +r.namespace = :namespace"
+            " AND r.id IN (SELECT x.id FROM json_each(:ids) AS w CROSS JOIN graph_relations x"
+            f" ON x.subject_id = w.value) AND {RELATION_SHOWN} ORDER BY s.key, r.id",
+            {"namespace": namespace, "ids": _ids(subject_ids), "now": to_storage(now)},
         )
         return [_relation(row) for row in rows]
 

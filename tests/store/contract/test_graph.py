@@ -28,7 +28,7 @@ ANNA_PARIS = Extraction(
 
 def test_graph_extraction_builds_entities_mentions_relations(store: Store) -> None:
     seq = extracted(store, "g1", ANNA_PARIS)
-    entities = store.graph.entities_by_key("default", ["anna", "paris", "jazz", "nobody"])
+    entities = store.graph.entities_by_key("default", ["anna", "paris", "jazz", "nobody"], NOW)
     assert sorted(entities) == ["anna", "jazz", "paris"]
     assert entities["anna"].mentions == 1
     assert entities["anna"].type == "person"
@@ -36,38 +36,42 @@ def test_graph_extraction_builds_entities_mentions_relations(store: Store) -> No
     mentions = {m.entity_id: m for m in store.graph.entities_of("default", [seq])}
     assert mentions[entities["anna"].id].count == 2
     assert (
-        store.graph.entity_by_id("default", [entities["paris"].id])[entities["paris"].id].name
+        store.graph.entity_by_id("default", [entities["paris"].id], NOW)[entities["paris"].id].name
         == "Paris"
     )
     relations = store.graph.relations(
-        "default", entity_ids=[entities["anna"].id], predicate=None, limit=10
+        "default", NOW, entity_ids=[entities["anna"].id], predicate=None, limit=10
     )
     assert sorted((r.subject, r.predicate, r.object) for r in relations) == [
         ("Anna", "likes", "jazz"),
         ("Anna", "move_to", "Paris"),
     ]
-    assert [r.predicate for r in store.graph.relations_from("default", [entities["anna"].id])] in (
+    assert [
+        r.predicate for r in store.graph.relations_from("default", [entities["anna"].id], NOW)
+    ] in (
         ["likes", "move_to"],
         ["move_to", "likes"],
     )
-    listed = store.graph.list_entities("default", query=None, type=None, limit=2, after=None)
+    listed = store.graph.list_entities("default", NOW, query=None, type=None, limit=2, after=None)
     assert [e.key for e in listed] == ["anna", "jazz"]
     rest = store.graph.list_entities(
-        "default", query=None, type=None, limit=5, after=(listed[-1].key, listed[-1].id)
+        "default", NOW, query=None, type=None, limit=5, after=(listed[-1].key, listed[-1].id)
     )
     assert [e.key for e in rest] == ["paris"]
     assert [
         e.key
-        for e in store.graph.list_entities("default", query="par", type=None, limit=5, after=None)
+        for e in store.graph.list_entities(
+            "default", NOW, query="par", type=None, limit=5, after=None
+        )
     ] == ["paris"]
     assert [
         e.key
         for e in store.graph.list_entities(
-            "default", query=None, type="PERSON", limit=5, after=None
+            "default", NOW, query=None, type="PERSON", limit=5, after=None
         )
     ] == ["anna"]
     assert [m.seq for m in store.graph.mentions("default", [entities["anna"].id], NOW, 5)] == [seq]
-    assert store.graph.entities_by_key("other", ["anna"]) == {}
+    assert store.graph.entities_by_key("other", ["anna"], NOW) == {}
 
 
 def test_graph_forget_drops_orphans_but_keeps_declared(store: Store) -> None:
@@ -80,9 +84,9 @@ def test_graph_forget_drops_orphans_but_keeps_declared(store: Store) -> None:
         assert tx.graph.declare_entity("default", "Paris", None, NOW)[1] is False
     with store.transaction() as tx:
         tx.delete(seq)
-    remaining = store.graph.entities_by_key("default", ["anna", "paris", "jazz"])
+    remaining = store.graph.entities_by_key("default", ["anna", "paris", "jazz"], NOW)
     assert sorted(remaining) == ["paris"]
-    assert store.graph.relations("default", entity_ids=None, predicate=None, limit=10) == []
+    assert store.graph.relations("default", NOW, entity_ids=None, predicate=None, limit=10) == []
     counts = store.graph.counts(["default"], 5)
     assert (counts.entities, counts.mentions, counts.relations) == (1, 0, 0)
 
@@ -97,12 +101,12 @@ def test_graph_drop_extraction_keeps_the_memory_and_what_others_say(store: Store
     with store.transaction() as tx:
         tx.graph.drop_extraction(seq)
         assert tx.find("default", id="g1") is not None
-    remaining = store.graph.entities_by_key("default", ["anna", "paris", "jazz"])
+    remaining = store.graph.entities_by_key("default", ["anna", "paris", "jazz"], NOW)
     assert sorted(remaining) == ["anna", "paris"]
     assert remaining["anna"].mentions == 1
     assert store.graph.entities_of("default", [seq]) == []
     assert store.graph.entities_of("default", [other])
-    assert store.graph.relations("default", entity_ids=None, predicate=None, limit=10) == []
+    assert store.graph.relations("default", NOW, entity_ids=None, predicate=None, limit=10) == []
     counts = store.graph.counts(["default"], 5)
     assert (counts.entities, counts.mentions, counts.relations) == (2, 1, 0)
     assert counts.extracted == {MODEL: 1}  # g1's text is to be extracted again
@@ -122,10 +126,10 @@ def test_graph_declared_relations_and_observations(store: Store) -> None:
     assert store.graph.observation_memories("default", [anna.id], NOW) == {
         anna.id: [(note.seq, "Anna plays the cello")]
     }
-    assert [e.key for e in store.graph.search_entities("default", "cello", 5)] == ["anna"]
-    assert [e.key for e in store.graph.search_entities("default", "bob", 5)] == ["bob"]
+    assert [e.key for e in store.graph.search_entities("default", "cello", NOW, 5)] == ["anna"]
+    assert [e.key for e in store.graph.search_entities("default", "bob", NOW, 5)] == ["bob"]
     with store.transaction() as tx:
         assert tx.graph.delete_relation("default", anna.id, "knows", bob.id) is True
         assert tx.graph.delete_relation("default", anna.id, "knows", bob.id) is False
         tx.graph.delete_entity(bob.id)
-    assert sorted(store.graph.entities_by_key("default", ["anna", "bob"])) == ["anna"]
+    assert sorted(store.graph.entities_by_key("default", ["anna", "bob"], NOW)) == ["anna"]
