@@ -375,8 +375,9 @@ class QueryFilters(BaseModel):
     kind: str | None = None
     category: str | None = None
     speaker: str | None = Field(default=None, description="only what this speaker said or wrote")
-    tags_any: list[str] = Field(default_factory=list)
-    tags_all: list[str] = Field(default_factory=list)
+    # As many and as long as a memory's own tags (checked by the service: _validate.tags).
+    tags_any: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
+    tags_all: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
     since: Moment | str | None = Field(
         default=None, json_schema_extra=replaced(nullable(DATE_TIME))
     )

@@ -46,6 +46,7 @@ from recalld.conversations import Conversation, ConversationReport
 from recalld.errors import AuthenticationError, NotFoundError, ValidationError
 from recalld.model import (
     KEY_MAX_CHARS,
+    TAGS_SCHEMA,
     Explanation,
     Filters,
     Forgotten,
@@ -72,6 +73,10 @@ BATBOX_FIELDS = {"at": "captured_at", "meta": "metadata"}
 COMMON_ERRORS = error_responses(401, 403, 413, 422, 503)
 # Time filters in a query string: RFC 3339 date-times (the published schema says so).
 TIME_QUERY: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
+# Tag filters in a query string: as many and as long as a memory's own tags.
+TAG_FILTER_QUERY: dict[str, Any] = {
+    "json_schema_extra": {"maxItems": TAGS_SCHEMA["maxItems"], "items": TAGS_SCHEMA["items"]}
+}
 
 
 # -- dependencies -------------------------------------------------------------
@@ -403,8 +408,12 @@ def list_memories(
     kind: str | None = None,
     category: str | None = None,
     speaker: Annotated[str | None, Query(description="only what this speaker said")] = None,
-    tag: Annotated[list[str] | None, Query(description="has any of these tags")] = None,
-    all_tag: Annotated[list[str] | None, Query(description="has every one of these")] = None,
+    tag: Annotated[
+        list[str] | None, Query(description="has any of these tags", **TAG_FILTER_QUERY)
+    ] = None,
+    all_tag: Annotated[
+        list[str] | None, Query(description="has every one of these", **TAG_FILTER_QUERY)
+    ] = None,
     since: Annotated[str | None, Query(description="at >= this time", **TIME_QUERY)] = None,
     until: Annotated[str | None, Query(description="at < this time", **TIME_QUERY)] = None,
     created_since: Annotated[str | None, Query(**TIME_QUERY)] = None,
