@@ -221,3 +221,15 @@ def test_invisible_ranges_are_unicodes_control_and_format_characters() -> None:
         if unicodedata.category(chr(code)) in {"Cc", "Cf", "Zl", "Zp"}
     }
     assert listed == wanted
+
+
+def test_get_names_a_malformed_id_and_what_it_looked_for(service: MemoryService) -> None:
+    with pytest.raises(ValidationError) as malformed:
+        service.get("")
+    assert malformed.value.field == "id"
+    with pytest.raises(NotFoundError) as missing:
+        service.get("no-such-id")
+    assert "'no-such-id'" in str(missing.value)
+    with pytest.raises(NotFoundError) as by_key:
+        service.get(key="absent")
+    assert "key 'absent'" in str(by_key.value)

@@ -358,6 +358,8 @@ class ServiceCore:
         ]
         if len(given) != 1:
             raise ValidationError("id", "give exactly one of id, key or seq")
+        if id is not None:
+            check.memory_id(id)
         if seq is not None:
             check.seq(seq)
         scope_namespace = self._namespace(namespace)
@@ -365,9 +367,8 @@ class ServiceCore:
         scope = self._scope([scope_namespace], None, self._clock())
         memory = self.store.get(scope, id=id, key=key, seq=seq)
         if memory is None:
-            raise NotFoundError(
-                f"no memory with {given[0]} {(id or key or seq)!r} in {scope_namespace!r}"
-            )
+            value = {"id": id, "key": key, "seq": seq}[given[0]]
+            raise NotFoundError(f"no memory with {given[0]} {value!r} in {scope_namespace!r}")
         return memory
 
     def search(
