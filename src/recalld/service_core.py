@@ -358,8 +358,8 @@ class ServiceCore:
         ]
         if len(given) != 1:
             raise ValidationError("id", "give exactly one of id, key or seq")
-        if id is not None:
-            check.memory_id(id)
+        if id is not None and not id:
+            raise ValidationError("id", "must not be empty")
         if seq is not None:
             check.seq(seq)
         scope_namespace = self._namespace(namespace)

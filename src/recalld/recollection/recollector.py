@@ -238,7 +238,7 @@ class Recollector:
     ) -> list[Recollection]:
         """Queued recollections, oldest first; ``drain`` removes what it returns (exactly once)."""
         check.limit(limit, self._settings)
-        rows = self._store.take_pending(self._namespace(namespace), limit, drain)
+        rows = self._store.take_pending(self._namespace(namespace), limit, drain, self._clock())
         return [
             Recollection(
                 memory=row.memory,

@@ -86,8 +86,11 @@ class ContextStore(Protocol):
         """Record and queue each candidate not fired since ``habituated_since``."""
         ...
 
-    def take_pending(self, namespace: str, limit: int, drain: bool) -> list[PendingRow]:
-        """The oldest queued recollections (removed when ``drain``)."""
+    def take_pending(
+        self, namespace: str, limit: int, drain: bool, now: datetime
+    ) -> list[PendingRow]:
+        """The oldest queued recollections of memories live at ``now`` (removed when
+        ``drain``); one of a memory that expired since it was queued is never returned."""
         ...
 
     def pending_version(self, namespace: str) -> int:

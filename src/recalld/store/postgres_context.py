@@ -245,24 +245,31 @@ class PostgresContext:
 
         return self._database.write(step)
 
-    def take_pending(self, namespace: str, limit: int, drain: bool) -> list[PendingRow]:
+    def take_pending(
+        self, namespace: str, limit: int, drain: bool, now: datetime
+    ) -> list[PendingRow]:
         """The oldest queued recollections; with ``drain`` they are deleted as they are read
         (``FOR UPDATE SKIP LOCKED``), so two consumers never receive the same item."""
         if not drain:
             rows = self._database.read(
                 f"SELECT {PENDING_COLUMNS}, {SELECT_COLUMNS}"
                 " FROM pending_recollections p JOIN memories m ON m.seq = p.seq"
-                " WHERE p.namespace = %s ORDER BY p.id LIMIT %s",
-                (namespace, limit),
+                " WHERE p.namespace = %s AND (m.expires_at IS NULL OR m.expires_at > %s)"
+                " ORDER BY p.id LIMIT %s",
+                (namespace, now, limit),
             )
             return [_pending(row, row_to_memory(row[7:])) for row in rows]
 
         def step(connection: Connection) -> list[PendingRow]:
+            # Items of memories expired since they were queued are neither taken nor
+            # counted against the limit (the purge deletes them with their memory).
             taken = connection.execute(
-                "DELETE FROM pending_recollections p WHERE p.id IN (SELECT id FROM"
-                " pending_recollections WHERE namespace = %s ORDER BY id LIMIT %s"
-                f" FOR UPDATE SKIP LOCKED) RETURNING {PENDING_COLUMNS}, p.seq",
-                (namespace, limit),
+                "DELETE FROM pending_recollections p WHERE p.id IN (SELECT q.id FROM"
+                " pending_recollections q JOIN memories m ON m.seq = q.seq"
+                " WHERE q.namespace = %s AND (m.expires_at IS NULL OR m.expires_at > %s)"
+                f" ORDER BY q.id LIMIT %s FOR UPDATE OF q SKIP LOCKED)"
+                f" RETURNING {PENDING_COLUMNS}, p.seq",
+                (namespace, now, limit),
             ).fetchall()
             if not taken:
                 return []

@@ -273,7 +273,9 @@ class SQLiteContext:
 
         return self._transact(step)
 
-    def take_pending(self, namespace: str, limit: int, drain: bool) -> list[PendingRow]:
+    def take_pending(
+        self, namespace: str, limit: int, drain: bool, now: datetime
+    ) -> list[PendingRow]:
         """The oldest queued recollections; with ``drain`` they are removed in the same
         transaction, so two consumers never receive the same item."""
 
@@ -282,8 +284,9 @@ class SQLiteContext:
                 "SELECT p.id, p.score, p.channels, p.prompt_line, p.fired_at, p.kind, p.details,"
                 f" {SELECT_COLUMNS}"
                 " FROM pending_recollections p JOIN memories m ON m.seq = p.seq"
-                " WHERE p.namespace = ? ORDER BY p.id LIMIT ?",
-                (namespace, limit),
+                " WHERE p.namespace = ? AND (m.expires_at IS NULL OR m.expires_at > ?)"
+                " ORDER BY p.id LIMIT ?",
+                (namespace, to_storage(now), limit),
             ).fetchall()
             rows_any: list[tuple[Any, ...]] = [tuple(row) for row in rows]
             items = [

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import timedelta, timezone
 
 from recalld.model import Place
-from recalld.store.base import Store
+from recalld.store.base import Store, stored_record
 from tests.store.contract.conftest import NOW, OpenStore, record
 
 LOCAL = timezone(timedelta(hours=1))
@@ -96,19 +97,42 @@ def test_context_fire_habituates_and_queues_oldest_first(store: Store) -> None:
     assert again == [second]
     assert store.context.counts("default") == (2, 2)
     version = store.context.pending_version("default")
-    peek = store.context.take_pending("default", 10, drain=False)
+    peek = store.context.take_pending("default", 10, drain=False, now=NOW)
     assert [item.memory.seq for item in peek] == [first, second]
     assert peek[0].channels == {"place": 1.0}
     assert peek[0].prompt_line == "line 1"
     assert peek[0].fired_at == NOW
     assert peek[0].kind == "recollection"
-    drained = store.context.take_pending("default", 1, drain=True)
+    drained = store.context.take_pending("default", 1, drain=True, now=NOW)
     assert [item.memory.seq for item in drained] == [first]
     assert store.context.pending_version("default") != version
-    assert [item.memory.seq for item in store.context.take_pending("default", 5, drain=True)] == [
-        second
-    ]
-    assert store.context.take_pending("default", 5, drain=True) == []
+    assert [
+        item.memory.seq for item in store.context.take_pending("default", 5, drain=True, now=NOW)
+    ] == [second]
+    assert store.context.take_pending("default", 5, drain=True, now=NOW) == []
+
+
+def test_context_queue_never_returns_a_memory_expired_since_it_fired(store: Store) -> None:
+    first, second = memories(store)
+    with store.transaction() as tx:
+        memory = tx.find("default", id="e1")
+        assert memory is not None
+        tx.replace(first, replace(stored_record(memory), expires_at=NOW + timedelta(minutes=5)))
+    fired = store.context.fire(
+        "default",
+        [(first, 0.9, {}, "soon gone"), (second, 0.8, {}, "stays")],
+        NOW,
+        NOW - timedelta(hours=3),
+    )
+    assert fired == [first, second]
+    later = NOW + timedelta(minutes=10)  # expired, not purged yet
+    peek = store.context.take_pending("default", 10, drain=False, now=later)
+    assert [item.memory.seq for item in peek] == [second]
+    assert [item.memory.seq for item in peek if item.memory.content == "croissant"] == []
+    # A limit of one is not spent on the expired item; draining never hands it out.
+    drained = store.context.take_pending("default", 1, drain=True, now=later)
+    assert [item.memory.seq for item in drained] == [second]
+    assert store.context.take_pending("default", 5, drain=True, now=later) == []
 
 
 def test_context_forget_removes_history_and_queue(store: Store) -> None:
@@ -133,7 +157,7 @@ def test_context_concurrent_drains_deliver_each_item_once(open_another: OpenStor
 
     def drain(index: int) -> None:
         barrier.wait(timeout=10)
-        while batch := stores[index].context.take_pending("default", 3, drain=True):
+        while batch := stores[index].context.take_pending("default", 3, drain=True, now=NOW):
             received[index] += [item.memory.seq for item in batch]
 
     threads = [threading.Thread(target=drain, args=(index,)) for index in range(len(stores))]

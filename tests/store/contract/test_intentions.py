@@ -92,7 +92,7 @@ def test_intentions_session_fires_queues_and_streaks(store: Store) -> None:
     assert row is not None
     assert (row.state, row.fire_count, row.last_fired_at) == ("done", 1, NOW)
     assert row.streaks == {1: Streak(count=2, last_at=NOW)}
-    (pending,) = store.context.take_pending("default", 5, drain=False)
+    (pending,) = store.context.take_pending("default", 5, drain=False, now=NOW)
     assert (pending.kind, pending.details) == ("reminder", {"why": "Anna"})
     assert store.intentions.session(lambda session: session.load([seq])) == []  # not active
 
@@ -112,7 +112,7 @@ def test_intentions_cancel_drops_reminders_and_streaks(store: Store) -> None:
     assert cancelled is not None
     assert cancelled.state == "cancelled"
     assert cancelled.streaks == {}
-    assert store.context.take_pending("default", 5, drain=False) == []
+    assert store.context.take_pending("default", 5, drain=False, now=NOW) == []
     assert store.intentions.cancel("default", "unknown", NOW) is None
     with store.transaction() as tx:
         tx.delete(seq)
