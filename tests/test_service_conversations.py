@@ -11,6 +11,7 @@ import pytest
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 
 
 @pytest.fixture
@@ -52,6 +53,28 @@ def test_conversation_reingestion_is_idempotent(service: MemoryService) -> None:
     changed = service.remember_conversation(edited, conversation="chat-1")
     assert changed.updated == 1
     assert service.stats().count == 4
+
+
+def test_conversation_edited_turn_keeps_its_time_and_an_expired_turn_comes_back(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    turns = [{"speaker": "Ada", "content": text} for text in ("one", "two", "three")]
+    first = service.remember_conversation(turns, conversation="c")
+    ids = [turn.receipt.id for turn in first.turns]
+    times = [service.get(memory_id).at for memory_id in ids]
+    clock.advance(60)
+    edited = [dict(turn) for turn in turns]
+    edited[1]["content"] = "two (edited)"
+    assert service.remember_conversation(edited, conversation="c").updated == 1
+    assert [service.get(memory_id).at for memory_id in ids] == times
+    around = service.turns(ids[0], before=3, after=3)
+    assert [memory.content for memory in around] == ["one", "two (edited)", "three"]
+    # A turn whose TTL passed (not purged yet) is written again by a re-send.
+    service.update(ids[2], ttl_seconds=1)
+    clock.advance(2)
+    again = service.remember_conversation(edited, conversation="c")
+    assert (again.created, again.unchanged) == (1, 2)
+    assert service.get(ids[2]).content == "three"
 
 
 def test_conversation_keeps_system_and_tool_messages_when_asked(service: MemoryService) -> None:

@@ -118,6 +118,18 @@ def test_import_line_without_id_keeps_its_times_speaker_and_expiry(
     assert (again.created, again.skipped) == (0, 3)
 
 
+def test_import_over_an_expired_id_writes_it_again(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    service.remember("short-lived", id="note-1", ttl_seconds=1)
+    line = json.loads(next(service.export()))
+    clock.advance(2)  # expired, not purged yet: the same line must not be "unchanged"
+    line["expires_at"] = None
+    report = service.import_lines([json.dumps(line)])
+    assert (report.created, report.unchanged) == (1, 0)
+    assert service.get("note-1").content == "short-lived"
+
+
 def test_import_bad_lines_reported_and_not_written(service: MemoryService) -> None:
     good = {
         "id": "good-1",

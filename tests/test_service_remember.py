@@ -68,6 +68,21 @@ def test_remember_client_id_is_idempotent(service: MemoryService) -> None:
     assert service.get("client-1").content == "same"
 
 
+def test_an_expired_client_id_is_free_again(service: MemoryService, clock: FakeClock) -> None:
+    service.remember("Gate code is 4711", id="gate", ttl_seconds=1)
+    service.remember("Gate code is 1234", id="door", ttl_seconds=1)
+    clock.advance(2)  # expired, not purged yet
+    # The same write again lands (it used to answer "unchanged" for nothing readable) ...
+    again = service.remember("Gate code is 4711", id="gate")
+    assert again.status == "created"
+    assert service.get("gate").expires_at is None
+    # ... and another text under the id is no conflict with a memory no read can see.
+    other = service.remember("Door code is 9999", id="door")
+    assert other.status == "created"
+    assert service.get("door").content == "Door code is 9999"
+    assert service.stats().count == 2
+
+
 def test_remember_place_from_coordinates_stores_geohash(service: MemoryService) -> None:
     receipt = service.remember("café", place={"lat": 48.8566, "lon": 2.3522, "name": "Paris"})
     place = service.get(receipt.id).place

@@ -41,6 +41,7 @@ from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import TAGS_SCHEMA, Memory, Moment, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
+from recalld.writing import expired
 
 if TYPE_CHECKING:
     from recalld.writing import Writer
@@ -327,12 +328,16 @@ class Conversations:
                 }
             )
             existing = tx.find(namespace, id=memory_id)
+            if existing is not None and expired(existing, self._clock()):
+                existing = None  # written fresh (the write frees the expired id)
             if existing is not None:
                 same = (existing.content, existing.meta, existing.speaker)
                 if same == (draft.content, meta, speaker):
                     report.unchanged += 1
                     return _receipt(existing, "unchanged")
-                changes = {"content": draft.content, "meta": meta, "at": draft.at}
+                changes: dict[str, Any] = {"content": draft.content, "meta": meta}
+                if draft.at is not None:  # a turn without a time keeps the one it had
+                    changes["at"] = draft.at
                 changes["speaker"] = speaker
                 memory, _ = self._writer.updated(tx, existing, changes, self._clock())
                 report.updated += 1

@@ -40,6 +40,7 @@ from recalld.store.base import (
     StoreTransaction,
     stored_record,
 )
+from recalld.writing import expired
 
 if TYPE_CHECKING:
     from recalld.core_memory import CoreMemory
@@ -342,6 +343,11 @@ class Transfer:
         )
         # Ids are unique per namespace: one taken elsewhere is no obstacle (nor a clue).
         existing = tx.find(namespace, id=record.id)
+        if existing is not None and expired(existing, now):
+            # Expired, not purged yet: the id is free again, as for a write.
+            tx.delete(existing.seq)
+            tx.dropped_content("import", now)
+            existing = None
         if existing is not None:
             if _unchanged(existing, stored, has_time=record.updated_at is not None):
                 return "unchanged"

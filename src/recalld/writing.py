@@ -155,6 +155,12 @@ class Writer:
             # Ids are unique per namespace: whether an id exists in another namespace
             # changes nothing here, so no answer can reveal it.
             taken = tx.find(namespace, id=draft.id)
+            if taken is not None and expired(taken, now):
+                # As an expired key: the id is free again (the purge would delete the
+                # memory), so this write lands instead of answering for what no read sees.
+                tx.delete(taken.seq)
+                tx.dropped_content("expired id", now)
+                taken = None
             if taken is not None:
                 if taken.content == draft.content and taken.key == draft.key:
                     return receipt_of(taken, "unchanged"), taken
