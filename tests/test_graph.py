@@ -118,6 +118,25 @@ def test_graph_update_re_extracts_the_memory(service: MemoryService) -> None:
     assert "Bergen" not in _names(service)
 
 
+def test_graph_reads_the_speaker_field_as_a_conversation_stores_it(
+    service: MemoryService,
+) -> None:
+    said = service.remember("My sister Anna loves Lyon.", speaker="Caroline")
+    service.remember_conversation(
+        [{"speaker": "Priya", "content": "My sister Ingrid loves Turin."}], conversation="c1"
+    )
+    _build(service)
+    assert {"Caroline", "Priya"} <= _names(service)
+    relations = {(r.subject, r.predicate, r.object) for r in service.graph.relations().relations}
+    assert {("Caroline", "sister", "Anna"), ("Priya", "sister", "Ingrid")} <= relations
+    # A new speaker is a change an extractor reads: the memory is extracted again.
+    service.update(said.id, speaker="Beatrice")
+    _build(service)
+    names = _names(service)
+    assert "Beatrice" in names
+    assert "Caroline" not in names
+
+
 def _kate_and_her_pet(service: MemoryService, pet: str, name: str) -> tuple[str, str]:
     """Two extracted memories that both mention Kate; the second alone names her pet.
     Returns their ids."""

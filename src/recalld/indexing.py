@@ -342,6 +342,7 @@ def _graph_inputs_changed(previous: Memory, memory: Memory) -> bool:
         previous.title != memory.title
         or previous.content != memory.content
         or previous.tags != memory.tags
+        or previous.speaker != memory.speaker
         or previous.meta.get("speaker") != memory.meta.get("speaker")
         or previous.meta.get("author") != memory.meta.get("author")
     )

@@ -385,7 +385,10 @@ class Worker:
         started = time.perf_counter()
         try:
             return self._extractor.extract_batch(
-                [extraction_input(job.title, job.content, job.tags, job.meta) for job in jobs]
+                [
+                    extraction_input(job.title, job.content, job.tags, job.meta, job.speaker)
+                    for job in jobs
+                ]
             )
         finally:
             self.report.extract_seconds += time.perf_counter() - started

@@ -53,6 +53,9 @@ def test_speaker_from_chat_prefix_or_meta() -> None:
     assert split_speaker("no speaker here: really", {}) == (None, "no speaker here: really")
     assert split_speaker("I went there.", {"author": "Mel"}) == ("Mel", "I went there.")
     assert split_speaker("Mel: hi", {"speaker": "Mel"}) == ("Mel", "hi")
+    # The memory's own speaker field comes first (a conversation's turn carries it).
+    assert split_speaker("I went there.", {"author": "Mel"}, "Ana") == ("Ana", "I went there.")
+    assert split_speaker("Ana: hi", {}, "Ana") == ("Ana", "hi")
 
 
 def test_rules_extract_speaker_tags_names_and_surface_relations() -> None:

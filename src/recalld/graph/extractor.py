@@ -67,14 +67,17 @@ class ExtractorSetup:
     warning: str | None = None
 
 
-def split_speaker(content: str, meta: dict[str, Any]) -> tuple[str | None, str]:
+def split_speaker(
+    content: str, meta: dict[str, Any], speaker: str | None = None
+) -> tuple[str | None, str]:
     """The memory's speaker or author and the text without a ``"Name: "`` prefix.
 
-    A ``speaker`` or ``author`` string in ``meta`` wins; else a chat line's
-    leading ``Name:`` names the speaker.
+    The memory's own ``speaker`` (what a conversation's turn carries) wins, then a
+    ``speaker`` or ``author`` string in ``meta``; else a chat line's leading
+    ``Name:`` names the speaker.
     """
-    for key in _SPEAKER_META_KEYS:
-        value = meta.get(key)
+    named = [speaker] + [meta.get(key) for key in _SPEAKER_META_KEYS]
+    for value in named:
         if isinstance(value, str) and value.strip():
             match = _SPEAKER_PREFIX.match(content)
             if match is not None and match.group(1) == value.strip():
@@ -87,10 +90,14 @@ def split_speaker(content: str, meta: dict[str, Any]) -> tuple[str | None, str]:
 
 
 def extraction_input(
-    title: str | None, content: str, tags: Sequence[str], meta: dict[str, Any]
+    title: str | None,
+    content: str,
+    tags: Sequence[str],
+    meta: dict[str, Any],
+    speaker: str | None = None,
 ) -> ExtractionInput:
     """What an extractor reads of a memory: title and text (speaker split off), tags."""
-    speaker, body = split_speaker(content, meta)
+    speaker, body = split_speaker(content, meta, speaker)
     text = body if not title else f"{title}. {body}"
     return ExtractionInput(text=text, speaker=speaker, tags=tuple(tags))
 

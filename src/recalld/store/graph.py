@@ -32,10 +32,16 @@ __all__ = [
 
 
 def graph_text_hash(
-    title: str | None, content: str, tags: Sequence[str], meta: dict[str, Any]
+    title: str | None,
+    content: str,
+    tags: Sequence[str],
+    meta: dict[str, Any],
+    speaker: str | None = None,
 ) -> str:
     """A digest of everything an extractor reads, to detect a memory changed since its claim."""
     people = [meta.get(name) for name in ("speaker", "author")] if isinstance(meta, dict) else []
+    if speaker is not None:
+        people.append(speaker)
     payload = json.dumps([title, content, list(tags), people], ensure_ascii=False, default=str)
     return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
 
@@ -55,6 +61,7 @@ class GraphJob:
     tags: tuple[str, ...]
     meta: dict[str, Any]
     at: datetime | None
+    speaker: str | None = None
 
 
 @dataclass(frozen=True)

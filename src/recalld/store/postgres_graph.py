@@ -303,8 +303,8 @@ class PostgresGraph:
             memories = {
                 int(row[0]): row[1:]
                 for row in connection.execute(
-                    "SELECT seq, id, namespace, title, content, tags, meta, at_utc, at_offset"
-                    " FROM memories WHERE seq = ANY(%s)",
+                    "SELECT seq, id, namespace, title, content, tags, meta, at_utc, at_offset,"
+                    " speaker FROM memories WHERE seq = ANY(%s)",
                     ([int(row[1]) for row in claimed],),
                 ).fetchall()
             }
@@ -326,6 +326,7 @@ class PostgresGraph:
                         tags=tuple(memory[4]),
                         meta=dict(memory[5]),
                         at=local_instant(memory[6], memory[7]),
+                        speaker=memory[8],
                     )
                 )
             return jobs
@@ -344,8 +345,8 @@ class PostgresGraph:
             for job, extraction in sorted(results, key=lambda item: item[0].seq):
                 # The memory first, then the job: the order forget locks them in.
                 memory = connection.execute(
-                    "SELECT title, content, tags, meta, at_utc FROM memories WHERE seq = %s"
-                    " FOR SHARE",
+                    "SELECT title, content, tags, meta, at_utc, speaker FROM memories"
+                    " WHERE seq = %s FOR SHARE",
                     (job.seq,),
                 ).fetchone()
                 held = connection.execute(
@@ -355,11 +356,13 @@ class PostgresGraph:
                 ).fetchone()
                 if held is None:
                     continue
-                digest = graph_text_hash(job.title, job.content, job.tags, job.meta)
+                digest = graph_text_hash(job.title, job.content, job.tags, job.meta, job.speaker)
                 current = (
                     None
                     if memory is None
-                    else graph_text_hash(memory[0], memory[1], list(memory[2]), dict(memory[3]))
+                    else graph_text_hash(
+                        memory[0], memory[1], list(memory[2]), dict(memory[3]), memory[5]
+                    )
                 )
                 # The memory changed after the claim: its newer job extracts the new text.
                 if memory is not None and current == digest:

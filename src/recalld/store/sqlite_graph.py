@@ -285,7 +285,7 @@ class SQLiteGraph:
             )
             columns = (
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content, m.tags,"
-                " m.meta, m.at FROM jobs j CROSS JOIN memories m ON m.seq = j.seq"
+                " m.meta, m.at, m.speaker FROM jobs j CROSS JOIN memories m ON m.seq = j.seq"
                 " WHERE j.kind = 'graph' AND j.model = :model"
             )
             params = {"model": model, "now": stamp, "limit": limit}
@@ -320,6 +320,7 @@ class SQLiteGraph:
                     tags=tuple(json.loads(row[7])),
                     meta=json.loads(row[8]),
                     at=None if row[9] is None else datetime.fromisoformat(row[9]),
+                    speaker=row[10],
                 )
                 for row in rows
             ]
@@ -345,15 +346,20 @@ class SQLiteGraph:
                 if held is None:
                     continue
                 memory = connection.execute(
-                    "SELECT title, content, tags, meta, at_utc FROM memories WHERE seq = ?",
+                    "SELECT title, content, tags, meta, at_utc, speaker FROM memories"
+                    " WHERE seq = ?",
                     (job.seq,),
                 ).fetchone()
-                digest = graph_text_hash(job.title, job.content, job.tags, job.meta)
+                digest = graph_text_hash(job.title, job.content, job.tags, job.meta, job.speaker)
                 current = (
                     None
                     if memory is None
                     else graph_text_hash(
-                        memory[0], memory[1], json.loads(memory[2]), json.loads(memory[3])
+                        memory[0],
+                        memory[1],
+                        json.loads(memory[2]),
+                        json.loads(memory[3]),
+                        memory[5],
                     )
                 )
                 # The memory changed after the claim: its newer job extracts the new text.
