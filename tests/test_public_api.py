@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import recalld
 
 
@@ -48,3 +50,20 @@ def test_public_api_open_round_trip(tmp_path: Path) -> None:
         receipt = memory.remember("the staging DB is in Melbourne")
         assert receipt.namespace == "agent"
         assert memory.get(receipt.id).content == "the staging DB is in Melbourne"
+
+
+@pytest.mark.parametrize(
+    ("settings", "field"),
+    [
+        ({"embeder": "none"}, "embeder"),  # a typo is refused, not ignored
+        ({"embedder": "nope"}, "embedder"),
+        ({"min_score": 5}, "min_score"),
+    ],
+)
+def test_public_api_open_names_a_bad_setting(
+    tmp_path: Path, settings: dict[str, object], field: str
+) -> None:
+    with pytest.raises(recalld.ValidationError) as raised:
+        recalld.open(tmp_path / "m.db", **settings)
+    assert raised.value.field == field
+    assert not (tmp_path / "m.db").exists()

@@ -233,3 +233,21 @@ def test_get_names_a_malformed_id_and_what_it_looked_for(service: MemoryService)
     with pytest.raises(NotFoundError) as by_key:
         service.get(key="absent")
     assert "key 'absent'" in str(by_key.value)
+
+
+def test_a_lone_string_is_no_list_of_tags_and_one_namespace_is_one(
+    service: MemoryService,
+) -> None:
+    with pytest.raises(ValidationError) as tags:
+        service.remember("x", tags="infra")
+    assert tags.value.field == "tags"
+    with pytest.raises(ValidationError) as mention:
+        service.remind("ask about the move", mention="Anna")
+    assert mention.value.field == "mention"
+    with pytest.raises(ValidationError) as cue:
+        service.recollections.cue(tags="lea")
+    assert cue.value.field == "tags"
+    assert service.stats().count == 0  # nothing of the refused calls was written
+    service.remember("kept", namespace="team")
+    assert service.stats("team").count == 1
+    assert len(list(service.export("team"))) == 1

@@ -104,9 +104,21 @@ def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
 
     Keyword arguments are :class:`Settings` fields (``namespace``, ``synchronous`` ...).
     """
+    import pydantic
+
     from recalld.config import Settings
+    from recalld.errors import ValidationError
     from recalld.service import MemoryService
 
+    unknown = sorted(set(settings) - set(Settings.model_fields))
+    if unknown:  # a typo would otherwise be ignored, and the default used without a word
+        raise ValidationError(unknown[0], "is not a setting (see recalld.Settings)")
     if db is not None:
         settings["db"] = db
-    return MemoryService.open(Settings(**settings))
+    try:
+        chosen = Settings(**settings)
+    except pydantic.ValidationError as error:
+        problem = error.errors(include_url=False)[0]
+        field = str(problem["loc"][0]) if problem["loc"] else "settings"
+        raise ValidationError(field, str(problem["msg"])) from None
+    return MemoryService.open(chosen)

@@ -142,6 +142,14 @@ def optional_text(value: str | None, field: str) -> str | None:
     return None if value is None else free_text(value, field)
 
 
+def listed(values: Sequence[Any], field: str) -> list[Any]:
+    """``values`` as a list; a lone string is refused (naming ``field``): iterated, it would
+    become one item per letter ("infra" as five tags)."""
+    if isinstance(values, str | bytes):
+        raise ValidationError(field, f"give a list, not one string ({values[:20]!r})")
+    return list(values)
+
+
 def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tuple[str, ...]:
     """Trimmed, de-duplicated tags in their given order, within the count and length limits
     (a filter's tags too: ``field`` names it).
@@ -149,6 +157,7 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
     The limits apply to the tags as given (as the published schema says), before
     trimming and de-duplication.
     """
+    listed(values, field)
     if len(values) > settings.max_tags:
         raise ValidationError(field, f"{len(values)} tags; the limit is {settings.max_tags}")
     cleaned: list[str] = []

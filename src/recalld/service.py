@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from recalld import _validate as check
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.model import (
@@ -306,7 +307,7 @@ class MemoryService(ServiceCore):
                 "title": title,
                 "at": at,
                 "source": source,
-                "tags": list(tags),
+                "tags": check.listed(tags, "tags"),
                 "include_system": include_system,
                 "include_tools": include_tools,
             },

@@ -95,9 +95,11 @@ class ServiceCore:
     def _namespace(self, namespace: str | None) -> str:
         return check.namespace(self.settings.namespace if namespace is None else namespace)
 
-    def _namespaces(self, namespaces: Sequence[str] | None) -> list[str]:
+    def _namespaces(self, namespaces: Sequence[str] | str | None) -> list[str]:
         if not namespaces:
             return [self._namespace(None)]
+        if isinstance(namespaces, str):  # one namespace, not its letters
+            return [self._namespace(namespaces)]
         return [self._namespace(name) for name in namespaces]
 
     def _maybe_purge(self) -> None:
@@ -181,7 +183,7 @@ class ServiceCore:
                 "title": title,
                 "kind": kind,
                 "category": category,
-                "tags": list(tags),
+                "tags": check.listed(tags, "tags"),
                 "salience": salience,
                 "source": source,
                 "speaker": speaker,
