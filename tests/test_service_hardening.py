@@ -251,3 +251,18 @@ def test_a_lone_string_is_no_list_of_tags_and_one_namespace_is_one(
     service.remember("kept", namespace="team")
     assert service.stats("team").count == 1
     assert len(list(service.export("team"))) == 1
+
+
+def test_batch_errors_name_the_draft_and_turns_bounds_are_checked(service: MemoryService) -> None:
+    with pytest.raises(ValidationError) as batch:
+        service.remember_many([{"content": "fine"}, {"content": " "}])
+    assert batch.value.field == "[1].content"
+    assert service.stats().count == 0  # all or nothing
+    receipt = service.remember("alone")
+    for arguments, field in (({"before": -1}, "before"), ({"after": True}, "after")):
+        with pytest.raises(ValidationError) as bounds:
+            service.turns(receipt.id, **arguments)
+        assert bounds.value.field == field
+    with pytest.raises(ValidationError) as every:
+        service.remind("stretch", at="tomorrow at 9", every="hourlyish")
+    assert "FREQ=WEEKLY" in str(every.value)

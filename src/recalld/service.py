@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from recalld import _validate as check
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
+from recalld.errors import ValidationError
 from recalld.model import (
     ImportReport,
     Memory,
@@ -320,6 +321,10 @@ class MemoryService(ServiceCore):
     ) -> list[Memory]:
         """The turns around a conversation turn (``before`` earlier, ``after`` later), itself
         included, in order; a memory that is no turn comes back alone."""
+        most = self.settings.max_limit
+        for name, value in (("before", before), ("after", after)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+                raise ValidationError(name, f"must be an integer from 0 to {most}, got {value!r}")
         memory = self.get(memory_id, namespace=namespace)
         if memory.source is None:
             return [memory]

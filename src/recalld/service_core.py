@@ -208,8 +208,16 @@ class ServiceCore:
             for index, draft in enumerate(drafts)
         ]
         self._maybe_purge()
+        receipts = []
         with self.store.transaction() as tx:
-            receipts = [self._write(tx, draft, scope_namespace, dedupe=True)[0] for draft in parsed]
+            for index, draft in enumerate(parsed):
+                try:
+                    receipts.append(self._write(tx, draft, scope_namespace, dedupe=True)[0])
+                except ValidationError as error:
+                    if len(parsed) == 1:  # one memory (remember): its field alone
+                        raise
+                    # Which draft of the batch (none of it is written).
+                    raise ValidationError(f"[{index}].{error.field}", error.message) from None
         return self._scrubbed(receipts)
 
     def _scrubbed(self, receipts: list[Receipt]) -> list[Receipt]:

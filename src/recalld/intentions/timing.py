@@ -205,6 +205,12 @@ class Recurrence:
                 _as_datetime(found) for found in built.xafter(anchor, count=GAP_SAMPLE, inc=True)
             ]
         except (ValueError, TypeError, OverflowError) as error:
+            if "FREQ=" not in rule.upper():  # no RRULE at all: dateutil's own words would puzzle
+                raise ValidationError(
+                    field,
+                    f"cannot read {text!r}: give daily, weekdays, weekly, monthly or one RRULE"
+                    " such as FREQ=WEEKLY;BYDAY=FR",
+                ) from None
             raise ValidationError(field, f"cannot use the recurrence {text!r}: {error}") from None
         gap = timedelta(seconds=shortest_gap)
         if any(later - earlier < gap for earlier, later in pairwise(first)):
