@@ -9,6 +9,7 @@ import psycopg
 import pytest
 
 from recalld.config import Settings
+from recalld.errors import ValidationError
 from recalld.model import Filters
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
@@ -117,3 +118,27 @@ def test_postgres_forget_leaves_no_row_and_vacuum_full_rewrites_the_files(
     for path in directory.iterdir():
         if path.is_file():
             assert needle not in path.read_bytes(), path
+
+
+def test_postgres_a_nul_character_is_bad_input_not_a_storage_error(
+    memory: MemoryService,
+) -> None:
+    # PostgreSQL's text and jsonb cannot hold U+0000: refused naming the field, and the
+    # transaction stays usable, so an import goes on with its other lines.
+    with pytest.raises(ValidationError) as meta:
+        memory.remember("hello", meta={"a": "x\u0000y"})
+    assert meta.value.field == "meta"
+    report = memory.import_lines(
+        [
+            '{"content": "first", "meta": {"a": "\\u0000"}}',
+            '{"content": "second"}',
+        ]
+    )
+    assert report.created == 1
+    assert [error.line for error in report.errors] == [1]
+    # A lookup or a filter holding one is bad input too, not a 503.
+    with pytest.raises(ValidationError):
+        memory.get("abc\u0000def")
+    with pytest.raises(ValidationError):
+        memory.list_memories(filters=Filters(category="\u0000"))
+    assert [m.content for m in memory.list_memories().memories] == ["second"]

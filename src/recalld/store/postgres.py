@@ -41,7 +41,7 @@ from psycopg.types.json import Jsonb
 
 from recalld._text import content_hash, normalized_content
 from recalld.config import Settings
-from recalld.errors import ConflictError, StorageError
+from recalld.errors import ConflictError, StorageError, ValidationError
 from recalld.model import Memory
 from recalld.store.base import (
     BackupResult,
@@ -96,6 +96,41 @@ def _lock_key(kind: str, *parts: str) -> str:
     return kind + ":" + "\x1f".join(parts)
 
 
+def _holds_nul(value: Any) -> bool:
+    """Whether a JSON value holds a NUL character in any key or string."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
+def _refuse_nul(record: MemoryRecord) -> None:
+    """Refuse, naming the field, what PostgreSQL's text and jsonb cannot hold (a NUL), before
+    the statement: a failed statement would abort the caller's transaction (an import goes
+    on with its other lines). SQLite stores it; the service refuses it in content and title."""
+    fields = {
+        "id": record.id,
+        "key": record.key,
+        "title": record.title,
+        "content": record.content,
+        "kind": record.kind,
+        "category": record.category,
+        "tags": record.tags,
+        "source": record.source,
+        "speaker": record.speaker,
+        "meta": record.meta,
+        "place.name": None if record.place is None else record.place.name,
+    }
+    for name, value in fields.items():
+        if _holds_nul(value):
+            raise ValidationError(
+                name, "holds a NUL character (U+0000), which PostgreSQL cannot store; remove it"
+            )
+
+
 class _Transaction:
     """Primitive operations on one connection inside a transaction."""
 
@@ -147,6 +182,7 @@ class _Transaction:
         return memory
 
     def insert(self, record: MemoryRecord) -> Memory:
+        _refuse_nul(record)
         placeholders = ", ".join("%s" for _ in WRITE_COLUMNS)
         # ON CONFLICT DO NOTHING keeps the transaction usable (an import goes on
         # with its other lines), where a raised unique violation would abort it.
@@ -168,6 +204,7 @@ class _Transaction:
         return self._read(seq)
 
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
+        _refuse_nul(record)
         assignments = ", ".join(f"{name} = %s" for name in WRITE_COLUMNS)
         self._connection.execute(
             f"UPDATE memories SET {assignments}, content_hash = %s WHERE seq = %s",

@@ -61,6 +61,14 @@ MINIMUM_VECTOR_VERSION = (0, 8, 0)
 RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
 
 
+def _holds_nul(error: psycopg.Error) -> bool:
+    """Whether ``error`` is PostgreSQL (or psycopg, adapting a parameter) refusing a NUL
+    character in text or jsonb."""
+    if isinstance(error, psycopg.errors.UntranslatableCharacter):
+        return True
+    return isinstance(error, psycopg.DataError) and "NUL" in str(error)
+
+
 def parse_url(url: str) -> dict[str, Any]:
     """The connection parameters of ``url``; a :class:`ValidationError` naming ``db`` if bad."""
     try:
@@ -227,6 +235,13 @@ class PostgresDatabase:
         except RETRYABLE:
             raise  # write() runs it again
         except psycopg.Error as error:
+            if _holds_nul(error):
+                # SQLite stores it; PostgreSQL's text and jsonb cannot: the input's fault.
+                raise ValidationError(
+                    "text",
+                    "holds a NUL character (U+0000), which PostgreSQL cannot store or look up;"
+                    " remove it",
+                ) from None
             raise StorageError(f"{type(error).__name__}: {_scrub(str(error), self.url)}") from None
 
     def read(self, query: str | sql.Composed, params: Any = None) -> list[tuple[Any, ...]]:
