@@ -204,6 +204,32 @@ def test_browser_memory_detail_map_local_time_and_edit_in_place(browsed: Browsed
     assert stored["content"] == "Pastel de nata at the tiled kiosk"  # untouched fields stay
 
 
+def test_browser_edit_sends_only_what_was_changed(browsed: Browsed) -> None:
+    # Content with CRLF line endings, a tag holding a comma, a salience off the 0.05 grid:
+    # changing the title alone must leave all three as stored.
+    with browsed.api() as client:
+        memory_id = _remember(
+            client,
+            content="line one\r\nline two",
+            tags=["new york, ny", "x"],
+            salience=0.37,
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}")
+    element(driver, "#memory-edit").click()
+    title = element(driver, "#edit-title")
+    title.clear()
+    title.send_keys("Two lines")
+    element(driver, "#edit-save").click()
+    text_appears(driver, "#memory-notice", "Saved")
+    with browsed.api() as client:
+        stored = _ok(client.get(f"/v1/memories/{memory_id}"))
+    assert stored["title"] == "Two lines"
+    assert stored["content"] == "line one\r\nline two"
+    assert stored["tags"] == ["new york, ny", "x"]
+    assert stored["salience"] == 0.37
+
+
 def test_browser_why_not_explains_a_returned_and_a_missing_memory(browsed: Browsed) -> None:
     namespace = f"explain-{uuid.uuid4().hex[:8]}"
     word = f"quokka{uuid.uuid4().hex[:6]}"

@@ -77,7 +77,7 @@ function editorInputs(memory) {
     kind: textInput("kind", memory.kind, { required: true }),
     category: textInput("category", memory.category),
     tags: textInput("tags", (memory.tags || []).join(", "), { placeholder: "comma-separated" }),
-    salience: h("input", { type: "number", name: "salience", id: "edit-salience", min: 0, max: 1, step: 0.05, value: memory.salience ?? "" }),
+    salience: h("input", { type: "number", name: "salience", id: "edit-salience", min: 0, max: 1, step: "any", value: memory.salience ?? "" }),
     source: textInput("source", memory.source),
     at: textInput("at", memory.at, { placeholder: "2026-10-25T08:10:00+02:00" }),
     lat: h("input", { type: "number", name: "lat", id: "edit-lat", min: -90, max: 90, step: "any", value: place.lat ?? "" }),
@@ -107,10 +107,14 @@ function changes(memory, inputs) {
     if (JSON.stringify(value) !== JSON.stringify(original ?? null)) patch[name] = value;
   };
   set("title", blankToNull(inputs.title.value), memory.title);
-  if (inputs.content.value !== memory.content) patch.content = inputs.content.value;
+  // A textarea gives its text with LF line endings: a CRLF memory is unchanged if untouched.
+  if (inputs.content.value !== memory.content.replace(/\r\n?/g, "\n")) patch.content = inputs.content.value;
   set("kind", inputs.kind.value.trim(), memory.kind);
   set("category", blankToNull(inputs.category.value), memory.category);
-  set("tags", inputs.tags.value.split(",").map((tag) => tag.trim()).filter(Boolean), memory.tags || []);
+  // Split only a list the user edited: a stored tag may hold a comma ("new york, ny").
+  if (inputs.tags.value !== (memory.tags || []).join(", ")) {
+    set("tags", inputs.tags.value.split(",").map((tag) => tag.trim()).filter(Boolean), memory.tags || []);
+  }
   set("salience", inputs.salience.value === "" ? null : Number(inputs.salience.value), memory.salience);
   set("source", blankToNull(inputs.source.value), memory.source);
   const at = blankToNull(inputs.at.value);
