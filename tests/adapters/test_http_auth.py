@@ -205,6 +205,24 @@ def test_http_auth_public_paths_need_no_token(seeded: SecuredServer) -> None:
     assert httpx.get(f"{base}/openapi.json").status_code == 200
 
 
+def test_http_auth_a_token_in_the_query_string_stays_out_of_the_access_log(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "logged.db"
+    token, _ = _create_token(db, "writer", {"alpha": "read+write"})
+    server = ServerProcess(db, arguments=("--log-level", "info")).start()  # access log on
+    try:
+        for name in ("token", "access_token"):
+            misplaced = httpx.get(f"{server.base_url}/v1/stats", params={name: token})
+            assert misplaced.status_code == 401  # only the Authorization header counts
+        log = server.log()
+    finally:
+        server.stop()
+    assert "/v1/stats?token=***" in log
+    assert "/v1/stats?access_token=***" in log
+    assert token.split("_", 2)[2] not in log
+
+
 def test_http_auth_tokens_never_reach_the_log(seeded: SecuredServer) -> None:
     log = seeded.server.log()
     for token in (seeded.tokens.writer, seeded.tokens.reader, seeded.tokens.revoked):
