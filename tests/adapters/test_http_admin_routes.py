@@ -133,6 +133,20 @@ def test_http_without_tokens_trusts_only_requests_addressed_to_this_machine(
     assert named.status_code == 200  # a token is proof enough, whatever name was used
 
 
+def test_http_a_read_token_recalls_without_counting_accesses(
+    client: TestClient, service: MemoryService
+) -> None:
+    receipt = service.remember("the staging database runs in Sydney")
+    reader, _ = _token(service, {"default": "read"})
+    writer, _ = _token(service, {"default": "read+write"})
+    query = {"query": "where does the staging database run", "min_score": 0}
+    read = _ok(client.post("/v1/recall", json=query, headers=_headers(reader)))
+    assert [hit["memory"]["id"] for hit in read] == [receipt.id]
+    assert service.get(receipt.id).access_count == 0  # a read scope changes nothing
+    _ok(client.post("/v1/recall", json=query, headers=_headers(writer)))
+    assert service.get(receipt.id).access_count == 1
+
+
 def test_http_session_needs_a_valid_token_once_tokens_exist(
     client: TestClient, service: MemoryService
 ) -> None:

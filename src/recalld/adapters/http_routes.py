@@ -479,9 +479,13 @@ def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespa
 
 
 @v1_router.post("/recall", response_model=list[Hit], tags=["query"])
-def recall(body: QueryRequest, service: Service, namespace: ReadNamespace) -> list[Hit]:
-    """Ranked memories for ``query``; counts an access of each one returned."""
-    return service.recall(
+def recall(
+    request: Request, body: QueryRequest, service: Service, namespace: ReadNamespace
+) -> list[Hit]:
+    """Ranked memories for ``query``; counts an access of each one returned (with write
+    access: a ``read`` token's recall changes nothing, as a search)."""
+    answer = service.recall if _caller(request).can(namespace, write=True) else service.search
+    return answer(
         body.query,
         filters=body.filters,
         limit=body.limit,
