@@ -34,6 +34,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import subprocess
@@ -642,6 +643,8 @@ def disk_full(directory: Path) -> dict[str, Any]:
     """Fill a 6 MiB tmpfs through the server; the answer must say so, forget must work."""
     mount = directory / "small"
     mount.mkdir()
+    if shutil.which("mount") is None:  # a minimal image: nothing to mount a tmpfs with
+        return {"measured": False, "reason": "no mount command"}
     mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mount)],
         capture_output=True,
