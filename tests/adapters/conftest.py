@@ -1,4 +1,5 @@
-"""Fixtures for the adapter tests: the anyio backend and MCP servers on every transport."""
+"""Fixtures for the adapter tests: the anyio backend, MCP servers on every transport, and the
+REST app in process."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
+from recalld.adapters.http_api import create_app
+from recalld.config import Settings
+from recalld.service import MemoryService
 from tests.adapters.mcp_support import (
     Connect,
     http,
@@ -27,6 +32,20 @@ TRANSPORTS = [
     pytest.param("postgres-in_process", marks=pytest.mark.postgres),
     pytest.param("postgres-http", marks=pytest.mark.postgres),
 ]
+
+
+# Where an in-process request comes from: this machine, as a tokenless server trusts.
+LOOPBACK = ("127.0.0.1", 40000)
+
+
+@pytest.fixture
+def client(service: MemoryService, settings: Settings) -> Iterator[TestClient]:
+    """The REST app in process (Starlette's test client), called from loopback and addressed
+    to 127.0.0.1. Test files that talk to a server process define their own ``client``."""
+    with TestClient(
+        create_app(service, settings), client=LOOPBACK, base_url="http://127.0.0.1"
+    ) as opened:
+        yield opened
 
 
 @pytest.fixture

@@ -5,27 +5,13 @@ In-process (Starlette's test client on the app), with the test's clock and token
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
-from recalld.adapters.http_api import create_app
-from recalld.config import Settings
 from recalld.service import MemoryService
 from recalld.tokens import Access, TokenRegistry
 from tests.conftest import FakeClock
-
-LOOPBACK = ("127.0.0.1", 40000)
-
-
-@pytest.fixture
-def client(service: MemoryService, settings: Settings) -> Iterator[TestClient]:
-    with TestClient(
-        create_app(service, settings), client=LOOPBACK, base_url="http://127.0.0.1"
-    ) as opened:
-        yield opened
 
 
 def _token(service: MemoryService, scopes: dict[str, Access]) -> tuple[str, str]:

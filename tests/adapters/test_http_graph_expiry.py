@@ -4,19 +4,15 @@ count. In-process (Starlette's test client on the app), with the rule-based extr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from recalld.adapters.http_api import create_app
 from recalld.config import Settings
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
-
-LOOPBACK = ("127.0.0.1", 40000)
 
 
 @pytest.fixture
@@ -29,14 +25,6 @@ def settings(any_database: Path | str) -> Settings:
         graph_extractor="rules",
         purge_interval_seconds=3600,
     )
-
-
-@pytest.fixture
-def client(service: MemoryService, settings: Settings) -> Iterator[TestClient]:
-    with TestClient(
-        create_app(service, settings), client=LOOPBACK, base_url="http://127.0.0.1"
-    ) as opened:
-        yield opened
 
 
 def _ok(response: Any) -> Any:

@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-import pytest
 from fastapi.testclient import TestClient
 
 from recalld.adapters.http_api import create_app
 from recalld.config import Settings
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
-
-LOOPBACK = ("127.0.0.1", 40000)
-
-
-@pytest.fixture
-def client(service: MemoryService, settings: Settings) -> Iterator[TestClient]:
-    with TestClient(
-        create_app(service, settings), client=LOOPBACK, base_url="http://127.0.0.1"
-    ) as opened:
-        yield opened
+from tests.adapters.conftest import LOOPBACK
 
 
 def _directives(policy: str) -> dict[str, list[str]]:

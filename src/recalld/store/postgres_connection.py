@@ -61,7 +61,7 @@ MINIMUM_VECTOR_VERSION = (0, 8, 0)
 RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
 
 
-def _holds_nul(error: psycopg.Error) -> bool:
+def _nul_refused(error: psycopg.Error) -> bool:
     """Whether ``error`` is PostgreSQL (or psycopg, adapting a parameter) refusing a NUL
     character in text or jsonb."""
     if isinstance(error, psycopg.errors.UntranslatableCharacter):
@@ -235,7 +235,7 @@ class PostgresDatabase:
         except RETRYABLE:
             raise  # write() runs it again
         except psycopg.Error as error:
-            if _holds_nul(error):
+            if _nul_refused(error):
                 # SQLite stores it; PostgreSQL's text and jsonb cannot: the input's fault.
                 raise ValidationError(
                     "text",
