@@ -17,6 +17,7 @@ __all__ = [
     "ID_PATTERN",
     "INVISIBLE_CLASS",
     "INVISIBLE_RANGES",
+    "KEY_PATTERN",
     "NAME_PATTERN",
     "NO_NUL_PATTERN",
     "TEXT_PATTERN",
@@ -64,8 +65,11 @@ NAME_PATTERN = f"^[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}][^{INVISIBLE_CLASS
 TEXT_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
 # Optional free text (title): no NUL.
 NO_NUL_PATTERN = "^[^\\x00]*$"
-# A client id, as ``recalld._validate.memory_id`` checks it.
-ID_PATTERN = "^[\\w.:-]{1,64}$"
+# A client id, as ``recalld._validate.memory_id`` checks it ("." and ".." are refused: a URL's
+# path resolves them away, so such a memory could not be reached over REST).
+ID_PATTERN = "^(?!\\.\\.?$)[\\w.:-]{1,64}$"
+# A key: a name with no "." or ".." between slashes, as ``recalld._validate.key`` checks it.
+KEY_PATTERN = "^(?!(?:[^/]*/)*\\.\\.?(?:/|$))" + NAME_PATTERN[1:]
 # The time fields take RFC 3339 date-times (ISO 8601 with an offset; "Z" for UTC).
 DATE_TIME = {"type": "string", "format": "date-time"}
 

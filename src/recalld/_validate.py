@@ -25,6 +25,10 @@ ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
 NAMESPACE_PATTERN = re.compile(r"[\w.:@/-]{1,100}")
 ID_PATTERN = re.compile(r"[\w.:-]{1,64}")
+# Path segments a URL resolves away (RFC 3986 §5.2.4): an id or key holding one as a whole
+# segment could be written but never reached over REST or from the web UI.
+DOT_SEGMENTS = frozenset({".", ".."})
+UNREACHABLE = "a URL resolves it away, so the memory could not be reached by its address"
 GEOHASH_ALPHABET = frozenset("0123456789bcdefghjkmnpqrstuvwxyz")
 # Precision used when a place is given as coordinates: 10 characters is ~1 m.
 GEOHASH_PRECISION = 10
@@ -63,9 +67,21 @@ def namespace(value: str) -> str:
 
 
 def memory_id(value: str) -> str:
-    """A client-supplied id: 1-64 letters, digits or ``._:-``."""
+    """A client-supplied id: 1-64 letters, digits or ``._:-``, not ``.`` or ``..``."""
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise ValidationError("id", f"must be 1-64 letters, digits or . _ : - (got {value!r})")
+    if value in DOT_SEGMENTS:
+        raise ValidationError("id", f"must not be {value!r}: {UNREACHABLE}")
+    return value
+
+
+def key(value: str | None, field: str = "key") -> str | None:
+    """An optional key: a name (:func:`name_text`) with no ``.`` or ``..`` between slashes."""
+    if value is None:
+        return None
+    name_text(value, field)
+    if any(part in DOT_SEGMENTS for part in value.split("/")):
+        raise ValidationError(field, f"must not hold . or .. between slashes: {UNREACHABLE}")
     return value
 
 

@@ -22,6 +22,7 @@ from pydantic import (
 from recalld._schema import (
     DATE_TIME,
     ID_PATTERN,
+    KEY_PATTERN,
     NAME_PATTERN,
     NO_NUL_PATTERN,
     TEXT_PATTERN,
@@ -162,7 +163,7 @@ class NewMemory(BaseModel):
         default=None,
         min_length=1,
         max_length=KEY_MAX_CHARS,
-        json_schema_extra=extra(pattern=NAME_PATTERN),
+        json_schema_extra=extra(pattern=KEY_PATTERN),
     )
     title: str | None = Field(
         default=None, max_length=TITLE_MAX_CHARS, json_schema_extra=extra(pattern=NO_NUL_PATTERN)

@@ -314,7 +314,7 @@ class Transfer:
         stored = MemoryRecord(
             id=record.id,
             namespace=namespace,
-            key=check.optional_name(record.key, "key"),
+            key=check.key(record.key),
             title=check.optional_text(record.title, "title"),
             content=check.content(record.content, settings),
             kind=check.name_text(record.kind, "kind"),

@@ -97,7 +97,7 @@ class Writer:
         return MemoryRecord(
             id=id,
             namespace=namespace,
-            key=check.optional_name(draft.key, "key"),
+            key=check.key(draft.key),
             title=check.optional_text(draft.title, "title"),
             content=check.content(draft.content, settings),
             kind=check.name_text(draft.kind, "kind"),

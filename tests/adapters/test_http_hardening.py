@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import uuid
@@ -211,6 +212,26 @@ def test_http_strict_numbers_and_names(client: httpx.Client) -> None:
     assert report["errors"][0]["error"].startswith("namespace:")
     _error(client.get("/v1/recollections/pending", params={"limit": 0}), 422, "limit")
     _error(client.post("/v1/sense", json={"biometrics": {"heart_rate": 1e308}}), 422, "biometrics")
+
+
+def test_http_ids_and_keys_a_url_would_resolve_away_are_refused(client: httpx.Client) -> None:
+    # "." and ".." path segments vanish from a URL (httpx and browsers resolve them), so
+    # such an id or key could be written but never read back by its address.
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]["NewMemory"]
+    patterns = {
+        name: re.compile(schemas["properties"][name]["anyOf"][0]["pattern"])
+        for name in ("id", "key")
+    }
+    for field, value in [("id", ".."), ("id", "."), ("key", ".."), ("key", "notes/../secret")]:
+        _error(client.post("/v1/memories", json={"content": "x", field: value}), 422, field)
+        assert not patterns[field].search(value), (field, value)
+    _error(client.put("/v1/kv/a%2F..%2Fb", json={"value": "v"}), 422, "key")
+    for field, value in [("id", "..."), ("key", "notes/.hidden/..x")]:
+        assert patterns[field].search(value), (field, value)
+        receipt = client.post("/v1/memories", json={"content": f"reachable {field}", field: value})
+        assert receipt.json()["created"] is True, receipt.text
+    assert client.get("/v1/memories/...").json()["content"] == "reachable id"
+    assert client.get("/v1/kv/notes/.hidden/..x").json()["content"] == "reachable key"
 
 
 def test_http_core_memory_screen(client: httpx.Client) -> None:

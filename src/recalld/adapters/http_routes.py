@@ -26,7 +26,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from recalld import _validate as check
-from recalld._schema import NAME_PATTERN
+from recalld._schema import KEY_PATTERN, NAME_PATTERN
 from recalld.adapters.http_models import (
     BatboxRecall,
     BatboxRemember,
@@ -389,7 +389,7 @@ v1_router = APIRouter(prefix="/v1", route_class=StrictJSONRoute, responses=COMMO
 MemoryId = Annotated[str, Path(min_length=1, max_length=64)]
 Key = Annotated[
     str,
-    Path(min_length=1, max_length=KEY_MAX_CHARS, json_schema_extra={"pattern": NAME_PATTERN}),
+    Path(min_length=1, max_length=KEY_MAX_CHARS, json_schema_extra={"pattern": KEY_PATTERN}),
 ]
 
 
