@@ -211,9 +211,10 @@ def _preview(entry: str, width: int = 60) -> str:
     return entry if len(entry) <= width else entry[: width - 1] + "…"
 
 
-def _single_match(entries: list[str], old_text: str, index: int) -> int:
+def _single_match(entries: list[str], old_text: str, index: int, *, span: bool = True) -> int:
     """The index of the entry ``old_text`` names: the one entry equal to it, else the one
-    entry that contains it exactly once.
+    entry that contains it (exactly once when it names a ``span`` to replace; a remove
+    takes the whole entry, so there it may occur in it more than once).
 
     An entry given in full is that entry even when it is also part of a longer
     one ("Ana" next to "Ana's sister"); otherwise an agent at capacity could
@@ -228,7 +229,7 @@ def _single_match(entries: list[str], old_text: str, index: int) -> int:
         raise ValidationError(
             f"operations[{index}].old_text", f"no entry contains {_preview(old_text)!r}"
         )
-    if len(matching) > 1 or matching[0][1] > 1:
+    if len(matching) > 1 or (span and matching[0][1] > 1):
         described = "; ".join(
             f"entry {position + 1} ({count}x): {_preview(entries[position])!r}"
             for position, count in matching
@@ -290,7 +291,7 @@ def apply_operations(
                 raise ValidationError(f"operations[{index}].old_text", "is required for remove")
             if operation.text is not None:
                 raise ValidationError(f"operations[{index}].content", "is not used by remove")
-            position = _single_match(entries, operation.old_text, index)
+            position = _single_match(entries, operation.old_text, index, span=False)
             removed = entries.pop(position)
             applied.append(f"removed {_preview(removed)!r}")
     return applied, duplicates

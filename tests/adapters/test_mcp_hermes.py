@@ -120,6 +120,20 @@ async def test_hermes_schema_batches_prompt_and_resource(hermes: tuple[Connect, 
         assert ambiguous.is_error
         assert ambiguous.structured_content is not None
         assert "more than once" in ambiguous.structured_content["error"]
+        # A remove names an entry, not a span: text found twice in that one entry names it,
+        # and a content the model filled in as well (the seed forbids it nowhere) is ignored.
+        await structured(
+            client,
+            "memory",
+            {"target": "memory", "action": "add", "content": "Use pnpm not npm; pnpm is faster"},
+        )
+        removed = await structured(
+            client,
+            "memory",
+            {"target": "memory", "action": "remove", "old_text": "pnpm", "content": "unused"},
+        )
+        assert removed["success"] is True
+        assert removed["entries"] == []
         rejected = await call(
             client, "memory", {"target": "user", "operations": [{"action": "add", "text": "x"}]}
         )

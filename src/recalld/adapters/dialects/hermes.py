@@ -96,6 +96,11 @@ def memory(
         old_text,
         None if operations is None else [item.model_dump() for item in operations],
     )
+    # The seed asks for content only on add and patch and forbids it nowhere: a model that
+    # fills every field of a remove means the remove (the engine itself refuses the text).
+    for item in batch:
+        if isinstance(item, dict) and item.get("action") == "remove":
+            item.update(content=None, new_text=None)
     result = core.apply(target, batch)
     return _answer(result.model_dump(exclude_none=True))
 
