@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import apsw
@@ -197,3 +198,32 @@ def test_overwrite_behind_a_reader_reports_pending(memory: MemoryService, db_pat
     reader.close()
     assert memory.scrubber.wait_until_done(timeout=30)
     assert MARKER.encode() not in database_bytes(db_path)
+
+
+CAFE = {"lat": 48.86420, "lon": 2.34750}
+
+
+def test_a_rewritten_memory_leaves_no_old_text_in_the_pending_queue(
+    memory: MemoryService, db_path: Path, clock: FakeClock
+) -> None:
+    # The queue keeps a prompt line (and a reminder its action) from when the memory fired;
+    # a write that changes the memory rewrites that copy, so the scrub finds nothing old.
+    yesterday = (clock.now - timedelta(days=1)).isoformat()
+    fired = memory.recollections.remember(f"vault code {MARKER}", place=CAFE, at=yesterday)
+    memory.recollections.sense(memory.recollections.cue(place=CAFE, at=clock.now.isoformat()))
+    intention = memory.remind(f"call the bank about {MARKER}", at="in 1 minute")
+    clock.advance(120)
+    assert len(memory.intentions.run_due()) == 1
+    queued = memory.recollections.pending(drain=False)
+    assert [item.kind for item in queued] == ["recollection", "reminder"]
+    assert all(MARKER in item.prompt_line for item in queued)
+
+    memory.update(fired.id, content="nothing here", title="the vault")
+    memory.update(intention.id, content="call the dentist")
+    assert memory.stats().pending_scrubs == 0
+    assert MARKER.encode() not in database_bytes(db_path)
+    recollection, reminder = memory.recollections.pending()
+    assert recollection.prompt_line.endswith("] the vault: nothing here")
+    assert reminder.prompt_line.startswith("[reminder] call the dentist (")
+    assert reminder.reminder is not None
+    assert reminder.reminder.action == "call the dentist"

@@ -109,6 +109,12 @@ def prompt_line(memory: Memory, width: int = 160) -> str:
     return f"[{when} {label}] {body}"
 
 
+def reminder_line(action: str, why: str, width: int = 160) -> str:
+    """A queued reminder's line for an agent's prompt: what to do, and why it is due now."""
+    line = f"[reminder] {' '.join(action.split())} ({why})"
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+
+
 def new_id() -> str:
     """A new time-sortable id (a ULID); python-ulid is imported on the first call, so a
     command that writes nothing does not pay for it."""

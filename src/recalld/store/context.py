@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from recalld._text import prompt_line, reminder_line
 from recalld.model import Memory
 
-__all__ = ["ContextStore", "PendingRow"]
+__all__ = ["ContextStore", "PendingRow", "rewritten_pending"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,22 @@ class PendingRow:
     fired_at: datetime
     kind: str = "recollection"
     details: dict[str, Any] | None = None
+
+
+def rewritten_pending(
+    memory: Memory, kind: str, details: dict[str, Any] | None
+) -> tuple[str, dict[str, Any] | None]:
+    """A queued item's prompt line and details for its memory as it reads now.
+
+    The queue keeps a copy of what the memory said when it fired; a write that
+    changes the memory (an overwrite, an update, an import) rewrites that copy in
+    the same transaction, so the old text is scrubbed with the rest and never handed
+    out afterwards.
+    """
+    if kind == "reminder" and details is not None:
+        details = {**details, "action": memory.content}
+        return reminder_line(memory.content, str(details.get("why", ""))), details
+    return prompt_line(memory), details
 
 
 class ContextStore(Protocol):

@@ -54,6 +54,7 @@ from recalld.store.base import (
     Scope,
     TokenRecord,
 )
+from recalld.store.context import rewritten_pending
 from recalld.store.intentions import IntentionRecord
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_context import PostgresContext, save_signals
@@ -211,7 +212,17 @@ class _Transaction:
             (*record_values(record), content_hash(record.content), seq),
         )
         self._write_tags(seq, record.tags)
-        return self._read(seq)
+        memory = self._read(seq)
+        queued = self._connection.execute(
+            "SELECT id, kind, details FROM pending_recollections WHERE seq = %s", (seq,)
+        ).fetchall()
+        for item, kind, details in queued:
+            line, rewritten = rewritten_pending(memory, str(kind), details)
+            self._connection.execute(
+                "UPDATE pending_recollections SET prompt_line = %s, details = %s WHERE id = %s",
+                (line, None if rewritten is None else Jsonb(rewritten), item),
+            )
+        return memory
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = %s", (seq,))

@@ -40,6 +40,7 @@ from recalld.store.base import (
     Scope,
     TokenRecord,
 )
+from recalld.store.context import rewritten_pending
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
@@ -148,7 +149,19 @@ class _Transaction:
             (*record_values(record), content_hash(record.content), seq),
         )
         self._write_tags(seq, record.tags)
-        return self._read(seq)
+        memory = self._read(seq)
+        queued = self._connection.execute(
+            "SELECT id, kind, details FROM pending_recollections WHERE seq = ?", (seq,)
+        ).fetchall()
+        for item, kind, details in queued:
+            line, rewritten = rewritten_pending(
+                memory, str(kind), None if details is None else json.loads(details)
+            )
+            self._connection.execute(
+                "UPDATE pending_recollections SET prompt_line = ?, details = ? WHERE id = ?",
+                (line, None if rewritten is None else json.dumps(rewritten), item),
+            )
+        return memory
 
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
