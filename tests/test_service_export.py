@@ -155,3 +155,43 @@ def test_import_bad_lines_reported_and_not_written(service: MemoryService) -> No
     assert "key" in report.errors[4].error
     ids = sorted(memory.id for memory in service.list_memories().memories)
     assert ids == ["good-1", "good-2"]
+
+
+def test_an_experiences_senses_survive_export_and_import(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    stored = service.recollections.remember(
+        "Morning run along the river", biometrics={"heart_rate": 90.0, "steps": 1200.0}
+    )
+    service.remember("a plain note has no senses line")
+    lines = list(service.export())
+    senses = [json.loads(line) for line in lines if '"recalld.senses"' in line]
+    assert senses == [
+        {
+            "type": "recalld.senses",
+            "namespace": "default",
+            "id": stored.id,
+            "signals": {},
+            "biometrics": {"heart_rate": 90.0, "steps": 1200.0},
+        }
+    ]
+    cue = {"biometrics": {"heart_rate": 90.0}}
+    with MemoryService.open(
+        Settings(db=tmp_path / "fresh.db", embedder="none"), clock=clock
+    ) as fresh:
+        assert fresh.import_lines(lines).errors == []
+        found = fresh.recollections.recall(fresh.recollections.cue(**cue))
+        assert [hit.memory.id for hit in found] == [stored.id]
+        bad = [
+            {**senses[0], "id": "missing"},
+            {**senses[0], "signals": {"image": "not base64!"}},
+            {**senses[0], "signals": {"smell": ""}},
+            {**senses[0], "biometrics": {"heart_rate": "fast"}},
+        ]
+        report = fresh.import_lines([json.dumps(line) for line in bad])
+        assert [error.line for error in report.errors] == [1, 2, 3, 4]
+        assert "missing" in report.errors[0].error
+        assert report.errors[1].error.startswith("signals.image:")
+        assert fresh.store.context.biometrics([found[0].memory.seq]) == {
+            found[0].memory.seq: {"heart_rate": 90.0, "steps": 1200.0}
+        }

@@ -6,8 +6,11 @@ targets (``{"type": "recalld.core", "namespace", "target", "entries"}``), the
 entities declared through the knowledge tools (``{"type": "recalld.entity",
 "namespace", "name", "entity_type", "observations": [memory ids]}``) and the
 declared relations (``{"type": "recalld.relation", "namespace", "from", "to",
-"relation_type"}``). What the worker extracted is not exported: it is
-re-extracted from the memories after an import.
+"relation_type"}``). An experience's senses follow its memories' lines
+(``{"type": "recalld.senses", "namespace", "id", "signals": {"image"|"audio":
+base64 of the derived features}, "biometrics": {name: reading}}``): the features,
+not the media, which recalld never keeps. What the worker extracted is not
+exported: it is re-extracted from the memories after an import.
 
 Import reads the same lines. A memory line is idempotent by ``id`` (an id
 already present is overwritten only by a record with a newer ``updated_at``,
@@ -22,6 +25,8 @@ written, while the other lines still import (in chunks of
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +58,7 @@ __all__ = [
     "ENTITY_LINE",
     "IMPORT_CHUNK_LINES",
     "RELATION_LINE",
+    "SENSES_LINE",
     "MayWrite",
     "Transfer",
     "restore_core_entries",
@@ -62,6 +68,9 @@ IMPORT_CHUNK_LINES = 500
 CORE_LINE = "recalld.core"
 ENTITY_LINE = "recalld.entity"
 RELATION_LINE = "recalld.relation"
+SENSES_LINE = "recalld.senses"
+# A sense's derived features are small (an image's: ~2 KiB; a song's fingerprint: ~10 KiB).
+MAX_SIGNAL_BYTES = 1024 * 1024
 GRAPH_PAGE = 500
 
 # Whether the importing caller may write a namespace (a token's scopes over HTTP).
@@ -144,7 +153,12 @@ class Transfer:
         under ``recalld_unreadable_meta``) still gets its line; ``on_problem`` is
         told which memory and why, so a backup is never silently partial.
         """
+        page: list[Memory] = []
         for memory in self._store.iterate(scope):
+            page.append(memory)
+            if len(page) >= GRAPH_PAGE:
+                yield from self._export_senses(page)
+                page = []
             unreadable = memory.meta.get(UNREADABLE_META_KEY)
             if unreadable is not None and on_problem is not None:
                 reason = unreadable.get("reason") if isinstance(unreadable, dict) else None
@@ -154,9 +168,32 @@ class Transfer:
                 )
             # The same fields, in the same order, as ExportRecord (which import parses).
             yield memory.model_dump_json(exclude={"seq", "index_state"})
+        yield from self._export_senses(page)
         for namespace in scope.namespaces:
             yield from self._export_core(namespace)
             yield from self._export_graph(namespace, scope)
+
+    def _export_senses(self, memories: Sequence[Memory]) -> Iterator[str]:
+        """The senses lines of ``memories`` that have any (after their memory lines)."""
+        by_seq = {memory.seq: memory for memory in memories}
+        seqs = sorted(by_seq)
+        signals = self._store.context.signals(seqs)
+        biometrics = self._store.context.biometrics(seqs)
+        for seq in seqs:
+            if seq not in signals and seq not in biometrics:
+                continue
+            memory = by_seq[seq]
+            encoded = {
+                channel: base64.b64encode(data).decode("ascii")
+                for channel, data in sorted(signals.get(seq, {}).items())
+            }
+            yield _line(
+                SENSES_LINE,
+                namespace=memory.namespace,
+                id=memory.id,
+                signals=encoded,
+                biometrics=biometrics.get(seq, {}),
+            )
 
     def _export_core(self, namespace: str) -> Iterator[str]:
         for target in ("user", "memory"):
@@ -281,11 +318,11 @@ class Transfer:
                 return _Line(number, "memory", namespace, check.parse_model(ExportRecord, data))
             except ValidationError as error:
                 return ImportLineError(line=number, error=str(error))
-        if kind not in (CORE_LINE, ENTITY_LINE, RELATION_LINE):
+        if kind not in (CORE_LINE, ENTITY_LINE, RELATION_LINE, SENSES_LINE):
             return ImportLineError(
                 line=number,
                 error=f"type: a recalld export line is a memory (no type), {CORE_LINE},"
-                f" {ENTITY_LINE} or {RELATION_LINE}; got {kind!r}",
+                f" {ENTITY_LINE}, {RELATION_LINE} or {SENSES_LINE}; got {kind!r}",
             )
         return _Line(number, str(kind), namespace, data)
 
@@ -402,10 +439,12 @@ class Transfer:
 
     def _import_structures(self, lines: Sequence[_Line], report: ImportReport) -> None:
         """Core entries, then declared entities, then relations (which name entities)."""
-        order = {CORE_LINE: 0, ENTITY_LINE: 1, RELATION_LINE: 2}
+        order = {SENSES_LINE: 0, CORE_LINE: 1, ENTITY_LINE: 2, RELATION_LINE: 3}
         for line in sorted(lines, key=lambda item: (order[item.kind], item.number)):
             try:
-                if line.kind == CORE_LINE:
+                if line.kind == SENSES_LINE:
+                    self._import_senses(line, report)
+                elif line.kind == CORE_LINE:
                     self._import_core(line, report)
                 elif line.kind == ENTITY_LINE:
                     self._import_entity(line, report)
@@ -413,6 +452,40 @@ class Transfer:
                     self._import_relation(line, report)
             except ValidationError as error:
                 report.errors.append(ImportLineError(line=line.number, error=str(error)))
+
+    def _import_senses(self, line: _Line, report: ImportReport) -> None:
+        from recalld.context.signals import HEADER_BYTES, check_biometrics
+
+        memory_id = check.memory_id(line.value.get("id"))
+        signals = line.value.get("signals", {})
+        readings = line.value.get("biometrics", {})
+        if not isinstance(signals, dict) or not isinstance(readings, dict):
+            raise ValidationError("signals", "signals and biometrics must be JSON objects")
+        features: dict[str, bytes] = {}
+        for channel, text in signals.items():
+            if channel not in ("image", "audio"):
+                raise ValidationError("signals", f"a channel is image or audio, not {channel!r}")
+            if not isinstance(text, str) or len(text) > MAX_SIGNAL_BYTES * 4 // 3 + 4:
+                raise ValidationError(
+                    f"signals.{channel}", f"must be base64 of at most {MAX_SIGNAL_BYTES} bytes"
+                )
+            try:
+                data = base64.b64decode(text, validate=True)
+            except binascii.Error:
+                raise ValidationError(f"signals.{channel}", "is not valid base64") from None
+            floats = len(data) - HEADER_BYTES if channel == "image" else len(data)
+            if floats < 0 or floats % 4:
+                raise ValidationError(
+                    f"signals.{channel}", f"{len(data)} bytes are not {channel} features"
+                )
+            features[channel] = data
+        checked = check_biometrics(readings)
+        with self._store.transaction() as tx:
+            memory = tx.find(line.namespace, id=memory_id)
+            if memory is None:
+                raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
+            tx.save_signals(memory.seq, features, checked)
+        report.count("created", "senses")
 
     def _import_core(self, line: _Line, report: ImportReport) -> None:
         target = line.value.get("target")
