@@ -77,6 +77,11 @@ def test_cli_remember_recall_get_forget(run: Invoke) -> None:
         "scrubbed": True,
         "scrub": "none",
     }
+    again = invoke("forget", memory_id)  # idempotent without --json too
+    assert (again.exit_code, again.output.strip()) == (
+        0,
+        f"nothing to forget: no memory {memory_id}",
+    )
 
 
 def test_cli_key_update_list_recent_stats(run: Invoke) -> None:
@@ -187,6 +192,23 @@ def test_cli_shell_runs_commands(tmp_path: Path) -> None:
     assert "hello from the shell" in completed.stdout
 
 
+def test_cli_shell_takes_an_apostrophe_and_survives_an_open_quote(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", str(tmp_path / "s.db"), "shell"],
+        input='remember "The user\'s dog is called Rex"\n'
+        "search user's --json\n"  # a lone apostrophe is part of the word
+        'remember "never closed\n'
+        "search dog --json\nquit\n",
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert completed.stdout.count("] The user's dog is called Rex") == 2  # both searches
+    assert "No closing quotation" in completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
 def test_cli_export_names_a_row_it_cannot_render_and_writes_every_row(
     run: Invoke, tmp_path: Path
 ) -> None:
@@ -236,3 +258,16 @@ def test_cli_speaker_min_score_and_explain(run: Invoke, monkeypatch: pytest.Monk
     assert "keyword_rank" in shown.stdout
     moved = _json(invoke("update", receipt["id"], "--speaker", "Melanie", "--json"))
     assert moved["speaker"] == "Melanie"
+
+
+def test_cli_mcp_with_a_mistyped_db_is_a_one_line_error(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", str(tmp_path / "missing" / "x.db"), "mcp"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr.startswith("error: the directory ")
+    assert completed.stderr.count("\n") == 1, completed.stderr

@@ -293,7 +293,8 @@ def forget(state: _State, memory_id: str, as_json: bool) -> None:
     if as_json:
         _print_json(forgotten)
     elif not forgotten.deleted:
-        click.echo(f"no memory {memory_id}")
+        # Idempotent, as DELETE /v1/memories/{id} is: nothing there is nothing to forget.
+        click.echo(f"nothing to forget: no memory {memory_id}")
     elif forgotten.scrub == "pending":
         click.echo(
             "forgotten; scrubbing its bytes from the database files is pending (another"
@@ -302,8 +303,6 @@ def forget(state: _State, memory_id: str, as_json: bool) -> None:
         )
     else:
         click.echo("forgotten")
-    if not forgotten.deleted and not as_json:
-        sys.exit(1)
 
 
 def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
@@ -364,6 +363,19 @@ def stats(state: _State, all_namespaces: bool, as_json: bool) -> None:
     show_stats(state.console, result)
 
 
+def _shell_words(line: str) -> list[str]:
+    """A shell line's words, as a shell splits them; when that fails on a lone apostrophe
+    ("the user's dog"), only double quotes quote, so the apostrophe is part of a word."""
+    try:
+        return shlex.split(line)
+    except ValueError:
+        lexer = shlex.shlex(line, posix=True)
+        lexer.whitespace_split = True
+        lexer.quotes = '"'
+        lexer.escapedquotes = '"'
+        return list(lexer)
+
+
 @cli.command()
 @pass_state
 def shell(state: _State) -> None:
@@ -381,7 +393,11 @@ def shell(state: _State) -> None:
             line = state.console.input("[bold green]recalld>[/bold green] ")
         except EOFError:
             break
-        words = shlex.split(line) if line.strip() else []
+        try:
+            words = _shell_words(line)
+        except ValueError as error:
+            click.echo(f'error: {error}: close the quote, or quote text with "…"', err=True)
+            continue
         if not words:
             continue
         if words[0] in {"quit", "exit"}:

@@ -66,10 +66,18 @@ def mcp_command(
     settings = state.settings.model_copy(update={"worker_thread": True, "scheduler_thread": True})
 
     def open_service() -> MemoryService:
+        if opened:
+            return opened.pop()
         service = MemoryService.open(settings)
         if service.store.created:
             click.echo(f"created a new database at {service.store.location()}", err=True)
         return service
+
+    # Opened once before serving, so a mistyped --db is the one-line error every other
+    # command gives (inside the server's lifespan it became a long exception group, and
+    # the client only saw the server go away); the server's lifespan takes this one.
+    opened: list[MemoryService] = []
+    opened.append(open_service())
 
     # Over HTTP the caller may be another machine: media must be base64, never a path
     # on this one (stdio's client is the local user who launched the server).
@@ -203,16 +211,19 @@ def token_list(state: _State, as_json: bool) -> None:
     if as_json:
         _print_json(tokens)
         return
+    from rich import box
     from rich.table import Table
 
-    table = Table()
-    for column in ("id", "name", "scopes", "created", "last used", "revoked"):
-        table.add_column(column)
+    # The id is what `token revoke` takes: never cut (the other columns fold).
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("id", no_wrap=True, min_width=16)
+    for column in ("name", "scopes", "created", "last used", "revoked"):
+        table.add_column(column, overflow="fold")
     for token in tokens:
         table.add_row(
             token.id,
             token.name,
-            ", ".join(f"{name}:{access}" for name, access in token.scopes.items()),
+            "\n".join(f"{name}:{access}" for name, access in token.scopes.items()),
             token.created_at.strftime("%Y-%m-%d %H:%M"),
             token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "",
             token.revoked_at.strftime("%Y-%m-%d %H:%M") if token.revoked_at else "",
