@@ -383,3 +383,24 @@ def test_image_model_plug_in_adds_its_embedding(db_path: Path, clock: FakeClock)
     ):
         broken.recollections.cue(image=base64.b64encode(picture(1)).decode())
     assert caught.value.field == "image_encoder"
+
+
+def test_a_memory_placed_by_a_coarse_geohash_is_found_by_coordinates_inside_it(
+    memory: MemoryService, tmp_path: Path
+) -> None:
+    # "u09tv" is a ~5 km cell of Paris; a cue given as coordinates (a 10-character geohash)
+    # inside it must reach the memory, though no finer prefix of the search starts its geohash.
+    coarse = memory.recollections.remember("Walked along the Seine", place={"geohash": "u09tv"})
+    centre = coarse.place
+    assert centre is not None
+    assert centre.geohash == "u09tv"
+    cue = memory.recollections.cue(place={"lat": centre.lat, "lon": centre.lon})
+    found = memory.recollections.recall(cue)
+    assert [hit.memory.id for hit in found] == [coarse.id]
+    assert found[0].channels["place"] == 1.0
+    # An export names the place by both its centre and its geohash: import keeps the cell.
+    with MemoryService.open(Settings(db=tmp_path / "copy.db", embedder="none")) as copy:
+        assert copy.import_lines(list(memory.export())).errors == []
+        restored = copy.get(coarse.id).place
+        assert restored is not None
+        assert restored.geohash == "u09tv"

@@ -307,6 +307,8 @@ def place(value: PlaceInput) -> Place:
                 raise ValidationError(
                     "place.geohash", f"{given!r} does not contain lat {value.lat}, lon {value.lon}"
                 )
+            # Both given (an export's place, say): the geohash keeps the precision given.
+            encoded = given
         return Place(lat=value.lat, lon=value.lon, geohash=encoded, name=value.name)
     if value.geohash is None:
         raise ValidationError("place", "give a geohash, or lat and lon")

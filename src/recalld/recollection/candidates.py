@@ -174,7 +174,10 @@ class CandidateFinder:
         settings = self._settings
         precision = search_precision(settings.place_scale_m / 2)
         prefixes = neighbourhood(place.geohash, precision, rings=2)
-        points = self._store.near_points(namespace, prefixes, now, POINT_LIMIT)
+        # A memory placed by a coarser geohash ("u09tv", a 5 km cell) holds the cue when
+        # that cell contains it, though no finer prefix of the search starts its geohash.
+        cells = list(dict.fromkeys(place.geohash[:length] for length in range(1, precision)))
+        points = self._store.near_points(namespace, prefixes, now, POINT_LIMIT, cells)
         if not points:
             return []
         seqs = np.array([point[0] for point in points])

@@ -79,10 +79,16 @@ class ContextStore(Protocol):
         ...
 
     def near_points(
-        self, namespace: str, prefixes: Sequence[str], now: datetime, limit: int
+        self,
+        namespace: str,
+        prefixes: Sequence[str],
+        now: datetime,
+        limit: int,
+        cells: Sequence[str] = (),
     ) -> list[tuple[int, float, float, datetime | None]]:
-        """(seq, lat, lon, at) of live memories whose geohash starts with one of ``prefixes``;
-        ``at`` keeps the offset it was stored with (its own local time of day)."""
+        """(seq, lat, lon, at) of live memories whose geohash is one of ``cells`` (places
+        given coarser than the search, which hold the cue) or starts with one of
+        ``prefixes``; ``at`` keeps the offset it was stored with (its own local time of day)."""
         ...
 
     def by_seqs(self, namespace: str, seqs: Sequence[int], now: datetime) -> list[Memory]:

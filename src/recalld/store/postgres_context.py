@@ -155,11 +155,27 @@ class PostgresContext:
     # -- candidates ----------------------------------------------------------
 
     def near_points(
-        self, namespace: str, prefixes: Sequence[str], now: datetime, limit: int
+        self,
+        namespace: str,
+        prefixes: Sequence[str],
+        now: datetime,
+        limit: int,
+        cells: Sequence[str] = (),
     ) -> list[tuple[int, float, float, datetime | None]]:
-        """(seq, lat, lon, at) of live memories under ``prefixes``: one prefix range scan
-        each of the ``(namespace, geohash text_pattern_ops)`` index."""
+        """(seq, lat, lon, at) of live memories in ``cells`` or under ``prefixes``: one prefix
+        range scan each of the ``(namespace, geohash text_pattern_ops)`` index."""
         points: list[tuple[int, float, float, datetime | None]] = []
+        if cells:
+            rows = self._database.read(
+                "SELECT m.seq, m.lat, m.lon, m.at_utc, m.at_offset FROM memories m"
+                " WHERE m.namespace = %(ns)s AND m.geohash = ANY(%(cells)s)"
+                f" AND {ALIVE} LIMIT %(limit)s",
+                {"ns": namespace, "cells": list(cells), "now": now, "limit": limit},
+            )
+            points.extend(
+                (int(seq), float(lat), float(lon), local_instant(at, offset))
+                for seq, lat, lon, at, offset in rows
+            )
         for prefix in prefixes:
             rows = self._database.read(
                 "SELECT m.seq, m.lat, m.lon, m.at_utc, m.at_offset FROM memories m"

@@ -179,7 +179,12 @@ class SQLiteContext:
     # -- candidates ----------------------------------------------------------
 
     def near_points(
-        self, namespace: str, prefixes: Sequence[str], now: datetime, limit: int
+        self,
+        namespace: str,
+        prefixes: Sequence[str],
+        now: datetime,
+        limit: int,
+        cells: Sequence[str] = (),
     ) -> list[tuple[int, float, float, datetime | None]]:
         """(seq, lat, lon, at) of live memories under ``prefixes``, without loading rows.
 
@@ -193,6 +198,16 @@ class SQLiteContext:
         )
         points: list[tuple[int, float, float, datetime | None]] = []
         stamp = to_storage(now)
+        if cells:
+            rows = self._database.read(
+                "SELECT m.seq, m.lat, m.lon, m.at FROM memories m WHERE m.namespace = :ns"
+                f" AND m.geohash IN (SELECT value FROM json_each(:cells)) AND {ALIVE}"
+                " LIMIT :limit",
+                {"ns": namespace, "cells": json.dumps(list(cells)), "now": stamp, "limit": limit},
+            )
+            points.extend(
+                (int(seq), float(lat), float(lon), optional_time(at)) for seq, lat, lon, at in rows
+            )
         for prefix in prefixes:
             rows = self._database.read(
                 sql,

@@ -75,6 +75,9 @@ def test_context_candidates_by_place_time_and_seq(store: Store) -> None:
     assert at is not None
     assert at.utcoffset() == timedelta(hours=1)
     assert store.context.near_points("default", ["zzzz"], NOW, 10) == []
+    # cells match a whole geohash (a place given coarser than the search), never a prefix.
+    exact = store.context.near_points("default", [], NOW, 10, cells=["u09", "u09tvw0f6s"])
+    assert [point[0] for point in exact] == [first]
     assert [m.seq for m in store.context.by_seqs("default", [second, first, 999], NOW)] in (
         [first, second],
         [second, first],
