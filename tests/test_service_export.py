@@ -175,12 +175,12 @@ def test_an_experiences_senses_survive_export_and_import(
             "biometrics": {"heart_rate": 90.0, "steps": 1200.0},
         }
     ]
-    cue = {"biometrics": {"heart_rate": 90.0}}
     with MemoryService.open(
         Settings(db=tmp_path / "fresh.db", embedder="none"), clock=clock
     ) as fresh:
         assert fresh.import_lines(lines).errors == []
-        found = fresh.recollections.recall(fresh.recollections.cue(**cue))
+        cue = fresh.recollections.cue(biometrics={"heart_rate": 90.0})
+        found = fresh.recollections.recall(cue)
         assert [hit.memory.id for hit in found] == [stored.id]
         bad = [
             {**senses[0], "id": "missing"},

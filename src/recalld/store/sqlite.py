@@ -155,7 +155,7 @@ class _Transaction:
         ).fetchall()
         for item, kind, details in queued:
             line, rewritten = rewritten_pending(
-                memory, str(kind), None if details is None else json.loads(details)
+                memory, str(kind), None if details is None else json.loads(str(details))
             )
             self._connection.execute(
                 "UPDATE pending_recollections SET prompt_line = ?, details = ? WHERE id = ?",
