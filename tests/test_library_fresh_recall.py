@@ -37,3 +37,14 @@ def test_library_recall_catch_up_embeds_a_short_queue(tmp_path: Path) -> None:
         written = memory.remember("The staging database runs in Sydney")
         memory.recall("staging database")
         assert memory.get(written.id).index_state == "indexed"
+
+
+def test_context_recall_by_text_catches_up_a_short_queue(tmp_path: Path) -> None:
+    # madeleine's recall and sense compare the cue's text by meaning too: as recall does,
+    # they embed a short queue first instead of missing what was written a moment ago.
+    with recalld.open(tmp_path / "fresh.db", embedder="hashing", graph_extractor="none") as memory:
+        written = memory.recollections.remember("Kyoto temple visit in autumn, red maple leaves")
+        assert memory.get(written.id).index_state != "indexed"
+        recollections = memory.recollections
+        recollections.recall(recollections.cue(text="temple visit"))
+        assert memory.get(written.id).index_state == "indexed"

@@ -109,3 +109,157 @@ def test_conversation_speaker_is_a_filter(service: MemoryService) -> None:
     ]
     hits = service.search("Hobart", filters=Filters(speaker="assistant"), min_score=0)
     assert [hit.memory.speaker for hit in hits] == ["assistant"]
+
+
+def _said(service: MemoryService, conversation: str) -> list[tuple[int, str | None, str]]:
+    turns = service.conversations.turns(f"recalld://conversation/{conversation}")
+    return sorted((turn.meta["turn"], turn.speaker, turn.content) for turn in turns)
+
+
+def _lines(*lines: str) -> list[dict[str, Any]]:
+    return [
+        {"speaker": line.split(": ", 1)[0], "content": line.split(": ", 1)[1]} for line in lines
+    ]
+
+
+def test_conversation_sliding_window_without_ids_keeps_the_earlier_turns(
+    service: MemoryService,
+) -> None:
+    first = _lines("Ada: My locker code is 4711", "Bob: Noted", "Ada: Bike lock 2525", "Bob: Ok")
+    service.remember_conversation(first, conversation="daily")
+    window = _lines("Ada: Bike lock 2525", "Bob: Ok", "Ada: Thanks")
+    report = service.remember_conversation(window, conversation="daily")
+    assert (report.created, report.updated, report.unchanged) == (1, 0, 2)
+    assert [turn.index for turn in report.turns] == [0, 1, 2]
+    expected = [
+        (0, "Ada", "My locker code is 4711"),
+        (1, "Bob", "Noted"),
+        (2, "Ada", "Bike lock 2525"),
+        (3, "Bob", "Ok"),
+        (4, "Ada", "Thanks"),
+    ]
+    assert _said(service, "daily") == expected
+    again = service.remember_conversation(window, conversation="daily")
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 3)
+    whole = service.remember_conversation([*first, window[-1]], conversation="daily")
+    assert (whole.created, whole.updated, whole.unchanged) == (0, 0, 5)
+    # A window that slid, with one of its turns edited: only that turn changes.
+    edited = _lines("Bob: Noted", "Ada: Bike lock 2626", "Bob: Ok", "Ada: Thanks", "Bob: Bye")
+    changed = service.remember_conversation(edited, conversation="daily")
+    assert (changed.created, changed.updated, changed.unchanged) == (1, 1, 3)
+    assert _said(service, "daily") == [
+        *expected[:2],
+        (2, "Ada", "Bike lock 2626"),
+        *expected[3:],
+        (5, "Bob", "Bye"),
+    ]
+    assert service.stats().count == 6
+
+
+def test_conversation_resend_without_ids_overwrites_no_turn_it_does_not_repeat(
+    service: MemoryService,
+) -> None:
+    stored = _lines("Ada: hi", "Bob: Ok", "Ada: the code is 4711", "Bob: Ok")
+    service.remember_conversation(stored, conversation="c")
+    # "Ok" repeats: the alignment that changes nothing wins (after the last "Ok").
+    report = service.remember_conversation(_lines("Bob: Ok", "Ada: bye"), conversation="c")
+    assert (report.created, report.updated, report.unchanged) == (1, 0, 1)
+    # Only new turns, none repeated: appended, nothing overwritten.
+    fresh = service.remember_conversation(_lines("Ada: new one", "Bob: new two"), conversation="c")
+    assert (fresh.created, fresh.updated, fresh.unchanged) == (2, 0, 0)
+    assert _said(service, "c") == [
+        (0, "Ada", "hi"),
+        (1, "Bob", "Ok"),
+        (2, "Ada", "the code is 4711"),
+        (3, "Bob", "Ok"),
+        (4, "Ada", "bye"),
+        (5, "Ada", "new one"),
+        (6, "Bob", "new two"),
+    ]
+    # The whole transcript again with one turn edited still updates that turn in place.
+    whole = _lines(
+        "Ada: hi",
+        "Bob: Ok",
+        "Ada: the code is 4712",
+        "Bob: Ok",
+        "Ada: bye",
+        "Ada: new one",
+        "Bob: new two",
+    )
+    edited = service.remember_conversation(whole, conversation="c")
+    assert (edited.created, edited.updated, edited.unchanged) == (0, 1, 6)
+    assert _said(service, "c")[2] == (2, "Ada", "the code is 4712")
+    # One new turn that says what a middle turn said is a new turn, not that turn again.
+    again = service.remember_conversation(_lines("Bob: Ok"), conversation="c")
+    assert (again.created, again.updated, again.unchanged) == (1, 0, 0)
+    assert _said(service, "c")[-1] == (7, "Bob", "Ok")
+    # Two turns repeated in the middle are a re-send of them: nothing changes.
+    middle = service.remember_conversation(
+        _lines("Bob: Ok", "Ada: the code is 4712"), conversation="c"
+    )
+    assert (middle.created, middle.updated, middle.unchanged) == (0, 0, 2)
+
+
+def test_conversation_resend_applies_new_tags_and_time(service: MemoryService) -> None:
+    message = {"speaker": "Ada", "content": "hello there", "id": "m1"}
+    first = service.remember_conversation(
+        [{**message, "at": "2026-01-01T10:00:00Z"}], conversation="c2", tags=["old"]
+    )
+    memory_id = first.turns[0].receipt.id
+    tagged = service.remember_conversation(
+        [{**message, "at": "2026-01-01T10:00:00Z"}], conversation="c2", tags=["new", "two"]
+    )
+    assert (tagged.updated, tagged.unchanged) == (1, 0)
+    assert service.get(memory_id).tags == ["new", "two"]
+    moved = service.remember_conversation(
+        [{**message, "at": "2026-06-01T10:00:00Z"}], conversation="c2", tags=["new", "two"]
+    )
+    assert (moved.updated, moved.unchanged) == (1, 0)
+    moment = service.get(memory_id).at
+    assert moment is not None
+    assert moment.isoformat() == "2026-06-01T10:00:00+00:00"
+    same = service.remember_conversation(
+        [{**message, "at": "2026-06-01T10:00:00Z"}], conversation="c2", tags=["new", "two"]
+    )
+    assert (same.updated, same.unchanged) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("messages", "field"),
+    [
+        ({"messages": [{"speaker": "Ada", "content": "hi"}], "conversation": "c"}, "messages"),
+        ("Ada: hi", "messages"),
+        (42, "messages"),
+        ([{"speaker": "Ada", "content": "hi"}, "Bob: hi"], "messages[1]"),
+    ],
+)
+def test_conversation_refuses_messages_in_another_form(
+    service: MemoryService, messages: Any, field: str
+) -> None:
+    with pytest.raises(ValidationError) as raised:
+        service.remember_conversation(messages, conversation="c")
+    assert raised.value.field == field
+    assert service.stats().count == 0
+
+
+def test_conversation_refuses_fields_beside_a_whole_conversation(service: MemoryService) -> None:
+    from recalld.conversations import Conversation
+
+    whole = Conversation.model_validate(
+        {"messages": [{"speaker": "Ada", "content": "hi"}], "conversation": "c"}
+    )
+    with pytest.raises(ValidationError) as raised:
+        service.remember_conversation(whole, title="ignored")
+    assert raised.value.field == "title"
+    assert service.stats().count == 0
+
+
+def test_conversation_names_a_bad_message_field_one_way(service: MemoryService) -> None:
+    fields = []
+    for speaker in ("", " ", "Ada\n", "a" * 201):  # the schema's checks and recalld's
+        messages = [{"speaker": "Ada", "content": "hi"}, {"speaker": speaker, "content": "x"}]
+        with pytest.raises(ValidationError) as raised:
+            service.remember_conversation(messages, conversation="c")
+        fields.append(raised.value.field)
+    assert fields == ["messages[1].speaker"] * 4
+    assert service.stats().count == 0

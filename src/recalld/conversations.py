@@ -14,11 +14,19 @@ in turn order: recall's neighbouring-turn feature reads exactly that);
 recalled one can be read with it.
 
 Idempotent: a turn's memory id is derived from the conversation id and the
-message id (or, without one, its position), so ingesting the same transcript
-again changes nothing (``unchanged``), a transcript that grew adds only its
-new turns, and a message whose text changed is updated in place. Without a
-conversation id, one is derived from the first message (its id, else its
-speaker, time and text), so a re-ingested file that only grew keeps its id.
+message id (or, without one, its position in the conversation), so ingesting
+the same transcript again changes nothing (``unchanged``), a transcript that
+grew adds only its new turns, and a message whose text changed is updated in
+place (its speaker, time, title and tags too). Without a conversation id, one
+is derived from the first message (its id, else its speaker, time and text),
+so a re-ingested file that only grew keeps its id.
+
+Messages without ids are placed by content before position (:func:`_offset`):
+a re-send of the last turns (a window that slid) lands on the stored turns it
+repeats, and its new turns are appended, instead of overwriting the
+conversation's first turns. A stored turn is only changed by a re-send that
+agrees with the stored conversation on at least as many turns as it changes;
+one that agrees on none is appended after the stored turns.
 
 Skipped unless asked for: system and developer messages (``include_system``),
 tool calls and tool results (``include_tools``), and messages with no text.
@@ -27,11 +35,14 @@ tool calls and tool results (``include_tools``), and messages with no text.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from recalld import _validate as check
@@ -55,6 +66,7 @@ __all__ = [
     "Conversations",
     "SkippedMessage",
     "TurnReceipt",
+    "conversation_of",
     "role_kind",
 ]
 
@@ -65,6 +77,8 @@ ID_MAX_CHARS = 200
 SPEAKER_MAX_CHARS = 200
 ROLE_MAX_CHARS = 100
 SOURCE_PREFIX = "recalld://conversation/"
+# Every stored turn of a conversation is read to place a re-send without message ids.
+ALL_TURNS = 2**62
 
 RoleKind = Literal["speech", "system", "tool"]
 # Role names of the common chat formats, by what they are.
@@ -188,6 +202,137 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _turn_id(conversation_id: str, message_key: str) -> str:
+    return "turn-" + _digest(conversation_id, message_key)[:40]
+
+
+# pydantic names a list item ``messages.0.speaker``; errors elsewhere say ``messages[0]``.
+_LIST_INDEX = re.compile(r"\.(\d+)(?=\.|$)")
+
+
+def _parse(data: Any) -> Conversation:
+    try:
+        return check.parse_model(Conversation, data)
+    except ValidationError as error:
+        raise ValidationError(_LIST_INDEX.sub(r"[\1]", error.field), error.message) from None
+
+
+def conversation_of(
+    messages: Any,
+    *,
+    conversation: str | None = None,
+    title: str | None = None,
+    at: datetime | str | None = None,
+    source: str | None = None,
+    tags: Sequence[str] = (),
+    include_system: bool = False,
+    include_tools: bool = False,
+) -> Conversation | dict[str, Any]:
+    """The arguments of ``MemoryService.remember_conversation`` as one conversation.
+
+    ``messages`` is a list of messages (dicts or :class:`ConversationMessage`) with
+    the other fields as keywords, or a whole :class:`Conversation` alone. Anything
+    else is a :class:`ValidationError` naming the argument (a ``{"messages": [...]}``
+    dict is a request body: ``Conversation.model_validate`` reads it).
+    """
+    if isinstance(messages, Conversation):
+        given = {
+            "conversation": conversation is not None,
+            "title": title is not None,
+            "at": at is not None,
+            "source": source is not None,
+            "tags": bool(check.listed(tags, "tags")),
+            "include_system": include_system is not False,
+            "include_tools": include_tools is not False,
+        }
+        for name, is_given in given.items():
+            if is_given:
+                raise ValidationError(name, "is set on the Conversation given; set it there")
+        return messages
+    if isinstance(messages, Mapping):
+        raise ValidationError(
+            "messages",
+            "give a list of messages and the other fields as arguments, not a"
+            f" {type(messages).__name__} (a whole conversation: Conversation.model_validate)",
+        )
+    if isinstance(messages, str | bytes) or not isinstance(messages, Iterable):
+        raise ValidationError(
+            "messages", f"give a list of messages, not a {type(messages).__name__}"
+        )
+    listed: list[Any] = []
+    for index, item in enumerate(messages):
+        if isinstance(item, ConversationMessage):
+            listed.append(item.model_dump(exclude_none=True))
+        elif isinstance(item, Mapping):
+            listed.append(dict(item))
+        else:
+            raise ValidationError(
+                f"messages[{index}]",
+                "give a message ({'content', 'role' or 'speaker', 'at'?, 'id'?}),"
+                f" not a {type(item).__name__}",
+            )
+    return {
+        "messages": listed,
+        "conversation": conversation,
+        "title": title,
+        "at": at,
+        "source": source,
+        "tags": check.listed(tags, "tags"),
+        "include_system": include_system,
+        "include_tools": include_tools,
+    }
+
+
+TurnKey = tuple[str | None, str]
+
+
+def _offset(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) -> int:
+    """Where a re-send without message ids starts in the stored conversation.
+
+    ``stored`` maps the positions of the stored turns without message ids to their
+    (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
+    in the re-send, (speaker, text)). The re-sent message ``i`` becomes the stored
+    position ``k + i`` for the offset ``k`` returned. Offset 0 (the position in the
+    re-send) and every offset at which at least one re-sent turn equals the stored
+    turn it lands on are candidates; one is acceptable when it leaves at least as
+    many of the stored turns it lands on unchanged as it changes. The acceptable
+    offset that changes the fewest stored turns wins, then the one that finds the
+    most of them unchanged, then the smallest; a placement that ends before the last
+    stored turn must find at least two (one repeated "Ok" is a new turn). With none
+    acceptable the re-send is appended after the last stored turn: no stored turn is
+    overwritten by a re-send that repeats none of the turns around it.
+    """
+    if not stored or not sent:
+        return 0
+    end = max(stored) + 1
+    positions_of: dict[TurnKey, list[int]] = {}
+    for position, turn in stored.items():
+        positions_of.setdefault(turn, []).append(position)
+    matches: Counter[int] = Counter()
+    for index, turn in sent:
+        for position in positions_of.get(turn, ()):
+            if position >= index:
+                matches[position - index] += 1
+    present = np.zeros(end, dtype=bool)
+    present[list(stored)] = True
+    indices = np.array([index for index, _ in sent], dtype=np.int64)
+    best: tuple[int, int, int] | None = None
+    for offset in {0, *matches}:
+        landing = indices + offset
+        overlap = int(present[landing[landing < end]].sum())
+        found = matches[offset]
+        changed = overlap - found
+        # One repeated turn in the middle ("Ok", "Thanks") is more likely a new turn that
+        # says the same again than a re-send of that turn alone: only a placement that
+        # reaches the last stored turn (a window that slid) may rest on one match.
+        reaches_end = int(landing.max()) >= end - 1
+        if found < changed or (found < 2 and not reaches_end):
+            continue
+        if best is None or (changed, -found, offset) < best:
+            best = (changed, -found, offset)
+    return end if best is None else best[2]
+
+
 class Conversations:
     """Transcripts into turns (see the module docstring)."""
 
@@ -217,11 +362,7 @@ class Conversations:
         """Store each kept message of ``conversation`` as a turn. Every field is checked
         first (nothing is written when one is wrong, and the error names it); turns are
         written in chunks of :data:`CHUNK_TURNS`, ``progress(done, total)`` after each."""
-        parsed = (
-            conversation
-            if isinstance(conversation, Conversation)
-            else check.parse_model(Conversation, conversation)
-        )
+        parsed = conversation if isinstance(conversation, Conversation) else _parse(conversation)
         scope_namespace = self._namespace_of(namespace)
         if not parsed.messages:
             raise ValidationError("messages", "give at least one message")
@@ -239,11 +380,20 @@ class Conversations:
                 report.skipped_messages.append(SkippedMessage(index=index, reason=reason))
             else:
                 kept.append((index, message))
+        offset = self._resent_offset(scope_namespace, conversation_id, source, kept)
         for start in range(0, len(kept), CHUNK_TURNS):
             with self._store.transaction() as tx:
                 for index, message in kept[start : start + CHUNK_TURNS]:
                     receipt = self._turn(
-                        tx, scope_namespace, parsed, conversation_id, source, index, message, report
+                        tx,
+                        scope_namespace,
+                        parsed,
+                        conversation_id,
+                        source,
+                        index,
+                        index if message.id is not None else offset + index,
+                        message,
+                        report,
                     )
                     report.turns.append(TurnReceipt(index=index, receipt=receipt))
             if progress is not None:
@@ -267,6 +417,35 @@ class Conversations:
             check.optional_name(message.id, prefix + "id")
             if message.at is not None:
                 parse_instant(prefix + "at", message.at)
+
+    def _resent_offset(
+        self,
+        namespace: str,
+        conversation_id: str,
+        source: str,
+        kept: Sequence[tuple[int, ConversationMessage]],
+    ) -> int:
+        """The stored position of the re-sent message 0, for messages without ids
+        (:func:`_offset`): the stored turns are compared by speaker and text."""
+        sent = [
+            (index, (_speaker(message, f"messages[{index}]."), message.content))
+            for index, message in kept
+            if message.id is None
+        ]
+        if not sent:
+            return 0
+        scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
+        stored: dict[int, TurnKey] = {}
+        for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
+            position = memory.meta.get("turn")
+            if (
+                type(position) is int
+                and position >= 0
+                and "message_id" not in memory.meta
+                and memory.id == _turn_id(conversation_id, f"#{position}")
+            ):
+                stored[position] = (memory.speaker, memory.content)
+        return _offset(stored, sent)
 
     @staticmethod
     def _skip_reason(message: ConversationMessage, conversation: Conversation) -> str | None:
@@ -295,18 +474,18 @@ class Conversations:
         conversation_id: str,
         source: str,
         index: int,
+        position: int,
         message: ConversationMessage,
         report: ConversationReport,
     ) -> Receipt:
+        """Write the message ``index`` of the re-send as the turn at ``position`` of the
+        conversation (its index, unless a re-send without ids was placed by content)."""
         prefix = f"messages[{index}]."
         role = None if message.role is None else check.name_text(message.role, prefix + "role")
-        speaker = message.speaker or ROLE_SPEAKERS.get((role or "").lower(), role)
-        if speaker is not None:
-            check.name_text(speaker, prefix + "speaker")
-            speaker = check.speaker(speaker)
-        message_key = message.id if message.id is not None else f"#{index}"
-        memory_id = "turn-" + _digest(conversation_id, message_key)[:40]
-        meta: dict[str, Any] = {"conversation": conversation_id, "turn": index}
+        speaker = _speaker(message, prefix)
+        message_key = message.id if message.id is not None else f"#{position}"
+        memory_id = _turn_id(conversation_id, message_key)
+        meta: dict[str, Any] = {"conversation": conversation_id, "turn": position}
         if conversation.title:
             meta["conversation_title"] = conversation.title
         if role is not None:
@@ -331,12 +510,15 @@ class Conversations:
             if existing is not None and expired(existing, self._clock()):
                 existing = None  # written fresh (the write frees the expired id)
             if existing is not None:
-                same = (existing.content, existing.meta, existing.speaker)
-                if same == (draft.content, meta, speaker):
+                tags = list(check.tags(draft.tags, self._settings))
+                # A turn without a time keeps the one it had.
+                moment = None if draft.at is None else parse_instant(prefix + "at", draft.at)
+                same = (existing.content, existing.meta, existing.speaker, list(existing.tags))
+                if same == (draft.content, meta, speaker, tags) and moment in (None, existing.at):
                     report.unchanged += 1
                     return _receipt(existing, "unchanged")
-                changes: dict[str, Any] = {"content": draft.content, "meta": meta}
-                if draft.at is not None:  # a turn without a time keeps the one it had
+                changes: dict[str, Any] = {"content": draft.content, "meta": meta, "tags": tags}
+                if moment is not None:
                     changes["at"] = draft.at
                 changes["speaker"] = speaker
                 memory, _ = self._writer.updated(tx, existing, changes, self._clock())
@@ -356,6 +538,16 @@ class Conversations:
         check.limit(limit, self._settings)
         scope = Scope(namespaces=(scope_namespace,), now=self._clock())
         return self._store.by_source(scope, source, limit=limit)
+
+
+def _speaker(message: ConversationMessage, prefix: str) -> str | None:
+    """Who said ``message`` as its turn stores it: its speaker, else its role's name."""
+    role = message.role
+    speaker = message.speaker or ROLE_SPEAKERS.get((role or "").lower(), role)
+    if speaker is None:
+        return None
+    check.name_text(speaker, prefix + "speaker")
+    return check.speaker(speaker)
 
 
 def _receipt(memory: Memory, status: str) -> Receipt:

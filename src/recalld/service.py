@@ -14,7 +14,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from recalld import _validate as check
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.errors import ValidationError
@@ -158,9 +157,17 @@ class MemoryService(ServiceCore):
             self.settings,
             self._clock,
             self.put,
-            text_similarities=self.indexing.retriever.text_similarities,
+            text_similarities=self._text_similarities,
             reminders=self.intentions.sensed,
         )
+
+    def _text_similarities(
+        self, text: str, namespace: str, seqs: Sequence[int], nearest: int
+    ) -> dict[int, float]:
+        # As search does: a short embedding queue is worked off first, so a memory written
+        # a moment ago is found by paraphrase (madeleine's recall, sense) straight away.
+        self.indexing.catch_up()
+        return self.indexing.retriever.text_similarities(text, namespace, seqs, nearest)
 
     @cached_property
     def knowledge(self) -> KnowledgeGraph:
@@ -294,27 +301,19 @@ class MemoryService(ServiceCore):
         and tool messages are skipped unless ``include_system``/``include_tools``.
         See :mod:`recalld.conversations`.
         """
-        from recalld.conversations import Conversation
+        from recalld.conversations import conversation_of
 
-        if isinstance(messages, Conversation):
-            return self.conversations.remember(messages, namespace=namespace, progress=progress)
-        return self.conversations.remember(
-            {
-                "messages": [
-                    item if isinstance(item, dict) else item.model_dump(exclude_none=True)
-                    for item in messages
-                ],
-                "conversation": conversation,
-                "title": title,
-                "at": at,
-                "source": source,
-                "tags": check.listed(tags, "tags"),
-                "include_system": include_system,
-                "include_tools": include_tools,
-            },
-            namespace=namespace,
-            progress=progress,
+        whole = conversation_of(
+            messages,
+            conversation=conversation,
+            title=title,
+            at=at,
+            source=source,
+            tags=tags,
+            include_system=include_system,
+            include_tools=include_tools,
         )
+        return self.conversations.remember(whole, namespace=namespace, progress=progress)
 
     def turns(
         self, memory_id: str, *, before: int = 2, after: int = 2, namespace: str | None = None
