@@ -268,3 +268,14 @@ def test_core_request_is_one_operation_or_a_batch_not_both() -> None:
     with pytest.raises(ValidationError) as neither:
         requested_operations(None, None, None, None, None)
     assert neither.value.field == "action"
+
+
+def test_core_entries_are_one_spelling_whatever_the_unicode_form(service: MemoryService) -> None:
+    memory = service
+    composed, decomposed = "Caf\u00e9: yes", "Cafe\u0301: yes"
+    memory.core.apply("user", [{"action": "add", "content": decomposed}])
+    again = memory.core.apply("user", [{"action": "add", "content": composed}])
+    assert again.entries == [composed]
+    assert again.duplicates == [composed]
+    removed = memory.core.apply("user", [{"action": "remove", "old_text": "Caf\u00e9"}])
+    assert removed.entries == []

@@ -15,6 +15,7 @@ against the state they replace, so concurrent agents never lose an update.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -193,7 +194,9 @@ def size_of(entries: Sequence[str]) -> int:
 
 def check_entry_text(text: str, field: str) -> str:
     """Reject empty text, control characters and invisible Unicode (it reaches prompts)."""
-    cleaned = text.strip()
+    # One spelling per text: "Café" typed precomposed or with a combining accent is one
+    # entry (a duplicate is not added twice, and either spelling names it).
+    cleaned = unicodedata.normalize("NFC", text.strip())
     if not cleaned:
         raise ValidationError(field, "must not be empty")
     found = check.invisible(cleaned)
@@ -253,7 +256,12 @@ def apply_operations(
     """
     applied: list[str] = []
     duplicates: list[str] = []
+    entries[:] = [unicodedata.normalize("NFC", entry) for entry in entries]
     for index, operation in enumerate(operations):
+        if operation.old_text is not None:
+            operation = operation.model_copy(
+                update={"old_text": unicodedata.normalize("NFC", operation.old_text)}
+            )
         if operation.action == "add":
             if operation.old_text is not None:
                 raise ValidationError(f"operations[{index}].old_text", "is not used by add")
