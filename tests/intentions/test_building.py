@@ -122,3 +122,37 @@ def test_phrases_read_a_bare_hour_as_an_hour() -> None:
     assert parser.resolve("at", "2026-12-04 09:00", zone, now).isoformat() == (
         "2026-12-04T09:00:00+02:00"
     )
+
+
+def test_phrases_a_day_means_the_default_time_a_duration_keeps_the_time_of_day() -> None:
+    parser = PhraseParser(parse_clock_time("09:00", "default"))
+    now = datetime(2026, 12, 4, 18, 40, 12, tzinfo=UTC)  # Friday, 19:40:12 in Paris
+    zone = parse_zone("Europe/Paris")
+    expected = {
+        # A day without a time, ISO or phrase, is that day at the default time.
+        "2027-01-01": "2027-01-01T09:00:00+01:00",
+        "20270101": "2027-01-01T09:00:00+01:00",
+        "next Friday": "2026-12-11T09:00:00+01:00",
+        "tomorrow": "2026-12-05T09:00:00+01:00",
+        "next week": "2026-12-11T09:00:00+01:00",
+        # A duration counts from now, to the second, as "in 2 hours" does.
+        "in 2 hours": "2026-12-04T21:40:12+01:00",
+        "in a week": "2026-12-11T19:40:12+01:00",
+        "In 3  days": "2026-12-07T19:40:12+01:00",
+        "a week from now": "2026-12-11T19:40:12+01:00",
+        "in 2 weeks and 3 days": "2026-12-21T19:40:12+01:00",
+        "in a month": "2027-01-04T19:40:12+01:00",
+        "in 3 days at 18:00": "2026-12-07T18:00:00+01:00",
+    }
+    resolved = {phrase: parser.resolve("at", phrase, zone, now).isoformat() for phrase in expected}
+    assert resolved == expected
+
+
+def test_remind_an_iso_date_means_the_default_time_in_the_zone(memory: MemoryService) -> None:
+    intention = memory.remind("renew the passport", at="2027-01-01", expires="2027-01-02")
+    assert intention.next_due is not None
+    assert intention.next_due.isoformat() == "2027-01-01T09:00:00+01:00"
+    assert [item.instant.isoformat() for item in intention.resolved] == [
+        "2027-01-01T09:00:00+01:00",
+        "2027-01-02T09:00:00+01:00",
+    ]

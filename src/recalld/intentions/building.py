@@ -77,10 +77,10 @@ def parse_signal(value: SignalCondition | str) -> SignalCondition:
                 "signals", f"expected NAME>VALUE or NAME<VALUE (heart_rate>150), got {value!r}"
             )
         name, operator, number = match.groups()
-        condition = (
-            SignalCondition(signal=name, above=float(number))
-            if operator == ">"
-            else SignalCondition(signal=name, below=float(number))
+        condition = check.parse_model(
+            SignalCondition,
+            {"signal": name, "above" if operator == ">" else "below": float(number)},
+            prefix="signals.",
         )
     if (condition.above is None) == (condition.below is None):
         raise ValidationError("signals", f"{condition.signal}: give exactly one of above or below")

@@ -153,7 +153,7 @@ class Intentions:
             tx.save_intention(memory.seq, record)
         if self.scheduler is not None and built.scheduled:
             self.scheduler.wake()
-        stored = self._store.intentions.get(scope_namespace, memory.id)
+        stored = self._store.intentions.get(scope_namespace, memory.id, now=now)
         assert stored is not None  # just written in this transaction
         return self._intention(stored).model_copy(update={"resolved": built.resolved})
 
@@ -162,19 +162,22 @@ class Intentions:
     def __call__(
         self, *, state: StateFilter = "active", namespace: str | None = None
     ) -> list[Intention]:
-        """The namespace's intentions in ``state`` (``all`` for every state), newest first."""
+        """The namespace's intentions in ``state`` (``all`` for every state), newest first.
+
+        States are as of the clock: one past its ``expires`` is ``expired`` from then on.
+        """
         states = None if state == "all" else [state]
         if state not in ("active", "done", "cancelled", "expired", "all"):
             raise ValidationError(
                 "state", f"must be active, done, cancelled, expired or all, got {state!r}"
             )
-        rows = self._store.intentions.select(self._namespace(namespace), states)
+        rows = self._store.intentions.select(self._namespace(namespace), states, now=self._clock())
         return [self._intention(row) for row in rows]
 
     def get(self, intention_id: str, *, namespace: str | None = None) -> Intention:
         """One intention by id (any state); :class:`NotFoundError` when unknown."""
         scope_namespace = self._namespace(namespace)
-        row = self._store.intentions.get(scope_namespace, intention_id)
+        row = self._store.intentions.get(scope_namespace, intention_id, now=self._clock())
         if row is None:
             raise NotFoundError(f"no intention with id {intention_id!r} in {scope_namespace!r}")
         return self._intention(row)
@@ -191,8 +194,8 @@ class Intentions:
         return self._intention(row)
 
     def counts(self, *, namespace: str | None = None) -> dict[str, int]:
-        """How many intentions the namespace has in each state."""
-        return self._store.intentions.counts(self._namespace(namespace))
+        """How many intentions the namespace has in each state (as of the clock)."""
+        return self._store.intentions.counts(self._namespace(namespace), now=self._clock())
 
     def _intention(self, row: IntentionRow) -> Intention:
         zone = parse_zone(row.zone)

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from recalld._text import reminder_line
 from recalld.config import Settings
 from recalld.context.place import distance_m
 from recalld.intentions.building import describe, recurrence_of, window_end
@@ -253,10 +254,7 @@ def reminder_draft(firing: Firing, now: datetime) -> tuple[ReminderDraft, Remind
         matched=firing.matched,
         due_at=firing.due_at,
     )
-    action = " ".join(memory.content.split())
-    line = f"[reminder] {action} ({why})"
-    if len(line) > PROMPT_WIDTH:
-        line = line[: PROMPT_WIDTH - 1].rstrip() + "…"
+    line = reminder_line(memory.content, why, PROMPT_WIDTH)
     channels = {match.trigger: 1.0 for match in firing.matched}
     details: dict[str, Any] = reminder.model_dump(mode="json")
     draft = ReminderDraft(

@@ -8,19 +8,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StrictInt
 
 from recalld._schema import TEXT_PATTERN, extra
+from recalld.context.signals import MAX_BIOMETRIC_MAGNITUDE
 from recalld.model import PlaceInput
 
 __all__ = [
     "DEFAULT_RADIUS_M",
     "MAX_RADIUS_M",
+    "MAX_WINDOW_MINUTES",
     "Intention",
     "IntentionList",
     "IntentionRequest",
     "IntentionState",
     "MentionTrigger",
+    "Number",
     "PlaceTrigger",
     "Repeat",
     "ResolvedTime",
@@ -33,6 +36,12 @@ __all__ = [
 
 DEFAULT_RADIUS_M = 150.0
 MAX_RADIUS_M = 50_000.0
+# A recurrence's window beside sensed triggers lasts at most a year (366 days): longer
+# would overflow the calendar when added to an occurrence.
+MAX_WINDOW_MINUTES = 366 * 24 * 60.0
+# A number as a caller gives it: a JSON number or a Python int or float, never a bool
+# (``true`` is not 1) nor text (``"5"`` is not 5), and finite (JSON has no infinity).
+Number = Annotated[float, Strict(), AllowInfNan(False)]
 IntentionState = Literal["active", "done", "cancelled", "expired"]
 Repeat = Literal["once", "every_time"]
 
@@ -103,9 +112,13 @@ class SignalCondition(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     signal: str = Field(min_length=1, max_length=64)
-    above: float | None = None
-    below: float | None = None
-    readings: int = Field(default=1, ge=1, le=1000, description="consecutive readings needed")
+    above: Number | None = Field(
+        default=None, ge=-MAX_BIOMETRIC_MAGNITUDE, le=MAX_BIOMETRIC_MAGNITUDE
+    )
+    below: Number | None = Field(
+        default=None, ge=-MAX_BIOMETRIC_MAGNITUDE, le=MAX_BIOMETRIC_MAGNITUDE
+    )
+    readings: StrictInt = Field(default=1, ge=1, le=1000, description="consecutive readings needed")
 
 
 class IntentionRequest(BaseModel):
@@ -118,7 +131,12 @@ class IntentionRequest(BaseModel):
         json_schema_extra=extra(pattern=TEXT_PATTERN),
     )
     place: PlaceInput | None = Field(default=None, description="lat+lon or geohash")
-    radius_m: float | None = Field(default=None, description="around the place (default 150)")
+    radius_m: Number | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_RADIUS_M,
+        description="metres around the place (default 150, at most 50 km)",
+    )
     at: str | None = Field(
         default=None,
         max_length=200,
@@ -131,8 +149,11 @@ class IntentionRequest(BaseModel):
         max_length=500,
         description="daily, weekdays, weekly, monthly or an RRULE (FREQ=WEEKLY;BYDAY=FR)",
     )
-    window_minutes: float | None = Field(
-        default=None, gt=0, description="beside other triggers: minutes after each occurrence"
+    window_minutes: Number | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_WINDOW_MINUTES,
+        description="beside other triggers: minutes after each occurrence (at most 366 days)",
     )
     zone: str | None = Field(
         default=None,
@@ -148,7 +169,7 @@ class IntentionRequest(BaseModel):
         default=None, max_length=200, description="never fire after this (ISO 8601 or phrase)"
     )
     repeat: Repeat = Field(default="once", description="once (default) or every_time")
-    min_interval_seconds: float | None = Field(
+    min_interval_seconds: Number | None = Field(
         default=None, ge=0, description="every_time: at least this long between firings"
     )
 

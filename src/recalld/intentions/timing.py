@@ -8,9 +8,11 @@
 - **Phrases.** ``at``, ``until`` and ``expires`` take ISO 8601 (a time without
   an offset is read in the caller's zone) or English phrases ("tomorrow at 9",
   "next Friday 18:00", "in 2 hours") parsed by ``dateparser`` against the
-  caller's wall clock, preferring the future. A phrase that names a day but no
-  time ("next Friday") means that day at ``default_time`` (09:00). The resolved
-  instant is echoed back by every surface.
+  caller's wall clock, preferring the future. A day without a time, as a phrase
+  ("next Friday", "tomorrow") or an ISO date (``2027-01-01``), means that day at
+  ``default_time`` (09:00); a duration ("in 2 hours", "in 3 days", "a week from
+  now") counts from now and keeps the time of day. The resolved instant is
+  echoed back by every surface.
 - **Recurrences.** ``daily``, ``weekdays``, ``weekly``, ``monthly`` or an RFC 5545
   RRULE (``FREQ=WEEKLY;BYDAY=MO,WE``), expanded by ``python-dateutil`` from the
   first occurrence ``at`` on the zone's wall clock.
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -49,6 +51,14 @@ BARE_HOUR = re.compile(
 )
 # Periods dateparser reports for a phrase that names a day (or longer) but no time.
 DAY_PERIODS = frozenset({"day", "week", "month", "year"})
+# A duration from now ("in 3 days", "a week from now", "in 2 weeks and 3 days"): dateparser
+# reports it with a day period too, but it names no day, so it keeps the time of day.
+_QUANTITY = r"(?:\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_UNIT = r"(?:seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?|fortnights?|months?|years?)"
+_SPANS = rf"{_QUANTITY}\s+{_UNIT}(?:\s*(?:,|and)?\s*{_QUANTITY}\s+{_UNIT})*"
+DURATION = re.compile(
+    rf"^(?:(?:in|after)\s+{_SPANS}|{_SPANS}(?:\s+(?:from\s+now|later|hence))?)$", re.IGNORECASE
+)
 RECURRENCE_WORDS = {
     "daily": "FREQ=DAILY",
     "weekdays": "FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR",
@@ -118,6 +128,12 @@ class PhraseParser:
         if len(text) > PHRASE_MAX_CHARS:
             raise ValidationError(field, f"is {len(text)} chars; the limit is {PHRASE_MAX_CHARS}")
         try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            pass
+        else:  # an ISO date names a day but no time, as "next Friday" does
+            return _representable(field, datetime.combine(day, self._default_time, zone), zone)
+        try:
             moment = datetime.fromisoformat(text)
         except ValueError:
             return _representable(field, self._phrase(field, text, zone, now), zone)
@@ -149,7 +165,7 @@ class PhraseParser:
                 " phrase such as 'tomorrow at 9' or 'next Friday 18:00'",
             )
         wall: datetime = data.date_obj.replace(tzinfo=None)
-        if data.period in DAY_PERIODS:
+        if data.period in DAY_PERIODS and not DURATION.match(" ".join(text.split())):
             wall = datetime.combine(wall.date(), self._default_time)
         return wall.replace(tzinfo=zone)
 

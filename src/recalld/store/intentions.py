@@ -138,18 +138,29 @@ class IntentionSession(Protocol):
 
 
 class IntentionStore(Protocol):
-    """Persistence of intentions: lookups, listings, cancel, and firing transactions."""
+    """Persistence of intentions: lookups, listings, cancel, and firing transactions.
 
-    def select(self, namespace: str, states: Sequence[str] | None) -> list[IntentionRow]:
+    Every read reports the state as of ``now`` (default: this machine's clock): an
+    ``active`` intention whose ``expires_at`` has come reads ``expired`` whether or
+    not a firing transaction has moved its row yet (only those do; a read writes
+    nothing, so every process sharing the database reads the same).
+    """
+
+    def select(
+        self, namespace: str, states: Sequence[str] | None, *, now: datetime | None = None
+    ) -> list[IntentionRow]:
         """Intentions of the namespace in these states (all when None), newest first."""
         ...
 
-    def get(self, namespace: str, memory_id: str) -> IntentionRow | None:
+    def get(
+        self, namespace: str, memory_id: str, *, now: datetime | None = None
+    ) -> IntentionRow | None:
         """One intention by its memory id, in any state."""
         ...
 
     def cancel(self, namespace: str, memory_id: str, now: datetime) -> IntentionRow | None:
-        """Cancel an intention, drop its queued reminders and streaks; None when unknown."""
+        """Cancel an active intention (one already expired at ``now`` stays ``expired``),
+        drop its queued reminders and streaks; None when unknown."""
         ...
 
     def candidates(self, namespace: str, lookup: Lookup) -> list[int]:
@@ -164,6 +175,6 @@ class IntentionStore(Protocol):
         """Run ``step`` in one write transaction."""
         ...
 
-    def counts(self, namespace: str) -> dict[str, int]:
+    def counts(self, namespace: str, *, now: datetime | None = None) -> dict[str, int]:
         """Intentions of the namespace by state (for tests and status)."""
         ...

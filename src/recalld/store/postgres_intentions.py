@@ -10,7 +10,7 @@ re-checks a locked row's state before returning it). Every table references
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from psycopg.types.json import Jsonb
@@ -31,16 +31,34 @@ __all__ = ["PostgresIntentions", "save_intention"]
 
 T = TypeVar("T")
 STATE_COLUMNS = (
-    "i.state, i.repeat, i.min_interval_seconds, i.zone, i.scheduled, i.created_at,"
+    "i.repeat, i.min_interval_seconds, i.zone, i.scheduled, i.created_at,"
     " i.expires_at, i.next_due, i.last_fired_at, i.fire_count"
 )
-ROW_SELECT = (
-    f"SELECT {STATE_COLUMNS}, {SELECT_COLUMNS} FROM intentions i JOIN memories m ON m.seq = i.seq"
+# The state as of %(now)s: an active intention whose expiry has come is expired, whether
+# or not a sense or the scheduler has moved its row yet.
+STATE_AT_NOW = (
+    "CASE WHEN i.state = 'active' AND i.expires_at <= %(now)s THEN 'expired' ELSE i.state END"
 )
+# Rows as stored: the firing transactions, which check the expiry themselves.
+ROW_SELECT = (
+    f"SELECT i.state, {STATE_COLUMNS}, {SELECT_COLUMNS}"
+    " FROM intentions i JOIN memories m ON m.seq = i.seq"
+)
+# Rows as read (listings, get, cancel): their state as of %(now)s.
+READ_SELECT = (
+    f"SELECT {STATE_AT_NOW}, {STATE_COLUMNS}, {SELECT_COLUMNS}"
+    " FROM intentions i JOIN memories m ON m.seq = i.seq"
+)
+
+
+def _now(now: datetime | None) -> datetime:
+    """``now``, by default this machine's clock."""
+    return datetime.now(UTC) if now is None else now
 
 
 def _rows(connection: Connection, sql: str, params: Any) -> list[IntentionRow]:
-    """Intention rows for ``sql`` (a :data:`ROW_SELECT`), with their triggers and streaks."""
+    """Intention rows for ``sql`` (a :data:`ROW_SELECT` or :data:`READ_SELECT`), with their
+    triggers and streaks."""
     heads = connection.execute(sql, params).fetchall()
     if not heads:
         return []
@@ -200,32 +218,44 @@ class PostgresIntentions:
         with self._database.connection() as connection:
             return _rows(connection, sql, params)
 
-    def select(self, namespace: str, states: Sequence[str] | None) -> list[IntentionRow]:
-        """Intentions of the namespace in these states (all when None), newest first."""
+    def select(
+        self, namespace: str, states: Sequence[str] | None, *, now: datetime | None = None
+    ) -> list[IntentionRow]:
+        """Intentions of the namespace in these states as of ``now`` (all when None),
+        newest first."""
+        params: dict[str, Any] = {"ns": namespace, "now": _now(now)}
         if states is None:
             return self._read_rows(
-                f"{ROW_SELECT} WHERE i.namespace = %s ORDER BY i.seq DESC", (namespace,)
+                f"{READ_SELECT} WHERE i.namespace = %(ns)s ORDER BY i.seq DESC", params
             )
+        # The stored state narrows by the index; an expired one may still be stored active.
+        params["stored"] = sorted(set(states) | ({"active"} if "expired" in states else set()))
+        params["states"] = list(states)
         return self._read_rows(
-            f"{ROW_SELECT} WHERE i.namespace = %s AND i.state = ANY(%s) ORDER BY i.seq DESC",
-            (namespace, list(states)),
+            f"{READ_SELECT} WHERE i.namespace = %(ns)s AND i.state = ANY(%(stored)s)"
+            f" AND ({STATE_AT_NOW}) = ANY(%(states)s) ORDER BY i.seq DESC",
+            params,
         )
 
-    def get(self, namespace: str, memory_id: str) -> IntentionRow | None:
-        """One intention by its memory id, in any state."""
+    def get(
+        self, namespace: str, memory_id: str, *, now: datetime | None = None
+    ) -> IntentionRow | None:
+        """One intention by its memory id, in any state (as of ``now``)."""
         rows = self._read_rows(
-            f"{ROW_SELECT} WHERE i.namespace = %s AND m.id = %s", (namespace, memory_id)
+            f"{READ_SELECT} WHERE i.namespace = %(ns)s AND m.id = %(id)s",
+            {"ns": namespace, "id": memory_id, "now": _now(now)},
         )
         return rows[0] if rows else None
 
     def cancel(self, namespace: str, memory_id: str, now: datetime) -> IntentionRow | None:
-        """Cancel it and drop its queued reminders and streaks, in one transaction."""
+        """Cancel it (when still active at ``now``) and drop its queued reminders and
+        streaks, in one transaction."""
 
         def step(connection: Connection) -> IntentionRow | None:
             rows = _rows(
                 connection,
-                f"{ROW_SELECT} WHERE i.namespace = %s AND m.id = %s FOR UPDATE OF i",
-                (namespace, memory_id),
+                f"{READ_SELECT} WHERE i.namespace = %(ns)s AND m.id = %(id)s FOR UPDATE OF i",
+                {"ns": namespace, "id": memory_id, "now": now},
             )
             if not rows:
                 return None
@@ -239,7 +269,9 @@ class PostgresIntentions:
             connection.execute(
                 "DELETE FROM pending_recollections WHERE seq = %s AND kind = 'reminder'", (seq,)
             )
-            return _rows(connection, f"{ROW_SELECT} WHERE i.seq = %s", (seq,))[0]
+            return _rows(
+                connection, f"{READ_SELECT} WHERE i.seq = %(seq)s", {"seq": seq, "now": now}
+            )[0]
 
         return self._database.write(step)
 
@@ -285,10 +317,11 @@ class PostgresIntentions:
         """Run ``step`` in one transaction (re-run from the start if the database asks)."""
         return self._database.write(lambda connection: step(_Session(connection)))
 
-    def counts(self, namespace: str) -> dict[str, int]:
-        """Intentions of the namespace by state."""
+    def counts(self, namespace: str, *, now: datetime | None = None) -> dict[str, int]:
+        """Intentions of the namespace by state as of ``now``."""
         rows = self._database.read(
-            "SELECT state, count(*) FROM intentions WHERE namespace = %s GROUP BY state",
-            (namespace,),
+            f"SELECT {STATE_AT_NOW} AS state, count(*) FROM intentions i"
+            " WHERE i.namespace = %(ns)s GROUP BY 1",
+            {"ns": namespace, "now": _now(now)},
         )
         return {str(state): int(count) for state, count in rows}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import apsw
@@ -31,11 +31,24 @@ __all__ = ["SQLiteIntentions", "save_intention"]
 
 T = TypeVar("T")
 STATE_COLUMNS = (
-    "i.state, i.repeat, i.min_interval_seconds, i.zone, i.scheduled, i.created_at,"
+    "i.repeat, i.min_interval_seconds, i.zone, i.scheduled, i.created_at,"
     " i.expires_at, i.next_due, i.last_fired_at, i.fire_count"
 )
+# The state as of :now: an active intention whose expiry has come is expired, whether or
+# not a sense or the scheduler has moved its row yet (times are UTC text that sorts).
+STATE_AT_NOW = (
+    "CASE WHEN i.state = 'active' AND i.expires_at IS NOT NULL AND i.expires_at <= :now"
+    " THEN 'expired' ELSE i.state END"
+)
+# Rows as stored: the firing transactions, which check the expiry themselves.
 ROW_SELECT = (
-    f"SELECT {STATE_COLUMNS}, {SELECT_COLUMNS} FROM intentions i JOIN memories m ON m.seq = i.seq"
+    f"SELECT i.state, {STATE_COLUMNS}, {SELECT_COLUMNS}"
+    " FROM intentions i JOIN memories m ON m.seq = i.seq"
+)
+# Rows as read (listings, get, cancel): their state as of :now.
+READ_SELECT = (
+    f"SELECT {STATE_AT_NOW}, {STATE_COLUMNS}, {SELECT_COLUMNS}"
+    " FROM intentions i JOIN memories m ON m.seq = i.seq"
 )
 
 
@@ -43,8 +56,14 @@ _time = optional_time
 _stamp = stamp
 
 
+def _now(now: datetime | None) -> str:
+    """``now`` (default: this machine's clock) as stored, for :data:`STATE_AT_NOW`."""
+    return to_storage(datetime.now(UTC) if now is None else now)
+
+
 def _rows(connection: apsw.Connection, sql: str, params: Any) -> list[IntentionRow]:
-    """Intention rows for ``sql`` (a :data:`ROW_SELECT`), with their triggers and streaks."""
+    """Intention rows for ``sql`` (a :data:`ROW_SELECT` or :data:`READ_SELECT`), with their
+    triggers and streaks."""
     found = [tuple(row) for row in connection.execute(sql, params).fetchall()]
     if not found:
         return []
@@ -208,33 +227,47 @@ class SQLiteIntentions:
     def _read_rows(self, sql: str, params: Any) -> list[IntentionRow]:
         return self._database.run(lambda connection: _rows(connection, sql, params))
 
-    def select(self, namespace: str, states: Sequence[str] | None) -> list[IntentionRow]:
-        """Intentions of the namespace in these states (all when None), newest first."""
+    def select(
+        self, namespace: str, states: Sequence[str] | None, *, now: datetime | None = None
+    ) -> list[IntentionRow]:
+        """Intentions of the namespace in these states as of ``now`` (all when None),
+        newest first."""
+        params: dict[str, Any] = {"ns": namespace, "now": _now(now)}
         if states is None:
             return self._read_rows(
-                f"{ROW_SELECT} WHERE i.namespace = ? ORDER BY i.seq DESC", (namespace,)
+                f"{READ_SELECT} WHERE i.namespace = :ns ORDER BY i.seq DESC", params
             )
+        # The stored state narrows by the index; an expired one may still be stored active.
+        stored = set(states) | ({"active"} if "expired" in states else set())
+        params["stored"] = json.dumps(sorted(stored))
+        params["states"] = json.dumps(list(states))
         return self._read_rows(
-            f"{ROW_SELECT} WHERE i.namespace = ? AND i.state IN (SELECT value FROM json_each(?))"
+            f"{READ_SELECT} WHERE i.namespace = :ns"
+            " AND i.state IN (SELECT value FROM json_each(:stored))"
+            f" AND ({STATE_AT_NOW}) IN (SELECT value FROM json_each(:states))"
             " ORDER BY i.seq DESC",
-            (namespace, json.dumps(list(states))),
+            params,
         )
 
-    def get(self, namespace: str, memory_id: str) -> IntentionRow | None:
-        """One intention by its memory id, in any state."""
+    def get(
+        self, namespace: str, memory_id: str, *, now: datetime | None = None
+    ) -> IntentionRow | None:
+        """One intention by its memory id, in any state (as of ``now``)."""
         rows = self._read_rows(
-            f"{ROW_SELECT} WHERE i.namespace = ? AND m.id = ?", (namespace, memory_id)
+            f"{READ_SELECT} WHERE i.namespace = :ns AND m.id = :id",
+            {"ns": namespace, "id": memory_id, "now": _now(now)},
         )
         return rows[0] if rows else None
 
     def cancel(self, namespace: str, memory_id: str, now: datetime) -> IntentionRow | None:
-        """Cancel it and drop its queued reminders and streaks, in one transaction."""
+        """Cancel it (when still active at ``now``) and drop its queued reminders and
+        streaks, in one transaction."""
 
         def step(connection: apsw.Connection) -> IntentionRow | None:
             rows = _rows(
                 connection,
-                f"{ROW_SELECT} WHERE i.namespace = ? AND m.id = ?",
-                (namespace, memory_id),
+                f"{READ_SELECT} WHERE i.namespace = :ns AND m.id = :id",
+                {"ns": namespace, "id": memory_id, "now": to_storage(now)},
             )
             if not rows:
                 return None
@@ -248,7 +281,11 @@ class SQLiteIntentions:
             connection.execute(
                 "DELETE FROM pending_recollections WHERE seq = ? AND kind = 'reminder'", (seq,)
             )
-            return _rows(connection, f"{ROW_SELECT} WHERE i.seq = ?", (seq,))[0]
+            return _rows(
+                connection,
+                f"{READ_SELECT} WHERE i.seq = :seq",
+                {"seq": seq, "now": to_storage(now)},
+            )[0]
 
         return self._database.write(step)
 
@@ -298,10 +335,11 @@ class SQLiteIntentions:
         """Run ``step`` in one ``BEGIN IMMEDIATE`` transaction (lock waits retried)."""
         return self._database.write(lambda connection: step(_Session(connection)))
 
-    def counts(self, namespace: str) -> dict[str, int]:
-        """Intentions of the namespace by state."""
+    def counts(self, namespace: str, *, now: datetime | None = None) -> dict[str, int]:
+        """Intentions of the namespace by state as of ``now``."""
         rows = self._database.read(
-            "SELECT state, count(*) FROM intentions WHERE namespace = ? GROUP BY state",
-            (namespace,),
+            f"SELECT {STATE_AT_NOW} AS state, count(*) FROM intentions i"
+            " WHERE i.namespace = :ns GROUP BY 1",
+            {"ns": namespace, "now": _now(now)},
         )
         return {str(state): int(count) for state, count in rows}

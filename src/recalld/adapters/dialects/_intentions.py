@@ -12,10 +12,11 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from recalld.adapters.dialects.base import ToolSpec, scoped_namespace, state_of
 from recalld.intentions import Intention
+from recalld.intentions.model import MAX_RADIUS_M, MAX_WINDOW_MINUTES, Number
 
 __all__ = ["INTENTION_TOOLS"]
 
@@ -60,7 +61,8 @@ def remind(
         Field(description='{"lat": .., "lon": ..} or {"geohash": ".."}: fire on arriving there'),
     ] = None,
     radius_m: Annotated[
-        float | None, Field(gt=0, le=50_000, description="metres around place (default 150)")
+        Number | None,
+        Field(gt=0, le=MAX_RADIUS_M, description="metres around place (default 150)"),
     ] = None,
     at: When = None,
     until: Annotated[str | None, Field(description="end of a window that starts at")] = None,
@@ -69,7 +71,12 @@ def remind(
         Field(description="daily, weekdays, weekly, monthly or an RRULE such as FREQ=WEEKLY"),
     ] = None,
     window_minutes: Annotated[
-        float | None, Field(gt=0, description="with other triggers: minutes each occurrence lasts")
+        Number | None,
+        Field(
+            gt=0,
+            le=MAX_WINDOW_MINUTES,
+            description="with other triggers: minutes each occurrence lasts",
+        ),
     ] = None,
     zone: Annotated[
         str | None, Field(description="the user's zone: Europe/Paris (follows DST) or +01:00")
@@ -81,7 +88,7 @@ def remind(
         list[str], Field(description="thresholds such as 'heart_rate>150' or 'temperature<35'")
     ] = [],  # noqa: B006
     readings: Annotated[
-        int, Field(ge=1, le=1000, description="consecutive readings each signal needs")
+        StrictInt, Field(ge=1, le=1000, description="consecutive readings each signal needs")
     ] = 1,
     tags: Annotated[list[str], Field(description="tags the sensed context must carry")] = [],  # noqa: B006
     expires: Annotated[str | None, Field(description="never fire after this time")] = None,
@@ -89,7 +96,7 @@ def remind(
         Literal["once", "every_time"], Field(description="once (default) or every_time")
     ] = "once",
     min_interval_seconds: Annotated[
-        float | None, Field(ge=0, description="every_time: seconds between firings")
+        Number | None, Field(ge=0, description="every_time: seconds between firings")
     ] = None,
     namespace: Namespace = None,
     user_id: UserId = None,
