@@ -393,6 +393,10 @@ def test_http_cors_is_off_unless_configured(client: httpx.Client, tmp_path: Path
             headers={**preflight_headers, "Origin": "http://evil.example"},
         )
         assert "access-control-allow-origin" not in other.headers
+        # The origin the operator allowed is trusted without a token; another page is not.
+        stats = f"{server.base_url}/v1/stats"
+        assert httpx.get(stats, headers={"Origin": "http://app.example"}).status_code == 200
+        assert httpx.get(stats, headers={"Origin": "http://evil.example"}).status_code == 401
     finally:
         server.stop()
 

@@ -46,6 +46,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import HTTPException, RequestValidationError
@@ -258,10 +259,18 @@ def _unexpected_error(_request: Request, error: Exception) -> JSONResponse:
 class _Authentication:
     """Turn the bearer token into a Caller (401 when required and missing or invalid)."""
 
-    def __init__(self, app: ASGIApp, tokens: TokenRegistry, *, require_auth: bool) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        tokens: TokenRegistry,
+        *,
+        require_auth: bool,
+        allowed_origins: Sequence[str] = (),
+    ) -> None:
         self.app = app
         self.tokens = tokens
         self.require_auth = require_auth
+        self.allowed_origins = frozenset(origin.rstrip("/").lower() for origin in allowed_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or _is_public(scope):
@@ -273,7 +282,11 @@ class _Authentication:
         client_host = client[0] if client else ""
         try:
             caller = await run_in_threadpool(
-                self._caller, authorization, client_host, headers.get("host", "")
+                self._caller,
+                authorization,
+                client_host,
+                headers.get("host", ""),
+                _browser_site(headers, self.allowed_origins),
             )
         except AuthenticationError as error:
             response = _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
@@ -291,7 +304,9 @@ class _Authentication:
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         await self.app(scope, receive, send)
 
-    def _caller(self, authorization: str | None, client_host: str, host: str) -> Caller:
+    def _caller(
+        self, authorization: str | None, client_host: str, host: str, foreign: str | None
+    ) -> Caller:
         if authorization is not None:
             scheme, _, token = authorization.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
@@ -308,7 +323,35 @@ class _Authentication:
                 f"without a token only requests addressed to this machine (Host: localhost,"
                 f" 127.0.0.1 or [::1]) are trusted; this one was addressed to {host!r}"
             )
+        if foreign is not None:
+            # Any page a browser on this machine shows can send a form or a no-cors fetch
+            # to 127.0.0.1 (cross-site request forgery): loopback trust is for this
+            # server's own pages and for clients that are not web pages.
+            raise AuthenticationError(
+                f"without a token a request sent by another web page ({foreign}) is not"
+                " trusted; the memory browser served here, and clients that are not web"
+                " pages, are"
+            )
         return Caller.trusted()
+
+
+def _browser_site(headers: Headers, allowed: frozenset[str]) -> str | None:
+    """The web page that sent a browser's request, when it is not one of this machine's
+    nor an ``allowed`` origin (``RECALLD_CORS_ORIGINS``): its ``Origin``, else
+    ``Sec-Fetch-Site: cross-site``. None for a page served from a loopback address (this
+    server's memory browser, a local MCP inspector), an address the user typed, or a
+    client that is not a browser (it sends neither header)."""
+    origin = headers.get("origin")
+    if origin is not None:
+        parsed = urlsplit(origin)
+        if parsed.scheme in ("http", "https") and is_loopback(host_name(parsed.netloc)):
+            return None
+        if origin.rstrip("/").lower() in allowed:
+            return None
+        return f"Origin: {origin}"
+    if headers.get("sec-fetch-site") == "cross-site":
+        return "Sec-Fetch-Site: cross-site"
+    return None
 
 
 def _is_public(scope: Scope) -> bool:
@@ -538,7 +581,12 @@ def create_app(
         default_limit=settings.max_body_bytes,
         import_limit=settings.max_import_bytes,
     )
-    app.add_middleware(_Authentication, tokens=registry, require_auth=require_auth)
+    app.add_middleware(
+        _Authentication,
+        tokens=registry,
+        require_auth=require_auth,
+        allowed_origins=settings.cors_origins,
+    )
     app.add_middleware(SecurityHeaders)
     if settings.cors_origins:
         app.add_middleware(
