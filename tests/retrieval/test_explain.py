@@ -124,6 +124,9 @@ def test_explain_expired_memory(db_path: Path, clock: FakeClock) -> None:
         explained = service.explain(QUERY, fleeting.id)
         assert explained.stage == "excluded"
         assert explained.excluded_by == ["expired"]
+        # Nothing it said is shown, not even as a score that tells a right guess from a wrong.
+        assert (explained.rank, explained.score, explained.found_by) == (None, 0.0, [])
+        assert (explained.channels, explained.features, explained.contributions) == ({}, {}, {})
         assert service.search(QUERY) == []
 
 

@@ -83,6 +83,21 @@ def explain(
 ) -> Explanation:
     """Explain how recall of ``query`` under ``scope`` treats ``memory`` (see the module)."""
     hidden = excluded_by(memory, scope)
+    if "expired" in hidden:
+        # What an expired memory said is never shown: not even as its score against a
+        # query, which would tell a guess at its words from a wrong one.
+        return Explanation(
+            memory_id=memory.id,
+            query=query,
+            stage="excluded",
+            reason="hidden by " + ", ".join(hidden) + " (an expired memory is not scored)",
+            excluded_by=hidden,
+            index_state=memory.index_state,
+            score=0.0,
+            min_score=min_score,
+            limit=limit,
+            model="",
+        )
     pool, index = retriever.pool(scope, query, words, mode, extra=[memory.seq])
     position = pool.index_of(memory.seq)
     if position is None:  # pragma: no cover - the extra row is read in the caller's namespace
