@@ -211,6 +211,10 @@ def test_http_strict_numbers_and_names(client: httpx.Client) -> None:
     assert report["created"] == 0
     assert report["errors"][0]["error"].startswith("namespace:")
     _error(client.get("/v1/recollections/pending", params={"limit": 0}), 422, "limit")
+    # A misspelt filter (?tags= for ?tag=) is refused, not ignored as if unfiltered.
+    misspelt = _error(client.get("/v1/memories", params={"tags": "x"}), 422, "tags")
+    assert "tag" in misspelt["message"].split("it takes:")[1]
+    _error(client.get("/v1/stats", params={"kinds": "fact"}), 422, "kinds")
     _error(client.post("/v1/sense", json={"biometrics": {"heart_rate": 1e308}}), 422, "biometrics")
 
 

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from fastapi import Request
+from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import HTTPException
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat
@@ -137,16 +138,38 @@ class _StrictJSONRequest(Request):
 
 
 class StrictJSONRoute(APIRoute):
-    """A route whose JSON body goes through :func:`strict_json_loads`."""
+    """A route whose JSON body goes through :func:`strict_json_loads`, and whose query
+    string may hold only the parameters it declares."""
 
     def get_route_handler(self) -> Any:
-        """Wrap FastAPI's handler so it sees a request with the strict ``json()``."""
+        """Wrap FastAPI's handler so it sees a request with the strict ``json()``, after
+        refusing a query parameter the route does not take (``?tags=`` for ``?tag=`` was
+        ignored, and the whole namespace came back as if unfiltered)."""
         handler = super().get_route_handler()
+        declared = _query_names(self.dependant)
+        path = self.path
 
         async def strict_handler(request: Request) -> Response:
+            for name in request.query_params:
+                if name not in declared:
+                    taken = ", ".join(sorted(declared)) or "none"
+                    raise ValidationError(
+                        name, f"is not a query parameter of {path} (it takes: {taken})"
+                    )
             return await handler(_StrictJSONRequest(request.scope, request.receive))
 
         return strict_handler
+
+
+def _query_names(dependant: Dependant) -> frozenset[str]:
+    """Every query parameter a route takes, its dependencies' included."""
+    names: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        names.update(field.alias for field in current.query_params)
+        pending.extend(current.dependencies)
+    return frozenset(names)
 
 
 # -- shapes the service has no type for --------------------------------------
