@@ -12,9 +12,11 @@ base64 of the derived features}, "biometrics": {name: reading}}``): the features
 not the media, which recalld never keeps. What the worker extracted is not
 exported: it is re-extracted from the memories after an import.
 
-Import reads the same lines. A memory line is idempotent by ``id`` (an id
-already present is overwritten only by a record with a newer ``updated_at``,
-or, without one, by different content); a line without ``id`` is a new memory
+Import reads the same lines (a leading byte-order mark is ignored). A memory
+line is idempotent by ``id`` (an id already present is overwritten only by a
+record with a newer ``updated_at``, or, without one, by different content; a
+second line with the id of an earlier one in the same namespace is refused, as
+it would overwrite the first on every import); a line without ``id`` is a new memory
 with the line's times, access count and expiry, unless it repeats a stored one
 or has already expired (then it is ``skipped``). Core entries already
 there are kept, and an entry that does not fit its target's limit is refused
@@ -269,13 +271,27 @@ class Transfer:
         report = report or ImportReport()
         later: list[_Line] = []
         chunk: list[_Line | ImportLineError] = []
+        # The line each (namespace, id) was first read on: a later line with it would
+        # overwrite the first on every run (never idempotent), so it is refused.
+        first_line: dict[tuple[str, str], int] = {}
         for number, line in enumerate(lines, start=1):
+            if number == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark: no part of the record
             if not line.strip():
                 continue
             parsed = self._parse_line(number, line, default_namespace, may_write)
             if isinstance(parsed, _Line) and parsed.kind != "memory":
                 later.append(parsed)  # after every memory: observations name memory ids
                 continue
+            if isinstance(parsed, _Line) and parsed.value.id is not None:
+                where = (parsed.namespace, parsed.value.id)
+                earlier = first_line.setdefault(where, number)
+                if earlier != number:
+                    parsed = ImportLineError(
+                        line=number,
+                        error=f"id: {parsed.value.id!r} repeats line {earlier} (namespace"
+                        f" {parsed.namespace!r}): only the first line with an id is imported",
+                    )
             chunk.append(parsed)
             if len(chunk) >= IMPORT_CHUNK_LINES:
                 self._import_chunk(chunk, report)

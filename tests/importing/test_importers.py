@@ -3,7 +3,10 @@ the report's counts and numbered errors, and idempotent re-imports."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +14,7 @@ from recalld.errors import ValidationError
 from recalld.importing import detect_format
 from recalld.model import Filters
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "imports"
 
@@ -18,6 +22,10 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "imports"
 def _contents(service: MemoryService, namespace: str | None = None) -> list[str]:
     page = service.list_memories(limit=100, namespace=namespace)
     return sorted(memory.content for memory in page.memories)
+
+
+def _lines(*records: dict[str, Any]) -> str:
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
 
 
 def test_import_recalld_lines_without_ids(service: MemoryService) -> None:
@@ -150,3 +158,220 @@ def test_import_of_deeply_nested_json_reports_the_line(service: MemoryService) -
     assert error.line == 1
     assert "nested deeper than" in error.error
     assert service.stats().count == 0
+
+
+# -- a repeated id within one file: the first is kept, the later one refused ---------
+
+
+def test_import_mem0_refuses_a_repeated_id_and_keeps_the_first(
+    tmp_path: Path, service: MemoryService, clock: FakeClock
+) -> None:
+    export = tmp_path / "mem0.json"
+    export.write_text(
+        json.dumps([{"id": "d1", "memory": "first text"}, {"id": "d1", "memory": "second text"}]),
+        encoding="utf-8",
+    )
+    report = service.import_file(export)
+    assert (report.created, report.updated) == (1, 0)
+    [error] = report.errors
+    assert error.item == 2
+    assert "'d1'" in error.error
+    assert "item 1" in error.error
+    assert service.get("mem0-d1").content == "first text"
+    written = service.get("mem0-d1").updated_at
+    clock.advance(60)
+    again = service.import_file(export)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
+    assert [error.item for error in again.errors] == [2]
+    assert service.get("mem0-d1").updated_at == written
+
+
+def test_import_recalld_refuses_a_repeated_id_and_keeps_the_first(
+    service: MemoryService,
+) -> None:
+    lines = _lines({"id": "r-1", "content": "first text"}, {"id": "r-1", "content": "second text"})
+    report = service.import_text(lines, format="recalld")
+    assert (report.created, report.updated) == (1, 0)
+    [error] = report.errors
+    assert error.line == 2
+    assert "'r-1'" in error.error
+    assert "line 1" in error.error
+    assert service.get("r-1").content == "first text"
+    again = service.import_lines(lines.splitlines())
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
+    assert [error.line for error in again.errors] == [2]
+
+
+def _chatgpt_conversation(text: str) -> dict[str, Any]:
+    message = {
+        "id": "u1",
+        "author": {"role": "user"},
+        "create_time": 1_700_000_000,
+        "content": {"content_type": "text", "parts": [text]},
+    }
+    return {
+        "id": "g1",
+        "title": "t",
+        "create_time": 1_700_000_000,
+        "current_node": "u1",
+        "mapping": {"u1": {"id": "u1", "parent": None, "children": [], "message": message}},
+    }
+
+
+def _claude_conversation(*texts: str, uuids: tuple[str, ...] = ("m1", "m2")) -> dict[str, Any]:
+    return {
+        "uuid": "c1",
+        "name": "t",
+        "created_at": "2024-05-01T09:00:00Z",
+        "chat_messages": [
+            {"uuid": uuid, "sender": "human", "text": text, "created_at": "2024-05-01T09:00:00Z"}
+            for uuid, text in zip(uuids, texts, strict=False)
+        ],
+    }
+
+
+@pytest.mark.parametrize("chat_format", ["chatgpt", "claude"])
+def test_import_chat_export_refuses_a_repeated_conversation_id(
+    service: MemoryService, chat_format: str
+) -> None:
+    make = _chatgpt_conversation if chat_format == "chatgpt" else _claude_conversation
+    export = json.dumps([make("hello one"), make("hello two")])
+    report = service.import_text(export, format=chat_format)
+    assert (report.created, report.updated) == (1, 0)
+    [error] = report.errors
+    assert error.item == 2
+    assert "repeats item 1" in error.error
+    assert _contents(service) == ["hello one"]
+    again = service.import_text(export, format=chat_format)
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
+
+
+def test_import_claude_leaves_out_a_repeated_message_id(service: MemoryService) -> None:
+    export = json.dumps([_claude_conversation("hello one", "hello two", uuids=("m1", "m1"))])
+    report = service.import_text(export, format="claude")
+    assert (report.created, report.updated) == (1, 0)
+    [error] = report.errors
+    assert error.item == 1
+    assert error.error.startswith("chat_messages[1].uuid: 'm1' repeats chat_messages[0]")
+    assert _contents(service) == ["hello one"]
+    again = service.import_text(export, format="claude")
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
+
+
+# -- a byte-order mark at the start of a file or upload ---------------------------
+
+
+BOM_FILES = {
+    "recalld": _lines({"id": "bom-1", "content": "kept despite the mark"}),
+    "mcp-memory": _lines(
+        {"type": "entity", "name": "Bom Person", "entityType": "person", "observations": ["o"]}
+    ),
+    "mem0": json.dumps({"results": [{"id": "b1", "memory": "kept despite the mark"}]}, indent=2),
+    "mem0 lines": _lines({"id": "b1", "memory": "kept despite the mark"}),
+}
+
+
+@pytest.mark.parametrize("how", ["file", "text"])
+@pytest.mark.parametrize("kind", sorted(BOM_FILES))
+def test_import_ignores_a_byte_order_mark(
+    tmp_path: Path, service: MemoryService, kind: str, how: str
+) -> None:
+    body = BOM_FILES[kind]
+    chosen = kind.split()[0]
+    if how == "file":
+        path = tmp_path / "export.json"
+        path.write_text(body, encoding="utf-8-sig")  # as Windows editors save UTF-8
+        report = service.import_file(path)
+    else:
+        report = service.import_text("\ufeff" + body)
+    assert report.format == chosen
+    assert report.errors == []
+    assert report.created >= 1
+    again = service.import_text("\ufeff" + body, format=chosen)
+    assert (again.created, again.updated, again.errors) == (0, 0, [])
+
+
+def test_import_lines_ignores_a_byte_order_mark(service: MemoryService) -> None:
+    report = service.import_lines(["\ufeff" + json.dumps({"id": "bom-1", "content": "kept"})])
+    assert (report.created, report.errors) == (1, [])
+    assert service.get("bom-1").content == "kept"
+
+
+# -- Claude's attachments -----------------------------------------------------------
+
+
+def _with_attachment(text: str, file_name: str = "itinerary.txt") -> str:
+    conversation = _claude_conversation("Plan a trip to Kyoto")
+    conversation["chat_messages"][0]["attachments"] = [
+        {"file_name": file_name, "file_type": "txt", "extracted_content": text}
+    ]
+    return json.dumps([conversation])
+
+
+def test_import_claude_keeps_attachment_text_as_its_own_turn(service: MemoryService) -> None:
+    export = _with_attachment("Day 1: Fushimi Inari")
+    report = service.import_text(export, format="claude")
+    assert (report.created, report.skipped, report.errors) == (2, 0, [])
+    turns = service.turns(service.list_memories(limit=10).memories[0].id)
+    assert [(turn.speaker, turn.content) for turn in turns] == [
+        ("user", "Plan a trip to Kyoto"),
+        ("user", "[attachment: itinerary.txt]\nDay 1: Fushimi Inari"),
+    ]
+    again = service.import_text(export, format="claude")
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 2)
+
+
+def test_import_claude_splits_an_attachment_larger_than_a_memory(service: MemoryService) -> None:
+    limit = service.settings.max_content_bytes
+    text = "\n".join(f"line {number}: " + "é" * 60 for number in range(limit // 40))
+    report = service.import_text(_with_attachment(text), format="claude")
+    assert report.errors == []
+    parts = [
+        memory.content
+        for memory in service.list_memories(limit=100).memories
+        if memory.content.startswith("[attachment")
+    ]
+    assert len(parts) == report.created - 1 >= 2
+    assert all(len(part.encode("utf-8")) <= limit for part in parts)
+    assert all(", part " in part.split("\n", 1)[0] for part in parts)
+    kept = "\n".join(part.split("\n", 1)[1] for part in sorted(parts, key=_part_number))
+    assert kept == text
+
+
+def _part_number(content: str) -> int:
+    return int(content.split(", part ", 1)[1].split(" ", 1)[0])
+
+
+# -- mem0: a broken document, epoch times -------------------------------------------
+
+
+def test_import_mem0_tells_a_truncated_document_from_json_lines(service: MemoryService) -> None:
+    whole = json.dumps(
+        {"results": [{"id": "t1", "memory": "cut short", "categories": ["food"]}]}, indent=2
+    )
+    report = service.import_text(whole[: whole.index("short") + 2], format="mem0")
+    [error] = report.errors
+    assert error.line == 1
+    assert error.error.startswith("document: is not a JSON document: Unterminated string")
+    assert "line 5 column" in error.error
+    assert service.stats().count == 0
+    # JSON lines whose first line is cut short are still lines: the rest imports.
+    text = '{"id": "l1", "memory": \n' + json.dumps({"id": "l2", "memory": "second line"})
+    report = service.import_text(text, format="mem0")
+    assert report.created == 1
+    assert [error.line for error in report.errors] == [1]
+    assert service.get("mem0-l2").content == "second line"
+
+
+def test_import_mem0_reads_created_at_in_unix_seconds(service: MemoryService) -> None:
+    items = [
+        {"id": "e1", "memory": "epoch seconds", "created_at": 1_700_000_000},
+        {"id": "e2", "memory": "epoch milliseconds", "created_at": 1_700_000_000_000},
+        {"id": "e3", "memory": "a flag", "created_at": True},
+        {"id": "e4", "memory": "not a date", "created_at": "yesterday"},
+    ]
+    report = service.import_text(json.dumps(items), format="mem0")
+    assert report.created == 1
+    assert service.get("mem0-e1").at == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+    assert [error.item for error in report.errors] == [2, 3, 4]
+    assert all(error.error.startswith("created_at: ") for error in report.errors)

@@ -16,11 +16,14 @@ Formats (``format="auto"`` tells them apart by content, see :mod:`.detect`):
 Every importer reports what it created, updated, left unchanged, skipped and
 refused, each refusal with its line (files of lines) or item number (JSON
 documents); a refused line or item writes nothing, and the others still
-import. A document that cannot be read at all is one error (line 1); an
-empty upload imports nothing, and one whose format ``auto`` cannot tell is
-read as recalld lines (each bad one reported). ``may_write(namespace)`` is
-asked before anything is written to a namespace (over HTTP: the token's
-scopes).
+import. A line or item with the id of an earlier one of the same file (a mem0
+memory, a recalld memory in its namespace, a chat export's conversation, a
+message of one conversation) is refused, naming the first: it would overwrite
+the first on every import. A leading byte-order mark is ignored. A document
+that cannot be read at all is one error (line 1); an empty upload imports
+nothing, and one whose format ``auto`` cannot tell is read as recalld lines
+(each bad one reported). ``may_write(namespace)`` is asked before anything is
+written to a namespace (over HTTP: the token's scopes).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ __all__ = ["FORMATS", "Progress", "detect_format", "import_file", "import_text"]
 Progress = Callable[[int, int], None]
 MayWrite = Callable[[str], bool]
 CHUNK_ITEMS = 500
+BOM = "\ufeff"
 
 
 class _Run:
@@ -99,7 +103,7 @@ def import_file(
         if chosen in ("recalld", "mcp-memory"):
             # Chunks read before a failed read stay imported (a second run skips them).
             return _lines(run, chosen, _file_lines(path, run))
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = path.read_text(encoding="utf-8", errors="replace").removeprefix(BOM)
     except OSError as error:  # unreadable: a device, a directory's permissions, an I/O error
         raise ValidationError("file", f"cannot read {path}: {error.strerror or error}") from error
     return _document(run, chosen, text, path.name)
@@ -121,6 +125,7 @@ def import_text(
     run = _Run(
         service, service._namespace(namespace), may_write, progress, include_tools, include_system
     )
+    text = text.removeprefix(BOM)  # an editor's byte-order mark is no part of the first record
     if format == "auto" and not text.strip():
         return ImportReport()  # an empty upload imports nothing (as an empty recalld file)
     try:
@@ -149,10 +154,12 @@ def _file_lines(path: Path, run: _Run) -> Iterator[str]:
     total = path.stat().st_size
     done = 0
     with path.open("rb") as source:
-        for raw in source:
+        for number, raw in enumerate(source):
             done += len(raw)
             run.tick(done, total)
-            yield raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
+            line = raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
+            # A byte-order mark (Windows editors write one) is no part of the first record.
+            yield line.removeprefix(BOM) if number == 0 else line
 
 
 def _lines(run: _Run, chosen: str, lines: Iterator[str]) -> ImportReport:
@@ -208,6 +215,9 @@ def _mem0(run: _Run, text: str) -> ImportReport:
     report = ImportReport(format="mem0")
     memories = parse_mem0(text)
     service = run.service
+    # The first item with a given id is imported; a later one would overwrite it on
+    # every run (never idempotent), so it is refused, naming the first one's place.
+    first_with_id: dict[str, str] = {}
     for start in range(0, len(memories), CHUNK_ITEMS):
         with service.store.transaction() as tx:
             for memory in memories[start : start + CHUNK_ITEMS]:
@@ -219,6 +229,8 @@ def _mem0(run: _Run, text: str) -> ImportReport:
                     if not run.allowed(namespace):
                         raise ValidationError("namespace", f"may not write to {namespace!r}")
                     draft = check.parse_model(NewMemory, draft_data)
+                    if draft.id is not None:
+                        _claim_id(first_with_id, draft.id, memory.item, memory.line)
                     existing = None if draft.id is None else tx.find(namespace, id=draft.id)
                     if existing is not None and not expired(existing, service._clock()):
                         if existing.content == draft.content:
@@ -238,6 +250,17 @@ def _mem0(run: _Run, text: str) -> ImportReport:
     if report.updated:
         service.scrubber.after_drop()
     return report
+
+
+def _claim_id(first_with_id: dict[str, str], memory_id: str, item: int, line: int | None) -> None:
+    """Note the first item with ``memory_id``; refuse a later one (``ValidationError``)."""
+    first = first_with_id.get(memory_id)
+    if first is not None:
+        mem0_id = memory_id.removeprefix("mem0-")
+        raise ValidationError(
+            "id", f"{mem0_id!r} repeats {first}: only the first item with an id is imported"
+        )
+    first_with_id[memory_id] = f"item {item}" if line is None else f"item {item} (line {line})"
 
 
 # -- hermes ------------------------------------------------------------------
@@ -301,12 +324,31 @@ def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
     report = ImportReport(format=chosen)
     document = load_document(text)
     items = list(
-        chatgpt_conversations(document) if chosen == "chatgpt" else claude_conversations(document)
+        chatgpt_conversations(document)
+        if chosen == "chatgpt"
+        else claude_conversations(document, run.service.settings.max_content_bytes)
     )
-    for done, (item, conversation) in enumerate(items, start=1):
+    # A conversation id already imported from an earlier item would overwrite its turns
+    # on every run (never idempotent): the later item is refused.
+    first_item: dict[str, int] = {}
+    for done, chat in enumerate(items, start=1):
+        item, conversation = chat.number, chat.conversation
         if isinstance(conversation, ValidationError):
             report.errors.append(ImportLineError(item=item, error=str(conversation)))
             continue
+        conversation_id = str(conversation.conversation)
+        earlier = first_item.get(conversation_id)
+        if earlier is not None:
+            shown = conversation_id.removeprefix(f"{chosen}:")
+            report.errors.append(
+                ImportLineError(
+                    item=item,
+                    error=f"id: conversation {shown!r} repeats item {earlier}:"
+                    " only the first is imported",
+                )
+            )
+            continue
+        report.errors.extend(ImportLineError(item=item, error=str(why)) for why in chat.left_out)
         conversation = conversation.model_copy(
             update={"include_tools": run.include_tools, "include_system": run.include_system}
         )
@@ -315,6 +357,7 @@ def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
         except (ValidationError, ConflictError) as error:
             report.errors.append(ImportLineError(item=item, error=str(error)))
             continue
+        first_item[conversation_id] = item
         if result.created:
             report.details["conversations"] = report.details.get("conversations", 0) + 1
         report.count("created", "turns", result.created)

@@ -15,8 +15,16 @@ are left out; a message with no text left is skipped.
 list of conversations with ``uuid``, ``name``, ``created_at`` and
 ``chat_messages``, each ``{"uuid", "sender": "human"|"assistant", "text",
 "content": [{"type": "text", "text"}, {"type": "tool_use"|"tool_result"...}],
-"created_at"}``, in order. Text blocks are the message; tool blocks become
-their own tool messages (skipped unless tools are included).
+"created_at", "attachments": [{"file_name", "extracted_content"...}]}``, in
+order. Text blocks are the message; tool blocks become their own tool
+messages (skipped unless tools are included); an attachment's extracted text
+(what the user gave Claude to read) becomes its own turn after the message,
+from the same sender, starting ``[attachment: <file name>]`` (split into
+``part k of n`` turns when it is larger than a memory may be).
+
+A message id that repeats an earlier one of the same conversation would
+overwrite that turn on every import: the later message is left out, and
+reported with the conversation's number.
 
 Both become :class:`recalld.conversations.Conversation` objects whose id is
 the export's conversation id and whose source is ``chatgpt://conversation/<id>``
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -37,7 +46,18 @@ from recalld.errors import ValidationError
 
 __all__ = ["ChatItem", "chatgpt_conversations", "claude_conversations", "load_document"]
 
-ChatItem = tuple[int, Conversation | ValidationError]
+ATTACHMENT_HEADER = "[attachment: {name}]\n"
+ATTACHMENT_PART_HEADER = "[attachment: {name}, part {part} of {parts}]\n"
+
+
+@dataclass(frozen=True)
+class ChatItem:
+    """One conversation of an export: its number (from 1), the conversation or why it
+    cannot be read, and the messages left out of it (each error names the message)."""
+
+    number: int
+    conversation: Conversation | ValidationError
+    left_out: tuple[ValidationError, ...] = ()
 
 
 def load_document(text: str) -> Any:
@@ -103,13 +123,14 @@ def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]
 def chatgpt_conversations(document: Any) -> Iterator[ChatItem]:
     """Each conversation of a ChatGPT export, numbered from 1 (or why it cannot be read)."""
     for number, item in enumerate(_conversations(document, "ChatGPT's export"), start=1):
+        left_out: list[ValidationError] = []
         try:
-            yield number, _chatgpt_conversation(item)
+            yield ChatItem(number, _chatgpt_conversation(item, left_out), tuple(left_out))
         except ValidationError as error:
-            yield number, error
+            yield ChatItem(number, error)
 
 
-def _chatgpt_conversation(item: Any) -> Conversation:
+def _chatgpt_conversation(item: Any, left_out: list[ValidationError]) -> Conversation:
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     mapping = item.get("mapping")
@@ -117,10 +138,13 @@ def _chatgpt_conversation(item: Any) -> Conversation:
         raise ValidationError("mapping", "is missing (not a ChatGPT conversation)")
     conversation_id = item.get("conversation_id") or item.get("id")
     messages = []
+    seen = _SeenIds(left_out)
     for node in _chatgpt_path(mapping, item.get("current_node")):
         message = node.get("message")
         if not isinstance(message, dict):
             continue  # the root node carries no message
+        if not seen.first(message.get("id"), f"mapping[{str(node.get('id'))!r}].message.id"):
+            continue
         metadata = message.get("metadata") or {}
         if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
             continue
@@ -146,24 +170,31 @@ def _chatgpt_conversation(item: Any) -> Conversation:
     )
 
 
-def claude_conversations(document: Any) -> Iterator[ChatItem]:
-    """Each conversation of a Claude export, numbered from 1 (or why it cannot be read)."""
+def claude_conversations(document: Any, max_bytes: int | None = None) -> Iterator[ChatItem]:
+    """Each conversation of a Claude export, numbered from 1 (or why it cannot be read);
+    an attachment's text is split into turns of at most ``max_bytes`` (UTF-8) each."""
     for number, item in enumerate(_conversations(document, "Claude's export"), start=1):
+        left_out: list[ValidationError] = []
         try:
-            yield number, _claude_conversation(item)
+            yield ChatItem(number, _claude_conversation(item, max_bytes, left_out), tuple(left_out))
         except ValidationError as error:
-            yield number, error
+            yield ChatItem(number, error)
 
 
-def _claude_conversation(item: Any) -> Conversation:
+def _claude_conversation(
+    item: Any, max_bytes: int | None, left_out: list[ValidationError]
+) -> Conversation:
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     chat = item.get("chat_messages")
     if not isinstance(chat, list):
         raise ValidationError("chat_messages", "is missing (not a Claude conversation)")
     messages: list[dict[str, Any]] = []
-    for entry in chat:
+    seen = _SeenIds(left_out)
+    for position, entry in enumerate(chat):
         if not isinstance(entry, dict):
+            continue
+        if not seen.first(entry.get("uuid"), f"chat_messages[{position}].uuid"):
             continue
         sender = entry.get("sender")
         role = {"human": "user", "assistant": "assistant"}.get(str(sender), str(sender or ""))
@@ -190,6 +221,18 @@ def _claude_conversation(item: Any) -> Conversation:
                 "id": message_id,
             }
         )
+        for index, (name, text) in enumerate(_attachments(entry)):
+            parts = _attachment_parts(name, text, max_bytes)
+            for part, content in enumerate(parts, start=1):
+                suffix = f"/attachment-{index}" + (f"/part-{part}" if len(parts) > 1 else "")
+                messages.append(
+                    {
+                        "role": role or None,
+                        "content": content,
+                        "at": at,
+                        "id": None if message_id is None else message_id + suffix,
+                    }
+                )
         for index, tool in enumerate(tools):
             messages.append(
                 {
@@ -201,6 +244,79 @@ def _claude_conversation(item: Any) -> Conversation:
             )
     created = item.get("created_at") if isinstance(item.get("created_at"), str) else None
     return _conversation(item, "claude", item.get("uuid"), item.get("name"), created, messages)
+
+
+class _SeenIds:
+    """The message ids of one conversation so far: a repeat is left out, and said."""
+
+    def __init__(self, left_out: list[ValidationError]) -> None:
+        self._first: dict[str, str] = {}
+        self._left_out = left_out
+
+    def first(self, message_id: Any, where: str) -> bool:
+        """Whether the message at ``where`` (id ``message_id``) is the first with its id."""
+        if not isinstance(message_id, str):
+            return True
+        earlier = self._first.get(message_id)
+        if earlier is None:
+            self._first[message_id] = where
+            return True
+        self._left_out.append(
+            ValidationError(
+                where, f"{message_id!r} repeats {earlier}: only the first message is imported"
+            )
+        )
+        return False
+
+
+def _attachments(entry: dict[str, Any]) -> list[tuple[str, str]]:
+    """A Claude message's attachments that carry text: (file name, extracted text)."""
+    found = []
+    attachments = entry.get("attachments")
+    for attachment in attachments if isinstance(attachments, list) else []:
+        if not isinstance(attachment, dict):
+            continue
+        text = attachment.get("extracted_content")
+        if not isinstance(text, str) or not text.strip():
+            continue
+        name = attachment.get("file_name")
+        name = name.strip()[:200] if isinstance(name, str) and name.strip() else "unnamed"
+        found.append((name, text))
+    return found
+
+
+def _attachment_parts(name: str, text: str, max_bytes: int | None) -> list[str]:
+    """The turns holding one attachment: one, or parts that each fit in ``max_bytes``."""
+    whole = ATTACHMENT_HEADER.format(name=name) + text.strip()
+    if max_bytes is None or len(whole.encode("utf-8")) <= max_bytes:
+        return [whole]
+    widest = ATTACHMENT_PART_HEADER.format(name=name, part=10**6, parts=10**6)
+    # At least some text per part (a limit under the header's size refuses each part anyway).
+    budget = max(max_bytes - len(widest.encode("utf-8")), 64)
+    chunks = _split_bytes(text.strip(), budget)
+    return [
+        ATTACHMENT_PART_HEADER.format(name=name, part=part, parts=len(chunks)) + chunk
+        for part, chunk in enumerate(chunks, start=1)
+    ]
+
+
+def _split_bytes(text: str, budget: int) -> list[str]:
+    """``text`` in pieces of at most ``budget`` UTF-8 bytes, cut after a line break when
+    one is in a piece's second half, else between characters."""
+    data = text.encode("utf-8")
+    pieces = []
+    start = 0
+    while len(data) - start > budget:
+        end = start + budget
+        while data[end] & 0xC0 == 0x80:  # not inside a character
+            end -= 1
+        newline = data.rfind(b"\n", start + budget // 2, end)
+        if newline != -1:
+            end = newline + 1
+        pieces.append(data[start:end].decode("utf-8").strip())
+        start = end
+    pieces.append(data[start:].decode("utf-8").strip())
+    return [piece for piece in pieces if piece]
 
 
 def _conversation(

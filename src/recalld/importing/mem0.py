@@ -15,7 +15,8 @@ How it lands (decided here, said in the README):
   neither goes to the import's namespace;
 - ``run_id`` → the tag ``run:<id>``, ``app_id`` → ``app:<id>``,
   ``categories`` → tags;
-- ``created_at`` → ``at`` (when it was remembered there);
+- ``created_at`` → ``at`` (when it was remembered there): an ISO 8601 time, or
+  a number read as Unix seconds;
 - ``metadata`` → ``meta``, with mem0's own ids kept under ``meta.mem0``;
 - the memory's id is ``mem0-<id>``, so importing the same export again
   changes nothing, and a memory whose text changed there is updated here.
@@ -24,10 +25,13 @@ How it lands (decided here, said in the README):
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from recalld._time import parse_instant
 from recalld.errors import ValidationError
 
 __all__ = ["Mem0Memory", "parse_mem0"]
@@ -57,12 +61,21 @@ def _items(value: Any) -> list[Any]:
 
 
 def parse_mem0(text: str) -> list[Mem0Memory]:
-    """The memories of a mem0 export (a JSON document, or JSON lines)."""
+    """The memories of a mem0 export (a JSON document, or JSON lines).
+
+    Text that is not one JSON document is read as JSON lines (each bad line reported
+    on its own) when its first line is a JSON object or list by itself, or at least
+    half of its lines are; otherwise it is one document that does not parse
+    (truncated, say), refused whole with the parser's message and position.
+    """
+    text = text.removeprefix("\ufeff")  # a byte-order mark is no part of the JSON
     try:
         document = json.loads(text)
     except RecursionError:
         raise ValidationError("document", "is nested too deeply") from None
-    except ValueError:
+    except json.JSONDecodeError as error:
+        if not _json_lines(text):
+            raise ValidationError("document", f"is not a JSON document: {error}") from None
         document = None
     found: list[Mem0Memory] = []
     if document is not None:
@@ -81,6 +94,45 @@ def parse_mem0(text: str) -> list[Mem0Memory]:
         for item in _items(value):
             found.append(Mem0Memory(item=len(found) + 1, line=number, data=item))
     return found
+
+
+def _json_lines(text: str) -> bool:
+    """Whether text that is not one JSON document is JSON lines (see :func:`parse_mem0`)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    whole = [_json_value(line) for line in lines]
+    if whole and whole[0]:
+        return True
+    return sum(whole) * 2 >= len(lines) > 1
+
+
+def _json_value(line: str) -> bool:
+    """Whether ``line`` is a JSON object or list by itself."""
+    try:
+        return isinstance(json.loads(line), dict | list)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _created_at(value: Any) -> str | None:
+    """``created_at`` as an ISO 8601 time: a string is checked as one, a number is read as
+    Unix seconds (milliseconds fall past year 9999: refused); anything else is refused."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        parse_instant("created_at", value)  # named as mem0 names it, not as recalld's ``at``
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            if not math.isfinite(value) or value < 0:
+                raise ValueError
+            return datetime.fromtimestamp(value, UTC).isoformat()
+        except (ValueError, OverflowError, OSError):
+            raise ValidationError(
+                "created_at", f"{value!r} is not a time in Unix seconds (nor ISO 8601)"
+            ) from None
+    raise ValidationError(
+        "created_at", f"must be an ISO 8601 time or Unix seconds, got {type(value).__name__}"
+    )
 
 
 def draft_of(memory: Mem0Memory) -> tuple[dict[str, Any], str | None, str | None]:
@@ -120,8 +172,8 @@ def draft_of(memory: Mem0Memory) -> tuple[dict[str, Any], str | None, str | None
         "tags": tags,
         "meta": {**metadata, "mem0": ids},
     }
-    created = data.get("created_at")
-    if isinstance(created, str) and created.strip():
+    created = _created_at(data.get("created_at"))
+    if created is not None:
         draft["at"] = created
     if "id" in ids:
         if not ID_PATTERN.fullmatch(ids["id"]):
