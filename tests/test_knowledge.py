@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mcp_memory.jsonl"
+
+
+@pytest.fixture
+def any_service(any_database: Path | str, clock: FakeClock) -> Iterator[MemoryService]:
+    """A service on each store (SQLite, then PostgreSQL with ``pytest --postgres``)."""
+    settings = Settings(
+        db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules"
+    )
+    with MemoryService.open(settings, clock=clock) as opened:
+        yield opened
 
 
 def _entity(name: str, kind: str = "person", *observations: str) -> dict[str, object]:
@@ -190,3 +203,98 @@ def test_knowledge_import_reads_the_reference_memory_jsonl(service: MemoryServic
     again = service.knowledge.import_jsonl(FIXTURE.read_text().splitlines())
     assert (again.entities, again.observations, again.relations) == (0, 0, 0)
     assert again.unchanged == 5
+
+
+def test_knowledge_entity_reads_the_same_on_every_page_and_call(
+    any_service: MemoryService,
+) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities(
+        [
+            _entity("Wolfgang Pruss", "person", "Plays the oboe"),
+            _entity("Hilde Maar", "person", "Argues with Wolfgang Pruss"),
+        ]
+    )
+    any_service.remember("Wolfgang Pruss tuned the organ.")
+    any_service.new_worker().run_until_idle()
+    [opened] = knowledge.open_nodes(["Wolfgang Pruss"]).entities
+    together = {e.name: e for e in knowledge.read_graph().entities}
+    alone = {}
+    page = knowledge.read_graph(limit=1)
+    while True:
+        alone.update({e.name: e for e in page.entities})
+        if page.next_cursor is None:
+            break
+        page = knowledge.read_graph(limit=1, cursor=page.next_cursor)
+    assert opened == together["Wolfgang Pruss"] == alone["Wolfgang Pruss"]
+    assert together["Hilde Maar"] == alone["Hilde Maar"]
+    # Its own observation, then the memory written elsewhere; another entity's
+    # observation is that entity's, never a mention of this one.
+    assert opened.observations[0] == "Plays the oboe"
+    assert [line for line in opened.observations if "Argues" in line] == []
+    assert any("tuned the organ" in line for line in opened.observations)
+
+
+def test_knowledge_search_nodes_ignores_case_beyond_ascii(any_service: MemoryService) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities(
+        [
+            _entity("Zoë Müller", "Persön", "Wohnt in Ørsted"),
+            _entity("İzmir Office", "place"),
+            _entity("Anna", "person", "Drinks ÇAY"),
+        ]
+    )
+
+    def found(query: str) -> list[str]:
+        return [e.name for e in knowledge.search_nodes(query).entities]
+
+    assert found("ZOË") == ["Zoë Müller"]
+    assert found("mÜller") == ["Zoë Müller"]
+    assert found("PERSÖN") == ["Zoë Müller"]
+    assert found("ørsted") == ["Zoë Müller"]
+    assert found("çay") == ["Anna"]
+    # "İ" lower-cases to "i" and a combining dot, on both sides (as the reference does).
+    assert found("İZMIR") == ["İzmir Office"]
+    assert found("i\u0307zmir office") == ["İzmir Office"]
+    assert found("zoe") == []
+
+
+def test_knowledge_nodes_come_with_the_relations_between_them(
+    any_service: MemoryService,
+) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Ada"), _entity("Bo"), _entity("Cy", "robot")])
+    knowledge.create_relations(
+        [
+            {"from": "Ada", "to": "Bo", "relationType": "knows"},
+            {"from": "Bo", "to": "Cy", "relationType": "built"},
+        ]
+    )
+
+    def relations(page_names: list[str]) -> list[tuple[str, str, str]]:
+        page = knowledge.open_nodes(page_names)
+        return [(r.source, r.relation_type, r.target) for r in page.relations]
+
+    assert relations(["Ada", "Bo"]) == [("Ada", "knows", "Bo")]
+    assert relations(["Cy"]) == []
+    searched = knowledge.search_nodes("robot")
+    assert [e.name for e in searched.entities] == ["Cy"]
+    assert searched.relations == []
+
+
+def test_knowledge_observations_are_not_extracted_into_nodes(
+    any_service: MemoryService,
+) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Wolfgang Pruss", "person", "Met Secret Alpha in Viennaq")])
+    knowledge.add_observations(
+        [{"entityName": "Wolfgang Pruss", "contents": ["Writes to Hilde Brandt"]}]
+    )
+    any_service.new_worker().run_until_idle()
+    assert [e.name for e in knowledge.read_graph().entities] == ["Wolfgang Pruss"]
+    assert [e.name for e in knowledge.search_nodes("viennaq").entities] == ["Wolfgang Pruss"]
+    assert [e.name for e in any_service.graph.entities().entities] == ["Wolfgang Pruss"]
+    # A memory written elsewhere that names a place still makes it a node.
+    any_service.remember("Viennaq has a fine opera house.")
+    any_service.new_worker().run_until_idle()
+    assert "Viennaq" in [e.name for e in knowledge.read_graph().entities]

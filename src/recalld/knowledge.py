@@ -7,7 +7,10 @@ without mentions, with the type given); an **observation is a memory**
 (kind ``observation``, titled with the entity's name, linked to it), so what
 an agent writes here is recalled by every other dialect, and entities
 extracted from memories written elsewhere are nodes here too, with their
-newest mentioning memories listed after their observations.
+newest mentioning memories listed after their observations. Observations are
+never extracted themselves: the graph here is what the user declared, plus
+what memories written elsewhere name
+(:meth:`recalld.store.graph.GraphStore.complete_jobs`).
 
 Decisions the reference leaves open: names are matched on their key
 (:func:`recalld.graph.names.entity_key`: case-insensitive, ``_`` = space); an
@@ -56,7 +59,6 @@ __all__ = [
 OBSERVATION_KIND = "observation"
 MAX_ITEMS = 1_000
 MENTIONS_AS_OBSERVATIONS = 5
-RELATIONS_SHOWN = 1_000
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
 
@@ -111,7 +113,8 @@ class AddedObservations(BaseModel):
 
 
 class KnowledgeGraphPage(BaseModel):
-    """Entities and the relations among or from them; paged reads say whether there is more."""
+    """Entities and the relations among them (a page of ``read_graph``: from them); paged
+    reads say whether there is more."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -424,12 +427,11 @@ class KnowledgeGraph:
         graph = self._store.graph
         ids = [record.id for record in records]
         observed = graph.observation_memories(namespace, ids, now)
-        observation_seqs = {seq for rows in observed.values() for seq, _ in rows}
-        mentions = [
-            row
-            for row in graph.mentions(namespace, ids, now, MENTIONS_AS_OBSERVATIONS * 2)
-            if row.seq not in observation_seqs
-        ]
+        # Memories written elsewhere only: an observation (of this entity or any other) is
+        # the declared graph, never a mention, so an entity reads the same on every page.
+        mentions = graph.mentions(
+            namespace, ids, now, MENTIONS_AS_OBSERVATIONS * 2, observations=False
+        )
         memories = self._store.semantic.visible_memories(
             Scope(namespaces=(namespace,), now=now), sorted({row.seq for row in mentions})
         )
@@ -491,24 +493,25 @@ class KnowledgeGraph:
             has_more=has_more,
         )
 
-    def _around(
+    def _among(
         self, namespace: str, records: Sequence[EntityRecord], now: datetime
     ) -> list[KnowledgeRelation]:
-        if not records:
-            return []
+        """The relations whose two ends are both among ``records`` (the reference's rule for
+        ``search_nodes`` and ``open_nodes``)."""
+        keys = {record.key for record in records}
         return self._relations(
-            self._store.graph.relations(
-                namespace,
-                now,
-                entity_ids=[record.id for record in records],
-                predicate=None,
-                limit=RELATIONS_SHOWN,
+            relation
+            for relation in self._store.graph.relations_from(
+                namespace, [record.id for record in records], now
             )
+            if relation.object_key in keys
         )
 
     def search_nodes(self, query: str, *, namespace: str | None = None) -> KnowledgeGraphPage:
-        """Entities whose name, type or observations contain ``query`` (case-insensitive), and
-        the relations touching them; at most ``graph_page_size`` entities (``hasMore``)."""
+        """Entities whose name, type or observations contain ``query`` (in any case, Unicode
+        lower case on both sides as the reference does; or whose key contains the query's
+        key), and the relations between them; at most ``graph_page_size`` entities
+        (``hasMore``)."""
         scope_namespace = self._namespace(namespace)
         if len(query) > 1_000:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 1000")
@@ -519,14 +522,14 @@ class KnowledgeGraph:
         records = records[:size]
         return KnowledgeGraphPage(
             entities=self._entities(scope_namespace, records, now),
-            relations=self._around(scope_namespace, records, now),
+            relations=self._among(scope_namespace, records, now),
             has_more=has_more,
         )
 
     def open_nodes(
         self, names: Sequence[str], *, namespace: str | None = None
     ) -> KnowledgeGraphPage:
-        """The named entities (unknown names are skipped) and the relations touching them."""
+        """The named entities (unknown names are skipped) and the relations between them."""
         scope_namespace = self._namespace(namespace)
         keys = [
             entity_key(check_entity_name(name, f"names[{index}]"))
@@ -537,7 +540,7 @@ class KnowledgeGraph:
         records = [found[key] for key in dict.fromkeys(keys) if key in found]
         return KnowledgeGraphPage(
             entities=self._entities(scope_namespace, records, now),
-            relations=self._around(scope_namespace, records, now),
+            relations=self._among(scope_namespace, records, now),
         )
 
     # -- import --------------------------------------------------------------------------

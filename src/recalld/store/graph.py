@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from recalld.graph.matching import SubstringPattern, entity_matches
 from recalld.graph.types import Extraction
 from recalld.store.semantic import JobFailure
 
@@ -28,6 +29,7 @@ __all__ = [
     "MentionRecord",
     "RelationRecord",
     "graph_text_hash",
+    "search_in_chunks",
 ]
 
 
@@ -44,6 +46,45 @@ def graph_text_hash(
         people.append(speaker)
     payload = json.dumps([title, content, list(tags), people], ensure_ascii=False, default=str)
     return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
+
+
+def search_in_chunks(
+    fetch: Callable[[int, int], list[EntityRecord]],
+    observations: Callable[[Sequence[int]], dict[int, list[tuple[int, str]]]],
+    pattern: SubstringPattern,
+    key: str,
+    limit: int,
+) -> list[EntityRecord]:
+    """The first ``limit`` entities ``search_entities`` answers, from a store's candidate
+    query ``fetch(chunk, offset)`` (in the answer's order).
+
+    An exact pattern's candidates are the answer; a wider one's are checked against
+    their names, types and live observations, a chunk at a time until ``limit`` pass.
+    """
+    if pattern.exact:
+        return fetch(limit, 0)
+    chunk = max(limit, 100)
+    found: list[EntityRecord] = []
+    offset = 0
+    while len(found) < limit:
+        candidates = fetch(chunk, offset)
+        observed = observations([record.id for record in candidates])
+        found += [
+            record
+            for record in candidates
+            if entity_matches(
+                pattern,
+                key,
+                name=record.name,
+                entity_key=record.key,
+                type=record.type,
+                observations=(content for _, content in observed.get(record.id, [])),
+            )
+        ]
+        if len(candidates) < chunk:
+            break
+        offset += chunk
+    return found[:limit]
 
 
 @dataclass(frozen=True)
@@ -196,7 +237,9 @@ class GraphStore(Protocol):
         """Replace each job's memory's mentions and relations with its extraction.
 
         One transaction; only jobs still leased by ``worker_id`` count, and a
-        memory whose text changed after the claim is left to its newer job.
+        memory whose text changed after the claim is left to its newer job. A
+        memory that is an entity's observation (the knowledge tools) records an
+        empty extraction: those tools' graph is the one their user declared.
         """
         ...
 
@@ -252,13 +295,22 @@ class GraphStore(Protocol):
     def search_entities(
         self, namespace: str, text: str, now: datetime, limit: int
     ) -> list[EntityRecord]:
-        """Entities whose name, type or live observations contain ``text`` (case-insensitive)."""
+        """Entities whose name, type or live observations contain ``text`` in any case (the
+        Unicode lower case of both sides, :mod:`recalld.graph.matching`), or whose key
+        contains ``text``'s key; the entity whose key it is first, then by key."""
         ...
 
     def mentions(
-        self, namespace: str, entity_ids: Sequence[int], now: datetime, per_entity: int
+        self,
+        namespace: str,
+        entity_ids: Sequence[int],
+        now: datetime,
+        per_entity: int,
+        *,
+        observations: bool = True,
     ) -> list[MentionRecord]:
-        """Live memories mentioning each entity, newest first, at most ``per_entity`` each."""
+        """Live memories mentioning each entity, newest first, at most ``per_entity`` each;
+        without the knowledge tools' observation memories unless ``observations``."""
         ...
 
     def entities_of(self, namespace: str, seqs: Sequence[int]) -> list[MentionRecord]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+from recalld.graph.matching import substring_pattern
 from recalld.graph.names import entity_key
 from recalld.graph.types import (
     ENTITY_NAME_MAX_CHARS,
@@ -31,6 +32,7 @@ from recalld.store.graph import (
     MentionRecord,
     RelationRecord,
     graph_text_hash,
+    search_in_chunks,
 )
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_rows import local_instant
@@ -69,6 +71,11 @@ LIVE_SOURCES = f"graph_relation_sources rs WHERE rs.relation_id = r.id AND rs.se
 RELATION_COLUMNS = (
     "r.id, r.namespace, s.name, s.key, r.predicate, o.name, o.key, r.declared,"
     f" (SELECT count(*) FROM {LIVE_SOURCES}), (SELECT max(rs.at) FROM {LIVE_SOURCES})"
+)
+# Mentions found in the knowledge tools' observation memories (databases extracted them
+# before those memories were left out of extraction).
+OBSERVATIONS_LEFT_OUT = (
+    " AND NOT EXISTS (SELECT 1 FROM graph_observations go WHERE go.seq = gm.seq)"
 )
 RELATION_FROM = (
     "graph_relations r JOIN graph_entities s ON s.id = r.subject_id"
@@ -366,7 +373,13 @@ class PostgresGraph:
                 )
                 # The memory changed after the claim: its newer job extracts the new text.
                 if memory is not None and current == digest:
-                    self._apply(connection, job, extraction, memory[4], now)
+                    # The knowledge tools' observations are the graph the user declared:
+                    # what the extractor reads in them is no node of its own.
+                    observed = connection.execute(
+                        "SELECT 1 FROM graph_observations WHERE seq = %s LIMIT 1", (job.seq,)
+                    ).fetchone()
+                    found = Extraction() if observed is not None else extraction
+                    self._apply(connection, job, found, memory[4], now)
                     connection.execute(
                         "INSERT INTO graph_extracted(seq, model, text_hash, extracted_at)"
                         " VALUES (%s, %s, %s, %s) ON CONFLICT (seq) DO UPDATE SET"
@@ -605,28 +618,49 @@ class PostgresGraph:
     def search_entities(
         self, namespace: str, text: str, now: datetime, limit: int
     ) -> list[EntityRecord]:
-        params = {
+        if "\x00" in text:
+            return []  # no name, type or memory holds one (and PostgreSQL refuses it)
+        pattern = substring_pattern(text)
+        key = entity_key(text)
+        params: dict[str, Any] = {
             "namespace": namespace,
-            "key": entity_key(text),
-            "pattern": f"%{escape_like(text)}%",
-            "limit": limit,
+            "key": key,
+            "regex": pattern.regex,
             "now": now,
         }
-        rows = self._read(
+        # "~" is case-sensitive whatever the locale and reads the pattern's character
+        # classes (see recalld.graph.matching), so both stores give the same answers;
+        # ILIKE would fold what the database's locale folds. The key is case-folded already.
+        sql = (
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
             " WHERE e.namespace = %(namespace)s AND ("
-            " e.name ILIKE %(pattern)s ESCAPE '\\' OR e.key ILIKE %(pattern)s ESCAPE '\\'"
-            " OR e.type ILIKE %(pattern)s ESCAPE '\\' OR EXISTS (SELECT 1 FROM graph_observations o"
+            " e.name ~ %(regex)s OR e.type ~ %(regex)s"
+            " OR (%(key)s <> '' AND strpos(e.key, %(key)s) > 0)"
+            " OR EXISTS (SELECT 1 FROM graph_observations o"
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
             " AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"
-            f" AND m.content ILIKE %(pattern)s ESCAPE '\\')) AND {_shown('e')}"
-            ' ORDER BY e.key = %(key)s DESC, e.key COLLATE "C", e.id LIMIT %(limit)s',
-            params,
+            f" AND m.content ~ %(regex)s)) AND {_shown('e')}"
+            ' ORDER BY e.key = %(key)s DESC, e.key COLLATE "C", e.id'
+            " LIMIT %(limit)s OFFSET %(offset)s"
         )
-        return [_entity(row) for row in rows]
+        return search_in_chunks(
+            lambda chunk, offset: [
+                _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
+            ],
+            lambda ids: self.observation_memories(namespace, ids, now),
+            pattern,
+            key,
+            limit,
+        )
 
     def mentions(
-        self, namespace: str, entity_ids: Sequence[int], now: datetime, per_entity: int
+        self,
+        namespace: str,
+        entity_ids: Sequence[int],
+        now: datetime,
+        per_entity: int,
+        *,
+        observations: bool = True,
     ) -> list[MentionRecord]:
         if not entity_ids:
             return []
@@ -636,7 +670,8 @@ class PostgresGraph:
             " (PARTITION BY gm.entity_id ORDER BY gm.seq DESC) AS rank"
             " FROM graph_mentions gm JOIN memories m ON m.seq = gm.seq"
             " WHERE gm.entity_id = ANY(%(ids)s) AND m.namespace = %(namespace)s"
-            " AND (m.expires_at IS NULL OR m.expires_at > %(now)s)) ranked"
+            " AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"
+            f"{'' if observations else OBSERVATIONS_LEFT_OUT}) ranked"
             " WHERE rank <= %(per)s ORDER BY entity_id, seq DESC",
             {"ids": _ids(entity_ids), "namespace": namespace, "now": now, "per": per_entity},
         )

@@ -22,6 +22,7 @@ import apsw
 
 from recalld._text import new_id
 from recalld._time import from_storage, to_storage
+from recalld.graph.matching import substring_pattern
 from recalld.graph.names import entity_key
 from recalld.graph.types import (
     ENTITY_NAME_MAX_CHARS,
@@ -37,6 +38,7 @@ from recalld.store.graph import (
     MentionRecord,
     RelationRecord,
     graph_text_hash,
+    search_in_chunks,
 )
 from recalld.store.semantic import JobFailure
 from recalld.store.sql import escape_like
@@ -73,6 +75,11 @@ LIVE_SOURCES = f"graph_relation_sources rs WHERE rs.relation_id = r.id AND rs.se
 RELATION_COLUMNS = (
     "r.id, r.namespace, s.name, s.key, r.predicate, o.name, o.key, r.declared,"
     f" (SELECT count(*) FROM {LIVE_SOURCES}), (SELECT max(rs.at) FROM {LIVE_SOURCES})"
+)
+# Mentions found in the knowledge tools' observation memories (databases extracted them
+# before those memories were left out of extraction).
+OBSERVATIONS_LEFT_OUT = (
+    " AND NOT EXISTS (SELECT 1 FROM graph_observations go WHERE go.seq = gm.seq)"
 )
 RELATION_FROM = (
     "graph_relations r JOIN graph_entities s ON s.id = r.subject_id"
@@ -364,7 +371,13 @@ class SQLiteGraph:
                 )
                 # The memory changed after the claim: its newer job extracts the new text.
                 if memory is not None and current == digest:
-                    self._apply(connection, job, extraction, memory[4], stamp)
+                    # The knowledge tools' observations are the graph the user declared:
+                    # what the extractor reads in them is no node of its own.
+                    observed = connection.execute(
+                        "SELECT 1 FROM graph_observations WHERE seq = ? LIMIT 1", (job.seq,)
+                    ).fetchone()
+                    found = Extraction() if observed is not None else extraction
+                    self._apply(connection, job, found, memory[4], stamp)
                     connection.execute(
                         "INSERT INTO graph_extracted(seq, model, text_hash, extracted_at)"
                         " VALUES (?, ?, ?, ?) ON CONFLICT(seq) DO UPDATE SET"
@@ -574,28 +587,47 @@ class SQLiteGraph:
     def search_entities(
         self, namespace: str, text: str, now: datetime, limit: int
     ) -> list[EntityRecord]:
-        params = {
+        if "\x00" in text:
+            return []  # no name, type or memory holds one (and GLOB would stop reading there)
+        pattern = substring_pattern(text)
+        key = entity_key(text)
+        params: dict[str, Any] = {
             "namespace": namespace,
-            "key": entity_key(text),
-            "pattern": f"%{escape_like(text)}%",
-            "limit": limit,
+            "key": key,
+            "glob": pattern.glob,
             "now": to_storage(now),
         }
-        rows = self._read(
+        # GLOB is case-sensitive and reads the pattern's character classes (see
+        # recalld.graph.matching); the key is case-folded on both sides already.
+        sql = (
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
             " WHERE e.namespace = :namespace AND ("
-            " e.name LIKE :pattern ESCAPE '\\' OR e.key LIKE :pattern ESCAPE '\\'"
-            " OR e.type LIKE :pattern ESCAPE '\\' OR EXISTS (SELECT 1 FROM graph_observations o"
+            " e.name GLOB :glob OR e.type GLOB :glob"
+            " OR (:key != '' AND instr(e.key, :key) > 0)"
+            " OR EXISTS (SELECT 1 FROM graph_observations o"
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
             " AND (m.expires_at IS NULL OR m.expires_at > :now)"
-            f" AND m.content LIKE :pattern ESCAPE '\\')) AND {_shown('e')}"
-            " ORDER BY e.key = :key DESC, e.key, e.id LIMIT :limit",
-            params,
+            f" AND m.content GLOB :glob)) AND {_shown('e')}"
+            " ORDER BY e.key = :key DESC, e.key, e.id LIMIT :limit OFFSET :offset"
         )
-        return [_entity(row) for row in rows]
+        return search_in_chunks(
+            lambda chunk, offset: [
+                _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
+            ],
+            lambda ids: self.observation_memories(namespace, ids, now),
+            pattern,
+            key,
+            limit,
+        )
 
     def mentions(
-        self, namespace: str, entity_ids: Sequence[int], now: datetime, per_entity: int
+        self,
+        namespace: str,
+        entity_ids: Sequence[int],
+        now: datetime,
+        per_entity: int,
+        *,
+        observations: bool = True,
     ) -> list[MentionRecord]:
         if not entity_ids:
             return []
@@ -607,7 +639,8 @@ class SQLiteGraph:
             " FROM json_each(:ids) AS wanted"
             " CROSS JOIN graph_mentions gm ON gm.entity_id = wanted.value"
             " CROSS JOIN memories m ON m.seq = gm.seq"
-            " WHERE m.namespace = :namespace AND (m.expires_at IS NULL OR m.expires_at > :now))"
+            " WHERE m.namespace = :namespace AND (m.expires_at IS NULL OR m.expires_at > :now)"
+            f"{'' if observations else OBSERVATIONS_LEFT_OUT})"
             " WHERE rank <= :per ORDER BY entity_id, seq DESC",
             {
                 "ids": _ids(entity_ids),

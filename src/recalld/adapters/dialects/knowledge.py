@@ -233,14 +233,14 @@ DIALECT = Dialect(
         ToolSpec(
             "search_nodes",
             search_nodes,
-            "Find entities whose name, type or observations contain the query, with the "
-            "relations touching them.",
+            "Find entities whose name, type or observations contain the query (in any case), "
+            "with the relations between them.",
             read_only=True,
         ),
         ToolSpec(
             "open_nodes",
             open_nodes,
-            "Fetch entities by name with their observations and the relations touching them; "
+            "Fetch entities by name with their observations and the relations between them; "
             "unknown names are skipped.",
             read_only=True,
         ),
