@@ -409,3 +409,17 @@ def test_rerank_real_model_abstains_and_keeps_scores_stable(
             assert hits[0].memory.content == target
             scores.append(hits[0].score)
     assert scores[0] == scores[1]
+
+
+@pytest.mark.model
+def test_rerank_a_query_of_stop_words_alone_returns_nothing(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    with _indexed(tmp_path / "stop.db", clock, embedder="minilm") as service:
+        for query in ("the", "is it", "who is she?"):
+            # BM25 alone finds these words "relevant" to some note...
+            assert service.search(query, mode="keyword", min_score=0), query
+            # ...but they name nothing, so recall compares only what the query means.
+            assert service.search(query) == [], query
+            explained = service.explain(query, service.search(query, mode="keyword")[0].memory.id)
+            assert explained.found_by in ([], ["vector"]), query

@@ -48,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from recalld._text import STOPWORDS
 from recalld._time import Clock, utc_now
 from recalld.embeddings.base import Embedder, Loadable, Vectors
 from recalld.errors import EmbeddingError
@@ -391,6 +392,11 @@ class HybridRetriever:
         ``pool.vector_unavailable`` is set when the embedder failed (the pool then holds
         what the keyword index and the graph found).
         """
+        if mode == "hybrid" and self._embedder is not None and words and set(words) <= STOPWORDS:
+            # A query of stop words alone ("the", "who is she?") names nothing: its words
+            # are in most memories alike, and BM25 still found one "relevant". Only what it
+            # means is compared, so a question about nothing comes back with nothing.
+            mode = "vector"
         index = self.vectors(scope)
         unavailable = False
         vector_later, later = self._nearest_later(scope, text, index, mode)
