@@ -195,3 +195,37 @@ def test_an_experiences_senses_survive_export_and_import(
         assert fresh.store.context.biometrics([found[0].memory.seq]) == {
             found[0].memory.seq: {"heart_rate": 90.0, "steps": 1200.0}
         }
+
+
+def test_reminders_survive_export_and_import(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    weekly = service.remind("send the weekly report", at="tomorrow at 9", every="weekly")
+    errand = service.remind(
+        "pick up the prescription", place={"lat": 48.85, "lon": 2.35}, radius_m=100
+    )
+    lines = list(service.export())
+    intentions = [json.loads(line) for line in lines if '"recalld.intention"' in line]
+    assert [line["id"] for line in intentions] == [weekly.id, errand.id]
+    with MemoryService.open(
+        Settings(db=tmp_path / "fresh.db", embedder="none"), clock=clock
+    ) as fresh:
+        assert fresh.import_lines(lines).errors == []
+        copied = {item.id: item for item in fresh.intentions()}
+        originals = {item.id: item for item in service.intentions()}
+        assert set(copied) == {weekly.id, errand.id}
+        for memory_id, original in originals.items():
+            assert copied[memory_id].model_dump(exclude={"seq"}) == original.model_dump(
+                exclude={"seq"}
+            )
+        again = fresh.import_lines(lines)
+        assert (again.created, again.errors) == (0, [])
+        bad = [
+            {**intentions[0], "id": "missing"},
+            {**intentions[0], "triggers": [{"type": "teleport"}]},
+            {**intentions[0], "triggers": []},
+            {**intentions[0], "min_interval_seconds": True},
+        ]
+        report = fresh.import_lines([json.dumps(line) for line in bad])
+        assert [error.line for error in report.errors] == [1, 2, 3, 4]
+        assert report.errors[3].error.startswith("min_interval_seconds")

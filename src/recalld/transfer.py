@@ -9,8 +9,12 @@ declared relations (``{"type": "recalld.relation", "namespace", "from", "to",
 "relation_type"}``). An experience's senses follow its memories' lines
 (``{"type": "recalld.senses", "namespace", "id", "signals": {"image"|"audio":
 base64 of the derived features}, "biometrics": {name: reading}}``): the features,
-not the media, which recalld never keeps. What the worker extracted is not
-exported: it is re-extracted from the memories after an import.
+not the media, which recalld never keeps. A reminder's memory line is followed,
+after the namespace's core memory, by its triggers and state (``{"type":
+"recalld.intention", "namespace", "id", "state", "repeat", "min_interval_seconds",
+"zone", "scheduled", "created_at", "expires_at", "next_due", "triggers"}``; its
+firing history starts again). What the worker extracted is not exported: it is
+re-extracted from the memories after an import.
 
 Import reads the same lines (a leading byte-order mark is ignored). A memory
 line is idempotent by ``id`` (an id already present is overwritten only by a
@@ -32,7 +36,7 @@ import binascii
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from recalld import _validate as check
 from recalld._time import Clock, parse_instant
@@ -59,6 +63,7 @@ __all__ = [
     "CORE_LINE",
     "ENTITY_LINE",
     "IMPORT_CHUNK_LINES",
+    "INTENTION_LINE",
     "RELATION_LINE",
     "SENSES_LINE",
     "MayWrite",
@@ -71,6 +76,7 @@ CORE_LINE = "recalld.core"
 ENTITY_LINE = "recalld.entity"
 RELATION_LINE = "recalld.relation"
 SENSES_LINE = "recalld.senses"
+INTENTION_LINE = "recalld.intention"
 # A sense's derived features are small (an image's: ~2 KiB; a song's fingerprint: ~10 KiB).
 MAX_SIGNAL_BYTES = 1024 * 1024
 GRAPH_PAGE = 500
@@ -173,6 +179,7 @@ class Transfer:
         yield from self._export_senses(page)
         for namespace in scope.namespaces:
             yield from self._export_core(namespace)
+            yield from self._export_intentions(namespace, scope)
             yield from self._export_graph(namespace, scope)
 
     def _export_senses(self, memories: Sequence[Memory]) -> Iterator[str]:
@@ -195,6 +202,26 @@ class Transfer:
                 id=memory.id,
                 signals=encoded,
                 biometrics=biometrics.get(seq, {}),
+            )
+
+    def _export_intentions(self, namespace: str, scope: Scope) -> Iterator[str]:
+        """The triggers and state of the namespace's intentions whose memory is exported."""
+        for row in reversed(self._store.intentions.select(namespace, None, now=scope.now)):
+            if expired(row.memory, scope.now):
+                continue  # its memory line was not exported either
+            yield _line(
+                INTENTION_LINE,
+                namespace=namespace,
+                id=row.memory.id,
+                state=row.state,
+                repeat=row.repeat,
+                min_interval_seconds=row.min_interval_seconds,
+                zone=row.zone,
+                scheduled=row.scheduled,
+                created_at=row.created_at.isoformat(),
+                expires_at=None if row.expires_at is None else row.expires_at.isoformat(),
+                next_due=None if row.next_due is None else row.next_due.isoformat(),
+                triggers=[trigger.spec for trigger in row.triggers],
             )
 
     def _export_core(self, namespace: str) -> Iterator[str]:
@@ -334,11 +361,12 @@ class Transfer:
                 return _Line(number, "memory", namespace, check.parse_model(ExportRecord, data))
             except ValidationError as error:
                 return ImportLineError(line=number, error=str(error))
-        if kind not in (CORE_LINE, ENTITY_LINE, RELATION_LINE, SENSES_LINE):
+        if kind not in (CORE_LINE, ENTITY_LINE, RELATION_LINE, SENSES_LINE, INTENTION_LINE):
             return ImportLineError(
                 line=number,
                 error=f"type: a recalld export line is a memory (no type), {CORE_LINE},"
-                f" {ENTITY_LINE}, {RELATION_LINE} or {SENSES_LINE}; got {kind!r}",
+                f" {ENTITY_LINE}, {RELATION_LINE}, {SENSES_LINE} or {INTENTION_LINE};"
+                f" got {kind!r}",
             )
         return _Line(number, str(kind), namespace, data)
 
@@ -455,11 +483,13 @@ class Transfer:
 
     def _import_structures(self, lines: Sequence[_Line], report: ImportReport) -> None:
         """Core entries, then declared entities, then relations (which name entities)."""
-        order = {SENSES_LINE: 0, CORE_LINE: 1, ENTITY_LINE: 2, RELATION_LINE: 3}
+        order = {SENSES_LINE: 0, INTENTION_LINE: 1, CORE_LINE: 2, ENTITY_LINE: 3, RELATION_LINE: 4}
         for line in sorted(lines, key=lambda item: (order[item.kind], item.number)):
             try:
                 if line.kind == SENSES_LINE:
                     self._import_senses(line, report)
+                elif line.kind == INTENTION_LINE:
+                    self._import_intention(line, report)
                 elif line.kind == CORE_LINE:
                     self._import_core(line, report)
                 elif line.kind == ENTITY_LINE:
@@ -502,6 +532,66 @@ class Transfer:
                 raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
             tx.save_signals(memory.seq, features, checked)
         report.count("created", "senses")
+
+    def _import_intention(self, line: _Line, report: ImportReport) -> None:
+        from pydantic import Field, TypeAdapter
+        from pydantic import ValidationError as PydanticError
+
+        from recalld.intentions.building import trigger_record
+        from recalld.intentions.model import IntentionState, Number, Repeat, Trigger
+        from recalld.intentions.timing import parse_zone
+        from recalld.store.intentions import IntentionRecord
+
+        value = line.value
+        memory_id = check.memory_id(value.get("id"))
+        fields: dict[str, Any] = {}
+        shapes: tuple[tuple[str, Any, bool], ...] = (
+            ("state", IntentionState, True),
+            ("repeat", Repeat, True),
+            ("min_interval_seconds", Annotated[Number, Field(ge=0)], True),
+            ("scheduled", bool, True),
+            ("triggers", list[Trigger], False),  # their times are ISO text, as exported
+        )
+        for name, shape, strict in shapes:
+            try:
+                fields[name] = TypeAdapter(shape).validate_python(value.get(name), strict=strict)
+            except PydanticError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in (name, *first["loc"]))
+                raise ValidationError(where, first["msg"]) from None
+        if not fields["triggers"]:
+            raise ValidationError("triggers", "an intention has at least one trigger")
+        zone = str(value.get("zone", ""))
+        parse_zone(zone)
+        times = {
+            name: None if value.get(name) is None else parse_instant(name, value[name])
+            for name in ("created_at", "expires_at", "next_due")
+        }
+        if times["created_at"] is None:
+            raise ValidationError("created_at", "is required")
+        with self._store.transaction() as tx:
+            memory = tx.find(line.namespace, id=memory_id)
+            if memory is None:
+                raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
+            if self._store.intentions.get(line.namespace, memory_id) is not None:
+                report.count("unchanged", "intentions")
+                return
+            tx.save_intention(
+                memory.seq,
+                IntentionRecord(
+                    namespace=line.namespace,
+                    repeat=fields["repeat"],
+                    min_interval_seconds=fields["min_interval_seconds"],
+                    zone=zone,
+                    scheduled=fields["scheduled"],
+                    triggers=[trigger_record(trigger) for trigger in fields["triggers"]],
+                    created_at=times["created_at"],
+                    expires_at=times["expires_at"],
+                    next_due=times["next_due"],
+                    state=fields["state"],
+                ),
+            )
+        report.count("created", "intentions")
 
     def _import_core(self, line: _Line, report: ImportReport) -> None:
         target = line.value.get("target")
