@@ -200,6 +200,24 @@ def test_conversation_resend_without_ids_overwrites_no_turn_it_does_not_repeat(
     assert (middle.created, middle.updated, middle.unchanged) == (0, 0, 2)
 
 
+def test_conversation_new_turns_after_a_repeated_turn_overwrite_nothing(
+    service: MemoryService,
+) -> None:
+    # An agent sends only its new turns; the first new one says again what the turn before
+    # the last said. Placing it there would overwrite (and scrub) the last stored turn.
+    service.remember_conversation(_lines("Ana: book a table for two", "Bot: ok"), conversation="c")
+    service.remember_conversation(_lines("Ana: thanks"), conversation="c")
+    sent = service.remember_conversation(_lines("Bot: ok", "Ana: also flowers"), conversation="c")
+    assert (sent.created, sent.updated, sent.unchanged) == (2, 0, 0)
+    assert [text for _, _, text in _said(service, "c")] == [
+        "book a table for two",
+        "ok",
+        "thanks",
+        "ok",
+        "also flowers",
+    ]
+
+
 def test_conversation_resend_applies_new_tags_and_time(service: MemoryService) -> None:
     message = {"speaker": "Ada", "content": "hello there", "id": "m1"}
     first = service.remember_conversation(

@@ -179,6 +179,8 @@ def test_an_experiences_senses_survive_export_and_import(
         Settings(db=tmp_path / "fresh.db", embedder="none"), clock=clock
     ) as fresh:
         assert fresh.import_lines(lines).errors == []
+        again = fresh.import_lines(lines)  # the same file again changes nothing
+        assert (again.created, again.updated, again.unchanged) == (0, 0, len(lines))
         cue = fresh.recollections.cue(biometrics={"heart_rate": 90.0})
         found = fresh.recollections.recall(cue)
         assert [hit.memory.id for hit in found] == [stored.id]

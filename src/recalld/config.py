@@ -290,6 +290,13 @@ class Settings(BaseSettings):
             return Path(value)
         return value
 
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        """Origins as browsers send them: no trailing slash (``http://app.example/`` is
+        ``http://app.example``), so CORS and the loopback trust compare them alike."""
+        return [origin.strip().rstrip("/") for origin in value]
+
     @property
     def uses_postgres(self) -> bool:
         """Whether ``db`` names a PostgreSQL database."""

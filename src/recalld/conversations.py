@@ -293,14 +293,13 @@ def _offset(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) 
     (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
     in the re-send, (speaker, text)). The re-sent message ``i`` becomes the stored
     position ``k + i`` for the offset ``k`` returned. Offset 0 (the position in the
-    re-send) and every offset at which at least one re-sent turn equals the stored
-    turn it lands on are candidates; one is acceptable when it leaves at least as
-    many of the stored turns it lands on unchanged as it changes. The acceptable
-    offset that changes the fewest stored turns wins, then the one that finds the
-    most of them unchanged, then the smallest; a placement that ends before the last
-    stored turn must find at least two (one repeated "Ok" is a new turn). With none
-    acceptable the re-send is appended after the last stored turn: no stored turn is
-    overwritten by a re-send that repeats none of the turns around it.
+    re-send), every offset at which at least one re-sent turn equals the stored turn
+    it lands on, and appending after the last stored turn are the candidates. One
+    that changes a stored turn must find more stored turns unchanged than it changes,
+    and one that ends before the last stored turn must find at least two (one
+    repeated "Ok" is a new turn). Among those, the one that finds the most stored
+    turns net of those it changes wins, then the one that changes fewer, then the
+    smallest offset; appending (nothing found, nothing changed) wins a tie.
     """
     if not stored or not sent:
         return 0
@@ -316,21 +315,23 @@ def _offset(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) 
     present = np.zeros(end, dtype=bool)
     present[list(stored)] = True
     indices = np.array([index for index, _ in sent], dtype=np.int64)
-    best: tuple[int, int, int] | None = None
+    # Appending after the last stored turn finds nothing and changes nothing.
+    best: tuple[int, int, int] = (0, 0, end)
     for offset in {0, *matches}:
         landing = indices + offset
         overlap = int(present[landing[landing < end]].sum())
         found = matches[offset]
         changed = overlap - found
-        # One repeated turn in the middle ("Ok", "Thanks") is more likely a new turn that
-        # says the same again than a re-send of that turn alone: only a placement that
-        # reaches the last stored turn (a window that slid) may rest on one match.
+        # A stored turn is overwritten only by a re-send that repeats more of the turns
+        # around it than it changes ("ok" then a new turn must not replace the turn said
+        # after that "ok"). One repeated turn in the middle ("Ok", "Thanks") is more
+        # likely a new turn that says the same again than a re-send of that turn alone:
+        # only a placement that reaches the last stored turn may rest on one match.
         reaches_end = int(landing.max()) >= end - 1
-        if found < changed or (found < 2 and not reaches_end):
+        if (changed and found <= changed) or (found < 2 and not reaches_end):
             continue
-        if best is None or (changed, -found, offset) < best:
-            best = (changed, -found, offset)
-    return end if best is None else best[2]
+        best = min(best, (changed - found, changed, offset))
+    return best[2]
 
 
 class Conversations:

@@ -530,8 +530,16 @@ class Transfer:
             memory = tx.find(line.namespace, id=memory_id)
             if memory is None:
                 raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
+            context = self._store.context
+            before = (
+                context.signals([memory.seq]).get(memory.seq, {}),
+                context.biometrics([memory.seq]).get(memory.seq, {}),
+            )
+            if before == (features, checked):
+                report.count("unchanged", "senses")
+                return
             tx.save_signals(memory.seq, features, checked)
-        report.count("created", "senses")
+        report.count("updated" if any(before) else "created", "senses")
 
     def _import_intention(self, line: _Line, report: ImportReport) -> None:
         from pydantic import Field, TypeAdapter

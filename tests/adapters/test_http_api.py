@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from recalld.config import Settings
 from tests.adapters.http_support import ServerProcess
 
 pytestmark = pytest.mark.slow
@@ -393,6 +394,8 @@ def test_http_cors_is_off_unless_configured(client: httpx.Client, tmp_path: Path
             headers={**preflight_headers, "Origin": "http://evil.example"},
         )
         assert "access-control-allow-origin" not in other.headers
+        # An origin written with a trailing slash is the origin browsers send without one.
+        assert Settings(cors_origins=["http://app.example/"]).cors_origins == ["http://app.example"]
         # The origin the operator allowed is trusted without a token; another page is not.
         stats = f"{server.base_url}/v1/stats"
         assert httpx.get(stats, headers={"Origin": "http://app.example"}).status_code == 200

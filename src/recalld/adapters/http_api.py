@@ -270,7 +270,7 @@ class _Authentication:
         self.app = app
         self.tokens = tokens
         self.require_auth = require_auth
-        self.allowed_origins = frozenset(origin.rstrip("/").lower() for origin in allowed_origins)
+        self.allowed_origins = frozenset(origin.lower() for origin in allowed_origins)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket") or _is_public(scope):
@@ -346,7 +346,7 @@ def _browser_site(headers: Headers, allowed: frozenset[str]) -> str | None:
         parsed = urlsplit(origin)
         if parsed.scheme in ("http", "https") and is_loopback(host_name(parsed.netloc)):
             return None
-        if origin.rstrip("/").lower() in allowed:
+        if origin.lower() in allowed:
             return None
         return f"Origin: {origin}"
     if headers.get("sec-fetch-site") == "cross-site":

@@ -151,7 +151,7 @@ class StrictJSONRoute(APIRoute):
 
         async def strict_handler(request: Request) -> Response:
             for name in request.query_params:
-                if name not in declared:
+                if name not in declared and name != CACHE_BUSTER:
                     taken = ", ".join(sorted(declared)) or "none"
                     raise ValidationError(
                         name, f"is not a query parameter of {path} (it takes: {taken})"
@@ -159,6 +159,10 @@ class StrictJSONRoute(APIRoute):
             return await handler(_StrictJSONRequest(request.scope, request.receive))
 
         return strict_handler
+
+
+# What some HTTP clients add to a GET so no cache answers it (jQuery's ``cache: false``).
+CACHE_BUSTER = "_"
 
 
 def _query_names(dependant: Dependant) -> frozenset[str]:
