@@ -682,7 +682,9 @@ def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str
 
     # Callers may be remote: media arguments must be base64, never server-side paths.
     server = build_server(lambda: nullcontext(service), dialects, media_paths=False)
-    endpoint, lifespan = http_endpoint(server, path=MCP_PATH, host=settings.host)
+    endpoint, lifespan = http_endpoint(
+        server, path=MCP_PATH, host=settings.host, origins=settings.cors_origins
+    )
     return ExtraMount(
         MCP_PATH, _NamespaceGuard(endpoint, settings.namespace), lifespan=lifespan, exact=True
     )

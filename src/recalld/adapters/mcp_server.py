@@ -30,6 +30,7 @@ from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.mcpserver.resources.base import Resource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
 from pydantic import ConfigDict, Field
 from starlette.routing import Route
@@ -253,18 +254,38 @@ def build_server(
 
 
 def http_endpoint(
-    server: MCPServer[Any], *, path: str, host: str
+    server: MCPServer[Any], *, path: str, host: str, origins: Sequence[str] = ()
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[Any]]]:
     """The streamable-HTTP endpoint of ``server`` as a raw ASGI app, and its lifespan.
 
     For mounting inside another ASGI server (``recalld serve`` serves it at ``/mcp``).
+    On a loopback address the SDK accepts browser pages of this machine only; the
+    ``origins`` the operator allowed (``RECALLD_CORS_ORIGINS``) are accepted too.
     """
-    starlette_app = server.streamable_http_app(streamable_http_path=path, host=host)
+    security = None
+    if origins and host in LOOPBACK_NAMES:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=[
+                "http://127.0.0.1:*",
+                "http://localhost:*",
+                "http://[::1]:*",
+                *origins,
+            ],
+        )
+    starlette_app = server.streamable_http_app(
+        streamable_http_path=path, host=host, transport_security=security
+    )
     for route in starlette_app.routes:
         if isinstance(route, Route) and route.path == path:
             endpoint: ASGIApp = route.endpoint
             return endpoint, server.session_manager.run
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
+
+
+# The bind addresses for which the MCP SDK turns its DNS-rebinding check on by itself.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
 def run_server(
