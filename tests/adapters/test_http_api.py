@@ -420,6 +420,16 @@ def test_http_cors_is_off_unless_configured(client: httpx.Client, tmp_path: Path
             },
         )
         assert answer.status_code == 200, answer.text
+        preflight = httpx.options(
+            f"{server.base_url}/mcp",
+            headers={
+                "Origin": "http://app.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "mcp-session-id, mcp-protocol-version",
+            },
+        )
+        assert preflight.status_code == 200, preflight.text
+        assert "mcp-session-id" in answer.headers["access-control-expose-headers"].lower()
     finally:
         server.stop()
 

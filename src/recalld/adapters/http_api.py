@@ -593,7 +593,18 @@ def create_app(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
             allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "X-Recalld-Namespace"],
+            # /mcp's streamable HTTP: its session and protocol headers, and the session id
+            # the page must read back from the initialize answer.
+            allow_headers=[
+                "Authorization",
+                "Content-Type",
+                "X-Recalld-Namespace",
+                "Accept",
+                "Last-Event-ID",
+                "Mcp-Session-Id",
+                "Mcp-Protocol-Version",
+            ],
+            expose_headers=["Mcp-Session-Id"],
         )
     app.add_middleware(_Metrics, registry=metrics_registry)
     return app
