@@ -49,12 +49,24 @@ def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
         return model.model_validate(data)
     except pydantic.ValidationError as error:
         first = error.errors()[0]
-        location = ".".join(str(part) for part in first["loc"]) or "input"
+        location = field_path(first["loc"]) or "input"
         raise ValidationError(f"{prefix}{location}", first["msg"]) from None
     except RecursionError:
         raise ValidationError(
             prefix.rstrip(".") or "input", f"is nested deeper than {MAX_JSON_DEPTH} levels"
         ) from None
+
+
+def field_path(location: Sequence[int | str]) -> str:
+    """A field's path as errors name it: ``messages[0].speaker`` (list items in brackets,
+    as the engine's own errors write them; pydantic says ``messages.0.speaker``)."""
+    path = ""
+    for part in location:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
 
 
 def namespace(value: str) -> str:

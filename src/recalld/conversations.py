@@ -35,7 +35,6 @@ tool calls and tool results (``include_tools``), and messages with no text.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -206,17 +205,6 @@ def _turn_id(conversation_id: str, message_key: str) -> str:
     return "turn-" + _digest(conversation_id, message_key)[:40]
 
 
-# pydantic names a list item ``messages.0.speaker``; errors elsewhere say ``messages[0]``.
-_LIST_INDEX = re.compile(r"\.(\d+)(?=\.|$)")
-
-
-def _parse(data: Any) -> Conversation:
-    try:
-        return check.parse_model(Conversation, data)
-    except ValidationError as error:
-        raise ValidationError(_LIST_INDEX.sub(r"[\1]", error.field), error.message) from None
-
-
 def conversation_of(
     messages: Any,
     *,
@@ -363,7 +351,11 @@ class Conversations:
         """Store each kept message of ``conversation`` as a turn. Every field is checked
         first (nothing is written when one is wrong, and the error names it); turns are
         written in chunks of :data:`CHUNK_TURNS`, ``progress(done, total)`` after each."""
-        parsed = conversation if isinstance(conversation, Conversation) else _parse(conversation)
+        parsed = (
+            conversation
+            if isinstance(conversation, Conversation)
+            else check.parse_model(Conversation, conversation)
+        )
         scope_namespace = self._namespace_of(namespace)
         if not parsed.messages:
             raise ValidationError("messages", "give at least one message")

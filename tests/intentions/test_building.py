@@ -44,7 +44,7 @@ from tests.intentions.conftest import PHARMACY
         ({"signals": [{"signal": "heart_rate"}]}, "signals"),
         (
             {"signals": [{"signal": "heart_rate", "above": 150, "readings": 0}]},
-            "signals.0.SignalCondition.readings",
+            "signals[0].SignalCondition.readings",
         ),
         ({"tags": [" "]}, "tags"),
         ({"place": PHARMACY, "expires": "2026-10-01T00:00Z"}, "expires"),

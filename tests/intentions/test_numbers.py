@@ -42,18 +42,21 @@ def anyio_backend() -> str:
         ({**EVERY_TIME, "min_interval_seconds": True}, "min_interval_seconds"),
         ({**EVERY_TIME, "min_interval_seconds": INFINITY}, "min_interval_seconds"),
         ({**EVERY_TIME, "min_interval_seconds": "60"}, "min_interval_seconds"),
-        ({"signals": [{"signal": "heart_rate", "above": True}]}, "signals.0.SignalCondition.above"),
+        (
+            {"signals": [{"signal": "heart_rate", "above": True}]},
+            "signals[0].SignalCondition.above",
+        ),
         (
             {"signals": [{"signal": "heart_rate", "below": INFINITY}]},
-            "signals.0.SignalCondition.below",
+            "signals[0].SignalCondition.below",
         ),
         (
             {"signals": [{"signal": "heart_rate", "above": 1e7}]},
-            "signals.0.SignalCondition.above",
+            "signals[0].SignalCondition.above",
         ),
         (
             {"signals": [{"signal": "heart_rate", "above": 150, "readings": True}]},
-            "signals.0.SignalCondition.readings",
+            "signals[0].SignalCondition.readings",
         ),
         ({"signals": ["heart_rate>10000000"]}, "signals.above"),
     ],
@@ -82,7 +85,7 @@ def test_remind_numbers_at_the_bounds_are_kept_and_past_them_refused(
     # A threshold past what a reading may be is the signal's fault, not the readings'.
     with pytest.raises(ValidationError) as caught:
         memory.remind("slow down", signals=[{"signal": "heart_rate", "below": -1e6 - 1}])
-    assert caught.value.field == "signals.0.SignalCondition.below"
+    assert caught.value.field == "signals[0].SignalCondition.below"
     with pytest.raises(ValidationError) as caught:
         memory.remind("water the plants", **EVERY_DAY, window_minutes=1e10)
     assert caught.value.field == "window_minutes"
@@ -109,7 +112,7 @@ def client(memory: MemoryService, tmp_path: Path) -> Iterator[TestClient]:
         ('{"action": "x", "mention": ["Bob"], "repeat": "every_time",'
          ' "min_interval_seconds": 1e999}', "min_interval_seconds"),
         ('{"action": "x", "signals": [{"signal": "heart_rate", "above": true}]}',
-         "signals.0.SignalCondition.above"),
+         "signals[0].SignalCondition.above"),
     ],
 )  # fmt: skip
 def test_rest_intention_numbers_are_strict_and_finite(

@@ -61,6 +61,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from recalld import _validate as check
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.http_admin_routes import admin_router
@@ -198,13 +199,13 @@ def _request_validation_error(_request: Request, error: Exception) -> JSONRespon
     if not problems:
         return _error(422, "validation_error", "the request is invalid")
     first = problems[0]
-    location = [str(part) for part in first.get("loc", ())]
+    location = list(first.get("loc", ()))
     if first.get("type") == "json_invalid":
         reason = (first.get("ctx") or {}).get("error", "")
         return _error(422, "validation_error", f"the body is not valid JSON: {reason}", "body")
     if len(location) > 1 and location[0] in PARAMETER_SOURCES:
         location = location[1:]
-    field = ".".join(location) or "body"
+    field = check.field_path(location) or "body"
     return _error(422, "validation_error", str(first.get("msg", "is invalid")), field)
 
 
