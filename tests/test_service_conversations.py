@@ -3,6 +3,7 @@ order kept, idempotent by message id, system and tool messages skipped unless as
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +219,30 @@ def test_conversation_new_turns_after_a_repeated_turn_overwrite_nothing(
     ]
 
 
+def test_conversation_whole_transcript_with_a_regenerated_answer_updates_it(
+    service: MemoryService,
+) -> None:
+    # A chat client re-sends its whole transcript after regenerating (or editing) its last
+    # answer: that turn is updated in place, nothing is appended twice.
+    service.remember_conversation(_lines("Ana: hi there", "Bot: partial ans"), conversation="c")
+    again = service.remember_conversation(
+        _lines("Ana: hi there", "Bot: full answer"), conversation="c"
+    )
+    assert (again.created, again.updated, again.unchanged) == (0, 1, 1)
+    assert [text for _, _, text in _said(service, "c")] == ["hi there", "full answer"]
+    four = _lines("Ana: hi there", "Bot: full answer", "Ana: and?", "Bot: more")
+    service.remember_conversation(four, conversation="c")
+    edited = [*four[:2], *_lines("Ana: and then?", "Bot: even more")]
+    last = service.remember_conversation(edited, conversation="c")
+    assert (last.created, last.updated, last.unchanged) == (0, 2, 2)
+    assert [text for _, _, text in _said(service, "c")] == [
+        "hi there",
+        "full answer",
+        "and then?",
+        "even more",
+    ]
+
+
 def test_conversation_resend_applies_new_tags_and_time(service: MemoryService) -> None:
     message = {"speaker": "Ada", "content": "hello there", "id": "m1"}
     first = service.remember_conversation(
@@ -281,3 +306,31 @@ def test_conversation_names_a_bad_message_field_one_way(service: MemoryService) 
         fields.append(raised.value.field)
     assert fields == ["messages[1].speaker"] * 4
     assert service.stats().count == 0
+
+
+def test_conversation_new_turns_sent_at_once_by_two_writers_are_all_kept(
+    settings: Settings,
+) -> None:
+    # Two agents each send their new turns (no message ids) to one conversation at the same
+    # time: each send is placed while it holds the write lock, so none takes the other's
+    # free position and overwrites its turn.
+    with MemoryService.open(settings) as first:
+        first.remember_conversation(_lines("Ana: start"), conversation="c")
+    barrier = threading.Barrier(2)
+
+    def send(speaker: str) -> None:
+        with MemoryService.open(settings) as writer:
+            barrier.wait(timeout=30)
+            for number in range(25):
+                writer.remember_conversation(
+                    [{"speaker": speaker, "content": f"message {number} from {speaker}"}],
+                    conversation="c",
+                )
+
+    threads = [threading.Thread(target=send, args=(speaker,)) for speaker in ("Ana", "Bob")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    with MemoryService.open(settings) as reader:
+        assert len(_said(reader, "c")) == 51

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 from recalld.config import Settings
@@ -222,12 +223,31 @@ def test_reminders_survive_export_and_import(
             )
         again = fresh.import_lines(lines)
         assert (again.created, again.errors) == (0, [])
+        time = intentions[0]["triggers"][0]
+        place = intentions[1]["triggers"][0]
         bad = [
             {**intentions[0], "id": "missing"},
             {**intentions[0], "triggers": [{"type": "teleport"}]},
             {**intentions[0], "triggers": []},
             {**intentions[0], "min_interval_seconds": True},
+            # What remind refuses is refused here too: a bad line must not reach the
+            # scheduler, which fires every namespace's reminders in one batch.
+            {**intentions[0], "triggers": [{**time, "zone": "Not/AZone"}]},
+            {**intentions[0], "triggers": [{**time, "rrule": "GARBAGE"}]},
+            {**intentions[0], "triggers": [{**time, "window_minutes": 1e12}]},
+            {**intentions[1], "triggers": [{**place, "lat": 1e9}]},
+            {**intentions[1], "triggers": [{**place, "radius_m": -5}]},
+            {**intentions[1], "scheduled": True},
         ]
         report = fresh.import_lines([json.dumps(line) for line in bad])
-        assert [error.line for error in report.errors] == [1, 2, 3, 4]
+        assert [error.line for error in report.errors] == list(range(1, 11))
         assert report.errors[3].error.startswith("min_interval_seconds")
+        assert [error.error.split(":")[0] for error in report.errors[4:]] == [
+            "triggers[0].zone",
+            "triggers[0].rrule",
+            "triggers[0].window_minutes",
+            "triggers[0].lat",
+            "triggers[0].radius_m",
+            "scheduled",
+        ]
+        assert fresh.intentions.run_due(clock.now + timedelta(days=8)) != []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import apsw
 import pytest
 
 from recalld.config import Settings
@@ -197,3 +198,17 @@ def test_remember_speaker_is_kept_trimmed_and_updatable(service: MemoryService) 
     assert service.update(receipt.id, speaker="Melanie").speaker == "Melanie"
     assert service.update(receipt.id, title="bakery").speaker == "Melanie"
     assert service.update(receipt.id, speaker=None).speaker is None
+
+
+def test_a_key_stored_before_the_dot_segment_rule_can_still_be_updated(
+    service: MemoryService, db_path: Path
+) -> None:
+    receipt = service.remember("an old note", key="notes/old")
+    connection = apsw.Connection(str(db_path))
+    connection.execute("UPDATE memories SET key = 'notes/../old' WHERE id = ?", (receipt.id,))
+    connection.close()
+    updated = service.update(receipt.id, tags=["kept"])  # a tag-only change, as before
+    assert (updated.key, updated.tags) == ("notes/../old", ["kept"])
+    with pytest.raises(ValidationError) as caught:
+        service.remember("a new note", key="other/../new")
+    assert caught.value.field == "key"

@@ -283,11 +283,13 @@ def _offset(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) 
     position ``k + i`` for the offset ``k`` returned. Offset 0 (the position in the
     re-send), every offset at which at least one re-sent turn equals the stored turn
     it lands on, and appending after the last stored turn are the candidates. One
-    that changes a stored turn must find more stored turns unchanged than it changes,
-    and one that ends before the last stored turn must find at least two (one
-    repeated "Ok" is a new turn). Among those, the one that finds the most stored
-    turns net of those it changes wins, then the one that changes fewer, then the
-    smallest offset; appending (nothing found, nothing changed) wins a tie.
+    that changes a stored turn must find more stored turns unchanged than it changes
+    (as many will do for the whole transcript re-sent from its first turn: a chat
+    whose last answer was edited or regenerated), and one that ends before the last
+    stored turn must find at least two (one repeated "Ok" is a new turn). Among
+    those, the one that finds the most stored turns net of those it changes wins,
+    then the whole-transcript placement, then the one that changes fewer, then the
+    smallest offset.
     """
     if not stored or not sent:
         return 0
@@ -304,7 +306,7 @@ def _offset(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) 
     present[list(stored)] = True
     indices = np.array([index for index, _ in sent], dtype=np.int64)
     # Appending after the last stored turn finds nothing and changes nothing.
-    best: tuple[int, int, int] = (0, 0, end)
+    best: tuple[int, int, int, int] = (0, 1, 0, end)
     for offset in {0, *matches}:
         landing = indices + offset
         overlap = int(present[landing[landing < end]].sum())
@@ -316,10 +318,15 @@ def _offset(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) 
         # likely a new turn that says the same again than a re-send of that turn alone:
         # only a placement that reaches the last stored turn may rest on one match.
         reaches_end = int(landing.max()) >= end - 1
-        if (changed and found <= changed) or (found < 2 and not reaches_end):
+        # A client that re-sends its whole transcript from the first turn (a chat whose
+        # last answer was edited or regenerated) may change as many turns as it repeats.
+        whole = offset == 0 and reaches_end and found > 0
+        if (changed and found <= changed and not (whole and found == changed)) or (
+            found < 2 and not reaches_end
+        ):
             continue
-        best = min(best, (changed - found, changed, offset))
-    return best[2]
+        best = min(best, (changed - found, 0 if offset == 0 else 1, changed, offset))
+    return best[3]
 
 
 class Conversations:
@@ -373,9 +380,14 @@ class Conversations:
                 report.skipped_messages.append(SkippedMessage(index=index, reason=reason))
             else:
                 kept.append((index, message))
-        offset = self._resent_offset(scope_namespace, conversation_id, source, kept)
+        offset: int | None = None
         for start in range(0, len(kept), CHUNK_TURNS):
             with self._store.transaction() as tx:
+                if offset is None:
+                    # Placed while this send holds the conversation, so two sends of new
+                    # turns cannot both take the same free positions.
+                    tx.serialise("conversation", scope_namespace, conversation_id)
+                    offset = self._resent_offset(scope_namespace, conversation_id, source, kept)
                 for index, message in kept[start : start + CHUNK_TURNS]:
                     receipt = self._turn(
                         tx,

@@ -545,7 +545,7 @@ class Transfer:
         from pydantic import Field, TypeAdapter
         from pydantic import ValidationError as PydanticError
 
-        from recalld.intentions.building import trigger_record
+        from recalld.intentions.building import exported_trigger_records
         from recalld.intentions.model import IntentionState, Number, Repeat, Trigger
         from recalld.intentions.timing import parse_zone
         from recalld.store.intentions import IntentionRecord
@@ -567,8 +567,7 @@ class Transfer:
                 first = error.errors()[0]
                 where = ".".join(str(part) for part in (name, *first["loc"]))
                 raise ValidationError(where, first["msg"]) from None
-        if not fields["triggers"]:
-            raise ValidationError("triggers", "an intention has at least one trigger")
+        records = exported_trigger_records(fields["triggers"], fields["scheduled"], self._settings)
         zone = str(value.get("zone", ""))
         parse_zone(zone)
         times = {
@@ -592,7 +591,7 @@ class Transfer:
                     min_interval_seconds=fields["min_interval_seconds"],
                     zone=zone,
                     scheduled=fields["scheduled"],
-                    triggers=[trigger_record(trigger) for trigger in fields["triggers"]],
+                    triggers=records,
                     created_at=times["created_at"],
                     expires_at=times["expires_at"],
                     next_due=times["next_due"],

@@ -97,7 +97,7 @@ class Writer:
         return MemoryRecord(
             id=id,
             namespace=namespace,
-            key=check.key(draft.key),
+            key=check.optional_name(draft.key, "key"),
             title=check.optional_text(draft.title, "title"),
             content=check.content(draft.content, settings),
             kind=check.name_text(draft.kind, "kind"),
@@ -126,6 +126,7 @@ class Writer:
         indexing = self._indexing()
         if draft.id is not None:
             check.memory_id(draft.id)
+        check.key(draft.key)  # a new key; one stored before the rule may still be updated
         if draft.key is not None:
             existing = tx.find(namespace, key=draft.key)
             if existing is not None and expired(existing, now):

@@ -23,6 +23,7 @@ from recalld.intentions.matching import lookup_term, tokens
 from recalld.intentions.model import (
     DEFAULT_RADIUS_M,
     MAX_RADIUS_M,
+    MAX_WINDOW_MINUTES,
     IntentionRequest,
     MentionTrigger,
     PlaceTrigger,
@@ -34,6 +35,7 @@ from recalld.intentions.model import (
     Trigger,
 )
 from recalld.intentions.timing import PhraseParser, Recurrence, parse_zone, zone_label
+from recalld.model import PlaceInput
 from recalld.store.intentions import TriggerRecord
 
 __all__ = [
@@ -110,6 +112,73 @@ def trigger_record(trigger: Trigger) -> TriggerRecord:
     if isinstance(trigger, SignalTrigger):
         return TriggerRecord(type="signal", spec=spec, term=trigger.signal)
     return TriggerRecord(type="time", spec=spec)
+
+
+def exported_trigger_records(
+    triggers: Sequence[Trigger], scheduled: bool, settings: Settings
+) -> list[TriggerRecord]:
+    """The records of triggers read back from an export (stored shapes, not phrases),
+    each checked as :func:`build` checks what it makes: a place's coordinates and
+    radius, a time's zone, recurrence and window, a signal's bounds, and ``scheduled``
+    exactly when the one trigger is a time (the scheduler fires only those)."""
+    if not triggers:
+        raise ValidationError("triggers", "an intention has at least one trigger")
+    for index, trigger in enumerate(triggers):
+        field = f"triggers[{index}]"
+        if isinstance(trigger, PlaceTrigger):
+            check.place(
+                check.parse_model(
+                    PlaceInput,
+                    {"lat": trigger.lat, "lon": trigger.lon, "geohash": trigger.geohash},
+                    prefix=f"{field}.",
+                )
+            )
+            if not (math.isfinite(trigger.radius_m) and 0 < trigger.radius_m <= MAX_RADIUS_M):
+                raise ValidationError(f"{field}.radius_m", f"must be in (0, {MAX_RADIUS_M:g}]")
+        elif isinstance(trigger, TimeTrigger):
+            zone = parse_zone(trigger.zone, f"{field}.zone")
+            for name, moment in (("at", trigger.at), ("until", trigger.until)):
+                if moment is not None and moment.tzinfo is None:
+                    raise ValidationError(f"{field}.{name}", "needs its offset (or Z)")
+            window = trigger.window_minutes
+            if window is not None and not (
+                math.isfinite(window) and 0 < window <= MAX_WINDOW_MINUTES
+            ):
+                raise ValidationError(
+                    f"{field}.window_minutes", f"must be in (0, {MAX_WINDOW_MINUTES:g}]"
+                )
+            if trigger.at is not None and trigger.until is not None and trigger.until <= trigger.at:
+                raise ValidationError(f"{field}.until", "must be after at")
+            if trigger.rrule is not None:
+                if trigger.at is None:
+                    raise ValidationError(f"{field}.at", "a recurrence needs its first occurrence")
+                Recurrence.parse(
+                    trigger.rrule,
+                    trigger.at.astimezone(zone),
+                    field=f"{field}.rrule",
+                    shortest_gap=settings.intention_min_recurrence_seconds,
+                )
+        elif isinstance(trigger, SignalTrigger):
+            check.parse_model(
+                SignalCondition,
+                {
+                    "signal": trigger.signal,
+                    "above": trigger.above,
+                    "below": trigger.below,
+                    "readings": trigger.readings,
+                },
+                prefix=f"{field}.",
+            )
+        elif isinstance(trigger, MentionTrigger):
+            check.name_text(trigger.text, f"{field}.text")
+        else:
+            check.name_text(trigger.tag, f"{field}.tag")
+    only_time = len(triggers) == 1 and isinstance(triggers[0], TimeTrigger)
+    if scheduled != only_time:
+        raise ValidationError(
+            "scheduled", "is true exactly when the intention's one trigger is a time"
+        )
+    return [trigger_record(trigger) for trigger in triggers]
 
 
 def _box(trigger: PlaceTrigger) -> tuple[float, float, float, float]:

@@ -175,6 +175,11 @@ class Counts:
 class StoreTransaction(Protocol):
     """Primitive reads and writes inside one write transaction (all or nothing)."""
 
+    def serialise(self, *name: str) -> None:
+        """Hold ``name`` until this transaction ends: another transaction that asks for
+        it waits, then reads what this one committed (SQLite's one writer already does)."""
+        ...
+
     def find(
         self, namespace: str, *, id: str | None = None, key: str | None = None
     ) -> Memory | None:

@@ -147,6 +147,9 @@ class _Transaction:
         # sees the committed row (READ COMMITTED re-reads on its next statement).
         self._connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
+    def serialise(self, *name: str) -> None:
+        self._lock(_lock_key("serialise", *name))
+
     def find(
         self, namespace: str, *, id: str | None = None, key: str | None = None
     ) -> Memory | None:

@@ -142,6 +142,9 @@ class _Transaction:
         self._write_tags(seq, record.tags)
         return self._read(seq)
 
+    def serialise(self, *name: str) -> None:
+        pass  # BEGIN IMMEDIATE: this transaction is the file's one writer already
+
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
         self._connection.execute(
