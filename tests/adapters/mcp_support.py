@@ -21,6 +21,17 @@ from recalld.config import Settings
 from recalld.service import MemoryService
 
 ALL_DIALECTS = "native,batbox,chaoscore,rover"
+# A raw JSON-RPC initialize request, for tests that speak the protocol without the SDK.
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
 
 

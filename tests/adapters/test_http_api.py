@@ -13,6 +13,7 @@ import pytest
 
 from recalld.config import Settings
 from tests.adapters.http_support import ServerProcess
+from tests.adapters.mcp_support import INITIALIZE
 
 pytestmark = pytest.mark.slow
 
@@ -401,19 +402,9 @@ def test_http_cors_is_off_unless_configured(client: httpx.Client, tmp_path: Path
         assert httpx.get(stats, headers={"Origin": "http://app.example"}).status_code == 200
         assert httpx.get(stats, headers={"Origin": "http://evil.example"}).status_code == 401
         # /mcp accepts that page too (the MCP SDK's own check knew only loopback pages).
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "page", "version": "1"},
-            },
-        }
         answer = httpx.post(
             f"{server.base_url}/mcp",
-            json=initialize,
+            json=INITIALIZE,
             headers={
                 "Origin": "http://app.example",
                 "Accept": "application/json, text/event-stream",

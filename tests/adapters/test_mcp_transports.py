@@ -17,6 +17,7 @@ import apsw
 import pytest
 
 from tests.adapters.mcp_support import (
+    INITIALIZE,
     call,
     http,
     json_text,
@@ -55,16 +56,7 @@ async def test_mcp_stdio_and_http_servers_see_each_others_writes(tmp_path: Path)
 
 def test_mcp_stdio_stdout_carries_only_protocol(tmp_path: Path) -> None:
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
@@ -153,18 +145,6 @@ def _rpc(process: subprocess.Popen[bytes], message: dict[str, object]) -> None:
     assert process.stdin is not None
     process.stdin.write((json.dumps(message) + "\n").encode())
     process.stdin.flush()
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 
 
 def _stdio_server(db: Path) -> subprocess.Popen[bytes]:
