@@ -580,6 +580,8 @@ class Transfer:
             memory = tx.find(line.namespace, id=memory_id)
             if memory is None:
                 raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
+            # Two imports of one file at once: the second waits here, then finds it stored.
+            tx.serialise("intention", line.namespace, memory_id)
             if self._store.intentions.get(line.namespace, memory_id) is not None:
                 report.count("unchanged", "intentions")
                 return
