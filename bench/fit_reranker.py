@@ -122,6 +122,8 @@ SHARED_FEATURES = (
     "query_time",
     "memory_time",
     "time_match",
+    "in_period",
+    "told_after",
     "query_terms",
     "memory_terms",
 )

@@ -109,7 +109,8 @@ class Settings(BaseSettings):
     # -- prospective memory (issue 17) -------------------------------------------
     zone: str | None = Field(
         default=None,
-        description="the user's time zone for reminders (IANA name or +HH:MM);"
+        description="the user's time zone for reminders and for the periods questions name"
+        " (IANA name or +HH:MM);"
         " default: this machine's current offset",
     )
     reminder_default_time: str = Field(
@@ -247,6 +248,13 @@ class Settings(BaseSettings):
     )
     vector_candidates: int = Field(
         default=100, gt=0, le=10_000, description="nearest vectors in recall's candidate pool"
+    )
+    period_candidates: int = Field(
+        default=30,
+        ge=0,
+        le=10_000,
+        description="nearest vectors of the period a question names (last weekend, in May 2023)"
+        " added to recall's candidate pool; 0: none",
     )
     duplicate_cosine: float = Field(
         default=0.97, ge=0, le=1, description="hits at least this similar collapse into one"

@@ -27,6 +27,7 @@ from recalld.config import Settings
 from recalld.embeddings.base import Embedder
 from recalld.errors import ValidationError
 from recalld.graph.extractor import Extractor, ExtractorSetup, create_extractor
+from recalld.intentions.timing import parse_zone
 from recalld.model import (
     GraphStatus,
     IndexState,
@@ -73,11 +74,13 @@ class Indexing:
             depths=RetrievalDepths(
                 keyword=settings.keyword_candidates,
                 vector=settings.vector_candidates,
+                period=settings.period_candidates,
                 duplicate_cosine=settings.duplicate_cosine,
             ),
             ann_threshold=settings.vector_ann_threshold,
             index_prefix=store.index_location,
             clock=clock,
+            zone=None if settings.zone is None else parse_zone(settings.zone, "RECALLD_ZONE"),
             # No extractor, no mentions to walk: the channel would only cost queries.
             graph=None
             if self.extractor_setup.extractor is None or not settings.graph_recall

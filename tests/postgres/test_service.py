@@ -142,3 +142,36 @@ def test_postgres_a_nul_character_is_bad_input_not_a_storage_error(
     with pytest.raises(ValidationError):
         memory.list_memories(filters=Filters(category="\u0000"))
     assert [m.content for m in memory.list_memories().memories] == ["second"]
+
+
+def test_postgres_recall_searches_the_period_a_question_names(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    # clock: Sunday 2026-10-25, so "last weekend" is October 17-18. One vector candidate
+    # only: the hike (no word in common with the question) joins through the database's
+    # own nearest-neighbour query narrowed to the period.
+    settings = Settings(
+        db=postgres_url,
+        embedder="hashing",
+        graph_extractor="rules",
+        recall_catch_up=0,
+        vector_candidates=1,
+    )
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many(
+            [
+                {
+                    "content": f"Paid the bills, week {number}",
+                    "at": f"2026-09-{number + 1:02d}T10:00:00Z",
+                }
+                for number in range(12)
+            ]
+        )
+        hiked = service.remember("Hiked Mount Tamalpais with Sam", at="2026-10-17T11:00:00Z")
+        service.new_worker().run_until_idle()
+        explained = service.explain("What did I do last weekend?", hiked.id)
+        assert explained.stage != "not_in_pool"
+        assert "vector" in explained.found_by
+        assert explained.features["in_period"] == 1.0
+        hits = service.recall("What did I do last weekend?", limit=20, min_score=0)
+        assert {hit.channels["period"] for hit in hits if hit.memory.id != hiked.id} == {0.0}

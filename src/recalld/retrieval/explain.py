@@ -55,8 +55,10 @@ def excluded_by(memory: Memory, scope: Scope) -> list[str]:
     return reasons
 
 
-def _not_in_pool_reason(memory: Memory, depths: tuple[int, int], shares_a_word: bool) -> str:
-    keyword_depth, vector_depth = depths
+def _not_in_pool_reason(
+    memory: Memory, depths: tuple[int, int, int], shares_a_word: bool, in_period: bool
+) -> str:
+    keyword_depth, vector_depth, period_depth = depths
     parts = []
     if not shares_a_word:
         parts.append("it shares no word with the query")
@@ -68,6 +70,8 @@ def _not_in_pool_reason(memory: Memory, depths: tuple[int, int], shares_a_word: 
         parts.append("embedding it failed, so it has no vector")
     else:
         parts.append(f"it is not among the {vector_depth} nearest vectors")
+        if in_period:
+            parts.append(f"nor among the {period_depth} nearest of the period the query names")
     return "not in the candidate pool: " + "; ".join(parts)
 
 
@@ -115,9 +119,13 @@ def explain(
         reason = "hidden by " + ", ".join(hidden)
     elif not found_by:
         stage = "not_in_pool"
-        keyword = pool.candidates[position].keyword.matched_share > 0
+        candidate = pool.candidates[position]
+        depths = retriever.depths
         reason = _not_in_pool_reason(
-            memory, (retriever.depths.keyword, retriever.depths.vector), keyword
+            memory,
+            (depths.keyword, depths.vector, depths.period),
+            candidate.keyword.matched_share > 0,
+            candidate.in_period == 1.0,
         )
     elif score < min_score:
         stage = "below_threshold"

@@ -30,7 +30,11 @@ Features (``FEATURES``; a model uses a subset, named in its data file):
   whose memory answers it, and must not read as "about someone else". The
   speaker feature is also missing for a memory without a speaker;
 * time: the question asks about time, the memory states or implies one, and
-  both at once;
+  both at once; and, when the question names a period ("last weekend", "in
+  May 2023", see :mod:`recalld.retrieval.periods`), whether the memory's
+  ``at`` falls inside it, and how soon after it the memory was written (1 at
+  its end, 0 a week later: a weekend is told of on the Monday); both missing
+  when it names none;
 * shape: ``ln(1 + query terms)``, ``ln(1 + memory terms)``;
 * graph (with a knowledge graph): the graph score of the walk from the
   entities the query names, and the share of those entities the memory
@@ -87,6 +91,8 @@ FEATURES = (
     "graph_score",
     "entity_overlap",
     "unseen_name",
+    "in_period",
+    "told_after",
 )
 
 Matrix = npt.NDArray[np.float64]
@@ -115,6 +121,10 @@ class Candidate:
     entity_overlap: float = 0.0
     in_sequence: bool = False
     """Whether a previous or next memory of its source is visible (a conversation's turn)."""
+    in_period: float = math.nan
+    """1 when its ``at`` is inside the period the query names, else 0 (NaN: names none)."""
+    told_after: float = math.nan
+    """How soon after that period its ``at`` comes (:meth:`Period.told_after`; NaN: none)."""
 
     @property
     def note(self) -> bool:
@@ -144,7 +154,7 @@ def _ranks(values: npt.NDArray[np.float64], present: npt.NDArray[np.bool_], cap:
 # The per-candidate values feature_matrix reads, one tuple per candidate, in this order.
 _KEYWORD, _RAW, _SHARE, _COSINE, _PREVIOUS_KEYWORD, _NEXT_KEYWORD = range(6)
 _PREVIOUS_COSINE, _NEXT_COSINE, _QUESTION, _PREVIOUS_QUESTION, _NEXT_QUESTION = range(6, 11)
-_NAMED, _HAS_SPEAKER, _TIME, _TERMS, _GRAPH, _OVERLAP = range(11, 17)
+_NAMED, _HAS_SPEAKER, _TIME, _TERMS, _GRAPH, _OVERLAP, _PERIOD, _TOLD = range(11, 19)
 
 
 def _values(item: Candidate) -> tuple[float | bool | int, ...]:
@@ -167,6 +177,8 @@ def _values(item: Candidate) -> tuple[float | bool | int, ...]:
         item.terms,
         item.graph_score,
         item.entity_overlap,
+        item.in_period,
+        item.told_after,
     )
 
 
@@ -202,6 +214,8 @@ _COPIED = (
     ("memory_time", _TIME),
     ("graph_score", _GRAPH),
     ("entity_overlap", _OVERLAP),
+    ("in_period", _PERIOD),
+    ("told_after", _TOLD),
 )
 _COPIED_COLUMNS = [_COLUMN[name] for name, _ in _COPIED]
 _COPIED_VALUES = [value for _, value in _COPIED]
@@ -214,7 +228,7 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     if count == 0:
         return matrix
     column = _COLUMN
-    width = _OVERLAP + 1
+    width = _TOLD + 1
     values = np.fromiter(
         chain.from_iterable(map(_values, candidates)), dtype=np.float64, count=count * width
     ).reshape(count, width)

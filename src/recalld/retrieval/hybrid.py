@@ -11,8 +11,10 @@ candidates scoring under ``min_score``, collapses near-duplicates
 (:mod:`recalld.retrieval.duplicates`) and returns the ``limit`` best. The
 ``score`` of a hit is the reranker's probability; its ``channels`` keep the
 raw values (``keyword`` = normalised BM25F, ``text`` = cosine, ``graph`` = the
-knowledge graph's score when the graph reached it, and ``duplicates`` when it
-stands for others); its ``backends`` say which index found it (``fts`` for
+knowledge graph's score when the graph reached it, ``period`` = 1 or 0 when the
+query names a period of time and the memory's ``at`` is or is not inside it,
+see :mod:`recalld.retrieval.periods`, and ``duplicates`` when it stands for
+others); its ``backends`` say which index found it (``fts`` for
 either full-text index, FTS5 or PostgreSQL's, ``like``, ``vector``, ``graph``).
 
 With the graph channel (:class:`~recalld.retrieval.graph_channel.GraphChannel`,
@@ -39,11 +41,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +61,7 @@ from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.keyword import ROW_TERMS_CACHE, RowTermsCache
+from recalld.retrieval.periods import Period, query_period
 from recalld.retrieval.pool import Mode, Nearest, Pool, PoolRequest, build_pool
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms
@@ -73,6 +78,10 @@ QUERY_CACHE_SIZE = 256
 QUERY_EMBEDDING_THREADS = 4
 # Query embeddings started by embed_soon and not yet taken by a recall (older ones dropped).
 PENDING_QUERIES = 16
+# The longest period a query names whose own nearest memories are searched (a quarter): a
+# year or an open range ("since March") may hold most of a store, where that search would
+# cost a scan of most rows and find what the unfiltered search already found.
+PERIOD_SEARCH_SPAN = timedelta(days=92)
 # Listed in a hit's backends when the vector side could not be asked (the embedder failed).
 VECTOR_UNAVAILABLE = "vector-unavailable"
 
@@ -94,16 +103,22 @@ class RetrievalDepths:
     keyword: int = 100
     vector: int = 100
     duplicate_cosine: float = 0.97
+    # The nearest memories of the period a query names ("last weekend"), beside the others.
+    period: int = 30
 
 
 def channels_of(pool: Pool, position: int) -> dict[str, float]:
-    """The raw channel values of one pool member (``keyword``, and ``text`` with a vector)."""
+    """The raw channel values of one pool member (``keyword``, ``text`` with a vector,
+    ``graph`` when the graph reached it, ``period`` when the query names a period: 1 when
+    the memory's ``at`` is inside it, else 0)."""
     candidate = pool.candidates[position]
     channels = {"keyword": round(candidate.keyword.normalised, 6)}
     if candidate.cosine is not None:
         channels["text"] = round(candidate.cosine, 6)
     if candidate.graph_score > 0:
         channels["graph"] = round(candidate.graph_score, 6)
+    if not math.isnan(candidate.in_period):
+        channels["period"] = candidate.in_period
     return channels
 
 
@@ -121,6 +136,25 @@ def _log_warm_up_failure(done: Future[None]) -> None:
     error = None if done.cancelled() else done.exception()
     if error is not None:
         logger.warning("warming up recall failed (the first recall will try again): %s", error)
+
+
+def _tighter(
+    first: datetime | None, second: datetime | None, pick: Callable[[datetime, datetime], datetime]
+) -> datetime | None:
+    """The tighter of two optional bounds (``pick``: max for a start, min for an end)."""
+    if first is None or second is None:
+        return second if first is None else first
+    return pick(first, second)
+
+
+def _searched(period: Period) -> bool:
+    """Whether ``period``'s own nearest memories are searched: a closed period of at most
+    :data:`PERIOD_SEARCH_SPAN`."""
+    return (
+        period.start is not None
+        and period.end is not None
+        and period.end - period.start <= PERIOD_SEARCH_SPAN
+    )
 
 
 def _nothing() -> None:
@@ -166,9 +200,12 @@ class HybridRetriever:
         index_prefix: Path | None,
         graph: GraphChannel | None = None,
         clock: Clock = utc_now,
+        zone: tzinfo | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
+        # The user's calendar for the periods queries name (None: this machine's offset).
+        self._zone = zone
         self.graph = graph
         self._embedder = embedder
         self.reranker = reranker
@@ -400,6 +437,7 @@ class HybridRetriever:
         index = self.vectors(scope)
         unavailable = False
         vector_later, later = self._nearest_later(scope, text, index, mode)
+        period = self.period_of(text, scope.now)
 
         def vector_soon() -> Vectors | None:
             try:
@@ -410,11 +448,20 @@ class HybridRetriever:
         def nearest() -> Nearest | None:
             nonlocal unavailable
             try:
-                return later()
+                near = later()
             except EmbeddingError as error:
                 logger.warning("vector recall skipped: embedding the query failed: %s", error)
                 unavailable = True
                 return None
+            if near is None or period is None or not _searched(period):
+                return near
+            # The period's own nearest memories join the others: "what did I do last
+            # weekend?" shares no word with what was stored then, and among a large store
+            # that memory is not among the nearest overall.
+            seen = {seq for seq, _ in near.found}
+            extra = self._period_nearest(scope, period, near.vector, index)
+            found = near.found + [(seq, cosine) for seq, cosine in extra if seq not in seen]
+            return Nearest(vector=near.vector, found=found)
 
         graph = {}
         graph_channel = self.graph is not None and mode == "hybrid"
@@ -430,6 +477,7 @@ class HybridRetriever:
             extra_seqs=extra,
             graph=graph,
             graph_channel=graph_channel,
+            period=period,
         )
         if self._time_terms is None:
             self._time_terms = time_terms(self._store.retrieval.tokenize)
@@ -452,6 +500,35 @@ class HybridRetriever:
         )
         pool.vector_unavailable = unavailable
         return pool, index
+
+    def period_of(self, text: str, now: datetime) -> Period | None:
+        """The period ``text`` names on the user's calendar (None: it names none)."""
+        zone = self._zone if self._zone is not None else now.astimezone().tzinfo
+        assert zone is not None
+        return query_period(text, now, zone)
+
+    def _period_nearest(
+        self, scope: Scope, period: Period, vector: Vectors, index: VectorSource | None
+    ) -> list[tuple[int, float]]:
+        """The memories of ``period`` (within ``scope``) nearest to ``vector`` in ``index``."""
+        if index is None:
+            return []
+        since = _tighter(scope.since, period.start, max)
+        until = _tighter(scope.until, period.end, min)
+        if since is not None and until is not None and since >= until:
+            return []
+        narrowed = replace(scope, since=since, until=until)
+        if isinstance(index, VectorIndex):
+            # This process's index searches among the period's rows, listed by the store.
+            allowed = self._store.semantic.visible_seqs(narrowed)
+            if not allowed:
+                return []
+            return index.search(vector, scope.namespaces, self.depths.period, allowed_seqs=allowed)
+        # The database applies the narrowed scope in its own nearest-neighbour query.
+        source = self.vectors(narrowed)
+        if source is None:
+            return []
+        return source.search(vector, scope.namespaces, self.depths.period)
 
     def select(
         self,

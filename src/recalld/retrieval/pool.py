@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from recalld._time import from_storage
 from recalld.embeddings.base import Vectors
 from recalld.retrieval.features import Candidate, QueryShape, feature_matrix
 from recalld.retrieval.graph_channel import NEW_CANDIDATES, GraphFeatures
@@ -28,6 +29,7 @@ from recalld.retrieval.keyword import (
     prepare_query,
     score_row,
 )
+from recalld.retrieval.periods import Period
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
@@ -55,6 +57,8 @@ class PoolRequest:
     graph: Mapping[int, GraphFeatures] = field(default_factory=dict)
     # Whether the graph channel took part (then the reranker's hybrid+graph model scores).
     graph_channel: bool = False
+    # The period the query names (None: none), compared with each candidate's ``at``.
+    period: Period | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +169,7 @@ def build_pool(
     neighbour_scope = _neighbour_scope(scope)
     neighbours: dict[int, Neighbours] = {}
     described: dict[int, Candidate] = {}
+    period = request.period
 
     def describe(found: Sequence[CandidateRow]) -> None:
         # What a candidate is whatever else the pool holds (its neighbours' scores and the
@@ -174,7 +179,7 @@ def build_pool(
             pair = neighbours.get(row.seq)
             prepared = terms.of(row)
             graph = request.graph.get(row.seq, unreached)
-            described[row.seq] = Candidate(
+            candidate = Candidate(
                 seq=row.seq,
                 source=row.source,
                 keyword=keyword_of(row),
@@ -191,6 +196,11 @@ def build_pool(
                 graph_score=graph.graph_score,
                 entity_overlap=graph.entity_overlap,
             )
+            if period is not None and row.at_utc is not None:
+                at = from_storage(row.at_utc)
+                candidate.in_period = float(period.holds(at))
+                candidate.told_after = period.told_after(at)
+            described[row.seq] = candidate
 
     describe(list(rows.values()))
     soon_cosines: dict[int, float] = {}

@@ -1,0 +1,553 @@
+"""The period of time a question names: "last weekend", "in May 2023", "on 2026-11-28".
+
+Recall compares the period with each candidate's ``at`` (the reranker's
+``in_period`` and ``told_after`` features) and also searches the memories of
+that period by meaning, so "what did I do last weekend?" finds "hiked Mt Tam
+with Sam" stored last Saturday although the two share no word.
+
+English phrases only, read with regular expressions (``dateparser`` reads one
+phrase well but searching a sentence for dates with it costs milliseconds and
+mistakes "may" and "second" for dates):
+
+* absolute: an ISO date or month (``2026-11-28``, ``2026/11/28``,
+  ``2026-11``), a day with its month ("October 13, 2023", "13th of October",
+  "Oct 13"), a month ("in June", "December 2023", "last May"), a year after a
+  preposition or a season ("in 2023", "summer 2021"; a bare number such as
+  "model 2019" is not a year);
+* relative to now, on the user's calendar (``RECALLD_ZONE``, else this
+  machine's offset): today, tonight, this morning, yesterday, last night, the
+  day before yesterday, this/last week, weekend or month or year, "over the
+  weekend", "N days (weeks, months, years) ago" or "back", "in the last N
+  days", "the past few weeks", "last Friday", "on Friday", "Friday";
+* counted from a date: "the week (day, weekend, month, Sunday) before X",
+  "two weeks after X", "the week of X";
+* a bound: "before/until X" ends the period at X and "after/since X" starts it
+  there (X may be relative: "since last week"); a relative phrase beside
+  "before X" counts back from X ("last weekend before April 10, 2023").
+
+A day or month without a year takes the year another date of the question
+names, else it is the latest one not after today ("last June" asked in June:
+a year ago). Weeks start on Monday; "this weekend" asked on a Monday is the
+one just past. Several phrases give the smallest period covering them all.
+Vague words ("recently", "lately", "last summer", "the other day") name no
+period: the ``query_time`` feature already says the question is about time.
+Month names that are also words or names ("may", "march", "April", "June",
+"August") count only as dates: capitalised, beside a day or a year, or after a
+preposition ("in June"). Only the first :data:`MAX_CHARS` characters are read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+
+__all__ = ["MAX_CHARS", "TOLD_AFTER", "Period", "query_period"]
+
+# A question longer than this is read up to here (a pasted log is not a question).
+MAX_CHARS = 1_000
+# What a memory written this long after a period most likely tells of it ("yesterday I ...").
+TOLD_AFTER = timedelta(days=7)
+# A phrase that counts from or bounds a date stands within this many characters before it.
+_LEAD_CHARS = 48
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+# Month names that are also common words: a date only when capitalised ("May 5", not "2 may").
+_WORDS = frozenset(("may", "mar", "march"))
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")(?![a-z'\u2019])\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+_YEAR_AFTER = r"(?:,\s*|\s+)" + _YEAR + r"(?!\d)"
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEKDAY_NAMES = "|".join(_WEEKDAYS)
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 3,
+}
+_COUNT = (
+    r"(?P<count>(?<![\d.,])\d{1,3}|"
+    + "|".join(sorted(_NUMBERS, key=len, reverse=True)).replace(" ", r"\s+")
+    + r")"
+)
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+
+_ISO_DAY = re.compile(
+    r"(?<!\d)(?P<year>(?:19|20)\d\d)(?P<sep>[-/])(?P<month>\d\d?)(?P=sep)(?P<day>\d\d?)(?!\d)"
+)
+_ISO_MONTH = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d\d)-(?P<month>\d\d)(?![\d-])")
+# "June 1-5", "June 1st through 5th": a range of days of one month.
+_DAY_RANGE = r"(?:\s*(?:-|\u2013|to|through|until|till)\s*(?P<until>\d{1,2})(?:st|nd|rd|th)?\b)?"
+_MONTH_DAY = re.compile(
+    r"\b" + _MONTH + r"\s+" + _DAY + r"\b" + _DAY_RANGE + r"(?:" + _YEAR_AFTER + r")?",
+    re.IGNORECASE,
+)
+_DAY_MONTH = re.compile(
+    r"\b" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:" + _YEAR_AFTER + r")?", re.IGNORECASE
+)
+_MONTH_YEAR = re.compile(r"\b" + _MONTH + r"(?:\s+of)?" + _YEAR_AFTER, re.IGNORECASE)
+# "June last year", "June of this year".
+_MONTH_THIS_LAST_YEAR = re.compile(
+    r"\b" + _MONTH + r"\s+(?:of\s+)?(?P<which>last|this)\s+year\b", re.IGNORECASE
+)
+# A month alone: after a preposition ("in June", "last May"), or a month name that is no
+# one's first name, capitalised ("October").
+_MONTH_ALONE = re.compile(
+    r"\b(?:(?P<lead>(?i:in|during|of|since|until|till|before|after|last|this|early|late"
+    r"|mid-?|through|by|from|past))\s+(?P<month>(?i:"
+    + "|".join(sorted(_MONTHS, key=len, reverse=True))
+    + r"))|(?P<named>January|February|July|September|October|November|December))(?![\w'\u2019-])"
+)
+_YEAR_ALONE = re.compile(
+    r"\b(?i:in|during|since|before|after|until|till|of|from|by|through|for|early|late|mid-?"
+    r"|between|and|to"
+    r"|summer|spring|fall|autumn|winter|year)\s+" + _YEAR + r"(?![\d%]|[-/.,:]\d)"
+)
+_ANY_YEAR = re.compile(r"(?<![\d$€£#])(?:19|20)\d\d(?!\d)")
+
+_TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I)
+_YESTERDAY = re.compile(
+    r"\b(?:(?P<before>the (?:day|night) before )?yesterday|last (?:night|evening))\b", re.I
+)
+_ROLLING = re.compile(
+    r"\b(?:(?P<lead>in|over|during|within|for)\s+)?(?:the\s+)?(?P<which>last|past)\s+(?:"
+    + _COUNT
+    + r"\s+)?(?P<unit>hour|day|week|month|year)s?\b",
+    re.IGNORECASE,
+)
+_THIS_LAST = re.compile(
+    r"\b(?P<which>this|last|past|previous)\s+(?P<unit>week(?:end)?|month|year)\b", re.I
+)
+_THE_WEEKEND = re.compile(r"\b(?:over|on|at|during)\s+the\s+weekend\b", re.I)
+_AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+(?:ago|back)\b", re.IGNORECASE)
+_WEEKDAY = re.compile(
+    r"\b(?:(?P<which>(?i:on|last|this past|past|this))\s+(?P<weekday>(?i:" + _WEEKDAY_NAMES + r"))"
+    r"|(?P<bare>" + "|".join(name.capitalize() for name in _WEEKDAYS) + r"))(?![\w'\u2019])"
+)
+# Any word a period phrase needs: most questions hold none, and one search rules them out.
+_ANY = re.compile(
+    r"\d|\b(?:today|tonight|this (?:morning|afternoon|evening)|yesterday|last (?:night|evening)"
+    r"|hour|day|week|weekend|month|year|" + "|".join((*_MONTHS, *_WEEKDAYS)) + r")",
+    re.IGNORECASE,
+)
+_BOUND = re.compile(r"\b(?P<bound>before|until|till|after|since)\s+$", re.IGNORECASE)
+# A period counted from a date: "the week before X", "the Sunday before X", "two weeks
+# after X", "the week of X" (matched on the text just before the date).
+_NEAR = re.compile(
+    r"\b(?:(?:the\s+(?P<unit>day|week|weekend|month|year)|(?:the\s+)?(?P<weekday>"
+    + _WEEKDAY_NAMES
+    + r")|"
+    + _COUNT
+    + r"\s+(?P<units>day|week|month|year)s?)\s+(?P<side>before|after)"
+    + r"|the\s+(?P<of>week|weekend)\s+of)\s+$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Period:
+    """``[start, end)`` in UTC: the period a question names (either end may be open)."""
+
+    start: datetime | None
+    end: datetime | None
+    phrases: tuple[str, ...]
+
+    def holds(self, moment: datetime) -> bool:
+        """Whether ``moment`` (aware) falls inside the period."""
+        return (self.start is None or moment >= self.start) and (
+            self.end is None or moment < self.end
+        )
+
+    def told_after(self, moment: datetime) -> float:
+        """How soon after a closed period ``moment`` comes: 1 at its end, falling to 0
+        :data:`TOLD_AFTER` later (0 inside, before, or for an open period). People
+        write about a weekend on the Monday."""
+        if self.start is None or self.end is None or moment < self.end:
+            return 0.0
+        return max(0.0, 1.0 - (moment - self.end) / TOLD_AFTER)
+
+
+@dataclass(frozen=True)
+class _Span:
+    first: date
+    last: date  # inclusive
+    phrase: str
+    position: int
+
+
+class _Taken:
+    """Which characters of the text a phrase already claimed (so "June 5, 2023" is not
+    also read as "2023" or "June")."""
+
+    def __init__(self, length: int) -> None:
+        self._mask = bytearray(length)
+
+    def free(self, match: re.Match[str]) -> bool:
+        start, end = match.span()
+        return not any(self._mask[start:end])
+
+    def claim(self, match: re.Match[str]) -> None:
+        self.claim_span(*match.span())
+
+    def claim_span(self, start: int, end: int) -> None:
+        self._mask[start:end] = b"\x01" * (end - start)
+
+
+def _year_of(
+    month: int, day: int, today: date, context: int | None, strictly_before: bool = False
+) -> int:
+    """The year of a month (and day) written without one: the year another phrase of the
+    question gives (``context``), else the latest not after today (with
+    ``strictly_before``: not in the current month either, "last June" asked in June)."""
+    if context is not None:
+        return context
+    year = today.year
+    if (month, day) > (today.month, today.day) or (strictly_before and month == today.month):
+        year -= 1
+    for back in range(8):  # "Feb 29" asked in 2025: the latest year that has one
+        try:
+            date(year - back, month, day)
+        except ValueError:
+            continue
+        return year - back
+    return year
+
+
+def _month_span(year: int, month: int) -> tuple[date, date]:
+    first = date(year, month, 1)
+    following = date(year + (month == 12), month % 12 + 1, 1)
+    return first, following - timedelta(days=1)
+
+
+def _calendar_month(day: date) -> tuple[date, date]:
+    return _month_span(day.year, day.month)
+
+
+def _count(text: str) -> int:
+    text = " ".join(text.lower().split())
+    return int(text) if text.isdigit() else _NUMBERS[text]
+
+
+def _shift_months(day: date, months: int) -> date:
+    index = day.year * 12 + day.month - 1 - months
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _is_word(month: str) -> bool:
+    """Whether ``month`` as written is more likely the word ("may", "march") than a month."""
+    return month.lower() in _WORDS and not month[0].isupper()
+
+
+def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
+    written = _ANY_YEAR.search(text)
+    context = None if written is None else int(written.group(0))
+    for pattern in (_ISO_DAY, _MONTH_DAY, _DAY_MONTH):
+        for match in pattern.finditer(text):
+            if not taken.free(match):
+                continue
+            month_text = match.group("month")
+            if not month_text.isdigit() and _is_word(month_text):
+                continue
+            taken.claim(match)
+            month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.lower()]
+            day = int(match.group("day"))
+            year = match.group("year")
+            until = match.groupdict().get("until")
+            try:
+                found = date(
+                    int(year) if year else _year_of(month, day, today, context), month, day
+                )
+                last = found if until is None else found.replace(day=int(until))
+            except ValueError:
+                continue  # "February 30, 2023": no such day, no period
+            if last >= found:
+                yield _Span(found, last, match.group(0), match.start())
+    for pattern in (_ISO_MONTH, _MONTH_YEAR, _MONTH_THIS_LAST_YEAR):
+        for match in pattern.finditer(text):
+            month_text = match.group("month")
+            if not taken.free(match) or (not month_text.isdigit() and _is_word(month_text)):
+                continue
+            taken.claim(match)
+            month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.lower()]
+            which = match.groupdict().get("which")
+            if which is not None:  # June last year, June of this year
+                year = today.year - (which.lower() == "last")
+            else:
+                year = int(match.group("year"))
+            if 1 <= month <= 12:
+                yield _Span(*_month_span(year, month), match.group(0), match.start())
+    for match in _MONTH_ALONE.finditer(text):
+        group = "month" if match.group("month") else "named"
+        if not taken.free(match) or _is_word(match.group(group)):
+            continue
+        taken.claim(match)
+        month = _MONTHS[match.group(group).lower()]
+        previous = (match.group("lead") or "").lower() in ("last", "past")
+        year = _year_of(month, 1, today, None if previous else context, strictly_before=previous)
+        # The month's own position: "before June" is a bound (see query_period).
+        yield _Span(*_month_span(year, month), match.group(group), match.start(group))
+    for match in _YEAR_ALONE.finditer(text):
+        if taken.free(match):
+            taken.claim(match)
+            year = int(match.group("year"))
+            yield _Span(
+                date(year, 1, 1), date(year, 12, 31), match.group("year"), match.start("year")
+            )
+
+
+def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
+    monday = today - timedelta(days=today.weekday())
+    last_weekend = monday - timedelta(days=2)
+    for match in _ROLLING.finditer(text):
+        count_text = match.group("count")
+        unit = match.group("unit").lower()
+        rolling = count_text or match.group("lead") or match.group("which").lower() == "past"
+        if not rolling or not taken.free(match):
+            continue  # "last week" is the calendar week (below)
+        taken.claim(match)
+        count = _count(count_text) if count_text else 1
+        days = {"hour": 1 / 24, "day": 1, "week": 7, "month": 31, "year": 366}[unit] * count
+        first = today - timedelta(days=max(1, round(days + 0.49)))
+        yield _Span(first, today, match.group(0), match.start())
+    for match in _TODAY.finditer(text):
+        if taken.free(match):
+            taken.claim(match)
+            yield _Span(today, today, match.group(0), match.start())
+    for match in _YESTERDAY.finditer(text):
+        if not taken.free(match):
+            continue
+        taken.claim(match)
+        day = today - timedelta(days=2 if match.group("before") else 1)
+        # Last night reaches into this morning.
+        last = today if match.group(0).lower().startswith("last") else day
+        yield _Span(day, last, match.group(0), match.start())
+    for match in _THIS_LAST.finditer(text):
+        if not taken.free(match):
+            continue
+        taken.claim(match)
+        which = match.group("which").lower()
+        unit = match.group("unit").lower()
+        back = 0 if which == "this" else 1
+        if unit == "week":
+            first = monday - timedelta(weeks=back)
+            last = first + timedelta(days=6)
+        elif unit == "weekend":
+            # Last weekend: the one before this week began; this weekend: this week's, or
+            # asked on a Monday, the one just past.
+            first = last_weekend if back or today.weekday() == 0 else last_weekend + timedelta(7)
+            last = first + timedelta(days=1)
+        elif unit == "month":
+            first, last = _calendar_month(_shift_months(today, back))
+        else:
+            first, last = date(today.year - back, 1, 1), date(today.year - back, 12, 31)
+        yield _Span(first, last, match.group(0), match.start())
+    for match in _THE_WEEKEND.finditer(text):
+        if taken.free(match):
+            taken.claim(match)
+            first = last_weekend + timedelta(7) if today.weekday() >= 5 else last_weekend
+            yield _Span(first, first + timedelta(days=1), match.group(0), match.start())
+    for match in _AGO.finditer(text):
+        if _led_by(text, match, ("half ",)) or not taken.free(match):
+            continue
+        taken.claim(match)
+        count = _count(match.group("count"))
+        unit = match.group("unit").lower()
+        if unit == "day":
+            day = today - timedelta(days=count)
+            first, last = day - timedelta(days=1), day + timedelta(days=1)
+        elif unit == "week":
+            first = monday - timedelta(weeks=count)
+            last = first + timedelta(days=6)
+        elif unit == "month":
+            first, last = _calendar_month(_shift_months(today, count))
+        else:
+            year = today.year - count
+            first, last = date(year, 1, 1), date(year, 12, 31)
+        yield _Span(first, last, match.group(0), match.start())
+    for match in _WEEKDAY.finditer(text):
+        if _led_by(text, match, ("every ", "each ", "next ", "coming ")) or not taken.free(match):
+            continue  # "every Monday" is a habit, "next Monday" is to come: neither is a day
+        taken.claim(match)
+        name = match.group("weekday") or match.group("bare")
+        weekday = _WEEKDAYS.index(name.lower())
+        which = (match.group("which") or "on").lower()
+        if which == "this":
+            day = monday + timedelta(days=weekday)
+        else:
+            back = (today.weekday() - weekday) % 7
+            if back == 0 and which != "on":
+                back = 7  # "last Friday" asked on a Friday: a week ago
+            day = today - timedelta(days=back)
+        yield _Span(day, day, match.group(0), match.start())
+
+
+def _led_by(text: str, match: re.Match[str], words: tuple[str, ...]) -> bool:
+    """Whether one of ``words`` (lower case, with their space) stands just before ``match``."""
+    return text[max(0, match.start() - 8) : match.start()].lower().endswith(words)
+
+
+def _counted_from(near: re.Match[str], span: _Span) -> tuple[date, date]:
+    """The period ``near`` counts from the date ``span`` names ("the week before X")."""
+    if near.group("of") is not None:  # the week (weekend) of X
+        monday = span.first - timedelta(days=span.first.weekday())
+        if near.group("of").lower() == "week":
+            return monday, monday + timedelta(days=6)
+        return monday + timedelta(days=5), monday + timedelta(days=6)
+    forward = near.group("side").lower() == "after"
+    edge = span.last if forward else span.first
+    sign = 1 if forward else -1
+    unit = (near.group("unit") or near.group("units") or "").lower()
+    weekday = near.group("weekday")
+    if weekday is not None:
+        wanted = _WEEKDAYS.index(weekday.lower())
+        step = (wanted - edge.weekday() if forward else edge.weekday() - wanted) % 7
+        day = edge + timedelta(days=sign * (step or 7))
+        return day, day
+    counted = near.group("count") is not None  # "two days before X", not "the day before X"
+    count = _count(near.group("count")) if counted else 1
+    if unit == "day":
+        day = edge + timedelta(days=sign * count)
+        return (day - timedelta(days=1), day + timedelta(days=1)) if counted else (day, day)
+    if unit == "weekend":
+        # The first Saturday after the date, or the last Sunday before it, and its pair.
+        if forward:
+            saturday = edge + timedelta(days=(5 - edge.weekday()) % 7 or 7)
+            return saturday, saturday + timedelta(days=1)
+        sunday = edge - timedelta(days=(edge.weekday() - 6) % 7 or 7)
+        return sunday - timedelta(days=1), sunday
+    if unit == "week" and counted:
+        middle = edge + timedelta(weeks=sign * count)
+        return middle - timedelta(days=3), middle + timedelta(days=3)
+    if unit == "week":  # the seven days before (after) the date
+        if forward:
+            return edge + timedelta(days=1), edge + timedelta(days=7)
+        return edge - timedelta(days=7), edge - timedelta(days=1)
+    if unit == "month":
+        return _calendar_month(_shift_months(edge, -sign * count))
+    year = edge.year + sign * count
+    return date(year, 1, 1), date(year, 12, 31)
+
+
+@dataclass
+class _Reading:
+    """The spans of a question so far, and the bounds "before/after X" set."""
+
+    covered: list[_Span]
+    phrases: list[str]
+    start_bound: date | None = None
+    end_bound: date | None = None
+
+    def add(self, text: str, span: _Span) -> None:
+        """Count ``span`` as a bound when "before/after ..." leads it, else as covered."""
+        lead = text[max(0, span.position - _LEAD_CHARS) : span.position]
+        bound = _BOUND.search(lead)
+        word = None if bound is None else bound.group("bound").lower()
+        if word in ("before", "until", "till"):
+            edge = span.first
+            self.end_bound = edge if self.end_bound is None else min(self.end_bound, edge)
+            self.phrases.append(f"{word} {span.phrase}")
+        elif word in ("after", "since"):
+            edge = span.last + timedelta(days=1) if word == "after" else span.first
+            self.start_bound = edge if self.start_bound is None else max(self.start_bound, edge)
+            self.phrases.append(f"{word} {span.phrase}")
+        else:
+            self.covered.append(span)
+
+
+def query_period(text: str, now: datetime, zone: tzinfo) -> Period | None:
+    """The period ``text`` names, read on ``zone``'s calendar at ``now`` (None: none)."""
+    text = text[:MAX_CHARS]
+    if _ANY.search(text) is None:
+        return None
+    today = now.astimezone(zone).date()
+    taken = _Taken(len(text))
+    reading = _Reading(covered=[], phrases=[])
+    try:
+        for span in _absolute(text, today, taken):
+            lead = text[max(0, span.position - _LEAD_CHARS) : span.position]
+            near = _NEAR.search(lead)
+            if near is None:
+                reading.add(text, span)
+                continue
+            counted = _counted_from(near, span)
+            start = span.position - len(lead) + near.start()
+            taken.claim_span(start, span.position)  # "the Sunday" is not a Sunday of its own
+            reading.covered.append(_Span(*counted, near.group(0) + span.phrase, start))
+        # A relative phrase beside "before X" counts back from X.
+        base = today if reading.end_bound is None else reading.end_bound
+        before = len(reading.covered)
+        for span in _relative(text, base, taken):
+            reading.add(text, span)
+        relative = len(reading.covered) > before
+        return _period(reading, relative, zone)
+    except (ValueError, OverflowError):
+        return None  # a date outside the calendar ("999 years after 2099"): no period
+
+
+def _period(reading: _Reading, relative: bool, zone: tzinfo) -> Period | None:
+    covered = reading.covered
+    start_bound, end_bound = reading.start_bound, reading.end_bound
+    if not covered and start_bound is None and end_bound is None:
+        return None
+    first = min((span.first for span in covered), default=None)
+    last = max((span.last for span in covered), default=None)
+    if start_bound is not None:
+        first = start_bound if first is None else max(first, start_bound)
+    if end_bound is not None and last is not None and not relative:
+        last = min(last, end_bound - timedelta(days=1))
+    elif end_bound is not None and last is None:
+        last = end_bound - timedelta(days=1)
+    if first is not None and last is not None and first > last:
+        return None  # "after 2024 in 2023": nothing can be in it
+    phrases = [*reading.phrases, *(span.phrase for span in sorted(covered, key=_position))]
+    return Period(
+        start=None if first is None else _midnight(first, zone),
+        end=None if last is None else _midnight(last + timedelta(days=1), zone),
+        phrases=tuple(phrases),
+    )
+
+
+def _position(span: _Span) -> int:
+    return span.position
+
+
+def _midnight(day: date, zone: tzinfo) -> datetime:
+    return datetime.combine(day, time(), zone).astimezone(UTC)

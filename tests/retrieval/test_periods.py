@@ -1,0 +1,240 @@
+"""The period a question names, and recall comparing it with each memory's ``at``."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from recalld.model import Filters
+from recalld.retrieval.periods import MAX_CHARS, query_period
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.semantic_support import semantic_settings
+
+# A Friday evening.
+NOW = datetime(2026, 12, 4, 22, 0, tzinfo=UTC)
+
+
+def _days(text: str, now: datetime = NOW, zone: timezone = UTC) -> tuple[date | None, ...]:
+    """The period's first day and the day after its last (on ``zone``'s calendar)."""
+    period = query_period(text, now, zone)
+    assert period is not None, text
+    return tuple(
+        None if edge is None else edge.astimezone(zone).date()
+        for edge in (period.start, period.end)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "after_last"),
+    [
+        ("What did I do last weekend?", date(2026, 11, 28), date(2026, 11, 30)),
+        ("what did I eat yesterday", date(2026, 12, 3), date(2026, 12, 4)),
+        ("anything from today?", date(2026, 12, 4), date(2026, 12, 5)),
+        ("What did I buy two weeks ago?", date(2026, 11, 16), date(2026, 11, 23)),
+        ("What did I note in the last 3 days?", date(2026, 12, 1), date(2026, 12, 5)),
+        ("What did I do last Friday?", date(2026, 11, 27), date(2026, 11, 28)),
+        ("notes from last month", date(2026, 11, 1), date(2026, 12, 1)),
+        ("what happened on 2026-11-28", date(2026, 11, 28), date(2026, 11, 29)),
+        ("What did Caroline show on October 13, 2023?", date(2023, 10, 13), date(2023, 10, 14)),
+        ("What did Gina find on 1 February, 2023?", date(2023, 2, 1), date(2023, 2, 2)),
+        ("the 3rd of March", date(2026, 3, 3), date(2026, 3, 4)),
+        ("What did John attend in June 2023?", date(2023, 6, 1), date(2023, 7, 1)),
+        ("How often did she go to the beach in 2023?", date(2023, 1, 1), date(2024, 1, 1)),
+        # A month without a year is the latest one not after today.
+        ("When did Melanie go camping in June?", date(2026, 6, 1), date(2026, 7, 1)),
+        ("a trip in December", date(2026, 12, 1), date(2027, 1, 1)),
+        # A relative phrase beside "before X" counts back from X (a Monday).
+        (
+            "What did Maria do last weekend before April 10, 2023?",
+            date(2023, 4, 8),
+            date(2023, 4, 10),
+        ),
+        ("what did I write before June", None, date(2026, 6, 1)),
+        # Counted from a date.
+        ("What did John do the week before August 3, 2023?", date(2023, 7, 27), date(2023, 8, 3)),
+        ("the Sunday before October 25, 2022", date(2022, 10, 23), date(2022, 10, 24)),
+        ("the weekend before October 25, 2022", date(2022, 10, 22), date(2022, 10, 24)),
+        ("two weeks before August 11, 2023", date(2023, 7, 25), date(2023, 8, 1)),
+        ("the day after May 3, 2023", date(2023, 5, 4), date(2023, 5, 5)),
+        # A date without a year takes the year another date of the question names.
+        (
+            "Where was John between August 11 and August 15 2023?",
+            date(2023, 8, 11),
+            date(2023, 8, 16),
+        ),
+        ("a forest picture shared on December 1,2023", date(2023, 12, 1), date(2023, 12, 2)),
+        ("What did I do in May?", date(2026, 5, 1), date(2026, 6, 1)),
+        ("this past December", date(2025, 12, 1), date(2026, 1, 1)),  # asked in December
+        ("June of last year", date(2025, 6, 1), date(2025, 7, 1)),
+        ("June 1-5", date(2026, 6, 1), date(2026, 6, 6)),
+        ("from 2021 to 2023", date(2021, 1, 1), date(2024, 1, 1)),
+        ("the week of June 2", date(2026, 6, 1), date(2026, 6, 8)),
+        ("what did I do over the weekend?", date(2026, 11, 28), date(2026, 11, 30)),
+        ("what did I do Tuesday?", date(2026, 12, 1), date(2026, 12, 2)),
+        ("a few days ago", date(2026, 11, 30), date(2026, 12, 3)),
+        # A rolling window: the last seven days, not last calendar week.
+        ("anything in the last week?", date(2026, 11, 27), date(2026, 12, 5)),
+        ("since last week", date(2026, 11, 23), None),
+        ("anything since March 2024?", date(2024, 3, 1), None),
+    ],
+)
+def test_a_question_names_its_period(
+    text: str, first: date | None, after_last: date | None
+) -> None:
+    assert _days(text) == (first, after_last)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "favourite football team",
+        "May I ask what you ate?",  # the verb, not the month
+        "What did I do recently?",  # vague: no period
+        "the march on the capital",
+        "I scheduled 2 separate meetings",  # "2 sep" is not September 2nd
+        "Do you think 2 may be enough?",
+        "what did April say about the budget?",  # a name
+        "Is June my sister?",
+        "I sat on Sunday's paper",
+        "Tell me about my 2019 Honda",  # a number, not a year
+        "what will I do next Tuesday?",  # to come
+        "every Monday I go to the gym",  # a habit
+        "half a year ago",  # not "a year ago"
+        "",
+        "???",
+    ],
+)
+def test_a_question_without_a_period(text: str) -> None:
+    assert query_period(text, NOW, UTC) is None
+
+
+def test_a_period_is_read_on_the_users_calendar() -> None:
+    # 22:00 UTC on Friday is already Saturday in Tokyo: "yesterday" is Friday there.
+    tokyo = timezone(timedelta(hours=9))
+    period = query_period("what did I do yesterday", NOW, tokyo)
+    assert period is not None
+    assert period.start == datetime(2026, 12, 4, 0, 0, tzinfo=tokyo)
+    assert _days("what did I do yesterday") == (date(2026, 12, 3), date(2026, 12, 4))
+
+
+@pytest.mark.parametrize(
+    "text", ["9999-12-31", "0000-05", "since 0000-05", "999 years ago", "the year after 2099"]
+)
+def test_a_date_off_the_calendar_is_no_error(text: str) -> None:
+    period = query_period(text, NOW, UTC)
+    assert period is None or period.start is None or period.start.year >= 1000
+
+
+def test_a_long_text_is_read_in_bounded_time() -> None:
+    # Only the first MAX_CHARS characters count: a pasted log is not a question.
+    assert query_period("x " * MAX_CHARS + "yesterday", NOW, UTC) is None
+    assert query_period("June 5 " * 10_000, NOW, UTC) is not None
+
+
+def test_an_impossible_date_names_no_period() -> None:
+    # Not February, not 2023 alone: the phrase is one date, and there is no such day.
+    assert query_period("what happened on February 30, 2023?", NOW, UTC) is None
+
+
+def test_a_memory_written_soon_after_the_period_tells_of_it() -> None:
+    period = query_period("what did I do last weekend?", NOW, UTC)
+    assert period is not None
+    monday = datetime(2026, 11, 30, 0, 0, tzinfo=UTC)
+    assert period.told_after(monday) == 1.0
+    assert period.told_after(monday + timedelta(days=3, hours=12)) == 0.5
+    assert period.told_after(monday + timedelta(days=8)) == 0.0
+    assert period.told_after(monday - timedelta(hours=1)) == 0.0  # inside: in_period says so
+    # An open period ("before June") has no end to be told after.
+    before = query_period("what did I write before June", NOW, UTC)
+    assert before is not None
+    assert before.told_after(datetime(2026, 6, 2, tzinfo=UTC)) == 0.0
+
+
+# -- recall ----------------------------------------------------------------------------
+
+# clock fixture: Sunday 2026-10-25 16:20 UTC, so "last weekend" is October 17-18.
+WEEKEND = datetime(2026, 10, 17, 11, 0, tzinfo=UTC)
+
+
+def _store(db_path: Path, clock: FakeClock, **settings: object) -> tuple[MemoryService, str]:
+    service = MemoryService.open(semantic_settings(db_path, **settings), clock=clock)
+    older = [
+        {"content": f"Bought groceries and paid the bills, week {number}", "at": at.isoformat()}
+        for number, at in enumerate(
+            WEEKEND - timedelta(days=10 + 3 * number) for number in range(12)
+        )
+    ]
+    service.remember_many(older)
+    hiked = service.remember("Hiked Mount Tamalpais with Sam", at=WEEKEND.isoformat())
+    service.new_worker().run_until_idle()
+    return service, hiked.id
+
+
+def test_recall_compares_the_questions_period_with_each_memorys_at(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # One vector candidate only: the hike (no word in common with the question) joins
+    # the pool through the period's own nearest memories.
+    service, hiked = _store(db_path, clock, vector_candidates=1)
+    with service:
+        question = "What did I do last weekend?"
+        explained = service.explain(question, hiked)
+        assert explained.stage != "not_in_pool"
+        assert explained.features["in_period"] == 1.0
+        assert explained.features["told_after"] == 0.0
+        hits = service.recall(question, limit=20, min_score=0)
+        period = {hit.memory.content: hit.channels.get("period") for hit in hits}
+        assert period["Hiked Mount Tamalpais with Sam"] == 1.0
+        assert all(
+            value == 0.0 for content, value in period.items() if content.startswith("Bought")
+        )
+        # A question naming no period has no such feature, and no period channel.
+        plain = service.explain("What did I do with Sam?", hiked)
+        assert "in_period" not in plain.features
+        assert "told_after" not in plain.features
+        assert all("period" not in hit.channels for hit in service.recall("Sam", min_score=0))
+
+
+def test_the_periods_search_keeps_the_callers_filters(db_path: Path, clock: FakeClock) -> None:
+    service, hiked = _store(db_path, clock, vector_candidates=1)
+    with service:
+        # A time filter that ends before the weekend: the period adds nothing beyond it.
+        until = (WEEKEND - timedelta(days=5)).isoformat()
+        hits = service.recall(
+            "What did I do last weekend?", limit=20, min_score=0, filters=Filters(until=until)
+        )
+        assert all(hit.memory.id != hiked for hit in hits)
+        explained = service.explain(
+            "What did I do last weekend?", hiked, filters=Filters(until=until)
+        )
+        assert explained.stage == "excluded"
+
+
+def test_the_period_follows_the_configured_zone(db_path: Path, clock: FakeClock) -> None:
+    # Saturday 2026-10-24 20:00 in Los Angeles is Sunday 03:00 UTC: "yesterday" asked on
+    # Sunday 09:20 there (16:20 UTC) is that Saturday only on the user's calendar.
+    service = MemoryService.open(
+        semantic_settings(db_path, zone="America/Los_Angeles"), clock=clock
+    )
+    with service:
+        late = service.remember("Dinner at the taqueria", at="2026-10-24T20:00:00-07:00")
+        service.new_worker().run_until_idle()
+        explained = service.explain("what did I eat yesterday", late.id)
+        assert explained.features["in_period"] == 1.0
+    utc = MemoryService.open(semantic_settings(db_path, zone="UTC"), clock=clock)
+    with utc:
+        assert utc.explain("what did I eat yesterday", late.id).features["in_period"] == 0.0
+
+
+def test_a_long_period_only_ranks(db_path: Path, clock: FakeClock) -> None:
+    # A year may hold most of a store: its memories are not searched of their own (that
+    # would scan most rows), the in_period feature still tells them apart.
+    service, hiked = _store(db_path, clock, vector_candidates=1)
+    with service:
+        explained = service.explain("Which bills did I pay in 2026?", hiked)
+        assert explained.stage == "not_in_pool"
+        assert explained.features["in_period"] == 1.0
+        assert service.explain("Which bills did I pay in October?", hiked).stage != "not_in_pool"
