@@ -160,7 +160,7 @@ def explain(
         found_by=list(found_by),
         rank=rank,
         candidates=len(pool.rows) - len(extra),
-        score=round(score, 6),
+        score=score,  # rounded by the pool
         min_score=min_score,
         limit=limit,
         duplicate_of=duplicate_of,

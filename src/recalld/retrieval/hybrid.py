@@ -576,7 +576,7 @@ class HybridRetriever:
             results.append(
                 Retrieved(
                     memory=memory,
-                    score=round(float(pool.scores[position]), 6),
+                    score=float(pool.scores[position]),  # rounded by the pool
                     channels=channels,
                     backends=backends,
                 )

@@ -36,9 +36,11 @@ from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import CandidateRow, Neighbour, Neighbours, RetrievalStore
 
-__all__ = ["Mode", "Nearest", "Pool", "PoolRequest", "build_pool"]
+__all__ = ["SCORE_DECIMALS", "Mode", "Nearest", "Pool", "PoolRequest", "build_pool"]
 
 Mode = Literal["hybrid", "keyword", "vector"]
+# The decimals of a hit's score (and of the scores the threshold compares).
+SCORE_DECIMALS = 6
 
 
 @dataclass(frozen=True)
@@ -304,6 +306,9 @@ def build_pool(
     has_vector = [item.cosine is not None for item in candidates]
     notes = [item.note for item in candidates]
     scores, models = reranker.score(features, embedder_name, channels, has_vector, notes)
+    # Hits report their score to 6 decimals: the threshold compares the same value, so a
+    # min_score equal to a reported score keeps that hit (0.4637666 shows as 0.463767).
+    scores = np.round(scores, SCORE_DECIMALS)
     return Pool(
         rows=ordered,
         backends=[backends[row.seq] for row in ordered],
