@@ -17,8 +17,9 @@ mistakes "may" and "second" for dates):
 * relative to now, on the user's calendar (``RECALLD_ZONE``, else this
   machine's offset): today, tonight, this morning, yesterday, last night, the
   day before yesterday, this/last week, weekend or month or year, "over the
-  weekend", "N days (weeks, months, years) ago" or "back", "in the last N
-  days", "the past few weeks", "last Friday", "on Friday", "Friday";
+  weekend" (not "at the weekend", as often a habit), "N days (weeks, months,
+  years) ago" or "back", "in the last N days", "the past few weeks", "last
+  Friday", "on Friday", "Friday";
 * counted from a date: "the week (day, weekend, month, Sunday) before X",
   "two weeks after X", "the week of X";
 * a bound: "before/until X" ends the period at X and "after/since X" starts it
@@ -156,7 +157,9 @@ _ROLLING = re.compile(
 _THIS_LAST = re.compile(
     r"\b(?P<which>this|last|past|previous)\s+(?P<unit>week(?:end)?|month|year)\b", re.I
 )
-_THE_WEEKEND = re.compile(r"\b(?:over|on|at|during)\s+the\s+weekend\b", re.I)
+# "Over the weekend" is one weekend; "at (on) the weekend" is as often a habit ("what do I
+# do at the weekend?") and names none.
+_THE_WEEKEND = re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I)
 _AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+(?:ago|back)\b", re.IGNORECASE)
 _WEEKDAY = re.compile(
     r"\b(?:(?P<which>(?i:on|last|this past|past|this))\s+(?P<weekday>(?i:" + _WEEKDAY_NAMES + r"))"
