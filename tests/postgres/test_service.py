@@ -175,3 +175,7 @@ def test_postgres_recall_searches_the_period_a_question_names(
         assert explained.features["in_period"] == 1.0
         hits = service.recall("What did I do last weekend?", limit=20, min_score=0)
         assert {hit.channels["period"] for hit in hits if hit.memory.id != hiked.id} == {0.0}
+        # A month named without a year is the latest one the database holds a memory of.
+        camping = service.remember("Went camping by the lake", at="2023-06-20T10:00:00Z")
+        service.new_worker().run_until_idle()
+        assert service.explain("Where did I go in June?", camping.id).features["in_period"] == 1.0

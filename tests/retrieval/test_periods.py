@@ -139,6 +139,38 @@ def test_an_impossible_date_names_no_period() -> None:
     assert query_period("what happened on February 30, 2023?", NOW, UTC) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "yearless"),
+    [
+        ("what did I do in June?", True),
+        ("on May 5", True),
+        ("June 2023", False),
+        ("between August 11 and August 15 2023", False),  # the question names the year
+        ("last June", False),  # says which June
+        ("last weekend", False),
+        ("in June, after the wedding last weekend", False),
+        ("before June", True),  # a bound counts too: "since March" of a 2023 conversation
+        ("before June 2023", False),
+        ("the week before August 3", True),
+        ("the week before August 3, 2023", False),
+    ],
+)
+def test_a_period_named_without_a_year_says_so(text: str, yearless: bool) -> None:
+    period = query_period(text, NOW, UTC)
+    assert period is not None
+    assert period.yearless is yearless
+
+
+def test_a_period_goes_back_whole_years() -> None:
+    period = query_period("what did I do on February 29?", datetime(2029, 3, 1, tzinfo=UTC), UTC)
+    assert period is not None
+    assert period.start == datetime(2028, 2, 29, tzinfo=UTC)
+    earlier = period.years_back(1)
+    assert earlier.start == datetime(2027, 2, 28, tzinfo=UTC)
+    assert earlier.end == datetime(2027, 3, 1, tzinfo=UTC)
+    assert earlier.yearless
+
+
 def test_a_memory_written_soon_after_the_period_tells_of_it() -> None:
     period = query_period("what did I do last weekend?", NOW, UTC)
     assert period is not None
@@ -147,6 +179,10 @@ def test_a_memory_written_soon_after_the_period_tells_of_it() -> None:
     assert period.told_after(monday + timedelta(days=3, hours=12)) == 0.5
     assert period.told_after(monday + timedelta(days=8)) == 0.0
     assert period.told_after(monday - timedelta(hours=1)) == 0.0  # inside: in_period says so
+    # A month is no weekend: the first days of July say little about June.
+    june = query_period("what did I do in June?", NOW, UTC)
+    assert june is not None
+    assert june.told_after(datetime(2026, 7, 1, 12, tzinfo=UTC)) == 0.0
     # An open period ("before June") has no end to be told after.
     before = query_period("what did I write before June", NOW, UTC)
     assert before is not None
@@ -237,4 +273,34 @@ def test_a_long_period_only_ranks(db_path: Path, clock: FakeClock) -> None:
         explained = service.explain("Which bills did I pay in 2026?", hiked)
         assert explained.stage == "not_in_pool"
         assert explained.features["in_period"] == 1.0
+        assert "period" not in explained.reason  # no search of the year ran
         assert service.explain("Which bills did I pay in October?", hiked).stage != "not_in_pool"
+
+
+def test_a_month_without_a_year_is_the_latest_one_the_memories_hold(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # clock: October 2026. A conversation held in 2023, asked about "June" now: June 2023.
+    service = MemoryService.open(semantic_settings(db_path), clock=clock)
+    with service:
+        camping = service.remember("Went camping by the lake", at="2023-06-20T10:00:00Z")
+        concert = service.remember("Saw a concert downtown", at="2023-08-02T10:00:00Z")
+        service.new_worker().run_until_idle()
+        assert service.explain("Where did I go in June?", camping.id).features["in_period"] == 1.0
+        assert service.explain("Where did I go in June?", concert.id).features["in_period"] == 0.0
+        # Once a later June holds a memory, "June" is that one.
+        later = service.remember("Painted the fence", at="2026-06-03T10:00:00Z")
+        service.new_worker().run_until_idle()
+        assert service.explain("What did I do in June?", later.id).features["in_period"] == 1.0
+        assert service.explain("What did I do in June?", camping.id).features["in_period"] == 0.0
+        # The year is picked by the namespace's memories; the caller's filters still pick
+        # the memories (a tag no memory holds does not send "June" further back).
+        tagged = service.explain(
+            "What did I do in June?", later.id, filters=Filters(tags_any=["nowhere"])
+        )
+        assert tagged.stage == "excluded"
+        assert tagged.features["in_period"] == 1.0
+        # A year the question names is kept, memories or not.
+        assert (
+            service.explain("Where did I go in June 2025?", camping.id).features["in_period"] == 0.0
+        )

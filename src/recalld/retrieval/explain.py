@@ -125,7 +125,9 @@ def explain(
             memory,
             (depths.keyword, depths.vector, depths.period),
             candidate.keyword.matched_share > 0,
-            candidate.in_period == 1.0,
+            candidate.in_period == 1.0
+            and pool.period is not None
+            and retriever.searches_period(pool.period),
         )
     elif score < min_score:
         stage = "below_threshold"

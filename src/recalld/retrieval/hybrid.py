@@ -78,10 +78,13 @@ QUERY_CACHE_SIZE = 256
 QUERY_EMBEDDING_THREADS = 4
 # Query embeddings started by embed_soon and not yet taken by a recall (older ones dropped).
 PENDING_QUERIES = 16
-# The longest period a query names whose own nearest memories are searched (a quarter): a
+# The longest period a query names whose own nearest memories are searched (a quarter and
+# a little more: "the last 3 months" is 94 days): a
 # year or an open range ("since March") may hold most of a store, where that search would
 # cost a scan of most rows and find what the unfiltered search already found.
-PERIOD_SEARCH_SPAN = timedelta(days=92)
+PERIOD_SEARCH_SPAN = timedelta(days=100)
+# How far back a period named without a year ("in June") is looked for among the memories.
+YEARS_BACK = 10
 # Listed in a hit's backends when the vector side could not be asked (the embedder failed).
 VECTOR_UNAVAILABLE = "vector-unavailable"
 
@@ -145,6 +148,15 @@ def _tighter(
     if first is None or second is None:
         return second if first is None else first
     return pick(first, second)
+
+
+def _narrowed(scope: Scope, period: Period) -> Scope | None:
+    """``scope`` kept to ``period`` (None: the two do not overlap)."""
+    since = _tighter(scope.since, period.start, max)
+    until = _tighter(scope.until, period.end, min)
+    if since is not None and until is not None and since >= until:
+        return None
+    return replace(scope, since=since, until=until)
 
 
 def _searched(period: Period) -> bool:
@@ -438,6 +450,8 @@ class HybridRetriever:
         unavailable = False
         vector_later, later = self._nearest_later(scope, text, index, mode)
         period = self.period_of(text, scope.now)
+        if period is not None and period.yearless:
+            period = self._held(scope, period)
 
         def vector_soon() -> Vectors | None:
             try:
@@ -453,7 +467,7 @@ class HybridRetriever:
                 logger.warning("vector recall skipped: embedding the query failed: %s", error)
                 unavailable = True
                 return None
-            if near is None or period is None or not _searched(period):
+            if near is None or period is None or not self.searches_period(period):
                 return near
             # The period's own nearest memories join the others: "what did I do last
             # weekend?" shares no word with what was stored then, and among a large store
@@ -507,17 +521,32 @@ class HybridRetriever:
         assert zone is not None
         return query_period(text, now, zone)
 
+    def searches_period(self, period: Period) -> bool:
+        """Whether recall searches ``period``'s own nearest memories: a closed period of at
+        most :data:`PERIOD_SEARCH_SPAN`, unless the depth setting is 0."""
+        return self.depths.period > 0 and _searched(period)
+
+    def _held(self, scope: Scope, period: Period) -> Period:
+        """A period named without a year ("in June") as the latest one, at most
+        :data:`YEARS_BACK` years back, in which the scope's namespaces hold a memory (else as
+        read): "in June" asked in 2026 of a conversation held in 2023 is June 2023. The
+        caller's other filters are left out of this lookup: it picks the year, the filters
+        still pick the memories (and a rare tag would make each year's probe a scan)."""
+        namespaces = Scope(namespaces=scope.namespaces, now=scope.now)
+        for back in range(YEARS_BACK + 1):
+            earlier = period.years_back(back)
+            narrowed = _narrowed(namespaces, earlier)
+            if narrowed is not None and self._store.semantic.any_visible(narrowed):
+                return earlier
+        return period
+
     def _period_nearest(
         self, scope: Scope, period: Period, vector: Vectors, index: VectorSource | None
     ) -> list[tuple[int, float]]:
         """The memories of ``period`` (within ``scope``) nearest to ``vector`` in ``index``."""
-        if index is None:
+        narrowed = _narrowed(scope, period)
+        if index is None or narrowed is None:
             return []
-        since = _tighter(scope.since, period.start, max)
-        until = _tighter(scope.until, period.end, min)
-        if since is not None and until is not None and since >= until:
-            return []
-        narrowed = replace(scope, since=since, until=until)
         if isinstance(index, VectorIndex):
             # This process's index searches among the period's rows, listed by the store.
             allowed = self._store.semantic.visible_seqs(narrowed)

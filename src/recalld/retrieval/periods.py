@@ -26,22 +26,24 @@ mistakes "may" and "second" for dates):
   there (X may be relative: "since last week"); a relative phrase beside
   "before X" counts back from X ("last weekend before April 10, 2023").
 
-A day or month without a year takes the year another date of the question
-names, else it is the latest one not after today ("last June" asked in June:
-a year ago). Weeks start on Monday; "this weekend" asked on a Monday is the
-one just past. Several phrases give the smallest period covering them all.
-Vague words ("recently", "lately", "last summer", "the other day") name no
-period: the ``query_time`` feature already says the question is about time.
-Month names that are also words or names ("may", "march", "April", "June",
-"August") count only as dates: capitalised, beside a day or a year, or after a
-preposition ("in June"). Only the first :data:`MAX_CHARS` characters are read.
+A day or month without a year takes the year another date of the question names,
+else it is the latest one not after today ("last June" asked in June: a year
+ago); such a period is marked ``yearless``, and recall reads it as the latest
+one its memories hold (see :mod:`recalld.retrieval.hybrid`). Weeks start on
+Monday; "this weekend" asked on a Monday is the one just past. Several phrases
+give the smallest period covering them all. Vague words ("recently", "lately",
+"last summer", "the other day") name no period: the ``query_time`` feature
+already says the question is about time. Month names that are also words or
+names ("may", "march", "April", "June", "August") count only as dates:
+capitalised, beside a day or a year, or after a preposition ("in June"). Only
+the first :data:`MAX_CHARS` characters are read.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 __all__ = ["MAX_CHARS", "TOLD_AFTER", "Period", "query_period"]
@@ -132,15 +134,31 @@ _MONTH_THIS_LAST_YEAR = re.compile(
 # A month alone: after a preposition ("in June", "last May"), or a month name that is no
 # one's first name, capitalised ("October").
 _MONTH_ALONE = re.compile(
-    r"\b(?:(?P<lead>(?i:in|during|of|since|until|till|before|after|last|this|early|late"
-    r"|mid-?|through|by|from|past))\s+(?P<month>(?i:"
+    r"\b(?:(?:(?P<lead>(?i:in|during|of|since|until|till|before|after|last|this|early|late"
+    r"|mid|through|by|from|past))\s+|(?i:mid-))(?P<month>(?i:"
     + "|".join(sorted(_MONTHS, key=len, reverse=True))
     + r"))|(?P<named>January|February|July|September|October|November|December))(?![\w'\u2019-])"
 )
 _YEAR_ALONE = re.compile(
-    r"\b(?i:in|during|since|before|after|until|till|of|from|by|through|for|early|late|mid-?"
-    r"|between|and|to"
+    r"\b(?i:in|during|since|before|after|until|till|of|from|by|through|early|late|mid-?"
     r"|summer|spring|fall|autumn|winter|year)\s+" + _YEAR + r"(?![\d%]|[-/.,:]\d)"
+)
+_RANGE_WORDS = r"\s*(?:-|\u2013|(?i:to|and|until|till|through))\s*"
+# "from 2021 to 2023", "between 2022 and 2023".
+_YEAR_RANGE = re.compile(
+    r"\b(?i:from|between)\s+" + _YEAR + _RANGE_WORDS + r"(?P<until_year>(?:19|20)\d\d)(?!\d)"
+)
+# "from March to May", "between June and August 2023".
+_MONTH_RANGE = re.compile(
+    r"\b(?i:from|between)\s+"
+    + _MONTH
+    + _RANGE_WORDS
+    + r"(?P<until_month>"
+    + "|".join(sorted(_MONTHS, key=len, reverse=True))
+    + r")(?![a-z'\u2019])\.?(?:"
+    + _YEAR_AFTER
+    + r")?",
+    re.IGNORECASE,
 )
 _ANY_YEAR = re.compile(r"(?<![\d$€£#])(?:19|20)\d\d(?!\d)")
 
@@ -192,6 +210,20 @@ class Period:
     start: datetime | None
     end: datetime | None
     phrases: tuple[str, ...]
+    yearless: bool = False
+    """Named by days or months without a year ("in June", "on May 5"), read as the latest
+    not after today: recall may look further back (see :meth:`years_back`)."""
+    zone: tzinfo = field(default=UTC, compare=False, repr=False)
+    """The calendar it was read on (whole days of this zone)."""
+
+    def years_back(self, years: int) -> Period:
+        """The same days ``years`` earlier on the same calendar (February 29 becomes the
+        28th)."""
+        return replace(
+            self,
+            start=_years_back(self.start, years, self.zone),
+            end=_years_back(self.end, years, self.zone),
+        )
 
     def holds(self, moment: datetime) -> bool:
         """Whether ``moment`` (aware) falls inside the period."""
@@ -200,12 +232,26 @@ class Period:
         )
 
     def told_after(self, moment: datetime) -> float:
-        """How soon after a closed period ``moment`` comes: 1 at its end, falling to 0
-        :data:`TOLD_AFTER` later (0 inside, before, or for an open period). People
-        write about a weekend on the Monday."""
+        """How soon after a closed period of at most :data:`TOLD_AFTER` ``moment`` comes: 1
+        at its end, falling to 0 :data:`TOLD_AFTER` later (0 inside, before, or for an open
+        or longer period). People write about a weekend on the Monday; a memory of the
+        first days of July says little about June."""
         if self.start is None or self.end is None or moment < self.end:
             return 0.0
+        if self.end - self.start > TOLD_AFTER:
+            return 0.0
         return max(0.0, 1.0 - (moment - self.end) / TOLD_AFTER)
+
+
+def _years_back(moment: datetime | None, years: int, zone: tzinfo) -> datetime | None:
+    if moment is None:
+        return None
+    day = moment.astimezone(zone).date()
+    try:
+        earlier = day.replace(year=day.year - years)
+    except ValueError:  # February 29
+        earlier = day.replace(year=day.year - years, day=28)
+    return _midnight(earlier, zone)
 
 
 @dataclass(frozen=True)
@@ -214,6 +260,8 @@ class _Span:
     last: date  # inclusive
     phrase: str
     position: int
+    yearless: bool = False
+    """Read on today's calendar because neither it nor the question names a year."""
 
 
 class _Taken:
@@ -279,9 +327,42 @@ def _is_word(month: str) -> bool:
     return month.lower() in _WORDS and not month[0].isupper()
 
 
+def _context_year(text: str) -> int | None:
+    """The year the question's first dated phrase names ("between August 11 and August 15
+    2023": 2023), for its days and months written without one; a number that is not part
+    of a date ("my 2015 Honda") is no year."""
+    if _ANY_YEAR.search(text) is None:
+        return None
+    written = [
+        (match.start(), int(match.group("year")))
+        for pattern in (_ISO_DAY, _ISO_MONTH, _MONTH_DAY, _DAY_MONTH, _MONTH_YEAR, _YEAR_ALONE)
+        for match in pattern.finditer(text)
+        if match.group("year")
+    ]
+    return min(written)[1] if written else None
+
+
 def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
-    written = _ANY_YEAR.search(text)
-    context = None if written is None else int(written.group(0))
+    context = _context_year(text)
+    for match in _YEAR_RANGE.finditer(text):
+        taken.claim(match)
+        low, high = sorted((int(match.group("year")), int(match.group("until_year"))))
+        yield _Span(date(low, 1, 1), date(high, 12, 31), match.group(0), match.start())
+    for match in _MONTH_RANGE.finditer(text):
+        month_text, until_text = match.group("month"), match.group("until_month")
+        if _is_word(month_text) or _is_word(until_text) or not taken.free(match):
+            continue
+        taken.claim(match)
+        year_text = match.group("year")
+        end_year = int(year_text) if year_text else context
+        month, until = _MONTHS[month_text.lower()], _MONTHS[until_text.lower()]
+        if end_year is None:
+            end_year = _year_of(until, 1, today, None)
+        # "from November to February 2024": November 2023 to February 2024.
+        opening = _month_span(end_year - (until < month), month)[0]
+        closing = _month_span(end_year, until)[1]
+        yearless = year_text is None and context is None
+        yield _Span(opening, closing, match.group(0), match.start(), yearless)
     for pattern in (_ISO_DAY, _MONTH_DAY, _DAY_MONTH):
         for match in pattern.finditer(text):
             if not taken.free(match):
@@ -293,21 +374,23 @@ def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
             month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.lower()]
             day = int(match.group("day"))
             year = match.group("year")
-            until = match.groupdict().get("until")
+            until_day = match.groupdict().get("until")
             try:
                 found = date(
                     int(year) if year else _year_of(month, day, today, context), month, day
                 )
-                last = found if until is None else found.replace(day=int(until))
+                last = found if until_day is None else found.replace(day=int(until_day))
             except ValueError:
                 continue  # "February 30, 2023": no such day, no period
             if last >= found:
-                yield _Span(found, last, match.group(0), match.start())
+                yearless = not year and context is None
+                yield _Span(found, last, match.group(0), match.start(), yearless)
     for pattern in (_ISO_MONTH, _MONTH_YEAR, _MONTH_THIS_LAST_YEAR):
+        # Beside a year, "may" and "march" are months whatever their case.
         for match in pattern.finditer(text):
-            month_text = match.group("month")
-            if not taken.free(match) or (not month_text.isdigit() and _is_word(month_text)):
+            if not taken.free(match):
                 continue
+            month_text = match.group("month")
             taken.claim(match)
             month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.lower()]
             which = match.groupdict().get("which")
@@ -326,7 +409,8 @@ def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
         previous = (match.group("lead") or "").lower() in ("last", "past")
         year = _year_of(month, 1, today, None if previous else context, strictly_before=previous)
         # The month's own position: "before June" is a bound (see query_period).
-        yield _Span(*_month_span(year, month), match.group(group), match.start(group))
+        yearless = not previous and context is None  # "last June" says which one
+        yield _Span(*_month_span(year, month), match.group(group), match.start(group), yearless)
     for match in _YEAR_ALONE.finditer(text):
         if taken.free(match):
             taken.claim(match)
@@ -406,7 +490,8 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
             first, last = date(year, 1, 1), date(year, 12, 31)
         yield _Span(first, last, match.group(0), match.start())
     for match in _WEEKDAY.finditer(text):
-        if _led_by(text, match, ("every ", "each ", "next ", "coming ")) or not taken.free(match):
+        skipped = ("every ", "each ", "next ", "coming ", "black ", "good ")
+        if _led_by(text, match, skipped) or not taken.free(match):
             continue  # "every Monday" is a habit, "next Monday" is to come: neither is a day
         taken.claim(match)
         name = match.group("weekday") or match.group("bare")
@@ -477,12 +562,16 @@ class _Reading:
     phrases: list[str]
     start_bound: date | None = None
     end_bound: date | None = None
+    bounds_yearless: bool = True
+    """Every bound's date was written without a year ("since March")."""
 
     def add(self, text: str, span: _Span) -> None:
         """Count ``span`` as a bound when "before/after ..." leads it, else as covered."""
         lead = text[max(0, span.position - _LEAD_CHARS) : span.position]
         bound = _BOUND.search(lead)
         word = None if bound is None else bound.group("bound").lower()
+        if word is not None:
+            self.bounds_yearless = self.bounds_yearless and span.yearless
         if word in ("before", "until", "till"):
             edge = span.first
             self.end_bound = edge if self.end_bound is None else min(self.end_bound, edge)
@@ -513,7 +602,8 @@ def query_period(text: str, now: datetime, zone: tzinfo) -> Period | None:
             counted = _counted_from(near, span)
             start = span.position - len(lead) + near.start()
             taken.claim_span(start, span.position)  # "the Sunday" is not a Sunday of its own
-            reading.covered.append(_Span(*counted, near.group(0) + span.phrase, start))
+            phrase = near.group(0) + span.phrase
+            reading.covered.append(_Span(*counted, phrase, start, span.yearless))
         # A relative phrase beside "before X" counts back from X.
         base = today if reading.end_bound is None else reading.end_bound
         before = len(reading.covered)
@@ -545,6 +635,8 @@ def _period(reading: _Reading, relative: bool, zone: tzinfo) -> Period | None:
         start=None if first is None else _midnight(first, zone),
         end=None if last is None else _midnight(last + timedelta(days=1), zone),
         phrases=tuple(phrases),
+        yearless=reading.bounds_yearless and all(span.yearless for span in covered),
+        zone=zone,
     )
 
 

@@ -83,6 +83,8 @@ class Pool:
     models: list[str] = field(default_factory=list)
     keywords: QueryKeywords | None = None
     vector_unavailable: bool = False
+    period: Period | None = None
+    """The period the query names, as recall read it (None: none)."""
 
     def index_of(self, seq: int) -> int | None:
         """The position of memory ``seq`` in the pool, if it is there."""
@@ -317,6 +319,7 @@ def build_pool(
         scores=scores,
         models=models,
         keywords=keywords,
+        period=period,
     )
 
 

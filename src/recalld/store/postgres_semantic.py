@@ -476,6 +476,12 @@ class PostgresSemantic:
             int(row[0]) for row in self._read(f"SELECT m.seq FROM memories m WHERE {where}", params)
         ]
 
+    def any_visible(self, scope: Scope) -> bool:
+        params = Parameters()
+        where = scope_sql(scope, params)
+        found = self._read(f"SELECT EXISTS (SELECT 1 FROM memories m WHERE {where})", params)
+        return bool(found[0][0])
+
     def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
         if not seqs:
             return {}

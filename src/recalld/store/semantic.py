@@ -308,6 +308,10 @@ class SemanticStore(Protocol):
         """
         ...
 
+    def any_visible(self, scope: Scope) -> bool:
+        """Whether ``scope`` sees at least one memory (one index probe, no listing)."""
+        ...
+
     def visible_memories(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Memory]:
         """Those of ``seqs`` that ``scope`` may see, by seq."""
         ...

@@ -357,6 +357,12 @@ class SQLiteSemantic:
             sql = f"SELECT m.seq FROM memories m WHERE {where}"
         return self._seq_list(sql, params)
 
+    def any_visible(self, scope: Scope) -> bool:
+        params: dict[str, Any] = {}
+        where = scope_sql(scope, params)
+        found = self._read(f"SELECT EXISTS (SELECT 1 FROM memories m WHERE {where})", params)
+        return bool(found[0][0])
+
     def _seq_list(self, sql: str, params: dict[str, Any]) -> list[int]:
         """The seqs ``sql`` selects, read as one row (their comma-separated list).
 

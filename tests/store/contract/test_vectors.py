@@ -90,6 +90,35 @@ def test_visible_seqs_and_memories_apply_the_scope(store: Store) -> None:
     assert found[kept.seq].id == "vis"
 
 
+def test_any_visible_answers_whether_the_scope_sees_a_memory(store: Store) -> None:
+    june = NOW.replace(month=6, day=15)
+    with store.transaction() as tx:
+        tx.insert(record(id="june", content="in June", at=june))
+        tx.insert(
+            record(id="elsewhere", content="other", namespace="other", at=june.replace(month=7))
+        )
+        tx.insert(
+            record(
+                id="gone",
+                content="expired",
+                at=june.replace(month=8),
+                expires_at=NOW - timedelta(1),
+            )
+        )
+
+    def seen(month: int, namespace: str = "default") -> bool:
+        start = june.replace(month=month, day=1)
+        end = start.replace(month=month + 1)
+        scope = Scope(namespaces=(namespace,), now=NOW, since=start, until=end)
+        return store.semantic.any_visible(scope)
+
+    assert seen(6)
+    assert not seen(7)  # another namespace's
+    assert seen(7, "other")
+    assert not seen(8)  # expired
+    assert not seen(9)
+
+
 def test_visible_seqs_list_every_memory_each_filter_keeps(store: Store) -> None:
     """Lists of many memories, from the tag index alone and joined with other filters."""
     with store.transaction() as tx:
