@@ -78,10 +78,10 @@ QUERY_CACHE_SIZE = 256
 QUERY_EMBEDDING_THREADS = 4
 # Query embeddings started by embed_soon and not yet taken by a recall (older ones dropped).
 PENDING_QUERIES = 16
-# The longest period a query names whose own nearest memories are searched (a quarter and
-# a little more: "the last 3 months" is 94 days): a
-# year or an open range ("since March") may hold most of a store, where that search would
-# cost a scan of most rows and find what the unfiltered search already found.
+# The longest period a query names whose own nearest memories are searched (a quarter and a
+# little more: "the last 3 months" is 94 days). A year or an open range ("since March") may
+# hold most of a store, where that search would scan most rows to find what the unfiltered
+# search already found.
 PERIOD_SEARCH_SPAN = timedelta(days=100)
 # How far back a period named without a year ("in June") is looked for among the memories.
 YEARS_BACK = 10
