@@ -124,6 +124,7 @@ SHARED_FEATURES = (
     "time_match",
     "in_period",
     "told_after",
+    "period_crowd",
     "query_terms",
     "memory_terms",
 )

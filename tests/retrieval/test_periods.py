@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -221,6 +222,8 @@ def test_recall_compares_the_questions_period_with_each_memorys_at(
         assert explained.stage != "not_in_pool"
         assert explained.features["in_period"] == 1.0
         assert explained.features["told_after"] == 0.0
+        # The hike is the only candidate inside the period: ln(1).
+        assert explained.features["period_crowd"] == 0.0
         hits = service.recall(question, limit=20, min_score=0)
         period = {hit.memory.content: hit.channels.get("period") for hit in hits}
         assert period["Hiked Mount Tamalpais with Sam"] == 1.0
@@ -231,6 +234,7 @@ def test_recall_compares_the_questions_period_with_each_memorys_at(
         plain = service.explain("What did I do with Sam?", hiked)
         assert "in_period" not in plain.features
         assert "told_after" not in plain.features
+        assert "period_crowd" not in plain.features
         assert all("period" not in hit.channels for hit in service.recall("Sam", min_score=0))
 
 
@@ -304,3 +308,16 @@ def test_a_month_without_a_year_is_the_latest_one_the_memories_hold(
         assert (
             service.explain("Where did I go in June 2025?", camping.id).features["in_period"] == 0.0
         )
+
+
+def test_a_crowded_period_says_how_crowded(db_path: Path, clock: FakeClock) -> None:
+    service, hiked = _store(db_path, clock)
+    with service:
+        service.remember("Baked bread on Sunday", at=(WEEKEND + timedelta(days=1)).isoformat())
+        service.new_worker().run_until_idle()
+        inside = service.explain("What did I do last weekend?", hiked)
+        assert inside.features["period_crowd"] == pytest.approx(math.log(2))
+        hits = service.recall("What did I do last weekend?", limit=20, min_score=0)
+        outside = next(hit for hit in hits if hit.memory.content.startswith("Bought"))
+        explained = service.explain("What did I do last weekend?", outside.memory.id)
+        assert explained.features["period_crowd"] == 0.0

@@ -33,8 +33,9 @@ Features (``FEATURES``; a model uses a subset, named in its data file):
   both at once; and, when the question names a period ("last weekend", "in
   May 2023", see :mod:`recalld.retrieval.periods`), whether the memory's
   ``at`` falls inside it, and how soon after it the memory was written (1 at
-  its end, 0 a week later: a weekend is told of on the Monday); both missing
-  when it names none;
+  its end, 0 a week later: a weekend is told of on the Monday), and how
+  crowded the period is (``ln`` of how many candidates are inside it, for those
+  inside; 0 outside); all missing when it names none;
 * shape: ``ln(1 + query terms)``, ``ln(1 + memory terms)``;
 * graph (with a knowledge graph): the graph score of the walk from the
   entities the query names, and the share of those entities the memory
@@ -93,6 +94,7 @@ FEATURES = (
     "unseen_name",
     "in_period",
     "told_after",
+    "period_crowd",
 )
 
 Matrix = npt.NDArray[np.float64]
@@ -278,4 +280,14 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     matrix[:, column["query_terms"]] = math.log1p(query.terms)
     matrix[:, column["memory_terms"]] = np.log1p(values[:, _TERMS])
     matrix[:, column["unseen_name"]] = float(query.unseen_name)
+    period = values[:, _PERIOD]
+    if np.isnan(period).all():
+        matrix[:, column["period_crowd"]] = np.nan
+    else:
+        # One of the period's few memories answers "what did I do last weekend?" more
+        # surely than one of a day's hundred chat turns: ln(how many candidates are
+        # inside) for those inside, 0 outside. A logarithm, so a store that holds one
+        # memory of the period is a small step from LoCoMo's sessions, not a leap.
+        inside = max(float(np.nansum(period)), 1.0)
+        matrix[:, column["period_crowd"]] = period * math.log(inside)
     return matrix
