@@ -159,16 +159,6 @@ def _narrowed(scope: Scope, period: Period) -> Scope | None:
     return replace(scope, since=since, until=until)
 
 
-def _searched(period: Period) -> bool:
-    """Whether ``period``'s own nearest memories are searched: a closed period of at most
-    :data:`PERIOD_SEARCH_SPAN`."""
-    return (
-        period.start is not None
-        and period.end is not None
-        and period.end - period.start <= PERIOD_SEARCH_SPAN
-    )
-
-
 def _nothing() -> None:
     return None
 
@@ -524,7 +514,12 @@ class HybridRetriever:
     def searches_period(self, period: Period) -> bool:
         """Whether recall searches ``period``'s own nearest memories: a closed period of at
         most :data:`PERIOD_SEARCH_SPAN`, unless the depth setting is 0."""
-        return self.depths.period > 0 and _searched(period)
+        return (
+            self.depths.period > 0
+            and period.start is not None
+            and period.end is not None
+            and period.end - period.start <= PERIOD_SEARCH_SPAN
+        )
 
     def _held(self, scope: Scope, period: Period) -> Period:
         """A period named without a year ("in June") as the latest one, at most

@@ -322,6 +322,11 @@ def _shift_months(day: date, months: int) -> date:
     return date(index // 12, index % 12 + 1, 1)
 
 
+def _month_number(month: str) -> int:
+    """The number of a month written as digits ("06") or as a name ("June", "jun")."""
+    return int(month) if month.isdigit() else _MONTHS[month.lower()]
+
+
 def _is_word(month: str) -> bool:
     """Whether ``month`` as written is more likely the word ("may", "march") than a month."""
     return month.lower() in _WORDS and not month[0].isupper()
@@ -371,7 +376,7 @@ def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
             if not month_text.isdigit() and _is_word(month_text):
                 continue
             taken.claim(match)
-            month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.lower()]
+            month = _month_number(month_text)
             day = int(match.group("day"))
             year = match.group("year")
             until_day = match.groupdict().get("until")
@@ -392,7 +397,7 @@ def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
                 continue
             month_text = match.group("month")
             taken.claim(match)
-            month = int(month_text) if month_text.isdigit() else _MONTHS[month_text.lower()]
+            month = _month_number(month_text)
             which = match.groupdict().get("which")
             if which is not None:  # June last year, June of this year
                 year = today.year - (which.lower() == "last")
