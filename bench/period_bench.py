@@ -11,9 +11,21 @@ relative to the real clock) open questions that name only a period, and reports
 the top hits' scores: what the period features do for "what did I do last
 weekend?" against the default ``min_score``.
 
+Last, a diary: a month of an agent's notes (up to six a day, each written at
+the time of what it tells), asked questions that name only a day or a week
+("what did I do on Monday?"). For each it reports the share of the five best
+hits that fall inside the period the question names, and how many hits clear
+the default ``min_score``: a note of the day asked about should come before the
+notes of the days after it.
+
+With ``--locomo FILE`` (a LoCoMo-format file, e.g. ``../shared/bench/locomo/dev.json``)
+it also times the file's questions that name a period, asked of their own
+conversation, with the memories' stated periods ("yesterday" in a turn, read as of
+its ``at``) read on first sight and not read at all, alternated.
+
 Run from the repository root (one JSON object on stdout)::
 
-    .venv/bin/python bench/period_bench.py [--n 10000] [--repeat 60]
+    .venv/bin/python bench/period_bench.py [--n 10000] [--repeat 60] [--locomo FILE]
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ import os
 import platform
 import random
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -48,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=10_000, help="notes to write")
     parser.add_argument("--repeat", type=int, default=60, help="recalls per question")
+    parser.add_argument("--locomo", type=Path, default=None, help="also time its dated questions")
     arguments = parser.parse_args(argv)
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as directory:
@@ -75,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     times.append((time.perf_counter() - started) * 1000)
                 p50[name] = round(statistics.median(times), 3)
     open_questions = _open_questions()
+    diary = _diary()
+    stated = _stated_cost(arguments.locomo) if arguments.locomo else None
     print(
         json.dumps(
             {
@@ -85,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "repeat": arguments.repeat,
                 "recall_p50_ms_vector_cached": p50,
                 "open_questions_top_scores": open_questions,
+                "diary": diary,
+                "locomo_dated_questions": stated,
             }
         )
     )
@@ -125,6 +143,130 @@ def _open_questions() -> dict[str, list[list[object]]]:
                 hits = service.recall(question, limit=3, min_score=0)
                 found[question] = [[hit.score, hit.memory.content] for hit in hits]
     return found
+
+
+DIARY_NOW = datetime(2026, 12, 3, 15, tzinfo=UTC)  # a Thursday
+DIARY_DOINGS = (
+    "Went for a run along the river",
+    "Had lunch with Priya at the Thai place",
+    "Fixed the bug in the billing export",
+    "Called mom about the holidays",
+    "Read two chapters of Dune",
+    "Booked flights to Lisbon for March",
+    "Dentist appointment, one filling",
+    "Grocery shopping: eggs, rice, spinach",
+    "Watched Severance season 2",
+    "Team retro: decided to drop the Friday deploys",
+    "Paid the electricity bill",
+    "Yoga class in the evening",
+    "Met Sam for coffee, talked about his new job",
+    "Cleaned the garage",
+    "Wrote the quarterly report",
+    "Bought a birthday present for Ana",
+    "Played chess online, lost twice",
+    "Cooked lasagna for dinner guests",
+)
+DIARY_ENDINGS = (
+    "in the morning",
+    "after work",
+    "with the kids",
+    "again",
+    "for an hour",
+    "before lunch",
+    "late at night",
+    "with Tom",
+    "in the rain",
+    "on the way home",
+    "finally",
+    "as planned",
+)
+# Questions that name only a period, with the period's first day and its length in days
+# (on DIARY_NOW's calendar, UTC).
+DIARY_QUESTIONS = (
+    ("What did I do yesterday?", datetime(2026, 12, 2, tzinfo=UTC), 1),
+    ("what did I do last weekend?", datetime(2026, 11, 28, tzinfo=UTC), 2),
+    ("What happened last week?", datetime(2026, 11, 23, tzinfo=UTC), 7),
+    ("what did I do on Monday?", datetime(2026, 11, 30, tzinfo=UTC), 1),
+    ("What did I do on November 20?", datetime(2026, 11, 20, tzinfo=UTC), 1),
+    ("what did I do two days ago?", datetime(2026, 12, 1, tzinfo=UTC), 1),
+    ("Summarize my day yesterday", datetime(2026, 12, 2, tzinfo=UTC), 1),
+    ("What happened on Tuesday?", datetime(2026, 12, 1, tzinfo=UTC), 1),
+    ("who did I meet last week?", datetime(2026, 11, 23, tzinfo=UTC), 7),
+    ("what did I eat yesterday?", datetime(2026, 12, 2, tzinfo=UTC), 1),
+)
+
+
+def _diary() -> dict[str, object]:
+    """A month of notes asked questions naming only a period (see the module docstring)."""
+    rng = random.Random(3)
+    notes: dict[str, datetime] = {}
+    for day in range(1, 31):
+        for _ in range(rng.randint(3, 6)):
+            at = (DIARY_NOW - timedelta(days=day)).replace(hour=rng.randint(7, 22))
+            notes.setdefault(f"{rng.choice(DIARY_DOINGS)} {rng.choice(DIARY_ENDINGS)}", at)
+    answers: dict[str, object] = {}
+    inside_shares = []
+    with tempfile.TemporaryDirectory() as directory:
+        settings = Settings(db=Path(directory) / "diary.db", graph_extractor="none", zone="UTC")
+        with MemoryService.open(settings, clock=lambda: DIARY_NOW) as service:
+            service.remember_many(
+                [{"content": text, "at": at.isoformat()} for text, at in notes.items()]
+            )
+            service.new_worker().run_until_idle()
+            for question, start, days in DIARY_QUESTIONS:
+                end = start + timedelta(days=days)
+                best = service.recall(question, limit=5, min_score=0)
+                inside = sum(start <= hit.memory.at < end for hit in best if hit.memory.at)
+                inside_shares.append(inside / 5)
+                answers[question] = {
+                    "top_5_inside_period": inside,
+                    "hits_at_default_min_score": len(service.recall(question, limit=10)),
+                    "top_scores": [round(hit.score, 3) for hit in best],
+                }
+    return {
+        "notes": len(notes),
+        "mean_share_of_top_5_inside_period": round(statistics.mean(inside_shares), 3),
+        "questions": answers,
+    }
+
+
+def _stated_cost(path: Path) -> dict[str, object]:
+    """p50 of a recall of each dated question of ``path`` (vector cached), with every
+    memory's stated period read on first sight, and with none read (alternated)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from locomo import ingest, load_conversations
+    from recalld.retrieval.periods import StatedPeriods, query_period
+
+    conversations = load_conversations(path)
+    times: dict[str, list[float]] = {"read": [], "not_read": []}
+    with tempfile.TemporaryDirectory() as directory:
+        settings = Settings(db=Path(directory) / "locomo.db", graph_extractor="none")
+        with MemoryService.open(settings) as service:
+            ingest(service, conversations)
+            retriever = service.indexing.retriever
+            dated = [
+                (conversation.sample_id, question)
+                for conversation in conversations
+                for _, question, _ in conversation.queries
+                if query_period(question, NOW, UTC) is not None
+            ]
+            for _ in range(2):
+                for way in ("not_read", "read"):
+                    for namespace, question in dated:
+                        retriever._stated = StatedPeriods(1) if way == "read" else None
+                        service.recall(question, namespace=namespace)  # caches the vector
+                        retriever._stated = StatedPeriods(1) if way == "read" else None
+                        started = time.perf_counter()
+                        service.recall(question, namespace=namespace)
+                        times[way].append((time.perf_counter() - started) * 1000)
+            retriever._stated = StatedPeriods(8_192)
+    return {
+        "questions": len(dated),
+        **{
+            f"recall_p50_ms_{way}": round(statistics.median(values), 3)
+            for way, values in times.items()
+        },
+    }
 
 
 if __name__ == "__main__":
