@@ -122,9 +122,11 @@ SHARED_FEATURES = (
     "query_time",
     "memory_time",
     "time_match",
-    "in_period",
-    "told_after",
+    # in_period and told_after as one weight (see features.py); the two stay features of
+    # their own for explain and the hits' period channel.
+    "near_period",
     "period_crowd",
+    "stated_in_period",
     "query_terms",
     "memory_terms",
 )

@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from recalld.model import Filters
-from recalld.retrieval.periods import MAX_CHARS, query_period
+from recalld.retrieval.periods import MAX_CHARS, StatedPeriods, may_state_a_date, query_period
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
@@ -190,6 +191,96 @@ def test_a_memory_written_soon_after_the_period_tells_of_it() -> None:
     assert before.told_after(datetime(2026, 6, 2, tzinfo=UTC)) == 0.0
 
 
+def test_periods_overlap() -> None:
+    weekend = query_period("what did I do last weekend?", NOW, UTC)
+    sunday = query_period("on 2026-11-29", NOW, UTC)
+    monday = query_period("on 2026-11-30", NOW, UTC)
+    before = query_period("before 2026-11-29", NOW, UTC)
+    assert weekend is not None
+    assert sunday is not None
+    assert monday is not None
+    assert before is not None
+    assert weekend.overlaps(sunday)
+    assert sunday.overlaps(weekend)
+    assert not weekend.overlaps(monday)
+    assert not monday.overlaps(weekend)
+    assert before.overlaps(weekend)
+    assert not before.overlaps(monday)
+    # A memory is read for a past time it states: written in the period or a month after.
+    saturday = datetime(2026, 11, 28, 9, tzinfo=UTC)
+    assert weekend.may_be_stated_at(saturday)
+    assert not weekend.may_be_stated_at(saturday - timedelta(days=1))
+    assert weekend.may_be_stated_at(saturday + timedelta(days=30))
+    assert not weekend.may_be_stated_at(saturday + timedelta(days=40))
+
+
+def test_a_memory_states_its_period_as_of_its_own_time() -> None:
+    stated = StatedPeriods(size=2)
+    at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    told = stated.of("Caroline: I went to a LGBTQ support group yesterday", at, UTC)
+    assert told is not None
+    assert (told.start, told.end) == (
+        datetime(2023, 5, 7, tzinfo=UTC),
+        datetime(2023, 5, 8, tzinfo=UTC),
+    )
+    assert stated.of("Last week we went camping", at, UTC) is not None
+    # No time, an open bound, a whole year: nothing a day or a week can be compared with.
+    assert stated.of("I love pottery", at, UTC) is None
+    assert stated.of("I have lived here since 2019", at, UTC) is None
+    assert stated.of("It was a good year, 2022", at, UTC) is None
+    assert stated.of("We moved in 2022", at, UTC) is None
+    # Read again once evicted (size 2), the same answer.
+    again = stated.of("Caroline: I went to a LGBTQ support group yesterday", at, UTC)
+    assert again == told
+    # "The past month" and a month across a DST change are a month, not more.
+    assert stated.of("I ran a lot in the past month", at, UTC) is not None
+    berlin = ZoneInfo("Europe/Berlin")
+    assert stated.of("In October we moved", datetime(2026, 11, 5, tzinfo=UTC), berlin) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll fly to Lisbon on Friday",
+        "See you Saturday for the bike ride!",
+        "This weekend I'm going camping",
+        "We will meet on Sunday",
+        "Next Friday is the deadline",
+    ],
+)
+def test_a_memory_about_the_future_states_no_past_period(text: str) -> None:
+    monday = datetime(2026, 11, 30, 10, tzinfo=UTC)
+    assert StatedPeriods(size=8).of(text, monday, UTC) is None
+
+
+def test_only_the_past_sentences_of_a_memory_are_read() -> None:
+    monday = datetime(2026, 11, 30, 10, tzinfo=UTC)
+    told = StatedPeriods(size=8).of(
+        "Yesterday I fixed the bike. I'll ride it on Friday.", monday, UTC
+    )
+    assert told is not None
+    assert told.start == datetime(2026, 11, 29, tzinfo=UTC)
+    assert told.end == datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def test_a_date_with_a_short_month_is_worth_reading() -> None:
+    assert may_state_a_date("On Oct 13 I ran the 10K", names_a_time=False)
+    assert may_state_a_date("ran it on 5 May", names_a_time=False)
+    assert may_state_a_date("anything", names_a_time=True)
+    assert not may_state_a_date("I love pottery and 3 cats", names_a_time=False)
+
+
+def test_a_reading_used_again_is_kept_longest() -> None:
+    stated = StatedPeriods(size=2)
+    at = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    first = stated.of("yesterday we hiked", at, UTC)
+    assert first is not None
+    stated.of("last week we swam", at, UTC)
+    assert stated.of("yesterday we hiked", at, UTC) is first  # used again: now the newest
+    stated.of("two days ago we ran", at, UTC)  # evicts "last week", not "yesterday"
+    assert stated.of("yesterday we hiked", at, UTC) is first
+
+
 # -- recall ----------------------------------------------------------------------------
 
 # clock fixture: Sunday 2026-10-25 16:20 UTC, so "last weekend" is October 17-18.
@@ -321,3 +412,45 @@ def test_a_crowded_period_says_how_crowded(db_path: Path, clock: FakeClock) -> N
         outside = next(hit for hit in hits if hit.memory.content.startswith("Bought"))
         explained = service.explain("What did I do last weekend?", outside.memory.id)
         assert explained.features["period_crowd"] == 0.0
+
+
+def test_a_memory_written_after_the_period_is_one_of_its_crowd(
+    db_path: Path, clock: FakeClock
+) -> None:
+    service, hiked = _store(db_path, clock)
+    with service:
+        # Monday 11:00 after the weekend: told_after 1 - 11 h / 7 days.
+        monday = WEEKEND + timedelta(days=2)
+        told = service.remember("Unpacked the car", at=monday.isoformat())
+        service.new_worker().run_until_idle()
+        share = 1 - 11 / (7 * 24)
+        question = "What did I do last weekend?"
+        inside = service.explain(question, hiked)
+        assert inside.features["near_period"] == 1.0
+        assert inside.features["period_crowd"] == pytest.approx(math.log(1 + share))
+        after = service.explain(question, told.id)
+        assert after.features["in_period"] == 0.0
+        assert after.features["told_after"] == pytest.approx(share)
+        # Never nearer than a memory written inside the period.
+        assert after.features["near_period"] == pytest.approx(share)
+        assert after.features["period_crowd"] == pytest.approx(share * math.log(1 + share))
+
+
+def test_a_memory_that_states_a_time_inside_the_period(db_path: Path, clock: FakeClock) -> None:
+    service, hiked = _store(db_path, clock)
+    with service:
+        monday = (WEEKEND + timedelta(days=2)).isoformat()
+        stated = service.remember("Yesterday I fixed the brakes of my bike", at=monday)
+        unstated = service.remember("Fixed the kitchen tap", at=monday)
+        service.new_worker().run_until_idle()
+        question = "What did I do last weekend?"
+        assert service.explain(question, stated.id).features["stated_in_period"] == 1.0
+        assert service.explain(question, unstated.id).features["stated_in_period"] == 0.0
+        assert service.explain(question, hiked).features["stated_in_period"] == 0.0
+        # "Yesterday" of a memory written on the Tuesday is the Monday: outside.
+        tuesday = (WEEKEND + timedelta(days=3)).isoformat()
+        later = service.remember("Yesterday I repainted the shed", at=tuesday)
+        service.new_worker().run_until_idle()
+        assert service.explain(question, later.id).features["stated_in_period"] == 0.0
+        # A question that names no period has no such feature.
+        assert "stated_in_period" not in service.explain("brakes", stated.id).features

@@ -32,10 +32,15 @@ Features (``FEATURES``; a model uses a subset, named in its data file):
 * time: the question asks about time, the memory states or implies one, and
   both at once; and, when the question names a period ("last weekend", "in
   May 2023", see :mod:`recalld.retrieval.periods`), whether the memory's
-  ``at`` falls inside it, and how soon after it the memory was written (1 at
-  its end, 0 a week later: a weekend is told of on the Monday), and how
-  crowded the period is (``ln`` of how many candidates are inside it, for those
-  inside; 0 outside); all missing when it names none;
+  ``at`` falls inside it, how soon after it the memory was written (1 at
+  its end, 0 a week later: a weekend is told of on the Monday), the two as
+  one nearness (1 inside, ``told_after`` after: a memory written after a
+  period is never taken for surer evidence of it than one written inside),
+  whether the memory's own text names a time in it (a day, week or month that
+  overlaps it: "yesterday" written the day after, read as of its ``at``; its
+  sentences about the future are left out), and how crowded the period is:
+  ``ln`` of the candidates' summed nearness, times the candidate's own; all
+  missing when it names none;
 * shape: ``ln(1 + query terms)``, ``ln(1 + memory terms)``;
 * graph (with a knowledge graph): the graph score of the walk from the
   entities the query names, and the share of those entities the memory
@@ -95,6 +100,8 @@ FEATURES = (
     "in_period",
     "told_after",
     "period_crowd",
+    "stated_in_period",
+    "near_period",
 )
 
 Matrix = npt.NDArray[np.float64]
@@ -127,6 +134,9 @@ class Candidate:
     """1 when its ``at`` is inside the period the query names, else 0 (NaN: names none)."""
     told_after: float = math.nan
     """How soon after that period its ``at`` comes (:meth:`Period.told_after`; NaN: none)."""
+    stated_in_period: float = math.nan
+    """1 when its text names a time that overlaps that period (read as of its ``at``),
+    else 0 (NaN: the query names none)."""
 
     @property
     def note(self) -> bool:
@@ -156,7 +166,7 @@ def _ranks(values: npt.NDArray[np.float64], present: npt.NDArray[np.bool_], cap:
 # The per-candidate values feature_matrix reads, one tuple per candidate, in this order.
 _KEYWORD, _RAW, _SHARE, _COSINE, _PREVIOUS_KEYWORD, _NEXT_KEYWORD = range(6)
 _PREVIOUS_COSINE, _NEXT_COSINE, _QUESTION, _PREVIOUS_QUESTION, _NEXT_QUESTION = range(6, 11)
-_NAMED, _HAS_SPEAKER, _TIME, _TERMS, _GRAPH, _OVERLAP, _PERIOD, _TOLD = range(11, 19)
+_NAMED, _HAS_SPEAKER, _TIME, _TERMS, _GRAPH, _OVERLAP, _PERIOD, _TOLD, _STATED = range(11, 20)
 
 
 def _values(item: Candidate) -> tuple[float | bool | int, ...]:
@@ -181,6 +191,7 @@ def _values(item: Candidate) -> tuple[float | bool | int, ...]:
         item.entity_overlap,
         item.in_period,
         item.told_after,
+        item.stated_in_period,
     )
 
 
@@ -218,6 +229,7 @@ _COPIED = (
     ("entity_overlap", _OVERLAP),
     ("in_period", _PERIOD),
     ("told_after", _TOLD),
+    ("stated_in_period", _STATED),
 )
 _COPIED_COLUMNS = [_COLUMN[name] for name, _ in _COPIED]
 _COPIED_VALUES = [value for _, value in _COPIED]
@@ -230,7 +242,7 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     if count == 0:
         return matrix
     column = _COLUMN
-    width = _TOLD + 1
+    width = _STATED + 1
     values = np.fromiter(
         chain.from_iterable(map(_values, candidates)), dtype=np.float64, count=count * width
     ).reshape(count, width)
@@ -282,12 +294,20 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     matrix[:, column["unseen_name"]] = float(query.unseen_name)
     period = values[:, _PERIOD]
     if np.isnan(period).all():
+        matrix[:, column["near_period"]] = np.nan
         matrix[:, column["period_crowd"]] = np.nan
     else:
+        # Inside, or soon after (told_after is 0 inside). LoCoMo cannot tell whether a
+        # turn said the morning after a day is surer evidence of it than one said that
+        # day (fitted apart, the two weights came out either way with the same
+        # figures); one weight keeps a note written on the day first.
+        near = period + values[:, _TOLD]
+        matrix[:, column["near_period"]] = near
         # One of the period's few memories answers "what did I do last weekend?" more
-        # surely than one of a day's hundred chat turns: ln(how many candidates are
-        # inside) for those inside, 0 outside. A logarithm, so a store that holds one
-        # memory of the period is a small step from LoCoMo's sessions, not a leap.
-        inside = max(float(np.nansum(period)), 1.0)
-        matrix[:, column["period_crowd"]] = period * math.log(inside)
+        # surely than one of a day's hundred chat turns: ln(the candidates' summed
+        # nearness), times each one's own. A memory of the Monday after a crowded
+        # weekend is one of that crowd too, not a lone witness. A logarithm, so a store
+        # that holds one memory of the period is a small step from LoCoMo's sessions.
+        crowd = max(float(np.nansum(near)), 1.0)
+        matrix[:, column["period_crowd"]] = near * math.log(crowd)
     return matrix

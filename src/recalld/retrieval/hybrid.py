@@ -61,7 +61,7 @@ from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.keyword import ROW_TERMS_CACHE, RowTermsCache
-from recalld.retrieval.periods import Period, query_period
+from recalld.retrieval.periods import Period, StatedPeriods, query_period
 from recalld.retrieval.pool import Mode, Nearest, Pool, PoolRequest, build_pool
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms
@@ -85,6 +85,9 @@ PENDING_QUERIES = 16
 PERIOD_SEARCH_SPAN = timedelta(days=100)
 # How far back a period named without a year ("in June") is looked for among the memories.
 YEARS_BACK = 10
+# Memories whose stated period (read from their text as of their ``at``) is kept: a few
+# thousand short tuples, read only for questions that name a period.
+STATED_CACHE = 8_192
 # Listed in a hit's backends when the vector side could not be asked (the embedder failed).
 VECTOR_UNAVAILABLE = "vector-unavailable"
 
@@ -220,6 +223,7 @@ class HybridRetriever:
         self._pending: OrderedDict[str, Future[Vectors]] = OrderedDict()
         self._time_terms: frozenset[str] | None = None
         self._row_terms: RowTermsCache | None = None
+        self._stated: StatedPeriods | None = StatedPeriods(STATED_CACHE)
         self._embedding: ThreadPoolExecutor | None = None
         self._closed = False
         self.warming: Future[None] | None = None
@@ -501,6 +505,7 @@ class HybridRetriever:
             None if self._embedder is None else self._embedder.name,
             terms,
             vector_soon=vector_soon,
+            stated=self._stated,
         )
         pool.vector_unavailable = unavailable
         return pool, index

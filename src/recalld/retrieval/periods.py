@@ -42,16 +42,35 @@ the first :data:`MAX_CHARS` characters are read.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-__all__ = ["MAX_CHARS", "TOLD_AFTER", "Period", "query_period"]
+__all__ = [
+    "MAX_CHARS",
+    "STATED_REACH",
+    "STATED_SPAN",
+    "TOLD_AFTER",
+    "Period",
+    "StatedPeriods",
+    "may_state_a_date",
+    "query_period",
+]
 
 # A question longer than this is read up to here (a pasted log is not a question).
 MAX_CHARS = 1_000
 # What a memory written this long after a period most likely tells of it ("yesterday I ...").
 TOLD_AFTER = timedelta(days=7)
+# The longest period a memory's own text may state for recall to compare it with a
+# question's ("yesterday", "last week", "in June" relative to its ``at``): a memory that
+# names a year, or "since 2019", says little about the day a question asks of.
+STATED_SPAN = timedelta(days=32)  # a month, with a day's slack (a DST change, "the past month")
+# How long after a period a memory's text is read for a time inside it: what a memory
+# states is read as past ("yesterday", "last week", "two weeks ago"), so one written before
+# the period, or more than a month after it, is not read at all (~0.1 ms a text saved).
+STATED_REACH = timedelta(days=31)
 # A phrase that counts from or bounds a date stands within this many characters before it.
 _LEAD_CHARS = 48
 
@@ -231,6 +250,19 @@ class Period:
             self.end is None or moment < self.end
         )
 
+    def overlaps(self, other: Period) -> bool:
+        """Whether the two periods share a moment (an open end reaches any time)."""
+        return (self.start is None or other.end is None or self.start < other.end) and (
+            other.start is None or self.end is None or other.start < self.end
+        )
+
+    def may_be_stated_at(self, moment: datetime) -> bool:
+        """Whether a memory written at ``moment`` is read for a time it states inside the
+        period: written inside it or at most :data:`STATED_REACH` after it."""
+        return (self.start is None or moment >= self.start) and (
+            self.end is None or moment < self.end + STATED_REACH
+        )
+
     def told_after(self, moment: datetime) -> float:
         """How soon after a closed period of at most :data:`TOLD_AFTER` ``moment`` comes: 1
         at its end, falling to 0 :data:`TOLD_AFTER` later (0 inside, before, or for an open
@@ -241,6 +273,75 @@ class Period:
         if self.end - self.start > TOLD_AFTER:
             return 0.0
         return max(0.0, 1.0 - (moment - self.end) / TOLD_AFTER)
+
+
+# A sentence about the future: what it names is a plan, not when something happened
+# ("I'll fly on Friday", "see you Saturday", "this weekend I'm going camping").
+_FUTURE = re.compile(
+    r"(?:'ll|\u2019ll)\b|\b(?:will|won't|shall|gonna|going|plan|plans|planning"
+    r"|tomorrow|next|upcoming|see you|can't wait|looking forward)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+# A date written with a short month or "May" ("Oct 13", "5 May"), which the index's time
+# words (``temporal.TIME_WORDS``) leave out.
+_SHORT_DATE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+\d"
+    r"|\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\b",
+    re.IGNORECASE,
+)
+
+
+def may_state_a_date(text: str, names_a_time: bool) -> bool:
+    """Whether a memory's text is worth reading for the period it states: it names a
+    time (``names_a_time``: its index terms hold a time word, see
+    :func:`recalld.retrieval.temporal.mentions_time`) or a date with a short month."""
+    return names_a_time or _SHORT_DATE.search(text[:MAX_CHARS]) is not None
+
+
+class StatedPeriods:
+    """The period a memory's own text states ("went to the support group yesterday"),
+    read with :func:`query_period` as of the memory's ``at`` on the user's calendar,
+    leaving out its sentences about the future; None when it states none, an open one,
+    or one longer than :data:`STATED_SPAN`.
+
+    Reading a text costs ~0.1 ms, so the ``size`` most recently used readings are kept
+    (keyed by the text read, the ``at`` and the calendar: an edited memory is read again).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._read: OrderedDict[tuple[str, datetime, tzinfo], Period | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(self, text: str, at: datetime, zone: tzinfo) -> Period | None:
+        """The period ``text``, written at ``at``, states (see the class docstring)."""
+        text = text[:MAX_CHARS]
+        key = (text, at, zone)
+        with self._lock:
+            if key in self._read:
+                self._read.move_to_end(key)
+                return self._read[key]
+        past = " ".join(
+            sentence
+            for sentence in _SENTENCE_END.split(text)
+            if sentence and _FUTURE.search(sentence) is None
+        )
+        period = query_period(past, at, zone) if past else None
+        if (
+            period is not None
+            and period.start is not None
+            and period.end is not None
+            and period.end - period.start <= STATED_SPAN
+        ):
+            stated: Period | None = period
+        else:
+            stated = None
+        with self._lock:
+            self._read[key] = stated
+            while len(self._read) > self._size:
+                self._read.popitem(last=False)
+        return stated
 
 
 def _years_back(moment: datetime | None, years: int, zone: tzinfo) -> datetime | None:

@@ -29,7 +29,7 @@ from recalld.retrieval.keyword import (
     prepare_query,
     score_row,
 )
-from recalld.retrieval.periods import Period
+from recalld.retrieval.periods import Period, StatedPeriods, may_state_a_date
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
@@ -115,6 +115,7 @@ def build_pool(
     terms: RowTermsCache,
     *,
     vector_soon: Callable[[], Vectors | None] | None = None,
+    stated: StatedPeriods | None = None,
 ) -> Pool:
     """Gather, describe and score the candidates of ``request`` (see the module docstring).
 
@@ -123,7 +124,8 @@ def build_pool(
     vector channel is not used (keyword mode, no embedder, embedding failed);
     ``terms`` holds the memories' terms (built with ``reranker.keyword_parameters``
     and the index terms of the time words,
-    :func:`recalld.retrieval.temporal.time_terms`). ``vector_soon`` gives the same
+    :func:`recalld.retrieval.temporal.time_terms`); ``stated`` reads the periods
+    memories' texts state (None: none is read). ``vector_soon`` gives the same
     vector as soon as it is embedded (None: as ``nearest``): when ``index`` reads its
     vectors from the database, the keyword candidates' cosines are read while the
     vector search still runs.
@@ -204,6 +206,16 @@ def build_pool(
                 at = from_storage(row.at_utc)
                 candidate.in_period = float(period.holds(at))
                 candidate.told_after = period.told_after(at)
+                # Only a text that names a time, written when it could state a past time
+                # inside the period, is read.
+                told = (
+                    stated.of(row.content, at, period.zone)
+                    if stated is not None
+                    and period.may_be_stated_at(at)
+                    and may_state_a_date(row.content, prepared.mentions_time)
+                    else None
+                )
+                candidate.stated_in_period = float(told is not None and told.overlaps(period))
             described[row.seq] = candidate
 
     describe(list(rows.values()))
