@@ -1,9 +1,12 @@
 """The period of time a question names: "last weekend", "in May 2023", "on 2026-11-28".
 
 Recall compares the period with each candidate's ``at`` (the reranker's
-``in_period`` and ``told_after`` features) and also searches the memories of
-that period by meaning, so "what did I do last weekend?" finds "hiked Mt Tam
-with Sam" stored last Saturday although the two share no word.
+``near_period`` feature: inside it, or soon after) and also searches the memories
+of that period by meaning, so "what did I do last weekend?" finds "hiked Mt Tam
+with Sam" stored last Saturday although the two share no word. The same reader
+serves the memories: :class:`StatedPeriods` reads the period a memory's own text
+states ("yesterday I ran a 5K"), as of its ``at``, for the ``stated_in_period``
+feature.
 
 English phrases only, read with regular expressions (``dateparser`` reads one
 phrase well but searching a sentence for dates with it costs milliseconds and
