@@ -105,6 +105,11 @@ def test_a_question_names_its_period(
         "what will I do next Tuesday?",  # to come
         "every Monday I go to the gym",  # a habit
         "half a year ago",  # not "a year ago"
+        "what did I buy on Cyber Monday?",  # a sale, a feast, a show: not last Monday
+        "Easter Sunday lunch with mom",
+        "the Super Bowl Sunday party",
+        "we watched Saturday Night Live",
+        "a Friday the 13th movie",
         "",
         "???",
     ],

@@ -36,10 +36,11 @@ one its memories hold (see :mod:`recalld.retrieval.hybrid`). Weeks start on
 Monday; "this weekend" asked on a Monday is the one just past. Several phrases
 give the smallest period covering them all. Vague words ("recently", "lately",
 "last summer", "the other day") name no period: the ``query_time`` feature
-already says the question is about time. Month names that are also words or
-names ("may", "march", "April", "June", "August") count only as dates:
-capitalised, beside a day or a year, or after a preposition ("in June"). Only
-the first :data:`MAX_CHARS` characters are read.
+already says the question is about time; nor do days named after a feast, a
+sale or a show ("Cyber Monday", "Easter Sunday", "Saturday Night Live"). Month
+names that are also words or names ("may", "march", "April", "June", "August")
+count only as dates: capitalised, beside a day or a year, or after a preposition
+("in June"). Only the first :data:`MAX_CHARS` characters are read.
 """
 
 from __future__ import annotations
@@ -204,6 +205,16 @@ _AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+(?:ago|back)\b", re.IGN
 _WEEKDAY = re.compile(
     r"\b(?:(?P<which>(?i:on|last|this past|past|this))\s+(?P<weekday>(?i:" + _WEEKDAY_NAMES + r"))"
     r"|(?P<bare>" + "|".join(name.capitalize() for name in _WEEKDAYS) + r"))(?![\w'\u2019])"
+)
+# Days named after a feast, a sale or a show: "Cyber Monday", "Easter Sunday", "Super Bowl
+# Sunday", "Saturday Night Live", "Friday the 13th" name no day of the week just past.
+_NAMED_DAY = re.compile(
+    r"\b(?:(?:cyber|easter|ash|fat|palm|holy|shrove|black|good|super\s+bowl)\s+(?:"
+    + _WEEKDAY_NAMES
+    + r")|(?:"
+    + _WEEKDAY_NAMES
+    + r")\s+night\s+(?:live|football|lights)|friday\s+the\s+13th)\b",
+    re.IGNORECASE,
 )
 # Any word a period phrase needs: most questions hold none, and one search rules them out.
 _ANY = re.compile(
@@ -598,6 +609,8 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
             year = today.year - count
             first, last = date(year, 1, 1), date(year, 12, 31)
         yield _Span(first, last, match.group(0), match.start())
+    for match in _NAMED_DAY.finditer(text):
+        taken.claim(match)  # a feast or a show, not the day of that name just past
     for match in _WEEKDAY.finditer(text):
         skipped = ("every ", "each ", "next ", "coming ", "black ", "good ")
         if _led_by(text, match, skipped) or not taken.free(match):
