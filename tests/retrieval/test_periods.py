@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from recalld.model import Filters
-from recalld.retrieval.periods import MAX_CHARS, StatedPeriods, may_state_a_date, query_period
+from recalld.retrieval.periods import MAX_CHARS, StatedPeriods, names_a_short_date, query_period
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
@@ -269,10 +269,9 @@ def test_only_the_past_sentences_of_a_memory_are_read() -> None:
 
 
 def test_a_date_with_a_short_month_is_worth_reading() -> None:
-    assert may_state_a_date("On Oct 13 I ran the 10K", names_a_time=False)
-    assert may_state_a_date("ran it on 5 May", names_a_time=False)
-    assert may_state_a_date("anything", names_a_time=True)
-    assert not may_state_a_date("I love pottery and 3 cats", names_a_time=False)
+    assert names_a_short_date("On Oct 13 I ran the 10K")
+    assert names_a_short_date("ran it on 5 May")
+    assert not names_a_short_date("I love pottery and 3 cats")
 
 
 def test_a_reading_used_again_is_kept_longest() -> None:

@@ -45,9 +45,8 @@ count only as dates: capitalised, beside a day or a year, or after a preposition
 
 from __future__ import annotations
 
+import functools
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
@@ -59,7 +58,7 @@ __all__ = [
     "TOLD_AFTER",
     "Period",
     "StatedPeriods",
-    "may_state_a_date",
+    "names_a_short_date",
     "query_period",
 ]
 
@@ -306,11 +305,11 @@ _SHORT_DATE = re.compile(
 )
 
 
-def may_state_a_date(text: str, names_a_time: bool) -> bool:
-    """Whether a memory's text is worth reading for the period it states: it names a
-    time (``names_a_time``: its index terms hold a time word, see
-    :func:`recalld.retrieval.temporal.mentions_time`) or a date with a short month."""
-    return names_a_time or _SHORT_DATE.search(text[:MAX_CHARS]) is not None
+def names_a_short_date(text: str) -> bool:
+    """Whether ``text`` holds a date written with a short month or "May" ("Oct 13", "5
+    May"): the index's time words (see :func:`recalld.retrieval.temporal.mentions_time`)
+    miss those, so a memory holding one is read for its stated period too."""
+    return _SHORT_DATE.search(text[:MAX_CHARS]) is not None
 
 
 class StatedPeriods:
@@ -320,42 +319,33 @@ class StatedPeriods:
     or one longer than :data:`STATED_SPAN`.
 
     Reading a text costs ~0.1 ms, so the ``size`` most recently used readings are kept
-    (keyed by the text read, the ``at`` and the calendar: an edited memory is read again).
+    (``functools.lru_cache``, keyed by the text read, the ``at`` and the calendar: an
+    edited memory is read again).
     """
 
     def __init__(self, size: int) -> None:
-        self._size = size
-        self._read: OrderedDict[tuple[str, datetime, tzinfo], Period | None] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cached = functools.lru_cache(maxsize=size)(_stated_period)
 
     def of(self, text: str, at: datetime, zone: tzinfo) -> Period | None:
         """The period ``text``, written at ``at``, states (see the class docstring)."""
-        text = text[:MAX_CHARS]
-        key = (text, at, zone)
-        with self._lock:
-            if key in self._read:
-                self._read.move_to_end(key)
-                return self._read[key]
-        past = " ".join(
-            sentence
-            for sentence in _SENTENCE_END.split(text)
-            if sentence and _FUTURE.search(sentence) is None
-        )
-        period = query_period(past, at, zone) if past else None
-        if (
-            period is not None
-            and period.start is not None
-            and period.end is not None
-            and period.end - period.start <= STATED_SPAN
-        ):
-            stated: Period | None = period
-        else:
-            stated = None
-        with self._lock:
-            self._read[key] = stated
-            while len(self._read) > self._size:
-                self._read.popitem(last=False)
-        return stated
+        return self._cached(text[:MAX_CHARS], at, zone)
+
+
+def _stated_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
+    past = " ".join(
+        sentence
+        for sentence in _SENTENCE_END.split(text)
+        if sentence and _FUTURE.search(sentence) is None
+    )
+    period = query_period(past, at, zone) if past else None
+    if (
+        period is None
+        or period.start is None
+        or period.end is None
+        or period.end - period.start > STATED_SPAN
+    ):
+        return None
+    return period
 
 
 def _years_back(moment: datetime | None, years: int, zone: tzinfo) -> datetime | None:

@@ -29,7 +29,7 @@ from recalld.retrieval.keyword import (
     prepare_query,
     score_row,
 )
-from recalld.retrieval.periods import Period, StatedPeriods, may_state_a_date
+from recalld.retrieval.periods import Period, StatedPeriods, names_a_short_date
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
@@ -212,7 +212,7 @@ def build_pool(
                     stated.of(row.content, at, period.zone)
                     if stated is not None
                     and period.may_be_stated_at(at)
-                    and may_state_a_date(row.content, prepared.mentions_time)
+                    and (prepared.mentions_time or names_a_short_date(row.content))
                     else None
                 )
                 candidate.stated_in_period = float(told is not None and told.overlaps(period))
