@@ -16,7 +16,8 @@ the time of what it tells), asked questions that name only a day or a week
 ("what did I do on Monday?"). For each it reports the share of the five best
 hits that fall inside the period the question names, and how many hits clear
 the default ``min_score``: a note of the day asked about should come before the
-notes of the days after it.
+notes of the days after it (``mean_share_of_possible`` counts a day of two notes as
+filled by two).
 
 With ``--locomo FILE`` (a LoCoMo-format file, e.g. ``../shared/bench/locomo/dev.json``)
 it also times the file's questions that name a period, asked of their own
@@ -206,6 +207,7 @@ def _diary() -> dict[str, object]:
             notes.setdefault(f"{rng.choice(DIARY_DOINGS)} {rng.choice(DIARY_ENDINGS)}", at)
     answers: dict[str, object] = {}
     inside_shares = []
+    possible_shares = []
     with tempfile.TemporaryDirectory() as directory:
         settings = Settings(db=Path(directory) / "diary.db", graph_extractor="none", zone="UTC")
         with MemoryService.open(settings, clock=lambda: DIARY_NOW) as service:
@@ -217,8 +219,11 @@ def _diary() -> dict[str, object]:
                 end = start + timedelta(days=days)
                 best = service.recall(question, limit=5, min_score=0)
                 inside = sum(start <= hit.memory.at < end for hit in best if hit.memory.at)
+                held = sum(start <= at < end for at in notes.values())
                 inside_shares.append(inside / 5)
+                possible_shares.append(inside / min(5, held))
                 answers[question] = {
+                    "notes_in_period": held,
                     "top_5_inside_period": inside,
                     "hits_at_default_min_score": len(service.recall(question, limit=10)),
                     "top_scores": [round(hit.score, 3) for hit in best],
@@ -226,6 +231,8 @@ def _diary() -> dict[str, object]:
     return {
         "notes": len(notes),
         "mean_share_of_top_5_inside_period": round(statistics.mean(inside_shares), 3),
+        # The same, of what the period holds (a day of two notes fills two places of five).
+        "mean_share_of_possible": round(statistics.mean(possible_shares), 3),
         "questions": answers,
     }
 

@@ -10,7 +10,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from recalld.model import Filters
-from recalld.retrieval.periods import MAX_CHARS, StatedPeriods, names_a_short_date, query_period
+from recalld.retrieval.periods import (
+    MAX_CHARS,
+    StatedPeriods,
+    asks_only_about,
+    names_a_short_date,
+    query_period,
+)
+from recalld.retrieval.pool import PERIOD_ONLY_SCORE
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
@@ -110,6 +117,8 @@ def test_a_question_names_its_period(
         "the Super Bowl Sunday party",
         "we watched Saturday Night Live",
         "a Friday the 13th movie",
+        "Team retro: decided to drop the Friday deploys",  # a kind of day, not a day
+        "we had a Sunday roast",
         "",
         "???",
     ],
@@ -287,6 +296,29 @@ def test_a_reading_used_again_is_kept_longest() -> None:
 
 # -- recall ----------------------------------------------------------------------------
 
+
+@pytest.mark.parametrize(
+    ("text", "only"),
+    [
+        ("What did I do yesterday?", True),
+        ("what happened last week", True),
+        ("Summarize my day yesterday", True),
+        ("What have I been up to since March?", True),
+        ("What've I been doing on Tuesday?", True),
+        ("anything new this week?", True),
+        ("Where was I two days ago?", True),
+        ("What did I eat yesterday?", False),  # what was eaten, not everything
+        ("What did Sam do yesterday?", False),
+        ("When did I go to the gym last week?", False),
+        ("Which bills did I pay in October?", False),
+    ],
+)
+def test_a_question_may_ask_only_what_happened_in_its_period(text: str, only: bool) -> None:
+    period = query_period(text, NOW, UTC)
+    assert period is not None, text
+    assert asks_only_about(text, period) is only
+
+
 # clock fixture: Sunday 2026-10-25 16:20 UTC, so "last weekend" is October 17-18.
 WEEKEND = datetime(2026, 10, 17, 11, 0, tzinfo=UTC)
 
@@ -458,3 +490,37 @@ def test_a_memory_that_states_a_time_inside_the_period(db_path: Path, clock: Fak
         assert service.explain(question, later.id).features["stated_in_period"] == 0.0
         # A question that names no period has no such feature.
         assert "stated_in_period" not in service.explain("brakes", stated.id).features
+
+
+def test_a_question_about_a_period_alone_finds_the_periods_memories(
+    db_path: Path, clock: FakeClock
+) -> None:
+    service, hiked = _store(db_path, clock)
+    with service:
+        monday = (WEEKEND + timedelta(days=2)).isoformat()
+        stated = service.remember("Yesterday I fixed the brakes of my bike", at=monday)
+        unstated = service.remember("Fixed the kitchen tap", at=monday)
+        service.new_worker().run_until_idle()
+        question = "What did I do last weekend?"
+        hits = {hit.memory.id: hit for hit in service.recall(question, limit=20)}
+        # Whatever they tell, the weekend's memories (written then, or stating it) answer
+        # the question, above the default threshold and above every other memory.
+        for belongs in (hiked, stated.id):
+            assert hits[belongs].score >= PERIOD_ONLY_SCORE
+            assert hits[belongs].channels["period_only"] == 1.0
+        others = [hit for key, hit in hits.items() if key not in (hiked, stated.id)]
+        assert all(hit.score < PERIOD_ONLY_SCORE for hit in others)
+        assert all(hit.channels["period_only"] == 0.0 for hit in others)
+        # The reranker's probability still counts: either being right.
+        explained = service.explain(question, unstated.id)
+        assert explained.score < PERIOD_ONLY_SCORE
+        # A question that asks something of the period is the reranker's alone.
+        eaten = service.explain("What did I eat last weekend?", hiked)
+        assert eaten.score < PERIOD_ONLY_SCORE
+        assert "period_only" not in eaten.channels
+        # A period that holds no memory lifts nothing ("yesterday" is Saturday the 24th;
+        # the memory saying "yesterday" was written on the 19th).
+        empty = service.recall("What did I do yesterday?", min_score=0, limit=20)
+        assert empty
+        assert all(hit.score < PERIOD_ONLY_SCORE for hit in empty)
+        assert all(hit.channels["period_only"] == 0.0 for hit in empty)

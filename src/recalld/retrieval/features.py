@@ -139,6 +139,11 @@ class Candidate:
     else 0 (NaN: the query names none)."""
 
     @property
+    def of_period(self) -> bool:
+        """Whether it belongs to the period the query names: written in it, or stating it."""
+        return self.in_period == 1.0 or self.stated_in_period == 1.0
+
+    @property
     def note(self) -> bool:
         """Neither a speaker nor a neighbour in a source: a plain note, which the
         reranker's notes twins score (see :mod:`recalld.retrieval.rerank`)."""

@@ -9,12 +9,16 @@ or from the database itself when the store offers
 :mod:`recalld.retrieval.vector_source`), drops
 candidates scoring under ``min_score``, collapses near-duplicates
 (:mod:`recalld.retrieval.duplicates`) and returns the ``limit`` best. The
-``score`` of a hit is the reranker's probability; its ``channels`` keep the
-raw values (``keyword`` = normalised BM25F, ``text`` = cosine, ``graph`` = the
-knowledge graph's score when the graph reached it, ``period`` = 1 or 0 when the
-query names a period of time and the memory's ``at`` is or is not inside it,
-see :mod:`recalld.retrieval.periods`, and ``duplicates`` when it stands for
-others); its ``backends`` say which index found it (``fts`` for
+``score`` of a hit is the reranker's probability (for a question that asks only
+what happened in a period, "what did I do yesterday?", at least
+:data:`~recalld.retrieval.pool.PERIOD_ONLY_SCORE` for the period's memories);
+its ``channels`` keep the raw values (``keyword`` = normalised BM25F, ``text``
+= cosine, ``graph`` = the knowledge graph's score when the graph reached it,
+``period`` = 1 or 0 when the query names a period of time and the memory's
+``at`` is or is not inside it, see :mod:`recalld.retrieval.periods`,
+``period_only`` = 1 or 0 when the query asks only what happened in that period
+and the memory does or does not belong to it, and ``duplicates`` when it
+stands for others); its ``backends`` say which index found it (``fts`` for
 either full-text index, FTS5 or PostgreSQL's, ``like``, ``vector``, ``graph``).
 
 With the graph channel (:class:`~recalld.retrieval.graph_channel.GraphChannel`,
@@ -116,7 +120,8 @@ class RetrievalDepths:
 def channels_of(pool: Pool, position: int) -> dict[str, float]:
     """The raw channel values of one pool member (``keyword``, ``text`` with a vector,
     ``graph`` when the graph reached it, ``period`` when the query names a period: 1 when
-    the memory's ``at`` is inside it, else 0)."""
+    the memory's ``at`` is inside it, else 0, and ``period_only`` when the query asks only
+    what happened in it: 1 when the memory was written in it or states it, else 0)."""
     candidate = pool.candidates[position]
     channels = {"keyword": round(candidate.keyword.normalised, 6)}
     if candidate.cosine is not None:
@@ -125,6 +130,8 @@ def channels_of(pool: Pool, position: int) -> dict[str, float]:
         channels["graph"] = round(candidate.graph_score, 6)
     if not math.isnan(candidate.in_period):
         channels["period"] = candidate.in_period
+    if pool.period_only:
+        channels["period_only"] = float(candidate.of_period)
     return channels
 
 

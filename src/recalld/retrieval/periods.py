@@ -37,7 +37,8 @@ Monday; "this weekend" asked on a Monday is the one just past. Several phrases
 give the smallest period covering them all. Vague words ("recently", "lately",
 "last summer", "the other day") name no period: the ``query_time`` feature
 already says the question is about time; nor do days named after a feast, a
-sale or a show ("Cyber Monday", "Easter Sunday", "Saturday Night Live"). Month
+sale or a show ("Cyber Monday", "Easter Sunday", "Saturday Night Live"), nor a
+weekday after an article ("the Friday deploys", "a Sunday roast"). Month
 names that are also words or names ("may", "march", "April", "June", "August")
 count only as dates: capitalised, beside a day or a year, or after a preposition
 ("in June"). Only the first :data:`MAX_CHARS` characters are read.
@@ -51,6 +52,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
+from recalld._text import STOPWORDS, WORD
+
 __all__ = [
     "MAX_CHARS",
     "STATED_REACH",
@@ -58,6 +61,7 @@ __all__ = [
     "TOLD_AFTER",
     "Period",
     "StatedPeriods",
+    "asks_only_about",
     "names_a_short_date",
     "query_period",
 ]
@@ -303,6 +307,29 @@ _SHORT_DATE = re.compile(
     r"|\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\b",
     re.IGNORECASE,
 )
+
+
+# Besides its period and stop words, what a question that asks only what happened in a
+# period is made of: "what did I do yesterday?", "summarize my day yesterday", "what have
+# I been up to since March?", "anything new this week?" (and the ends of "I've", "what'd").
+_ASKING_ONLY = frozenset(
+    (
+        "happen happens happened happening go goes went doing done get got up been being "
+        "anything something everything new summarize summarise summary recap overview tell "
+        "show list give remind please day d ll m re s ve"
+    ).split()
+)
+
+
+def asks_only_about(text: str, period: Period) -> bool:
+    """Whether ``text`` asks only what happened in ``period`` (the period it names): every
+    word of it is the period's, a stop word or a word of asking ("what did I do on
+    Monday?"; not "what did I eat on Monday?" nor "what did Sam do on Monday?")."""
+    named = {word.lower() for phrase in period.phrases for word in WORD.findall(phrase)}
+    return all(
+        word in named or word in STOPWORDS or word in _ASKING_ONLY
+        for word in (found.lower() for found in WORD.findall(text[:MAX_CHARS]))
+    )
 
 
 def names_a_short_date(text: str) -> bool:
@@ -605,6 +632,8 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
         skipped = ("every ", "each ", "next ", "coming ", "black ", "good ")
         if _led_by(text, match, skipped) or not taken.free(match):
             continue  # "every Monday" is a habit, "next Monday" is to come: neither is a day
+        if match.group("bare") and _led_by(text, match, ("the ", "a ", "an ")):
+            continue  # "the Friday deploys", "a Sunday roast": a kind of day, not a day
         taken.claim(match)
         name = match.group("weekday") or match.group("bare")
         weekday = _WEEKDAYS.index(name.lower())

@@ -29,16 +29,34 @@ from recalld.retrieval.keyword import (
     prepare_query,
     score_row,
 )
-from recalld.retrieval.periods import Period, StatedPeriods, names_a_short_date
+from recalld.retrieval.periods import (
+    Period,
+    StatedPeriods,
+    asks_only_about,
+    names_a_short_date,
+)
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import CandidateRow, Neighbour, Neighbours, RetrievalStore
 
-__all__ = ["SCORE_DECIMALS", "Mode", "Nearest", "Pool", "PoolRequest", "build_pool"]
+__all__ = [
+    "PERIOD_ONLY_SCORE",
+    "SCORE_DECIMALS",
+    "Mode",
+    "Nearest",
+    "Pool",
+    "PoolRequest",
+    "build_pool",
+]
 
 Mode = Literal["hybrid", "keyword", "vector"]
+# What a memory of the period scores at least when a question asks only what happened in
+# it ("what did I do yesterday?"): whatever it tells, it answers the question. Combined
+# with the reranker's probability as either being right (1 - (1 - a)(1 - b)), so the
+# period's memories keep the reranker's order among themselves, above the others.
+PERIOD_ONLY_SCORE = 0.5
 # The decimals of a hit's score (and of the scores the threshold compares).
 SCORE_DECIMALS = 6
 
@@ -85,6 +103,8 @@ class Pool:
     vector_unavailable: bool = False
     period: Period | None = None
     """The period the query names, as recall read it (None: none)."""
+    period_only: bool = False
+    """The query asks only what happened in ``period`` (see :data:`PERIOD_ONLY_SCORE`)."""
 
     def index_of(self, seq: int) -> int | None:
         """The position of memory ``seq`` in the pool, if it is there."""
@@ -317,9 +337,18 @@ def build_pool(
     channels: Channels = (
         "hybrid+graph" if request.mode == "hybrid" and request.graph_channel else request.mode
     )
+    period_only = period is not None and asks_only_about(request.text, period)
+    if period_only:
+        # Besides its period the question asks nothing: its words ("yesterday") match what
+        # memories of other days say, so only what it means is compared, as for a question
+        # of stop words alone (see hybrid), and the period's memories are lifted below.
+        channels = "vector" if channels != "keyword" else channels
     has_vector = [item.cosine is not None for item in candidates]
     notes = [item.note for item in candidates]
     scores, models = reranker.score(features, embedder_name, channels, has_vector, notes)
+    if period_only:
+        floors = PERIOD_ONLY_SCORE * np.array([item.of_period for item in candidates], float)
+        scores = 1.0 - (1.0 - floors) * (1.0 - scores)
     # Hits report their score to 6 decimals: the threshold compares the same value, so a
     # min_score equal to a reported score keeps that hit (0.4637666 shows as 0.463767).
     scores = np.round(scores, SCORE_DECIMALS)
@@ -332,6 +361,7 @@ def build_pool(
         models=models,
         keywords=keywords,
         period=period,
+        period_only=period_only,
     )
 
 
