@@ -127,6 +127,33 @@ def test_a_question_without_a_period(text: str) -> None:
     assert query_period(text, NOW, UTC) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Met Priya Thursday for lunch",  # "a" ends a name: no article
+        "What did I discuss with Megan Thursday?",
+        "Went to the opera Thursday",
+        "We met up on the Thursday.",  # "on the Thursday": that Thursday
+    ],
+)
+def test_a_weekday_after_a_word_ending_like_an_article_is_a_day(text: str) -> None:
+    assert _days(text) == (date(2026, 12, 3), date(2026, 12, 4))
+
+
+def test_n_days_ago_names_its_day_within_a_looser_reading() -> None:
+    period = query_period("what did I do two days ago?", NOW, UTC)
+    assert period is not None
+    assert period.core == (datetime(2026, 12, 2, tzinfo=UTC), datetime(2026, 12, 3, tzinfo=UTC))
+    exact = period.exact()
+    assert (exact.start, exact.end) == period.core
+    assert exact.core is None
+    # Vague counts name no one day.
+    vague = query_period("a few days ago", NOW, UTC)
+    assert vague is not None
+    assert vague.core is None
+    assert vague.exact() is vague
+
+
 def test_a_period_is_read_on_the_users_calendar() -> None:
     # 22:00 UTC on Friday is already Saturday in Tokyo: "yesterday" is Friday there.
     tokyo = timezone(timedelta(hours=9))
@@ -303,14 +330,24 @@ def test_a_reading_used_again_is_kept_longest() -> None:
         ("What did I do yesterday?", True),
         ("what happened last week", True),
         ("Summarize my day yesterday", True),
-        ("What have I been up to since March?", True),
+        ("What have I been up to last month?", True),
         ("What've I been doing on Tuesday?", True),
         ("anything new this week?", True),
-        ("Where was I two days ago?", True),
+        ("tell me about yesterday", True),
+        ("did I go anywhere two days ago?", True),
+        ("what happened on the 3rd of November?", True),
         ("What did I eat yesterday?", False),  # what was eaten, not everything
         ("What did Sam do yesterday?", False),
+        ("what did she do yesterday?", False),  # someone else
+        ("who was there yesterday?", False),
+        ("Where was I yesterday?", False),  # a place
         ("When did I go to the gym last week?", False),
         ("Which bills did I pay in October?", False),
+        # Too much to answer by listing: open, or longer than a month.
+        ("What have I been up to since March?", False),
+        ("what happened this year?", False),
+        ("What did I do before yesterday?", False),
+        ("what did I do yesterday?" + " " * MAX_CHARS + "about the contract", False),
     ],
 )
 def test_a_question_may_ask_only_what_happened_in_its_period(text: str, only: bool) -> None:
@@ -511,7 +548,7 @@ def test_a_question_about_a_period_alone_finds_the_periods_memories(
         others = [hit for key, hit in hits.items() if key not in (hiked, stated.id)]
         assert all(hit.score < PERIOD_ONLY_SCORE for hit in others)
         assert all(hit.channels["period_only"] == 0.0 for hit in others)
-        # The reranker's probability still counts: either being right.
+        # Half of a score is belonging to the period, half the reranker's probability.
         explained = service.explain(question, unstated.id)
         assert explained.score < PERIOD_ONLY_SCORE
         # A question that asks something of the period is the reranker's alone.
@@ -524,3 +561,33 @@ def test_a_question_about_a_period_alone_finds_the_periods_memories(
         assert empty
         assert all(hit.score < PERIOD_ONLY_SCORE for hit in empty)
         assert all(hit.channels["period_only"] == 0.0 for hit in empty)
+
+
+def test_only_what_a_period_names_belongs_to_it(db_path: Path, clock: FakeClock) -> None:
+    # clock: Sunday 2026-10-25. "two days ago" is read Thursday to Saturday; only Friday
+    # the 23rd's memories, and those stating a time inside that day, belong to it.
+    service = MemoryService.open(semantic_settings(db_path), clock=clock)
+    with service:
+        friday = service.remember("Repaired the fence", at="2026-10-23T10:00:00Z")
+        thursday = service.remember("Baked a cake", at="2026-10-22T10:00:00Z")
+        told = service.remember("Yesterday I ran 10k", at="2026-10-24T09:00:00Z")
+        week = service.remember("This week has been exhausting", at="2026-10-24T09:00:00Z")
+        asked = service.remember(
+            "What did I do two days ago? I honestly cannot remember", at="2026-09-01T10:00:00Z"
+        )
+        service.new_worker().run_until_idle()
+        question = "What did I do two days ago?"
+        scores = {
+            memory: service.explain(question, memory)
+            for memory in (friday.id, thursday.id, told.id, week.id, asked.id)
+        }
+        assert scores[friday.id].channels["period_only"] == 1.0
+        assert scores[told.id].channels["period_only"] == 1.0
+        assert scores[friday.id].score >= PERIOD_ONLY_SCORE
+        assert scores[told.id].score >= PERIOD_ONLY_SCORE
+        # Inside the looser reading, not on the day itself; a week that only overlaps it;
+        # a memory that repeats the question word for word, a month before.
+        for other in (thursday.id, week.id, asked.id):
+            assert scores[other].channels["period_only"] == 0.0
+            assert scores[other].score < PERIOD_ONLY_SCORE
+        assert scores[thursday.id].channels["period"] == 1.0

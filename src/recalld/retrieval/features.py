@@ -137,11 +137,9 @@ class Candidate:
     stated_in_period: float = math.nan
     """1 when its text names a time that overlaps that period (read as of its ``at``),
     else 0 (NaN: the query names none)."""
-
-    @property
-    def of_period(self) -> bool:
-        """Whether it belongs to the period the query names: written in it, or stating it."""
-        return self.in_period == 1.0 or self.stated_in_period == 1.0
+    of_period: bool = False
+    """Whether it is one of the period's memories: its ``at`` is inside what the period
+    names (:meth:`Period.exact`), or the time its text states lies wholly inside it."""
 
     @property
     def note(self) -> bool:

@@ -10,7 +10,7 @@ or from the database itself when the store offers
 candidates scoring under ``min_score``, collapses near-duplicates
 (:mod:`recalld.retrieval.duplicates`) and returns the ``limit`` best. The
 ``score`` of a hit is the reranker's probability (for a question that asks only
-what happened in a period, "what did I do yesterday?", at least
+what happened in a period, "what did I do yesterday?", half of it, plus
 :data:`~recalld.retrieval.pool.PERIOD_ONLY_SCORE` for the period's memories);
 its ``channels`` keep the raw values (``keyword`` = normalised BM25F, ``text``
 = cosine, ``graph`` = the knowledge graph's score when the graph reached it,

@@ -6,7 +6,9 @@ of that period by meaning, so "what did I do last weekend?" finds "hiked Mt Tam
 with Sam" stored last Saturday although the two share no word. The same reader
 serves the memories: :class:`StatedPeriods` reads the period a memory's own text
 states ("yesterday I ran a 5K"), as of its ``at``, for the ``stated_in_period``
-feature.
+feature. :func:`asks_only_about` tells a question that asks nothing but what
+happened in its period ("what did I do yesterday?"), which the period's memories
+answer whatever they tell (see :mod:`recalld.retrieval.pool`).
 
 English phrases only, read with regular expressions (``dateparser`` reads one
 phrase well but searching a sentence for dates with it costs milliseconds and
@@ -52,9 +54,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-from recalld._text import STOPWORDS, WORD
+from recalld._text import WORD
 
 __all__ = [
+    "ASKED_SPAN",
     "MAX_CHARS",
     "STATED_REACH",
     "STATED_SPAN",
@@ -132,6 +135,7 @@ _NUMBERS = {
     "few": 3,
     "several": 3,
 }
+_VAGUE_COUNTS = frozenset(("a few", "few", "several"))
 _COUNT = (
     r"(?P<count>(?<![\d.,])\d{1,3}|"
     + "|".join(sorted(_NUMBERS, key=len, reverse=True)).replace(" ", r"\s+")
@@ -251,6 +255,9 @@ class Period:
     not after today: recall may look further back (see :meth:`years_back`)."""
     zone: tzinfo = field(default=UTC, compare=False, repr=False)
     """The calendar it was read on (whole days of this zone)."""
+    core: tuple[datetime, datetime] | None = None
+    """``[start, end)`` of the day the phrase names when the period is read wider around
+    it ("two days ago" covers a day either side; None: the period is what it names)."""
 
     def years_back(self, years: int) -> Period:
         """The same days ``years`` earlier on the same calendar (February 29 becomes the
@@ -259,7 +266,26 @@ class Period:
             self,
             start=_years_back(self.start, years, self.zone),
             end=_years_back(self.end, years, self.zone),
+            core=None
+            if self.core is None
+            else (
+                _back(self.core[0], years, self.zone),
+                _back(self.core[1], years, self.zone),
+            ),
         )
+
+    def exact(self) -> Period:
+        """The period without the slack around what its phrase names (see :attr:`core`)."""
+        if self.core is None:
+            return self
+        return replace(self, start=self.core[0], end=self.core[1], core=None)
+
+    def contains(self, other: Period) -> bool:
+        """Whether ``other`` lies wholly inside this period (an open end reaches any
+        time; an open ``other`` only fits an end as open)."""
+        starts = self.start is None or (other.start is not None and other.start >= self.start)
+        ends = self.end is None or (other.end is not None and other.end <= self.end)
+        return starts and ends
 
     def holds(self, moment: datetime) -> bool:
         """Whether ``moment`` (aware) falls inside the period."""
@@ -309,26 +335,40 @@ _SHORT_DATE = re.compile(
 )
 
 
-# Besides its period and stop words, what a question that asks only what happened in a
-# period is made of: "what did I do yesterday?", "summarize my day yesterday", "what have
-# I been up to since March?", "anything new this week?" (and the ends of "I've", "what'd").
+# Besides its period, every word a question that asks only what happened in it is made
+# of: "what did I do yesterday?", "summarize my day yesterday", "what have I been up to
+# since March?", "did I go anywhere last weekend?" (and the ends of "I've", "what'd").
+# Words that point at someone or something else (who, where, why, she, it, there) are
+# not among them: "what did she do yesterday?" asks about her.
 _ASKING_ONLY = frozenset(
     (
-        "happen happens happened happening go goes went doing done get got up been being "
-        "anything something everything new summarize summarise summary recap overview tell "
-        "show list give remind please day d ll m re s ve"
+        "a an and are am as at be by for from in into is of on or so the to was were with "
+        "what how did do does doing done had has have having happen happens happened "
+        "happening go goes going went get got up been being i me my myself we us our you "
+        "your anything something everything anywhere new else all tell show list give "
+        "remind summarize summarise summary recap overview please about day between "
+        "through d ll m re s ve"
     ).split()
 )
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
+# The longest period a question asking only about it is answered by listing: a month (a
+# year, or "since 2019", holds too much for its memories to answer it).
+ASKED_SPAN = STATED_SPAN
 
 
 def asks_only_about(text: str, period: Period) -> bool:
-    """Whether ``text`` asks only what happened in ``period`` (the period it names): every
-    word of it is the period's, a stop word or a word of asking ("what did I do on
-    Monday?"; not "what did I eat on Monday?" nor "what did Sam do on Monday?")."""
+    """Whether ``text`` asks only what happened in ``period`` (the closed period of at
+    most :data:`ASKED_SPAN` it names): every word of it is the period's, a day's number or
+    a word of asking ("what did I do on Monday?"; not "what did I eat on Monday?", "what
+    did Sam do on Monday?" nor "who called on Monday?")."""
+    if len(text) > MAX_CHARS or period.start is None or period.end is None:
+        return False
+    if period.end - period.start > ASKED_SPAN:
+        return False
     named = {word.lower() for phrase in period.phrases for word in WORD.findall(phrase)}
     return all(
-        word in named or word in STOPWORDS or word in _ASKING_ONLY
-        for word in (found.lower() for found in WORD.findall(text[:MAX_CHARS]))
+        word in named or word in _ASKING_ONLY or _ORDINAL.fullmatch(word) is not None
+        for word in (found.lower() for found in WORD.findall(text))
     )
 
 
@@ -376,8 +416,10 @@ def _stated_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
 
 
 def _years_back(moment: datetime | None, years: int, zone: tzinfo) -> datetime | None:
-    if moment is None:
-        return None
+    return None if moment is None else _back(moment, years, zone)
+
+
+def _back(moment: datetime, years: int, zone: tzinfo) -> datetime:
     day = moment.astimezone(zone).date()
     try:
         earlier = day.replace(year=day.year - years)
@@ -394,6 +436,8 @@ class _Span:
     position: int
     yearless: bool = False
     """Read on today's calendar because neither it nor the question names a year."""
+    core: tuple[date, date] | None = None
+    """The days (first, last) the phrase names when ``first``-``last`` is read wider."""
 
 
 class _Taken:
@@ -617,6 +661,11 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
         if unit == "day":
             day = today - timedelta(days=count)
             first, last = day - timedelta(days=1), day + timedelta(days=1)
+            # People count days loosely, so a day either side is read; a number names
+            # the day itself, "a few" or "several" does not.
+            if match.group("count").lower().strip() not in _VAGUE_COUNTS:
+                yield _Span(first, last, match.group(0), match.start(), core=(day, day))
+                continue
         elif unit == "week":
             first = monday - timedelta(weeks=count)
             last = first + timedelta(days=6)
@@ -632,8 +681,12 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
         skipped = ("every ", "each ", "next ", "coming ", "black ", "good ")
         if _led_by(text, match, skipped) or not taken.free(match):
             continue  # "every Monday" is a habit, "next Monday" is to come: neither is a day
-        if match.group("bare") and _led_by(text, match, ("the ", "a ", "an ")):
-            continue  # "the Friday deploys", "a Sunday roast": a kind of day, not a day
+        if (
+            match.group("bare")
+            and _led_by(text, match, ("the ", "a ", "an "))
+            and not _led_by(text, match, ("on the ",))
+        ):
+            continue  # "the Friday deploys", "a Sunday roast": a kind of day ("on the Friday": one)
         taken.claim(match)
         name = match.group("weekday") or match.group("bare")
         weekday = _WEEKDAYS.index(name.lower())
@@ -649,8 +702,16 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
 
 
 def _led_by(text: str, match: re.Match[str], words: tuple[str, ...]) -> bool:
-    """Whether one of ``words`` (lower case, with their space) stands just before ``match``."""
-    return text[max(0, match.start() - 8) : match.start()].lower().endswith(words)
+    """Whether one of ``words`` (lower case, with their space) stands just before ``match``,
+    as a word of its own ("a Sunday roast", not "Priya Sunday")."""
+    start = match.start()
+    lead = text[max(0, start - 12) : start].lower()
+    for word in words:
+        if lead.endswith(word):
+            before = start - len(word) - 1
+            if before < 0 or not (text[before].isalnum() or text[before] in "_'\u2019"):
+                return True
+    return False
 
 
 def _counted_from(near: re.Match[str], span: _Span) -> tuple[date, date]:
@@ -772,12 +833,17 @@ def _period(reading: _Reading, relative: bool, zone: tzinfo) -> Period | None:
     if first is not None and last is not None and first > last:
         return None  # "after 2024 in 2023": nothing can be in it
     phrases = [*reading.phrases, *(span.phrase for span in sorted(covered, key=_position))]
+    core = None
+    named = covered[0].core if len(covered) == 1 and not reading.phrases else None
+    if named is not None:
+        core = (_midnight(named[0], zone), _midnight(named[1] + timedelta(days=1), zone))
     return Period(
         start=None if first is None else _midnight(first, zone),
         end=None if last is None else _midnight(last + timedelta(days=1), zone),
         phrases=tuple(phrases),
         yearless=reading.bounds_yearless and all(span.yearless for span in covered),
         zone=zone,
+        core=core,
     )
 
 

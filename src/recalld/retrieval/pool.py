@@ -52,10 +52,10 @@ __all__ = [
 ]
 
 Mode = Literal["hybrid", "keyword", "vector"]
-# What a memory of the period scores at least when a question asks only what happened in
-# it ("what did I do yesterday?"): whatever it tells, it answers the question. Combined
-# with the reranker's probability as either being right (1 - (1 - a)(1 - b)), so the
-# period's memories keep the reranker's order among themselves, above the others.
+# The share of the score that belonging to the period makes when a question asks only
+# what happened in it ("what did I do yesterday?"): whatever a memory of the period
+# tells, it answers the question. The rest is the reranker's probability, so the
+# period's memories score 0.5-1, in the reranker's order, and any other memory under 0.5.
 PERIOD_ONLY_SCORE = 0.5
 # The decimals of a hit's score (and of the scores the threshold compares).
 SCORE_DECIMALS = 6
@@ -196,6 +196,7 @@ def build_pool(
     neighbours: dict[int, Neighbours] = {}
     described: dict[int, Candidate] = {}
     period = request.period
+    exact = None if period is None else period.exact()
 
     def describe(found: Sequence[CandidateRow]) -> None:
         # What a candidate is whatever else the pool holds (its neighbours' scores and the
@@ -222,7 +223,7 @@ def build_pool(
                 graph_score=graph.graph_score,
                 entity_overlap=graph.entity_overlap,
             )
-            if period is not None and row.at_utc is not None:
+            if period is not None and exact is not None and row.at_utc is not None:
                 at = from_storage(row.at_utc)
                 candidate.in_period = float(period.holds(at))
                 candidate.told_after = period.told_after(at)
@@ -236,6 +237,7 @@ def build_pool(
                     else None
                 )
                 candidate.stated_in_period = float(told is not None and told.overlaps(period))
+                candidate.of_period = exact.holds(at) or (told is not None and exact.contains(told))
             described[row.seq] = candidate
 
     describe(list(rows.values()))
@@ -347,8 +349,8 @@ def build_pool(
     notes = [item.note for item in candidates]
     scores, models = reranker.score(features, embedder_name, channels, has_vector, notes)
     if period_only:
-        floors = PERIOD_ONLY_SCORE * np.array([item.of_period for item in candidates], float)
-        scores = 1.0 - (1.0 - floors) * (1.0 - scores)
+        members = np.array([item.of_period for item in candidates], dtype=np.float64)
+        scores = PERIOD_ONLY_SCORE * members + (1.0 - PERIOD_ONLY_SCORE) * scores
     # Hits report their score to 6 decimals: the threshold compares the same value, so a
     # min_score equal to a reported score keeps that hit (0.4637666 shows as 0.463767).
     scores = np.round(scores, SCORE_DECIMALS)
