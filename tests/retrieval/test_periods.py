@@ -119,6 +119,9 @@ def test_a_question_names_its_period(
         "a Friday the 13th movie",
         "Team retro: decided to drop the Friday deploys",  # a kind of day, not a day
         "we had a Sunday roast",
+        "What's planned for the upcoming Friday?",
+        "The forthcoming Friday release needs QA",
+        "She said 'every Monday at 6' works",  # an opening quote is no letter of a word
         "",
         "???",
     ],
@@ -140,6 +143,32 @@ def test_a_weekday_after_a_word_ending_like_an_article_is_a_day(text: str) -> No
     assert _days(text) == (date(2026, 12, 3), date(2026, 12, 4))
 
 
+def test_a_period_counts_whole_days_of_its_calendar() -> None:
+    # "the past month" asked on 2026-11-03 in New York spans the end of daylight saving
+    # time (an hour more), yet covers 32 days as it does in UTC.
+    zone = ZoneInfo("America/New_York")
+    asked = datetime(2026, 11, 3, 17, 0, tzinfo=UTC)
+    question = "what did I do in the past month?"
+    for calendar in (zone, UTC):
+        period = query_period(question, asked, calendar)
+        assert period is not None
+        assert period.days() == 32
+        assert asks_only_about(question, period)
+    open_ended = query_period("since March", asked, UTC)
+    assert open_ended is not None
+    assert open_ended.days() is None
+
+
+def test_a_period_ending_on_february_29_goes_back_to_march_1() -> None:
+    period = query_period("What did I do on February 28?", datetime(2028, 3, 5, tzinfo=UTC), UTC)
+    assert period is not None
+    earlier = period.years_back(1)
+    assert (earlier.start, earlier.end) == (
+        datetime(2027, 2, 28, tzinfo=UTC),
+        datetime(2027, 3, 1, tzinfo=UTC),
+    )
+
+
 def test_n_days_ago_names_its_day_within_a_looser_reading() -> None:
     period = query_period("what did I do two days ago?", NOW, UTC)
     assert period is not None
@@ -147,8 +176,12 @@ def test_n_days_ago_names_its_day_within_a_looser_reading() -> None:
     exact = period.exact()
     assert (exact.start, exact.end) == period.core
     assert exact.core is None
+    # "Last night" reaches into this morning, and names the evening before.
+    night = query_period("what did I do last night?", NOW, UTC)
+    assert night is not None
+    assert night.core == (datetime(2026, 12, 3, tzinfo=UTC), datetime(2026, 12, 4, tzinfo=UTC))
     # Vague counts name no one day.
-    vague = query_period("a few days ago", NOW, UTC)
+    vague = query_period("a  few days ago", NOW, UTC)
     assert vague is not None
     assert vague.core is None
     assert vague.exact() is vague
@@ -571,6 +604,8 @@ def test_only_what_a_period_names_belongs_to_it(db_path: Path, clock: FakeClock)
         friday = service.remember("Repaired the fence", at="2026-10-23T10:00:00Z")
         thursday = service.remember("Baked a cake", at="2026-10-22T10:00:00Z")
         told = service.remember("Yesterday I ran 10k", at="2026-10-24T09:00:00Z")
+        counted = service.remember("2 days ago I painted the door", at="2026-10-25T08:00:00Z")
+        night = service.remember("Last night I watched Dune", at="2026-10-24T08:00:00Z")
         week = service.remember("This week has been exhausting", at="2026-10-24T09:00:00Z")
         asked = service.remember(
             "What did I do two days ago? I honestly cannot remember", at="2026-09-01T10:00:00Z"
@@ -579,12 +614,13 @@ def test_only_what_a_period_names_belongs_to_it(db_path: Path, clock: FakeClock)
         question = "What did I do two days ago?"
         scores = {
             memory: service.explain(question, memory)
-            for memory in (friday.id, thursday.id, told.id, week.id, asked.id)
+            for memory in (friday.id, thursday.id, told.id, counted.id, night.id, week.id, asked.id)
         }
-        assert scores[friday.id].channels["period_only"] == 1.0
-        assert scores[told.id].channels["period_only"] == 1.0
-        assert scores[friday.id].score >= PERIOD_ONLY_SCORE
-        assert scores[told.id].score >= PERIOD_ONLY_SCORE
+        # Written that day, or stating it: "yesterday" the day after, "2 days ago" (read
+        # loosely too) on the Sunday, "last night" (reaching into the Saturday morning).
+        for member in (friday.id, told.id, counted.id, night.id):
+            assert scores[member].channels["period_only"] == 1.0
+            assert scores[member].score >= PERIOD_ONLY_SCORE
         # Inside the looser reading, not on the day itself; a week that only overlaps it;
         # a memory that repeats the question word for word, a month before.
         for other in (thursday.id, week.id, asked.id):

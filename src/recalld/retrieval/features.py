@@ -139,7 +139,8 @@ class Candidate:
     else 0 (NaN: the query names none)."""
     of_period: bool = False
     """Whether it is one of the period's memories: its ``at`` is inside what the period
-    names (:meth:`Period.exact`), or the time its text states lies wholly inside it."""
+    names (:meth:`Period.exact`), or what its text states ("last night", read as of its
+    ``at``) lies wholly inside it."""
 
     @property
     def note(self) -> bool:

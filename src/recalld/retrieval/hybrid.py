@@ -121,7 +121,8 @@ def channels_of(pool: Pool, position: int) -> dict[str, float]:
     """The raw channel values of one pool member (``keyword``, ``text`` with a vector,
     ``graph`` when the graph reached it, ``period`` when the query names a period: 1 when
     the memory's ``at`` is inside it, else 0, and ``period_only`` when the query asks only
-    what happened in it: 1 when the memory was written in it or states it, else 0)."""
+    what happened in it: 1 when the memory is one of the period's, see
+    :attr:`~recalld.retrieval.features.Candidate.of_period`, else 0)."""
     candidate = pool.candidates[position]
     channels = {"keyword": round(candidate.keyword.normalised, 6)}
     if candidate.cosine is not None:

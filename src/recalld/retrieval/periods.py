@@ -76,7 +76,7 @@ TOLD_AFTER = timedelta(days=7)
 # The longest period a memory's own text may state for recall to compare it with a
 # question's ("yesterday", "last week", "in June" relative to its ``at``): a memory that
 # names a year, or "since 2019", says little about the day a question asks of.
-STATED_SPAN = timedelta(days=32)  # a month, with a day's slack (a DST change, "the past month")
+STATED_SPAN = 32  # days of the user's calendar: a month, with a day's slack ("the past month")
 # How long after a period a memory's text is read for a time inside it: what a memory
 # states is read as past ("yesterday", "last week", "two weeks ago"), so one written before
 # the period, or more than a month after it, is not read at all (~0.1 ms a text saved).
@@ -264,15 +264,23 @@ class Period:
         28th)."""
         return replace(
             self,
-            start=_years_back(self.start, years, self.zone),
-            end=_years_back(self.end, years, self.zone),
+            start=None if self.start is None else _back(self.start, years, self.zone),
+            end=None if self.end is None else _back_end(self.end, years, self.zone),
             core=None
             if self.core is None
             else (
                 _back(self.core[0], years, self.zone),
-                _back(self.core[1], years, self.zone),
+                _back_end(self.core[1], years, self.zone),
             ),
         )
+
+    def days(self) -> int | None:
+        """How many days of its calendar it covers (None: an open end). Counted in whole
+        days, so a change of daylight saving time inside it does not count an hour more."""
+        if self.start is None or self.end is None:
+            return None
+        zone = self.zone
+        return (self.end.astimezone(zone).date() - self.start.astimezone(zone).date()).days
 
     def exact(self) -> Period:
         """The period without the slack around what its phrase names (see :attr:`core`)."""
@@ -337,7 +345,7 @@ _SHORT_DATE = re.compile(
 
 # Besides its period, every word a question that asks only what happened in it is made
 # of: "what did I do yesterday?", "summarize my day yesterday", "what have I been up to
-# since March?", "did I go anywhere last weekend?" (and the ends of "I've", "what'd").
+# last week?", "did I go anywhere last weekend?" (and the ends of "I've", "what'd").
 # Words that point at someone or something else (who, where, why, she, it, there) are
 # not among them: "what did she do yesterday?" asks about her.
 _ASKING_ONLY = frozenset(
@@ -361,9 +369,8 @@ def asks_only_about(text: str, period: Period) -> bool:
     most :data:`ASKED_SPAN` it names): every word of it is the period's, a day's number or
     a word of asking ("what did I do on Monday?"; not "what did I eat on Monday?", "what
     did Sam do on Monday?" nor "who called on Monday?")."""
-    if len(text) > MAX_CHARS or period.start is None or period.end is None:
-        return False
-    if period.end - period.start > ASKED_SPAN:
+    days = period.days()
+    if len(text) > MAX_CHARS or days is None or days > ASKED_SPAN:
         return False
     named = {word.lower() for phrase in period.phrases for word in WORD.findall(phrase)}
     return all(
@@ -405,27 +412,29 @@ def _stated_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
         if sentence and _FUTURE.search(sentence) is None
     )
     period = query_period(past, at, zone) if past else None
-    if (
-        period is None
-        or period.start is None
-        or period.end is None
-        or period.end - period.start > STATED_SPAN
-    ):
+    days = None if period is None else period.days()
+    if days is None or days > STATED_SPAN:
         return None
     return period
 
 
-def _years_back(moment: datetime | None, years: int, zone: tzinfo) -> datetime | None:
-    return None if moment is None else _back(moment, years, zone)
-
-
 def _back(moment: datetime, years: int, zone: tzinfo) -> datetime:
-    day = moment.astimezone(zone).date()
+    """The midnight starting the same day ``years`` earlier (February 29: the 28th)."""
+    return _midnight(_day_back(moment.astimezone(zone).date(), years), zone)
+
+
+def _back_end(moment: datetime, years: int, zone: tzinfo) -> datetime:
+    """The midnight ending the same last day ``years`` earlier: a period up to February 29
+    ends after the 28th, not before it."""
+    last = moment.astimezone(zone).date() - timedelta(days=1)
+    return _midnight(_day_back(last, years) + timedelta(days=1), zone)
+
+
+def _day_back(day: date, years: int) -> date:
     try:
-        earlier = day.replace(year=day.year - years)
+        return day.replace(year=day.year - years)
     except ValueError:  # February 29
-        earlier = day.replace(year=day.year - years, day=28)
-    return _midnight(earlier, zone)
+        return day.replace(year=day.year - years, day=28)
 
 
 @dataclass(frozen=True)
@@ -624,9 +633,9 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
             continue
         taken.claim(match)
         day = today - timedelta(days=2 if match.group("before") else 1)
-        # Last night reaches into this morning.
+        # Last night reaches into this morning; it names the evening before.
         last = today if match.group(0).lower().startswith("last") else day
-        yield _Span(day, last, match.group(0), match.start())
+        yield _Span(day, last, match.group(0), match.start(), core=(day, day))
     for match in _THIS_LAST.finditer(text):
         if not taken.free(match):
             continue
@@ -663,7 +672,7 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
             first, last = day - timedelta(days=1), day + timedelta(days=1)
             # People count days loosely, so a day either side is read; a number names
             # the day itself, "a few" or "several" does not.
-            if match.group("count").lower().strip() not in _VAGUE_COUNTS:
+            if " ".join(match.group("count").lower().split()) not in _VAGUE_COUNTS:
                 yield _Span(first, last, match.group(0), match.start(), core=(day, day))
                 continue
         elif unit == "week":
@@ -678,7 +687,16 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
     for match in _NAMED_DAY.finditer(text):
         taken.claim(match)  # a feast or a show, not the day of that name just past
     for match in _WEEKDAY.finditer(text):
-        skipped = ("every ", "each ", "next ", "coming ", "black ", "good ")
+        skipped = (
+            "every ",
+            "each ",
+            "next ",
+            "coming ",
+            "upcoming ",
+            "forthcoming ",
+            "black ",
+            "good ",
+        )
         if _led_by(text, match, skipped) or not taken.free(match):
             continue  # "every Monday" is a habit, "next Monday" is to come: neither is a day
         if (
@@ -705,13 +723,19 @@ def _led_by(text: str, match: re.Match[str], words: tuple[str, ...]) -> bool:
     """Whether one of ``words`` (lower case, with their space) stands just before ``match``,
     as a word of its own ("a Sunday roast", not "Priya Sunday")."""
     start = match.start()
-    lead = text[max(0, start - 12) : start].lower()
-    for word in words:
-        if lead.endswith(word):
-            before = start - len(word) - 1
-            if before < 0 or not (text[before].isalnum() or text[before] in "_'\u2019"):
-                return True
-    return False
+    lead = text[max(0, start - 14) : start].lower()
+    return any(lead.endswith(word) and not _in_word(text, start - len(word) - 1) for word in words)
+
+
+def _in_word(text: str, index: int) -> bool:
+    """Whether ``text[index]`` belongs to a word: a letter, digit or underscore, or an
+    apostrophe after one ("isn't"; not an opening quote)."""
+    if index < 0:
+        return False
+    character = text[index]
+    if character.isalnum() or character == "_":
+        return True
+    return character in "'\u2019" and index > 0 and text[index - 1].isalnum()
 
 
 def _counted_from(near: re.Match[str], span: _Span) -> tuple[date, date]:

@@ -237,7 +237,9 @@ def build_pool(
                     else None
                 )
                 candidate.stated_in_period = float(told is not None and told.overlaps(period))
-                candidate.of_period = exact.holds(at) or (told is not None and exact.contains(told))
+                candidate.of_period = exact.holds(at) or (
+                    told is not None and exact.contains(told.exact())
+                )
             described[row.seq] = candidate
 
     describe(list(rows.values()))
