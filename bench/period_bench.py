@@ -3,21 +3,27 @@
 Writes ``--n`` short notes whose ``at`` is spread over the year before a fixed
 clock, embeds them with the default model, then times hybrid recall of three
 questions that differ only in the period they name (none, "last weekend": ~0.5 %
-of the notes, "in June": ~8 %). Each question's vector is cached after the
-first recall, so the figures are the engine's own time.
+of the notes, "in June": ~8 %), and of one that asks only about last weekend
+(it also searches the month after the period for notes telling of it). Each
+question's vector is cached after the first recall, so the figures are the
+engine's own time.
 
 Then it asks a small store (60 notes over a year, two of them from last weekend,
 relative to the real clock) open questions that name only a period, and reports
 the top hits' scores: what the period features do for "what did I do last
 weekend?" against the default ``min_score``.
 
-Last, a diary: a month of an agent's notes (up to six a day, each written at
+Then a diary: a month of an agent's notes (up to six a day, each written at
 the time of what it tells), asked questions that name only a day or a week
 ("what did I do on Monday?"). For each it reports the share of the five best
 hits that fall inside the period the question names, and how many hits clear
 the default ``min_score``: a note of the day asked about should come before the
 notes of the days after it (``mean_share_of_possible`` counts a day of two notes as
 filled by two).
+
+Then the same questions of a year of notes, a third of them written the next morning
+("Yesterday: went for a run"): the share of the five best that happened in the period,
+and how many of the notes told after it recall returns.
 
 With ``--locomo FILE`` (a LoCoMo-format file, e.g. ``../shared/bench/locomo/dev.json``)
 it also times the file's questions that name a period, asked of their own
@@ -55,6 +61,8 @@ QUESTIONS = {
     "no_period": "what did I do with my friend at the big party?",
     "last_weekend": "what did I do with my friend last weekend?",
     "in_june": "what did I do with my friend in June?",
+    # Asks only about the period: also searches what was written in the month after it.
+    "only_last_weekend": "what did I do last weekend?",
 }
 
 
@@ -91,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 p50[name] = round(statistics.median(times), 3)
     open_questions = _open_questions()
     diary = _diary()
+    told = _told_diary()
     stated = _stated_cost(arguments.locomo) if arguments.locomo else None
     print(
         json.dumps(
@@ -103,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 "recall_p50_ms_vector_cached": p50,
                 "open_questions_top_scores": open_questions,
                 "diary": diary,
+                "told_the_next_morning": told,
                 "locomo_dated_questions": stated,
             }
         )
@@ -233,6 +243,63 @@ def _diary() -> dict[str, object]:
         "mean_share_of_top_5_inside_period": round(statistics.mean(inside_shares), 3),
         # The same, of what the period holds (a day of two notes fills two places of five).
         "mean_share_of_possible": round(statistics.mean(possible_shares), 3),
+        "questions": answers,
+    }
+
+
+def _told_diary() -> dict[str, object]:
+    """A year of notes, a third of them written the next morning ("Yesterday: ..."), asked
+    the diary's questions that ask only about a period (see the module docstring)."""
+    rng = random.Random(5)
+    notes: list[tuple[str, datetime, datetime]] = []  # text, written, happened
+    for day in range(1, 366):
+        for _ in range(rng.randint(3, 6)):
+            text = f"{rng.choice(DIARY_DOINGS)} {rng.choice(DIARY_ENDINGS)}"
+            when = (DIARY_NOW - timedelta(days=day)).replace(hour=rng.randint(7, 22))
+            if rng.random() < 1 / 3:
+                written = (when + timedelta(days=1)).replace(hour=8)
+                notes.append((f"Yesterday: {text[0].lower()}{text[1:]}", written, when))
+            else:
+                notes.append((text, when, when))
+    answers: dict[str, object] = {}
+    possible_shares, found_shares = [], []
+    with tempfile.TemporaryDirectory() as directory:
+        settings = Settings(db=Path(directory) / "told.db", graph_extractor="none", zone="UTC")
+        with MemoryService.open(settings, clock=lambda: DIARY_NOW) as service:
+            receipts = service.remember_many(
+                [{"content": text, "at": written.isoformat()} for text, written, _ in notes]
+            )
+            service.new_worker().run_until_idle()
+            ids = [receipt.id for receipt in receipts]
+            for question, start, days in DIARY_QUESTIONS[:8]:
+                end = start + timedelta(days=days)
+                happened = {
+                    key for key, (_, _, when) in zip(ids, notes, strict=True) if start <= when < end
+                }
+                told = {
+                    key
+                    for key, (_, written, when) in zip(ids, notes, strict=True)
+                    if start <= when < end and written >= end
+                }
+                best = service.recall(question, limit=5, min_score=0)
+                inside = sum(hit.memory.id in happened for hit in best)
+                possible_shares.append(inside / min(5, len(happened)))
+                returned = {hit.memory.id for hit in service.recall(question, limit=50)}
+                if told:
+                    found_shares.append(len(told & returned) / len(told))
+                answers[question] = {
+                    "happened_in_period": len(happened),
+                    "top_5_happened_in_period": inside,
+                    "told_after_it": len(told),
+                    "told_after_it_returned": len(told & returned),
+                }
+    return {
+        "notes": len(notes),
+        # Of the five best hits, the share that happened in the period, of what it holds.
+        "mean_share_of_possible": round(statistics.mean(possible_shares), 3),
+        # Of the notes written after the period about it, the share recall returns (at
+        # the default min_score, up to 50 hits).
+        "mean_share_told_after_returned": round(statistics.mean(found_shares), 3),
         "questions": answers,
     }
 

@@ -16,6 +16,7 @@ from recalld.retrieval.periods import (
     asks_only_about,
     names_a_short_date,
     query_period,
+    telling_words,
 )
 from recalld.retrieval.pool import PERIOD_ONLY_SCORE
 from recalld.service import MemoryService
@@ -141,6 +142,39 @@ def test_a_question_without_a_period(text: str) -> None:
 )
 def test_a_weekday_after_a_word_ending_like_an_article_is_a_day(text: str) -> None:
     assert _days(text) == (date(2026, 12, 3), date(2026, 12, 4))
+
+
+@pytest.mark.parametrize(
+    ("text", "relative"),
+    [
+        ("yesterday", True),
+        ("last week I quit", True),
+        ("on Monday", True),
+        ("booked flights for March 3", False),  # a date: maybe another event's
+        ("May 5", False),
+        ("yesterday, May 5", False),
+        ("since last week", False),  # a bound
+    ],
+)
+def test_a_period_says_whether_it_was_named_relative_to_its_reading(
+    text: str, relative: bool
+) -> None:
+    period = query_period(text, NOW, UTC)
+    assert period is not None
+    assert period.relative is relative
+
+
+def test_the_words_a_memory_tells_of_a_period_by() -> None:
+    weekend = query_period("last weekend", NOW, UTC)  # November 28-29
+    assert weekend is not None
+    words = telling_words(weekend)
+    assert {"yesterday", "ago", "last", "weekend", "saturday", "sunday", "28", "29"} <= set(words)
+    assert "november" in words
+    month = query_period("last month", NOW, UTC)  # November: its name, not its 30 days
+    assert month is not None
+    assert "november" in telling_words(month)
+    assert "monday" not in telling_words(month)
+    assert "15" not in telling_words(month)
 
 
 def test_a_period_counts_whole_days_of_its_calendar() -> None:
@@ -627,3 +661,43 @@ def test_only_what_a_period_names_belongs_to_it(db_path: Path, clock: FakeClock)
             assert scores[other].channels["period_only"] == 0.0
             assert scores[other].score < PERIOD_ONLY_SCORE
         assert scores[thursday.id].channels["period"] == 1.0
+
+
+def test_a_memory_told_after_the_period_is_found_for_a_question_about_it(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # One vector candidate, and no word shared with the question: Monday's note that tells
+    # of the weekend joins the pool through the search of what was written after it.
+    service, _ = _store(db_path, clock, vector_candidates=1)
+    with service:
+        monday = (WEEKEND + timedelta(days=2)).isoformat()
+        told = service.remember("Yesterday I fixed the brakes of my bike", at=monday)
+        service.new_worker().run_until_idle()
+        question = "What did I do last weekend?"
+        explained = service.explain(question, told.id)
+        assert explained.stage == "returned"
+        assert "fts" in explained.found_by
+        assert explained.channels["period_only"] == 1.0
+        assert explained.score >= PERIOD_ONLY_SCORE
+        # A question that asks something of the period does not search after it.
+        asked = service.explain("What did I repair last weekend?", told.id)
+        assert asked.stage == "not_in_pool"
+
+
+def test_a_memory_written_in_the_period_about_another_time(db_path: Path, clock: FakeClock) -> None:
+    # clock: Sunday 2026-10-25. Written yesterday: what happened the day before yesterday
+    # is not what happened yesterday; a date in a note may be another event's.
+    service = MemoryService.open(semantic_settings(db_path), clock=clock)
+    with service:
+        saturday = "2026-10-24T08:00:00Z"
+        before = service.remember("Yesterday: went for a run along the river", at=saturday)
+        booked = service.remember("Booked flights to Lisbon for March 3", at=saturday)
+        plain = service.remember("Cleaned the garage", at=saturday)
+        service.new_worker().run_until_idle()
+        question = "What did I do yesterday?"
+        assert service.explain(question, before.id).channels["period_only"] == 0.0
+        assert service.explain(question, booked.id).channels["period_only"] == 1.0
+        assert service.explain(question, plain.id).channels["period_only"] == 1.0
+        assert (
+            service.explain("What did I do two days ago?", before.id).channels["period_only"] == 1.0
+        )

@@ -138,9 +138,10 @@ class Candidate:
     """1 when its text names a time that overlaps that period (read as of its ``at``),
     else 0 (NaN: the query names none)."""
     of_period: bool = False
-    """Whether it is one of the period's memories: its ``at`` is inside what the period
-    names (:meth:`Period.exact`), or what its text states ("last night", read as of its
-    ``at``) lies wholly inside it."""
+    """Whether it is one of the period's memories: what its text states ("last night",
+    read as of its ``at``) lies wholly inside what the period names
+    (:meth:`Period.exact`), or its ``at`` is inside it and its text does not tell of
+    another time in relative words ("Yesterday: went for a run")."""
 
     @property
     def note(self) -> bool:

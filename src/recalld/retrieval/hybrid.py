@@ -65,13 +65,21 @@ from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.keyword import ROW_TERMS_CACHE, RowTermsCache
-from recalld.retrieval.periods import Period, StatedPeriods, query_period
+from recalld.retrieval.periods import (
+    STATED_REACH,
+    Period,
+    StatedPeriods,
+    asks_only_about,
+    query_period,
+    telling_words,
+)
 from recalld.retrieval.pool import Mode, Nearest, Pool, PoolRequest, build_pool
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms
 from recalld.retrieval.vector_index import VectorIndex
 from recalld.retrieval.vector_source import DatabaseVectors, VectorSource
 from recalld.store.base import Scope, Store, shared_between_threads
+from recalld.store.retrieval import KeywordCandidate
 
 __all__ = ["VECTOR_UNAVAILABLE", "HybridRetriever", "Mode", "RetrievalDepths", "Retrieved"]
 
@@ -479,6 +487,10 @@ class HybridRetriever:
             found = near.found + [(seq, cosine) for seq, cosine in extra if seq not in seen]
             return Nearest(vector=near.vector, found=found)
 
+        period_only = period is not None and asks_only_about(text, period)
+        told: list[KeywordCandidate] = []
+        if period is not None and period_only and mode != "vector" and self.depths.period > 0:
+            told = self._told_after(scope, period.exact())
         graph = {}
         graph_channel = self.graph is not None and mode == "hybrid"
         if graph_channel and self.graph is not None:
@@ -494,6 +506,8 @@ class HybridRetriever:
             graph=graph,
             graph_channel=graph_channel,
             period=period,
+            period_only=period_only,
+            told_after=told,
         )
         if self._time_terms is None:
             self._time_terms = time_terms(self._store.retrieval.tokenize)
@@ -547,6 +561,21 @@ class HybridRetriever:
             if narrowed is not None and self._store.semantic.any_visible(narrowed):
                 return earlier
         return period
+
+    def _told_after(self, scope: Scope, period: Period) -> list[KeywordCandidate]:
+        """The memories written up to :data:`STATED_REACH` after ``period`` (closed) that
+        name a time the way one tells of it ("yesterday I ...", "on Saturday"), at most
+        the period's depth: "what did I do last weekend?" is answered by Monday's
+        "yesterday I fixed my bike" too, which shares no word with the question."""
+        assert period.end is not None
+        after = Period(start=period.end, end=period.end + STATED_REACH, phrases=())
+        narrowed = _narrowed(scope, after)
+        if narrowed is None:
+            return []
+        words = telling_words(period)
+        return self._store.retrieval.keyword_candidates(
+            narrowed, " ".join(words), words, self.depths.period
+        )
 
     def _period_nearest(
         self, scope: Scope, period: Period, vector: Vectors, index: VectorSource | None

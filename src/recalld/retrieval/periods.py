@@ -67,6 +67,7 @@ __all__ = [
     "asks_only_about",
     "names_a_short_date",
     "query_period",
+    "telling_words",
 ]
 
 # A question longer than this is read up to here (a pasted log is not a question).
@@ -112,6 +113,8 @@ _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _YEAR_AFTER = r"(?:,\s*|\s+)" + _YEAR + r"(?!\d)"
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Each month's full name (the first of its names).
+_MONTH_WORDS = {number: name for name, number in reversed(_MONTHS.items())}
 _WEEKDAY_NAMES = "|".join(_WEEKDAYS)
 _NUMBERS = {
     "a": 1,
@@ -258,6 +261,10 @@ class Period:
     core: tuple[datetime, datetime] | None = None
     """``[start, end)`` of the day the phrase names when the period is read wider around
     it ("two days ago" covers a day either side; None: the period is what it names)."""
+    relative: bool = False
+    """Named only by phrases relative to when it was read ("yesterday", "last week",
+    "on Monday"), none of them a date or a bound. In a memory such a phrase tells when
+    what it says happened; a date ("booked flights for March") may be another event's."""
 
     def years_back(self, years: int) -> Period:
         """The same days ``years`` earlier on the same calendar (February 29 becomes the
@@ -377,6 +384,29 @@ def asks_only_about(text: str, period: Period) -> bool:
         word in named or word in _ASKING_ONLY or _ORDINAL.fullmatch(word) is not None
         for word in (found.lower() for found in WORD.findall(text))
     )
+
+
+# Words a memory written after a period uses to tell of it, whatever the period: "yesterday
+# I ...", "last night", "two days ago", "over the weekend", "last week".
+_TELLING = ("yesterday", "night", "ago", "last", "weekend", "week", "earlier")
+
+
+def telling_words(period: Period) -> tuple[str, ...]:
+    """The words a memory written soon after ``period`` (closed) may name it by: the
+    relative ones, and the names (and numbers) of its days and months ("on Saturday",
+    "October 17"); for a period of more than a week, its months only."""
+    assert period.start is not None
+    assert period.end is not None
+    zone = period.zone
+    first = period.start.astimezone(zone).date()
+    last = (period.end - timedelta(microseconds=1)).astimezone(zone).date()
+    days = [first + timedelta(days=offset) for offset in range((last - first).days + 1)]
+    words: list[str] = list(_TELLING)
+    if len(days) <= 7:
+        words += [_WEEKDAYS[day.weekday()] for day in days]
+        words += [str(day.day) for day in days]
+    words += [_MONTH_WORDS[day.month] for day in days]
+    return tuple(dict.fromkeys(words))
 
 
 def names_a_short_date(text: str) -> bool:
@@ -836,7 +866,10 @@ def query_period(text: str, now: datetime, zone: tzinfo) -> Period | None:
         for span in _relative(text, base, taken):
             reading.add(text, span)
         relative = len(reading.covered) > before
-        return _period(reading, relative, zone)
+        period = _period(reading, relative, zone)
+        if period is not None and before == 0 and relative and not reading.phrases:
+            period = replace(period, relative=True)
+        return period
     except (ValueError, OverflowError):
         return None  # a date outside the calendar ("999 years after 2099"): no period
 

@@ -29,17 +29,18 @@ from recalld.retrieval.keyword import (
     prepare_query,
     score_row,
 )
-from recalld.retrieval.periods import (
-    Period,
-    StatedPeriods,
-    asks_only_about,
-    names_a_short_date,
-)
+from recalld.retrieval.periods import Period, StatedPeriods, names_a_short_date
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
-from recalld.store.retrieval import CandidateRow, Neighbour, Neighbours, RetrievalStore
+from recalld.store.retrieval import (
+    CandidateRow,
+    KeywordCandidate,
+    Neighbour,
+    Neighbours,
+    RetrievalStore,
+)
 
 __all__ = [
     "PERIOD_ONLY_SCORE",
@@ -79,6 +80,10 @@ class PoolRequest:
     graph_channel: bool = False
     # The period the query names (None: none), compared with each candidate's ``at``.
     period: Period | None = None
+    # The query asks only what happened in ``period`` (see PERIOD_ONLY_SCORE), and the
+    # memories written soon after it that name a time the way one tells of it.
+    period_only: bool = False
+    told_after: Sequence[KeywordCandidate] = ()
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,10 @@ def build_pool(
             backends[found.row.seq] = [hit_backend(found.backend)]
             if found.backend == "like" and not request.words:
                 like_shares[found.row.seq] = found.like_share
+    for found in request.told_after:
+        if found.row.seq not in rows:
+            rows[found.row.seq] = found.row
+            backends[found.row.seq] = [hit_backend(found.backend)]
     parameters = terms.parameters
     keywords = prepare_query(
         store, scope.namespaces, request.text, request.words, parameters, terms.lexicon
@@ -237,9 +246,17 @@ def build_pool(
                     else None
                 )
                 candidate.stated_in_period = float(told is not None and told.overlaps(period))
-                candidate.of_period = exact.holds(at) or (
-                    told is not None and exact.contains(told.exact())
-                )
+                tells = None if told is None else told.exact()
+                if tells is None:
+                    candidate.of_period = exact.holds(at)
+                elif exact.contains(tells):
+                    candidate.of_period = True
+                else:
+                    # Written then, unless it tells in relative words of another time
+                    # ("Yesterday: went for a run", written on the day asked about).
+                    candidate.of_period = exact.holds(at) and not (
+                        tells.relative and not tells.overlaps(exact)
+                    )
             described[row.seq] = candidate
 
     describe(list(rows.values()))
@@ -341,7 +358,7 @@ def build_pool(
     channels: Channels = (
         "hybrid+graph" if request.mode == "hybrid" and request.graph_channel else request.mode
     )
-    period_only = period is not None and asks_only_about(request.text, period)
+    period_only = period is not None and request.period_only
     if period_only:
         # Besides its period the question asks nothing: its words ("yesterday") match what
         # memories of other days say, so only what it means is compared, as for a question

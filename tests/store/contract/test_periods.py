@@ -66,7 +66,9 @@ def test_the_periods_own_search_on_every_store(database: str | Path, clock: Fake
 def test_a_question_about_a_period_alone_on_every_store(
     database: str | Path, clock: FakeClock
 ) -> None:
-    service = _open(database, clock)
+    # One vector candidate: the Monday note stating the weekend joins through the search
+    # of what was written after the period, the weekend's through the period's own.
+    service = _open(database, clock, vector_candidates=1)
     with service:
         hiked, stated = _remember(service)
         hits = {hit.memory.id: hit for hit in service.recall("What did I do last weekend?")}
