@@ -66,7 +66,7 @@ from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.keyword import ROW_TERMS_CACHE, RowTermsCache
 from recalld.retrieval.periods import (
-    STATED_REACH,
+    TOLD_AFTER,
     Period,
     StatedPeriods,
     asks_only_about,
@@ -563,19 +563,17 @@ class HybridRetriever:
         return period
 
     def _told_after(self, scope: Scope, period: Period) -> list[KeywordCandidate]:
-        """The memories written up to :data:`STATED_REACH` after ``period`` (closed) that
-        name a time the way one tells of it ("yesterday I ...", "on Saturday"), at most
-        the period's depth: "what did I do last weekend?" is answered by Monday's
-        "yesterday I fixed my bike" too, which shares no word with the question."""
+        """The memories written soonest in the :data:`TOLD_AFTER` after ``period``
+        (closed) that name a time the way one tells of it ("yesterday I ...", "on
+        Saturday"), at most the period's depth: "what did I do last weekend?" is answered
+        by Monday's "yesterday I fixed my bike" too, which shares no word with it."""
         assert period.end is not None
-        after = Period(start=period.end, end=period.end + STATED_REACH, phrases=())
+        after = Period(start=period.end, end=period.end + TOLD_AFTER, phrases=())
         narrowed = _narrowed(scope, after)
         if narrowed is None:
             return []
         words = telling_words(period)
-        return self._store.retrieval.keyword_candidates(
-            narrowed, " ".join(words), words, self.depths.period
-        )
+        return self._store.retrieval.earliest_matches(narrowed, words, self.depths.period)
 
     def _period_nearest(
         self, scope: Scope, period: Period, vector: Vectors, index: VectorSource | None

@@ -66,6 +66,7 @@ __all__ = [
     "StatedPeriods",
     "asks_only_about",
     "names_a_short_date",
+    "opening_period",
     "query_period",
     "telling_words",
 ]
@@ -263,8 +264,9 @@ class Period:
     it ("two days ago" covers a day either side; None: the period is what it names)."""
     relative: bool = False
     """Named only by phrases relative to when it was read ("yesterday", "last week",
-    "on Monday"), none of them a date or a bound. In a memory such a phrase tells when
-    what it says happened; a date ("booked flights for March") may be another event's."""
+    "on Monday"), none of them a date or a bound."""
+    opens_at: int | None = field(default=None, compare=False, repr=False)
+    """For a :attr:`relative` period: where in the text its first phrase starts."""
 
     def years_back(self, years: int) -> Period:
         """The same days ``years`` earlier on the same calendar (February 29 becomes the
@@ -393,8 +395,9 @@ _TELLING = ("yesterday", "night", "ago", "last", "weekend", "week", "earlier")
 
 def telling_words(period: Period) -> tuple[str, ...]:
     """The words a memory written soon after ``period`` (closed) may name it by: the
-    relative ones, and the names (and numbers) of its days and months ("on Saturday",
-    "October 17"); for a period of more than a week, its months only."""
+    relative ones, and the names of its days and months ("on Saturday", "October 17");
+    for a period of more than a week, its months only. Words, not numbers: they are
+    looked for as substrings ("28" is in "2028")."""
     assert period.start is not None
     assert period.end is not None
     zone = period.zone
@@ -404,9 +407,27 @@ def telling_words(period: Period) -> tuple[str, ...]:
     words: list[str] = list(_TELLING)
     if len(days) <= 7:
         words += [_WEEKDAYS[day.weekday()] for day in days]
-        words += [str(day.day) for day in days]
     words += [_MONTH_WORDS[day.month] for day in days]
     return tuple(dict.fromkeys(words))
+
+
+# Where the opening words of a memory end: its first clause, at most four words.
+_CLAUSE_END = re.compile(r"[.,;:!?\n]")
+_OPENING_WORDS = 4
+
+
+def opening_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
+    """The period the opening words of ``text`` name relative to ``at`` ("Yesterday:
+    went for a run", "Last night I ...", "Two days ago we ..."): a memory that opens so
+    tells of that time, whenever it was written. None when it opens with no such phrase
+    (a time named further on, "faster than last Saturday", is a passing mention)."""
+    head = " ".join(_CLAUSE_END.split(text[:MAX_CHARS], maxsplit=1)[0].split()[:_OPENING_WORDS])
+    period = query_period(head, at, zone)
+    if period is None or not period.relative or period.opens_at is None:
+        return None
+    # The phrase opens the text, or follows its first word ("The day before yesterday").
+    first = head.split(" ", 1)[0]
+    return period if period.opens_at <= len(first) + 1 else None
 
 
 def names_a_short_date(text: str) -> bool:
@@ -868,7 +889,8 @@ def query_period(text: str, now: datetime, zone: tzinfo) -> Period | None:
         relative = len(reading.covered) > before
         period = _period(reading, relative, zone)
         if period is not None and before == 0 and relative and not reading.phrases:
-            period = replace(period, relative=True)
+            opens = min(span.position for span in reading.covered)
+            period = replace(period, relative=True, opens_at=opens)
         return period
     except (ValueError, OverflowError):
         return None  # a date outside the calendar ("999 years after 2099"): no period

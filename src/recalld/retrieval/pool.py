@@ -29,7 +29,12 @@ from recalld.retrieval.keyword import (
     prepare_query,
     score_row,
 )
-from recalld.retrieval.periods import Period, StatedPeriods, names_a_short_date
+from recalld.retrieval.periods import (
+    Period,
+    StatedPeriods,
+    names_a_short_date,
+    opening_period,
+)
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
@@ -247,16 +252,19 @@ def build_pool(
                 )
                 candidate.stated_in_period = float(told is not None and told.overlaps(period))
                 tells = None if told is None else told.exact()
-                if tells is None:
-                    candidate.of_period = exact.holds(at)
-                elif exact.contains(tells):
+                if tells is not None and exact.contains(tells):
                     candidate.of_period = True
+                elif not exact.holds(at):
+                    candidate.of_period = False
                 else:
-                    # Written then, unless it tells in relative words of another time
-                    # ("Yesterday: went for a run", written on the day asked about).
-                    candidate.of_period = exact.holds(at) and not (
-                        tells.relative and not tells.overlaps(exact)
+                    # Written then, unless it opens by naming another time ("Yesterday:
+                    # went for a run", written on the day asked about).
+                    opening = (
+                        None
+                        if tells is None or tells.overlaps(exact)
+                        else opening_period(row.content, at, period.zone)
                     )
+                    candidate.of_period = opening is None or opening.exact().overlaps(exact)
             described[row.seq] = candidate
 
     describe(list(rows.values()))

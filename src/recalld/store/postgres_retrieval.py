@@ -159,6 +159,25 @@ class PostgresRetrieval:
         seen = {candidate.row.seq for candidate in every or []}
         return ((every or []) + [found for found in newest if found.row.seq not in seen])[:limit]
 
+    def earliest_matches(
+        self, scope: Scope, words: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+        if not words or limit <= 0:
+            return []
+        params = Parameters()
+        likes = " OR ".join(
+            f"m.content ILIKE {params.bind(f'p{index}', f'%{escape_like(word)}%')} ESCAPE '\\'"
+            for index, word in enumerate(words)
+        )
+        where = scope_sql(scope, params)
+        # In time order along the namespace's at index, stopping at ``limit`` matches.
+        rows = self._database.read(
+            f"SELECT {ROW_COLUMNS} FROM memories m WHERE {where} AND ({likes})"
+            f" ORDER BY m.at_utc, m.seq LIMIT {params.bind('limit', limit)}",
+            params,
+        )
+        return [KeywordCandidate(row=_row(values), backend="like") for values in rows]
+
     def _database_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
         """How many memories of the database hold each word (up to ``cap``; a stop word 0)."""
         params = Parameters()

@@ -70,6 +70,14 @@ class RetrievalStore(Protocol):
         index's own ranking); with no words, or no full-text index, a substring match."""
         ...
 
+    def earliest_matches(
+        self, scope: Scope, words: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+        """Up to ``limit`` visible memories whose content holds any of ``words`` (as a
+        substring, any case), earliest ``at`` first (then by seq): those written soonest
+        after the start of the scope's time range, whatever the words' frequencies."""
+        ...
+
     def rows(self, scope: Scope, seqs: Sequence[int]) -> dict[int, CandidateRow]:
         """The rows of ``seqs`` that ``scope`` may see."""
         ...

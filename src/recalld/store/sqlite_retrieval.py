@@ -410,6 +410,27 @@ class SQLiteRetrieval:
         patterns = list(words) if words else [_substring_pattern(text)]
         return self._like_candidates(scope, [pattern for pattern in patterns if pattern], limit)
 
+    def earliest_matches(
+        self, scope: Scope, words: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+        if not words or limit <= 0:
+            return []
+        params: dict[str, Any] = {"limit": limit}
+        where = _scope_sql(scope, params)
+        likes = []
+        for index, word in enumerate(words):
+            params[f"p{index}"] = f"%{_escape_like(word)}%"
+            likes.append(f"m.content LIKE :p{index} ESCAPE '\\'")
+        # The scope's memories in time order (the namespace's at index), each tested by
+        # LIKE: the walk stops at ``limit`` matches however many memories of the file hold
+        # a word (the full-text index, probed row by row, cost ~0.1 ms a row).
+        rows = self._read(
+            f"SELECT {ROW_COLUMNS} FROM memories m WHERE {where} AND ({' OR '.join(likes)})"
+            " ORDER BY m.at_utc, m.seq LIMIT :limit",
+            params,
+        )
+        return [KeywordCandidate(row=_row(values), backend="like") for values in rows]
+
     def _fts_candidates(
         self,
         scope: Scope,

@@ -82,6 +82,35 @@ def test_retrieval_without_words_is_a_substring_match(store: Store) -> None:
     assert store.retrieval.keyword_candidates(_scope(), "\x00", [], 10) == []
 
 
+def test_retrieval_earliest_matches_walk_the_time_range_in_order(store: Store) -> None:
+    start = NOW - timedelta(days=5)
+    with store.transaction() as tx:
+        for day, content in enumerate(
+            (
+                "Yesterday we hiked",  # before the range
+                "YESTERDAY I fixed the bike",
+                "a plain note",
+                "went out last night",
+                "yesterday again",
+            )
+        ):
+            tx.insert(record(id=f"d{day}", content=content, at=start + timedelta(days=day)))
+        tx.insert(record(id="walled", content="yesterday", namespace="other", at=start))
+        tx.insert(
+            record(
+                id="old",
+                content="yesterday",
+                at=start + timedelta(days=1, hours=1),
+                expires_at=NOW - timedelta(seconds=1),
+            )
+        )
+    scope = _scope(since=start + timedelta(hours=1), until=start + timedelta(days=4))
+    found = store.retrieval.earliest_matches(scope, ["yesterday", "night"], 10)
+    assert [candidate.row.id for candidate in found] == ["d1", "d3"]
+    assert store.retrieval.earliest_matches(scope, ["yesterday", "night"], 1)[0].row.id == "d1"
+    assert store.retrieval.earliest_matches(scope, [], 10) == []
+
+
 def test_retrieval_rows_apply_the_scope(store: Store) -> None:
     with store.transaction() as tx:
         mine = tx.insert(record(id="m", content="mine", tags=("t1", "t2"), source="chat://1"))
