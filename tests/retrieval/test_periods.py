@@ -175,6 +175,9 @@ def test_a_period_says_whether_it_was_named_relative_to_its_reading(
         # A time named further on is a passing mention.
         ("Finished the report I started last week", None),
         ("Called mom about yesterday's storm", None),
+        ("Yesterday's meeting notes: finally sent them out", None),  # a thing of yesterday
+        ("Last week's report is finally done", None),
+        ("Last night Sam's band played", date(2026, 12, 3)),
         ("Ran 10k, a minute faster than last Saturday", None),
         ("Booked flights for March 3", None),  # a date, not a time relative to writing
     ],

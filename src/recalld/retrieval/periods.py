@@ -414,6 +414,14 @@ def telling_words(period: Period) -> tuple[str, ...]:
 # Where the opening words of a memory end: its first clause, at most four words.
 _CLAUSE_END = re.compile(r"[.,;:!?\n]")
 _OPENING_WORDS = 4
+# A time word in the possessive names a thing, not when the memory's story happened
+# ("Yesterday's notes: sent them out", "Last week's report is done").
+_POSSESSIVE_TIME = re.compile(
+    r"\b(?:yesterday|today|tonight|night|week|weekend|month|year|"
+    + _WEEKDAY_NAMES
+    + r")['\u2019]s\b",
+    re.IGNORECASE,
+)
 
 
 def opening_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
@@ -422,6 +430,8 @@ def opening_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
     tells of that time, whenever it was written. None when it opens with no such phrase
     (a time named further on, "faster than last Saturday", is a passing mention)."""
     head = " ".join(_CLAUSE_END.split(text[:MAX_CHARS], maxsplit=1)[0].split()[:_OPENING_WORDS])
+    if _POSSESSIVE_TIME.search(head):
+        return None
     period = query_period(head, at, zone)
     if period is None or not period.relative or period.opens_at is None:
         return None

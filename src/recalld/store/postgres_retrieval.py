@@ -37,7 +37,7 @@ from recalld.store.postgres_connection import PostgresDatabase
 from recalld.store.postgres_migrations import SEARCH_CONFIG
 from recalld.store.postgres_rows import Parameters, scope_sql
 from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
-from recalld.store.sql import escape_like, substring_pattern
+from recalld.store.sql import EARLIEST_WALK, escape_like, like_words, substring_pattern
 
 __all__ = ["PostgresRetrieval"]
 
@@ -162,18 +162,21 @@ class PostgresRetrieval:
     def earliest_matches(
         self, scope: Scope, words: Sequence[str], limit: int
     ) -> list[KeywordCandidate]:
+        words = like_words(words)
         if not words or limit <= 0:
             return []
         params = Parameters()
         likes = " OR ".join(
-            f"m.content ILIKE {params.bind(f'p{index}', f'%{escape_like(word)}%')} ESCAPE '\\'"
+            f"w.content ILIKE {params.bind(f'p{index}', f'%{escape_like(word)}%')} ESCAPE '\\'"
             for index, word in enumerate(words)
         )
         where = scope_sql(scope, params)
-        # In time order along the namespace's at index, stopping at ``limit`` matches.
+        # The scope's first memories in time order, then ILIKE on those only.
         rows = self._database.read(
-            f"SELECT {ROW_COLUMNS} FROM memories m WHERE {where} AND ({likes})"
-            f" ORDER BY m.at_utc, m.seq LIMIT {params.bind('limit', limit)}",
+            f"SELECT w.* FROM (SELECT {ROW_COLUMNS} FROM memories m WHERE {where}"
+            " AND m.at_utc IS NOT NULL ORDER BY m.at_utc, m.seq"
+            f" LIMIT {params.bind('walk', EARLIEST_WALK)}) AS w WHERE {likes}"
+            f" ORDER BY w.at_utc, w.seq LIMIT {params.bind('limit', limit)}",
             params,
         )
         return [KeywordCandidate(row=_row(values), backend="like") for values in rows]

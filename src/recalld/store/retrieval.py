@@ -74,8 +74,11 @@ class RetrievalStore(Protocol):
         self, scope: Scope, words: Sequence[str], limit: int
     ) -> list[KeywordCandidate]:
         """Up to ``limit`` visible memories whose content holds any of ``words`` (as a
-        substring, any case), earliest ``at`` first (then by seq): those written soonest
-        after the start of the scope's time range, whatever the words' frequencies."""
+        substring; ASCII letters in any case), earliest ``at`` first (then by seq), among
+        the first :data:`~recalld.store.sql.EARLIEST_WALK` of the scope's memories that
+        have an ``at``: those written soonest after the start of its time range, whatever
+        the words' frequencies. Empty words and NULs are dropped; at most
+        :data:`~recalld.store.sql.EARLIEST_WORDS` words are used."""
         ...
 
     def rows(self, scope: Scope, seqs: Sequence[int]) -> dict[int, CandidateRow]:

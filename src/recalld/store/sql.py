@@ -11,18 +11,21 @@ PostgreSQL) differ; the caller passes both in.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from recalld.store.base import Scope
 
 __all__ = [
+    "EARLIEST_WALK",
+    "EARLIEST_WORDS",
     "PENDING_JOB_STATES",
     "Bind",
     "escape_like",
     "json_compact",
     "json_text",
+    "like_words",
     "scope_clause",
     "substring_pattern",
 ]
@@ -42,6 +45,20 @@ def substring_pattern(text: str) -> str:
     """What a query without word terms searches as a substring: its printable characters
     (a NUL would end the LIKE pattern early and match everything), trimmed, at most 200."""
     return "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
+
+
+# How many memories of a time range ``earliest_matches`` reads at most, and how many words
+# it looks for (SQLite refuses an expression of ~1,000 ORs).
+EARLIEST_WALK = 1_000
+EARLIEST_WORDS = 64
+
+
+def like_words(words: Sequence[str]) -> list[str]:
+    """The words ``earliest_matches`` looks for: printable, non-empty (an empty word, or a
+    NUL that would end the pattern, would match every memory), at most
+    :data:`EARLIEST_WORDS`."""
+    kept = (substring_pattern(word) for word in words)
+    return [word for word in kept if word][:EARLIEST_WORDS]
 
 
 def json_text(value: Any) -> str:

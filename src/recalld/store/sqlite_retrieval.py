@@ -44,7 +44,9 @@ from recalld.store.migrations import (
     fts_namespace_token,
 )
 from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
+from recalld.store.sql import EARLIEST_WALK
 from recalld.store.sql import escape_like as _escape_like
+from recalld.store.sql import like_words as _like_words
 from recalld.store.sql import substring_pattern as _substring_pattern
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_row_cache import CachedRow, RowCache
@@ -413,20 +415,22 @@ class SQLiteRetrieval:
     def earliest_matches(
         self, scope: Scope, words: Sequence[str], limit: int
     ) -> list[KeywordCandidate]:
+        words = _like_words(words)
         if not words or limit <= 0:
             return []
-        params: dict[str, Any] = {"limit": limit}
+        params: dict[str, Any] = {"limit": limit, "walk": EARLIEST_WALK}
         where = _scope_sql(scope, params)
         likes = []
         for index, word in enumerate(words):
             params[f"p{index}"] = f"%{_escape_like(word)}%"
-            likes.append(f"m.content LIKE :p{index} ESCAPE '\\'")
-        # The scope's memories in time order (the namespace's at index), each tested by
-        # LIKE: the walk stops at ``limit`` matches however many memories of the file hold
-        # a word (the full-text index, probed row by row, cost ~0.1 ms a row).
+            likes.append(f"content LIKE :p{index} ESCAPE '\\'")
+        # The scope's first memories in time order (the namespace's at index), then LIKE
+        # on those only: however many memories of the file hold a word, or however many
+        # the range holds, at most EARLIEST_WALK rows are read.
         rows = self._read(
-            f"SELECT {ROW_COLUMNS} FROM memories m WHERE {where} AND ({' OR '.join(likes)})"
-            " ORDER BY m.at_utc, m.seq LIMIT :limit",
+            f"SELECT * FROM (SELECT {ROW_COLUMNS} FROM memories m WHERE {where}"
+            " AND m.at_utc IS NOT NULL ORDER BY m.at_utc, m.seq LIMIT :walk)"
+            f" WHERE {' OR '.join(likes)} ORDER BY at_utc, seq LIMIT :limit",
             params,
         )
         return [KeywordCandidate(row=_row(values), backend="like") for values in rows]

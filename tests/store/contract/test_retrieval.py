@@ -96,6 +96,7 @@ def test_retrieval_earliest_matches_walk_the_time_range_in_order(store: Store) -
         ):
             tx.insert(record(id=f"d{day}", content=content, at=start + timedelta(days=day)))
         tx.insert(record(id="walled", content="yesterday", namespace="other", at=start))
+        tx.insert(record(id="timeless", content="yesterday, whenever that was"))
         tx.insert(
             record(
                 id="old",
@@ -109,6 +110,11 @@ def test_retrieval_earliest_matches_walk_the_time_range_in_order(store: Store) -
     assert [candidate.row.id for candidate in found] == ["d1", "d3"]
     assert store.retrieval.earliest_matches(scope, ["yesterday", "night"], 1)[0].row.id == "d1"
     assert store.retrieval.earliest_matches(scope, [], 10) == []
+    # An empty word or a NUL would match every memory: they are dropped.
+    assert store.retrieval.earliest_matches(scope, ["", "\x00"], 10) == []
+    # A memory without a time is in no time range, nor first in an unbounded one.
+    unbounded = store.retrieval.earliest_matches(_scope(), ["yesterday"], 10)
+    assert [candidate.row.id for candidate in unbounded] == ["d0", "d1", "d4"]
 
 
 def test_retrieval_rows_apply_the_scope(store: Store) -> None:
