@@ -604,16 +604,22 @@ def test_a_memory_written_after_the_period_is_one_of_its_crowd(
         assert after.features["period_crowd"] == pytest.approx(share * math.log(1 + share))
 
 
+def _monday_notes(service: MemoryService) -> tuple[str, str]:
+    """Two notes of the Monday after the weekend: one stating the weekend, one not."""
+    monday = (WEEKEND + timedelta(days=2)).isoformat()
+    stated = service.remember("Yesterday I fixed the brakes of my bike", at=monday)
+    unstated = service.remember("Fixed the kitchen tap", at=monday)
+    service.new_worker().run_until_idle()
+    return stated.id, unstated.id
+
+
 def test_a_memory_that_states_a_time_inside_the_period(db_path: Path, clock: FakeClock) -> None:
     service, hiked = _store(db_path, clock)
     with service:
-        monday = (WEEKEND + timedelta(days=2)).isoformat()
-        stated = service.remember("Yesterday I fixed the brakes of my bike", at=monday)
-        unstated = service.remember("Fixed the kitchen tap", at=monday)
-        service.new_worker().run_until_idle()
+        stated, unstated = _monday_notes(service)
         question = "What did I do last weekend?"
-        assert service.explain(question, stated.id).features["stated_in_period"] == 1.0
-        assert service.explain(question, unstated.id).features["stated_in_period"] == 0.0
+        assert service.explain(question, stated).features["stated_in_period"] == 1.0
+        assert service.explain(question, unstated).features["stated_in_period"] == 0.0
         assert service.explain(question, hiked).features["stated_in_period"] == 0.0
         # "Yesterday" of a memory written on the Tuesday is the Monday: outside.
         tuesday = (WEEKEND + timedelta(days=3)).isoformat()
@@ -621,7 +627,7 @@ def test_a_memory_that_states_a_time_inside_the_period(db_path: Path, clock: Fak
         service.new_worker().run_until_idle()
         assert service.explain(question, later.id).features["stated_in_period"] == 0.0
         # A question that names no period has no such feature.
-        assert "stated_in_period" not in service.explain("brakes", stated.id).features
+        assert "stated_in_period" not in service.explain("brakes", stated).features
 
 
 def test_a_question_about_a_period_alone_finds_the_periods_memories(
@@ -629,22 +635,19 @@ def test_a_question_about_a_period_alone_finds_the_periods_memories(
 ) -> None:
     service, hiked = _store(db_path, clock)
     with service:
-        monday = (WEEKEND + timedelta(days=2)).isoformat()
-        stated = service.remember("Yesterday I fixed the brakes of my bike", at=monday)
-        unstated = service.remember("Fixed the kitchen tap", at=monday)
-        service.new_worker().run_until_idle()
+        stated, unstated = _monday_notes(service)
         question = "What did I do last weekend?"
         hits = {hit.memory.id: hit for hit in service.recall(question, limit=20)}
         # Whatever they tell, the weekend's memories (written then, or stating it) answer
         # the question, above the default threshold and above every other memory.
-        for belongs in (hiked, stated.id):
+        for belongs in (hiked, stated):
             assert hits[belongs].score >= PERIOD_ONLY_SCORE
             assert hits[belongs].channels["period_only"] == 1.0
-        others = [hit for key, hit in hits.items() if key not in (hiked, stated.id)]
+        others = [hit for key, hit in hits.items() if key not in (hiked, stated)]
         assert all(hit.score < PERIOD_ONLY_SCORE for hit in others)
         assert all(hit.channels["period_only"] == 0.0 for hit in others)
         # Half of a score is belonging to the period, half the reranker's probability.
-        explained = service.explain(question, unstated.id)
+        explained = service.explain(question, unstated)
         assert explained.score < PERIOD_ONLY_SCORE
         # A question that asks something of the period is the reranker's alone.
         eaten = service.explain("What did I eat last weekend?", hiked)
