@@ -429,6 +429,9 @@ def test_a_reading_used_again_is_kept_longest() -> None:
         ("What've I been doing on Tuesday?", True),
         ("anything new this week?", True),
         ("tell me about yesterday", True),
+        ("what did we talk about on Monday?", True),  # a conversation's day
+        ("What did we discuss last week?", True),
+        ("What did Sam say on Monday?", False),
         ("did I go anywhere two days ago?", True),
         ("what happened on the 3rd of November?", True),
         ("What did I eat yesterday?", False),  # what was eaten, not everything

@@ -354,7 +354,8 @@ _SHORT_DATE = re.compile(
 
 # Besides its period, every word a question that asks only what happened in it is made
 # of: "what did I do yesterday?", "summarize my day yesterday", "what have I been up to
-# last week?", "did I go anywhere last weekend?" (and the ends of "I've", "what'd").
+# last week?", "did I go anywhere last weekend?", "what did we talk about on Monday?"
+# (and the ends of "I've", "what'd").
 # Words that point at someone or something else (who, where, why, she, it, there) are
 # not among them: "what did she do yesterday?" asks about her.
 _ASKING_ONLY = frozenset(
@@ -364,7 +365,8 @@ _ASKING_ONLY = frozenset(
         "happening go goes going went get got up been being i me my myself we us our you "
         "your anything something everything anywhere new else all tell show list give "
         "remind summarize summarise summary recap overview please about day between "
-        "through d ll m re s ve"
+        "through talk talked discuss discussed say said chat chatted mention mentioned "
+        "remember write wrote d ll m re s ve"
     ).split()
 )
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
