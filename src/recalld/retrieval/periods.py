@@ -377,7 +377,7 @@ ASKED_SPAN = STATED_SPAN
 
 def asks_only_about(text: str, period: Period) -> bool:
     """Whether ``text`` asks only what happened in ``period`` (the closed period of at
-    most :data:`ASKED_SPAN` it names): every word of it is the period's, a day's number or
+    most :data:`ASKED_SPAN` it names): every word of it is the period's, a number or
     a word of asking ("what did I do on Monday?"; not "what did I eat on Monday?", "what
     did Sam do on Monday?" nor "who called on Monday?")."""
     days = period.days()
