@@ -736,3 +736,30 @@ def test_a_memory_written_in_the_period_about_another_time(db_path: Path, clock:
         assert (
             service.explain("What did I do two days ago?", before.id).channels["period_only"] == 1.0
         )
+
+
+def test_a_question_about_a_period_alone_lists_as_many_as_asked(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # clock: Sunday 2026-10-25; forty notes of Saturday, none sharing a word with the
+    # question, and one vector candidate: only the period's own search finds them.
+    service = MemoryService.open(semantic_settings(db_path, vector_candidates=1), clock=clock)
+    with service:
+        service.remember_many(
+            [
+                {
+                    "content": f"Chore number {number} done",
+                    "at": f"2026-10-24T{8 + number % 12:02d}:00:00Z",
+                }
+                for number in range(40)
+            ]
+        )
+        service.new_worker().run_until_idle()
+        question = "What did I do yesterday?"
+        listed = service.recall(question, limit=40)
+        assert len(listed) == 40
+        assert all(hit.channels["period_only"] == 1.0 for hit in listed)
+        assert len(service.recall(question, limit=10)) == 10
+        # A question that asks something of the period searches the period depth (30).
+        asked = service.recall("What did I eat yesterday?", limit=40, min_score=0)
+        assert sum(hit.channels.get("period") == 1.0 for hit in asked) <= 31

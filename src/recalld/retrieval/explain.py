@@ -102,7 +102,7 @@ def explain(
             limit=limit,
             model="",
         )
-    pool, index = retriever.pool(scope, query, words, mode, extra=[memory.seq])
+    pool, index = retriever.pool(scope, query, words, mode, extra=[memory.seq], limit=limit)
     position = pool.index_of(memory.seq)
     if position is None:  # pragma: no cover - the extra row is read in the caller's namespace
         raise LookupError(f"memory {memory.id} vanished while it was explained")
@@ -123,7 +123,7 @@ def explain(
         depths = retriever.depths
         reason = _not_in_pool_reason(
             memory,
-            (depths.keyword, depths.vector, depths.period),
+            (depths.keyword, depths.vector, retriever.period_depth(pool.period_only, limit)),
             candidate.keyword.matched_share > 0,
             candidate.in_period == 1.0
             and pool.period is not None

@@ -444,12 +444,20 @@ class HybridRetriever:
         return embedding.result, lambda: search(embedding.result)
 
     def pool(
-        self, scope: Scope, text: str, words: Sequence[str], mode: Mode, extra: Sequence[int] = ()
+        self,
+        scope: Scope,
+        text: str,
+        words: Sequence[str],
+        mode: Mode,
+        extra: Sequence[int] = (),
+        limit: int = 0,
     ) -> tuple[Pool, VectorSource | None]:
         """Every candidate of ``text`` under ``scope``, scored (and ``extra`` memories too).
 
         ``pool.vector_unavailable`` is set when the embedder failed (the pool then holds
-        what the keyword index and the graph found).
+        what the keyword index and the graph found). ``limit`` is how many hits the caller
+        wants: a question that asks only about a period searches that many of the
+        period's memories when it is more than the period depth.
         """
         if mode == "hybrid" and self._embedder is not None and words and set(words) <= STOPWORDS:
             # A query of stop words alone ("the", "who is she?") names nothing: its words
@@ -462,6 +470,8 @@ class HybridRetriever:
         period = self.period_of(text, scope.now)
         if period is not None and period.yearless:
             period = self._held(scope, period)
+        period_only = period is not None and asks_only_about(text, period)
+        period_depth = self.period_depth(period_only, limit)
 
         def vector_soon() -> Vectors | None:
             try:
@@ -483,14 +493,13 @@ class HybridRetriever:
             # weekend?" shares no word with what was stored then, and among a large store
             # that memory is not among the nearest overall.
             seen = {seq for seq, _ in near.found}
-            extra = self._period_nearest(scope, period, near.vector, index)
+            extra = self._period_nearest(scope, period, near.vector, index, period_depth)
             found = near.found + [(seq, cosine) for seq, cosine in extra if seq not in seen]
             return Nearest(vector=near.vector, found=found)
 
-        period_only = period is not None and asks_only_about(text, period)
         told: list[KeywordCandidate] = []
-        if period is not None and period_only and mode != "vector" and self.depths.period > 0:
-            told = self._told_after(scope, period.exact())
+        if period is not None and period_only and mode != "vector" and period_depth > 0:
+            told = self._told_after(scope, period.exact(), period_depth)
         graph = {}
         graph_channel = self.graph is not None and mode == "hybrid"
         if graph_channel and self.graph is not None:
@@ -562,23 +571,37 @@ class HybridRetriever:
                 return earlier
         return period
 
-    def _told_after(self, scope: Scope, period: Period) -> list[KeywordCandidate]:
+    def period_depth(self, period_only: bool, limit: int) -> int:
+        """How many of a period's memories recall searches: the period depth, or for a
+        question that asks only about the period (answered by listing it) the caller's
+        ``limit`` when that is more (0: the period's searches are off)."""
+        depth = self.depths.period
+        return max(depth, limit) if period_only and depth > 0 else depth
+
+    def _told_after(self, scope: Scope, period: Period, depth: int) -> list[KeywordCandidate]:
         """The memories written soonest in the :data:`TOLD_AFTER` after ``period``
         (closed) that name a time the way one tells of it ("yesterday I ...", "on
         Saturday"), at most the period's depth: "what did I do last weekend?" is answered
-        by Monday's "yesterday I fixed my bike" too, which shares no word with it."""
+        by Monday's "yesterday I fixed my bike" too, which shares no word with it (at
+        most ``depth``)."""
         assert period.end is not None
         after = Period(start=period.end, end=period.end + TOLD_AFTER, phrases=())
         narrowed = _narrowed(scope, after)
         if narrowed is None:
             return []
         words = telling_words(period)
-        return self._store.retrieval.earliest_matches(narrowed, words, self.depths.period)
+        return self._store.retrieval.earliest_matches(narrowed, words, depth)
 
     def _period_nearest(
-        self, scope: Scope, period: Period, vector: Vectors, index: VectorSource | None
+        self,
+        scope: Scope,
+        period: Period,
+        vector: Vectors,
+        index: VectorSource | None,
+        depth: int,
     ) -> list[tuple[int, float]]:
-        """The memories of ``period`` (within ``scope``) nearest to ``vector`` in ``index``."""
+        """The ``depth`` memories of ``period`` (within ``scope``) nearest to ``vector`` in
+        ``index``."""
         narrowed = _narrowed(scope, period)
         if index is None or narrowed is None:
             return []
@@ -587,12 +610,12 @@ class HybridRetriever:
             allowed = self._store.semantic.visible_seqs(narrowed)
             if not allowed:
                 return []
-            return index.search(vector, scope.namespaces, self.depths.period, allowed_seqs=allowed)
+            return index.search(vector, scope.namespaces, depth, allowed_seqs=allowed)
         # The database applies the narrowed scope in its own nearest-neighbour query.
         source = self.vectors(narrowed)
         if source is None:
             return []
-        return source.search(vector, scope.namespaces, self.depths.period)
+        return source.search(vector, scope.namespaces, depth)
 
     def select(
         self,
@@ -621,7 +644,7 @@ class HybridRetriever:
         min_score: float = 0.0,
     ) -> list[Retrieved]:
         """The ``limit`` best memories for ``text`` under ``scope``; see the module docstring."""
-        pool, index = self.pool(scope, text, words, mode)
+        pool, index = self.pool(scope, text, words, mode, limit=limit)
         selection = self.select(pool, index, min_score, limit)
         seqs = [pool.rows[position].seq for position in selection.kept]
         memories = self._store.semantic.visible_memories(scope, seqs)
