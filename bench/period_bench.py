@@ -309,7 +309,8 @@ def _stated_cost(path: Path) -> dict[str, object]:
     memory's stated period read on first sight, and with none read (alternated)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from locomo import ingest, load_conversations
-    from recalld.retrieval.periods import StatedPeriods, query_period
+    from recalld.retrieval.period_matching import StatedPeriods
+    from recalld.retrieval.periods import query_period
 
     conversations = load_conversations(path)
     times: dict[str, list[float]] = {"read": [], "not_read": []}

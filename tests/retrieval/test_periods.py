@@ -10,15 +10,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from recalld.model import Filters
-from recalld.retrieval.periods import (
-    MAX_CHARS,
+from recalld.retrieval.period_matching import (
     StatedPeriods,
     asks_only_about,
     names_a_short_date,
     opening_period,
-    query_period,
     telling_words,
 )
+from recalld.retrieval.periods import MAX_CHARS, query_period
 from recalld.retrieval.pool import PERIOD_ONLY_SCORE
 from recalld.service import MemoryService
 from tests.conftest import FakeClock

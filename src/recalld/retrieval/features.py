@@ -141,7 +141,8 @@ class Candidate:
     """Whether it is one of the period's memories: what its text states ("last night",
     read as of its ``at``) lies wholly inside what the period names
     (:meth:`Period.exact`), or its ``at`` is inside it and its text does not open by
-    naming another time ("Yesterday: went for a run", :func:`opening_period`)."""
+    naming another time ("Yesterday: went for a run",
+    :func:`~recalld.retrieval.period_matching.opening_period`)."""
 
     @property
     def note(self) -> bool:

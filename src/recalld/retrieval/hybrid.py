@@ -65,14 +65,8 @@ from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.keyword import ROW_TERMS_CACHE, RowTermsCache
-from recalld.retrieval.periods import (
-    TOLD_AFTER,
-    Period,
-    StatedPeriods,
-    asks_only_about,
-    query_period,
-    telling_words,
-)
+from recalld.retrieval.period_matching import StatedPeriods, asks_only_about, telling_words
+from recalld.retrieval.periods import TOLD_AFTER, Period, query_period
 from recalld.retrieval.pool import Mode, Nearest, Pool, PoolRequest, build_pool
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms

@@ -4,11 +4,9 @@ Recall compares the period with each candidate's ``at`` (the reranker's
 ``near_period`` feature: inside it, or soon after) and also searches the memories
 of that period by meaning, so "what did I do last weekend?" finds "hiked Mt Tam
 with Sam" stored last Saturday although the two share no word. The same reader
-serves the memories: :class:`StatedPeriods` reads the period a memory's own text
-states ("yesterday I ran a 5K"), as of its ``at``, for the ``stated_in_period``
-feature. :func:`asks_only_about` tells a question that asks nothing but what
-happened in its period ("what did I do yesterday?"), which the period's memories
-answer whatever they tell (see :mod:`recalld.retrieval.pool`).
+serves the memories: :mod:`recalld.retrieval.period_matching` reads with it the
+period a memory's own text states ("yesterday I ran a 5K"), as of its ``at``, and
+tells a question that asks only about its period ("what did I do yesterday?").
 
 English phrases only, read with regular expressions (``dateparser`` reads one
 phrase well but searching a sentence for dates with it costs milliseconds and
@@ -48,37 +46,25 @@ count only as dates: capitalised, beside a day or a year, or after a preposition
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-from recalld._text import WORD
-
 __all__ = [
-    "ASKED_SPAN",
     "MAX_CHARS",
+    "MONTH_NAMES",
     "STATED_REACH",
-    "STATED_SPAN",
     "TOLD_AFTER",
+    "WEEKDAYS",
     "Period",
-    "StatedPeriods",
-    "asks_only_about",
-    "names_a_short_date",
-    "opening_period",
     "query_period",
-    "telling_words",
 ]
 
 # A question longer than this is read up to here (a pasted log is not a question).
 MAX_CHARS = 1_000
 # What a memory written this long after a period most likely tells of it ("yesterday I ...").
 TOLD_AFTER = timedelta(days=7)
-# The longest period a memory's own text may state for recall to compare it with a
-# question's ("yesterday", "last week", "in June" relative to its ``at``): a memory that
-# names a year, or "since 2019", says little about the day a question asks of.
-STATED_SPAN = 32  # days of the user's calendar: a month, with a day's slack ("the past month")
 # How long after a period a memory's text is read for a time inside it: what a memory
 # states is read as past ("yesterday", "last week", "two weeks ago"), so one written before
 # the period, or more than a month after it, is not read at all (~0.1 ms a text saved).
@@ -113,10 +99,10 @@ _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")(
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
 _YEAR_AFTER = r"(?:,\s*|\s+)" + _YEAR + r"(?!\d)"
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-# Each month's full name (the first of its names).
-_MONTH_WORDS = {number: name for name, number in reversed(_MONTHS.items())}
-_WEEKDAY_NAMES = "|".join(_WEEKDAYS)
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Each month's full name by its number (the first of its names).
+MONTH_NAMES = {number: name for name, number in reversed(_MONTHS.items())}
+_WEEKDAY_NAMES = "|".join(WEEKDAYS)
 _NUMBERS = {
     "a": 1,
     "an": 1,
@@ -215,7 +201,7 @@ _THE_WEEKEND = re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I)
 _AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+(?:ago|back)\b", re.IGNORECASE)
 _WEEKDAY = re.compile(
     r"\b(?:(?P<which>(?i:on|last|this past|past|this))\s+(?P<weekday>(?i:" + _WEEKDAY_NAMES + r"))"
-    r"|(?P<bare>" + "|".join(name.capitalize() for name in _WEEKDAYS) + r"))(?![\w'\u2019])"
+    r"|(?P<bare>" + "|".join(name.capitalize() for name in WEEKDAYS) + r"))(?![\w'\u2019])"
 )
 # Days named after a feast, a sale or a show: "Cyber Monday", "Easter Sunday", "Super Bowl
 # Sunday", "Saturday Night Live", "Friday the 13th" name no day of the week just past.
@@ -230,7 +216,7 @@ _NAMED_DAY = re.compile(
 # Any word a period phrase needs: most questions hold none, and one search rules them out.
 _ANY = re.compile(
     r"\d|\b(?:today|tonight|this (?:morning|afternoon|evening)|yesterday|last (?:night|evening)"
-    r"|hour|day|week|weekend|month|year|" + "|".join((*_MONTHS, *_WEEKDAYS)) + r")",
+    r"|hour|day|week|weekend|month|year|" + "|".join((*_MONTHS, *WEEKDAYS)) + r")",
     re.IGNORECASE,
 )
 _BOUND = re.compile(r"\b(?P<bound>before|until|till|after|since)\s+$", re.IGNORECASE)
@@ -333,152 +319,6 @@ class Period:
         if self.end - self.start > TOLD_AFTER:
             return 0.0
         return max(0.0, 1.0 - (moment - self.end) / TOLD_AFTER)
-
-
-# A sentence about the future: what it names is a plan, not when something happened
-# ("I'll fly on Friday", "see you Saturday", "this weekend I'm going camping").
-_FUTURE = re.compile(
-    r"(?:'ll|\u2019ll)\b|\b(?:will|won't|shall|gonna|going|plan|plans|planning"
-    r"|tomorrow|next|upcoming|see you|can't wait|looking forward)\b",
-    re.IGNORECASE,
-)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-# A date written with a short month or "May" ("Oct 13", "5 May"), which the index's time
-# words (``temporal.TIME_WORDS``) leave out.
-_SHORT_DATE = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\.?\s+\d"
-    r"|\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)\b",
-    re.IGNORECASE,
-)
-
-
-# Besides its period, every word a question that asks only what happened in it is made
-# of: "what did I do yesterday?", "summarize my day yesterday", "what have I been up to
-# last week?", "did I go anywhere last weekend?", "what did we talk about on Monday?"
-# (and the ends of "I've", "what'd").
-# Words that point at someone or something else (who, where, why, she, it, there) are
-# not among them: "what did she do yesterday?" asks about her.
-_ASKING_ONLY = frozenset(
-    (
-        "a an and are am as at be by for from in into is of on or so the to was were with "
-        "what how did do does doing done had has have having happen happens happened "
-        "happening go goes going went get got up been being i me my myself we us our you "
-        "your anything something everything anywhere new else all tell show list give "
-        "remind summarize summarise summary recap overview please about day between "
-        "through talk talked discuss discussed say said chat chatted mention mentioned "
-        "remember write wrote d ll m re s ve"
-    ).split()
-)
-_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)?")
-# The longest period a question asking only about it is answered by listing: a month (a
-# year, or "since 2019", holds too much for its memories to answer it).
-ASKED_SPAN = STATED_SPAN
-
-
-def asks_only_about(text: str, period: Period) -> bool:
-    """Whether ``text`` asks only what happened in ``period`` (the closed period of at
-    most :data:`ASKED_SPAN` it names): every word of it is the period's, a number or
-    a word of asking ("what did I do on Monday?"; not "what did I eat on Monday?", "what
-    did Sam do on Monday?" nor "who called on Monday?")."""
-    days = period.days()
-    if len(text) > MAX_CHARS or days is None or days > ASKED_SPAN:
-        return False
-    named = {word.lower() for phrase in period.phrases for word in WORD.findall(phrase)}
-    return all(
-        word in named or word in _ASKING_ONLY or _ORDINAL.fullmatch(word) is not None
-        for word in (found.lower() for found in WORD.findall(text))
-    )
-
-
-# Words a memory written after a period uses to tell of it, whatever the period: "yesterday
-# I ...", "last night", "two days ago", "over the weekend", "last week".
-_TELLING = ("yesterday", "night", "ago", "last", "weekend", "week", "earlier")
-
-
-def telling_words(period: Period) -> tuple[str, ...]:
-    """The words a memory written soon after ``period`` (closed) may name it by: the
-    relative ones, and the names of its days and months ("on Saturday", "October 17");
-    for a period of more than a week, its months only. Words, not numbers: they are
-    looked for as substrings ("28" is in "2028")."""
-    assert period.start is not None
-    assert period.end is not None
-    zone = period.zone
-    first = period.start.astimezone(zone).date()
-    last = (period.end - timedelta(microseconds=1)).astimezone(zone).date()
-    days = [first + timedelta(days=offset) for offset in range((last - first).days + 1)]
-    words: list[str] = list(_TELLING)
-    if len(days) <= 7:
-        words += [_WEEKDAYS[day.weekday()] for day in days]
-    words += [_MONTH_WORDS[day.month] for day in days]
-    return tuple(dict.fromkeys(words))
-
-
-# Where the opening words of a memory end: its first clause, at most four words.
-_CLAUSE_END = re.compile(r"[.,;:!?\n]")
-_OPENING_WORDS = 4
-# A time word in the possessive names a thing, not when the memory's story happened
-# ("Yesterday's notes: sent them out", "Last week's report is done").
-_POSSESSIVE_TIME = re.compile(
-    r"\b(?:yesterday|today|tonight|night|week|weekend|month|year|"
-    + _WEEKDAY_NAMES
-    + r")['\u2019]s\b",
-    re.IGNORECASE,
-)
-
-
-def opening_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
-    """The period the opening words of ``text`` name relative to ``at`` ("Yesterday:
-    went for a run", "Last night I ...", "Two days ago we ..."): a memory that opens so
-    tells of that time, whenever it was written. None when it opens with no such phrase
-    (a time named further on, "faster than last Saturday", is a passing mention)."""
-    head = " ".join(_CLAUSE_END.split(text[:MAX_CHARS], maxsplit=1)[0].split()[:_OPENING_WORDS])
-    if _POSSESSIVE_TIME.search(head):
-        return None
-    period = query_period(head, at, zone)
-    if period is None or not period.relative or period.opens_at is None:
-        return None
-    # The phrase opens the text, or follows its first word ("The day before yesterday").
-    first = head.split(" ", 1)[0]
-    return period if period.opens_at <= len(first) + 1 else None
-
-
-def names_a_short_date(text: str) -> bool:
-    """Whether ``text`` holds a date written with a short month or "May" ("Oct 13", "5
-    May"): the index's time words (see :func:`recalld.retrieval.temporal.mentions_time`)
-    miss those, so a memory holding one is read for its stated period too."""
-    return _SHORT_DATE.search(text[:MAX_CHARS]) is not None
-
-
-class StatedPeriods:
-    """The period a memory's own text states ("went to the support group yesterday"),
-    read with :func:`query_period` as of the memory's ``at`` on the user's calendar,
-    leaving out its sentences about the future; None when it states none, an open one,
-    or one longer than :data:`STATED_SPAN`.
-
-    Reading a text costs ~0.1 ms, so the ``size`` most recently used readings are kept
-    (``functools.lru_cache``, keyed by the text read, the ``at`` and the calendar: an
-    edited memory is read again).
-    """
-
-    def __init__(self, size: int) -> None:
-        self._cached = functools.lru_cache(maxsize=size)(_stated_period)
-
-    def of(self, text: str, at: datetime, zone: tzinfo) -> Period | None:
-        """The period ``text``, written at ``at``, states (see the class docstring)."""
-        return self._cached(text[:MAX_CHARS], at, zone)
-
-
-def _stated_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
-    past = " ".join(
-        sentence
-        for sentence in _SENTENCE_END.split(text)
-        if sentence and _FUTURE.search(sentence) is None
-    )
-    period = query_period(past, at, zone) if past else None
-    days = None if period is None else period.days()
-    if days is None or days > STATED_SPAN:
-        return None
-    return period
 
 
 def _back(moment: datetime, years: int, zone: tzinfo) -> datetime:
@@ -770,7 +610,7 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
             continue  # "the Friday deploys", "a Sunday roast": a kind of day ("on the Friday": one)
         taken.claim(match)
         name = match.group("weekday") or match.group("bare")
-        weekday = _WEEKDAYS.index(name.lower())
+        weekday = WEEKDAYS.index(name.lower())
         which = (match.group("which") or "on").lower()
         if which == "this":
             day = monday + timedelta(days=weekday)
@@ -814,7 +654,7 @@ def _counted_from(near: re.Match[str], span: _Span) -> tuple[date, date]:
     unit = (near.group("unit") or near.group("units") or "").lower()
     weekday = near.group("weekday")
     if weekday is not None:
-        wanted = _WEEKDAYS.index(weekday.lower())
+        wanted = WEEKDAYS.index(weekday.lower())
         step = (wanted - edge.weekday() if forward else edge.weekday() - wanted) % 7
         day = edge + timedelta(days=sign * (step or 7))
         return day, day

@@ -29,12 +29,8 @@ from recalld.retrieval.keyword import (
     prepare_query,
     score_row,
 )
-from recalld.retrieval.periods import (
-    Period,
-    StatedPeriods,
-    names_a_short_date,
-    opening_period,
-)
+from recalld.retrieval.period_matching import StatedPeriods, names_a_short_date, opening_period
+from recalld.retrieval.periods import Period
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
 from recalld.retrieval.vector_source import VectorSource
