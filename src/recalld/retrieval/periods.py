@@ -19,10 +19,11 @@ mistakes "may" and "second" for dates):
   "model 2019" is not a year);
 * relative to now, on the user's calendar (``RECALLD_ZONE``, else this
   machine's offset): today, tonight, this morning, yesterday, last night, the
-  day before yesterday, this/last week, weekend or month or year, "over the
-  weekend" (not "at the weekend", as often a habit), "N days (weeks, months,
-  years) ago" or "back", "in the last N days", "the past few weeks", "last
-  Friday", "on Friday", "Friday";
+  day before yesterday, this/last week, weekend or month or year, "the week
+  before last", "over the weekend" (not "at the weekend", as often a habit),
+  "N days (weeks, months, years) ago" or "back", "in the last N days", "the
+  past few weeks", "last Friday", "on Friday", "Friday"; seasons ("last
+  summer", "in the fall", "spring 2023", :mod:`recalld.retrieval.seasons`);
 * counted from a date: "the week (day, weekend, month, Sunday) before X",
   "two weeks after X", "the week of X";
 * a bound: "before/until X" ends the period at X and "after/since X" starts it
@@ -35,10 +36,10 @@ ago); such a period is marked ``yearless``, and recall reads it as the latest
 one its memories hold (see :mod:`recalld.retrieval.hybrid`). Weeks start on
 Monday; "this weekend" asked on a Monday is the one just past. Several phrases
 give the smallest period covering them all. Vague words ("recently", "lately",
-"last summer", "the other day") name no period: the ``query_time`` feature
-already says the question is about time; nor do days named after a feast, a
-sale or a show ("Cyber Monday", "Easter Sunday", "Saturday Night Live"), nor a
-weekday after an article ("the Friday deploys", "a Sunday roast"). Month
+"the other day") name no period (the ``query_time`` feature already says the
+question is about time); nor do days named after a feast, a sale or a show
+("Cyber Monday", "Easter Sunday", "Saturday Night Live"), nor a weekday after
+an article ("the Friday deploys", "a Sunday roast"). Month
 names that are also words or names ("may", "march", "April", "June", "August")
 count only as dates: capitalised, beside a day or a year, or after a preposition
 ("in June"). Only the first :data:`MAX_CHARS` characters are read.
@@ -50,6 +51,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
+
+from recalld.retrieval.seasons import SEASON_WORDS, find_seasons
 
 __all__ = [
     "MAX_CHARS",
@@ -193,7 +196,9 @@ _ROLLING = re.compile(
     re.IGNORECASE,
 )
 _THIS_LAST = re.compile(
-    r"\b(?P<which>this|last|past|previous)\s+(?P<unit>week(?:end)?|month|year)\b", re.I
+    r"\b(?:(?P<which>this|last|past|previous)\s+(?P<unit>week(?:end)?|month|year)"
+    r"|the\s+(?P<before>week(?:end)?|month|year)\s+before\s+last)\b",
+    re.I,
 )
 # "Over the weekend" is one weekend; "at (on) the weekend" is as often a habit ("what do I
 # do at the weekend?") and names none.
@@ -216,9 +221,11 @@ _NAMED_DAY = re.compile(
 # Any word a period phrase needs: most questions hold none, and one search rules them out.
 _ANY = re.compile(
     r"\d|\b(?:today|tonight|this (?:morning|afternoon|evening)|yesterday|last (?:night|evening)"
-    r"|hour|day|week|weekend|month|year|" + "|".join((*_MONTHS, *WEEKDAYS)) + r")",
+    r"|hour|day|week|weekend|month|year|" + "|".join((*_MONTHS, *WEEKDAYS, *SEASON_WORDS)) + r")",
     re.IGNORECASE,
 )
+# "Every Monday" is a habit, "next Monday" is to come, "Black Friday" a sale: none is a day.
+_NOT_A_DAY = ("every ", "each ", "next ", "coming ", "upcoming ", "forthcoming ", "black ", "good ")
 _BOUND = re.compile(r"\b(?P<bound>before|until|till|after|since)\s+$", re.IGNORECASE)
 # A period counted from a date: "the week before X", "the Sunday before X", "two weeks
 # after X", "the week of X" (matched on the text just before the date).
@@ -360,7 +367,9 @@ class _Taken:
         self._mask = bytearray(length)
 
     def free(self, match: re.Match[str]) -> bool:
-        start, end = match.span()
+        return self.free_span(*match.span())
+
+    def free_span(self, start: int, end: int) -> bool:
         return not any(self._mask[start:end])
 
     def claim(self, match: re.Match[str]) -> None:
@@ -435,7 +444,7 @@ def _context_year(text: str) -> int | None:
     return min(written)[1] if written else None
 
 
-def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
+def _absolute(text: str, today: date, taken: _Taken, zone: tzinfo) -> Iterator[_Span]:
     context = _context_year(text)
     for match in _YEAR_RANGE.finditer(text):
         taken.claim(match)
@@ -504,6 +513,7 @@ def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
         # The month's own position: "before June" is a bound (see query_period).
         yearless = not previous and context is None  # "last June" says which one
         yield _Span(*_month_span(year, month), match.group(group), match.start(group), yearless)
+    yield from _seasons(text, today, taken, zone, dated=True)  # before "summer 2021" as a year
     for match in _YEAR_ALONE.finditer(text):
         if taken.free(match):
             taken.claim(match)
@@ -513,9 +523,17 @@ def _absolute(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
             )
 
 
-def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
+def _seasons(text: str, today: date, taken: _Taken, zone: tzinfo, dated: bool) -> Iterator[_Span]:
+    for found in find_seasons(text, today, zone, dated=dated):
+        if taken.free_span(found.start, found.end):
+            taken.claim_span(found.start, found.end)
+            yield _Span(found.first, found.last, found.phrase, found.start, found.yearless)
+
+
+def _relative(text: str, today: date, taken: _Taken, zone: tzinfo) -> Iterator[_Span]:
     monday = today - timedelta(days=today.weekday())
     last_weekend = monday - timedelta(days=2)
+    yield from _seasons(text, today, taken, zone, dated=False)
     for match in _ROLLING.finditer(text):
         count_text = match.group("count")
         unit = match.group("unit").lower()
@@ -543,16 +561,17 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
         if not taken.free(match):
             continue
         taken.claim(match)
-        which = match.group("which").lower()
-        unit = match.group("unit").lower()
-        back = 0 if which == "this" else 1
+        which = (match.group("which") or "before last").lower()  # the week before last: 2
+        unit = (match.group("unit") or match.group("before")).lower()
+        back = {"this": 0, "before last": 2}.get(which, 1)
         if unit == "week":
             first = monday - timedelta(weeks=back)
             last = first + timedelta(days=6)
         elif unit == "weekend":
             # Last weekend: the one before this week began; this weekend: this week's, or
             # asked on a Monday, the one just past.
-            first = last_weekend if back or today.weekday() == 0 else last_weekend + timedelta(7)
+            first = last_weekend - timedelta(weeks=max(0, back - 1))
+            first += timedelta(7) if back == 0 and today.weekday() != 0 else timedelta(0)
             last = first + timedelta(days=1)
         elif unit == "month":
             first, last = _calendar_month(_shift_months(today, back))
@@ -590,18 +609,8 @@ def _relative(text: str, today: date, taken: _Taken) -> Iterator[_Span]:
     for match in _NAMED_DAY.finditer(text):
         taken.claim(match)  # a feast or a show, not the day of that name just past
     for match in _WEEKDAY.finditer(text):
-        skipped = (
-            "every ",
-            "each ",
-            "next ",
-            "coming ",
-            "upcoming ",
-            "forthcoming ",
-            "black ",
-            "good ",
-        )
-        if _led_by(text, match, skipped) or not taken.free(match):
-            continue  # "every Monday" is a habit, "next Monday" is to come: neither is a day
+        if _led_by(text, match, _NOT_A_DAY) or not taken.free(match):
+            continue
         if (
             match.group("bare")
             and _led_by(text, match, ("the ", "a ", "an "))
@@ -722,7 +731,7 @@ def query_period(text: str, now: datetime, zone: tzinfo) -> Period | None:
     taken = _Taken(len(text))
     reading = _Reading(covered=[], phrases=[])
     try:
-        for span in _absolute(text, today, taken):
+        for span in _absolute(text, today, taken, zone):
             lead = text[max(0, span.position - _LEAD_CHARS) : span.position]
             near = _NEAR.search(lead)
             if near is None:
@@ -736,7 +745,7 @@ def query_period(text: str, now: datetime, zone: tzinfo) -> Period | None:
         # A relative phrase beside "before X" counts back from X.
         base = today if reading.end_bound is None else reading.end_bound
         before = len(reading.covered)
-        for span in _relative(text, base, taken):
+        for span in _relative(text, base, taken, zone):
             reading.add(text, span)
         relative = len(reading.covered) > before
         period = _period(reading, relative, zone)

@@ -1,0 +1,156 @@
+"""Seasons in a question ("last summer", "in the fall", "spring 2023"), on either side of
+the equator, and "the week (weekend, month, year) before last"."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from recalld.retrieval.periods import query_period
+from recalld.retrieval.seasons import southern
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.semantic_support import semantic_settings
+
+LONDON = ZoneInfo("Europe/London")
+HOBART = ZoneInfo("Australia/Hobart")
+DECEMBER = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
+MARCH = datetime(2026, 3, 15, 10, 0, tzinfo=UTC)
+JULY = datetime(2026, 7, 15, 10, 0, tzinfo=UTC)
+
+
+def _read(text: str, now: datetime, zone: tzinfo) -> tuple[date, date, bool] | None:
+    """The first day, the day after the last, and whether the period is yearless."""
+    period = query_period(text, now, zone)
+    if period is None:
+        return None
+    assert period.start is not None
+    assert period.end is not None
+    start, end = (edge.astimezone(zone).date() for edge in (period.start, period.end))
+    return start, end, period.yearless
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "first", "after", "yearless"),
+    [
+        ("What did I do last summer?", DECEMBER, date(2026, 6, 1), date(2026, 9, 1), False),
+        ("What did I do last summer?", JULY, date(2025, 6, 1), date(2025, 9, 1), False),
+        ("what did we do this past summer", MARCH, date(2025, 6, 1), date(2025, 9, 1), False),
+        # Asked in December, the winter under way; last winter is the one before it.
+        ("What did I eat last winter?", DECEMBER, date(2025, 12, 1), date(2026, 3, 1), False),
+        ("How was this winter?", DECEMBER, date(2026, 12, 1), date(2027, 3, 1), False),
+        # "This winter" asked in March: the one just over. "This spring" asked in
+        # December: this year's. "This summer" asked in March: the coming one.
+        ("How was this winter?", MARCH, date(2025, 12, 1), date(2026, 3, 1), False),
+        ("Where did we go this spring?", DECEMBER, date(2026, 3, 1), date(2026, 6, 1), False),
+        ("Where will we go this summer?", MARCH, date(2026, 6, 1), date(2026, 9, 1), False),
+        # Without "last" or "this": the latest that has begun, read as yearless.
+        ("What did I do in the fall?", DECEMBER, date(2026, 9, 1), date(2026, 12, 1), True),
+        ("What did I do over the summer?", MARCH, date(2025, 6, 1), date(2025, 9, 1), True),
+        ("during the winter", JULY, date(2025, 12, 1), date(2026, 3, 1), True),
+        # With a year.
+        ("What happened the summer of 2022?", DECEMBER, date(2022, 6, 1), date(2022, 9, 1), False),
+        ("Where did I travel in summer 2021?", DECEMBER, date(2021, 6, 1), date(2021, 9, 1), False),
+        ("in the summer of 2022", JULY, date(2022, 6, 1), date(2022, 9, 1), False),
+        ("autumn 2024", MARCH, date(2024, 9, 1), date(2024, 12, 1), False),
+        ("Spring of 2023", JULY, date(2023, 3, 1), date(2023, 6, 1), False),
+        # Winter straddles two years in the north: "winter 2021" keeps reading as the year.
+        ("in winter 2021", DECEMBER, date(2021, 1, 1), date(2022, 1, 1), False),
+    ],
+)
+def test_a_question_names_a_season_north_of_the_equator(
+    text: str, now: datetime, first: date, after: date, yearless: bool
+) -> None:
+    assert _read(text, now, LONDON) == (first, after, yearless)
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "first", "after"),
+    [
+        # Summer is December to February south of the equator.
+        ("What did I do last summer?", DECEMBER, date(2025, 12, 1), date(2026, 3, 1)),
+        ("How was this summer?", DECEMBER, date(2026, 12, 1), date(2027, 3, 1)),
+        ("What did I eat last winter?", DECEMBER, date(2026, 6, 1), date(2026, 9, 1)),
+        ("What did I eat last winter?", JULY, date(2025, 6, 1), date(2025, 9, 1)),
+        ("What did I do in the fall?", DECEMBER, date(2026, 3, 1), date(2026, 6, 1)),
+        ("winter 2021", DECEMBER, date(2021, 6, 1), date(2021, 9, 1)),
+        # Summer straddles two years in the south: the year is read.
+        ("the summer of 2022", DECEMBER, date(2022, 1, 1), date(2023, 1, 1)),
+    ],
+)
+def test_a_question_names_a_season_south_of_the_equator(
+    text: str, now: datetime, first: date, after: date
+) -> None:
+    assert _read(text, now, HOBART)[:2] == (first, after)  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("zone", "south"),
+    [
+        (HOBART, True),
+        (ZoneInfo("Australia/Tasmania"), True),  # an alias, followed to Australia/Hobart
+        (ZoneInfo("America/Argentina/Buenos_Aires"), True),
+        (ZoneInfo("Pacific/Auckland"), True),
+        (LONDON, False),
+        (ZoneInfo("America/Los_Angeles"), False),
+        (ZoneInfo("UTC"), False),  # no place: north
+        (UTC, False),
+        (timezone(timedelta(hours=11)), False),  # a fixed offset says nothing of latitude
+    ],
+)
+def test_the_hemisphere_comes_from_the_zones_place(zone: tzinfo, south: bool) -> None:
+    assert southern(zone) is south
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I had a fall at the gym",
+        "What are my summer plans?",
+        "Which hot spring did we visit?",
+        "Did we fall in love?",
+        "Where are the winter tyres?",
+        "spring cleaning checklist",
+        "What did I do next summer?",  # to come (and "next" names no season read here)
+        "the summer-house key",
+    ],
+)
+def test_a_season_word_alone_names_no_period(text: str) -> None:
+    assert query_period(text, DECEMBER, LONDON) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "after"),
+    [
+        # Saturday 2026-12-05: this week began on Monday 11-30.
+        ("What happened the week before last?", date(2026, 11, 16), date(2026, 11, 23)),
+        ("the weekend before last", date(2026, 11, 21), date(2026, 11, 23)),
+        ("What did I buy the month before last?", date(2026, 10, 1), date(2026, 11, 1)),
+        ("the year before last", date(2024, 1, 1), date(2025, 1, 1)),
+    ],
+)
+def test_the_one_before_last(text: str, first: date, after: date) -> None:
+    assert _read(text, DECEMBER, UTC) == (first, after, False)
+
+
+def test_recall_reads_a_season_on_the_users_side_of_the_equator(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # clock: October 2026. In Hobart last summer was December 2025 to February 2026.
+    south = MemoryService.open(semantic_settings(db_path, zone="Australia/Hobart"), clock=clock)
+    with south:
+        beach = south.remember("Swam at Seven Mile Beach", at="2026-01-10T10:00:00+11:00")
+        hike = south.remember("Hiked up kunanyi in the snow", at="2025-07-12T10:00:00+10:00")
+        south.new_worker().run_until_idle()
+        question = "What did I do last summer?"
+        assert south.explain(question, beach.id).features["in_period"] == 1.0
+        assert south.explain(question, hike.id).features["in_period"] == 0.0
+    north = MemoryService.open(semantic_settings(db_path, zone="Europe/London"), clock=clock)
+    with north:
+        # North of the equator last summer was June to August 2026: neither memory.
+        assert north.explain(question, beach.id).features["in_period"] == 0.0
+        assert north.explain(question, hike.id).features["in_period"] == 0.0
+        assert north.explain("What did I do in summer 2025?", hike.id).features["in_period"] == 1.0
