@@ -9,6 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from recalld.retrieval.calendar_period import Period
+from recalld.retrieval.period_matching import StatedPeriods, opening_period
 from recalld.retrieval.periods import query_period
 from recalld.retrieval.seasons import southern
 from recalld.service import MemoryService
@@ -20,6 +22,8 @@ HOBART = ZoneInfo("Australia/Hobart")
 DECEMBER = datetime(2026, 12, 5, 10, 0, tzinfo=UTC)
 MARCH = datetime(2026, 3, 15, 10, 0, tzinfo=UTC)
 JULY = datetime(2026, 7, 15, 10, 0, tzinfo=UTC)
+JANUARY = datetime(2027, 1, 10, 10, 0, tzinfo=UTC)
+NOVEMBER = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 
 
 def _read(text: str, now: datetime, zone: tzinfo) -> tuple[date, date, bool] | None:
@@ -47,6 +51,9 @@ def _read(text: str, now: datetime, zone: tzinfo) -> tuple[date, date, bool] | N
         ("How was this winter?", MARCH, date(2025, 12, 1), date(2026, 3, 1), False),
         ("Where did we go this spring?", DECEMBER, date(2026, 3, 1), date(2026, 6, 1), False),
         ("Where will we go this summer?", MARCH, date(2026, 6, 1), date(2026, 9, 1), False),
+        ("What are we doing this fall?", JANUARY, date(2027, 9, 1), date(2027, 12, 1), False),
+        # Winter straddles two years: the nearer of the last and the next.
+        ("Will it snow this winter?", NOVEMBER, date(2026, 12, 1), date(2027, 3, 1), False),
         # Without "last" or "this": the latest that has begun, read as yearless.
         ("What did I do in the fall?", DECEMBER, date(2026, 9, 1), date(2026, 12, 1), True),
         ("What did I do over the summer?", MARCH, date(2025, 6, 1), date(2025, 9, 1), True),
@@ -57,8 +64,38 @@ def _read(text: str, now: datetime, zone: tzinfo) -> tuple[date, date, bool] | N
         ("in the summer of 2022", JULY, date(2022, 6, 1), date(2022, 9, 1), False),
         ("autumn 2024", MARCH, date(2024, 9, 1), date(2024, 12, 1), False),
         ("Spring of 2023", JULY, date(2023, 3, 1), date(2023, 6, 1), False),
+        ("in the summer of last year", DECEMBER, date(2025, 6, 1), date(2025, 9, 1), False),
+        ("during the summer last year", DECEMBER, date(2025, 6, 1), date(2025, 9, 1), False),
+        ("last year in the summer", DECEMBER, date(2025, 6, 1), date(2025, 9, 1), False),
+        # The year another phrase names; a period nested in a season or holding one: the
+        # narrower.
+        (
+            "What did I do in the summer, in 2023?",
+            DECEMBER,
+            date(2023, 6, 1),
+            date(2023, 9, 1),
+            False,
+        ),
+        ("In the summer, on July 4, 2023", DECEMBER, date(2023, 7, 4), date(2023, 7, 5), False),
+        (
+            "in the fall after the summer of 2023",
+            DECEMBER,
+            date(2023, 9, 1),
+            date(2023, 12, 1),
+            False,
+        ),
+        # A day or month without a year inside a season takes the season's year.
+        ("What did we do on July 4 last summer?", JULY, date(2025, 7, 4), date(2025, 7, 5), False),
+        ("this winter in February", DECEMBER, date(2027, 2, 1), date(2027, 3, 1), False),
         # Winter straddles two years in the north: "winter 2021" keeps reading as the year.
         ("in winter 2021", DECEMBER, date(2021, 1, 1), date(2022, 1, 1), False),
+        (
+            "What did we change in the Spring Boot app last week?",
+            DECEMBER,
+            date(2026, 11, 23),
+            date(2026, 11, 30),
+            False,
+        ),
     ],
 )
 def test_a_question_names_a_season_north_of_the_equator(
@@ -116,6 +153,16 @@ def test_the_hemisphere_comes_from_the_zones_place(zone: tzinfo, south: bool) ->
         "spring cleaning checklist",
         "What did I do next summer?",  # to come (and "next" names no season read here)
         "the summer-house key",
+        "What did we change in the Spring config?",
+        "Who won during the Winter Olympics?",
+        "Is this spring water safe?",
+        "Where did this summer dress come from?",
+        "Since my last fall I've been careful",
+        "Who ate the last spring roll?",
+        "What happened in the fall of Rome?",
+        "the summer of love",
+        "Have I watched I Know What You Did Last Summer?",
+        "last Summer said she would call",
     ],
 )
 def test_a_season_word_alone_names_no_period(text: str) -> None:
@@ -136,6 +183,47 @@ def test_the_one_before_last(text: str, first: date, after: date) -> None:
     assert _read(text, DECEMBER, UTC) == (first, after, False)
 
 
+@pytest.mark.parametrize("text", ["the week before last Friday", "the week before last summer"])
+def test_the_one_before_a_last_something_counts_from_it(text: str) -> None:
+    # A bound before that Friday (summer), not two weeks ago.
+    period = query_period(text, DECEMBER, LONDON)
+    assert period is not None
+    assert period.start is None
+    assert period.phrases[0].startswith("before last")
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("Went to the market yesterday, like we did over the summer.", date(2026, 12, 4)),
+        ("Last summer we went to Paris. Today I framed the photos.", date(2026, 12, 5)),
+        ("In the fall I start a new job; yesterday I signed the contract.", date(2026, 12, 4)),
+    ],
+)
+def test_a_season_beside_a_memorys_day_leaves_the_day(text: str, day: date) -> None:
+    # A memory's stated period is at most a month: its season is left out, not joined
+    # with the day into a period too long to compare.
+    stated = StatedPeriods(4).of(text, DECEMBER, LONDON)
+    assert stated is not None
+    assert stated.start is not None
+    assert stated.start.astimezone(LONDON).date() == day
+    assert stated.days() == 1
+    # Nor does a season opening a memory say it tells of another time than its day.
+    assert opening_period(text, DECEMBER, LONDON) is None
+
+
+def test_a_winter_goes_back_to_a_leap_february() -> None:
+    # "In the winter" asked in July 2025: December 2024 to February 2025; a year earlier
+    # it ends with February 29, 2024.
+    period = query_period("what did I do in the winter?", datetime(2025, 7, 15, tzinfo=UTC), UTC)
+    assert period is not None
+    earlier = period.years_back(1)
+    assert isinstance(earlier, Period)
+    assert earlier.holds(datetime(2024, 2, 29, 12, tzinfo=UTC))
+    assert not earlier.holds(datetime(2024, 3, 1, 0, tzinfo=UTC))
+    assert earlier.holds(datetime(2023, 12, 1, 0, tzinfo=UTC))
+
+
 def test_recall_reads_a_season_on_the_users_side_of_the_equator(
     db_path: Path, clock: FakeClock
 ) -> None:
@@ -144,6 +232,7 @@ def test_recall_reads_a_season_on_the_users_side_of_the_equator(
     with south:
         beach = south.remember("Swam at Seven Mile Beach", at="2026-01-10T10:00:00+11:00")
         hike = south.remember("Hiked up kunanyi in the snow", at="2025-07-12T10:00:00+10:00")
+        skied = south.remember("Skied at Ben Lomond", at="2025-01-20T10:00:00+11:00")
         south.new_worker().run_until_idle()
         question = "What did I do last summer?"
         assert south.explain(question, beach.id).features["in_period"] == 1.0
@@ -153,4 +242,7 @@ def test_recall_reads_a_season_on_the_users_side_of_the_equator(
         # North of the equator last summer was June to August 2026: neither memory.
         assert north.explain(question, beach.id).features["in_period"] == 0.0
         assert north.explain(question, hike.id).features["in_period"] == 0.0
-        assert north.explain("What did I do in summer 2025?", hike.id).features["in_period"] == 1.0
+        dated = "What did I do in summer 2025?"
+        assert north.explain(dated, hike.id).features["in_period"] == 1.0
+        # Summer 2025, not the whole year: January is not in it.
+        assert north.explain(dated, skied.id).features["in_period"] == 0.0

@@ -139,7 +139,7 @@ def opening_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
     head = " ".join(_CLAUSE_END.split(text[:MAX_CHARS], maxsplit=1)[0].split()[:_OPENING_WORDS])
     if _POSSESSIVE_TIME.search(head):
         return None
-    period = query_period(head, at, zone)
+    period = query_period(head, at, zone, longest=STATED_SPAN)
     if period is None or not period.relative or period.opens_at is None:
         return None
     # The phrase opens the text, or follows its first word ("The day before yesterday").
@@ -179,7 +179,8 @@ def _stated_period(text: str, at: datetime, zone: tzinfo) -> Period | None:
         for sentence in _SENTENCE_END.split(text)
         if sentence and _FUTURE.search(sentence) is None
     )
-    period = query_period(past, at, zone) if past else None
+    # A memory's "last summer" beside its "yesterday" would make the two one long period.
+    period = query_period(past, at, zone, longest=STATED_SPAN) if past else None
     days = None if period is None else period.days()
     if days is None or days > STATED_SPAN:
         return None

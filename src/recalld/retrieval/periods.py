@@ -14,16 +14,19 @@ mistakes "may" and "second" for dates):
 
 * absolute: an ISO date or month (``2026-11-28``, ``2026/11/28``,
   ``2026-11``), a day with its month ("October 13, 2023", "13th of October",
-  "Oct 13"), a month ("in June", "December 2023", "last May"), a year after a
-  preposition or a season ("in 2023", "summer 2021"; a bare number such as
-  "model 2019" is not a year);
+  "Oct 13"), a month ("in June", "December 2023", "last May"), a season with
+  its year ("summer 2021", :mod:`recalld.retrieval.seasons`), a year after a
+  preposition ("in 2023", "winter 2021": a season straddling two years; a bare
+  number such as "model 2019" is not a year);
 * relative to now, on the user's calendar (``RECALLD_ZONE``, else this
   machine's offset): today, tonight, this morning, yesterday, last night, the
   day before yesterday, this/last week, weekend or month or year, "the week
   before last", "over the weekend" (not "at the weekend", as often a habit),
   "N days (weeks, months, years) ago" or "back", "in the last N days", "the
-  past few weeks", "last Friday", "on Friday", "Friday"; seasons ("last
-  summer", "in the fall", "spring 2023", :mod:`recalld.retrieval.seasons`);
+  past few weeks", "last Friday", "on Friday", "Friday"; a season ("last
+  summer", "in the fall"), whose months give a day or month inside it without
+  a year their year ("on July 4 last summer"), and which is read rather than a
+  period it lies in ("in 2023, in the summer": summer 2023);
 * counted from a date: "the week (day, weekend, month, Sunday) before X",
   "two weeks after X", "the week of X";
 * a bound: "before/until X" ends the period at X and "after/since X" starts it
@@ -49,9 +52,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta, tzinfo
 
+from recalld.retrieval.calendar_period import STATED_REACH, TOLD_AFTER, Period, midnight
 from recalld.retrieval.seasons import SEASON_WORDS, find_seasons
 
 __all__ = [
@@ -66,12 +70,6 @@ __all__ = [
 
 # A question longer than this is read up to here (a pasted log is not a question).
 MAX_CHARS = 1_000
-# What a memory written this long after a period most likely tells of it ("yesterday I ...").
-TOLD_AFTER = timedelta(days=7)
-# How long after a period a memory's text is read for a time inside it: what a memory
-# states is read as past ("yesterday", "last week", "two weeks ago"), so one written before
-# the period, or more than a month after it, is not read at all (~0.1 ms a text saved).
-STATED_REACH = timedelta(days=31)
 # A phrase that counts from or bounds a date stands within this many characters before it.
 _LEAD_CHARS = 48
 
@@ -197,7 +195,11 @@ _ROLLING = re.compile(
 )
 _THIS_LAST = re.compile(
     r"\b(?:(?P<which>this|last|past|previous)\s+(?P<unit>week(?:end)?|month|year)"
-    r"|the\s+(?P<before>week(?:end)?|month|year)\s+before\s+last)\b",
+    r"|the\s+(?P<before>week(?:end)?|month|year)\s+before\s+last"
+    # Not "the week before last Friday (last summer, last time)": that counts from it.
+    r"(?!\s+(?:week|weekend|month|year|time|night|"
+    + "|".join((*_MONTHS, *WEEKDAYS, *SEASON_WORDS))
+    + r")\b))\b",
     re.I,
 )
 # "Over the weekend" is one weekend; "at (on) the weekend" is as often a habit ("what do I
@@ -241,113 +243,6 @@ _NEAR = re.compile(
 
 
 @dataclass(frozen=True)
-class Period:
-    """``[start, end)`` in UTC: the period a question names (either end may be open)."""
-
-    start: datetime | None
-    end: datetime | None
-    phrases: tuple[str, ...]
-    yearless: bool = False
-    """Named by days or months without a year ("in June", "on May 5"), read as the latest
-    not after today: recall may look further back (see :meth:`years_back`)."""
-    zone: tzinfo = field(default=UTC, compare=False, repr=False)
-    """The calendar it was read on (whole days of this zone)."""
-    core: tuple[datetime, datetime] | None = None
-    """``[start, end)`` of the day the phrase names when the period is read wider around
-    it ("two days ago" covers a day either side; None: the period is what it names)."""
-    relative: bool = False
-    """Named only by phrases relative to when it was read ("yesterday", "last week",
-    "on Monday"), none of them a date or a bound."""
-    opens_at: int | None = field(default=None, compare=False, repr=False)
-    """For a :attr:`relative` period: where in the text its first phrase starts."""
-
-    def years_back(self, years: int) -> Period:
-        """The same days ``years`` earlier on the same calendar (February 29 becomes the
-        28th)."""
-        return replace(
-            self,
-            start=None if self.start is None else _back(self.start, years, self.zone),
-            end=None if self.end is None else _back_end(self.end, years, self.zone),
-            core=None
-            if self.core is None
-            else (
-                _back(self.core[0], years, self.zone),
-                _back_end(self.core[1], years, self.zone),
-            ),
-        )
-
-    def days(self) -> int | None:
-        """How many days of its calendar it covers (None: an open end). Counted in whole
-        days, so a change of daylight saving time inside it does not count an hour more."""
-        if self.start is None or self.end is None:
-            return None
-        zone = self.zone
-        return (self.end.astimezone(zone).date() - self.start.astimezone(zone).date()).days
-
-    def exact(self) -> Period:
-        """The period without the slack around what its phrase names (see :attr:`core`)."""
-        if self.core is None:
-            return self
-        return replace(self, start=self.core[0], end=self.core[1], core=None)
-
-    def contains(self, other: Period) -> bool:
-        """Whether ``other`` lies wholly inside this period (an open end reaches any
-        time; an open ``other`` only fits an end as open)."""
-        starts = self.start is None or (other.start is not None and other.start >= self.start)
-        ends = self.end is None or (other.end is not None and other.end <= self.end)
-        return starts and ends
-
-    def holds(self, moment: datetime) -> bool:
-        """Whether ``moment`` (aware) falls inside the period."""
-        return (self.start is None or moment >= self.start) and (
-            self.end is None or moment < self.end
-        )
-
-    def overlaps(self, other: Period) -> bool:
-        """Whether the two periods share a moment (an open end reaches any time)."""
-        return (self.start is None or other.end is None or self.start < other.end) and (
-            other.start is None or self.end is None or other.start < self.end
-        )
-
-    def may_be_stated_at(self, moment: datetime) -> bool:
-        """Whether a memory written at ``moment`` is read for a time it states inside the
-        period: written inside it or at most :data:`STATED_REACH` after it."""
-        return (self.start is None or moment >= self.start) and (
-            self.end is None or moment < self.end + STATED_REACH
-        )
-
-    def told_after(self, moment: datetime) -> float:
-        """How soon after a closed period of at most :data:`TOLD_AFTER` ``moment`` comes: 1
-        at its end, falling to 0 :data:`TOLD_AFTER` later (0 inside, before, or for an open
-        or longer period). People write about a weekend on the Monday; a memory of the
-        first days of July says little about June."""
-        if self.start is None or self.end is None or moment < self.end:
-            return 0.0
-        if self.end - self.start > TOLD_AFTER:
-            return 0.0
-        return max(0.0, 1.0 - (moment - self.end) / TOLD_AFTER)
-
-
-def _back(moment: datetime, years: int, zone: tzinfo) -> datetime:
-    """The midnight starting the same day ``years`` earlier (February 29: the 28th)."""
-    return _midnight(_day_back(moment.astimezone(zone).date(), years), zone)
-
-
-def _back_end(moment: datetime, years: int, zone: tzinfo) -> datetime:
-    """The midnight ending the same last day ``years`` earlier: a period up to February 29
-    ends after the 28th, not before it."""
-    last = moment.astimezone(zone).date() - timedelta(days=1)
-    return _midnight(_day_back(last, years) + timedelta(days=1), zone)
-
-
-def _day_back(day: date, years: int) -> date:
-    try:
-        return day.replace(year=day.year - years)
-    except ValueError:  # February 29
-        return day.replace(year=day.year - years, day=28)
-
-
-@dataclass(frozen=True)
 class _Span:
     first: date
     last: date  # inclusive
@@ -357,6 +252,12 @@ class _Span:
     """Read on today's calendar because neither it nor the question names a year."""
     core: tuple[date, date] | None = None
     """The days (first, last) the phrase names when ``first``-``last`` is read wider."""
+    season: bool = False
+
+    def inside(self, other: _Span) -> bool:
+        """Whether this span lies inside ``other`` and is not the same days."""
+        within = other.first <= self.first and self.last <= other.last
+        return within and (self.first, self.last) != (other.first, other.last)
 
 
 class _Taken:
@@ -524,10 +425,47 @@ def _absolute(text: str, today: date, taken: _Taken, zone: tzinfo) -> Iterator[_
 
 
 def _seasons(text: str, today: date, taken: _Taken, zone: tzinfo, dated: bool) -> Iterator[_Span]:
-    for found in find_seasons(text, today, zone, dated=dated):
+    year = None if dated else _context_year(text)  # "in 2023, in the summer"
+    for found in find_seasons(text, today, zone, dated=dated, year=year):
         if taken.free_span(found.start, found.end):
             taken.claim_span(found.start, found.end)
-            yield _Span(found.first, found.last, found.phrase, found.start, found.yearless)
+            yield _Span(
+                found.first, found.last, found.phrase, found.start, found.yearless, season=True
+            )
+
+
+def _with_seasons(covered: list[_Span]) -> list[_Span]:
+    """A day or month without a year inside a season the question names takes the
+    season's year ("on July 4 last summer"), and of a season and a period nested in one
+    another the narrower is read ("in 2023, in the summer": summer 2023)."""
+    seasons = [span for span in covered if span.season]
+    if not seasons:
+        return covered
+    placed = []
+    for span in covered:
+        for season in seasons if span.yearless and not span.season else ():
+            shift = season.first.year - span.first.year
+            for years in (shift, shift + 1):
+                moved = replace(
+                    span, first=_years_on(span.first, years), last=_years_on(span.last, years)
+                )
+                if moved.inside(season):
+                    span = replace(moved, yearless=season.yearless)
+                    break
+        placed.append(span)
+    return [
+        span
+        for span in placed
+        if not any(other.inside(span) and (other.season or span.season) for other in placed)
+    ]
+
+
+def _years_on(day: date, years: int) -> date:
+    """``day`` ``years`` later (February 29 in a year without one: the 28th)."""
+    try:
+        return day.replace(year=day.year + years)
+    except ValueError:
+        return day.replace(year=day.year + years, day=28)
 
 
 def _relative(text: str, today: date, taken: _Taken, zone: tzinfo) -> Iterator[_Span]:
@@ -702,6 +640,13 @@ class _Reading:
     end_bound: date | None = None
     bounds_yearless: bool = True
     """Every bound's date was written without a year ("since March")."""
+    longest: int | None = None
+    """Periods longer than this many days are left out (None: none is)."""
+
+    def cover(self, span: _Span) -> None:
+        """Count ``span`` as a period the text names (unless longer than :attr:`longest`)."""
+        if self.longest is None or (span.last - span.first).days < self.longest:
+            self.covered.append(span)
 
     def add(self, text: str, span: _Span) -> None:
         """Count ``span`` as a bound when "before/after ..." leads it, else as covered."""
@@ -719,17 +664,21 @@ class _Reading:
             self.start_bound = edge if self.start_bound is None else max(self.start_bound, edge)
             self.phrases.append(f"{word} {span.phrase}")
         else:
-            self.covered.append(span)
+            self.cover(span)
 
 
-def query_period(text: str, now: datetime, zone: tzinfo) -> Period | None:
-    """The period ``text`` names, read on ``zone``'s calendar at ``now`` (None: none)."""
+def query_period(
+    text: str, now: datetime, zone: tzinfo, longest: int | None = None
+) -> Period | None:
+    """The period ``text`` names, read on ``zone``'s calendar at ``now`` (None: none).
+    With ``longest``, phrases naming more days than that are left out (a memory's "last
+    summer" beside its "yesterday")."""
     text = text[:MAX_CHARS]
     if _ANY.search(text) is None:
         return None
     today = now.astimezone(zone).date()
     taken = _Taken(len(text))
-    reading = _Reading(covered=[], phrases=[])
+    reading = _Reading(covered=[], phrases=[], longest=longest)
     try:
         for span in _absolute(text, today, taken, zone):
             lead = text[max(0, span.position - _LEAD_CHARS) : span.position]
@@ -741,13 +690,14 @@ def query_period(text: str, now: datetime, zone: tzinfo) -> Period | None:
             start = span.position - len(lead) + near.start()
             taken.claim_span(start, span.position)  # "the Sunday" is not a Sunday of its own
             phrase = near.group(0) + span.phrase
-            reading.covered.append(_Span(*counted, phrase, start, span.yearless))
+            reading.cover(_Span(*counted, phrase, start, span.yearless))
         # A relative phrase beside "before X" counts back from X.
         base = today if reading.end_bound is None else reading.end_bound
         before = len(reading.covered)
         for span in _relative(text, base, taken, zone):
             reading.add(text, span)
         relative = len(reading.covered) > before
+        reading.covered = _with_seasons(reading.covered)
         period = _period(reading, relative, zone)
         if period is not None and before == 0 and relative and not reading.phrases:
             opens = min(span.position for span in reading.covered)
@@ -776,10 +726,10 @@ def _period(reading: _Reading, relative: bool, zone: tzinfo) -> Period | None:
     core = None
     named = covered[0].core if len(covered) == 1 and not reading.phrases else None
     if named is not None:
-        core = (_midnight(named[0], zone), _midnight(named[1] + timedelta(days=1), zone))
+        core = (midnight(named[0], zone), midnight(named[1] + timedelta(days=1), zone))
     return Period(
-        start=None if first is None else _midnight(first, zone),
-        end=None if last is None else _midnight(last + timedelta(days=1), zone),
+        start=None if first is None else midnight(first, zone),
+        end=None if last is None else midnight(last + timedelta(days=1), zone),
         phrases=tuple(phrases),
         yearless=reading.bounds_yearless and all(span.yearless for span in covered),
         zone=zone,
@@ -789,7 +739,3 @@ def _period(reading: _Reading, relative: bool, zone: tzinfo) -> Period | None:
 
 def _position(span: _Span) -> int:
     return span.position
-
-
-def _midnight(day: date, zone: tzinfo) -> datetime:
-    return datetime.combine(day, time(), zone).astimezone(UTC)

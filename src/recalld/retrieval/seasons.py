@@ -11,17 +11,23 @@ such as the machine's own when ``RECALLD_ZONE`` is unset) reads as north.
 Which one a phrase names, asked on ``today``:
 
 * "last summer", "this past summer": the latest that ended before today;
-* "this summer": the one under way, else the last one if it ended this calendar
-  year, else the coming one ("this winter" asked in March: the one just over;
-  "this spring" asked in December: this year's; "this summer" asked in March:
-  the coming one);
-* "in (during, over) the summer": the latest that has begun (under way or past),
+* "this summer": the one under way, else this calendar year's ("this spring"
+  asked in December: the past one; "this summer" asked in March: the coming
+  one); for a season straddling two years (winter in the north, summer in the
+  south) the nearer of the last and the next ("this winter" asked in March: the
+  one just over; asked in November: the coming one);
+* "in (during, over) the summer": the year another phrase of the text names ("in
+  2023, in the summer"), else the latest that has begun (under way or past),
   marked yearless (recall may read it as the latest its memories hold);
-* "summer 2021", "the summer of 2021": that year's, for a season inside one year
-  (winter in the north, summer in the south straddle two years: those keep
-  reading as the year).
+* "summer 2021", "the summer of 2021", "the summer of last year", "last year in
+  the summer": that year's, for a season inside one year (a season straddling
+  two years with a year keeps reading as the year).
 
-A season word alone ("summer plans", "a hot spring", "I had a fall") names none.
+A season word that is not a time names none: alone ("summer plans", "a hot
+spring", "I had a fall"), before a noun it qualifies ("this summer dress", "the
+last spring roll"), owned ("my last fall"), followed by "of" and no year ("in
+the fall of Rome"), or capitalised as a name or a title ("Spring Boot", "the
+Winter Olympics", "last Summer said", "I Know What You Did Last Summer").
 """
 
 from __future__ import annotations
@@ -40,15 +46,31 @@ __all__ = ["SEASON_WORDS", "SeasonMatch", "find_seasons", "southern"]
 _FIRST_MONTH = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 SEASON_WORDS = tuple(_FIRST_MONTH)
 _NAMES = "|".join(SEASON_WORDS)
+_YEAR = r"(?:(?P<year>(?:19|20)\d\d)(?![\d%]|[-/.,:]\d)|(?P<relative>last|this)\s+year\b)"
 _SEASON = re.compile(
     r"\b(?:(?P<which>this\s+past|last|this|past|previous)\s+(?P<named>" + _NAMES + r")"
-    r"|(?P<lead>in|during|over|through|throughout)\s+the\s+(?P<plain>" + _NAMES + r")"
-    r"(?!\s+(?:of\s+)?(?:19|20)\d\d)"
-    r"|(?:the\s+)?(?P<dated>" + _NAMES + r")\s+(?:of\s+)?"
-    r"(?P<year>(?:19|20)\d\d)(?![\d%]|[-/.,:]\d))"
+    r"|(?:in|during|over|through|throughout)\s+the\s+(?P<plain>" + _NAMES + r")"
+    r"(?!\s+(?:of\b|(?:19|20)\d\d|(?:last|this)\s+year))"
+    r"|(?:the\s+)?(?P<dated>"
+    + _NAMES
+    + r")\s+(?:of\s+)?"
+    + _YEAR
+    + r"|(?P<last_year>last|this)\s+year\s+(?:in|during|over)\s+the\s+(?P<yeared>"
+    + _NAMES
+    + r"))"
     r"(?![\w'\u2019-])",
     re.IGNORECASE,
 )
+# What may follow a season named without a year: the end of a clause, or a word that
+# cannot be a noun it qualifies ("last summer we went", not "this summer dress").
+_FOLLOWS = re.compile(
+    r"\s*(?:$|[^\w\s]|[A-Z]|(?i:i|we|you|he|she|they|it|my|our|your|his|her|their|the|a|an"
+    r"|and|or|but|so|then|too|in|on|at|to|with|for|from|by|when|while|after|before|was|were"
+    r"|is|are|had|have|has|did|do|went|got|came|again|already|though|just|yet|together)\b)"
+)
+# Before "last fall" or "this summer", a word that makes it a thing ("my last fall", "the
+# last spring roll").
+_OWNED = re.compile(r"\b(?:my|your|his|her|our|their|its|the|a|an)\s+$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -63,29 +85,55 @@ class SeasonMatch:
     yearless: bool
 
 
-def find_seasons(text: str, today: date, zone: tzinfo, *, dated: bool) -> Iterator[SeasonMatch]:
-    """The seasons ``text`` names with a year ("summer 2021": ``dated``) or without one
-    ("last summer"), read on ``today`` in ``zone``'s hemisphere."""
+def find_seasons(
+    text: str, today: date, zone: tzinfo, *, dated: bool, year: int | None = None
+) -> Iterator[SeasonMatch]:
+    """The seasons ``text`` names with a year ("summer 2021", "the summer of last year":
+    ``dated``) or without one ("last summer", "in the fall"), read on ``today`` in
+    ``zone``'s hemisphere; "in the fall" takes ``year``, the one the text names elsewhere
+    ("in 2023, in the fall"), when given."""
     shift = 6 if southern(zone) else 0
     for match in _SEASON.finditer(text):
-        if (match.group("year") is not None) != dated:
+        is_dated = match.group("dated") is not None or match.group("yeared") is not None
+        if is_dated != dated or (not dated and not _a_time(text, match)):
             continue
-        name = (match.group("named") or match.group("plain") or match.group("dated")).lower()
+        name = next(word for word in match.group("named", "plain", "dated", "yeared") if word)
+        name = name.lower()
         first_month = (_FIRST_MONTH[name] + shift - 1) % 12 + 1
-        year_text = match.group("year")
-        if year_text is not None:
-            if first_month > 10:
-                continue  # it straddles two years: the year alone is read (see module doc)
-            found = _occurrence(int(year_text), first_month)
-            yearless = False
+        straddles = first_month > 10  # winter north, summer south
+        named_year = None
+        if is_dated:
+            relative = match.group("relative") or match.group("last_year")
+            named_year = int(match.group("year")) if relative is None else today.year
+            named_year -= relative is not None and relative.lower() == "last"
+        elif match.group("plain") is not None:
+            named_year = year
+        if named_year is not None:
+            if straddles:
+                continue  # which months of which year? The year alone is read (module doc)
+            found, yearless = _occurrence(named_year, first_month), False
         elif match.group("which") is not None:
             which = " ".join(match.group("which").lower().split())
             found = _this(first_month, today) if which == "this" else _last(first_month, today)
             yearless = False
         else:
-            found = _begun(first_month, today)
-            yearless = True
+            found, yearless = _begun(first_month, today), True
         yield SeasonMatch(*found, match.group(0), match.start(), match.end(), yearless)
+
+
+def _a_time(text: str, match: re.Match[str]) -> bool:
+    """Whether a season named without a year is a time, not a thing or a name: not
+    followed by a noun it qualifies ("this summer dress"), not owned ("my last fall"),
+    not capitalised as a name or a title ("last Summer said", "the Winter Olympics", "I
+    Know What You Did Last Summer")."""
+    if _FOLLOWS.match(text, match.end()) is None or _OWNED.search(text, 0, match.start()):
+        return False
+    word = match.group("named") or match.group("plain")
+    if word[0].isupper() and not word.isupper():
+        return False  # mid-sentence capitals make a name ("Spring Boot", "Winter Olympics")
+    opening = match.group(0)[0]
+    before = text[: match.start()].rstrip()
+    return not (opening.isupper() and before and before[-1] not in ".!?:;\"'\u201c(")
 
 
 def _occurrence(year: int, first_month: int) -> tuple[date, date]:
@@ -110,11 +158,15 @@ def _last(first_month: int, today: date) -> tuple[date, date]:
 
 
 def _this(first_month: int, today: date) -> tuple[date, date]:
-    """The one under way, else the last if it ended this calendar year, else the next."""
+    """The one under way, else this calendar year's; for a season straddling two years,
+    the nearer of the last and the next (the last on a tie)."""
     begun = _begun(first_month, today)
-    if begun[1] >= today or begun[1].year == today.year:
+    if begun[1] >= today:
         return begun
-    return _occurrence(begun[0].year + 1, first_month)
+    if first_month <= 10:
+        return _occurrence(today.year, first_month)
+    coming = _occurrence(begun[0].year + 1, first_month)
+    return coming if (coming[0] - today) < (today - begun[1]) else begun
 
 
 def southern(zone: tzinfo) -> bool:
