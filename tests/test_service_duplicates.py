@@ -37,6 +37,33 @@ def test_different_text_is_not_a_duplicate(service: MemoryService) -> None:
     assert service.remember("Deploys happen on Wednesdays").status == "created"
 
 
+def test_the_same_words_by_someone_else_or_at_another_time_are_another_memory(
+    service: MemoryService,
+) -> None:
+    # A chat's short replies repeat: Tom's "im in" in March and in July are two memories.
+    march = service.remember("im in", speaker="Tom", at="2024-03-02T10:00:00Z")
+    july = service.remember("im in", speaker="Tom", at="2024-07-02T10:00:00Z")
+    jess = service.remember("im in", speaker="Jess", at="2024-07-02T10:00:00Z")
+    assert [march.status, july.status, jess.status] == ["created"] * 3
+    assert len({march.id, july.id, jess.id}) == 3
+    # The same message written again (a retried import) is still a duplicate, of itself.
+    again = service.remember("im in", speaker="Tom", at="2024-07-02T12:00:00+02:00")
+    assert again.status == "duplicate"
+    assert again.id == july.id
+    batch = service.remember_many(
+        [
+            {"content": "ok", "speaker": "Maya", "at": "2024-05-01T09:00:00Z"},
+            {"content": "ok", "speaker": "Maya", "at": "2024-05-03T09:00:00Z"},
+            {"content": "ok", "speaker": "Maya", "at": "2024-05-01T09:00:00Z"},
+        ]
+    )
+    assert [receipt.status for receipt in batch] == ["created", "created", "duplicate"]
+    assert batch[2].id == batch[0].id
+    # A write that names neither a time nor a speaker is the stored words' duplicate.
+    assert service.remember("im in").id == march.id
+    assert service.stats().count == 5
+
+
 def test_keyed_write_is_an_upsert_not_a_duplicate(service: MemoryService) -> None:
     service.remember("Sydney")
     keyed = service.remember("Sydney", key="staging.region")

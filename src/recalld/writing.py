@@ -9,8 +9,10 @@ The rules every write follows, whichever surface it came from (the service's
   again is ``unchanged`` (retries are safe), with other content a conflict;
 - **no silent duplicates**: a write asked to deduplicate (``dedupe=True``),
   that names neither a key nor an id, whose content equals a live keyless
-  memory's of the namespace once white space is normalised, creates nothing
-  and answers that memory's receipt with ``status: "duplicate"``. Writes that
+  memory's of the namespace once white space is normalised, and whose ``at``
+  and ``speaker``, when it names them, are that memory's, creates nothing
+  and answers that memory's receipt with ``status: "duplicate"`` ("ok" said
+  by someone else, or on another day, is another memory). Writes that
   name an id (a conversation's turns, an import's records) are distinct by
   that id, and writes of events or structures (experiences, intentions,
   observations) do not deduplicate: the same words at another time or place,
@@ -44,6 +46,15 @@ TEXT_FIELDS = ("content", "title", "key", "kind", "category", "tags", "source", 
 def expired(memory: Memory, now: datetime) -> bool:
     """Whether the memory's TTL has passed at ``now``."""
     return memory.expires_at is not None and memory.expires_at <= now
+
+
+def same_event(found: Memory, draft: NewMemory, record: MemoryRecord) -> bool:
+    """Whether ``found``, a stored memory with the draft's words, is the memory ``draft``
+    would write: the time and the speaker the draft names, when it names them, are its
+    own (a chat's "ok" said by someone else, or on another day, is another memory)."""
+    if draft.at is not None and found.at != record.at:
+        return False
+    return draft.speaker is None or found.speaker == record.speaker
 
 
 def receipt_of(
@@ -170,7 +181,9 @@ class Writer:
                 )
         record = self.record(draft, namespace, now, id=draft.id or new_id(), created_at=now)
         if dedupe and draft.key is None and draft.id is None:
-            repeated = tx.find_duplicate(namespace, record.content, now)
+            repeated = tx.find_duplicate(
+                namespace, record.content, now, lambda found: same_event(found, draft, record)
+            )
             if repeated is not None:
                 return receipt_of(repeated, "duplicate"), repeated
         memory = tx.insert(record)

@@ -7,7 +7,7 @@ durable and fast at the primitive operations below.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -198,9 +198,16 @@ class StoreTransaction(Protocol):
         """Delete row ``seq`` and everything that depends on it."""
         ...
 
-    def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+    def find_duplicate(
+        self,
+        namespace: str,
+        content: str,
+        now: datetime,
+        same: Callable[[Memory], bool] | None = None,
+    ) -> Memory | None:
         """The oldest live, keyless memory of the namespace whose content equals ``content``
-        once white space is normalised (:func:`recalld._text.normalized_content`)."""
+        once white space is normalised (:func:`recalld._text.normalized_content`) and, when
+        given, for which ``same`` holds."""
         ...
 
     def touch(self, seqs: Sequence[int], now: datetime) -> None:

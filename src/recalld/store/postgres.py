@@ -230,7 +230,13 @@ class _Transaction:
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = %s", (seq,))
 
-    def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+    def find_duplicate(
+        self,
+        namespace: str,
+        content: str,
+        now: datetime,
+        same: Callable[[Memory], bool] | None = None,
+    ) -> Memory | None:
         digest = content_hash(content)
         # Two servers writing the same text at once serialise here, as two processes do on
         # SQLite's single writer: the second sees the first's committed row (READ COMMITTED).
@@ -244,7 +250,7 @@ class _Transaction:
         wanted = normalized_content(content)
         for row in rows:
             memory = row_to_memory(row)
-            if normalized_content(memory.content) == wanted:
+            if normalized_content(memory.content) == wanted and (same is None or same(memory)):
                 return memory
         return None
 

@@ -169,7 +169,13 @@ class _Transaction:
     def delete(self, seq: int) -> None:
         self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
 
-    def find_duplicate(self, namespace: str, content: str, now: datetime) -> Memory | None:
+    def find_duplicate(
+        self,
+        namespace: str,
+        content: str,
+        now: datetime,
+        same: Callable[[Memory], bool] | None = None,
+    ) -> Memory | None:
         # Without INDEXED BY the planner takes (namespace, key IS NULL): every keyless
         # memory of the namespace, so each write of a batch cost a scan (quadratic ingest).
         rows = self._connection.execute(
@@ -181,7 +187,7 @@ class _Transaction:
         wanted = normalized_content(content)
         for row in rows:
             memory = row_to_memory(row)
-            if normalized_content(memory.content) == wanted:
+            if normalized_content(memory.content) == wanted and (same is None or same(memory)):
                 return memory
         return None
 

@@ -63,6 +63,18 @@ def test_store_find_duplicate_matches_normalised_content(store: Store) -> None:
         assert tx.find_duplicate("elsewhere", "Deploys on Tuesdays", NOW) is not None
 
 
+def test_store_find_duplicate_keeps_to_what_the_caller_counts_the_same(store: Store) -> None:
+    with store.transaction() as tx:
+        tx.insert(record(id="march", content="im in", speaker="Tom"))
+        tx.insert(record(id="july", content="im in", speaker="Jess"))
+    with store.transaction() as tx:
+        # Every match is offered, oldest first, until one is the same.
+        found = tx.find_duplicate("default", "im in", NOW, lambda memory: memory.speaker == "Jess")
+        assert found is not None
+        assert found.id == "july"
+        assert tx.find_duplicate("default", "im in", NOW, lambda memory: False) is None
+
+
 def test_store_find_duplicate_follows_rewrites_and_expiry(store: Store) -> None:
     with store.transaction() as tx:
         written = tx.insert(record(id="r", content="old text"))
