@@ -16,9 +16,30 @@ STOPWORDS = frozenset(
     (
         "a an and are as at be but by did do does for from had has have he her his how i if in "
         "into is it its me my of on or our she so that the their them then there these they this "
-        "to was we were what when where which who whom why will with would you your"
+        "to was we were what when where which who whom why will with would you your "
+        # What a contraction leaves after its apostrophe ("what's", "don't", "I'll"): rare in
+        # texts typed without apostrophes, so as a query term it matched whatever had one.
+        "s t d m ll re ve"
     ).split(" ")
 )
+# How far into a memory its opening words are looked for (see asks_question).
+QUESTION_HEAD = 120
+_AUXILIARY = "did|do|does|is|are|was|were|will|would|can|could|should|has|have|had|am"
+# A message that asks without a question mark, as people text: "what did u name him", "how
+# did it go", "did you get the job" (after an optional "Speaker: " prefix); not "what a day",
+# "how nice" nor "when I got home".
+_UNMARKED_QUESTION = re.compile(
+    r"\s*(?:[\w .'\u2019-]{1,40}:\s+)?(?:(?:what|who|whom|whose|where|when|why|how|which)\s+"
+    rf"(?:{_AUXILIARY}|u|ya|r)\b|(?:{_AUXILIARY})\s+(?:u|you|ya|we|they|he|she|it|i|your|ur"
+    r"|my|our|the|there|this|that)\b)",
+    re.IGNORECASE,
+)
+
+
+def asks_question(text: str) -> bool:
+    """Whether a memory's text asks something: it holds a question mark, or it opens as a
+    question typed without one (only its first :data:`QUESTION_HEAD` characters are read)."""
+    return "?" in text or _UNMARKED_QUESTION.match(text[:QUESTION_HEAD]) is not None
 
 
 def query_terms(text: str, max_terms: int) -> list[str]:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
+from recalld._text import asks_question
 from recalld.retrieval.features import FEATURES, Candidate, QueryShape, feature_matrix
 from recalld.retrieval.keyword import KeywordScore
 
@@ -62,3 +65,21 @@ def test_features_an_unseen_name_marks_every_candidate_of_the_query() -> None:
         shape = QueryShape(terms=3, asks_about_time=False, unseen_name=unseen)
         matrix = feature_matrix(candidates, shape, 100)
         assert matrix[:, column].tolist() == [float(unseen)] * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("What did you name him?", True),
+        ("what did u name him", True),
+        ("Jess: how did it go", True),
+        ("did you get the job", True),
+        ("where u at", True),
+        ("What a day!", False),
+        ("how nice", False),
+        ("when I got home I slept", False),
+        ("Tom: im in", False),
+    ],
+)
+def test_a_memory_asks_with_or_without_a_question_mark(text: str, asks: bool) -> None:
+    assert asks_question(text) is asks

@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from recalld._text import asks_question
 from recalld._time import from_storage
 from recalld.embeddings.base import Vectors
 from recalld.retrieval.features import Candidate, QueryShape, feature_matrix
@@ -416,4 +417,4 @@ def _add_rows(
 
 
 def _asks(row: CandidateRow) -> bool:
-    return "?" in row.content
+    return asks_question(row.content)

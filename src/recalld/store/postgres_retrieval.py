@@ -30,7 +30,7 @@ from typing import Any
 
 import apsw
 
-from recalld._text import WORD
+from recalld._text import QUESTION_HEAD, WORD, asks_question
 from recalld._time import to_storage
 from recalld.store.base import Scope
 from recalld.store.postgres_connection import PostgresDatabase
@@ -300,9 +300,10 @@ class PostgresRetrieval:
         asks: dict[int, bool] = {}
         if around:
             asks = {
-                int(seq): bool(flag)
-                for seq, flag in self._database.read(
-                    "SELECT seq, strpos(content, '?') > 0 FROM memories WHERE seq = ANY(%s)",
+                int(seq): bool(flag) or asks_question(head)
+                for seq, flag, head in self._database.read(
+                    f"SELECT seq, strpos(content, '?') > 0, left(content, {QUESTION_HEAD})"
+                    " FROM memories WHERE seq = ANY(%s)",
                     (around,),
                 )
             }

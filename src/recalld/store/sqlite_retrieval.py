@@ -34,7 +34,7 @@ from typing import Any, cast
 
 import apsw
 
-from recalld._text import WORD
+from recalld._text import QUESTION_HEAD, WORD, asks_question
 from recalld._time import to_storage
 from recalld.store.base import Scope
 from recalld.store.migrations import (
@@ -775,9 +775,10 @@ class SQLiteRetrieval:
             flags: dict[str, Any] = {}
             listed = _seq_params(around, flags)
             asks = {
-                int(seq): bool(flag)
-                for seq, flag in self._read(
-                    f"SELECT seq, instr(content, '?') > 0 FROM memories WHERE seq IN ({listed})",
+                int(seq): bool(flag) or asks_question(head)
+                for seq, flag, head in self._read(
+                    f"SELECT seq, instr(content, '?') > 0, substr(content, 1, {QUESTION_HEAD})"
+                    f" FROM memories WHERE seq IN ({listed})",
                     flags,
                 )
             }

@@ -180,6 +180,29 @@ def test_retrieval_neighbours_are_the_same_source_in_order(store: Store) -> None
     assert store.retrieval.neighbours(_scope("other"), [*names]) == {}
 
 
+def test_retrieval_neighbours_ask_without_a_question_mark(store: Store) -> None:
+    # People text questions without "?": "what did u name him" asks, "what a day" does not.
+    texts = ["Jess: what did u name him", "biscuit", "what a day", "did you get the job", "yes"]
+    with store.transaction() as tx:
+        written = [
+            tx.insert(
+                record(id=f"m{index}", content=text, source="chat://1", at=NOW + timedelta(index))
+            )
+            for index, text in enumerate(texts)
+        ]
+    found = store.retrieval.neighbours(_scope(), [memory.seq for memory in written])
+    asked = {}
+    for position in (1, 3, 4):
+        previous = found[written[position].seq].previous
+        assert previous is not None
+        asked[texts[position - 1]] = previous.asks
+    assert asked == {
+        "Jess: what did u name him": True,
+        "what a day": False,
+        "did you get the job": True,
+    }
+
+
 def test_retrieval_neighbours_skip_expired_memories(store: Store) -> None:
     with store.transaction() as tx:
         first = tx.insert(record(id="a", content="first", source="s", at=NOW))
