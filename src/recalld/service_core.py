@@ -171,7 +171,8 @@ class ServiceCore:
         (optionally ``"name"``); ``at`` is ISO 8601 and keeps its offset;
         ``speaker`` is who said or wrote it (searched as its own field).
         Writing exactly the same content again (white space aside) in the
-        namespace, with neither key nor id, stores nothing: the receipt is the
+        namespace, with neither key nor id (and with the same ``at`` and
+        ``speaker``, when it names them), stores nothing: the receipt is the
         existing memory's, with ``status == "duplicate"``.
         """
         draft = check.parse_model(

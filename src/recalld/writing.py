@@ -48,15 +48,6 @@ def expired(memory: Memory, now: datetime) -> bool:
     return memory.expires_at is not None and memory.expires_at <= now
 
 
-def same_event(found: Memory, draft: NewMemory, record: MemoryRecord) -> bool:
-    """Whether ``found``, a stored memory with the draft's words, is the memory ``draft``
-    would write: the time and the speaker the draft names, when it names them, are its
-    own (a chat's "ok" said by someone else, or on another day, is another memory)."""
-    if draft.at is not None and found.at != record.at:
-        return False
-    return draft.speaker is None or found.speaker == record.speaker
-
-
 def receipt_of(
     memory: Memory, status: str, job_id: str | None = None, *, scrub: ScrubState = "none"
 ) -> Receipt:
@@ -181,8 +172,14 @@ class Writer:
                 )
         record = self.record(draft, namespace, now, id=draft.id or new_id(), created_at=now)
         if dedupe and draft.key is None and draft.id is None:
+            # The time and the speaker a write names are part of what it says: a chat's
+            # "ok" by someone else, or at another time, is another memory.
             repeated = tx.find_duplicate(
-                namespace, record.content, now, lambda found: same_event(found, draft, record)
+                namespace,
+                record.content,
+                now,
+                at=None if draft.at is None else record.at,
+                speaker=None if draft.speaker is None else record.speaker,
             )
             if repeated is not None:
                 return receipt_of(repeated, "duplicate"), repeated

@@ -7,7 +7,7 @@ durable and fast at the primitive operations below.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -203,11 +203,12 @@ class StoreTransaction(Protocol):
         namespace: str,
         content: str,
         now: datetime,
-        same: Callable[[Memory], bool] | None = None,
+        at: datetime | None = None,
+        speaker: str | None = None,
     ) -> Memory | None:
         """The oldest live, keyless memory of the namespace whose content equals ``content``
         once white space is normalised (:func:`recalld._text.normalized_content`) and, when
-        given, for which ``same`` holds."""
+        given, whose ``at`` is the same instant and whose speaker is ``speaker``."""
         ...
 
     def touch(self, seqs: Sequence[int], now: datetime) -> None:

@@ -235,22 +235,26 @@ class _Transaction:
         namespace: str,
         content: str,
         now: datetime,
-        same: Callable[[Memory], bool] | None = None,
+        at: datetime | None = None,
+        speaker: str | None = None,
     ) -> Memory | None:
         digest = content_hash(content)
         # Two servers writing the same text at once serialise here, as two processes do on
         # SQLite's single writer: the second sees the first's committed row (READ COMMITTED).
         self._lock(_lock_key("content", namespace, digest))
+        same_at = "" if at is None else " AND m.at_utc = %(at)s"
+        same_speaker = "" if speaker is None else " AND m.speaker = %(speaker)s"
         rows = self._connection.execute(
             f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = %(ns)s"
             " AND m.content_hash = %(hash)s AND m.key IS NULL"
-            " AND (m.expires_at IS NULL OR m.expires_at > %(now)s) ORDER BY m.seq",
-            {"ns": namespace, "hash": digest, "now": now},
+            f" AND (m.expires_at IS NULL OR m.expires_at > %(now)s){same_at}{same_speaker}"
+            " ORDER BY m.seq",
+            {"ns": namespace, "hash": digest, "now": now, "at": at, "speaker": speaker},
         ).fetchall()
         wanted = normalized_content(content)
         for row in rows:
             memory = row_to_memory(row)
-            if normalized_content(memory.content) == wanted and (same is None or same(memory)):
+            if normalized_content(memory.content) == wanted:
                 return memory
         return None
 

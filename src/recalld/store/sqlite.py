@@ -174,20 +174,29 @@ class _Transaction:
         namespace: str,
         content: str,
         now: datetime,
-        same: Callable[[Memory], bool] | None = None,
+        at: datetime | None = None,
+        speaker: str | None = None,
     ) -> Memory | None:
         # Without INDEXED BY the planner takes (namespace, key IS NULL): every keyless
         # memory of the namespace, so each write of a batch cost a scan (quadratic ingest).
         rows = self._connection.execute(
             f"SELECT {SELECT_COLUMNS} FROM memories m INDEXED BY memories_content_hash"
             " WHERE m.namespace = :ns AND m.content_hash = :hash AND m.key IS NULL"
-            " AND (m.expires_at IS NULL OR m.expires_at > :now) ORDER BY m.seq",
-            {"ns": namespace, "hash": content_hash(content), "now": to_storage(now)},
+            " AND (m.expires_at IS NULL OR m.expires_at > :now)"
+            " AND (:at IS NULL OR m.at_utc = :at) AND (:speaker IS NULL OR m.speaker = :speaker)"
+            " ORDER BY m.seq",
+            {
+                "ns": namespace,
+                "hash": content_hash(content),
+                "now": to_storage(now),
+                "at": None if at is None else to_storage(at),
+                "speaker": speaker,
+            },
         ).fetchall()
         wanted = normalized_content(content)
         for row in rows:
             memory = row_to_memory(row)
-            if normalized_content(memory.content) == wanted and (same is None or same(memory)):
+            if normalized_content(memory.content) == wanted:
                 return memory
         return None
 

@@ -4,7 +4,7 @@ order, the speaker filter, ``created``/``location()``, backups and migration pro
 from __future__ import annotations
 
 import itertools
-from datetime import timedelta
+from datetime import timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +65,22 @@ def test_store_find_duplicate_matches_normalised_content(store: Store) -> None:
 
 def test_store_find_duplicate_keeps_to_what_the_caller_counts_the_same(store: Store) -> None:
     with store.transaction() as tx:
-        tx.insert(record(id="march", content="im in", speaker="Tom"))
-        tx.insert(record(id="july", content="im in", speaker="Jess"))
+        tx.insert(record(id="march", content="im in", speaker="Tom", at=NOW - timedelta(days=9)))
+        tx.insert(record(id="july", content="im in", speaker="Jess", at=NOW))
     with store.transaction() as tx:
-        # Every match is offered, oldest first, until one is the same.
-        found = tx.find_duplicate("default", "im in", NOW, lambda memory: memory.speaker == "Jess")
+        # The oldest whose time and speaker are the ones asked (the same instant in any zone).
+        found = tx.find_duplicate("default", "im in", NOW, speaker="Jess")
         assert found is not None
         assert found.id == "july"
-        assert tx.find_duplicate("default", "im in", NOW, lambda memory: False) is None
+        local = NOW.astimezone(timezone(timedelta(hours=-7)))
+        found = tx.find_duplicate("default", "im in", NOW, at=local, speaker="Jess")
+        assert found is not None
+        assert found.id == "july"
+        found = tx.find_duplicate("default", "im in", NOW, at=NOW - timedelta(days=9))
+        assert found is not None
+        assert found.id == "march"
+        assert tx.find_duplicate("default", "im in", NOW, at=NOW, speaker="Tom") is None
+        assert tx.find_duplicate("default", "im in", NOW, speaker="tom") is None
 
 
 def test_store_find_duplicate_follows_rewrites_and_expiry(store: Store) -> None:
