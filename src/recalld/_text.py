@@ -16,23 +16,29 @@ STOPWORDS = frozenset(
     (
         "a an and are as at be but by did do does for from had has have he her his how i if in "
         "into is it its me my of on or our she so that the their them then there these they this "
-        "to was we were what when where which who whom why will with would you your "
-        # What a contraction leaves after its apostrophe ("what's", "don't", "I'll"): rare in
-        # texts typed without apostrophes, so as a query term it matched whatever had one.
-        "s t d m ll re ve"
+        "to was we were what when where which who whom why will with would you your"
     ).split(" ")
 )
+# What a contraction or a possessive leaves after its apostrophe ("what's", "Jess's",
+# "don't", "I'll"): as a query term ("s") it is rare in a chat typed without apostrophes,
+# so it lifted whatever held one. Removed before a query is split into words ("vitamin d"
+# keeps its "d").
+_CONTRACTION_END = re.compile(r"(?<=\w)['\u2019](?:s|t|d|m|ll|re|ve)\b", re.IGNORECASE)
 # How far into a memory its opening words are looked for (see asks_question).
 QUESTION_HEAD = 120
-_AUXILIARY = "did|do|does|is|are|was|were|will|would|can|could|should|has|have|had|am"
-# A message that asks without a question mark, as people text: "what did u name him", "how
-# did it go", "did you get the job" (after an optional "Speaker: " prefix); not "what a day",
-# "how nice" nor "when I got home".
+_AUXILIARY = "did|do|does|is|are|was|were|will|would|can|could|should|has|have|had|am|r"
+_SUBJECT = "u|you|ya|we|they|he|she|it|i|anyone|anybody|someone|somebody|everyone|y'all"
+# A message that asks without a question mark, as people text, after an optional "Speaker: "
+# prefix and "hey"/"ok"/"so": "what did u name him", "how did it go", "whats ur name", "what
+# time is it", "how many are coming", "did you get the job", "is Tom coming", "r u ok". Not
+# "what a day", "how nice", "when I got home", "did my taxes", "was the best concert ever".
 _UNMARKED_QUESTION = re.compile(
-    r"\s*(?:[\w .'\u2019-]{1,40}:\s+)?(?:(?:what|who|whom|whose|where|when|why|how|which)\s+"
-    rf"(?:{_AUXILIARY}|u|ya|r)\b|(?:{_AUXILIARY})\s+(?:u|you|ya|we|they|he|she|it|i|your|ur"
-    r"|my|our|the|there|this|that)\b)",
-    re.IGNORECASE,
+    r"\s*(?:[\w .'\u2019-]{1,40}:\s+)?(?:(?i:hey|hi|ok|okay|so|and|but|oh|um|also|wait)\b,?\s+)?"
+    r"(?:(?i:(?:what|who|whom|whose|where|when|why|how|which)\s+(?:"
+    + _AUXILIARY
+    + r")|(?:what|who|where|when|how)['\u2019]?s|(?:what|which)\s+(?:time|kind|day|year|one)"
+    r"|how\s+(?:many|much|long|old|far|often|come)|(?:what|who|where|how)\s+(?:u|ya|r))\b"
+    r"|(?i:" + _AUXILIARY + r")\s+(?:(?i:" + _SUBJECT + r")\b|[A-Z]\w+\s+\w))"
 )
 
 
@@ -48,7 +54,7 @@ def query_terms(text: str, max_terms: int) -> list[str]:
     Only ``\\w+`` runs survive, so quotes, ``*``, parentheses and operator words
     can never reach the FTS5 query parser as syntax.
     """
-    words = [word.lower() for word in WORD.findall(text)]
+    words = [word.lower() for word in WORD.findall(_CONTRACTION_END.sub("", text))]
     content_words = [word for word in words if word not in STOPWORDS]
     unique = list(dict.fromkeys(content_words or words))
     return unique[:max_terms]

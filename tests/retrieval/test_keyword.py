@@ -161,3 +161,12 @@ def test_what_a_contraction_leaves_is_no_query_term() -> None:
     # "s" of "what's" matched whatever held an apostrophe in a chat typed without them.
     text = "What's Jess's dog called? I'd say it's Biscuit, they've said so"
     assert query_terms(text, 64) == ["jess", "dog", "called", "say", "biscuit", "said"]
+    # A letter of its own is a word: vitamin D, T cells, size M.
+    assert query_terms("vitamin d and t cells, size m", 64) == [
+        "vitamin",
+        "d",
+        "t",
+        "cells",
+        "size",
+        "m",
+    ]

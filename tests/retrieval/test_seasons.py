@@ -65,6 +65,19 @@ def _read(text: str, now: datetime, zone: tzinfo) -> tuple[date, date, bool] | N
         ("autumn 2024", MARCH, date(2024, 9, 1), date(2024, 12, 1), False),
         ("Spring of 2023", JULY, date(2023, 3, 1), date(2023, 6, 1), False),
         ("in the summer of last year", DECEMBER, date(2025, 6, 1), date(2025, 9, 1), False),
+        ("in the summer, last year", DECEMBER, date(2025, 6, 1), date(2025, 9, 1), False),
+        ("this year, in the spring", DECEMBER, date(2026, 3, 1), date(2026, 6, 1), False),
+        # Followed by a word of time, a filler or nothing in capitals: still a season.
+        (
+            "what did we do over the summer holidays?",
+            DECEMBER,
+            date(2026, 6, 1),
+            date(2026, 9, 1),
+            True,
+        ),
+        ("last summer break we went to Rome", DECEMBER, date(2026, 6, 1), date(2026, 9, 1), False),
+        ("what did I read last summer lol", DECEMBER, date(2026, 6, 1), date(2026, 9, 1), False),
+        ("WHAT DID WE DO LAST SUMMER", DECEMBER, date(2026, 6, 1), date(2026, 9, 1), False),
         ("during the summer last year", DECEMBER, date(2025, 6, 1), date(2025, 9, 1), False),
         ("last year in the summer", DECEMBER, date(2025, 6, 1), date(2025, 9, 1), False),
         # The year another phrase names; a period nested in a season or holding one: the
@@ -210,6 +223,25 @@ def test_a_season_beside_a_memorys_day_leaves_the_day(text: str, day: date) -> N
     assert stated.days() == 1
     # Nor does a season opening a memory say it tells of another time than its day.
     assert opening_period(text, DECEMBER, LONDON) is None
+
+
+def test_a_memorys_day_inside_a_season_takes_its_year() -> None:
+    # Written 2026-07-10: "last summer" is 2025's, so July 4 is 2025's too (not the week
+    # before the memory); the season itself is too long to be what the memory states.
+    written = datetime(2026, 7, 10, 12, tzinfo=UTC)
+    stated = StatedPeriods(4).of("On July 4 last summer we watched fireworks", written, LONDON)
+    assert stated is not None
+    assert stated.start is not None
+    assert stated.start.astimezone(LONDON).date() == date(2025, 7, 4)
+    assert stated.days() == 1
+
+
+def test_a_day_goes_back_a_year_as_that_day() -> None:
+    # February 28, 2025 a year back is February 28, 2024 alone (not the 29th too): only a
+    # period of whole months keeps to the month's end.
+    period = query_period("on February 28, 2025", DECEMBER, UTC)
+    assert period is not None
+    assert period.years_back(1).days() == 1
 
 
 def test_a_winter_goes_back_to_a_leap_february() -> None:

@@ -43,11 +43,12 @@ class Period:
 
     def years_back(self, years: int) -> Period:
         """The same days ``years`` earlier on the same calendar (February 29 becomes the
-        28th)."""
+        28th; whole months stay whole: February 2025 goes back to all of February 2024)."""
+        months = self.start is not None and self.start.astimezone(self.zone).day == 1
         return replace(
             self,
             start=None if self.start is None else _back(self.start, years, self.zone),
-            end=None if self.end is None else _back_end(self.end, years, self.zone),
+            end=None if self.end is None else _back_end(self.end, years, self.zone, months),
             core=None
             if self.core is None
             else (
@@ -113,12 +114,13 @@ def _back(moment: datetime, years: int, zone: tzinfo) -> datetime:
     return midnight(_day_back(moment.astimezone(zone).date(), years), zone)
 
 
-def _back_end(moment: datetime, years: int, zone: tzinfo) -> datetime:
+def _back_end(moment: datetime, years: int, zone: tzinfo, months: bool = False) -> datetime:
     """The midnight ending the same last day ``years`` earlier: a period up to February 29
-    ends after the 28th, not before it, and one up to the end of a month ends with that
-    month (a winter that ends on February 28 goes back to one ending on the 29th)."""
+    ends after the 28th, not before it, and with ``months`` (a period of whole months) one
+    up to the end of a month ends with that month (a winter that ends on February 28 goes
+    back to one ending on the 29th)."""
     following = moment.astimezone(zone).date()
-    if following.day == 1:
+    if months and following.day == 1:
         return midnight(following.replace(year=following.year - years), zone)
     last = following - timedelta(days=1)
     return midnight(_day_back(last, years) + timedelta(days=1), zone)

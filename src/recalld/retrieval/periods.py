@@ -202,6 +202,8 @@ _THIS_LAST = re.compile(
     + r")\b))\b",
     re.I,
 )
+# "Last year" beside a season without its own year: its year ("in the summer, last year").
+_YEAR_NAMED = re.compile(r"\b(last|this)\s+year\b", re.IGNORECASE)
 # "Over the weekend" is one weekend; "at (on) the weekend" is as often a habit ("what do I
 # do at the weekend?") and names none.
 _THE_WEEKEND = re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I)
@@ -426,6 +428,9 @@ def _absolute(text: str, today: date, taken: _Taken, zone: tzinfo) -> Iterator[_
 
 def _seasons(text: str, today: date, taken: _Taken, zone: tzinfo, dated: bool) -> Iterator[_Span]:
     year = None if dated else _context_year(text)  # "in 2023, in the summer"
+    named = None if dated or year is not None else _YEAR_NAMED.search(text)
+    if named is not None:  # "in the summer, last year"
+        year = today.year - (named.group(1).lower() == "last")
     for found in find_seasons(text, today, zone, dated=dated, year=year):
         if taken.free_span(found.start, found.end):
             taken.claim_span(found.start, found.end)
@@ -640,13 +645,6 @@ class _Reading:
     end_bound: date | None = None
     bounds_yearless: bool = True
     """Every bound's date was written without a year ("since March")."""
-    longest: int | None = None
-    """Periods longer than this many days are left out (None: none is)."""
-
-    def cover(self, span: _Span) -> None:
-        """Count ``span`` as a period the text names (unless longer than :attr:`longest`)."""
-        if self.longest is None or (span.last - span.first).days < self.longest:
-            self.covered.append(span)
 
     def add(self, text: str, span: _Span) -> None:
         """Count ``span`` as a bound when "before/after ..." leads it, else as covered."""
@@ -664,7 +662,7 @@ class _Reading:
             self.start_bound = edge if self.start_bound is None else max(self.start_bound, edge)
             self.phrases.append(f"{word} {span.phrase}")
         else:
-            self.cover(span)
+            self.covered.append(span)
 
 
 def query_period(
@@ -678,7 +676,7 @@ def query_period(
         return None
     today = now.astimezone(zone).date()
     taken = _Taken(len(text))
-    reading = _Reading(covered=[], phrases=[], longest=longest)
+    reading = _Reading(covered=[], phrases=[])
     try:
         for span in _absolute(text, today, taken, zone):
             lead = text[max(0, span.position - _LEAD_CHARS) : span.position]
@@ -690,14 +688,20 @@ def query_period(
             start = span.position - len(lead) + near.start()
             taken.claim_span(start, span.position)  # "the Sunday" is not a Sunday of its own
             phrase = near.group(0) + span.phrase
-            reading.cover(_Span(*counted, phrase, start, span.yearless))
+            reading.covered.append(_Span(*counted, phrase, start, span.yearless))
         # A relative phrase beside "before X" counts back from X.
         base = today if reading.end_bound is None else reading.end_bound
-        before = len(reading.covered)
+        absolute = {span.position for span in reading.covered}
         for span in _relative(text, base, taken, zone):
             reading.add(text, span)
+        # Days take their season's year before a long phrase is left out.
+        reading.covered = [
+            span
+            for span in _with_seasons(reading.covered)
+            if longest is None or (span.last - span.first).days < longest
+        ]
+        before = sum(1 for span in reading.covered if span.position in absolute)
         relative = len(reading.covered) > before
-        reading.covered = _with_seasons(reading.covered)
         period = _period(reading, relative, zone)
         if period is not None and before == 0 and relative and not reading.phrases:
             opens = min(span.position for span in reading.covered)

@@ -64,9 +64,12 @@ _SEASON = re.compile(
 # What may follow a season named without a year: the end of a clause, or a word that
 # cannot be a noun it qualifies ("last summer we went", not "this summer dress").
 _FOLLOWS = re.compile(
-    r"\s*(?:$|[^\w\s]|[A-Z]|(?i:i|we|you|he|she|they|it|my|our|your|his|her|their|the|a|an"
-    r"|and|or|but|so|then|too|in|on|at|to|with|for|from|by|when|while|after|before|was|were"
-    r"|is|are|had|have|has|did|do|went|got|came|again|already|though|just|yet|together)\b)"
+    r"\s*(?:$|[^\w\s]|[A-Z\d]|(?i:i|we|you|he|she|they|it|my|our|your|his|her|their|the|a"
+    r"|an|and|or|but|so|then|too|in|on|at|to|with|for|from|by|when|while|after|before|was"
+    r"|were|is|are|had|have|has|did|do|went|got|came|again|already|though|tho|just|yet"
+    r"|together|there|here|until|till|since|because|like|not|lol|btw|anyway|ok|okay|haha"
+    # Nouns of time: "the summer holidays", "last summer break", "in the summer months".
+    r"|holiday|holidays|break|vacation|vacations|months|term|semester|season|time)\b)"
 )
 # Before "last fall" or "this summer", a word that makes it a thing ("my last fall", "the
 # last spring roll").
@@ -133,6 +136,8 @@ def _a_time(text: str, match: re.Match[str]) -> bool:
         return False  # mid-sentence capitals make a name ("Spring Boot", "Winter Olympics")
     opening = match.group(0)[0]
     before = text[: match.start()].rstrip()
+    if not any(character.islower() for character in text):
+        return True  # all in capitals: capitals say nothing
     return not (opening.isupper() and before and before[-1] not in ".!?:;\"'\u201c(")
 
 
