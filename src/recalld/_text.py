@@ -42,10 +42,31 @@ _UNMARKED_QUESTION = re.compile(
 )
 
 
+# The words such a question may open with (checked first: most texts open otherwise).
+_OPENERS = frozenset(
+    (
+        "what who whom whose where when why how which whats hows wheres whos hey hi ok okay so "
+        "and but oh um also wait " + _AUXILIARY.replace("|", " ")
+    ).split()
+)
+_FIRST_WORD = re.compile(r"\s*([^\W\d_]+)")
+
+
 def asks_question(text: str) -> bool:
     """Whether a memory's text asks something: it holds a question mark, or it opens as a
     question typed without one (only its first :data:`QUESTION_HEAD` characters are read)."""
-    return "?" in text or _UNMARKED_QUESTION.match(text[:QUESTION_HEAD]) is not None
+    if "?" in text:
+        return True
+    head = text[:QUESTION_HEAD]
+    first = _FIRST_WORD.match(head)
+    if first is None:
+        return False
+    if first.group(1).lower() not in _OPENERS:
+        colon = head.find(":", first.end(), 41)  # "Speaker: what did u ..."
+        second = None if colon < 0 else _FIRST_WORD.match(head, colon + 1)
+        if second is None or second.group(1).lower() not in _OPENERS:
+            return False
+    return _UNMARKED_QUESTION.match(head) is not None
 
 
 def query_terms(text: str, max_terms: int) -> list[str]:

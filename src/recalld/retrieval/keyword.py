@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from recalld._text import named_words
+from recalld._text import asks_question, named_words
 from recalld.retrieval.temporal import mentions_time
 from recalld.store.retrieval import CandidateRow, RetrievalStore
 
@@ -149,6 +149,8 @@ class RowTerms:
     """Whether the title or content names a time (see ``temporal.mentions_time``)."""
     name_terms: tuple[str, ...]
     """The speaker's terms long enough to count as naming them (:data:`MIN_NAME_CHARS`)."""
+    asks: bool = False
+    """Whether the content asks a question (:func:`recalld._text.asks_question`)."""
 
 
 # Memories whose terms are kept between queries (measured at 100k: ~0.51 KB each, ~0.7 KB
@@ -244,6 +246,7 @@ class RowTermsCache:
             mentions_time=mentions_time(row.content, content, lexicon)
             or (row.title is not None and mentions_time(row.title, title, lexicon)),
             name_terms=tuple(term for term in speaker if len(term) >= MIN_NAME_CHARS),
+            asks=asks_question(row.content),
         )
 
 

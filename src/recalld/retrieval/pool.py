@@ -18,7 +18,6 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from recalld._text import asks_question
 from recalld._time import from_storage
 from recalld.embeddings.base import Vectors
 from recalld.retrieval.features import Candidate, QueryShape, feature_matrix
@@ -226,7 +225,7 @@ def build_pool(
                 has_speaker=bool(row.speaker),
                 mentions_time=prepared.mentions_time,
                 terms=prepared.content_terms,
-                question=_asks(row),
+                question=prepared.asks,
                 previous_question=pair is not None
                 and pair.previous is not None
                 and pair.previous.asks,
@@ -414,7 +413,3 @@ def _add_rows(
         if row is not None:
             rows[seq] = row
             backends[seq] = []
-
-
-def _asks(row: CandidateRow) -> bool:
-    return asks_question(row.content)
