@@ -13,8 +13,8 @@ fixes of 2026-12-05 (repeated replies kept apart, "What's" searching for "s",
 questions typed without "?") came from it, so its figures show those fixes work
 and are not an unbiased estimate. Nothing is fitted on it.
 
-Each question is asked of a fresh database holding the sessions begun before it
-is asked (its ``asked_at``, the service clock set there, zone UTC), written as
+Each question is asked of a database holding the sessions begun before it is
+asked (one database per ``asked_at``; the service clock set there, zone UTC), written as
 ``--style locomo`` (``remember_many``, content "Speaker: text", a source per
 session, as ``bench/locomo.py`` writes turns) or ``--style conversation``
 (``remember_conversation``, the bare text, message ids). Reported for hybrid and
@@ -510,6 +510,8 @@ def main(argv: list[str] | None = None) -> None:
                 "benchmark": "chat_probe",
                 "date": datetime.now(UTC).isoformat(timespec="seconds"),
                 "style": arguments.style,
+                "default_min_score": Settings().min_score,  # RECALLD_MIN_SCORE applies
+                "embedder": Settings().embedder,
                 "messages": len(messages()),
                 **result,
             }

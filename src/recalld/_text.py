@@ -38,14 +38,17 @@ _UNMARKED_QUESTION = re.compile(
     + _AUXILIARY
     + r")|(?:what|who|where|when|how)['\u2019]?s|(?:what|which)\s+(?:time|kind|day|year|one)"
     r"|how\s+(?:many|much|long|old|far|often|come)|(?:what|who|where|how)\s+(?:u|ya|r))\b"
-    r"|(?i:" + _AUXILIARY + r")\s+(?:(?i:" + _SUBJECT + r")\b|[A-Z]\w+\s+\w))"
+    r"|(?i:" + _AUXILIARY + r")\s+(?i:" + _SUBJECT + r")\b"
+    # "is Tom coming", not "Had Covid last week" nor "Did Christmas shopping today".
+    r"|(?i:is|are|was|were|does|has|can|will|would|could|should)\s+[A-Z]\w+\s+\w)"
 )
 
 
 # The words such a question may open with (checked first: most texts open otherwise).
 _OPENERS = frozenset(
     (
-        "what who whom whose where when why how which whats hows wheres whos hey hi ok okay so "
+        "what who whom whose where when why how which whats hows wheres whos whens hey hi ok "
+        "okay so "
         "and but oh um also wait " + _AUXILIARY.replace("|", " ")
     ).split()
 )
@@ -57,11 +60,9 @@ def asks_question(text: str) -> bool:
     question typed without one (only its first :data:`QUESTION_HEAD` characters are read)."""
     if "?" in text:
         return True
-    head = text[:QUESTION_HEAD]
+    head = text[:QUESTION_HEAD].lstrip()
     first = _FIRST_WORD.match(head)
-    if first is None:
-        return False
-    if first.group(1).lower() not in _OPENERS:
+    if first is not None and first.group(1).lower() not in _OPENERS:
         colon = head.find(":", first.end(), 41)  # "Speaker: what did u ..."
         second = None if colon < 0 else _FIRST_WORD.match(head, colon + 1)
         if second is None or second.group(1).lower() not in _OPENERS:

@@ -83,6 +83,9 @@ def test_features_an_unseen_name_marks_every_candidate_of_the_query() -> None:
         ("did anyone see my keys", True),
         ("hey, did you get the job", True),
         ("r u ok", True),
+        ("Jess: whens the party", True),
+        ("2: did you get the job", True),
+        ("- Jess: did you get the job", True),
         ("What a day!", False),
         ("how nice", False),
         ("when I got home I slept", False),
@@ -91,6 +94,8 @@ def test_features_an_unseen_name_marks_every_candidate_of_the_query() -> None:
         ("Had my first driving lesson today", False),
         ("Was the best concert ever", False),
         ("Do the dishes before you go", False),
+        ("Had Covid last week", False),
+        ("Did Christmas shopping today", False),
     ],
 )
 def test_a_memory_asks_with_or_without_a_question_mark(text: str, asks: bool) -> None:

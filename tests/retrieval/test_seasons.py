@@ -236,6 +236,21 @@ def test_a_memorys_day_inside_a_season_takes_its_year() -> None:
     assert stated.days() == 1
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "On June 5 last year we got engaged",
+        "last year in June we moved",
+        "on Tuesday in 2021 we met",
+        "Yesterday a year ago I broke my leg",
+    ],
+)
+def test_a_memory_naming_another_year_states_no_day_of_this_one(text: str) -> None:
+    # Only a season is left out of a memory's reading; a year stays, and makes the reading
+    # too long to compare (not June 5 of this year).
+    assert StatedPeriods(4).of(text, datetime(2026, 6, 10, 12, tzinfo=UTC), LONDON) is None
+
+
 def test_a_day_goes_back_a_year_as_that_day() -> None:
     # February 28, 2025 a year back is February 28, 2024 alone (not the 29th too): only a
     # period of whole months keeps to the month's end.

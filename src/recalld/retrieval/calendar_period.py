@@ -44,7 +44,7 @@ class Period:
     def years_back(self, years: int) -> Period:
         """The same days ``years`` earlier on the same calendar (February 29 becomes the
         28th; whole months stay whole: February 2025 goes back to all of February 2024)."""
-        months = self.start is not None and self.start.astimezone(self.zone).day == 1
+        months = self.start is None or self.start.astimezone(self.zone).day == 1
         return replace(
             self,
             start=None if self.start is None else _back(self.start, years, self.zone),

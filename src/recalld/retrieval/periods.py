@@ -669,7 +669,7 @@ def query_period(
     text: str, now: datetime, zone: tzinfo, longest: int | None = None
 ) -> Period | None:
     """The period ``text`` names, read on ``zone``'s calendar at ``now`` (None: none).
-    With ``longest``, phrases naming more days than that are left out (a memory's "last
+    With ``longest``, seasons naming more days than that are left out (a memory's "last
     summer" beside its "yesterday")."""
     text = text[:MAX_CHARS]
     if _ANY.search(text) is None:
@@ -694,11 +694,12 @@ def query_period(
         absolute = {span.position for span in reading.covered}
         for span in _relative(text, base, taken, zone):
             reading.add(text, span)
-        # Days take their season's year before a long phrase is left out.
+        # Days take their season's year before a season too long to keep is left out (any
+        # other long phrase stays, and makes the whole reading as long).
         reading.covered = [
             span
             for span in _with_seasons(reading.covered)
-            if longest is None or (span.last - span.first).days < longest
+            if longest is None or not span.season or (span.last - span.first).days < longest
         ]
         before = sum(1 for span in reading.covered if span.position in absolute)
         relative = len(reading.covered) > before
