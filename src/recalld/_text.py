@@ -1,5 +1,6 @@
-"""Turning free text into safe keyword terms, memories into one-line summaries, and content
-into the normalised form (and hash) that duplicate detection compares."""
+"""Turning free text into safe keyword terms, memories into one-line summaries, content
+into the normalised form (and hash) that duplicate detection compares, and telling a text
+that asks a question (with or without its question mark)."""
 
 from __future__ import annotations
 
@@ -47,9 +48,8 @@ _UNMARKED_QUESTION = re.compile(
 # The words such a question may open with (checked first: most texts open otherwise).
 _OPENERS = frozenset(
     (
-        "what who whom whose where when why how which whats hows wheres whos whens hey hi ok "
-        "okay so "
-        "and but oh um also wait " + _AUXILIARY.replace("|", " ")
+        "what who whom whose where when why how which whats hows wheres whos whens "
+        "hey hi ok okay so and but oh um also wait " + _AUXILIARY.replace("|", " ")
     ).split()
 )
 _FIRST_WORD = re.compile(r"\s*([^\W\d_]+)")

@@ -12,7 +12,7 @@ The rules every write follows, whichever surface it came from (the service's
   memory's of the namespace once white space is normalised, and whose ``at``
   and ``speaker``, when it names them, are that memory's, creates nothing
   and answers that memory's receipt with ``status: "duplicate"`` ("ok" said
-  by someone else, or on another day, is another memory). Writes that
+  by someone else, or at another time the write names, is another memory). Writes that
   name an id (a conversation's turns, an import's records) are distinct by
   that id, and writes of events or structures (experiences, intentions,
   observations) do not deduplicate: the same words at another time or place,
