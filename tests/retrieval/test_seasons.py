@@ -156,30 +156,32 @@ def test_the_hemisphere_comes_from_the_zones_place(zone: tzinfo, south: bool) ->
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("thing", "time"),
     [
-        "I had a fall at the gym",
-        "What are my summer plans?",
-        "Which hot spring did we visit?",
-        "Did we fall in love?",
-        "Where are the winter tyres?",
-        "spring cleaning checklist",
-        "What did I do next summer?",  # to come (and "next" names no season read here)
-        "the summer-house key",
-        "What did we change in the Spring config?",
-        "Who won during the Winter Olympics?",
-        "Is this spring water safe?",
-        "Where did this summer dress come from?",
-        "Since my last fall I've been careful",
-        "Who ate the last spring roll?",
-        "What happened in the fall of Rome?",
-        "the summer of love",
-        "Have I watched I Know What You Did Last Summer?",
-        "last Summer said she would call",
+        # Each season word that is not a time, beside the same word as one.
+        ("I had a fall at the gym", "I went to the gym in the fall"),
+        ("What are my summer plans?", "What were my plans last summer?"),
+        ("Which hot spring did we visit?", "Which hot pool did we visit this spring?"),
+        ("Did we fall in love?", "Did we fall in love last fall?"),
+        ("Where are the winter tyres?", "Where were the tyres last winter?"),
+        ("spring cleaning checklist", "the checklist of last spring"),
+        ("What did I do next summer?", "What did I do last summer?"),
+        ("the summer-house key", "the key of the house, last summer"),
+        ("What did we change in the Spring config?", "What did we change in the spring?"),
+        ("Who won during the Winter Olympics?", "Who won during the winter?"),
+        ("Is this spring water safe?", "Was the water safe this spring?"),
+        ("Where did this summer dress come from?", "Where did this dress come from this summer?"),
+        ("Since my last fall I've been careful", "Since last fall I've been careful"),
+        ("Who ate the last spring roll?", "Who ate the roll last spring?"),
+        ("What happened in the fall of Rome?", "What happened in Rome in the fall?"),
+        ("the summer of love", "the summer of 2021"),
+        ("Have I watched I Know What You Did Last Summer?", "What did I watch last summer?"),
+        ("last Summer said she would call", "last summer she said she would call"),
     ],
 )
-def test_a_season_word_alone_names_no_period(text: str) -> None:
-    assert query_period(text, DECEMBER, LONDON) is None
+def test_a_season_word_that_is_no_time_names_no_period(thing: str, time: str) -> None:
+    assert query_period(thing, DECEMBER, LONDON) is None
+    assert query_period(time, DECEMBER, LONDON) is not None
 
 
 @pytest.mark.parametrize(
@@ -198,7 +200,11 @@ def test_the_one_before_last(text: str, first: date, after: date) -> None:
 
 @pytest.mark.parametrize("text", ["the week before last Friday", "the week before last summer"])
 def test_the_one_before_a_last_something_counts_from_it(text: str) -> None:
-    # A bound before that Friday (summer), not two weeks ago.
+    # A bound before that Friday (summer), not two weeks ago, which "the week before last"
+    # alone is.
+    alone = query_period("the week before last", DECEMBER, LONDON)
+    assert alone is not None
+    assert alone.start is not None
     period = query_period(text, DECEMBER, LONDON)
     assert period is not None
     assert period.start is None
@@ -248,18 +254,19 @@ def test_a_memorys_day_inside_a_season_takes_its_year() -> None:
 def test_a_memory_naming_another_year_states_no_day_of_this_one(text: str) -> None:
     # Only a season is left out of a memory's reading; a year stays, and makes the reading
     # too long to compare (not June 5 of this year).
-    assert StatedPeriods(4).of(text, datetime(2026, 6, 10, 12, tzinfo=UTC), LONDON) is None
-
-
-def test_a_day_goes_back_a_year_as_that_day() -> None:
-    # February 28, 2025 a year back is February 28, 2024 alone (not the 29th too): only a
-    # period of whole months keeps to the month's end.
-    period = query_period("on February 28, 2025", DECEMBER, UTC)
-    assert period is not None
-    assert period.years_back(1).days() == 1
+    written = datetime(2026, 6, 10, 12, tzinfo=UTC)
+    assert StatedPeriods(4).of(text, written, LONDON) is None
+    season = StatedPeriods(4).of("Went out yesterday, as over the winter", written, LONDON)
+    assert season is not None
+    assert season.days() == 1
 
 
 def test_a_winter_goes_back_to_a_leap_february() -> None:
+    # February 28, 2025 a year back is February 28, 2024 alone (not the 29th too): only a
+    # period of whole months keeps to the month's end.
+    day = query_period("on February 28, 2025", DECEMBER, UTC)
+    assert day is not None
+    assert day.years_back(1).days() == 1
     # "In the winter" asked in July 2025: December 2024 to February 2025; a year earlier
     # it ends with February 29, 2024.
     period = query_period("what did I do in the winter?", datetime(2025, 7, 15, tzinfo=UTC), UTC)
