@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-__all__ = ["STATED_REACH", "TOLD_AFTER", "Period", "midnight"]
+__all__ = ["STATED_REACH", "TOLD_AFTER", "Period", "midnight", "years_on"]
 
 # What a memory written this long after a period most likely tells of it ("yesterday I ...").
 TOLD_AFTER = timedelta(days=7)
@@ -111,7 +111,7 @@ class Period:
 
 def _back(moment: datetime, years: int, zone: tzinfo) -> datetime:
     """The midnight starting the same day ``years`` earlier (February 29: the 28th)."""
-    return midnight(_day_back(moment.astimezone(zone).date(), years), zone)
+    return midnight(years_on(moment.astimezone(zone).date(), -years), zone)
 
 
 def _back_end(moment: datetime, years: int, zone: tzinfo, months: bool = False) -> datetime:
@@ -123,14 +123,16 @@ def _back_end(moment: datetime, years: int, zone: tzinfo, months: bool = False) 
     if months and following.day == 1:
         return midnight(following.replace(year=following.year - years), zone)
     last = following - timedelta(days=1)
-    return midnight(_day_back(last, years) + timedelta(days=1), zone)
+    return midnight(years_on(last, -years) + timedelta(days=1), zone)
 
 
-def _day_back(day: date, years: int) -> date:
+def years_on(day: date, years: int) -> date:
+    """``day`` ``years`` later (earlier when negative; February 29 in a year without one:
+    the 28th)."""
     try:
-        return day.replace(year=day.year - years)
+        return day.replace(year=day.year + years)
     except ValueError:  # February 29
-        return day.replace(year=day.year - years, day=28)
+        return day.replace(year=day.year + years, day=28)
 
 
 def midnight(day: date, zone: tzinfo) -> datetime:

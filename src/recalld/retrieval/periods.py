@@ -55,7 +55,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta, tzinfo
 
-from recalld.retrieval.calendar_period import STATED_REACH, TOLD_AFTER, Period, midnight
+from recalld.retrieval.calendar_period import (
+    STATED_REACH,
+    TOLD_AFTER,
+    Period,
+    midnight,
+    years_on,
+)
 from recalld.retrieval.seasons import SEASON_WORDS, find_seasons
 
 __all__ = [
@@ -452,7 +458,7 @@ def _with_seasons(covered: list[_Span]) -> list[_Span]:
             shift = season.first.year - span.first.year
             for years in (shift, shift + 1):
                 moved = replace(
-                    span, first=_years_on(span.first, years), last=_years_on(span.last, years)
+                    span, first=years_on(span.first, years), last=years_on(span.last, years)
                 )
                 if moved.inside(season):
                     span = replace(moved, yearless=season.yearless)
@@ -463,14 +469,6 @@ def _with_seasons(covered: list[_Span]) -> list[_Span]:
         for span in placed
         if not any(other.inside(span) and (other.season or span.season) for other in placed)
     ]
-
-
-def _years_on(day: date, years: int) -> date:
-    """``day`` ``years`` later (February 29 in a year without one: the 28th)."""
-    try:
-        return day.replace(year=day.year + years)
-    except ValueError:
-        return day.replace(year=day.year + years, day=28)
 
 
 def _relative(text: str, today: date, taken: _Taken, zone: tzinfo) -> Iterator[_Span]:
