@@ -23,9 +23,14 @@ answerable questions (an evidence message, or one that answers as well, in the
 top k), all@10 (every evidence message in the top 10), and how many of the
 unanswerable ones come back empty.
 
+``--chat family`` asks the same way about a second chat, ``bench/chat_family.py``
+(a family group, 246 messages, 43 answerable and 10 unanswerable questions),
+written blind by another outside tester as a held-out check: what is changed
+while looking at the trio should hold there too.
+
 Run from the repository root (one JSON object on stdout)::
 
-    .venv/bin/python bench/chat_probe.py [--style locomo|conversation]
+    .venv/bin/python bench/chat_probe.py [--chat trio|family] [--style locomo|conversation]
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -388,6 +394,33 @@ ACCEPTABLE: dict[str, list[str]] = {
 }
 
 
+@dataclass(frozen=True)
+class Chat:
+    """A chat and its questions (see the module docstring)."""
+
+    name: str
+    sessions: list[tuple[str, list[tuple[str, ...]]]]
+    questions: list[tuple[str, list[str], str | None, str]]
+    acceptable: dict[str, list[str]]
+    asked_at: str
+
+
+def chats() -> dict[str, Chat]:
+    """The chats a run can ask about: this module's trio and ``bench/chat_family.py``'s."""
+    import chat_family
+
+    return {
+        "trio": Chat("trio", SESSIONS, QUESTIONS, ACCEPTABLE, DEFAULT_ASKED_AT),
+        "family": Chat(
+            "family",
+            chat_family.SESSIONS,
+            chat_family.QUESTIONS,
+            chat_family.ACCEPTABLE,
+            chat_family.DEFAULT_ASKED_AT,
+        ),
+    }
+
+
 # Minutes between a session's messages, cycled.
 GAPS = (1, 2, 1, 3, 1, 4, 2, 1)
 Message = tuple[int, int, str, str, str | None, datetime]
@@ -397,10 +430,10 @@ def parse(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
 
 
-def messages() -> list[Message]:
+def messages(chat: Chat) -> list[Message]:
     """Every message: (session, index in it, speaker, text, evidence label, at)."""
     found: list[Message] = []
-    for number, (start, written) in enumerate(SESSIONS, start=1):
+    for number, (start, written) in enumerate(chat.sessions, start=1):
         at = parse(start)
         for index, message in enumerate(written):
             label = message[2] if len(message) > 2 else None
@@ -419,12 +452,14 @@ class Clock:
         return self.now
 
 
-def build(asked_at: datetime, style: str, directory: Path) -> tuple[MemoryService, dict[str, str]]:
+def build(
+    chat: Chat, asked_at: datetime, style: str, directory: Path
+) -> tuple[MemoryService, dict[str, str]]:
     """A service holding the sessions begun before ``asked_at``, and each memory id's label."""
     clock = Clock(asked_at)
-    settings = Settings(db=directory / f"chat-{style}-{asked_at:%Y%m%d%H%M}.db", zone="UTC")
-    service = MemoryService.open(settings, clock=clock)
-    written = [m for m in messages() if parse(SESSIONS[m[0] - 1][0]) < asked_at]
+    name = f"{chat.name}-{style}-{asked_at:%Y%m%d%H%M}.db"
+    service = MemoryService.open(Settings(db=directory / name, zone="UTC"), clock=clock)
+    written = [m for m in messages(chat) if parse(chat.sessions[m[0] - 1][0]) < asked_at]
     label_of: dict[str, str] = {}
     if style == "locomo":
         sessions: dict[int, list[Message]] = {}
@@ -436,7 +471,7 @@ def build(asked_at: datetime, style: str, directory: Path) -> tuple[MemoryServic
                 NewMemory(
                     content=f"{speaker}: {text}",
                     speaker=speaker,
-                    source=f"chat://trio/session_{number}",
+                    source=f"chat://{chat.name}/session_{number}",
                     at=at,
                 )
                 for (_, _, speaker, text, _, at) in session
@@ -450,7 +485,7 @@ def build(asked_at: datetime, style: str, directory: Path) -> tuple[MemoryServic
                 {"speaker": speaker, "content": text, "at": at.isoformat(), "id": f"s{n}.{i}"}
                 for (n, i, speaker, text, _, at) in written
             ],
-            conversation="trio",
+            conversation=chat.name,
         )
         for turn in report.turns:
             message = written[turn.index]
@@ -460,18 +495,18 @@ def build(asked_at: datetime, style: str, directory: Path) -> tuple[MemoryServic
     return service, label_of
 
 
-def evaluate(style: str) -> dict[str, Any]:
+def evaluate(chat: Chat, style: str) -> dict[str, Any]:
     """Every question asked as described in the module docstring; the figures."""
     ranked: dict[str, list[tuple[list[str], list[str], list[str]]]] = {}
     with tempfile.TemporaryDirectory(prefix="chat-probe-") as directory:
         services: dict[datetime, tuple[MemoryService, dict[str, str]]] = {}
         try:
-            for question, evidence, asked, _ in QUESTIONS:
-                asked_at = parse(asked or DEFAULT_ASKED_AT)
+            for question, evidence, asked, _ in chat.questions:
+                asked_at = parse(asked or chat.asked_at)
                 if asked_at not in services:
-                    services[asked_at] = build(asked_at, style, Path(directory))
+                    services[asked_at] = build(chat, asked_at, style, Path(directory))
                 service, label_of = services[asked_at]
-                good = [*evidence, *ACCEPTABLE.get(question, [])]
+                good = [*evidence, *chat.acceptable.get(question, [])]
                 for mode in ("hybrid", "keyword"):
                     for name, threshold in (("default", None), ("zero", 0.0)):
                         hits = service.recall(question, limit=10, mode=mode, min_score=threshold)
@@ -493,26 +528,29 @@ def evaluate(style: str) -> dict[str, Any]:
             "unanswerable_empty": sum(not labels for labels, _, _ in unanswerable),
         }
     return {
-        "answerable": sum(1 for _, evidence, _, _ in QUESTIONS if evidence),
-        "unanswerable": sum(1 for _, evidence, _, _ in QUESTIONS if not evidence),
+        "answerable": sum(1 for _, evidence, _, _ in chat.questions if evidence),
+        "unanswerable": sum(1 for _, evidence, _, _ in chat.questions if not evidence),
         "figures": figures,
     }
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chat", choices=("trio", "family"), default="trio")
     parser.add_argument("--style", choices=("locomo", "conversation"), default="locomo")
     arguments = parser.parse_args(argv)
-    result = evaluate(arguments.style)
+    chat = chats()[arguments.chat]
+    result = evaluate(chat, arguments.style)
     print(
         json.dumps(
             {
                 "benchmark": "chat_probe",
                 "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "chat": chat.name,
                 "style": arguments.style,
                 "default_min_score": Settings().min_score,  # RECALLD_MIN_SCORE applies
                 "embedder": Settings().embedder,
-                "messages": len(messages()),
+                "messages": len(messages(chat)),
                 **result,
             }
         )
