@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Literal
 
 import numpy as np
@@ -61,6 +62,12 @@ Mode = Literal["hybrid", "keyword", "vector"]
 PERIOD_ONLY_SCORE = 0.5
 # The decimals of a hit's score (and of the scores the threshold compares).
 SCORE_DECIMALS = 6
+# A memory written this soon after the previous one of its source, by the same speaker,
+# goes on with the same turn: people text one thought in several messages ("ran my
+# first 5k on saturday!!!!", "31 mins"), where a conversation like LoCoMo's, on which
+# the reranker is fitted, has one turn. Such a memory is described by the better of its
+# own and that message's keyword and vector scores (Candidate.turn_keyword, turn_cosine).
+TURN_GAP = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -351,6 +358,19 @@ def build_pool(
                 candidate.previous_cosine = around_cosines.get(pair.previous.seq, 0.0)
             if pair.next is not None:
                 candidate.next_cosine = around_cosines.get(pair.next.seq, 0.0)
+            started = pair.previous
+            if started is not None and _goes_on(row, started):
+                if started.seq in rows:
+                    theirs = keyword_of(rows[started.seq])
+                    if theirs.matched_share > candidate.keyword.matched_share:
+                        candidate.turn_keyword = theirs
+                their_cosine = around_cosines.get(started.seq)
+                if (
+                    candidate.cosine is not None
+                    and their_cosine is not None
+                    and their_cosine > candidate.cosine
+                ):
+                    candidate.turn_cosine = their_cosine
         candidates.append(candidate)
     shape = QueryShape(
         terms=len(keywords.terms),
@@ -388,6 +408,15 @@ def build_pool(
         period=period,
         period_only=period_only,
     )
+
+
+def _goes_on(row: CandidateRow, previous: Neighbour) -> bool:
+    """Whether ``row`` goes on with the turn ``previous`` began (see :data:`TURN_GAP`)."""
+    if not row.speaker or row.speaker != previous.speaker:
+        return False
+    if row.at_utc is None or previous.at_utc is None:
+        return False
+    return from_storage(row.at_utc) - from_storage(previous.at_utc) <= TURN_GAP
 
 
 def _sides(neighbours: Mapping[int, Neighbours]) -> set[int]:

@@ -297,21 +297,25 @@ class PostgresRetrieval:
             params,
         )
         around = sorted({int(seq) for _, *sides in pairs for seq in sides if seq is not None})
-        asks: dict[int, bool] = {}
+        known: dict[int, Neighbour] = {}
         if around:
-            asks = {
-                int(seq): bool(flag) or asks_question(head)
-                for seq, flag, head in self._database.read(
-                    f"SELECT seq, strpos(content, '?') > 0, left(content, {QUESTION_HEAD})"
+            known = {
+                int(seq): Neighbour(
+                    int(seq),
+                    bool(flag) or asks_question(head),
+                    speaker,
+                    None if at_utc is None else to_storage(at_utc),
+                )
+                for seq, flag, head, speaker, at_utc in self._database.read(
+                    f"SELECT seq, strpos(content, '?') > 0, left(content, {QUESTION_HEAD}),"
+                    " speaker, at_utc"
                     " FROM memories WHERE seq = ANY(%s)",
                     (around,),
                 )
             }
 
         def neighbour(seq: int | None) -> Neighbour | None:
-            if seq is None or int(seq) not in asks:
-                return None
-            return Neighbour(seq=int(seq), asks=asks[int(seq)])
+            return None if seq is None else known.get(int(seq))
 
         return {
             int(seq): Neighbours(previous=neighbour(before), next=neighbour(after))

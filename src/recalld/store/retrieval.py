@@ -46,10 +46,13 @@ class KeywordCandidate:
 
 @dataclass(frozen=True, slots=True)
 class Neighbour:
-    """A memory next to another in its source: its seq, and whether it asks a question."""
+    """A memory next to another in its source: its seq, whether it asks a question, its
+    speaker and its ``at`` (as stored)."""
 
     seq: int
     asks: bool
+    speaker: str | None = None
+    at_utc: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -770,23 +770,22 @@ class SQLiteRetrieval:
             params,
         )
         around = sorted({int(seq) for _, *sides in pairs for seq in sides if seq is not None})
-        asks: dict[int, bool] = {}
+        known: dict[int, Neighbour] = {}
         if around:
             flags: dict[str, Any] = {}
             listed = _seq_params(around, flags)
-            asks = {
-                int(seq): bool(flag) or asks_question(head)
-                for seq, flag, head in self._read(
-                    f"SELECT seq, instr(content, '?') > 0, substr(content, 1, {QUESTION_HEAD})"
+            known = {
+                int(seq): Neighbour(int(seq), bool(flag) or asks_question(head), speaker, at_utc)
+                for seq, flag, head, speaker, at_utc in self._read(
+                    f"SELECT seq, instr(content, '?') > 0, substr(content, 1, {QUESTION_HEAD}),"
+                    " speaker, at_utc"
                     f" FROM memories WHERE seq IN ({listed})",
                     flags,
                 )
             }
 
         def neighbour(seq: int | None) -> Neighbour | None:
-            if seq is None or int(seq) not in asks:
-                return None
-            return Neighbour(seq=int(seq), asks=asks[int(seq)])
+            return None if seq is None else known.get(int(seq))
 
         return {
             int(seq): Neighbours(previous=neighbour(before), next=neighbour(after))

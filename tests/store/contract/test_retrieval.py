@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from recalld._text import query_terms
+from recalld._time import from_storage
 from recalld.config import Settings
 from recalld.retrieval.keyword import KeywordParameters, prepare_query
 from recalld.retrieval.temporal import time_terms
@@ -201,6 +202,26 @@ def test_retrieval_neighbours_ask_without_a_question_mark(store: Store) -> None:
         "what a day": False,
         "did you get the job": True,
     }
+
+
+def test_retrieval_neighbours_give_their_speaker_and_time(store: Store) -> None:
+    # What tells a chat message that goes on from the one before it (pool.TURN_GAP).
+    with store.transaction() as tx:
+        first = tx.insert(
+            record(id="a", content="ran my first 5k", speaker="Jess", source="c", at=NOW)
+        )
+        second = tx.insert(
+            record(id="b", content="31 mins", source="c", at=NOW + timedelta(minutes=1, seconds=5))
+        )
+    found = store.retrieval.neighbours(_scope(), [first.seq, second.seq])
+    before, after = found[second.seq].previous, found[first.seq].next
+    assert before is not None
+    assert after is not None
+    assert (before.speaker, after.speaker) == ("Jess", None)
+    assert before.at_utc is not None
+    assert after.at_utc is not None
+    assert from_storage(before.at_utc) == NOW
+    assert from_storage(after.at_utc) == NOW + timedelta(minutes=1, seconds=5)
 
 
 def test_retrieval_neighbours_skip_expired_memories(store: Store) -> None:
