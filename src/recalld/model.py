@@ -364,6 +364,10 @@ class Explanation(BaseModel):
     min_score: float = Field(ge=0, le=1)
     limit: int
     duplicate_of: str | None = None
+    turn_of: str | None = None
+    """The memory whose turn this one goes on with (the same speaker, moments before, in
+    its source): its keyword or vector features, and so its score up to that memory's,
+    are the turn's (see "Scores and min_score" in the README)."""
     model: str
     channels: dict[str, float] = Field(default_factory=dict)
     features: dict[str, float] = Field(default_factory=dict)

@@ -1,10 +1,14 @@
-"""A chat turn typed in several messages is read as one turn by the reranker's features."""
+"""A chat turn typed in several messages is read as one turn (recalld.retrieval.turns)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
+
+from recalld.retrieval.features import FEATURES
+from recalld.retrieval.turns import cap_turns, goes_on, take_turns
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
@@ -19,45 +23,103 @@ CHATS = (
 )
 
 
-def _written(service: MemoryService) -> dict[str, tuple[str, str]]:
-    """For each chat, the ids of its first and second message."""
-    ids = {}
-    for day, (name, speaker, minutes) in enumerate(CHATS):
-        at = START + timedelta(days=day)
-        report = service.remember_conversation(
-            [
-                {"speaker": "Jess", "content": "ran my first 5k on saturday!!!!", "at": at},
-                {"speaker": speaker, "content": "31 mins", "at": at + timedelta(minutes=minutes)},
-            ],
-            conversation=name,
-        )
-        first, second = (turn.receipt.id for turn in report.turns)
-        ids[name] = (first, second)
-    return ids
+def _write(service: MemoryService, name: str, day: int, speaker: str, minutes: int) -> list[str]:
+    at = START + timedelta(days=day)
+    report = service.remember_conversation(
+        [
+            {"speaker": "Maya", "content": "how was the race", "at": at - timedelta(minutes=2)},
+            {"speaker": "Jess", "content": "ran my first 5k on saturday!!!!", "at": at},
+            {"speaker": speaker, "content": "31 mins", "at": at + timedelta(minutes=minutes)},
+        ],
+        conversation=name,
+    )
+    return [turn.receipt.id for turn in report.turns]
 
 
-def test_a_message_that_goes_on_from_the_last_takes_its_better_scores(
+def test_a_message_that_goes_on_from_the_last_is_read_as_its_turn(
     db_path: Path, clock: FakeClock
 ) -> None:
     with MemoryService.open(semantic_settings(db_path), clock=clock) as service:
-        ids = _written(service)
+        ids = {
+            name: _write(service, name, day, speaker, minutes)
+            for day, (name, speaker, minutes) in enumerate(CHATS)
+        }
         service.new_worker().run_until_idle()
         seen = {}
-        for name, (first, second) in ids.items():
+        for name, (_, first, second) in ids.items():
             began = service.explain(QUESTION, first, min_score=0)
             went_on = service.explain(QUESTION, second, min_score=0)
             seen[name] = (began, went_on)
             # What a hit reports in its channels stays its own: "31 mins" holds no "5k".
             assert went_on.channels["keyword"] < began.channels["keyword"]
-            assert went_on.channels["text"] != began.channels["text"]
+            assert went_on.channels["text"] < began.channels["text"]
         began, went_on = seen["goes-on"]
-        assert began.channels["text"] > went_on.channels["text"]
-        assert went_on.features["keyword_share"] == began.features["keyword_share"]
-        assert went_on.features["cosine"] == max(went_on.channels["text"], began.channels["text"])
+        assert went_on.turn_of == began.memory_id
+        for name in ("keyword_share", "keyword_rank", "cosine", "cosine_rank"):
+            assert went_on.features[name] == began.features[name], name
+        # The memory before the turn is its previous one, not the turn's own start.
+        assert went_on.features["previous_keyword"] == began.features["previous_keyword"]
+        assert went_on.features["previous_question"] == began.features["previous_question"] == 1
+        # Never above the message it took its features from.
+        assert went_on.score <= began.score
         for name in ("much-later", "answered"):
             began, other = seen[name]
+            assert other.turn_of is None, name
             assert other.features["keyword_share"] < began.features["keyword_share"], name
             assert other.features["cosine"] == other.channels["text"], name
+            assert other.features["previous_question"] == 0, name
         # Read as one turn, the answer ranks above the same words said apart.
         assert seen["goes-on"][1].score > seen["much-later"][1].score
         assert seen["goes-on"][1].score > seen["answered"][1].score
+
+
+def test_the_rest_of_a_turn_joins_the_candidates(db_path: Path, clock: FakeClock) -> None:
+    # Three nearest vectors: the turn's start and two closer notes fill them, and "31 mins"
+    # shares no word with the question; it is a candidate because its turn's start is.
+    settings = semantic_settings(db_path, vector_candidates=3)
+    with MemoryService.open(settings, clock=clock) as service:
+        _, first, second = _write(service, "goes-on", 0, "Jess", 1)
+        service.remember_many(
+            [
+                {"content": "how long did the 5k run take? long"},
+                {"content": "the 5k run, how long did it take"},
+            ]
+        )
+        service.new_worker().run_until_idle()
+        question = "how long did the 5k run take?"  # names nobody: no speaker matches
+        explained = service.explain(question, second, min_score=0)
+        assert explained.found_by == ["turn"]
+        assert explained.turn_of == first
+        assert explained.stage == "returned"
+        assert second in {hit.memory.id for hit in service.recall(question, min_score=0)}
+
+
+def test_turn_pieces_take_only_what_matches_better_and_score_no_higher() -> None:
+    share, cosine = FEATURES.index("keyword_share"), FEATURES.index("cosine")
+    previous = FEATURES.index("previous_keyword")
+    matrix = np.zeros((4, len(FEATURES)))
+    # 0 starts a turn; 1 and 2 go on with it (2 from 1); 3 goes on with 0 but matches
+    # better than it on both channels, so it takes nothing.
+    matrix[:, share] = [0.6, 0.2, 0.1, 0.8]
+    matrix[:, cosine] = [0.5, 0.7, 0.1, 0.9]
+    matrix[:, previous] = [0.3, 0.6, 0.2, 0.6]
+    taken = take_turns(matrix, {2: 1, 1: 0, 3: 0})
+    assert list(taken.items()) == [(1, 0), (2, 1)]  # the first pieces first
+    assert list(matrix[:, share]) == [0.6, 0.6, 0.6, 0.8]
+    assert list(matrix[:, cosine]) == [0.5, 0.7, 0.7, 0.9]
+    assert list(matrix[:, previous]) == [0.3, 0.3, 0.3, 0.6]
+    scores = np.array([0.4, 0.5, 0.45, 0.9])
+    cap_turns(scores, taken)
+    assert list(scores) == [0.4, 0.4, 0.4, 0.9]
+
+
+def test_goes_on_needs_the_same_speaker_within_the_gap() -> None:
+    at = "2026-10-20T18:00:00.000000+00:00"
+    soon = "2026-10-20T18:10:00.000000+00:00"
+    late = "2026-10-20T18:10:00.000001+00:00"
+    assert goes_on("Jess", soon, "Jess", at)
+    assert not goes_on("Jess", late, "Jess", at)
+    assert not goes_on("Jess", soon, "Maya", at)
+    assert not goes_on(None, soon, None, at)
+    assert not goes_on("", soon, "", at)
+    assert not goes_on("Jess", None, "Jess", at)

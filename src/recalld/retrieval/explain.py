@@ -16,7 +16,7 @@ import numpy as np
 from recalld.model import ExplainStage, Explanation, Memory
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.hybrid import HybridRetriever, channels_of, features_of
-from recalld.retrieval.pool import Mode
+from recalld.retrieval.pool import Mode, Pool
 from recalld.store.base import Scope
 
 __all__ = ["excluded_by", "explain"]
@@ -166,8 +166,18 @@ def explain(
         min_score=min_score,
         limit=limit,
         duplicate_of=duplicate_of,
+        turn_of=_turn_of(pool, memory.seq),
         model=pool.models[position],
         channels=channels_of(pool, position),
         features={name: features[name] for name in FEATURES if name in features},
         contributions=contributions,
     )
+
+
+def _turn_of(pool: Pool, seq: int) -> str | None:
+    """The id of the memory whose turn memory ``seq`` took its features from, if any."""
+    start = pool.turns.get(seq)
+    if start is None:
+        return None
+    position = pool.index_of(start)
+    return None if position is None else pool.rows[position].id

@@ -11,11 +11,6 @@ features: that is what makes a score mean the same in a store of 1 or of
 
 Features (``FEATURES``; a model uses a subset, named in its data file):
 
-* turns typed in pieces: a chat message that goes on from the one before it (the same
-  speaker, moments later: "ran my first 5k on saturday!!!!", "31 mins") is part of the
-  same turn, so its keyword and vector features are those of the better-matching of the
-  two. LoCoMo's turns, which the model is fitted on, are whole turns; this reads a chat
-  the way they are written;
 * keyword: normalised BM25F, ``ln(1 + raw BM25F)``, the share of query terms
   matched, ``ln(1 + rank)`` by raw BM25F among the candidates (capped at the
   pool depth; unmatched candidates get the cap) and the gap to the best;
@@ -142,11 +137,6 @@ class Candidate:
     stated_in_period: float = math.nan
     """1 when its text names a time that overlaps that period (read as of its ``at``),
     else 0 (NaN: the query names none)."""
-    turn_keyword: KeywordScore | None = None
-    """Its previous memory's keyword score when that memory is the start of the same turn
-    typed in pieces and scores higher (see :data:`recalld.retrieval.pool.TURN_GAP`)."""
-    turn_cosine: float | None = None
-    """The same for the cosine."""
     of_period: bool = False
     """Whether it is one of the period's memories: what its text states ("last night",
     read as of its ``at``) lies wholly inside what the period names
@@ -186,13 +176,12 @@ _NAMED, _HAS_SPEAKER, _TIME, _TERMS, _GRAPH, _OVERLAP, _PERIOD, _TOLD, _STATED =
 
 
 def _values(item: Candidate) -> tuple[float | bool | int, ...]:
-    keyword = item.keyword if item.turn_keyword is None else item.turn_keyword
-    cosine = item.cosine if item.turn_cosine is None else item.turn_cosine
+    keyword = item.keyword
     return (
         keyword.normalised,
         keyword.raw,
         keyword.matched_share,
-        math.nan if cosine is None else cosine,
+        math.nan if item.cosine is None else item.cosine,
         item.previous_keyword,
         item.next_keyword,
         item.previous_cosine,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Literal
 
 import numpy as np
@@ -34,6 +33,7 @@ from recalld.retrieval.period_matching import StatedPeriods, names_a_short_date,
 from recalld.retrieval.periods import Period
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
+from recalld.retrieval.turns import cap_turns, goes_on, take_turns
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import (
@@ -62,12 +62,6 @@ Mode = Literal["hybrid", "keyword", "vector"]
 PERIOD_ONLY_SCORE = 0.5
 # The decimals of a hit's score (and of the scores the threshold compares).
 SCORE_DECIMALS = 6
-# A memory written this soon after the previous one of its source, by the same speaker,
-# goes on with the same turn: people text one thought in several messages ("ran my
-# first 5k on saturday!!!!", "31 mins"), where a conversation like LoCoMo's, on which
-# the reranker is fitted, has one turn. Such a memory is described by the better of its
-# own and that message's keyword and vector scores (Candidate.turn_keyword, turn_cosine).
-TURN_GAP = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -118,6 +112,9 @@ class Pool:
     """The period the query names, as recall read it (None: none)."""
     period_only: bool = False
     """The query asks only what happened in ``period`` (see :data:`PERIOD_ONLY_SCORE`)."""
+    turns: dict[int, int] = field(default_factory=dict)
+    """Memories described by the turn they go on with: seq -> the seq of the memory
+    whose features they took (:mod:`recalld.retrieval.turns`)."""
 
     def index_of(self, seq: int) -> int | None:
         """The position of memory ``seq`` in the pool, if it is there."""
@@ -309,13 +306,21 @@ def build_pool(
         for seq in reached:
             if seq in backends:
                 backends[seq].append("graph")
+    describe([row for row in rows.values() if row.seq not in described])
+    # A candidate's next memory that goes on with its turn is a candidate too (turns.py).
+    following = _following(rows, neighbours)
+    if following:
+        _add_rows(rows, backends, following, store.rows(scope, following))
+        for seq in following:
+            if seq in backends:
+                backends[seq].append("turn")
     extra = [seq for seq in request.extra_seqs if seq not in rows]
     if extra:
         # Explain scores its memory even when filters or expiry hide it from recall.
         everything = Scope(namespaces=scope.namespaces, now=scope.now, include_expired=True)
         _add_rows(rows, backends, extra, store.rows(everything, extra))
+    describe([row for row in rows.values() if row.seq not in described])
     ordered = list(rows.values())
-    describe([row for row in ordered if row.seq not in described])
     around = _sides(neighbours)
     around_cosines: dict[int, float] = {}
     if index is not None and vector is not None:
@@ -358,19 +363,6 @@ def build_pool(
                 candidate.previous_cosine = around_cosines.get(pair.previous.seq, 0.0)
             if pair.next is not None:
                 candidate.next_cosine = around_cosines.get(pair.next.seq, 0.0)
-            started = pair.previous
-            if started is not None and _goes_on(row, started):
-                if started.seq in rows:
-                    theirs = keyword_of(rows[started.seq])
-                    if theirs.matched_share > candidate.keyword.matched_share:
-                        candidate.turn_keyword = theirs
-                their_cosine = around_cosines.get(started.seq)
-                if (
-                    candidate.cosine is not None
-                    and their_cosine is not None
-                    and their_cosine > candidate.cosine
-                ):
-                    candidate.turn_cosine = their_cosine
         candidates.append(candidate)
     shape = QueryShape(
         terms=len(keywords.terms),
@@ -379,6 +371,18 @@ def build_pool(
     )
     depth = max(request.keyword_depth, request.vector_depth)
     features = feature_matrix(candidates, shape, depth)
+    position = {row.seq: index for index, row in enumerate(ordered)}
+    starts = {}
+    for place, row in enumerate(ordered):
+        pair = neighbours.get(row.seq)
+        before = None if pair is None else pair.previous
+        if (
+            before is not None
+            and before.seq in position
+            and goes_on(row.speaker, row.at_utc, before.speaker, before.at_utc)
+        ):
+            starts[place] = position[before.seq]
+    turns = take_turns(features, starts) if starts else {}
     channels: Channels = (
         "hybrid+graph" if request.mode == "hybrid" and request.graph_channel else request.mode
     )
@@ -396,6 +400,7 @@ def build_pool(
         scores = PERIOD_ONLY_SCORE * members + (1.0 - PERIOD_ONLY_SCORE) * scores
     # Hits report their score to 6 decimals: the threshold compares the same value, so a
     # min_score equal to a reported score keeps that hit (0.4637666 shows as 0.463767).
+    cap_turns(scores, turns)
     scores = np.round(scores, SCORE_DECIMALS)
     return Pool(
         rows=ordered,
@@ -407,16 +412,24 @@ def build_pool(
         keywords=keywords,
         period=period,
         period_only=period_only,
+        turns={ordered[row].seq: ordered[start].seq for row, start in turns.items()},
     )
 
 
-def _goes_on(row: CandidateRow, previous: Neighbour) -> bool:
-    """Whether ``row`` goes on with the turn ``previous`` began (see :data:`TURN_GAP`)."""
-    if not row.speaker or row.speaker != previous.speaker:
-        return False
-    if row.at_utc is None or previous.at_utc is None:
-        return False
-    return from_storage(row.at_utc) - from_storage(previous.at_utc) <= TURN_GAP
+def _following(rows: Mapping[int, CandidateRow], neighbours: Mapping[int, Neighbours]) -> list[int]:
+    """The seqs of the candidates' next memories that go on with their turn and are not
+    candidates yet, in the candidates' order."""
+    found = []
+    for seq, row in rows.items():
+        pair = neighbours.get(seq)
+        after = None if pair is None else pair.next
+        if (
+            after is not None
+            and after.seq not in rows
+            and goes_on(after.speaker, after.at_utc, row.speaker, row.at_utc)
+        ):
+            found.append(after.seq)
+    return list(dict.fromkeys(found))
 
 
 def _sides(neighbours: Mapping[int, Neighbours]) -> set[int]:

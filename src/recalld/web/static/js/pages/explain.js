@@ -79,6 +79,7 @@ function verdict(explanation, navigate) {
       ["found by", badges(explanation.found_by, "backend")],
       ["excluded by", badges(explanation.excluded_by, "filter")],
       ["near-duplicate of", explanation.duplicate_of ? memoryLink(explanation.duplicate_of, navigate) : null],
+      ["goes on with the turn of", explanation.turn_of ? memoryLink(explanation.turn_of, navigate) : null],
       ["embedding", explanation.index_state],
       ["model", explanation.model],
     ]),

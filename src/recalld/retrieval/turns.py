@@ -1,0 +1,117 @@
+"""A chat turn typed in several messages, read by the reranker as one turn.
+
+People text one thought in several messages ("ran my first 5k on saturday!!!!",
+then "31 mins"), where LoCoMo, on which the reranker is fitted, has whole turns
+(no two of its consecutive turns have one speaker). A memory written at most
+:data:`TURN_GAP` after the previous memory of its source, by the same speaker,
+*goes on* with that memory's turn. Recall then (:mod:`recalld.retrieval.pool`):
+
+* adds it to the candidates when the memory it goes on from is one (backend
+  ``turn``; one message on: the third of three is added only when found
+  otherwise), so an answer typed as a second message is found in a large store;
+* describes it by its turn where the turn's start matches better
+  (:func:`take_turns`): the start's keyword features when the start holds a
+  larger share of the query's words, its vector features when its cosine is
+  higher; the memory before the turn is then its previous memory, so the start
+  is not counted a second time as its neighbour;
+* never scores it above the start (:func:`cap_turns`): the turn matched by its
+  start, so a "lol" typed after an answer comes after that answer.
+
+A hit's channels keep its own values, and explain names the start
+(``turn_of``). Every rank, gap and best-of-source feature is computed from the
+candidates' own values before any piece takes its turn's, so a piece of a turn
+changes no other memory's features.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+
+import numpy as np
+import numpy.typing as npt
+
+from recalld._time import from_storage
+from recalld.retrieval.features import FEATURES
+
+__all__ = ["TURN_GAP", "cap_turns", "goes_on", "take_turns"]
+
+TURN_GAP = timedelta(minutes=10)
+
+_COLUMN = {name: index for index, name in enumerate(FEATURES)}
+_KEYWORD = [
+    _COLUMN[name]
+    for name in (
+        "keyword",
+        "keyword_log_raw",
+        "keyword_share",
+        "keyword_rank",
+        "keyword_gap",
+        "source_keyword_gap",
+    )
+]
+_VECTOR = [_COLUMN[name] for name in ("cosine", "cosine_rank", "cosine_gap", "source_cosine_gap")]
+_PREVIOUS = [
+    _COLUMN[name]
+    for name in (
+        "previous_keyword",
+        "previous_cosine",
+        "previous_question",
+        "previous_question_keyword",
+        "previous_question_cosine",
+    )
+]
+_SHARE = _COLUMN["keyword_share"]
+_COSINE = _COLUMN["cosine"]
+
+
+def goes_on(
+    speaker: str | None, at_utc: str | None, before_speaker: str | None, before_at: str | None
+) -> bool:
+    """Whether a memory by ``speaker`` at ``at_utc`` goes on with the turn of the memory
+    just before it in its source, by ``before_speaker`` at ``before_at``."""
+    if not speaker or speaker != before_speaker or at_utc is None or before_at is None:
+        return False
+    return from_storage(at_utc) - from_storage(before_at) <= TURN_GAP
+
+
+def take_turns(matrix: npt.NDArray[np.float64], starts: Mapping[int, int]) -> dict[int, int]:
+    """Give each row of ``matrix`` in ``starts`` (row -> the row of the memory it goes on
+    from) what its turn matches better (see the module docstring), in place.
+
+    Returns the rows that took something and the row they took it from, each after
+    the row it took from when that one took something too (a turn of three pieces).
+    """
+    taken: dict[int, int] = {}
+    settled: set[int] = set()
+
+    def settle(row: int) -> None:
+        if row in settled:
+            return
+        settled.add(row)
+        start = starts.get(row)
+        if start is None:
+            return
+        settle(start)  # a turn's first pieces first: the third takes what the second took
+        took = False
+        if matrix[start, _SHARE] > matrix[row, _SHARE]:
+            matrix[row, _KEYWORD] = matrix[start, _KEYWORD]
+            took = True
+        theirs, mine = matrix[start, _COSINE], matrix[row, _COSINE]
+        if not np.isnan(theirs) and not np.isnan(mine) and theirs > mine:
+            matrix[row, _VECTOR] = matrix[start, _VECTOR]
+            took = True
+        if took:
+            matrix[row, _PREVIOUS] = matrix[start, _PREVIOUS]
+            taken[row] = start
+
+    for row in starts:
+        settle(row)
+    return taken
+
+
+def cap_turns(scores: npt.NDArray[np.float64], taken: Mapping[int, int]) -> None:
+    """No piece of a turn scores above the piece it took its features from (in place;
+    ``taken`` in :func:`take_turns`' order)."""
+    for row, start in taken.items():
+        scores[row] = min(scores[row], scores[start])
