@@ -60,8 +60,8 @@ def test_a_message_that_goes_on_from_the_last_is_read_as_its_turn(
         # The memory before the turn is its previous one, not the turn's own start.
         assert went_on.features["previous_keyword"] == began.features["previous_keyword"]
         assert went_on.features["previous_question"] == began.features["previous_question"] == 1
-        # Never above the message it took its features from.
-        assert went_on.score <= began.score
+        # Under the message it took its features from.
+        assert went_on.score < began.score
         for name in ("much-later", "answered"):
             began, other = seen[name]
             assert other.turn_of is None, name
@@ -108,9 +108,18 @@ def test_turn_pieces_take_only_what_matches_better_and_score_no_higher() -> None
     assert list(matrix[:, share]) == [0.6, 0.6, 0.6, 0.8]
     assert list(matrix[:, cosine]) == [0.5, 0.7, 0.7, 0.9]
     assert list(matrix[:, previous]) == [0.3, 0.3, 0.3, 0.6]
+    # Scored with what they took: 1 above its start, 2 above both; by their own
+    # features 1 scores 0.1 and 2 scores 0.35. A piece keeps the higher of its own
+    # score and its turn's kept one step under the piece it took from.
     scores = np.array([0.4, 0.5, 0.45, 0.9])
-    cap_turns(scores, taken)
-    assert list(scores) == [0.4, 0.4, 0.4, 0.9]
+    cap_turns(scores, taken, {1: 0.1, 2: 0.35}, 0.01)
+    assert np.allclose(scores, [0.4, 0.39, 0.38, 0.9])
+    scores = np.array([0.4, 0.5, 0.45, 0.9])
+    cap_turns(scores, taken, {1: 0.1, 2: 0.395}, 0.01)
+    assert np.allclose(scores, [0.4, 0.39, 0.395, 0.9])
+    scores = np.array([0.005, 0.5, 0.45, 0.9])
+    cap_turns(scores, taken, {1: 0.0, 2: 0.0}, 0.01)
+    assert np.allclose(scores, [0.005, 0.0, 0.0, 0.9])  # never under 0
 
 
 def test_goes_on_needs_the_same_speaker_within_the_gap() -> None:
@@ -123,3 +132,19 @@ def test_goes_on_needs_the_same_speaker_within_the_gap() -> None:
     assert not goes_on(None, soon, None, at)
     assert not goes_on("", soon, "", at)
     assert not goes_on("Jess", None, "Jess", at)
+
+
+def test_facts_stored_one_after_another_are_not_a_turn(db_path: Path, clock: FakeClock) -> None:
+    # Only a conversation's turns (kind "turn") are read as typed in pieces: facts an
+    # agent stores together, with one speaker and source, stay separate memories.
+    with MemoryService.open(semantic_settings(db_path), clock=clock) as service:
+        receipts = service.remember_many(
+            [
+                {"content": text, "speaker": "Jess", "source": "notes://jess", "at": START}
+                for text in ("Jess adopted a puppy named Rex", "Jess is allergic to peanuts")
+            ]
+        )
+        service.new_worker().run_until_idle()
+        explained = service.explain("what did Jess name the puppy?", receipts[1].id, min_score=0)
+        assert explained.turn_of is None
+        assert explained.found_by != ["turn"]

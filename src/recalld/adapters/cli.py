@@ -209,6 +209,8 @@ def explain(
     )
     channels = ", ".join(f"{name} {value:.3f}" for name, value in result.channels.items())
     console.print(f"channels: {channels}", highlight=False)
+    if result.turn_of is not None:
+        console.print(f"goes on with the turn of {result.turn_of}", highlight=False)
     for name, value in result.features.items():
         share = result.contributions.get(name)
         suffix = "" if share is None else f"  ({share:+.3f} log-odds)"

@@ -33,7 +33,7 @@ from recalld.retrieval.period_matching import StatedPeriods, names_a_short_date,
 from recalld.retrieval.periods import Period
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
-from recalld.retrieval.turns import cap_turns, goes_on, take_turns
+from recalld.retrieval.turns import TURN_FOLLOWERS, cap_turns, goes_on, take_turns
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import (
@@ -377,11 +377,16 @@ def build_pool(
         pair = neighbours.get(row.seq)
         before = None if pair is None else pair.previous
         if (
-            before is not None
+            pair is not None
+            and before is not None
+            and pair.turn
+            and before.turn
             and before.seq in position
             and goes_on(row.speaker, row.at_utc, before.speaker, before.at_utc)
         ):
             starts[place] = position[before.seq]
+    # What the pieces of a turn score by their own features (cap_turns keeps the higher).
+    own = {place: features[place].copy() for place in starts}
     turns = take_turns(features, starts) if starts else {}
     channels: Channels = (
         "hybrid+graph" if request.mode == "hybrid" and request.graph_channel else request.mode
@@ -395,13 +400,28 @@ def build_pool(
     has_vector = [item.cosine is not None for item in candidates]
     notes = [item.note for item in candidates]
     scores, models = reranker.score(features, embedder_name, channels, has_vector, notes)
+    pieces = list(turns)
+    own_scores = np.zeros(0)
+    if pieces:
+        own_scores, _ = reranker.score(
+            np.array([own[place] for place in pieces]),
+            embedder_name,
+            channels,
+            [has_vector[place] for place in pieces],
+            [notes[place] for place in pieces],
+        )
     if period_only:
         members = np.array([item.of_period for item in candidates], dtype=np.float64)
         scores = PERIOD_ONLY_SCORE * members + (1.0 - PERIOD_ONLY_SCORE) * scores
+        own_scores = PERIOD_ONLY_SCORE * members[pieces] + (1.0 - PERIOD_ONLY_SCORE) * own_scores
     # Hits report their score to 6 decimals: the threshold compares the same value, so a
     # min_score equal to a reported score keeps that hit (0.4637666 shows as 0.463767).
-    cap_turns(scores, turns)
+    # A piece of a turn sorts one step under the piece it took its features from.
     scores = np.round(scores, SCORE_DECIMALS)
+    if pieces:
+        own_rounded = np.round(own_scores, SCORE_DECIMALS).tolist()
+        cap_turns(scores, turns, dict(zip(pieces, own_rounded, strict=True)), 10.0**-SCORE_DECIMALS)
+        scores = np.round(scores, SCORE_DECIMALS)
     return Pool(
         rows=ordered,
         backends=[backends[row.seq] for row in ordered],
@@ -424,12 +444,15 @@ def _following(rows: Mapping[int, CandidateRow], neighbours: Mapping[int, Neighb
         pair = neighbours.get(seq)
         after = None if pair is None else pair.next
         if (
-            after is not None
+            pair is not None
+            and after is not None
+            and pair.turn
+            and after.turn
             and after.seq not in rows
             and goes_on(after.speaker, after.at_utc, row.speaker, row.at_utc)
         ):
             found.append(after.seq)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found))[:TURN_FOLLOWERS]
 
 
 def _sides(neighbours: Mapping[int, Neighbours]) -> set[int]:

@@ -6,16 +6,24 @@ then "31 mins"), where LoCoMo, on which the reranker is fitted, has whole turns
 :data:`TURN_GAP` after the previous memory of its source, by the same speaker,
 *goes on* with that memory's turn. Recall then (:mod:`recalld.retrieval.pool`):
 
+Only a conversation's turns (kind ``turn``: ``remember_conversation``,
+``recalld ingest``, the import of chat exports) are read so: facts an agent
+stores one after another with one speaker and source are separate memories.
+A transcript written without a time for each message counts consecutive
+messages of one speaker as one turn. Recall then (:mod:`recalld.retrieval.pool`):
+
 * adds it to the candidates when the memory it goes on from is one (backend
-  ``turn``; one message on: the third of three is added only when found
-  otherwise), so an answer typed as a second message is found in a large store;
+  ``turn``; one message on, and at most :data:`TURN_FOLLOWERS` a query), so an
+  answer typed as a second message is found in a large store;
 * describes it by its turn where the turn's start matches better
   (:func:`take_turns`): the start's keyword features when the start holds a
   larger share of the query's words, its vector features when its cosine is
   higher; the memory before the turn is then its previous memory, so the start
   is not counted a second time as its neighbour;
-* never scores it above the start (:func:`cap_turns`): the turn matched by its
-  start, so a "lol" typed after an answer comes after that answer.
+* scores it the higher of what it scores by itself and what its turn scores,
+  the latter kept just under the start's score (:func:`cap_turns`): the turn
+  matched by its start, so a "lol" typed after an answer comes after that
+  answer, while a piece that answers better on its own keeps its own score.
 
 A hit's channels keep its own values, and explain names the start
 (``turn_of``). Every rank, gap and best-of-source feature is computed from the
@@ -34,9 +42,13 @@ import numpy.typing as npt
 from recalld._time import from_storage
 from recalld.retrieval.features import FEATURES
 
-__all__ = ["TURN_GAP", "cap_turns", "goes_on", "take_turns"]
+__all__ = ["TURN_FOLLOWERS", "TURN_GAP", "cap_turns", "goes_on", "take_turns"]
 
 TURN_GAP = timedelta(minutes=10)
+# The most memories a query adds to its candidates because they go on with a candidate's
+# turn (the best candidates' first): a chat typed one short message at a time would
+# otherwise double the pool, and the time a recall takes.
+TURN_FOLLOWERS = 25
 
 _COLUMN = {name: index for index, name in enumerate(FEATURES)}
 _KEYWORD = [
@@ -110,8 +122,15 @@ def take_turns(matrix: npt.NDArray[np.float64], starts: Mapping[int, int]) -> di
     return taken
 
 
-def cap_turns(scores: npt.NDArray[np.float64], taken: Mapping[int, int]) -> None:
-    """No piece of a turn scores above the piece it took its features from (in place;
-    ``taken`` in :func:`take_turns`' order)."""
+def cap_turns(
+    scores: npt.NDArray[np.float64],
+    taken: Mapping[int, int],
+    own: Mapping[int, float],
+    step: float,
+) -> None:
+    """Each piece of ``taken`` (in :func:`take_turns`' order) scores the higher of ``own``
+    (its score from its own features) and its turn's score kept ``step`` under the score
+    of the piece it took from, and at least 0 (in place)."""
     for row, start in taken.items():
-        scores[row] = min(scores[row], scores[start])
+        turn = max(0.0, min(float(scores[row]), float(scores[start]) - step))
+        scores[row] = max(own[row], turn)

@@ -291,12 +291,13 @@ class PostgresRetrieval:
             )
 
         pairs = self._database.read(
-            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')} FROM memories m"
+            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = 'turn'"
+            " FROM memories m"
             f" WHERE m.seq = ANY({wanted}) AND m.namespace = ANY({names})"
             " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
             params,
         )
-        around = sorted({int(seq) for _, *sides in pairs for seq in sides if seq is not None})
+        around = sorted({int(seq) for _, *sides, _ in pairs for seq in sides if seq is not None})
         known: dict[int, Neighbour] = {}
         if around:
             known = {
@@ -305,10 +306,11 @@ class PostgresRetrieval:
                     bool(flag) or asks_question(head),
                     speaker,
                     None if at_utc is None else to_storage(at_utc),
+                    bool(turn),
                 )
-                for seq, flag, head, speaker, at_utc in self._database.read(
+                for seq, flag, head, speaker, at_utc, turn in self._database.read(
                     f"SELECT seq, strpos(content, '?') > 0, left(content, {QUESTION_HEAD}),"
-                    " speaker, at_utc"
+                    " speaker, at_utc, kind = 'turn'"
                     " FROM memories WHERE seq = ANY(%s)",
                     (around,),
                 )
@@ -318,6 +320,6 @@ class PostgresRetrieval:
             return None if seq is None else known.get(int(seq))
 
         return {
-            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after))
-            for seq, before, after in pairs
+            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after), turn=bool(turn))
+            for seq, before, after, turn in pairs
         }

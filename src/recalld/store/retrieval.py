@@ -47,20 +47,24 @@ class KeywordCandidate:
 @dataclass(frozen=True, slots=True)
 class Neighbour:
     """A memory next to another in its source: its seq, whether it asks a question, its
-    speaker and its ``at`` (as stored)."""
+    speaker, its ``at`` (as stored) and whether it is a conversation's turn (kind
+    ``turn``)."""
 
     seq: int
     asks: bool
     speaker: str | None = None
     at_utc: str | None = None
+    turn: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Neighbours:
-    """The previous and next visible memory of the same source and namespace, by (at, seq)."""
+    """The previous and next visible memory of the same source and namespace, by (at, seq),
+    and whether the memory itself is a conversation's turn (kind ``turn``)."""
 
     previous: Neighbour | None
     next: Neighbour | None
+    turn: bool = False
 
 
 class RetrievalStore(Protocol):

@@ -764,21 +764,24 @@ class SQLiteRetrieval:
             )
 
         pairs = self._read(
-            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')} FROM memories m"
+            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = 'turn'"
+            " FROM memories m"
             f" WHERE m.seq IN ({wanted}) AND m.namespace IN ({', '.join(names) or 'NULL'})"
             " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
             params,
         )
-        around = sorted({int(seq) for _, *sides in pairs for seq in sides if seq is not None})
+        around = sorted({int(seq) for _, *sides, _ in pairs for seq in sides if seq is not None})
         known: dict[int, Neighbour] = {}
         if around:
             flags: dict[str, Any] = {}
             listed = _seq_params(around, flags)
             known = {
-                int(seq): Neighbour(int(seq), bool(flag) or asks_question(head), speaker, at_utc)
-                for seq, flag, head, speaker, at_utc in self._read(
+                int(seq): Neighbour(
+                    int(seq), bool(flag) or asks_question(head), speaker, at_utc, bool(turn)
+                )
+                for seq, flag, head, speaker, at_utc, turn in self._read(
                     f"SELECT seq, instr(content, '?') > 0, substr(content, 1, {QUESTION_HEAD}),"
-                    " speaker, at_utc"
+                    " speaker, at_utc, kind = 'turn'"
                     f" FROM memories WHERE seq IN ({listed})",
                     flags,
                 )
@@ -788,6 +791,6 @@ class SQLiteRetrieval:
             return None if seq is None else known.get(int(seq))
 
         return {
-            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after))
-            for seq, before, after in pairs
+            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after), turn=bool(turn))
+            for seq, before, after, turn in pairs
         }

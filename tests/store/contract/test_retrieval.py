@@ -205,10 +205,12 @@ def test_retrieval_neighbours_ask_without_a_question_mark(store: Store) -> None:
 
 
 def test_retrieval_neighbours_give_their_speaker_and_time(store: Store) -> None:
-    # What tells a chat message that goes on from the one before it (pool.TURN_GAP).
+    # What tells a chat message that goes on from the one before it (retrieval.turns).
     with store.transaction() as tx:
         first = tx.insert(
-            record(id="a", content="ran my first 5k", speaker="Jess", source="c", at=NOW)
+            record(
+                id="a", content="ran my first 5k", speaker="Jess", source="c", at=NOW, kind="turn"
+            )
         )
         second = tx.insert(
             record(id="b", content="31 mins", source="c", at=NOW + timedelta(minutes=1, seconds=5))
@@ -218,6 +220,9 @@ def test_retrieval_neighbours_give_their_speaker_and_time(store: Store) -> None:
     assert before is not None
     assert after is not None
     assert (before.speaker, after.speaker) == ("Jess", None)
+    # Whether each is a conversation's turn, as a neighbour and as the memory itself.
+    assert (before.turn, after.turn) == (True, False)
+    assert (found[first.seq].turn, found[second.seq].turn) == (True, False)
     assert before.at_utc is not None
     assert after.at_utc is not None
     assert from_storage(before.at_utc) == NOW
