@@ -111,14 +111,15 @@ def test_turn_pieces_take_only_what_matches_better_and_score_no_higher() -> None
     # Scored with what they took: 1 above its start, 2 above both; by their own
     # features 1 scores 0.1 and 2 scores 0.35. A piece keeps the higher of its own
     # score and its turn's kept one step under the piece it took from.
+    # It returns the pieces scored as themselves (their own score is as high).
     scores = np.array([0.4, 0.5, 0.45, 0.9])
-    cap_turns(scores, taken, {1: 0.1, 2: 0.35}, 0.01)
+    assert cap_turns(scores, taken, {1: 0.1, 2: 0.35}, 0.01) == []
     assert np.allclose(scores, [0.4, 0.39, 0.38, 0.9])
     scores = np.array([0.4, 0.5, 0.45, 0.9])
-    cap_turns(scores, taken, {1: 0.1, 2: 0.395}, 0.01)
+    assert cap_turns(scores, taken, {1: 0.1, 2: 0.395}, 0.01) == [2]
     assert np.allclose(scores, [0.4, 0.39, 0.395, 0.9])
     scores = np.array([0.005, 0.5, 0.45, 0.9])
-    cap_turns(scores, taken, {1: 0.0, 2: 0.0}, 0.01)
+    assert cap_turns(scores, taken, {1: 0.0, 2: 0.0}, 0.01) == [1, 2]
     assert np.allclose(scores, [0.005, 0.0, 0.0, 0.9])  # never under 0
 
 

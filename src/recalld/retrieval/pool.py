@@ -33,7 +33,7 @@ from recalld.retrieval.period_matching import StatedPeriods, names_a_short_date,
 from recalld.retrieval.periods import Period
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
-from recalld.retrieval.turns import TURN_FOLLOWERS, cap_turns, goes_on, take_turns
+from recalld.retrieval.turns import cap_turns, goes_on, take_turns
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import (
@@ -420,7 +420,11 @@ def build_pool(
     scores = np.round(scores, SCORE_DECIMALS)
     if pieces:
         own_rounded = np.round(own_scores, SCORE_DECIMALS).tolist()
-        cap_turns(scores, turns, dict(zip(pieces, own_rounded, strict=True)), 10.0**-SCORE_DECIMALS)
+        step = 10.0**-SCORE_DECIMALS
+        for place in cap_turns(scores, turns, dict(zip(pieces, own_rounded, strict=True)), step):
+            # Scored as itself: explain shows its own features and no turn.
+            features[place] = own[place]
+            del turns[place]
         scores = np.round(scores, SCORE_DECIMALS)
     return Pool(
         rows=ordered,
@@ -452,7 +456,7 @@ def _following(rows: Mapping[int, CandidateRow], neighbours: Mapping[int, Neighb
             and goes_on(after.speaker, after.at_utc, row.speaker, row.at_utc)
         ):
             found.append(after.seq)
-    return list(dict.fromkeys(found))[:TURN_FOLLOWERS]
+    return list(dict.fromkeys(found))
 
 
 def _sides(neighbours: Mapping[int, Neighbours]) -> set[int]:

@@ -4,17 +4,19 @@ People text one thought in several messages ("ran my first 5k on saturday!!!!",
 then "31 mins"), where LoCoMo, on which the reranker is fitted, has whole turns
 (no two of its consecutive turns have one speaker). A memory written at most
 :data:`TURN_GAP` after the previous memory of its source, by the same speaker,
-*goes on* with that memory's turn. Recall then (:mod:`recalld.retrieval.pool`):
+*goes on* with that memory's turn.
 
 Only a conversation's turns (kind ``turn``: ``remember_conversation``,
-``recalld ingest``, the import of chat exports) are read so: facts an agent
-stores one after another with one speaker and source are separate memories.
-A transcript written without a time for each message counts consecutive
-messages of one speaker as one turn. Recall then (:mod:`recalld.retrieval.pool`):
+``recalld ingest``, the import of chat exports) are read so: memories of other
+kinds (what ``remember`` stores by default) that an agent writes one after
+another with one speaker and source stay separate. A transcript written
+without a time for each message counts consecutive messages of one speaker as
+one turn. Recall then (:mod:`recalld.retrieval.pool`):
 
 * adds it to the candidates when the memory it goes on from is one (backend
-  ``turn``; one message on, and at most :data:`TURN_FOLLOWERS` a query), so an
-  answer typed as a second message is found in a large store;
+  ``turn``; one message on), so an answer typed as a second message is found
+  in a large store. Every such memory joins: a cap would let a memory added
+  after some other candidate push out the answer after this one;
 * describes it by its turn where the turn's start matches better
   (:func:`take_turns`): the start's keyword features when the start holds a
   larger share of the query's words, its vector features when its cosine is
@@ -23,12 +25,13 @@ messages of one speaker as one turn. Recall then (:mod:`recalld.retrieval.pool`)
 * scores it the higher of what it scores by itself and what its turn scores,
   the latter kept just under the start's score (:func:`cap_turns`): the turn
   matched by its start, so a "lol" typed after an answer comes after that
-  answer, while a piece that answers better on its own keeps its own score.
+  answer, while a piece that answers better on its own keeps its own score
+  and its own features.
 
 A hit's channels keep its own values, and explain names the start
-(``turn_of``). Every rank, gap and best-of-source feature is computed from the
-candidates' own values before any piece takes its turn's, so a piece of a turn
-changes no other memory's features.
+(``turn_of``) when the piece's score is its turn's. Every rank, gap and
+best-of-source feature is computed from the candidates' own values before any
+piece takes its turn's, so a piece of a turn changes no other memory's features.
 """
 
 from __future__ import annotations
@@ -42,13 +45,9 @@ import numpy.typing as npt
 from recalld._time import from_storage
 from recalld.retrieval.features import FEATURES
 
-__all__ = ["TURN_FOLLOWERS", "TURN_GAP", "cap_turns", "goes_on", "take_turns"]
+__all__ = ["TURN_GAP", "cap_turns", "goes_on", "take_turns"]
 
 TURN_GAP = timedelta(minutes=10)
-# The most memories a query adds to its candidates because they go on with a candidate's
-# turn (the best candidates' first): a chat typed one short message at a time would
-# otherwise double the pool, and the time a recall takes.
-TURN_FOLLOWERS = 25
 
 _COLUMN = {name: index for index, name in enumerate(FEATURES)}
 _KEYWORD = [
@@ -127,10 +126,15 @@ def cap_turns(
     taken: Mapping[int, int],
     own: Mapping[int, float],
     step: float,
-) -> None:
+) -> list[int]:
     """Each piece of ``taken`` (in :func:`take_turns`' order) scores the higher of ``own``
     (its score from its own features) and its turn's score kept ``step`` under the score
-    of the piece it took from, and at least 0 (in place)."""
+    of the piece it took from, and at least 0 (in place). Returns the pieces whose own
+    score is the higher (or as high): they are scored as themselves."""
+    themselves = []
     for row, start in taken.items():
         turn = max(0.0, min(float(scores[row]), float(scores[start]) - step))
+        if own[row] >= turn:
+            themselves.append(row)
         scores[row] = max(own[row], turn)
+    return themselves

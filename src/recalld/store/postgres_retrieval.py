@@ -291,6 +291,7 @@ class PostgresRetrieval:
             )
 
         pairs = self._database.read(
+            # kind 'turn': recalld.conversations.TURN_KIND (a layer above the store)
             f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = 'turn'"
             " FROM memories m"
             f" WHERE m.seq = ANY({wanted}) AND m.namespace = ANY({names})"

@@ -764,6 +764,7 @@ class SQLiteRetrieval:
             )
 
         pairs = self._read(
+            # kind 'turn': recalld.conversations.TURN_KIND (a layer above the store)
             f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = 'turn'"
             " FROM memories m"
             f" WHERE m.seq IN ({wanted}) AND m.namespace IN ({', '.join(names) or 'NULL'})"
