@@ -33,7 +33,7 @@ from recalld.retrieval.period_matching import StatedPeriods, names_a_short_date,
 from recalld.retrieval.periods import Period
 from recalld.retrieval.rerank import Channels, Reranker
 from recalld.retrieval.temporal import asks_about_time
-from recalld.retrieval.turns import cap_turns, goes_on, take_turns
+from recalld.retrieval.turns import cap_turns, followers, take_turns, turn_starts
 from recalld.retrieval.vector_source import VectorSource
 from recalld.store.base import FULL_TEXT_BACKENDS, Scope
 from recalld.store.retrieval import (
@@ -308,7 +308,7 @@ def build_pool(
                 backends[seq].append("graph")
     describe([row for row in rows.values() if row.seq not in described])
     # A candidate's next memory that goes on with its turn is a candidate too (turns.py).
-    following = _following(rows, neighbours)
+    following = followers(rows, neighbours)
     if following:
         _add_rows(rows, backends, following, store.rows(scope, following))
         for seq in following:
@@ -371,20 +371,7 @@ def build_pool(
     )
     depth = max(request.keyword_depth, request.vector_depth)
     features = feature_matrix(candidates, shape, depth)
-    position = {row.seq: index for index, row in enumerate(ordered)}
-    starts = {}
-    for place, row in enumerate(ordered):
-        pair = neighbours.get(row.seq)
-        before = None if pair is None else pair.previous
-        if (
-            pair is not None
-            and before is not None
-            and pair.turn
-            and before.turn
-            and before.seq in position
-            and goes_on(row.speaker, row.at_utc, before.speaker, before.at_utc)
-        ):
-            starts[place] = position[before.seq]
+    starts = turn_starts(ordered, neighbours)
     # What the pieces of a turn score by their own features (cap_turns keeps the higher).
     own = {place: features[place].copy() for place in starts}
     turns = take_turns(features, starts) if starts else {}
@@ -438,25 +425,6 @@ def build_pool(
         period_only=period_only,
         turns={ordered[row].seq: ordered[start].seq for row, start in turns.items()},
     )
-
-
-def _following(rows: Mapping[int, CandidateRow], neighbours: Mapping[int, Neighbours]) -> list[int]:
-    """The seqs of the candidates' next memories that go on with their turn and are not
-    candidates yet, in the candidates' order."""
-    found = []
-    for seq, row in rows.items():
-        pair = neighbours.get(seq)
-        after = None if pair is None else pair.next
-        if (
-            pair is not None
-            and after is not None
-            and pair.turn
-            and after.turn
-            and after.seq not in rows
-            and goes_on(after.speaker, after.at_utc, row.speaker, row.at_utc)
-        ):
-            found.append(after.seq)
-    return list(dict.fromkeys(found))
 
 
 def _sides(neighbours: Mapping[int, Neighbours]) -> set[int]:

@@ -36,7 +36,7 @@ piece takes its turn's, so a piece of a turn changes no other memory's features.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
 import numpy as np
@@ -44,8 +44,9 @@ import numpy.typing as npt
 
 from recalld._time import from_storage
 from recalld.retrieval.features import FEATURES
+from recalld.store.retrieval import CandidateRow, Neighbour, Neighbours
 
-__all__ = ["TURN_GAP", "cap_turns", "goes_on", "take_turns"]
+__all__ = ["TURN_GAP", "cap_turns", "followers", "goes_on", "take_turns", "turn_starts"]
 
 TURN_GAP = timedelta(minutes=10)
 
@@ -84,6 +85,58 @@ def goes_on(
     if not speaker or speaker != before_speaker or at_utc is None or before_at is None:
         return False
     return from_storage(at_utc) - from_storage(before_at) <= TURN_GAP
+
+
+def _one_turn(
+    pair: Neighbours,
+    side: Neighbour,
+    later: Neighbour | CandidateRow,
+    earlier: Neighbour | CandidateRow,
+) -> bool:
+    """Whether ``later`` goes on with ``earlier``'s turn: ``pair`` are the neighbours of the
+    candidate of the two, ``side`` is the other; both must be a conversation's turns."""
+    return (
+        pair.turn
+        and side.turn
+        and goes_on(later.speaker, later.at_utc, earlier.speaker, earlier.at_utc)
+    )
+
+
+def turn_starts(
+    rows: Sequence[CandidateRow], neighbours: Mapping[int, Neighbours]
+) -> dict[int, int]:
+    """For each of ``rows`` (by position) that goes on with the turn of the memory before
+    it, when that memory is one of ``rows`` too: that memory's position."""
+    position = {row.seq: index for index, row in enumerate(rows)}
+    starts = {}
+    for place, row in enumerate(rows):
+        pair = neighbours.get(row.seq)
+        before = None if pair is None else pair.previous
+        if (
+            pair is not None
+            and before is not None
+            and before.seq in position
+            and _one_turn(pair, before, row, before)
+        ):
+            starts[place] = position[before.seq]
+    return starts
+
+
+def followers(rows: Mapping[int, CandidateRow], neighbours: Mapping[int, Neighbours]) -> list[int]:
+    """The seqs of the memories after ``rows`` (seq -> row) that go on with their turn and
+    are not among them, in their order."""
+    found = []
+    for seq, row in rows.items():
+        pair = neighbours.get(seq)
+        after = None if pair is None else pair.next
+        if (
+            pair is not None
+            and after is not None
+            and after.seq not in rows
+            and _one_turn(pair, after, after, row)
+        ):
+            found.append(after.seq)
+    return list(dict.fromkeys(found))
 
 
 def take_turns(matrix: npt.NDArray[np.float64], starts: Mapping[int, int]) -> dict[int, int]:
