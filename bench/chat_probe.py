@@ -23,7 +23,10 @@ answerable questions (an evidence message, or one that answers as well, in the
 top k), all@10 (every evidence message in the top 10), and how many of the
 unanswerable ones come back empty.
 
-``--chat family`` asks the same way about a second chat, ``bench/chat_family.py``
+``--beside`` also stores the other chat (all of it, moved to end the day before
+the asked chat begins) in the same namespace: a store twice as large, where not
+every message is a candidate any more. ``--chat family`` asks the same way about
+a second chat, ``bench/chat_family.py``
 (a family group, 246 messages, 43 answerable and 10 unanswerable questions),
 written blind by another outside tester as a held-out check: what is changed
 while looking at the trio should hold there too.
@@ -31,6 +34,7 @@ while looking at the trio should hold there too.
 Run from the repository root (one JSON object on stdout)::
 
     .venv/bin/python bench/chat_probe.py [--chat trio|family] [--style locomo|conversation]
+        [--beside]
 """
 
 from __future__ import annotations
@@ -452,15 +456,17 @@ class Clock:
         return self.now
 
 
-def build(
-    chat: Chat, asked_at: datetime, style: str, directory: Path
-) -> tuple[MemoryService, dict[str, str]]:
-    """A service holding the sessions begun before ``asked_at``, and each memory id's label."""
-    clock = Clock(asked_at)
-    name = f"{chat.name}-{style}-{asked_at:%Y%m%d%H%M}.db"
-    service = MemoryService.open(Settings(db=directory / name, zone="UTC"), clock=clock)
-    written = [m for m in messages(chat) if parse(chat.sessions[m[0] - 1][0]) < asked_at]
-    label_of: dict[str, str] = {}
+def _write(
+    service: MemoryService,
+    clock: Clock,
+    chat: Chat,
+    written: list[Message],
+    style: str,
+    label_of: dict[str, str],
+    prefix: str = "",
+) -> None:
+    """Write ``written`` (messages of ``chat``) in ``style``; each memory id's label, after
+    ``prefix``, into ``label_of``."""
     if style == "locomo":
         sessions: dict[int, list[Message]] = {}
         for message in written:
@@ -477,7 +483,8 @@ def build(
                 for (_, _, speaker, text, _, at) in session
             ]
             for message, receipt in zip(session, service.remember_many(drafts), strict=True):
-                label_of.setdefault(receipt.id, message[4] or f"s{message[0]}.{message[1]}")
+                label = message[4] or f"s{message[0]}.{message[1]}"
+                label_of.setdefault(receipt.id, prefix + label)
     else:
         clock.now = written[-1][5]
         report = service.remember_conversation(
@@ -489,13 +496,32 @@ def build(
         )
         for turn in report.turns:
             message = written[turn.index]
-            label_of[turn.receipt.id] = message[4] or f"s{message[0]}.{message[1]}"
+            label_of[turn.receipt.id] = prefix + (message[4] or f"s{message[0]}.{message[1]}")
+
+
+def build(
+    chat: Chat, asked_at: datetime, style: str, directory: Path, beside: Chat | None = None
+) -> tuple[MemoryService, dict[str, str]]:
+    """A service holding the sessions begun before ``asked_at`` (and, with ``beside``, all
+    of that chat, moved to end the day before this one begins), and each memory id's
+    label (``beside:`` and its own label for the other chat's)."""
+    clock = Clock(asked_at)
+    name = f"{chat.name}-{style}-{asked_at:%Y%m%d%H%M}.db"
+    service = MemoryService.open(Settings(db=directory / name, zone="UTC"), clock=clock)
+    label_of: dict[str, str] = {}
+    if beside is not None:
+        others = messages(beside)
+        shift = parse(chat.sessions[0][0]) - timedelta(days=1) - others[-1][5]
+        moved = [(*message[:5], message[5] + shift) for message in others]
+        _write(service, clock, beside, moved, style, label_of, "beside:")
+    written = [m for m in messages(chat) if parse(chat.sessions[m[0] - 1][0]) < asked_at]
+    _write(service, clock, chat, written, style, label_of)
     service.new_worker().run_until_idle()
     clock.now = asked_at
     return service, label_of
 
 
-def evaluate(chat: Chat, style: str) -> dict[str, Any]:
+def evaluate(chat: Chat, style: str, beside: Chat | None = None) -> dict[str, Any]:
     """Every question asked as described in the module docstring; the figures."""
     ranked: dict[str, list[tuple[list[str], list[str], list[str]]]] = {}
     with tempfile.TemporaryDirectory(prefix="chat-probe-") as directory:
@@ -504,7 +530,7 @@ def evaluate(chat: Chat, style: str) -> dict[str, Any]:
             for question, evidence, asked, _ in chat.questions:
                 asked_at = parse(asked or chat.asked_at)
                 if asked_at not in services:
-                    services[asked_at] = build(chat, asked_at, style, Path(directory))
+                    services[asked_at] = build(chat, asked_at, style, Path(directory), beside)
                 service, label_of = services[asked_at]
                 good = [*evidence, *chat.acceptable.get(question, [])]
                 for mode in ("hybrid", "keyword"):
@@ -538,9 +564,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chat", choices=("trio", "family"), default="trio")
     parser.add_argument("--style", choices=("locomo", "conversation"), default="locomo")
+    parser.add_argument(
+        "--beside",
+        action="store_true",
+        help="also store the other chat, before this one, in the same namespace",
+    )
     arguments = parser.parse_args(argv)
-    chat = chats()[arguments.chat]
-    result = evaluate(chat, arguments.style)
+    every = chats()
+    chat = every[arguments.chat]
+    beside = None
+    if arguments.beside:
+        beside = next(other for name, other in every.items() if name != arguments.chat)
+    result = evaluate(chat, arguments.style, beside)
     print(
         json.dumps(
             {
@@ -548,6 +583,7 @@ def main(argv: list[str] | None = None) -> None:
                 "date": datetime.now(UTC).isoformat(timespec="seconds"),
                 "chat": chat.name,
                 "style": arguments.style,
+                "beside": None if beside is None else beside.name,
                 "default_min_score": Settings().min_score,  # RECALLD_MIN_SCORE applies
                 "embedder": Settings().embedder,
                 "messages": len(messages(chat)),
