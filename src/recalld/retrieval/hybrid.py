@@ -19,7 +19,9 @@ its ``channels`` keep the raw values (``keyword`` = normalised BM25F, ``text``
 ``period_only`` = 1 or 0 when the query asks only what happened in that period
 and the memory does or does not belong to it, and ``duplicates`` when it
 stands for others); its ``backends`` say which index found it (``fts`` for
-either full-text index, FTS5 or PostgreSQL's, ``like``, ``vector``, ``graph``).
+either full-text index, FTS5 or PostgreSQL's, ``like``, ``vector``, ``graph``, or
+``turn`` for a chat message that goes on with a candidate's turn, see
+:mod:`recalld.retrieval.turns`).
 
 With the graph channel (:class:`~recalld.retrieval.graph_channel.GraphChannel`,
 ``RECALLD_GRAPH_RECALL=true``; off by default), the memories the graph reaches
