@@ -51,6 +51,7 @@ from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import TAGS_SCHEMA, Memory, Moment, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
+from recalld.store.retrieval import TURN_KIND
 from recalld.writing import expired
 
 if TYPE_CHECKING:
@@ -69,7 +70,6 @@ __all__ = [
     "role_kind",
 ]
 
-TURN_KIND = "turn"
 MAX_MESSAGES = 10_000
 CHUNK_TURNS = 500
 ID_MAX_CHARS = 200

@@ -36,7 +36,13 @@ from recalld.store.base import Scope
 from recalld.store.postgres_connection import PostgresDatabase
 from recalld.store.postgres_migrations import SEARCH_CONFIG
 from recalld.store.postgres_rows import Parameters, scope_sql
-from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
+from recalld.store.retrieval import (
+    TURN_KIND,
+    CandidateRow,
+    KeywordCandidate,
+    Neighbour,
+    Neighbours,
+)
 from recalld.store.sql import EARLIEST_WALK, escape_like, like_words, substring_pattern
 
 __all__ = ["PostgresRetrieval"]
@@ -291,8 +297,7 @@ class PostgresRetrieval:
             )
 
         pairs = self._database.read(
-            # kind 'turn': recalld.conversations.TURN_KIND (a layer above the store)
-            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = 'turn'"
+            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = '{TURN_KIND}'"
             " FROM memories m"
             f" WHERE m.seq = ANY({wanted}) AND m.namespace = ANY({names})"
             " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
@@ -311,7 +316,7 @@ class PostgresRetrieval:
                 )
                 for seq, flag, head, speaker, at_utc, turn in self._database.read(
                     f"SELECT seq, strpos(content, '?') > 0, left(content, {QUESTION_HEAD}),"
-                    " speaker, at_utc, kind = 'turn'"
+                    f" speaker, at_utc, kind = '{TURN_KIND}'"
                     " FROM memories WHERE seq = ANY(%s)",
                     (around,),
                 )

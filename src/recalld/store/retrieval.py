@@ -44,6 +44,11 @@ class KeywordCandidate:
     like_share: float = 0.0
 
 
+# The kind of a conversation's turns (recalld.conversations writes them): the neighbours'
+# query says whether a memory is one (recalld.retrieval.turns).
+TURN_KIND = "turn"
+
+
 @dataclass(frozen=True, slots=True)
 class Neighbour:
     """A memory next to another in its source: its seq, whether it asks a question, its

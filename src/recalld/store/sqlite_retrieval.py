@@ -43,7 +43,13 @@ from recalld.store.migrations import (
     FTS_TEXT_COLUMNS,
     fts_namespace_token,
 )
-from recalld.store.retrieval import CandidateRow, KeywordCandidate, Neighbour, Neighbours
+from recalld.store.retrieval import (
+    TURN_KIND,
+    CandidateRow,
+    KeywordCandidate,
+    Neighbour,
+    Neighbours,
+)
 from recalld.store.sql import EARLIEST_WALK
 from recalld.store.sql import escape_like as _escape_like
 from recalld.store.sql import like_words as _like_words
@@ -764,8 +770,7 @@ class SQLiteRetrieval:
             )
 
         pairs = self._read(
-            # kind 'turn': recalld.conversations.TURN_KIND (a layer above the store)
-            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = 'turn'"
+            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = '{TURN_KIND}'"
             " FROM memories m"
             f" WHERE m.seq IN ({wanted}) AND m.namespace IN ({', '.join(names) or 'NULL'})"
             " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
@@ -782,7 +787,7 @@ class SQLiteRetrieval:
                 )
                 for seq, flag, head, speaker, at_utc, turn in self._read(
                     f"SELECT seq, instr(content, '?') > 0, substr(content, 1, {QUESTION_HEAD}),"
-                    " speaker, at_utc, kind = 'turn'"
+                    f" speaker, at_utc, kind = '{TURN_KIND}'"
                     f" FROM memories WHERE seq IN ({listed})",
                     flags,
                 )
