@@ -15,8 +15,8 @@ and are not an unbiased estimate. Nothing is fitted on it.
 
 Each question is asked of a database holding the sessions begun before it is
 asked (one database per ``asked_at``; the service clock set there, zone UTC), written as
-``--style locomo`` (``remember_many``, content "Speaker: text", a source per
-session, as ``bench/locomo.py`` writes turns) or ``--style conversation``
+``--style locomo`` (``remember_many``, content "Speaker: text", kind ``turn``, a
+source per session, as ``bench/locomo.py`` writes turns) or ``--style conversation``
 (``remember_conversation``, the bare text, message ids). Reported for hybrid and
 keyword recall, at the default ``min_score`` and at 0: hit@1/5/10 of the
 answerable questions (an evidence message, or one that answers as well, in the
@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from recalld import MemoryService, Settings
+from recalld.conversations import TURN_KIND
 from recalld.model import NewMemory
 
 # The chat: three friends, Maya, Jess and Tom.
@@ -477,6 +478,7 @@ def _write(
                 NewMemory(
                     content=f"{speaker}: {text}",
                     speaker=speaker,
+                    kind=TURN_KIND,
                     source=f"chat://{chat.name}/session_{number}",
                     at=at,
                 )

@@ -2,13 +2,15 @@
 
 Every conversation of a LoCoMo-format file goes into its own fresh namespace
 (its ``sample_id``) through ``MemoryService.remember_many``: each turn is one
-memory with text ``"<speaker>: <text>"`` plus ``" [image: <blip_caption>]"``
-when the turn shared a photo (the same text as the published baselines and
-the issue-3 figures, so numbers stay comparable), ``speaker`` = the turn's
-speaker, ``source`` = ``locomo://<sample_id>/session_<n>`` and ``at`` = the
-session's date-time plus the turn's index in seconds (real chats carry one
-timestamp per message; this keeps the turns' order), and the ``dia_id`` in
-``meta``. The embedding worker then indexes the queue until it is idle
+memory of kind ``turn`` (as ``remember_conversation`` and ``recalld ingest``
+store a conversation's turns, so recall reads a turn typed in several messages
+as one, see ``recalld.retrieval.turns``) with text ``"<speaker>: <text>"``
+plus ``" [image: <blip_caption>]"`` when the turn shared a photo (the same text
+as the published baselines and the issue-3 figures, so numbers stay comparable),
+``speaker`` = the turn's speaker, ``source`` = ``locomo://<sample_id>/session_<n>``
+and ``at`` = the session's date-time plus the turn's index in seconds (real chats
+carry one timestamp per message; this keeps the turns' order), and the ``dia_id``
+in ``meta``. The embedding worker then indexes the queue until it is idle
 (timed: that is the indexing time). Every QA item whose evidence is non-empty
 after normalisation is a recall query over its own conversation.
 
@@ -78,6 +80,7 @@ from typing import Any, Literal
 
 import recalld
 from recalld import MemoryService, Settings
+from recalld.conversations import TURN_KIND
 from recalld.model import NewMemory
 
 KS = (1, 5, 10, 20)
@@ -144,6 +147,7 @@ def load_conversations(path: Path) -> list[Conversation]:
                     NewMemory(
                         content=text,
                         speaker=turn["speaker"],
+                        kind=TURN_KIND,
                         source=source,
                         at=at + timedelta(seconds=position),
                         meta={"dia_id": turn["dia_id"]},
