@@ -23,17 +23,19 @@ answerable questions (an evidence message, or one that answers as well, in the
 top k), all@10 (every evidence message in the top 10), and how many of the
 unanswerable ones come back empty.
 
-``--beside`` also stores the other chat (all of it, moved to end the day before
-the asked chat begins) in the same namespace: a store twice as large, where not
-every message is a candidate any more. ``--chat family`` asks the same way about
-a second chat, ``bench/chat_family.py``
-(a family group, 246 messages, 43 answerable and 10 unanswerable questions),
+``--beside`` also stores another chat (all of it, moved to end the day before
+the asked chat begins; the family's for the trio, the trio's for the others) in
+the same namespace: a store about twice as large, where not every message is a
+candidate any more. ``--chat family`` asks the same way about a second chat,
+``bench/chat_family.py`` (a family group, 246 messages, 43 answerable and 10
+unanswerable questions), and ``--chat pair`` about a third, ``bench/chat_pair.py``
+(two friends one to one, 273 messages, 43 answerable and 10 unanswerable), each
 written blind by another outside tester as a held-out check: what is changed
-while looking at the trio should hold there too.
+while looking at one chat should hold on the others.
 
 Run from the repository root (one JSON object on stdout)::
 
-    .venv/bin/python bench/chat_probe.py [--chat trio|family] [--style locomo|conversation]
+    .venv/bin/python bench/chat_probe.py [--chat trio|family|pair] [--style locomo|conversation]
         [--beside]
 """
 
@@ -411,8 +413,10 @@ class Chat:
 
 
 def chats() -> dict[str, Chat]:
-    """The chats a run can ask about: this module's trio and ``bench/chat_family.py``'s."""
+    """The chats a run can ask about: this module's trio, ``bench/chat_family.py``'s and
+    ``bench/chat_pair.py``'s."""
     import chat_family
+    import chat_pair
 
     return {
         "trio": Chat("trio", SESSIONS, QUESTIONS, ACCEPTABLE, DEFAULT_ASKED_AT),
@@ -422,6 +426,13 @@ def chats() -> dict[str, Chat]:
             chat_family.QUESTIONS,
             chat_family.ACCEPTABLE,
             chat_family.DEFAULT_ASKED_AT,
+        ),
+        "pair": Chat(
+            "pair",
+            chat_pair.SESSIONS,
+            chat_pair.QUESTIONS,
+            chat_pair.ACCEPTABLE,
+            chat_pair.DEFAULT_ASKED_AT,
         ),
     }
 
@@ -564,12 +575,12 @@ def evaluate(chat: Chat, style: str, beside: Chat | None = None) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--chat", choices=("trio", "family"), default="trio")
+    parser.add_argument("--chat", choices=("trio", "family", "pair"), default="trio")
     parser.add_argument("--style", choices=("locomo", "conversation"), default="locomo")
     parser.add_argument(
         "--beside",
         action="store_true",
-        help="also store the other chat, before this one, in the same namespace",
+        help="also store another chat, before this one, in the same namespace",
     )
     arguments = parser.parse_args(argv)
     every = chats()
