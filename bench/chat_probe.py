@@ -26,17 +26,20 @@ unanswerable ones come back empty.
 ``--beside`` also stores another chat (all of it, moved to end the day before
 the asked chat begins; the family's for the trio, the trio's for the others) in
 the same namespace: a store about twice as large, where not every message is a
-candidate any more. ``--chat family`` asks the same way about a second chat,
-``bench/chat_family.py`` (a family group, 246 messages, 43 answerable and 10
-unanswerable questions), and ``--chat pair`` about a third, ``bench/chat_pair.py``
-(two friends one to one, 273 messages, 43 answerable and 10 unanswerable), each
-written blind by another outside tester as a held-out check: what is changed
-while looking at one chat should hold on the others.
+candidate any more.
+
+``--chat NAME`` asks the same way about one of six more chats
+(:data:`HELD_OUT`, ``bench/chat_<name>.py``), each written blind by an outside
+tester (a helper that had not seen how recalld ranks) as a held-out check:
+``family`` (a family group, 246 messages, 43 answerable and 10 unanswerable
+questions), ``pair`` (two friends, 273; 43 and 10), ``house`` (four housemates,
+246; 41 and 11), ``couple`` (partners, 248; 44 and 10), ``work`` (three
+colleagues, 249; 40 and 10) and ``student`` (a parent and a student, 248; 41
+and 10). What is changed while looking at one chat should hold on the others.
 
 Run from the repository root (one JSON object on stdout)::
 
-    .venv/bin/python bench/chat_probe.py [--chat trio|family|pair] [--style locomo|conversation]
-        [--beside]
+    .venv/bin/python bench/chat_probe.py [--chat NAME] [--style locomo|conversation] [--beside]
 """
 
 from __future__ import annotations
@@ -412,29 +415,23 @@ class Chat:
     asked_at: str
 
 
-def chats() -> dict[str, Chat]:
-    """The chats a run can ask about: this module's trio, ``bench/chat_family.py``'s and
-    ``bench/chat_pair.py``'s."""
-    import chat_family
-    import chat_pair
+# The chats written blind by outside testers (helpers), each a module of this directory
+# named chat_<name>.py with the trio's structure.
+HELD_OUT = ("family", "pair", "house", "couple", "work", "student")
 
-    return {
-        "trio": Chat("trio", SESSIONS, QUESTIONS, ACCEPTABLE, DEFAULT_ASKED_AT),
-        "family": Chat(
-            "family",
-            chat_family.SESSIONS,
-            chat_family.QUESTIONS,
-            chat_family.ACCEPTABLE,
-            chat_family.DEFAULT_ASKED_AT,
-        ),
-        "pair": Chat(
-            "pair",
-            chat_pair.SESSIONS,
-            chat_pair.QUESTIONS,
-            chat_pair.ACCEPTABLE,
-            chat_pair.DEFAULT_ASKED_AT,
-        ),
-    }
+
+def chats() -> dict[str, Chat]:
+    """The chats a run can ask about: this module's trio and the held-out ones
+    (:data:`HELD_OUT`, ``bench/chat_<name>.py``)."""
+    import importlib
+
+    found = {"trio": Chat("trio", SESSIONS, QUESTIONS, ACCEPTABLE, DEFAULT_ASKED_AT)}
+    for name in HELD_OUT:
+        module = importlib.import_module(f"chat_{name}")
+        found[name] = Chat(
+            name, module.SESSIONS, module.QUESTIONS, module.ACCEPTABLE, module.DEFAULT_ASKED_AT
+        )
+    return found
 
 
 # Minutes between a session's messages, cycled.
@@ -575,7 +572,7 @@ def evaluate(chat: Chat, style: str, beside: Chat | None = None) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--chat", choices=("trio", "family", "pair"), default="trio")
+    parser.add_argument("--chat", choices=("trio", *HELD_OUT), default="trio")
     parser.add_argument("--style", choices=("locomo", "conversation"), default="locomo")
     parser.add_argument(
         "--beside",
