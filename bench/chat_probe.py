@@ -11,7 +11,9 @@ labels), 9 about things never said, which should come back empty at the default
 It was written by an outside tester to find how recall fails on such chats; the
 fixes of 2026-12-05 (repeated replies kept apart, "What's" searching for "s",
 questions typed without "?") came from it, so its figures show those fixes work
-and are not an unbiased estimate. Nothing is fitted on it.
+and are not an unbiased estimate. Since 2026-12-05 the reranker's turn models
+are fitted on it and on four of the chats below (:data:`FITTED_CHATS`; the output
+says ``in_sample``); ``work`` and ``student`` stay held out of every fit.
 
 Each question is asked of a database holding the sessions begun before it is
 asked (one database per ``asked_at``; the service clock set there, zone UTC), written as
@@ -52,6 +54,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from locomo import Conversation
 from recalld import MemoryService, Settings
 from recalld.conversations import TURN_KIND
 from recalld.model import NewMemory
@@ -455,6 +458,88 @@ def messages(chat: Chat) -> list[Message]:
     return found
 
 
+# The chats the shipped reranker's turn models are fitted on besides LoCoMo
+# (bench/fit_reranker.py --chats), and those held out of every fit.
+FITTED_CHATS = ("trio", "family", "pair", "house", "couple")
+NEVER_FITTED = ("work", "student")
+
+
+def fitted_chats() -> set[str]:
+    """The chats the shipped reranker's models were fitted on (from its ``info``)."""
+    from recalld.retrieval.rerank import Reranker
+
+    info = Reranker.default().info
+    return {
+        str(name)
+        for entry in info.values()
+        if isinstance(entry, dict)
+        for name in entry.get("chats", ())
+    }
+
+
+def chat_names(text: str) -> tuple[Chat, ...]:
+    """The chats named in ``text`` (comma-separated), for a command-line argument."""
+    every = chats()
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in every]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown chat {', '.join(unknown)}: choose among {', '.join(every)}"
+        )
+    return tuple(every[name] for name in dict.fromkeys(names))
+
+
+# LoCoMo's categories for the chats' kinds of question (a question with a typo is a
+# single-hop or temporal one): see as_conversation.
+CATEGORY_OF_KIND = {
+    "single": "4",
+    "typo": "4",
+    "multi": "1",
+    "temporal": "2",
+    "typo-temporal": "2",
+}
+
+
+def as_conversation(chat: Chat) -> Conversation:
+    """``chat`` as ``bench/locomo.py`` writes and asks a LoCoMo conversation (sample id
+    ``chat-<name>``): each message a turn of kind ``turn``, content "Speaker: text",
+    source ``chat://<name>/session_<n>``, at its time, its evidence label (or
+    ``s<session>.<index>``) as the dia_id. Its questions asked at the default time
+    (``asked_at``) become queries (categories: :data:`CATEGORY_OF_KIND`; their evidence,
+    and their acceptable answers as ``acceptable``) and ``unanswerable`` ones; those
+    asked at another time are left out."""
+    turns, dia_ids = [], set()
+    for number, index, speaker, text, label, at in messages(chat):
+        dia_id = label or f"s{number}.{index}"
+        dia_ids.add(dia_id)
+        turns.append(
+            NewMemory(
+                content=f"{speaker}: {text}",
+                speaker=speaker,
+                kind=TURN_KIND,
+                source=f"chat://{chat.name}/session_{number}",
+                at=at,
+                meta={"dia_id": dia_id},
+            )
+        )
+    conversation = Conversation(
+        sample_id=f"chat-{chat.name}",
+        turns=turns,
+        dia_ids=dia_ids,
+        asked_at=parse(chat.asked_at),
+    )
+    for question, evidence, asked_at, kind in chat.questions:
+        if asked_at is not None:
+            continue
+        if evidence:
+            conversation.queries.append((CATEGORY_OF_KIND[kind], question, list(evidence)))
+            if chat.acceptable.get(question):
+                conversation.acceptable[question] = list(chat.acceptable[question])
+        else:
+            conversation.unanswerable.append(question)
+    return conversation
+
+
 class Clock:
     """The service's clock: moved to the last message while writing, then to the question."""
 
@@ -597,6 +682,9 @@ def main(argv: list[str] | None = None) -> None:
                 "default_min_score": Settings().min_score,  # RECALLD_MIN_SCORE applies
                 "embedder": Settings().embedder,
                 "messages": len(messages(chat)),
+                # Whether a shipped reranker model was fitted on this chat (fit_reranker
+                # --chats): its figures are then in sample.
+                "in_sample": chat.name in fitted_chats(),
                 **result,
             }
         )

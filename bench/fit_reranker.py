@@ -6,15 +6,20 @@ What it does (``bench/locomo.py --cv`` runs the same code):
    ``bench/locomo.py`` does (speaker, source = session, ``at`` = session time +
    turn index) and, when the file has them, its observations as plain notes
    into a namespace of their own (``locomo.load_observations``: no speaker, no
-   source), and embeds both with the chosen embedder.
+   source), and embeds both with the chosen embedder. With ``--chats`` (by
+   default the hand-written chats of ``chat_probe.FITTED_CHATS``; ``--chats ''``
+   for none) it writes those chats too (``chat_probe.as_conversation``): the
+   turns' models are fitted on them as on the file's conversations, each chat a
+   fold of its own; ``chat_probe.NEVER_FITTED`` are refused.
 2. For every question with evidence, builds the candidate pool recall builds
    (``HybridRetriever.pool``: keyword and vector candidates, every feature of
    ``recalld.retrieval.features``) in each channel set (keyword, vector,
    hybrid, and hybrid+graph: hybrid with the knowledge graph's candidates and
    features, as recall has them with ``RECALLD_GRAPH_RECALL=true``); a
    candidate's label is whether it is one of the question's evidence turns
-   (for notes: one of the facts citing an evidence turn). Categories 1-4
-   train; category 5 (adversarial) does not.
+   (for notes: one of the facts citing an evidence turn; for a chat, also a
+   message its question lists as answering as well). Categories 1-4 train;
+   category 5 (adversarial) does not.
 3. Fits one logistic regression per channel set and *regime* (turns; and notes,
    with only the features a note has: the models' ``/notes`` twins, see
    ``recalld.retrieval.rerank``; scikit-learn, standardised features, L2), then
@@ -23,9 +28,11 @@ What it does (``bench/locomo.py --cv`` runs the same code):
    first once per held-out conversation on the other ones
    (leave-one-conversation-out: the figures ``--cv`` reports), then once on
    every conversation (the shipped coefficients).
-4. Scores each held-out pool with its fold's model and ranks it through the
-   runtime's own selection (``HybridRetriever.select``: threshold, near-duplicate
-   collapse, limit), so the cross-validated figures are what recall would return.
+4. Scores each held-out pool with its fold's model as recall scores it
+   (``pool.score_pool``: a piece of a turn typed in several messages may score
+   as its turn) and ranks it through the runtime's own selection
+   (``HybridRetriever.select``: threshold, near-duplicate collapse, limit), so
+   the cross-validated figures are what recall would return.
 5. With ``--write``, stores the models and the BM25F parameters in
    ``src/recalld/retrieval/data/reranker.json`` (or ``--out``), with the
    cross-validated figures in its ``info``.
@@ -38,7 +45,7 @@ Run it from the repository root (``pip install -e '.[bench]'`` for scikit-learn)
 
     .venv/bin/python bench/fit_reranker.py --data ../shared/bench/locomo/dev.json \\
         [--embedder minilm|hashing] [--write] [--out PATH] [--db-dir DIR] \\
-        [--no-notes | --notes-only] [--roles]
+        [--no-notes | --notes-only] [--roles] [--chats NAME,...]
 
 Progress goes to stderr; the last line of stdout is one JSON object: the
 cross-validated figures per channel set and the fitted models.
@@ -61,6 +68,7 @@ import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from chat_probe import FITTED_CHATS, NEVER_FITTED, as_conversation, chat_names
 from locomo import (
     CATEGORIES,
     KS,
@@ -75,10 +83,12 @@ from recalld import MemoryService
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.hybrid import HybridRetriever
 from recalld.retrieval.keyword import KeywordParameters
+from recalld.retrieval.pool import score_pool
 from recalld.retrieval.rerank import NOTES_SUFFIX, Channels, LogisticModel, Reranker
 from reranker_pools import (
     CHANNEL_SETS,
     NEGATIVES,
+    TRAINED_WITH,
     ChannelData,
     ChannelScores,
     QueryPool,
@@ -175,19 +185,21 @@ THRESHOLDS = (0.0, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.05, 0.075, 0.1, 0.15
 def training_pools(
     data: ChannelData, held_out: int | None, regime: Regime = "turns"
 ) -> list[QueryPool]:
-    """The pools a model of ``regime`` trains on: questions of categories 1-4 and the
-    foreign negatives, none of which involves the ``held_out`` conversation."""
+    """The pools a model of ``regime`` trains on (those of the regimes ``TRAINED_WITH`` it:
+    the turns' models on the chats too): questions of categories 1-4 and the foreign
+    negatives, none of which involves the ``held_out`` conversation."""
+    regimes = TRAINED_WITH[regime]
     questions = [
         item
         for item in data.questions
         if item.category in OVERALL_CATEGORIES
         and item.conversation != held_out
-        and item.regime == regime
+        and item.regime in regimes
     ]
     foreign = [
         item
         for item in data.foreign
-        if held_out not in (item.conversation, item.origin) and item.regime == regime
+        if held_out not in (item.conversation, item.origin) and item.regime in regimes
     ]
     return questions + foreign
 
@@ -306,11 +318,13 @@ def reranker_data(
     }
 
 
-def _score(reranker: Reranker, item: QueryPool, embedder: str | None, mode: Channels) -> Any:
-    candidates = item.pool.candidates
-    has_vector = [candidate.cosine is not None for candidate in candidates]
-    notes = [candidate.note for candidate in candidates]
-    scores, _ = reranker.score(item.pool.features, embedder, mode, has_vector, notes)
+def _score(reranker: Reranker, item: QueryPool, embedder: str | None) -> Any:
+    """``item``'s pool scored by ``reranker`` as recall scores it (``score_pool``: a piece
+    of a turn typed in several messages may score as its turn)."""
+    scoring = item.pool.scoring
+    if scoring is None:
+        raise ValueError(f"the pool of {item.question!r} keeps nothing to score it again")
+    scores, _, _, _ = score_pool(scoring, reranker, embedder)
     return scores
 
 
@@ -342,7 +356,7 @@ def cross_validate(
                 targets: Scores = getattr(scored[mode], name)
                 for position, item in enumerate(items):
                     if item.conversation == held_out:
-                        targets[position] = _score(reranker, item, embedder, mode)
+                        targets[position] = _score(reranker, item, embedder)
     return scored
 
 
@@ -395,11 +409,17 @@ def evaluate(
 
 
 def _empty_share(
-    retriever: HybridRetriever, items: Sequence[QueryPool], scores: Scores, threshold: float
+    retriever: HybridRetriever,
+    items: Sequence[QueryPool],
+    scores: Scores,
+    threshold: float,
+    category: str | None = None,
 ) -> float:
+    """The share of ``items`` (of ``category`` only, when given) recall leaves empty."""
     empties = [
         not rank_pool(retriever, item, values, threshold)
         for item, values in zip(items, scores, strict=True)
+        if category is None or item.category == category
     ]
     return round(float(np.mean(empties)), 4) if empties else 0.0
 
@@ -408,26 +428,28 @@ def abstention(
     retriever: HybridRetriever, channel: ChannelData, scores: ChannelScores
 ) -> list[dict[str, float]]:
     """At each threshold: R@5 and All@10 (categories 1-4) and the share of questions with
-    no hit at all: categories 1-4, category 5, foreign and unrelated questions."""
+    no hit at all: categories 1-4, category 5, foreign and unrelated questions, and the
+    questions about something never said (a chat's) when there are any."""
+    unanswerable = any(item.category == "unanswerable" for item in channel.unrelated)
     rows = []
     for threshold in THRESHOLDS:
         answered = evaluate(retriever, channel.questions, scores.questions, threshold)
-
-        rows.append(
-            {
-                "min_score": threshold,
-                "R@5": answered["overall"]["R@5"],
-                "All@10": answered["overall"]["All@10"],
-                "no_hits_categories_1_4": answered["no_hits_overall"],
-                "no_hits_category_5": answered["no_hits"]["5"],
-                "no_hits_foreign": _empty_share(
-                    retriever, channel.foreign, scores.foreign, threshold
-                ),
-                "no_hits_unrelated": _empty_share(
-                    retriever, channel.unrelated, scores.unrelated, threshold
-                ),
-            }
-        )
+        row = {
+            "min_score": threshold,
+            "R@5": answered["overall"]["R@5"],
+            "All@10": answered["overall"]["All@10"],
+            "no_hits_categories_1_4": answered["no_hits_overall"],
+            "no_hits_category_5": answered["no_hits"]["5"],
+            "no_hits_foreign": _empty_share(retriever, channel.foreign, scores.foreign, threshold),
+            "no_hits_unrelated": _empty_share(
+                retriever, channel.unrelated, scores.unrelated, threshold, "unrelated"
+            ),
+        }
+        if unanswerable:
+            row["no_hits_unanswerable"] = _empty_share(
+                retriever, channel.unrelated, scores.unrelated, threshold, "unanswerable"
+            )
+        rows.append(row)
     return rows
 
 
@@ -501,17 +523,26 @@ def report(
     modes: Sequence[Channels] = CHANNEL_SETS,
     notes: Sequence[Conversation] = (),
     roles: Sequence[Conversation] = (),
+    chats: Sequence[Conversation] = (),
 ) -> tuple[dict[str, Any], dict[Channels, ChannelData]]:
     """The leave-one-conversation-out figures of every channel set of ``modes``
     (``bench/locomo.py --cv``): the turns' at the top level; when ``notes`` holds any,
     the notes' under ``notes``, and under ``notes_without_twins`` the notes scored by the
     turns' models (what recall did before the twins); with ``roles`` (the turns renamed
-    user/assistant, never fitted on), theirs under ``roles``."""
+    user/assistant, never fitted on), theirs under ``roles``; with ``chats`` (each a fold
+    of its own, the turns' models fitted on the others too), theirs under ``chats``."""
     embedder = None if service.embedder is None else service.embedder.name
     data, retriever = pool_all(
-        service, conversations, parameters, negatives, modes=modes, notes=notes, roles=roles
+        service,
+        conversations,
+        parameters,
+        negatives,
+        modes=modes,
+        notes=notes,
+        roles=roles,
+        chats=chats,
     )
-    folds = len(conversations)
+    folds = len(conversations) + len(chats)
     scored = cross_validate(data, embedder, parameters, folds)
     without = cross_validate(data, embedder, parameters, folds, twins=False) if notes else None
     result: dict[str, Any] = {}
@@ -526,6 +557,9 @@ def report(
         renamed, renamed_scores = regime_view(channel, scored[mode], "roles")
         if renamed.questions:
             result[mode]["roles"] = _figures(retriever, renamed, renamed_scores)
+        chatted, chat_scores = regime_view(channel, scored[mode], "chats")
+        if chatted.questions:
+            result[mode]["chats"] = _figures(retriever, chatted, chat_scores)
     return result, data
 
 
@@ -557,17 +591,32 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="also report the turns renamed user/assistant (evaluated, never fitted on)",
     )
     parser.add_argument(
+        "--chats",
+        type=chat_names,
+        default=",".join(FITTED_CHATS),
+        help="also fit the turns' models on these hand-written chats (bench/chat_probe.py),"
+        " comma-separated ('' for none; default: the shipped file's, %(default)s)",
+    )
+    parser.add_argument(
         "--notes-only",
         action="store_true",
         help="write only the notes twins (the turn models already in --out stay as they are)",
     )
     arguments = parser.parse_args(argv)
+    kept_out = sorted({chat.name for chat in arguments.chats} & set(NEVER_FITTED))
+    if kept_out:
+        parser.error(f"--chats: {', '.join(kept_out)}: held out of every fit")
     if arguments.notes_only and arguments.no_notes:
         parser.error("--notes-only and --no-notes contradict each other")
     parameters = Reranker.default().keyword_parameters
     with tempfile.TemporaryDirectory(dir=arguments.db_dir) as directory:
+        chats = [as_conversation(chat) for chat in arguments.chats]
         service, conversations, timings = build_service(
-            arguments.data, Path(directory), arguments.embedder, arguments.graph_extractor
+            arguments.data,
+            Path(directory),
+            arguments.embedder,
+            arguments.graph_extractor,
+            chats,
         )
         with service:
             notes, timings["notes_seconds"] = (
@@ -578,13 +627,20 @@ def main(argv: Sequence[str] | None = None) -> None:
                 timings["roles_seconds"] = ingest(service, roles)["indexing_seconds"]
             embedder = None if service.embedder is None else service.embedder.name
             cross_validated, data = report(
-                service, conversations, parameters, arguments.negatives, notes=notes, roles=roles
+                service,
+                conversations,
+                parameters,
+                arguments.negatives,
+                notes=notes,
+                roles=roles,
+                chats=chats,
             )
             models = fit_models(data, None)
     info = {
         "fitted": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": arguments.data.name,
         "conversations": len(conversations),
+        "chats": [chat.name for chat in arguments.chats],
         "embedder": embedder,
         "graph_extractor": arguments.graph_extractor,
         "regularisation": REGULARISATION,
@@ -603,7 +659,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                             THRESHOLDS.index(0.02)
                         ],
                     }
-                    for regime in ("notes", "roles")
+                    for regime in ("notes", "roles", "chats")
                     if regime in result
                 },
             }

@@ -46,14 +46,21 @@ Two ways to score (issue 11):
   selection). It adds the pool's oracle recall (``pool_recall``: the share of
   gold turns anywhere among the ~100 keyword + ~100 vector candidates) and the
   abstention trade-off (R@5 and All@10 kept, and the share of category 1-4,
-  category 5, foreign and unrelated questions left with no hit, per threshold).
+  category 5, foreign and unrelated questions left with no hit, per threshold);
+* ``--cv --chats NAMES`` also writes hand-written chats of ``bench/chat_probe.py``
+  (each in its own namespace, as :func:`chat_probe.as_conversation` describes) and
+  fits the turns' models on them too, as ``bench/fit_reranker.py --chats`` does for
+  the shipped file; each chat is a fold of its own and their figures (with the
+  share of their questions about something never said left with no hit) are
+  reported under ``chats``.
 
 Run it from the repository root (the data is CC BY-NC 4.0: read it from where
 it lives, never copy it into the repository)::
 
     .venv/bin/python bench/locomo.py --data ../shared/bench/locomo/dev.json \\
         [--cv] [--mode hybrid|keyword|vector] [--embedder minilm|hashing|none] \\
-        [--graph-extractor spacy|rules|none] [--min-score S] [--notes] [--roles] [--db-dir DIR]
+        [--graph-extractor spacy|rules|none] [--min-score S] [--notes] [--roles] [--db-dir DIR] \\
+        [--chats trio,family,...]
 
 Progress goes to stderr; the last line of stdout is one JSON object with
 ``overall`` (categories 1-4) and ``by_category`` (keys "1"..."5"), each holding
@@ -101,6 +108,14 @@ class Conversation:
     turns: list[NewMemory]
     dia_ids: set[str]
     queries: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    # Questions about something the conversation never says (a hand-written chat's, see
+    # bench/chat_probe.py; LoCoMo's category 5 questions cite evidence, so they are queries).
+    unanswerable: list[str] = field(default_factory=list)
+    # A query's other turns that answer it as well (a chat's): evidence when a model is
+    # fitted, never required by All@k.
+    acceptable: dict[str, list[str]] = field(default_factory=dict)
+    # When its questions are asked (a chat's); None: when they are pooled.
+    asked_at: datetime | None = None
     # Filled by ingest(): each turn's memory seq -> its dia_id.
     dia_of_seq: dict[int, str] = field(default_factory=dict)
 
@@ -337,12 +352,14 @@ def cross_validated(
     only_mode: bool = False,
     notes: Sequence[Conversation] = (),
     roles: Sequence[Conversation] = (),
+    chats: Sequence[Conversation] = (),
 ) -> dict[str, Any]:
     """Leave-one-conversation-out figures (``bench/fit_reranker.py``'s code) for ``mode``,
     with the other channel sets' overall figures beside them (``only_mode``: only the
     keyword set's, which every reranker needs for candidates without a vector), the
-    notes regime's under ``notes`` when ``notes`` (the observations) holds any, and the
-    turns renamed to roles (evaluated only, never fitted on) under ``roles``."""
+    notes regime's under ``notes`` when ``notes`` (the observations) holds any, the
+    turns renamed to roles (evaluated only, never fitted on) under ``roles``, and the
+    hand-written ``chats`` (each a fold; fitted on as the turns are) under ``chats``."""
     from fit_reranker import report
     from recalld.retrieval.rerank import Channels, Reranker
     from reranker_pools import CHANNEL_SETS
@@ -357,6 +374,7 @@ def cross_validated(
         modes=modes,
         notes=notes,
         roles=roles,
+        chats=chats,
     )
     chosen = results[mode]
     return {
@@ -404,7 +422,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="also the turns with their speakers renamed user/assistant (questions name nobody)",
     )
+    parser.add_argument(
+        "--chats",
+        default="",
+        help="with --cv: also the hand-written chats of bench/chat_probe.py named here"
+        " (comma-separated), fitted on as the file's turns, their figures under 'chats'",
+    )
     arguments = parser.parse_args(argv)
+    if arguments.chats and not arguments.cv:
+        parser.error("--chats needs --cv (the shipped reranker is fitted on some of them)")
     if arguments.cv and arguments.mode != "keyword" and arguments.embedder == "none":
         parser.error("--cv with --embedder none needs --mode keyword")
     conversations = load_conversations(arguments.data)
@@ -418,9 +444,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             graph_extractor=arguments.graph_extractor,
             purge_interval_seconds=3600,
         )
+        chats = []
+        if arguments.chats:
+            from chat_probe import as_conversation, chat_names
+
+            try:
+                chats = [as_conversation(chat) for chat in chat_names(arguments.chats)]
+            except argparse.ArgumentTypeError as error:
+                parser.error(f"--chats: {error}")
         print(f"ingesting {len(conversations)} conversations ...", file=sys.stderr)
         with MemoryService.open(settings) as service:
-            timings = ingest(service, conversations)
+            timings = ingest(service, [*conversations, *chats])
             notes = load_observations(arguments.data) if arguments.notes else []
             written = [conversation for conversation in notes if conversation.turns]
             if written:
@@ -431,7 +465,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"indexed in {timings['indexing_seconds']} s; querying ...", file=sys.stderr)
             if arguments.cv:
                 result = cross_validated(
-                    service, conversations, arguments.mode, notes=notes, roles=roles
+                    service, conversations, arguments.mode, notes=notes, roles=roles, chats=chats
                 )
             else:
                 result = evaluate(service, conversations, arguments.mode, arguments.min_score)

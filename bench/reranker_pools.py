@@ -43,7 +43,16 @@ from recalld.store.base import Scope
 
 # The two kinds of memory a reranker file has models for: conversation turns, and notes;
 # and "roles", turns renamed user/assistant (locomo.speakers_as_roles), evaluated only.
-Regime = Literal["turns", "notes", "roles"]
+# The hand-written chats (bench/chat_probe.py) are a regime of their own for the figures;
+# the turns' models are fitted on them too (see TRAINED_WITH).
+Regime = Literal["turns", "notes", "roles", "chats"]
+# The regimes whose pools a regime's models are fitted on.
+TRAINED_WITH: dict[Regime, tuple[Regime, ...]] = {
+    "turns": ("turns", "chats"),
+    "notes": ("notes",),
+    "roles": (),
+    "chats": ("turns", "chats"),
+}
 # hybrid+graph: hybrid recall with the knowledge graph's candidates (RECALLD_GRAPH_RECALL=true),
 # pooled and fitted on its own; skipped when the service builds no graph.
 CHANNEL_SETS: tuple[Channels, ...] = ("keyword", "vector", "hybrid", "hybrid+graph")
@@ -206,23 +215,29 @@ def _pool_regime(
     rng: random.Random,
     regime: Regime,
     data: ChannelData,
+    first: int = 0,
 ) -> None:
     """Pool the questions, foreign negatives and unrelated questions of one regime into
-    ``data`` (a conversation without memories, e.g. without observations, is skipped)."""
-    now = datetime.now(UTC)
-    for number, conversation in enumerate(conversations):
+    ``data`` (a conversation without memories, e.g. without observations, is skipped);
+    a conversation's fold is ``first`` plus its position. Its unanswerable questions
+    join the unrelated ones (category ``unanswerable``); its questions are asked at its
+    ``asked_at`` (else now), and its ``acceptable`` turns are labelled evidence too."""
+    for position, conversation in enumerate(conversations):
         if not conversation.turns:
             continue
+        now = conversation.asked_at or datetime.now(UTC)
+        number = first + position
         for category, question, gold in conversation.queries:
             pool, dia_ids = _pool(retriever, conversation, question, mode, now, max_terms)
-            labels = np.array([float(dia in gold) for dia in dia_ids], dtype=np.float64)
+            answers = {*gold, *conversation.acceptable.get(question, ())}
+            labels = np.array([float(dia in answers) for dia in dia_ids], dtype=np.float64)
             data.questions.append(
                 QueryPool(number, category, question, gold, pool, dia_ids, labels, None, regime)
             )
         others = [
-            (origin, question)
+            (first + origin, question)
             for origin, other in enumerate(conversations)
-            if origin != number
+            if origin != position
             for _, question, _ in other.queries
         ]
         for origin, question in rng.sample(others, min(negatives, len(others))):
@@ -231,11 +246,13 @@ def _pool_regime(
             data.foreign.append(
                 QueryPool(number, "foreign", question, [], pool, dia_ids, zeros, origin, regime)
             )
-        for question in UNRELATED_QUERIES:
+        unrelated = [("unrelated", question) for question in UNRELATED_QUERIES]
+        unrelated += [("unanswerable", question) for question in conversation.unanswerable]
+        for category, question in unrelated:
             pool, dia_ids = _pool(retriever, conversation, question, mode, now, max_terms)
             zeros = np.zeros(len(dia_ids), dtype=np.float64)
             data.unrelated.append(
-                QueryPool(number, "unrelated", question, [], pool, dia_ids, zeros, None, regime)
+                QueryPool(number, category, question, [], pool, dia_ids, zeros, None, regime)
             )
 
 
@@ -248,12 +265,15 @@ def pool_channel(
     seed: int,
     notes: Sequence[Conversation] = (),
     roles: Sequence[Conversation] = (),
+    chats: Sequence[Conversation] = (),
 ) -> ChannelData:
     """Pool every question of every conversation, ``negatives`` foreign questions per
     conversation (drawn with ``seed``) and the unrelated questions, in ``mode``; then the
     same for ``notes`` (the conversations' observations, in the same order), drawn with
     a generator of their own so the turns' pools do not depend on them; then the
-    questions and unrelated ones (no foreign: nothing trains on them) of ``roles``."""
+    questions and unrelated ones (no foreign: nothing trains on them) of ``roles``; then
+    the ``chats`` (folds after the conversations'; foreign questions from the other
+    chats, drawn with a third generator)."""
     data = ChannelData()
     _pool_regime(
         retriever, conversations, mode, max_terms, negatives, random.Random(seed), "turns", data
@@ -261,15 +281,31 @@ def pool_channel(
     rng = random.Random(seed + 1)
     _pool_regime(retriever, notes, mode, max_terms, negatives, rng, "notes", data)
     _pool_regime(retriever, roles, mode, max_terms, 0, rng, "roles", data)
+    _pool_regime(
+        retriever,
+        chats,
+        mode,
+        max_terms,
+        negatives,
+        random.Random(seed + 2),
+        "chats",
+        data,
+        first=len(conversations),
+    )
     return data
 
 
 def build_service(
-    data: Path, directory: Path, embedder: str, graph_extractor: str = "spacy"
+    data: Path,
+    directory: Path,
+    embedder: str,
+    graph_extractor: str = "spacy",
+    chats: Sequence[Conversation] = (),
 ) -> tuple[MemoryService, list[Conversation], dict[str, float]]:
-    """Ingest and index a LoCoMo-format file's conversations into a fresh database under
-    ``directory`` (with recall's default knowledge graph, so the pools hold what recall's
-    do). Their observations are not: :func:`build_notes` adds them."""
+    """Ingest and index a LoCoMo-format file's conversations, then ``chats``, into a fresh
+    database under ``directory`` (with recall's default knowledge graph, so the pools
+    hold what recall's do); the file's conversations are returned. Their observations
+    are not written: :func:`build_notes` adds them."""
     conversations = load_conversations(data)
     settings = Settings(
         db=directory / "locomo.db",
@@ -279,7 +315,7 @@ def build_service(
         purge_interval_seconds=3600,
     )
     service = MemoryService.open(settings)
-    timings = ingest(service, conversations)
+    timings = ingest(service, [*conversations, *chats])
     return service, conversations, timings
 
 
@@ -304,10 +340,11 @@ def pool_all(
     modes: Sequence[Channels] = CHANNEL_SETS,
     notes: Sequence[Conversation] = (),
     roles: Sequence[Conversation] = (),
+    chats: Sequence[Conversation] = (),
 ) -> tuple[dict[Channels, ChannelData], HybridRetriever]:
     """Every pool in every channel set of ``modes`` the service allows (vector sets need an
     embedder, ``hybrid+graph`` a graph extractor), of the conversations and of their
-    ``notes`` (in the same order)."""
+    ``notes`` (in the same order), ``roles`` and ``chats`` (see :func:`pool_channel`)."""
     depths = RetrievalDepths(
         keyword=service.settings.keyword_candidates,
         vector=service.settings.vector_candidates,
@@ -333,6 +370,7 @@ def pool_all(
             seed,
             notes,
             roles,
+            chats,
         )
         print(f"pooled {channels} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     retriever.graph = None

@@ -115,6 +115,9 @@ class Pool:
     turns: dict[int, int] = field(default_factory=dict)
     """Memories described by the turn they go on with: seq -> the seq of the memory
     whose features they took (:mod:`recalld.retrieval.turns`)."""
+    scoring: Scoring | None = None
+    """What the scores were computed from, so another reranker can score the same pool
+    as recall would (:func:`score_pool`; ``bench/fit_reranker.py``'s folds)."""
 
     def index_of(self, seq: int) -> int | None:
         """The position of memory ``seq`` in the pool, if it is there."""
@@ -122,6 +125,63 @@ class Pool:
             if row.seq == seq:
                 return index
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """A pool's candidates as a reranker scores them: their features with each piece of a
+    turn described by its turn (:func:`recalld.retrieval.turns.take_turns`), each such
+    piece's own features (``own``, by row) and the row it took from (``taken``), the
+    channel set, which candidates have a cosine and which are notes, and, for a question
+    that asks only about a period, whether each candidate is of it (else None)."""
+
+    features: npt.NDArray[np.float64]
+    own: dict[int, npt.NDArray[np.float64]]
+    taken: dict[int, int]
+    channels: Channels
+    has_vector: list[bool]
+    notes: list[bool]
+    period_members: npt.NDArray[np.float64] | None = None
+
+
+def score_pool(
+    scoring: Scoring, reranker: Reranker, embedder_name: str | None
+) -> tuple[npt.NDArray[np.float64], list[str], npt.NDArray[np.float64], dict[int, int]]:
+    """Score ``scoring``'s candidates with ``reranker``: the scores (rounded as hits report
+    them), the model of each, the features explain shows (a piece scored as itself shows
+    its own) and the pieces scored by their turn (row -> the row they took from)."""
+    features = scoring.features.copy()
+    turns = dict(scoring.taken)
+    scores, models = reranker.score(
+        features, embedder_name, scoring.channels, scoring.has_vector, scoring.notes
+    )
+    pieces = list(turns)
+    own_scores = np.zeros(0)
+    if pieces:
+        own_scores, _ = reranker.score(
+            np.array([scoring.own[place] for place in pieces]),
+            embedder_name,
+            scoring.channels,
+            [scoring.has_vector[place] for place in pieces],
+            [scoring.notes[place] for place in pieces],
+        )
+    members = scoring.period_members
+    if members is not None:
+        scores = PERIOD_ONLY_SCORE * members + (1.0 - PERIOD_ONLY_SCORE) * scores
+        own_scores = PERIOD_ONLY_SCORE * members[pieces] + (1.0 - PERIOD_ONLY_SCORE) * own_scores
+    # Hits report their score to 6 decimals: the threshold compares the same value, so a
+    # min_score equal to a reported score keeps that hit (0.4637666 shows as 0.463767).
+    # A piece of a turn sorts one step under the piece it took its features from.
+    scores = np.round(scores, SCORE_DECIMALS)
+    if pieces:
+        own_rounded = np.round(own_scores, SCORE_DECIMALS).tolist()
+        step = 10.0**-SCORE_DECIMALS
+        for place in cap_turns(scores, turns, dict(zip(pieces, own_rounded, strict=True)), step):
+            # Scored as itself: explain shows its own features and no turn.
+            features[place] = scoring.own[place]
+            del turns[place]
+        scores = np.round(scores, SCORE_DECIMALS)
+    return scores, models, features, turns
 
 
 def _neighbour_scope(scope: Scope) -> Scope:
@@ -384,46 +444,32 @@ def build_pool(
         # memories of other days say, so only what it means is compared, as for a question
         # of stop words alone (see hybrid), and the period's memories are lifted below.
         channels = "vector" if channels != "keyword" else channels
-    has_vector = [item.cosine is not None for item in candidates]
-    notes = [item.note for item in candidates]
-    scores, models = reranker.score(features, embedder_name, channels, has_vector, notes)
-    pieces = list(turns)
-    own_scores = np.zeros(0)
-    if pieces:
-        own_scores, _ = reranker.score(
-            np.array([own[place] for place in pieces]),
-            embedder_name,
-            channels,
-            [has_vector[place] for place in pieces],
-            [notes[place] for place in pieces],
-        )
-    if period_only:
-        members = np.array([item.of_period for item in candidates], dtype=np.float64)
-        scores = PERIOD_ONLY_SCORE * members + (1.0 - PERIOD_ONLY_SCORE) * scores
-        own_scores = PERIOD_ONLY_SCORE * members[pieces] + (1.0 - PERIOD_ONLY_SCORE) * own_scores
-    # Hits report their score to 6 decimals: the threshold compares the same value, so a
-    # min_score equal to a reported score keeps that hit (0.4637666 shows as 0.463767).
-    # A piece of a turn sorts one step under the piece it took its features from.
-    scores = np.round(scores, SCORE_DECIMALS)
-    if pieces:
-        own_rounded = np.round(own_scores, SCORE_DECIMALS).tolist()
-        step = 10.0**-SCORE_DECIMALS
-        for place in cap_turns(scores, turns, dict(zip(pieces, own_rounded, strict=True)), step):
-            # Scored as itself: explain shows its own features and no turn.
-            features[place] = own[place]
-            del turns[place]
-        scores = np.round(scores, SCORE_DECIMALS)
+    scoring = Scoring(
+        features=features,
+        own=own,
+        taken=turns,
+        channels=channels,
+        has_vector=[item.cosine is not None for item in candidates],
+        notes=[item.note for item in candidates],
+        period_members=(
+            np.array([item.of_period for item in candidates], dtype=np.float64)
+            if period_only
+            else None
+        ),
+    )
+    scores, models, shown, scored_as_turn = score_pool(scoring, reranker, embedder_name)
     return Pool(
         rows=ordered,
         backends=[backends[row.seq] for row in ordered],
         candidates=candidates,
-        features=features,
+        features=shown,
         scores=scores,
         models=models,
         keywords=keywords,
         period=period,
         period_only=period_only,
-        turns={ordered[row].seq: ordered[start].seq for row, start in turns.items()},
+        turns={ordered[row].seq: ordered[start].seq for row, start in scored_as_turn.items()},
+        scoring=scoring,
     )
 
 
