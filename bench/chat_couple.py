@@ -10,9 +10,11 @@ Short replies, emojis, typos, a few long paragraphs, answers that only make sens
 as the reply to the message before, relative times.
 
 Written by an outside tester (a helper) who had not seen how recalld ranks, as a
-held-out check: nothing in recalld has been tuned on it. 248 messages; 44 questions
-have evidence labels, 10 ask about something never said. The data structure is
-chat_probe's (messages are ``(speaker, text)`` or ``(speaker, text, label)``).
+held-out check: nothing in recalld was tuned on it. Since 2026-12-05 the reranker's turn
+models are fitted on it too (``chat_probe.FITTED_CHATS``): its figures with the shipped
+reranker are in sample. 248 messages; 44 questions have evidence labels, 10 ask about
+something never said. The data structure is chat_probe's (messages are ``(speaker,
+text)`` or ``(speaker, text, label)``).
 """
 
 from __future__ import annotations

@@ -12,9 +12,11 @@ the reply to the message before, typos, emojis, a few long paragraphs, relative
 times and some small talk.
 
 Written by an outside tester (a helper) who had not seen how recalld ranks, as a
-held-out check: nothing in recalld has been tuned on it. 43 questions have
-evidence labels, 10 ask about something never said. The data structure is
-chat_probe's (messages are ``(speaker, text)`` or ``(speaker, text, label)``).
+held-out check: nothing in recalld was tuned on it. Since 2026-12-05 the reranker's turn
+models are fitted on it too (``chat_probe.FITTED_CHATS``): its figures with the shipped
+reranker are in sample. 43 questions have evidence labels, 10 ask about something never
+said. The data structure is chat_probe's (messages are ``(speaker, text)`` or
+``(speaker, text, label)``).
 """
 
 from __future__ import annotations

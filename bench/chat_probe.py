@@ -57,6 +57,7 @@ from typing import Any
 from locomo import Conversation
 from recalld import MemoryService, Settings
 from recalld.conversations import TURN_KIND
+from recalld.embeddings import create_embedder
 from recalld.model import NewMemory
 
 # The chat: three friends, Maya, Jess and Tom.
@@ -464,17 +465,13 @@ FITTED_CHATS = ("trio", "family", "pair", "house", "couple")
 NEVER_FITTED = ("work", "student")
 
 
-def fitted_chats() -> set[str]:
-    """The chats the shipped reranker's models were fitted on (from its ``info``)."""
+def fitted_chats(embedder: str) -> set[str]:
+    """The chats the shipped reranker's models for ``embedder`` (a model name) were
+    fitted on (from its ``info``)."""
     from recalld.retrieval.rerank import Reranker
 
-    info = Reranker.default().info
-    return {
-        str(name)
-        for entry in info.values()
-        if isinstance(entry, dict)
-        for name in entry.get("chats", ())
-    }
+    entry = Reranker.default().info.get(embedder)
+    return {str(name) for name in entry.get("chats", ())} if isinstance(entry, dict) else set()
 
 
 def chat_names(text: str) -> tuple[Chat, ...]:
@@ -500,32 +497,37 @@ CATEGORY_OF_KIND = {
 }
 
 
+def label(message: Message) -> str:
+    """A message's evidence label, or ``s<session>.<index>`` when it has none."""
+    return message[4] or f"s{message[0]}.{message[1]}"
+
+
+def locomo_turn(chat: Chat, message: Message) -> NewMemory:
+    """``message`` of ``chat`` as ``bench/locomo.py`` writes a turn: "Speaker: text", kind
+    ``turn``, source ``chat://<name>/session_<n>``, at its time, its label as dia_id."""
+    number, _, speaker, text, _, at = message
+    return NewMemory(
+        content=f"{speaker}: {text}",
+        speaker=speaker,
+        kind=TURN_KIND,
+        source=f"chat://{chat.name}/session_{number}",
+        at=at,
+        meta={"dia_id": label(message)},
+    )
+
+
 def as_conversation(chat: Chat) -> Conversation:
     """``chat`` as ``bench/locomo.py`` writes and asks a LoCoMo conversation (sample id
-    ``chat-<name>``): each message a turn of kind ``turn``, content "Speaker: text",
-    source ``chat://<name>/session_<n>``, at its time, its evidence label (or
-    ``s<session>.<index>``) as the dia_id. Its questions asked at the default time
+    ``chat-<name>``): each message a turn (:func:`locomo_turn`). Its questions asked at
+    the default time
     (``asked_at``) become queries (categories: :data:`CATEGORY_OF_KIND`; their evidence,
     and their acceptable answers as ``acceptable``) and ``unanswerable`` ones; those
     asked at another time are left out."""
-    turns, dia_ids = [], set()
-    for number, index, speaker, text, label, at in messages(chat):
-        dia_id = label or f"s{number}.{index}"
-        dia_ids.add(dia_id)
-        turns.append(
-            NewMemory(
-                content=f"{speaker}: {text}",
-                speaker=speaker,
-                kind=TURN_KIND,
-                source=f"chat://{chat.name}/session_{number}",
-                at=at,
-                meta={"dia_id": dia_id},
-            )
-        )
+    turns = [locomo_turn(chat, message) for message in messages(chat)]
     conversation = Conversation(
         sample_id=f"chat-{chat.name}",
         turns=turns,
-        dia_ids=dia_ids,
+        dia_ids={str(turn.meta["dia_id"]) for turn in turns},
         asked_at=parse(chat.asked_at),
     )
     for question, evidence, asked_at, kind in chat.questions:
@@ -565,21 +567,11 @@ def _write(
         sessions: dict[int, list[Message]] = {}
         for message in written:
             sessions.setdefault(message[0], []).append(message)
-        for number, session in sessions.items():
+        for session in sessions.values():
             clock.now = session[-1][5]
-            drafts = [
-                NewMemory(
-                    content=f"{speaker}: {text}",
-                    speaker=speaker,
-                    kind=TURN_KIND,
-                    source=f"chat://{chat.name}/session_{number}",
-                    at=at,
-                )
-                for (_, _, speaker, text, _, at) in session
-            ]
+            drafts = [locomo_turn(chat, message) for message in session]
             for message, receipt in zip(session, service.remember_many(drafts), strict=True):
-                label = message[4] or f"s{message[0]}.{message[1]}"
-                label_of.setdefault(receipt.id, prefix + label)
+                label_of.setdefault(receipt.id, prefix + label(message))
     else:
         clock.now = written[-1][5]
         report = service.remember_conversation(
@@ -590,8 +582,7 @@ def _write(
             conversation=chat.name,
         )
         for turn in report.turns:
-            message = written[turn.index]
-            label_of[turn.receipt.id] = prefix + (message[4] or f"s{message[0]}.{message[1]}")
+            label_of[turn.receipt.id] = prefix + label(written[turn.index])
 
 
 def build(
@@ -671,6 +662,7 @@ def main(argv: list[str] | None = None) -> None:
     if arguments.beside:
         beside = next(other for name, other in every.items() if name != arguments.chat)
     result = evaluate(chat, arguments.style, beside)
+    settings = Settings()
     print(
         json.dumps(
             {
@@ -679,12 +671,12 @@ def main(argv: list[str] | None = None) -> None:
                 "chat": chat.name,
                 "style": arguments.style,
                 "beside": None if beside is None else beside.name,
-                "default_min_score": Settings().min_score,  # RECALLD_MIN_SCORE applies
-                "embedder": Settings().embedder,
+                "default_min_score": settings.min_score,  # RECALLD_MIN_SCORE applies
+                "embedder": settings.embedder,
                 "messages": len(messages(chat)),
                 # Whether a shipped reranker model was fitted on this chat (fit_reranker
                 # --chats): its figures are then in sample.
-                "in_sample": chat.name in fitted_chats(),
+                "in_sample": chat.name in fitted_chats(create_embedder(settings).name),
                 **result,
             }
         )

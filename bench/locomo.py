@@ -444,7 +444,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             graph_extractor=arguments.graph_extractor,
             purge_interval_seconds=3600,
         )
-        chats = []
+        chats: list[Conversation] = []
         if arguments.chats:
             from chat_probe import as_conversation, chat_names
 
@@ -491,6 +491,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "embedder": arguments.embedder,
         "graph_extractor": settings.graph_extractor,
         "turns": sum(len(conversation.turns) for conversation in conversations),
+        "chats": [chat.sample_id for chat in chats],
         **timings,
         "machine": {"cpu_count": _cpu_count(), "platform": platform.platform()},
         "recalld": recalld.__version__,

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
+from recalld._text import query_terms
 from recalld.retrieval.features import FEATURES
+from recalld.retrieval.pool import score_pool
 from recalld.retrieval.turns import cap_turns, goes_on, take_turns
 from recalld.service import MemoryService
+from recalld.store.base import Scope
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
 
@@ -149,3 +152,31 @@ def test_facts_stored_one_after_another_are_not_a_turn(db_path: Path, clock: Fak
         explained = service.explain("what did Jess name the puppy?", receipts[1].id, min_score=0)
         assert explained.turn_of is None
         assert explained.found_by != ["turn"]
+
+
+def test_a_pool_scored_again_gives_what_recall_gave(db_path: Path, clock: FakeClock) -> None:
+    # bench/fit_reranker.py scores each held-out pool with a fold's model through the same
+    # function recall uses, turn pieces included (pool.score_pool).
+    with MemoryService.open(semantic_settings(db_path), clock=clock) as service:
+        for day, (name, speaker, minutes) in enumerate(CHATS):
+            _write(service, name, day, speaker, minutes)
+        service.new_worker().run_until_idle()
+        retriever = service.indexing.retriever
+        scope = Scope(namespaces=(service.settings.namespace,), now=clock())
+        pool, _ = retriever.pool(scope, QUESTION, query_terms(QUESTION, 64), "hybrid")
+        assert pool.scoring is not None
+        assert pool.turns  # "31 mins" scores as its turn
+        assert service.embedder is not None
+        scores, models, features, turns = score_pool(
+            pool.scoring, retriever.reranker, service.embedder.name
+        )
+        assert np.array_equal(scores, pool.scores)
+        assert models == pool.models
+        assert np.array_equal(features, pool.features, equal_nan=True)
+        assert {pool.rows[row].seq: pool.rows[start].seq for row, start in turns.items()} == (
+            pool.turns
+        )
+        # Scoring leaves the pool's scoring as it was: a second fold scores the same pool.
+        again, _, shown, _ = score_pool(pool.scoring, retriever.reranker, service.embedder.name)
+        assert np.array_equal(again, scores)
+        assert np.array_equal(shown, features, equal_nan=True)

@@ -51,7 +51,9 @@ __all__ = [
     "Nearest",
     "Pool",
     "PoolRequest",
+    "Scoring",
     "build_pool",
+    "score_pool",
 ]
 
 Mode = Literal["hybrid", "keyword", "vector"]

@@ -1,7 +1,7 @@
 """A chat turn typed in several messages, read by the reranker as one turn.
 
 People text one thought in several messages ("ran my first 5k on saturday!!!!",
-then "31 mins"), where LoCoMo, on which the reranker is fitted, has whole turns
+then "31 mins"), where LoCoMo, on which the reranker is mostly fitted, has whole turns
 (no two of its consecutive turns have one speaker). A memory written at most
 :data:`TURN_GAP` after the previous memory of its source, by the same speaker,
 *goes on* with that memory's turn.
