@@ -465,13 +465,18 @@ FITTED_CHATS = ("trio", "family", "pair", "house", "couple")
 NEVER_FITTED = ("work", "student")
 
 
-def fitted_chats(embedder: str) -> set[str]:
-    """The chats the shipped reranker's models for ``embedder`` (a model name) were
-    fitted on (from its ``info``)."""
+def fitted_chats(embedder: str | None) -> set[str]:
+    """The chats the shipped reranker's models for ``embedder`` (a model name; None: no
+    embedder, so the keyword model, which every embedder's fit writes) were fitted on
+    (from its ``info``)."""
     from recalld.retrieval.rerank import Reranker
 
-    entry = Reranker.default().info.get(embedder)
-    return {str(name) for name in entry.get("chats", ())} if isinstance(entry, dict) else set()
+    entries = [
+        entry
+        for name, entry in Reranker.default().info.items()
+        if isinstance(entry, dict) and embedder in (None, name)
+    ]
+    return {str(chat) for entry in entries for chat in entry.get("chats", ())}
 
 
 def chat_names(text: str) -> tuple[Chat, ...]:
@@ -663,6 +668,7 @@ def main(argv: list[str] | None = None) -> None:
         beside = next(other for name, other in every.items() if name != arguments.chat)
     result = evaluate(chat, arguments.style, beside)
     settings = Settings()
+    model = create_embedder(settings)
     print(
         json.dumps(
             {
@@ -676,7 +682,7 @@ def main(argv: list[str] | None = None) -> None:
                 "messages": len(messages(chat)),
                 # Whether a shipped reranker model was fitted on this chat (fit_reranker
                 # --chats): its figures are then in sample.
-                "in_sample": chat.name in fitted_chats(create_embedder(settings).name),
+                "in_sample": chat.name in fitted_chats(None if model is None else model.name),
                 **result,
             }
         )
