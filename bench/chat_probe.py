@@ -31,8 +31,9 @@ the same namespace: a store about twice as large, where not every message is a
 candidate any more.
 
 ``--chat NAME`` asks the same way about one of six more chats
-(:data:`HELD_OUT`, ``bench/chat_<name>.py``), each written blind by an outside
-tester (a helper that had not seen how recalld ranks) as a held-out check:
+(:data:`WRITTEN_BLIND`, ``bench/chat_<name>.py``), each written blind by an outside
+tester (a helper that had not seen how recalld ranks) as a held-out check (four
+of them are now fitted on, :data:`FITTED_CHATS`):
 ``family`` (a family group, 246 messages, 43 answerable and 10 unanswerable
 questions), ``pair`` (two friends, 273; 43 and 10), ``house`` (four housemates,
 246; 41 and 11), ``couple`` (partners, 248; 44 and 10), ``work`` (three
@@ -420,17 +421,17 @@ class Chat:
 
 
 # The chats written blind by outside testers (helpers), each a module of this directory
-# named chat_<name>.py with the trio's structure.
-HELD_OUT = ("family", "pair", "house", "couple", "work", "student")
+# named chat_<name>.py with the trio's structure (some are fitted on: FITTED_CHATS).
+WRITTEN_BLIND = ("family", "pair", "house", "couple", "work", "student")
 
 
 def chats() -> dict[str, Chat]:
-    """The chats a run can ask about: this module's trio and the held-out ones
-    (:data:`HELD_OUT`, ``bench/chat_<name>.py``)."""
+    """The chats a run can ask about: this module's trio and those written blind
+    (:data:`WRITTEN_BLIND`, ``bench/chat_<name>.py``)."""
     import importlib
 
     found = {"trio": Chat("trio", SESSIONS, QUESTIONS, ACCEPTABLE, DEFAULT_ASKED_AT)}
-    for name in HELD_OUT:
+    for name in WRITTEN_BLIND:
         module = importlib.import_module(f"chat_{name}")
         found[name] = Chat(
             name, module.SESSIONS, module.QUESTIONS, module.ACCEPTABLE, module.DEFAULT_ASKED_AT
@@ -653,7 +654,7 @@ def evaluate(chat: Chat, style: str, beside: Chat | None = None) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--chat", choices=("trio", *HELD_OUT), default="trio")
+    parser.add_argument("--chat", choices=("trio", *WRITTEN_BLIND), default="trio")
     parser.add_argument("--style", choices=("locomo", "conversation"), default="locomo")
     parser.add_argument(
         "--beside",
