@@ -42,8 +42,15 @@ from recalld.store.retrieval import (
     KeywordCandidate,
     Neighbour,
     Neighbours,
+    neighbours_of,
 )
-from recalld.store.sql import EARLIEST_WALK, escape_like, like_words, substring_pattern
+from recalld.store.sql import (
+    EARLIEST_WALK,
+    escape_like,
+    like_words,
+    neighbour_pairs,
+    substring_pattern,
+)
 
 __all__ = ["PostgresRetrieval"]
 
@@ -287,22 +294,8 @@ class PostgresRetrieval:
         if not scope.include_expired:
             alive = f" AND (p.expires_at IS NULL OR p.expires_at > {params.bind('now', scope.now)})"
 
-        def side(operator: str, direction: str) -> str:
-            # Served by the memories_source_order index (namespace, source, at_utc, seq).
-            return (
-                "(SELECT p.seq FROM memories p WHERE p.namespace = m.namespace"
-                " AND p.source = m.source"
-                f" AND (p.at_utc, p.seq) {operator} (m.at_utc, m.seq){alive}"
-                f" ORDER BY p.at_utc {direction}, p.seq {direction} LIMIT 1)"
-            )
-
-        pairs = self._database.read(
-            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = '{TURN_KIND}'"
-            " FROM memories m"
-            f" WHERE m.seq = ANY({wanted}) AND m.namespace = ANY({names})"
-            " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
-            params,
-        )
+        visible = f"m.seq = ANY({wanted}) AND m.namespace = ANY({names})"
+        pairs = self._database.read(neighbour_pairs(visible, alive), params)
         around = sorted({int(seq) for _, *sides, _ in pairs for seq in sides if seq is not None})
         known: dict[int, Neighbour] = {}
         if around:
@@ -321,11 +314,4 @@ class PostgresRetrieval:
                     (around,),
                 )
             }
-
-        def neighbour(seq: int | None) -> Neighbour | None:
-            return None if seq is None else known.get(int(seq))
-
-        return {
-            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after), turn=bool(turn))
-            for seq, before, after, turn in pairs
-        }
+        return neighbours_of(pairs, known)

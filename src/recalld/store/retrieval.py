@@ -7,13 +7,20 @@ pool of about 200 candidates and their neighbours but returns only a few.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from recalld.store.base import KeywordBackend, Scope
 
-__all__ = ["CandidateRow", "KeywordCandidate", "Neighbour", "Neighbours", "RetrievalStore"]
+__all__ = [
+    "CandidateRow",
+    "KeywordCandidate",
+    "Neighbour",
+    "Neighbours",
+    "RetrievalStore",
+    "neighbours_of",
+]
 
 
 # Not frozen: a query builds a few hundred rows, and a frozen dataclass's __init__
@@ -70,6 +77,21 @@ class Neighbours:
     previous: Neighbour | None
     next: Neighbour | None
     turn: bool = False
+
+
+def neighbours_of(
+    pairs: Sequence[Sequence[Any]], known: Mapping[int, Neighbour]
+) -> dict[int, Neighbours]:
+    """Each memory's :class:`Neighbours` from the rows of ``sql.neighbour_pairs`` (seq,
+    previous seq, next seq, is a turn) and the neighbours read (seq -> neighbour)."""
+
+    def neighbour(seq: Any) -> Neighbour | None:
+        return None if seq is None else known.get(int(seq))
+
+    return {
+        int(seq): Neighbours(previous=neighbour(before), next=neighbour(after), turn=bool(turn))
+        for seq, before, after, turn in pairs
+    }
 
 
 class RetrievalStore(Protocol):

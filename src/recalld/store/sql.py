@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from recalld.store.base import Scope
+from recalld.store.retrieval import TURN_KIND
 
 __all__ = [
     "EARLIEST_WALK",
@@ -26,6 +27,7 @@ __all__ = [
     "json_compact",
     "json_text",
     "like_words",
+    "neighbour_pairs",
     "scope_clause",
     "substring_pattern",
 ]
@@ -59,6 +61,27 @@ def like_words(words: Sequence[str]) -> list[str]:
     :data:`EARLIEST_WORDS`."""
     kept = (substring_pattern(word) for word in words)
     return [word for word in kept if word][:EARLIEST_WORDS]
+
+
+def neighbour_pairs(visible: str, alive: str) -> str:
+    """The query of each memory ``m`` that ``visible`` keeps (a WHERE condition over
+    ``m``): its seq, the seqs of the previous and the next memory ``p`` of its namespace
+    and source by (at, seq) that ``alive`` keeps (a condition over ``p`` starting with
+    AND, or ""), and whether it is a conversation's turn. Served by the
+    memories_source_order index (namespace, source, at_utc, seq)."""
+
+    def side(operator: str, direction: str) -> str:
+        return (
+            "(SELECT p.seq FROM memories p WHERE p.namespace = m.namespace"
+            " AND p.source = m.source"
+            f" AND (p.at_utc, p.seq) {operator} (m.at_utc, m.seq){alive}"
+            f" ORDER BY p.at_utc {direction}, p.seq {direction} LIMIT 1)"
+        )
+
+    return (
+        f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = '{TURN_KIND}'"
+        f" FROM memories m WHERE {visible} AND m.source IS NOT NULL AND m.at_utc IS NOT NULL"
+    )
 
 
 def json_text(value: Any) -> str:

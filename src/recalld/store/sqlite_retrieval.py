@@ -49,8 +49,9 @@ from recalld.store.retrieval import (
     KeywordCandidate,
     Neighbour,
     Neighbours,
+    neighbours_of,
 )
-from recalld.store.sql import EARLIEST_WALK
+from recalld.store.sql import EARLIEST_WALK, neighbour_pairs
 from recalld.store.sql import escape_like as _escape_like
 from recalld.store.sql import like_words as _like_words
 from recalld.store.sql import substring_pattern as _substring_pattern
@@ -746,7 +747,6 @@ class SQLiteRetrieval:
         return visible
 
     def neighbours(self, scope: Scope, seqs: Sequence[int]) -> dict[int, Neighbours]:
-
         if not seqs:
             return {}
         params: dict[str, Any] = {}
@@ -760,22 +760,8 @@ class SQLiteRetrieval:
             params["now"] = to_storage(scope.now)
             alive = " AND (p.expires_at IS NULL OR p.expires_at > :now)"
 
-        def side(operator: str, direction: str) -> str:
-            # Served by the memories_source_order index (namespace, source, at_utc, seq).
-            return (
-                "(SELECT p.seq FROM memories p WHERE p.namespace = m.namespace"
-                " AND p.source = m.source"
-                f" AND (p.at_utc, p.seq) {operator} (m.at_utc, m.seq){alive}"
-                f" ORDER BY p.at_utc {direction}, p.seq {direction} LIMIT 1)"
-            )
-
-        pairs = self._read(
-            f"SELECT m.seq, {side('<', 'DESC')}, {side('>', 'ASC')}, m.kind = '{TURN_KIND}'"
-            " FROM memories m"
-            f" WHERE m.seq IN ({wanted}) AND m.namespace IN ({', '.join(names) or 'NULL'})"
-            " AND m.source IS NOT NULL AND m.at_utc IS NOT NULL",
-            params,
-        )
+        visible = f"m.seq IN ({wanted}) AND m.namespace IN ({', '.join(names) or 'NULL'})"
+        pairs = self._read(neighbour_pairs(visible, alive), params)
         around = sorted({int(seq) for _, *sides, _ in pairs for seq in sides if seq is not None})
         known: dict[int, Neighbour] = {}
         if around:
@@ -792,11 +778,4 @@ class SQLiteRetrieval:
                     flags,
                 )
             }
-
-        def neighbour(seq: int | None) -> Neighbour | None:
-            return None if seq is None else known.get(int(seq))
-
-        return {
-            int(seq): Neighbours(previous=neighbour(before), next=neighbour(after), turn=bool(turn))
-            for seq, before, after, turn in pairs
-        }
+        return neighbours_of(pairs, known)
