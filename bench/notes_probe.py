@@ -203,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 reranker = Reranker(json.loads(arguments.reranker.read_text()))
                 service.indexing.retriever.reranker = reranker
             ids = [service.remember(note).id for note in NOTES]
-            service.indexing.catch_up()
+            service.indexing.catch_up([service.settings.namespace])
             default = service.settings.min_score
             result = {
                 "benchmark": "notes_probe",

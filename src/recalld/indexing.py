@@ -147,32 +147,23 @@ class Indexing:
             self._worker.notify()
         return job_id
 
-    def catch_up(self) -> int:
-        """Before a recall: embed the queued memories in this thread when only a few are queued
-        (at most ``settings.recall_catch_up``); returns how many it embedded.
+    def catch_up(self, namespaces: Sequence[str]) -> int:
+        """Before a recall over ``namespaces``: embed their queued memories in this thread
+        when only a few are queued (at most ``settings.recall_catch_up``); returns how many
+        it embedded.
 
         A library user who writes and recalls at once, with no worker running,
         then finds what was just written by meaning, not only by its words; the
-        cost is bounded (a few dozen short texts). With more queued (a bulk
+        cost is bounded (a few dozen short texts). A memory a worker is embedding
+        at that moment is embedded here too (the recall does not wait on another
+        thread or process, nor search without it). With more queued (a bulk
         import, a model change) recall answers at once from the keyword index
         and the vectors already there, and the worker (``recalld worker``, a
-        server's thread, :meth:`start_worker`) embeds the rest.
+        server's thread, :meth:`start_worker`) embeds the rest. Other
+        namespaces' queues never count.
         """
         limit = self._settings.recall_catch_up
         if self.embedder is None or limit <= 0:
-            return 0
-        pending = self._store.semantic.pending_jobs(self.embedder.name, limit=limit + 1)
-        if pending == 0:
-            return 0
-        if pending > limit:
-            if not self._catch_up_warned:
-                self._catch_up_warned = True
-                logger.info(
-                    "more than %d memories wait for their embedding: recall uses the keyword"
-                    " index and the vectors already computed until a worker embeds them"
-                    " (`recalld worker`, or MemoryService.start_worker())",
-                    limit,
-                )
             return 0
         if self._catch_up_worker is None:
             self._catch_up_worker = Worker(
@@ -182,7 +173,18 @@ class Indexing:
                 clock=self._clock,
                 worker_id=f"{self._worker_id_prefix()}:recall",
             )
-        return self._catch_up_worker.embed_pending(limit)
+        embedded = self._catch_up_worker.embed_for_recall(namespaces, limit)
+        if embedded is not None:
+            return embedded
+        if not self._catch_up_warned:
+            self._catch_up_warned = True
+            logger.info(
+                "more than %d memories wait for their embedding: recall uses the keyword"
+                " index and the vectors already computed until a worker embeds them"
+                " (`recalld worker`, or MemoryService.start_worker())",
+                limit,
+            )
+        return 0
 
     @staticmethod
     def _worker_id_prefix() -> str:

@@ -166,7 +166,7 @@ class MemoryService(ServiceCore):
     ) -> dict[int, float]:
         # As search does: a short embedding queue is worked off first, so a memory written
         # a moment ago is found by paraphrase (madeleine's recall, sense) straight away.
-        self.indexing.catch_up()
+        self.indexing.catch_up([namespace])
         return self.indexing.retriever.text_similarities(text, namespace, seqs, nearest)
 
     @cached_property

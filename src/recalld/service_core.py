@@ -423,7 +423,7 @@ class ServiceCore:
         self.indexing.retriever.embed_soon(query, mode)
         self._maybe_purge()
         if mode != "keyword":
-            self.indexing.catch_up()
+            self.indexing.catch_up([scope_namespace])
         terms = query_terms(query, self.settings.max_query_terms)
         if threshold is None:
             threshold = self.settings.min_score
@@ -468,7 +468,7 @@ class ServiceCore:
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValidationError("mode", "must be hybrid, keyword or vector")
         if mode != "keyword":
-            self.indexing.catch_up()
+            self.indexing.catch_up([scope_namespace])
         now = self._clock()
         scope = self._scope([scope_namespace], filters, now)
         memory = None

@@ -310,23 +310,24 @@ class Worker:
         with self._progress:
             self.report.batches += 1
 
-    def embed_pending(self, limit: int) -> int:
-        """Claim up to ``limit`` runnable embedding jobs once and embed them now; returns how
-        many were completed. No backfill, no heartbeat: this is a caller catching up in its
-        own thread (a recall that must see what was just written), not a worker."""
+    def embed_for_recall(self, namespaces: Sequence[str], limit: int) -> int | None:
+        """Embed now, in this thread, every memory of ``namespaces`` still waiting for its
+        vector, including one another worker is embedding at this moment; returns how many
+        were completed, or None (embedding nothing) when more than ``limit`` wait. No
+        backfill, no heartbeat: this is a recall catching up, not a worker."""
         if self._embedder is None or limit <= 0:
             return 0
         now = self._clock()
-        jobs = self._store.semantic.claim_jobs(
+        jobs = self._store.semantic.claim_for_recall(
             self.id,
             self._embedder.name,
+            namespaces,
             limit,
             now,
             now + timedelta(seconds=self._settings.worker_lease_seconds),
-            self._settings.worker_max_attempts,
         )
         if not jobs:
-            return 0
+            return jobs if jobs is None else 0
         before = self.report.processed
         self._process(jobs)
         return self.report.processed - before

@@ -459,11 +459,11 @@ def test_hybrid_starts_the_query_embedding_before_the_catch_up(
         catch_up = service.indexing.catch_up
         seen: list[bool] = []
 
-        def waiting_catch_up() -> int:
+        def waiting_catch_up(namespaces: Sequence[str]) -> int:
             # Started before the catch-up, the embedding is under way while it runs;
             # started after it, this would wait out the timeout.
             seen.append(embedder.started.wait(timeout=10))
-            return catch_up()
+            return catch_up(namespaces)
 
         service.indexing.catch_up = waiting_catch_up  # type: ignore[method-assign]
         embedder.query = "where is staging"

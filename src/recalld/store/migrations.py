@@ -743,6 +743,16 @@ def migration_16(execute: Execute) -> None:
     )
 
 
+def migration_17(execute: Execute) -> None:
+    """The memories still waiting for their vector, by namespace.
+
+    A recall embeds its own namespaces' few waiting memories before it searches;
+    finding them through the job queue walked another namespace's bulk load. The
+    index holds only queued memories, so it stays near empty.
+    """
+    execute("CREATE INDEX memories_queued ON memories(namespace, seq) WHERE index_state = 'queued'")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -760,4 +770,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_14,
     migration_15,
     migration_16,
+    migration_17,
 ]

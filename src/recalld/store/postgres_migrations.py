@@ -607,6 +607,11 @@ def migration_16(execute: Execute) -> None:
     )
 
 
+def migration_17(execute: Execute) -> None:
+    """As SQLite's migration 17: the memories still waiting for their vector, by namespace."""
+    execute("CREATE INDEX memories_queued ON memories(namespace, seq) WHERE index_state = 'queued'")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -624,4 +629,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_14,
     migration_15,
     migration_16,
+    migration_17,
 ]

@@ -186,6 +186,67 @@ class PostgresSemantic:
 
         return self._transact(step)
 
+    def claim_for_recall(
+        self,
+        worker_id: str,
+        model: str,
+        namespaces: Sequence[str],
+        limit: int,
+        now: datetime,
+        lease_until: datetime,
+    ) -> list[Job] | None:
+        params: dict[str, Any] = {
+            "model": model,
+            "namespaces": list(namespaces),
+            "pending": PENDING,
+            "bound": limit + 1,
+        }
+        # Off the partial index of queued memories (migration 17): another namespace's
+        # bulk load is never walked.
+        pending = (
+            " FROM memories m JOIN jobs j ON j.seq = m.seq"
+            " AND j.kind = 'embed' AND j.model = %(model)s AND j.state = ANY(%(pending)s)"
+            " WHERE m.namespace = ANY(%(namespaces)s) AND m.index_state = 'queued'"
+            " LIMIT %(bound)s"
+        )
+        count = len(self._read(f"SELECT 1{pending}", params))
+        if count == 0:
+            return []
+        if count > limit:
+            return None
+
+        def step(connection: Connection) -> list[Job] | None:
+            rows = connection.execute(
+                "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
+                f" j.state, j.run_after{pending} FOR UPDATE OF j",
+                params,
+            ).fetchall()
+            if len(rows) > limit:
+                return None
+            # A job queued again after a failure waits for its time, as a worker's claim does.
+            due = [row for row in rows if row[7] == "running" or row[8] <= now]
+            if due:
+                connection.execute(
+                    "UPDATE jobs SET state = 'running', lease_owner = %s, lease_until = %s,"
+                    " attempts = attempts + 1, updated_at = %s WHERE id = ANY(%s)",
+                    (worker_id, lease_until, now, [row[0] for row in due]),
+                )
+            return [
+                Job(
+                    id=row[0],
+                    seq=int(row[1]),
+                    model=model,
+                    attempts=int(row[2]) + 1,
+                    memory_id=row[3],
+                    namespace=row[4],
+                    title=row[5],
+                    content=row[6],
+                )
+                for row in due
+            ]
+
+        return self._transact(step)
+
     def ensure_index(self, model: str, dimension: int) -> None:
         """Create the model's HNSW index once (its own transaction, one creator at a time)."""
         if (model, dimension) in self._indexed:

@@ -239,6 +239,25 @@ class SemanticStore(Protocol):
         """
         ...
 
+    def claim_for_recall(
+        self,
+        worker_id: str,
+        model: str,
+        namespaces: Sequence[str],
+        limit: int,
+        now: datetime,
+        lease_until: datetime,
+    ) -> list[Job] | None:
+        """Lease, for a recall about to search ``namespaces``, every pending embedding job of
+        ``model`` for a memory of those namespaces: queued and due, or leased by a worker that
+        is still at it (the recall embeds it too rather than search without it; the slower
+        of the two finds its lease gone and completes nothing).
+
+        None, claiming nothing, when more than ``limit`` are pending there (a bulk load the
+        recall does not wait for); pending jobs of other namespaces never count.
+        """
+        ...
+
     def complete_jobs(
         self,
         worker_id: str,

@@ -130,6 +130,67 @@ class SQLiteSemantic:
 
         return self._transact(step)
 
+    def claim_for_recall(
+        self,
+        worker_id: str,
+        model: str,
+        namespaces: Sequence[str],
+        limit: int,
+        now: datetime,
+        lease_until: datetime,
+    ) -> list[Job] | None:
+        stamp = to_storage(now)
+        params: dict[str, Any] = {
+            "model": model,
+            "namespaces": json.dumps(list(namespaces)),
+            "bound": limit + 1,
+        }
+        # Off the partial index of queued memories (migration 17): another namespace's
+        # bulk load is never walked.
+        pending = (
+            " FROM memories m INDEXED BY memories_queued JOIN jobs j ON j.seq = m.seq"
+            " AND j.kind = 'embed' AND j.model = :model"
+            f" AND j.state IN {PENDING_STATES}"
+            " WHERE m.namespace IN (SELECT value FROM json_each(:namespaces))"
+            " AND m.index_state = 'queued' LIMIT :bound"
+        )
+        count = len(self._read(f"SELECT 1{pending}", params))
+        if count == 0:
+            return []
+        if count > limit:
+            return None
+
+        def step(connection: apsw.Connection) -> list[Job] | None:
+            rows: list[tuple[Any, ...]] = connection.execute(
+                "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
+                f" j.state, j.run_after{pending}",
+                params,
+            ).fetchall()
+            if len(rows) > limit:
+                return None
+            # A job queued again after a failure waits for its time, as a worker's claim does.
+            due = [row for row in rows if row[7] == "running" or str(row[8]) <= stamp]
+            connection.executemany(
+                "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?,"
+                " attempts = attempts + 1, updated_at = ? WHERE id = ?",
+                [(worker_id, to_storage(lease_until), stamp, row[0]) for row in due],
+            )
+            return [
+                Job(
+                    id=row[0],
+                    seq=int(row[1]),
+                    model=model,
+                    attempts=int(row[2]) + 1,
+                    memory_id=row[3],
+                    namespace=row[4],
+                    title=row[5],
+                    content=row[6],
+                )
+                for row in due
+            ]
+
+        return self._transact(step)
+
     def complete_jobs(
         self,
         worker_id: str,

@@ -40,6 +40,48 @@ def results(jobs: list[Job]) -> list[tuple[Job, str, bytes]]:
     return [(job, text_hash(job.title, job.content), vector(job.seq)) for job in jobs]
 
 
+def queue_in(store: Store, namespace: str, count: int) -> list[int]:
+    seqs = []
+    with store.transaction() as tx:
+        for index in range(count):
+            memory = tx.insert(
+                record(
+                    id=f"{namespace}{index}",
+                    namespace=namespace,
+                    content=f"{namespace} text {index}",
+                    index_state="queued",
+                )
+            )
+            tx.enqueue_embedding(memory.seq, MODEL, NOW)
+            seqs.append(memory.seq)
+    return seqs
+
+
+def test_a_recall_claims_its_namespaces_jobs_even_those_a_worker_holds(store: Store) -> None:
+    mine = queue_in(store, "mine", 2)
+    theirs = queue_in(store, "theirs", 5)
+    held = store.semantic.claim_jobs("worker", MODEL, 10, NOW, LEASE, 5)
+    assert {job.seq for job in held} == set(mine + theirs)
+    # Another namespace's five pending jobs are more than the limit and do not count.
+    claimed = store.semantic.claim_for_recall("recall", MODEL, ["mine"], 3, NOW, LEASE)
+    assert claimed is not None
+    assert sorted(job.seq for job in claimed) == mine
+    assert all(job.namespace == "mine" and job.attempts == 2 for job in claimed)
+    assert store.semantic.complete_jobs("recall", MODEL, results(claimed), 8, NOW) == 2
+    # The worker that held them finds its lease gone and completes nothing twice.
+    assert store.semantic.complete_jobs("worker", MODEL, results(held), 8, NOW) == 5
+    assert store.semantic.pending_jobs(MODEL) == 0
+    assert set(store.semantic.vectors_for(MODEL, mine + theirs)) == set(mine + theirs)
+
+
+def test_a_recall_claims_nothing_past_its_limit_or_when_nothing_waits(store: Store) -> None:
+    queue_in(store, "busy", 4)
+    assert store.semantic.claim_for_recall("recall", MODEL, ["busy"], 3, NOW, LEASE) is None
+    assert store.semantic.claim_for_recall("recall", MODEL, ["quiet"], 3, NOW, LEASE) == []
+    # Nothing was leased by the refusal: a worker still claims all four.
+    assert len(store.semantic.claim_jobs("worker", MODEL, 10, NOW, LEASE, 5)) == 4
+
+
 def test_jobs_claim_in_order_and_complete(store: Store) -> None:
     seqs = queue(store, 3)
     jobs = store.semantic.claim_jobs("w1", MODEL, 2, NOW, LEASE, 5)
