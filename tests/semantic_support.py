@@ -11,6 +11,8 @@ from recalld.config import Settings
 from recalld.embeddings.base import Vectors
 from recalld.embeddings.hashing import HashingEmbedder
 from recalld.errors import EmbeddingError
+from recalld.retrieval.pool import Mode
+from recalld.service import MemoryService
 
 
 def semantic_settings(db_path: Path | str, **overrides: Any) -> Settings:
@@ -72,3 +74,29 @@ class NamedEmbedder(HashingEmbedder):
     @property
     def name(self) -> str:
         return self._custom_name
+
+
+def assert_another_namespace_changes_nothing(service: MemoryService) -> None:
+    """A word another namespace holds 1,100 times is still namespace ``a``'s only clue to
+    its one memory holding it: which words pick candidates is the namespace's business,
+    so ``a``'s answers and scores do not move when ``b`` fills up."""
+    service.remember_many(
+        [{"content": f"Meeting notes {index}: budget review"} for index in range(120)],
+        namespace="a",
+    )
+    service.remember("The zebra crew meets on Thursdays", namespace="a")
+    kayaking = service.remember("Kayaking season opens in October at the lake", namespace="a")
+    question = "did the zebra crew go kayaking?"
+    modes: tuple[Mode, ...] = ("keyword", "hybrid")
+
+    def answers(mode: Mode) -> list[tuple[str, float]]:
+        hits = service.search(question, namespace="a", mode=mode, min_score=0, limit=10)
+        return [(hit.memory.id, hit.score) for hit in hits]
+
+    before = {mode: answers(mode) for mode in modes}
+    assert kayaking.id in [found for found, _ in before["keyword"]]
+    service.remember_many(
+        [{"content": f"Kayaking log {index}: paddled the bay"} for index in range(1_100)],
+        namespace="b",
+    )
+    assert {mode: answers(mode) for mode in modes} == before

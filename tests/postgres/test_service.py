@@ -14,6 +14,7 @@ from recalld.model import Filters
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.postgres_server import LocalPostgres
+from tests.semantic_support import assert_another_namespace_changes_nothing
 
 pytestmark = pytest.mark.postgres
 
@@ -39,6 +40,12 @@ def test_postgres_recall_embeds_a_short_queue_first(postgres_url: str, clock: Fa
         assert "vector" in hits[0].backends
         assert service.status().queue["queued"] == 0
         assert service.status().embeddings == {"hashing-256": 1}
+
+
+def test_postgres_another_namespaces_common_word_changes_nothing_here(
+    memory: MemoryService,
+) -> None:
+    assert_another_namespace_changes_nothing(memory)
 
 
 def test_postgres_worker_and_hybrid_recall_in_the_database(memory: MemoryService) -> None:

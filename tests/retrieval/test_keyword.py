@@ -21,6 +21,7 @@ from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.store.retrieval import CandidateRow
 from tests.conftest import FakeClock
+from tests.semantic_support import assert_another_namespace_changes_nothing
 
 
 def _row(seq: int, content: str, **fields: object) -> CandidateRow:
@@ -170,3 +171,9 @@ def test_what_a_contraction_leaves_is_no_query_term() -> None:
         "size",
         "m",
     ]
+
+
+def test_another_namespaces_common_word_changes_nothing_here(tmp_path: Path) -> None:
+    settings = Settings(db=tmp_path / "walls.db", embedder="hashing", graph_extractor="none")
+    with MemoryService(open_store(settings), settings) as service:
+        assert_another_namespace_changes_nothing(service)

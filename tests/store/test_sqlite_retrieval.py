@@ -11,7 +11,7 @@ import apsw
 import pytest
 
 from recalld.errors import StorageError
-from recalld.store import sqlite_retrieval
+from recalld.store import sqlite_fts_query, sqlite_retrieval
 from recalld.store.base import MemoryRecord, Scope
 from recalld.store.migrations import (
     FTS_TABLE,
@@ -276,12 +276,12 @@ def test_sqlite_big_namespace_walls_out_the_few_others_by_their_terms(
     assert set(found[1]) == {"small0", "small1", "small2"}
     assert found[2] == {"green": 12}
     # More other namespaces than a NOT may name: each namespace's own term, same answers.
-    monkeypatch.setattr(sqlite_retrieval, "NOT_NAMESPACES", 0)
+    monkeypatch.setattr(sqlite_fts_query, "NOT_NAMESPACES", 0)
     with store.transaction() as tx:  # (any write: the kept clauses go)
         tx.insert(_record("x", "unrelated", namespace="big"))
     assert retrieval._namespace_narrow(["big"]).startswith(" AND ")
     assert seen() == found
-    monkeypatch.setattr(sqlite_retrieval, "NOT_NAMESPACES", 8)
+    monkeypatch.setattr(sqlite_fts_query, "NOT_NAMESPACES", 8)
     assert retrieval._namespace_narrow(["big"]).startswith(" AND ")  # kept until a write
     # Another connection adds a namespace: the NOT names it from then on.
     with other.transaction() as tx:

@@ -5,7 +5,8 @@ building as :meth:`recalld.store.postgres.PostgresStore.search`: each word
 through ``plainto_tsquery``, OR-ed, so no user string is parsed as tsquery
 syntax), ordered by ``ts_rank``; without word terms, or when every word is a
 stop word, a case-insensitive substring match stands in (``like``). As on
-SQLite, a word held by :data:`COMMON_WORD_MEMORIES` memories or more is left out
+SQLite, a word held by :data:`COMMON_WORD_MEMORIES` memories or more of the
+scope's namespaces is left out
 of the candidate search when the query has a rarer word (``ts_rank`` scores
 every match), and a query of only common words takes the memories holding all
 of them, best first, then the newest holding any.
@@ -63,7 +64,7 @@ ROW_WIDTH = 10
 # candidates; the reranker computes its own field-weighted BM25 over them.
 CANDIDATE_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
-# A word in at least this many memories is common: as on SQLite (see
+# A word in at least this many memories of the namespaces is common: as on SQLite (see
 # recalld.store.sqlite_retrieval), it is left to the rarer words of the query.
 COMMON_WORD_MEMORIES = 1_000
 
@@ -157,7 +158,9 @@ class PostgresRetrieval:
         self, scope: Scope, words: Sequence[str], limit: int
     ) -> list[KeywordCandidate] | None:
         """Full-text candidates, or None when the words hold no lexeme (only stop words)."""
-        counts = self._database_counts(words, COMMON_WORD_MEMORIES)
+        # Counted in the scope's namespaces: which words pick candidates never depends on
+        # what another namespace holds (ts_rank, unlike FTS5's bm25, has no IDF to count).
+        counts = self._namespace_counts(scope.namespaces, words, COMMON_WORD_MEMORIES)
         # A word no memory holds (or a stop word) finds nothing and must not hide the others.
         present = [word for word in words if counts[word] > 0]
         rare = [word for word in present if counts[word] < COMMON_WORD_MEMORIES]
@@ -194,16 +197,19 @@ class PostgresRetrieval:
         )
         return [KeywordCandidate(row=_row(values), backend="like") for values in rows]
 
-    def _database_counts(self, words: Sequence[str], cap: int) -> dict[str, int]:
-        """How many memories of the database hold each word (up to ``cap``; a stop word 0)."""
+    def _namespace_counts(
+        self, namespaces: Sequence[str], words: Sequence[str], cap: int
+    ) -> dict[str, int]:
+        """How many memories of ``namespaces`` hold each word (up to ``cap``; a stop word 0)."""
         params = Parameters()
         limit = params.bind("cap", cap)
+        names = params.bind("names", list(namespaces))
         columns = []
         for index, word in enumerate(words):
             query = f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
             columns.append(
                 f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.search @@ {query}"
-                f" LIMIT {limit}) AS hits)"
+                f" AND m.namespace = ANY({names}) LIMIT {limit}) AS hits)"
             )
         row = self._database.read(f"SELECT {', '.join(columns)}", params)[0]
         return {word: int(count) for word, count in zip(words, row, strict=True)}

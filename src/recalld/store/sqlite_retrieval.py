@@ -9,12 +9,16 @@ Keyword candidates skip common words. FTS5 ranks by scoring *every* row that
 matches before it keeps the best, so one word held by most memories makes a
 query cost a scan of the whole index (93% of the rows for a typical query of
 the 100k recall benchmark: 64 ms). A word held by at least
-:data:`COMMON_WORD_MEMORIES` memories of the file is therefore left out of the
-candidate search when the query has a rarer word (one that some memory holds:
+:data:`COMMON_WORD_MEMORIES` memories of the scope's namespaces is therefore
+left out of the candidate search when the query has a rarer word (one that some memory holds:
 a word no memory holds finds nothing), and the rarer words find the
 candidates (their rows are few by definition), while the common word still
 counts in every candidate's own BM25F (:mod:`recalld.retrieval.keyword`), and
-the vector channel still finds what is near in meaning. A query made only of
+the vector channel still finds what is near in meaning. Which words pick
+candidates depends on the namespaces alone; the file's counts choose how: a
+word the file holds often but the namespaces rarely is looked up among the
+namespaces' own matches, never ranked by ``bm25()`` over the file
+(:meth:`SQLiteRetrieval._locally_rare_candidates`). A query made only of
 common words takes the memories holding all of them (the best by a BM25 without
 word weights, :func:`recent_rank`, among the :data:`COMMON_MATCH_WINDOW` most
 recently written of them, found in a bounded range of the newest rowids), then,
@@ -27,7 +31,6 @@ from __future__ import annotations
 import json
 import threading
 import unicodedata
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -38,10 +41,7 @@ from recalld._text import QUESTION_HEAD, WORD, asks_question
 from recalld._time import to_storage
 from recalld.store.base import Scope
 from recalld.store.migrations import (
-    FTS_NAMESPACE_COLUMN,
     FTS_TABLE,
-    FTS_TEXT_COLUMNS,
-    fts_namespace_token,
 )
 from recalld.store.retrieval import (
     TURN_KIND,
@@ -56,10 +56,18 @@ from recalld.store.sql import escape_like as _escape_like
 from recalld.store.sql import like_words as _like_words
 from recalld.store.sql import substring_pattern as _substring_pattern
 from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_fts_query import (
+    RANK_FUNCTION,
+    WORD_SAMPLE_ROWS,
+    namespace_narrow,
+    tags_match,
+    text_match,
+    with_rank,
+)
 from recalld.store.sqlite_row_cache import CachedRow, RowCache
 from recalld.store.sqlite_rows import scope_sql as _scope_sql
 
-__all__ = ["SQLiteRetrieval"]
+__all__ = ["SQLiteRetrieval", "text_match"]
 
 ROW_COLUMNS = (
     "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
@@ -75,131 +83,11 @@ COMMON_WORD_MEMORIES = 1_000
 # A query of common words only ranks this many of the newest memories holding them all.
 COMMON_MATCH_WINDOW = 1_000
 BM25_ORDER = f"bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS})"
-# The order of a query of common words (see recent_rank), the newest first among equals.
-RANK_FUNCTION = "recalld_rank"
-RECENT_ORDER = f"{RANK_FUNCTION}({FTS_TABLE}) DESC, {FTS_TABLE}.rowid DESC"
-RANK_WEIGHTS = (2.0, 1.0, 1.0, 1.0)  # CANDIDATE_WEIGHTS, the namespace term left out
-RANK_K1 = 1.2
-RANK_B = 0.75
-# The newest rowids over which the share of memories holding a word is sampled.
-WORD_SAMPLE_ROWS = 1_000
 # Word counts kept per thread while the file is unchanged (see _kept_counts).
 COUNT_CACHE_SIZE = 4_096
 # The kept counts' key for a word's share of the newest memories (see _telling); an FTS5
 # clause narrowing a count always starts with " AND ".
 NEWEST_SAMPLE = "newest"
-# FTS5 column filter: a query's words match the text columns, never the namespace term.
-TEXT_COLUMNS = "{" + " ".join(FTS_TEXT_COLUMNS) + "}"
-# A match keeps to its namespaces by the NOT of the other namespaces' terms when there are
-# at most this many others (see SQLiteRetrieval._namespace_narrow).
-NOT_NAMESPACES = 8
-
-
-def text_match(words: Sequence[str], operator: str = "OR") -> str:
-    """An FTS5 query for ``words`` (index terms, quoted) in the text columns only."""
-    joined = f" {operator} ".join(f'"{word}"' for word in words)
-    return f"{TEXT_COLUMNS} : ({joined})"
-
-
-def tags_match(scope: Scope, tokenize: Callable[[str], list[str]]) -> str | None:
-    """An FTS5 clause (to AND with a query) keeping a superset of the memories that
-    ``scope``'s tag filters let through, or None (no tag filter, or a tag with no index
-    term, which the clause could not find).
-
-    Each tag is a phrase of the ``tags`` column, so FTS5 intersects its short list of
-    memories with the query's instead of the walk joining every match to its tags. A
-    phrase also matches a memory whose tags merely contain it ("rare" in "rare-books"):
-    the scope's exact test still applies to every row read.
-    """
-    if not scope.tags_any and not scope.tags_all:
-        return None
-    if not all(tokenize(tag) for tag in (*scope.tags_any, *scope.tags_all)):
-        return None
-
-    def phrase(tag: str) -> str:
-        return '"' + tag.replace('"', '""') + '"'
-
-    clauses = [f"{{tags}} : {phrase(tag)}" for tag in scope.tags_all]
-    if scope.tags_any:
-        clauses.append(f"{{tags}} : ({' OR '.join(phrase(tag) for tag in scope.tags_any)})")
-    return " AND ".join(clauses)
-
-
-def namespace_match(namespaces: Sequence[str]) -> str:
-    """An FTS5 clause (to AND with a query) keeping the memories of ``namespaces``."""
-    tokens = " OR ".join(f'"{fts_namespace_token(namespace)}"' for namespace in namespaces)
-    return f"{FTS_NAMESPACE_COLUMN} : ({tokens})"
-
-
-def _namespace_narrow(connection: apsw.Connection, namespaces: Sequence[str]) -> str:
-    """:meth:`SQLiteRetrieval._namespace_narrow`, read on ``connection``."""
-    others: list[str] = []
-    found: list[tuple[Any, ...]] = connection.execute(
-        "SELECT min(namespace) FROM memories"
-    ).fetchall()
-    # The file's namespaces in order, one index seek each, until there are too many.
-    while found and found[0][0] is not None and len(others) <= NOT_NAMESPACES:
-        name = str(found[0][0])
-        if name not in namespaces:
-            others.append(name)
-        found = connection.execute(
-            "SELECT min(namespace) FROM memories WHERE namespace > ?", (name,)
-        ).fetchall()
-    if not others:
-        return ""
-    if len(others) <= NOT_NAMESPACES:
-        sampled: list[tuple[Any, ...]] = connection.execute(
-            "SELECT count(*), sum(namespace IN (SELECT value FROM json_each(:ns)))"
-            " FROM memories WHERE seq > (SELECT max(seq) FROM memories) - :rows",
-            {"ns": json.dumps(list(namespaces)), "rows": WORD_SAMPLE_ROWS},
-        ).fetchall()
-        total, inside = sampled[0]
-        if total and 2 * int(inside or 0) > int(total):
-            return f" NOT {namespace_match(others)}"
-    return f" AND {namespace_match(namespaces)}"
-
-
-def recent_rank(api: apsw.FTS5ExtensionApi, *arguments: apsw.SQLiteValue) -> float:
-    """FTS5's BM25 of the current row (the candidate weights, the same k1 and b), with
-    every phrase weighted alike: higher is better. Its one optional argument is how many
-    of the query's first phrases count (the query's words: not the filters ANDed after
-    them).
-
-    It is FTS5's ``bm25()`` without the inverse document frequencies, whose counts
-    take a walk over every memory holding each word (see
-    :meth:`SQLiteRetrieval._common_candidates`); the words it ranks for are all
-    common, so their weights would be about equal anyway.
-    """
-    average = api.aux_data
-    if average is None:
-        rows = api.row_count
-        average = api.column_total_size(-1) / rows if rows else 0.0
-        api.aux_data = average
-    length = api.column_size(-1)
-    norm = RANK_K1 * (1.0 - RANK_B + RANK_B * length / average) if average > 0 else RANK_K1
-    phrases = api.phrase_count
-    if arguments and isinstance(arguments[0], int):
-        phrases = min(phrases, arguments[0])
-    score = 0.0
-    for phrase in range(phrases):
-        frequency = 0.0
-        for column in api.phrase_columns(phrase):
-            if column < len(RANK_WEIGHTS):
-                frequency += RANK_WEIGHTS[column] * len(api.phrase_column_offsets(phrase, column))
-        if frequency:
-            score += frequency * (RANK_K1 + 1.0) / (frequency + norm)
-    return score
-
-
-_RANKING: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
-
-
-def _with_rank(connection: apsw.Connection) -> apsw.Connection:
-    """``connection`` with :func:`recent_rank` registered (once per connection)."""
-    if connection not in _RANKING:
-        connection.register_fts5_function(RANK_FUNCTION, recent_rank)
-        _RANKING.add(connection)
-    return connection
 
 
 @dataclass
@@ -386,7 +274,7 @@ class SQLiteRetrieval:
             if found is None:
                 if len(cache.narrows) > COUNT_CACHE_SIZE:
                     cache.narrows.clear()
-                found = cache.narrows[key] = _namespace_narrow(connection, namespaces)
+                found = cache.narrows[key] = namespace_narrow(connection, namespaces)
             return found
 
         return self._database.run(narrow)
@@ -399,11 +287,27 @@ class SQLiteRetrieval:
 
         if words and self._fts_available:
             counts = dict(zip(words, self._index_counts(words, COMMON_WORD_MEMORIES), strict=True))
+            # Which words pick candidates is decided by the scope's namespaces alone (a word
+            # another namespace holds often is still telling in this one); the file's counts
+            # only choose how each is looked up.
+            narrow = self._namespace_narrow(scope.namespaces) if scope.namespaces else ""
+            inside = (
+                dict(
+                    zip(words, self._index_counts(words, COMMON_WORD_MEMORIES, narrow), strict=True)
+                )
+                if narrow
+                else counts
+            )
             # A word no memory holds finds nothing and must not hide the words that do.
-            present = [word for word in words if counts[word] > 0]
+            present = [word for word in words if inside[word] > 0]
             rare = [word for word in present if counts[word] < COMMON_WORD_MEMORIES]
+            local = [
+                word for word in present if inside[word] < COMMON_WORD_MEMORIES <= counts[word]
+            ]
             if not present:
                 return []
+            if local:
+                return self._locally_rare_candidates(scope, rare, local, limit)
             if rare:
                 return self._fts_candidates(scope, rare, "OR", limit)
             every = (
@@ -499,6 +403,31 @@ class SQLiteRetrieval:
         newest.sort(key=lambda item: (-item[1], -item[0]))
         return self._read_in_order(scope, [seq for seq, _ in newest], limit)
 
+    def _locally_rare_candidates(
+        self, scope: Scope, rare: Sequence[str], local: Sequence[str], limit: int
+    ) -> list[KeywordCandidate]:
+        """Candidates when some words are rare in the scope's namespaces but held by
+        :data:`COMMON_WORD_MEMORIES` or more memories of the file (``local``): their
+        matches in the scope (fewer than that many each) by :func:`recent_rank`, beside
+        the file-rare words' best by BM25, up to half of ``limit`` each when both have
+        more (the other's share when one has fewer).
+
+        FTS5's ``bm25()`` over a word the file holds often counts its memories over the
+        whole index before the first row; the scope's terms keep this walk to the
+        scope's own matches.
+        """
+        match = self._scoped(scope, text_match(local, "OR"))
+        newest = self._newest_matches(match, COMMON_MATCH_WINDOW, len(local))
+        newest.sort(key=lambda item: (-item[1], -item[0]))
+        ordered = [seq for seq, _ in newest]
+        if not rare:
+            return self._read_in_order(scope, ordered, limit)
+        best = self._fts_candidates(scope, rare, "OR", limit)
+        seen = {candidate.row.seq for candidate in best}
+        more = self._read_in_order(scope, [seq for seq in ordered if seq not in seen], limit)
+        keep = max(limit // 2, limit - len(more))
+        return (best[:keep] + more)[:limit]
+
     def _telling(self, words: Sequence[str]) -> list[str]:
         """``words`` without those held by most of the newest memories (at least one kept).
 
@@ -568,7 +497,7 @@ class SQLiteRetrieval:
         params = {"match": match, "words": words}
 
         def walk(connection: apsw.Connection) -> list[tuple[int, float]]:
-            _with_rank(connection)
+            with_rank(connection)
             found = connection.execute(sql.format("ASC"), {**params, "limit": window + 1})
             rows: list[tuple[Any, ...]] = found.fetchall()
             if len(rows) > window:
