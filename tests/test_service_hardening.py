@@ -206,6 +206,20 @@ def test_search_and_recall_refuse_include_expired(service: MemoryService, clock:
         assert find("vault") == []
 
 
+def test_explain_refuses_include_expired_as_search_does(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    """explain says why search does (not) return a memory: with a filter search refuses it
+    reported an expired memory as "returned", which no search can return."""
+    memory_id = service.remember("expired secret about the vault", ttl_seconds=10).id
+    clock.advance(11)
+    with pytest.raises(ValidationError) as caught:
+        service.explain("vault", memory_id, filters=Filters(include_expired=True))
+    assert caught.value.field == "filters.include_expired"
+    assert "never return expired memories" in caught.value.message
+    assert service.explain("vault", memory_id).stage == "excluded"
+
+
 def test_invisible_ranges_are_unicodes_control_and_format_characters() -> None:
     """The one list behind the name checks and the published patterns is exactly Unicode's
     Cc, Cf, Zl and Zp characters (as this Python knows them)."""

@@ -409,12 +409,7 @@ class ServiceCore:
         """
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
-        if isinstance(filters, Filters) and filters.include_expired:
-            raise ValidationError(
-                "filters.include_expired",
-                "search and recall never return expired memories; only the admin listing"
-                " (list --include-expired) shows them",
-            )
+        _refuse_include_expired(filters)
         threshold = check.min_score(min_score)
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValidationError("mode", "must be hybrid, keyword or vector")
@@ -464,6 +459,8 @@ class ServiceCore:
 
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
+        # Explained as search runs: search refuses the admin listing's filter, so does this.
+        _refuse_include_expired(filters)
         threshold = check.min_score(min_score)
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValidationError("mode", "must be hybrid, keyword or vector")
@@ -593,3 +590,13 @@ class ServiceCore:
     def namespaces(self) -> list[str]:
         """Every namespace that holds memories (for admin commands; crosses the walls)."""
         return self.store.namespaces()
+
+
+def _refuse_include_expired(filters: QueryFilters | None) -> None:
+    """Refuse ``include_expired`` in a search, recall or explain: it is the admin listing's."""
+    if isinstance(filters, Filters) and filters.include_expired:
+        raise ValidationError(
+            "filters.include_expired",
+            "search and recall never return expired memories; only the admin listing"
+            " (list --include-expired) shows them",
+        )
