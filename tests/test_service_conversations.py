@@ -308,6 +308,29 @@ def test_conversation_names_a_bad_message_field_one_way(service: MemoryService) 
     assert service.stats().count == 0
 
 
+def test_conversation_refuses_a_repeated_message_id_naming_the_first(
+    service: MemoryService,
+) -> None:
+    # Both messages would be one turn: the second overwrote the first in the same send.
+    messages = [
+        {"id": "a", "speaker": "Ana", "content": "My flight is on Friday at 9am"},
+        {"id": "b", "speaker": "Bob", "content": "cool"},
+        {"role": "system", "content": "skipped, but its id counts", "id": "s"},
+        {"id": "a", "speaker": "Ana", "content": "ok"},
+    ]
+    with pytest.raises(ValidationError) as raised:
+        service.remember_conversation(messages, conversation="d1")
+    assert raised.value.field == "messages[3].id"
+    assert "messages[0].id" in raised.value.message
+    assert service.stats().count == 0
+    messages[3]["id"] = "s"  # a skipped message's id is its too
+    with pytest.raises(ValidationError) as raised:
+        service.remember_conversation(messages, conversation="d1")
+    assert raised.value.field == "messages[3].id"
+    assert "messages[2].id" in raised.value.message
+    assert service.stats().count == 0
+
+
 def test_conversation_new_turns_sent_at_once_by_two_writers_are_all_kept(
     settings: Settings,
 ) -> None:

@@ -19,7 +19,9 @@ the same transcript again changes nothing (``unchanged``), a transcript that
 grew adds only its new turns, and a message whose text changed is updated in
 place (its speaker, time, title and tags too). Without a conversation id, one
 is derived from the first message (its id, else its speaker, time and text),
-so a re-ingested file that only grew keeps its id.
+so a re-ingested file that only grew keeps its id. A message id must be unique
+within the transcript: one that repeats an earlier message's is refused (it would
+overwrite that message's turn in the same send).
 
 Messages without ids are placed by content before position (:func:`_offset`):
 a re-send of the last turns (a window that slid) lands on the stored turns it
@@ -129,7 +131,8 @@ class ConversationMessage(BaseModel):
         default=None,
         min_length=1,
         max_length=ID_MAX_CHARS,
-        description="the message's id in its source, for idempotent re-ingestion",
+        description="the message's id in its source, for idempotent re-ingestion (unique"
+        " within the transcript)",
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
 
@@ -414,12 +417,23 @@ class Conversations:
         if conversation.at is not None:
             parse_instant("at", conversation.at)
         check.tags(conversation.tags, self._settings)
+        # A message's id is its turn's identity: a later message with the same id would
+        # overwrite the earlier one's turn in this very send, losing what it said.
+        first_with_id: dict[str, int] = {}
         for index, message in enumerate(conversation.messages):
             prefix = f"messages[{index}]."
             check.free_text(message.content, prefix + "content")
             check.optional_name(message.role, prefix + "role")
             check.optional_name(message.speaker, prefix + "speaker")
             check.optional_name(message.id, prefix + "id")
+            if message.id is not None:
+                first = first_with_id.setdefault(message.id, index)
+                if first != index:
+                    raise ValidationError(
+                        prefix + "id",
+                        f"{message.id!r} repeats messages[{first}].id: each message of a"
+                        " transcript needs its own id",
+                    )
             if message.at is not None:
                 parse_instant(prefix + "at", message.at)
 

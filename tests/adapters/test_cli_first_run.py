@@ -113,6 +113,22 @@ def test_cli_ingest_and_backup(tmp_path: Path) -> None:
     assert {memory["speaker"] for memory in json.loads(stdout)["memories"]} == {"Ada", "Ben"}
 
 
+def test_cli_ingest_refuses_a_repeated_message_id(tmp_path: Path) -> None:
+    db = str(tmp_path / "chat.db")
+    transcript = tmp_path / "chat.json"
+    messages = [
+        {"id": "a", "speaker": "Ana", "content": "My flight is on Friday at 9am"},
+        {"id": "a", "speaker": "Ana", "content": "ok"},
+    ]
+    transcript.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    stderr = _refused("--db", db, "ingest", str(transcript))
+    assert "messages[1].id" in stderr
+    assert "messages[0].id" in stderr
+    code, stdout, _ = _invoke("--db", db, "list", "--json")
+    assert code == 0
+    assert json.loads(stdout)["memories"] == []
+
+
 @pytest.mark.postgres
 def test_cli_on_postgres_banner_migrate_and_backup_hide_the_password(
     postgres_url: str, tmp_path: Path

@@ -80,6 +80,18 @@ def test_http_conversation_ingestion_and_speaker_filter(client: httpx.Client) ->
     assert [hit["memory"]["speaker"] for hit in hits] == ["assistant"]
 
 
+def test_http_conversation_refuses_a_repeated_message_id(client: httpx.Client) -> None:
+    messages = [
+        {"id": "a", "speaker": "Ana", "content": "My flight is on Friday at 9am"},
+        {"id": "a", "speaker": "Ana", "content": "ok"},
+    ]
+    response = client.post("/v1/conversations", json={"conversation": "d1", "messages": messages})
+    assert response.status_code == 422, response.text
+    assert "messages[1].id" in response.text
+    assert "messages[0].id" in response.text
+    assert _ok(client.get("/v1/stats"))["count"] == 0
+
+
 def test_http_import_by_format(client: httpx.Client) -> None:
     upload = (FIXTURES / "claude_conversations.json").read_bytes()
     report = _ok(client.post("/v1/import", params={"format": "claude"}, content=upload))

@@ -113,6 +113,12 @@ CASES: list[tuple[str, dict[str, Any], Any, str]] = [
     ("remember", {"content": "x", "salience": "high"}, _body, "salience"),
     ("remember", {"content": "x", "colour": "red"}, _body, "colour"),
     ("get", {"seq": 2**70}, _body, "seq"),
+    (
+        "remember_conversation",
+        {"messages": [{"id": "1", "content": "first important"}, {"id": "1", "content": "2nd"}]},
+        _body,
+        "messages[1].id",
+    ),
 ]
 
 
