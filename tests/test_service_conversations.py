@@ -267,6 +267,40 @@ def test_conversation_resend_applies_new_tags_and_time(service: MemoryService) -
     assert (same.updated, same.unchanged) == (0, 1)
 
 
+def test_conversation_message_without_a_time_keeps_its_place_among_timed_ones(
+    service: MemoryService,
+) -> None:
+    # A client that drops the time of a short message: "biscuit" was stamped now and read
+    # after "he's a beagle", so recall's neighbouring turns were the wrong ones.
+    messages: list[dict[str, Any]] = [
+        {"speaker": "Bob", "content": "guess what"},
+        {"speaker": "Ana", "content": "what did u name him", "at": "2026-11-01T10:00:00Z"},
+        {"speaker": "Bob", "content": "biscuit"},
+        {"speaker": "Ana", "content": "cute!!", "at": "2026-11-01T10:01:00Z"},
+        {"speaker": "Bob", "content": "he's a beagle", "at": "2026-11-01T10:01:30Z"},
+        {"speaker": "Bob", "content": "and 2"},
+    ]
+    report = service.remember_conversation(messages, conversation="pup", at="2026-01-01")
+    ids = [turn.receipt.id for turn in report.turns]
+    around = service.turns(ids[0], before=10, after=10)
+    assert [memory.content for memory in around] == [message["content"] for message in messages]
+    times = [service.get(memory_id).at for memory_id in ids]
+    assert [moment.isoformat() if moment else None for moment in times] == [
+        "2026-11-01T10:00:00+00:00",  # the first takes the time after it
+        "2026-11-01T10:00:00+00:00",
+        "2026-11-01T10:00:00+00:00",  # the time before it, not now
+        "2026-11-01T10:01:00+00:00",
+        "2026-11-01T10:01:30+00:00",
+        "2026-11-01T10:01:30+00:00",
+    ]
+    again = service.remember_conversation(messages, conversation="pup", at="2026-01-01")
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 6)
+    # A window that slid lends "biscuit" the next turn's time: the stored one is kept.
+    window = service.remember_conversation(messages[2:], conversation="pup")
+    assert (window.created, window.updated, window.unchanged) == (0, 0, 4)
+    assert service.get(ids[2]).at == times[2]
+
+
 @pytest.mark.parametrize(
     ("messages", "field"),
     [

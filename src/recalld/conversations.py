@@ -30,6 +30,12 @@ conversation's first turns. A stored turn is only changed by a re-send that
 agrees with the stored conversation on at least as many turns as it changes;
 one that agrees on none is appended after the stored turns.
 
+A message without ``at`` in a transcript whose other messages have one takes the
+time of the message before it (one before every timed message, the time of the one
+after it), so it keeps its place among the timed turns (:func:`_borrowed_times`);
+the conversation's ``at``, else now, is for transcripts with no message time at all.
+A time taken so is only given to a new turn: a stored turn keeps the time it had.
+
 Skipped unless asked for: system and developer messages (``include_system``),
 tool calls and tool results (``include_tools``), and messages with no text.
 """
@@ -124,7 +130,8 @@ class ConversationMessage(BaseModel):
     )
     at: Moment | str | None = Field(
         default=None,
-        description="when it was said (default: the conversation's at, else now)",
+        description="when it was said (default: when other messages have a time, the one"
+        " before it's, else the one after it's; else the conversation's at, else now)",
         json_schema_extra=replaced(nullable(DATE_TIME)),
     )
     id: str | None = Field(
@@ -274,6 +281,36 @@ def conversation_of(
     }
 
 
+def _borrowed_times(
+    messages: Sequence[ConversationMessage],
+) -> list[datetime | str | None]:
+    """The time each message without ``at`` takes from its neighbours, by index.
+
+    A turn without a time used to be stamped "now", which sorted it after every timed
+    turn of a transcript (turns are read by ``at``, then by write order) and broke the
+    order recall's neighbouring turns rely on. So a message without ``at`` takes the
+    ``at`` of the nearest message before it that has one, else of the nearest after it:
+    tied with that turn, it stays on its side of it by write order. ``None`` for a
+    message with its own time, and for every message when none has a time (the
+    conversation's ``at``, else now, applies then).
+    """
+    times: list[datetime | str | None] = [None] * len(messages)
+    previous: datetime | str | None = None
+    for index, message in enumerate(messages):
+        if message.at is not None:
+            previous = message.at
+        else:
+            times[index] = previous
+    following: datetime | str | None = None
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.at is not None:
+            following = message.at
+        elif times[index] is None:
+            times[index] = following
+    return times
+
+
 TurnKey = tuple[str | None, str]
 
 
@@ -383,6 +420,7 @@ class Conversations:
                 report.skipped_messages.append(SkippedMessage(index=index, reason=reason))
             else:
                 kept.append((index, message))
+        borrowed = _borrowed_times(parsed.messages)
         offset: int | None = None
         for start in range(0, len(kept), CHUNK_TURNS):
             with self._store.transaction() as tx:
@@ -401,6 +439,7 @@ class Conversations:
                         index,
                         index if message.id is not None else offset + index,
                         message,
+                        borrowed[index],
                         report,
                     )
                     report.turns.append(TurnReceipt(index=index, receipt=receipt))
@@ -495,10 +534,12 @@ class Conversations:
         index: int,
         position: int,
         message: ConversationMessage,
+        borrowed: datetime | str | None,
         report: ConversationReport,
     ) -> Receipt:
         """Write the message ``index`` of the re-send as the turn at ``position`` of the
-        conversation (its index, unless a re-send without ids was placed by content)."""
+        conversation (its index, unless a re-send without ids was placed by content).
+        ``borrowed`` is the time it takes from its neighbours (:func:`_borrowed_times`)."""
         prefix = f"messages[{index}]."
         role = None if message.role is None else check.name_text(message.role, prefix + "role")
         speaker = _speaker(message, prefix)
@@ -511,7 +552,9 @@ class Conversations:
             meta["role"] = role
         if message.id is not None:
             meta["message_id"] = message.id
-        at = message.at if message.at is not None else conversation.at
+        given = message.at
+        if given is None and borrowed is None:
+            given = conversation.at
         try:
             draft = NewMemory.model_validate(
                 {
@@ -520,7 +563,7 @@ class Conversations:
                     "kind": TURN_KIND,
                     "source": source,
                     "speaker": speaker,
-                    "at": at,
+                    "at": given if borrowed is None else borrowed,
                     "tags": conversation.tags,
                     "meta": meta,
                 }
@@ -530,8 +573,9 @@ class Conversations:
                 existing = None  # written fresh (the write frees the expired id)
             if existing is not None:
                 tags = list(check.tags(draft.tags, self._settings))
-                # A turn without a time keeps the one it had.
-                moment = None if draft.at is None else parse_instant(prefix + "at", draft.at)
+                # A turn without a time keeps the one it had, and so does one whose time
+                # was borrowed (a window that slid may lend it the next turn's instead).
+                moment = None if given is None else parse_instant(prefix + "at", given)
                 same = (existing.content, existing.meta, existing.speaker, list(existing.tags))
                 if same == (draft.content, meta, speaker, tags) and moment in (None, existing.at):
                     report.unchanged += 1
