@@ -22,11 +22,12 @@ one turn. Recall then (:mod:`recalld.retrieval.pool`):
   larger share of the query's words, its vector features when its cosine is
   higher; the memory before the turn is then its previous memory, so the start
   is not counted a second time as its neighbour;
-* scores it the higher of what it scores by itself and what its turn scores,
-  the latter kept just under the start's score (:func:`cap_turns`): the turn
-  matched by its start, so a "lol" typed after an answer comes after that
-  answer, while a piece that answers better on its own keeps its own score
-  and its own features.
+* scores it the higher of what it scores by itself and what it scores with the
+  features it took, the latter never above the start's score (at most just
+  under it, :func:`cap_turns`): the turn matched by its start, so a "lol" typed
+  after an answer ranks after that answer. Its other features (its length, its
+  neighbours) stay its own, so it usually scores well below the start; a piece
+  that answers better on its own keeps its own score and its own features.
 
 A hit's channels keep its own values, and explain names the start
 (``turn_of``) when the piece's score is its turn's. Every rank, gap and
