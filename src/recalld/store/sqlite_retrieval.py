@@ -10,20 +10,21 @@ matches before it keeps the best, so one word held by most memories makes a
 query cost a scan of the whole index (93% of the rows for a typical query of
 the 100k recall benchmark: 64 ms). A word held by at least
 :data:`COMMON_WORD_MEMORIES` memories of the scope's namespaces is therefore
-left out of the candidate search when the query has a rarer word (one that some memory holds:
-a word no memory holds finds nothing), and the rarer words find the
-candidates (their rows are few by definition), while the common word still
-counts in every candidate's own BM25F (:mod:`recalld.retrieval.keyword`), and
-the vector channel still finds what is near in meaning. Which words pick
-candidates depends on the namespaces alone; the file's counts choose how: a
-word the file holds often but the namespaces rarely is looked up among the
-namespaces' own matches, never ranked by ``bm25()`` over the file
-(:meth:`SQLiteRetrieval._locally_rare_candidates`). A query made only of
-common words takes the memories holding all of them (the best by a BM25 without
-word weights, :func:`recent_rank`, among the :data:`COMMON_MATCH_WINDOW` most
-recently written of them, found in a bounded range of the newest rowids), then,
-while there is room, the most recently written memories holding any of them (a
-scan that stops when it has enough, never a ranking of every match).
+left out of the candidate search when the query has a rarer word (one that
+some memory of the namespaces holds: a word none holds finds nothing), and the
+rarer words find the candidates, while the common word still counts in every
+candidate's own BM25F (:mod:`recalld.retrieval.keyword`), and the vector
+channel still finds what is near in meaning. Which words pick candidates
+depends on the namespaces alone; the file's counts choose how. Words the file
+holds rarely are ranked by ``bm25()`` (their rows are few by definition);
+words the file holds often, common in the namespaces or not, are looked up as
+common words (:meth:`SQLiteRetrieval._held_candidates`), and those rare in the
+namespaces take the room the file-rare words leave. Common words are looked up
+as the memories holding all of them (the best by a BM25 without word weights,
+:func:`recent_rank`, among the :data:`COMMON_MATCH_WINDOW` most recently
+written of them, found in a bounded range of the newest rowids), then, while
+there is room, the most recently written memories holding any of them (a scan
+that stops when it has enough, never a ranking of every match).
 """
 
 from __future__ import annotations
@@ -306,20 +307,15 @@ class SQLiteRetrieval:
             ]
             if not present:
                 return []
-            if local:
-                return self._locally_rare_candidates(scope, rare, local, limit)
             if rare:
-                return self._fts_candidates(scope, rare, "OR", limit)
-            every = (
-                self._common_candidates(scope, self._telling(present), limit)
-                if len(present) > 1
-                else []
-            )
-            if len(every) >= limit:
-                return every
-            seen = {candidate.row.seq for candidate in every}
-            newest = self._fts_candidates(scope, present, "OR", limit, newest=True)
-            return (every + [found for found in newest if found.row.seq not in seen])[:limit]
+                found = self._fts_candidates(scope, rare, "OR", limit)
+                if not local or len(found) >= limit:
+                    return found
+                # The room the file-rare words leave goes to the words rare here only.
+                seen = {candidate.row.seq for candidate in found}
+                more = self._held_candidates(scope, local, limit)
+                return (found + [other for other in more if other.row.seq not in seen])[:limit]
+            return self._held_candidates(scope, present, limit)
         patterns = list(words) if words else [_substring_pattern(text)]
         return self._like_candidates(scope, [pattern for pattern in patterns if pattern], limit)
 
@@ -403,30 +399,23 @@ class SQLiteRetrieval:
         newest.sort(key=lambda item: (-item[1], -item[0]))
         return self._read_in_order(scope, [seq for seq, _ in newest], limit)
 
-    def _locally_rare_candidates(
-        self, scope: Scope, rare: Sequence[str], local: Sequence[str], limit: int
+    def _held_candidates(
+        self, scope: Scope, words: Sequence[str], limit: int
     ) -> list[KeywordCandidate]:
-        """Candidates when some words are rare in the scope's namespaces but held by
-        :data:`COMMON_WORD_MEMORIES` or more memories of the file (``local``): their
-        matches in the scope (fewer than that many each) by :func:`recent_rank`, beside
-        the file-rare words' best by BM25, up to half of ``limit`` each when both have
-        more (the other's share when one has fewer).
-
-        FTS5's ``bm25()`` over a word the file holds often counts its memories over the
-        whole index before the first row; the scope's terms keep this walk to the
-        scope's own matches.
-        """
-        match = self._scoped(scope, text_match(local, "OR"))
-        newest = self._newest_matches(match, COMMON_MATCH_WINDOW, len(local))
-        newest.sort(key=lambda item: (-item[1], -item[0]))
-        ordered = [seq for seq, _ in newest]
-        if not rare:
-            return self._read_in_order(scope, ordered, limit)
-        best = self._fts_candidates(scope, rare, "OR", limit)
-        seen = {candidate.row.seq for candidate in best}
-        more = self._read_in_order(scope, [seq for seq in ordered if seq not in seen], limit)
-        keep = max(limit // 2, limit - len(more))
-        return (best[:keep] + more)[:limit]
+        """Candidates for words the file holds often (:data:`COMMON_WORD_MEMORIES` or more
+        memories; held by the scope's namespaces, often or not): the memories holding all
+        of them (:meth:`_common_candidates`), then, while there is room, the newest
+        holding any. Never FTS5's ``bm25()``, which counts each word's memories over the
+        whole index before the first row; the scope's terms keep both walks to the
+        scope's own matches."""
+        every = (
+            self._common_candidates(scope, self._telling(words), limit) if len(words) > 1 else []
+        )
+        if len(every) >= limit:
+            return every
+        seen = {candidate.row.seq for candidate in every}
+        newest = self._fts_candidates(scope, words, "OR", limit, newest=True)
+        return (every + [found for found in newest if found.row.seq not in seen])[:limit]
 
     def _telling(self, words: Sequence[str]) -> list[str]:
         """``words`` without those held by most of the newest memories (at least one kept).
