@@ -379,9 +379,14 @@ class QueryFilters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str | None = None
-    category: str | None = None
-    speaker: str | None = Field(default=None, description="only what this speaker said or wrote")
+    # Names, as a memory's own (checked by the service: a blank one would match nothing).
+    kind: str | None = Field(default=None, json_schema_extra=extra(pattern=NAME_PATTERN))
+    category: str | None = Field(default=None, json_schema_extra=extra(pattern=NAME_PATTERN))
+    speaker: str | None = Field(
+        default=None,
+        description="only what this speaker said or wrote",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
     # As many and as long as a memory's own tags (checked by the service: _validate.tags).
     tags_any: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
     tags_all: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))

@@ -121,10 +121,11 @@ class ServiceCore:
         return Scope(
             namespaces=tuple(namespaces),
             now=now,
-            kind=filters.kind,
-            category=filters.category,
+            # Names, as a memory's own (a blank one would silently match nothing).
+            kind=check.optional_name(filters.kind, "kind"),
+            category=check.optional_name(filters.category, "category"),
             # Stored speakers have their white space collapsed; so is the filter.
-            speaker=None if filters.speaker is None else " ".join(filters.speaker.split()),
+            speaker=check.speaker(filters.speaker),
             # As many and as long as a memory's own tags (a longer list is no filter
             # anyone means, and would outgrow SQLite's limits on a statement).
             tags_any=check.tags(filters.tags_any, self.settings, "tags_any"),

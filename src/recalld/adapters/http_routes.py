@@ -73,6 +73,8 @@ BATBOX_FIELDS = {"at": "captured_at", "meta": "metadata"}
 COMMON_ERRORS = error_responses(401, 403, 413, 422, 503)
 # Time filters in a query string: RFC 3339 date-times (the published schema says so).
 TIME_QUERY: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
+# Name filters in a query string: visible text, as a memory's own (the service checks).
+NAME_FILTER_QUERY: dict[str, Any] = {"json_schema_extra": {"pattern": NAME_PATTERN}}
 # Tag filters in a query string: as many and as long as a memory's own tags.
 TAG_FILTER_QUERY: dict[str, Any] = {
     "json_schema_extra": {"maxItems": TAGS_SCHEMA["maxItems"], "items": TAGS_SCHEMA["items"]}
@@ -405,9 +407,11 @@ def create_memory(body: NewMemory, service: Service, namespace: WriteNamespace) 
 def list_memories(
     service: Service,
     namespace: ReadNamespace,
-    kind: str | None = None,
-    category: str | None = None,
-    speaker: Annotated[str | None, Query(description="only what this speaker said")] = None,
+    kind: Annotated[str | None, Query(**NAME_FILTER_QUERY)] = None,
+    category: Annotated[str | None, Query(**NAME_FILTER_QUERY)] = None,
+    speaker: Annotated[
+        str | None, Query(description="only what this speaker said", **NAME_FILTER_QUERY)
+    ] = None,
     tag: Annotated[
         list[str] | None, Query(description="has any of these tags", **TAG_FILTER_QUERY)
     ] = None,
