@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 import pydantic
@@ -19,7 +19,7 @@ import pydantic
 from recalld._schema import INVISIBLE_CLASS
 from recalld.config import Settings
 from recalld.errors import ValidationError
-from recalld.model import MAX_JSON_DEPTH, Place, PlaceInput
+from recalld.model import MAX_JSON_DEPTH, QUERY_MAX_CHARS, Filters, Place, PlaceInput, QueryFilters
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
@@ -41,10 +41,23 @@ MAX_SEQ = 2**63 - 1
 INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
 # One character that is neither white space nor NUL (the published TEXT_PATTERN's test).
 VISIBLE = re.compile(r"[^\s\x00]")
+# A UTF-16 surrogate code point: in a Python string it is never paired (a pair is one
+# character), so UTF-8 cannot encode it and the database driver would fail on it.
+SURROGATE = re.compile(r"[\ud800-\udfff]")
+NOT_UNICODE = "contains an unpaired UTF-16 surrogate (not valid Unicode)"
 
 
 def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
-    """Validate ``data`` into ``model``; the first problem becomes a :class:`ValidationError`."""
+    """Validate ``data`` into ``model``; the first problem becomes a :class:`ValidationError`.
+
+    A string that is not valid Unicode, or bytes where text belongs, is refused first,
+    naming its path (pydantic would decode bytes, and let a lone surrogate through to
+    the database driver in fields without a length limit).
+    """
+    found = text_problem(data)
+    if found is not None:
+        path, problem = found
+        raise ValidationError(f"{prefix}{path}" if path else prefix.rstrip(".") or "input", problem)
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as error:
@@ -106,6 +119,43 @@ def seq(value: int, field: str = "seq") -> int:
     return value
 
 
+def text(value: Any, field: str) -> str:
+    """A ``str`` (not bytes, not None) that is valid Unicode (no lone surrogate)."""
+    if not isinstance(value, str):
+        raise ValidationError(field, f"must be text (a str), got {type(value).__name__}")
+    if not value.isascii() and SURROGATE.search(value):
+        raise ValidationError(field, NOT_UNICODE)
+    return value
+
+
+def query(value: Any, field: str = "query") -> str:
+    """Search text (:func:`text`) of at most ``QUERY_MAX_CHARS`` characters, on every surface."""
+    given = text(value, field)
+    if len(given) > QUERY_MAX_CHARS:
+        raise ValidationError(
+            field, f"is {len(given)} characters; the limit is {QUERY_MAX_CHARS} characters"
+        )
+    return given
+
+
+def lookup(value: Any, field: str) -> str:
+    """An id or key to look up (:func:`text`); not held to today's naming rules, so a
+    memory written before a rule can still be reached."""
+    return text(value, field)
+
+
+def filters(value: Any) -> QueryFilters | None:
+    """Filters as given: ``None``, a :class:`Filters` (or :class:`QueryFilters`), or a
+    mapping of their fields (as a REST body gives them), validated into :class:`Filters`."""
+    if value is None or isinstance(value, QueryFilters):
+        return value
+    if isinstance(value, Mapping):
+        return parse_model(Filters, dict(value), prefix="filters.")
+    raise ValidationError(
+        "filters", f"must be a Filters or a mapping of its fields, got {type(value).__name__}"
+    )
+
+
 def invisible(text: str) -> tuple[int, str] | None:
     """The position and name of the first control or invisible character, if any."""
     found = INVISIBLE.search(text)
@@ -123,6 +173,7 @@ def name_text(value: str, field: str) -> str:
     Such strings are compared and displayed as identifiers, so a NUL, a line
     break or a zero-width character would make a look-alike of another name.
     """
+    text(value, field)
     if not value.strip():
         raise ValidationError(field, "must not be empty or only spaces")
     found = invisible(value)
@@ -137,7 +188,9 @@ def name_text(value: str, field: str) -> str:
 
 
 def free_text(value: str, field: str) -> str:
-    """Free text (content, title): any characters except NUL, which C libraries stop at."""
+    """Free text (content, title): any characters except NUL, which C libraries stop at
+    (and lone surrogates, which are not Unicode)."""
+    text(value, field)
     position = value.find("\x00")
     if position >= 0:
         raise ValidationError(field, f"contains a NUL character (U+0000) at position {position}")
@@ -150,6 +203,7 @@ def content(value: str, settings: Settings, field: str = "content") -> str:
     "Empty" is what the published ``TEXT_PATTERN`` calls it: nothing but white space
     (``str.strip`` would also strip the control characters \x1c-\x1f).
     """
+    text(value, field)
     if not VISIBLE.search(value):
         raise ValidationError(field, "must not be empty")
     size = len(value.encode("utf-8", errors="surrogatepass"))
@@ -233,6 +287,9 @@ def json_object(value: dict[str, Any], settings: Settings, field: str = "meta") 
     serialised; returns the normalised (JSON round-tripped) object."""
     if not isinstance(value, dict):
         raise ValidationError(field, f"must be a JSON object, got {type(value).__name__}")
+    found = text_problem(value, field)
+    if found is not None:
+        raise ValidationError(*found)
     depth = json_depth(value)
     if depth > MAX_JSON_DEPTH:
         raise ValidationError(
@@ -375,22 +432,34 @@ def unpaired_surrogate(value: Any, path: str = "") -> str | None:
     JSON escapes such as ``"\\ud800"`` decode to strings UTF-8 cannot encode; they
     are refused at the edge instead of failing deep in the database driver.
     """
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return path or "body"
-        return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = unpaired_surrogate(key, path or "body") or unpaired_surrogate(
-                item, f"{path}.{key}" if path else str(key)
+    found = text_problem(value, path)
+    return None if found is None else found[0] or "body"
+
+
+def text_problem(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The path of the first string in ``value`` (a JSON-like value: dicts, lists,
+    tuples) that is not valid Unicode, or of the first bytes, and what is wrong with it.
+
+    Iterative, so no nesting can overflow the stack. A dict key's problem is reported
+    at the dict's path ("" at the top).
+    """
+    pending: list[tuple[Any, str]] = [(value, path)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, str):
+            if not item.isascii() and SURROGATE.search(item):
+                return where, NOT_UNICODE
+        elif isinstance(item, bytes | bytearray):
+            return where, f"must be text (a str), got {type(item).__name__}"
+        elif isinstance(item, dict):
+            children: list[tuple[Any, str]] = []
+            for key, child in item.items():
+                if isinstance(key, str) and not key.isascii() and SURROGATE.search(key):
+                    return where, NOT_UNICODE
+                children.append((child, f"{where}.{key}" if where else str(key)))
+            pending.extend(reversed(children))
+        elif isinstance(item, list | tuple):
+            pending.extend(
+                (child, f"{where}[{index}]") for index, child in reversed(list(enumerate(item)))
             )
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = unpaired_surrogate(item, f"{path}[{index}]")
-            if found is not None:
-                return found
     return None

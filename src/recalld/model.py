@@ -65,6 +65,8 @@ SHORT_TEXT_MAX_CHARS = 200
 SPEAKER_MAX_CHARS = 200
 TITLE_MAX_CHARS = 500
 SOURCE_MAX_CHARS = 2048
+# A search or recall query, on every surface (the service checks it: _validate.query).
+QUERY_MAX_CHARS = 10_000
 # How deeply a JSON value (meta) may nest objects and arrays: deep enough for any real
 # metadata, shallow enough that every encoder and renderer on the way handles it.
 MAX_JSON_DEPTH = 32

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
@@ -265,6 +265,7 @@ class ServiceCore:
 
         ``ttl_seconds`` restarts the expiry from now (``None`` removes it).
         """
+        check.lookup(memory_id, "id")
         scope_namespace = self._namespace(namespace)
         patch = check.parse_model(MemoryPatch, changes)
         given = patch.model_fields_set
@@ -307,6 +308,7 @@ class ServiceCore:
         :mod:`recalld.scrubbing`). On a full disk the reserve beside the
         database is released so that the forget can still be written.
         """
+        check.lookup(memory_id, "id")
         scope_namespace = self._namespace(namespace)
 
         def delete() -> bool:
@@ -370,8 +372,10 @@ class ServiceCore:
         ]
         if len(given) != 1:
             raise ValidationError("id", "give exactly one of id, key or seq")
-        if id is not None and not id:
+        if id is not None and not check.lookup(id, "id"):
             raise ValidationError("id", "must not be empty")
+        if key is not None:
+            check.lookup(key, "key")
         if seq is not None:
             check.seq(seq)
         scope_namespace = self._namespace(namespace)
@@ -387,7 +391,7 @@ class ServiceCore:
         self,
         query: str,
         *,
-        filters: QueryFilters | None = None,
+        filters: QueryFilters | Mapping[str, Any] | None = None,
         limit: int = 10,
         namespace: str | None = None,
         mode: Mode = "hybrid",
@@ -404,10 +408,16 @@ class ServiceCore:
         (default: ``settings.min_score``) come back, so a query about nothing
         stored returns nothing. Near-duplicates come back once, with
         ``channels["duplicates"]`` saying how many others they stand for. Any
-        string is safe: it is reduced to word terms before it reaches the
-        keyword index. What was written a moment ago is found by meaning too:
-        a short embedding queue is worked off first (see ``Indexing.catch_up``).
+        string of at most ``QUERY_MAX_CHARS`` (10,000) characters is safe: it is
+        reduced to word terms before it reaches the keyword index (a longer one,
+        or one that is not valid Unicode, is a :class:`ValidationError` on
+        ``query``). ``filters`` is a :class:`Filters` or a mapping of its fields
+        (as REST's ``filters`` body), validated into one. What was written a
+        moment ago is found by meaning too: a short embedding queue is worked
+        off first (see ``Indexing.catch_up``).
         """
+        check.query(query)
+        filters = check.filters(filters)
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
         _refuse_include_expired(filters)
@@ -441,7 +451,7 @@ class ServiceCore:
         query: str,
         memory_id: str,
         *,
-        filters: QueryFilters | None = None,
+        filters: QueryFilters | Mapping[str, Any] | None = None,
         limit: int = 10,
         namespace: str | None = None,
         mode: Mode = "hybrid",
@@ -458,6 +468,9 @@ class ServiceCore:
         """
         from recalld.retrieval.explain import explain
 
+        check.query(query)
+        check.lookup(memory_id, "id")
+        filters = check.filters(filters)
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
         # Explained as search runs: search refuses the admin listing's filter, so does this.
@@ -470,7 +483,7 @@ class ServiceCore:
         now = self._clock()
         scope = self._scope([scope_namespace], filters, now)
         memory = None
-        if isinstance(memory_id, str) and memory_id:
+        if memory_id:
             everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
             memory = self.store.get(everything, id=memory_id)
         if memory is None:
@@ -491,7 +504,7 @@ class ServiceCore:
         self,
         query: str,
         *,
-        filters: QueryFilters | None = None,
+        filters: QueryFilters | Mapping[str, Any] | None = None,
         limit: int = 10,
         namespace: str | None = None,
         mode: Mode = "hybrid",
@@ -527,7 +540,7 @@ class ServiceCore:
     def list_memories(
         self,
         *,
-        filters: Filters | None = None,
+        filters: Filters | Mapping[str, Any] | None = None,
         limit: int = 50,
         cursor: str | None = None,
         namespace: str | None = None,
@@ -538,7 +551,7 @@ class ServiceCore:
     def recent(
         self,
         *,
-        filters: Filters | None = None,
+        filters: Filters | Mapping[str, Any] | None = None,
         limit: int = 10,
         cursor: str | None = None,
         namespace: str | None = None,
@@ -549,16 +562,17 @@ class ServiceCore:
     def _page(
         self,
         order: Order,
-        filters: Filters | None,
+        filters: Filters | Mapping[str, Any] | None,
         limit: int,
         cursor: str | None,
         namespace: str | None,
     ) -> Page:
+        checked = check.filters(filters)
         scope_namespace = self._namespace(namespace)
         check.limit(limit, self.settings)
         after = None if cursor is None else decode_cursor(cursor, order)
         self._maybe_purge()
-        scope = self._scope([scope_namespace], filters, self._clock())
+        scope = self._scope([scope_namespace], checked, self._clock())
         memories = self.store.list_page(scope, order=order, limit=limit + 1, after=after)
         next_cursor = None
         if len(memories) > limit:

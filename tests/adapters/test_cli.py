@@ -126,6 +126,7 @@ def test_cli_errors_are_one_line_on_stderr(tmp_path: Path) -> None:
         (["remember", "x", "--speaker", "   "], "speaker"),
         (["search", "x", "--min-score", "2"], "min_score"),
         (["explain", "x", "01NOSUCHMEMORY0000000000"], "not visible"),
+        (["search", "x" * 10_001], "query: is 10001 characters; the limit is 10000 characters"),
         (["recall", "x", "--kind", ""], "kind: must not be empty"),
         (["list", "--category", "\u200b"], "category: contains ZERO WIDTH SPACE"),
         (["search", "x", "--speaker", " "], "speaker: must not be empty"),

@@ -12,6 +12,9 @@ import httpx
 import pytest
 
 from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.model import QUERY_MAX_CHARS, Filters
+from recalld.service import MemoryService
 from tests.adapters.http_support import ServerProcess
 from tests.adapters.mcp_support import INITIALIZE
 
@@ -305,6 +308,8 @@ def test_http_stats_over_several_namespaces(client: httpx.Client) -> None:
         ("POST", "/v1/search", {"query": "x", "filters": {"kind": ""}}, "kind"),
         ("POST", "/v1/recall", {"query": "x", "filters": {"category": " "}}, "category"),
         ("POST", "/v1/search", {"query": "x", "filters": {"speaker": "\u200b"}}, "speaker"),
+        ("POST", "/v1/search", {"query": "x", "filters": "note"}, "filters"),
+        ("POST", "/v1/search", {"query": None}, "query"),
         ("PATCH", "/v1/memories/any", {}, "changes"),
     ],
 )
@@ -314,6 +319,35 @@ def test_http_bad_input_is_4xx_json_naming_the_field(
     error = _error(client.request(method, path, json=body), 422)
     assert error["field"] == field
     assert error["message"]
+
+
+def test_http_query_limit_and_blank_filters_say_what_the_library_says(
+    client: httpx.Client, tmp_path: Path
+) -> None:
+    """The query's length is the service's rule (REST publishes it as maxLength), so REST
+    refuses a long query with the library's field and message; blank name filters too."""
+    spec = _ok(client.get("/openapi.json"))["components"]["schemas"]
+    for model in ("QueryRequest", "ExplainRequest", "BatboxRecall"):
+        assert spec[model]["properties"]["query"]["maxLength"] == QUERY_MAX_CHARS
+    longest = "x" * QUERY_MAX_CHARS
+    assert _ok(client.post("/v1/search", json={"query": longest})) == []
+    with MemoryService.open(Settings(db=tmp_path / "lib.db", embedder="none")) as library:
+        with pytest.raises(ValidationError) as too_long:
+            library.search(longest + "x")
+        with pytest.raises(ValidationError) as blank:
+            library.list_memories(filters=Filters(kind=" "))
+    for path, body in (
+        ("/v1/search", {"query": longest + "x"}),
+        ("/v1/recall", {"query": longest + "x"}),
+        ("/v1/explain", {"query": longest + "x", "id": "any"}),
+        ("/recall", {"query": longest + "x"}),
+    ):
+        error = _error(client.post(path, json=body), 422)
+        assert (error["field"], error["message"]) == (too_long.value.field, too_long.value.message)
+    error = _error(client.get("/v1/memories", params={"kind": " "}), 422)
+    assert (error["field"], error["message"]) == (blank.value.field, blank.value.message)
+    for name in ("category", "speaker"):
+        assert _error(client.get("/v1/memories", params={name: "\u200b"}), 422)["field"] == name
 
 
 def test_http_malformed_bodies_and_headers(client: httpx.Client) -> None:

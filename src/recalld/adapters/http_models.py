@@ -31,6 +31,7 @@ from recalld._validate import unpaired_surrogate
 from recalld.errors import ValidationError
 from recalld.model import (
     MAX_TTL_SECONDS,
+    QUERY_MAX_CHARS,
     SHORT_TEXT_MAX_CHARS,
     SOURCE_MAX_CHARS,
     TAGS_SCHEMA,
@@ -60,7 +61,9 @@ __all__ = [
     "unpaired_surrogate",
 ]
 
-QUERY_MAX_CHARS = 10_000
+# The query's length is published (maxLength) and checked by the service, so every
+# surface refuses a long query with the same field and message.
+QUERY_SCHEMA = extra(maxLength=QUERY_MAX_CHARS)
 
 
 # -- error bodies -------------------------------------------------------------
@@ -184,7 +187,7 @@ class QueryRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(max_length=QUERY_MAX_CHARS)
+    query: str = Field(json_schema_extra=QUERY_SCHEMA)
     limit: WholeNumber = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
     filters: QueryFilters | None = Field(
         default=None, description="narrowing applied before the limit (expired never match)"
@@ -261,7 +264,7 @@ class BatboxRecall(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(max_length=QUERY_MAX_CHARS)
+    query: str = Field(json_schema_extra=QUERY_SCHEMA)
     limit: WholeNumber = Field(default=5, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
 
 

@@ -1,0 +1,210 @@
+"""The library refuses what is not text, or not Unicode, with a ValidationError naming the field.
+
+Found by an outside tester: ``search(None)``, ``search(b"...")``, a query or a write
+holding a lone surrogate and ``filters`` given as a dict raised AttributeError,
+TypeError or UnicodeEncodeError from deep inside; a query of a megabyte was searched
+(REST refuses more than 10,000 characters); and a blank or zero-width ``kind``,
+``category`` or ``speaker`` filter silently matched nothing (a blank tag is refused).
+Each refusal changes nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from recalld.errors import ValidationError
+from recalld.model import QUERY_MAX_CHARS, Filters, NewMemory
+from recalld.service import MemoryService
+
+LONE = "\ud800"
+
+
+@pytest.fixture
+def filled(service: MemoryService) -> MemoryService:
+    service.remember("The staging database runs in Sydney", key="staging", speaker="Ana")
+    service.remember("The cat sleeps on the sofa", kind="fact", category="object")
+    return service
+
+
+def _refused(call: Callable[[], object], field: str) -> ValidationError:
+    with pytest.raises(ValidationError) as caught:
+        call()
+    assert caught.value.field == field, caught.value
+    return caught.value
+
+
+def _snapshot(service: MemoryService) -> list[str]:
+    return list(service.export())
+
+
+QUERIES: list[tuple[Any, str]] = [
+    (None, "must be text (a str), got NoneType"),
+    (123, "must be text (a str), got int"),
+    (b"staging", "must be text (a str), got bytes"),
+    (f"staging {LONE}", "contains an unpaired UTF-16 surrogate (not valid Unicode)"),
+    ("staging " * 1251, "the limit is 10000 characters"),
+]
+
+
+@pytest.mark.parametrize(("query", "message"), QUERIES)
+def test_search_recall_and_explain_refuse_a_query_that_is_not_text(
+    filled: MemoryService, query: Any, message: str
+) -> None:
+    memory_id = filled.get(key="staging").id
+    before = _snapshot(filled)
+    for call in (
+        lambda: filled.search(query),
+        lambda: filled.recall(query),
+        lambda: filled.explain(query, memory_id),
+    ):
+        assert message in _refused(call, "query").message
+    assert _snapshot(filled) == before  # recall counted no access
+
+
+def test_the_query_limit_is_10000_characters(filled: MemoryService) -> None:
+    assert QUERY_MAX_CHARS == 10_000
+    longest = ("staging database " * 600)[:QUERY_MAX_CHARS]
+    assert filled.search(longest)[0].memory.key == "staging"
+    error = _refused(lambda: filled.search(longest + "x"), "query")
+    assert error.message == "is 10001 characters; the limit is 10000 characters"
+
+
+@pytest.mark.parametrize("memory_id", [None, 5, b"id", f"id{LONE}"])
+def test_lookups_refuse_an_id_that_is_not_text(filled: MemoryService, memory_id: Any) -> None:
+    before = _snapshot(filled)
+    _refused(lambda: filled.explain("staging", memory_id), "id")
+    _refused(lambda: filled.get(memory_id), "id")
+    _refused(lambda: filled.forget(memory_id), "id")
+    _refused(lambda: filled.update(memory_id, title="t"), "id")
+    if memory_id is not None:  # get(key=None) gives nothing to look up
+        _refused(lambda: filled.get(key=memory_id), "key")
+    assert _snapshot(filled) == before
+
+
+def test_filters_may_be_a_mapping_of_their_fields(filled: MemoryService) -> None:
+    hits = filled.search("staging", filters={"kind": "note", "speaker": "Ana"})
+    assert [hit.memory.key for hit in hits] == ["staging"]
+    assert filled.search("staging", filters={"kind": "fact"}) == []
+    assert filled.recall("staging", filters={"tags_any": ["none"]}) == []
+    listed = filled.list_memories(filters={"category": "object"}).memories
+    assert [memory.content for memory in listed] == ["The cat sleeps on the sofa"]
+    assert len(filled.recent(filters={}).memories) == 2
+    memory_id = filled.get(key="staging").id
+    assert filled.explain("staging", memory_id, filters={"kind": "fact"}).stage == "excluded"
+
+
+@pytest.mark.parametrize(
+    ("filters", "field"),
+    [
+        ("note", "filters"),
+        (["kind", "note"], "filters"),
+        (1, "filters"),
+        ({"kindx": "note"}, "filters.kindx"),
+        ({"kind": 5}, "filters.kind"),
+        ({"tags_any": [LONE]}, "filters.tags_any[0]"),
+        ({"include_expired": True}, "filters.include_expired"),
+    ],
+)
+def test_filters_of_the_wrong_shape_are_refused(
+    filled: MemoryService, filters: Any, field: str
+) -> None:
+    before = _snapshot(filled)
+    _refused(lambda: filled.search("staging", filters=filters), field)
+    _refused(lambda: filled.recall("staging", filters=filters), field)
+    if field != "filters.include_expired":  # the admin listing's own filter
+        _refused(lambda: filled.list_memories(filters=filters), field)
+    assert _snapshot(filled) == before
+
+
+@pytest.mark.parametrize("field", ["kind", "category", "speaker"])
+@pytest.mark.parametrize("value", ["", "   ", "\u200b", "\u200b\u200d", f"a{LONE}"])
+def test_blank_or_invisible_name_filters_are_refused_like_tags(
+    filled: MemoryService, field: str, value: str
+) -> None:
+    filters = Filters.model_validate({field: value})
+    calls: list[Callable[[], object]] = [
+        lambda: filled.search("staging", filters=filters),
+        lambda: filled.recall("staging", filters=filters),
+        lambda: filled.explain("staging", filled.get(key="staging").id, filters=filters),
+        lambda: filled.list_memories(filters=filters),
+        lambda: filled.recent(filters=filters),
+    ]
+    for call in calls:
+        _refused(call, field)
+    # Given as a mapping (a REST body's filters), a lone surrogate is found where
+    # the mapping is read, as REST finds it in the body.
+    in_mapping = f"filters.{field}" if LONE in value else field
+    _refused(lambda: filled.search("staging", filters={field: value}), in_mapping)
+    # The same mistake in tags is refused too (what the name filters now match).
+    _refused(lambda: filled.search("staging", filters=Filters(tags_any=[value])), "tags_any")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"content": f"note {LONE} x"}, "content"),
+        ({"content": b"note"}, "content"),
+        ({"content": "note", "title": f"t{LONE}"}, "title"),
+        ({"content": "note", "speaker": f"A{LONE}"}, "speaker"),
+        ({"content": "note", "kind": f"k{LONE}"}, "kind"),
+        ({"content": "note", "tags": ["fine", f"t{LONE}"]}, "tags[1]"),
+        ({"content": "note", "meta": {"k": LONE}}, "meta.k"),
+        ({"content": "note", "meta": {"a": [1, {"b": LONE}]}}, "meta.a[1].b"),
+        ({"content": "note", "meta": {LONE: 1}}, "meta"),
+        ({"content": "note", "meta": {"k": b"raw"}}, "meta.k"),
+        ({"content": "note", "place": {"geohash": "u4pr", "name": LONE}}, "place.name"),
+    ],
+)
+def test_writes_refuse_text_that_is_not_unicode(
+    filled: MemoryService, arguments: dict[str, Any], field: str
+) -> None:
+    before = _snapshot(filled)
+    content = arguments.pop("content")
+    _refused(lambda: filled.remember(content, **arguments), field)
+    _refused(lambda: filled.put({"content": content, **arguments}), field)
+    _refused(
+        lambda: filled.remember_many([{"content": "fine"}, {"content": content, **arguments}]),
+        f"[1].{field}",
+    )
+    memory_id = filled.get(key="staging").id
+    _refused(lambda: filled.update(memory_id, content=content, **arguments), field)
+    assert _snapshot(filled) == before
+
+
+def test_drafts_built_by_the_caller_are_checked_too(filled: MemoryService) -> None:
+    before = _snapshot(filled)
+    drafts = [
+        (NewMemory(content=f"a{LONE}"), "content"),
+        (NewMemory(content="a", meta={"k": LONE}), "meta.k"),
+        (NewMemory(content="a", tags=[LONE]), "tags"),
+    ]
+    for draft, field in drafts:
+        _refused(functools.partial(filled.remember_many, [draft]), field)
+        _refused(functools.partial(filled.put, draft), field)
+    assert _snapshot(filled) == before
+
+
+@pytest.mark.parametrize(
+    ("messages", "options", "field"),
+    [
+        (
+            [{"speaker": "Ana", "content": "fine"}, {"speaker": "Bob", "content": f"bad {LONE}"}],
+            {},
+            "messages[1].content",
+        ),
+        ([{"speaker": f"B{LONE}", "content": "fine"}], {}, "messages[0].speaker"),
+        ([{"role": "user", "content": b"bytes"}], {}, "messages[0].content"),
+        ([{"role": "user", "content": "fine"}], {"title": LONE}, "title"),
+        ([{"role": "user", "content": "fine"}], {"tags": [LONE]}, "tags[0]"),
+    ],
+)
+def test_conversations_refuse_text_that_is_not_unicode(
+    filled: MemoryService, messages: list[dict[str, Any]], options: dict[str, Any], field: str
+) -> None:
+    before = _snapshot(filled)
+    _refused(lambda: filled.remember_conversation(messages, conversation="s1", **options), field)
+    assert _snapshot(filled) == before
