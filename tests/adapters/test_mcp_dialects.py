@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.types import CallToolResult
 
+from recalld.config import Settings
+from recalld.service import MemoryService
 from tests.adapters.conftest import OpenTransport
 from tests.adapters.mcp_support import (
     ALL_DIALECTS,
@@ -471,3 +474,63 @@ async def test_mcp_seed_dialects_use_the_server_min_score(tmp_path: Path) -> Non
                 )
             )
             assert len(rover) == expected
+
+
+def _compact_body(name: str, result: CallToolResult) -> Any:
+    """The body of a native result, checked compact: no whitespace between tokens, no null
+    anywhere, the text and the structured content the same body."""
+    assert not result.is_error, (name, text(result))
+    body = json.loads(text(result))
+    assert text(result) == json.dumps(body, ensure_ascii=False, separators=(",", ":")), name
+    assert "null" not in json.dumps(body), (name, body)
+    assert result.structured_content == body, name
+    return body
+
+
+async def test_mcp_native_every_tool_answers_compact_json(tmp_path: Path) -> None:
+    db = tmp_path / "compact.db"
+    settings = Settings(db=db, synchronous="NORMAL", embedder="none", graph_extractor="rules")
+    with MemoryService.open(settings) as service:
+        kept = service.remember("Kate: my sister Anna moved to Porto.").id
+        service.new_worker().run_until_idle()
+    async with in_process(db, "native")() as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("entities", {}),
+            ("neighbourhood", {"entity": "Anna"}),
+            ("remember", {"content": "Bob likes green tea"}),
+            ("recall", {"query": "where did Anna move"}),
+            ("explain", {"query": "where did Anna move", "id": kept}),
+            ("get", {"id": kept}),
+            ("update", {"id": kept, "title": "move"}),
+            ("list", {}),
+            ("stats", {}),
+            ("core_memory", {}),
+            ("core_memory", {"target": "user", "operations": [{"action": "add", "content": "A"}]}),
+            ("remember_conversation", {"messages": [{"role": "user", "content": "Hi there"}]}),
+            ("remind", {"action": "ask Anna", "mention": ["Anna"]}),
+            ("intentions", {}),
+        ]
+        answers: dict[str, Any] = {}
+        for name, arguments in calls:
+            answers[name] = _compact_body(name, await call(client, name, arguments))
+        cancel = {"id": answers["remind"]["id"]}
+        answers["cancel_intention"] = _compact_body(
+            "cancel_intention", await call(client, "cancel_intention", cancel)
+        )
+        verbose = {"query": "where did Anna move", "id": kept, "verbose": True}
+        full = json.loads(text(await call(client, "explain", verbose)))
+        answers["forget"] = _compact_body("forget", await call(client, "forget", {"id": kept}))
+    assert set(answers) == names  # every native tool is checked here
+    # Fields at their default are left out: an intention that never fired, a conversation
+    # with nothing updated, a stats call with no backlog, a batch with no duplicate.
+    assert {"fire_count", "resolved", "min_interval_seconds"}.isdisjoint(answers["remind"])
+    assert {"fire_count", "resolved"}.isdisjoint(answers["intentions"]["intentions"][0])
+    assert answers["remind"]["triggers"] == [{"type": "mention", "text": "Anna"}]  # tags stay
+    assert {"updated", "unchanged", "skipped"}.isdisjoint(answers["remember_conversation"])
+    assert {"pending_scrubs", "expired_pending_purge"}.isdisjoint(answers["stats"])
+    assert "duplicates" not in answers["core_memory"]
+    assert answers["forget"] == {"deleted": True, "scrubbed": True, "scrub": "done"}
+    assert answers["explain"]["stage"] == "returned"
+    assert "excluded_by" not in answers["explain"]
+    assert (full["excluded_by"], full["duplicate_of"]) == ([], None)  # verbose: every field

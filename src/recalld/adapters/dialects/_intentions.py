@@ -7,13 +7,13 @@ madeleine dialect, ``GET /v1/recollections/pending``, the
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
+from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects.base import ToolSpec, scoped_namespace, state_of
 from recalld.intentions import Intention
 from recalld.intentions.model import MAX_RADIUS_M, MAX_WINDOW_MINUTES, Number
@@ -36,12 +36,9 @@ class IntentionsOut(BaseModel):
 
 
 def _compact(intention: Intention) -> dict[str, Any]:
-    return intention.model_dump(mode="json", exclude_none=True, exclude={"seq"})
-
-
-def _result(body: dict[str, Any]) -> CallToolResult:
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
+    # The minimum interval only means something to an intention that repeats every time.
+    hidden = {"seq"} if intention.repeat == "every_time" else {"seq", "min_interval_seconds"}
+    return compact(intention, exclude=hidden)
 
 
 Namespace = Annotated[str | None, Field(description="default: the server's")]
@@ -124,7 +121,7 @@ def remind(
         min_interval_seconds=min_interval_seconds,
         namespace=scope,
     )
-    return _result(_compact(intention))
+    return compact_result(_compact(intention))
 
 
 def _signal(text: str) -> tuple[str, dict[str, float | None]]:
@@ -146,7 +143,7 @@ def intentions(
 ) -> Annotated[CallToolResult, IntentionsOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
     found = state_of(ctx).service.intentions(state=state, namespace=scope)
-    return _result({"intentions": [_compact(intention) for intention in found]})
+    return compact_result({"intentions": [_compact(intention) for intention in found]})
 
 
 def cancel_intention(
@@ -157,7 +154,7 @@ def cancel_intention(
     agent_id: AgentId = None,
 ) -> Annotated[CallToolResult, IntentionOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=True)
-    return _result(_compact(state_of(ctx).service.cancel(id, namespace=scope)))
+    return compact_result(_compact(state_of(ctx).service.cancel(id, namespace=scope)))
 
 
 INTENTION_TOOLS = (

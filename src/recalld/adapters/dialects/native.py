@@ -1,11 +1,12 @@
 """The native dialect: recalld's own tools over the full data model (DESIGN.md §3).
 
-Lean by default, because agents pay for every byte in tokens: results are
-compact JSON (no indentation, no null or default fields). A hit is its ``id``,
-``score`` and ``prompt_line`` (plus ``key``, ``tags`` and ``source`` when set,
-and the full ``content`` when the line had to shorten it); a memory leaves out
-what is empty or internal; ``verbose: true`` returns everything (the full
-memory, the channels and backends of a hit). Descriptions are short.
+Lean by default, because agents pay for every byte in tokens: every result is
+compact JSON (no whitespace, no null or default fields), serialised by
+:mod:`recalld.adapters.dialects._compact`. A hit is its ``id``, ``score`` and
+``prompt_line`` (plus ``key``, ``tags`` and ``source`` when set, and the full
+``content`` when the line had to shorten it); a memory leaves out what is empty
+or internal; ``verbose: true`` returns everything (the full memory, the channels
+and backends of a hit, every field of an explanation). Descriptions are short.
 
 ``recall`` here is the pull path of promise 4: it ranks like the service's
 ``search`` and changes nothing (no access counts); only the rover dialect's
@@ -26,13 +27,13 @@ adds its ``entries`` and ``usage``).
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat
 
+from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects._intentions import INTENTION_TOOLS
 from recalld.adapters.dialects.base import (
@@ -122,18 +123,17 @@ class CoreOut(_Open):
 
 class ConversationOut(_Open):
     conversation: str
-    created: int
 
 
-def _result(body: dict[str, Any]) -> CallToolResult:
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=body)
+class ExplanationOut(_Open):
+    memory_id: str
+    stage: str
+    reason: str
 
 
 def compact_memory(memory: Memory) -> dict[str, Any]:
     """A memory without empty, default or internal fields (times as ISO text)."""
-    dumped = memory.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
-    return {name: value for name, value in dumped.items() if name not in INTERNAL}
+    return compact(memory, exclude=INTERNAL)
 
 
 def compact_hit(hit: Hit, *, verbose: bool = False) -> dict[str, Any]:
@@ -244,7 +244,7 @@ def remember(
         place=place,
         meta=meta,
     )
-    return _result(_receipt(receipt, verbose))
+    return compact_result(_receipt(receipt, verbose))
 
 
 def recall(
@@ -269,7 +269,7 @@ def recall(
     hits = state_of(ctx).service.search(
         query, filters=filters, limit=limit, namespace=scope, min_score=min_score
     )
-    return _result({"hits": [compact_hit(hit, verbose=verbose) for hit in hits]})
+    return compact_result({"hits": [compact_hit(hit, verbose=verbose) for hit in hits]})
 
 
 def explain(
@@ -285,15 +285,17 @@ def explain(
     since: Annotated[str | None, Field(description="at >= this time")] = None,
     until: Annotated[str | None, Field(description="at < this time")] = None,
     min_score: MinScore = None,
+    verbose: Verbose = False,
     namespace: Namespace = None,
     user_id: UserId = None,
     agent_id: AgentId = None,
-) -> Explanation:
+) -> Annotated[CallToolResult, ExplanationOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
     filters = _filters(kind, category, tags_any, tags_all, since, until, speaker)
-    return state_of(ctx).service.explain(
+    explanation: Explanation = state_of(ctx).service.explain(
         query, id, filters=filters, limit=limit, namespace=scope, min_score=min_score
     )
+    return compact_result(explanation.model_dump(mode="json") if verbose else compact(explanation))
 
 
 def get(
@@ -308,7 +310,7 @@ def get(
 ) -> Annotated[CallToolResult, MemoryOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
     memory = state_of(ctx).service.get(id, key=key, seq=seq, namespace=scope)
-    return _result(memory.model_dump(mode="json") if verbose else compact_memory(memory))
+    return compact_result(memory.model_dump(mode="json") if verbose else compact_memory(memory))
 
 
 def update(
@@ -351,7 +353,7 @@ def update(
         if value is not None
     }
     memory = state_of(ctx).service.update(id, namespace=scope, **given)
-    return _result(memory.model_dump(mode="json") if verbose else compact_memory(memory))
+    return compact_result(memory.model_dump(mode="json") if verbose else compact_memory(memory))
 
 
 def forget(
@@ -360,9 +362,9 @@ def forget(
     namespace: Namespace = None,
     user_id: UserId = None,
     agent_id: AgentId = None,
-) -> Forgotten:
+) -> Annotated[CallToolResult, Forgotten]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=True)
-    return state_of(ctx).service.forget(id, namespace=scope)
+    return compact_result(compact(state_of(ctx).service.forget(id, namespace=scope)))
 
 
 def list_memories(
@@ -390,7 +392,7 @@ def list_memories(
     body: dict[str, Any] = {"memories": memories}
     if page.next_cursor is not None:
         body["next_cursor"] = page.next_cursor
-    return _result(body)
+    return compact_result(body)
 
 
 def stats(
@@ -405,7 +407,11 @@ def stats(
     if caller is not None and not caller.all_namespaces:
         # The file's size moves with every namespace's writes: only for callers of all.
         counted = counted.model_copy(update={"db_size_bytes": None})
-    return _result(counted.model_dump(mode="json", exclude_none=True))
+    body = compact(counted)
+    if not body.get("expired_pending_purge"):
+        # A backlog counter like pending_scrubs: zero is its resting state, not news.
+        body.pop("expired_pending_purge", None)
+    return compact_result(body)
 
 
 def core_memory(
@@ -428,7 +434,7 @@ def core_memory(
     if not operations:
         targets = [target] if target is not None else ["user", "memory"]
         states = [core.state(name, namespace=scope) for name in targets]
-        return _result(
+        return compact_result(
             {
                 "targets": [
                     {"target": s.target, "entries": s.entries, "usage": s.usage} for s in states
@@ -441,7 +447,7 @@ def core_memory(
         raise ValidationError("target", "give the target the operations edit (user or memory)")
     edits = [item.model_dump(exclude_none=True) for item in operations]
     result = core.apply(target, edits, namespace=scope)
-    return _result(result.model_dump(exclude_none=True, exclude={"success", "chars", "limit"}))
+    return compact_result(compact(result, exclude={"chars", "limit"}))
 
 
 class MessageIn(BaseModel):
@@ -482,8 +488,8 @@ def remember_conversation(
         namespace=scope,
     )
     if verbose:
-        return _result(report.model_dump(mode="json"))
-    return _result(report.model_dump(exclude={"turns", "skipped_messages"}))
+        return compact_result(report.model_dump(mode="json"))
+    return compact_result(compact(report, exclude={"turns", "skipped_messages"}))
 
 
 class EntitiesOut(BaseModel):
@@ -513,7 +519,7 @@ def entities(
     page: EntityPage = state_of(ctx).service.graph.entities(
         query=query, type=type, limit=limit, cursor=cursor, namespace=scope
     )
-    return _result(page.model_dump(mode="json", exclude_none=True))
+    return compact_result(compact(page))
 
 
 def neighbourhood(
@@ -528,7 +534,7 @@ def neighbourhood(
     found: Neighbourhood = state_of(ctx).service.graph.neighbourhood(
         entity, depth=depth, namespace=scope
     )
-    return _result(found.model_dump(mode="json", exclude_none=True))
+    return compact_result(compact(found))
 
 
 def _error(failure: ToolFailure, call: ToolCall) -> CallToolResult:
@@ -540,10 +546,7 @@ def _error(failure: ToolFailure, call: ToolCall) -> CallToolResult:
     if isinstance(full, CoreMemoryFullError) and result.structured_content is not None:
         body = dict(result.structured_content)
         body.update(entries=full.state.entries, usage=full.state.usage, would_be=full.would_be)
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=body, is_error=True
-        )
+        return compact_result(body, error=True)
     return result
 
 
