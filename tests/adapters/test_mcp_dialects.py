@@ -510,6 +510,8 @@ async def test_mcp_native_every_tool_answers_compact_json(tmp_path: Path) -> Non
             ("remember_conversation", {"messages": [{"role": "user", "content": "Hi there"}]}),
             ("remind", {"action": "ask Anna", "mention": ["Anna"]}),
             ("intentions", {}),
+            ("sense", {"text": "Anna called"}),
+            ("pending_recollections", {"drain": False}),
         ]
         answers: dict[str, Any] = {}
         for name, arguments in calls:
@@ -533,4 +535,6 @@ async def test_mcp_native_every_tool_answers_compact_json(tmp_path: Path) -> Non
     assert answers["forget"] == {"deleted": True, "scrubbed": True, "scrub": "done"}
     assert answers["explain"]["stage"] == "returned"
     assert "excluded_by" not in answers["explain"]
+    assert answers["pending_recollections"] == answers["sense"]
+    assert answers["sense"]["recollections"][0]["kind"] == "reminder"
     assert (full["excluded_by"], full["duplicate_of"]) == ([], None)  # verbose: every field

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -101,3 +102,49 @@ async def test_mcp_pending_resource_notifies_when_a_reminder_fires_elsewhere(
             assert isinstance(event, ResourceUpdated)
         pending = (await structured(madeleine, "pending_recollections", {}))["result"]
         assert [item["memory"]["content"] for item in pending] == ["stretch"]
+
+
+async def test_mcp_native_alone_fires_and_delivers_its_reminders(tmp_path: Path) -> None:
+    # A client that enables only native (as the README recommends) gets what it asked for:
+    # sense fires the reminder, pending_recollections delivers it once, compact.
+    async with in_process(tmp_path / "alone.db", "native")() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert {"sense", "pending_recollections"} <= set(tools)
+        assert set(tools["sense"].input_schema["properties"]) >= {"text", "place", "tags"}
+        resources = [str(item.uri) for item in (await client.list_resources()).resources]
+        assert "recollections://pending" in resources
+        intention = await structured(
+            client, "remind", {"action": "pick up the prescription", "place": PHARMACY}
+        )
+        fired = await structured(client, "sense", {"place": {"lat": 48.8533, "lon": 2.3491}})
+        [item] = fired["recollections"]
+        assert (item["id"], item["kind"]) == (intention["id"], "reminder")
+        assert item["prompt_line"].startswith("[reminder] pick up the prescription")
+        assert set(item) == {"id", "score", "prompt_line", "fired_at", "kind"}
+        peeked = await structured(client, "pending_recollections", {"drain": False})
+        assert peeked == fired
+        waiting = await client.read_resource("recollections://pending")
+        assert "pick up the prescription" in waiting.contents[0].text  # type: ignore[union-attr]
+        full = await structured(client, "pending_recollections", {"verbose": True})
+        [delivered] = full["recollections"]
+        assert delivered["memory"]["kind"] == "intention"
+        assert delivered["reminder"]["intention_id"] == intention["id"]
+        assert await structured(client, "pending_recollections", {}) == {"recollections": []}
+        nothing = await call(client, "sense", {"at": "2026-11-05T08:05:00+01:00"})
+        assert nothing.is_error  # time alone is no cue
+
+
+async def test_mcp_native_alone_is_told_when_a_timed_reminder_fires(tmp_path: Path) -> None:
+    # A time-only reminder fires from the scheduler, not from a call: a native-only client
+    # hears it through recollections://pending and collects it with pending_recollections.
+    connect = in_process(tmp_path / "timed.db", "native", scheduler_thread=True)
+    async with connect() as client:
+        soon = (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
+        await structured(client, "remind", {"action": "stretch your legs", "at": soon})
+        async with client.listen(resource_subscriptions=["recollections://pending"]) as events:
+            with anyio.fail_after(20):
+                event = await events.__anext__()
+            assert isinstance(event, ResourceUpdated)
+        [item] = (await structured(client, "pending_recollections", {}))["recollections"]
+        assert item["prompt_line"].startswith("[reminder] stretch your legs (it is due at")
+        assert item["due_at"].startswith(soon[:19])

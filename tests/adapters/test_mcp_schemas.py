@@ -131,6 +131,8 @@ async def test_schema_native_tools_listed_with_output_schemas(tmp_path: Path) ->
         "remind",
         "intentions",
         "cancel_intention",
+        "sense",
+        "pending_recollections",
         "entities",
         "neighbourhood",
         "core_memory",

@@ -157,6 +157,8 @@ def _names(dialect: str) -> set[str]:
             "remind",
             "intentions",
             "cancel_intention",
+            "sense",
+            "pending_recollections",
             "entities",
             "neighbourhood",
             "core_memory",

@@ -1,8 +1,9 @@
 """The native dialect's prospective-memory tools: ``remind``, ``intentions``, ``cancel_intention``.
 
-Reminders are delivered like recollections (``pending_recollections`` of the
-madeleine dialect, ``GET /v1/recollections/pending``, the
-``recollections://pending`` resource) once their triggers hold.
+Reminders are delivered like recollections once their triggers hold: fired by
+``sense`` or the scheduler, collected with ``pending_recollections`` (this
+dialect's or madeleine's, see :mod:`._pending`), ``GET /v1/recollections/pending``
+or the ``recollections://pending`` resource.
 """
 
 from __future__ import annotations

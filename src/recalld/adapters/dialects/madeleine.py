@@ -9,7 +9,9 @@ Arguments are flat everywhere: ``geohash`` or ``lat`` + ``lon``; ``at`` (ISO
 a local path); ``biometrics`` (name → number); ``query`` (recall); ``text``
 (sense); ``k`` (recall, default 5); ``drain`` (default true); ``id`` (forget).
 
-Its tool names overlap the native dialect's, so the two are served apart.
+Its tool names overlap the native dialect's, so the two are served apart; the
+resource, cue validation and item shape are shared with native's ``sense`` and
+``pending_recollections`` (:mod:`recalld.adapters.dialects._pending`).
 
 Reminders of intentions (see :mod:`recalld.intentions`) that ``sense`` or the
 scheduler fired come through ``sense`` and ``pending_recollections`` as extra
@@ -30,15 +32,13 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictBool, StrictFloat
 
-from recalld.adapters.dialects.base import Dialect, ResourceSpec, ToolSpec, state_of
+from recalld.adapters.dialects._pending import PENDING_RESOURCE, cue_of, seed_item
+from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import Wording
 from recalld.model import WHOLE_NUMBER
-from recalld.recollection import Cue, Recollection, flat_place
-from recalld.service import MemoryService
+from recalld.recollection import Cue, flat_place
 
 __all__ = ["DIALECT"]
-
-PENDING_URI = "recollections://pending"
 
 Geohash = Annotated[str | None, Field(description="Place as a geohash (e.g. 'u09tvw0f6')")]
 Latitude = Annotated[
@@ -62,10 +62,7 @@ def _cue(
     ctx: Context, geohash: str | None, lat: float | None, lon: float | None, **parts: Any
 ) -> Cue:
     """Validate a flat cue into the engine's :class:`Cue` (media become features)."""
-    state = state_of(ctx)
-    return state.service.recollections.cue(
-        place=flat_place(geohash, lat, lon), allow_paths=state.media_paths, **parts
-    )
+    return cue_of(ctx, flat_place(geohash, lat, lon), **parts)
 
 
 def _json(value: Any) -> CallToolResult:
@@ -73,16 +70,6 @@ def _json(value: Any) -> CallToolResult:
         content=[TextContent(type="text", text=json.dumps(value, ensure_ascii=False))],
         structured_content=value if isinstance(value, dict) else {"result": value},
     )
-
-
-def _item(recollection: Recollection) -> dict[str, Any]:
-    return {
-        "memory": recollection.memory.model_dump(mode="json"),
-        "score": recollection.score,
-        "channels": recollection.channels,
-        "prompt_line": recollection.prompt_line,
-        "fired_at": recollection.fired_at.isoformat(),
-    }
 
 
 def remember(
@@ -176,7 +163,7 @@ def sense(
         biometrics=biometrics,
     )
     fired = state_of(ctx).service.recollections.sense(cue)
-    return _json([_item(recollection) for recollection in fired])
+    return _json([seed_item(recollection) for recollection in fired])
 
 
 def pending_recollections(
@@ -186,7 +173,7 @@ def pending_recollections(
     ] = True,
 ) -> CallToolResult:
     items = state_of(ctx).service.recollections.pending(drain=drain)
-    return _json([_item(recollection) for recollection in items])
+    return _json([seed_item(recollection) for recollection in items])
 
 
 def forget(
@@ -194,28 +181,6 @@ def forget(
 ) -> CallToolResult:
     return _json(state_of(ctx).service.forget(id).model_dump())
 
-
-def _pending_text(service: MemoryService) -> str:
-    items = service.recollections.pending(drain=False)
-    return json.dumps([_item(item) for item in items], ensure_ascii=False)
-
-
-def _pending_version(service: MemoryService) -> int:
-    return service.recollections.version()
-
-
-PENDING_RESOURCE = ResourceSpec(
-    uri=PENDING_URI,
-    name="pending_recollections",
-    description=(
-        "Involuntary recollections waiting to be delivered (a peek; nothing is removed). "
-        "Subscribe to hear when one surfaces, including from webhooks, sensors or other "
-        "processes, then call pending_recollections."
-    ),
-    read=_pending_text,
-    version=_pending_version,
-    mime_type="application/json",
-)
 
 DIALECT = Dialect(
     name="madeleine",

@@ -17,6 +17,12 @@ Per-call scope: every tool takes an optional ``namespace``, or mem0's
 ``user:<u>/agent:<a>``), within what the server allows (see
 :func:`recalld.adapters.dialects.base.scoped_namespace`).
 
+``remind`` and its siblings keep intentions (:mod:`._intentions`); ``sense`` and
+``pending_recollections`` fire and deliver their reminders and involuntary
+recollections, and ``recollections://pending`` tells subscribers when the queue
+changes (:mod:`._pending`, shared with madeleine), so a client that enables
+only this dialect receives what it asked to be reminded of.
+
 ``core_memory`` edits the bounded core memory with hermes' batch semantics
 (all-or-nothing, limit checked on the result, a full target refused with its
 current entries), so a client that enables only this dialect can keep it.
@@ -36,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat
 from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects._intentions import INTENTION_TOOLS
+from recalld.adapters.dialects._pending import PENDING_RESOURCE, SENSING_TOOLS
 from recalld.adapters.dialects.base import (
     Dialect,
     ToolSpec,
@@ -613,6 +620,7 @@ DIALECT = Dialect(
             "included. Sending it again changes nothing.",
         ),
         *INTENTION_TOOLS,
+        *SENSING_TOOLS,
         ToolSpec(
             "entities",
             entities,
@@ -626,6 +634,6 @@ DIALECT = Dialect(
             read_only=True,
         ),
     ),
-    resources=(CORE_RESOURCE,),
+    resources=(CORE_RESOURCE, PENDING_RESOURCE),
     prompts=(CORE_PROMPT,),
 )
