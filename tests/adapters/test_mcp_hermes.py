@@ -19,6 +19,7 @@ from tests.adapters.conftest import OpenTransport
 from tests.adapters.mcp_support import (
     Connect,
     call,
+    in_process,
     structured,
 )
 
@@ -195,3 +196,30 @@ async def test_hermes_resource_update_reaches_listen_stream(
             event = await subscription.__anext__()
         assert isinstance(event, ResourceUpdated)
         assert event.uri == "memory://core"
+
+
+async def test_native_core_memory_takes_new_text_as_hermes_does(tmp_path: Path) -> None:
+    # The README: new_text is an alias of content, content wins when both are given; the
+    # native core_memory has Hermes' batch semantics, so it takes the alias too.
+    async with in_process(tmp_path / "alias.db", "native")() as client:
+        added = await structured(
+            client,
+            "core_memory",
+            {
+                "target": "user",
+                "operations": [
+                    {"action": "add", "new_text": "Likes tea"},
+                    {"action": "add", "content": "Lives in Porto", "new_text": "ignored"},
+                ],
+            },
+        )
+        assert added["entries"] == ["Likes tea", "Lives in Porto"]
+        patched = await structured(
+            client,
+            "core_memory",
+            {
+                "target": "user",
+                "operations": [{"action": "patch", "old_text": "tea", "new_text": "green tea"}],
+            },
+        )
+        assert patched["entries"] == ["Likes green tea", "Lives in Porto"]

@@ -85,6 +85,7 @@ class Operation(BaseModel):
 
     action: Literal["add", "patch", "remove"]
     content: str | None = Field(default=None, description="new text (add, patch)")
+    new_text: str | None = Field(default=None, description="alias of content (Hermes' name)")
     old_text: str | None = Field(default=None, description="text in one entry (patch, remove)")
 
 
