@@ -148,3 +148,18 @@ async def test_mcp_native_alone_is_told_when_a_timed_reminder_fires(tmp_path: Pa
         [item] = (await structured(client, "pending_recollections", {}))["recollections"]
         assert item["prompt_line"].startswith("[reminder] stretch your legs (it is due at")
         assert item["due_at"].startswith(soon[:19])
+
+
+async def test_mcp_native_remind_mention_needs_every_name_as_described(tmp_path: Path) -> None:
+    async with in_process(tmp_path / "mention.db", "native")() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        described = tools["remind"].input_schema["properties"]["mention"]["description"]
+        assert "all" in described
+        assert "one of" not in described  # it used to say both
+        await structured(
+            client, "remind", {"action": "ask about the move", "mention": ["Anna", "Bob"]}
+        )
+        for heard in ("Anna called", "Bob called"):
+            assert await structured(client, "sense", {"text": heard}) == {"recollections": []}
+        fired = await structured(client, "sense", {"text": "Anna and Bob called"})
+        assert [item["kind"] for item in fired["recollections"]] == ["reminder"]

@@ -80,7 +80,8 @@ def remind(
         str | None, Field(description="the user's zone: Europe/Paris (follows DST) or +01:00")
     ] = None,
     mention: Annotated[
-        list[str], Field(description="fire when one of these names/words is heard (all needed)")
+        list[str],
+        Field(description="names or phrases (whole words); fires when all are heard in one sense"),
     ] = [],  # noqa: B006
     signals: Annotated[
         list[str], Field(description="thresholds such as 'heart_rate>150' or 'temperature<35'")
