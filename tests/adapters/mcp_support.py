@@ -56,11 +56,17 @@ def stdio(
     embedder: str = "none",
     environment: dict[str, str] | None = None,
 ) -> Connect:
-    """A connector that launches `python -m recalld mcp` and talks over its stdin/stdout."""
+    """A connector that launches `python -m recalld mcp` and talks over its stdin/stdout.
+
+    The SDK passes the child only a few variables; ``PYTHONPATH`` is added (made
+    absolute) so that a checkout tested as ``PYTHONPATH=src pytest`` serves its own
+    code over stdio too, not the installed package's.
+    """
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "recalld", "--db", str(db), "mcp", "--dialect", dialects],
         env={
+            **_python_path(),
             "RECALLD_SYNCHRONOUS": "NORMAL",
             "RECALLD_EMBEDDER": embedder,
             "RECALLD_GRAPH_EXTRACTOR": "rules",
@@ -74,6 +80,14 @@ def stdio(
             yield client
 
     return connect
+
+
+def _python_path() -> dict[str, str]:
+    given = os.environ.get("PYTHONPATH")
+    if not given:
+        return {}
+    paths = [str(Path(path).resolve()) for path in given.split(os.pathsep) if path]
+    return {"PYTHONPATH": os.pathsep.join(paths)}
 
 
 def http(url: str) -> Connect:
