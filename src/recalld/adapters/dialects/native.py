@@ -455,7 +455,7 @@ def core_memory(
         raise ValidationError("target", "give the target the operations edit (user or memory)")
     edits = [item.model_dump(exclude_none=True) for item in operations]
     result = core.apply(target, edits, namespace=scope)
-    return compact_result(compact(result, exclude={"chars", "limit"}))
+    return compact_result(compact(result, exclude={"success", "chars", "limit"}))
 
 
 class MessageIn(BaseModel):
