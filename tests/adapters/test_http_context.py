@@ -146,10 +146,12 @@ def test_http_serves_mcp_at_slash_mcp(server: ServerProcess, client: httpx.Clien
         "intentions",
         "list",
         "neighbourhood",
+        "pending_recollections",
         "recall",
         "remember",
         "remember_conversation",
         "remind",
+        "sense",
         "stats",
         "update",
     ]

@@ -152,8 +152,13 @@ def test_prepare_query_knows_a_name_no_memory_of_the_namespace_holds(
         assert not unseen("What did Caroline do last November, or in May?")
         assert not unseen("Which dog did I adopt?")
         # Thousands of names are no SQL error (SQLite allows 2,000 columns): the names looked up
-        # are capped, as the query's words are.
-        names = " ".join(f"Zed{index}x" for index in range(2_100))
+        # are capped, as the query's words are. (Three letters each: the query stays under
+        # its limit of 10,000 characters.)
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        names = " ".join(f"Q{first}{second}" for first in letters for second in letters)
+        names += " " + " ".join(f"Z{first}{second}" for first in letters for second in letters)
+        names += " " + " ".join(f"X{first}{second}" for first in letters for second in letters)
+        assert len(names.split()) > 2_000
         assert unseen(f"What dog did Caroline adopt? {names}")
         assert service.search(f"what dog {names}", min_score=0) == []
 
