@@ -391,3 +391,35 @@ def test_conversation_new_turns_sent_at_once_by_two_writers_are_all_kept(
         thread.join(timeout=120)
     with MemoryService.open(settings) as reader:
         assert len(_said(reader, "c")) == 51
+
+
+def test_conversation_resend_that_leaves_a_message_out_shifts_no_turn(
+    service: MemoryService,
+) -> None:
+    # A client re-sends its transcript without ids, one middle message left out and a new
+    # one at the end: placed by position, each later message overwrote its predecessor
+    # (the passport turn was lost). Aligned as a diff, nothing stored changes.
+    trip = _lines(
+        "Ana: plan the trip",
+        "Bot: Lisbon or Porto?",
+        "Ana: Lisbon. My passport expires in March",
+        "Bot: Noted, renew it first",
+    )
+    service.remember_conversation(trip, conversation="trip")
+    resent = [trip[0], trip[1], trip[3], *_lines("Ana: book flights")]
+    report = service.remember_conversation(resent, conversation="trip")
+    assert (report.created, report.updated, report.unchanged) == (1, 0, 3)
+    assert [text for _, _, text in _said(service, "trip")] == [
+        "plan the trip",
+        "Lisbon or Porto?",
+        "Lisbon. My passport expires in March",
+        "Noted, renew it first",
+        "book flights",
+    ]
+    # A message added between two stored turns is a new turn; the ones after it stay.
+    letters = _lines(*(f"Ana: {letter}" for letter in "abcd"))
+    service.remember_conversation(letters, conversation="letters")
+    inserted = [letters[0], *_lines("Ana: x"), *letters[1:]]
+    again = service.remember_conversation(inserted, conversation="letters")
+    assert (again.created, again.updated, again.unchanged) == (1, 0, 4)
+    assert [text for _, _, text in _said(service, "letters")] == ["a", "b", "c", "d", "x"]

@@ -23,12 +23,15 @@ so a re-ingested file that only grew keeps its id. A message id must be unique
 within the transcript: one that repeats an earlier message's is refused (it would
 overwrite that message's turn in the same send).
 
-Messages without ids are placed by content before position (:func:`_offset`):
-a re-send of the last turns (a window that slid) lands on the stored turns it
-repeats, and its new turns are appended, instead of overwriting the
-conversation's first turns. A stored turn is only changed by a re-send that
-agrees with the stored conversation on at least as many turns as it changes;
-one that agrees on none is appended after the stored turns.
+Messages without ids are placed by content before position (:func:`_placement`):
+the re-send is aligned with the stored turns as a diff aligns two texts, so a
+re-send of the last turns (a window that slid) lands on the stored turns it
+repeats and its new turns are appended, and a message the re-send leaves out
+(or one it adds between two stored turns) shifts nothing: no stored turn is
+overwritten with its neighbour's text. A stored turn is only changed by a
+re-send that agrees with the stored conversation on more turns than it changes
+(as many, for the whole transcript re-sent from its first turn); a stored
+turn the re-send does not repeat is kept.
 
 A message without ``at`` in a transcript whose other messages have one takes the
 time of the message before it (one before every timed message, the time of the one
@@ -43,13 +46,12 @@ tool calls and tool results (``include_tools``), and messages with no text.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from recalld import _validate as check
@@ -314,59 +316,61 @@ def _borrowed_times(
 TurnKey = tuple[str | None, str]
 
 
-def _offset(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) -> int:
-    """Where a re-send without message ids starts in the stored conversation.
+def _placement(
+    stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]
+) -> dict[int, int]:
+    """Where each re-sent message without a message id goes: its index -> the position of
+    the stored turn it repeats or edits, or a new position after the last stored turn.
 
     ``stored`` maps the positions of the stored turns without message ids to their
     (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
-    in the re-send, (speaker, text)). The re-sent message ``i`` becomes the stored
-    position ``k + i`` for the offset ``k`` returned. Offset 0 (the position in the
-    re-send), every offset at which at least one re-sent turn equals the stored turn
-    it lands on, and appending after the last stored turn are the candidates. One
-    that changes a stored turn must find more stored turns unchanged than it changes
-    (as many will do for the whole transcript re-sent from its first turn: a chat
-    whose last answer was edited or regenerated), and one that ends before the last
-    stored turn must find at least two (one repeated "Ok" is a new turn). Among
-    those, the one that finds the most stored turns net of those it changes wins,
-    then the whole-transcript placement, then the one that changes fewer, then the
-    smallest offset.
+    in the re-send, (speaker, text)), in order. The two are aligned as a diff aligns
+    two texts (:class:`difflib.SequenceMatcher`, from the newest end, so among equal
+    matches the latest stored turns win: a re-send most often repeats the last
+    turns). A message equal to the stored turn it is aligned with repeats it; one
+    aligned with a stored turn whose text differs, in a run of as many messages as
+    stored turns, edits it; every other message is new, and a stored turn left
+    unaligned is kept. Edits count only when the re-send repeats more turns than it
+    edits (as many will do for the whole transcript re-sent from its first turn: a
+    chat whose last answer was edited or regenerated), and a re-send that repeats
+    one turn only, not the last, repeats nothing (one repeated "Ok" is a new turn).
     """
-    if not stored or not sent:
-        return 0
-    end = max(stored) + 1
-    positions_of: dict[TurnKey, list[int]] = {}
-    for position, turn in stored.items():
-        positions_of.setdefault(turn, []).append(position)
-    matches: Counter[int] = Counter()
-    for index, turn in sent:
-        for position in positions_of.get(turn, ()):
-            if position >= index:
-                matches[position - index] += 1
-    present = np.zeros(end, dtype=bool)
-    present[list(stored)] = True
-    indices = np.array([index for index, _ in sent], dtype=np.int64)
-    # Appending after the last stored turn finds nothing and changes nothing.
-    best: tuple[int, int, int, int] = (0, 1, 0, end)
-    for offset in {0, *matches}:
-        landing = indices + offset
-        overlap = int(present[landing[landing < end]].sum())
-        found = matches[offset]
-        changed = overlap - found
-        # A stored turn is overwritten only by a re-send that repeats more of the turns
-        # around it than it changes ("ok" then a new turn must not replace the turn said
-        # after that "ok"). One repeated turn in the middle ("Ok", "Thanks") is more
-        # likely a new turn that says the same again than a re-send of that turn alone:
-        # only a placement that reaches the last stored turn may rest on one match.
-        reaches_end = int(landing.max()) >= end - 1
-        # A client that re-sends its whole transcript from the first turn (a chat whose
-        # last answer was edited or regenerated) may change as many turns as it repeats.
-        whole = offset == 0 and reaches_end and found > 0
-        if (changed and found <= changed and not (whole and found == changed)) or (
-            found < 2 and not reaches_end
-        ):
-            continue
-        best = min(best, (changed - found, 0 if offset == 0 else 1, changed, offset))
-    return best[3]
+    if not sent:
+        return {}
+    if not stored:
+        return {index: index for index, _ in sent}
+    order = sorted(stored)
+    last = len(order) - 1
+    matcher = SequenceMatcher(
+        None,
+        [stored[position] for position in reversed(order)],
+        [turn for _, turn in reversed(sent)],
+        autojunk=False,
+    )
+    # The re-sent rows (in ``sent`` order) and the stored positions they are aligned with.
+    repeated: dict[int, int] = {}
+    edited: dict[int, int] = {}
+    for tag, low, high, first, end in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and high - low == end - first):
+            aligned = repeated if tag == "equal" else edited
+            for step in range(high - low):
+                aligned[len(sent) - 1 - (first + step)] = order[last - (low + step)]
+    placed = {**repeated, **edited}
+    whole = placed.get(0) == order[0] and order[-1] in placed.values() and bool(repeated)
+    found, changed = len(repeated), len(edited)
+    if changed and found <= changed and not (whole and found == changed):
+        placed = dict(repeated)
+    if found < 2 and order[-1] not in placed.values():
+        placed = {}
+    free = order[-1] + 1
+    positions: dict[int, int] = {}
+    for row, (index, _turn) in enumerate(sent):
+        if row in placed:
+            positions[index] = placed[row]
+        else:
+            positions[index] = free
+            free += 1
+    return positions
 
 
 class Conversations:
@@ -421,14 +425,14 @@ class Conversations:
             else:
                 kept.append((index, message))
         borrowed = _borrowed_times(parsed.messages)
-        offset: int | None = None
+        positions: dict[int, int] | None = None
         for start in range(0, len(kept), CHUNK_TURNS):
             with self._store.transaction() as tx:
-                if offset is None:
+                if positions is None:
                     # Placed while this send holds the conversation, so two sends of new
                     # turns cannot both take the same free positions.
                     tx.serialise("conversation", scope_namespace, conversation_id)
-                    offset = self._resent_offset(scope_namespace, conversation_id, source, kept)
+                    positions = self._placed(scope_namespace, conversation_id, source, kept)
                 for index, message in kept[start : start + CHUNK_TURNS]:
                     receipt = self._turn(
                         tx,
@@ -437,7 +441,7 @@ class Conversations:
                         conversation_id,
                         source,
                         index,
-                        index if message.id is not None else offset + index,
+                        index if message.id is not None else positions[index],
                         message,
                         borrowed[index],
                         report,
@@ -476,22 +480,22 @@ class Conversations:
             if message.at is not None:
                 parse_instant(prefix + "at", message.at)
 
-    def _resent_offset(
+    def _placed(
         self,
         namespace: str,
         conversation_id: str,
         source: str,
         kept: Sequence[tuple[int, ConversationMessage]],
-    ) -> int:
-        """The stored position of the re-sent message 0, for messages without ids
-        (:func:`_offset`): the stored turns are compared by speaker and text."""
+    ) -> dict[int, int]:
+        """The position of each kept message without an id (:func:`_placement`): the
+        stored turns are compared by speaker and text."""
         sent = [
             (index, (_speaker(message, f"messages[{index}]."), message.content))
             for index, message in kept
             if message.id is None
         ]
         if not sent:
-            return 0
+            return {}
         scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
         stored: dict[int, TurnKey] = {}
         for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
@@ -503,7 +507,7 @@ class Conversations:
                 and memory.id == _turn_id(conversation_id, f"#{position}")
             ):
                 stored[position] = (memory.speaker, memory.content)
-        return _offset(stored, sent)
+        return _placement(stored, sent)
 
     @staticmethod
     def _skip_reason(message: ConversationMessage, conversation: Conversation) -> str | None:
