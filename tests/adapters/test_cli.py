@@ -260,6 +260,11 @@ def test_cli_speaker_min_score_and_explain(run: Invoke, monkeypatch: pytest.Monk
     assert shown.exit_code == 0
     assert shown.stdout.startswith("returned: ")
     assert "keyword_rank" in shown.stdout
+    assert "rank 1 of " in shown.stdout
+    # Kept out by a filter, it is ranked as if it had been a candidate, and says so.
+    kept_out = invoke("explain", "when does the bakery open?", receipt["id"], "--kind", "task")
+    assert kept_out.stdout.startswith("excluded: ")
+    assert "would rank 1 among the " in kept_out.stdout
     moved = _json(invoke("update", receipt["id"], "--speaker", "Melanie", "--json"))
     assert moved["speaker"] == "Melanie"
 

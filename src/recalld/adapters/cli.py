@@ -201,10 +201,16 @@ def explain(
         return
     console = state.console
     console.print(f"{result.stage}: {result.reason}", highlight=False)
+    if result.rank is None:  # an expired memory is not scored
+        place = "not ranked"
+    elif result.stage in ("excluded", "not_in_pool"):
+        place = f"would rank {result.rank} among the {result.candidates} candidates"
+    else:
+        place = f"rank {result.rank} of {result.candidates} candidates"
     console.print(
-        f"score {result.score:.4f} (min_score {result.min_score:g}), rank {result.rank}"
-        f" of {result.candidates} candidates, found by {', '.join(result.found_by) or 'none'},"
-        f" index state {result.index_state}, model {result.model}",
+        f"score {result.score:.4f} (min_score {result.min_score:g}), {place}, found by"
+        f" {', '.join(result.found_by) or 'none'}, index state {result.index_state},"
+        f" model {result.model}",
         highlight=False,
     )
     channels = ", ".join(f"{name} {value:.3f}" for name, value in result.channels.items())
