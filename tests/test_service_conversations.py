@@ -423,3 +423,31 @@ def test_conversation_resend_that_leaves_a_message_out_shifts_no_turn(
     again = service.remember_conversation(inserted, conversation="letters")
     assert (again.created, again.updated, again.unchanged) == (1, 0, 4)
     assert [text for _, _, text in _said(service, "letters")] == ["a", "b", "c", "d", "x"]
+
+
+def test_conversation_new_exchanges_under_one_id_overwrite_no_earlier_one(
+    service: MemoryService,
+) -> None:
+    # An agent sends each new exchange under the conversation's id; the bot's "ok" repeats.
+    # As many turns as stored, one repeated: it is no whole transcript with its last answer
+    # regenerated (the edited turn is not the last), so the flight stays.
+    service.remember_conversation(
+        _lines("Ana: My flight to Lima is on Friday at 9am", "Bot: ok"), conversation="c"
+    )
+    service.remember_conversation(
+        _lines("Ana: The dentist moved to Tuesday", "Bot: ok"), conversation="c"
+    )
+    said = [text for _, _, text in _said(service, "c")]
+    assert said[:2] == ["My flight to Lima is on Friday at 9am", "ok"]
+    assert "The dentist moved to Tuesday" in said
+    service.remember_conversation(
+        _lines("Ana: I'm allergic to peanuts", "Bot: ok", "Ana: My sister is Rosa", "Bot: ok"),
+        conversation="d",
+    )
+    service.remember_conversation(
+        _lines("Ana: Book the 7pm train", "Bot: ok", "Ana: Cancel the gym", "Bot: ok"),
+        conversation="d",
+    )
+    kept = [text for _, _, text in _said(service, "d")]
+    assert {"I'm allergic to peanuts", "My sister is Rosa"} <= set(kept)
+    assert {"Book the 7pm train", "Cancel the gym"} <= set(kept)

@@ -324,44 +324,40 @@ def _placement(
 
     ``stored`` maps the positions of the stored turns without message ids to their
     (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
-    in the re-send, (speaker, text)), in order. The two are aligned as a diff aligns
-    two texts (:class:`difflib.SequenceMatcher`, from the newest end, so among equal
-    matches the latest stored turns win: a re-send most often repeats the last
-    turns). A message equal to the stored turn it is aligned with repeats it; one
-    aligned with a stored turn whose text differs, in a run of as many messages as
-    stored turns, edits it; every other message is new, and a stored turn left
-    unaligned is kept. Edits count only when the re-send repeats more turns than it
-    edits (as many will do for the whole transcript re-sent from its first turn: a
-    chat whose last answer was edited or regenerated), and a re-send that repeats
-    one turn only, not the last, repeats nothing (one repeated "Ok" is a new turn).
+    in the re-send, (speaker, text)), in order. Two placements are weighed, and the
+    one that repeats more stored turns wins (the window on a tie, as it edits
+    nothing):
+
+    * the window: the re-send begins with the stored conversation's last turns
+      (a window that slid), which it repeats; the rest is new;
+    * the alignment of the two as a diff aligns two texts
+      (:class:`difflib.SequenceMatcher`, from the newest end, so among equal
+      matches the latest stored turns win). A message equal to the stored turn it
+      is aligned with repeats it; one aligned with a stored turn whose text
+      differs, in a run of as many messages as stored turns, edits it, unless
+      its text is a stored turn's (a misalignment, not an edit). Edits count only
+      when the re-send repeats more than twice as many turns as it edits (short
+      replies, "ok" or "haha", repeat by chance), or, for the whole transcript
+      re-sent from its first turn, more than it edits, or as many when the edited
+      turns are its last (an answer edited or regenerated). A placement that
+      repeats one turn only, not the last, repeats nothing (one repeated "Ok" is
+      a new turn).
+
+    Every other message is new, and a stored turn left unaligned is kept: nothing
+    is overwritten with a neighbour's text.
     """
     if not sent:
         return {}
     if not stored:
         return {index: index for index, _ in sent}
     order = sorted(stored)
-    last = len(order) - 1
-    matcher = SequenceMatcher(
-        None,
-        [stored[position] for position in reversed(order)],
-        [turn for _, turn in reversed(sent)],
-        autojunk=False,
-    )
-    # The re-sent rows (in ``sent`` order) and the stored positions they are aligned with.
-    repeated: dict[int, int] = {}
-    edited: dict[int, int] = {}
-    for tag, low, high, first, end in matcher.get_opcodes():
-        if tag == "equal" or (tag == "replace" and high - low == end - first):
-            aligned = repeated if tag == "equal" else edited
-            for step in range(high - low):
-                aligned[len(sent) - 1 - (first + step)] = order[last - (low + step)]
-    placed = {**repeated, **edited}
-    whole = placed.get(0) == order[0] and order[-1] in placed.values() and bool(repeated)
-    found, changed = len(repeated), len(edited)
-    if changed and found <= changed and not (whole and found == changed):
-        placed = dict(repeated)
-    if found < 2 and order[-1] not in placed.values():
-        placed = {}
+    turns = [stored[position] for position in order]
+    said = [turn for _, turn in sent]
+    window = _window(turns, said)
+    placed = {row: order[len(order) - window + row] for row in range(window)}
+    aligned = _aligned(order, turns, said)
+    if len(aligned[0]) > window:
+        placed = {**aligned[0], **aligned[1]}
     free = order[-1] + 1
     positions: dict[int, int] = {}
     for row, (index, _turn) in enumerate(sent):
@@ -371,6 +367,45 @@ def _placement(
             positions[index] = free
             free += 1
     return positions
+
+
+def _window(turns: Sequence[TurnKey], said: Sequence[TurnKey]) -> int:
+    """How many of the stored ``turns``' last ones ``said`` begins with (the most)."""
+    for start in range(max(0, len(turns) - len(said)), len(turns)):
+        if turns[start:] == said[: len(turns) - start]:
+            return len(turns) - start
+    return 0
+
+
+def _aligned(
+    order: Sequence[int], turns: Sequence[TurnKey], said: Sequence[TurnKey]
+) -> tuple[dict[int, int], dict[int, int]]:
+    """The diff placement of :func:`_placement`: the re-sent rows it repeats and those it
+    edits, each -> the stored position (both empty when it holds nothing)."""
+    last = len(order) - 1
+    matcher = SequenceMatcher(None, turns[::-1], said[::-1], autojunk=False)
+    repeated: dict[int, int] = {}
+    edited: dict[int, int] = {}
+    known = set(turns)
+    for tag, low, high, first, end in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and high - low == end - first):
+            for step in range(high - low):
+                row = len(said) - 1 - (first + step)
+                if tag == "equal":
+                    repeated[row] = order[last - (low + step)]
+                elif said[row] not in known:
+                    edited[row] = order[last - (low + step)]
+    found, changed = len(repeated), len(edited)
+    if changed and found <= 2 * changed:
+        reaches_end = order[-1] in {**repeated, **edited}.values()
+        whole = repeated.get(0, edited.get(0)) == order[0] and reaches_end and found > 0
+        # The edited turns are the stored conversation's last ones.
+        last_ones = sorted(edited.values()) == list(order[len(order) - changed :])
+        if not whole or found < changed or (found == changed and not last_ones):
+            edited = {}
+    if found < 2 and order[-1] not in {**repeated, **edited}.values():
+        return {}, {}
+    return repeated, edited
 
 
 class Conversations:
