@@ -451,3 +451,51 @@ def test_conversation_new_exchanges_under_one_id_overwrite_no_earlier_one(
     kept = [text for _, _, text in _said(service, "d")]
     assert {"I'm allergic to peanuts", "My sister is Rosa"} <= set(kept)
     assert {"Book the 7pm train", "Cancel the gym"} <= set(kept)
+
+
+def test_conversation_refuses_a_message_id_that_would_take_a_positions_key(
+    service: MemoryService,
+) -> None:
+    # A message without an id is keyed by its position ("#0"): an id "#0" overwrote it.
+    messages = [
+        {"speaker": "Ana", "content": "My passport number ends in 4411"},
+        {"speaker": "Bo", "content": "Noted", "id": "#0"},
+    ]
+    with pytest.raises(ValidationError, match=r"messages\[1\]\.id"):
+        service.remember_conversation(messages, conversation="c")
+    assert service.stats().count == 0
+
+
+def test_conversation_too_large_message_late_in_a_long_transcript_writes_nothing(
+    service: MemoryService,
+) -> None:
+    # Written in chunks of 500: a content over the limit at message 550 left 500 turns.
+    messages = [{"speaker": "Ana", "content": f"line {index}"} for index in range(600)]
+    messages[550]["content"] = "x" * (service.settings.max_content_bytes + 1)
+    with pytest.raises(ValidationError, match=r"messages\[550\]\.content"):
+        service.remember_conversation(messages, conversation="long")
+    assert service.stats().count == 0
+
+
+def test_conversation_sent_under_another_source_overwrites_no_turn(
+    service: MemoryService,
+) -> None:
+    # Its turns are looked up by source: under another one none was found, and the new
+    # messages were written over the stored turns 0, 1 ... of the same conversation id.
+    service.remember_conversation(
+        _lines("Ana: My flight to Lima is Friday 9am", "Bot: Noted"),
+        conversation="trip",
+        source="file:///home/ana/chat.json",
+    )
+    with pytest.raises(ValidationError, match=r"^source: .*file:///home/ana/chat\.json"):
+        service.remember_conversation(_lines("Ana: Also book a taxi"), conversation="trip")
+    stored = service.conversations.turns("file:///home/ana/chat.json")
+    assert [turn.content for turn in stored] == ["My flight to Lima is Friday 9am", "Noted"]
+    assert service.stats().count == 2
+    # The same turns from a file that moved (another source) change nothing.
+    moved = service.remember_conversation(
+        _lines("Ana: My flight to Lima is Friday 9am", "Bot: Noted"),
+        conversation="trip",
+        source="file:///tmp/chat.json",
+    )
+    assert (moved.created, moved.updated, moved.unchanged) == (0, 0, 2)

@@ -141,8 +141,8 @@ class ConversationMessage(BaseModel):
         min_length=1,
         max_length=ID_MAX_CHARS,
         description="the message's id in its source, for idempotent re-ingestion (unique"
-        " within the transcript)",
-        json_schema_extra=extra(pattern=NAME_PATTERN),
+        " within the transcript, not starting with '#')",
+        json_schema_extra=extra(pattern="^(?!#)" + NAME_PATTERN[1:]),
     )
 
 
@@ -501,10 +501,19 @@ class Conversations:
         for index, message in enumerate(conversation.messages):
             prefix = f"messages[{index}]."
             check.free_text(message.content, prefix + "content")
+            if message.content.strip():  # (a message with no text is skipped, not refused)
+                check.content(message.content, self._settings, prefix + "content")
             check.optional_name(message.role, prefix + "role")
             check.optional_name(message.speaker, prefix + "speaker")
             check.optional_name(message.id, prefix + "id")
             if message.id is not None:
+                if message.id.startswith("#"):
+                    # "#3" is how the message at position 3 without an id is keyed.
+                    raise ValidationError(
+                        prefix + "id",
+                        f"{message.id!r}: a message id must not start with '#' (recalld keys"
+                        " the messages without an id so)",
+                    )
                 first = first_with_id.setdefault(message.id, index)
                 if first != index:
                     raise ValidationError(
@@ -610,6 +619,20 @@ class Conversations:
             existing = tx.find(namespace, id=memory_id)
             if existing is not None and expired(existing, self._clock()):
                 existing = None  # written fresh (the write frees the expired id)
+            if (
+                existing is not None
+                and existing.source != source
+                and message.id is None
+                and (existing.speaker, existing.content) != (speaker, draft.content)
+            ):
+                # The same conversation id sent under another source: its turns without
+                # ids were not found by this source, and this position is another message.
+                raise ValidationError(
+                    "source",
+                    f"conversation {conversation_id!r} is stored under the source"
+                    f" {existing.source!r}, and its turn {position} says something else:"
+                    " send it with that source, or under another conversation id",
+                )
             if existing is not None:
                 tags = list(check.tags(draft.tags, self._settings))
                 # A turn without a time keeps the one it had, and so does one whose time
@@ -628,6 +651,8 @@ class Conversations:
                 return _receipt(memory, "overwritten")
             receipt, _ = self._writer.write(tx, draft, namespace)
         except ValidationError as error:
+            if error.field == "source":  # the whole send's, checked above
+                raise
             raise ValidationError(prefix + error.field, error.message) from None
         report.created += 1
         return receipt
