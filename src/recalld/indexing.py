@@ -17,6 +17,7 @@ transaction (issue 12); the same worker runs both kinds. A memory's
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -92,6 +93,7 @@ class Indexing:
         )
         self._worker: Worker | None = None
         self._catch_up_worker: Worker | None = None
+        self._catch_up_lock = threading.Lock()
         self._catch_up_warned = False
         if (embedder is not None or self.extractor is not None) and settings.worker_thread:
             self.start_worker()
@@ -173,7 +175,10 @@ class Indexing:
                 clock=self._clock,
                 worker_id=f"{self._worker_id_prefix()}:recall",
             )
-        embedded = self._catch_up_worker.embed_for_recall(namespaces, limit)
+        # One catch-up at a time in this process: concurrent recalls would each embed the
+        # same queue (taking over one another's leases); the next finds it done.
+        with self._catch_up_lock:
+            embedded = self._catch_up_worker.embed_for_recall(namespaces, limit)
         if embedded is not None:
             return embedded
         if not self._catch_up_warned:

@@ -138,9 +138,12 @@ class PostgresSemantic:
                 {"now": now, "model": model, "max": max_attempts},
             ).fetchall()
             if doomed:
+                # Unless a newer job (an edit's) still waits: it is what the memory is now.
                 connection.execute(
-                    "UPDATE memories SET index_state = 'failed' WHERE seq = ANY(%s)",
-                    ([int(row[0]) for row in doomed],),
+                    "UPDATE memories SET index_state = 'failed' WHERE seq = ANY(%s)"
+                    " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = memories.seq"
+                    " AND j.kind = 'embed' AND j.state = ANY(%s))",
+                    ([int(row[0]) for row in doomed], PENDING),
                 )
             claimed = connection.execute(
                 "WITH picked AS (SELECT id FROM jobs WHERE kind = 'embed' AND model = %(model)s"
@@ -218,25 +221,30 @@ class PostgresSemantic:
         def step(connection: Connection) -> list[Job] | None:
             rows = connection.execute(
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
-                f" j.state, j.run_after{pending} FOR UPDATE OF j",
+                f" j.state, j.run_after, j.lease_until{pending} FOR UPDATE OF j",
                 params,
             ).fetchall()
             if len(rows) > limit:
                 return None
             # A job queued again after a failure waits for its time, as a worker's claim does.
             due = [row for row in rows if row[7] == "running" or row[8] <= now]
-            if due:
-                connection.execute(
-                    "UPDATE jobs SET state = 'running', lease_owner = %s, lease_until = %s,"
-                    " attempts = attempts + 1, updated_at = %s WHERE id = ANY(%s)",
-                    (worker_id, lease_until, now, [row[0] for row in due]),
-                )
+            # Taking over a live lease is no new attempt: concurrent recalls must not use
+            # up a job's attempts while its worker is still at it.
+            live = {row[0] for row in due if row[7] == "running" and row[9] > now}
+            for counted in (0, 1):
+                ids = [row[0] for row in due if (row[0] not in live) == bool(counted)]
+                if ids:
+                    connection.execute(
+                        "UPDATE jobs SET state = 'running', lease_owner = %s, lease_until = %s,"
+                        " attempts = attempts + %s, updated_at = %s WHERE id = ANY(%s)",
+                        (worker_id, lease_until, counted, now, ids),
+                    )
             return [
                 Job(
                     id=row[0],
                     seq=int(row[1]),
                     model=model,
-                    attempts=int(row[2]) + 1,
+                    attempts=int(row[2]) + (0 if row[0] in live else 1),
                     memory_id=row[3],
                     namespace=row[4],
                     title=row[5],
@@ -329,8 +337,12 @@ class PostgresSemantic:
                     (error[:2000], now, job.id, worker_id),
                 )
                 if cursor.rowcount:
+                    # Unless a newer job (an edit's) still waits: it is what the memory is.
                     connection.execute(
-                        "UPDATE memories SET index_state = 'failed' WHERE seq = %s", (job.seq,)
+                        "UPDATE memories SET index_state = 'failed' WHERE seq = %s"
+                        " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = memories.seq"
+                        " AND j.kind = 'embed' AND j.state = ANY(%s))",
+                        (job.seq, PENDING),
                     )
                 return
             connection.execute(

@@ -55,6 +55,12 @@ def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: da
     return job_id
 
 
+def _counts(row: Sequence[Any], stamp: str) -> int:
+    """1 when claiming the job (``claim_for_recall``'s row) is an attempt: it was queued,
+    or its lease expired; 0 when it takes over a live lease."""
+    return 0 if row[7] == "running" and str(row[9]) > stamp else 1
+
+
 class SQLiteSemantic:
     """:class:`recalld.store.semantic.SemanticStore` on the store's connections."""
 
@@ -95,8 +101,12 @@ class SQLiteSemantic:
                     " || attempts || ' times' WHERE id = ?",
                     (stamp, job_id),
                 )
+                # Unless a newer job (an edit's) still waits: it is what the memory is now.
                 connection.execute(
-                    "UPDATE memories SET index_state = 'failed' WHERE seq = ?", (seq,)
+                    "UPDATE memories SET index_state = 'failed' WHERE seq = ?"
+                    " AND NOT EXISTS (SELECT 1 FROM jobs WHERE seq = memories.seq"
+                    f" AND +kind = 'embed' AND state IN {PENDING_STATES})",
+                    (seq,),
                 )
             rows: list[tuple[Any, ...]] = connection.execute(
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content"
@@ -148,8 +158,9 @@ class SQLiteSemantic:
         # Off the partial index of queued memories (migration 17): another namespace's
         # bulk load is never walked.
         pending = (
+            # "+": each queued memory's jobs by seq, never a walk of every pending job.
             " FROM memories m INDEXED BY memories_queued JOIN jobs j ON j.seq = m.seq"
-            " AND j.kind = 'embed' AND j.model = :model"
+            " AND +j.kind = 'embed' AND j.model = :model"
             f" AND j.state IN {PENDING_STATES}"
             " WHERE m.namespace IN (SELECT value FROM json_each(:namespaces))"
             " AND m.index_state = 'queued' LIMIT :bound"
@@ -163,24 +174,29 @@ class SQLiteSemantic:
         def step(connection: apsw.Connection) -> list[Job] | None:
             rows: list[tuple[Any, ...]] = connection.execute(
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
-                f" j.state, j.run_after{pending}",
+                f" j.state, j.run_after, j.lease_until{pending}",
                 params,
             ).fetchall()
             if len(rows) > limit:
                 return None
             # A job queued again after a failure waits for its time, as a worker's claim does.
             due = [row for row in rows if row[7] == "running" or str(row[8]) <= stamp]
+            # Taking over a live lease is no new attempt: concurrent recalls must not use
+            # up a job's attempts while its worker is still at it.
             connection.executemany(
                 "UPDATE jobs SET state = 'running', lease_owner = ?, lease_until = ?,"
-                " attempts = attempts + 1, updated_at = ? WHERE id = ?",
-                [(worker_id, to_storage(lease_until), stamp, row[0]) for row in due],
+                " attempts = attempts + ?, updated_at = ? WHERE id = ?",
+                [
+                    (worker_id, to_storage(lease_until), _counts(row, stamp), stamp, row[0])
+                    for row in due
+                ],
             )
             return [
                 Job(
                     id=row[0],
                     seq=int(row[1]),
                     model=model,
-                    attempts=int(row[2]) + 1,
+                    attempts=int(row[2]) + _counts(row, stamp),
                     memory_id=row[3],
                     namespace=row[4],
                     title=row[5],
@@ -248,8 +264,12 @@ class SQLiteSemantic:
                     (error[:2000], stamp, job.id, worker_id),
                 )
                 if connection.changes():
+                    # Unless a newer job (an edit's) still waits: it is what the memory is.
                     connection.execute(
-                        "UPDATE memories SET index_state = 'failed' WHERE seq = ?", (job.seq,)
+                        "UPDATE memories SET index_state = 'failed' WHERE seq = ?"
+                        " AND NOT EXISTS (SELECT 1 FROM jobs WHERE seq = memories.seq"
+                        f" AND +kind = 'embed' AND state IN {PENDING_STATES})",
+                        (job.seq,),
                     )
                 return
             connection.execute(

@@ -66,7 +66,8 @@ def test_a_recall_claims_its_namespaces_jobs_even_those_a_worker_holds(store: St
     claimed = store.semantic.claim_for_recall("recall", MODEL, ["mine"], 3, NOW, LEASE)
     assert claimed is not None
     assert sorted(job.seq for job in claimed) == mine
-    assert all(job.namespace == "mine" and job.attempts == 2 for job in claimed)
+    # Taking over a live lease is no new attempt (concurrent recalls must not use them up).
+    assert all(job.namespace == "mine" and job.attempts == 1 for job in claimed)
     assert store.semantic.complete_jobs("recall", MODEL, results(claimed), 8, NOW) == 2
     # The worker that held them finds its lease gone and completes nothing twice.
     assert store.semantic.complete_jobs("worker", MODEL, results(held), 8, NOW) == 5
@@ -227,3 +228,17 @@ def test_graph_jobs_claim_complete_and_retry(store: Store) -> None:
     assert counts.failures[0].error == "ValueError: bad"
     assert store.graph.backfill_jobs(MODEL, NOW) == 0  # one extracted, one failed (kept)
     assert store.graph.rebuild(["default"], MODEL, NOW) == 2
+
+
+def test_a_failed_old_job_leaves_a_memory_with_a_newer_job_queued(store: Store) -> None:
+    # An edit queues a newer job while the old one runs; the old one failing for good must
+    # not mark the memory failed (recall's catch-up reads the queued memories only).
+    (seq,) = queue(store, 1)
+    (held,) = store.semantic.claim_jobs("w1", MODEL, 1, NOW, LEASE, 5)
+    with store.transaction() as tx:
+        tx.enqueue_embedding(seq, MODEL, NOW)
+    store.semantic.retry_job("w1", held, "boom", NOW, None)
+    counts = store.semantic.queue_counts(["default"], 10)
+    assert counts.memories_by_index_state == {"queued": 1}
+    claimed = store.semantic.claim_for_recall("recall", MODEL, ["default"], 5, NOW, LEASE)
+    assert claimed is not None and [job.seq for job in claimed] == [seq]
