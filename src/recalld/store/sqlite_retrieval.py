@@ -17,9 +17,10 @@ candidate's own BM25F (:mod:`recalld.retrieval.keyword`), and the vector
 channel still finds what is near in meaning. Which words pick candidates
 depends on the namespaces alone; the file's counts choose how. Words the file
 holds rarely are ranked by ``bm25()`` (their rows are few by definition);
-words the file holds often, common in the namespaces or not, are looked up as
-common words (:meth:`SQLiteRetrieval._held_candidates`), and those rare in the
-namespaces take the room the file-rare words leave. Common words are looked up
+words the file holds often are looked up as common words
+(:meth:`SQLiteRetrieval._held_candidates`): those rare in the namespaces by
+themselves, sharing the candidates with the file-rare words (half each, or
+what the other leaves). Common words are looked up
 as the memories holding all of them (the best by a BM25 without word weights,
 :func:`recent_rank`, among the :data:`COMMON_MATCH_WINDOW` most recently
 written of them, found in a bounded range of the newest rowids), then, while
@@ -307,15 +308,18 @@ class SQLiteRetrieval:
             ]
             if not present:
                 return []
-            if rare:
-                found = self._fts_candidates(scope, rare, "OR", limit)
-                if not local or len(found) >= limit:
-                    return found
-                # The room the file-rare words leave goes to the words rare here only.
-                seen = {candidate.row.seq for candidate in found}
-                more = self._held_candidates(scope, local, limit)
-                return (found + [other for other in more if other.row.seq not in seen])[:limit]
-            return self._held_candidates(scope, present, limit)
+            if not rare and not local:  # every word is common in the namespaces
+                return self._held_candidates(scope, present, limit)
+            best = self._fts_candidates(scope, rare, "OR", limit) if rare else []
+            if not local:
+                return best
+            # The words rare here only are looked up by themselves (the namespaces' common
+            # words left out, as beside any rarer word), and share the room with the
+            # file-rare words: half each, or what the other leaves.
+            held = self._held_candidates(scope, local, limit)
+            chosen = best[: max(limit - len(held), limit // 2)]
+            seen = {candidate.row.seq for candidate in chosen}
+            return (chosen + [other for other in held if other.row.seq not in seen])[:limit]
         patterns = list(words) if words else [_substring_pattern(text)]
         return self._like_candidates(scope, [pattern for pattern in patterns if pattern], limit)
 

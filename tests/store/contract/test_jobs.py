@@ -241,4 +241,5 @@ def test_a_failed_old_job_leaves_a_memory_with_a_newer_job_queued(store: Store) 
     counts = store.semantic.queue_counts(["default"], 10)
     assert counts.memories_by_index_state == {"queued": 1}
     claimed = store.semantic.claim_for_recall("recall", MODEL, ["default"], 5, NOW, LEASE)
-    assert claimed is not None and [job.seq for job in claimed] == [seq]
+    assert claimed is not None
+    assert [job.seq for job in claimed] == [seq]
