@@ -208,3 +208,36 @@ def test_conversations_refuse_text_that_is_not_unicode(
     before = _snapshot(filled)
     _refused(lambda: filled.remember_conversation(messages, conversation="s1", **options), field)
     assert _snapshot(filled) == before
+
+
+def _not_lists(service: MemoryService) -> list[tuple[Callable[[], object], str]]:
+    return [
+        (lambda: service.remember("a note", tags=None), "tags"),  # type: ignore[arg-type]
+        (lambda: service.remember("a note", tags=5), "tags"),  # type: ignore[arg-type]
+        (lambda: service.remember("a note", tags=["ok", 5]), "tags[1]"),  # type: ignore[list-item]
+        (lambda: service.remember_many(None), "drafts"),  # type: ignore[arg-type]
+        (lambda: service.stats(5), "namespaces"),  # type: ignore[arg-type]
+        (lambda: service.status(True), "namespaces"),  # type: ignore[arg-type]
+        (lambda: service.core.apply("user", 5), "operations"),  # type: ignore[arg-type]
+        (lambda: service.remind("stretch", mention=5), "mention"),
+        (lambda: service.intentions.cancel(f"a{LONE}"), "id"),
+        (lambda: service.intentions.get(["x"]), "id"),  # type: ignore[arg-type]
+        (lambda: service.recollections.cue(tags=None), "tags"),  # type: ignore[arg-type]
+        (lambda: service.recollections.cue(at=5), "at"),  # type: ignore[arg-type]
+        (lambda: service.recollections.cue(biometrics=5), "biometrics"),  # type: ignore[arg-type]
+        (lambda: service.recollections.cue(text="x" * 10_001), "text"),
+        (lambda: service.recollections.cue(text=f"a{LONE}"), "text"),
+        (lambda: service.import_text(b"{}"), "text"),  # type: ignore[arg-type]
+        (lambda: service.import_lines(None), "lines"),  # type: ignore[arg-type]
+    ]
+
+
+def test_what_is_no_list_or_no_text_is_refused_everywhere_naming_the_field(
+    filled: MemoryService,
+) -> None:
+    # A second outside tester: these raised TypeError, AttributeError, OverflowError or
+    # UnicodeEncodeError from deep inside; each is a ValidationError, and nothing is written.
+    before = _snapshot(filled)
+    for call, field in _not_lists(filled):
+        _refused(call, field)
+    assert _snapshot(filled) == before

@@ -38,6 +38,10 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
     """
     if isinstance(value, datetime):
         moment = value
+    elif not isinstance(value, str):
+        raise ValidationError(
+            field, f"must be an ISO 8601 time (text) or a datetime, got {type(value).__name__}"
+        )
     else:
         text = _LOWER_T.sub(r"\1T", value.strip())
         if text.endswith("z"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pydantic
@@ -224,11 +224,14 @@ def optional_text(value: str | None, field: str) -> str | None:
     return None if value is None else free_text(value, field)
 
 
-def listed(values: Sequence[Any], field: str) -> list[Any]:
+def listed(values: Iterable[Any], field: str) -> list[Any]:
     """``values`` as a list; a lone string is refused (naming ``field``): iterated, it would
-    become one item per letter ("infra" as five tags)."""
+    become one item per letter ("infra" as five tags). So is anything that is no list
+    (None, a number, a mapping)."""
     if isinstance(values, str | bytes):
         raise ValidationError(field, f"give a list, not one string ({values[:20]!r})")
+    if isinstance(values, Mapping) or not isinstance(values, Iterable):
+        raise ValidationError(field, f"give a list, got {type(values).__name__}")
     return list(values)
 
 
@@ -239,11 +242,12 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
     The limits apply to the tags as given (as the published schema says), before
     trimming and de-duplication.
     """
-    listed(values, field)
+    values = listed(values, field)
     if len(values) > settings.max_tags:
         raise ValidationError(field, f"{len(values)} tags; the limit is {settings.max_tags}")
     cleaned: list[str] = []
     for value in values:
+        text(value, field)
         if len(value) > settings.max_tag_chars:
             raise ValidationError(
                 field,

@@ -362,6 +362,7 @@ class CoreMemory:
         """
         chosen = self._target(target)
         scope = self._namespace(namespace)
+        operations = check.listed(operations, "operations")
         if not operations:
             raise ValidationError("operations", "give at least one operation")
         parsed = [

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from recalld import _validate as check
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.errors import ValidationError
@@ -370,6 +371,8 @@ class MemoryService(ServiceCore):
         new unless it repeats a stored memory. A bad line is reported with its
         number and nothing of it is written; the other lines still import.
         """
+        if isinstance(lines, str | bytes) or not isinstance(lines, Iterable):
+            raise ValidationError("lines", f"give an iterable of lines, got {type(lines).__name__}")
         return self._transfer.import_lines(lines, self._namespace(namespace), progress)
 
     def import_file(
@@ -416,7 +419,7 @@ class MemoryService(ServiceCore):
 
         return import_text(
             self,
-            text,
+            check.text(text, "text"),
             format=format,
             name=name,
             namespace=namespace,

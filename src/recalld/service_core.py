@@ -100,7 +100,7 @@ class ServiceCore:
             return [self._namespace(None)]
         if isinstance(namespaces, str):  # one namespace, not its letters
             return [self._namespace(namespaces)]
-        return [self._namespace(name) for name in namespaces]
+        return [self._namespace(name) for name in check.listed(namespaces, "namespaces")]
 
     def _maybe_purge(self) -> None:
         """Purge expired memories when the purge interval has passed (on open, then lazily)."""
@@ -207,7 +207,7 @@ class ServiceCore:
             draft
             if isinstance(draft, NewMemory)
             else check.parse_model(NewMemory, draft, prefix=f"[{index}].")
-            for index, draft in enumerate(drafts)
+            for index, draft in enumerate(check.listed(drafts, "drafts"))
         ]
         self._maybe_purge()
         receipts = []

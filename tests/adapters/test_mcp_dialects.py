@@ -83,6 +83,8 @@ async def test_mcp_native_tools(connect: Connect) -> None:
         assert (updated["title"], updated["content"]) == ("region", got["content"])
         page = await structured(client, "list", {"limit": 5})
         assert [m["id"] for m in page["memories"]] == [receipt["id"]]
+        # A listed memory shows what a hit shows besides its line (the score aside).
+        assert page["memories"][0]["key"] == "staging.region"
         stats = await structured(client, "stats", {})
         assert stats["count"] == 1
 

@@ -177,6 +177,7 @@ class Intentions:
     def get(self, intention_id: str, *, namespace: str | None = None) -> Intention:
         """One intention by id (any state); :class:`NotFoundError` when unknown."""
         scope_namespace = self._namespace(namespace)
+        check.lookup(intention_id, "id")
         row = self._store.intentions.get(scope_namespace, intention_id, now=self._clock())
         if row is None:
             raise NotFoundError(f"no intention with id {intention_id!r} in {scope_namespace!r}")
@@ -188,6 +189,7 @@ class Intentions:
         The memory stays (listed with state ``cancelled``); ``forget`` removes it.
         """
         scope_namespace = self._namespace(namespace)
+        check.lookup(intention_id, "id")
         row = self._store.intentions.cancel(scope_namespace, intention_id, self._clock())
         if row is None:
             raise NotFoundError(f"no intention with id {intention_id!r} in {scope_namespace!r}")

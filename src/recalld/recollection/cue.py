@@ -7,6 +7,7 @@ are never kept).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -137,5 +138,9 @@ def media_features(
         if audio is None
         else audio_features(load_media(audio, "audio", allow_paths=allow_paths))
     )
+    if biometrics is not None and not isinstance(biometrics, Mapping):
+        raise ValidationError(
+            "biometrics", f"give an object of names and numbers, got {type(biometrics).__name__}"
+        )
     readings = check_biometrics(biometrics or {})
     return image_part, audio_part, readings

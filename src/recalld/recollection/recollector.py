@@ -133,7 +133,8 @@ class Recollector:
             image, audio, biometrics, allow_paths, self._image_encoder()
         )
         return Cue(
-            text=text,
+            # As search's query: text (valid Unicode), at most its length.
+            text=None if text is None else check.query(text, "text"),
             place=parse_place(place),
             at=None if at is None else parse_instant("at", at),
             tags=check.tags(check.listed(tags, "tags"), self._settings),

@@ -155,7 +155,13 @@ def compact_hit(hit: Hit, *, verbose: bool = False) -> dict[str, Any]:
         dumped = hit.model_dump(mode="json")
         body.update(memory=dumped["memory"], channels=hit.channels, backends=hit.backends)
         return body
-    if hit.prompt_line.endswith("…"):
+    return _with_fields(body, memory, hit.prompt_line)
+
+
+def _with_fields(body: dict[str, Any], memory: Memory, line: str) -> dict[str, Any]:
+    """``body`` with the few fields that matter: the full content only when ``line`` had to
+    shorten it, the key, tags, speaker and source when set (a hit and a listed memory)."""
+    if line.endswith("…"):
         body["content"] = memory.content
     if memory.key:
         body["key"] = memory.key
@@ -174,10 +180,7 @@ def _line(memory: Memory, *, verbose: bool = False) -> dict[str, Any]:
     line = prompt_line(memory)
     if verbose:
         return {**memory.model_dump(mode="json"), "prompt_line": line}
-    body: dict[str, Any] = {"id": memory.id, "prompt_line": line}
-    if line.endswith("…"):
-        body["content"] = memory.content
-    return body
+    return _with_fields({"id": memory.id, "prompt_line": line}, memory, line)
 
 
 def _receipt(receipt: Receipt, verbose: bool) -> dict[str, Any]:
