@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import ValidationError
+from recalld.errors import ConflictError, ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
@@ -487,7 +487,7 @@ def test_conversation_sent_under_another_source_overwrites_no_turn(
         conversation="trip",
         source="file:///home/ana/chat.json",
     )
-    with pytest.raises(ValidationError, match=r"^source: .*file:///home/ana/chat\.json"):
+    with pytest.raises(ConflictError, match=r"^source: .*file:///home/ana/chat\.json"):
         service.remember_conversation(_lines("Ana: Also book a taxi"), conversation="trip")
     stored = service.conversations.turns("file:///home/ana/chat.json")
     assert [turn.content for turn in stored] == ["My flight to Lima is Friday 9am", "Noted"]

@@ -58,7 +58,7 @@ from recalld import _validate as check
 from recalld._schema import DATE_TIME, NAME_PATTERN, NO_NUL_PATTERN, extra, nullable, replaced
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
-from recalld.errors import ValidationError
+from recalld.errors import ConflictError, ValidationError
 from recalld.model import TAGS_SCHEMA, Memory, Moment, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
 from recalld.store.retrieval import TURN_KIND
@@ -627,7 +627,7 @@ class Conversations:
             ):
                 # The same conversation id sent under another source: its turns without
                 # ids were not found by this source, and this position is another message.
-                raise ValidationError(
+                raise ConflictError(
                     "source",
                     f"conversation {conversation_id!r} is stored under the source"
                     f" {existing.source!r}, and its turn {position} says something else:"
@@ -651,8 +651,6 @@ class Conversations:
                 return _receipt(memory, "overwritten")
             receipt, _ = self._writer.write(tx, draft, namespace)
         except ValidationError as error:
-            if error.field == "source":  # the whole send's, checked above
-                raise
             raise ValidationError(prefix + error.field, error.message) from None
         report.created += 1
         return receipt

@@ -21,7 +21,9 @@ positive ones are tests/intentions/test_building.py's. Nor can a request that na
 namespace more than one way (``namespace``, mem0's ``user_id``/``agent_id``, the
 ``X-Recalld-Namespace`` header): any one is valid, two are refused rather than one
 guessed, and OpenAPI cannot say "at most one of" across query and header (those
-refusals are tests/adapters/test_http_scope.py's). And one negative input is not
+refusals are tests/adapters/test_http_scope.py's). Nor can a transcript whose messages
+repeat an id (refused: JSON Schema's ``uniqueItems`` compares whole items, not one field
+of them; tests/test_service_conversations.py has those refusals). And one negative input is not
 negative on the wire: a tag filter given as a non-list is sent as text, which is
 a valid tag.
 """
@@ -94,6 +96,12 @@ def describable(case: schemathesis.Case[Any]) -> bool:
     body = case.body if isinstance(case.body, dict) else {}
     if any(body.get(name) is not None for name in MEDIA):
         return False
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        ids = [item.get("id") for item in messages if isinstance(item, dict)]
+        given = [message_id for message_id in ids if message_id is not None]
+        if len(given) != len(set(given)):
+            return False
     actions = [body.get("action")]
     operations = body.get("operations")
     if isinstance(operations, list):

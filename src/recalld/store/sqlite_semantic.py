@@ -55,6 +55,21 @@ def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: da
     return job_id
 
 
+def _job(row: Sequence[Any], model: str, attempts: int) -> Job:
+    """A claimed job from a row ``(job id, seq, attempts, memory id, namespace, title,
+    content, ...)``."""
+    return Job(
+        id=row[0],
+        seq=int(row[1]),
+        model=model,
+        attempts=attempts,
+        memory_id=row[3],
+        namespace=row[4],
+        title=row[5],
+        content=row[6],
+    )
+
+
 def _counts(row: Sequence[Any], stamp: str) -> int:
     """1 when claiming the job (``claim_for_recall``'s row) is an attempt: it was queued,
     or its lease expired; 0 when it takes over a live lease."""
@@ -124,19 +139,7 @@ class SQLiteSemantic:
                 " attempts = attempts + 1, updated_at = ? WHERE id = ?",
                 [(worker_id, to_storage(lease_until), stamp, row[0]) for row in rows],
             )
-            return [
-                Job(
-                    id=row[0],
-                    seq=int(row[1]),
-                    model=model,
-                    attempts=int(row[2]) + 1,
-                    memory_id=row[3],
-                    namespace=row[4],
-                    title=row[5],
-                    content=row[6],
-                )
-                for row in rows
-            ]
+            return [_job(row, model, int(row[2]) + 1) for row in rows]
 
         return self._transact(step)
 
@@ -191,19 +194,7 @@ class SQLiteSemantic:
                     for row in due
                 ],
             )
-            return [
-                Job(
-                    id=row[0],
-                    seq=int(row[1]),
-                    model=model,
-                    attempts=int(row[2]) + _counts(row, stamp),
-                    memory_id=row[3],
-                    namespace=row[4],
-                    title=row[5],
-                    content=row[6],
-                )
-                for row in due
-            ]
+            return [_job(row, model, int(row[2]) + _counts(row, stamp)) for row in due]
 
         return self._transact(step)
 
