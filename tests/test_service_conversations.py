@@ -499,3 +499,49 @@ def test_conversation_sent_under_another_source_overwrites_no_turn(
         source="file:///tmp/chat.json",
     )
     assert (moved.created, moved.updated, moved.unchanged) == (0, 0, 2)
+
+
+def test_conversation_short_replies_matched_far_apart_lose_no_new_message(
+    service: MemoryService,
+) -> None:
+    # The review of the diff placement: scattered "Done." matches beat a one-turn window
+    # (the answer to "push it" was lost), a lone repeated "Done." swallowed the new
+    # exchange's reply, and a regenerated last answer saying an earlier turn's words was
+    # added instead of edited.
+    stored = _lines(
+        "u: fix the bug",
+        "a: Done.",
+        "u: run the tests",
+        "a: All green.",
+        "u: commit it",
+        "a: Done.",
+    )
+    service.remember_conversation(stored, conversation="w")
+    service.remember_conversation(_lines("a: Done.", "u: push it", "a: Done."), conversation="w")
+    assert [text for _, _, text in _said(service, "w")][-3:] == ["Done.", "push it", "Done."]
+    service.remember_conversation(_lines("u: fix the bug", "a: Done."), conversation="b")
+    service.remember_conversation(_lines("u: commit it", "a: Done."), conversation="b")
+    assert [text for _, _, text in _said(service, "b")] == [
+        "fix the bug",
+        "Done.",
+        "commit it",
+        "Done.",
+    ]
+    asked = _lines("u: fix the bug", "a: Done.", "u: and the other one?", "a: I could not find it.")
+    service.remember_conversation(asked, conversation="c")
+    regenerated = service.remember_conversation([*asked[:3], *_lines("a: Done.")], conversation="c")
+    assert (regenerated.created, regenerated.updated) == (0, 1)
+    assert [text for _, _, text in _said(service, "c")][-1] == "Done."
+
+
+def test_conversation_large_skipped_message_is_skipped_not_refused(
+    service: MemoryService,
+) -> None:
+    # Sizes are checked before anything is written, but only for the messages kept: a long
+    # system prompt or tool output, skipped unless asked for, is not stored at all.
+    big = "x" * (service.settings.max_content_bytes + 1)
+    report = service.remember_conversation(
+        [{"role": "system", "content": big}, {"speaker": "Ana", "content": "hello"}],
+        conversation="big",
+    )
+    assert (report.created, report.skipped) == (1, 1)

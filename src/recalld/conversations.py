@@ -29,9 +29,10 @@ re-send of the last turns (a window that slid) lands on the stored turns it
 repeats and its new turns are appended, and a message the re-send leaves out
 (or one it adds between two stored turns) shifts nothing: no stored turn is
 overwritten with its neighbour's text. A stored turn is only changed by a
-re-send that agrees with the stored conversation on more turns than it changes
-(as many, for the whole transcript re-sent from its first turn); a stored
-turn the re-send does not repeat is kept.
+re-send that repeats more than twice as many stored turns as it changes (for
+the whole transcript re-sent from its first turn, more than it changes, or as
+many when the changed turns are the last); a stored turn the re-send does not
+repeat is kept.
 
 A message without ``at`` in a transcript whose other messages have one takes the
 time of the message before it (one before every timed message, the time of the one
@@ -324,9 +325,7 @@ def _placement(
 
     ``stored`` maps the positions of the stored turns without message ids to their
     (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
-    in the re-send, (speaker, text)), in order. Two placements are weighed, and the
-    one that repeats more stored turns wins (the window on a tie, as it edits
-    nothing):
+    in the re-send, (speaker, text)), in order. Two placements are weighed:
 
     * the window: the re-send begins with the stored conversation's last turns
       (a window that slid), which it repeats; the rest is new;
@@ -335,14 +334,18 @@ def _placement(
       matches the latest stored turns win). A message equal to the stored turn it
       is aligned with repeats it; one aligned with a stored turn whose text
       differs, in a run of as many messages as stored turns, edits it, unless
-      its text is a stored turn's (a misalignment, not an edit). Edits count only
-      when the re-send repeats more than twice as many turns as it edits (short
-      replies, "ok" or "haha", repeat by chance), or, for the whole transcript
-      re-sent from its first turn, more than it edits, or as many when the edited
-      turns are its last (an answer edited or regenerated). A placement that
-      repeats one turn only, not the last, repeats nothing (one repeated "Ok" is
-      a new turn).
+      its text is another stored turn's (a misalignment, not an edit; the last
+      answer regenerated is an edit whatever it says). Edits count only when the
+      re-send repeats more than twice as many turns as it edits (short replies,
+      "ok" or "Done.", repeat by chance); or, for the whole transcript re-sent
+      from its first turn, more than it edits, or as many when the edited turns
+      are its last; or more than it edits when its last messages edit the stored
+      conversation's last turns (an answer regenerated). An alignment that
+      repeats one turn only and edits none holds nothing (one repeated "Ok" is a
+      new turn).
 
+    The alignment wins when it repeats a run of consecutive turns longer than the
+    window (scattered short replies matched far apart do not beat a window).
     Every other message is new, and a stored turn left unaligned is kept: nothing
     is overwritten with a neighbour's text.
     """
@@ -355,9 +358,9 @@ def _placement(
     said = [turn for _, turn in sent]
     window = _window(turns, said)
     placed = {row: order[len(order) - window + row] for row in range(window)}
-    aligned = _aligned(order, turns, said)
-    if len(aligned[0]) > window:
-        placed = {**aligned[0], **aligned[1]}
+    repeated, edited, run = _aligned(order, turns, said)
+    if repeated and run > window:
+        placed = {**repeated, **edited}
     free = order[-1] + 1
     positions: dict[int, int] = {}
     for row, (index, _turn) in enumerate(sent):
@@ -379,33 +382,43 @@ def _window(turns: Sequence[TurnKey], said: Sequence[TurnKey]) -> int:
 
 def _aligned(
     order: Sequence[int], turns: Sequence[TurnKey], said: Sequence[TurnKey]
-) -> tuple[dict[int, int], dict[int, int]]:
+) -> tuple[dict[int, int], dict[int, int], int]:
     """The diff placement of :func:`_placement`: the re-sent rows it repeats and those it
-    edits, each -> the stored position (both empty when it holds nothing)."""
+    edits, each -> the stored position (both empty when it holds nothing), and its
+    longest run of repeated consecutive turns."""
     last = len(order) - 1
     matcher = SequenceMatcher(None, turns[::-1], said[::-1], autojunk=False)
     repeated: dict[int, int] = {}
     edited: dict[int, int] = {}
+    run = 0
     known = set(turns)
     for tag, low, high, first, end in matcher.get_opcodes():
+        if tag == "equal":
+            run = max(run, high - low)
         if tag == "equal" or (tag == "replace" and high - low == end - first):
             for step in range(high - low):
                 row = len(said) - 1 - (first + step)
+                position = order[last - (low + step)]
                 if tag == "equal":
-                    repeated[row] = order[last - (low + step)]
-                elif said[row] not in known:
-                    edited[row] = order[last - (low + step)]
+                    repeated[row] = position
+                elif said[row] not in known or (row == len(said) - 1 and position == order[-1]):
+                    edited[row] = position
     found, changed = len(repeated), len(edited)
     if changed and found <= 2 * changed:
         reaches_end = order[-1] in {**repeated, **edited}.values()
         whole = repeated.get(0, edited.get(0)) == order[0] and reaches_end and found > 0
-        # The edited turns are the stored conversation's last ones.
+        # The edited turns are the stored conversation's last ones, edited by the
+        # re-send's last messages (an answer regenerated at the end of a window).
         last_ones = sorted(edited.values()) == list(order[len(order) - changed :])
-        if not whole or found < changed or (found == changed and not last_ones):
+        at_end = sorted(edited) == list(range(len(said) - changed, len(said)))
+        if not (
+            (whole and (found > changed or (found == changed and last_ones)))
+            or (last_ones and at_end and found > changed)
+        ):
             edited = {}
-    if found < 2 and order[-1] not in {**repeated, **edited}.values():
-        return {}, {}
-    return repeated, edited
+    if found < 2 and not edited:
+        return {}, {}, 0
+    return repeated, edited, run
 
 
 class Conversations:
@@ -501,7 +514,9 @@ class Conversations:
         for index, message in enumerate(conversation.messages):
             prefix = f"messages[{index}]."
             check.free_text(message.content, prefix + "content")
-            if message.content.strip():  # (a message with no text is skipped, not refused)
+            # The size of every message that will be kept (a system prompt or a tool's
+            # output skipped unless asked for may be larger: it is not stored).
+            if self._skip_reason(message, conversation) is None:
                 check.content(message.content, self._settings, prefix + "content")
             check.optional_name(message.role, prefix + "role")
             check.optional_name(message.speaker, prefix + "speaker")
