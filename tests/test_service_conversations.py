@@ -196,9 +196,16 @@ def test_conversation_resend_without_ids_overwrites_no_turn_it_does_not_repeat(
     assert _said(service, "c")[-1] == (7, "Bob", "Ok")
     # Two turns repeated in the middle are a re-send of them: nothing changes.
     middle = service.remember_conversation(
-        _lines("Bob: Ok", "Ada: the code is 4712"), conversation="c"
+        _lines("Ada: the code is 4712", "Bob: Ok"), conversation="c"
     )
     assert (middle.created, middle.updated, middle.unchanged) == (0, 0, 2)
+    # Unless the re-send also begins with the last stored turn ("Ok"): clients re-send
+    # their latest messages, so it is that window, and what follows is new.
+    window = service.remember_conversation(
+        _lines("Bob: Ok", "Ada: the code is 4712"), conversation="c"
+    )
+    assert (window.created, window.updated, window.unchanged) == (1, 0, 1)
+    assert _said(service, "c")[-1] == (8, "Ada", "the code is 4712")
 
 
 def test_conversation_new_turns_after_a_repeated_turn_overwrite_nothing(

@@ -345,7 +345,9 @@ def _placement(
       new turn).
 
     The alignment wins when it repeats a run of consecutive turns longer than the
-    window (scattered short replies matched far apart do not beat a window).
+    window (scattered short replies matched far apart do not beat a window) and,
+    when there is a window, also reaches the last stored turn (clients re-send
+    their latest messages).
     Every other message is new, and a stored turn left unaligned is kept: nothing
     is overwritten with a neighbour's text.
     """
@@ -359,7 +361,10 @@ def _placement(
     window = _window(turns, said)
     placed = {row: order[len(order) - window + row] for row in range(window)}
     repeated, edited, run = _aligned(order, turns, said)
-    if repeated and run > window:
+    # Against a window, the alignment must reach the last stored turn too: clients re-send
+    # their latest messages, so two turns matched in the middle lose to it.
+    reaches_end = order[-1] in {**repeated, **edited}.values()
+    if repeated and run > window and (window == 0 or reaches_end):
         placed = {**repeated, **edited}
     free = order[-1] + 1
     positions: dict[int, int] = {}
