@@ -386,12 +386,9 @@ class PostgresSemantic:
 
         return self._transact(step)
 
-    def pending_jobs(self, model: str, *, limit: int | None = None) -> int:
-        # The bound lets recall's catch-up ask "are there more than N?" without a full count.
-        bound = "" if limit is None else f" LIMIT {int(limit)}"
+    def pending_jobs(self, model: str) -> int:
         rows = self._read(
-            "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE kind = 'embed' AND model = %s"
-            f" AND state = ANY(%s){bound}) pending",
+            "SELECT count(*) FROM jobs WHERE kind = 'embed' AND model = %s AND state = ANY(%s)",
             (model, PENDING),
         )
         return int(rows[0][0])

@@ -286,8 +286,8 @@ class SemanticStore(Protocol):
         """
         ...
 
-    def pending_jobs(self, model: str, *, limit: int | None = None) -> int:
-        """Embedding jobs of ``model`` still queued or running (counting stops at ``limit``)."""
+    def pending_jobs(self, model: str) -> int:
+        """Embedding jobs of ``model`` still queued or running."""
         ...
 
     def drop_other_models(self, model: str) -> int:

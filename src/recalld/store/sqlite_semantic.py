@@ -296,11 +296,10 @@ class SQLiteSemantic:
 
         return self._transact(step)
 
-    def pending_jobs(self, model: str, *, limit: int | None = None) -> int:
-        bound = "" if limit is None else f" LIMIT {int(limit)}"
+    def pending_jobs(self, model: str) -> int:
         rows = self._read(
-            "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE kind = 'embed' AND model = ?"
-            f" AND state IN {PENDING_STATES}{bound})",
+            "SELECT count(*) FROM jobs WHERE kind = 'embed' AND model = ?"
+            f" AND state IN {PENDING_STATES}",
             (model,),
         )
         return int(rows[0][0])
