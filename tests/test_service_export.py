@@ -158,6 +158,19 @@ def test_import_bad_lines_reported_and_not_written(service: MemoryService) -> No
     assert ids == ["good-1", "good-2"]
 
 
+def test_import_a_line_that_is_not_text_is_a_bad_line(service: MemoryService) -> None:
+    good = {"id": "good-1", "content": "fine", "updated_at": "2026-01-01T00:00:00Z"}
+    # A file opened in binary mode yields bytes: that line is refused, the rest imports.
+    lines: list[object] = [json.dumps(good).encode(), None, json.dumps({**good, "id": "good-2"})]
+    report = service.import_lines(lines)  # type: ignore[arg-type]
+    assert report.created == 1
+    assert [(error.line, error.error) for error in report.errors] == [
+        (1, "line: give text, got bytes"),
+        (2, "line: give text, got NoneType"),
+    ]
+    assert [memory.id for memory in service.list_memories().memories] == ["good-2"]
+
+
 def test_an_experiences_senses_survive_export_and_import(
     service: MemoryService, clock: FakeClock, tmp_path: Path
 ) -> None:

@@ -302,6 +302,14 @@ class Transfer:
         # overwrite the first on every run (never idempotent), so it is refused.
         first_line: dict[tuple[str, str], int] = {}
         for number, line in enumerate(lines, start=1):
+            if not isinstance(line, str):
+                # A file opened in binary mode, or a list of anything: that line is bad.
+                chunk.append(
+                    ImportLineError(
+                        line=number, error=f"line: give text, got {type(line).__name__}"
+                    )
+                )
+                continue
             if number == 1:
                 line = line.removeprefix("\ufeff")  # a byte-order mark: no part of the record
             if not line.strip():
