@@ -508,6 +508,25 @@ def test_conversation_sent_under_another_source_overwrites_no_turn(
     assert (moved.created, moved.updated, moved.unchanged) == (0, 0, 2)
 
 
+def test_conversation_conflict_with_another_source_late_in_a_long_send_writes_nothing(
+    service: MemoryService,
+) -> None:
+    # Written in chunks of 500: the conflict at message 550 came after the first chunk
+    # had given 500 stored turns the new tags.
+    messages = [{"speaker": "Ana", "content": f"line {index}"} for index in range(600)]
+    service.remember_conversation(messages, conversation="long", source="file:///a.json")
+    resent = [dict(message) for message in messages]
+    resent[550]["content"] = "something else"
+    with pytest.raises(ConflictError, match=r"turn 550 says something else"):
+        service.remember_conversation(
+            resent, conversation="long", source="file:///b.json", tags=["moved"]
+        )
+    stored = service.conversations.turns("file:///a.json", limit=1000)
+    assert [turn.content for turn in stored] == [message["content"] for message in messages]
+    assert all(turn.tags == [] for turn in stored)
+    assert service.stats().count == 600
+
+
 def test_conversation_short_replies_matched_far_apart_lose_no_new_message(
     service: MemoryService,
 ) -> None:

@@ -486,6 +486,11 @@ class Conversations:
                     # turns cannot both take the same free positions.
                     tx.serialise("conversation", scope_namespace, conversation_id)
                     positions = self._placed(scope_namespace, conversation_id, source, kept)
+                    # Before the first chunk: a conflict found in a later one would leave
+                    # the earlier chunks written.
+                    self._refuse_another_source(
+                        tx, scope_namespace, conversation_id, source, kept, positions
+                    )
                 for index, message in kept[start : start + CHUNK_TURNS]:
                     receipt = self._turn(
                         tx,
@@ -573,6 +578,27 @@ class Conversations:
                 stored[position] = (memory.speaker, memory.content)
         return _placement(stored, sent)
 
+    def _refuse_another_source(
+        self,
+        tx: StoreTransaction,
+        namespace: str,
+        conversation_id: str,
+        source: str,
+        kept: Sequence[tuple[int, ConversationMessage]],
+        positions: dict[int, int],
+    ) -> None:
+        """Raise :class:`ConflictError` when a kept message without an id would overwrite
+        another source's different turn (see :func:`_another_source`)."""
+        now = self._clock()
+        for index, message in kept:
+            if message.id is not None:
+                continue
+            position = positions[index]
+            existing = tx.find(namespace, id=_turn_id(conversation_id, f"#{position}"))
+            if existing is not None and not expired(existing, now):
+                speaker = _speaker(message, f"messages[{index}].")
+                _another_source(existing, conversation_id, source, position, speaker, message)
+
     @staticmethod
     def _skip_reason(message: ConversationMessage, conversation: Conversation) -> str | None:
         kind = role_kind(message.role)
@@ -639,20 +665,8 @@ class Conversations:
             existing = tx.find(namespace, id=memory_id)
             if existing is not None and expired(existing, self._clock()):
                 existing = None  # written fresh (the write frees the expired id)
-            if (
-                existing is not None
-                and existing.source != source
-                and message.id is None
-                and (existing.speaker, existing.content) != (speaker, draft.content)
-            ):
-                # The same conversation id sent under another source: its turns without
-                # ids were not found by this source, and this position is another message.
-                raise ConflictError(
-                    "source",
-                    f"conversation {conversation_id!r} is stored under the source"
-                    f" {existing.source!r}, and its turn {position} says something else:"
-                    " send it with that source, or under another conversation id",
-                )
+            if message.id is None:
+                _another_source(existing, conversation_id, source, position, speaker, message)
             if existing is not None:
                 tags = list(check.tags(draft.tags, self._settings))
                 # A turn without a time keeps the one it had, and so does one whose time
@@ -683,6 +697,34 @@ class Conversations:
         check.limit(limit, self._settings)
         scope = Scope(namespaces=(scope_namespace,), now=self._clock())
         return self._store.by_source(scope, source, limit=limit)
+
+
+def _another_source(
+    existing: Memory | None,
+    conversation_id: str,
+    source: str,
+    position: int,
+    speaker: str | None,
+    message: ConversationMessage,
+) -> None:
+    """Refuse the message without an id placed at ``position`` when ``existing``, the turn
+    there, came from another source and says something else.
+
+    The same conversation id sent under another source: its turns were not found by
+    this source (:meth:`Conversations._placed` looks them up by source), so this
+    position holds another message. The same words (a file that moved) are no conflict.
+    """
+    if (
+        existing is not None
+        and existing.source != source
+        and (existing.speaker, existing.content) != (speaker, message.content)
+    ):
+        raise ConflictError(
+            "source",
+            f"conversation {conversation_id!r} is stored under the source"
+            f" {existing.source!r}, and its turn {position} says something else:"
+            " send it with that source, or under another conversation id",
+        )
 
 
 def _speaker(message: ConversationMessage, prefix: str) -> str | None:
