@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from recalld.config import Settings
+from recalld.errors import NotFoundError
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 
 
 @pytest.fixture
@@ -75,3 +77,45 @@ def test_duplicate_of_a_forgotten_memory_is_written_again(service: MemoryService
     first = service.remember("Temporary note")
     service.forget(first.id)
     assert service.remember("Temporary note").status == "created"
+
+
+def test_a_write_is_not_answered_by_a_memory_that_expires_sooner(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    # Answered "duplicate" of the note with a TTL, the permanent write expired with it.
+    short = service.remember("The door code is 4711", ttl_seconds=60)
+    kept = service.remember("The door code is 4711", tags=["permanent"])
+    assert kept.status == "created"
+    assert kept.id != short.id
+    # A write that expires no later than a stored one is still its duplicate.
+    assert service.remember("The door code is 4711", ttl_seconds=30).id == short.id
+    assert service.remember("The door code is 4711", ttl_seconds=600).id == kept.id
+    clock.advance(61)
+    assert service.get(kept.id).tags == ["permanent"]
+    with pytest.raises(NotFoundError):
+        service.get(short.id)
+
+
+def test_a_note_is_not_answered_by_a_memory_another_structure_owns(
+    service: MemoryService,
+) -> None:
+    # Answered by the entity's observation, the note was deleted with the entity; by the
+    # chat's turn, it was rewritten when the chat's message was edited.
+    service.knowledge.create_entities(
+        [{"name": "Ana", "entityType": "person", "observations": ["Allergic to penicillin"]}]
+    )
+    note = service.remember("Allergic to penicillin", tags=["medical"])
+    assert note.status == "created"
+    service.knowledge.delete_entities(["Ana"])
+    assert service.get(note.id).content == "Allergic to penicillin"
+    messages = [{"id": "m1", "speaker": "Ada", "content": "I moved to Hobart last spring."}]
+    service.remember_conversation(messages, conversation="chat-1")
+    moved = service.remember("I moved to Hobart last spring.")
+    assert moved.status == "created"
+    assert service.get(moved.id).kind == "note"
+    messages[0]["content"] = "I moved to Sydney last spring."
+    service.remember_conversation(messages, conversation="chat-1")
+    assert service.get(moved.id).content == "I moved to Hobart last spring."
+    # A note of another kind than the stored one's is another memory too.
+    assert service.remember("Allergic to penicillin", kind="fact").status == "created"
+    assert service.remember("Allergic to penicillin").id == note.id

@@ -12,7 +12,10 @@ The rules every write follows, whichever surface it came from (the service's
   memory's of the namespace once white space is normalised, and whose ``at``
   and ``speaker``, when it names them, are that memory's, creates nothing
   and answers that memory's receipt with ``status: "duplicate"`` ("ok" said
-  by someone else, or at another time the write names, is another memory). Writes that
+  by someone else, or at another time the write names, is another memory). Only a
+  memory of the same kind that lives at least as long answers for a write (a
+  permanent note is not answered by one with a TTL, which would take it along when
+  it expires), and never one another structure owns (:data:`OWNED_KINDS`). Writes that
   name an id (a conversation's turns, an import's records) are distinct by
   that id, and writes of events or structures (experiences, intentions,
   observations) do not deduplicate: the same words at another time or place,
@@ -33,11 +36,18 @@ from recalld.config import Settings
 from recalld.errors import ConflictError
 from recalld.model import Memory, NewMemory, Receipt, ScrubState
 from recalld.store.base import MemoryRecord, StoreTransaction
+from recalld.store.retrieval import TURN_KIND
 
 if TYPE_CHECKING:
     from recalld.indexing import Indexing
 
-__all__ = ["TEXT_FIELDS", "Writer", "dropped_text", "expired", "receipt_of"]
+__all__ = ["OWNED_KINDS", "TEXT_FIELDS", "Writer", "dropped_text", "expired", "receipt_of"]
+
+# The kinds of memory another structure owns: a conversation's turns (an edit of the
+# conversation rewrites them), an entity's observations (deleting the entity deletes
+# them) and a reminder's intention (forgetting the reminder forgets it). A plain write
+# of the same words is never answered by one of them: it would go with its owner.
+OWNED_KINDS = frozenset({TURN_KIND, "observation", "intention"})
 
 # Fields whose old text leaves the files (and must be scrubbed) when an update changes them.
 TEXT_FIELDS = ("content", "title", "key", "kind", "category", "tags", "source", "meta")
@@ -180,6 +190,7 @@ class Writer:
                 now,
                 at=None if draft.at is None else record.at,
                 speaker=None if draft.speaker is None else record.speaker,
+                accept=lambda stored: _answers_for(stored, record),
             )
             if repeated is not None:
                 return receipt_of(repeated, "duplicate"), repeated
@@ -237,3 +248,14 @@ class Writer:
             tx.dropped_content("update", now)
         indexing.enqueue(tx, memory, now, previous=current, embed=reindex)
         return memory, dropped
+
+
+def _answers_for(stored: Memory, record: MemoryRecord) -> bool:
+    """Whether ``stored``, with the same words, may answer for the write of ``record``
+    as its duplicate: of the same kind, owned by no other structure, and living at
+    least as long (what the write acknowledges must not expire with it)."""
+    if stored.kind != record.kind or stored.kind in OWNED_KINDS:
+        return False
+    if stored.expires_at is None:
+        return True
+    return record.expires_at is not None and record.expires_at <= stored.expires_at

@@ -7,7 +7,7 @@ durable and fast at the primitive operations below.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -205,10 +205,12 @@ class StoreTransaction(Protocol):
         now: datetime,
         at: datetime | None = None,
         speaker: str | None = None,
+        accept: Callable[[Memory], bool] | None = None,
     ) -> Memory | None:
         """The oldest live, keyless memory of the namespace whose content equals ``content``
         once white space is normalised (:func:`recalld._text.normalized_content`) and, when
-        given, whose ``at`` is the same instant and whose speaker is ``speaker``."""
+        given, whose ``at`` is the same instant, whose speaker is ``speaker`` and which
+        ``accept`` accepts."""
         ...
 
     def touch(self, seqs: Sequence[int], now: datetime) -> None:

@@ -237,6 +237,7 @@ class _Transaction:
         now: datetime,
         at: datetime | None = None,
         speaker: str | None = None,
+        accept: Callable[[Memory], bool] | None = None,
     ) -> Memory | None:
         digest = content_hash(content)
         # Two servers writing the same text at once serialise here, as two processes do on
@@ -254,7 +255,7 @@ class _Transaction:
         wanted = normalized_content(content)
         for row in rows:
             memory = row_to_memory(row)
-            if normalized_content(memory.content) == wanted:
+            if normalized_content(memory.content) == wanted and (accept is None or accept(memory)):
                 return memory
         return None
 

@@ -176,6 +176,7 @@ class _Transaction:
         now: datetime,
         at: datetime | None = None,
         speaker: str | None = None,
+        accept: Callable[[Memory], bool] | None = None,
     ) -> Memory | None:
         # Without INDEXED BY the planner takes (namespace, key IS NULL): every keyless
         # memory of the namespace, so each write of a batch cost a scan (quadratic ingest).
@@ -196,7 +197,7 @@ class _Transaction:
         wanted = normalized_content(content)
         for row in rows:
             memory = row_to_memory(row)
-            if normalized_content(memory.content) == wanted:
+            if normalized_content(memory.content) == wanted and (accept is None or accept(memory)):
                 return memory
         return None
 
