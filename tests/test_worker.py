@@ -72,6 +72,28 @@ def test_worker_unchanged_text_keeps_index_state(db_path: Path, clock: FakeClock
         assert hits[0].memory.id == receipt.id
 
 
+def test_edited_text_is_never_found_by_the_old_texts_vector(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # The old vector stayed until a worker re-embedded the memory: with more queued than a
+    # recall catches up on, "tuberculosis" found the record that no longer says it.
+    with _open(db_path, clock, recall_catch_up=0) as service:
+        record = service.remember("The patient tested positive for tuberculosis")
+        keyed = service.remember("Ana tested positive for tuberculosis", key="ana")
+        service.new_worker().run_until_idle()
+        assert len(service.search("tuberculosis positive", mode="vector", min_score=0)) == 2
+        service.update(record.id, content="Medical record: details withheld")
+        service.remember("Ana's record: withheld", key="ana")  # a key overwrite
+        assert service.status().embeddings == {}
+        assert service.search("tuberculosis positive", mode="vector", min_score=0) == []
+        # Found by its new words meanwhile; by meaning once embedded again.
+        assert [hit.memory.id for hit in service.recall("withheld")] == [record.id, keyed.id]
+        service.new_worker().run_until_idle()
+        assert service.status().embeddings == {"hashing-256": 2}
+        found = service.search("details withheld", mode="vector", min_score=0)
+        assert found[0].memory.id == record.id
+
+
 def test_worker_retries_with_recorded_errors_then_succeeds(db_path: Path, clock: FakeClock) -> None:
     embedder = FlakyEmbedder(failures=2)
     with _open(db_path, clock, embedder, worker_retry_seconds=5.0) as service:

@@ -136,6 +136,13 @@ class Indexing:
         """Queue the memory's embedding (when ``embed``) and its graph extraction (when what
         the extractor reads differs from ``previous``) in ``tx``; returns the embedding job id."""
         job_id = None
+        if previous is not None and (previous.title, previous.content) != (
+            memory.title,
+            memory.content,
+        ):
+            # The old text's vector goes now, not when the new text is embedded: until
+            # then the memory is found by its words alone, never by what it no longer says.
+            tx.drop_vectors(memory.seq)
         if embed and self.embedder is not None:
             job_id = tx.enqueue_embedding(memory.seq, self.embedder.name, now)
         changed = previous is None or _graph_inputs_changed(previous, memory)

@@ -239,6 +239,11 @@ class StoreTransaction(Protocol):
         """Queue a graph extraction job for row ``seq`` in this transaction; returns its id."""
         ...
 
+    def drop_vectors(self, seq: int) -> None:
+        """Delete row ``seq``'s vectors (every model's) in this transaction: its text
+        changed, and the old text's meaning must not find it while the new one waits."""
+        ...
+
     @property
     def graph(self) -> GraphTransaction:
         """The knowledge graph's writes in this transaction (issue 12)."""

@@ -285,6 +285,9 @@ class _Transaction:
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
         return enqueue_graph(self._connection, seq, model, now)
 
+    def drop_vectors(self, seq: int) -> None:
+        self._connection.execute("DELETE FROM vectors WHERE seq = %s", (seq,))
+
     @property
     def graph(self) -> PostgresGraphTransaction:
         """The knowledge graph's writes inside this transaction."""

@@ -226,6 +226,10 @@ class _Transaction:
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
         return enqueue_graph(self._connection, seq, model, now)
 
+    def drop_vectors(self, seq: int) -> None:
+        # vector_log records each deletion, so every process's index drops the row.
+        self._connection.execute("DELETE FROM vector_rows WHERE seq = ?", (seq,))
+
     @property
     def graph(self) -> SQLiteGraphTransaction:
         """The knowledge graph's writes inside this transaction."""
