@@ -47,6 +47,15 @@ def embed_all(store: Store, count: int, **fields: object) -> dict[int, np.ndarra
     return vectors
 
 
+def test_vectors_dropped_in_a_transaction_are_gone_from_every_read(store: Store) -> None:
+    vectors = embed_all(store, 3)
+    first, *others = sorted(vectors)
+    with store.transaction() as tx:
+        tx.drop_vectors(first)
+    assert set(store.semantic.vectors_for(MODEL, list(vectors))) == set(others)
+    assert [row[0] for row in store.semantic.vector_rows(MODEL, 0, 10)] == others
+
+
 def test_vectors_round_trip_as_float16(store: Store) -> None:
     vectors = embed_all(store, 3)
     stored = store.semantic.vectors_for(MODEL, list(vectors))
