@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from recalld.adapters.cli import cli
 from recalld.adapters.http_api import create_app
 from recalld.config import Settings
+from recalld.errors import NotFoundError
 from recalld.service import MemoryService
 from tests.adapters.mcp_support import in_process, structured
 from tests.conftest import FakeClock
@@ -85,6 +86,30 @@ def test_intentions_past_expiry_read_expired_though_nothing_touched_them(
     # A sense or the scheduler that then touches them changes nothing anyone reads.
     assert shared.intentions.run_due() == []
     assert shared.intentions.counts() == {"active": 2, "expired": 2}
+
+
+def test_an_intention_whose_memory_ttl_passed_is_gone_everywhere(
+    shared: MemoryService, clock: FakeClock
+) -> None:
+    # Its memory answered NotFound, but the intention was listed, counted, returned and
+    # fired with the memory's text until the purge.
+    sensed = shared.remind("call Xyloquent about the vault", mention=["Anna"]).id
+    daily = shared.remind("water the plants", at="2026-10-22T11:00", every="daily").id
+    kept = shared.remind("call Bob", mention=["Bob"]).id
+    shared.update(sensed, ttl_seconds=60)
+    shared.update(daily, ttl_seconds=60)
+    clock.advance(61)
+    assert [item.id for item in shared.intentions(state="all")] == [kept]
+    assert shared.intentions.counts() == {"active": 1}
+    for gone in (sensed, daily):
+        with pytest.raises(NotFoundError):
+            shared.intentions.get(gone)
+        with pytest.raises(NotFoundError):
+            shared.cancel(gone)
+    clock.now = LATER  # the daily one is due: it does not fire
+    assert shared.intentions.run_due() == []
+    fired = shared.recollections.sense(shared.recollections.cue(text="Anna and Bob called"))
+    assert [item.memory.id for item in fired if item.kind == "reminder"] == [kept]
 
 
 def test_intentions_expiry_is_read_alike_by_every_process_sharing_the_database(

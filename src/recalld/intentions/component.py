@@ -40,6 +40,7 @@ from recalld.model import Memory, NewMemory, Receipt
 from recalld.recollection.cue import Cue, Recollection, ReminderMatch
 from recalld.store.base import Store, StoreTransaction
 from recalld.store.intentions import IntentionRecord, IntentionRow, IntentionSession, Lookup
+from recalld.writing import expired
 
 __all__ = ["Intentions", "WriteMemory"]
 
@@ -252,7 +253,11 @@ class Intentions:
         def step(session: IntentionSession) -> list[Recollection]:
             fired = []
             for row in session.load(seqs):
-                if row.expires_at is not None and now >= row.expires_at:
+                # Past its own expiry, or its memory's TTL (gone for every read, as the
+                # memory is, until the purge deletes both): it never fires again.
+                if expired(row.memory, now) or (
+                    row.expires_at is not None and now >= row.expires_at
+                ):
                     session.set_state(row.seq, "expired", now)
                     continue
                 triggers = parse_triggers(row)
@@ -328,7 +333,7 @@ class Intentions:
     def _fire_due(self, session: IntentionSession, now: datetime) -> list[Recollection]:
         fired = []
         for row in session.due(now, DUE_BATCH):
-            if row.expires_at is not None and now >= row.expires_at:
+            if expired(row.memory, now) or (row.expires_at is not None and now >= row.expires_at):
                 session.set_state(row.seq, "expired", now)
                 continue
             trigger = parse_triggers(row)[0]

@@ -44,6 +44,9 @@ ROW_SELECT = (
     f"SELECT i.state, {STATE_COLUMNS}, {SELECT_COLUMNS}"
     " FROM intentions i JOIN memories m ON m.seq = i.seq"
 )
+# Whether the intention's memory is live at :now: one whose TTL has passed is gone
+# for every read (as the memory is), until the purge deletes both.
+LIVE_MEMORY = "(m.expires_at IS NULL OR m.expires_at > %(now)s)"
 # Rows as read (listings, get, cancel): their state as of %(now)s.
 READ_SELECT = (
     f"SELECT {STATE_AT_NOW}, {STATE_COLUMNS}, {SELECT_COLUMNS}"
@@ -226,13 +229,15 @@ class PostgresIntentions:
         params: dict[str, Any] = {"ns": namespace, "now": _now(now)}
         if states is None:
             return self._read_rows(
-                f"{READ_SELECT} WHERE i.namespace = %(ns)s ORDER BY i.seq DESC", params
+                f"{READ_SELECT} WHERE i.namespace = %(ns)s AND {LIVE_MEMORY} ORDER BY i.seq DESC",
+                params,
             )
         # The stored state narrows by the index; an expired one may still be stored active.
         params["stored"] = sorted(set(states) | ({"active"} if "expired" in states else set()))
         params["states"] = list(states)
         return self._read_rows(
-            f"{READ_SELECT} WHERE i.namespace = %(ns)s AND i.state = ANY(%(stored)s)"
+            f"{READ_SELECT} WHERE i.namespace = %(ns)s AND {LIVE_MEMORY}"
+            " AND i.state = ANY(%(stored)s)"
             f" AND ({STATE_AT_NOW}) = ANY(%(states)s) ORDER BY i.seq DESC",
             params,
         )
@@ -242,7 +247,7 @@ class PostgresIntentions:
     ) -> IntentionRow | None:
         """One intention by its memory id, in any state (as of ``now``)."""
         rows = self._read_rows(
-            f"{READ_SELECT} WHERE i.namespace = %(ns)s AND m.id = %(id)s",
+            f"{READ_SELECT} WHERE i.namespace = %(ns)s AND m.id = %(id)s AND {LIVE_MEMORY}",
             {"ns": namespace, "id": memory_id, "now": _now(now)},
         )
         return rows[0] if rows else None
@@ -254,7 +259,8 @@ class PostgresIntentions:
         def step(connection: Connection) -> IntentionRow | None:
             rows = _rows(
                 connection,
-                f"{READ_SELECT} WHERE i.namespace = %(ns)s AND m.id = %(id)s FOR UPDATE OF i",
+                f"{READ_SELECT} WHERE i.namespace = %(ns)s AND m.id = %(id)s AND {LIVE_MEMORY}"
+                " FOR UPDATE OF i",
                 {"ns": namespace, "id": memory_id, "now": now},
             )
             if not rows:
@@ -321,7 +327,8 @@ class PostgresIntentions:
         """Intentions of the namespace by state as of ``now``."""
         rows = self._database.read(
             f"SELECT {STATE_AT_NOW} AS state, count(*) FROM intentions i"
-            " WHERE i.namespace = %(ns)s GROUP BY 1",
+            " JOIN memories m ON m.seq = i.seq"
+            f" WHERE i.namespace = %(ns)s AND {LIVE_MEMORY} GROUP BY 1",
             {"ns": namespace, "now": _now(now)},
         )
         return {str(state): int(count) for state, count in rows}

@@ -45,6 +45,9 @@ ROW_SELECT = (
     f"SELECT i.state, {STATE_COLUMNS}, {SELECT_COLUMNS}"
     " FROM intentions i JOIN memories m ON m.seq = i.seq"
 )
+# Whether the intention's memory is live at :now: one whose TTL has passed is gone
+# for every read (as the memory is), until the purge deletes both.
+LIVE_MEMORY = "(m.expires_at IS NULL OR m.expires_at > :now)"
 # Rows as read (listings, get, cancel): their state as of :now.
 READ_SELECT = (
     f"SELECT {STATE_AT_NOW}, {STATE_COLUMNS}, {SELECT_COLUMNS}"
@@ -235,14 +238,15 @@ class SQLiteIntentions:
         params: dict[str, Any] = {"ns": namespace, "now": _now(now)}
         if states is None:
             return self._read_rows(
-                f"{READ_SELECT} WHERE i.namespace = :ns ORDER BY i.seq DESC", params
+                f"{READ_SELECT} WHERE i.namespace = :ns AND {LIVE_MEMORY} ORDER BY i.seq DESC",
+                params,
             )
         # The stored state narrows by the index; an expired one may still be stored active.
         stored = set(states) | ({"active"} if "expired" in states else set())
         params["stored"] = json.dumps(sorted(stored))
         params["states"] = json.dumps(list(states))
         return self._read_rows(
-            f"{READ_SELECT} WHERE i.namespace = :ns"
+            f"{READ_SELECT} WHERE i.namespace = :ns AND {LIVE_MEMORY}"
             " AND i.state IN (SELECT value FROM json_each(:stored))"
             f" AND ({STATE_AT_NOW}) IN (SELECT value FROM json_each(:states))"
             " ORDER BY i.seq DESC",
@@ -254,7 +258,7 @@ class SQLiteIntentions:
     ) -> IntentionRow | None:
         """One intention by its memory id, in any state (as of ``now``)."""
         rows = self._read_rows(
-            f"{READ_SELECT} WHERE i.namespace = :ns AND m.id = :id",
+            f"{READ_SELECT} WHERE i.namespace = :ns AND m.id = :id AND {LIVE_MEMORY}",
             {"ns": namespace, "id": memory_id, "now": _now(now)},
         )
         return rows[0] if rows else None
@@ -266,7 +270,7 @@ class SQLiteIntentions:
         def step(connection: apsw.Connection) -> IntentionRow | None:
             rows = _rows(
                 connection,
-                f"{READ_SELECT} WHERE i.namespace = :ns AND m.id = :id",
+                f"{READ_SELECT} WHERE i.namespace = :ns AND m.id = :id AND {LIVE_MEMORY}",
                 {"ns": namespace, "id": memory_id, "now": to_storage(now)},
             )
             if not rows:
@@ -339,7 +343,8 @@ class SQLiteIntentions:
         """Intentions of the namespace by state as of ``now``."""
         rows = self._database.read(
             f"SELECT {STATE_AT_NOW} AS state, count(*) FROM intentions i"
-            " WHERE i.namespace = :ns GROUP BY 1",
+            f" JOIN memories m ON m.seq = i.seq WHERE i.namespace = :ns AND {LIVE_MEMORY}"
+            " GROUP BY 1",
             {"ns": namespace, "now": _now(now)},
         )
         return {str(state): int(count) for state, count in rows}
