@@ -13,9 +13,9 @@ The rules every write follows, whichever surface it came from (the service's
   and ``speaker``, when it names them, are that memory's, creates nothing
   and answers that memory's receipt with ``status: "duplicate"`` ("ok" said
   by someone else, or at another time the write names, is another memory). Only a
-  memory of the same kind that lives at least as long answers for a write (a
-  permanent note is not answered by one with a TTL, which would take it along when
-  it expires), and never one another structure owns (:data:`OWNED_KINDS`). Writes that
+  memory that lives at least as long answers for a write (a permanent note is not
+  answered by one with a TTL, which would take it along when it expires), and never
+  one another structure owns (:data:`OWNED_KINDS`). Writes that
   name an id (a conversation's turns, an import's records) are distinct by
   that id, and writes of events or structures (experiences, intentions,
   observations) do not deduplicate: the same words at another time or place,
@@ -130,10 +130,18 @@ class Writer:
         )
 
     def write(
-        self, tx: StoreTransaction, draft: NewMemory, namespace: str, *, dedupe: bool = False
+        self,
+        tx: StoreTransaction,
+        draft: NewMemory,
+        namespace: str,
+        *,
+        dedupe: bool = False,
+        expires_at: datetime | None = None,
     ) -> tuple[Receipt, Memory]:
         """Write one draft in ``tx``; a receipt whose ``scrub`` is ``"pending"`` means the
-        write dropped content (an overwrite) and the caller must scrub after the commit."""
+        write dropped content (an overwrite) and the caller must scrub after the commit.
+        ``expires_at`` is a new memory's expiry when the draft has no TTL (an imported
+        line's own; a duplicate must live as long)."""
         now = self._clock()
         indexing = self._indexing()
         if draft.id is not None:
@@ -181,6 +189,8 @@ class Writer:
                     "id", f"id {draft.id!r} already names another memory in {namespace!r}"
                 )
         record = self.record(draft, namespace, now, id=draft.id or new_id(), created_at=now)
+        if expires_at is not None and record.expires_at is None:
+            record = replace(record, expires_at=expires_at)
         if dedupe and draft.key is None and draft.id is None:
             # The time and the speaker a write names are part of what it says: a chat's
             # "ok" by someone else, or at another time, is another memory.
@@ -252,9 +262,9 @@ class Writer:
 
 def _answers_for(stored: Memory, record: MemoryRecord) -> bool:
     """Whether ``stored``, with the same words, may answer for the write of ``record``
-    as its duplicate: of the same kind, owned by no other structure, and living at
-    least as long (what the write acknowledges must not expire with it)."""
-    if stored.kind != record.kind or stored.kind in OWNED_KINDS:
+    as its duplicate: owned by no other structure, and living at least as long (what
+    the write acknowledges must not expire with it, nor go with the stored one's owner)."""
+    if stored.kind in OWNED_KINDS:
         return False
     if stored.expires_at is None:
         return True
