@@ -158,17 +158,24 @@ def test_import_bad_lines_reported_and_not_written(service: MemoryService) -> No
     assert ids == ["good-1", "good-2"]
 
 
-def test_import_a_line_that_is_not_text_is_a_bad_line(service: MemoryService) -> None:
-    good = {"id": "good-1", "content": "fine", "updated_at": "2026-01-01T00:00:00Z"}
-    # A file opened in binary mode yields bytes: that line is refused, the rest imports.
-    lines: list[object] = [json.dumps(good).encode(), None, json.dumps({**good, "id": "good-2"})]
-    report = service.import_lines(lines)  # type: ignore[arg-type]
-    assert report.created == 1
-    assert [(error.line, error.error) for error in report.errors] == [
-        (1, "line: give text, got bytes"),
-        (2, "line: give text, got NoneType"),
+def test_import_lines_as_bytes_are_read_as_utf8_one_by_one(service: MemoryService) -> None:
+    good = {"id": "good-1", "content": "café", "updated_at": "2026-01-01T00:00:00Z"}
+    # A file opened in binary mode yields bytes: each line is read as UTF-8 by itself, and
+    # one that is not (a Latin-1 "é") is a bad line, never stored with a replaced byte.
+    lines: list[object] = [
+        json.dumps(good, ensure_ascii=False).encode(),
+        None,
+        json.dumps({**good, "id": "bad-3"}, ensure_ascii=False).encode("latin-1"),
+        json.dumps({**good, "id": "good-4"}),
     ]
-    assert [memory.id for memory in service.list_memories().memories] == ["good-2"]
+    report = service.import_lines(lines)  # type: ignore[arg-type]
+    assert report.created == 2
+    assert [(error.line, error.error) for error in report.errors] == [
+        (2, "line: give text, got NoneType"),
+        (3, "line: is not UTF-8 text (byte 0xe9 at offset 31)"),
+    ]
+    stored = {memory.id: memory.content for memory in service.list_memories().memories}
+    assert stored == {"good-1": "café", "good-4": "café"}
 
 
 def test_an_experiences_senses_survive_export_and_import(

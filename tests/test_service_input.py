@@ -227,7 +227,7 @@ def _not_lists(service: MemoryService) -> list[tuple[Callable[[], object], str]]
         (lambda: service.recollections.cue(biometrics=5), "biometrics"),  # type: ignore[arg-type]
         (lambda: service.recollections.cue(text="x" * 10_001), "text"),
         (lambda: service.recollections.cue(text=f"a{LONE}"), "text"),
-        (lambda: service.import_text(b"{}"), "text"),  # type: ignore[arg-type]
+        (lambda: service.import_text(5), "text"),  # type: ignore[arg-type]
         (lambda: service.import_lines(None), "lines"),  # type: ignore[arg-type]
     ]
 

@@ -315,6 +315,23 @@ def meta(value: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return json_object(value, settings, "meta")
 
 
+def line_text(line: object) -> str:
+    """One line of a file of lines (an import) as text: ``str`` as it is, ``bytes`` (a file
+    opened in binary mode) decoded as UTF-8. Anything else, or bytes that are not UTF-8,
+    is refused naming ``line``: a replaced byte would store other text than the file's."""
+    if isinstance(line, str):
+        return line
+    if isinstance(line, bytes):
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValidationError(
+                "line",
+                f"is not UTF-8 text (byte 0x{line[error.start]:02x} at offset {error.start})",
+            ) from None
+    raise ValidationError("line", f"give text, got {type(line).__name__}")
+
+
 def load_json(text: str | bytes, field: str) -> Any:
     """Parse JSON text, refusing ``NaN``/``Infinity`` and nesting past ``PARSE_DEPTH_LIMIT``.
 

@@ -546,7 +546,7 @@ class KnowledgeGraph:
     # -- import --------------------------------------------------------------------------
 
     def import_jsonl(
-        self, lines: Iterable[str], *, namespace: str | None = None
+        self, lines: Iterable[str] | Iterable[bytes], *, namespace: str | None = None
     ) -> KnowledgeImportReport:
         """Import the reference server's ``memory.jsonl`` (one entity or relation per line).
 
@@ -559,10 +559,11 @@ class KnowledgeGraph:
         report = KnowledgeImportReport()
         entities: list[tuple[int, KnowledgeEntity]] = []
         relations: list[tuple[int, KnowledgeRelation]] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
+        for number, given in enumerate(lines, start=1):
             try:
+                line = check.line_text(given)  # bytes are decoded line by line
+                if not line.strip():
+                    continue
                 parsed = self._import_line(line)
             except ValidationError as error:
                 report.errors.append(ImportLineError(line=number, error=str(error)))

@@ -358,7 +358,7 @@ class MemoryService(ServiceCore):
 
     def import_lines(
         self,
-        lines: Iterable[str],
+        lines: Iterable[str] | Iterable[bytes],
         *,
         namespace: str | None = None,
         progress: Callable[[int], None] | None = None,
@@ -369,7 +369,8 @@ class MemoryService(ServiceCore):
         the current one) when it has none. An id already present is overwritten
         only by a record with a newer ``updated_at``; a record without an id is
         new unless it repeats a stored memory. A bad line is reported with its
-        number and nothing of it is written; the other lines still import.
+        number and nothing of it is written; the other lines still import. Lines
+        may be bytes (a file opened in binary mode): each is read as UTF-8.
         """
         if isinstance(lines, str | bytes) or not isinstance(lines, Iterable):
             raise ValidationError("lines", f"give an iterable of lines, got {type(lines).__name__}")
@@ -403,7 +404,7 @@ class MemoryService(ServiceCore):
 
     def import_text(
         self,
-        text: str,
+        text: str | bytes,
         *,
         format: str = "auto",
         name: str | None = None,
@@ -414,12 +415,13 @@ class MemoryService(ServiceCore):
     ) -> ImportReport:
         """:meth:`import_file` for text already read (an upload); ``name`` is its file
         name when known (Hermes' files are told by name), ``may_write(namespace)`` is
-        asked before each namespace is written."""
+        asked before each namespace is written. Bytes are read as UTF-8: a line of
+        JSON lines that is not is a bad line, a document that is not is refused."""
         from recalld.importing import import_text
 
         return import_text(
             self,
-            check.text(text, "text"),
+            text if isinstance(text, bytes) else check.text(text, "text"),
             format=format,
             name=name,
             namespace=namespace,

@@ -286,7 +286,7 @@ class Transfer:
 
     def import_lines(
         self,
-        lines: Iterable[str],
+        lines: Iterable[str] | Iterable[bytes],
         default_namespace: str,
         progress: Callable[[int], None] | None = None,
         *,
@@ -301,14 +301,11 @@ class Transfer:
         # The line each (namespace, id) was first read on: a later line with it would
         # overwrite the first on every run (never idempotent), so it is refused.
         first_line: dict[tuple[str, str], int] = {}
-        for number, line in enumerate(lines, start=1):
-            if not isinstance(line, str):
-                # A file opened in binary mode, or a list of anything: that line is bad.
-                chunk.append(
-                    ImportLineError(
-                        line=number, error=f"line: give text, got {type(line).__name__}"
-                    )
-                )
+        for number, given in enumerate(lines, start=1):
+            try:
+                line = check.line_text(given)
+            except ValidationError as error:  # not text, or bytes that are not UTF-8
+                chunk.append(ImportLineError(line=number, error=str(error)))
                 continue
             if number == 1:
                 line = line.removeprefix("\ufeff")  # a byte-order mark: no part of the record
@@ -479,7 +476,9 @@ class Transfer:
                 "meta": record.meta,
             }
         )
-        receipt, memory = self._writer.write(tx, draft, namespace, dedupe=True)
+        receipt, memory = self._writer.write(
+            tx, draft, namespace, dedupe=True, expires_at=expires_at
+        )
         if receipt.status in ("created", "overwritten") and kept:
             if "updated_at" in kept and "created_at" not in kept:
                 # As a line with an id: never created after it was last updated.

@@ -264,6 +264,12 @@ def test_http_stats_export_and_import(client: httpx.Client) -> None:
     assert [error["line"] for error in again["errors"]] == [4]
     assert _ok(client.get("/v1/stats"))["count"] == 3
     assert _ok(client.get("/v1/stats", headers={"X-Recalld-Namespace": target}))["count"] == 3
+    # A line that is not UTF-8 (Latin-1) is a bad line, never stored with U+FFFD.
+    latin = json.dumps({"id": "latin-1", "content": "café"}, ensure_ascii=False)
+    mixed = client.post("/v1/import", content=upload.encode() + latin.encode("latin-1"))
+    assert [error["line"] for error in _ok(mixed)["errors"]] == [4, 5]
+    assert "is not UTF-8 text (byte 0xe9" in _ok(mixed)["errors"][1]["error"]
+    assert _ok(client.get("/v1/stats"))["count"] == 3
 
 
 def test_http_stats_over_several_namespaces(client: httpx.Client) -> None:

@@ -4,6 +4,10 @@ the report's counts and numbered errors, and idempotent re-imports."""
 from __future__ import annotations
 
 import json
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -271,7 +275,7 @@ BOM_FILES = {
 }
 
 
-@pytest.mark.parametrize("how", ["file", "text"])
+@pytest.mark.parametrize("how", ["file", "text", "bytes"])
 @pytest.mark.parametrize("kind", sorted(BOM_FILES))
 def test_import_ignores_a_byte_order_mark(
     tmp_path: Path, service: MemoryService, kind: str, how: str
@@ -282,6 +286,8 @@ def test_import_ignores_a_byte_order_mark(
         path = tmp_path / "export.json"
         path.write_text(body, encoding="utf-8-sig")  # as Windows editors save UTF-8
         report = service.import_file(path)
+    elif how == "bytes":  # an upload's body
+        report = service.import_text(body.encode("utf-8-sig"))
     else:
         report = service.import_text("\ufeff" + body)
     assert report.format == chosen
@@ -375,3 +381,73 @@ def test_import_mem0_reads_created_at_in_unix_seconds(service: MemoryService) ->
     assert service.get("mem0-e1").at == datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
     assert [error.item for error in report.errors] == [2, 3, 4]
     assert all(error.error.startswith("created_at: ") for error in report.errors)
+
+
+# -- a pipe, and bytes that are not UTF-8 ------------------------------------------
+
+
+@contextmanager
+def _through_a_pipe(body: bytes) -> Iterator[Path]:
+    """A pipe's path that a thread fills with ``body``, as ``<(cat export.jsonl)`` gives."""
+    read_end, write_end = os.pipe()
+
+    def write() -> None:
+        with os.fdopen(write_end, "wb") as sink:
+            sink.write(body)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        yield Path(f"/proc/self/fd/{read_end}")
+    finally:
+        writer.join()
+        os.close(read_end)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("count", [3, 3000])
+def test_import_from_a_pipe_reads_every_line(service: MemoryService, count: int) -> None:
+    # The format was told from a first 64 KiB read, then the path opened again: from a
+    # pipe those bytes were gone (3,000 lines imported 1,970; 3 imported none, no error).
+    records = [{"id": f"m{index}", "content": f"memory number {index}"} for index in range(count)]
+    with _through_a_pipe(_lines(*records).encode()) as pipe:
+        report = service.import_file(pipe)
+    assert (report.created, report.errors) == (count, [])
+    assert service.get("m0").content == "memory number 0"
+    assert service.stats().count == count
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs Linux's /proc")
+def test_import_of_a_document_from_a_pipe(service: MemoryService) -> None:
+    body = json.dumps({"results": [{"id": "p1", "memory": "read from a pipe"}]}, indent=2)
+    with _through_a_pipe(body.encode()) as pipe:
+        report = service.import_file(pipe)
+    assert (report.format, report.created, report.errors) == ("mem0", 1, [])
+
+
+@pytest.mark.parametrize("how", ["file", "bytes"])
+def test_import_refuses_text_that_is_not_utf8(
+    tmp_path: Path, service: MemoryService, how: str
+) -> None:
+    # Read with replacement, "café" in Latin-1 was stored as "caf\ufffd" and reported fine.
+    lines = _lines({"id": "ok-1", "content": "café"}, {"id": "bad-2", "content": "café"})
+    latin = lines.split("\n", 1)[0].encode() + b"\n" + lines.split("\n", 1)[1].encode("latin-1")
+    document = json.dumps({"results": [{"id": "d1", "memory": "café"}]}, ensure_ascii=False)
+    document_bytes = document.encode("latin-1")
+    if how == "file":
+        (tmp_path / "lines.jsonl").write_bytes(latin)
+        (tmp_path / "mem0.json").write_bytes(document_bytes)
+        lined = service.import_file(tmp_path / "lines.jsonl")
+        whole = service.import_file(tmp_path / "mem0.json")
+    else:
+        lined = service.import_text(latin)
+        whole = service.import_text(document_bytes)
+    assert lined.created == 1
+    assert [(error.line, error.error) for error in lined.errors] == [
+        (2, "line: is not UTF-8 text (byte 0xe9 at offset 31)")
+    ]
+    assert whole.created == 0
+    assert [(error.line, error.error) for error in whole.errors] == [
+        (1, "document: is not UTF-8 text (byte 0xe9 at offset 40)")
+    ]
+    assert _contents(service) == ["café"]

@@ -637,13 +637,13 @@ async def import_memories(
     """
     service = _service(request)
     caller = _caller(request)
+    # As bytes: each line, or the whole document, is read as UTF-8 and refused when not.
     body = await request.body()
-    text = body.decode("utf-8", errors="replace")
     if name is not None:
         check.name_text(name, "name")
     return await run_in_threadpool(
         lambda: service.import_text(
-            text,
+            body,
             format=format,
             name=name,
             namespace=namespace,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from recalld import _validate as check
 from recalld.errors import ConflictError, ValidationError
@@ -48,6 +48,19 @@ Progress = Callable[[int, int], None]
 MayWrite = Callable[[str], bool]
 CHUNK_ITEMS = 500
 BOM = "\ufeff"
+BOM_BYTES = BOM.encode("utf-8")
+
+
+def _utf8(data: bytes, field: str = "document") -> str:
+    """``data`` decoded as UTF-8; refused (naming ``field`` and the first bad byte) when it
+    is not: replacing the byte would store other text than the file's, and say nothing."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValidationError(
+            field,
+            f"is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})",
+        ) from None
 
 
 class _Run:
@@ -97,21 +110,23 @@ def import_file(
             raise ValidationError("file", f"{path} is a directory (only hermes imports one)")
         return _hermes_directory(run, path)
     try:
+        # Opened once: a pipe (``/dev/stdin``, ``<(...)``) cannot be read again, so the
+        # sample that tells the format is read on with the rest.
         with path.open("rb") as source:
-            sample = source.read(SAMPLE_BYTES).decode("utf-8", errors="replace")
-        chosen = _chosen(format, sample, path.name)
-        if chosen in ("recalld", "mcp-memory"):
-            # Chunks read before a failed read stay imported (a second run skips them).
-            return _lines(run, chosen, _file_lines(path, run))
-        text = path.read_text(encoding="utf-8", errors="replace").removeprefix(BOM)
+            head = source.read(SAMPLE_BYTES)
+            chosen = _chosen(format, head.decode("utf-8", errors="replace"), path.name)
+            if chosen in ("recalld", "mcp-memory"):
+                # Chunks read before a failed read stay imported (a second run skips them).
+                return _lines(run, chosen, _file_lines(head, source, _size(path), run))
+            whole = head + source.read()
     except OSError as error:  # unreadable: a device, a directory's permissions, an I/O error
         raise ValidationError("file", f"cannot read {path}: {error.strerror or error}") from error
-    return _document(run, chosen, text, path.name)
+    return _document(run, chosen, whole, path.name)
 
 
 def import_text(
     service: MemoryService,
-    text: str,
+    text: str | bytes,
     *,
     format: str = "auto",
     name: str | None = None,
@@ -121,15 +136,23 @@ def import_text(
     include_tools: bool = False,
     include_system: bool = False,
 ) -> ImportReport:
-    """Import ``text`` (an upload; ``name`` its file name, if known)."""
+    """Import ``text`` (an upload; ``name`` its file name, if known). As bytes, it is read
+    as UTF-8 line by line (a line that is not UTF-8 is a bad line) or, for a document, as
+    a whole."""
     run = _Run(
         service, service._namespace(namespace), may_write, progress, include_tools, include_system
     )
-    text = text.removeprefix(BOM)  # an editor's byte-order mark is no part of the first record
+    # An editor's byte-order mark is no part of the first record.
+    text = text.removeprefix(BOM_BYTES) if isinstance(text, bytes) else text.removeprefix(BOM)
     if format == "auto" and not text.strip():
         return ImportReport()  # an empty upload imports nothing (as an empty recalld file)
+    sample = text[:SAMPLE_BYTES]
     try:
-        chosen = _chosen(format, text[:SAMPLE_BYTES], name)
+        chosen = _chosen(
+            format,
+            sample.decode("utf-8", errors="replace") if isinstance(sample, bytes) else sample,
+            name,
+        )
     except ValidationError as error:
         if format != "auto" or error.field != "format":
             raise
@@ -137,6 +160,10 @@ def import_text(
         chosen = "recalld"
     if chosen in ("recalld", "mcp-memory"):
         # Lines end at "\n" only: JSON strings may hold U+2028, which splitlines() splits on.
+        if isinstance(text, bytes):
+            return _lines(
+                run, chosen, iter([line.removesuffix(b"\r") for line in text.split(b"\n")])
+            )
         return _lines(run, chosen, iter([line.removesuffix("\r") for line in text.split("\n")]))
     return _document(run, chosen, text, name)
 
@@ -150,19 +177,37 @@ def _chosen(format: str, sample: str, name: str | None) -> str:
     return format
 
 
-def _file_lines(path: Path, run: _Run) -> Iterator[str]:
-    total = path.stat().st_size
+def _size(path: Path) -> int:
+    """The file's size for progress (0 for a pipe, whose size is unknown)."""
+    return path.stat().st_size if path.is_file() else 0
+
+
+def _file_lines(head: bytes, rest: BinaryIO, total: int, run: _Run) -> Iterator[bytes]:
+    """The lines of ``head`` then of what ``rest`` still holds, without their line ends
+    (bytes: each is decoded by itself, so a line that is not UTF-8 is one bad line)."""
     done = 0
-    with path.open("rb") as source:
-        for number, raw in enumerate(source):
-            done += len(raw)
-            run.tick(done, total)
-            line = raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
-            # A byte-order mark (Windows editors write one) is no part of the first record.
-            yield line.removeprefix(BOM) if number == 0 else line
+    for number, raw in enumerate(_rejoined(head, rest)):
+        done += len(raw)
+        run.tick(done, total)
+        line = raw.removesuffix(b"\n").removesuffix(b"\r")
+        # A byte-order mark (Windows editors write one) is no part of the first record.
+        yield line.removeprefix(BOM_BYTES) if number == 0 else line
 
 
-def _lines(run: _Run, chosen: str, lines: Iterator[str]) -> ImportReport:
+def _rejoined(head: bytes, rest: BinaryIO) -> Iterator[bytes]:
+    """The lines of ``head`` followed by ``rest``'s, the line the sample cut made whole."""
+    *whole, cut = head.split(b"\n")
+    for line in whole:
+        yield line + b"\n"
+    for raw in rest:
+        if cut:
+            raw, cut = cut + raw, b""
+        yield raw
+    if cut:  # the sample held the end of a file without a last line end
+        yield cut
+
+
+def _lines(run: _Run, chosen: str, lines: Iterator[str] | Iterator[bytes]) -> ImportReport:
     service = run.service
     if chosen == "recalld":
         report = ImportReport(format="recalld")
@@ -191,8 +236,10 @@ def raise_denied(namespace: str) -> None:
     raise PermissionDeniedError(f"this token may not write namespace {namespace!r}")
 
 
-def _document(run: _Run, chosen: str, text: str, name: str | None) -> ImportReport:
+def _document(run: _Run, chosen: str, text: str | bytes, name: str | None) -> ImportReport:
     try:
+        if isinstance(text, bytes):
+            text = _utf8(text).removeprefix(BOM)
         if chosen == "mem0":
             return _mem0(run, text)
         if chosen == "hermes":
@@ -307,7 +354,7 @@ def _hermes_directory(run: _Run, path: Path) -> ImportReport:
         candidate = path / name
         if candidate.is_file():
             found = True
-            _hermes(run, candidate.read_text(encoding="utf-8", errors="replace"), name, report)
+            _hermes(run, _utf8(candidate.read_bytes(), name), name, report)
     if not found:
         raise ValidationError("file", f"{path} holds neither MEMORY.md nor USER.md")
     return report
