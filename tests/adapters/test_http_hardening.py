@@ -239,6 +239,18 @@ def test_http_ids_and_keys_a_url_would_resolve_away_are_refused(client: httpx.Cl
     assert client.get("/v1/kv/notes/.hidden/..x").json()["content"] == "reachable key"
 
 
+def test_http_a_path_or_query_that_is_not_utf8_is_refused(client: httpx.Client) -> None:
+    # Decoded with replacement, a%FFb and a%FEb were one key: the second PUT overwrote
+    # the first's value, and a DELETE of a%FDb removed it.
+    assert client.put("/v1/kv/a%C3%A9b", json={"value": "first secret"}).status_code == 200
+    for bad in ("a%FFb", "a%FEb", "a%C3b"):
+        error = _error(client.put(f"/v1/kv/{bad}", json={"value": "second"}), 422, "path")
+        assert "is not valid UTF-8" in error["message"]
+        _error(client.delete(f"/v1/kv/{bad}"), 422, "path")
+    _error(client.get("/v1/memories?q=%FF"), 422, "query")
+    assert client.get("/v1/kv/a%C3%A9b").json()["content"] == "first secret"
+
+
 def test_http_core_memory_screen(client: httpx.Client) -> None:
     error = _error(
         client.post(

@@ -46,7 +46,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_to_bytes, urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import HTTPException, RequestValidationError
@@ -255,6 +255,27 @@ def _unexpected_error(_request: Request, error: Exception) -> JSONResponse:
 
 
 # -- middleware ------------------------------------------------------------------
+
+
+class _UrlText:
+    """Refuse (422) a path or query whose percent-escapes are not UTF-8: decoded with
+    replacement, ``/v1/kv/a%FFb`` and ``/v1/kv/a%FEb`` were the same key, so one PUT
+    overwrote the other's value (a body's bytes are refused the same way)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            raw_path = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+            for field, raw in (("path", raw_path), ("query", scope.get("query_string", b""))):
+                try:
+                    unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
+                except UnicodeDecodeError as error:
+                    message = f"is not valid UTF-8 (a %-escaped byte at offset {error.start})"
+                    await _error(422, "validation_error", message, field)(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
 
 
 class _Authentication:
@@ -582,6 +603,7 @@ def create_app(
         default_limit=settings.max_body_bytes,
         import_limit=settings.max_import_bytes,
     )
+    app.add_middleware(_UrlText)  # after the token is checked, before any route
     app.add_middleware(
         _Authentication,
         tokens=registry,
