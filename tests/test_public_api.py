@@ -12,6 +12,8 @@ import recalld
 def test_public_api_all_is_pinned() -> None:
     assert sorted(recalld.__all__) == [
         "ConflictError",
+        "DiskFullError",
+        "EmbeddingError",
         "Explanation",
         "Filters",
         "Hit",
@@ -41,6 +43,8 @@ def test_public_api_errors_share_one_root() -> None:
         recalld.NotFoundError,
         recalld.ConflictError,
         recalld.StorageError,
+        recalld.DiskFullError,
+        recalld.EmbeddingError,
     ):
         assert issubclass(error, recalld.RecalldError)
 

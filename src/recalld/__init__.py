@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from recalld.config import Settings
     from recalld.errors import (
         ConflictError,
+        DiskFullError,
+        EmbeddingError,
         NotFoundError,
         RecalldError,
         StorageError,
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ConflictError",
+    "DiskFullError",
+    "EmbeddingError",
     "Explanation",
     "Filters",
     "Hit",
@@ -66,6 +70,8 @@ __all__ = [
 _LAZY = {
     "Settings": "recalld.config",
     "ConflictError": "recalld.errors",
+    "DiskFullError": "recalld.errors",
+    "EmbeddingError": "recalld.errors",
     "NotFoundError": "recalld.errors",
     "RecalldError": "recalld.errors",
     "StorageError": "recalld.errors",
