@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -332,6 +333,14 @@ def line_text(line: object) -> str:
     raise ValidationError("line", f"give text, got {type(line).__name__}")
 
 
+def json_reason(message: str) -> str:
+    """The JSON parser's complaint, in words for whoever sent the JSON: Python's limit on
+    a number's digits is no setting of theirs (its message says to raise it in code)."""
+    if "integer string conversion" in message:
+        return f"a number has more than {sys.get_int_max_str_digits()} digits"
+    return message
+
+
 def load_json(text: str | bytes, field: str) -> Any:
     """Parse JSON text, refusing ``NaN``/``Infinity`` and nesting past ``PARSE_DEPTH_LIMIT``.
 
@@ -354,6 +363,8 @@ def load_json(text: str | bytes, field: str) -> Any:
         return json.loads(data, parse_constant=refuse)
     except json.JSONDecodeError as error:
         raise ValidationError(field, f"is not JSON: {error.msg}") from None
+    except ValueError as error:  # a number of more digits than Python converts
+        raise ValidationError(field, f"is not JSON: {json_reason(str(error))}") from None
 
 
 def _bracket_depth(text: str, limit: int) -> int:

@@ -589,6 +589,8 @@ class KnowledgeGraph:
             data = json.loads(line)
         except json.JSONDecodeError as error:
             raise ValidationError("line", f"not JSON: {error.msg}") from None
+        except ValueError as error:  # a number of more digits than Python converts
+            raise ValidationError("line", f"not JSON: {check.json_reason(str(error))}") from None
         if not isinstance(data, dict):
             raise ValidationError("line", "a line must be a JSON object")
         kind = data.pop("type", None)

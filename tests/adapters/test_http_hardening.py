@@ -251,6 +251,13 @@ def test_http_a_path_or_query_that_is_not_utf8_is_refused(client: httpx.Client) 
     assert client.get("/v1/kv/a%C3%A9b").json()["content"] == "first secret"
 
 
+def test_http_a_number_too_long_to_convert_is_named_plainly(client: httpx.Client) -> None:
+    body = '{"value": "v", "ttl_seconds": ' + "1" * 5000 + "}"
+    sent = client.put("/v1/kv/k", content=body, headers={"Content-Type": "application/json"})
+    error = _error(sent, 422, "body")
+    assert error["message"] == "is not JSON: a number has more than 4300 digits"
+
+
 def test_http_core_memory_screen(client: httpx.Client) -> None:
     error = _error(
         client.post(

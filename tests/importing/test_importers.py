@@ -164,6 +164,20 @@ def test_import_of_deeply_nested_json_reports_the_line(service: MemoryService) -
     assert service.stats().count == 0
 
 
+def test_import_of_a_number_too_long_to_convert_is_a_bad_line(service: MemoryService) -> None:
+    # Python refuses to convert an integer of more than 4,300 digits: that ValueError
+    # ended the whole import (and its message told the caller to change sys settings).
+    huge = "1" * 5000
+    lines = service.import_text(f'{{"content": "x", "salience": {huge}}}\n{{"content": "kept"}}\n')
+    graph = service.import_text(f'{{"type": "entity", "name": {huge}}}', format="mcp-memory")
+    mem0 = service.import_text(f'{{"results": [{{"memory": "x", "n": {huge}}}]}}')
+    for report in (lines, graph, mem0):
+        [error] = report.errors
+        assert error.line == 1
+        assert error.error.endswith("a number has more than 4300 digits"), error.error
+    assert _contents(service) == ["kept"]
+
+
 # -- a repeated id within one file: the first is kept, the later one refused ---------
 
 

@@ -201,7 +201,7 @@ def _request_validation_error(_request: Request, error: Exception) -> JSONRespon
     first = problems[0]
     location = list(first.get("loc", ()))
     if first.get("type") == "json_invalid":
-        reason = (first.get("ctx") or {}).get("error", "")
+        reason = check.json_reason(str((first.get("ctx") or {}).get("error", "")))
         return _error(422, "validation_error", f"the body is not valid JSON: {reason}", "body")
     if len(location) > 1 and location[0] in PARAMETER_SOURCES:
         location = location[1:]

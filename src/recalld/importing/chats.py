@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from recalld import _validate as check
 from recalld.conversations import Conversation, ConversationMessage
 from recalld.errors import ValidationError
 
@@ -67,7 +68,8 @@ def load_document(text: str) -> Any:
     except RecursionError:
         raise ValidationError("document", "is nested too deeply") from None
     except ValueError as error:
-        raise ValidationError("document", f"is not a JSON document: {error}") from None
+        reason = check.json_reason(str(error))
+        raise ValidationError("document", f"is not a JSON document: {reason}") from None
 
 
 def _conversations(document: Any, what: str) -> list[Any]:

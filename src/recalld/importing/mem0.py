@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from recalld import _validate as check
 from recalld._time import parse_instant
 from recalld.errors import ValidationError
 
@@ -73,9 +74,10 @@ def parse_mem0(text: str) -> list[Mem0Memory]:
         document = json.loads(text)
     except RecursionError:
         raise ValidationError("document", "is nested too deeply") from None
-    except json.JSONDecodeError as error:
-        if not _json_lines(text):
-            raise ValidationError("document", f"is not a JSON document: {error}") from None
+    except ValueError as error:  # not JSON, or a number of too many digits
+        if not isinstance(error, json.JSONDecodeError) or not _json_lines(text):
+            reason = check.json_reason(str(error))
+            raise ValidationError("document", f"is not a JSON document: {reason}") from None
         document = None
     found: list[Mem0Memory] = []
     if document is not None:
@@ -88,7 +90,7 @@ def parse_mem0(text: str) -> list[Mem0Memory]:
         try:
             value = json.loads(line)
         except (ValueError, RecursionError) as error:
-            problem = {"__error__": f"not JSON: {error}"}
+            problem = {"__error__": f"not JSON: {check.json_reason(str(error))}"}
             found.append(Mem0Memory(item=len(found) + 1, line=number, data=problem))
             continue
         for item in _items(value):

@@ -20,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from recalld import _validate as check
 from recalld.errors import ValidationError
 
 __all__ = ["read_transcript"]
@@ -91,7 +92,8 @@ def read_transcript(text: str) -> dict[str, Any]:
             try:
                 value = json.loads(line)
             except (ValueError, RecursionError) as error:
-                raise ValidationError(f"line {number}", f"not JSON: {error}") from None
+                reason = check.json_reason(str(error))
+                raise ValidationError(f"line {number}", f"not JSON: {reason}") from None
             messages.append(_message(value, f"line {number}"))
         return {"messages": messages}
     return {"messages": _speaker_lines(body)}
