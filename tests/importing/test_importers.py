@@ -358,6 +358,26 @@ def test_import_claude_splits_an_attachment_larger_than_a_memory(service: Memory
     assert kept == text
 
 
+def test_import_claude_splits_an_attachment_without_line_breaks_between_words(
+    service: MemoryService,
+) -> None:
+    # Without a line break in reach, a part ended inside a word ("... wor" / "d ...").
+    limit = service.settings.max_content_bytes
+    words = [f"word{number}" for number in range(limit // 4)]
+    report = service.import_text(_with_attachment(" ".join(words)), format="claude")
+    assert report.errors == []
+    parts = sorted(
+        (
+            memory.content.split("\n", 1)[1]
+            for memory in service.list_memories(limit=100).memories
+            if memory.content.startswith("[attachment")
+        ),
+        key=lambda part: int(part.split()[0].removeprefix("word")),
+    )
+    assert len(parts) >= 2
+    assert [word for part in parts for word in part.split(" ")] == words
+
+
 def _part_number(content: str) -> int:
     return int(content.split(", part ", 1)[1].split(" ", 1)[0])
 

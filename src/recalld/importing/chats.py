@@ -304,7 +304,8 @@ def _attachment_parts(name: str, text: str, max_bytes: int | None) -> list[str]:
 
 def _split_bytes(text: str, budget: int) -> list[str]:
     """``text`` in pieces of at most ``budget`` UTF-8 bytes, cut after a line break when
-    one is in a piece's second half, else between characters."""
+    one is in a piece's second half, else after a space there (not inside a word), else
+    between characters."""
     data = text.encode("utf-8")
     pieces = []
     start = 0
@@ -312,9 +313,11 @@ def _split_bytes(text: str, budget: int) -> list[str]:
         end = start + budget
         while data[end] & 0xC0 == 0x80:  # not inside a character
             end -= 1
-        newline = data.rfind(b"\n", start + budget // 2, end)
-        if newline != -1:
-            end = newline + 1
+        for separator in (b"\n", b" "):
+            cut = data.rfind(separator, start + budget // 2, end)
+            if cut != -1:
+                end = cut + 1
+                break
         pieces.append(data[start:end].decode("utf-8").strip())
         start = end
     pieces.append(data[start:].decode("utf-8").strip())
