@@ -111,3 +111,30 @@ def assert_another_namespace_changes_nothing(service: MemoryService, crew: int =
     )
     after = {(question, mode): answers(question, mode) for question in questions for mode in modes}
     assert after == before
+
+
+def assert_another_namespace_keeps_the_best_match(service: MemoryService, mentions: int) -> None:
+    """Namespace ``a``'s best match of a word it holds ``mentions`` times (more than the
+    keyword candidates' room) stays its best, and its scores stay, when ``b`` comes to
+    hold the word 1,200 times: the word is then common in the file, and ``a``'s matches
+    were picked newest first, which dropped its oldest and best one."""
+    best = service.remember(
+        "Paddle paddle paddle: the paddle club keeps its paddle rack by the paddle shed",
+        namespace="a",
+    )
+    service.remember_many(
+        [{"content": f"Note {index}: bring a paddle"} for index in range(mentions)],
+        namespace="a",
+    )
+
+    def answers() -> list[tuple[str, float]]:
+        hits = service.search("paddle", namespace="a", mode="keyword", min_score=0, limit=5)
+        return [(hit.memory.id, hit.score) for hit in hits]
+
+    before = answers()
+    assert before[0][0] == best.id
+    service.remember_many(
+        [{"content": f"Rowing log {index}: lost a paddle"} for index in range(1_200)],
+        namespace="b",
+    )
+    assert answers() == before

@@ -14,7 +14,10 @@ from recalld.model import Filters
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.postgres_server import LocalPostgres
-from tests.semantic_support import assert_another_namespace_changes_nothing
+from tests.semantic_support import (
+    assert_another_namespace_changes_nothing,
+    assert_another_namespace_keeps_the_best_match,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -48,6 +51,7 @@ def test_postgres_another_namespaces_common_word_changes_nothing_here(
     # Fewer "crew" rows than the pool holds: ts_rank has no IDF, so 150 of them would
     # crowd the kayaking memory out of the candidates before "b" writes anything.
     assert_another_namespace_changes_nothing(memory, crew=60)
+    assert_another_namespace_keeps_the_best_match(memory, mentions=300)
 
 
 def test_postgres_worker_and_hybrid_recall_in_the_database(memory: MemoryService) -> None:

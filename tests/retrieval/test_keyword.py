@@ -21,7 +21,10 @@ from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.store.retrieval import CandidateRow
 from tests.conftest import FakeClock
-from tests.semantic_support import assert_another_namespace_changes_nothing
+from tests.semantic_support import (
+    assert_another_namespace_changes_nothing,
+    assert_another_namespace_keeps_the_best_match,
+)
 
 
 def _row(seq: int, content: str, **fields: object) -> CandidateRow:
@@ -182,3 +185,9 @@ def test_another_namespaces_common_word_changes_nothing_here(tmp_path: Path) -> 
     settings = Settings(db=tmp_path / "walls.db", embedder="hashing", graph_extractor="none")
     with MemoryService(open_store(settings), settings) as service:
         assert_another_namespace_changes_nothing(service)
+
+
+def test_another_namespaces_common_word_keeps_this_ones_best_match(tmp_path: Path) -> None:
+    settings = Settings(db=tmp_path / "walls.db", embedder="none", graph_extractor="none")
+    with MemoryService(open_store(settings), settings) as service:
+        assert_another_namespace_keeps_the_best_match(service, mentions=300)

@@ -21,7 +21,6 @@ term (saturated) would get: ``sum(idf * tf / (k1 + tf)) / sum(idf)``, in
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
 from collections import OrderedDict
@@ -30,7 +29,7 @@ from dataclasses import dataclass, field
 
 from recalld._text import asks_question, named_words
 from recalld.retrieval.temporal import mentions_time
-from recalld.store.retrieval import CandidateRow, RetrievalStore
+from recalld.store.retrieval import CandidateRow, RetrievalStore, reference_idf
 
 __all__ = [
     "KeywordParameters",
@@ -65,9 +64,7 @@ class KeywordParameters:
 
     def idf(self, document_count: int) -> float:
         """The IDF of a term held by ``document_count`` memories (see the module docstring)."""
-        count = min(max(document_count, 0), self.document_count_cap)
-        reference = self.reference_documents
-        return math.log(1.0 + max(reference - count + 0.5, 0.5) / (count + 0.5))
+        return reference_idf(document_count, self.reference_documents, self.document_count_cap)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ pool of about 200 candidates and their neighbours but returns only a few.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -54,6 +55,14 @@ class KeywordCandidate:
 # The kind of a conversation's turns (recalld.conversations writes them): the neighbours'
 # query says whether a memory is one (recalld.retrieval.turns).
 TURN_KIND = "turn"
+
+
+def reference_idf(count: int, reference: float = 1_000.0, cap: int = 1_000) -> float:
+    """BM25's inverse document frequency of a term ``count`` memories hold, against a fixed
+    collection of ``reference`` memories (counts capped at ``cap``): a weight that reads
+    the scope's own counts and nothing of how large the file, or another namespace, is."""
+    count = min(max(count, 0), cap)
+    return math.log(1.0 + max(reference - count + 0.5, 0.5) / (count + 0.5))
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,12 +142,40 @@ def recent_rank(api: apsw.FTS5ExtensionApi, *arguments: apsw.SQLiteValue) -> flo
     return score
 
 
+WEIGHTED_RANK_FUNCTION = "recalld_weighted_rank"
+# The length BM25 normalises to in :func:`weighted_rank`: the sum of the reference
+# lengths recall's BM25F uses for the four text fields, plus the namespace term.
+RANK_REFERENCE_LENGTH = 28.0
+
+
+def weighted_rank(api: apsw.FTS5ExtensionApi, *arguments: apsw.SQLiteValue) -> float:
+    """BM25 of the current row from what the caller gives: its arguments are how many of
+    the query's first phrases count, then each one's weight (its IDF over the scope's
+    own counts). Lengths are normalised to :data:`RANK_REFERENCE_LENGTH`, not to the
+    file's average, so nothing of other memories (another namespace's) moves the order."""
+    counted = arguments[0] if arguments else 0
+    phrases = min(api.phrase_count, counted) if isinstance(counted, int) else 0
+    weights = [float(value) for value in arguments[1:] if isinstance(value, int | float)]
+    norm = RANK_K1 * (1.0 - RANK_B + RANK_B * api.column_size(-1) / RANK_REFERENCE_LENGTH)
+    score = 0.0
+    for phrase in range(min(phrases, len(weights))):
+        frequency = 0.0
+        for column in api.phrase_columns(phrase):
+            if column < len(RANK_WEIGHTS):
+                frequency += RANK_WEIGHTS[column] * len(api.phrase_column_offsets(phrase, column))
+        if frequency:
+            score += weights[phrase] * frequency * (RANK_K1 + 1.0) / (frequency + norm)
+    return score
+
+
 _RANKING: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
 
 
 def with_rank(connection: apsw.Connection) -> apsw.Connection:
-    """``connection`` with :func:`recent_rank` registered (once per connection)."""
+    """``connection`` with :func:`recent_rank` and :func:`weighted_rank` registered (once
+    per connection)."""
     if connection not in _RANKING:
         connection.register_fts5_function(RANK_FUNCTION, recent_rank)
+        connection.register_fts5_function(WEIGHTED_RANK_FUNCTION, weighted_rank)
         _RANKING.add(connection)
     return connection

@@ -52,6 +52,7 @@ from recalld.store.retrieval import (
     Neighbour,
     Neighbours,
     neighbours_of,
+    reference_idf,
 )
 from recalld.store.sql import EARLIEST_WALK, neighbour_pairs
 from recalld.store.sql import escape_like as _escape_like
@@ -60,6 +61,7 @@ from recalld.store.sql import substring_pattern as _substring_pattern
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_fts_query import (
     RANK_FUNCTION,
+    WEIGHTED_RANK_FUNCTION,
     WORD_SAMPLE_ROWS,
     namespace_narrow,
     tags_match,
@@ -316,7 +318,7 @@ class SQLiteRetrieval:
             # The words rare here only are looked up by themselves (the namespaces' common
             # words left out, as beside any rarer word), and share the room with the
             # file-rare words: half each, or what the other leaves.
-            held = self._held_candidates(scope, local, limit)
+            held = self._local_candidates(scope, local, inside, limit)
             chosen = best[: max(limit - len(held), limit // 2)]
             seen = {candidate.row.seq for candidate in chosen}
             return (chosen + [other for other in held if other.row.seq not in seen])[:limit]
@@ -421,6 +423,27 @@ class SQLiteRetrieval:
         newest = self._fts_candidates(scope, words, "OR", limit, newest=True)
         return (every + [found for found in newest if found.row.seq not in seen])[:limit]
 
+    def _local_candidates(
+        self, scope: Scope, words: Sequence[str], inside: dict[str, int], limit: int
+    ) -> list[KeywordCandidate]:
+        """Candidates for words the scope's namespaces hold rarely (fewer than
+        :data:`COMMON_WORD_MEMORIES` memories; ``inside`` counts them) though the file
+        holds them often: the namespaces' matches, best first by BM25 whose weights and
+        length normalisation read nothing of other namespaces (:func:`weighted_rank`).
+
+        Not FTS5's ``bm25()``, which would count each word's memories over the whole
+        file before the first row; and not the newest matches first, which let another
+        namespace's use of a word decide which of this one's matches were candidates
+        (its best one dropped once another namespace held the word 1,000 times).
+        """
+        if not scope.namespaces or limit <= 0:
+            return []
+        weights = ", ".join(repr(reference_idf(inside[word])) for word in words)
+        # Ties in the order FTS5 ranks them for bm25() (its scan: oldest first).
+        order = f"{WEIGHTED_RANK_FUNCTION}({FTS_TABLE}, {len(words)}, {weights}) DESC, rowid"
+        match = self._scoped(scope, text_match(words, "OR"))
+        return self._ranked_then_read(scope, match, limit, order, ranking=True)
+
     def _telling(self, words: Sequence[str]) -> list[str]:
         """``words`` without those held by most of the newest memories (at least one kept).
 
@@ -501,7 +524,7 @@ class SQLiteRetrieval:
         return self._database.run(walk)
 
     def _ranked_then_read(
-        self, scope: Scope, match: str, limit: int, order: str
+        self, scope: Scope, match: str, limit: int, order: str, *, ranking: bool = False
     ) -> list[KeywordCandidate]:
         """The best ``limit`` matches ranked by the index alone (by ``order``), then read
         by seq.
@@ -511,22 +534,32 @@ class SQLiteRetrieval:
         ``limit`` are ranked and read, and the rows apply the namespace wall and
         expiry; the ranking goes deeper only when they left too few. It is used
         when the scope's namespaces hold most of the matches (see :meth:`_crowded`),
-        so other namespaces rarely take places.
+        so other namespaces rarely take places. ``ranking``: ``order`` calls recalld's
+        own ranking functions (:func:`with_rank`).
         """
         if not scope.namespaces or limit <= 0:
             return []
         depth = limit + max(limit // 4, 8)
+        sql = (
+            f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :match"
+            f" ORDER BY {order} LIMIT :depth"
+        )
         while True:
-            ranked = self._read(
-                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :match"
-                f" ORDER BY {order} LIMIT :depth",
-                {"match": match, "depth": depth},
-            )
+            params = {"match": match, "depth": depth}
+            ranked = self._ranked(sql, params) if ranking else self._read(sql, params)
             seqs = [int(row[0]) for row in ranked]
             kept = self._read_in_order(scope, seqs, limit)
             if len(kept) >= limit or len(seqs) < depth:
                 return kept
             depth *= 4
+
+    def _ranked(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """:meth:`_read` on a connection with recalld's ranking functions."""
+
+        def read(connection: apsw.Connection) -> list[tuple[Any, ...]]:
+            return with_rank(connection).execute(sql, params).fetchall()
+
+        return self._database.run(read)
 
     def _read_in_order(
         self, scope: Scope, seqs: Sequence[int], limit: int
