@@ -110,6 +110,29 @@ def namespace_narrow(connection: apsw.Connection, namespaces: Sequence[str]) -> 
     return f" AND {namespace_match(namespaces)}"
 
 
+# The length BM25 normalises to in recalld's ranking functions: the sum of the reference
+# lengths recall's BM25F uses for the four text fields, plus the namespace term. Not the
+# file's average length, which other namespaces' memories would move.
+RANK_REFERENCE_LENGTH = 28.0
+WEIGHTED_RANK_FUNCTION = "recalld_weighted_rank"
+
+
+def _bm25(api: apsw.FTS5ExtensionApi, phrases: int, weights: Sequence[float] | None) -> float:
+    """BM25 of the current row over the query's first ``phrases`` phrases, each weighted
+    by ``weights`` (all alike when None), with the candidate column weights."""
+    norm = RANK_K1 * (1.0 - RANK_B + RANK_B * api.column_size(-1) / RANK_REFERENCE_LENGTH)
+    score = 0.0
+    for phrase in range(phrases):
+        frequency = 0.0
+        for column in api.phrase_columns(phrase):
+            if column < len(RANK_WEIGHTS):
+                frequency += RANK_WEIGHTS[column] * len(api.phrase_column_offsets(phrase, column))
+        if frequency:
+            weight = 1.0 if weights is None else weights[phrase]
+            score += weight * frequency * (RANK_K1 + 1.0) / (frequency + norm)
+    return score
+
+
 def recent_rank(api: apsw.FTS5ExtensionApi, *arguments: apsw.SQLiteValue) -> float:
     """FTS5's BM25 of the current row (the candidate weights, the same k1 and b), with
     every phrase weighted alike: higher is better. Its one optional argument is how many
@@ -119,53 +142,23 @@ def recent_rank(api: apsw.FTS5ExtensionApi, *arguments: apsw.SQLiteValue) -> flo
     It is FTS5's ``bm25()`` without the inverse document frequencies, whose counts
     take a walk over every memory holding each word (see
     :meth:`SQLiteRetrieval._common_candidates`); the words it ranks for are all
-    common, so their weights would be about equal anyway.
+    common, so their weights would be about equal anyway. Lengths are normalised to
+    :data:`RANK_REFERENCE_LENGTH`.
     """
-    average = api.aux_data
-    if average is None:
-        rows = api.row_count
-        average = api.column_total_size(-1) / rows if rows else 0.0
-        api.aux_data = average
-    length = api.column_size(-1)
-    norm = RANK_K1 * (1.0 - RANK_B + RANK_B * length / average) if average > 0 else RANK_K1
     phrases = api.phrase_count
     if arguments and isinstance(arguments[0], int):
         phrases = min(phrases, arguments[0])
-    score = 0.0
-    for phrase in range(phrases):
-        frequency = 0.0
-        for column in api.phrase_columns(phrase):
-            if column < len(RANK_WEIGHTS):
-                frequency += RANK_WEIGHTS[column] * len(api.phrase_column_offsets(phrase, column))
-        if frequency:
-            score += frequency * (RANK_K1 + 1.0) / (frequency + norm)
-    return score
-
-
-WEIGHTED_RANK_FUNCTION = "recalld_weighted_rank"
-# The length BM25 normalises to in :func:`weighted_rank`: the sum of the reference
-# lengths recall's BM25F uses for the four text fields, plus the namespace term.
-RANK_REFERENCE_LENGTH = 28.0
+    return _bm25(api, phrases, None)
 
 
 def weighted_rank(api: apsw.FTS5ExtensionApi, *arguments: apsw.SQLiteValue) -> float:
-    """BM25 of the current row from what the caller gives: its arguments are how many of
+    """:func:`recent_rank` with a weight for each phrase: its arguments are how many of
     the query's first phrases count, then each one's weight (its IDF over the scope's
-    own counts). Lengths are normalised to :data:`RANK_REFERENCE_LENGTH`, not to the
-    file's average, so nothing of other memories (another namespace's) moves the order."""
+    own counts), so nothing of other memories (another namespace's) moves the order."""
     counted = arguments[0] if arguments else 0
-    phrases = min(api.phrase_count, counted) if isinstance(counted, int) else 0
     weights = [float(value) for value in arguments[1:] if isinstance(value, int | float)]
-    norm = RANK_K1 * (1.0 - RANK_B + RANK_B * api.column_size(-1) / RANK_REFERENCE_LENGTH)
-    score = 0.0
-    for phrase in range(min(phrases, len(weights))):
-        frequency = 0.0
-        for column in api.phrase_columns(phrase):
-            if column < len(RANK_WEIGHTS):
-                frequency += RANK_WEIGHTS[column] * len(api.phrase_column_offsets(phrase, column))
-        if frequency:
-            score += weights[phrase] * frequency * (RANK_K1 + 1.0) / (frequency + norm)
-    return score
+    phrases = min(api.phrase_count, counted, len(weights)) if isinstance(counted, int) else 0
+    return _bm25(api, phrases, weights)
 
 
 _RANKING: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
