@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -280,3 +281,43 @@ def test_cli_mcp_with_a_mistyped_db_is_a_one_line_error(tmp_path: Path) -> None:
     assert completed.returncode == 1
     assert completed.stderr.startswith("error: the directory ")
     assert completed.stderr.count("\n") == 1, completed.stderr
+
+
+def _run_recalld(*arguments: str, **environment: str) -> subprocess.CompletedProcess[str]:
+    """The real entry point (``python -m recalld``) with these ``RECALLD_*`` variables set."""
+    return subprocess.run(
+        [sys.executable, "-m", "recalld", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, **environment},
+    )
+
+
+def test_cli_a_mistyped_setting_is_one_line_naming_its_variable(tmp_path: Path) -> None:
+    db = str(tmp_path / "env.db")
+    for command, variable, value, message in [
+        (
+            "stats",
+            "RECALLD_MIN_SCORE",
+            "abc",
+            "RECALLD_MIN_SCORE: Input should be a valid number, unable to parse string as a"
+            " number (got 'abc')",
+        ),
+        (
+            "stats",
+            "RECALLD_SYNCHRONOUS",
+            "OFF",
+            "RECALLD_SYNCHRONOUS: Input should be 'FULL' or 'NORMAL' (got 'OFF')",
+        ),
+        ("serve", "RECALLD_PORT", "abc", "RECALLD_PORT: Input should be a valid integer"),
+        ("mcp", "RECALLD_PORT", "70000", "RECALLD_PORT: Input should be less than or equal"),
+        ("stats", "RECALLD_CORS_ORIGINS", "abc", "RECALLD_CORS_ORIGINS: is not valid JSON"),
+    ]:
+        completed = _run_recalld("--db", db, command, **{variable: value})
+        assert completed.returncode == 1, (variable, completed.stderr)
+        assert completed.stderr.startswith(f"error: {message}"), completed.stderr
+        assert completed.stderr.count("\n") == 1, completed.stderr
+        assert completed.stdout == ""
+    assert not (tmp_path / "env.db").exists()

@@ -8,7 +8,8 @@ command pays only for what it uses, so ``recalld --version``, ``stats`` and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -63,6 +64,42 @@ class _State:
         if self.service is not None:
             self.service.close()
             self.service = None
+
+
+def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Settings:
+    """The settings: ``overrides`` (the group's options) over the ``RECALLD_*`` environment.
+
+    A value that does not validate is one line naming where it was given: the option
+    or variable in ``sources`` (field -> name), else the field's ``RECALLD_*`` variable
+    (a traceback naming the field would not tell which variable to fix).
+    """
+    import pydantic
+    from pydantic_settings import SettingsError
+
+    from recalld.config import Settings
+
+    def origin(field: str) -> str:
+        return sources.get(field, f"RECALLD_{field.upper()}")
+
+    try:
+        return Settings(**overrides)
+    except pydantic.ValidationError as error:
+        problems = []
+        for problem in error.errors(include_url=False):
+            location = [str(part) for part in problem["loc"]]
+            name = origin(location[0]) + "".join(f"[{part}]" for part in location[1:])
+            message = str(problem["msg"]).removeprefix("Value error, ")
+            problems.append(f"{name}: {message} (got {problem['input']!r})")
+        first, _, message = problems[0].partition(": ")
+        raise ValidationError(first, "; ".join([message, *problems[1:]])) from None
+    except SettingsError as error:
+        # pydantic-settings reads a list-valued variable as JSON and names only the field.
+        found = re.search(r'field "([^"]+)"', str(error))
+        if found is None:
+            raise ValidationError("settings", str(error)) from None
+        raise ValidationError(
+            origin(found.group(1)), f"is not valid JSON ({error.__cause__})"
+        ) from None
 
 
 def error_console() -> Console:

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from recalld._version import __version__
 from recalld.adapters._cli_support import (
@@ -24,6 +25,7 @@ from recalld.adapters._cli_support import (
     _parse_place,
     _print_json,
     _State,
+    load_settings,
     pass_state,
 )
 from recalld.adapters.cli_context import context_commands
@@ -59,14 +61,14 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
     """
     if isinstance(context.obj, _State):
         return  # inside `recalld shell`: keep the shell's open database
-    from recalld.config import Settings
-
     overrides: dict[str, Any] = {}
-    if db is not None:
-        overrides["db"] = db
-    if namespace is not None:
-        overrides["namespace"] = namespace
-    state = _State(settings=Settings(**overrides))
+    sources: dict[str, str] = {}
+    for name, value in (("db", db), ("namespace", namespace)):
+        if value is not None:
+            overrides[name] = value
+            given = context.get_parameter_source(name) is ParameterSource.COMMANDLINE
+            sources[name] = f"--{name}" if given else f"RECALLD_{name.upper()}"
+    state = _State(settings=load_settings(overrides, sources))
     context.obj = state
     context.call_on_close(state.close)
 
