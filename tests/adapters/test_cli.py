@@ -283,7 +283,9 @@ def test_cli_mcp_with_a_mistyped_db_is_a_one_line_error(tmp_path: Path) -> None:
     assert completed.stderr.count("\n") == 1, completed.stderr
 
 
-def _run_recalld(*arguments: str, **environment: str) -> subprocess.CompletedProcess[str]:
+def _run_recalld(
+    *arguments: str, cwd: Path | None = None, **environment: str
+) -> subprocess.CompletedProcess[str]:
     """The real entry point (``python -m recalld``) with these ``RECALLD_*`` variables set."""
     return subprocess.run(
         [sys.executable, "-m", "recalld", *arguments],
@@ -292,6 +294,7 @@ def _run_recalld(*arguments: str, **environment: str) -> subprocess.CompletedPro
         check=False,
         timeout=60,
         env={**os.environ, **environment},
+        cwd=cwd,
     )
 
 
@@ -321,3 +324,13 @@ def test_cli_a_mistyped_setting_is_one_line_naming_its_variable(tmp_path: Path) 
         assert completed.stderr.count("\n") == 1, completed.stderr
         assert completed.stdout == ""
     assert not (tmp_path / "env.db").exists()
+
+
+def test_cli_an_empty_db_says_so(tmp_path: Path) -> None:
+    given = _run_recalld("--db", "", "stats", cwd=tmp_path)
+    assert given.returncode == 1
+    assert given.stderr == "error: --db: is empty; give a database file or a postgresql:// URL\n"
+    from_environment = _run_recalld("stats", cwd=tmp_path, RECALLD_DB=" ")
+    assert from_environment.returncode == 1
+    assert from_environment.stderr.startswith("error: RECALLD_DB: is empty;")
+    assert list(tmp_path.iterdir()) == []

@@ -34,7 +34,7 @@ from recalld.adapters.cli_intentions import intention_commands
 from recalld.adapters.cli_migrate import migrate_command
 from recalld.adapters.cli_servers import server_commands
 from recalld.adapters.cli_transfer import transfer_commands
-from recalld.errors import RecalldError
+from recalld.errors import RecalldError, ValidationError
 
 __all__ = ["cli", "main"]
 
@@ -68,6 +68,10 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
             overrides[name] = value
             given = context.get_parameter_source(name) is ParameterSource.COMMANDLINE
             sources[name] = f"--{name}" if given else f"RECALLD_{name.upper()}"
+    if db is not None and not db.strip():  # else "" is the path ".", a directory
+        raise ValidationError(
+            sources["db"], "is empty; give a database file or a postgresql:// URL"
+        )
     state = _State(settings=load_settings(overrides, sources))
     context.obj = state
     context.call_on_close(state.close)
