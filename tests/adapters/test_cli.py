@@ -334,3 +334,30 @@ def test_cli_an_empty_db_says_so(tmp_path: Path) -> None:
     assert from_environment.returncode == 1
     assert from_environment.stderr.startswith("error: RECALLD_DB: is empty;")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_shell_refuses_a_line_with_the_programs_own_options(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    other = tmp_path / "other.db"
+    lines = [
+        '--namespace work remember "meant for the work namespace"',
+        f'--db {other} remember "meant for other.db"',
+        "--namespace=work --db other.db search meant",
+        "quit",
+    ]
+    shell = CliRunner().invoke(
+        cli, ["--db", db, "shell"], input="\n".join(lines) + "\n", catch_exceptions=False
+    )
+    assert shell.exit_code == 0
+    assert "created" not in shell.stdout
+    assert shell.stderr.splitlines()[-3:] == [
+        "error: --namespace: goes on the `recalld shell` command line (recalld --namespace"
+        " … shell): this shell keeps its own database and namespace, so nothing was run",
+        "error: --db: goes on the `recalld shell` command line (recalld --db … shell): this"
+        " shell keeps its own database and namespace, so nothing was run",
+        "error: --db and --namespace: go on the `recalld shell` command line (recalld --db"
+        " … shell): this shell keeps its own database and namespace, so nothing was run",
+    ]
+    stats = CliRunner().invoke(cli, ["--db", db, "stats", "--all-namespaces", "--json"])
+    assert json.loads(stats.stdout)["count"] == 0
+    assert not other.exists()

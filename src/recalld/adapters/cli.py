@@ -59,8 +59,23 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
     Start with `recalld serve` (REST API, web UI, MCP at /mcp) or `recalld mcp`
     (an MCP server on stdio, for Claude Desktop, Claude Code, Cursor ...).
     """
-    if isinstance(context.obj, _State):
-        return  # inside `recalld shell`: keep the shell's open database
+    if isinstance(context.obj, _State):  # a line typed in `recalld shell`
+        # The shell keeps its open database and namespace: the group's options on a line
+        # would be ignored (the line run elsewhere than it says), so the line is refused.
+        typed = [
+            parameter.opts[0]
+            for parameter in context.command.params
+            if parameter.name is not None
+            and context.get_parameter_source(parameter.name) is ParameterSource.COMMANDLINE
+        ]
+        if typed:
+            raise ValidationError(
+                " and ".join(typed),
+                f"{'goes' if len(typed) == 1 else 'go'} on the `recalld shell` command line"
+                f" (recalld {typed[0]} … shell): this shell keeps its own database and"
+                " namespace, so nothing was run",
+            )
+        return
     overrides: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for name, value in (("db", db), ("namespace", namespace)):
