@@ -148,3 +148,34 @@ def test_cli_on_postgres_banner_migrate_and_backup_hide_the_password(
     assert "pg_dump" in stderr
     assert password not in stderr
     assert not (tmp_path / "copy.db").exists()
+
+
+def test_cli_ingest_and_core_apply_refuse_a_file_that_is_not_utf8(tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Ana: a café au lait\n".encode("latin-1"))
+    assert _refused("--db", str(db), "ingest", str(latin1)) == (
+        f"error: {latin1}: is not UTF-8 text (byte 0xe9 at offset 10, line 1)\n"
+    )
+    utf16 = tmp_path / "windows.txt"
+    utf16.write_bytes("Ana: hi\nBen: hello\n".encode("utf-16"))
+    assert _refused("--db", str(db), "ingest", str(utf16)) == (
+        f"error: {utf16}: is not UTF-8 text (byte 0xff at offset 0, line 1); it starts with a"
+        " UTF-16 byte-order mark: save it as UTF-8\n"
+    )
+    piped = subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", str(db), "ingest", "-"],
+        input=b"Ana: hi\nBen: caf\xe9\n",
+        capture_output=True,
+        check=False,
+    )
+    assert piped.returncode == 1
+    assert piped.stderr == b"error: stdin: is not UTF-8 text (byte 0xe9 at offset 16, line 2)\n"
+    batch = tmp_path / "batch.json"
+    operations = [{"action": "add", "content": "Ana drinks café au lait"}]
+    text = json.dumps({"target": "user", "operations": operations}, ensure_ascii=False)
+    batch.write_bytes(text.encode("latin-1"))
+    assert _refused("--db", str(db), "core", "apply", str(batch)).startswith(
+        f"error: {batch}: is not UTF-8 text (byte 0xe9 at offset "
+    )
+    assert not db.exists()  # refused before the database was opened

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -100,6 +100,29 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
         raise ValidationError(
             origin(found.group(1)), f"is not valid JSON ({error.__cause__})"
         ) from None
+
+
+def read_text(file: IO[bytes]) -> str:
+    """All of ``file`` (opened in binary, as ``click.File("rb")`` gives it) as UTF-8 text.
+
+    Bytes that are not UTF-8 are a :class:`ValidationError` naming the file (``stdin``
+    for ``-``), the first bad byte and where it is: a Latin-1 or UTF-16 export is
+    refused in one line, not with a traceback, and never read with replacement
+    characters in place of what it says.
+    """
+    data = file.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        name = str(getattr(file, "name", "FILE"))
+        line = data.count(b"\n", 0, error.start) + 1
+        message = (
+            f"is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start},"
+            f" line {line})"
+        )
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            message += "; it starts with a UTF-16 byte-order mark: save it as UTF-8"
+        raise ValidationError("stdin" if name == "<stdin>" else name, message) from None
 
 
 def error_console() -> Console:

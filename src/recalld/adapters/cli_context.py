@@ -15,6 +15,7 @@ from recalld.adapters._cli_support import (
     _print_json,
     _State,
     pass_state,
+    read_text,
 )
 
 
@@ -92,13 +93,13 @@ def core_remove(state: _State, target: str, old_text: str, as_json: bool) -> Non
 
 
 @core.command("apply")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 @click.option("--json", "as_json", is_flag=True, help="print the result as JSON")
 @pass_state
 def core_apply(state: _State, file: Any, as_json: bool) -> None:
     """Apply a batch from FILE (JSON: {"target": ..., "operations": [...]}; - for stdin)."""
     try:
-        batch = json.load(file)
+        batch = json.loads(read_text(file))
     except json.JSONDecodeError as error:
         raise click.BadParameter(f"not JSON: {error.msg}", param_hint="FILE") from None
     if not isinstance(batch, dict) or not isinstance(batch.get("operations"), list):

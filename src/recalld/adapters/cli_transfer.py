@@ -9,7 +9,13 @@ from typing import Any
 
 import click
 
-from recalld.adapters._cli_support import _print_json, _State, pass_state, progress_bar
+from recalld.adapters._cli_support import (
+    _print_json,
+    _State,
+    pass_state,
+    progress_bar,
+    read_text,
+)
 
 __all__ = ["transfer_commands"]
 
@@ -105,7 +111,7 @@ def _report(state: _State, report: Any, as_json: bool) -> None:
 
 
 @click.command("ingest")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 @click.option("--conversation", help="the conversation's id (default: derived from its start)")
 @click.option("--title", help="the conversation's title")
 @click.option("--at", help="when it happened (ISO 8601), for messages without a time")
@@ -137,7 +143,7 @@ def ingest_command(
     """
     from recalld.importing.transcript import read_transcript
 
-    fields = read_transcript(file.read())
+    fields = read_transcript(read_text(file))
     for name, value in (
         ("conversation", conversation),
         ("title", title),
