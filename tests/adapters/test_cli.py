@@ -361,3 +361,14 @@ def test_cli_shell_refuses_a_line_with_the_programs_own_options(tmp_path: Path) 
     stats = CliRunner().invoke(cli, ["--db", db, "stats", "--all-namespaces", "--json"])
     assert json.loads(stats.stdout)["count"] == 0
     assert not other.exists()
+
+
+def test_cli_remember_dash_reads_the_text_from_stdin(tmp_path: Path) -> None:
+    db = str(tmp_path / "piped.db")
+    runner = CliRunner()
+    piped = runner.invoke(
+        cli, ["--db", db, "remember", "-", "--json"], input="first line\nsecond line\n\n"
+    )
+    memory_id = _json(piped)["id"]
+    got = _json(runner.invoke(cli, ["--db", db, "get", memory_id, "--json"]))
+    assert got["content"] == "first line\nsecond line"

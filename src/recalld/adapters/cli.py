@@ -27,6 +27,7 @@ from recalld.adapters._cli_support import (
     _State,
     load_settings,
     pass_state,
+    read_text,
 )
 from recalld.adapters.cli_context import context_commands
 from recalld.adapters.cli_graph import graph_group
@@ -129,7 +130,10 @@ def remember(
     memory_id: str | None,
     as_json: bool,
 ) -> None:
-    """Store TEXT as a memory."""
+    """Store TEXT as a memory (- reads it from stdin)."""
+    if text == "-":
+        # As `$(...)` does, the trailing line breaks are dropped (`echo` adds one).
+        text = read_text(click.open_file("-", "rb")).rstrip("\r\n")
     receipt = state.memory().remember(
         text,
         id=memory_id,
