@@ -79,7 +79,7 @@ def test_core_patch_replaces_only_the_span(small: MemoryService) -> None:
 @pytest.mark.parametrize(
     ("old_text", "expected"),
     [
-        ("sushi", "no entry contains 'sushi'"),
+        ("sushi", 'no entry contains "sushi"'),
         ("Likes", "matches more than once"),
         ("a", "matches more than once"),
     ],

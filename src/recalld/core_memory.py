@@ -214,6 +214,19 @@ def _preview(entry: str, width: int = 60) -> str:
     return entry if len(entry) <= width else entry[: width - 1] + "…"
 
 
+def _quoted(text: str) -> str:
+    """``text`` (cut to 60 characters) in double quotes for a note or an error, as written:
+    never a Python repr, whose escapes (a path's doubled backslashes) every surface would
+    show. An invisible character, which an old_text may hold (an entry cannot), is named
+    after it, since it would not be seen."""
+    shown = f'"{_preview(text)}"'
+    found = check.invisible(text)
+    if found is None:
+        return shown
+    position, described = found
+    return f"{shown} (with {described} at position {position})"
+
+
 def _single_match(entries: list[str], old_text: str, index: int, *, span: bool = True) -> int:
     """The index of the entry ``old_text`` names: the one entry equal to it, else the one
     entry that contains it (exactly once when it names a ``span`` to replace; a remove
@@ -230,16 +243,16 @@ def _single_match(entries: list[str], old_text: str, index: int, *, span: bool =
     matching = [(position, count) for position, count in hits if count]
     if not matching:
         raise ValidationError(
-            f"operations[{index}].old_text", f"no entry contains {_preview(old_text)!r}"
+            f"operations[{index}].old_text", f"no entry contains {_quoted(old_text)}"
         )
     if len(matching) > 1 or (span and matching[0][1] > 1):
         described = "; ".join(
-            f"entry {position + 1} ({count}x): {_preview(entries[position])!r}"
+            f"entry {position + 1} ({count}x): {_quoted(entries[position])}"
             for position, count in matching
         )
         raise ValidationError(
             f"operations[{index}].old_text",
-            f"{_preview(old_text)!r} matches more than once ({described}); "
+            f"{_quoted(old_text)} matches more than once ({described}); "
             "give a longer old_text that occurs only once",
         )
     return matching[0][0]
@@ -275,7 +288,7 @@ def apply_operations(
                 duplicates.append(entry)
                 continue
             entries.append(entry)
-            applied.append(f"added {_preview(entry)!r}")
+            applied.append(f"added {_quoted(entry)}")
         elif operation.action == "patch":
             if operation.old_text is None or not operation.old_text:
                 raise ValidationError(f"operations[{index}].old_text", "is required for patch")
@@ -290,7 +303,7 @@ def apply_operations(
             if entry in entries[:position] + entries[position + 1 :]:
                 raise ValidationError(
                     f"operations[{index}].content",
-                    f"the patched entry would duplicate another entry: {_preview(entry)!r}",
+                    f"the patched entry would duplicate another entry: {_quoted(entry)}",
                 )
             entries[position] = entry
             applied.append(f"patched entry {position + 1}")
@@ -301,7 +314,7 @@ def apply_operations(
                 raise ValidationError(f"operations[{index}].content", "is not used by remove")
             position = _single_match(entries, operation.old_text, index, span=False)
             removed = entries.pop(position)
-            applied.append(f"removed {_preview(removed)!r}")
+            applied.append(f"removed {_quoted(removed)}")
     return applied, duplicates
 
 

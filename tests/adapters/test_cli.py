@@ -372,3 +372,23 @@ def test_cli_remember_dash_reads_the_text_from_stdin(tmp_path: Path) -> None:
     memory_id = _json(piped)["id"]
     got = _json(runner.invoke(cli, ["--db", db, "get", memory_id, "--json"]))
     assert got["content"] == "first line\nsecond line"
+
+
+def test_cli_core_output_shows_entries_as_written_not_as_a_python_repr(
+    run: Invoke, tmp_path: Path
+) -> None:
+    added = run("core", "add", "memory", r"Logs go to C:\temp\x")
+    assert added.exit_code == 0
+    assert added.stdout.splitlines()[1] == r'  added "Logs go to C:\temp\x"'
+    # An old_text may hold what cannot be seen: it is named, not escaped.
+    unseen = _run_recalld(
+        "--db", str(tmp_path / "cli.db"), "core", "remove", "memory", "C:\u200b\\temp"
+    )
+    assert unseen.stderr == (
+        'error: operations[0].old_text: no entry contains "C:\u200b\\temp" (with ZERO WIDTH'
+        " SPACE (U+200B) at position 2)\n"
+    )
+    removed = run("core", "remove", "memory", r"C:\temp")
+    assert removed.stdout.splitlines()[1] == r'  removed "Logs go to C:\temp\x"'
+    marked = run("core", "add", "user", "Writes [bold] and [/x] in notes")
+    assert marked.stdout.splitlines()[1] == '  added "Writes [bold] and [/x] in notes"'

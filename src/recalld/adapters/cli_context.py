@@ -37,9 +37,12 @@ def _core_edit(state: _State, target: str, operations: list[dict[str, Any]], as_
     if as_json:
         _print_json(result)
         return
-    state.console.print(f"{result.message} {target}: {result.usage} chars", highlight=False)
+    # An entry is plain text: "[bold]" or "[/x]" in it is not rich markup.
+    state.console.print(
+        f"{result.message} {target}: {result.usage} chars", highlight=False, markup=False
+    )
     for note in result.applied:
-        state.console.print(f"  {note}", highlight=False)
+        state.console.print(f"  {note}", highlight=False, markup=False)
     if result.warning:
         click.echo(f"warning: {result.warning}", err=True)
 
