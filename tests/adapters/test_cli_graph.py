@@ -62,3 +62,23 @@ def test_cli_import_mcp_memory(tmp_path: Path) -> None:
     assert {e["name"] for e in listed["entities"]} >= {"Ada_Quill", "Harbour_Office", "Tern_Island"}
     hits = _json(_invoke(db, "search", "ferry", "--json"))
     assert hits[0]["memory"]["title"] == "Tern_Island"
+
+
+def test_cli_graph_names_are_shown_as_written_never_as_markup(tmp_path: Path) -> None:
+    db = tmp_path / "marked.db"
+    lines = [
+        {"type": "entity", "name": "Acme [/x]", "entityType": "org [bold]", "observations": []},
+        {"type": "entity", "name": "Ana", "entityType": "person", "observations": []},
+        {"type": "relation", "from": "Ana", "to": "Acme [/x]", "relationType": "works [/at]"},
+    ]
+    source = tmp_path / "marked.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert _invoke(db, "import", "--format", "mcp-memory", str(source)).exit_code == 0
+    entities = _invoke(db, "graph", "entities")
+    assert "Acme [/x]" in entities.stdout
+    assert "org [bold]" in entities.stdout
+    relations = _invoke(db, "graph", "relations")
+    assert "works [/at]" in relations.stdout
+    shown = _invoke(db, "graph", "show", "Acme [/x]")
+    assert shown.stdout.startswith("Acme [/x] (org [bold]); 0 mentions")
+    assert "Ana -[works [/at]]-> Acme [/x]" in shown.stdout

@@ -68,7 +68,7 @@ def test_cli_remind_at_a_place_fires_on_sense_and_is_delivered_once(run: Any) ->
 def test_cli_remind_echoes_the_resolved_time(run: Any) -> None:
     shown = run("remind", "send the report", "--at", "tomorrow at 9", "--zone", "Europe/Paris")
     assert shown.exit_code == 0, shown.output
-    assert "(from 'tomorrow at 9')" in shown.output
+    assert '(from "tomorrow at 9")' in shown.output
     stored = _json(run("intentions", "--json"))["intentions"][0]
     due = datetime.fromisoformat(stored["next_due"])
     assert (due.hour, due.minute) == (9, 0)
@@ -181,3 +181,15 @@ def test_cli_worker_until_idle_fires_what_is_due_in_another_process(
         ("reminder", "water the plants")
     ]
     assert items[0]["reminder"]["due_at"] == "2026-10-25T18:00:00Z"
+
+
+def test_cli_reminder_text_is_shown_as_written_never_as_markup(run: Any) -> None:
+    created = run("remind", "buy [/x] milk", "--at", "tomorrow 9am")
+    assert created.exit_code == 0
+    assert "[active] buy [/x] milk — at " in created.stdout
+    assert '(from "tomorrow 9am")' in created.stdout  # not a Python repr
+    assert "[active] buy [/x] milk — at " in run("intentions").stdout
+    run("remind", "greet [bold]Ana[/bold]", "--place", "48.853,2.349", "--radius", "100")
+    fired = run("sense", "--place", "48.8533,2.3491")
+    assert fired.exit_code == 0
+    assert "greet [bold]Ana[/bold]" in fired.stdout

@@ -148,7 +148,9 @@ def _show_recollections(state: _State, items: list[Any], as_json: bool) -> None:
         state.console.print("nothing surfaced")
     for item in items:
         channels = ", ".join(f"{name} {value:.2f}" for name, value in item.channels.items())
-        state.console.print(f"{item.score:.3f} {item.prompt_line}  ({channels})", highlight=False)
+        state.console.print(
+            f"{item.score:.3f} {item.prompt_line}  ({channels})", highlight=False, markup=False
+        )
 
 
 @click.command()

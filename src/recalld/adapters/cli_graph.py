@@ -38,14 +38,15 @@ def graph_entities(
         state.console.print("no entities")
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table()
     for column in ("name", "type", "mentions", "observations", "declared"):
         table.add_column(column)
     for entity in page.entities:
-        table.add_row(
-            entity.name,
-            entity.type,
+        table.add_row(  # names are text, not rich markup
+            Text(entity.name),
+            Text(entity.type),
             str(entity.mentions),
             str(entity.observations),
             "yes" if entity.declared else "",
@@ -65,10 +66,12 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
     if as_json:
         _print_json(detail)
         return
+    from rich.markup import escape
+
     entity = detail.entity
     console = state.console
     console.print(
-        f"[bold]{entity.name}[/bold] ({entity.type}); {entity.mentions} mentions,"
+        f"[bold]{escape(entity.name)}[/bold] ({escape(entity.type)}); {entity.mentions} mentions,"
         f" {entity.observations} observations",
         highlight=False,
     )
@@ -112,15 +115,16 @@ def graph_relations(
         state.console.print("no relations")
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table()
     for column in ("subject", "predicate", "object", "sources", "at"):
         table.add_column(column)
     for relation in page.relations:
         table.add_row(
-            relation.subject,
-            relation.predicate,
-            relation.object,
+            Text(relation.subject),
+            Text(relation.predicate),
+            Text(relation.object),
             str(relation.sources),
             "" if relation.at is None else relation.at.strftime("%Y-%m-%d %H:%M"),
         )

@@ -42,8 +42,11 @@ def _describe(trigger: Trigger) -> str:
 
 def _show(state: _State, intention: Intention) -> None:
     triggers = "; ".join(_describe(trigger) for trigger in intention.triggers)
+    # The action is the user's text: "[/x]" in it is not rich markup (nor is "[active]").
     state.console.print(
-        f"{intention.id} [{intention.state}] {intention.action} — {triggers}", highlight=False
+        f"{intention.id} [{intention.state}] {intention.action} — {triggers}",
+        highlight=False,
+        markup=False,
     )
     if intention.next_due is not None:
         state.console.print(f"  next due: {intention.next_due.isoformat()}", highlight=False)
@@ -124,8 +127,9 @@ def remind(
     _show(state, intention)
     for resolved in intention.resolved:
         state.console.print(
-            f"  {resolved.field}: {resolved.instant.isoformat()} (from {resolved.text!r})",
+            f'  {resolved.field}: {resolved.instant.isoformat()} (from "{resolved.text}")',
             highlight=False,
+            markup=False,
         )
 
 
