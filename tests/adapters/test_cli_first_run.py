@@ -179,3 +179,18 @@ def test_cli_ingest_and_core_apply_refuse_a_file_that_is_not_utf8(tmp_path: Path
         f"error: {batch}: is not UTF-8 text (byte 0xe9 at offset "
     )
     assert not db.exists()  # refused before the database was opened
+
+
+def test_cli_serve_on_an_open_address_without_a_token_refuses_before_anything(
+    tmp_path: Path,
+) -> None:
+    fresh = tmp_path / "fresh.db"
+    stderr = _refused("--db", str(fresh), "serve", "--host", "0.0.0.0", "--port", "0")
+    assert stderr.startswith("error: host: refusing to listen on 0.0.0.0: no API token exists")
+    assert stderr.count("\n") == 1  # no banner
+    assert list(tmp_path.iterdir()) == []  # no database created
+    existing = tmp_path / "existing.db"
+    assert _invoke("--db", str(existing), "remember", "kept")[0] == 0
+    stderr = _refused("--db", str(existing), "serve", "--host", "0.0.0.0", "--port", "0")
+    assert stderr.startswith("error: host: refusing to listen on 0.0.0.0")
+    assert stderr.count("\n") == 1

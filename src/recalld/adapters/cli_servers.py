@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -112,7 +113,8 @@ def serve_command(
 
     Without any API token only a loopback address is accepted; see `recalld token`.
     """
-    from recalld.adapters.http_api import mcp_mount, serve
+    from recalld.adapters.http_api import check_bind, mcp_mount, serve
+    from recalld.tokens import TokenRegistry
 
     overrides = {
         name: value for name, value in (("host", host), ("port", port)) if value is not None
@@ -124,7 +126,13 @@ def serve_command(
     )
     settings = state.settings.model_copy(update=overrides)
     names = _names(mcp_dialects) or ["native"]
+    # Refused before the database is created or the banner printed: a non-loopback
+    # address while no token exists (none can in a database not there yet).
+    database = settings.db
+    if isinstance(database, Path) and not database.exists():
+        check_bind(settings.host, None)
     service = state.memory()
+    check_bind(settings.host, TokenRegistry.for_store(service.store))
     mount = mcp_mount(service, settings, names)
     for line in banner(service, settings, names):
         click.echo(line, err=True)

@@ -116,9 +116,10 @@ class ExtraMount:
     """Serve ``app`` at exactly ``path`` (an ASGI endpoint) instead of under it."""
 
 
-def check_bind(host: str, tokens: TokenRegistry) -> None:
-    """Refuse (:class:`ValidationError` on ``host``) a non-loopback bind without any token."""
-    if is_loopback(host) or tokens.any_active():
+def check_bind(host: str, tokens: TokenRegistry | None) -> None:
+    """Refuse (:class:`ValidationError` on ``host``) a non-loopback bind without any token
+    (``tokens`` None: there is no database yet, so no token either)."""
+    if is_loopback(host) or (tokens is not None and tokens.any_active()):
         return
     raise ValidationError(
         "host",
