@@ -4,6 +4,7 @@ directory is refused, `serve` prints its banner, imports and backups from the co
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -194,3 +195,23 @@ def test_cli_serve_on_an_open_address_without_a_token_refuses_before_anything(
     stderr = _refused("--db", str(existing), "serve", "--host", "0.0.0.0", "--port", "0")
     assert stderr.startswith("error: host: refusing to listen on 0.0.0.0")
     assert stderr.count("\n") == 1
+
+
+def test_cli_serve_on_a_port_in_use_is_one_line_before_the_banner(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        stderr = _refused("--db", str(tmp_path / "busy.db"), "serve", "--port", str(port))
+        mcp = _refused(
+            "--db", str(tmp_path / "busy.db"), "mcp", "--transport", "http", "--port", str(port)
+        )
+    assert stderr == (
+        f"error: port: {port} on 127.0.0.1 is already in use (another server?); choose another"
+        " with --port or RECALLD_PORT\n"
+    )
+    assert mcp == (
+        f"error: port: {port} on 127.0.0.1 is already in use (another server?); choose another"
+        " with --port\n"
+    )
+    assert list(tmp_path.iterdir()) == []

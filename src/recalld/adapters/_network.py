@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import ipaddress
+import os
+import socket
 
-__all__ = ["bind_address", "host_name", "is_loopback"]
+from recalld.errors import ValidationError
+
+__all__ = ["bind_address", "check_listen", "host_name", "is_loopback"]
 
 
 def bind_address(host: str) -> str:
@@ -25,6 +30,44 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(address).is_loopback
     except ValueError:
         return False
+
+
+def check_listen(host: str, port: int, *, choose: str) -> None:
+    """Refuse, before anything starts, an address this machine cannot listen on.
+
+    Every address ``host`` resolves to is bound and released again as the server
+    (asyncio, under uvicorn) will bind it, so a port already in use is one line naming
+    it and how to ``choose`` another (``ValidationError`` on ``port``), not uvicorn's
+    error after the banner and the application's startup.
+    """
+    try:
+        found = socket.getaddrinfo(
+            bind_address(host) or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as error:
+        raise ValidationError("host", f"cannot listen on {host}: {error.strerror}") from None
+    for family, kind, protocol, _, address in found:
+        try:
+            probe = socket.socket(family, kind, protocol)
+        except OSError:
+            continue  # a family this machine lacks (no IPv6): the server skips it too
+        with probe:
+            if os.name == "posix":
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    raise ValidationError(
+                        "port",
+                        f"{port} on {host} is already in use (another server?); choose"
+                        f" another with {choose}",
+                    ) from None
+                raise ValidationError(
+                    "host", f"cannot listen on {host} port {port}: {error.strerror}"
+                ) from None
 
 
 def host_name(header: str) -> str:

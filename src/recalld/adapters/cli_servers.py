@@ -58,9 +58,12 @@ def mcp_command(
     namespaces: tuple[str, ...],
 ) -> None:
     """Serve recalld as an MCP server (stdio by default; logs go to stderr)."""
+    from recalld.adapters._network import check_listen
     from recalld.adapters.mcp_server import build_server, run_server
     from recalld.service import MemoryService
 
+    if transport == "http":  # a port in use: one line, before a database is created
+        check_listen(host, port, choose="--port")
     names = _names(dialects)
     # A long-running server embeds new memories itself (worker thread) and fires
     # time-only intentions when they come due (scheduler thread).
@@ -113,6 +116,7 @@ def serve_command(
 
     Without any API token only a loopback address is accepted; see `recalld token`.
     """
+    from recalld.adapters._network import check_listen
     from recalld.adapters.http_api import check_bind, mcp_mount, serve
     from recalld.tokens import TokenRegistry
 
@@ -126,8 +130,9 @@ def serve_command(
     )
     settings = state.settings.model_copy(update=overrides)
     names = _names(mcp_dialects) or ["native"]
-    # Refused before the database is created or the banner printed: a non-loopback
-    # address while no token exists (none can in a database not there yet).
+    # Refused before the database is created or the banner printed: a port in use, and
+    # a non-loopback address while no token exists (none can in a database not there yet).
+    check_listen(settings.host, settings.port, choose="--port or RECALLD_PORT")
     database = settings.db
     if isinstance(database, Path) and not database.exists():
         check_bind(settings.host, None)
