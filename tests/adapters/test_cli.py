@@ -284,7 +284,7 @@ def test_cli_mcp_with_a_mistyped_db_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 def _run_recalld(
-    *arguments: str, cwd: Path | None = None, **environment: str
+    *arguments: str, cwd: Path | None = None, environment: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The real entry point (``python -m recalld``) with these ``RECALLD_*`` variables set."""
     return subprocess.run(
@@ -293,7 +293,7 @@ def _run_recalld(
         text=True,
         check=False,
         timeout=60,
-        env={**os.environ, **environment},
+        env={**os.environ, **(environment or {})},
         cwd=cwd,
     )
 
@@ -318,7 +318,7 @@ def test_cli_a_mistyped_setting_is_one_line_naming_its_variable(tmp_path: Path) 
         ("mcp", "RECALLD_PORT", "70000", "RECALLD_PORT: Input should be less than or equal"),
         ("stats", "RECALLD_CORS_ORIGINS", "abc", "RECALLD_CORS_ORIGINS: is not valid JSON"),
     ]:
-        completed = _run_recalld("--db", db, command, **{variable: value})
+        completed = _run_recalld("--db", db, command, environment={variable: value})
         assert completed.returncode == 1, (variable, completed.stderr)
         assert completed.stderr.startswith(f"error: {message}"), completed.stderr
         assert completed.stderr.count("\n") == 1, completed.stderr
@@ -330,7 +330,7 @@ def test_cli_an_empty_db_says_so(tmp_path: Path) -> None:
     given = _run_recalld("--db", "", "stats", cwd=tmp_path)
     assert given.returncode == 1
     assert given.stderr == "error: --db: is empty; give a database file or a postgresql:// URL\n"
-    from_environment = _run_recalld("stats", cwd=tmp_path, RECALLD_DB=" ")
+    from_environment = _run_recalld("stats", cwd=tmp_path, environment={"RECALLD_DB": " "})
     assert from_environment.returncode == 1
     assert from_environment.stderr.startswith("error: RECALLD_DB: is empty;")
     assert list(tmp_path.iterdir()) == []
