@@ -130,6 +130,18 @@ def test_cli_ingest_refuses_a_repeated_message_id(tmp_path: Path) -> None:
     assert json.loads(stdout)["memories"] == []
 
 
+def test_cli_ingest_of_a_document_without_messages_says_so(tmp_path: Path) -> None:
+    # "{}" was read as one message: "messages[0].content: Field required".
+    db = str(tmp_path / "chat.db")
+    transcript = tmp_path / "chat.json"
+    for document in ({}, {"title": "no messages here"}):
+        transcript.write_text(json.dumps(document), encoding="utf-8")
+        stderr = _refused("--db", db, "ingest", str(transcript))
+        assert stderr.startswith("error: file: holds no messages"), stderr
+    transcript.write_text(json.dumps({"text": "one message", "sender": "Ana"}), encoding="utf-8")
+    assert _invoke("--db", db, "ingest", str(transcript))[0] == 0
+
+
 @pytest.mark.postgres
 def test_cli_on_postgres_banner_migrate_and_backup_hide_the_password(
     postgres_url: str, tmp_path: Path

@@ -84,7 +84,16 @@ def read_transcript(text: str) -> dict[str, Any]:
                     _message(item, f"messages[{i}]") for i, item in enumerate(messages)
                 ]
                 return fields
-            return {"messages": [_message(document, "messages[0]")]}
+            message = _message(document, "messages[0]")
+            if "content" not in message:
+                # {} or another document: "messages[0].content: Field required" would say
+                # a message was found.
+                raise ValidationError(
+                    "file",
+                    "holds no messages: give a list of messages, an object with"
+                    ' "messages", or one message with "content" (or "text")',
+                )
+            return {"messages": [message]}
         messages = []
         for number, line in enumerate(body.split("\n"), start=1):
             if not line.strip():
