@@ -92,6 +92,9 @@ COUNT_CACHE_SIZE = 4_096
 # The kept counts' key for a word's share of the newest memories (see _telling); an FTS5
 # clause narrowing a count always starts with " AND ".
 NEWEST_SAMPLE = "newest"
+# Words rare in the scope's namespaces but common in the file rank at most about this many
+# matches a candidate wanted (see SQLiteRetrieval._local_candidates).
+LOCAL_RANKED_MATCHES = 2
 
 
 @dataclass
@@ -472,6 +475,17 @@ class SQLiteRetrieval:
         """
         if not scope.namespaces or limit <= 0:
             return []
+        # Ranking costs a call per match: the rarest words here pick, until their matches
+        # would pass LOCAL_RANKED_MATCHES a candidate (at least one word). The others
+        # still count in every candidate's BM25F, as a common word does beside a rarer.
+        picked: list[str] = []
+        matches = 0
+        for word in sorted(words, key=lambda word: (inside[word], word)):
+            if picked and matches + inside[word] > LOCAL_RANKED_MATCHES * limit:
+                break
+            picked.append(word)
+            matches += inside[word]
+        words = [word for word in words if word in picked]
         weights = ", ".join(repr(reference_idf(inside[word])) for word in words)
         # Ties in the order FTS5 ranks them for bm25() (its scan: oldest first).
         order = f"{WEIGHTED_RANK_FUNCTION}({FTS_TABLE}, {len(words)}, {weights}) DESC, rowid"
