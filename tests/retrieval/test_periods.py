@@ -44,6 +44,8 @@ def _days(text: str, now: datetime = NOW, zone: timezone = UTC) -> tuple[date | 
         ("what did I eat yesterday", date(2026, 12, 3), date(2026, 12, 4)),
         ("anything from today?", date(2026, 12, 4), date(2026, 12, 5)),
         ("What did I buy two weeks ago?", date(2026, 11, 16), date(2026, 11, 23)),
+        ("What did I do two weekends ago?", date(2026, 11, 21), date(2026, 11, 23)),
+        ("a hike one weekend ago", date(2026, 11, 28), date(2026, 11, 30)),
         ("What did I note in the last 3 days?", date(2026, 12, 1), date(2026, 12, 5)),
         ("What did I do last Friday?", date(2026, 11, 27), date(2026, 11, 28)),
         ("notes from last month", date(2026, 11, 1), date(2026, 12, 1)),

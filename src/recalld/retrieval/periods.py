@@ -22,7 +22,7 @@ mistakes "may" and "second" for dates):
   machine's offset): today, tonight, this morning, yesterday, last night, the
   day before yesterday, this/last week, weekend or month or year, "the week
   before last", "over the weekend" (not "at the weekend", as often a habit),
-  "N days (weeks, months, years) ago" or "back", "in the last N days", "the
+  "N days (weeks, weekends, months, years) ago" or "back", "in the last N days", "the
   past few weeks", "last Friday", "on Friday", "Friday"; a season ("last
   summer", "in the fall"), whose months give a day or month inside it without
   a year their year ("on July 4 last summer"), and which is read rather than a
@@ -214,6 +214,8 @@ _YEAR_NAMED = re.compile(r"\b(last|this)\s+year\b", re.IGNORECASE)
 # do at the weekend?") and names none.
 _THE_WEEKEND = re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I)
 _AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+(?:ago|back)\b", re.IGNORECASE)
+# "Two weekends ago": the weekend that many before this week began (one is last weekend).
+_WEEKENDS_AGO = re.compile(r"\b" + _COUNT + r"\s+weekends?\s+(?:ago|back)\b", re.IGNORECASE)
 _WEEKDAY = re.compile(
     r"\b(?:(?P<which>(?i:on|last|this past|past|this))\s+(?P<weekday>(?i:" + _WEEKDAY_NAMES + r"))"
     r"|(?P<bare>" + "|".join(name.capitalize() for name in WEEKDAYS) + r"))(?![\w'\u2019])"
@@ -523,6 +525,11 @@ def _relative(text: str, today: date, taken: _Taken, zone: tzinfo) -> Iterator[_
         if taken.free(match):
             taken.claim(match)
             first = last_weekend + timedelta(7) if today.weekday() >= 5 else last_weekend
+            yield _Span(first, first + timedelta(days=1), match.group(0), match.start())
+    for match in _WEEKENDS_AGO.finditer(text):
+        if taken.free(match):
+            taken.claim(match)
+            first = last_weekend - timedelta(weeks=max(0, _count(match.group("count")) - 1))
             yield _Span(first, first + timedelta(days=1), match.group(0), match.start())
     for match in _AGO.finditer(text):
         if _led_by(text, match, ("half ",)) or not taken.free(match):
