@@ -229,6 +229,10 @@ def _not_lists(service: MemoryService) -> list[tuple[Callable[[], object], str]]
         (lambda: service.recollections.cue(text=f"a{LONE}"), "text"),
         (lambda: service.import_text(5), "text"),  # type: ignore[arg-type]
         (lambda: service.import_lines(None), "lines"),  # type: ignore[arg-type]
+        # A NUL in a lookup: PostgreSQL's own error named a field "text" (review 48e).
+        (lambda: service.get("a\x00b"), "id"),
+        (lambda: service.get(key="a\x00b"), "key"),
+        (lambda: service.graph.entities(query="a\x00b"), "query"),
     ]
 
 

@@ -150,6 +150,8 @@ class GraphBrowser:
         check.limit(limit, self._settings)
         if query is not None and len(query) > 200:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 200")
+        if query is not None:
+            check.free_text(query, "query")  # a NUL: PostgreSQL cannot look it up
         after = None
         if cursor is not None:
             key, entity_id = decode_cursor(cursor, "entities", 2)
