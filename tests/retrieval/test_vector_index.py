@@ -10,13 +10,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import faiss
 import numpy as np
 import pytest
 
 from recalld.config import Settings
 from recalld.retrieval import vector_index
-from recalld.retrieval.vector_graph import code_view, load_links
+from recalld.retrieval.vector_graph import code_view
 from recalld.retrieval.vector_index import HNSW_EF_SEARCH, ef_search
 from recalld.service import MemoryService
 from recalld.store.semantic import encode_vector
@@ -118,40 +117,6 @@ def test_vector_index_saved_graph_holds_no_vector_and_forget_erases_the_codes(
         assert receipts[7].id not in [
             hit.memory.id for hit in service.search("note7", mode="vector", min_score=0)
         ]
-
-
-def test_vector_index_saved_graph_keeps_no_links_of_a_forgotten_row(
-    db_path: Path, clock: FakeClock
-) -> None:
-    # Its neighbour list told which memories the forgotten one sat near.
-    settings = semantic_settings(db_path, vector_ann_threshold=10, worker_batch_size=64)
-    with MemoryService.open(settings, clock=clock) as service:
-        receipts = service.remember_many([{"content": f"note{index} words"} for index in range(30)])
-        service.new_worker().run_until_idle()
-        service.search("note1", mode="vector", min_score=0)
-        index = service.indexing.retriever.loaded_index()
-        assert index is not None
-        assert index._graph is not None
-        row = index._row_of[service.get(receipts[7].id).seq]
-        assert service.forget(receipts[7].id).deleted is True
-        hnsw = index._graph.hnsw
-        offsets = faiss.vector_to_array(hnsw.offsets)
-        in_memory = faiss.vector_to_array(hnsw.neighbors)[offsets[row] : offsets[row + 1]]
-        assert (in_memory >= 0).any()  # searches still pass through it in this process
-        entry_point = int(hnsw.entry_point)
-        service.indexing.retriever.close()  # saves the graph beside the database
-    saved = load_links(
-        Path(f"{db_path}-vectors-hashing-256.graph.npz"), model="hashing-256", dimension=256
-    )
-    assert saved is not None
-    links, spans = saved.links["neighbors"], saved.links["offsets"]
-    assert saved.seqs[row] == -1
-    assert row != entry_point
-    assert (links[spans[row] : spans[row + 1]] == -1).all()
-    assert (links[spans[row + 1] : spans[row + 2]] >= 0).any()  # a live row's are kept
-    with MemoryService.open(settings, clock=clock) as reopened:
-        found = reopened.search("note3 words", mode="vector", min_score=0, limit=3)
-        assert found[0].memory.id == receipts[3].id
 
 
 def test_vector_index_forget_deletes_legacy_graph_files(db_path: Path, clock: FakeClock) -> None:

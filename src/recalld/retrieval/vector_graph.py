@@ -199,52 +199,7 @@ def save_links(
     model: str,
     dimension: int,
 ) -> None:
-    """Write the graph's links and row map to ``path`` (atomically replaced).
-
-    A forgotten row (``seqs`` -1) is written without its own links, as a new graph's
-    unused slots (-1): they would tell which memories it sat near. The entry point keeps
-    its links (every search starts there). The graph in memory keeps them all (they are
-    put back after the write; the caller holds the index's lock): searches still pass
-    through such rows until the index is rebuilt.
-    """
-    faiss = _faiss()
-    hnsw = graph.hnsw
-    # A view, not a copy: at 1M vectors the links are ~270 MB.
-    neighbors = np.asarray(faiss.rev_swig_ptr(hnsw.neighbors.data(), hnsw.neighbors.size()))
-    dead = np.flatnonzero(seqs < 0)
-    positions = _link_positions(
-        faiss.vector_to_array(hnsw.offsets), dead[dead != int(hnsw.entry_point)]
-    )
-    kept = neighbors[positions].copy()
-    neighbors[positions] = -1
-    try:
-        _write_links(path, graph, seqs, ranges, neighbors, last_change, model, dimension)
-    finally:
-        neighbors[positions] = kept
-
-
-def _link_positions(
-    offsets: npt.NDArray[np.uint64], rows: npt.NDArray[np.intp]
-) -> npt.NDArray[np.int64]:
-    """Where the links of ``rows`` are in the graph's neighbour array (at every level)."""
-    starts = offsets[rows].astype(np.int64)
-    lengths = offsets[rows + 1].astype(np.int64) - starts
-    if not len(rows):
-        return np.zeros(0, dtype=np.int64)
-    first = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    return first + np.arange(int(lengths.sum()), dtype=np.int64)
-
-
-def _write_links(
-    path: Path,
-    graph: Any,
-    seqs: npt.NDArray[np.int64],
-    ranges: npt.NDArray[np.float32],
-    neighbors: npt.NDArray[Any],
-    last_change: int,
-    model: str,
-    dimension: int,
-) -> None:
+    """Write the graph's links and row map to ``path`` (atomically replaced)."""
     faiss = _faiss()
     hnsw = graph.hnsw
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -259,7 +214,8 @@ def _write_links(
             ranges=ranges,
             levels=faiss.vector_to_array(hnsw.levels),
             offsets=faiss.vector_to_array(hnsw.offsets),
-            neighbors=neighbors,
+            # A view, not a copy: at 1M vectors the links are ~270 MB.
+            neighbors=np.asarray(faiss.rev_swig_ptr(hnsw.neighbors.data(), hnsw.neighbors.size())),
             entry_point=np.int64(hnsw.entry_point),
             max_level=np.int64(hnsw.max_level),
         )
