@@ -3,12 +3,12 @@ namespace, without a key, writes nothing and answers the stored memory's receipt
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import NotFoundError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
@@ -79,21 +79,30 @@ def test_duplicate_of_a_forgotten_memory_is_written_again(service: MemoryService
     assert service.remember("Temporary note").status == "created"
 
 
-def test_a_write_is_not_answered_by_a_memory_that_expires_sooner(
+def test_a_write_that_lives_longer_gives_its_duplicate_the_later_expiry(
     service: MemoryService, clock: FakeClock
 ) -> None:
     # Answered "duplicate" of the note with a TTL, the permanent write expired with it.
     short = service.remember("The door code is 4711", ttl_seconds=60)
     kept = service.remember("The door code is 4711", tags=["permanent"])
-    assert kept.status == "created"
-    assert kept.id != short.id
-    # A write that expires no later than a stored one is still its duplicate.
-    assert service.remember("The door code is 4711", ttl_seconds=30).id == short.id
-    assert service.remember("The door code is 4711", ttl_seconds=600).id == kept.id
+    assert (kept.status, kept.id) == ("duplicate", short.id)
+    assert service.get(short.id).expires_at is None
     clock.advance(61)
-    assert service.get(kept.id).tags == ["permanent"]
-    with pytest.raises(NotFoundError):
-        service.get(short.id)
+    assert service.get(short.id).content == "The door code is 4711"
+    # A retried write with a TTL is one memory (its expiry a second later), and a
+    # shorter TTL changes nothing.
+    first = service.remember("Parking is on level 3", ttl_seconds=600)
+    expires = service.get(first.id).expires_at
+    assert expires is not None
+    clock.advance(1)
+    again = service.remember("Parking is on level 3", ttl_seconds=600)
+    assert (again.status, again.id) == ("duplicate", first.id)
+    assert service.get(first.id).expires_at == expires + timedelta(seconds=1)
+    assert service.remember("Parking is on level 3", ttl_seconds=30).id == first.id
+    assert service.get(first.id).expires_at == expires + timedelta(seconds=1)
+    batch = service.remember_many([{"content": "Gate B", "ttl_seconds": 60}] * 2)
+    assert [receipt.status for receipt in batch] == ["created", "duplicate"]
+    assert service.stats().count == 3
 
 
 def test_a_note_is_not_answered_by_a_memory_another_structure_owns(
@@ -118,3 +127,6 @@ def test_a_note_is_not_answered_by_a_memory_another_structure_owns(
     assert service.get(moved.id).content == "I moved to Hobart last spring."
     # A note is: the same words with another kind too.
     assert service.remember("Allergic to penicillin", kind="fact").id == note.id
+    # A write of the owned kind itself is answered by it (a re-imported turn line).
+    turn = service.remember("A turn written by hand", kind="turn")
+    assert service.remember("A turn written by hand", kind="turn").id == turn.id

@@ -12,10 +12,11 @@ The rules every write follows, whichever surface it came from (the service's
   memory's of the namespace once white space is normalised, and whose ``at``
   and ``speaker``, when it names them, are that memory's, creates nothing
   and answers that memory's receipt with ``status: "duplicate"`` ("ok" said
-  by someone else, or at another time the write names, is another memory). Only a
-  memory that lives at least as long answers for a write (a permanent note is not
-  answered by one with a TTL, which would take it along when it expires), and never
-  one another structure owns (:data:`OWNED_KINDS`). Writes that
+  by someone else, or at another time the write names, is another memory). A write
+  that would live longer gives the memory its later expiry (a permanent note after
+  one with a TTL makes it permanent: what it acknowledges must not expire with the
+  first), and a memory another structure owns (:data:`OWNED_KINDS`) answers only for
+  a write of its own kind. Writes that
   name an id (a conversation's turns, an import's records) are distinct by
   that id, and writes of events or structures (experiences, intentions,
   observations) do not deduplicate: the same words at another time or place,
@@ -35,7 +36,7 @@ from recalld._time import Clock, expiry, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError
 from recalld.model import Memory, NewMemory, Receipt, ScrubState
-from recalld.store.base import MemoryRecord, StoreTransaction
+from recalld.store.base import MemoryRecord, StoreTransaction, stored_record
 from recalld.store.retrieval import TURN_KIND
 
 if TYPE_CHECKING:
@@ -203,6 +204,16 @@ class Writer:
                 accept=lambda stored: _answers_for(stored, record),
             )
             if repeated is not None:
+                if _outlives(record, repeated):
+                    # The same words asked to live longer (a permanent note after one
+                    # with a TTL): the memory takes the later expiry, so what this write
+                    # acknowledges does not go when the earlier one would have.
+                    repeated = tx.replace(
+                        repeated.seq,
+                        replace(
+                            stored_record(repeated), expires_at=record.expires_at, updated_at=now
+                        ),
+                    )
                 return receipt_of(repeated, "duplicate"), repeated
         memory = tx.insert(record)
         return receipt_of(memory, "created", indexing.enqueue(tx, memory, now)), memory
@@ -262,10 +273,13 @@ class Writer:
 
 def _answers_for(stored: Memory, record: MemoryRecord) -> bool:
     """Whether ``stored``, with the same words, may answer for the write of ``record``
-    as its duplicate: owned by no other structure, and living at least as long (what
-    the write acknowledges must not expire with it, nor go with the stored one's owner)."""
-    if stored.kind in OWNED_KINDS:
-        return False
+    as its duplicate: not owned by another structure (what the write acknowledges must
+    not go with the stored one's owner), unless the write is of that kind itself."""
+    return stored.kind not in OWNED_KINDS or stored.kind == record.kind
+
+
+def _outlives(record: MemoryRecord, stored: Memory) -> bool:
+    """Whether the write of ``record`` asks to live longer than ``stored`` does."""
     if stored.expires_at is None:
-        return True
-    return record.expires_at is not None and record.expires_at <= stored.expires_at
+        return False
+    return record.expires_at is None or record.expires_at > stored.expires_at
