@@ -524,25 +524,3 @@ def test_sqlite_visible_seqs_read_a_long_list_and_refuse_one_they_cannot_read(
     with pytest.raises(StorageError, match="visible memories"):
         store.semantic.visible_seqs(_scope())
     store.close()
-
-
-def test_sqlite_which_common_word_tells_reads_only_the_scopes_namespaces(
-    two_connections: tuple[SQLiteStore, SQLiteStore], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Which of a query's common words "most memories hold" was sampled over the file's
-    newest memories: another namespace's writes then changed which ones the walk AND-ed
-    (and so this namespace's candidates). It is sampled over the scope's own."""
-    monkeypatch.setattr(sqlite_retrieval, "COMMON_WORD_MEMORIES", 2)
-    monkeypatch.setattr(sqlite_retrieval, "WORD_SAMPLE_ROWS", 10)
-    store, other = two_connections
-    with store.transaction() as tx:
-        for index in range(20):  # every one holds "budget", the newest eight "review" too
-            text = f"budget {index}" + (" review" if index >= 12 else "")
-            tx.insert(_record(f"a{index}", text, namespace="a"))
-    scope = _scope("a")
-    before = store.retrieval._telling(scope, ["budget", "review"])
-    assert before == ["review"]  # "budget" is in all of a's newest ten
-    with other.transaction() as tx:
-        for index in range(30):  # the file's newest memories: "review" only
-            tx.insert(_record(f"b{index}", f"review {index}", namespace="b"))
-    assert store.retrieval._telling(scope, ["budget", "review"]) == before

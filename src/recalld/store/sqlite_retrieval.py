@@ -147,38 +147,6 @@ def _count_each(
     return [int(value) for value in rows[0]]
 
 
-def _sample_window(
-    connection: apsw.Connection, namespaces: Sequence[str]
-) -> tuple[int, int] | None:
-    """Where the :data:`WORD_SAMPLE_ROWS` newest memories begin (the lowest seq to count
-    from) and how many memories the window holds: the file's newest (``namespaces``
-    empty: it holds no other namespace), or those of ``namespaces`` (by their creation,
-    one index walk each). None when there are fewer: a small store keeps every word."""
-    if not namespaces:
-        top: list[tuple[Any, ...]] = connection.execute("SELECT max(seq) FROM memories").fetchall()
-        if not top or top[0][0] is None or int(top[0][0]) < WORD_SAMPLE_ROWS:
-            return None
-        return int(top[0][0]) - WORD_SAMPLE_ROWS + 1, WORD_SAMPLE_ROWS
-    starts = []
-    for namespace in namespaces:
-        found: list[tuple[Any, ...]] = connection.execute(
-            "SELECT seq FROM memories INDEXED BY memories_namespace_created"
-            " WHERE namespace = ? ORDER BY created_at DESC, seq DESC LIMIT 1 OFFSET ?",
-            (namespace, WORD_SAMPLE_ROWS - 1),
-        ).fetchall()
-        if found:
-            starts.append(int(found[0][0]))
-    if not starts:
-        return None
-    low = min(starts)
-    counted: list[tuple[Any, ...]] = connection.execute(
-        "SELECT count(*) FROM memories WHERE namespace IN (SELECT value FROM json_each(?))"
-        " AND seq >= ?",
-        (json.dumps(list(namespaces)), low),
-    ).fetchall()
-    return low, int(counted[0][0])
-
-
 def _fold(word: str) -> str:
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(character for character in decomposed if not unicodedata.combining(character))
@@ -450,9 +418,7 @@ class SQLiteRetrieval:
         whole index before the first row; the scope's terms keep both walks to the
         scope's own matches."""
         every = (
-            self._common_candidates(scope, self._telling(scope, words), limit)
-            if len(words) > 1
-            else []
+            self._common_candidates(scope, self._telling(words), limit) if len(words) > 1 else []
         )
         if len(every) >= limit:
             return every
@@ -492,45 +458,45 @@ class SQLiteRetrieval:
         match = self._scoped(scope, text_match(words, "OR"))
         return self._ranked_then_read(scope, match, limit, order, ranking=True)
 
-    def _telling(self, scope: Scope, words: Sequence[str]) -> list[str]:
-        """``words`` without those held by most of the scope's newest memories (at least
-        one kept).
+    def _telling(self, words: Sequence[str]) -> list[str]:
+        """``words`` without those held by most of the newest memories (at least one kept).
 
         A word in more than half of the memories tells them apart no more than a
         stop word (BM25's weight for it is about zero), yet it makes FTS5 walk a
         list as long as the file in every AND it joins: 12 ms for an AND of four
         common words at 1M memories, 0.7 ms without the two that nine memories in
-        ten hold. The share is sampled over the :data:`WORD_SAMPLE_ROWS` newest memories
-        of the scope's namespaces (a bounded walk per word; the file's newest when it
-        holds no other namespace), so what another namespace writes never changes it;
-        the candidates' BM25F still counts every word.
+        ten hold. The share is sampled over the :data:`WORD_SAMPLE_ROWS` newest
+        rowids of the whole file (a bounded walk per word); the candidates' BM25F
+        still counts every word.
         """
-        narrow = self._namespace_narrow(scope.namespaces) if scope.namespaces else ""
 
-        def sample(connection: apsw.Connection) -> tuple[list[int], int]:
-            window = _sample_window(connection, scope.namespaces if narrow else ())
-            if window is None:
-                return [], 0
-            low, rows = window
+        def sample(connection: apsw.Connection) -> list[int]:
+            top: list[tuple[Any, ...]] = connection.execute(
+                "SELECT max(seq) FROM memories"
+            ).fetchall()
+            if not top or top[0][0] is None or int(top[0][0]) < WORD_SAMPLE_ROWS:
+                return []
+            low = int(top[0][0]) - WORD_SAMPLE_ROWS + 1
             # Kept with the word counts, until the file changes.
-            held = self._kept_counts(
+            return self._kept_counts(
                 connection,
                 words,
-                (low, NEWEST_SAMPLE + narrow),
+                (WORD_SAMPLE_ROWS, NEWEST_SAMPLE),
                 lambda missing: _count_each(
                     connection,
-                    [text_match([word]) + narrow for word in missing],
+                    [text_match([word]) for word in missing],
                     f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :match"
                     f" AND {FTS_TABLE}.rowid >= :low",
                     {"low": low},
                 ),
             )
-            return held, rows
 
-        held, rows = self._database.run(sample)
+        held = self._database.run(sample)
         if not held:
             return list(words)
-        telling = [word for word, count in zip(words, held, strict=True) if 2 * count <= rows]
+        telling = [
+            word for word, count in zip(words, held, strict=True) if 2 * count <= WORD_SAMPLE_ROWS
+        ]
         return telling or [min(zip(held, words, strict=True))[1]]
 
     def _scoped(self, scope: Scope, match: str) -> str:
