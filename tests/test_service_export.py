@@ -271,3 +271,9 @@ def test_reminders_survive_export_and_import(
             "scheduled",
         ]
         assert fresh.intentions.run_due(clock.now + timedelta(days=8)) != []
+        # Its memory's TTL passed (not purged yet): the line is a bad line, not a
+        # UNIQUE constraint failure that ended the whole import.
+        fresh.update(errand.id, ttl_seconds=60)
+        clock.advance(61)
+        late = fresh.import_lines([json.dumps(intentions[1])])
+        assert [(error.line, error.error.split(":")[0]) for error in late.errors] == [(1, "id")]

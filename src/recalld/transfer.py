@@ -583,13 +583,14 @@ class Transfer:
         }
         if times["created_at"] is None:
             raise ValidationError("created_at", "is required")
+        now = self._clock()
         with self._store.transaction() as tx:
             memory = tx.find(line.namespace, id=memory_id)
-            if memory is None:
+            if memory is None or expired(memory, now):  # an expired one is gone, as its intention
                 raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
             # Two imports of one file at once: the second waits here, then finds it stored.
             tx.serialise("intention", line.namespace, memory_id)
-            if self._store.intentions.get(line.namespace, memory_id) is not None:
+            if self._store.intentions.get(line.namespace, memory_id, now=now) is not None:
                 report.count("unchanged", "intentions")
                 return
             tx.save_intention(
