@@ -97,6 +97,16 @@ def test_import_hermes_reports_what_does_not_fit(tmp_path: Path, service: Memory
     assert service.core.state("user").entries == ["short entry"]
 
 
+def test_import_hermes_directory_with_a_file_that_is_not_utf8_writes_nothing(
+    tmp_path: Path, service: MemoryService
+) -> None:
+    (tmp_path / "USER.md").write_text("Prefers tea\n", encoding="utf-8")
+    (tmp_path / "MEMORY.md").write_bytes("Caf\u00e9 on Fridays\n".encode("latin-1"))
+    with pytest.raises(ValidationError, match=r"^MEMORY\.md: is not UTF-8 text"):
+        service.import_file(tmp_path)
+    assert service.core.state("user").entries == []
+
+
 def test_import_chatgpt_follows_the_shown_branch(service: MemoryService) -> None:
     report = service.import_file(FIXTURES / "chatgpt_conversations.json")
     assert report.format == "chatgpt"

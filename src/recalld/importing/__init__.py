@@ -349,14 +349,17 @@ def _hermes(
 
 def _hermes_directory(run: _Run, path: Path) -> ImportReport:
     report = ImportReport(format="hermes")
-    found = False
-    for name in ("USER.md", "MEMORY.md"):
-        candidate = path / name
-        if candidate.is_file():
-            found = True
-            _hermes(run, _utf8(candidate.read_bytes(), name), name, report)
-    if not found:
+    # Both read (and decoded) before either is imported: one that cannot be read leaves
+    # nothing of the other written.
+    texts = {
+        name: _utf8((path / name).read_bytes(), name)
+        for name in ("USER.md", "MEMORY.md")
+        if (path / name).is_file()
+    }
+    if not texts:
         raise ValidationError("file", f"{path} holds neither MEMORY.md nor USER.md")
+    for name, text in texts.items():
+        _hermes(run, text, name, report)
     return report
 
 
