@@ -268,8 +268,10 @@ class _UrlText:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            raw_path = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
-            for field, raw in (("path", raw_path), ("query", scope.get("query_string", b""))):
+            # Without raw_path (the servers recalld runs under send it) the path is already
+            # decoded: nothing left to tell.
+            given = (("path", scope.get("raw_path")), ("query", scope.get("query_string")))
+            for field, raw in ((name, value) for name, value in given if value):
                 try:
                     unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
                 except UnicodeDecodeError as error:
