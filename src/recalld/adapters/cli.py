@@ -9,6 +9,7 @@ need them, so ``--version``, ``stats`` and ``get`` start fast.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from typing import Any
@@ -84,9 +85,14 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
             overrides[name] = value
             given = context.get_parameter_source(name) is ParameterSource.COMMANDLINE
             sources[name] = f"--{name}" if given else f"RECALLD_{name.upper()}"
-    if db is not None and not db.strip():  # else "" is the path ".", a directory
+    # Else "" is the path ".", a directory. click passes no empty RECALLD_DB on (db is
+    # None), but the settings would still read it.
+    empty = "--db" if db is not None and not db.strip() else None
+    if db is None and "RECALLD_DB" in os.environ and not os.environ["RECALLD_DB"].strip():
+        empty = "RECALLD_DB"
+    if empty is not None:
         raise ValidationError(
-            sources["db"], "is empty; give a database file or a postgresql:// URL"
+            sources.get("db", empty), "is empty; give a database file or a postgresql:// URL"
         )
     state = _State(settings=load_settings(overrides, sources))
     context.obj = state
