@@ -94,6 +94,24 @@ def test_edited_text_is_never_found_by_the_old_texts_vector(
         assert found[0].memory.id == record.id
 
 
+def test_an_edit_by_a_process_without_the_model_queues_its_embedding(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # Its vectors were dropped and nothing queued: the memory stayed "indexed" with no
+    # vector until a worker restarted and backfilled.
+    with _open(db_path, clock) as service:
+        receipt = service.remember("The quarterly report covers Europe")
+        service.new_worker().run_until_idle()
+        settings = semantic_settings(db_path, embedder="none")
+        with MemoryService.open(settings, clock=clock) as keyword_only:
+            keyword_only.update(receipt.id, content="The quarterly report covers Asia")
+        assert service.get(receipt.id).index_state == "queued"
+        assert service.new_worker().run_until_idle().processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
+        found = service.search("quarterly report Asia", mode="vector", min_score=0)
+        assert found[0].memory.id == receipt.id
+
+
 def test_worker_retries_with_recorded_errors_then_succeeds(db_path: Path, clock: FakeClock) -> None:
     embedder = FlakyEmbedder(failures=2)
     with _open(db_path, clock, embedder, worker_retry_seconds=5.0) as service:

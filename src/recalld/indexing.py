@@ -142,7 +142,7 @@ class Indexing:
         ):
             # The old text's vector goes now, not when the new text is embedded: until
             # then the memory is found by its words alone, never by what it no longer says.
-            tx.drop_vectors(memory.seq)
+            tx.drop_vectors(memory.seq, now, None if self.embedder is None else self.embedder.name)
         if embed and self.embedder is not None:
             job_id = tx.enqueue_embedding(memory.seq, self.embedder.name, now)
         changed = previous is None or _graph_inputs_changed(previous, memory)

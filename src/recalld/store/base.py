@@ -239,9 +239,12 @@ class StoreTransaction(Protocol):
         """Queue a graph extraction job for row ``seq`` in this transaction; returns its id."""
         ...
 
-    def drop_vectors(self, seq: int) -> None:
+    def drop_vectors(self, seq: int, now: datetime, own_model: str | None) -> None:
         """Delete row ``seq``'s vectors (every model's) in this transaction: its text
-        changed, and the old text's meaning must not find it while the new one waits."""
+        changed, and the old text's meaning must not find it while the new one waits.
+        Every model that had one, but ``own_model`` (the caller queues its own), gets an
+        embedding job, and the row is ``queued``: a process without that model (or
+        without any) must not leave it unembedded."""
         ...
 
     @property

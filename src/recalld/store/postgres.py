@@ -285,8 +285,17 @@ class _Transaction:
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
         return enqueue_graph(self._connection, seq, model, now)
 
-    def drop_vectors(self, seq: int) -> None:
-        self._connection.execute("DELETE FROM vectors WHERE seq = %s", (seq,))
+    def drop_vectors(self, seq: int, now: datetime, own_model: str | None) -> None:
+        had = self._connection.execute(
+            "DELETE FROM vectors WHERE seq = %s RETURNING model", (seq,)
+        ).fetchall()
+        others = [str(name) for (name,) in had if name != own_model]
+        for model in others:
+            enqueue_embedding(self._connection, seq, model, now)
+        if others:
+            self._connection.execute(
+                "UPDATE memories SET index_state = 'queued' WHERE seq = %s", (seq,)
+            )
 
     @property
     def graph(self) -> PostgresGraphTransaction:

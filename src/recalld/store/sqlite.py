@@ -226,9 +226,21 @@ class _Transaction:
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
         return enqueue_graph(self._connection, seq, model, now)
 
-    def drop_vectors(self, seq: int) -> None:
+    def drop_vectors(self, seq: int, now: datetime, own_model: str | None) -> None:
+        had: list[tuple[Any, ...]] = self._connection.execute(
+            "SELECT m.name FROM vector_rows r JOIN vector_models m ON m.id = r.model_id"
+            " WHERE r.seq = ?",
+            (seq,),
+        ).fetchall()
         # vector_log records each deletion, so every process's index drops the row.
         self._connection.execute("DELETE FROM vector_rows WHERE seq = ?", (seq,))
+        others = [str(name) for (name,) in had if name != own_model]
+        for model in others:
+            enqueue_embedding(self._connection, seq, model, now)
+        if others:
+            self._connection.execute(
+                "UPDATE memories SET index_state = 'queued' WHERE seq = ?", (seq,)
+            )
 
     @property
     def graph(self) -> SQLiteGraphTransaction:

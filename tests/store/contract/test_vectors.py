@@ -49,11 +49,15 @@ def embed_all(store: Store, count: int, **fields: object) -> dict[int, np.ndarra
 
 def test_vectors_dropped_in_a_transaction_are_gone_from_every_read(store: Store) -> None:
     vectors = embed_all(store, 3)
-    first, *others = sorted(vectors)
+    first, second, third = sorted(vectors)
     with store.transaction() as tx:
-        tx.drop_vectors(first)
-    assert set(store.semantic.vectors_for(MODEL, list(vectors))) == set(others)
-    assert [row[0] for row in store.semantic.vector_rows(MODEL, 0, 10)] == others
+        tx.drop_vectors(first, NOW, MODEL)  # the caller queues its own model's job
+        tx.drop_vectors(second, NOW, None)  # a process without that model
+    assert set(store.semantic.vectors_for(MODEL, list(vectors))) == {third}
+    assert [row[0] for row in store.semantic.vector_rows(MODEL, 0, 10)] == [third]
+    # The model that had a vector gets a job for the row (the caller's own does not).
+    queued = store.semantic.claim_jobs("w", MODEL, 10, NOW, LEASE, 5)
+    assert [job.seq for job in queued] == [second]
 
 
 def test_vectors_round_trip_as_float16(store: Store) -> None:
