@@ -46,8 +46,8 @@ __all__ = ["OWNED_KINDS", "TEXT_FIELDS", "Writer", "dropped_text", "expired", "r
 
 # The kinds of memory another structure owns: a conversation's turns (an edit of the
 # conversation rewrites them), an entity's observations (deleting the entity deletes
-# them) and a reminder's intention (forgetting the reminder forgets it). A plain write
-# of the same words is never answered by one of them: it would go with its owner.
+# them) and a reminder's intention (forgetting the reminder forgets it). A write of the
+# same words of another kind is never answered by one of them: it would go with its owner.
 OWNED_KINDS = frozenset({TURN_KIND, "observation", "intention"})
 
 # Fields whose old text leaves the files (and must be scrubbed) when an update changes them.
