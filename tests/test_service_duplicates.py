@@ -127,6 +127,12 @@ def test_a_note_is_not_answered_by_a_memory_another_structure_owns(
     assert service.get(moved.id).content == "I moved to Hobart last spring."
     # A note is: the same words with another kind too.
     assert service.remember("Allergic to penicillin", kind="fact").id == note.id
-    # A write of the owned kind itself is answered by it (a re-imported turn line).
-    turn = service.remember("A turn written by hand", kind="turn")
-    assert service.remember("A turn written by hand", kind="turn").id == turn.id
+    # A write of the owned kind with the same owner is answered by it (a re-imported
+    # turn line); with another owner it is not (it would go with this one's owner).
+    turn = service.remember("A turn written by hand", kind="turn", source="notes")
+    assert service.remember("A turn written by hand", kind="turn", source="notes").id == turn.id
+    assert service.remember("A turn written by hand", kind="turn").status == "created"
+    alices = service.remember("Likes coffee", kind="observation", meta={"entity": "Alice"})
+    bobs = service.remember("Likes coffee", kind="observation", meta={"entity": "Bob"})
+    assert bobs.status == "created"
+    assert bobs.id != alices.id

@@ -36,7 +36,7 @@ from recalld._time import Clock, expiry, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError
 from recalld.model import Memory, NewMemory, Receipt, ScrubState
-from recalld.store.base import MemoryRecord, StoreTransaction, stored_record
+from recalld.store.base import MemoryRecord, StoreTransaction
 from recalld.store.retrieval import TURN_KIND
 
 if TYPE_CHECKING:
@@ -203,17 +203,14 @@ class Writer:
                 speaker=None if draft.speaker is None else record.speaker,
                 accept=lambda stored: _answers_for(stored, record),
             )
+            if repeated is not None and _outlives(record, repeated):
+                # The same words asked to live longer (a permanent note after one with a
+                # TTL): the memory takes the later expiry, so what this write acknowledges
+                # does not go when the earlier one would have. Gone meanwhile (another
+                # client's forget): this write is new.
+                extended = tx.extend_expiry(repeated.seq, record.expires_at, now)
+                repeated = tx.find(namespace, id=repeated.id) if extended else None
             if repeated is not None:
-                if _outlives(record, repeated):
-                    # The same words asked to live longer (a permanent note after one
-                    # with a TTL): the memory takes the later expiry, so what this write
-                    # acknowledges does not go when the earlier one would have.
-                    repeated = tx.replace(
-                        repeated.seq,
-                        replace(
-                            stored_record(repeated), expires_at=record.expires_at, updated_at=now
-                        ),
-                    )
                 return receipt_of(repeated, "duplicate"), repeated
         memory = tx.insert(record)
         return receipt_of(memory, "created", indexing.enqueue(tx, memory, now)), memory
@@ -274,8 +271,11 @@ class Writer:
 def _answers_for(stored: Memory, record: MemoryRecord) -> bool:
     """Whether ``stored``, with the same words, may answer for the write of ``record``
     as its duplicate: not owned by another structure (what the write acknowledges must
-    not go with the stored one's owner), unless the write is of that kind itself."""
-    return stored.kind not in OWNED_KINDS or stored.kind == record.kind
+    not go with the stored one's owner), unless the write is of that kind with the same
+    owner (its source and meta: the conversation and turn, the entity)."""
+    if stored.kind not in OWNED_KINDS:
+        return True
+    return (stored.kind, stored.source, stored.meta) == (record.kind, record.source, record.meta)
 
 
 def _outlives(record: MemoryRecord, stored: Memory) -> bool:

@@ -213,6 +213,12 @@ class StoreTransaction(Protocol):
         ``accept`` accepts."""
         ...
 
+    def extend_expiry(self, seq: int, expires_at: datetime | None, now: datetime) -> bool:
+        """Give row ``seq`` the later expiry ``expires_at`` (None: never) when it has an
+        earlier one, touching no other column (a concurrent edit stays); False when the
+        row is gone or already lives as long."""
+        ...
+
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
         """Count one access of each row and record when it happened."""
         ...

@@ -262,6 +262,17 @@ class _Transaction:
     def dropped_content(self, reason: str, now: datetime) -> None:
         record_drop(self._connection, reason, now)
 
+    def extend_expiry(self, seq: int, expires_at: datetime | None, now: datetime) -> bool:
+        # One statement on the row's two columns: a concurrent edit waits or is waited
+        # for, and is never written back over.
+        changed = self._connection.execute(
+            "UPDATE memories SET expires_at = %(expires)s, updated_at = %(now)s"
+            " WHERE seq = %(seq)s AND expires_at IS NOT NULL"
+            " AND (%(expires)s::timestamptz IS NULL OR expires_at < %(expires)s)",
+            {"seq": seq, "expires": expires_at, "now": now},
+        ).rowcount
+        return changed > 0
+
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
         # In seq order, so two recalls touching the same rows cannot deadlock.
         with self._connection.cursor() as cursor:

@@ -204,6 +204,19 @@ class _Transaction:
     def dropped_content(self, reason: str, now: datetime) -> None:
         record_drop(self._connection, reason, now)
 
+    def extend_expiry(self, seq: int, expires_at: datetime | None, now: datetime) -> bool:
+        changed: list[tuple[Any, ...]] = self._connection.execute(
+            "UPDATE memories SET expires_at = :expires, updated_at = :now WHERE seq = :seq"
+            " AND expires_at IS NOT NULL AND (:expires IS NULL OR expires_at < :expires)"
+            " RETURNING seq",
+            {
+                "seq": seq,
+                "expires": None if expires_at is None else to_storage(expires_at),
+                "now": to_storage(now),
+            },
+        ).fetchall()
+        return bool(changed)
+
     def touch(self, seqs: Sequence[int], now: datetime) -> None:
         stamp = to_storage(now)
         self._connection.executemany(

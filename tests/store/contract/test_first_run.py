@@ -97,6 +97,24 @@ def test_store_find_duplicate_follows_rewrites_and_expiry(store: Store) -> None:
         assert tx.find_duplicate("default", "short lived", NOW) is None
 
 
+def test_store_extend_expiry_only_lengthens_and_touches_nothing_else(store: Store) -> None:
+    soon, later = NOW + timedelta(hours=1), NOW + timedelta(hours=2)
+    with store.transaction() as tx:
+        written = tx.insert(record(id="e", content="kept words", expires_at=soon))
+        assert tx.extend_expiry(written.seq, later, NOW) is True
+        assert tx.extend_expiry(written.seq, soon, NOW) is False  # never shortened
+        extended = tx.find("default", id="e")
+        assert extended is not None
+        assert extended.expires_at == later
+        assert extended.content == "kept words"
+        assert tx.extend_expiry(written.seq, None, NOW) is True  # never expires now
+        assert tx.extend_expiry(written.seq, None, NOW) is False
+        forever = tx.find("default", id="e")
+        assert forever is not None
+        assert forever.expires_at is None
+        assert tx.extend_expiry(written.seq + 1000, None, NOW) is False  # no such row
+
+
 def test_store_by_source_in_conversation_order(store: Store) -> None:
     source = "recalld://conversation/chat-1"
     with store.transaction() as tx:
