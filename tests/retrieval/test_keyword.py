@@ -191,3 +191,25 @@ def test_another_namespaces_common_word_keeps_this_ones_best_match(tmp_path: Pat
     settings = Settings(db=tmp_path / "walls.db", embedder="none", graph_extractor="none")
     with MemoryService(open_store(settings), settings) as service:
         assert_another_namespace_keeps_the_best_match(service, mentions=300)
+
+
+def test_the_memory_holding_every_rare_word_stays_when_only_the_rarest_ranks(
+    tmp_path: Path,
+) -> None:
+    # Words rare in "a" but common in the file: only the rarest ranked its matches, so
+    # the one memory holding both words was lost once "b" made both common in the file.
+    settings = Settings(db=tmp_path / "walls.db", embedder="none", graph_extractor="none")
+    with MemoryService(open_store(settings), settings) as service:
+        both = service.remember(
+            "The budget meeting for the new office moved to Thursday", namespace="a"
+        )
+        for word, verb in (("budget", "approved"), ("meeting", "held")):
+            service.remember_many(
+                [{"content": f"{word} {index} {verb}"} for index in range(450)], namespace="a"
+            )
+        service.remember_many(
+            [{"content": f"budget meeting filler {index}"} for index in range(1_000)],
+            namespace="b",
+        )
+        hits = service.search("budget meeting", namespace="a", mode="keyword", limit=3)
+        assert [hit.memory.id for hit in hits][:1] == [both.id]

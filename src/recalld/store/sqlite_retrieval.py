@@ -451,12 +451,25 @@ class SQLiteRetrieval:
                 break
             picked.append(word)
             matches += inside[word]
-        words = [word for word in words if word in picked]
-        weights = ", ".join(repr(reference_idf(inside[word])) for word in words)
-        # Ties in the order FTS5 ranks them for bm25() (its scan: oldest first).
-        order = f"{WEIGHTED_RANK_FUNCTION}({FTS_TABLE}, {len(words)}, {weights}) DESC, rowid"
-        match = self._scoped(scope, text_match(words, "OR"))
-        return self._ranked_then_read(scope, match, limit, order, ranking=True)
+
+        def ranked(chosen: Sequence[str], operator: str) -> list[KeywordCandidate]:
+            weights = ", ".join(repr(reference_idf(inside[word])) for word in chosen)
+            # Ties in the order FTS5 ranks them for bm25() (its scan: oldest first).
+            order = f"{WEIGHTED_RANK_FUNCTION}({FTS_TABLE}, {len(chosen)}, {weights}) DESC, rowid"
+            match = self._scoped(scope, text_match(chosen, operator))
+            return self._ranked_then_read(scope, match, limit, order, ranking=True)
+
+        if len(picked) == len(words):
+            return ranked(words, "OR")
+        # The words left out still pick the memories that hold every one of the words
+        # (few, so few to rank): the one holding "budget" and "meeting" is not lost
+        # because "budget" alone was ranked.
+        every = ranked(words, "AND")
+        if len(every) >= limit:
+            return every
+        seen = {candidate.row.seq for candidate in every}
+        rest = ranked([word for word in words if word in picked], "OR")
+        return (every + [found for found in rest if found.row.seq not in seen])[:limit]
 
     def _telling(self, words: Sequence[str]) -> list[str]:
         """``words`` without those held by most of the newest memories (at least one kept).
