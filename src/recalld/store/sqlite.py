@@ -64,7 +64,7 @@ from recalld.store.sqlite_rows import (
     substring_pattern,
 )
 from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
-from recalld.store.sqlite_semantic import SQLiteSemantic, enqueue_embedding
+from recalld.store.sqlite_semantic import SQLiteSemantic, drop_vectors, enqueue_embedding
 from recalld.store.sqlite_tables import SQLiteTables
 
 __all__ = ["SQLiteStore"]
@@ -240,20 +240,7 @@ class _Transaction:
         return enqueue_graph(self._connection, seq, model, now)
 
     def drop_vectors(self, seq: int, now: datetime, own_model: str | None) -> None:
-        had: list[tuple[Any, ...]] = self._connection.execute(
-            "SELECT m.name FROM vector_rows r JOIN vector_models m ON m.id = r.model_id"
-            " WHERE r.seq = ?",
-            (seq,),
-        ).fetchall()
-        # vector_log records each deletion, so every process's index drops the row.
-        self._connection.execute("DELETE FROM vector_rows WHERE seq = ?", (seq,))
-        others = [str(name) for (name,) in had if name != own_model]
-        for model in others:
-            enqueue_embedding(self._connection, seq, model, now)
-        if others:
-            self._connection.execute(
-                "UPDATE memories SET index_state = 'queued' WHERE seq = ?", (seq,)
-            )
+        drop_vectors(self._connection, seq, now, own_model)
 
     @property
     def graph(self) -> SQLiteGraphTransaction:

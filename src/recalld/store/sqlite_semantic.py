@@ -34,7 +34,7 @@ from recalld.store.sql import PENDING_JOB_STATES
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_rows import SELECT_COLUMNS, row_to_memory, scope_sql
 
-__all__ = ["SQLiteSemantic", "enqueue_embedding"]
+__all__ = ["SQLiteSemantic", "drop_vectors", "enqueue_embedding"]
 
 T = TypeVar("T")
 
@@ -53,6 +53,25 @@ def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: da
         (job_id, seq, model, stamp, stamp, stamp),
     )
     return job_id
+
+
+def drop_vectors(
+    connection: apsw.Connection, seq: int, now: datetime, own_model: str | None
+) -> None:
+    """:meth:`recalld.store.base.StoreTransaction.drop_vectors` inside the caller's
+    transaction."""
+    had: list[tuple[Any, ...]] = connection.execute(
+        "SELECT m.name FROM vector_rows r JOIN vector_models m ON m.id = r.model_id"
+        " WHERE r.seq = ?",
+        (seq,),
+    ).fetchall()
+    # vector_log records each deletion, so every process's index drops the row.
+    connection.execute("DELETE FROM vector_rows WHERE seq = ?", (seq,))
+    others = [str(name) for (name,) in had if name != own_model]
+    for model in others:
+        enqueue_embedding(connection, seq, model, now)
+    if others:
+        connection.execute("UPDATE memories SET index_state = 'queued' WHERE seq = ?", (seq,))
 
 
 def _job(row: Sequence[Any], model: str, attempts: int) -> Job:
