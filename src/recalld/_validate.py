@@ -321,20 +321,31 @@ def meta(value: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return json_object(value, settings, "meta")
 
 
+def utf8_text(data: bytes, field: str, *, lines: bool = False) -> str:
+    """``data`` decoded as UTF-8; refused naming ``field`` and the first bad byte (and,
+    with ``lines``, its line) when it is not: a replaced byte would store other text than
+    the file's, and say nothing. A UTF-16 byte-order mark is named: the usual cause."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        where = f"at offset {error.start}"
+        if lines:
+            line = data.count(b"\n", 0, error.start) + 1
+            where += f", line {line}"
+        message = f"is not UTF-8 text (byte 0x{data[error.start]:02x} {where})"
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            message += "; it starts with a UTF-16 byte-order mark: save it as UTF-8"
+        raise ValidationError(field, message) from None
+
+
 def line_text(line: object) -> str:
     """One line of a file of lines (an import) as text: ``str`` as it is, ``bytes`` (a file
-    opened in binary mode) decoded as UTF-8. Anything else, or bytes that are not UTF-8,
-    is refused naming ``line``: a replaced byte would store other text than the file's."""
+    opened in binary mode) decoded as UTF-8 (:func:`utf8_text`). Anything else is refused
+    naming ``line``."""
     if isinstance(line, str):
         return line
     if isinstance(line, bytes):
-        try:
-            return line.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ValidationError(
-                "line",
-                f"is not UTF-8 text (byte 0x{line[error.start]:02x} at offset {error.start})",
-            ) from None
+        return utf8_text(line, "line")
     raise ValidationError("line", f"give text, got {type(line).__name__}")
 
 

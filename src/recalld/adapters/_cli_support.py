@@ -110,19 +110,10 @@ def read_text(file: IO[bytes]) -> str:
     refused in one line, not with a traceback, and never read with replacement
     characters in place of what it says.
     """
-    data = file.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        name = str(getattr(file, "name", "FILE"))
-        line = data.count(b"\n", 0, error.start) + 1
-        message = (
-            f"is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start},"
-            f" line {line})"
-        )
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-            message += "; it starts with a UTF-16 byte-order mark: save it as UTF-8"
-        raise ValidationError("stdin" if name == "<stdin>" else name, message) from None
+    from recalld import _validate as check
+
+    name = str(getattr(file, "name", "FILE"))
+    return check.utf8_text(file.read(), "stdin" if name == "<stdin>" else name, lines=True)
 
 
 def error_console() -> Console:

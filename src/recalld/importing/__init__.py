@@ -51,18 +51,6 @@ BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
 
 
-def _utf8(data: bytes, field: str = "document") -> str:
-    """``data`` decoded as UTF-8; refused (naming ``field`` and the first bad byte) when it
-    is not: replacing the byte would store other text than the file's, and say nothing."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ValidationError(
-            field,
-            f"is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})",
-        ) from None
-
-
 class _Run:
     """One import: the service, where things go, who may write where, how far it got."""
 
@@ -239,7 +227,7 @@ def raise_denied(namespace: str) -> None:
 def _document(run: _Run, chosen: str, text: str | bytes, name: str | None) -> ImportReport:
     try:
         if isinstance(text, bytes):
-            text = _utf8(text).removeprefix(BOM)
+            text = check.utf8_text(text, "document").removeprefix(BOM)
         if chosen == "mem0":
             return _mem0(run, text)
         if chosen == "hermes":
@@ -352,7 +340,7 @@ def _hermes_directory(run: _Run, path: Path) -> ImportReport:
     # Both read (and decoded) before either is imported: one that cannot be read leaves
     # nothing of the other written.
     texts = {
-        name: _utf8((path / name).read_bytes(), name)
+        name: check.utf8_text((path / name).read_bytes(), name)
         for name in ("USER.md", "MEMORY.md")
         if (path / name).is_file()
     }
