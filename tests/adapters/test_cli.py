@@ -85,6 +85,33 @@ def test_cli_remember_recall_get_forget(run: Invoke) -> None:
     )
 
 
+def test_cli_place_name_is_stored_searched_and_needs_a_place(run: Invoke) -> None:
+    receipt = _json(
+        run(
+            "remember",
+            "ordered a cortado",
+            "--place",
+            "9q8yyk",
+            "--place-name",
+            "Blue Bottle",
+            "--json",
+        )
+    )
+    assert _json(run("get", receipt["id"], "--json"))["place"]["name"] == "Blue Bottle"
+    hits = _json(run("search", "blue bottle", "--json"))
+    assert [hit["memory"]["id"] for hit in hits] == [receipt["id"]]
+    seen = _json(
+        run("experience", "sunset", "--place", "48.85,2.35", "--place-name", "Quai", "--json")
+    )
+    assert seen["place"]["name"] == "Quai"
+    moved = run("update", seen["id"], "--place", "48.86,2.34", "--place-name", "Louvre", "--json")
+    assert _json(moved)["place"]["name"] == "Louvre"
+    alone = run("remember", "no place", "--place-name", "Somewhere")
+    assert alone.exit_code == 2
+    assert "--place-name needs --place" in alone.output
+    assert "no place" not in run("list").output
+
+
 def test_cli_key_update_list_recent_stats(run: Invoke) -> None:
     invoke = run
     first = _json(invoke("remember", "Melbourne", "--key", "staging.region", "--json"))

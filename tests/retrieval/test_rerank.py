@@ -200,6 +200,25 @@ def test_rerank_a_name_the_store_never_met_lowers_the_score(
         assert unseen[0].score < 0.5 * seen.score, (unseen[0].score, seen.score)
 
 
+def test_rerank_a_question_naming_an_experience_s_place_finds_it(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # The place's name is a searched field: the question names no stranger, and the
+    # experience is found above the default min_score though its text never says where.
+    question = "What did I order at Blue Bottle?"
+    with _indexed(db_path, clock) as service:
+        visit = service.remember(
+            "Ordered a cortado and read the paper by the window",
+            place={"geohash": "9q8yyk", "name": "Blue Bottle Cafe"},
+        )
+        service.new_worker().run_until_idle()
+        hits = service.search(question, limit=3)
+        assert [hit.memory.id for hit in hits][:1] == [visit.id]
+        explained = service.explain(question, visit.id)
+        assert explained.features["unseen_name"] == 0.0
+        assert hits[0].channels["keyword"] > 0
+
+
 def _model(features: list[str]) -> dict[str, object]:
     count = len(features)
     return {

@@ -20,6 +20,7 @@ from recalld.store.migrations import (
     migration_8,
     migration_14,
     migration_16,
+    migration_18,
 )
 from recalld.store.semantic import decode_vectors, encode_vector
 from recalld.store.sqlite import SQLiteStore
@@ -438,6 +439,34 @@ def test_sqlite_place_index_migration_covers_a_place_scan(tmp_path: Path) -> Non
             (),
         )
         assert indexed == [(3,)]
+        assert store.schema_version == len(MIGRATIONS)
+    finally:
+        store.close()
+
+
+def test_sqlite_place_name_migration_rebuilds_the_full_text_index(tmp_path: Path) -> None:
+    # A file from before migration 18: its full-text table has no place-name column, so
+    # an experience was not found by its place's name. Opening it rebuilds the index.
+    path = tmp_path / "v17.db"
+    connection = _database_before(path, migration_18)
+    connection.execute(
+        "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+        " index_state, geohash, lat, lon, place_name)"
+        " VALUES (1, 'visit', 'default', 'ordered a cortado', 'x', 'x', 'indexed',"
+        " '9q8yyk', 37.776, -122.423, 'Blue Bottle Cafe')"
+    )
+    connection.execute(
+        f"CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(title, content, tags, speaker,"
+        " fts_namespace, content='memories', content_rowid='seq')"
+    )
+    connection.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES('rebuild')")
+    connection.close()
+    store = SQLiteStore(path)
+    try:
+        columns = [row[1] for row in store._read(f"PRAGMA table_info({FTS_TABLE})", ())]
+        assert "place_name" in columns
+        found = store.retrieval.keyword_candidates(_scope(), "", ["bottle"], 5)
+        assert [(c.row.id, c.row.place_name) for c in found] == [("visit", "Blue Bottle Cafe")]
         assert store.schema_version == len(MIGRATIONS)
     finally:
         store.close()

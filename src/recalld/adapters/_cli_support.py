@@ -190,16 +190,26 @@ def _importance_to_salience(importance: int | None, salience: float | None) -> f
     return salience
 
 
-def _parse_place(value: str | None) -> dict[str, Any] | None:
+PLACE_NAME_HELP = "the place's name, e.g. 'Blue Bottle Cafe' (searched; needs --place)"
+
+
+def _parse_place(value: str | None, name: str | None = None) -> dict[str, Any] | None:
     if value is None:
+        if name is not None:
+            raise click.BadParameter("--place-name needs --place", param_hint="--place-name")
         return None
+    place: dict[str, Any]
     if "," in value:
         lat_text, _, lon_text = value.partition(",")
         try:
-            return {"lat": float(lat_text), "lon": float(lon_text)}
+            place = {"lat": float(lat_text), "lon": float(lon_text)}
         except ValueError:
             raise click.BadParameter(f"expected LAT,LON or a geohash, got {value!r}") from None
-    return {"geohash": value}
+    else:
+        place = {"geohash": value}
+    if name is not None:
+        place["name"] = name
+    return place
 
 
 def _parse_meta(value: str | None) -> dict[str, Any] | None:

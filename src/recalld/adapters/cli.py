@@ -19,6 +19,7 @@ from click.core import ParameterSource
 
 from recalld._version import __version__
 from recalld.adapters._cli_support import (
+    PLACE_NAME_HELP,
     _filters,
     _filters_options,
     _importance_to_salience,
@@ -112,6 +113,7 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
 @click.option("--speaker", help="who said or wrote it (searched as its own field)")
 @click.option("--at", help="when it happened (ISO 8601; the offset is kept)")
 @click.option("--place", help="LAT,LON or a geohash")
+@click.option("--place-name", help=PLACE_NAME_HELP)
 @click.option("--ttl", type=float, help="expire after this many seconds")
 @click.option("--meta", help="a JSON object of extra fields")
 @click.option("--id", "memory_id", help="use this id instead of a generated one")
@@ -131,6 +133,7 @@ def remember(
     speaker: str | None,
     at: str | None,
     place: str | None,
+    place_name: str | None,
     ttl: float | None,
     meta: str | None,
     memory_id: str | None,
@@ -153,7 +156,7 @@ def remember(
         speaker=speaker,
         at=at,
         ttl_seconds=ttl,
-        place=_parse_place(place),
+        place=_parse_place(place, place_name),
         meta=_parse_meta(meta),
     )
     if as_json:
@@ -289,6 +292,7 @@ def _show_memory(state: _State, memory: Any, as_json: bool) -> None:
 @click.option("--speaker", help="new speaker")
 @click.option("--at", help="new time (ISO 8601)")
 @click.option("--place", help="LAT,LON or a geohash")
+@click.option("--place-name", help=PLACE_NAME_HELP)
 @click.option("--ttl", type=float, help="expire this many seconds from now")
 @click.option("--meta", help="replace meta with this JSON object")
 @click.option("--json", "as_json", is_flag=True, help="print the updated memory as JSON")
@@ -301,6 +305,7 @@ def update(
     salience: float | None,
     tags: tuple[str, ...],
     place: str | None,
+    place_name: str | None,
     ttl: float | None,
     meta: str | None,
     as_json: bool,
@@ -313,8 +318,8 @@ def update(
         changes["salience"] = chosen_salience
     if tags:
         changes["tags"] = list(tags)
-    if place is not None:
-        changes["place"] = _parse_place(place)
+    if place is not None or place_name is not None:
+        changes["place"] = _parse_place(place, place_name)
     if ttl is not None:
         changes["ttl_seconds"] = ttl
     if meta is not None:

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from recalld.adapters._cli_support import (
+    PLACE_NAME_HELP,
     CommandT,
     _parse_place,
     _print_json,
@@ -156,6 +157,7 @@ def _show_recollections(state: _State, items: list[Any], as_json: bool) -> None:
 @click.command()
 @click.argument("text")
 @_context_options
+@click.option("--place-name", help=PLACE_NAME_HELP)
 @click.option("--tag", "tags", multiple=True, help="a tag (repeat)")
 @click.option("--salience", type=click.FloatRange(0, 1), help="0-1, how much it matters")
 @click.option("--json", "as_json", is_flag=True, help="print the stored memory as JSON")
@@ -168,6 +170,7 @@ def experience(
     image: str | None,
     audio: str | None,
     biometrics: tuple[str, ...],
+    place_name: str | None,
     tags: tuple[str, ...],
     salience: float | None,
     as_json: bool,
@@ -175,7 +178,7 @@ def experience(
     """Remember TEXT with the context it happened in (place, time, senses)."""
     memory = state.memory().recollections.remember(
         text,
-        place=_parse_place(place),
+        place=_parse_place(place, place_name),
         at=at,
         tags=tags,
         salience=salience,

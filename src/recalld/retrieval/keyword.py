@@ -1,4 +1,4 @@
-"""Field-weighted BM25 (BM25F) over a memory's title, content, tags and speaker.
+"""Field-weighted BM25 (BM25F) over a memory's title, content, tags, speaker and place name.
 
 The candidate stage takes the full-text index's best matches; this module
 scores each candidate (and each candidate's neighbours) itself, because
@@ -41,7 +41,7 @@ __all__ = [
     "score_row",
 ]
 
-FIELDS = ("title", "content", "tags", "speaker")
+FIELDS = ("title", "content", "tags", "speaker", "place")
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,22 @@ class KeywordParameters:
     k1: float = 1.2
     b: float = 0.3
     weights: Mapping[str, float] = field(
-        default_factory=lambda: {"title": 2.0, "content": 1.0, "tags": 1.0, "speaker": 1.0}
+        default_factory=lambda: {
+            "title": 2.0,
+            "content": 1.0,
+            "tags": 1.0,
+            "speaker": 1.0,
+            "place": 1.0,
+        }
     )
     reference_lengths: Mapping[str, float] = field(
-        default_factory=lambda: {"title": 4.0, "content": 20.0, "tags": 2.0, "speaker": 1.0}
+        default_factory=lambda: {
+            "title": 4.0,
+            "content": 20.0,
+            "tags": 2.0,
+            "speaker": 1.0,
+            "place": 2.0,
+        }
     )
     reference_documents: float = 1_000.0
     document_count_cap: int = 1_000
@@ -158,14 +170,14 @@ ROW_TERMS_CACHE = 45_000
 MIN_NAME_CHARS = 2
 
 
-# What a memory's terms depend on: its title, content, tags and speaker.
-_TextKey = tuple[str | None, str, tuple[str, ...], str | None]
+# What a memory's terms depend on: its title, content, tags, speaker and place name.
+_TextKey = tuple[str | None, str, tuple[str, ...], str | None, str | None]
 
 
 class RowTermsCache:
     """The :class:`RowTerms` of recently scored memories, keyed by their text.
 
-    The key is the text itself (title, content, tags, speaker), so an edited
+    The key is the text itself (title, content, tags, speaker, place name), so an edited
     memory is prepared again and the cache can never answer for old text. It
     belongs to one store (its tokenizer), one set of BM25F parameters and one
     ``lexicon`` of time terms; the oldest entries go first when it is full.
@@ -191,7 +203,7 @@ class RowTermsCache:
 
     def of(self, row: CandidateRow) -> RowTerms:
         """The terms of ``row``'s text (prepared on first sight)."""
-        key = (row.title, row.content, row.tags, row.speaker)
+        key = (row.title, row.content, row.tags, row.speaker, row.place_name)
         found = self._rows.get(key)
         if found is not None:
             return found
@@ -227,6 +239,7 @@ class RowTermsCache:
             content,
             tuple(map(sys.intern, tokenize(" ".join(row.tags)))) if row.tags else (),
             speaker,
+            tuple(map(sys.intern, tokenize(row.place_name))) if row.place_name else (),
         )
         parameters = self.parameters
         b = parameters.b

@@ -753,6 +753,19 @@ def migration_17(execute: Execute) -> None:
     execute("CREATE INDEX memories_queued ON memories(namespace, seq) WHERE index_state = 'queued'")
 
 
+def migration_18(execute: Execute) -> None:
+    """An experience's place name is searchable, as one more full-text column.
+
+    A memory stored with ``place={"name": "Blue Bottle Cafe", ...}`` was not found by
+    a question naming the place (and the name counted as one the store never met).
+    The full-text table is dropped with its triggers so :func:`ensure_fts` rebuilds
+    it with the ``place_name`` column when the store opens (it is derived data).
+    """
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -771,4 +784,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_15,
     migration_16,
     migration_17,
+    migration_18,
 ]

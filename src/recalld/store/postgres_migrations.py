@@ -612,6 +612,25 @@ def migration_17(execute: Execute) -> None:
     execute("CREATE INDEX memories_queued ON memories(namespace, seq) WHERE index_state = 'queued'")
 
 
+def migration_18(execute: Execute) -> None:
+    """As SQLite's migration 18: an experience's place name is searchable, at weight D
+    with the speaker. The generated ``search`` column and its GIN index are dropped and
+    added again (as in migration 11: the table is rewritten once)."""
+    execute("ALTER TABLE memories DROP COLUMN search")
+    execute(
+        f"""
+        ALTER TABLE memories ADD COLUMN search TSVECTOR GENERATED ALWAYS AS (
+            setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(title, '')), 'A')
+            || setweight(to_tsvector('{SEARCH_CONFIG}', content), 'B')
+            || setweight(jsonb_to_tsvector('{SEARCH_CONFIG}', tags, '["string"]'), 'C')
+            || setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(speaker, '')), 'D')
+            || setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(place_name, '')), 'D')
+        ) STORED
+        """
+    )
+    execute("CREATE INDEX memories_search ON memories USING gin(search)")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -630,4 +649,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_15,
     migration_16,
     migration_17,
+    migration_18,
 ]

@@ -57,11 +57,11 @@ __all__ = ["PostgresRetrieval"]
 
 ROW_COLUMNS = (
     "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
-    " m.index_state"
+    " m.index_state, m.place_name"
 )
-ROW_WIDTH = 10
-# ts_rank weights for {D, C, B, A} (speaker, tags, content, title): they only order the
-# candidates; the reranker computes its own field-weighted BM25 over them.
+ROW_WIDTH = 11
+# ts_rank weights for {D, C, B, A} (speaker and place name, tags, content, title): they only
+# order the candidates; the reranker computes its own field-weighted BM25 over them.
 CANDIDATE_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
 # A word in at least this many memories of the namespaces is common: as on SQLite (see
@@ -70,7 +70,19 @@ COMMON_WORD_MEMORIES = 1_000
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
-    seq, memory_id, namespace, title, content, tags, speaker, source, at_utc, index_state = values
+    (
+        seq,
+        memory_id,
+        namespace,
+        title,
+        content,
+        tags,
+        speaker,
+        source,
+        at_utc,
+        index_state,
+        place_name,
+    ) = values
     return CandidateRow(
         seq=int(seq),
         id=memory_id,
@@ -82,6 +94,7 @@ def _row(values: Sequence[Any]) -> CandidateRow:
         source=source,
         at_utc=None if at_utc is None else to_storage(at_utc),
         index_state=index_state,
+        place_name=place_name,
     )
 
 
@@ -258,7 +271,7 @@ class PostgresRetrieval:
             parts.append(
                 f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
                 f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
-                f" OR (coalesce(m.speaker, '') {like}))::int"
+                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like}))::int"
             )
         matched = " + ".join(parts)
         rows = self._database.read(

@@ -40,6 +40,7 @@ class CandidateRow:
     source: str | None
     at_utc: str | None
     index_state: str
+    place_name: str | None = None
 
 
 @dataclass(slots=True)

@@ -34,7 +34,7 @@ __all__ = [
 
 # The rank of a query of common words (see recent_rank).
 RANK_FUNCTION = "recalld_rank"
-RANK_WEIGHTS = (2.0, 1.0, 1.0, 1.0)  # the candidate weights, the namespace term left out
+RANK_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0)  # the candidate weights, the namespace term left out
 RANK_K1 = 1.2
 RANK_B = 0.75
 # The newest rowids over which the share of memories holding a word is sampled.
@@ -111,7 +111,8 @@ def namespace_narrow(connection: apsw.Connection, namespaces: Sequence[str]) -> 
 
 
 # The length BM25 normalises to in recalld's ranking functions: the sum of the reference
-# lengths recall's BM25F uses for the four text fields, plus the namespace term. Not the
+# lengths recall's BM25F uses for title, content, tags and speaker, plus the namespace term
+# (a memory's place name, when it has one, is part of its length). Not the
 # file's average length, which other namespaces' memories would move.
 RANK_REFERENCE_LENGTH = 28.0
 WEIGHTED_RANK_FUNCTION = "recalld_weighted_rank"

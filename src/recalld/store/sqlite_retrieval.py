@@ -75,12 +75,12 @@ __all__ = ["SQLiteRetrieval", "text_match"]
 
 ROW_COLUMNS = (
     "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
-    " m.index_state"
+    " m.index_state, m.place_name"
 )
-ROW_WIDTH = 10
-# FTS5 weights of title, content, tags, speaker: only order the keyword candidates
-# (the reranker computes its own field-weighted BM25 over them).
-CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0"
+ROW_WIDTH = 11
+# FTS5 weights of title, content, tags, speaker, place name: only order the keyword
+# candidates (the reranker computes its own field-weighted BM25 over them).
+CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0, 1.0"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
 # A word in at least this many memories of the file is common (see the module docstring).
 COMMON_WORD_MEMORIES = 1_000
@@ -110,7 +110,19 @@ class _Counts:
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
-    seq, memory_id, namespace, title, content, tags, speaker, source, at_utc, index_state = values
+    (
+        seq,
+        memory_id,
+        namespace,
+        title,
+        content,
+        tags,
+        speaker,
+        source,
+        at_utc,
+        index_state,
+        place_name,
+    ) = values
     return CandidateRow(
         seq=int(seq),
         id=memory_id,
@@ -122,6 +134,7 @@ def _row(values: Sequence[Any]) -> CandidateRow:
         source=source,
         at_utc=at_utc,
         index_state=index_state,
+        place_name=place_name,
     )
 
 
@@ -635,7 +648,7 @@ class SQLiteRetrieval:
             parts.append(
                 f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
                 f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
-                f" OR (coalesce(m.speaker, '') {like}))"
+                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like}))"
             )
         matched = " + ".join(parts)
         rows = self._read(

@@ -19,6 +19,7 @@ import pytest
 from recalld._text import query_terms
 from recalld._time import from_storage
 from recalld.config import Settings
+from recalld.model import Place
 from recalld.retrieval.keyword import KeywordParameters, prepare_query
 from recalld.retrieval.temporal import time_terms
 from recalld.service import MemoryService
@@ -47,6 +48,32 @@ def test_retrieval_speaker_is_stored_and_searched(store: Store) -> None:
         "a"
     ]
     assert [match.memory.id for match in store.search(_scope(), "dana", ["dana"], 5)] == ["a"]
+
+
+def test_retrieval_place_name_is_stored_and_searched(store: Store) -> None:
+    # An experience's place name is a searched field (migration 18), counted in the
+    # namespace like any word (so a question naming the place does not name a stranger),
+    # found by substring too, and re-indexed when the place changes.
+    cafe = Place(lat=37.776, lon=-122.423, geohash="9q8yyk", name="Blue Bottle Cafe")
+    with store.transaction() as tx:
+        visit = tx.insert(record(id="visit", content="ordered a cortado", place=cafe))
+        tx.insert(record(id="plain", content="a bottle of water on the desk"))
+        tx.insert(record(id="walled", content="went out", place=cafe, namespace="other"))
+    retrieval = store.retrieval
+    found = retrieval.keyword_candidates(_scope(), "bottle cafe", ["bottle", "cafe"], 10)
+    assert [c.row.id for c in found] == ["visit", "plain"]
+    assert found[0].row.place_name == "Blue Bottle Cafe"
+    assert retrieval.document_counts(("default",), ["cafe"], 10) == {"cafe": 1}
+    substring = retrieval.keyword_candidates(_scope(), "Bottle Cafe", [], 10)
+    assert [(c.row.id, c.backend) for c in substring] == [("visit", "like")]
+    assert [m.memory.id for m in store.search(_scope(), "cafe", ["cafe"], 5)] == ["visit"]
+    moved = Place(lat=48.857, lon=2.352, geohash="u09tvw", name="Louvre")
+    with store.transaction() as tx:
+        tx.replace(visit.seq, record(id="visit", content="ordered a cortado", place=moved))
+    assert retrieval.keyword_candidates(_scope(), "", ["cafe"], 5) == []
+    assert [c.row.id for c in retrieval.keyword_candidates(_scope(), "", ["louvre"], 5)] == [
+        "visit"
+    ]
 
 
 def test_retrieval_keyword_candidates_rank_and_respect_the_scope(store: Store) -> None:
