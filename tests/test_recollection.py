@@ -94,6 +94,23 @@ def test_story_habituation_then_fires_again_after_the_window(
     assert len(memory.recollections.pending(drain=False)) == 2
 
 
+
+def test_sense_leaves_the_caller_s_cue_without_a_time(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    # A sensor loop builds its cue once: each sense compares the time it runs at, and the
+    # cue keeps no time it was not given (a recall with it compares the place only).
+    morning = _cafe_memory(memory)
+    evening = memory.recollections.remember(
+        "Dinner with Léa at the corner café", place=CAFE, at="2026-11-04T20:10:00+01:00"
+    ).seq
+    cue = memory.recollections.cue(place=CAFE)
+    assert [r.memory.seq for r in memory.recollections.sense(cue)] == [morning]
+    assert cue.at is None
+    assert set(memory.recollections.recall(cue)[0].channels) == {"place"}
+    clock.advance(12 * 3600)  # 20:05 in Paris, long after habituation
+    assert [r.memory.seq for r in memory.recollections.sense(cue)] == [evening]
+
 def test_story_a_song_brings_back_what_happened_while_it_played(
     memory: MemoryService, tmp_path: Path
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -207,7 +208,9 @@ class Recollector:
             )
         now = self._clock()
         if cue.at is None:
-            cue.at = now.astimezone()
+            # A copy: the caller's cue keeps no time it did not give (a cue reused an hour
+            # later, or given to recall, compares its own time, not this sense's).
+            cue = replace(cue, at=now.astimezone())
         ranked = self._rank(cue, scope_namespace, now, firing=True) if given - {"tags"} else []
         firing = [
             (m, s, c)
