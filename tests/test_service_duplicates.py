@@ -66,6 +66,26 @@ def test_the_same_words_by_someone_else_or_at_another_time_are_another_memory(
     assert service.stats().count == 5
 
 
+
+def test_the_same_words_at_another_place_are_another_memory(service: MemoryService) -> None:
+    # Parked next to the blue pillar at Montparnasse, then at the airport: two memories,
+    # each keeping its place (the second was answered "duplicate" and its place dropped).
+    station = {"lat": 48.8412, "lon": 2.3210, "name": "Montparnasse"}
+    airport = {"lat": 49.0097, "lon": 2.5479, "name": "CDG P1"}
+    first = service.remember("Parked the car next to the blue pillar", place=station)
+    second = service.remember("Parked the car next to the blue pillar", place=airport)
+    assert [first.status, second.status] == ["created", "created"]
+    stored = service.get(second.id).place
+    assert stored is not None
+    assert stored.name == "CDG P1"
+    # The same place again (a retried write) is the duplicate of that memory, and a
+    # write that names no place is the duplicate of the stored words wherever they were.
+    again = service.remember("Parked the car next to the blue pillar", place=airport)
+    assert (again.status, again.id) == ("duplicate", second.id)
+    anywhere = service.remember("Parked the car next to the blue pillar")
+    assert anywhere.status == "duplicate"
+    assert service.stats().count == 2
+
 def test_keyed_write_is_an_upsert_not_a_duplicate(service: MemoryService) -> None:
     service.remember("Sydney")
     keyed = service.remember("Sydney", key="staging.region")

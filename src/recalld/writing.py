@@ -193,15 +193,17 @@ class Writer:
         if expires_at is not None and record.expires_at is None:
             record = replace(record, expires_at=expires_at)
         if dedupe and draft.key is None and draft.id is None:
-            # The time and the speaker a write names are part of what it says: a chat's
-            # "ok" by someone else, or at another time, is another memory.
+            # The time, the speaker and the place a write names are part of what it says:
+            # a chat's "ok" by someone else, or "parked next to the blue pillar" at another
+            # time or car park, is another memory.
             repeated = tx.find_duplicate(
                 namespace,
                 record.content,
                 now,
                 at=None if draft.at is None else record.at,
                 speaker=None if draft.speaker is None else record.speaker,
-                accept=lambda stored: _answers_for(stored, record),
+                accept=lambda stored: _answers_for(stored, record)
+                and (draft.place is None or stored.place == record.place),
             )
             if repeated is not None and _outlives(record, repeated):
                 # The same words asked to live longer (a permanent note after one with a
