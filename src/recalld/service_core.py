@@ -172,9 +172,10 @@ class ServiceCore:
         (optionally ``"name"``); ``at`` is ISO 8601 and keeps its offset;
         ``speaker`` is who said or wrote it (searched as its own field).
         Writing exactly the same content again (white space aside) in the
-        namespace, with neither key nor id (and with the same ``at`` and
-        ``speaker``, when it names them), stores nothing: the receipt is the
-        existing memory's, with ``status == "duplicate"``.
+        namespace, with neither key nor id (and with the same ``at``,
+        ``speaker`` and ``place``, when it names them), stores nothing: the
+        receipt is the existing memory's, with ``status == "duplicate"``.
+        Kind ``intention`` belongs to reminders (:meth:`remind`).
         """
         draft = check.parse_model(
             NewMemory,
@@ -209,6 +210,8 @@ class ServiceCore:
             else check.parse_model(NewMemory, draft, prefix=f"[{index}].")
             for index, draft in enumerate(check.listed(drafts, "drafts"))
         ]
+        for index, draft in enumerate(parsed):
+            _not_an_intention(draft.kind, "kind" if len(parsed) == 1 else f"[{index}].kind")
         self._maybe_purge()
         receipts = []
         with self.store.transaction() as tx:
@@ -253,6 +256,7 @@ class ServiceCore:
         """
         scope_namespace = self._namespace(namespace)
         parsed = draft if isinstance(draft, NewMemory) else check.parse_model(NewMemory, draft)
+        _not_an_intention(parsed.kind, "kind")
         self._maybe_purge()
         with self.store.transaction() as tx:
             receipt, memory = self._write(tx, parsed, scope_namespace, dedupe=dedupe)
@@ -284,6 +288,12 @@ class ServiceCore:
             current = tx.find(scope_namespace, id=memory_id)
             if current is None or expired(current, now):
                 raise NotFoundError(f"no memory with id {memory_id!r} in {scope_namespace!r}")
+            if "kind" in given and patch.kind != current.kind:
+                if current.kind == INTENTION_KIND:
+                    raise ValidationError(
+                        "kind", "a reminder's memory stays kind 'intention' (cancel the reminder)"
+                    )
+                _not_an_intention(patch.kind, "kind")
             memory, dropped = self._writer.updated(
                 tx, current, {name: getattr(patch, name) for name in given}, now
             )
@@ -615,3 +625,14 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
             "search and recall never return expired memories; only the admin listing"
             " (list --include-expired) shows them",
         )
+
+
+# The kind of a reminder's memory: written with its triggers by the intentions component,
+# never by remember or update (a note of that kind would have no trigger and never be
+# recollected; an intention of another kind would also fire as a recollection).
+INTENTION_KIND = "intention"
+
+
+def _not_an_intention(kind: str | None, field: str) -> None:
+    if kind == INTENTION_KIND:
+        raise ValidationError(field, "'intention' is kept for reminders (create one with remind)")

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from recalld.errors import NotFoundError
+from recalld.errors import NotFoundError, ValidationError
 from recalld.recollection import Recollection
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
@@ -322,6 +322,28 @@ def test_an_intention_is_a_memory_but_never_an_involuntary_recollection(
     exported = list(memory.export())
     assert '"kind":"intention"' in exported[0].replace(" ", "")
 
+
+
+def test_kind_intention_is_only_a_reminder_s_and_stays_it(memory: MemoryService) -> None:
+    # Edited to a note, a reminder stayed active and also fired as a recollection (one
+    # sense delivered it twice); a note made an intention had no trigger and never came back.
+    intention = memory.remind("call the pharmacy about the prescription", place=PHARMACY)
+    note = memory.remember("the pharmacy closes at seven")
+    for memory_id, kind in ((intention.id, "note"), (note.id, "intention")):
+        with pytest.raises(ValidationError) as refused:
+            memory.update(memory_id, kind=kind)
+        assert refused.value.field == "kind"
+    with pytest.raises(ValidationError) as refused:
+        memory.remember("buy stamps", kind="intention")
+    assert refused.value.field == "kind"
+    with pytest.raises(ValidationError) as refused:
+        memory.remember_many([{"content": "a"}, {"content": "b", "kind": "intention"}])
+    assert refused.value.field == "[1].kind"
+    assert memory.get(intention.id).kind == "intention"
+    assert memory.get(note.id).kind == "note"
+    assert memory.stats().count == 2
+    # Other edits of a reminder's memory are still allowed.
+    assert memory.update(intention.id, tags=["errand"]).kind == "intention"
 
 def test_story_mention_by_a_graph_entity_named_in_what_is_heard(memory: MemoryService) -> None:
     memory.remember("Kate: we drove to Porto with Anna Lima in May")
