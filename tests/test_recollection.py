@@ -6,6 +6,7 @@ import base64
 import hashlib
 import io
 import json
+import math
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import pygeohash
 import pytest
 from PIL import Image
 
@@ -94,7 +96,6 @@ def test_story_habituation_then_fires_again_after_the_window(
     assert len(memory.recollections.pending(drain=False)) == 2
 
 
-
 def test_sense_leaves_the_caller_s_cue_without_a_time(
     memory: MemoryService, clock: FakeClock
 ) -> None:
@@ -110,6 +111,7 @@ def test_sense_leaves_the_caller_s_cue_without_a_time(
     assert set(memory.recollections.recall(cue)[0].channels) == {"place"}
     clock.advance(12 * 3600)  # 20:05 in Paris, long after habituation
     assert [r.memory.seq for r in memory.recollections.sense(cue)] == [evening]
+
 
 def test_story_a_song_brings_back_what_happened_while_it_played(
     memory: MemoryService, tmp_path: Path
@@ -421,3 +423,49 @@ def test_a_memory_placed_by_a_coarse_geohash_is_found_by_coordinates_inside_it(
         restored = copy.get(coarse.id).place
         assert restored is not None
         assert restored.geohash == "u09tv"
+
+
+@pytest.mark.parametrize("lat", [45.0, 69.65, 82.5, 85.0, -89.0])
+def test_a_place_east_or_west_is_as_near_at_every_latitude(
+    memory: MemoryService, lat: float
+) -> None:
+    # The cells searched narrow east-west towards the poles: at 82.5 N a memory 500 m
+    # east was never a candidate (Longyearbyen, Tromso, a polar station).
+    metres_per_degree = 6_371_008.8 * math.pi / 180
+    shift = 500 / (metres_per_degree * math.cos(math.radians(lat)))
+    east = memory.recollections.remember("the hut east", place={"lat": lat, "lon": 15 + shift})
+    west = memory.recollections.remember("the hut west", place={"lat": lat, "lon": 15 - shift})
+    found = memory.recollections.recall(memory.recollections.cue(place={"lat": lat, "lon": 15.0}))
+    assert {hit.memory.id for hit in found} == {east.id, west.id}
+    # 500 m, less the 50 m that count as the same place: exp(-(0.45)^2) = 0.82.
+    assert all(hit.channels["place"] == pytest.approx(0.816, abs=0.01) for hit in found)
+
+
+def test_places_a_few_metres_apart_across_a_pole_are_near(memory: MemoryService) -> None:
+    station = memory.recollections.remember("the flag", place={"lat": 89.9999, "lon": 0.0})
+    cue = memory.recollections.cue(place={"lat": 89.9999, "lon": 180.0})  # 22 m away
+    found = memory.recollections.recall(cue)
+    assert [(hit.memory.id, hit.channels["place"]) for hit in found] == [(station.id, 1.0)]
+
+
+def test_a_coarse_geohash_is_its_whole_cell(memory: MemoryService) -> None:
+    # "u09tv" (~5 x 5 km of Paris) stands for somewhere in that cell: a place inside it is
+    # at distance 0 (it was scored from the cell's centre and dropped 2.4 km away), and a
+    # place outside is as far as the cell's nearest edge.
+    cell = pygeohash.decode_exactly("u09tv")
+    south, west = cell.latitude - cell.latitude_error, cell.longitude - cell.longitude_error
+    coarse = memory.recollections.remember("walked along the Seine", place={"geohash": "u09tv"})
+    inside = {"lat": south + 0.002, "lon": west + 0.002}  # a corner, ~3 km from the centre
+    found = memory.recollections.recall(memory.recollections.cue(place=inside))
+    assert [(hit.memory.id, hit.channels["place"]) for hit in found] == [(coarse.id, 1.0)]
+    outside = {"lat": south - 0.0045, "lon": west + 0.01}  # ~500 m south of the cell
+    found = memory.recollections.recall(memory.recollections.cue(place=outside))
+    assert [hit.memory.id for hit in found] == [coarse.id]
+    assert found[0].channels["place"] == pytest.approx(0.816, abs=0.01)
+    # A coarse cue is its cell too: it holds a memory placed anywhere inside it.
+    point = memory.recollections.remember("bought bread", place=inside)
+    by_cell = memory.recollections.recall(memory.recollections.cue(place={"geohash": "u09tv"}))
+    assert {(hit.memory.id, hit.channels["place"]) for hit in by_cell} == {
+        (coarse.id, 1.0),
+        (point.id, 1.0),
+    }

@@ -66,7 +66,6 @@ def test_the_same_words_by_someone_else_or_at_another_time_are_another_memory(
     assert service.stats().count == 5
 
 
-
 def test_the_same_words_at_another_place_are_another_memory(service: MemoryService) -> None:
     # Parked next to the blue pillar at Montparnasse, then at the airport: two memories,
     # each keeping its place (the second was answered "duplicate" and its place dropped).
@@ -85,6 +84,7 @@ def test_the_same_words_at_another_place_are_another_memory(service: MemoryServi
     anywhere = service.remember("Parked the car next to the blue pillar")
     assert anywhere.status == "duplicate"
     assert service.stats().count == 2
+
 
 def test_keyed_write_is_an_upsert_not_a_duplicate(service: MemoryService) -> None:
     service.remember("Sydney")

@@ -202,8 +202,10 @@ class Writer:
                 now,
                 at=None if draft.at is None else record.at,
                 speaker=None if draft.speaker is None else record.speaker,
-                accept=lambda stored: _answers_for(stored, record)
-                and (draft.place is None or stored.place == record.place),
+                accept=lambda stored: (
+                    _answers_for(stored, record)
+                    and (draft.place is None or stored.place == record.place)
+                ),
             )
             if repeated is not None and _outlives(record, repeated):
                 # The same words asked to live longer (a permanent note after one with a

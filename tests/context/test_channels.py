@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 
 import numpy as np
+import pygeohash
 import pytest
 
 from recalld.context.place import (
+    MAX_SEARCH_CELLS,
+    Extent,
+    cells_around,
     distance_m,
-    neighbourhood,
-    place_similarities,
+    extent_distances,
     place_similarity,
     search_precision,
 )
@@ -48,21 +51,50 @@ def test_place_similarity_scale(metres: float, low: float, high: float) -> None:
     assert low <= place_similarity(metres) <= high
 
 
-def test_place_similarities_match_scalar() -> None:
-    lats = np.array([48.8642, 48.8700, 48.8300])
-    lons = np.array([2.3475, 2.3500, 2.3900])
-    vector = place_similarities(48.8642, 2.3475, lats, lons)
-    scalar = [
-        place_similarity(distance_m(48.8642, 2.3475, a, b)) for a, b in zip(lats, lons, strict=True)
-    ]
+def test_extent_distances_between_points_are_haversine() -> None:
+    lats = np.array([48.8642, 48.8700, 48.8300, -33.86])
+    lons = np.array([2.3475, 2.3500, 2.3900, 151.21])
+    vector = extent_distances(Extent(48.8642, 2.3475), lats, lons)
+    scalar = [distance_m(48.8642, 2.3475, a, b) for a, b in zip(lats, lons, strict=True)]
     assert vector == pytest.approx(scalar)
 
 
-def test_neighbourhood_blocks() -> None:
-    assert len(neighbourhood("u09tvrmqse", 6, rings=1)) == 9
-    block = neighbourhood("u09tvrmqse", 6, rings=2)
-    assert len(block) == 25
-    assert "u09tvr" in block
+def test_extent_distances_run_edge_to_edge() -> None:
+    cell = Extent(10.0, 20.0, 0.5, 0.5)
+    # Inside (or touching) the cell: 0; a degree north of its centre: half a degree away.
+    assert extent_distances(cell, np.array([10.3, 10.5]), np.array([20.4, 19.5])) == (
+        pytest.approx([0.0, 0.0])
+    )
+    assert extent_distances(cell, np.array([11.0]), np.array([20.0]))[0] == pytest.approx(
+        distance_m(10.5, 20.0, 11.0, 20.0)
+    )
+    # Across the antimeridian, and two cells side by side.
+    assert extent_distances(Extent(0.0, 179.9), np.array([0.0]), np.array([-179.9]))[0] == (
+        pytest.approx(distance_m(0.0, 179.9, 0.0, -179.9))
+    )
+    assert extent_distances(cell, np.array([10.0]), np.array([21.0]), 0.5, 0.5)[0] == 0.0
+
+
+@pytest.mark.parametrize("lat", [0.0, 48.86, 60.0, 70.0, 80.0, 85.0, 89.9, -89.9999])
+def test_cells_around_cover_the_reach_in_every_direction(lat: float) -> None:
+    reach = 1_800.0
+    cells = cells_around(Extent(lat, 10.0), reach, 6)
+    assert 0 < len(cells) <= MAX_SEARCH_CELLS
+    assert len({len(cell) for cell in cells}) == 1
+    rng = np.random.default_rng(int(abs(lat) * 1000))
+    for bearing in rng.uniform(0, 2 * np.pi, 200):
+        # A point just inside the reach (a flat-earth step, checked by haversine).
+        north = reach * 0.98 * np.cos(bearing) / 111_195
+        east = reach * 0.98 * np.sin(bearing) / (111_195 * max(np.cos(np.radians(lat)), 1e-9))
+        point_lat = float(np.clip(lat + north, -90, 90))
+        point_lon = float((10.0 + east + 180) % 360 - 180)
+        if distance_m(lat, 10.0, point_lat, point_lon) > reach:
+            continue
+        code = pygeohash.encode(point_lat, point_lon, 12)
+        assert any(code.startswith(cell) for cell in cells), (point_lat, point_lon)
+
+
+def test_search_precision_follows_the_reach() -> None:
     assert search_precision(500) == 6
     assert search_precision(3_000) == 5
 
@@ -102,13 +134,6 @@ def test_biometric_similarity_normalises_each_reading() -> None:
     assert biometric_similarity({"glucose": 110.0}, {"glucose": 100.0}) == pytest.approx(
         np.exp(-0.5)
     )
-
-
-def test_neighbourhood_at_the_poles_leaves_out_the_rows_beyond() -> None:
-    for cell in ("zzzzz", "00000", "bpbpb", "pbpbp"):
-        block = neighbourhood(cell, 5, rings=2)
-        assert cell in block
-        assert 1 < len(block) <= 25
 
 
 def _reference_audio_similarity(cue: np.ndarray, stored: np.ndarray) -> float:

@@ -323,7 +323,6 @@ def test_an_intention_is_a_memory_but_never_an_involuntary_recollection(
     assert '"kind":"intention"' in exported[0].replace(" ", "")
 
 
-
 def test_kind_intention_is_only_a_reminder_s_and_stays_it(memory: MemoryService) -> None:
     # Edited to a note, a reminder stayed active and also fired as a recollection (one
     # sense delivered it twice); a note made an intention had no trigger and never came back.
@@ -344,6 +343,7 @@ def test_kind_intention_is_only_a_reminder_s_and_stays_it(memory: MemoryService)
     assert memory.stats().count == 2
     # Other edits of a reminder's memory are still allowed.
     assert memory.update(intention.id, tags=["errand"]).kind == "intention"
+
 
 def test_story_mention_by_a_graph_entity_named_in_what_is_heard(memory: MemoryService) -> None:
     memory.remember("Kate: we drove to Porto with Anna Lima in May")

@@ -424,10 +424,13 @@ def test_sqlite_place_index_migration_covers_a_place_scan(tmp_path: Path) -> Non
     try:
         now = datetime(2026, 6, 1, tzinfo=UTC)
         points = store.context.near_points("default", ["u09tun", "u09tv"], now, 100)
-        assert [(seq, lat) for seq, lat, _, _ in points] == [(1, 48.8566), (3, 48.87)]
+        assert [(seq, lat, geohash) for seq, lat, _, _, geohash in points] == [
+            (1, 48.8566, "u09tunq"),
+            (3, 48.87, "u09tvw0"),
+        ]
         assert points[0][3] == datetime(2026, 5, 1, 10, tzinfo=UTC)
         plan = store._read(
-            "EXPLAIN QUERY PLAN SELECT m.seq, m.lat, m.lon, m.at FROM memories m"
+            "EXPLAIN QUERY PLAN SELECT m.seq, m.lat, m.lon, m.at, m.geohash FROM memories m"
             " WHERE m.namespace = 'default' AND m.geohash >= 'u09tun' AND m.geohash < 'u09tun~'"
             " AND (m.expires_at IS NULL OR m.expires_at > '2026')",
             (),

@@ -1,23 +1,32 @@
-"""Place similarity from great-circle distance, and geohash neighbourhoods for candidates.
+"""Place similarity from great-circle distance, and the geohash cells around a place.
 
 Scale (defaults; configurable): within ``near_m`` (50 m, the same building) the
 similarity is 1; beyond it, it falls as ``exp(-((d - near_m) / scale_m)^2)`` with
 ``scale_m`` = 1 km: about 0.8 at 500 m, 0.4 at 1 km, 0.02 at 2 km and ~0 from
 3 km on.
+
+A place given by a geohash shorter than :data:`POINT_PRECISION` ("u09tv", a
+5 km cell: the usual privacy-preserving form) is an area, not its centre: its
+distance to another place is from the cell's nearest edge, so a place inside the
+cell is at distance 0. The cells searched around a place cover a box of the
+same reach in metres at every latitude (east-west cells narrow towards the
+poles), coarser cells when finer ones would be too many.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import NamedTuple
 
 import numpy as np
 import pygeohash
 
 __all__ = [
+    "Extent",
+    "cells_around",
     "distance_m",
-    "neighbourhood",
-    "place_similarities",
+    "extent_distances",
+    "extent_of",
     "place_similarity",
     "search_precision",
 ]
@@ -25,6 +34,97 @@ __all__ = [
 EARTH_RADIUS_M = 6_371_008.8
 # Approximate cell size (metres, the shorter side) of a geohash at each precision.
 CELL_SIZE_M = {1: 5_000_000, 2: 625_000, 3: 156_000, 4: 19_500, 5: 4_890, 6: 610, 7: 153, 8: 19}
+# Geohashes at least this long (cells at most ~38 x 19 m) are points; shorter ones areas.
+POINT_PRECISION = 8
+METRES_PER_DEGREE = EARTH_RADIUS_M * math.pi / 180
+# At most this many cells are scanned around a place (coarser ones when finer would be more).
+MAX_SEARCH_CELLS = 64
+
+
+class Extent(NamedTuple):
+    """A place as an area: its centre and half its height and width, in degrees (a point
+    has both halves 0)."""
+
+    lat: float
+    lon: float
+    lat_half: float = 0.0
+    lon_half: float = 0.0
+
+
+def extent_of(geohash: str | None, lat: float, lon: float) -> Extent:
+    """The area a stored place stands for: its cell when its geohash is coarse, else the
+    point (``lat``, ``lon``)."""
+    if geohash and len(geohash) < POINT_PRECISION:
+        cell = pygeohash.decode_exactly(geohash)
+        return Extent(cell.latitude, cell.longitude, cell.latitude_error, cell.longitude_error)
+    return Extent(lat, lon)
+
+
+def extent_distances(
+    cue: Extent,
+    lats: np.ndarray,
+    lons: np.ndarray,
+    lat_halves: np.ndarray | float = 0.0,
+    lon_halves: np.ndarray | float = 0.0,
+) -> np.ndarray:
+    """Great-circle metres between ``cue`` and each extent, edge to edge (0 when they
+    overlap); between points it is the haversine distance."""
+    lat_gap = np.maximum(0.0, np.abs(lats - cue.lat) - cue.lat_half - lat_halves)
+    # Where the extents overlap north-south, the east-west gap is measured at the overlap's
+    # latitude nearest a pole (the shortest way round); else at the facing edges.
+    low = np.maximum(cue.lat - cue.lat_half, lats - lat_halves)
+    high = np.minimum(cue.lat + cue.lat_half, lats + lat_halves)
+    polar = np.where(np.abs(low) > np.abs(high), low, high)
+    north = lats >= cue.lat
+    cue_edge = np.where(
+        lat_gap > 0, np.where(north, cue.lat + cue.lat_half, cue.lat - cue.lat_half), polar
+    )
+    other_edge = np.where(lat_gap > 0, np.where(north, lats - lat_halves, lats + lat_halves), polar)
+    lon_delta = np.abs((lons - cue.lon + 180.0) % 360.0 - 180.0)
+    lon_gap = np.clip(lon_delta - cue.lon_half - lon_halves, 0.0, 180.0)
+    phi_a, phi_b = np.radians(cue_edge), np.radians(other_edge)
+    h = (
+        np.sin(np.radians(lat_gap) / 2) ** 2
+        + np.cos(phi_a) * np.cos(phi_b) * np.sin(np.radians(lon_gap) / 2) ** 2
+    )
+    distance: np.ndarray = 2 * EARTH_RADIUS_M * np.arcsin(np.minimum(1.0, np.sqrt(h)))
+    return distance
+
+
+def cells_around(place: Extent, reach_m: float, finest: int) -> list[str]:
+    """Geohash cells covering ``place`` and ``reach_m`` metres around it in every direction:
+    at ``finest`` precision, or the finest coarser one that needs at most
+    :data:`MAX_SEARCH_CELLS` cells (near a pole, where a degree of longitude is short)."""
+    reach_lat = reach_m / METRES_PER_DEGREE
+    south = max(-90.0, place.lat - place.lat_half - reach_lat)
+    north = min(90.0, place.lat + place.lat_half + reach_lat)
+    cosine = math.cos(math.radians(max(abs(south), abs(north))))
+    around = cosine <= 0 or north >= 90.0 or south <= -90.0
+    reach_lon = 180.0 if around else place.lon_half + reach_m / (METRES_PER_DEGREE * cosine)
+    around = around or reach_lon >= 180.0
+    for precision in range(finest, 0, -1):
+        lon_cells, lat_cells = 2 ** ((5 * precision + 1) // 2), 2 ** (5 * precision // 2)
+        width, height = 360.0 / lon_cells, 180.0 / lat_cells
+        first_row = min(lat_cells - 1, int((south + 90.0) // height))
+        last_row = min(lat_cells - 1, int((north + 90.0) // height))
+        if around:
+            columns = list(range(lon_cells))
+        else:
+            first = int((place.lon - reach_lon + 180.0) // width)
+            last = int((place.lon + reach_lon + 180.0) // width)
+            columns = sorted({column % lon_cells for column in range(first, last + 1)})
+        if (last_row - first_row + 1) * len(columns) > MAX_SEARCH_CELLS and precision > 1:
+            continue
+        return sorted(
+            {
+                pygeohash.encode(
+                    -90.0 + (row + 0.5) * height, -180.0 + (column + 0.5) * width, precision
+                )
+                for row in range(first_row, last_row + 1)
+                for column in columns
+            }
+        )
+    return []
 
 
 def distance_m(lat_a: float, lon_a: float, lat_b: float, lon_b: float) -> float:
@@ -43,68 +143,9 @@ def place_similarity(distance: float, *, near_m: float = 50.0, scale_m: float = 
     return math.exp(-(((distance - near_m) / scale_m) ** 2))
 
 
-def place_similarities(
-    lat: float,
-    lon: float,
-    lats: np.ndarray,
-    lons: np.ndarray,
-    *,
-    near_m: float = 50.0,
-    scale_m: float = 1_000.0,
-) -> np.ndarray:
-    """:func:`place_similarity` of one point against many (vectorised haversine)."""
-    phi, phis = np.radians(lat), np.radians(lats)
-    d_phi = phis - phi
-    d_lambda = np.radians(lons - lon)
-    h = np.sin(d_phi / 2) ** 2 + np.cos(phi) * np.cos(phis) * np.sin(d_lambda / 2) ** 2
-    distance = 2 * EARTH_RADIUS_M * np.arcsin(np.minimum(1.0, np.sqrt(h)))
-    beyond = np.maximum(0.0, distance - near_m)
-    similarity: np.ndarray = np.exp(-((beyond / scale_m) ** 2))
-    return similarity
-
-
 def search_precision(reach_m: float) -> int:
     """The finest geohash precision whose cells are at least ``reach_m`` across."""
     for precision in range(8, 0, -1):
         if CELL_SIZE_M[precision] >= reach_m:
             return precision
     return 1
-
-
-Direction = Literal["top", "bottom", "left", "right"]
-
-
-def _adjacent(cell: str, direction: Direction) -> str | None:
-    """The neighbouring cell, or None beyond a pole (there is no cell north of the top row)."""
-    try:
-        adjacent: str = pygeohash.get_adjacent(cell, direction)
-    except ValueError:
-        return None
-    return adjacent
-
-
-def _around(cell: str) -> set[str]:
-    """The cell and its (up to eight) neighbours; rows past a pole are left out."""
-    around = {cell}
-    for row in (cell, _adjacent(cell, "top"), _adjacent(cell, "bottom")):
-        if row is None:
-            continue
-        around.add(row)
-        sides: tuple[Direction, Direction] = ("left", "right")
-        for direction in sides:
-            side = _adjacent(row, direction)
-            if side is not None:
-                around.add(side)
-    return around
-
-
-def neighbourhood(geohash: str, precision: int, rings: int = 1) -> list[str]:
-    """The cell of ``geohash`` at ``precision`` and ``rings`` rings of cells around it.
-
-    One ring is the 3x3 block, two rings the 5x5 block: geohash prefixes to scan
-    with index range queries instead of the whole table.
-    """
-    cells = {geohash[:precision]}
-    for _ in range(rings):
-        cells = set().union(*(_around(cell) for cell in cells))
-    return sorted(cells)

@@ -18,7 +18,12 @@ import numpy as np
 
 from recalld._text import query_terms
 from recalld.config import Settings
-from recalld.context.place import neighbourhood, place_similarities, search_precision
+from recalld.context.place import (
+    cells_around,
+    extent_distances,
+    extent_of,
+    search_precision,
+)
 from recalld.context.signals import (
     BIOMETRIC_SCALES,
     audio_similarities,
@@ -166,29 +171,35 @@ class CandidateFinder:
     def _near(self, cue: Cue, place: Place, namespace: str, now: datetime) -> list[int]:
         """The best place (and time) matches around ``place``, found by geohash prefixes.
 
-        Scans the 5x5 block of geohash cells about half the place scale across
-        (precision 6, ~0.6 x 1.2 km, for the default 1 km scale), reading only
-        seq, coordinates and time; ranks by place (plus time when cued) and
-        keeps the best :data:`PLACE_CANDIDATES` for full scoring.
+        Scans the geohash cells (about half the place scale across: precision 6,
+        ~0.6 x 1.2 km, for the default 1 km scale; coarser near the poles) that
+        cover every place whose similarity can reach :data:`PLACE_FLOOR`,
+        reading only seq, coordinates, geohash and time; ranks by place (plus
+        time when cued) and keeps the best :data:`PLACE_CANDIDATES` for full
+        scoring. A place given by a coarse geohash (the cue's or a memory's) is
+        its cell (see :mod:`recalld.context.place`).
         """
         settings = self._settings
-        precision = search_precision(settings.place_scale_m / 2)
-        prefixes = neighbourhood(place.geohash, precision, rings=2)
-        # A memory placed by a coarser geohash ("u09tv", a 5 km cell) holds the cue when
-        # that cell contains it, though no finer prefix of the search starts its geohash.
-        cells = list(dict.fromkeys(place.geohash[:length] for length in range(1, precision)))
+        centre = extent_of(place.geohash, place.lat, place.lon)
+        reach = settings.place_near_m + settings.place_scale_m * math.sqrt(-math.log(PLACE_FLOOR))
+        prefixes = cells_around(centre, reach, search_precision(settings.place_scale_m / 2))
+        # A memory placed by a coarser geohash ("u09tv", a 5 km cell) is in the search when
+        # its cell holds one of the searched cells, though no prefix starts its geohash.
+        cells = sorted({prefix[:length] for prefix in prefixes for length in range(1, len(prefix))})
         points = self._store.near_points(namespace, prefixes, now, POINT_LIMIT, cells)
         if not points:
             return []
         seqs = np.array([point[0] for point in points])
-        similarity = place_similarities(
-            place.lat,
-            place.lon,
-            np.array([point[1] for point in points]),
-            np.array([point[2] for point in points]),
-            near_m=settings.place_near_m,
-            scale_m=settings.place_scale_m,
+        areas = [extent_of(point[4], point[1], point[2]) for point in points]
+        distance = extent_distances(
+            centre,
+            np.array([area.lat for area in areas]),
+            np.array([area.lon for area in areas]),
+            np.array([area.lat_half for area in areas]),
+            np.array([area.lon_half for area in areas]),
         )
+        beyond = np.maximum(0.0, distance - settings.place_near_m)
+        similarity = np.exp(-((beyond / settings.place_scale_m) ** 2))
         if cue.at is not None:
             times = [point[3] for point in points]
             similarity = similarity + WEIGHTS["time"] * time_similarities(cue.at, times)

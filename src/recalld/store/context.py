@@ -85,9 +85,9 @@ class ContextStore(Protocol):
         now: datetime,
         limit: int,
         cells: Sequence[str] = (),
-    ) -> list[tuple[int, float, float, datetime | None]]:
-        """(seq, lat, lon, at) of live memories whose geohash is one of ``cells`` (places
-        given coarser than the search, which hold the cue) or starts with one of
+    ) -> list[tuple[int, float, float, datetime | None, str]]:
+        """(seq, lat, lon, at, geohash) of live memories whose geohash is one of ``cells``
+        (places given coarser than the search, which hold part of it) or starts with one of
         ``prefixes``; ``at`` keeps the offset it was stored with (its own local time of day)."""
         ...
 

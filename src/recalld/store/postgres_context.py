@@ -161,24 +161,24 @@ class PostgresContext:
         now: datetime,
         limit: int,
         cells: Sequence[str] = (),
-    ) -> list[tuple[int, float, float, datetime | None]]:
-        """(seq, lat, lon, at) of live memories in ``cells`` or under ``prefixes``: one prefix
-        range scan each of the ``(namespace, geohash text_pattern_ops)`` index."""
-        points: list[tuple[int, float, float, datetime | None]] = []
+    ) -> list[tuple[int, float, float, datetime | None, str]]:
+        """(seq, lat, lon, at, geohash) of live memories in ``cells`` or under ``prefixes``:
+        one prefix range scan each of the ``(namespace, geohash text_pattern_ops)`` index."""
+        points: list[tuple[int, float, float, datetime | None, str]] = []
         if cells:
             rows = self._database.read(
-                "SELECT m.seq, m.lat, m.lon, m.at_utc, m.at_offset FROM memories m"
+                "SELECT m.seq, m.lat, m.lon, m.at_utc, m.at_offset, m.geohash FROM memories m"
                 " WHERE m.namespace = %(ns)s AND m.geohash = ANY(%(cells)s)"
                 f" AND {ALIVE} LIMIT %(limit)s",
                 {"ns": namespace, "cells": list(cells), "now": now, "limit": limit},
             )
             points.extend(
-                (int(seq), float(lat), float(lon), local_instant(at, offset))
-                for seq, lat, lon, at, offset in rows
+                (int(seq), float(lat), float(lon), local_instant(at, offset), geohash)
+                for seq, lat, lon, at, offset, geohash in rows
             )
         for prefix in prefixes:
             rows = self._database.read(
-                "SELECT m.seq, m.lat, m.lon, m.at_utc, m.at_offset FROM memories m"
+                "SELECT m.seq, m.lat, m.lon, m.at_utc, m.at_offset, m.geohash FROM memories m"
                 " WHERE m.namespace = %(ns)s AND m.geohash LIKE %(prefix)s"
                 f" AND {ALIVE} LIMIT %(limit)s",
                 {
@@ -190,8 +190,8 @@ class PostgresContext:
                 },
             )
             points.extend(
-                (int(seq), float(lat), float(lon), local_instant(at, offset))
-                for seq, lat, lon, at, offset in rows
+                (int(seq), float(lat), float(lon), local_instant(at, offset), geohash)
+                for seq, lat, lon, at, offset, geohash in rows
             )
             if len(points) >= limit:
                 break

@@ -185,28 +185,30 @@ class SQLiteContext:
         now: datetime,
         limit: int,
         cells: Sequence[str] = (),
-    ) -> list[tuple[int, float, float, datetime | None]]:
-        """(seq, lat, lon, at) of live memories under ``prefixes``, without loading rows.
+    ) -> list[tuple[int, float, float, datetime | None, str]]:
+        """(seq, lat, lon, at, geohash) of live memories under ``prefixes``, without loading rows.
 
         One index range scan per prefix (the same statement each time, so it is
         prepared once), instead of an OR that SQLite may answer with a scan.
         """
         sql = (
-            "SELECT m.seq, m.lat, m.lon, m.at FROM memories m"
+            "SELECT m.seq, m.lat, m.lon, m.at, m.geohash FROM memories m"
             " WHERE m.namespace = :ns AND m.geohash >= :low AND m.geohash < :high"
             f" AND {ALIVE} LIMIT :limit"
         )
-        points: list[tuple[int, float, float, datetime | None]] = []
+        points: list[tuple[int, float, float, datetime | None, str]] = []
         stamp = to_storage(now)
         if cells:
             rows = self._database.read(
-                "SELECT m.seq, m.lat, m.lon, m.at FROM memories m WHERE m.namespace = :ns"
+                "SELECT m.seq, m.lat, m.lon, m.at, m.geohash FROM memories m"
+                " WHERE m.namespace = :ns"
                 f" AND m.geohash IN (SELECT value FROM json_each(:cells)) AND {ALIVE}"
                 " LIMIT :limit",
                 {"ns": namespace, "cells": json.dumps(list(cells)), "now": stamp, "limit": limit},
             )
             points.extend(
-                (int(seq), float(lat), float(lon), optional_time(at)) for seq, lat, lon, at in rows
+                (int(seq), float(lat), float(lon), optional_time(at), geohash)
+                for seq, lat, lon, at, geohash in rows
             )
         for prefix in prefixes:
             rows = self._database.read(
@@ -220,7 +222,8 @@ class SQLiteContext:
                 },
             )
             points.extend(
-                (int(seq), float(lat), float(lon), optional_time(at)) for seq, lat, lon, at in rows
+                (int(seq), float(lat), float(lon), optional_time(at), geohash)
+                for seq, lat, lon, at, geohash in rows
             )
             if len(points) >= limit:
                 break

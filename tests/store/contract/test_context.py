@@ -78,6 +78,7 @@ def test_context_candidates_by_place_time_and_seq(store: Store) -> None:
     # cells match a whole geohash (a place given coarser than the search), never a prefix.
     exact = store.context.near_points("default", [], NOW, 10, cells=["u09", "u09tvw0f6s"])
     assert [point[0] for point in exact] == [first]
+    assert exact[0][4] == "u09tvw0f6s"
     assert [m.seq for m in store.context.by_seqs("default", [second, first, 999], NOW)] in (
         [first, second],
         [second, first],
