@@ -77,6 +77,24 @@ def test_list_filters(timeline: MemoryService, filters: Filters, expected: list[
     assert _contents(timeline.list_memories(filters=filters).memories) == expected
 
 
+def test_years_before_1000_sort_and_import_in_their_place(service: MemoryService) -> None:
+    # The year 800 was stored as "800-12-25T...", after "2026-...": since=2020 returned
+    # it, until=1000 did not, and an import line dated 500 was a server error.
+    service.remember("the coronation", at="0800-12-25T12:00:00Z")
+    service.remember("the launch", at="2026-01-01T00:00:00Z")
+    assert _contents(
+        service.list_memories(filters=Filters(until="1000-01-01T00:00:00Z")).memories
+    ) == ["the coronation"]
+    assert _contents(
+        service.list_memories(filters=Filters(since="2020-01-01T00:00:00Z")).memories
+    ) == ["the launch"]
+    line = '{"id": "ancient", "content": "a charter", "created_at": "0500-01-01T00:00:00Z"}'
+    assert service.import_lines([line]).errors == []
+    charter = service.get("ancient")
+    assert charter.created_at.year == 500
+    assert charter.content == "a charter"
+
+
 def test_list_bad_filter_time_names_field(timeline: MemoryService) -> None:
     with pytest.raises(ValidationError) as caught:
         timeline.list_memories(filters=Filters(since="last tuesday"))

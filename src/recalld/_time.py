@@ -21,13 +21,22 @@ def utc_now() -> datetime:
 
 
 def to_storage(moment: datetime) -> str:
-    """Format an aware datetime as fixed-width UTC text that sorts chronologically."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """Format an aware datetime as fixed-width UTC text that sorts chronologically.
+
+    The year is written with four digits itself: ``strftime("%Y")`` writes the year 800
+    as ``800``, which sorts after ``2026`` and which ``fromisoformat`` cannot read back.
+    """
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}" + utc.strftime("-%m-%dT%H:%M:%S.%fZ")
+
+
+_SHORT_YEAR = re.compile(r"^(\d{1,3})-")
 
 
 def from_storage(text: str) -> datetime:
-    """Parse text written by :func:`to_storage` (or any ISO 8601 string) back to a datetime."""
-    return datetime.fromisoformat(text)
+    """Parse text written by :func:`to_storage` (or any ISO 8601 string) back to a datetime
+    (also a year before 1000 written without its leading zeros by an older version)."""
+    return datetime.fromisoformat(_SHORT_YEAR.sub(lambda year: f"{int(year[1]):04d}-", text))
 
 
 def parse_instant(field: str, value: str | datetime) -> datetime:
