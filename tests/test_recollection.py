@@ -346,6 +346,9 @@ def test_raw_media_bytes_never_reach_the_database(memory: MemoryService, db_path
         ({"image": "not base64 and not a file"}, "image"),
         ({"audio": base64.b64encode(b"not audio").decode()}, "audio"),
         ({"biometrics": {"heart_rate": "fast"}}, "biometrics"),
+        ({"biometrics": {" heart_rate ": 72.0}}, "biometrics"),
+        ({"biometrics": {"heart\u200brate": 72.0}}, "biometrics"),
+        ({"biometrics": {"heart\nrate": 72.0}}, "biometrics"),
     ],
 )
 def test_bad_cues_name_the_field(
@@ -355,6 +358,12 @@ def test_bad_cues_name_the_field(
         memory.recollections.sense(memory.recollections.cue(**arguments))  # type: ignore[arg-type]
     assert caught.value.field == field
     assert memory.store.context.counts("default") == (0, 0)
+    # Stored with an experience, the same reading is refused and nothing is written.
+    if "biometrics" in arguments and field == "biometrics":
+        with pytest.raises(ValidationError) as refused:
+            memory.recollections.remember("a run", biometrics=arguments["biometrics"])  # type: ignore[arg-type]
+        assert refused.value.field == "biometrics"
+        assert memory.stats().count == 0
 
 
 @pytest.mark.model

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from recalld._validate import name_text
 from recalld.errors import RecalldError, ValidationError
 
 __all__ = [
@@ -349,13 +350,21 @@ def _aligned(first: np.ndarray, seconds: np.ndarray) -> np.ndarray:
 
 
 def check_biometrics(readings: dict[str, float]) -> dict[str, float]:
-    """Named finite numbers, at most 32 of them."""
+    """Named finite numbers, at most 32 of them; each name visible characters without
+    spaces at its ends (as a tag)."""
     if len(readings) > 32:
         raise ValidationError("biometrics", f"{len(readings)} readings; the limit is 32")
     checked: dict[str, float] = {}
     for name, value in readings.items():
-        if not name or len(name) > 64:
+        if not isinstance(name, str) or not name or len(name) > 64:
             raise ValidationError("biometrics", f"reading name {name!r} must be 1-64 chars")
+        # A name is compared as an identifier: " heart_rate " or a zero-width character
+        # would make a reading no cue of "heart_rate" ever meets.
+        name_text(name, "biometrics")
+        if name != name.strip():
+            raise ValidationError(
+                "biometrics", f"reading name {name!r} must not start or end with a space"
+            )
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
