@@ -86,6 +86,24 @@ def test_the_same_words_at_another_place_are_another_memory(service: MemoryServi
     assert service.stats().count == 2
 
 
+def test_the_same_finding_from_another_source_is_another_memory(
+    service: MemoryService,
+) -> None:
+    report = service.remember("Dock 4 crane is out of service", source="file:///reports/dock.md")
+    advisory = service.remember(
+        "Dock 4 crane is out of service", source="https://vendor.example/advisory/42"
+    )
+    assert [report.status, advisory.status] == ["created", "created"]
+    again = service.remember("Dock 4 crane is out of service", source="file:///reports/dock.md")
+    assert (again.status, again.id) == ("duplicate", report.id)
+    # Both come back from a search, each with its own source.
+    hits = service.search("dock crane", min_score=0)
+    assert {hit.memory.source for hit in hits} == {
+        "file:///reports/dock.md",
+        "https://vendor.example/advisory/42",
+    }
+
+
 def test_keyed_write_is_an_upsert_not_a_duplicate(service: MemoryService) -> None:
     service.remember("Sydney")
     keyed = service.remember("Sydney", key="staging.region")

@@ -193,9 +193,10 @@ class Writer:
         if expires_at is not None and record.expires_at is None:
             record = replace(record, expires_at=expires_at)
         if dedupe and draft.key is None and draft.id is None:
-            # The time, the speaker and the place a write names are part of what it says:
-            # a chat's "ok" by someone else, or "parked next to the blue pillar" at another
-            # time or car park, is another memory.
+            # The time, the speaker, the place and the source a write names are part of
+            # what it says: a chat's "ok" by someone else, "parked next to the blue pillar"
+            # at another time or car park, or a finding from another source, is another
+            # memory.
             repeated = tx.find_duplicate(
                 namespace,
                 record.content,
@@ -205,6 +206,7 @@ class Writer:
                 accept=lambda stored: (
                     _answers_for(stored, record)
                     and (draft.place is None or stored.place == record.place)
+                    and (draft.source is None or stored.source == record.source)
                 ),
             )
             if repeated is not None and _outlives(record, repeated):

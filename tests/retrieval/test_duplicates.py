@@ -11,7 +11,7 @@ from recalld.retrieval.duplicates import select
 from recalld.store.retrieval import CandidateRow
 
 
-def _row(seq: int, content: str) -> CandidateRow:
+def _row(seq: int, content: str, source: str | None = None) -> CandidateRow:
     return CandidateRow(
         seq=seq,
         id=f"m{seq}",
@@ -20,7 +20,7 @@ def _row(seq: int, content: str) -> CandidateRow:
         content=content,
         tags=(),
         speaker=None,
-        source=None,
+        source=source,
         at_utc=None,
         index_state="indexed",
     )
@@ -69,3 +69,23 @@ def test_duplicates_past_the_limit_are_counted_by_text_and_by_vector() -> None:
     wide = select(rows, order, 10, index, 0.97)  # type: ignore[arg-type]
     assert wide.kept == [0, 1, 4, 6]
     assert wide.duplicates == {0: [2, 3], 1: [5], 4: [], 6: []}
+
+
+def test_the_same_words_from_two_sources_are_two_pieces_of_evidence() -> None:
+    # batbox's findings are attributed: the advisory's copy of a finding is not hidden
+    # behind the report's, by text or by vector, before or past the limit.
+    rows = [
+        _row(1, "Dock 4 crane is out of service", "file:///srv/reports/dock.md"),
+        _row(2, "Dock 4 crane is out of service", "https://vendor.example/advisory/42"),
+        _row(3, "dock 4 crane is  out of service", "file:///srv/reports/dock.md"),
+        _row(4, "The dock 4 crane is out of service", "https://vendor.example/advisory/42"),
+        _row(5, "Dock 4's crane is out of service"),
+    ]
+    index = _Vectors({1: [1.0, 0.0], 2: [1.0, 0.0], 4: [1.0, 0.01], 5: [1.0, 0.02]})
+    order = list(range(len(rows)))
+    wide = select(rows, order, 10, index, 0.97)  # type: ignore[arg-type]
+    assert wide.kept == [0, 1, 4]
+    assert wide.duplicates == {0: [2], 1: [3], 4: []}
+    narrow = select(rows, order, 1, index, 0.97)  # type: ignore[arg-type]
+    assert narrow.kept == [0]
+    assert narrow.duplicates == {0: [2]}
