@@ -162,6 +162,40 @@ def test_browser_search_filters_by_kind(browsed: Browsed) -> None:
     assert ids == [reference]
 
 
+def test_browser_search_page_asks_again_after_a_forget_or_an_edit(browsed: Browsed) -> None:
+    # Coming back to Search shows the last search again: from the server, never from
+    # hits kept in the page, which would still show a forgotten memory's text.
+    namespace = f"again-{uuid.uuid4().hex[:8]}"
+    word = f"wombat{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        doomed = _remember(client, content=f"The {word} password is hunter2", title="Secret")
+        edited = _remember(client, content=f"The {word} burrow is under the gum tree")
+        wait_until_indexed(client, [doomed, edited])
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "search", namespace=namespace)
+    element(driver, "#search-query").send_keys(word)
+    element(driver, "#search-submit").click()
+    text_appears(driver, "#search-results", "hunter2")
+    text_appears(driver, "#search-results", "gum tree")
+    with browsed.api(namespace) as client:
+        _ok(client.patch(f"/v1/memories/{edited}", json={"content": f"The {word} moved house"}))
+        wait_until_indexed(client, [edited])
+    element(driver, f"#search-results .hit[data-memory-id='{doomed}'] a.memory-link").click()
+    element(driver, "#memory-forget").click()
+    element(driver, "#confirm-accept").click()
+    text_appears(driver, "#page-browse .notice", "Forgotten")
+    element(driver, "#nav a.nav-link[href='#/search']").click()
+    results = text_appears(driver, "#search-results", "moved house")
+    assert element(driver, "#search-query").get_attribute("value") == word
+    assert "hunter2" not in results.text
+    assert "gum tree" not in results.text
+    ids = [
+        hit.get_attribute("data-memory-id")
+        for hit in driver.find_elements(By.CSS_SELECTOR, "#search-results .hit")
+    ]
+    assert ids == [edited]
+
+
 def test_browser_memory_detail_map_local_time_and_edit_in_place(browsed: Browsed) -> None:
     with browsed.api() as client:
         centre = _experience(

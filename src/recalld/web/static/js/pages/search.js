@@ -5,7 +5,8 @@
 import { hitCard } from "../components.js";
 import { h, replace, status } from "../dom.js";
 
-// What the last search was, so coming back to the page shows it again.
+// What the last search asked (never its hits), so coming back to the page asks the
+// server again: a memory forgotten or edited since must not show as it was.
 let previous = null;
 
 function field(label, input) {
@@ -51,7 +52,7 @@ export async function render(root, { api, navigate, session }) {
     status(notice, "Searching…");
     try {
       const hits = await api.post("/v1/search", body);
-      previous = { namespace: session.namespace, values: Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, input.value])), hits };
+      previous = { namespace: session.namespace, values: Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, input.value])) };
       show(hits);
     } catch (error) {
       status(notice, error.describe ? error.describe() : error.message, "error");
@@ -85,7 +86,7 @@ export async function render(root, { api, navigate, session }) {
   root.append(h("h1", {}, "Search"), form, notice, results);
   if (previous && previous.namespace === session.namespace) {
     for (const [name, value] of Object.entries(previous.values)) inputs[name].value = value;
-    show(previous.hits);
+    run();
   }
   inputs.query.focus();
   try {
