@@ -264,6 +264,39 @@ def test_browser_edit_sends_only_what_was_changed(browsed: Browsed) -> None:
     assert stored["salience"] == 0.37
 
 
+def test_browser_edit_keeps_untouched_fields_a_one_line_input_would_alter(
+    browsed: Browsed,
+) -> None:
+    # A one-line input drops line breaks, and saving trims: a title or a place name the
+    # user left alone must keep its line break and its spaces, even when another part
+    # of the place (its latitude) is edited.
+    title = "  Line one\nLine two "
+    with browsed.api() as client:
+        memory_id = _remember(
+            client,
+            content="Upper and lower town",
+            title=title,
+            place={"lat": 1.5, "lon": 2.5, "name": "Upper\nLower"},
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}")
+    element(driver, "#memory-edit").click()
+    salience = element(driver, "#edit-salience")
+    salience.clear()
+    salience.send_keys("0.5")
+    latitude = element(driver, "#edit-lat")
+    latitude.clear()
+    latitude.send_keys("1.25")
+    element(driver, "#edit-save").click()
+    assert text_appears(driver, "#memory-notice", "Saved").text == "Saved (salience, place)."
+    with browsed.api() as client:
+        stored = _ok(client.get(f"/v1/memories/{memory_id}"))
+    assert stored["title"] == title
+    assert stored["salience"] == 0.5
+    assert (stored["place"]["lat"], stored["place"]["lon"]) == (1.25, 2.5)
+    assert stored["place"]["name"] == "Upper\nLower"
+
+
 def test_browser_why_not_explains_a_returned_and_a_missing_memory(browsed: Browsed) -> None:
     namespace = f"explain-{uuid.uuid4().hex[:8]}"
     word = f"quokka{uuid.uuid4().hex[:6]}"

@@ -100,47 +100,66 @@ class EditProblem extends Error {
   }
 }
 
-/** The PATCH body: only the fields whose value differs from ``memory``. */
-function changes(memory, inputs) {
+/** What each control shows before the user types: a control may alter a stored value
+ * (a one-line input drops line breaks, a textarea turns CRLF into LF), so a field
+ * counts as edited only when its control no longer shows this. */
+function shownValues(inputs) {
+  return Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, input.value]));
+}
+
+/** The PATCH body: only the fields the user edited to differ from ``memory``. */
+function changes(memory, inputs, shown) {
   const patch = {};
+  const edited = (name) => inputs[name].value !== shown[name];
   const set = (name, value, original) => {
     if (JSON.stringify(value) !== JSON.stringify(original ?? null)) patch[name] = value;
   };
-  set("title", blankToNull(inputs.title.value), memory.title);
-  // A textarea gives its text with LF line endings: a CRLF memory is unchanged if untouched.
-  if (inputs.content.value !== memory.content.replace(/\r\n?/g, "\n")) patch.content = inputs.content.value;
-  set("kind", inputs.kind.value.trim(), memory.kind);
-  set("category", blankToNull(inputs.category.value), memory.category);
+  if (edited("title")) set("title", blankToNull(inputs.title.value), memory.title);
+  if (edited("content")) set("content", inputs.content.value, memory.content);
+  if (edited("kind")) set("kind", inputs.kind.value.trim(), memory.kind);
+  if (edited("category")) set("category", blankToNull(inputs.category.value), memory.category);
   // Split only a list the user edited: a stored tag may hold a comma ("new york, ny").
-  if (inputs.tags.value !== (memory.tags || []).join(", ")) {
+  if (edited("tags")) {
     set("tags", inputs.tags.value.split(",").map((tag) => tag.trim()).filter(Boolean), memory.tags || []);
   }
-  set("salience", inputs.salience.value === "" ? null : Number(inputs.salience.value), memory.salience);
-  set("source", blankToNull(inputs.source.value), memory.source);
-  const at = blankToNull(inputs.at.value);
-  if (at !== (memory.at ?? null)) patch.at = at;
-  const lat = inputs.lat.value;
-  const lon = inputs.lon.value;
-  const placeName = blankToNull(inputs.placeName.value);
-  const original = memory.place;
-  if (lat === "" && lon === "") {
-    if (original) patch.place = null;
-  } else if (lat === "" || lon === "") {
-    throw new EditProblem("place", "give both latitude and longitude, or neither");
-  } else if (!original || Number(lat) !== original.lat || Number(lon) !== original.lon || placeName !== (original.name ?? null)) {
-    patch.place = { lat: Number(lat), lon: Number(lon), name: placeName };
+  if (edited("salience")) {
+    set("salience", inputs.salience.value === "" ? null : Number(inputs.salience.value), memory.salience);
+  }
+  if (edited("source")) set("source", blankToNull(inputs.source.value), memory.source);
+  if (edited("at")) set("at", blankToNull(inputs.at.value), memory.at);
+  if (edited("lat") || edited("lon") || edited("placeName")) {
+    const lat = inputs.lat.value;
+    const lon = inputs.lon.value;
+    const original = memory.place;
+    if (lat === "" && lon === "") {
+      if (original) patch.place = null;
+    } else if (lat === "" || lon === "") {
+      throw new EditProblem("place", "give both latitude and longitude, or neither");
+    } else {
+      // A part left alone keeps its stored value (an unedited place has both coordinates).
+      const place = {
+        lat: edited("lat") ? Number(lat) : original.lat,
+        lon: edited("lon") ? Number(lon) : original.lon,
+        name: edited("placeName") ? blankToNull(inputs.placeName.value) : (original?.name ?? null),
+      };
+      if (!original || place.lat !== original.lat || place.lon !== original.lon || place.name !== (original.name ?? null)) {
+        patch.place = place;
+      }
+    }
   }
   if (inputs.ttl.value !== "") patch.ttl_seconds = Number(inputs.ttl.value);
-  let meta;
-  try {
-    meta = JSON.parse(inputs.meta.value || "{}");
-  } catch (error) {
-    throw new EditProblem("meta", `is not valid JSON (${error.message})`);
+  if (edited("meta")) {
+    let meta;
+    try {
+      meta = JSON.parse(inputs.meta.value || "{}");
+    } catch (error) {
+      throw new EditProblem("meta", `is not valid JSON (${error.message})`);
+    }
+    if (meta === null || typeof meta !== "object" || Array.isArray(meta)) {
+      throw new EditProblem("meta", "must be a JSON object");
+    }
+    set("meta", meta, memory.meta || {});
   }
-  if (meta === null || typeof meta !== "object" || Array.isArray(meta)) {
-    throw new EditProblem("meta", "must be a JSON object");
-  }
-  set("meta", meta, memory.meta || {});
   return patch;
 }
 
@@ -248,11 +267,12 @@ export async function render(root, context, id) {
 
   function showEditor() {
     const inputs = editorInputs(memory);
+    const shown = shownValues(inputs);
     const problem = h("p", { hidden: true, id: "edit-problem" });
     const save = async () => {
       let patch;
       try {
-        patch = changes(memory, inputs);
+        patch = changes(memory, inputs, shown);
       } catch (error) {
         status(problem, `${error.field}: ${error.message}`, "error");
         return;
