@@ -391,6 +391,38 @@ def test_browser_browse_pages_with_the_cursor(browsed: Browsed) -> None:
     assert driver.find_element(By.ID, "browse-more").is_displayed() is False  # no more pages
 
 
+def test_browser_browse_load_more_keeps_the_filters_of_the_listing_shown(
+    browsed: Browsed,
+) -> None:
+    # A kind typed but not applied must not change the listing "Load more" continues.
+    namespace = f"more-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        ids = [
+            _remember(client, content=f"old decision {number}", kind="decision")
+            for number in range(3)
+        ]
+        ids += [_remember(client, content=f"note {number}") for number in range(27)]
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "browse", namespace=namespace)
+    wait_for(
+        driver,
+        lambda current: len(current.find_elements(By.CSS_SELECTOR, ".memory-row")) == 25,
+        "the first page of 25",
+    )
+    element(driver, "#browse-kind").send_keys("decision")
+    element(driver, "#browse-more").click()
+    wait_for(
+        driver,
+        lambda current: len(current.find_elements(By.CSS_SELECTOR, ".memory-row")) > 25,
+        "the second page",
+    )
+    shown = [
+        row.get_attribute("data-memory-id")
+        for row in driver.find_elements(By.CSS_SELECTOR, ".memory-row")
+    ]
+    assert shown == list(reversed(ids))
+
+
 def test_browser_core_memory_budget_bar_and_overflow_refused(browsed: Browsed) -> None:
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "core")

@@ -7,6 +7,7 @@ works in a namespace of its own.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -211,6 +212,49 @@ def test_browser_graph_lists_entities_draws_the_neighbourhood_and_navigates(
     assert {"Kate", "Anna", "Porto"} <= set(chips.text.split())
     element(driver, '#memory-entities a[data-entity="Porto"]').click()
     text_appears(driver, "#entity-name", "Porto")
+
+
+def test_browser_graph_load_more_keeps_the_filters_of_the_list_shown(browsed: Browsed) -> None:
+    # A type typed but not applied must not change the list "Load more" continues.
+    namespace = f"graph-more-{uuid.uuid4().hex[:8]}"
+    names = [f"Entity {number:02d}" for number in range(55)]
+    lines = [
+        json.dumps(
+            {
+                "type": "entity",
+                "name": name,
+                "entityType": "tool" if number in (10, 52, 53) else "thing",
+                # One observation: a memory, so the browser offers the namespace.
+                "observations": ["the first one"] if number == 0 else [],
+            }
+        )
+        for number, name in enumerate(names)
+    ]
+    with browsed.api(namespace) as client:
+        report = _ok(
+            client.post("/v1/import", params={"format": "mcp-memory"}, content="\n".join(lines))
+        )
+    assert report["errors"] == []
+    assert report["details"] == {"entities": 55, "observations": 1}
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "graph", namespace=namespace)
+    wait_for(
+        driver,
+        lambda current: len(current.find_elements(By.CSS_SELECTOR, ".entity-row")) == 50,
+        "the first page of 50",
+    )
+    element(driver, "#entity-type").send_keys("tool")
+    element(driver, "#entity-more").click()
+    wait_for(
+        driver,
+        lambda current: len(current.find_elements(By.CSS_SELECTOR, ".entity-row")) > 50,
+        "the second page",
+    )
+    listed = [
+        row.get_attribute("data-entity")
+        for row in driver.find_elements(By.CSS_SELECTOR, "#entity-list .entity-row")
+    ]
+    assert listed == names
 
 
 # -- the Intentions page --------------------------------------------------------

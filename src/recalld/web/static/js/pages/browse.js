@@ -18,14 +18,18 @@ export async function render(root, { api, navigate }, argument) {
   const more = h("button", { type: "button", id: "browse-more", hidden: true }, "Load more");
   let cursor = null;
   let shown = 0;
+  // The filters the listing on screen was made with: "Load more" continues that listing,
+  // whatever has been typed in the boxes since (the cursor does not carry the filters).
+  let listing = null;
 
   async function load(reset) {
     if (reset) {
       list.replaceChildren();
       cursor = null;
       shown = 0;
+      listing = { order: order.value, kind: kind.value.trim(), tag: tag.value.trim() };
     }
-    const params = { limit: PAGE_SIZE, order: order.value, cursor, kind: kind.value.trim(), tag: tag.value.trim() };
+    const params = { limit: PAGE_SIZE, cursor, ...listing };
     try {
       const page = await api.get("/v1/memories", params);
       for (const memory of page.memories) {

@@ -86,16 +86,20 @@ export async function render(root, { api, navigate, session }, argument) {
   const more = h("button", { type: "button", id: "entity-more", hidden: true }, "Load more");
   const detail = h("div", { class: "graph-detail", id: "entity-detail" });
   let cursor = null;
+  // What the list on screen was found with: "Load more" continues that list, whatever has
+  // been typed in the boxes since (the cursor does not carry them).
+  let listing = null;
 
   async function loadList(reset) {
     if (reset) {
       list.replaceChildren();
       cursor = null;
+      listing = { query: inputs.query.value, type: inputs.type.value };
     }
-    previous = { namespace: session.namespace, query: inputs.query.value, type: inputs.type.value };
+    previous = { namespace: session.namespace, ...listing };
     try {
       const page = await api.get("/v1/graph/entities", {
-        query: inputs.query.value.trim(), type: inputs.type.value.trim(), limit: PAGE_SIZE, cursor,
+        query: listing.query.trim(), type: listing.type.trim(), limit: PAGE_SIZE, cursor,
       });
       for (const entity of page.entities) {
         list.append(h("li", {
