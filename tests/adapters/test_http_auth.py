@@ -205,21 +205,34 @@ def test_http_auth_public_paths_need_no_token(seeded: SecuredServer) -> None:
     assert httpx.get(f"{base}/openapi.json").status_code == 200
 
 
-def test_http_auth_a_token_in_the_query_string_stays_out_of_the_access_log(
+def test_http_auth_a_token_anywhere_in_the_url_stays_out_of_the_access_log(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "logged.db"
-    token, _ = _create_token(db, "writer", {"alpha": "read+write"})
+    token, token_id = _create_token(db, "writer", {"alpha": "read+write"})
+    names = ("token", "access_token", "authorization", "bearer", "auth", "api-key", "X_Key")
     server = ServerProcess(db, arguments=("--log-level", "info")).start()  # access log on
     try:
-        for name in ("token", "access_token"):
-            misplaced = httpx.get(f"{server.base_url}/v1/stats", params={name: token})
+        base = server.base_url
+        for name in names:
+            misplaced = httpx.get(f"{base}/v1/stats", params={name: token})
             assert misplaced.status_code == 401  # only the Authorization header counts
+        assert httpx.get(f"{base}/v1/stats?{token}").status_code == 401
+        # A value the log shows (a limit, an order) is still searched for a token.
+        shown = httpx.get(f"{base}/v1/memories", params={"limit": token, "order": "updated"})
+        assert shown.status_code == 401
+        in_path = httpx.get(
+            f"{base}/v1/memories/{token}", headers={"Authorization": f"Bearer {token}"}
+        )
+        assert in_path.status_code == 404
         log = server.log()
     finally:
         server.stop()
-    assert "/v1/stats?token=***" in log
-    assert "/v1/stats?access_token=***" in log
+    for name in names:
+        assert f"/v1/stats?{name}=*** " in log
+    assert "/v1/stats?*** " in log  # a bare word may be the secret itself
+    assert f"/v1/memories?limit=rcd_{token_id}_***&order=updated " in log
+    assert f"/v1/memories/rcd_{token_id}_*** " in log
     assert token.split("_", 2)[2] not in log
 
 

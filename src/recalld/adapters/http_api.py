@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -64,6 +63,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from recalld import _validate as check
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
+from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
@@ -665,30 +665,6 @@ def _truthful_openapi(
         return document
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-
-# Query parameters that may carry a secret, whatever the API makes of them (it refuses a
-# token anywhere but the Authorization header, but the access log records the URL).
-SECRET_PARAMETERS = re.compile(
-    r"((?:^|[?&])(?:token|access_token|api_key|apikey|key|password|secret)=)[^&\s]*",
-    re.IGNORECASE,
-)
-
-
-class RedactSecrets(logging.Filter):
-    """Blank the values of secret-looking query parameters in uvicorn's access log lines:
-    tokens are never logged, even one sent where none belongs."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple) and len(record.args) >= 3:
-            path = record.args[2]
-            if isinstance(path, str) and "=" in path:
-                record.args = (
-                    *record.args[:2],
-                    SECRET_PARAMETERS.sub(r"\1***", path),
-                    *record.args[3:],
-                )
-        return True
 
 
 class _NamespaceGuard:
