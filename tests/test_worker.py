@@ -94,6 +94,33 @@ def test_edited_text_is_never_found_by_the_old_texts_vector(
         assert found[0].memory.id == record.id
 
 
+def test_a_place_name_is_embedded_with_the_text_and_again_when_it_changes(
+    db_path: Path, clock: FakeClock
+) -> None:
+    embedder = RecordingEmbedder()
+    with _open(db_path, clock, embedder) as service:
+        ramen = service.remember(
+            "Ate ramen with Ken after the temple visit",
+            place={"lat": 35.0116, "lon": 135.7681, "name": "Kyoto"},
+        )
+        service.new_worker().run_until_idle()
+        assert embedder.texts == ["Ate ramen with Ken after the temple visit (at Kyoto)"]
+        assert [hit.memory.id for hit in service.search("Kyoto", mode="vector", min_score=0)] == [
+            ramen.id
+        ]
+        # Another name is another text: the old vector goes at once, the new one follows.
+        moved = {"lat": 34.6937, "lon": 135.5023, "name": "Osaka"}
+        assert service.update(ramen.id, place=moved).index_state == "queued"
+        assert service.search("Kyoto", mode="vector", min_score=0) == []
+        service.new_worker().run_until_idle()
+        assert embedder.texts[-1] == "Ate ramen with Ken after the temple visit (at Osaka)"
+        found = service.search("Osaka", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in found] == [ramen.id]
+        # The same name at other coordinates embeds nothing again.
+        service.update(ramen.id, place={"lat": 34.70, "lon": 135.50, "name": "Osaka"})
+        assert service.get(ramen.id).index_state == "indexed"
+
+
 def test_an_edit_by_a_process_without_the_model_queues_its_embedding(
     db_path: Path, clock: FakeClock
 ) -> None:

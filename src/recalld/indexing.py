@@ -120,7 +120,7 @@ class Indexing:
         """Keep the current state when the embedded text is unchanged; else re-index."""
         if self.embedder is None:
             return record, False
-        if record.title == current.title and record.content == current.content:
+        if _embedded(record) == _embedded(current):
             return replace(record, index_state=current.index_state), False
         return record, True
 
@@ -136,10 +136,7 @@ class Indexing:
         """Queue the memory's embedding (when ``embed``) and its graph extraction (when what
         the extractor reads differs from ``previous``) in ``tx``; returns the embedding job id."""
         job_id = None
-        if previous is not None and (previous.title, previous.content) != (
-            memory.title,
-            memory.content,
-        ):
+        if previous is not None and _embedded(previous) != _embedded(memory):
             # The old text's vector goes now, not when the new text is embedded: until
             # then the memory is found by its words alone, never by what it no longer says.
             tx.drop_vectors(memory.seq, now, None if self.embedder is None else self.embedder.name)
@@ -363,3 +360,9 @@ def _graph_inputs_changed(previous: Memory, memory: Memory) -> bool:
         or previous.meta.get("speaker") != memory.meta.get("speaker")
         or previous.meta.get("author") != memory.meta.get("author")
     )
+
+
+def _embedded(memory: Memory | MemoryRecord) -> tuple[str | None, str, str | None]:
+    """What a memory's vector is made of (:func:`recalld.store.semantic.embedding_text`):
+    its title, its content and its place's name."""
+    return memory.title, memory.content, None if memory.place is None else memory.place.name

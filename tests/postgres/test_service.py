@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -12,6 +13,7 @@ from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import Filters
 from recalld.service import MemoryService
+from recalld.store import postgres_migrations
 from tests.conftest import FakeClock
 from tests.postgres_server import LocalPostgres
 from tests.semantic_support import (
@@ -192,3 +194,29 @@ def test_postgres_recall_searches_the_period_a_question_names(
         camping = service.remember("Went camping by the lake", at="2023-06-20T10:00:00Z")
         service.new_worker().run_until_idle()
         assert service.explain("Where did I go in June?", camping.id).features["in_period"] == 1.0
+
+
+def test_postgres_place_name_migration_queues_those_memories_again(
+    memory: MemoryService, postgres_url: str, clock: FakeClock
+) -> None:
+    # As SQLite's migration 19: vectors made before it lack the place's name.
+    kyoto = memory.recollections.remember(
+        "Ate ramen with Ken", place={"lat": 35.0116, "lon": 135.7681, "name": "Kyoto"}
+    )
+    plain = memory.remember("The staging database runs in Melbourne")
+    memory.new_worker().run_until_idle()
+    assert memory.status().embeddings == {"hashing-256": 2}
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        postgres_migrations.migration_19(connection.execute)
+        jobs = connection.execute(
+            "SELECT seq, model, state FROM jobs WHERE kind = 'embed'"
+        ).fetchall()
+        kept = connection.execute("SELECT seq FROM vectors").fetchall()
+    assert jobs == [(kyoto.seq, "hashing-256", "queued")]
+    assert kept == [(plain.seq,)]
+    assert memory.get(kyoto.id).index_state == "queued"
+    # The migration queued its jobs on the server's clock, after this test's.
+    clock.advance((datetime.now(UTC) - clock()).total_seconds() + 60)
+    memory.new_worker().run_until_idle()
+    assert memory.status().embeddings == {"hashing-256": 2}
+    assert memory.get(kyoto.id).index_state == "indexed"

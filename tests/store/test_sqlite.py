@@ -21,6 +21,7 @@ from recalld.store.migrations import (
     migration_14,
     migration_16,
     migration_18,
+    migration_19,
 )
 from recalld.store.semantic import decode_vectors, encode_vector
 from recalld.store.sqlite import SQLiteStore
@@ -471,5 +472,38 @@ def test_sqlite_place_name_migration_rebuilds_the_full_text_index(tmp_path: Path
         found = store.retrieval.keyword_candidates(_scope(), "", ["bottle"], 5)
         assert [(c.row.id, c.row.place_name) for c in found] == [("visit", "Blue Bottle Cafe")]
         assert store.schema_version == len(MIGRATIONS)
+    finally:
+        store.close()
+
+
+def test_sqlite_place_name_migration_queues_those_memories_again(tmp_path: Path) -> None:
+    # Vectors made before migration 19 lack the place's name: each model that had one
+    # queues the memory again and the old vector goes (logged, for every process's index).
+    path = tmp_path / "v18.db"
+    connection = _database_before(path, migration_19)
+    blob = encode_vector(np.full(384, 0.1, dtype=np.float32))
+    for seq, name in ((1, "Kyoto"), (2, None), (3, "")):
+        connection.execute(
+            "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+            " index_state, place_name) VALUES (?, ?, 'default', ?, 'x', 'x', 'indexed', ?)",
+            (seq, f"m{seq}", f"memory {seq}", name),
+        )
+        for model in ("model's", "other"):
+            connection.execute(
+                "INSERT INTO vectors(seq, model, text_hash, vector) VALUES (?, ?, 'h', ?)",
+                (seq, model, blob),
+            )
+    connection.close()
+    store = SQLiteStore(path)
+    try:
+        assert sorted(store._read("SELECT seq, model, state FROM jobs", ())) == [
+            (1, "model's", "queued"),
+            (1, "other", "queued"),
+        ]
+        assert store.semantic.vectors_for("model's", [1, 2, 3]).keys() == {2, 3}
+        ((inserted,),) = store._read("SELECT max(change) FROM vector_log WHERE seq = 3", ())
+        assert store.semantic.vector_changes("model's", inserted).deletes == [1]
+        states = store._read("SELECT seq, index_state FROM memories ORDER BY seq", ())
+        assert states == [(1, "queued"), (2, "indexed"), (3, "indexed")]
     finally:
         store.close()

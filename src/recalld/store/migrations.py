@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recalld._text import content_hash
+from recalld._time import to_storage, utc_now
 from recalld.store.sqlite_fts import (
     FTS_NAMESPACE_COLUMN,
     FTS_TABLE,
@@ -766,6 +767,34 @@ def migration_18(execute: Execute) -> None:
     execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
 
 
+def migration_19(execute: Execute) -> None:
+    """An experience's place name is part of the text it is embedded from
+    (:func:`recalld.store.semantic.embedding_text`), so "what happened at Café Marly?"
+    and a sense cue naming the place find it by meaning too.
+
+    The vectors of memories with a place name were made without it: each model that
+    had one queues the memory again (a job like any other, which a worker or a
+    recall's catch-up embeds), and the old vectors go now (``vector_log`` records it,
+    so every process's vector index drops them).
+    """
+    named = "SELECT seq FROM memories WHERE coalesce(place_name, '') != ''"
+    stamp = to_storage(utc_now())
+    execute(
+        "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at,"
+        " updated_at)"
+        f" SELECT lower(hex(randomblob(13))), r.seq, 'embed', v.name, 'queued', 0, '{stamp}',"
+        f" '{stamp}', '{stamp}' FROM vector_rows r JOIN vector_models v ON v.id = r.model_id"
+        f" WHERE r.seq IN ({named}) AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = r.seq"
+        " AND j.kind = 'embed' AND j.model = v.name AND j.state IN ('queued', 'running'))"
+    )
+    execute(f"DELETE FROM vector_rows WHERE seq IN ({named})")
+    execute(
+        f"UPDATE memories SET index_state = 'queued' WHERE seq IN ({named}) AND EXISTS"
+        " (SELECT 1 FROM jobs j WHERE j.seq = memories.seq AND j.kind = 'embed'"
+        " AND j.state IN ('queued', 'running'))"
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -785,4 +814,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_16,
     migration_17,
     migration_18,
+    migration_19,
 ]

@@ -631,6 +631,27 @@ def migration_18(execute: Execute) -> None:
     execute("CREATE INDEX memories_search ON memories USING gin(search)")
 
 
+def migration_19(execute: Execute) -> None:
+    """As SQLite's migration 19: an experience's place name is part of the text it is
+    embedded from, so each model that has a vector of a memory with a place name queues
+    it again, and the old vector goes now (``vector_log`` records it)."""
+    named = "SELECT seq FROM memories WHERE coalesce(place_name, '') <> ''"
+    execute(
+        "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at,"
+        " updated_at)"
+        " SELECT replace(gen_random_uuid()::text, '-', ''), v.seq, 'embed', v.model, 'queued',"
+        " 0, now(), now(), now() FROM vectors v"
+        f" WHERE v.seq IN ({named}) AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = v.seq"
+        " AND j.kind = 'embed' AND j.model = v.model AND j.state IN ('queued', 'running'))"
+    )
+    execute(f"DELETE FROM vectors WHERE seq IN ({named})")
+    execute(
+        f"UPDATE memories SET index_state = 'queued' WHERE seq IN ({named}) AND EXISTS"
+        " (SELECT 1 FROM jobs j WHERE j.seq = memories.seq AND j.kind = 'embed'"
+        " AND j.state IN ('queued', 'running'))"
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -650,4 +671,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_16,
     migration_17,
     migration_18,
+    migration_19,
 ]

@@ -167,7 +167,8 @@ class PostgresSemantic:
             texts = {
                 int(row[0]): row[1:]
                 for row in connection.execute(
-                    "SELECT seq, id, namespace, title, content FROM memories WHERE seq = ANY(%s)",
+                    "SELECT seq, id, namespace, title, content, place_name FROM memories"
+                    " WHERE seq = ANY(%s)",
                     ([int(row[1]) for row in claimed],),
                 ).fetchall()
             }
@@ -182,6 +183,7 @@ class PostgresSemantic:
                     namespace=texts[int(row[1])][1],
                     title=texts[int(row[1])][2],
                     content=texts[int(row[1])][3],
+                    place_name=texts[int(row[1])][4],
                 )
                 for row in ordered
                 if int(row[1]) in texts
@@ -221,7 +223,7 @@ class PostgresSemantic:
         def step(connection: Connection) -> list[Job] | None:
             rows = connection.execute(
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
-                f" j.state, j.run_after, j.lease_until{pending} FOR UPDATE OF j",
+                f" j.state, j.run_after, j.lease_until, m.place_name{pending} FOR UPDATE OF j",
                 params,
             ).fetchall()
             if len(rows) > limit:
@@ -249,6 +251,7 @@ class PostgresSemantic:
                     namespace=row[4],
                     title=row[5],
                     content=row[6],
+                    place_name=row[10],
                 )
                 for row in due
             ]
@@ -296,7 +299,8 @@ class PostgresSemantic:
             for job, digest, vector in sorted(results, key=lambda item: item[0].seq):
                 # The memory first, then the job: the order forget locks them in.
                 memory = connection.execute(
-                    "SELECT title, content FROM memories WHERE seq = %s FOR SHARE", (job.seq,)
+                    "SELECT title, content, place_name FROM memories WHERE seq = %s FOR SHARE",
+                    (job.seq,),
                 ).fetchone()
                 held = connection.execute(
                     "SELECT 1 FROM jobs WHERE id = %s AND state = 'running' AND lease_owner = %s"
@@ -306,7 +310,7 @@ class PostgresSemantic:
                 if held is None:
                     continue
                 # The memory changed after the claim: its newer job embeds the new text.
-                if memory is not None and text_hash(memory[0], memory[1]) == digest:
+                if memory is not None and text_hash(*memory) == digest:
                     connection.execute(
                         "INSERT INTO vectors(seq, model, dimension, text_hash, embedding)"
                         " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (seq, model) DO UPDATE SET"

@@ -145,14 +145,17 @@ def decode_stored_vectors(blobs: Sequence[bytes], dimension: int) -> npt.NDArray
     return matrix
 
 
-def embedding_text(title: str | None, content: str) -> str:
-    """The text a memory is embedded from: its title (when given) and its content."""
-    return content if not title else f"{title}: {content}"
+def embedding_text(title: str | None, content: str, place_name: str | None = None) -> str:
+    """The text a memory is embedded from: its title (when given), its content, and the
+    name of its place (when given: "what happened at Café Marly?" is about it)."""
+    text = content if not title else f"{title}: {content}"
+    return text if not place_name else f"{text} (at {place_name})"
 
 
-def text_hash(title: str | None, content: str) -> str:
+def text_hash(title: str | None, content: str, place_name: str | None = None) -> str:
     """A short digest of :func:`embedding_text`, stored with the vector to detect staleness."""
-    return hashlib.blake2b(embedding_text(title, content).encode(), digest_size=12).hexdigest()
+    embedded = embedding_text(title, content, place_name)
+    return hashlib.blake2b(embedded.encode(), digest_size=12).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,7 @@ class Job:
     namespace: str
     title: str | None
     content: str
+    place_name: str | None = None
 
 
 @dataclass(frozen=True)
