@@ -19,7 +19,15 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 
-from recalld._schema import DATE_TIME, NO_NUL_PATTERN, TEXT_PATTERN, extra, nullable, replaced
+from recalld._schema import (
+    DATE_TIME,
+    NO_NUL_PATTERN,
+    TEXT_PATTERN,
+    TRIMMED_NAME_PATTERN,
+    extra,
+    nullable,
+    replaced,
+)
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
 from recalld.adapters.http_routes import (
     COMMON_ERRORS,
@@ -70,7 +78,7 @@ Base64 = Annotated[
 BIOMETRICS_SCHEMA = {
     "type": "object",
     "maxProperties": 32,
-    "propertyNames": {"minLength": 1, "maxLength": 64},
+    "propertyNames": {"minLength": 1, "maxLength": 64, "pattern": TRIMMED_NAME_PATTERN},
     "additionalProperties": {
         "type": "number",
         "minimum": -MAX_BIOMETRIC_MAGNITUDE,
