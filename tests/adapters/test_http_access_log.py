@@ -29,6 +29,25 @@ def test_http_access_log_masks_a_bare_word_an_odd_name_and_a_token_anywhere() ->
     assert redact_target("/v1/memories/01J9ZQ") == "/v1/memories/01J9ZQ"
 
 
+
+def test_http_access_log_masks_a_token_behind_percent_escapes() -> None:
+    # The digit of an escape before "rcd_" hid the token from the masking: the whole
+    # secret was logged for "/v1/kv/Bearer%20rcd_…".
+    secret = TOKEN.rsplit("_", 1)[1]
+    escaped = TOKEN.replace("_", "%5F")
+    for target in (
+        f"/v1/kv/Bearer%20{TOKEN}",
+        f"/v1/kv/token%3D{TOKEN}",
+        f"/v1/kv/%2F{TOKEN}",
+        f"/v1/memories?cursor=Bearer%20{TOKEN}",
+        f"/v1/kv/{escaped}",
+    ):
+        logged = redact_target(target)
+        assert secret not in logged and "Zm9v" not in logged, logged
+        assert "rcd_0123456789abcdef_***" in logged, logged
+    # Escapes without a token stay as they were sent.
+    assert redact_target("/v1/kv/caf%C3%A9?limit=5") == "/v1/kv/caf%C3%A9?limit=5"
+
 def test_http_access_log_filter_rewrites_uvicorns_access_line() -> None:
     record = logging.LogRecord(
         "uvicorn.access",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import unquote
 
 __all__ = ["LOGGED_PARAMETERS", "RedactSecrets", "redact_target"]
 
@@ -69,7 +70,14 @@ def redact_target(target: str) -> str:
     path, question, query = target.partition("?")
     if question:
         path += "?" + "&".join(_mask_parameter(part) for part in query.split("&"))
-    return _mask_tokens(path)
+    masked = _mask_tokens(path)
+    if "%" in masked:
+        decoded = unquote(masked)
+        if TOKEN_SHAPE.search(decoded):
+            # A token behind escapes ("Bearer%20rcd_…", "%3Drcd_…", "rcd%5F…"): the line
+            # shows the target decoded, with the token masked.
+            masked = _mask_tokens(decoded)
+    return masked
 
 
 class RedactSecrets(logging.Filter):
