@@ -62,9 +62,7 @@ INVISIBLE_CLASS = "".join(
 # A name: at least one visible character, none of the invisible ones.
 NAME_PATTERN = f"^[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}][^{INVISIBLE_CLASS}]*$"
 # A name that also neither starts nor ends with white space (a biometric reading's).
-TRIMMED_NAME_PATTERN = (
-    f"^[^\\s{INVISIBLE_CLASS}](?:[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}])?$"
-)
+TRIMMED_NAME_PATTERN = f"^[^\\s{INVISIBLE_CLASS}](?:[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}])?$"
 # Free text (content): at least one non-space character, and no NUL.
 TEXT_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
 # Optional free text (title): no NUL.

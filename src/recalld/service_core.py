@@ -39,7 +39,7 @@ from recalld.model import (
 )
 from recalld.scrubbing import Scrubber
 from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store, StoreTransaction
-from recalld.writing import Writer, expired
+from recalld.writing import INTENTION_KIND, Writer, expired
 
 if TYPE_CHECKING:
     from recalld.embeddings.base import Embedder
@@ -625,12 +625,6 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
             "search and recall never return expired memories; only the admin listing"
             " (list --include-expired) shows them",
         )
-
-
-# The kind of a reminder's memory: written with its triggers by the intentions component,
-# never by remember or update (a note of that kind would have no trigger and never be
-# recollected; an intention of another kind would also fire as a recollection).
-INTENTION_KIND = "intention"
 
 
 def _not_an_intention(kind: str | None, field: str) -> None:

@@ -51,7 +51,7 @@ from recalld.store.base import (
     StoreTransaction,
     stored_record,
 )
-from recalld.writing import expired
+from recalld.writing import INTENTION_KIND, expired
 
 if TYPE_CHECKING:
     from recalld.core_memory import CoreMemory
@@ -435,6 +435,11 @@ class Transfer:
             tx.dropped_content("import", now)
             existing = None
         if existing is not None:
+            if (existing.kind == INTENTION_KIND) != (stored.kind == INTENTION_KIND):
+                # As update: a reminder's memory stays one, and no memory becomes one.
+                raise ValidationError(
+                    "kind", f"memory {record.id} cannot change kind to or from 'intention'"
+                )
             if _unchanged(existing, stored, has_time=record.updated_at is not None):
                 return "unchanged"
             holder = None if record.key is None else tx.find(namespace, key=record.key)
@@ -456,6 +461,9 @@ class Transfer:
         """A line without an id: written like ``remember`` (a repeat is skipped), then
         given the line's own times and counts (``remember`` cannot take them); a line
         that expired already is skipped, as the purge would remove it."""
+        if record.kind == INTENTION_KIND:
+            # A reminder's memory comes with its id and its intention line (an export).
+            raise ValidationError("kind", "kind 'intention' needs the reminder's id")
         kept = _line_times(record)
         expires_at = kept.get("expires_at")
         if expires_at is not None and expires_at <= self._clock():

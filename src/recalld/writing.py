@@ -42,13 +42,26 @@ from recalld.store.retrieval import TURN_KIND
 if TYPE_CHECKING:
     from recalld.indexing import Indexing
 
-__all__ = ["OWNED_KINDS", "TEXT_FIELDS", "Writer", "dropped_text", "expired", "receipt_of"]
+__all__ = [
+    "INTENTION_KIND",
+    "OWNED_KINDS",
+    "TEXT_FIELDS",
+    "Writer",
+    "dropped_text",
+    "expired",
+    "receipt_of",
+]
 
+# The kind of a reminder's memory: written with its triggers by the intentions component,
+# never by remember, update or an import line without its id (a note of that kind would
+# have no trigger and never be recollected; an intention of another kind would also fire
+# as a recollection).
+INTENTION_KIND = "intention"
 # The kinds of memory another structure owns: a conversation's turns (an edit of the
 # conversation rewrites them), an entity's observations (deleting the entity deletes
 # them) and a reminder's intention (forgetting the reminder forgets it). A write of the
 # same words of another kind is never answered by one of them: it would go with its owner.
-OWNED_KINDS = frozenset({TURN_KIND, "observation", "intention"})
+OWNED_KINDS = frozenset({TURN_KIND, "observation", INTENTION_KIND})
 
 # Fields whose old text leaves the files (and must be scrubbed) when an update changes them.
 TEXT_FIELDS = ("content", "title", "key", "kind", "category", "tags", "source", "meta")

@@ -29,7 +29,6 @@ def test_http_access_log_masks_a_bare_word_an_odd_name_and_a_token_anywhere() ->
     assert redact_target("/v1/memories/01J9ZQ") == "/v1/memories/01J9ZQ"
 
 
-
 def test_http_access_log_masks_a_token_behind_percent_escapes() -> None:
     # The digit of an escape before "rcd_" hid the token from the masking: the whole
     # secret was logged for "/v1/kv/Bearer%20rcd_…".
@@ -47,6 +46,7 @@ def test_http_access_log_masks_a_token_behind_percent_escapes() -> None:
         assert "rcd_0123456789abcdef_***" in logged, logged
     # Escapes without a token stay as they were sent.
     assert redact_target("/v1/kv/caf%C3%A9?limit=5") == "/v1/kv/caf%C3%A9?limit=5"
+
 
 def test_http_access_log_filter_rewrites_uvicorns_access_line() -> None:
     record = logging.LogRecord(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -343,6 +344,17 @@ def test_kind_intention_is_only_a_reminder_s_and_stays_it(memory: MemoryService)
     assert memory.stats().count == 2
     # Other edits of a reminder's memory are still allowed.
     assert memory.update(intention.id, tags=["errand"]).kind == "intention"
+    # An import line cannot do it either: each such line is refused, naming the kind.
+    lines = [
+        json.dumps({"id": intention.id, "content": "call the pharmacy", "kind": "note"}),
+        json.dumps({"id": note.id, "content": "the pharmacy closes at seven", "kind": "intention"}),
+        json.dumps({"content": "buy stamps", "kind": "intention"}),
+    ]
+    report = memory.import_lines(lines)
+    assert [error.line for error in report.errors] == [1, 2, 3]
+    assert all(error.error.startswith("kind:") for error in report.errors), report.errors
+    assert (memory.get(intention.id).kind, memory.get(note.id).kind) == ("intention", "note")
+    assert memory.stats().count == 2
 
 
 def test_story_mention_by_a_graph_entity_named_in_what_is_heard(memory: MemoryService) -> None:
