@@ -478,3 +478,19 @@ def test_a_coarse_geohash_is_its_whole_cell(memory: MemoryService) -> None:
         (coarse.id, 1.0),
         (point.id, 1.0),
     }
+
+
+def test_memories_placed_by_a_cell_do_not_crowd_out_one_at_the_spot(
+    memory: MemoryService,
+) -> None:
+    # 60 memories "somewhere in u09tv" tie with the bench at place 1.0: the candidates
+    # kept the first 50 rows read (the cells'), and the bench was never a candidate.
+    for index in range(60):
+        memory.recollections.remember(f"somewhere in Paris {index}", place={"geohash": "u09tv"})
+    bench = memory.recollections.remember(
+        "the bench by the river", place={"lat": 48.86, "lon": 2.34}
+    )
+    found = memory.recollections.recall(
+        memory.recollections.cue(place={"lat": 48.86, "lon": 2.34}), k=60
+    )
+    assert bench.id in [hit.memory.id for hit in found]

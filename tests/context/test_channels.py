@@ -75,6 +75,27 @@ def test_extent_distances_run_edge_to_edge() -> None:
     assert extent_distances(cell, np.array([10.0]), np.array([21.0]), 0.5, 0.5)[0] == 0.0
 
 
+def test_extent_distances_to_a_cell_holding_a_pole_go_no_further_than_the_pole() -> None:
+    # "gzzzz" reaches 90 N: a cue 556 m from the pole was scored 1,112 m from the cell.
+    cell = pygeohash.decode_exactly("gzzzz")
+    polar = Extent(cell.latitude, cell.longitude, cell.latitude_error, cell.longitude_error)
+    to_pole = distance_m(89.995, 180.0, 90.0, 0.0)
+    assert extent_distances(polar, np.array([89.995]), np.array([180.0]))[0] == pytest.approx(
+        to_pole, rel=1e-6
+    )
+    # The other way round (the cue is the cell), and at the south pole.
+    assert extent_distances(
+        Extent(89.995, 180.0),
+        np.array([cell.latitude]),
+        np.array([cell.longitude]),
+        cell.latitude_error,
+        cell.longitude_error,
+    )[0] == pytest.approx(to_pole, rel=1e-6)
+    south = pygeohash.decode_exactly("00000")
+    area = Extent(south.latitude, south.longitude, south.latitude_error, south.longitude_error)
+    assert extent_distances(area, np.array([-89.995]), np.array([170.0]))[0] <= to_pole
+
+
 @pytest.mark.parametrize("lat", [0.0, 48.86, 60.0, 70.0, 80.0, 85.0, 89.9, -89.9999])
 def test_cells_around_cover_the_reach_in_every_direction(lat: float) -> None:
     reach = 1_800.0

@@ -88,6 +88,17 @@ def extent_distances(
         + np.cos(phi_a) * np.cos(phi_b) * np.sin(np.radians(lon_gap) / 2) ** 2
     )
     distance: np.ndarray = 2 * EARTH_RADIUS_M * np.arcsin(np.minimum(1.0, np.sqrt(h)))
+    # An extent reaching a pole holds it: the other is at most as far as its way there.
+    for pole in (90.0, -90.0):
+        cue_holds = abs(cue.lat + np.sign(pole) * cue.lat_half) >= 90.0
+        other_holds = np.abs(lats + np.sign(pole) * lat_halves) >= 90.0
+        cue_way = abs(pole - np.clip(cue.lat + np.sign(pole) * cue.lat_half, -90.0, 90.0))
+        other_way = np.abs(pole - np.clip(lats + np.sign(pole) * lat_halves, -90.0, 90.0))
+        distance = np.where(
+            other_holds, np.minimum(distance, cue_way * METRES_PER_DEGREE), distance
+        )
+        if cue_holds:
+            distance = np.minimum(distance, other_way * METRES_PER_DEGREE)
     return distance
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from recalld._text import query_terms
 from recalld.config import Settings
 from recalld.context.place import (
+    Extent,
     cells_around,
     extent_distances,
     extent_of,
@@ -205,5 +206,13 @@ class CandidateFinder:
             similarity = similarity + WEIGHTS["time"] * time_similarities(cue.at, times)
         keep = similarity >= PLACE_FLOOR
         seqs, similarity = seqs[keep], similarity[keep]
-        order = np.argsort(-similarity, kind="stable")[:PLACE_CANDIDATES]
+        # Ties (every place within the same building, and every cell holding the cue) go
+        # to the nearest stored point: a memory at the very spot is not crowded out by
+        # memories placed somewhere in a 5 km cell around it.
+        centres = extent_distances(
+            Extent(centre.lat, centre.lon),
+            np.array([point[1] for point in points])[keep],
+            np.array([point[2] for point in points])[keep],
+        )
+        order = np.lexsort((centres, -similarity))[:PLACE_CANDIDATES]
         return [int(seq) for seq in seqs[order]]
