@@ -83,7 +83,16 @@ def test_the_same_words_at_another_place_are_another_memory(service: MemoryServi
     assert (again.status, again.id) == ("duplicate", second.id)
     anywhere = service.remember("Parked the car next to the blue pillar")
     assert anywhere.status == "duplicate"
-    assert service.stats().count == 2
+    # A name with spaces at its ends is the same name, and a blank one is no name.
+    padded = service.remember(
+        "Parked the car next to the blue pillar", place={**airport, "name": "  CDG P1 "}
+    )
+    assert (padded.status, padded.id) == ("duplicate", second.id)
+    unnamed = service.remember("Behind the red door", place={**station, "name": "   "})
+    named_none = service.remember("Behind the red door", place={"lat": 48.8412, "lon": 2.3210})
+    assert (named_none.status, named_none.id) == ("duplicate", unnamed.id)
+    assert service.get(unnamed.id).place.name is None  # type: ignore[union-attr]
+    assert service.stats().count == 3
 
 
 def test_the_same_finding_from_another_source_is_another_memory(

@@ -405,9 +405,11 @@ def _bracket_depth(text: str, limit: int) -> int:
 
 
 def place(value: PlaceInput) -> Place:
-    """Resolve a geohash or lat+lon into a :class:`Place` holding both."""
+    """Resolve a geohash or lat+lon into a :class:`Place` holding both; the name without
+    white space at its ends (a blank name is no name: it is searched and embedded)."""
     if value.name is not None:
         free_text(value.name, "place.name")
+        value = value.model_copy(update={"name": value.name.strip() or None})
     import pygeohash  # here, not at the top: most commands never see a place
 
     if value.lat is not None or value.lon is not None:
