@@ -106,6 +106,16 @@ def test_cli_place_name_is_stored_searched_and_needs_a_place(run: Invoke) -> Non
     assert seen["place"]["name"] == "Quai"
     moved = run("update", seen["id"], "--place", "48.86,2.34", "--place-name", "Louvre", "--json")
     assert _json(moved)["place"]["name"] == "Louvre"
+    # New coordinates keep the name; a new name alone keeps the place (its whole cell).
+    nudged = _json(run("update", seen["id"], "--place", "48.861,2.336", "--json"))["place"]
+    assert (nudged["name"], nudged["lat"]) == ("Louvre", 48.861)
+    renamed = _json(run("update", receipt["id"], "--place-name", "Blue Bottle Hayes", "--json"))
+    assert renamed["place"]["name"] == "Blue Bottle Hayes"
+    assert renamed["place"]["geohash"] == "9q8yyk"
+    unplaced = _json(run("remember", "still unplaced", "--json"))["id"]
+    refused = run("update", unplaced, "--place-name", "Somewhere")
+    assert refused.exit_code == 2
+    assert "the memory has no place" in refused.output
     alone = run("remember", "no place", "--place-name", "Somewhere")
     assert alone.exit_code == 2
     assert "--place-name needs --place" in alone.output

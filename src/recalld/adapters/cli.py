@@ -319,12 +319,29 @@ def update(
     if tags:
         changes["tags"] = list(tags)
     if place is not None or place_name is not None:
-        changes["place"] = _parse_place(place, place_name)
+        changes["place"] = _changed_place(state, memory_id, place, place_name)
     if ttl is not None:
         changes["ttl_seconds"] = ttl
     if meta is not None:
         changes["meta"] = _parse_meta(meta)
     _show_memory(state, state.memory().update(memory_id, **changes), as_json)
+
+
+def _changed_place(
+    state: _State, memory_id: str, place: str | None, name: str | None
+) -> dict[str, Any] | None:
+    """The place ``update`` sets: new coordinates keep the stored name, and a new name
+    alone keeps the stored place (its geohash, at the precision it has)."""
+    current = state.memory().get(memory_id).place
+    if place is None:
+        if current is None:
+            raise click.BadParameter(
+                "--place-name needs --place (the memory has no place)", param_hint="--place-name"
+            )
+        return {"geohash": current.geohash, "name": name}
+    if name is None and current is not None:
+        name = current.name
+    return _parse_place(place, name)
 
 
 @cli.command()
