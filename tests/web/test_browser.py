@@ -297,6 +297,21 @@ def test_browser_edit_keeps_untouched_fields_a_one_line_input_would_alter(
     assert stored["place"]["name"] == "Upper\nLower"
 
 
+def test_browser_renaming_a_place_keeps_its_cell(browsed: Browsed) -> None:
+    # Typing only a name sent the cell's centre as lat/lon: "u09tv" (an area) became a point.
+    with browsed.api() as client:
+        memory_id = _remember(client, content="Walked along the Seine", place={"geohash": "u09tv"})
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}")
+    element(driver, "#memory-edit").click()
+    element(driver, "#edit-place-name").send_keys("Left bank")
+    element(driver, "#edit-save").click()
+    assert text_appears(driver, "#memory-notice", "Saved").text == "Saved (place)."
+    with browsed.api() as client:
+        stored = _ok(client.get(f"/v1/memories/{memory_id}"))
+    assert (stored["place"]["geohash"], stored["place"]["name"]) == ("u09tv", "Left bank")
+
+
 def test_browser_why_not_explains_a_returned_and_a_missing_memory(browsed: Browsed) -> None:
     namespace = f"explain-{uuid.uuid4().hex[:8]}"
     word = f"quokka{uuid.uuid4().hex[:6]}"

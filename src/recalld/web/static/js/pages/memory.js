@@ -142,6 +142,9 @@ function changes(memory, inputs, shown) {
         lon: edited("lon") ? Number(lon) : original.lon,
         name: edited("placeName") ? blankToNull(inputs.placeName.value) : (original?.name ?? null),
       };
+      // Coordinates left alone keep the stored geohash: a place given as a cell ("u09tv")
+      // stays that cell, not its centre point.
+      if (original && !edited("lat") && !edited("lon")) place.geohash = original.geohash;
       if (!original || place.lat !== original.lat || place.lon !== original.lon || place.name !== (original.name ?? null)) {
         patch.place = place;
       }
