@@ -218,6 +218,15 @@ def test_an_experiences_senses_survive_export_and_import(
         assert fresh.store.context.biometrics([found[0].memory.seq]) == {
             found[0].memory.seq: {"heart_rate": 90.0, "steps": 1200.0}
         }
+        # A name an older version kept with spaces at its ends comes back trimmed (the
+        # whole line, every other reading with it, was refused).
+        legacy = {**senses[0], "biometrics": {" heart_rate ": 91.0, "steps": 1200.0}}
+        assert fresh.import_lines([json.dumps(legacy)]).errors == []
+        assert fresh.store.context.biometrics([found[0].memory.seq]) == {
+            found[0].memory.seq: {"heart_rate": 91.0, "steps": 1200.0}
+        }
+        twins = {**senses[0], "biometrics": {" steps": 1.0, "steps ": 2.0}}
+        assert fresh.import_lines([json.dumps(twins)]).errors[0].error.startswith("biometrics:")
 
 
 def test_reminders_survive_export_and_import(

@@ -540,7 +540,15 @@ class Transfer:
                     f"signals.{channel}", f"{len(data)} bytes are not {channel} features"
                 )
             features[channel] = data
-        checked = check_biometrics(readings)
+        # Names an older version kept with spaces at their ends (" heart_rate ") come back
+        # trimmed, as names are checked now, so the line is not refused for them.
+        trimmed = {
+            name.strip() if isinstance(name, str) else name: value
+            for name, value in readings.items()
+        }
+        if len(trimmed) < len(readings):
+            raise ValidationError("biometrics", "two readings have the same name once trimmed")
+        checked = check_biometrics(trimmed)
         with self._store.transaction() as tx:
             memory = tx.find(line.namespace, id=memory_id)
             if memory is None:
