@@ -22,6 +22,7 @@ from recalld.store.migrations import (
     migration_16,
     migration_18,
     migration_19,
+    migration_20,
 )
 from recalld.store.semantic import decode_vectors, encode_vector
 from recalld.store.sqlite import SQLiteStore
@@ -505,5 +506,40 @@ def test_sqlite_place_name_migration_queues_those_memories_again(tmp_path: Path)
         assert store.semantic.vector_changes("model's", inserted).deletes == [1]
         states = store._read("SELECT seq, index_state FROM memories ORDER BY seq", ())
         assert states == [(1, "queued"), (2, "indexed"), (3, "indexed")]
+    finally:
+        store.close()
+
+
+def test_sqlite_short_years_migration_pads_the_stored_times(tmp_path: Path) -> None:
+    # An older version wrote the year 800 as "800-12-25T...", sorted after "2026-...".
+    path = tmp_path / "v19.db"
+    connection = _database_before(path, migration_20)
+    for seq, at in ((1, "800-12-25T12:00:00.000000Z"), (2, "2026-01-01T00:00:00.000000Z")):
+        connection.execute(
+            "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+            " index_state, at_utc, expires_at) VALUES (?, ?, 'default', ?, ?, ?, 'indexed', ?,"
+            " NULL)",
+            (seq, f"m{seq}", f"memory {seq}", "5-01-01T00:00:00.000000Z", at, at),
+        )
+    connection.close()
+    store = SQLiteStore(path)
+    try:
+        rows = store._read("SELECT seq, at_utc, created_at, updated_at FROM memories", ())
+        assert sorted(rows) == [
+            (
+                1,
+                "0800-12-25T12:00:00.000000Z",
+                "0005-01-01T00:00:00.000000Z",
+                "0800-12-25T12:00:00.000000Z",
+            ),
+            (
+                2,
+                "2026-01-01T00:00:00.000000Z",
+                "0005-01-01T00:00:00.000000Z",
+                "2026-01-01T00:00:00.000000Z",
+            ),
+        ]
+        early = store._read("SELECT seq FROM memories WHERE at_utc < '1000'", ())
+        assert early == [(1,)]
     finally:
         store.close()

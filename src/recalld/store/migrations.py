@@ -795,6 +795,18 @@ def migration_19(execute: Execute) -> None:
     )
 
 
+def migration_20(execute: Execute) -> None:
+    """Times before the year 1000 written with four digits, as :func:`to_storage` now
+    writes them: an older version wrote the year 800 as ``800-12-25T…``, which sorts
+    after ``2026-…`` (a ``since``/``until`` filter misplaced it)."""
+    for column in ("at_utc", "created_at", "updated_at", "expires_at", "last_accessed_at"):
+        year = f"substr({column}, 1, instr({column}, '-') - 1)"
+        execute(
+            f"UPDATE memories SET {column} = printf('%04d', CAST({year} AS INTEGER))"
+            f" || substr({column}, instr({column}, '-')) WHERE instr({column}, '-') BETWEEN 2 AND 4"
+        )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -815,4 +827,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_17,
     migration_18,
     migration_19,
+    migration_20,
 ]

@@ -652,6 +652,14 @@ def migration_19(execute: Execute) -> None:
     )
 
 
+def migration_20(execute: Execute) -> None:
+    """Nothing to do here: SQLite's migration 20 pads the years before 1000 an older
+    version wrote as text; PostgreSQL keeps times as ``timestamptz``. The step exists so
+    both stores' numbers stay equal.
+    """
+    del execute
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -672,4 +680,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_17,
     migration_18,
     migration_19,
+    migration_20,
 ]
