@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,16 @@ async def test_madeleine_failures_name_the_argument(tmp_path: Path) -> None:
                 {"content": "x", "audio": base64.b64encode(b"not a sound").decode()},
                 "audio",
             ),
+            # The engine's place is an object; madeleine's arguments are flat.
+            ("remember", {"content": "x", "geohash": "aaaa"}, "geohash"),
+            ("remember", {"content": "x", "geohash": "u09", "lat": 0.0, "lon": 0.0}, "geohash"),
+            ("recall", {"geohash": "aaaa"}, "geohash"),
+            ("sense", {"geohash": "u09", "lat": 0.0, "lon": 0.0}, "geohash"),
+            # recall's text cue is its query; sense's is its text.
+            ("recall", {"query": "x" * 10_001}, "query"),
+            ("sense", {"text": "x" * 10_001}, "text"),
+            # An argument recall does not take keeps its own name.
+            ("recall", {"text": "x"}, "text"),
         ]
         for tool, arguments, field in cases:
             result = await call(client, tool, arguments)
@@ -161,6 +172,49 @@ async def test_madeleine_failures_name_the_argument(tmp_path: Path) -> None:
             assert message.startswith(f"{field}: "), message
             assert " at 0x" not in message, message  # no Python repr
             assert "object" not in message, message
+
+
+def _listed(message: str) -> set[str]:
+    """The argument names a "give at least one of: ..." message lists (asides left out)."""
+    assert message.startswith("give at least one of"), message
+    return set(re.findall(r"[a-z_]+", re.sub(r"\([^)]*\)", "", message.split(":", 1)[1])))
+
+
+@pytest.mark.parametrize(
+    ("dialect", "tool", "arguments", "listed"),
+    [
+        (
+            "madeleine",
+            "recall",
+            {},
+            {"query", "geohash", "at", "tags", "image", "audio", "biometrics"},
+        ),
+        ("madeleine", "recall", {"query": "  "}, None),
+        ("madeleine", "sense", {}, {"text", "geohash", "image", "audio", "biometrics"}),
+        ("madeleine", "sense", {"at": "2026-11-05T08:05:00+01:00"}, None),
+        ("native", "sense", {}, {"text", "place", "tags", "image", "audio", "biometrics"}),
+        ("native", "update", {"id": "any"}, None),
+        ("native", "remind", {"action": "call Ana"}, None),
+    ],
+)
+async def test_a_call_without_any_cue_lists_only_the_tools_arguments(
+    tmp_path: Path,
+    dialect: str,
+    tool: str,
+    arguments: dict[str, Any],
+    listed: set[str] | None,
+) -> None:
+    async with in_process(tmp_path / "c.db", dialect)() as client:
+        schema = {item.name: item.input_schema for item in (await client.list_tools()).tools}
+        result = await call(client, tool, arguments)
+    assert result.is_error
+    error = json.loads(text(result))["error"]
+    # No one argument is at fault: the field names none rather than an engine name.
+    assert error["field"] is None, error
+    names = _listed(error["message"])
+    assert names <= set(schema[tool]["properties"]), error["message"]
+    if listed is not None:
+        assert names == listed, error["message"]
 
 
 async def test_chaoscore_recall_returns_key_value_records_only(tmp_path: Path) -> None:

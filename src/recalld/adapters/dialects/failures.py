@@ -7,7 +7,11 @@ from the service, or an unexpected crash. Each dialect then words failures in
 the shape its seed documents (chaoscore's ``Error: ...`` text, rover's
 ``{"status": "error"}`` envelope, hermes' JSON with the current entries, the
 ``{"error": {"type", "field", "message"}}`` body of the REST API for the
-others) through one :data:`ErrorShape` function, its table.
+others) through one :data:`ErrorShape` function, its table. Where one tool spells
+an engine field unlike the rest of its dialect (madeleine's ``recall`` calls the
+cue's text ``query``, its ``sense`` calls it ``text``), or the engine's "give at
+least one of" lists arguments the tool does not have, the dialect's shape first
+rewords the failure with that tool's :class:`ToolWords` (:func:`worded`).
 
 Where the SDK raises them: ``Tool.run`` validates the arguments with the
 tool's generated pydantic model and raises ``ToolError`` caused by the
@@ -23,7 +27,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import pydantic
@@ -49,9 +53,11 @@ __all__ = [
     "FailureKind",
     "ToolCall",
     "ToolFailure",
+    "ToolWords",
     "error_body",
     "error_result",
     "failure_of",
+    "worded",
 ]
 
 logger = logging.getLogger(__name__)
@@ -123,23 +129,29 @@ def _pydantic_message(problem: Mapping[str, Any]) -> str:
     return message.removeprefix("Value error, ")
 
 
+def _renamed(name: str | None, renames: Mapping[str, str]) -> str | None:
+    """``name`` in the tool's words: a whole name that ``renames`` lists (``place.geohash``
+    → ``geohash``), else its first part renamed (``meta.a`` → ``metadata.a``)."""
+    if name is None:
+        return None
+    if name in renames:
+        return renames[name]
+    head, dot, rest = name.partition(".")
+    bracket = head.find("[")
+    if bracket > 0:
+        head, rest, dot = head[:bracket], head[bracket:] + dot + rest, ""
+    return renames.get(head, head) + dot + rest
+
+
 def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -> ToolFailure:
     """The :class:`ToolFailure` for an exception raised by argument validation or a tool.
 
     ``renames`` maps service field names (``at``, ``meta`` …) to the tool's own
-    argument names (``captured_at``, ``metadata`` …), prefix by prefix.
+    argument names (``captured_at``, ``metadata`` …), prefix by prefix; a whole
+    dotted name may be listed too (``place.geohash`` → ``geohash`` where the tool's
+    place is flat).
     """
     renames = renames or {}
-
-    def renamed(name: str | None) -> str | None:
-        if name is None:
-            return None
-        head, dot, rest = name.partition(".")
-        bracket = head.find("[")
-        if bracket > 0:
-            head, rest, dot = head[:bracket], head[bracket:] + dot + rest, ""
-        return renames.get(head, head) + dot + rest
-
     if isinstance(error, pydantic.ValidationError):
         problem = error.errors()[0]
         return ToolFailure(
@@ -147,11 +159,11 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         )
     if isinstance(error, ValidationError | ConflictError):
         kind: FailureKind = "validation_error" if isinstance(error, ValidationError) else "conflict"
-        return ToolFailure(kind, error.message, renamed(error.field), error)
+        return ToolFailure(kind, error.message, _renamed(error.field, renames), error)
     if isinstance(error, NotFoundError):
         return ToolFailure("not_found", str(error), None, error)
     if isinstance(error, PermissionDeniedError):
-        return ToolFailure("forbidden", error.message, renamed(error.field), error)
+        return ToolFailure("forbidden", error.message, _renamed(error.field, renames), error)
     if isinstance(error, DiskFullError):
         return ToolFailure("disk_full", str(error), None, error)
     if isinstance(error, StorageError):
@@ -223,6 +235,42 @@ class DialectTool(Tool):
             return self.state_of_context(context)
         except (AttributeError, LookupError, TypeError, ValueError):
             return None
+
+
+@dataclass(frozen=True)
+class ToolWords:
+    """How one tool words the engine's failures where its dialect's renames fall short.
+
+    ``renames``: engine field → this tool's argument, for this tool only (madeleine's
+    ``recall`` takes the cue's text as ``query``, its ``sense`` as ``text``).
+    ``choices``: the engine field of a "give at least one of …" failure (``cue``,
+    ``changes``, ``triggers``) → the message listing this tool's own arguments; no
+    one argument is at fault there, so the field becomes null rather than a name
+    the tool does not take.
+    """
+
+    renames: Mapping[str, str] = field(default_factory=dict)
+    choices: Mapping[str, str] = field(default_factory=dict)
+
+    def word(self, failure: ToolFailure) -> ToolFailure:
+        """``failure`` in this tool's words. Only the engine's failures are reworded:
+        argument validation and unknown arguments already use the tool's names."""
+        if not isinstance(failure.error, RecalldError) or failure.field is None:
+            return failure
+        if failure.field in self.choices:
+            return replace(failure, field=None, message=self.choices[failure.field])
+        return replace(failure, field=_renamed(failure.field, self.renames))
+
+
+def worded(tools: Mapping[str, ToolWords], shape: ErrorShape = error_result) -> ErrorShape:
+    """An error shape that first rewords a failure with its tool's :class:`ToolWords`
+    (tools not in ``tools`` keep the failure as it is), then answers in ``shape``."""
+
+    def answer(failure: ToolFailure, call: ToolCall) -> CallToolResult:
+        words = tools.get(call.name)
+        return shape(failure if words is None else words.word(failure), call)
+
+    return answer
 
 
 @dataclass(frozen=True)

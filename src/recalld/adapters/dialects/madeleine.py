@@ -20,7 +20,9 @@ items of the seed's own shape: the intention as ``memory`` (kind
 ``prompt_line`` starting ``[reminder]``.
 Arguments a tool does not list (``limit`` on ``pending_recollections``) are
 refused; failures answer the REST API's ``{"error": {"type", "field",
-"message"}}`` body.
+"message"}}`` body, naming the arguments as madeleine spells them (``geohash``,
+``lat``, ``lon`` for the engine's ``place``; recall's ``query`` for the cue's
+text; a missing cue lists only the cues the tool takes, with a null field).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pydantic import Field, StrictBool, StrictFloat
 
 from recalld.adapters.dialects._pending import PENDING_RESOURCE, cue_of, seed_item
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
-from recalld.adapters.dialects.failures import Wording
+from recalld.adapters.dialects.failures import ToolWords, Wording, worded
 from recalld.model import WHOLE_NUMBER
 from recalld.recollection import Cue, flat_place
 
@@ -56,6 +58,27 @@ Biometrics = Annotated[
     dict[str, StrictFloat] | None,
     Field(description="Readings by name, e.g. {'heart_rate': 120, 'skin_conductance': 9.5}"),
 ]
+
+
+# The engine's place is an object; madeleine's arguments are flat.
+PLACE_RENAMES = {"place.geohash": "geohash", "place.lat": "lat", "place.lon": "lon"}
+# What the engine calls otherwise per tool: recall's text cue is its query, and a call
+# with no cue lists the cues that tool takes (sense has no tags, recall no text).
+TOOL_WORDS = {
+    "recall": ToolWords(
+        renames={"text": "query"},
+        choices={
+            "cue": "give at least one of: query, geohash (or lat and lon), at, tags, image, "
+            "audio, biometrics"
+        },
+    ),
+    "sense": ToolWords(
+        choices={
+            "cue": "give at least one of: text, geohash (or lat and lon), image, audio, "
+            "biometrics (the time alone is no cue)"
+        },
+    ),
+}
 
 
 def _cue(
@@ -184,7 +207,7 @@ def forget(
 
 DIALECT = Dialect(
     name="madeleine",
-    wording=Wording(),
+    wording=Wording(shape=worded(TOOL_WORDS), renames=PLACE_RENAMES),
     tools=(
         ToolSpec(
             "remember",

@@ -50,7 +50,14 @@ from recalld.adapters.dialects.base import (
     scoped_namespace,
     state_of,
 )
-from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording, error_result
+from recalld.adapters.dialects.failures import (
+    ToolCall,
+    ToolFailure,
+    ToolWords,
+    Wording,
+    error_result,
+    worded,
+)
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     WHOLE_NUMBER,
@@ -548,6 +555,30 @@ def neighbourhood(
     return compact_result(compact(found))
 
 
+# A call that gives none of several arguments fails on an engine name no native tool
+# takes (``cue``, ``changes``, ``triggers``): it lists the tool's own arguments instead.
+TOOL_WORDS = {
+    "sense": ToolWords(
+        choices={
+            "cue": "give at least one of: text, place, tags, image, audio, biometrics "
+            "(the time alone is no cue)"
+        }
+    ),
+    "update": ToolWords(
+        choices={
+            "changes": "give at least one of: content, title, kind, category, tags, salience, "
+            "source, speaker, at, ttl_seconds, place, meta"
+        }
+    ),
+    "remind": ToolWords(
+        choices={
+            "triggers": "give at least one of the triggers: place, at (with every for a "
+            "recurrence), mention, signals, tags"
+        }
+    ),
+}
+
+
 def _error(failure: ToolFailure, call: ToolCall) -> CallToolResult:
     """The REST error body; a core-memory target that would overflow adds its entries."""
     from recalld.core_memory import CoreMemoryFullError
@@ -563,7 +594,7 @@ def _error(failure: ToolFailure, call: ToolCall) -> CallToolResult:
 
 DIALECT = Dialect(
     name="native",
-    wording=Wording(shape=_error),
+    wording=Wording(shape=worded(TOOL_WORDS, _error)),
     tools=(
         ToolSpec(
             "remember",
