@@ -108,6 +108,9 @@ CASES: list[tuple[str, dict[str, Any], Any, str]] = [
     ("MemoryRemember", {"content": "x", "source": ""}, _body, "source"),
     ("MemoryRemember", {"content": "x", "metadata": nested(40)}, _body, "metadata"),
     ("MemoryRecall", {}, _body, "query"),
+    # The seed requires a query: an empty one is not a search for nothing.
+    ("MemoryRecall", {"query": ""}, _body, "query"),
+    ("MemoryRecall", {"query": " \t "}, _body, "query"),
     ("MemoryRecall", {"query": "x", "limit": 11}, _body, "limit"),
     ("MemoryRecall", {"query": "x" * 10_001}, _body, "query"),
     ("recall", {"query": "x" * 10_001}, _body, "query"),

@@ -9,7 +9,9 @@ MemoryStatus takes an empty object. With ``source`` omitted, the memory is a
 warns not to pass service-only fields to the tools, so an argument the schema
 does not list (``kind``, ``id``) is refused; failures answer the REST API's
 ``{"error": {"type", "field", "message"}}`` body, naming ``captured_at`` and
-``metadata`` as batbox spells them.
+``metadata`` as batbox spells them. The seed requires a query: an empty or blank
+one is refused naming ``query`` (as rover refuses it), rather than answered with
+no results that look like an empty memory.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import Field
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import Wording
+from recalld.errors import ValidationError
 from recalld.model import WHOLE_NUMBER, GraphStatus
 from recalld.service import MemoryService
 
@@ -72,6 +75,8 @@ def memory_recall(
         int, Field(ge=1, le=10, description="How many results (1-10)"), WHOLE_NUMBER
     ] = 5,
 ) -> dict[str, Any]:
+    if not query.strip():
+        raise ValidationError("query", "is required: give the text to look for")
     hits = state_of(ctx).service.search(query, limit=limit)
     return {
         "results": [
