@@ -4,6 +4,7 @@ recollections://pending resource notifying subscribers when another process sens
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 import warnings
@@ -195,3 +196,60 @@ async def test_madeleine_pending_resource_notifies_listen_streams(
                 event = await events.__anext__()
             assert isinstance(event, ResourceUpdated)
             assert event.uri == "recollections://pending"
+
+
+async def _queue_mornings(client: Any, count: int) -> list[str]:
+    """``count`` queued recollections: the ids in the order they were queued (oldest first).
+
+    A sense weighs at most 50 place candidates, so the memories are stored in groups of 25,
+    each group at its own place ~11 km from the others and fired by one sense there.
+    """
+    queued: list[str] = []
+    for group in range(0, count, 25):
+        place = {"lat": CAFE["lat"] + group / 250, "lon": CAFE["lon"]}
+        for number in range(group, min(group + 25, count)):
+            await structured(
+                client,
+                "remember",
+                {"content": f"Morning {number}", **place, "at": "2026-11-04T08:10:00+01:00"},
+            )
+        fired = await structured(client, "sense", {**place, "at": "2026-11-05T08:05:00+01:00"})
+        queued += [item["memory"]["id"] for item in fired["result"]]
+    assert len(queued) == count
+    return queued
+
+
+async def test_madeleine_pending_delivers_every_waiting_item(tmp_path: Path) -> None:
+    # Its seed answers a bare list, with no room to say more wait: a drain takes everything
+    # (here in batches of RECALLD_MAX_LIMIT), a peek the oldest RECALLD_MAX_LIMIT.
+    async with in_process(tmp_path / "m.db", "madeleine", max_limit=40)() as client:
+        ids = await _queue_mornings(client, 90)
+        peeked = (await structured(client, "pending_recollections", {"drain": False}))["result"]
+        assert [item["memory"]["id"] for item in peeked] == ids[:40]
+        waiting = await client.read_resource("recollections://pending")
+        assert len(json.loads(waiting.contents[0].text)) == 40  # type: ignore[union-attr]
+        drained = (await structured(client, "pending_recollections", {}))["result"]
+        assert [item["memory"]["id"] for item in drained] == ids
+        assert (await structured(client, "pending_recollections", {}))["result"] == []
+
+
+async def test_pending_recollections_say_how_many_more_wait(
+    mcp_transport: OpenTransport,
+) -> None:
+    async with mcp_transport("madeleine")[0]() as madeleine:
+        ids = await _queue_mornings(madeleine, 130)
+        # More than the 50 it used to stop at, with the default limits.
+        peeked = (await structured(madeleine, "pending_recollections", {"drain": False}))["result"]
+        assert [item["memory"]["id"] for item in peeked] == ids
+    async with mcp_transport("native")[0]() as native:
+        # native answers an object: 100 items a call at most, and how many more wait.
+        peeked = await structured(native, "pending_recollections", {"drain": False})
+        assert [item["id"] for item in peeked["recollections"]] == ids[:100]
+        assert peeked["remaining"] == 30
+        first = await structured(native, "pending_recollections", {})
+        assert [item["id"] for item in first["recollections"]] == ids[:100]
+        assert first["remaining"] == 30
+        rest = await structured(native, "pending_recollections", {})
+        assert [item["id"] for item in rest["recollections"]] == ids[100:]
+        assert "remaining" not in rest  # nothing more: the field is left out
+        assert await structured(native, "pending_recollections", {}) == {"recollections": []}

@@ -10,6 +10,13 @@ full items (:func:`seed_item`, also the resource's text); native takes a
 ``place`` object and a per-call scope, and answers compact items
 (:data:`SENSING_TOOLS`). Their tool names are the same: the two dialects are
 never served together.
+
+Neither leaves items behind without saying so. madeleine's seed answers a bare
+list, with no room to say more are waiting, so its drain delivers every waiting
+item (:func:`every_pending`). native's answer is an object: it delivers at most
+:data:`PENDING_CAP` items a call, oldest first, and says how many more wait in
+``remaining`` (:func:`pending_page`). A peek, and the resource, show at most
+``RECALLD_MAX_LIMIT`` (1,000) items: the engine reads no more at once.
 """
 
 from __future__ import annotations
@@ -26,9 +33,21 @@ from recalld.adapters.dialects.base import ResourceSpec, ToolSpec, scoped_namesp
 from recalld.recollection import Cue, Recollection
 from recalld.service import MemoryService
 
-__all__ = ["PENDING_RESOURCE", "PENDING_URI", "SENSING_TOOLS", "cue_of", "seed_item"]
+__all__ = [
+    "PENDING_CAP",
+    "PENDING_RESOURCE",
+    "PENDING_URI",
+    "SENSING_TOOLS",
+    "cue_of",
+    "every_pending",
+    "pending_page",
+    "seed_item",
+]
 
 PENDING_URI = "recollections://pending"
+# Items a native pending_recollections call delivers at most (its answer says how many
+# more wait): enough for any ordinary backlog, bounded because agents pay for every byte.
+PENDING_CAP = 100
 
 
 def cue_of(ctx: Context, place: dict[str, Any] | None, **parts: Any) -> Cue:
@@ -50,8 +69,45 @@ def seed_item(recollection: Recollection) -> dict[str, Any]:
     }
 
 
+def every_pending(
+    service: MemoryService, *, drain: bool, namespace: str | None = None
+) -> list[Recollection]:
+    """Every waiting item, oldest first, for an answer that cannot say more are waiting.
+
+    A drain takes ``RECALLD_MAX_LIMIT`` items at a time (each batch removed in its own
+    transaction, so every item still arrives once) until the queue is empty; a peek
+    shows the oldest ``RECALLD_MAX_LIMIT``.
+    """
+    batch = service.settings.max_limit
+    items = service.recollections.pending(drain=drain, limit=batch, namespace=namespace)
+    taken = list(items)
+    while drain and len(items) == batch:
+        items = service.recollections.pending(drain=True, limit=batch, namespace=namespace)
+        taken.extend(items)
+    return taken
+
+
+def pending_page(
+    service: MemoryService, *, drain: bool, namespace: str | None = None
+) -> tuple[list[Recollection], int]:
+    """At most :data:`PENDING_CAP` of the oldest waiting items (removed with ``drain``), and
+    how many more are waiting: exact while fewer than ``RECALLD_MAX_LIMIT`` wait in all, a
+    lower bound beyond (the engine reads at most that many at once)."""
+    recollections = service.recollections
+    limit = service.settings.max_limit
+    # One fewer than the engine's limit at most, so that a peek can still see past it.
+    cap = max(1, min(PENDING_CAP, limit - 1))
+    if drain:
+        items = recollections.pending(drain=True, limit=cap, namespace=namespace)
+        if len(items) < cap:
+            return items, 0  # the drain emptied the queue
+        return items, len(recollections.pending(drain=False, limit=limit, namespace=namespace))
+    seen = recollections.pending(drain=False, limit=limit, namespace=namespace)
+    return seen[:cap], max(0, len(seen) - cap)
+
+
 def _pending_text(service: MemoryService) -> str:
-    items = service.recollections.pending(drain=False)
+    items = every_pending(service, drain=False)
     return json.dumps([seed_item(item) for item in items], ensure_ascii=False)
 
 
@@ -88,6 +144,12 @@ class ItemOut(BaseModel):
 
 class ItemsOut(BaseModel):
     recollections: list[ItemOut]
+
+
+class PendingOut(ItemsOut):
+    remaining: int | None = Field(
+        default=None, description="more waiting beyond these (absent: none); call again"
+    )
 
 
 def _compact_item(recollection: Recollection, *, verbose: bool) -> dict[str, Any]:
@@ -146,11 +208,15 @@ def pending_recollections(
     namespace: Namespace = None,
     user_id: UserId = None,
     agent_id: AgentId = None,
-) -> Annotated[CallToolResult, ItemsOut]:
+) -> Annotated[CallToolResult, PendingOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=drain)
-    waiting = state_of(ctx).service.recollections.pending(drain=drain, namespace=scope)
-    items = [_compact_item(item, verbose=verbose) for item in waiting]
-    return compact_result({"recollections": items})
+    waiting, remaining = pending_page(state_of(ctx).service, drain=drain, namespace=scope)
+    body: dict[str, Any] = {
+        "recollections": [_compact_item(item, verbose=verbose) for item in waiting]
+    }
+    if remaining:
+        body["remaining"] = remaining
+    return compact_result(body)
 
 
 SENSING_TOOLS = (
@@ -167,6 +233,7 @@ SENSING_TOOLS = (
         pending_recollections,
         "Collect the reminders and recollections that fired since you last looked (by sense, "
         "at their time, or from another process), oldest first; each comes once (drain=false "
-        "only peeks). Call it each turn or when recollections://pending changes.",
+        "only peeks). At most 100 a call: remaining says how many more wait. Call it each "
+        "turn or when recollections://pending changes.",
     ),
 )
