@@ -277,6 +277,49 @@ async def test_mcp_chaoscore_tools(connect: Connect) -> None:
         )
 
 
+async def test_mcp_chaoscore_query_matches_keys(connect: Connect) -> None:
+    # Seed 001's own example keeps the topic in the key, not in the value.
+    async with connect() as client:
+        for key, value, tags in [
+            ("staging.region", "Melbourne (australiaeast)", ["infra"]),
+            ("staging.db_host", "10.0.4.7", ["infra"]),
+            ("prod.region", "Sydney (australiaeast)", []),
+            ("userPreferences", "dark mode, metric units", []),
+        ]:
+            await call(client, "chaoscore_remember", {"key": key, "value": value, "tags": tags})
+        await call(
+            client, "chaoscore_remember", {"key": "staging.old", "value": "x", "ttl_seconds": 1e-6}
+        )
+        await call(client, "remember", {"content": "notes on the staging region move"})
+
+        async def keys(**arguments: Any) -> list[str]:
+            records = await json_text(
+                client, "chaoscore_recall", {**arguments, "response_format": "json"}
+            )
+            return [record["key"] for record in records]
+
+        for query in ("staging region", "staging.region", "Staging Region?", "staging_region"):
+            assert (await keys(query=query))[0] == "staging.region", query
+        # A key holding every word of the query comes first; keys holding some of them
+        # follow (the newest first among equals).
+        assert await keys(query="staging region") == [
+            "staging.region",
+            "prod.region",
+            "staging.db_host",
+        ]
+        assert "staging.region" in await keys(query="the staging DB region")
+        assert await keys(query="staging region", limit=1) == ["staging.region"]
+        assert await keys(query="staging", tags=["infra"]) == ["staging.db_host", "staging.region"]
+        assert await keys(query="db host") == ["staging.db_host"]
+        assert await keys(query="user preferences") == ["userPreferences"]
+        # Values are still searched; expired records and other memories never come back.
+        assert set(await keys(query="australiaeast")) == {"staging.region", "prod.region"}
+        assert "staging.old" not in await keys(query="staging old")
+        assert await keys(query="move") == []
+        markdown = text(await call(client, "chaoscore_recall", {"query": "staging region"}))
+        assert markdown.startswith("Found 3 memories.")
+
+
 def _envelope(result_text: str) -> dict[str, Any]:
     body: dict[str, Any] = json.loads(result_text)
     assert set(body) == {"status", "content"}
