@@ -42,7 +42,8 @@ def test_http_access_log_masks_a_token_behind_percent_escapes() -> None:
         f"/v1/kv/{escaped}",
     ):
         logged = redact_target(target)
-        assert secret not in logged and "Zm9v" not in logged, logged
+        assert secret not in logged, logged
+        assert "Zm9v" not in logged, logged
         assert "rcd_0123456789abcdef_***" in logged, logged
     # Escapes without a token stay as they were sent.
     assert redact_target("/v1/kv/caf%C3%A9?limit=5") == "/v1/kv/caf%C3%A9?limit=5"
