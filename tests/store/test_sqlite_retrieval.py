@@ -80,7 +80,15 @@ def test_sqlite_speaker_is_stored_and_searched(tmp_path: Path) -> None:
     assert {candidate.row.id for candidate in found} == {"a", "b"}
     assert {candidate.row.speaker for candidate in found} == {"Caroline", "Melanie"}
     columns = [row[1] for row in store._connection().execute(f"PRAGMA table_info({FTS_TABLE})")]
-    assert columns == ["title", "content", "tags", "speaker", "place_name", "fts_namespace"]
+    assert columns == [
+        "title",
+        "content",
+        "tags",
+        "speaker",
+        "place_name",
+        "key",
+        "fts_namespace",
+    ]
     with store.transaction() as tx:
         tx.replace(memory.seq, _record("a", "see you at the bakery", speaker="Dana"))
     assert [c.row.id for c in store.retrieval.keyword_candidates(_scope(), "", ["dana"], 5)] == [

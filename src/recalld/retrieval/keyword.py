@@ -1,4 +1,4 @@
-"""Field-weighted BM25 (BM25F) over a memory's title, content, tags, speaker and place name.
+"""Field-weighted BM25 (BM25F) over a memory's title, content, tags, speaker, place and key.
 
 The candidate stage takes the full-text index's best matches; this module
 scores each candidate (and each candidate's neighbours) itself, because
@@ -41,7 +41,7 @@ __all__ = [
     "score_row",
 ]
 
-FIELDS = ("title", "content", "tags", "speaker", "place")
+FIELDS = ("title", "content", "tags", "speaker", "place", "key")
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,7 @@ class KeywordParameters:
             "tags": 1.0,
             "speaker": 1.0,
             "place": 1.0,
+            "key": 1.0,
         }
     )
     reference_lengths: Mapping[str, float] = field(
@@ -69,6 +70,7 @@ class KeywordParameters:
             "tags": 2.0,
             "speaker": 1.0,
             "place": 2.0,
+            "key": 2.0,
         }
     )
     reference_documents: float = 1_000.0
@@ -170,14 +172,14 @@ ROW_TERMS_CACHE = 45_000
 MIN_NAME_CHARS = 2
 
 
-# What a memory's terms depend on: its title, content, tags, speaker and place name.
-_TextKey = tuple[str | None, str, tuple[str, ...], str | None, str | None]
+# What a memory's terms depend on: its title, content, tags, speaker, place name and key.
+_TextKey = tuple[str | None, str, tuple[str, ...], str | None, str | None, str | None]
 
 
 class RowTermsCache:
     """The :class:`RowTerms` of recently scored memories, keyed by their text.
 
-    The key is the text itself (title, content, tags, speaker, place name), so an edited
+    The key is the text itself (title, content, tags, speaker, place name, key), so an edited
     memory is prepared again and the cache can never answer for old text. It
     belongs to one store (its tokenizer), one set of BM25F parameters and one
     ``lexicon`` of time terms; the oldest entries go first when it is full.
@@ -203,7 +205,7 @@ class RowTermsCache:
 
     def of(self, row: CandidateRow) -> RowTerms:
         """The terms of ``row``'s text (prepared on first sight)."""
-        key = (row.title, row.content, row.tags, row.speaker, row.place_name)
+        key = (row.title, row.content, row.tags, row.speaker, row.place_name, row.key)
         found = self._rows.get(key)
         if found is not None:
             return found
@@ -240,6 +242,7 @@ class RowTermsCache:
             tuple(map(sys.intern, tokenize(" ".join(row.tags)))) if row.tags else (),
             speaker,
             tuple(map(sys.intern, tokenize(row.place_name))) if row.place_name else (),
+            tuple(map(sys.intern, tokenize(row.key))) if row.key else (),
         )
         parameters = self.parameters
         b = parameters.b

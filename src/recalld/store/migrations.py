@@ -807,6 +807,17 @@ def migration_20(execute: Execute) -> None:
         )
 
 
+def migration_21(execute: Execute) -> None:
+    """A key's words are searched: "staging region" finds the note kept under
+    ``staging.region`` (its value, "Melbourne (australiaeast)", says neither word). The
+    full-text table is dropped with its triggers so :func:`ensure_fts` rebuilds it with
+    the ``key`` column when the store opens (FTS5's tokenizer splits a key at ``.``,
+    ``_``, ``-`` and ``/``)."""
+    for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
+        execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -828,4 +839,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_18,
     migration_19,
     migration_20,
+    migration_21,
 ]

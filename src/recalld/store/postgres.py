@@ -12,7 +12,7 @@ store, reached through a psycopg 3 connection pool (:mod:`.postgres_connection`)
   server's (``on`` by default, so a commit is in the WAL on disk), except for
   the access counts recall records (:meth:`PostgresStore.count_accesses`).
 * **Keyword search** is PostgreSQL full text over a generated ``tsvector``
-  (title weight A, content B, tags C, speaker and place name D; English stemming).
+  (title and key weight A, content B, tags C, speaker and place name D; English stemming).
   A query is its word terms, each through ``plainto_tsquery`` and OR-ed, so no user
   string is ever parsed as tsquery syntax. ``ts_rank`` (length-normalised) becomes the same
   [0, 1] keyword channel as on SQLite: half saturation, half relative to the
@@ -84,8 +84,8 @@ __all__ = ["PostgresStore"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-# ts_rank weights for {D, C, B, A}: title (A) twice content (B), tags (C), and speaker and
-# place name (D), as on SQLite.
+# ts_rank weights for {D, C, B, A}: title and key (A) twice content (B), tags (C), and
+# speaker and place name (D), as on SQLite.
 RANK_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
 # ts_rank normalisation 1 divides by 1 + log(document length), like BM25's length
 # normalisation; the result is scaled so one title match scores about as BM25 does.
@@ -587,7 +587,8 @@ class PostgresStore:
             parts.append(
                 f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
                 f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
-                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like}))::int"
+                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like})"
+                f" OR (coalesce(m.key, '') {like}))::int"
             )
         matched = " + ".join(parts)
         limit_at = params.bind("limit", limit)

@@ -660,6 +660,27 @@ def migration_20(execute: Execute) -> None:
     del execute
 
 
+def migration_21(execute: Execute) -> None:
+    """As SQLite's migration 21: a key's words are searched, at weight A with the title
+    (its punctuation read as spaces, so ``staging.region`` is two words, not a host
+    name). The generated ``search`` column and its GIN index are added again."""
+    execute("ALTER TABLE memories DROP COLUMN search")
+    execute(
+        f"""
+        ALTER TABLE memories ADD COLUMN search TSVECTOR GENERATED ALWAYS AS (
+            setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(title, '')), 'A')
+            || setweight(to_tsvector('{SEARCH_CONFIG}',
+                regexp_replace(coalesce(key, ''), '[^[:alnum:]]+', ' ', 'g')), 'A')
+            || setweight(to_tsvector('{SEARCH_CONFIG}', content), 'B')
+            || setweight(jsonb_to_tsvector('{SEARCH_CONFIG}', tags, '["string"]'), 'C')
+            || setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(speaker, '')), 'D')
+            || setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(place_name, '')), 'D')
+        ) STORED
+        """
+    )
+    execute("CREATE INDEX memories_search ON memories USING gin(search)")
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -681,4 +702,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_18,
     migration_19,
     migration_20,
+    migration_21,
 ]

@@ -57,10 +57,10 @@ __all__ = ["PostgresRetrieval"]
 
 ROW_COLUMNS = (
     "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
-    " m.index_state, m.place_name"
+    " m.index_state, m.place_name, m.key"
 )
-ROW_WIDTH = 11
-# ts_rank weights for {D, C, B, A} (speaker and place name, tags, content, title): they only
+ROW_WIDTH = 12
+# ts_rank weights for {D, C, B, A} (speaker and place, tags, content, title and key): they only
 # order the candidates; the reranker computes its own field-weighted BM25 over them.
 CANDIDATE_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
@@ -82,6 +82,7 @@ def _row(values: Sequence[Any]) -> CandidateRow:
         at_utc,
         index_state,
         place_name,
+        key,
     ) = values
     return CandidateRow(
         seq=int(seq),
@@ -95,6 +96,7 @@ def _row(values: Sequence[Any]) -> CandidateRow:
         at_utc=None if at_utc is None else to_storage(at_utc),
         index_state=index_state,
         place_name=place_name,
+        key=key,
     )
 
 
@@ -271,7 +273,8 @@ class PostgresRetrieval:
             parts.append(
                 f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
                 f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
-                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like}))::int"
+                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like})"
+                f" OR (coalesce(m.key, '') {like}))::int"
             )
         matched = " + ".join(parts)
         rows = self._database.read(

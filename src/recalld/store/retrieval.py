@@ -41,6 +41,7 @@ class CandidateRow:
     at_utc: str | None
     index_state: str
     place_name: str | None = None
+    key: str | None = None
 
 
 @dataclass(slots=True)

@@ -80,8 +80,8 @@ T = TypeVar("T")
 # Room kept beside the database so that a forget can still run on a full disk.
 DEFAULT_RESERVE_BYTES = 1024 * 1024
 
-# BM25 weights for the FTS columns title, content, tags, speaker, place name.
-BM25_WEIGHTS = "2.0, 1.0, 1.0, 1.0, 1.0"
+# BM25 weights for the FTS columns title, content, tags, speaker, place name, key.
+BM25_WEIGHTS = "2.0, 1.0, 1.0, 1.0, 1.0, 1.0"
 
 
 class _Transaction:
@@ -604,7 +604,8 @@ class SQLiteStore:
             parts.append(
                 f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
                 f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
-                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like}))"
+                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like})"
+                f" OR (coalesce(m.key, '') {like}))"
             )
         matched = " + ".join(parts)
         sql = (

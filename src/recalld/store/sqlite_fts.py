@@ -23,7 +23,7 @@ __all__ = [
 
 FTS_TABLE = "memories_fts"
 # The full-text columns a query's words may match (the namespace token column is not one).
-FTS_TEXT_COLUMNS = ("title", "content", "tags", "speaker", "place_name")
+FTS_TEXT_COLUMNS = ("title", "content", "tags", "speaker", "place_name", "key")
 # A generated column of ``memories`` (migration 13) indexed as one more FTS5 column.
 FTS_NAMESPACE_COLUMN = "fts_namespace"
 
@@ -48,8 +48,8 @@ def fts_table_exists(execute: Execute) -> bool:
 
 
 def ensure_fts(execute: Execute) -> None:
-    """Create the FTS5 index over title, content, tags, speaker and place name (and the namespace
-    term, :data:`FTS_NAMESPACE_COLUMN`), its triggers, and fill it.
+    """Create the FTS5 index over title, content, tags, speaker, place name and key (and
+    the namespace term, :data:`FTS_NAMESPACE_COLUMN`), its triggers, and fill it.
 
     External content (the text lives once, in ``memories``); Porter stemming on
     top of unicode61 with diacritics folded; ``secure-delete`` so a deleted

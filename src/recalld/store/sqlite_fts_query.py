@@ -34,7 +34,7 @@ __all__ = [
 
 # The rank of a query of common words (see recent_rank).
 RANK_FUNCTION = "recalld_rank"
-RANK_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0)  # the candidate weights, the namespace term left out
+RANK_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0, 1.0)  # the candidate weights, the namespace term left out
 RANK_K1 = 1.2
 RANK_B = 0.75
 # The newest rowids over which the share of memories holding a word is sampled.

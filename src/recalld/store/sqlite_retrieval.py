@@ -75,12 +75,12 @@ __all__ = ["SQLiteRetrieval", "text_match"]
 
 ROW_COLUMNS = (
     "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
-    " m.index_state, m.place_name"
+    " m.index_state, m.place_name, m.key"
 )
-ROW_WIDTH = 11
-# FTS5 weights of title, content, tags, speaker, place name: only order the keyword
+ROW_WIDTH = 12
+# FTS5 weights of title, content, tags, speaker, place name, key: only order the keyword
 # candidates (the reranker computes its own field-weighted BM25 over them).
-CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0, 1.0"
+CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0, 1.0, 1.0"
 TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
 # A word in at least this many memories of the file is common (see the module docstring).
 COMMON_WORD_MEMORIES = 1_000
@@ -122,6 +122,7 @@ def _row(values: Sequence[Any]) -> CandidateRow:
         at_utc,
         index_state,
         place_name,
+        key,
     ) = values
     return CandidateRow(
         seq=int(seq),
@@ -135,6 +136,7 @@ def _row(values: Sequence[Any]) -> CandidateRow:
         at_utc=at_utc,
         index_state=index_state,
         place_name=place_name,
+        key=key,
     )
 
 
@@ -648,7 +650,8 @@ class SQLiteRetrieval:
             parts.append(
                 f"((m.content {like}) OR (coalesce(m.title, '') {like}) OR EXISTS (SELECT 1"
                 f" FROM memory_tags t WHERE t.seq = m.seq AND t.tag {like})"
-                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like}))"
+                f" OR (coalesce(m.speaker, '') {like}) OR (coalesce(m.place_name, '') {like})"
+                f" OR (coalesce(m.key, '') {like}))"
             )
         matched = " + ".join(parts)
         rows = self._read(

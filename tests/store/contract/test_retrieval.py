@@ -76,6 +76,24 @@ def test_retrieval_place_name_is_stored_and_searched(store: Store) -> None:
     ]
 
 
+def test_retrieval_a_keys_words_are_searched(store: Store) -> None:
+    # chaoscore's own example keeps the topic in the key: "staging region" must find it.
+    with store.transaction() as tx:
+        kept = tx.insert(
+            record(id="kv", key="staging.region", content="Melbourne (australiaeast)", kind="kv")
+        )
+        tx.insert(record(id="other", content="the region of the garden"))
+    retrieval = store.retrieval
+    found = retrieval.keyword_candidates(_scope(), "staging region", ["staging", "region"], 10)
+    assert [c.row.id for c in found][0] == "kv"
+    assert found[0].row.key == "staging.region"
+    assert retrieval.document_counts(("default",), ["staging"], 10) == {"staging": 1}
+    assert [m.memory.id for m in store.search(_scope(), "staging", ["staging"], 5)] == ["kv"]
+    with store.transaction() as tx:
+        tx.replace(kept.seq, record(id="kv", key="prod.region", content="Melbourne", kind="kv"))
+    assert retrieval.keyword_candidates(_scope(), "", ["staging"], 5) == []
+
+
 def test_retrieval_keyword_candidates_rank_and_respect_the_scope(store: Store) -> None:
     with store.transaction() as tx:
         tx.insert(record(id="title", title="Staging region", content="runs in Melbourne"))

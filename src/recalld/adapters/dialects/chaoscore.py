@@ -7,17 +7,13 @@ here. ``chaoscore_remember`` upserts by key; ``chaoscore_recall`` finds records
 by exact key, by query text or by tags (all given tags must match), or lists
 the newest when given none.
 
-A query matches a record's key as well as its value. The seed's own example
+A query matches a record's key as well as its value: the seed's own example
 stores "the staging DB uses the Melbourne region" as ``key="staging.region"``,
-``value="Melbourne (australiaeast)"``: the topic lives in the key, so a search
-for "staging region" must find it, yet the engine's search reads no keys. So
-the query's words are also looked for among the words of every record's key
-(split at ``.``, ``_``, ``-``, ``/``, spaces and camelCase, case ignored): a
-record scores the larger of its search score and the share of the query's
-words its key holds, and the best come first. This reads the namespace's
-records (about 0.2 s per 10,000); a keyword index over keys in the store
-would make it a lookup. Added because a key/value user needs it:
-``chaoscore_forget`` deletes a key. Every failure (a missing or mistyped
+``value="Melbourne (australiaeast)"``, so a search for "staging region" must
+find it. Keys are a searched field of every memory (split at ``.``, ``_``,
+``-``, ``/``), so the engine's search finds it.
+
+Added because a key/value user needs it: ``chaoscore_forget`` deletes a key. Every failure (a missing or mistyped
 argument, an unknown one, a refused value, a full disk) comes back as text
 starting ``Error: `` that names the argument (and the MCP error flag set).
 """
@@ -25,7 +21,6 @@ starting ``Error: `` that names the argument (and the MCP error flag set).
 from __future__ import annotations
 
 import json
-import re
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
@@ -33,12 +28,10 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictFloat
 
 from recalld import _validate as check
-from recalld._text import STOPWORDS
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError
 from recalld.model import WHOLE_NUMBER, Filters, Forgotten, Memory
-from recalld.service import MemoryService
 
 __all__ = ["DIALECT"]
 
@@ -51,10 +44,6 @@ ResponseFormat = Annotated[
 
 
 KIND = "kv"
-# A key's words: runs of letters and digits (``staging.region``, ``staging_region``,
-# ``db/primary-host``), and camelCase split (``stagingRegion``, ``HTTPProxy``).
-_KEY_PART = re.compile(r"[^\W_]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def _record(memory: Memory) -> dict[str, Any]:
@@ -123,50 +112,6 @@ def chaoscore_remember(
     return _text(f"{verb} memory `{key}`.\n\n{_markdown(record)}")
 
 
-def _words(text: str) -> set[str]:
-    """The lower-cased words of a key (or of a query, read the same way)."""
-    return {
-        piece.lower() for part in _KEY_PART.findall(text) for piece in _CAMEL.split(part) if piece
-    }
-
-
-def _key_matches(
-    service: MemoryService, query: str, filters: Filters
-) -> list[tuple[float, Memory]]:
-    """Records whose key holds words of ``query`` (its stop-words dropped unless it has
-    nothing else), with the share of the query's words each holds, newest updated first."""
-    every = _words(query)
-    wanted = every - STOPWORDS or every
-    if not wanted:
-        return []
-    found: list[tuple[float, Memory]] = []
-    cursor: str | None = None
-    while True:
-        page = service.recent(filters=filters, limit=service.settings.max_limit, cursor=cursor)
-        for memory in page.memories:
-            if memory.key is not None:
-                shared = len(wanted & _words(memory.key))
-                if shared:
-                    found.append((shared / len(wanted), memory))
-        if page.next_cursor is None:
-            return found
-        cursor = page.next_cursor
-
-
-def _search(service: MemoryService, query: str, filters: Filters, limit: int) -> list[Memory]:
-    """Records matching ``query`` by value (the engine's search) or by key (its words), best
-    first: each scores the larger of its search score and its key's share of the query."""
-    ranked: dict[str, tuple[float, int, Memory]] = {}
-    hits = service.search(query, filters=filters, limit=limit)
-    for order, hit in enumerate(hits):
-        ranked[hit.memory.id] = (hit.score, order, hit.memory)
-    for order, (share, memory) in enumerate(_key_matches(service, query, filters), len(hits)):
-        score, first, _ = ranked.get(memory.id, (0.0, order, memory))
-        ranked[memory.id] = (max(score, share), min(first, order), memory)
-    best = sorted(ranked.values(), key=lambda item: (-item[0], item[1]))
-    return [memory for _, _, memory in best[:limit]]
-
-
 def chaoscore_recall(
     ctx: Context,
     key: Annotated[str | None, Field(min_length=1, max_length=200, description="Exact key")] = None,
@@ -190,7 +135,7 @@ def chaoscore_recall(
             memories = []
         memories = [m for m in memories if m.kind == KIND and set(tags) <= set(m.tags)]
     elif query is not None and query.strip():
-        memories = _search(service, query, filters, limit)
+        memories = [hit.memory for hit in service.search(query, filters=filters, limit=limit)]
     else:
         memories = service.recent(filters=filters, limit=limit).memories
     # A kv memory written without a key (only possible outside chaoscore) is no record.
