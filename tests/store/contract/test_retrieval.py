@@ -85,8 +85,7 @@ def test_retrieval_a_keys_words_are_searched(store: Store) -> None:
         tx.insert(record(id="other", content="the region of the garden"))
     retrieval = store.retrieval
     found = retrieval.keyword_candidates(_scope(), "staging region", ["staging", "region"], 10)
-    assert [c.row.id for c in found][0] == "kv"
-    assert found[0].row.key == "staging.region"
+    assert (found[0].row.id, found[0].row.key) == ("kv", "staging.region")
     assert retrieval.document_counts(("default",), ["staging"], 10) == {"staging": 1}
     assert [m.memory.id for m in store.search(_scope(), "staging", ["staging"], 5)] == ["kv"]
     with store.transaction() as tx:

@@ -13,9 +13,10 @@ stores "the staging DB uses the Melbourne region" as ``key="staging.region"``,
 find it. Keys are a searched field of every memory (split at ``.``, ``_``,
 ``-``, ``/``), so the engine's search finds it.
 
-Added because a key/value user needs it: ``chaoscore_forget`` deletes a key. Every failure (a missing or mistyped
-argument, an unknown one, a refused value, a full disk) comes back as text
-starting ``Error: `` that names the argument (and the MCP error flag set).
+Added because a key/value user needs it: ``chaoscore_forget`` deletes a key.
+Every failure (a missing or mistyped argument, an unknown one, a refused value,
+a full disk) comes back as text starting ``Error: `` that names the argument
+(and the MCP error flag set).
 """
 
 from __future__ import annotations
