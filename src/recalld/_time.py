@@ -36,7 +36,9 @@ _SHORT_YEAR = re.compile(r"^(\d{1,3})-")
 def from_storage(text: str) -> datetime:
     """Parse text written by :func:`to_storage` (or any ISO 8601 string) back to a datetime
     (also a year before 1000 written without its leading zeros by an older version)."""
-    return datetime.fromisoformat(_SHORT_YEAR.sub(lambda year: f"{int(year[1]):04d}-", text))
+    if text[4:5] != "-":
+        text = _SHORT_YEAR.sub(lambda year: f"{int(year[1]):04d}-", text)
+    return datetime.fromisoformat(text)
 
 
 def parse_instant(field: str, value: str | datetime) -> datetime:

@@ -21,12 +21,16 @@ from typing import NamedTuple
 import numpy as np
 import pygeohash
 
+from recalld.model import Place
+
 __all__ = [
+    "POINT_PRECISION",
     "Extent",
     "cells_around",
     "distance_m",
     "extent_distances",
     "extent_of",
+    "place_distance",
     "place_similarity",
     "search_precision",
 ]
@@ -100,6 +104,22 @@ def extent_distances(
         if cue_holds:
             distance = np.minimum(distance, other_way * METRES_PER_DEGREE)
     return distance
+
+
+def place_distance(a: Place, b: Place) -> float:
+    """Metres between two stored places, each a point or (a coarse geohash) its cell."""
+    if len(a.geohash) >= POINT_PRECISION and len(b.geohash) >= POINT_PRECISION:
+        return distance_m(a.lat, a.lon, b.lat, b.lon)
+    area = extent_of(b.geohash, b.lat, b.lon)
+    return float(
+        extent_distances(
+            extent_of(a.geohash, a.lat, a.lon),
+            np.array([area.lat]),
+            np.array([area.lon]),
+            area.lat_half,
+            area.lon_half,
+        )[0]
+    )
 
 
 def cells_around(place: Extent, reach_m: float, finest: int) -> list[str]:

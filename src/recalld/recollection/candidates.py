@@ -19,6 +19,7 @@ import numpy as np
 from recalld._text import query_terms
 from recalld.config import Settings
 from recalld.context.place import (
+    POINT_PRECISION,
     Extent,
     cells_around,
     extent_distances,
@@ -44,6 +45,11 @@ CANDIDATE_LIMIT = 2_000
 POINT_LIMIT = 50_000
 PLACE_CANDIDATES = 50
 PLACE_FLOOR = 0.05
+# The place search reaches as far as the place similarity stays at least this (1.23 km with
+# the default scale): a memory farther away cannot fire (a channel counts from 0.6), and
+# scanning the 0.05 floor's reach (1.78 km) read twice the rows for candidates that
+# would rank below nearer ones for any cue but a time match.
+PLACE_SCAN_SIMILARITY = 0.25
 TEXT_CANDIDATES = 50
 TEXT_NEAREST = 20
 SIGNAL_CANDIDATE_FLOOR = 0.3
@@ -174,7 +180,7 @@ class CandidateFinder:
 
         Scans the geohash cells (about half the place scale across: precision 6,
         ~0.6 x 1.2 km, for the default 1 km scale; coarser near the poles) that
-        cover every place whose similarity can reach :data:`PLACE_FLOOR`,
+        cover every place whose similarity can reach :data:`PLACE_SCAN_SIMILARITY`,
         reading only seq, coordinates, geohash and time; ranks by place (plus
         time when cued) and keeps the best :data:`PLACE_CANDIDATES` for full
         scoring. A place given by a coarse geohash (the cue's or a memory's) is
@@ -182,7 +188,9 @@ class CandidateFinder:
         """
         settings = self._settings
         centre = extent_of(place.geohash, place.lat, place.lon)
-        reach = settings.place_near_m + settings.place_scale_m * math.sqrt(-math.log(PLACE_FLOOR))
+        reach = settings.place_near_m + settings.place_scale_m * math.sqrt(
+            -math.log(PLACE_SCAN_SIMILARITY)
+        )
         prefixes = cells_around(centre, reach, search_precision(settings.place_scale_m / 2))
         # A memory placed by a coarser geohash ("u09tv", a 5 km cell) is in the search when
         # its cell holds one of the searched cells, though no prefix starts its geohash.
@@ -190,15 +198,21 @@ class CandidateFinder:
         points = self._store.near_points(namespace, prefixes, now, POINT_LIMIT, cells)
         if not points:
             return []
-        seqs = np.array([point[0] for point in points])
-        areas = [extent_of(point[4], point[1], point[2]) for point in points]
-        distance = extent_distances(
-            centre,
-            np.array([area.lat for area in areas]),
-            np.array([area.lon for area in areas]),
-            np.array([area.lat_half for area in areas]),
-            np.array([area.lon_half for area in areas]),
-        )
+        count = len(points)
+        seqs = np.fromiter((point[0] for point in points), np.int64, count)
+        lats = np.fromiter((point[1] for point in points), np.float64, count)
+        lons = np.fromiter((point[2] for point in points), np.float64, count)
+        # Most places are points; the few given as a coarse geohash are their cells.
+        lat_halves, lon_halves = np.zeros(count), np.zeros(count)
+        centre_lats, centre_lons = lats, lons
+        coarse = [i for i, point in enumerate(points) if len(point[4]) < POINT_PRECISION]
+        if coarse:
+            centre_lats, centre_lons = lats.copy(), lons.copy()
+            for i in coarse:
+                area = extent_of(points[i][4], lats[i], lons[i])
+                centre_lats[i], centre_lons[i] = area.lat, area.lon
+                lat_halves[i], lon_halves[i] = area.lat_half, area.lon_half
+        distance = extent_distances(centre, centre_lats, centre_lons, lat_halves, lon_halves)
         beyond = np.maximum(0.0, distance - settings.place_near_m)
         similarity = np.exp(-((beyond / settings.place_scale_m) ** 2))
         if cue.at is not None:
@@ -209,10 +223,10 @@ class CandidateFinder:
         # Ties (every place within the same building, and every cell holding the cue) go
         # to the nearest stored point: a memory at the very spot is not crowded out by
         # memories placed somewhere in a 5 km cell around it.
-        centres = extent_distances(
-            Extent(centre.lat, centre.lon),
-            np.array([point[1] for point in points])[keep],
-            np.array([point[2] for point in points])[keep],
+        centres = (
+            extent_distances(Extent(centre.lat, centre.lon), lats[keep], lons[keep])
+            if coarse or centre.lat_half
+            else distance[keep]
         )
         order = np.lexsort((centres, -similarity))[:PLACE_CANDIDATES]
         return [int(seq) for seq in seqs[order]]

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from recalld._text import query_terms
 from recalld.config import Settings
-from recalld.context.place import extent_distances, extent_of, place_similarity
+from recalld.context.place import place_distance, place_similarity
 from recalld.context.signals import (
     audio_similarities,
     biometric_similarity,
@@ -75,17 +73,7 @@ def channel_values(
         elif name == "place":
             assert cue.place is not None
             if memory.place is not None:
-                cue_area = extent_of(cue.place.geohash, cue.place.lat, cue.place.lon)
-                area = extent_of(memory.place.geohash, memory.place.lat, memory.place.lon)
-                distance = float(
-                    extent_distances(
-                        cue_area,
-                        np.array([area.lat]),
-                        np.array([area.lon]),
-                        area.lat_half,
-                        area.lon_half,
-                    )[0]
-                )
+                distance = place_distance(cue.place, memory.place)
                 channels["place"] = place_similarity(
                     distance, near_m=settings.place_near_m, scale_m=settings.place_scale_m
                 )
