@@ -38,11 +38,14 @@ from recalld.store.postgres_connection import PostgresDatabase
 from recalld.store.postgres_migrations import SEARCH_CONFIG
 from recalld.store.postgres_rows import Parameters, scope_sql
 from recalld.store.retrieval import (
+    ROW_COLUMNS,
+    ROW_WIDTH,
     TURN_KIND,
     CandidateRow,
     KeywordCandidate,
     Neighbour,
     Neighbours,
+    candidate_row,
     neighbours_of,
 )
 from recalld.store.sql import (
@@ -55,11 +58,6 @@ from recalld.store.sql import (
 
 __all__ = ["PostgresRetrieval"]
 
-ROW_COLUMNS = (
-    "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
-    " m.index_state, m.place_name, m.key"
-)
-ROW_WIDTH = 12
 # ts_rank weights for {D, C, B, A} (speaker and place, tags, content, title and key): they only
 # order the candidates; the reranker computes its own field-weighted BM25 over them.
 CANDIDATE_WEIGHTS = "{0.5, 0.5, 0.5, 1.0}"
@@ -70,34 +68,9 @@ COMMON_WORD_MEMORIES = 1_000
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
-    (
-        seq,
-        memory_id,
-        namespace,
-        title,
-        content,
-        tags,
-        speaker,
-        source,
-        at_utc,
-        index_state,
-        place_name,
-        key,
-    ) = values
-    return CandidateRow(
-        seq=int(seq),
-        id=memory_id,
-        namespace=namespace,
-        title=title,
-        content=content,
-        tags=tuple(str(tag) for tag in tags),
-        speaker=speaker,
-        source=source,
-        at_utc=None if at_utc is None else to_storage(at_utc),
-        index_state=index_state,
-        place_name=place_name,
-        key=key,
-    )
+    at_utc = values[8]
+    tags = tuple(str(tag) for tag in values[5])
+    return candidate_row(values, tags, None if at_utc is None else to_storage(at_utc))
 
 
 def _fold(word: str) -> str:

@@ -15,11 +15,14 @@ from typing import Any, Protocol
 from recalld.store.base import KeywordBackend, Scope
 
 __all__ = [
+    "ROW_COLUMNS",
+    "ROW_WIDTH",
     "CandidateRow",
     "KeywordCandidate",
     "Neighbour",
     "Neighbours",
     "RetrievalStore",
+    "candidate_row",
     "neighbours_of",
 ]
 
@@ -42,6 +45,37 @@ class CandidateRow:
     index_state: str
     place_name: str | None = None
     key: str | None = None
+
+
+# The columns a candidate row is read from (alias ``m`` for memories), in
+# :func:`candidate_row`'s order, and how many there are: the same on every store.
+ROW_COLUMNS = (
+    "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
+    " m.index_state, m.place_name, m.key"
+)
+ROW_WIDTH = 12
+
+
+def candidate_row(values: Sequence[Any], tags: tuple[str, ...], at_utc: str | None) -> CandidateRow:
+    """The :class:`CandidateRow` of a :data:`ROW_COLUMNS` row whose tags and time the
+    store has decoded (JSON text on SQLite, an array and a timestamp on PostgreSQL)."""
+    seq, memory_id, namespace, title, content = values[:5]
+    speaker, source = values[6], values[7]
+    index_state, place_name, key = values[9:ROW_WIDTH]
+    return CandidateRow(
+        seq=int(seq),
+        id=memory_id,
+        namespace=namespace,
+        title=title,
+        content=content,
+        tags=tags,
+        speaker=speaker,
+        source=source,
+        at_utc=at_utc,
+        index_state=index_state,
+        place_name=place_name,
+        key=key,
+    )
 
 
 @dataclass(slots=True)

@@ -46,11 +46,14 @@ from recalld.store.migrations import (
     FTS_TABLE,
 )
 from recalld.store.retrieval import (
+    ROW_COLUMNS,
+    ROW_WIDTH,
     TURN_KIND,
     CandidateRow,
     KeywordCandidate,
     Neighbour,
     Neighbours,
+    candidate_row,
     neighbours_of,
     reference_idf,
 )
@@ -73,11 +76,6 @@ from recalld.store.sqlite_rows import scope_sql as _scope_sql
 
 __all__ = ["SQLiteRetrieval", "text_match"]
 
-ROW_COLUMNS = (
-    "m.seq, m.id, m.namespace, m.title, m.content, m.tags, m.speaker, m.source, m.at_utc,"
-    " m.index_state, m.place_name, m.key"
-)
-ROW_WIDTH = 12
 # FTS5 weights of title, content, tags, speaker, place name, key: only order the keyword
 # candidates (the reranker computes its own field-weighted BM25 over them).
 CANDIDATE_WEIGHTS = "2.0, 1.0, 1.0, 1.0, 1.0, 1.0"
@@ -110,34 +108,8 @@ class _Counts:
 
 
 def _row(values: Sequence[Any]) -> CandidateRow:
-    (
-        seq,
-        memory_id,
-        namespace,
-        title,
-        content,
-        tags,
-        speaker,
-        source,
-        at_utc,
-        index_state,
-        place_name,
-        key,
-    ) = values
-    return CandidateRow(
-        seq=int(seq),
-        id=memory_id,
-        namespace=namespace,
-        title=title,
-        content=content,
-        tags=() if tags == "[]" else tuple(json.loads(tags)),
-        speaker=speaker,
-        source=source,
-        at_utc=at_utc,
-        index_state=index_state,
-        place_name=place_name,
-        key=key,
-    )
+    tags = values[5]
+    return candidate_row(values, () if tags == "[]" else tuple(json.loads(tags)), values[8])
 
 
 def _filters_beyond_tags(scope: Scope) -> bool:
