@@ -341,7 +341,7 @@ def test_raw_media_bytes_never_reach_the_database(memory: MemoryService, db_path
         ({}, "cue"),
         ({"place": {"lat": 91, "lon": 0}}, "place.lat"),
         ({"place": {"geohash": "u09!"}}, "place.geohash"),
-        ({"place": {"lat": 48.0}}, "place"),
+        ({"place": {"lat": 48.0}}, "place.lon"),
         ({"at": "teatime"}, "at"),
         ({"image": "not base64 and not a file"}, "image"),
         ({"audio": base64.b64encode(b"not audio").decode()}, "audio"),

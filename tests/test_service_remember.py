@@ -131,7 +131,7 @@ def test_remember_ttl_sets_expiry(service: MemoryService, clock: FakeClock) -> N
         ({"content": "ok", "at": "yesterday"}, "at"),
         ({"content": "ok", "ttl_seconds": 0}, "ttl_seconds"),
         ({"content": "ok", "place": {"lat": 91, "lon": 0}}, "place.lat"),
-        ({"content": "ok", "place": {"lat": 10}}, "place"),
+        ({"content": "ok", "place": {"lat": 10}}, "place.lon"),
         ({"content": "ok", "place": {"geohash": "abc!"}}, "place.geohash"),
         ({"content": "ok", "place": {"geohash": "u09", "lat": 1.0, "lon": 1.0}}, "place.geohash"),
         ({"content": "ok", "namespace": "has space"}, "namespace"),

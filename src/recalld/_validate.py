@@ -414,7 +414,9 @@ def place(value: PlaceInput) -> Place:
 
     if value.lat is not None or value.lon is not None:
         if value.lat is None or value.lon is None:
-            raise ValidationError("place", "give both lat and lon, or a geohash")
+            # The one missing (a dialect with flat arguments names it as its own).
+            missing = "place.lon" if value.lon is None else "place.lat"
+            raise ValidationError(missing, "give both lat and lon, or a geohash")
         encoded = pygeohash.encode(value.lat, value.lon, precision=GEOHASH_PRECISION)
         if value.geohash is not None:
             given = _geohash(value.geohash)

@@ -162,6 +162,8 @@ async def test_madeleine_failures_name_the_argument(tmp_path: Path) -> None:
             ("remember", {"content": "x", "geohash": "u09", "lat": 0.0, "lon": 0.0}, "geohash"),
             ("recall", {"geohash": "aaaa"}, "geohash"),
             ("sense", {"geohash": "u09", "lat": 0.0, "lon": 0.0}, "geohash"),
+            ("recall", {"geohash": "u09tv", "lat": 48.0}, "lon"),
+            ("remember", {"content": "x", "geohash": "u09tv", "lon": 2.0}, "lat"),
             # recall's text cue is its query; sense's is its text.
             ("recall", {"query": "x" * 10_001}, "query"),
             ("sense", {"text": "x" * 10_001}, "text"),
