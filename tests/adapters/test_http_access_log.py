@@ -47,6 +47,15 @@ def test_http_access_log_masks_a_token_behind_percent_escapes() -> None:
         assert "rcd_0123456789abcdef_***" in logged, logged
     # Escapes without a token stay as they were sent.
     assert redact_target("/v1/kv/caf%C3%A9?limit=5") == "/v1/kv/caf%C3%A9?limit=5"
+    # Two layers of escapes hide a token no better than one.
+    assert redact_target(f"/v1/kv/Bearer%2520{TOKEN}") == (
+        "/v1/kv/Bearer%20rcd_0123456789abcdef_***"
+    )
+    # A decoded line break would write a line of its own into the log: it stays escaped.
+    forged = redact_target(f"/v1/kv/x%0D%0A%22DELETE%20/v1/all%22%20200%20{TOKEN}")
+    assert "\r" not in forged
+    assert "\n" not in forged
+    assert forged == '/v1/kv/x%0D%0A"DELETE%20/v1/all"%20200%20rcd_0123456789abcdef_***'
 
 
 def test_http_access_log_filter_rewrites_uvicorns_access_line() -> None:

@@ -47,6 +47,10 @@ PARAMETER_NAME = re.compile(r"[A-Za-z0-9_.-]{1,32}")
 # public id is kept.
 TOKEN_SHAPE = re.compile(r"(?<![A-Za-z0-9])rcd_(?:([0-9a-f]{16})_)?[A-Za-z0-9_-]+")
 MASK = "***"
+# How many layers of percent-escapes are decoded looking for a token ("%2520" is two).
+MAX_UNQUOTES = 4
+# What a decoded target may not show as it is: anything but visible ASCII and the space.
+UNSAFE = re.compile(r"[^\x21-\x7e]")
 
 
 def _mask_tokens(text: str) -> str:
@@ -71,13 +75,22 @@ def redact_target(target: str) -> str:
     if question:
         path += "?" + "&".join(_mask_parameter(part) for part in query.split("&"))
     masked = _mask_tokens(path)
-    if "%" in masked:
-        decoded = unquote(masked)
-        if TOKEN_SHAPE.search(decoded):
-            # A token behind escapes ("Bearer%20rcd_…", "%3Drcd_…", "rcd%5F…"): the line
-            # shows the target decoded, with the token masked.
-            masked = _mask_tokens(decoded)
+    decoded = masked
+    for _ in range(MAX_UNQUOTES):
+        once = unquote(decoded)
+        if once == decoded:
+            break
+        decoded = once
+    if decoded != masked and TOKEN_SHAPE.search(decoded):
+        # A token behind escapes ("Bearer%20rcd_…", "%3Drcd_…", "rcd%5F…", "%2520rcd_…"):
+        # the line shows the target decoded, the token masked, and every character that
+        # is not visible ASCII escaped again (a decoded line break would forge a line).
+        masked = UNSAFE.sub(_escape, _mask_tokens(decoded))
     return masked
+
+
+def _escape(found: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in found[0].encode("utf-8"))
 
 
 class RedactSecrets(logging.Filter):
