@@ -662,15 +662,18 @@ def migration_20(execute: Execute) -> None:
 
 def migration_21(execute: Execute) -> None:
     """As SQLite's migration 21: a key's words are searched, at weight A with the title
-    (its punctuation read as spaces, so ``staging.region`` is two words, not a host
-    name). The generated ``search`` column and its GIN index are added again."""
+    (its separators ``.``, ``_``, ``-``, ``/`` and ``:`` read as spaces, so
+    ``staging.region`` is two words, not a host name; by ``translate``, which reads
+    characters whatever the database's locale, where a ``[:alnum:]`` class under the C
+    locale took every letter beyond ASCII for punctuation). The generated ``search``
+    column and its GIN index are added again."""
     execute("ALTER TABLE memories DROP COLUMN search")
     execute(
         f"""
         ALTER TABLE memories ADD COLUMN search TSVECTOR GENERATED ALWAYS AS (
             setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(title, '')), 'A')
             || setweight(to_tsvector('{SEARCH_CONFIG}',
-                regexp_replace(coalesce(key, ''), '[^[:alnum:]]+', ' ', 'g')), 'A')
+                translate(coalesce(key, ''), '._-/:', '     ')), 'A')
             || setweight(to_tsvector('{SEARCH_CONFIG}', content), 'B')
             || setweight(jsonb_to_tsvector('{SEARCH_CONFIG}', tags, '["string"]'), 'C')
             || setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(speaker, '')), 'D')

@@ -91,6 +91,14 @@ def test_retrieval_a_keys_words_are_searched(store: Store) -> None:
     with store.transaction() as tx:
         tx.replace(kept.seq, record(id="kv", key="prod.region", content="Melbourne", kind="kv"))
     assert retrieval.keyword_candidates(_scope(), "", ["staging"], 5) == []
+    # Words beyond ASCII too, whatever the database's locale (PostgreSQL under C took
+    # every such letter for punctuation).
+    with store.transaction() as tx:
+        tx.insert(record(id="menu", key="café.menü", content="espresso two euros", kind="kv"))
+        tx.insert(record(id="snow", key="город.погода", content="minus five", kind="kv"))
+    for word, expected in (("menü", "menu"), ("café", "menu"), ("погода", "snow")):
+        found = retrieval.keyword_candidates(_scope(), word, [word], 5)
+        assert [c.row.id for c in found] == [expected], word
 
 
 def test_retrieval_keyword_candidates_rank_and_respect_the_scope(store: Store) -> None:
