@@ -494,3 +494,26 @@ def test_memories_placed_by_a_cell_do_not_crowd_out_one_at_the_spot(
         memory.recollections.cue(place={"lat": 48.86, "lon": 2.34}), k=60
     )
     assert bench.id in [hit.memory.id for hit in found]
+
+
+def test_a_place_search_reaches_as_far_in_every_direction(memory: MemoryService) -> None:
+    # The cells scanned reach further on some sides than on others: memories 1.5 km away
+    # came back from 9 of 12 bearings. Within the reach (1.2 km) all of them, beyond none.
+    metres_per_degree = 6_371_008.8 * math.pi / 180
+    centre = (48.8566, 2.3522)
+    rings: dict[float, set[str]] = {}
+    for metres in (1_000.0, 1_500.0):
+        for step in range(12):
+            bearing = 2 * math.pi * step / 12
+            north = metres * math.cos(bearing) / metres_per_degree
+            east = (
+                metres * math.sin(bearing) / (metres_per_degree * math.cos(math.radians(48.8566)))
+            )
+            stored = memory.recollections.remember(
+                f"{metres:.0f} m, bearing {step}",
+                place={"lat": centre[0] + north, "lon": centre[1] + east},
+            )
+            rings.setdefault(metres, set()).add(stored.id)
+    cue = memory.recollections.cue(place={"lat": centre[0], "lon": centre[1]})
+    found = {hit.memory.id for hit in memory.recollections.recall(cue, k=30)}
+    assert found == rings[1_000.0]

@@ -214,11 +214,14 @@ class CandidateFinder:
                 lat_halves[i], lon_halves[i] = area.lat_half, area.lon_half
         distance = extent_distances(centre, centre_lats, centre_lons, lat_halves, lon_halves)
         beyond = np.maximum(0.0, distance - settings.place_near_m)
-        similarity = np.exp(-((beyond / settings.place_scale_m) ** 2))
+        near = np.exp(-((beyond / settings.place_scale_m) ** 2))
+        similarity = near
         if cue.at is not None:
             times = [point[3] for point in points]
-            similarity = similarity + WEIGHTS["time"] * time_similarities(cue.at, times)
-        keep = similarity >= PLACE_FLOOR
+            similarity = near + WEIGHTS["time"] * time_similarities(cue.at, times)
+        # Within the reach in every direction (the cells scanned also hold places beyond
+        # it on some sides), and at the floor with the time match.
+        keep = (near >= PLACE_SCAN_SIMILARITY) & (similarity >= PLACE_FLOOR)
         seqs, similarity = seqs[keep], similarity[keep]
         # Ties (every place within the same building, and every cell holding the cue) go
         # to the nearest stored point: a memory at the very spot is not crowded out by
