@@ -112,6 +112,8 @@ def test_cli_place_name_is_stored_searched_and_needs_a_place(run: Invoke) -> Non
     renamed = _json(run("update", receipt["id"], "--place-name", "Blue Bottle Hayes", "--json"))
     assert renamed["place"]["name"] == "Blue Bottle Hayes"
     assert renamed["place"]["geohash"] == "9q8yyk"
+    exact = _json(run("update", seen["id"], "--place-name", "Quai Malaquais", "--json"))["place"]
+    assert (exact["lat"], exact["lon"], exact["name"]) == (48.861, 2.336, "Quai Malaquais")
     unplaced = _json(run("remember", "still unplaced", "--json"))["id"]
     refused = run("update", unplaced, "--place-name", "Somewhere")
     assert refused.exit_code == 2

@@ -338,7 +338,7 @@ def _changed_place(
             raise click.BadParameter(
                 "--place-name needs --place (the memory has no place)", param_hint="--place-name"
             )
-        return {"geohash": current.geohash, "name": name}
+        return {"lat": current.lat, "lon": current.lon, "geohash": current.geohash, "name": name}
     if name is None and current is not None:
         name = current.name
     return _parse_place(place, name)
