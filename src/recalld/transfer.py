@@ -297,6 +297,9 @@ class Transfer:
         many lines each chunk held, ``may_write`` which namespaces the caller may write."""
         report = report or ImportReport()
         later: list[_Line] = []
+        # A reminder's memory lines, written with their recalld.intention line (never a
+        # trigger-less intention memory; see _import_structures).
+        held: dict[tuple[str, str], _Line] = {}
         chunk: list[_Line | ImportLineError] = []
         # The line each (namespace, id) was first read on: a later line with it would
         # overwrite the first on every run (never idempotent), so it is refused.
@@ -324,6 +327,9 @@ class Transfer:
                         error=f"id: {parsed.value.id!r} repeats line {earlier} (namespace"
                         f" {parsed.namespace!r}): only the first line with an id is imported",
                     )
+                elif parsed.value.kind == INTENTION_KIND:
+                    held[where] = parsed
+                    continue
             chunk.append(parsed)
             if len(chunk) >= IMPORT_CHUNK_LINES:
                 self._import_chunk(chunk, report)
@@ -334,7 +340,7 @@ class Transfer:
             self._import_chunk(chunk, report)
             if progress is not None:
                 progress(len(chunk))
-        self._import_structures(later, report)
+        self._import_structures(later, report, held)
         if report.updated:
             self._scrubber.after_drop()  # the records it replaced leave the files too
         report.errors.sort(key=lambda error: (error.line or 0, error.item or 0))
@@ -496,10 +502,18 @@ class Transfer:
             receipt.status, "unchanged"
         )
 
-    def _import_structures(self, lines: Sequence[_Line], report: ImportReport) -> None:
-        """Core entries, then declared entities, then relations (which name entities)."""
+    def _import_structures(
+        self, lines: Sequence[_Line], report: ImportReport, held: dict[tuple[str, str], _Line]
+    ) -> None:
+        """Senses, reminders (each with its held memory line), core entries, then declared
+        entities, then relations (which name entities); then the held memory lines of
+        reminders already stored, and a refusal for the others (no trigger came with them)."""
         order = {SENSES_LINE: 0, INTENTION_LINE: 1, CORE_LINE: 2, ENTITY_LINE: 3, RELATION_LINE: 4}
         for line in sorted(lines, key=lambda item: (order[item.kind], item.number)):
+            if line.kind == INTENTION_LINE and isinstance(line.value.get("id"), str):
+                memory_line = held.pop((line.namespace, line.value["id"]), None)
+                if memory_line is not None:
+                    self._import_chunk([memory_line], report)
             try:
                 if line.kind == SENSES_LINE:
                     self._import_senses(line, report)
@@ -513,6 +527,17 @@ class Transfer:
                     self._import_relation(line, report)
             except ValidationError as error:
                 report.errors.append(ImportLineError(line=line.number, error=str(error)))
+        for (namespace, memory_id), line in sorted(held.items(), key=lambda item: item[1].number):
+            if self._store.intentions.get(namespace, memory_id, now=self._clock()) is not None:
+                self._import_chunk([line], report)  # a stored reminder's memory, updated
+            else:
+                report.errors.append(
+                    ImportLineError(
+                        line=line.number,
+                        error="kind: a memory of kind 'intention' comes with its"
+                        f" {INTENTION_LINE} line (a reminder's triggers); none was imported",
+                    )
+                )
 
     def _import_senses(self, line: _Line, report: ImportReport) -> None:
         from recalld.context.signals import HEADER_BYTES, check_biometrics

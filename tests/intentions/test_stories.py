@@ -355,6 +355,16 @@ def test_kind_intention_is_only_a_reminder_s_and_stays_it(memory: MemoryService)
     assert all(error.error.startswith("kind:") for error in report.errors), report.errors
     assert (memory.get(intention.id).kind, memory.get(note.id).kind) == ("intention", "note")
     assert memory.stats().count == 2
+    # A new id of that kind comes with its recalld.intention line (an export's pair), or
+    # nothing is written; the reminder's own lines import again as they are.
+    orphan = json.dumps({"id": "orphan", "content": "buy stamps", "kind": "intention"})
+    report = memory.import_lines([orphan])
+    assert [error.line for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("kind:")
+    assert memory.stats().count == 2
+    again = memory.import_lines(list(memory.export()))
+    assert again.errors == []
+    assert [item.id for item in memory.intentions()] == [intention.id]
 
 
 def test_story_mention_by_a_graph_entity_named_in_what_is_heard(memory: MemoryService) -> None:
