@@ -119,6 +119,14 @@ def test_a_place_name_is_embedded_with_the_text_and_again_when_it_changes(
         # The same name at other coordinates embeds nothing again.
         service.update(ramen.id, place={"lat": 34.70, "lon": 135.50, "name": "Osaka"})
         assert service.get(ramen.id).index_state == "indexed"
+        # A key's words head the text (a key/value note says what it is about in its key).
+        colour = service.remember("blue", key="user.favourite_colour")
+        service.new_worker().run_until_idle()
+        assert embedder.texts[-1] == "user favourite colour: blue"
+        service.remember("green", key="user.favourite_colour")  # an upsert: embedded again
+        service.new_worker().run_until_idle()
+        assert embedder.texts[-1] == "user favourite colour: green"
+        assert service.get(colour.id).index_state == "indexed"
 
 
 def test_an_edit_by_a_process_without_the_model_queues_its_embedding(

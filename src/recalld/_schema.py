@@ -21,6 +21,7 @@ __all__ = [
     "NAME_PATTERN",
     "NO_NUL_PATTERN",
     "TEXT_PATTERN",
+    "VISIBLE_PATTERN",
     "extra",
     "nullable",
     "replaced",
@@ -65,6 +66,8 @@ NAME_PATTERN = f"^[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}][^{INVISIBLE_CLASS
 TRIMMED_NAME_PATTERN = f"^[^\\s{INVISIBLE_CLASS}](?:[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}])?$"
 # Free text (content): at least one non-space character, and no NUL.
 TEXT_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+# A name that may be blank (a place's: blank is none), with nothing invisible.
+VISIBLE_PATTERN = f"^[^{INVISIBLE_CLASS}]*$"
 # Optional free text (title): no NUL.
 NO_NUL_PATTERN = "^[^\\x00]*$"
 # A client id, as ``recalld._validate.memory_id`` checks it ("." and ".." are refused: a URL's

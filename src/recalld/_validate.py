@@ -409,6 +409,15 @@ def place(value: PlaceInput) -> Place:
     white space at its ends (a blank name is no name: it is searched and embedded)."""
     if value.name is not None:
         free_text(value.name, "place.name")
+        # A name, shown and compared as one (no line break, nothing invisible).
+        found = invisible(value.name)
+        if found is not None:
+            position, described = found
+            raise ValidationError(
+                "place.name",
+                f"contains {described} at position {position}: control and invisible "
+                "characters are not allowed here",
+            )
         value = value.model_copy(update={"name": value.name.strip() or None})
     import pygeohash  # here, not at the top: most commands never see a place
 

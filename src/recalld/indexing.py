@@ -362,7 +362,10 @@ def _graph_inputs_changed(previous: Memory, memory: Memory) -> bool:
     )
 
 
-def _embedded(memory: Memory | MemoryRecord) -> tuple[str | None, str, str | None]:
+def _embedded(
+    memory: Memory | MemoryRecord,
+) -> tuple[str | None, str, str | None, str | None]:
     """What a memory's vector is made of (:func:`recalld.store.semantic.embedding_text`):
-    its title, its content and its place's name."""
-    return memory.title, memory.content, None if memory.place is None else memory.place.name
+    its title, its content, its place's name and its key."""
+    place_name = None if memory.place is None else memory.place.name
+    return memory.title, memory.content, place_name, memory.key

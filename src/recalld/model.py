@@ -26,6 +26,7 @@ from recalld._schema import (
     NAME_PATTERN,
     NO_NUL_PATTERN,
     TEXT_PATTERN,
+    VISIBLE_PATTERN,
     extra,
     nullable,
     replaced,
@@ -148,7 +149,7 @@ class PlaceInput(BaseModel):
     name: str | None = Field(
         default=None,
         max_length=SHORT_TEXT_MAX_CHARS,
-        json_schema_extra=extra(pattern=NO_NUL_PATTERN),
+        json_schema_extra=extra(pattern=VISIBLE_PATTERN),
     )
 
 

@@ -42,7 +42,14 @@ from recalld import _validate as check
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError, ValidationError
-from recalld.model import ExportRecord, ImportLineError, ImportReport, Memory, NewMemory
+from recalld.model import (
+    ExportRecord,
+    ImportLineError,
+    ImportReport,
+    Memory,
+    NewMemory,
+    PlaceInput,
+)
 from recalld.store.base import (
     UNREADABLE_META_KEY,
     MemoryRecord,
@@ -423,7 +430,7 @@ class Transfer:
             expires_at=None
             if record.expires_at is None
             else parse_instant("expires_at", record.expires_at),
-            place=None if record.place is None else check.place(record.place),
+            place=None if record.place is None else check.place(_legacy_place(record.place)),
             meta=check.meta(record.meta, settings),
             access_count=record.access_count,
             last_accessed_at=(
@@ -486,7 +493,7 @@ class Transfer:
                 "source": record.source,
                 "speaker": record.speaker,
                 "at": record.at,
-                "place": record.place,
+                "place": None if record.place is None else _legacy_place(record.place),
                 "meta": record.meta,
             }
         )
@@ -737,3 +744,12 @@ def _unchanged(existing: Memory, stored: MemoryRecord, *, has_time: bool) -> boo
         and tuple(existing.tags) == stored.tags
         and existing.meta == stored.meta
     )
+
+
+def _legacy_place(place: PlaceInput) -> PlaceInput:
+    """A place as an older version may have written it: its name's line breaks and
+    invisible characters (refused in a name now) read as spaces, so its memory is not lost
+    with the line."""
+    if place.name is None or check.invisible(place.name) is None:
+        return place
+    return place.model_copy(update={"name": " ".join(check.INVISIBLE.sub(" ", place.name).split())})

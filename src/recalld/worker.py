@@ -341,7 +341,7 @@ class Worker:
             self.report.embed_seconds += time.perf_counter() - started
 
     def _process(self, jobs: Sequence[Job]) -> None:
-        texts = [embedding_text(job.title, job.content, job.place_name) for job in jobs]
+        texts = [embedding_text(job.title, job.content, job.place_name, job.key) for job in jobs]
         try:
             vectors = self._embed(texts)
             self._complete(list(zip(jobs, texts, vectors, strict=True)))
@@ -361,7 +361,7 @@ class Worker:
 
     def _complete(self, items: Sequence[tuple[Job, str, np.ndarray]]) -> None:
         results = [
-            (job, text_hash(job.title, job.content, job.place_name), encode_vector(vector))
+            (job, text_hash(job.title, job.content, job.place_name, job.key), encode_vector(vector))
             for job, _, vector in items
         ]
         dimension = int(np.asarray(items[0][2]).shape[-1])

@@ -11,7 +11,7 @@ from recalld.retrieval.duplicates import select
 from recalld.store.retrieval import CandidateRow
 
 
-def _row(seq: int, content: str, source: str | None = None) -> CandidateRow:
+def _row(seq: int, content: str, source: str | None = None, key: str | None = None) -> CandidateRow:
     return CandidateRow(
         seq=seq,
         id=f"m{seq}",
@@ -23,6 +23,7 @@ def _row(seq: int, content: str, source: str | None = None) -> CandidateRow:
         source=source,
         at_utc=None,
         index_state="indexed",
+        key=key,
     )
 
 
@@ -89,3 +90,15 @@ def test_the_same_words_from_two_sources_are_two_pieces_of_evidence() -> None:
     narrow = select(rows, order, 1, index, 0.97)  # type: ignore[arg-type]
     assert narrow.kept == [0]
     assert narrow.duplicates == {0: [2]}
+
+
+def test_two_key_value_records_holding_one_value_are_two_records() -> None:
+    rows = [
+        _row(1, "Melbourne", key="staging.region"),
+        _row(2, "Melbourne", key="prod.region"),
+        _row(3, "melbourne ", key="staging.region"),
+    ]
+    index = _Vectors({1: [1.0, 0.0], 2: [1.0, 0.0], 3: [1.0, 0.0]})
+    selection = select(rows, [0, 1, 2], 10, index, 0.97)  # type: ignore[arg-type]
+    assert selection.kept == [0, 1]
+    assert selection.duplicates == {0: [2], 1: []}

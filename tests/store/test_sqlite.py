@@ -23,6 +23,7 @@ from recalld.store.migrations import (
     migration_18,
     migration_19,
     migration_20,
+    migration_22,
 )
 from recalld.store.semantic import decode_vectors, encode_vector
 from recalld.store.sqlite import SQLiteStore
@@ -541,5 +542,31 @@ def test_sqlite_short_years_migration_pads_the_stored_times(tmp_path: Path) -> N
         ]
         early = store._read("SELECT seq FROM memories WHERE at_utc < '1000'", ())
         assert early == [(1,)]
+    finally:
+        store.close()
+
+
+def test_sqlite_key_words_migration_queues_keyed_memories_again(tmp_path: Path) -> None:
+    # Vectors made before migration 22 lack the key's words (migration 19's helper).
+    path = tmp_path / "v21.db"
+    connection = _database_before(path, migration_22)
+    blob = encode_vector(np.full(384, 0.1, dtype=np.float32))
+    for seq, key in ((1, "user.favourite_colour"), (2, None)):
+        connection.execute(
+            "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+            " index_state, key) VALUES (?, ?, 'default', ?, 'x', 'x', 'indexed', ?)",
+            (seq, f"m{seq}", f"memory {seq}", key),
+        )
+        connection.execute(
+            "INSERT INTO vectors(seq, model, text_hash, vector) VALUES (?, 'model', 'h', ?)",
+            (seq, blob),
+        )
+    connection.close()
+    store = SQLiteStore(path)
+    try:
+        assert store._read("SELECT seq, model, state FROM jobs", ()) == [(1, "model", "queued")]
+        assert store.semantic.vectors_for("model", [1, 2]).keys() == {2}
+        states = store._read("SELECT seq, index_state FROM memories ORDER BY seq", ())
+        assert states == [(1, "queued"), (2, "indexed")]
     finally:
         store.close()

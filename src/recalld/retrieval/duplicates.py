@@ -1,13 +1,14 @@
 """Near-duplicate collapse: one hit per repeated memory, saying how many it stands for.
 
-Two candidates of the same source (or both without one) are near-duplicates
+Two candidates of the same source and key (or without them) are near-duplicates
 when their text (title and content, whitespace-normalised, case-folded) is the
 same, or when their vectors have a cosine of at least ``threshold`` (0.97 by
 default). Candidates are visited best score first; each is kept unless it
 duplicates a kept one, in which case the kept one counts it. A recall is
 scoped to one namespace, so duplicates never span namespaces; nor do they span
 sources: the same finding from two sources is two pieces of attributed
-evidence, and hiding one would lose where it came from.
+evidence, and hiding one would lose where it came from; nor do they span keys (two
+key/value records holding the same value are two records).
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ class Selection:
     collapsed_into: dict[int, int] = field(default_factory=dict)
 
 
-def text_key(row: CandidateRow) -> tuple[str | None, str]:
-    """The memory's source and text, whitespace-normalised and case-folded: equal keys,
-    same text from the same source."""
-    return row.source, " ".join(f"{row.title or ''}\n{row.content}".split()).casefold()
+def text_key(row: CandidateRow) -> tuple[str | None, str | None, str]:
+    """The memory's source, key and text, whitespace-normalised and case-folded: equal
+    keys, same text from the same source under the same key."""
+    text = " ".join(f"{row.title or ''}\n{row.content}".split()).casefold()
+    return row.source, row.key, text
 
 
 def select(
@@ -54,13 +56,13 @@ def select(
     are compared with the kept ones all at once.
     """
     selection = Selection()
-    kept_keys: dict[tuple[str | None, str], int] = {}
+    kept_keys: dict[tuple[str | None, str | None, str], int] = {}
     seqs = [rows[position].seq for position in order]
     vector_seqs, matrix = index.vectors(seqs) if index is not None else ([], np.zeros((0, 0)))
     vector_row = {seq: row for row, seq in enumerate(vector_seqs)}
     kept_rows: list[int] = []  # matrix rows of the kept memories that have a vector
     kept_with_vector: list[int] = []  # their pool positions
-    kept_sources: list[str | None] = []  # and their sources
+    kept_origins: list[tuple[str | None, str | None]] = []  # and their sources and keys
     visited = 0
     for position in order:
         if len(selection.kept) >= limit:
@@ -72,7 +74,7 @@ def select(
         found = vector_row.get(row.seq)
         if twin is None and found is not None and kept_rows:
             similarities = dot_rows(matrix[kept_rows], matrix[found])
-            same_source = np.array([source == row.source for source in kept_sources])
+            same_source = np.array([origin == (row.source, row.key) for origin in kept_origins])
             similarities = np.where(same_source, similarities, -np.inf)
             best = int(np.argmax(similarities))
             if float(similarities[best]) >= threshold:
@@ -87,7 +89,7 @@ def select(
         if found is not None:
             kept_rows.append(found)
             kept_with_vector.append(position)
-            kept_sources.append(row.source)
+            kept_origins.append((row.source, row.key))
     rest = order[visited:]
     if not rest:
         return selection
@@ -97,8 +99,16 @@ def select(
         if with_vector:
             candidates = matrix[[vector_row[rows[position].seq] for position in with_vector]]
             similarities = dot_rows(candidates, matrix[kept_rows])
-            sources = np.array([rows[position].source for position in with_vector], dtype=object)
-            same_source = sources[:, None] == np.array(kept_sources, dtype=object)[None, :]
+            # Each (source, key) as a small number: the comparison is then numpy's.
+            number: dict[tuple[str | None, str | None], int] = {}
+            kept_numbers = np.array([number.setdefault(o, len(number)) for o in kept_origins])
+            numbers = np.array(
+                [
+                    number.get((rows[position].source, rows[position].key), -1)
+                    for position in with_vector
+                ]
+            )
+            same_source = numbers[:, None] == kept_numbers[None, :]
             similarities = np.where(same_source, similarities, -np.inf)
             best = np.argmax(similarities, axis=1)
             close = similarities[np.arange(len(with_vector)), best] >= threshold

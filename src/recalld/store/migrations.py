@@ -770,29 +770,10 @@ def migration_18(execute: Execute) -> None:
 def migration_19(execute: Execute) -> None:
     """An experience's place name is part of the text it is embedded from
     (:func:`recalld.store.semantic.embedding_text`), so "what happened at Café Marly?"
-    and a sense cue naming the place find it by meaning too.
-
-    The vectors of memories with a place name were made without it: each model that
-    had one queues the memory again (a job like any other, which a worker or a
-    recall's catch-up embeds), and the old vectors go now (``vector_log`` records it,
-    so every process's vector index drops them).
+    and a sense cue naming the place find it by meaning too. The vectors of memories
+    with a place name were made without it: they are queued again (:func:`_queue_again`).
     """
-    named = "SELECT seq FROM memories WHERE coalesce(place_name, '') != ''"
-    stamp = to_storage(utc_now())
-    execute(
-        "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at,"
-        " updated_at)"
-        f" SELECT lower(hex(randomblob(13))), r.seq, 'embed', v.name, 'queued', 0, '{stamp}',"
-        f" '{stamp}', '{stamp}' FROM vector_rows r JOIN vector_models v ON v.id = r.model_id"
-        f" WHERE r.seq IN ({named}) AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = r.seq"
-        " AND j.kind = 'embed' AND j.model = v.name AND j.state IN ('queued', 'running'))"
-    )
-    execute(f"DELETE FROM vector_rows WHERE seq IN ({named})")
-    execute(
-        f"UPDATE memories SET index_state = 'queued' WHERE seq IN ({named}) AND EXISTS"
-        " (SELECT 1 FROM jobs j WHERE j.seq = memories.seq AND j.kind = 'embed'"
-        " AND j.state IN ('queued', 'running'))"
-    )
+    _queue_again(execute, "SELECT seq FROM memories WHERE coalesce(place_name, '') != ''")
 
 
 def migration_20(execute: Execute) -> None:
@@ -818,6 +799,35 @@ def migration_21(execute: Execute) -> None:
     execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")
 
 
+def migration_22(execute: Execute) -> None:
+    """A key's words are part of the text a memory is embedded from
+    (:func:`recalld.store.semantic.embedding_text`): a key/value note says what it is
+    about in its key (``user.favourite_colour`` → "blue"), which its vector did not
+    know. Memories with a key are queued again, as in migration 19."""
+    _queue_again(execute, "SELECT seq FROM memories WHERE key IS NOT NULL")
+
+
+def _queue_again(execute: Execute, named: str) -> None:
+    """Each model that has a vector of a memory ``named`` selects queues it again (a job
+    like any other, which a worker or a recall's catch-up embeds), and the old vectors go
+    now (``vector_log`` records it, so every process's vector index drops them)."""
+    stamp = to_storage(utc_now())
+    execute(
+        "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at,"
+        " updated_at)"
+        f" SELECT lower(hex(randomblob(13))), r.seq, 'embed', v.name, 'queued', 0, '{stamp}',"
+        f" '{stamp}', '{stamp}' FROM vector_rows r JOIN vector_models v ON v.id = r.model_id"
+        f" WHERE r.seq IN ({named}) AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = r.seq"
+        " AND j.kind = 'embed' AND j.model = v.name AND j.state IN ('queued', 'running'))"
+    )
+    execute(f"DELETE FROM vector_rows WHERE seq IN ({named})")
+    execute(
+        f"UPDATE memories SET index_state = 'queued' WHERE seq IN ({named}) AND EXISTS"
+        " (SELECT 1 FROM jobs j WHERE j.seq = memories.seq AND j.kind = 'embed'"
+        " AND j.state IN ('queued', 'running'))"
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -840,4 +850,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_19,
     migration_20,
     migration_21,
+    migration_22,
 ]

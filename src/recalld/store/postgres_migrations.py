@@ -635,21 +635,7 @@ def migration_19(execute: Execute) -> None:
     """As SQLite's migration 19: an experience's place name is part of the text it is
     embedded from, so each model that has a vector of a memory with a place name queues
     it again, and the old vector goes now (``vector_log`` records it)."""
-    named = "SELECT seq FROM memories WHERE coalesce(place_name, '') <> ''"
-    execute(
-        "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at,"
-        " updated_at)"
-        " SELECT replace(gen_random_uuid()::text, '-', ''), v.seq, 'embed', v.model, 'queued',"
-        " 0, now(), now(), now() FROM vectors v"
-        f" WHERE v.seq IN ({named}) AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = v.seq"
-        " AND j.kind = 'embed' AND j.model = v.model AND j.state IN ('queued', 'running'))"
-    )
-    execute(f"DELETE FROM vectors WHERE seq IN ({named})")
-    execute(
-        f"UPDATE memories SET index_state = 'queued' WHERE seq IN ({named}) AND EXISTS"
-        " (SELECT 1 FROM jobs j WHERE j.seq = memories.seq AND j.kind = 'embed'"
-        " AND j.state IN ('queued', 'running'))"
-    )
+    _queue_again(execute, "SELECT seq FROM memories WHERE coalesce(place_name, '') <> ''")
 
 
 def migration_20(execute: Execute) -> None:
@@ -665,8 +651,9 @@ def migration_21(execute: Execute) -> None:
     (its separators ``.``, ``_``, ``-``, ``/`` and ``:`` read as spaces, so
     ``staging.region`` is two words, not a host name; by ``translate``, which reads
     characters whatever the database's locale, where a ``[:alnum:]`` class under the C
-    locale took every letter beyond ASCII for punctuation). The generated ``search``
-    column and its GIN index are added again."""
+    locale took every letter beyond ASCII for punctuation); a place name's ``.``, ``/``,
+    ``:`` and ``~`` too ("St.Kilda", "Pier39/Wharf"). The generated ``search`` column
+    and its GIN index are added again."""
     execute("ALTER TABLE memories DROP COLUMN search")
     execute(
         f"""
@@ -677,11 +664,37 @@ def migration_21(execute: Execute) -> None:
             || setweight(to_tsvector('{SEARCH_CONFIG}', content), 'B')
             || setweight(jsonb_to_tsvector('{SEARCH_CONFIG}', tags, '["string"]'), 'C')
             || setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(speaker, '')), 'D')
-            || setweight(to_tsvector('{SEARCH_CONFIG}', coalesce(place_name, '')), 'D')
+            || setweight(to_tsvector('{SEARCH_CONFIG}',
+                translate(coalesce(place_name, ''), './:~', '    ')), 'D')
         ) STORED
         """
     )
     execute("CREATE INDEX memories_search ON memories USING gin(search)")
+
+
+def migration_22(execute: Execute) -> None:
+    """As SQLite's migration 22: a key's words are part of the text a memory is embedded
+    from, so memories with a key are queued again."""
+    _queue_again(execute, "SELECT seq FROM memories WHERE key IS NOT NULL")
+
+
+def _queue_again(execute: Execute, named: str) -> None:
+    """As SQLite's: each model with a vector of a memory ``named`` selects queues it again,
+    and the old vectors go now (``vector_log`` records it)."""
+    execute(
+        "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at,"
+        " updated_at)"
+        " SELECT replace(gen_random_uuid()::text, '-', ''), v.seq, 'embed', v.model, 'queued',"
+        " 0, now(), now(), now() FROM vectors v"
+        f" WHERE v.seq IN ({named}) AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = v.seq"
+        " AND j.kind = 'embed' AND j.model = v.model AND j.state IN ('queued', 'running'))"
+    )
+    execute(f"DELETE FROM vectors WHERE seq IN ({named})")
+    execute(
+        f"UPDATE memories SET index_state = 'queued' WHERE seq IN ({named}) AND EXISTS"
+        " (SELECT 1 FROM jobs j WHERE j.seq = memories.seq AND j.kind = 'embed'"
+        " AND j.state IN ('queued', 'running'))"
+    )
 
 
 MIGRATIONS: list[Callable[[Execute], None]] = [
@@ -706,4 +719,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_19,
     migration_20,
     migration_21,
+    migration_22,
 ]

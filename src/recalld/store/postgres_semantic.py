@@ -167,7 +167,7 @@ class PostgresSemantic:
             texts = {
                 int(row[0]): row[1:]
                 for row in connection.execute(
-                    "SELECT seq, id, namespace, title, content, place_name FROM memories"
+                    "SELECT seq, id, namespace, title, content, place_name, key FROM memories"
                     " WHERE seq = ANY(%s)",
                     ([int(row[1]) for row in claimed],),
                 ).fetchall()
@@ -184,6 +184,7 @@ class PostgresSemantic:
                     title=texts[int(row[1])][2],
                     content=texts[int(row[1])][3],
                     place_name=texts[int(row[1])][4],
+                    key=texts[int(row[1])][5],
                 )
                 for row in ordered
                 if int(row[1]) in texts
@@ -223,7 +224,8 @@ class PostgresSemantic:
         def step(connection: Connection) -> list[Job] | None:
             rows = connection.execute(
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
-                f" j.state, j.run_after, j.lease_until, m.place_name{pending} FOR UPDATE OF j",
+                f" j.state, j.run_after, j.lease_until, m.place_name, m.key{pending}"
+                " FOR UPDATE OF j",
                 params,
             ).fetchall()
             if len(rows) > limit:
@@ -252,6 +254,7 @@ class PostgresSemantic:
                     title=row[5],
                     content=row[6],
                     place_name=row[10],
+                    key=row[11],
                 )
                 for row in due
             ]
@@ -299,7 +302,7 @@ class PostgresSemantic:
             for job, digest, vector in sorted(results, key=lambda item: item[0].seq):
                 # The memory first, then the job: the order forget locks them in.
                 memory = connection.execute(
-                    "SELECT title, content, place_name FROM memories WHERE seq = %s FOR SHARE",
+                    "SELECT title, content, place_name, key FROM memories WHERE seq = %s FOR SHARE",
                     (job.seq,),
                 ).fetchone()
                 held = connection.execute(

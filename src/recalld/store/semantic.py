@@ -14,6 +14,7 @@ them differ from float32 ones by about 1e-4, far below any ranking margin.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -145,16 +146,28 @@ def decode_stored_vectors(blobs: Sequence[bytes], dimension: int) -> npt.NDArray
     return matrix
 
 
-def embedding_text(title: str | None, content: str, place_name: str | None = None) -> str:
-    """The text a memory is embedded from: its title (when given), its content, and the
-    name of its place (when given: "what happened at Café Marly?" is about it)."""
-    text = content if not title else f"{title}: {content}"
+# What separates a key's words (``staging.region``, ``db/primary-host``, ``a:b``).
+KEY_SEPARATORS = re.compile(r"[._\-/:]+")
+
+
+def embedding_text(
+    title: str | None, content: str, place_name: str | None = None, key: str | None = None
+) -> str:
+    """The text a memory is embedded from: its key's words and its title (when given), its
+    content, and the name of its place (when given). A key/value note says what it is
+    about in its key (``user.favourite_colour`` → "blue"), an experience where it
+    happened in its place ("what happened at Café Marly?")."""
+    words = None if not key else " ".join(KEY_SEPARATORS.sub(" ", key).split())
+    head = ", ".join(part for part in (words, title) if part)
+    text = content if not head else f"{head}: {content}"
     return text if not place_name else f"{text} (at {place_name})"
 
 
-def text_hash(title: str | None, content: str, place_name: str | None = None) -> str:
+def text_hash(
+    title: str | None, content: str, place_name: str | None = None, key: str | None = None
+) -> str:
     """A short digest of :func:`embedding_text`, stored with the vector to detect staleness."""
-    embedded = embedding_text(title, content, place_name)
+    embedded = embedding_text(title, content, place_name, key)
     return hashlib.blake2b(embedded.encode(), digest_size=12).hexdigest()
 
 
@@ -171,6 +184,7 @@ class Job:
     title: str | None
     content: str
     place_name: str | None = None
+    key: str | None = None
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def drop_vectors(
 
 def _job(row: Sequence[Any], model: str, attempts: int) -> Job:
     """A claimed job from a row ``(job id, seq, attempts, memory id, namespace, title,
-    content, ..., place name)``."""
+    content, ..., place name, key)``."""
     return Job(
         id=row[0],
         seq=int(row[1]),
@@ -86,7 +86,8 @@ def _job(row: Sequence[Any], model: str, attempts: int) -> Job:
         namespace=row[4],
         title=row[5],
         content=row[6],
-        place_name=row[-1],
+        place_name=row[-2],
+        key=row[-1],
     )
 
 
@@ -145,7 +146,7 @@ class SQLiteSemantic:
                 )
             rows: list[tuple[Any, ...]] = connection.execute(
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
-                " m.place_name FROM jobs j JOIN memories m ON m.seq = j.seq"
+                " m.place_name, m.key FROM jobs j JOIN memories m ON m.seq = j.seq"
                 " WHERE j.kind = 'embed' AND j.model = :model AND ("
                 "   (j.state = 'queued' AND j.run_after <= :now)"
                 "   OR (j.state = 'running' AND j.lease_until <= :now))"
@@ -197,7 +198,7 @@ class SQLiteSemantic:
         def step(connection: apsw.Connection) -> list[Job] | None:
             rows: list[tuple[Any, ...]] = connection.execute(
                 "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
-                f" j.state, j.run_after, j.lease_until, m.place_name{pending}",
+                f" j.state, j.run_after, j.lease_until, m.place_name, m.key{pending}",
                 params,
             ).fetchall()
             if len(rows) > limit:
@@ -237,7 +238,8 @@ class SQLiteSemantic:
                 if held is None:
                     continue
                 memory = connection.execute(
-                    "SELECT title, content, place_name FROM memories WHERE seq = ?", (job.seq,)
+                    "SELECT title, content, place_name, key FROM memories WHERE seq = ?",
+                    (job.seq,),
                 ).fetchone()
                 # The memory changed after the claim: its newer job embeds the new text.
                 if memory is not None and text_hash(*memory) == digest:
