@@ -522,6 +522,18 @@ def test_sqlite_short_years_migration_pads_the_stored_times(tmp_path: Path) -> N
             " NULL)",
             (seq, f"m{seq}", f"memory {seq}", "5-01-01T00:00:00.000000Z", at, at),
         )
+    connection.execute(
+        "INSERT INTO graph_entities(id, namespace, name, key, type, created_at, updated_at)"
+        " VALUES (1, 'default', 'Charlemagne', 'charlemagne', 'person', 'x', 'x')"
+    )
+    connection.execute(
+        "INSERT INTO graph_relations(id, namespace, subject_id, predicate, object_id, created_at)"
+        " VALUES (1, 'default', 1, 'crowned', 1, 'x')"
+    )
+    connection.execute(
+        "INSERT INTO graph_relation_sources(relation_id, seq, at)"
+        " VALUES (1, 1, '800-12-25T12:00:00.000000Z')"
+    )
     connection.close()
     store = SQLiteStore(path)
     try:
@@ -542,6 +554,9 @@ def test_sqlite_short_years_migration_pads_the_stored_times(tmp_path: Path) -> N
         ]
         early = store._read("SELECT seq FROM memories WHERE at_utc < '1000'", ())
         assert early == [(1,)]
+        assert store._read("SELECT at FROM graph_relation_sources", ()) == [
+            ("0800-12-25T12:00:00.000000Z",)
+        ]
     finally:
         store.close()
 

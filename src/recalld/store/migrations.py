@@ -780,12 +780,20 @@ def migration_20(execute: Execute) -> None:
     """Times before the year 1000 written with four digits, as :func:`to_storage` now
     writes them: an older version wrote the year 800 as ``800-12-25T…``, which sorts
     after ``2026-…`` (a ``since``/``until`` filter misplaced it)."""
-    for column in ("at_utc", "created_at", "updated_at", "expires_at", "last_accessed_at"):
+    columns = [
+        *(("memories", column) for column in MEMORY_TIMES),
+        ("graph_relation_sources", "at"),  # a memory's at_utc, copied by the extraction
+    ]
+    for table, column in columns:
         year = f"substr({column}, 1, instr({column}, '-') - 1)"
         execute(
-            f"UPDATE memories SET {column} = printf('%04d', CAST({year} AS INTEGER))"
+            f"UPDATE {table} SET {column} = printf('%04d', CAST({year} AS INTEGER))"
             f" || substr({column}, instr({column}, '-')) WHERE instr({column}, '-') BETWEEN 2 AND 4"
         )
+
+
+# The time columns of memories a user's data sets (migration 20).
+MEMORY_TIMES = ("at_utc", "created_at", "updated_at", "expires_at", "last_accessed_at")
 
 
 def migration_21(execute: Execute) -> None:
