@@ -18,6 +18,7 @@ from recalld.model import Filters
 from recalld.service import MemoryService
 from recalld.store.base import Store
 from recalld.store.factory import open_store
+from recalld.store.semantic import text_hash
 from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import (
@@ -127,6 +128,31 @@ def test_a_place_name_is_embedded_with_the_text_and_again_when_it_changes(
         service.new_worker().run_until_idle()
         assert embedder.texts[-1] == "user favourite colour: green"
         assert service.get(colour.id).index_state == "indexed"
+
+
+def test_a_vector_an_older_worker_made_without_the_key_is_made_again(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # A worker of an older version, still running through the upgrade, took migration 22's
+    # jobs and embedded "blue" without its key: the next worker's backfill notices.
+    embedder = RecordingEmbedder()
+    with _open(db_path, clock, embedder) as service:
+        colour = service.remember("blue", key="user.favourite_colour")
+        plain = service.remember("a note without a key")
+        service.new_worker().run_until_idle()
+        older = text_hash(None, "blue")  # the text an older version embedded
+        service.store.write(
+            lambda tx: tx.execute(
+                "UPDATE vector_rows SET text_hash = ? WHERE seq = ?", (older, colour.seq)
+            )
+        )
+        embedder.texts.clear()
+        report = service.new_worker().run_until_idle()
+        assert embedder.texts == ["user favourite colour: blue"]
+        assert report.processed == 1
+        assert service.get(colour.id).index_state == "indexed"
+        assert service.get(plain.id).index_state == "indexed"
+        assert service.new_worker().run_until_idle().processed == 0  # nothing stale now
 
 
 def test_an_edit_by_a_process_without_the_model_queues_its_embedding(

@@ -14,6 +14,7 @@ from recalld.errors import ValidationError
 from recalld.model import Filters
 from recalld.service import MemoryService
 from recalld.store import postgres_migrations
+from recalld.store.semantic import text_hash
 from tests.conftest import FakeClock
 from tests.postgres_server import LocalPostgres
 from tests.semantic_support import (
@@ -220,3 +221,21 @@ def test_postgres_place_name_migration_queues_those_memories_again(
     memory.new_worker().run_until_idle()
     assert memory.status().embeddings == {"hashing-256": 2}
     assert memory.get(kyoto.id).index_state == "indexed"
+
+
+def test_postgres_a_vector_an_older_worker_made_without_the_key_is_made_again(
+    memory: MemoryService, postgres_url: str
+) -> None:
+    colour = memory.remember("blue", key="user.favourite_colour")
+    memory.new_worker().run_until_idle()
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(
+            "UPDATE vectors SET text_hash = %s WHERE seq = %s",
+            (text_hash(None, "blue"), colour.seq),
+        )
+    assert memory.new_worker().run_until_idle().processed == 1
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        stored = connection.execute(
+            "SELECT text_hash FROM vectors WHERE seq = %s", (colour.seq,)
+        ).fetchone()
+    assert stored == (text_hash(None, "blue", None, "user.favourite_colour"),)

@@ -40,6 +40,7 @@ from recalld.store.semantic import (
     QueueCounts,
     VectorChanges,
     WorkerRecord,
+    stale_vectors,
     text_hash,
 )
 from recalld.store.sql import PENDING_JOB_STATES
@@ -373,6 +374,19 @@ class PostgresSemantic:
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            # Made from an older text (see stale_vectors): gone, so queued again below.
+            stale = stale_vectors(
+                connection.execute(
+                    "SELECT m.seq, v.text_hash, m.title, m.content, m.place_name, m.key"
+                    " FROM memories m JOIN vectors v ON v.seq = m.seq AND v.model = %s"
+                    " WHERE coalesce(m.place_name, '') <> '' OR m.key IS NOT NULL",
+                    (model,),
+                ).fetchall()
+            )
+            if stale:
+                connection.execute(
+                    "DELETE FROM vectors WHERE model = %s AND seq = ANY(%s)", (model, stale)
+                )
             missing = [
                 int(row[0])
                 for row in connection.execute(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -169,6 +169,18 @@ def text_hash(
     """A short digest of :func:`embedding_text`, stored with the vector to detect staleness."""
     embedded = embedding_text(title, content, place_name, key)
     return hashlib.blake2b(embedded.encode(), digest_size=12).hexdigest()
+
+
+def stale_vectors(rows: Iterable[Sequence[Any]]) -> list[int]:
+    """The seqs of rows ``(seq, text_hash, title, content, place_name, key)`` whose vector
+    was made from another text than :func:`embedding_text` gives now: a worker of an older
+    version, still running through an upgrade, embedded them without the place name or
+    key (migrations 19 and 22 had queued them again, and it took the jobs)."""
+    return [
+        int(seq)
+        for seq, digest, title, content, place_name, key in rows
+        if text_hash(title, content, place_name, key) != digest
+    ]
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from recalld.store.semantic import (
     QueueCounts,
     VectorChanges,
     WorkerRecord,
+    stale_vectors,
     text_hash,
 )
 from recalld.store.sql import PENDING_JOB_STATES
@@ -299,6 +300,20 @@ class SQLiteSemantic:
                 "DELETE FROM jobs WHERE kind = 'embed' AND model != ?"
                 " AND state IN ('queued', 'failed')",
                 (model,),
+            )
+            # Made from an older text (see stale_vectors): gone, so queued again below.
+            stale = stale_vectors(
+                connection.execute(
+                    "SELECT m.seq, v.text_hash, m.title, m.content, m.place_name, m.key"
+                    " FROM memories m JOIN vector_rows v ON v.seq = m.seq"
+                    f" AND v.model_id = {MODEL_ID}"
+                    " WHERE coalesce(m.place_name, '') != '' OR m.key IS NOT NULL",
+                    {"model": model},
+                ).fetchall()
+            )
+            connection.executemany(
+                f"DELETE FROM vector_rows WHERE seq = :seq AND model_id = {MODEL_ID}",
+                [{"seq": seq, "model": model} for seq in stale],
             )
             missing: list[tuple[Any, ...]] = connection.execute(
                 "SELECT m.seq FROM memories m WHERE NOT EXISTS"
