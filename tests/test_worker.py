@@ -19,6 +19,7 @@ from recalld.service import MemoryService
 from recalld.store.base import Store
 from recalld.store.factory import open_store
 from recalld.store.semantic import text_hash
+from recalld.store.sqlite import SQLiteStore
 from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import (
@@ -141,7 +142,7 @@ def test_a_vector_an_older_worker_made_without_the_key_is_made_again(
         plain = service.remember("a note without a key")
         service.new_worker().run_until_idle()
         older = text_hash(None, "blue")  # the text an older version embedded
-        service.store.write(
+        cast(SQLiteStore, service.store).write(
             lambda tx: tx.execute(
                 "UPDATE vector_rows SET text_hash = ? WHERE seq = ?", (older, colour.seq)
             )
