@@ -20,11 +20,8 @@ from recalld.store.migrations import (
     migration_8,
     migration_14,
     migration_16,
-    migration_18,
-    migration_19,
-    migration_20,
-    migration_22,
 )
+from recalld.store.migrations_text import migration_18, migration_19, migration_20, migration_22
 from recalld.store.semantic import decode_vectors, encode_vector
 from recalld.store.sqlite import SQLiteStore
 from recalld.store.sqlite_connection import FIRST_STATISTICS_REFRESH
