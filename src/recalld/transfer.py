@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from recalld.core_memory import CoreMemory
     from recalld.indexing import Indexing
     from recalld.scrubbing import Scrubber
+    from recalld.store.intentions import IntentionRecord
     from recalld.writing import Writer
 
 __all__ = [
@@ -517,15 +518,20 @@ class Transfer:
         reminders already stored, and a refusal for the others (no trigger came with them)."""
         order = {SENSES_LINE: 0, INTENTION_LINE: 1, CORE_LINE: 2, ENTITY_LINE: 3, RELATION_LINE: 4}
         for line in sorted(lines, key=lambda item: (order[item.kind], item.number)):
+            memory_line = None
             if line.kind == INTENTION_LINE and isinstance(line.value.get("id"), str):
                 memory_line = held.pop((line.namespace, line.value["id"]), None)
-                if memory_line is not None:
-                    self._import_chunk([memory_line], report)
             try:
                 if line.kind == SENSES_LINE:
                     self._import_senses(line, report)
                 elif line.kind == INTENTION_LINE:
-                    self._import_intention(line, report)
+                    # Checked before its memory line is written: a malformed trigger line
+                    # leaves no trigger-less reminder memory behind.
+                    checked = self._checked_intention(line)
+                    if memory_line is not None:
+                        self._import_chunk([memory_line], report)
+                        memory_line = None
+                    self._save_intention(line, checked, report)
                 elif line.kind == CORE_LINE:
                     self._import_core(line, report)
                 elif line.kind == ENTITY_LINE:
@@ -534,6 +540,14 @@ class Transfer:
                     self._import_relation(line, report)
             except ValidationError as error:
                 report.errors.append(ImportLineError(line=line.number, error=str(error)))
+            if memory_line is not None:
+                report.errors.append(
+                    ImportLineError(
+                        line=memory_line.number,
+                        error=f"kind: not imported: its {INTENTION_LINE} line (line"
+                        f" {line.number}) was refused",
+                    )
+                )
         for (namespace, memory_id), line in sorted(held.items(), key=lambda item: item[1].number):
             if self._store.intentions.get(namespace, memory_id, now=self._clock()) is not None:
                 self._import_chunk([line], report)  # a stored reminder's memory, updated
@@ -596,7 +610,9 @@ class Transfer:
             tx.save_signals(memory.seq, features, checked)
         report.count("updated" if any(before) else "created", "senses")
 
-    def _import_intention(self, line: _Line, report: ImportReport) -> None:
+    def _checked_intention(self, line: _Line) -> tuple[str, IntentionRecord]:
+        """The memory id and the reminder an intention line holds (nothing is written);
+        raises ValidationError naming the first field that is wrong."""
         from pydantic import Field, TypeAdapter
         from pydantic import ValidationError as PydanticError
 
@@ -631,6 +647,24 @@ class Transfer:
         }
         if times["created_at"] is None:
             raise ValidationError("created_at", "is required")
+        return memory_id, IntentionRecord(
+            namespace=line.namespace,
+            repeat=fields["repeat"],
+            min_interval_seconds=fields["min_interval_seconds"],
+            zone=zone,
+            scheduled=fields["scheduled"],
+            triggers=records,
+            created_at=times["created_at"],
+            expires_at=times["expires_at"],
+            next_due=times["next_due"],
+            state=fields["state"],
+        )
+
+    def _save_intention(
+        self, line: _Line, checked: tuple[str, IntentionRecord], report: ImportReport
+    ) -> None:
+        """Store the reminder :meth:`_checked_intention` read, unless it is stored already."""
+        memory_id, record = checked
         now = self._clock()
         with self._store.transaction() as tx:
             memory = tx.find(line.namespace, id=memory_id)
@@ -641,21 +675,7 @@ class Transfer:
             if self._store.intentions.get(line.namespace, memory_id, now=now) is not None:
                 report.count("unchanged", "intentions")
                 return
-            tx.save_intention(
-                memory.seq,
-                IntentionRecord(
-                    namespace=line.namespace,
-                    repeat=fields["repeat"],
-                    min_interval_seconds=fields["min_interval_seconds"],
-                    zone=zone,
-                    scheduled=fields["scheduled"],
-                    triggers=records,
-                    created_at=times["created_at"],
-                    expires_at=times["expires_at"],
-                    next_due=times["next_due"],
-                    state=fields["state"],
-                ),
-            )
+            tx.save_intention(memory.seq, record)
         report.count("created", "intentions")
 
     def _import_core(self, line: _Line, report: ImportReport) -> None:

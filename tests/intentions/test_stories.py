@@ -365,6 +365,19 @@ def test_kind_intention_is_only_a_reminder_s_and_stays_it(memory: MemoryService)
     again = memory.import_lines(list(memory.export()))
     assert again.errors == []
     assert [item.id for item in memory.intentions()] == [intention.id]
+    # A pair whose recalld.intention line is malformed writes neither line: no
+    # trigger-less reminder memory is left behind.
+    pair = [line for line in map(json.loads, memory.export()) if line["id"] == intention.id]
+    renamed = [{**line, "id": "copy"} for line in pair]
+    intention_line = next(line for line in renamed if line.get("type") == "recalld.intention")
+    intention_line["triggers"] = [{"type": "teleport"}]
+    report = memory.import_lines([json.dumps(line) for line in renamed])
+    refused = {error.line: error.error for error in report.errors}
+    assert sorted(refused) == [1, 2], report.errors
+    assert refused[2 if renamed[1] is intention_line else 1].startswith("triggers")
+    assert "was refused" in refused[1 if renamed[1] is intention_line else 2]
+    assert memory.stats().count == 2
+    assert [item.id for item in memory.intentions()] == [intention.id]
 
 
 def test_story_mention_by_a_graph_entity_named_in_what_is_heard(memory: MemoryService) -> None:
