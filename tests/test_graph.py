@@ -3,6 +3,7 @@ re-extract, forget leaves no trace, failures stay on their jobs, namespaces are 
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -92,6 +93,30 @@ def test_graph_entities_are_paged_and_filtered(service: MemoryService) -> None:
     with pytest.raises(ValidationError) as bad:
         service.graph.entities(cursor="nonsense")
     assert bad.value.field == "cursor"
+    # Forged cursors of the right shape are refused too: an id past 64 bits or a key the
+    # database cannot encode crashed the listing (a 500 on REST).
+    forged: list[tuple[str, list[object]]] = [
+        ("entities", ["a", 2**70]),
+        ("entities", ["\ud800", 1]),
+        ("entities", ["a", True]),
+        ("entities", ["a\x00", 1]),
+        ("relations", [2**70]),
+        ("relations", [-1]),
+    ]
+
+    def forge(kind: str, values: list[object]) -> str:
+        raw = json.dumps([kind, *values]).encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    for kind, values in forged:
+        listing = service.graph.entities if kind == "entities" else service.graph.relations
+        with pytest.raises(ValidationError) as bad:
+            listing(cursor=forge(kind, values))
+        assert bad.value.field == "cursor", (kind, values)
+        if kind == "entities":  # read_graph's cursor holds the same (key, id)
+            with pytest.raises(ValidationError) as bad:
+                service.knowledge.read_graph(cursor=forge("graph", values))
+            assert bad.value.field == "cursor", values
 
 
 def test_graph_update_re_extracts_the_memory(service: MemoryService) -> None:

@@ -178,6 +178,8 @@ def test_knowledge_search_nodes_matches_names_types_and_observations(
     assert [e.name for e in service.knowledge.search_nodes("organ").entities] == ["Harbour"]
     assert [e.name for e in service.knowledge.search_nodes("harb").entities] == ["Harbour"]
     assert service.knowledge.search_nodes("nothing like it").entities == []
+    # The query is read as given, as the reference reads it: blanks are not everything.
+    assert [e.name for e in service.knowledge.search_nodes("").entities] == ["Ada", "Harbour"]
 
 
 def test_knowledge_namespaces_are_walls(service: MemoryService) -> None:
@@ -249,6 +251,12 @@ def test_knowledge_search_nodes_ignores_case_beyond_ascii(any_service: MemorySer
         return [e.name for e in knowledge.search_nodes(query).entities]
 
     assert found("ZOË") == ["Zoë Müller"]
+    # The query as given (as the reference reads it): blanks are not "everything", and a
+    # leading space is part of what is looked for.
+    assert found("   ") == []
+    assert found(" müller") == ["Zoë Müller"]
+    assert found(" ørsted") == ["Zoë Müller"]
+    assert found(" office") == ["İzmir Office"]
     assert found("mÜller") == ["Zoë Müller"]
     assert found("PERSÖN") == ["Zoë Müller"]
     assert found("ørsted") == ["Zoë Müller"]

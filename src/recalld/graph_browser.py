@@ -80,16 +80,40 @@ def encode_cursor(kind: str, *values: Any) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode_cursor(cursor: str, kind: str, arity: int) -> list[Any]:
-    """The values of a cursor of listing ``kind``; anything else is refused (field ``cursor``)."""
+def decode_cursor(
+    cursor: str, kind: str, shape: tuple[type, ...], returned_by: str = "this listing"
+) -> list[Any]:
+    """The values of a cursor of listing ``kind``, one of each type in ``shape`` (``int``:
+    a store id, 0 to 2**63 - 1; ``str``: text a store can compare); anything else is
+    refused (field ``cursor``): a forged one must not reach the database."""
+    refused = ValidationError("cursor", f"is not a cursor {returned_by} returned")
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         values = json.loads(raw)
     except (binascii.Error, ValueError, TypeError):
-        raise ValidationError("cursor", "is not a cursor this listing returned") from None
-    if not isinstance(values, list) or len(values) != arity + 1 or values[0] != kind:
-        raise ValidationError("cursor", "is not a cursor this listing returned")
+        raise refused from None
+    if not isinstance(values, list) or len(values) != len(shape) + 1 or values[0] != kind:
+        raise refused
+    if not all(_holds(value, wanted) for value, wanted in zip(values[1:], shape, strict=True)):
+        raise refused
     return values[1:]
+
+
+def _holds(value: Any, wanted: type) -> bool:
+    if wanted is int:
+        return type(value) is int and 0 <= value < 2**63
+    if wanted is str:
+        # A NUL ends a C string; a lone surrogate cannot be encoded for the database.
+        return isinstance(value, str) and "\x00" not in value and _encodable(value)
+    raise TypeError(f"no cursor value of type {wanted.__name__}")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class GraphBrowser:
@@ -154,9 +178,7 @@ class GraphBrowser:
             check.free_text(query, "query")  # a NUL: PostgreSQL cannot look it up
         after = None
         if cursor is not None:
-            key, entity_id = decode_cursor(cursor, "entities", 2)
-            if not isinstance(key, str) or not isinstance(entity_id, int):
-                raise ValidationError("cursor", "is not a cursor this listing returned")
+            key, entity_id = decode_cursor(cursor, "entities", (str, int))
             after = (key, entity_id)
         records = self._store.graph.list_entities(
             scope_namespace,
@@ -260,9 +282,7 @@ class GraphBrowser:
             predicate = check_predicate(predicate, "predicate")
         after = 0
         if cursor is not None:
-            (after,) = decode_cursor(cursor, "relations", 1)
-            if not isinstance(after, int):
-                raise ValidationError("cursor", "is not a cursor this listing returned")
+            (after,) = decode_cursor(cursor, "relations", (int,))
         records = self._store.graph.relations(
             scope_namespace,
             now,

@@ -471,9 +471,7 @@ class KnowledgeGraph:
         check.limit(size, self._settings)
         after = None
         if cursor is not None:
-            key, entity_id = decode_cursor(cursor, "graph", 2)
-            if not isinstance(key, str) or not isinstance(entity_id, int):
-                raise ValidationError("cursor", "is not a cursor read_graph returned")
+            key, entity_id = decode_cursor(cursor, "graph", (str, int), "read_graph")
             after = (key, entity_id)
         graph = self._store.graph
         now = self._clock()
@@ -517,7 +515,8 @@ class KnowledgeGraph:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 1000")
         size = self._settings.graph_page_size
         now = self._clock()
-        records = self._store.graph.search_entities(scope_namespace, query.strip(), now, size + 1)
+        # The query as given, as the reference reads it: "   " finds what holds three spaces.
+        records = self._store.graph.search_entities(scope_namespace, query, now, size + 1)
         has_more = len(records) > size
         records = records[:size]
         return KnowledgeGraphPage(
