@@ -21,7 +21,8 @@ REFERENCE = json.loads(
 
 
 def _interface(schema: Any) -> Any:
-    """What a client relies on: types, properties, required and items, recursively."""
+    """What a client relies on: types, properties, required, items and whether other keys
+    are refused, recursively."""
     if isinstance(schema, list):
         return [_interface(item) for item in schema]
     if not isinstance(schema, dict):
@@ -35,6 +36,8 @@ def _interface(schema: Any) -> Any:
         shape["items"] = _interface(schema["items"])
     if schema.get("required"):
         shape["required"] = sorted(schema["required"])
+    if "additionalProperties" in schema:
+        shape["additionalProperties"] = schema["additionalProperties"]
     return shape
 
 
@@ -51,9 +54,13 @@ async def test_knowledge_input_schemas_match_the_reference_server(tmp_path: Path
             assert set(ours["properties"]) == {"limit", "cursor"}
             assert "required" not in ours
             assert ours["properties"]["limit"]["type"] == "integer"
-            ours = {"type": "object", "properties": {}}
+            ours = {"type": "object", "properties": {}, "additionalProperties": False}
         assert ours == _interface(expected), name
         assert tools[name].description
+        # The answer's schema names the reference's keys (the deletes add the details).
+        output = tools[name].output_schema
+        assert output is not None, name
+        assert set(REFERENCE["output_keys"][name]) <= set(output["properties"]), name
     assert tools["read_graph"].annotations is not None
     assert tools["read_graph"].annotations.read_only_hint is True
     assert tools["delete_entities"].annotations is not None
@@ -85,6 +92,14 @@ async def test_knowledge_tools_over_every_transport(connect: Connect) -> None:
         )
         assert set(created) >= set(REFERENCE["output_keys"]["create_entities"])
         assert [set(e) for e in created["entities"]] == [entity_keys, entity_keys]
+        # A key the reference's schema does not know is refused, as the library refuses it.
+        odd = await call(
+            client,
+            "create_entities",
+            {"entities": [{"name": "Odd", "entityType": "x", "observations": [], "bogus": 1}]},
+        )
+        assert odd.is_error
+        assert "bogus" in text(odd)
         relations = await structured(
             client,
             "create_relations",
@@ -93,6 +108,13 @@ async def test_knowledge_tools_over_every_transport(connect: Connect) -> None:
         assert relations["relations"] == [
             {"from": "Ada_Quill", "to": "Tern_Island", "relationType": "lives_on"}
         ]
+        # The text is the created list itself, as the reference's (none: already there).
+        repeated = await call(
+            client,
+            "create_relations",
+            {"relations": [{"from": "Ada_Quill", "to": "Tern_Island", "relationType": "lives_on"}]},
+        )
+        assert (json.loads(text(repeated)), repeated.structured_content) == ([], {"relations": []})
         added = await structured(
             client,
             "add_observations",
@@ -131,6 +153,14 @@ async def test_knowledge_tools_over_every_transport(connect: Connect) -> None:
         )
         assert set(removed) >= set(REFERENCE["output_keys"]["delete_observations"])
         assert removed["success"] is True
+        # As the reference, a delete's text is its message alone; a create's is the list.
+        again = await call(
+            client,
+            "delete_observations",
+            {"deletions": [{"entityName": "Ada_Quill", "observations": ["Bakes rye bread"]}]},
+        )
+        assert again.structured_content is not None
+        assert text(again) == again.structured_content["message"]
         gone = await structured(
             client,
             "delete_relations",

@@ -13,6 +13,7 @@ have the reference's structured shapes (deletes add ``deleted`` and
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -21,7 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
-from recalld.knowledge import KnowledgeGraphPage, RemovalReport
+from recalld.knowledge import (
+    AddedObservations,
+    KnowledgeEntity,
+    KnowledgeGraphPage,
+    KnowledgeRelation,
+    RemovalReport,
+)
 
 __all__ = ["DIALECT"]
 
@@ -29,7 +36,7 @@ __all__ = ["DIALECT"]
 class EntityInput(BaseModel):
     """An entity to create."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     name: str = Field(description="The entity's name (its identifier)")
     entity_type: str = Field(
@@ -43,7 +50,7 @@ class EntityInput(BaseModel):
 class RelationInput(BaseModel):
     """A directed relation between two entities."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     source: str = Field(
         validation_alias="from",
@@ -63,7 +70,7 @@ class RelationInput(BaseModel):
 class ObservationsInput(BaseModel):
     """Observations to add to one entity."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     entity_name: str = Field(
         validation_alias="entityName",
@@ -76,7 +83,7 @@ class ObservationsInput(BaseModel):
 class DeletionInput(BaseModel):
     """Observations to delete from one entity."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     entity_name: str = Field(
         validation_alias="entityName",
@@ -91,50 +98,98 @@ def _error(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=failure.text())], is_error=True)
 
 
-def _dump(items: list[BaseModel]) -> list[dict[str, Any]]:
-    return [item.model_dump(by_alias=True) for item in items]
+class EntitiesOut(BaseModel):
+    """``create_entities``' answer: the entities created."""
+
+    entities: list[KnowledgeEntity]
 
 
-def _page(page: KnowledgeGraphPage, paged: bool) -> dict[str, Any]:
+class RelationsOut(BaseModel):
+    """``create_relations``' answer: the relations that were new."""
+
+    relations: list[KnowledgeRelation]
+
+
+class ResultsOut(BaseModel):
+    """``add_observations``' answer: what was added to each entity."""
+
+    results: list[AddedObservations]
+
+
+class GraphOut(BaseModel):
+    """``search_nodes``' and ``open_nodes``' answer: entities and the relations among them."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    entities: list[KnowledgeEntity]
+    relations: list[KnowledgeRelation]
+    has_more: bool = Field(default=False, validation_alias="hasMore", serialization_alias="hasMore")
+
+
+def _answer(structured: dict[str, Any], shown: Any) -> CallToolResult:
+    """The reference server's answer: ``shown`` as JSON indented by two (its
+    ``JSON.stringify(result, null, 2)``) and ``structured`` as the structured content."""
+    text = shown if isinstance(shown, str) else json.dumps(shown, ensure_ascii=False, indent=2)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def _items(key: str, items: list[Any]) -> CallToolResult:
+    # The reference shows the created list itself as text, structured under ``key``.
+    dumped = [item.model_dump(by_alias=True) for item in items]
+    return _answer({key: dumped}, dumped)
+
+
+def _graph(page: KnowledgeGraphPage, paged: bool) -> CallToolResult:
     result = page.model_dump(by_alias=True)
     if not paged:
         result.pop("nextCursor", None)
-    return result
+    return _answer(result, result)
 
 
-def _removal(report: RemovalReport) -> dict[str, Any]:
-    return report.model_dump(by_alias=True)
+def _removal(report: RemovalReport) -> CallToolResult:
+    # The reference's text is the bare message; the details are structured content.
+    return _answer(report.model_dump(by_alias=True), report.message)
 
 
-def create_entities(ctx: Context, entities: list[EntityInput]) -> dict[str, Any]:
+def create_entities(
+    ctx: Context, entities: list[EntityInput]
+) -> Annotated[CallToolResult, EntitiesOut]:
     created = state_of(ctx).service.knowledge.create_entities(
         [entity.model_dump(by_alias=True) for entity in entities]
     )
-    return {"entities": _dump(list(created))}
+    return _items("entities", list(created))
 
 
-def create_relations(ctx: Context, relations: list[RelationInput]) -> dict[str, Any]:
+def create_relations(
+    ctx: Context, relations: list[RelationInput]
+) -> Annotated[CallToolResult, RelationsOut]:
     created = state_of(ctx).service.knowledge.create_relations(
         [relation.model_dump(by_alias=True) for relation in relations]
     )
-    return {"relations": _dump(list(created))}
+    return _items("relations", list(created))
 
 
-def add_observations(ctx: Context, observations: list[ObservationsInput]) -> dict[str, Any]:
+def add_observations(
+    ctx: Context, observations: list[ObservationsInput]
+) -> Annotated[CallToolResult, ResultsOut]:
     results = state_of(ctx).service.knowledge.add_observations(
         [item.model_dump(by_alias=True) for item in observations]
     )
-    return {"results": _dump(list(results))}
+    return _items("results", list(results))
 
 
 def delete_entities(
     ctx: Context,
     entityNames: Annotated[list[str], Field(description="Names of the entities to delete")],  # noqa: N803 - the reference's argument name
-) -> dict[str, Any]:
+) -> Annotated[CallToolResult, RemovalReport]:
     return _removal(state_of(ctx).service.knowledge.delete_entities(entityNames))
 
 
-def delete_observations(ctx: Context, deletions: list[DeletionInput]) -> dict[str, Any]:
+def delete_observations(
+    ctx: Context, deletions: list[DeletionInput]
+) -> Annotated[CallToolResult, RemovalReport]:
     report = state_of(ctx).service.knowledge.delete_observations(
         [item.model_dump(by_alias=True) for item in deletions]
     )
@@ -144,7 +199,7 @@ def delete_observations(ctx: Context, deletions: list[DeletionInput]) -> dict[st
 def delete_relations(
     ctx: Context,
     relations: Annotated[list[RelationInput], Field(description="The relations to delete")],
-) -> dict[str, Any]:
+) -> Annotated[CallToolResult, RemovalReport]:
     report = state_of(ctx).service.knowledge.delete_relations(
         [relation.model_dump(by_alias=True) for relation in relations]
     )
@@ -159,9 +214,9 @@ def read_graph(
     cursor: Annotated[
         str | None, Field(description="nextCursor of the previous page, to read on")
     ] = None,
-) -> dict[str, Any]:
+) -> Annotated[CallToolResult, KnowledgeGraphPage]:
     page = state_of(ctx).service.knowledge.read_graph(limit=limit, cursor=cursor)
-    return _page(page, paged=True)
+    return _graph(page, paged=True)
 
 
 def search_nodes(
@@ -169,15 +224,15 @@ def search_nodes(
     query: Annotated[
         str, Field(description="Text to find in entity names, types and observations")
     ],
-) -> dict[str, Any]:
-    return _page(state_of(ctx).service.knowledge.search_nodes(query), paged=False)
+) -> Annotated[CallToolResult, GraphOut]:
+    return _graph(state_of(ctx).service.knowledge.search_nodes(query), paged=False)
 
 
 def open_nodes(
     ctx: Context,
     names: Annotated[list[str], Field(description="Names of the entities to fetch")],
-) -> dict[str, Any]:
-    return _page(state_of(ctx).service.knowledge.open_nodes(names), paged=False)
+) -> Annotated[CallToolResult, GraphOut]:
+    return _graph(state_of(ctx).service.knowledge.open_nodes(names), paged=False)
 
 
 DIALECT = Dialect(
