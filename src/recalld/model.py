@@ -473,7 +473,8 @@ class ExportRecord(BaseModel):
     expires_at: datetime | None = None
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
-    access_count: WholeNumber = Field(default=0, ge=0)
+    # The store keeps a 64-bit integer: a larger count crashed the line's whole chunk.
+    access_count: WholeNumber = Field(default=0, ge=0, le=2**63 - 1)
     last_accessed_at: datetime | None = None
 
 

@@ -188,6 +188,34 @@ def test_import_of_a_number_too_long_to_convert_is_a_bad_line(service: MemorySer
     assert _contents(service) == ["kept"]
 
 
+def test_import_of_an_mcp_memory_line_nested_past_the_stack_is_a_bad_line(
+    service: MemoryService,
+) -> None:
+    # The reference graph's reader parsed without a depth bound: the parser recursed out
+    # of the stack and the whole file failed, its good lines with it.
+    deep = '{"type": "entity", "name": ' + "[" * 5000 + "]" * 5000 + "}"
+    good = '{"type": "entity", "name": "Ada", "entityType": "person", "observations": []}'
+    report = service.import_text(f"{deep}\n{good}\n", format="mcp-memory")
+    [error] = report.errors
+    assert (error.line, error.error.split(":")[0]) == (1, "line")
+    assert "nested deeper than" in error.error
+    assert [entity.name for entity in service.knowledge.read_graph().entities] == ["Ada"]
+
+
+def test_import_of_an_access_count_past_64_bits_is_a_bad_line(service: MemoryService) -> None:
+    # It passed the line's checks and overflowed in the store, ending its whole chunk.
+    lines = [
+        json.dumps({"content": "before"}),
+        json.dumps({"content": "counted", "access_count": 2**63}),
+        json.dumps({"id": "late", "content": "after", "access_count": 2**63 - 1}),
+    ]
+    report = service.import_lines(lines)
+    [error] = report.errors
+    assert (error.line, error.error.split(":")[0]) == (2, "access_count")
+    assert sorted(_contents(service)) == ["after", "before"]
+    assert service.get("late").access_count == 2**63 - 1
+
+
 # -- a repeated id within one file: the first is kept, the later one refused ---------
 
 
