@@ -670,6 +670,13 @@ class Transfer:
             memory = tx.find(line.namespace, id=memory_id)
             if memory is None or expired(memory, now):  # an expired one is gone, as its intention
                 raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
+            if memory.kind != INTENTION_KIND:
+                # A note given triggers would fire as a reminder while staying a note.
+                raise ValidationError(
+                    "id",
+                    f"memory {memory_id!r} is of kind {memory.kind!r}: triggers belong to a"
+                    " reminder's memory (kind 'intention')",
+                )
             # Two imports of one file at once: the second waits here, then finds it stored.
             tx.serialise("intention", line.namespace, memory_id)
             if self._store.intentions.get(line.namespace, memory_id, now=now) is not None:

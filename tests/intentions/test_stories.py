@@ -378,6 +378,14 @@ def test_kind_intention_is_only_a_reminder_s_and_stays_it(memory: MemoryService)
     assert "was refused" in errors[1 if renamed[1] is intention_line else 2]
     assert memory.stats().count == 2
     assert [item.id for item in memory.intentions()] == [intention.id]
+    # Triggers go to a reminder's memory only: given a note's id, the line is refused
+    # (the note fired as a reminder while it stayed a note).
+    exported = next(line for line in pair if line.get("type") == "recalld.intention")
+    on_note = {**exported, "id": note.id}
+    report = memory.import_lines([json.dumps(on_note)])
+    assert [(error.line, error.error.split(":")[0]) for error in report.errors] == [(1, "id")]
+    assert [item.id for item in memory.intentions()] == [intention.id]
+    assert _reminders(_sense(memory, text="the pharmacy closes at seven")) == []
 
 
 def test_story_mention_by_a_graph_entity_named_in_what_is_heard(memory: MemoryService) -> None:
