@@ -211,6 +211,19 @@ def test_cli_export_import_round_trip(run: Invoke, tmp_path: Path) -> None:
     failed = CliRunner().invoke(cli, ["--db", str(tmp_path / "third.db"), "import", str(bad)])
     assert failed.exit_code == 1
     assert "line 3" in failed.stderr
+    # An empty namespace exports an empty file, which imports as nothing (a backup loop
+    # over namespaces stopped at it).
+    empty = tmp_path / "empty.jsonl"
+    assert invoke("--namespace", "unused", "export", str(empty)).exit_code == 0
+    assert empty.read_bytes() == b""
+    restored = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "other.db"), "import", str(empty), "--json"]
+    )
+    assert restored.exit_code == 0, restored.stderr
+    assert (json.loads(restored.stdout)["created"], json.loads(restored.stdout)["errors"]) == (
+        0,
+        [],
+    )
 
 
 def test_cli_export_to_a_missing_directory_is_one_line(run: Invoke, tmp_path: Path) -> None:

@@ -102,6 +102,13 @@ def import_file(
         # sample that tells the format is read on with the rest.
         with path.open("rb") as source:
             head = source.read(SAMPLE_BYTES)
+            if (
+                format == "auto"
+                and len(head) < SAMPLE_BYTES
+                and not head.removeprefix(BOM_BYTES).strip()
+            ):
+                # The whole file is empty (an export of an empty namespace): nothing to import.
+                return ImportReport()
             chosen = _chosen(format, head.decode("utf-8", errors="replace"), path.name)
             if chosen in ("recalld", "mcp-memory"):
                 # Chunks read before a failed read stay imported (a second run skips them).
