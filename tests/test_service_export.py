@@ -119,6 +119,24 @@ def test_import_line_without_id_keeps_its_times_speaker_and_expiry(
     assert (again.created, again.skipped) == (0, 3)
 
 
+def test_import_of_a_keyed_line_without_id_again_changes_nothing(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    # Each re-import reported it updated, moved its updated_at and queued it again.
+    line = {"content": "Melbourne (australiaeast)", "key": "staging.region", "tags": ["infra"]}
+    first = service.import_lines([json.dumps(line)])
+    assert first.created == 1
+    stored = service.get(key="staging.region")
+    clock.advance(60)
+    again = service.import_lines([json.dumps(line)])
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
+    assert service.get(key="staging.region").updated_at == stored.updated_at
+    # A line that says something else under the key still updates it.
+    changed = service.import_lines([json.dumps({**line, "tags": ["infra", "au"]})])
+    assert changed.updated == 1
+    assert service.get(key="staging.region").tags == ["infra", "au"]
+
+
 def test_import_over_an_expired_id_writes_it_again(
     service: MemoryService, clock: FakeClock
 ) -> None:

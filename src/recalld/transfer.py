@@ -61,6 +61,8 @@ from recalld.store.base import (
 from recalld.writing import INTENTION_KIND, expired
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from recalld.core_memory import CoreMemory
     from recalld.indexing import Indexing
     from recalld.scrubbing import Scrubber
@@ -498,6 +500,8 @@ class Transfer:
                 "meta": record.meta,
             }
         )
+        if record.key is not None and self._holds_already(tx, draft, namespace, expires_at):
+            return "unchanged"  # a re-import of the same file changes nothing
         receipt, memory = self._writer.write(
             tx, draft, namespace, dedupe=True, expires_at=expires_at
         )
@@ -509,6 +513,39 @@ class Transfer:
         return {"created": "created", "overwritten": "updated", "duplicate": "skipped"}.get(
             receipt.status, "unchanged"
         )
+
+    def _holds_already(
+        self,
+        tx: StoreTransaction,
+        draft: NewMemory,
+        namespace: str,
+        expires_at: datetime | None,
+    ) -> bool:
+        """Whether the memory under ``draft``'s key already says everything the line says
+        (a line without ``at`` keeps the stored one): writing it would only move its
+        ``updated_at`` and queue it again, as every re-import of a keyed line did."""
+        existing = tx.find(namespace, key=draft.key)
+        now = self._clock()
+        if existing is None or expired(existing, now):
+            return False
+        stored = stored_record(existing)
+        written = self._writer.record(
+            draft,
+            namespace,
+            now,
+            id=existing.id,
+            created_at=existing.created_at,
+            access_count=existing.access_count,
+            last_accessed_at=existing.last_accessed_at,
+        )
+        written = replace(
+            written,
+            at=stored.at if draft.at is None else written.at,
+            updated_at=stored.updated_at,
+            expires_at=expires_at,
+            index_state=stored.index_state,
+        )
+        return written == stored
 
     def _import_structures(
         self, lines: Sequence[_Line], report: ImportReport, held: dict[tuple[str, str], _Line]
