@@ -304,3 +304,13 @@ def test_reminders_survive_export_and_import(
         clock.advance(61)
         late = fresh.import_lines([json.dumps(intentions[1])])
         assert [(error.line, error.error.split(":")[0]) for error in late.errors] == [(1, "id")]
+        # Cancelled at the source, the copy's reminder ends with the newer export (it went
+        # on firing there); an older export never makes it active again.
+        service.intentions.cancel(weekly.id)
+        newer = fresh.import_lines(list(service.export()))
+        assert (newer.updated, newer.errors) == (1, [])
+        states = {item.id: item.state for item in fresh.intentions(state="all")}
+        assert states == {weekly.id: "cancelled", errand.id: "active"}
+        older = fresh.import_lines(lines)
+        assert (older.updated, older.errors) == (0, [])
+        assert {item.id: item.state for item in fresh.intentions(state="all")} == states

@@ -700,7 +700,10 @@ class Transfer:
     def _save_intention(
         self, line: _Line, checked: tuple[str, IntentionRecord], report: ImportReport
     ) -> None:
-        """Store the reminder :meth:`_checked_intention` read, unless it is stored already."""
+        """Store the reminder :meth:`_checked_intention` read, unless it is stored already;
+        a stored one still active takes the line's end (``cancelled``, ``done``,
+        ``expired``): the reminder ended where the newer export was made, and an intention
+        never becomes active again."""
         memory_id, record = checked
         now = self._clock()
         with self._store.transaction() as tx:
@@ -716,11 +719,22 @@ class Transfer:
                 )
             # Two imports of one file at once: the second waits here, then finds it stored.
             tx.serialise("intention", line.namespace, memory_id)
-            if self._store.intentions.get(line.namespace, memory_id, now=now) is not None:
-                report.count("unchanged", "intentions")
-                return
-            tx.save_intention(memory.seq, record)
-        report.count("created", "intentions")
+            stored = self._store.intentions.get(line.namespace, memory_id, now=now)
+            if stored is None:
+                tx.save_intention(memory.seq, record)
+        if stored is None:
+            report.count("created", "intentions")
+        elif stored.state == "active" and record.state != "active":
+            if record.state == "cancelled":  # as cancel: its queued reminders go too
+                self._store.intentions.cancel(line.namespace, memory_id, now)
+            else:
+                ended = record.state
+                self._store.intentions.session(
+                    lambda session: session.set_state(stored.memory.seq, ended, now)
+                )
+            report.count("updated", "intentions")
+        else:
+            report.count("unchanged", "intentions")
 
     def _import_core(self, line: _Line, report: ImportReport) -> None:
         target = line.value.get("target")
