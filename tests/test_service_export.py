@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from recalld.config import Settings
 from recalld.model import Filters
@@ -314,3 +315,19 @@ def test_reminders_survive_export_and_import(
         older = fresh.import_lines(lines)
         assert (older.updated, older.errors) == (0, [])
         assert {item.id: item.state for item in fresh.intentions(state="all")} == states
+
+
+def test_an_offset_with_seconds_keeps_its_instant_through_export(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    # Amsterdam's local mean time in 1900 was +00:19:32; JSON wrote it to the minute, and
+    # the imported memory was 32 seconds off.
+    at = datetime(1900, 5, 1, 9, 0, tzinfo=ZoneInfo("Europe/Amsterdam"))
+    receipt = service.remember("the first tram ran", at=at)
+    stored = service.get(receipt.id)
+    assert stored.at == at
+    with MemoryService.open(
+        Settings(db=tmp_path / "copy.db", embedder="none"), clock=clock
+    ) as copy:
+        assert copy.import_lines(list(service.export())).errors == []
+        assert copy.get(receipt.id).at == at

@@ -71,6 +71,12 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
     except OverflowError:
         # e.g. 0001-01-01T00:00+05:00 is before the first representable UTC instant.
         raise ValidationError(field, f"{value!s} is out of the representable range") from None
+    offset = moment.utcoffset()
+    if offset is not None and offset % timedelta(minutes=1):
+        # An offset with seconds (a historical local mean time: Amsterdam's +00:19:32 in
+        # 1900) cannot be written in RFC 3339: JSON showed it to the minute, the instant 32 s
+        # off after an export and import. UTC keeps the instant.
+        moment = moment.astimezone(UTC)
     return moment
 
 
