@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from pgvector import HalfVector
+from pgvector import HalfVector, Vector
 from psycopg import sql
 from ulid import ULID
 
@@ -531,15 +531,22 @@ class PostgresSemantic:
             f"v.embedding::halfvec({dimension}) <=>"
             f" {params.bind('query', HalfVector(query))}::halfvec({dimension})"
         )
+        # The index orders by the half-precision query; the cosine reported is the stored
+        # vector's dot product with the float32 query, as SQLite computes it (the half
+        # query's cosine was up to ~2e-4 off, and tied hits came back in another order).
+        product = (
+            f"v.embedding::vector({dimension}) <#>"
+            f" {params.bind('exact', Vector(query))}::vector({dimension})"
+        )
         rows = self._read(
-            f"SELECT v.seq, {distance} AS distance FROM vectors v"
+            f"SELECT v.seq, {product} AS product FROM vectors v"
             " JOIN memories m ON m.seq = v.seq"
             f" WHERE v.model = {params.bind('model', model)} AND {where}"
             f" ORDER BY {distance} LIMIT {params.bind('k', int(k))}",
             params,
         )
         # relaxed_order: an iterative scan may return neighbours slightly out of order.
-        found = [(int(seq), 1.0 - float(value)) for seq, value in rows]
+        found = [(int(seq), -float(value)) for seq, value in rows]
         return sorted(found, key=lambda item: (-item[1], item[0]))
 
     def cosines(

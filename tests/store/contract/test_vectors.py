@@ -169,6 +169,11 @@ def test_nearest_in_the_database_applies_scope_and_ranks_by_cosine(store: Store)
     cosines = search.cosines(MODEL, query, list(vectors)[:3])
     for seq, cosine in cosines.items():
         assert cosine == pytest.approx(float(vectors[seq] @ query), abs=1e-2)
+    # What nearest reports is what cosines (and SQLite) compute: the stored vector with
+    # the float32 query, not the half-precision query the index orders by (~2e-4 off).
+    exact = search.cosines(MODEL, query, [seq for seq, _ in found])
+    for seq, cosine in found:
+        assert cosine == pytest.approx(exact[seq], abs=1e-6)
     assert search.nearest("unknown-model", query, Scope(namespaces=("default",), now=NOW), 5) == []
 
 
