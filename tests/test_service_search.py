@@ -47,6 +47,25 @@ def test_search_stems_and_folds_diacritics(filled: MemoryService) -> None:
     assert filled.search("sleeping cats")[0].memory.content.startswith("The cat")
 
 
+def test_keyword_search_folds_accents_on_every_store(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    # PostgreSQL's index did not: "Munchen" found "München" by its vector alone.
+    settings = Settings(db=any_database, embedder="none", synchronous="NORMAL")
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("Flew to München for the Oktoberfest", tags=["travel"])
+        service.remember("Crème brûlée at the café", title="Désert")
+        service.remember("Nothing to see here")
+        for query, found in (
+            ("munchen oktoberfest", "Flew to München"),
+            ("MÜNCHEN", "Flew to München"),
+            ("creme brulee", "Crème brûlée"),
+            ("desert", "Crème brûlée"),
+        ):
+            hits = service.search(query, mode="keyword", min_score=0.0)
+            assert [hit.memory.content[: len(found)] for hit in hits] == [found], query
+
+
 def test_search_applies_filters_before_limit(filled: MemoryService) -> None:
     for index in range(20):
         filled.remember(f"kitchen note {index}", category="fact")

@@ -239,3 +239,34 @@ def test_postgres_a_vector_an_older_worker_made_without_the_key_is_made_again(
             "SELECT text_hash FROM vectors WHERE seq = %s", (colour.seq,)
         ).fetchone()
     assert stored == (text_hash(None, "blue", None, "user.favourite_colour"),)
+
+
+def test_postgres_without_unaccent_keyword_search_says_it_does_not_fold_accents(
+    memory: MemoryService, postgres_url: str, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Migration 23 folds accents through the unaccent dictionary; a server without the
+    # extension keeps English alone, and every store that opens it says so.
+    memory.remember("Flew to München")
+    assert [hit.memory.content for hit in memory.search("munchen", mode="keyword")] == [
+        "Flew to München"
+    ]
+    config = postgres_migrations.SEARCH_CONFIGURATION
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(
+            f"ALTER TEXT SEARCH CONFIGURATION {config}"
+            " ALTER MAPPING FOR hword, hword_part, word WITH english_stem"
+        )
+    settings = Settings(db=postgres_url, embedder="none")
+    with caplog.at_level("WARNING"), MemoryService.open(settings, clock=clock):
+        pass
+    assert any("does not fold accents" in record.getMessage() for record in caplog.records)
+    # Restoring the mapping restores the folding for new writes (and rewritten rows).
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(
+            f"ALTER TEXT SEARCH CONFIGURATION {config}"
+            " ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem"
+        )
+    memory.remember("Drove to Zürich")
+    assert [hit.memory.content for hit in memory.search("zurich", mode="keyword")] == [
+        "Drove to Zürich"
+    ]

@@ -20,6 +20,7 @@ from recalld.store.migrations_text import (
     migration_20,
     migration_21,
     migration_22,
+    migration_23,
 )
 from recalld.store.sqlite_fts import (
     FTS_NAMESPACE_COLUMN,
@@ -783,4 +784,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_20,
     migration_21,
     migration_22,
+    migration_23,
 ]

@@ -1,8 +1,9 @@
-"""SQLite migrations 18-22: what recall reads of a memory's text, and its times.
+"""SQLite migrations 18-23: what recall reads of a memory's text, and its times.
 
 The full-text columns (a place's name, 18; a key, 21), the text a memory's vectors
 are made from (both again, 19 and 22: those memories are queued for embedding
-again) and the years before 1000 an older version wrote unpadded (20). Listed in
+again) and the years before 1000 an older version wrote unpadded (20); 23 is
+PostgreSQL's alone (accents folded, as SQLite's index always did). Listed in
 :data:`recalld.store.migrations.MIGRATIONS` with the others.
 """
 
@@ -18,6 +19,7 @@ __all__ = [
     "migration_20",
     "migration_21",
     "migration_22",
+    "migration_23",
 ]
 
 
@@ -84,6 +86,13 @@ def migration_22(execute: Execute) -> None:
     about in its key (``user.favourite_colour`` → "blue"), which its vector did not
     know. Memories with a key are queued again, as in migration 19."""
     _queue_again(execute, "SELECT seq FROM memories WHERE key IS NOT NULL")
+
+
+def migration_23(execute: Execute) -> None:
+    """Nothing to do here: PostgreSQL's migration 23 folds accents in keyword search, which
+    SQLite's FTS5 index does already (``remove_diacritics``). The step exists so both
+    stores' numbers stay equal."""
+    del execute
 
 
 def _queue_again(execute: Execute, named: str) -> None:

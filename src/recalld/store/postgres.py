@@ -61,7 +61,7 @@ from recalld.store.postgres_context import PostgresContext, save_signals
 from recalld.store.postgres_core import PostgresCore
 from recalld.store.postgres_graph import PostgresGraph, PostgresGraphTransaction, enqueue_graph
 from recalld.store.postgres_intentions import PostgresIntentions, save_intention
-from recalld.store.postgres_migrations import MIGRATIONS, SEARCH_CONFIG
+from recalld.store.postgres_migrations import MIGRATIONS, SEARCH_CONFIGURATION
 from recalld.store.postgres_notify import PostgresChangeFeed
 from recalld.store.postgres_retrieval import PostgresRetrieval
 from recalld.store.postgres_rows import (
@@ -331,6 +331,7 @@ class PostgresStore:
         self._schema_version = self._migrate(on_migration)
         self._scrub = PostgresScrub(database, vacuum)
         self._retrieval = PostgresRetrieval(database)
+        self._retrieval.warn_without_accent_folding()
         self._semantic = PostgresSemantic(database)
         self._core = PostgresCore(database)
         self._graph = PostgresGraph(database)
@@ -546,7 +547,7 @@ class PostgresStore:
         """Full-text matches, or None when the terms hold no lexeme (only stop words)."""
         params = Parameters()
         parts = [
-            f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f't{index}', term)})"
+            f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f't{index}', term)})"
             for index, term in enumerate(terms)
         ]
         query = " || ".join(parts)

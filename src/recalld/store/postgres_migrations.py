@@ -28,6 +28,9 @@ CHANGES_CHANNEL = "recalld_changes"
 # Snowball English stemming (the Porter family, like the SQLite index) for content and
 # titles; tags are matched with the same configuration so "meeting" finds "meetings".
 SEARCH_CONFIG = "english"
+# The text search configuration of the search column from migration 23 on: English
+# stemming after the unaccent dictionary, so "Munchen" finds "München" as on SQLite.
+SEARCH_CONFIGURATION = "recalld_search"
 
 
 def migration_1(execute: Execute) -> None:
@@ -678,6 +681,57 @@ def migration_22(execute: Execute) -> None:
     _queue_again(execute, "SELECT seq FROM memories WHERE key IS NOT NULL")
 
 
+def migration_23(execute: Execute) -> None:
+    """Accents are folded by keyword search, as SQLite's index folds them ("Munchen" finds
+    "München"): the search column is made again with :data:`SEARCH_CONFIGURATION`,
+    English with the ``unaccent`` dictionary in front for words beyond ASCII. Without the
+    ``unaccent`` extension (PostgreSQL's contrib; trusted, so a database owner may create
+    it) the configuration is English alone and the server logs a warning; running
+    ``CREATE EXTENSION unaccent`` and this mapping later adds the folding (README)."""
+    execute(
+        """
+        DO $$
+        BEGIN
+            CREATE EXTENSION IF NOT EXISTS unaccent;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'recalld: keyword search will not fold accents: %', SQLERRM;
+        END $$
+        """
+    )
+    execute(
+        f"""
+        DO $$
+        BEGIN
+            IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '{SEARCH_CONFIGURATION}'
+                           AND cfgnamespace = current_schema()::regnamespace) THEN
+                CREATE TEXT SEARCH CONFIGURATION {SEARCH_CONFIGURATION} (COPY = english);
+            END IF;
+            IF EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = 'unaccent') THEN
+                ALTER TEXT SEARCH CONFIGURATION {SEARCH_CONFIGURATION}
+                    ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem;
+            END IF;
+        END $$
+        """
+    )
+    config = SEARCH_CONFIGURATION
+    execute("ALTER TABLE memories DROP COLUMN search")
+    execute(
+        f"""
+        ALTER TABLE memories ADD COLUMN search TSVECTOR GENERATED ALWAYS AS (
+            setweight(to_tsvector('{config}', coalesce(title, '')), 'A')
+            || setweight(to_tsvector('{config}',
+                translate(coalesce(key, ''), '._-/:', '     ')), 'A')
+            || setweight(to_tsvector('{config}', content), 'B')
+            || setweight(jsonb_to_tsvector('{config}', tags, '["string"]'), 'C')
+            || setweight(to_tsvector('{config}', coalesce(speaker, '')), 'D')
+            || setweight(to_tsvector('{config}',
+                translate(coalesce(place_name, ''), './:~', '    ')), 'D')
+        ) STORED
+        """
+    )
+    execute("CREATE INDEX memories_search ON memories USING gin(search)")
+
+
 def _queue_again(execute: Execute, named: str) -> None:
     """As SQLite's: each model with a vector of a memory ``named`` selects queues it again,
     and the old vectors go now (``vector_log`` records it)."""
@@ -720,4 +774,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_20,
     migration_21,
     migration_22,
+    migration_23,
 ]

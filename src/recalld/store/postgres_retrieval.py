@@ -24,6 +24,7 @@ collection, so its IDF is the floor, as a common word's is on SQLite.
 
 from __future__ import annotations
 
+import logging
 import threading
 import unicodedata
 from collections.abc import Sequence
@@ -35,7 +36,7 @@ from recalld._text import QUESTION_HEAD, WORD, asks_question
 from recalld._time import to_storage
 from recalld.store.base import Scope
 from recalld.store.postgres_connection import PostgresDatabase
-from recalld.store.postgres_migrations import SEARCH_CONFIG
+from recalld.store.postgres_migrations import SEARCH_CONFIGURATION
 from recalld.store.postgres_rows import Parameters, scope_sql
 from recalld.store.retrieval import (
     ROW_COLUMNS,
@@ -57,6 +58,8 @@ from recalld.store.sql import (
 )
 
 __all__ = ["PostgresRetrieval"]
+
+logger = logging.getLogger(__name__)
 
 # ts_rank weights for {D, C, B, A} (speaker and place, tags, content, title and key): they only
 # order the candidates; the reranker computes its own field-weighted BM25 over them.
@@ -84,6 +87,22 @@ class PostgresRetrieval:
     def __init__(self, database: PostgresDatabase) -> None:
         self._database = database
         self._local = threading.local()
+
+    def warn_without_accent_folding(self) -> None:
+        """Log a warning when the search configuration lacks the ``unaccent`` dictionary
+        (migration 23 could not create the extension): "Munchen" then misses "München"."""
+        folds = self._database.read(
+            "SELECT EXISTS (SELECT 1 FROM pg_ts_config_map m"
+            " JOIN pg_ts_config c ON c.oid = m.mapcfg JOIN pg_ts_dict d ON d.oid = m.mapdict"
+            " WHERE c.cfgname = %s AND d.dictname = 'unaccent')",
+            (SEARCH_CONFIGURATION,),
+        )
+        if not folds[0][0]:
+            logger.warning(
+                "keyword search in %s does not fold accents: the unaccent extension is"
+                " missing (see the README's PostgreSQL section)",
+                self._database.display,
+            )
 
     # -- terms -------------------------------------------------------------------
 
@@ -120,7 +139,7 @@ class PostgresRetrieval:
         limit = params.bind("cap", cap)
         columns = []
         for index, word in enumerate(words):
-            query = f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
+            query = f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f'w{index}', word)})"
             # Counting stops at the cap, so a very common word costs a bounded scan.
             columns.append(
                 f"CASE WHEN numnode({query}) = 0 THEN {limit} ELSE"
@@ -194,7 +213,7 @@ class PostgresRetrieval:
         names = params.bind("names", list(namespaces))
         columns = []
         for index, word in enumerate(words):
-            query = f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
+            query = f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f'w{index}', word)})"
             columns.append(
                 f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.search @@ {query}"
                 f" AND m.namespace = ANY({names}) LIMIT {limit}) AS hits)"
@@ -209,7 +228,7 @@ class PostgresRetrieval:
         None when the words hold no lexeme."""
         params = Parameters()
         query = f" {operator} ".join(
-            f"plainto_tsquery('{SEARCH_CONFIG}', {params.bind(f'w{index}', word)})"
+            f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f'w{index}', word)})"
             for index, word in enumerate(words)
         )
         where = scope_sql(scope, params)
