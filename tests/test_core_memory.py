@@ -76,6 +76,42 @@ def test_core_patch_replaces_only_the_span(small: MemoryService) -> None:
     assert _entries(small) == ["Prefers coffee in the morning"]
 
 
+def test_core_patch_of_a_whole_entry_named_with_spaces_replaces_it(small: MemoryService) -> None:
+    # A model copied the entry with spaces around it: the answer said "patched entry 1"
+    # and the entry stayed as it was.
+    small.core.apply("user", [{"action": "add", "content": "Name: Ana Lima"}])
+    result = small.core.apply(
+        "user", [{"action": "patch", "old_text": " Name: Ana Lima ", "content": "Name: Ana Souza"}]
+    )
+    assert result.applied == ["patched entry 1"]
+    assert _entries(small) == ["Name: Ana Souza"]
+
+
+def test_core_target_over_a_lowered_limit_may_shrink_a_step_at_a_time(
+    db_path: Path, clock: FakeClock
+) -> None:
+    entries = ["Name: Ana Lima", "Works at Acme as a platform engineer", "Lives in Hobart"]
+    roomy = Settings(db=db_path, synchronous="NORMAL", core_user_chars=200)
+    with MemoryService.open(roomy, clock=clock) as service:
+        service.core.apply("user", [{"action": "add", "content": text} for text in entries])
+    lowered = Settings(db=db_path, synchronous="NORMAL", core_user_chars=20)
+    with MemoryService.open(lowered, clock=clock) as service:
+        # Removing one entry leaves it over the limit, but nearer: accepted (it was refused
+        # with "reissue one batch that removes or shortens stale entries").
+        result = service.core.apply("user", [{"action": "remove", "old_text": "Hobart"}])
+        assert result.entries == entries[:2]
+        # What does not shrink it is still refused, and changes nothing.
+        with pytest.raises(CoreMemoryFullError):
+            service.core.apply(
+                "user",
+                [
+                    {"action": "remove", "old_text": "Ana"},
+                    {"action": "add", "content": "Name: Ana Lima Souza, née Lima"},
+                ],
+            )
+        assert _entries(service) == entries[:2]
+
+
 @pytest.mark.parametrize(
     ("old_text", "expected"),
     [

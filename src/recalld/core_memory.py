@@ -296,7 +296,12 @@ def apply_operations(
             if text is None:
                 raise ValidationError(f"operations[{index}].content", "is required for patch")
             position = _single_match(entries, operation.old_text, index)
-            patched = entries[position].replace(operation.old_text, text, 1)
+            if entries[position] == operation.old_text.strip():
+                # The whole entry, named with spaces around it: replacing the unstripped
+                # span found nothing and answered "patched" with the entry unchanged.
+                patched = text
+            else:
+                patched = entries[position].replace(operation.old_text, text, 1)
             entry = check_entry_text(patched, f"operations[{index}].content")
             if screen:
                 screen_entry(entry, f"operations[{index}].content")
@@ -392,7 +397,9 @@ class CoreMemory:
             current = list(entries)
             notes = apply_operations(entries, parsed, screen=self._settings.core_screen == "strict")
             size = size_of(entries)
-            if size > limit:
+            # Over the limit only by shrinking a target already over it (the limit was
+            # lowered) is a step towards it, not a refusal: one entry at a time may go.
+            if size > limit and size >= size_of(current):
                 state = CoreTargetState(
                     target=chosen, entries=current, chars=size_of(current), limit=limit
                 )
