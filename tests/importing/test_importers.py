@@ -314,6 +314,46 @@ def test_import_claude_leaves_out_a_repeated_message_id(service: MemoryService) 
     assert (again.created, again.updated, again.unchanged) == (0, 0, 1)
 
 
+@pytest.mark.parametrize("chat_format", ["chatgpt", "claude"])
+def test_import_chat_splits_a_message_longer_than_a_memory(
+    service: MemoryService, chat_format: str
+) -> None:
+    # One pasted log over the content limit dropped the whole conversation.
+    log = "\n".join(f"2024-05-01 09:00:{index % 60:02d} worker {index} ok" for index in range(4000))
+    assert len(log.encode()) > service.settings.max_content_bytes
+    make = _chatgpt_conversation if chat_format == "chatgpt" else _claude_conversation
+    export = json.dumps([make(log)])
+    report = service.import_text(export, format=chat_format)
+    assert report.errors == []
+    parts = sorted(_contents(service), key=lambda text: int(text.split()[1]))
+    assert len(parts) == report.created > 1
+    assert all(part.startswith(f"[part {n} of {len(parts)}]") for n, part in enumerate(parts, 1))
+    body = "\n".join(part.split("\n", 1)[1] for part in parts)
+    assert body.split() == log.split()
+    again = service.import_text(export, format=chat_format)
+    assert (again.created, again.updated) == (0, 0)
+
+
+def test_import_claude_refuses_one_conversation_past_a_limit_and_keeps_the_others(
+    service: MemoryService,
+) -> None:
+    # The Conversation model's own limits raised pydantic's error out of the import: a
+    # traceback from the CLI, a 500 from REST, and not one conversation imported.
+    long_chat = _claude_conversation(
+        *[f"message {index}" for index in range(10_001)],
+        uuids=tuple(f"m{index}" for index in range(10_001)),
+    )
+    long_id = {**_claude_conversation("hello long id"), "uuid": "x" * 3000}
+    good = {**_claude_conversation("hello kept"), "uuid": "c2"}
+    report = service.import_text(json.dumps([long_chat, long_id, good]), format="claude")
+    assert [(error.item, error.error.split(":")[0]) for error in report.errors] == [
+        (1, "messages"),
+        (2, "id"),
+    ]
+    assert "10001 messages; the limit is 10000" in report.errors[0].error
+    assert _contents(service) == ["hello kept"]
+
+
 # -- a byte-order mark at the start of a file or upload ---------------------------
 
 

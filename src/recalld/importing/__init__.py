@@ -369,7 +369,7 @@ def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
     report = ImportReport(format=chosen)
     document = load_document(text)
     items = list(
-        chatgpt_conversations(document)
+        chatgpt_conversations(document, run.service.settings.max_content_bytes)
         if chosen == "chatgpt"
         else claude_conversations(document, run.service.settings.max_content_bytes)
     )

@@ -41,14 +41,18 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+import pydantic
+
 from recalld import _validate as check
-from recalld.conversations import Conversation, ConversationMessage
+from recalld.conversations import MAX_MESSAGES, Conversation, ConversationMessage
 from recalld.errors import ValidationError
+from recalld.model import SOURCE_MAX_CHARS
 
 __all__ = ["ChatItem", "chatgpt_conversations", "claude_conversations", "load_document"]
 
 ATTACHMENT_HEADER = "[attachment: {name}]\n"
 ATTACHMENT_PART_HEADER = "[attachment: {name}, part {part} of {parts}]\n"
+MESSAGE_PART_HEADER = "[part {part} of {parts}]\n"
 
 
 @dataclass(frozen=True)
@@ -122,17 +126,22 @@ def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]
     return nodes
 
 
-def chatgpt_conversations(document: Any) -> Iterator[ChatItem]:
-    """Each conversation of a ChatGPT export, numbered from 1 (or why it cannot be read)."""
+def chatgpt_conversations(document: Any, max_bytes: int | None = None) -> Iterator[ChatItem]:
+    """Each conversation of a ChatGPT export, numbered from 1 (or why it cannot be read);
+    a message longer than ``max_bytes`` comes in parts (:func:`_message_parts`)."""
     for number, item in enumerate(_conversations(document, "ChatGPT's export"), start=1):
         left_out: list[ValidationError] = []
         try:
-            yield ChatItem(number, _chatgpt_conversation(item, left_out), tuple(left_out))
+            yield ChatItem(
+                number, _chatgpt_conversation(item, max_bytes, left_out), tuple(left_out)
+            )
         except ValidationError as error:
             yield ChatItem(number, error)
 
 
-def _chatgpt_conversation(item: Any, left_out: list[ValidationError]) -> Conversation:
+def _chatgpt_conversation(
+    item: Any, max_bytes: int | None, left_out: list[ValidationError]
+) -> Conversation:
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     mapping = item.get("mapping")
@@ -153,14 +162,17 @@ def _chatgpt_conversation(item: Any, left_out: list[ValidationError]) -> Convers
         author = message.get("author") or {}
         role = author.get("role") if isinstance(author, dict) else None
         name = author.get("name") if isinstance(author, dict) else None
-        messages.append(
-            {
-                "role": role if isinstance(role, str) and role else None,
-                "speaker": name if isinstance(name, str) and name and role == "user" else None,
-                "content": _text_parts(message.get("content")),
-                "at": _epoch(message.get("create_time")),
-                "id": message.get("id") if isinstance(message.get("id"), str) else None,
-            }
+        messages.extend(
+            _message_parts(
+                {
+                    "role": role if isinstance(role, str) and role else None,
+                    "speaker": name if isinstance(name, str) and name and role == "user" else None,
+                    "content": _text_parts(message.get("content")),
+                    "at": _epoch(message.get("create_time")),
+                    "id": message.get("id") if isinstance(message.get("id"), str) else None,
+                },
+                max_bytes,
+            )
         )
     return _conversation(
         item,
@@ -215,13 +227,16 @@ def _claude_conversation(
                     tools.append(json.dumps(block, ensure_ascii=False)[:4000])
         elif isinstance(entry.get("text"), str):
             texts.append(entry["text"])
-        messages.append(
-            {
-                "role": role or None,
-                "content": "\n".join(texts).strip(),
-                "at": at,
-                "id": message_id,
-            }
+        messages.extend(
+            _message_parts(
+                {
+                    "role": role or None,
+                    "content": "\n".join(texts).strip(),
+                    "at": at,
+                    "id": message_id,
+                },
+                max_bytes,
+            )
         )
         for index, (name, text) in enumerate(_attachments(entry)):
             parts = _attachment_parts(name, text, max_bytes)
@@ -302,6 +317,26 @@ def _attachment_parts(name: str, text: str, max_bytes: int | None) -> list[str]:
     ]
 
 
+def _message_parts(message: dict[str, Any], max_bytes: int | None) -> list[dict[str, Any]]:
+    """``message``, or its parts when its text is longer than a memory: a pasted 100 KB log
+    refused the whole conversation. Each part is a turn headed ``[part 2 of 3]``, its id
+    the message's with ``/part-2``."""
+    text = message["content"]
+    if max_bytes is None or len(text.encode("utf-8")) <= max_bytes:
+        return [message]
+    widest = MESSAGE_PART_HEADER.format(part=10**6, parts=10**6)
+    chunks = _split_bytes(text, max(max_bytes - len(widest.encode("utf-8")), 64))
+    identity = message.get("id")
+    return [
+        message
+        | {
+            "content": MESSAGE_PART_HEADER.format(part=part, parts=len(chunks)) + chunk,
+            "id": None if identity is None else f"{identity}/part-{part}",
+        }
+        for part, chunk in enumerate(chunks, start=1)
+    ]
+
+
 def _split_bytes(text: str, budget: int) -> list[str]:
     """``text`` in pieces of at most ``budget`` UTF-8 bytes, cut after a line break when
     one is in a piece's second half, else after a space there (not inside a word), else
@@ -345,10 +380,28 @@ def _conversation(
             )
         except ValueError as error:
             raise ValidationError(f"messages[{index}]", str(error).splitlines()[-1]) from None
-    return Conversation(
-        messages=parsed,
-        conversation=f"{origin}:{conversation_id}"[:200],
-        title=title[:500] if isinstance(title, str) and title.strip() else None,
-        at=at,
-        source=f"{origin}://conversation/{quote(conversation_id, safe='')}",
-    )
+    if len(parsed) > MAX_MESSAGES:
+        # One conversation is one send: the item is refused (as other bad items are), not
+        # the whole import (pydantic's error ended it).
+        raise ValidationError(
+            "messages",
+            f"the conversation has {len(parsed)} messages; the limit is {MAX_MESSAGES}",
+        )
+    source = f"{origin}://conversation/{quote(conversation_id, safe='')}"
+    if len(source) > SOURCE_MAX_CHARS:
+        raise ValidationError(
+            "id", f"is {len(conversation_id)} characters; too long to name the conversation"
+        )
+    try:
+        return Conversation(
+            messages=parsed,
+            conversation=f"{origin}:{conversation_id}"[:200],
+            title=title[:500] if isinstance(title, str) and title.strip() else None,
+            at=at,
+            source=source,
+        )
+    except pydantic.ValidationError as error:  # any other limit: this item, not the import
+        first = error.errors()[0]
+        raise ValidationError(
+            check.field_path(first["loc"]) or "conversation", first["msg"]
+        ) from None
