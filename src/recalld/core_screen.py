@@ -17,23 +17,32 @@ The patterns, by kind:
   instructions:", "do not tell the user";
 - *role hijack*: "you are now a different AI / an unrestricted assistant",
   "you are no longer an assistant", "act as / pretend to be ... without rules",
-  "developer mode", "jailbreak", "DAN";
+  "enable developer mode", "you are jailbroken", "DAN mode" (not a fact that
+  names them: "User enables developer mode on her phone");
 - *exfiltration by URL or shell*: an instruction to send, post, upload or
-  forward something to a URL; ``curl`` / ``wget`` commands; piping into a
-  shell; ``/dev/tcp``, ``nc -e``, ``rm -rf /``, encoded PowerShell;
+  forward something to a URL; ``curl`` / ``wget`` commands (an option or an
+  address after them); piping into a shell; ``/dev/tcp``, ``nc -e``, ``rm -rf
+  /``, encoded PowerShell;
 - *secrets*: asking to reveal or print the system prompt, keys, passwords,
-  tokens or environment variables; a private key block or a well-known API-key
-  format (``sk-…``, ``AKIA…``, ``ghp_…``, ``xox…-``);
-- *persistence*: editing agent or shell configuration (``.bashrc``,
-  ``crontab``, ``authorized_keys``, ``AGENTS.md``, ``CLAUDE.md``, MCP
-  settings, git hooks) or "run this at every startup";
+  tokens or environment variables, or to put credentials into replies; a
+  private key block or a well-known API-key format (``sk-…``, ``AKIA…``,
+  ``ghp_…``, ``github_pat_…``, ``sk_live_…``, ``glpat-…``, ``hf_…``,
+  ``npm_…``, ``xox…-``);
+- *persistence*: being told to edit agent or shell configuration
+  (``.bashrc``, ``crontab``, ``authorized_keys``, ``AGENTS.md``,
+  ``CLAUDE.md``, MCP settings, git hooks) or "run this at every startup";
+- standing orders: "from now on obey / always / never …";
 - *hidden carriers*: HTML comments, ``<script>``/``<iframe>``/``<style>``
   tags, event handlers, ``display:none``, ``javascript:`` URLs, markdown
   images whose URL carries data.
 
-Text is compared after NFKC normalisation and case folding, with runs of
-white space collapsed, so full-width letters and spacing tricks do not slip
-through. ``RECALLD_CORE_SCREEN=off`` turns screening off (for a user who
+Text is compared after NFKC normalisation, case folding and folding Cyrillic and
+Greek look-alike letters to Latin, with runs of white space collapsed, so
+full-width letters, homoglyphs and spacing tricks do not slip through; an entry
+is also screened read on with the entries beside it (the block shows them on
+consecutive lines), so an instruction split over two entries is refused. It is
+a list of known shapes, not a proof: a paraphrase it does not know passes.
+``RECALLD_CORE_SCREEN=off`` turns screening off (for a user who
 deliberately keeps such text, knowing it reaches every prompt).
 """
 
@@ -102,6 +111,12 @@ PATTERNS: tuple[ScreenPattern, ...] = (
     _pattern("prompt injection", "new instructions", r"\bnew (?:system )?instructions?\s*:"),
     _pattern(
         "prompt injection",
+        "from now on",
+        r"\bfrom now on\b,?\s+(?:you\s+)?(?:(?:must|should|will)\s+)?(?:only\s+)?"
+        r"(?:obey|follow|ignore|answer|respond|reply|act|do|say|always|never|only)\b",
+    ),
+    _pattern(
+        "prompt injection",
         "hide from the user",
         r"\b(?:do not|don't|never) (?:tell|inform|alert|notify|warn) the user\b",
     ),
@@ -133,7 +148,15 @@ PATTERNS: tuple[ScreenPattern, ...] = (
     _pattern(
         "role hijack",
         "jailbreak",
-        r"\b(?:jailbreak|jailbroken|developer mode|god mode|dan mode|do anything now)\b",
+        # Aimed at the model ("enable developer mode", "you are jailbroken"), not a fact
+        # that names the words ("User enables developer mode on her phone", "a jailbreak
+        # researcher").
+        r"\b(?:enable|enter|activate|turn on|switch (?:on|to|into)|go into|you are in|you're in)"
+        r"\s+(?:the\s+)?(?:developer|god|dan|jailbreak|jailbroken) mode\b"
+        r"|\b(?:developer|god|dan|jailbreak) mode (?:is )?(?:now )?(?:on|enabled|activated)"
+        r"(?=\s*(?:[.;:!,]|$))"
+        r"|\byou (?:are|'re) (?:now )?jailbroken\b|\bjailbreak prompt\b|\bdan mode\b"
+        r"|\bdo anything now\b",
     ),
     # -- exfiltration ------------------------------------------------------------
     _pattern(
@@ -141,7 +164,13 @@ PATTERNS: tuple[ScreenPattern, ...] = (
         "send data to a URL",
         rf"\b{_SEND}\b[^\n]{{0,80}}?\b(?:to|at|into|via|on)\s+(?:https?|ftp|wss?)://",
     ),
-    _pattern("exfiltration", "curl or wget", r"(?:^|[\s;&|`$(])(?:curl|wget)\s+\S"),
+    _pattern(
+        "exfiltration",
+        "curl or wget",
+        # A command: an option or an address follows ("maintains the curl project" does not).
+        r"(?:^|[\s;&|`$(])(?:curl|wget)\s+(?:-{1,2}[a-z]|['\"]?(?:https?|ftp|file)://"
+        r"|['\"]?[\w.-]+\.[a-z]{2,}(?::\d+)?/|\$)",
+    ),
     _pattern("exfiltration", "pipe into a shell", r"\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b"),
     _pattern(
         "exfiltration",
@@ -161,18 +190,31 @@ PATTERNS: tuple[ScreenPattern, ...] = (
         r"\b(?:reveal|print|show|output|leak|dump|disclose|expose|repeat|tell|display|share)\b"
         r"[^.]{0,30}?\bsystem prompt\b",
     ),
+    _pattern(
+        "secret",
+        "put secrets in replies",
+        r"\b(?:include|attach|append|insert|add|put|paste|quote)\b[^.]{0,40}?(?:~?/?\.aws/|"
+        r"\.ssh/|\bid_(?:rsa|ed25519)\b|\.env\b|\bcredentials\b|\bpasswords?\b|"
+        r"\bprivate keys?\b)[^.]{0,40}?\b(?:in|into|to|with)\b[^.]{0,20}?\b(?:repl(?:y|ies)|"
+        r"answers?|responses?|messages?|output)\b",
+    ),
     _pattern("secret", "private key", r"-----begin [a-z ]*private key-----"),
     _pattern(
         "secret",
         "API key",
         r"\b(?:sk-(?:proj-|ant-)?[a-z0-9_-]{20,}|akia[0-9a-z]{16}|gh[pousr]_[a-z0-9]{30,}|"
-        r"xox[abposr]-[a-z0-9-]{10,}|aiza[0-9a-z_-]{35})\b",
+        r"github_pat_[a-z0-9_]{40,}|(?:sk|rk|pk)_(?:live|test)_[a-z0-9]{16,}|glpat-[a-z0-9_-]{20}|"
+        r"hf_[a-z]{30,}|npm_[a-z0-9]{36}|xox[abposr]-[a-z0-9-]{10,}|aiza[0-9a-z_-]{35})\b",
     ),
     # -- persistence -------------------------------------------------------------
     _pattern(
         "persistence",
         "edit agent or shell configuration",
-        rf"\b(?:add|append|write|edit|modify|update|change|insert|install|overwrite|prepend)\b"
+        # Told to do it: the verb opens a sentence or follows "always", "please", "you
+        # must"... ("User likes to edit .bashrc by hand" is a fact).
+        rf"(?:^|[.;:!?]\s*|\b(?:always|please|then|now|you (?:must|should|need to|have to)|"
+        rf"make sure to|remember to|don't forget to)\s+)"
+        rf"(?:add|append|write|edit|modify|update|change|insert|install|overwrite|prepend)\b"
         rf"[^.]{{0,60}}?{_CONFIG}",
     ),
     _pattern(
@@ -210,8 +252,16 @@ class CoreEntryBlockedError(ValidationError):
         )
 
 
+# Cyrillic and Greek letters that look like Latin ones: "Ignore previous instructions" with
+# a Cyrillic o (U+043E) passed NFKC. Folded for the comparison only (the entry is kept).
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјѕԁԛԝɡᴏοαεικνρτυχϲ",
+    "aeopcyxijsdqwgooaeikvptuxc",
+)
+
+
 def _normalised(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = unicodedata.normalize("NFKC", text).casefold().translate(_LOOKALIKES)
     return " ".join(folded.split())
 
 
