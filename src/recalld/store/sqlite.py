@@ -49,7 +49,8 @@ from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
-from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
+from recalld.store.sqlite_graph import SQLiteGraph, enqueue_graph
+from recalld.store.sqlite_graph_writes import SQLiteGraphTransaction
 from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
 from recalld.store.sqlite_retrieval import SQLiteRetrieval, text_match
 from recalld.store.sqlite_rows import (

@@ -1,0 +1,114 @@
+"""The PostgreSQL graph writes inside a memory write transaction: the knowledge tools'
+entities, observations and relations, and dropping what a memory's old text said.
+
+The row shapes and the "shown" rule come from :mod:`recalld.store.postgres_graph`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from recalld.graph.names import entity_key
+from recalld.store.graph import EntityRecord
+from recalld.store.postgres_connection import Connection
+from recalld.store.postgres_graph import ENTITY_COLUMNS, _entity
+
+__all__ = ["PostgresGraphTransaction"]
+
+
+class PostgresGraphTransaction:
+    """:class:`recalld.store.graph.GraphTransaction` on a connection inside a transaction."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
+        row = self._connection.execute(
+            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = %s AND e.key = %s",
+            (namespace, key),
+        ).fetchone()
+        return None if row is None else _entity(row)
+
+    def declare_entity(
+        self, namespace: str, name: str, type: str | None, now: datetime
+    ) -> tuple[EntityRecord, bool]:
+        key = entity_key(name)
+        # Two servers declaring the same entity: the second waits, then sees the first's.
+        self._connection.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"entity:{namespace}\x1f{key}",),
+        )
+        existing = self.find_entity(namespace, key)
+        if existing is not None and existing.declared:
+            return existing, False
+        if existing is None:
+            self._connection.execute(
+                "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
+                " updated_at) VALUES (%s, %s, %s, %s, TRUE, %s, %s)",
+                (namespace, key, name, type or "unknown", now, now),
+            )
+        else:
+            self._connection.execute(
+                "UPDATE graph_entities SET declared = TRUE, name = %s,"
+                " type = coalesce(%s, type), updated_at = %s WHERE id = %s",
+                (name if type is not None else existing.name, type, now, existing.id),
+            )
+        declared = self.find_entity(namespace, key)
+        assert declared is not None
+        return declared, True
+
+    def link_observation(self, entity_id: int, seq: int) -> None:
+        self._connection.execute(
+            "INSERT INTO graph_observations(entity_id, seq) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (entity_id, seq),
+        )
+
+    def observations(self, entity_id: int) -> list[tuple[int, str]]:
+        rows = self._connection.execute(
+            "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
+            " WHERE o.entity_id = %s ORDER BY m.seq",
+            (entity_id,),
+        ).fetchall()
+        return [(int(seq), str(content)) for seq, content in rows]
+
+    def declare_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
+    ) -> bool:
+        row = self._connection.execute(
+            "SELECT id, declared FROM graph_relations"
+            " WHERE subject_id = %s AND predicate = %s AND object_id = %s FOR UPDATE",
+            (subject_id, predicate, object_id),
+        ).fetchone()
+        if row is not None:
+            if row[1]:
+                return False
+            self._connection.execute(
+                "UPDATE graph_relations SET declared = TRUE WHERE id = %s", (int(row[0]),)
+            )
+            return True
+        created = self._connection.execute(
+            "INSERT INTO graph_relations(namespace, subject_id, predicate, object_id, declared,"
+            " created_at) VALUES (%s, %s, %s, %s, TRUE, %s)"
+            " ON CONFLICT (subject_id, predicate, object_id) DO UPDATE SET declared = TRUE"
+            " RETURNING (xmax = 0)",
+            (namespace, subject_id, predicate, object_id, now),
+        ).fetchone()
+        return bool(created is not None)
+
+    def delete_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int
+    ) -> bool:
+        cursor = self._connection.execute(
+            "DELETE FROM graph_relations WHERE namespace = %s AND subject_id = %s"
+            " AND predicate = %s AND object_id = %s",
+            (namespace, subject_id, predicate, object_id),
+        )
+        return bool(cursor.rowcount)
+
+    def delete_entity(self, entity_id: int) -> None:
+        self._connection.execute("DELETE FROM graph_entities WHERE id = %s", (entity_id,))
+
+    def drop_extraction(self, seq: int) -> None:
+        # The orphan triggers delete what is left with no mention or source.
+        for table in ("graph_mentions", "graph_relation_sources", "graph_extracted"):
+            self._connection.execute(f"DELETE FROM {table} WHERE seq = %s", (seq,))

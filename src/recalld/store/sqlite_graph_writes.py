@@ -1,0 +1,111 @@
+"""The SQLite graph writes inside a memory write transaction: the knowledge tools'
+entities, observations and relations, and dropping what a memory's old text said.
+
+The row shapes and the "shown" rule come from :mod:`recalld.store.sqlite_graph`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import apsw
+
+from recalld._time import to_storage
+from recalld.graph.names import entity_key
+from recalld.store.graph import EntityRecord
+from recalld.store.sqlite_graph import ENTITY_COLUMNS, _entity
+
+__all__ = ["SQLiteGraphTransaction"]
+
+
+class SQLiteGraphTransaction:
+    """:class:`recalld.store.graph.GraphTransaction` on a connection inside ``BEGIN IMMEDIATE``."""
+
+    def __init__(self, connection: apsw.Connection) -> None:
+        self._connection = connection
+
+    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
+        row = self._connection.execute(
+            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = ? AND e.key = ?",
+            (namespace, key),
+        ).fetchone()
+        return None if row is None else _entity(row)
+
+    def declare_entity(
+        self, namespace: str, name: str, type: str | None, now: datetime
+    ) -> tuple[EntityRecord, bool]:
+        stamp = to_storage(now)
+        key = entity_key(name)
+        existing = self.find_entity(namespace, key)
+        if existing is not None and existing.declared:
+            return existing, False
+        if existing is None:
+            self._connection.execute(
+                "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
+                " updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
+                (namespace, key, name, type or "unknown", stamp, stamp),
+            )
+        else:
+            self._connection.execute(
+                "UPDATE graph_entities SET declared = 1, name = ?, type = coalesce(?, type),"
+                " updated_at = ? WHERE id = ?",
+                (name if type is not None else existing.name, type, stamp, existing.id),
+            )
+        declared = self.find_entity(namespace, key)
+        assert declared is not None
+        return declared, True
+
+    def link_observation(self, entity_id: int, seq: int) -> None:
+        self._connection.execute(
+            "INSERT OR IGNORE INTO graph_observations(entity_id, seq) VALUES (?, ?)",
+            (entity_id, seq),
+        )
+
+    def observations(self, entity_id: int) -> list[tuple[int, str]]:
+        rows: list[tuple[Any, ...]] = self._connection.execute(
+            "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
+            " WHERE o.entity_id = ? ORDER BY m.seq",
+            (entity_id,),
+        ).fetchall()
+        return [(int(seq), str(content)) for seq, content in rows]
+
+    def declare_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
+    ) -> bool:
+        row = self._connection.execute(
+            "SELECT id, declared FROM graph_relations"
+            " WHERE subject_id = ? AND predicate = ? AND object_id = ?",
+            (subject_id, predicate, object_id),
+        ).fetchone()
+        if row is not None:
+            if row[1]:
+                return False
+            self._connection.execute(
+                "UPDATE graph_relations SET declared = 1 WHERE id = ?", (int(row[0]),)
+            )
+            return True
+        self._connection.execute(
+            "INSERT INTO graph_relations(namespace, subject_id, predicate, object_id, declared,"
+            " created_at) VALUES (?, ?, ?, ?, 1, ?)",
+            (namespace, subject_id, predicate, object_id, to_storage(now)),
+        )
+        return True
+
+    def delete_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int
+    ) -> bool:
+        self._connection.execute(
+            "DELETE FROM graph_relations WHERE namespace = ? AND subject_id = ? AND predicate = ?"
+            " AND object_id = ?",
+            (namespace, subject_id, predicate, object_id),
+        )
+        return bool(self._connection.changes())
+
+    def delete_entity(self, entity_id: int) -> None:
+        self._connection.execute("DELETE FROM graph_entities WHERE id = ?", (entity_id,))
+
+    def drop_extraction(self, seq: int) -> None:
+        # The orphan triggers (migration 12) delete what is left with no mention or source.
+        for table in ("graph_mentions", "graph_relation_sources", "graph_extracted"):
+            self._connection.execute(f"DELETE FROM {table} WHERE seq = ?", (seq,))
