@@ -163,9 +163,10 @@ class GraphCounts:
 class GraphTransaction(Protocol):
     """Graph writes inside the caller's write transaction (the knowledge tools)."""
 
-    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
-        """The entity with that key in the namespace (its counts include expired memories
-        the purge has not deleted yet)."""
+    def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
+        """The entity with that key in the namespace if the reads show it at ``now`` (see
+        :class:`GraphStore`), with the reads' counts: one known only from expired memories
+        is hidden from the writes too, as a name never seen (the purge deletes it)."""
         ...
 
     def declare_entity(
@@ -174,7 +175,8 @@ class GraphTransaction(Protocol):
         """Create the entity, or mark an extracted one declared; ``True`` when that changed it.
 
         A declared entity stays until it is deleted, mentions or not. ``type``
-        replaces an extracted entity's type (None keeps it; a new one is ``unknown``).
+        replaces an extracted entity's type (None keeps it; a new one is ``unknown``). An
+        entity :meth:`find_entity` does not find at ``now`` is declared as a new one.
         """
         ...
 
@@ -182,8 +184,9 @@ class GraphTransaction(Protocol):
         """Make memory ``seq`` an observation of the entity."""
         ...
 
-    def observations(self, entity_id: int) -> list[tuple[int, str]]:
-        """The entity's observation memories as ``(seq, content)``, oldest first."""
+    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
+        """The entity's observation memories as ``(seq, content)``, oldest first: those
+        live at ``now`` (as the reads show them), or every one when ``now`` is None."""
         ...
 
     def declare_relation(

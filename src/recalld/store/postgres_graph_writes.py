@@ -11,7 +11,7 @@ from datetime import datetime
 from recalld.graph.names import entity_key
 from recalld.store.graph import EntityRecord
 from recalld.store.postgres_connection import Connection
-from recalld.store.postgres_graph import ENTITY_COLUMNS, _entity
+from recalld.store.postgres_graph import LIVE_ENTITY_COLUMNS, _entity, _shown
 
 __all__ = ["PostgresGraphTransaction"]
 
@@ -22,10 +22,11 @@ class PostgresGraphTransaction:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
 
-    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
+    def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
         row = self._connection.execute(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = %s AND e.key = %s",
-            (namespace, key),
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
+            f" WHERE e.namespace = %(namespace)s AND e.key = %(key)s AND {_shown('e')}",
+            {"namespace": namespace, "key": key, "now": now},
         ).fetchone()
         return None if row is None else _entity(row)
 
@@ -38,22 +39,31 @@ class PostgresGraphTransaction:
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"entity:{namespace}\x1f{key}",),
         )
-        existing = self.find_entity(namespace, key)
-        if existing is not None and existing.declared:
-            return existing, False
-        if existing is None:
+        shown = self.find_entity(namespace, key, now)
+        if shown is not None and shown.declared:
+            return shown, False
+        if shown is None:
+            # Never seen, or known only from expired memories (hidden from every read and
+            # gone at the purge): declared as given, as a new entity.
             self._connection.execute(
                 "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
-                " updated_at) VALUES (%s, %s, %s, %s, TRUE, %s, %s)",
+                " updated_at) VALUES (%s, %s, %s, %s, TRUE, %s, %s) ON CONFLICT (namespace, key)"
+                " DO UPDATE SET declared = TRUE, name = excluded.name, type = excluded.type,"
+                " created_at = excluded.created_at, updated_at = excluded.updated_at",
                 (namespace, key, name, type or "unknown", now, now),
             )
         else:
             self._connection.execute(
-                "UPDATE graph_entities SET declared = TRUE, name = %s,"
-                " type = coalesce(%s, type), updated_at = %s WHERE id = %s",
-                (name if type is not None else existing.name, type, now, existing.id),
+                "UPDATE graph_entities SET declared = TRUE, name = %s, type = %s,"
+                " updated_at = %s WHERE id = %s",
+                (
+                    name if type is not None else shown.name,
+                    type if type is not None else shown.type,
+                    now,
+                    shown.id,
+                ),
             )
-        declared = self.find_entity(namespace, key)
+        declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
 
@@ -63,11 +73,12 @@ class PostgresGraphTransaction:
             (entity_id, seq),
         )
 
-    def observations(self, entity_id: int) -> list[tuple[int, str]]:
+    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
         rows = self._connection.execute(
             "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
-            " WHERE o.entity_id = %s ORDER BY m.seq",
-            (entity_id,),
+            " WHERE o.entity_id = %(id)s AND (%(now)s::timestamptz IS NULL"
+            " OR m.expires_at IS NULL OR m.expires_at > %(now)s::timestamptz) ORDER BY m.seq",
+            {"id": entity_id, "now": now},
         ).fetchall()
         return [(int(seq), str(content)) for seq, content in rows]
 

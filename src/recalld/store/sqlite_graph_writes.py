@@ -14,7 +14,7 @@ import apsw
 from recalld._time import to_storage
 from recalld.graph.names import entity_key
 from recalld.store.graph import EntityRecord
-from recalld.store.sqlite_graph import ENTITY_COLUMNS, _entity
+from recalld.store.sqlite_graph import LIVE_ENTITY_COLUMNS, _entity, _shown
 
 __all__ = ["SQLiteGraphTransaction"]
 
@@ -25,10 +25,11 @@ class SQLiteGraphTransaction:
     def __init__(self, connection: apsw.Connection) -> None:
         self._connection = connection
 
-    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
+    def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
         row = self._connection.execute(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = ? AND e.key = ?",
-            (namespace, key),
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
+            f" WHERE e.namespace = :namespace AND e.key = :key AND {_shown('e')}",
+            {"namespace": namespace, "key": key, "now": to_storage(now)},
         ).fetchone()
         return None if row is None else _entity(row)
 
@@ -37,22 +38,31 @@ class SQLiteGraphTransaction:
     ) -> tuple[EntityRecord, bool]:
         stamp = to_storage(now)
         key = entity_key(name)
-        existing = self.find_entity(namespace, key)
-        if existing is not None and existing.declared:
-            return existing, False
-        if existing is None:
+        shown = self.find_entity(namespace, key, now)
+        if shown is not None and shown.declared:
+            return shown, False
+        if shown is None:
+            # Never seen, or known only from expired memories (hidden from every read and
+            # gone at the purge): declared as given, as a new entity.
             self._connection.execute(
                 "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
+                " updated_at) VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT(namespace, key)"
+                " DO UPDATE SET declared = 1, name = excluded.name, type = excluded.type,"
+                " created_at = excluded.created_at, updated_at = excluded.updated_at",
                 (namespace, key, name, type or "unknown", stamp, stamp),
             )
         else:
             self._connection.execute(
-                "UPDATE graph_entities SET declared = 1, name = ?, type = coalesce(?, type),"
-                " updated_at = ? WHERE id = ?",
-                (name if type is not None else existing.name, type, stamp, existing.id),
+                "UPDATE graph_entities SET declared = 1, name = ?, type = ?, updated_at = ?"
+                " WHERE id = ?",
+                (
+                    name if type is not None else shown.name,
+                    type if type is not None else shown.type,
+                    stamp,
+                    shown.id,
+                ),
             )
-        declared = self.find_entity(namespace, key)
+        declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
 
@@ -62,11 +72,12 @@ class SQLiteGraphTransaction:
             (entity_id, seq),
         )
 
-    def observations(self, entity_id: int) -> list[tuple[int, str]]:
+    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
         rows: list[tuple[Any, ...]] = self._connection.execute(
             "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
-            " WHERE o.entity_id = ? ORDER BY m.seq",
-            (entity_id,),
+            " WHERE o.entity_id = :id AND (:now IS NULL OR m.expires_at IS NULL"
+            " OR m.expires_at > :now) ORDER BY m.seq",
+            {"id": entity_id, "now": None if now is None else to_storage(now)},
         ).fetchall()
         return [(int(seq), str(content)) for seq, content in rows]
 
