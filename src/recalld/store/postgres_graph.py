@@ -315,15 +315,15 @@ class PostgresGraph:
         upserted in key order.
         """
         found: dict[str, tuple[str, str]] = {}
-        mentioned: dict[str, tuple[str, int]] = {}
+        mentioned: dict[str, int] = {}
 
         def note(name: str, type: str, count: int) -> str | None:
             key = entity_key(name)
             if not key or len(name) > ENTITY_NAME_MAX_CHARS:
                 return None
+            # The spelling and type this memory gives the entity (its first), its count.
             found.setdefault(key, (name, type[:ENTITY_TYPE_MAX_CHARS]))
-            surface, seen = mentioned.get(key, (name, 0))
-            mentioned[key] = (surface, seen + count)
+            mentioned[key] = mentioned.get(key, 0) + count
             return key
 
         for entity in extraction.entities:
@@ -341,7 +341,7 @@ class PostgresGraph:
             key: _upsert_entity(connection, job.namespace, key, name, type, now)
             for key, (name, type) in sorted(found.items())
         }
-        counts = {ids[key]: value for key, value in mentioned.items()}
+        counts = {ids[key]: (*found[key], count) for key, count in mentioned.items()}
         triples = sorted(
             {
                 (ids[subject], predicate, ids[target])
@@ -364,12 +364,12 @@ class PostgresGraph:
         with connection.cursor() as cursor:
             if counts:
                 cursor.executemany(
-                    "INSERT INTO graph_mentions(entity_id, seq, surface, count)"
-                    " VALUES (%s, %s, %s, %s) ON CONFLICT (entity_id, seq) DO UPDATE SET"
-                    " surface = excluded.surface, count = excluded.count",
+                    "INSERT INTO graph_mentions(entity_id, seq, surface, type, count)"
+                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (entity_id, seq) DO UPDATE SET"
+                    " surface = excluded.surface, type = excluded.type, count = excluded.count",
                     [
-                        (found, job.seq, surface, count)
-                        for found, (surface, count) in sorted(counts.items())
+                        (entity, job.seq, surface, type, count)
+                        for entity, (surface, type, count) in sorted(counts.items())
                     ],
                 )
             sources = list(dict.fromkeys(relation_ids))

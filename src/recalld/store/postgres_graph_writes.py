@@ -11,7 +11,13 @@ from datetime import datetime
 from recalld.graph.names import entity_key
 from recalld.store.graph import EntityRecord
 from recalld.store.postgres_connection import Connection
-from recalld.store.postgres_graph import LIVE_ENTITY_COLUMNS, _entity, _shown
+from recalld.store.postgres_graph import (
+    EXPIRED,
+    GENERIC,
+    LIVE_ENTITY_COLUMNS,
+    _entity,
+    _shown,
+)
 
 __all__ = ["PostgresGraphTransaction"]
 
@@ -57,8 +63,7 @@ class PostgresGraphTransaction:
                 "UPDATE graph_entities SET declared = TRUE, name = %s, type = %s,"
                 " updated_at = %s WHERE id = %s",
                 (
-                    name if type is not None else shown.name,
-                    type if type is not None else shown.type,
+                    *((name, type) if type is not None else self._live_spelling(shown, now)),
                     now,
                     shown.id,
                 ),
@@ -66,6 +71,34 @@ class PostgresGraphTransaction:
         declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
+
+    def _live_spelling(self, entity: EntityRecord, now: datetime) -> tuple[str, str]:
+        """The name and type an extracted entity keeps when it is declared at ``now``: its
+        own while a live memory still gives them, else those the purge will leave it (the
+        rule of migration 23's trigger, over the live mentions only), so declaring never
+        keeps what only an expired memory said."""
+        live = f"FROM graph_mentions m WHERE m.entity_id = %(id)s AND m.seq NOT IN {EXPIRED}"
+        row = self._connection.execute(
+            f"SELECT CASE WHEN EXISTS (SELECT 1 {live} AND m.surface = %(name)s)"
+            " THEN %(name)s::text"
+            f" ELSE (SELECT m.surface {live} ORDER BY m.seq LIMIT 1) END,"
+            f" CASE WHEN EXISTS (SELECT 1 {live} AND m.type = %(type)s) THEN %(type)s::text"
+            f" ELSE coalesce((SELECT m.type {live} AND NOT (m.type = ANY(%(generic)s))"
+            " ORDER BY m.seq LIMIT 1),"
+            f" (SELECT m.type {live} ORDER BY m.seq LIMIT 1)) END",
+            {
+                "id": entity.id,
+                "name": entity.name,
+                "type": entity.type,
+                "now": now,
+                "generic": GENERIC,
+            },
+        ).fetchone()
+        # Shown and not declared: a live memory mentions it.
+        assert row is not None
+        assert row[0] is not None
+        assert row[1] is not None
+        return str(row[0]), str(row[1])
 
     def link_observation(self, entity_id: int, seq: int) -> None:
         self._connection.execute(

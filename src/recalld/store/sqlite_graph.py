@@ -313,7 +313,8 @@ class SQLiteGraph:
     ) -> None:
         """Upsert the extraction's entities, mentions, relations; then drop what it lost."""
         ids: dict[str, int] = {}
-        counts: dict[int, tuple[str, int]] = {}
+        # Per entity: the spelling and type this memory gives it (its first), and the count.
+        counts: dict[int, tuple[str, str, int]] = {}
 
         def entity_id(name: str, type: str, count: int) -> int | None:
             key = entity_key(name)
@@ -324,8 +325,8 @@ class SQLiteGraph:
                     connection, job.namespace, key, name, type[:ENTITY_TYPE_MAX_CHARS], stamp
                 )
             found = ids[key]
-            surface, seen = counts.get(found, (name, 0))
-            counts[found] = (surface, seen + count)
+            surface, given, seen = counts.get(found, (name, type[:ENTITY_TYPE_MAX_CHARS], 0))
+            counts[found] = (surface, given, seen + count)
             return found
 
         for entity in extraction.entities:
@@ -349,10 +350,13 @@ class SQLiteGraph:
             assert row is not None
             relation_ids.append(int(row[0]))
         connection.executemany(
-            "INSERT INTO graph_mentions(entity_id, seq, surface, count) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT(entity_id, seq) DO UPDATE SET surface = excluded.surface,"
-            " count = excluded.count",
-            [(found, job.seq, surface, count) for found, (surface, count) in counts.items()],
+            "INSERT INTO graph_mentions(entity_id, seq, surface, type, count)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(entity_id, seq) DO UPDATE SET"
+            " surface = excluded.surface, type = excluded.type, count = excluded.count",
+            [
+                (found, job.seq, surface, type, count)
+                for found, (surface, type, count) in counts.items()
+            ],
         )
         connection.executemany(
             "INSERT INTO graph_relation_sources(relation_id, seq, at) VALUES (?, ?, ?)"

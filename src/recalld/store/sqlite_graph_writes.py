@@ -14,7 +14,13 @@ import apsw
 from recalld._time import to_storage
 from recalld.graph.names import entity_key
 from recalld.store.graph import EntityRecord
-from recalld.store.sqlite_graph import LIVE_ENTITY_COLUMNS, _entity, _shown
+from recalld.store.sqlite_graph import (
+    EXPIRED,
+    GENERIC_SQL,
+    LIVE_ENTITY_COLUMNS,
+    _entity,
+    _shown,
+)
 
 __all__ = ["SQLiteGraphTransaction"]
 
@@ -56,8 +62,7 @@ class SQLiteGraphTransaction:
                 "UPDATE graph_entities SET declared = 1, name = ?, type = ?, updated_at = ?"
                 " WHERE id = ?",
                 (
-                    name if type is not None else shown.name,
-                    type if type is not None else shown.type,
+                    *((name, type) if type is not None else self._live_spelling(shown, now)),
                     stamp,
                     shown.id,
                 ),
@@ -65,6 +70,27 @@ class SQLiteGraphTransaction:
         declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
+
+    def _live_spelling(self, entity: EntityRecord, now: datetime) -> tuple[str, str]:
+        """The name and type an extracted entity keeps when it is declared at ``now``: its
+        own while a live memory still gives them, else those the purge will leave it (the
+        rule of migration 23's trigger, over the live mentions only), so declaring never
+        keeps what only an expired memory said."""
+        live = f"FROM graph_mentions m WHERE m.entity_id = :id AND m.seq NOT IN {EXPIRED}"
+        row = self._connection.execute(
+            f"SELECT CASE WHEN EXISTS (SELECT 1 {live} AND m.surface = :name) THEN :name"
+            f" ELSE (SELECT m.surface {live} ORDER BY m.seq LIMIT 1) END,"
+            f" CASE WHEN EXISTS (SELECT 1 {live} AND m.type = :type) THEN :type"
+            f" ELSE coalesce((SELECT m.type {live} AND m.type NOT IN {GENERIC_SQL}"
+            " ORDER BY m.seq LIMIT 1),"
+            f" (SELECT m.type {live} ORDER BY m.seq LIMIT 1)) END",
+            {"id": entity.id, "name": entity.name, "type": entity.type, "now": to_storage(now)},
+        ).fetchone()
+        # Shown and not declared: a live memory mentions it.
+        assert row is not None
+        assert row[0] is not None
+        assert row[1] is not None
+        return str(row[0]), str(row[1])
 
     def link_observation(self, entity_id: int, seq: int) -> None:
         self._connection.execute(
