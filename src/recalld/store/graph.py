@@ -205,6 +205,12 @@ class GraphTransaction(Protocol):
         """Delete the entity with its mentions, observation links and relations."""
         ...
 
+    def retime_sources(self, seq: int) -> None:
+        """Give the relations memory ``seq`` states its current ``at`` (read from its row,
+        rewritten in this transaction): a new time changes nothing an extractor reads, so
+        the memory is not extracted again, and its relations' ``at`` stays its own."""
+        ...
+
     def drop_extraction(self, seq: int) -> None:
         """Forget what extraction found in memory ``seq``: its mentions, the relations it
         sourced and its extraction record (entities and relations left with no mention

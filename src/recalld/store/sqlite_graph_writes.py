@@ -142,6 +142,14 @@ class SQLiteGraphTransaction:
     def delete_entity(self, entity_id: int) -> None:
         self._connection.execute("DELETE FROM graph_entities WHERE id = ?", (entity_id,))
 
+    def retime_sources(self, seq: int) -> None:
+        # The extraction writes the same value (complete_jobs reads at_utc at completion).
+        self._connection.execute(
+            "UPDATE graph_relation_sources SET at = (SELECT at_utc FROM memories WHERE seq = ?)"
+            " WHERE seq = ?",
+            (seq, seq),
+        )
+
     def drop_extraction(self, seq: int) -> None:
         # The orphan triggers (migration 12) delete what is left with no mention or source.
         for table in ("graph_mentions", "graph_relation_sources", "graph_extracted"):
