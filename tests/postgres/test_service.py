@@ -239,3 +239,47 @@ def test_postgres_a_vector_an_older_worker_made_without_the_key_is_made_again(
             "SELECT text_hash FROM vectors WHERE seq = %s", (colour.seq,)
         ).fetchone()
     assert stored == (text_hash(None, "blue", None, "user.favourite_colour"),)
+
+
+def test_postgres_graph_names_migration_gives_each_name_a_memory_that_says_it(
+    postgres_server: LocalPostgres,
+) -> None:
+    # As SQLite's migration 23, on a database an older version left at 22.
+    url = postgres_server.create_database("graph_names_before_23")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        for step in postgres_migrations.MIGRATIONS[:22]:
+            step(connection.execute)
+        for seq in (1, 2):
+            connection.execute(
+                "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+                " index_state) OVERRIDING SYSTEM VALUE"
+                " VALUES (%s, %s, 'default', %s, now(), now(), 'indexed')",
+                (seq, f"m{seq}", f"Kate, memory {seq}"),
+            )
+        # "KATE" was the spelling of a memory forgotten before names were re-derived.
+        connection.execute(
+            "INSERT INTO graph_entities(id, namespace, key, name, type, declared, created_at,"
+            " updated_at) OVERRIDING SYSTEM VALUE"
+            " VALUES (1, 'default', 'kate', 'KATE', 'person', FALSE, now(), now()),"
+            " (2, 'default', 'ann', 'Ann (declared)', 'friend', TRUE, now(), now())"
+        )
+        connection.execute(
+            "INSERT INTO graph_mentions(entity_id, seq, surface, count)"
+            " VALUES (1, 2, 'kate', 1), (1, 1, 'Kate', 1), (2, 1, 'ann', 1)"
+        )
+        postgres_migrations.migration_23(connection.execute)
+        entities = "SELECT id, name, type FROM graph_entities ORDER BY id"
+        assert connection.execute(entities).fetchall() == [
+            (1, "Kate", "person"),  # the earliest memory's spelling
+            (2, "Ann (declared)", "friend"),
+        ]
+        assert connection.execute(
+            "SELECT entity_id, seq, type FROM graph_mentions ORDER BY entity_id, seq"
+        ).fetchall() == [(1, 1, "person"), (1, 2, "person"), (2, 1, "friend")]
+        # From now on the trigger keeps it so: memory 1 goes, memory 2's spelling stays.
+        connection.execute("DELETE FROM memories WHERE seq = 1")
+        assert connection.execute(entities).fetchall() == [
+            (1, "kate", "person"),
+            (2, "Ann (declared)", "friend"),
+        ]
