@@ -174,8 +174,10 @@ class GraphTransaction(Protocol):
     ) -> tuple[EntityRecord, bool]:
         """Create the entity, or mark an extracted one declared; ``True`` when that changed it.
 
-        A declared entity stays until it is deleted, mentions or not. ``type``
-        replaces an extracted entity's type (None keeps it; a new one is ``unknown``). An
+        A declared entity stays until it is deleted, mentions or not, with the name and
+        type it was declared with. ``name`` and ``type`` replace an extracted entity's;
+        with ``type`` None it keeps its own while a live memory gives them, else takes
+        those the purge will leave it (a new entity's type is then ``unknown``). An
         entity :meth:`find_entity` does not find at ``now`` is declared as a new one.
         """
         ...

@@ -144,6 +144,8 @@ def _relation(row: Sequence[Any]) -> RelationRecord:
 def _upsert_entity(
     connection: Connection, namespace: str, key: str, name: str, type: str, now: datetime
 ) -> int:
+    # The name is the first extracted spelling; when the mentions giving a name or type go,
+    # migration 23's triggers re-derive them from the mentions left.
     row = connection.execute(
         "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at, updated_at)"
         " VALUES (%(ns)s, %(key)s, %(name)s, %(type)s, FALSE, %(now)s, %(now)s)"

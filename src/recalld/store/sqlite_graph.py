@@ -152,6 +152,8 @@ def _relation(row: Sequence[Any]) -> RelationRecord:
 def _upsert_entity(
     connection: apsw.Connection, namespace: str, key: str, name: str, type: str, stamp: str
 ) -> int:
+    # The name is the first extracted spelling; when the mentions giving a name or type go,
+    # migration 23's triggers re-derive them from the mentions left.
     row = connection.execute(
         "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT(namespace, key) DO UPDATE SET"
