@@ -163,12 +163,12 @@ def test_graph_reads_the_speaker_field_as_a_conversation_stores_it(
 
 
 def _kate_and_her_pet(service: MemoryService, pet: str, name: str) -> tuple[str, str]:
-    """Two extracted memories that both mention Kate; the second alone names her pet.
-    Returns their ids."""
+    """Two extracted memories that both mention Kate; the second alone names her pet, and
+    spells her "KATE": written first, it gives the entity that name. Returns their ids."""
+    other = service.remember(f"KATE's {pet} is called {name}.")
     keep = service.remember("Kate lives in Lisbon.")
-    other = service.remember(f"Kate's {pet} is called {name}.")
     _build(service)
-    assert {name, pet} <= _names(service)
+    assert {name, pet, "KATE"} <= _names(service)
     return keep.id, other.id
 
 
@@ -178,12 +178,14 @@ def test_graph_update_leaves_no_byte_of_what_the_old_text_named(
     keep, changed = _kate_and_her_pet(service, "zqxupdatepet", "Qzxupdatename")
     service.update(changed, content="Kate has no pet.")
     names = _names(service)
-    assert not {"Qzxupdatename", "zqxupdatepet"} & names
+    assert not {"Qzxupdatename", "zqxupdatepet", "KATE"} & names
+    assert "Kate" in names  # the spelling of the memory that still names her
     assert [m.memory_id for m in service.graph.entity("Kate").mentions] == [keep]
     data = _database_bytes(db_path)
     assert b"zqxupdatepet" not in data
     assert b"Qzxupdatename" not in data
     assert b"qzxupdatename" not in data
+    assert b"KATE" not in data
     _build(service)
     assert sorted(m.memory_id for m in service.graph.entity("Kate").mentions) == sorted(
         [keep, changed]
@@ -224,11 +226,14 @@ def test_graph_forget_removes_mentions_relations_and_orphan_entities(
     keep, gone = _kate_and_her_pet(service, "zqxgraphpet", "Qzxgraphname")
     assert service.graph.relations(entity="Kate").relations
     service.store.compact_after_forget()
-    assert b"zqxgraphpet" in _database_bytes(db_path)
+    before = _database_bytes(db_path)
+    assert b"zqxgraphpet" in before
+    assert b"KATE" in before
     assert service.forget(gone).deleted is True
     names = _names(service)
     assert "Qzxgraphname" not in names
     assert "zqxgraphpet" not in names
+    assert "KATE" not in names  # the forgotten memory's spelling goes with it
     assert {"Kate", "Lisbon"} <= names  # still mentioned by the memory kept
     assert service.graph.relations(entity="Kate").relations == []
     assert [m.memory_id for m in service.graph.entity("Kate").mentions] == [keep]
@@ -237,6 +242,7 @@ def test_graph_forget_removes_mentions_relations_and_orphan_entities(
     assert b"zqxgraphpet" not in data
     assert b"Qzxgraphname" not in data
     assert b"qzxgraphname" not in data
+    assert b"KATE" not in data
 
 
 class _ExplodingExtractor(RuleExtractor):

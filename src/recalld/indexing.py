@@ -146,6 +146,10 @@ class Indexing:
         if previous is not None and changed:
             # What the old text said goes with it, now: not when the new text is extracted.
             tx.graph.drop_extraction(memory.seq)
+        elif previous is not None and previous.at != memory.at:
+            # No extractor reads the time: the relations the memory states take its new
+            # one here, at once and without extracting it again (and with no extractor).
+            tx.graph.retime_sources(memory.seq)
         extractor = self.extractor
         if extractor is not None and changed:
             tx.enqueue_graph(memory.seq, extractor.name, now)

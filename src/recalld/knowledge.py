@@ -258,7 +258,7 @@ class KnowledgeGraph:
             for index, relation in enumerate(parsed):
                 ends = []
                 for field, name in (("from", relation.source), ("to", relation.target)):
-                    found = tx.graph.find_entity(scope_namespace, entity_key(name))
+                    found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                     if found is None:
                         raise ValidationError(
                             f"relations[{index}].{field}",
@@ -301,13 +301,13 @@ class KnowledgeGraph:
         now = self._clock()
         with self._store.transaction() as tx:
             for index, (name, contents) in enumerate(parsed):
-                found = tx.graph.find_entity(scope_namespace, entity_key(name))
+                found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
                     raise ValidationError(
                         f"observations[{index}].entityName", f"no entity named {name!r}"
                     )
                 record, _ = tx.graph.declare_entity(scope_namespace, found.name, None, now)
-                existing = {content for _, content in tx.graph.observations(record.id)}
+                existing = {content for _, content in tx.graph.observations(record.id, now)}
                 added = []
                 for content in dict.fromkeys(contents):
                     if content not in existing:
@@ -328,18 +328,20 @@ class KnowledgeGraph:
         ]
         deleted: list[str] = []
         missing: list[str] = []
+        now = self._clock()
         with self._store.transaction() as tx:
             for name in checked:
-                found = tx.graph.find_entity(scope_namespace, entity_key(name))
+                found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
                     missing.append(name)
                     continue
-                for seq, _ in tx.graph.observations(found.id):
+                # Every observation, expired ones too: the entity is forgotten now.
+                for seq, _ in tx.graph.observations(found.id, None):
                     tx.delete(seq)
                 tx.graph.delete_entity(found.id)
                 deleted.append(name)
             if deleted:
-                tx.dropped_content("forget", self._clock())
+                tx.dropped_content("forget", now)
         if deleted:
             self._after_forget()
         return _report("entities", deleted, missing)
@@ -360,14 +362,15 @@ class KnowledgeGraph:
             parsed.append((name, list(deletion.observations)))
         deleted: list[str] = []
         missing: list[str] = []
+        now = self._clock()
         with self._store.transaction() as tx:
             for name, wanted in parsed:
-                found = tx.graph.find_entity(scope_namespace, entity_key(name))
+                found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
                     missing.append(f"entity {name!r}")
                     continue
                 by_content: dict[str, list[int]] = {}
-                for seq, content in tx.graph.observations(found.id):
+                for seq, content in tx.graph.observations(found.id, now):
                     by_content.setdefault(content, []).append(seq)
                 for text in wanted:
                     seqs = by_content.pop(text, None)
@@ -378,7 +381,7 @@ class KnowledgeGraph:
                         tx.delete(seq)
                     deleted.append(f"{name!r}: {text[:60]!r}")
             if deleted:
-                tx.dropped_content("forget", self._clock())
+                tx.dropped_content("forget", now)
         if deleted:
             self._after_forget()
         return _report("observations", deleted, missing)
@@ -397,11 +400,12 @@ class KnowledgeGraph:
         ]
         deleted: list[str] = []
         missing: list[str] = []
+        now = self._clock()
         with self._store.transaction() as tx:
             for relation in parsed:
                 label = _relation_label(relation.source, relation.relation_type, relation.target)
-                source = tx.graph.find_entity(scope_namespace, entity_key(relation.source))
-                target = tx.graph.find_entity(scope_namespace, entity_key(relation.target))
+                source = tx.graph.find_entity(scope_namespace, entity_key(relation.source), now)
+                target = tx.graph.find_entity(scope_namespace, entity_key(relation.target), now)
                 if (
                     source is not None
                     and target is not None
@@ -413,7 +417,7 @@ class KnowledgeGraph:
                 else:
                     missing.append(label)
             if deleted:
-                tx.dropped_content("forget", self._clock())
+                tx.dropped_content("forget", now)
         if deleted:
             self._after_forget()
         return _report("relations", deleted, missing)
@@ -608,11 +612,11 @@ class KnowledgeGraph:
         tx: StoreTransaction,
         namespace: str,
         entity: KnowledgeEntity,
-        now: Any,
+        now: datetime,
         report: KnowledgeImportReport,
     ) -> None:
         record, created = tx.graph.declare_entity(namespace, entity.name, entity.entity_type, now)
-        existing = {content for _, content in tx.graph.observations(record.id)}
+        existing = {content for _, content in tx.graph.observations(record.id, now)}
         added = 0
         for content in dict.fromkeys(entity.observations):
             if content not in existing:
@@ -628,12 +632,12 @@ class KnowledgeGraph:
         namespace: str,
         number: int,
         relation: KnowledgeRelation,
-        now: Any,
+        now: datetime,
         report: KnowledgeImportReport,
     ) -> None:
         ends = []
         for field, name in (("from", relation.source), ("to", relation.target)):
-            found = tx.graph.find_entity(namespace, entity_key(name))
+            found = tx.graph.find_entity(namespace, entity_key(name), now)
             if found is None:
                 report.errors.append(
                     ImportLineError(line=number, error=f"{field}: no entity named {name!r}")

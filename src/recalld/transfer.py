@@ -783,7 +783,7 @@ class Transfer:
             ends = []
             for field in ("from", "to"):
                 name = str(line.value.get(field, ""))
-                found = tx.graph.find_entity(line.namespace, entity_key(name))
+                found = tx.graph.find_entity(line.namespace, entity_key(name), now)
                 if found is None:
                     raise ValidationError(field, f"no entity named {name!r}")
                 ends.append(found)

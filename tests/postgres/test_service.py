@@ -14,6 +14,7 @@ from recalld.errors import ValidationError
 from recalld.model import Filters
 from recalld.service import MemoryService
 from recalld.store import postgres_migrations
+from recalld.store.postgres_migrations_graph import migration_24
 from recalld.store.semantic import text_hash
 from tests.conftest import FakeClock
 from tests.postgres_server import LocalPostgres
@@ -270,3 +271,47 @@ def test_postgres_without_unaccent_keyword_search_says_it_does_not_fold_accents(
     assert [hit.memory.content for hit in memory.search("zurich", mode="keyword")] == [
         "Drove to Zürich"
     ]
+
+
+def test_postgres_graph_names_migration_gives_each_name_a_memory_that_says_it(
+    postgres_server: LocalPostgres,
+) -> None:
+    # As SQLite's migration 24, on a database an older version left at 23.
+    url = postgres_server.create_database("graph_names_before_24")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        for step in postgres_migrations.MIGRATIONS[:23]:
+            step(connection.execute)
+        for seq in (1, 2):
+            connection.execute(
+                "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+                " index_state) OVERRIDING SYSTEM VALUE"
+                " VALUES (%s, %s, 'default', %s, now(), now(), 'indexed')",
+                (seq, f"m{seq}", f"Kate, memory {seq}"),
+            )
+        # "KATE" was the spelling of a memory forgotten before names were re-derived.
+        connection.execute(
+            "INSERT INTO graph_entities(id, namespace, key, name, type, declared, created_at,"
+            " updated_at) OVERRIDING SYSTEM VALUE"
+            " VALUES (1, 'default', 'kate', 'KATE', 'person', FALSE, now(), now()),"
+            " (2, 'default', 'ann', 'Ann (declared)', 'friend', TRUE, now(), now())"
+        )
+        connection.execute(
+            "INSERT INTO graph_mentions(entity_id, seq, surface, count)"
+            " VALUES (1, 2, 'kate', 1), (1, 1, 'Kate', 1), (2, 1, 'ann', 1)"
+        )
+        migration_24(connection.execute)
+        entities = "SELECT id, name, type FROM graph_entities ORDER BY id"
+        assert connection.execute(entities).fetchall() == [
+            (1, "Kate", "person"),  # the earliest memory's spelling
+            (2, "Ann (declared)", "friend"),
+        ]
+        assert connection.execute(
+            "SELECT entity_id, seq, type FROM graph_mentions ORDER BY entity_id, seq"
+        ).fetchall() == [(1, 1, "person"), (1, 2, "person"), (2, 1, "friend")]
+        # From now on the trigger keeps it so: memory 1 goes, memory 2's spelling stays.
+        connection.execute("DELETE FROM memories WHERE seq = 1")
+        assert connection.execute(entities).fetchall() == [
+            (1, "kate", "person"),
+            (2, "Ann (declared)", "friend"),
+        ]

@@ -21,6 +21,7 @@ from recalld.store.migrations import (
     migration_14,
     migration_16,
 )
+from recalld.store.migrations_graph import migration_24
 from recalld.store.migrations_text import migration_18, migration_19, migration_20, migration_22
 from recalld.store.semantic import decode_vectors, encode_vector
 from recalld.store.sqlite import SQLiteStore
@@ -580,5 +581,46 @@ def test_sqlite_key_words_migration_queues_keyed_memories_again(tmp_path: Path) 
         assert store.semantic.vectors_for("model", [1, 2]).keys() == {2}
         states = store._read("SELECT seq, index_state FROM memories ORDER BY seq", ())
         assert states == [(1, "queued"), (2, "indexed")]
+    finally:
+        store.close()
+
+
+def test_sqlite_graph_names_migration_gives_each_name_a_memory_that_says_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    connection = _database_before(path, migration_24)
+    for seq in (1, 2):
+        connection.execute(
+            "INSERT INTO memories(seq, id, namespace, content, created_at, updated_at,"
+            " index_state) VALUES (?, ?, 'default', ?, 'x', 'x', 'indexed')",
+            (seq, f"m{seq}", f"Kate, memory {seq}"),
+        )
+    # "KATE" was the spelling of a memory forgotten before this version re-derived names.
+    entities = [(1, "kate", "KATE", "person", 0), (2, "ann", "Ann (declared)", "friend", 1)]
+    connection.executemany(
+        "INSERT INTO graph_entities(id, namespace, key, name, type, declared, created_at,"
+        " updated_at) VALUES (?, 'default', ?, ?, ?, ?, 'x', 'x')",
+        entities,
+    )
+    connection.executemany(
+        "INSERT INTO graph_mentions(entity_id, seq, surface, count) VALUES (?, ?, ?, 1)",
+        [(1, 2, "kate"), (1, 1, "Kate"), (2, 1, "ann")],
+    )
+    connection.close()
+    store = SQLiteStore(path)
+    try:
+        assert store._read("SELECT id, name, type FROM graph_entities ORDER BY id", ()) == [
+            (1, "Kate", "person"),  # the earliest memory's spelling
+            (2, "Ann (declared)", "friend"),
+        ]
+        assert store._read(
+            "SELECT entity_id, seq, type FROM graph_mentions ORDER BY entity_id, seq", ()
+        ) == [(1, 1, "person"), (1, 2, "person"), (2, 1, "friend")]
+        # From now on the triggers keep it so: memory 1 goes, memory 2's spelling stays.
+        store.write(lambda tx: tx.execute("DELETE FROM memories WHERE seq = 1"))
+        assert store._read("SELECT name, type FROM graph_entities WHERE id = 1", ()) == [
+            ("kate", "person")
+        ]
     finally:
         store.close()

@@ -163,9 +163,10 @@ class GraphCounts:
 class GraphTransaction(Protocol):
     """Graph writes inside the caller's write transaction (the knowledge tools)."""
 
-    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
-        """The entity with that key in the namespace (its counts include expired memories
-        the purge has not deleted yet)."""
+    def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
+        """The entity with that key in the namespace if the reads show it at ``now`` (see
+        :class:`GraphStore`), with the reads' counts: one known only from expired memories
+        is hidden from the writes too, as a name never seen (the purge deletes it)."""
         ...
 
     def declare_entity(
@@ -173,8 +174,11 @@ class GraphTransaction(Protocol):
     ) -> tuple[EntityRecord, bool]:
         """Create the entity, or mark an extracted one declared; ``True`` when that changed it.
 
-        A declared entity stays until it is deleted, mentions or not. ``type``
-        replaces an extracted entity's type (None keeps it; a new one is ``unknown``).
+        A declared entity stays until it is deleted, mentions or not, with the name and
+        type it was declared with. ``name`` and ``type`` replace an extracted entity's;
+        with ``type`` None it keeps its own while a live memory gives them, else takes
+        those the purge will leave it (a new entity's type is then ``unknown``). An
+        entity :meth:`find_entity` does not find at ``now`` is declared as a new one.
         """
         ...
 
@@ -182,8 +186,9 @@ class GraphTransaction(Protocol):
         """Make memory ``seq`` an observation of the entity."""
         ...
 
-    def observations(self, entity_id: int) -> list[tuple[int, str]]:
-        """The entity's observation memories as ``(seq, content)``, oldest first."""
+    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
+        """The entity's observation memories as ``(seq, content)``, oldest first: those
+        live at ``now`` (as the reads show them), or every one when ``now`` is None."""
         ...
 
     def declare_relation(
@@ -200,6 +205,12 @@ class GraphTransaction(Protocol):
 
     def delete_entity(self, entity_id: int) -> None:
         """Delete the entity with its mentions, observation links and relations."""
+        ...
+
+    def retime_sources(self, seq: int) -> None:
+        """Give the relations memory ``seq`` states its current ``at`` (read from its row,
+        rewritten in this transaction): a new time changes nothing an extractor reads, so
+        the memory is not extracted again, and its relations' ``at`` stays its own."""
         ...
 
     def drop_extraction(self, seq: int) -> None:

@@ -59,7 +59,8 @@ from recalld.store.intentions import IntentionRecord
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_context import PostgresContext, save_signals
 from recalld.store.postgres_core import PostgresCore
-from recalld.store.postgres_graph import PostgresGraph, PostgresGraphTransaction, enqueue_graph
+from recalld.store.postgres_graph import PostgresGraph, enqueue_graph
+from recalld.store.postgres_graph_writes import PostgresGraphTransaction
 from recalld.store.postgres_intentions import PostgresIntentions, save_intention
 from recalld.store.postgres_migrations import MIGRATIONS, SEARCH_CONFIGURATION
 from recalld.store.postgres_notify import PostgresChangeFeed

@@ -39,7 +39,7 @@ from recalld.store.postgres_rows import local_instant
 from recalld.store.postgres_semantic import _failure, enqueue_jobs
 from recalld.store.sql import escape_like
 
-__all__ = ["PostgresGraph", "PostgresGraphTransaction", "enqueue_graph"]
+__all__ = ["PostgresGraph", "enqueue_graph"]
 
 T = TypeVar("T")
 
@@ -144,6 +144,8 @@ def _relation(row: Sequence[Any]) -> RelationRecord:
 def _upsert_entity(
     connection: Connection, namespace: str, key: str, name: str, type: str, now: datetime
 ) -> int:
+    # The name is the first extracted spelling; when the mentions giving a name or type go,
+    # migration 24's triggers re-derive them from the mentions left.
     row = connection.execute(
         "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at, updated_at)"
         " VALUES (%(ns)s, %(key)s, %(name)s, %(type)s, FALSE, %(now)s, %(now)s)"
@@ -156,104 +158,6 @@ def _upsert_entity(
     ).fetchone()
     assert row is not None
     return int(row[0])
-
-
-class PostgresGraphTransaction:
-    """:class:`recalld.store.graph.GraphTransaction` on a connection inside a transaction."""
-
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
-
-    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
-        row = self._connection.execute(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = %s AND e.key = %s",
-            (namespace, key),
-        ).fetchone()
-        return None if row is None else _entity(row)
-
-    def declare_entity(
-        self, namespace: str, name: str, type: str | None, now: datetime
-    ) -> tuple[EntityRecord, bool]:
-        key = entity_key(name)
-        # Two servers declaring the same entity: the second waits, then sees the first's.
-        self._connection.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            (f"entity:{namespace}\x1f{key}",),
-        )
-        existing = self.find_entity(namespace, key)
-        if existing is not None and existing.declared:
-            return existing, False
-        if existing is None:
-            self._connection.execute(
-                "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
-                " updated_at) VALUES (%s, %s, %s, %s, TRUE, %s, %s)",
-                (namespace, key, name, type or "unknown", now, now),
-            )
-        else:
-            self._connection.execute(
-                "UPDATE graph_entities SET declared = TRUE, name = %s,"
-                " type = coalesce(%s, type), updated_at = %s WHERE id = %s",
-                (name if type is not None else existing.name, type, now, existing.id),
-            )
-        declared = self.find_entity(namespace, key)
-        assert declared is not None
-        return declared, True
-
-    def link_observation(self, entity_id: int, seq: int) -> None:
-        self._connection.execute(
-            "INSERT INTO graph_observations(entity_id, seq) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-            (entity_id, seq),
-        )
-
-    def observations(self, entity_id: int) -> list[tuple[int, str]]:
-        rows = self._connection.execute(
-            "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
-            " WHERE o.entity_id = %s ORDER BY m.seq",
-            (entity_id,),
-        ).fetchall()
-        return [(int(seq), str(content)) for seq, content in rows]
-
-    def declare_relation(
-        self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
-    ) -> bool:
-        row = self._connection.execute(
-            "SELECT id, declared FROM graph_relations"
-            " WHERE subject_id = %s AND predicate = %s AND object_id = %s FOR UPDATE",
-            (subject_id, predicate, object_id),
-        ).fetchone()
-        if row is not None:
-            if row[1]:
-                return False
-            self._connection.execute(
-                "UPDATE graph_relations SET declared = TRUE WHERE id = %s", (int(row[0]),)
-            )
-            return True
-        created = self._connection.execute(
-            "INSERT INTO graph_relations(namespace, subject_id, predicate, object_id, declared,"
-            " created_at) VALUES (%s, %s, %s, %s, TRUE, %s)"
-            " ON CONFLICT (subject_id, predicate, object_id) DO UPDATE SET declared = TRUE"
-            " RETURNING (xmax = 0)",
-            (namespace, subject_id, predicate, object_id, now),
-        ).fetchone()
-        return bool(created is not None)
-
-    def delete_relation(
-        self, namespace: str, subject_id: int, predicate: str, object_id: int
-    ) -> bool:
-        cursor = self._connection.execute(
-            "DELETE FROM graph_relations WHERE namespace = %s AND subject_id = %s"
-            " AND predicate = %s AND object_id = %s",
-            (namespace, subject_id, predicate, object_id),
-        )
-        return bool(cursor.rowcount)
-
-    def delete_entity(self, entity_id: int) -> None:
-        self._connection.execute("DELETE FROM graph_entities WHERE id = %s", (entity_id,))
-
-    def drop_extraction(self, seq: int) -> None:
-        # The orphan triggers delete what is left with no mention or source.
-        for table in ("graph_mentions", "graph_relation_sources", "graph_extracted"):
-            self._connection.execute(f"DELETE FROM {table} WHERE seq = %s", (seq,))
 
 
 class PostgresGraph:
@@ -413,15 +317,15 @@ class PostgresGraph:
         upserted in key order.
         """
         found: dict[str, tuple[str, str]] = {}
-        mentioned: dict[str, tuple[str, int]] = {}
+        mentioned: dict[str, int] = {}
 
         def note(name: str, type: str, count: int) -> str | None:
             key = entity_key(name)
             if not key or len(name) > ENTITY_NAME_MAX_CHARS:
                 return None
+            # The spelling and type this memory gives the entity (its first), its count.
             found.setdefault(key, (name, type[:ENTITY_TYPE_MAX_CHARS]))
-            surface, seen = mentioned.get(key, (name, 0))
-            mentioned[key] = (surface, seen + count)
+            mentioned[key] = mentioned.get(key, 0) + count
             return key
 
         for entity in extraction.entities:
@@ -439,7 +343,7 @@ class PostgresGraph:
             key: _upsert_entity(connection, job.namespace, key, name, type, now)
             for key, (name, type) in sorted(found.items())
         }
-        counts = {ids[key]: value for key, value in mentioned.items()}
+        counts = {ids[key]: (*found[key], count) for key, count in mentioned.items()}
         triples = sorted(
             {
                 (ids[subject], predicate, ids[target])
@@ -462,12 +366,12 @@ class PostgresGraph:
         with connection.cursor() as cursor:
             if counts:
                 cursor.executemany(
-                    "INSERT INTO graph_mentions(entity_id, seq, surface, count)"
-                    " VALUES (%s, %s, %s, %s) ON CONFLICT (entity_id, seq) DO UPDATE SET"
-                    " surface = excluded.surface, count = excluded.count",
+                    "INSERT INTO graph_mentions(entity_id, seq, surface, type, count)"
+                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (entity_id, seq) DO UPDATE SET"
+                    " surface = excluded.surface, type = excluded.type, count = excluded.count",
                     [
-                        (found, job.seq, surface, count)
-                        for found, (surface, count) in sorted(counts.items())
+                        (entity, job.seq, surface, type, count)
+                        for entity, (surface, type, count) in sorted(counts.items())
                     ],
                 )
             sources = list(dict.fromkeys(relation_ids))

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from recalld._text import content_hash
+from recalld.store.postgres_migrations_graph import migration_24
 
-__all__ = ["CHANGES_CHANNEL", "MIGRATIONS", "SEARCH_CONFIG"]
+__all__ = ["CHANGES_CHANNEL", "MIGRATIONS", "SEARCH_CONFIG", "SEARCH_CONFIGURATION"]
 
 Execute = Callable[[str], Any]
 CHANGES_CHANNEL = "recalld_changes"
@@ -775,4 +776,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_21,
     migration_22,
     migration_23,
+    migration_24,
 ]

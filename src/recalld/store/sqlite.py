@@ -6,10 +6,9 @@ library (3.40 on Debian 12), which lacks FTS5's ``secure-delete`` (3.42+) that
 load extensions. apsw ships SQLite with FTS5 and exposes transactions
 explicitly, so every write is a ``BEGIN IMMEDIATE`` ... ``COMMIT`` we control.
 
-Durability and concurrency: WAL, ``synchronous=FULL`` by default (fsync per
-commit), ``busy_timeout``, and a bounded retry with backoff around lock waits,
-so several processes can share one file and no caller sees ``database is
-locked``. Each thread gets its own connection.
+Durability and concurrency: WAL, ``synchronous=FULL`` by default (fsync per commit),
+``busy_timeout``, and a bounded retry with backoff around lock waits, so several
+processes share one file and no caller sees ``database is locked``; a connection a thread.
 """
 
 from __future__ import annotations
@@ -49,7 +48,8 @@ from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
-from recalld.store.sqlite_graph import SQLiteGraph, SQLiteGraphTransaction, enqueue_graph
+from recalld.store.sqlite_graph import SQLiteGraph, enqueue_graph
+from recalld.store.sqlite_graph_writes import SQLiteGraphTransaction
 from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
 from recalld.store.sqlite_retrieval import SQLiteRetrieval, text_match
 from recalld.store.sqlite_rows import (

@@ -44,7 +44,7 @@ from recalld.store.semantic import JobFailure
 from recalld.store.sql import escape_like
 from recalld.store.sqlite_connection import SQLiteDatabase
 
-__all__ = ["SQLiteGraph", "SQLiteGraphTransaction", "enqueue_graph"]
+__all__ = ["SQLiteGraph", "enqueue_graph"]
 
 T = TypeVar("T")
 
@@ -152,6 +152,8 @@ def _relation(row: Sequence[Any]) -> RelationRecord:
 def _upsert_entity(
     connection: apsw.Connection, namespace: str, key: str, name: str, type: str, stamp: str
 ) -> int:
+    # The name is the first extracted spelling; when the mentions giving a name or type go,
+    # migration 24's triggers re-derive them from the mentions left.
     row = connection.execute(
         "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, 0, ?, ?) ON CONFLICT(namespace, key) DO UPDATE SET"
@@ -163,98 +165,6 @@ def _upsert_entity(
     ).fetchone()
     assert row is not None
     return int(row[0])
-
-
-class SQLiteGraphTransaction:
-    """:class:`recalld.store.graph.GraphTransaction` on a connection inside ``BEGIN IMMEDIATE``."""
-
-    def __init__(self, connection: apsw.Connection) -> None:
-        self._connection = connection
-
-    def find_entity(self, namespace: str, key: str) -> EntityRecord | None:
-        row = self._connection.execute(
-            f"SELECT {ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = ? AND e.key = ?",
-            (namespace, key),
-        ).fetchone()
-        return None if row is None else _entity(row)
-
-    def declare_entity(
-        self, namespace: str, name: str, type: str | None, now: datetime
-    ) -> tuple[EntityRecord, bool]:
-        stamp = to_storage(now)
-        key = entity_key(name)
-        existing = self.find_entity(namespace, key)
-        if existing is not None and existing.declared:
-            return existing, False
-        if existing is None:
-            self._connection.execute(
-                "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
-                " updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
-                (namespace, key, name, type or "unknown", stamp, stamp),
-            )
-        else:
-            self._connection.execute(
-                "UPDATE graph_entities SET declared = 1, name = ?, type = coalesce(?, type),"
-                " updated_at = ? WHERE id = ?",
-                (name if type is not None else existing.name, type, stamp, existing.id),
-            )
-        declared = self.find_entity(namespace, key)
-        assert declared is not None
-        return declared, True
-
-    def link_observation(self, entity_id: int, seq: int) -> None:
-        self._connection.execute(
-            "INSERT OR IGNORE INTO graph_observations(entity_id, seq) VALUES (?, ?)",
-            (entity_id, seq),
-        )
-
-    def observations(self, entity_id: int) -> list[tuple[int, str]]:
-        rows: list[tuple[Any, ...]] = self._connection.execute(
-            "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
-            " WHERE o.entity_id = ? ORDER BY m.seq",
-            (entity_id,),
-        ).fetchall()
-        return [(int(seq), str(content)) for seq, content in rows]
-
-    def declare_relation(
-        self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
-    ) -> bool:
-        row = self._connection.execute(
-            "SELECT id, declared FROM graph_relations"
-            " WHERE subject_id = ? AND predicate = ? AND object_id = ?",
-            (subject_id, predicate, object_id),
-        ).fetchone()
-        if row is not None:
-            if row[1]:
-                return False
-            self._connection.execute(
-                "UPDATE graph_relations SET declared = 1 WHERE id = ?", (int(row[0]),)
-            )
-            return True
-        self._connection.execute(
-            "INSERT INTO graph_relations(namespace, subject_id, predicate, object_id, declared,"
-            " created_at) VALUES (?, ?, ?, ?, 1, ?)",
-            (namespace, subject_id, predicate, object_id, to_storage(now)),
-        )
-        return True
-
-    def delete_relation(
-        self, namespace: str, subject_id: int, predicate: str, object_id: int
-    ) -> bool:
-        self._connection.execute(
-            "DELETE FROM graph_relations WHERE namespace = ? AND subject_id = ? AND predicate = ?"
-            " AND object_id = ?",
-            (namespace, subject_id, predicate, object_id),
-        )
-        return bool(self._connection.changes())
-
-    def delete_entity(self, entity_id: int) -> None:
-        self._connection.execute("DELETE FROM graph_entities WHERE id = ?", (entity_id,))
-
-    def drop_extraction(self, seq: int) -> None:
-        # The orphan triggers (migration 12) delete what is left with no mention or source.
-        for table in ("graph_mentions", "graph_relation_sources", "graph_extracted"):
-            self._connection.execute(f"DELETE FROM {table} WHERE seq = ?", (seq,))
 
 
 class SQLiteGraph:
@@ -405,7 +315,8 @@ class SQLiteGraph:
     ) -> None:
         """Upsert the extraction's entities, mentions, relations; then drop what it lost."""
         ids: dict[str, int] = {}
-        counts: dict[int, tuple[str, int]] = {}
+        # Per entity: the spelling and type this memory gives it (its first), and the count.
+        counts: dict[int, tuple[str, str, int]] = {}
 
         def entity_id(name: str, type: str, count: int) -> int | None:
             key = entity_key(name)
@@ -416,8 +327,8 @@ class SQLiteGraph:
                     connection, job.namespace, key, name, type[:ENTITY_TYPE_MAX_CHARS], stamp
                 )
             found = ids[key]
-            surface, seen = counts.get(found, (name, 0))
-            counts[found] = (surface, seen + count)
+            surface, given, seen = counts.get(found, (name, type[:ENTITY_TYPE_MAX_CHARS], 0))
+            counts[found] = (surface, given, seen + count)
             return found
 
         for entity in extraction.entities:
@@ -441,10 +352,13 @@ class SQLiteGraph:
             assert row is not None
             relation_ids.append(int(row[0]))
         connection.executemany(
-            "INSERT INTO graph_mentions(entity_id, seq, surface, count) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT(entity_id, seq) DO UPDATE SET surface = excluded.surface,"
-            " count = excluded.count",
-            [(found, job.seq, surface, count) for found, (surface, count) in counts.items()],
+            "INSERT INTO graph_mentions(entity_id, seq, surface, type, count)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT(entity_id, seq) DO UPDATE SET"
+            " surface = excluded.surface, type = excluded.type, count = excluded.count",
+            [
+                (found, job.seq, surface, type, count)
+                for found, (surface, type, count) in counts.items()
+            ],
         )
         connection.executemany(
             "INSERT INTO graph_relation_sources(relation_id, seq, at) VALUES (?, ?, ?)"

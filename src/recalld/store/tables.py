@@ -158,7 +158,7 @@ COPIED_TABLES: tuple[Table, ...] = (
     ),
     table(
         "graph_mentions",
-        "entity_id:integer seq:integer surface count:integer",
+        "entity_id:integer seq:integer surface type count:integer",
         order=["entity_id", "seq"],
         identity=["entity_id", "seq"],
     ),

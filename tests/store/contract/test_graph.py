@@ -116,13 +116,13 @@ def test_graph_declared_relations_and_observations(store: Store) -> None:
     with store.transaction() as tx:
         anna, _ = tx.graph.declare_entity("default", "Anna", "person", NOW)
         bob, _ = tx.graph.declare_entity("default", "Bob", None, NOW)
-        assert tx.graph.find_entity("default", "bob") is not None
+        assert tx.graph.find_entity("default", "bob", NOW) is not None
         assert tx.graph.declare_relation("default", anna.id, "knows", bob.id, NOW) is True
         assert tx.graph.declare_relation("default", anna.id, "knows", bob.id, NOW) is False
         note = tx.insert(record(id="obs", content="Anna plays the cello", kind="observation"))
         tx.graph.link_observation(anna.id, note.seq)
         tx.graph.link_observation(anna.id, note.seq)
-        assert tx.graph.observations(anna.id) == [(note.seq, "Anna plays the cello")]
+        assert tx.graph.observations(anna.id, NOW) == [(note.seq, "Anna plays the cello")]
     assert store.graph.observation_memories("default", [anna.id], NOW) == {
         anna.id: [(note.seq, "Anna plays the cello")]
     }

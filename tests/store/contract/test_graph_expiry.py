@@ -105,7 +105,7 @@ def test_graph_declared_entity_stays_without_its_expired_observation(store: Stor
     with store.transaction() as tx:
         ada, _ = tx.graph.declare_entity("default", "Ada", "person", NOW)
         bob, _ = tx.graph.declare_entity("default", "Bob", "person", NOW)
-        quagmire = tx.graph.find_entity("default", "bartholomew quagmire")
+        quagmire = tx.graph.find_entity("default", "bartholomew quagmire", NOW)
         assert quagmire is not None
         tx.graph.declare_relation("default", ada.id, "knows", bob.id, NOW)
         tx.graph.declare_relation("default", ada.id, "met", quagmire.id, NOW)

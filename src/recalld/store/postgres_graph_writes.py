@@ -1,0 +1,166 @@
+"""The PostgreSQL graph writes inside a memory write transaction: the knowledge tools'
+entities, observations and relations, and dropping what a memory's old text said.
+
+The row shapes and the "shown" rule come from :mod:`recalld.store.postgres_graph`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from recalld.graph.names import entity_key
+from recalld.store.graph import EntityRecord
+from recalld.store.postgres_connection import Connection
+from recalld.store.postgres_graph import (
+    EXPIRED,
+    GENERIC,
+    LIVE_ENTITY_COLUMNS,
+    _entity,
+    _shown,
+)
+
+__all__ = ["PostgresGraphTransaction"]
+
+
+class PostgresGraphTransaction:
+    """:class:`recalld.store.graph.GraphTransaction` on a connection inside a transaction."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
+        row = self._connection.execute(
+            f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
+            f" WHERE e.namespace = %(namespace)s AND e.key = %(key)s AND {_shown('e')}",
+            {"namespace": namespace, "key": key, "now": now},
+        ).fetchone()
+        return None if row is None else _entity(row)
+
+    def declare_entity(
+        self, namespace: str, name: str, type: str | None, now: datetime
+    ) -> tuple[EntityRecord, bool]:
+        key = entity_key(name)
+        # Two servers declaring the same entity: the second waits, then sees the first's.
+        self._connection.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"entity:{namespace}\x1f{key}",),
+        )
+        shown = self.find_entity(namespace, key, now)
+        if shown is not None and shown.declared:
+            return shown, False
+        if shown is None:
+            # Never seen, or known only from expired memories (hidden from every read and
+            # gone at the purge): declared as given, as a new entity.
+            self._connection.execute(
+                "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
+                " updated_at) VALUES (%s, %s, %s, %s, TRUE, %s, %s) ON CONFLICT (namespace, key)"
+                " DO UPDATE SET declared = TRUE, name = excluded.name, type = excluded.type,"
+                " created_at = excluded.created_at, updated_at = excluded.updated_at",
+                (namespace, key, name, type or "unknown", now, now),
+            )
+        else:
+            self._connection.execute(
+                "UPDATE graph_entities SET declared = TRUE, name = %s, type = %s,"
+                " updated_at = %s WHERE id = %s",
+                (
+                    *((name, type) if type is not None else self._live_spelling(shown, now)),
+                    now,
+                    shown.id,
+                ),
+            )
+        declared = self.find_entity(namespace, key, now)
+        assert declared is not None
+        return declared, True
+
+    def _live_spelling(self, entity: EntityRecord, now: datetime) -> tuple[str, str]:
+        """The name and type an extracted entity keeps when it is declared at ``now``: its
+        own while a live memory still gives them, else those the purge will leave it (the
+        rule of migration 24's trigger, over the live mentions only), so declaring never
+        keeps what only an expired memory said."""
+        live = f"FROM graph_mentions m WHERE m.entity_id = %(id)s AND m.seq NOT IN {EXPIRED}"
+        row = self._connection.execute(
+            f"SELECT CASE WHEN EXISTS (SELECT 1 {live} AND m.surface = %(name)s)"
+            " THEN %(name)s::text"
+            f" ELSE (SELECT m.surface {live} ORDER BY m.seq LIMIT 1) END,"
+            f" CASE WHEN EXISTS (SELECT 1 {live} AND m.type = %(type)s) THEN %(type)s::text"
+            f" ELSE coalesce((SELECT m.type {live} AND NOT (m.type = ANY(%(generic)s))"
+            " ORDER BY m.seq LIMIT 1),"
+            f" (SELECT m.type {live} ORDER BY m.seq LIMIT 1)) END",
+            {
+                "id": entity.id,
+                "name": entity.name,
+                "type": entity.type,
+                "now": now,
+                "generic": GENERIC,
+            },
+        ).fetchone()
+        # Shown and not declared: a live memory mentions it.
+        assert row is not None
+        assert row[0] is not None
+        assert row[1] is not None
+        return str(row[0]), str(row[1])
+
+    def link_observation(self, entity_id: int, seq: int) -> None:
+        self._connection.execute(
+            "INSERT INTO graph_observations(entity_id, seq) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+            (entity_id, seq),
+        )
+
+    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
+        rows = self._connection.execute(
+            "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
+            " WHERE o.entity_id = %(id)s AND (%(now)s::timestamptz IS NULL"
+            " OR m.expires_at IS NULL OR m.expires_at > %(now)s::timestamptz) ORDER BY m.seq",
+            {"id": entity_id, "now": now},
+        ).fetchall()
+        return [(int(seq), str(content)) for seq, content in rows]
+
+    def declare_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
+    ) -> bool:
+        row = self._connection.execute(
+            "SELECT id, declared FROM graph_relations"
+            " WHERE subject_id = %s AND predicate = %s AND object_id = %s FOR UPDATE",
+            (subject_id, predicate, object_id),
+        ).fetchone()
+        if row is not None:
+            if row[1]:
+                return False
+            self._connection.execute(
+                "UPDATE graph_relations SET declared = TRUE WHERE id = %s", (int(row[0]),)
+            )
+            return True
+        created = self._connection.execute(
+            "INSERT INTO graph_relations(namespace, subject_id, predicate, object_id, declared,"
+            " created_at) VALUES (%s, %s, %s, %s, TRUE, %s)"
+            " ON CONFLICT (subject_id, predicate, object_id) DO UPDATE SET declared = TRUE"
+            " RETURNING (xmax = 0)",
+            (namespace, subject_id, predicate, object_id, now),
+        ).fetchone()
+        return bool(created is not None)
+
+    def delete_relation(
+        self, namespace: str, subject_id: int, predicate: str, object_id: int
+    ) -> bool:
+        cursor = self._connection.execute(
+            "DELETE FROM graph_relations WHERE namespace = %s AND subject_id = %s"
+            " AND predicate = %s AND object_id = %s",
+            (namespace, subject_id, predicate, object_id),
+        )
+        return bool(cursor.rowcount)
+
+    def delete_entity(self, entity_id: int) -> None:
+        self._connection.execute("DELETE FROM graph_entities WHERE id = %s", (entity_id,))
+
+    def retime_sources(self, seq: int) -> None:
+        # The extraction writes the same value (complete_jobs reads at_utc at completion).
+        self._connection.execute(
+            "UPDATE graph_relation_sources SET at = (SELECT at_utc FROM memories WHERE seq = %s)"
+            " WHERE seq = %s",
+            (seq, seq),
+        )
+
+    def drop_extraction(self, seq: int) -> None:
+        # The orphan triggers delete what is left with no mention or source.
+        for table in ("graph_mentions", "graph_relation_sources", "graph_extracted"):
+            self._connection.execute(f"DELETE FROM {table} WHERE seq = %s", (seq,))
