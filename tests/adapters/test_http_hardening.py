@@ -71,6 +71,14 @@ def _error(response: httpx.Response, status: int, field: str | None = None) -> d
     return error
 
 
+def test_http_nul_in_meta_is_refused_naming_the_field(client: httpx.Client) -> None:
+    # SQLite refuses what PostgreSQL's jsonb cannot hold, on every route (review 50b, 4).
+    meta = {"ocr": "TOTAL\u0000 12.50"}
+    _error(client.post("/v1/memories", json={"content": "x", "meta": meta}), 422, "meta.ocr")
+    _error(client.put("/v1/kv/k", json={"value": "v", "meta": meta}), 422, "meta.ocr")
+    assert client.get("/v1/memories").json()["memories"] == []
+
+
 def test_http_deep_meta_is_refused_naming_meta(client: httpx.Client) -> None:
     for depth in (33, 300):
         _error(
