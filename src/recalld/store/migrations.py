@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recalld._text import content_hash
+from recalld.store.migrations_ledger import migration_23
 from recalld.store.migrations_text import (
     migration_18,
     migration_19,
@@ -783,4 +784,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_20,
     migration_21,
     migration_22,
+    migration_23,
 ]

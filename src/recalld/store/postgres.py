@@ -76,7 +76,7 @@ from recalld.store.postgres_rows import (
 )
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
-from recalld.store.postgres_tables import PostgresTables
+from recalld.store.postgres_tables import PostgresLedger, PostgresTables
 from recalld.store.sql import escape_like, substring_pattern
 
 __all__ = ["PostgresStore"]
@@ -132,7 +132,7 @@ def _refuse_nul(record: MemoryRecord) -> None:
             )
 
 
-class _Transaction:
+class _Transaction(PostgresLedger):
     """Primitive operations on one connection inside a transaction."""
 
     def __init__(self, connection: Connection) -> None:
@@ -699,6 +699,8 @@ class PostgresStore:
                     "vector_log",
                     "workers",
                     "pending_scrubs",
+                    "migrated_memories",
+                    "migrated_core",
                     *VACUUM_TABLES,
                 ],
             ),

@@ -697,6 +697,30 @@ def _queue_again(execute: Execute, named: str) -> None:
     )
 
 
+def migration_23(execute: Execute) -> None:
+    """The migrate ledger (SQLite's migration 23, :mod:`recalld.store.migrations_ledger`):
+    the memories and core memory rows a ``recalld migrate`` from ``origin`` wrote here."""
+    execute(
+        """
+        CREATE TABLE migrated_memories (
+            seq BIGINT PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE,
+            origin TEXT NOT NULL
+        )
+        """
+    )
+    execute("CREATE INDEX migrated_memories_origin ON migrated_memories(origin, seq)")
+    execute(
+        """
+        CREATE TABLE migrated_core (
+            namespace TEXT NOT NULL,
+            target TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            PRIMARY KEY (namespace, target)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_1,
     migration_2,
@@ -720,4 +744,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_20,
     migration_21,
     migration_22,
+    migration_23,
 ]

@@ -208,6 +208,24 @@ class TableAccess(Protocol):
         ``identity`` values are already present; returns how many were inserted."""
         ...
 
+    def overwrite(self, table: Table, rows: Sequence[dict[str, Any]]) -> int:
+        """Give each present row (by ``identity``) the other written columns' values, in one
+        transaction; returns how many rows were updated."""
+        ...
+
+    def migrated(self, origin: str) -> list[tuple[int, str, str]]:
+        """(seq, namespace, id) of each memory a migrate from ``origin`` wrote here (the
+        ledger of :meth:`StoreTransaction.mark_migrated`)."""
+        ...
+
+    def migrated_core(self, origin: str) -> set[tuple[str, str]]:
+        """(namespace, target) of each core memory row a migrate from ``origin`` wrote here."""
+        ...
+
+    def mark_core(self, origin: str, rows: Sequence[tuple[str, str]]) -> None:
+        """Record that a migrate from ``origin`` wrote these (namespace, target) rows."""
+        ...
+
     def analyze(self) -> None:
         """Refresh the query planner's statistics after a bulk write (``ANALYZE``).
 
