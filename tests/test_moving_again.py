@@ -200,3 +200,18 @@ def test_migrate_from_a_missing_file_is_an_error_and_creates_nothing(tmp_path: P
     assert str(missing) in str(result.exception)
     assert not missing.exists()
     assert not target.exists()
+
+
+def test_migrate_again_carries_a_reminder_cancelled_in_the_source(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        reminder = memory.remind("ask Anna about the move", mention=["Anna"])
+    _copy(source, target)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.cancel(reminder.id)
+    report = _copy(source, target)
+    assert report.updated["intentions"] == 1
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert [item.state for item in memory.intentions(state="all")] == ["cancelled"]

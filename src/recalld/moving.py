@@ -35,7 +35,10 @@ migration 23) of the memories and core memory rows a copy from each source
   after the fix copies them.
 
 Other rows are inserted when their identity (see :mod:`recalld.store.tables`) is
-missing; an API token present in both is updated (a revocation carries over).
+missing; a present row of a table whose rows change in place (jobs, intentions,
+their streaks) is updated when it differs (a reminder cancelled in the source
+since stays cancelled), and so is an API token present in both (a revocation
+carries over).
 It works in both directions (SQLite → PostgreSQL and back); both stores must be
 at the same schema version.
 """
@@ -334,20 +337,25 @@ class _Copier:
 
     def table(self, table: Table) -> None:
         total = self.source.tables.count(table)
-        done = copied = left = 0
+        done = copied = updated = left = 0
         sources: list[dict[str, Any]] = []
         for rows in _batches(self.source, table):
             renumbered = [self._renumber(table, row) for row in rows]
             written = [row for row in renumbered if row is not None]
             left += len(rows) - len(written)
-            copied += self.target.tables.write(table, written)
+            inserted = self.target.tables.write(table, written)
+            copied += inserted
+            if table.mutable and inserted < len(written):
+                # A reminder cancelled, a job done, a streak counted in the source since.
+                updated += self.target.tables.overwrite(table, written)
             done += len(rows)
             if table.generated is not None and table.name != "pending_recollections":
                 sources += rows
             self._tick(table.name, done, total)
         self._tick(table.name, done, total)
         self.report.copied[table.name] = copied
-        self.report.skipped[table.name] = done - copied - left
+        self.report.updated[table.name] = updated
+        self.report.skipped[table.name] = done - copied - updated - left
         self.report.left[table.name] = left
         if table.name == "graph_entities":
             self._map(table, sources, self.numbers.entities)

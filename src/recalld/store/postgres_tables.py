@@ -123,20 +123,22 @@ class PostgresTables:
 
     def overwrite(self, table: Table, rows: Sequence[dict[str, Any]]) -> int:
         """Give the rows whose ``identity`` is present the other columns' values, in one
-        transaction; returns how many rows were updated."""
+        transaction; returns how many rows were updated (a row already holding them is
+        not written)."""
         if not rows:
             return 0
         changed = [column for column in table.written if column.name not in table.identity]
         assignments = ", ".join(f"{_name(table, column.name)} = %s" for column in changed)
         match = " AND ".join(f"{_name(table, name)} = %s" for name in table.identity)
-        sql = f"UPDATE {table.name} SET {assignments} WHERE {match}"
-        values = [
-            (
-                *(_dump(column.kind, row[column.name]) for column in changed),
-                *(_dump(table.column(name).kind, row[name]) for name in table.identity),
-            )
-            for row in rows
-        ]
+        same = " AND ".join(
+            f"{_name(table, column.name)} IS NOT DISTINCT FROM %s" for column in changed
+        )
+        sql = f"UPDATE {table.name} SET {assignments} WHERE {match} AND NOT ({same})"
+        values = []
+        for row in rows:
+            written = [_dump(column.kind, row[column.name]) for column in changed]
+            identity = [_dump(table.column(name).kind, row[name]) for name in table.identity]
+            values.append((*written, *identity, *written))
 
         def step(connection: Connection) -> int:
             updated = 0
