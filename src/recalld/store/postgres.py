@@ -111,7 +111,8 @@ def _holds_nul(value: Any) -> bool:
 def _refuse_nul(record: MemoryRecord) -> None:
     """Refuse, naming the field, what PostgreSQL's text and jsonb cannot hold (a NUL), before
     the statement: a failed statement would abort the caller's transaction (an import goes
-    on with its other lines). SQLite stores it; the service refuses it in content and title."""
+    on with its other lines). The service refuses it in content, title and meta on every
+    store; this catches what reaches the store another way (a migrate of older data)."""
     fields = {
         "id": record.id,
         "key": record.key,
