@@ -215,3 +215,23 @@ def test_migrate_again_carries_a_reminder_cancelled_in_the_source(
     assert report.updated["intentions"] == 1
     with MemoryService.open(_settings(target), clock=clock) as memory:
         assert [item.state for item in memory.intentions(state="all")] == ["cancelled"]
+
+
+def test_migrate_again_gives_a_key_to_the_memory_that_holds_it_in_the_source_now(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        old = memory.remember("The office is on floor 3", key="office.floor").id
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.forget(old)
+        new = memory.remember("The office is on floor 7", key="office.floor").id
+    report = _copy(source, target)
+    assert report.complete
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.get(key="office.floor").id == new
+        with pytest.raises(NotFoundError):
+            memory.get(old)
+        assert memory.stats().count == 1

@@ -138,6 +138,8 @@ class _Copier:
         self.numbers = _Numbers()
         self.report = CopyReport()
         self.dropped = False
+        # The target seqs of the memories this copy wrote before this run (its ledger).
+        self.owned: set[int] = set()
 
     def _tick(self, table: str, done: int, total: int) -> None:
         if self.progress is not None:
@@ -227,6 +229,7 @@ class _Copier:
         ours = {
             (namespace, id): seq for seq, namespace, id in self.target.tables.migrated(self.origin)
         }
+        self.owned = set(ours.values())
         seen: set[tuple[str, str]] = set()
         counts = {"copied": 0, "updated": 0, "skipped": 0}
         done = 0
@@ -264,6 +267,7 @@ class _Copier:
     ) -> tuple[str, int]:
         """Write one source memory into ``tx``: how (copied, updated, skipped) and its seq."""
         existing = tx.find(memory.namespace, id=memory.id)
+        self._free_key(tx, memory, self.owned)
         if existing is None:
             return "copied", self._insert(tx, memory)
         mine = ours.get((memory.namespace, memory.id)) == existing.seq
@@ -285,6 +289,17 @@ class _Copier:
         tx.delete(existing.seq)
         self._drop(tx)
         return "updated", self._insert(tx, memory)
+
+    def _free_key(self, tx: StoreTransaction, memory: Memory, owned: set[int]) -> None:
+        """Delete the target's copy that holds ``memory``'s key under another id, when this
+        copy wrote it: in the source that memory is gone or holds another key now (a key
+        names one memory), and it is copied again if it is still there."""
+        if memory.key is None:
+            return
+        holder = tx.find(memory.namespace, key=memory.key)
+        if holder is not None and holder.id != memory.id and holder.seq in owned:
+            tx.delete(holder.seq)
+            self._drop(tx)
 
     def _insert(self, tx: StoreTransaction, memory: Memory) -> int:
         try:
