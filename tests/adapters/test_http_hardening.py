@@ -76,7 +76,11 @@ def test_http_nul_in_meta_is_refused_naming_the_field(client: httpx.Client) -> N
     meta = {"ocr": "TOTAL\u0000 12.50"}
     _error(client.post("/v1/memories", json={"content": "x", "meta": meta}), 422, "meta.ocr")
     _error(client.put("/v1/kv/k", json={"value": "v", "meta": meta}), 422, "meta.ocr")
+    _error(client.post("/remember", json={"content": "x", "metadata": meta}), 422, "metadata.ocr")
     assert client.get("/v1/memories").json()["memories"] == []
+    # The published schema says so, so a client's own validation can refuse it first.
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    assert schemas["NewMemory"]["properties"]["meta"]["propertyNames"] == {"pattern": "^[^\\x00]*$"}
 
 
 def test_http_deep_meta_is_refused_naming_meta(client: httpx.Client) -> None:
