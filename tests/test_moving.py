@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import apsw
 import pytest
 from click.testing import CliRunner
 
@@ -158,3 +159,52 @@ def test_migrate_carries_content_hashes_both_ways(
         with MemoryService.open(_settings(destination), clock=clock) as copied:
             again = copied.remember("The  gate code is 4821 ")
             assert (again.status, again.id) == ("duplicate", first.id)
+
+
+def test_migrate_names_the_memory_postgresql_cannot_hold_and_copies_the_rest(
+    tmp_path: Path, postgres_url: str, clock: FakeClock
+) -> None:
+    source = tmp_path / "source.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember_many([{"content": f"note {index}"} for index in range(6)])
+        bad = memory.remember("scanned receipt", meta={"ocr": "TOTAL"}).id
+    connection = apsw.Connection(str(source))  # an older version accepted a NUL in meta
+    connection.execute(
+        "UPDATE memories SET meta = ? WHERE id = ?", (json.dumps({"ocr": "TOTAL\x00 1"}), bad)
+    )
+    connection.close()
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--db", str(source), "migrate", "--to", postgres_url, "--json"])
+    assert result.exit_code == 1, result.output
+    assert f"memory {bad!r} in 'default': meta.ocr: contains a NUL" in result.output
+    with MemoryService.open(_settings(postgres_url), clock=clock) as memory:
+        assert memory.stats().count == 6
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.update(bad, meta={"ocr": "TOTAL 1"})
+    again = runner.invoke(cli, ["--db", str(source), "migrate", "--to", postgres_url])
+    assert again.exit_code == 0, again.output
+    with MemoryService.open(_settings(postgres_url), clock=clock) as memory:
+        assert memory.get(bad).meta == {"ocr": "TOTAL 1"}
+        assert memory.stats().count == 7
+
+
+def test_migrate_to_postgresql_again_removes_what_the_source_forgot(
+    tmp_path: Path, postgres_url: str, clock: FakeClock
+) -> None:
+    source = tmp_path / "source.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember("A note that stays")
+        secret = memory.put({"content": "My bank PIN is 4821"}, biometrics={"heart_rate": 9.0})
+    runner = CliRunner()
+    first = runner.invoke(cli, ["--db", str(source), "migrate", "--to", postgres_url])
+    assert first.exit_code == 0, first.output
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.forget(secret[1].id)
+    result = runner.invoke(cli, ["--db", str(source), "migrate", "--to", postgres_url, "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.strip().splitlines()[-1])
+    assert report["removed"]["memories"] == 1
+    assert report["scrub"] == "done"
+    with MemoryService.open(_settings(postgres_url), clock=clock) as memory:
+        assert [hit.memory.content for hit in memory.search("bank PIN")] == []
+        assert memory.stats().count == 1

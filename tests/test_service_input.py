@@ -11,6 +11,7 @@ Each refusal changes nothing.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -172,6 +173,34 @@ def test_writes_refuse_text_that_is_not_unicode(
     )
     memory_id = filled.get(key="staging").id
     _refused(lambda: filled.update(memory_id, content=content, **arguments), field)
+    assert _snapshot(filled) == before
+
+
+@pytest.mark.parametrize(
+    ("meta", "field"),
+    [
+        ({"ocr": "TOTAL\x00 12.50"}, "meta.ocr"),
+        ({"a": [1, {"b": "\x00"}]}, "meta.a[1].b"),
+        ({"k\x00": 1}, "meta"),
+    ],
+)
+def test_writes_refuse_a_nul_in_meta_on_every_store(
+    filled: MemoryService, meta: dict[str, Any], field: str
+) -> None:
+    # PostgreSQL's jsonb cannot hold a NUL: SQLite refuses it too, so that a database can
+    # always be migrated (review 50b, finding 4).
+    before = _snapshot(filled)
+    _refused(lambda: filled.remember("note", meta=meta), field)
+    _refused(lambda: filled.put({"content": "note", "meta": meta}), field)
+    _refused(
+        lambda: filled.remember_many([{"content": "fine"}, {"content": "n", "meta": meta}]),
+        f"[1].{field}",
+    )
+    _refused(lambda: filled.update(filled.get(key="staging").id, meta=meta), field)
+    line = json.dumps({"content": "imported", "meta": meta})
+    report = filled.import_text(line)
+    assert [problem.error.split(": ")[0] for problem in report.errors] == [field], report
+    assert "NUL" in report.errors[0].error
     assert _snapshot(filled) == before
 
 

@@ -18,11 +18,13 @@ __all__ = [
     "INVISIBLE_CLASS",
     "INVISIBLE_RANGES",
     "KEY_PATTERN",
+    "META_VALUE_NAME",
     "NAME_PATTERN",
     "NO_NUL_PATTERN",
     "TEXT_PATTERN",
     "VISIBLE_PATTERN",
     "extra",
+    "meta_value_schema",
     "nullable",
     "replaced",
 ]
@@ -70,6 +72,8 @@ TEXT_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
 VISIBLE_PATTERN = f"^[^{INVISIBLE_CLASS}]*$"
 # Optional free text (title): no NUL.
 NO_NUL_PATTERN = "^[^\\x00]*$"
+# The component a meta object's values refer to (a JSON value is recursive).
+META_VALUE_NAME = "MetaValue"
 # A client id, as ``recalld._validate.memory_id`` checks it ("." and ".." are refused: a URL's
 # path resolves them away, so such a memory could not be reached over REST).
 ID_PATTERN = "^(?!\\.\\.?$)[\\w.:-]{1,64}$"
@@ -114,3 +118,21 @@ def replaced(
         schema.update(copy.deepcopy(replacement), **kept)
 
     return apply
+
+
+def meta_value_schema(reference: str) -> dict[str, Any]:
+    """Any JSON value without a NUL in a key or a string (``meta``'s values, batbox's
+    ``metadata``'s): PostgreSQL's ``jsonb`` cannot hold one, so no store accepts one.
+    ``reference`` is where this schema itself is found (its arrays and objects nest)."""
+    return {
+        "anyOf": [
+            {"type": "string", "pattern": NO_NUL_PATTERN},
+            {"type": ["number", "boolean", "null"]},
+            {"type": "array", "items": {"$ref": reference}},
+            {
+                "type": "object",
+                "propertyNames": {"pattern": NO_NUL_PATTERN},
+                "additionalProperties": {"$ref": reference},
+            },
+        ]
+    }

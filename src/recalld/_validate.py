@@ -293,7 +293,7 @@ def json_object(value: dict[str, Any], settings: Settings, field: str = "meta") 
     serialised; returns the normalised (JSON round-tripped) object."""
     if not isinstance(value, dict):
         raise ValidationError(field, f"must be a JSON object, got {type(value).__name__}")
-    found = text_problem(value, field)
+    found = text_problem(value, field) or nul_problem(value, field)
     if found is not None:
         raise ValidationError(*found)
     depth = json_depth(value)
@@ -513,6 +513,32 @@ def text_problem(value: Any, path: str = "") -> tuple[str, str] | None:
             for key, child in item.items():
                 if isinstance(key, str) and not key.isascii() and SURROGATE.search(key):
                     return where, NOT_UNICODE
+                children.append((child, f"{where}.{key}" if where else str(key)))
+            pending.extend(reversed(children))
+        elif isinstance(item, list | tuple):
+            pending.extend(
+                (child, f"{where}[{index}]") for index, child in reversed(list(enumerate(item)))
+            )
+    return None
+
+
+def nul_problem(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The path of the first key or string in ``value`` (a JSON-like value) that holds a
+    NUL character, and what is wrong: PostgreSQL's ``jsonb`` cannot store one, so no
+    store accepts one (the same rule on every store). Iterative, like
+    :func:`text_problem`; a key's NUL is reported at the dict's path."""
+    pending: list[tuple[Any, str]] = [(value, path)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, str):
+            position = item.find("\x00")
+            if position >= 0:
+                return where, f"contains a NUL character (U+0000) at position {position}"
+        elif isinstance(item, dict):
+            children: list[tuple[Any, str]] = []
+            for key, child in item.items():
+                if isinstance(key, str) and "\x00" in key:
+                    return where, f"has a key {key!r} holding a NUL character (U+0000)"
                 children.append((child, f"{where}.{key}" if where else str(key)))
             pending.extend(reversed(children))
         elif isinstance(item, list | tuple):

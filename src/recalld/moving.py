@@ -10,11 +10,37 @@ triggers and streaks, API tokens (their hashes), and the knowledge graph
 extracted by which extractor). Worker heartbeats and the vector change log are
 not copied: the target keeps its own.
 
-It is idempotent and resumable: a memory whose id is already in the target is
-not written again (its ``seq`` there is used), and every other row is skipped
-when its identity (see :mod:`recalld.store.tables`) is already present, so an
-interrupted copy is finished by running it again. It works in both directions
-(SQLite → PostgreSQL and back); both stores must be at the same schema version.
+It is idempotent and resumable, and a finished run leaves the target equal to
+the source for everything the copy wrote. The target keeps a ledger (schema
+migration 25) of the memories and core memory rows a copy from each source
+(its :meth:`~recalld.store.base.Store.location`) wrote; so a run
+
+- copies a memory the target does not hold, and records it;
+- skips a memory the target holds unchanged, and writes its missing rows;
+- brings up to date a memory the target holds that changed in the source since:
+  the target's row is deleted with everything that depends on it (as forget
+  does) and the source's is copied with its rows;
+- removes a memory this copy wrote earlier that the source no longer holds
+  (forgotten, purged), as forget does: its rows go, and the store scrubs what
+  they leave behind (:meth:`~recalld.store.base.Store.scrub`);
+- refuses, before writing it, a memory whose id the target gives to another
+  memory (one with another ``created_at``, which the copy did not write): the
+  run stops there, naming the id. Core memory that the target holds with other
+  entries, which the copy did not write either, is refused the same way before
+  anything is written (a memory the target held before is never overwritten);
+- reports, rather than copying, a memory today's rules refuse (a NUL in its
+  ``meta``, which an older version accepted on SQLite), naming its id and the
+  field, and the rows it could not copy because their memory is not in the
+  target (refused, or written to the source while the copy ran): another run
+  after the fix copies them.
+
+Other rows are inserted when their identity (see :mod:`recalld.store.tables`) is
+missing; a present row of a table whose rows change in place (jobs, intentions,
+their streaks) is updated when it differs (a reminder cancelled in the source
+since stays cancelled), and so is an API token present in both (a revocation
+carries over).
+It works in both directions (SQLite → PostgreSQL and back); both stores must be
+at the same schema version.
 """
 
 from __future__ import annotations
@@ -24,9 +50,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from recalld._time import Clock, utc_now
-from recalld.errors import ValidationError
-from recalld.model import Memory
-from recalld.store.base import Scope, Store, stored_record
+from recalld._validate import nul_problem
+from recalld.errors import ConflictError, ValidationError
+from recalld.model import Memory, ScrubState
+from recalld.store.base import MemoryRecord, Scope, Store, StoreTransaction, stored_record
 from recalld.store.tables import COPIED_TABLES, Table
 
 __all__ = ["BATCH_ROWS", "CopyReport", "Progress", "copy_store"]
@@ -36,14 +63,31 @@ BATCH_ROWS = 500
 Progress = Callable[[str, int, int], None]
 SEQ_COLUMNS = ("seq",)
 ENTITY_COLUMNS = ("entity_id", "subject_id", "object_id")
+# Copied before the memories, compared row by row (each holds a few rows).
+RECONCILED = ("tokens", "core_memory")
+DROPPED_REASON = "migrate"
 
 
 @dataclass
 class CopyReport:
-    """Rows copied per table (``copied``) and rows already in the target (``skipped``)."""
+    """Rows per table: ``copied`` (new in the target), ``updated`` (brought up to date),
+    ``skipped`` (already there, the same), ``removed`` (memories the source no longer
+    holds), ``left`` (not copied: their memory is not in the target); the memories
+    ``refused`` (one line each, naming the id and the field), and whether what the
+    run removed or replaced is scrubbed (``scrub``)."""
 
     copied: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    updated: dict[str, int] = field(default_factory=dict)
+    removed: dict[str, int] = field(default_factory=dict)
+    left: dict[str, int] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+    scrub: ScrubState = "none"
+
+    @property
+    def complete(self) -> bool:
+        """Whether every row of the source is in the target."""
+        return not self.refused and not any(self.left.values())
 
 
 @dataclass
@@ -65,35 +109,143 @@ def _batches(source: Store, table: Table) -> Iterator[list[dict[str, Any]]]:
         after = tuple(rows[-1][name] for name in table.order)
 
 
+def _comparable(memory: Memory) -> tuple[MemoryRecord, Any]:
+    """Every stored field of ``memory``, in a form two stores agree on: tags as a sorted
+    tuple, and ``at`` with its offset (equal instants at other offsets differ)."""
+    record = stored_record(memory)
+    offset = None if record.at is None else record.at.utcoffset()
+    return replace(record, tags=tuple(sorted(record.tags))), offset
+
+
+def _refusal(memory: Memory) -> str | None:
+    """Why today's rules refuse ``memory`` (stored by an older version), or None."""
+    found = nul_problem(memory.meta, "meta")
+    if found is None:
+        return None
+    path, problem = found
+    return f"memory {memory.id!r} in {memory.namespace!r}: {path}: {problem}"
+
+
 class _Copier:
-    def __init__(self, source: Store, target: Store, clock: Clock, progress: Progress | None):
+    def __init__(
+        self, source: Store, target: Store, clock: Clock, progress: Progress | None, origin: str
+    ):
         self.source = source
         self.target = target
         self.clock = clock
         self.progress = progress
+        self.origin = origin
         self.numbers = _Numbers()
         self.report = CopyReport()
+        self.dropped = False
+        # The target seqs of the memories this copy wrote before this run (its ledger).
+        self.owned: set[int] = set()
 
     def _tick(self, table: str, done: int, total: int) -> None:
         if self.progress is not None:
             self.progress(table, done, total)
 
+    def _drop(self, tx: StoreTransaction) -> None:
+        """Record in ``tx`` that content leaves the target (scrubbed after the copy)."""
+        tx.dropped_content(DROPPED_REASON, self.clock())
+        self.dropped = True
+
+    # -- tokens and core memory: compared row by row, before anything is written ----------
+
+    def reconcile(self, tables: dict[str, Table]) -> None:
+        """Tokens and core memory: insert what is missing, update what the source changed,
+        refuse (before writing anything) a row the target holds otherwise and did not get
+        from this source."""
+        plans = [self._plan(tables[name]) for name in RECONCILED]
+        for table, (new, changed, same) in zip(
+            (tables[name] for name in RECONCILED), plans, strict=True
+        ):
+            if table.name == "core_memory" and changed:
+                with self.target.transaction() as tx:  # entries may be removed: scrub
+                    self._drop(tx)
+            copied = self.target.tables.write(table, new)
+            updated = self.target.tables.overwrite(table, changed)
+            if table.name == "core_memory":
+                self.target.tables.mark_core(
+                    self.origin,
+                    [(row["namespace"], row["target"]) for row in new + changed + same],
+                )
+            self.report.copied[table.name] = copied
+            self.report.updated[table.name] = updated
+            self.report.skipped[table.name] = len(same)
+            handled = copied + updated + len(same)
+            self._tick(table.name, handled, handled)
+
+    def _plan(self, table: Table) -> tuple[list[dict[str, Any]], ...]:
+        """(rows to insert, rows to update, rows already the same) of ``table``."""
+        names = [column.name for column in table.written]
+
+        def identity(row: dict[str, Any]) -> tuple[Any, ...]:
+            return tuple(row[name] for name in table.identity)
+
+        present = {identity(row): row for rows in _batches(self.target, table) for row in rows}
+        ours = (
+            self.target.tables.migrated_core(self.origin) if table.name == "core_memory" else set()
+        )
+        new: list[dict[str, Any]] = []
+        changed: list[dict[str, Any]] = []
+        same: list[dict[str, Any]] = []
+        for rows in _batches(self.source, table):
+            for row in rows:
+                there = present.get(identity(row))
+                if there is None:
+                    new.append(row)
+                elif all(row[name] == there[name] for name in names):
+                    same.append(row)
+                else:
+                    self._check_overwrite(table, row, there, identity(row) in ours)
+                    changed.append(row)
+        return new, changed, same
+
+    def _check_overwrite(
+        self, table: Table, row: dict[str, Any], there: dict[str, Any], ours: bool
+    ) -> None:
+        if table.name == "tokens" and row["token_hash"] != there["token_hash"]:
+            raise ConflictError(
+                "tokens",
+                f"API token {row['id']!r} is another token in the target (its hash differs):"
+                " nothing was copied; revoke one of them, or migrate into an empty database",
+            )
+        if table.name == "core_memory" and not ours and there["entries"]:
+            raise ConflictError(
+                "core_memory",
+                f"core memory {row['target']!r} of namespace {row['namespace']!r} holds"
+                f" {len(there['entries'])} other entries in the target, which this copy did"
+                " not write: nothing was copied; merge them by hand (recalld core), or"
+                " migrate into an empty database",
+            )
+
+    # -- memories --------------------------------------------------------------------------
+
     def memories(self) -> None:
         namespaces = self.source.namespaces()
         scope = Scope(namespaces=tuple(namespaces), now=self.clock(), include_expired=True)
         total = self.source.counts(scope).count
-        done = copied = 0
+        ours = {
+            (namespace, id): seq for seq, namespace, id in self.target.tables.migrated(self.origin)
+        }
+        self.owned = set(ours.values())
+        seen: set[tuple[str, str]] = set()
+        counts = {"copied": 0, "updated": 0, "skipped": 0}
+        done = 0
         batch: list[Memory] = []
 
         def flush() -> None:
-            nonlocal copied
             with self.target.transaction() as tx:
                 for memory in batch:
-                    existing = tx.find(memory.namespace, id=memory.id)
-                    if existing is None:
-                        existing = tx.insert(stored_record(memory))
-                        copied += 1
-                    self.numbers.seqs[memory.seq] = existing.seq
+                    refused = _refusal(memory)
+                    if refused is not None:
+                        self.report.refused.append(refused)
+                        continue
+                    seen.add((memory.namespace, memory.id))
+                    outcome, seq = self._memory(tx, memory, ours)
+                    counts[outcome] += 1
+                    self.numbers.seqs[memory.seq] = seq
             batch.clear()
 
         for memory in self.source.iterate(scope) if namespaces else iter(()):
@@ -106,8 +258,71 @@ class _Copier:
             done += len(batch)
             flush()
         self._tick("memories", done, total)
-        self.report.copied["memories"] = copied
-        self.report.skipped["memories"] = done - copied
+        for outcome, count in counts.items():
+            getattr(self.report, outcome)["memories"] = count
+        self._remove([seq for key, seq in ours.items() if key not in seen])
+
+    def _memory(
+        self, tx: StoreTransaction, memory: Memory, ours: dict[tuple[str, str], int]
+    ) -> tuple[str, int]:
+        """Write one source memory into ``tx``: how (copied, updated, skipped) and its seq."""
+        existing = tx.find(memory.namespace, id=memory.id)
+        self._free_key(tx, memory, self.owned)
+        if existing is None:
+            return "copied", self._insert(tx, memory)
+        mine = ours.get((memory.namespace, memory.id)) == existing.seq
+        if not mine and existing.created_at != memory.created_at:
+            raise ConflictError(
+                "id",
+                f"memory {memory.id!r} in {memory.namespace!r} is another memory in the"
+                f" target (created {existing.created_at.isoformat()} there,"
+                f" {memory.created_at.isoformat()} in the source), which this copy did not"
+                " write: the copy stopped here; give one of them another id, or migrate into"
+                " an empty database",
+            )
+        if _comparable(existing) == _comparable(memory):
+            if not mine:
+                tx.mark_migrated(existing.seq, self.origin)
+            return "skipped", existing.seq
+        # Changed in the source since: the old row goes with every row that depends on it
+        # (as forget does), and the source's is copied with its rows (the later tables).
+        tx.delete(existing.seq)
+        self._drop(tx)
+        return "updated", self._insert(tx, memory)
+
+    def _free_key(self, tx: StoreTransaction, memory: Memory, owned: set[int]) -> None:
+        """Delete the target's copy that holds ``memory``'s key under another id, when this
+        copy wrote it: in the source that memory is gone or holds another key now (a key
+        names one memory), and it is copied again if it is still there."""
+        if memory.key is None:
+            return
+        holder = tx.find(memory.namespace, key=memory.key)
+        if holder is not None and holder.id != memory.id and holder.seq in owned:
+            tx.delete(holder.seq)
+            self._drop(tx)
+
+    def _insert(self, tx: StoreTransaction, memory: Memory) -> int:
+        try:
+            inserted = tx.insert(stored_record(memory))
+        except (ValidationError, ConflictError) as error:
+            # The target refused it (no row was written): name the memory, stop the batch.
+            raise type(error)(
+                error.field, f"memory {memory.id!r} in {memory.namespace!r}: {error.message}"
+            ) from None
+        tx.mark_migrated(inserted.seq, self.origin)
+        return inserted.seq
+
+    def _remove(self, seqs: list[int]) -> None:
+        """Delete the memories this copy wrote that the source no longer holds, as forget
+        does (their rows go with them; the scrub runs after the copy)."""
+        for start in range(0, len(seqs), BATCH_ROWS):
+            with self.target.transaction() as tx:
+                for seq in seqs[start : start + BATCH_ROWS]:
+                    tx.delete(seq)
+                self._drop(tx)
+        self.report.removed["memories"] = len(seqs)
+
+    # -- the rows that refer to memories, entities and relations ---------------------------
 
     def _renumber(self, table: Table, row: dict[str, Any]) -> dict[str, Any] | None:
         """The row with its references renumbered for the target (None: it refers to a
@@ -137,20 +352,26 @@ class _Copier:
 
     def table(self, table: Table) -> None:
         total = self.source.tables.count(table)
-        done = copied = 0
+        done = copied = updated = left = 0
         sources: list[dict[str, Any]] = []
         for rows in _batches(self.source, table):
             renumbered = [self._renumber(table, row) for row in rows]
-            copied += self.target.tables.write(
-                table, [row for row in renumbered if row is not None]
-            )
+            written = [row for row in renumbered if row is not None]
+            left += len(rows) - len(written)
+            inserted = self.target.tables.write(table, written)
+            copied += inserted
+            if table.mutable and inserted < len(written):
+                # A reminder cancelled, a job done, a streak counted in the source since.
+                updated += self.target.tables.overwrite(table, written)
             done += len(rows)
             if table.generated is not None and table.name != "pending_recollections":
                 sources += rows
             self._tick(table.name, done, total)
         self._tick(table.name, done, total)
         self.report.copied[table.name] = copied
-        self.report.skipped[table.name] = done - copied
+        self.report.updated[table.name] = updated
+        self.report.skipped[table.name] = done - copied - updated - left
+        self.report.left[table.name] = left
         if table.name == "graph_entities":
             self._map(table, sources, self.numbers.entities)
         elif table.name == "graph_relations":
@@ -179,10 +400,17 @@ def copy_store(
     *,
     clock: Clock = utc_now,
     progress: Progress | None = None,
+    origin: str | None = None,
+    scrub_wait_seconds: float = 2.0,
 ) -> CopyReport:
     """Copy every memory and everything attached to it from ``source`` into ``target``.
 
-    See the module docstring; safe to run again after an interruption.
+    See the module docstring; safe to run again after an interruption, and a run
+    after the source changed brings the target up to date. ``origin`` names the
+    source in the target's ledger (default: ``source.location()``). What the run
+    removes or replaces is scrubbed before it returns, waiting for the target's
+    readers at most ``scrub_wait_seconds`` (else ``report.scrub`` is ``"pending"``
+    and the next process to open the target finishes it).
     """
     if source.schema_version != target.schema_version:
         raise ValidationError(
@@ -190,12 +418,14 @@ def copy_store(
             f"the source is at schema version {source.schema_version} and the target at"
             f" {target.schema_version}: upgrade recalld where both are opened",
         )
-    copier = _Copier(source, target, clock, progress)
+    copier = _Copier(source, target, clock, progress, origin or source.location())
     tables = {table.name: table for table in COPIED_TABLES}
-    copier.table(tables["tokens"])
+    copier.reconcile(tables)
     copier.memories()
     for table in COPIED_TABLES:
-        if table.name != "tokens":
+        if table.name not in RECONCILED:
             copier.table(table)
     target.tables.analyze()
+    if copier.dropped:
+        copier.report.scrub = "done" if target.scrub(scrub_wait_seconds) else "pending"
     return replace(copier.report)

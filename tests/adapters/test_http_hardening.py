@@ -71,6 +71,18 @@ def _error(response: httpx.Response, status: int, field: str | None = None) -> d
     return error
 
 
+def test_http_nul_in_meta_is_refused_naming_the_field(client: httpx.Client) -> None:
+    # SQLite refuses what PostgreSQL's jsonb cannot hold, on every route (review 50b, 4).
+    meta = {"ocr": "TOTAL\u0000 12.50"}
+    _error(client.post("/v1/memories", json={"content": "x", "meta": meta}), 422, "meta.ocr")
+    _error(client.put("/v1/kv/k", json={"value": "v", "meta": meta}), 422, "meta.ocr")
+    _error(client.post("/remember", json={"content": "x", "metadata": meta}), 422, "metadata.ocr")
+    assert client.get("/v1/memories").json()["memories"] == []
+    # The published schema says so, so a client's own validation can refuse it first.
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    assert schemas["NewMemory"]["properties"]["meta"]["propertyNames"] == {"pattern": "^[^\\x00]*$"}
+
+
 def test_http_deep_meta_is_refused_naming_meta(client: httpx.Client) -> None:
     for depth in (33, 300):
         _error(

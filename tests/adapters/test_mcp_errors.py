@@ -121,6 +121,7 @@ CASES: list[tuple[str, dict[str, Any], Any, str]] = [
     ("rover_memory", {"action": "recall", "query": "x" * 10_001}, _rover, "query"),
     ("remember", {"content": "x", "ttl_seconds": True}, _body, "ttl_seconds"),
     ("remember", {"content": "x", "meta": nested(100)}, _body, "meta"),
+    ("remember", {"content": "x", "meta": {"ocr": "a\x00b"}}, _body, "meta.ocr"),
     ("remember", {"content": "x", "salience": "high"}, _body, "salience"),
     ("remember", {"content": "x", "colour": "red"}, _body, "colour"),
     ("get", {"seq": 2**70}, _body, "seq"),

@@ -141,10 +141,11 @@ def test_postgres_a_nul_character_is_bad_input_not_a_storage_error(
     memory: MemoryService,
 ) -> None:
     # PostgreSQL's text and jsonb cannot hold U+0000: refused naming the field, and the
-    # transaction stays usable, so an import goes on with its other lines.
+    # transaction stays usable, so an import goes on with its other lines. In meta it is
+    # refused where every store refuses it (the service), naming its path.
     with pytest.raises(ValidationError) as meta:
         memory.remember("hello", meta={"a": "x\u0000y"})
-    assert meta.value.field == "meta"
+    assert meta.value.field == "meta.a"
     report = memory.import_lines(
         [
             '{"content": "first", "meta": {"a": "\\u0000"}}',

@@ -16,6 +16,7 @@ from recalld.adapters._cli_support import _print_json, _State, pass_state
 
 if TYPE_CHECKING:
     from recalld.config import Settings
+    from recalld.moving import CopyReport
 
 __all__ = ["migrate_command"]
 
@@ -47,7 +48,9 @@ def migrate_command(
 
     With --to: copy every memory, vector, job, core memory, context feature, token hash,
     intention and graph row into another database (PostgreSQL and back). Safe to run
-    again: what is already there is skipped, so an interrupted copy resumes."""
+    again: what is already there is skipped, so an interrupted copy resumes, and what
+    changed in the source since (edited, forgotten) is brought up to date in the target.
+    Exits 1, after the report, when a memory was refused or rows were left behind."""
     if destination is None:
         if origin is not None:
             raise click.UsageError("--from needs --to (the database to copy into)")
@@ -94,6 +97,14 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
     target_settings = _with_db(state.settings, destination)
     if display_location(source_settings.db) == display_location(target_settings.db):
         raise ValidationError("to", "the source and the target are the same database")
+    if not source_settings.uses_postgres and not Path(source_settings.db).exists():
+        # Opening it would create an empty database, and "copied 0 rows" would look like
+        # a finished migration of a mistyped path.
+        raise ValidationError(
+            "db" if origin is None else "from",
+            f"no database at {Path(source_settings.db)}: check the path (the source of a"
+            " copy must exist)",
+        )
     with ExitStack() as stack:
         source = open_store(source_settings)
         stack.callback(source.close)
@@ -112,17 +123,69 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                     tasks[table] = bar.add_task(table, total=max(total, 1))
                 bar.update(tasks[table], completed=done if total else 1)
 
-            report = copy_store(source, target, progress=progress)
+            report = copy_store(
+                source,
+                target,
+                progress=progress,
+                scrub_wait_seconds=state.settings.scrub_wait_seconds,
+            )
     if as_json:
-        _print_json({"copied": report.copied, "skipped": report.skipped})
-        return
+        _print_json(
+            {
+                "copied": report.copied,
+                "updated": report.updated,
+                "skipped": report.skipped,
+                "removed": report.removed,
+                "left": report.left,
+                "refused": report.refused,
+                "scrub": report.scrub,
+            }
+        )
+    else:
+        _print_summary(state, report, display_location(target_settings.db))
+    _warn_incomplete(report)
+
+
+def _print_summary(state: _State, report: CopyReport, target: str) -> None:
     copied = sum(report.copied.values())
-    skipped = sum(report.skipped.values())
-    state.console.print(
-        f"copied {copied} rows ({report.copied.get('memories', 0)} memories) into"
-        f" {display_location(target_settings.db)}; {skipped} were already there",
-        highlight=False,
+    memories = report.copied.get("memories", 0)
+    summary = f"copied {copied} rows ({memories} memories) into {target}"
+    updated = report.updated.get("memories", 0)
+    if updated:
+        summary += f"; brought {updated} changed memories up to date"
+    removed = report.removed.get("memories", 0)
+    if removed:
+        summary += f"; removed {removed} memories the source no longer holds"
+    summary += f"; {sum(report.skipped.values())} were already there"
+    state.console.print(summary, highlight=False, markup=False)
+
+
+def _warn_incomplete(report: CopyReport) -> None:
+    """Say on stderr what was not copied, and exit 1 (after the report)."""
+    if report.scrub == "pending":
+        click.echo(
+            "warning: what the copy removed from the target is not scrubbed yet (a reader"
+            " holds an older snapshot); the next recalld process on it finishes the scrub",
+            err=True,
+        )
+    if report.complete:
+        return
+    for refused in report.refused:
+        click.echo(f"refused: {refused}", err=True)
+    left = sum(report.left.values())
+    if left:
+        tables = ", ".join(f"{name} {count}" for name, count in report.left.items() if count)
+        click.echo(
+            f"error: {left} rows were not copied ({tables}): their memory is not in the"
+            " target (refused above, or written to the source while the copy ran)",
+            err=True,
+        )
+    click.echo(
+        "error: the copy is incomplete: fix or forget what was refused in the source,"
+        " then run migrate again",
+        err=True,
     )
+    raise SystemExit(1)
 
 
 def _with_db(settings: Settings, location: str) -> Settings:

@@ -61,6 +61,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld import _validate as check
+from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.http_access_log import RedactSecrets
@@ -662,9 +663,28 @@ def _truthful_openapi(
             limit = schemas.get(name, {}).get("properties", {}).get("limit")
             if isinstance(limit, dict):
                 limit["maximum"] = settings.max_limit
+        _describe_meta(schemas)
         return document
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _describe_meta(schemas: dict[str, Any]) -> None:
+    """Say in every ``meta`` (and batbox ``metadata``) object's schema that no key or
+    string in it holds a NUL, as the service checks (a JSON value nests: a component)."""
+    if not schemas:
+        return
+    reference = f"#/components/schemas/{META_VALUE_NAME}"
+    for schema in list(schemas.values()):
+        for name in ("meta", "metadata"):
+            described = schema.get("properties", {}).get(name)
+            if not isinstance(described, dict):
+                continue
+            for option in (described, *described.get("anyOf", [])):
+                if option.get("type") == "object":
+                    option["propertyNames"] = {"pattern": NO_NUL_PATTERN}
+                    option["additionalProperties"] = {"$ref": reference}
+    schemas[META_VALUE_NAME] = meta_value_schema(reference)
 
 
 class _NamespaceGuard:

@@ -319,8 +319,16 @@ def batbox_remember(
         )
     except ValidationError as error:
         # Name the field as batbox callers spelled it.
-        field = BATBOX_FIELDS.get(error.field, error.field)
+        field = _batbox_field(error.field)
         raise ValidationError(field, error.message) from None
+
+
+def _batbox_field(name: str) -> str:
+    """A service field name (``meta.ocr``, ``at``) as batbox spells it (``metadata.ocr``)."""
+    for ours, theirs in BATBOX_FIELDS.items():
+        if name == ours or name.startswith((f"{ours}.", f"{ours}[")):
+            return theirs + name[len(ours) :]
+    return name
 
 
 @batbox_router.post("/recall", response_model=list[BatboxResult], summary="Recall")

@@ -253,6 +253,11 @@ class StoreTransaction(Protocol):
         without any) must not leave it unembedded."""
         ...
 
+    def mark_migrated(self, seq: int, origin: str) -> None:
+        """Record in this transaction that ``recalld migrate`` copied row ``seq`` from the
+        database ``origin`` (:mod:`recalld.moving`); forgetting the row removes the record."""
+        ...
+
     @property
     def graph(self) -> GraphTransaction:
         """The knowledge graph's writes in this transaction (issue 12)."""

@@ -77,7 +77,7 @@ from recalld.store.postgres_rows import (
 )
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
-from recalld.store.postgres_tables import PostgresTables
+from recalld.store.postgres_tables import PostgresLedger, PostgresTables
 from recalld.store.sql import escape_like, substring_pattern
 
 __all__ = ["PostgresStore"]
@@ -112,7 +112,8 @@ def _holds_nul(value: Any) -> bool:
 def _refuse_nul(record: MemoryRecord) -> None:
     """Refuse, naming the field, what PostgreSQL's text and jsonb cannot hold (a NUL), before
     the statement: a failed statement would abort the caller's transaction (an import goes
-    on with its other lines). SQLite stores it; the service refuses it in content and title."""
+    on with its other lines). The service refuses it in content, title and meta on every
+    store; this catches what reaches the store another way (a migrate of older data)."""
     fields = {
         "id": record.id,
         "key": record.key,
@@ -133,7 +134,7 @@ def _refuse_nul(record: MemoryRecord) -> None:
             )
 
 
-class _Transaction:
+class _Transaction(PostgresLedger):
     """Primitive operations on one connection inside a transaction."""
 
     def __init__(self, connection: Connection) -> None:
@@ -701,6 +702,8 @@ class PostgresStore:
                     "vector_log",
                     "workers",
                     "pending_scrubs",
+                    "migrated_memories",
+                    "migrated_core",
                     *VACUUM_TABLES,
                 ],
             ),

@@ -21,6 +21,7 @@ from typing import Any
 
 from recalld._text import content_hash
 from recalld.store.postgres_migrations_graph import migration_24
+from recalld.store.postgres_migrations_ledger import migration_25
 
 __all__ = ["CHANGES_CHANNEL", "MIGRATIONS", "SEARCH_CONFIG", "SEARCH_CONFIGURATION"]
 
@@ -777,4 +778,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_22,
     migration_23,
     migration_24,
+    migration_25,
 ]

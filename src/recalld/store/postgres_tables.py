@@ -13,7 +13,7 @@ from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.semantic import VECTOR_BYTES, VECTOR_DTYPE
 from recalld.store.tables import ColumnKind, Table
 
-__all__ = ["PostgresTables"]
+__all__ = ["PostgresLedger", "PostgresTables"]
 
 # (model, dimension) -> make sure that model's HNSW index exists
 EnsureIndex = Callable[[str, int], None]
@@ -121,7 +121,83 @@ class PostgresTables:
 
         return self._database.write(step)
 
+    def overwrite(self, table: Table, rows: Sequence[dict[str, Any]]) -> int:
+        """Give the rows whose ``identity`` is present the other columns' values, in one
+        transaction; returns how many rows were updated (a row already holding them is
+        not written)."""
+        if not rows:
+            return 0
+        changed = [column for column in table.written if column.name not in table.identity]
+        assignments = ", ".join(f"{_name(table, column.name)} = %s" for column in changed)
+        match = " AND ".join(f"{_name(table, name)} = %s" for name in table.identity)
+        same = " AND ".join(
+            f"{_name(table, column.name)} IS NOT DISTINCT FROM %s" for column in changed
+        )
+        sql = f"UPDATE {table.name} SET {assignments} WHERE {match} AND NOT ({same})"
+        values = []
+        for row in rows:
+            written = [_dump(column.kind, row[column.name]) for column in changed]
+            identity = [_dump(table.column(name).kind, row[name]) for name in table.identity]
+            values.append((*written, *identity, *written))
+
+        def step(connection: Connection) -> int:
+            updated = 0
+            with connection.cursor() as cursor:
+                for value in values:
+                    cursor.execute(sql, value)
+                    updated += max(cursor.rowcount, 0)
+            return updated
+
+        return self._database.write(step)
+
+    def migrated(self, origin: str) -> list[tuple[int, str, str]]:
+        """(seq, namespace, id) of each memory a migrate from ``origin`` wrote here."""
+        rows = self._database.read(
+            "SELECT l.seq, m.namespace, m.id FROM migrated_memories l"
+            " JOIN memories m ON m.seq = l.seq WHERE l.origin = %s ORDER BY l.seq",
+            (origin,),
+        )
+        return [(int(seq), str(namespace), str(id)) for seq, namespace, id in rows]
+
+    def migrated_core(self, origin: str) -> set[tuple[str, str]]:
+        """(namespace, target) of each core memory row a migrate from ``origin`` wrote here."""
+        rows = self._database.read(
+            "SELECT namespace, target FROM migrated_core WHERE origin = %s", (origin,)
+        )
+        return {(str(namespace), str(target)) for namespace, target in rows}
+
+    def mark_core(self, origin: str, rows: Sequence[tuple[str, str]]) -> None:
+        """Record that a migrate from ``origin`` wrote these (namespace, target) rows."""
+        if not rows:
+            return
+        values = [(namespace, target, origin) for namespace, target in rows]
+
+        def step(connection: Connection) -> None:
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO migrated_core(namespace, target, origin) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (namespace, target) DO UPDATE SET origin = excluded.origin",
+                    values,
+                )
+
+        self._database.write(step)
+
     def analyze(self) -> None:
         """``ANALYZE`` the database (outside any transaction)."""
         with self._database.connection() as connection:
             connection.execute("ANALYZE")
+
+
+class PostgresLedger:
+    """The migrate ledger's write inside a memory transaction (the store's transaction
+    class mixes it in, so that a copied memory and its ledger row commit together)."""
+
+    _connection: Connection
+
+    def mark_migrated(self, seq: int, origin: str) -> None:
+        """Record that a migrate from ``origin`` wrote memory ``seq``."""
+        self._connection.execute(
+            "INSERT INTO migrated_memories(seq, origin) VALUES (%s, %s)"
+            " ON CONFLICT (seq) DO UPDATE SET origin = excluded.origin",
+            (seq, origin),
+        )

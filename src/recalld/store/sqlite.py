@@ -65,7 +65,7 @@ from recalld.store.sqlite_rows import (
 )
 from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
 from recalld.store.sqlite_semantic import SQLiteSemantic, drop_vectors, enqueue_embedding
-from recalld.store.sqlite_tables import SQLiteTables
+from recalld.store.sqlite_tables import SQLiteLedger, SQLiteTables
 
 __all__ = ["SQLiteStore"]
 
@@ -84,7 +84,7 @@ DEFAULT_RESERVE_BYTES = 1024 * 1024
 BM25_WEIGHTS = "2.0, 1.0, 1.0, 1.0, 1.0, 1.0"
 
 
-class _Transaction:
+class _Transaction(SQLiteLedger):
     """Primitive operations on one connection inside ``BEGIN IMMEDIATE``."""
 
     def __init__(self, connection: apsw.Connection) -> None:

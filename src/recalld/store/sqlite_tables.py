@@ -13,7 +13,7 @@ from recalld.store.sql import json_text
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.tables import ColumnKind, Table
 
-__all__ = ["SQLiteTables"]
+__all__ = ["SQLiteLedger", "SQLiteTables"]
 
 
 def _load(kind: ColumnKind, value: Any) -> Any:
@@ -84,25 +84,101 @@ class SQLiteTables:
         names = ", ".join(column.name for column in columns)
         marks = ", ".join("?" for _ in columns)
         match = " AND ".join(f"{name} = ?" for name in table.identity)
-        sql = (
-            f"INSERT INTO {table.name}({names}) SELECT {marks}"
-            f" WHERE NOT EXISTS (SELECT 1 FROM {table.name} WHERE {match})"
-        )
+        present = f"SELECT 1 FROM {table.name} WHERE {match} LIMIT 1"
+        insert = f"INSERT INTO {table.name}({names}) VALUES ({marks})"
         values = [
             (
-                *(_dump(column.kind, row[column.name]) for column in columns),
-                *(_dump(table.column(name).kind, row[name]) for name in table.identity),
+                tuple(_dump(column.kind, row[column.name]) for column in columns),
+                tuple(_dump(table.column(name).kind, row[name]) for name in table.identity),
             )
             for row in rows
         ]
 
         def step(connection: apsw.Connection) -> int:
-            before = connection.total_changes()
-            connection.executemany(sql, values)
-            return int(connection.total_changes() - before)
+            # Counted row by row: the statement's own change count is 0 for a view (vectors
+            # is one, written by its INSTEAD OF trigger), and total_changes() also counts
+            # what triggers write (the vector change log).
+            inserted = 0
+            for written, identity in values:
+                if connection.execute(present, identity).fetchone() is None:
+                    connection.execute(insert, written)
+                    inserted += 1
+            return inserted
 
         return self._database.write(step)
+
+    def overwrite(self, table: Table, rows: Sequence[dict[str, Any]]) -> int:
+        """Give the rows whose ``identity`` is present the other columns' values, in one
+        transaction; returns how many rows were updated (a row already holding them is
+        not written)."""
+        if not rows:
+            return 0
+        changed = [column for column in table.written if column.name not in table.identity]
+        assignments = ", ".join(f"{column.name} = ?" for column in changed)
+        match = " AND ".join(f"{name} = ?" for name in table.identity)
+        same = " AND ".join(f"{column.name} IS ?" for column in changed)
+        sql = f"UPDATE {table.name} SET {assignments} WHERE {match} AND NOT ({same})"
+        values = []
+        for row in rows:
+            written = [_dump(column.kind, row[column.name]) for column in changed]
+            identity = [_dump(table.column(name).kind, row[name]) for name in table.identity]
+            values.append((*written, *identity, *written))
+
+        def step(connection: apsw.Connection) -> int:
+            updated = 0
+            for value in values:
+                connection.execute(sql, value)
+                updated += connection.changes()
+            return updated
+
+        return self._database.write(step)
+
+    def migrated(self, origin: str) -> list[tuple[int, str, str]]:
+        """(seq, namespace, id) of each memory a migrate from ``origin`` wrote here."""
+        rows = self._database.read(
+            "SELECT l.seq, m.namespace, m.id FROM migrated_memories l"
+            " JOIN memories m ON m.seq = l.seq WHERE l.origin = ? ORDER BY l.seq",
+            (origin,),
+        )
+        return [(int(seq), str(namespace), str(id)) for seq, namespace, id in rows]
+
+    def migrated_core(self, origin: str) -> set[tuple[str, str]]:
+        """(namespace, target) of each core memory row a migrate from ``origin`` wrote here."""
+        rows = self._database.read(
+            "SELECT namespace, target FROM migrated_core WHERE origin = ?", (origin,)
+        )
+        return {(str(namespace), str(target)) for namespace, target in rows}
+
+    def mark_core(self, origin: str, rows: Sequence[tuple[str, str]]) -> None:
+        """Record that a migrate from ``origin`` wrote these (namespace, target) rows."""
+        if not rows:
+            return
+        values = [(namespace, target, origin) for namespace, target in rows]
+
+        def step(connection: apsw.Connection) -> None:
+            connection.executemany(
+                "INSERT INTO migrated_core(namespace, target, origin) VALUES (?, ?, ?)"
+                " ON CONFLICT(namespace, target) DO UPDATE SET origin = excluded.origin",
+                values,
+            )
+
+        self._database.write(step)
 
     def analyze(self) -> None:
         """``ANALYZE`` every table (SQLite's planner statistics)."""
         self._database.run(lambda connection: connection.execute("ANALYZE"))
+
+
+class SQLiteLedger:
+    """The migrate ledger's write inside a memory transaction (the store's transaction
+    class mixes it in, so that a copied memory and its ledger row commit together)."""
+
+    _connection: apsw.Connection
+
+    def mark_migrated(self, seq: int, origin: str) -> None:
+        """Record that a migrate from ``origin`` wrote memory ``seq``."""
+        self._connection.execute(
+            "INSERT INTO migrated_memories(seq, origin) VALUES (?, ?)"
+            " ON CONFLICT(seq) DO UPDATE SET origin = excluded.origin",
+            (seq, origin),
+        )

@@ -43,6 +43,9 @@ class Table:
     """Never NULL: they are compared with ``=``, so the table's key index finds them."""
     generated: str | None = None
     """A store-assigned id column: read, but never written (the target assigns its own)."""
+    mutable: bool = False
+    """Its rows change in place (a state, a count): a copy run again updates a present row
+    that differs, rather than skipping it."""
 
     def column(self, name: str) -> Column:
         """The column called ``name``."""
@@ -69,9 +72,10 @@ def table(
     order: Sequence[str],
     identity: Sequence[str],
     generated: str | None = None,
+    mutable: bool = False,
 ) -> Table:
     """A :class:`Table` from a compact ``name:kind`` column list (kind defaults to text)."""
-    return Table(name, _columns(spec), tuple(order), tuple(identity), generated)
+    return Table(name, _columns(spec), tuple(order), tuple(identity), generated, mutable)
 
 
 # In copy order: what a row refers to is copied before it.
@@ -107,6 +111,7 @@ COPIED_TABLES: tuple[Table, ...] = (
         " completed_at:instant",
         order=["id"],
         identity=["id"],
+        mutable=True,
     ),
     table(
         "core_memory",
@@ -135,6 +140,7 @@ COPIED_TABLES: tuple[Table, ...] = (
         " created_at:instant updated_at:instant",
         order=["seq"],
         identity=["seq"],
+        mutable=True,
     ),
     table(
         "intention_triggers",
@@ -148,6 +154,7 @@ COPIED_TABLES: tuple[Table, ...] = (
         "seq:integer position:integer count:integer last_at:instant",
         order=["seq", "position"],
         identity=["seq", "position"],
+        mutable=True,
     ),
     table(
         "graph_entities",
@@ -206,6 +213,24 @@ class TableAccess(Protocol):
     def write(self, table: Table, rows: Sequence[dict[str, Any]]) -> int:
         """Insert the rows (written columns only) in one transaction, skipping any whose
         ``identity`` values are already present; returns how many were inserted."""
+        ...
+
+    def overwrite(self, table: Table, rows: Sequence[dict[str, Any]]) -> int:
+        """Give each present row (by ``identity``) the other written columns' values, in one
+        transaction; returns how many rows were updated."""
+        ...
+
+    def migrated(self, origin: str) -> list[tuple[int, str, str]]:
+        """(seq, namespace, id) of each memory a migrate from ``origin`` wrote here (the
+        ledger of :meth:`StoreTransaction.mark_migrated`)."""
+        ...
+
+    def migrated_core(self, origin: str) -> set[tuple[str, str]]:
+        """(namespace, target) of each core memory row a migrate from ``origin`` wrote here."""
+        ...
+
+    def mark_core(self, origin: str, rows: Sequence[tuple[str, str]]) -> None:
+        """Record that a migrate from ``origin`` wrote these (namespace, target) rows."""
         ...
 
     def analyze(self) -> None:

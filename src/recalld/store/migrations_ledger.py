@@ -1,0 +1,38 @@
+"""SQLite migration 25: what ``recalld migrate`` copied into this database, and from where.
+
+Listed in :data:`recalld.store.migrations.MIGRATIONS` with the others; PostgreSQL's
+migration 25 builds the same tables (:mod:`recalld.store.postgres_migrations_ledger`).
+"""
+
+from __future__ import annotations
+
+from recalld.store.sqlite_fts import Execute
+
+__all__ = ["migration_25"]
+
+
+def migration_25(execute: Execute) -> None:
+    """The migrate ledger (:mod:`recalld.moving`): which memories and which core memory
+    rows a copy from ``origin`` wrote here, so that a later run of the same copy brings
+    them up to date, or removes a memory the source has forgotten since, without
+    touching what the database held before. A memory's row references it with
+    ``ON DELETE CASCADE``: forgetting it here leaves no ledger row (not even its seq)."""
+    execute(
+        """
+        CREATE TABLE migrated_memories (
+            seq INTEGER PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE,
+            origin TEXT NOT NULL
+        )
+        """
+    )
+    execute("CREATE INDEX migrated_memories_origin ON migrated_memories(origin, seq)")
+    execute(
+        """
+        CREATE TABLE migrated_core (
+            namespace TEXT NOT NULL,
+            target TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            PRIMARY KEY (namespace, target)
+        )
+        """
+    )

@@ -1,0 +1,37 @@
+"""PostgreSQL migration 25: what ``recalld migrate`` copied into this database, and from
+where (as SQLite's, :mod:`recalld.store.migrations_ledger`). Listed in
+:data:`recalld.store.postgres_migrations.MIGRATIONS` with the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["migration_25"]
+
+Execute = Callable[[str], Any]
+
+
+def migration_25(execute: Execute) -> None:
+    """The migrate ledger (SQLite's migration 25, :mod:`recalld.store.migrations_ledger`):
+    the memories and core memory rows a ``recalld migrate`` from ``origin`` wrote here."""
+    execute(
+        """
+        CREATE TABLE migrated_memories (
+            seq BIGINT PRIMARY KEY REFERENCES memories(seq) ON DELETE CASCADE,
+            origin TEXT NOT NULL
+        )
+        """
+    )
+    execute("CREATE INDEX migrated_memories_origin ON migrated_memories(origin, seq)")
+    execute(
+        """
+        CREATE TABLE migrated_core (
+            namespace TEXT NOT NULL,
+            target TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            PRIMARY KEY (namespace, target)
+        )
+        """
+    )

@@ -1,0 +1,237 @@
+"""``recalld migrate`` run again, into a target that holds memories, and its report
+(SQLite → SQLite; the PostgreSQL paths are in :mod:`tests.test_moving`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apsw
+import pytest
+from click.testing import CliRunner
+
+from recalld.adapters.cli import cli
+from recalld.config import Settings
+from recalld.errors import ConflictError, NotFoundError
+from recalld.moving import CopyReport, copy_store
+from recalld.service import MemoryService
+from recalld.store.factory import open_store
+from recalld.store.tables import COPIED_TABLES
+from tests.conftest import FakeClock
+
+
+def _settings(db: Path) -> Settings:
+    return Settings(
+        db=db, synchronous="NORMAL", embedder="hashing", graph_extractor="rules", recall_catch_up=0
+    )
+
+
+class InterruptedCopyError(Exception):
+    pass
+
+
+def _copy(source: Path, target: Path, **options: object) -> CopyReport:
+    source_store = open_store(_settings(source))
+    target_store = open_store(_settings(target))
+    try:
+        return copy_store(source_store, target_store, **options)  # type: ignore[arg-type]
+    finally:
+        source_store.close()
+        target_store.close()
+
+
+def _stop_after_the_memories(table: str, done: int, total: int) -> None:
+    if table == "memory_signals":
+        raise InterruptedCopyError
+
+
+def _database_bytes(db: Path) -> bytes:
+    return b"".join(path.read_bytes() for path in db.parent.glob(db.name + "*") if path.is_file())
+
+
+def test_migrate_again_removes_what_the_source_forgot_and_updates_what_it_changed(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        own = memory.remember("The target's own note").id
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember_many([{"content": f"filler {index}"} for index in range(3)])
+        secret = memory.put({"content": "My bank PIN is 4821"}, biometrics={"heart_rate": 91.0})[
+            1
+        ].id
+        memory.remember("The office is on floor 3", key="office.floor")
+        memory.core.apply("user", [{"action": "add", "content": "PIN hint: 4821"}])
+    with pytest.raises(InterruptedCopyError):
+        _copy(source, target, progress=_stop_after_the_memories)
+    clock.advance(60)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.forget(secret)
+        memory.remember("The office is on floor 7", key="office.floor")
+        memory.core.apply("user", [{"action": "remove", "old_text": "PIN hint"}])
+    report = _copy(source, target)
+    assert report.removed["memories"] == 1
+    assert report.updated["memories"] == 1
+    assert report.updated["core_memory"] == 1
+    assert report.scrub == "done"
+    assert report.complete
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        with pytest.raises(NotFoundError):
+            memory.get(secret)
+        assert memory.get(key="office.floor").content == "The office is on floor 7"
+        assert memory.core.state("user").entries == []
+        assert memory.get(own).content == "The target's own note"
+        assert memory.stats().count == 5
+        biometrics = next(table for table in COPIED_TABLES if table.name == "memory_biometrics")
+        readings = memory.store.tables.count(biometrics)
+    assert readings == 0
+    assert b"4821" not in _database_bytes(target)
+    again = _copy(source, target)
+    assert sum(again.copied.values()) + sum(again.updated.values()) == 0
+    assert again.removed["memories"] == 0
+
+
+def test_migrate_reports_rows_whose_memory_was_written_during_the_copy(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember_many([{"content": f"memory {index}"} for index in range(3)])
+    with MemoryService.open(_settings(source), clock=clock) as writer:
+        late: list[str] = []
+
+        def write_during_the_copy(table: str, done: int, total: int) -> None:
+            if table == "memory_signals" and not late:
+                written = writer.put({"content": "late"}, biometrics={"heart_rate": 88.0})
+                late.append(written[1].id)
+
+        report = _copy(source, target, progress=write_during_the_copy)
+    assert report.left["memory_biometrics"] == 1
+    assert report.skipped["memory_biometrics"] == 0
+    assert not report.complete
+    finished = _copy(source, target)
+    assert finished.complete
+    assert finished.copied["memories"] == 1
+    assert finished.copied["memory_biometrics"] == 1
+
+
+def test_migrate_refuses_a_target_memory_of_the_same_id_that_is_another_memory(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.put({"content": "Ran 10 km", "id": "evt-1"}, biometrics={"heart_rate": 172.0})
+        memory.remember("Another note of the source")
+    clock.advance(5)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        memory.remember("Quiet evening reading", id="evt-1")
+    with pytest.raises(ConflictError) as caught:
+        _copy(source, target)
+    assert caught.value.field == "id"
+    assert "'evt-1'" in caught.value.message
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        kept = memory.get("evt-1")
+        assert kept.content == "Quiet evening reading"
+        assert memory.store.context.biometrics([kept.seq]) == {}
+        assert memory.stats().count == 1
+
+
+def test_migrate_refuses_core_memory_the_target_holds_otherwise_before_writing(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember("A note of the source")
+        memory.core.apply("user", [{"action": "add", "content": "Allergic to penicillin"}])
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "Name: Sam"}])
+    with pytest.raises(ConflictError) as caught:
+        _copy(source, target)
+    assert caught.value.field == "core_memory"
+    assert "'user'" in caught.value.message
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.core.state("user").entries == ["Name: Sam"]
+        assert memory.stats().count == 0
+
+
+def test_migrate_refuses_a_memory_an_older_version_stored_with_a_nul_in_meta(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember_many([{"content": f"note {index}"} for index in range(3)])
+        bad = memory.remember("scanned receipt", meta={"ocr": "TOTAL"}).id
+    connection = apsw.Connection(str(source))  # as an older version accepted it
+    connection.execute(
+        "UPDATE memories SET meta = ? WHERE id = ?", (json.dumps({"ocr": "TOTAL\x00 1"}), bad)
+    )
+    connection.close()
+    result = CliRunner().invoke(
+        cli, ["--db", str(source), "migrate", "--to", str(target), "--json"]
+    )
+    assert result.exit_code == 1, result.output
+    assert f"memory {bad!r} in 'default': meta.ocr: contains a NUL" in result.output
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.stats().count == 3
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.update(bad, meta={"ocr": "TOTAL 1"})
+    again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert again.exit_code == 0, again.output
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.get(bad).meta == {"ocr": "TOTAL 1"}
+
+
+def test_migrate_json_counts_the_rows_it_inserted(tmp_path: Path, clock: FakeClock) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember_many([{"content": f"memory number {index}"} for index in range(10)])
+        memory.new_worker().run_until_idle()
+    arguments = ["migrate", "--from", str(source), "--to", str(target), "--json"]
+    first = json.loads(CliRunner().invoke(cli, arguments).output.strip().splitlines()[-1])
+    assert (first["copied"]["vectors"], first["skipped"]["vectors"]) == (10, 0)
+    second = json.loads(CliRunner().invoke(cli, arguments).output.strip().splitlines()[-1])
+    assert (second["copied"]["vectors"], second["skipped"]["vectors"]) == (0, 10)
+
+
+def test_migrate_from_a_missing_file_is_an_error_and_creates_nothing(tmp_path: Path) -> None:
+    missing, target = tmp_path / "mistyped.db", tmp_path / "target.db"
+    result = CliRunner().invoke(cli, ["migrate", "--from", str(missing), "--to", str(target)])
+    assert result.exit_code == 1
+    assert str(missing) in str(result.exception)
+    assert not missing.exists()
+    assert not target.exists()
+
+
+def test_migrate_again_carries_a_reminder_cancelled_in_the_source(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        reminder = memory.remind("ask Anna about the move", mention=["Anna"])
+    _copy(source, target)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.cancel(reminder.id)
+    report = _copy(source, target)
+    assert report.updated["intentions"] == 1
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert [item.state for item in memory.intentions(state="all")] == ["cancelled"]
+
+
+def test_migrate_again_gives_a_key_to_the_memory_that_holds_it_in_the_source_now(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        old = memory.remember("The office is on floor 3", key="office.floor").id
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.forget(old)
+        new = memory.remember("The office is on floor 7", key="office.floor").id
+    report = _copy(source, target)
+    assert report.complete
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.get(key="office.floor").id == new
+        with pytest.raises(NotFoundError):
+            memory.get(old)
+        assert memory.stats().count == 1
