@@ -209,12 +209,37 @@ def test_migrate_again_carries_a_reminder_cancelled_in_the_source(
     with MemoryService.open(_settings(source), clock=clock) as memory:
         reminder = memory.remind("ask Anna about the move", mention=["Anna"])
     _copy(source, target)
+    clock.advance(60)
     with MemoryService.open(_settings(source), clock=clock) as memory:
         memory.cancel(reminder.id)
     report = _copy(source, target)
     assert report.updated["intentions"] == 1
     with MemoryService.open(_settings(target), clock=clock) as memory:
         assert [item.state for item in memory.intentions(state="all")] == ["cancelled"]
+
+
+def test_migrate_again_never_takes_back_what_was_done_in_the_target_since(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # After the switch to the new store, a run again (to be sure) took the source's older
+    # rows back: a revoked token worked again, a cancelled reminder fired, an edit was lost.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        note = memory.remember("The staging password rotates monthly").id
+        reminder = memory.remind("ask Anna about the move", mention=["Anna"])
+        memory.core.apply("user", [{"action": "add", "content": "Works at Acme"}])
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        memory.update(note, content="The staging password rotates on Mondays")
+        memory.cancel(reminder.id)
+        memory.core.apply("user", [{"action": "patch", "old_text": "Acme", "content": "Initech"}])
+    report = _copy(source, target)
+    assert report.complete
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.get(note).content == "The staging password rotates on Mondays"
+        assert [item.state for item in memory.intentions(state="all")] == ["cancelled"]
+        assert memory.core.state("user").entries == ["Works at Initech"]
 
 
 def test_migrate_again_gives_a_key_to_the_memory_that_holds_it_in_the_source_now(

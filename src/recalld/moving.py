@@ -65,6 +65,15 @@ SEQ_COLUMNS = ("seq",)
 ENTITY_COLUMNS = ("entity_id", "subject_id", "object_id")
 # Copied before the memories, compared row by row (each holds a few rows).
 RECONCILED = ("tokens", "core_memory")
+# What says a row changed later on one side: a row both hold differently is taken from the
+# source only when the source's is newer, so a run again after the target went into use
+# never takes back what was done there (an edit, a cancelled reminder, a finished job).
+FRESHNESS = {
+    "jobs": "updated_at",
+    "core_memory": "updated_at",
+    "intentions": "updated_at",
+    "intention_streaks": "last_at",
+}
 DROPPED_REASON = "migrate"
 
 
@@ -107,6 +116,17 @@ def _batches(source: Store, table: Table) -> Iterator[list[dict[str, Any]]]:
             return
         yield rows
         after = tuple(rows[-1][name] for name in table.order)
+
+
+def _source_newer(table: Table, row: dict[str, Any], there: dict[str, Any]) -> bool:
+    """Whether the source's ``row`` is a later state than the target's ``there`` (see
+    :data:`FRESHNESS`); a token only ever takes a revocation (never loses one)."""
+    if table.name == "tokens":
+        return row["revoked_at"] is not None and there["revoked_at"] is None
+    column = FRESHNESS.get(table.name)
+    if column is None or row[column] is None:
+        return False
+    return there[column] is None or row[column] > there[column]
 
 
 def _comparable(memory: Memory) -> tuple[MemoryRecord, Any]:
@@ -199,7 +219,10 @@ class _Copier:
                     same.append(row)
                 else:
                     self._check_overwrite(table, row, there, identity(row) in ours)
-                    changed.append(row)
+                    if _source_newer(table, row, there):
+                        changed.append(row)
+                    else:  # the target's is as new or newer: it stays
+                        same.append(row)
         return new, changed, same
 
     def _check_overwrite(
@@ -280,7 +303,8 @@ class _Copier:
                 " write: the copy stopped here; give one of them another id, or migrate into"
                 " an empty database",
             )
-        if _comparable(existing) == _comparable(memory):
+        if _comparable(existing) == _comparable(memory) or existing.updated_at >= memory.updated_at:
+            # The same, or edited in the target since (its edit stays: never taken back).
             if not mine:
                 tx.mark_migrated(existing.seq, self.origin)
             return "skipped", existing.seq
@@ -354,6 +378,13 @@ class _Copier:
         total = self.source.tables.count(table)
         done = copied = updated = left = 0
         sources: list[dict[str, Any]] = []
+        present: dict[tuple[Any, ...], dict[str, Any]] = {}
+        if table.mutable:  # the target's rows, to tell which side changed later
+            present = {
+                tuple(row[name] for name in table.identity): row
+                for rows in _batches(self.target, table)
+                for row in rows
+            }
         for rows in _batches(self.source, table):
             renumbered = [self._renumber(table, row) for row in rows]
             written = [row for row in renumbered if row is not None]
@@ -361,8 +392,16 @@ class _Copier:
             inserted = self.target.tables.write(table, written)
             copied += inserted
             if table.mutable and inserted < len(written):
-                # A reminder cancelled, a job done, a streak counted in the source since.
-                updated += self.target.tables.overwrite(table, written)
+                # A reminder cancelled, a job done, a streak counted in the source since
+                # (and not changed in the target later: that stays).
+                later = [
+                    row
+                    for row in written
+                    if (there := present.get(tuple(row[name] for name in table.identity)))
+                    is not None
+                    and _source_newer(table, row, there)
+                ]
+                updated += self.target.tables.overwrite(table, later)
             done += len(rows)
             if table.generated is not None and table.name != "pending_recollections":
                 sources += rows
