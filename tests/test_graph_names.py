@@ -93,9 +93,25 @@ def test_graph_declaring_after_expiry_keeps_no_spelling_of_the_expired_memory(
     _build(service)
     service.knowledge.create_entities([{"name": "Me", "entityType": "person"}])
     clock.advance(6)
-    # Declared through a relation (the entity keeps its own name and type): those the
-    # purge leaves, not the expired memory's.
+    # Declared through a relation: under the caller's spelling (a memory's would stay
+    # once that memory is forgotten), with the type the purge leaves, not the expired
+    # memory's.
     service.knowledge.create_relations([{"from": "Me", "to": "zedekiah", "relationType": "knows"}])
     assert service.purge_expired() == 1
-    assert _shown(service) == {("Zedekiah", "name")}
+    assert _shown(service) == {("zedekiah", "name")}
     assert service.graph.entity("zedekiah").entity.declared
+
+
+def test_graph_an_entity_declared_through_a_relation_keeps_no_forgotten_spelling(
+    service: MemoryService,
+) -> None:
+    # Declared under the memory's spelling, the entity kept "ZORBLAX" once that memory
+    # was forgotten (a declared name no longer follows the mentions).
+    said = service.remember("Quarterly numbers: ZORBLAX Industries is a shell company.")
+    _build(service)
+    service.knowledge.create_entities([{"name": "Me", "entityType": "person"}])
+    service.knowledge.create_relations(
+        [{"from": "Me", "to": "zorblax industries", "relationType": "audits"}]
+    )
+    assert service.forget(said.id).deleted
+    assert service.graph.entity("zorblax industries").entity.name == "zorblax industries"

@@ -264,7 +264,7 @@ class KnowledgeGraph:
                             f"relations[{index}].{field}",
                             f"no entity named {name!r}; create it with create_entities first",
                         )
-                    declared, _ = tx.graph.declare_entity(scope_namespace, found.name, None, now)
+                    declared, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
                     ends.append(declared.id)
                 if tx.graph.declare_relation(
                     scope_namespace, ends[0], relation.relation_type, ends[1], now
@@ -306,7 +306,7 @@ class KnowledgeGraph:
                     raise ValidationError(
                         f"observations[{index}].entityName", f"no entity named {name!r}"
                     )
-                record, _ = tx.graph.declare_entity(scope_namespace, found.name, None, now)
+                record, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
                 existing = {content for _, content in tx.graph.observations(record.id, now)}
                 added = []
                 for content in dict.fromkeys(contents):
@@ -643,11 +643,11 @@ class KnowledgeGraph:
                     ImportLineError(line=number, error=f"{field}: no entity named {name!r}")
                 )
                 return
-            ends.append(found)
-        for found in ends:
-            tx.graph.declare_entity(namespace, found.name, None, now)
+            ends.append((name, found))
+        for name, _ in ends:
+            tx.graph.declare_entity(namespace, name, None, now)
         if tx.graph.declare_relation(
-            namespace, ends[0].id, relation.relation_type, ends[1].id, now
+            namespace, ends[0][1].id, relation.relation_type, ends[1][1].id, now
         ):
             report.relations += 1
         else:

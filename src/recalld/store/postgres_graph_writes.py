@@ -63,7 +63,10 @@ class PostgresGraphTransaction:
                 "UPDATE graph_entities SET declared = TRUE, name = %s, type = %s,"
                 " updated_at = %s WHERE id = %s",
                 (
-                    *((name, type) if type is not None else self._live_spelling(shown, now)),
+                    # Declared under the caller's spelling, never a memory's (forgetting
+                    # that memory would leave its words as a declared name).
+                    name,
+                    type if type is not None else self._live_spelling(shown, now)[1],
                     now,
                     shown.id,
                 ),

@@ -62,7 +62,10 @@ class SQLiteGraphTransaction:
                 "UPDATE graph_entities SET declared = 1, name = ?, type = ?, updated_at = ?"
                 " WHERE id = ?",
                 (
-                    *((name, type) if type is not None else self._live_spelling(shown, now)),
+                    # Declared under the caller's spelling, never a memory's (forgetting
+                    # that memory would leave its words as a declared name).
+                    name,
+                    type if type is not None else self._live_spelling(shown, now)[1],
                     stamp,
                     shown.id,
                 ),
