@@ -316,3 +316,20 @@ def test_postgres_graph_names_migration_gives_each_name_a_memory_that_says_it(
             (1, "kate", "person"),
             (2, "Ann (declared)", "friend"),
         ]
+
+
+def test_postgres_unaccent_installed_outside_the_search_path_still_folds(
+    postgres_server: LocalPostgres, clock: FakeClock
+) -> None:
+    # A DBA's "extensions" schema: migration 23 named the dictionary unqualified, failed,
+    # and the database could not be opened at all.
+    url = postgres_server.create_database("unaccent_elsewhere")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        connection.execute("CREATE SCHEMA extensions")
+        connection.execute("CREATE EXTENSION unaccent SCHEMA extensions")
+    settings = Settings(db=url, embedder="none")
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("We met in München")
+        hits = service.search("Munchen", mode="keyword")
+        assert [hit.memory.content for hit in hits] == ["We met in München"]

@@ -708,10 +708,26 @@ def migration_23(execute: Execute) -> None:
                            AND cfgnamespace = current_schema()::regnamespace) THEN
                 CREATE TEXT SEARCH CONFIGURATION {SEARCH_CONFIGURATION} (COPY = english);
             END IF;
-            IF EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = 'unaccent') THEN
-                ALTER TEXT SEARCH CONFIGURATION {SEARCH_CONFIGURATION}
-                    ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem;
+        END $$
+        """
+    )
+    execute(
+        f"""
+        DO $$
+        DECLARE
+            place TEXT;
+        BEGIN
+            -- The dictionary by its schema: the extension may live outside the search path.
+            SELECT n.nspname INTO place FROM pg_ts_dict d
+                JOIN pg_namespace n ON n.oid = d.dictnamespace
+                WHERE d.dictname = 'unaccent' ORDER BY n.nspname = 'public' DESC LIMIT 1;
+            IF place IS NOT NULL THEN
+                EXECUTE format(
+                    'ALTER TEXT SEARCH CONFIGURATION {SEARCH_CONFIGURATION} ALTER MAPPING'
+                    ' FOR hword, hword_part, word WITH %I.unaccent, english_stem', place);
             END IF;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'recalld: keyword search will not fold accents: %', SQLERRM;
         END $$
         """
     )
