@@ -337,10 +337,20 @@ def _screen_neighbours(entries: list[str], written: dict[str, int]) -> None:
         if index is None:
             continue
         field = f"operations[{index}].content"
-        if position > 0:
+        # A neighbour today's screen refuses by itself was stored by an older version: it
+        # is not this entry's doing, and must not block every later write of the target.
+        if position > 0 and _passes(entries[position - 1]):
             screen_entry(f"{entries[position - 1]} {entry}", field)
-        if position + 1 < len(entries):
+        if position + 1 < len(entries) and _passes(entries[position + 1]):
             screen_entry(f"{entry} {entries[position + 1]}", field)
+
+
+def _passes(entry: str) -> bool:
+    try:
+        screen_entry(entry, "entry")
+    except ValidationError:
+        return False
+    return True
 
 
 class CoreMemory:
