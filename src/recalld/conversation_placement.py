@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from recalld.conversations import ConversationMessage
 
-__all__ = ["TurnKey", "borrowed_times", "placement"]
+__all__ = ["TurnKey", "borrowed_times", "keyed_positions", "placement"]
 
 
 def borrowed_times(
@@ -157,3 +157,36 @@ def _aligned(
     if found < 2 and not edited:
         return {}, {}, 0
     return repeated, edited, run
+
+
+def keyed_positions(
+    sent: Sequence[tuple[int, str | None]],
+    placed: Mapping[int, int],
+    kept_at: Mapping[int, int],
+    taken: set[int],
+) -> dict[int, int]:
+    """The position of every re-sent message: ``placed`` for those without an id, ``kept_at``
+    for those with an id whose turn is stored (a turn keeps its position: a window of the
+    latest messages re-sent does not renumber it), and for a new message with an id, its
+    place after the message before it in the send (the send's index when none is placed
+    before it), or after every position ``taken`` when that one is taken.
+
+    ``sent`` holds (index in the send, message id or None) in order; ``taken`` (the stored
+    turns' positions) gains the positions given.
+    """
+    taken.update(placed.values())
+    positions: dict[int, int] = {}
+    anchor: tuple[int, int] | None = None
+    for index, message_id in sent:
+        if message_id is None:
+            position = placed[index]
+        elif index in kept_at:
+            position = kept_at[index]
+        else:
+            position = index if anchor is None else anchor[1] + index - anchor[0]
+            if position in taken:
+                position = max(taken) + 1
+            taken.add(position)
+        positions[index] = position
+        anchor = (index, position)
+    return positions

@@ -8,7 +8,8 @@ the message's speaker (else its role), whose ``source`` is the conversation
 holds the conversation id and title, the turn's position and role, and the
 message id. Turns keep their order (one ``source`` per conversation, ``seq``
 in turn order: recall's neighbouring-turn feature reads exactly that);
-``meta.turn`` is the message's position in the transcript, and
+``meta.turn`` is the message's position in the transcript (a stored turn keeps
+its own: a window of the latest messages re-sent renumbers nothing), and
 :meth:`Conversations.turns` lists a conversation's turns in order (by
 ``at``, then by the order they were written), so the turns around a
 recalled one can be read with it.
@@ -17,11 +18,26 @@ Idempotent: a turn's memory id is derived from the conversation id and the
 message id (or, without one, its position in the conversation), so ingesting
 the same transcript again changes nothing (``unchanged``), a transcript that
 grew adds only its new turns, and a message whose text changed is updated in
-place (its speaker, time, title and tags too). Without a conversation id, one
-is derived from the first message (its id, else its speaker, time and text),
-so a re-ingested file that only grew keeps its id. A message id must be unique
+place (its speaker, time, title and tags too). A message id must be unique
 within the transcript: one that repeats an earlier message's is refused (it would
-overwrite that message's turn in the same send).
+overwrite that message's turn in the same send). A turn stored under another
+source that says something else is a conflict (:class:`ConflictError` naming
+``source``), with or without message ids.
+
+Without a conversation id, one is derived from the transcript's start, and a send
+under a derived id never changes a stored turn (:meth:`Conversations._plan`): it
+takes the first of its derived ids (:func:`_derived_ids`: the first message's, so a
+re-ingested file that only grew keeps its id, then one per longer start of it) under
+which it changes no stored turn and, when it adds turns, repeats every stored one. Two
+chats that open alike (a system prompt, "hi", message ids from "1") are two
+conversations so; an edited one is stored apart too (give the conversation id to edit
+turns), and so is a window of the latest messages, which lost the start its id comes
+from (give the conversation id when sending windows).
+
+A send of more than :data:`CHUNK_TURNS` turns is written in one transaction per chunk,
+each holding the conversation: a turn another writer wrote between two chunks where
+this send placed a message without an id is not overwritten; the message is added
+after every turn instead (:meth:`Conversations._moved`).
 
 Messages without ids are placed by content before position (:func:`placement`):
 the re-send is aligned with the stored turns as a diff aligns two texts, so a
@@ -47,7 +63,9 @@ tool calls and tool results (``include_tools``), and messages with no text.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
@@ -58,7 +76,7 @@ from recalld import _validate as check
 from recalld._schema import DATE_TIME, NAME_PATTERN, NO_NUL_PATTERN, extra, nullable, replaced
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
-from recalld.conversation_placement import TurnKey, borrowed_times, placement
+from recalld.conversation_placement import TurnKey, borrowed_times, keyed_positions, placement
 from recalld.errors import ConflictError, ValidationError
 from recalld.model import TAGS_SCHEMA, Memory, Moment, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
@@ -157,7 +175,8 @@ class Conversation(BaseModel):
         default=None,
         min_length=1,
         max_length=ID_MAX_CHARS,
-        description="the conversation's id (default: derived from its first message)",
+        description="the conversation's id (default: derived from the transcript's start; give it"
+        " to edit turns and when sending only the latest messages)",
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
     title: str | None = Field(
@@ -284,6 +303,54 @@ def conversation_of(
     }
 
 
+@dataclass
+class _Plan:
+    """Where a send's kept messages go: its conversation, their positions by index, the
+    live turn each message with an id would write (by index), and what each turn it
+    writes was when placed ((seq, updated_at), or None for a free one) by memory id."""
+
+    conversation_id: str
+    source: str
+    positions: dict[int, int]
+    existing: dict[int, Memory | None]
+    seen: dict[str, tuple[int, datetime] | None]
+    # Whether a send without a conversation id may take this id (see Conversations._plan).
+    joins: bool
+    # The next free position for a message moved by Conversations._moved.
+    free: int | None = None
+
+
+def _key(message: ConversationMessage, position: int) -> str:
+    """How the turn of ``message`` is keyed: its id, else its position ("#3")."""
+    return message.id if message.id is not None else f"#{position}"
+
+
+def _source(conversation: Conversation, conversation_id: str) -> str:
+    return conversation.source or SOURCE_PREFIX + quote(conversation_id, safe="")
+
+
+def _derived_ids(messages: Sequence[ConversationMessage]) -> Iterator[str]:
+    """The ids a transcript sent without one may take, in order: the one of its first
+    message (its id, else its speaker, time and text: what every earlier release
+    derived, so a file ingested then and grown since finds its turns), then one per
+    longer start of it (every field of its first one, two … messages)."""
+
+    def at(message: ConversationMessage) -> str:
+        return message.at.isoformat() if isinstance(message.at, datetime) else str(message.at or "")
+
+    first = messages[0]
+    if first.id is not None:
+        yield "c-" + _digest("id", first.id)[:32]
+    else:
+        yield "c-" + _digest(first.speaker or first.role or "", at(first), first.content)[:32]
+    running = hashlib.sha256(b"recalld: the start of a transcript")
+    for count, message in enumerate(messages, start=1):
+        fields = (message.id or "", message.role or "", message.speaker or "", at(message))
+        running.update(_digest(*fields, message.content).encode())
+        if count > 1 or first.id is not None:  # one message without an id: the first id
+            yield "c-" + running.copy().hexdigest()[:32]
+
+
 class Conversations:
     """Transcripts into turns (see the module docstring)."""
 
@@ -322,49 +389,60 @@ class Conversations:
         if not parsed.messages:
             raise ValidationError("messages", "give at least one message")
         self._check(parsed)
-        conversation_id = parsed.conversation or self._derived_id(parsed.messages)
-        check.name_text(conversation_id, "conversation")
-        source = parsed.source or SOURCE_PREFIX + quote(conversation_id, safe="")
-        check.name_text(source, "source")
-        report = ConversationReport(conversation=conversation_id, source=source)
+        if parsed.conversation is not None:
+            check.name_text(parsed.conversation, "conversation")
+            check.name_text(_source(parsed, parsed.conversation), "source")
+        elif parsed.source is not None:
+            check.name_text(parsed.source, "source")
         kept: list[tuple[int, ConversationMessage]] = []
+        skipped: list[SkippedMessage] = []
         for index, message in enumerate(parsed.messages):
             reason = self._skip_reason(message, parsed)
             if reason is not None:
-                report.skipped += 1
-                report.skipped_messages.append(SkippedMessage(index=index, reason=reason))
+                skipped.append(SkippedMessage(index=index, reason=reason))
             else:
                 kept.append((index, message))
         borrowed = borrowed_times(parsed.messages)
-        positions: dict[int, int] | None = None
-        for start in range(0, len(kept), CHUNK_TURNS):
+        plan: _Plan | None = None
+        report: ConversationReport | None = None
+        for start in range(0, max(len(kept), 1), CHUNK_TURNS):
             with self._store.transaction() as tx:
-                if positions is None:
+                if plan is None:
                     # Placed while this send holds the conversation, so two sends of new
-                    # turns cannot both take the same free positions.
-                    tx.serialise("conversation", scope_namespace, conversation_id)
-                    positions = self._placed(scope_namespace, conversation_id, source, kept)
-                    # Before the first chunk: a conflict found in a later one would leave
-                    # the earlier chunks written.
-                    self._refuse_another_source(
-                        tx, scope_namespace, conversation_id, source, kept, positions
+                    # turns cannot both take the same free positions; and checked before
+                    # the first chunk: a conflict found in a later one would leave the
+                    # earlier chunks written.
+                    plan = self._plan(tx, scope_namespace, parsed, kept)
+                    report = ConversationReport(
+                        conversation=plan.conversation_id,
+                        source=plan.source,
+                        skipped=len(skipped),
+                        skipped_messages=skipped,
                     )
+                else:
+                    # A later chunk, in its own transaction: another writer may have
+                    # written to the conversation since the first (see _moved).
+                    tx.serialise("conversation", scope_namespace, plan.conversation_id)
+                assert report is not None
                 for index, message in kept[start : start + CHUNK_TURNS]:
+                    if message.id is None and start > 0:
+                        self._moved(tx, scope_namespace, plan, index)
                     receipt = self._turn(
                         tx,
                         scope_namespace,
                         parsed,
-                        conversation_id,
-                        source,
+                        plan.conversation_id,
+                        plan.source,
                         index,
-                        index if message.id is not None else positions[index],
+                        plan.positions[index],
                         message,
                         borrowed[index],
                         report,
                     )
                     report.turns.append(TurnReceipt(index=index, receipt=receipt))
-            if progress is not None:
+            if progress is not None and kept:
                 progress(min(start + CHUNK_TURNS, len(kept)), len(kept))
+        assert report is not None
         if report.updated:
             self._after_drop()  # an edited message's old text leaves the files too
         return report
@@ -407,55 +485,140 @@ class Conversations:
             if message.at is not None:
                 parse_instant(prefix + "at", message.at)
 
+    def _plan(
+        self,
+        tx: StoreTransaction,
+        namespace: str,
+        conversation: Conversation,
+        kept: Sequence[tuple[int, ConversationMessage]],
+    ) -> _Plan:
+        """Where each kept message goes, under the conversation id given or derived.
+
+        A derived id must never let one transcript change another's turns: two chats
+        that open alike (the same system prompt, "hi", or message ids numbered from
+        "1") derive the same first id. So a send without a conversation id takes the
+        first of its derived ids (:func:`_derived_ids`) under which it changes no stored
+        turn and, when it adds turns, repeats every stored one (a transcript that grew);
+        another transcript moves on to the id of a longer start of itself. Re-sent, it
+        finds that id again the same way.
+        """
+        if conversation.conversation is not None:
+            tx.serialise("conversation", namespace, conversation.conversation)
+            plan = self._placed(tx, namespace, conversation, conversation.conversation, kept)
+            for index, message in kept:
+                existing = plan.existing[index]
+                speaker = _speaker(message, f"messages[{index}].")
+                position = plan.positions[index]
+                _another_source(
+                    existing, plan.conversation_id, plan.source, position, speaker, message
+                )
+            return plan
+        candidates = _derived_ids(conversation.messages)
+        first = next(candidates)
+        # Every send that opens alike holds its first id, so two cannot both take one free
+        # derived id; an explicit send under a derived id holds that id only.
+        tx.serialise("conversation", namespace, first)
+        for conversation_id in itertools.chain([first], candidates):
+            if conversation_id != first:
+                tx.serialise("conversation", namespace, conversation_id)
+            plan = self._placed(tx, namespace, conversation, conversation_id, kept)
+            if plan.joins:
+                return plan
+        raise ConflictError(
+            "conversation",
+            f"every id derived from this transcript ({first!r} …) holds another transcript"
+            " whose turns it would change: send it with a conversation id",
+        )
+
     def _placed(
         self,
+        tx: StoreTransaction,
         namespace: str,
+        conversation: Conversation,
         conversation_id: str,
-        source: str,
         kept: Sequence[tuple[int, ConversationMessage]],
-    ) -> dict[int, int]:
-        """The position of each kept message without an id (:func:`placement`): the
-        stored turns are compared by speaker and text."""
+    ) -> _Plan:
+        """The plan of ``kept`` under ``conversation_id``: the messages without an id are
+        placed by content (:func:`placement`: the stored turns are compared by speaker and
+        text), those with one by the stored turn of their id (:func:`keyed_positions`)."""
+        source = _source(conversation, conversation_id)
+        scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
+        stored: dict[int, TurnKey] = {}
+        stored_ids: set[str] = set()
+        taken: set[int] = set()
+        for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
+            position = memory.meta.get("turn")
+            message_id = memory.meta.get("message_id")
+            key = message_id if isinstance(message_id, str) else f"#{position}"
+            if type(position) is not int or memory.id != _turn_id(conversation_id, key):
+                continue  # another conversation's turn under the same source
+            stored_ids.add(memory.id)
+            taken.add(position)
+            if message_id is None and position >= 0:
+                stored[position] = (memory.speaker, memory.content)
         sent = [
             (index, (_speaker(message, f"messages[{index}]."), message.content))
             for index, message in kept
             if message.id is None
         ]
-        if not sent:
-            return {}
-        scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
-        stored: dict[int, TurnKey] = {}
-        for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
-            position = memory.meta.get("turn")
-            if (
-                type(position) is int
-                and position >= 0
-                and "message_id" not in memory.meta
-                and memory.id == _turn_id(conversation_id, f"#{position}")
-            ):
-                stored[position] = (memory.speaker, memory.content)
-        return placement(stored, sent)
-
-    def _refuse_another_source(
-        self,
-        tx: StoreTransaction,
-        namespace: str,
-        conversation_id: str,
-        source: str,
-        kept: Sequence[tuple[int, ConversationMessage]],
-        positions: dict[int, int],
-    ) -> None:
-        """Raise :class:`ConflictError` when a kept message without an id would overwrite
-        another source's different turn (see :func:`_another_source`)."""
+        placed = placement(stored, sent)
         now = self._clock()
+        existing: dict[int, Memory | None] = {}
+        kept_at: dict[int, int] = {}
         for index, message in kept:
-            if message.id is not None:
+            if message.id is None:
                 continue
-            position = positions[index]
-            existing = tx.find(namespace, id=_turn_id(conversation_id, f"#{position}"))
-            if existing is not None and not expired(existing, now):
-                speaker = _speaker(message, f"messages[{index}].")
-                _another_source(existing, conversation_id, source, position, speaker, message)
+            found = tx.find(namespace, id=_turn_id(conversation_id, message.id))
+            existing[index] = None if found is None or expired(found, now) else found
+            position = None if found is None else found.meta.get("turn")
+            if existing[index] is not None and type(position) is int and position >= 0:
+                kept_at[index] = position
+        positions = keyed_positions(
+            [(index, message.id) for index, message in kept], placed, kept_at, taken
+        )
+        plan = _Plan(conversation_id, source, positions, existing, {}, joins=True)
+        repeated: set[str] = set()
+        grows = False
+        for index, message in kept:
+            memory_id = _turn_id(conversation_id, _key(message, positions[index]))
+            if message.id is None:
+                found = tx.find(namespace, id=memory_id)
+                existing[index] = None if found is None or expired(found, now) else found
+            turn = existing[index]
+            plan.seen[memory_id] = None if turn is None else (turn.seq, turn.updated_at)
+            speaker = _speaker(message, f"messages[{index}].")
+            if turn is None:
+                grows = True
+            elif (turn.speaker, turn.content) == (speaker, message.content):
+                repeated.add(turn.id)
+            else:
+                plan.joins = False  # it would change a stored turn
+        if grows and not stored_ids <= repeated:
+            plan.joins = False  # it adds turns, yet leaves stored ones out: another transcript
+        return plan
+
+    def _moved(self, tx: StoreTransaction, namespace: str, plan: _Plan, index: int) -> None:
+        """Give the message ``index`` (without an id) a new position after every turn when
+        another writer has written the turn at the one it was placed at since the send was
+        placed (a send written in several chunks holds the conversation in each, not
+        between them): that writer's acknowledged turn is not overwritten."""
+        memory_id = _turn_id(plan.conversation_id, f"#{plan.positions[index]}")
+        found = tx.find(namespace, id=memory_id)
+        if found is None or expired(found, self._clock()):
+            return
+        if plan.seen.get(memory_id) == (found.seq, found.updated_at):
+            return
+        if plan.free is None:
+            scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
+            stored = self._store.by_source(scope, plan.source, limit=ALL_TURNS)
+            positions = [turn.meta.get("turn") for turn in stored]
+            known = [*plan.positions.values(), *(p for p in positions if type(p) is int)]
+            plan.free = max(known) + 1
+        while tx.find(namespace, id=_turn_id(plan.conversation_id, f"#{plan.free}")) is not None:
+            plan.free += 1
+        plan.positions[index] = plan.free
+        plan.seen[_turn_id(plan.conversation_id, f"#{plan.free}")] = None
+        plan.free += 1
 
     @staticmethod
     def _skip_reason(message: ConversationMessage, conversation: Conversation) -> str | None:
@@ -467,14 +630,6 @@ class Conversations:
         if not message.content.strip():
             return "no text"
         return None
-
-    @staticmethod
-    def _derived_id(messages: Sequence[ConversationMessage]) -> str:
-        first = messages[0]
-        if first.id is not None:
-            return "c-" + _digest("id", first.id)[:32]
-        at = first.at.isoformat() if isinstance(first.at, datetime) else str(first.at or "")
-        return "c-" + _digest(first.speaker or first.role or "", at, first.content)[:32]
 
     def _turn(
         self,
@@ -523,8 +678,7 @@ class Conversations:
             existing = tx.find(namespace, id=memory_id)
             if existing is not None and expired(existing, self._clock()):
                 existing = None  # written fresh (the write frees the expired id)
-            if message.id is None:
-                _another_source(existing, conversation_id, source, position, speaker, message)
+            _another_source(existing, conversation_id, source, position, speaker, message)
             if existing is not None:
                 tags = list(check.tags(draft.tags, self._settings))
                 # A turn without a time keeps the one it had, and so does one whose time
@@ -565,22 +719,23 @@ def _another_source(
     speaker: str | None,
     message: ConversationMessage,
 ) -> None:
-    """Refuse the message without an id placed at ``position`` when ``existing``, the turn
-    there, came from another source and says something else.
+    """Refuse ``message`` when ``existing``, the turn it would write (the one of its id, else
+    the one at ``position``), came from another source and says something else.
 
     The same conversation id sent under another source: its turns were not found by
-    this source (:meth:`Conversations._placed` looks them up by source), so this
-    position holds another message. The same words (a file that moved) are no conflict.
+    this source (:meth:`Conversations._placed` looks them up by source), so this turn
+    is another transcript's. The same words (a file that moved) are no conflict.
     """
     if (
         existing is not None
         and existing.source != source
         and (existing.speaker, existing.content) != (speaker, message.content)
     ):
+        turn = f"turn {position}" if message.id is None else f"message {message.id!r}"
         raise ConflictError(
             "source",
             f"conversation {conversation_id!r} is stored under the source"
-            f" {existing.source!r}, and its turn {position} says something else:"
+            f" {existing.source!r}, and its {turn} says something else:"
             " send it with that source, or under another conversation id",
         )
 

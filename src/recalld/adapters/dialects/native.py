@@ -483,7 +483,13 @@ class MessageIn(BaseModel):
 def remember_conversation(
     ctx: Context,
     messages: list[MessageIn],
-    conversation: Annotated[str | None, Field(description="its id (default: derived)")] = None,
+    conversation: Annotated[
+        str | None,
+        Field(
+            description="its id (default: derived from its start); give it when you send"
+            " only the latest messages, or a window would be another conversation"
+        ),
+    ] = None,
     title: str | None = None,
     at: Annotated[str | None, Field(description="when, for messages without at")] = None,
     tags: list[str] = [],  # noqa: B006
@@ -652,7 +658,8 @@ DIALECT = Dialect(
             remember_conversation,
             "Store a conversation, one memory per message, in order. Messages are {role or "
             "speaker, content, at?, id?}; system and tool messages are skipped unless "
-            "included. Sending it again changes nothing.",
+            "included. Sending it again changes nothing; give the same conversation id when "
+            "sending only the latest messages.",
         ),
         *INTENTION_TOOLS,
         *SENSING_TOOLS,
