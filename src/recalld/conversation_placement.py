@@ -14,7 +14,7 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from recalld.conversations import ConversationMessage
+    from recalld.conversation_model import ConversationMessage
 
 __all__ = ["TurnKey", "borrowed_times", "keyed_positions", "placement"]
 
