@@ -7,7 +7,8 @@ each. What is done with them: :mod:`recalld.conversations`, which re-exports the
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
@@ -20,14 +21,19 @@ __all__ = [
     "ConversationMessage",
     "ConversationReport",
     "SkippedMessage",
+    "ToolCall",
+    "ToolFunction",
     "TurnReceipt",
+    "message_kind",
     "role_kind",
+    "turn_text",
 ]
 
 MAX_MESSAGES = 10_000
 ID_MAX_CHARS = 200
 SPEAKER_MAX_CHARS = 200
 ROLE_MAX_CHARS = 100
+MAX_TOOL_CALLS = 128
 
 RoleKind = Literal["speech", "system", "tool"]
 # Role names of the common chat formats, by what they are.
@@ -46,13 +52,47 @@ def role_kind(role: str | None) -> RoleKind:
     return "speech"
 
 
-class ConversationMessage(BaseModel):
-    """One message of a transcript: who said it (``role`` or ``speaker``), what, when."""
+class ToolFunction(BaseModel):
+    """The function a tool call calls (OpenAI chat format): its name and arguments."""
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(
-        description="what was said (a message with no text is skipped)",
+    name: str = Field(
+        min_length=1, max_length=ROLE_MAX_CHARS, json_schema_extra=extra(pattern=NAME_PATTERN)
+    )
+    arguments: str | dict[str, Any] = Field(
+        default="", description="its arguments: a JSON text, or an object"
+    )
+
+
+class ToolCall(BaseModel):
+    """One tool call of an assistant message (OpenAI chat format ``tool_calls``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ID_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    type: Literal["function"] = "function"
+    function: ToolFunction
+
+
+class ConversationMessage(BaseModel):
+    """One message of a transcript: who said it (``role`` or ``speaker``), what, when.
+
+    Messages of the OpenAI chat format are read as they are: an assistant's tool calls
+    (``tool_calls``, its ``content`` then null) and a tool's result (role ``tool``,
+    ``tool_call_id``) are tool messages, skipped unless tools are included."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str | None = Field(
+        default=None,
+        description="what was said (a message with no text is skipped; only one with"
+        " tool_calls may have none)",
         json_schema_extra=extra(pattern=NO_NUL_PATTERN),
     )
     role: str | None = Field(
@@ -84,6 +124,39 @@ class ConversationMessage(BaseModel):
         " within the transcript, not starting with '#')",
         json_schema_extra=extra(pattern="^(?!#)" + NAME_PATTERN[1:]),
     )
+    tool_calls: list[ToolCall] | None = Field(
+        default=None,
+        max_length=MAX_TOOL_CALLS,
+        description="the tools an assistant message calls (kept with include_tools)",
+    )
+    tool_call_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ID_MAX_CHARS,
+        description="the tool call a tool message answers",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+
+
+def message_kind(message: ConversationMessage) -> RoleKind:
+    """What ``message`` is: its role's kind (:func:`role_kind`), and a tool call when it
+    calls tools and says nothing (an assistant's tool call, content null)."""
+    if message.tool_calls and not (message.content or "").strip():
+        return "tool"
+    return role_kind(message.role)
+
+
+def turn_text(message: ConversationMessage, include_tools: bool) -> str:
+    """The text of the turn ``message`` becomes: what it says, then (when tools are
+    included) one line per tool it calls, ``[tool call: name] arguments``."""
+    lines = [message.content] if message.content else []
+    if include_tools:
+        for call in message.tool_calls or ():
+            arguments = call.function.arguments
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+            lines.append(f"[tool call: {call.function.name}] {arguments}".rstrip())
+    return "\n".join(lines)
 
 
 class Conversation(BaseModel):

@@ -57,13 +57,17 @@ the conversation's ``at``, else now, is for transcripts with no message time at 
 A time taken so is only given to a new turn: a stored turn keeps the time it had.
 
 Skipped unless asked for: system and developer messages (``include_system``),
-tool calls and tool results (``include_tools``), and messages with no text.
+tool calls and tool results (``include_tools``; in the OpenAI chat format, an
+assistant message with ``tool_calls`` and no text, and a ``tool`` message with
+``tool_call_id``: :func:`~recalld.conversation_model.turn_text` is what a kept
+one says), and messages with no text.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -81,7 +85,9 @@ from recalld.conversation_model import (
     ConversationReport,
     SkippedMessage,
     TurnReceipt,
+    message_kind,
     role_kind,
+    turn_text,
 )
 from recalld.conversation_placement import TurnKey, borrowed_times, keyed_positions, placement
 from recalld.errors import ConflictError, ValidationError
@@ -208,6 +214,11 @@ def _key(message: ConversationMessage, position: int) -> str:
     return message.id if message.id is not None else f"#{position}"
 
 
+def _text(message: ConversationMessage) -> str:
+    """What ``message`` says (a kept message's copy holds its turn's text: turn_text)."""
+    return message.content or ""
+
+
 def _source(conversation: Conversation, conversation_id: str) -> str:
     return conversation.source or SOURCE_PREFIX + quote(conversation_id, safe="")
 
@@ -225,11 +236,13 @@ def _derived_ids(messages: Sequence[ConversationMessage]) -> Iterator[str]:
     if first.id is not None:
         yield "c-" + _digest("id", first.id)[:32]
     else:
-        yield "c-" + _digest(first.speaker or first.role or "", at(first), first.content)[:32]
+        yield "c-" + _digest(first.speaker or first.role or "", at(first), _text(first))[:32]
     running = hashlib.sha256(b"recalld: the start of a transcript")
     for count, message in enumerate(messages, start=1):
         fields = (message.id or "", message.role or "", message.speaker or "", at(message))
-        running.update(_digest(*fields, message.content).encode())
+        calls = [call.model_dump(mode="json") for call in message.tool_calls or ()]
+        said = _text(message) + (json.dumps(calls, sort_keys=True) if calls else "")
+        running.update(_digest(*fields, said).encode())
         if count > 1 or first.id is not None:  # one message without an id: the first id
             yield "c-" + running.copy().hexdigest()[:32]
 
@@ -284,7 +297,9 @@ class Conversations:
             if reason is not None:
                 skipped.append(SkippedMessage(index=index, reason=reason))
             else:
-                kept.append((index, message))
+                # Its turn's text from here on (a tool call's, rendered: turn_text).
+                text = turn_text(message, parsed.include_tools)
+                kept.append((index, message.model_copy(update={"content": text})))
         borrowed = borrowed_times(parsed.messages)
         plan: _Plan | None = None
         report: ConversationReport | None = None
@@ -342,11 +357,20 @@ class Conversations:
         first_with_id: dict[str, int] = {}
         for index, message in enumerate(conversation.messages):
             prefix = f"messages[{index}]."
-            check.free_text(message.content, prefix + "content")
+            if message.content is None and not message.tool_calls:
+                raise ValidationError(
+                    prefix + "content",
+                    "Field required: give what was said (only a message with tool_calls"
+                    " may have no content)",
+                )
+            if message.content is not None:
+                check.free_text(message.content, prefix + "content")
+            self._check_tools(message, prefix)
             # The size of every message that will be kept (a system prompt or a tool's
             # output skipped unless asked for may be larger: it is not stored).
             if self._skip_reason(message, conversation) is None:
-                check.content(message.content, self._settings, prefix + "content")
+                text = turn_text(message, conversation.include_tools)
+                check.content(text, self._settings, prefix + "content")
             check.optional_name(message.role, prefix + "role")
             check.optional_name(message.speaker, prefix + "speaker")
             check.optional_name(message.id, prefix + "id")
@@ -440,7 +464,7 @@ class Conversations:
             if message_id is None and position >= 0:
                 stored[position] = (memory.speaker, memory.content)
         sent = [
-            (index, (_speaker(message, f"messages[{index}]."), message.content))
+            (index, (_speaker(message, f"messages[{index}]."), _text(message)))
             for index, message in kept
             if message.id is None
         ]
@@ -504,13 +528,26 @@ class Conversations:
         plan.free += 1
 
     @staticmethod
+    def _check_tools(message: ConversationMessage, prefix: str) -> None:
+        """Check the tool calls of ``message`` and the call a tool message answers."""
+        check.optional_name(message.tool_call_id, prefix + "tool_call_id")
+        for number, call in enumerate(message.tool_calls or ()):
+            field = f"{prefix}tool_calls[{number}]."
+            check.optional_name(call.id, field + "id")
+            check.name_text(call.function.name, field + "function.name")
+            if isinstance(call.function.arguments, str):
+                check.free_text(call.function.arguments, field + "function.arguments")
+
+    @staticmethod
     def _skip_reason(message: ConversationMessage, conversation: Conversation) -> str | None:
-        kind = role_kind(message.role)
+        kind = message_kind(message)
         if kind == "system" and not conversation.include_system:
             return f"a {message.role} message (include_system keeps them)"
         if kind == "tool" and not conversation.include_tools:
+            if role_kind(message.role) != "tool":
+                return "a tool call (include_tools keeps them)"
             return f"a {message.role} message (include_tools keeps them)"
-        if not message.content.strip():
+        if not turn_text(message, conversation.include_tools).strip():
             return "no text"
         return None
 
@@ -542,6 +579,11 @@ class Conversations:
             meta["role"] = role
         if message.id is not None:
             meta["message_id"] = message.id
+        if message.tool_call_id is not None:
+            meta["tool_call_id"] = message.tool_call_id
+        calls = [call.id for call in message.tool_calls or () if call.id is not None]
+        if calls and conversation.include_tools:
+            meta["tool_call_ids"] = calls
         given = message.at
         if given is None and borrowed is None:
             given = conversation.at

@@ -58,6 +58,7 @@ from recalld.adapters.dialects.failures import (
     error_result,
     worded,
 )
+from recalld.conversation_model import ToolCall as MessageToolCall
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     WHOLE_NUMBER,
@@ -473,11 +474,17 @@ class MessageIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str
+    content: str | None = Field(
+        default=None, description="what was said (none only beside tool_calls)"
+    )
     role: str | None = Field(default=None, description="user, assistant, system, tool …")
     speaker: str | None = Field(default=None, description="who said it (default: the role)")
     at: str | None = Field(default=None, description="ISO 8601")
     id: str | None = Field(default=None, description="message id (re-ingesting is idempotent)")
+    tool_calls: list[MessageToolCall] | None = Field(
+        default=None, description="an assistant's tool calls (OpenAI format)"
+    )
+    tool_call_id: str | None = Field(default=None, description="the call a tool message answers")
 
 
 def remember_conversation(
