@@ -7,16 +7,16 @@ each. What is done with them: :mod:`recalld.conversations`, which re-exports the
 
 from __future__ import annotations
 
-import json
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool
 
 from recalld._schema import DATE_TIME, NAME_PATTERN, NO_NUL_PATTERN, extra, nullable, replaced
 from recalld.model import TAGS_SCHEMA, Moment, Receipt
 
 __all__ = [
     "MAX_MESSAGES",
+    "SAYS_OR_CALLS",
     "Conversation",
     "ConversationMessage",
     "ConversationReport",
@@ -52,6 +52,19 @@ def role_kind(role: str | None) -> RoleKind:
     return "speech"
 
 
+# A message's schema says what Conversations._check does: it says something (content
+# given, not null), or it calls a tool (tool_calls, not empty).
+SAYS_OR_CALLS: dict[str, JsonValue] = {
+    "anyOf": [
+        {"required": ["content"], "properties": {"content": {"type": "string"}}},
+        {
+            "required": ["tool_calls"],
+            "properties": {"tool_calls": {"type": "array", "minItems": 1}},
+        },
+    ]
+}
+
+
 class ToolFunction(BaseModel):
     """The function a tool call calls (OpenAI chat format): its name and arguments."""
 
@@ -60,8 +73,10 @@ class ToolFunction(BaseModel):
     name: str = Field(
         min_length=1, max_length=ROLE_MAX_CHARS, json_schema_extra=extra(pattern=NAME_PATTERN)
     )
-    arguments: str | dict[str, Any] = Field(
-        default="", description="its arguments: a JSON text, or an object"
+    arguments: str = Field(
+        default="",
+        description="its arguments, as a JSON text",
+        json_schema_extra=extra(pattern=NO_NUL_PATTERN),
     )
 
 
@@ -87,7 +102,7 @@ class ConversationMessage(BaseModel):
     (``tool_calls``, its ``content`` then null) and a tool's result (role ``tool``,
     ``tool_call_id``) are tool messages, skipped unless tools are included."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=SAYS_OR_CALLS)
 
     content: str | None = Field(
         default=None,
@@ -152,10 +167,7 @@ def turn_text(message: ConversationMessage, include_tools: bool) -> str:
     lines = [message.content] if message.content else []
     if include_tools:
         for call in message.tool_calls or ():
-            arguments = call.function.arguments
-            if not isinstance(arguments, str):
-                arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
-            lines.append(f"[tool call: {call.function.name}] {arguments}".rstrip())
+            lines.append(f"[tool call: {call.function.name}] {call.function.arguments}".rstrip())
     return "\n".join(lines)
 
 

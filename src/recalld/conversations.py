@@ -535,8 +535,7 @@ class Conversations:
             field = f"{prefix}tool_calls[{number}]."
             check.optional_name(call.id, field + "id")
             check.name_text(call.function.name, field + "function.name")
-            if isinstance(call.function.arguments, str):
-                check.free_text(call.function.arguments, field + "function.arguments")
+            check.free_text(call.function.arguments, field + "function.arguments")
 
     @staticmethod
     def _skip_reason(message: ConversationMessage, conversation: Conversation) -> str | None:

@@ -58,6 +58,7 @@ from recalld.adapters.dialects.failures import (
     error_result,
     worded,
 )
+from recalld.conversation_model import SAYS_OR_CALLS
 from recalld.conversation_model import ToolCall as MessageToolCall
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
@@ -472,7 +473,8 @@ def core_memory(
 class MessageIn(BaseModel):
     """One message of a conversation."""
 
-    model_config = ConfigDict(extra="forbid")
+    # As ConversationMessage's schema: a message says something, or calls a tool.
+    model_config = ConfigDict(extra="forbid", json_schema_extra=SAYS_OR_CALLS)
 
     content: str | None = Field(
         default=None, description="what was said (none only beside tool_calls)"
