@@ -59,7 +59,6 @@ from recalld.adapters.dialects.failures import (
     worded,
 )
 from recalld.conversation_model import SAYS_OR_CALLS
-from recalld.conversation_model import ToolCall as MessageToolCall
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     WHOLE_NUMBER,
@@ -470,6 +469,25 @@ def core_memory(
     return compact_result(compact(result, exclude={"success", "chars", "limit"}))
 
 
+class FunctionIn(BaseModel):
+    """The function a tool call calls (checked by the service, as every field here)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: str = Field(default="", description="a JSON text")
+
+
+class ToolCallIn(BaseModel):
+    """One tool call of an assistant message (OpenAI chat format)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = None
+    type: Literal["function"] = "function"
+    function: FunctionIn
+
+
 class MessageIn(BaseModel):
     """One message of a conversation."""
 
@@ -483,7 +501,7 @@ class MessageIn(BaseModel):
     speaker: str | None = Field(default=None, description="who said it (default: the role)")
     at: str | None = Field(default=None, description="ISO 8601")
     id: str | None = Field(default=None, description="message id (re-ingesting is idempotent)")
-    tool_calls: list[MessageToolCall] | None = Field(
+    tool_calls: list[ToolCallIn] | None = Field(
         default=None, description="an assistant's tool calls (OpenAI format)"
     )
     tool_call_id: str | None = Field(default=None, description="the call a tool message answers")
