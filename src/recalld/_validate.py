@@ -455,12 +455,16 @@ def _geohash(value: str) -> str:
 
 
 def speaker(value: str | None) -> str | None:
-    """Who said or wrote a memory: one line of printable text (trimmed), or None."""
+    """Who said or wrote a memory: one line of printable text (trimmed, its white space
+    collapsed, in Unicode NFC), or None."""
     if value is None:
         return None
     # The same characters as every other name (and the published schema) are refused.
     name_text(value, "speaker")
-    return " ".join(value.split())
+    # One spelling per name, as core memory keeps one per text: "Zoë" typed precomposed
+    # and the decomposed "Zoe" + U+0308 some tools write are the same speaker, for the
+    # speaker filter and for a re-sent transcript alike.
+    return " ".join(unicodedata.normalize("NFC", value).split())
 
 
 def min_score(value: float | None, field: str = "min_score") -> float | None:

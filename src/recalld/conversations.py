@@ -8,7 +8,8 @@ the message's speaker (else its role), whose ``source`` is the conversation
 holds the conversation id and title, the turn's position and role, and the
 message id. Turns keep their order (one ``source`` per conversation, ``seq``
 in turn order: recall's neighbouring-turn feature reads exactly that);
-``meta.turn`` is the message's position in the transcript, and
+``meta.turn`` is the message's position in the transcript (a stored turn keeps
+its own: a window of the latest messages re-sent renumbers nothing), and
 :meth:`Conversations.turns` lists a conversation's turns in order (by
 ``at``, then by the order they were written), so the turns around a
 recalled one can be read with it.
@@ -17,13 +18,28 @@ Idempotent: a turn's memory id is derived from the conversation id and the
 message id (or, without one, its position in the conversation), so ingesting
 the same transcript again changes nothing (``unchanged``), a transcript that
 grew adds only its new turns, and a message whose text changed is updated in
-place (its speaker, time, title and tags too). Without a conversation id, one
-is derived from the first message (its id, else its speaker, time and text),
-so a re-ingested file that only grew keeps its id. A message id must be unique
+place (its speaker, time, title and tags too). A message id must be unique
 within the transcript: one that repeats an earlier message's is refused (it would
-overwrite that message's turn in the same send).
+overwrite that message's turn in the same send). A turn stored under another
+source that says something else is a conflict (:class:`ConflictError` naming
+``source``), with or without message ids.
 
-Messages without ids are placed by content before position (:func:`_placement`):
+Without a conversation id, one is derived from the transcript's start, and a send
+under a derived id never changes a stored turn (:meth:`Conversations._plan`): it
+takes the first of its derived ids (:func:`_derived_ids`: the first message's, so a
+re-ingested file that only grew keeps its id, then one per longer start of it) under
+which it changes no stored turn and, when it adds turns, repeats every stored one. Two
+chats that open alike (a system prompt, "hi", message ids from "1") are two
+conversations so; an edited one is stored apart too (give the conversation id to edit
+turns), and so is a window of the latest messages, which lost the start its id comes
+from (give the conversation id when sending windows).
+
+A send of more than :data:`CHUNK_TURNS` turns is written in one transaction per chunk,
+each holding the conversation: a turn another writer wrote between two chunks where
+this send placed a message without an id is not overwritten; the message is added
+after every turn instead (:meth:`Conversations._moved`).
+
+Messages without ids are placed by content before position (:func:`placement`):
 the re-send is aligned with the stored turns as a diff aligns two texts, so a
 re-send of the last turns (a window that slid) lands on the stored turns it
 repeats and its new turns are appended, and a message the re-send leaves out
@@ -36,31 +52,46 @@ repeat is kept.
 
 A message without ``at`` in a transcript whose other messages have one takes the
 time of the message before it (one before every timed message, the time of the one
-after it), so it keeps its place among the timed turns (:func:`_borrowed_times`);
+after it), so it keeps its place among the timed turns (:func:`borrowed_times`);
 the conversation's ``at``, else now, is for transcripts with no message time at all.
 A time taken so is only given to a new turn: a stored turn keeps the time it had.
 
 Skipped unless asked for: system and developer messages (``include_system``),
-tool calls and tool results (``include_tools``), and messages with no text.
+tool calls and tool results (``include_tools``; in the OpenAI chat format, an
+assistant message with ``tool_calls`` and no text, and a ``tool`` message with
+``tool_call_id``: :func:`~recalld.conversation_model.turn_text` is what a kept
+one says), and messages with no text.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import itertools
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
-
 from recalld import _validate as check
-from recalld._schema import DATE_TIME, NAME_PATTERN, NO_NUL_PATTERN, extra, nullable, replaced
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
+from recalld.conversation_model import (
+    MAX_MESSAGES,
+    ROLE_SPEAKERS,
+    Conversation,
+    ConversationMessage,
+    ConversationReport,
+    SkippedMessage,
+    TurnReceipt,
+    message_kind,
+    role_kind,
+    turn_text,
+)
+from recalld.conversation_placement import TurnKey, borrowed_times, keyed_positions, placement
 from recalld.errors import ConflictError, ValidationError
-from recalld.model import TAGS_SCHEMA, Memory, Moment, NewMemory, Receipt
+from recalld.model import Memory, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
 from recalld.store.retrieval import TURN_KIND
 from recalld.writing import expired
@@ -81,133 +112,10 @@ __all__ = [
     "role_kind",
 ]
 
-MAX_MESSAGES = 10_000
 CHUNK_TURNS = 500
-ID_MAX_CHARS = 200
-SPEAKER_MAX_CHARS = 200
-ROLE_MAX_CHARS = 100
 SOURCE_PREFIX = "recalld://conversation/"
 # Every stored turn of a conversation is read to place a re-send without message ids.
 ALL_TURNS = 2**62
-
-RoleKind = Literal["speech", "system", "tool"]
-# Role names of the common chat formats, by what they are.
-SYSTEM_ROLES = frozenset({"system", "developer"})
-TOOL_ROLES = frozenset({"tool", "function", "tool_use", "tool_result", "tool_call", "ipython"})
-ROLE_SPEAKERS = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
-
-
-def role_kind(role: str | None) -> RoleKind:
-    """Whether a role speaks (kept), is the system (skipped unless asked) or a tool."""
-    folded = (role or "").strip().lower()
-    if folded in SYSTEM_ROLES:
-        return "system"
-    if folded in TOOL_ROLES:
-        return "tool"
-    return "speech"
-
-
-class ConversationMessage(BaseModel):
-    """One message of a transcript: who said it (``role`` or ``speaker``), what, when."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    content: str = Field(
-        description="what was said (a message with no text is skipped)",
-        json_schema_extra=extra(pattern=NO_NUL_PATTERN),
-    )
-    role: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=ROLE_MAX_CHARS,
-        description="user, assistant, system, tool … (system and tool messages are skipped"
-        " unless asked for)",
-        json_schema_extra=extra(pattern=NAME_PATTERN),
-    )
-    speaker: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=SPEAKER_MAX_CHARS,
-        description="who said it, e.g. a person's name (default: the role)",
-        json_schema_extra=extra(pattern=NAME_PATTERN),
-    )
-    at: Moment | str | None = Field(
-        default=None,
-        description="when it was said (default: when other messages have a time, the one"
-        " before it's, else the one after it's; else the conversation's at, else now)",
-        json_schema_extra=replaced(nullable(DATE_TIME)),
-    )
-    id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=ID_MAX_CHARS,
-        description="the message's id in its source, for idempotent re-ingestion (unique"
-        " within the transcript, not starting with '#')",
-        json_schema_extra=extra(pattern="^(?!#)" + NAME_PATTERN[1:]),
-    )
-
-
-class Conversation(BaseModel):
-    """A transcript to remember (``POST /v1/conversations``, ``remember_conversation``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    messages: list[ConversationMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
-    conversation: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=ID_MAX_CHARS,
-        description="the conversation's id (default: derived from its first message)",
-        json_schema_extra=extra(pattern=NAME_PATTERN),
-    )
-    title: str | None = Field(
-        default=None,
-        max_length=500,
-        description="the conversation's title",
-        json_schema_extra=extra(pattern=NO_NUL_PATTERN),
-    )
-    at: Moment | str | None = Field(
-        default=None,
-        description="when the conversation happened (the default of its messages' at)",
-        json_schema_extra=replaced(nullable(DATE_TIME)),
-    )
-    source: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=2048,
-        description="URI of the transcript (default recalld://conversation/<id>)",
-        json_schema_extra=extra(pattern=NAME_PATTERN),
-    )
-    tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
-    include_system: StrictBool = Field(default=False, description="keep system/developer messages")
-    include_tools: StrictBool = Field(default=False, description="keep tool calls and tool results")
-
-
-class TurnReceipt(BaseModel):
-    """What happened to one kept message: its position, its memory and the write's status."""
-
-    index: int = Field(description="the message's position in the transcript (from 0)")
-    receipt: Receipt
-
-
-class SkippedMessage(BaseModel):
-    """A message left out, and why."""
-
-    index: int
-    reason: str
-
-
-class ConversationReport(BaseModel):
-    """What remembering a conversation did, turn by turn."""
-
-    conversation: str
-    source: str
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    skipped: int = 0
-    turns: list[TurnReceipt] = Field(default_factory=list)
-    skipped_messages: list[SkippedMessage] = Field(default_factory=list)
 
 
 def _digest(*parts: str) -> str:
@@ -284,146 +192,59 @@ def conversation_of(
     }
 
 
-def _borrowed_times(
-    messages: Sequence[ConversationMessage],
-) -> list[datetime | str | None]:
-    """The time each message without ``at`` takes from its neighbours, by index.
+@dataclass
+class _Plan:
+    """Where a send's kept messages go: its conversation, their positions by index, the
+    live turn each message with an id would write (by index), and what each turn it
+    writes was when placed ((seq, updated_at), or None for a free one) by memory id."""
 
-    A turn without a time used to be stamped "now", which sorted it after every timed
-    turn of a transcript (turns are read by ``at``, then by write order) and broke the
-    order recall's neighbouring turns rely on. So a message without ``at`` takes the
-    ``at`` of the nearest message before it that has one, else of the nearest after it:
-    tied with that turn, it stays on its side of it by write order. ``None`` for a
-    message with its own time, and for every message when none has a time (the
-    conversation's ``at``, else now, applies then).
-    """
-    times: list[datetime | str | None] = [None] * len(messages)
-    previous: datetime | str | None = None
-    for index, message in enumerate(messages):
-        if message.at is not None:
-            previous = message.at
-        else:
-            times[index] = previous
-    following: datetime | str | None = None
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message.at is not None:
-            following = message.at
-        elif times[index] is None:
-            times[index] = following
-    return times
+    conversation_id: str
+    source: str
+    positions: dict[int, int]
+    existing: dict[int, Memory | None]
+    seen: dict[str, tuple[int, datetime] | None]
+    # Whether a send without a conversation id may take this id (see Conversations._plan).
+    joins: bool
+    # The next free position for a message moved by Conversations._moved.
+    free: int | None = None
 
 
-TurnKey = tuple[str | None, str]
+def _key(message: ConversationMessage, position: int) -> str:
+    """How the turn of ``message`` is keyed: its id, else its position ("#3")."""
+    return message.id if message.id is not None else f"#{position}"
 
 
-def _placement(
-    stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]
-) -> dict[int, int]:
-    """Where each re-sent message without a message id goes: its index -> the position of
-    the stored turn it repeats or edits, or a new position after the last stored turn.
-
-    ``stored`` maps the positions of the stored turns without message ids to their
-    (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
-    in the re-send, (speaker, text)), in order. Two placements are weighed:
-
-    * the window: the re-send begins with the stored conversation's last turns
-      (a window that slid), which it repeats; the rest is new;
-    * the alignment of the two as a diff aligns two texts
-      (:class:`difflib.SequenceMatcher`, from the newest end, so among equal
-      matches the latest stored turns win). A message equal to the stored turn it
-      is aligned with repeats it; one aligned with a stored turn whose text
-      differs, in a run of as many messages as stored turns, edits it, unless
-      its text is another stored turn's (a misalignment, not an edit; the last
-      answer regenerated is an edit whatever it says). Edits count only when the
-      re-send repeats more than twice as many turns as it edits (short replies,
-      "ok" or "Done.", repeat by chance); or, for the whole transcript re-sent
-      from its first turn, more than it edits, or as many when the edited turns
-      are its last; or more than it edits when its last messages edit the stored
-      conversation's last turns (an answer regenerated). An alignment that
-      repeats one turn only and edits none holds nothing (one repeated "Ok" is a
-      new turn).
-
-    The alignment wins when it repeats a run of consecutive turns longer than the
-    window (scattered short replies matched far apart do not beat a window) and,
-    when there is a window, also reaches the last stored turn (clients re-send
-    their latest messages).
-    Every other message is new, and a stored turn left unaligned is kept: nothing
-    is overwritten with a neighbour's text.
-    """
-    if not sent:
-        return {}
-    if not stored:
-        return {index: index for index, _ in sent}
-    order = sorted(stored)
-    turns = [stored[position] for position in order]
-    said = [turn for _, turn in sent]
-    window = _window(turns, said)
-    placed = {row: order[len(order) - window + row] for row in range(window)}
-    repeated, edited, run = _aligned(order, turns, said)
-    # Against a window, the alignment must reach the last stored turn too: clients re-send
-    # their latest messages, so two turns matched in the middle lose to it.
-    reaches_end = order[-1] in {**repeated, **edited}.values()
-    if repeated and run > window and (window == 0 or reaches_end):
-        placed = {**repeated, **edited}
-    free = order[-1] + 1
-    positions: dict[int, int] = {}
-    for row, (index, _turn) in enumerate(sent):
-        if row in placed:
-            positions[index] = placed[row]
-        else:
-            positions[index] = free
-            free += 1
-    return positions
+def _text(message: ConversationMessage) -> str:
+    """What ``message`` says (a kept message's copy holds its turn's text: turn_text)."""
+    return message.content or ""
 
 
-def _window(turns: Sequence[TurnKey], said: Sequence[TurnKey]) -> int:
-    """How many of the stored ``turns``' last ones ``said`` begins with (the most)."""
-    for start in range(max(0, len(turns) - len(said)), len(turns)):
-        if turns[start:] == said[: len(turns) - start]:
-            return len(turns) - start
-    return 0
+def _source(conversation: Conversation, conversation_id: str) -> str:
+    return conversation.source or SOURCE_PREFIX + quote(conversation_id, safe="")
 
 
-def _aligned(
-    order: Sequence[int], turns: Sequence[TurnKey], said: Sequence[TurnKey]
-) -> tuple[dict[int, int], dict[int, int], int]:
-    """The diff placement of :func:`_placement`: the re-sent rows it repeats and those it
-    edits, each -> the stored position (both empty when it holds nothing), and its
-    longest run of repeated consecutive turns."""
-    last = len(order) - 1
-    matcher = SequenceMatcher(None, turns[::-1], said[::-1], autojunk=False)
-    repeated: dict[int, int] = {}
-    edited: dict[int, int] = {}
-    run = 0
-    known = set(turns)
-    for tag, low, high, first, end in matcher.get_opcodes():
-        if tag == "equal":
-            run = max(run, high - low)
-        if tag == "equal" or (tag == "replace" and high - low == end - first):
-            for step in range(high - low):
-                row = len(said) - 1 - (first + step)
-                position = order[last - (low + step)]
-                if tag == "equal":
-                    repeated[row] = position
-                elif said[row] not in known or (row == len(said) - 1 and position == order[-1]):
-                    edited[row] = position
-    found, changed = len(repeated), len(edited)
-    if changed and found <= 2 * changed:
-        reaches_end = order[-1] in {**repeated, **edited}.values()
-        whole = repeated.get(0, edited.get(0)) == order[0] and reaches_end and found > 0
-        # The edited turns are the stored conversation's last ones, edited by the
-        # re-send's last messages (an answer regenerated at the end of a window).
-        last_ones = sorted(edited.values()) == list(order[len(order) - changed :])
-        at_end = sorted(edited) == list(range(len(said) - changed, len(said)))
-        if not (
-            (whole and (found > changed or (found == changed and last_ones)))
-            or (last_ones and at_end and found > changed)
-        ):
-            edited = {}
-    if found < 2 and not edited:
-        return {}, {}, 0
-    return repeated, edited, run
+def _derived_ids(messages: Sequence[ConversationMessage]) -> Iterator[str]:
+    """The ids a transcript sent without one may take, in order: the one of its first
+    message (its id, else its speaker, time and text: what every earlier release
+    derived, so a file ingested then and grown since finds its turns), then one per
+    longer start of it (every field of its first one, two … messages)."""
+
+    def at(message: ConversationMessage) -> str:
+        return message.at.isoformat() if isinstance(message.at, datetime) else str(message.at or "")
+
+    first = messages[0]
+    if first.id is not None:
+        yield "c-" + _digest("id", first.id)[:32]
+    else:
+        yield "c-" + _digest(first.speaker or first.role or "", at(first), _text(first))[:32]
+    running = hashlib.sha256(b"recalld: the start of a transcript")
+    for count, message in enumerate(messages, start=1):
+        fields = (message.id or "", message.role or "", message.speaker or "", at(message))
+        calls = [call.model_dump(mode="json") for call in message.tool_calls or ()]
+        said = _text(message) + (json.dumps(calls, sort_keys=True) if calls else "")
+        running.update(_digest(*fields, said).encode())
+        if count > 1 or first.id is not None:  # one message without an id: the first id
+            yield "c-" + running.copy().hexdigest()[:32]
 
 
 class Conversations:
@@ -464,49 +285,62 @@ class Conversations:
         if not parsed.messages:
             raise ValidationError("messages", "give at least one message")
         self._check(parsed)
-        conversation_id = parsed.conversation or self._derived_id(parsed.messages)
-        check.name_text(conversation_id, "conversation")
-        source = parsed.source or SOURCE_PREFIX + quote(conversation_id, safe="")
-        check.name_text(source, "source")
-        report = ConversationReport(conversation=conversation_id, source=source)
+        if parsed.conversation is not None:
+            check.name_text(parsed.conversation, "conversation")
+            check.name_text(_source(parsed, parsed.conversation), "source")
+        elif parsed.source is not None:
+            check.name_text(parsed.source, "source")
         kept: list[tuple[int, ConversationMessage]] = []
+        skipped: list[SkippedMessage] = []
         for index, message in enumerate(parsed.messages):
             reason = self._skip_reason(message, parsed)
             if reason is not None:
-                report.skipped += 1
-                report.skipped_messages.append(SkippedMessage(index=index, reason=reason))
+                skipped.append(SkippedMessage(index=index, reason=reason))
             else:
-                kept.append((index, message))
-        borrowed = _borrowed_times(parsed.messages)
-        positions: dict[int, int] | None = None
-        for start in range(0, len(kept), CHUNK_TURNS):
+                # Its turn's text from here on (a tool call's, rendered: turn_text).
+                text = turn_text(message, parsed.include_tools)
+                kept.append((index, message.model_copy(update={"content": text})))
+        borrowed = borrowed_times(parsed.messages)
+        plan: _Plan | None = None
+        report: ConversationReport | None = None
+        for start in range(0, max(len(kept), 1), CHUNK_TURNS):
             with self._store.transaction() as tx:
-                if positions is None:
+                if plan is None:
                     # Placed while this send holds the conversation, so two sends of new
-                    # turns cannot both take the same free positions.
-                    tx.serialise("conversation", scope_namespace, conversation_id)
-                    positions = self._placed(scope_namespace, conversation_id, source, kept)
-                    # Before the first chunk: a conflict found in a later one would leave
-                    # the earlier chunks written.
-                    self._refuse_another_source(
-                        tx, scope_namespace, conversation_id, source, kept, positions
+                    # turns cannot both take the same free positions; and checked before
+                    # the first chunk: a conflict found in a later one would leave the
+                    # earlier chunks written.
+                    plan = self._plan(tx, scope_namespace, parsed, kept)
+                    report = ConversationReport(
+                        conversation=plan.conversation_id,
+                        source=plan.source,
+                        skipped=len(skipped),
+                        skipped_messages=skipped,
                     )
+                else:
+                    # A later chunk, in its own transaction: another writer may have
+                    # written to the conversation since the first (see _moved).
+                    tx.serialise("conversation", scope_namespace, plan.conversation_id)
+                assert report is not None
                 for index, message in kept[start : start + CHUNK_TURNS]:
+                    if message.id is None and start > 0:
+                        self._moved(tx, scope_namespace, plan, index)
                     receipt = self._turn(
                         tx,
                         scope_namespace,
                         parsed,
-                        conversation_id,
-                        source,
+                        plan.conversation_id,
+                        plan.source,
                         index,
-                        index if message.id is not None else positions[index],
+                        plan.positions[index],
                         message,
                         borrowed[index],
                         report,
                     )
                     report.turns.append(TurnReceipt(index=index, receipt=receipt))
-            if progress is not None:
+            if progress is not None and kept:
                 progress(min(start + CHUNK_TURNS, len(kept)), len(kept))
+        assert report is not None
         if report.updated:
             self._after_drop()  # an edited message's old text leaves the files too
         return report
@@ -523,11 +357,20 @@ class Conversations:
         first_with_id: dict[str, int] = {}
         for index, message in enumerate(conversation.messages):
             prefix = f"messages[{index}]."
-            check.free_text(message.content, prefix + "content")
+            if message.content is None and not message.tool_calls:
+                raise ValidationError(
+                    prefix + "content",
+                    "Field required: give what was said (only a message with tool_calls"
+                    " may have no content)",
+                )
+            if message.content is not None:
+                check.free_text(message.content, prefix + "content")
+            self._check_tools(message, prefix)
             # The size of every message that will be kept (a system prompt or a tool's
             # output skipped unless asked for may be larger: it is not stored).
             if self._skip_reason(message, conversation) is None:
-                check.content(message.content, self._settings, prefix + "content")
+                text = turn_text(message, conversation.include_tools)
+                check.content(text, self._settings, prefix + "content")
             check.optional_name(message.role, prefix + "role")
             check.optional_name(message.speaker, prefix + "speaker")
             check.optional_name(message.id, prefix + "id")
@@ -549,74 +392,163 @@ class Conversations:
             if message.at is not None:
                 parse_instant(prefix + "at", message.at)
 
-    def _placed(
-        self,
-        namespace: str,
-        conversation_id: str,
-        source: str,
-        kept: Sequence[tuple[int, ConversationMessage]],
-    ) -> dict[int, int]:
-        """The position of each kept message without an id (:func:`_placement`): the
-        stored turns are compared by speaker and text."""
-        sent = [
-            (index, (_speaker(message, f"messages[{index}]."), message.content))
-            for index, message in kept
-            if message.id is None
-        ]
-        if not sent:
-            return {}
-        scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
-        stored: dict[int, TurnKey] = {}
-        for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
-            position = memory.meta.get("turn")
-            if (
-                type(position) is int
-                and position >= 0
-                and "message_id" not in memory.meta
-                and memory.id == _turn_id(conversation_id, f"#{position}")
-            ):
-                stored[position] = (memory.speaker, memory.content)
-        return _placement(stored, sent)
-
-    def _refuse_another_source(
+    def _plan(
         self,
         tx: StoreTransaction,
         namespace: str,
-        conversation_id: str,
-        source: str,
+        conversation: Conversation,
         kept: Sequence[tuple[int, ConversationMessage]],
-        positions: dict[int, int],
-    ) -> None:
-        """Raise :class:`ConflictError` when a kept message without an id would overwrite
-        another source's different turn (see :func:`_another_source`)."""
-        now = self._clock()
-        for index, message in kept:
-            if message.id is not None:
-                continue
-            position = positions[index]
-            existing = tx.find(namespace, id=_turn_id(conversation_id, f"#{position}"))
-            if existing is not None and not expired(existing, now):
+    ) -> _Plan:
+        """Where each kept message goes, under the conversation id given or derived.
+
+        A derived id must never let one transcript change another's turns: two chats
+        that open alike (the same system prompt, "hi", or message ids numbered from
+        "1") derive the same first id. So a send without a conversation id takes the
+        first of its derived ids (:func:`_derived_ids`) under which it changes no stored
+        turn and, when it adds turns, repeats every stored one (a transcript that grew);
+        another transcript moves on to the id of a longer start of itself. Re-sent, it
+        finds that id again the same way.
+        """
+        if conversation.conversation is not None:
+            tx.serialise("conversation", namespace, conversation.conversation)
+            plan = self._placed(tx, namespace, conversation, conversation.conversation, kept)
+            for index, message in kept:
+                existing = plan.existing[index]
                 speaker = _speaker(message, f"messages[{index}].")
-                _another_source(existing, conversation_id, source, position, speaker, message)
+                position = plan.positions[index]
+                _another_source(
+                    existing, plan.conversation_id, plan.source, position, speaker, message
+                )
+            return plan
+        candidates = _derived_ids(conversation.messages)
+        first = next(candidates)
+        # Every send that opens alike holds its first id, so two cannot both take one free
+        # derived id; an explicit send under a derived id holds that id only.
+        tx.serialise("conversation", namespace, first)
+        for conversation_id in itertools.chain([first], candidates):
+            if conversation_id != first:
+                tx.serialise("conversation", namespace, conversation_id)
+            plan = self._placed(tx, namespace, conversation, conversation_id, kept)
+            if plan.joins:
+                return plan
+        raise ConflictError(
+            "conversation",
+            f"every id derived from this transcript ({first!r} …) holds another transcript"
+            " whose turns it would change: send it with a conversation id",
+        )
+
+    def _placed(
+        self,
+        tx: StoreTransaction,
+        namespace: str,
+        conversation: Conversation,
+        conversation_id: str,
+        kept: Sequence[tuple[int, ConversationMessage]],
+    ) -> _Plan:
+        """The plan of ``kept`` under ``conversation_id``: the messages without an id are
+        placed by content (:func:`placement`: the stored turns are compared by speaker and
+        text), those with one by the stored turn of their id (:func:`keyed_positions`)."""
+        source = _source(conversation, conversation_id)
+        scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
+        stored: dict[int, TurnKey] = {}
+        stored_ids: set[str] = set()
+        taken: set[int] = set()
+        for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
+            position = memory.meta.get("turn")
+            message_id = memory.meta.get("message_id")
+            key = message_id if isinstance(message_id, str) else f"#{position}"
+            if type(position) is not int or memory.id != _turn_id(conversation_id, key):
+                continue  # another conversation's turn under the same source
+            stored_ids.add(memory.id)
+            taken.add(position)
+            if message_id is None and position >= 0:
+                stored[position] = (memory.speaker, memory.content)
+        sent = [
+            (index, (_speaker(message, f"messages[{index}]."), _text(message)))
+            for index, message in kept
+            if message.id is None
+        ]
+        placed = placement(stored, sent)
+        now = self._clock()
+        existing: dict[int, Memory | None] = {}
+        kept_at: dict[int, int] = {}
+        for index, message in kept:
+            if message.id is None:
+                continue
+            found = tx.find(namespace, id=_turn_id(conversation_id, message.id))
+            existing[index] = None if found is None or expired(found, now) else found
+            position = None if found is None else found.meta.get("turn")
+            if existing[index] is not None and type(position) is int and position >= 0:
+                kept_at[index] = position
+        positions = keyed_positions(
+            [(index, message.id) for index, message in kept], placed, kept_at, taken
+        )
+        plan = _Plan(conversation_id, source, positions, existing, {}, joins=True)
+        repeated: set[str] = set()
+        grows = False
+        for index, message in kept:
+            memory_id = _turn_id(conversation_id, _key(message, positions[index]))
+            if message.id is None:
+                found = tx.find(namespace, id=memory_id)
+                existing[index] = None if found is None or expired(found, now) else found
+            turn = existing[index]
+            plan.seen[memory_id] = None if turn is None else (turn.seq, turn.updated_at)
+            speaker = _speaker(message, f"messages[{index}].")
+            if turn is None:
+                grows = True
+            elif (turn.speaker, turn.content) == (speaker, message.content):
+                repeated.add(turn.id)
+            else:
+                plan.joins = False  # it would change a stored turn
+        if grows and not stored_ids <= repeated:
+            plan.joins = False  # it adds turns, yet leaves stored ones out: another transcript
+        return plan
+
+    def _moved(self, tx: StoreTransaction, namespace: str, plan: _Plan, index: int) -> None:
+        """Give the message ``index`` (without an id) a new position after every turn when
+        another writer has written the turn at the one it was placed at since the send was
+        placed (a send written in several chunks holds the conversation in each, not
+        between them): that writer's acknowledged turn is not overwritten."""
+        memory_id = _turn_id(plan.conversation_id, f"#{plan.positions[index]}")
+        found = tx.find(namespace, id=memory_id)
+        if found is None or expired(found, self._clock()):
+            return
+        if plan.seen.get(memory_id) == (found.seq, found.updated_at):
+            return
+        if plan.free is None:
+            scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
+            stored = self._store.by_source(scope, plan.source, limit=ALL_TURNS)
+            positions = [turn.meta.get("turn") for turn in stored]
+            known = [*plan.positions.values(), *(p for p in positions if type(p) is int)]
+            plan.free = max(known) + 1
+        while tx.find(namespace, id=_turn_id(plan.conversation_id, f"#{plan.free}")) is not None:
+            plan.free += 1
+        plan.positions[index] = plan.free
+        plan.seen[_turn_id(plan.conversation_id, f"#{plan.free}")] = None
+        plan.free += 1
+
+    @staticmethod
+    def _check_tools(message: ConversationMessage, prefix: str) -> None:
+        """Check the tool calls of ``message`` and the call a tool message answers."""
+        check.optional_name(message.tool_call_id, prefix + "tool_call_id")
+        for number, call in enumerate(message.tool_calls or ()):
+            field = f"{prefix}tool_calls[{number}]."
+            check.optional_name(call.id, field + "id")
+            check.name_text(call.function.name, field + "function.name")
+            check.free_text(call.function.arguments, field + "function.arguments")
 
     @staticmethod
     def _skip_reason(message: ConversationMessage, conversation: Conversation) -> str | None:
-        kind = role_kind(message.role)
+        kind = message_kind(message)
         if kind == "system" and not conversation.include_system:
             return f"a {message.role} message (include_system keeps them)"
         if kind == "tool" and not conversation.include_tools:
+            if role_kind(message.role) != "tool":
+                return "a tool call (include_tools keeps them)"
             return f"a {message.role} message (include_tools keeps them)"
-        if not message.content.strip():
+        if not turn_text(message, conversation.include_tools).strip():
             return "no text"
         return None
-
-    @staticmethod
-    def _derived_id(messages: Sequence[ConversationMessage]) -> str:
-        first = messages[0]
-        if first.id is not None:
-            return "c-" + _digest("id", first.id)[:32]
-        at = first.at.isoformat() if isinstance(first.at, datetime) else str(first.at or "")
-        return "c-" + _digest(first.speaker or first.role or "", at, first.content)[:32]
 
     def _turn(
         self,
@@ -633,7 +565,7 @@ class Conversations:
     ) -> Receipt:
         """Write the message ``index`` of the re-send as the turn at ``position`` of the
         conversation (its index, unless a re-send without ids was placed by content).
-        ``borrowed`` is the time it takes from its neighbours (:func:`_borrowed_times`)."""
+        ``borrowed`` is the time it takes from its neighbours (:func:`borrowed_times`)."""
         prefix = f"messages[{index}]."
         role = None if message.role is None else check.name_text(message.role, prefix + "role")
         speaker = _speaker(message, prefix)
@@ -646,6 +578,11 @@ class Conversations:
             meta["role"] = role
         if message.id is not None:
             meta["message_id"] = message.id
+        if message.tool_call_id is not None:
+            meta["tool_call_id"] = message.tool_call_id
+        calls = [call.id for call in message.tool_calls or () if call.id is not None]
+        if calls and conversation.include_tools:
+            meta["tool_call_ids"] = calls
         given = message.at
         if given is None and borrowed is None:
             given = conversation.at
@@ -665,8 +602,7 @@ class Conversations:
             existing = tx.find(namespace, id=memory_id)
             if existing is not None and expired(existing, self._clock()):
                 existing = None  # written fresh (the write frees the expired id)
-            if message.id is None:
-                _another_source(existing, conversation_id, source, position, speaker, message)
+            _another_source(existing, conversation_id, source, position, speaker, message)
             if existing is not None:
                 tags = list(check.tags(draft.tags, self._settings))
                 # A turn without a time keeps the one it had, and so does one whose time
@@ -707,22 +643,23 @@ def _another_source(
     speaker: str | None,
     message: ConversationMessage,
 ) -> None:
-    """Refuse the message without an id placed at ``position`` when ``existing``, the turn
-    there, came from another source and says something else.
+    """Refuse ``message`` when ``existing``, the turn it would write (the one of its id, else
+    the one at ``position``), came from another source and says something else.
 
     The same conversation id sent under another source: its turns were not found by
-    this source (:meth:`Conversations._placed` looks them up by source), so this
-    position holds another message. The same words (a file that moved) are no conflict.
+    this source (:meth:`Conversations._placed` looks them up by source), so this turn
+    is another transcript's. The same words (a file that moved) are no conflict.
     """
     if (
         existing is not None
         and existing.source != source
         and (existing.speaker, existing.content) != (speaker, message.content)
     ):
+        turn = f"turn {position}" if message.id is None else f"message {message.id!r}"
         raise ConflictError(
             "source",
             f"conversation {conversation_id!r} is stored under the source"
-            f" {existing.source!r}, and its turn {position} says something else:"
+            f" {existing.source!r}, and its {turn} says something else:"
             " send it with that source, or under another conversation id",
         )
 

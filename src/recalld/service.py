@@ -298,8 +298,9 @@ class MemoryService(ServiceCore):
     ) -> ConversationReport:
         """Remember a transcript, one memory per turn, in order, idempotent by message.
 
-        ``messages`` are ``{"role" or "speaker", "content", "at"?, "id"?}``; system
-        and tool messages are skipped unless ``include_system``/``include_tools``.
+        ``messages`` are ``{"role" or "speaker", "content", "at"?, "id"?}`` (or in the
+        OpenAI chat format, ``tool_calls`` and ``tool_call_id`` too); system and tool
+        messages are skipped unless ``include_system``/``include_tools``.
         See :mod:`recalld.conversations`.
         """
         from recalld.conversations import conversation_of

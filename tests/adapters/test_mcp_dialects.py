@@ -588,3 +588,36 @@ async def test_mcp_native_every_tool_answers_compact_json(tmp_path: Path) -> Non
     assert answers["pending_recollections"] == answers["sense"]
     assert answers["sense"]["recollections"][0]["kind"] == "reminder"
     assert (full["excluded_by"], full["duplicate_of"]) == ([], None)  # verbose: every field
+
+
+async def test_mcp_native_remember_conversation_takes_the_openai_chat_format(
+    tmp_path: Path,
+) -> None:
+    # The tool's schema refused a tool call's null content and its tool_calls.
+    messages = [
+        {"role": "user", "content": "Weather in Hobart?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Hobart"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "12C"},
+        {"role": "assistant", "content": "12C in Hobart."},
+    ]
+    async with in_process(tmp_path / "openai.db", "native")() as client:
+        plain = await structured(
+            client, "remember_conversation", {"messages": messages, "conversation": "w"}
+        )
+        assert (plain["created"], plain["skipped"]) == (2, 2)
+        tools = await structured(
+            client,
+            "remember_conversation",
+            {"messages": messages, "conversation": "w", "include_tools": True},
+        )
+        assert (tools["created"], tools["unchanged"]) == (2, 2)

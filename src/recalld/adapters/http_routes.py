@@ -673,9 +673,12 @@ def remember_conversation(
 ) -> ConversationReport:
     """Remember a conversation, one memory per message, in order (see the README).
 
-    Messages carry ``role`` or ``speaker``, ``content``, and optionally ``at`` and ``id``;
-    system and tool messages are skipped unless ``include_system``/``include_tools``.
-    Sending the same conversation again changes nothing; a longer one adds its new turns.
+    Messages carry ``role`` or ``speaker``, ``content``, and optionally ``at`` and ``id``
+    (or the OpenAI chat format's ``tool_calls`` and ``tool_call_id``); system and tool
+    messages are skipped unless ``include_system``/``include_tools``. Sending the same
+    conversation again changes nothing; a longer one adds its new turns. Without a
+    ``conversation`` id no stored turn is changed (give it to edit turns, and when
+    sending only the latest messages); a conflict is a 409 naming the field.
     """
     return service.remember_conversation(body, namespace=namespace)
 

@@ -11,7 +11,9 @@
 
 A message is ``{"role" or "speaker", "content", "at"?, "id"?}``; ``text`` and
 ``message`` are read as ``content``, ``name`` and ``author`` as ``speaker``,
-``timestamp``, ``time`` and ``created_at`` as ``at``.
+``timestamp``, ``time`` and ``created_at`` as ``at``. Messages of the OpenAI chat
+format keep ``tool_calls`` and ``tool_call_id`` (a null ``content`` is left out: only a
+message with ``tool_calls`` may have none).
 """
 
 from __future__ import annotations

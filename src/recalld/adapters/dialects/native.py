@@ -58,6 +58,7 @@ from recalld.adapters.dialects.failures import (
     error_result,
     worded,
 )
+from recalld.conversation_model import SAYS_OR_CALLS
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     WHOLE_NUMBER,
@@ -468,22 +469,54 @@ def core_memory(
     return compact_result(compact(result, exclude={"success", "chars", "limit"}))
 
 
-class MessageIn(BaseModel):
-    """One message of a conversation."""
+class FunctionIn(BaseModel):
+    """The function a tool call calls (checked by the service, as every field here)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str
+    name: str
+    arguments: str = Field(default="", description="a JSON text")
+
+
+class ToolCallIn(BaseModel):
+    """One tool call of an assistant message (OpenAI chat format)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = None
+    type: Literal["function"] = "function"
+    function: FunctionIn
+
+
+class MessageIn(BaseModel):
+    """One message of a conversation."""
+
+    # As ConversationMessage's schema: a message says something, or calls a tool.
+    model_config = ConfigDict(extra="forbid", json_schema_extra=SAYS_OR_CALLS)
+
+    content: str | None = Field(
+        default=None, description="what was said (none only beside tool_calls)"
+    )
     role: str | None = Field(default=None, description="user, assistant, system, tool …")
     speaker: str | None = Field(default=None, description="who said it (default: the role)")
     at: str | None = Field(default=None, description="ISO 8601")
     id: str | None = Field(default=None, description="message id (re-ingesting is idempotent)")
+    tool_calls: list[ToolCallIn] | None = Field(
+        default=None, description="an assistant's tool calls (OpenAI format)"
+    )
+    tool_call_id: str | None = Field(default=None, description="the call a tool message answers")
 
 
 def remember_conversation(
     ctx: Context,
     messages: list[MessageIn],
-    conversation: Annotated[str | None, Field(description="its id (default: derived)")] = None,
+    conversation: Annotated[
+        str | None,
+        Field(
+            description="its id (default: derived from its start); give it when you send"
+            " only the latest messages, or a window would be another conversation"
+        ),
+    ] = None,
     title: str | None = None,
     at: Annotated[str | None, Field(description="when, for messages without at")] = None,
     tags: list[str] = [],  # noqa: B006
@@ -652,7 +685,8 @@ DIALECT = Dialect(
             remember_conversation,
             "Store a conversation, one memory per message, in order. Messages are {role or "
             "speaker, content, at?, id?}; system and tool messages are skipped unless "
-            "included. Sending it again changes nothing.",
+            "included. Sending it again changes nothing; give the same conversation id when "
+            "sending only the latest messages.",
         ),
         *INTENTION_TOOLS,
         *SENSING_TOOLS,

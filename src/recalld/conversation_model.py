@@ -1,0 +1,235 @@
+"""The shapes of a transcript to remember and of the report of remembering it.
+
+:class:`Conversation` (``POST /v1/conversations``, ``remember_conversation``) holds
+:class:`ConversationMessage` objects; :class:`ConversationReport` says what happened to
+each. What is done with them: :mod:`recalld.conversations`, which re-exports them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool
+
+from recalld._schema import DATE_TIME, NAME_PATTERN, NO_NUL_PATTERN, extra, nullable, replaced
+from recalld.model import TAGS_SCHEMA, Moment, Receipt
+
+__all__ = [
+    "MAX_MESSAGES",
+    "SAYS_OR_CALLS",
+    "Conversation",
+    "ConversationMessage",
+    "ConversationReport",
+    "SkippedMessage",
+    "ToolCall",
+    "ToolFunction",
+    "TurnReceipt",
+    "message_kind",
+    "role_kind",
+    "turn_text",
+]
+
+MAX_MESSAGES = 10_000
+ID_MAX_CHARS = 200
+SPEAKER_MAX_CHARS = 200
+ROLE_MAX_CHARS = 100
+MAX_TOOL_CALLS = 128
+
+RoleKind = Literal["speech", "system", "tool"]
+# Role names of the common chat formats, by what they are.
+SYSTEM_ROLES = frozenset({"system", "developer"})
+TOOL_ROLES = frozenset({"tool", "function", "tool_use", "tool_result", "tool_call", "ipython"})
+ROLE_SPEAKERS = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
+
+
+def role_kind(role: str | None) -> RoleKind:
+    """Whether a role speaks (kept), is the system (skipped unless asked) or a tool."""
+    folded = (role or "").strip().lower()
+    if folded in SYSTEM_ROLES:
+        return "system"
+    if folded in TOOL_ROLES:
+        return "tool"
+    return "speech"
+
+
+# A message's schema says what Conversations._check does: it says something (content
+# given, not null), or it calls a tool (tool_calls, not empty).
+SAYS_OR_CALLS: dict[str, JsonValue] = {
+    "anyOf": [
+        {"required": ["content"], "properties": {"content": {"type": "string"}}},
+        {
+            "required": ["tool_calls"],
+            "properties": {"tool_calls": {"type": "array", "minItems": 1}},
+        },
+    ]
+}
+
+
+class ToolFunction(BaseModel):
+    """The function a tool call calls (OpenAI chat format): its name and arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(
+        min_length=1, max_length=ROLE_MAX_CHARS, json_schema_extra=extra(pattern=NAME_PATTERN)
+    )
+    arguments: str = Field(
+        default="",
+        description="its arguments, as a JSON text",
+        json_schema_extra=extra(pattern=NO_NUL_PATTERN),
+    )
+
+
+class ToolCall(BaseModel):
+    """One tool call of an assistant message (OpenAI chat format ``tool_calls``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ID_MAX_CHARS,
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    type: Literal["function"] = "function"
+    function: ToolFunction
+
+
+class ConversationMessage(BaseModel):
+    """One message of a transcript: who said it (``role`` or ``speaker``), what, when.
+
+    Messages of the OpenAI chat format are read as they are: an assistant's tool calls
+    (``tool_calls``, its ``content`` then null) and a tool's result (role ``tool``,
+    ``tool_call_id``) are tool messages, skipped unless tools are included."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=SAYS_OR_CALLS)
+
+    content: str | None = Field(
+        default=None,
+        description="what was said (a message with no text is skipped; only one with"
+        " tool_calls may have none)",
+        json_schema_extra=extra(pattern=NO_NUL_PATTERN),
+    )
+    role: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ROLE_MAX_CHARS,
+        description="user, assistant, system, tool … (system and tool messages are skipped"
+        " unless asked for)",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    speaker: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=SPEAKER_MAX_CHARS,
+        description="who said it, e.g. a person's name (default: the role)",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    at: Moment | str | None = Field(
+        default=None,
+        description="when it was said (default: when other messages have a time, the one"
+        " before it's, else the one after it's; else the conversation's at, else now)",
+        json_schema_extra=replaced(nullable(DATE_TIME)),
+    )
+    id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ID_MAX_CHARS,
+        description="the message's id in its source, for idempotent re-ingestion (unique"
+        " within the transcript, not starting with '#')",
+        json_schema_extra=extra(pattern="^(?!#)" + NAME_PATTERN[1:]),
+    )
+    tool_calls: list[ToolCall] | None = Field(
+        default=None,
+        max_length=MAX_TOOL_CALLS,
+        description="the tools an assistant message calls (kept with include_tools)",
+    )
+    tool_call_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ID_MAX_CHARS,
+        description="the tool call a tool message answers",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+
+
+def message_kind(message: ConversationMessage) -> RoleKind:
+    """What ``message`` is: its role's kind (:func:`role_kind`), and a tool call when it
+    calls tools and says nothing (an assistant's tool call, content null)."""
+    if message.tool_calls and not (message.content or "").strip():
+        return "tool"
+    return role_kind(message.role)
+
+
+def turn_text(message: ConversationMessage, include_tools: bool) -> str:
+    """The text of the turn ``message`` becomes: what it says, then (when tools are
+    included) one line per tool it calls, ``[tool call: name] arguments``."""
+    lines = [message.content] if message.content else []
+    if include_tools:
+        for call in message.tool_calls or ():
+            lines.append(f"[tool call: {call.function.name}] {call.function.arguments}".rstrip())
+    return "\n".join(lines)
+
+
+class Conversation(BaseModel):
+    """A transcript to remember (``POST /v1/conversations``, ``remember_conversation``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[ConversationMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
+    conversation: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=ID_MAX_CHARS,
+        description="the conversation's id (default: derived from the transcript's start; give it"
+        " to edit turns and when sending only the latest messages)",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    title: str | None = Field(
+        default=None,
+        max_length=500,
+        description="the conversation's title",
+        json_schema_extra=extra(pattern=NO_NUL_PATTERN),
+    )
+    at: Moment | str | None = Field(
+        default=None,
+        description="when the conversation happened (the default of its messages' at)",
+        json_schema_extra=replaced(nullable(DATE_TIME)),
+    )
+    source: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=2048,
+        description="URI of the transcript (default recalld://conversation/<id>)",
+        json_schema_extra=extra(pattern=NAME_PATTERN),
+    )
+    tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
+    include_system: StrictBool = Field(default=False, description="keep system/developer messages")
+    include_tools: StrictBool = Field(default=False, description="keep tool calls and tool results")
+
+
+class TurnReceipt(BaseModel):
+    """What happened to one kept message: its position, its memory and the write's status."""
+
+    index: int = Field(description="the message's position in the transcript (from 0)")
+    receipt: Receipt
+
+
+class SkippedMessage(BaseModel):
+    """A message left out, and why."""
+
+    index: int
+    reason: str
+
+
+class ConversationReport(BaseModel):
+    """What remembering a conversation did, turn by turn."""
+
+    conversation: str
+    source: str
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    turns: list[TurnReceipt] = Field(default_factory=list)
+    skipped_messages: list[SkippedMessage] = Field(default_factory=list)

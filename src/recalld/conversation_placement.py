@@ -1,0 +1,192 @@
+"""Where the messages of a re-sent transcript go among the stored turns of its conversation.
+
+Pure functions for :mod:`recalld.conversations`: the alignment of a re-send without
+message ids with the stored turns (:func:`placement`), and the times messages without
+``at`` borrow from their neighbours (:func:`borrowed_times`). See that module's docstring
+for what they promise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from difflib import SequenceMatcher
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recalld.conversation_model import ConversationMessage
+
+__all__ = ["TurnKey", "borrowed_times", "keyed_positions", "placement"]
+
+
+def borrowed_times(
+    messages: Sequence[ConversationMessage],
+) -> list[datetime | str | None]:
+    """The time each message without ``at`` takes from its neighbours, by index.
+
+    A turn without a time used to be stamped "now", which sorted it after every timed
+    turn of a transcript (turns are read by ``at``, then by write order) and broke the
+    order recall's neighbouring turns rely on. So a message without ``at`` takes the
+    ``at`` of the nearest message before it that has one, else of the nearest after it:
+    tied with that turn, it stays on its side of it by write order. ``None`` for a
+    message with its own time, and for every message when none has a time (the
+    conversation's ``at``, else now, applies then).
+    """
+    times: list[datetime | str | None] = [None] * len(messages)
+    previous: datetime | str | None = None
+    for index, message in enumerate(messages):
+        if message.at is not None:
+            previous = message.at
+        else:
+            times[index] = previous
+    following: datetime | str | None = None
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.at is not None:
+            following = message.at
+        elif times[index] is None:
+            times[index] = following
+    return times
+
+
+TurnKey = tuple[str | None, str]
+
+
+def placement(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) -> dict[int, int]:
+    """Where each re-sent message without a message id goes: its index -> the position of
+    the stored turn it repeats or edits, or a new position after the last stored turn.
+
+    ``stored`` maps the positions of the stored turns without message ids to their
+    (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
+    in the re-send, (speaker, text)), in order. Two placements are weighed:
+
+    * the window: the re-send begins with the stored conversation's last turns
+      (a window that slid), which it repeats; the rest is new;
+    * the alignment of the two as a diff aligns two texts
+      (:class:`difflib.SequenceMatcher`, from the newest end, so among equal
+      matches the latest stored turns win). A message equal to the stored turn it
+      is aligned with repeats it; one aligned with a stored turn whose text
+      differs, in a run of as many messages as stored turns, edits it, unless
+      its text is another stored turn's (a misalignment, not an edit; the last
+      answer regenerated is an edit whatever it says). Edits count only when the
+      re-send repeats more than twice as many turns as it edits (short replies,
+      "ok" or "Done.", repeat by chance); or, for the whole transcript re-sent
+      from its first turn, more than it edits, or as many when the edited turns
+      are its last; or more than it edits when its last messages edit the stored
+      conversation's last turns (an answer regenerated). An alignment that
+      repeats one turn only and edits none holds nothing (one repeated "Ok" is a
+      new turn).
+
+    The alignment wins when it repeats a run of consecutive turns longer than the
+    window (scattered short replies matched far apart do not beat a window) and,
+    when there is a window, also reaches the last stored turn (clients re-send
+    their latest messages).
+    Every other message is new, and a stored turn left unaligned is kept: nothing
+    is overwritten with a neighbour's text.
+    """
+    if not sent:
+        return {}
+    if not stored:
+        return {index: index for index, _ in sent}
+    order = sorted(stored)
+    turns = [stored[position] for position in order]
+    said = [turn for _, turn in sent]
+    window = _window(turns, said)
+    placed = {row: order[len(order) - window + row] for row in range(window)}
+    repeated, edited, run = _aligned(order, turns, said)
+    # Against a window, the alignment must reach the last stored turn too: clients re-send
+    # their latest messages, so two turns matched in the middle lose to it.
+    reaches_end = order[-1] in {**repeated, **edited}.values()
+    if repeated and run > window and (window == 0 or reaches_end):
+        placed = {**repeated, **edited}
+    free = order[-1] + 1
+    positions: dict[int, int] = {}
+    for row, (index, _turn) in enumerate(sent):
+        if row in placed:
+            positions[index] = placed[row]
+        else:
+            positions[index] = free
+            free += 1
+    return positions
+
+
+def _window(turns: Sequence[TurnKey], said: Sequence[TurnKey]) -> int:
+    """How many of the stored ``turns``' last ones ``said`` begins with (the most)."""
+    for start in range(max(0, len(turns) - len(said)), len(turns)):
+        if turns[start:] == said[: len(turns) - start]:
+            return len(turns) - start
+    return 0
+
+
+def _aligned(
+    order: Sequence[int], turns: Sequence[TurnKey], said: Sequence[TurnKey]
+) -> tuple[dict[int, int], dict[int, int], int]:
+    """The diff placement of :func:`placement`: the re-sent rows it repeats and those it
+    edits, each -> the stored position (both empty when it holds nothing), and its
+    longest run of repeated consecutive turns."""
+    last = len(order) - 1
+    matcher = SequenceMatcher(None, turns[::-1], said[::-1], autojunk=False)
+    repeated: dict[int, int] = {}
+    edited: dict[int, int] = {}
+    run = 0
+    known = set(turns)
+    for tag, low, high, first, end in matcher.get_opcodes():
+        if tag == "equal":
+            run = max(run, high - low)
+        if tag == "equal" or (tag == "replace" and high - low == end - first):
+            for step in range(high - low):
+                row = len(said) - 1 - (first + step)
+                position = order[last - (low + step)]
+                if tag == "equal":
+                    repeated[row] = position
+                elif said[row] not in known or (row == len(said) - 1 and position == order[-1]):
+                    edited[row] = position
+    found, changed = len(repeated), len(edited)
+    if changed and found <= 2 * changed:
+        reaches_end = order[-1] in {**repeated, **edited}.values()
+        whole = repeated.get(0, edited.get(0)) == order[0] and reaches_end and found > 0
+        # The edited turns are the stored conversation's last ones, edited by the
+        # re-send's last messages (an answer regenerated at the end of a window).
+        last_ones = sorted(edited.values()) == list(order[len(order) - changed :])
+        at_end = sorted(edited) == list(range(len(said) - changed, len(said)))
+        if not (
+            (whole and (found > changed or (found == changed and last_ones)))
+            or (last_ones and at_end and found > changed)
+        ):
+            edited = {}
+    if found < 2 and not edited:
+        return {}, {}, 0
+    return repeated, edited, run
+
+
+def keyed_positions(
+    sent: Sequence[tuple[int, str | None]],
+    placed: Mapping[int, int],
+    kept_at: Mapping[int, int],
+    taken: set[int],
+) -> dict[int, int]:
+    """The position of every re-sent message: ``placed`` for those without an id, ``kept_at``
+    for those with an id whose turn is stored (a turn keeps its position: a window of the
+    latest messages re-sent does not renumber it), and for a new message with an id, its
+    place after the message before it in the send (the send's index when none is placed
+    before it), or after every position ``taken`` when that one is taken.
+
+    ``sent`` holds (index in the send, message id or None) in order; ``taken`` (the stored
+    turns' positions) gains the positions given.
+    """
+    taken.update(placed.values())
+    positions: dict[int, int] = {}
+    anchor: tuple[int, int] | None = None
+    for index, message_id in sent:
+        if message_id is None:
+            position = placed[index]
+        elif index in kept_at:
+            position = kept_at[index]
+        else:
+            position = index if anchor is None else anchor[1] + index - anchor[0]
+            if position in taken:
+                position = max(taken) + 1
+            taken.add(position)
+        positions[index] = position
+        anchor = (index, position)
+    return positions

@@ -1,0 +1,137 @@
+"""Transcripts in the OpenAI chat format: an assistant's tool calls (content null,
+``tool_calls``) and tool results (role ``tool``, ``tool_call_id``) are tool messages,
+skipped unless tools are included, and checked as strictly as any other message (the
+outside review of stop 50, finding 7)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.importing.transcript import read_transcript
+from recalld.service import MemoryService
+
+CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": '{"city": "Hobart"}'},
+}
+OPENAI: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "What's the weather in Hobart?"},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "12C, windy"},
+    {"role": "assistant", "content": "It is 12C and windy in Hobart."},
+]
+
+
+@pytest.fixture
+def settings(any_database: Path | str) -> Settings:
+    """The keyword-only settings of tests/conftest.py, on SQLite and on PostgreSQL."""
+    return Settings(db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules")
+
+
+def test_conversation_openai_format_skips_tool_messages_unless_asked(
+    service: MemoryService,
+) -> None:
+    # The whole transcript was refused: "messages[2].content: Field required", then
+    # "messages[2].tool_calls: Extra inputs are not permitted".
+    report = service.remember_conversation(OPENAI, conversation="weather")
+    assert (report.created, report.skipped) == (2, 3)
+    assert [(skipped.index, skipped.reason) for skipped in report.skipped_messages] == [
+        (0, "a system message (include_system keeps them)"),
+        (2, "a tool call (include_tools keeps them)"),
+        (3, "a tool message (include_tools keeps them)"),
+    ]
+    # Asked for, the tool call and its result are added; the rest is unchanged.
+    tools = service.remember_conversation(OPENAI, conversation="weather", include_tools=True)
+    assert (tools.created, tools.unchanged, tools.skipped) == (2, 2, 1)
+    call, result = (service.get(turn.receipt.id) for turn in tools.turns[1:3])
+    assert call.content == '[tool call: get_weather] {"city": "Hobart"}'
+    assert (call.speaker, call.meta["tool_call_ids"]) == ("assistant", ["call_1"])
+    assert (result.content, result.meta["tool_call_id"]) == ("12C, windy", "call_1")
+    # Kept from the first send, re-sending changes nothing.
+    first = service.remember_conversation(OPENAI, conversation="tools", include_tools=True)
+    again = service.remember_conversation(OPENAI, conversation="tools", include_tools=True)
+    assert (first.created, again.created, again.updated, again.unchanged) == (4, 0, 0, 4)
+
+
+def test_conversation_openai_file_is_ingested(service: MemoryService) -> None:
+    # `recalld ingest chat.json` reads {"messages": [...]} as it is.
+    fields = read_transcript(json.dumps({"messages": OPENAI}))
+    report = service.conversations.remember({**fields, "include_tools": True})
+    assert (report.created, report.skipped) == (4, 1)
+
+
+def test_conversation_assistant_text_beside_tool_calls_is_kept(service: MemoryService) -> None:
+    said = {"role": "assistant", "content": "Let me check.", "tool_calls": [CALL]}
+    plain = service.remember_conversation([said], conversation="a")
+    assert service.get(plain.turns[0].receipt.id).content == "Let me check."
+    tools = service.remember_conversation([said], conversation="b", include_tools=True)
+    assert service.get(tools.turns[0].receipt.id).content == (
+        'Let me check.\n[tool call: get_weather] {"city": "Hobart"}'
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "field", "reason"),
+    [
+        ({"role": "assistant", "content": None}, "messages[1].content", "only a message with"),
+        ({"role": "assistant"}, "messages[1].content", "only a message with tool_calls"),
+        (
+            {"role": "assistant", "content": None, "tool_calls": [{**CALL, "extra": 1}]},
+            "messages[1].tool_calls[0].extra",
+            "Extra inputs",
+        ),
+        (
+            {
+                "role": "assistant",
+                "tool_calls": [{**CALL, "function": {"name": "get\nweather", "arguments": ""}}],
+            },
+            "messages[1].tool_calls[0].function.name",
+            "U+000A",
+        ),
+        (
+            {
+                "role": "assistant",
+                "tool_calls": [{**CALL, "function": {"name": "w", "arguments": "a\x00b"}}],
+            },
+            "messages[1].tool_calls[0].function.arguments",
+            "U+0000",
+        ),
+        (
+            {"role": "tool", "tool_call_id": "call\n1", "content": "ok"},
+            "messages[1].tool_call_id",
+            "U+000A",
+        ),
+    ],
+)
+def test_conversation_refuses_a_malformed_tool_message_writing_nothing(
+    service: MemoryService, message: dict[str, Any], field: str, reason: str
+) -> None:
+    # Accepting the format loosens nothing: a message without content (and no tool calls)
+    # and a tool call's malformed field are refused, naming the field; nothing is written.
+    messages = [{"role": "user", "content": "Weather?"}, message]
+    with pytest.raises(ValidationError) as raised:
+        service.remember_conversation(messages, conversation="c")
+    assert raised.value.field == field
+    assert reason in raised.value.message
+    assert service.stats().count == 0
+
+
+def test_conversation_tool_call_over_the_size_limit_is_refused_when_kept(
+    service: MemoryService,
+) -> None:
+    huge = "x" * service.settings.max_content_bytes
+    call = {**CALL, "function": {"name": "upload", "arguments": huge}}
+    messages = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+    skipped = service.remember_conversation(messages, conversation="c")
+    assert (skipped.created, skipped.skipped) == (0, 1)
+    with pytest.raises(ValidationError, match=r"^messages\[0\]\.content"):
+        service.remember_conversation(messages, conversation="c", include_tools=True)
+    assert service.stats().count == 0
