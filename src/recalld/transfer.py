@@ -36,7 +36,7 @@ import binascii
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
 from recalld._time import Clock, parse_instant
@@ -58,6 +58,7 @@ from recalld.store.base import (
     StoreTransaction,
     stored_record,
 )
+from recalld.transfer_intentions import checked_intention
 from recalld.writing import INTENTION_KIND, expired
 
 if TYPE_CHECKING:
@@ -648,54 +649,8 @@ class Transfer:
         report.count("updated" if any(before) else "created", "senses")
 
     def _checked_intention(self, line: _Line) -> tuple[str, IntentionRecord]:
-        """The memory id and the reminder an intention line holds (nothing is written);
-        raises ValidationError naming the first field that is wrong."""
-        from pydantic import Field, TypeAdapter
-        from pydantic import ValidationError as PydanticError
-
-        from recalld.intentions.building import exported_trigger_records
-        from recalld.intentions.model import IntentionState, Number, Repeat, Trigger
-        from recalld.intentions.timing import parse_zone
-        from recalld.store.intentions import IntentionRecord
-
-        value = line.value
-        memory_id = check.memory_id(value.get("id"))
-        fields: dict[str, Any] = {}
-        shapes: tuple[tuple[str, Any, bool], ...] = (
-            ("state", IntentionState, True),
-            ("repeat", Repeat, True),
-            ("min_interval_seconds", Annotated[Number, Field(ge=0)], True),
-            ("scheduled", bool, True),
-            ("triggers", list[Trigger], False),  # their times are ISO text, as exported
-        )
-        for name, shape, strict in shapes:
-            try:
-                fields[name] = TypeAdapter(shape).validate_python(value.get(name), strict=strict)
-            except PydanticError as error:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in (name, *first["loc"]))
-                raise ValidationError(where, first["msg"]) from None
-        records = exported_trigger_records(fields["triggers"], fields["scheduled"], self._settings)
-        zone = str(value.get("zone", ""))
-        parse_zone(zone)
-        times = {
-            name: None if value.get(name) is None else parse_instant(name, value[name])
-            for name in ("created_at", "expires_at", "next_due")
-        }
-        if times["created_at"] is None:
-            raise ValidationError("created_at", "is required")
-        return memory_id, IntentionRecord(
-            namespace=line.namespace,
-            repeat=fields["repeat"],
-            min_interval_seconds=fields["min_interval_seconds"],
-            zone=zone,
-            scheduled=fields["scheduled"],
-            triggers=records,
-            created_at=times["created_at"],
-            expires_at=times["expires_at"],
-            next_due=times["next_due"],
-            state=fields["state"],
-        )
+        """The memory id and the reminder an intention line holds (nothing is written)."""
+        return checked_intention(line.value, line.namespace, self._settings)
 
     def _save_intention(
         self, line: _Line, checked: tuple[str, IntentionRecord], report: ImportReport
