@@ -233,5 +233,26 @@ def test_conversation_long_send_overwrites_no_turn_another_writer_wrote_between_
         assert max(Counter(turn.meta["turn"] for turn in stored).values()) == 1
 
 
+def test_conversation_long_send_twice_at_once_stores_each_turn_once(settings: Settings) -> None:
+    # A retried import, or two processes ingesting one file: the second send, written
+    # between the first one's chunks, found its later turns "written by another writer"
+    # and moved them after every turn, so 510 messages became 520 turns.
+    lines = [{"speaker": "Ana", "content": f"imported line {index}"} for index in range(510)]
+    with MemoryService.open(settings) as first, MemoryService.open(settings) as retry:
+        done: list[int] = []
+
+        def between_chunks(written: int, total: int) -> None:
+            if written < total and not done:
+                done.append(retry.remember_conversation(lines, conversation="chat").created)
+
+        report = first.remember_conversation(lines, conversation="chat", progress=between_chunks)
+        assert done == [10]  # the retry wrote the turns the first had not written yet
+        assert (report.created, report.updated, report.unchanged) == (500, 0, 10)
+        stored = first.conversations.turns(_chat(), limit=1000)
+        assert len(stored) == 510
+        again = first.remember_conversation(lines, conversation="chat")
+        assert (again.created, again.updated, again.unchanged) == (0, 0, 510)
+
+
 def _chat() -> str:
     return "recalld://conversation/chat"

@@ -324,7 +324,7 @@ class Conversations:
                 assert report is not None
                 for index, message in kept[start : start + CHUNK_TURNS]:
                     if message.id is None and start > 0:
-                        self._moved(tx, scope_namespace, plan, index)
+                        self._moved(tx, scope_namespace, plan, index, message)
                     receipt = self._turn(
                         tx,
                         scope_namespace,
@@ -504,16 +504,28 @@ class Conversations:
             plan.joins = False  # it adds turns, yet leaves stored ones out: another transcript
         return plan
 
-    def _moved(self, tx: StoreTransaction, namespace: str, plan: _Plan, index: int) -> None:
+    def _moved(
+        self,
+        tx: StoreTransaction,
+        namespace: str,
+        plan: _Plan,
+        index: int,
+        message: ConversationMessage,
+    ) -> None:
         """Give the message ``index`` (without an id) a new position after every turn when
         another writer has written the turn at the one it was placed at since the send was
         placed (a send written in several chunks holds the conversation in each, not
-        between them): that writer's acknowledged turn is not overwritten."""
+        between them): that writer's acknowledged turn is not overwritten. A turn written
+        there since that says what this message says stays where it is (the same
+        transcript sent twice at once: the second finds it, unchanged)."""
         memory_id = _turn_id(plan.conversation_id, f"#{plan.positions[index]}")
         found = tx.find(namespace, id=memory_id)
         if found is None or expired(found, self._clock()):
             return
         if plan.seen.get(memory_id) == (found.seq, found.updated_at):
+            return
+        speaker = _speaker(message, f"messages[{index}].")
+        if (found.speaker, found.content) == (speaker, message.content):
             return
         if plan.free is None:
             scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
