@@ -86,6 +86,32 @@ def test_conversation_without_an_id_never_changes_another_transcripts_turns(
     assert service.stats().count == 12
 
 
+def test_conversation_without_an_id_grows_only_the_chat_it_starts_with(
+    service: MemoryService,
+) -> None:
+    # A chat that opens and ends as a stored one ("hi" ... "thanks") held all its turns,
+    # though not at its start: its new turns went into the stored chat, and were added
+    # again on the next re-send.
+    short = _lines(
+        "User: hi",
+        "Assistant: Hello! How can I help you today?",
+        "User: thanks",
+        "Assistant: You're welcome!",
+    )
+    longer = [
+        *short[:2],
+        *_lines("User: My flight to Oslo is on Friday.", "Assistant: Have a good trip."),
+        *short[2:],
+    ]
+    first = service.remember_conversation(short)
+    second = service.remember_conversation(longer)
+    assert second.conversation != first.conversation
+    assert (second.created, second.updated) == (6, 0)
+    again = service.remember_conversation(longer)
+    assert (again.conversation, again.created, again.unchanged) == (second.conversation, 0, 6)
+    assert service.stats().count == 10
+
+
 def test_conversation_without_an_id_keeps_chats_whose_message_ids_start_alike(
     service: MemoryService,
 ) -> None:

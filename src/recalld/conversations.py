@@ -486,6 +486,7 @@ class Conversations:
         plan = _Plan(conversation_id, source, positions, existing, {}, joins=True)
         repeated: set[str] = set()
         grows = False
+        matches: list[bool] = []  # in the send's order: repeats a stored turn as it is
         for index, message in kept:
             memory_id = _turn_id(conversation_id, _key(message, positions[index]))
             if message.id is None:
@@ -494,14 +495,18 @@ class Conversations:
             turn = existing[index]
             plan.seen[memory_id] = None if turn is None else (turn.seq, turn.updated_at)
             speaker = _speaker(message, f"messages[{index}].")
+            same = turn is not None and (turn.speaker, turn.content) == (speaker, message.content)
+            matches.append(same)
             if turn is None:
                 grows = True
-            elif (turn.speaker, turn.content) == (speaker, message.content):
+            elif same:
                 repeated.add(turn.id)
             else:
                 plan.joins = False  # it would change a stored turn
-        if grows and not stored_ids <= repeated:
-            plan.joins = False  # it adds turns, yet leaves stored ones out: another transcript
+        if grows and not (stored_ids <= repeated and all(matches[: len(stored_ids)])):
+            # It adds turns, yet the stored transcript is not where it starts (left out, or
+            # found in other places: another chat that opens and ends alike).
+            plan.joins = False
         return plan
 
     def _moved(
