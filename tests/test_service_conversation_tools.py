@@ -68,6 +68,41 @@ def test_conversation_openai_file_is_ingested(service: MemoryService) -> None:
     assert (report.created, report.skipped) == (4, 1)
 
 
+def test_conversation_openai_messages_as_clients_send_them(service: MemoryService) -> None:
+    # Each shape refused the whole transcript: the optional name, an assistant message as
+    # the SDK dumps it (refusal, annotations, audio), content as a list of parts, and the
+    # legacy function_call with its role "function" result.
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "name": "Ana", "content": "Is it windy in Hobart?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "refusal": "I cannot look that up.",
+            "annotations": [],
+            "audio": None,
+        },
+        {"role": "user", "content": [{"type": "text", "text": "Then guess."}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": "get_weather", "arguments": '{"city": "Hobart"}'},
+        },
+        {"role": "function", "name": "get_weather", "content": "12C, windy"},
+    ]
+    report = service.remember_conversation(messages, conversation="openai", include_tools=True)
+    assert report.created == 5, report
+    turns = [service.get(turn.receipt.id) for turn in report.turns]
+    assert [(turn.speaker, turn.content) for turn in turns[:4]] == [
+        ("Ana", "Is it windy in Hobart?"),
+        ("assistant", "I cannot look that up."),
+        ("user", "Then guess."),
+        ("assistant", '[tool call: get_weather] {"city": "Hobart"}'),
+    ]
+    assert turns[4].content == "12C, windy"
+    again = service.remember_conversation(messages, conversation="openai", include_tools=True)
+    assert (again.created, again.unchanged) == (0, 5)
+
+
 def test_conversation_assistant_text_beside_tool_calls_is_kept(service: MemoryService) -> None:
     said = {"role": "assistant", "content": "Let me check.", "tool_calls": [CALL]}
     plain = service.remember_conversation([said], conversation="a")

@@ -7,9 +7,9 @@ each. What is done with them: :mod:`recalld.conversations`, which re-exports the
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, model_validator
 
 from recalld._schema import DATE_TIME, NAME_PATTERN, NO_NUL_PATTERN, extra, nullable, replaced
 from recalld.model import TAGS_SCHEMA, Moment, Receipt
@@ -95,14 +95,58 @@ class ToolCall(BaseModel):
     function: ToolFunction
 
 
+# Fields of an OpenAI chat message that say nothing recalld keeps (as the SDK returns an
+# assistant message: ``refusal`` null, ``annotations`` [], ``audio`` null).
+OPENAI_PASSING = ("annotations", "audio")
+
+
+def _openai_message(data: Any) -> Any:
+    """An OpenAI chat message in this model's terms: ``name`` is the speaker, a ``refusal``
+    is what the assistant said, ``content`` as a list of parts is the text of its text
+    parts (one per line), and the legacy ``function_call`` is a tool call."""
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    for name in OPENAI_PASSING:
+        data.pop(name, None)
+    name = data.pop("name", None)
+    if name is not None and data.get("speaker") is None:
+        data["speaker"] = name
+    refusal = data.pop("refusal", None)
+    if refusal is not None and data.get("content") is None:
+        data["content"] = refusal
+    parts = data.get("content")
+    if isinstance(parts, list):
+        data["content"] = (
+            "\n".join(
+                part["text"]
+                for part in parts
+                if isinstance(part, dict) and part.get("type") == "text" and "text" in part
+            )
+            or None
+        )
+    called = data.pop("function_call", None)
+    if called is not None and data.get("tool_calls") is None:
+        data["tool_calls"] = [{"type": "function", "function": called}]
+    return data
+
+
 class ConversationMessage(BaseModel):
     """One message of a transcript: who said it (``role`` or ``speaker``), what, when.
 
     Messages of the OpenAI chat format are read as they are: an assistant's tool calls
-    (``tool_calls``, its ``content`` then null) and a tool's result (role ``tool``,
-    ``tool_call_id``) are tool messages, skipped unless tools are included."""
+    (``tool_calls``, its ``content`` then null; or the legacy ``function_call``) and a
+    tool's result (role ``tool`` or ``function``, ``tool_call_id``) are tool messages,
+    skipped unless tools are included; ``name`` is the speaker, a ``refusal`` what the
+    assistant said, ``content`` as parts the text of its text parts, and ``annotations``
+    and ``audio`` are left out."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=SAYS_OR_CALLS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _openai(cls, data: Any) -> Any:
+        return _openai_message(data)
 
     content: str | None = Field(
         default=None,
