@@ -112,6 +112,26 @@ def test_conversation_without_an_id_grows_only_the_chat_it_starts_with(
     assert service.stats().count == 10
 
 
+def test_conversation_without_an_id_sent_again_after_a_forgotten_turn_is_the_same_chat(
+    service: MemoryService,
+) -> None:
+    # With one of its turns forgotten, the same chat sent again (here grown) was taken
+    # for another that opens and ends alike and stored whole a second time.
+    chat = _lines(
+        "User: hi",
+        "Assistant: Hello! How can I help you today?",
+        "User: I moved to Hobart last spring.",
+        "Assistant: How are you finding Hobart?",
+        "User: thanks",
+        "Assistant: You're welcome!",
+    )
+    first = service.remember_conversation(chat)
+    assert service.forget(first.turns[2].receipt.id).deleted
+    grown = service.remember_conversation([*chat, *_lines("User: bye")])
+    assert (grown.conversation, grown.created, grown.unchanged) == (first.conversation, 2, 5)
+    assert service.stats().count == 7
+
+
 def test_conversation_without_an_id_keeps_chats_whose_message_ids_start_alike(
     service: MemoryService,
 ) -> None:

@@ -103,6 +103,31 @@ def test_conversation_openai_messages_as_clients_send_them(service: MemoryServic
     assert (again.created, again.unchanged) == (0, 5)
 
 
+def test_conversation_openai_messages_read_only_what_they_say_once(
+    service: MemoryService,
+) -> None:
+    # A part whose text is not text was a TypeError (500 over REST); a message without a
+    # text part, or a spoken answer, refused the whole transcript; a field given twice
+    # (name beside speaker) was dropped without a word.
+    spoken = {"role": "assistant", "content": None, "audio": {"id": "a1", "transcript": "Yes."}}
+    image = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}
+    report = service.remember_conversation(
+        [{"role": "user", "content": "Can you hear me?"}, spoken, image], conversation="voice"
+    )
+    assert (report.created, report.skipped) == (2, 1)
+    assert service.get(report.turns[1].receipt.id).content == "Yes."
+    refused = [
+        ({"role": "user", "content": [{"type": "text", "text": 5}]}, "messages[0].content"),
+        ({"role": "user", "speaker": "Ana", "name": "Bo", "content": "hi"}, "messages[0].name"),
+        ({"role": "assistant", "content": "ok", "refusal": "no"}, "messages[0].refusal"),
+    ]
+    for message, field in refused:
+        with pytest.raises(ValidationError) as caught:
+            service.remember_conversation([message], conversation="bad")
+        assert caught.value.field == field
+    assert service.stats().count == 2
+
+
 def test_conversation_assistant_text_beside_tool_calls_is_kept(service: MemoryService) -> None:
     said = {"role": "assistant", "content": "Let me check.", "tool_calls": [CALL]}
     plain = service.remember_conversation([said], conversation="a")

@@ -102,33 +102,49 @@ OPENAI_PASSING = ("annotations", "audio")
 
 def _openai_message(data: Any) -> Any:
     """An OpenAI chat message in this model's terms: ``name`` is the speaker, a ``refusal``
-    is what the assistant said, ``content`` as a list of parts is the text of its text
-    parts (one per line), and the legacy ``function_call`` is a tool call."""
+    is what the assistant said, ``content`` as a list of parts is the text of its text and
+    refusal parts (one per line; none: no text), and the legacy ``function_call`` is a
+    tool call. Each is read only where the message does not say the same otherwise
+    (``name`` beside ``speaker`` is an unknown field, refused), and a part whose text is
+    not text is left for the content's own check to refuse."""
     if not isinstance(data, dict):
         return data
     data = dict(data)
+    audio = data.get("audio")
+    # A spoken answer says what it said in its transcript.
+    if (
+        data.get("content") is None
+        and isinstance(audio, dict)
+        and isinstance(audio.get("transcript"), str)
+    ):
+        data["content"] = audio["transcript"]
     for name in OPENAI_PASSING:
         data.pop(name, None)
-    name = data.pop("name", None)
-    if name is not None and data.get("speaker") is None:
-        data["speaker"] = name
-    refusal = data.pop("refusal", None)
-    if refusal is not None and data.get("content") is None:
-        data["content"] = refusal
+    if data.get("speaker") is None and "name" in data:
+        data["speaker"] = data.pop("name")
+    if data.get("refusal") is None:
+        data.pop("refusal", None)
+    elif data.get("content") is None:
+        data["content"] = data.pop("refusal")
     parts = data.get("content")
-    if isinstance(parts, list):
-        data["content"] = (
-            "\n".join(
-                part["text"]
-                for part in parts
-                if isinstance(part, dict) and part.get("type") == "text" and "text" in part
-            )
-            or None
+    if isinstance(parts, list) and all(_readable(part) for part in parts):
+        data["content"] = "\n".join(
+            part["text"] if part["type"] == "text" else part["refusal"]
+            for part in parts
+            if part["type"] in ("text", "refusal")
         )
-    called = data.pop("function_call", None)
-    if called is not None and data.get("tool_calls") is None:
-        data["tool_calls"] = [{"type": "function", "function": called}]
+    if data.get("tool_calls") is None and data.get("function_call") is not None:
+        data["tool_calls"] = [{"type": "function", "function": data.pop("function_call")}]
     return data
+
+
+def _readable(part: Any) -> bool:
+    """Whether ``part`` of a content list is one this reads: a text or refusal part holding
+    text, or another kind (an image, audio: no text)."""
+    if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+        return False
+    field = {"text": "text", "refusal": "refusal"}.get(part["type"])
+    return field is None or isinstance(part.get(field), str)
 
 
 class ConversationMessage(BaseModel):

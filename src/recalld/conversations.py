@@ -486,7 +486,7 @@ class Conversations:
         plan = _Plan(conversation_id, source, positions, existing, {}, joins=True)
         repeated: set[str] = set()
         grows = False
-        matches: list[bool] = []  # in the send's order: repeats a stored turn as it is
+        said: list[int | None] = []  # in the send's order: a repeated turn's position
         for index, message in kept:
             memory_id = _turn_id(conversation_id, _key(message, positions[index]))
             if message.id is None:
@@ -496,16 +496,17 @@ class Conversations:
             plan.seen[memory_id] = None if turn is None else (turn.seq, turn.updated_at)
             speaker = _speaker(message, f"messages[{index}].")
             same = turn is not None and (turn.speaker, turn.content) == (speaker, message.content)
-            matches.append(same)
+            said.append(positions[index] if same else None)
             if turn is None:
                 grows = True
             elif same:
                 repeated.add(turn.id)
             else:
                 plan.joins = False  # it would change a stored turn
-        if grows and not (stored_ids <= repeated and all(matches[: len(stored_ids)])):
-            # It adds turns, yet the stored transcript is not where it starts (left out, or
-            # found in other places: another chat that opens and ends alike).
+        if grows and not (stored_ids <= repeated and _fits(said)):
+            # It adds turns, yet leaves stored ones out, or says new ones where the stored
+            # transcript has no room for them (another chat that opens and ends alike).
+            # A turn forgotten since and sent again fits the gap it left.
             plan.joins = False
         return plan
 
@@ -695,3 +696,19 @@ def _receipt(memory: Memory, status: str) -> Receipt:
     from recalld.writing import receipt_of
 
     return receipt_of(memory, status)
+
+
+def _fits(said: Sequence[int | None]) -> bool:
+    """Whether the new messages of a send (None, in its order, among the stored positions
+    of the turns it repeats) fit where the stored transcript leaves room: as many as the
+    positions free between the repeated turns around them, and any number after the last."""
+    before = -1
+    waiting = 0
+    for position in said:
+        if position is None:
+            waiting += 1
+            continue
+        if waiting and (position <= before or position - before - 1 < waiting):
+            return False
+        before, waiting = position, 0
+    return True
