@@ -116,7 +116,7 @@ def test_conversation_openai_messages_read_only_what_they_say_once(
     )
     assert (report.created, report.skipped) == (2, 1)
     assert service.get(report.turns[1].receipt.id).content == "Yes."
-    refused = [
+    refused: list[tuple[dict[str, Any], str]] = [
         ({"role": "user", "content": [{"type": "text", "text": 5}]}, "messages[0].content"),
         ({"role": "user", "speaker": "Ana", "name": "Bo", "content": "hi"}, "messages[0].name"),
         ({"role": "assistant", "content": "ok", "refusal": "no"}, "messages[0].refusal"),
