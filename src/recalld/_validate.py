@@ -12,7 +12,7 @@ import json
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pydantic
@@ -504,49 +504,62 @@ def text_problem(value: Any, path: str = "") -> tuple[str, str] | None:
     Iterative, so no nesting can overflow the stack. A dict key's problem is reported
     at the dict's path ("" at the top).
     """
-    pending: list[tuple[Any, str]] = [(value, path)]
-    while pending:
-        item, where = pending.pop()
+
+    def leaf(item: Any) -> str | None:
         if isinstance(item, str):
-            if not item.isascii() and SURROGATE.search(item):
-                return where, NOT_UNICODE
-        elif isinstance(item, bytes | bytearray):
-            return where, f"must be text (a str), got {type(item).__name__}"
-        elif isinstance(item, dict):
-            children: list[tuple[Any, str]] = []
-            for key, child in item.items():
-                if isinstance(key, str) and not key.isascii() and SURROGATE.search(key):
-                    return where, NOT_UNICODE
-                children.append((child, f"{where}.{key}" if where else str(key)))
-            pending.extend(reversed(children))
-        elif isinstance(item, list | tuple):
-            pending.extend(
-                (child, f"{where}[{index}]") for index, child in reversed(list(enumerate(item)))
-            )
-    return None
+            return NOT_UNICODE if not item.isascii() and SURROGATE.search(item) else None
+        if isinstance(item, bytes | bytearray):
+            return f"must be text (a str), got {type(item).__name__}"
+        return None
+
+    def key(name: str) -> str | None:
+        return NOT_UNICODE if not name.isascii() and SURROGATE.search(name) else None
+
+    return _first_problem(value, path, leaf, key)
 
 
 def nul_problem(value: Any, path: str = "") -> tuple[str, str] | None:
     """The path of the first key or string in ``value`` (a JSON-like value) that holds a
     NUL character, and what is wrong: PostgreSQL's ``jsonb`` cannot store one, so no
-    store accepts one (the same rule on every store). Iterative, like
-    :func:`text_problem`; a key's NUL is reported at the dict's path."""
+    store accepts one (the same rule on every store). As :func:`text_problem`; a key's
+    NUL is reported at the dict's path."""
+
+    def leaf(item: Any) -> str | None:
+        if isinstance(item, str) and (position := item.find("\x00")) >= 0:
+            return f"contains a NUL character (U+0000) at position {position}"
+        return None
+
+    def key(name: str) -> str | None:
+        return f"has a key {name!r} holding a NUL character (U+0000)" if "\x00" in name else None
+
+    return _first_problem(value, path, leaf, key)
+
+
+def _first_problem(
+    value: Any,
+    path: str,
+    leaf: Callable[[Any], str | None],
+    key: Callable[[str], str | None],
+) -> tuple[str, str] | None:
+    """The path and problem of the first value (``leaf``) or dict key (``key``, reported
+    at its dict's path) in ``value`` with one, depth first, iteratively."""
     pending: list[tuple[Any, str]] = [(value, path)]
     while pending:
         item, where = pending.pop()
-        if isinstance(item, str):
-            position = item.find("\x00")
-            if position >= 0:
-                return where, f"contains a NUL character (U+0000) at position {position}"
-        elif isinstance(item, dict):
+        if isinstance(item, dict):
             children: list[tuple[Any, str]] = []
-            for key, child in item.items():
-                if isinstance(key, str) and "\x00" in key:
-                    return where, f"has a key {key!r} holding a NUL character (U+0000)"
-                children.append((child, f"{where}.{key}" if where else str(key)))
+            for name, child in item.items():
+                problem = key(name) if isinstance(name, str) else None
+                if problem is not None:
+                    return where, problem
+                children.append((child, f"{where}.{name}" if where else str(name)))
             pending.extend(reversed(children))
         elif isinstance(item, list | tuple):
             pending.extend(
                 (child, f"{where}[{index}]") for index, child in reversed(list(enumerate(item)))
             )
+        else:
+            problem = leaf(item)
+            if problem is not None:
+                return where, problem
     return None
