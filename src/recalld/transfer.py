@@ -530,15 +530,7 @@ class Transfer:
         if existing is None or expired(existing, now):
             return False
         stored = stored_record(existing)
-        written = self._writer.record(
-            draft,
-            namespace,
-            now,
-            id=existing.id,
-            created_at=existing.created_at,
-            access_count=existing.access_count,
-            last_accessed_at=existing.last_accessed_at,
-        )
+        written = self._writer.record_over(draft, namespace, now, existing)
         written = replace(
             written,
             at=stored.at if draft.at is None else written.at,

@@ -143,6 +143,21 @@ class Writer:
             index_state=self._indexing().new_index_state(),
         )
 
+    def record_over(
+        self, draft: NewMemory, namespace: str, now: datetime, existing: Memory
+    ) -> MemoryRecord:
+        """The row ``draft`` becomes when it overwrites ``existing`` (the memory under its
+        key): the same id, creation time and access counts."""
+        return self.record(
+            draft,
+            namespace,
+            now,
+            id=existing.id,
+            created_at=existing.created_at,
+            access_count=existing.access_count,
+            last_accessed_at=existing.last_accessed_at,
+        )
+
     def write(
         self,
         tx: StoreTransaction,
@@ -172,15 +187,7 @@ class Writer:
                     raise ConflictError(
                         "id", f"key {draft.key!r} belongs to memory {existing.id}, not {draft.id}"
                     )
-                record = self.record(
-                    draft,
-                    namespace,
-                    now,
-                    id=existing.id,
-                    created_at=existing.created_at,
-                    access_count=existing.access_count,
-                    last_accessed_at=existing.last_accessed_at,
-                )
+                record = self.record_over(draft, namespace, now, existing)
                 record, reindex = indexing.keep_index_state(record, existing)
                 memory = tx.replace(existing.seq, record)
                 tx.dropped_content("overwrite", now)
