@@ -4,17 +4,20 @@
 from __future__ import annotations
 
 import math
+import random
 from pathlib import Path
 
 from recalld._text import MAX_NAMED_WORDS, named_words, query_terms
 from recalld.config import Settings
 from recalld.retrieval.keyword import (
+    FIELDS,
     KeywordParameters,
     QueryKeywords,
     RowTerms,
     RowTermsCache,
     prepare_query,
     score_row,
+    score_rows,
 )
 from recalld.retrieval.temporal import time_terms
 from recalld.service import MemoryService
@@ -98,11 +101,93 @@ def test_prepared_terms_score_as_the_formula_and_follow_the_text(tmp_path: Path)
         again = score_row(query, cache.of(row), parameters)
         assert again == score
 
-        # Entries share one string per word (interned), not a copy per memory holding it.
-        def garden(terms: RowTerms) -> str:
-            return next(term for tokens, _ in terms.fields for term in tokens if term == "garden")
+        # An entry keeps one 8-byte hash per term, not the words.
+        prepared: RowTerms = cache.of(row)
+        assert len(prepared.hashes) == 8 * sum(prepared.lengths) == 8 * 10
+        assert prepared.lengths == (2, 5, 2, 1)
+    finally:
+        store.close()
 
-        assert garden(cache.of(row)) is garden(cache.of(_row(4, "the garden")))
+
+def _scalar_bm25f(
+    query: QueryKeywords,
+    fields: list[tuple[list[str], float]],
+    parameters: KeywordParameters,
+) -> tuple[float, float]:
+    # One memory scored by itself, operation by operation as the formula reads: each
+    # field's share times the term's count added field after field, each term's weight
+    # added term after term (raw BM25F, share of terms matched).
+    raw = 0.0
+    matched = 0
+    for term, idf in zip(query.terms, query.idf, strict=True):
+        pseudo = 0.0
+        for tokens, share in fields:
+            count = tokens.count(term)
+            if count:
+                pseudo += share * count
+        if pseudo:
+            matched += 1
+            raw += idf * pseudo / (parameters.k1 + pseudo)
+    return raw, matched / len(query.terms)
+
+
+def test_a_pool_scores_each_memory_bit_for_bit_as_it_scores_alone(tmp_path: Path) -> None:
+    # A batch adds the same floating-point numbers in the same order as one memory
+    # scored by itself: a term in all six fields, repeated, with shares of very
+    # different sizes, is where another order of additions shows in the last bits.
+    store = open_store(Settings(db=tmp_path / "k.db", embedder="none"))
+    try:
+        parameters = KeywordParameters()
+        cache = RowTermsCache(store.retrieval, parameters, frozenset(), size=1_000)
+        generator = random.Random(7)
+        words = ["garden", "rose", "stone", "river", "lamp", "violin", "quiet", "maple"]
+
+        def text(low: int, high: int) -> str:
+            return " ".join(generator.choice(words) for _ in range(generator.randint(low, high)))
+
+        rows = [
+            _row(
+                seq,
+                text(1, 40),
+                title=text(0, 6) or None,
+                tags=tuple(text(1, 3).split()[: generator.randint(0, 3)]),
+                speaker=text(0, 2) or None,
+                place_name=text(0, 3) or None,
+                key=text(0, 2) or None,
+            )
+            for seq in range(300)
+        ]
+        rows.append(_row(300, "!!!"))  # no term at all
+        for round_ in range(20):
+            terms = tuple(generator.sample(words, generator.randint(1, len(words))))
+            query = QueryKeywords(
+                terms=terms,
+                idf=tuple(parameters.idf(generator.randint(0, 2_000)) for _ in terms),
+                all_terms=frozenset(terms),
+            )
+            batch = generator.sample(rows, generator.randint(1, len(rows)))
+            scored = score_rows(query, [cache.of(row) for row in batch], parameters)
+            for row, score in zip(batch, scored, strict=True):
+                values = {
+                    "title": row.title,
+                    "content": row.content,
+                    "tags": " ".join(row.tags),
+                    "speaker": row.speaker,
+                    "place": row.place_name,
+                    "key": row.key,
+                }
+                fields = []
+                for name in FIELDS:
+                    value = values[name]
+                    tokens = store.retrieval.tokenize(value) if value else []
+                    if tokens:
+                        length = len(tokens) / parameters.reference_lengths[name]
+                        norm = 1.0 - parameters.b + parameters.b * length
+                        fields.append((tokens, parameters.weights[name] / norm))
+                raw, share = _scalar_bm25f(query, fields, parameters)
+                assert (score.raw, score.matched_share) == (raw, share), (round_, row.seq)
+                assert score.normalised == raw / query.total_idf
+                assert score == score_row(query, cache.of(row), parameters)
     finally:
         store.close()
 

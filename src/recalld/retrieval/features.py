@@ -107,7 +107,7 @@ FEATURES = (
 Matrix = npt.NDArray[np.float64]
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     """One pool member with what the channels said about it and about its neighbours."""
 

@@ -25,9 +25,10 @@ from recalld.retrieval.graph_channel import NEW_CANDIDATES, GraphFeatures
 from recalld.retrieval.keyword import (
     KeywordScore,
     QueryKeywords,
+    RowTerms,
     RowTermsCache,
     prepare_query,
-    score_row,
+    score_rows,
 )
 from recalld.retrieval.period_matching import StatedPeriods, names_a_short_date, opening_period
 from recalld.retrieval.periods import Period
@@ -243,29 +244,47 @@ def build_pool(
         store, scope.namespaces, request.text, request.words, parameters, terms.lexicon
     )
     keyword_cache: dict[int, KeywordScore] = {}
+    # Each row's terms, looked up once per recall (the cache's key is the row's text).
+    prepared: dict[int, RowTerms] = {}
+
+    def terms_of(row: CandidateRow) -> RowTerms:
+        found = prepared.get(row.seq)
+        if found is None:
+            found = prepared[row.seq] = terms.of(row)
+        return found
+
+    def score(found: Sequence[CandidateRow]) -> None:
+        # BM25F of the rows not scored yet, in one batch (score_rows).
+        todo = []
+        for row in found:
+            if row.seq in keyword_cache:
+                continue
+            share = like_shares.get(row.seq)
+            if share is not None:
+                # A query with no word (only symbols): the substring match is all the evidence.
+                keyword_cache[row.seq] = KeywordScore(
+                    raw=share, normalised=share, matched_share=share
+                )
+            else:
+                todo.append(row)
+        scored = score_rows(keywords, [terms_of(row) for row in todo], parameters)
+        keyword_cache.update(zip([row.seq for row in todo], scored, strict=True))
 
     def keyword_of(row: CandidateRow) -> KeywordScore:
         cached = keyword_cache.get(row.seq)
         if cached is None:
-            share = like_shares.get(row.seq)
-            if share is not None:
-                # A query with no word (only symbols): the substring match is all the evidence.
-                cached = KeywordScore(raw=share, normalised=share, matched_share=share)
-            else:
-                cached = score_row(keywords, terms.of(row), parameters)
-            keyword_cache[row.seq] = cached
+            score([row])
+            cached = keyword_cache[row.seq]
         return cached
 
     # While the vector side may still be on its way: score the keyword candidates, read
     # (and score) the graph's best memories that are not among them, and describe the
     # keyword candidates (their terms, speaker, question, neighbours).
-    for row in list(rows.values()):
-        keyword_of(row)
+    score(list(rows.values()))
     reached = sorted(request.graph, key=lambda seq: -request.graph[seq].graph_score)
     early = [seq for seq in reached if seq not in rows][:NEW_CANDIDATES]
     graph_rows = store.rows(scope, early) if early else {}
-    for row in graph_rows.values():
-        keyword_of(row)
+    score(list(graph_rows.values()))
     unreached = GraphFeatures(entity_overlap=0.0, graph_score=0.0, seed_entities=())
     all_terms = keywords.all_terms
     neighbour_scope = _neighbour_scope(scope)
@@ -278,20 +297,21 @@ def build_pool(
         # What a candidate is whatever else the pool holds (its neighbours' scores and the
         # cosines come once the pool is complete).
         neighbours.update(store.neighbours(neighbour_scope, [row.seq for row in found]))
+        score(found)
         for row in found:
             pair = neighbours.get(row.seq)
-            prepared = terms.of(row)
+            row_terms = terms_of(row)
             graph = request.graph.get(row.seq, unreached)
             candidate = Candidate(
                 seq=row.seq,
                 source=row.source,
                 keyword=keyword_of(row),
                 cosine=None,
-                speaker_named=not all_terms.isdisjoint(prepared.name_terms),
+                speaker_named=not all_terms.isdisjoint(row_terms.name_terms),
                 has_speaker=bool(row.speaker),
-                mentions_time=prepared.mentions_time,
-                terms=prepared.content_terms,
-                question=prepared.asks,
+                mentions_time=row_terms.mentions_time,
+                terms=row_terms.content_terms,
+                question=row_terms.asks,
                 previous_question=pair is not None
                 and pair.previous is not None
                 and pair.previous.asks,
@@ -309,7 +329,7 @@ def build_pool(
                     stated.of(row.content, at, period.zone)
                     if stated is not None
                     and period.may_be_stated_at(at)
-                    and (prepared.mentions_time or names_a_short_date(row.content))
+                    and (row_terms.mentions_time or names_a_short_date(row.content))
                     else None
                 )
                 candidate.stated_in_period = float(told is not None and told.overlaps(period))
