@@ -276,7 +276,9 @@ class GraphStore(Protocol):
     # shown when it is declared or backed by a memory live at ``now`` (an expired one is
     # hidden from every read until the purge deletes it), a relation only with both of its
     # entities, and the counts (mentions, observations, sources, the latest ``at``) are
-    # those of live memories.
+    # those of live memories. An extracted entity's name and type are those the purge will
+    # leave it too: when only expired memories still give them, those of its live mentions
+    # (the rule of migration 24's triggers, which the purge fires).
 
     def entities_by_key(
         self, namespace: str, keys: Sequence[str], now: datetime
