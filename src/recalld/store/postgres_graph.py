@@ -41,6 +41,7 @@ from recalld.store.postgres_graph_shown import (
     RELATION_COLUMNS,
     RELATION_FROM,
     RELATION_SHOWN,
+    mention_lines,
     shown,
     shown_name,
     shown_type,
@@ -495,7 +496,11 @@ class PostgresGraph:
             " OR EXISTS (SELECT 1 FROM graph_observations o"
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
             " AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"
-            f" AND m.content ~ %(regex)s)) AND {shown('e')}"
+            " AND m.content ~ %(regex)s)"
+            # The lines shown as its observations: an undeclared entity has only these.
+            f" OR EXISTS (SELECT 1 FROM ({mention_lines('e.id')}) AS line"
+            " WHERE line.content ~ %(regex)s OR line.title ~ %(regex)s)) AND"
+            f" {shown('e')}"
             ' ORDER BY e.key = %(key)s DESC, e.key COLLATE "C", e.id'
             " LIMIT %(limit)s OFFSET %(offset)s"
         )
@@ -503,11 +508,30 @@ class PostgresGraph:
             lambda chunk, offset: [
                 _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
             ],
-            lambda ids: self.observation_memories(namespace, ids, now),
+            lambda ids: self._searched_texts(namespace, ids, now),
             pattern,
             key,
             limit,
         )
+
+    def _searched_texts(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime
+    ) -> dict[int, list[str]]:
+        """Each entity's live observations and its mention lines' titles and contents."""
+        texts = {
+            entity: [content for _, content in observed]
+            for entity, observed in self.observation_memories(namespace, entity_ids, now).items()
+        }
+        rows = self._read(
+            "SELECT wanted.id, line.title, line.content FROM unnest(%(ids)s::bigint[])"
+            f" AS wanted(id) CROSS JOIN LATERAL ({mention_lines('wanted.id')}) AS line",
+            {"ids": _ids(entity_ids), "namespace": namespace, "now": now},
+        )
+        for entity, title, content in rows:
+            texts.setdefault(int(entity), []).extend(
+                text for text in (title, content) if text is not None
+            )
+        return texts
 
     def mentions(
         self,

@@ -13,6 +13,7 @@ Every fragment binds ``%(now)s``.
 from __future__ import annotations
 
 from recalld.graph.types import GENERIC_TYPES
+from recalld.store.graph import MENTION_LINES
 
 __all__ = [
     "EXPIRED",
@@ -22,6 +23,7 @@ __all__ = [
     "RELATION_COLUMNS",
     "RELATION_FROM",
     "RELATION_SHOWN",
+    "mention_lines",
     "shown",
     "shown_name",
     "shown_type",
@@ -121,3 +123,16 @@ RELATION_SHOWN = (
     f"(r.declared OR EXISTS (SELECT 1 FROM {LIVE_SOURCES} OFFSET 0))"
     f" AND {shown('s')} AND {shown('o')}"
 )
+
+
+def mention_lines(entity: str) -> str:
+    """The title and content of entity ``entity``'s (an id expression) mention lines: its
+    newest :data:`~recalld.store.graph.MENTION_LINES` live memories of ``%(namespace)s``
+    that are no knowledge tools' observation (as ``mentions(observations=False)`` reads
+    them). A subquery for FROM: newest first off the mentions' key, five rows at most."""
+    return (
+        "SELECT m.title, m.content FROM graph_mentions gm JOIN memories m ON m.seq = gm.seq"
+        f" WHERE gm.entity_id = {entity} AND m.namespace = %(namespace)s"
+        f" AND (m.expires_at IS NULL OR m.expires_at > %(now)s){OBSERVATIONS_LEFT_OUT}"
+        f" ORDER BY gm.seq DESC LIMIT {MENTION_LINES}"
+    )

@@ -49,6 +49,7 @@ from recalld.store.sqlite_graph_shown import (
     RELATION_COLUMNS,
     RELATION_FROM,
     RELATION_SHOWN,
+    mention_lines,
     shown,
     shown_name,
     shown_type,
@@ -477,18 +478,41 @@ class SQLiteGraph:
             " OR EXISTS (SELECT 1 FROM graph_observations o"
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
             " AND (m.expires_at IS NULL OR m.expires_at > :now)"
-            f" AND m.content GLOB :glob)) AND {shown('e')}"
+            " AND m.content GLOB :glob)"
+            # The lines shown as its observations: an undeclared entity has only these.
+            " OR EXISTS (SELECT 1 FROM memories t NOT INDEXED"
+            f" WHERE t.seq IN ({mention_lines('e.id')})"
+            f" AND (t.content GLOB :glob OR t.title GLOB :glob))) AND {shown('e')}"
             " ORDER BY e.key = :key DESC, e.key, e.id LIMIT :limit OFFSET :offset"
         )
         return search_in_chunks(
             lambda chunk, offset: [
                 _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
             ],
-            lambda ids: self.observation_memories(namespace, ids, now),
+            lambda ids: self._searched_texts(namespace, ids, now),
             pattern,
             key,
             limit,
         )
+
+    def _searched_texts(
+        self, namespace: str, entity_ids: Sequence[int], now: datetime
+    ) -> dict[int, list[str]]:
+        """Each entity's live observations and its mention lines' titles and contents."""
+        texts = {
+            entity: [content for _, content in observed]
+            for entity, observed in self.observation_memories(namespace, entity_ids, now).items()
+        }
+        rows = self._read(
+            "SELECT wanted.value, t.title, t.content FROM json_each(:ids) AS wanted"
+            f" CROSS JOIN memories t NOT INDEXED WHERE t.seq IN ({mention_lines('wanted.value')})",
+            {"ids": _ids(entity_ids), "namespace": namespace, "now": to_storage(now)},
+        )
+        for entity, title, content in rows:
+            texts.setdefault(int(entity), []).extend(
+                text for text in (title, content) if text is not None
+            )
+        return texts
 
     def mentions(
         self,

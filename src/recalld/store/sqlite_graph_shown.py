@@ -12,6 +12,7 @@ Every fragment binds ``:now``.
 from __future__ import annotations
 
 from recalld.graph.types import GENERIC_TYPES
+from recalld.store.graph import MENTION_LINES
 
 __all__ = [
     "EXPIRED",
@@ -21,6 +22,7 @@ __all__ = [
     "RELATION_COLUMNS",
     "RELATION_FROM",
     "RELATION_SHOWN",
+    "mention_lines",
     "shown",
     "shown_name",
     "shown_type",
@@ -116,3 +118,15 @@ def shown(alias: str) -> str:
 RELATION_SHOWN = (
     f"(r.declared OR EXISTS (SELECT 1 FROM {LIVE_SOURCES})) AND {shown('s')} AND {shown('o')}"
 )
+
+
+def mention_lines(entity: str) -> str:
+    """The seqs of entity ``entity``'s (an id expression) mention lines: its newest
+    :data:`~recalld.store.graph.MENTION_LINES` live memories of ``:namespace`` that are
+    no knowledge tools' observation (as ``mentions(observations=False)`` reads them)."""
+    return (
+        "SELECT gm.seq FROM graph_mentions gm CROSS JOIN memories m ON m.seq = gm.seq"
+        f" WHERE gm.entity_id = {entity} AND m.namespace = :namespace"
+        f" AND (m.expires_at IS NULL OR m.expires_at > :now){OBSERVATIONS_LEFT_OUT}"
+        f" ORDER BY gm.seq DESC LIMIT {MENTION_LINES}"
+    )
