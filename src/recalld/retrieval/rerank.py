@@ -40,6 +40,7 @@ the memory is one a person would cite to answer the question.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -88,13 +89,14 @@ class LogisticModel:
             name, features, mean, np.where(scale > 0, scale, 1.0), coef, float(data["intercept"])
         )
 
+    @functools.cached_property
     def columns(self) -> list[int]:
         """The positions of this model's features in :data:`FEATURES`."""
         return [FEATURES.index(name) for name in self.features]
 
     def contributions(self, matrix: Matrix) -> Matrix:
         """Each feature's additive share of the log-odds, per row (for explain)."""
-        values = matrix[:, self.columns()]
+        values = matrix[:, self.columns]
         values = np.where(np.isnan(values), self.mean, values)
         return self.coef * (values - self.mean) / self.scale
 
@@ -165,7 +167,7 @@ class Reranker:
             vector = np.zeros(count, dtype=bool)
         plain = np.zeros(count, dtype=bool) if notes is None else np.asarray(notes, dtype=bool)
         scores = np.zeros(count, dtype=np.float64)
-        names = [""] * count
+        names = np.full(count, "", dtype=object)
         for with_vector in (True, False):
             for is_note in (False, True):
                 rows = (vector == with_vector) & (plain == is_note)
@@ -176,6 +178,5 @@ class Reranker:
                 else:
                     model = self.model(None, "keyword", notes=is_note)
                 scores[rows] = model.probabilities(matrix[rows])
-                for index in np.flatnonzero(rows):
-                    names[int(index)] = model.name
-        return scores, names
+                names[rows] = model.name
+        return scores, names.tolist()

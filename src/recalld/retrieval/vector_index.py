@@ -69,7 +69,7 @@ from recalld.retrieval.vector_graph import (
     search_threads,
     trained_ranges,
 )
-from recalld.retrieval.vector_rows import RowsBySeq
+from recalld.retrieval.vector_rows import NO_ROW, RowsBySeq
 from recalld.store.semantic import (
     SemanticStore,
     VectorChanges,
@@ -766,11 +766,11 @@ class VectorIndex:
         if self._stored is not None:
             with self._lock:
                 if self._stored is not None:
-                    row_of = self._row_of.get
-                    pairs = [(seq, row) for seq in seqs if (row := row_of(seq)) is not None]
-                    rows = [row for _, row in pairs]
-                    matrix = widen_half(self._stored[rows])
-                    return [seq for seq, _ in pairs], matrix.reshape(len(pairs), self.dimension)
+                    rows = self._row_of.rows_of(seqs)
+                    held = rows != NO_ROW
+                    matrix = widen_half(self._stored[rows[held]])
+                    found = np.asarray(seqs, dtype=np.int64)[held].tolist()
+                    return found, matrix.reshape(len(found), self.dimension)
         stored = self._semantic.vectors_for(self.model, list(seqs)) if seqs else {}
         found = [seq for seq in seqs if seq in stored]
         if not found:
