@@ -115,38 +115,3 @@ def test_graph_an_entity_declared_through_a_relation_keeps_no_forgotten_spelling
     )
     assert service.forget(said.id).deleted
     assert service.graph.entity("zorblax industries").entity.name == "zorblax industries"
-
-
-def test_graph_reads_drop_an_expired_memorys_spelling_before_the_purge(
-    service: MemoryService, clock: FakeClock
-) -> None:
-    # The memory that spelled the name (and gave the type) expires: every read shows what
-    # the purge will leave, before it runs, and the purge changes nothing they show.
-    service.remember(SAID, speaker="ZEDEKIAH", ttl_seconds=5)
-    service.remember(NAMED)
-    _build(service)
-    assert _shown(service) == {("ZEDEKIAH", "person")}
-
-    clock.advance(6)
-    assert _shown(service) == {("Zedekiah", "name")}
-    assert service.knowledge.read_graph().entities[-1].name == "Zedekiah"
-    assert [e.name for e in service.graph.entities(type="name").entities] == ["Zedekiah"]
-    assert service.graph.entities(type="person").entities == []
-    assert service.graph.entities(query="ZEDEKIAH").entities[0].name == "Zedekiah"
-    assert service.knowledge.search_nodes("person").entities == []
-    assert service.purge_expired() == 1
-    assert _shown(service) == {("Zedekiah", "name")}
-    assert [e.name for e in service.graph.entities(type="name").entities] == ["Zedekiah"]
-
-
-def test_graph_reads_keep_a_spelling_a_live_memory_still_gives(
-    service: MemoryService, clock: FakeClock
-) -> None:
-    service.remember(SAID, speaker="ZEDEKIAH", ttl_seconds=5)
-    service.remember(NAMED)
-    service.remember("I like black coffee.", speaker="ZEDEKIAH")
-    _build(service)
-    clock.advance(6)
-    assert _shown(service) == {("ZEDEKIAH", "person")}
-    assert service.purge_expired() == 1
-    assert _shown(service) == {("ZEDEKIAH", "person")}

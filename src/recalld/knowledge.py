@@ -41,7 +41,7 @@ from recalld.graph.names import check_entity_name, check_entity_type, check_pred
 from recalld.graph_browser import decode_cursor, encode_cursor
 from recalld.model import ImportLineError, Memory, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
-from recalld.store.graph import MENTION_LINES, EntityRecord, RelationRecord
+from recalld.store.graph import EntityRecord, RelationRecord
 
 __all__ = [
     "AddedObservations",
@@ -57,8 +57,7 @@ __all__ = [
 
 OBSERVATION_KIND = "observation"
 MAX_ITEMS = 1_000
-# search_nodes reads the same lines (recalld.store.graph.GraphStore.search_entities).
-MENTIONS_AS_OBSERVATIONS = MENTION_LINES
+MENTIONS_AS_OBSERVATIONS = 5
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
 
@@ -513,9 +512,7 @@ class KnowledgeGraph:
         """Entities whose name, type or observations contain ``query`` (in any case, Unicode
         lower case on both sides as the reference does; or whose key contains the query's
         key), and the relations between them; at most ``graph_page_size`` entities
-        (``hasMore``). The observations are those the nodes show: the declared ones and
-        the lines of the newest memories written elsewhere that mention the entity (their
-        title or content matches, not the date and kind the line starts with)."""
+        (``hasMore``)."""
         scope_namespace = self._namespace(namespace)
         if len(query) > 1_000:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 1000")

@@ -36,12 +36,9 @@ migration 25) of the memories and core memory rows a copy from each source
 
 Other rows are inserted when their identity (see :mod:`recalld.store.tables`) is
 missing; a present row of a table whose rows change in place (jobs, intentions,
-their streaks, graph entities and relations) is updated when it differs and the
-source's is newer (a reminder cancelled in the source since stays cancelled, an
-entity declared or renamed there since is so here), and so is an API token
-present in both (a revocation carries over). An entity or relation the source
-deleted stays in the target unless it goes with the memories that held it: the
-ledger records memories and core memory, not graph rows.
+their streaks) is updated when it differs (a reminder cancelled in the source
+since stays cancelled), and so is an API token present in both (a revocation
+carries over).
 It works in both directions (SQLite → PostgreSQL and back); both stores must be
 at the same schema version.
 """
@@ -76,8 +73,6 @@ FRESHNESS = {
     "core_memory": "updated_at",
     "intentions": "updated_at",
     "intention_streaks": "last_at",
-    # Declared or renamed through the knowledge tools, retyped by an extraction.
-    "graph_entities": "updated_at",
 }
 DROPPED_REASON = "migrate"
 
@@ -125,13 +120,9 @@ def _batches(source: Store, table: Table) -> Iterator[list[dict[str, Any]]]:
 
 def _source_newer(table: Table, row: dict[str, Any], there: dict[str, Any]) -> bool:
     """Whether the source's ``row`` is a later state than the target's ``there`` (see
-    :data:`FRESHNESS`); a token only ever takes a revocation (never loses one), a relation
-    a declaration."""
+    :data:`FRESHNESS`); a token only ever takes a revocation (never loses one)."""
     if table.name == "tokens":
         return row["revoked_at"] is not None and there["revoked_at"] is None
-    if table.name == "graph_relations":
-        # No time says when: a relation's row only ever becomes declared (never undeclared).
-        return bool(row["declared"]) and not bool(there["declared"])
     column = FRESHNESS.get(table.name)
     if column is None or row[column] is None:
         return False

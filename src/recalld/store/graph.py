@@ -21,7 +21,6 @@ from recalld.graph.types import Extraction
 from recalld.store.semantic import JobFailure
 
 __all__ = [
-    "MENTION_LINES",
     "EntityRecord",
     "GraphCounts",
     "GraphJob",
@@ -49,14 +48,9 @@ def graph_text_hash(
     return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
 
 
-# How many of an entity's newest live memories written elsewhere (not observations) the
-# knowledge tools show as its observation lines, and search_entities reads.
-MENTION_LINES = 5
-
-
 def search_in_chunks(
     fetch: Callable[[int, int], list[EntityRecord]],
-    texts: Callable[[Sequence[int]], dict[int, list[str]]],
+    observations: Callable[[Sequence[int]], dict[int, list[tuple[int, str]]]],
     pattern: SubstringPattern,
     key: str,
     limit: int,
@@ -65,8 +59,7 @@ def search_in_chunks(
     query ``fetch(chunk, offset)`` (in the answer's order).
 
     An exact pattern's candidates are the answer; a wider one's are checked against
-    their names, types and ``texts`` (each entity's live observations and mention
-    lines' titles and contents), a chunk at a time until ``limit`` pass.
+    their names, types and live observations, a chunk at a time until ``limit`` pass.
     """
     if pattern.exact:
         return fetch(limit, 0)
@@ -75,7 +68,7 @@ def search_in_chunks(
     offset = 0
     while len(found) < limit:
         candidates = fetch(chunk, offset)
-        observed = texts([record.id for record in candidates])
+        observed = observations([record.id for record in candidates])
         found += [
             record
             for record in candidates
@@ -85,7 +78,7 @@ def search_in_chunks(
                 name=record.name,
                 entity_key=record.key,
                 type=record.type,
-                observations=observed.get(record.id, []),
+                observations=(content for _, content in observed.get(record.id, [])),
             )
         ]
         if len(candidates) < chunk:
@@ -283,9 +276,7 @@ class GraphStore(Protocol):
     # shown when it is declared or backed by a memory live at ``now`` (an expired one is
     # hidden from every read until the purge deletes it), a relation only with both of its
     # entities, and the counts (mentions, observations, sources, the latest ``at``) are
-    # those of live memories. An extracted entity's name and type are those the purge will
-    # leave it too: when only expired memories still give them, those of its live mentions
-    # (the rule of migration 24's triggers, which the purge fires).
+    # those of live memories.
 
     def entities_by_key(
         self, namespace: str, keys: Sequence[str], now: datetime
@@ -315,14 +306,9 @@ class GraphStore(Protocol):
     def search_entities(
         self, namespace: str, text: str, now: datetime, limit: int
     ) -> list[EntityRecord]:
-        """Entities whose name, type, live observations or mention lines contain ``text`` in
-        any case (the Unicode lower case of both sides, :mod:`recalld.graph.matching`), or
-        whose key contains ``text``'s key; the entity whose key it is first, then by key.
-
-        An entity's mention lines are the title and content of its newest
-        :data:`MENTION_LINES` live memories of ``namespace`` that are no knowledge tools'
-        observation (those :meth:`mentions` gives with ``observations=False``): the lines
-        the knowledge tools show as its observations."""
+        """Entities whose name, type or live observations contain ``text`` in any case (the
+        Unicode lower case of both sides, :mod:`recalld.graph.matching`), or whose key
+        contains ``text``'s key; the entity whose key it is first, then by key."""
         ...
 
     def mentions(

@@ -21,6 +21,7 @@ from recalld.graph.names import entity_key
 from recalld.graph.types import (
     ENTITY_NAME_MAX_CHARS,
     ENTITY_TYPE_MAX_CHARS,
+    GENERIC_TYPES,
     RELATION_PREDICATE_MAX_CHARS,
     Extraction,
 )
@@ -34,18 +35,6 @@ from recalld.store.graph import (
     search_in_chunks,
 )
 from recalld.store.postgres_connection import Connection, PostgresDatabase
-from recalld.store.postgres_graph_shown import (
-    GENERIC,
-    LIVE_ENTITY_COLUMNS,
-    OBSERVATIONS_LEFT_OUT,
-    RELATION_COLUMNS,
-    RELATION_FROM,
-    RELATION_SHOWN,
-    mention_lines,
-    shown,
-    shown_name,
-    shown_type,
-)
 from recalld.store.postgres_rows import local_instant
 from recalld.store.postgres_semantic import _failure, enqueue_jobs
 from recalld.store.sql import escape_like
@@ -53,6 +42,64 @@ from recalld.store.sql import escape_like
 __all__ = ["PostgresGraph", "enqueue_graph"]
 
 T = TypeVar("T")
+
+GENERIC = sorted(GENERIC_TYPES)
+# Inside a write: what the entity row holds, counting every memory (expired ones too).
+ENTITY_COLUMNS = (
+    "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
+    " (SELECT count(*) FROM graph_mentions gm WHERE gm.entity_id = e.id),"
+    " (SELECT count(*) FROM graph_observations go WHERE go.entity_id = e.id),"
+    " e.created_at, e.updated_at"
+)
+# The reads show the graph as the purge will leave it: a memory past its TTL is hidden from
+# every read until the purge deletes it (and what it said with it), so it neither counts
+# nor keeps an entity or a relation shown. Live is "not among the memories expired at
+# now" (the complement of mentions()' test): those are read once per statement off the
+# expiry index into a hashed subplan (the purge keeps them few), so a mention is tested
+# without reading its memory's row; a speaker with tens of thousands of mentions is still
+# counted off the index.
+EXPIRED = "(SELECT x.seq FROM memories x WHERE x.expires_at <= %(now)s)"
+LIVE_ENTITY_COLUMNS = (
+    "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
+    " (SELECT count(*) FROM graph_mentions gm"
+    f" WHERE gm.entity_id = e.id AND gm.seq NOT IN {EXPIRED}),"
+    " (SELECT count(*) FROM graph_observations go"
+    f" WHERE go.entity_id = e.id AND go.seq NOT IN {EXPIRED}),"
+    " e.created_at, e.updated_at"
+)
+LIVE_SOURCES = f"graph_relation_sources rs WHERE rs.relation_id = r.id AND rs.seq NOT IN {EXPIRED}"
+RELATION_COLUMNS = (
+    "r.id, r.namespace, s.name, s.key, r.predicate, o.name, o.key, r.declared,"
+    f" (SELECT count(*) FROM {LIVE_SOURCES}), (SELECT max(rs.at) FROM {LIVE_SOURCES})"
+)
+# Mentions found in the knowledge tools' observation memories (databases extracted them
+# before those memories were left out of extraction).
+OBSERVATIONS_LEFT_OUT = (
+    " AND NOT EXISTS (SELECT 1 FROM graph_observations go WHERE go.seq = gm.seq)"
+)
+RELATION_FROM = (
+    "graph_relations r JOIN graph_entities s ON s.id = r.subject_id"
+    " JOIN graph_entities o ON o.id = r.object_id"
+)
+
+
+def _shown(alias: str) -> str:
+    """Whether entity ``alias`` is shown: declared, or mentioned by a live memory (an
+    undeclared entity has no observations: adding one declares it)."""
+    # OFFSET 0 keeps the EXISTS a probe of this entity's mentions: else the planner may
+    # hash the entity ids of every live mention in the store, to test a page of entities.
+    return (
+        f"({alias}.declared OR EXISTS (SELECT 1 FROM graph_mentions gm"
+        f" WHERE gm.entity_id = {alias}.id AND gm.seq NOT IN {EXPIRED} OFFSET 0))"
+    )
+
+
+# A relation is shown when it is declared or stated by a live memory, and both its entities
+# are shown (the purge drops a relation with the entity it leaves orphaned).
+RELATION_SHOWN = (
+    f"(r.declared OR EXISTS (SELECT 1 FROM {LIVE_SOURCES} OFFSET 0))"
+    f" AND {_shown('s')} AND {_shown('o')}"
+)
 
 
 def enqueue_graph(connection: Connection, seq: int, model: str, now: datetime) -> str:
@@ -419,7 +466,7 @@ class PostgresGraph:
             return {}
         rows = self._read(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
-            f" WHERE e.namespace = %(namespace)s AND e.key = ANY(%(keys)s) AND {shown('e')}",
+            f" WHERE e.namespace = %(namespace)s AND e.key = ANY(%(keys)s) AND {_shown('e')}",
             {"namespace": namespace, "keys": list(keys), "now": now},
         )
         return {record.key: record for record in map(_entity, rows)}
@@ -431,7 +478,7 @@ class PostgresGraph:
             return {}
         rows = self._read(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE e.id = ANY(%(ids)s)"
-            f" AND e.namespace = %(namespace)s AND {shown('e')}",
+            f" AND e.namespace = %(namespace)s AND {_shown('e')}",
             {"ids": _ids(entity_ids), "namespace": namespace, "now": now},
         )
         return {record.id: record for record in map(_entity, rows)}
@@ -450,13 +497,13 @@ class PostgresGraph:
         where = ["e.namespace = %(namespace)s"]
         if type is not None:
             params["type"] = type
-            where.append(f"lower({shown_type('e')}) = lower(%(type)s)")
+            where.append("lower(e.type) = lower(%(type)s)")
         if query:
             params["query"] = f"%{escape_like(entity_key(query) or query)}%"
             params["raw"] = f"%{escape_like(query)}%"
             where.append(
-                f"(e.key ILIKE %(query)s ESCAPE '\\' OR {shown_name('e')} ILIKE %(raw)s"
-                f" ESCAPE '\\' OR {shown_type('e')} ILIKE %(raw)s ESCAPE '\\')"
+                "(e.key ILIKE %(query)s ESCAPE '\\' OR e.name ILIKE %(raw)s ESCAPE '\\'"
+                " OR e.type ILIKE %(raw)s ESCAPE '\\')"
             )
         if after is not None:
             params["after_key"], params["after_id"] = after
@@ -464,7 +511,7 @@ class PostgresGraph:
                 '(e.key COLLATE "C" > %(after_key)s'
                 ' OR (e.key COLLATE "C" = %(after_key)s AND e.id > %(after_id)s))'
             )
-        where.append(shown("e"))
+        where.append(_shown("e"))
         rows = self._read(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
             ' ORDER BY e.key COLLATE "C", e.id LIMIT %(limit)s',
@@ -491,16 +538,12 @@ class PostgresGraph:
         sql = (
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
             " WHERE e.namespace = %(namespace)s AND ("
-            f" {shown_name('e')} ~ %(regex)s OR {shown_type('e')} ~ %(regex)s"
+            " e.name ~ %(regex)s OR e.type ~ %(regex)s"
             " OR (%(key)s <> '' AND strpos(e.key, %(key)s) > 0)"
             " OR EXISTS (SELECT 1 FROM graph_observations o"
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
             " AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"
-            " AND m.content ~ %(regex)s)"
-            # The lines shown as its observations: an undeclared entity has only these.
-            f" OR EXISTS (SELECT 1 FROM ({mention_lines('e.id')}) AS line"
-            " WHERE line.content ~ %(regex)s OR line.title ~ %(regex)s)) AND"
-            f" {shown('e')}"
+            f" AND m.content ~ %(regex)s)) AND {_shown('e')}"
             ' ORDER BY e.key = %(key)s DESC, e.key COLLATE "C", e.id'
             " LIMIT %(limit)s OFFSET %(offset)s"
         )
@@ -508,30 +551,11 @@ class PostgresGraph:
             lambda chunk, offset: [
                 _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
             ],
-            lambda ids: self._searched_texts(namespace, ids, now),
+            lambda ids: self.observation_memories(namespace, ids, now),
             pattern,
             key,
             limit,
         )
-
-    def _searched_texts(
-        self, namespace: str, entity_ids: Sequence[int], now: datetime
-    ) -> dict[int, list[str]]:
-        """Each entity's live observations and its mention lines' titles and contents."""
-        texts = {
-            entity: [content for _, content in observed]
-            for entity, observed in self.observation_memories(namespace, entity_ids, now).items()
-        }
-        rows = self._read(
-            "SELECT wanted.id, line.title, line.content FROM unnest(%(ids)s::bigint[])"
-            f" AS wanted(id) CROSS JOIN LATERAL ({mention_lines('wanted.id')}) AS line",
-            {"ids": _ids(entity_ids), "namespace": namespace, "now": now},
-        )
-        for entity, title, content in rows:
-            texts.setdefault(int(entity), []).extend(
-                text for text in (title, content) if text is not None
-            )
-        return texts
 
     def mentions(
         self,

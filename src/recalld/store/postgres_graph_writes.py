@@ -1,8 +1,7 @@
 """The PostgreSQL graph writes inside a memory write transaction: the knowledge tools'
 entities, observations and relations, and dropping what a memory's old text said.
 
-The row shapes come from :mod:`recalld.store.postgres_graph`, the "shown" rule from
-:mod:`recalld.store.postgres_graph_shown`.
+The row shapes and the "shown" rule come from :mod:`recalld.store.postgres_graph`.
 """
 
 from __future__ import annotations
@@ -12,8 +11,13 @@ from datetime import datetime
 from recalld.graph.names import entity_key
 from recalld.store.graph import EntityRecord
 from recalld.store.postgres_connection import Connection
-from recalld.store.postgres_graph import _entity
-from recalld.store.postgres_graph_shown import EXPIRED, GENERIC, LIVE_ENTITY_COLUMNS, shown
+from recalld.store.postgres_graph import (
+    EXPIRED,
+    GENERIC,
+    LIVE_ENTITY_COLUMNS,
+    _entity,
+    _shown,
+)
 
 __all__ = ["PostgresGraphTransaction"]
 
@@ -27,7 +31,7 @@ class PostgresGraphTransaction:
     def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
         row = self._connection.execute(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
-            f" WHERE e.namespace = %(namespace)s AND e.key = %(key)s AND {shown('e')}",
+            f" WHERE e.namespace = %(namespace)s AND e.key = %(key)s AND {_shown('e')}",
             {"namespace": namespace, "key": key, "now": now},
         ).fetchone()
         return None if row is None else _entity(row)

@@ -27,6 +27,7 @@ from recalld.graph.names import entity_key
 from recalld.graph.types import (
     ENTITY_NAME_MAX_CHARS,
     ENTITY_TYPE_MAX_CHARS,
+    GENERIC_TYPES,
     RELATION_PREDICATE_MAX_CHARS,
     Extraction,
 )
@@ -42,22 +43,64 @@ from recalld.store.graph import (
 from recalld.store.semantic import JobFailure
 from recalld.store.sql import escape_like
 from recalld.store.sqlite_connection import SQLiteDatabase
-from recalld.store.sqlite_graph_shown import (
-    GENERIC_SQL,
-    LIVE_ENTITY_COLUMNS,
-    OBSERVATIONS_LEFT_OUT,
-    RELATION_COLUMNS,
-    RELATION_FROM,
-    RELATION_SHOWN,
-    mention_lines,
-    shown,
-    shown_name,
-    shown_type,
-)
 
 __all__ = ["SQLiteGraph", "enqueue_graph"]
 
 T = TypeVar("T")
+
+GENERIC_SQL = "(" + ", ".join(f"'{name}'" for name in sorted(GENERIC_TYPES)) + ")"
+# Inside a write: what the entity row holds, counting every memory (expired ones too).
+ENTITY_COLUMNS = (
+    "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
+    " (SELECT count(*) FROM graph_mentions gm WHERE gm.entity_id = e.id),"
+    " (SELECT count(*) FROM graph_observations go WHERE go.entity_id = e.id),"
+    " e.created_at, e.updated_at"
+)
+# The reads show the graph as the purge will leave it: a memory past its TTL is hidden from
+# every read until the purge deletes it (and what it said with it), so it neither counts
+# nor keeps an entity or a relation shown. Live is "not among the memories expired at
+# :now" (the complement of mentions()' test): those are read once per statement off the
+# expiry index (the purge keeps them few), so a mention is tested without reading its
+# memory's row; a speaker with tens of thousands of mentions is still counted off the index.
+EXPIRED = "(SELECT x.seq FROM memories x WHERE x.expires_at <= :now)"
+LIVE_ENTITY_COLUMNS = (
+    "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
+    " (SELECT count(*) FROM graph_mentions gm"
+    f" WHERE gm.entity_id = e.id AND gm.seq NOT IN {EXPIRED}),"
+    " (SELECT count(*) FROM graph_observations go"
+    f" WHERE go.entity_id = e.id AND go.seq NOT IN {EXPIRED}),"
+    " e.created_at, e.updated_at"
+)
+LIVE_SOURCES = f"graph_relation_sources rs WHERE rs.relation_id = r.id AND rs.seq NOT IN {EXPIRED}"
+RELATION_COLUMNS = (
+    "r.id, r.namespace, s.name, s.key, r.predicate, o.name, o.key, r.declared,"
+    f" (SELECT count(*) FROM {LIVE_SOURCES}), (SELECT max(rs.at) FROM {LIVE_SOURCES})"
+)
+# Mentions found in the knowledge tools' observation memories (databases extracted them
+# before those memories were left out of extraction).
+OBSERVATIONS_LEFT_OUT = (
+    " AND NOT EXISTS (SELECT 1 FROM graph_observations go WHERE go.seq = gm.seq)"
+)
+RELATION_FROM = (
+    "graph_relations r JOIN graph_entities s ON s.id = r.subject_id"
+    " JOIN graph_entities o ON o.id = r.object_id"
+)
+
+
+def _shown(alias: str) -> str:
+    """Whether entity ``alias`` is shown: declared, or mentioned by a live memory (an
+    undeclared entity has no observations: adding one declares it)."""
+    return (
+        f"({alias}.declared OR EXISTS (SELECT 1 FROM graph_mentions gm"
+        f" WHERE gm.entity_id = {alias}.id AND gm.seq NOT IN {EXPIRED}))"
+    )
+
+
+# A relation is shown when it is declared or stated by a live memory, and both its entities
+# are shown (the purge drops a relation with the entity it leaves orphaned).
+RELATION_SHOWN = (
+    f"(r.declared OR EXISTS (SELECT 1 FROM {LIVE_SOURCES})) AND {_shown('s')} AND {_shown('o')}"
+)
 
 
 def enqueue_graph(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
@@ -404,7 +447,7 @@ class SQLiteGraph:
             return {}
         rows = self._read(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE e.namespace = :namespace"
-            f" AND e.key IN (SELECT value FROM json_each(:keys)) AND {shown('e')}",
+            f" AND e.key IN (SELECT value FROM json_each(:keys)) AND {_shown('e')}",
             {"namespace": namespace, "keys": json.dumps(list(keys)), "now": to_storage(now)},
         )
         return {record.key: record for record in map(_entity, rows)}
@@ -417,7 +460,7 @@ class SQLiteGraph:
         rows = self._read(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM json_each(:ids) AS wanted"
             " CROSS JOIN graph_entities e ON e.id = wanted.value"
-            f" WHERE e.namespace = :namespace AND {shown('e')}",
+            f" WHERE e.namespace = :namespace AND {_shown('e')}",
             {"ids": _ids(entity_ids), "namespace": namespace, "now": to_storage(now)},
         )
         return {record.id: record for record in map(_entity, rows)}
@@ -436,18 +479,18 @@ class SQLiteGraph:
         where = ["e.namespace = :namespace"]
         if type is not None:
             params["type"] = type
-            where.append(f"{shown_type('e')} = :type COLLATE NOCASE")
+            where.append("e.type = :type COLLATE NOCASE")
         if query:
             params["query"] = f"%{escape_like(entity_key(query) or query)}%"
             params["raw"] = f"%{escape_like(query)}%"
             where.append(
-                f"(e.key LIKE :query ESCAPE '\\' OR {shown_name('e')} LIKE :raw ESCAPE '\\'"
-                f" OR {shown_type('e')} LIKE :raw ESCAPE '\\')"
+                "(e.key LIKE :query ESCAPE '\\' OR e.name LIKE :raw ESCAPE '\\'"
+                " OR e.type LIKE :raw ESCAPE '\\')"
             )
         if after is not None:
             params["after_key"], params["after_id"] = after
             where.append("(e.key, e.id) > (:after_key, :after_id)")
-        where.append(shown("e"))
+        where.append(_shown("e"))
         rows = self._read(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
             " ORDER BY e.key, e.id LIMIT :limit",
@@ -473,46 +516,23 @@ class SQLiteGraph:
         sql = (
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
             " WHERE e.namespace = :namespace AND ("
-            f" {shown_name('e')} GLOB :glob OR {shown_type('e')} GLOB :glob"
+            " e.name GLOB :glob OR e.type GLOB :glob"
             " OR (:key != '' AND instr(e.key, :key) > 0)"
             " OR EXISTS (SELECT 1 FROM graph_observations o"
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
             " AND (m.expires_at IS NULL OR m.expires_at > :now)"
-            " AND m.content GLOB :glob)"
-            # The lines shown as its observations: an undeclared entity has only these.
-            " OR EXISTS (SELECT 1 FROM memories t NOT INDEXED"
-            f" WHERE t.seq IN ({mention_lines('e.id')})"
-            f" AND (t.content GLOB :glob OR t.title GLOB :glob))) AND {shown('e')}"
+            f" AND m.content GLOB :glob)) AND {_shown('e')}"
             " ORDER BY e.key = :key DESC, e.key, e.id LIMIT :limit OFFSET :offset"
         )
         return search_in_chunks(
             lambda chunk, offset: [
                 _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
             ],
-            lambda ids: self._searched_texts(namespace, ids, now),
+            lambda ids: self.observation_memories(namespace, ids, now),
             pattern,
             key,
             limit,
         )
-
-    def _searched_texts(
-        self, namespace: str, entity_ids: Sequence[int], now: datetime
-    ) -> dict[int, list[str]]:
-        """Each entity's live observations and its mention lines' titles and contents."""
-        texts = {
-            entity: [content for _, content in observed]
-            for entity, observed in self.observation_memories(namespace, entity_ids, now).items()
-        }
-        rows = self._read(
-            "SELECT wanted.value, t.title, t.content FROM json_each(:ids) AS wanted"
-            f" CROSS JOIN memories t NOT INDEXED WHERE t.seq IN ({mention_lines('wanted.value')})",
-            {"ids": _ids(entity_ids), "namespace": namespace, "now": to_storage(now)},
-        )
-        for entity, title, content in rows:
-            texts.setdefault(int(entity), []).extend(
-                text for text in (title, content) if text is not None
-            )
-        return texts
 
     def mentions(
         self,

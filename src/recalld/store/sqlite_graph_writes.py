@@ -1,8 +1,7 @@
 """The SQLite graph writes inside a memory write transaction: the knowledge tools'
 entities, observations and relations, and dropping what a memory's old text said.
 
-The row shapes come from :mod:`recalld.store.sqlite_graph`, the "shown" rule from
-:mod:`recalld.store.sqlite_graph_shown`.
+The row shapes and the "shown" rule come from :mod:`recalld.store.sqlite_graph`.
 """
 
 from __future__ import annotations
@@ -15,8 +14,13 @@ import apsw
 from recalld._time import to_storage
 from recalld.graph.names import entity_key
 from recalld.store.graph import EntityRecord
-from recalld.store.sqlite_graph import _entity
-from recalld.store.sqlite_graph_shown import EXPIRED, GENERIC_SQL, LIVE_ENTITY_COLUMNS, shown
+from recalld.store.sqlite_graph import (
+    EXPIRED,
+    GENERIC_SQL,
+    LIVE_ENTITY_COLUMNS,
+    _entity,
+    _shown,
+)
 
 __all__ = ["SQLiteGraphTransaction"]
 
@@ -30,7 +34,7 @@ class SQLiteGraphTransaction:
     def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
         row = self._connection.execute(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
-            f" WHERE e.namespace = :namespace AND e.key = :key AND {shown('e')}",
+            f" WHERE e.namespace = :namespace AND e.key = :key AND {_shown('e')}",
             {"namespace": namespace, "key": key, "now": to_storage(now)},
         ).fetchone()
         return None if row is None else _entity(row)

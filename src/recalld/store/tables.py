@@ -162,7 +162,6 @@ COPIED_TABLES: tuple[Table, ...] = (
         order=["id"],
         identity=["namespace", "key"],
         generated="id",
-        mutable=True,
     ),
     table(
         "graph_mentions",
@@ -183,7 +182,6 @@ COPIED_TABLES: tuple[Table, ...] = (
         order=["id"],
         identity=["subject_id", "predicate", "object_id"],
         generated="id",
-        mutable=True,
     ),
     table(
         "graph_relation_sources",
