@@ -132,6 +132,31 @@ def test_conversation_without_an_id_sent_again_after_a_forgotten_turn_is_the_sam
     assert service.stats().count == 7
 
 
+def test_conversation_without_an_id_forgotten_turn_sent_again_goes_back_into_its_gap(
+    service: MemoryService,
+) -> None:
+    # The forgotten turn, sent again, was appended after the stored turns; the same chat
+    # grown by one message then no longer repeated them in order and was stored whole
+    # under another derived id (a second copy of the transcript).
+    chat = _lines(
+        "User: hi",
+        "Assistant: Hello! How can I help you today?",
+        "User: I moved to Hobart last spring.",
+        "Assistant: How are you finding Hobart?",
+    )
+    first = service.remember_conversation(chat)
+    assert service.forget(first.turns[2].receipt.id).deleted
+    again = service.remember_conversation(chat)
+    assert (again.conversation, again.created, again.unchanged) == (first.conversation, 1, 3)
+    grown = service.remember_conversation([*chat, *_lines("User: bye")])
+    assert (grown.conversation, grown.created, grown.unchanged) == (first.conversation, 1, 4)
+    assert _conversation_ids(service) == {first.conversation}
+    turns = service.conversations.turns(f"recalld://conversation/{first.conversation}")
+    assert sorted((turn.meta["turn"], turn.content) for turn in turns) == [
+        (index, message["content"]) for index, message in enumerate([*chat, *_lines("U: bye")])
+    ]
+
+
 def test_conversation_without_an_id_keeps_chats_whose_message_ids_start_alike(
     service: MemoryService,
 ) -> None:
@@ -239,6 +264,30 @@ def test_conversation_window_with_message_ids_keeps_each_turn_and_its_position(
 
 def _c() -> str:
     return "recalld://conversation/c"
+
+
+def test_conversation_messages_without_ids_take_no_position_of_a_turn_with_one(
+    service: MemoryService,
+) -> None:
+    # Placed by their index, messages without ids sent after ones with ids took the
+    # positions of those turns: two turns of one conversation at the same position.
+    keyed = [
+        {"id": "m0", "speaker": "Ada", "content": "I moved to Hobart"},
+        {"id": "m1", "speaker": "Bot", "content": "How is Hobart?"},
+    ]
+    service.remember_conversation(keyed, conversation="c")
+    service.remember_conversation(_lines("Ada: Cold", "Bot: Wrap up"), conversation="c")
+    service.remember_conversation(
+        _lines("Ada: Cold", "Bot: Wrap up", "Ada: I will"), conversation="c"
+    )
+    turns = service.conversations.turns(_c())
+    assert sorted((turn.meta["turn"], turn.content) for turn in turns) == [
+        (0, "I moved to Hobart"),
+        (1, "How is Hobart?"),
+        (2, "Cold"),
+        (3, "Wrap up"),
+        (4, "I will"),
+    ]
 
 
 def test_conversation_long_send_overwrites_no_turn_another_writer_wrote_between_chunks(

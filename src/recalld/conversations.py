@@ -48,7 +48,9 @@ overwritten with its neighbour's text. A stored turn is only changed by a
 re-send that repeats more than twice as many stored turns as it changes (for
 the whole transcript re-sent from its first turn, more than it changes, or as
 many when the changed turns are the last); a stored turn the re-send does not
-repeat is kept.
+repeat is kept. A new message between two repeated turns takes a position free between
+theirs (a forgotten turn sent again goes back into the gap it left), else one after every
+stored turn (:func:`placement`).
 
 A message without ``at`` in a transcript whose other messages have one takes the
 time of the message before it (one before every timed message, the time of the one
@@ -468,7 +470,7 @@ class Conversations:
             for index, message in kept
             if message.id is None
         ]
-        placed = placement(stored, sent)
+        placed = placement(stored, sent, taken)
         now = self._clock()
         existing: dict[int, Memory | None] = {}
         kept_at: dict[int, int] = {}
