@@ -86,6 +86,31 @@ def test_conversation_without_an_id_never_changes_another_transcripts_turns(
     assert service.stats().count == 12
 
 
+@pytest.mark.parametrize("source", [None, "file:///chats/export.json"])
+def test_conversation_without_an_id_is_found_again_once_the_chat_opening_alike_is_forgotten(
+    service: MemoryService, source: str | None
+) -> None:
+    # The second of two chats that open alike took a longer start's id. Once the first was
+    # forgotten, the first id was free, and the second re-sent unchanged was stored again
+    # under it: a second copy of every turn.
+    hobart = _lines("User: hi", "Assistant: Hello!", "User: I moved to Hobart last spring.")
+    oslo = [*hobart[:2], *_lines("User: My flight to Oslo is on Friday.")]
+    first = service.remember_conversation(hobart, source=source)
+    second = service.remember_conversation(oslo, source=source)
+    assert second.conversation != first.conversation
+    for turn in first.turns:
+        assert service.forget(turn.receipt.id).deleted
+    again = service.remember_conversation(oslo, source=source)
+    assert (again.conversation, again.created, again.unchanged) == (second.conversation, 0, 3)
+    grown = service.remember_conversation([*oslo, *_lines("Assistant: Enjoy.")], source=source)
+    assert (grown.conversation, grown.created, grown.unchanged) == (second.conversation, 1, 3)
+    # A new chat that opens alike takes the first id, free again.
+    third = service.remember_conversation([*hobart[:2], *_lines("User: Book a taxi")])
+    assert third.conversation == first.conversation
+    assert _conversation_ids(service) == {first.conversation, second.conversation}
+    assert service.stats().count == 7
+
+
 def test_conversation_without_an_id_grows_only_the_chat_it_starts_with(
     service: MemoryService,
 ) -> None:

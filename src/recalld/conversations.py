@@ -69,7 +69,6 @@ one says), and messages with no text.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -208,6 +207,8 @@ class _Plan:
     seen: dict[str, tuple[int, datetime] | None]
     # Whether a send without a conversation id may take this id (see Conversations._plan).
     joins: bool
+    # Whether a live turn of the conversation is stored under this id.
+    holds: bool = False
     # The next free position for a message moved by Conversations._moved.
     free: int | None = None
 
@@ -410,7 +411,9 @@ class Conversations:
         first of its derived ids (:func:`_derived_ids`) under which it changes no stored
         turn and, when it adds turns, repeats every stored one (a transcript that grew);
         another transcript moves on to the id of a longer start of itself. Re-sent, it
-        finds that id again the same way.
+        finds that id again the same way, and after the chat that held an earlier id is
+        forgotten too: an id under which no turn is stored is taken only when no later
+        derived id holds turns the send would join (:meth:`_holding`).
         """
         if conversation.conversation is not None:
             tx.serialise("conversation", namespace, conversation.conversation)
@@ -423,17 +426,29 @@ class Conversations:
                     existing, plan.conversation_id, plan.source, position, speaker, message
                 )
             return plan
-        candidates = _derived_ids(conversation.messages)
-        first = next(candidates)
+        candidates = list(_derived_ids(conversation.messages))
+        first = candidates[0]
         # Every send that opens alike holds its first id, so two cannot both take one free
         # derived id; an explicit send under a derived id holds that id only.
         tx.serialise("conversation", namespace, first)
-        for conversation_id in itertools.chain([first], candidates):
+        vacant: _Plan | None = None
+        for number, conversation_id in enumerate(candidates):
             if conversation_id != first:
                 tx.serialise("conversation", namespace, conversation_id)
             plan = self._placed(tx, namespace, conversation, conversation_id, kept)
-            if plan.joins:
+            if plan.joins and (plan.holds or vacant is not None):
                 return plan
+            if plan.joins:
+                # No turn stored under this id: yet the transcript may be stored under a
+                # later one, taken while a chat that opens alike held this one (forgotten
+                # since). It is found there; only a transcript stored nowhere takes this.
+                vacant = plan
+                held = self._holding(namespace, conversation, candidates[number + 1 :])
+                if not held:
+                    return plan
+                candidates[number + 1 :] = held
+        if vacant is not None:
+            return vacant
         raise ConflictError(
             "conversation",
             f"every id derived from this transcript ({first!r} …) holds another transcript"
@@ -487,6 +502,7 @@ class Conversations:
             [(index, message.id) for index, message in kept], placed, kept_at, taken
         )
         plan = _Plan(conversation_id, source, positions, existing, {}, joins=True)
+        plan.holds = bool(stored_ids)
         repeated: set[str] = set()
         grows = False
         said: list[int | None] = []  # in the send's order: a repeated turn's position
@@ -512,6 +528,22 @@ class Conversations:
             # A turn forgotten since and sent again fits the gap it left.
             plan.joins = False
         return plan
+
+    def _holding(
+        self, namespace: str, conversation: Conversation, conversation_ids: Sequence[str]
+    ) -> list[str]:
+        """Those of ``conversation_ids`` (derived ids, in order) under which a live turn is
+        stored: a look at one turn of each source (of every turn of the one source given)."""
+        scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
+        if conversation.source is None:
+            return [
+                conversation_id
+                for conversation_id in conversation_ids
+                if self._store.by_source(scope, _source(conversation, conversation_id), limit=1)
+            ]
+        stored = self._store.by_source(scope, conversation.source, limit=ALL_TURNS)
+        found = {turn.meta.get("conversation") for turn in stored}
+        return [conversation_id for conversation_id in conversation_ids if conversation_id in found]
 
     def _moved(
         self,
