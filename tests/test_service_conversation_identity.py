@@ -353,6 +353,49 @@ def test_conversation_long_send_overwrites_no_turn_another_writer_wrote_between_
         assert max(Counter(turn.meta["turn"] for turn in stored).values()) == 1
 
 
+IMPORTED = "2023-01-01T00:00:00Z"
+
+
+def test_conversation_long_send_keeps_another_writers_turn_that_says_the_same_as_it_wrote_it(
+    settings: Settings,
+) -> None:
+    # A turn another writer wrote (or re-sent) between two chunks that says what this send
+    # says there was kept, but rewritten with this send's time, tags and title.
+    lines = [{"speaker": "Ana", "content": f"imported line {index}"} for index in range(600)]
+    with MemoryService.open(settings) as big, MemoryService.open(settings) as other:
+        big.remember_conversation(
+            lines[:560], conversation="chat", title="Import", at=IMPORTED, tags=["import"]
+        )
+        live = [{**line, "at": "2024-05-01T10:00:00Z"} for line in lines[559:561]]
+        sent: list[bool] = []
+
+        def between_chunks(done: int, total: int) -> None:
+            if done < total and not sent:
+                report = other.remember_conversation(
+                    live, conversation="chat", title="Phone", tags=["phone"]
+                )
+                assert (report.created, report.updated) == (1, 1)
+                sent.append(True)
+
+        report = big.remember_conversation(
+            lines,
+            conversation="chat",
+            title="Import",
+            at=IMPORTED,
+            tags=["import"],
+            progress=between_chunks,
+        )
+        assert (report.created, report.updated, report.unchanged) == (39, 0, 561)
+        stored = big.conversations.turns(_chat(), limit=1000)
+        assert len(stored) == 600
+        for turn in stored:
+            phone = turn.content in ("imported line 559", "imported line 560")
+            assert turn.tags == (["phone"] if phone else ["import"]), turn.content
+            assert turn.meta["conversation_title"] == ("Phone" if phone else "Import")
+            assert turn.at is not None
+            assert turn.at.year == (2024 if phone else 2023), turn.content
+
+
 def test_conversation_long_send_twice_at_once_stores_each_turn_once(settings: Settings) -> None:
     # A retried import, or two processes ingesting one file: the second send, written
     # between the first one's chunks, found its later turns "written by another writer"

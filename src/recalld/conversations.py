@@ -37,7 +37,8 @@ from (give the conversation id when sending windows).
 A send of more than :data:`CHUNK_TURNS` turns is written in one transaction per chunk,
 each holding the conversation: a turn another writer wrote between two chunks where
 this send placed a message without an id is not overwritten; the message is added
-after every turn instead (:meth:`Conversations._moved`).
+after every turn instead, or, when that turn says what the message says, it is the
+message, kept as its writer wrote it (its time, tags and meta: :meth:`Conversations._moved`).
 
 Messages without ids are placed by content before position (:func:`placement`):
 the re-send is aligned with the stored turns as a diff aligns two texts, so a
@@ -327,8 +328,16 @@ class Conversations:
                     tx.serialise("conversation", scope_namespace, plan.conversation_id)
                 assert report is not None
                 for index, message in kept[start : start + CHUNK_TURNS]:
+                    written = None
                     if message.id is None and start > 0:
-                        self._moved(tx, scope_namespace, plan, index, message)
+                        written = self._moved(tx, scope_namespace, plan, index, message)
+                    if written is not None:
+                        # Another writer's turn that says this message's words: it keeps
+                        # its own time, tags and meta (this send changes nothing there).
+                        report.unchanged += 1
+                        receipt = _receipt(written, "unchanged")
+                        report.turns.append(TurnReceipt(index=index, receipt=receipt))
+                        continue
                     receipt = self._turn(
                         tx,
                         scope_namespace,
@@ -552,22 +561,25 @@ class Conversations:
         plan: _Plan,
         index: int,
         message: ConversationMessage,
-    ) -> None:
+    ) -> Memory | None:
         """Give the message ``index`` (without an id) a new position after every turn when
         another writer has written the turn at the one it was placed at since the send was
         placed (a send written in several chunks holds the conversation in each, not
-        between them): that writer's acknowledged turn is not overwritten. A turn written
-        there since that says what this message says stays where it is (the same
-        transcript sent twice at once: the second finds it, unchanged)."""
+        between them): that writer's acknowledged turn is not overwritten.
+
+        A turn written there since that says what this message says is returned: the
+        message is that turn, left as its writer wrote it, with that writer's time, tags
+        and meta (the same transcript sent twice at once, or a live client sending the
+        message this import holds: the second to write finds it, unchanged)."""
         memory_id = _turn_id(plan.conversation_id, f"#{plan.positions[index]}")
         found = tx.find(namespace, id=memory_id)
         if found is None or expired(found, self._clock()):
-            return
+            return None
         if plan.seen.get(memory_id) == (found.seq, found.updated_at):
-            return
+            return None
         speaker = _speaker(message, f"messages[{index}].")
         if (found.speaker, found.content) == (speaker, message.content):
-            return
+            return found
         if plan.free is None:
             scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
             stored = self._store.by_source(scope, plan.source, limit=ALL_TURNS)
@@ -579,6 +591,7 @@ class Conversations:
         plan.positions[index] = plan.free
         plan.seen[_turn_id(plan.conversation_id, f"#{plan.free}")] = None
         plan.free += 1
+        return None
 
     @staticmethod
     def _check_tools(message: ConversationMessage, prefix: str) -> None:
