@@ -86,6 +86,31 @@ def test_conversation_without_an_id_never_changes_another_transcripts_turns(
     assert service.stats().count == 12
 
 
+@pytest.mark.parametrize("source", [None, "file:///chats/export.json"])
+def test_conversation_without_an_id_is_found_again_once_the_chat_opening_alike_is_forgotten(
+    service: MemoryService, source: str | None
+) -> None:
+    # The second of two chats that open alike took a longer start's id. Once the first was
+    # forgotten, the first id was free, and the second re-sent unchanged was stored again
+    # under it: a second copy of every turn.
+    hobart = _lines("User: hi", "Assistant: Hello!", "User: I moved to Hobart last spring.")
+    oslo = [*hobart[:2], *_lines("User: My flight to Oslo is on Friday.")]
+    first = service.remember_conversation(hobart, source=source)
+    second = service.remember_conversation(oslo, source=source)
+    assert second.conversation != first.conversation
+    for turn in first.turns:
+        assert service.forget(turn.receipt.id).deleted
+    again = service.remember_conversation(oslo, source=source)
+    assert (again.conversation, again.created, again.unchanged) == (second.conversation, 0, 3)
+    grown = service.remember_conversation([*oslo, *_lines("Assistant: Enjoy.")], source=source)
+    assert (grown.conversation, grown.created, grown.unchanged) == (second.conversation, 1, 3)
+    # A new chat that opens alike takes the first id, free again.
+    third = service.remember_conversation([*hobart[:2], *_lines("User: Book a taxi")])
+    assert third.conversation == first.conversation
+    assert _conversation_ids(service) == {first.conversation, second.conversation}
+    assert service.stats().count == 7
+
+
 def test_conversation_without_an_id_grows_only_the_chat_it_starts_with(
     service: MemoryService,
 ) -> None:
@@ -130,6 +155,31 @@ def test_conversation_without_an_id_sent_again_after_a_forgotten_turn_is_the_sam
     grown = service.remember_conversation([*chat, *_lines("User: bye")])
     assert (grown.conversation, grown.created, grown.unchanged) == (first.conversation, 2, 5)
     assert service.stats().count == 7
+
+
+def test_conversation_without_an_id_forgotten_turn_sent_again_goes_back_into_its_gap(
+    service: MemoryService,
+) -> None:
+    # The forgotten turn, sent again, was appended after the stored turns; the same chat
+    # grown by one message then no longer repeated them in order and was stored whole
+    # under another derived id (a second copy of the transcript).
+    chat = _lines(
+        "User: hi",
+        "Assistant: Hello! How can I help you today?",
+        "User: I moved to Hobart last spring.",
+        "Assistant: How are you finding Hobart?",
+    )
+    first = service.remember_conversation(chat)
+    assert service.forget(first.turns[2].receipt.id).deleted
+    again = service.remember_conversation(chat)
+    assert (again.conversation, again.created, again.unchanged) == (first.conversation, 1, 3)
+    grown = service.remember_conversation([*chat, *_lines("User: bye")])
+    assert (grown.conversation, grown.created, grown.unchanged) == (first.conversation, 1, 4)
+    assert _conversation_ids(service) == {first.conversation}
+    turns = service.conversations.turns(f"recalld://conversation/{first.conversation}")
+    assert sorted((turn.meta["turn"], turn.content) for turn in turns) == [
+        (index, message["content"]) for index, message in enumerate([*chat, *_lines("U: bye")])
+    ]
 
 
 def test_conversation_without_an_id_keeps_chats_whose_message_ids_start_alike(
@@ -241,6 +291,30 @@ def _c() -> str:
     return "recalld://conversation/c"
 
 
+def test_conversation_messages_without_ids_take_no_position_of_a_turn_with_one(
+    service: MemoryService,
+) -> None:
+    # Placed by their index, messages without ids sent after ones with ids took the
+    # positions of those turns: two turns of one conversation at the same position.
+    keyed = [
+        {"id": "m0", "speaker": "Ada", "content": "I moved to Hobart"},
+        {"id": "m1", "speaker": "Bot", "content": "How is Hobart?"},
+    ]
+    service.remember_conversation(keyed, conversation="c")
+    service.remember_conversation(_lines("Ada: Cold", "Bot: Wrap up"), conversation="c")
+    service.remember_conversation(
+        _lines("Ada: Cold", "Bot: Wrap up", "Ada: I will"), conversation="c"
+    )
+    turns = service.conversations.turns(_c())
+    assert sorted((turn.meta["turn"], turn.content) for turn in turns) == [
+        (0, "I moved to Hobart"),
+        (1, "How is Hobart?"),
+        (2, "Cold"),
+        (3, "Wrap up"),
+        (4, "I will"),
+    ]
+
+
 def test_conversation_long_send_overwrites_no_turn_another_writer_wrote_between_chunks(
     settings: Settings,
 ) -> None:
@@ -277,6 +351,49 @@ def test_conversation_long_send_overwrites_no_turn_another_writer_wrote_between_
             ]
         )
         assert max(Counter(turn.meta["turn"] for turn in stored).values()) == 1
+
+
+IMPORTED = "2023-01-01T00:00:00Z"
+
+
+def test_conversation_long_send_keeps_another_writers_turn_that_says_the_same_as_it_wrote_it(
+    settings: Settings,
+) -> None:
+    # A turn another writer wrote (or re-sent) between two chunks that says what this send
+    # says there was kept, but rewritten with this send's time, tags and title.
+    lines = [{"speaker": "Ana", "content": f"imported line {index}"} for index in range(600)]
+    with MemoryService.open(settings) as big, MemoryService.open(settings) as other:
+        big.remember_conversation(
+            lines[:560], conversation="chat", title="Import", at=IMPORTED, tags=["import"]
+        )
+        live = [{**line, "at": "2024-05-01T10:00:00Z"} for line in lines[559:561]]
+        sent: list[bool] = []
+
+        def between_chunks(done: int, total: int) -> None:
+            if done < total and not sent:
+                report = other.remember_conversation(
+                    live, conversation="chat", title="Phone", tags=["phone"]
+                )
+                assert (report.created, report.updated) == (1, 1)
+                sent.append(True)
+
+        report = big.remember_conversation(
+            lines,
+            conversation="chat",
+            title="Import",
+            at=IMPORTED,
+            tags=["import"],
+            progress=between_chunks,
+        )
+        assert (report.created, report.updated, report.unchanged) == (39, 0, 561)
+        stored = big.conversations.turns(_chat(), limit=1000)
+        assert len(stored) == 600
+        for turn in stored:
+            phone = turn.content in ("imported line 559", "imported line 560")
+            assert turn.tags == (["phone"] if phone else ["import"]), turn.content
+            assert turn.meta["conversation_title"] == ("Phone" if phone else "Import")
+            assert turn.at is not None
+            assert turn.at.year == (2024 if phone else 2023), turn.content
 
 
 def test_conversation_long_send_twice_at_once_stores_each_turn_once(settings: Settings) -> None:

@@ -7,6 +7,8 @@ each. What is done with them: :mod:`recalld.conversations`, which re-exports the
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, model_validator
@@ -16,6 +18,8 @@ from recalld.model import TAGS_SCHEMA, Moment, Receipt
 
 __all__ = [
     "MAX_MESSAGES",
+    "OPENAI_FIELDS",
+    "OPENAI_SAYS_OR_CALLS",
     "SAYS_OR_CALLS",
     "Conversation",
     "ConversationMessage",
@@ -25,6 +29,7 @@ __all__ = [
     "ToolFunction",
     "TurnReceipt",
     "message_kind",
+    "openai_message_schema",
     "role_kind",
     "turn_text",
 ]
@@ -63,6 +68,88 @@ SAYS_OR_CALLS: dict[str, JsonValue] = {
         },
     ]
 }
+# The same, with the OpenAI chat format's ways of saying something (content parts, a
+# refusal, an audio answer's transcript) and of calling a tool (function_call).
+OPENAI_SAYS_OR_CALLS: dict[str, JsonValue] = {
+    "anyOf": [
+        {"required": ["content"], "properties": {"content": {"type": ["string", "array"]}}},
+        {"required": ["refusal"], "properties": {"refusal": {"type": "string"}}},
+        {
+            "required": ["audio"],
+            "properties": {"audio": {"type": "object", "required": ["transcript"]}},
+        },
+        {
+            "required": ["tool_calls"],
+            "properties": {"tool_calls": {"type": "array", "minItems": 1}},
+        },
+        {"required": ["function_call"], "properties": {"function_call": {"type": "object"}}},
+    ]
+}
+# The fields of an OpenAI chat message _openai_message reads (they are not the model's own
+# fields: each becomes one of them before it is checked), as the message's schema lists them.
+CONTENT_PART: dict[str, JsonValue] = {
+    "type": "object",
+    "description": "a content part: a text part's text and a refusal part's refusal are what"
+    " was said (one per line); other parts (images, audio) say nothing",
+    "properties": {
+        "type": {"type": "string", "description": "text, refusal, image_url …"},
+        "text": {"type": "string"},
+        "refusal": {"type": "string"},
+    },
+    "required": ["type"],
+}
+OPENAI_FIELDS: dict[str, JsonValue] = {
+    "name": {
+        "type": "string",
+        "description": "who said it (OpenAI chat format): the speaker, when speaker is not given",
+    },
+    "refusal": {
+        "anyOf": [{"type": "string"}, {"type": "null"}],
+        "description": "an assistant's refusal: what it said, when content is null",
+    },
+    "audio": {
+        "anyOf": [
+            {"type": "object", "properties": {"transcript": {"type": "string"}}},
+            {"type": "null"},
+        ],
+        "description": "a spoken answer: its transcript is what it said, when content is null",
+    },
+    "annotations": {"type": "array", "description": "left out"},
+    "function_call": {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "arguments": {"type": "string"}},
+                "required": ["name"],
+            },
+            {"type": "null"},
+        ],
+        "description": "the legacy form of one tool call (its result has role function)",
+    },
+}
+
+
+def openai_message_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` (:class:`ConversationMessage`'s) with the fields of the OpenAI chat format
+    that the model reads before its own (``content`` as a list of parts too), for a client
+    that sends such messages as they are (the MCP tool ``remember_conversation``).
+
+    The OpenAPI schema of REST leaves them out: JSON Schema cannot say what the model
+    refuses of them (``name`` beside ``speaker``, a ``refusal`` beside ``content``, …),
+    and that schema is held to say exactly what is accepted."""
+    message = copy.deepcopy(dict(schema))
+    message.update(copy.deepcopy(OPENAI_SAYS_OR_CALLS))
+    properties = message["properties"]
+    content = properties["content"]
+    # Its text (a schema that leaves nullable fields plain has no anyOf for it).
+    options = content.pop("anyOf", None) or [
+        {key: content.pop(key) for key in ("type", "pattern") if key in content}
+    ]
+    said = [option for option in options if option != {"type": "null"}]
+    parts = {"type": "array", "items": copy.deepcopy(CONTENT_PART)}
+    content["anyOf"] = [*said, parts, {"type": "null"}]
+    properties.update(copy.deepcopy(OPENAI_FIELDS))
+    return message
 
 
 class ToolFunction(BaseModel):

@@ -8,7 +8,8 @@ for what they promise.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
@@ -52,9 +53,14 @@ def borrowed_times(
 TurnKey = tuple[str | None, str]
 
 
-def placement(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]) -> dict[int, int]:
+def placement(
+    stored: Mapping[int, TurnKey],
+    sent: Sequence[tuple[int, TurnKey]],
+    taken: Collection[int] = (),
+) -> dict[int, int]:
     """Where each re-sent message without a message id goes: its index -> the position of
-    the stored turn it repeats or edits, or a new position after the last stored turn.
+    the stored turn it repeats or edits, or a new position: in the gap a forgotten turn
+    left where it fits, else after every stored turn.
 
     ``stored`` maps the positions of the stored turns without message ids to their
     (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
@@ -83,11 +89,24 @@ def placement(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]
     their latest messages).
     Every other message is new, and a stored turn left unaligned is kept: nothing
     is overwritten with a neighbour's text.
+
+    Two more placements follow that one (:func:`_reordered`, :func:`_in_gaps`): a
+    message that says what a stored turn recalld appended out of its place says (one
+    once inserted between two stored turns, where no position was free) repeats that
+    turn; and new messages between two placed ones take the free positions between
+    theirs (a forgotten turn sent again goes back into the gap it left). ``taken``
+    holds the positions of every stored turn of the conversation (those of messages
+    with ids too): a new position is never one of them.
     """
     if not sent:
         return {}
     if not stored:
-        return {index: index for index, _ in sent}
+        # Each message at its index (a first send), unless turns with ids hold some of
+        # those: then all after every stored turn, in order.
+        indexes = [index for index, _ in sent]
+        if taken and not set(taken).isdisjoint(indexes):
+            return _appended({}, indexes, set(taken))
+        return {index: index for index in indexes}
     order = sorted(stored)
     turns = [stored[position] for position in order]
     said = [turn for _, turn in sent]
@@ -99,15 +118,87 @@ def placement(stored: Mapping[int, TurnKey], sent: Sequence[tuple[int, TurnKey]]
     reaches_end = order[-1] in {**repeated, **edited}.values()
     if repeated and run > window and (window == 0 or reaches_end):
         placed = {**repeated, **edited}
-    free = order[-1] + 1
-    positions: dict[int, int] = {}
-    for row, (index, _turn) in enumerate(sent):
-        if row in placed:
-            positions[index] = placed[row]
-        else:
-            positions[index] = free
+    placed.update(_reordered(stored, said, placed))
+    used = {*taken, *order, *placed.values()}
+    placed.update(_in_gaps(len(said), placed, used))
+    positions = {sent[row][0]: position for row, position in placed.items()}
+    return _appended(positions, [index for index, _ in sent], used)
+
+
+def _appended(placed: dict[int, int], indexes: Sequence[int], used: set[int]) -> dict[int, int]:
+    """``placed`` with each of ``indexes`` it lacks at a new position after every ``used``
+    one, in order."""
+    free = max(used, default=-1) + 1
+    for index in indexes:
+        if index not in placed:
+            placed[index] = free
             free += 1
-    return positions
+    return placed
+
+
+def _reordered(
+    stored: Mapping[int, TurnKey], said: Sequence[TurnKey], placed: Mapping[int, int]
+) -> dict[int, int]:
+    """The rows left unplaced that repeat a stored turn recalld appended out of its place.
+
+    A message sent between two stored turns with no free position between them is
+    appended after every turn. Re-sent, it crosses the alignment (a diff aligns in
+    order), so the alignment leaves out it or the turn it now precedes, and each
+    re-send added it again. A row still unplaced that says what an unaligned stored
+    turn says repeats that turn when the turn sits where such an appended turn does:
+    after the turn of the next placed row (the row was inserted there), or, for a row
+    with no placed row after it, between the turns of the two placed rows before it
+    (the alignment took the appended turn for the one before it; two last turns sent
+    swapped read so too: the same turns, nothing added). Any other unaligned stored turn
+    that says the same (a message the re-send left out, whose words come again later)
+    is not taken for it: the row is a new turn.
+    """
+    aligned = set(placed.values())
+    waiting = sorted(position for position in stored if position not in aligned)
+    found: dict[int, int] = {}
+    rows = sorted(placed)
+    for row in range(len(said)):
+        if row in placed or not waiting:
+            continue
+        after = [placed[other] for other in rows if other > row]
+        before = [placed[other] for other in rows if other < row]
+        for position in waiting:
+            if stored[position] != said[row]:
+                continue
+            if after:
+                fits = position > after[0]
+            else:
+                fits = len(before) >= 2 and before[-2] < position < before[-1]
+            if fits:
+                found[row] = position
+                waiting.remove(position)
+                break
+    return found
+
+
+def _in_gaps(rows: int, placed: Mapping[int, int], used: set[int]) -> dict[int, int]:
+    """New positions for the unplaced rows between two placed ones (or before the first),
+    when the positions free between those two placed rows' hold them all: the lowest
+    after the row before, the highest before the first placed row. ``used`` gains them."""
+    found: dict[int, int] = {}
+    previous: int | None = None  # the position of the last placed row
+    waiting: list[int] = []
+    for row in range(rows):
+        if row not in placed:
+            waiting.append(row)
+            continue
+        position = placed[row]
+        if waiting:
+            gap = range(position - 1, -1, -1) if previous is None else range(previous + 1, position)
+            chosen = list(
+                itertools.islice((free for free in gap if free not in used), len(waiting))
+            )
+            if len(chosen) == len(waiting):
+                found.update(zip(waiting, sorted(chosen), strict=True))
+                used.update(chosen)
+            waiting = []
+        previous = position
+    return found
 
 
 def _window(turns: Sequence[TurnKey], said: Sequence[TurnKey]) -> int:

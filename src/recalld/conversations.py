@@ -37,7 +37,8 @@ from (give the conversation id when sending windows).
 A send of more than :data:`CHUNK_TURNS` turns is written in one transaction per chunk,
 each holding the conversation: a turn another writer wrote between two chunks where
 this send placed a message without an id is not overwritten; the message is added
-after every turn instead (:meth:`Conversations._moved`).
+after every turn instead, or, when that turn says what the message says, it is the
+message, kept as its writer wrote it (its time, tags and meta: :meth:`Conversations._moved`).
 
 Messages without ids are placed by content before position (:func:`placement`):
 the re-send is aligned with the stored turns as a diff aligns two texts, so a
@@ -48,7 +49,10 @@ overwritten with its neighbour's text. A stored turn is only changed by a
 re-send that repeats more than twice as many stored turns as it changes (for
 the whole transcript re-sent from its first turn, more than it changes, or as
 many when the changed turns are the last); a stored turn the re-send does not
-repeat is kept.
+repeat is kept. A new message between two repeated turns takes a position free between
+theirs (a forgotten turn sent again goes back into the gap it left), else one after every
+stored turn; a message once inserted between two stored turns (appended so: no position
+was free) is found again when the same transcript is re-sent (:func:`placement`).
 
 A message without ``at`` in a transcript whose other messages have one takes the
 time of the message before it (one before every timed message, the time of the one
@@ -66,7 +70,6 @@ one says), and messages with no text.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -205,6 +208,8 @@ class _Plan:
     seen: dict[str, tuple[int, datetime] | None]
     # Whether a send without a conversation id may take this id (see Conversations._plan).
     joins: bool
+    # Whether a live turn of the conversation is stored under this id.
+    holds: bool = False
     # The next free position for a message moved by Conversations._moved.
     free: int | None = None
 
@@ -323,8 +328,16 @@ class Conversations:
                     tx.serialise("conversation", scope_namespace, plan.conversation_id)
                 assert report is not None
                 for index, message in kept[start : start + CHUNK_TURNS]:
+                    written = None
                     if message.id is None and start > 0:
-                        self._moved(tx, scope_namespace, plan, index, message)
+                        written = self._moved(tx, scope_namespace, plan, index, message)
+                    if written is not None:
+                        # Another writer's turn that says this message's words: it keeps
+                        # its own time, tags and meta (this send changes nothing there).
+                        report.unchanged += 1
+                        receipt = _receipt(written, "unchanged")
+                        report.turns.append(TurnReceipt(index=index, receipt=receipt))
+                        continue
                     receipt = self._turn(
                         tx,
                         scope_namespace,
@@ -407,7 +420,9 @@ class Conversations:
         first of its derived ids (:func:`_derived_ids`) under which it changes no stored
         turn and, when it adds turns, repeats every stored one (a transcript that grew);
         another transcript moves on to the id of a longer start of itself. Re-sent, it
-        finds that id again the same way.
+        finds that id again the same way, and after the chat that held an earlier id is
+        forgotten too: an id under which no turn is stored is taken only when no later
+        derived id holds turns the send would join (:meth:`_holding`).
         """
         if conversation.conversation is not None:
             tx.serialise("conversation", namespace, conversation.conversation)
@@ -420,17 +435,29 @@ class Conversations:
                     existing, plan.conversation_id, plan.source, position, speaker, message
                 )
             return plan
-        candidates = _derived_ids(conversation.messages)
-        first = next(candidates)
+        candidates = list(_derived_ids(conversation.messages))
+        first = candidates[0]
         # Every send that opens alike holds its first id, so two cannot both take one free
         # derived id; an explicit send under a derived id holds that id only.
         tx.serialise("conversation", namespace, first)
-        for conversation_id in itertools.chain([first], candidates):
+        vacant: _Plan | None = None
+        for number, conversation_id in enumerate(candidates):
             if conversation_id != first:
                 tx.serialise("conversation", namespace, conversation_id)
             plan = self._placed(tx, namespace, conversation, conversation_id, kept)
-            if plan.joins:
+            if plan.joins and (plan.holds or vacant is not None):
                 return plan
+            if plan.joins:
+                # No turn stored under this id: yet the transcript may be stored under a
+                # later one, taken while a chat that opens alike held this one (forgotten
+                # since). It is found there; only a transcript stored nowhere takes this.
+                vacant = plan
+                held = self._holding(namespace, conversation, candidates[number + 1 :])
+                if not held:
+                    return plan
+                candidates[number + 1 :] = held
+        if vacant is not None:
+            return vacant
         raise ConflictError(
             "conversation",
             f"every id derived from this transcript ({first!r} …) holds another transcript"
@@ -468,7 +495,7 @@ class Conversations:
             for index, message in kept
             if message.id is None
         ]
-        placed = placement(stored, sent)
+        placed = placement(stored, sent, taken)
         now = self._clock()
         existing: dict[int, Memory | None] = {}
         kept_at: dict[int, int] = {}
@@ -484,6 +511,7 @@ class Conversations:
             [(index, message.id) for index, message in kept], placed, kept_at, taken
         )
         plan = _Plan(conversation_id, source, positions, existing, {}, joins=True)
+        plan.holds = bool(stored_ids)
         repeated: set[str] = set()
         grows = False
         said: list[int | None] = []  # in the send's order: a repeated turn's position
@@ -510,6 +538,22 @@ class Conversations:
             plan.joins = False
         return plan
 
+    def _holding(
+        self, namespace: str, conversation: Conversation, conversation_ids: Sequence[str]
+    ) -> list[str]:
+        """Those of ``conversation_ids`` (derived ids, in order) under which a live turn is
+        stored: a look at one turn of each source (of every turn of the one source given)."""
+        scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
+        if conversation.source is None:
+            return [
+                conversation_id
+                for conversation_id in conversation_ids
+                if self._store.by_source(scope, _source(conversation, conversation_id), limit=1)
+            ]
+        stored = self._store.by_source(scope, conversation.source, limit=ALL_TURNS)
+        found = {turn.meta.get("conversation") for turn in stored}
+        return [conversation_id for conversation_id in conversation_ids if conversation_id in found]
+
     def _moved(
         self,
         tx: StoreTransaction,
@@ -517,22 +561,25 @@ class Conversations:
         plan: _Plan,
         index: int,
         message: ConversationMessage,
-    ) -> None:
+    ) -> Memory | None:
         """Give the message ``index`` (without an id) a new position after every turn when
         another writer has written the turn at the one it was placed at since the send was
         placed (a send written in several chunks holds the conversation in each, not
-        between them): that writer's acknowledged turn is not overwritten. A turn written
-        there since that says what this message says stays where it is (the same
-        transcript sent twice at once: the second finds it, unchanged)."""
+        between them): that writer's acknowledged turn is not overwritten.
+
+        A turn written there since that says what this message says is returned: the
+        message is that turn, left as its writer wrote it, with that writer's time, tags
+        and meta (the same transcript sent twice at once, or a live client sending the
+        message this import holds: the second to write finds it, unchanged)."""
         memory_id = _turn_id(plan.conversation_id, f"#{plan.positions[index]}")
         found = tx.find(namespace, id=memory_id)
         if found is None or expired(found, self._clock()):
-            return
+            return None
         if plan.seen.get(memory_id) == (found.seq, found.updated_at):
-            return
+            return None
         speaker = _speaker(message, f"messages[{index}].")
         if (found.speaker, found.content) == (speaker, message.content):
-            return
+            return found
         if plan.free is None:
             scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
             stored = self._store.by_source(scope, plan.source, limit=ALL_TURNS)
@@ -544,6 +591,7 @@ class Conversations:
         plan.positions[index] = plan.free
         plan.seen[_turn_id(plan.conversation_id, f"#{plan.free}")] = None
         plan.free += 1
+        return None
 
     @staticmethod
     def _check_tools(message: ConversationMessage, prefix: str) -> None:

@@ -621,3 +621,50 @@ async def test_mcp_native_remember_conversation_takes_the_openai_chat_format(
             {"messages": messages, "conversation": "w", "include_tools": True},
         )
         assert (tools["created"], tools["unchanged"]) == (2, 2)
+
+
+async def test_mcp_native_remember_conversation_takes_the_messages_rest_takes(
+    tmp_path: Path,
+) -> None:
+    # The tool took only its listed fields: name, refusal, content parts, audio and the
+    # legacy function_call, which the library, REST and `recalld ingest` read, were refused.
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "name": "Ada", "content": [{"type": "text", "text": "Hi, I'm Ada"}]},
+        {"role": "assistant", "content": None, "refusal": "I can't share that."},
+        {"role": "assistant", "content": None, "audio": {"id": "a1", "transcript": "Hello!"}},
+        {"role": "assistant", "content": "Noted.", "annotations": [], "refusal": None},
+        {"role": "assistant", "content": None, "function_call": {"name": "f", "arguments": "{}"}},
+        {"role": "function", "name": "f", "content": "ok"},
+    ]
+    async with in_process(tmp_path / "rest.db", "native")() as client:
+        report = await structured(
+            client, "remember_conversation", {"messages": messages, "verbose": True}
+        )
+        assert (report["created"], report["skipped"]) == (4, 2)
+        said = [
+            (await structured(client, "get", {"id": turn["receipt"]["id"]}))
+            for turn in report["turns"]
+        ]
+        assert [(turn["speaker"], turn["content"]) for turn in said] == [
+            ("Ada", "Hi, I'm Ada"),
+            ("assistant", "I can't share that."),
+            ("assistant", "Hello!"),
+            ("assistant", "Noted."),
+        ]
+        again = await structured(client, "remember_conversation", {"messages": messages})
+        assert (again["conversation"], again["unchanged"]) == (report["conversation"], 4)
+        # A message's fields are checked as REST checks them, each error naming its field.
+        both = [{"role": "user", "name": "Ada", "speaker": "Bo", "content": "x"}]
+        refused = await call(client, "remember_conversation", {"messages": both})
+        assert refused.is_error
+        assert json.loads(text(refused))["error"]["field"] == "messages[0].name"
+        long_role = [{"role": "r" * 101, "content": "x"}]
+        refused = await call(client, "remember_conversation", {"messages": long_role})
+        error = json.loads(text(refused))["error"]
+        assert (error["field"], "100" in error["message"]) == ("messages[0].role", True)
+        assert (await structured(client, "stats", {}))["count"] == 4
+        listed = await client.list_tools()
+    schema = {tool.name: tool for tool in listed.tools}["remember_conversation"].input_schema
+    item = schema["properties"]["messages"]["items"]
+    assert {"name", "refusal", "audio", "annotations", "function_call"} <= set(item["properties"])
+    assert {"type": "array"}.items() <= item["properties"]["content"]["anyOf"][1].items()

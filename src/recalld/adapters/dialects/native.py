@@ -37,7 +37,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, WithJsonSchema
 
 from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
@@ -49,6 +49,7 @@ from recalld.adapters.dialects.base import (
     caller_of,
     scoped_namespace,
     state_of,
+    tidy_schema,
 )
 from recalld.adapters.dialects.failures import (
     ToolCall,
@@ -58,7 +59,7 @@ from recalld.adapters.dialects.failures import (
     error_result,
     worded,
 )
-from recalld.conversation_model import SAYS_OR_CALLS
+from recalld.conversation_model import ConversationMessage, openai_message_schema
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     WHOLE_NUMBER,
@@ -469,47 +470,30 @@ def core_memory(
     return compact_result(compact(result, exclude={"success", "chars", "limit"}))
 
 
-class FunctionIn(BaseModel):
-    """The function a tool call calls (checked by the service, as every field here)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    arguments: str = Field(default="", description="a JSON text")
-
-
-class ToolCallIn(BaseModel):
-    """One tool call of an assistant message (OpenAI chat format)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str | None = None
-    type: Literal["function"] = "function"
-    function: FunctionIn
+def _without_patterns(node: Any) -> Any:
+    """``node`` without its ``pattern`` keys (recalld's name patterns hold control and
+    line-separator characters some clients mangle; the service checks every field)."""
+    if isinstance(node, list):
+        return [_without_patterns(item) for item in node]
+    if isinstance(node, dict):
+        return {key: _without_patterns(value) for key, value in node.items() if key != "pattern"}
+    return node
 
 
-class MessageIn(BaseModel):
-    """One message of a conversation."""
-
-    # As ConversationMessage's schema: a message says something, or calls a tool.
-    model_config = ConfigDict(extra="forbid", json_schema_extra=SAYS_OR_CALLS)
-
-    content: str | None = Field(
-        default=None, description="what was said (none only beside tool_calls)"
-    )
-    role: str | None = Field(default=None, description="user, assistant, system, tool …")
-    speaker: str | None = Field(default=None, description="who said it (default: the role)")
-    at: str | None = Field(default=None, description="ISO 8601")
-    id: str | None = Field(default=None, description="message id (re-ingesting is idempotent)")
-    tool_calls: list[ToolCallIn] | None = Field(
-        default=None, description="an assistant's tool calls (OpenAI format)"
-    )
-    tool_call_id: str | None = Field(default=None, description="the call a tool message answers")
+# The messages REST and the library take (ConversationMessage, which reads the OpenAI chat
+# format's fields too), as one plain schema that lists those fields.
+MESSAGES_SCHEMA = {
+    "type": "array",
+    "description": "the transcript's messages, in order",
+    "items": _without_patterns(
+        openai_message_schema(tidy_schema(ConversationMessage.model_json_schema()))
+    ),
+}
 
 
 def remember_conversation(
     ctx: Context,
-    messages: list[MessageIn],
+    messages: Annotated[list[ConversationMessage], WithJsonSchema(MESSAGES_SCHEMA)],
     conversation: Annotated[
         str | None,
         Field(
@@ -529,7 +513,7 @@ def remember_conversation(
 ) -> Annotated[CallToolResult, ConversationOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=True)
     report = state_of(ctx).service.remember_conversation(
-        [message.model_dump(exclude_none=True) for message in messages],
+        messages,
         conversation=conversation,
         title=title,
         at=at,
@@ -684,7 +668,8 @@ DIALECT = Dialect(
             "remember_conversation",
             remember_conversation,
             "Store a conversation, one memory per message, in order. Messages are {role or "
-            "speaker, content, at?, id?}; system and tool messages are skipped unless "
+            "speaker, content, at?, id?} or OpenAI chat messages (name, refusal, content "
+            "parts, tool_calls, tool results); system and tool messages are skipped unless "
             "included. Sending it again changes nothing; give the same conversation id when "
             "sending only the latest messages.",
         ),
