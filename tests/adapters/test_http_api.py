@@ -168,6 +168,26 @@ def test_http_memories_create_get_patch_delete(client: httpx.Client) -> None:
     assert _error(client.patch(f"/v1/memories/{memory_id}", json={"title": "t"}), 404)
 
 
+def test_http_an_instant_outside_the_years_1_to_9999_in_utc_is_refused_and_changes_nothing(
+    client: httpx.Client,
+) -> None:
+    # RFC 3339 allows the first day of year 1 with a positive offset and the last day of
+    # year 9999 with a negative one, but they are outside years 1-9999 in UTC, which no
+    # store can hold: refused naming the field, on a create and on a patch.
+    for early in ("0001-01-01T00:00:00+00:07", "9999-12-31T23:59:00-01:00"):
+        refused = _error(client.post("/v1/memories", json={"content": "x", "at": early}), 422)
+        assert refused["field"] == "at"
+        assert "out of the representable range" in refused["message"]
+    memory_id = _ok(client.post("/v1/memories", json={"content": "kept as it was"}))["id"]
+    before = _ok(client.get(f"/v1/memories/{memory_id}"))
+    refused = _error(
+        client.patch(f"/v1/memories/{memory_id}", json={"at": "0001-01-01T00:00:00+00:07"}), 422
+    )
+    assert refused["field"] == "at"
+    assert _ok(client.get(f"/v1/memories/{memory_id}")) == before
+    assert [memory["id"] for memory in _ok(client.get("/v1/memories"))["memories"]] == [memory_id]
+
+
 def test_http_memories_list_filters_and_cursor_pages(client: httpx.Client) -> None:
     for index in range(5):
         category = "fact" if index % 2 else "goal"

@@ -21,7 +21,11 @@ positive ones are tests/intentions/test_building.py's. Nor can a request that na
 namespace more than one way (``namespace``, mem0's ``user_id``/``agent_id``, the
 ``X-Recalld-Namespace`` header): any one is valid, two are refused rather than one
 guessed, and OpenAPI cannot say "at most one of" across query and header (those
-refusals are tests/adapters/test_http_scope.py's). Nor can a transcript whose messages
+refusals are tests/adapters/test_http_scope.py's). Nor can an instant on the first day of
+year 1 or the last of year 9999: RFC 3339 writes 0001-01-01T00:00+00:07, which is before the
+first instant of year 1 in UTC, and no store holds it (refused naming the field; JSON
+Schema cannot compare an offset with the time of day: tests/adapters/test_http_api.py
+has those refusals). Nor can a transcript whose messages
 repeat an id (refused: JSON Schema's ``uniqueItems`` compares whole items, not one field
 of them; tests/test_service_conversations.py has those refusals). And one negative input is not
 negative on the wire: a tag filter given as a non-list is sent as text, which is
@@ -96,6 +100,8 @@ def describable(case: schemathesis.Case[Any]) -> bool:
     body = case.body if isinstance(case.body, dict) else {}
     if any(body.get(name) is not None for name in MEDIA):
         return False
+    if _calendar_edge(case.body) or _calendar_edge(query):
+        return False
     messages = body.get("messages")
     if isinstance(messages, list):
         ids = [item.get("id") for item in messages if isinstance(item, dict)]
@@ -107,6 +113,18 @@ def describable(case: schemathesis.Case[Any]) -> bool:
     if isinstance(operations, list):
         actions += [item.get("action") for item in operations if isinstance(item, dict)]
     return "/v1/core/" not in case.path or not ({"patch", "remove"} & set(actions))
+
+
+def _calendar_edge(value: object) -> bool:
+    """Whether ``value`` holds, at any depth, a date-time on the first day of year 1 or the
+    last of year 9999 (see the module docstring)."""
+    if isinstance(value, str):
+        return value[:10] in ("0001-01-01", "9999-12-31")
+    if isinstance(value, dict):
+        return any(_calendar_edge(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_calendar_edge(item) for item in value)
+    return False
 
 
 # /v1/import takes JSON lines as text: send generated strings as they are.
