@@ -218,16 +218,24 @@ class RowTermsCache:
         self._lock = threading.Lock()
 
     def of(self, row: CandidateRow) -> RowTerms:
-        """The terms of ``row``'s text (prepared on first sight)."""
+        """The terms of ``row``'s text (prepared on first sight).
+
+        Kept on the row too (``row.derived``, with this cache): the store's row cache hands
+        the same row out again until memories change, and the row's text never changes,
+        so the next recall finds them there without building and hashing the text key."""
+        derived = row.derived
+        if derived is not None and derived[0] is self:
+            terms: RowTerms = derived[1]
+            return terms
         key = (row.title, row.content, row.tags, row.speaker, row.place_name, row.key)
         found = self._rows.get(key)
-        if found is not None:
-            return found
-        found = self._prepare(row)
-        with self._lock:
-            while len(self._rows) >= self._size:
-                self._rows.popitem(last=False)
-            self._rows[key] = found
+        if found is None:
+            found = self._prepare(row)
+            with self._lock:
+                while len(self._rows) >= self._size:
+                    self._rows.popitem(last=False)
+                self._rows[key] = found
+        row.derived = (self, found)
         return found
 
     def _speaker(self, speaker: str | None) -> tuple[str, ...]:

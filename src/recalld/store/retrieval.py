@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from recalld.store.base import KeywordBackend, Scope
@@ -28,7 +28,7 @@ __all__ = [
 
 
 # Not frozen: a query builds a few hundred rows, and a frozen dataclass's __init__
-# (object.__setattr__ per field) costs ~3x a plain one. Nothing mutates them.
+# (object.__setattr__ per field) costs ~3x a plain one. Nothing mutates their fields.
 @dataclass(slots=True)
 class CandidateRow:
     """What the reranker reads of one memory: its searchable fields and its place in a source."""
@@ -45,6 +45,10 @@ class CandidateRow:
     index_state: str
     place_name: str | None = None
     key: str | None = None
+    derived: Any = field(default=None, compare=False, repr=False)
+    """What a reader derived from this row's text, kept with the row for the next recall
+    that reads the same row (the store's row cache hands it out again until memories
+    change): recall keeps its prepared terms here (``RowTermsCache.of``)."""
 
 
 # The columns a candidate row is read from (alias ``m`` for memories), in
