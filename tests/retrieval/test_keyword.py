@@ -109,6 +109,25 @@ def test_prepared_terms_score_as_the_formula_and_follow_the_text(tmp_path: Path)
         store.close()
 
 
+def test_terms_kept_on_a_row_are_those_of_the_cache_that_asks(tmp_path: Path) -> None:
+    # A row keeps the terms its last cache prepared; another cache (other BM25F
+    # parameters, e.g. a refitted reranker's) prepares its own instead of reusing them.
+    store = open_store(Settings(db=tmp_path / "k.db", embedder="none"))
+    try:
+        row = _row(1, "a garden of roses", title="Garden")
+        mild = RowTermsCache(store.retrieval, KeywordParameters(b=0.3), frozenset(), size=10)
+        strong = RowTermsCache(store.retrieval, KeywordParameters(b=0.9), frozenset(), size=10)
+        first = mild.of(row)
+        assert mild.of(row) is first
+        other = strong.of(row)
+        assert other.hashes == first.hashes and other.shares != first.shares
+        assert mild.of(row) == first
+        # A row read again (a new object, the same text) finds the cache's entry.
+        assert mild.of(_row(1, "a garden of roses", title="Garden")) == first
+    finally:
+        store.close()
+
+
 def _scalar_bm25f(
     query: QueryKeywords,
     fields: list[tuple[list[str], float]],
