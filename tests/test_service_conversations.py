@@ -430,34 +430,6 @@ def test_conversation_resend_that_leaves_a_message_out_shifts_no_turn(
     again = service.remember_conversation(inserted, conversation="letters")
     assert (again.created, again.updated, again.unchanged) == (1, 0, 4)
     assert [text for _, _, text in _said(service, "letters")] == ["a", "b", "c", "d", "x"]
-    # Sent again, that transcript changes nothing (it added "x" once more each time).
-    for _ in range(2):
-        same = service.remember_conversation(inserted, conversation="letters")
-        assert (same.created, same.updated, same.unchanged) == (0, 0, 5)
-    assert service.stats().count == 10
-
-
-def test_conversation_message_inserted_before_the_last_is_not_added_again(
-    service: MemoryService,
-) -> None:
-    # Inserted before the last turn and appended after it, the message crossed the
-    # alignment the other way: the last turn was taken for a new one on every re-send.
-    letters = _lines(*(f"Ana: {letter}" for letter in "abcdef"))
-    service.remember_conversation(letters, conversation="letters")
-    inserted = [*letters[:5], *_lines("Bob: x"), letters[5]]
-    added = service.remember_conversation(inserted, conversation="letters")
-    assert (added.created, added.updated, added.unchanged) == (1, 0, 6)
-    same = service.remember_conversation(inserted, conversation="letters")
-    assert (same.created, same.updated, same.unchanged) == (0, 0, 7)
-    grown = service.remember_conversation([*inserted, *_lines("Bob: g")], conversation="letters")
-    assert (grown.created, grown.updated, grown.unchanged) == (1, 0, 7)
-    assert [text for _, _, text in _said(service, "letters")] == [*"abcdef", "x", "g"]
-    # A message the re-send leaves out whose words come again at its end is a new turn.
-    done = _lines("Ana: fix it", "Bob: Done.", "Ana: run it", "Bob: Green.", "Ana: ship it")
-    service.remember_conversation(done, conversation="d")
-    report = service.remember_conversation([done[0], *done[2:], done[1]], conversation="d")
-    assert (report.created, report.updated, report.unchanged) == (1, 0, 4)
-    assert [text for _, _, text in _said(service, "d")][-1] == "Done."
 
 
 def test_conversation_new_exchanges_under_one_id_overwrite_no_earlier_one(

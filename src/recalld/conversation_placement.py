@@ -90,11 +90,8 @@ def placement(
     Every other message is new, and a stored turn left unaligned is kept: nothing
     is overwritten with a neighbour's text.
 
-    Two more placements follow that one (:func:`_reordered`, :func:`_in_gaps`): a
-    message that says what a stored turn recalld appended out of its place says (one
-    once inserted between two stored turns, where no position was free) repeats that
-    turn; and new messages between two placed ones take the free positions between
-    theirs (a forgotten turn sent again goes back into the gap it left). ``taken``
+    New messages between two placed ones then take the free positions between theirs
+    (:func:`_in_gaps`: a forgotten turn sent again goes back into the gap it left). ``taken``
     holds the positions of every stored turn of the conversation (those of messages
     with ids too): a new position is never one of them.
     """
@@ -118,7 +115,6 @@ def placement(
     reaches_end = order[-1] in {**repeated, **edited}.values()
     if repeated and run > window and (window == 0 or reaches_end):
         placed = {**repeated, **edited}
-    placed.update(_reordered(stored, said, placed))
     used = {*taken, *order, *placed.values()}
     placed.update(_in_gaps(len(said), placed, used))
     positions = {sent[row][0]: position for row, position in placed.items()}
@@ -134,46 +130,6 @@ def _appended(placed: dict[int, int], indexes: Sequence[int], used: set[int]) ->
             placed[index] = free
             free += 1
     return placed
-
-
-def _reordered(
-    stored: Mapping[int, TurnKey], said: Sequence[TurnKey], placed: Mapping[int, int]
-) -> dict[int, int]:
-    """The rows left unplaced that repeat a stored turn recalld appended out of its place.
-
-    A message sent between two stored turns with no free position between them is
-    appended after every turn. Re-sent, it crosses the alignment (a diff aligns in
-    order), so the alignment leaves out it or the turn it now precedes, and each
-    re-send added it again. A row still unplaced that says what an unaligned stored
-    turn says repeats that turn when the turn sits where such an appended turn does:
-    after the turn of the next placed row (the row was inserted there), or, for a row
-    with no placed row after it, between the turns of the two placed rows before it
-    (the alignment took the appended turn for the one before it; two last turns sent
-    swapped read so too: the same turns, nothing added). Any other unaligned stored turn
-    that says the same (a message the re-send left out, whose words come again later)
-    is not taken for it: the row is a new turn.
-    """
-    aligned = set(placed.values())
-    waiting = sorted(position for position in stored if position not in aligned)
-    found: dict[int, int] = {}
-    rows = sorted(placed)
-    for row in range(len(said)):
-        if row in placed or not waiting:
-            continue
-        after = [placed[other] for other in rows if other > row]
-        before = [placed[other] for other in rows if other < row]
-        for position in waiting:
-            if stored[position] != said[row]:
-                continue
-            if after:
-                fits = position > after[0]
-            else:
-                fits = len(before) >= 2 and before[-2] < position < before[-1]
-            if fits:
-                found[row] = position
-                waiting.remove(position)
-                break
-    return found
 
 
 def _in_gaps(rows: int, placed: Mapping[int, int], used: set[int]) -> dict[int, int]:

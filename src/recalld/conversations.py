@@ -51,8 +51,7 @@ the whole transcript re-sent from its first turn, more than it changes, or as
 many when the changed turns are the last); a stored turn the re-send does not
 repeat is kept. A new message between two repeated turns takes a position free between
 theirs (a forgotten turn sent again goes back into the gap it left), else one after every
-stored turn; a message once inserted between two stored turns (appended so: no position
-was free) is found again when the same transcript is re-sent (:func:`placement`).
+stored turn (:func:`placement`).
 
 A message without ``at`` in a transcript whose other messages have one takes the
 time of the message before it (one before every timed message, the time of the one
