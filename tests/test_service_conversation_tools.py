@@ -103,6 +103,26 @@ def test_conversation_openai_messages_as_clients_send_them(service: MemoryServic
     assert (again.created, again.unchanged) == (0, 5)
 
 
+def test_conversation_openai_sdk_dump_of_an_assistant_message_is_taken(
+    service: MemoryService,
+) -> None:
+    # ChatCompletionMessage.model_dump() of a plain answer: every optional field present
+    # and null (or empty), the legacy function_call included (review 51h).
+    dumped: dict[str, Any] = {
+        "role": "assistant",
+        "content": "Hello!",
+        "refusal": None,
+        "annotations": [],
+        "audio": None,
+        "function_call": None,
+        "tool_calls": None,
+    }
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Hi"}, dumped]
+    report = service.remember_conversation(messages, conversation="sdk")
+    assert report.created == 2, report
+    assert service.get(report.turns[1].receipt.id).content == "Hello!"
+
+
 def test_conversation_openai_messages_read_only_what_they_say_once(
     service: MemoryService,
 ) -> None:

@@ -220,6 +220,10 @@ def _openai_message(data: Any) -> Any:
             for part in parts
             if part["type"] in ("text", "refusal")
         )
+    if "function_call" in data and data["function_call"] is None:
+        # As the SDK dumps every assistant message that calls no function (beside
+        # "tool_calls": null, which the model takes as none).
+        del data["function_call"]
     if data.get("tool_calls") is None and data.get("function_call") is not None:
         data["tool_calls"] = [{"type": "function", "function": data.pop("function_call")}]
     return data

@@ -120,7 +120,8 @@ def test_terms_kept_on_a_row_are_those_of_the_cache_that_asks(tmp_path: Path) ->
         first = mild.of(row)
         assert mild.of(row) is first
         other = strong.of(row)
-        assert other.hashes == first.hashes and other.shares != first.shares
+        assert other.hashes == first.hashes
+        assert other.shares != first.shares
         assert mild.of(row) == first
         # A row read again (a new object, the same text) finds the cache's entry.
         assert mild.of(_row(1, "a garden of roses", title="Garden")) == first
