@@ -315,11 +315,18 @@ def score_rows(
     fields = np.fromiter([len(row.lengths) for row in rows], dtype=np.intp, count=count)
     value = np.zeros((count, len(terms)), dtype=np.float64)
     if len(hashes):
-        # Each field's count of each term, and its share times the count ...
-        starts = np.zeros(len(lengths), dtype=np.intp)
-        np.cumsum(lengths[:-1], out=starts[1:])
+        # Each field's count of each term (found by a binary search among the query's few
+        # hashes: memory and time in the number of terms the pool holds, whatever the
+        # query's length), and its share times the count ...
         wanted = np.fromiter(map(hash, terms), dtype=np.int64, count=len(terms))
-        counts = np.add.reduceat(hashes[:, None] == wanted[None, :], starts, axis=0, dtype=np.int64)
+        order = np.argsort(wanted)
+        ordered = wanted[order]
+        nearest = np.minimum(np.searchsorted(ordered, hashes), len(terms) - 1)
+        found = np.flatnonzero(ordered[nearest] == hashes)
+        field = np.searchsorted(np.cumsum(lengths), found, side="right")
+        counts = np.bincount(
+            field * len(terms) + order[nearest[found]], minlength=len(lengths) * len(terms)
+        ).reshape(len(lengths), len(terms))
         # ... laid out by memory and field (in FIELDS order), then added field after
         # field: explicit additions, so the order is the scalar one whatever numpy's
         # reductions do.
