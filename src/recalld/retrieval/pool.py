@@ -296,7 +296,11 @@ def build_pool(
     def describe(found: Sequence[CandidateRow]) -> None:
         # What a candidate is whatever else the pool holds (its neighbours' scores and the
         # cosines come once the pool is complete).
-        neighbours.update(store.neighbours(neighbour_scope, [row.seq for row in found]))
+        # Only a memory with a source and a time has neighbours (a store of plain notes
+        # asks nothing).
+        placed = [row.seq for row in found if row.source is not None and row.at_utc is not None]
+        if placed:
+            neighbours.update(store.neighbours(neighbour_scope, placed))
         score(found)
         for row in found:
             pair = neighbours.get(row.seq)
