@@ -242,6 +242,41 @@ def test_migrate_again_never_takes_back_what_was_done_in_the_target_since(
         assert memory.core.state("user").entries == ["Works at Initech"]
 
 
+def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_the_target(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # The edit stayed, but the source's graph mentions of the text before it were written
+    # onto the edited memory (review 51i): it read as mentioning a bakery in Ouagadougou
+    # that its text no longer names. No row of the older text (mentions, vectors, sense
+    # features, jobs) is copied onto it now.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        note = memory.remember(
+            "Bartholomew Quagmire runs a bakery in Ouagadougou.", tags=["baking"]
+        ).id
+        memory.new_worker().run_until_idle()
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        memory.update(note, content="Zedekiah plays chess in Reykjavik.", tags=["chess"])
+        memory.new_worker().run_until_idle()
+        tags = memory.get(note).tags
+        mentioned = sorted(
+            item.entity.name for item in memory.graph.entities_of_memory(note).entities
+        )
+    assert "Ouagadougou" not in mentioned
+    report = _copy(source, target)
+    assert report.complete
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.get(note).content == "Zedekiah plays chess in Reykjavik."
+        assert memory.get(note).tags == tags == ["chess"]
+        assert (
+            sorted(item.entity.name for item in memory.graph.entities_of_memory(note).entities)
+            == mentioned
+        )
+        assert [hit.memory.id for hit in memory.search("chess Reykjavik", limit=1)] == [note]
+
+
 def test_migrate_again_gives_a_key_to_the_memory_that_holds_it_in_the_source_now(
     tmp_path: Path, clock: FakeClock
 ) -> None:

@@ -160,6 +160,10 @@ class _Copier:
         self.dropped = False
         # The target seqs of the memories this copy wrote before this run (its ledger).
         self.owned: set[int] = set()
+        # The source seqs of the memories edited in the target since the source's version:
+        # the target's row stays with its own rows (tags, vectors, graph mentions of its
+        # new text), and the source's rows of the older text are not copied onto it.
+        self.edited_there: set[int] = set()
 
     def _tick(self, table: str, done: int, total: int) -> None:
         if self.progress is not None:
@@ -303,10 +307,13 @@ class _Copier:
                 " write: the copy stopped here; give one of them another id, or migrate into"
                 " an empty database",
             )
-        if _comparable(existing) == _comparable(memory) or existing.updated_at >= memory.updated_at:
+        same = _comparable(existing) == _comparable(memory)
+        if same or existing.updated_at >= memory.updated_at:
             # The same, or edited in the target since (its edit stays: never taken back).
             if not mine:
                 tx.mark_migrated(existing.seq, self.origin)
+            if not same:
+                self.edited_there.add(memory.seq)
             return "skipped", existing.seq
         # Changed in the source since: the old row goes with every row that depends on it
         # (as forget does), and the source's is copied with its rows (the later tables).
@@ -386,9 +393,11 @@ class _Copier:
                 for row in rows
             }
         for rows in _batches(self.source, table):
-            renumbered = [self._renumber(table, row) for row in rows]
+            # A memory edited in the target since keeps its own rows (counted as skipped).
+            kept = [row for row in rows if row.get("seq") not in self.edited_there]
+            renumbered = [self._renumber(table, row) for row in kept]
             written = [row for row in renumbered if row is not None]
-            left += len(rows) - len(written)
+            left += len(kept) - len(written)
             inserted = self.target.tables.write(table, written)
             copied += inserted
             if table.mutable and inserted < len(written):
