@@ -17,6 +17,9 @@ migration 25) of the memories and core memory rows a copy from each source
 
 - copies a memory the target does not hold, and records it;
 - skips a memory the target holds unchanged, and writes its missing rows;
+- skips a memory edited in the target since the source's version (its edit stays) and
+  every source row of it (graph mentions, vectors, sense features and jobs of the
+  older text): the target's edit has rows of its own;
 - brings up to date a memory the target holds that changed in the source since:
   the target's row is deleted with everything that depends on it (as forget
   does) and the source's is copied with its rows;
