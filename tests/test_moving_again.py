@@ -277,6 +277,39 @@ def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_t
         assert [hit.memory.id for hit in memory.search("chess Reykjavik", limit=1)] == [note]
 
 
+def test_migrate_resumed_after_the_target_recalled_a_copied_memory_copies_its_rows(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # A recall in the target between an interrupted run and the next one changes the
+    # memory's access count, not its updated_at: it is not an edit, and the memory still
+    # takes the rows the interrupted run did not copy (its vector, its graph mentions).
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        note = memory.remember("Bartholomew Quagmire runs a bakery in Ouagadougou.").id
+        memory.new_worker().run_until_idle()
+        mentioned = sorted(
+            item.entity.name for item in memory.graph.entities_of_memory(note).entities
+        )
+    with pytest.raises(InterruptedCopyError):
+        _copy(source, target, progress=_stop_after_the_memories)
+    clock.advance(60)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert [hit.memory.id for hit in memory.recall("bakery Ouagadougou", mode="keyword")] == [
+            note
+        ]
+        assert memory.get(note).access_count == 1
+    report = _copy(source, target)
+    assert report.complete
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert (
+            sorted(item.entity.name for item in memory.graph.entities_of_memory(note).entities)
+            == mentioned
+        )
+        assert [hit.memory.id for hit in memory.search("bakery Ouagadougou", mode="vector")] == [
+            note
+        ]
+
+
 def test_migrate_again_gives_a_key_to_the_memory_that_holds_it_in_the_source_now(
     tmp_path: Path, clock: FakeClock
 ) -> None:

@@ -315,7 +315,9 @@ class _Copier:
             # The same, or edited in the target since (its edit stays: never taken back).
             if not mine:
                 tx.mark_migrated(existing.seq, self.origin)
-            if not same:
+            if not same and existing.updated_at > memory.updated_at:
+                # Edited there (a recall's access count or the indexing state changes
+                # no updated_at: such a memory still takes the rows it lacks).
                 self.edited_there.add(memory.seq)
             return "skipped", existing.seq
         # Changed in the source since: the old row goes with every row that depends on it
