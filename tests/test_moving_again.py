@@ -247,8 +247,8 @@ def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_t
 ) -> None:
     # The edit stayed, but the source's graph mentions of the text before it were written
     # onto the edited memory (review 51i): it read as mentioning a bakery in Ouagadougou
-    # that its text no longer names. No row of the older text (mentions, vectors, sense
-    # features, jobs) is copied onto it now.
+    # that its text no longer names. No row its older text gave (its graph mentions, its
+    # vector) is copied onto it now.
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     with MemoryService.open(_settings(source), clock=clock) as memory:
         note = memory.remember(

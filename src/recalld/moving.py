@@ -18,8 +18,8 @@ migration 25) of the memories and core memory rows a copy from each source
 - copies a memory the target does not hold, and records it;
 - skips a memory the target holds unchanged, and writes its missing rows;
 - skips a memory edited in the target since the source's version (its edit stays) and
-  every source row of it (graph mentions, vectors, sense features and jobs of the
-  older text): the target's edit has rows of its own;
+  the source's rows its older text gave (:data:`OF_THE_TEXT`: its vector, its graph
+  mentions): the target's edit has its own;
 - brings up to date a memory the target holds that changed in the source since:
   the target's row is deleted with everything that depends on it (as forget
   does) and the source's is copied with its rows;
@@ -78,6 +78,9 @@ FRESHNESS = {
     "intention_streaks": "last_at",
 }
 DROPPED_REASON = "migrate"
+# The rows that a memory's text gives (its vector, the entities it mentions, the record
+# of that extraction): not copied onto a memory edited in the target since.
+OF_THE_TEXT = ("vectors", "graph_mentions", "graph_extracted")
 
 
 @dataclass
@@ -164,8 +167,8 @@ class _Copier:
         # The target seqs of the memories this copy wrote before this run (its ledger).
         self.owned: set[int] = set()
         # The source seqs of the memories edited in the target since the source's version:
-        # the target's row stays with its own rows (tags, vectors, graph mentions of its
-        # new text), and the source's rows of the older text are not copied onto it.
+        # the target's row stays with what its own text gave (OF_THE_TEXT), and the
+        # source's rows of the older text are not copied onto it.
         self.edited_there: set[int] = set()
 
     def _tick(self, table: str, done: int, total: int) -> None:
@@ -397,9 +400,11 @@ class _Copier:
                 for rows in _batches(self.target, table)
                 for row in rows
             }
+        textual = table.name in OF_THE_TEXT
         for rows in _batches(self.source, table):
-            # A memory edited in the target since keeps its own rows (counted as skipped).
-            kept = [row for row in rows if row.get("seq") not in self.edited_there]
+            # A memory edited in the target since keeps what its text gives (counted as
+            # skipped).
+            kept = [row for row in rows if not textual or row["seq"] not in self.edited_there]
             renumbered = [self._renumber(table, row) for row in kept]
             written = [row for row in renumbered if row is not None]
             left += len(kept) - len(written)
