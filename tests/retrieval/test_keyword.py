@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import random
+import weakref
 from pathlib import Path
 
 from recalld._text import MAX_NAMED_WORDS, named_words, query_terms
@@ -125,6 +127,73 @@ def test_terms_kept_on_a_row_are_those_of_the_cache_that_asks(tmp_path: Path) ->
         assert mild.of(row) == first
         # A row read again (a new object, the same text) finds the cache's entry.
         assert mild.of(_row(1, "a garden of roses", title="Garden")) == first
+    finally:
+        store.close()
+
+
+def test_a_term_never_matches_another_whose_characters_are_stored_alike(
+    tmp_path: Path,
+) -> None:
+    # CPython hashes a string's stored bytes: "空" (U+7A7A) as "zz", "の" as "n0". Counted by
+    # hash(), a memory saying "ZZ Top" scored for a query about 空 (review 51j).
+    assert hash("空") == hash("zz")
+    store = open_store(Settings(db=tmp_path / "k.db", embedder="none"))
+    try:
+        parameters = KeywordParameters()
+        cache = RowTermsCache(store.retrieval, parameters, frozenset(), size=10)
+        band = cache.of(_row(1, "ZZ Top played the blues in n0 time"))
+        city = cache.of(_row(2, "東京 の 夜"))
+        for terms, row in ((("空",), band), (("の",), band), (("n0", "zz"), city)):
+            query = QueryKeywords(
+                terms=terms, idf=tuple(parameters.idf(1) for _ in terms), all_terms=frozenset()
+            )
+            assert score_rows(query, [row], parameters)[0].raw == 0.0, terms
+        both = QueryKeywords(
+            terms=("zz", "の"), idf=(parameters.idf(1), parameters.idf(1)), all_terms=frozenset()
+        )
+        assert [score.matched_share for score in score_rows(both, [band, city], parameters)] == [
+            0.5,
+            0.5,
+        ]
+    finally:
+        store.close()
+
+
+def test_without_saturation_an_unmatched_term_adds_nothing(tmp_path: Path) -> None:
+    # k1 = 0 (each matched term counts its whole IDF): an unmatched term's 0/0 made the
+    # score NaN (review 51j).
+    store = open_store(Settings(db=tmp_path / "k.db", embedder="none"))
+    try:
+        parameters = KeywordParameters(k1=0.0)
+        cache = RowTermsCache(store.retrieval, parameters, frozenset(), size=10)
+        query = QueryKeywords(
+            terms=("garden", "rose"),
+            idf=(parameters.idf(3), parameters.idf(40)),
+            all_terms=frozenset({"garden", "rose"}),
+        )
+        [score] = score_rows(query, [cache.of(_row(1, "a garden"))], parameters)
+        assert score.raw == parameters.idf(3)
+        assert score.matched_share == 0.5
+    finally:
+        store.close()
+
+
+def test_rows_do_not_keep_a_replaced_terms_cache_alive(tmp_path: Path) -> None:
+    # A row keeps its terms with the number of the cache that made them, not the cache:
+    # the store's row cache would otherwise keep every replaced cache (and its entries).
+    store = open_store(Settings(db=tmp_path / "k.db", embedder="none"))
+    try:
+        row = _row(1, "a garden of roses")
+        old = RowTermsCache(store.retrieval, KeywordParameters(), frozenset(), size=10)
+        terms = old.of(row)
+        gone = weakref.ref(old)
+        del old
+        gc.collect()
+        assert gone() is None
+        assert row.derived is not None
+        assert row.derived[1] is terms
+        new = RowTermsCache(store.retrieval, KeywordParameters(), frozenset(), size=10)
+        assert new.of(row) == terms
     finally:
         store.close()
 

@@ -21,6 +21,7 @@ term (saturated) would get: ``sum(idf * tf / (k1 + tf)) / sum(idf)``, in
 
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from collections import OrderedDict
@@ -43,6 +44,7 @@ __all__ = [
     "prepare_query",
     "score_row",
     "score_rows",
+    "term_hash",
 ]
 
 FIELDS = ("title", "content", "tags", "speaker", "place", "key")
@@ -153,13 +155,13 @@ class RowTerms:
 
     For each searchable field that has terms (in :data:`FIELDS` order): its index
     terms, as the 64-bit hashes of the terms one after another in ``hashes`` (the
-    fields one after another, ``lengths`` terms each), and its BM25F share (the
-    field's weight over its length normalisation). A term's pseudo-frequency is the
-    sum over the fields of its count in the field times the field's share:
-    :func:`score_rows` counts a query's few terms in the hashes of a whole pool of
-    memories at once, in numpy, instead of in Python memory by memory. Two different
-    words share a hash with a probability of about 2^-64 per pair; the strings are not
-    kept (a hash takes 8 bytes, a word in a tuple 8 bytes plus the word itself).
+    fields one after another, ``lengths`` terms each; :func:`term_hash`), and its
+    BM25F share (the field's weight over its length normalisation). A term's
+    pseudo-frequency is the sum over the fields of its count in the field times the
+    field's share: :func:`score_rows` counts a query's few terms in the hashes of a
+    whole pool of memories at once, in numpy, instead of in Python memory by memory.
+    The strings are not kept (a hash takes 8 bytes, a word in a tuple 8 bytes plus the
+    word itself).
     """
 
     hashes: bytes
@@ -184,6 +186,8 @@ class RowTerms:
 ROW_TERMS_CACHE = 45_000
 # Name tokens shorter than this never count as naming a speaker ("a", initials).
 MIN_NAME_CHARS = 2
+# Each RowTermsCache's own number (see RowTermsCache.of).
+_GENERATIONS = itertools.count()
 
 
 # What a memory's terms depend on: its title, content, tags, speaker, place name and key.
@@ -216,6 +220,9 @@ class RowTermsCache:
         self._rows: OrderedDict[_TextKey, RowTerms] = OrderedDict()
         self._speakers: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
+        # What the rows that keep this cache's terms (CandidateRow.derived) know it by: a
+        # number, not the cache, which the store's row cache would otherwise keep alive.
+        self._generation = next(_GENERATIONS)
 
     def of(self, row: CandidateRow) -> RowTerms:
         """The terms of ``row``'s text (prepared on first sight).
@@ -224,7 +231,7 @@ class RowTermsCache:
         the same row out again until memories change, and the row's text never changes,
         so the next recall finds them there without building and hashing the text key."""
         derived = row.derived
-        if derived is not None and derived[0] is self:
+        if derived is not None and derived[0] == self._generation:
             terms: RowTerms = derived[1]
             return terms
         key = (row.title, row.content, row.tags, row.speaker, row.place_name, row.key)
@@ -235,7 +242,7 @@ class RowTermsCache:
                 while len(self._rows) >= self._size:
                     self._rows.popitem(last=False)
                 self._rows[key] = found
-        row.derived = (self, found)
+        row.derived = (self._generation, found)
         return found
 
     def _speaker(self, speaker: str | None) -> tuple[str, ...]:
@@ -275,7 +282,7 @@ class RowTermsCache:
                 lengths.append(len(tokens))
                 shares.append(weight / (1.0 - b + b * length))
         hashes = np.fromiter(
-            map(hash, chain.from_iterable(values)), dtype=np.int64, count=sum(lengths)
+            map(term_hash, chain.from_iterable(values)), dtype=np.int64, count=sum(lengths)
         )
         lexicon = self.lexicon
         return RowTerms(
@@ -288,6 +295,17 @@ class RowTermsCache:
             name_terms=tuple(term for term in speaker if len(term) >= MIN_NAME_CHARS),
             asks=asks_question(row.content),
         )
+
+
+def term_hash(term: str) -> int:
+    """The 64-bit hash a term is counted by: of its UTF-8 bytes, which no two terms share.
+
+    Not ``hash(term)``: CPython hashes a string's stored bytes, one, two or four a
+    character, so "空" (U+7A7A, stored as two bytes) hashes as "zz" and "の" as "n0",
+    whatever ``PYTHONHASHSEED`` is, and a memory saying "ZZ Top" matched a query for 空
+    (review 51j). Two byte strings share a hash by chance only (SipHash, about 2^-64 a
+    pair). Per process: the hashes never leave it."""
+    return hash(term.encode("utf-8"))
 
 
 def score_row(query: QueryKeywords, row: RowTerms, parameters: KeywordParameters) -> KeywordScore:
@@ -318,7 +336,7 @@ def score_rows(
         # Each field's count of each term (found by a binary search among the query's few
         # hashes: memory and time in the number of terms the pool holds, whatever the
         # query's length), and its share times the count ...
-        wanted = np.fromiter(map(hash, terms), dtype=np.int64, count=len(terms))
+        wanted = np.fromiter(map(term_hash, terms), dtype=np.int64, count=len(terms))
         order = np.argsort(wanted)
         ordered = wanted[order]
         nearest = np.minimum(np.searchsorted(ordered, hashes), len(terms) - 1)
@@ -339,9 +357,16 @@ def score_rows(
             value += by_field[:, place]
     k1 = parameters.k1
     raw = np.zeros(count, dtype=np.float64)
+    added = np.zeros(count, dtype=np.float64)
     for column, idf in enumerate(query.idf):
         pseudo = value[:, column]
-        raw += idf * pseudo / (k1 + pseudo)
+        if k1 > 0:
+            raw += idf * pseudo / (k1 + pseudo)  # 0 for a term a memory lacks
+            continue
+        # Without saturation a term a memory lacks would be 0/0: it adds nothing.
+        np.divide(idf * pseudo, k1 + pseudo, out=added, where=pseudo != 0)
+        added[pseudo == 0] = 0.0
+        raw += added
     matched = np.count_nonzero(value, axis=1)
     total = query.total_idf
     normalised = (raw / total).tolist() if total > 0 else [0.0] * count
