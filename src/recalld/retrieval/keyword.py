@@ -227,7 +227,7 @@ class RowTermsCache:
     def of(self, row: CandidateRow) -> RowTerms:
         """The terms of ``row``'s text (prepared on first sight).
 
-        Kept on the row too (``row.derived``, with this cache): the store's row cache hands
+        Kept on the row too (``row.derived``, with this cache's number): the row cache hands
         the same row out again until memories change, and the row's text never changes,
         so the next recall finds them there without building and hashing the text key."""
         derived = row.derived
