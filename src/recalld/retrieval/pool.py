@@ -25,7 +25,6 @@ from recalld.retrieval.graph_channel import NEW_CANDIDATES, GraphFeatures
 from recalld.retrieval.keyword import (
     KeywordScore,
     QueryKeywords,
-    RowTerms,
     RowTermsCache,
     prepare_query,
     score_rows,
@@ -244,14 +243,6 @@ def build_pool(
         store, scope.namespaces, request.text, request.words, parameters, terms.lexicon
     )
     keyword_cache: dict[int, KeywordScore] = {}
-    # Each row's terms, looked up once per recall (the cache's key is the row's text).
-    prepared: dict[int, RowTerms] = {}
-
-    def terms_of(row: CandidateRow) -> RowTerms:
-        found = prepared.get(row.seq)
-        if found is None:
-            found = prepared[row.seq] = terms.of(row)
-        return found
 
     def score(found: Sequence[CandidateRow]) -> None:
         # BM25F of the rows not scored yet, in one batch (score_rows).
@@ -267,7 +258,7 @@ def build_pool(
                 )
             else:
                 todo.append(row)
-        scored = score_rows(keywords, [terms_of(row) for row in todo], parameters)
+        scored = score_rows(keywords, [terms.of(row) for row in todo], parameters)
         keyword_cache.update(zip([row.seq for row in todo], scored, strict=True))
 
     def keyword_of(row: CandidateRow) -> KeywordScore:
@@ -304,7 +295,7 @@ def build_pool(
         score(found)
         for row in found:
             pair = neighbours.get(row.seq)
-            row_terms = terms_of(row)
+            row_terms = terms.of(row)
             graph = request.graph.get(row.seq, unreached)
             candidate = Candidate(
                 seq=row.seq,
