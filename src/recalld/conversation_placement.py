@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from recalld.conversation_model import ConversationMessage
 
-__all__ = ["TurnKey", "borrowed_times", "keyed_positions", "placement"]
+__all__ = ["TurnKey", "borrowed_times", "conversation_order", "keyed_positions", "placement"]
 
 
 def borrowed_times(
@@ -57,14 +57,23 @@ def placement(
     stored: Mapping[int, TurnKey],
     sent: Sequence[tuple[int, TurnKey]],
     taken: Collection[int] = (),
-) -> dict[int, int]:
-    """Where each re-sent message without a message id goes: its index -> the position of
-    the stored turn it repeats or edits, or a new position: in the gap a forgotten turn
-    left where it fits, else after every stored turn.
+    after: Mapping[int, int] | None = None,
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Where each re-sent message without a message id goes, and the anchors of the new
+    turns that need one.
+
+    Returns its index -> the position of the stored turn it repeats or edits, or a new
+    position: in the gap a forgotten turn left where it fits, else after every stored
+    turn; and, for a new turn placed after every stored turn although the send puts it
+    before a stored one, its position -> its anchor (``meta.after``: see
+    :func:`conversation_order`).
 
     ``stored`` maps the positions of the stored turns without message ids to their
-    (speaker, text); ``sent`` holds the re-sent messages without ids as (their index
-    in the re-send, (speaker, text)), in order. Two placements are weighed:
+    (speaker, text), ``after`` the anchored ones' to their anchors: they are compared in
+    the conversation's order. ``sent`` holds the re-sent messages without ids as (their
+    index in the re-send, (speaker, text)), in order. A re-send whose every message
+    repeats a stored turn in that order changes nothing (:func:`_repeats`). Else two
+    placements are weighed:
 
     * the window: the re-send begins with the stored conversation's last turns
       (a window that slid), which it repeats; the rest is new;
@@ -91,23 +100,31 @@ def placement(
     is overwritten with a neighbour's text.
 
     New messages between two placed ones then take the free positions between theirs
-    (:func:`_in_gaps`: a forgotten turn sent again goes back into the gap it left). ``taken``
-    holds the positions of every stored turn of the conversation (those of messages
-    with ids too): a new position is never one of them.
+    (:func:`_in_gaps`: a forgotten turn sent again goes back into the gap it left); one
+    with no free position there takes one after every stored turn, anchored after the
+    message before it in the send, so the same transcript sent again finds it in its
+    place instead of adding it again. ``taken`` holds the positions of every stored turn
+    of the conversation (those of messages with ids too): a new position is never one of
+    them.
     """
     if not sent:
-        return {}
+        return {}, {}
     if not stored:
         # Each message at its index (a first send), unless turns with ids hold some of
         # those: then all after every stored turn, in order.
         indexes = [index for index, _ in sent]
         if taken and not set(taken).isdisjoint(indexes):
-            return _appended({}, indexes, set(taken))
-        return {index: index for index in indexes}
-    order = sorted(stored)
+            return _appended({}, indexes, set(taken)), {}
+        return {index: index for index in indexes}, {}
+    anchors = {position: anchor for position, anchor in (after or {}).items() if position in stored}
+    order = conversation_order(stored, anchors)
     turns = [stored[position] for position in order]
     said = [turn for _, turn in sent]
+    indexes = [index for index, _ in sent]
     window = _window(turns, said)
+    repeats = _repeats(order, turns, said, window)
+    if repeats is not None:
+        return {indexes[row]: position for row, position in repeats.items()}, {}
     placed = {row: order[len(order) - window + row] for row in range(window)}
     repeated, edited, run = _aligned(order, turns, said)
     # Against a window, the alignment must reach the last stored turn too: clients re-send
@@ -116,9 +133,60 @@ def placement(
     if repeated and run > window and (window == 0 or reaches_end):
         placed = {**repeated, **edited}
     used = {*taken, *order, *placed.values()}
-    placed.update(_in_gaps(len(said), placed, used))
-    positions = {sent[row][0]: position for row, position in placed.items()}
-    return _appended(positions, [index for index, _ in sent], used)
+    placed.update(_in_gaps(len(said), placed, used, anchors))
+    positions = {indexes[row]: position for row, position in placed.items()}
+    positions = _appended(positions, indexes, used)
+    # A new message sent before a placed one took a position after every turn: its anchor
+    # (the position of the message before it, -1 for the first) keeps it in its place in
+    # the conversation's order, so the same transcript sent again repeats it there.
+    last_placed = max(placed, default=-1)
+    new_anchors = {
+        positions[indexes[row]]: -1 if row == 0 else positions[indexes[row - 1]]
+        for row in range(last_placed)
+        if row not in placed
+    }
+    return positions, new_anchors
+
+
+def conversation_order(stored: Collection[int], after: Mapping[int, int]) -> list[int]:
+    """The stored positions in the order of the conversation.
+
+    A turn without an anchor sits at its position (``meta.turn``); one with an anchor
+    (``meta.after``: a message sent between two stored turns that had no free position
+    between them, so it took one after every turn) sits right after the turn it was sent
+    after (-1: before the first turn), ahead of the turns anchored there before it (they
+    came after it in the send that placed it). An anchor that no longer exists (a
+    forgotten turn) leaves the turn at its position.
+    """
+    children: dict[int, list[int]] = {}
+    roots: list[int] = []
+    for position in sorted(stored):
+        anchor = after.get(position)
+        if anchor is not None and (anchor == -1 or anchor in stored) and anchor != position:
+            children.setdefault(anchor, []).append(position)
+        else:
+            roots.append(position)
+    order: list[int] = []
+    seen: set[int] = set()
+
+    def visit(position: int) -> None:
+        # Iterative, latest anchored first (each pushed reversed onto the stack).
+        stack = [position]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            if current != -1:
+                order.append(current)
+            stack.extend(sorted(children.get(current, ())))
+
+    visit(-1)
+    for root in roots:
+        visit(root)
+    # A cycle of anchors (never written so; a hand-edited meta) keeps its turns by position.
+    order.extend(position for position in sorted(stored) if position not in seen)
+    return order
 
 
 def _appended(placed: dict[int, int], indexes: Sequence[int], used: set[int]) -> dict[int, int]:
@@ -132,10 +200,13 @@ def _appended(placed: dict[int, int], indexes: Sequence[int], used: set[int]) ->
     return placed
 
 
-def _in_gaps(rows: int, placed: Mapping[int, int], used: set[int]) -> dict[int, int]:
+def _in_gaps(
+    rows: int, placed: Mapping[int, int], used: set[int], anchors: Mapping[int, int]
+) -> dict[int, int]:
     """New positions for the unplaced rows between two placed ones (or before the first),
     when the positions free between those two placed rows' hold them all: the lowest
-    after the row before, the highest before the first placed row. ``used`` gains them."""
+    after the row before, the highest before the first placed row. Not next to an
+    anchored turn, whose position says nothing of its place. ``used`` gains them."""
     found: dict[int, int] = {}
     previous: int | None = None  # the position of the last placed row
     waiting: list[int] = []
@@ -144,6 +215,8 @@ def _in_gaps(rows: int, placed: Mapping[int, int], used: set[int]) -> dict[int, 
             waiting.append(row)
             continue
         position = placed[row]
+        if waiting and (position in anchors or previous in anchors):
+            waiting = []
         if waiting:
             gap = range(position - 1, -1, -1) if previous is None else range(previous + 1, position)
             chosen = list(
@@ -155,6 +228,38 @@ def _in_gaps(rows: int, placed: Mapping[int, int], used: set[int]) -> dict[int, 
             waiting = []
         previous = position
     return found
+
+
+def _repeats(
+    order: Sequence[int], turns: Sequence[TurnKey], said: Sequence[TurnKey], window: int
+) -> dict[int, int] | None:
+    """Every re-sent row as a repeat of a stored turn, in the conversation's order (the
+    latest turns win): each row -> its turn's position; None when some row repeats none.
+
+    Such a re-send changes nothing. The diff alignment alone could take a run of equal
+    turns at other positions than the send that wrote them, and leave a row of the same
+    transcript, sent again, unplaced: a new turn on every re-send. As for the alignment
+    (:func:`placement`), one message repeating an older turn's words is a new turn, and
+    against a window the repeats must reach the last stored turn in a longer run."""
+    if not said or (len(said) == 1 and said[0] != turns[-1]):
+        return None
+    found: list[int] = []  # indexes into turns, from the last row back
+    at = len(turns) - 1
+    for row in range(len(said) - 1, -1, -1):
+        while at >= 0 and turns[at] != said[row]:
+            at -= 1
+        if at < 0:
+            return None
+        found.append(at)
+        at -= 1
+    if window:
+        run = longest = 1
+        for later, earlier in itertools.pairwise(found):
+            run = run + 1 if earlier == later - 1 else 1
+            longest = max(longest, run)
+        if found[0] != len(turns) - 1 or longest <= window:
+            return None
+    return {len(said) - 1 - step: order[at] for step, at in enumerate(found)}
 
 
 def _window(turns: Sequence[TurnKey], said: Sequence[TurnKey]) -> int:
@@ -194,7 +299,7 @@ def _aligned(
         whole = repeated.get(0, edited.get(0)) == order[0] and reaches_end and found > 0
         # The edited turns are the stored conversation's last ones, edited by the
         # re-send's last messages (an answer regenerated at the end of a window).
-        last_ones = sorted(edited.values()) == list(order[len(order) - changed :])
+        last_ones = set(edited.values()) == set(order[len(order) - changed :])
         at_end = sorted(edited) == list(range(len(said) - changed, len(said)))
         if not (
             (whole and (found > changed or (found == changed and last_ones)))

@@ -51,7 +51,10 @@ the whole transcript re-sent from its first turn, more than it changes, or as
 many when the changed turns are the last); a stored turn the re-send does not
 repeat is kept. A new message between two repeated turns takes a position free between
 theirs (a forgotten turn sent again goes back into the gap it left), else one after every
-stored turn (:func:`placement`).
+stored turn, with the position of the message before it as its anchor (``meta.after``;
+-1 before the first): turns are compared in the conversation's order
+(:func:`conversation_order`), so the same transcript sent again repeats that turn where
+it was sent instead of adding it on every re-send (:func:`placement`).
 
 A message without ``at`` in a transcript whose other messages have one takes the
 time of the message before it (one before every timed message, the time of the one
@@ -71,7 +74,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -211,6 +214,8 @@ class _Plan:
     holds: bool = False
     # The next free position for a message moved by Conversations._moved.
     free: int | None = None
+    # The anchor of each anchored turn it writes or keeps, by position (``meta.after``).
+    after: dict[int, int] = field(default_factory=dict)
 
 
 def _key(message: ConversationMessage, position: int) -> str:
@@ -348,6 +353,7 @@ class Conversations:
                         message,
                         borrowed[index],
                         report,
+                        None if message.id is not None else plan.after.get(plan.positions[index]),
                     )
                     report.turns.append(TurnReceipt(index=index, receipt=receipt))
             if progress is not None and kept:
@@ -477,6 +483,7 @@ class Conversations:
         source = _source(conversation, conversation_id)
         scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
         stored: dict[int, TurnKey] = {}
+        after: dict[int, int] = {}
         stored_ids: set[str] = set()
         taken: set[int] = set()
         for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
@@ -489,12 +496,15 @@ class Conversations:
             taken.add(position)
             if message_id is None and position >= 0:
                 stored[position] = (memory.speaker, memory.content)
+                anchor = memory.meta.get("after")
+                if type(anchor) is int:
+                    after[position] = anchor
         sent = [
             (index, (_speaker(message, f"messages[{index}]."), _text(message)))
             for index, message in kept
             if message.id is None
         ]
-        placed = placement(stored, sent, taken)
+        placed, anchored = placement(stored, sent, taken, after)
         now = self._clock()
         existing: dict[int, Memory | None] = {}
         kept_at: dict[int, int] = {}
@@ -510,6 +520,7 @@ class Conversations:
             [(index, message.id) for index, message in kept], placed, kept_at, taken
         )
         plan = _Plan(conversation_id, source, positions, existing, {}, joins=True)
+        plan.after = {**after, **anchored}
         plan.holds = bool(stored_ids)
         repeated: set[str] = set()
         grows = False
@@ -587,6 +598,9 @@ class Conversations:
             plan.free = max(known) + 1
         while tx.find(namespace, id=_turn_id(plan.conversation_id, f"#{plan.free}")) is not None:
             plan.free += 1
+        anchor = plan.after.get(plan.positions[index])
+        if anchor is not None:
+            plan.after[plan.free] = anchor
         plan.positions[index] = plan.free
         plan.seen[_turn_id(plan.conversation_id, f"#{plan.free}")] = None
         plan.free += 1
@@ -627,16 +641,20 @@ class Conversations:
         message: ConversationMessage,
         borrowed: datetime | str | None,
         report: ConversationReport,
+        after: int | None = None,
     ) -> Receipt:
         """Write the message ``index`` of the re-send as the turn at ``position`` of the
         conversation (its index, unless a re-send without ids was placed by content).
-        ``borrowed`` is the time it takes from its neighbours (:func:`borrowed_times`)."""
+        ``borrowed`` is the time it takes from its neighbours (:func:`borrowed_times`);
+        ``after`` its turn's anchor (``meta.after``: see :func:`conversation_order`)."""
         prefix = f"messages[{index}]."
         role = None if message.role is None else check.name_text(message.role, prefix + "role")
         speaker = _speaker(message, prefix)
         message_key = message.id if message.id is not None else f"#{position}"
         memory_id = _turn_id(conversation_id, message_key)
         meta: dict[str, Any] = {"conversation": conversation_id, "turn": position}
+        if after is not None:
+            meta["after"] = after
         if conversation.title:
             meta["conversation_title"] = conversation.title
         if role is not None:
