@@ -81,6 +81,26 @@ async def test_mcp_native_tools(connect: Connect) -> None:
         assert got["content"] == "The staging database runs in Sydney"
         updated = await structured(client, "update", {"id": receipt["id"], "title": "region"})
         assert (updated["title"], updated["content"]) == ("region", got["content"])
+        # A null argument changes nothing (models send every optional argument); the fields
+        # named in clear are cleared.
+        expiring = await structured(client, "update", {"id": receipt["id"], "ttl_seconds": 60})
+        assert "expires_at" in expiring
+        nulls = {"title": "region", "ttl_seconds": None, "tags": None}
+        unchanged = await structured(client, "update", {"id": receipt["id"], **nulls})
+        assert (unchanged["title"], unchanged["expires_at"]) == ("region", expiring["expires_at"])
+        cleared = await structured(
+            client, "update", {"id": receipt["id"], "clear": ["ttl_seconds", "title"]}
+        )
+        assert "expires_at" not in cleared
+        assert "title" not in cleared
+        full = await structured(client, "get", {"id": receipt["id"], "verbose": True})
+        assert (full["title"], full["expires_at"]) == (None, None)
+        both = await call(client, "update", {"id": receipt["id"], "title": "x", "clear": ["title"]})
+        assert both.is_error
+        assert json.loads(text(both))["error"]["field"] == "clear"
+        nothing = await call(client, "update", {"id": receipt["id"], "clear": ["content"]})
+        assert nothing.is_error
+        assert (await structured(client, "get", {"id": receipt["id"]}))["content"] == got["content"]
         page = await structured(client, "list", {"limit": 5})
         assert [m["id"] for m in page["memories"]] == [receipt["id"]]
         # A listed memory shows what a hit shows besides its line (the score aside).

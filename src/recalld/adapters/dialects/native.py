@@ -60,6 +60,7 @@ from recalld.adapters.dialects.failures import (
     worded,
 )
 from recalld.conversation_model import ConversationMessage, openai_message_schema
+from recalld.errors import ValidationError
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     WHOLE_NUMBER,
@@ -79,6 +80,19 @@ Namespace = Annotated[str | None, Field(description="default: the server's")]
 UserId = Annotated[str | None, Field(description="mem0 scope: namespace user:<id>")]
 AgentId = Annotated[str | None, Field(description="mem0 scope: namespace agent:<id>")]
 Verbose = Annotated[StrictBool, Field(description="all fields")]
+# What update's clear may name: a memory's optional fields (content and kind stay).
+Clearable = Literal[
+    "title",
+    "category",
+    "tags",
+    "salience",
+    "source",
+    "speaker",
+    "at",
+    "ttl_seconds",
+    "place",
+    "meta",
+]
 MinScore = Annotated[
     StrictFloat | None,
     Field(ge=0, le=1, description="only hits scoring at least this (default: the server's)"),
@@ -348,6 +362,13 @@ def update(
     ttl_seconds: Annotated[StrictFloat | None, Field(gt=0)] = None,
     place: dict[str, Any] | None = None,
     meta: dict[str, Any] | None = None,
+    clear: Annotated[
+        list[Clearable] | None,
+        Field(
+            description="fields to clear (a null argument leaves its field as it is);"
+            " ttl_seconds: the memory no longer expires"
+        ),
+    ] = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
     user_id: UserId = None,
@@ -372,6 +393,10 @@ def update(
         }.items()
         if value is not None
     }
+    for name in dict.fromkeys(clear or ()):
+        if name in given:
+            raise ValidationError("clear", f"{name!r} is given a value too: give it or clear it")
+        given[name] = None
     memory = state_of(ctx).service.update(id, namespace=scope, **given)
     return compact_result(memory.model_dump(mode="json") if verbose else compact_memory(memory))
 
@@ -462,8 +487,6 @@ def core_memory(
             }
         )
     if target is None:
-        from recalld.errors import ValidationError
-
         raise ValidationError("target", "give the target the operations edit (user or memory)")
     edits = [item.model_dump(exclude_none=True) for item in operations]
     result = core.apply(target, edits, namespace=scope)
@@ -584,7 +607,7 @@ TOOL_WORDS = {
     "update": ToolWords(
         choices={
             "changes": "give at least one of: content, title, kind, category, tags, salience, "
-            "source, speaker, at, ttl_seconds, place, meta"
+            "source, speaker, at, ttl_seconds, place, meta, clear"
         }
     ),
     "remind": ToolWords(
@@ -636,7 +659,12 @@ DIALECT = Dialect(
             read_only=True,
         ),
         ToolSpec("get", get, "Fetch one memory by id, key or seq.", read_only=True),
-        ToolSpec("update", update, "Change the given fields of a memory by id."),
+        ToolSpec(
+            "update",
+            update,
+            "Change the given fields of a memory by id; a null argument changes nothing, the"
+            " fields named in clear are cleared.",
+        ),
         ToolSpec(
             "forget",
             forget,
