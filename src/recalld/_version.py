@@ -1,3 +1,3 @@
 """The package version, in a module of its own so adapters need not import the package root."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
