@@ -4,6 +4,7 @@
 # Like pipx or `uv tool install`, without needing either, and without root:
 #   - the environment:  $RECALLD_HOME (default ~/.local/share/recalld)/venv
 #   - the command:      $RECALLD_BIN_DIR (default ~/.local/bin)/recalld, a symbolic link
+#   - extras:           $RECALLD_EXTRAS, comma-separated (postgres, torch), none by default
 # This checkout is installed as a wheel (not editable), so the clone may move or go.
 # Running it again upgrades in place. Uninstall: remove both paths.
 set -eu
@@ -14,13 +15,25 @@ recalld_home=${RECALLD_HOME:-$data_home/recalld}
 bin_dir=${RECALLD_BIN_DIR:-$HOME/.local/bin}
 venv=$recalld_home/venv
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
+extras=${RECALLD_EXTRAS:-}
+target=$source_dir
+if [ -n "$extras" ]; then
+    # pip only warns about an extra the package does not have: refuse it here instead.
+    for extra in $(echo "$extras" | tr ',' ' '); do
+        case $extra in
+            postgres|torch) ;;
+            *) echo "RECALLD_EXTRAS: unknown extra '$extra' (postgres, torch)" >&2; exit 1 ;;
+        esac
+    done
+    target="$source_dir[$extras]"
+fi
 
 mkdir -p "$recalld_home" "$bin_dir"
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet --upgrade "$source_dir"
+"$venv/bin/python" -m pip install --quiet --upgrade "$target"
 ln -sf "$venv/bin/recalld" "$bin_dir/recalld"
 
 command_path=$bin_dir/recalld
