@@ -13,7 +13,7 @@ import pytest
 
 from recalld.config import Settings
 from recalld.errors import ValidationError
-from recalld.importing.transcript import read_transcript
+from recalld.importing.transcript import ALIASES, read_transcript
 from recalld.service import MemoryService
 
 CALL = {
@@ -146,6 +146,74 @@ def test_conversation_openai_messages_read_only_what_they_say_once(
             service.remember_conversation([message], conversation="bad")
         assert caught.value.field == field
     assert service.stats().count == 2
+
+
+def test_conversation_name_beside_speaker_says_to_give_one(service: MemoryService) -> None:
+    # It said "messages[1].name: Extra inputs are not permitted", as if name were unknown.
+    said = {"role": "user", "content": "hi"}
+    for both in (
+        {**said, "speaker": "Ana", "name": "Bo"},
+        {**said, "speaker": "Ana", "name": "Ana"},
+    ):
+        with pytest.raises(ValidationError) as caught:
+            service.remember_conversation([said, both], conversation="bad")
+        assert str(caught.value) == 'messages[1].name: give "name" or "speaker", not both'
+    assert service.stats().count == 0
+    # A null name is no name (as a null refusal is no refusal).
+    report = service.remember_conversation(
+        [{**said, "speaker": "Ana", "name": None}], conversation="ok"
+    )
+    assert service.get(report.turns[0].receipt.id).speaker == "Ana"
+
+
+# Each alias of the ALIASES table beside the field's own name or another alias of it.
+TWICE = [
+    ("name", "speaker"),
+    ("author", "sender"),
+    ("speaker", "author"),
+    ("text", "content"),
+    ("message", "text"),
+    ("content", "message"),
+    ("timestamp", "at"),
+    ("time", "created_at"),
+    ("at", "time"),
+]
+VALUES = {"speaker": "Al", "content": "hello there", "at": "2026-01-02T03:04:05Z"}
+OTHERS = {"speaker": "Bo", "content": "goodbye", "at": "2026-01-02T03:04:06Z"}
+
+
+@pytest.mark.parametrize(("first", "second"), TWICE)
+def test_transcript_refuses_a_field_given_under_two_names(first: str, second: str) -> None:
+    # The first key was kept and the other dropped without a word (`recalld ingest`).
+    assert set(ALIASES) <= {name for pair in TWICE for name in pair}  # every alias tried
+    field = ALIASES.get(first, first)
+    assert ALIASES.get(second, second) == field
+    message = {"role": "user", "id": "m", first: VALUES[field], second: OTHERS[field]}
+    expected = f'give "{first}" or "{second}", not both'
+    documents = {
+        "messages[1]": json.dumps([{"role": "user", "content": "ok"}, message]),
+        "messages[0]": json.dumps({"title": "t", "messages": [message]}),
+        "line 3": json.dumps({"role": "user", "content": "ok"}) + "\n\n" + json.dumps(message),
+    }
+    for position, document in documents.items():
+        with pytest.raises(ValidationError) as caught:
+            read_transcript(document)
+        assert (caught.value.field, caught.value.message) == (position, expected)
+    # Equal values too: one rule, and no format read here gives a field twice.
+    same = {"role": "user", "id": "m", first: VALUES[field], second: VALUES[field]}
+    with pytest.raises(ValidationError, match=r"^messages\[0\]: give "):
+        read_transcript(json.dumps([same]))
+
+
+def test_transcript_reads_a_null_alias_as_not_given() -> None:
+    # Either order: the null key neither refuses the message nor hides the other.
+    for message in (
+        {"content": None, "text": "hello", "name": None, "speaker": "Ana"},
+        {"text": "hello", "content": None, "speaker": "Ana", "name": None},
+    ):
+        assert read_transcript(json.dumps([message])) == {
+            "messages": [{"content": "hello", "speaker": "Ana"}]
+        }
 
 
 def test_conversation_assistant_text_beside_tool_calls_is_kept(service: MemoryService) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic_core import ValidationError as PydanticValidationError
 
 from recalld._schema import DATE_TIME, NAME_PATTERN, NO_NUL_PATTERN, extra, nullable, replaced
 from recalld.model import TAGS_SCHEMA, Moment, Receipt
@@ -192,8 +194,9 @@ def _openai_message(data: Any) -> Any:
     is what the assistant said, ``content`` as a list of parts is the text of its text and
     refusal parts (one per line; none: no text), and the legacy ``function_call`` is a
     tool call. Each is read only where the message does not say the same otherwise
-    (``name`` beside ``speaker`` is an unknown field, refused), and a part whose text is
-    not text is left for the content's own check to refuse."""
+    (``name`` beside ``speaker`` is refused, naming ``name``: which one is the speaker
+    cannot be told), and a part whose text is not text is left for the content's own
+    check to refuse."""
     if not isinstance(data, dict):
         return data
     data = dict(data)
@@ -209,6 +212,23 @@ def _openai_message(data: Any) -> Any:
         data.pop(name, None)
     if data.get("speaker") is None and "name" in data:
         data["speaker"] = data.pop("name")
+    elif "name" in data:
+        if data["name"] is not None:
+            # Raised as pydantic's own error so that it names messages[i].name (an error
+            # of this validator would name the message) on every surface.
+            raise PydanticValidationError.from_exception_data(
+                "ConversationMessage",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "name_and_speaker", 'give "name" or "speaker", not both'
+                        ),
+                        loc=("name",),
+                        input=data["name"],
+                    )
+                ],
+            )
+        del data["name"]  # null: not given (as the SDK dumps an unset field)
     if data.get("refusal") is None:
         data.pop("refusal", None)
     elif data.get("content") is None:

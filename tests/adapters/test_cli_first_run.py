@@ -130,6 +130,25 @@ def test_cli_ingest_refuses_a_repeated_message_id(tmp_path: Path) -> None:
     assert json.loads(stdout)["memories"] == []
 
 
+def test_cli_ingest_refuses_a_field_given_under_two_names(tmp_path: Path) -> None:
+    # `created 1`, exit 0, the speaker "Al" kept and "Bo" dropped without a word.
+    db = str(tmp_path / "chat.db")
+    transcript = tmp_path / "chat.json"
+    first = {"role": "user", "content": "My flight is on Friday", "speaker": "Al"}
+    both = {"role": "user", "content": "hello there", "name": "Al", "speaker": "Bo"}
+    for text, position in (
+        (json.dumps([first, both]), "messages[1]"),
+        (json.dumps({"messages": [first, both]}), "messages[1]"),
+        (json.dumps(first) + "\n" + json.dumps(both) + "\n", "line 2"),
+    ):
+        transcript.write_text(text, encoding="utf-8")
+        stderr = _refused("--db", db, "ingest", str(transcript))
+        assert stderr == f'error: {position}: give "name" or "speaker", not both\n'
+    code, stdout, _ = _invoke("--db", db, "list", "--json")
+    assert code == 0
+    assert json.loads(stdout)["memories"] == []  # the message before it is not written
+
+
 def test_cli_ingest_of_a_document_without_messages_says_so(tmp_path: Path) -> None:
     # "{}" was read as one message: "messages[0].content: Field required".
     db = str(tmp_path / "chat.db")

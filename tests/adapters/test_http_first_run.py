@@ -92,6 +92,22 @@ def test_http_conversation_refuses_a_repeated_message_id(client: httpx.Client) -
     assert _ok(client.get("/v1/stats"))["count"] == 0
 
 
+def test_http_conversation_name_beside_speaker_says_to_give_one(client: httpx.Client) -> None:
+    # It said "messages[1].name: Extra inputs are not permitted", as if name were unknown.
+    messages = [
+        {"role": "user", "content": "My flight is on Friday"},
+        {"role": "user", "name": "Al", "speaker": "Bo", "content": "hello there"},
+    ]
+    response = client.post("/v1/conversations", json={"conversation": "n1", "messages": messages})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"] == {
+        "type": "validation_error",
+        "field": "messages[1].name",
+        "message": 'give "name" or "speaker", not both',
+    }
+    assert _ok(client.get("/v1/stats"))["count"] == 0
+
+
 def test_http_import_by_format(client: httpx.Client) -> None:
     upload = (FIXTURES / "claude_conversations.json").read_bytes()
     report = _ok(client.post("/v1/import", params={"format": "claude"}, content=upload))

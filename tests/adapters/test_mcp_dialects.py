@@ -677,7 +677,11 @@ async def test_mcp_native_remember_conversation_takes_the_messages_rest_takes(
         both = [{"role": "user", "name": "Ada", "speaker": "Bo", "content": "x"}]
         refused = await call(client, "remember_conversation", {"messages": both})
         assert refused.is_error
-        assert json.loads(text(refused))["error"]["field"] == "messages[0].name"
+        assert json.loads(text(refused))["error"] == {
+            "type": "validation_error",
+            "field": "messages[0].name",
+            "message": 'give "name" or "speaker", not both',
+        }
         long_role = [{"role": "r" * 101, "content": "x"}]
         refused = await call(client, "remember_conversation", {"messages": long_role})
         error = json.loads(text(refused))["error"]

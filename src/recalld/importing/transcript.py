@@ -10,10 +10,12 @@
   it (so ``12:30`` or a URL is no speaker).
 
 A message is ``{"role" or "speaker", "content", "at"?, "id"?}``; ``text`` and
-``message`` are read as ``content``, ``name`` and ``author`` as ``speaker``,
-``timestamp``, ``time`` and ``created_at`` as ``at``. Messages of the OpenAI chat
-format keep ``tool_calls`` and ``tool_call_id`` (a null ``content`` is left out: only a
-message with ``tool_calls`` may have none).
+``message`` are read as ``content``, ``name``, ``author`` and ``sender`` as ``speaker``,
+``timestamp``, ``time`` and ``created_at`` as ``at``. A message that gives one field
+under two of its names (``name`` and ``speaker``, say; a null one is not given) is
+refused, even with equal values: no format read here gives a field twice. Messages of the
+OpenAI chat format keep ``tool_calls`` and ``tool_call_id`` (a null ``content`` is left
+out: only a message with ``tool_calls`` may have none).
 """
 
 from __future__ import annotations
@@ -44,10 +46,17 @@ def _message(value: Any, position: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValidationError(position, "a message must be a JSON object")
     message: dict[str, Any] = {}
+    given: dict[str, str] = {}  # the key each field was read from
     for name, item in value.items():
         target = ALIASES.get(str(name), str(name))
-        if target not in message:
-            message[target] = item
+        if item is None and target in message:
+            continue  # null: not given
+        if target in given and message[target] is not None:
+            # Keeping the first dropped the other without a word. Equal values too: no
+            # format read here gives a field twice, and one rule is simpler to state.
+            raise ValidationError(position, f'give "{given[target]}" or "{name}", not both')
+        message[target] = item
+        given[target] = str(name)
     if "speaker" in message and not isinstance(message["speaker"], str):
         speaker = message["speaker"]
         # {"author": {"role": "user", "name": ...}} (exports of chat tools)
