@@ -87,12 +87,69 @@ def test_two_turns_swapped_then_grown_stop_changing(service: MemoryService) -> N
         assert _counts(service.remember_conversation(grown, conversation="c"))[:2] == (0, 0)
 
 
+def test_a_forgotten_anchor_keeps_the_turns_after_it_in_place(service: MemoryService) -> None:
+    first = _lines("Ada: A", "Bob: B", "Ada: C", "Bob: D")
+    service.remember_conversation(first, conversation="c")
+    inserted = _lines("Ada: A", "Bob: B", "Ada: C", "Ada: X", "Bob: D")
+    report = service.remember_conversation(inserted, conversation="c")
+    service.forget(next(turn.receipt.id for turn in report.turns if turn.index == 2))
+    # The client drops the forgotten turn too: X is still between B and D.
+    without = _lines("Ada: A", "Bob: B", "Ada: X", "Bob: D")
+    assert _counts(service.remember_conversation(without, conversation="c")) == (0, 0, 4)
+    # A new message where C was does not take C's place before X.
+    renewed = _lines("Ada: A", "Bob: B", "Ada: N", "Ada: X", "Bob: D")
+    assert _counts(service.remember_conversation(renewed, conversation="c")) == (1, 0, 4)
+    assert _counts(service.remember_conversation(renewed, conversation="c")) == (0, 0, 5)
+
+
+def test_a_chat_without_an_id_is_not_taken_for_another_by_scattered_repeats(
+    service: MemoryService,
+) -> None:
+    greeting = "Ada: hi", "Bot: Hello! How can I help?"
+    first = _lines(
+        *greeting, "Ada: Summarize this article", "Bot: Here is a summary.", "Ada: thanks",
+        "Bot: You're welcome!", *greeting, "Ada: What's the weather?", "Bot: I can't check.",
+    )  # fmt: skip
+    one = service.remember_conversation(first)
+    # Every line of this chat is in the first, in order, but never next to each other.
+    second = service.remember_conversation(_lines(*greeting, "Ada: thanks", "Bot: You're welcome!"))
+    assert second.conversation != one.conversation
+    assert _counts(second) == (4, 0, 0)
+
+
+def test_a_chunked_send_keeps_its_anchors_when_another_writer_takes_a_position(
+    service: MemoryService,
+) -> None:
+    stored = [{"speaker": "Ada" if i % 2 else "Bob", "content": f"turn {i}"} for i in range(600)]
+    service.remember_conversation(stored, conversation="big")
+    mine = [*stored[:551], *_lines("Ada: X", "Bob: Y"), *stored[551:]]
+    other = [*stored, *_lines("Cy: Z from another writer")]
+    written: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        # Between this send's two chunks another writer takes the next free position.
+        if done == 500 and not written:
+            written.append(service.remember_conversation(other, conversation="big").created)
+
+    first = service.remember_conversation(mine, conversation="big", progress=progress)
+    assert (written, first.created) == ([1], 2)
+    turns = {
+        turn.content: turn.meta
+        for turn in service.conversations.turns("recalld://conversation/big", limit=1000)
+    }
+    # Y follows X wherever X went, not the other writer's turn at X's planned position.
+    assert turns["Y"]["after"] == turns["X"]["turn"]
+    assert _counts(service.remember_conversation(mine, conversation="big"))[:2] == (0, 0)
+
+
 def test_conversation_order_puts_anchored_turns_after_their_anchor() -> None:
     # 4 was sent after 1, then 5 between 1 and 4, 6 before the first turn; 7's anchor
     # (9) is gone, so it keeps its position.
     stored = [0, 1, 2, 3, 4, 5, 6, 7]
     after = {4: 1, 5: 1, 6: -1, 7: 9}
     assert conversation_order(stored, after) == [6, 0, 1, 5, 4, 2, 3, 7]
+    # A forgotten anchor (2) still holds its place: what follows it stays before 3.
+    assert conversation_order([0, 1, 3, 4], {4: 2}) == [0, 1, 4, 3]
     # Anchors in a cycle (never written so) leave their turns at their positions.
     assert conversation_order([0, 1, 2], {1: 2, 2: 1}) == [0, 1, 2]
 

@@ -58,6 +58,8 @@ def placement(
     sent: Sequence[tuple[int, TurnKey]],
     taken: Collection[int] = (),
     after: Mapping[int, int] | None = None,
+    *,
+    repeats: bool = True,
 ) -> tuple[dict[int, int], dict[int, int]]:
     """Where each re-sent message without a message id goes, and the anchors of the new
     turns that need one.
@@ -72,8 +74,9 @@ def placement(
     (speaker, text), ``after`` the anchored ones' to their anchors: they are compared in
     the conversation's order. ``sent`` holds the re-sent messages without ids as (their
     index in the re-send, (speaker, text)), in order. A re-send whose every message
-    repeats a stored turn in that order changes nothing (:func:`_repeats`). Else two
-    placements are weighed:
+    repeats a stored turn in that order changes nothing (:func:`_repeats`; unless
+    ``repeats`` is false: a send under an id derived from its start, which may be
+    another chat's). Else two placements are weighed:
 
     * the window: the re-send begins with the stored conversation's last turns
       (a window that slid), which it repeats; the rest is new;
@@ -122,9 +125,9 @@ def placement(
     said = [turn for _, turn in sent]
     indexes = [index for index, _ in sent]
     window = _window(turns, said)
-    repeats = _repeats(order, turns, said, window)
-    if repeats is not None:
-        return {indexes[row]: position for row, position in repeats.items()}, {}
+    repeated_all = _repeats(order, turns, said, window) if repeats else None
+    if repeated_all is not None:
+        return {indexes[row]: position for row, position in repeated_all.items()}, {}
     placed = {row: order[len(order) - window + row] for row in range(window)}
     repeated, edited, run = _aligned(order, turns, said)
     # Against a window, the alignment must reach the last stored turn too: clients re-send
@@ -132,7 +135,9 @@ def placement(
     reaches_end = order[-1] in {**repeated, **edited}.values()
     if repeated and run > window and (window == 0 or reaches_end):
         placed = {**repeated, **edited}
-    used = {*taken, *order, *placed.values()}
+    # A forgotten turn's position that anchored turns still name is no gap: a new turn
+    # there would take their place after it (see conversation_order).
+    used = {*taken, *order, *placed.values(), *anchors.values()}
     placed.update(_in_gaps(len(said), placed, used, anchors))
     positions = {indexes[row]: position for row, position in placed.items()}
     positions = _appended(positions, indexes, used)
@@ -156,16 +161,20 @@ def conversation_order(stored: Collection[int], after: Mapping[int, int]) -> lis
     between them, so it took one after every turn) sits right after the turn it was sent
     after (-1: before the first turn), ahead of the turns anchored there before it (they
     came after it in the send that placed it). An anchor that no longer exists (a
-    forgotten turn) leaves the turn at its position.
+    forgotten turn) still holds its place among the positions, so the turns anchored
+    after it stay where they were.
     """
+    present = set(stored)
     children: dict[int, list[int]] = {}
-    roots: list[int] = []
-    for position in sorted(stored):
+    roots: set[int] = set()
+    for position in present:
         anchor = after.get(position)
-        if anchor is not None and (anchor == -1 or anchor in stored) and anchor != position:
+        if anchor is not None and anchor >= -1 and anchor != position:
             children.setdefault(anchor, []).append(position)
+            if anchor not in present and anchor != -1:
+                roots.add(anchor)  # gone: held by its position, not listed
         else:
-            roots.append(position)
+            roots.add(position)
     order: list[int] = []
     seen: set[int] = set()
 
@@ -177,15 +186,15 @@ def conversation_order(stored: Collection[int], after: Mapping[int, int]) -> lis
             if current in seen:
                 continue
             seen.add(current)
-            if current != -1:
+            if current in present:
                 order.append(current)
             stack.extend(sorted(children.get(current, ())))
 
     visit(-1)
-    for root in roots:
+    for root in sorted(roots):
         visit(root)
     # A cycle of anchors (never written so; a hand-edited meta) keeps its turns by position.
-    order.extend(position for position in sorted(stored) if position not in seen)
+    order.extend(position for position in sorted(present) if position not in seen)
     return order
 
 

@@ -504,7 +504,11 @@ class Conversations:
             for index, message in kept
             if message.id is None
         ]
-        placed, anchored = placement(stored, sent, taken, after)
+        # A send under a derived id is not known to be this transcript's: one whose every
+        # message another chat that opens alike also holds is that chat only when the diff
+        # aligns it so (see _plan), never by scattered repeats.
+        derived = conversation.conversation is None
+        placed, anchored = placement(stored, sent, taken, after, repeats=not derived)
         now = self._clock()
         existing: dict[int, Memory | None] = {}
         kept_at: dict[int, int] = {}
@@ -598,9 +602,15 @@ class Conversations:
             plan.free = max(known) + 1
         while tx.find(namespace, id=_turn_id(plan.conversation_id, f"#{plan.free}")) is not None:
             plan.free += 1
-        anchor = plan.after.get(plan.positions[index])
+        moved_from = plan.positions[index]
+        anchor = plan.after.get(moved_from)
         if anchor is not None:
             plan.after[plan.free] = anchor
+        # The messages this send anchored after this one follow it to its new position
+        # (the old one is the other writer's turn).
+        for position, anchored_to in list(plan.after.items()):
+            if anchored_to == moved_from and position != moved_from:
+                plan.after[position] = plan.free
         plan.positions[index] = plan.free
         plan.seen[_turn_id(plan.conversation_id, f"#{plan.free}")] = None
         plan.free += 1
