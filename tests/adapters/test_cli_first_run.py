@@ -246,3 +246,22 @@ def test_cli_serve_on_a_port_in_use_is_one_line_before_the_banner(tmp_path: Path
         " with --port\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "option"),
+    [
+        (["mcp", "--dialect", "nosuch"], "--dialect"),
+        (["mcp", "--dialect", "native,madeleine"], "--dialect"),
+        (["mcp", "--namespaces", "bad ns!"], "--namespaces"),
+        (["mcp", "--transport", "http", "--host", "0.0.0.0", "--port", "0"], "host"),
+        (["serve", "--port", "0", "--mcp-dialect", "nosuch"], "--mcp-dialect"),
+    ],
+)
+def test_cli_server_refuses_a_bad_option_before_creating_anything(
+    tmp_path: Path, arguments: list[str], option: str
+) -> None:
+    stderr = _refused("--db", str(tmp_path / "new.db"), *arguments)
+    assert stderr.startswith(f"error: {option}: ")
+    assert stderr.count("\n") == 1  # not "created a new database", nor a worker's traceback
+    assert list(tmp_path.iterdir()) == []

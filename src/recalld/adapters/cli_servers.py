@@ -59,12 +59,16 @@ def mcp_command(
 ) -> None:
     """Serve recalld as an MCP server (stdio by default; logs go to stderr)."""
     from recalld.adapters._network import check_listen
-    from recalld.adapters.mcp_server import build_server, run_server
+    from recalld.adapters.mcp_server import build_server, check_http_host, run_server
     from recalld.service import MemoryService
 
-    if transport == "http":  # a port in use: one line, before a database is created
+    # Every refusal comes before the database is opened: a bad option creates nothing
+    # and starts no worker (one left running printed a traceback at exit).
+    names = _dialect_names(dialects, "--dialect")
+    allowed = _namespace_names(namespaces)
+    if transport == "http":
+        check_http_host(host)
         check_listen(host, port, choose="--port")
-    names = _names(dialects)
     # A long-running server embeds new memories itself (worker thread) and fires
     # time-only intentions when they come due (scheduler thread).
     settings = state.settings.model_copy(update={"worker_thread": True, "scheduler_thread": True})
@@ -77,21 +81,49 @@ def mcp_command(
             click.echo(f"created a new database at {service.store.location()}", err=True)
         return service
 
+    # Over HTTP the caller may be another machine: media must be base64, never a path
+    # on this one (stdio's client is the local user who launched the server).
+    server = build_server(open_service, names, media_paths=transport == "stdio", namespaces=allowed)
     # Opened once before serving, so a mistyped --db is the one-line error every other
     # command gives (inside the server's lifespan it became a long exception group, and
     # the client only saw the server go away); the server's lifespan takes this one.
     opened: list[MemoryService] = []
     opened.append(open_service())
+    try:
+        run_server(
+            server, transport="http" if transport == "http" else "stdio", host=host, port=port
+        )
+    finally:
+        for service in opened:  # the server stopped before its lifespan took it
+            service.close()
 
-    # Over HTTP the caller may be another machine: media must be base64, never a path
-    # on this one (stdio's client is the local user who launched the server).
-    server = build_server(
-        open_service,
-        names or ["native"],
-        media_paths=transport == "stdio",
-        namespaces=_names(namespaces),
-    )
-    run_server(server, transport="http" if transport == "http" else "stdio", host=host, port=port)
+
+def _dialect_names(values: Sequence[str], option: str) -> list[str]:
+    """The dialects given to ``option`` (native if none); unknown or clashing ones refused."""
+    from recalld.adapters.dialects import resolve_dialects
+    from recalld.errors import ValidationError
+
+    names = _names(values) or ["native"]
+    try:
+        resolve_dialects(names)
+    except ValidationError as error:
+        raise ValidationError(option, error.message) from None
+    return names
+
+
+def _namespace_names(values: Sequence[str]) -> list[str]:
+    """The namespaces given to ``--namespaces`` (``*`` for any); a malformed one refused."""
+    from recalld import _validate as check
+    from recalld.errors import ValidationError
+
+    names = _names(values)
+    for name in names:
+        if name != "*":
+            try:
+                check.namespace(name)
+            except ValidationError as error:
+                raise ValidationError("--namespaces", error.message) from None
+    return names
 
 
 @click.command("serve")
@@ -129,7 +161,7 @@ def serve_command(
         update={"worker_thread": True, "scheduler_thread": True}
     )
     settings = state.settings.model_copy(update=overrides)
-    names = _names(mcp_dialects) or ["native"]
+    names = _dialect_names(mcp_dialects, "--mcp-dialect")
     # Refused before the database is created or the banner printed: a port in use, and
     # a non-loopback address while no token exists (none can in a database not there yet).
     check_listen(settings.host, settings.port, choose="--port or RECALLD_PORT")

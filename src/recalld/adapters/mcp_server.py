@@ -53,7 +53,7 @@ from recalld.adapters.dialects.failures import DialectTool
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
 
-__all__ = ["build_server", "http_endpoint", "is_loopback", "run_server"]
+__all__ = ["build_server", "check_http_host", "http_endpoint", "is_loopback", "run_server"]
 # is_loopback is re-exported from recalld.adapters._network (one definition for both servers).
 
 logger = logging.getLogger(__name__)
@@ -288,6 +288,16 @@ def http_endpoint(
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
+def check_http_host(host: str) -> None:
+    """Refuse ``host`` for the streamable-HTTP transport unless it is a loopback address."""
+    if not is_loopback(host):
+        raise ValidationError(
+            "host",
+            f"{host} is not a loopback address: the MCP HTTP endpoint has no authentication of "
+            "its own; bind 127.0.0.1 (the default) or serve it behind `recalld serve` with tokens",
+        )
+
+
 def run_server(
     server: MCPServer[Any],
     *,
@@ -304,11 +314,6 @@ def run_server(
     if transport == "stdio":
         run_stdio(server)
         return
-    if not is_loopback(host):
-        raise ValidationError(
-            "host",
-            f"{host} is not a loopback address: the MCP HTTP endpoint has no authentication of "
-            "its own; bind 127.0.0.1 (the default) or serve it behind `recalld serve` with tokens",
-        )
+    check_http_host(host)
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
     server.run("streamable-http", host=bind_address(host), port=port)
