@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import apsw
@@ -328,3 +329,43 @@ def test_migrate_again_gives_a_key_to_the_memory_that_holds_it_in_the_source_now
         with pytest.raises(NotFoundError):
             memory.get(old)
         assert memory.stats().count == 1
+
+
+def _bars(output: str) -> dict[str, tuple[int, int, str]]:
+    """The progress bars `migrate --to` left on stdout: table -> (done, total, outcome)."""
+    bars = {}
+    for line in output.splitlines():
+        found = re.fullmatch(r"(\w+)\s+━+\s+(\d+)/(\d+)\s*(.*)", line.strip())
+        if found is not None:
+            bars[found[1]] = (int(found[2]), int(found[3]), found[4])
+    return bars
+
+
+def test_migrate_bars_and_summary_count_only_the_rows_copied(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source = tmp_path / "source.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember_many([{"content": f"note {index}"} for index in range(3)])
+        memory.new_worker().run_until_idle()
+    as_json = CliRunner().invoke(
+        cli, ["--db", str(source), "migrate", "--to", str(tmp_path / "a.db"), "--json"]
+    )
+    copied = json.loads(as_json.output.strip().splitlines()[-1])["copied"]
+    assert copied["tokens"] == copied["intentions"] == copied["memory_signals"] == 0
+    shown = CliRunner().invoke(
+        cli, ["--db", str(source), "migrate", "--to", str(tmp_path / "b.db")]
+    )
+    assert shown.exit_code == 0, shown.output
+    summary = " ".join(shown.output.split())  # the summary wraps in 80 columns
+    assert f" copied {sum(copied.values())} rows (3 memories) into " in summary
+    # A bar for each table that had rows, none (no 1/1) for an empty one.
+    bars = _bars(shown.output)
+    assert bars == {
+        table: (count, count, f"copied {count}") for table, count in copied.items() if count
+    }
+    again = CliRunner().invoke(
+        cli, ["--db", str(source), "migrate", "--to", str(tmp_path / "b.db")]
+    )
+    assert " copied 0 rows (0 memories) into " in " ".join(again.output.split())
+    assert _bars(again.output)["memories"] == (3, 3, "already there 3")

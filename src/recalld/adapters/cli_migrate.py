@@ -114,14 +114,20 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
             TextColumn("{task.description:<24}"),
             BarColumn(),
             MofNCompleteColumn(),
+            TextColumn("{task.fields[outcome]}"),
         )
         with Progress(*columns, console=state.console, disable=as_json, transient=False) as bar:
             tasks: dict[str, TaskID] = {}
 
             def progress(table: str, done: int, total: int) -> None:
+                # A table the source holds no row of gets no bar: one shown full at 1/1
+                # read as a row copied (the report says what was copied: none).
+                total = max(total, done)  # rows written to the source while it ran
                 if table not in tasks:
-                    tasks[table] = bar.add_task(table, total=max(total, 1))
-                bar.update(tasks[table], completed=done if total else 1)
+                    if total == 0:
+                        return
+                    tasks[table] = bar.add_task(table, total=total, outcome="")
+                bar.update(tasks[table], completed=done, total=total)
 
             report = copy_store(
                 source,
@@ -129,6 +135,9 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                 progress=progress,
                 scrub_wait_seconds=state.settings.scrub_wait_seconds,
             )
+            # A bar counts the rows gone through; what became of them is the report's.
+            for table, task in tasks.items():
+                bar.update(task, outcome=_outcome(report, table))
     if as_json:
         _print_json(
             {
@@ -146,10 +155,26 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
     _warn_incomplete(report)
 
 
+def _outcome(report: CopyReport, table: str) -> str:
+    """What the copy did with ``table``'s rows, in the numbers of ``--json``."""
+    parts = [
+        f"{label} {count}"
+        for label, counts in (
+            ("copied", report.copied),
+            ("updated", report.updated),
+            ("already there", report.skipped),
+            ("not copied", report.left),
+        )
+        if (count := counts.get(table, 0))
+    ]
+    return ", ".join(parts)
+
+
 def _print_summary(state: _State, report: CopyReport, target: str) -> None:
     copied = sum(report.copied.values())
     memories = report.copied.get("memories", 0)
-    summary = f"copied {copied} rows ({memories} memories) into {target}"
+    noun = "memory" if memories == 1 else "memories"
+    summary = f"copied {copied} rows ({memories} {noun}) into {target}"
     updated = report.updated.get("memories", 0)
     if updated:
         summary += f"; brought {updated} changed memories up to date"
