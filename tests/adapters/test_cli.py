@@ -446,3 +446,38 @@ def test_cli_core_output_shows_entries_as_written_not_as_a_python_repr(
     assert removed.stdout.splitlines()[1] == r'  removed "Logs go to C:\temp\x"'
     marked = run("core", "add", "user", "Writes [bold] and [/x] in notes")
     assert marked.stdout.splitlines()[1] == '  added "Writes [bold] and [/x] in notes"'
+
+
+def test_cli_every_json_output_is_compact_utf8(tmp_path: Path) -> None:
+    """One --json convention for every command: compact, non-ASCII as is (not \\u00fc)."""
+    folder = tmp_path / "München"
+    folder.mkdir()
+    runner = CliRunner()
+
+    def output(*arguments: str) -> str:
+        result = runner.invoke(
+            cli, ["--db", str(folder / "cli.db"), *arguments, "--json"], catch_exceptions=False
+        )
+        assert result.exit_code == 0, result.output
+        text = result.stdout.strip()
+        assert text == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+        return text
+
+    memory_id = json.loads(output("remember", "Anna wohnt in München"))["id"]
+    shown = {
+        "remind": output("remind", "in München anrufen", "--mention", "Anna"),
+        "intentions": output("intentions"),
+        "core add": output("core", "add", "user", "lebt in München"),
+        "core show": output("core", "show"),
+        "get": output("get", memory_id),
+        "list": output("list"),
+        "search": output("search", "München"),
+        "recall": output("recall", "München"),
+        "explain": output("explain", "München", memory_id),
+        "backup": output("backup", str(folder / "copy.db")),
+        "migrate": output("migrate"),
+    }
+    for command, text in shown.items():
+        assert "München" in text, command
+    for arguments in (["stats"], ["status"], ["worker", "--until-idle"], ["forget", memory_id]):
+        output(*arguments)  # compact too, though they hold no text

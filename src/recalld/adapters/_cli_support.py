@@ -166,19 +166,20 @@ class MigrationProgress:
 
 
 def _print_json(value: Any) -> None:
+    """Print ``value`` as a command's ``--json`` document: compact, one line, and UTF-8 as
+    is (``"München"``, not ``"M\\u00fcnchen"``), whatever the command, so one reading of
+    it fits them all. Every ``--json`` output goes through here."""
     from pydantic import BaseModel
 
     if isinstance(value, BaseModel):
-        text = value.model_dump_json()
-    elif isinstance(value, list):
-        text = json.dumps(
-            [
+        text = value.model_dump_json()  # compact, non-ASCII unescaped
+    else:
+        if isinstance(value, list):
+            value = [
                 item.model_dump(mode="json") if isinstance(item, BaseModel) else item
                 for item in value
             ]
-        )
-    else:
-        text = json.dumps(value)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     click.echo(text)
 
 
