@@ -4,10 +4,13 @@ directory is refused, `serve` prints its banner, imports and backups from the co
 from __future__ import annotations
 
 import json
+import os
+import select
 import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -265,3 +268,34 @@ def test_cli_server_refuses_a_bad_option_before_creating_anything(
     assert stderr.startswith(f"error: {option}: ")
     assert stderr.count("\n") == 1  # not "created a new database", nor a worker's traceback
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_mcp_over_http_says_where_it_listens(tmp_path: Path) -> None:
+    from tests.adapters.mcp_support import free_port, stop
+
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "recalld", "--db", str(tmp_path / "m.db"), "mcp"),
+            *("--transport", "http", "--port", str(port), "--dialect", "native,batbox"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none"},
+    )
+    lines: list[str] = []
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + 30
+        while len(lines) < 2 and time.monotonic() < deadline:
+            # A server that says nothing more must not hang the test.
+            ready, _, _ = select.select([process.stderr], [], [], 1.0)
+            if ready:
+                lines.append(process.stderr.readline().decode())
+    finally:
+        stop(process)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("created a new database at "), lines
+    assert lines[1] == (
+        f"recalld MCP (streamable HTTP, native, batbox) at http://127.0.0.1:{port}/mcp\n"
+    )

@@ -89,6 +89,15 @@ def mcp_command(
     # the client only saw the server go away); the server's lifespan takes this one.
     opened: list[MemoryService] = []
     opened.append(open_service())
+    if transport == "http":
+        # stdout is the protocol's only over stdio; over HTTP say where the endpoint is.
+        from recalld.adapters._network import bind_address
+
+        shown = f"[{host}]" if ":" in bind_address(host) else host
+        click.echo(
+            f"recalld MCP (streamable HTTP, {', '.join(names)}) at http://{shown}:{port}/mcp",
+            err=True,
+        )
     try:
         run_server(
             server, transport="http" if transport == "http" else "stdio", host=host, port=port
