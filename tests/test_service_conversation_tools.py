@@ -148,6 +148,15 @@ def test_conversation_openai_messages_read_only_what_they_say_once(
     assert service.stats().count == 2
 
 
+def test_conversation_refusal_beside_content_says_to_give_one(service: MemoryService) -> None:
+    # It said "messages[0].refusal: Extra inputs are not permitted".
+    both = {"role": "assistant", "content": "Here it is.", "refusal": "I cannot."}
+    with pytest.raises(ValidationError) as caught:
+        service.remember_conversation([both], conversation="bad")
+    assert str(caught.value) == 'messages[0].refusal: give "refusal" or "content", not both'
+    assert service.stats().count == 0
+
+
 def test_conversation_name_beside_speaker_says_to_give_one(service: MemoryService) -> None:
     # It said "messages[1].name: Extra inputs are not permitted", as if name were unknown.
     said = {"role": "user", "content": "hi"}

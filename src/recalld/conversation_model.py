@@ -189,14 +189,32 @@ class ToolCall(BaseModel):
 OPENAI_PASSING = ("annotations", "audio")
 
 
+def _both(field: str, other: str, value: Any) -> PydanticValidationError:
+    """The refusal of ``field`` given beside ``other``, which says the same: raised as
+    pydantic's own error so that it names ``messages[i].<field>`` on every surface (an
+    error of the validator would name the message)."""
+    return PydanticValidationError.from_exception_data(
+        "ConversationMessage",
+        [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    f"{field}_and_{other}", f'give "{field}" or "{other}", not both'
+                ),
+                loc=(field,),
+                input=value,
+            )
+        ],
+    )
+
+
 def _openai_message(data: Any) -> Any:
     """An OpenAI chat message in this model's terms: ``name`` is the speaker, a ``refusal``
     is what the assistant said, ``content`` as a list of parts is the text of its text and
     refusal parts (one per line; none: no text), and the legacy ``function_call`` is a
     tool call. Each is read only where the message does not say the same otherwise
-    (``name`` beside ``speaker`` is refused, naming ``name``: which one is the speaker
-    cannot be told), and a part whose text is not text is left for the content's own
-    check to refuse."""
+    (``name`` beside ``speaker``, and ``refusal`` beside ``content``, are refused, naming
+    ``name`` or ``refusal``: which one is meant cannot be told), and a part whose text
+    is not text is left for the content's own check to refuse."""
     if not isinstance(data, dict):
         return data
     data = dict(data)
@@ -214,25 +232,14 @@ def _openai_message(data: Any) -> Any:
         data["speaker"] = data.pop("name")
     elif "name" in data:
         if data["name"] is not None:
-            # Raised as pydantic's own error so that it names messages[i].name (an error
-            # of this validator would name the message) on every surface.
-            raise PydanticValidationError.from_exception_data(
-                "ConversationMessage",
-                [
-                    InitErrorDetails(
-                        type=PydanticCustomError(
-                            "name_and_speaker", 'give "name" or "speaker", not both'
-                        ),
-                        loc=("name",),
-                        input=data["name"],
-                    )
-                ],
-            )
+            raise _both("name", "speaker", data["name"])
         del data["name"]  # null: not given (as the SDK dumps an unset field)
     if data.get("refusal") is None:
         data.pop("refusal", None)
     elif data.get("content") is None:
         data["content"] = data.pop("refusal")
+    else:
+        raise _both("refusal", "content", data["refusal"])
     parts = data.get("content")
     if isinstance(parts, list) and all(_readable(part) for part in parts):
         data["content"] = "\n".join(
