@@ -115,3 +115,21 @@ def test_graph_an_entity_declared_through_a_relation_keeps_no_forgotten_spelling
     )
     assert service.forget(said.id).deleted
     assert service.graph.entity("zorblax industries").entity.name == "zorblax industries"
+
+
+@pytest.mark.spacy
+def test_an_extracted_name_with_control_characters_can_be_opened(
+    any_database: Path | str,
+) -> None:
+    # Text as a terminal log or a spoofed file name writes it: an ANSI colour code, a
+    # right-to-left override. spaCy kept them in the names, which were listed and then
+    # refused when opened (422: control and invisible characters are not allowed).
+    settings = Settings(db=any_database, synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings) as service:
+        service.remember("Saw \x1b[31mMarguerite\x1b[0m at the \u202eLouvre\u202c gate.")
+        service.remember("Meeting with \u202eAnna Schmidt\u202c in Berlin.")
+        _build(service)
+        listed = [entity.name for entity in service.graph.entities(limit=100).entities]
+        assert {"Louvre gate", "Berlin"} <= set(listed), listed
+        for name in listed:
+            assert service.graph.entity(name).entity.name == name

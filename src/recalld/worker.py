@@ -42,6 +42,7 @@ from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder
 from recalld.graph.extractor import Extractor, extraction_input
+from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
 from recalld.store.base import Store, shared_between_threads
 from recalld.store.graph import GraphJob
@@ -385,12 +386,14 @@ class Worker:
         assert self._extractor is not None
         started = time.perf_counter()
         try:
-            return self._extractor.extract_batch(
+            found = self._extractor.extract_batch(
                 [
                     extraction_input(job.title, job.content, job.tags, job.meta, job.speaker)
                     for job in jobs
                 ]
             )
+            # Names as anyone can ask for them again (no control or invisible character).
+            return [visible_extraction(extraction) for extraction in found]
         finally:
             self.report.extract_seconds += time.perf_counter() - started
 

@@ -157,3 +157,29 @@ def test_spacy_loads_and_extracts_without_the_network(monkeypatch: pytest.Monkey
     extractor = SpacyExtractor(model_version="3.8.0", spacy_version="3.8")
     [extraction] = extractor.extract_batch([extraction_input(None, "Kate lives in Rome.", [], {})])
     assert {"Kate", "Rome"} <= set(_entities(extraction))
+
+
+def test_visible_extraction_clears_invisible_characters_from_names() -> None:
+    from recalld.graph.names import visible_extraction
+    from recalld.graph.types import ExtractedEntity, ExtractedRelation
+
+    found = Extraction(
+        entities=(
+            ExtractedEntity("Ana\u200b Lima", "person", 1),
+            ExtractedEntity("Ana Lima", "name", 2),  # the same name once cleared: one entity
+            ExtractedEntity("\x1b\x07", "topic", 1),  # nothing left: dropped
+            ExtractedEntity("Rome", "place", 1),
+        ),
+        relations=(
+            ExtractedRelation("Ana\u200b Lima", "visited\u202e", "Rome"),
+            ExtractedRelation("\x1b\x07", "likes", "Rome"),  # names a dropped entity
+        ),
+    )
+    cleared = visible_extraction(found)
+    assert [(e.name, e.type, e.count) for e in cleared.entities] == [
+        ("Ana Lima", "person", 3),
+        ("Rome", "place", 1),
+    ]
+    assert _triples(cleared) == {("Ana Lima", "visited", "Rome")}
+    plain = Extraction(entities=(ExtractedEntity("Rome", "place", 1),))
+    assert visible_extraction(plain) is plain

@@ -17,6 +17,9 @@ from recalld.graph.types import (
     ENTITY_NAME_MAX_CHARS,
     ENTITY_TYPE_MAX_CHARS,
     RELATION_PREDICATE_MAX_CHARS,
+    ExtractedEntity,
+    ExtractedRelation,
+    Extraction,
 )
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "check_entity_type",
     "check_predicate",
     "entity_key",
+    "visible_extraction",
 ]
 
 _SPACES = re.compile(r"[\s_]+")
@@ -76,3 +80,49 @@ def check_entity_type(value: object, field: str = "entityType") -> str:
 def check_predicate(value: object, field: str = "relationType") -> str:
     """A relation predicate: 1-100 characters of visible text."""
     return _plain_text(field, value, RELATION_PREDICATE_MAX_CHARS)
+
+
+def visible_extraction(extraction: Extraction) -> Extraction:
+    """``extraction`` with names and predicates anyone can look up again.
+
+    An extractor takes names from a memory's text as written, and text may hold control
+    or invisible characters (an ANSI colour code, a right-to-left override): such a name
+    was stored, listed, and refused when asked for (the rule of :func:`check_entity_name`).
+    Each such character becomes a space (runs of space collapse); a name or predicate
+    left without a key or over its limit is dropped, with the relations that name it;
+    names that become one are one entity (their counts added, the first one's type).
+    """
+
+    def visible(text: str) -> str:
+        return " ".join(check.INVISIBLE.sub(" ", text).split())
+
+    names: dict[str, str | None] = {}
+
+    def name_of(name: str) -> str | None:
+        if name not in names:
+            text = visible(name)
+            fits = entity_key(text) and len(text) <= ENTITY_NAME_MAX_CHARS
+            names[name] = text if fits else None
+        return names[name]
+
+    entities: dict[str, ExtractedEntity] = {}
+    for entity in extraction.entities:
+        name = name_of(entity.name)
+        if name is None:
+            continue
+        known = entities.get(name)
+        if known is None:
+            entities[name] = ExtractedEntity(name, entity.type, entity.count)
+        else:
+            entities[name] = ExtractedEntity(name, known.type, known.count + entity.count)
+    relations: list[ExtractedRelation] = []
+    for relation in extraction.relations:
+        subject, object_ = name_of(relation.subject), name_of(relation.object)
+        predicate = visible(relation.predicate)
+        if subject is None or object_ is None or not predicate:
+            continue
+        if len(predicate) > RELATION_PREDICATE_MAX_CHARS:
+            continue
+        relations.append(ExtractedRelation(subject, predicate, object_))
+    cleaned = Extraction(tuple(entities.values()), tuple(dict.fromkeys(relations)))
+    return extraction if cleaned == extraction else cleaned
