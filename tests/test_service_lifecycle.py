@@ -38,6 +38,18 @@ def test_update_none_clears_optional_field(service: MemoryService) -> None:
     assert updated.category == "fact"
 
 
+def test_a_cleared_time_stays_cleared_through_later_updates(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    receipt = service.remember("the launch slipped", at="2024-01-02T03:04:05Z")
+    assert service.update(receipt.id, at=None).at is None
+    clock.advance(60)
+    # Any other edit used to stamp the time of that edit on it.
+    assert service.update(receipt.id, title="launch").at is None
+    assert service.update(receipt.id, meta=None).at is None
+    assert service.get(receipt.id).at is None
+
+
 def test_update_rejects_bad_input_and_changes_nothing(service: MemoryService) -> None:
     receipt = service.remember("x", salience=0.2)
     with pytest.raises(ValidationError) as caught:

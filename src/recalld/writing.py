@@ -280,7 +280,9 @@ class Writer:
         else:
             expires_at = current.expires_at
         record = replace(record, expires_at=expires_at)
-        if "at" in patch and patch["at"] is None:
+        if draft.at is None:
+            # Cleared now or before: record() would stamp "now" on a memory without a time,
+            # so a later edit of any other field gave it one.
             record = replace(record, at=None)
         if "place" not in patch:
             record = replace(record, place=current.place)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import socket
 import sqlite3
@@ -270,10 +271,18 @@ def test_cli_server_refuses_a_bad_option_before_creating_anything(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_cli_mcp_over_http_says_where_it_listens(tmp_path: Path) -> None:
+def test_server_urls_bracket_an_ipv6_address_once() -> None:
+    from recalld.adapters._network import base_url
+
+    assert base_url("[::1]", 8766) == base_url("::1", 8766) == "http://[::1]:8766"
+    assert base_url("127.0.0.1", 8766) == "http://127.0.0.1:8766"
+
+
+@pytest.mark.parametrize("port_given", ["free", "0"])
+def test_cli_mcp_over_http_says_where_it_listens(tmp_path: Path, port_given: str) -> None:
     from tests.adapters.mcp_support import free_port, stop
 
-    port = free_port()
+    port = free_port() if port_given == "free" else 0
     process = subprocess.Popen(
         [
             *(sys.executable, "-m", "recalld", "--db", str(tmp_path / "m.db"), "mcp"),
@@ -283,19 +292,36 @@ def test_cli_mcp_over_http_says_where_it_listens(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         env={**os.environ, "RECALLD_EMBEDDER": "none"},
     )
+    said_so_far = b""
     lines: list[str] = []
     try:
         assert process.stderr is not None
         deadline = time.monotonic() + 30
-        while len(lines) < 2 and time.monotonic() < deadline:
-            # A server that says nothing more must not hang the test.
+        while said_so_far.count(b"\n") < 2 and time.monotonic() < deadline:
+            # Read the pipe itself (a buffered readline could hold the second line where
+            # select no longer sees it); a server that says nothing more cannot hang this.
             ready, _, _ = select.select([process.stderr], [], [], 1.0)
             if ready:
-                lines.append(process.stderr.readline().decode())
+                chunk = os.read(process.stderr.fileno(), 4096)
+                if not chunk:
+                    break
+                said_so_far += chunk
+        lines = said_so_far.decode().splitlines(keepends=True)[:2]
+        assert len(lines) == 2, lines
+        said = lines[1].removeprefix("recalld MCP (streamable HTTP, native, batbox) at ")
+        url = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/mcp\n", said)
+        assert url is not None, lines
+        if port:
+            assert int(url[1]) == port
+        # The port said is the one it listens on (port 0: chosen before it starts).
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", int(url[1])), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "nothing listens on the port it said"
+                time.sleep(0.05)
     finally:
         stop(process)
-    assert len(lines) == 2, lines
     assert lines[0].startswith("created a new database at "), lines
-    assert lines[1] == (
-        f"recalld MCP (streamable HTTP, native, batbox) at http://127.0.0.1:{port}/mcp\n"
-    )

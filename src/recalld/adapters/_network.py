@@ -9,7 +9,7 @@ import socket
 
 from recalld.errors import ValidationError
 
-__all__ = ["bind_address", "check_listen", "host_name", "is_loopback"]
+__all__ = ["base_url", "bind_address", "check_listen", "free_port", "host_name", "is_loopback"]
 
 
 def bind_address(host: str) -> str:
@@ -18,6 +18,23 @@ def bind_address(host: str) -> str:
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1]
     return text
+
+
+def base_url(host: str, port: int) -> str:
+    """``http://host:port`` for a bind address (an IPv6 address in brackets, once)."""
+    address = bind_address(host)
+    shown = f"[{address}]" if ":" in address else address
+    return f"http://{shown}:{port}"
+
+
+def free_port(host: str) -> int:
+    """A port free on ``host`` now, for a server told to listen on port 0: chosen before
+    it starts, so it can say where it listens (uvicorn's own choice is not told)."""
+    found = socket.getaddrinfo(bind_address(host) or None, 0, type=socket.SOCK_STREAM)
+    family, kind, protocol, _, address = found[0]
+    with socket.socket(family, kind, protocol) as probe:
+        probe.bind(address)
+        return int(probe.getsockname()[1])
 
 
 def is_loopback(host: str) -> bool:

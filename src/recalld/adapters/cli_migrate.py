@@ -170,17 +170,21 @@ def _outcome(report: CopyReport, table: str) -> str:
     return ", ".join(parts)
 
 
+def _memories(count: int, adjective: str = "") -> str:
+    """``count`` memories, in words ("1 memory", "2 changed memories")."""
+    return f"{count} {adjective}{'memory' if count == 1 else 'memories'}"
+
+
 def _print_summary(state: _State, report: CopyReport, target: str) -> None:
     copied = sum(report.copied.values())
     memories = report.copied.get("memories", 0)
-    noun = "memory" if memories == 1 else "memories"
-    summary = f"copied {copied} rows ({memories} {noun}) into {target}"
+    summary = f"copied {copied} rows ({_memories(memories)}) into {target}"
     updated = report.updated.get("memories", 0)
     if updated:
-        summary += f"; brought {updated} changed memories up to date"
+        summary += f"; brought {_memories(updated, 'changed ')} up to date"
     removed = report.removed.get("memories", 0)
     if removed:
-        summary += f"; removed {removed} memories the source no longer holds"
+        summary += f"; removed {_memories(removed)} the source no longer holds"
     summary += f"; {sum(report.skipped.values())} were already there"
     state.console.print(summary, highlight=False, markup=False)
 

@@ -58,7 +58,7 @@ def mcp_command(
     namespaces: tuple[str, ...],
 ) -> None:
     """Serve recalld as an MCP server (stdio by default; logs go to stderr)."""
-    from recalld.adapters._network import check_listen
+    from recalld.adapters._network import base_url, check_listen, free_port
     from recalld.adapters.mcp_server import build_server, check_http_host, run_server
     from recalld.service import MemoryService
 
@@ -69,6 +69,8 @@ def mcp_command(
     if transport == "http":
         check_http_host(host)
         check_listen(host, port, choose="--port")
+        if port == 0:
+            port = free_port(host)  # chosen here, so the line below can say which
     # A long-running server embeds new memories itself (worker thread) and fires
     # time-only intentions when they come due (scheduler thread).
     settings = state.settings.model_copy(update={"worker_thread": True, "scheduler_thread": True})
@@ -91,11 +93,8 @@ def mcp_command(
     opened.append(open_service())
     if transport == "http":
         # stdout is the protocol's only over stdio; over HTTP say where the endpoint is.
-        from recalld.adapters._network import bind_address
-
-        shown = f"[{host}]" if ":" in bind_address(host) else host
         click.echo(
-            f"recalld MCP (streamable HTTP, {', '.join(names)}) at http://{shown}:{port}/mcp",
+            f"recalld MCP (streamable HTTP, {', '.join(names)}) at {base_url(host, port)}/mcp",
             err=True,
         )
     try:
@@ -157,7 +156,7 @@ def serve_command(
 
     Without any API token only a loopback address is accepted; see `recalld token`.
     """
-    from recalld.adapters._network import check_listen
+    from recalld.adapters._network import check_listen, free_port
     from recalld.adapters.http_api import check_bind, mcp_mount, serve
     from recalld.tokens import TokenRegistry
 
@@ -174,6 +173,8 @@ def serve_command(
     # Refused before the database is created or the banner printed: a port in use, and
     # a non-loopback address while no token exists (none can in a database not there yet).
     check_listen(settings.host, settings.port, choose="--port or RECALLD_PORT")
+    if settings.port == 0:  # chosen here, so the banner can say which
+        settings = settings.model_copy(update={"port": free_port(settings.host)})
     database = settings.db
     if isinstance(database, Path) and not database.exists():
         check_bind(settings.host, None)
@@ -188,12 +189,11 @@ def serve_command(
 def banner(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> list[str]:
     """What `recalld serve` says when it starts: where everything is, how to connect."""
     from recalld._version import __version__
-    from recalld.adapters._network import bind_address, is_loopback
+    from recalld.adapters._network import base_url, is_loopback
     from recalld.tokens import TokenRegistry
 
     host = settings.host
-    shown_host = f"[{host}]" if ":" in bind_address(host) else host
-    base = f"http://{shown_host}:{settings.port}"
+    base = base_url(host, settings.port)
     active = TokenRegistry.for_store(service.store).any_active()
     if active:
         tokens = "required (Authorization: Bearer <token>; `recalld token list`)"
