@@ -276,6 +276,46 @@ def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_t
             == mentioned
         )
         assert [hit.memory.id for hit in memory.search("chess Reykjavik", limit=1)] == [note]
+        # Nor do the entities only the older text named come back, unmentioned (review
+        # 52: they stayed in the target's tables, and forget could not remove them).
+        names = {entity.name for entity in memory.graph.entities(limit=100).entities}
+        assert names.isdisjoint({"Bartholomew Quagmire", "Ouagadougou", "baking"}), names
+        memory.forget(note)
+    with apsw.Connection(str(target)) as connection:
+        assert list(connection.execute("SELECT name FROM graph_entities")) == []
+
+
+@pytest.mark.spacy
+def test_migrate_again_copies_no_relation_of_the_older_text_onto_a_memory_edited_there(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # The relations of the older text kept the edited memory as their source (review 52):
+    # invisible through the API, and left in the tables once the memory was forgotten.
+    def spacy(db: Path) -> Settings:
+        return Settings(db=db, synchronous="NORMAL", embedder="none", recall_catch_up=0)
+
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(spacy(source), clock=clock) as memory:
+        note = memory.remember("Alice Johnson founded Acme Corporation in Paris.").id
+        memory.new_worker().run_until_idle()
+        assert memory.graph.relations(entity="Alice Johnson").relations
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(spacy(target), clock=clock) as memory:
+        memory.update(note, content="Bob went hiking.")
+        memory.new_worker().run_until_idle()
+    assert _copy(source, target).complete
+    with MemoryService.open(spacy(target), clock=clock) as memory:
+        names = {entity.name for entity in memory.graph.entities(limit=100).entities}
+        assert names.isdisjoint({"Alice Johnson", "Acme Corporation", "Paris"}), names
+        memory.forget(note)
+    with apsw.Connection(str(target)) as connection:
+        left = [
+            row
+            for table in ("graph_entities", "graph_relations", "graph_relation_sources")
+            for row in connection.execute(f"SELECT * FROM {table}")
+        ]
+    assert left == []
 
 
 def test_migrate_resumed_after_the_target_recalled_a_copied_memory_copies_its_rows(

@@ -19,7 +19,8 @@ migration 25) of the memories and core memory rows a copy from each source
 - skips a memory the target holds unchanged, and writes its missing rows;
 - skips a memory edited in the target since the source's version (its edit stays) and
   the source's rows its older text gave (:data:`OF_THE_TEXT`: its vector, its graph
-  mentions): the target's edit has its own;
+  mentions and relation sources; the entities and relations only they named are not
+  left behind): the target's edit has its own;
 - brings up to date a memory the target holds that changed in the source since:
   the target's row is deleted with everything that depends on it (as forget
   does) and the source's is copied with its rows;
@@ -80,7 +81,7 @@ FRESHNESS = {
 DROPPED_REASON = "migrate"
 # The rows that a memory's text gives (its vector, the entities it mentions, the record
 # of that extraction): not copied onto a memory edited in the target since.
-OF_THE_TEXT = ("vectors", "graph_mentions", "graph_extracted")
+OF_THE_TEXT = ("vectors", "graph_mentions", "graph_relation_sources", "graph_extracted")
 
 
 @dataclass
@@ -483,6 +484,10 @@ def copy_store(
     for table in COPIED_TABLES:
         if table.name not in RECONCILED:
             copier.table(table)
+    # The entities and relations only a left-out text named (OF_THE_TEXT), as forget
+    # leaves none: deleted, and scrubbed with the rest.
+    if target.tables.drop_orphans():
+        copier.dropped = True
     target.tables.analyze()
     if copier.dropped:
         copier.report.scrub = "done" if target.scrub(scrub_wait_seconds) else "pending"

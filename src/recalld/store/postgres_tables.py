@@ -182,10 +182,32 @@ class PostgresTables:
 
         self._database.write(step)
 
+    def drop_orphans(self) -> int:
+        """See :meth:`TableAccess.drop_orphans` (the conditions of the orphan triggers)."""
+
+        def step(connection: Connection) -> int:
+            deleted = 0
+            with connection.cursor() as cursor:
+                for sql in ORPHANS:
+                    cursor.execute(sql)
+                    deleted += max(cursor.rowcount, 0)
+            return deleted
+
+        return self._database.write(step)
+
     def analyze(self) -> None:
         """``ANALYZE`` the database (outside any transaction)."""
         with self._database.connection() as connection:
             connection.execute("ANALYZE")
+
+
+# Relations first: an entity's relations then go with it as they would by cascade.
+ORPHANS = (
+    "DELETE FROM graph_relations r WHERE NOT r.declared AND NOT EXISTS"
+    " (SELECT 1 FROM graph_relation_sources s WHERE s.relation_id = r.id)",
+    "DELETE FROM graph_entities e WHERE NOT e.declared AND NOT EXISTS"
+    " (SELECT 1 FROM graph_mentions m WHERE m.entity_id = e.id)",
+)
 
 
 class PostgresLedger:

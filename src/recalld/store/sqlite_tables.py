@@ -164,9 +164,29 @@ class SQLiteTables:
 
         self._database.write(step)
 
+    def drop_orphans(self) -> int:
+        """See :meth:`TableAccess.drop_orphans` (the conditions of migration 7's triggers)."""
+
+        def step(connection: apsw.Connection) -> int:
+            deleted = 0
+            for sql in ORPHANS:
+                deleted += len(connection.execute(sql).fetchall())
+            return deleted
+
+        return self._database.write(step)
+
     def analyze(self) -> None:
         """``ANALYZE`` every table (SQLite's planner statistics)."""
         self._database.run(lambda connection: connection.execute("ANALYZE"))
+
+
+# Relations first: an entity's relations then go with it as they would by cascade.
+ORPHANS = (
+    "DELETE FROM graph_relations WHERE declared = 0 AND NOT EXISTS (SELECT 1 FROM"
+    " graph_relation_sources s WHERE s.relation_id = graph_relations.id) RETURNING id",
+    "DELETE FROM graph_entities WHERE declared = 0 AND NOT EXISTS (SELECT 1 FROM"
+    " graph_mentions m WHERE m.entity_id = graph_entities.id) RETURNING id",
+)
 
 
 class SQLiteLedger:

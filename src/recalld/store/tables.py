@@ -233,6 +233,13 @@ class TableAccess(Protocol):
         """Record that a migrate from ``origin`` wrote these (namespace, target) rows."""
         ...
 
+    def drop_orphans(self) -> int:
+        """Delete the undeclared graph entities no mention names and the undeclared
+        relations no memory is a source of (what the orphan triggers delete when a
+        mention or source goes; a copy that leaves a memory's mentions out leaves its
+        entities so); returns how many rows were deleted."""
+        ...
+
     def analyze(self) -> None:
         """Refresh the query planner's statistics after a bulk write (``ANALYZE``).
 
