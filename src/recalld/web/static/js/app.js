@@ -24,9 +24,20 @@ const navigation = document.getElementById("nav");
 const sessionBar = document.getElementById("session");
 const main = document.getElementById("page");
 
+/** The page and its argument; ``malformed`` when the argument's %-escapes do not decode. */
 function currentRoute() {
   const [, id = "", ...rest] = window.location.hash.split("/");
-  return { id: id || DEFAULT_PAGE, argument: rest.length ? decodeURIComponent(rest.join("/")) : "" };
+  const route = { id: id || DEFAULT_PAGE, argument: "", malformed: false };
+  if (!rest.length) return route;
+  try {
+    route.argument = decodeURIComponent(rest.join("/"));
+  } catch (error) {
+    // A hand-typed or cut-off link ("#/memory/%", "#/graph/%E0%A4%A"): a URIError that
+    // would otherwise escape the rendering and leave the page blank.
+    if (!(error instanceof URIError)) throw error;
+    route.malformed = true;
+  }
+  return route;
 }
 
 /** Go to page ``id`` (with an optional argument such as a memory id). */
@@ -85,11 +96,18 @@ async function renderPage() {
     leavePage = null;
   }
   renderNavigation();
-  const { id, argument } = currentRoute();
+  const { id, argument, malformed } = currentRoute();
   const page = findPage(id, apiPaths) || findPage(DEFAULT_PAGE, apiPaths);
   const root = h("section", { class: `page page-${page.id}`, id: `page-${page.id}` });
   replace(main, root);
   document.title = `${page.title} — recalld`;
+  if (malformed) {
+    document.title = "Not found — recalld";
+    const notice = h("p", { id: "route-notice" });
+    status(notice, "Not found: this address holds a broken %-escape, so it names nothing.", "error");
+    root.append(h("h1", {}, "Not found"), notice);
+    return;
+  }
   const context = { api, session, navigate, canWrite: session.canWrite(), apiPaths };
   try {
     const module = await page.load();

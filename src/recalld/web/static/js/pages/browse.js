@@ -21,17 +21,25 @@ export async function render(root, { api, navigate }, argument) {
   // The filters the listing on screen was made with: "Load more" continues that listing,
   // whatever has been typed in the boxes since (the cursor does not carry the filters).
   let listing = null;
+  // Each request's number: an answer to one that a newer request superseded (a filter
+  // applied while "Load more" was on its way) is dropped, never mixed into the list.
+  let generation = 0;
 
   async function load(reset) {
+    const ticket = ++generation;
     if (reset) {
       list.replaceChildren();
       cursor = null;
       shown = 0;
+      more.hidden = true;
       listing = { order: order.value, kind: kind.value.trim(), tag: tag.value.trim() };
     }
+    // One request at a time: a second click would ask for the same page again.
+    more.disabled = true;
     const params = { limit: PAGE_SIZE, cursor, ...listing };
     try {
       const page = await api.get("/v1/memories", params);
+      if (ticket !== generation) return;
       for (const memory of page.memories) {
         list.append(h("li", { class: "card memory-row", dataset: { memoryId: memory.id } },
           memorySummary(memory, navigate),
@@ -44,11 +52,16 @@ export async function render(root, { api, navigate }, argument) {
         status(notice, shown ? `${shown} memor${shown === 1 ? "y" : "ies"} shown${cursor ? ", more below" : ""}` : "No memories here yet.");
       }
     } catch (error) {
+      if (ticket !== generation) return;
       status(notice, error.describe ? error.describe() : error.message, "error");
+    } finally {
+      if (ticket === generation) more.disabled = false;
     }
   }
 
-  more.addEventListener("click", () => load(false));
+  more.addEventListener("click", () => {
+    if (!more.disabled) load(false);
+  });
   const form = h("form", {
     class: "card browse-form",
     onsubmit: (event) => {

@@ -14,8 +14,18 @@ const KNOWN_TYPES = [
   "topic", "name", "tag",
 ];
 
+// Path segments a URL resolves away: an entity so named cannot be reached by its address.
+const DOT_SEGMENTS = new Set([".", ".."]);
+
 // The last listing's filters, so opening an entity keeps the list as it was.
 let previous = null;
+
+/** Whether ``answer`` is one entity in full, as GET /v1/graph/entities/{name} gives it. */
+function isEntityEntry(answer) {
+  return answer !== null && typeof answer === "object"
+    && answer.entity !== null && typeof answer.entity === "object" && typeof answer.entity.name === "string"
+    && ["aliases", "observations", "mentions", "relations"].every((part) => Array.isArray(answer[part]));
+}
 
 function entityPath(name) {
   return `/v1/graph/entities/${encodeURIComponent(name)}`;
@@ -89,18 +99,26 @@ export async function render(root, { api, navigate, session }, argument) {
   // What the list on screen was found with: "Load more" continues that list, whatever has
   // been typed in the boxes since (the cursor does not carry them).
   let listing = null;
+  // Each request's number: an answer to one that a newer request superseded (a search
+  // made while "Load more" was on its way) is dropped, never mixed into the list.
+  let generation = 0;
 
   async function loadList(reset) {
+    const ticket = ++generation;
     if (reset) {
       list.replaceChildren();
       cursor = null;
+      more.hidden = true;
       listing = { query: inputs.query.value, type: inputs.type.value };
     }
     previous = { namespace: session.namespace, ...listing };
+    // One request at a time: a second click would ask for the same page again.
+    more.disabled = true;
     try {
       const page = await api.get("/v1/graph/entities", {
         query: listing.query.trim(), type: listing.type.trim(), limit: PAGE_SIZE, cursor,
       });
+      if (ticket !== generation) return;
       for (const entity of page.entities) {
         list.append(h("li", {
           class: "entity-row",
@@ -116,7 +134,10 @@ export async function render(root, { api, navigate, session }, argument) {
       const shown = list.children.length;
       status(listNotice, shown ? "" : "No entity matches. The worker builds the graph from new memories in the background.");
     } catch (error) {
+      if (ticket !== generation) return;
       status(listNotice, error.describe ? error.describe() : error.message, "error");
+    } finally {
+      if (ticket === generation) more.disabled = false;
     }
   }
 
@@ -131,7 +152,9 @@ export async function render(root, { api, navigate, session }, argument) {
   h("label", { class: "field" }, h("span", {}, "type"), inputs.type),
   h("button", { type: "submit", id: "entity-search" }, "Find"),
   h("datalist", { id: "entity-types" }, KNOWN_TYPES.map((value) => h("option", { value }))));
-  more.addEventListener("click", () => loadList(false));
+  more.addEventListener("click", () => {
+    if (!more.disabled) loadList(false);
+  });
 
   root.append(h("h1", {}, "Graph"), summary,
     h("div", { class: "graph-layout" },
@@ -164,11 +187,23 @@ async function describeGraph(api, summary) {
 async function showEntity(detail, api, navigate, name) {
   const notice = h("p", { hidden: true, id: "entity-notice" });
   replace(detail, notice);
+  if (DOT_SEGMENTS.has(name)) {
+    // The browser resolves /v1/graph/entities/. to the listing (and .. to /v1/graph/).
+    status(notice, `An entity named “${name}” cannot be opened: a URL resolves the name away.`, "error");
+    return;
+  }
   let entry;
   try {
     entry = await api.get(entityPath(name));
   } catch (error) {
-    status(notice, error.status === 404 ? `No entity named “${name}” in this namespace.` : error.describe(), "error");
+    // A failure that is not the API's answer (the network, a TypeError) has no describe().
+    const problem = error.describe ? error.describe() : error.message;
+    status(notice, error.status === 404 ? `No entity named “${name}” in this namespace.` : problem, "error");
+    return;
+  }
+  if (!isEntityEntry(entry)) {
+    // Not an entity (another resource answered): show nothing of it.
+    status(notice, `The server's answer for “${name}” is not an entity.`, "error");
     return;
   }
   const { entity } = entry;

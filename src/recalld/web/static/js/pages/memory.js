@@ -10,9 +10,17 @@ import { formatDistance, distanceMetres, placeMap } from "../map.js";
 import { listMemoryActions } from "../registry.js";
 
 const NEIGHBOURS = 8;
+// Path segments a URL resolves away: no memory id is one (the server refuses them).
+const DOT_SEGMENTS = new Set([".", ".."]);
 
 function memoryPath(id) {
   return `/v1/memories/${encodeURIComponent(id)}`;
+}
+
+/** Whether ``answer`` is memory ``id`` itself: a memory object with that very id. */
+function isMemory(answer, id) {
+  return answer !== null && typeof answer === "object" && !Array.isArray(answer)
+    && typeof answer.id === "string" && answer.id === id && typeof answer.content === "string";
 }
 
 function placeText(place) {
@@ -208,11 +216,24 @@ export async function render(root, context, id) {
     status(notice, "No memory chosen.", "error");
     return;
   }
+  if (DOT_SEGMENTS.has(id)) {
+    // The browser resolves /v1/memories/. to the listing (and .. to /v1/): no memory can
+    // have such an id, and the answer must never be taken for one.
+    status(notice, `No memory can have the id “${id}”: a URL resolves it away.`, "error");
+    return;
+  }
   let memory;
   try {
     memory = await api.get(memoryPath(id));
   } catch (error) {
-    status(notice, error.status === 404 ? `No memory ${id} in namespace ${context.session.namespace}.` : error.describe(), "error");
+    // A failure that is not the API's answer (the network, a TypeError) has no describe().
+    const problem = error.describe ? error.describe() : error.message;
+    status(notice, error.status === 404 ? `No memory ${id} in namespace ${context.session.namespace}.` : problem, "error");
+    return;
+  }
+  if (!isMemory(memory, id)) {
+    // Not the memory asked for (another resource answered): show nothing, offer no action.
+    status(notice, `The server's answer for ${id} is not that memory.`, "error");
     return;
   }
 

@@ -1,0 +1,260 @@
+"""The memory browser against what a hurried user, a slow network or a hand-typed address
+does: double clicks and late answers, dot and broken addresses, a failing network,
+unusual text. Headless Chromium against a real `recalld serve` (keyword-only).
+
+One server with an admin token (``*:read+write``) and a token for one namespace only
+(``scoped:read+write``, which is not told the database's size). Each test works in a
+namespace of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from selenium.webdriver import Chrome
+from selenium.webdriver.common.by import By
+
+from recalld.store.sqlite import SQLiteStore
+from recalld.tokens import Access, TokenRegistry
+from tests.adapters.http_support import ServerProcess
+from tests.web.browser_support import (
+    api_client,
+    chromium,
+    element,
+    open_page,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# Holds back the first request for a further page (``cursor=``) until the test lets it
+# go (``window.__releaseLate()``); ``window.__late`` says where it is: "waiting", then
+# "answered" once the page has had the answer.
+HOLD_BACK_THE_NEXT_PAGE = """
+window.__late = null;
+const original = window.fetch;
+window.fetch = async function (...parameters) {
+  if (!String(parameters[0]).includes("cursor=") || window.__late !== null) {
+    return original.apply(this, parameters);
+  }
+  window.__late = "waiting";
+  await new Promise((resolve) => { window.__releaseLate = resolve; });
+  const response = await original.apply(this, parameters);
+  setTimeout(() => { window.__late = "answered"; }, 300);
+  return response;
+};
+"""
+
+
+@dataclass
+class Browsed:
+    server: ServerProcess
+    admin: str
+    scoped: str
+    driver: Chrome
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    def api(self, namespace: str = "default") -> httpx.Client:
+        return api_client(self.base_url, self.admin, namespace)
+
+
+def _token(db: Path, name: str, scopes: dict[str, Access]) -> str:
+    store = SQLiteStore(db)
+    try:
+        return TokenRegistry(store).create(name, scopes).token
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
+    directory = tmp_path_factory.mktemp("browser_hardening")
+    db = directory / "browser.db"
+    admin = _token(db, "admin", {"*": "read+write"})
+    scoped = _token(db, "scoped", {"scoped": "read+write"})
+    server = ServerProcess(db).start()
+    downloads = directory / "downloads"
+    downloads.mkdir()
+    try:
+        with chromium(directory / "profile", downloads) as driver:
+            yield Browsed(server, admin, scoped, driver)
+    finally:
+        server.stop()
+
+
+def _ok(response: httpx.Response) -> Any:
+    assert response.status_code < 300, response.text
+    return response.json()
+
+
+def _remember(client: httpx.Client, **fields: Any) -> str:
+    return str(_ok(client.post("/v1/memories", json=fields))["id"])
+
+
+def _namespace(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def _rows(driver: Chrome, selector: str, attribute: str) -> list[str]:
+    return [
+        row.get_attribute(attribute) or ""
+        for row in driver.find_elements(By.CSS_SELECTOR, selector)
+    ]
+
+
+def _count_is(driver: Chrome, selector: str, count: int) -> None:
+    wait_for(
+        driver,
+        lambda current: len(current.find_elements(By.CSS_SELECTOR, selector)) == count,
+        f"{count} of {selector}",
+    )
+
+
+def _settle(driver: Chrome, milliseconds: int = 400) -> None:
+    """Let the page handle what is in flight (answers, timers) before looking."""
+    driver.execute_async_script(
+        "const done = arguments[arguments.length - 1]; setTimeout(done, arguments[0]);",
+        milliseconds,
+    )
+
+
+# -- "Load more": one request at a time, late answers dropped ---------------------
+
+
+def test_browser_browse_load_more_clicked_twice_asks_for_the_next_page_once(
+    browsed: Browsed,
+) -> None:
+    namespace = _namespace("twice")
+    with browsed.api(namespace) as client:
+        ids = [_remember(client, content=f"twice item {number}") for number in range(60)]
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "browse", namespace=namespace)
+    _count_is(driver, "#browse-list .memory-row", 25)
+    # Two clicks in one go, before the first answer: the second must not ask again.
+    driver.execute_script(
+        "const more = arguments[0]; more.click(); more.click();", element(driver, "#browse-more")
+    )
+    _count_is(driver, "#browse-list .memory-row", 50)
+    _settle(driver)
+    shown = _rows(driver, "#browse-list .memory-row", "data-memory-id")
+    assert shown == list(reversed(ids))[:50]
+    element(driver, "#browse-more").click()
+    _count_is(driver, "#browse-list .memory-row", 60)
+
+
+def test_browser_browse_drops_a_late_page_of_the_listing_a_filter_replaced(
+    browsed: Browsed,
+) -> None:
+    namespace = _namespace("late")
+    with browsed.api(namespace) as client:
+        older = [
+            _remember(client, content=f"older item {number}", tags=["older"])
+            for number in range(30)
+        ]
+        for number in range(30):
+            _remember(client, content=f"newer item {number}")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "browse", namespace=namespace)
+    _count_is(driver, "#browse-list .memory-row", 25)
+    driver.execute_script(HOLD_BACK_THE_NEXT_PAGE)
+    element(driver, "#browse-more").click()
+    wait_for(driver, lambda current: current.execute_script("return window.__late"), "held")
+    # While that page is on its way, the user filters: the late page belongs to a listing
+    # no longer shown, and must neither join this one nor replace its cursor.
+    element(driver, "#browse-tag").send_keys("older")
+    element(driver, "#browse-apply").click()
+    newest_older = list(reversed(older))
+    wait_for(
+        driver,
+        lambda current: (
+            _rows(current, "#browse-list .memory-row", "data-memory-id") == newest_older[:25]
+        ),
+        "the filtered listing",
+    )
+    driver.execute_script("window.__releaseLate()")
+    wait_for(
+        driver,
+        lambda current: current.execute_script("return window.__late") == "answered",
+        "the late answer",
+    )
+    assert _rows(driver, "#browse-list .memory-row", "data-memory-id") == newest_older[:25]
+    element(driver, "#browse-more").click()  # continues the filtered listing
+    _count_is(driver, "#browse-list .memory-row", 30)
+    assert _rows(driver, "#browse-list .memory-row", "data-memory-id") == newest_older
+
+
+def _import_entities(client: httpx.Client, names: list[str]) -> None:
+    lines = [
+        json.dumps(
+            {
+                "type": "entity",
+                "name": name,
+                "entityType": "thing",
+                # One observation: a memory, so the browser offers the namespace.
+                "observations": ["the first one"] if number == 0 else [],
+            }
+        )
+        for number, name in enumerate(names)
+    ]
+    report = _ok(
+        client.post("/v1/import", params={"format": "mcp-memory"}, content="\n".join(lines))
+    )
+    assert report["errors"] == []
+
+
+def test_browser_graph_load_more_clicked_twice_asks_for_the_next_page_once(
+    browsed: Browsed,
+) -> None:
+    namespace = _namespace("graph-twice")
+    names = [f"Entity {number:02d}" for number in range(55)]
+    with browsed.api(namespace) as client:
+        _import_entities(client, names)
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "graph", namespace=namespace)
+    _count_is(driver, "#entity-list .entity-row", 50)
+    driver.execute_script(
+        "const more = arguments[0]; more.click(); more.click();", element(driver, "#entity-more")
+    )
+    _count_is(driver, "#entity-list .entity-row", 55)
+    _settle(driver)
+    assert _rows(driver, "#entity-list .entity-row", "data-entity") == names
+
+
+def test_browser_graph_drops_a_late_page_of_the_list_a_search_replaced(
+    browsed: Browsed,
+) -> None:
+    namespace = _namespace("graph-late")
+    names = [f"Entity {number:02d}" for number in range(55)]
+    with browsed.api(namespace) as client:
+        _import_entities(client, names)
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "graph", namespace=namespace)
+    _count_is(driver, "#entity-list .entity-row", 50)
+    driver.execute_script(HOLD_BACK_THE_NEXT_PAGE)
+    element(driver, "#entity-more").click()
+    wait_for(driver, lambda current: current.execute_script("return window.__late"), "held")
+    element(driver, "#entity-query").send_keys("Entity 0")
+    element(driver, "#entity-search").click()
+    wanted = [f"Entity 0{number}" for number in range(10)]
+    wait_for(
+        driver,
+        lambda current: _rows(current, "#entity-list .entity-row", "data-entity") == wanted,
+        "the searched list",
+    )
+    driver.execute_script("window.__releaseLate()")
+    wait_for(
+        driver,
+        lambda current: current.execute_script("return window.__late") == "answered",
+        "the late answer",
+    )
+    assert _rows(driver, "#entity-list .entity-row", "data-entity") == wanted
