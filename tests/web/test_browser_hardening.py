@@ -29,6 +29,7 @@ from tests.web.browser_support import (
     chromium,
     element,
     open_page,
+    text_appears,
     wait_for,
 )
 
@@ -258,3 +259,91 @@ def test_browser_graph_drops_a_late_page_of_the_list_a_search_replaced(
         "the late answer",
     )
     assert _rows(driver, "#entity-list .entity-row", "data-entity") == wanted
+
+
+# -- addresses: dot ids, answers that are not what was asked, broken escapes ---------
+
+# Answers GET requests for ``arguments[0]`` (a path prefix) as ``arguments[1]`` would be
+# answered: what a browser does to /v1/memories/. (it resolves to /v1/memories/).
+ANSWER_AS = """
+const [asked, instead] = arguments;
+const original = window.fetch;
+window.fetch = function (...parameters) {
+  if (String(parameters[0]).startsWith(asked)) parameters[0] = instead;
+  return original.apply(this, parameters);
+};
+"""
+# Fails GET requests for ``arguments[0]`` as an unreachable server does.
+NETWORK_DOWN_FOR = """
+const asked = arguments[0];
+const original = window.fetch;
+window.fetch = function (...parameters) {
+  if (!String(parameters[0]).startsWith(asked)) return original.apply(this, parameters);
+  return Promise.reject(new TypeError("Failed to fetch"));
+};
+"""
+
+
+def _go(driver: Chrome, address: str) -> None:
+    driver.execute_script("location.hash = arguments[0]", address)
+
+
+def test_browser_memory_view_refuses_dot_ids_and_an_answer_that_is_not_the_memory(
+    browsed: Browsed,
+) -> None:
+    namespace = _namespace("dots")
+    with browsed.api(namespace) as client:
+        _remember(client, content="The listing answers for /v1/memories/.")
+    driver = browsed.driver
+    for address in (".", "%2e", "..", "%2E%2E"):
+        open_page(driver, browsed.base_url, browsed.admin, f"memory/{address}", namespace)
+        notice = text_appears(driver, "#memory-notice", "a URL resolves it away")
+        assert "“.”" in notice.text or "“..”" in notice.text
+        assert driver.find_elements(By.CSS_SELECTOR, "#memory-forget, #memory-edit") == []
+        assert "undefined" not in element(driver, "#page").text
+
+    # Whatever answers in the memory's place, it is shown only when it is that memory.
+    open_page(driver, browsed.base_url, browsed.admin, "browse", namespace)
+    element(driver, "#browse-list .memory-row")
+    driver.execute_script(ANSWER_AS, "/v1/memories/impostor", "/v1/memories?limit=5")
+    _go(driver, "#/memory/impostor")
+    text_appears(driver, "#memory-notice", "is not that memory")
+    assert driver.find_elements(By.CSS_SELECTOR, "#memory-forget, #memory-edit") == []
+    assert "undefined" not in element(driver, "#page").text
+
+
+def test_browser_graph_refuses_a_dot_name_and_an_answer_that_is_not_an_entity(
+    browsed: Browsed,
+) -> None:
+    namespace = _namespace("graph-dots")
+    with browsed.api(namespace) as client:
+        _import_entities(client, ["Ada Lovelace"])
+    driver = browsed.driver
+    for address in (".", ".."):
+        open_page(driver, browsed.base_url, browsed.admin, f"graph/{address}", namespace)
+        text_appears(driver, "#entity-notice", "cannot be opened")
+        assert "This page failed" not in element(driver, "#page").text
+    open_page(driver, browsed.base_url, browsed.admin, "graph", namespace)
+    element(driver, "#entity-list .entity-row")
+    driver.execute_script(ANSWER_AS, "/v1/graph/entities/impostor", "/v1/graph/entities")
+    _go(driver, "#/graph/impostor")
+    text_appears(driver, "#entity-notice", "is not an entity")
+    assert "This page failed" not in element(driver, "#page").text
+    assert driver.find_elements(By.ID, "entity-name") == []
+
+
+def test_browser_a_network_failure_shows_its_message(browsed: Browsed) -> None:
+    namespace = _namespace("down")
+    with browsed.api(namespace) as client:
+        memory_id = _remember(client, content="Out of reach for a moment")
+        _import_entities(client, ["Grace Hopper"])
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "browse", namespace)
+    element(driver, "#browse-list .memory-row")
+    driver.execute_script(NETWORK_DOWN_FOR, "/v1/memories/")
+    _go(driver, f"#/memory/{memory_id}")
+    assert text_appears(driver, "#memory-notice", "Failed to fetch").text == "Failed to fetch"
+    driver.execute_script(NETWORK_DOWN_FOR, "/v1/graph/entities/")
+    _go(driver, "#/graph/Grace%20Hopper")
+    assert text_appears(driver, "#entity-notice", "Failed to fetch").text == "Failed to fetch"
+    assert "describe" not in element(driver, "#page").text
