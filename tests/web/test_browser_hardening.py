@@ -347,3 +347,15 @@ def test_browser_a_network_failure_shows_its_message(browsed: Browsed) -> None:
     _go(driver, "#/graph/Grace%20Hopper")
     assert text_appears(driver, "#entity-notice", "Failed to fetch").text == "Failed to fetch"
     assert "describe" not in element(driver, "#page").text
+
+
+def test_browser_a_broken_escape_in_the_address_shows_not_found(browsed: Browsed) -> None:
+    driver = browsed.driver
+    # A fresh load of such an address rendered nothing at all (a URIError escaped).
+    open_page(driver, browsed.base_url, browsed.admin, "memory/%")
+    text_appears(driver, "#route-notice", "Not found")
+    assert element(driver, "#nav a.nav-link[href='#/browse']")
+    _go(driver, "#/graph/%E0%A4%A")
+    text_appears(driver, "#page-graph #route-notice", "Not found")
+    _go(driver, "#/search")
+    element(driver, "#search-query")  # the next address renders as usual
