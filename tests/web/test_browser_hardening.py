@@ -359,3 +359,56 @@ def test_browser_a_broken_escape_in_the_address_shows_not_found(browsed: Browsed
     text_appears(driver, "#page-graph #route-notice", "Not found")
     _go(driver, "#/search")
     element(driver, "#search-query")  # the next address renders as usual
+
+
+# -- the speaker: shown, filtered on, edited --------------------------------------
+
+
+def test_browser_shows_filters_on_and_edits_the_speaker(browsed: Browsed) -> None:
+    namespace = _namespace("speaker")
+    word = f"lakehouse{uuid.uuid4().hex[:6]}"
+    with browsed.api(namespace) as client:
+        frank = _remember(
+            client, content=f"The {word} Wi-Fi password is on the fridge", speaker="Frank"
+        )
+        grace = _remember(client, content=f"The {word} key is under the mat", speaker="Grace")
+        plain = _remember(client, content=f"The {word} has a blue door")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{frank}", namespace)
+    assert element(driver, "#memory-speaker").text == "Frank"
+
+    open_page(driver, browsed.base_url, browsed.admin, "browse", namespace)
+    _count_is(driver, "#browse-list .memory-row", 3)
+    badges = {
+        row.get_attribute("data-memory-id"): [
+            badge.text for badge in row.find_elements(By.CSS_SELECTOR, ".badge.speaker")
+        ]
+        for row in driver.find_elements(By.CSS_SELECTOR, "#browse-list .memory-row")
+    }
+    assert badges == {frank: ["by Frank"], grace: ["by Grace"], plain: []}
+    element(driver, "#browse-speaker").send_keys("Grace")
+    element(driver, "#browse-apply").click()
+    wait_for(
+        driver,
+        lambda current: _rows(current, "#browse-list .memory-row", "data-memory-id") == [grace],
+        "only what Grace said",
+    )
+
+    open_page(driver, browsed.base_url, browsed.admin, "search", namespace)
+    element(driver, "#search-query").send_keys(word)
+    driver.find_element(By.CSS_SELECTOR, ".filters summary").click()
+    element(driver, "#search-speaker").send_keys("Frank")
+    element(driver, "#search-submit").click()
+    hit = element(driver, "#search-results .hit")
+    _settle(driver)
+    assert _rows(driver, "#search-results .hit", "data-memory-id") == [frank]
+    assert hit.find_element(By.CSS_SELECTOR, ".badge.speaker").text == "by Frank"
+
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{plain}", namespace)
+    element(driver, "#memory-edit").click()
+    element(driver, "#edit-speaker").send_keys("Heidi")
+    element(driver, "#edit-save").click()
+    assert text_appears(driver, "#memory-notice", "Saved").text == "Saved (speaker)."
+    assert element(driver, "#memory-speaker").text == "Heidi"
+    with browsed.api(namespace) as client:
+        assert _ok(client.get(f"/v1/memories/{plain}"))["speaker"] == "Heidi"

@@ -3,10 +3,11 @@
 
 import { barRow, excerpt, fixed, h, localTime, token } from "./dom.js";
 
-/** The badges under a memory: kind, category, tags, when it happened. */
+/** The badges under a memory: kind, who said it, category, tags, when it happened. */
 export function memoryBadges(memory) {
   return h("div", { class: "badges" },
     h("span", { class: "badge kind" }, memory.kind),
+    memory.speaker ? h("span", { class: "badge speaker", title: "speaker" }, `by ${memory.speaker}`) : null,
     memory.category ? h("span", { class: "badge category" }, memory.category) : null,
     (memory.tags || []).map((tag) => h("span", { class: "badge tag" }, `#${tag}`)),
     memory.at ? h("span", { class: "badge when" }, localTime(memory.at)) : null);

@@ -13,6 +13,7 @@ export async function render(root, { api, navigate }, argument) {
     h("option", { value: "updated" }, "recently updated"));
   const kind = h("input", { type: "text", id: "browse-kind", autocomplete: "off" });
   const tag = h("input", { type: "text", id: "browse-tag", autocomplete: "off" });
+  const speaker = h("input", { type: "text", id: "browse-speaker", autocomplete: "off" });
   const notice = h("p", { hidden: true });
   const list = h("ol", { class: "memory-list", id: "browse-list" });
   const more = h("button", { type: "button", id: "browse-more", hidden: true }, "Load more");
@@ -32,7 +33,9 @@ export async function render(root, { api, navigate }, argument) {
       cursor = null;
       shown = 0;
       more.hidden = true;
-      listing = { order: order.value, kind: kind.value.trim(), tag: tag.value.trim() };
+      listing = {
+        order: order.value, kind: kind.value.trim(), tag: tag.value.trim(), speaker: speaker.value.trim(),
+      };
     }
     // One request at a time: a second click would ask for the same page again.
     more.disabled = true;
@@ -72,6 +75,7 @@ export async function render(root, { api, navigate }, argument) {
   h("label", { class: "field" }, h("span", {}, "order"), order),
   h("label", { class: "field" }, h("span", {}, "kind"), kind),
   h("label", { class: "field" }, h("span", {}, "tag"), tag),
+  h("label", { class: "field" }, h("span", {}, "speaker"), speaker),
   h("button", { type: "submit", id: "browse-apply" }, "Apply"));
   order.addEventListener("change", () => load(true));
 

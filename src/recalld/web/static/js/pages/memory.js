@@ -54,6 +54,7 @@ function fieldRows(memory) {
     ["key", memory.key],
     ["title", memory.title],
     ["content", h("pre", { class: "content", id: "memory-content" }, memory.content)],
+    ["speaker", memory.speaker ? h("span", { id: "memory-speaker" }, memory.speaker) : null],
     ["kind", memory.kind],
     ["category", memory.category],
     ["tags", (memory.tags || []).join(", ")],
@@ -83,6 +84,7 @@ function editorInputs(memory) {
     title: textInput("title", memory.title),
     content: h("textarea", { name: "content", id: "edit-content", rows: 6, required: true }, memory.content),
     kind: textInput("kind", memory.kind, { required: true }),
+    speaker: textInput("speaker", memory.speaker),
     category: textInput("category", memory.category),
     tags: textInput("tags", (memory.tags || []).join(", "), { placeholder: "comma-separated" }),
     salience: h("input", { type: "number", name: "salience", id: "edit-salience", min: 0, max: 1, step: "any", value: memory.salience ?? "" }),
@@ -125,6 +127,7 @@ function changes(memory, inputs, shown) {
   if (edited("title")) set("title", blankToNull(inputs.title.value), memory.title);
   if (edited("content")) set("content", inputs.content.value, memory.content);
   if (edited("kind")) set("kind", inputs.kind.value.trim(), memory.kind);
+  if (edited("speaker")) set("speaker", blankToNull(inputs.speaker.value), memory.speaker);
   if (edited("category")) set("category", blankToNull(inputs.category.value), memory.category);
   // Split only a list the user edited: a stored tag may hold a comma ("new york, ny").
   if (edited("tags")) {
@@ -187,6 +190,7 @@ function editorForm(memory, inputs, onSave, onCancel) {
   h("dl", { class: "fields" },
     row("title", inputs.title),
     row("content", inputs.content),
+    row("speaker", inputs.speaker),
     row("kind", inputs.kind),
     row("category", inputs.category),
     row("tags", inputs.tags),

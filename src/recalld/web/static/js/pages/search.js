@@ -30,6 +30,7 @@ export async function render(root, { api, navigate, session }) {
     query: h("input", { type: "search", id: "search-query", required: true, placeholder: "what do you remember about…", autocomplete: "off" }),
     kind: h("input", { type: "text", id: "search-kind", list: "known-kinds", autocomplete: "off" }),
     category: h("input", { type: "text", id: "search-category", list: "known-categories", autocomplete: "off" }),
+    speaker: h("input", { type: "text", id: "search-speaker", autocomplete: "off" }),
     tags: h("input", { type: "text", id: "search-tags", placeholder: "any of: a, b", autocomplete: "off" }),
     since: h("input", { type: "datetime-local", id: "search-since" }),
     until: h("input", { type: "datetime-local", id: "search-until" }),
@@ -44,6 +45,7 @@ export async function render(root, { api, navigate, session }) {
     const filters = {};
     if (inputs.kind.value.trim()) filters.kind = inputs.kind.value.trim();
     if (inputs.category.value.trim()) filters.category = inputs.category.value.trim();
+    if (inputs.speaker.value.trim()) filters.speaker = inputs.speaker.value.trim();
     const tags = inputs.tags.value.split(",").map((tag) => tag.trim()).filter(Boolean);
     if (tags.length) filters.tags_any = tags;
     if (instant(inputs.since.value)) filters.since = instant(inputs.since.value);
@@ -77,6 +79,7 @@ export async function render(root, { api, navigate, session }) {
     h("div", { class: "field-grid" },
       field("kind", inputs.kind),
       field("category", inputs.category),
+      field("speaker", inputs.speaker),
       field("tags", inputs.tags),
       field("happened since", inputs.since),
       field("happened before", inputs.until),
