@@ -412,3 +412,25 @@ def test_browser_shows_filters_on_and_edits_the_speaker(browsed: Browsed) -> Non
     assert element(driver, "#memory-speaker").text == "Heidi"
     with browsed.api(namespace) as client:
         assert _ok(client.get(f"/v1/memories/{plain}"))["speaker"] == "Heidi"
+
+
+# -- counts and states the pages report ---------------------------------------------
+
+
+def test_browser_export_counts_memories_apart_from_the_other_records(browsed: Browsed) -> None:
+    namespace = _namespace("export")
+    with browsed.api(namespace) as client:
+        _remember(client, content="first exported memory")
+        _remember(client, content="second exported memory")
+        _ok(client.post("/v1/core/user", json={"action": "add", "content": "Name: Sam"}))
+        exported = client.get("/v1/export").text.splitlines()
+    assert len(exported) > 2  # the core memory's line(s) besides the two memories
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "transfer", namespace)
+    element(driver, "#export-download").click()
+    notice = text_appears(driver, "#export-notice", "Exported").text
+    others = len(exported) - 2
+    assert notice == (
+        f"Exported 2 memories and {others} other record{'s' if others > 1 else ''}"
+        f" (core memory) from {namespace}."
+    )

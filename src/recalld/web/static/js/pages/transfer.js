@@ -6,6 +6,39 @@ import { h, replace, status } from "../dom.js";
 
 const NDJSON = "application/x-ndjson";
 
+// What an export's other lines hold, by their type (a memory line has none).
+const RECORD_KINDS = {
+  "recalld.core": "core memory",
+  "recalld.entity": "declared graph",
+  "recalld.relation": "declared graph",
+  "recalld.senses": "senses",
+  "recalld.intention": "reminders",
+};
+
+/** How many lines of an export are memories, how many are other records, and what those hold. */
+function countRecords(text) {
+  let memories = 0;
+  let others = 0;
+  const kinds = new Set();
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    let record = null;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      // not JSON: not a memory
+    }
+    if (record && typeof record === "object" && !Array.isArray(record) && record.type === undefined) {
+      memories += 1;
+    } else {
+      others += 1;
+      const type = record && record.type;
+      kinds.add(typeof type === "string" && Object.hasOwn(RECORD_KINDS, type) ? RECORD_KINDS[type] : "other");
+    }
+  }
+  return { memories, others, kinds: [...kinds] };
+}
+
 /** Render the page. */
 export async function render(root, { api, session, canWrite }) {
   const exportNotice = h("p", { hidden: true, id: "export-notice" });
@@ -15,7 +48,7 @@ export async function render(root, { api, session, canWrite }) {
     try {
       const response = await api.download("/v1/export");
       const blob = await response.blob();
-      const lines = (await blob.text()).split("\n").filter(Boolean).length;
+      const { memories, others, kinds } = countRecords(await blob.text());
       const link = h("a", {
         href: URL.createObjectURL(blob),
         download: `recalld-${session.namespace.replace(/[^A-Za-z0-9._-]/g, "_")}-${new Date().toISOString().slice(0, 10)}.jsonl`,
@@ -25,7 +58,8 @@ export async function render(root, { api, session, canWrite }) {
       link.click();
       link.remove();
       setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
-      status(exportNotice, `Exported ${lines} memor${lines === 1 ? "y" : "ies"} from ${session.namespace}.`, "success");
+      const rest = others ? ` and ${others} other record${others === 1 ? "" : "s"} (${kinds.join(", ")})` : "";
+      status(exportNotice, `Exported ${memories} memor${memories === 1 ? "y" : "ies"}${rest} from ${session.namespace}.`, "success");
     } catch (error) {
       status(exportNotice, error.describe ? error.describe() : error.message, "error");
     }
