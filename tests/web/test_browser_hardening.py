@@ -434,3 +434,13 @@ def test_browser_export_counts_memories_apart_from_the_other_records(browsed: Br
         f"Exported 2 memories and {others} other record{'s' if others > 1 else ''}"
         f" (core memory) from {namespace}."
     )
+
+
+def test_browser_status_shows_no_size_to_a_token_not_told_it(browsed: Browsed) -> None:
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.scoped, "status", "scoped")
+    text_appears(driver, "#status-overview", "database size")
+    size = driver.find_element(
+        By.XPATH, "//section[@id='status-overview']//dt[.='database size']/following-sibling::dd[1]"
+    )
+    assert size.text == "—"  # not "0 B": GET /v1/stats says null to this token

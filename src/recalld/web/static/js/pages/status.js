@@ -27,6 +27,14 @@ function embeddingRows(state, stats) {
   }));
 }
 
+/** The database's size; null when this token may not know it (it holds one namespace only). */
+function databaseSize(count) {
+  if (count === null || count === undefined) {
+    return h("span", { id: "database-size", title: "shown to a token for every namespace (*) only" }, "—");
+  }
+  return h("span", { id: "database-size" }, bytes(count));
+}
+
 /** Render the page. */
 export async function render(root, { api, navigate }) {
   const notice = h("p", { hidden: true });
@@ -66,7 +74,7 @@ export async function render(root, { api, navigate }) {
         ["search backend", stats.search_backend],
         ["backends in use", state.search_backends.join(", ")],
         ["embedder", state.embedder || "none (keyword only)"],
-        ["database size", bytes(stats.db_size_bytes)],
+        ["database size", databaseSize(stats.db_size_bytes)],
         ["schema version", String(stats.schema_version)],
         ["expired, not yet purged", String(stats.expired_pending_purge)],
         ["vector index", state.index ? `${state.index.vectors} vectors${state.index.ann ? " (HNSW)" : ""}` : "—"],
