@@ -444,3 +444,41 @@ def test_browser_status_shows_no_size_to_a_token_not_told_it(browsed: Browsed) -
         By.XPATH, "//section[@id='status-overview']//dt[.='database size']/following-sibling::dd[1]"
     )
     assert size.text == "—"  # not "0 B": GET /v1/stats says null to this token
+
+
+def test_browser_core_shows_the_stored_entries_after_a_refused_batch(browsed: Browsed) -> None:
+    namespace = _namespace("core")
+    with browsed.api(namespace) as client:
+        _remember(client, content="A memory, so the browser offers the namespace")
+        _ok(
+            client.post(
+                "/v1/core/memory",
+                json={
+                    "operations": [
+                        {"action": "add", "content": "Agent note: check the boiler daily"},
+                        {"action": "add", "content": "Agent note: water the ferns"},
+                    ]
+                },
+            )
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "core", namespace)
+    entry = text_appears(driver, "#entries-memory .core-entry", "boiler")
+    entry.find_element(By.XPATH, ".//button[.='edit']").click()
+    field = element(driver, "#entries-memory input.entry-edit")
+    field.clear()
+    field.send_keys("Agent note: check the boiler weekly")
+    driver.find_element(By.XPATH, "//button[.='Keep change']").click()
+    # Meanwhile another client removes that entry: the batch is refused.
+    with browsed.api(namespace) as client:
+        _ok(client.post("/v1/core/memory", json={"action": "remove", "old_text": "boiler"}))
+    element(driver, "#apply-memory").click()
+    wait_for(
+        driver,
+        lambda current: "boiler" not in element(current, "#entries-memory").text,
+        "the entries as stored now",
+    )
+    assert "water the ferns" in element(driver, "#entries-memory").text
+    notice = element(driver, "#core-notice-memory")
+    assert "error" in (notice.get_attribute("class") or "")
+    assert "boiler" in element(driver, "#batch-memory").text  # kept, to undo or discard

@@ -39,7 +39,7 @@ function describe(operation) {
   return `change “${operation.old_text}” to “${operation.content}”`;
 }
 
-function targetCard(target, state, { api, canWrite }, { refreshBlock }) {
+function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock }) {
   const operations = [];
   const meter = h("div", { class: "budget", id: `budget-${target.id}` });
   const entriesList = h("ol", { class: "core-entries", id: `entries-${target.id}` });
@@ -112,6 +112,20 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock }) {
     replace(entriesList, state.entries.length ? state.entries.map(entryItem) : h("li", { class: "empty" }, "(empty)"));
   }
 
+  // After a refused batch: the entries as stored now (another client may have changed
+  // them, which is often why the batch failed), the batch kept to undo or send again.
+  async function reload() {
+    try {
+      const core = await api.get("/v1/core");
+      state = core[target.id];
+      renderEntries();
+      updateMeter();
+      showBlock(core.block);
+    } catch {
+      // The notice already says what failed; the next batch or a reload tries again.
+    }
+  }
+
   applyButton.addEventListener("click", async () => {
     refused.hidden = true;
     try {
@@ -134,6 +148,7 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock }) {
       } else {
         status(notice, error.describe ? error.describe() : error.message, "error");
       }
+      if (error.status !== 401) await reload();  // a 401 has the sign-in form shown
     }
   });
   discardButton.addEventListener("click", () => {
@@ -187,7 +202,12 @@ export async function render(root, context) {
   async function load() {
     try {
       const core = await context.api.get("/v1/core");
-      const callbacks = { refreshBlock };
+      const callbacks = {
+        refreshBlock,
+        showBlock: (text) => {
+          block.textContent = text;
+        },
+      };
       replace(targets, TARGETS.map((target) => targetCard(target, core[target.id], context, callbacks)));
       block.textContent = core.block;
     } catch (error) {
