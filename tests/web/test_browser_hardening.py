@@ -482,3 +482,19 @@ def test_browser_core_shows_the_stored_entries_after_a_refused_batch(browsed: Br
     notice = element(driver, "#core-notice-memory")
     assert "error" in (notice.get_attribute("class") or "")
     assert "boiler" in element(driver, "#batch-memory").text  # kept, to undo or discard
+
+
+def test_browser_map_caption_says_no_neighbour_within_reach(browsed: Browsed) -> None:
+    namespace = _namespace("reach")
+    with browsed.api(namespace) as client:
+        alone = _remember(
+            client, content="A bench by the river", place={"lat": 38.7139, "lon": -9.1394}
+        )
+        # About 5 km away: it has a place, but place recall does not reach it.
+        _remember(client, content="The far lighthouse", place={"lat": 38.7589, "lon": -9.1394})
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{alone}", namespace)
+    caption = text_appears(driver, ".map figcaption", "memory").text
+    assert (
+        caption == "no other memory placed within reach of place recall (about 1.2 km by default)"
+    )

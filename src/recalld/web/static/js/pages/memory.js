@@ -10,6 +10,10 @@ import { formatDistance, distanceMetres, placeMap } from "../map.js";
 import { listMemoryActions } from "../registry.js";
 
 const NEIGHBOURS = 8;
+// How far a place-only recall finds memories with the default place settings (50 m
+// "same place" plus the 1 km scale out to a place similarity of 0.25): a memory
+// placed farther away is no neighbour, though it has a place.
+const PLACE_REACH = "1.2 km";
 // Path segments a URL resolves away: no memory id is one (the server refuses them).
 const DOT_SEGMENTS = new Set([".", ".."]);
 
@@ -275,7 +279,7 @@ export async function render(root, context, id) {
       const farthest = neighbours.length ? Math.max(...neighbours.map((item) => distanceMetres(current.place, item.place))) : 0;
       caption = neighbours.length
         ? `${neighbours.length} nearest memor${neighbours.length === 1 ? "y" : "ies"}, within ${formatDistance(farthest)}`
-        : "no other memory has a place";
+        : `no other memory placed within reach of place recall (about ${PLACE_REACH} by default)`;
     } catch (error) {
       caption = `neighbours unavailable: ${error.message}`;
     }
