@@ -498,3 +498,67 @@ def test_browser_map_caption_says_no_neighbour_within_reach(browsed: Browsed) ->
     assert (
         caption == "no other memory placed within reach of place recall (about 1.2 km by default)"
     )
+
+
+# -- long and bidirectional user text -------------------------------------------------
+
+
+def _page_width_fits(driver: Chrome) -> bool:
+    width, visible = driver.execute_script(
+        "const root = document.documentElement; return [root.scrollWidth, root.clientWidth];"
+    )
+    return bool(width <= visible)
+
+
+def test_browser_long_unbroken_text_wraps_inside_the_page(browsed: Browsed) -> None:
+    namespace = _namespace("long")  # each field at its longest (tags: 100, category: 200)
+    word = f"unbroken{uuid.uuid4().hex[:6]}"
+    with browsed.api(namespace) as client:
+        memory_id = _remember(
+            client,
+            content=f"A {word} memory",
+            title="W" * 300,
+            tags=["T" * 100],
+            category="C" * 200,
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "browse", namespace)
+    element(driver, "#browse-list .memory-row")
+    assert _page_width_fits(driver)
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}", namespace)
+    element(driver, "#memory-content")
+    assert _page_width_fits(driver)
+    open_page(driver, browsed.base_url, browsed.admin, "search", namespace)
+    element(driver, "#search-query").send_keys(word)
+    element(driver, "#search-submit").click()
+    element(driver, "#search-results .hit")
+    assert _page_width_fits(driver)
+
+
+def test_browser_a_bidi_override_in_a_title_stays_inside_it(browsed: Browsed) -> None:
+    namespace = _namespace("bidi")
+    with browsed.api(namespace) as client:
+        centre = _remember(
+            client, content="The tiled kiosk", place={"lat": 38.7139, "lon": -9.1394}
+        )
+        _remember(
+            client,
+            content="The tram stop two streets up",
+            title="\u202etram stop",  # a right-to-left override, never closed
+            place={"lat": 38.7152, "lon": -9.1371},
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{centre}", namespace)
+    element(driver, "#map-neighbours li a")
+    link_right, distance_left, distance = driver.execute_script(
+        """
+        const item = document.querySelector("#map-neighbours li");
+        const range = document.createRange();
+        range.selectNodeContents(item.lastChild);
+        return [item.querySelector("a").getBoundingClientRect().right,
+                range.getBoundingClientRect().left, item.lastChild.textContent];
+        """
+    )
+    assert distance.startswith(" — ")
+    # The distance the page wrote after the title is shown after it, not mirrored before it.
+    assert distance_left >= link_right - 1

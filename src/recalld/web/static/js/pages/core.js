@@ -33,10 +33,15 @@ function projected(entries, operations) {
   return result;
 }
 
+// An entry's text inside the batch's sentences, isolated from them (see .user-text).
+function quoted(text) {
+  return ["“", h("bdi", { class: "user-text" }, text), "”"];
+}
+
 function describe(operation) {
-  if (operation.action === "add") return `add “${operation.content}”`;
-  if (operation.action === "remove") return `remove “${operation.old_text}”`;
-  return `change “${operation.old_text}” to “${operation.content}”`;
+  if (operation.action === "add") return ["add ", quoted(operation.content)];
+  if (operation.action === "remove") return ["remove ", quoted(operation.old_text)];
+  return ["change ", quoted(operation.old_text), " to ", quoted(operation.content)];
 }
 
 function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock }) {

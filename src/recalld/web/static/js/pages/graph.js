@@ -256,7 +256,7 @@ async function showEntity(detail, api, navigate, name) {
 
   replace(detail, notice,
     h("section", { class: "card entity-card" },
-      h("h2", { id: "entity-name" }, entity.name, " ",
+      h("h2", { id: "entity-name" }, h("span", { class: "entity-title" }, entity.name), " ",
         h("span", { class: `badge entity-type type-${token(entity.type)}` }, entity.type)),
       definitions([
         ["key", h("code", {}, entity.key)],
