@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import apsw
+import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -21,7 +22,7 @@ from recalld.store.tables import COPIED_TABLES
 from tests.conftest import FakeClock
 
 
-def _settings(db: Path) -> Settings:
+def _settings(db: Path | str) -> Settings:
     return Settings(
         db=db, synchronous="NORMAL", embedder="hashing", graph_extractor="rules", recall_catch_up=0
     )
@@ -31,7 +32,7 @@ class InterruptedCopyError(Exception):
     pass
 
 
-def _copy(source: Path, target: Path, **options: object) -> CopyReport:
+def _copy(source: Path, target: Path | str, **options: object) -> CopyReport:
     source_store = open_store(_settings(source))
     target_store = open_store(_settings(target))
     try:
@@ -316,6 +317,65 @@ def test_migrate_again_copies_no_relation_of_the_older_text_onto_a_memory_edited
             for row in connection.execute(f"SELECT * FROM {table}")
         ]
     assert left == []
+
+
+def test_migrate_again_keeps_an_entity_an_observation_or_relation_still_names(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # An undeclared entity without a mention (an older version's copy left such) that an
+    # observation or a relation still names is no orphan: the copy's clean-up keeps it,
+    # with them (review 52d: it deleted it, and the cascade took them).
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remember("Bartholomew Quagmire runs a bakery in Ouagadougou.")
+        memory.new_worker().run_until_idle()
+    _copy(source, target)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        observed = memory.remember("an observation")
+    with apsw.Connection(str(target)) as connection:
+        connection.execute(
+            "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at,"
+            " updated_at) VALUES ('default', 'observed only', 'Observed Only', 'topic', 0,"
+            " '2026-10-25T08:00:00.000000Z', '2026-10-25T08:00:00.000000Z')"
+        )
+        connection.execute(
+            "INSERT INTO graph_observations(entity_id, seq) SELECT id, ? FROM graph_entities"
+            " WHERE key = 'observed only'",
+            (observed.seq,),
+        )
+    assert _copy(source, target).complete
+    with apsw.Connection(str(target)) as connection:
+        kept = list(connection.execute("SELECT name FROM graph_entities WHERE declared = 0"))
+    assert ("Observed Only",) in kept
+
+
+@pytest.mark.postgres
+def test_migrate_again_into_postgres_scrubs_the_orphans_it_deletes(
+    tmp_path: Path, postgres_url: str, clock: FakeClock
+) -> None:
+    # The entities the copy deleted as orphans were left as dead rows while the run said
+    # "scrub": "done": no pending scrub was recorded, so no VACUUM ran (review 52d).
+    source = tmp_path / "source.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        note = memory.remember("Bartholomew Quagmire runs a bakery in Ouagadougou.").id
+        memory.new_worker().run_until_idle()
+    _copy(source, postgres_url)
+    clock.advance(60)
+    with MemoryService.open(_settings(postgres_url), clock=clock) as memory:
+        memory.update(note, content="Zedekiah plays chess in Reykjavik.")
+        memory.new_worker().run_until_idle()
+    report = _copy(source, postgres_url)
+    assert (report.complete, report.scrub) == (True, "done")
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+        row = connection.execute("SELECT pg_relation_size('graph_entities') / 8192").fetchone()
+        assert row is not None
+        for page in range(row[0]):
+            items = connection.execute(
+                "SELECT t_data FROM heap_page_items(get_raw_page('graph_entities', %s))",
+                (page,),
+            ).fetchall()
+            assert not any(b"Ouagadougou" in bytes(data or b"") for (data,) in items), page
 
 
 def test_migrate_resumed_after_the_target_recalled_a_copied_memory_copies_its_rows(

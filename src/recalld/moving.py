@@ -486,7 +486,7 @@ def copy_store(
             copier.table(table)
     # The entities and relations only a left-out text named (OF_THE_TEXT), as forget
     # leaves none: deleted, and scrubbed with the rest.
-    if target.tables.drop_orphans():
+    if target.tables.drop_orphans(DROPPED_REASON, clock()):
         copier.dropped = True
     target.tables.analyze()
     if copier.dropped:

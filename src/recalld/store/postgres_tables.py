@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ from pgvector import HalfVector
 from psycopg.types.json import Jsonb
 
 from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_scrub import record_drop
 from recalld.store.semantic import VECTOR_BYTES, VECTOR_DTYPE
 from recalld.store.tables import ColumnKind, Table
 
@@ -182,8 +184,8 @@ class PostgresTables:
 
         self._database.write(step)
 
-    def drop_orphans(self) -> int:
-        """See :meth:`TableAccess.drop_orphans` (the conditions of the orphan triggers)."""
+    def drop_orphans(self, reason: str, now: datetime) -> int:
+        """See :meth:`TableAccess.drop_orphans`."""
 
         def step(connection: Connection) -> int:
             deleted = 0
@@ -191,6 +193,8 @@ class PostgresTables:
                 for sql in ORPHANS:
                     cursor.execute(sql)
                     deleted += max(cursor.rowcount, 0)
+            if deleted:
+                record_drop(connection, reason, now)
             return deleted
 
         return self._database.write(step)
@@ -201,12 +205,15 @@ class PostgresTables:
             connection.execute("ANALYZE")
 
 
-# Relations first: an entity's relations then go with it as they would by cascade.
+# Relations first, then the entities nothing refers to any more (as on SQLite).
 ORPHANS = (
     "DELETE FROM graph_relations r WHERE NOT r.declared AND NOT EXISTS"
     " (SELECT 1 FROM graph_relation_sources s WHERE s.relation_id = r.id)",
-    "DELETE FROM graph_entities e WHERE NOT e.declared AND NOT EXISTS"
-    " (SELECT 1 FROM graph_mentions m WHERE m.entity_id = e.id)",
+    "DELETE FROM graph_entities e WHERE NOT e.declared"
+    " AND NOT EXISTS (SELECT 1 FROM graph_mentions m WHERE m.entity_id = e.id)"
+    " AND NOT EXISTS (SELECT 1 FROM graph_observations o WHERE o.entity_id = e.id)"
+    " AND NOT EXISTS (SELECT 1 FROM graph_relations r WHERE r.subject_id = e.id"
+    " OR r.object_id = e.id)",
 )
 
 

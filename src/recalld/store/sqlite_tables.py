@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import apsw
@@ -11,6 +12,7 @@ import apsw
 from recalld._time import from_storage, to_storage
 from recalld.store.sql import json_text
 from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_scrub import record_drop
 from recalld.store.tables import ColumnKind, Table
 
 __all__ = ["SQLiteLedger", "SQLiteTables"]
@@ -164,13 +166,15 @@ class SQLiteTables:
 
         self._database.write(step)
 
-    def drop_orphans(self) -> int:
-        """See :meth:`TableAccess.drop_orphans` (the conditions of migration 7's triggers)."""
+    def drop_orphans(self, reason: str, now: datetime) -> int:
+        """See :meth:`TableAccess.drop_orphans`."""
 
         def step(connection: apsw.Connection) -> int:
             deleted = 0
             for sql in ORPHANS:
                 deleted += len(connection.execute(sql).fetchall())
+            if deleted:
+                record_drop(connection, reason, now)
             return deleted
 
         return self._database.write(step)
@@ -180,12 +184,17 @@ class SQLiteTables:
         self._database.run(lambda connection: connection.execute("ANALYZE"))
 
 
-# Relations first: an entity's relations then go with it as they would by cascade.
+# Relations first, then the entities nothing refers to any more: no mention, no
+# observation, no relation (a declared relation or observation keeps its entity, as
+# cascades would not).
 ORPHANS = (
     "DELETE FROM graph_relations WHERE declared = 0 AND NOT EXISTS (SELECT 1 FROM"
     " graph_relation_sources s WHERE s.relation_id = graph_relations.id) RETURNING id",
-    "DELETE FROM graph_entities WHERE declared = 0 AND NOT EXISTS (SELECT 1 FROM"
-    " graph_mentions m WHERE m.entity_id = graph_entities.id) RETURNING id",
+    "DELETE FROM graph_entities WHERE declared = 0"
+    " AND NOT EXISTS (SELECT 1 FROM graph_mentions m WHERE m.entity_id = graph_entities.id)"
+    " AND NOT EXISTS (SELECT 1 FROM graph_observations o WHERE o.entity_id = graph_entities.id)"
+    " AND NOT EXISTS (SELECT 1 FROM graph_relations r WHERE r.subject_id = graph_entities.id"
+    " OR r.object_id = graph_entities.id) RETURNING id",
 )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 __all__ = ["COPIED_TABLES", "Column", "ColumnKind", "Table", "TableAccess", "table"]
@@ -233,11 +234,12 @@ class TableAccess(Protocol):
         """Record that a migrate from ``origin`` wrote these (namespace, target) rows."""
         ...
 
-    def drop_orphans(self) -> int:
-        """Delete the undeclared graph entities no mention names and the undeclared
-        relations no memory is a source of (what the orphan triggers delete when a
-        mention or source goes; a copy that leaves a memory's mentions out leaves its
-        entities so); returns how many rows were deleted."""
+    def drop_orphans(self, reason: str, now: datetime) -> int:
+        """Delete the undeclared graph relations no memory is a source of, then the
+        undeclared entities nothing refers to (no mention, observation or relation):
+        what the orphan triggers delete when a mention or source goes (a copy that leaves
+        a memory's mentions out leaves its entities so). A deletion records a pending
+        scrub (``reason``) in the same transaction; returns how many rows went."""
         ...
 
     def analyze(self) -> None:
