@@ -165,13 +165,13 @@ def test_visible_extraction_clears_invisible_characters_from_names() -> None:
 
     found = Extraction(
         entities=(
-            ExtractedEntity("Ana\u200b Lima", "person", 1),
+            ExtractedEntity("Ana\x1bLima", "person", 1),
             ExtractedEntity("Ana Lima", "name", 2),  # the same name once cleared: one entity
             ExtractedEntity("\x1b\x07", "topic", 1),  # nothing left: dropped
             ExtractedEntity("Rome", "place", 1),
         ),
         relations=(
-            ExtractedRelation("Ana\u200b Lima", "visited\u202e", "Rome"),
+            ExtractedRelation("Ana\x1bLima", "visited\u202e", "Rome"),
             ExtractedRelation("\x1b\x07", "likes", "Rome"),  # names a dropped entity
         ),
     )
@@ -181,5 +181,8 @@ def test_visible_extraction_clears_invisible_characters_from_names() -> None:
         ("Rome", "place", 1),
     ]
     assert _triples(cleared) == {("Ana Lima", "visited", "Rome")}
+    # A format character inside a word goes, the word stays whole.
+    joined = visible_extraction(Extraction(entities=(ExtractedEntity("Mont\u00adréal", "place"),)))
+    assert [entity.name for entity in joined.entities] == ["Montréal"]
     plain = Extraction(entities=(ExtractedEntity("Rome", "place", 1),))
     assert visible_extraction(plain) is plain

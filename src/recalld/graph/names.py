@@ -88,13 +88,19 @@ def visible_extraction(extraction: Extraction) -> Extraction:
     An extractor takes names from a memory's text as written, and text may hold control
     or invisible characters (an ANSI colour code, a right-to-left override): such a name
     was stored, listed, and refused when asked for (the rule of :func:`check_entity_name`).
-    Each such character becomes a space (runs of space collapse); a name or predicate
+    A format character goes ("Mont\u00adréal" is "Montréal"), a control character becomes
+    a space (runs of space collapse); a name or predicate
     left without a key or over its limit is dropped, with the relations that name it;
     names that become one are one entity (their counts added, the first one's type).
     """
 
     def visible(text: str) -> str:
-        return " ".join(check.INVISIBLE.sub(" ", text).split())
+        # A format character (soft hyphen, zero-width joiner, a bidi control) sits inside
+        # a word: it goes; a control character (an escape, a bell) parts words: a space.
+        cleared = check.INVISIBLE.sub(
+            lambda found: "" if unicodedata.category(found.group()) == "Cf" else " ", text
+        )
+        return " ".join(cleared.split())
 
     names: dict[str, str | None] = {}
 
