@@ -22,6 +22,9 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
+from recalld.store.sqlite import SQLiteStore
+from recalld.tokens import Access, TokenRegistry
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 CHROMIUM_FLAGS = (
@@ -164,3 +167,12 @@ def wait_until_indexed(client: httpx.Client, memory_ids: list[str]) -> None:
         if pending:
             time.sleep(0.05)  # the worker is another thread of the server: no event to wait on
     assert not pending, f"not indexed in time: {sorted(pending)}"
+
+
+def create_token(db: Path, name: str, scopes: dict[str, Access]) -> str:
+    """A new API token of the database file ``db`` (before its server starts)."""
+    store = SQLiteStore(db)
+    try:
+        return TokenRegistry(store).create(name, scopes).token
+    finally:
+        store.close()

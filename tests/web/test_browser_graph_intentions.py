@@ -23,14 +23,13 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from recalld.store.sqlite import SQLiteStore
-from recalld.tokens import Access, TokenRegistry
 from tests.adapters.http_support import ServerProcess
 from tests.web.browser_support import (
     WAIT_SECONDS,
     api_client,
     chromium,
     console_problems,
+    create_token,
     element,
     open_page,
     pixel_spread,
@@ -59,20 +58,12 @@ class Browsed:
         return api_client(self.base_url, self.admin, namespace)
 
 
-def _token(db: Path, name: str, scopes: dict[str, Access]) -> str:
-    store = SQLiteStore(db)
-    try:
-        return TokenRegistry(store).create(name, scopes).token
-    finally:
-        store.close()
-
-
 @pytest.fixture(scope="module")
 def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
     directory = tmp_path_factory.mktemp("browser_graph")
     db = directory / "browser.db"
-    admin = _token(db, "admin", {"*": "read+write"})
-    reader = _token(db, "reader", {"default": "read"})
+    admin = create_token(db, "admin", {"*": "read+write"})
+    reader = create_token(db, "reader", {"default": "read"})
     server = ServerProcess(db, RECALLD_GRAPH_EXTRACTOR="rules").start()
     downloads = directory / "downloads"
     downloads.mkdir()

@@ -13,7 +13,6 @@ import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,12 +20,11 @@ import pytest
 from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
-from recalld.store.sqlite import SQLiteStore
-from recalld.tokens import Access, TokenRegistry
 from tests.adapters.http_support import ServerProcess
 from tests.web.browser_support import (
     api_client,
     chromium,
+    create_token,
     element,
     open_page,
     text_appears,
@@ -69,20 +67,12 @@ class Browsed:
         return api_client(self.base_url, self.admin, namespace)
 
 
-def _token(db: Path, name: str, scopes: dict[str, Access]) -> str:
-    store = SQLiteStore(db)
-    try:
-        return TokenRegistry(store).create(name, scopes).token
-    finally:
-        store.close()
-
-
 @pytest.fixture(scope="module")
 def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
     directory = tmp_path_factory.mktemp("browser_hardening")
     db = directory / "browser.db"
-    admin = _token(db, "admin", {"*": "read+write"})
-    scoped = _token(db, "scoped", {"scoped": "read+write"})
+    admin = create_token(db, "admin", {"*": "read+write"})
+    scoped = create_token(db, "scoped", {"scoped": "read+write"})
     server = ServerProcess(db).start()
     downloads = directory / "downloads"
     downloads.mkdir()
