@@ -11,8 +11,10 @@ Errors are translated once, here:
 
 * the server cannot be reached (refused, restarting, pool exhausted) →
   :class:`DatabaseUnavailableError` (HTTP 503) naming the redacted location;
-* a serialization failure or deadlock → the whole write is run again (bounded
-  by ``lock_retry_seconds``): it was rolled back, so nothing is applied twice;
+* a serialization failure or deadlock → the whole write (or read) is run again
+  (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
+  twice. Both are operational errors to psycopg, but they mean the server is there,
+  so they are told apart first and never become a 503;
 * anything else → :class:`~recalld.errors.StorageError`.
 
 Passwords never reach a message: locations are shown through
@@ -223,17 +225,25 @@ class PostgresDatabase:
         )
 
     @contextmanager
-    def connection(self) -> Iterator[Connection]:
-        """A pooled connection (autocommit between transactions), errors translated."""
+    def _pooled(self, *, retryable: bool) -> Iterator[Connection]:
+        """A pooled connection (autocommit between transactions), errors translated.
+
+        A serialization failure or deadlock is raised as it is when ``retryable`` (the
+        caller runs its work again), else as a :class:`StorageError` saying so. It is
+        tested before the other operational errors it is a kind of: it means the
+        server is there and rolled the work back, not that it is unavailable.
+        """
         try:
             with self._pool.connection() as connection:
                 yield connection
         except PoolTimeout as error:
             raise self._unavailable(error) from None
+        except RETRYABLE as error:
+            if retryable:
+                raise
+            raise StorageError(f"the work conflicted with another: {error}") from None
         except psycopg.OperationalError as error:
             raise self._unavailable(error) from None
-        except RETRYABLE:
-            raise  # write() runs it again
         except psycopg.Error as error:
             if _nul_refused(error):
                 # SQLite stores it; PostgreSQL's text and jsonb cannot: the input's fault.
@@ -244,34 +254,55 @@ class PostgresDatabase:
                 ) from None
             raise StorageError(f"{type(error).__name__}: {_scrub(str(error), self.url)}") from None
 
-    def read(self, query: str | sql.Composed, params: Any = None) -> list[tuple[Any, ...]]:
-        """Every row of one query."""
-        with self.connection() as connection:
-            return connection.execute(query, params).fetchall()
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A pooled connection (autocommit between transactions), errors translated."""
+        with self._pooled(retryable=False) as connection:
+            yield connection
 
-    def write(self, operation: Callable[[Connection], T]) -> T:
-        """Run ``operation`` in one transaction; a serialization failure or deadlock
-        (which rolled it back) runs it again, up to ``retry_seconds``."""
+    def _again(self, attempt: Callable[[], T]) -> T:
+        """Run ``attempt`` until no serialization failure or deadlock (which rolled it
+        back) stops it, for up to ``retry_seconds``."""
         deadline = time.monotonic() + self.retry_seconds
         delay = 0.01
         while True:
             try:
-                with self.connection() as connection, connection.transaction():
-                    return operation(connection)
+                return attempt()
             except RETRYABLE as error:
                 if time.monotonic() >= deadline:
                     raise StorageError(
-                        f"the write kept conflicting with others for {self.retry_seconds:g} s:"
-                        f" {error}"
+                        f"the work kept conflicting with other transactions for"
+                        f" {self.retry_seconds:g} s: {error}"
                     ) from None
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.5)
 
+    def read(self, query: str | sql.Composed, params: Any = None) -> list[tuple[Any, ...]]:
+        """Every row of one query (run again after a serialization failure: a hot standby
+        cancels a query that conflicts with recovery so)."""
+
+        def attempt() -> list[tuple[Any, ...]]:
+            with self._pooled(retryable=True) as connection:
+                return connection.execute(query, params).fetchall()
+
+        return self._again(attempt)
+
+    def write(self, operation: Callable[[Connection], T]) -> T:
+        """Run ``operation`` in one transaction; a serialization failure or deadlock
+        (which rolled it back) runs it again, up to ``retry_seconds``."""
+
+        def attempt() -> T:
+            with self._pooled(retryable=True) as connection, connection.transaction():
+                return operation(connection)
+
+        return self._again(attempt)
+
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
-        """One transaction on a pooled connection, for callers that run code inside it."""
+        """One transaction on a pooled connection, for callers that run code inside it
+        (it cannot be run again: a serialization failure or deadlock is a StorageError)."""
         try:
-            with self.connection() as connection, connection.transaction():
+            with self._pooled(retryable=True) as connection, connection.transaction():
                 yield connection
         except RETRYABLE as error:
             raise StorageError(f"the write conflicted with another: {error}") from None

@@ -1,0 +1,102 @@
+"""The PostgreSQL connection layer: a deadlock or serialization failure is run again, never
+a 503; one that cannot be run again is a storage error saying so."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from recalld.errors import DatabaseUnavailableError, StorageError
+from recalld.store.postgres_connection import Connection, PostgresDatabase
+
+pytestmark = pytest.mark.postgres
+
+# What the server says when it picks this transaction as a deadlock's victim (40P01), or
+# cannot serialise it (40001).
+DEADLOCK = "DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '40P01'; END $$"
+SERIALIZATION = "DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '40001'; END $$"
+
+
+@pytest.fixture
+def database(postgres_url: str) -> Iterator[PostgresDatabase]:
+    opened = PostgresDatabase(postgres_url, min_size=0, max_size=2, retry_seconds=5)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_postgres_connection_write_runs_a_deadlock_victim_again(
+    database: PostgresDatabase,
+) -> None:
+    calls: list[int] = []
+
+    def operation(connection: Connection) -> str:
+        calls.append(1)
+        connection.execute("CREATE TABLE IF NOT EXISTS written(n INTEGER)")
+        connection.execute("INSERT INTO written VALUES (%s)", (len(calls),))
+        if len(calls) == 1:
+            connection.execute(DEADLOCK)
+        return "done"
+
+    assert database.write(operation) == "done"
+    assert len(calls) == 2
+    # The first attempt was rolled back whole: only the second one's row is there.
+    assert database.read("SELECT n FROM written") == [(2,)]
+
+
+def test_postgres_connection_write_runs_a_serialization_failure_again(
+    database: PostgresDatabase,
+) -> None:
+    calls: list[int] = []
+
+    def operation(connection: Connection) -> int:
+        calls.append(1)
+        if len(calls) < 3:
+            connection.execute(SERIALIZATION)
+        return len(calls)
+
+    assert database.write(operation) == 3
+
+
+def test_postgres_connection_read_runs_a_serialization_failure_again(
+    database: PostgresDatabase,
+) -> None:
+    database.write(
+        lambda connection: connection.execute(
+            "CREATE SEQUENCE attempts;"
+            " CREATE FUNCTION flaky() RETURNS INTEGER LANGUAGE plpgsql AS $$ BEGIN"
+            " IF nextval('attempts') = 1 THEN"
+            " RAISE EXCEPTION 'injected' USING ERRCODE = '40001'; END IF;"
+            " RETURN currval('attempts'); END $$"
+        )
+    )
+    assert database.read("SELECT flaky()") == [(2,)]
+
+
+def test_postgres_connection_write_gives_up_after_the_retry_time(postgres_url: str) -> None:
+    database = PostgresDatabase(postgres_url, min_size=0, max_size=1, retry_seconds=0)
+    try:
+        with pytest.raises(StorageError, match="kept conflicting") as caught:
+            database.write(lambda connection: connection.execute(DEADLOCK))
+    finally:
+        database.close()
+    assert not isinstance(caught.value, DatabaseUnavailableError)
+
+
+def test_postgres_connection_conflict_that_cannot_run_again_is_no_503(
+    database: PostgresDatabase,
+) -> None:
+    with (
+        pytest.raises(StorageError, match="conflicted with another") as caught,
+        database.transaction() as connection,
+    ):
+        connection.execute(DEADLOCK)
+    assert not isinstance(caught.value, DatabaseUnavailableError)
+    with (
+        pytest.raises(StorageError, match="conflicted with another") as caught,
+        database.connection() as connection,
+    ):
+        connection.execute(SERIALIZATION)
+    assert not isinstance(caught.value, DatabaseUnavailableError)
