@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recalld._location import is_postgres_url
@@ -296,6 +296,19 @@ class Settings(BaseSettings):
             return str(value).strip()
         if isinstance(value, str):
             return Path(value)
+        return value
+
+    @field_validator("postgres_pool_max")
+    @classmethod
+    def _pool_bounds(cls, value: int, info: ValidationInfo) -> int:
+        """A maximum below the minimum is refused: the pool would keep the minimum open
+        anyway and grow past what the maximum promised."""
+        minimum = info.data.get("postgres_pool_min")
+        if minimum is not None and value < minimum:
+            raise ValueError(
+                f"is below RECALLD_POSTGRES_POOL_MIN ({minimum}): the pool keeps that many"
+                " connections open, so the maximum must be at least the minimum"
+            )
         return value
 
     @field_validator("cors_origins")
