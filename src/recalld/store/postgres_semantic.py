@@ -4,8 +4,10 @@
   same statement, so workers on any number of machines take disjoint batches
   without waiting on each other; a lease that expired is taken over, and one
   that expired ``max_attempts`` times fails the job (as on SQLite). Completing
-  a job locks its memory (``FOR SHARE``) and then the job, checks the lease is
-  still held and the text unchanged, and stores the vector, in one transaction.
+  a job locks its memory (``FOR NO KEY UPDATE``: completions and failures of one
+  memory's jobs run one at a time, so the last one sets its index state) and then
+  the job, checks the lease is still held and the text unchanged, and stores the
+  vector, in one transaction.
 * **Vectors** are ``halfvec`` rows (float16, like SQLite's blobs). Each model
   gets a partial HNSW index (cosine) over ``embedding::halfvec(<dimension>)``
   the first time one of its vectors is stored, and :meth:`PostgresSemantic.nearest`
@@ -129,12 +131,16 @@ class PostgresSemantic:
     ) -> list[Job]:
         def step(connection: Connection) -> list[Job]:
             # A lease that expired this many times means the job kills its workers.
+            # With its memory (see complete_jobs): a job whose memory is being written or
+            # completed is left to the next claim.
             doomed = connection.execute(
                 "UPDATE jobs SET state = 'failed', lease_owner = NULL, updated_at = %(now)s,"
                 " last_error = 'the worker holding it stopped (lease expired) '"
-                " || attempts || ' times' WHERE id IN (SELECT id FROM jobs"
-                " WHERE kind = 'embed' AND model = %(model)s AND state = 'running'"
-                " AND lease_until <= %(now)s AND attempts >= %(max)s FOR UPDATE SKIP LOCKED)"
+                " || attempts || ' times' WHERE id IN (SELECT j.id FROM memories m"
+                " JOIN jobs j ON j.seq = m.seq WHERE j.kind = 'embed' AND j.model = %(model)s"
+                " AND j.state = 'running' AND j.lease_until <= %(now)s"
+                " AND j.attempts >= %(max)s"
+                " FOR NO KEY UPDATE OF m SKIP LOCKED FOR UPDATE OF j SKIP LOCKED)"
                 " RETURNING seq",
                 {"now": now, "model": model, "max": max_attempts},
             ).fetchall()
@@ -301,9 +307,14 @@ class PostgresSemantic:
         def step(connection: Connection) -> int:
             completed = 0
             for job, digest, vector in sorted(results, key=lambda item: item[0].seq):
-                # The memory first, then the job: the order forget locks them in.
+                # The memory first, then the job: the order forget locks them in. Not shared:
+                # two completions of one memory's jobs (an edit queued a newer one) must run
+                # one after the other, so that the last one sees no other job pending and
+                # marks the memory indexed (each seeing the other's job, not yet deleted,
+                # left it queued for good).
                 memory = connection.execute(
-                    "SELECT title, content, place_name, key FROM memories WHERE seq = %s FOR SHARE",
+                    "SELECT title, content, place_name, key FROM memories WHERE seq = %s"
+                    " FOR NO KEY UPDATE",
                     (job.seq,),
                 ).fetchone()
                 held = connection.execute(
@@ -339,6 +350,11 @@ class PostgresSemantic:
     ) -> None:
         def step(connection: Connection) -> None:
             if run_after is None:
+                # The memory first (see complete_jobs): its index state is decided by
+                # whoever settles its last pending job, one at a time.
+                connection.execute(
+                    "SELECT 1 FROM memories WHERE seq = %s FOR NO KEY UPDATE", (job.seq,)
+                )
                 cursor = connection.execute(
                     "UPDATE jobs SET state = 'failed', lease_owner = NULL, lease_until = NULL,"
                     " last_error = %s, updated_at = %s WHERE id = %s AND lease_owner = %s",

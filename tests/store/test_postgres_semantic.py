@@ -1,0 +1,193 @@
+"""The PostgreSQL job queue under concurrency: what two transactions interleaved by the test
+(never by sleeps) leave behind.
+
+A :class:`PausedDatabase` runs one side's write up to its commit and holds it there; the
+test then starts the other side and waits, with a bound, until it either finished or
+waits for a lock the first one holds.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import psycopg
+import pytest
+
+from recalld.config import Settings
+from recalld.store.factory import open_store
+from recalld.store.postgres import PostgresStore
+from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_semantic import PostgresSemantic
+from recalld.store.semantic import Job, text_hash
+from tests.store.contract.conftest import NOW, record
+from tests.store.contract.test_jobs import vector
+
+pytestmark = pytest.mark.postgres
+
+T = TypeVar("T")
+MODEL = "test-model"
+LEASE = NOW + timedelta(minutes=2)
+WAIT_SECONDS = 30.0
+
+
+class PausedDatabase(PostgresDatabase):
+    """A database whose writes, once :attr:`armed` is set, stop before their commit until
+    :attr:`release` is set."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, min_size=0, max_size=1, retry_seconds=5)
+        self.armed = threading.Event()
+        self.inside = threading.Event()
+        self.release = threading.Event()
+
+    def write(self, operation: Callable[[Connection], T]) -> T:
+        def held(connection: Connection) -> T:
+            result = operation(connection)
+            if self.armed.is_set():
+                self.inside.set()
+                assert self.release.wait(WAIT_SECONDS)
+            return result
+
+        return super().write(held)
+
+
+class Running:
+    """A call run in a thread; its result or error, once it is done."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                self.result = call()
+            except BaseException as error:  # noqa: BLE001 - handed to the test
+                self.error = error
+            finally:
+                self.done.set()
+
+        self.thread = threading.Thread(target=run)
+        self.thread.start()
+
+    def outcome(self) -> Any:
+        assert self.done.wait(WAIT_SECONDS)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def _waiting_for_a_lock(watcher: psycopg.Connection[Any]) -> bool:
+    row = watcher.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        " AND wait_event_type = 'Lock'"
+    ).fetchone()
+    return row is not None and int(row[0]) > 0
+
+
+def finished_or_blocked(running: Running, url: str) -> str:
+    """Wait (bounded) until ``running`` is done or some backend waits for a lock."""
+    with psycopg.connect(url, autocommit=True) as watcher:
+        stop = threading.Event()
+        timer = threading.Timer(WAIT_SECONDS, stop.set)
+        timer.start()
+        try:
+            while not stop.is_set():
+                if running.done.is_set():
+                    return "finished"
+                if _waiting_for_a_lock(watcher):
+                    return "blocked"
+                running.done.wait(0.01)
+        finally:
+            timer.cancel()
+    raise AssertionError("neither finished nor blocked")
+
+
+@pytest.fixture
+def store(postgres_url: str) -> Iterator[PostgresStore]:
+    opened = open_store(Settings(db=postgres_url, embedder="none", graph_extractor="none"))
+    assert isinstance(opened, PostgresStore)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def paused(postgres_url: str) -> Iterator[PausedDatabase]:
+    database = PausedDatabase(postgres_url)
+    try:
+        yield database
+    finally:
+        database.release.set()
+        database.close()
+
+
+def _results(jobs: list[Job]) -> list[tuple[Job, str, bytes]]:
+    return [(job, text_hash(job.title, job.content), vector(job.seq)) for job in jobs]
+
+
+def test_postgres_semantic_the_last_completion_of_a_memory_marks_it_indexed(
+    store: PostgresStore, paused: PausedDatabase, postgres_url: str
+) -> None:
+    with store.transaction() as tx:
+        memory = tx.insert(record(id="edited", content="the edited text", index_state="queued"))
+        # Its first text's job, and the newer one an edit queued.
+        tx.enqueue_embedding(memory.seq, MODEL, NOW - timedelta(seconds=1))
+        tx.enqueue_embedding(memory.seq, MODEL, NOW)
+    first = store.semantic.claim_jobs("first", MODEL, 1, NOW, LEASE, 5)
+    second = store.semantic.claim_jobs("second", MODEL, 1, NOW, LEASE, 5)
+    assert len(first) == len(second) == 1
+    semantic = PostgresSemantic(paused)
+    semantic.ensure_index(MODEL, 8)
+    store.semantic.ensure_index(MODEL, 8)
+    paused.armed.set()
+    # The first job embedded the text before the edit: no vector, only its job goes.
+    stale = [(first[0], "the text before the edit", vector(1))]
+    completing = Running(lambda: semantic.complete_jobs("first", MODEL, stale, 8, NOW))
+    assert paused.inside.wait(WAIT_SECONDS)
+    other = Running(lambda: store.semantic.complete_jobs("second", MODEL, _results(second), 8, NOW))
+    # The second completion waits for the first (it must see its job gone to decide).
+    assert finished_or_blocked(other, postgres_url) == "blocked"
+    paused.release.set()
+    assert completing.outcome() == 1
+    assert other.outcome() == 1
+    with psycopg.connect(postgres_url) as connection:
+        states = connection.execute(
+            "SELECT m.index_state, (SELECT count(*) FROM jobs j WHERE j.seq = m.seq)"
+            " FROM memories m WHERE m.seq = %s",
+            (memory.seq,),
+        ).fetchall()
+    assert states == [("indexed", 0)]
+
+
+def test_postgres_semantic_a_failure_beside_a_completion_leaves_no_memory_queued(
+    store: PostgresStore, paused: PausedDatabase, postgres_url: str
+) -> None:
+    with store.transaction() as tx:
+        memory = tx.insert(record(id="edited", content="the edited text", index_state="queued"))
+        tx.enqueue_embedding(memory.seq, MODEL, NOW - timedelta(seconds=1))
+        tx.enqueue_embedding(memory.seq, MODEL, NOW)
+    first = store.semantic.claim_jobs("first", MODEL, 1, NOW, LEASE, 5)
+    second = store.semantic.claim_jobs("second", MODEL, 1, NOW, LEASE, 5)
+    store.semantic.ensure_index(MODEL, 8)
+    paused.armed.set()
+    # The older job fails for good while the newer one completes.
+    failing = Running(
+        lambda: PostgresSemantic(paused).retry_job("first", first[0], "broken", NOW, None)
+    )
+    assert paused.inside.wait(WAIT_SECONDS)
+    other = Running(lambda: store.semantic.complete_jobs("second", MODEL, _results(second), 8, NOW))
+    assert finished_or_blocked(other, postgres_url) == "blocked"
+    paused.release.set()
+    failing.outcome()
+    assert other.outcome() == 1
+    with psycopg.connect(postgres_url) as connection:
+        state = connection.execute(
+            "SELECT index_state FROM memories WHERE seq = %s", (memory.seq,)
+        ).fetchone()
+    assert state == ("indexed",)
