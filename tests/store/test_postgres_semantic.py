@@ -191,3 +191,40 @@ def test_postgres_semantic_a_failure_beside_a_completion_leaves_no_memory_queued
             "SELECT index_state FROM memories WHERE seq = %s", (memory.seq,)
         ).fetchone()
     assert state == ("indexed",)
+
+
+def _held_elsewhere(url: str, sql: str, params: tuple[Any, ...]) -> bool:
+    """Whether another transaction holds the row ``sql`` selects (a NOWAIT lock fails)."""
+    with psycopg.connect(url) as probe:
+        try:
+            probe.execute(f"{sql} FOR UPDATE NOWAIT", params)
+        except psycopg.errors.LockNotAvailable:
+            return True
+        return False
+
+
+def test_postgres_semantic_recall_locks_jobs_in_seq_order_across_namespaces(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    seqs = []
+    with store.transaction() as tx:
+        # The older memory in the namespace that sorts last: an index on (namespace, seq)
+        # would hand the younger one over first.
+        for namespace in ("zz", "aa"):
+            memory = tx.insert(
+                record(id=namespace, namespace=namespace, content="queued", index_state="queued")
+            )
+            tx.enqueue_embedding(memory.seq, MODEL, NOW)
+            seqs.append(memory.seq)
+    older, younger = seqs
+    with psycopg.connect(postgres_url) as holder:
+        holder.execute("SELECT 1 FROM jobs WHERE seq = %s FOR UPDATE", (younger,))
+        claiming = Running(
+            lambda: store.semantic.claim_for_recall("recall", MODEL, ["aa", "zz"], 5, NOW, LEASE)
+        )
+        assert finished_or_blocked(claiming, postgres_url) == "blocked"
+        # Waiting for the younger memory's job, the claim already holds the older one's.
+        assert _held_elsewhere(postgres_url, "SELECT 1 FROM jobs WHERE seq = %s", (older,))
+        holder.rollback()
+    claimed = claiming.outcome()
+    assert sorted(job.seq for job in claimed) == seqs

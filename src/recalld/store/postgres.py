@@ -60,6 +60,7 @@ from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_context import PostgresContext, save_signals
 from recalld.store.postgres_core import PostgresCore
 from recalld.store.postgres_graph import PostgresGraph, enqueue_graph
+from recalld.store.postgres_graph_extraction import lock_extraction_rows
 from recalld.store.postgres_graph_writes import PostgresGraphTransaction
 from recalld.store.postgres_intentions import PostgresIntentions, save_intention
 from recalld.store.postgres_migrations import MIGRATIONS, SEARCH_CONFIGURATION
@@ -230,6 +231,7 @@ class _Transaction(PostgresLedger):
         return memory
 
     def delete(self, seq: int) -> None:
+        lock_extraction_rows(self._connection, [seq])  # the order the workers take them in
         self._connection.execute("DELETE FROM memories WHERE seq = %s", (seq,))
 
     def find_duplicate(
@@ -678,9 +680,17 @@ class PostgresStore:
 
     def purge_expired(self, now: datetime) -> int:
         def step(connection: Connection) -> int:
-            cursor = connection.execute(
-                "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= %s", (now,)
-            )
+            # The memories in seq order, then their graph rows: the order the workers take.
+            expired = [
+                int(row[0])
+                for row in connection.execute(
+                    "SELECT seq FROM memories WHERE expires_at IS NOT NULL AND expires_at <= %s"
+                    " ORDER BY seq FOR UPDATE",
+                    (now,),
+                )
+            ]
+            lock_extraction_rows(connection, expired)
+            cursor = connection.execute("DELETE FROM memories WHERE seq = ANY(%s)", (expired,))
             removed = int(cursor.rowcount)
             if removed:
                 record_drop(connection, "purge", now)

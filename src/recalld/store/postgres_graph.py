@@ -4,10 +4,11 @@ The same rules as :mod:`recalld.store.sqlite_graph`: graph jobs share the
 ``jobs`` table (``kind = 'graph'``), are claimed ``FOR UPDATE SKIP LOCKED``,
 retried with backoff; completing one replaces its memory's mentions and
 relation sources, adding before removing; orphans are dropped by the graph
-migration's triggers. Entity upserts run in key order, so two workers
-extracting memories that mention the same entities take their row locks in
-the same order (a deadlock the database still detects is retried whole).
-Keys sort by code point (``COLLATE "C"``), as SQLite sorts them.
+migration's triggers. A batch writes its graph rows in one global order (see
+:mod:`.postgres_graph_extraction`), so workers extracting memories that mention
+the same entities take their row locks in the same order (a deadlock the
+database still detects is retried whole). Keys sort by code point
+(``COLLATE "C"``), as SQLite sorts them.
 """
 
 from __future__ import annotations
@@ -18,13 +19,7 @@ from typing import Any, TypeVar
 
 from recalld.graph.matching import substring_pattern
 from recalld.graph.names import entity_key
-from recalld.graph.types import (
-    ENTITY_NAME_MAX_CHARS,
-    ENTITY_TYPE_MAX_CHARS,
-    GENERIC_TYPES,
-    RELATION_PREDICATE_MAX_CHARS,
-    Extraction,
-)
+from recalld.graph.types import Extraction
 from recalld.store.graph import (
     EntityRecord,
     GraphCounts,
@@ -35,6 +30,7 @@ from recalld.store.graph import (
     search_in_chunks,
 )
 from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_graph_extraction import apply_extractions
 from recalld.store.postgres_rows import local_instant
 from recalld.store.postgres_semantic import _failure, enqueue_jobs
 from recalld.store.sql import escape_like
@@ -43,7 +39,6 @@ __all__ = ["PostgresGraph", "enqueue_graph"]
 
 T = TypeVar("T")
 
-GENERIC = sorted(GENERIC_TYPES)
 # Inside a write: what the entity row holds, counting every memory (expired ones too).
 ENTITY_COLUMNS = (
     "e.id, e.namespace, e.key, e.name, e.type, e.declared,"
@@ -141,25 +136,6 @@ def _relation(row: Sequence[Any]) -> RelationRecord:
     )
 
 
-def _upsert_entity(
-    connection: Connection, namespace: str, key: str, name: str, type: str, now: datetime
-) -> int:
-    # The name is the first extracted spelling; when the mentions giving a name or type go,
-    # migration 24's triggers re-derive them from the mentions left.
-    row = connection.execute(
-        "INSERT INTO graph_entities(namespace, key, name, type, declared, created_at, updated_at)"
-        " VALUES (%(ns)s, %(key)s, %(name)s, %(type)s, FALSE, %(now)s, %(now)s)"
-        " ON CONFLICT (namespace, key) DO UPDATE SET"
-        " type = CASE WHEN NOT graph_entities.declared"
-        " AND graph_entities.type = ANY(%(generic)s) AND NOT (excluded.type = ANY(%(generic)s))"
-        " THEN excluded.type ELSE graph_entities.type END,"
-        " updated_at = excluded.updated_at RETURNING id",
-        {"ns": namespace, "key": key, "name": name, "type": type, "now": now, "generic": GENERIC},
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
 class PostgresGraph:
     """:class:`recalld.store.graph.GraphStore` on the store's connection pool."""
 
@@ -253,7 +229,12 @@ class PostgresGraph:
     ) -> int:
         def step(connection: Connection) -> int:
             completed = 0
-            for job, extraction in sorted(results, key=lambda item: item[0].seq):
+            applied: list[tuple[GraphJob, Extraction, datetime | None]] = []
+            seen: set[int] = set()
+            # Memories and their jobs in seq order, then the graph rows of the whole batch
+            # in one order (see postgres_graph_extraction): no two completions, nor recall's
+            # catch-up, take the same rows in opposite orders.
+            for job, extraction in sorted(results, key=lambda item: (item[0].seq, item[0].id)):
                 # The memory first, then the job: the order forget locks them in.
                 memory = connection.execute(
                     "SELECT title, content, tags, meta, at_utc, speaker FROM memories"
@@ -276,14 +257,16 @@ class PostgresGraph:
                     )
                 )
                 # The memory changed after the claim: its newer job extracts the new text.
-                if memory is not None and current == digest:
+                # Two jobs of one memory in a batch read the same text: it is applied once.
+                if memory is not None and current == digest and job.seq not in seen:
+                    seen.add(job.seq)
                     # The knowledge tools' observations are the graph the user declared:
                     # what the extractor reads in them is no node of its own.
                     observed = connection.execute(
                         "SELECT 1 FROM graph_observations WHERE seq = %s LIMIT 1", (job.seq,)
                     ).fetchone()
                     found = Extraction() if observed is not None else extraction
-                    self._apply(connection, job, found, memory[4], now)
+                    applied.append((job, found, memory[4]))
                     connection.execute(
                         "INSERT INTO graph_extracted(seq, model, text_hash, extracted_at)"
                         " VALUES (%s, %s, %s, %s) ON CONFLICT (seq) DO UPDATE SET"
@@ -297,98 +280,10 @@ class PostgresGraph:
                     (now, now, job.id),
                 )
                 completed += 1
+            apply_extractions(connection, applied, now)
             return completed
 
         return self._transact(step)
-
-    @staticmethod
-    def _apply(
-        connection: Connection,
-        job: GraphJob,
-        extraction: Extraction,
-        at: datetime | None,
-        now: datetime,
-    ) -> None:
-        """Upsert the extraction's entities, mentions, relations; then drop what it lost.
-
-        What the extraction names is worked out first (the same rules as on
-        SQLite: an entity's counts add up; a relation's endpoint not listed as
-        an entity becomes a ``topic`` mentioned once), then the entities are
-        upserted in key order.
-        """
-        found: dict[str, tuple[str, str]] = {}
-        mentioned: dict[str, int] = {}
-
-        def note(name: str, type: str, count: int) -> str | None:
-            key = entity_key(name)
-            if not key or len(name) > ENTITY_NAME_MAX_CHARS:
-                return None
-            # The spelling and type this memory gives the entity (its first), its count.
-            found.setdefault(key, (name, type[:ENTITY_TYPE_MAX_CHARS]))
-            mentioned[key] = mentioned.get(key, 0) + count
-            return key
-
-        for entity in extraction.entities:
-            note(entity.name, entity.type, entity.count)
-        pairs: list[tuple[str | None, str, str | None]] = []
-        for relation in extraction.relations:
-            predicate = " ".join(relation.predicate.split())[:RELATION_PREDICATE_MAX_CHARS]
-            ends = []
-            for name in (relation.subject, relation.object):
-                key = entity_key(name)
-                ends.append(key if key in found else note(name, "topic", 1))
-            pairs.append((ends[0], predicate, ends[1]))
-        # Key order: concurrent completions lock shared entity rows in the same order.
-        ids = {
-            key: _upsert_entity(connection, job.namespace, key, name, type, now)
-            for key, (name, type) in sorted(found.items())
-        }
-        counts = {ids[key]: (*found[key], count) for key, count in mentioned.items()}
-        triples = sorted(
-            {
-                (ids[subject], predicate, ids[target])
-                for subject, predicate, target in pairs
-                if subject is not None and target is not None and predicate
-                if ids[subject] != ids[target]
-            }
-        )
-        relation_ids: list[int] = []
-        for subject_id, predicate, target_id in triples:
-            row = connection.execute(
-                "INSERT INTO graph_relations(namespace, subject_id, predicate, object_id,"
-                " declared, created_at) VALUES (%s, %s, %s, %s, FALSE, %s)"
-                " ON CONFLICT (subject_id, predicate, object_id) DO UPDATE SET"
-                " namespace = graph_relations.namespace RETURNING id",
-                (job.namespace, subject_id, predicate, target_id, now),
-            ).fetchone()
-            assert row is not None
-            relation_ids.append(int(row[0]))
-        with connection.cursor() as cursor:
-            if counts:
-                cursor.executemany(
-                    "INSERT INTO graph_mentions(entity_id, seq, surface, type, count)"
-                    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (entity_id, seq) DO UPDATE SET"
-                    " surface = excluded.surface, type = excluded.type, count = excluded.count",
-                    [
-                        (entity, job.seq, surface, type, count)
-                        for entity, (surface, type, count) in sorted(counts.items())
-                    ],
-                )
-            sources = list(dict.fromkeys(relation_ids))
-            if sources:
-                cursor.executemany(
-                    "INSERT INTO graph_relation_sources(relation_id, seq, at) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (relation_id, seq) DO UPDATE SET at = excluded.at",
-                    [(relation_id, job.seq, at) for relation_id in sources],
-                )
-        connection.execute(
-            "DELETE FROM graph_mentions WHERE seq = %s AND NOT (entity_id = ANY(%s))",
-            (job.seq, list(counts)),
-        )
-        connection.execute(
-            "DELETE FROM graph_relation_sources WHERE seq = %s AND NOT (relation_id = ANY(%s))",
-            (job.seq, relation_ids),
-        )
 
     def retry_job(
         self, worker_id: str, job: GraphJob, error: str, now: datetime, run_after: datetime | None

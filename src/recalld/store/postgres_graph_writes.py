@@ -13,11 +13,11 @@ from recalld.store.graph import EntityRecord
 from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_graph import (
     EXPIRED,
-    GENERIC,
     LIVE_ENTITY_COLUMNS,
     _entity,
     _shown,
 )
+from recalld.store.postgres_graph_extraction import GENERIC, lock_extraction_rows
 
 __all__ = ["PostgresGraphTransaction"]
 
@@ -164,6 +164,8 @@ class PostgresGraphTransaction:
         )
 
     def drop_extraction(self, seq: int) -> None:
-        # The orphan triggers delete what is left with no mention or source.
+        # The orphan triggers delete what is left with no mention or source: those rows
+        # are taken first, in the order the extraction workers take them.
+        lock_extraction_rows(self._connection, [seq])
         for table in ("graph_mentions", "graph_relation_sources", "graph_extracted"):
             self._connection.execute(f"DELETE FROM {table} WHERE seq = %s", (seq,))

@@ -220,19 +220,24 @@ class PostgresSemantic:
             " FROM memories m JOIN jobs j ON j.seq = m.seq"
             " AND j.kind = 'embed' AND j.model = %(model)s AND j.state = ANY(%(pending)s)"
             " WHERE m.namespace = ANY(%(namespaces)s) AND m.index_state = 'queued'"
-            " LIMIT %(bound)s"
         )
-        count = len(self._read(f"SELECT 1{pending}", params))
+        count = len(self._read(f"SELECT 1{pending} LIMIT %(bound)s", params))
         if count == 0:
             return []
         if count > limit:
             return None
 
         def step(connection: Connection) -> list[Job] | None:
+            # Found as before (an ORDER BY here could walk every memory in seq order), then
+            # locked each memory before its jobs in (seq, id) order: the order complete_jobs,
+            # forget and the purge take them in, so none waits on another in a circle. KEY
+            # SHARE only keeps the memory from going meanwhile.
             rows = connection.execute(
-                "SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
+                f"WITH found AS MATERIALIZED (SELECT j.id{pending} LIMIT %(bound)s)"
+                " SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
                 f" j.state, j.run_after, j.lease_until, m.place_name, m.key{pending}"
-                " FOR UPDATE OF j",
+                " AND j.id IN (SELECT id FROM found)"
+                " ORDER BY m.seq, j.id FOR KEY SHARE OF m FOR UPDATE OF j",
                 params,
             ).fetchall()
             if len(rows) > limit:
@@ -306,7 +311,8 @@ class PostgresSemantic:
 
         def step(connection: Connection) -> int:
             completed = 0
-            for job, digest, vector in sorted(results, key=lambda item: item[0].seq):
+            # In (seq, id) order, the order claim_for_recall locks them in too.
+            for job, digest, vector in sorted(results, key=lambda item: (item[0].seq, item[0].id)):
                 # The memory first, then the job: the order forget locks them in. Not shared:
                 # two completions of one memory's jobs (an edit queued a newer one) must run
                 # one after the other, so that the last one sees no other job pending and
