@@ -6,11 +6,14 @@ These tests stop and start a PostgreSQL of their own (not the session's).
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -20,7 +23,7 @@ import pytest
 from recalld.config import Settings
 from recalld.errors import DatabaseUnavailableError, StorageError, ValidationError
 from recalld.store.factory import open_store
-from recalld.store.postgres_connection import check_server
+from recalld.store.postgres_connection import PostgresDatabase, check_server
 from tests.adapters.http_support import ServerProcess, free_port
 from tests.postgres_server import LocalPostgres
 
@@ -181,3 +184,99 @@ def test_no_acknowledged_write_is_lost_across_a_crash(
         done.set()
         writer.join(timeout=120)
         server.stop()
+
+
+def _server_processes(server: LocalPostgres) -> list[int]:
+    """The postmaster and every backend and helper it started."""
+    postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                # pid (comm) state ppid ...: comm may hold spaces, so split after it.
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[1]) == postmaster:
+                children.append(int(entry.name))
+    return [postmaster, *children]
+
+
+@contextmanager
+def _stopped(server: LocalPostgres) -> Iterator[None]:
+    """The server's processes stopped (SIGSTOP: sockets open, nothing answers), then
+    continued."""
+    processes = _server_processes(server)
+    for process in processes:
+        os.kill(process, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for process in processes:
+            os.kill(process, signal.SIGCONT)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds backends in /proc")
+def test_a_database_that_stops_answering_means_503_not_a_hang(
+    own_server: LocalPostgres, tmp_path: Path
+) -> None:
+    server = ServerProcess(
+        own_server.url("recalld"),
+        log_path=tmp_path / "server.log",
+        RECALLD_POSTGRES_CONNECT_TIMEOUT_SECONDS="2",
+    ).start()
+    try:
+        # The client's timeout is the bound: a hang fails the test.
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            assert client.post("/v1/memories", json={"content": "before"}).status_code == 200
+            with _stopped(own_server):
+                for _ in range(2):  # the connection in use, then the pool's next one
+                    stalled = client.post("/v1/memories", json={"content": "during"})
+                    assert stalled.status_code == 503
+                    assert stalled.json()["error"]["type"] == "database_unavailable"
+            deadline = threading.Event()
+            timer = threading.Timer(RECOVERY_SECONDS, deadline.set)
+            timer.start()
+            try:
+                while not deadline.is_set():
+                    back = client.post("/v1/memories", json={"content": "after"})
+                    if back.status_code == 200:
+                        break
+                    deadline.wait(0.2)
+            finally:
+                timer.cancel()
+            assert back.status_code == 200
+        assert "stopped or hung" in server.log() or "couldn't get a connection" in server.log()
+    finally:
+        server.stop()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds backends in /proc")
+def test_a_stopped_database_is_named_and_a_long_statement_is_not_cut(
+    own_server: LocalPostgres,
+) -> None:
+    database = PostgresDatabase(own_server.url("recalld"), connect_timeout=1, min_size=1)
+    try:
+        # Longer than the watchdog's patience, on a server that answers: it runs to its end.
+        assert database.read("SELECT pg_sleep(2.5)") == [("",)]
+        outcome: list[DatabaseUnavailableError] = []
+
+        def read() -> None:
+            try:
+                with database.connection() as connection:
+                    connection.execute("SELECT 1")
+                    with _stopped(own_server):
+                        connection.execute("SELECT 1")
+            except DatabaseUnavailableError as error:
+                outcome.append(error)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout=30)
+        assert not reader.is_alive()
+        assert len(outcome) == 1
+        assert "stopped or hung" in str(outcome[0])
+        # The cut connection was discarded: the next one works.
+        assert database.read("SELECT 1") == [(1,)]
+    finally:
+        database.close()

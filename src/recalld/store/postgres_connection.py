@@ -9,8 +9,9 @@ get pgvector's types registered.
 
 Errors are translated once, here:
 
-* the server cannot be reached (refused, restarting, pool exhausted) →
-  :class:`DatabaseUnavailableError` (HTTP 503) naming the redacted location;
+* the server cannot be reached (refused, restarting, pool exhausted) or stopped
+  answering (:mod:`.postgres_watchdog`) → :class:`DatabaseUnavailableError`
+  (HTTP 503) naming the redacted location;
 * a serialization failure or deadlock → the whole write (or read) is run again
   (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
   twice. Both are operational errors to psycopg, but they mean the server is there,
@@ -40,6 +41,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recalld._location import redact_url
 from recalld.errors import DatabaseUnavailableError, StorageError, ValidationError
+from recalld.store.postgres_watchdog import Watchdog
 
 __all__ = [
     "MINIMUM_SERVER_VERSION",
@@ -150,16 +152,31 @@ class PostgresDatabase:
         self.retry_seconds = retry_seconds
         parameters = parse_url(url)
         self._connect_timeout = connect_timeout
-        if "connect_timeout" not in parameters:
-            parameters["connect_timeout"] = max(1, round(connect_timeout))
+        # What the URL does not set: a connection whose server or network is gone is
+        # closed after about the connect timeout (keepalives while idle, and
+        # tcp_user_timeout while a statement is unacknowledged) instead of waiting for
+        # the operating system's two hours, so the request answers 503.
+        seconds = max(1, round(connect_timeout))
+        defaults = {
+            "connect_timeout": seconds,
+            "keepalives": 1,
+            "keepalives_idle": seconds,
+            "keepalives_interval": max(1, seconds // 5),
+            "keepalives_count": 3,
+            "tcp_user_timeout": seconds * 1000,
+        }
+        parameters = {**defaults, **parameters}
         self._parameters = parameters
         self._prepare()
+        # A server that stops answering but keeps its sockets open (stopped, hung): see
+        # postgres_watchdog.
+        self._watchdog = Watchdog(parameters, connect_timeout, self.display)
         self._pool = ConnectionPool(
             kwargs={**parameters, "autocommit": True},
             min_size=min_size,
             max_size=max(max_size, min_size, 1),
             configure=self._configure,
-            check=ConnectionPool.check_connection,
+            check=self._check,
             timeout=connect_timeout,
             reconnect_timeout=max(60.0, 6 * connect_timeout),
             name="recalld",
@@ -169,6 +186,7 @@ class PostgresDatabase:
             self._pool.open(wait=min_size > 0, timeout=connect_timeout)
         except PoolTimeout as error:
             self._pool.close()
+            self._watchdog.close()
             raise DatabaseUnavailableError(
                 f"cannot connect to {self.display} within {connect_timeout:g} s"
             ) from error
@@ -204,11 +222,17 @@ class PostgresDatabase:
 
     def _configure(self, connection: Connection) -> None:
         """Set up a new pooled connection: pgvector's types, UTC, iterative HNSW scans."""
-        register_vector(connection)
-        connection.execute("SET TIME ZONE 'UTC'")
-        connection.execute(f"SET hnsw.ef_search = {self._ef_search}")
-        # A filtered nearest-neighbour query keeps scanning the index until it has k rows.
-        connection.execute("SET hnsw.iterative_scan = relaxed_order")
+        with self._watchdog.watching(connection):
+            register_vector(connection)
+            connection.execute("SET TIME ZONE 'UTC'")
+            connection.execute(f"SET hnsw.ef_search = {self._ef_search}")
+            # A filtered nearest-neighbour query keeps scanning the index until it has k rows.
+            connection.execute("SET hnsw.iterative_scan = relaxed_order")
+
+    def _check(self, connection: Connection) -> None:
+        """The pool's check of a connection before it is lent out (one round trip)."""
+        with self._watchdog.watching(connection):
+            ConnectionPool.check_connection(connection)
 
     @staticmethod
     def _vector_version(connection: Connection) -> str | None:
@@ -234,7 +258,7 @@ class PostgresDatabase:
         server is there and rolled the work back, not that it is unavailable.
         """
         try:
-            with self._pool.connection() as connection:
+            with self._pool.connection() as connection, self._watchdog.watching(connection):
                 yield connection
         except PoolTimeout as error:
             raise self._unavailable(error) from None
@@ -310,3 +334,4 @@ class PostgresDatabase:
     def close(self) -> None:
         """Close every pooled connection."""
         self._pool.close()
+        self._watchdog.close()
