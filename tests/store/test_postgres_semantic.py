@@ -17,6 +17,7 @@ import psycopg
 import pytest
 
 from recalld.config import Settings
+from recalld.model import Memory
 from recalld.store.factory import open_store
 from recalld.store.postgres import PostgresStore
 from recalld.store.postgres_connection import Connection, PostgresDatabase
@@ -131,16 +132,22 @@ def _results(jobs: list[Job]) -> list[tuple[Job, str, bytes]]:
     return [(job, text_hash(job.title, job.content), vector(job.seq)) for job in jobs]
 
 
-def test_postgres_semantic_the_last_completion_of_a_memory_marks_it_indexed(
-    store: PostgresStore, paused: PausedDatabase, postgres_url: str
-) -> None:
+def _edited_with_two_jobs(store: PostgresStore) -> tuple[Memory, list[Job], list[Job]]:
+    """A queued memory with its first text's job and the newer one an edit queued, each
+    claimed by its own worker ("first", "second")."""
     with store.transaction() as tx:
         memory = tx.insert(record(id="edited", content="the edited text", index_state="queued"))
-        # Its first text's job, and the newer one an edit queued.
         tx.enqueue_embedding(memory.seq, MODEL, NOW - timedelta(seconds=1))
         tx.enqueue_embedding(memory.seq, MODEL, NOW)
     first = store.semantic.claim_jobs("first", MODEL, 1, NOW, LEASE, 5)
     second = store.semantic.claim_jobs("second", MODEL, 1, NOW, LEASE, 5)
+    return memory, first, second
+
+
+def test_postgres_semantic_the_last_completion_of_a_memory_marks_it_indexed(
+    store: PostgresStore, paused: PausedDatabase, postgres_url: str
+) -> None:
+    memory, first, second = _edited_with_two_jobs(store)
     assert len(first) == len(second) == 1
     semantic = PostgresSemantic(paused)
     semantic.ensure_index(MODEL, 8)
@@ -168,12 +175,7 @@ def test_postgres_semantic_the_last_completion_of_a_memory_marks_it_indexed(
 def test_postgres_semantic_a_failure_beside_a_completion_leaves_no_memory_queued(
     store: PostgresStore, paused: PausedDatabase, postgres_url: str
 ) -> None:
-    with store.transaction() as tx:
-        memory = tx.insert(record(id="edited", content="the edited text", index_state="queued"))
-        tx.enqueue_embedding(memory.seq, MODEL, NOW - timedelta(seconds=1))
-        tx.enqueue_embedding(memory.seq, MODEL, NOW)
-    first = store.semantic.claim_jobs("first", MODEL, 1, NOW, LEASE, 5)
-    second = store.semantic.claim_jobs("second", MODEL, 1, NOW, LEASE, 5)
+    memory, first, second = _edited_with_two_jobs(store)
     store.semantic.ensure_index(MODEL, 8)
     paused.armed.set()
     # The older job fails for good while the newer one completes.
