@@ -623,11 +623,9 @@ class HybridRetriever:
     ) -> Selection:
         """The hits of ``pool``: at least ``min_score``, one per near-duplicate group."""
         skipped = set(leave_out)
-        order = [
-            int(position)
-            for position in np.argsort(-pool.scores, kind="stable")
-            if pool.scores[position] >= min_score and int(position) not in skipped
-        ]
+        ranked = np.argsort(-pool.scores, kind="stable")
+        ranked = ranked[pool.scores[ranked] >= min_score]
+        order = [position for position in ranked.tolist() if position not in skipped]
         return select(pool.rows, order, limit, index, self.depths.duplicate_cosine)
 
     def retrieve(

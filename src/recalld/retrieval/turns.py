@@ -108,6 +108,8 @@ def turn_starts(
 ) -> dict[int, int]:
     """For each of ``rows`` (by position) that goes on with the turn of the memory before
     it, when that memory is one of ``rows`` too: that memory's position."""
+    if not neighbours:  # plain notes: nothing goes on with anything
+        return {}
     position = {row.seq: index for index, row in enumerate(rows)}
     starts = {}
     for place, row in enumerate(rows):
@@ -126,6 +128,8 @@ def turn_starts(
 def followers(rows: Mapping[int, CandidateRow], neighbours: Mapping[int, Neighbours]) -> list[int]:
     """The seqs of the memories after ``rows`` (seq -> row) that go on with their turn and
     are not among them, in their order."""
+    if not neighbours:
+        return []
     found = []
     for seq, row in rows.items():
         pair = neighbours.get(seq)
