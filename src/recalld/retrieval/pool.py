@@ -369,10 +369,11 @@ def build_pool(
     if vector is not soon:
         soon_cosines = {}  # read for another vector (none is expected): read again below
     use_vectors = index is not None and vector is not None
+    added: list[CandidateRow] = []  # not described yet
     if index is not None and near is not None:
         cosines.update(near.found)
         new = [seq for seq, _ in near.found if seq not in rows]
-        _add_rows(rows, backends, new, store.rows(scope, new))
+        added += _add_rows(rows, backends, new, store.rows(scope, new))
         for seq, _ in near.found:
             if seq in backends:
                 backends[seq].append("vector")
@@ -383,15 +384,16 @@ def build_pool(
         unread = sorted(set(new) - set(early))
         if unread:
             graph_rows.update(store.rows(scope, unread))
-        _add_rows(rows, backends, new, graph_rows)
+        added += _add_rows(rows, backends, new, graph_rows)
         for seq in reached:
             if seq in backends:
                 backends[seq].append("graph")
-    describe([row for row in rows.values() if row.seq not in described])
+    describe(added)
     # A candidate's next memory that goes on with its turn is a candidate too (turns.py).
     following = followers(rows, neighbours)
+    added = []
     if following:
-        _add_rows(rows, backends, following, store.rows(scope, following))
+        added += _add_rows(rows, backends, following, store.rows(scope, following))
         for seq in following:
             if seq in backends:
                 backends[seq].append("turn")
@@ -399,8 +401,9 @@ def build_pool(
     if extra:
         # Explain scores its memory even when filters or expiry hide it from recall.
         everything = Scope(namespaces=scope.namespaces, now=scope.now, include_expired=True)
-        _add_rows(rows, backends, extra, store.rows(everything, extra))
-    describe([row for row in rows.values() if row.seq not in described])
+        added += _add_rows(rows, backends, extra, store.rows(everything, extra))
+    if added:
+        describe(added)
     ordered = list(rows.values())
     around = _sides(neighbours)
     around_cosines: dict[int, float] = {}
@@ -504,16 +507,19 @@ def _add_rows(
     backends: dict[int, list[str]],
     seqs: Sequence[int],
     found: Mapping[int, CandidateRow],
-) -> None:
-    """Add the rows of ``seqs`` that ``found`` holds, in the order of ``seqs``.
+) -> list[CandidateRow]:
+    """Add the rows of ``seqs`` that ``found`` holds, in the order of ``seqs``; returns them.
 
     Not in the order the store returned them: that follows SQLite's plan, which
     changes with its statistics, and the pool's order breaks ties between equal
     scores (the same query gave a different order of tied hits in the process that
     wrote the memories and in a fresh one).
     """
+    added = []
     for seq in seqs:
         row = found.get(seq)
         if row is not None:
             rows[seq] = row
             backends[seq] = []
+            added.append(row)
+    return added
