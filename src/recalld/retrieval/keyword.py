@@ -281,8 +281,11 @@ class RowTermsCache:
                 length = len(tokens) / parameters.reference_lengths.get(name, 1.0)
                 lengths.append(len(tokens))
                 shares.append(weight / (1.0 - b + b * length))
+        # term_hash of each term, without a Python call per term (~0.4 us a memory).
         hashes = np.fromiter(
-            map(term_hash, chain.from_iterable(values)), dtype=np.int64, count=sum(lengths)
+            map(hash, map(str.encode, chain.from_iterable(values))),
+            dtype=np.int64,
+            count=sum(lengths),
         )
         lexicon = self.lexicon
         return RowTerms(
