@@ -176,3 +176,33 @@ async def test_intentions_expired_over_mcp(tmp_path: Path) -> None:
         assert [(item["id"], item["state"]) for item in expired["intentions"]] == [
             (intention, "expired")
         ]
+
+
+@pytest.mark.parametrize("gone", ["expired", "forgotten"])
+def test_a_queued_reminder_never_names_a_memory_that_expired_or_was_forgotten(
+    shared: MemoryService, clock: FakeClock, gone: str
+) -> None:
+    # A reminder fired because a memory surfaced in the same sense is queued with the
+    # reason it fired; once that memory expires (or is forgotten) while the reminder
+    # waits, the reminder is still delivered, but nothing in it points at the memory.
+    surfaced = shared.remember(
+        "Ginger tea with Bob at the pharmacy counter",
+        place=PHARMACY,
+        tags=["errand"],
+        ttl_seconds=3600,
+    )
+    shared.remind("ask Bob about the tea", mention=["Bob"])
+    shared.remind("buy plasters", tags=["errand"])
+    fired = shared.recollections.sense(shared.recollections.cue(place=PHARMACY))
+    assert sorted(item.kind for item in fired) == ["recollection", "reminder", "reminder"]
+    if gone == "expired":
+        clock.advance(3600)
+    else:
+        shared.forget(surfaced.id)
+    queued = shared.recollections.pending(drain=False)
+    assert sorted(item.memory.content for item in queued) == [
+        "ask Bob about the tea",
+        "buy plasters",
+    ]
+    for item in queued:
+        assert surfaced.id not in item.model_dump_json()

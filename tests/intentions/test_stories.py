@@ -149,7 +149,7 @@ def test_story_mention_fires_when_a_memory_about_anna_surfaces(memory: MemorySer
     fired = _sense(memory, place=AT_THE_DOOR, at="2026-10-22T08:00:00+02:00")
     assert [item.kind for item in fired] == ["recollection", "reminder"]
     assert fired[1].reminder is not None
-    assert "came up in memory" in fired[1].reminder.why
+    assert fired[1].reminder.why == "'Anna' came up in a recollection"
 
 
 def test_story_mention_by_entity_through_the_hook(memory: MemoryService) -> None:

@@ -284,7 +284,6 @@ class Intentions:
             )
         surfaced = [
             Surfaced(
-                memory_id=item.memory.id,
                 words=tokens(f"{item.memory.title or ''} {item.memory.content}")[:SURFACED_WORDS],
                 tags=frozenset(item.memory.tags),
             )

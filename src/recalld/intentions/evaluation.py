@@ -61,9 +61,14 @@ PROMPT_WIDTH = 160
 
 @dataclass(frozen=True)
 class Surfaced:
-    """A memory that surfaced as a recollection in the same sense (mentions and tags)."""
+    """A memory that surfaced as a recollection in the same sense (mentions and tags).
 
-    memory_id: str
+    Its id is left out on purpose: a reminder's ``why`` waits in the pending queue,
+    and must not name a memory that expires or is forgotten meanwhile (the
+    recollection delivered beside the reminder, with the same ``fired_at``, is
+    hidden or removed with it; a reason naming it would outlive it).
+    """
+
     words: list[str]
     tags: frozenset[str]
 
@@ -146,7 +151,7 @@ def _mention(trigger: MentionTrigger, situation: Situation) -> ReminderMatch | N
         if contains_phrase(surfaced.words, phrase):
             return ReminderMatch(
                 trigger="mention",
-                detail=f"'{trigger.text}' came up in memory {surfaced.memory_id}",
+                detail=f"'{trigger.text}' came up in a recollection",
             )
     if fold(" ".join(phrase)) in situation.entities:
         return ReminderMatch(trigger="mention", detail=f"entity '{trigger.text}' was recognised")
@@ -159,7 +164,7 @@ def _tag(trigger: TagTrigger, situation: Situation) -> ReminderMatch | None:
     for surfaced in situation.surfaced:
         if trigger.tag in surfaced.tags:
             return ReminderMatch(
-                trigger="tag", detail=f"memory {surfaced.memory_id} is tagged '{trigger.tag}'"
+                trigger="tag", detail=f"a recollection is tagged '{trigger.tag}'"
             )
     return None
 
