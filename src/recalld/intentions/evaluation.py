@@ -163,9 +163,7 @@ def _tag(trigger: TagTrigger, situation: Situation) -> ReminderMatch | None:
         return ReminderMatch(trigger="tag", detail=f"the context is tagged '{trigger.tag}'")
     for surfaced in situation.surfaced:
         if trigger.tag in surfaced.tags:
-            return ReminderMatch(
-                trigger="tag", detail=f"a recollection is tagged '{trigger.tag}'"
-            )
+            return ReminderMatch(trigger="tag", detail=f"a recollection is tagged '{trigger.tag}'")
     return None
 
 
