@@ -441,9 +441,16 @@ class Stats(BaseModel):
     )
     schema_version: int
     expired_pending_purge: int
-    pending_scrubs: int = Field(
-        default=0, description="content-dropping writes whose bytes are not scrubbed yet"
+    pending_scrubs: int | None = Field(
+        default=0,
+        description="content-dropping writes (of every namespace) whose bytes are not scrubbed"
+        " yet; only for callers of every namespace, else null",
     )
+
+    def confined(self) -> Stats:
+        """These stats as a caller confined to some namespaces sees them: the figures of the
+        whole database (its size, every namespace's pending scrubs) are null."""
+        return self.model_copy(update={"db_size_bytes": None, "pending_scrubs": None})
 
 
 class ExportRecord(BaseModel):
@@ -530,32 +537,40 @@ class JobError(BaseModel):
 
 
 class WorkerStatus(BaseModel):
-    """A worker's last heartbeat."""
+    """A worker's last heartbeat. A worker serves every namespace: what it is doing and how
+    much it did (``state``, ``processed``, ``failed``) are null for a caller confined to
+    some namespaces (see :meth:`Status.confined`)."""
 
     id: str
     pid: int
     host: str
     model: str
-    state: str
+    state: str | None = Field(description="busy, idle or stopped; null for a confined caller")
     started_at: datetime
     heartbeat_at: datetime
     heartbeat_age_seconds: float
     alive: bool
-    processed: int
-    failed: int
+    processed: int | None = Field(description="jobs done, of every namespace; null if confined")
+    failed: int | None = Field(
+        description="jobs failed for good, every namespace; null if confined"
+    )
 
 
 class IndexStatus(BaseModel):
-    """The vector index of the configured model, as far as this process knows it."""
+    """The vector index of the configured model, as far as this process knows it.
+
+    ``vectors`` counts the namespaces asked about; the rest describes the process's
+    index of every namespace, and is null for a caller confined to some namespaces.
+    """
 
     model: str
     dimension: int | None = None
     vectors: int
-    loaded: bool
-    loaded_vectors: int = 0
-    ann: bool = False
-    ann_rows: int = 0
-    file_bytes: int = 0
+    loaded: bool | None
+    loaded_vectors: int | None = 0
+    ann: bool | None = False
+    ann_rows: int | None = 0
+    file_bytes: int | None = 0
 
 
 class GraphStatus(BaseModel):
@@ -594,6 +609,23 @@ class Status(BaseModel):
     workers: list[WorkerStatus] = Field(default_factory=list)
     index: IndexStatus | None = None
     graph: GraphStatus | None = None
-    pending_scrubs: int = Field(
-        default=0, description="content-dropping writes whose bytes are not scrubbed yet"
+    pending_scrubs: int | None = Field(
+        default=0,
+        description="content-dropping writes (of every namespace) whose bytes are not scrubbed"
+        " yet; only for callers of every namespace, else null",
     )
+
+    def confined(self) -> Status:
+        """This status as a caller confined to some namespaces sees it: nothing that moves
+        with another namespace's activity. The queue, embeddings, failures and graph count
+        the namespaces asked about already; the figures of the whole database or process
+        (pending scrubs, each worker's state and job counts, the loaded index) are null."""
+        workers = [
+            worker.model_copy(update={"state": None, "processed": None, "failed": None})
+            for worker in self.workers
+        ]
+        index = None
+        if self.index is not None:
+            process = ("loaded", "loaded_vectors", "ann", "ann_rows", "file_bytes")
+            index = self.index.model_copy(update=dict.fromkeys(process))
+        return self.model_copy(update={"pending_scrubs": None, "workers": workers, "index": index})

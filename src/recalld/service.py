@@ -274,11 +274,17 @@ class MemoryService(ServiceCore):
         """A worker bound to this service's store and embedder, not started (``recalld worker``)."""
         return self.indexing.new_worker(worker_id=worker_id)
 
-    def status(self, namespaces: Sequence[str] | None = None) -> Status:
+    def status(self, namespaces: Sequence[str] | None = None, *, confined: bool = False) -> Status:
         """Indexing health over ``namespaces`` (default: the current one); see
-        :meth:`recalld.indexing.Indexing.status`. Loads no model and builds no index."""
+        :meth:`recalld.indexing.Indexing.status`. Loads no model and builds no index.
+
+        ``confined``: as a caller confined to those namespaces sees it (a token not scoped
+        to every namespace): nothing that moves with another namespace's activity, so the
+        pending scrubs, each worker's state and job counts and the loaded index are null
+        (:meth:`Status.confined`)."""
         status = self.indexing.status(self._namespaces(namespaces))
-        return status.model_copy(update={"pending_scrubs": self.store.pending_scrubs()})
+        status = status.model_copy(update={"pending_scrubs": self.store.pending_scrubs()})
+        return status.confined() if confined else status
 
     # -- conversations -------------------------------------------------------
 

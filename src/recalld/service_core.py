@@ -592,13 +592,17 @@ class ServiceCore:
             next_cursor = encode_cursor(order, value, last.seq)
         return Page(memories=memories, next_cursor=next_cursor)
 
-    def stats(self, namespaces: Sequence[str] | None = None) -> Stats:
-        """Counts by category, kind and namespace over ``namespaces`` (default: the current one)."""
+    def stats(self, namespaces: Sequence[str] | None = None, *, confined: bool = False) -> Stats:
+        """Counts by category, kind and namespace over ``namespaces`` (default: the current one).
+
+        ``confined``: as a caller confined to those namespaces sees them (a token not
+        scoped to every namespace): the whole database's size and pending scrubs are null
+        (:meth:`Stats.confined`)."""
         scoped = self._namespaces(namespaces)
         self._maybe_purge()
         now = self._clock()
         counts = self.store.counts(self._scope(scoped, None, now))
-        return Stats(
+        counted = Stats(
             count=counts.count,
             by_category=counts.by_category,
             by_kind=counts.by_kind,
@@ -611,6 +615,7 @@ class ServiceCore:
             expired_pending_purge=counts.expired,
             pending_scrubs=self.store.pending_scrubs(),
         )
+        return counted.confined() if confined else counted
 
     def namespaces(self) -> list[str]:
         """Every namespace that holds memories (for admin commands; crosses the walls)."""

@@ -43,6 +43,7 @@ def test_vector_index_compacts_after_many_deletes(db_path: Path, clock: FakeCloc
             index = service.status().index
             assert index is not None
             assert index.ann
+            assert index.ann_rows is not None  # null only for a confined caller
             assert index.vectors == len(live)
             # The documented bound: the graph is rebuilt from the live rows before more
             # than a quarter of its rows are dead, so deletes never pile up in it.

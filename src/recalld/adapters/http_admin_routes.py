@@ -7,7 +7,8 @@ The memory browser (:mod:`recalld.web`) is built on these like any other client:
   everything). Any authenticated caller may ask; it reveals only its own scopes,
   plus the names of existing namespaces to a caller scoped to every namespace.
 - ``GET /v1/status`` — indexing health: the queue by state, embeddings per model,
-  memories by index state, failed jobs with their errors, worker heartbeats.
+  memories by index state, failed jobs with their errors, worker heartbeats (what
+  moves with other namespaces' activity only for a caller of every namespace).
 - ``GET /v1/stats/timeline`` — visible memories per day, week or month (UTC).
 
 Every route checks the token's scope like the rest of ``/v1`` and changes nothing.
@@ -97,13 +98,16 @@ def session(request: Request, service: Service, _credentials: Credentials) -> Se
 
 
 @admin_router.get("/status", response_model=Status, tags=["admin"])
-def status(service: Service, namespaces: ReadNamespaces) -> Status:
+def status(request: Request, service: Service, namespaces: ReadNamespaces) -> Status:
     """Indexing health of the namespaces in the header (comma-separated allowed).
 
     The queue by state, embeddings per model, memories by index state, the
-    latest failed jobs with their errors, and every worker's heartbeat.
+    latest failed jobs with their errors, and every worker's heartbeat. What moves
+    with every namespace's activity (``pending_scrubs``, each worker's ``state``,
+    ``processed`` and ``failed``, the process's loaded index) is reported only to a
+    caller of every namespace, else it is ``null``.
     """
-    return service.status(namespaces)
+    return service.status(namespaces, confined=not _current_caller(request).all_namespaces)
 
 
 @admin_router.get("/stats/timeline", response_model=Timeline, tags=["admin"])

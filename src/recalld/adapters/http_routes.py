@@ -580,14 +580,12 @@ def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Forgo
 def stats(request: Request, service: Service, namespaces: ReadNamespaces) -> Stats:
     """Counts by category, kind and namespace over the namespaces in the header.
 
-    ``db_size_bytes`` is the whole file's size, which moves with every namespace's
-    writes: it is reported only to a caller of every namespace (a ``*`` token, or a
-    trusted loopback caller when no token exists), else it is ``null``.
+    ``db_size_bytes`` (the whole file's size) and ``pending_scrubs`` (every
+    namespace's) move with every namespace's writes: they are reported only to a
+    caller of every namespace (a ``*`` token, or a trusted loopback caller when no
+    token exists), else they are ``null``.
     """
-    counted = service.stats(namespaces)
-    if not _caller(request).all_namespaces:
-        counted = counted.model_copy(update={"db_size_bytes": None})
-    return counted
+    return service.stats(namespaces, confined=not _caller(request).all_namespaces)
 
 
 @v1_router.get(

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
+from recalld.adapters.dialects.base import Dialect, ToolSpec, caller_of, state_of
 from recalld.adapters.dialects.failures import Wording
 from recalld.errors import ValidationError
 from recalld.model import WHOLE_NUMBER, GraphStatus
@@ -95,10 +95,11 @@ def memory_recall(
     }
 
 
-def status_report(service: MemoryService) -> dict[str, Any]:
-    """Queue, embedding, knowledge-graph and retry-error figures."""
+def status_report(service: MemoryService, *, confined: bool = False) -> dict[str, Any]:
+    """Queue, embedding, knowledge-graph and retry-error figures; ``confined``: as a caller
+    confined to the server's namespace sees them (see :meth:`MemoryService.status`)."""
     stats = service.stats()
-    status = service.status()
+    status = service.status(confined=confined)
     queue = {state: status.queue.get(state, 0) for state in ("queued", "running", "done", "failed")}
     return {
         "memories": stats.count,
@@ -148,7 +149,9 @@ def _graph(graph: GraphStatus | None) -> dict[str, Any]:
 
 
 def memory_status(ctx: Context) -> dict[str, Any]:
-    return status_report(state_of(ctx).service)
+    caller = caller_of(ctx)
+    confined = caller is not None and not caller.all_namespaces
+    return status_report(state_of(ctx).service, confined=confined)
 
 
 DIALECT = Dialect(

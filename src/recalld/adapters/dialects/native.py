@@ -447,11 +447,13 @@ def stats(
     agent_id: AgentId = None,
 ) -> Annotated[CallToolResult, StatsOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
-    counted: Stats = state_of(ctx).service.stats(None if scope is None else [scope])
     caller = caller_of(ctx)
-    if caller is not None and not caller.all_namespaces:
-        # The file's size moves with every namespace's writes: only for callers of all.
-        counted = counted.model_copy(update={"db_size_bytes": None})
+    # The file's size and pending scrubs move with every namespace's writes: only for
+    # callers of all (a token's; stdio and `recalld mcp` serve their own user).
+    counted: Stats = state_of(ctx).service.stats(
+        None if scope is None else [scope],
+        confined=caller is not None and not caller.all_namespaces,
+    )
     body = compact(counted)
     if not body.get("expired_pending_purge"):
         # A backlog counter like pending_scrubs: zero is its resting state, not news.

@@ -86,8 +86,9 @@ export async function render(root, { api, navigate }) {
         ["worker", "host", "pid", "model", "state", "heartbeat", "processed", "failed"],
         state.workers.map((worker) => [
           h("code", {}, worker.id), worker.host, String(worker.pid), worker.model,
-          h("span", { class: `badge ${worker.alive ? "alive" : "dead"}` }, worker.alive ? worker.state : `${worker.state} (silent)`),
-          `${fixed(worker.heartbeat_age_seconds, 1)} s ago`, String(worker.processed), String(worker.failed),
+          // A token of some namespaces sees no state or counts (they move with every namespace's jobs).
+          h("span", { class: `badge ${worker.alive ? "alive" : "dead"}` }, worker.alive ? (worker.state ?? "alive") : `${worker.state ?? "stopped"} (silent)`),
+          `${fixed(worker.heartbeat_age_seconds, 1)} s ago`, worker.processed === null ? "—" : String(worker.processed), worker.failed === null ? "—" : String(worker.failed),
         ]), "workers-table"));
       replace(failures, h("h2", {}, "Failed jobs"), table(
         ["memory", "model", "state", "attempts", "error", "when"],
