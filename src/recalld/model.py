@@ -564,13 +564,19 @@ class IndexStatus(BaseModel):
     """
 
     model: str
-    dimension: int | None = None
-    vectors: int
-    loaded: bool | None
-    loaded_vectors: int | None = 0
-    ann: bool | None = False
-    ann_rows: int | None = 0
-    file_bytes: int | None = 0
+    dimension: int | None = Field(
+        default=None, description="of the loaded index (null before a vector recall, or confined)"
+    )
+    vectors: int = Field(description="embeddings of this model in the namespaces asked about")
+    loaded: bool | None = Field(
+        description="whether this process loaded the index; null if confined"
+    )
+    loaded_vectors: int | None = Field(default=0, description="rows loaded; null if confined")
+    ann: bool | None = Field(default=False, description="whether it uses HNSW; null if confined")
+    ann_rows: int | None = Field(default=0, description="rows in the HNSW graph; null if confined")
+    file_bytes: int | None = Field(
+        default=0, description="the saved graph's size; null if confined"
+    )
 
 
 class GraphStatus(BaseModel):
@@ -626,6 +632,7 @@ class Status(BaseModel):
         ]
         index = None
         if self.index is not None:
-            process = ("loaded", "loaded_vectors", "ann", "ann_rows", "file_bytes")
+            # The dimension is read from the loaded index: it tells whether anyone searched.
+            process = ("dimension", "loaded", "loaded_vectors", "ann", "ann_rows", "file_bytes")
             index = self.index.model_copy(update=dict.fromkeys(process))
         return self.model_copy(update={"pending_scrubs": None, "workers": workers, "index": index})

@@ -204,3 +204,19 @@ def test_mcp_stats_and_status_of_a_namespace_token_do_not_move_with_another_name
                 assert admin_status["pending_scrubs"] == 1
         finally:
             running.stop()
+
+
+def test_a_confined_status_does_not_say_whether_another_namespace_searched(
+    walled: MemoryService,
+) -> None:
+    # The index's dimension is read from the loaded index: it appeared with bob's first
+    # vector recall (review 53a).
+    walled.remember("alpha's own note about the garden", namespace="alpha")
+    walled.remember("bob's note about the boat", namespace="bob")
+    walled.new_worker(worker_id="w1").run_until_idle()
+    before = walled.status(["alpha"], confined=True)
+    unconfined = walled.status(["alpha"]).index
+    walled.search("boat", namespace="bob", mode="vector")
+    if walled.store.vector_search is None:  # SQLite: this process loaded its index
+        assert walled.status(["alpha"]).index != unconfined
+    assert walled.status(["alpha"], confined=True) == before
