@@ -45,6 +45,13 @@ since stays cancelled), and so is an API token present in both (a revocation
 carries over).
 It works in both directions (SQLite → PostgreSQL and back); both stores must be
 at the same schema version.
+
+One copy runs into a target at a time: a run holds the target's copy lock
+(:meth:`~recalld.store.tables.TableAccess.copy_lock`) from its first read of the
+target to its last write, and a second run started meanwhile waits for it, then
+does its own run against what the first left (so it copies nothing twice). Two at
+once would each find a row missing and insert it, and the second would fail on the
+first's (PostgreSQL's unique violation).
 """
 
 from __future__ import annotations
@@ -461,6 +468,7 @@ def copy_store(
     progress: Progress | None = None,
     origin: str | None = None,
     scrub_wait_seconds: float = 2.0,
+    waiting: Callable[[], None] | None = None,
 ) -> CopyReport:
     """Copy every memory and everything attached to it from ``source`` into ``target``.
 
@@ -469,7 +477,9 @@ def copy_store(
     source in the target's ledger (default: ``source.location()``). What the run
     removes or replaces is scrubbed before it returns, waiting for the target's
     readers at most ``scrub_wait_seconds`` (else ``report.scrub`` is ``"pending"``
-    and the next process to open the target finishes it).
+    and the next process to open the target finishes it). While another copy into
+    ``target`` runs, this one waits for it to end (``waiting`` is called once when it
+    starts to wait).
     """
     if source.schema_version != target.schema_version:
         raise ValidationError(
@@ -477,18 +487,23 @@ def copy_store(
             f"the source is at schema version {source.schema_version} and the target at"
             f" {target.schema_version}: upgrade recalld where both are opened",
         )
-    copier = _Copier(source, target, clock, progress, origin or source.location())
-    tables = {table.name: table for table in COPIED_TABLES}
-    copier.reconcile(tables)
-    copier.memories()
-    for table in COPIED_TABLES:
-        if table.name not in RECONCILED:
-            copier.table(table)
-    # The entities and relations only a left-out text named (OF_THE_TEXT), as forget
-    # leaves none: deleted, and scrubbed with the rest.
-    if target.tables.drop_orphans(DROPPED_REASON, clock()):
-        copier.dropped = True
-    target.tables.analyze()
-    if copier.dropped:
-        copier.report.scrub = "done" if target.scrub(scrub_wait_seconds) else "pending"
+    with target.tables.copy_lock(waiting or _wait_quietly):
+        copier = _Copier(source, target, clock, progress, origin or source.location())
+        tables = {table.name: table for table in COPIED_TABLES}
+        copier.reconcile(tables)
+        copier.memories()
+        for table in COPIED_TABLES:
+            if table.name not in RECONCILED:
+                copier.table(table)
+        # The entities and relations only a left-out text named (OF_THE_TEXT), as forget
+        # leaves none: deleted, and scrubbed with the rest.
+        if target.tables.drop_orphans(DROPPED_REASON, clock()):
+            copier.dropped = True
+        target.tables.analyze()
+        if copier.dropped:
+            copier.report.scrub = "done" if target.scrub(scrub_wait_seconds) else "pending"
     return replace(copier.report)
+
+
+def _wait_quietly() -> None:
+    """Nothing to say while another copy into the target runs (the library's default)."""

@@ -50,6 +50,7 @@ def migrate_command(
     intention and graph row into another database (PostgreSQL and back). Safe to run
     again: what is already there is skipped, so an interrupted copy resumes, and what
     changed in the source since (edited, forgotten) is brought up to date in the target.
+    A copy started while another runs into the same database waits for it to end.
     Exits 1, after the report, when a memory was refused or rows were left behind."""
     if destination is None:
         if origin is not None:
@@ -134,6 +135,7 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                 target,
                 progress=progress,
                 scrub_wait_seconds=state.settings.scrub_wait_seconds,
+                waiting=lambda: _say_waiting(display_location(target_settings.db)),
             )
             # A bar counts the rows gone through; what became of them is the report's.
             for table, task in tasks.items():
@@ -153,6 +155,15 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
     else:
         _print_summary(state, report, display_location(target_settings.db))
     _warn_incomplete(report)
+
+
+def _say_waiting(target: str) -> None:
+    """Say on stderr why nothing happens yet: another copy holds the target's lock."""
+    click.echo(
+        f"waiting: another migrate into {target} is running; this one starts when it ends"
+        " (Ctrl-C to stop waiting)",
+        err=True,
+    )
 
 
 def _outcome(report: CopyReport, table: str) -> str:

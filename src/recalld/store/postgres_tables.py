@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +20,8 @@ __all__ = ["PostgresLedger", "PostgresTables"]
 
 # (model, dimension) -> make sure that model's HNSW index exists
 EnsureIndex = Callable[[str, int], None]
+# The session advisory lock one copy into this database holds (hashed to its key).
+COPY_LOCK = "recalld migrate --to"
 # Columns named differently here than in the neutral description (SQLite's names).
 RENAMED = {("vectors", "vector"): "embedding"}
 
@@ -57,6 +60,22 @@ class PostgresTables:
     def __init__(self, database: PostgresDatabase, ensure_index: EnsureIndex) -> None:
         self._database = database
         self._ensure_index = ensure_index
+
+    @contextmanager
+    def copy_lock(self, waiting: Callable[[], None]) -> Iterator[None]:
+        """See :meth:`TableAccess.copy_lock`: a session advisory lock, held on a connection
+        of its own for the block (the server releases it if that connection drops)."""
+        key = "hashtextextended(%s, 0)"
+        with self._database.connection() as connection:
+            row = connection.execute(f"SELECT pg_try_advisory_lock({key})", (COPY_LOCK,))
+            if not row.fetchone()[0]:  # type: ignore[index]
+                waiting()
+                connection.execute(f"SELECT pg_advisory_lock({key})", (COPY_LOCK,))
+            try:
+                yield
+            finally:
+                if not connection.closed:  # else the server ended the session, and the lock
+                    connection.execute(f"SELECT pg_advisory_unlock({key})", (COPY_LOCK,))
 
     def count(self, table: Table) -> int:
         """How many rows the table holds."""

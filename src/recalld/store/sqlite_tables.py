@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 import apsw
 
 from recalld._time import from_storage, to_storage
+from recalld.errors import StorageError
 from recalld.store.sql import json_text
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_scrub import record_drop
@@ -49,6 +53,30 @@ class SQLiteTables:
 
     def __init__(self, database: SQLiteDatabase) -> None:
         self._database = database
+
+    @contextmanager
+    def copy_lock(self, waiting: Callable[[], None]) -> Iterator[None]:
+        """See :meth:`TableAccess.copy_lock`: ``flock`` on ``<db>-migrate.lock`` beside the
+        database (left there: removing a lock file races with its next holder). Not on
+        the database file itself: NFS emulates ``flock`` with ``fcntl`` locks, which are
+        SQLite's own. A private database (``:memory:``) has no other writer."""
+        if self._database.private:
+            yield
+            return
+        path = f"{self._database.path}-migrate.lock"
+        try:
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except OSError as error:
+            raise StorageError(f"cannot open the copy lock {path}: {error}") from error
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                waiting()
+                fcntl.flock(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)  # which releases the lock
 
     def count(self, table: Table) -> int:
         """How many rows the table holds."""

@@ -14,7 +14,8 @@ added by a later migration is one more :class:`Table` here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -201,6 +202,14 @@ COPIED_TABLES: tuple[Table, ...] = (
 
 class TableAccess(Protocol):
     """Whole-table reads and idempotent writes, for copying between stores."""
+
+    def copy_lock(self, waiting: Callable[[], None]) -> AbstractContextManager[None]:
+        """Hold this database's copy lock for the block: one copy into a database at a
+        time, from any process or machine (two at once would insert the same rows, and
+        the second would fail on the first's). When another copy holds it, ``waiting``
+        is called once, then the block waits for it. The lock goes with its holder: a
+        process that dies (or a connection that drops) releases it."""
+        ...
 
     def count(self, table: Table) -> int:
         """How many rows the table holds."""
