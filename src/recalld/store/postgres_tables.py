@@ -64,18 +64,20 @@ class PostgresTables:
     @contextmanager
     def copy_lock(self, waiting: Callable[[], None]) -> Iterator[None]:
         """See :meth:`TableAccess.copy_lock`: a session advisory lock, held on a connection
-        of its own for the block (the server releases it if that connection drops)."""
+        of its own (not the pool's: a pool of one serves the copy) for the block, and
+        released by closing it (the server also releases it if the session drops). The
+        session waits and idles as long as the first copy takes: the database's
+        ``statement_timeout``, ``lock_timeout`` and ``idle_session_timeout`` (managed
+        servers set them) are off for it."""
         key = "hashtextextended(%s, 0)"
-        with self._database.connection() as connection:
+        with self._database.connect() as connection:
+            for setting in ("statement_timeout", "lock_timeout", "idle_session_timeout"):
+                connection.execute(f"SET {setting} = 0")
             row = connection.execute(f"SELECT pg_try_advisory_lock({key})", (COPY_LOCK,))
             if not row.fetchone()[0]:  # type: ignore[index]
                 waiting()
                 connection.execute(f"SELECT pg_advisory_lock({key})", (COPY_LOCK,))
-            try:
-                yield
-            finally:
-                if not connection.closed:  # else the server ended the session, and the lock
-                    connection.execute(f"SELECT pg_advisory_unlock({key})", (COPY_LOCK,))
+            yield
 
     def count(self, table: Table) -> int:
         """How many rows the table holds."""

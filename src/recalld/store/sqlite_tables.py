@@ -63,9 +63,18 @@ class SQLiteTables:
         if self._database.private:
             yield
             return
-        path = f"{self._database.path}-migrate.lock"
+        # By the file's real path: a symlink to the database is the same database.
+        path = f"{os.path.realpath(self._database.path)}-migrate.lock"
         try:
             descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        except PermissionError:
+            try:  # flock works on a file opened for reading (another user's lock file)
+                descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError as error:
+                raise StorageError(
+                    f"cannot open the copy lock {path}: {error} (migrate creates it beside"
+                    " the target database: its directory must be writable)"
+                ) from error
         except OSError as error:
             raise StorageError(f"cannot open the copy lock {path}: {error}") from error
         try:
