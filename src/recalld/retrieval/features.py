@@ -201,20 +201,30 @@ def _values(item: Candidate) -> tuple[float | bool | int, ...]:
     )
 
 
-def _source_best(
-    sources: Sequence[str | None], values: npt.NDArray[np.float64], floor: float
-) -> npt.NDArray[np.float64]:
-    """For each candidate, the best of ``values`` (NaN: left out) among the candidates of
-    its source, starting from ``floor`` (NaN for a candidate without a source)."""
+def _source_groups(sources: Sequence[str | None]) -> tuple[npt.NDArray[np.intp], int]:
+    """Each candidate's source as a number (-1: none), and how many sources there are."""
     groups: dict[str, int] = {}
     group = np.array(
-        [-1 if source is None else groups.setdefault(source, len(groups)) for source in sources]
+        [-1 if source is None else groups.setdefault(source, len(groups)) for source in sources],
+        dtype=np.intp,
     )
-    best = np.full(len(groups), floor)
+    return group, len(groups)
+
+
+def _source_best(
+    groups: tuple[npt.NDArray[np.intp], int], values: npt.NDArray[np.float64], floor: float
+) -> npt.NDArray[np.float64]:
+    """For each candidate, the best of ``values`` (NaN: left out) among the candidates of
+    its source (``groups``: :func:`_source_groups`), starting from ``floor`` (NaN for a
+    candidate without a source)."""
+    group, count = groups
+    if count == 0:  # no candidate has a source (plain notes)
+        return np.full(len(group), np.nan)
+    best = np.full(count, floor)
     sourced = group >= 0
     counted = sourced & ~np.isnan(values)
     np.maximum.at(best, group[counted], values[counted])
-    return np.where(sourced, best[np.maximum(group, 0)] if len(groups) else np.nan, np.nan)
+    return np.where(sourced, best[np.maximum(group, 0)], np.nan)
 
 
 _COLUMN = {name: index for index, name in enumerate(FEATURES)}
@@ -276,7 +286,7 @@ def feature_matrix(candidates: Sequence[Candidate], query: QueryShape, depth: in
     matrix[:, column["previous_question_cosine"]] = previous_question * values[:, _PREVIOUS_COSINE]
     # How far the best candidate of the same source is above the memory (0 without a
     # source; the cosine's gap is NaN without a vector).
-    sources = [item.source for item in candidates]
+    sources = _source_groups([item.source for item in candidates])
     best_keyword = _source_best(sources, keyword, 0.0)
     matrix[:, column["source_keyword_gap"]] = np.where(
         np.isnan(best_keyword), 0.0, best_keyword - keyword
