@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import apsw
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
@@ -26,6 +24,7 @@ from recalld.tokens import TokenRegistry
 from recalld.worker import Worker
 from tests.adapters.http_support import ServerProcess
 from tests.conftest import FakeClock
+from tests.scrub_support import old_snapshot
 
 
 @pytest.fixture
@@ -46,26 +45,6 @@ def walled(walled_settings: Settings, clock: FakeClock) -> Iterator[MemoryServic
         yield service
 
 
-@contextmanager
-def _old_snapshot(database: Path | str) -> Iterator[None]:
-    """Another connection holding a read snapshot taken now: a scrub stays pending."""
-    if isinstance(database, str):
-        with psycopg.connect(database) as connection:
-            connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-            connection.execute("SELECT count(*) FROM memories").fetchone()
-            yield
-            connection.rollback()
-        return
-    reader = apsw.Connection(str(database))
-    try:
-        reader.execute("BEGIN")
-        reader.execute("SELECT count(*) FROM memories").fetchall()
-        yield
-        reader.execute("ROLLBACK")
-    finally:
-        reader.close()
-
-
 def _alpha_at_rest(service: MemoryService) -> Worker:
     """Alpha's memory embedded by worker ``w1`` (kept: its counts grow with later runs)."""
     service.remember("alpha's own note about the garden", namespace="alpha")
@@ -84,7 +63,7 @@ def _bob_busy(service: MemoryService, worker: Worker, database: Path | str) -> I
         for index in range(3)
     ]
     assert worker.run_until_idle().processed == 4  # alpha's one, then bob's three
-    with _old_snapshot(database):
+    with old_snapshot(database):
         assert service.forget(receipts[0].id, namespace="bob").scrub == "pending"
         yield
 

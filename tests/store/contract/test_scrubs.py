@@ -10,36 +10,12 @@ scrub could run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
-import apsw
-import psycopg
-
 from recalld.store.base import Scope, Store
+from tests.scrub_support import old_snapshot
 from tests.store.contract.conftest import NOW, OpenStore, record
-
-
-@contextmanager
-def old_snapshot(store_kind: str, database: str | Path) -> Iterator[None]:
-    """Another connection holding a read snapshot taken now, until the block ends."""
-    if store_kind == "postgres":
-        with psycopg.connect(str(database)) as connection:
-            connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-            connection.execute("SELECT count(*) FROM memories").fetchone()
-            yield
-            connection.rollback()
-        return
-    reader = apsw.Connection(str(database))
-    try:
-        reader.execute("BEGIN")
-        reader.execute("SELECT count(*) FROM memories").fetchone()
-        yield
-        reader.execute("ROLLBACK")
-    finally:
-        reader.close()
 
 
 def _forget(store: Store, memory_id: str) -> None:
@@ -61,12 +37,10 @@ def test_scrub_records_and_finishes_a_drop(store: Store) -> None:
     assert store.scrub(0.1) is True  # nothing pending: done at once
 
 
-def test_scrub_waits_for_an_older_snapshot(
-    store: Store, store_kind: str, database: str | Path
-) -> None:
+def test_scrub_waits_for_an_older_snapshot(store: Store, database: str | Path) -> None:
     with store.transaction() as tx:
         tx.insert(record(id="secret", content="the vault code is 7731"))
-    with old_snapshot(store_kind, database):
+    with old_snapshot(database):
         _forget(store, "secret")
         assert store.scrub(0.2) is False
         assert store.pending_scrubs() == 1
@@ -75,7 +49,7 @@ def test_scrub_waits_for_an_older_snapshot(
 
 
 def test_scrub_waits_for_a_snapshot_that_ends_within_the_wait(
-    store: Store, store_kind: str, database: str | Path
+    store: Store, database: str | Path
 ) -> None:
     with store.transaction() as tx:
         tx.insert(record(id="secret", content="the vault code is 7731"))
@@ -84,7 +58,7 @@ def test_scrub_waits_for_a_snapshot_that_ends_within_the_wait(
     released = threading.Event()
 
     def reader() -> None:
-        with old_snapshot(store_kind, database):
+        with old_snapshot(database):
             holding.set()
             release.wait(timeout=30)
             released.set()
