@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +25,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 from recalld.store.sqlite import SQLiteStore
 from recalld.tokens import Access, TokenRegistry
+from tests.adapters.http_support import ServerProcess
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -176,3 +178,49 @@ def create_token(db: Path, name: str, scopes: dict[str, Access]) -> str:
         return TokenRegistry(store).create(name, scopes).token
     finally:
         store.close()
+
+
+def ok(response: httpx.Response) -> Any:
+    """The JSON of a successful answer (the test fails on any other)."""
+    assert response.status_code < 300, response.text
+    return response.json()
+
+
+@dataclass
+class Browsed:
+    """A running ``recalld serve``, its admin token (``*:read+write``), a second token
+    (what its module asks for) and a headless Chromium whose downloads land in
+    ``downloads``."""
+
+    server: ServerProcess
+    admin: str
+    token: str
+    driver: Chrome
+    downloads: Path
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    def api(self, namespace: str = "default") -> httpx.Client:
+        """A REST client acting as the admin in ``namespace``."""
+        return api_client(self.base_url, self.admin, namespace)
+
+
+@contextmanager
+def browsed_server(
+    directory: Path, second: tuple[str, dict[str, Access]], **environment: str
+) -> Iterator[Browsed]:
+    """A server on a new database in ``directory`` (``environment``: its settings), with
+    an admin token and the ``second`` token (name, scopes), and a browser on it."""
+    db = directory / "browser.db"
+    admin = create_token(db, "admin", {"*": "read+write"})
+    token = create_token(db, *second)
+    server = ServerProcess(db, log_path=None, arguments=(), **environment).start()
+    downloads = directory / "downloads"
+    downloads.mkdir()
+    try:
+        with chromium(directory / "profile", downloads) as driver:
+            yield Browsed(server, admin, token, driver, downloads)
+    finally:
+        server.stop()

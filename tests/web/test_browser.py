@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +20,13 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from tests.adapters.http_support import ServerProcess
 from tests.web.browser_support import (
     TOKEN_KEY,
-    api_client,
-    chromium,
+    Browsed,
+    browsed_server,
     console_problems,
-    create_token,
     element,
+    ok,
     open_page,
     pixel_spread,
     text_appears,
@@ -50,52 +48,24 @@ EDIT_CONTROLS = (
 )
 
 
-@dataclass
-class Browsed:
-    server: ServerProcess
-    admin: str
-    reader: str
-    driver: Chrome
-    downloads: Path
-
-    @property
-    def base_url(self) -> str:
-        return self.server.base_url
-
-    def api(self, namespace: str = "default") -> httpx.Client:
-        return api_client(self.base_url, self.admin, namespace)
-
-
 @pytest.fixture(scope="module")
 def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
-    directory = tmp_path_factory.mktemp("browser")
-    db = directory / "browser.db"
-    admin = create_token(db, "admin", {"*": "read+write"})
-    reader = create_token(db, "reader", {"default": "read", "shared": "read+write"})
-    server = ServerProcess(
-        db, RECALLD_EMBEDDER="hashing", RECALLD_CORE_USER_CHARS=str(CORE_USER_CHARS)
-    ).start()
-    downloads = directory / "downloads"
-    downloads.mkdir()
-    try:
-        with chromium(directory / "profile", downloads) as driver:
-            yield Browsed(server, admin, reader, driver, downloads)
-    finally:
-        server.stop()
-
-
-def _ok(response: httpx.Response) -> Any:
-    assert response.status_code < 300, response.text
-    return response.json()
+    with browsed_server(
+        tmp_path_factory.mktemp("browser"),
+        ("reader", {"default": "read", "shared": "read+write"}),
+        RECALLD_EMBEDDER="hashing",
+        RECALLD_CORE_USER_CHARS=str(CORE_USER_CHARS),
+    ) as found:
+        yield found
 
 
 def _remember(client: httpx.Client, **fields: Any) -> str:
-    receipt = _ok(client.post("/v1/memories", json=fields))
+    receipt = ok(client.post("/v1/memories", json=fields))
     return str(receipt["id"])
 
 
 def _experience(client: httpx.Client, **fields: Any) -> str:
-    return str(_ok(client.post("/v1/experiences", json=fields))["id"])
+    return str(ok(client.post("/v1/experiences", json=fields))["id"])
 
 
 def _assert_no_edit_controls(driver: Chrome) -> None:
@@ -169,7 +139,7 @@ def test_browser_search_page_asks_again_after_a_forget_or_an_edit(browsed: Brows
     text_appears(driver, "#search-results", "hunter2")
     text_appears(driver, "#search-results", "gum tree")
     with browsed.api(namespace) as client:
-        _ok(client.patch(f"/v1/memories/{edited}", json={"content": f"The {word} moved house"}))
+        ok(client.patch(f"/v1/memories/{edited}", json={"content": f"The {word} moved house"}))
         wait_until_indexed(client, [edited])
     element(driver, f"#search-results .hit[data-memory-id='{doomed}'] a.memory-link").click()
     element(driver, "#memory-forget").click()
@@ -223,7 +193,7 @@ def test_browser_memory_detail_map_local_time_and_edit_in_place(browsed: Browsed
     text_appears(driver, "#memory-notice", "Saved")
     assert element(driver, "#memory-title").text == "Breakfast kiosk"
     with browsed.api() as client:
-        stored = _ok(client.get(f"/v1/memories/{centre}"))
+        stored = ok(client.get(f"/v1/memories/{centre}"))
     assert stored["title"] == "Breakfast kiosk"
     assert sorted(stored["tags"]) == ["breakfast", "kiosk"]
     assert stored["content"] == "Pastel de nata at the tiled kiosk"  # untouched fields stay
@@ -248,7 +218,7 @@ def test_browser_edit_sends_only_what_was_changed(browsed: Browsed) -> None:
     element(driver, "#edit-save").click()
     text_appears(driver, "#memory-notice", "Saved")
     with browsed.api() as client:
-        stored = _ok(client.get(f"/v1/memories/{memory_id}"))
+        stored = ok(client.get(f"/v1/memories/{memory_id}"))
     assert stored["title"] == "Two lines"
     assert stored["content"] == "line one\r\nline two"
     assert stored["tags"] == ["new york, ny", "x"]
@@ -281,7 +251,7 @@ def test_browser_edit_keeps_untouched_fields_a_one_line_input_would_alter(
     element(driver, "#edit-save").click()
     assert text_appears(driver, "#memory-notice", "Saved").text == "Saved (salience, place)."
     with browsed.api() as client:
-        stored = _ok(client.get(f"/v1/memories/{memory_id}"))
+        stored = ok(client.get(f"/v1/memories/{memory_id}"))
     assert stored["title"] == title
     assert stored["salience"] == 0.5
     assert (stored["place"]["lat"], stored["place"]["lon"]) == (1.25, 2.5)
@@ -299,7 +269,7 @@ def test_browser_renaming_a_place_keeps_its_cell(browsed: Browsed) -> None:
     element(driver, "#edit-save").click()
     assert text_appears(driver, "#memory-notice", "Saved").text == "Saved (place)."
     with browsed.api() as client:
-        stored = _ok(client.get(f"/v1/memories/{memory_id}"))
+        stored = ok(client.get(f"/v1/memories/{memory_id}"))
     assert (stored["place"]["geohash"], stored["place"]["name"]) == ("u09tv", "Left bank")
 
 
@@ -310,7 +280,7 @@ def test_browser_why_not_explains_a_returned_and_a_missing_memory(browsed: Brows
         wanted = _remember(client, content=f"The {word} kite flies over the northern dunes")
         missing = _remember(client, content="Tomatoes ripen slowly in a cold August")
         wait_until_indexed(client, [wanted, missing])
-        expected = _ok(client.post("/v1/explain", json={"query": f"{word} kite", "id": missing}))
+        expected = ok(client.post("/v1/explain", json={"query": f"{word} kite", "id": missing}))
     assert expected["stage"] != "returned"
     driver = browsed.driver
     # From the memory's detail view, "Why not?" opens the page with the memory filled in.
@@ -464,7 +434,7 @@ def test_browser_core_memory_budget_bar_and_overflow_refused(browsed: Browsed) -
     assert "Name: Sam" in refused.text
     assert "Prefers metric units" in refused.text
     with browsed.api() as client:
-        core = _ok(client.get("/v1/core"))
+        core = ok(client.get("/v1/core"))
     assert core["user"]["entries"] == ["Name: Sam", "Prefers metric units"]
 
 
@@ -477,19 +447,19 @@ def test_browser_recollections_peek_then_drain(browsed: Browsed) -> None:
     }
     with browsed.api(namespace) as client:
         _experience(client, content=cue["text"], lat=cue["lat"], lon=cue["lon"])
-        fired = _ok(client.post("/v1/sense", json=cue))
+        fired = ok(client.post("/v1/sense", json=cue))
     assert fired, "the cue should fire the memory it repeats"
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "recollections", namespace=namespace)
     text_appears(driver, "#pending-list", "marble counter")  # the page peeks on load
     with browsed.api(namespace) as client:
-        assert len(_ok(client.get("/v1/recollections/pending", params={"drain": "false"}))) == 1
+        assert len(ok(client.get("/v1/recollections/pending", params={"drain": "false"}))) == 1
     element(driver, "#pending-drain").click()
     text_appears(driver, "#pending-notice", "delivered")
     element(driver, "#pending-peek").click()
     text_appears(driver, "#pending-notice", "Nothing pending")
     with browsed.api(namespace) as client:
-        assert _ok(client.get("/v1/recollections/pending", params={"drain": "false"})) == []
+        assert ok(client.get("/v1/recollections/pending", params={"drain": "false"})) == []
 
 
 def test_browser_sense_form_fires_a_matching_memory(browsed: Browsed) -> None:
@@ -523,15 +493,15 @@ def test_browser_read_only_token_signs_in_and_gets_no_edit_controls(browsed: Bro
     element(driver, "#token").send_keys("rcd_0000000000000000_not-a-real-token-at-all")
     element(driver, "#sign-in").click()
     text_appears(driver, "#page-login .notice", "not accepted")
-    element(driver, "#token").send_keys(browsed.reader)
+    element(driver, "#token").send_keys(browsed.token)
     element(driver, "#sign-in").click()
     element(driver, "#page-search")
     assert element(driver, "#read-only").text == "read-only"
     # The token lives in this tab's sessionStorage, never in the URL or a cookie.
     assert driver.execute_script("return sessionStorage.getItem(arguments[0])", TOKEN_KEY) == (
-        browsed.reader
+        browsed.token
     )
-    assert browsed.reader not in driver.current_url
+    assert browsed.token not in driver.current_url
     assert driver.execute_script("return document.cookie") == ""
     options = [
         option.get_attribute("value") for option in Select(element(driver, "#namespace")).options

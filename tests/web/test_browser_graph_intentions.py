@@ -12,10 +12,8 @@ import re
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -23,14 +21,13 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from tests.adapters.http_support import ServerProcess
 from tests.web.browser_support import (
     WAIT_SECONDS,
-    api_client,
-    chromium,
+    Browsed,
+    browsed_server,
     console_problems,
-    create_token,
     element,
+    ok,
     open_page,
     pixel_spread,
     text_appears,
@@ -43,44 +40,18 @@ VIEW_WIDTH = 600
 VIEW_HEIGHT = 420
 
 
-@dataclass
-class Browsed:
-    server: ServerProcess
-    admin: str
-    reader: str
-    driver: Chrome
-
-    @property
-    def base_url(self) -> str:
-        return self.server.base_url
-
-    def api(self, namespace: str = "default") -> httpx.Client:
-        return api_client(self.base_url, self.admin, namespace)
-
-
 @pytest.fixture(scope="module")
 def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
-    directory = tmp_path_factory.mktemp("browser_graph")
-    db = directory / "browser.db"
-    admin = create_token(db, "admin", {"*": "read+write"})
-    reader = create_token(db, "reader", {"default": "read"})
-    server = ServerProcess(db, RECALLD_GRAPH_EXTRACTOR="rules").start()
-    downloads = directory / "downloads"
-    downloads.mkdir()
-    try:
-        with chromium(directory / "profile", downloads) as driver:
-            yield Browsed(server, admin, reader, driver)
-    finally:
-        server.stop()
-
-
-def _ok(response: httpx.Response) -> Any:
-    assert response.status_code < 300, response.text
-    return response.json()
+    with browsed_server(
+        tmp_path_factory.mktemp("browser_graph"),
+        ("reader", {"default": "read"}),
+        RECALLD_GRAPH_EXTRACTOR="rules",
+    ) as found:
+        yield found
 
 
 def _remember(client: httpx.Client, content: str) -> str:
-    return str(_ok(client.post("/v1/memories", json={"content": content}))["id"])
+    return str(ok(client.post("/v1/memories", json={"content": content}))["id"])
 
 
 def _wait_until_extracted(client: httpx.Client, memory_ids: list[str]) -> None:
@@ -89,7 +60,7 @@ def _wait_until_extracted(client: httpx.Client, memory_ids: list[str]) -> None:
     pending = set(memory_ids)
     while pending and time.monotonic() < deadline:
         for memory_id in list(pending):
-            found = _ok(client.get("/v1/graph/mentions", params={"memory": memory_id}))
+            found = ok(client.get("/v1/graph/mentions", params={"memory": memory_id}))
             if found["entities"]:
                 pending.discard(memory_id)
         if pending:
@@ -222,7 +193,7 @@ def test_browser_graph_load_more_keeps_the_filters_of_the_list_shown(browsed: Br
         for number, name in enumerate(names)
     ]
     with browsed.api(namespace) as client:
-        report = _ok(
+        report = ok(
             client.post("/v1/import", params={"format": "mcp-memory"}, content="\n".join(lines))
         )
     assert report["errors"] == []
@@ -270,7 +241,7 @@ def test_browser_intention_form_shows_the_resolved_time_and_cancel_removes_it(
     element(driver, "#intention-submit").click()
     text_appears(driver, "#intention-form-notice", "Remembered")
     with browsed.api(namespace) as client:
-        (stored,) = _ok(client.get("/v1/intentions"))["intentions"]
+        (stored,) = ok(client.get("/v1/intentions"))["intentions"]
     (time_trigger,) = stored["triggers"]
     assert time_trigger["zone"] == "Europe/Paris"
     # The instant the server read "tomorrow at 9" as, echoed in the zone's offset.
@@ -305,7 +276,7 @@ def test_browser_intention_form_shows_the_resolved_time_and_cancel_removes_it(
     element(driver, "#intention-submit").click()
     text_appears(driver, "#intention-form-notice", "triggers")
     with browsed.api(namespace) as client:
-        assert len(_ok(client.get("/v1/intentions"))["intentions"]) == 2
+        assert len(ok(client.get("/v1/intentions"))["intentions"]) == 2
     refused = console_problems(driver)  # the browser logs the 422 answer, and nothing else
     assert len(refused) == 1
     assert "422" in refused[0]
@@ -314,7 +285,7 @@ def test_browser_intention_form_shows_the_resolved_time_and_cancel_removes_it(
     element(driver, cancel).click()
     element(driver, "#confirm-cancel").click()  # "keep it": nothing happens
     with browsed.api(namespace) as client:
-        assert _ok(client.get(f"/v1/intentions/{stored['id']}"))["state"] == "active"
+        assert ok(client.get(f"/v1/intentions/{stored['id']}"))["state"] == "active"
     element(driver, cancel).click()
     element(driver, "#confirm-accept").click()
     text_appears(driver, "#intentions-notice", "Cancelled")
@@ -329,7 +300,7 @@ def test_browser_intention_form_shows_the_resolved_time_and_cancel_removes_it(
     )
     assert len(driver.find_elements(By.CSS_SELECTOR, "#intention-list .intention")) == 1
     with browsed.api(namespace) as client:
-        assert _ok(client.get(f"/v1/intentions/{stored['id']}"))["state"] == "cancelled"
+        assert ok(client.get(f"/v1/intentions/{stored['id']}"))["state"] == "cancelled"
     Select(element(driver, "#intention-state")).select_by_value("cancelled")
     listed = element(driver, f'#intention-list [data-intention-id="{stored["id"]}"]')
     assert "cancelled" in listed.text
@@ -343,12 +314,12 @@ def test_browser_reminders_fire_from_the_sense_form_and_render_in_the_pending_qu
     namespace = f"remind-{uuid.uuid4().hex[:8]}"
     with browsed.api(namespace) as client:
         _remember(client, "A memory, so the namespace is listed for the admin token")
-        move = _ok(
+        move = ok(
             client.post(
                 "/v1/intentions", json={"action": "ask about the move", "mention": ["Anna"]}
             )
         )
-        _ok(client.post("/v1/intentions", json={"action": "buy bread", "tags": ["bakery"]}))
+        ok(client.post("/v1/intentions", json={"action": "buy bread", "tags": ["bakery"]}))
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "recollections", namespace=namespace)
     text_appears(driver, "#pending-notice", "Nothing pending")
@@ -360,7 +331,7 @@ def test_browser_reminders_fire_from_the_sense_form_and_render_in_the_pending_qu
     assert len(fired) == 2
 
     with browsed.api(namespace) as client:
-        queued = _ok(client.get("/v1/recollections/pending", params={"drain": "false"}))
+        queued = ok(client.get("/v1/recollections/pending", params={"drain": "false"}))
     why = {item["reminder"]["action"]: item["reminder"]["why"] for item in queued}
     assert set(why) == {"ask about the move", "buy bread"}
     element(driver, "#pending-peek").click()
@@ -384,7 +355,7 @@ def test_browser_reader_sees_intentions_and_the_graph_but_no_form_or_cancel(
     browsed: Browsed,
 ) -> None:
     with browsed.api() as client:
-        intention = _ok(
+        intention = ok(
             client.post(
                 "/v1/intentions",
                 json={"action": f"read-only visitors look {uuid.uuid4().hex[:6]}", "tags": ["x"]},
@@ -393,7 +364,7 @@ def test_browser_reader_sees_intentions_and_the_graph_but_no_form_or_cancel(
         memory = _remember(client, "Ines: Lisbon again next spring.")
         _wait_until_extracted(client, [memory])
     driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.reader, "intentions")
+    open_page(driver, browsed.base_url, browsed.token, "intentions")
     assert element(driver, "#read-only").text == "read-only"
     element(driver, f'#intention-list [data-intention-id="{intention["id"]}"]')
     assert driver.find_elements(By.CSS_SELECTOR, "#intention-form") == []
@@ -412,10 +383,10 @@ def test_browser_graph_and_intentions_show_untrusted_markup_as_text(browsed: Bro
     tag = '<img src=x onerror="window.__recalld_pwned = 7">'
     action = "<script>window.__recalld_pwned = 8</script>water the plants"
     with browsed.api(namespace) as client:
-        memory = _ok(
+        memory = ok(
             client.post("/v1/memories", json={"content": "Tagged by a prankster", "tags": [tag]})
         )["id"]
-        _ok(client.post("/v1/intentions", json={"action": action, "mention": ["<b>Anna</b>"]}))
+        ok(client.post("/v1/intentions", json={"action": action, "mention": ["<b>Anna</b>"]}))
         _wait_until_extracted(client, [memory])
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "graph", namespace=namespace)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -20,12 +19,11 @@ import pytest
 from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
-from tests.adapters.http_support import ServerProcess
 from tests.web.browser_support import (
-    api_client,
-    chromium,
-    create_token,
+    Browsed,
+    browsed_server,
     element,
+    ok,
     open_page,
     text_appears,
     wait_for,
@@ -52,44 +50,16 @@ window.fetch = async function (...parameters) {
 """
 
 
-@dataclass
-class Browsed:
-    server: ServerProcess
-    admin: str
-    scoped: str
-    driver: Chrome
-
-    @property
-    def base_url(self) -> str:
-        return self.server.base_url
-
-    def api(self, namespace: str = "default") -> httpx.Client:
-        return api_client(self.base_url, self.admin, namespace)
-
-
 @pytest.fixture(scope="module")
 def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
-    directory = tmp_path_factory.mktemp("browser_hardening")
-    db = directory / "browser.db"
-    admin = create_token(db, "admin", {"*": "read+write"})
-    scoped = create_token(db, "scoped", {"scoped": "read+write"})
-    server = ServerProcess(db).start()
-    downloads = directory / "downloads"
-    downloads.mkdir()
-    try:
-        with chromium(directory / "profile", downloads) as driver:
-            yield Browsed(server, admin, scoped, driver)
-    finally:
-        server.stop()
-
-
-def _ok(response: httpx.Response) -> Any:
-    assert response.status_code < 300, response.text
-    return response.json()
+    with browsed_server(
+        tmp_path_factory.mktemp("browser_hardening"), ("scoped", {"scoped": "read+write"})
+    ) as found:
+        yield found
 
 
 def _remember(client: httpx.Client, **fields: Any) -> str:
-    return str(_ok(client.post("/v1/memories", json=fields))["id"])
+    return str(ok(client.post("/v1/memories", json=fields))["id"])
 
 
 def _namespace(prefix: str) -> str:
@@ -197,7 +167,7 @@ def _import_entities(client: httpx.Client, names: list[str]) -> None:
         )
         for number, name in enumerate(names)
     ]
-    report = _ok(
+    report = ok(
         client.post("/v1/import", params={"format": "mcp-memory"}, content="\n".join(lines))
     )
     assert report["errors"] == []
@@ -401,7 +371,7 @@ def test_browser_shows_filters_on_and_edits_the_speaker(browsed: Browsed) -> Non
     assert text_appears(driver, "#memory-notice", "Saved").text == "Saved (speaker)."
     assert element(driver, "#memory-speaker").text == "Heidi"
     with browsed.api(namespace) as client:
-        assert _ok(client.get(f"/v1/memories/{plain}"))["speaker"] == "Heidi"
+        assert ok(client.get(f"/v1/memories/{plain}"))["speaker"] == "Heidi"
 
 
 # -- counts and states the pages report ---------------------------------------------
@@ -412,7 +382,7 @@ def test_browser_export_counts_memories_apart_from_the_other_records(browsed: Br
     with browsed.api(namespace) as client:
         _remember(client, content="first exported memory")
         _remember(client, content="second exported memory")
-        _ok(client.post("/v1/core/user", json={"action": "add", "content": "Name: Sam"}))
+        ok(client.post("/v1/core/user", json={"action": "add", "content": "Name: Sam"}))
         exported = client.get("/v1/export").text.splitlines()
     assert len(exported) > 2  # the core memory's line(s) besides the two memories
     driver = browsed.driver
@@ -428,7 +398,7 @@ def test_browser_export_counts_memories_apart_from_the_other_records(browsed: Br
 
 def test_browser_status_shows_no_size_to_a_token_not_told_it(browsed: Browsed) -> None:
     driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.scoped, "status", "scoped")
+    open_page(driver, browsed.base_url, browsed.token, "status", "scoped")
     text_appears(driver, "#status-overview", "database size")
     size = driver.find_element(
         By.XPATH, "//section[@id='status-overview']//dt[.='database size']/following-sibling::dd[1]"
@@ -440,7 +410,7 @@ def test_browser_core_shows_the_stored_entries_after_a_refused_batch(browsed: Br
     namespace = _namespace("core")
     with browsed.api(namespace) as client:
         _remember(client, content="A memory, so the browser offers the namespace")
-        _ok(
+        ok(
             client.post(
                 "/v1/core/memory",
                 json={
@@ -461,7 +431,7 @@ def test_browser_core_shows_the_stored_entries_after_a_refused_batch(browsed: Br
     driver.find_element(By.XPATH, "//button[.='Keep change']").click()
     # Meanwhile another client removes that entry: the batch is refused.
     with browsed.api(namespace) as client:
-        _ok(client.post("/v1/core/memory", json={"action": "remove", "old_text": "boiler"}))
+        ok(client.post("/v1/core/memory", json={"action": "remove", "old_text": "boiler"}))
     element(driver, "#apply-memory").click()
     wait_for(
         driver,
