@@ -331,3 +331,34 @@ def test_an_offset_with_seconds_keeps_its_instant_through_export(
     ) as copy:
         assert copy.import_lines(list(service.export())).errors == []
         assert copy.get(receipt.id).at == at
+
+
+def test_an_export_names_only_memories_it_holds_while_another_writer_goes_on(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    # Written after the memory lines were read, an observation of an older entity was named
+    # by its entity line (and a new reminder got an intention line): the copy refused both
+    # lines, and the entity, declared before the export began, was lost with its line.
+    service.knowledge.create_entities(
+        [{"name": "Alice", "entityType": "person", "observations": ["is nice"]}]
+    )
+    service.core.apply("user", [{"action": "add", "content": "prefers tea"}])
+    lines = service.export()
+    read = []
+    for line in lines:
+        read.append(line)
+        if '"recalld.core"' in line:
+            break
+    service.knowledge.add_observations([{"entityName": "Alice", "contents": ["likes jazz"]}])
+    service.remind("buy milk", mention=["milk"])
+    read.extend(lines)
+    assert not any('"recalld.intention"' in line for line in read)
+    with MemoryService.open(
+        Settings(db=tmp_path / "copy.db", embedder="none"), clock=clock
+    ) as copy:
+        report = copy.import_lines(read)
+        assert report.errors == []
+        graph = copy.knowledge.read_graph()
+        assert [(entity.name, entity.observations) for entity in graph.entities] == [
+            ("Alice", ["is nice"])
+        ]

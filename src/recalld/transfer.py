@@ -173,7 +173,12 @@ class Transfer:
         told which memory and why, so a backup is never silently partial.
         """
         page: list[Memory] = []
+        # The newest memory the export holds: another writer may go on while it runs, and a
+        # later memory (seq only grows) named by an entity or intention line would make
+        # the importer refuse that line, losing an entity declared before the export began.
+        horizon = 0
         for memory in self._store.iterate(scope):
+            horizon = max(horizon, memory.seq)
             page.append(memory)
             if len(page) >= GRAPH_PAGE:
                 yield from self._export_senses(page)
@@ -190,8 +195,8 @@ class Transfer:
         yield from self._export_senses(page)
         for namespace in scope.namespaces:
             yield from self._export_core(namespace)
-            yield from self._export_intentions(namespace, scope)
-            yield from self._export_graph(namespace, scope)
+            yield from self._export_intentions(namespace, scope, horizon)
+            yield from self._export_graph(namespace, scope, horizon)
 
     def _export_senses(self, memories: Sequence[Memory]) -> Iterator[str]:
         """The senses lines of ``memories`` that have any (after their memory lines)."""
@@ -215,10 +220,11 @@ class Transfer:
                 biometrics=biometrics.get(seq, {}),
             )
 
-    def _export_intentions(self, namespace: str, scope: Scope) -> Iterator[str]:
-        """The triggers and state of the namespace's intentions whose memory is exported."""
+    def _export_intentions(self, namespace: str, scope: Scope, horizon: int) -> Iterator[str]:
+        """The triggers and state of the namespace's intentions whose memory is exported
+        (none written after the newest exported memory, ``horizon``)."""
         for row in reversed(self._store.intentions.select(namespace, None, now=scope.now)):
-            if expired(row.memory, scope.now):
+            if expired(row.memory, scope.now) or row.memory.seq > horizon:
                 continue  # its memory line was not exported either
             yield _line(
                 INTENTION_LINE,
@@ -241,7 +247,9 @@ class Transfer:
             if entries:
                 yield _line(CORE_LINE, namespace=namespace, target=target, entries=entries)
 
-    def _export_graph(self, namespace: str, scope: Scope) -> Iterator[str]:
+    def _export_graph(self, namespace: str, scope: Scope, horizon: int) -> Iterator[str]:
+        """The declared entities (naming only observations no newer than ``horizon``, the
+        newest exported memory) and the declared relations of ``namespace``."""
         graph = self._store.graph
         after: tuple[str, int] | None = None
         while True:
@@ -255,7 +263,7 @@ class Transfer:
             observed = graph.observation_memories(
                 namespace, [record.id for record in declared], scope.now
             )
-            seqs = sorted({seq for rows in observed.values() for seq, _ in rows})
+            seqs = sorted({seq for rows in observed.values() for seq, _ in rows if seq <= horizon})
             memories = self._store.semantic.visible_memories(
                 Scope(namespaces=(namespace,), now=scope.now), seqs
             )
