@@ -362,3 +362,33 @@ def test_an_export_names_only_memories_it_holds_while_another_writer_goes_on(
         assert [(entity.name, entity.observations) for entity in graph.entities] == [
             ("Alice", ["is nice"])
         ]
+
+
+def test_import_refuses_structure_lines_of_the_wrong_shape(service: MemoryService) -> None:
+    # Their fields were read with str(): a list became the entity "['Alice']", a number
+    # namespace put a core entry in the default one, and unknown fields (a newer
+    # export's) were dropped without a word, where a memory line refuses them.
+    entity = {"type": "recalld.entity", "name": "Alice", "entity_type": "person"}
+    lines = [
+        {**entity, "name": ["Alice"]},
+        {**entity, "entity_type": {"kind": "person"}},
+        {"type": "recalld.core", "namespace": 123, "target": "user", "entries": ["tea"]},
+        {"type": "recalld.core", "target": "user", "entries": ["tea"], "version": 2},
+        {**entity, "aliases": ["Al"]},
+        {"type": "recalld.relation", "from": 7, "to": "Bob", "relation_type": "knows"},
+    ]
+    report = service.import_lines([json.dumps(line) for line in lines])
+    assert [error.line for error in report.errors] == [1, 2, 3, 4, 5, 6]
+    assert [error.error.split(":")[0] for error in report.errors] == [
+        "name",
+        "entity_type",
+        "namespace",
+        "version",
+        "aliases",
+        "from",
+    ]
+    assert "got list" in report.errors[0].error
+    assert "recalld.core" in report.errors[3].error
+    assert (report.created, report.updated, report.unchanged) == (0, 0, 0)
+    assert service.knowledge.read_graph().entities == []
+    assert service.core.state("user").entries == []

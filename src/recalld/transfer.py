@@ -59,6 +59,15 @@ from recalld.store.base import (
     stored_record,
 )
 from recalld.transfer_intentions import checked_intention
+from recalld.transfer_lines import (
+    CORE_LINE,
+    ENTITY_LINE,
+    INTENTION_LINE,
+    RELATION_LINE,
+    SENSES_LINE,
+    line_text,
+    structure_kind,
+)
 from recalld.writing import INTENTION_KIND, expired
 
 if TYPE_CHECKING:
@@ -83,11 +92,6 @@ __all__ = [
 ]
 
 IMPORT_CHUNK_LINES = 500
-CORE_LINE = "recalld.core"
-ENTITY_LINE = "recalld.entity"
-RELATION_LINE = "recalld.relation"
-SENSES_LINE = "recalld.senses"
-INTENTION_LINE = "recalld.intention"
 # A sense's derived features are small (an image's: ~2 KiB; a song's fingerprint: ~10 KiB).
 MAX_SIGNAL_BYTES = 1024 * 1024
 GRAPH_PAGE = 500
@@ -378,7 +382,12 @@ class Transfer:
         if surrogate is not None:
             return ImportLineError(line=number, error=f"{surrogate}: unpaired surrogate")
         target = data.get("namespace")
-        namespace = target if isinstance(target, str) and target else default_namespace
+        if target is not None and not isinstance(target, str):
+            # Not read as the default namespace: that would write where the line never said.
+            return ImportLineError(
+                line=number, error=f"namespace: must be text, got {type(target).__name__}"
+            )
+        namespace = target or default_namespace
         try:
             check.namespace(namespace)
         except ValidationError as error:
@@ -391,14 +400,10 @@ class Transfer:
                 return _Line(number, "memory", namespace, check.parse_model(ExportRecord, data))
             except ValidationError as error:
                 return ImportLineError(line=number, error=str(error))
-        if kind not in (CORE_LINE, ENTITY_LINE, RELATION_LINE, SENSES_LINE, INTENTION_LINE):
-            return ImportLineError(
-                line=number,
-                error=f"type: a recalld export line is a memory (no type), {CORE_LINE},"
-                f" {ENTITY_LINE}, {RELATION_LINE}, {SENSES_LINE} or {INTENTION_LINE};"
-                f" got {kind!r}",
-            )
-        return _Line(number, str(kind), namespace, data)
+        try:
+            return _Line(number, structure_kind(data), namespace, data)
+        except ValidationError as error:
+            return ImportLineError(line=number, error=str(error))
 
     def _import_chunk(self, chunk: Sequence[_Line | ImportLineError], report: ImportReport) -> None:
         with self._store.transaction() as tx:
@@ -710,8 +715,8 @@ class Transfer:
     def _import_entity(self, line: _Line, report: ImportReport) -> None:
         from recalld.graph.names import check_entity_name, check_entity_type
 
-        name = check_entity_name(str(line.value.get("name", "")), "name")
-        entity_type = check_entity_type(str(line.value.get("entity_type", "")), "entity_type")
+        name = check_entity_name(line_text(line.value, "name"), "name")
+        entity_type = check_entity_type(line_text(line.value, "entity_type"), "entity_type")
         observations = line.value.get("observations", [])
         if not isinstance(observations, list) or not all(
             isinstance(item, str) for item in observations
@@ -732,12 +737,12 @@ class Transfer:
     def _import_relation(self, line: _Line, report: ImportReport) -> None:
         from recalld.graph.names import check_predicate, entity_key
 
-        predicate = check_predicate(str(line.value.get("relation_type", "")), "relation_type")
+        predicate = check_predicate(line_text(line.value, "relation_type"), "relation_type")
         now = self._clock()
         with self._store.transaction() as tx:
             ends = []
             for field in ("from", "to"):
-                name = str(line.value.get(field, ""))
+                name = line_text(line.value, field)
                 found = tx.graph.find_entity(line.namespace, entity_key(name), now)
                 if found is None:
                     raise ValidationError(field, f"no entity named {name!r}")

@@ -15,6 +15,7 @@ from recalld.intentions.building import exported_trigger_records
 from recalld.intentions.model import IntentionState, Number, Repeat, Trigger
 from recalld.intentions.timing import parse_zone
 from recalld.store.intentions import IntentionRecord
+from recalld.transfer_lines import line_text
 
 __all__ = ["checked_intention"]
 
@@ -43,7 +44,7 @@ def checked_intention(
             where = ".".join(str(part) for part in (name, *first["loc"]))
             raise ValidationError(where, first["msg"]) from None
     records = exported_trigger_records(fields["triggers"], fields["scheduled"], settings)
-    zone = str(value.get("zone", ""))
+    zone = line_text(value, "zone")
     parse_zone(zone)
     times = {
         name: None if value.get(name) is None else parse_instant(name, value[name])
