@@ -392,3 +392,17 @@ def test_import_refuses_structure_lines_of_the_wrong_shape(service: MemoryServic
     assert (report.created, report.updated, report.unchanged) == (0, 0, 0)
     assert service.knowledge.read_graph().entities == []
     assert service.core.state("user").entries == []
+
+
+def test_import_takes_a_key_whose_memory_expired(service: MemoryService, clock: FakeClock) -> None:
+    # A write treats an expired key as free; an import line with an id was refused as a
+    # conflict with the expired memory (not purged yet), naming an id no read shows.
+    expired = service.remember("the old code", key="door.code", ttl_seconds=5)
+    clock.advance(10)
+    line = {"id": "code-2", "key": "door.code", "content": "the new code"}
+    report = service.import_lines([json.dumps(line)])
+    assert (report.created, report.errors) == (1, [])
+    assert service.get(key="door.code").id == "code-2"
+    every = service.list_memories(filters=Filters(include_expired=True)).memories
+    assert [memory.id for memory in every] == ["code-2"]  # the expired one went, as on a write
+    assert expired.id != "code-2"

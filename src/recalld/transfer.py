@@ -458,12 +458,7 @@ class Transfer:
             index_state=self._indexing.new_index_state(),
         )
         # Ids are unique per namespace: one taken elsewhere is no obstacle (nor a clue).
-        existing = tx.find(namespace, id=record.id)
-        if existing is not None and expired(existing, now):
-            # Expired, not purged yet: the id is free again, as for a write.
-            tx.delete(existing.seq)
-            tx.dropped_content("import", now)
-            existing = None
+        existing = _live(tx, tx.find(namespace, id=record.id), now)
         if existing is not None:
             if (existing.kind == INTENTION_KIND) != (stored.kind == INTENTION_KIND):
                 # As update: a reminder's memory stays one, and no memory becomes one.
@@ -472,18 +467,15 @@ class Transfer:
                 )
             if _unchanged(existing, stored, has_time=record.updated_at is not None):
                 return "unchanged"
-            holder = None if record.key is None else tx.find(namespace, key=record.key)
-            if holder is not None and holder.id != record.id:
-                raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
+        holder = None if record.key is None else _live(tx, tx.find(namespace, key=record.key), now)
+        if holder is not None and holder.id != record.id:
+            raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
+        if existing is not None:
             replaced = tx.replace(existing.seq, stored)
             # Queued now, whatever time the record says it was written (a clock ahead).
             self._indexing.enqueue(tx, replaced, now, previous=existing)
             tx.dropped_content("import", now)
             return "updated"
-        if record.key is not None:
-            holder = tx.find(namespace, key=record.key)
-            if holder is not None:
-                raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
         self._indexing.enqueue(tx, tx.insert(stored), now)
         return "created"
 
@@ -764,6 +756,16 @@ def _line_times(record: ExportRecord) -> dict[str, Any]:
     if record.access_count:
         kept["access_count"] = record.access_count
     return kept
+
+
+def _live(tx: StoreTransaction, found: Memory | None, now: datetime) -> Memory | None:
+    """``found`` unless it expired: one not purged yet is deleted, so its id or key is free
+    again, as for a write (not a conflict with a memory no read shows)."""
+    if found is None or not expired(found, now):
+        return found
+    tx.delete(found.seq)
+    tx.dropped_content("import", now)
+    return None
 
 
 def _line(kind: str, **fields: Any) -> str:
