@@ -406,3 +406,32 @@ def test_import_takes_a_key_whose_memory_expired(service: MemoryService, clock: 
     every = service.list_memories(filters=Filters(include_expired=True)).memories
     assert [memory.id for memory in every] == ["code-2"]  # the expired one went, as on a write
     assert expired.id != "code-2"
+
+
+def test_import_line_without_updated_at_that_changes_any_field_updates(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    # Without updated_at only content, title, key, tags and meta were compared: a line
+    # raising the salience, naming a category or moving `at` to another offset was
+    # reported unchanged and its fields dropped without a word.
+    receipt = service.remember("the stove is hot", salience=0.25, at="2026-10-25T08:00:00Z")
+    line = json.loads(next(service.export()))
+    del line["updated_at"]
+    assert service.import_lines([json.dumps(line)]).unchanged == 1
+    changes: list[dict[str, object]] = [
+        {"salience": 1.0},
+        {"category": "hazard"},
+        {"at": "2026-10-25T10:00:00+02:00"},  # the same instant, another local time
+        {"speaker": "Ana"},
+        {"place": {"geohash": "u09tvw"}},
+        {"expires_at": "2100-01-01T00:00:00Z"},
+    ]
+    for change in changes:
+        line.update(change)
+        report = service.import_lines([json.dumps(line)])
+        assert (report.updated, report.unchanged, report.errors) == (1, 0, []), change
+        assert service.import_lines([json.dumps(line)]).unchanged == 1, change
+    stored = service.get(receipt.id)
+    assert (stored.salience, stored.category, stored.speaker) == (1.0, "hazard", "Ana")
+    assert stored.at is not None
+    assert stored.at.isoformat() == "2026-10-25T10:00:00+02:00"

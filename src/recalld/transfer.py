@@ -18,14 +18,14 @@ re-extracted from the memories after an import.
 
 Import reads the same lines (a leading byte-order mark is ignored). A memory
 line is idempotent by ``id`` (an id already present is overwritten only by a
-record with a newer ``updated_at``, or, without one, by different content; a
-second line with the id of an earlier one in the same namespace is refused, as
-it would overwrite the first on every import); a line without ``id`` is a new memory
-with the line's times, access count and expiry, unless it repeats a stored one
-or has already expired (then it is ``skipped``). Core entries already
-there are kept, and an entry that does not fit its target's limit is refused
-with its line. A bad line is reported with its number and nothing of it is
-written, while the other lines still import (in chunks of
+record with a newer ``updated_at``, or, without one, by one differing in any field
+but its times and counts; a second line with the id of an earlier one in the same
+namespace is refused, as it would overwrite the first on every import); a line
+without ``id`` is a new memory with the line's times, access count and expiry,
+unless it repeats a stored one or has already expired (then it is ``skipped``).
+Core entries already there are kept, and an entry that does not fit its target's
+limit is refused with its line. A bad line is reported with its number and nothing
+of it is written, while the other lines still import (in chunks of
 :data:`IMPORT_CHUNK_LINES`, one transaction each).
 """
 
@@ -774,16 +774,15 @@ def _line(kind: str, **fields: Any) -> str:
 
 def _unchanged(existing: Memory, stored: MemoryRecord, *, has_time: bool) -> bool:
     """Whether an imported record leaves the stored one as it is: not newer (when the
-    line says when it was updated), else the same content and fields."""
+    line says when it was updated), else every field the line sets the same (``at``
+    with its offset: the local time of day matters), its times and counts aside."""
     if has_time:
         return stored.updated_at <= existing.updated_at
-    return (
-        existing.content == stored.content
-        and existing.title == stored.title
-        and existing.key == stored.key
-        and tuple(existing.tags) == stored.tags
-        and existing.meta == stored.meta
-    )
+    current = stored_record(existing)
+    kept = ("created_at", "updated_at", "access_count", "last_accessed_at", "index_state")
+    line = replace(stored, **{name: getattr(current, name) for name in kept})
+    offsets = (None if at is None else at.utcoffset() for at in (current.at, line.at))
+    return line == current and len(set(offsets)) == 1
 
 
 def _legacy_place(place: PlaceInput) -> PlaceInput:
