@@ -435,3 +435,33 @@ def test_import_line_without_updated_at_that_changes_any_field_updates(
     assert (stored.salience, stored.category, stored.speaker) == (1.0, "hazard", "Ana")
     assert stored.at is not None
     assert stored.at.isoformat() == "2026-10-25T10:00:00+02:00"
+
+
+def test_import_line_with_id_keeps_what_it_does_not_say(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    # A line with an id but no `at` stored none (no `since` filter found it), and one
+    # replacing a memory moved its created_at to now and reset its access count.
+    report = service.import_lines([json.dumps({"id": "new-1", "content": "no time given"})])
+    assert (report.created, report.errors) == (1, [])
+    new = service.get("new-1")
+    assert new.at == new.created_at == clock.now
+    since = Filters(since=(clock.now - timedelta(days=1)).isoformat())
+    assert [memory.id for memory in service.list_memories(filters=since).memories] == ["new-1"]
+    service.remember("first words", id="old-1", at="2026-10-01T09:00:00+02:00")
+    service.recall("first words")
+    before = service.get("old-1")
+    clock.advance(86_400)
+    report = service.import_lines([json.dumps({"id": "old-1", "content": "second words"})])
+    assert (report.updated, report.errors) == (1, [])
+    after = service.get("old-1")
+    assert after.content == "second words"
+    assert after.updated_at == clock.now
+    assert (after.created_at, after.at, after.access_count, after.last_accessed_at) == (
+        before.created_at,
+        before.at,
+        1,
+        before.last_accessed_at,
+    )
+    assert after.at is not None
+    assert after.at.isoformat() == "2026-10-01T09:00:00+02:00"

@@ -48,7 +48,6 @@ from recalld.model import (
     ImportReport,
     Memory,
     NewMemory,
-    PlaceInput,
 )
 from recalld.store.base import (
     UNREADABLE_META_KEY,
@@ -65,8 +64,11 @@ from recalld.transfer_lines import (
     INTENTION_LINE,
     RELATION_LINE,
     SENSES_LINE,
+    kept_unstated,
+    legacy_place,
     line_text,
     structure_kind,
+    unchanged,
 )
 from recalld.writing import INTENTION_KIND, expired
 
@@ -447,7 +449,7 @@ class Transfer:
             expires_at=None
             if record.expires_at is None
             else parse_instant("expires_at", record.expires_at),
-            place=None if record.place is None else check.place(_legacy_place(record.place)),
+            place=None if record.place is None else check.place(legacy_place(record.place)),
             meta=check.meta(record.meta, settings),
             access_count=record.access_count,
             last_accessed_at=(
@@ -459,13 +461,14 @@ class Transfer:
         )
         # Ids are unique per namespace: one taken elsewhere is no obstacle (nor a clue).
         existing = _live(tx, tx.find(namespace, id=record.id), now)
+        stored = kept_unstated(record, stored, existing)
         if existing is not None:
             if (existing.kind == INTENTION_KIND) != (stored.kind == INTENTION_KIND):
                 # As update: a reminder's memory stays one, and no memory becomes one.
                 raise ValidationError(
                     "kind", f"memory {record.id} cannot change kind to or from 'intention'"
                 )
-            if _unchanged(existing, stored, has_time=record.updated_at is not None):
+            if unchanged(existing, stored, has_time=record.updated_at is not None):
                 return "unchanged"
         holder = None if record.key is None else _live(tx, tx.find(namespace, key=record.key), now)
         if holder is not None and holder.id != record.id:
@@ -502,7 +505,7 @@ class Transfer:
                 "source": record.source,
                 "speaker": record.speaker,
                 "at": record.at,
-                "place": None if record.place is None else _legacy_place(record.place),
+                "place": None if record.place is None else legacy_place(record.place),
                 "meta": record.meta,
             }
         )
@@ -770,25 +773,3 @@ def _live(tx: StoreTransaction, found: Memory | None, now: datetime) -> Memory |
 
 def _line(kind: str, **fields: Any) -> str:
     return json.dumps({"type": kind, **fields}, ensure_ascii=False)
-
-
-def _unchanged(existing: Memory, stored: MemoryRecord, *, has_time: bool) -> bool:
-    """Whether an imported record leaves the stored one as it is: not newer (when the
-    line says when it was updated), else every field the line sets the same (``at``
-    with its offset: the local time of day matters), its times and counts aside."""
-    if has_time:
-        return stored.updated_at <= existing.updated_at
-    current = stored_record(existing)
-    kept = ("created_at", "updated_at", "access_count", "last_accessed_at", "index_state")
-    line = replace(stored, **{name: getattr(current, name) for name in kept})
-    offsets = (None if at is None else at.utcoffset() for at in (current.at, line.at))
-    return line == current and len(set(offsets)) == 1
-
-
-def _legacy_place(place: PlaceInput) -> PlaceInput:
-    """A place as an older version may have written it: its name's line breaks and
-    invisible characters (refused in a name now) read as spaces, so its memory is not lost
-    with the line."""
-    if place.name is None or check.invisible(place.name) is None:
-        return place
-    return place.model_copy(update={"name": " ".join(check.INVISIBLE.sub(" ", place.name).split())})

@@ -1,17 +1,23 @@
-"""The kinds of an export's structure lines and the fields each holds.
+"""How an export's lines are read back (:mod:`recalld.transfer` writes and imports them).
 
-:mod:`recalld.transfer` writes these lines and reads them back; a memory line's
-fields are :class:`recalld.model.ExportRecord`'s. A structure line is read as
-strictly as a memory line: a field it does not hold (a newer export's, a typo) and
-text given as another JSON type are refused with the field's name, never dropped
-or turned into text.
+The kinds of the structure lines and the fields each holds: a structure line is
+read as strictly as a memory line (whose fields are
+:class:`recalld.model.ExportRecord`'s): a field it does not hold (a newer export's,
+a typo) and text given as another JSON type are refused with the field's name,
+never dropped or turned into text. And what a memory line with an id does to the
+memory it names: what the line does not say is kept, and it is ``unchanged`` when
+it says nothing new.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from recalld import _validate as check
 from recalld.errors import ValidationError
+from recalld.model import ExportRecord, Memory, PlaceInput
+from recalld.store.base import MemoryRecord, stored_record
 
 __all__ = [
     "CORE_LINE",
@@ -20,8 +26,11 @@ __all__ = [
     "LINE_FIELDS",
     "RELATION_LINE",
     "SENSES_LINE",
+    "kept_unstated",
+    "legacy_place",
     "line_text",
     "structure_kind",
+    "unchanged",
 ]
 
 CORE_LINE = "recalld.core"
@@ -78,3 +87,45 @@ def line_text(value: dict[str, Any], name: str) -> str:
     if not isinstance(text, str):
         raise ValidationError(name, f"must be text, got {type(text).__name__}")
     return text
+
+
+def kept_unstated(
+    record: ExportRecord, stored: MemoryRecord, existing: Memory | None
+) -> MemoryRecord:
+    """``stored`` (``record``'s row) with what the line does not say: kept from
+    ``existing``, the memory it replaces, as a key overwrite keeps them (its creation
+    time, access counts, and ``at``), or for a new memory ``at`` its creation time
+    (omitted, ``at`` is when it was written; a memory without one no time filter finds)."""
+    if existing is None:
+        return stored if stored.at is not None else replace(stored, at=stored.created_at)
+    kept: dict[str, Any] = {}
+    if record.at is None:
+        kept["at"] = existing.at
+    if record.created_at is None:
+        kept["created_at"] = existing.created_at
+    if "access_count" not in record.model_fields_set and record.last_accessed_at is None:
+        kept["access_count"] = existing.access_count
+        kept["last_accessed_at"] = existing.last_accessed_at
+    return replace(stored, **kept)
+
+
+def unchanged(existing: Memory, stored: MemoryRecord, *, has_time: bool) -> bool:
+    """Whether an imported record leaves the stored one as it is: not newer (when the
+    line says when it was updated), else every field the line sets the same (``at``
+    with its offset: the local time of day matters), its times and counts aside."""
+    if has_time:
+        return stored.updated_at <= existing.updated_at
+    current = stored_record(existing)
+    kept = ("created_at", "updated_at", "access_count", "last_accessed_at", "index_state")
+    line = replace(stored, **{name: getattr(current, name) for name in kept})
+    offsets = (None if at is None else at.utcoffset() for at in (current.at, line.at))
+    return line == current and len(set(offsets)) == 1
+
+
+def legacy_place(place: PlaceInput) -> PlaceInput:
+    """A place as an older version may have written it: its name's line breaks and
+    invisible characters (refused in a name now) read as spaces, so its memory is not lost
+    with the line."""
+    if place.name is None or check.invisible(place.name) is None:
+        return place
+    return place.model_copy(update={"name": " ".join(check.INVISIBLE.sub(" ", place.name).split())})
