@@ -465,3 +465,26 @@ def test_import_line_with_id_keeps_what_it_does_not_say(
     )
     assert after.at is not None
     assert after.at.isoformat() == "2026-10-01T09:00:00+02:00"
+
+
+def test_an_export_of_every_namespace_holds_those_without_memories(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    # `recalld export --all-namespaces` exports service.namespaces(), which named only
+    # namespaces holding memories: one with only core memory (a Hermes import) or only a
+    # declared entity was left out of the backup without a word.
+    service.remember("a note", namespace="notes")
+    service.core.apply("user", [{"action": "add", "content": "prefers tea"}], namespace="core")
+    service.knowledge.create_entities(
+        [{"name": "Alice", "entityType": "person", "observations": []}], namespace="people"
+    )
+    service.core.apply("user", [{"action": "add", "content": "gone"}], namespace="emptied")
+    service.core.apply("user", [{"action": "remove", "old_text": "gone"}], namespace="emptied")
+    assert service.namespaces() == ["core", "notes", "people"]
+    with MemoryService.open(
+        Settings(db=tmp_path / "copy.db", embedder="none"), clock=clock
+    ) as copy:
+        assert copy.import_lines(service.export(service.namespaces())).errors == []
+        assert copy.core.state("user", namespace="core").entries == ["prefers tea"]
+        people = copy.knowledge.read_graph(namespace="people").entities
+        assert [entity.name for entity in people] == ["Alice"]

@@ -618,7 +618,8 @@ class ServiceCore:
         return counted.confined() if confined else counted
 
     def namespaces(self) -> list[str]:
-        """Every namespace that holds memories (for admin commands; crosses the walls)."""
+        """Every namespace that holds memories, core memory or declared entities (for admin
+        commands such as ``export --all-namespaces``; crosses the walls)."""
         return self.store.namespaces()
 
 

@@ -407,7 +407,8 @@ class Store(Protocol):
         ...
 
     def namespaces(self) -> list[str]:
-        """Every namespace that holds at least one memory (admin use)."""
+        """Every namespace that holds anything an export carries: a memory, a core-memory
+        entry or a declared entity (admin use: ``export --all-namespaces`` backs up these)."""
         ...
 
     def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:

@@ -79,7 +79,7 @@ from recalld.store.postgres_rows import (
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
-from recalld.store.sql import escape_like, substring_pattern
+from recalld.store.sql import HELD_NAMESPACES, escape_like, substring_pattern
 
 __all__ = ["PostgresStore"]
 
@@ -675,7 +675,7 @@ class PostgresStore:
         return [row_to_memory(row) for row in self._read(sql, params)]
 
     def namespaces(self) -> list[str]:
-        rows = self._read('SELECT DISTINCT namespace COLLATE "C" FROM memories ORDER BY 1')
+        rows = self._read(f'SELECT * FROM ({HELD_NAMESPACES}) held ORDER BY namespace COLLATE "C"')
         return [str(row[0]) for row in rows]
 
     def purge_expired(self, now: datetime) -> int:

@@ -21,6 +21,7 @@ from recalld.store.retrieval import TURN_KIND
 __all__ = [
     "EARLIEST_WALK",
     "EARLIEST_WORDS",
+    "HELD_NAMESPACES",
     "PENDING_JOB_STATES",
     "Bind",
     "escape_like",
@@ -36,6 +37,13 @@ __all__ = [
 Bind = Callable[[str, Any], str]
 
 PENDING_JOB_STATES = ("queued", "running")
+# Every namespace holding something an export carries (Store.namespaces; each store
+# orders them): a namespace with only core memory or declared entities is no less one,
+# and `export --all-namespaces` left it out of the backup.
+HELD_NAMESPACES = (
+    "SELECT namespace FROM memories UNION SELECT namespace FROM core_memory"
+    " WHERE entries <> '[]' UNION SELECT namespace FROM graph_entities WHERE declared"
+)
 
 
 def escape_like(text: str) -> str:

@@ -43,7 +43,7 @@ from recalld.store.context import rewritten_pending
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
-from recalld.store.sql import escape_like
+from recalld.store.sql import HELD_NAMESPACES, escape_like
 from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
@@ -691,7 +691,7 @@ class SQLiteStore:
         return [row_to_memory(row) for row in rows]
 
     def namespaces(self) -> list[str]:
-        rows = self._read("SELECT DISTINCT namespace FROM memories ORDER BY namespace", ())
+        rows = self._read(f"{HELD_NAMESPACES} ORDER BY namespace", ())
         return [str(row[0]) for row in rows]
 
     def write(self, operation: Callable[[apsw.Connection], T]) -> T:
