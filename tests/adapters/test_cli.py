@@ -6,7 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from recalld.adapters.cli import cli
+from recalld.errors import StorageError
+from recalld.service import MemoryService
 
 Invoke = Callable[..., Result]
 
@@ -235,6 +237,33 @@ def test_cli_export_to_a_missing_directory_is_one_line(run: Invoke, tmp_path: Pa
         f"Error: Could not open file '{tmp_path / 'missing' / 'dump.jsonl'}':"
         " No such file or directory"
     ]
+
+
+def test_cli_export_that_fails_midway_leaves_the_file_as_it_was(
+    run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file was truncated when the export began: one that failed on its way (a database
+    # error, a full disk, Ctrl-C) destroyed yesterday's export and left a partial one.
+    run("remember", "kept safe")
+    dump = tmp_path / "dump.jsonl"
+    assert run("export", str(dump)).exit_code == 0
+    yesterday = dump.read_bytes()
+    dump.chmod(0o600)
+    run("remember", "written today")
+
+    def failing(*_arguments: Any, **_options: Any) -> Iterator[str]:
+        yield '{"content": "a first line"}'
+        raise StorageError("disk I/O error")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(MemoryService, "export", failing)
+        with pytest.raises(StorageError, match="disk I/O"):
+            run("export", str(dump))
+    assert dump.read_bytes() == yesterday
+    assert sorted(path.name for path in tmp_path.iterdir() if "dump" in path.name) == ["dump.jsonl"]
+    assert run("export", str(dump)).exit_code == 0
+    assert len(dump.read_text().splitlines()) == 2
+    assert dump.stat().st_mode & 0o777 == 0o600  # a private file stays private
 
 
 def test_cli_shell_runs_commands(tmp_path: Path) -> None:

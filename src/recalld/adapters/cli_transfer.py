@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +38,14 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
     memory = state.memory()
     namespaces = memory.namespaces() if all_namespaces else None
     problems: list[str] = []
+    lines = memory.export(namespaces, on_problem=problems.append)
     try:
-        with click.open_file(file, "w", encoding="utf-8") as output:
-            for line in memory.export(namespaces, on_problem=problems.append):
-                output.write(line + "\n")
+        if file != "-" and (not os.path.exists(file) or os.path.isfile(file)):
+            _write_replacing(Path(file), lines)
+        else:  # stdout, a pipe or a device: nothing to keep, nothing to replace
+            with click.open_file(file, "w", encoding="utf-8") as output:
+                for line in lines:
+                    output.write(line + "\n")
     except OSError as error:  # a missing directory, a full disk, a file that takes no writes
         raise click.FileError(file, hint=error.strerror or str(error)) from error
     # Every row was written; a row that could not be rendered as stored is named here,
@@ -47,6 +54,29 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
         click.echo(f"warning: {problem}", err=True)
     if problems:
         sys.exit(1)
+
+
+def _write_replacing(path: Path, lines: Iterable[str]) -> None:
+    """Write ``lines`` to a new file beside ``path`` (its target, for a link), synced, and
+    only then move it over ``path``: an export that fails on its way (a database error,
+    a full disk, Ctrl-C) leaves the file as it was, where truncating it first destroyed
+    the previous export. The file keeps its permissions (a private one stays private)."""
+    target = Path(os.path.realpath(path))
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666
+    try:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with open(descriptor, "w", encoding="utf-8") as output:
+            if target.exists():
+                os.chmod(partial, mode)  # exactly the old mode, whatever the umask
+            for line in lines:
+                output.write(line + "\n")
+            output.flush()
+            os.fsync(output.fileno())
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 @click.command("import")
