@@ -488,3 +488,18 @@ def test_an_export_of_every_namespace_holds_those_without_memories(
         assert copy.core.state("user", namespace="core").entries == ["prefers tea"]
         people = copy.knowledge.read_graph(namespace="people").entities
         assert [entity.name for entity in people] == ["Alice"]
+
+
+def test_import_line_with_id_that_expired_already_is_skipped(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    # Reported created, it was written as a row no read shows, for the purge to delete;
+    # the same line without an id is skipped.
+    lines = [
+        json.dumps({"id": "gone-1", "content": "long gone", "expires_at": "2000-01-01T00:00:00Z"}),
+        json.dumps({"id": "gone-2", "content": "gone too", "expires_at": 946684800}),
+    ]
+    report = service.import_lines(lines)
+    assert (report.created, report.skipped, report.errors) == (0, 2, [])
+    every = service.list_memories(filters=Filters(include_expired=True)).memories
+    assert every == []

@@ -22,7 +22,8 @@ record with a newer ``updated_at``, or, without one, by one differing in any fie
 but its times and counts; a second line with the id of an earlier one in the same
 namespace is refused, as it would overwrite the first on every import); a line
 without ``id`` is a new memory with the line's times, access count and expiry,
-unless it repeats a stored one or has already expired (then it is ``skipped``).
+unless it repeats a stored one. A new memory's line that has already expired is
+``skipped`` (the purge would delete it at once).
 Core entries already there are kept, and an entry that does not fit its target's
 limit is refused with its line. A bad line is reported with its number and nothing
 of it is written, while the other lines still import (in chunks of
@@ -470,6 +471,8 @@ class Transfer:
                 )
             if unchanged(existing, stored, has_time=record.updated_at is not None):
                 return "unchanged"
+        if existing is None and stored.expires_at is not None and stored.expires_at <= now:
+            return "skipped"  # as a line without an id: a row no read shows, for the purge
         holder = None if record.key is None else _live(tx, tx.find(namespace, key=record.key), now)
         if holder is not None and holder.id != record.id:
             raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
