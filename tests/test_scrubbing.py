@@ -188,6 +188,24 @@ def test_ttl_purge_scrubs(memory: MemoryService, db_path: Path, clock: FakeClock
     assert MARKER.encode() not in database_bytes(db_path)
 
 
+def test_an_import_over_expired_memories_scrubs_them(
+    memory: MemoryService, db_path: Path, clock: FakeClock
+) -> None:
+    # An import line taking the id or key of an expired memory (not purged yet) deletes
+    # it, but only an import that updated something scrubbed: these created, so the old
+    # text stayed in the files, a scrub pending until some later write or open.
+    memory.remember(f"expiring note {MARKER}", id="note-1", ttl_seconds=5)
+    memory.remember(f"expiring value {MARKER}", key="door.code", ttl_seconds=5)
+    _written(memory, db_path)
+    clock.advance(10)
+    lines = [
+        json.dumps({"id": "note-1", "content": "written again"}),
+        json.dumps({"id": "code-2", "key": "door.code", "content": "a new code"}),
+    ]
+    assert (memory.import_lines(lines).created, memory.stats().pending_scrubs) == (2, 0)
+    assert MARKER.encode() not in database_bytes(db_path)
+
+
 def test_overwrite_behind_a_reader_reports_pending(memory: MemoryService, db_path: Path) -> None:
     memory.remember(f"old value {MARKER}", key="k")
     _written(memory, db_path)

@@ -367,8 +367,10 @@ class Transfer:
             if progress is not None:
                 progress(len(chunk))
         self._import_structures(later, report, held)
-        if report.updated:
-            self._scrubber.after_drop()  # the records it replaced leave the files too
+        if report.updated or self._store.pending_scrubs():
+            # The records it replaced leave the files too, and so do expired ones whose id
+            # or key a created line took (deleted without anything counted as updated).
+            self._scrubber.after_drop()
         report.errors.sort(key=lambda error: (error.line or 0, error.item or 0))
         return report
 
