@@ -503,3 +503,15 @@ def test_import_line_with_id_that_expired_already_is_skipped(
     assert (report.created, report.skipped, report.errors) == (0, 2, [])
     every = service.list_memories(filters=Filters(include_expired=True)).memories
     assert every == []
+
+
+def test_import_core_line_names_the_entry_it_refuses(service: MemoryService) -> None:
+    # A core line's refused entry was reported by its line alone ("contains U+0000 at
+    # position 1: ..."), without saying which of the line's entries it was.
+    line = {"type": "recalld.core", "target": "user", "entries": ["tea", "a\u0000b", "x" * 5000]}
+    report = service.import_lines([json.dumps(line)])
+    assert [error.line for error in report.errors] == [1, 1]
+    assert report.errors[0].error.startswith("entries[1]: contains U+0000 at position 1")
+    assert report.errors[1].error.startswith("entries[2]: does not fit in core memory 'user'")
+    assert "limit of 1375" in report.errors[1].error
+    assert service.core.state("user").entries == ["tea"]

@@ -121,20 +121,23 @@ def restore_core_entries(
     report: ImportReport,
     *,
     position: Callable[[int], dict[str, int]],
+    field: str | None = None,
 ) -> None:
     """Add each entry to a core-memory target in order, one batch each, so an entry that
-    does not fit (or that the screen blocks) is refused alone with its ``position``;
+    does not fit (or that the screen blocks) is refused alone with its ``position``
+    (and, given ``field``, named as ``field[index]``: one line holds many entries);
     an entry already there is ``unchanged``."""
     from recalld.core_memory import CoreMemoryFullError
 
     for index, entry in enumerate(entries):
+        named = "" if field is None else f"{field}[{index}]: "
         try:
             result = core.apply(target, [{"action": "add", "content": entry}], namespace=namespace)
         except CoreMemoryFullError as full:
             report.errors.append(
                 ImportLineError(
                     **position(index),
-                    error=f"does not fit in core memory {target!r}: it would hold"
+                    error=f"{named}does not fit in core memory {target!r}: it would hold"
                     f" {full.would_be} chars, over its limit of {full.state.limit}"
                     f" (now {full.state.usage})",
                 )
@@ -142,7 +145,7 @@ def restore_core_entries(
             continue
         except ValidationError as error:
             message = error.message if error.field.startswith("operations[") else str(error)
-            report.errors.append(ImportLineError(**position(index), error=message))
+            report.errors.append(ImportLineError(**position(index), error=named + message))
             continue
         report.count("unchanged" if result.duplicates else "created", "core entries")
 
@@ -710,6 +713,7 @@ class Transfer:
             line.namespace,
             report,
             position=lambda _index: {"line": line.number},
+            field="entries",
         )
 
     def _import_entity(self, line: _Line, report: ImportReport) -> None:
