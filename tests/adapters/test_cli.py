@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -264,6 +265,40 @@ def test_cli_export_that_fails_midway_leaves_the_file_as_it_was(
     assert run("export", str(dump)).exit_code == 0
     assert len(dump.read_text().splitlines()) == 2
     assert dump.stat().st_mode & 0o777 == 0o600  # a private file stays private
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        # A file mounted on its own (docker run -v ./dump.jsonl:/dump.jsonl): no rename
+        # lands over a mount point.
+        ("replace", OSError(errno.EBUSY, "Device or resource busy")),
+        # A directory that takes no new file (not the user's) holding a file that takes
+        # writes: the new file cannot be made beside it.
+        ("open", PermissionError(errno.EACCES, "Permission denied")),
+    ],
+)
+def test_cli_export_over_a_file_it_cannot_replace_writes_it_in_place(
+    run: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, error: OSError
+) -> None:
+    # Written beside the file and renamed over it, such an export failed where writing
+    # the file in place (as before) succeeds.
+    run("remember", "kept safe")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("yesterday\n")
+    real = getattr(os, call)
+
+    def refusing(path: Any, *arguments: Any, **options: Any) -> Any:
+        if str(path).endswith(".partial"):
+            raise error
+        return real(path, *arguments, **options)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, call, refusing)
+        result = run("export", str(dump))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(dump.read_text().splitlines()[0])["content"] == "kept safe"
+    assert [path.name for path in tmp_path.iterdir() if "dump" in path.name] == ["dump.jsonl"]
 
 
 def test_cli_shell_runs_commands(tmp_path: Path) -> None:

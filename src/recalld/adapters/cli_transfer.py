@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import stat
 import sys
 from collections.abc import Iterable
@@ -60,12 +62,20 @@ def _write_replacing(path: Path, lines: Iterable[str]) -> None:
     """Write ``lines`` to a new file beside ``path`` (its target, for a link), synced, and
     only then move it over ``path``: an export that fails on its way (a database error,
     a full disk, Ctrl-C) leaves the file as it was, where truncating it first destroyed
-    the previous export. The file keeps its permissions (a private one stays private)."""
+    the previous export. The file keeps its permissions (a private one stays private).
+
+    Where no new file can be made beside it (a directory not the user's) or none moved
+    over it (a file mounted on its own, as a container's volume), it is written in
+    place, as before: the export still lands where it worked."""
     target = Path(os.path.realpath(path))
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666
     try:
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except PermissionError:
+        _write_in_place(target, lines)
+        return
+    try:
         with open(descriptor, "w", encoding="utf-8") as output:
             if target.exists():
                 os.chmod(partial, mode)  # exactly the old mode, whatever the umask
@@ -73,10 +83,21 @@ def _write_replacing(path: Path, lines: Iterable[str]) -> None:
                 output.write(line + "\n")
             output.flush()
             os.fsync(output.fileno())
-        os.replace(partial, target)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+        try:
+            os.replace(partial, target)
+        except OSError as error:
+            if error.errno not in (errno.EBUSY, errno.EXDEV):
+                raise
+            shutil.copyfile(partial, target)  # whole already: only the copy is in place
+    finally:
+        partial.unlink(missing_ok=True)  # gone after the rename; else never left behind
+
+
+def _write_in_place(path: Path, lines: Iterable[str]) -> None:
+    """Write ``lines`` over ``path`` itself (truncated first)."""
+    with open(path, "w", encoding="utf-8") as output:
+        for line in lines:
+            output.write(line + "\n")
 
 
 @click.command("import")
