@@ -301,6 +301,36 @@ def test_cli_export_over_a_file_it_cannot_replace_writes_it_in_place(
     assert [path.name for path in tmp_path.iterdir() if "dump" in path.name] == ["dump.jsonl"]
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_cli_export_keeps_the_owner_and_group_of_the_file_it_replaces(
+    run: Invoke, tmp_path: Path
+) -> None:
+    # The new file was the exporting user's, with the old mode: a file of group
+    # "backup" (0640) became one of the user's own group, which could then read it.
+    run("remember", "kept safe")
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("yesterday\n")
+    os.chown(dump, 65534, 65534)
+    dump.chmod(0o640)
+    assert run("export", str(dump)).exit_code == 0
+    after = dump.stat()
+    assert (after.st_uid, after.st_gid, after.st_mode & 0o777) == (65534, 65534, 0o640)
+    assert "kept safe" in dump.read_text()
+    # One the user may not give away (not root): written in place, as before.
+    run("remember", "written today")
+
+    def refused(*_arguments: Any) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(os, "fchown", refused)
+        assert run("export", str(dump)).exit_code == 0
+    assert dump.stat().st_ino == after.st_ino
+    assert (dump.stat().st_uid, dump.stat().st_gid) == (65534, 65534)
+    assert "written today" in dump.read_text()
+    assert [path.name for path in tmp_path.iterdir() if "dump" in path.name] == ["dump.jsonl"]
+
+
 def test_cli_shell_runs_commands(tmp_path: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "recalld", "--db", str(tmp_path / "s.db"), "shell"],

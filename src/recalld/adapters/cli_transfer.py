@@ -62,14 +62,17 @@ def _write_replacing(path: Path, lines: Iterable[str]) -> None:
     """Write ``lines`` to a new file beside ``path`` (its target, for a link), synced, and
     only then move it over ``path``: an export that fails on its way (a database error,
     a full disk, Ctrl-C) leaves the file as it was, where truncating it first destroyed
-    the previous export. The file keeps its permissions (a private one stays private).
+    the previous export. The file keeps its permissions, owner and group (a private one
+    stays private: its mode means the same people).
 
-    Where no new file can be made beside it (a directory not the user's) or none moved
-    over it (a file mounted on its own, as a container's volume), it is written in
-    place, as before: the export still lands where it worked."""
+    Where no new file can be made beside it (a directory not the user's), given the old
+    one's owner and group (one the user cannot give), or moved over it (a file mounted
+    on its own, as a container's volume), it is written in place, as before: the export
+    still lands where it worked."""
     target = Path(os.path.realpath(path))
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666
+    before = target.stat() if target.exists() else None
+    mode = 0o666 if before is None else stat.S_IMODE(before.st_mode)
     try:
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     except PermissionError:
@@ -77,8 +80,11 @@ def _write_replacing(path: Path, lines: Iterable[str]) -> None:
         return
     try:
         with open(descriptor, "w", encoding="utf-8") as output:
-            if target.exists():
-                os.chmod(partial, mode)  # exactly the old mode, whatever the umask
+            if before is not None and not _took_over(output.fileno(), before):
+                output.close()
+                partial.unlink()
+                _write_in_place(target, lines)
+                return
             for line in lines:
                 output.write(line + "\n")
             output.flush()
@@ -91,6 +97,20 @@ def _write_replacing(path: Path, lines: Iterable[str]) -> None:
             shutil.copyfile(partial, target)  # whole already: only the copy is in place
     finally:
         partial.unlink(missing_ok=True)  # gone after the rename; else never left behind
+
+
+def _took_over(descriptor: int, before: os.stat_result) -> bool:
+    """Give the open new file the mode, owner and group of the one it replaces (``before``);
+    whether it could (only root gives a file to another user, or to a group not its own)."""
+    os.fchmod(descriptor, stat.S_IMODE(before.st_mode))  # exactly the old mode, whatever the umask
+    now = os.fstat(descriptor)
+    if (now.st_uid, now.st_gid) == (before.st_uid, before.st_gid):
+        return True
+    try:
+        os.fchown(descriptor, before.st_uid, before.st_gid)
+    except PermissionError:
+        return False
+    return True
 
 
 def _write_in_place(path: Path, lines: Iterable[str]) -> None:
