@@ -7,6 +7,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from recalld.config import Settings
 from recalld.model import Filters
 from recalld.service import MemoryService
@@ -515,3 +517,35 @@ def test_import_core_line_names_the_entry_it_refuses(service: MemoryService) -> 
     assert report.errors[1].error.startswith("entries[2]: does not fit in core memory 'user'")
     assert "limit of 1375" in report.errors[1].error
     assert service.core.state("user").entries == ["tea"]
+
+
+def test_an_export_names_no_memory_committed_behind_the_newest_it_holds(
+    service: MemoryService, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On PostgreSQL a seq is taken when a row is written, and transactions commit in any
+    # order: a memory may become visible after the memory lines were read with a seq below
+    # the newest of them. Cut at that newest seq, its observation (and its reminder's
+    # intention line) were still exported, naming a memory the export does not hold, and
+    # the copy refused the entity's line. Hidden from the memory lines here, as it was.
+    service.knowledge.create_entities(
+        [{"name": "Alice", "entityType": "person", "observations": ["is nice"]}]
+    )
+    reminder = service.remind("buy milk", mention=["milk"])
+    service.remember("committed first")
+    late = {"is nice", "buy milk"}
+    iterate = service.store.iterate
+    monkeypatch.setattr(
+        service.store,
+        "iterate",
+        lambda scope: (memory for memory in iterate(scope) if memory.content not in late),
+    )
+    lines = list(service.export())
+    assert not any(reminder.id in line for line in lines)
+    entities = [json.loads(line) for line in lines if '"recalld.entity"' in line]
+    assert [(entity["name"], entity["observations"]) for entity in entities] == [("Alice", [])]
+    with MemoryService.open(
+        Settings(db=tmp_path / "copy.db", embedder="none"), clock=clock
+    ) as copy:
+        report = copy.import_lines(lines)
+        assert report.errors == []
+        assert [entity.name for entity in copy.knowledge.read_graph().entities] == ["Alice"]

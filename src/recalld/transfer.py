@@ -65,6 +65,7 @@ from recalld.transfer_lines import (
     INTENTION_LINE,
     RELATION_LINE,
     SENSES_LINE,
+    ExportedSeqs,
     kept_unstated,
     legacy_place,
     line_text,
@@ -183,12 +184,13 @@ class Transfer:
         told which memory and why, so a backup is never silently partial.
         """
         page: list[Memory] = []
-        # The newest memory the export holds: another writer may go on while it runs, and a
-        # later memory (seq only grows) named by an entity or intention line would make
-        # the importer refuse that line, losing an entity declared before the export began.
-        horizon = 0
+        # The memories the export holds: another writer may go on while it runs, and a
+        # memory it does not hold named by an entity or intention line would make the
+        # importer refuse that line, losing an entity declared before the export began.
+        # Their seqs, not the newest: on PostgreSQL a lower seq may commit later.
+        held = ExportedSeqs()
         for memory in self._store.iterate(scope):
-            horizon = max(horizon, memory.seq)
+            held.add(memory.seq)
             page.append(memory)
             if len(page) >= GRAPH_PAGE:
                 yield from self._export_senses(page)
@@ -205,8 +207,8 @@ class Transfer:
         yield from self._export_senses(page)
         for namespace in scope.namespaces:
             yield from self._export_core(namespace)
-            yield from self._export_intentions(namespace, scope, horizon)
-            yield from self._export_graph(namespace, scope, horizon)
+            yield from self._export_intentions(namespace, scope, held)
+            yield from self._export_graph(namespace, scope, held)
 
     def _export_senses(self, memories: Sequence[Memory]) -> Iterator[str]:
         """The senses lines of ``memories`` that have any (after their memory lines)."""
@@ -230,11 +232,11 @@ class Transfer:
                 biometrics=biometrics.get(seq, {}),
             )
 
-    def _export_intentions(self, namespace: str, scope: Scope, horizon: int) -> Iterator[str]:
+    def _export_intentions(self, namespace: str, scope: Scope, held: ExportedSeqs) -> Iterator[str]:
         """The triggers and state of the namespace's intentions whose memory is exported
-        (none written after the newest exported memory, ``horizon``)."""
+        (in ``held``: none written after the memory lines were read)."""
         for row in reversed(self._store.intentions.select(namespace, None, now=scope.now)):
-            if expired(row.memory, scope.now) or row.memory.seq > horizon:
+            if expired(row.memory, scope.now) or row.memory.seq not in held:
                 continue  # its memory line was not exported either
             yield _line(
                 INTENTION_LINE,
@@ -257,9 +259,9 @@ class Transfer:
             if entries:
                 yield _line(CORE_LINE, namespace=namespace, target=target, entries=entries)
 
-    def _export_graph(self, namespace: str, scope: Scope, horizon: int) -> Iterator[str]:
-        """The declared entities (naming only observations no newer than ``horizon``, the
-        newest exported memory) and the declared relations of ``namespace``."""
+    def _export_graph(self, namespace: str, scope: Scope, held: ExportedSeqs) -> Iterator[str]:
+        """The declared entities (naming only observations the export holds, in ``held``)
+        and the declared relations of ``namespace``."""
         graph = self._store.graph
         after: tuple[str, int] | None = None
         while True:
@@ -273,7 +275,7 @@ class Transfer:
             observed = graph.observation_memories(
                 namespace, [record.id for record in declared], scope.now
             )
-            seqs = sorted({seq for rows in observed.values() for seq, _ in rows if seq <= horizon})
+            seqs = sorted({seq for rows in observed.values() for seq, _ in rows if seq in held})
             memories = self._store.semantic.visible_memories(
                 Scope(namespaces=(namespace,), now=scope.now), seqs
             )

@@ -6,11 +6,14 @@ read as strictly as a memory line (whose fields are
 a typo) and text given as another JSON type are refused with the field's name,
 never dropped or turned into text. And what a memory line with an id does to the
 memory it names: what the line does not say is kept, and it is ``unchanged`` when
-it says nothing new.
+it says nothing new. And the memories an export's lines hold (:class:`ExportedSeqs`),
+the only ones its entity and intention lines may name.
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +29,7 @@ __all__ = [
     "LINE_FIELDS",
     "RELATION_LINE",
     "SENSES_LINE",
+    "ExportedSeqs",
     "kept_unstated",
     "legacy_place",
     "line_text",
@@ -129,3 +133,24 @@ def legacy_place(place: PlaceInput) -> PlaceInput:
     if place.name is None or check.invisible(place.name) is None:
         return place
     return place.model_copy(update={"name": " ".join(check.INVISIBLE.sub(" ", place.name).split())})
+
+
+class ExportedSeqs:
+    """The seqs of the memory lines an export wrote: 8 bytes each (a set of ints takes
+    about 60), read in ascending order (:meth:`Store.iterate`'s), looked up by bisection."""
+
+    def __init__(self) -> None:
+        self._seqs = array("q")
+
+    def add(self, seq: int) -> None:
+        """Note ``seq``, kept in order whatever order it comes in."""
+        if self._seqs and seq <= self._seqs[-1]:
+            self._seqs.insert(bisect_left(self._seqs, seq), seq)
+        else:
+            self._seqs.append(seq)
+
+    def __contains__(self, seq: object) -> bool:
+        if not isinstance(seq, int):
+            return False
+        index = bisect_left(self._seqs, seq)
+        return index < len(self._seqs) and self._seqs[index] == seq
