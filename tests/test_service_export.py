@@ -549,3 +549,38 @@ def test_an_export_names_no_memory_committed_behind_the_newest_it_holds(
         report = copy.import_lines(lines)
         assert report.errors == []
         assert [entity.name for entity in copy.knowledge.read_graph().entities] == ["Alice"]
+
+
+def test_an_export_names_only_entities_it_holds_in_its_relations(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    # Entities are read page by page in key order, relations after them: an entity
+    # declared meanwhile before the page read last was left out, but a relation naming
+    # it was exported, and the copy refused the relation's line ("no entity named").
+    service.knowledge.create_entities(
+        [
+            {"name": "Alice", "entityType": "person", "observations": []},
+            {"name": "Bob", "entityType": "person", "observations": []},
+        ]
+    )
+    service.knowledge.create_relations([{"from": "Alice", "to": "Bob", "relationType": "knows"}])
+    lines = service.export()
+    read = []
+    for line in lines:
+        read.append(line)
+        if '"recalld.entity"' in line:
+            break
+    service.knowledge.create_entities([{"name": "Aaron", "entityType": "person"}])
+    service.knowledge.create_relations([{"from": "Aaron", "to": "Alice", "relationType": "knows"}])
+    read.extend(lines)
+    relations = [json.loads(line) for line in read if '"recalld.relation"' in line]
+    assert [(relation["from"], relation["to"]) for relation in relations] == [("Alice", "Bob")]
+    with MemoryService.open(
+        Settings(db=tmp_path / "copy.db", embedder="none"), clock=clock
+    ) as copy:
+        report = copy.import_lines(read)
+        assert report.errors == []
+        assert [entity.name for entity in copy.knowledge.read_graph().entities] == [
+            "Alice",
+            "Bob",
+        ]

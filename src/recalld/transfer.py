@@ -261,9 +261,12 @@ class Transfer:
 
     def _export_graph(self, namespace: str, scope: Scope, held: ExportedSeqs) -> Iterator[str]:
         """The declared entities (naming only observations the export holds, in ``held``)
-        and the declared relations of ``namespace``."""
+        and the declared relations of ``namespace`` between entities it holds (one declared
+        while the pages were read may be left out, and a relation naming it would be a
+        line the importer refuses)."""
         graph = self._store.graph
         after: tuple[str, int] | None = None
+        exported: set[str] = set()
         while True:
             page = graph.list_entities(
                 namespace, scope.now, query=None, type=None, limit=GRAPH_PAGE, after=after
@@ -272,6 +275,7 @@ class Transfer:
                 break
             after = (page[-1].key, page[-1].id)
             declared = [record for record in page if record.declared]
+            exported.update(record.key for record in declared)
             observed = graph.observation_memories(
                 namespace, [record.id for record in declared], scope.now
             )
@@ -305,7 +309,8 @@ class Transfer:
                 break
             after_id = relations[-1].id
             for relation in relations:
-                if relation.declared:
+                ends = (relation.subject_key, relation.object_key)
+                if relation.declared and all(key in exported for key in ends):
                     yield _line(
                         RELATION_LINE,
                         namespace=namespace,
