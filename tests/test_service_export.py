@@ -584,3 +584,21 @@ def test_an_export_names_only_entities_it_holds_in_its_relations(
             "Alice",
             "Bob",
         ]
+
+
+def test_an_export_whose_reminder_expired_since_imports_without_error(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    # Its memory line, expired by the time of the import, is skipped; its intention line
+    # then named a memory the copy did not hold ("no memory ..."), an error for a
+    # reminder that merely expired, and `recalld import` exited 1.
+    reminder = service.remind("buy milk", mention=["milk"])
+    service.update(reminder.id, ttl_seconds=60)
+    lines = list(service.export())
+    clock.advance(120)
+    with MemoryService.open(
+        Settings(db=tmp_path / "copy.db", embedder="none"), clock=clock
+    ) as copy:
+        report = copy.import_lines(lines)
+        assert (report.created, report.skipped, report.errors) == (0, 2, [])
+        assert copy.intentions(state="all") == []

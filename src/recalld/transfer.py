@@ -581,10 +581,14 @@ class Transfer:
                     # Checked before its memory line is written: a malformed trigger line
                     # leaves no trigger-less reminder memory behind.
                     checked = self._checked_intention(line)
+                    skipped = report.skipped
                     if memory_line is not None:
                         self._import_chunk([memory_line], report)
                         memory_line = None
-                    self._save_intention(line, checked, report)
+                    if report.skipped > skipped:  # its memory expired since: so did it
+                        report.count("skipped", "intentions")
+                    else:
+                        self._save_intention(line, checked, report)
                 elif line.kind == CORE_LINE:
                     self._import_core(line, report)
                 elif line.kind == ENTITY_LINE:
