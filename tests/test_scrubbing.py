@@ -245,3 +245,23 @@ def test_a_rewritten_memory_leaves_no_old_text_in_the_pending_queue(
     assert reminder.prompt_line.startswith("[reminder] call the dentist (")
     assert reminder.reminder is not None
     assert reminder.reminder.action == "call the dentist"
+
+
+def test_a_write_over_an_expired_key_or_id_scrubs_it(
+    memory: MemoryService, db_path: Path, clock: FakeClock, tmp_path: Path
+) -> None:
+    # The write deletes the expired memory (not purged yet) holding its key or id, but
+    # its receipt said nothing was dropped: remember and a mem0 import left the old
+    # text in the files, a scrub pending until some later write or open.
+    memory.remember(f"expiring value {MARKER}", key="door.code", ttl_seconds=5)
+    memory.remember(f"expiring note {MARKER}", id="mem0-abc", ttl_seconds=5)
+    _written(memory, db_path)
+    clock.advance(10)
+    receipt = memory.remember("a new code", key="door.code")
+    assert (receipt.status, receipt.scrub) == ("created", "done")
+    source = tmp_path / "mem0.json"
+    source.write_text(json.dumps({"results": [{"id": "abc", "memory": "written again"}]}))
+    report = memory.import_file(source, format="mem0")
+    assert (report.created, report.errors) == (1, [])
+    assert memory.stats().pending_scrubs == 0
+    assert MARKER.encode() not in database_bytes(db_path)

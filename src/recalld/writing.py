@@ -168,7 +168,8 @@ class Writer:
         expires_at: datetime | None = None,
     ) -> tuple[Receipt, Memory]:
         """Write one draft in ``tx``; a receipt whose ``scrub`` is ``"pending"`` means the
-        write dropped content (an overwrite) and the caller must scrub after the commit.
+        write dropped content (an overwrite, or an expired memory holding its key or id,
+        deleted) and the caller must scrub after the commit.
         ``expires_at`` is a new memory's expiry when the draft has no TTL (an imported
         line's own; a duplicate must live as long)."""
         now = self._clock()
@@ -176,11 +177,14 @@ class Writer:
         if draft.id is not None:
             check.memory_id(draft.id)
         check.key(draft.key)  # a new key; one stored before the rule may still be updated
+        # An expired memory deleted to free the key or id: its text leaves the files too.
+        scrub: ScrubState = "none"
         if draft.key is not None:
             existing = tx.find(namespace, key=draft.key)
             if existing is not None and expired(existing, now):
                 tx.delete(existing.seq)
                 tx.dropped_content("expired key", now)
+                scrub = "pending"
                 existing = None
             if existing is not None:
                 if draft.id is not None and draft.id != existing.id:
@@ -202,10 +206,11 @@ class Writer:
                 # memory), so this write lands instead of answering for what no read sees.
                 tx.delete(taken.seq)
                 tx.dropped_content("expired id", now)
+                scrub = "pending"
                 taken = None
             if taken is not None:
                 if taken.content == draft.content and taken.key == draft.key:
-                    return receipt_of(taken, "unchanged"), taken
+                    return receipt_of(taken, "unchanged", scrub=scrub), taken
                 raise ConflictError(
                     "id", f"id {draft.id!r} already names another memory in {namespace!r}"
                 )
@@ -239,7 +244,8 @@ class Writer:
             if repeated is not None:
                 return receipt_of(repeated, "duplicate"), repeated
         memory = tx.insert(record)
-        return receipt_of(memory, "created", indexing.enqueue(tx, memory, now)), memory
+        job_id = indexing.enqueue(tx, memory, now)
+        return receipt_of(memory, "created", job_id, scrub=scrub), memory
 
     def updated(
         self, tx: StoreTransaction, current: Memory, patch: dict[str, Any], now: datetime

@@ -260,6 +260,7 @@ def _mem0(run: _Run, text: str) -> ImportReport:
     # The first item with a given id is imported; a later one would overwrite it on
     # every run (never idempotent), so it is refused, naming the first one's place.
     first_with_id: dict[str, str] = {}
+    dropped = False  # an expired memory holding an item's id, deleted: scrubbed at the end
     for start in range(0, len(memories), CHUNK_ITEMS):
         with service.store.transaction() as tx:
             for memory in memories[start : start + CHUNK_ITEMS]:
@@ -287,9 +288,10 @@ def _mem0(run: _Run, text: str) -> ImportReport:
                 except (ValidationError, ConflictError) as error:
                     report.errors.append(ImportLineError(**where, error=str(error)))
                     continue
+                dropped = dropped or receipt.scrub == "pending"
                 report.count("skipped" if receipt.status == "duplicate" else "created", "memories")
         run.tick(min(start + CHUNK_ITEMS, len(memories)), len(memories))
-    if report.updated:
+    if report.updated or dropped:
         service.scrubber.after_drop()
     return report
 
