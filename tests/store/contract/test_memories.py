@@ -279,3 +279,16 @@ def test_store_at_in_utc_and_far_offsets_round_trip(store: Store) -> None:
         assert memory is not None
         assert memory.at is not None
         assert memory.at.isoformat() == moment.isoformat()
+
+
+def test_store_namespaces_name_those_holding_only_core_memory_or_entities(store: Store) -> None:
+    # export --all-namespaces backs up store.namespaces(): one holding only core memory or
+    # a declared entity is a namespace too (one whose core memory was emptied is not).
+    with store.transaction() as tx:
+        tx.insert(record(id="n1", content="x", namespace="notes"))
+        tx.graph.declare_entity("people", "Alice", "person", NOW)
+    store.core.edit("core", "user", lambda entries: entries.append("prefers tea"), NOW)
+    store.core.edit("emptied", "user", lambda entries: entries.append("gone"), NOW)
+    store.core.edit("emptied", "user", lambda entries: entries.clear(), NOW)
+    store.core.edit("notes", "memory", lambda entries: entries.append("also notes"), NOW)
+    assert store.namespaces() == ["core", "notes", "people"]
