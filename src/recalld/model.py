@@ -348,8 +348,10 @@ class Explanation(BaseModel):
     put it among its candidates), ``below_threshold`` (scored under
     ``min_score``), ``collapsed`` (a near-duplicate of ``duplicate_of``),
     ``beyond_limit`` (ranked after ``limit`` other hits) or ``returned``.
-    ``rank`` (1 = best) and ``score`` are what it gets among the candidates;
-    they are given for every stage, as if it had been a candidate, except for an
+    ``rank`` (1 = best) and ``score`` are what it gets among the candidates (a
+    returned memory's rank is its position among the hits: near-duplicates collapsed
+    into another hit are not counted); they are given for every stage, as if it had
+    been a candidate, except for an
     expired memory: what it said is never shown, so it is not scored (no rank,
     score 0, no channels or features).
     """

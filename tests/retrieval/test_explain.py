@@ -161,3 +161,20 @@ def test_explain_bad_input_changes_nothing(service: MemoryService) -> None:
         memory = service.get(target)
         assert memory.access_count == 0
         assert memory.last_accessed_at is None
+
+
+def test_explain_rank_is_the_position_recall_returns_it_at(service: MemoryService) -> None:
+    # A near-duplicate ranked above a memory collapses into its twin and takes no
+    # place among the hits: explain's rank must not count it, or a memory returned
+    # third reads as rank 4 beside a limit of 3.
+    with service:
+        service.remember("The staging database lives in the Melbourne region!", source="x://a")
+        service.remember("The staging database lives in the Melbourne region.", source="x://a")
+        service.new_worker().run_until_idle()
+        hits = service.search(QUERY, min_score=0, limit=3)
+        assert len(hits) == 3
+        assert any(hit.channels.get("duplicates") for hit in hits)
+        for position, hit in enumerate(hits, start=1):
+            explained = service.explain(QUERY, hit.memory.id, min_score=0, limit=3)
+            assert explained.stage == "returned"
+            assert (explained.rank, explained.score) == (position, hit.score)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from recalld.model import ExplainStage, Explanation, Memory
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.hybrid import HybridRetriever, channels_of, features_of
@@ -108,10 +106,16 @@ def explain(
         raise LookupError(f"memory {memory.id} vanished while it was explained")
     found_by = pool.backends[position]
     score = float(pool.scores[position])
-    others = np.delete(pool.scores, position)
-    rank = 1 + int((others > score).sum())
     extra = [] if found_by else [position]
     selection = retriever.select(pool, index, min_score, limit, leave_out=extra)
+    # The rank is the place recall gives it: a near-duplicate collapsed into another
+    # hit takes no place, so counting it would put a memory returned third at rank 4.
+    above = pool.scores > score
+    above[position] = False
+    above[list(selection.collapsed_into)] = False
+    rank = (
+        selection.kept.index(position) + 1 if position in selection.kept else 1 + int(above.sum())
+    )
     duplicate_of = None
     stage: ExplainStage
     if hidden:
