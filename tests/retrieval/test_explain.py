@@ -96,6 +96,7 @@ def test_explain_reports_the_filter_that_excludes(service: MemoryService) -> Non
         cases = {
             "kind": Filters(kind="experience"),
             "category": Filters(category="spatial"),
+            "speaker": Filters(speaker="Ana"),
             "tags_any": Filters(tags_any=["garden"]),
             "tags_all": Filters(tags_all=["infra", "garden"]),
             "since": Filters(since="2030-01-01T00:00:00Z"),
