@@ -179,3 +179,22 @@ def test_explain_rank_is_the_position_recall_returns_it_at(service: MemoryServic
             explained = service.explain(QUERY, hit.memory.id, min_score=0, limit=3)
             assert explained.stage == "returned"
             assert (explained.rank, explained.score) == (position, hit.score)
+
+
+def test_explain_rank_past_the_limit_counts_the_hits_tied_with_it(
+    service: MemoryService,
+) -> None:
+    # The same words from two sources score alike and are not near-duplicates (each
+    # source is kept): recall returns them in turn, so one left out by the limit is
+    # ranked after the hits, not beside the first at rank 1.
+    with service:
+        for source in ("x://a", "x://b"):
+            service.remember("The staging database lives in the Melbourne region", source=source)
+        service.new_worker().run_until_idle()
+        hits = service.search(QUERY, min_score=0, limit=10)
+        assert hits[0].score == hits[1].score == hits[2].score
+        for limit in (1, 2):
+            for position, hit in enumerate(hits, start=1):
+                explained = service.explain(QUERY, hit.memory.id, min_score=0, limit=limit)
+                assert explained.stage == ("returned" if position <= limit else "beyond_limit")
+                assert explained.rank == position
