@@ -387,3 +387,32 @@ def test_the_memory_holding_every_rare_word_stays_when_only_the_rarest_ranks(
         )
         hits = service.search("budget meeting", namespace="a", mode="keyword", limit=3)
         assert [hit.memory.id for hit in hits][:1] == [both.id]
+
+
+def test_another_namespaces_newest_memories_leave_this_ones_common_words_alone(
+    tmp_path: Path,
+) -> None:
+    # Words common in "a" pick the memories holding all of them, less those most of the
+    # newest memories hold (stop words by then). That share was sampled over the file's
+    # newest memories, so "b" writing "meeting" 1,000 times dropped it from "a"'s "all":
+    # "a"'s budget meetings gave way to its budget reviews.
+    settings = Settings(db=tmp_path / "walls.db", embedder="none", graph_extractor="none")
+    with MemoryService(open_store(settings), settings) as service:
+        for content in ("budget meeting {}", "budget review {}", "filler {}"):
+            service.remember_many(
+                [{"content": content.format(index)} for index in range(1_000)], namespace="a"
+            )
+        service.remember("meeting log", namespace="b")
+
+        def answers() -> list[tuple[str, float]]:
+            hits = service.search(
+                "budget meeting", namespace="a", mode="keyword", min_score=0, limit=10
+            )
+            return [(hit.memory.id, hit.score) for hit in hits]
+
+        before = answers()
+        assert service.get(before[0][0], namespace="a").content.startswith("budget meeting")
+        service.remember_many(
+            [{"content": f"meeting log {index}"} for index in range(1_000)], namespace="b"
+        )
+        assert answers() == before
