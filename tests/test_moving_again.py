@@ -244,6 +244,38 @@ def test_migrate_again_never_takes_back_what_was_done_in_the_target_since(
         assert memory.core.state("user").entries == ["Works at Initech"]
 
 
+def test_migrate_again_never_queues_again_what_the_target_delivered(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # A recollection and a reminder queued in the source, copied, then delivered by the
+    # target: a run again copied them into its queue once more (delivered twice).
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        croissant = memory.recollections.remember("Croissant with Léa", place=cafe, tags=["lea"])
+        memory.remind("ask Anna about the move", mention=["Anna"])
+        cue = memory.recollections.cue(text="Croissant with Léa; Anna called", place=cafe)
+        assert len(memory.recollections.sense(cue)) == 2
+    _copy(source, target)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        delivered = memory.recollections.pending()
+    assert sorted(item.kind for item in delivered) == ["recollection", "reminder"]
+    report = _copy(source, target)
+    assert report.complete
+    assert report.copied["pending_recollections"] == 0
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.recollections.pending() == []
+    # Nor when the memory changed in the source since: the target's copy is replaced.
+    clock.advance(60)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.update(croissant.id, content="Croissant with Léa at the corner café")
+    report = _copy(source, target)
+    assert report.updated["memories"] == 1
+    assert report.copied["pending_recollections"] == 0
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.recollections.pending() == []
+
+
 def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_the_target(
     tmp_path: Path, clock: FakeClock
 ) -> None:

@@ -42,7 +42,8 @@ Other rows are inserted when their identity (see :mod:`recalld.store.tables`) is
 missing; a present row of a table whose rows change in place (jobs, intentions,
 their streaks) is updated when it differs (a reminder cancelled in the source
 since stays cancelled), and so is an API token present in both (a revocation
-carries over).
+carries over). A queued recollection or reminder the target has delivered since
+an earlier run copied it is not queued again (its firing is in the target's history).
 It works in both directions (SQLite → PostgreSQL and back); both stores must be
 at the same schema version.
 
@@ -178,6 +179,12 @@ class _Copier:
         # the target's row stays with what its own text gave (OF_THE_TEXT), and the
         # source's rows of the older text are not copied onto it.
         self.edited_there: set[int] = set()
+        # The firings the target knew of before this run copied rows (its trigger history,
+        # each reminder's last firing), by target seq: see _delivered_there.
+        self.fired_there: set[tuple[int, Any]] = set()
+        self.reminded_there: dict[int, Any] = {}
+        # The target seq a memory brought up to date by this run had before (new: old).
+        self.replaced: dict[int, int] = {}
 
     def _tick(self, table: str, done: int, total: int) -> None:
         if self.progress is not None:
@@ -335,7 +342,9 @@ class _Copier:
         # (as forget does), and the source's is copied with its rows (the later tables).
         tx.delete(existing.seq)
         self._drop(tx)
-        return "updated", self._insert(tx, memory)
+        seq = self._insert(tx, memory)
+        self.replaced[seq] = existing.seq
+        return "updated", seq
 
     def _free_key(self, tx: StoreTransaction, memory: Memory, owned: set[int]) -> None:
         """Delete the target's copy that holds ``memory``'s key under another id, when this
@@ -370,6 +379,34 @@ class _Copier:
         self.report.removed["memories"] = len(seqs)
 
     # -- the rows that refer to memories, entities and relations ---------------------------
+
+    def learn_firings(self, tables: dict[str, Table]) -> None:
+        """Read what the target knew had fired, before the memories (a memory brought up
+        to date loses its history with its row) and their rows are copied (see
+        :meth:`_delivered_there`)."""
+        self.fired_there = {
+            (int(row["seq"]), row["fired_at"])
+            for rows in _batches(self.target, tables["recollection_triggers"])
+            for row in rows
+        }
+        self.reminded_there = {
+            int(row["seq"]): row["last_fired_at"]
+            for rows in _batches(self.target, tables["intentions"])
+            for row in rows
+            if row["last_fired_at"] is not None
+        }
+
+    def _delivered_there(self, row: dict[str, Any]) -> bool:
+        """Whether a queued item (renumbered) is one the target already had: its firing is
+        in the target's history, which an earlier run wrote with the item. Missing from
+        the target's queue, it was delivered there: queued again, it would come twice."""
+        seq = self.replaced.get(int(row["seq"]), int(row["seq"]))
+        if row["kind"] == "reminder":
+            # Reminders keep no history but the intention's last firing: one no later than
+            # that was copied before, or the target has reminded of the intention since.
+            last = self.reminded_there.get(seq)
+            return last is not None and row["fired_at"] <= last
+        return (seq, row["fired_at"]) in self.fired_there
 
     def _renumber(self, table: Table, row: dict[str, Any]) -> dict[str, Any] | None:
         """The row with its references renumbered for the target (None: it refers to a
@@ -416,6 +453,8 @@ class _Copier:
             renumbered = [self._renumber(table, row) for row in kept]
             written = [row for row in renumbered if row is not None]
             left += len(kept) - len(written)
+            if table.name == "pending_recollections":
+                written = [row for row in written if not self._delivered_there(row)]
             inserted = self.target.tables.write(table, written)
             copied += inserted
             if table.mutable and inserted < len(written):
@@ -491,6 +530,7 @@ def copy_store(
         copier = _Copier(source, target, clock, progress, origin or source.location())
         tables = {table.name: table for table in COPIED_TABLES}
         copier.reconcile(tables)
+        copier.learn_firings(tables)
         copier.memories()
         for table in COPIED_TABLES:
             if table.name not in RECONCILED:
