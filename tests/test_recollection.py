@@ -367,6 +367,19 @@ def test_bad_cues_name_the_field(
         assert memory.stats().count == 0
 
 
+@pytest.mark.parametrize("drain", ["false", "no", 1, 0, None])
+def test_pending_refuses_a_drain_that_is_no_boolean_and_takes_nothing(
+    memory: MemoryService, drain: object
+) -> None:
+    # "false" or "no" (read from a config file, a form) drained the queue it meant to peek.
+    seq = _cafe_memory(memory)
+    memory.recollections.sense(memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00"))
+    with pytest.raises(ValidationError) as caught:
+        memory.recollections.pending(drain=drain)  # type: ignore[arg-type]
+    assert caught.value.field == "drain"
+    assert [item.memory.seq for item in memory.recollections.pending(drain=False)] == [seq]
+
+
 @pytest.mark.model
 def test_text_channel_finds_a_paraphrase_with_the_real_model(
     db_path: Path, clock: FakeClock

@@ -247,6 +247,7 @@ class Recollector:
         self, *, drain: bool = True, limit: int = 50, namespace: str | None = None
     ) -> list[Recollection]:
         """Queued recollections, oldest first; ``drain`` removes what it returns (exactly once)."""
+        check.flag(drain, "drain")
         check.limit(limit, self._settings)
         rows = self._store.take_pending(self._namespace(namespace), limit, drain, self._clock())
         return [
