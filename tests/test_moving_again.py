@@ -319,6 +319,30 @@ def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_t
 
 
 @pytest.mark.spacy
+def test_migrate_again_queues_a_source_firing_with_the_text_of_the_target_s_edit(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # The source fired a memory the target had edited since the last run: the copied queue
+    # item kept the source's line, and pending handed out the text the edit removed.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        pin = memory.recollections.remember("My PIN is 4821, said at the café", place=cafe)
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        memory.update(pin.id, content="The PIN was said at the café (removed)")
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
+    report = _copy(source, target)
+    assert report.copied["pending_recollections"] == 1
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        queued = memory.recollections.pending()
+    assert [item.memory.content for item in queued] == ["The PIN was said at the café (removed)"]
+    assert "4821" not in queued[0].prompt_line
+    assert "(removed)" in queued[0].prompt_line
+
+
 def test_migrate_again_copies_no_relation_of_the_older_text_onto_a_memory_edited_there(
     tmp_path: Path, clock: FakeClock
 ) -> None:

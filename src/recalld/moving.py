@@ -20,7 +20,8 @@ migration 25) of the memories and core memory rows a copy from each source
 - skips a memory edited in the target since the source's version (its edit stays) and
   the source's rows its older text gave (:data:`OF_THE_TEXT`: its vector, its graph
   mentions and relation sources; the entities and relations only they named are not
-  left behind): the target's edit has its own;
+  left behind): the target's edit has its own, and a queued item the source fired since
+  is copied with the edit's text;
 - brings up to date a memory the target holds that changed in the source since:
   the target's row is deleted with everything that depends on it (as forget
   does) and the source's is copied with its rows;
@@ -66,6 +67,7 @@ from recalld._validate import nul_problem
 from recalld.errors import ConflictError, ValidationError
 from recalld.model import Memory, ScrubState
 from recalld.store.base import MemoryRecord, Scope, Store, StoreTransaction, stored_record
+from recalld.store.context import rewritten_pending
 from recalld.store.tables import COPIED_TABLES, Table
 
 __all__ = ["BATCH_ROWS", "CopyReport", "Progress", "copy_store"]
@@ -179,6 +181,9 @@ class _Copier:
         # the target's row stays with what its own text gave (OF_THE_TEXT), and the
         # source's rows of the older text are not copied onto it.
         self.edited_there: set[int] = set()
+        # Those memories as the target holds them, by target seq: a queued item the source
+        # fired since is copied with their text (rewritten_pending), not the older one.
+        self.edits: dict[int, Memory] = {}
         # The firings the target knew of before this run copied rows (its trigger history,
         # each reminder's last firing), by target seq: see _delivered_there.
         self.fired_there: set[tuple[int, Any]] = set()
@@ -337,6 +342,7 @@ class _Copier:
                 # Edited there (a recall's access count or the indexing state changes
                 # no updated_at: such a memory still takes the rows it lacks).
                 self.edited_there.add(memory.seq)
+                self.edits[existing.seq] = existing
             return "skipped", existing.seq
         # Changed in the source since: the old row goes with every row that depends on it
         # (as forget does), and the source's is copied with its rows (the later tables).
@@ -408,6 +414,16 @@ class _Copier:
             return last is not None and row["fired_at"] <= last
         return (seq, row["fired_at"]) in self.fired_there
 
+    def _as_edited_there(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A queued item (renumbered) of a memory edited in the target since, with its line
+        and details made from the target's text: the source's copy holds the older text,
+        which the edit removed and pending would hand out."""
+        edit = self.edits.get(int(row["seq"]))
+        if edit is None:
+            return row
+        line, details = rewritten_pending(edit, str(row["kind"]), row["details"])
+        return {**row, "prompt_line": line, "details": details}
+
     def _renumber(self, table: Table, row: dict[str, Any]) -> dict[str, Any] | None:
         """The row with its references renumbered for the target (None: it refers to a
         memory, entity or relation that was not copied)."""
@@ -454,7 +470,9 @@ class _Copier:
             written = [row for row in renumbered if row is not None]
             left += len(kept) - len(written)
             if table.name == "pending_recollections":
-                written = [row for row in written if not self._delivered_there(row)]
+                written = [
+                    self._as_edited_there(row) for row in written if not self._delivered_there(row)
+                ]
             inserted = self.target.tables.write(table, written)
             copied += inserted
             if table.mutable and inserted < len(written):
