@@ -17,7 +17,7 @@ from typing import Any
 
 from recalld import _validate as check
 from recalld.config import Settings
-from recalld.context.signals import check_biometrics
+from recalld.context.signals import MAX_READINGS, check_biometrics
 from recalld.errors import ValidationError
 from recalld.intentions.matching import lookup_term, tokens
 from recalld.intentions.model import (
@@ -173,6 +173,9 @@ def exported_trigger_records(
             check.name_text(trigger.text, f"{field}.text")
         else:
             check.name_text(trigger.tag, f"{field}.tag")
+    signals = sum(isinstance(trigger, SignalTrigger) for trigger in triggers)
+    if signals > MAX_READINGS:
+        raise ValidationError("triggers", f"{signals} signals; the limit is {MAX_READINGS}")
     only_time = len(triggers) == 1 and isinstance(triggers[0], TimeTrigger)
     if scheduled != only_time:
         raise ValidationError(
@@ -328,6 +331,12 @@ def build(
         triggers.append(time_trigger)
     triggers.extend(_mentions(request.mention))
     triggers.extend(TagTrigger(tag=tag) for tag in check.tags(request.tags, settings))
+    if len(request.signals) > MAX_READINGS:
+        # Every trigger must hold in one sense, which reports at most that many readings:
+        # more could never fire.
+        raise ValidationError(
+            "signals", f"{len(request.signals)} signals; the limit is {MAX_READINGS}"
+        )
     for signal in request.signals:
         condition = parse_signal(signal)
         triggers.append(
