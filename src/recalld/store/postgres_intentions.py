@@ -3,7 +3,10 @@
 Firing claims lock the intention rows they read (``FOR UPDATE``; the scheduler's
 due scan with ``SKIP LOCKED``), so two servers evaluating the same intention
 serialise on its row and the second sees the first's firing (READ COMMITTED
-re-checks a locked row's state before returning it). Every table references
+re-checks a locked row's state before returning it). They share-lock the
+intention's memory too (``FOR SHARE``): an edit of its action in flight is waited
+for (or, by the scheduler, skipped until the next step), so a reminder is never
+queued with the text the edit replaces after the edit rewrote the queue. Every table references
 ``memories(seq)`` with ``ON DELETE CASCADE``, so ``forget`` removes it all.
 """
 
@@ -157,7 +160,7 @@ class _Session:
         return _rows(
             self._connection,
             f"{ROW_SELECT} WHERE i.state = 'active' AND i.seq = ANY(%s)"
-            " ORDER BY i.seq FOR UPDATE OF i",
+            " ORDER BY i.seq FOR UPDATE OF i FOR SHARE OF m",
             ([int(seq) for seq in seqs],),
         )
 
@@ -165,7 +168,8 @@ class _Session:
         return _rows(
             self._connection,
             f"{ROW_SELECT} WHERE i.state = 'active' AND i.next_due IS NOT NULL"
-            " AND i.next_due <= %s ORDER BY i.next_due, i.seq LIMIT %s FOR UPDATE OF i SKIP LOCKED",
+            " AND i.next_due <= %s ORDER BY i.next_due, i.seq LIMIT %s"
+            " FOR UPDATE OF i SKIP LOCKED FOR SHARE OF m SKIP LOCKED",
             (now, limit),
         )
 
