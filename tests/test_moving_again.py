@@ -276,6 +276,37 @@ def test_migrate_again_never_queues_again_what_the_target_delivered(
         assert memory.recollections.pending() == []
 
 
+@pytest.mark.parametrize("kind", ["recollection", "reminder"])
+def test_migrate_again_queues_what_the_target_still_held_of_a_memory_the_source_changed(
+    tmp_path: Path, clock: FakeClock, kind: str
+) -> None:
+    # Copied, not yet delivered in the target, then the memory changed in the source: the
+    # run replaced the target's copy (its queued item went with its row) and took the
+    # source's item for one the target had delivered, so it was never delivered at all.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        if kind == "recollection":
+            fired = memory.recollections.remember("Croissant with Léa", place=cafe).id
+            cue = memory.recollections.cue(place=cafe)
+        else:
+            fired = memory.remind("ask Anna about the move", mention=["Anna"]).id
+            cue = memory.recollections.cue(text="Anna called")
+        assert len(memory.recollections.sense(cue)) == 1
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.update(fired, content="Changed since: ask Léa and Anna")
+    report = _copy(source, target)
+    assert report.updated["memories"] == 1
+    assert report.copied["pending_recollections"] == 1
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        queued = memory.recollections.pending()
+    assert [(item.kind, item.memory.content) for item in queued] == [
+        (kind, "Changed since: ask Léa and Anna")
+    ]
+
+
 def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_the_target(
     tmp_path: Path, clock: FakeClock
 ) -> None:

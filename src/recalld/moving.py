@@ -188,6 +188,9 @@ class _Copier:
         # each reminder's last firing), by target seq: see _delivered_there.
         self.fired_there: set[tuple[int, Any]] = set()
         self.reminded_there: dict[int, Any] = {}
+        # The items the target's queue held then (seq, kind, fired_at): not delivered, even
+        # when this run replaces their memory (the item goes with the target's row).
+        self.queued_there: set[tuple[int, str, Any]] = set()
         # The target seq a memory brought up to date by this run had before (new: old).
         self.replaced: dict[int, int] = {}
 
@@ -387,9 +390,9 @@ class _Copier:
     # -- the rows that refer to memories, entities and relations ---------------------------
 
     def learn_firings(self, tables: dict[str, Table]) -> None:
-        """Read what the target knew had fired, before the memories (a memory brought up
-        to date loses its history with its row) and their rows are copied (see
-        :meth:`_delivered_there`)."""
+        """Read what the target knew had fired, and what it still queued, before the
+        memories (a memory brought up to date loses its history and its queue with its
+        row) and their rows are copied (see :meth:`_delivered_there`)."""
         self.fired_there = {
             (int(row["seq"]), row["fired_at"])
             for rows in _batches(self.target, tables["recollection_triggers"])
@@ -401,12 +404,20 @@ class _Copier:
             for row in rows
             if row["last_fired_at"] is not None
         }
+        self.queued_there = {
+            (int(row["seq"]), str(row["kind"]), row["fired_at"])
+            for rows in _batches(self.target, tables["pending_recollections"])
+            for row in rows
+        }
 
     def _delivered_there(self, row: dict[str, Any]) -> bool:
         """Whether a queued item (renumbered) is one the target already had: its firing is
         in the target's history, which an earlier run wrote with the item. Missing from
-        the target's queue, it was delivered there: queued again, it would come twice."""
+        the target's queue when this run began, it was delivered there: queued again, it
+        would come twice. (Missing only since this run replaced its memory, it was not.)"""
         seq = self.replaced.get(int(row["seq"]), int(row["seq"]))
+        if (seq, str(row["kind"]), row["fired_at"]) in self.queued_there:
+            return False  # waiting there still when the run began
         if row["kind"] == "reminder":
             # Reminders keep no history but the intention's last firing: one no later than
             # that was copied before, or the target has reminded of the intention since.
