@@ -307,6 +307,31 @@ def test_migrate_again_queues_what_the_target_still_held_of_a_memory_the_source_
     ]
 
 
+def test_migrate_interrupted_after_the_trigger_history_queues_its_firings_when_it_finishes(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # The history was copied, the queue not yet: the run that finished the copy took the
+    # firings the history knew for ones the target had delivered, and queued none.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.recollections.remember("Croissant with Léa", place=cafe)
+        memory.remind("ask Anna about the move", mention=["Anna"])
+        cue = memory.recollections.cue(text="Croissant with Léa; Anna called", place=cafe)
+        assert len(memory.recollections.sense(cue)) == 2
+
+    def stop_after_the_history(table: str, done: int, total: int) -> None:
+        if table == "recollection_triggers":
+            raise InterruptedCopyError
+
+    with pytest.raises(InterruptedCopyError):
+        _copy(source, target, progress=stop_after_the_history)
+    assert _copy(source, target).complete
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        queued = memory.recollections.pending()
+    assert sorted(item.kind for item in queued) == ["recollection", "reminder"]
+
+
 def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_the_target(
     tmp_path: Path, clock: FakeClock
 ) -> None:
