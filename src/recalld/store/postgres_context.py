@@ -231,8 +231,9 @@ class PostgresContext:
 
         One transaction; each candidate's habituation check runs under an
         advisory lock on its memory, taken in seq order, so a concurrent sense
-        on another server waits and then sees this firing. Returns the memories
-        that fired, as they read in it.
+        on another server waits and then sees this firing; the memories are then
+        share-locked in seq order too. Returns the memories that fired, as they
+        read in it.
         """
 
         def step(connection: Connection) -> list[Memory]:
@@ -240,18 +241,27 @@ class PostgresContext:
                 connection.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"fire:{seq}",)
                 )
+            # Read again, waiting for a forget or an edit still in flight (FOR SHARE): one
+            # committed since the sense ranked its candidates must neither fail the sense
+            # (a forgotten seq breaks the history's foreign key) nor queue the text the edit
+            # replaced. In seq order, the order the purge and a recall's touch take several
+            # memories in: in ranking order, a sense held a later one while it waited for
+            # an earlier one such a writer held, and that writer waited for it (a deadlock).
+            live = {
+                memory.seq: memory
+                for memory in map(
+                    row_to_memory,
+                    connection.execute(
+                        f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.seq = ANY(%(seqs)s)"
+                        f" AND m.namespace = %(ns)s AND {ALIVE} ORDER BY m.seq FOR SHARE",
+                        {"seqs": [seq for seq, _, _ in candidates], "ns": namespace, "now": now},
+                    ).fetchall(),
+                )
+            }
             fired: list[Memory] = []
             for seq, score, channels in candidates:
-                # Read again, waiting for a forget or an edit still in flight (FOR SHARE):
-                # one committed since the sense ranked its candidates must neither fail the
-                # sense (a forgotten seq breaks the history's foreign key) nor queue the
-                # text the edit replaced.
-                row = connection.execute(
-                    f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.seq = %(seq)s"
-                    f" AND m.namespace = %(ns)s AND {ALIVE} FOR SHARE",
-                    {"seq": seq, "ns": namespace, "now": now},
-                ).fetchone()
-                if row is None:
+                memory = live.get(seq)
+                if memory is None:
                     continue
                 recent = connection.execute(
                     "SELECT 1 FROM recollection_triggers WHERE seq = %s AND fired_at > %s LIMIT 1",
@@ -259,7 +269,6 @@ class PostgresContext:
                 ).fetchone()
                 if recent is not None:
                     continue
-                memory = row_to_memory(row)
                 connection.execute(
                     "INSERT INTO recollection_triggers(seq, fired_at, score) VALUES (%s, %s, %s)",
                     (seq, now, score),
