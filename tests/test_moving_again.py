@@ -12,13 +12,14 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
+from recalld import moving
 from recalld.adapters.cli import cli
 from recalld.config import Settings
 from recalld.errors import ConflictError, NotFoundError
 from recalld.moving import CopyReport, copy_store
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
-from recalld.store.tables import COPIED_TABLES
+from recalld.store.tables import COPIED_TABLES, Table
 from tests.conftest import FakeClock
 
 
@@ -330,6 +331,35 @@ def test_migrate_interrupted_after_the_trigger_history_queues_its_firings_when_i
     with MemoryService.open(_settings(target), clock=clock) as memory:
         queued = memory.recollections.pending()
     assert sorted(item.kind for item in queued) == ["recollection", "reminder"]
+
+
+def test_migrate_again_holds_only_the_target_s_firings_the_source_still_queues(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run again read the target's whole trigger history into memory (some 170 MB a
+    # million firings) to tell a delivered item, where only the source's queued items are
+    # ever looked up.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.recollections.remember("Croissant with Léa", place=cafe)
+        for _ in range(6):  # five delivered, the last one waiting
+            assert len(memory.recollections.pending()) <= 1
+            clock.advance(24 * 3600)  # past the habituation, at the same hour
+            assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
+    _copy(source, target)
+    held: list[int] = []
+    learn = moving._Copier.learn_firings
+
+    def learn_and_count(self: moving._Copier, tables: dict[str, Table]) -> None:
+        learn(self, tables)
+        held.append(len(self.fired_there) + len(self.queued_there))
+
+    monkeypatch.setattr(moving._Copier, "learn_firings", learn_and_count)
+    assert _copy(source, target).complete
+    assert held == [2]  # the waiting item's firing, and the item (not the six firings)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert len(memory.recollections.pending()) == 1
 
 
 def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_the_target(

@@ -392,11 +392,19 @@ class _Copier:
     def learn_firings(self, tables: dict[str, Table]) -> None:
         """Read what the target knew had fired, and what it still queued, before the
         memories (a memory brought up to date loses its history and its queue with its
-        row) and their rows are copied (see :meth:`_delivered_there`)."""
+        row) and their rows are copied (see :meth:`_delivered_there`). Only the firings of
+        the source's queued items are ever looked up: the rest of a big target's history
+        (a row for every firing it ever had) is not held."""
+        instants = {
+            row["fired_at"]
+            for rows in _batches(self.source, tables["pending_recollections"])
+            for row in rows
+        }
         self.fired_there = {
             (int(row["seq"]), row["fired_at"])
             for rows in _batches(self.target, tables["recollection_triggers"])
             for row in rows
+            if row["fired_at"] in instants
         }
         self.reminded_there = {
             int(row["seq"]): row["last_fired_at"]
@@ -408,6 +416,7 @@ class _Copier:
             (int(row["seq"]), str(row["kind"]), row["fired_at"])
             for rows in _batches(self.target, tables["pending_recollections"])
             for row in rows
+            if row["fired_at"] in instants
         }
 
     def _delivered_there(self, row: dict[str, Any]) -> bool:
