@@ -404,7 +404,6 @@ def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_t
         assert list(connection.execute("SELECT name FROM graph_entities")) == []
 
 
-@pytest.mark.spacy
 def test_migrate_again_queues_a_source_firing_with_the_text_of_the_target_s_edit(
     tmp_path: Path, clock: FakeClock
 ) -> None:
@@ -429,6 +428,7 @@ def test_migrate_again_queues_a_source_firing_with_the_text_of_the_target_s_edit
     assert "(removed)" in queued[0].prompt_line
 
 
+@pytest.mark.spacy
 def test_migrate_again_copies_no_relation_of_the_older_text_onto_a_memory_edited_there(
     tmp_path: Path, clock: FakeClock
 ) -> None:
