@@ -428,6 +428,38 @@ def test_migrate_again_queues_a_source_firing_with_the_text_of_the_target_s_edit
     assert "(removed)" in queued[0].prompt_line
 
 
+def test_migrate_again_holds_only_the_target_s_edits_the_source_queued(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run again held every memory edited in the target (its whole text) to rewrite the
+    # queued items of the source, where only the few the source queued are ever used.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        fired = memory.recollections.remember("Croissant with Léa", place=cafe).id
+        others = [memory.remember(f"A note on the move, part {index}").id for index in range(4)]
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        for memory_id in [fired, *others]:
+            memory.update(memory_id, content=f"Edited in the target: {memory_id}")
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
+    held: list[int] = []
+    copy_memories = moving._Copier.memories
+
+    def copy_and_count(self: moving._Copier) -> None:
+        copy_memories(self)
+        held.append(len(self.edits))
+
+    monkeypatch.setattr(moving._Copier, "memories", copy_and_count)
+    assert _copy(source, target).complete
+    assert held == [1]
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        queued = memory.recollections.pending()
+    assert [item.memory.content for item in queued] == [f"Edited in the target: {fired}"]
+
+
 @pytest.mark.spacy
 def test_migrate_again_copies_no_relation_of_the_older_text_onto_a_memory_edited_there(
     tmp_path: Path, clock: FakeClock

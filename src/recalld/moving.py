@@ -181,9 +181,11 @@ class _Copier:
         # the target's row stays with what its own text gave (OF_THE_TEXT), and the
         # source's rows of the older text are not copied onto it.
         self.edited_there: set[int] = set()
-        # Those memories as the target holds them, by target seq: a queued item the source
-        # fired since is copied with their text (rewritten_pending), not the older one.
+        # Those of them the source's queue holds items of, as the target holds them, by target
+        # seq: such an item is copied with their text (rewritten_pending), not the older one.
         self.edits: dict[int, Memory] = {}
+        # The source seqs the source's queue holds items of (see learn_firings).
+        self.queued_here: set[int] = set()
         # The firings the target knew of before this run copied rows (its trigger history,
         # each reminder's last firing), by target seq: see _delivered_there.
         self.fired_there: set[tuple[int, Any]] = set()
@@ -345,7 +347,8 @@ class _Copier:
                 # Edited there (a recall's access count or the indexing state changes
                 # no updated_at: such a memory still takes the rows it lacks).
                 self.edited_there.add(memory.seq)
-                self.edits[existing.seq] = existing
+                if memory.seq in self.queued_here:  # not every edit's text: a big target's
+                    self.edits[existing.seq] = existing
             return "skipped", existing.seq
         # Changed in the source since: the old row goes with every row that depends on it
         # (as forget does), and the source's is copied with its rows (the later tables).
@@ -394,12 +397,13 @@ class _Copier:
         memories (a memory brought up to date loses its history and its queue with its
         row) and their rows are copied (see :meth:`_delivered_there`). Only the firings of
         the source's queued items are ever looked up: the rest of a big target's history
-        (a row for every firing it ever had) is not held."""
-        instants = {
-            row["fired_at"]
-            for rows in _batches(self.source, tables["pending_recollections"])
-            for row in rows
-        }
+        (a row for every firing it ever had) is not held, nor the text of a memory edited
+        there whose item the source's queue does not hold."""
+        instants: set[Any] = set()
+        for rows in _batches(self.source, tables["pending_recollections"]):
+            for row in rows:
+                instants.add(row["fired_at"])
+                self.queued_here.add(int(row["seq"]))
         self.fired_there = {
             (int(row["seq"]), row["fired_at"])
             for rows in _batches(self.target, tables["recollection_triggers"])
