@@ -208,3 +208,25 @@ def test_migrate_to_postgresql_again_removes_what_the_source_forgot(
     with MemoryService.open(_settings(postgres_url), clock=clock) as memory:
         assert [hit.memory.content for hit in memory.search("bank PIN")] == []
         assert memory.stats().count == 1
+
+
+def test_migrate_to_postgresql_again_never_queues_again_what_it_delivered(
+    tmp_path: Path, postgres_url: str, clock: FakeClock
+) -> None:
+    source = tmp_path / "source.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.remind("ask Anna about the move", mention=["Anna"])
+        memory.recollections.remember("Croissant with Léa", place={"lat": 48.8642, "lon": 2.3475})
+        cue = memory.recollections.cue(
+            text="Croissant with Léa; Anna called", place={"lat": 48.8642, "lon": 2.3475}
+        )
+        assert len(memory.recollections.sense(cue)) == 2
+    copy = ["--db", str(source), "migrate", "--to", postgres_url, "--json"]
+    assert CliRunner().invoke(cli, copy).exit_code == 0
+    with MemoryService.open(_settings(postgres_url), clock=clock) as memory:
+        assert len(memory.recollections.pending()) == 2
+    again = CliRunner().invoke(cli, copy)
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.output.strip().splitlines()[-1])["copied"]["pending_recollections"] == 0
+    with MemoryService.open(_settings(postgres_url), clock=clock) as memory:
+        assert memory.recollections.pending() == []

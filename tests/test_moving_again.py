@@ -12,13 +12,14 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
+from recalld import moving
 from recalld.adapters.cli import cli
 from recalld.config import Settings
 from recalld.errors import ConflictError, NotFoundError
 from recalld.moving import CopyReport, copy_store
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
-from recalld.store.tables import COPIED_TABLES
+from recalld.store.tables import COPIED_TABLES, Table
 from tests.conftest import FakeClock
 
 
@@ -244,6 +245,123 @@ def test_migrate_again_never_takes_back_what_was_done_in_the_target_since(
         assert memory.core.state("user").entries == ["Works at Initech"]
 
 
+def test_migrate_again_never_queues_again_what_the_target_delivered(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # A recollection and a reminder queued in the source, copied, then delivered by the
+    # target: a run again copied them into its queue once more (delivered twice).
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        croissant = memory.recollections.remember("Croissant with Léa", place=cafe, tags=["lea"])
+        memory.remind("ask Anna about the move", mention=["Anna"])
+        cue = memory.recollections.cue(text="Croissant with Léa; Anna called", place=cafe)
+        assert len(memory.recollections.sense(cue)) == 2
+    _copy(source, target)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        delivered = memory.recollections.pending()
+    assert sorted(item.kind for item in delivered) == ["recollection", "reminder"]
+    report = _copy(source, target)
+    assert report.complete
+    assert report.copied["pending_recollections"] == 0
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.recollections.pending() == []
+    # Nor when the memory changed in the source since: the target's copy is replaced.
+    clock.advance(60)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.update(croissant.id, content="Croissant with Léa at the corner café")
+    report = _copy(source, target)
+    assert report.updated["memories"] == 1
+    assert report.copied["pending_recollections"] == 0
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.recollections.pending() == []
+
+
+@pytest.mark.parametrize("kind", ["recollection", "reminder"])
+def test_migrate_again_queues_what_the_target_still_held_of_a_memory_the_source_changed(
+    tmp_path: Path, clock: FakeClock, kind: str
+) -> None:
+    # Copied, not yet delivered in the target, then the memory changed in the source: the
+    # run replaced the target's copy (its queued item went with its row) and took the
+    # source's item for one the target had delivered, so it was never delivered at all.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        if kind == "recollection":
+            fired = memory.recollections.remember("Croissant with Léa", place=cafe).id
+            cue = memory.recollections.cue(place=cafe)
+        else:
+            fired = memory.remind("ask Anna about the move", mention=["Anna"]).id
+            cue = memory.recollections.cue(text="Anna called")
+        assert len(memory.recollections.sense(cue)) == 1
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.update(fired, content="Changed since: ask Léa and Anna")
+    report = _copy(source, target)
+    assert report.updated["memories"] == 1
+    assert report.copied["pending_recollections"] == 1
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        queued = memory.recollections.pending()
+    assert [(item.kind, item.memory.content) for item in queued] == [
+        (kind, "Changed since: ask Léa and Anna")
+    ]
+
+
+def test_migrate_interrupted_after_the_trigger_history_queues_its_firings_when_it_finishes(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # The history was copied, the queue not yet: the run that finished the copy took the
+    # firings the history knew for ones the target had delivered, and queued none.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.recollections.remember("Croissant with Léa", place=cafe)
+        memory.remind("ask Anna about the move", mention=["Anna"])
+        cue = memory.recollections.cue(text="Croissant with Léa; Anna called", place=cafe)
+        assert len(memory.recollections.sense(cue)) == 2
+
+    def stop_after_the_history(table: str, done: int, total: int) -> None:
+        if table == "recollection_triggers":
+            raise InterruptedCopyError
+
+    with pytest.raises(InterruptedCopyError):
+        _copy(source, target, progress=stop_after_the_history)
+    assert _copy(source, target).complete
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        queued = memory.recollections.pending()
+    assert sorted(item.kind for item in queued) == ["recollection", "reminder"]
+
+
+def test_migrate_again_holds_only_the_target_s_firings_the_source_still_queues(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run again read the target's whole trigger history into memory (some 170 MB a
+    # million firings) to tell a delivered item, where only the source's queued items are
+    # ever looked up.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.recollections.remember("Croissant with Léa", place=cafe)
+        for _ in range(6):  # five delivered, the last one waiting
+            assert len(memory.recollections.pending()) <= 1
+            clock.advance(24 * 3600)  # past the habituation, at the same hour
+            assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
+    _copy(source, target)
+    held: list[int] = []
+    learn = moving._Copier.learn_firings
+
+    def learn_and_count(self: moving._Copier, tables: dict[str, Table]) -> None:
+        learn(self, tables)
+        held.append(len(self.fired_there) + len(self.queued_there))
+
+    monkeypatch.setattr(moving._Copier, "learn_firings", learn_and_count)
+    assert _copy(source, target).complete
+    assert held == [2]  # the waiting item's firing, and the item (not the six firings)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert len(memory.recollections.pending()) == 1
+
+
 def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_the_target(
     tmp_path: Path, clock: FakeClock
 ) -> None:
@@ -284,6 +402,62 @@ def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_t
         memory.forget(note)
     with apsw.Connection(str(target)) as connection:
         assert list(connection.execute("SELECT name FROM graph_entities")) == []
+
+
+def test_migrate_again_queues_a_source_firing_with_the_text_of_the_target_s_edit(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # The source fired a memory the target had edited since the last run: the copied queue
+    # item kept the source's line, and pending handed out the text the edit removed.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        pin = memory.recollections.remember("My PIN is 4821, said at the café", place=cafe)
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        memory.update(pin.id, content="The PIN was said at the café (removed)")
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
+    report = _copy(source, target)
+    assert report.copied["pending_recollections"] == 1
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        queued = memory.recollections.pending()
+    assert [item.memory.content for item in queued] == ["The PIN was said at the café (removed)"]
+    assert "4821" not in queued[0].prompt_line
+    assert "(removed)" in queued[0].prompt_line
+
+
+def test_migrate_again_holds_only_the_target_s_edits_the_source_queued(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run again held every memory edited in the target (its whole text) to rewrite the
+    # queued items of the source, where only the few the source queued are ever used.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    cafe = {"lat": 48.8642, "lon": 2.3475}
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        fired = memory.recollections.remember("Croissant with Léa", place=cafe).id
+        others = [memory.remember(f"A note on the move, part {index}").id for index in range(4)]
+    _copy(source, target)
+    clock.advance(60)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        for memory_id in [fired, *others]:
+            memory.update(memory_id, content=f"Edited in the target: {memory_id}")
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
+    held: list[int] = []
+    copy_memories = moving._Copier.memories
+
+    def copy_and_count(self: moving._Copier) -> None:
+        copy_memories(self)
+        held.append(len(self.edits))
+
+    monkeypatch.setattr(moving._Copier, "memories", copy_and_count)
+    assert _copy(source, target).complete
+    assert held == [1]
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        queued = memory.recollections.pending()
+    assert [item.memory.content for item in queued] == [f"Edited in the target: {fired}"]
 
 
 @pytest.mark.spacy

@@ -10,9 +10,10 @@ import math
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pygeohash
@@ -366,6 +367,19 @@ def test_bad_cues_name_the_field(
         assert memory.stats().count == 0
 
 
+@pytest.mark.parametrize("drain", ["false", "no", 1, 0, None])
+def test_pending_refuses_a_drain_that_is_no_boolean_and_takes_nothing(
+    memory: MemoryService, drain: object
+) -> None:
+    # "false" or "no" (read from a config file, a form) drained the queue it meant to peek.
+    seq = _cafe_memory(memory)
+    memory.recollections.sense(memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00"))
+    with pytest.raises(ValidationError) as caught:
+        memory.recollections.pending(drain=drain)  # type: ignore[arg-type]
+    assert caught.value.field == "drain"
+    assert [item.memory.seq for item in memory.recollections.pending(drain=False)] == [seq]
+
+
 @pytest.mark.model
 def test_text_channel_finds_a_paraphrase_with_the_real_model(
     db_path: Path, clock: FakeClock
@@ -517,3 +531,53 @@ def test_a_place_search_reaches_as_far_in_every_direction(memory: MemoryService)
     cue = memory.recollections.cue(place={"lat": centre[0], "lon": centre[1]})
     found = {hit.memory.id for hit in memory.recollections.recall(cue, k=30)}
     assert found == rings[1_000.0]
+
+
+def _between_ranking_and_firing(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch, write: Callable[[], object]
+) -> None:
+    """Run ``write`` (another caller's forget or update) after a sense has ranked its
+    candidates and before it fires them: the window two concurrent callers can hit."""
+    fire = memory.store.context.fire
+
+    def write_then_fire(*arguments: Any, **options: Any) -> Any:
+        write()
+        return fire(*arguments, **options)
+
+    monkeypatch.setattr(memory.store.context, "fire", write_then_fire)
+
+
+def test_sense_fires_nothing_of_a_memory_forgotten_after_it_was_ranked(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seq = _cafe_memory(memory)
+    gone = memory.get(seq=seq).id
+    other = memory.recollections.remember(
+        "Breakfast on the terrace next door", place=NEXT_DOOR, at="2026-11-04T08:20:00+01:00"
+    ).seq
+    _between_ranking_and_firing(memory, monkeypatch, lambda: memory.forget(gone))
+    cue = memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00")
+    fired = memory.recollections.sense(cue)
+    # The other memory still fires; the forgotten one neither fails the sense nor is queued.
+    assert [recollection.memory.seq for recollection in fired] == [other]
+    assert [item.memory.seq for item in memory.recollections.pending()] == [other]
+    assert memory.store.context.counts("default") == (1, 0)
+
+
+def test_sense_queues_a_memory_edited_after_it_was_ranked_as_it_reads_now(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seq = _cafe_memory(memory)
+    memory_id = memory.get(seq=seq).id
+    _between_ranking_and_firing(
+        memory, monkeypatch, lambda: memory.update(memory_id, content="Croissant at the café")
+    )
+    cue = memory.recollections.cue(place=CAFE, at="2026-11-05T08:05:00+01:00")
+    fired = memory.recollections.sense(cue)
+    assert [recollection.memory.seq for recollection in fired] == [seq]
+    # Neither the answer nor the queue's copy keeps the text the edit replaced.
+    assert "Lyon" not in fired[0].prompt_line
+    assert fired[0].memory.content == "Croissant at the café"
+    queued = memory.recollections.pending()
+    assert [item.prompt_line for item in queued] == [fired[0].prompt_line]
+    assert "Croissant at the café" in queued[0].prompt_line

@@ -478,6 +478,14 @@ def min_score(value: float | None, field: str = "min_score") -> float | None:
     return float(value)
 
 
+def flag(value: bool, field: str) -> bool:
+    """A true-or-false switch, strictly: the text "false" is truthy in Python, so a switch
+    read from text would do the opposite of what it says."""
+    if not isinstance(value, bool):
+        raise ValidationError(field, f"must be true or false, got {value!r}")
+    return value
+
+
 def limit(value: int, settings: Settings, field: str = "limit") -> int:
     """A result count between 1 and ``max_limit``."""
     if isinstance(value, bool) or not isinstance(value, int):

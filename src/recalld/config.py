@@ -14,7 +14,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recalld._location import is_postgres_url
 
-__all__ = ["Settings", "default_cache_directory", "default_db_path"]
+__all__ = ["MAX_DURATION_SECONDS", "Settings", "default_cache_directory", "default_db_path"]
+
+# The longest duration a setting may give (100 years): a time that far from now, added
+# or taken away, is still a date (a larger one, or inf, made every sense fail).
+MAX_DURATION_SECONDS = 100 * 366 * 24 * 3600.0
 
 
 def default_cache_directory() -> Path:
@@ -103,7 +107,10 @@ class Settings(BaseSettings):
         default=0.9, ge=0, le=1, description="sense: text/image/audio alone fires from here"
     )
     habituation_seconds: float = Field(
-        default=3 * 3600.0, ge=0, description="a fired memory stays quiet this long"
+        default=3 * 3600.0,
+        ge=0,
+        le=MAX_DURATION_SECONDS,
+        description="a fired memory stays quiet this long",
     )
 
     # -- prospective memory (issue 17) -------------------------------------------
@@ -122,13 +129,20 @@ class Settings(BaseSettings):
     intention_min_recurrence_seconds: float = Field(
         default=60.0,
         ge=0,
+        le=MAX_DURATION_SECONDS,
         description="a recurrence's occurrences come at least this far apart (no SECONDLY flood)",
     )
     intention_window_minutes: float = Field(
-        default=60.0, gt=0, description="a recurrence beside sensed triggers holds this long"
+        default=60.0,
+        gt=0,
+        le=MAX_DURATION_SECONDS / 60,
+        description="a recurrence beside sensed triggers holds this long",
     )
     intention_reading_gap_seconds: float = Field(
-        default=600.0, gt=0, description="a longer gap between readings restarts a streak"
+        default=600.0,
+        gt=0,
+        le=MAX_DURATION_SECONDS,
+        description="a longer gap between readings restarts a streak",
     )
     scheduler_thread: bool = Field(
         default=False,

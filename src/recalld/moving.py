@@ -20,7 +20,8 @@ migration 25) of the memories and core memory rows a copy from each source
 - skips a memory edited in the target since the source's version (its edit stays) and
   the source's rows its older text gave (:data:`OF_THE_TEXT`: its vector, its graph
   mentions and relation sources; the entities and relations only they named are not
-  left behind): the target's edit has its own;
+  left behind): the target's edit has its own, and a queued item the source fired since
+  is copied with the edit's text;
 - brings up to date a memory the target holds that changed in the source since:
   the target's row is deleted with everything that depends on it (as forget
   does) and the source's is copied with its rows;
@@ -42,7 +43,8 @@ Other rows are inserted when their identity (see :mod:`recalld.store.tables`) is
 missing; a present row of a table whose rows change in place (jobs, intentions,
 their streaks) is updated when it differs (a reminder cancelled in the source
 since stays cancelled), and so is an API token present in both (a revocation
-carries over).
+carries over). A queued recollection or reminder the target has delivered since
+an earlier run copied it is not queued again (its firing is in the target's history).
 It works in both directions (SQLite → PostgreSQL and back); both stores must be
 at the same schema version.
 
@@ -65,6 +67,7 @@ from recalld._validate import nul_problem
 from recalld.errors import ConflictError, ValidationError
 from recalld.model import Memory, ScrubState
 from recalld.store.base import MemoryRecord, Scope, Store, StoreTransaction, stored_record
+from recalld.store.context import rewritten_pending
 from recalld.store.tables import COPIED_TABLES, Table
 
 __all__ = ["BATCH_ROWS", "CopyReport", "Progress", "copy_store"]
@@ -178,6 +181,20 @@ class _Copier:
         # the target's row stays with what its own text gave (OF_THE_TEXT), and the
         # source's rows of the older text are not copied onto it.
         self.edited_there: set[int] = set()
+        # Those of them the source's queue holds items of, as the target holds them, by target
+        # seq: such an item is copied with their text (rewritten_pending), not the older one.
+        self.edits: dict[int, Memory] = {}
+        # The source seqs the source's queue holds items of (see learn_firings).
+        self.queued_here: set[int] = set()
+        # The firings the target knew of before this run copied rows (its trigger history,
+        # each reminder's last firing), by target seq: see _delivered_there.
+        self.fired_there: set[tuple[int, Any]] = set()
+        self.reminded_there: dict[int, Any] = {}
+        # The items the target's queue held then (seq, kind, fired_at): not delivered, even
+        # when this run replaces their memory (the item goes with the target's row).
+        self.queued_there: set[tuple[int, str, Any]] = set()
+        # The target seq a memory brought up to date by this run had before (new: old).
+        self.replaced: dict[int, int] = {}
 
     def _tick(self, table: str, done: int, total: int) -> None:
         if self.progress is not None:
@@ -330,12 +347,16 @@ class _Copier:
                 # Edited there (a recall's access count or the indexing state changes
                 # no updated_at: such a memory still takes the rows it lacks).
                 self.edited_there.add(memory.seq)
+                if memory.seq in self.queued_here:  # not every edit's text: a big target's
+                    self.edits[existing.seq] = existing
             return "skipped", existing.seq
         # Changed in the source since: the old row goes with every row that depends on it
         # (as forget does), and the source's is copied with its rows (the later tables).
         tx.delete(existing.seq)
         self._drop(tx)
-        return "updated", self._insert(tx, memory)
+        seq = self._insert(tx, memory)
+        self.replaced[seq] = existing.seq
+        return "updated", seq
 
     def _free_key(self, tx: StoreTransaction, memory: Memory, owned: set[int]) -> None:
         """Delete the target's copy that holds ``memory``'s key under another id, when this
@@ -370,6 +391,62 @@ class _Copier:
         self.report.removed["memories"] = len(seqs)
 
     # -- the rows that refer to memories, entities and relations ---------------------------
+
+    def learn_firings(self, tables: dict[str, Table]) -> None:
+        """Read what the target knew had fired, and what it still queued, before the
+        memories (a memory brought up to date loses its history and its queue with its
+        row) and their rows are copied (see :meth:`_delivered_there`). Only the firings of
+        the source's queued items are ever looked up: the rest of a big target's history
+        (a row for every firing it ever had) is not held, nor the text of a memory edited
+        there whose item the source's queue does not hold."""
+        instants: set[Any] = set()
+        for rows in _batches(self.source, tables["pending_recollections"]):
+            for row in rows:
+                instants.add(row["fired_at"])
+                self.queued_here.add(int(row["seq"]))
+        self.fired_there = {
+            (int(row["seq"]), row["fired_at"])
+            for rows in _batches(self.target, tables["recollection_triggers"])
+            for row in rows
+            if row["fired_at"] in instants
+        }
+        self.reminded_there = {
+            int(row["seq"]): row["last_fired_at"]
+            for rows in _batches(self.target, tables["intentions"])
+            for row in rows
+            if row["last_fired_at"] is not None
+        }
+        self.queued_there = {
+            (int(row["seq"]), str(row["kind"]), row["fired_at"])
+            for rows in _batches(self.target, tables["pending_recollections"])
+            for row in rows
+            if row["fired_at"] in instants
+        }
+
+    def _delivered_there(self, row: dict[str, Any]) -> bool:
+        """Whether a queued item (renumbered) is one the target already had: its firing is
+        in the target's history, which an earlier run wrote with the item. Missing from
+        the target's queue when this run began, it was delivered there: queued again, it
+        would come twice. (Missing only since this run replaced its memory, it was not.)"""
+        seq = self.replaced.get(int(row["seq"]), int(row["seq"]))
+        if (seq, str(row["kind"]), row["fired_at"]) in self.queued_there:
+            return False  # waiting there still when the run began
+        if row["kind"] == "reminder":
+            # Reminders keep no history but the intention's last firing: one no later than
+            # that was copied before, or the target has reminded of the intention since.
+            last = self.reminded_there.get(seq)
+            return last is not None and row["fired_at"] <= last
+        return (seq, row["fired_at"]) in self.fired_there
+
+    def _as_edited_there(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A queued item (renumbered) of a memory edited in the target since, with its line
+        and details made from the target's text: the source's copy holds the older text,
+        which the edit removed and pending would hand out."""
+        edit = self.edits.get(int(row["seq"]))
+        if edit is None:
+            return row
+        line, details = rewritten_pending(edit, str(row["kind"]), row["details"])
+        return {**row, "prompt_line": line, "details": details}
 
     def _renumber(self, table: Table, row: dict[str, Any]) -> dict[str, Any] | None:
         """The row with its references renumbered for the target (None: it refers to a
@@ -416,6 +493,10 @@ class _Copier:
             renumbered = [self._renumber(table, row) for row in kept]
             written = [row for row in renumbered if row is not None]
             left += len(kept) - len(written)
+            if table.name == "pending_recollections":
+                written = [
+                    self._as_edited_there(row) for row in written if not self._delivered_there(row)
+                ]
             inserted = self.target.tables.write(table, written)
             copied += inserted
             if table.mutable and inserted < len(written):
@@ -491,6 +572,7 @@ def copy_store(
         copier = _Copier(source, target, clock, progress, origin or source.location())
         tables = {table.name: table for table in COPIED_TABLES}
         copier.reconcile(tables)
+        copier.learn_firings(tables)
         copier.memories()
         for table in COPIED_TABLES:
             if table.name not in RECONCILED:

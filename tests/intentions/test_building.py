@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,6 +47,10 @@ from tests.intentions.conftest import PHARMACY
             {"signals": [{"signal": "heart_rate", "above": 150, "readings": 0}]},
             "signals[0].SignalCondition.readings",
         ),
+        # Signals on more readings than a sense reports (32): all must hold, so it never fires.
+        ({"signals": [f"sensor_{index}>1" for index in range(33)]}, "signals"),
+        # A range on each of them at most (each signal is a stored trigger row).
+        ({"signals": [f"sensor_{index % 4}>{index}" for index in range(65)]}, "signals"),
         ({"tags": [" "]}, "tags"),
         ({"place": PHARMACY, "expires": "2026-10-01T00:00Z"}, "expires"),
         ({"place": PHARMACY, "min_interval_seconds": 60}, "min_interval_seconds"),
@@ -58,6 +63,49 @@ def test_remind_bad_input_names_the_field_and_stores_nothing(
     with pytest.raises(ValidationError) as caught:
         memory.remind("do the thing", **arguments)
     assert caught.value.field == field
+    assert memory.intentions(state="all") == []
+    assert memory.list_memories().memories == []
+
+
+def test_remind_as_many_signals_as_a_sense_reports_can_fire(memory: MemoryService) -> None:
+    signals = [f"sensor_{index}>1" for index in range(32)]
+    intention = memory.remind("check the sensors", signals=signals)
+    readings = {f"sensor_{index}": 2.0 for index in range(32)}
+    fired = memory.recollections.sense(memory.recollections.cue(biometrics=readings))
+    assert [item.memory.id for item in fired] == [intention.id]
+
+
+def test_remind_a_range_on_as_many_readings_as_a_sense_reports_can_fire(
+    memory: MemoryService,
+) -> None:
+    # 64 signals on 32 readings: the limit counted the signals, and refused a reminder
+    # (of an older version's export too) that fires.
+    signals = [f"sensor_{index}>1" for index in range(32)]
+    signals += [f"sensor_{index}<5" for index in range(32)]
+    intention = memory.remind("the sensors are in range", signals=signals)
+    readings = {f"sensor_{index}": 2.0 for index in range(32)}
+    fired = memory.recollections.sense(memory.recollections.cue(biometrics=readings))
+    assert [item.memory.id for item in fired] == [intention.id]
+    lines = list(memory.export())
+    memory.forget(intention.id)
+    assert memory.import_lines(lines).errors == []
+    assert [item.id for item in memory.intentions(state="all")] == [intention.id]
+
+
+def test_an_imported_reminder_with_more_signals_than_a_sense_reports_is_a_bad_line(
+    memory: MemoryService,
+) -> None:
+    intention = memory.remind("check the sensors", signals=["sensor_0>1"])
+    lines = [json.loads(line) for line in memory.export()]
+    memory.forget(intention.id)
+    for line in lines:
+        if line.get("type") == "recalld.intention":
+            signal = line["triggers"][0]
+            line["triggers"] = [{**signal, "signal": f"sensor_{index}"} for index in range(33)]
+    report = memory.import_lines([json.dumps(line) for line in lines])
+    # The intention line is refused, and with it its memory's line (kind 'intention').
+    assert [error.error.split(":")[0] for error in report.errors] == ["kind", "triggers"]
+    assert "signals on 33 readings; a sense reports at most 32" in report.errors[1].error
     assert memory.intentions(state="all") == []
     assert memory.list_memories().memories == []
 

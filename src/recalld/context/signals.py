@@ -53,6 +53,8 @@ __all__ = [
 MAX_MEDIA_BYTES = 25 * 1024 * 1024
 # A reading beyond this is no measurement (and its square would overflow the similarity).
 MAX_BIOMETRIC_MAGNITUDE = 1e6
+# Readings one cue (or one experience) may carry.
+MAX_READINGS = 32
 # Library messages may quote Python objects ("<_io.BytesIO object at 0x7f…>").
 _OBJECT_REPR = re.compile(r"<[^<>]* at 0x[0-9a-fA-F]+>")
 BIOMETRIC_SCALES = {
@@ -350,10 +352,12 @@ def _aligned(first: np.ndarray, seconds: np.ndarray) -> np.ndarray:
 
 
 def check_biometrics(readings: dict[str, float]) -> dict[str, float]:
-    """Named finite numbers, at most 32 of them; each name visible characters without
-    spaces at its ends (as a tag)."""
-    if len(readings) > 32:
-        raise ValidationError("biometrics", f"{len(readings)} readings; the limit is 32")
+    """Named finite numbers, at most :data:`MAX_READINGS` of them; each name visible
+    characters without spaces at its ends (as a tag)."""
+    if len(readings) > MAX_READINGS:
+        raise ValidationError(
+            "biometrics", f"{len(readings)} readings; the limit is {MAX_READINGS}"
+        )
     checked: dict[str, float] = {}
     for name, value in readings.items():
         if not isinstance(name, str) or not name or len(name) > 64:

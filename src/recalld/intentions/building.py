@@ -17,7 +17,7 @@ from typing import Any
 
 from recalld import _validate as check
 from recalld.config import Settings
-from recalld.context.signals import check_biometrics
+from recalld.context.signals import MAX_READINGS, check_biometrics
 from recalld.errors import ValidationError
 from recalld.intentions.matching import lookup_term, tokens
 from recalld.intentions.model import (
@@ -51,6 +51,9 @@ __all__ = [
 
 SIGNAL = re.compile(r"^\s*([A-Za-z_][\w.-]{0,63})\s*([<>])\s*(-?\d+(?:\.\d+)?)\s*$")
 MAX_MENTIONS = 32
+# Signals one intention may give: a range (above and below) on each reading a sense can
+# report, and no more (each is a stored trigger row).
+MAX_SIGNALS = 2 * MAX_READINGS
 MENTION_MAX_CHARS = 200
 METRES_PER_DEGREE = 111_320.0  # along a meridian
 
@@ -66,6 +69,16 @@ class Built:
     next_due: datetime | None
     resolved: list[ResolvedTime]
     min_interval_seconds: float
+
+
+def _check_signal_names(names: set[str], field: str) -> None:
+    """Refuse signals on more readings than one sense reports (:data:`MAX_READINGS`):
+    every trigger must hold in the same sense, so such an intention could never fire.
+    Several signals on one reading (a range: above one value, below another) are one."""
+    if len(names) > MAX_READINGS:
+        raise ValidationError(
+            field, f"signals on {len(names)} readings; a sense reports at most {MAX_READINGS}"
+        )
 
 
 def parse_signal(value: SignalCondition | str) -> SignalCondition:
@@ -173,6 +186,10 @@ def exported_trigger_records(
             check.name_text(trigger.text, f"{field}.text")
         else:
             check.name_text(trigger.tag, f"{field}.tag")
+    signals = [trigger.signal for trigger in triggers if isinstance(trigger, SignalTrigger)]
+    if len(signals) > MAX_SIGNALS:
+        raise ValidationError("triggers", f"{len(signals)} signals; the limit is {MAX_SIGNALS}")
+    _check_signal_names(set(signals), "triggers")
     only_time = len(triggers) == 1 and isinstance(triggers[0], TimeTrigger)
     if scheduled != only_time:
         raise ValidationError(
@@ -328,16 +345,21 @@ def build(
         triggers.append(time_trigger)
     triggers.extend(_mentions(request.mention))
     triggers.extend(TagTrigger(tag=tag) for tag in check.tags(request.tags, settings))
-    for signal in request.signals:
-        condition = parse_signal(signal)
-        triggers.append(
-            SignalTrigger(
-                signal=condition.signal,
-                above=condition.above,
-                below=condition.below,
-                readings=condition.readings,
-            )
+    if len(request.signals) > MAX_SIGNALS:
+        raise ValidationError(
+            "signals", f"{len(request.signals)} signals; the limit is {MAX_SIGNALS}"
         )
+    signals = [parse_signal(signal) for signal in request.signals]
+    _check_signal_names({condition.signal for condition in signals}, "signals")
+    triggers.extend(
+        SignalTrigger(
+            signal=condition.signal,
+            above=condition.above,
+            below=condition.below,
+            readings=condition.readings,
+        )
+        for condition in signals
+    )
     if not triggers:
         raise ValidationError(
             "triggers",

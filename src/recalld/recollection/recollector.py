@@ -218,14 +218,20 @@ class Recollector:
             if m.kind not in NOT_RECOLLECTED and fires(c, s, self._settings)
         ]
         since = now - timedelta(seconds=self._settings.habituation_seconds)
-        queued = [(m.seq, score, channels, prompt_line(m)) for m, score, channels in firing]
-        fired = set(self._store.fire(scope_namespace, queued, now, since)) if queued else set()
+        queued = [(m.seq, score, channels) for m, score, channels in firing]
+        # What fired, as it read when it fired: a memory forgotten or edited since the
+        # ranking is left out, or comes back with its text as it reads now.
+        fired = (
+            {memory.seq: memory for memory in self._store.fire(scope_namespace, queued, now, since)}
+            if queued
+            else {}
+        )
         recollections = [
             Recollection(
-                memory=memory,
+                memory=fired[memory.seq],
                 score=score,
                 channels=channels,
-                prompt_line=prompt_line(memory),
+                prompt_line=prompt_line(fired[memory.seq]),
                 fired_at=now,
             )
             for memory, score, channels in firing
@@ -241,6 +247,7 @@ class Recollector:
         self, *, drain: bool = True, limit: int = 50, namespace: str | None = None
     ) -> list[Recollection]:
         """Queued recollections, oldest first; ``drain`` removes what it returns (exactly once)."""
+        check.flag(drain, "drain")
         check.limit(limit, self._settings)
         rows = self._store.take_pending(self._namespace(namespace), limit, drain, self._clock())
         return [

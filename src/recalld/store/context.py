@@ -102,11 +102,13 @@ class ContextStore(Protocol):
     def fire(
         self,
         namespace: str,
-        candidates: Sequence[tuple[int, float, dict[str, float], str]],
+        candidates: Sequence[tuple[int, float, dict[str, float]]],
         now: datetime,
         habituated_since: datetime,
-    ) -> list[int]:
-        """Record and queue each candidate not fired since ``habituated_since``."""
+    ) -> list[Memory]:
+        """Record and queue each candidate (seq, score, channels) not fired since
+        ``habituated_since`` whose memory is still live in the namespace; returns those
+        memories as they read in that transaction (the queue's line is made from them)."""
         ...
 
     def take_pending(

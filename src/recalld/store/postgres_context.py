@@ -17,6 +17,7 @@ from typing import Any
 
 from psycopg.types.json import Jsonb
 
+from recalld._text import prompt_line
 from recalld.model import Memory
 from recalld.store.context import PendingRow
 from recalld.store.postgres_connection import Connection, PostgresDatabase
@@ -222,24 +223,46 @@ class PostgresContext:
     def fire(
         self,
         namespace: str,
-        candidates: Sequence[tuple[int, float, dict[str, float], str]],
+        candidates: Sequence[tuple[int, float, dict[str, float]]],
         now: datetime,
         habituated_since: datetime,
-    ) -> list[int]:
+    ) -> list[Memory]:
         """Record the firing of every candidate not fired since ``habituated_since``.
 
         One transaction; each candidate's habituation check runs under an
         advisory lock on its memory, taken in seq order, so a concurrent sense
-        on another server waits and then sees this firing.
+        on another server waits and then sees this firing; the memories are then
+        share-locked in seq order too. Returns the memories that fired, as they
+        read in it.
         """
 
-        def step(connection: Connection) -> list[int]:
+        def step(connection: Connection) -> list[Memory]:
             for seq in sorted({candidate[0] for candidate in candidates}):
                 connection.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"fire:{seq}",)
                 )
-            fired: list[int] = []
-            for seq, score, channels, line in candidates:
+            # Read again, waiting for a forget or an edit still in flight (FOR SHARE): one
+            # committed since the sense ranked its candidates must neither fail the sense
+            # (a forgotten seq breaks the history's foreign key) nor queue the text the edit
+            # replaced. In seq order, the order the purge and a recall's touch take several
+            # memories in: in ranking order, a sense held a later one while it waited for
+            # an earlier one such a writer held, and that writer waited for it (a deadlock).
+            live = {
+                memory.seq: memory
+                for memory in map(
+                    row_to_memory,
+                    connection.execute(
+                        f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.seq = ANY(%(seqs)s)"
+                        f" AND m.namespace = %(ns)s AND {ALIVE} ORDER BY m.seq FOR SHARE",
+                        {"seqs": [seq for seq, _, _ in candidates], "ns": namespace, "now": now},
+                    ).fetchall(),
+                )
+            }
+            fired: list[Memory] = []
+            for seq, score, channels in candidates:
+                memory = live.get(seq)
+                if memory is None:
+                    continue
                 recent = connection.execute(
                     "SELECT 1 FROM recollection_triggers WHERE seq = %s AND fired_at > %s LIMIT 1",
                     (seq, habituated_since),
@@ -254,9 +277,9 @@ class PostgresContext:
                     "INSERT INTO pending_recollections"
                     "(namespace, seq, score, channels, prompt_line, fired_at)"
                     " VALUES (%s, %s, %s, %s, %s, %s)",
-                    (namespace, seq, score, Jsonb(channels), line, now),
+                    (namespace, seq, score, Jsonb(channels), prompt_line(memory), now),
                 )
-                fired.append(seq)
+                fired.append(memory)
             return fired
 
         return self._database.write(step)

@@ -3,8 +3,12 @@
 Firing claims lock the intention rows they read (``FOR UPDATE``; the scheduler's
 due scan with ``SKIP LOCKED``), so two servers evaluating the same intention
 serialise on its row and the second sees the first's firing (READ COMMITTED
-re-checks a locked row's state before returning it). Every table references
-``memories(seq)`` with ``ON DELETE CASCADE``, so ``forget`` removes it all.
+re-checks a locked row's state before returning it). They share-lock the
+intention's memory too (``FOR SHARE``), before the intention as forget takes them:
+an edit of its action in flight is waited for (or, by the scheduler, skipped until
+the next step), so a reminder is never queued with the text the edit replaces after
+the edit rewrote the queue. Every table references ``memories(seq)`` with
+``ON DELETE CASCADE``, so ``forget`` removes it all.
 """
 
 from __future__ import annotations
@@ -154,18 +158,26 @@ class _Session:
     def load(self, seqs: Sequence[int]) -> list[IntentionRow]:
         if not seqs:
             return []
+        wanted = sorted({int(seq) for seq in seqs})
+        # The memories first, in seq order, then their intentions: the order forget and the
+        # purge take them in (the memory, then the intention its delete cascades to).
+        # Holding an intention while it waited for its memory, a claim deadlocked with them.
+        self._connection.execute(
+            "SELECT 1 FROM memories WHERE seq = ANY(%s) ORDER BY seq FOR SHARE", (wanted,)
+        )
         return _rows(
             self._connection,
             f"{ROW_SELECT} WHERE i.state = 'active' AND i.seq = ANY(%s)"
             " ORDER BY i.seq FOR UPDATE OF i",
-            ([int(seq) for seq in seqs],),
+            (wanted,),
         )
 
     def due(self, now: datetime, limit: int) -> list[IntentionRow]:
         return _rows(
             self._connection,
             f"{ROW_SELECT} WHERE i.state = 'active' AND i.next_due IS NOT NULL"
-            " AND i.next_due <= %s ORDER BY i.next_due, i.seq LIMIT %s FOR UPDATE OF i SKIP LOCKED",
+            " AND i.next_due <= %s ORDER BY i.next_due, i.seq LIMIT %s"
+            " FOR UPDATE OF i SKIP LOCKED FOR SHARE OF m SKIP LOCKED",
             (now, limit),
         )
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import apsw
 
+from recalld._text import prompt_line
 from recalld._time import from_storage, to_storage
 from recalld.model import Memory
 from recalld.store.context import PendingRow
@@ -256,26 +257,37 @@ class SQLiteContext:
     def fire(
         self,
         namespace: str,
-        candidates: Sequence[tuple[int, float, dict[str, float], str]],
+        candidates: Sequence[tuple[int, float, dict[str, float]]],
         now: datetime,
         habituated_since: datetime,
-    ) -> list[int]:
+    ) -> list[Memory]:
         """Record the firing of every candidate not fired since ``habituated_since``.
 
         One transaction: the habituation check and the queueing cannot race with
-        another process's sense. Returns the seqs that fired.
+        another process's sense. Returns the memories that fired, as they read in it.
         """
         stamp, since = to_storage(now), to_storage(habituated_since)
 
-        def step(connection: apsw.Connection) -> list[int]:
-            fired: list[int] = []
-            for seq, score, channels, line in candidates:
+        def step(connection: apsw.Connection) -> list[Memory]:
+            fired: list[Memory] = []
+            for seq, score, channels in candidates:
+                # Read again under the write lock: a forget or an edit committed since the
+                # sense ranked its candidates must neither fail the sense (a forgotten seq
+                # breaks the history's foreign key) nor queue the text the edit replaced.
+                row = connection.execute(
+                    f"SELECT {SELECT_COLUMNS} FROM memories m NOT INDEXED"
+                    f" WHERE m.seq = :seq AND m.namespace = :ns AND {ALIVE}",
+                    {"seq": seq, "ns": namespace, "now": stamp},
+                ).fetchone()
+                if row is None:
+                    continue
                 recent = connection.execute(
                     "SELECT 1 FROM recollection_triggers WHERE seq = ? AND fired_at > ? LIMIT 1",
                     (seq, since),
                 ).fetchone()
                 if recent is not None:
                     continue
+                memory = row_to_memory(tuple(row))
                 connection.execute(
                     "INSERT INTO recollection_triggers(seq, fired_at, score) VALUES (?, ?, ?)",
                     (seq, stamp, score),
@@ -284,9 +296,9 @@ class SQLiteContext:
                     "INSERT INTO pending_recollections"
                     "(namespace, seq, score, channels, prompt_line, fired_at)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
-                    (namespace, seq, score, json.dumps(channels), line, stamp),
+                    (namespace, seq, score, json.dumps(channels), prompt_line(memory), stamp),
                 )
-                fired.append(seq)
+                fired.append(memory)
             return fired
 
         return self._transact(step)

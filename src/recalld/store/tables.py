@@ -80,7 +80,10 @@ def table(
     return Table(name, _columns(spec), tuple(order), tuple(identity), generated, mutable)
 
 
-# In copy order: what a row refers to is copied before it.
+# In copy order: what a row refers to is copied before it. The queue comes before the trigger
+# history and the intentions (their last firing): a run again takes a firing the target's
+# history knows, missing from its queue, for one the target delivered (recalld.moving), so
+# an interrupted run must never leave a firing's history copied without its queued item.
 COPIED_TABLES: tuple[Table, ...] = (
     table(
         "tokens",
@@ -122,18 +125,18 @@ COPIED_TABLES: tuple[Table, ...] = (
         identity=["namespace", "target"],
     ),
     table(
-        "recollection_triggers",
-        "seq:integer fired_at:instant score:real",
-        order=["seq", "fired_at"],
-        identity=["seq", "fired_at"],
-    ),
-    table(
         "pending_recollections",
         "id:integer namespace seq:integer score:real channels:json prompt_line"
         " fired_at:instant kind details:json",
         order=["id"],
         identity=["seq", "fired_at", "kind"],
         generated="id",
+    ),
+    table(
+        "recollection_triggers",
+        "seq:integer fired_at:instant score:real",
+        order=["seq", "fired_at"],
+        identity=["seq", "fired_at"],
     ),
     table(
         "intentions",

@@ -6,7 +6,8 @@ import threading
 from dataclasses import replace
 from datetime import timedelta, timezone
 
-from recalld.model import Place
+from recalld._text import prompt_line
+from recalld.model import Memory, Place
 from recalld.store.base import Store, stored_record
 from tests.store.contract.conftest import NOW, OpenStore, record
 
@@ -90,21 +91,22 @@ def test_context_candidates_by_place_time_and_seq(store: Store) -> None:
 def test_context_fire_habituates_and_queues_oldest_first(store: Store) -> None:
     first, second = memories(store)
     since = NOW - timedelta(hours=3)
-    fired = store.context.fire("default", [(first, 0.9, {"place": 1.0}, "line 1")], NOW, since)
-    assert fired == [first]
+    fired = store.context.fire("default", [(first, 0.9, {"place": 1.0})], NOW, since)
+    assert [memory.seq for memory in fired] == [first]
     again = store.context.fire(
         "default",
-        [(first, 0.9, {"place": 1.0}, "again"), (second, 0.7, {"text": 0.8}, "line 2")],
+        [(first, 0.9, {"place": 1.0}), (second, 0.7, {"text": 0.8})],
         NOW + timedelta(minutes=1),
         since + timedelta(minutes=1),
     )
-    assert again == [second]
+    assert [memory.seq for memory in again] == [second]
     assert store.context.counts("default") == (2, 2)
     version = store.context.pending_version("default")
     peek = store.context.take_pending("default", 10, drain=False, now=NOW)
     assert [item.memory.seq for item in peek] == [first, second]
     assert peek[0].channels == {"place": 1.0}
-    assert peek[0].prompt_line == "line 1"
+    assert peek[0].prompt_line == prompt_line(fired[0])
+    assert "croissant" in peek[0].prompt_line
     assert peek[0].fired_at == NOW
     assert peek[0].kind == "recollection"
     drained = store.context.take_pending("default", 1, drain=True, now=NOW)
@@ -124,11 +126,11 @@ def test_context_queue_never_returns_a_memory_expired_since_it_fired(store: Stor
         tx.replace(first, replace(stored_record(memory), expires_at=NOW + timedelta(minutes=5)))
     fired = store.context.fire(
         "default",
-        [(first, 0.9, {}, "soon gone"), (second, 0.8, {}, "stays")],
+        [(first, 0.9, {}), (second, 0.8, {})],
         NOW,
         NOW - timedelta(hours=3),
     )
-    assert fired == [first, second]
+    assert [memory.seq for memory in fired] == [first, second]
     later = NOW + timedelta(minutes=10)  # expired, not purged yet
     peek = store.context.take_pending("default", 10, drain=False, now=later)
     assert [item.memory.seq for item in peek] == [second]
@@ -139,9 +141,20 @@ def test_context_queue_never_returns_a_memory_expired_since_it_fired(store: Stor
     assert store.context.take_pending("default", 5, drain=True, now=later) == []
 
 
+def test_context_fire_leaves_out_a_memory_forgotten_since_it_was_ranked(store: Store) -> None:
+    first, second = memories(store)
+    with store.transaction() as tx:
+        tx.delete(first)  # another caller's forget, between the sense's ranking and its firing
+    fired = store.context.fire(
+        "default", [(first, 0.9, {}), (second, 0.8, {})], NOW, NOW - timedelta(hours=3)
+    )
+    assert [memory.seq for memory in fired] == [second]
+    assert store.context.counts("default") == (1, 1)
+
+
 def test_context_forget_removes_history_and_queue(store: Store) -> None:
     first, _ = memories(store)
-    store.context.fire("default", [(first, 0.9, {}, "l")], NOW, NOW - timedelta(hours=3))
+    store.context.fire("default", [(first, 0.9, {})], NOW, NOW - timedelta(hours=3))
     with store.transaction() as tx:
         tx.delete(first)
     assert store.context.counts("default") == (0, 0)
@@ -155,7 +168,7 @@ def test_context_concurrent_drains_deliver_each_item_once(open_another: OpenStor
             tx.insert(record(id=f"q{index}", content=f"item {index}")).seq for index in range(40)
         ]
     for seq in seqs:
-        stores[0].context.fire("default", [(seq, 0.9, {}, f"{seq}")], NOW, NOW - timedelta(hours=1))
+        stores[0].context.fire("default", [(seq, 0.9, {})], NOW, NOW - timedelta(hours=1))
     received: list[list[int]] = [[] for _ in stores]
     barrier = threading.Barrier(len(stores))
 
@@ -177,13 +190,13 @@ def test_context_concurrent_senses_fire_a_memory_once(open_another: OpenStore) -
     stores = [open_another() for _ in range(4)]
     with stores[0].transaction() as tx:
         seq = tx.insert(record(id="once", content="fires once")).seq
-    fired: list[list[int]] = [[] for _ in stores]
+    fired: list[list[Memory]] = [[] for _ in stores]
     barrier = threading.Barrier(len(stores))
 
     def sense(index: int) -> None:
         barrier.wait(timeout=10)
         fired[index] = stores[index].context.fire(
-            "default", [(seq, 0.9, {}, "l")], NOW, NOW - timedelta(hours=3)
+            "default", [(seq, 0.9, {})], NOW, NOW - timedelta(hours=3)
         )
 
     threads = [threading.Thread(target=sense, args=(index,)) for index in range(len(stores))]

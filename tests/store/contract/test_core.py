@@ -82,5 +82,5 @@ def test_change_feed_hears_a_change_committed_by_another_store(open_another: Ope
     seen = feed.wait(0, 0.0)
     with writer.transaction() as tx:
         memory = tx.insert(record(id="pending", content="queued"))
-    writer.context.fire("default", [(memory.seq, 0.9, {}, "line")], NOW, NOW)
+    writer.context.fire("default", [(memory.seq, 0.9, {})], NOW, NOW)
     assert feed.wait(seen, 30) > seen
