@@ -14,11 +14,21 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from recalld._location import is_postgres_url
 
-__all__ = ["MAX_DURATION_SECONDS", "Settings", "default_cache_directory", "default_db_path"]
+__all__ = [
+    "MAX_DURATION_SECONDS",
+    "MAX_TIMEOUT_MS",
+    "Settings",
+    "default_cache_directory",
+    "default_db_path",
+]
 
-# The longest duration a setting may give (100 years): a time that far from now, added
-# or taken away, is still a date (a larger one, or inf, made every sense fail).
+# The longest duration any setting may give (100 years): a time that far from now, added
+# or taken away, is still a date, and a wait that long is still a timeout (a larger one,
+# or inf, made every sense, every forget's scrub wait or every job claim fail).
 MAX_DURATION_SECONDS = 100 * 366 * 24 * 3600.0
+# The longest timeout handed to SQLite (busy timeout) or PostgreSQL (lock_timeout,
+# tcp_user_timeout) in milliseconds: theirs is a 32-bit int (about 24.8 days).
+MAX_TIMEOUT_MS = 2**31 - 1
 
 
 def default_cache_directory() -> Path:
@@ -46,9 +56,14 @@ class Settings(BaseSettings):
         default="FULL",
         description="FULL fsyncs every commit: an acknowledged write survives power loss",
     )
-    busy_timeout_ms: int = Field(default=5_000, ge=0, description="SQLite busy_timeout")
+    busy_timeout_ms: int = Field(
+        default=5_000, ge=0, le=MAX_TIMEOUT_MS, description="SQLite busy_timeout"
+    )
     lock_retry_seconds: float = Field(
-        default=30.0, gt=0, description="bound on retrying a write that stays locked"
+        default=30.0,
+        gt=0,
+        le=MAX_DURATION_SECONDS,
+        description="bound on retrying a write that stays locked",
     )
     fts: bool = Field(default=True, description="use FTS5 when available (else LIKE)")
 
@@ -56,7 +71,10 @@ class Settings(BaseSettings):
     postgres_pool_min: int = Field(default=1, ge=0, description="connections kept open")
     postgres_pool_max: int = Field(default=10, gt=0, description="connections at most")
     postgres_connect_timeout_seconds: float = Field(
-        default=10.0, gt=0, description="how long opening a connection may take"
+        default=10.0,
+        gt=0,
+        le=MAX_TIMEOUT_MS // 1000,
+        description="how long opening a connection may take",
     )
     postgres_vacuum_after_forget: Literal["off", "vacuum", "full"] = Field(
         default="vacuum",
@@ -68,16 +86,23 @@ class Settings(BaseSettings):
         default=100, gt=0, le=1000, description="hnsw.ef_search for vector recall"
     )
     purge_interval_seconds: float = Field(
-        default=60.0, gt=0, description="how often expired memories are purged"
+        default=60.0,
+        gt=0,
+        le=MAX_DURATION_SECONDS,
+        description="how often expired memories are purged",
     )
     scrub_wait_seconds: float = Field(
         default=2.0,
         ge=0,
+        le=MAX_TIMEOUT_MS // 1000,
         description="how long a forget (or another content-dropping write) waits for readers"
         " of older snapshots before it answers that scrubbing is pending",
     )
     scrub_poll_seconds: float = Field(
-        default=1.0, gt=0, description="how often pending scrubs are retried in the background"
+        default=1.0,
+        gt=0,
+        le=MAX_DURATION_SECONDS,
+        description="how often pending scrubs are retried in the background",
     )
     reserve_bytes: int = Field(
         default=1024 * 1024,
@@ -124,7 +149,10 @@ class Settings(BaseSettings):
         default="09:00", description="the time of a reminder phrase naming only a day"
     )
     intention_min_interval_seconds: float = Field(
-        default=3600.0, ge=0, description="every_time intentions: default gap between firings"
+        default=3600.0,
+        ge=0,
+        le=MAX_DURATION_SECONDS,
+        description="every_time intentions: default gap between firings",
     )
     intention_min_recurrence_seconds: float = Field(
         default=60.0,
@@ -149,7 +177,10 @@ class Settings(BaseSettings):
         description="fire time-only intentions from a thread of this process (servers turn it on)",
     )
     scheduler_poll_seconds: float = Field(
-        default=1.0, gt=0, description="the scheduler re-reads the next due time this often"
+        default=1.0,
+        gt=0,
+        le=MAX_DURATION_SECONDS,
+        description="the scheduler re-reads the next due time this often",
     )
 
     core_user_chars: int = Field(
@@ -215,7 +246,7 @@ class Settings(BaseSettings):
     )
     embedder_url: str | None = Field(default=None, description="base URL of the http embedder")
     embedder_api_key: SecretStr | None = Field(default=None, description="http embedder key")
-    embedder_timeout_seconds: float = Field(default=60.0, gt=0)
+    embedder_timeout_seconds: float = Field(default=60.0, gt=0, le=MAX_DURATION_SECONDS)
 
     worker_thread: bool = Field(
         default=False,
@@ -230,15 +261,24 @@ class Settings(BaseSettings):
         " this many are queued (what was just written is found by meaning); 0 turns it off",
     )
     worker_lease_seconds: float = Field(
-        default=120.0, gt=0, description="a claimed job is taken over after this long"
+        default=120.0,
+        gt=0,
+        le=MAX_DURATION_SECONDS,
+        description="a claimed job is taken over after this long",
     )
     worker_max_attempts: int = Field(default=5, gt=0, description="tries before a job fails")
     worker_retry_seconds: float = Field(
-        default=2.0, ge=0, description="first retry delay; doubles each attempt"
+        default=2.0,
+        ge=0,
+        le=MAX_DURATION_SECONDS,
+        description="first retry delay; doubles each attempt",
     )
-    worker_retry_max_seconds: float = Field(default=300.0, ge=0)
+    worker_retry_max_seconds: float = Field(default=300.0, ge=0, le=MAX_DURATION_SECONDS)
     worker_poll_seconds: float = Field(
-        default=1.0, gt=0, description="how often an idle worker looks for new jobs"
+        default=1.0,
+        gt=0,
+        le=MAX_DURATION_SECONDS,
+        description="how often an idle worker looks for new jobs",
     )
     vector_ann_threshold: int = Field(
         default=20_000,
