@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult
 
+from recalld.adapters.dialects.native import compact_hit
 from recalld.config import Settings
 from recalld.service import MemoryService
 from tests.adapters.conftest import OpenTransport
@@ -692,3 +693,10 @@ async def test_mcp_native_remember_conversation_takes_the_messages_rest_takes(
     item = schema["properties"]["messages"]["items"]
     assert {"name", "refusal", "audio", "annotations", "function_call"} <= set(item["properties"])
     assert {"type": "array"}.items() <= item["properties"]["content"]["anyOf"][1].items()
+
+
+def test_mcp_native_verbose_hit_gives_the_score_unrounded(service: MemoryService) -> None:
+    service.remember("the staging database runs in Sydney")
+    hit = service.search("staging database", min_score=0)[0].model_copy(update={"score": 4.1e-05})
+    assert compact_hit(hit)["score"] == 0.0  # compact: four decimals
+    assert compact_hit(hit, verbose=True)["score"] == 4.1e-05

@@ -172,7 +172,10 @@ def compact_hit(hit: Hit, *, verbose: bool = False) -> dict[str, Any]:
     matter (the full content only when the line had to shorten it). ``verbose`` adds the
     whole memory, the channels and the backends."""
     memory = hit.memory
-    body: dict[str, Any] = {"id": memory.id, "score": round(hit.score, 4)}
+    # Four decimals tell hits apart in a compact answer; verbose gives the score as recall
+    # and explain report it (0.000041 would show as 0.0).
+    score = hit.score if verbose else round(hit.score, 4)
+    body: dict[str, Any] = {"id": memory.id, "score": score}
     body["prompt_line"] = hit.prompt_line
     if verbose:
         dumped = hit.model_dump(mode="json")
