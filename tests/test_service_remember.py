@@ -130,6 +130,9 @@ def test_remember_ttl_sets_expiry(service: MemoryService, clock: FakeClock) -> N
         ({"content": "ok", "meta": {"blob": "x" * (16 * 1024)}}, "meta"),
         ({"content": "ok", "at": "yesterday"}, "at"),
         ({"content": "ok", "ttl_seconds": 0}, "ttl_seconds"),
+        # Positive, yet under the microsecond times are kept to: expired at birth.
+        ({"content": "ok", "ttl_seconds": 1e-7}, "ttl_seconds"),
+        ({"content": "ok", "ttl_seconds": 5e-7}, "ttl_seconds"),
         ({"content": "ok", "place": {"lat": 91, "lon": 0}}, "place.lat"),
         ({"content": "ok", "place": {"lat": 10}}, "place.lon"),
         ({"content": "ok", "place": {"geohash": "abc!"}}, "place.geohash"),

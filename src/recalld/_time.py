@@ -83,8 +83,15 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
 def expiry(now: datetime, ttl_seconds: float) -> datetime:
     """The instant a memory written at ``now`` with ``ttl_seconds`` stops being returned."""
     try:
-        return now + timedelta(seconds=ttl_seconds)
+        expires_at = now + timedelta(seconds=ttl_seconds)
     except OverflowError:
         raise ValidationError(
             "ttl_seconds", f"{ttl_seconds} s reaches past the year 9999"
         ) from None
+    if expires_at <= now:
+        # Times are kept to the microsecond: a positive TTL that rounds to none would be
+        # acknowledged as written, yet expired at birth (no read would ever see it).
+        raise ValidationError(
+            "ttl_seconds", f"{ttl_seconds} s is under the 1 microsecond that times are kept to"
+        )
+    return expires_at
