@@ -57,6 +57,19 @@ def test_remember_key_is_per_namespace(service: MemoryService) -> None:
     assert service.get(key="k", namespace="two").content == "B"
 
 
+def test_remember_key_is_one_key_in_either_unicode_spelling(service: MemoryService) -> None:
+    # "café" precomposed, and as "e" + U+0301 (what macOS file names and some tools send):
+    # the same key to whoever reads it, so one memory, found by either spelling.
+    composed, decomposed = "caf\u00e9.menu", "cafe\u0301.menu"
+    first = service.remember("espresso", key=composed)
+    second = service.remember("flat white", key=decomposed)
+    assert second.status == "overwritten"
+    assert second.id == first.id
+    assert service.stats().count == 1
+    assert service.get(key=decomposed).content == "flat white"
+    assert service.get(key=composed).key == composed
+
+
 def test_remember_client_id_is_idempotent(service: MemoryService) -> None:
     first = service.remember("same", id="client-1")
     again = service.remember("same", id="client-1")

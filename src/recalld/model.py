@@ -6,10 +6,12 @@ reuse them instead of redefining fields by hand.
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -94,6 +96,16 @@ WholeNumber = Annotated[int, WHOLE_NUMBER]
 # A time on the wire is text (RFC 3339); a datetime object only from Python callers.
 Moment = Annotated[datetime, Strict()]
 
+
+def _composed(value: str | None) -> str | None:
+    """A key in one Unicode spelling (NFC): "café" typed precomposed and the decomposed
+    "cafe" + U+0301 some tools send look alike, so they must name one memory, not two."""
+    return None if value is None else unicodedata.normalize("NFC", value)
+
+
+# A key as written: stored, and looked up, in NFC (see :func:`_composed`).
+ComposedKey = Annotated[str | None, AfterValidator(_composed)]
+
 # A TTL past this would reach beyond the year 9999 (about 317 years).
 MAX_TTL_SECONDS = 1e10
 MAX_TAGS_PUBLISHED = 64
@@ -162,7 +174,7 @@ class NewMemory(BaseModel):
     id: str | None = Field(
         default=None, min_length=1, max_length=64, json_schema_extra=extra(pattern=ID_PATTERN)
     )
-    key: str | None = Field(
+    key: ComposedKey = Field(
         default=None,
         min_length=1,
         max_length=KEY_MAX_CHARS,
@@ -467,7 +479,7 @@ class ExportRecord(BaseModel):
 
     id: str | None = Field(default=None, min_length=1, max_length=64)
     namespace: str | None = None
-    key: str | None = Field(default=None, min_length=1, max_length=KEY_MAX_CHARS)
+    key: ComposedKey = Field(default=None, min_length=1, max_length=KEY_MAX_CHARS)
     title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
     content: str
     kind: str = Field(default="note", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)

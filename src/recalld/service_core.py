@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -391,10 +392,23 @@ class ServiceCore:
         scope_namespace = self._namespace(namespace)
         self._maybe_purge()
         scope = self._scope([scope_namespace], None, self._clock())
-        memory = self.store.get(scope, id=id, key=key, seq=seq)
+        if key is not None:
+            memory = self._get_key(scope, key)
+        else:
+            memory = self.store.get(scope, id=id, seq=seq)
         if memory is None:
             value = {"id": id, "key": key, "seq": seq}[given[0]]
             raise NotFoundError(f"no memory with {given[0]} {value!r} in {scope_namespace!r}")
+        return memory
+
+    def _get_key(self, scope: Scope, key: str) -> Memory | None:
+        """The memory under ``key`` in either Unicode spelling: keys are written in NFC
+        (:data:`~recalld.model.ComposedKey`), and a key stored as given before that rule
+        is still found as it was written."""
+        composed = unicodedata.normalize("NFC", key)
+        memory = self.store.get(scope, key=composed)
+        if memory is None and composed != key:
+            memory = self.store.get(scope, key=key)
         return memory
 
     def search(
