@@ -196,6 +196,14 @@ def test_http_search_and_recall_refuse_include_expired(client: httpx.Client) -> 
         assert client.post(path, json={"query": "vault"}).json() == []
 
 
+def test_http_kv_errors_name_value_as_the_body_spells_it(client: httpx.Client) -> None:
+    # The kv body calls the memory's content "value": an error naming "content" names a
+    # field the caller never sent.
+    _error(client.put("/v1/kv/k", json={"value": "x" * (64 * 1024 + 1)}), 422, "value")
+    _error(client.put("/v1/kv/k", json={"value": " \t "}), 422, "value")
+    assert client.get("/v1/memories").json()["memories"] == []
+
+
 def test_http_batbox_recall_changes_nothing(client: httpx.Client) -> None:
     receipt = client.post(
         "/remember", json={"content": "the indexing issue is in the runbook"}

@@ -544,16 +544,22 @@ def put_value(
     key: Key, body: KeyValueWrite, service: Service, namespace: WriteNamespace
 ) -> Receipt:
     """Store ``value`` under ``key`` (overwrites; ``ttl_seconds`` makes it expire)."""
-    return service.remember(
-        body.value,
-        namespace=namespace,
-        key=key,
-        title=body.title,
-        kind=body.kind,
-        tags=body.tags,
-        ttl_seconds=body.ttl_seconds,
-        meta=body.meta,
-    )
+    try:
+        return service.remember(
+            body.value,
+            namespace=namespace,
+            key=key,
+            title=body.title,
+            kind=body.kind,
+            tags=body.tags,
+            ttl_seconds=body.ttl_seconds,
+            meta=body.meta,
+        )
+    except ValidationError as error:
+        # The body calls the content "value": name the field the caller sent.
+        if error.field != "content":
+            raise
+        raise ValidationError("value", error.message) from None
 
 
 @v1_router.get(
