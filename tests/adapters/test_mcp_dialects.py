@@ -28,6 +28,7 @@ from tests.adapters.mcp_support import (
     structured,
     text,
 )
+from tests.scrub_support import old_snapshot
 
 pytestmark = pytest.mark.anyio
 
@@ -296,6 +297,22 @@ async def test_mcp_chaoscore_tools(connect: Connect) -> None:
             await json_text(client, "chaoscore_recall", {"key": "owner", "response_format": "json"})
             == []
         )
+
+
+async def test_chaoscore_overwrite_says_when_its_scrub_is_pending(tmp_path: Path) -> None:
+    # An overwrite drops the old value: like a forget, it must say when the old bytes
+    # are still in the files (another reader holds an older snapshot).
+    database = tmp_path / "c.db"
+    async with in_process(database, "chaoscore", scrub_wait_seconds=0.2)() as client:
+        await call(client, "chaoscore_remember", {"key": "vault", "value": "code 1234"})
+        with old_snapshot(database):
+            overwritten = text(
+                await call(client, "chaoscore_remember", {"key": "vault", "value": "code 9876"})
+            )
+        assert overwritten.startswith("Updated memory `vault`.")
+        assert "pending" in overwritten
+        settled = text(await call(client, "chaoscore_remember", {"key": "vault", "value": "v3"}))
+        assert "pending" not in settled
 
 
 async def test_mcp_chaoscore_query_matches_keys(connect: Connect) -> None:

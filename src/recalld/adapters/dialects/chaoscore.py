@@ -45,6 +45,11 @@ ResponseFormat = Annotated[
 
 
 KIND = "kv"
+# What a write that dropped a value says while the scrub of its old bytes waits.
+SCRUB_PENDING = (
+    "Scrubbing its old bytes from the database files is pending (another reader holds"
+    " an older snapshot); it finishes in the background."
+)
 
 
 def _record(memory: Memory) -> dict[str, Any]:
@@ -110,7 +115,10 @@ def chaoscore_remember(
     if response_format == "json":
         return _text(json.dumps(record))
     verb = "Saved" if receipt.created else "Updated"
-    return _text(f"{verb} memory `{key}`.\n\n{_markdown(record)}")
+    # The seed's JSON record has no field for it, but an overwrite drops the old value:
+    # the words say when its bytes are still in the files, as a forget's do.
+    pending = f" {SCRUB_PENDING}" if receipt.scrub == "pending" else ""
+    return _text(f"{verb} memory `{key}`.{pending}\n\n{_markdown(record)}")
 
 
 def chaoscore_recall(
@@ -168,10 +176,7 @@ def chaoscore_forget(
     if not forgotten.deleted:
         return _text(f"No memory with key `{key}`.")
     if forgotten.scrub == "pending":
-        return _text(
-            f"Deleted memory `{key}`. Scrubbing its old bytes from the database files is"
-            " pending (another reader holds an older snapshot); it finishes in the background."
-        )
+        return _text(f"Deleted memory `{key}`. {SCRUB_PENDING}")
     return _text(f"Deleted memory `{key}`.")
 
 
