@@ -228,3 +228,13 @@ def test_a_key_stored_before_the_dot_segment_rule_can_still_be_updated(
     with pytest.raises(ValidationError) as caught:
         service.remember("a new note", key="other/../new")
     assert caught.value.field == "key"
+
+
+def test_a_key_stored_decomposed_before_the_nfc_rule_is_still_found(
+    service: MemoryService, db_path: Path
+) -> None:
+    receipt = service.remember("an old note", key="old.note")
+    connection = apsw.Connection(str(db_path))
+    connection.execute("UPDATE memories SET key = 'cafe\u0301' WHERE id = ?", (receipt.id,))
+    connection.close()
+    assert service.get(key="cafe\u0301").id == receipt.id
