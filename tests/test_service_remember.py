@@ -178,6 +178,16 @@ def test_remember_bad_input_names_field_and_changes_nothing(
     assert [m.content for m in service.list_memories().memories] == ["existing"]
 
 
+def test_remember_many_names_the_draft_whose_key_or_id_collides(service: MemoryService) -> None:
+    service.remember("held", key="vault", id="holder")
+    with pytest.raises(ConflictError) as caught:
+        service.remember_many(
+            [{"content": "fine", "key": "fresh"}, {"content": "b", "key": "vault", "id": "other"}]
+        )
+    assert caught.value.field == "[1].id"
+    assert [memory.key for memory in service.list_memories().memories] == ["vault"]
+
+
 def test_remember_limits_come_from_settings(db_path: Path, clock: FakeClock) -> None:
     settings = Settings(db=db_path, max_content_bytes=10, max_tags=1)
     with MemoryService.open(settings, clock=clock) as service:

@@ -23,7 +23,7 @@ from recalld._cursor import decode_cursor, encode_cursor
 from recalld._text import prompt_line, query_terms
 from recalld._time import Clock, parse_instant, utc_now
 from recalld.config import Settings
-from recalld.errors import DiskFullError, NotFoundError, ValidationError
+from recalld.errors import ConflictError, DiskFullError, NotFoundError, ValidationError
 from recalld.model import (
     Explanation,
     Filters,
@@ -219,11 +219,12 @@ class ServiceCore:
             for index, draft in enumerate(parsed):
                 try:
                     receipts.append(self._write(tx, draft, scope_namespace, dedupe=True)[0])
-                except ValidationError as error:
+                except (ValidationError, ConflictError) as error:
                     if len(parsed) == 1:  # one memory (remember): its field alone
                         raise
-                    # Which draft of the batch (none of it is written).
-                    raise ValidationError(f"[{index}].{error.field}", error.message) from None
+                    # Which draft of the batch (none of it is written): a key or id that
+                    # collides is named as a refused value is.
+                    raise type(error)(f"[{index}].{error.field}", error.message) from None
         return self._scrubbed(receipts)
 
     def _scrubbed(self, receipts: list[Receipt]) -> list[Receipt]:
