@@ -248,3 +248,18 @@ def test_a_key_stored_decomposed_before_the_nfc_rule_is_still_found(
     connection.execute("UPDATE memories SET key = 'cafe\u0301' WHERE id = ?", (receipt.id,))
     connection.close()
     assert service.get(key="cafe\u0301").id == receipt.id
+
+
+def test_a_key_stored_decomposed_before_the_nfc_rule_is_overwritten_not_twinned(
+    service: MemoryService, db_path: Path
+) -> None:
+    # Written before the rule as "e" + U+0301: writing the key again (in either spelling)
+    # must overwrite that memory, not add an NFC twin that shadows it until a forget.
+    receipt = service.remember("the old menu", key="old.note")
+    connection = apsw.Connection(str(db_path))
+    connection.execute("UPDATE memories SET key = 'cafe\u0301' WHERE id = ?", (receipt.id,))
+    connection.close()
+    again = service.remember("the new menu", key="cafe\u0301")
+    assert (again.status, again.id) == ("overwritten", receipt.id)
+    assert [memory.content for memory in service.list_memories().memories] == ["the new menu"]
+    assert service.get(key="caf\u00e9").key == "caf\u00e9"

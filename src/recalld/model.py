@@ -106,6 +106,15 @@ def _composed(value: str | None) -> str | None:
 # A key as written: stored, and looked up, in NFC (see :func:`_composed`).
 ComposedKey = Annotated[str | None, AfterValidator(_composed)]
 
+
+def key_spellings(key: str) -> list[str]:
+    """The spellings a memory under ``key`` may be stored with, in the order to try them:
+    NFC (every write since the rule), then ``key`` as given and fully decomposed (NFD, what
+    macOS and some tools send), either of which a memory written before the rule holds."""
+    spellings = [unicodedata.normalize("NFC", key), key, unicodedata.normalize("NFD", key)]
+    return list(dict.fromkeys(spellings))
+
+
 # A TTL past this would reach beyond the year 9999 (about 317 years).
 MAX_TTL_SECONDS = 1e10
 MAX_TAGS_PUBLISHED = 64

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -37,6 +36,7 @@ from recalld.model import (
     Receipt,
     ScrubState,
     Stats,
+    key_spellings,
 )
 from recalld.scrubbing import Scrubber
 from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store, StoreTransaction
@@ -403,14 +403,13 @@ class ServiceCore:
         return memory
 
     def _get_key(self, scope: Scope, key: str) -> Memory | None:
-        """The memory under ``key`` in either Unicode spelling: keys are written in NFC
-        (:data:`~recalld.model.ComposedKey`), and a key stored as given before that rule
-        is still found as it was written."""
-        composed = unicodedata.normalize("NFC", key)
-        memory = self.store.get(scope, key=composed)
-        if memory is None and composed != key:
-            memory = self.store.get(scope, key=key)
-        return memory
+        """The memory under ``key`` in any of its spellings (:func:`~recalld.model.key_spellings`):
+        keys are written in NFC, and one stored before that rule is still found."""
+        for spelling in key_spellings(key):
+            memory = self.store.get(scope, key=spelling)
+            if memory is not None:
+                return memory
+        return None
 
     def search(
         self,

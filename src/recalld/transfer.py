@@ -72,7 +72,7 @@ from recalld.transfer_lines import (
     structure_kind,
     unchanged,
 )
-from recalld.writing import INTENTION_KIND, expired
+from recalld.writing import INTENTION_KIND, expired, find_key
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -485,7 +485,7 @@ class Transfer:
                 return "unchanged"
         if existing is None and stored.expires_at is not None and stored.expires_at <= now:
             return "skipped"  # as a line without an id: a row no read shows, for the purge
-        holder = None if record.key is None else _live(tx, tx.find(namespace, key=record.key), now)
+        holder = None if record.key is None else _live(tx, find_key(tx, namespace, record.key), now)
         if holder is not None and holder.id != record.id:
             raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
         if existing is not None:
@@ -548,7 +548,7 @@ class Transfer:
         """Whether the memory under ``draft``'s key already says everything the line says
         (a line without ``at`` keeps the stored one): writing it would only move its
         ``updated_at`` and queue it again, as every re-import of a keyed line did."""
-        existing = tx.find(namespace, key=draft.key)
+        existing = None if draft.key is None else find_key(tx, namespace, draft.key)
         now = self._clock()
         if existing is None or expired(existing, now):
             return False

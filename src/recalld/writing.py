@@ -35,7 +35,7 @@ from recalld._text import new_id
 from recalld._time import Clock, expiry, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError
-from recalld.model import Memory, NewMemory, Receipt, ScrubState
+from recalld.model import Memory, NewMemory, Receipt, ScrubState, key_spellings
 from recalld.store.base import MemoryRecord, StoreTransaction
 from recalld.store.retrieval import TURN_KIND
 
@@ -70,6 +70,17 @@ TEXT_FIELDS = ("content", "title", "key", "kind", "category", "tags", "source", 
 def expired(memory: Memory, now: datetime) -> bool:
     """Whether the memory's TTL has passed at ``now``."""
     return memory.expires_at is not None and memory.expires_at <= now
+
+
+def find_key(tx: StoreTransaction, namespace: str, key: str) -> Memory | None:
+    """The row under ``key`` in the namespace, expired or not, in whichever spelling it
+    was stored (:func:`~recalld.model.key_spellings`): a memory written before keys were
+    kept in NFC is overwritten under its key, not twinned by a new NFC row."""
+    for spelling in key_spellings(key):
+        found = tx.find(namespace, key=spelling)
+        if found is not None:
+            return found
+    return None
 
 
 def receipt_of(
@@ -180,7 +191,7 @@ class Writer:
         # An expired memory deleted to free the key or id: its text leaves the files too.
         scrub: ScrubState = "none"
         if draft.key is not None:
-            existing = tx.find(namespace, key=draft.key)
+            existing = find_key(tx, namespace, draft.key)
             if existing is not None and expired(existing, now):
                 tx.delete(existing.seq)
                 tx.dropped_content("expired key", now)
