@@ -263,3 +263,18 @@ def test_a_key_stored_decomposed_before_the_nfc_rule_is_overwritten_not_twinned(
     assert (again.status, again.id) == ("overwritten", receipt.id)
     assert [memory.content for memory in service.list_memories().memories] == ["the new menu"]
     assert service.get(key="caf\u00e9").key == "caf\u00e9"
+
+
+def test_a_key_is_at_most_200_characters_once_composed(
+    service: MemoryService, tmp_path: Path, clock: FakeClock
+) -> None:
+    # U+0958 (Devanagari qa) composes to two characters: a key of 150 of them is 300 in
+    # NFC, past the 200 a key may hold, so an export of it could never be imported.
+    with pytest.raises(ValidationError) as caught:
+        service.remember("a note", key="\u0958" * 150)
+    assert caught.value.field == "key"
+    service.remember("a note", key="\u0958" * 100)
+    lines = list(service.export())
+    with MemoryService.open(Settings(db=tmp_path / "fresh.db"), clock=clock) as fresh:
+        assert fresh.import_lines(lines).errors == []
+        assert fresh.get(key="\u0958" * 100).content == "a note"

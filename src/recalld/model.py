@@ -11,7 +11,6 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -97,14 +96,16 @@ WholeNumber = Annotated[int, WHOLE_NUMBER]
 Moment = Annotated[datetime, Strict()]
 
 
-def _composed(value: str | None) -> str | None:
+def _composed(value: Any) -> Any:
     """A key in one Unicode spelling (NFC): "café" typed precomposed and the decomposed
-    "cafe" + U+0301 some tools send look alike, so they must name one memory, not two."""
-    return None if value is None else unicodedata.normalize("NFC", value)
+    "cafe" + U+0301 some tools send look alike, so they must name one memory, not two.
+    Before the type and length checks: NFC can lengthen a key (U+0958 composes to two
+    characters), and the 200 characters a key may hold are those it is stored with."""
+    return unicodedata.normalize("NFC", value) if isinstance(value, str) else value
 
 
 # A key as written: stored, and looked up, in NFC (see :func:`_composed`).
-ComposedKey = Annotated[str | None, AfterValidator(_composed)]
+ComposedKey = Annotated[str | None, BeforeValidator(_composed)]
 
 
 def key_spellings(key: str) -> list[str]:
