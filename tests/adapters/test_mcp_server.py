@@ -29,3 +29,18 @@ async def test_mcp_server_refuses_a_subscription_to_no_resource(tmp_path: Path) 
                 assert "memory://core" in raised.value.error.message  # what it may subscribe to
             await client.subscribe_resource("memory://core")
             await client.unsubscribe_resource("memory://core")
+
+
+async def test_mcp_server_names_the_argument_a_prompt_does_not_take(tmp_path: Path) -> None:
+    # The prompts take no arguments; one given used to fail as code 0 "Error rendering
+    # prompt core_memory", which says neither what was wrong nor that it was the client.
+    connect = in_process(tmp_path / "prompt.db", "native")
+    for mode in ("auto", "legacy"):
+        async with connect(mode=mode) as client:
+            with pytest.raises(MCPError) as raised:
+                await client.get_prompt("core_memory", {"topic": "travel"})
+            assert raised.value.code == INVALID_PARAMS, mode
+            assert "topic" in raised.value.error.message
+            assert "takes no arguments" in raised.value.error.message
+            rendered = await client.get_prompt("core_memory")
+        assert "MEMORY" in rendered.messages[0].content.text  # type: ignore[union-attr]

@@ -135,11 +135,28 @@ def _unique_prompts(dialects: Sequence[Dialect]) -> list[PromptSpec]:
     return list({spec.name: spec for dialect in dialects for spec in dialect.prompts}.values())
 
 
+class _ArgumentlessPrompt(Prompt):
+    """A prompt that takes no arguments and says so when given some.
+
+    The SDK would fail on them inside rendering, as code 0 (or -32603) "Error
+    rendering prompt …", logged as a server crash: the client could not tell that
+    its own request was wrong, nor which argument.
+    """
+
+    async def render(self, arguments: dict[str, Any] | None, context: Any) -> Any:
+        """Refuse any argument as invalid params, naming it; else render."""
+        if arguments:
+            given = ", ".join(repr(name) for name in sorted(arguments))
+            message = f"arguments: prompt {self.name!r} takes no arguments; got {given}"
+            raise MCPError(code=INVALID_PARAMS, message=message)
+        return await super().render(arguments, context)
+
+
 def _prompt(spec: PromptSpec) -> Prompt:
     def render(ctx: Context) -> str:
         return spec.render(state_of(ctx).service)
 
-    return Prompt.from_function(render, name=spec.name, description=spec.description)
+    return _ArgumentlessPrompt.from_function(render, name=spec.name, description=spec.description)
 
 
 async def _notify(bus: InMemorySubscriptionBus, state: McpState, uri: str) -> None:
