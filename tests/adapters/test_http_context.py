@@ -208,6 +208,50 @@ def test_http_mcp_endpoint_needs_a_token_for_its_namespace(tmp_path: Path) -> No
         running.stop()
 
 
+def test_http_mcp_refusals_reach_the_client_as_json_rpc_errors(tmp_path: Path) -> None:
+    # The MCP client reads only a JSON-RPC error from an error status; the API's own
+    # error body became a bare "Server returned an error response", hiding why.
+    db = tmp_path / "refusals.db"
+    with TokenRegistry.open(Settings(db=db)) as registry:
+        reader = registry.create("reader", {"default": "read"}).token
+    running = ServerProcess(db).start()
+    try:
+        url = f"{running.base_url}/mcp"
+        for token, reason in (
+            (None, "a bearer token is required"),
+            ("rcd_0000000000000000_wrong", "the bearer token is not valid"),
+            (reader, "this token may not read and write it"),
+        ):
+            message = anyio.run(_mcp_refused, url, token)
+            assert reason in message, (token, message)
+        raw = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=30)
+        assert raw.status_code == 401
+        assert raw.headers["WWW-Authenticate"] == "Bearer"
+        assert raw.json()["error"]["code"] == -32600
+    finally:
+        running.stop()
+
+
+async def _mcp_refused(url: str, token: str | None) -> str:
+    import httpx2  # the MCP SDK's HTTP client library
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers) as http_client:
+        with pytest.raises(BaseExceptionGroup) as raised:
+            async with Client(streamable_http_client(url, http_client=http_client)):
+                pass
+    return "; ".join(str(error) for error in _leaves(raised.value))
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions inside ``group`` and the groups nested in it."""
+    found: list[BaseException] = []
+    for error in group.exceptions:
+        found.extend(_leaves(error) if isinstance(error, BaseExceptionGroup) else [error])
+    return found
+
+
 async def _mcp_with_token(url: str, token: str) -> list[str]:
     import httpx2  # the MCP SDK's HTTP client library
     from mcp.client.streamable_http import streamable_http_client

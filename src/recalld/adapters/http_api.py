@@ -159,14 +159,13 @@ HTTP_ERROR_TYPES = {
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
 
 
+UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
+UNAVAILABLE_HEADERS = {"Retry-After": "1"}
+
+
 def _unavailable() -> JSONResponse:
     """503 for a database server that cannot be reached now (it may come back)."""
-    return _error(
-        503,
-        "database_unavailable",
-        "the database is unavailable; retry shortly",
-        headers={"Retry-After": "1"},
-    )
+    return _error(503, "database_unavailable", UNAVAILABLE_MESSAGE, headers=UNAVAILABLE_HEADERS)
 
 
 def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
@@ -315,17 +314,26 @@ class _Authentication:
                 _browser_site(headers, self.allowed_origins),
             )
         except AuthenticationError as error:
-            response = _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
+            response = _refusal(
+                scope, 401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS
+            )
             await response(scope, receive, send)
             return
         except DatabaseUnavailableError as error:
             logger.error("database unavailable while authenticating: %s", error)
-            await _unavailable()(scope, receive, send)
+            unavailable = _refusal(
+                scope,
+                503,
+                "database_unavailable",
+                UNAVAILABLE_MESSAGE,
+                headers=UNAVAILABLE_HEADERS,
+            )
+            await unavailable(scope, receive, send)
             return
         except StorageError as error:
             logger.error("storage error while authenticating: %s", error)
             kind = "disk_full" if isinstance(error, DiskFullError) else "storage_error"
-            await _error(503, kind, "the token store is unavailable")(scope, receive, send)
+            await _refusal(scope, 503, kind, "the token store is unavailable")(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         await self.app(scope, receive, send)
@@ -390,14 +398,27 @@ class _BodyTooLarge(HTTPException):
         super().__init__(413, f"the request body is larger than {limit} bytes")
 
 
-def _too_large(scope: Scope, error: _BodyTooLarge) -> ASGIApp:
-    """The 413 answer: the API's error shape, or for ``/mcp`` a JSON-RPC error (the MCP
-    clients read that from an error status; anything else they report as a bare
-    "server error")."""
+def _refusal(
+    scope: Scope,
+    status: int,
+    type_: str,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """A refusal before the endpoint runs: the API's error shape, or for ``/mcp`` a
+    JSON-RPC error at the same status (the MCP clients read that from an error status;
+    anything else they report as a bare "Server returned an error response", hiding
+    why: a missing token, one without access to the namespace, a body over the cap)."""
     if scope["path"] == MCP_PATH:
-        message = f"{error.detail} (RECALLD_MAX_BODY_BYTES)"
         body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-        return JSONResponse(body, status_code=413)
+        return JSONResponse(body, status_code=status, headers=dict(headers or {}))
+    return _error(status, type_, message, headers=headers)
+
+
+def _too_large(scope: Scope, error: _BodyTooLarge) -> ASGIApp:
+    """The 413 answer (a JSON-RPC error for ``/mcp``, see :func:`_refusal`)."""
+    if scope["path"] == MCP_PATH:
+        return _refusal(scope, 413, "payload_too_large", f"{error.detail} (RECALLD_MAX_BODY_BYTES)")
     return _http_error(Request(scope), error)
 
 
@@ -698,7 +719,8 @@ class _NamespaceGuard:
         caller = scope.get("state", {}).get(CALLER_STATE_KEY)
         if not isinstance(caller, Caller) or not caller.can(self.namespace, write=True):
             message = f"the MCP endpoint serves namespace {self.namespace!r}: this token may not"
-            await _error(403, "forbidden", message + " read and write it")(scope, receive, send)
+            refusal = _refusal(scope, 403, "forbidden", message + " read and write it")
+            await refusal(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
