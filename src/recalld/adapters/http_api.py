@@ -55,7 +55,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -70,7 +70,12 @@ from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_models import BodyFieldError
-from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, v1_router
+from recalld.adapters.http_routes import (
+    CALLER_STATE_KEY,
+    batbox_router,
+    other_namespace,
+    v1_router,
+)
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
 from recalld.errors import (
@@ -709,7 +714,9 @@ def _describe_meta(schemas: dict[str, Any]) -> None:
 
 
 class _NamespaceGuard:
-    """Let through only callers who may read and write ``namespace`` (403 otherwise)."""
+    """Let through only callers who may read and write ``namespace`` (403 otherwise), and
+    requests that name no other namespace the REST way (422): /mcp works in the server's,
+    and a client configured with the REST header would otherwise write there unawares."""
 
     def __init__(self, app: ASGIApp, namespace: str) -> None:
         self.app = app
@@ -721,6 +728,13 @@ class _NamespaceGuard:
             message = f"the MCP endpoint serves namespace {self.namespace!r}: this token may not"
             refusal = _refusal(scope, 403, "forbidden", message + " read and write it")
             await refusal(scope, receive, send)
+            return
+        query = QueryParams(scope.get("query_string", b""))
+        other = other_namespace(Headers(scope=scope), query, self.namespace)
+        if other is not None:
+            message = f"{other[0]}: the MCP endpoint works in namespace {self.namespace!r} (the"
+            message += f" server's), not {other[1]!r}; native tools take a namespace per call"
+            await _refusal(scope, 422, "validation_error", message)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
