@@ -8,7 +8,8 @@ log is checkpointed. A client that closes the pipe before reading every
 answer ends the server quietly (no traceback, nothing more on stdout).
 
 A line that is not a JSON-RPC message (not JSON, a lone surrogate escape, JSON
-nested past what the SDK reads) is answered here, as JSON-RPC says: ``-32700``
+nested past what the SDK reads, a request whose id is no string or integer, which
+the SDK takes for a notification) is answered here, as JSON-RPC says: ``-32700``
 when it is not JSON, ``-32600`` with the request's id when it is JSON but not a
 valid message. The SDK would drop it, and the client would wait for an answer
 that never comes. A line that is not UTF-8 is ``-32700`` too (JSON text is UTF-8,
@@ -88,6 +89,16 @@ def refusal(line: str, error: Exception) -> types.JSONRPCError:
     )
 
 
+def _check_no_id(line: str) -> None:
+    """Refuse a "notification" that carries an id: a request whose id is not a string or
+    an integer (``true``, ``1.5``, ``null``), which the SDK reads as a notification and
+    never answers, so the client would wait forever for its reply."""
+    decoded = json.loads(line)
+    if isinstance(decoded, dict) and "id" in decoded:
+        found = json.dumps(decoded["id"])[:40]
+        raise ValueError(f"a request id must be a string or an integer (got {found})")
+
+
 class _StdinLines:
     """The client's valid messages, read by a daemon thread (an async iterator of text
     lines); a line that is not one is answered through ``refused`` instead."""
@@ -123,7 +134,9 @@ class _StdinLines:
             if not line.strip() or self.refused is None:
                 return line
             try:
-                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                if isinstance(message, types.JSONRPCNotification):
+                    _check_no_id(line)
             except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
                 logger.warning("refused a line that is not a JSON-RPC message: %s", error)
                 await self.refused.send(SessionMessage(refusal(line, error)))
