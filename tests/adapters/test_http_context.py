@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from mcp import Client, MCPError
 from recalld.config import Settings
 from recalld.tokens import TokenRegistry
 from tests.adapters.http_support import ServerProcess
+from tests.adapters.mcp_support import INITIALIZE
 from tests.media import melody
 
 pytestmark = pytest.mark.slow
@@ -263,6 +265,61 @@ def test_http_mcp_refuses_a_namespace_named_the_rest_way(server: ServerProcess) 
         url, json=initialize, headers={**accept, "X-Recalld-Namespace": "default"}, timeout=30
     )
     assert same.status_code == 200, same.text
+
+
+def test_http_mcp_stream_ends_when_its_token_is_revoked(tmp_path: Path) -> None:
+    # "A revoked token stops at once": a stream opened before the revocation kept
+    # telling its holder when the core memory changed, for as long as it stayed open.
+    db = tmp_path / "revoked.db"
+    with TokenRegistry.open(Settings(db=db)) as registry:
+        watcher = registry.create("watcher", {"default": "read+write"})
+        editor = registry.create("editor", {"default": "read+write"}).token
+    running = ServerProcess(db).start()
+    try:
+        url = f"{running.base_url}/mcp"
+        headers = {
+            "Authorization": f"Bearer {watcher.token}",
+            "Accept": "application/json, text/event-stream",
+        }
+        opened = httpx.post(url, json=INITIALIZE, headers=headers, timeout=30)
+        headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+        headers["Mcp-Protocol-Version"] = "2025-06-18"
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert httpx.post(url, json=initialized, headers=headers, timeout=30).status_code == 202
+        subscribe = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "resources/subscribe",
+            "params": {"uri": "memory://core"},
+        }
+        assert httpx.post(url, json=subscribe, headers=headers, timeout=30).status_code == 200
+        received: list[str] = []
+        listening, ended = threading.Event(), threading.Event()
+
+        def listen() -> None:
+            stream_headers = {**headers, "Accept": "text/event-stream"}
+            with httpx.stream("GET", url, headers=stream_headers, timeout=60) as stream:
+                listening.set()
+                received.extend(stream.iter_lines())
+            ended.set()
+
+        reader = threading.Thread(target=listen, daemon=True)
+        reader.start()
+        assert listening.wait(30)
+        with TokenRegistry.open(Settings(db=db)) as registry:
+            assert registry.revoke(watcher.info.id)
+        edit = {"operations": [{"action": "add", "content": "after the revocation"}]}
+        changed = httpx.post(
+            f"{running.base_url}/v1/core/memory",
+            json=edit,
+            headers={"Authorization": f"Bearer {editor}"},
+            timeout=30,
+        )
+        assert changed.status_code == 200, changed.text
+        assert ended.wait(20), "the revoked token's stream is still open"
+        assert not any("resources/updated" in line for line in received), received
+    finally:
+        running.stop()
 
 
 async def _mcp_refused(url: str, token: str | None) -> str:

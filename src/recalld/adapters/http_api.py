@@ -70,12 +70,8 @@ from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_models import BodyFieldError
-from recalld.adapters.http_routes import (
-    CALLER_STATE_KEY,
-    batbox_router,
-    other_namespace,
-    v1_router,
-)
+from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
+from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
 from recalld.errors import (
@@ -716,11 +712,13 @@ def _describe_meta(schemas: dict[str, Any]) -> None:
 class _NamespaceGuard:
     """Let through only callers who may read and write ``namespace`` (403 otherwise), and
     requests that name no other namespace the REST way (422): /mcp works in the server's,
-    and a client configured with the REST header would otherwise write there unawares."""
+    and a client configured with the REST header would otherwise write there unawares.
+    A stream its caller opened ends once the caller's token is revoked."""
 
-    def __init__(self, app: ASGIApp, namespace: str) -> None:
+    def __init__(self, app: ASGIApp, namespace: str, tokens: TokenRegistry) -> None:
         self.app = app
         self.namespace = namespace
+        self.tokens = tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         caller = scope.get("state", {}).get(CALLER_STATE_KEY)
@@ -736,7 +734,7 @@ class _NamespaceGuard:
             message += f" server's), not {other[1]!r}; native tools take a namespace per call"
             await _refusal(scope, 422, "validation_error", message)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        await self.app(scope, receive, end_when_revoked(send, caller, self.tokens))
 
 
 def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> ExtraMount:
@@ -754,9 +752,8 @@ def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str
     endpoint, lifespan = http_endpoint(
         server, path=MCP_PATH, host=settings.host, origins=settings.cors_origins
     )
-    return ExtraMount(
-        MCP_PATH, _NamespaceGuard(endpoint, settings.namespace), lifespan=lifespan, exact=True
-    )
+    guard = _NamespaceGuard(endpoint, settings.namespace, TokenRegistry.for_store(service.store))
+    return ExtraMount(MCP_PATH, guard, lifespan=lifespan, exact=True)
 
 
 def serve(
