@@ -234,6 +234,22 @@ def test_http_mcp_refusals_reach_the_client_as_json_rpc_errors(tmp_path: Path) -
         running.stop()
 
 
+def test_http_mcp_refuses_a_url_that_is_not_utf8_as_a_json_rpc_error(
+    server: ServerProcess,
+) -> None:
+    # The URL check answered /mcp in the REST API's shape, which the MCP client reports
+    # as a bare "Server returned an error response", hiding which part was wrong.
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    refused = httpx.post(f"{server.base_url}/mcp?client=%FF", json=ping, headers=accept)
+    assert refused.status_code == 422, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == -32600
+    assert error["message"].startswith("query: is not valid UTF-8"), error
+    rest = httpx.get(f"{server.base_url}/v1/memories?q=%FF").json()["error"]
+    assert (rest["type"], rest["field"]) == ("validation_error", "query")  # REST unchanged
+
+
 def test_http_mcp_refuses_a_namespace_named_the_rest_way(server: ServerProcess) -> None:
     # /mcp works in the server's namespace; a client configured with the REST API's
     # namespace header (or query) used to write there silently instead of where it asked.

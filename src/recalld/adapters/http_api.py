@@ -277,7 +277,8 @@ class _UrlText:
                     unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
                 except UnicodeDecodeError as error:
                     message = f"is not valid UTF-8 (a %-escaped byte at offset {error.start})"
-                    await _error(422, "validation_error", message, field)(scope, receive, send)
+                    refusal = _refusal(scope, 422, "validation_error", message, field=field)
+                    await refusal(scope, receive, send)
                     return
         await self.app(scope, receive, send)
 
@@ -405,15 +406,17 @@ def _refusal(
     type_: str,
     message: str,
     headers: Mapping[str, str] | None = None,
+    field: str | None = None,
 ) -> JSONResponse:
     """A refusal before the endpoint runs: the API's error shape, or for ``/mcp`` a
     JSON-RPC error at the same status (the MCP clients read that from an error status;
     anything else they report as a bare "Server returned an error response", hiding
     why: a missing token, one without access to the namespace, a body over the cap)."""
     if scope["path"] == MCP_PATH:
-        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+        text = message if field is None else f"{field}: {message}"
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": text}}
         return JSONResponse(body, status_code=status, headers=dict(headers or {}))
-    return _error(status, type_, message, headers=headers)
+    return _error(status, type_, message, field, headers)
 
 
 def _too_large(scope: Scope, error: _BodyTooLarge) -> ASGIApp:
