@@ -230,6 +230,12 @@ class TokenRegistry:
         """Whether at least one token is configured (and not revoked)."""
         return self._store.has_active_tokens()
 
+    def is_active(self, token_id: str) -> bool:
+        """Whether the token with that id exists and is not revoked (for a response that
+        outlives the request it authenticated, such as an event stream)."""
+        record = self._store.find_token(token_id)
+        return record is not None and record.revoked_at is None
+
     def authenticate(self, token: str) -> Caller:
         """The caller a bearer token stands for; :class:`AuthenticationError` if it is not valid.
 

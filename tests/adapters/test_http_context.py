@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from mcp import Client, MCPError
 from recalld.config import Settings
 from recalld.tokens import TokenRegistry
 from tests.adapters.http_support import ServerProcess
+from tests.adapters.mcp_support import INITIALIZE
 from tests.media import melody
 
 pytestmark = pytest.mark.slow
@@ -206,6 +208,154 @@ def test_http_mcp_endpoint_needs_a_token_for_its_namespace(tmp_path: Path) -> No
         assert "remember" in tools
     finally:
         running.stop()
+
+
+def test_http_mcp_refusals_reach_the_client_as_json_rpc_errors(tmp_path: Path) -> None:
+    # The MCP client reads only a JSON-RPC error from an error status; the API's own
+    # error body became a bare "Server returned an error response", hiding why.
+    db = tmp_path / "refusals.db"
+    with TokenRegistry.open(Settings(db=db)) as registry:
+        reader = registry.create("reader", {"default": "read"}).token
+    running = ServerProcess(db).start()
+    try:
+        url = f"{running.base_url}/mcp"
+        for token, reason in (
+            (None, "a bearer token is required"),
+            ("rcd_0000000000000000_wrong", "the bearer token is not valid"),
+            (reader, "this token may not read and write it"),
+        ):
+            message = anyio.run(_mcp_refused, url, token)
+            assert reason in message, (token, message)
+        raw = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, timeout=30)
+        assert raw.status_code == 401
+        assert raw.headers["WWW-Authenticate"] == "Bearer"
+        assert raw.json()["error"]["code"] == -32600
+    finally:
+        running.stop()
+
+
+def test_http_mcp_refuses_a_url_that_is_not_utf8_as_a_json_rpc_error(
+    server: ServerProcess,
+) -> None:
+    # The URL check answered /mcp in the REST API's shape, which the MCP client reports
+    # as a bare "Server returned an error response", hiding which part was wrong.
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    refused = httpx.post(f"{server.base_url}/mcp?client=%FF", json=ping, headers=accept)
+    assert refused.status_code == 422, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == -32600
+    assert error["message"].startswith("query: is not valid UTF-8"), error
+    rest = httpx.get(f"{server.base_url}/v1/memories?q=%FF").json()["error"]
+    assert (rest["type"], rest["field"]) == ("validation_error", "query")  # REST unchanged
+
+
+def test_http_mcp_refuses_a_namespace_named_the_rest_way(server: ServerProcess) -> None:
+    # /mcp works in the server's namespace; a client configured with the REST API's
+    # namespace header (or query) used to write there silently instead of where it asked.
+    url = f"{server.base_url}/mcp"
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    for headers, query, named in (
+        ({"X-Recalld-Namespace": "infra"}, "", "X-Recalld-Namespace"),
+        ({}, "?namespace=infra", "namespace"),
+        ({}, "?user_id=alice", "user_id"),
+    ):
+        refused = httpx.post(
+            url + query, json=initialize, headers={**accept, **headers}, timeout=30
+        )
+        assert refused.status_code == 422, refused.text
+        message = refused.json()["error"]["message"]
+        assert message.startswith(f"{named}: "), message
+        assert "'default'" in message
+    same = httpx.post(
+        url, json=initialize, headers={**accept, "X-Recalld-Namespace": "default"}, timeout=30
+    )
+    assert same.status_code == 200, same.text
+
+
+def test_http_mcp_stream_ends_when_its_token_is_revoked(tmp_path: Path) -> None:
+    # "A revoked token stops at once": a stream opened before the revocation kept
+    # telling its holder when the core memory changed, for as long as it stayed open.
+    db = tmp_path / "revoked.db"
+    with TokenRegistry.open(Settings(db=db)) as registry:
+        watcher = registry.create("watcher", {"default": "read+write"})
+        editor = registry.create("editor", {"default": "read+write"}).token
+    running = ServerProcess(db).start()
+    try:
+        url = f"{running.base_url}/mcp"
+        headers = {
+            "Authorization": f"Bearer {watcher.token}",
+            "Accept": "application/json, text/event-stream",
+        }
+        opened = httpx.post(url, json=INITIALIZE, headers=headers, timeout=30)
+        headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+        headers["Mcp-Protocol-Version"] = "2025-06-18"
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert httpx.post(url, json=initialized, headers=headers, timeout=30).status_code == 202
+        subscribe = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "resources/subscribe",
+            "params": {"uri": "memory://core"},
+        }
+        assert httpx.post(url, json=subscribe, headers=headers, timeout=30).status_code == 200
+        received: list[str] = []
+        listening, ended = threading.Event(), threading.Event()
+
+        def listen() -> None:
+            stream_headers = {**headers, "Accept": "text/event-stream"}
+            with httpx.stream("GET", url, headers=stream_headers, timeout=60) as stream:
+                listening.set()
+                received.extend(stream.iter_lines())
+            ended.set()
+
+        reader = threading.Thread(target=listen, daemon=True)
+        reader.start()
+        assert listening.wait(30)
+        with TokenRegistry.open(Settings(db=db)) as registry:
+            assert registry.revoke(watcher.info.id)
+        edit = {"operations": [{"action": "add", "content": "after the revocation"}]}
+        changed = httpx.post(
+            f"{running.base_url}/v1/core/memory",
+            json=edit,
+            headers={"Authorization": f"Bearer {editor}"},
+            timeout=30,
+        )
+        assert changed.status_code == 200, changed.text
+        assert ended.wait(20), "the revoked token's stream is still open"
+        assert not any("resources/updated" in line for line in received), received
+    finally:
+        running.stop()
+
+
+async def _mcp_refused(url: str, token: str | None) -> str:
+    import httpx2  # the MCP SDK's HTTP client library
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers) as http_client:
+        with pytest.raises(BaseExceptionGroup) as raised:
+            async with Client(streamable_http_client(url, http_client=http_client)):
+                pass
+    return "; ".join(str(error) for error in _leaves(raised.value))
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions inside ``group`` and the groups nested in it."""
+    found: list[BaseException] = []
+    for error in group.exceptions:
+        found.extend(_leaves(error) if isinstance(error, BaseExceptionGroup) else [error])
+    return found
 
 
 async def _mcp_with_token(url: str, token: str) -> list[str]:

@@ -241,3 +241,73 @@ def test_mcp_stdio_answers_a_line_that_is_no_message(tmp_path: Path) -> None:
     stored = connection.execute("SELECT content FROM memories").fetchall()
     connection.close()
     assert stored == [("after the refusals",)]
+
+
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_line_that_is_not_utf8(tmp_path: Path) -> None:
+    db = tmp_path / "bytes.db"
+    process = _stdio_server(db)
+    assert process.stdout is not None
+    assert process.stdin is not None
+    _rpc(process, INITIALIZE)
+    assert b'"id":1' in process.stdout.readline()
+    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    # JSON text must be UTF-8 (RFC 8259 8.1), as the HTTP transport enforces: a stray
+    # byte, or a surrogate encoded in UTF-8, is refused, not stored as U+FFFD.
+    for number, content in ((7, b"bad \xff\xfe bytes"), (8, b"a \xed\xa0\x80 surrogate")):
+        process.stdin.write(
+            b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name":'
+            b' "remember", "arguments": {"content": "%s"}}}\n' % (number, content)
+        )
+        process.stdin.flush()
+        refused = json.loads(process.stdout.readline())
+        assert (refused["id"], refused["error"]["code"]) == (None, -32700), refused
+        assert "UTF-8" in refused["error"]["message"]
+    call = {"name": "remember", "arguments": {"content": "after the refusals"}}
+    _rpc(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call})
+    answered = json.loads(process.stdout.readline())
+    assert answered["id"] == 9
+    assert answered["result"]["isError"] is False
+    process.stdin.close()
+    assert process.stderr is not None
+    errors = process.stderr.read().decode()
+    process.stderr.close()
+    process.stdout.close()
+    assert process.wait(timeout=30) == 0, errors
+    assert "Traceback" not in errors
+    connection = apsw.Connection(str(db))
+    stored = connection.execute("SELECT content FROM memories").fetchall()
+    connection.close()
+    assert stored == [("after the refusals",)]
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_a_request_whose_id_is_no_string_or_integer(tmp_path: Path) -> None:
+    process = _stdio_server(tmp_path / "ids.db")
+    assert process.stdout is not None
+    assert process.stdin is not None
+    _rpc(process, INITIALIZE)
+    assert b'"id":1' in process.stdout.readline()
+    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    # MCP ids are strings or integers, never null. The SDK read these as notifications
+    # (which get no answer), so the client waited forever for its reply.
+    for identifier in ("true", "1.5", "2.0", "null", "[7]"):
+        line = f'{{"jsonrpc": "2.0", "id": {identifier}, "method": "tools/list"}}\n'
+        process.stdin.write(line.encode())
+        process.stdin.flush()
+        ready, _, _ = select.select([process.stdout], [], [], 20)
+        assert ready, f"no answer to a request with id {identifier}"
+        refused = json.loads(process.stdout.readline())
+        assert (refused["id"], refused["error"]["code"]) == (None, -32600), refused
+        assert "id" in refused["error"]["message"]
+    # A real notification still gets no answer: the next line out answers the ping.
+    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    _rpc(process, {"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    assert json.loads(process.stdout.readline()) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    process.stdin.close()
+    assert process.stderr is not None
+    errors = process.stderr.read().decode()
+    process.stderr.close()
+    process.stdout.close()
+    assert process.wait(timeout=30) == 0, errors
+    assert "Traceback" not in errors

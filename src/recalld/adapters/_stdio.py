@@ -8,10 +8,13 @@ log is checkpointed. A client that closes the pipe before reading every
 answer ends the server quietly (no traceback, nothing more on stdout).
 
 A line that is not a JSON-RPC message (not JSON, a lone surrogate escape, JSON
-nested past what the SDK reads) is answered here, as JSON-RPC says: ``-32700``
+nested past what the SDK reads, a request whose id is no string or integer, which
+the SDK takes for a notification) is answered here, as JSON-RPC says: ``-32700``
 when it is not JSON, ``-32600`` with the request's id when it is JSON but not a
 valid message. The SDK would drop it, and the client would wait for an answer
-that never comes.
+that never comes. A line that is not UTF-8 is ``-32700`` too (JSON text is UTF-8,
+and the HTTP transport refuses it the same way): decoding it with replacement
+characters would store the bytes as ``U+FFFD``, something the client never sent.
 """
 
 from __future__ import annotations
@@ -53,6 +56,19 @@ def _reason(error: Exception) -> str:
     return str(error)
 
 
+def undecodable(error: UnicodeDecodeError) -> types.JSONRPCError:
+    """The JSON-RPC answer to a line that is not UTF-8 (no id can be read from it)."""
+    byte = error.object[error.start]
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=types.ErrorData(
+            code=types.PARSE_ERROR,
+            message=f"Parse error: the line is not UTF-8 (byte 0x{byte:02x} at {error.start})",
+        ),
+    )
+
+
 def refusal(line: str, error: Exception) -> types.JSONRPCError:
     """The JSON-RPC answer to ``line``, which is not a valid message (``error`` says why)."""
     reason = _reason(error)
@@ -73,13 +89,26 @@ def refusal(line: str, error: Exception) -> types.JSONRPCError:
     )
 
 
+def _check_no_id(line: str) -> None:
+    """Refuse a "notification" that carries an id: a request whose id is not a string or
+    an integer (``true``, ``1.5``, ``null``), which the SDK reads as a notification and
+    never answers, so the client would wait forever for its reply."""
+    decoded = json.loads(line)
+    if isinstance(decoded, dict) and "id" in decoded:
+        found = json.dumps(decoded["id"])[:40]
+        raise ValueError(f"a request id must be a string or an integer (got {found})")
+
+
 class _StdinLines:
     """The client's valid messages, read by a daemon thread (an async iterator of text
     lines); a line that is not one is answered through ``refused`` instead."""
 
     def __init__(self, handle: BinaryIO) -> None:
         self._handle = handle
-        self._send, self._receive = anyio.create_memory_object_stream[str | None](16)
+        # A line arrives as text, or as why it is not UTF-8; None: the client hung up.
+        self._send, self._receive = anyio.create_memory_object_stream[
+            str | UnicodeDecodeError | None
+        ](16)
         self._started = False
         self.refused: MemoryObjectSendStream[SessionMessage] | None = None
 
@@ -97,10 +126,17 @@ class _StdinLines:
             line = await self._receive.receive()
             if line is None:
                 raise StopAsyncIteration
+            if isinstance(line, UnicodeDecodeError):
+                logger.warning("refused a line that is not UTF-8: %s", line)
+                if self.refused is not None:
+                    await self.refused.send(SessionMessage(undecodable(line)))
+                continue
             if not line.strip() or self.refused is None:
                 return line
             try:
-                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                if isinstance(message, types.JSONRPCNotification):
+                    _check_no_id(line)
             except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
                 logger.warning("refused a line that is not a JSON-RPC message: %s", error)
                 await self.refused.send(SessionMessage(refusal(line, error)))
@@ -110,8 +146,12 @@ class _StdinLines:
     def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
             for raw in iter(self._handle.readline, b""):
-                text = raw.decode("utf-8", errors="replace")
-                anyio.from_thread.run(self._send.send, text, token=token)
+                line: str | UnicodeDecodeError
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    line = error
+                anyio.from_thread.run(self._send.send, line, token=token)
             anyio.from_thread.run(self._send.send, None, token=token)
         except Exception:  # noqa: BLE001 - the loop is gone or the pipe broke: stop reading
             return

@@ -55,7 +55,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -70,7 +70,8 @@ from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_models import BodyFieldError
-from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, v1_router
+from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
+from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
 from recalld.errors import (
@@ -159,14 +160,13 @@ HTTP_ERROR_TYPES = {
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
 
 
+UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
+UNAVAILABLE_HEADERS = {"Retry-After": "1"}
+
+
 def _unavailable() -> JSONResponse:
     """503 for a database server that cannot be reached now (it may come back)."""
-    return _error(
-        503,
-        "database_unavailable",
-        "the database is unavailable; retry shortly",
-        headers={"Retry-After": "1"},
-    )
+    return _error(503, "database_unavailable", UNAVAILABLE_MESSAGE, headers=UNAVAILABLE_HEADERS)
 
 
 def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
@@ -277,7 +277,8 @@ class _UrlText:
                     unquote_to_bytes(raw.replace(b"+", b" ")).decode("utf-8")
                 except UnicodeDecodeError as error:
                     message = f"is not valid UTF-8 (a %-escaped byte at offset {error.start})"
-                    await _error(422, "validation_error", message, field)(scope, receive, send)
+                    refusal = _refusal(scope, 422, "validation_error", message, field=field)
+                    await refusal(scope, receive, send)
                     return
         await self.app(scope, receive, send)
 
@@ -315,17 +316,26 @@ class _Authentication:
                 _browser_site(headers, self.allowed_origins),
             )
         except AuthenticationError as error:
-            response = _error(401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS)
+            response = _refusal(
+                scope, 401, "unauthorized", str(error), headers=UNAUTHORIZED_HEADERS
+            )
             await response(scope, receive, send)
             return
         except DatabaseUnavailableError as error:
             logger.error("database unavailable while authenticating: %s", error)
-            await _unavailable()(scope, receive, send)
+            unavailable = _refusal(
+                scope,
+                503,
+                "database_unavailable",
+                UNAVAILABLE_MESSAGE,
+                headers=UNAVAILABLE_HEADERS,
+            )
+            await unavailable(scope, receive, send)
             return
         except StorageError as error:
             logger.error("storage error while authenticating: %s", error)
             kind = "disk_full" if isinstance(error, DiskFullError) else "storage_error"
-            await _error(503, kind, "the token store is unavailable")(scope, receive, send)
+            await _refusal(scope, 503, kind, "the token store is unavailable")(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         await self.app(scope, receive, send)
@@ -390,14 +400,29 @@ class _BodyTooLarge(HTTPException):
         super().__init__(413, f"the request body is larger than {limit} bytes")
 
 
-def _too_large(scope: Scope, error: _BodyTooLarge) -> ASGIApp:
-    """The 413 answer: the API's error shape, or for ``/mcp`` a JSON-RPC error (the MCP
-    clients read that from an error status; anything else they report as a bare
-    "server error")."""
+def _refusal(
+    scope: Scope,
+    status: int,
+    type_: str,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    field: str | None = None,
+) -> JSONResponse:
+    """A refusal before the endpoint runs: the API's error shape, or for ``/mcp`` a
+    JSON-RPC error at the same status (the MCP clients read that from an error status;
+    anything else they report as a bare "Server returned an error response", hiding
+    why: a missing token, one without access to the namespace, a body over the cap)."""
     if scope["path"] == MCP_PATH:
-        message = f"{error.detail} (RECALLD_MAX_BODY_BYTES)"
-        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-        return JSONResponse(body, status_code=413)
+        text = message if field is None else f"{field}: {message}"
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": text}}
+        return JSONResponse(body, status_code=status, headers=dict(headers or {}))
+    return _error(status, type_, message, field, headers)
+
+
+def _too_large(scope: Scope, error: _BodyTooLarge) -> ASGIApp:
+    """The 413 answer (a JSON-RPC error for ``/mcp``, see :func:`_refusal`)."""
+    if scope["path"] == MCP_PATH:
+        return _refusal(scope, 413, "payload_too_large", f"{error.detail} (RECALLD_MAX_BODY_BYTES)")
     return _http_error(Request(scope), error)
 
 
@@ -688,19 +713,31 @@ def _describe_meta(schemas: dict[str, Any]) -> None:
 
 
 class _NamespaceGuard:
-    """Let through only callers who may read and write ``namespace`` (403 otherwise)."""
+    """Let through only callers who may read and write ``namespace`` (403 otherwise), and
+    requests that name no other namespace the REST way (422): /mcp works in the server's,
+    and a client configured with the REST header would otherwise write there unawares.
+    A stream its caller opened ends once the caller's token is revoked."""
 
-    def __init__(self, app: ASGIApp, namespace: str) -> None:
+    def __init__(self, app: ASGIApp, namespace: str, tokens: TokenRegistry) -> None:
         self.app = app
         self.namespace = namespace
+        self.tokens = tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         caller = scope.get("state", {}).get(CALLER_STATE_KEY)
         if not isinstance(caller, Caller) or not caller.can(self.namespace, write=True):
             message = f"the MCP endpoint serves namespace {self.namespace!r}: this token may not"
-            await _error(403, "forbidden", message + " read and write it")(scope, receive, send)
+            refusal = _refusal(scope, 403, "forbidden", message + " read and write it")
+            await refusal(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        query = QueryParams(scope.get("query_string", b""))
+        other = other_namespace(Headers(scope=scope), query, self.namespace)
+        if other is not None:
+            message = f"{other[0]}: the MCP endpoint works in namespace {self.namespace!r} (the"
+            message += f" server's), not {other[1]!r}; native tools take a namespace per call"
+            await _refusal(scope, 422, "validation_error", message)(scope, receive, send)
+            return
+        await self.app(scope, receive, end_when_revoked(send, caller, self.tokens))
 
 
 def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> ExtraMount:
@@ -718,9 +755,8 @@ def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str
     endpoint, lifespan = http_endpoint(
         server, path=MCP_PATH, host=settings.host, origins=settings.cors_origins
     )
-    return ExtraMount(
-        MCP_PATH, _NamespaceGuard(endpoint, settings.namespace), lifespan=lifespan, exact=True
-    )
+    guard = _NamespaceGuard(endpoint, settings.namespace, TokenRegistry.for_store(service.store))
+    return ExtraMount(MCP_PATH, guard, lifespan=lifespan, exact=True)
 
 
 def serve(

@@ -24,6 +24,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, QueryParams
 
 from recalld import _validate as check
 from recalld._schema import KEY_PATTERN, NAME_PATTERN
@@ -64,7 +65,13 @@ from recalld.scoping import mem0_namespace, requested_namespace
 from recalld.service import MemoryService
 from recalld.tokens import CALLER_STATE_KEY, Caller
 
-__all__ = ["CALLER_STATE_KEY", "NAMESPACE_HEADER", "batbox_router", "v1_router"]
+__all__ = [
+    "CALLER_STATE_KEY",
+    "NAMESPACE_HEADER",
+    "batbox_router",
+    "other_namespace",
+    "v1_router",
+]
 
 NAMESPACE_HEADER = "X-Recalld-Namespace"
 NDJSON = "application/x-ndjson"
@@ -162,6 +169,23 @@ AgentQuery = Annotated[
         json_schema_extra={"pattern": f"^{SCOPE_ID_PATTERN}$"},
     ),
 ]
+
+
+def other_namespace(headers: Headers, query: QueryParams, namespace: str) -> tuple[str, str] | None:
+    """The first way a request names, as the REST API reads it, a namespace other than
+    ``namespace``: ``(argument, namespace)`` for the header, the query's ``namespace``,
+    or mem0's ``user_id``/``agent_id`` (``user:<id>``, ``agent:<id>``, joined by ``/``)."""
+    named: list[tuple[str, str]] = []
+    header = (headers.get(NAMESPACE_HEADER) or "").strip()
+    if header:
+        named.append((NAMESPACE_HEADER, header))
+    if "namespace" in query:
+        named.append(("namespace", query["namespace"]))
+    kinds = [kind for kind in ("user", "agent") if f"{kind}_id" in query]
+    if kinds:
+        scoped = "/".join(f"{kind}:{query[f'{kind}_id']}" for kind in kinds)
+        named.append((f"{kinds[0]}_id", scoped))
+    return next((pair for pair in named if pair[1] != namespace), None)
 
 
 def authorized_namespaces(

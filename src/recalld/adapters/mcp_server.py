@@ -31,7 +31,13 @@ from mcp.server.mcpserver.resources.base import Resource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    EmptyResult,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
 from pydantic import ConfigDict, Field
 from starlette.routing import Route
 from starlette.types import ASGIApp
@@ -129,11 +135,28 @@ def _unique_prompts(dialects: Sequence[Dialect]) -> list[PromptSpec]:
     return list({spec.name: spec for dialect in dialects for spec in dialect.prompts}.values())
 
 
+class _ArgumentlessPrompt(Prompt):
+    """A prompt that takes no arguments and says so when given some.
+
+    The SDK would fail on them inside rendering, as code 0 (or -32603) "Error
+    rendering prompt …", logged as a server crash: the client could not tell that
+    its own request was wrong, nor which argument.
+    """
+
+    async def render(self, arguments: dict[str, Any] | None, context: Any) -> Any:
+        """Refuse any argument as invalid params, naming it; else render."""
+        if arguments:
+            given = ", ".join(repr(name) for name in sorted(arguments))
+            message = f"arguments: prompt {self.name!r} takes no arguments; got {given}"
+            raise MCPError(code=INVALID_PARAMS, message=message)
+        return await super().render(arguments, context)
+
+
 def _prompt(spec: PromptSpec) -> Prompt:
     def render(ctx: Context) -> str:
         return spec.render(state_of(ctx).service)
 
-    return Prompt.from_function(render, name=spec.name, description=spec.description)
+    return _ArgumentlessPrompt.from_function(render, name=spec.name, description=spec.description)
 
 
 async def _notify(bus: InMemorySubscriptionBus, state: McpState, uri: str) -> None:
@@ -172,17 +195,31 @@ async def _watch(
             )
 
 
-def _register_legacy_subscriptions(server: MCPServer[McpState]) -> None:
+def _served(uri: str, uris: Sequence[str]) -> str:
+    """``uri`` if it is one of this server's resources, else an invalid-params error.
+
+    A subscription to anything else would never be notified (the client would wait
+    for nothing), and each one was kept for the life of the server, whatever its size.
+    """
+    if uri not in uris:
+        message = f"uri: {uri!r} is not a resource of this server ({', '.join(uris)})"
+        raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": uri})
+    return uri
+
+
+def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[str]) -> None:
     async def subscribe(
         context: ServerRequestContext[McpState], params: SubscribeRequestParams
     ) -> EmptyResult:
-        context.lifespan_context.subscribers.add(str(params.uri), context.session)
+        uri = _served(str(params.uri), uris)
+        context.lifespan_context.subscribers.add(uri, context.session)
         return EmptyResult()
 
     async def unsubscribe(
         context: ServerRequestContext[McpState], params: UnsubscribeRequestParams
     ) -> EmptyResult:
-        context.lifespan_context.subscribers.remove(str(params.uri), context.session)
+        uri = _served(str(params.uri), uris)
+        context.lifespan_context.subscribers.remove(uri, context.session)
         return EmptyResult()
 
     # The high-level MCPServer serves only the 2026-07-28 subscriptions/listen;
@@ -249,7 +286,7 @@ def build_server(
     for prompt in _unique_prompts(enabled):
         server.add_prompt(_prompt(prompt))
     if resources:
-        _register_legacy_subscriptions(server)
+        _register_legacy_subscriptions(server, [spec.uri for spec in resources])
     return server
 
 

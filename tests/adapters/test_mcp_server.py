@@ -1,0 +1,46 @@
+"""The MCP server's own protocol surface: subscriptions and prompts, as clients use them."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+from mcp import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types import INVALID_PARAMS
+
+from tests.adapters.mcp_support import in_process
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_mcp_server_refuses_a_subscription_to_no_resource(tmp_path: Path) -> None:
+    # A subscription to a URI the server does not serve would never be notified (the
+    # client waits forever) and was kept for the life of the server, whatever its size.
+    async with in_process(tmp_path / "subscribe.db", "native")(mode="legacy") as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            for request in (client.subscribe_resource, client.unsubscribe_resource):
+                with pytest.raises(MCPError) as raised:
+                    await request("memory://no-such-resource")
+                assert raised.value.code == INVALID_PARAMS
+                assert "memory://no-such-resource" in raised.value.error.message
+                assert "memory://core" in raised.value.error.message  # what it may subscribe to
+            await client.subscribe_resource("memory://core")
+            await client.unsubscribe_resource("memory://core")
+
+
+async def test_mcp_server_names_the_argument_a_prompt_does_not_take(tmp_path: Path) -> None:
+    # The prompts take no arguments; one given used to fail as code 0 "Error rendering
+    # prompt core_memory", which says neither what was wrong nor that it was the client.
+    connect = in_process(tmp_path / "prompt.db", "native")
+    for mode in ("auto", "legacy"):
+        async with connect(mode=mode) as client:
+            with pytest.raises(MCPError) as raised:
+                await client.get_prompt("core_memory", {"topic": "travel"})
+            assert raised.value.code == INVALID_PARAMS, mode
+            assert "topic" in raised.value.error.message
+            assert "takes no arguments" in raised.value.error.message
+            rendered = await client.get_prompt("core_memory")
+        assert "MEMORY" in rendered.messages[0].content.text  # type: ignore[union-attr]
