@@ -118,6 +118,8 @@ def key_spellings(key: str) -> list[str]:
 
 # A TTL past this would reach beyond the year 9999 (about 317 years).
 MAX_TTL_SECONDS = 1e10
+# Times are kept to the microsecond: a shorter TTL would expire the memory as it is written.
+MIN_TTL_SECONDS = 1e-6
 MAX_TAGS_PUBLISHED = 64
 MAX_TAG_CHARS_PUBLISHED = 100
 TAGS_SCHEMA = {
@@ -221,7 +223,7 @@ class NewMemory(BaseModel):
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
     at: Moment | str | None = Field(default=None, json_schema_extra=replaced(nullable(DATE_TIME)))
-    ttl_seconds: StrictFloat | None = Field(default=None, gt=0, le=MAX_TTL_SECONDS)
+    ttl_seconds: StrictFloat | None = Field(default=None, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS)
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -274,7 +276,7 @@ class MemoryPatch(BaseModel):
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
     at: Moment | str | None = Field(default=None, json_schema_extra=replaced(nullable(DATE_TIME)))
-    ttl_seconds: StrictFloat | None = Field(default=None, gt=0, le=MAX_TTL_SECONDS)
+    ttl_seconds: StrictFloat | None = Field(default=None, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS)
     place: PlaceInput | None = None
     meta: dict[str, Any] | None = None
 

@@ -63,6 +63,7 @@ from recalld.conversation_model import ConversationMessage, openai_message_schem
 from recalld.errors import ValidationError
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
+    MIN_TTL_SECONDS,
     WHOLE_NUMBER,
     Explanation,
     Filters,
@@ -252,7 +253,9 @@ def remember(
     source: Annotated[str | None, Field(description="URI of the evidence")] = None,
     speaker: Annotated[str | None, Field(max_length=200, description="who said it")] = None,
     at: Annotated[str | None, Field(description="when it happened, ISO 8601")] = None,
-    ttl_seconds: Annotated[StrictFloat | None, Field(gt=0, description="expire after")] = None,
+    ttl_seconds: Annotated[
+        StrictFloat | None, Field(ge=MIN_TTL_SECONDS, description="expire after")
+    ] = None,
     place: Annotated[
         dict[str, Any] | None, Field(description='{"lat", "lon"} or {"geohash"}')
     ] = None,
@@ -362,7 +365,7 @@ def update(
     source: str | None = None,
     speaker: Annotated[str | None, Field(max_length=200)] = None,
     at: str | None = None,
-    ttl_seconds: Annotated[StrictFloat | None, Field(gt=0)] = None,
+    ttl_seconds: Annotated[StrictFloat | None, Field(ge=MIN_TTL_SECONDS)] = None,
     place: dict[str, Any] | None = None,
     meta: dict[str, Any] | None = None,
     clear: Annotated[
