@@ -254,16 +254,6 @@ def test_http_mcp_refuses_a_namespace_named_the_rest_way(server: ServerProcess) 
     # /mcp works in the server's namespace; a client configured with the REST API's
     # namespace header (or query) used to write there silently instead of where it asked.
     url = f"{server.base_url}/mcp"
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"},
-        },
-    }
     accept = {"Accept": "application/json, text/event-stream"}
     for headers, query, named in (
         ({"X-Recalld-Namespace": "infra"}, "", "X-Recalld-Namespace"),
@@ -271,14 +261,14 @@ def test_http_mcp_refuses_a_namespace_named_the_rest_way(server: ServerProcess) 
         ({}, "?user_id=alice", "user_id"),
     ):
         refused = httpx.post(
-            url + query, json=initialize, headers={**accept, **headers}, timeout=30
+            url + query, json=INITIALIZE, headers={**accept, **headers}, timeout=30
         )
         assert refused.status_code == 422, refused.text
         message = refused.json()["error"]["message"]
         assert message.startswith(f"{named}: "), message
         assert "'default'" in message
     same = httpx.post(
-        url, json=initialize, headers={**accept, "X-Recalld-Namespace": "default"}, timeout=30
+        url, json=INITIALIZE, headers={**accept, "X-Recalld-Namespace": "default"}, timeout=30
     )
     assert same.status_code == 200, same.text
 

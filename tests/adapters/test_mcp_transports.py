@@ -201,12 +201,9 @@ def test_mcp_stdio_client_hanging_up_first_is_quiet(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_mcp_stdio_answers_a_line_that_is_no_message(tmp_path: Path) -> None:
     db = tmp_path / "garbled.db"
-    process = _stdio_server(db)
+    process = _initialized_stdio_server(db)
     assert process.stdout is not None
     assert process.stdin is not None
-    _rpc(process, INITIALIZE)
-    assert b'"id":1' in process.stdout.readline()
-    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     process.stdin.write(b"{not json\n")
     process.stdin.flush()
     parse = json.loads(process.stdout.readline())
@@ -225,33 +222,15 @@ def test_mcp_stdio_answers_a_line_that_is_no_message(tmp_path: Path) -> None:
         refused = json.loads(process.stdout.readline())
         assert (refused["id"], refused["error"]["code"]) == (number, -32600), refused
     # The server still answers, and stored nothing from the refused lines.
-    call = {"name": "remember", "arguments": {"content": "after the refusals"}}
-    _rpc(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call})
-    answered = json.loads(process.stdout.readline())
-    assert answered["id"] == 9
-    assert answered["result"]["isError"] is False
-    process.stdin.close()
-    assert process.stderr is not None
-    errors = process.stderr.read().decode()
-    process.stderr.close()
-    process.stdout.close()
-    assert process.wait(timeout=30) == 0, errors
-    assert "Traceback" not in errors
-    connection = apsw.Connection(str(db))
-    stored = connection.execute("SELECT content FROM memories").fetchall()
-    connection.close()
-    assert stored == [("after the refusals",)]
+    _stored_only_what_followed(process, db)
 
 
 @pytest.mark.slow
 def test_mcp_stdio_refuses_a_line_that_is_not_utf8(tmp_path: Path) -> None:
     db = tmp_path / "bytes.db"
-    process = _stdio_server(db)
+    process = _initialized_stdio_server(db)
     assert process.stdout is not None
     assert process.stdin is not None
-    _rpc(process, INITIALIZE)
-    assert b'"id":1' in process.stdout.readline()
-    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     # JSON text must be UTF-8 (RFC 8259 8.1), as the HTTP transport enforces: a stray
     # byte, or a surrogate encoded in UTF-8, is refused, not stored as U+FFFD.
     for number, content in ((7, b"bad \xff\xfe bytes"), (8, b"a \xed\xa0\x80 surrogate")):
@@ -263,32 +242,14 @@ def test_mcp_stdio_refuses_a_line_that_is_not_utf8(tmp_path: Path) -> None:
         refused = json.loads(process.stdout.readline())
         assert (refused["id"], refused["error"]["code"]) == (None, -32700), refused
         assert "UTF-8" in refused["error"]["message"]
-    call = {"name": "remember", "arguments": {"content": "after the refusals"}}
-    _rpc(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call})
-    answered = json.loads(process.stdout.readline())
-    assert answered["id"] == 9
-    assert answered["result"]["isError"] is False
-    process.stdin.close()
-    assert process.stderr is not None
-    errors = process.stderr.read().decode()
-    process.stderr.close()
-    process.stdout.close()
-    assert process.wait(timeout=30) == 0, errors
-    assert "Traceback" not in errors
-    connection = apsw.Connection(str(db))
-    stored = connection.execute("SELECT content FROM memories").fetchall()
-    connection.close()
-    assert stored == [("after the refusals",)]
+    _stored_only_what_followed(process, db)
 
 
 @pytest.mark.slow
 def test_mcp_stdio_answers_a_request_whose_id_is_no_string_or_integer(tmp_path: Path) -> None:
-    process = _stdio_server(tmp_path / "ids.db")
+    process = _initialized_stdio_server(tmp_path / "ids.db")
     assert process.stdout is not None
     assert process.stdin is not None
-    _rpc(process, INITIALIZE)
-    assert b'"id":1' in process.stdout.readline()
-    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     # MCP ids are strings or integers, never null. The SDK read these as notifications
     # (which get no answer), so the client waited forever for its reply.
     for identifier in ("true", "1.5", "2.0", "null", "[7]"):
@@ -304,8 +265,41 @@ def test_mcp_stdio_answers_a_request_whose_id_is_no_string_or_integer(tmp_path: 
     _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     _rpc(process, {"jsonrpc": "2.0", "id": 9, "method": "ping"})
     assert json.loads(process.stdout.readline()) == {"jsonrpc": "2.0", "id": 9, "result": {}}
-    process.stdin.close()
+    _exits_cleanly(process)
+
+
+def _initialized_stdio_server(db: Path) -> subprocess.Popen[bytes]:
+    """A stdio server on ``db`` that has answered ``initialize`` and been told so."""
+    process = _stdio_server(db)
+    assert process.stdout is not None
+    _rpc(process, INITIALIZE)
+    assert b'"id":1' in process.stdout.readline()
+    _rpc(process, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return process
+
+
+def _stored_only_what_followed(process: subprocess.Popen[bytes], db: Path) -> None:
+    """After refused lines: the server still answers a write, exits cleanly when its input
+    ends, and the file holds that write alone (nothing of the refused lines)."""
+    assert process.stdout is not None
+    call = {"name": "remember", "arguments": {"content": "after the refusals"}}
+    _rpc(process, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call})
+    answered = json.loads(process.stdout.readline())
+    assert answered["id"] == 9
+    assert answered["result"]["isError"] is False
+    _exits_cleanly(process)
+    connection = apsw.Connection(str(db))
+    stored = connection.execute("SELECT content FROM memories").fetchall()
+    connection.close()
+    assert stored == [("after the refusals",)]
+
+
+def _exits_cleanly(process: subprocess.Popen[bytes]) -> None:
+    """Close the server's input: it exits 0 with no traceback on stderr."""
+    assert process.stdin is not None
+    assert process.stdout is not None
     assert process.stderr is not None
+    process.stdin.close()
     errors = process.stderr.read().decode()
     process.stderr.close()
     process.stdout.close()

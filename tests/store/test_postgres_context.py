@@ -11,33 +11,26 @@ from typing import Any
 import psycopg
 import pytest
 
-from recalld.config import Settings
-from recalld.store.factory import open_store
 from recalld.store.postgres import PostgresStore
 from tests.store.contract.conftest import NOW, record
-from tests.store.test_postgres_semantic import Running, finished_or_blocked
+from tests.store.postgres_interleaving import (
+    Running,
+    finished_or_blocked,
+    held_elsewhere,
+    opened_store,
+)
 
 pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
 def store(postgres_url: str) -> Iterator[PostgresStore]:
-    opened = open_store(Settings(db=postgres_url, embedder="none", graph_extractor="none"))
-    assert isinstance(opened, PostgresStore)
-    try:
-        yield opened
-    finally:
-        opened.close()
+    yield from opened_store(postgres_url)
 
 
 def _locked_elsewhere(url: str, seq: int) -> bool:
     """Whether another session holds a lock on the memory ``seq`` (an update would wait)."""
-    with psycopg.connect(url) as probe:
-        try:
-            probe.execute("SELECT 1 FROM memories WHERE seq = %s FOR UPDATE NOWAIT", (seq,))
-        except psycopg.errors.LockNotAvailable:
-            return True
-        return False
+    return held_elsewhere(url, "SELECT 1 FROM memories WHERE seq = %s", (seq,))
 
 
 def test_postgres_context_fire_locks_its_memories_in_seq_order(

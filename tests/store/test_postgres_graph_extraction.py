@@ -12,13 +12,16 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from recalld.config import Settings
 from recalld.graph.types import ExtractedEntity, Extraction
-from recalld.store.factory import open_store
 from recalld.store.postgres import PostgresStore
 from tests.store.contract.conftest import NOW, record
 from tests.store.contract.test_jobs import LEASE, MODEL
-from tests.store.test_postgres_semantic import Running, _held_elsewhere, finished_or_blocked
+from tests.store.postgres_interleaving import (
+    Running,
+    finished_or_blocked,
+    held_elsewhere,
+    opened_store,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -30,12 +33,7 @@ ENTITY = "SELECT 1 FROM graph_entities WHERE key = %s"
 
 @pytest.fixture
 def store(postgres_url: str) -> Iterator[PostgresStore]:
-    opened = open_store(Settings(db=postgres_url, embedder="none", graph_extractor="rules"))
-    assert isinstance(opened, PostgresStore)
-    try:
-        yield opened
-    finally:
-        opened.close()
+    yield from opened_store(postgres_url, graph_extractor="rules")
 
 
 def _queued(store: PostgresStore, *ids: str) -> list[int]:
@@ -72,7 +70,7 @@ def test_postgres_graph_extraction_a_batch_takes_entities_in_key_order(
         holder.execute(f"{ENTITY} FOR UPDATE", ("zed",))
         completing = Running(lambda: _extract(store, {older: ZED, younger: AMY}))
         assert finished_or_blocked(completing, postgres_url) == "blocked"
-        assert _held_elsewhere(postgres_url, ENTITY, ("amy",))
+        assert held_elsewhere(postgres_url, ENTITY, ("amy",))
         holder.rollback()
     assert completing.outcome() == 2
     entities = store.graph.entities_by_key("default", ["amy", "zed"], NOW)
@@ -92,7 +90,7 @@ def test_postgres_graph_extraction_an_entity_a_memory_stops_naming_is_taken_in_o
         # Amy loses its only mention (and goes): it is taken before Zed, not at the delete.
         completing = Running(lambda: _extract(store, {seq: ZED}))
         assert finished_or_blocked(completing, postgres_url) == "blocked"
-        assert _held_elsewhere(postgres_url, ENTITY, ("amy",))
+        assert held_elsewhere(postgres_url, ENTITY, ("amy",))
         holder.rollback()
     assert completing.outcome() == 1
     entities = store.graph.entities_by_key("default", ["amy", "zed"], NOW)
@@ -113,7 +111,7 @@ def test_postgres_graph_extraction_forget_takes_entities_in_key_order(
 
         forgetting = Running(forget)
         assert finished_or_blocked(forgetting, postgres_url) == "blocked"
-        assert _held_elsewhere(postgres_url, ENTITY, ("amy",))
+        assert held_elsewhere(postgres_url, ENTITY, ("amy",))
         holder.rollback()
     forgetting.outcome()
     assert store.graph.entities_by_key("default", ["amy", "zed"], NOW) == {}

@@ -8,24 +8,22 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from recalld.config import Settings
-from recalld.store.factory import open_store
 from recalld.store.intentions import IntentionRecord, TriggerRecord
 from recalld.store.postgres import PostgresStore
 from tests.store.contract.conftest import NOW, record
-from tests.store.test_postgres_semantic import Running, finished_or_blocked
+from tests.store.postgres_interleaving import (
+    Running,
+    finished_or_blocked,
+    held_elsewhere,
+    opened_store,
+)
 
 pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
 def store(postgres_url: str) -> Iterator[PostgresStore]:
-    opened = open_store(Settings(db=postgres_url, embedder="none", graph_extractor="none"))
-    assert isinstance(opened, PostgresStore)
-    try:
-        yield opened
-    finally:
-        opened.close()
+    yield from opened_store(postgres_url)
 
 
 def _reminder(store: PostgresStore) -> int:
@@ -50,12 +48,7 @@ def _reminder(store: PostgresStore) -> int:
 
 def _intention_locked_elsewhere(url: str, seq: int) -> bool:
     """Whether another session holds a lock on the intention ``seq``."""
-    with psycopg.connect(url) as probe:
-        try:
-            probe.execute("SELECT 1 FROM intentions WHERE seq = %s FOR UPDATE NOWAIT", (seq,))
-        except psycopg.errors.LockNotAvailable:
-            return True
-        return False
+    return held_elsewhere(url, "SELECT 1 FROM intentions WHERE seq = %s", (seq,))
 
 
 def test_postgres_intentions_a_claim_waits_for_a_forget_holding_nothing_it_deletes(

@@ -11,27 +11,31 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psycopg
 import pytest
 
-from recalld.config import Settings
 from recalld.model import Memory
-from recalld.store.factory import open_store
 from recalld.store.postgres import PostgresStore
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_semantic import PostgresSemantic
 from recalld.store.semantic import Job, text_hash
 from tests.store.contract.conftest import NOW, record
 from tests.store.contract.test_jobs import vector
+from tests.store.postgres_interleaving import (
+    WAIT_SECONDS,
+    Running,
+    finished_or_blocked,
+    held_elsewhere,
+    opened_store,
+)
 
 pytestmark = pytest.mark.postgres
 
 T = TypeVar("T")
 MODEL = "test-model"
 LEASE = NOW + timedelta(minutes=2)
-WAIT_SECONDS = 30.0
 
 
 class PausedDatabase(PostgresDatabase):
@@ -55,67 +59,9 @@ class PausedDatabase(PostgresDatabase):
         return super().write(held)
 
 
-class Running:
-    """A call run in a thread; its result or error, once it is done."""
-
-    def __init__(self, call: Callable[[], Any]) -> None:
-        self.done = threading.Event()
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-        def run() -> None:
-            try:
-                self.result = call()
-            except BaseException as error:  # noqa: BLE001 - handed to the test
-                self.error = error
-            finally:
-                self.done.set()
-
-        self.thread = threading.Thread(target=run)
-        self.thread.start()
-
-    def outcome(self) -> Any:
-        assert self.done.wait(WAIT_SECONDS)
-        self.thread.join()
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-
-def _waiting_for_a_lock(watcher: psycopg.Connection[Any]) -> bool:
-    row = watcher.execute(
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-        " AND wait_event_type = 'Lock'"
-    ).fetchone()
-    return row is not None and int(row[0]) > 0
-
-
-def finished_or_blocked(running: Running, url: str) -> str:
-    """Wait (bounded) until ``running`` is done or some backend waits for a lock."""
-    with psycopg.connect(url, autocommit=True) as watcher:
-        stop = threading.Event()
-        timer = threading.Timer(WAIT_SECONDS, stop.set)
-        timer.start()
-        try:
-            while not stop.is_set():
-                if running.done.is_set():
-                    return "finished"
-                if _waiting_for_a_lock(watcher):
-                    return "blocked"
-                running.done.wait(0.01)
-        finally:
-            timer.cancel()
-    raise AssertionError("neither finished nor blocked")
-
-
 @pytest.fixture
 def store(postgres_url: str) -> Iterator[PostgresStore]:
-    opened = open_store(Settings(db=postgres_url, embedder="none", graph_extractor="none"))
-    assert isinstance(opened, PostgresStore)
-    try:
-        yield opened
-    finally:
-        opened.close()
+    yield from opened_store(postgres_url)
 
 
 @pytest.fixture
@@ -195,16 +141,6 @@ def test_postgres_semantic_a_failure_beside_a_completion_leaves_no_memory_queued
     assert state == ("indexed",)
 
 
-def _held_elsewhere(url: str, sql: str, params: tuple[Any, ...]) -> bool:
-    """Whether another transaction holds the row ``sql`` selects (a NOWAIT lock fails)."""
-    with psycopg.connect(url) as probe:
-        try:
-            probe.execute(f"{sql} FOR UPDATE NOWAIT", params)
-        except psycopg.errors.LockNotAvailable:
-            return True
-        return False
-
-
 def test_postgres_semantic_recall_locks_jobs_in_seq_order_across_namespaces(
     store: PostgresStore, postgres_url: str
 ) -> None:
@@ -226,7 +162,7 @@ def test_postgres_semantic_recall_locks_jobs_in_seq_order_across_namespaces(
         )
         assert finished_or_blocked(claiming, postgres_url) == "blocked"
         # Waiting for the younger memory's job, the claim already holds the older one's.
-        assert _held_elsewhere(postgres_url, "SELECT 1 FROM jobs WHERE seq = %s", (older,))
+        assert held_elsewhere(postgres_url, "SELECT 1 FROM jobs WHERE seq = %s", (older,))
         holder.rollback()
     claimed = claiming.outcome()
     assert sorted(job.seq for job in claimed) == seqs
