@@ -226,13 +226,19 @@ def test_remember_speaker_is_kept_trimmed_and_updatable(service: MemoryService) 
     assert service.update(receipt.id, speaker=None).speaker is None
 
 
+def _store_key_as_before(db_path: Path, memory_id: str, key: str) -> None:
+    """Give a stored memory ``key`` as an older version could have written it (past the
+    rules a write checks now)."""
+    connection = apsw.Connection(str(db_path))
+    connection.execute("UPDATE memories SET key = ? WHERE id = ?", (key, memory_id))
+    connection.close()
+
+
 def test_a_key_stored_before_the_dot_segment_rule_can_still_be_updated(
     service: MemoryService, db_path: Path
 ) -> None:
     receipt = service.remember("an old note", key="notes/old")
-    connection = apsw.Connection(str(db_path))
-    connection.execute("UPDATE memories SET key = 'notes/../old' WHERE id = ?", (receipt.id,))
-    connection.close()
+    _store_key_as_before(db_path, receipt.id, "notes/../old")
     updated = service.update(receipt.id, tags=["kept"])  # a tag-only change, as before
     assert (updated.key, updated.tags) == ("notes/../old", ["kept"])
     with pytest.raises(ValidationError) as caught:
@@ -244,9 +250,7 @@ def test_a_key_stored_decomposed_before_the_nfc_rule_is_still_found(
     service: MemoryService, db_path: Path
 ) -> None:
     receipt = service.remember("an old note", key="old.note")
-    connection = apsw.Connection(str(db_path))
-    connection.execute("UPDATE memories SET key = 'cafe\u0301' WHERE id = ?", (receipt.id,))
-    connection.close()
+    _store_key_as_before(db_path, receipt.id, "cafe\u0301")
     assert service.get(key="cafe\u0301").id == receipt.id
 
 
@@ -256,9 +260,7 @@ def test_a_key_stored_decomposed_before_the_nfc_rule_is_overwritten_not_twinned(
     # Written before the rule as "e" + U+0301: writing the key again (in either spelling)
     # must overwrite that memory, not add an NFC twin that shadows it until a forget.
     receipt = service.remember("the old menu", key="old.note")
-    connection = apsw.Connection(str(db_path))
-    connection.execute("UPDATE memories SET key = 'cafe\u0301' WHERE id = ?", (receipt.id,))
-    connection.close()
+    _store_key_as_before(db_path, receipt.id, "cafe\u0301")
     again = service.remember("the new menu", key="cafe\u0301")
     assert (again.status, again.id) == ("overwritten", receipt.id)
     assert [memory.content for memory in service.list_memories().memories] == ["the new menu"]
