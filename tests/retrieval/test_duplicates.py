@@ -102,3 +102,18 @@ def test_two_key_value_records_holding_one_value_are_two_records() -> None:
     selection = select(rows, [0, 1, 2], 10, index, 0.97)  # type: ignore[arg-type]
     assert selection.kept == [0, 1]
     assert selection.duplicates == {0: [2], 1: []}
+
+
+def test_twins_beyond_the_first_candidates_compared_are_still_found() -> None:
+    # Ten vector twins of the best memory rank before the second distinct one: the walk
+    # goes past the candidates whose similarities are computed up front (limit + 8).
+    rows = [_row(1, "The boat leaves at nine")]
+    rows += [_row(seq, f"Boat departs at nine ({seq})") for seq in range(2, 12)]
+    rows += [_row(12, "Lunch is at noon"), _row(13, "Lunch at noon, see you")]
+    vectors = {1: [1.0, 0.0, 0.0], 12: [0.0, 1.0, 0.0], 13: [0.0, 1.0, 0.01]}
+    vectors.update({seq: [1.0, 0.001 * seq, 0.0] for seq in range(2, 12)})
+    order = list(range(len(rows)))
+    selection = select(rows, order, 2, _Vectors(vectors), 0.97)  # type: ignore[arg-type]
+    assert selection.kept == [0, 11]
+    assert selection.duplicates == {0: list(range(1, 11)), 11: [12]}
+    assert selection.collapsed_into == {**{place: 0 for place in range(1, 11)}, 12: 11}

@@ -13,10 +13,12 @@ key/value records holding the same value are two records).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from recalld.embeddings.base import dot_rows
 from recalld.retrieval.vector_source import VectorSource
@@ -34,11 +36,22 @@ class Selection:
     collapsed_into: dict[int, int] = field(default_factory=dict)
 
 
+# Candidates past the limit whose similarities to the others are computed up front with
+# the first ``limit`` (room for that many duplicates among the best).
+HEAD_EXTRA = 8
+
+Origin = tuple[str | None, str | None]
+
+
 def text_key(row: CandidateRow) -> tuple[str | None, str | None, str]:
     """The memory's source, key and text, whitespace-normalised and case-folded: equal
-    keys, same text from the same source under the same key."""
-    text = " ".join(f"{row.title or ''}\n{row.content}".split()).casefold()
-    return row.source, row.key, text
+    keys, same text from the same source under the same key (kept on the row, which the
+    store's row cache hands to the next recall)."""
+    key: tuple[str | None, str | None, str] | None = row.text_key
+    if key is None:
+        text = " ".join(f"{row.title or ''}\n{row.content}".split()).casefold()
+        key = row.text_key = (row.source, row.key, text)
+    return key
 
 
 def select(
@@ -60,9 +73,15 @@ def select(
     seqs = [rows[position].seq for position in order]
     vector_seqs, matrix = index.vectors(seqs) if index is not None else ([], np.zeros((0, 0)))
     vector_row = {seq: row for row, seq in enumerate(vector_seqs)}
+    # The similarities among the first candidates, in one product (dot_rows adds each pair
+    # in the same order either way: the same values as one candidate at a time).
+    head = [vector_row[seq] for seq in seqs[: limit + HEAD_EXTRA] if seq in vector_row]
+    similar = dot_rows(matrix[head], matrix[head]).tolist() if head else []
+    place = {row: number for number, row in enumerate(head)}
     kept_rows: list[int] = []  # matrix rows of the kept memories that have a vector
     kept_with_vector: list[int] = []  # their pool positions
-    kept_origins: list[tuple[str | None, str | None]] = []  # and their sources and keys
+    kept_origins: list[Origin] = []  # and their sources and keys
+    kept_by_origin: dict[Origin, list[tuple[int, int]]] = {}  # (matrix row, position)
     visited = 0
     for position in order:
         if len(selection.kept) >= limit:
@@ -72,13 +91,9 @@ def select(
         key = text_key(row)
         twin = kept_keys.get(key)
         found = vector_row.get(row.seq)
-        if twin is None and found is not None and kept_rows:
-            similarities = dot_rows(matrix[kept_rows], matrix[found])
-            same_source = np.array([origin == (row.source, row.key) for origin in kept_origins])
-            similarities = np.where(same_source, similarities, -np.inf)
-            best = int(np.argmax(similarities))
-            if float(similarities[best]) >= threshold:
-                twin = kept_with_vector[best]
+        origin = (row.source, row.key)
+        if twin is None and found is not None and origin in kept_by_origin:
+            twin = _closest(found, kept_by_origin[origin], matrix, similar, place, threshold)
         if twin is not None:
             selection.duplicates[twin].append(position)
             selection.collapsed_into[position] = twin
@@ -89,7 +104,8 @@ def select(
         if found is not None:
             kept_rows.append(found)
             kept_with_vector.append(position)
-            kept_origins.append((row.source, row.key))
+            kept_origins.append(origin)
+            kept_by_origin.setdefault(origin, []).append((found, position))
     rest = order[visited:]
     if not rest:
         return selection
@@ -125,3 +141,28 @@ def select(
             selection.duplicates[twin].append(position)
             selection.collapsed_into[position] = twin
     return selection
+
+
+def _closest(
+    found: int,
+    kept: Sequence[tuple[int, int]],
+    matrix: npt.NDArray[np.floating],
+    similar: list[list[float]],
+    place: dict[int, int],
+    threshold: float,
+) -> int | None:
+    """The position of the first of ``kept`` (matrix row, position: the kept memories of
+    the candidate's source and key) most similar to matrix row ``found``, if that
+    similarity reaches ``threshold``. From ``similar`` (by ``place``) when the candidate
+    is among the first ones, whose kept memories come before it; else computed."""
+    number = place.get(found)
+    if number is not None:
+        values = similar[number]
+        similarities = [values[place[row]] for row, _ in kept]
+    else:
+        similarities = dot_rows(matrix[[row for row, _ in kept]], matrix[found]).tolist()
+    best, best_value = None, -math.inf
+    for (_, position), value in zip(kept, similarities, strict=True):
+        if value > best_value:  # the first of equals, as numpy's argmax
+            best, best_value = position, value
+    return best if best_value >= threshold else None

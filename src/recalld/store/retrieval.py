@@ -49,6 +49,9 @@ class CandidateRow:
     """What a reader derived from this row's text, kept with the row for the next recall
     that reads the same row (the store's row cache hands it out again until memories
     change): recall keeps its prepared terms here (``RowTermsCache.of``)."""
+    text_key: Any = field(default=None, compare=False, repr=False)
+    """Likewise: the key near-duplicate collapse compares its text by
+    (:func:`recalld.retrieval.duplicates.text_key`), made on first use."""
 
 
 # The columns a candidate row is read from (alias ``m`` for memories), in
