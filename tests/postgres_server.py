@@ -98,7 +98,7 @@ class LocalPostgres:
                 "--auth-local=reject",
                 "--auth-host=scram-sha-256",
                 "--encoding=UTF8",
-                "--locale=C",
+                "--locale=C.UTF-8",
                 "--no-instructions",
                 "--no-sync",
             ],

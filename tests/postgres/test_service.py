@@ -262,6 +262,7 @@ def test_postgres_without_unaccent_keyword_search_says_it_does_not_fold_accents(
     with caplog.at_level("WARNING"), MemoryService.open(settings, clock=clock):
         pass
     assert any("does not fold accents" in record.getMessage() for record in caplog.records)
+
     # Restoring the mapping restores the folding for new writes (and rewritten rows).
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         connection.execute(
@@ -272,6 +273,41 @@ def test_postgres_without_unaccent_keyword_search_says_it_does_not_fold_accents(
     assert [hit.memory.content for hit in memory.search("zurich", mode="keyword")] == [
         "Drove to Zürich"
     ]
+
+
+def test_postgres_keyword_search_splits_words_at_a_no_break_space_or_dash(
+    memory: MemoryService, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The test server's databases are C.UTF-8, as a server's usually are: PostgreSQL's
+    # parser then splits at non-ASCII punctuation as SQLite's index does.
+    memory.remember("hello\u00a0world")
+    memory.remember("coffee\u2014tea")
+    assert [hit.memory.content for hit in memory.search("hello", mode="keyword")] == [
+        "hello\u00a0world"
+    ]
+    assert [hit.memory.content for hit in memory.search("tea", mode="keyword")] == [
+        "coffee\u2014tea"
+    ]
+    assert not any("ASCII characters only" in record.getMessage() for record in caplog.records)
+
+
+def test_postgres_in_a_c_locale_database_says_words_split_at_ascii_only(
+    postgres_server: LocalPostgres, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # LC_CTYPE C: every non-ASCII character is a letter to the parser ("hello\u00a0world"
+    # is one word). Search still works; every store that opens such a database says so.
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(
+            "CREATE DATABASE ascii_ctype TEMPLATE template0 LC_CTYPE 'C' LC_COLLATE 'C'"
+        )
+    settings = Settings(db=postgres_server.url("ascii_ctype"), embedder="none")
+    with caplog.at_level("WARNING"), MemoryService.open(settings, clock=clock) as memory:
+        memory.remember("hello there")
+        assert [hit.memory.content for hit in memory.search("hello", mode="keyword")] == [
+            "hello there"
+        ]
+    warnings = [record.getMessage() for record in caplog.records]
+    assert any("ASCII characters only" in text and "LC_CTYPE is C" in text for text in warnings)
 
 
 def test_postgres_graph_names_migration_gives_each_name_a_memory_that_says_it(

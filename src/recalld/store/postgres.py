@@ -335,7 +335,7 @@ class PostgresStore:
         self._schema_version = self._migrate(on_migration)
         self._scrub = PostgresScrub(database, vacuum)
         self._retrieval = PostgresRetrieval(database)
-        self._retrieval.warn_without_accent_folding()
+        self._retrieval.warn_about_search()
         self._semantic = PostgresSemantic(database)
         self._core = PostgresCore(database)
         self._graph = PostgresGraph(database)

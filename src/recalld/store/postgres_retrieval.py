@@ -81,6 +81,11 @@ def _fold(word: str) -> str:
     return "".join(character for character in decomposed if not unicodedata.combining(character))
 
 
+# The LC_CTYPEs under which PostgreSQL's text search parser reads every non-ASCII
+# character as a letter.
+ASCII_CTYPES = frozenset({"C", "POSIX"})
+
+
 class PostgresRetrieval:
     """:class:`recalld.store.retrieval.RetrievalStore` on the store's connection pool."""
 
@@ -88,20 +93,34 @@ class PostgresRetrieval:
         self._database = database
         self._local = threading.local()
 
-    def warn_without_accent_folding(self) -> None:
-        """Log a warning when the search configuration lacks the ``unaccent`` dictionary
-        (migration 23 could not create the extension): "Munchen" then misses "München"."""
-        folds = self._database.read(
+    def warn_about_search(self) -> None:
+        """Log a warning for each way this database's keyword search falls short: no
+        ``unaccent`` dictionary in the search configuration (migration 23 could not
+        create the extension: "Munchen" then misses "München"), or a database whose
+        ``LC_CTYPE`` is ``C``/``POSIX``, where PostgreSQL's parser takes every non-ASCII
+        character for a letter (a no-break space, an em dash or an emoji then joins the
+        words beside it: "hello" misses "hello\u00a0world")."""
+        folds, ctype = self._database.read(
             "SELECT EXISTS (SELECT 1 FROM pg_ts_config_map m"
             " JOIN pg_ts_config c ON c.oid = m.mapcfg JOIN pg_ts_dict d ON d.oid = m.mapdict"
-            " WHERE c.cfgname = %s AND d.dictname = 'unaccent')",
+            " WHERE c.cfgname = %s AND d.dictname = 'unaccent'),"
+            " (SELECT datctype FROM pg_database WHERE datname = current_database())",
             (SEARCH_CONFIGURATION,),
-        )
-        if not folds[0][0]:
+        )[0]
+        if not folds:
             logger.warning(
                 "keyword search in %s does not fold accents: the unaccent extension is"
                 " missing (see the README's PostgreSQL section)",
                 self._database.display,
+            )
+        if ctype in ASCII_CTYPES:
+            logger.warning(
+                "keyword search in %s splits words at ASCII characters only: the database's"
+                " LC_CTYPE is %s, so a no-break space, a dash or an emoji joins the words"
+                " beside it (create the database with a UTF-8 LC_CTYPE such as C.UTF-8; see"
+                " the README's PostgreSQL section)",
+                self._database.display,
+                ctype,
             )
 
     # -- terms -------------------------------------------------------------------
