@@ -360,12 +360,18 @@ class GraphBrowser:
             for row in graph.entities_of(namespace, seqs)
             if row.entity_id != entity_id
         )
-        top = [entity for entity, _ in shared.most_common(min(limit, 20))]
-        records = graph.entity_by_id(namespace, top, now)
+        wanted = min(limit, 20)
+        # Ties go by name: the stores list a memory's mentions in no set order, so the
+        # counter's own order of equal counts differed between SQLite and PostgreSQL.
+        counts = sorted(shared.values(), reverse=True)
+        least = counts[wanted - 1] if len(counts) >= wanted else 0
+        records = graph.entity_by_id(
+            namespace, [entity for entity, count in shared.items() if count >= least], now
+        )
+        top = sorted(records, key=lambda entity: (-shared[entity], records[entity].key))
         return [
             CoMention(name=records[i].name, type=records[i].type, memories=shared[i])
-            for i in top
-            if i in records
+            for i in top[:wanted]
         ]
 
     def rebuild(self, namespaces: Sequence[str] | None = None) -> int:
