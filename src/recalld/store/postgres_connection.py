@@ -37,10 +37,12 @@ import psycopg.errors
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recalld._location import redact_url
 from recalld.errors import DatabaseUnavailableError, StorageError, ValidationError
+from recalld.store.postgres_json import dumps as json_dumps
 from recalld.store.postgres_watchdog import Watchdog
 
 __all__ = [
@@ -201,6 +203,7 @@ class PostgresDatabase:
             raise DatabaseUnavailableError(
                 f"cannot connect to {self.display}: {_scrub(str(error), self.url)}"
             ) from None
+        set_json_dumps(json_dumps, connection)
         return connection
 
     def _prepare(self) -> None:
@@ -222,6 +225,8 @@ class PostgresDatabase:
 
     def _configure(self, connection: Connection) -> None:
         """Set up a new pooled connection: pgvector's types, UTC, iterative HNSW scans."""
+        # A float in jsonb reads back as a float (postgres_json).
+        set_json_dumps(json_dumps, connection)
         with self._watchdog.watching(connection):
             register_vector(connection)
             connection.execute("SET TIME ZONE 'UTC'")

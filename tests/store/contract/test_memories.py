@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -292,3 +293,29 @@ def test_store_namespaces_name_those_holding_only_core_memory_or_entities(store:
     store.core.edit("emptied", "user", lambda entries: entries.clear(), NOW)
     store.core.edit("notes", "memory", lambda entries: entries.append("also notes"), NOW)
     assert store.namespaces() == ["core", "notes", "people"]
+
+
+def test_store_meta_numbers_keep_their_type_and_value(store: Store) -> None:
+    # jsonb keeps a number as numeric, whose text has no decimal point when the number has
+    # no fractional digits: 1e20 came back from PostgreSQL as the integer 10**20, and 1e308
+    # as a 309-digit integer. SQLite keeps JSON text.
+    numbers = {
+        "big": 1e20,
+        "huge": 1.7976931348623157e308,
+        "odd": 1.2345678901234567e19,
+        "edge": 1e16,
+        "tiny": 5e-324,
+        "small": 1e-7,
+        "whole": 1.0,
+        "tenth": 0.1,
+        "integer": 2**62,
+        "count": 12,
+        "nested": [{"x": 3e30}, 4e17, True, None],
+    }
+    with store.transaction() as tx:
+        tx.insert(record(id="numbers", content="numbers", meta=numbers))
+    memory = store.get(scope(), id="numbers")
+    assert memory is not None
+    assert memory.meta == numbers
+    # Floats stay floats and ints ints (== holds between 1e20 and 10**20).
+    assert json.dumps(memory.meta, sort_keys=True) == json.dumps(numbers, sort_keys=True)
