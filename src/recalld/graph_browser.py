@@ -361,7 +361,8 @@ class GraphBrowser:
             if row.entity_id != entity_id
         )
         wanted = min(limit, 20)
-        # Ties go by name: the stores list a memory's mentions in no set order, so the
+        # Ties go by the entity's key (its name folded: NFKC, case), unique in a
+        # namespace: the stores list a memory's mentions in no set order, so the
         # counter's own order of equal counts differed between SQLite and PostgreSQL.
         counts = sorted(shared.values(), reverse=True)
         least = counts[wanted - 1] if len(counts) >= wanted else 0

@@ -6,7 +6,9 @@
 one), while SQLite, which keeps the JSON text, gave the float back. A float whose
 text has an exponent of 16 or more is therefore written out in full with a
 fractional ``.0``, which ``numeric`` keeps, so it reads back as the same float.
-Smaller floats (``1e-07`` included) already keep their scale.
+Smaller floats (``1e-07`` included) already keep their scale. (``-0.0`` still reads
+back as ``0.0``: ``numeric`` has no negative zero.) A float subclass (numpy's
+``float64``) is written as the float it is.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ __all__ = ["dumps"]
 
 def _has_large_float(value: Any) -> bool:
     if isinstance(value, float):
-        return "e+" in repr(value)
+        return "e+" in float.__repr__(value)
     if isinstance(value, dict):
         return any(_has_large_float(item) for item in value.values())
     if isinstance(value, list | tuple):
@@ -29,7 +31,7 @@ def _has_large_float(value: Any) -> bool:
 
 
 def _float_text(value: float) -> str:
-    text = repr(value)
+    text = float.__repr__(value)  # not repr(): numpy's float64 shows as np.float64(...)
     if "e+" not in text:
         return text
     return format(Decimal(text), "f") + ".0"
