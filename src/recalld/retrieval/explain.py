@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from recalld.model import ExplainStage, Explanation, Memory
 from recalld.retrieval.features import FEATURES
-from recalld.retrieval.hybrid import HybridRetriever, channels_of, features_of
+from recalld.retrieval.hybrid import HybridRetriever, channels_of, features_of, tie_order
 from recalld.retrieval.pool import Mode, Pool
 from recalld.store.base import Scope
 
@@ -112,9 +110,9 @@ def explain(
     selection = retriever.select(pool, index, min_score, limit, leave_out=extra)
     # The rank is the place recall gives it: a near-duplicate collapsed into another
     # hit takes no place, so counting it would put a memory returned third at rank 4.
-    # Ties go as recall's stable sort sends them (the earlier candidate first): a memory
-    # the limit left out behind an equal hit is not ranked beside it.
-    tied_before = (pool.scores == score) & (np.arange(len(pool.scores)) < position)
+    # Ties go as recall sends them (the older memory, by seq, first): a memory the limit
+    # left out behind an equal hit is not ranked beside it.
+    tied_before = (pool.scores == score) & (tie_order(pool) < memory.seq)
     above = (pool.scores > score) | tied_before
     above[position] = False
     above[list(selection.collapsed_into)] = False

@@ -57,6 +57,7 @@ from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from recalld._text import STOPWORDS
 from recalld._time import Clock, utc_now
@@ -148,6 +149,11 @@ def features_of(pool: Pool, position: int) -> dict[str, float]:
         for name, value in zip(FEATURES, values, strict=True)
         if not np.isnan(value)
     }
+
+
+def tie_order(pool: Pool) -> npt.NDArray[np.int64]:
+    """The seq of each pool member: what breaks ties between equal scores (oldest first)."""
+    return np.fromiter((row.seq for row in pool.rows), dtype=np.int64, count=len(pool.rows))
 
 
 def _log_warm_up_failure(done: Future[None]) -> None:
@@ -623,7 +629,10 @@ class HybridRetriever:
     ) -> Selection:
         """The hits of ``pool``: at least ``min_score``, one per near-duplicate group."""
         skipped = set(leave_out)
-        ranked = np.argsort(-pool.scores, kind="stable")
+        # Equal scores oldest first (by seq), not in the order the store handed the
+        # candidates over: that differs between the stores and with SQLite's plan, and it
+        # picks which memory answers for a repeated text.
+        ranked = np.lexsort((tie_order(pool), -pool.scores))
         ranked = ranked[pool.scores[ranked] >= min_score]
         order = [position for position in ranked.tolist() if position not in skipped]
         return select(pool.rows, order, limit, index, self.depths.duplicate_cosine)

@@ -370,6 +370,28 @@ def test_recall_ranks_a_small_corpus_the_same_on_every_store(
     assert rankings(store_settings) == expected
 
 
+def test_recall_breaks_equal_scores_by_seq_on_every_store(store_settings: Settings) -> None:
+    # Equal scores come back oldest first (by seq) and a repeated text is answered by its
+    # oldest memory, whatever order the index handed the candidates over in: PostgreSQL
+    # ranks ties newest first, and SQLite's order under a filter follows its plan.
+    with MemoryService.open(store_settings) as service:
+        for number in range(8):
+            service.remember(
+                f"event number {number % 4} at the boundary",
+                id=f"tie-{number}",
+                at=f"2026-01-0{9 - number}T00:00:00Z",  # the later written, the earlier
+            )
+        for filters in (None, {"since": "2025-12-31T00:00:00Z"}, {"kind": "note"}):
+            hits = service.search("event boundary", filters=filters, min_score=0, limit=10)
+            assert len({hit.score for hit in hits}) == 1
+            assert [hit.memory.id for hit in hits] == [f"tie-{number}" for number in range(4)]
+            assert all(hit.channels["duplicates"] == 1.0 for hit in hits)
+            first = service.search("event boundary", filters=filters, min_score=0, limit=1)
+            assert [hit.memory.id for hit in first] == ["tie-0"]
+        explained = service.explain("event boundary", "tie-2", min_score=0, limit=2)
+        assert (explained.stage, explained.rank) == ("beyond_limit", 3)
+
+
 def test_retrieval_leaves_common_words_to_the_rarer_ones(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
