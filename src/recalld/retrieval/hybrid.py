@@ -632,7 +632,10 @@ class HybridRetriever:
         # Equal scores oldest first (by seq), not in the order the store handed the
         # candidates over: that differs between the stores and with SQLite's plan, and it
         # picks which memory answers for a repeated text.
-        ranked = np.lexsort((tie_order(pool), -pool.scores))
+        ranked = np.argsort(-pool.scores, kind="stable")
+        ordered = pool.scores[ranked]
+        if np.any(ordered[1:] == ordered[:-1]):
+            ranked = np.lexsort((tie_order(pool), -pool.scores))
         ranked = ranked[pool.scores[ranked] >= min_score]
         order = [position for position in ranked.tolist() if position not in skipped]
         return select(pool.rows, order, limit, index, self.depths.duplicate_cosine)
