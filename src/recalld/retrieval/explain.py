@@ -110,11 +110,11 @@ def explain(
     selection = retriever.select(pool, index, min_score, limit, leave_out=extra)
     # The rank is the place recall gives it: a near-duplicate collapsed into another
     # hit takes no place, so counting it would put a memory returned third at rank 4.
-    # Ties go as recall sends them (the newer memory, by seq, first): a memory the limit
+    # Ties go as recall sends them (the older memory, by seq, first): a memory the limit
     # left out behind an equal hit is not ranked beside it. One recall did not find (an
     # extra read for explain) would come after every tied candidate it did.
     tied = pool.scores == score
-    tied_before = tied if not found_by else tied & (tie_order(pool) > memory.seq)
+    tied_before = tied if not found_by else tied & (tie_order(pool) < memory.seq)
     above = (pool.scores > score) | tied_before
     above[position] = False
     above[list(selection.collapsed_into)] = False

@@ -152,8 +152,8 @@ def features_of(pool: Pool, position: int) -> dict[str, float]:
 
 
 def tie_order(pool: Pool) -> npt.NDArray[np.int64]:
-    """The seq of each pool member: what breaks ties between equal scores (the newest,
-    the higher seq, first, as every store's candidate search breaks them)."""
+    """The seq of each pool member: what breaks ties between equal scores (the oldest,
+    the lower seq, first, as every store's keyword candidate search breaks them)."""
     return np.fromiter((row.seq for row in pool.rows), dtype=np.int64, count=len(pool.rows))
 
 
@@ -630,14 +630,14 @@ class HybridRetriever:
     ) -> Selection:
         """The hits of ``pool``: at least ``min_score``, one per near-duplicate group."""
         skipped = set(leave_out)
-        # Equal scores newest first (by seq), not in the order the store handed the
+        # Equal scores oldest first (by seq), not in the order the store handed the
         # candidates over: that differs between the stores and with SQLite's plan, and it
-        # picks which memory answers for a repeated text. Newest first as the stores cut
-        # their candidates (ts_rank and BM25 ties, the LIKE scan, context recall).
+        # picks which memory answers for a repeated text. Oldest first as the stores cut
+        # their keyword candidates (BM25 and ts_rank ties).
         ranked = np.argsort(-pool.scores, kind="stable")
         ordered = pool.scores[ranked]
         if np.any(ordered[1:] == ordered[:-1]):
-            ranked = np.lexsort((-tie_order(pool), -pool.scores))
+            ranked = np.lexsort((tie_order(pool), -pool.scores))
         ranked = ranked[pool.scores[ranked] >= min_score]
         order = [position for position in ranked.tolist() if position not in skipped]
         return select(pool.rows, order, limit, index, self.depths.duplicate_cosine)

@@ -254,7 +254,8 @@ class PostgresRetrieval:
         order = (
             "m.seq DESC"
             if newest
-            else f"ts_rank('{CANDIDATE_WEIGHTS}', m.search, q.query, 1) DESC NULLS LAST, m.seq DESC"
+            # Equal ranks oldest first, as SQLite's BM25 ties and recall's final order.
+            else f"ts_rank('{CANDIDATE_WEIGHTS}', m.search, q.query, 1) DESC NULLS LAST, m.seq"
         )
         rows = self._database.read(
             f"WITH q AS (SELECT ({query}) AS query)"

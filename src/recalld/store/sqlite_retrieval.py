@@ -85,8 +85,8 @@ TOKENIZER_ARGUMENTS = ["unicode61", "remove_diacritics", "2"]
 COMMON_WORD_MEMORIES = 1_000
 # A query of common words only ranks this many of the newest memories holding them all.
 COMMON_MATCH_WINDOW = 1_000
-# Equal BM25 scores newest first, as PostgreSQL's ts_rank ties and recall's final order.
-BM25_ORDER = f"bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS}), {FTS_TABLE}.rowid DESC"
+# Equal BM25 scores oldest first, as PostgreSQL's ts_rank ties and recall's final order.
+BM25_ORDER = f"bm25({FTS_TABLE}, {CANDIDATE_WEIGHTS}), {FTS_TABLE}.rowid"
 # Word counts kept per thread while the file is unchanged (see _kept_counts).
 COUNT_CACHE_SIZE = 4_096
 # The kept counts' key for a word's share of the newest memories (see _telling); an FTS5

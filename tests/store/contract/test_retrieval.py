@@ -356,7 +356,7 @@ def test_recall_ranks_a_small_corpus_the_same_on_every_store(
             for content, speaker in corpus:
                 service.remember(content, speaker=speaker, source="chat://1")
             # Compared to 4 decimals, so scores that round alike are sorted by text (exact
-            # ties go newest first on every store: the test below).
+            # ties go oldest first on every store: the test below).
             return [
                 sorted(
                     ((round(hit.score, 4), hit.memory.content) for hit in service.recall(query)),
@@ -372,8 +372,8 @@ def test_recall_ranks_a_small_corpus_the_same_on_every_store(
 
 
 def test_recall_breaks_equal_scores_by_seq_on_every_store(store_settings: Settings) -> None:
-    # Equal scores come back newest first (by seq) and a repeated text is answered by its
-    # newest memory, whatever order the index handed the candidates over in (SQLite's
+    # Equal scores come back oldest first (by seq) and a repeated text is answered by its
+    # oldest memory, whatever order the index handed the candidates over in (SQLite's
     # order under a filter follows its plan).
     with MemoryService.open(store_settings) as service:
         for number in range(8):
@@ -385,27 +385,27 @@ def test_recall_breaks_equal_scores_by_seq_on_every_store(store_settings: Settin
         for filters in (None, {"since": "2025-12-31T00:00:00Z"}, {"kind": "note"}):
             hits = service.search("event boundary", filters=filters, min_score=0, limit=10)
             assert len({hit.score for hit in hits}) == 1
-            assert [hit.memory.id for hit in hits] == [f"tie-{number}" for number in (7, 6, 5, 4)]
+            assert [hit.memory.id for hit in hits] == [f"tie-{number}" for number in range(4)]
             assert all(hit.channels["duplicates"] == 1.0 for hit in hits)
             first = service.search("event boundary", filters=filters, min_score=0, limit=1)
-            assert [hit.memory.id for hit in first] == ["tie-7"]
-        explained = service.explain("event boundary", "tie-5", min_score=0, limit=2)
+            assert [hit.memory.id for hit in first] == ["tie-0"]
+        explained = service.explain("event boundary", "tie-2", min_score=0, limit=2)
         assert (explained.stage, explained.rank) == ("beyond_limit", 3)
 
 
-def test_equal_keyword_scores_keep_the_newest_at_the_candidate_cut_on_every_store(
+def test_equal_keyword_scores_keep_the_oldest_at_the_candidate_cut_on_every_store(
     store_settings: Settings,
 ) -> None:
     # More tied matches than the keyword channel takes: each store cuts its candidates
-    # newest first too, so the same memory answers on both (PostgreSQL kept the newest,
+    # oldest first too, so the same memory answers on both (PostgreSQL kept the newest,
     # SQLite the oldest, and the final order could not mend what the cut left out).
     settings = store_settings.model_copy(update={"keyword_candidates": 2})
     with MemoryService.open(settings) as service:
         for number, word in enumerate(["alpha", "bravo", "charlie", "delta"]):
             service.remember(f"event {word} at the boundary", id=f"cut-{number}")
         hits = service.search("event boundary", mode="keyword", min_score=0, limit=4)
-        assert [hit.memory.id for hit in hits] == ["cut-3", "cut-2"]
-        left_out = service.explain("event boundary", "cut-0", mode="keyword", min_score=0)
+        assert [hit.memory.id for hit in hits] == ["cut-0", "cut-1"]
+        left_out = service.explain("event boundary", "cut-3", mode="keyword", min_score=0)
         assert left_out.stage == "not_in_pool"
         assert left_out.rank == 3  # after both tied hits recall found
 
