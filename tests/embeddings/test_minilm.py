@@ -6,6 +6,7 @@ import json
 import random
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -162,3 +163,30 @@ def test_minilm_reports_a_missing_model_file(tmp_path: Path) -> None:
     embedder = MiniLMEmbedder(model_path=tmp_path / "absent.onnx")
     with pytest.raises(EmbeddingError, match="not found"):
         embedder.embed_batch(["hello"])
+
+
+@pytest.mark.model
+def test_minilm_batches_give_the_arena_back_and_queries_keep_it(
+    minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker's batch asks onnxruntime to shrink its arena after the run (its padded
+    # shapes vary, and the arena kept ~220 MB); a single query, on recall's critical path,
+    # does not.
+    session = minilm._session
+    asked: list[str | None] = []
+
+    def run(outputs: object, feeds: object, options: object = None) -> object:
+        entry = (
+            None
+            if options is None
+            else options.get_run_config_entry(  # type: ignore[attr-defined]
+                "memory.enable_memory_arena_shrinkage"
+            )
+        )
+        asked.append(entry)
+        return session.run(outputs, feeds, options)
+
+    monkeypatch.setattr(minilm, "_session", SimpleNamespace(run=run))
+    minilm.embed_batch(["a cat", "a dog on a mat"])
+    minilm.embed_batch(["where is the cat?"])
+    assert asked == ["cpu:0", None]

@@ -138,6 +138,7 @@ class MiniLMEmbedder:
         self._model_file: Path | None = None
         self._tokenizer: Any = None
         self._input_names: set[str] = set()
+        self._batch_options: Any = None
         self._load_lock = threading.Lock()
 
     @property
@@ -193,6 +194,14 @@ class MiniLMEmbedder:
             except Exception as error:
                 raise EmbeddingError(f"cannot load {model_path}: {error}") from error
             self._input_names = {item.name for item in session.get_inputs()}
+            # A batch gives its memory back when it is done: the worker's batches pad to
+            # the longest text of each, and onnxruntime's arena, sized by the largest seen,
+            # held ~220 MB more after 20 batches of LoCoMo turns (490 MB against 265; ~3 %
+            # more CPU a batch). A single query keeps the arena: it is small and on recall's
+            # critical path.
+            batch_options = onnxruntime.RunOptions()
+            batch_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+            self._batch_options = batch_options
             self._model_file = model_path
             self._tokenizer = tokenizer
             self._session = session
@@ -233,7 +242,8 @@ class MiniLMEmbedder:
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
         try:
-            hidden = self._session.run(None, feeds)[0]
+            options = self._batch_options if len(texts) > 1 else None
+            hidden = self._session.run(None, feeds, options)[0]
         except Exception as error:
             raise EmbeddingError(f"{self._name} failed to embed a batch: {error}") from error
         mask = attention_mask[:, :, None].astype(np.float32)
