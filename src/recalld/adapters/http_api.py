@@ -61,7 +61,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld import _validate as check
-from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, meta_value_schema
+from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.http_access_log import RedactSecrets
@@ -682,12 +682,12 @@ def _truthful_openapi(
                     operation["security"] = [{}, *security]
                 for parameter in operation.get("parameters", []):
                     if parameter.get("name") == "limit" and "schema" in parameter:
-                        parameter["schema"]["maximum"] = settings.max_limit
+                        cap_count(parameter["schema"], settings.max_limit)
         schemas = document.get("components", {}).get("schemas", {})
         for name in LIMITED_REQUESTS:
             limit = schemas.get(name, {}).get("properties", {}).get("limit")
             if isinstance(limit, dict):
-                limit["maximum"] = settings.max_limit
+                cap_count(limit, settings.max_limit)
         _describe_meta(schemas)
         return document
 

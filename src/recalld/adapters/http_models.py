@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
@@ -23,6 +23,7 @@ from recalld._schema import (
     NAME_PATTERN,
     NO_NUL_PATTERN,
     TEXT_PATTERN,
+    count_default,
     extra,
     nullable,
     replaced,
@@ -37,9 +38,9 @@ from recalld.model import (
     SOURCE_MAX_CHARS,
     TAGS_SCHEMA,
     TITLE_MAX_CHARS,
+    WHOLE_NUMBER,
     Moment,
     QueryFilters,
-    WholeNumber,
 )
 
 __all__ = [
@@ -65,6 +66,10 @@ __all__ = [
 # The query's length is published (maxLength) and checked by the service, so every
 # surface refuses a long query with the same field and message.
 QUERY_SCHEMA = extra(maxLength=QUERY_MAX_CHARS)
+# batbox's /recall (as its MemoryRecall tool) returns 5 results unless told otherwise.
+# A count left out (None) is the route's default held to RECALLD_MAX_LIMIT (check.limit).
+Count = Annotated[int | None, Field(ge=1), WHOLE_NUMBER]
+BATBOX_RECALL_LIMIT = 5
 
 
 # -- error bodies -------------------------------------------------------------
@@ -189,7 +194,11 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(json_schema_extra=QUERY_SCHEMA)
-    limit: WholeNumber = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    limit: Count = Field(
+        default=None,
+        description="at most RECALLD_MAX_LIMIT (1000); 10, or the cap when lower, if left out",
+        json_schema_extra=count_default(10),
+    )
     filters: QueryFilters | None = Field(
         default=None, description="narrowing applied before the limit (expired never match)"
     )
@@ -266,7 +275,11 @@ class BatboxRecall(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(json_schema_extra=QUERY_SCHEMA)
-    limit: WholeNumber = Field(default=5, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    limit: Count = Field(
+        default=None,
+        description="at most RECALLD_MAX_LIMIT (1000); 5, or the cap when lower, if left out",
+        json_schema_extra=count_default(BATBOX_RECALL_LIMIT),
+    )
 
 
 class BatboxResult(BaseModel):

@@ -27,8 +27,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 
 from recalld import _validate as check
-from recalld._schema import KEY_PATTERN, NAME_PATTERN
+from recalld._schema import KEY_PATTERN, NAME_PATTERN, count_default
 from recalld.adapters.http_models import (
+    BATBOX_RECALL_LIMIT,
     BatboxRecall,
     BatboxRemember,
     BatboxResult,
@@ -77,6 +78,7 @@ NAMESPACE_HEADER = "X-Recalld-Namespace"
 NDJSON = "application/x-ndjson"
 # The service's field names → batbox's, for error messages.
 BATBOX_FIELDS = {"at": "captured_at", "meta": "metadata"}
+LIST_LIMIT = 50
 COMMON_ERRORS = error_responses(401, 403, 413, 422, 503)
 # Time filters in a query string: RFC 3339 date-times (the published schema says so).
 TIME_QUERY: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
@@ -364,7 +366,8 @@ def batbox_recall(
     A pull, like batbox's ``MemoryRecall`` tool: it changes nothing (promise 4), so
     access counts do not move.
     """
-    hits = service.search(body.query, limit=body.limit, namespace=namespace)
+    limit = check.limit(body.limit, service.settings, default=BATBOX_RECALL_LIMIT)
+    hits = service.search(body.query, limit=limit, namespace=namespace)
     return [
         BatboxResult(
             id=hit.memory.id,
@@ -457,7 +460,14 @@ def list_memories(
     order: Annotated[
         Literal["created", "updated"], Query(description="newest created, or recently updated")
     ] = "created",
-    limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 50,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="at most RECALLD_MAX_LIMIT (1000); 50, or the cap when lower, if left out",
+            json_schema_extra=count_default(LIST_LIMIT),
+        ),
+    ] = None,
     cursor: Annotated[
         str | None,
         Query(
@@ -479,6 +489,8 @@ def list_memories(
         created_until=created_until,
     )
     lister = service.list_memories if order == "created" else service.recent
+    # 50 in either order (the library's recent() alone defaults to 10).
+    limit = check.limit(limit, service.settings, default=LIST_LIMIT)
     return lister(filters=filters, limit=limit, cursor=cursor, namespace=namespace)
 
 
@@ -721,8 +733,14 @@ def conversation_turns(
     memory_id: MemoryId,
     service: Service,
     namespace: ReadNamespace,
-    before: Annotated[int, Query(ge=0, le=100, description="earlier turns")] = 2,
-    after: Annotated[int, Query(ge=0, le=100, description="later turns")] = 2,
+    before: Annotated[
+        int | None,
+        Query(ge=0, le=100, description="earlier turns (2)", json_schema_extra=count_default(2)),
+    ] = None,
+    after: Annotated[
+        int | None,
+        Query(ge=0, le=100, description="later turns (2)", json_schema_extra=count_default(2)),
+    ] = None,
 ) -> Page:
     """The turns around a conversation turn, in order, itself included (a memory that is
     no conversation turn comes back alone)."""
