@@ -10,8 +10,10 @@ one write transaction and queue reminders in the pending queue (``kind:
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
 from recalld import _validate as check
@@ -33,6 +35,7 @@ from recalld.intentions.model import (
     Intention,
     IntentionRequest,
     TimeTrigger,
+    Trigger,
 )
 from recalld.intentions.scheduler import Scheduler
 from recalld.intentions.timing import PhraseParser, parse_clock_time, parse_zone
@@ -43,6 +46,8 @@ from recalld.store.intentions import IntentionRecord, IntentionRow, IntentionSes
 from recalld.writing import expired
 
 __all__ = ["Intentions", "WriteMemory"]
+
+logger = logging.getLogger(__name__)
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
 StateFilter = Literal["active", "done", "cancelled", "expired", "all"]
@@ -71,6 +76,11 @@ class Intentions:
         )
         self.match_entities = match_entities
         """(sensed text, namespace) -> entity names; the knowledge graph plugs in here."""
+        self._unknown_zones: dict[int, str] = {}
+        self._unknown_zones_lock = threading.Lock()
+        """Intentions (by seq) written in a time zone this machine's tzdata does not know,
+        and the zone: they are not fired here (reported once per process), and the
+        scheduler looks past them, so they block no other."""
         self.scheduler: Scheduler | None = None
         if settings.scheduler_thread:
             self.start_scheduler()
@@ -201,7 +211,13 @@ class Intentions:
         return self._store.intentions.counts(self._namespace(namespace), now=self._clock())
 
     def _intention(self, row: IntentionRow) -> Intention:
-        zone = parse_zone(row.zone)
+        try:
+            zone = parse_zone(row.zone)
+        except ValidationError:
+            # A zone this machine's tzdata does not know (the scheduler reports it): the
+            # intention is still listed, and can be cancelled; ``zone`` names it, and its
+            # times are given in UTC, the instants they are.
+            zone = UTC
         return Intention(
             id=row.memory.id,
             seq=row.seq,
@@ -261,6 +277,8 @@ class Intentions:
                     session.set_state(row.seq, "expired", now)
                     continue
                 triggers = parse_triggers(row)
+                if self._zone(row, _recurrence_zones(triggers)) is None:
+                    continue  # a recurrence on a clock this machine cannot read
                 streaks = update_streaks(row, triggers, situation, self._settings)
                 firing = decide(row, triggers, streaks, situation, self._settings)
                 if firing is not None:
@@ -324,19 +342,26 @@ class Intentions:
         moment = self._clock() if now is None else now
         fired: list[Recollection] = []
         while True:
-            batch = self._store.intentions.session(lambda session: self._fire_due(session, moment))
+            batch, read = self._store.intentions.session(
+                lambda session: self._fire_due(session, moment)
+            )
             fired.extend(batch)
-            if len(batch) < DUE_BATCH:
+            if read < DUE_BATCH:
                 return fired
 
-    def _fire_due(self, session: IntentionSession, now: datetime) -> list[Recollection]:
+    def _fire_due(self, session: IntentionSession, now: datetime) -> tuple[list[Recollection], int]:
+        """Fire a batch of what is due; the reminders, and how many rows were read."""
         fired = []
-        for row in session.due(now, DUE_BATCH):
+        rows = session.due(now, DUE_BATCH, skip=self._unfireable())
+        for row in rows:
             if expired(row.memory, now) or (row.expires_at is not None and now >= row.expires_at):
                 session.set_state(row.seq, "expired", now)
                 continue
             trigger = parse_triggers(row)[0]
             assert isinstance(trigger, TimeTrigger)  # scheduled intentions have only a time
+            zone = self._zone(row, [row.zone, *_recurrence_zones([trigger])])
+            if zone is None:
+                continue  # left active and unfired; the next batch looks past it
             due = row.next_due
             if trigger.until is not None and now >= trigger.until:
                 session.set_state(row.seq, "expired", now)  # the whole window was missed
@@ -348,22 +373,51 @@ class Intentions:
                 if next_due is not None and row.expires_at is not None:
                     next_due = None if next_due >= row.expires_at else next_due
             state = "active" if next_due is not None else "done"
-            when = describe(due) if due is None else describe(due.astimezone(parse_zone(row.zone)))
+            when = describe(due) if due is None else describe(due.astimezone(zone))
             detail = f"it is due at {when}" + (f" ({trigger.every})" if trigger.every else "")
             firing = Firing(
                 row=row,
                 matched=[ReminderMatch(trigger="time", detail=detail)],
                 state=state,
                 next_due=next_due,
-                due_at=None if due is None else due.astimezone(parse_zone(row.zone)),
+                due_at=None if due is None else due.astimezone(zone),
             )
             session.record_firing(row.seq, now, state, next_due)
             fired.append(self._queue(session, firing, now))
-        return fired
+        return fired, len(rows)
 
     def next_due(self) -> datetime | None:
-        """The earliest time any scheduled intention comes due (every namespace)."""
-        return self._store.intentions.next_due()
+        """The earliest time any scheduled intention this process can fire comes due (every
+        namespace)."""
+        return self._store.intentions.next_due(skip=self._unfireable())
+
+    def _unfireable(self) -> list[int]:
+        with self._unknown_zones_lock:
+            return list(self._unknown_zones)
+
+    def _zone(self, row: IntentionRow, names: Sequence[str]) -> tzinfo | None:
+        """The first of the zones ``names`` (``row``'s own, its triggers'), or None when
+        one is unknown to this machine's tzdata (a database written where tzdata knew a
+        newer zone): logged once per process with the intention's id and the zone."""
+        zones = []
+        for name in names:
+            try:
+                zones.append(parse_zone(name))
+            except ValidationError:
+                with self._unknown_zones_lock:
+                    first = row.seq not in self._unknown_zones
+                    self._unknown_zones.setdefault(row.seq, name)
+                if first:
+                    logger.warning(
+                        "intention %s (namespace %r) cannot fire here: its time zone %r is"
+                        " unknown to this machine's tzdata (update the tzdata package and"
+                        " restart, or cancel it); it stays active and blocks no other",
+                        row.memory.id,
+                        row.memory.namespace,
+                        name,
+                    )
+                return None
+        return zones[0] if zones else UTC
 
     # -- the scheduler thread ---------------------------------------------------
 
@@ -388,3 +442,12 @@ class Intentions:
         if self.scheduler is not None:
             self.scheduler.stop()
             self.scheduler = None
+
+
+def _recurrence_zones(triggers: Sequence[Trigger]) -> list[str]:
+    """The zones whose wall clocks the time triggers' recurrences are expanded on."""
+    return [
+        trigger.zone
+        for trigger in triggers
+        if isinstance(trigger, TimeTrigger) and trigger.rrule is not None
+    ]
