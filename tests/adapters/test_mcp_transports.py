@@ -9,13 +9,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import apsw
+import httpx
 import pytest
 
+from tests.adapters.http_support import ServerProcess
 from tests.adapters.mcp_support import (
     INITIALIZE,
     call,
@@ -305,3 +309,63 @@ def _exits_cleanly(process: subprocess.Popen[bytes]) -> None:
     process.stdout.close()
     assert process.wait(timeout=30) == 0, errors
     assert "Traceback" not in errors
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("served_by", ["mcp --transport http", "serve /mcp"])
+def test_mcp_http_answers_a_request_whose_id_is_no_string_or_integer(
+    tmp_path: Path, served_by: str
+) -> None:
+    # The SDK read these as notifications and answered 202 Accepted, with no body: the
+    # client never got an answer to its request. stdio refuses them already (above).
+    db = tmp_path / "ids.db"
+    with _http_endpoint(db, served_by) as url:
+        accept = {"Accept": "application/json, text/event-stream"}
+        opened = httpx.post(url, json=INITIALIZE, headers=accept, timeout=30)
+        assert opened.status_code == 200, opened.text
+        session = opened.headers.get("mcp-session-id")
+        headers = {**accept, "Content-Type": "application/json", "mcp-session-id": session or ""}
+        remember = '"method": "tools/call", "params": {"name": "remember", "arguments":'
+        for identifier in ("null", "1.5", "true", "2.0", "[7]"):
+            for method in ('"method": "tools/list"', remember + ' {"content": "never"}}'):
+                body = f'{{"jsonrpc": "2.0", "id": {identifier}, {method}}}'
+                refused = httpx.post(url, content=body, headers=headers, timeout=30)
+                assert refused.status_code == 400, (identifier, refused.text)
+                answer = refused.json()
+                assert (answer["id"], answer["error"]["code"]) == (None, -32600), answer
+                assert "id must be a string or an integer" in answer["error"]["message"]
+        # A real notification is still accepted, and a real request answered.
+        notified = httpx.post(
+            url,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers=headers,
+            timeout=30,
+        )
+        assert notified.status_code == 202
+        pinged = httpx.post(
+            url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=headers, timeout=30
+        )
+        assert pinged.status_code == 200
+        assert '"id":9' in pinged.text
+    connection = apsw.Connection(str(db))
+    stored = connection.execute("SELECT count(*) FROM memories").fetchall()
+    connection.close()
+    assert stored == [(0,)]
+
+
+@contextmanager
+def _http_endpoint(db: Path, served_by: str) -> Iterator[str]:
+    """The URL of a streamable-HTTP MCP endpoint on ``db``: ``recalld serve``'s ``/mcp``,
+    or ``recalld mcp --transport http``; stopped when the block ends."""
+    if served_by == "serve /mcp":
+        running = ServerProcess(db).start()
+        try:
+            yield f"{running.base_url}/mcp"
+        finally:
+            running.stop()
+        return
+    process, url = start_http_server(db)
+    try:
+        yield url
+    finally:
+        stop(process)
