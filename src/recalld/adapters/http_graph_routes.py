@@ -19,6 +19,7 @@ from fastapi import APIRouter, Path, Query
 
 from recalld._schema import NAME_PATTERN, count_default
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
+from recalld.adapters.http_paths import VERBATIM
 from recalld.adapters.http_routes import COMMON_ERRORS, ReadNamespace, Service
 from recalld.graph.models import (
     EntityDetail,
@@ -67,9 +68,10 @@ def list_entities(
     )
 
 
-# ``:path``: a name may hold a slash (a tag such as "work/urgent"), sent as %2F.
+# ``:verbatim`` (the rest of the path, newlines included): a name may hold a slash (a tag
+# such as "work/urgent"), sent as %2F.
 @graph_router.get(
-    "/entities/{name:path}", response_model=EntityDetail, responses=error_responses(404)
+    f"/entities/{{name:{VERBATIM}}}", response_model=EntityDetail, responses=error_responses(404)
 )
 def get_entity(name: EntityName, service: Service, namespace: ReadNamespace) -> EntityDetail:
     """One entity with its other spellings, observations, newest mentions and relations."""

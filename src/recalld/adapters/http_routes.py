@@ -43,6 +43,7 @@ from recalld.adapters.http_models import (
     StrictJSONRoute,
     error_responses,
 )
+from recalld.adapters.http_paths import VERBATIM
 from recalld.config import Settings
 from recalld.conversations import Conversation, ConversationReport
 from recalld.errors import AuthenticationError, NotFoundError, ValidationError
@@ -428,6 +429,8 @@ Key = Annotated[
     str,
     Path(min_length=1, max_length=KEY_MAX_CHARS, json_schema_extra={"pattern": KEY_PATTERN}),
 ]
+# The rest of the path, newlines included, so a key reaches the routes whole (http_paths).
+KV_PATH = f"/kv/{{key:{VERBATIM}}}"
 
 
 @v1_router.post(
@@ -571,7 +574,7 @@ def explain(body: ExplainRequest, service: Service, namespace: ReadNamespace) ->
 
 
 @v1_router.put(
-    "/kv/{key:path}",
+    KV_PATH,
     response_model=Receipt,
     tags=["key/value"],
     responses=error_responses(404, 409),
@@ -598,24 +601,33 @@ def put_value(
         raise ValidationError("value", error.message) from None
 
 
-@v1_router.get(
-    "/kv/{key:path}", response_model=Memory, tags=["key/value"], responses=error_responses(404)
-)
+@v1_router.get(KV_PATH, response_model=Memory, tags=["key/value"], responses=error_responses(404))
 def get_value(key: Key, service: Service, namespace: ReadNamespace) -> Memory:
     """The memory stored under ``key`` (expired keys are not found)."""
-    return service.get(key=key, namespace=namespace)
+    return _stored_under(key, service, namespace)
 
 
 @v1_router.delete(
-    "/kv/{key:path}", response_model=Forgotten, tags=["key/value"], responses=error_responses(404)
+    KV_PATH, response_model=Forgotten, tags=["key/value"], responses=error_responses(404)
 )
 def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Forgotten:
     """Forget the memory stored under ``key`` (the answer is as for a memory's delete)."""
     try:
-        memory = service.get(key=key, namespace=namespace)
+        memory = _stored_under(key, service, namespace)
     except NotFoundError:
         return Forgotten.of(False, "none")
     return service.forget(memory.id, namespace=namespace)
+
+
+def _stored_under(key: str, service: MemoryService, namespace: str) -> Memory:
+    """The memory under ``key``. A key no write may use (a newline, ``..``: what the PUT
+    refuses) that holds no memory is refused as the PUT refuses it, naming ``key`` and the
+    rule; one stored under such a key by an older version is still found."""
+    try:
+        return service.get(key=key, namespace=namespace)
+    except NotFoundError:
+        check.key(key)
+        raise
 
 
 @v1_router.get("/stats", response_model=Stats, tags=["admin"])
