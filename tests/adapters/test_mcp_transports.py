@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import signal
@@ -270,6 +271,26 @@ def test_mcp_stdio_answers_a_request_whose_id_is_no_string_or_integer(tmp_path: 
     _rpc(process, {"jsonrpc": "2.0", "id": 9, "method": "ping"})
     assert json.loads(process.stdout.readline()) == {"jsonrpc": "2.0", "id": 9, "result": {}}
     _exits_cleanly(process)
+
+
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_ttl_that_is_not_a_finite_number(tmp_path: Path) -> None:
+    # JSON-RPC over stdio reads NaN and Infinity (Python's JSON writes them): NaN was
+    # refused as "greater than or equal to 0.000001", naming a bound it does not break.
+    db = tmp_path / "ttl.db"
+    process = _initialized_stdio_server(db)
+    assert process.stdout is not None
+    for number, ttl in ((7, math.nan), (8, math.inf), (9, -math.inf)):
+        call = {"name": "remember", "arguments": {"content": "never", "ttl_seconds": ttl}}
+        _rpc(process, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call})
+        answered = json.loads(process.stdout.readline())
+        assert answered["result"]["isError"] is True, answered
+        error = answered["result"]["structuredContent"]["error"]
+        assert error["field"] == "ttl_seconds"
+        assert error["message"] == (
+            f"must be a finite number of seconds from 1e-06 to 1e+10, got {ttl!r}"
+        )
+    _stored_only_what_followed(process, db)
 
 
 def _initialized_stdio_server(db: Path) -> subprocess.Popen[bytes]:

@@ -31,8 +31,6 @@ from recalld._schema import (
 from recalld._validate import unpaired_surrogate
 from recalld.errors import ValidationError
 from recalld.model import (
-    MAX_TTL_SECONDS,
-    MIN_TTL_SECONDS,
     QUERY_MAX_CHARS,
     SHORT_TEXT_MAX_CHARS,
     SOURCE_MAX_CHARS,
@@ -41,6 +39,7 @@ from recalld.model import (
     WHOLE_NUMBER,
     Moment,
     QueryFilters,
+    TtlSeconds,
 )
 
 __all__ = [
@@ -229,7 +228,7 @@ class KeyValueWrite(BaseModel):
 
     value: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
     tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
-    ttl_seconds: StrictFloat | None = Field(default=None, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS)
+    ttl_seconds: TtlSeconds | None = None
     title: str | None = Field(
         default=None, max_length=TITLE_MAX_CHARS, json_schema_extra=extra(pattern=NO_NUL_PATTERN)
     )

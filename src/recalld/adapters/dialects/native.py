@@ -65,7 +65,6 @@ from recalld.conversation_model import ConversationMessage, openai_message_schem
 from recalld.errors import ValidationError
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
-    MIN_TTL_SECONDS,
     WHOLE_NUMBER,
     Explanation,
     Filters,
@@ -74,6 +73,7 @@ from recalld.model import (
     Memory,
     Receipt,
     Stats,
+    TtlSeconds,
 )
 
 __all__ = ["DIALECT", "compact_hit", "compact_memory"]
@@ -276,9 +276,7 @@ def remember(
     source: Annotated[str | None, Field(description="URI of the evidence")] = None,
     speaker: Annotated[str | None, Field(max_length=200, description="who said it")] = None,
     at: Annotated[str | None, Field(description="when it happened, ISO 8601")] = None,
-    ttl_seconds: Annotated[
-        StrictFloat | None, Field(ge=MIN_TTL_SECONDS, description="expire after")
-    ] = None,
+    ttl_seconds: Annotated[TtlSeconds | None, Field(description="expire after")] = None,
     place: Annotated[
         dict[str, Any] | None, Field(description='{"lat", "lon"} or {"geohash"}')
     ] = None,
@@ -388,7 +386,7 @@ def update(
     source: str | None = None,
     speaker: Annotated[str | None, Field(max_length=200)] = None,
     at: str | None = None,
-    ttl_seconds: Annotated[StrictFloat | None, Field(ge=MIN_TTL_SECONDS)] = None,
+    ttl_seconds: TtlSeconds | None = None,
     place: dict[str, Any] | None = None,
     meta: dict[str, Any] | None = None,
     clear: Annotated[
