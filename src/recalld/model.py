@@ -94,6 +94,22 @@ def _whole_number(value: Any) -> Any:
 # before the validator for the published schema to say minimum/maximum.
 WHOLE_NUMBER = BeforeValidator(_whole_number)
 WholeNumber = Annotated[int, WHOLE_NUMBER]
+
+
+def _given_count(value: Any) -> Any:
+    """A count given on the wire is an integer: ``null`` is refused as it was when the
+    field was a plain ``int`` (validators never run on a default, so leaving it out still
+    means the surface's default)."""
+    if value is None:
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return _whole_number(value)
+
+
+# A count (``limit``, ``k``) declared ``int | None = None`` so that leaving it out yields
+# the surface's default held to RECALLD_MAX_LIMIT (``_validate.limit``), while its schema
+# stays a plain integer (``_schema.count_default``): use this instead of WHOLE_NUMBER,
+# after the Field, so that an explicit null is refused as that schema says.
+WHOLE_COUNT = BeforeValidator(_given_count)
 # A time on the wire is text (RFC 3339); a datetime object only from Python callers.
 Moment = Annotated[datetime, Strict()]
 

@@ -175,3 +175,53 @@ async def test_limit_default_mcp_held_to_a_lower_cap(
     assert "between 1 and" not in text(result)
     assert REFUSED in text(refused)
     assert count in text(refused)
+
+
+NOT_AN_INTEGER = "Input should be a valid integer"
+
+
+def test_limit_rest_null_refused_naming_the_field(capped_client: tuple[TestClient, str]) -> None:
+    # Left out, a count is the default; null is no integer, as /openapi.json says.
+    client, _ = capped_client
+    for path, count in [
+        ("/v1/search", "limit"),
+        ("/v1/recall", "limit"),
+        ("/recall", "limit"),
+        ("/v1/context/recall", "k"),
+    ]:
+        response = client.post(path, json={"query": "Alice", count: None})
+        assert response.status_code == 422, (path, response.text)
+        error = response.json()["error"]
+        assert (error["field"], error["message"]) == (count, NOT_AN_INTEGER), path
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("dialect", "tool", "arguments", "count"),
+    [
+        ("native", "recall", {"query": "Alice"}, "limit"),
+        ("native", "explain", {"query": "Alice", "id": "01M95A6138BYTESGJ2K06F5RG5"}, "limit"),
+        ("native", "list", {}, "limit"),
+        ("native", "entities", {}, "limit"),
+        ("batbox", "MemoryRecall", {"query": "Alice"}, "limit"),
+        ("chaoscore", "chaoscore_recall", {"query": "Alice"}, "limit"),
+        ("rover", "rover_memory", {"action": "list"}, "limit"),
+        ("madeleine", "recall", {"query": "Alice"}, "k"),
+    ],
+)
+async def test_limit_mcp_null_refused_naming_the_argument(
+    capped_settings: Settings, dialect: str, tool: str, arguments: dict[str, Any], count: str
+) -> None:
+    with MemoryService.open(capped_settings) as service:
+        _fill(service)
+    connect = in_process(capped_settings.db, dialect, max_limit=CAP)
+    async with connect() as client:
+        schema = next(
+            listed for listed in (await client.list_tools()).tools if listed.name == tool
+        ).input_schema["properties"][count]
+        refused = await call(client, tool, {**arguments, count: None})
+    assert schema["type"] == "integer"
+    assert "anyOf" not in schema
+    assert refused.is_error
+    assert NOT_AN_INTEGER in text(refused)
+    assert count in text(refused)

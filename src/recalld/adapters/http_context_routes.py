@@ -51,7 +51,7 @@ from recalld.core_memory import (
     operation_forms,
     requested_operations,
 )
-from recalld.model import GEOHASH_PATTERN, TAGS_SCHEMA, WHOLE_NUMBER, Hit, Memory
+from recalld.model import GEOHASH_PATTERN, TAGS_SCHEMA, WHOLE_COUNT, Hit, Memory
 from recalld.recollection import Cue, Recollection, flat_place
 from recalld.service import MemoryService
 
@@ -234,7 +234,7 @@ class ContextRecall(ContextFields):
 
     query: str | None = Field(default=None, max_length=10_000)
     tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
-    k: Annotated[int | None, Field(ge=1, le=100), WHOLE_NUMBER] = Field(
+    k: Annotated[int | None, Field(ge=1, le=100), WHOLE_COUNT] = Field(
         default=None,
         description="at most this many (and RECALLD_MAX_LIMIT); 5, or the cap when lower, if"
         " left out",

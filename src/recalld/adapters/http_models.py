@@ -36,7 +36,7 @@ from recalld.model import (
     SOURCE_MAX_CHARS,
     TAGS_SCHEMA,
     TITLE_MAX_CHARS,
-    WHOLE_NUMBER,
+    WHOLE_COUNT,
     Moment,
     QueryFilters,
     TtlSeconds,
@@ -67,7 +67,7 @@ __all__ = [
 QUERY_SCHEMA = extra(maxLength=QUERY_MAX_CHARS)
 # batbox's /recall (as its MemoryRecall tool) returns 5 results unless told otherwise.
 # A count left out (None) is the route's default held to RECALLD_MAX_LIMIT (check.limit).
-Count = Annotated[int | None, Field(ge=1), WHOLE_NUMBER]
+Count = Annotated[int | None, Field(ge=1), WHOLE_COUNT]
 BATBOX_RECALL_LIMIT = 5
 
 

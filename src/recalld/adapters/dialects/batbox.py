@@ -26,7 +26,7 @@ from recalld._schema import count_default
 from recalld.adapters.dialects.base import Dialect, ToolSpec, caller_of, state_of
 from recalld.adapters.dialects.failures import Wording
 from recalld.errors import ValidationError
-from recalld.model import WHOLE_NUMBER, GraphStatus
+from recalld.model import WHOLE_COUNT, GraphStatus
 from recalld.service import MemoryService
 
 __all__ = ["DIALECT", "status_report"]
@@ -84,7 +84,7 @@ def memory_recall(
             description="How many results (1-10)",
             json_schema_extra=count_default(RECALL_LIMIT),
         ),
-        WHOLE_NUMBER,
+        WHOLE_COUNT,
     ] = None,
 ) -> dict[str, Any]:
     if not query.strip():

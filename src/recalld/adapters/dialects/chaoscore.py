@@ -33,7 +33,7 @@ from recalld._schema import count_default
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError
-from recalld.model import WHOLE_NUMBER, Filters, Forgotten, Memory
+from recalld.model import WHOLE_COUNT, Filters, Forgotten, Memory
 
 __all__ = ["DIALECT"]
 
@@ -139,7 +139,7 @@ def chaoscore_recall(
             description="At most this many records",
             json_schema_extra=count_default(RECALL_LIMIT),
         ),
-        WHOLE_NUMBER,
+        WHOLE_COUNT,
     ] = None,
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:

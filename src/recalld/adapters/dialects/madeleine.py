@@ -47,7 +47,7 @@ from recalld.adapters.dialects._pending import (
 )
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolWords, Wording, worded
-from recalld.model import WHOLE_NUMBER
+from recalld.model import WHOLE_COUNT
 from recalld.recollection import Cue, flat_place
 
 __all__ = ["DIALECT"]
@@ -148,7 +148,7 @@ def recall(
     k: Annotated[
         int | None,
         Field(ge=1, le=100, description="How many memories", json_schema_extra=count_default(5)),
-        WHOLE_NUMBER,
+        WHOLE_COUNT,
     ] = None,
 ) -> CallToolResult:
     cue = _cue(

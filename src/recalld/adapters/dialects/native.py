@@ -65,6 +65,7 @@ from recalld.conversation_model import ConversationMessage, openai_message_schem
 from recalld.errors import ValidationError
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
+    WHOLE_COUNT,
     WHOLE_NUMBER,
     Explanation,
     Filters,
@@ -88,7 +89,7 @@ SearchLimit = Annotated[
     Field(
         ge=1, le=100, description="at most this many results", json_schema_extra=count_default(10)
     ),
-    WHOLE_NUMBER,
+    WHOLE_COUNT,
 ]
 PageLimit = Annotated[
     int | None,
@@ -98,7 +99,7 @@ PageLimit = Annotated[
         description="at most this many results",
         json_schema_extra=count_default(PAGE_LIMIT),
     ),
-    WHOLE_NUMBER,
+    WHOLE_COUNT,
 ]
 Namespace = Annotated[str | None, Field(description="default: the server's")]
 UserId = Annotated[str | None, Field(description="mem0 scope: namespace user:<id>")]

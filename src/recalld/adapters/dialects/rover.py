@@ -25,7 +25,7 @@ from recalld._schema import count_default
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError, ValidationError
-from recalld.model import WHOLE_NUMBER, Filters, Memory, WholeNumber
+from recalld.model import WHOLE_COUNT, Filters, Memory, WholeNumber
 from recalld.service import MemoryService
 
 __all__ = ["CATEGORIES", "DIALECT"]
@@ -116,7 +116,7 @@ def rover_memory(
     memory_id: WholeNumber | None = None,
     query: str = "",
     limit: Annotated[
-        int | None, Field(json_schema_extra=count_default(RECALL_LIMIT)), WHOLE_NUMBER
+        int | None, Field(json_schema_extra=count_default(RECALL_LIMIT)), WHOLE_COUNT
     ] = None,
 ) -> CallToolResult:
     service = state_of(ctx).service
