@@ -116,6 +116,14 @@ def test_limit_default_rest_openapi_says_the_cap(capped_client: tuple[TestClient
     assert (listing["schema"]["type"], listing["schema"]["maximum"]) == ("integer", CAP)
 
 
+def test_limit_session_tells_the_browser_the_cap(capped_client: tuple[TestClient, str]) -> None:
+    # The memory browser holds its own page sizes (25, 50, 100) to it.
+    client, _ = capped_client
+    response = client.get("/v1/session")
+    assert response.status_code == 200, response.text
+    assert response.json()["max_limit"] == CAP
+
+
 def test_limit_default_cli_held_to_a_lower_cap(db_path: Path, capped_settings: Settings) -> None:
     with MemoryService.open(capped_settings) as service:
         _fill(service)
