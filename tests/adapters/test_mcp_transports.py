@@ -374,6 +374,47 @@ def test_mcp_http_answers_a_request_whose_id_is_no_string_or_integer(
     assert stored == [(0,)]
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("served_by", ["mcp --transport http", "serve /mcp"])
+def test_mcp_http_checks_host_origin_type_and_session_before_the_id(
+    tmp_path: Path, served_by: str
+) -> None:
+    # The SDK takes a request with a bad id for a notification: whatever it answers a
+    # notification with (421 Host, 403 Origin, 400 Content-Type, 404 unknown session,
+    # 400 no session) it answers that with too; only where it would accept (202) is the
+    # answer -32600.
+    db = tmp_path / "order.db"
+    with _http_endpoint(db, served_by) as url:
+        accept = {"Accept": "application/json, text/event-stream"}
+        opened = httpx.post(url, json=INITIALIZE, headers=accept, timeout=30)
+        assert opened.status_code == 200, opened.text
+        headers = {
+            **accept,
+            "Content-Type": "application/json",
+            "mcp-session-id": opened.headers.get("mcp-session-id") or "",
+        }
+        notification = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+        bad_id = b'{"jsonrpc": "2.0", "id": null, "method": "ping"}'
+        variants: dict[str, dict[str, str]] = {
+            "Host": {**headers, "Host": "evil.example"},
+            "Origin": {**headers, "Origin": "http://evil.example"},
+            "Content-Type": {**headers, "Content-Type": "text/plain"},
+            "unknown session": {**headers, "mcp-session-id": "nope"},
+            "no session": {key: value for key, value in headers.items() if key != "mcp-session-id"},
+        }
+        for problem, sent in variants.items():
+            expected = httpx.post(url, content=notification, headers=sent, timeout=30)
+            assert expected.status_code >= 400, (problem, expected.status_code)
+            answered = httpx.post(url, content=bad_id, headers=sent, timeout=30)
+            assert (answered.status_code, answered.text) == (
+                expected.status_code,
+                expected.text,
+            ), problem
+        refused = httpx.post(url, content=bad_id, headers=headers, timeout=30)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == -32600
+
+
 @contextmanager
 def _http_endpoint(db: Path, served_by: str) -> Iterator[str]:
     """The URL of a streamable-HTTP MCP endpoint on ``db``: ``recalld serve``'s ``/mcp``,

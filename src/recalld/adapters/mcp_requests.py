@@ -9,6 +9,12 @@ message; stdio refuses the line (:mod:`recalld.adapters._stdio`), and
 :func:`refuse_notifications_with_ids` wraps the streamable-HTTP endpoint (``recalld
 serve``'s ``/mcp`` and ``recalld mcp --transport http``) to refuse the request with
 ``400`` and that error, the status the SDK gives every other message it cannot read.
+
+Over HTTP the SDK's own checks come first: the message is handed on, so a bad Host or
+Origin (DNS-rebinding protection), Content-Type or Accept header, or a missing or unknown
+session is answered as the SDK answers it for any notification. Only where the SDK
+would accept it (``202``) is the answer the refusal, and what reaches the session is a
+notification no handler takes (:data:`INERT_NOTIFICATION`), never the refused message.
 """
 
 from __future__ import annotations
@@ -22,7 +28,11 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["id_problem", "invalid_id", "refuse_notifications_with_ids"]
+__all__ = ["INERT_NOTIFICATION", "id_problem", "invalid_id", "refuse_notifications_with_ids"]
+
+# What the SDK is handed in place of a refused message: it checks the request as it would
+# the message (both are notifications to it), then delivers this, which no handler takes.
+INERT_NOTIFICATION = b'{"jsonrpc": "2.0", "method": "notifications/recalld/refused"}'
 
 
 def id_problem(text: str | bytes) -> str | None:
@@ -50,10 +60,11 @@ def invalid_id(reason: str) -> types.JSONRPCError:
 
 def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGIApp:
     """``app`` (the SDK's streamable-HTTP endpoint, or its whole app serving ``path``),
-    answering a POSTed notification that carries an id with 400 and ``-32600``.
+    answering a POSTed notification that carries an id with 400 and ``-32600`` where the
+    SDK would accept it (its own checks of the request come first: module docstring).
 
-    The body is read first and handed on unchanged; one larger than the SDK's own cap
-    is handed on unread, for the SDK to refuse (413).
+    The body is read first and handed on unchanged unless refused; one larger than the
+    SDK's own cap is handed on unread, for the SDK to refuse (413).
     """
 
     async def refusing(scope: Scope, receive: Receive, send: Send) -> None:
@@ -65,13 +76,10 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
             await app(scope, receive, send)
             return
         read, body, whole = await _buffered(receive)
-        if whole and _reads_as_notification(body):
-            reason = id_problem(body)
-            if reason is not None:
-                answer = invalid_id(reason).model_dump(mode="json", by_alias=True)
-                answer["error"] = {key: answer["error"][key] for key in ("code", "message")}
-                await JSONResponse(answer, status_code=400)(scope, receive, send)
-                return
+        reason = id_problem(body) if whole and _reads_as_notification(body) else None
+        if reason is not None:
+            read = deque([{"type": "http.request", "body": INERT_NOTIFICATION}])
+            send = _refusing_acceptance(scope, receive, send, reason)
 
         async def replay() -> Message:
             return read.popleft() if read else await receive()
@@ -79,6 +87,25 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
         await app(scope, replay, send)
 
     return refusing
+
+
+def _refusing_acceptance(scope: Scope, receive: Receive, send: Send, reason: str) -> Send:
+    """``send``, with the SDK's ``202 Accepted`` replaced by the ``-32600`` refusal of
+    ``reason``; any other answer of the SDK (its checks failed) goes out as it is."""
+    refused = False
+
+    async def answer(message: Message) -> None:
+        nonlocal refused
+        if message["type"] == "http.response.start" and message["status"] == 202:
+            refused = True
+            refusal = invalid_id(reason).model_dump(mode="json", by_alias=True)
+            refusal["error"] = {key: refusal["error"][key] for key in ("code", "message")}
+            await JSONResponse(refusal, status_code=400)(scope, receive, send)
+            return
+        if not refused:  # after the refusal: the SDK's empty 202 body
+            await send(message)
+
+    return answer
 
 
 async def _buffered(receive: Receive) -> tuple[deque[Message], bytes, bool]:

@@ -357,8 +357,9 @@ def run_server(
     check_http_host(host)
     import uvicorn
 
-    # As the SDK's own server.run("streamable-http") builds it, with the refusal of
-    # requests whose id is no string or integer in front (see mcp_requests).
+    # As the SDK's own server.run("streamable-http") builds it, wrapped so that a request
+    # whose id is no string or integer is refused where the SDK would accept it as a
+    # notification, after its own checks (see mcp_requests).
     address = bind_address(host)
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=address)
     config = uvicorn.Config(
