@@ -76,11 +76,13 @@ class Intentions:
         )
         self.match_entities = match_entities
         """(sensed text, namespace) -> entity names; the knowledge graph plugs in here."""
-        self._unknown_zones: dict[int, str] = {}
+        self._unknown_zones: dict[int, datetime | None] = {}
         self._unknown_zones_lock = threading.Lock()
-        """Intentions (by seq) written in a time zone this machine's tzdata does not know,
-        and the zone: they are not fired here (reported once per process), and the
-        scheduler looks past them, so they block no other."""
+        """Recurring intentions (by seq) on a clock this machine's tzdata does not know,
+        and when they end (expiry, TTL), if ever: they are not fired here, and the
+        scheduler looks past them until then, so they block no other."""
+        self._reported_zones: set[int] = set()
+        """Intentions whose unknown zone was logged (once per process)."""
         self.scheduler: Scheduler | None = None
         if settings.scheduler_thread:
             self.start_scheduler()
@@ -277,7 +279,7 @@ class Intentions:
                     session.set_state(row.seq, "expired", now)
                     continue
                 triggers = parse_triggers(row)
-                if self._zone(row, _recurrence_zones(triggers)) is None:
+                if not self._expandable(row, _recurrence_zones(triggers)):
                     continue  # a recurrence on a clock this machine cannot read
                 streaks = update_streaks(row, triggers, situation, self._settings)
                 firing = decide(row, triggers, streaks, situation, self._settings)
@@ -352,20 +354,21 @@ class Intentions:
     def _fire_due(self, session: IntentionSession, now: datetime) -> tuple[list[Recollection], int]:
         """Fire a batch of what is due; the reminders, and how many rows were read."""
         fired = []
-        rows = session.due(now, DUE_BATCH, skip=self._unfireable())
+        rows = session.due(now, DUE_BATCH, skip=self._unfireable(now))
         for row in rows:
+            # Decided before any zone is read: an end is an instant, on every clock.
             if expired(row.memory, now) or (row.expires_at is not None and now >= row.expires_at):
                 session.set_state(row.seq, "expired", now)
                 continue
             trigger = parse_triggers(row)[0]
             assert isinstance(trigger, TimeTrigger)  # scheduled intentions have only a time
-            zone = self._zone(row, [row.zone, *_recurrence_zones([trigger])])
-            if zone is None:
-                continue  # left active and unfired; the next batch looks past it
-            due = row.next_due
             if trigger.until is not None and now >= trigger.until:
                 session.set_state(row.seq, "expired", now)  # the whole window was missed
                 continue
+            if not self._expandable(row, _recurrence_zones([trigger])):
+                continue  # left active and unfired; the next batch looks past it
+            zone = self._shown_zone(row)
+            due = row.next_due
             recurrence = recurrence_of(trigger)
             next_due = None
             if recurrence is not None and due is not None:
@@ -387,37 +390,62 @@ class Intentions:
         return fired, len(rows)
 
     def next_due(self) -> datetime | None:
-        """The earliest time any scheduled intention this process can fire comes due (every
-        namespace)."""
-        return self._store.intentions.next_due(skip=self._unfireable())
-
-    def _unfireable(self) -> list[int]:
+        """The earliest time any scheduled intention this process can fire comes due, or
+        one it cannot fire (an unknown zone) ends, to be expired (every namespace)."""
+        now = self._clock()
+        due = self._store.intentions.next_due(skip=self._unfireable(now))
         with self._unknown_zones_lock:
-            return list(self._unknown_zones)
+            ends = [end for end in self._unknown_zones.values() if end is not None and end > now]
+        return min([moment for moment in (due, *ends) if moment is not None], default=None)
 
-    def _zone(self, row: IntentionRow, names: Sequence[str]) -> tzinfo | None:
-        """The first of the zones ``names`` (``row``'s own, its triggers'), or None when
-        one is unknown to this machine's tzdata (a database written where tzdata knew a
-        newer zone): logged once per process with the intention's id and the zone."""
-        zones = []
+    def _unfireable(self, now: datetime) -> list[int]:
+        """The intentions the scheduler looks past at ``now``: those it cannot expand
+        (:meth:`_expandable`), until they end and are to be expired."""
+        with self._unknown_zones_lock:
+            return [seq for seq, end in self._unknown_zones.items() if end is None or now < end]
+
+    def _expandable(self, row: IntentionRow, names: Sequence[str]) -> bool:
+        """Whether this machine's tzdata knows every zone in ``names`` (those ``row``'s
+        recurrences are expanded on). A recurrence on a zone it does not know (a database
+        written where tzdata knew a newer one) cannot fire here: logged once per process
+        with the intention's id and the zone, and looked past until the intention ends."""
         for name in names:
             try:
-                zones.append(parse_zone(name))
+                parse_zone(name)
             except ValidationError:
                 with self._unknown_zones_lock:
-                    first = row.seq not in self._unknown_zones
-                    self._unknown_zones.setdefault(row.seq, name)
-                if first:
-                    logger.warning(
-                        "intention %s (namespace %r) cannot fire here: its time zone %r is"
-                        " unknown to this machine's tzdata (update the tzdata package and"
-                        " restart, or cancel it); it stays active and blocks no other",
-                        row.memory.id,
-                        row.memory.namespace,
-                        name,
-                    )
-                return None
-        return zones[0] if zones else UTC
+                    self._unknown_zones[row.seq] = _end_of(row)
+                self._report_zone(
+                    row,
+                    name,
+                    "its recurrence cannot be expanded here; it stays active, blocks no"
+                    " other, and expires when it ends",
+                )
+                return False
+        return True
+
+    def _shown_zone(self, row: IntentionRow) -> tzinfo:
+        """``row``'s zone, to show its times in; UTC when this machine's tzdata does not
+        know it (logged once per process): the instants are the same."""
+        try:
+            return parse_zone(row.zone)
+        except ValidationError:
+            self._report_zone(row, row.zone, "it fires at its instant, shown in UTC")
+            return UTC
+
+    def _report_zone(self, row: IntentionRow, name: str, consequence: str) -> None:
+        with self._unknown_zones_lock:
+            first = row.seq not in self._reported_zones
+            self._reported_zones.add(row.seq)
+        if first:
+            logger.warning(
+                "intention %s (namespace %r): its time zone %r is unknown to this machine's"
+                " tzdata (update the tzdata package and restart, or cancel it); %s",
+                row.memory.id,
+                row.memory.namespace,
+                name,
+                consequence,
+            )
 
     # -- the scheduler thread ---------------------------------------------------
 
@@ -442,6 +470,16 @@ class Intentions:
         if self.scheduler is not None:
             self.scheduler.stop()
             self.scheduler = None
+
+
+def _end_of(row: IntentionRow) -> datetime | None:
+    """When ``row`` ends, whatever its zone: the earliest of its expiry, its memory's TTL
+    and its time windows' ``until``; None when it never does."""
+    ends = [row.expires_at, row.memory.expires_at]
+    ends.extend(
+        trigger.until for trigger in parse_triggers(row) if isinstance(trigger, TimeTrigger)
+    )
+    return min([end for end in ends if end is not None], default=None)
 
 
 def _recurrence_zones(triggers: Sequence[Trigger]) -> list[str]:
