@@ -139,9 +139,11 @@ def count_default(default: int) -> Callable[[dict[str, Any]], None]:
 
 
 def cap_count(schema: dict[str, Any], cap: int) -> None:
-    """Publish ``cap`` (``RECALLD_MAX_LIMIT``) as the count's maximum, and a default above
-    it as the cap, which is what the engine then uses."""
-    schema["maximum"] = cap
+    """Publish ``cap`` (``RECALLD_MAX_LIMIT``) as the count's maximum (unless its own is
+    lower: ``k``'s 100), and a default above it as the cap, which is what the engine then
+    uses."""
+    own = schema.get("maximum")
+    schema["maximum"] = cap if not isinstance(own, int | float) or own > cap else own
     default = schema.get("default")
     if isinstance(default, int) and not isinstance(default, bool) and default > cap:
         schema["default"] = cap

@@ -116,6 +116,18 @@ def test_limit_default_rest_openapi_says_the_cap(capped_client: tuple[TestClient
     assert (listing["schema"]["type"], listing["schema"]["maximum"]) == ("integer", CAP)
 
 
+def test_limit_default_rest_openapi_caps_context_recall_k(
+    capped_client: tuple[TestClient, str], client: TestClient
+) -> None:
+    # k is capped as limit is: the default the server uses is the one published.
+    capped, _ = capped_client
+    k = capped.get("/openapi.json").json()["components"]["schemas"]["ContextRecall"]
+    assert (k["properties"]["k"]["maximum"], k["properties"]["k"]["default"]) == (CAP, CAP)
+    # Under the default cap (1000), k's own maximum (100) is the lower, and stays.
+    k = client.get("/openapi.json").json()["components"]["schemas"]["ContextRecall"]
+    assert (k["properties"]["k"]["maximum"], k["properties"]["k"]["default"]) == (100, 5)
+
+
 def test_limit_session_tells_the_browser_the_cap(capped_client: tuple[TestClient, str]) -> None:
     # The memory browser holds its own page sizes (25, 50, 100) to it.
     client, _ = capped_client

@@ -69,7 +69,7 @@ from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
-from recalld.adapters.http_models import BodyFieldError
+from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
@@ -98,8 +98,6 @@ MCP_PATH = "/mcp"
 PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json"})
 IMPORT_PATH = "/v1/import"
 PARAMETER_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
-# Request bodies whose ``limit`` is capped by RECALLD_MAX_LIMIT (the spec says so).
-LIMITED_REQUESTS = ("QueryRequest", "ExplainRequest", "BatboxRecall")
 
 
 @dataclass(frozen=True)
@@ -684,10 +682,7 @@ def _truthful_openapi(
                     if parameter.get("name") == "limit" and "schema" in parameter:
                         cap_count(parameter["schema"], settings.max_limit)
         schemas = document.get("components", {}).get("schemas", {})
-        for name in LIMITED_REQUESTS:
-            limit = schemas.get(name, {}).get("properties", {}).get("limit")
-            if isinstance(limit, dict):
-                cap_count(limit, settings.max_limit)
+        cap_request_counts(schemas, settings.max_limit)
         _describe_meta(schemas)
         return document
 

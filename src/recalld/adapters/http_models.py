@@ -23,6 +23,7 @@ from recalld._schema import (
     NAME_PATTERN,
     NO_NUL_PATTERN,
     TEXT_PATTERN,
+    cap_count,
     count_default,
     extra,
     nullable,
@@ -56,6 +57,7 @@ __all__ = [
     "QueryRequest",
     "QueueStatus",
     "StrictJSONRoute",
+    "cap_request_counts",
     "error_responses",
     "refuse_constant",
     "strict_json_loads",
@@ -69,6 +71,22 @@ QUERY_SCHEMA = extra(maxLength=QUERY_MAX_CHARS)
 # A count left out (None) is the route's default held to RECALLD_MAX_LIMIT (check.limit).
 Count = Annotated[int | None, Field(ge=1), WHOLE_COUNT]
 BATBOX_RECALL_LIMIT = 5
+# The counts of request bodies capped by RECALLD_MAX_LIMIT (the spec says so): schema, field.
+LIMITED_COUNTS = (
+    ("QueryRequest", "limit"),
+    ("ExplainRequest", "limit"),
+    ("BatboxRecall", "limit"),
+    ("ContextRecall", "k"),
+)
+
+
+def cap_request_counts(schemas: dict[str, Any], cap: int) -> None:
+    """Publish ``cap`` (``RECALLD_MAX_LIMIT``) in the counts of the request bodies in
+    ``schemas`` (``/openapi.json``'s components): their maximum, and a default above it."""
+    for name, field in LIMITED_COUNTS:
+        count = schemas.get(name, {}).get("properties", {}).get(field)
+        if isinstance(count, dict):
+            cap_count(count, cap)
 
 
 # -- error bodies -------------------------------------------------------------
