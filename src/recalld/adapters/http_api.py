@@ -70,6 +70,7 @@ from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
+from recalld.adapters.http_paths import route_label
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
@@ -501,7 +502,7 @@ class _Metrics:
             await self.app(scope, receive, recording_send)
         finally:
             route = scope.get("route")
-            template = str(getattr(route, "path", "unmatched"))
+            template = route_label(str(getattr(route, "path", "unmatched")))
             method = str(scope.get("method", ""))
             self.latency.labels(method, template).observe(time.perf_counter() - started)
             self.requests.labels(method, template, str(status)).inc()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from starlette.convertors import Convertor, register_url_convertor
 
-__all__ = ["VERBATIM"]
+__all__ = ["VERBATIM", "route_label"]
 
 VERBATIM = "verbatim"
 
@@ -27,6 +27,12 @@ class _VerbatimConvertor(Convertor[str]):
 
     def to_string(self, value: str) -> str:
         return value
+
+
+def route_label(template: str) -> str:
+    """A route ``template`` as the metrics name it: ``{key:verbatim}`` keeps the spelling
+    ``{key:path}`` it had before, so dashboards and alerts on those routes go on matching."""
+    return template.replace(f":{VERBATIM}}}", ":path}")
 
 
 # Starlette keeps its convertors in one table by name; registering the same name again
