@@ -413,6 +413,18 @@ def test_mcp_http_checks_host_origin_type_and_session_before_the_id(
         refused = httpx.post(url, content=bad_id, headers=headers, timeout=30)
         assert refused.status_code == 400
         assert refused.json()["error"]["code"] == -32600
+        # A first initialize needs no session: with a bad id it is told why, not that a
+        # session is missing (which a notification, and so the SDK, would say).
+        bad_initialize = {**INITIALIZE, "id": None}
+        for sent in (accept, variants["no session"]):
+            first = httpx.post(url, json=bad_initialize, headers=sent, timeout=30)
+            assert first.status_code == 400, first.text
+            assert "a request id must be a string or an integer" in first.json()["error"]["message"]
+        # A foreign Host is still answered as for a valid initialize (421, or serve's 401).
+        valid = httpx.post(url, json=INITIALIZE, headers=variants["Host"], timeout=30)
+        foreign = httpx.post(url, json=bad_initialize, headers=variants["Host"], timeout=30)
+        assert valid.status_code in (401, 421), valid.text
+        assert foreign.status_code == valid.status_code, foreign.text
 
 
 @contextmanager

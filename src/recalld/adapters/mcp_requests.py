@@ -14,7 +14,10 @@ Over HTTP the SDK's own checks come first: the message is handed on, so a bad Ho
 Origin (DNS-rebinding protection), Content-Type or Accept header, or a missing or unknown
 session is answered as the SDK answers it for any notification. Only where the SDK
 would accept it (``202``) is the answer the refusal, and what reaches the session is a
-notification no handler takes (:data:`INERT_NOTIFICATION`), never the refused message.
+notification no handler takes (:data:`INERT_NOTIFICATION`), never the refused message (the
+SDK's own diagnostics, such as a debug line for a notification nothing handles, may show
+it). An ``initialize`` needs no session, though the notification it is swapped for does:
+there the SDK's "Missing session ID" is answered with the refusal too.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
         reason = id_problem(body) if whole and _reads_as_notification(body) else None
         if reason is not None:
             read = deque([{"type": "http.request", "body": INERT_NOTIFICATION}])
-            send = _refusing_acceptance(scope, receive, send, reason)
+            send = _refusing_acceptance(scope, receive, send, reason, _initializes(body))
 
         async def replay() -> Message:
             return read.popleft() if read else await receive()
@@ -89,21 +92,43 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
     return refusing
 
 
-def _refusing_acceptance(scope: Scope, receive: Receive, send: Send, reason: str) -> Send:
+def _refusing_acceptance(
+    scope: Scope, receive: Receive, send: Send, reason: str, initializes: bool
+) -> Send:
     """``send``, with the SDK's ``202 Accepted`` replaced by the ``-32600`` refusal of
-    ``reason``; any other answer of the SDK (its checks failed) goes out as it is."""
+    ``reason`` (for an ``initialize``, its "Missing session ID" too: module docstring);
+    any other answer of the SDK (its checks failed) goes out as it is."""
     refused = False
+    held: list[Message] = []  # a 400 of an initialize, until its body says which
+
+    async def refuse() -> None:
+        nonlocal refused
+        refused = True
+        refusal = invalid_id(reason).model_dump(mode="json", by_alias=True)
+        refusal["error"] = {key: refusal["error"][key] for key in ("code", "message")}
+        await JSONResponse(refusal, status_code=400)(scope, receive, send)
 
     async def answer(message: Message) -> None:
-        nonlocal refused
-        if message["type"] == "http.response.start" and message["status"] == 202:
-            refused = True
-            refusal = invalid_id(reason).model_dump(mode="json", by_alias=True)
-            refusal["error"] = {key: refusal["error"][key] for key in ("code", "message")}
-            await JSONResponse(refusal, status_code=400)(scope, receive, send)
+        if refused:  # after the refusal: the rest of the SDK's answer
             return
-        if not refused:  # after the refusal: the SDK's empty 202 body
-            await send(message)
+        if message["type"] == "http.response.start" and message["status"] == 202:
+            await refuse()
+            return
+        if initializes and (held or message["type"] == "http.response.start"):
+            if message["type"] == "http.response.start" and message["status"] != 400:
+                await send(message)
+                return
+            held.append(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                text = b"".join(part.get("body", b"") for part in held[1:])
+                if b"Missing session ID" in text:
+                    await refuse()
+                    return
+                for part in held:
+                    await send(part)
+                held.clear()
+            return
+        await send(message)
 
     return answer
 
@@ -123,6 +148,12 @@ async def _buffered(receive: Receive) -> tuple[deque[Message], bytes, bool]:
             return read, bytes(body), False
         if not message.get("more_body", False):
             return read, bytes(body), True
+
+
+def _initializes(body: bytes) -> bool:
+    """Whether ``body`` (a JSON object, read already) asks to ``initialize``."""
+    decoded: Any = json.loads(body)
+    return isinstance(decoded, dict) and decoded.get("method") == "initialize"
 
 
 def _reads_as_notification(body: bytes) -> bool:
