@@ -86,3 +86,31 @@ def test_browser_limits_search_and_explain_offer_no_count_above_the_cap(
         lambda current: len(current.find_elements(By.CSS_SELECTOR, "#search-results .hit")) == CAP,
         f"{CAP} hits",
     )
+
+
+def test_browser_limits_a_memory_page_shows_its_neighbours(browsed: Browsed) -> None:
+    # The memory page asks a context recall for its 8 nearest neighbours and itself (k 9):
+    # held to the cap, the map still shows them.
+    namespace = f"capped-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        centre = ok(
+            client.post(
+                "/v1/experiences",
+                json={"content": "Coffee at the corner kiosk", "lat": 38.7139, "lon": -9.1394},
+            )
+        )["id"]
+        near = ok(
+            client.post(
+                "/v1/experiences",
+                json={"content": "The tram stop up the hill", "lat": 38.7152, "lon": -9.1371},
+            )
+        )["id"]
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{centre}", namespace=namespace)
+    dots = wait_for(
+        driver,
+        lambda current: current.find_elements(By.CSS_SELECTOR, "#place-map .map-neighbour"),
+        "the neighbours on the map",
+    )
+    assert near in {dot.get_attribute("data-memory-id") for dot in dots}
+    assert "neighbours unavailable" not in driver.find_element(By.TAG_NAME, "body").text
