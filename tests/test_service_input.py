@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -274,3 +275,22 @@ def test_what_is_no_list_or_no_text_is_refused_everywhere_naming_the_field(
     for call, field in _not_lists(filled):
         _refused(call, field)
     assert _snapshot(filled) == before
+
+
+@pytest.mark.parametrize("ttl", [math.nan, math.inf, -math.inf, 0.0, -1, 1e300])
+def test_a_ttl_out_of_range_names_ttl_seconds_and_the_range(
+    filled: MemoryService, ttl: float
+) -> None:
+    # NaN fails every comparison: it was refused as "less than or equal to 10000000000".
+    rule = "must be a finite number of seconds from 1e-06 to 1e+10, got "
+    memory = filled.get(key="staging")
+    for write in (
+        lambda: filled.remember("expires", ttl_seconds=ttl),
+        lambda: filled.remember("expires", key="staging", ttl_seconds=ttl),
+        lambda: filled.update(memory.id, ttl_seconds=ttl),
+    ):
+        refused = _refused(write, "ttl_seconds")
+        assert str(refused) == f"ttl_seconds: {rule}{ttl!r}"
+    after = filled.get(key="staging")
+    assert (after.content, after.expires_at) == (memory.content, None)
+    assert len(filled.list_memories().memories) == 2

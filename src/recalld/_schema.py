@@ -23,6 +23,8 @@ __all__ = [
     "NO_NUL_PATTERN",
     "TEXT_PATTERN",
     "VISIBLE_PATTERN",
+    "cap_count",
+    "count_default",
     "extra",
     "meta_value_schema",
     "nullable",
@@ -118,6 +120,33 @@ def replaced(
         schema.update(copy.deepcopy(replacement), **kept)
 
     return apply
+
+
+def count_default(default: int) -> Callable[[dict[str, Any]], None]:
+    """A ``json_schema_extra`` for a count (``limit``, ``k``) declared ``int | None = None``
+    so that a caller who leaves it out gets ``default`` held to ``RECALLD_MAX_LIMIT``
+    (``_validate.limit``): published as the plain integer it is, defaulting to ``default``."""
+
+    def apply(schema: dict[str, Any]) -> None:
+        options = schema.pop("anyOf", None)
+        if isinstance(options, list):
+            for option in options:
+                if option.get("type") != "null":
+                    schema.update(copy.deepcopy(option))
+        schema["default"] = default
+
+    return apply
+
+
+def cap_count(schema: dict[str, Any], cap: int) -> None:
+    """Publish ``cap`` (``RECALLD_MAX_LIMIT``) as the count's maximum (unless its own is
+    lower: ``k``'s 100), and a default above it as the cap, which is what the engine then
+    uses."""
+    own = schema.get("maximum")
+    schema["maximum"] = cap if not isinstance(own, int | float) or own > cap else own
+    default = schema.get("default")
+    if isinstance(default, int) and not isinstance(default, bool) and default > cap:
+        schema["default"] = cap
 
 
 def meta_value_schema(reference: str) -> dict[str, Any]:

@@ -486,8 +486,18 @@ def flag(value: bool, field: str) -> bool:
     return value
 
 
-def limit(value: int, settings: Settings, field: str = "limit") -> int:
-    """A result count between 1 and ``max_limit``."""
+def limit(
+    value: int | None, settings: Settings, field: str = "limit", *, default: int | None = None
+) -> int:
+    """A result count between 1 and ``max_limit``; None (when there is a ``default``) is
+    ``default`` held to ``max_limit``.
+
+    A default is not the caller's input: lowering ``RECALLD_MAX_LIMIT`` below a surface's
+    default lowers the default with it, while a count the caller gave above the cap is
+    still refused.
+    """
+    if value is None and default is not None:
+        return min(default, settings.max_limit)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValidationError(field, f"must be an integer, got {value!r}")
     if not 1 <= value <= settings.max_limit:

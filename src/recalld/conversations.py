@@ -719,11 +719,12 @@ class Conversations:
         return receipt
 
     def turns(
-        self, source: str, *, namespace: str | None = None, limit: int = 1000
+        self, source: str, *, namespace: str | None = None, limit: int | None = None
     ) -> list[Memory]:
-        """The live turns of the conversation whose ``source`` is given, in order."""
+        """The live turns of the conversation whose ``source`` is given, in order (at most
+        ``limit``: 1000 by default, ``max_limit`` when that is lower)."""
         scope_namespace = self._namespace_of(namespace)
-        check.limit(limit, self._settings)
+        limit = check.limit(limit, self._settings, default=1000)
         scope = Scope(namespaces=(scope_namespace,), now=self._clock())
         return self._store.by_source(scope, source, limit=limit)
 

@@ -46,6 +46,9 @@ __all__ = ["GraphBrowser", "entity_view", "relation_view"]
 MAX_DEPTH = 3
 NEIGHBOURHOOD_LIMIT = 200
 MENTIONS_SHOWN = 20
+# Page sizes when the caller gives none; every default is held to RECALLD_MAX_LIMIT.
+ENTITIES_LIMIT = 50
+RELATIONS_LIMIT = 100
 
 
 def entity_view(record: EntityRecord) -> EntityView:
@@ -164,14 +167,14 @@ class GraphBrowser:
         *,
         query: str | None = None,
         type: str | None = None,
-        limit: int = 50,
+        limit: int | None = None,
         cursor: str | None = None,
         namespace: str | None = None,
     ) -> EntityPage:
         """Entities by name (their key), optionally those whose name or type contains ``query``
-        and of one ``type``, a page at a time."""
+        and of one ``type``, a page at a time (``limit``: 50 by default)."""
         scope_namespace = self._namespace(namespace)
-        check.limit(limit, self._settings)
+        limit = check.limit(limit, self._settings, default=ENTITIES_LIMIT)
         if query is not None and len(query) > 200:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 200")
         if query is not None:
@@ -195,11 +198,12 @@ class GraphBrowser:
         return EntityPage(entities=[entity_view(r) for r in records], next_cursor=next_cursor)
 
     def entity(
-        self, name: str, *, namespace: str | None = None, mentions: int = MENTIONS_SHOWN
+        self, name: str, *, namespace: str | None = None, mentions: int | None = None
     ) -> EntityDetail:
-        """One entity with its aliases, observations, newest mentions and relations."""
+        """One entity with its aliases, observations, newest mentions (20 by default) and
+        relations."""
         scope_namespace = self._namespace(namespace)
-        check.limit(mentions, self._settings, "mentions")
+        mentions = check.limit(mentions, self._settings, "mentions", default=MENTIONS_SHOWN)
         now = self._clock()
         record = self._find(scope_namespace, name, now)
         graph = self._store.graph
@@ -267,13 +271,14 @@ class GraphBrowser:
         *,
         entity: str | None = None,
         predicate: str | None = None,
-        limit: int = 100,
+        limit: int | None = None,
         cursor: str | None = None,
         namespace: str | None = None,
     ) -> RelationPage:
-        """Relations (touching ``entity``, of ``predicate``) in creation order, a page at a time."""
+        """Relations (touching ``entity``, of ``predicate``) in creation order, a page at a time
+        (``limit``: 100 by default)."""
         scope_namespace = self._namespace(namespace)
-        check.limit(limit, self._settings)
+        limit = check.limit(limit, self._settings, default=RELATIONS_LIMIT)
         now = self._clock()
         entity_ids = None
         if entity is not None:
@@ -302,15 +307,16 @@ class GraphBrowser:
         entity: str,
         *,
         depth: int = 1,
-        limit: int = NEIGHBOURHOOD_LIMIT,
+        limit: int | None = None,
         namespace: str | None = None,
     ) -> Neighbourhood:
         """Entities and relations within ``depth`` (1-3) relation hops of ``entity``, and the
-        entities most often mentioned alongside it; at most ``limit`` entities."""
+        entities most often mentioned alongside it; at most ``limit`` entities (200 by
+        default)."""
         scope_namespace = self._namespace(namespace)
         if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= MAX_DEPTH:
             raise ValidationError("depth", f"must be an integer from 1 to {MAX_DEPTH}")
-        check.limit(limit, self._settings)
+        limit = check.limit(limit, self._settings, default=NEIGHBOURHOOD_LIMIT)
         graph = self._store.graph
         now = self._clock()
         center = self._find(scope_namespace, entity, now, "entity")

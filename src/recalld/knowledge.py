@@ -465,13 +465,12 @@ class KnowledgeGraph:
     ) -> KnowledgeGraphPage:
         """A page of entities (by name) with the relations that start at them.
 
-        ``limit`` defaults to ``graph_page_size``; ``nextCursor`` (with
-        ``hasMore``) fetches the next page, so a large graph never comes back
-        in one answer.
+        ``limit`` defaults to ``graph_page_size`` (or ``max_limit``, when that is
+        lower); ``nextCursor`` (with ``hasMore``) fetches the next page, so a large
+        graph never comes back in one answer.
         """
         scope_namespace = self._namespace(namespace)
-        size = self._settings.graph_page_size if limit is None else limit
-        check.limit(size, self._settings)
+        size = check.limit(limit, self._settings, default=self._settings.graph_page_size)
         after = None
         if cursor is not None:
             key, entity_id = decode_cursor(cursor, "graph", (str, int), "read_graph")

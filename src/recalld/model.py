@@ -6,6 +6,7 @@ reuse them instead of redefining fields by hand.
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -19,6 +20,7 @@ from pydantic import (
     StrictBool,
     StrictFloat,
 )
+from pydantic_core import PydanticCustomError
 
 from recalld._schema import (
     DATE_TIME,
@@ -92,6 +94,22 @@ def _whole_number(value: Any) -> Any:
 # before the validator for the published schema to say minimum/maximum.
 WHOLE_NUMBER = BeforeValidator(_whole_number)
 WholeNumber = Annotated[int, WHOLE_NUMBER]
+
+
+def _given_count(value: Any) -> Any:
+    """A count given on the wire is an integer: ``null`` is refused as it was when the
+    field was a plain ``int`` (validators never run on a default, so leaving it out still
+    means the surface's default)."""
+    if value is None:
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return _whole_number(value)
+
+
+# A count (``limit``, ``k``) declared ``int | None = None`` so that leaving it out yields
+# the surface's default held to RECALLD_MAX_LIMIT (``_validate.limit``), while its schema
+# stays a plain integer (``_schema.count_default``): use this instead of WHOLE_NUMBER,
+# after the Field, so that an explicit null is refused as that schema says.
+WHOLE_COUNT = BeforeValidator(_given_count)
 # A time on the wire is text (RFC 3339); a datetime object only from Python callers.
 Moment = Annotated[datetime, Strict()]
 
@@ -120,6 +138,32 @@ def key_spellings(key: str) -> list[str]:
 MAX_TTL_SECONDS = 1e10
 # Times are kept to the microsecond: a shorter TTL would expire the memory as it is written.
 MIN_TTL_SECONDS = 1e-6
+TTL_RULE = f"must be a finite number of seconds from {MIN_TTL_SECONDS:g} to {MAX_TTL_SECONDS:g}"
+
+
+def _ttl_in_range(value: Any) -> Any:
+    """Refuse a number of seconds out of range, NaN and the infinities included, stating the
+    range: NaN fails every comparison, and pydantic named only the bound it tried first
+    ("less than or equal to 10000000000" for NaN). Not a number: left to the type check."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    finite = not isinstance(value, float) or math.isfinite(value)
+    if finite and MIN_TTL_SECONDS <= value <= MAX_TTL_SECONDS:
+        return value
+    shown = repr(value)
+    shown = shown if len(shown) <= 32 else f"{shown[:29]}..."
+    raise PydanticCustomError(
+        "ttl_seconds", "{rule}, got {shown}", {"rule": TTL_RULE, "shown": shown}
+    )
+
+
+# A TTL on the wire or from Python: a number (never true or "5") in the range. The bounds
+# come before the check so that the published schema says minimum/maximum.
+TtlSeconds = Annotated[
+    StrictFloat,
+    Field(ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS),
+    BeforeValidator(_ttl_in_range),
+]
 MAX_TAGS_PUBLISHED = 64
 MAX_TAG_CHARS_PUBLISHED = 100
 TAGS_SCHEMA = {
@@ -223,7 +267,7 @@ class NewMemory(BaseModel):
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
     at: Moment | str | None = Field(default=None, json_schema_extra=replaced(nullable(DATE_TIME)))
-    ttl_seconds: StrictFloat | None = Field(default=None, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS)
+    ttl_seconds: TtlSeconds | None = None
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
@@ -276,7 +320,7 @@ class MemoryPatch(BaseModel):
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
     at: Moment | str | None = Field(default=None, json_schema_extra=replaced(nullable(DATE_TIME)))
-    ttl_seconds: StrictFloat | None = Field(default=None, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS)
+    ttl_seconds: TtlSeconds | None = None
     place: PlaceInput | None = None
     meta: dict[str, Any] | None = None
 

@@ -324,11 +324,19 @@ class MemoryService(ServiceCore):
         return self.conversations.remember(whole, namespace=namespace, progress=progress)
 
     def turns(
-        self, memory_id: str, *, before: int = 2, after: int = 2, namespace: str | None = None
+        self,
+        memory_id: str,
+        *,
+        before: int | None = None,
+        after: int | None = None,
+        namespace: str | None = None,
     ) -> list[Memory]:
-        """The turns around a conversation turn (``before`` earlier, ``after`` later), itself
-        included, in order; a memory that is no turn comes back alone."""
+        """The turns around a conversation turn (``before`` earlier, ``after`` later: 2 each
+        by default, or ``max_limit`` when that is lower), itself included, in order; a memory
+        that is no turn comes back alone."""
         most = self.settings.max_limit
+        before = min(2, most) if before is None else before
+        after = min(2, most) if after is None else after
         for name, value in (("before", before), ("after", after)):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
                 raise ValidationError(name, f"must be an integer from 0 to {most}, got {value!r}")

@@ -52,6 +52,11 @@ __all__ = ["ServiceCore"]
 
 logger = logging.getLogger(__name__)
 
+# Result counts when the caller gives none; each is held to RECALLD_MAX_LIMIT (check.limit).
+SEARCH_LIMIT = 10
+PAGE_LIMIT = 50
+RECENT_LIMIT = 10
+
 
 class ServiceCore:
     """Memories in one store: see the module docstring (and :class:`MemoryService`)."""
@@ -416,7 +421,7 @@ class ServiceCore:
         query: str,
         *,
         filters: QueryFilters | Mapping[str, Any] | None = None,
-        limit: int = 10,
+        limit: int | None = None,
         namespace: str | None = None,
         mode: Mode = "hybrid",
         min_score: float | None = None,
@@ -438,12 +443,13 @@ class ServiceCore:
         ``query``). ``filters`` is a :class:`Filters` or a mapping of its fields
         (as REST's ``filters`` body), validated into one. What was written a
         moment ago is found by meaning too: a short embedding queue is worked
-        off first (see ``Indexing.catch_up``).
+        off first (see ``Indexing.catch_up``). ``limit`` is 10 when not given (or
+        ``max_limit``, when that is lower); a limit above ``max_limit`` is refused.
         """
         check.query(query)
         filters = check.filters(filters)
         scope_namespace = self._namespace(namespace)
-        check.limit(limit, self.settings)
+        limit = check.limit(limit, self.settings, default=SEARCH_LIMIT)
         _refuse_include_expired(filters)
         threshold = check.min_score(min_score)
         if mode not in ("hybrid", "keyword", "vector"):
@@ -476,7 +482,7 @@ class ServiceCore:
         memory_id: str,
         *,
         filters: QueryFilters | Mapping[str, Any] | None = None,
-        limit: int = 10,
+        limit: int | None = None,
         namespace: str | None = None,
         mode: Mode = "hybrid",
         min_score: float | None = None,
@@ -496,7 +502,7 @@ class ServiceCore:
         check.lookup(memory_id, "id")
         filters = check.filters(filters)
         scope_namespace = self._namespace(namespace)
-        check.limit(limit, self.settings)
+        limit = check.limit(limit, self.settings, default=SEARCH_LIMIT)
         # Explained as search runs: search refuses the admin listing's filter, so does this.
         _refuse_include_expired(filters)
         threshold = check.min_score(min_score)
@@ -529,7 +535,7 @@ class ServiceCore:
         query: str,
         *,
         filters: QueryFilters | Mapping[str, Any] | None = None,
-        limit: int = 10,
+        limit: int | None = None,
         namespace: str | None = None,
         mode: Mode = "hybrid",
         min_score: float | None = None,
@@ -565,35 +571,36 @@ class ServiceCore:
         self,
         *,
         filters: Filters | Mapping[str, Any] | None = None,
-        limit: int = 50,
+        limit: int | None = None,
         cursor: str | None = None,
         namespace: str | None = None,
     ) -> Page:
-        """Memories newest first (by creation), a page at a time."""
+        """Memories newest first (by creation), a page at a time (``limit``: 50 by default)."""
         return self._page("created", filters, limit, cursor, namespace)
 
     def recent(
         self,
         *,
         filters: Filters | Mapping[str, Any] | None = None,
-        limit: int = 10,
+        limit: int | None = None,
         cursor: str | None = None,
         namespace: str | None = None,
     ) -> Page:
-        """Memories most recently created or updated first."""
+        """Memories most recently created or updated first (``limit``: 10 by default)."""
         return self._page("updated", filters, limit, cursor, namespace)
 
     def _page(
         self,
         order: Order,
         filters: Filters | Mapping[str, Any] | None,
-        limit: int,
+        limit: int | None,
         cursor: str | None,
         namespace: str | None,
     ) -> Page:
         checked = check.filters(filters)
         scope_namespace = self._namespace(namespace)
-        check.limit(limit, self.settings)
+        default = PAGE_LIMIT if order == "created" else RECENT_LIMIT
+        limit = check.limit(limit, self.settings, default=default)
         after = None if cursor is None else decode_cursor(cursor, order)
         self._maybe_purge()
         scope = self._scope([scope_namespace], checked, self._clock())

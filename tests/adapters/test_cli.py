@@ -174,6 +174,7 @@ def test_cli_errors_are_one_line_on_stderr(tmp_path: Path) -> None:
         (["recall", "x", "--kind", ""], "kind: must not be empty"),
         (["list", "--category", "\u200b"], "category: contains ZERO WIDTH SPACE"),
         (["search", "x", "--speaker", " "], "speaker: must not be empty"),
+        (["remember", "x", "--ttl", "nan"], "ttl_seconds: must be a finite number of seconds"),
     ]:
         completed = subprocess.run(
             [sys.executable, "-m", "recalld", "--db", db, *arguments],

@@ -437,6 +437,17 @@ def test_http_metrics_count_requests_by_route(client: httpx.Client) -> None:
     assert "recalld_queue_depth 0.0" in text
 
 
+def test_http_metrics_name_the_kv_and_entity_routes_as_before(client: httpx.Client) -> None:
+    # The routes now match every character of a key or name; their label is unchanged,
+    # so dashboards and alerts on route="/v1/kv/{key:path}" go on matching.
+    _ok(client.put("/v1/kv/work/urgent", json={"value": "measured"}))
+    client.get("/v1/graph/entities/Alice")
+    text = client.get("/metrics").text
+    assert 'recalld_http_requests_total{method="PUT",route="/v1/kv/{key:path}"' in text
+    assert 'route="/v1/graph/entities/{name:path}"' in text
+    assert "verbatim" not in text
+
+
 def test_http_cors_is_off_unless_configured(client: httpx.Client, tmp_path: Path) -> None:
     preflight_headers = {
         "Origin": "http://app.example",

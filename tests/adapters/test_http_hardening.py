@@ -204,6 +204,39 @@ def test_http_kv_errors_name_value_as_the_body_spells_it(client: httpx.Client) -
     assert client.get("/v1/memories").json()["memories"] == []
 
 
+def test_http_kv_refuses_a_key_no_write_may_use_on_every_route(client: httpx.Client) -> None:
+    # A key with a newline matched no route (a bare 404 naming nothing), and one ending in
+    # a newline matched as another key: PUT /v1/kv/ab%0A wrote "ab", a DELETE forgot "ab".
+    assert client.put("/v1/kv/ab", json={"value": "kept"}).status_code == 200
+    for sent, shown in (("a%0Ab", "U+000A at position 1"), ("ab%0A", "U+000A at position 2")):
+        for method in ("PUT", "GET", "DELETE"):
+            body = {"value": "never"} if method == "PUT" else None
+            error = _error(client.request(method, f"/v1/kv/{sent}", json=body), 422, "key")
+            assert shown in error["message"], (method, sent, error)
+            assert "control and invisible characters are not allowed" in error["message"]
+    # GET and DELETE answer as the PUT does for any key it refuses (not 404 / deleted: false).
+    for sent in ("a%09b", "a%E2%80%8Bb", "%20"):
+        put = _error(client.put(f"/v1/kv/{sent}", json={"value": "never"}), 422, "key")
+        for method in ("GET", "DELETE"):
+            assert _error(client.request(method, f"/v1/kv/{sent}"), 422, "key") == put
+    assert [m["content"] for m in client.get("/v1/memories").json()["memories"]] == ["kept"]
+
+
+def test_http_kv_key_stored_before_a_rule_is_still_read_and_forgotten(tmp_path: Path) -> None:
+    # Lookups are not held to today's naming rules: only a key that reaches nothing is refused.
+    settings = Settings(db=tmp_path / "old.db", synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings) as service:
+        receipt = service.remember("an old note", key="old.note")
+        connection = apsw.Connection(str(settings.db))
+        connection.execute("UPDATE memories SET key = 'old\tnote' WHERE id = ?", (receipt.id,))
+        connection.close()
+        app = create_app(service, settings)
+        with TestClient(app, client=("127.0.0.1", 4000), base_url="http://127.0.0.1") as client:
+            assert client.get("/v1/kv/old%09note").json()["id"] == receipt.id
+            assert client.delete("/v1/kv/old%09note").json()["deleted"] is True
+            assert client.get("/v1/kv/old%09note").status_code == 422
+
+
 def test_http_batbox_recall_changes_nothing(client: httpx.Client) -> None:
     receipt = client.post(
         "/remember", json={"content": "the indexing issue is in the runbook"}

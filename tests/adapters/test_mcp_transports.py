@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import apsw
+import httpx
 import pytest
 
+from tests.adapters.http_support import ServerProcess
 from tests.adapters.mcp_support import (
     INITIALIZE,
     call,
@@ -268,6 +273,26 @@ def test_mcp_stdio_answers_a_request_whose_id_is_no_string_or_integer(tmp_path: 
     _exits_cleanly(process)
 
 
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_ttl_that_is_not_a_finite_number(tmp_path: Path) -> None:
+    # JSON-RPC over stdio reads NaN and Infinity (Python's JSON writes them): NaN was
+    # refused as "greater than or equal to 0.000001", naming a bound it does not break.
+    db = tmp_path / "ttl.db"
+    process = _initialized_stdio_server(db)
+    assert process.stdout is not None
+    for number, ttl in ((7, math.nan), (8, math.inf), (9, -math.inf)):
+        call = {"name": "remember", "arguments": {"content": "never", "ttl_seconds": ttl}}
+        _rpc(process, {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": call})
+        answered = json.loads(process.stdout.readline())
+        assert answered["result"]["isError"] is True, answered
+        error = answered["result"]["structuredContent"]["error"]
+        assert error["field"] == "ttl_seconds"
+        assert error["message"] == (
+            f"must be a finite number of seconds from 1e-06 to 1e+10, got {ttl!r}"
+        )
+    _stored_only_what_followed(process, db)
+
+
 def _initialized_stdio_server(db: Path) -> subprocess.Popen[bytes]:
     """A stdio server on ``db`` that has answered ``initialize`` and been told so."""
     process = _stdio_server(db)
@@ -305,3 +330,116 @@ def _exits_cleanly(process: subprocess.Popen[bytes]) -> None:
     process.stdout.close()
     assert process.wait(timeout=30) == 0, errors
     assert "Traceback" not in errors
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("served_by", ["mcp --transport http", "serve /mcp"])
+def test_mcp_http_answers_a_request_whose_id_is_no_string_or_integer(
+    tmp_path: Path, served_by: str
+) -> None:
+    # The SDK read these as notifications and answered 202 Accepted, with no body: the
+    # client never got an answer to its request. stdio refuses them already (above).
+    db = tmp_path / "ids.db"
+    with _http_endpoint(db, served_by) as url:
+        accept = {"Accept": "application/json, text/event-stream"}
+        opened = httpx.post(url, json=INITIALIZE, headers=accept, timeout=30)
+        assert opened.status_code == 200, opened.text
+        session = opened.headers.get("mcp-session-id")
+        headers = {**accept, "Content-Type": "application/json", "mcp-session-id": session or ""}
+        remember = '"method": "tools/call", "params": {"name": "remember", "arguments":'
+        for identifier in ("null", "1.5", "true", "2.0", "[7]"):
+            for method in ('"method": "tools/list"', remember + ' {"content": "never"}}'):
+                body = f'{{"jsonrpc": "2.0", "id": {identifier}, {method}}}'
+                refused = httpx.post(url, content=body, headers=headers, timeout=30)
+                assert refused.status_code == 400, (identifier, refused.text)
+                answer = refused.json()
+                assert (answer["id"], answer["error"]["code"]) == (None, -32600), answer
+                assert "id must be a string or an integer" in answer["error"]["message"]
+        # A real notification is still accepted, and a real request answered.
+        notified = httpx.post(
+            url,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers=headers,
+            timeout=30,
+        )
+        assert notified.status_code == 202
+        pinged = httpx.post(
+            url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=headers, timeout=30
+        )
+        assert pinged.status_code == 200
+        assert '"id":9' in pinged.text
+    connection = apsw.Connection(str(db))
+    stored = connection.execute("SELECT count(*) FROM memories").fetchall()
+    connection.close()
+    assert stored == [(0,)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("served_by", ["mcp --transport http", "serve /mcp"])
+def test_mcp_http_checks_host_origin_type_and_session_before_the_id(
+    tmp_path: Path, served_by: str
+) -> None:
+    # The SDK takes a request with a bad id for a notification: whatever it answers a
+    # notification with (421 Host, 403 Origin, 400 Content-Type, 404 unknown session,
+    # 400 no session) it answers that with too; only where it would accept (202) is the
+    # answer -32600.
+    db = tmp_path / "order.db"
+    with _http_endpoint(db, served_by) as url:
+        accept = {"Accept": "application/json, text/event-stream"}
+        opened = httpx.post(url, json=INITIALIZE, headers=accept, timeout=30)
+        assert opened.status_code == 200, opened.text
+        headers = {
+            **accept,
+            "Content-Type": "application/json",
+            "mcp-session-id": opened.headers.get("mcp-session-id") or "",
+        }
+        notification = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+        bad_id = b'{"jsonrpc": "2.0", "id": null, "method": "ping"}'
+        variants: dict[str, dict[str, str]] = {
+            "Host": {**headers, "Host": "evil.example"},
+            "Origin": {**headers, "Origin": "http://evil.example"},
+            "Content-Type": {**headers, "Content-Type": "text/plain"},
+            "unknown session": {**headers, "mcp-session-id": "nope"},
+            "no session": {key: value for key, value in headers.items() if key != "mcp-session-id"},
+        }
+        for problem, sent in variants.items():
+            expected = httpx.post(url, content=notification, headers=sent, timeout=30)
+            assert expected.status_code >= 400, (problem, expected.status_code)
+            answered = httpx.post(url, content=bad_id, headers=sent, timeout=30)
+            assert (answered.status_code, answered.text) == (
+                expected.status_code,
+                expected.text,
+            ), problem
+        refused = httpx.post(url, content=bad_id, headers=headers, timeout=30)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == -32600
+        # A first initialize needs no session: with a bad id it is told why, not that a
+        # session is missing (which a notification, and so the SDK, would say).
+        bad_initialize = {**INITIALIZE, "id": None}
+        for sent in (accept, variants["no session"]):
+            first = httpx.post(url, json=bad_initialize, headers=sent, timeout=30)
+            assert first.status_code == 400, first.text
+            assert "a request id must be a string or an integer" in first.json()["error"]["message"]
+        # A foreign Host is still answered as for a valid initialize (421, or serve's 401).
+        valid = httpx.post(url, json=INITIALIZE, headers=variants["Host"], timeout=30)
+        foreign = httpx.post(url, json=bad_initialize, headers=variants["Host"], timeout=30)
+        assert valid.status_code in (401, 421), valid.text
+        assert foreign.status_code == valid.status_code, foreign.text
+
+
+@contextmanager
+def _http_endpoint(db: Path, served_by: str) -> Iterator[str]:
+    """The URL of a streamable-HTTP MCP endpoint on ``db``: ``recalld serve``'s ``/mcp``,
+    or ``recalld mcp --transport http``; stopped when the block ends."""
+    if served_by == "serve /mcp":
+        running = ServerProcess(db).start()
+        try:
+            yield f"{running.base_url}/mcp"
+        finally:
+            running.stop()
+        return
+    process, url = start_http_server(db)
+    try:
+        yield url
+    finally:
+        stop(process)

@@ -227,6 +227,17 @@ def _parse_meta(value: str | None) -> dict[str, Any] | None:
     return parsed
 
 
+def limit_option(default: int, help: str = "at most this many") -> Callable[[CommandT], CommandT]:
+    """``--limit``, None when not given: the engine then uses ``default`` held to
+    ``RECALLD_MAX_LIMIT`` (a lowered cap lowers the default; a --limit above it is refused)."""
+    return click.option(
+        "--limit",
+        type=int,
+        default=None,
+        help=f"{help} [default: {default}, or RECALLD_MAX_LIMIT when lower]",
+    )
+
+
 def _filters_options(command: CommandT) -> CommandT:
     options = [
         click.option("--kind", help="only this kind"),

@@ -38,6 +38,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from recalld.adapters.mcp_requests import id_problem
+
 __all__ = ["run_stdio"]
 
 logger = logging.getLogger(__name__)
@@ -89,16 +91,6 @@ def refusal(line: str, error: Exception) -> types.JSONRPCError:
     )
 
 
-def _check_no_id(line: str) -> None:
-    """Refuse a "notification" that carries an id: a request whose id is not a string or
-    an integer (``true``, ``1.5``, ``null``), which the SDK reads as a notification and
-    never answers, so the client would wait forever for its reply."""
-    decoded = json.loads(line)
-    if isinstance(decoded, dict) and "id" in decoded:
-        found = json.dumps(decoded["id"])[:40]
-        raise ValueError(f"a request id must be a string or an integer (got {found})")
-
-
 class _StdinLines:
     """The client's valid messages, read by a daemon thread (an async iterator of text
     lines); a line that is not one is answered through ``refused`` instead."""
@@ -135,8 +127,13 @@ class _StdinLines:
                 return line
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                if isinstance(message, types.JSONRPCNotification):
-                    _check_no_id(line)
+                # A "notification" with an id (true, 1.5, null) is a request the SDK
+                # would never answer, so the client would wait forever for its reply.
+                problem = (
+                    id_problem(line) if isinstance(message, types.JSONRPCNotification) else None
+                )
+                if problem is not None:
+                    raise ValueError(problem)
             except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
                 logger.warning("refused a line that is not a JSON-RPC message: %s", error)
                 await self.refused.send(SessionMessage(refusal(line, error)))

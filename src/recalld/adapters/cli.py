@@ -27,6 +27,7 @@ from recalld.adapters._cli_support import (
     _parse_place,
     _print_json,
     _State,
+    limit_option,
     load_settings,
     pass_state,
     read_text,
@@ -172,7 +173,7 @@ MIN_SCORE_HELP = "only hits scoring at least this, 0-1 [default: RECALLD_MIN_SCO
 
 def _query_command(name: str, touches: bool) -> click.Command:
     @click.argument("query")
-    @click.option("--limit", default=10, show_default=True, type=int, help="at most this many")
+    @limit_option(10)
     @click.option("--min-score", type=float, help=MIN_SCORE_HELP)
     @_filters_options
     @click.option("--json", "as_json", is_flag=True, help="print the hits as a JSON list")
@@ -181,7 +182,7 @@ def _query_command(name: str, touches: bool) -> click.Command:
         state: _State,
         /,
         query: str,
-        limit: int,
+        limit: int | None,
         min_score: float | None,
         as_json: bool,
         **options: Any,
@@ -211,7 +212,7 @@ _query_command("search", touches=False)
 @cli.command()
 @click.argument("query")
 @click.argument("memory_id")
-@click.option("--limit", default=10, show_default=True, type=int, help="the recall's limit")
+@limit_option(10, "the recall's limit")
 @click.option("--min-score", type=float, help=MIN_SCORE_HELP)
 @_filters_options
 @click.option("--json", "as_json", is_flag=True, help="print the explanation as JSON")
@@ -221,7 +222,7 @@ def explain(
     /,
     query: str,
     memory_id: str,
-    limit: int,
+    limit: int | None,
     min_score: float | None,
     as_json: bool,
     **options: Any,
@@ -368,7 +369,7 @@ def forget(state: _State, memory_id: str, as_json: bool) -> None:
 
 def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
     @_filters_options
-    @click.option("--limit", default=default_limit, show_default=True, type=int)
+    @limit_option(default_limit)
     @click.option("--cursor", help="continue from the next_cursor of a previous page")
     @click.option("--include-expired", is_flag=True, help="admin: show expired, unpurged memories")
     @click.option(
@@ -378,7 +379,7 @@ def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
     def command(
         state: _State,
         /,
-        limit: int,
+        limit: int | None,
         cursor: str | None,
         include_expired: bool,
         as_json: bool,

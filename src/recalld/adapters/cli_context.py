@@ -15,6 +15,7 @@ from recalld.adapters._cli_support import (
     _parse_place,
     _print_json,
     _State,
+    limit_option,
     pass_state,
     read_text,
 )
@@ -228,10 +229,10 @@ def sense(
 
 @click.command()
 @click.option("--peek", is_flag=True, help="show without removing")
-@click.option("--limit", default=50, show_default=True, type=int)
+@limit_option(50)
 @click.option("--json", "as_json", is_flag=True, help="print the recollections as JSON")
 @pass_state
-def pending(state: _State, peek: bool, limit: int, as_json: bool) -> None:
+def pending(state: _State, peek: bool, limit: int | None, as_json: bool) -> None:
     """Deliver queued involuntary recollections and reminders, oldest first (each once)."""
     items = state.memory().recollections.pending(drain=not peek, limit=limit)
     _show_recollections(state, items, as_json)

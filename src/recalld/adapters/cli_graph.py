@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from recalld.adapters._cli_support import _print_json, _State, pass_state
+from recalld.adapters._cli_support import _print_json, _State, limit_option, pass_state
 
 __all__ = ["graph_group"]
 
@@ -17,7 +17,7 @@ def graph_group() -> None:
 @graph_group.command("entities")
 @click.option("--query", help="only entities whose name or type contains this")
 @click.option("--type", "entity_type", help="only this type (person, place, topic ...)")
-@click.option("--limit", default=50, show_default=True, type=int)
+@limit_option(50)
 @click.option("--cursor", help="continue from the next_cursor of a previous page")
 @click.option("--json", "as_json", is_flag=True, help='print {"entities": [...], "next_cursor"}')
 @pass_state
@@ -25,7 +25,7 @@ def graph_entities(
     state: _State,
     query: str | None,
     entity_type: str | None,
-    limit: int,
+    limit: int | None,
     cursor: str | None,
     as_json: bool,
 ) -> None:
@@ -92,7 +92,7 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
 @graph_group.command("relations")
 @click.option("--entity", help="only relations touching this entity")
 @click.option("--predicate", help="only this predicate")
-@click.option("--limit", default=100, show_default=True, type=int)
+@limit_option(100)
 @click.option("--cursor", help="continue from the next_cursor of a previous page")
 @click.option("--json", "as_json", is_flag=True, help='print {"relations": [...], "next_cursor"}')
 @pass_state
@@ -100,7 +100,7 @@ def graph_relations(
     state: _State,
     entity: str | None,
     predicate: str | None,
-    limit: int,
+    limit: int | None,
     cursor: str | None,
     as_json: bool,
 ) -> None:

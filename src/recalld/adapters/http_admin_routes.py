@@ -4,8 +4,9 @@ The memory browser (:mod:`recalld.web`) is built on these like any other client:
 
 - ``GET /v1/session`` — the namespaces the bearer token may read, and whether
   it may write each (a trusted loopback caller without tokens may do
-  everything). Any authenticated caller may ask; it reveals only its own scopes,
-  plus the names of existing namespaces to a caller scoped to every namespace.
+  everything), and the cap on every limit (``RECALLD_MAX_LIMIT``). Any
+  authenticated caller may ask; it reveals only its own scopes, plus the names
+  of existing namespaces to a caller scoped to every namespace.
 - ``GET /v1/status`` — indexing health: the queue by state, embeddings per model,
   memories by index state, failed jobs with their errors, worker heartbeats (what
   moves with other namespaces' activity only for a caller of every namespace).
@@ -66,6 +67,10 @@ class SessionInfo(BaseModel):
     namespaces: list[NamespaceAccess] = Field(
         description="readable namespaces, sorted; with *, the namespaces that hold memories"
     )
+    max_limit: int = Field(
+        description="the largest limit (or k) a route accepts: RECALLD_MAX_LIMIT (the"
+        " browser holds its own page sizes to it)"
+    )
 
 
 def _current_caller(request: Request) -> Caller:
@@ -94,6 +99,7 @@ def session(request: Request, service: Service, _credentials: Credentials) -> Se
             for name in sorted(names)
             if caller.can(name, write=False)
         ],
+        max_limit=settings.max_limit,
     )
 
 

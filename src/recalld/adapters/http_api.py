@@ -61,7 +61,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld import _validate as check
-from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, meta_value_schema
+from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.http_access_log import RedactSecrets
@@ -69,7 +69,8 @@ from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
-from recalld.adapters.http_models import BodyFieldError
+from recalld.adapters.http_models import BodyFieldError, cap_request_counts
+from recalld.adapters.http_paths import route_label
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
@@ -98,8 +99,6 @@ MCP_PATH = "/mcp"
 PUBLIC_PATHS = frozenset({"/healthz", "/openapi.json"})
 IMPORT_PATH = "/v1/import"
 PARAMETER_SOURCES = frozenset({"body", "query", "path", "header", "cookie"})
-# Request bodies whose ``limit`` is capped by RECALLD_MAX_LIMIT (the spec says so).
-LIMITED_REQUESTS = ("QueryRequest", "ExplainRequest", "BatboxRecall")
 
 
 @dataclass(frozen=True)
@@ -503,7 +502,7 @@ class _Metrics:
             await self.app(scope, receive, recording_send)
         finally:
             route = scope.get("route")
-            template = str(getattr(route, "path", "unmatched"))
+            template = route_label(str(getattr(route, "path", "unmatched")))
             method = str(scope.get("method", ""))
             self.latency.labels(method, template).observe(time.perf_counter() - started)
             self.requests.labels(method, template, str(status)).inc()
@@ -682,12 +681,9 @@ def _truthful_openapi(
                     operation["security"] = [{}, *security]
                 for parameter in operation.get("parameters", []):
                     if parameter.get("name") == "limit" and "schema" in parameter:
-                        parameter["schema"]["maximum"] = settings.max_limit
+                        cap_count(parameter["schema"], settings.max_limit)
         schemas = document.get("components", {}).get("schemas", {})
-        for name in LIMITED_REQUESTS:
-            limit = schemas.get(name, {}).get("properties", {}).get("limit")
-            if isinstance(limit, dict):
-                limit["maximum"] = settings.max_limit
+        cap_request_counts(schemas, settings.max_limit)
         _describe_meta(schemas)
         return document
 

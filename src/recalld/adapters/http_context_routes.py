@@ -24,6 +24,7 @@ from recalld._schema import (
     NO_NUL_PATTERN,
     TEXT_PATTERN,
     TRIMMED_NAME_PATTERN,
+    count_default,
     extra,
     nullable,
     replaced,
@@ -50,7 +51,7 @@ from recalld.core_memory import (
     operation_forms,
     requested_operations,
 )
-from recalld.model import GEOHASH_PATTERN, TAGS_SCHEMA, Hit, Memory, WholeNumber
+from recalld.model import GEOHASH_PATTERN, TAGS_SCHEMA, WHOLE_COUNT, Hit, Memory
 from recalld.recollection import Cue, Recollection, flat_place
 from recalld.service import MemoryService
 
@@ -64,6 +65,15 @@ context_router = APIRouter(
 )
 
 Target = Annotated[Literal["user", "memory"], Path(description="user or memory")]
+# No fixed maximum: the service holds it to RECALLD_MAX_LIMIT (published in /openapi.json).
+PendingLimit = Annotated[
+    int | None,
+    Query(
+        ge=1,
+        description="at most RECALLD_MAX_LIMIT (1000); 50, or the cap when lower, if left out",
+        json_schema_extra=count_default(50),
+    ),
+]
 # Non-empty, padded base64 (what base64.b64decode(validate=True) accepts).
 BASE64_PATTERN = "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
 Base64 = Annotated[
@@ -224,7 +234,12 @@ class ContextRecall(ContextFields):
 
     query: str | None = Field(default=None, max_length=10_000)
     tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
-    k: WholeNumber = Field(default=5, ge=1, le=100)
+    k: Annotated[int | None, Field(ge=1, le=100), WHOLE_COUNT] = Field(
+        default=None,
+        description="at most this many (and RECALLD_MAX_LIMIT); 5, or the cap when lower, if"
+        " left out",
+        json_schema_extra=count_default(5),
+    )
 
 
 class Sense(ContextFields):
@@ -336,7 +351,7 @@ def pending_recollections(
     _credentials: Credentials,
     namespace_header: NamespaceHeader = None,
     drain: Annotated[bool, Query(description="remove what is returned (false: peek)")] = True,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    limit: PendingLimit = None,
     query: NamespaceQuery = None,
     user_id: UserQuery = None,
     agent_id: AgentQuery = None,
@@ -361,7 +376,7 @@ def pending_recollections(
 def drain_recollections(
     service: Service,
     namespace: WriteNamespace,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    limit: PendingLimit = None,
 ) -> list[Recollection]:
     """Deliver queued recollections, oldest first, each exactly once.
 

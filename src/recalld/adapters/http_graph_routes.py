@@ -17,8 +17,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from recalld._schema import NAME_PATTERN
+from recalld._schema import NAME_PATTERN, count_default
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
+from recalld.adapters.http_paths import VERBATIM
 from recalld.adapters.http_routes import COMMON_ERRORS, ReadNamespace, Service
 from recalld.graph.models import (
     EntityDetail,
@@ -51,7 +52,14 @@ def list_entities(
         str | None, Query(max_length=200, description="a fragment of the name or type")
     ] = None,
     type: Annotated[str | None, Query(max_length=100, description="only this type")] = None,
-    limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 50,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="at most RECALLD_MAX_LIMIT (1000); 50, or the cap when lower, if left out",
+            json_schema_extra=count_default(50),
+        ),
+    ] = None,
     cursor: Cursor = None,
 ) -> EntityPage:
     """Entities by name (their normalised key), with how many memories mention each."""
@@ -60,9 +68,10 @@ def list_entities(
     )
 
 
-# ``:path``: a name may hold a slash (a tag such as "work/urgent"), sent as %2F.
+# ``:verbatim`` (the rest of the path, newlines included): a name may hold a slash (a tag
+# such as "work/urgent"), sent as %2F.
 @graph_router.get(
-    "/entities/{name:path}", response_model=EntityDetail, responses=error_responses(404)
+    f"/entities/{{name:{VERBATIM}}}", response_model=EntityDetail, responses=error_responses(404)
 )
 def get_entity(name: EntityName, service: Service, namespace: ReadNamespace) -> EntityDetail:
     """One entity with its other spellings, observations, newest mentions and relations."""
@@ -89,7 +98,14 @@ def list_relations(
             description="only this predicate",
         ),
     ] = None,
-    limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 100,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="at most RECALLD_MAX_LIMIT (1000); 100, or the cap when lower, if left out",
+            json_schema_extra=count_default(100),
+        ),
+    ] = None,
     cursor: Cursor = None,
 ) -> RelationPage:
     """Relations in the order they were first found."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
@@ -23,6 +23,8 @@ from recalld._schema import (
     NAME_PATTERN,
     NO_NUL_PATTERN,
     TEXT_PATTERN,
+    cap_count,
+    count_default,
     extra,
     nullable,
     replaced,
@@ -30,16 +32,15 @@ from recalld._schema import (
 from recalld._validate import unpaired_surrogate
 from recalld.errors import ValidationError
 from recalld.model import (
-    MAX_TTL_SECONDS,
-    MIN_TTL_SECONDS,
     QUERY_MAX_CHARS,
     SHORT_TEXT_MAX_CHARS,
     SOURCE_MAX_CHARS,
     TAGS_SCHEMA,
     TITLE_MAX_CHARS,
+    WHOLE_COUNT,
     Moment,
     QueryFilters,
-    WholeNumber,
+    TtlSeconds,
 )
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "QueryRequest",
     "QueueStatus",
     "StrictJSONRoute",
+    "cap_request_counts",
     "error_responses",
     "refuse_constant",
     "strict_json_loads",
@@ -65,6 +67,26 @@ __all__ = [
 # The query's length is published (maxLength) and checked by the service, so every
 # surface refuses a long query with the same field and message.
 QUERY_SCHEMA = extra(maxLength=QUERY_MAX_CHARS)
+# batbox's /recall (as its MemoryRecall tool) returns 5 results unless told otherwise.
+# A count left out (None) is the route's default held to RECALLD_MAX_LIMIT (check.limit).
+Count = Annotated[int | None, Field(ge=1), WHOLE_COUNT]
+BATBOX_RECALL_LIMIT = 5
+# The counts of request bodies capped by RECALLD_MAX_LIMIT (the spec says so): schema, field.
+LIMITED_COUNTS = (
+    ("QueryRequest", "limit"),
+    ("ExplainRequest", "limit"),
+    ("BatboxRecall", "limit"),
+    ("ContextRecall", "k"),
+)
+
+
+def cap_request_counts(schemas: dict[str, Any], cap: int) -> None:
+    """Publish ``cap`` (``RECALLD_MAX_LIMIT``) in the counts of the request bodies in
+    ``schemas`` (``/openapi.json``'s components): their maximum, and a default above it."""
+    for name, field in LIMITED_COUNTS:
+        count = schemas.get(name, {}).get("properties", {}).get(field)
+        if isinstance(count, dict):
+            cap_count(count, cap)
 
 
 # -- error bodies -------------------------------------------------------------
@@ -189,7 +211,11 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(json_schema_extra=QUERY_SCHEMA)
-    limit: WholeNumber = Field(default=10, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    limit: Count = Field(
+        default=None,
+        description="at most RECALLD_MAX_LIMIT (1000); 10, or the cap when lower, if left out",
+        json_schema_extra=count_default(10),
+    )
     filters: QueryFilters | None = Field(
         default=None, description="narrowing applied before the limit (expired never match)"
     )
@@ -220,7 +246,7 @@ class KeyValueWrite(BaseModel):
 
     value: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
     tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
-    ttl_seconds: StrictFloat | None = Field(default=None, ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS)
+    ttl_seconds: TtlSeconds | None = None
     title: str | None = Field(
         default=None, max_length=TITLE_MAX_CHARS, json_schema_extra=extra(pattern=NO_NUL_PATTERN)
     )
@@ -266,7 +292,11 @@ class BatboxRecall(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(json_schema_extra=QUERY_SCHEMA)
-    limit: WholeNumber = Field(default=5, ge=1, description="at most RECALLD_MAX_LIMIT (1000)")
+    limit: Count = Field(
+        default=None,
+        description="at most RECALLD_MAX_LIMIT (1000); 5, or the cap when lower, if left out",
+        json_schema_extra=count_default(BATBOX_RECALL_LIMIT),
+    )
 
 
 class BatboxResult(BaseModel):

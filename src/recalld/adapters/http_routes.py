@@ -27,8 +27,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 
 from recalld import _validate as check
-from recalld._schema import KEY_PATTERN, NAME_PATTERN
+from recalld._schema import KEY_PATTERN, NAME_PATTERN, count_default
 from recalld.adapters.http_models import (
+    BATBOX_RECALL_LIMIT,
     BatboxRecall,
     BatboxRemember,
     BatboxResult,
@@ -42,6 +43,7 @@ from recalld.adapters.http_models import (
     StrictJSONRoute,
     error_responses,
 )
+from recalld.adapters.http_paths import VERBATIM
 from recalld.config import Settings
 from recalld.conversations import Conversation, ConversationReport
 from recalld.errors import AuthenticationError, NotFoundError, ValidationError
@@ -77,6 +79,7 @@ NAMESPACE_HEADER = "X-Recalld-Namespace"
 NDJSON = "application/x-ndjson"
 # The service's field names → batbox's, for error messages.
 BATBOX_FIELDS = {"at": "captured_at", "meta": "metadata"}
+LIST_LIMIT = 50
 COMMON_ERRORS = error_responses(401, 403, 413, 422, 503)
 # Time filters in a query string: RFC 3339 date-times (the published schema says so).
 TIME_QUERY: dict[str, Any] = {"json_schema_extra": {"format": "date-time"}}
@@ -364,7 +367,8 @@ def batbox_recall(
     A pull, like batbox's ``MemoryRecall`` tool: it changes nothing (promise 4), so
     access counts do not move.
     """
-    hits = service.search(body.query, limit=body.limit, namespace=namespace)
+    limit = check.limit(body.limit, service.settings, default=BATBOX_RECALL_LIMIT)
+    hits = service.search(body.query, limit=limit, namespace=namespace)
     return [
         BatboxResult(
             id=hit.memory.id,
@@ -425,6 +429,8 @@ Key = Annotated[
     str,
     Path(min_length=1, max_length=KEY_MAX_CHARS, json_schema_extra={"pattern": KEY_PATTERN}),
 ]
+# The rest of the path, newlines included, so a key reaches the routes whole (http_paths).
+KV_PATH = f"/kv/{{key:{VERBATIM}}}"
 
 
 @v1_router.post(
@@ -457,7 +463,14 @@ def list_memories(
     order: Annotated[
         Literal["created", "updated"], Query(description="newest created, or recently updated")
     ] = "created",
-    limit: Annotated[int, Query(ge=1, description="at most RECALLD_MAX_LIMIT (1000)")] = 50,
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="at most RECALLD_MAX_LIMIT (1000); 50, or the cap when lower, if left out",
+            json_schema_extra=count_default(LIST_LIMIT),
+        ),
+    ] = None,
     cursor: Annotated[
         str | None,
         Query(
@@ -479,6 +492,8 @@ def list_memories(
         created_until=created_until,
     )
     lister = service.list_memories if order == "created" else service.recent
+    # 50 in either order (the library's recent() alone defaults to 10).
+    limit = check.limit(limit, service.settings, default=LIST_LIMIT)
     return lister(filters=filters, limit=limit, cursor=cursor, namespace=namespace)
 
 
@@ -559,7 +574,7 @@ def explain(body: ExplainRequest, service: Service, namespace: ReadNamespace) ->
 
 
 @v1_router.put(
-    "/kv/{key:path}",
+    KV_PATH,
     response_model=Receipt,
     tags=["key/value"],
     responses=error_responses(404, 409),
@@ -586,24 +601,33 @@ def put_value(
         raise ValidationError("value", error.message) from None
 
 
-@v1_router.get(
-    "/kv/{key:path}", response_model=Memory, tags=["key/value"], responses=error_responses(404)
-)
+@v1_router.get(KV_PATH, response_model=Memory, tags=["key/value"], responses=error_responses(404))
 def get_value(key: Key, service: Service, namespace: ReadNamespace) -> Memory:
     """The memory stored under ``key`` (expired keys are not found)."""
-    return service.get(key=key, namespace=namespace)
+    return _stored_under(key, service, namespace)
 
 
 @v1_router.delete(
-    "/kv/{key:path}", response_model=Forgotten, tags=["key/value"], responses=error_responses(404)
+    KV_PATH, response_model=Forgotten, tags=["key/value"], responses=error_responses(404)
 )
 def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Forgotten:
     """Forget the memory stored under ``key`` (the answer is as for a memory's delete)."""
     try:
-        memory = service.get(key=key, namespace=namespace)
+        memory = _stored_under(key, service, namespace)
     except NotFoundError:
         return Forgotten.of(False, "none")
     return service.forget(memory.id, namespace=namespace)
+
+
+def _stored_under(key: str, service: MemoryService, namespace: str) -> Memory:
+    """The memory under ``key``. A key no write may use (a newline, ``..``: what the PUT
+    refuses) that holds no memory is refused as the PUT refuses it, naming ``key`` and the
+    rule; one stored under such a key by an older version is still found."""
+    try:
+        return service.get(key=key, namespace=namespace)
+    except NotFoundError:
+        check.key(key)
+        raise
 
 
 @v1_router.get("/stats", response_model=Stats, tags=["admin"])
@@ -721,8 +745,14 @@ def conversation_turns(
     memory_id: MemoryId,
     service: Service,
     namespace: ReadNamespace,
-    before: Annotated[int, Query(ge=0, le=100, description="earlier turns")] = 2,
-    after: Annotated[int, Query(ge=0, le=100, description="later turns")] = 2,
+    before: Annotated[
+        int | None,
+        Query(ge=0, le=100, description="earlier turns (2)", json_schema_extra=count_default(2)),
+    ] = None,
+    after: Annotated[
+        int | None,
+        Query(ge=0, le=100, description="later turns (2)", json_schema_extra=count_default(2)),
+    ] = None,
 ) -> Page:
     """The turns around a conversation turn, in order, itself included (a memory that is
     no conversation turn comes back alone)."""

@@ -56,6 +56,7 @@ from recalld.adapters.dialects.base import (
     tidy_schema,
 )
 from recalld.adapters.dialects.failures import DialectTool
+from recalld.adapters.mcp_requests import refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
 
@@ -316,13 +317,15 @@ def http_endpoint(
     )
     for route in starlette_app.routes:
         if isinstance(route, Route) and route.path == path:
-            endpoint: ASGIApp = route.endpoint
+            endpoint: ASGIApp = refuse_notifications_with_ids(route.endpoint)
             return endpoint, server.session_manager.run
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 
 
 # The bind addresses for which the MCP SDK turns its DNS-rebinding check on by itself.
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+# Where `recalld mcp --transport http` serves the endpoint (the SDK's default).
+HTTP_PATH = "/mcp"
 
 
 def check_http_host(host: str) -> None:
@@ -352,5 +355,18 @@ def run_server(
         run_stdio(server)
         return
     check_http_host(host)
+    import uvicorn
+
+    # As the SDK's own server.run("streamable-http") builds it, wrapped so that a request
+    # whose id is no string or integer is refused where the SDK would accept it as a
+    # notification, after its own checks (see mcp_requests).
+    address = bind_address(host)
+    app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=address)
+    config = uvicorn.Config(
+        refuse_notifications_with_ids(app, HTTP_PATH),
+        host=address,
+        port=port,
+        log_level=server.settings.log_level.lower(),
+    )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
-    server.run("streamable-http", host=bind_address(host), port=port)
+    anyio.run(uvicorn.Server(config).serve)

@@ -10,8 +10,10 @@ one write transaction and queue reminders in the pending queue (``kind:
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
 from recalld import _validate as check
@@ -33,6 +35,7 @@ from recalld.intentions.model import (
     Intention,
     IntentionRequest,
     TimeTrigger,
+    Trigger,
 )
 from recalld.intentions.scheduler import Scheduler
 from recalld.intentions.timing import PhraseParser, parse_clock_time, parse_zone
@@ -43,6 +46,8 @@ from recalld.store.intentions import IntentionRecord, IntentionRow, IntentionSes
 from recalld.writing import expired
 
 __all__ = ["Intentions", "WriteMemory"]
+
+logger = logging.getLogger(__name__)
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
 StateFilter = Literal["active", "done", "cancelled", "expired", "all"]
@@ -71,6 +76,13 @@ class Intentions:
         )
         self.match_entities = match_entities
         """(sensed text, namespace) -> entity names; the knowledge graph plugs in here."""
+        self._unknown_zones: dict[int, datetime | None] = {}
+        self._unknown_zones_lock = threading.Lock()
+        """Recurring intentions (by seq) on a clock this machine's tzdata does not know,
+        and when they end (expiry, TTL), if ever: they are not fired here, and the
+        scheduler looks past them until then, so they block no other."""
+        self._reported_zones: set[int] = set()
+        """Intentions whose unknown zone was logged (once per process)."""
         self.scheduler: Scheduler | None = None
         if settings.scheduler_thread:
             self.start_scheduler()
@@ -201,7 +213,13 @@ class Intentions:
         return self._store.intentions.counts(self._namespace(namespace), now=self._clock())
 
     def _intention(self, row: IntentionRow) -> Intention:
-        zone = parse_zone(row.zone)
+        try:
+            zone = parse_zone(row.zone)
+        except ValidationError:
+            # A zone this machine's tzdata does not know (the scheduler reports it): the
+            # intention is still listed, and can be cancelled; ``zone`` names it, and its
+            # times are given in UTC, the instants they are.
+            zone = UTC
         return Intention(
             id=row.memory.id,
             seq=row.seq,
@@ -261,6 +279,8 @@ class Intentions:
                     session.set_state(row.seq, "expired", now)
                     continue
                 triggers = parse_triggers(row)
+                if not self._expandable(row, _recurrence_zones(triggers)):
+                    continue  # a recurrence on a clock this machine cannot read
                 streaks = update_streaks(row, triggers, situation, self._settings)
                 firing = decide(row, triggers, streaks, situation, self._settings)
                 if firing is not None:
@@ -324,23 +344,31 @@ class Intentions:
         moment = self._clock() if now is None else now
         fired: list[Recollection] = []
         while True:
-            batch = self._store.intentions.session(lambda session: self._fire_due(session, moment))
+            batch, read = self._store.intentions.session(
+                lambda session: self._fire_due(session, moment)
+            )
             fired.extend(batch)
-            if len(batch) < DUE_BATCH:
+            if read < DUE_BATCH:
                 return fired
 
-    def _fire_due(self, session: IntentionSession, now: datetime) -> list[Recollection]:
+    def _fire_due(self, session: IntentionSession, now: datetime) -> tuple[list[Recollection], int]:
+        """Fire a batch of what is due; the reminders, and how many rows were read."""
         fired = []
-        for row in session.due(now, DUE_BATCH):
+        rows = session.due(now, DUE_BATCH, skip=self._unfireable(now))
+        for row in rows:
+            # Decided before any zone is read: an end is an instant, on every clock.
             if expired(row.memory, now) or (row.expires_at is not None and now >= row.expires_at):
                 session.set_state(row.seq, "expired", now)
                 continue
             trigger = parse_triggers(row)[0]
             assert isinstance(trigger, TimeTrigger)  # scheduled intentions have only a time
-            due = row.next_due
             if trigger.until is not None and now >= trigger.until:
                 session.set_state(row.seq, "expired", now)  # the whole window was missed
                 continue
+            if not self._expandable(row, _recurrence_zones([trigger])):
+                continue  # left active and unfired; the next batch looks past it
+            zone = self._shown_zone(row)
+            due = row.next_due
             recurrence = recurrence_of(trigger)
             next_due = None
             if recurrence is not None and due is not None:
@@ -348,22 +376,76 @@ class Intentions:
                 if next_due is not None and row.expires_at is not None:
                     next_due = None if next_due >= row.expires_at else next_due
             state = "active" if next_due is not None else "done"
-            when = describe(due) if due is None else describe(due.astimezone(parse_zone(row.zone)))
+            when = describe(due) if due is None else describe(due.astimezone(zone))
             detail = f"it is due at {when}" + (f" ({trigger.every})" if trigger.every else "")
             firing = Firing(
                 row=row,
                 matched=[ReminderMatch(trigger="time", detail=detail)],
                 state=state,
                 next_due=next_due,
-                due_at=None if due is None else due.astimezone(parse_zone(row.zone)),
+                due_at=None if due is None else due.astimezone(zone),
             )
             session.record_firing(row.seq, now, state, next_due)
             fired.append(self._queue(session, firing, now))
-        return fired
+        return fired, len(rows)
 
     def next_due(self) -> datetime | None:
-        """The earliest time any scheduled intention comes due (every namespace)."""
-        return self._store.intentions.next_due()
+        """The earliest time any scheduled intention this process can fire comes due, or
+        one it cannot fire (an unknown zone) ends, to be expired (every namespace)."""
+        now = self._clock()
+        due = self._store.intentions.next_due(skip=self._unfireable(now))
+        with self._unknown_zones_lock:
+            ends = [end for end in self._unknown_zones.values() if end is not None and end > now]
+        return min([moment for moment in (due, *ends) if moment is not None], default=None)
+
+    def _unfireable(self, now: datetime) -> list[int]:
+        """The intentions the scheduler looks past at ``now``: those it cannot expand
+        (:meth:`_expandable`), until they end and are to be expired."""
+        with self._unknown_zones_lock:
+            return [seq for seq, end in self._unknown_zones.items() if end is None or now < end]
+
+    def _expandable(self, row: IntentionRow, names: Sequence[str]) -> bool:
+        """Whether this machine's tzdata knows every zone in ``names`` (those ``row``'s
+        recurrences are expanded on). A recurrence on a zone it does not know (a database
+        written where tzdata knew a newer one) cannot fire here: logged once per process
+        with the intention's id and the zone, and looked past until the intention ends."""
+        for name in names:
+            try:
+                parse_zone(name)
+            except ValidationError:
+                with self._unknown_zones_lock:
+                    self._unknown_zones[row.seq] = _end_of(row)
+                self._report_zone(
+                    row,
+                    name,
+                    "its recurrence cannot be expanded here; it stays active, blocks no"
+                    " other, and expires when it ends",
+                )
+                return False
+        return True
+
+    def _shown_zone(self, row: IntentionRow) -> tzinfo:
+        """``row``'s zone, to show its times in; UTC when this machine's tzdata does not
+        know it (logged once per process): the instants are the same."""
+        try:
+            return parse_zone(row.zone)
+        except ValidationError:
+            self._report_zone(row, row.zone, "it fires at its instant, shown in UTC")
+            return UTC
+
+    def _report_zone(self, row: IntentionRow, name: str, consequence: str) -> None:
+        with self._unknown_zones_lock:
+            first = row.seq not in self._reported_zones
+            self._reported_zones.add(row.seq)
+        if first:
+            logger.warning(
+                "intention %s (namespace %r): its time zone %r is unknown to this machine's"
+                " tzdata (update the tzdata package and restart, or cancel it); %s",
+                row.memory.id,
+                row.memory.namespace,
+                name,
+                consequence,
+            )
 
     # -- the scheduler thread ---------------------------------------------------
 
@@ -388,3 +470,22 @@ class Intentions:
         if self.scheduler is not None:
             self.scheduler.stop()
             self.scheduler = None
+
+
+def _end_of(row: IntentionRow) -> datetime | None:
+    """When ``row`` ends, whatever its zone: the earliest of its expiry, its memory's TTL
+    and its time windows' ``until``; None when it never does."""
+    ends = [row.expires_at, row.memory.expires_at]
+    ends.extend(
+        trigger.until for trigger in parse_triggers(row) if isinstance(trigger, TimeTrigger)
+    )
+    return min([end for end in ends if end is not None], default=None)
+
+
+def _recurrence_zones(triggers: Sequence[Trigger]) -> list[str]:
+    """The zones whose wall clocks the time triggers' recurrences are expanded on."""
+    return [
+        trigger.zone
+        for trigger in triggers
+        if isinstance(trigger, TimeTrigger) and trigger.rrule is not None
+    ]

@@ -34,6 +34,9 @@ Put = Callable[..., tuple[Receipt, Memory]]
 ReminderHook = Callable[[Cue, str, datetime, list[Recollection]], list[Recollection]]
 # Intentions come back through their triggers as reminders, never as recollections.
 NOT_RECOLLECTED = frozenset({"intention"})
+# Counts when the caller gives none, each held to RECALLD_MAX_LIMIT (check.limit).
+RECALL_K = 5
+PENDING_LIMIT = 50
 
 
 class Recollector:
@@ -172,9 +175,11 @@ class Recollector:
         ranked.sort(key=lambda item: (-item[1], -item[0].seq))
         return ranked
 
-    def recall(self, cue: Cue, *, k: int = 5, namespace: str | None = None) -> list[Hit]:
-        """Memories whose context best matches ``cue``, best first; changes nothing."""
-        check.limit(k, self._settings, field="k")
+    def recall(self, cue: Cue, *, k: int | None = None, namespace: str | None = None) -> list[Hit]:
+        """Memories whose context best matches ``cue``, best first; changes nothing.
+
+        ``k``: at most this many, 5 by default (``max_limit`` when that is lower)."""
+        k = check.limit(k, self._settings, field="k", default=RECALL_K)
         scope_namespace = self._namespace(namespace)
         ranked = self._rank(cue, scope_namespace, self._clock())
         return [
@@ -244,11 +249,13 @@ class Recollector:
     # -- the pending queue ---------------------------------------------------
 
     def pending(
-        self, *, drain: bool = True, limit: int = 50, namespace: str | None = None
+        self, *, drain: bool = True, limit: int | None = None, namespace: str | None = None
     ) -> list[Recollection]:
-        """Queued recollections, oldest first; ``drain`` removes what it returns (exactly once)."""
+        """Queued recollections, oldest first; ``drain`` removes what it returns (exactly once).
+
+        ``limit``: at most this many, 50 by default (``max_limit`` when that is lower)."""
         check.flag(drain, "drain")
-        check.limit(limit, self._settings)
+        limit = check.limit(limit, self._settings, default=PENDING_LIMIT)
         rows = self._store.take_pending(self._namespace(namespace), limit, drain, self._clock())
         return [
             Recollection(

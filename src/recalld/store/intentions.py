@@ -116,8 +116,9 @@ class IntentionSession(Protocol):
         """The active intentions among ``seqs`` with their triggers and streaks."""
         ...
 
-    def due(self, now: datetime, limit: int) -> list[IntentionRow]:
-        """Active scheduled intentions whose ``next_due`` has come, earliest first."""
+    def due(self, now: datetime, limit: int, skip: Sequence[int] = ()) -> list[IntentionRow]:
+        """Active scheduled intentions whose ``next_due`` has come, earliest first, except
+        the seqs in ``skip`` (those the scheduler cannot fire on this machine)."""
         ...
 
     def set_streak(self, seq: int, position: int, streak: Streak | None) -> None:
@@ -167,8 +168,9 @@ class IntentionStore(Protocol):
         """Seqs of active intentions with at least one trigger the lookup could satisfy."""
         ...
 
-    def next_due(self) -> datetime | None:
-        """The earliest ``next_due`` of any active scheduled intention (every namespace)."""
+    def next_due(self, skip: Sequence[int] = ()) -> datetime | None:
+        """The earliest ``next_due`` of any active scheduled intention (every namespace)
+        but the seqs in ``skip``."""
         ...
 
     def session(self, step: Callable[[IntentionSession], T]) -> T:

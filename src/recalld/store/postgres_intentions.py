@@ -172,13 +172,13 @@ class _Session:
             (wanted,),
         )
 
-    def due(self, now: datetime, limit: int) -> list[IntentionRow]:
+    def due(self, now: datetime, limit: int, skip: Sequence[int] = ()) -> list[IntentionRow]:
         return _rows(
             self._connection,
             f"{ROW_SELECT} WHERE i.state = 'active' AND i.next_due IS NOT NULL"
-            " AND i.next_due <= %s ORDER BY i.next_due, i.seq LIMIT %s"
-            " FOR UPDATE OF i SKIP LOCKED FOR SHARE OF m SKIP LOCKED",
-            (now, limit),
+            " AND i.next_due <= %s AND NOT (i.seq = ANY(%s)) ORDER BY i.next_due, i.seq"
+            " LIMIT %s FOR UPDATE OF i SKIP LOCKED FOR SHARE OF m SKIP LOCKED",
+            (now, [int(seq) for seq in skip], limit),
         )
 
     def set_streak(self, seq: int, position: int, streak: Streak | None) -> None:
@@ -323,10 +323,13 @@ class PostgresIntentions:
         )
         return [int(row[0]) for row in self._database.read(sql, params)]
 
-    def next_due(self) -> datetime | None:
-        """The earliest due time of any active scheduled intention (every namespace)."""
+    def next_due(self, skip: Sequence[int] = ()) -> datetime | None:
+        """The earliest due time of any active scheduled intention (every namespace) but
+        the seqs in ``skip``."""
         rows = self._database.read(
             "SELECT min(next_due) FROM intentions WHERE state = 'active' AND next_due IS NOT NULL"
+            " AND NOT (seq = ANY(%s))",
+            ([int(seq) for seq in skip],),
         )
         value = rows[0][0] if rows else None
         return value if isinstance(value, datetime) else None

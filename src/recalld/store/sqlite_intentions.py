@@ -131,12 +131,13 @@ class _Session:
             (json.dumps([int(seq) for seq in seqs]),),
         )
 
-    def due(self, now: datetime, limit: int) -> list[IntentionRow]:
+    def due(self, now: datetime, limit: int, skip: Sequence[int] = ()) -> list[IntentionRow]:
         return _rows(
             self._connection,
             f"{ROW_SELECT} WHERE i.state = 'active' AND i.next_due IS NOT NULL"
-            " AND i.next_due <= ? ORDER BY i.next_due, i.seq LIMIT ?",
-            (to_storage(now), limit),
+            " AND i.next_due <= ? AND i.seq NOT IN (SELECT value FROM json_each(?))"
+            " ORDER BY i.next_due, i.seq LIMIT ?",
+            (to_storage(now), json.dumps([int(seq) for seq in skip]), limit),
         )
 
     def set_streak(self, seq: int, position: int, streak: Streak | None) -> None:
@@ -327,11 +328,13 @@ class SQLiteIntentions:
         )
         return [int(row[0]) for row in self._database.read(sql, params)]
 
-    def next_due(self) -> datetime | None:
-        """The earliest due time of any active scheduled intention (every namespace)."""
+    def next_due(self, skip: Sequence[int] = ()) -> datetime | None:
+        """The earliest due time of any active scheduled intention (every namespace) but
+        the seqs in ``skip``."""
         rows = self._database.read(
-            "SELECT min(next_due) FROM intentions WHERE state = 'active' AND next_due IS NOT NULL",
-            (),
+            "SELECT min(next_due) FROM intentions WHERE state = 'active' AND next_due IS NOT NULL"
+            " AND seq NOT IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(seq) for seq in skip]),),
         )
         return _time(rows[0][0]) if rows else None
 

@@ -21,13 +21,18 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from recalld import _validate as check
+from recalld._schema import count_default
 from recalld.adapters.dialects.base import Dialect, ToolSpec, caller_of, state_of
 from recalld.adapters.dialects.failures import Wording
 from recalld.errors import ValidationError
-from recalld.model import WHOLE_NUMBER, GraphStatus
+from recalld.model import WHOLE_COUNT, GraphStatus
 from recalld.service import MemoryService
 
 __all__ = ["DIALECT", "status_report"]
+
+# MemoryRecall's limit when not given (the seed's default).
+RECALL_LIMIT = 5
 
 
 def memory_remember(
@@ -72,12 +77,22 @@ def memory_recall(
     ctx: Context,
     query: Annotated[str, Field(description="What to look for")],
     limit: Annotated[
-        int, Field(ge=1, le=10, description="How many results (1-10)"), WHOLE_NUMBER
-    ] = 5,
+        int | None,
+        Field(
+            ge=1,
+            le=10,
+            description="How many results (1-10)",
+            json_schema_extra=count_default(RECALL_LIMIT),
+        ),
+        WHOLE_COUNT,
+    ] = None,
 ) -> dict[str, Any]:
     if not query.strip():
         raise ValidationError("query", "is required: give the text to look for")
-    hits = state_of(ctx).service.search(query, limit=limit)
+    service = state_of(ctx).service
+    # 5 when not given, or RECALLD_MAX_LIMIT when that is lower: a default is no request.
+    limit = check.limit(limit, service.settings, default=RECALL_LIMIT)
+    hits = service.search(query, limit=limit)
     return {
         "results": [
             {

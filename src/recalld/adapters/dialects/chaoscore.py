@@ -29,10 +29,11 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictFloat
 
 from recalld import _validate as check
+from recalld._schema import count_default
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError
-from recalld.model import WHOLE_NUMBER, Filters, Forgotten, Memory
+from recalld.model import WHOLE_COUNT, Filters, Forgotten, Memory
 
 __all__ = ["DIALECT"]
 
@@ -45,6 +46,8 @@ ResponseFormat = Annotated[
 
 
 KIND = "kv"
+# chaoscore_recall's limit when not given (the seed's default).
+RECALL_LIMIT = 10
 # What a write that dropped a value says while the scrub of its old bytes waits.
 SCRUB_PENDING = (
     "Scrubbing its old bytes from the database files is pending (another reader holds"
@@ -129,11 +132,20 @@ def chaoscore_recall(
     ] = None,
     tags: Annotated[list[str], Field(description="Only records with all of these tags")] = [],  # noqa: B006
     limit: Annotated[
-        int, Field(ge=1, le=100, description="At most this many records"), WHOLE_NUMBER
-    ] = 10,
+        int | None,
+        Field(
+            ge=1,
+            le=100,
+            description="At most this many records",
+            json_schema_extra=count_default(RECALL_LIMIT),
+        ),
+        WHOLE_COUNT,
+    ] = None,
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:
     service = state_of(ctx).service
+    # 10 when not given, or RECALLD_MAX_LIMIT when that is lower: a default is no request.
+    limit = check.limit(limit, service.settings, default=RECALL_LIMIT)
     # Checked here so that an error names this tool's own argument.
     tags = list(check.tags(tags, service.settings))
     filters = Filters(kind=KIND, tags_all=tags)

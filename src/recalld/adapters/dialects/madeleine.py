@@ -38,6 +38,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, StrictBool, StrictFloat
 
+from recalld._schema import count_default
 from recalld.adapters.dialects._pending import (
     PENDING_RESOURCE,
     cue_of,
@@ -46,7 +47,7 @@ from recalld.adapters.dialects._pending import (
 )
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolWords, Wording, worded
-from recalld.model import WHOLE_NUMBER
+from recalld.model import WHOLE_COUNT
 from recalld.recollection import Cue, flat_place
 
 __all__ = ["DIALECT"]
@@ -144,7 +145,11 @@ def recall(
     image: Media = None,
     audio: Media = None,
     biometrics: Biometrics = None,
-    k: Annotated[int, Field(ge=1, le=100, description="How many memories"), WHOLE_NUMBER] = 5,
+    k: Annotated[
+        int | None,
+        Field(ge=1, le=100, description="How many memories", json_schema_extra=count_default(5)),
+        WHOLE_COUNT,
+    ] = None,
 ) -> CallToolResult:
     cue = _cue(
         ctx,

@@ -39,6 +39,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, WithJsonSchema
 
+from recalld import _validate as check
+from recalld._schema import count_default
 from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects._intentions import INTENTION_TOOLS
@@ -63,7 +65,7 @@ from recalld.conversation_model import ConversationMessage, openai_message_schem
 from recalld.errors import ValidationError
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
-    MIN_TTL_SECONDS,
+    WHOLE_COUNT,
     WHOLE_NUMBER,
     Explanation,
     Filters,
@@ -72,11 +74,33 @@ from recalld.model import (
     Memory,
     Receipt,
     Stats,
+    TtlSeconds,
 )
 
 __all__ = ["DIALECT", "compact_hit", "compact_memory"]
 
-Limit = Annotated[int, Field(ge=1, le=100, description="at most this many results"), WHOLE_NUMBER]
+# list and entities return 20 unless told otherwise (recall and explain: the service's 10).
+PAGE_LIMIT = 20
+
+# Counts arrive as None when left out, so the service can hold the default to
+# RECALLD_MAX_LIMIT; they are published as plain integers with their default.
+SearchLimit = Annotated[
+    int | None,
+    Field(
+        ge=1, le=100, description="at most this many results", json_schema_extra=count_default(10)
+    ),
+    WHOLE_COUNT,
+]
+PageLimit = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=100,
+        description="at most this many results",
+        json_schema_extra=count_default(PAGE_LIMIT),
+    ),
+    WHOLE_COUNT,
+]
 Namespace = Annotated[str | None, Field(description="default: the server's")]
 UserId = Annotated[str | None, Field(description="mem0 scope: namespace user:<id>")]
 AgentId = Annotated[str | None, Field(description="mem0 scope: namespace agent:<id>")]
@@ -253,9 +277,7 @@ def remember(
     source: Annotated[str | None, Field(description="URI of the evidence")] = None,
     speaker: Annotated[str | None, Field(max_length=200, description="who said it")] = None,
     at: Annotated[str | None, Field(description="when it happened, ISO 8601")] = None,
-    ttl_seconds: Annotated[
-        StrictFloat | None, Field(ge=MIN_TTL_SECONDS, description="expire after")
-    ] = None,
+    ttl_seconds: Annotated[TtlSeconds | None, Field(description="expire after")] = None,
     place: Annotated[
         dict[str, Any] | None, Field(description='{"lat", "lon"} or {"geohash"}')
     ] = None,
@@ -290,7 +312,7 @@ def remember(
 def recall(
     ctx: Context,
     query: Annotated[str, Field(description="what to look for")],
-    limit: Limit = 10,
+    limit: SearchLimit = None,
     kind: str | None = None,
     category: str | None = None,
     speaker: Annotated[str | None, Field(description="only what they said")] = None,
@@ -316,7 +338,7 @@ def explain(
     ctx: Context,
     query: Annotated[str, Field(description="the recall query to explain")],
     id: Annotated[str, Field(description="the memory expected (or not) among the hits")],
-    limit: Limit = 10,
+    limit: SearchLimit = None,
     kind: str | None = None,
     category: str | None = None,
     speaker: Annotated[str | None, Field(description="only what they said")] = None,
@@ -365,7 +387,7 @@ def update(
     source: str | None = None,
     speaker: Annotated[str | None, Field(max_length=200)] = None,
     at: str | None = None,
-    ttl_seconds: Annotated[StrictFloat | None, Field(ge=MIN_TTL_SECONDS)] = None,
+    ttl_seconds: TtlSeconds | None = None,
     place: dict[str, Any] | None = None,
     meta: dict[str, Any] | None = None,
     clear: Annotated[
@@ -420,7 +442,7 @@ def forget(
 
 def list_memories(
     ctx: Context,
-    limit: Limit = 20,
+    limit: PageLimit = None,
     cursor: Annotated[str | None, Field(description="next_cursor of the last page")] = None,
     kind: str | None = None,
     category: str | None = None,
@@ -436,9 +458,9 @@ def list_memories(
 ) -> Annotated[CallToolResult, PageOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
     filters = _filters(kind, category, tags_any, tags_all, since, until, speaker)
-    page = state_of(ctx).service.list_memories(
-        filters=filters, limit=limit, cursor=cursor, namespace=scope
-    )
+    service = state_of(ctx).service
+    limit = check.limit(limit, service.settings, default=PAGE_LIMIT)
+    page = service.list_memories(filters=filters, limit=limit, cursor=cursor, namespace=scope)
     memories = [_line(memory, verbose=verbose) for memory in page.memories]
     body: dict[str, Any] = {"memories": memories}
     if page.next_cursor is not None:
@@ -575,14 +597,16 @@ def entities(
     ctx: Context,
     query: Annotated[str | None, Field(description="part of a name or type")] = None,
     type: Annotated[str | None, Field(description="person, place …")] = None,
-    limit: Limit = 20,
+    limit: PageLimit = None,
     cursor: Annotated[str | None, Field(description="next_cursor of the last page")] = None,
     namespace: Namespace = None,
     user_id: UserId = None,
     agent_id: AgentId = None,
 ) -> Annotated[CallToolResult, EntitiesOut]:
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
-    page: EntityPage = state_of(ctx).service.graph.entities(
+    service = state_of(ctx).service
+    limit = check.limit(limit, service.settings, default=PAGE_LIMIT)
+    page: EntityPage = service.graph.entities(
         query=query, type=type, limit=limit, cursor=cursor, namespace=scope
     )
     return compact_result(compact(page))

@@ -14,21 +14,26 @@ Python function, so arguments it does not list are refused.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
+from pydantic import Field
 
+from recalld import _validate as check
+from recalld._schema import count_default
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError, ValidationError
-from recalld.model import Filters, Memory, WholeNumber
+from recalld.model import WHOLE_COUNT, Filters, Memory, WholeNumber
 from recalld.service import MemoryService
 
 __all__ = ["CATEGORIES", "DIALECT"]
 
 CATEGORIES = ("spatial", "preference", "hazard", "fact", "goal", "person", "object", "other")
 ACTIONS = ("remember", "recall", "search", "list", "recent", "update", "forget", "stats")
+# limit when not given (the seed's default), for every action that lists.
+RECALL_LIMIT = 10
 
 
 def _importance(salience: float | None) -> int | None:
@@ -110,15 +115,15 @@ def rover_memory(
     meta: dict[str, Any] | None = None,
     memory_id: WholeNumber | None = None,
     query: str = "",
-    limit: WholeNumber = 10,
+    limit: Annotated[
+        int | None, Field(json_schema_extra=count_default(RECALL_LIMIT)), WHOLE_COUNT
+    ] = None,
 ) -> CallToolResult:
     service = state_of(ctx).service
     if action not in ACTIONS:
         raise ValidationError("action", f"must be one of {', '.join(ACTIONS)}; got {action!r}")
-    if not 1 <= limit <= service.settings.max_limit:
-        raise ValidationError(
-            "limit", f"must be between 1 and {service.settings.max_limit}, got {limit}"
-        )
+    # 10 when not given, or RECALLD_MAX_LIMIT when that is lower: a default is no request.
+    limit = check.limit(limit, service.settings, default=RECALL_LIMIT)
     filters = Filters(category=_category(category))
     if action == "remember":
         if not title.strip():

@@ -54,6 +54,18 @@ export class Session {
     return this.info ? this.info.namespaces : [];
   }
 
+  /** ``count`` held to the server's cap on every limit (max_limit, RECALLD_MAX_LIMIT): a
+   * page size of the browser's own is never refused when the cap was lowered below it. */
+  limit(count) {
+    const most = this.info && Number.isInteger(this.info.max_limit) ? this.info.max_limit : count;
+    return Math.min(count, most);
+  }
+
+  /** The choices of a "how many" menu the server accepts: each held to its cap. */
+  limitChoices(choices) {
+    return [...new Set(choices.map((count) => this.limit(count)))];
+  }
+
   /** Whether the token may change the current namespace (else the UI is read-only). */
   canWrite() {
     const current = this.namespaces().find((entry) => entry.namespace === this.namespace);

@@ -7,7 +7,7 @@ import { h, status, viewerTime } from "../dom.js";
 const PAGE_SIZE = 25;
 
 /** Render the page; ``argument`` may be a notice to show (after a forget). */
-export async function render(root, { api, navigate }, argument) {
+export async function render(root, { api, navigate, session }, argument) {
   const order = h("select", { id: "browse-order" },
     h("option", { value: "created" }, "newest first"),
     h("option", { value: "updated" }, "recently updated"));
@@ -39,7 +39,7 @@ export async function render(root, { api, navigate }, argument) {
     }
     // One request at a time: a second click would ask for the same page again.
     more.disabled = true;
-    const params = { limit: PAGE_SIZE, cursor, ...listing };
+    const params = { limit: session.limit(PAGE_SIZE), cursor, ...listing };
     try {
       const page = await api.get("/v1/memories", params);
       if (ticket !== generation) return;

@@ -116,7 +116,7 @@ export async function render(root, { api, navigate, session }, argument) {
     more.disabled = true;
     try {
       const page = await api.get("/v1/graph/entities", {
-        query: listing.query.trim(), type: listing.type.trim(), limit: PAGE_SIZE, cursor,
+        query: listing.query.trim(), type: listing.type.trim(), limit: session.limit(PAGE_SIZE), cursor,
       });
       if (ticket !== generation) return;
       for (const entity of page.entities) {

@@ -34,10 +34,11 @@ function placeText(place) {
   return parts.join(" · ");
 }
 
-async function neighboursOf(api, memory, navigate) {
-  // A place-only context recall: the memories stored nearest this one (no side effects).
+async function neighboursOf(api, session, memory, navigate) {
+  // A place-only context recall: the memories stored nearest this one (no side effects),
+  // as many as RECALLD_MAX_LIMIT lets one recall ask.
   const hits = await api.post("/v1/context/recall", {
-    lat: memory.place.lat, lon: memory.place.lon, k: NEIGHBOURS + 1,
+    lat: memory.place.lat, lon: memory.place.lon, k: session.limit(NEIGHBOURS + 1),
   });
   return hits
     .filter((hit) => hit.memory.id !== memory.id && hit.memory.place)
@@ -215,7 +216,7 @@ function editorForm(memory, inputs, onSave, onCancel) {
 
 /** Render memory ``id``. */
 export async function render(root, context, id) {
-  const { api, navigate, canWrite, apiPaths } = context;
+  const { api, navigate, canWrite, apiPaths, session } = context;
   const notice = h("p", { hidden: true, id: "memory-notice" });
   const body = h("div", { class: "memory-body" });
   const back = h("a", { href: "#/browse", class: "back" }, "← all memories");
@@ -275,7 +276,7 @@ export async function render(root, context, id) {
     let neighbours = [];
     let caption = "";
     try {
-      neighbours = await neighboursOf(api, current, navigate);
+      neighbours = await neighboursOf(api, session, current, navigate);
       const farthest = neighbours.length ? Math.max(...neighbours.map((item) => distanceMetres(current.place, item.place))) : 0;
       caption = neighbours.length
         ? `${neighbours.length} nearest memor${neighbours.length === 1 ? "y" : "ies"}, within ${formatDistance(farthest)}`

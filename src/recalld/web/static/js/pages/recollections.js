@@ -5,6 +5,9 @@
 import { recollectionCard } from "../components.js";
 import { h, replace, status } from "../dom.js";
 
+// How many queued items a peek or a drain shows (held to the server's cap).
+const QUEUE_SHOWN = 100;
+
 function field(label, input) {
   return h("label", { class: "field" }, h("span", {}, label), input);
 }
@@ -19,7 +22,7 @@ function describeCount(items) {
 }
 
 /** Render the page. */
-export async function render(root, { api, navigate, canWrite }) {
+export async function render(root, { api, navigate, session, canWrite }) {
   const notice = h("p", { hidden: true, id: "pending-notice" });
   const pendingList = h("div", { class: "results", id: "pending-list" });
   const peekButton = h("button", { type: "button", id: "pending-peek" }, "Peek");
@@ -34,10 +37,10 @@ export async function render(root, { api, navigate, canWrite }) {
       status(notice, error.describe ? error.describe() : error.message, "error");
     }
   }
-  const peek = () => show(() => api.get("/v1/recollections/pending", { drain: false, limit: 100 }), "pending (still queued)");
+  const peek = () => show(() => api.get("/v1/recollections/pending", { drain: false, limit: session.limit(QUEUE_SHOWN) }), "pending (still queued)");
   peekButton.addEventListener("click", peek);
   if (drainButton) {
-    drainButton.addEventListener("click", () => show(() => api.post("/v1/recollections/drain", undefined, { limit: 100 }), "delivered (removed from the queue)"));
+    drainButton.addEventListener("click", () => show(() => api.post("/v1/recollections/drain", undefined, { limit: session.limit(QUEUE_SHOWN) }), "delivered (removed from the queue)"));
   }
 
   root.append(h("h1", {}, "Recollections"),

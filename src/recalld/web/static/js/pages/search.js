@@ -34,7 +34,7 @@ export async function render(root, { api, navigate, session }) {
     tags: h("input", { type: "text", id: "search-tags", placeholder: "any of: a, b", autocomplete: "off" }),
     since: h("input", { type: "datetime-local", id: "search-since" }),
     until: h("input", { type: "datetime-local", id: "search-until" }),
-    limit: h("select", { id: "search-limit" }, [10, 25, 50, 100].map((count) => h("option", { value: count }, count))),
+    limit: h("select", { id: "search-limit" }, session.limitChoices([10, 25, 50, 100]).map((count) => h("option", { value: count }, count))),
   };
   const notice = h("p", { hidden: true });
   const results = h("div", { class: "results", id: "search-results" });

@@ -1,0 +1,165 @@
+"""Requests the MCP SDK would take for notifications, answered as JSON-RPC says.
+
+A message with an ``id`` that is no string or integer (``null``, ``1.5``, ``true``,
+``[7]``) is not a valid request: JSON-RPC 2.0 has the server answer it with ``-32600``
+(Invalid Request) and id null. The SDK reads it as a notification instead, and
+answers nothing on stdio and ``202 Accepted`` over streamable HTTP, so the client
+waits for a reply that never comes. :func:`id_problem` says what is wrong with such a
+message; stdio refuses the line (:mod:`recalld.adapters._stdio`), and
+:func:`refuse_notifications_with_ids` wraps the streamable-HTTP endpoint (``recalld
+serve``'s ``/mcp`` and ``recalld mcp --transport http``) to refuse the request with
+``400`` and that error, the status the SDK gives every other message it cannot read.
+
+Over HTTP the SDK's own checks come first: the message is handed on, so a bad Host or
+Origin (DNS-rebinding protection), Content-Type or Accept header, or a missing or unknown
+session is answered as the SDK answers it for any notification. Only where the SDK
+would accept it (``202``) is the answer the refusal, and what reaches the session is a
+notification no handler takes (:data:`INERT_NOTIFICATION`), never the refused message (the
+SDK's own diagnostics, such as a debug line for a notification nothing handles, may show
+it). An ``initialize`` needs no session, though the notification it is swapped for does:
+there the SDK's "Missing session ID" is answered with the refusal too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+from mcp import types
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["INERT_NOTIFICATION", "id_problem", "invalid_id", "refuse_notifications_with_ids"]
+
+# What the SDK is handed in place of a refused message: it checks the request as it would
+# the message (both are notifications to it), then delivers this, which no handler takes.
+INERT_NOTIFICATION = b'{"jsonrpc": "2.0", "method": "notifications/recalld/refused"}'
+
+
+def id_problem(text: str | bytes) -> str | None:
+    """Why ``text`` (one JSON-RPC message the SDK read as a notification) is no valid
+    message: it carries an ``id``, which makes it a request, but one whose id is not a
+    string or an integer. None when it is a real notification (or not a JSON object)."""
+    try:
+        decoded = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, dict) or "id" not in decoded:
+        return None
+    found = json.dumps(decoded["id"])[:40]
+    return f"a request id must be a string or an integer (got {found})"
+
+
+def invalid_id(reason: str) -> types.JSONRPCError:
+    """The JSON-RPC answer to a request whose id is unusable (so its id is null)."""
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=None,
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid request: {reason}"),
+    )
+
+
+def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGIApp:
+    """``app`` (the SDK's streamable-HTTP endpoint, or its whole app serving ``path``),
+    answering a POSTed notification that carries an id with 400 and ``-32600`` where the
+    SDK would accept it (its own checks of the request come first: module docstring).
+
+    The body is read first and handed on unchanged unless refused; one larger than the
+    SDK's own cap is handed on unread, for the SDK to refuse (413).
+    """
+
+    async def refusing(scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or (path is not None and scope["path"].rstrip("/") != path.rstrip("/"))
+        ):
+            await app(scope, receive, send)
+            return
+        read, body, whole = await _buffered(receive)
+        reason = id_problem(body) if whole and _reads_as_notification(body) else None
+        if reason is not None:
+            read = deque([{"type": "http.request", "body": INERT_NOTIFICATION}])
+            send = _refusing_acceptance(scope, receive, send, reason, _initializes(body))
+
+        async def replay() -> Message:
+            return read.popleft() if read else await receive()
+
+        await app(scope, replay, send)
+
+    return refusing
+
+
+def _refusing_acceptance(
+    scope: Scope, receive: Receive, send: Send, reason: str, initializes: bool
+) -> Send:
+    """``send``, with the SDK's ``202 Accepted`` replaced by the ``-32600`` refusal of
+    ``reason`` (for an ``initialize``, its "Missing session ID" too: module docstring);
+    any other answer of the SDK (its checks failed) goes out as it is."""
+    refused = False
+    held: list[Message] = []  # a 400 of an initialize, until its body says which
+
+    async def refuse() -> None:
+        nonlocal refused
+        refused = True
+        refusal = invalid_id(reason).model_dump(mode="json", by_alias=True)
+        refusal["error"] = {key: refusal["error"][key] for key in ("code", "message")}
+        await JSONResponse(refusal, status_code=400)(scope, receive, send)
+
+    async def answer(message: Message) -> None:
+        if refused:  # after the refusal: the rest of the SDK's answer
+            return
+        if message["type"] == "http.response.start" and message["status"] == 202:
+            await refuse()
+            return
+        if initializes and (held or message["type"] == "http.response.start"):
+            if message["type"] == "http.response.start" and message["status"] != 400:
+                await send(message)
+                return
+            held.append(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                text = b"".join(part.get("body", b"") for part in held[1:])
+                if b"Missing session ID" in text:
+                    await refuse()
+                    return
+                for part in held:
+                    await send(part)
+                held.clear()
+            return
+        await send(message)
+
+    return answer
+
+
+async def _buffered(receive: Receive) -> tuple[deque[Message], bytes, bool]:
+    """The request's messages as read, its body, and whether that body is whole (not
+    over the SDK's cap, nor cut short by a disconnect)."""
+    read: deque[Message] = deque()
+    body = bytearray()
+    while True:
+        message = await receive()
+        read.append(message)
+        if message["type"] != "http.request":
+            return read, bytes(body), False
+        body.extend(message.get("body", b""))
+        if len(body) > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            return read, bytes(body), False
+        if not message.get("more_body", False):
+            return read, bytes(body), True
+
+
+def _initializes(body: bytes) -> bool:
+    """Whether ``body`` (a JSON object, read already) asks to ``initialize``."""
+    decoded: Any = json.loads(body)
+    return isinstance(decoded, dict) and decoded.get("method") == "initialize"
+
+
+def _reads_as_notification(body: bytes) -> bool:
+    """Whether the SDK would take ``body`` for a notification (what it never answers)."""
+    try:
+        message: Any = types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except ValueError:
+        return False  # not a message at all: the SDK answers that itself
+    return isinstance(message, types.JSONRPCNotification)

@@ -1,0 +1,116 @@
+"""The memory browser under a lowered ``RECALLD_MAX_LIMIT``: its own page sizes (25 memories,
+50 entities, 100 queued items) and its "how many" menus are held to the cap the server
+tells it (``GET /v1/session``'s ``max_limit``), so no page is refused. Headless Chromium
+against a real `recalld serve` (keyword-only)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from tests.web.browser_support import (
+    Browsed,
+    browsed_server,
+    element,
+    ok,
+    open_page,
+    text_appears,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CAP = 4
+
+
+@pytest.fixture(scope="module")
+def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
+    with browsed_server(
+        tmp_path_factory.mktemp("browser_limits"),
+        ("reader", {"default": "read"}),
+        RECALLD_EMBEDDER="none",
+        RECALLD_MAX_LIMIT=str(CAP),
+    ) as found:
+        yield found
+
+
+def _rows(browsed: Browsed) -> int:
+    return len(browsed.driver.find_elements(By.CSS_SELECTOR, ".memory-row"))
+
+
+def test_browser_limits_browse_pages_by_the_cap(browsed: Browsed) -> None:
+    namespace = f"capped-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        for number in range(CAP + 2):
+            ok(client.post("/v1/memories", json={"content": f"capped item {number}"}))
+    open_page(browsed.driver, browsed.base_url, browsed.admin, "browse", namespace=namespace)
+    wait_for(browsed.driver, lambda _: _rows(browsed) == CAP, f"a first page of {CAP}")
+    element(browsed.driver, "#browse-more").click()
+    wait_for(browsed.driver, lambda _: _rows(browsed) == CAP + 2, "the second page")
+
+
+def test_browser_limits_graph_and_recollections_are_not_refused(browsed: Browsed) -> None:
+    namespace = f"capped-{uuid.uuid4().hex[:8]}"
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "graph", namespace=namespace)
+    text_appears(driver, "#entity-list-notice", "No entity matches")
+    open_page(driver, browsed.base_url, browsed.admin, "recollections", namespace=namespace)
+    text_appears(driver, "#pending-notice", "Nothing pending")
+    element(driver, "#pending-drain").click()
+    text_appears(driver, "#pending-notice", "Nothing pending")
+
+
+def test_browser_limits_search_and_explain_offer_no_count_above_the_cap(
+    browsed: Browsed,
+) -> None:
+    namespace = f"capped-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        for number in range(CAP + 2):
+            ok(client.post("/v1/memories", json={"content": f"lantern number {number}"}))
+    driver = browsed.driver
+    for page in ("search", "explain"):
+        open_page(driver, browsed.base_url, browsed.admin, page, namespace=namespace)
+        element(driver, f"#{page}-query")
+        # The search page's menu is folded away among its filters: present, not shown.
+        choices = Select(driver.find_element(By.ID, f"{page}-limit"))
+        assert [int(option.get_attribute("value") or 0) for option in choices.options] == [CAP]
+        assert choices.first_selected_option.get_attribute("value") == str(CAP)
+    open_page(driver, browsed.base_url, browsed.admin, "search", namespace=namespace)
+    element(driver, "#search-query").send_keys("lantern\n")
+    wait_for(
+        driver,
+        lambda current: len(current.find_elements(By.CSS_SELECTOR, "#search-results .hit")) == CAP,
+        f"{CAP} hits",
+    )
+
+
+def test_browser_limits_a_memory_page_shows_its_neighbours(browsed: Browsed) -> None:
+    # The memory page asks a context recall for its 8 nearest neighbours and itself (k 9):
+    # held to the cap, the map still shows them.
+    namespace = f"capped-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        centre = ok(
+            client.post(
+                "/v1/experiences",
+                json={"content": "Coffee at the corner kiosk", "lat": 38.7139, "lon": -9.1394},
+            )
+        )["id"]
+        near = ok(
+            client.post(
+                "/v1/experiences",
+                json={"content": "The tram stop up the hill", "lat": 38.7152, "lon": -9.1371},
+            )
+        )["id"]
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{centre}", namespace=namespace)
+    dots = wait_for(
+        driver,
+        lambda current: current.find_elements(By.CSS_SELECTOR, "#place-map .map-neighbour"),
+        "the neighbours on the map",
+    )
+    assert near in {dot.get_attribute("data-memory-id") for dot in dots}
+    assert "neighbours unavailable" not in driver.find_element(By.TAG_NAME, "body").text
