@@ -1,0 +1,128 @@
+"""Memory and throughput of the embedding worker's batches, with and without arena shrinkage.
+
+The worker embeds memories in batches of ``worker_batch_size`` texts, each padded to its
+longest text, so onnxruntime sees a new shape almost every batch; its CPU arena keeps what
+the largest asked for. Since stop 55 a batch runs with arena shrinkage (a single query
+does not). This script embeds the same texts in a fresh process per side (``--side
+shrink`` today's behaviour, ``--side keep`` without the shrinkage) and prints one JSON
+object: texts/s, CPU seconds per 1,000 texts, resident memory after loading the model and
+after the batches, the peak, and a short query's p50 afterwards.
+
+Texts: the turns of a LoCoMo-format file (``--data``; read where it lives, never copied),
+"speaker: text" as ``bench/locomo.py`` stores them, else synthetic sentences.
+
+    .venv/bin/python bench/embed_memory.py --data ../shared/bench/locomo/dev.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _texts(data: Path | None, count: int) -> list[str]:
+    if data is None:
+        from corpus import make_texts
+
+        return make_texts(count, random.Random(7), "broad")
+    texts: list[str] = []
+    for sample in json.loads(data.read_text(encoding="utf-8")):
+        conversation = sample["conversation"]
+        for name, turns in conversation.items():
+            if name.startswith("session_") and isinstance(turns, list):
+                texts += [f"{turn['speaker']}: {turn['text']}" for turn in turns]
+    return texts[:count]
+
+
+def _resident_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_side(side: str, data: Path | None, count: int, batch: int) -> dict[str, Any]:
+    """Embed ``count`` texts in batches of ``batch`` in this process; the figures."""
+    from recalld.config import Settings
+    from recalld.embeddings import create_embedder
+    from recalld.embeddings.minilm import MiniLMEmbedder
+
+    embedder = create_embedder(Settings(db=":memory:"))
+    assert isinstance(embedder, MiniLMEmbedder)
+    embedder.embed_batch(["load the model"])
+    if side == "keep":
+        embedder._batch_options = None  # as before stop 55
+    texts = _texts(data, count + 300)
+    loaded = _resident_mb()
+    started, cpu = time.perf_counter(), time.process_time()
+    for start in range(0, count, batch):
+        embedder.embed_batch(texts[start : start + batch])
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    queries = []
+    for text in texts[count : count + 300]:
+        begun = time.perf_counter()
+        embedder.embed_batch([" ".join(text.split()[:10])])
+        queries.append(time.perf_counter() - begun)
+    queries.sort()
+    return {
+        "side": side,
+        "model": embedder.name,
+        "texts": count,
+        "batch": batch,
+        "texts_per_s": round(count / wall, 1),
+        "cpu_s_per_1000": round(1000 * cpu / count, 2),
+        "resident_after_load_mb": round(loaded),
+        "resident_after_batches_mb": round(_resident_mb()),
+        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "query_p50_ms": round(1000 * queries[len(queries) // 2], 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=None, help="a LoCoMo-format JSON file")
+    parser.add_argument("--texts", type=int, default=1280)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--side", choices=["shrink", "keep"], default=None, help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.side is not None:
+        result = run_side(arguments.side, arguments.data, arguments.texts, arguments.batch)
+        print(json.dumps(result))
+        return
+    runs = []
+    for _ in range(arguments.rounds):
+        for side in ("keep", "shrink"):
+            command = [sys.executable, __file__, "--side", side, "--texts", str(arguments.texts)]
+            command += ["--batch", str(arguments.batch)]
+            if arguments.data is not None:
+                command += ["--data", str(arguments.data)]
+            done = subprocess.run(command, check=True, capture_output=True, text=True)
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(runs[-1], file=sys.stderr)
+    print(
+        json.dumps(
+            {
+                "benchmark": "embed_memory",
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
+                "runs": runs,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
