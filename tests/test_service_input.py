@@ -294,3 +294,29 @@ def test_a_ttl_out_of_range_names_ttl_seconds_and_the_range(
     after = filled.get(key="staging")
     assert (after.content, after.expires_at) == (memory.content, None)
     assert len(filled.list_memories().memories) == 2
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, -0.5, 2.0])
+def test_a_salience_or_coordinate_out_of_range_names_the_field_and_the_range(
+    filled: MemoryService, value: float
+) -> None:
+    # NaN fails every comparison: a NaN salience was refused as "less than or equal to 1",
+    # a NaN latitude as "less than or equal to 90", bounds it does not break.
+    before = _snapshot(filled)
+    memory = filled.get(key="staging")
+    for write in (
+        lambda: filled.remember("important", salience=value),
+        lambda: filled.update(memory.id, salience=value),
+    ):
+        refused = _refused(write, "salience")
+        assert str(refused) == f"salience: must be a finite number from 0 to 1, got {value!r}"
+    for field, place, rule in (
+        ("lat", {"lat": value * 1000, "lon": 2.0}, "from -90 to 90"),
+        ("lon", {"lat": 48.0, "lon": value * 1000}, "from -180 to 180"),
+    ):
+        refused = _refused(
+            lambda place=place: filled.remember("somewhere", place=place), f"place.{field}"
+        )
+        shown = repr(place[field])
+        assert str(refused).endswith(f"must be a finite number {rule}, got {shown}"), str(refused)
+    assert _snapshot(filled) == before

@@ -157,6 +157,31 @@ def _ttl_in_range(value: Any) -> Any:
     )
 
 
+def finite_between(low: float, high: float) -> BeforeValidator:
+    """A check that a number is finite and from ``low`` to ``high``, stating that range
+    (NaN fails every comparison, and pydantic named only the bound it tried first: "less
+    than or equal to 1" for a NaN salience). Not a number: left to the type check. Placed
+    beside the field's own bounds, which the published schema keeps."""
+    rule = f"must be a finite number from {low:g} to {high:g}"
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return value
+        if (not isinstance(value, float) or math.isfinite(value)) and low <= value <= high:
+            return value
+        shown = repr(value)
+        shown = shown if len(shown) <= 32 else f"{shown[:29]}..."
+        raise PydanticCustomError(
+            "number_range", "{rule}, got {shown}", {"rule": rule, "shown": shown}
+        )
+
+    return BeforeValidator(check)
+
+
+SALIENCE_RANGE = finite_between(0.0, 1.0)
+LATITUDE_RANGE = finite_between(-90.0, 90.0)
+LONGITUDE_RANGE = finite_between(-180.0, 180.0)
+
 # A TTL on the wire or from Python: a number (never true or "5") in the range. The bounds
 # come before the check so that the published schema says minimum/maximum.
 TtlSeconds = Annotated[
@@ -206,8 +231,8 @@ class PlaceInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=PLACE_FORMS)
 
-    lat: StrictFloat | None = Field(default=None, ge=-90, le=90)
-    lon: StrictFloat | None = Field(default=None, ge=-180, le=180)
+    lat: Annotated[StrictFloat | None, LATITUDE_RANGE] = Field(default=None, ge=-90, le=90)
+    lon: Annotated[StrictFloat | None, LONGITUDE_RANGE] = Field(default=None, ge=-180, le=180)
     geohash: str | None = Field(
         default=None,
         min_length=1,
@@ -252,7 +277,7 @@ class NewMemory(BaseModel):
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
     tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
-    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    salience: Annotated[StrictFloat | None, SALIENCE_RANGE] = Field(default=None, ge=0, le=1)
     source: str | None = Field(
         default=None,
         min_length=1,
@@ -306,7 +331,7 @@ class MemoryPatch(BaseModel):
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
     tags: list[str] | None = Field(default=None, json_schema_extra=replaced(nullable(TAGS_SCHEMA)))
-    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    salience: Annotated[StrictFloat | None, SALIENCE_RANGE] = Field(default=None, ge=0, le=1)
     source: str | None = Field(
         default=None,
         min_length=1,
@@ -541,7 +566,7 @@ class ExportRecord(BaseModel):
     kind: str = Field(default="note", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
     tags: list[str] = Field(default_factory=list)
-    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    salience: Annotated[StrictFloat | None, SALIENCE_RANGE] = Field(default=None, ge=0, le=1)
     source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
     speaker: str | None = Field(default=None, min_length=1, max_length=SPEAKER_MAX_CHARS)
     at: datetime | None = None

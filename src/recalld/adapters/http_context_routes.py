@@ -51,7 +51,16 @@ from recalld.core_memory import (
     operation_forms,
     requested_operations,
 )
-from recalld.model import GEOHASH_PATTERN, TAGS_SCHEMA, WHOLE_COUNT, Hit, Memory
+from recalld.model import (
+    GEOHASH_PATTERN,
+    LATITUDE_RANGE,
+    LONGITUDE_RANGE,
+    SALIENCE_RANGE,
+    TAGS_SCHEMA,
+    WHOLE_COUNT,
+    Hit,
+    Memory,
+)
 from recalld.recollection import Cue, Recollection, flat_place
 from recalld.service import MemoryService
 
@@ -161,8 +170,8 @@ class ContextFields(BaseModel):
     geohash: str | None = Field(
         default=None, max_length=12, json_schema_extra=extra(pattern=GEOHASH_PATTERN)
     )
-    lat: StrictFloat | None = Field(default=None, ge=-90, le=90)
-    lon: StrictFloat | None = Field(default=None, ge=-180, le=180)
+    lat: Annotated[StrictFloat | None, LATITUDE_RANGE] = Field(default=None, ge=-90, le=90)
+    lon: Annotated[StrictFloat | None, LONGITUDE_RANGE] = Field(default=None, ge=-180, le=180)
     at: str | None = Field(
         default=None,
         max_length=64,
@@ -198,7 +207,7 @@ class Experience(ContextFields):
 
     content: str = Field(json_schema_extra=extra(pattern=TEXT_PATTERN))
     tags: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
-    salience: StrictFloat | None = Field(default=None, ge=0, le=1)
+    salience: Annotated[StrictFloat | None, SALIENCE_RANGE] = Field(default=None, ge=0, le=1)
     title: str | None = Field(default=None, json_schema_extra=extra(pattern=NO_NUL_PATTERN))
 
 

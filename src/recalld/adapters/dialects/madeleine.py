@@ -47,17 +47,21 @@ from recalld.adapters.dialects._pending import (
 )
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolWords, Wording, worded
-from recalld.model import WHOLE_COUNT
+from recalld.model import LATITUDE_RANGE, LONGITUDE_RANGE, SALIENCE_RANGE, WHOLE_COUNT
 from recalld.recollection import Cue, flat_place
 
 __all__ = ["DIALECT"]
 
 Geohash = Annotated[str | None, Field(description="Place as a geohash (e.g. 'u09tvw0f6')")]
 Latitude = Annotated[
-    StrictFloat | None, Field(ge=-90, le=90, description="Place latitude (with lon)")
+    StrictFloat | None,
+    Field(ge=-90, le=90, description="Place latitude (with lon)"),
+    LATITUDE_RANGE,
 ]
 Longitude = Annotated[
-    StrictFloat | None, Field(ge=-180, le=180, description="Place longitude (with lat)")
+    StrictFloat | None,
+    Field(ge=-180, le=180, description="Place longitude (with lat)"),
+    LONGITUDE_RANGE,
 ]
 At = Annotated[str | None, Field(description="A time, ISO 8601 with its UTC offset")]
 Media = Annotated[
@@ -114,7 +118,7 @@ def remember(
     at: Annotated[str | None, Field(description="When, ISO 8601 with offset (default now)")] = None,
     tags: Annotated[list[str], Field(description="Labels")] = [],  # noqa: B006
     salience: Annotated[
-        StrictFloat | None, Field(ge=0, le=1, description="How much it matters")
+        StrictFloat | None, Field(ge=0, le=1, description="How much it matters"), SALIENCE_RANGE
     ] = None,
     image: Media = None,
     audio: Media = None,

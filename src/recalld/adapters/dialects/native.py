@@ -65,6 +65,7 @@ from recalld.conversation_model import ConversationMessage, openai_message_schem
 from recalld.errors import ValidationError
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
+    SALIENCE_RANGE,
     WHOLE_COUNT,
     WHOLE_NUMBER,
     Explanation,
@@ -273,7 +274,9 @@ def remember(
     kind: Annotated[str, Field(description="note, reference, kv …")] = "note",
     category: Annotated[str | None, Field(description="fact, preference, hazard …")] = None,
     tags: list[str] = [],  # noqa: B006
-    salience: Annotated[StrictFloat | None, Field(ge=0, le=1, description="importance")] = None,
+    salience: Annotated[
+        StrictFloat | None, Field(ge=0, le=1, description="importance"), SALIENCE_RANGE
+    ] = None,
     source: Annotated[str | None, Field(description="URI of the evidence")] = None,
     speaker: Annotated[str | None, Field(max_length=200, description="who said it")] = None,
     at: Annotated[str | None, Field(description="when it happened, ISO 8601")] = None,
@@ -383,7 +386,7 @@ def update(
     kind: str | None = None,
     category: str | None = None,
     tags: list[str] | None = None,
-    salience: Annotated[StrictFloat | None, Field(ge=0, le=1)] = None,
+    salience: Annotated[StrictFloat | None, Field(ge=0, le=1), SALIENCE_RANGE] = None,
     source: str | None = None,
     speaker: Annotated[str | None, Field(max_length=200)] = None,
     at: str | None = None,
