@@ -14,6 +14,7 @@ import functools
 import json
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -314,9 +315,7 @@ def test_a_salience_or_coordinate_out_of_range_names_the_field_and_the_range(
         ("lat", {"lat": value * 1000, "lon": 2.0}, "from -90 to 90"),
         ("lon", {"lat": 48.0, "lon": value * 1000}, "from -180 to 180"),
     ):
-        refused = _refused(
-            lambda place=place: filled.remember("somewhere", place=place), f"place.{field}"
-        )
+        refused = _refused(partial(filled.remember, "somewhere", place=place), f"place.{field}")
         shown = repr(place[field])
         assert str(refused).endswith(f"must be a finite number {rule}, got {shown}"), str(refused)
     assert _snapshot(filled) == before
