@@ -35,3 +35,15 @@ def memory(db_path: Path, clock: FakeClock) -> Iterator[MemoryService]:
     )
     with MemoryService.open(settings, clock=clock) as service:
         yield service
+
+
+@pytest.fixture
+def shared_settings(any_database: Path | str) -> Settings:
+    """The stories' settings on each store (SQLite, then PostgreSQL with ``--postgres``)."""
+    return Settings(
+        db=any_database,
+        synchronous="NORMAL",
+        embedder="none",
+        graph_extractor="rules",
+        zone="Europe/Paris",
+    )

@@ -35,17 +35,6 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def shared_settings(any_database: Path | str) -> Settings:
-    return Settings(
-        db=any_database,
-        synchronous="NORMAL",
-        embedder="none",
-        graph_extractor="rules",
-        zone="Europe/Paris",
-    )
-
-
-@pytest.fixture
 def shared(shared_settings: Settings, clock: FakeClock) -> Iterator[MemoryService]:
     """A service on each store (SQLite, then PostgreSQL with ``--postgres``)."""
     with MemoryService.open(shared_settings, clock=clock) as service:

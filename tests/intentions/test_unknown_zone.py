@@ -45,15 +45,8 @@ def _rewrite_zone(database: Path | str, seq: int) -> None:
 
 
 @pytest.fixture
-def settings(any_database: Path | str) -> Settings:
-    return Settings(
-        db=any_database,
-        synchronous="NORMAL",
-        embedder="none",
-        graph_extractor="rules",
-        zone="Europe/Paris",
-        scheduler_poll_seconds=3600,
-    )
+def settings(shared_settings: Settings) -> Settings:
+    return shared_settings.model_copy(update={"scheduler_poll_seconds": 3600})
 
 
 def test_unknown_zone_reminder_does_not_block_the_scheduler_batch(
