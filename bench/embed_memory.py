@@ -1,12 +1,14 @@
-"""Memory and throughput of the embedding worker's batches, with and without arena shrinkage.
+"""Memory and throughput of the embedding worker's batches: the arena given back per batch,
+once when the queue drains, or never.
 
 The worker embeds memories in batches of ``worker_batch_size`` texts, each padded to its
 longest text, so onnxruntime sees a new shape almost every batch; its CPU arena keeps what
-the largest asked for. Since stop 55 a batch runs with arena shrinkage (a single query
-does not). This script embeds the same texts in a fresh process per side (``--side
-shrink`` today's behaviour, ``--side keep`` without the shrinkage) and prints one JSON
-object: texts/s, CPU seconds per 1,000 texts, resident memory after loading the model and
-after the batches, the peak, and a short query's p50 afterwards.
+the largest asked for. Stop 55 had every batch shrink the arena (``--side per_batch``);
+since stop 56 the worker calls ``release_memory`` once its queue has drained (``--side
+release``, today's behaviour); ``--side keep`` never gives it back. Each side runs in a
+fresh process and prints one JSON object: texts/s, CPU seconds per 1,000 texts, resident
+memory after loading the model, after the batches and after the release, the peak, the
+release's own milliseconds, and a short query's p50 afterwards.
 
 Texts: the turns of a LoCoMo-format file (``--data``; read where it lives, never copied),
 "speaker: text" as ``bench/locomo.py`` stores them, else synthetic sentences.
@@ -62,14 +64,28 @@ def run_side(side: str, data: Path | None, count: int, batch: int) -> dict[str, 
     embedder = create_embedder(Settings(db=":memory:"))
     assert isinstance(embedder, MiniLMEmbedder)
     embedder.embed_batch(["load the model"])
-    if side == "keep":
-        embedder._batch_options = None  # as before stop 55
+    if side == "per_batch":
+        # As stop 55 ran every batch (not a query): the release's run options on each run.
+        session, options = embedder._session, embedder._release_options
+
+        class _PerBatch:
+            def run(self, outputs: Any, feeds: Any, *_: Any) -> Any:
+                batch = feeds["input_ids"].shape[0] > 1
+                return session.run(outputs, feeds, options if batch else None)
+
+        embedder._session = _PerBatch()
     texts = _texts(data, count + 300)
     loaded = _resident_mb()
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, count, batch):
         embedder.embed_batch(texts[start : start + batch])
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    after_batches = _resident_mb()
+    released = time.perf_counter()
+    if side == "release":
+        embedder.release_memory()
+    release_ms = 1000 * (time.perf_counter() - released)
+    after_release = _resident_mb()
     queries = []
     for text in texts[count : count + 300]:
         begun = time.perf_counter()
@@ -84,7 +100,9 @@ def run_side(side: str, data: Path | None, count: int, batch: int) -> dict[str, 
         "texts_per_s": round(count / wall, 1),
         "cpu_s_per_1000": round(1000 * cpu / count, 2),
         "resident_after_load_mb": round(loaded),
-        "resident_after_batches_mb": round(_resident_mb()),
+        "resident_after_batches_mb": round(after_batches),
+        "resident_after_release_mb": round(after_release),
+        "release_ms": round(release_ms, 1),
         "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "query_p50_ms": round(1000 * queries[len(queries) // 2], 3),
     }
@@ -96,7 +114,9 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=1280)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--side", choices=["shrink", "keep"], default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--side", choices=["keep", "per_batch", "release"], default=None, help=argparse.SUPPRESS
+    )
     arguments = parser.parse_args()
     if arguments.side is not None:
         result = run_side(arguments.side, arguments.data, arguments.texts, arguments.batch)
@@ -104,7 +124,7 @@ def main() -> None:
         return
     runs = []
     for _ in range(arguments.rounds):
-        for side in ("keep", "shrink"):
+        for side in ("keep", "per_batch", "release"):
             command = [sys.executable, __file__, "--side", side, "--texts", str(arguments.texts)]
             command += ["--batch", str(arguments.batch)]
             if arguments.data is not None:

@@ -40,7 +40,8 @@ import numpy as np
 
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
-from recalld.embeddings.base import Embedder
+from recalld.embeddings.base import Embedder, Releasable
+from recalld.errors import EmbeddingError
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
@@ -186,10 +187,21 @@ class Worker:
         elif beside is None and self._extractor is not None:
             claimed += self._graph_step(now, lease_until)
         if not claimed:
+            self._release_memory()
             self._when_idle()
             return 0
         self._heartbeat("busy")
         return claimed
+
+    def _release_memory(self) -> None:
+        """The queue has drained: the embedder gives back what its batches grew (once per
+        burst of batches, not after each: see :class:`recalld.embeddings.base.Releasable`)."""
+        if not isinstance(self._embedder, Releasable):
+            return
+        try:
+            self._embedder.release_memory()
+        except EmbeddingError as error:
+            logger.warning("the embedder could not give its batches' memory back: %s", error)
 
     def _graph_steps(self) -> None:
         """Graph batches until none is runnable (or the worker stops), each one counted

@@ -48,6 +48,17 @@ class Loadable(Protocol):
         ...
 
 
+@runtime_checkable
+class Releasable(Protocol):
+    """An embedder that keeps memory its batches grew (an inference arena) and can give it
+    back: the worker calls :meth:`release_memory` once its queue has drained, so a burst
+    of batches pays nothing per batch and an idle process holds no more than it needs."""
+
+    def release_memory(self) -> None:
+        """Give back what batches since the last call left allocated (cheap if none ran)."""
+        ...
+
+
 def normalize_rows(matrix: npt.NDArray[np.floating]) -> Vectors:
     """Scale every row to unit length (rows of zeros stay zero)."""
     values = np.asarray(matrix, dtype=np.float32)

@@ -138,7 +138,10 @@ class MiniLMEmbedder:
         self._model_file: Path | None = None
         self._tokenizer: Any = None
         self._input_names: set[str] = set()
-        self._batch_options: Any = None
+        self._release_options: Any = None
+        # Whether a batch ran since the last release_memory (a single query does not count:
+        # it is small and on recall's critical path).
+        self._grown = False
         self._load_lock = threading.Lock()
 
     @property
@@ -194,14 +197,14 @@ class MiniLMEmbedder:
             except Exception as error:
                 raise EmbeddingError(f"cannot load {model_path}: {error}") from error
             self._input_names = {item.name for item in session.get_inputs()}
-            # A batch gives its memory back when it is done: the worker's batches pad to
-            # the longest text of each, and onnxruntime's arena, sized by the largest seen,
-            # held ~220 MB more after 20 batches of LoCoMo turns (490 MB against 265; ~3 %
-            # more CPU a batch). A single query keeps the arena: it is small and on recall's
-            # critical path.
-            batch_options = onnxruntime.RunOptions()
-            batch_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-            self._batch_options = batch_options
+            # The worker's batches pad to the longest text of each, and onnxruntime's
+            # arena, sized by the largest seen, held ~220 MB more after 20 batches of
+            # LoCoMo turns (490 MB against 265). Asking every batch to shrink it cost 3.5-9 %
+            # more CPU a batch; release_memory asks once, on a one-token run, when the
+            # worker's queue has drained (see bench/embed_memory.py).
+            release_options = onnxruntime.RunOptions()
+            release_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+            self._release_options = release_options
             self._model_file = model_path
             self._tokenizer = tokenizer
             self._session = session
@@ -234,18 +237,14 @@ class MiniLMEmbedder:
             encodings = [self._tokenizer.encode(texts[0])]
         else:
             encodings = self._tokenizer.encode_batch(list(texts))
-        input_ids = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
-        attention_mask = np.array(
-            [encoding.attention_mask for encoding in encodings], dtype=np.int64
-        )
-        feeds: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask}
-        if "token_type_ids" in self._input_names:
-            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        feeds = self._feeds(encodings)
+        attention_mask = feeds["attention_mask"]
         try:
-            options = self._batch_options if len(texts) > 1 else None
-            hidden = self._session.run(None, feeds, options)[0]
+            hidden = self._session.run(None, feeds)[0]
         except Exception as error:
             raise EmbeddingError(f"{self._name} failed to embed a batch: {error}") from error
+        if len(texts) > 1:
+            self._grown = True
         mask = attention_mask[:, :, None].astype(np.float32)
         pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
         if pooled.shape[1] != self._dimension:
@@ -253,3 +252,27 @@ class MiniLMEmbedder:
                 f"{self._name} returned {pooled.shape[1]} dimensions, expected {self._dimension}"
             )
         return normalize_rows(pooled)
+
+    def release_memory(self) -> None:
+        """Give back the arena memory batches grew since the last call (see :meth:`load`):
+        one run of a one-token input asks onnxruntime to free what that run leaves unused.
+        Nothing runs when no batch ran since (or the model is not loaded)."""
+        if not self._grown or self._session is None:
+            return
+        self._grown = False
+        feeds = self._feeds([self._tokenizer.encode("")])
+        try:
+            self._session.run(None, feeds, self._release_options)
+        except Exception as error:
+            raise EmbeddingError(f"{self._name} failed to release its memory: {error}") from error
+
+    def _feeds(self, encodings: Sequence[Any]) -> dict[str, Any]:
+        """The model's inputs for ``encodings`` (the tokenizer's, padded alike)."""
+        input_ids = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
+        attention_mask = np.array(
+            [encoding.attention_mask for encoding in encodings], dtype=np.int64
+        )
+        feeds: dict[str, Any] = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        return feeds
