@@ -9,10 +9,11 @@ The rules every write follows, whichever surface it came from (the service's
   again is ``unchanged`` (retries are safe), with other content a conflict;
 - **no silent duplicates**: a write asked to deduplicate (``dedupe=True``),
   that names neither a key nor an id, whose content equals a live keyless
-  memory's of the namespace once white space is normalised, and whose ``at``
-  and ``speaker``, when it names them, are that memory's, creates nothing
-  and answers that memory's receipt with ``status: "duplicate"`` ("ok" said
-  by someone else, or at another time the write names, is another memory). A write
+  memory's of the namespace once white space is normalised, and whose ``at``,
+  ``speaker``, place, source and title, when it names them, are that memory's,
+  creates nothing and answers that memory's receipt with ``status: "duplicate"``
+  ("ok" said by someone else, or at another time the write names, is another
+  memory; so are the same directions under another title). A write
   that would live longer gives the memory its later expiry (a permanent note after
   one with a TTL makes it permanent: what it acknowledges must not expire with the
   first), and a memory another structure owns (:data:`OWNED_KINDS`) answers only for
@@ -229,10 +230,11 @@ class Writer:
         if expires_at is not None and record.expires_at is None:
             record = replace(record, expires_at=expires_at)
         if dedupe and draft.key is None and draft.id is None:
-            # The time, the speaker, the place and the source a write names are part of
-            # what it says: a chat's "ok" by someone else, "parked next to the blue pillar"
-            # at another time or car park, or a finding from another source, is another
-            # memory.
+            # The time, the speaker, the place, the source and the title a write names are
+            # part of what it says: a chat's "ok" by someone else, "parked next to the blue
+            # pillar" at another time or car park, a finding from another source, or
+            # rover's same directions labelled "kitchen entrance" and "bathroom entrance",
+            # is another memory.
             repeated = tx.find_duplicate(
                 namespace,
                 record.content,
@@ -243,6 +245,7 @@ class Writer:
                     _answers_for(stored, record)
                     and (draft.place is None or stored.place == record.place)
                     and (draft.source is None or stored.source == record.source)
+                    and (draft.title is None or stored.title == record.title)
                 ),
             )
             if repeated is not None and _outlives(record, repeated):
