@@ -57,3 +57,17 @@ async def test_rover_remember_the_same_content_under_another_title_stores_both(
             "bathroom entrance",
             "kitchen entrance",
         ]
+
+
+async def test_rover_update_refuses_a_blank_title_as_remember_does(tmp_path: Path) -> None:
+    # remember refuses a title of spaces; update stored one (a memory labelled "   ").
+    async with in_process(tmp_path / "rover.db", "rover")() as client:
+        await _rover(client, {"action": "remember", "title": "ladder", "content": "In the garage"})
+        failed, body = await _rover(
+            client, {"action": "update", "memory_id": 1, "title": "   ", "importance": 5}
+        )
+        assert failed
+        assert body["content"][0]["text"].startswith("title: ")
+        _, listed = await _rover(client, {"action": "list"})
+        [row] = _rows(listed)
+        assert (row["title"], row["importance"]) == ("ladder", None)  # nothing changed
