@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
-from recalld._text import new_id
+from recalld._text import new_id, normalized_content
 from recalld._time import Clock, expiry, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError
@@ -245,7 +245,7 @@ class Writer:
                     _answers_for(stored, record)
                     and (draft.place is None or stored.place == record.place)
                     and (draft.source is None or stored.source == record.source)
-                    and (draft.title is None or stored.title == record.title)
+                    and _same_title(draft.title, stored.title)
                 ),
             )
             if repeated is not None and _outlives(record, repeated):
@@ -324,6 +324,14 @@ def _answers_for(stored: Memory, record: MemoryRecord) -> bool:
     if stored.kind not in OWNED_KINDS:
         return True
     return (stored.kind, stored.source, stored.meta) == (record.kind, record.source, record.meta)
+
+
+def _same_title(written: str | None, stored: str | None) -> bool:
+    """Whether a write's title lets ``stored`` answer for it: it names none (None or
+    blank), or the same one once white space is normalised, as content is compared."""
+    if written is None or not written.strip():
+        return True
+    return normalized_content(written) == normalized_content(stored or "")
 
 
 def _outlives(record: MemoryRecord, stored: Memory) -> bool:
