@@ -123,6 +123,40 @@ def test_the_same_finding_from_another_source_is_another_memory(
     }
 
 
+def test_the_same_words_under_another_title_are_another_memory(
+    service: MemoryService,
+) -> None:
+    # rover labels each memory with a title: the same directions to the kitchen and to the
+    # bathroom are two memories (the second was answered "duplicate" and its title dropped).
+    kitchen = service.remember("Through the second door on the left", title="kitchen entrance")
+    bathroom = service.remember("Through the second door on the left", title="bathroom entrance")
+    assert [kitchen.status, bathroom.status] == ["created", "created"]
+    assert service.get(bathroom.id).title == "bathroom entrance"
+    # The same title again (a retried write) is the duplicate of that memory, and a write
+    # that names no title is the duplicate of the stored words whatever their title.
+    again = service.remember("Through the second door on the left", title="bathroom entrance")
+    assert (again.status, again.id) == ("duplicate", bathroom.id)
+    untitled = service.remember("Through the second door on the left")
+    assert (untitled.status, untitled.id) == ("duplicate", kitchen.id)
+    assert service.stats().count == 2
+
+
+def test_a_title_is_compared_white_space_aside_and_a_blank_one_names_none(
+    service: MemoryService,
+) -> None:
+    # Compared as content is (review 56c): "gate " is the title "gate", and a client that
+    # sends "" for an optional title names none (it stored a second copy of the words).
+    words = "Through the second door on the left"
+    first = service.remember(words, title="kitchen  entrance")
+    spaced = service.remember(f" {words}", title=" kitchen entrance ")
+    assert (spaced.status, spaced.id) == ("duplicate", first.id)
+    plain = service.remember("Turn right at the red gate")
+    for blank in ("", "   "):
+        again = service.remember("Turn right at the red gate", title=blank)
+        assert (again.status, again.id) == ("duplicate", plain.id)
+    assert service.stats().count == 2
+
+
 def test_keyed_write_is_an_upsert_not_a_duplicate(service: MemoryService) -> None:
     service.remember("Sydney")
     keyed = service.remember("Sydney", key="staging.region")

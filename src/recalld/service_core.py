@@ -179,7 +179,8 @@ class ServiceCore:
         ``speaker`` is who said or wrote it (searched as its own field).
         Writing exactly the same content again (white space aside) in the
         namespace, with neither key nor id (and with the same ``at``,
-        ``speaker`` and ``place``, when it names them), stores nothing: the
+        ``speaker``, ``place``, ``source`` and ``title``, when it names them; a
+        title compared white space aside), stores nothing: the
         receipt is the existing memory's, with ``status == "duplicate"``.
         Kind ``intention`` belongs to reminders (:meth:`remind`).
         """

@@ -9,10 +9,11 @@ The rules every write follows, whichever surface it came from (the service's
   again is ``unchanged`` (retries are safe), with other content a conflict;
 - **no silent duplicates**: a write asked to deduplicate (``dedupe=True``),
   that names neither a key nor an id, whose content equals a live keyless
-  memory's of the namespace once white space is normalised, and whose ``at``
-  and ``speaker``, when it names them, are that memory's, creates nothing
-  and answers that memory's receipt with ``status: "duplicate"`` ("ok" said
-  by someone else, or at another time the write names, is another memory). A write
+  memory's of the namespace once white space is normalised, and whose ``at``,
+  ``speaker``, place, source and title, when it names them, are that memory's,
+  creates nothing and answers that memory's receipt with ``status: "duplicate"``
+  ("ok" said by someone else, or at another time the write names, is another
+  memory; so are the same directions under another title). A write
   that would live longer gives the memory its later expiry (a permanent note after
   one with a TTL makes it permanent: what it acknowledges must not expire with the
   first), and a memory another structure owns (:data:`OWNED_KINDS`) answers only for
@@ -31,7 +32,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
-from recalld._text import new_id
+from recalld._text import new_id, normalized_content
 from recalld._time import Clock, expiry, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError
@@ -229,10 +230,11 @@ class Writer:
         if expires_at is not None and record.expires_at is None:
             record = replace(record, expires_at=expires_at)
         if dedupe and draft.key is None and draft.id is None:
-            # The time, the speaker, the place and the source a write names are part of
-            # what it says: a chat's "ok" by someone else, "parked next to the blue pillar"
-            # at another time or car park, or a finding from another source, is another
-            # memory.
+            # The time, the speaker, the place, the source and the title a write names are
+            # part of what it says: a chat's "ok" by someone else, "parked next to the blue
+            # pillar" at another time or car park, a finding from another source, or
+            # rover's same directions labelled "kitchen entrance" and "bathroom entrance",
+            # is another memory.
             repeated = tx.find_duplicate(
                 namespace,
                 record.content,
@@ -243,6 +245,7 @@ class Writer:
                     _answers_for(stored, record)
                     and (draft.place is None or stored.place == record.place)
                     and (draft.source is None or stored.source == record.source)
+                    and _same_title(draft.title, stored.title)
                 ),
             )
             if repeated is not None and _outlives(record, repeated):
@@ -321,6 +324,14 @@ def _answers_for(stored: Memory, record: MemoryRecord) -> bool:
     if stored.kind not in OWNED_KINDS:
         return True
     return (stored.kind, stored.source, stored.meta) == (record.kind, record.source, record.meta)
+
+
+def _same_title(written: str | None, stored: str | None) -> bool:
+    """Whether a write's title lets ``stored`` answer for it: it names none (None or
+    blank), or the same one once white space is normalised, as content is compared."""
+    if written is None or not written.strip():
+        return True
+    return normalized_content(written) == normalized_content(stored or "")
 
 
 def _outlives(record: MemoryRecord, stored: Memory) -> bool:

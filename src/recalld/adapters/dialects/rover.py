@@ -158,6 +158,10 @@ def rover_memory(
         memory = _by_seq(service, memory_id)
         changes: dict[str, Any] = {}
         if title:
+            # An empty title means "keep it" (the seed's default); spaces are no label,
+            # refused here as remember refuses them.
+            if not title.strip():
+                raise ValidationError("title", "must not be blank (leave it empty to keep it)")
             changes["title"] = title
         if content:
             changes["content"] = content
