@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pydantic
 import pytest
 
 from recalld import MemoryService
 from recalld.adapters._cli_support import load_settings
-from recalld.config import MAX_DURATION_SECONDS, MAX_TIMEOUT_MS, Settings
+from recalld.config import MAX_COUNT, MAX_DURATION_SECONDS, MAX_TIMEOUT_MS, Settings
 from recalld.errors import ValidationError
 
 
@@ -110,3 +111,73 @@ def test_config_waits_and_leases_at_their_limit_still_work(db_path: Path) -> Non
         assert service.new_worker().run_until_idle().processed == 1
         assert service.forget(receipt.id).scrub == "done"
         assert service.search("spare key", min_score=0) == []
+
+
+# Every integer setting that had no upper bound: past SQLite's 64-bit integers each made
+# the recall, listing, worker batch or graph page that binds it fail with an OverflowError
+# traceback (RECALLD_RECALL_CATCH_UP=1e20-as-digits broke every recall).
+COUNT_VARIABLES = [
+    "RECALLD_POSTGRES_POOL_MIN",
+    "RECALLD_POSTGRES_POOL_MAX",
+    "RECALLD_RESERVE_BYTES",
+    "RECALLD_MAX_CONTENT_BYTES",
+    "RECALLD_MAX_TAGS",
+    "RECALLD_MAX_TAG_CHARS",
+    "RECALLD_MAX_META_BYTES",
+    "RECALLD_MAX_LIMIT",
+    "RECALLD_MAX_QUERY_TERMS",
+    "RECALLD_CORE_USER_CHARS",
+    "RECALLD_CORE_MEMORY_CHARS",
+    "RECALLD_MAX_BODY_BYTES",
+    "RECALLD_MAX_IMPORT_BYTES",
+    "RECALLD_EMBEDDER_DIMENSION",
+    "RECALLD_EMBEDDER_THREADS",
+    "RECALLD_WORKER_BATCH_SIZE",
+    "RECALLD_RECALL_CATCH_UP",
+    "RECALLD_WORKER_MAX_ATTEMPTS",
+    "RECALLD_VECTOR_ANN_THRESHOLD",
+    "RECALLD_GRAPH_BATCH_SIZE",
+    "RECALLD_GRAPH_SEED_LIMIT",
+    "RECALLD_GRAPH_FANOUT",
+    "RECALLD_GRAPH_PAGE_SIZE",
+]
+
+
+@pytest.mark.parametrize("variable", COUNT_VARIABLES)
+def test_config_counts_past_their_limit_are_refused_naming_the_variable_and_limit(
+    monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, str(2**64))
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert f"less than or equal to {MAX_COUNT}" in caught.value.message
+
+
+def test_config_counts_at_their_limit_still_work(db_path: Path) -> None:
+    # At MAX_COUNT every count still binds: a write, its embedding, a recall that catches
+    # up first, a page and the graph's listing all answer (limit + 1 still fits).
+    counts: dict[str, Any] = {
+        variable.removeprefix("RECALLD_").lower(): MAX_COUNT for variable in COUNT_VARIABLES
+    }
+    counts.pop("embedder_dimension")  # the hashing embedder's own length is recorded
+    counts.pop("embedder_threads")  # onnxruntime's; the hashing embedder has none
+    counts.pop("reserve_bytes")  # a file of that size beside the database
+    settings = Settings(
+        db=db_path,
+        synchronous="NORMAL",
+        embedder="hashing",
+        graph_extractor="rules",
+        graph_recall=True,
+        **counts,
+    )
+    with MemoryService.open(settings) as service:
+        receipt = service.remember("Alice keeps the spare key under the blue pot")
+        hits = service.recall("spare key", min_score=0, limit=MAX_COUNT)
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert [memory.id for memory in service.list_memories(limit=MAX_COUNT).memories] == [
+            receipt.id
+        ]
+        assert service.new_worker().run_until_idle().failed_attempts == 0
+        assert service.knowledge.read_graph().entities != []
+        assert service.graph.entities().entities != []
