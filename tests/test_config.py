@@ -181,3 +181,49 @@ def test_config_counts_at_their_limit_still_work(db_path: Path) -> None:
         assert service.new_worker().run_until_idle().failed_attempts == 0
         assert service.knowledge.read_graph().entities != []
         assert service.graph.entities().entities != []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("RECALLD_NAMESPACE", "a b", "must be 1-100 letters, digits"),
+        ("RECALLD_NAMESPACE", "", "must be 1-100 letters, digits"),
+        ("RECALLD_ZONE", "Mars/Olympus", "unknown time zone 'Mars/Olympus'"),
+        ("RECALLD_ZONE", "+25:00", "out of range (under 24 hours)"),
+        ("RECALLD_REMINDER_DEFAULT_TIME", "25:99", "expected HH:MM"),
+    ],
+)
+def test_config_text_settings_that_do_not_parse_are_refused_at_startup_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, says: str
+) -> None:
+    # Accepted, each was refused only where it was first used: `recalld stats` answered,
+    # a server started and then refused every request (the namespace named only as
+    # "namespace", not as the variable to fix).
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert says in caught.value.message
+
+
+def test_config_text_settings_that_parse_are_kept_as_given() -> None:
+    settings = Settings(namespace="münchen", zone="+05:30", reminder_default_time="07:30")
+    assert (settings.namespace, settings.zone, settings.reminder_default_time) == (
+        "münchen",
+        "+05:30",
+        "07:30",
+    )
+    assert Settings(zone="Europe/Paris").zone == "Europe/Paris"
+
+
+def test_config_database_path_that_is_not_utf8_is_refused_naming_the_option(
+    tmp_path: Path,
+) -> None:
+    # A Latin-1 name in a UTF-8 shell arrives as a surrogate escape: SQLite takes UTF-8
+    # names only, and every command failed with a UnicodeEncodeError traceback.
+    path = str(tmp_path) + "/caf\udce9.db"
+    with pytest.raises(ValidationError) as caught:
+        load_settings({"db": path}, {"db": "--db"})
+    assert caught.value.field == "--db"
+    assert "0xe9" in caught.value.message
+    assert not any(tmp_path.iterdir())

@@ -391,11 +391,62 @@ class Settings(BaseSettings):
     @field_validator("db", mode="before")
     @classmethod
     def _database_location(cls, value: Any) -> Any:
-        """A ``postgresql://`` (or ``postgres://``) URL stays text; anything else is a path."""
+        """A ``postgresql://`` (or ``postgres://``) URL stays text; anything else is a path,
+        refused when its name is not UTF-8 (SQLite opens files by UTF-8 names: such a path,
+        a Latin-1 ``--db`` in a UTF-8 shell, failed every command with a traceback)."""
         if is_postgres_url(value):
             return str(value).strip()
         if isinstance(value, str):
-            return Path(value)
+            value = Path(value)
+        if isinstance(value, Path):
+            try:
+                str(value).encode("utf-8")
+            except UnicodeEncodeError as error:
+                byte = str(value)[error.start].encode("utf-8", "surrogateescape")
+                raise ValueError(
+                    f"holds the byte 0x{byte.hex()}, which is not UTF-8 (SQLite names files"
+                    " in UTF-8); give a path whose name is UTF-8 text"
+                ) from None
+        return value
+
+    # A namespace, zone or clock time that does not parse is refused here, naming its
+    # variable, as every other setting is: checked only where it was first used, a server
+    # started and then refused every request, and `recalld stats` said nothing.
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        """1-100 letters, digits or ``._:@/-``, as every call's own namespace."""
+        from recalld._validate import NAMESPACE_PATTERN
+
+        if not NAMESPACE_PATTERN.fullmatch(value):
+            raise ValueError("must be 1-100 letters, digits or . _ : @ / -")
+        return value
+
+    @field_validator("zone")
+    @classmethod
+    def _zone(cls, value: str | None) -> str | None:
+        """An IANA zone or a fixed offset (what reminders and periods read it as)."""
+        from recalld._time import parse_zone
+        from recalld.errors import ValidationError
+
+        if value is not None:
+            try:
+                parse_zone(value)
+            except ValidationError as error:
+                raise ValueError(error.message) from None
+        return value
+
+    @field_validator("reminder_default_time")
+    @classmethod
+    def _reminder_time(cls, value: str) -> str:
+        """``HH:MM`` on a 24-hour clock."""
+        from recalld._time import parse_clock_time
+        from recalld.errors import ValidationError
+
+        try:
+            parse_clock_time(value, "reminder_default_time")
+        except ValidationError:
+            raise ValueError("expected HH:MM on a 24-hour clock") from None
         return value
 
     @field_validator("postgres_pool_max")
