@@ -502,3 +502,10 @@ def main() -> None:
     except RecalldError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)
+    except OSError as error:
+        # Past the commands (the stores answer in RecalldError, files in click's FileError)
+        # this is the output refusing writes: stdout on a full disk or /dev/full. A closed
+        # pipe never gets here (click and rich end quietly on EPIPE).
+        where = "" if error.filename is None else f": {error.filename}"
+        click.echo(f"error: {error.strerror or error}{where}", err=True)
+        sys.exit(1)
