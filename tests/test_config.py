@@ -227,3 +227,15 @@ def test_config_database_path_that_is_not_utf8_is_refused_naming_the_option(
     assert caught.value.field == "--db"
     assert "0xe9" in caught.value.message
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("variable", ["RECALLD_PLACE_NEAR_M", "RECALLD_PLACE_SCALE_M"])
+def test_config_infinite_place_distances_are_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    # Accepted, inf made every place the same place (every distance equally near).
+    monkeypatch.setenv(variable, "inf")
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert "finite number" in caught.value.message

@@ -137,8 +137,13 @@ class Settings(BaseSettings):
         default=None,
         description="optional image model plug-in, 'module:factory' (see context.signals)",
     )
-    place_near_m: float = Field(default=50.0, gt=0, description="same place within this")
-    place_scale_m: float = Field(default=1_000.0, gt=0, description="place similarity fall-off")
+    # Finite: at inf every place was the same place and every distance equally near.
+    place_near_m: float = Field(
+        default=50.0, gt=0, allow_inf_nan=False, description="same place within this"
+    )
+    place_scale_m: float = Field(
+        default=1_000.0, gt=0, allow_inf_nan=False, description="place similarity fall-off"
+    )
     fire_score: float = Field(default=0.55, ge=0, le=1, description="sense: score to fire")
     fire_channel: float = Field(
         default=0.6, ge=0, le=1, description="sense: a channel counts as evidence from here"
