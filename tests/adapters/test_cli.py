@@ -598,3 +598,14 @@ def test_cli_every_json_output_is_compact_utf8(tmp_path: Path) -> None:
         assert "München" in text, command
     for arguments in (["stats"], ["status"], ["worker", "--until-idle"], ["forget", memory_id]):
         output(*arguments)  # compact too, though they hold no text
+
+
+def test_cli_a_bad_place_or_meta_names_its_option(run: Invoke) -> None:
+    # They said "Invalid value: ..." without the option (a usage error names its option).
+    place = run("remember", "x", "--place", "1,2,3")
+    assert place.exit_code == 2
+    assert "Invalid value for --place: expected LAT,LON or a geohash" in place.stderr
+    meta = run("remember", "x", "--meta", "[1]")
+    assert meta.exit_code == 2
+    assert "Invalid value for --meta: must be a JSON object" in meta.stderr
+    assert run("stats", "--json").stdout.startswith('{"count":0,')
