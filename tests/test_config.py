@@ -227,6 +227,10 @@ def test_config_database_path_that_is_not_utf8_is_refused_naming_the_option(
     assert caught.value.field == "--db"
     assert "0xe9" in caught.value.message
     assert not any(tmp_path.iterdir())
+    # A PostgreSQL URL too: psycopg raised UnicodeEncodeError from its parser (review 56b).
+    with pytest.raises(ValidationError) as caught:
+        load_settings({"db": "postgresql://u:p\udce9@127.0.0.1:1/db"}, {"db": "--db"})
+    assert (caught.value.field, "0xe9" in caught.value.message) == ("--db", True)
 
 
 @pytest.mark.parametrize("variable", ["RECALLD_PLACE_NEAR_M", "RECALLD_PLACE_SCALE_M"])

@@ -396,23 +396,24 @@ class Settings(BaseSettings):
     @field_validator("db", mode="before")
     @classmethod
     def _database_location(cls, value: Any) -> Any:
-        """A ``postgresql://`` (or ``postgres://``) URL stays text; anything else is a path,
-        refused when its name is not UTF-8 (SQLite opens files by UTF-8 names: such a path,
-        a Latin-1 ``--db`` in a UTF-8 shell, failed every command with a traceback)."""
-        if is_postgres_url(value):
-            return str(value).strip()
-        if isinstance(value, str):
+        """A ``postgresql://`` (or ``postgres://``) URL stays text; anything else is a path.
+        Either is refused when it is not UTF-8 (SQLite opens files by UTF-8 names, psycopg
+        sends the URL as UTF-8: a Latin-1 ``--db`` in a UTF-8 shell failed every command
+        with a traceback)."""
+        url = is_postgres_url(value)
+        if isinstance(value, str) and not url:
             value = Path(value)
-        if isinstance(value, Path):
+        if isinstance(value, str | Path):
             try:
                 str(value).encode("utf-8")
             except UnicodeEncodeError as error:
                 byte = str(value)[error.start].encode("utf-8", "surrogateescape")
+                what = "psycopg sends the URL" if url else "SQLite names files"
                 raise ValueError(
-                    f"holds the byte 0x{byte.hex()}, which is not UTF-8 (SQLite names files"
-                    " in UTF-8); give a path whose name is UTF-8 text"
+                    f"holds the byte 0x{byte.hex()}, which is not UTF-8 ({what} in UTF-8);"
+                    " give UTF-8 text"
                 ) from None
-        return value
+        return str(value).strip() if url else value
 
     # A namespace, zone or clock time that does not parse is refused here, naming its
     # variable, as every other setting is: checked only where it was first used, a server

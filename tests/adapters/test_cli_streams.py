@@ -39,9 +39,14 @@ def filled(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("arguments", "says"),
     [
-        (("stats", "--json"), "error: No space left on device"),
-        (("stats",), "error: No space left on device"),
-        (("list", "--limit", "3"), "error: No space left on device"),
+        (("stats", "--json"), "error: could not write the output: No space left on device"),
+        (("stats",), "error: could not write the output: No space left on device"),
+        (("list", "--limit", "3"), "error: could not write the output: No space left on device"),
+        # The write is done; only its answer could not be printed (review 56b).
+        (
+            ("remember", "one more note"),
+            "error: could not write the output: No space left on device",
+        ),
         (("export",), "Error: could not write the export to stdout: No space left on device"),
     ],
 )

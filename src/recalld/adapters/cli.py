@@ -503,9 +503,13 @@ def main() -> None:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)
     except OSError as error:
-        # Past the commands (the stores answer in RecalldError, files in click's FileError)
-        # this is the output refusing writes: stdout on a full disk or /dev/full. A closed
-        # pipe never gets here (click and rich end quietly on EPIPE).
-        where = "" if error.filename is None else f": {error.filename}"
-        click.echo(f"error: {error.strerror or error}{where}", err=True)
+        # Any OSError a command let through is one line, not a traceback. One without a
+        # file name is the output refusing writes (stdout on a full disk or /dev/full; a
+        # closed pipe ends quietly in click and rich): say so, since what the command did
+        # (a write, a forget) is done. One with a file name names it (a path too long).
+        reason = error.strerror or str(error)
+        if error.filename is None:
+            click.echo(f"error: could not write the output: {reason}", err=True)
+        else:
+            click.echo(f"error: {reason}: {error.filename}", err=True)
         sys.exit(1)
