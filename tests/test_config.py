@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pydantic
 import pytest
 
 from recalld import MemoryService
 from recalld.adapters._cli_support import load_settings
-from recalld.config import MAX_DURATION_SECONDS, MAX_TIMEOUT_MS, Settings
+from recalld.config import MAX_COUNT, MAX_DURATION_SECONDS, MAX_TIMEOUT_MS, Settings
 from recalld.errors import ValidationError
 
 
@@ -110,3 +111,135 @@ def test_config_waits_and_leases_at_their_limit_still_work(db_path: Path) -> Non
         assert service.new_worker().run_until_idle().processed == 1
         assert service.forget(receipt.id).scrub == "done"
         assert service.search("spare key", min_score=0) == []
+
+
+# Every integer setting that had no upper bound: past SQLite's 64-bit integers each made
+# the recall, listing, worker batch or graph page that binds it fail with an OverflowError
+# traceback (RECALLD_RECALL_CATCH_UP=1e20-as-digits broke every recall).
+COUNT_VARIABLES = [
+    "RECALLD_POSTGRES_POOL_MIN",
+    "RECALLD_POSTGRES_POOL_MAX",
+    "RECALLD_RESERVE_BYTES",
+    "RECALLD_MAX_CONTENT_BYTES",
+    "RECALLD_MAX_TAGS",
+    "RECALLD_MAX_TAG_CHARS",
+    "RECALLD_MAX_META_BYTES",
+    "RECALLD_MAX_LIMIT",
+    "RECALLD_MAX_QUERY_TERMS",
+    "RECALLD_CORE_USER_CHARS",
+    "RECALLD_CORE_MEMORY_CHARS",
+    "RECALLD_MAX_BODY_BYTES",
+    "RECALLD_MAX_IMPORT_BYTES",
+    "RECALLD_EMBEDDER_DIMENSION",
+    "RECALLD_EMBEDDER_THREADS",
+    "RECALLD_WORKER_BATCH_SIZE",
+    "RECALLD_RECALL_CATCH_UP",
+    "RECALLD_WORKER_MAX_ATTEMPTS",
+    "RECALLD_VECTOR_ANN_THRESHOLD",
+    "RECALLD_GRAPH_BATCH_SIZE",
+    "RECALLD_GRAPH_SEED_LIMIT",
+    "RECALLD_GRAPH_FANOUT",
+    "RECALLD_GRAPH_PAGE_SIZE",
+]
+
+
+@pytest.mark.parametrize("variable", COUNT_VARIABLES)
+def test_config_counts_past_their_limit_are_refused_naming_the_variable_and_limit(
+    monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    monkeypatch.setenv(variable, str(2**64))
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert f"less than or equal to {MAX_COUNT}" in caught.value.message
+
+
+def test_config_counts_at_their_limit_still_work(db_path: Path) -> None:
+    # At MAX_COUNT every count still binds: a write, its embedding, a recall that catches
+    # up first, a page and the graph's listing all answer (limit + 1 still fits).
+    counts: dict[str, Any] = {
+        variable.removeprefix("RECALLD_").lower(): MAX_COUNT for variable in COUNT_VARIABLES
+    }
+    counts.pop("embedder_dimension")  # the hashing embedder's own length is recorded
+    counts.pop("embedder_threads")  # onnxruntime's; the hashing embedder has none
+    counts.pop("reserve_bytes")  # a file of that size beside the database
+    settings = Settings(
+        db=db_path,
+        synchronous="NORMAL",
+        embedder="hashing",
+        graph_extractor="rules",
+        graph_recall=True,
+        **counts,
+    )
+    with MemoryService.open(settings) as service:
+        receipt = service.remember("Alice keeps the spare key under the blue pot")
+        hits = service.recall("spare key", min_score=0, limit=MAX_COUNT)
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert [memory.id for memory in service.list_memories(limit=MAX_COUNT).memories] == [
+            receipt.id
+        ]
+        assert service.new_worker().run_until_idle().failed_attempts == 0
+        assert service.knowledge.read_graph().entities != []
+        assert service.graph.entities().entities != []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("RECALLD_NAMESPACE", "a b", "must be 1-100 letters, digits"),
+        ("RECALLD_NAMESPACE", "", "must be 1-100 letters, digits"),
+        ("RECALLD_ZONE", "Mars/Olympus", "unknown time zone 'Mars/Olympus'"),
+        ("RECALLD_ZONE", "+25:00", "out of range (under 24 hours)"),
+        ("RECALLD_REMINDER_DEFAULT_TIME", "25:99", "expected HH:MM"),
+    ],
+)
+def test_config_text_settings_that_do_not_parse_are_refused_at_startup_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, says: str
+) -> None:
+    # Accepted, each was refused only where it was first used: `recalld stats` answered,
+    # a server started and then refused every request (the namespace named only as
+    # "namespace", not as the variable to fix).
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert says in caught.value.message
+
+
+def test_config_text_settings_that_parse_are_kept_as_given() -> None:
+    settings = Settings(namespace="münchen", zone="+05:30", reminder_default_time="07:30")
+    assert (settings.namespace, settings.zone, settings.reminder_default_time) == (
+        "münchen",
+        "+05:30",
+        "07:30",
+    )
+    assert Settings(zone="Europe/Paris").zone == "Europe/Paris"
+
+
+def test_config_database_path_that_is_not_utf8_is_refused_naming_the_option(
+    tmp_path: Path,
+) -> None:
+    # A Latin-1 name in a UTF-8 shell arrives as a surrogate escape: SQLite takes UTF-8
+    # names only, and every command failed with a UnicodeEncodeError traceback.
+    path = str(tmp_path) + "/caf\udce9.db"
+    with pytest.raises(ValidationError) as caught:
+        load_settings({"db": path}, {"db": "--db"})
+    assert caught.value.field == "--db"
+    assert "0xe9" in caught.value.message
+    assert not any(tmp_path.iterdir())
+    # A PostgreSQL URL too: psycopg raised UnicodeEncodeError from its parser (review 56b).
+    with pytest.raises(ValidationError) as caught:
+        load_settings({"db": "postgresql://u:p\udce9@127.0.0.1:1/db"}, {"db": "--db"})
+    assert (caught.value.field, "0xe9" in caught.value.message) == ("--db", True)
+
+
+@pytest.mark.parametrize("variable", ["RECALLD_PLACE_NEAR_M", "RECALLD_PLACE_SCALE_M"])
+def test_config_infinite_place_distances_are_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    # Accepted, inf made every place the same place (every distance equally near).
+    monkeypatch.setenv(variable, "inf")
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert "finite number" in caught.value.message

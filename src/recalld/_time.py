@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from recalld.errors import ValidationError
 
@@ -13,6 +14,8 @@ Clock = Callable[[], datetime]
 # does not: they are normalised first (a leap second counts as the last microsecond).
 _LOWER_T = re.compile(r"^(\d{4}-\d{2}-\d{2})t")
 _LEAP_SECOND = re.compile(r"(T\d{2}:\d{2}):60(?:\.\d+)?")
+# A fixed offset as a zone: +01:00, -0530, UTC+2.
+OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 
 
 def utc_now() -> datetime:
@@ -95,3 +98,31 @@ def expiry(now: datetime, ttl_seconds: float) -> datetime:
             "ttl_seconds", f"{ttl_seconds} s is under the 1 microsecond that times are kept to"
         )
     return expires_at
+
+
+def parse_zone(value: str, field: str = "zone") -> tzinfo:
+    """An IANA zone (``Europe/Paris``) or a fixed offset (``+01:00``, ``-0530``, ``UTC``)."""
+    text = value.strip()
+    if text.upper() in ("Z", "UTC", "GMT"):
+        return UTC
+    match = OFFSET.match(text)
+    if match:
+        sign, hours, minutes = match.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes or 0))
+        if delta >= timedelta(hours=24):
+            raise ValidationError(field, f"offset {value!r} is out of range (under 24 hours)")
+        return timezone(-delta if sign == "-" else delta)
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(
+            field, f"unknown time zone {value!r}; give an IANA name such as Europe/Paris or +01:00"
+        ) from None
+
+
+def parse_clock_time(value: str, field: str) -> time:
+    """``HH:MM`` (24-hour clock), e.g. the default time of a day-only phrase."""
+    try:
+        return time.fromisoformat(value.strip())
+    except ValueError:
+        raise ValidationError(field, f"expected HH:MM, got {value!r}") from None

@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from recalld._location import is_postgres_url
 
 __all__ = [
+    "MAX_COUNT",
     "MAX_DURATION_SECONDS",
     "MAX_TIMEOUT_MS",
     "Settings",
@@ -29,6 +30,11 @@ MAX_DURATION_SECONDS = 100 * 366 * 24 * 3600.0
 # The longest timeout handed to SQLite (busy timeout) or PostgreSQL (lock_timeout,
 # tcp_user_timeout) in milliseconds: theirs is a 32-bit int (about 24.8 days).
 MAX_TIMEOUT_MS = 2**31 - 1
+# The largest count or size any integer setting may give (limits, batches, candidates,
+# attempts, threads, bytes). Unbounded, a value past SQLite's 64-bit integers made every
+# recall, listing or worker batch that binds it fail with an OverflowError traceback;
+# this bound leaves room for the arithmetic done on it (a page asks for limit + 1).
+MAX_COUNT = 2**31 - 1
 
 
 def default_cache_directory() -> Path:
@@ -68,8 +74,12 @@ class Settings(BaseSettings):
     fts: bool = Field(default=True, description="use FTS5 when available (else LIKE)")
 
     # -- PostgreSQL (issue 15) ----------------------------------------------------
-    postgres_pool_min: int = Field(default=1, ge=0, description="connections kept open")
-    postgres_pool_max: int = Field(default=10, gt=0, description="connections at most")
+    postgres_pool_min: int = Field(
+        default=1, ge=0, le=MAX_COUNT, description="connections kept open"
+    )
+    postgres_pool_max: int = Field(
+        default=10, gt=0, le=MAX_COUNT, description="connections at most"
+    )
     postgres_connect_timeout_seconds: float = Field(
         default=10.0,
         gt=0,
@@ -107,23 +117,33 @@ class Settings(BaseSettings):
     reserve_bytes: int = Field(
         default=1024 * 1024,
         ge=0,
+        le=MAX_COUNT,
         description="room kept beside the database (<db>-reserve) so forget works on a full"
         " disk; 0 turns it off",
     )
 
-    max_content_bytes: int = Field(default=64 * 1024, gt=0)
-    max_tags: int = Field(default=64, gt=0)
-    max_tag_chars: int = Field(default=100, gt=0)
-    max_meta_bytes: int = Field(default=16 * 1024, gt=0)
-    max_limit: int = Field(default=1_000, gt=0, description="cap on any limit/k argument")
-    max_query_terms: int = Field(default=64, gt=0, description="keyword terms kept per query")
+    max_content_bytes: int = Field(default=64 * 1024, gt=0, le=MAX_COUNT)
+    max_tags: int = Field(default=64, gt=0, le=MAX_COUNT)
+    max_tag_chars: int = Field(default=100, gt=0, le=MAX_COUNT)
+    max_meta_bytes: int = Field(default=16 * 1024, gt=0, le=MAX_COUNT)
+    max_limit: int = Field(
+        default=1_000, gt=0, le=MAX_COUNT, description="cap on any limit/k argument"
+    )
+    max_query_terms: int = Field(
+        default=64, gt=0, le=MAX_COUNT, description="keyword terms kept per query"
+    )
 
     image_encoder: str | None = Field(
         default=None,
         description="optional image model plug-in, 'module:factory' (see context.signals)",
     )
-    place_near_m: float = Field(default=50.0, gt=0, description="same place within this")
-    place_scale_m: float = Field(default=1_000.0, gt=0, description="place similarity fall-off")
+    # Finite: at inf every place was the same place and every distance equally near.
+    place_near_m: float = Field(
+        default=50.0, gt=0, allow_inf_nan=False, description="same place within this"
+    )
+    place_scale_m: float = Field(
+        default=1_000.0, gt=0, allow_inf_nan=False, description="place similarity fall-off"
+    )
     fire_score: float = Field(default=0.55, ge=0, le=1, description="sense: score to fire")
     fire_channel: float = Field(
         default=0.6, ge=0, le=1, description="sense: a channel counts as evidence from here"
@@ -184,10 +204,16 @@ class Settings(BaseSettings):
     )
 
     core_user_chars: int = Field(
-        default=1_375, gt=0, description="character limit of the core memory's user target"
+        default=1_375,
+        gt=0,
+        le=MAX_COUNT,
+        description="character limit of the core memory's user target",
     )
     core_memory_chars: int = Field(
-        default=2_200, gt=0, description="character limit of the core memory's memory target"
+        default=2_200,
+        gt=0,
+        le=MAX_COUNT,
+        description="character limit of the core memory's memory target",
     )
     core_screen: Literal["strict", "off"] = Field(
         default="strict",
@@ -199,10 +225,16 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="address `recalld serve` binds")
     port: int = Field(default=8765, ge=0, le=65535, description="port `recalld serve` binds")
     max_body_bytes: int = Field(
-        default=1024 * 1024, gt=0, description="largest HTTP request body accepted (413 above)"
+        default=1024 * 1024,
+        gt=0,
+        le=MAX_COUNT,
+        description="largest HTTP request body accepted (413 above)",
     )
     max_import_bytes: int = Field(
-        default=64 * 1024 * 1024, gt=0, description="largest JSONL upload to /v1/import"
+        default=64 * 1024 * 1024,
+        gt=0,
+        le=MAX_COUNT,
+        description="largest JSONL upload to /v1/import",
     )
     cors_origins: list[str] = Field(
         default_factory=list, description="origins allowed by CORS (none: CORS is off)"
@@ -229,8 +261,12 @@ class Settings(BaseSettings):
     embedder_model: str | None = Field(
         default=None, description="model name (http) or recorded name of a custom model"
     )
-    embedder_dimension: int | None = Field(default=None, gt=0, description="vector length")
-    embedder_threads: int = Field(default=1, gt=0, description="onnxruntime intra-op threads")
+    embedder_dimension: int | None = Field(
+        default=None, gt=0, le=MAX_COUNT, description="vector length"
+    )
+    embedder_threads: int = Field(
+        default=1, gt=0, le=MAX_COUNT, description="onnxruntime intra-op threads"
+    )
     embedder_variant: Literal["blockwise-int8", "dynamic-int8", "installed"] = Field(
         default="blockwise-int8",
         description=(
@@ -253,10 +289,13 @@ class Settings(BaseSettings):
         description="run the embedding worker as a thread of this process, and load the vector"
         " index and the model once open, not at the first recall (servers turn it on)",
     )
-    worker_batch_size: int = Field(default=64, gt=0, description="jobs claimed per batch")
+    worker_batch_size: int = Field(
+        default=64, gt=0, le=MAX_COUNT, description="jobs claimed per batch"
+    )
     recall_catch_up: int = Field(
         default=64,
         ge=0,
+        le=MAX_COUNT,
         description="recall and search first embed the queued memories themselves when at most"
         " this many are queued (what was just written is found by meaning); 0 turns it off",
     )
@@ -266,7 +305,9 @@ class Settings(BaseSettings):
         le=MAX_DURATION_SECONDS,
         description="a claimed job is taken over after this long",
     )
-    worker_max_attempts: int = Field(default=5, gt=0, description="tries before a job fails")
+    worker_max_attempts: int = Field(
+        default=5, gt=0, le=MAX_COUNT, description="tries before a job fails"
+    )
     worker_retry_seconds: float = Field(
         default=2.0,
         ge=0,
@@ -283,6 +324,7 @@ class Settings(BaseSettings):
     vector_ann_threshold: int = Field(
         default=20_000,
         ge=0,
+        le=MAX_COUNT,
         description="vectors of one model above which an HNSW index answers unfiltered queries",
     )
     # -- recall (issue 11) -----------------------------------------------------
@@ -323,7 +365,9 @@ class Settings(BaseSettings):
             " rule-based extractor, no model; none: no graph is built"
         ),
     )
-    graph_batch_size: int = Field(default=32, gt=0, description="memories extracted per batch")
+    graph_batch_size: int = Field(
+        default=32, gt=0, le=MAX_COUNT, description="memories extracted per batch"
+    )
     graph_recall: bool = Field(
         default=False,
         description="hybrid recall adds what the knowledge graph reaches to its candidates"
@@ -331,25 +375,84 @@ class Settings(BaseSettings):
         " queried by its own tools; on LoCoMo it ranked no better and cost a fifth of a recall)",
     )
     graph_seed_limit: int = Field(
-        default=8, gt=0, description="entities of the query (and of top hits) that seed a walk"
+        default=8,
+        gt=0,
+        le=MAX_COUNT,
+        description="entities of the query (and of top hits) that seed a walk",
     )
     graph_fanout: int = Field(
         default=200,
         gt=0,
+        le=MAX_COUNT,
         description="memories followed per entity in a walk (an entity in more is only a seed)",
     )
     graph_page_size: int = Field(
-        default=100, gt=0, description="entities per page of read_graph and the graph listings"
+        default=100,
+        gt=0,
+        le=MAX_COUNT,
+        description="entities per page of read_graph and the graph listings",
     )
 
     @field_validator("db", mode="before")
     @classmethod
     def _database_location(cls, value: Any) -> Any:
-        """A ``postgresql://`` (or ``postgres://``) URL stays text; anything else is a path."""
-        if is_postgres_url(value):
-            return str(value).strip()
-        if isinstance(value, str):
-            return Path(value)
+        """A ``postgresql://`` (or ``postgres://``) URL stays text; anything else is a path.
+        Either is refused when it is not UTF-8 (SQLite opens files by UTF-8 names, psycopg
+        sends the URL as UTF-8: a Latin-1 ``--db`` in a UTF-8 shell failed every command
+        with a traceback)."""
+        url = is_postgres_url(value)
+        if isinstance(value, str) and not url:
+            value = Path(value)
+        if isinstance(value, str | Path):
+            try:
+                str(value).encode("utf-8")
+            except UnicodeEncodeError as error:
+                byte = str(value)[error.start].encode("utf-8", "surrogateescape")
+                what = "psycopg sends the URL" if url else "SQLite names files"
+                raise ValueError(
+                    f"holds the byte 0x{byte.hex()}, which is not UTF-8 ({what} in UTF-8);"
+                    " give UTF-8 text"
+                ) from None
+        return str(value).strip() if url else value
+
+    # A namespace, zone or clock time that does not parse is refused here, naming its
+    # variable, as every other setting is: checked only where it was first used, a server
+    # started and then refused every request, and `recalld stats` said nothing.
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        """1-100 letters, digits or ``._:@/-``, as every call's own namespace."""
+        from recalld._validate import NAMESPACE_PATTERN
+
+        if not NAMESPACE_PATTERN.fullmatch(value):
+            raise ValueError("must be 1-100 letters, digits or . _ : @ / -")
+        return value
+
+    @field_validator("zone")
+    @classmethod
+    def _zone(cls, value: str | None) -> str | None:
+        """An IANA zone or a fixed offset (what reminders and periods read it as)."""
+        from recalld._time import parse_zone
+        from recalld.errors import ValidationError
+
+        if value is not None:
+            try:
+                parse_zone(value)
+            except ValidationError as error:
+                raise ValueError(error.message) from None
+        return value
+
+    @field_validator("reminder_default_time")
+    @classmethod
+    def _reminder_time(cls, value: str) -> str:
+        """``HH:MM`` on a 24-hour clock."""
+        from recalld._time import parse_clock_time
+        from recalld.errors import ValidationError
+
+        try:
+            parse_clock_time(value, "reminder_default_time")
+        except ValidationError:
+            raise ValueError("expected HH:MM on a 24-hour clock") from None
         return value
 
     @field_validator("postgres_pool_max")

@@ -465,13 +465,35 @@ def test_cli_a_mistyped_setting_is_one_line_naming_its_variable(tmp_path: Path) 
         ("serve", "RECALLD_PORT", "abc", "RECALLD_PORT: Input should be a valid integer"),
         ("mcp", "RECALLD_PORT", "70000", "RECALLD_PORT: Input should be less than or equal"),
         ("stats", "RECALLD_CORS_ORIGINS", "abc", "RECALLD_CORS_ORIGINS: is not valid JSON"),
+        # Past SQLite's integers, it failed every recall with an OverflowError traceback.
+        (
+            "recall cats",
+            "RECALLD_RECALL_CATCH_UP",
+            str(2**64),
+            "RECALLD_RECALL_CATCH_UP: Input should be less than or equal to 2147483647",
+        ),
+        # Checked only where first used, these were refused by some commands, not others.
+        ("stats", "RECALLD_NAMESPACE", "a b", "RECALLD_NAMESPACE: must be 1-100 letters"),
+        ("stats", "RECALLD_ZONE", "Mars/Olympus", "RECALLD_ZONE: unknown time zone"),
+        ("stats", "RECALLD_REMINDER_DEFAULT_TIME", "25:99", "RECALLD_REMINDER_DEFAULT_TIME:"),
     ]:
-        completed = _run_recalld("--db", db, command, environment={variable: value})
+        completed = _run_recalld("--db", db, *command.split(), environment={variable: value})
         assert completed.returncode == 1, (variable, completed.stderr)
         assert completed.stderr.startswith(f"error: {message}"), completed.stderr
         assert completed.stderr.count("\n") == 1, completed.stderr
         assert completed.stdout == ""
     assert not (tmp_path / "env.db").exists()
+
+
+def test_cli_a_database_path_that_is_not_utf8_is_one_line_naming_the_option(
+    tmp_path: Path,
+) -> None:
+    # The byte 0xe9 (a Latin-1 name in a UTF-8 shell): a UnicodeEncodeError traceback.
+    completed = _run_recalld("--db", str(tmp_path) + "/caf\udce9.db", "stats")
+    assert completed.returncode == 1
+    assert completed.stderr.startswith("error: --db: holds the byte 0xe9"), completed.stderr
+    assert completed.stderr.count("\n") == 1, completed.stderr
+    assert not any(tmp_path.iterdir())
 
 
 def test_cli_an_empty_db_says_so(tmp_path: Path) -> None:
@@ -576,3 +598,14 @@ def test_cli_every_json_output_is_compact_utf8(tmp_path: Path) -> None:
         assert "München" in text, command
     for arguments in (["stats"], ["status"], ["worker", "--until-idle"], ["forget", memory_id]):
         output(*arguments)  # compact too, though they hold no text
+
+
+def test_cli_a_bad_place_or_meta_names_its_option(run: Invoke) -> None:
+    # They said "Invalid value: ..." without the option (a usage error names its option).
+    place = run("remember", "x", "--place", "1,2,3")
+    assert place.exit_code == 2
+    assert "Invalid value for --place: expected LAT,LON or a geohash" in place.stderr
+    meta = run("remember", "x", "--meta", "[1]")
+    assert meta.exit_code == 2
+    assert "Invalid value for --meta: must be a JSON object" in meta.stderr
+    assert run("stats", "--json").stdout.startswith('{"count":0,')

@@ -205,7 +205,9 @@ def _parse_place(value: str | None, name: str | None = None) -> dict[str, Any] |
         try:
             place = {"lat": float(lat_text), "lon": float(lon_text)}
         except ValueError:
-            raise click.BadParameter(f"expected LAT,LON or a geohash, got {value!r}") from None
+            raise click.BadParameter(
+                f"expected LAT,LON or a geohash, got {value!r}", param_hint="--place"
+            ) from None
     else:
         place = {"geohash": value}
     if name is not None:
@@ -223,7 +225,7 @@ def _parse_meta(value: str | None) -> dict[str, Any] | None:
     except ValidationError as error:
         raise click.BadParameter(error.message, param_hint="--meta") from None
     if not isinstance(parsed, dict):
-        raise click.BadParameter("--meta must be a JSON object")
+        raise click.BadParameter("must be a JSON object", param_hint="--meta")
     return parsed
 
 

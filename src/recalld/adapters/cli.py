@@ -502,3 +502,14 @@ def main() -> None:
     except RecalldError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)
+    except OSError as error:
+        # Any OSError a command let through is one line, not a traceback. One without a
+        # file name is the output refusing writes (stdout on a full disk or /dev/full; a
+        # closed pipe ends quietly in click and rich): say so, since what the command did
+        # (a write, a forget) is done. One with a file name names it (a path too long).
+        reason = error.strerror or str(error)
+        if error.filename is None:
+            click.echo(f"error: could not write the output: {reason}", err=True)
+        else:
+            click.echo(f"error: {reason}: {error.filename}", err=True)
+        sys.exit(1)

@@ -49,6 +49,13 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
                 for line in lines:
                     output.write(line + "\n")
     except OSError as error:  # a missing directory, a full disk, a file that takes no writes
+        if file == "-":
+            if error.errno == errno.EPIPE:
+                raise  # the reader stopped early (`| head`): click ends quietly, as elsewhere
+            # stdout was open: "Could not open file '-'" named neither what nor where.
+            raise click.ClickException(
+                f"could not write the export to stdout: {error.strerror or error}"
+            ) from error
         raise click.FileError(file, hint=error.strerror or str(error)) from error
     # Every row was written; a row that could not be rendered as stored is named here,
     # so a backup is never silently different from the database.

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from itertools import pairwise
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from dateutil import rrule as rrules
 
+from recalld._time import parse_clock_time, parse_zone
 from recalld.errors import ValidationError
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
 CLOCK_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
 # How many first occurrences of a rule are checked against the shortest gap allowed.
 GAP_SAMPLE = 10
-OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 # dateparser reads a bare number after "at" as a day or a month ("at 9" -> the 9th);
 # people mean an hour, so "at 9" becomes "at 9:00" before parsing.
 BARE_HOUR = re.compile(
@@ -68,26 +68,6 @@ RECURRENCE_WORDS = {
 PHRASE_MAX_CHARS = 200
 
 
-def parse_zone(value: str, field: str = "zone") -> tzinfo:
-    """An IANA zone (``Europe/Paris``) or a fixed offset (``+01:00``, ``-0530``, ``UTC``)."""
-    text = value.strip()
-    if text.upper() in ("Z", "UTC", "GMT"):
-        return UTC
-    match = OFFSET.match(text)
-    if match:
-        sign, hours, minutes = match.groups()
-        delta = timedelta(hours=int(hours), minutes=int(minutes or 0))
-        if delta >= timedelta(hours=24):
-            raise ValidationError(field, f"offset {value!r} is out of range (under 24 hours)")
-        return timezone(-delta if sign == "-" else delta)
-    try:
-        return ZoneInfo(text)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(
-            field, f"unknown time zone {value!r}; give an IANA name such as Europe/Paris or +01:00"
-        ) from None
-
-
 def zone_label(zone: tzinfo) -> str:
     """How a zone is stored and shown: its IANA name, or ``±HH:MM`` for a fixed offset."""
     if isinstance(zone, ZoneInfo):
@@ -98,14 +78,6 @@ def zone_label(zone: tzinfo) -> str:
     sign = "-" if offset < timedelta(0) else "+"
     minutes = int(abs(offset).total_seconds()) // 60
     return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def parse_clock_time(value: str, field: str) -> time:
-    """``HH:MM`` (24-hour clock), e.g. the default time of a day-only phrase."""
-    try:
-        return time.fromisoformat(value.strip())
-    except ValueError:
-        raise ValidationError(field, f"expected HH:MM, got {value!r}") from None
 
 
 class PhraseParser:

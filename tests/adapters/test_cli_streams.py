@@ -1,0 +1,73 @@
+"""The recalld CLI when its output refuses writes: a full device, a reader gone early."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.service import MemoryService
+
+FULL = Path("/dev/full")
+
+
+def _recalld(db: Path, *arguments: str, stdout: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "recalld", "--db", str(db), *arguments],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "none"},
+    )
+
+
+@pytest.fixture
+def filled(tmp_path: Path) -> Path:
+    """A database whose export is larger than a pipe holds (64 KiB)."""
+    db = tmp_path / "streams.db"
+    settings = Settings(db=db, synchronous="NORMAL", embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        for number in range(400):
+            service.remember(f"note {number} about the garden shed " + "x" * 300)
+    return db
+
+
+@pytest.mark.skipif(not FULL.exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (("stats", "--json"), "error: could not write the output: No space left on device"),
+        (("stats",), "error: could not write the output: No space left on device"),
+        (("list", "--limit", "3"), "error: could not write the output: No space left on device"),
+        # The write is done; only its answer could not be printed (review 56b).
+        (
+            ("remember", "one more note"),
+            "error: could not write the output: No space left on device",
+        ),
+        (("export",), "Error: could not write the export to stdout: No space left on device"),
+    ],
+)
+def test_cli_output_on_a_full_device_is_one_line_and_exit_1(
+    filled: Path, arguments: tuple[str, ...], says: str
+) -> None:
+    # Each was an OSError traceback (the export's "Could not open file '-'" named neither).
+    with FULL.open("wb") as full:
+        process = _recalld(filled, *arguments, stdout=full.fileno())
+        _, errors = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert errors.decode().splitlines() == [says]
+
+
+def test_cli_export_to_a_reader_that_stops_early_ends_quietly(filled: Path) -> None:
+    # `recalld export | head -1` said "Error: Could not open file '-': Broken pipe".
+    reading, writing = os.pipe()
+    process = _recalld(filled, "export", stdout=writing)
+    os.close(writing)
+    with os.fdopen(reading, "rb") as reader:
+        assert reader.read(5) == b'{"id"'
+    _, errors = process.communicate(timeout=60)
+    assert errors == b""
+    assert process.returncode == 1  # click ends a command on EPIPE with 1
