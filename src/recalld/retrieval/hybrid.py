@@ -552,13 +552,10 @@ class HybridRetriever:
 
     def searches_period(self, period: Period) -> bool:
         """Whether recall searches ``period``'s own nearest memories: a closed period of at
-        most :data:`PERIOD_SEARCH_SPAN`, unless the depth setting is 0."""
-        return (
-            self.depths.period > 0
-            and period.start is not None
-            and period.end is not None
-            and period.end - period.start <= PERIOD_SEARCH_SPAN
-        )
+        most :data:`PERIOD_SEARCH_SPAN`, unless the depth setting is 0 (counted in days of
+        its calendar, so the hour daylight saving time gives back inside it does not count)."""
+        days = period.days()
+        return self.depths.period > 0 and days is not None and days <= PERIOD_SEARCH_SPAN.days
 
     def _held(self, scope: Scope, period: Period) -> Period:
         """A period named without a year ("in June") as the latest one, at most

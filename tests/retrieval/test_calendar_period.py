@@ -1,0 +1,57 @@
+"""A period's length is counted in days of its calendar, whatever daylight saving time does."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from recalld.retrieval.periods import query_period
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+from tests.semantic_support import semantic_settings
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+@pytest.mark.parametrize(
+    ("asked", "first_day"),
+    [
+        # The week of October 19-25, 2026 ends daylight saving time: 7 days and an hour.
+        (datetime(2026, 10, 26, 10, 0, tzinfo=BERLIN), date(2026, 10, 19)),
+        # An ordinary week, and the week that starts it (7 days less an hour).
+        (datetime(2026, 10, 19, 10, 0, tzinfo=BERLIN), date(2026, 10, 12)),
+        (datetime(2026, 3, 30, 10, 0, tzinfo=BERLIN), date(2026, 3, 23)),
+    ],
+)
+def test_a_week_is_told_of_after_it_whatever_its_length_in_hours(
+    asked: datetime, first_day: date
+) -> None:
+    period = query_period("what did I do last week?", asked, BERLIN)
+    assert period is not None
+    assert period.start is not None
+    assert period.end is not None
+    assert period.start.astimezone(BERLIN).date() == first_day
+    assert period.days() == 7
+    assert period.told_after(period.end) == 1.0
+    half_a_week = period.end + timedelta(days=3, hours=12)
+    assert period.told_after(half_a_week) == pytest.approx(0.5)
+
+
+def test_the_period_search_counts_days_of_the_calendar(db_path: Path) -> None:
+    # "The past 99 days" asked on November 20, 2026 covers August 13 to November 20: 100
+    # days of Berlin's calendar, October 25 among them (25 hours long).
+    clock = FakeClock(datetime(2026, 11, 20, 12, 0, tzinfo=UTC))
+    summer = FakeClock(datetime(2026, 8, 20, 12, 0, tzinfo=UTC))
+    settings = semantic_settings(db_path, zone="Europe/Berlin")
+    with MemoryService.open(settings, clock=clock) as memory:
+        retriever = memory.indexing.retriever
+        across = retriever.period_of("what did I do in the past 99 days?", clock())
+        plain = retriever.period_of("what did I do in the past 99 days?", summer())
+        assert across is not None
+        assert plain is not None
+        assert across.days() == plain.days() == 100
+        assert retriever.searches_period(plain)
+        assert retriever.searches_period(across)
