@@ -1,4 +1,5 @@
-"""A period's length is counted in days of its calendar, whatever daylight saving time does."""
+"""Periods on the user's calendar: their length counted in its days, whatever daylight saving
+time does, and times at the ends of the calendar."""
 
 from __future__ import annotations
 
@@ -55,3 +56,26 @@ def test_the_period_search_counts_days_of_the_calendar(db_path: Path) -> None:
         assert across.days() == plain.days() == 100
         assert retriever.searches_period(plain)
         assert retriever.searches_period(across)
+
+
+@pytest.mark.parametrize(
+    ("zone", "at"),
+    [
+        # Valid instants whose day on the user's calendar is the year 10000 or the year 0.
+        ("Europe/Berlin", "9999-12-31T23:30:00Z"),
+        ("America/Sao_Paulo", "0001-01-01T01:00:00Z"),
+    ],
+)
+def test_a_memory_at_the_end_of_the_calendar_states_no_period(
+    db_path: Path, zone: str, at: str
+) -> None:
+    clock = FakeClock(datetime(2026, 10, 26, 9, 0, tzinfo=UTC))
+    with MemoryService.open(semantic_settings(db_path, zone=zone), clock=clock) as memory:
+        far = memory.remember("yesterday I walked the dog", at=at)
+        near = memory.remember("walked the dog in the park", at="2026-10-24T10:00:00Z")
+        memory.new_worker().run_until_idle()
+        for question in ("where did I walk the dog since last week?", "the dog before 2027"):
+            for mode in ("hybrid", "keyword", "vector"):
+                found = {hit.memory.id for hit in memory.search(question, mode=mode, min_score=0)}
+                assert near.id in found, (question, mode)
+        assert memory.explain("what did I do since last week?", far.id).stage != "excluded"
