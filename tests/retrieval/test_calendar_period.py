@@ -79,3 +79,26 @@ def test_a_memory_at_the_end_of_the_calendar_states_no_period(
                 found = {hit.memory.id for hit in memory.search(question, mode=mode, min_score=0)}
                 assert near.id in found, (question, mode)
         assert memory.explain("what did I do since last week?", far.id).stage != "excluded"
+
+
+@pytest.mark.parametrize(
+    ("now", "question"),
+    [
+        # The week after "yesterday" leaves the calendar; so do ten years before June.
+        (datetime(9999, 12, 31, 12, 0, tzinfo=UTC), "where did I walk the dog yesterday?"),
+        (datetime(9999, 12, 31, 12, 0, tzinfo=UTC), "where did I walk the dog last week?"),
+        (datetime(5, 7, 10, 12, 0, tzinfo=UTC), "where did I walk the dog in June?"),
+    ],
+)
+def test_a_clock_at_the_ends_of_the_calendar_reads_periods_inside_it(
+    db_path: Path, now: datetime, question: str
+) -> None:
+    clock = FakeClock(now)
+    with MemoryService.open(semantic_settings(db_path, embedder="none"), clock=clock) as memory:
+        dated = (now - timedelta(days=1)).replace(hour=9)
+        if "June" in question:  # no June holds a memory: every year back is looked at
+            dated = now.replace(month=3, day=12)
+        walk = memory.remember("walked the dog", at=dated)
+        found = [hit.memory.id for hit in memory.search(question, mode="keyword", min_score=0)]
+        assert found == [walk.id]
+        assert memory.explain(question, walk.id).stage == "returned"

@@ -94,7 +94,8 @@ class Period:
         """Whether a memory written at ``moment`` is read for a time it states inside the
         period: written inside it or at most :data:`STATED_REACH` after it."""
         return (self.start is None or moment >= self.start) and (
-            self.end is None or moment < self.end + STATED_REACH
+            # A difference, not a sum: a period ending 9999-12-31 has no month after it.
+            self.end is None or moment - self.end < STATED_REACH
         )
 
     def told_after(self, moment: datetime) -> float:

@@ -53,7 +53,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 
 import numpy as np
@@ -565,7 +565,10 @@ class HybridRetriever:
         still pick the memories (and a rare tag would make each year's probe a scan)."""
         namespaces = Scope(namespaces=scope.namespaces, now=scope.now)
         for back in range(YEARS_BACK + 1):
-            earlier = period.years_back(back)
+            try:
+                earlier = period.years_back(back)
+            except (ValueError, OverflowError):
+                break  # the calendar holds no earlier year (a clock in the year 5)
             narrowed = _narrowed(namespaces, earlier)
             if narrowed is not None and self._store.semantic.any_visible(narrowed):
                 return earlier
@@ -585,7 +588,10 @@ class HybridRetriever:
         by Monday's "yesterday I fixed my bike" too, which shares no word with it (at
         most ``depth``)."""
         assert period.end is not None
-        after = Period(start=period.end, end=period.end + TOLD_AFTER, phrases=())
+        # Within a week of the calendar's end (9999-12-31), all that follows is its rest.
+        room = datetime.max.replace(tzinfo=UTC) - period.end
+        end = period.end + TOLD_AFTER if room > TOLD_AFTER else None
+        after = Period(start=period.end, end=end, phrases=())
         narrowed = _narrowed(scope, after)
         if narrowed is None:
             return []
