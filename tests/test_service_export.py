@@ -602,3 +602,14 @@ def test_an_export_whose_reminder_expired_since_imports_without_error(
         report = copy.import_lines(lines)
         assert (report.created, report.skipped, report.errors) == (0, 2, [])
         assert copy.intentions(state="all") == []
+
+
+def test_import_reads_times_as_remember_does(service: MemoryService) -> None:
+    # A leap second and a lower-case "t" and "z" are RFC 3339, which remember takes.
+    times = {"at": "2016-12-31t23:59:60z", "created_at": "2017-01-01T00:00:00+01:00"}
+    report = service.import_lines([json.dumps({"id": "leap", "content": "a leap", **times})])
+    assert report.errors == []
+    imported = service.get("leap")
+    remembered = service.get(service.remember("a leap too", at=times["at"]).id)
+    assert imported.at == remembered.at == datetime.fromisoformat("2016-12-31T23:59:59.999999Z")
+    assert imported.created_at == datetime.fromisoformat("2016-12-31T23:00:00Z")

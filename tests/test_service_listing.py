@@ -121,3 +121,39 @@ def test_stats_counts(timeline: MemoryService) -> None:
     assert stats.db_size_bytes is not None
     assert stats.db_size_bytes > 0
     assert timeline.namespaces() == ["default", "other"]
+
+
+@pytest.mark.parametrize(
+    ("filters", "field"),
+    [
+        ({"since": "2026-01-05T00:00:00Z", "until": "2026-01-03T00:00:00Z"}, "until"),
+        # Compared as instants: 01:00 at -01:00 is 02:00 UTC, after 00:30 UTC.
+        ({"since": "2026-01-03T01:00:00-01:00", "until": "2026-01-03T00:30:00Z"}, "until"),
+        (
+            {"created_since": "2026-10-25T16:20:05Z", "created_until": "2026-10-25T16:20:01Z"},
+            "created_until",
+        ),
+    ],
+)
+def test_swapped_time_bounds_name_the_field_on_every_read(
+    timeline: MemoryService, filters: dict[str, str], field: str
+) -> None:
+    reads = (
+        lambda: timeline.list_memories(filters=filters),
+        lambda: timeline.recent(filters=filters),
+        lambda: timeline.search("memory", filters=filters),
+        lambda: timeline.recall("memory", filters=filters),
+    )
+    for read in reads:
+        with pytest.raises(ValidationError) as caught:
+            read()
+        assert caught.value.field == field
+        assert "is before" in str(caught.value)
+    assert timeline.get(timeline.list_memories().memories[0].id).access_count == 0
+
+
+def test_bounds_at_one_instant_hold_nothing_and_are_no_error(timeline: MemoryService) -> None:
+    same = Filters(since="2026-01-03T12:00:00Z", until="2026-01-03T13:00:00+01:00")
+    assert timeline.list_memories(filters=same).memories == []
+    reach = Filters(since="2026-01-03T12:00:00Z", until="2026-01-03T12:00:00.000001Z")
+    assert _contents(timeline.list_memories(filters=reach).memories) == ["memory 2"]

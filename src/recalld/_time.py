@@ -108,6 +108,9 @@ def parse_zone(value: str, field: str = "zone") -> tzinfo:
     match = OFFSET.match(text)
     if match:
         sign, hours, minutes = match.groups()
+        if int(minutes or 0) > 59:
+            # "+05:75" is no offset anyone writes: read as +06:15 it would move every time.
+            raise ValidationError(field, f"offset {value!r} has minutes out of range (00-59)")
         delta = timedelta(hours=int(hours), minutes=int(minutes or 0))
         if delta >= timedelta(hours=24):
             raise ValidationError(field, f"offset {value!r} is out of range (under 24 hours)")

@@ -19,6 +19,7 @@ from pydantic import (
     Strict,
     StrictBool,
     StrictFloat,
+    ValidationInfo,
 )
 from pydantic_core import PydanticCustomError
 
@@ -34,6 +35,7 @@ from recalld._schema import (
     nullable,
     replaced,
 )
+from recalld._time import parse_instant
 
 __all__ = [
     "ExplainStage",
@@ -548,6 +550,17 @@ class Stats(BaseModel):
         return self.model_copy(update={"db_size_bytes": None, "pending_scrubs": None})
 
 
+def _imported_instant(value: Any, info: ValidationInfo) -> Any:
+    """An import line's time written as text, read as ``remember`` reads it
+    (:func:`parse_instant`: a leap second and a lower-case ``t`` or ``z`` are RFC 3339;
+    pydantic refused the line). A number stays pydantic's: seconds since 1970."""
+    return parse_instant(info.field_name or "time", value) if isinstance(value, str) else value
+
+
+# A time of an import line: the JSON schema of a date-time, text read by _imported_instant.
+ImportedInstant = Annotated[datetime | None, BeforeValidator(_imported_instant)]
+
+
 class ExportRecord(BaseModel):
     """One memory line of a JSONL export: every field needed for a lossless round trip.
 
@@ -569,15 +582,15 @@ class ExportRecord(BaseModel):
     salience: Annotated[StrictFloat | None, SALIENCE_RANGE] = Field(default=None, ge=0, le=1)
     source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)
     speaker: str | None = Field(default=None, min_length=1, max_length=SPEAKER_MAX_CHARS)
-    at: datetime | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
-    expires_at: datetime | None = None
+    at: ImportedInstant = None
+    created_at: ImportedInstant = None
+    updated_at: ImportedInstant = None
+    expires_at: ImportedInstant = None
     place: PlaceInput | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
     # The store keeps a 64-bit integer: a larger count crashed the line's whole chunk.
     access_count: WholeNumber = Field(default=0, ge=0, le=2**63 - 1)
-    last_accessed_at: datetime | None = None
+    last_accessed_at: ImportedInstant = None
 
 
 class ImportLineError(BaseModel):

@@ -124,6 +124,18 @@ class ServiceCore:
             value = getattr(filters, name)
             return None if value is None else parse_instant(name, value)
 
+        since, until = instant("since"), instant("until")
+        created_since, created_until = instant("created_since"), instant("created_until")
+        for start, end, name in (
+            (since, until, "until"),
+            (created_since, created_until, "created_until"),
+        ):
+            if start is not None and end is not None and end < start:
+                # Swapped bounds hold no memory: answering "nothing" would read as an empty store.
+                start_name = name.replace("until", "since")
+                raise ValidationError(
+                    name, f"{end.isoformat()} is before {start_name} ({start.isoformat()})"
+                )
         return Scope(
             namespaces=tuple(namespaces),
             now=now,
@@ -136,10 +148,10 @@ class ServiceCore:
             # anyone means, and would outgrow SQLite's limits on a statement).
             tags_any=check.tags(filters.tags_any, self.settings, "tags_any"),
             tags_all=check.tags(filters.tags_all, self.settings, "tags_all"),
-            since=instant("since"),
-            until=instant("until"),
-            created_since=instant("created_since"),
-            created_until=instant("created_until"),
+            since=since,
+            until=until,
+            created_since=created_since,
+            created_until=created_until,
             include_expired=isinstance(filters, Filters) and filters.include_expired,
         )
 

@@ -331,6 +331,12 @@ def test_http_stats_over_several_namespaces(client: httpx.Client) -> None:
         ("POST", "/remember", {"content": "x", "captured_at": "soon"}, "captured_at"),
         ("POST", "/remember", {"content": "x", "metadata": {"k": "v" * 20_000}}, "metadata"),
         ("POST", "/v1/search", {"query": "x", "filters": {"since": "never"}}, "since"),
+        (
+            "POST",
+            "/v1/search",
+            {"query": "x", "filters": {"since": "2026-02-01", "until": "2026-01-01"}},
+            "until",
+        ),
         ("POST", "/v1/search", {"query": "x", "filters": {"kind": ""}}, "kind"),
         ("POST", "/v1/recall", {"query": "x", "filters": {"category": " "}}, "category"),
         ("POST", "/v1/search", {"query": "x", "filters": {"speaker": "\u200b"}}, "speaker"),

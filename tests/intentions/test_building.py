@@ -40,6 +40,7 @@ from tests.intentions.conftest import PHARMACY
         ({"at": "2026-10-30T09:00", "every": "FREQ=MINUTELY;BYSECOND=0,30"}, "every"),
         ({"every": "daily"}, "at"),
         ({"at": "2026-10-30T09:00", "zone": "Mars/Olympus"}, "zone"),
+        ({"at": "2026-10-30T09:00", "zone": "+05:75"}, "zone"),  # not +06:15
         ({"mention": ["  ...  "]}, "mention"),
         ({"signals": ["heart_rate=150"]}, "signals"),
         ({"signals": [{"signal": "heart_rate"}]}, "signals"),
@@ -159,6 +160,11 @@ def test_zones_names_and_offsets() -> None:
     assert parse_zone("UTC") is UTC
     with pytest.raises(ValidationError):
         parse_zone("+25:00")
+    for minutes_out_of_range in ("+05:60", "-0399", "UTC+00:75"):
+        with pytest.raises(ValidationError) as caught:
+            parse_zone(minutes_out_of_range, "RECALLD_ZONE")
+        assert caught.value.field == "RECALLD_ZONE"
+        assert "00-59" in str(caught.value)
 
 
 def test_phrases_read_a_bare_hour_as_an_hour() -> None:

@@ -94,7 +94,8 @@ class Period:
         """Whether a memory written at ``moment`` is read for a time it states inside the
         period: written inside it or at most :data:`STATED_REACH` after it."""
         return (self.start is None or moment >= self.start) and (
-            self.end is None or moment < self.end + STATED_REACH
+            # A difference, not a sum: a period ending 9999-12-31 has no month after it.
+            self.end is None or moment - self.end < STATED_REACH
         )
 
     def told_after(self, moment: datetime) -> float:
@@ -102,9 +103,12 @@ class Period:
         at its end, falling to 0 :data:`TOLD_AFTER` later (0 inside, before, or for an open
         or longer period). People write about a weekend on the Monday; a memory of the
         first days of July says little about June."""
-        if self.start is None or self.end is None or moment < self.end:
+        days = self.days()
+        if days is None or self.end is None or moment < self.end:
             return 0.0
-        if self.end - self.start > TOLD_AFTER:
+        # Counted in days of its calendar: the week that ends daylight saving time is
+        # 7 days and an hour long, and is still a week.
+        if days > TOLD_AFTER.days:
             return 0.0
         return max(0.0, 1.0 - (moment - self.end) / TOLD_AFTER)
 

@@ -53,7 +53,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 
 import numpy as np
@@ -552,13 +552,10 @@ class HybridRetriever:
 
     def searches_period(self, period: Period) -> bool:
         """Whether recall searches ``period``'s own nearest memories: a closed period of at
-        most :data:`PERIOD_SEARCH_SPAN`, unless the depth setting is 0."""
-        return (
-            self.depths.period > 0
-            and period.start is not None
-            and period.end is not None
-            and period.end - period.start <= PERIOD_SEARCH_SPAN
-        )
+        most :data:`PERIOD_SEARCH_SPAN`, unless the depth setting is 0 (counted in days of
+        its calendar, so the hour daylight saving time gives back inside it does not count)."""
+        days = period.days()
+        return self.depths.period > 0 and days is not None and days <= PERIOD_SEARCH_SPAN.days
 
     def _held(self, scope: Scope, period: Period) -> Period:
         """A period named without a year ("in June") as the latest one, at most
@@ -568,7 +565,10 @@ class HybridRetriever:
         still pick the memories (and a rare tag would make each year's probe a scan)."""
         namespaces = Scope(namespaces=scope.namespaces, now=scope.now)
         for back in range(YEARS_BACK + 1):
-            earlier = period.years_back(back)
+            try:
+                earlier = period.years_back(back)
+            except (ValueError, OverflowError):
+                break  # the calendar holds no earlier year (a clock in the year 5)
             narrowed = _narrowed(namespaces, earlier)
             if narrowed is not None and self._store.semantic.any_visible(narrowed):
                 return earlier
@@ -588,7 +588,10 @@ class HybridRetriever:
         by Monday's "yesterday I fixed my bike" too, which shares no word with it (at
         most ``depth``)."""
         assert period.end is not None
-        after = Period(start=period.end, end=period.end + TOLD_AFTER, phrases=())
+        # Within a week of the calendar's end (9999-12-31), all that follows is its rest.
+        room = datetime.max.replace(tzinfo=UTC) - period.end
+        end = period.end + TOLD_AFTER if room > TOLD_AFTER else None
+        after = Period(start=period.end, end=end, phrases=())
         narrowed = _narrowed(scope, after)
         if narrowed is None:
             return []

@@ -679,10 +679,12 @@ def query_period(
     text = text[:MAX_CHARS]
     if _ANY.search(text) is None:
         return None
-    today = now.astimezone(zone).date()
     taken = _Taken(len(text))
     reading = _Reading(covered=[], phrases=[])
     try:
+        # A memory's ``at`` may have no day on the user's calendar (9999-12-31T23:30Z is
+        # the year 10000 in Berlin): what its text states then names no period.
+        today = now.astimezone(zone).date()
         for span in _absolute(text, today, taken, zone):
             lead = text[max(0, span.position - _LEAD_CHARS) : span.position]
             near = _NEAR.search(lead)
