@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from recalld.config import Settings
+from recalld.errors import ValidationError
 from recalld.model import Filters
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
@@ -613,3 +614,30 @@ def test_import_reads_times_as_remember_does(service: MemoryService) -> None:
     remembered = service.get(service.remember("a leap too", at=times["at"]).id)
     assert imported.at == remembered.at == datetime.fromisoformat("2016-12-31T23:59:59.999999Z")
     assert imported.created_at == datetime.fromisoformat("2016-12-31T23:00:00Z")
+
+
+def test_import_reads_seconds_since_1970_written_as_text(service: MemoryService) -> None:
+    # Earlier versions imported "at": "1700000000" (pydantic reads it); reading import times
+    # as remember does refused it (review 56a).
+    line = {"id": "epoch", "content": "an epoch", "at": "1700000000", "created_at": "0"}
+    report = service.import_lines([json.dumps(line)])
+    assert report.errors == []
+    imported = service.get("epoch")
+    assert imported.at == datetime.fromisoformat("2023-11-14T22:13:20Z")
+    assert imported.created_at == datetime.fromisoformat("1970-01-01T00:00:00Z")
+
+
+def test_a_time_whose_offset_has_minutes_past_59_is_refused_everywhere(
+    service: MemoryService,
+) -> None:
+    # fromisoformat reads "+05:75" as +06:15 (review 56a): refused as an `at`, a filter
+    # bound and an import line's time, and nothing is written.
+    bad = "2026-01-01T10:00:00+05:75"
+    with pytest.raises(ValidationError, match=r"at: offset .* minutes out of range"):
+        service.remember("dog walk", at=bad)
+    with pytest.raises(ValidationError, match="since: offset"):
+        service.search("dog walk", filters={"since": bad})
+    report = service.import_lines([json.dumps({"id": "o", "content": "dog walk", "at": bad})])
+    assert len(report.errors) == 1
+    assert "minutes out of range" in report.errors[0].error
+    assert service.stats().count == 0

@@ -44,6 +44,18 @@ def from_storage(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+# The offset ending a written time ("10:00+05:30", "T1000-0800", "+05:30:15"): its minutes.
+_OFFSET_MINUTES = re.compile(r"\d[+-]\d{2}:?(\d{2})(?::?\d{2}(?:[.,]\d+)?)?$")
+
+
+def check_offset_minutes(field: str, text: str) -> None:
+    """Refuse a written time whose UTC offset has minutes past 59: ``fromisoformat`` reads
+    "+05:75" as +06:15, which would move the time by an hour nobody asked for."""
+    match = _OFFSET_MINUTES.search(text.strip())
+    if match is not None and int(match.group(1)) > 59:
+        raise ValidationError(field, f"offset in {text!r} has minutes out of range (00-59)")
+
+
 def parse_instant(field: str, value: str | datetime) -> datetime:
     """Parse an ISO 8601 instant, keeping its offset; a value without one is taken as UTC.
 
@@ -61,6 +73,7 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
         if text.endswith("z"):
             text = text[:-1] + "Z"
         text = _LEAP_SECOND.sub(r"\1:59.999999", text)
+        check_offset_minutes(field, text)
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:

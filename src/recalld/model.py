@@ -7,6 +7,7 @@ reuse them instead of redefining fields by hand.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -550,11 +551,19 @@ class Stats(BaseModel):
         return self.model_copy(update={"db_size_bytes": None, "pending_scrubs": None})
 
 
+# Seconds since 1970 written as text: pydantic reads them (review 56a: an import line's
+# "at": "1700000000" imported before import times were read as remember reads them).
+_EPOCH_TEXT = re.compile(r"[+-]?\d+(?:\.\d+)?")
+
+
 def _imported_instant(value: Any, info: ValidationInfo) -> Any:
     """An import line's time written as text, read as ``remember`` reads it
     (:func:`parse_instant`: a leap second and a lower-case ``t`` or ``z`` are RFC 3339;
-    pydantic refused the line). A number stays pydantic's: seconds since 1970."""
-    return parse_instant(info.field_name or "time", value) if isinstance(value, str) else value
+    pydantic refused the line). A number stays pydantic's: seconds since 1970, also when
+    written as text (``"1700000000"``), as earlier versions imported it."""
+    if isinstance(value, str) and not _EPOCH_TEXT.fullmatch(value):
+        return parse_instant(info.field_name or "time", value)
+    return value
 
 
 # A time of an import line: the JSON schema of a date-time, text read by _imported_instant.

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from recalld import _validate as check
+from recalld._time import check_offset_minutes
 from recalld.config import Settings
 from recalld.context.signals import MAX_READINGS, check_biometrics
 from recalld.errors import ValidationError
@@ -219,6 +220,7 @@ def _zone(request: IntentionRequest, settings: Settings, now: datetime) -> tzinf
         return parse_zone(request.zone)
     if request.at is not None:
         # An ISO time with an offset names the caller's offset.
+        check_offset_minutes("at", request.at)
         try:
             given = datetime.fromisoformat(request.at.strip())
         except ValueError:
