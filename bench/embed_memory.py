@@ -14,6 +14,10 @@ Texts: the turns of a LoCoMo-format file (``--data``; read where it lives, never
 "speaker: text" as ``bench/locomo.py`` stores them, else synthetic sentences.
 
     .venv/bin/python bench/embed_memory.py --data ../shared/bench/locomo/dev.json
+
+``--interleaved BLOCKS`` measures instead the CPU a batch costs with and without shrinking
+the arena after it, alternating blocks of five batches in one process (a quieter
+comparison than separate processes on a machine whose speed moves).
 """
 
 from __future__ import annotations
@@ -108,6 +112,49 @@ def run_side(side: str, data: Path | None, count: int, batch: int) -> dict[str, 
     }
 
 
+def interleaved(data: Path | None, blocks: int, batch: int) -> dict[str, Any]:
+    """CPU seconds of a batch with and without arena shrinkage, in one process: blocks of
+    five batches per side, alternating (the first batch of a block, which pays for the
+    other side's arena, is not counted), so both sides share the machine's moments."""
+    from recalld.config import Settings
+    from recalld.embeddings import create_embedder
+    from recalld.embeddings.minilm import MiniLMEmbedder
+
+    embedder = create_embedder(Settings(db=":memory:"))
+    assert isinstance(embedder, MiniLMEmbedder)
+    embedder.embed_batch(["load the model"])
+    session, options = embedder._session, embedder._release_options
+    chosen: dict[str, Any] = {"options": None}
+
+    class _Switched:
+        def run(self, outputs: Any, feeds: Any, *_: Any) -> Any:
+            return session.run(outputs, feeds, chosen["options"])
+
+    embedder._session = _Switched()
+    texts = _texts(data, blocks * 5 * batch)
+    batches = [texts[start : start + batch] for start in range(0, len(texts), batch)]
+    cpu: dict[str, list[float]] = {"keep": [], "per_batch": []}
+    for block in range(blocks):
+        sides = ("keep", "per_batch") if block % 2 == 0 else ("per_batch", "keep")
+        for side in sides:
+            chosen["options"] = options if side == "per_batch" else None
+            for step in range(5):
+                begun = time.process_time()
+                embedder.embed_batch(batches[(block * 5 + step) % len(batches)])
+                if step:
+                    cpu[side].append(time.process_time() - begun)
+    keep, shrink = sum(cpu["keep"]), sum(cpu["per_batch"])
+    return {
+        "benchmark": "embed_memory_interleaved",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
+        "batches_each": len(cpu["keep"]),
+        "keep_cpu_s": round(keep, 3),
+        "per_batch_cpu_s": round(shrink, 3),
+        "per_batch_over_keep": round(shrink / keep, 4),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=None, help="a LoCoMo-format JSON file")
@@ -117,7 +164,18 @@ def main() -> None:
     parser.add_argument(
         "--side", choices=["keep", "per_batch", "release"], default=None, help=argparse.SUPPRESS
     )
+    parser.add_argument(
+        "--interleaved",
+        type=int,
+        default=0,
+        metavar="BLOCKS",
+        help="instead: per-batch CPU with and without shrinkage, interleaved in one process",
+    )
     arguments = parser.parse_args()
+    if arguments.interleaved:
+        result = interleaved(arguments.data, arguments.interleaved, arguments.batch)
+        print(json.dumps(result))
+        return
     if arguments.side is not None:
         result = run_side(arguments.side, arguments.data, arguments.texts, arguments.batch)
         print(json.dumps(result))
