@@ -84,9 +84,17 @@ def _conversations(document: Any, what: str) -> list[Any]:
     return document
 
 
-def _epoch(value: Any) -> str | None:
+def _epoch(value: Any, field: str) -> str | None:
+    """A ChatGPT ``create_time`` (Unix seconds) as an ISO 8601 time; refused naming
+    ``field`` when it is no time (milliseconds, ``Infinity``: past year 9999), which
+    ended the whole import with an ``OverflowError`` traceback."""
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return datetime.fromtimestamp(float(value), UTC).isoformat()
+        try:
+            return datetime.fromtimestamp(float(value), UTC).isoformat()
+        except (ValueError, OverflowError, OSError):
+            raise ValidationError(
+                field, f"{value!r} is not a time in Unix seconds (years 1970-9999)"
+            ) from None
     return None
 
 
@@ -154,7 +162,8 @@ def _chatgpt_conversation(
         message = node.get("message")
         if not isinstance(message, dict):
             continue  # the root node carries no message
-        if not seen.first(message.get("id"), f"mapping[{str(node.get('id'))!r}].message.id"):
+        where = f"mapping[{str(node.get('id'))!r}].message"
+        if not seen.first(message.get("id"), f"{where}.id"):
             continue
         metadata = message.get("metadata") or {}
         if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
@@ -168,7 +177,7 @@ def _chatgpt_conversation(
                     "role": role if isinstance(role, str) and role else None,
                     "speaker": name if isinstance(name, str) and name and role == "user" else None,
                     "content": _text_parts(message.get("content")),
-                    "at": _epoch(message.get("create_time")),
+                    "at": _epoch(message.get("create_time"), f"{where}.create_time"),
                     "id": message.get("id") if isinstance(message.get("id"), str) else None,
                 },
                 max_bytes,
@@ -179,7 +188,7 @@ def _chatgpt_conversation(
         "chatgpt",
         conversation_id,
         item.get("title"),
-        _epoch(item.get("create_time")),
+        _epoch(item.get("create_time"), "create_time"),
         messages,
     )
 

@@ -1,0 +1,61 @@
+"""Chat exports (ChatGPT, Claude) at their edges: times, ids and errors that name the
+export's own fields."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from recalld.service import MemoryService
+
+
+def _chatgpt(conversation_id: str, text: str, create_time: Any = 1700000000) -> dict[str, Any]:
+    """A ChatGPT conversation of one user message (node ``m``)."""
+    message = {
+        "id": "m",
+        "author": {"role": "user"},
+        "create_time": create_time,
+        "content": {"content_type": "text", "parts": [text]},
+    }
+    return {
+        "title": "t",
+        "id": conversation_id,
+        "create_time": 1700000000,
+        "current_node": "m",
+        "mapping": {"m": {"id": "m", "parent": None, "children": [], "message": message}},
+    }
+
+
+def _sources(service: MemoryService) -> list[str]:
+    return sorted(str(memory.source) for memory in service.list_memories(limit=100).memories)
+
+
+@pytest.mark.parametrize("create_time", [1700000000000, 1e300, "Infinity"])
+def test_chatgpt_time_past_year_9999_refuses_its_conversation_only(
+    service: MemoryService, create_time: Any
+) -> None:
+    # Milliseconds (or Infinity, which Python's JSON reads) made fromtimestamp raise:
+    # the whole import ended with a traceback.
+    bad = _chatgpt("bad", "hello", 0)
+    text = json.dumps([bad, _chatgpt("good", "hi")]).replace(
+        '"create_time": 0', f'"create_time": {create_time}', 1
+    )
+    report = service.import_text(text, format="chatgpt")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("mapping['m'].message.create_time: ")
+    assert "Unix seconds" in report.errors[0].error
+    assert report.created == 1
+    assert _sources(service) == ["chatgpt://conversation/good"]
+
+
+def test_chatgpt_conversation_time_past_year_9999_names_create_time(
+    service: MemoryService,
+) -> None:
+    conversation = _chatgpt("bad", "hello") | {"create_time": 1700000000000}
+    report = service.import_text(json.dumps([conversation]), format="chatgpt")
+    assert [(error.item, error.error.split(":")[0]) for error in report.errors] == [
+        (1, "create_time")
+    ]
+    assert _sources(service) == []
