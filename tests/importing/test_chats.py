@@ -59,3 +59,33 @@ def test_chatgpt_conversation_time_past_year_9999_names_create_time(
         (1, "create_time")
     ]
     assert _sources(service) == []
+
+
+def _claude(conversation_id: str, sender: str, text: str) -> dict[str, Any]:
+    """A Claude conversation of one message (``m1``) from ``sender``."""
+    message = {
+        "uuid": "m1",
+        "sender": sender,
+        "text": text,
+        "content": [{"type": "text", "text": text}],
+        "created_at": "2024-03-01T10:00:00Z",
+    }
+    return {
+        "uuid": conversation_id,
+        "name": "n",
+        "created_at": "2024-03-01T09:00:00Z",
+        "chat_messages": [message],
+    }
+
+
+def test_claude_message_over_a_limit_names_the_field_and_the_limit(
+    service: MemoryService,
+) -> None:
+    # The error's text was pydantic's last line: "For further information visit https://..."
+    document = [_claude("bad", "s" * 101, "hello"), _claude("good", "human", "hi")]
+    report = service.import_text(json.dumps(document), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("messages[0].role: ")
+    assert "100 characters" in report.errors[0].error
+    assert "pydantic.dev" not in report.errors[0].error
+    assert _sources(service) == ["claude://conversation/good"]

@@ -387,8 +387,12 @@ def _conversation(
                     | {"content": message.get("content") or ""}
                 )
             )
-        except ValueError as error:
-            raise ValidationError(f"messages[{index}]", str(error).splitlines()[-1]) from None
+        except pydantic.ValidationError as error:
+            # The first problem, named by field: the text's last line is pydantic's URL.
+            first = error.errors()[0]
+            raise ValidationError(
+                check.field_path([f"messages[{index}]", *first["loc"]]), first["msg"]
+            ) from None
     if len(parsed) > MAX_MESSAGES:
         # One conversation is one send: the item is refused (as other bad items are), not
         # the whole import (pydantic's error ended it).
