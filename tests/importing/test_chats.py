@@ -89,3 +89,16 @@ def test_claude_message_over_a_limit_names_the_field_and_the_limit(
     assert "100 characters" in report.errors[0].error
     assert "pydantic.dev" not in report.errors[0].error
     assert _sources(service) == ["claude://conversation/good"]
+
+
+def test_chatgpt_ids_past_the_limit_are_refused_not_cut_to_one(service: MemoryService) -> None:
+    # Cut to 200 characters, the two ids named one conversation: the second was refused
+    # as "repeats item 1", naming an id that is in neither.
+    first, second = "x" * 250 + "1", "x" * 250 + "2"
+    document = [_chatgpt(first, "hello"), _chatgpt("short", "hi"), _chatgpt(second, "bye")]
+    report = service.import_text(json.dumps(document), format="chatgpt")
+    assert [error.item for error in report.errors] == [1, 3]
+    for error in report.errors:
+        assert error.error.startswith("id: is 251 characters; ")
+        assert "at most 192" in error.error
+    assert _sources(service) == ["chatgpt://conversation/short"]

@@ -44,6 +44,7 @@ from urllib.parse import quote
 import pydantic
 
 from recalld import _validate as check
+from recalld.conversation_model import ID_MAX_CHARS
 from recalld.conversations import MAX_MESSAGES, Conversation, ConversationMessage
 from recalld.errors import ValidationError
 from recalld.model import SOURCE_MAX_CHARS
@@ -400,15 +401,20 @@ def _conversation(
             "messages",
             f"the conversation has {len(parsed)} messages; the limit is {MAX_MESSAGES}",
         )
+    # Cut to the limit, two long ids that start alike named one conversation: the second
+    # was refused as a repeat of the first (or its turns as another source's).
+    longest = ID_MAX_CHARS - len(origin) - 1
     source = f"{origin}://conversation/{quote(conversation_id, safe='')}"
-    if len(source) > SOURCE_MAX_CHARS:
+    if len(conversation_id) > longest or len(source) > SOURCE_MAX_CHARS:
         raise ValidationError(
-            "id", f"is {len(conversation_id)} characters; too long to name the conversation"
+            "id",
+            f"is {len(conversation_id)} characters; a conversation id may have at most"
+            f" {longest} (and fit in a {SOURCE_MAX_CHARS}-character source once escaped)",
         )
     try:
         return Conversation(
             messages=parsed,
-            conversation=f"{origin}:{conversation_id}"[:200],
+            conversation=f"{origin}:{conversation_id}",
             title=title[:500] if isinstance(title, str) and title.strip() else None,
             at=at,
             source=source,
