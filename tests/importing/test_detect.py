@@ -1,0 +1,32 @@
+"""Telling a pretty-printed document's format: by its keys, not by the words in it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from recalld.importing import detect_format
+
+CLAUDE_NAMED_MAPPING = [
+    {
+        "uuid": "c1",
+        "name": "mapping",
+        "created_at": "2024-03-01T09:00:00Z",
+        "chat_messages": [{"uuid": "m1", "sender": "human", "text": "hi"}],
+    }
+]
+MEM0_READING_MAPPING = [{"id": "1", "memory": "mapping", "user_id": "alice"}]
+CHATGPT = [{"title": "memory", "id": "g1", "mapping": {}}]
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [(CLAUDE_NAMED_MAPPING, "claude"), (MEM0_READING_MAPPING, "mem0"), (CHATGPT, "chatgpt")],
+)
+def test_detect_pretty_printed_document_by_its_keys_not_its_values(
+    document: Any, expected: str
+) -> None:
+    # A value "mapping" was taken for ChatGPT's key: every item was then refused.
+    assert detect_format(json.dumps(document, indent=2), "conversations.json") == expected
