@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from recalld.errors import ValidationError
 from recalld.importing import detect_format
+from recalld.service import MemoryService
 
 CLAUDE_NAMED_MAPPING = [
     {
@@ -30,3 +33,14 @@ def test_detect_pretty_printed_document_by_its_keys_not_its_values(
 ) -> None:
     # A value "mapping" was taken for ChatGPT's key: every item was then refused.
     assert detect_format(json.dumps(document, indent=2), "conversations.json") == expected
+
+
+def test_import_file_in_utf16_says_so_under_auto(service: MemoryService, tmp_path: Path) -> None:
+    # "cannot tell the format from the content" named no cause.
+    path = tmp_path / "conversations.json"
+    path.write_bytes(json.dumps(CHATGPT).encode("utf-16"))
+    with pytest.raises(ValidationError) as raised:
+        service.import_file(path)
+    assert raised.value.field == "file"
+    assert "UTF-16" in str(raised.value)
+    assert "save it as UTF-8" in str(raised.value)
