@@ -102,3 +102,20 @@ def test_chatgpt_ids_past_the_limit_are_refused_not_cut_to_one(service: MemorySe
         assert error.error.startswith("id: is 251 characters; ")
         assert "at most 192" in error.error
     assert _sources(service) == ["chatgpt://conversation/short"]
+
+
+def test_claude_bad_time_names_the_exports_message(service: MemoryService) -> None:
+    # The error said messages[2].at: the first message's attachment was turn 1, so the
+    # export's second message (chat_messages[1]) was not where it pointed.
+    conversation = _claude("c1", "human", "see the file")
+    conversation["chat_messages"][0]["attachments"] = [
+        {"file_name": "notes.txt", "extracted_content": "the notes"}
+    ]
+    conversation["chat_messages"].append(
+        {"uuid": "m2", "sender": "assistant", "text": "ok", "created_at": "yesterday"}
+    )
+    report = service.import_text(json.dumps([conversation]), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("chat_messages[1].created_at: ")
+    assert "'yesterday'" in report.errors[0].error
+    assert _sources(service) == []

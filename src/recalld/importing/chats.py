@@ -44,6 +44,7 @@ from urllib.parse import quote
 import pydantic
 
 from recalld import _validate as check
+from recalld._time import parse_instant
 from recalld.conversation_model import ID_MAX_CHARS
 from recalld.conversations import MAX_MESSAGES, Conversation, ConversationMessage
 from recalld.errors import ValidationError
@@ -222,7 +223,7 @@ def _claude_conversation(
             continue
         sender = entry.get("sender")
         role = {"human": "user", "assistant": "assistant"}.get(str(sender), str(sender or ""))
-        at = entry.get("created_at") if isinstance(entry.get("created_at"), str) else None
+        at = _claude_time(entry.get("created_at"), f"chat_messages[{position}].created_at")
         message_id = entry.get("uuid") if isinstance(entry.get("uuid"), str) else None
         texts: list[str] = []
         tools: list[str] = []
@@ -269,8 +270,20 @@ def _claude_conversation(
                     "id": None if message_id is None else f"{message_id}/tool-{index}",
                 }
             )
-    created = item.get("created_at") if isinstance(item.get("created_at"), str) else None
+    created = _claude_time(item.get("created_at"), "created_at")
     return _conversation(item, "claude", item.get("uuid"), item.get("name"), created, messages)
+
+
+def _claude_time(value: Any, field: str) -> str | None:
+    """A Claude ``created_at`` (ISO 8601 text), checked here so that a bad one is named as
+    the export names it: the conversation's ``messages[2].at`` counted attachment and part
+    turns, so it was not the export's message 2."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(field, f"must be an ISO 8601 time, got {type(value).__name__}")
+    parse_instant(field, value)
+    return value
 
 
 class _SeenIds:
