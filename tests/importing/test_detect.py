@@ -44,3 +44,12 @@ def test_import_file_in_utf16_says_so_under_auto(service: MemoryService, tmp_pat
     assert raised.value.field == "file"
     assert "UTF-16" in str(raised.value)
     assert "save it as UTF-8" in str(raised.value)
+
+
+def test_detect_pretty_printed_claude_export_whose_tool_input_has_a_mapping_key() -> None:
+    # "mapping" was looked for first, anywhere: a tool call's input made it ChatGPT's.
+    tool = {"type": "tool_use", "name": "lookup", "input": {"mapping": {"a": 1}}}
+    conversation = CLAUDE_NAMED_MAPPING[0] | {
+        "chat_messages": [{"uuid": "m1", "sender": "assistant", "text": "", "content": [tool]}]
+    }
+    assert detect_format(json.dumps([conversation], indent=2), "conversations.json") == "claude"

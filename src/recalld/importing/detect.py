@@ -65,10 +65,16 @@ def detect_format(sample: str, name: str | None = None) -> str:
                 return found
     # A JSON document over many lines (or longer than the sample): its items' keys. As
     # keys (a colon after them): a Claude chat named "mapping" or a mem0 memory reading
-    # "mapping" was taken for ChatGPT's export, and every item refused.
-    for key, format_name in DOCUMENT_KEYS:
-        if key.search(text):
-            return format_name
+    # "mapping" was taken for ChatGPT's export, and every item refused. The earliest one:
+    # each format's key comes before its items' free-form objects (a Claude tool call's
+    # input may hold a key "mapping", after the conversation's "chat_messages").
+    found = [
+        (match.start(), format_name)
+        for key, format_name in DOCUMENT_KEYS
+        if (match := key.search(text)) is not None
+    ]
+    if found:
+        return min(found)[1]
     raise ValidationError("format", _unknown())
 
 
