@@ -68,13 +68,13 @@ def detect_format(sample: str, name: str | None = None) -> str:
     # "mapping" was taken for ChatGPT's export, and every item refused. The earliest one:
     # each format's key comes before its items' free-form objects (a Claude tool call's
     # input may hold a key "mapping", after the conversation's "chat_messages").
-    found = [
+    keys = [
         (match.start(), format_name)
         for key, format_name in DOCUMENT_KEYS
         if (match := key.search(text)) is not None
     ]
-    if found:
-        return min(found)[1]
+    if keys:
+        return min(keys)[1]
     raise ValidationError("format", _unknown())
 
 

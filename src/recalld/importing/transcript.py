@@ -75,12 +75,14 @@ def read_transcript(text: str) -> dict[str, Any]:
     if not stripped:
         raise ValidationError("file", "the transcript is empty")
     if stripped[0] in "[{":
+        whole_error = ""
         try:
             document = json.loads(stripped)
         except RecursionError:
             raise ValidationError("file", "is nested too deeply") from None
-        except ValueError:
+        except ValueError as error:
             document = None
+            whole_error = check.json_reason(str(error))
         if isinstance(document, list):
             return {
                 "messages": [_message(item, f"messages[{i}]") for i, item in enumerate(document)]
@@ -112,6 +114,13 @@ def read_transcript(text: str) -> dict[str, Any]:
             try:
                 value = json.loads(line)
             except (ValueError, RecursionError) as error:
+                if not messages:
+                    # The first line is no JSON value by itself: a document over several
+                    # lines that does not parse ("line 1: not JSON" pointed at its start,
+                    # not at the trailing comma on line 3). The parser says where.
+                    raise ValidationError(
+                        "file", f"is not a JSON document: {whole_error}"
+                    ) from None
                 reason = check.json_reason(str(error))
                 raise ValidationError(f"line {number}", f"not JSON: {reason}") from None
             messages.append(_message(value, f"line {number}"))
