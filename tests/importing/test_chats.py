@@ -32,7 +32,11 @@ def _sources(service: MemoryService) -> list[str]:
     return sorted(str(memory.source) for memory in service.list_memories(limit=100).memories)
 
 
-@pytest.mark.parametrize("create_time", [1700000000000, 1e300, "Infinity"])
+@pytest.mark.parametrize(
+    "create_time",
+    # Review 56d: a negative time, NaN, -Infinity, text and true were dropped silently.
+    [1700000000000, 1e300, "Infinity", "-Infinity", "NaN", -1, '"1700000000"', "true", "9" * 400],
+)
 def test_chatgpt_time_past_year_9999_refuses_its_conversation_only(
     service: MemoryService, create_time: Any
 ) -> None:
@@ -46,6 +50,7 @@ def test_chatgpt_time_past_year_9999_refuses_its_conversation_only(
     assert [error.item for error in report.errors] == [1]
     assert report.errors[0].error.startswith("mapping['m'].message.create_time: ")
     assert "Unix seconds" in report.errors[0].error
+    assert len(report.errors[0].error) < 150  # a 400-digit time is not echoed whole
     assert report.created == 1
     assert _sources(service) == ["chatgpt://conversation/good"]
 
@@ -119,3 +124,15 @@ def test_claude_bad_time_names_the_exports_message(service: MemoryService) -> No
     assert report.errors[0].error.startswith("chat_messages[1].created_at: ")
     assert "'yesterday'" in report.errors[0].error
     assert _sources(service) == []
+
+
+def test_chatgpt_time_absent_or_zero_takes_the_conversations_time(
+    service: MemoryService,
+) -> None:
+    # null and 0 are how exports leave a node without a time: no error.
+    for number, create_time in enumerate(["null", "0"]):
+        text = json.dumps([_chatgpt(f"c{number}", "hello", 0)]).replace(
+            '"create_time": 0', f'"create_time": {create_time}', 1
+        )
+        report = service.import_text(text, format="chatgpt")
+        assert (report.errors, report.created) == ([], 1)

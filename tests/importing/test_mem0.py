@@ -9,9 +9,11 @@ import pytest
 from recalld.service import MemoryService
 
 
-@pytest.mark.parametrize("bad", ["null", '"oops"', "42", "true"])
+@pytest.mark.parametrize(
+    ("bad", "kind"), [("null", "null"), ('"oops"', "str"), ("42", "int"), ("true", "bool")]
+)
 def test_mem0_lines_with_a_scalar_line_report_that_line_and_import_the_rest(
-    service: MemoryService, bad: str
+    service: MemoryService, bad: str, kind: str
 ) -> None:
     # The scalar made the whole file one error at "line 1", writing nothing.
     lines = [
@@ -21,7 +23,7 @@ def test_mem0_lines_with_a_scalar_line_report_that_line_and_import_the_rest(
     ]
     report = service.import_text("\n".join(lines) + "\n", format="mem0")
     assert [(error.line, error.item) for error in report.errors] == [(2, 2)]
-    assert "line" in report.errors[0].error
+    assert report.errors[0].error.endswith(f"a line is a memory or a page of them, got {kind}")
     assert report.created == 2
     contents = sorted(memory.content for memory in service.list_memories().memories)
     assert contents == ["Likes green tea", "Walks to work"]

@@ -24,3 +24,13 @@ def test_read_transcript_json_lines_still_name_their_bad_line() -> None:
     with pytest.raises(ValidationError) as raised:
         read_transcript(text)
     assert raised.value.field == "line 2"
+
+
+def test_read_transcript_json_lines_with_a_bad_first_line_name_line_1() -> None:
+    # Review 56d: a typo on line 1 of JSON lines was called "not a JSON document" with
+    # the position of line 2, which is fine; it is line 1's error again.
+    text = '{"role": "user", "content": "hi"\n{"role": "assistant", "content": "yo"}\n'
+    with pytest.raises(ValidationError) as raised:
+        read_transcript(text)
+    assert raised.value.field == "line 1"
+    assert "line 1 column 33" in raised.value.message

@@ -35,6 +35,7 @@ later one) adds only what is new.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -87,17 +88,28 @@ def _conversations(document: Any, what: str) -> list[Any]:
 
 
 def _epoch(value: Any, field: str) -> str | None:
-    """A ChatGPT ``create_time`` (Unix seconds) as an ISO 8601 time; refused naming
-    ``field`` when it is no time (milliseconds, ``Infinity``: past year 9999), which
-    ended the whole import with an ``OverflowError`` traceback."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+    """A ChatGPT ``create_time`` (Unix seconds) as an ISO 8601 time; None when absent
+    (null, or 0, which exports give nodes without a time). Anything else that is no time
+    in Unix seconds (milliseconds or ``Infinity``: past year 9999, which ended the whole
+    import with an ``OverflowError`` traceback; a negative number, NaN, text, true) is
+    refused naming ``field``, as mem0's ``created_at`` is."""
+    if value is None or (
+        isinstance(value, int | float) and not isinstance(value, bool) and value == 0
+    ):
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
         try:
+            if not math.isfinite(value) or value < 0:
+                raise ValueError
             return datetime.fromtimestamp(float(value), UTC).isoformat()
         except (ValueError, OverflowError, OSError):
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
             raise ValidationError(
-                field, f"{value!r} is not a time in Unix seconds (years 1970-9999)"
+                field, f"{shown} is not a time in Unix seconds (years 1970-9999)"
             ) from None
-    return None
+    raise ValidationError(
+        field, f"expected a time in Unix seconds (a number), got {type(value).__name__}"
+    )
 
 
 def _text_parts(content: Any) -> str:
