@@ -49,6 +49,7 @@ MayWrite = Callable[[str], bool]
 CHUNK_ITEMS = 500
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 class _Run:
@@ -109,6 +110,13 @@ def import_file(
             ):
                 # The whole file is empty (an export of an empty namespace): nothing to import.
                 return ImportReport()
+            if format == "auto" and head.startswith(UTF16_BOMS):
+                # Told apart by content it could not be: "cannot tell the format" said
+                # nothing of the cause (PowerShell's `>` writes UTF-16).
+                raise ValidationError(
+                    "file",
+                    f"{path} is UTF-16 (it starts with its byte-order mark): save it as UTF-8",
+                )
             chosen = _chosen(format, head.decode("utf-8", errors="replace"), path.name)
             if chosen in ("recalld", "mcp-memory"):
                 # Chunks read before a failed read stay imported (a second run skips them).

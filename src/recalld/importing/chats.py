@@ -35,6 +35,7 @@ later one) adds only what is new.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,6 +45,8 @@ from urllib.parse import quote
 import pydantic
 
 from recalld import _validate as check
+from recalld._time import parse_instant
+from recalld.conversation_model import ID_MAX_CHARS
 from recalld.conversations import MAX_MESSAGES, Conversation, ConversationMessage
 from recalld.errors import ValidationError
 from recalld.model import SOURCE_MAX_CHARS
@@ -84,10 +87,29 @@ def _conversations(document: Any, what: str) -> list[Any]:
     return document
 
 
-def _epoch(value: Any) -> str | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return datetime.fromtimestamp(float(value), UTC).isoformat()
-    return None
+def _epoch(value: Any, field: str) -> str | None:
+    """A ChatGPT ``create_time`` (Unix seconds) as an ISO 8601 time; None when absent
+    (null, or 0, which exports give nodes without a time). Anything else that is no time
+    in Unix seconds (milliseconds or ``Infinity``: past year 9999, which ended the whole
+    import with an ``OverflowError`` traceback; a negative number, NaN, text, true) is
+    refused naming ``field``, as mem0's ``created_at`` is."""
+    if value is None or (
+        isinstance(value, int | float) and not isinstance(value, bool) and value == 0
+    ):
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            if not math.isfinite(value) or value < 0:
+                raise ValueError
+            return datetime.fromtimestamp(float(value), UTC).isoformat()
+        except (ValueError, OverflowError, OSError):
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise ValidationError(
+                field, f"{shown} is not a time in Unix seconds (years 1970-9999)"
+            ) from None
+    raise ValidationError(
+        field, f"expected a time in Unix seconds (a number), got {type(value).__name__}"
+    )
 
 
 def _text_parts(content: Any) -> str:
@@ -154,7 +176,8 @@ def _chatgpt_conversation(
         message = node.get("message")
         if not isinstance(message, dict):
             continue  # the root node carries no message
-        if not seen.first(message.get("id"), f"mapping[{str(node.get('id'))!r}].message.id"):
+        where = f"mapping[{str(node.get('id'))!r}].message"
+        if not seen.first(message.get("id"), f"{where}.id"):
             continue
         metadata = message.get("metadata") or {}
         if isinstance(metadata, dict) and metadata.get("is_visually_hidden_from_conversation"):
@@ -168,7 +191,7 @@ def _chatgpt_conversation(
                     "role": role if isinstance(role, str) and role else None,
                     "speaker": name if isinstance(name, str) and name and role == "user" else None,
                     "content": _text_parts(message.get("content")),
-                    "at": _epoch(message.get("create_time")),
+                    "at": _epoch(message.get("create_time"), f"{where}.create_time"),
                     "id": message.get("id") if isinstance(message.get("id"), str) else None,
                 },
                 max_bytes,
@@ -179,7 +202,7 @@ def _chatgpt_conversation(
         "chatgpt",
         conversation_id,
         item.get("title"),
-        _epoch(item.get("create_time")),
+        _epoch(item.get("create_time"), "create_time"),
         messages,
     )
 
@@ -212,7 +235,7 @@ def _claude_conversation(
             continue
         sender = entry.get("sender")
         role = {"human": "user", "assistant": "assistant"}.get(str(sender), str(sender or ""))
-        at = entry.get("created_at") if isinstance(entry.get("created_at"), str) else None
+        at = _claude_time(entry.get("created_at"), f"chat_messages[{position}].created_at")
         message_id = entry.get("uuid") if isinstance(entry.get("uuid"), str) else None
         texts: list[str] = []
         tools: list[str] = []
@@ -259,8 +282,20 @@ def _claude_conversation(
                     "id": None if message_id is None else f"{message_id}/tool-{index}",
                 }
             )
-    created = item.get("created_at") if isinstance(item.get("created_at"), str) else None
+    created = _claude_time(item.get("created_at"), "created_at")
     return _conversation(item, "claude", item.get("uuid"), item.get("name"), created, messages)
+
+
+def _claude_time(value: Any, field: str) -> str | None:
+    """A Claude ``created_at`` (ISO 8601 text), checked here so that a bad one is named as
+    the export names it: the conversation's ``messages[2].at`` counted attachment and part
+    turns, so it was not the export's message 2."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(field, f"must be an ISO 8601 time, got {type(value).__name__}")
+    parse_instant(field, value)
+    return value
 
 
 class _SeenIds:
@@ -378,8 +413,12 @@ def _conversation(
                     | {"content": message.get("content") or ""}
                 )
             )
-        except ValueError as error:
-            raise ValidationError(f"messages[{index}]", str(error).splitlines()[-1]) from None
+        except pydantic.ValidationError as error:
+            # The first problem, named by field: the text's last line is pydantic's URL.
+            first = error.errors()[0]
+            raise ValidationError(
+                check.field_path([f"messages[{index}]", *first["loc"]]), first["msg"]
+            ) from None
     if len(parsed) > MAX_MESSAGES:
         # One conversation is one send: the item is refused (as other bad items are), not
         # the whole import (pydantic's error ended it).
@@ -387,15 +426,20 @@ def _conversation(
             "messages",
             f"the conversation has {len(parsed)} messages; the limit is {MAX_MESSAGES}",
         )
+    # Cut to the limit, two long ids that start alike named one conversation: the second
+    # was refused as a repeat of the first (or its turns as another source's).
+    longest = ID_MAX_CHARS - len(origin) - 1
     source = f"{origin}://conversation/{quote(conversation_id, safe='')}"
-    if len(source) > SOURCE_MAX_CHARS:
+    if len(conversation_id) > longest or len(source) > SOURCE_MAX_CHARS:
         raise ValidationError(
-            "id", f"is {len(conversation_id)} characters; too long to name the conversation"
+            "id",
+            f"is {len(conversation_id)} characters; a conversation id may have at most"
+            f" {longest} (and fit in a {SOURCE_MAX_CHARS}-character source once escaped)",
         )
     try:
         return Conversation(
             messages=parsed,
-            conversation=f"{origin}:{conversation_id}"[:200],
+            conversation=f"{origin}:{conversation_id}",
             title=title[:500] if isinstance(title, str) and title.strip() else None,
             at=at,
             source=source,

@@ -9,6 +9,7 @@ name (``MEMORY.md``, ``USER.md``) or their ``§`` entry separators.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import PurePath
 
 from recalld.errors import ValidationError
@@ -20,6 +21,15 @@ FORMATS = ("recalld", "mcp-memory", "mem0", "hermes", "chatgpt", "claude")
 HERMES_FILES = {"MEMORY.MD": "memory", "USER.MD": "user"}
 SAMPLE_BYTES = 65_536
 HERMES_SEPARATOR = "\n§\n"
+DOCUMENT_KEYS = tuple(
+    (re.compile(f'"{key}"\\s*:'), format_name)
+    for key, format_name in (
+        ("mapping", "chatgpt"),
+        ("chat_messages", "claude"),
+        ("memory", "mem0"),
+        ("entityType", "mcp-memory"),
+    )
+)
 
 
 def detect_format(sample: str, name: str | None = None) -> str:
@@ -53,15 +63,18 @@ def detect_format(sample: str, name: str | None = None) -> str:
             found = _from_document_item(item)
             if found is not None:
                 return found
-    # A JSON document over many lines (or longer than the sample): its items' keys.
-    for needle, format_name in (
-        ('"mapping"', "chatgpt"),
-        ('"chat_messages"', "claude"),
-        ('"memory"', "mem0"),
-        ('"entityType"', "mcp-memory"),
-    ):
-        if needle in text:
-            return format_name
+    # A JSON document over many lines (or longer than the sample): its items' keys. As
+    # keys (a colon after them): a Claude chat named "mapping" or a mem0 memory reading
+    # "mapping" was taken for ChatGPT's export, and every item refused. The earliest one:
+    # each format's key comes before its items' free-form objects (a Claude tool call's
+    # input may hold a key "mapping", after the conversation's "chat_messages").
+    keys = [
+        (match.start(), format_name)
+        for key, format_name in DOCUMENT_KEYS
+        if (match := key.search(text)) is not None
+    ]
+    if keys:
+        return min(keys)[1]
     raise ValidationError("format", _unknown())
 
 

@@ -93,6 +93,13 @@ def parse_mem0(text: str) -> list[Mem0Memory]:
             problem = {"__error__": f"not JSON: {check.json_reason(str(error))}"}
             found.append(Mem0Memory(item=len(found) + 1, line=number, data=problem))
             continue
+        if not isinstance(value, dict | list):
+            # A line of null, a string or a number is this line's fault: reported by its
+            # number, as a line that is not JSON (it refused the whole file as "line 1").
+            kind = "null" if value is None else type(value).__name__
+            problem = {"__error__": f"a line is a memory or a page of them, got {kind}"}
+            found.append(Mem0Memory(item=len(found) + 1, line=number, data=problem))
+            continue
         for item in _items(value):
             found.append(Mem0Memory(item=len(found) + 1, line=number, data=item))
     return found

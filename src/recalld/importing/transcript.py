@@ -68,6 +68,20 @@ def _message(value: Any, position: str) -> dict[str, Any]:
     return {name: item for name, item in message.items() if item is not None}
 
 
+def _json_lines_after(body: str, number: int) -> bool:
+    """Whether most non-empty lines after line ``number`` are JSON values by themselves
+    (JSON lines whose first line is broken, not a document spread over lines)."""
+    rest = [line for line in body.split("\n")[number:] if line.strip()]
+    parsed = 0
+    for line in rest:
+        try:
+            json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        parsed += 1
+    return bool(rest) and parsed * 2 >= len(rest)
+
+
 def read_transcript(text: str) -> dict[str, Any]:
     """The conversation a transcript file holds, as :class:`Conversation` fields."""
     body = text.lstrip("\ufeff")
@@ -75,12 +89,14 @@ def read_transcript(text: str) -> dict[str, Any]:
     if not stripped:
         raise ValidationError("file", "the transcript is empty")
     if stripped[0] in "[{":
+        whole_error = ""
         try:
             document = json.loads(stripped)
         except RecursionError:
             raise ValidationError("file", "is nested too deeply") from None
-        except ValueError:
+        except ValueError as error:
             document = None
+            whole_error = check.json_reason(str(error))
         if isinstance(document, list):
             return {
                 "messages": [_message(item, f"messages[{i}]") for i, item in enumerate(document)]
@@ -112,6 +128,14 @@ def read_transcript(text: str) -> dict[str, Any]:
             try:
                 value = json.loads(line)
             except (ValueError, RecursionError) as error:
+                if not messages and not _json_lines_after(body, number):
+                    # The first line is no JSON value by itself, nor are most after it: a
+                    # document over several lines that does not parse ("line 1: not JSON"
+                    # pointed at its start, not at the trailing comma on line 3). The
+                    # parser says where. (JSON lines with a bad first line keep "line 1".)
+                    raise ValidationError(
+                        "file", f"is not a JSON document: {whole_error}"
+                    ) from None
                 reason = check.json_reason(str(error))
                 raise ValidationError(f"line {number}", f"not JSON: {reason}") from None
             messages.append(_message(value, f"line {number}"))

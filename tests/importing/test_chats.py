@@ -1,0 +1,138 @@
+"""Chat exports (ChatGPT, Claude) at their edges: times, ids and errors that name the
+export's own fields."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from recalld.service import MemoryService
+
+
+def _chatgpt(conversation_id: str, text: str, create_time: Any = 1700000000) -> dict[str, Any]:
+    """A ChatGPT conversation of one user message (node ``m``)."""
+    message = {
+        "id": "m",
+        "author": {"role": "user"},
+        "create_time": create_time,
+        "content": {"content_type": "text", "parts": [text]},
+    }
+    return {
+        "title": "t",
+        "id": conversation_id,
+        "create_time": 1700000000,
+        "current_node": "m",
+        "mapping": {"m": {"id": "m", "parent": None, "children": [], "message": message}},
+    }
+
+
+def _sources(service: MemoryService) -> list[str]:
+    return sorted(str(memory.source) for memory in service.list_memories(limit=100).memories)
+
+
+@pytest.mark.parametrize(
+    "create_time",
+    # Review 56d: a negative time, NaN, -Infinity, text and true were dropped silently.
+    [1700000000000, 1e300, "Infinity", "-Infinity", "NaN", -1, '"1700000000"', "true", "9" * 400],
+)
+def test_chatgpt_time_past_year_9999_refuses_its_conversation_only(
+    service: MemoryService, create_time: Any
+) -> None:
+    # Milliseconds (or Infinity, which Python's JSON reads) made fromtimestamp raise:
+    # the whole import ended with a traceback.
+    bad = _chatgpt("bad", "hello", 0)
+    text = json.dumps([bad, _chatgpt("good", "hi")]).replace(
+        '"create_time": 0', f'"create_time": {create_time}', 1
+    )
+    report = service.import_text(text, format="chatgpt")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("mapping['m'].message.create_time: ")
+    assert "Unix seconds" in report.errors[0].error
+    assert len(report.errors[0].error) < 150  # a 400-digit time is not echoed whole
+    assert report.created == 1
+    assert _sources(service) == ["chatgpt://conversation/good"]
+
+
+def test_chatgpt_conversation_time_past_year_9999_names_create_time(
+    service: MemoryService,
+) -> None:
+    conversation = _chatgpt("bad", "hello") | {"create_time": 1700000000000}
+    report = service.import_text(json.dumps([conversation]), format="chatgpt")
+    assert [(error.item, error.error.split(":")[0]) for error in report.errors] == [
+        (1, "create_time")
+    ]
+    assert _sources(service) == []
+
+
+def _claude(conversation_id: str, sender: str, text: str) -> dict[str, Any]:
+    """A Claude conversation of one message (``m1``) from ``sender``."""
+    message = {
+        "uuid": "m1",
+        "sender": sender,
+        "text": text,
+        "content": [{"type": "text", "text": text}],
+        "created_at": "2024-03-01T10:00:00Z",
+    }
+    return {
+        "uuid": conversation_id,
+        "name": "n",
+        "created_at": "2024-03-01T09:00:00Z",
+        "chat_messages": [message],
+    }
+
+
+def test_claude_message_over_a_limit_names_the_field_and_the_limit(
+    service: MemoryService,
+) -> None:
+    # The error's text was pydantic's last line: "For further information visit https://..."
+    document = [_claude("bad", "s" * 101, "hello"), _claude("good", "human", "hi")]
+    report = service.import_text(json.dumps(document), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("messages[0].role: ")
+    assert "100 characters" in report.errors[0].error
+    assert "pydantic.dev" not in report.errors[0].error
+    assert _sources(service) == ["claude://conversation/good"]
+
+
+def test_chatgpt_ids_past_the_limit_are_refused_not_cut_to_one(service: MemoryService) -> None:
+    # Cut to 200 characters, the two ids named one conversation: the second was refused
+    # as "repeats item 1", naming an id that is in neither.
+    first, second = "x" * 250 + "1", "x" * 250 + "2"
+    document = [_chatgpt(first, "hello"), _chatgpt("short", "hi"), _chatgpt(second, "bye")]
+    report = service.import_text(json.dumps(document), format="chatgpt")
+    assert [error.item for error in report.errors] == [1, 3]
+    for error in report.errors:
+        assert error.error.startswith("id: is 251 characters; ")
+        assert "at most 192" in error.error
+    assert _sources(service) == ["chatgpt://conversation/short"]
+
+
+def test_claude_bad_time_names_the_exports_message(service: MemoryService) -> None:
+    # The error said messages[2].at: the first message's attachment was turn 1, so the
+    # export's second message (chat_messages[1]) was not where it pointed.
+    conversation = _claude("c1", "human", "see the file")
+    conversation["chat_messages"][0]["attachments"] = [
+        {"file_name": "notes.txt", "extracted_content": "the notes"}
+    ]
+    conversation["chat_messages"].append(
+        {"uuid": "m2", "sender": "assistant", "text": "ok", "created_at": "yesterday"}
+    )
+    report = service.import_text(json.dumps([conversation]), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("chat_messages[1].created_at: ")
+    assert "'yesterday'" in report.errors[0].error
+    assert _sources(service) == []
+
+
+def test_chatgpt_time_absent_or_zero_takes_the_conversations_time(
+    service: MemoryService,
+) -> None:
+    # null and 0 are how exports leave a node without a time: no error.
+    for number, create_time in enumerate(["null", "0"]):
+        text = json.dumps([_chatgpt(f"c{number}", "hello", 0)]).replace(
+            '"create_time": 0', f'"create_time": {create_time}', 1
+        )
+        report = service.import_text(text, format="chatgpt")
+        assert (report.errors, report.created) == ([], 1)

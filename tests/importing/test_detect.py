@@ -1,0 +1,55 @@
+"""Telling a pretty-printed document's format: by its keys, not by the words in it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recalld.errors import ValidationError
+from recalld.importing import detect_format
+from recalld.service import MemoryService
+
+CLAUDE_NAMED_MAPPING = [
+    {
+        "uuid": "c1",
+        "name": "mapping",
+        "created_at": "2024-03-01T09:00:00Z",
+        "chat_messages": [{"uuid": "m1", "sender": "human", "text": "hi"}],
+    }
+]
+MEM0_READING_MAPPING = [{"id": "1", "memory": "mapping", "user_id": "alice"}]
+CHATGPT = [{"title": "memory", "id": "g1", "mapping": {}}]
+
+
+@pytest.mark.parametrize(
+    ("document", "expected"),
+    [(CLAUDE_NAMED_MAPPING, "claude"), (MEM0_READING_MAPPING, "mem0"), (CHATGPT, "chatgpt")],
+)
+def test_detect_pretty_printed_document_by_its_keys_not_its_values(
+    document: Any, expected: str
+) -> None:
+    # A value "mapping" was taken for ChatGPT's key: every item was then refused.
+    assert detect_format(json.dumps(document, indent=2), "conversations.json") == expected
+
+
+def test_import_file_in_utf16_says_so_under_auto(service: MemoryService, tmp_path: Path) -> None:
+    # "cannot tell the format from the content" named no cause.
+    path = tmp_path / "conversations.json"
+    path.write_bytes(json.dumps(CHATGPT).encode("utf-16"))
+    with pytest.raises(ValidationError) as raised:
+        service.import_file(path)
+    assert raised.value.field == "file"
+    assert "UTF-16" in str(raised.value)
+    assert "save it as UTF-8" in str(raised.value)
+
+
+def test_detect_pretty_printed_claude_export_whose_tool_input_has_a_mapping_key() -> None:
+    # "mapping" was looked for first, anywhere: a tool call's input made it ChatGPT's.
+    tool = {"type": "tool_use", "name": "lookup", "input": {"mapping": {"a": 1}}}
+    conversation = CLAUDE_NAMED_MAPPING[0] | {
+        "chat_messages": [{"uuid": "m1", "sender": "assistant", "text": "", "content": [tool]}]
+    }
+    assert detect_format(json.dumps([conversation], indent=2), "conversations.json") == "claude"

@@ -1,0 +1,29 @@
+"""mem0 exports at their edges: JSON lines with a line that is no memory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recalld.service import MemoryService
+
+
+@pytest.mark.parametrize(
+    ("bad", "kind"), [("null", "null"), ('"oops"', "str"), ("42", "int"), ("true", "bool")]
+)
+def test_mem0_lines_with_a_scalar_line_report_that_line_and_import_the_rest(
+    service: MemoryService, bad: str, kind: str
+) -> None:
+    # The scalar made the whole file one error at "line 1", writing nothing.
+    lines = [
+        json.dumps({"id": "1", "memory": "Likes green tea"}),
+        bad,
+        json.dumps({"id": "2", "memory": "Walks to work"}),
+    ]
+    report = service.import_text("\n".join(lines) + "\n", format="mem0")
+    assert [(error.line, error.item) for error in report.errors] == [(2, 2)]
+    assert report.errors[0].error.endswith(f"a line is a memory or a page of them, got {kind}")
+    assert report.created == 2
+    contents = sorted(memory.content for memory in service.list_memories().memories)
+    assert contents == ["Likes green tea", "Walks to work"]
