@@ -319,3 +319,14 @@ def test_a_salience_or_coordinate_out_of_range_names_the_field_and_the_range(
         shown = repr(place[field])
         assert str(refused).endswith(f"must be a finite number {rule}, got {shown}"), str(refused)
     assert _snapshot(filled) == before
+
+
+def test_empty_content_is_what_the_published_pattern_calls_empty(service: MemoryService) -> None:
+    # TEXT_PATTERN's \s is ECMA-262's (JSON Schema's): U+0085 and U+001C are no white space
+    # there, so a REST fuzzer's schema-valid content of U+0085 was refused as empty.
+    for number, visible in enumerate(("\u0085", "\x1c", "\u200b")):
+        assert service.remember(visible, namespace=f"n{number}").status == "created"
+    before = _snapshot(service)
+    for blank in ("", " \t\n", "\u3000", "\ufeff", "\u2028\u00a0", "\x0b\x0c\r"):
+        _refused(partial(service.remember, blank), "content")
+    assert _snapshot(service) == before

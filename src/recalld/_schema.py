@@ -70,6 +70,12 @@ NAME_PATTERN = f"^[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}][^{INVISIBLE_CLASS
 TRIMMED_NAME_PATTERN = f"^[^\\s{INVISIBLE_CLASS}](?:[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}])?$"
 # Free text (content): at least one non-space character, and no NUL.
 TEXT_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+# What \s means in a published pattern (ECMA-262's WhiteSpace and LineTerminator, as JSON
+# Schema reads it), for Python's re: its \s also holds U+001C-U+001F and U+0085, so a
+# content of U+0085 alone, valid by TEXT_PATTERN, was refused as empty.
+ECMA_SPACE_CLASS = (
+    "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+)
 # A name that may be blank (a place's: blank is none), with nothing invisible.
 VISIBLE_PATTERN = f"^[^{INVISIBLE_CLASS}]*$"
 # Optional free text (title): no NUL.

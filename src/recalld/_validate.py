@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from recalld._schema import INVISIBLE_CLASS
+from recalld._schema import ECMA_SPACE_CLASS, INVISIBLE_CLASS
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import MAX_JSON_DEPTH, QUERY_MAX_CHARS, Filters, Place, PlaceInput, QueryFilters
@@ -40,8 +40,9 @@ PARSE_DEPTH_LIMIT = 512
 MAX_SEQ = 2**63 - 1
 # Characters that are never part of a name or a core-memory entry (see INVISIBLE_RANGES).
 INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
-# One character that is neither white space nor NUL (the published TEXT_PATTERN's test).
-VISIBLE = re.compile(r"[^\s\x00]")
+# One character that is neither white space nor NUL (the published TEXT_PATTERN's test,
+# with its white space: ECMA-262's, not Python's).
+VISIBLE = re.compile(f"[^{ECMA_SPACE_CLASS}\\x00]")
 # A UTF-16 surrogate code point: in a Python string it is never paired (a pair is one
 # character), so UTF-8 cannot encode it and the database driver would fail on it.
 SURROGATE = re.compile(r"[\ud800-\udfff]")
