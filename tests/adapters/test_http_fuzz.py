@@ -27,7 +27,10 @@ first instant of year 1 in UTC, and no store holds it (refused naming the field;
 Schema cannot compare an offset with the time of day: tests/adapters/test_http_api.py
 has those refusals). Nor can a transcript whose messages
 repeat an id (refused: JSON Schema's ``uniqueItems`` compares whole items, not one field
-of them; tests/test_service_conversations.py has those refusals). And one negative input is not
+of them; tests/test_service_conversations.py has those refusals). Nor can time bounds in the
+wrong order (``since`` after ``until``, ``created_since`` after ``created_until``: refused
+naming the later bound; JSON Schema cannot compare two fields, tests/test_service_listing.py
+has those refusals). And one negative input is not
 negative on the wire: a tag filter given as a non-list is sent as text, which is
 a valid tag.
 """
@@ -35,6 +38,7 @@ a valid tag.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +106,9 @@ def describable(case: schemathesis.Case[Any]) -> bool:
         return False
     if _calendar_edge(case.body) or _calendar_edge(query):
         return False
+    filters = body.get("filters")
+    if _swapped_bounds(query) or (isinstance(filters, dict) and _swapped_bounds(filters)):
+        return False
     messages = body.get("messages")
     if isinstance(messages, list):
         ids = [item.get("id") for item in messages if isinstance(item, dict)]
@@ -125,6 +132,26 @@ def _calendar_edge(value: object) -> bool:
     if isinstance(value, list):
         return any(_calendar_edge(item) for item in value)
     return False
+
+
+def _swapped_bounds(fields: dict[str, Any]) -> bool:
+    """Whether ``fields`` holds a pair of time bounds in the wrong order (the docstring)."""
+    for start, end in (("since", "until"), ("created_since", "created_until")):
+        first, last = fields.get(start), fields.get(end)
+        if not (isinstance(first, str) and isinstance(last, str)):
+            continue
+        try:
+            begins, ends = (_instant(first), _instant(last))
+        except ValueError:
+            continue  # not a time: the schema's own business
+        if begins > ends:
+            return True
+    return False
+
+
+def _instant(text: str) -> datetime:
+    moment = datetime.fromisoformat(text.replace("z", "Z"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 # /v1/import takes JSON lines as text: send generated strings as they are.
