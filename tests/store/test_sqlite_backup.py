@@ -172,3 +172,16 @@ def test_backup_holds_no_trace_of_a_forgotten_memory_even_while_its_scrub_is_pen
     assert b"QWXPENDINGSECRET" not in copy.read_bytes()
     with MemoryService.open(Settings(db=copy, embedder="none")) as restored:
         assert restored.stats().count == 10
+
+
+def test_backup_refuses_a_name_of_the_database_own_files(
+    service: MemoryService, db_path: Path
+) -> None:
+    # Not there yet, but recalld writes (the vector graph, the reserve) or deletes (a legacy
+    # vector file) files of these names beside the database: a backup there would be lost.
+    service.remember("something")
+    for name in ("-vectors-hashing-256.graph.npz", "-vectors-old.npz", "-journal"):
+        destination = db_path.parent / f"{db_path.name}{name}"
+        with pytest.raises(StorageError, match="own files"):
+            service.backup(destination)
+        assert not destination.exists()

@@ -137,6 +137,7 @@ def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
         raise StorageError(f"{destination} already exists; give a new file name")
     if not destination.parent.is_dir():
         raise StorageError(f"the directory {destination.parent} does not exist")
+    _refuse_own_file(source, destination)
     try:
         handle, name = tempfile.mkstemp(
             prefix=".recalld-backup-", suffix=".partial", dir=destination.parent
@@ -168,6 +169,20 @@ def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
         memories=memories,
         schema_version=max(versions, default=0),
     )
+
+
+def _refuse_own_file(source: apsw.Connection, destination: Path) -> None:
+    """Refuse a name the database's own files take (``<db>-wal``, ``-shm``, ``-reserve``,
+    ``-vectors-…``) even before they exist: recalld would later overwrite or delete it."""
+    live = source.filename
+    if not live:
+        return
+    same_place = os.path.realpath(destination.parent) == os.path.realpath(Path(live).parent)
+    if same_place and destination.name.startswith(f"{Path(live).name}-"):
+        raise StorageError(
+            f"{destination} is a name of the database's own files (<db>-wal, -shm, -reserve,"
+            " -vectors-...), which recalld may overwrite or delete; give another name"
+        )
 
 
 def _copy_pages(
