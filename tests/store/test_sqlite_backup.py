@@ -3,6 +3,7 @@ before it began; and the refusals (an existing file, a missing directory)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -185,3 +186,69 @@ def test_backup_refuses_a_name_of_the_database_own_files(
         with pytest.raises(StorageError, match="own files"):
             service.backup(destination)
         assert not destination.exists()
+    # Review 56f: other names beside the database are the user's to take (a dated copy).
+    for name in ("-2026-12-06", "-backup.db", "-walrus.db"):
+        result = service.backup(db_path.parent / f"{db_path.name}{name}")
+        assert result.memories == 1
+
+
+def test_backup_leaves_one_name_with_the_live_files_mode(
+    service: MemoryService, db_path: Path, tmp_path: Path
+) -> None:
+    service.remember("something")
+    os.chmod(db_path, 0o640)
+    target = tmp_path / "out"
+    target.mkdir()
+    service.backup(target / "copy.db")
+    copy = target / "copy.db"
+    assert [path.name for path in target.iterdir()] == ["copy.db"]  # no temporary name left
+    assert copy.stat().st_nlink == 1
+    assert copy.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize(
+    ("failure", "published"), [(errno.EPERM, True), (errno.ENOTSUP, True), (errno.EIO, False)]
+)
+def test_backup_renames_only_where_hard_links_are_missing(
+    service: MemoryService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    failure: int,
+    published: bool,
+) -> None:
+    # Review 56f: any failure of os.link fell back to rename; an I/O error is a failure.
+    service.remember("something")
+
+    def no_link(source: object, target: object) -> None:
+        raise OSError(failure, os.strerror(failure))
+
+    monkeypatch.setattr(os, "link", no_link)
+    target = tmp_path / "out"
+    target.mkdir()
+    if published:
+        assert service.backup(target / "copy.db").memories == 1
+        assert [path.name for path in target.iterdir()] == ["copy.db"]
+    else:
+        with pytest.raises(StorageError, match="failed"):
+            service.backup(target / "copy.db")
+        assert list(target.iterdir()) == []
+
+
+def test_backup_that_runs_out_of_disk_after_the_copy_says_so(
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An fsync refused for space (review 56f) was a StorageError, not a DiskFullError.
+    service.remember("something")
+    synced = os.fsync
+
+    def full(descriptor: int) -> None:
+        if os.path.isfile(os.readlink(f"/proc/self/fd/{descriptor}")):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        synced(descriptor)
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "out"
+    target.mkdir()
+    with pytest.raises(DiskFullError, match="full"):
+        service.backup(target / "copy.db")
+    assert list(target.iterdir()) == []

@@ -20,7 +20,9 @@ therefore holds every write committed before the backup began.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -152,12 +154,20 @@ def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
         with partial.open("rb") as copy:
             os.fsync(copy.fileno())
         _publish(partial, destination)
+        # The temporary name goes before the directory is synced: a crash after this
+        # returns leaves the copy under one name only.
+        partial.unlink(missing_ok=True)
         directory = os.open(destination.parent, os.O_RDONLY)
         try:
             os.fsync(directory)
         finally:
             os.close(directory)
     except OSError as error:
+        if error.errno == errno.ENOSPC:
+            raise DiskFullError(
+                f"the backup to {destination} failed: the disk holding it is full; give"
+                " another place or free space"
+            ) from None
         raise StorageError(f"the backup to {destination} failed: {error}") from error
     finally:
         partial.unlink(missing_ok=True)
@@ -171,17 +181,28 @@ def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
     )
 
 
+# The files a database keeps beside itself (``<db>`` then one of these): SQLite's journals
+# and super-journals, recalld's disk-full reserve, vector graphs and migration lock.
+_OWN_SUFFIX = re.compile(r"-(?:wal|shm|journal|mj[0-9A-Fa-f]*|reserve|vectors-.*|migrate\.lock)")
+
+
 def _refuse_own_file(source: apsw.Connection, destination: Path) -> None:
-    """Refuse a name the database's own files take (``<db>-wal``, ``-shm``, ``-reserve``,
-    ``-vectors-…``) even before they exist: recalld would later overwrite or delete it."""
+    """Refuse a name one of the database's own files takes (``<db>-wal``, ``-shm``,
+    ``-journal``, ``-reserve``, ``-vectors-…``, ``-migrate.lock``) even before it exists:
+    recalld or SQLite would later overwrite or delete it. Other names beside the database
+    (``notes.db-2026-12-06``) are fine."""
     live = source.filename
     if not live:
         return
-    same_place = os.path.realpath(destination.parent) == os.path.realpath(Path(live).parent)
-    if same_place and destination.name.startswith(f"{Path(live).name}-"):
+    live_path = Path(live)
+    same_place = os.path.realpath(destination.parent) == os.path.realpath(live_path.parent)
+    prefix = live_path.name
+    name = destination.name
+    if same_place and name.startswith(prefix) and _OWN_SUFFIX.fullmatch(name[len(prefix) :]):
         raise StorageError(
-            f"{destination} is a name of the database's own files (<db>-wal, -shm, -reserve,"
-            " -vectors-...), which recalld may overwrite or delete; give another name"
+            f"{destination} is the name of one of the database's own files (<db>-wal, -shm,"
+            " -journal, -reserve, -vectors-..., -migrate.lock), which recalld or SQLite may"
+            f" overwrite or delete; give another name, e.g. {live_path.stem}-backup.db"
         )
 
 
@@ -229,13 +250,21 @@ def _match_mode(source: apsw.Connection, partial: Path) -> None:
             os.chmod(partial, stat.S_IMODE(os.stat(live).st_mode))
 
 
+# What os.link answers on a file system that has no hard links (FAT, some network mounts).
+_NO_HARD_LINKS = frozenset(
+    {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK}
+)
+
+
 def _publish(partial: Path, destination: Path) -> None:
     """Put the finished copy at ``destination`` without replacing anything there."""
     try:
         os.link(partial, destination)
     except FileExistsError:
         raise StorageError(f"{destination} already exists; give a new file name") from None
-    except OSError:
+    except OSError as error:
+        if error.errno not in _NO_HARD_LINKS:
+            raise
         # A file system without hard links: check again, then rename.
         if os.path.lexists(destination):
             raise StorageError(f"{destination} already exists; give a new file name") from None
