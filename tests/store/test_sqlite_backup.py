@@ -3,16 +3,20 @@ before it began; and the refusals (an existing file, a missing directory)."""
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import apsw
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import StorageError
+from recalld.errors import DiskFullError, StorageError
 from recalld.service import MemoryService
+from tests.scrub_support import old_snapshot
 
 WRITER = textwrap.dedent(
     """
@@ -72,3 +76,179 @@ def test_backup_refuses_an_existing_file(service: MemoryService, tmp_path: Path)
 def test_backup_refuses_a_missing_directory(service: MemoryService, tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="does not exist"):
         service.backup(tmp_path / "missing" / "copy.db")
+
+
+def test_backup_never_touches_a_file_named_like_its_work_file(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # The copy used to be written to `<destination>.partial`, opened as it was: someone's
+    # file of that name was overwritten and then deleted when the backup failed on it.
+    service.remember("something")
+    theirs = tmp_path / "copy.db.partial"
+    theirs.write_bytes(b"not ours to touch")
+    result = service.backup(tmp_path / "copy.db")
+    assert theirs.read_bytes() == b"not ours to touch"
+    assert result.memories == 1
+    assert sorted(path.name for path in tmp_path.iterdir() if "copy" in path.name) == [
+        "copy.db",
+        "copy.db.partial",
+    ]
+
+
+def test_backup_never_writes_over_the_live_database(tmp_path: Path) -> None:
+    # A database whose name is the backup's name plus ".partial" was the work file: the
+    # backup wrote into the live database and then deleted it.
+    settings = Settings(db=tmp_path / "memories.partial", embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        kept = service.remember("must survive the backup")
+        result = service.backup(tmp_path / "memories")
+    assert result.memories == 1
+    with MemoryService.open(settings) as reopened:
+        assert reopened.get(kept.id).content == "must survive the backup"
+
+
+def test_backup_refuses_a_dangling_symlink(service: MemoryService, tmp_path: Path) -> None:
+    service.remember("something")
+    link = tmp_path / "link.db"
+    link.symlink_to(tmp_path / "elsewhere.db")
+    with pytest.raises(StorageError, match="already exists"):
+        service.backup(link)
+    assert not (tmp_path / "elsewhere.db").exists()
+    assert link.is_symlink()
+
+
+def test_backup_on_a_full_disk_says_so_and_leaves_nothing(
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for index in range(20):
+        service.remember(f"memory {index} " + "x" * 2000)
+    opened = apsw.Connection
+
+    def tiny_disk(filename: str) -> apsw.Connection:
+        connection = opened(filename)
+        connection.execute("PRAGMA max_page_count = 3")  # SQLITE_FULL past three pages
+        return connection
+
+    target = tmp_path / "out"
+    target.mkdir()
+    monkeypatch.setattr(apsw, "Connection", tiny_disk)
+    with pytest.raises(DiskFullError, match="full"):
+        service.backup(target / "copy.db")
+    assert list(target.iterdir()) == []
+
+
+def test_backup_into_a_directory_sqlite_cannot_name(service: MemoryService, tmp_path: Path) -> None:
+    try:
+        directory = Path(os.fsdecode(os.fsencode(tmp_path) + b"/d\xff"))
+        directory.mkdir()
+    except (OSError, UnicodeError):
+        pytest.skip("this file system does not take a name that is not UTF-8")
+    with pytest.raises(StorageError, match="UTF-8"):
+        service.backup(directory / "copy.db")
+    assert list(directory.iterdir()) == []
+
+
+def test_backup_holds_no_trace_of_a_forgotten_memory_even_while_its_scrub_is_pending(
+    service: MemoryService, db_path: Path, tmp_path: Path
+) -> None:
+    for index in range(10):
+        service.remember(f"filler {index}")
+    done = service.remember("QWXDONESECRET " * 40)
+    assert service.forget(done.id).scrub == "done"
+    after = service.backup(tmp_path / "after.db").destination
+    assert b"QWXDONESECRET" not in after.read_bytes()
+
+    pending = service.remember("QWXPENDINGSECRET " * 40)
+    with old_snapshot(db_path):
+        assert service.forget(pending.id).scrub == "pending"
+        copy = service.backup(tmp_path / "pending.db").destination
+        # The text is still in the live files (the scrub waits for the reader)...
+        live = b"".join(
+            path.read_bytes()
+            for path in db_path.parent.iterdir()
+            if path.name.startswith("memories")
+        )
+        assert b"QWXPENDINGSECRET" in live
+    # ...but never in the copy, which takes each page's newest version.
+    assert b"QWXPENDINGSECRET" not in copy.read_bytes()
+    with MemoryService.open(Settings(db=copy, embedder="none")) as restored:
+        assert restored.stats().count == 10
+
+
+def test_backup_refuses_a_name_of_the_database_own_files(
+    service: MemoryService, db_path: Path
+) -> None:
+    # Not there yet, but recalld writes (the vector graph, the reserve) or deletes (a legacy
+    # vector file) files of these names beside the database: a backup there would be lost.
+    service.remember("something")
+    for name in ("-vectors-hashing-256.graph.npz", "-vectors-old.npz", "-journal"):
+        destination = db_path.parent / f"{db_path.name}{name}"
+        with pytest.raises(StorageError, match="own files"):
+            service.backup(destination)
+        assert not destination.exists()
+    # Review 56f: other names beside the database are the user's to take (a dated copy).
+    for name in ("-2026-12-06", "-backup.db", "-walrus.db"):
+        result = service.backup(db_path.parent / f"{db_path.name}{name}")
+        assert result.memories == 1
+
+
+def test_backup_leaves_one_name_with_the_live_files_mode(
+    service: MemoryService, db_path: Path, tmp_path: Path
+) -> None:
+    service.remember("something")
+    os.chmod(db_path, 0o640)
+    target = tmp_path / "out"
+    target.mkdir()
+    service.backup(target / "copy.db")
+    copy = target / "copy.db"
+    assert [path.name for path in target.iterdir()] == ["copy.db"]  # no temporary name left
+    assert copy.stat().st_nlink == 1
+    assert copy.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize(
+    ("failure", "published"), [(errno.EPERM, True), (errno.ENOTSUP, True), (errno.EIO, False)]
+)
+def test_backup_renames_only_where_hard_links_are_missing(
+    service: MemoryService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    failure: int,
+    published: bool,
+) -> None:
+    # Review 56f: any failure of os.link fell back to rename; an I/O error is a failure.
+    service.remember("something")
+
+    def no_link(source: object, target: object) -> None:
+        raise OSError(failure, os.strerror(failure))
+
+    monkeypatch.setattr(os, "link", no_link)
+    target = tmp_path / "out"
+    target.mkdir()
+    if published:
+        assert service.backup(target / "copy.db").memories == 1
+        assert [path.name for path in target.iterdir()] == ["copy.db"]
+    else:
+        with pytest.raises(StorageError, match="failed"):
+            service.backup(target / "copy.db")
+        assert list(target.iterdir()) == []
+
+
+def test_backup_that_runs_out_of_disk_after_the_copy_says_so(
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An fsync refused for space (review 56f) was a StorageError, not a DiskFullError.
+    service.remember("something")
+    synced = os.fsync
+
+    def full(descriptor: int) -> None:
+        if os.path.isfile(os.readlink(f"/proc/self/fd/{descriptor}")):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        synced(descriptor)
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "out"
+    target.mkdir()
+    with pytest.raises(DiskFullError, match="full"):
+        service.backup(target / "copy.db")
+    assert list(target.iterdir()) == []

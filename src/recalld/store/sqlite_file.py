@@ -19,12 +19,17 @@ therefore holds every write committed before the backup began.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import re
+import stat
+import tempfile
 from pathlib import Path
 
 import apsw
 
-from recalld.errors import StorageError
+from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
 
 __all__ = ["check_path", "copy_database", "schema_versions"]
@@ -123,14 +128,95 @@ def schema_versions(connection: apsw.Connection) -> set[int]:
 
 def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
     """Copy the database behind ``source`` to a new file ``destination`` (see the module
-    docstring); the copy is fsynced before this returns."""
-    if destination.exists():
+    docstring); the copy is fsynced before this returns.
+
+    The copy is written to a fresh temporary file of its own beside ``destination`` and
+    linked into place only when complete: no other file is ever opened, overwritten or
+    removed (not a file that happens to be called ``<destination>.partial``, nor the live
+    database), a ``destination`` that appears meanwhile is not replaced, and a failure
+    (a full disk) leaves nothing behind. The copy gets the live file's permissions."""
+    if os.path.lexists(destination):
         raise StorageError(f"{destination} already exists; give a new file name")
     if not destination.parent.is_dir():
         raise StorageError(f"the directory {destination.parent} does not exist")
-    partial = destination.with_name(destination.name + ".partial")
+    _refuse_own_file(source, destination)
+    try:
+        handle, name = tempfile.mkstemp(
+            prefix=".recalld-backup-", suffix=".partial", dir=destination.parent
+        )
+    except OSError as error:
+        raise StorageError(f"cannot create {destination}: {error.strerror}") from error
+    os.close(handle)
+    partial = Path(name)
+    try:
+        pages, memories, versions = _copy_pages(source, partial, destination)
+        _match_mode(source, partial)
+        with partial.open("rb") as copy:
+            os.fsync(copy.fileno())
+        _publish(partial, destination)
+        # The temporary name goes before the directory is synced: a crash after this
+        # returns leaves the copy under one name only.
+        partial.unlink(missing_ok=True)
+        directory = os.open(destination.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError as error:
+        if error.errno == errno.ENOSPC:
+            raise DiskFullError(
+                f"the backup to {destination} failed: the disk holding it is full; give"
+                " another place or free space"
+            ) from None
+        raise StorageError(f"the backup to {destination} failed: {error}") from error
+    finally:
+        partial.unlink(missing_ok=True)
+        Path(f"{partial}-journal").unlink(missing_ok=True)
+    return BackupResult(
+        destination=destination,
+        bytes=destination.stat().st_size,
+        pages=pages,
+        memories=memories,
+        schema_version=max(versions, default=0),
+    )
+
+
+# The files a database keeps beside itself (``<db>`` then one of these): SQLite's journals
+# and super-journals, recalld's disk-full reserve, vector graphs and migration lock.
+_OWN_SUFFIX = re.compile(r"-(?:wal|shm|journal|mj[0-9A-Fa-f]*|reserve|vectors-.*|migrate\.lock)")
+
+
+def _refuse_own_file(source: apsw.Connection, destination: Path) -> None:
+    """Refuse a name one of the database's own files takes (``<db>-wal``, ``-shm``,
+    ``-journal``, ``-reserve``, ``-vectors-…``, ``-migrate.lock``) even before it exists:
+    recalld or SQLite would later overwrite or delete it. Other names beside the database
+    (``notes.db-2026-12-06``) are fine."""
+    live = source.filename
+    if not live:
+        return
+    live_path = Path(live)
+    same_place = os.path.realpath(destination.parent) == os.path.realpath(live_path.parent)
+    prefix = live_path.name
+    name = destination.name
+    if same_place and name.startswith(prefix) and _OWN_SUFFIX.fullmatch(name[len(prefix) :]):
+        raise StorageError(
+            f"{destination} is the name of one of the database's own files (<db>-wal, -shm,"
+            " -journal, -reserve, -vectors-..., -migrate.lock), which recalld or SQLite may"
+            f" overwrite or delete; give another name, e.g. {live_path.stem}-backup.db"
+        )
+
+
+def _copy_pages(
+    source: apsw.Connection, partial: Path, destination: Path
+) -> tuple[int, int, set[int]]:
+    """Every page of ``source`` into the (empty) file ``partial``: pages, memories, schema."""
     try:
         target = apsw.Connection(str(partial))
+    except UnicodeEncodeError:
+        raise StorageError(
+            f"cannot back up into {destination.parent}: SQLite needs a directory whose path"
+            " is UTF-8; give another directory"
+        ) from None
     except apsw.Error as error:
         raise StorageError(f"cannot create {destination}: {error}") from error
     try:
@@ -144,23 +230,42 @@ def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
         versions = schema_versions(target)
         # A plain rollback-journal file: the copy is one self-contained file to move around.
         target.execute("PRAGMA journal_mode = DELETE")
+    except apsw.FullError:
+        raise DiskFullError(
+            f"the backup to {destination} failed: the disk holding it is full; nothing was"
+            " left there. Free space or give another place"
+        ) from None
     except apsw.Error as error:
-        target.close()
-        partial.unlink(missing_ok=True)
         raise StorageError(f"the backup to {destination} failed: {error}") from error
-    target.close()
-    with partial.open("rb") as handle:
-        os.fsync(handle.fileno())
-    partial.rename(destination)
-    directory = os.open(destination.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
     finally:
-        os.close(directory)
-    return BackupResult(
-        destination=destination,
-        bytes=destination.stat().st_size,
-        pages=pages,
-        memories=memories,
-        schema_version=max(versions, default=0),
-    )
+        target.close()
+    return pages, memories, versions
+
+
+def _match_mode(source: apsw.Connection, partial: Path) -> None:
+    """Give the copy the live database file's permissions (a temporary file starts 0600)."""
+    live = source.filename
+    if live:
+        with contextlib.suppress(OSError):
+            os.chmod(partial, stat.S_IMODE(os.stat(live).st_mode))
+
+
+# What os.link answers on a file system that has no hard links (FAT, some network mounts).
+_NO_HARD_LINKS = frozenset(
+    {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK}
+)
+
+
+def _publish(partial: Path, destination: Path) -> None:
+    """Put the finished copy at ``destination`` without replacing anything there."""
+    try:
+        os.link(partial, destination)
+    except FileExistsError:
+        raise StorageError(f"{destination} already exists; give a new file name") from None
+    except OSError as error:
+        if error.errno not in _NO_HARD_LINKS:
+            raise
+        # A file system without hard links: check again, then rename.
+        if os.path.lexists(destination):
+            raise StorageError(f"{destination} already exists; give a new file name") from None
+        partial.rename(destination)
