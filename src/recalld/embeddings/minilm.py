@@ -200,7 +200,7 @@ class MiniLMEmbedder:
             # The worker's batches pad to the longest text of each, and onnxruntime's
             # arena, sized by the largest seen, held ~220 MB more after 20 batches of
             # LoCoMo turns (490 MB against 265). Asking every batch to shrink it cost 3.5-9 %
-            # more CPU a batch; release_memory asks once, on a one-token run, when the
+            # more CPU a batch; release_memory asks once, on a two-token run, when the
             # worker's queue has drained (see bench/embed_memory.py).
             release_options = onnxruntime.RunOptions()
             release_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
@@ -255,8 +255,8 @@ class MiniLMEmbedder:
 
     def release_memory(self) -> None:
         """Give back the arena memory batches grew since the last call (see :meth:`load`):
-        one run of a one-token input asks onnxruntime to free what that run leaves unused.
-        Nothing runs when no batch ran since (or the model is not loaded)."""
+        one run of a two-token input ([CLS] [SEP]) asks onnxruntime to free what that run
+        leaves unused. Nothing runs when no batch ran since (or the model is not loaded)."""
         if not self._grown or self._session is None:
             return
         self._grown = False
