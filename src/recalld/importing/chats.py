@@ -35,10 +35,8 @@ later one) adds only what is new.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -49,6 +47,7 @@ from recalld._time import parse_instant
 from recalld.conversation_model import ID_MAX_CHARS
 from recalld.conversations import MAX_MESSAGES, Conversation, ConversationMessage
 from recalld.errors import ValidationError
+from recalld.importing._json_text import unix_seconds
 from recalld.model import SOURCE_MAX_CHARS
 
 __all__ = ["ChatItem", "chatgpt_conversations", "claude_conversations", "load_document"]
@@ -98,15 +97,7 @@ def _epoch(value: Any, field: str) -> str | None:
     ):
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            if not math.isfinite(value) or value < 0:
-                raise ValueError
-            return datetime.fromtimestamp(float(value), UTC).isoformat()
-        except (ValueError, OverflowError, OSError):
-            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            raise ValidationError(
-                field, f"{shown} is not a time in Unix seconds (years 1970-9999)"
-            ) from None
+        return unix_seconds(value, field)
     raise ValidationError(
         field, f"expected a time in Unix seconds (a number), got {type(value).__name__}"
     )

@@ -25,15 +25,14 @@ How it lands (decided here, said in the README):
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from recalld import _validate as check
 from recalld._time import parse_instant
 from recalld.errors import ValidationError
+from recalld.importing._json_text import json_lines, unix_seconds
 
 __all__ = ["Mem0Memory", "parse_mem0"]
 
@@ -75,7 +74,7 @@ def parse_mem0(text: str) -> list[Mem0Memory]:
     except RecursionError:
         raise ValidationError("document", "is nested too deeply") from None
     except ValueError as error:  # not JSON, or a number of too many digits
-        if not isinstance(error, json.JSONDecodeError) or not _json_lines(text):
+        if not isinstance(error, json.JSONDecodeError) or not json_lines(text):
             reason = check.json_reason(str(error))
             raise ValidationError("document", f"is not a JSON document: {reason}") from None
         document = None
@@ -105,23 +104,6 @@ def parse_mem0(text: str) -> list[Mem0Memory]:
     return found
 
 
-def _json_lines(text: str) -> bool:
-    """Whether text that is not one JSON document is JSON lines (see :func:`parse_mem0`)."""
-    lines = [line for line in text.split("\n") if line.strip()]
-    whole = [_json_value(line) for line in lines]
-    if whole and whole[0]:
-        return True
-    return sum(whole) * 2 >= len(lines) > 1
-
-
-def _json_value(line: str) -> bool:
-    """Whether ``line`` is a JSON object or list by itself."""
-    try:
-        return isinstance(json.loads(line), dict | list)
-    except (ValueError, RecursionError):
-        return False
-
-
 def _created_at(value: Any) -> str | None:
     """``created_at`` as an ISO 8601 time: a string is checked as one, a number is read as
     Unix seconds (milliseconds fall past year 9999: refused); anything else is refused."""
@@ -131,14 +113,7 @@ def _created_at(value: Any) -> str | None:
         parse_instant("created_at", value)  # named as mem0 names it, not as recalld's ``at``
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            if not math.isfinite(value) or value < 0:
-                raise ValueError
-            return datetime.fromtimestamp(value, UTC).isoformat()
-        except (ValueError, OverflowError, OSError):
-            raise ValidationError(
-                "created_at", f"{value!r} is not a time in Unix seconds (nor ISO 8601)"
-            ) from None
+        return unix_seconds(value, "created_at")
     raise ValidationError(
         "created_at", f"must be an ISO 8601 time or Unix seconds, got {type(value).__name__}"
     )

@@ -26,6 +26,7 @@ from typing import Any
 
 from recalld import _validate as check
 from recalld.errors import ValidationError
+from recalld.importing._json_text import json_lines
 
 __all__ = ["read_transcript"]
 
@@ -66,20 +67,6 @@ def _message(value: Any, position: str) -> dict[str, Any]:
         if not message.get("speaker"):
             message.pop("speaker", None)
     return {name: item for name, item in message.items() if item is not None}
-
-
-def _json_lines_after(body: str, number: int) -> bool:
-    """Whether most non-empty lines after line ``number`` are JSON values by themselves
-    (JSON lines whose first line is broken, not a document spread over lines)."""
-    rest = [line for line in body.split("\n")[number:] if line.strip()]
-    parsed = 0
-    for line in rest:
-        try:
-            json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        parsed += 1
-    return bool(rest) and parsed * 2 >= len(rest)
 
 
 def read_transcript(text: str) -> dict[str, Any]:
@@ -128,7 +115,7 @@ def read_transcript(text: str) -> dict[str, Any]:
             try:
                 value = json.loads(line)
             except (ValueError, RecursionError) as error:
-                if not messages and not _json_lines_after(body, number):
+                if not messages and not json_lines(body):
                     # The first line is no JSON value by itself, nor are most after it: a
                     # document over several lines that does not parse ("line 1: not JSON"
                     # pointed at its start, not at the trailing comma on line 3). The
