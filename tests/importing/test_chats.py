@@ -90,7 +90,7 @@ def test_claude_message_over_a_limit_names_the_field_and_the_limit(
     document = [_claude("bad", "s" * 101, "hello"), _claude("good", "human", "hi")]
     report = service.import_text(json.dumps(document), format="claude")
     assert [error.item for error in report.errors] == [1]
-    assert report.errors[0].error.startswith("messages[0].role: ")
+    assert report.errors[0].error.startswith("chat_messages[0].sender: ")
     assert "100 characters" in report.errors[0].error
     assert "pydantic.dev" not in report.errors[0].error
     assert _sources(service) == ["claude://conversation/good"]
@@ -136,3 +136,38 @@ def test_chatgpt_time_absent_or_zero_takes_the_conversations_time(
         )
         report = service.import_text(text, format="chatgpt")
         assert (report.errors, report.created) == ([], 1)
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("text", "chat_messages[1].text: contains a NUL character"),
+        ("sender", "chat_messages[1].sender: String should have at most"),
+    ],
+)
+def test_claude_refused_message_is_named_as_the_export_names_it(
+    service: MemoryService, where: str, says: str
+) -> None:
+    # It said messages[2].content / messages[2].role: recalld's count, in which the first
+    # message's attachment was turn 1, and its own field names.
+    conversation = _claude("c1", "human", "see the file")
+    conversation["chat_messages"][0]["attachments"] = [
+        {"file_name": "notes.txt", "extracted_content": "the notes"}
+    ]
+    second = {"uuid": "m2", "sender": "assistant", "text": "ok", "created_at": None}
+    second[where] = "x\x00y" if where == "text" else "x" * 300
+    conversation["chat_messages"].append(second)
+    report = service.import_text(json.dumps([conversation]), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith(says)
+    assert _sources(service) == []
+
+
+def test_chatgpt_refused_message_is_named_by_its_node(service: MemoryService) -> None:
+    # It said messages[0].content: recalld's count and field, no place in the export.
+    report = service.import_text(json.dumps([_chatgpt("g1", "x\x00y")]), format="chatgpt")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith(
+        "mapping['m'].message.content.parts: contains a NUL character"
+    )
+    assert _sources(service) == []
