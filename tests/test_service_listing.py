@@ -7,12 +7,11 @@ from pathlib import Path
 import pytest
 
 from recalld.config import Settings
-
 from recalld.errors import ValidationError
 from recalld.model import Filters, Memory
 from recalld.service import MemoryService
-from recalld.store.migrations import MIGRATIONS
 from recalld.store.base import Scope
+from recalld.store.migrations import MIGRATIONS
 from tests.conftest import FakeClock
 from tests.semantic_support import semantic_settings
 

@@ -197,11 +197,8 @@ def _refuse_own_file(source: apsw.Connection, destination: Path, configured: Pat
     (``notes.db-2026-12-06``) are fine. Both the file SQLite opened and the path recalld was
     given count: through a symlink, SQLite's journals sit beside the file it resolves to,
     recalld's reserve and vector files beside the link."""
-    lives = {
-        Path(name)
-        for name in (source.filename, configured)
-        if str(name or ":memory:") != ":memory:"
-    }
+    given = (source.filename, configured)
+    lives = {Path(path) for path in given if path is not None and str(path) not in ("", ":memory:")}
     name = destination.name
     for live_path in lives:
         same_place = os.path.realpath(destination.parent) == os.path.realpath(live_path.parent)
