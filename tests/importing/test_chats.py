@@ -171,3 +171,37 @@ def test_chatgpt_refused_message_is_named_by_its_node(service: MemoryService) ->
         "mapping['m'].message.content.parts: contains a NUL character"
     )
     assert _sources(service) == []
+
+
+def test_claude_refused_tool_block_is_named_by_its_place_in_content(
+    service: MemoryService,
+) -> None:
+    # Review of stop 57: a tool block's turn kept recalld's count (messages[1].content),
+    # though every other turn was named as the export names it.
+    conversation = _claude("c1", "assistant", "ok")
+    conversation["chat_messages"][0]["content"].append(
+        {"type": "tool_use", "name": "search", "input": {"q": "a\ud800b"}}
+    )
+    for include_tools in (False, True):
+        report = service.import_text(
+            json.dumps([conversation]), format="claude", include_tools=include_tools
+        )
+        assert [error.item for error in report.errors] == [1]
+        assert report.errors[0].error.startswith(
+            "chat_messages[0].content[1]: contains an unpaired UTF-16 surrogate"
+        )
+    assert _sources(service) == []
+
+
+def test_claude_attachment_turn_names_its_message_uuid(service: MemoryService) -> None:
+    # Review of stop 57: an attachment's turn id (the message's uuid and a suffix) too long
+    # was named chat_messages[0].attachments[0].uuid, a field no attachment has.
+    conversation = _claude("c1", "human", "see the file")
+    conversation["chat_messages"][0]["uuid"] = "u" * 195
+    conversation["chat_messages"][0]["attachments"] = [
+        {"file_name": "notes.txt", "extracted_content": "the notes"}
+    ]
+    report = service.import_text(json.dumps([conversation]), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("chat_messages[0].uuid: ")
+    assert _sources(service) == []

@@ -267,17 +267,17 @@ def _claude_conversation(
         at = _claude_time(entry.get("created_at"), f"chat_messages[{position}].created_at")
         message_id = entry.get("uuid") if isinstance(entry.get("uuid"), str) else None
         texts: list[str] = []
-        tools: list[str] = []
+        tools: list[tuple[int, str]] = []  # (the block's place in content, its JSON)
         blocks = entry.get("content")
         names = _CLAUDE_NAMES | {"content": "content" if blocks else "text"}
         if isinstance(blocks, list) and blocks:
-            for block in blocks:
+            for block_index, block in enumerate(blocks):
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
                     texts.append(block["text"])
                 elif block.get("type") in ("tool_use", "tool_result"):
-                    tools.append(json.dumps(block, ensure_ascii=False)[:4000])
+                    tools.append((block_index, json.dumps(block, ensure_ascii=False)[:4000]))
         elif isinstance(entry.get("text"), str):
             texts.append(entry["text"])
         messages.extend(
@@ -302,19 +302,24 @@ def _claude_conversation(
                         "content": content,
                         "at": at,
                         "id": None if message_id is None else message_id + suffix,
+                        # Its sender, time and id are the message's (the id with a suffix).
                         WHERE: (
-                            f"chat_messages[{position}].attachments[{index}]",
-                            _CLAUDE_NAMES | {"content": "extracted_content"},
+                            f"chat_messages[{position}]",
+                            _CLAUDE_NAMES | {"content": f"attachments[{index}].extracted_content"},
                         ),
                     }
                 )
-        for index, tool in enumerate(tools):
+        for index, (block_index, tool) in enumerate(tools):
             messages.append(
                 {
                     "role": "tool",
                     "content": tool,
                     "at": at,
                     "id": None if message_id is None else f"{message_id}/tool-{index}",
+                    WHERE: (
+                        f"chat_messages[{position}]",
+                        _CLAUDE_NAMES | {"content": f"content[{block_index}]"},
+                    ),
                 }
             )
     created = _claude_time(item.get("created_at"), "created_at")
