@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import ValidationError
+from recalld.errors import NotFoundError, ValidationError
 from recalld.model import Filters, Memory
 from recalld.service import MemoryService
 from recalld.store.base import Scope
@@ -204,3 +204,17 @@ def test_a_refused_explain_embeds_nothing(db_path: Path, clock: FakeClock) -> No
         assert service.get(queued.id).index_state == "queued"
         service.explain("waiting", queued.id)  # the same explain with good filters catches up
         assert service.get(queued.id).index_state == "indexed"
+
+
+def test_an_explain_of_a_memory_not_visible_embeds_nothing(db_path: Path, clock: FakeClock) -> None:
+    """Review of stop 57: explain caught up (embedded the short queue) before it looked the
+    memory up, so an explain refused with NotFoundError had changed the store; the memory
+    it explains is still read after the catch-up (its index state is reported)."""
+    with MemoryService.open(semantic_settings(db_path, recall_catch_up=10), clock=clock) as service:
+        queued = service.remember("a memory still waiting for its vector")
+        other = service.remember("one of another namespace", namespace="elsewhere")
+        for missing in ("01NOTAMEMORYATALL0000000000", other.id):
+            with pytest.raises(NotFoundError):
+                service.explain("waiting", missing)
+        assert service.get(queued.id).index_state == "queued"
+        assert service.explain("waiting", queued.id).index_state == "indexed"

@@ -523,11 +523,12 @@ class ServiceCore:
             raise ValidationError("mode", "must be hybrid, keyword or vector")
         now = self._clock()
         scope = self._scope([scope_namespace], filters, now)
-        if mode != "keyword":
+        everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
+        memory = self.store.get(everything, id=memory_id) if memory_id else None
+        if memory is not None and mode != "keyword":
+            # Once the call is known good (filters and memory): a refused one embeds
+            # nothing. Read again after: its index state may be what the catch-up changed.
             self.indexing.catch_up([scope_namespace])
-        memory = None
-        if memory_id:
-            everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
             memory = self.store.get(everything, id=memory_id)
         if memory is None:
             raise NotFoundError(f"memory {memory_id!r} is not visible in {scope_namespace!r}")
