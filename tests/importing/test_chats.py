@@ -168,7 +168,7 @@ def test_chatgpt_refused_message_is_named_by_its_node(service: MemoryService) ->
     report = service.import_text(json.dumps([_chatgpt("g1", "x\x00y")]), format="chatgpt")
     assert [error.item for error in report.errors] == [1]
     assert report.errors[0].error.startswith(
-        "mapping['m'].message.content.parts: contains a NUL character"
+        "mapping['m'].message.content.parts[0]: contains a NUL character (U+0000) at position 1"
     )
     assert _sources(service) == []
 
@@ -204,4 +204,38 @@ def test_claude_attachment_turn_names_its_message_uuid(service: MemoryService) -
     report = service.import_text(json.dumps([conversation]), format="claude")
     assert [error.item for error in report.errors] == [1]
     assert report.errors[0].error.startswith("chat_messages[0].uuid: ")
+    assert _sources(service) == []
+
+
+@pytest.mark.parametrize("export", ["chatgpt", "text", "content", "attachment"])
+def test_a_nul_in_a_long_message_is_placed_in_the_export_text(
+    service: MemoryService, export: str
+) -> None:
+    # Review of stop 57: a message longer than a memory comes in parts, and its NUL was
+    # placed in its part ("at position 4504" of "[part 2 of 2]\n..."), an attachment's
+    # after the "[attachment: name]" header recalld adds, and an attachment was counted
+    # among those with text only (attachments[0], though an image came first).
+    text = "word " * 14_000 + "\x00"
+    if export == "chatgpt":
+        report = service.import_text(json.dumps([_chatgpt("g1", text)]), format="chatgpt")
+        field = "mapping['m'].message.content.parts[0]"
+    else:
+        conversation = _claude("c1", "human", "see the file")
+        message = conversation["chat_messages"][0]
+        if export == "text":
+            del message["content"]
+            message["text"] = text
+            field = "chat_messages[0].text"
+        elif export == "content":
+            message["content"] = [{"type": "text", "text": "first"}, {"type": "text", "text": text}]
+            field = "chat_messages[0].content[1].text"
+        else:
+            message["attachments"] = [
+                {"file_name": "photo.png"},
+                {"file_name": "log.txt", "extracted_content": text},
+            ]
+            field = "chat_messages[0].attachments[1].extracted_content"
+        report = service.import_text(json.dumps([conversation]), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error == f"{field}: contains a NUL character (U+0000) at position 70000"
     assert _sources(service) == []

@@ -131,15 +131,22 @@ def _epoch(value: Any, field: str) -> str | None:
     )
 
 
-def _text_parts(content: Any) -> str:
-    """The text of a ChatGPT message's content (``parts`` strings, or ``text``)."""
+def _text_parts(content: Any, where: str) -> str:
+    """The text of a ChatGPT message's content (``parts`` strings, or ``text``); a NUL is
+    refused here, named by its part and its position in it (``where``: the message's
+    place), not in the joined text or one of its pieces."""
     if not isinstance(content, dict):
         return ""
     parts = content.get("parts")
     if isinstance(parts, list):
+        for index, part in enumerate(parts):
+            if isinstance(part, str):
+                check.free_text(part, f"{where}.content.parts[{index}]")
         return "\n".join(part for part in parts if isinstance(part, str)).strip()
     text = content.get("text")
-    return text.strip() if isinstance(text, str) else ""
+    if not isinstance(text, str):
+        return ""
+    return check.free_text(text, f"{where}.content.text").strip()
 
 
 def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
@@ -212,7 +219,7 @@ def _chatgpt_conversation(
                 {
                     "role": role if isinstance(role, str) and role else None,
                     "speaker": name if isinstance(name, str) and name and role == "user" else None,
-                    "content": _text_parts(message.get("content")),
+                    "content": _text_parts(message.get("content"), where),
                     "at": _epoch(message.get("create_time"), f"{where}.create_time"),
                     "id": message.get("id") if isinstance(message.get("id"), str) else None,
                     WHERE: (where, _CHATGPT_NAMES),
@@ -275,11 +282,12 @@ def _claude_conversation(
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    texts.append(block["text"])
+                    field = f"chat_messages[{position}].content[{block_index}].text"
+                    texts.append(check.free_text(block["text"], field))
                 elif block.get("type") in ("tool_use", "tool_result"):
                     tools.append((block_index, json.dumps(block, ensure_ascii=False)[:4000]))
         elif isinstance(entry.get("text"), str):
-            texts.append(entry["text"])
+            texts.append(check.free_text(entry["text"], f"chat_messages[{position}].text"))
         messages.extend(
             _message_parts(
                 {
@@ -292,7 +300,7 @@ def _claude_conversation(
                 max_bytes,
             )
         )
-        for index, (name, text) in enumerate(_attachments(entry)):
+        for index, (place, name, text) in enumerate(_attachments(entry, position)):
             parts = _attachment_parts(name, text, max_bytes)
             for part, content in enumerate(parts, start=1):
                 suffix = f"/attachment-{index}" + (f"/part-{part}" if len(parts) > 1 else "")
@@ -305,7 +313,7 @@ def _claude_conversation(
                         # Its sender, time and id are the message's (the id with a suffix).
                         WHERE: (
                             f"chat_messages[{position}]",
-                            _CLAUDE_NAMES | {"content": f"attachments[{index}].extracted_content"},
+                            _CLAUDE_NAMES | {"content": f"attachments[{place}].extracted_content"},
                         ),
                     }
                 )
@@ -363,19 +371,23 @@ class _SeenIds:
         return False
 
 
-def _attachments(entry: dict[str, Any]) -> list[tuple[str, str]]:
-    """A Claude message's attachments that carry text: (file name, extracted text)."""
+def _attachments(entry: dict[str, Any], position: int) -> list[tuple[int, str, str]]:
+    """The attachments of the Claude message at ``position`` that carry text: (their place
+    in ``attachments``, file name, extracted text); a NUL is refused, named by its
+    position in the attachment's text (its turn's text starts with a header)."""
     found = []
     attachments = entry.get("attachments")
-    for attachment in attachments if isinstance(attachments, list) else []:
+    for place, attachment in enumerate(attachments if isinstance(attachments, list) else []):
         if not isinstance(attachment, dict):
             continue
         text = attachment.get("extracted_content")
         if not isinstance(text, str) or not text.strip():
             continue
+        field = f"chat_messages[{position}].attachments[{place}].extracted_content"
+        check.free_text(text, field)
         name = attachment.get("file_name")
         name = name.strip()[:200] if isinstance(name, str) and name.strip() else "unnamed"
-        found.append((name, text))
+        found.append((place, name, text))
     return found
 
 
