@@ -11,7 +11,14 @@ import pytest
 
 from recalld import MemoryService
 from recalld.adapters._cli_support import load_settings
-from recalld.config import MAX_COUNT, MAX_DURATION_SECONDS, MAX_TIMEOUT_MS, Settings
+from recalld.config import (
+    MAX_COUNT,
+    MAX_DURATION_SECONDS,
+    MAX_EMBEDDER_DIMENSION,
+    MAX_EMBEDDER_THREADS,
+    MAX_TIMEOUT_MS,
+    Settings,
+)
 from recalld.errors import ValidationError
 
 
@@ -130,8 +137,6 @@ COUNT_VARIABLES = [
     "RECALLD_CORE_MEMORY_CHARS",
     "RECALLD_MAX_BODY_BYTES",
     "RECALLD_MAX_IMPORT_BYTES",
-    "RECALLD_EMBEDDER_DIMENSION",
-    "RECALLD_EMBEDDER_THREADS",
     "RECALLD_WORKER_BATCH_SIZE",
     "RECALLD_RECALL_CATCH_UP",
     "RECALLD_WORKER_MAX_ATTEMPTS",
@@ -160,8 +165,6 @@ def test_config_counts_at_their_limit_still_work(db_path: Path) -> None:
     counts: dict[str, Any] = {
         variable.removeprefix("RECALLD_").lower(): MAX_COUNT for variable in COUNT_VARIABLES
     }
-    counts.pop("embedder_dimension")  # the hashing embedder's own length is recorded
-    counts.pop("embedder_threads")  # onnxruntime's; the hashing embedder has none
     counts.pop("reserve_bytes")  # a file of that size beside the database
     settings = Settings(
         db=db_path,
@@ -181,6 +184,42 @@ def test_config_counts_at_their_limit_still_work(db_path: Path) -> None:
         assert service.new_worker().run_until_idle().failed_attempts == 0
         assert service.knowledge.read_graph().entities != []
         assert service.graph.entities().entities != []
+
+
+@pytest.mark.parametrize(
+    ("variable", "limit"),
+    [
+        ("RECALLD_EMBEDDER_THREADS", MAX_EMBEDDER_THREADS),
+        ("RECALLD_EMBEDDER_DIMENSION", MAX_EMBEDDER_DIMENSION),
+    ],
+)
+def test_config_embedder_sizes_past_their_limit_are_refused_at_startup(
+    monkeypatch: pytest.MonkeyPatch, variable: str, limit: int
+) -> None:
+    # Accepted up to 2147483647 before: 100,000 onnxruntime threads hung the first recall
+    # for minutes, and a hashing vector of that length made every write allocate 8 GB.
+    monkeypatch.setenv(variable, str(limit + 1))
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert f"less than or equal to {limit}" in caught.value.message
+    monkeypatch.setenv(variable, str(limit))
+    assert load_settings({}, {}).model_dump()[variable.removeprefix("RECALLD_").lower()] == limit
+
+
+def test_config_embedder_dimension_at_its_limit_still_works(db_path: Path) -> None:
+    settings = Settings(
+        db=db_path,
+        synchronous="NORMAL",
+        embedder="hashing",
+        embedder_dimension=MAX_EMBEDDER_DIMENSION,
+        graph_extractor="rules",
+    )
+    with MemoryService.open(settings) as service:
+        receipt = service.remember("Alice keeps the spare key under the blue pot")
+        assert service.new_worker().run_until_idle().failed_attempts == 0
+        hits = service.recall("spare key", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in hits] == [receipt.id]
 
 
 @pytest.mark.parametrize(

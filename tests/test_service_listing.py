@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from recalld.errors import ValidationError
+from recalld.config import Settings
+from recalld.errors import NotFoundError, ValidationError
 from recalld.model import Filters, Memory
 from recalld.service import MemoryService
+from recalld.store.base import Scope
 from recalld.store.migrations import MIGRATIONS
 from tests.conftest import FakeClock
+from tests.semantic_support import semantic_settings
 
 
 @pytest.fixture
@@ -157,3 +162,59 @@ def test_bounds_at_one_instant_hold_nothing_and_are_no_error(timeline: MemorySer
     assert timeline.list_memories(filters=same).memories == []
     reach = Filters(since="2026-01-03T12:00:00Z", until="2026-01-03T12:00:00.000001Z")
     assert _contents(timeline.list_memories(filters=reach).memories) == ["memory 2"]
+
+
+def test_a_refused_listing_or_explain_changes_nothing(settings: Settings, clock: FakeClock) -> None:
+    """A listing's or an explain's bad filters are refused before any work that changes
+    the store: no lazy purge of expired memories, no catch-up embedding."""
+    eager = settings.model_copy(update={"purge_interval_seconds": 0})
+    swapped = {"since": "2026-10-26T00:00:00Z", "until": "2026-10-25T00:00:00Z"}
+    with MemoryService.open(eager, clock=clock) as service:
+        kept = service.remember("expired but not yet purged", ttl_seconds=5)
+        clock.advance(10)
+        for refused in (
+            lambda: service.list_memories(filters=swapped),
+            lambda: service.recent(filters=swapped),
+            lambda: service.explain("expired", kept.id, filters=swapped),
+        ):
+            with pytest.raises(ValidationError) as raised:
+                refused()
+            assert raised.value.field == "until"
+            admin = service.store.list_page(
+                Scope(namespaces=("default",), now=clock(), include_expired=True),
+                order="created",
+                limit=10,
+                after=None,
+            )
+            assert [memory.id for memory in admin] == [kept.id]
+
+
+def test_a_refused_explain_embeds_nothing(db_path: Path, clock: FakeClock) -> None:
+    """explain's catch-up (embedding a short queue before explaining) runs only once its
+    filters are known good, as search's does."""
+    with MemoryService.open(semantic_settings(db_path, recall_catch_up=10), clock=clock) as service:
+        queued = service.remember("a memory still waiting for its vector")
+        with pytest.raises(ValidationError) as raised:
+            service.explain(
+                "waiting",
+                queued.id,
+                filters={"since": "2026-10-26T00:00:00Z", "until": "2026-10-25T00:00:00Z"},
+            )
+        assert raised.value.field == "until"
+        assert service.get(queued.id).index_state == "queued"
+        service.explain("waiting", queued.id)  # the same explain with good filters catches up
+        assert service.get(queued.id).index_state == "indexed"
+
+
+def test_an_explain_of_a_memory_not_visible_embeds_nothing(db_path: Path, clock: FakeClock) -> None:
+    """Review of stop 57: explain caught up (embedded the short queue) before it looked the
+    memory up, so an explain refused with NotFoundError had changed the store; the memory
+    it explains is still read after the catch-up (its index state is reported)."""
+    with MemoryService.open(semantic_settings(db_path, recall_catch_up=10), clock=clock) as service:
+        queued = service.remember("a memory still waiting for its vector")
+        other = service.remember("one of another namespace", namespace="elsewhere")
+        for missing in ("01NOTAMEMORYATALL0000000000", other.id):
+            with pytest.raises(NotFoundError):
+                service.explain("waiting", missing)
+        assert service.get(queued.id).index_state == "queued"
+        assert service.explain("waiting", queued.id).index_state == "indexed"

@@ -17,6 +17,8 @@ from recalld._location import is_postgres_url
 __all__ = [
     "MAX_COUNT",
     "MAX_DURATION_SECONDS",
+    "MAX_EMBEDDER_DIMENSION",
+    "MAX_EMBEDDER_THREADS",
     "MAX_TIMEOUT_MS",
     "Settings",
     "default_cache_directory",
@@ -35,6 +37,12 @@ MAX_TIMEOUT_MS = 2**31 - 1
 # recall, listing or worker batch that binds it fail with an OverflowError traceback;
 # this bound leaves room for the arithmetic done on it (a page asks for limit + 1).
 MAX_COUNT = 2**31 - 1
+# Bounds of the embedder's own sizes. Threads: onnxruntime starts every intra-op thread
+# when the model loads (100,000 hung the first recall for minutes); more than 256 gains a
+# short text nothing. Dimension: the longest vector of any embedding model in use is a few
+# thousand floats; 2147483647 made every write allocate 8 GB.
+MAX_EMBEDDER_THREADS = 256
+MAX_EMBEDDER_DIMENSION = 65_536
 
 
 def default_cache_directory() -> Path:
@@ -262,10 +270,10 @@ class Settings(BaseSettings):
         default=None, description="model name (http) or recorded name of a custom model"
     )
     embedder_dimension: int | None = Field(
-        default=None, gt=0, le=MAX_COUNT, description="vector length"
+        default=None, gt=0, le=MAX_EMBEDDER_DIMENSION, description="vector length"
     )
     embedder_threads: int = Field(
-        default=1, gt=0, le=MAX_COUNT, description="onnxruntime intra-op threads"
+        default=1, gt=0, le=MAX_EMBEDDER_THREADS, description="onnxruntime intra-op threads"
     )
     embedder_variant: Literal["blockwise-int8", "dynamic-int8", "installed"] = Field(
         default="blockwise-int8",

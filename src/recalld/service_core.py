@@ -521,13 +521,14 @@ class ServiceCore:
         threshold = check.min_score(min_score)
         if mode not in ("hybrid", "keyword", "vector"):
             raise ValidationError("mode", "must be hybrid, keyword or vector")
-        if mode != "keyword":
-            self.indexing.catch_up([scope_namespace])
         now = self._clock()
         scope = self._scope([scope_namespace], filters, now)
-        memory = None
-        if memory_id:
-            everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
+        everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)
+        memory = self.store.get(everything, id=memory_id) if memory_id else None
+        if memory is not None and mode != "keyword":
+            # Once the call is known good (filters and memory): a refused one embeds
+            # nothing. Read again after: its index state may be what the catch-up changed.
+            self.indexing.catch_up([scope_namespace])
             memory = self.store.get(everything, id=memory_id)
         if memory is None:
             raise NotFoundError(f"memory {memory_id!r} is not visible in {scope_namespace!r}")
@@ -615,8 +616,8 @@ class ServiceCore:
         default = PAGE_LIMIT if order == "created" else RECENT_LIMIT
         limit = check.limit(limit, self.settings, default=default)
         after = None if cursor is None else decode_cursor(cursor, order)
-        self._maybe_purge()
         scope = self._scope([scope_namespace], checked, self._clock())
+        self._maybe_purge()  # once the input is known good: bad input changes nothing
         memories = self.store.list_page(scope, order=order, limit=limit + 1, after=after)
         next_cursor = None
         if len(memories) > limit:

@@ -236,7 +236,7 @@ def test_cli_export_to_a_missing_directory_is_one_line(run: Invoke, tmp_path: Pa
     result = run("export", str(tmp_path / "missing" / "dump.jsonl"))
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [
-        f"Error: Could not open file '{tmp_path / 'missing' / 'dump.jsonl'}':"
+        f"Error: could not write the export to {tmp_path / 'missing' / 'dump.jsonl'}:"
         " No such file or directory"
     ]
 

@@ -61,6 +61,17 @@ def test_cli_output_on_a_full_device_is_one_line_and_exit_1(
     assert errors.decode().splitlines() == [says]
 
 
+@pytest.mark.skipif(not FULL.exists(), reason="needs /dev/full")
+def test_cli_export_to_a_full_device_named_says_it_could_not_write(filled: Path) -> None:
+    # It said "Could not open file '/dev/full'": the opening worked, the writing did not.
+    process = _recalld(filled, "export", str(FULL), stdout=subprocess.DEVNULL)
+    _, errors = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert errors.decode().splitlines() == [
+        f"Error: could not write the export to {FULL}: No space left on device"
+    ]
+
+
 def test_cli_export_to_a_reader_that_stops_early_ends_quietly(filled: Path) -> None:
     # `recalld export | head -1` said "Error: Could not open file '-': Broken pipe".
     reading, writing = os.pipe()

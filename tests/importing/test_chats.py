@@ -90,7 +90,7 @@ def test_claude_message_over_a_limit_names_the_field_and_the_limit(
     document = [_claude("bad", "s" * 101, "hello"), _claude("good", "human", "hi")]
     report = service.import_text(json.dumps(document), format="claude")
     assert [error.item for error in report.errors] == [1]
-    assert report.errors[0].error.startswith("messages[0].role: ")
+    assert report.errors[0].error.startswith("chat_messages[0].sender: ")
     assert "100 characters" in report.errors[0].error
     assert "pydantic.dev" not in report.errors[0].error
     assert _sources(service) == ["claude://conversation/good"]
@@ -136,3 +136,106 @@ def test_chatgpt_time_absent_or_zero_takes_the_conversations_time(
         )
         report = service.import_text(text, format="chatgpt")
         assert (report.errors, report.created) == ([], 1)
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("text", "chat_messages[1].text: contains a NUL character"),
+        ("sender", "chat_messages[1].sender: String should have at most"),
+    ],
+)
+def test_claude_refused_message_is_named_as_the_export_names_it(
+    service: MemoryService, where: str, says: str
+) -> None:
+    # It said messages[2].content / messages[2].role: recalld's count, in which the first
+    # message's attachment was turn 1, and its own field names.
+    conversation = _claude("c1", "human", "see the file")
+    conversation["chat_messages"][0]["attachments"] = [
+        {"file_name": "notes.txt", "extracted_content": "the notes"}
+    ]
+    second = {"uuid": "m2", "sender": "assistant", "text": "ok", "created_at": None}
+    second[where] = "x\x00y" if where == "text" else "x" * 300
+    conversation["chat_messages"].append(second)
+    report = service.import_text(json.dumps([conversation]), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith(says)
+    assert _sources(service) == []
+
+
+def test_chatgpt_refused_message_is_named_by_its_node(service: MemoryService) -> None:
+    # It said messages[0].content: recalld's count and field, no place in the export.
+    report = service.import_text(json.dumps([_chatgpt("g1", "x\x00y")]), format="chatgpt")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith(
+        "mapping['m'].message.content.parts[0]: contains a NUL character (U+0000) at position 1"
+    )
+    assert _sources(service) == []
+
+
+def test_claude_refused_tool_block_is_named_by_its_place_in_content(
+    service: MemoryService,
+) -> None:
+    # Review of stop 57: a tool block's turn kept recalld's count (messages[1].content),
+    # though every other turn was named as the export names it.
+    conversation = _claude("c1", "assistant", "ok")
+    conversation["chat_messages"][0]["content"].append(
+        {"type": "tool_use", "name": "search", "input": {"q": "a\ud800b"}}
+    )
+    for include_tools in (False, True):
+        report = service.import_text(
+            json.dumps([conversation]), format="claude", include_tools=include_tools
+        )
+        assert [error.item for error in report.errors] == [1]
+        assert report.errors[0].error.startswith(
+            "chat_messages[0].content[1]: contains an unpaired UTF-16 surrogate"
+        )
+    assert _sources(service) == []
+
+
+def test_claude_attachment_turn_names_its_message_uuid(service: MemoryService) -> None:
+    # Review of stop 57: an attachment's turn id (the message's uuid and a suffix) too long
+    # was named chat_messages[0].attachments[0].uuid, a field no attachment has.
+    conversation = _claude("c1", "human", "see the file")
+    conversation["chat_messages"][0]["uuid"] = "u" * 195
+    conversation["chat_messages"][0]["attachments"] = [
+        {"file_name": "notes.txt", "extracted_content": "the notes"}
+    ]
+    report = service.import_text(json.dumps([conversation]), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("chat_messages[0].uuid: ")
+    assert _sources(service) == []
+
+
+@pytest.mark.parametrize("export", ["chatgpt", "text", "content", "attachment"])
+def test_a_nul_in_a_long_message_is_placed_in_the_export_text(
+    service: MemoryService, export: str
+) -> None:
+    # Review of stop 57: a message longer than a memory comes in parts, and its NUL was
+    # placed in its part ("at position 4504" of "[part 2 of 2]\n..."), an attachment's
+    # after the "[attachment: name]" header recalld adds, and an attachment was counted
+    # among those with text only (attachments[0], though an image came first).
+    text = "word " * 14_000 + "\x00"
+    if export == "chatgpt":
+        report = service.import_text(json.dumps([_chatgpt("g1", text)]), format="chatgpt")
+        field = "mapping['m'].message.content.parts[0]"
+    else:
+        conversation = _claude("c1", "human", "see the file")
+        message = conversation["chat_messages"][0]
+        if export == "text":
+            del message["content"]
+            message["text"] = text
+            field = "chat_messages[0].text"
+        elif export == "content":
+            message["content"] = [{"type": "text", "text": "first"}, {"type": "text", "text": text}]
+            field = "chat_messages[0].content[1].text"
+        else:
+            message["attachments"] = [
+                {"file_name": "photo.png"},
+                {"file_name": "log.txt", "extracted_content": text},
+            ]
+            field = "chat_messages[0].attachments[1].extracted_content"
+        report = service.import_text(json.dumps([conversation]), format="claude")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error == f"{field}: contains a NUL character (U+0000) at position 70000"
+    assert _sources(service) == []

@@ -53,3 +53,33 @@ def test_detect_pretty_printed_claude_export_whose_tool_input_has_a_mapping_key(
         "chat_messages": [{"uuid": "m1", "sender": "assistant", "text": "", "content": [tool]}]
     }
     assert detect_format(json.dumps([conversation], indent=2), "conversations.json") == "claude"
+
+
+def test_import_auto_reads_back_an_export_whose_first_line_is_longer_than_the_sample(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # A memory near the content limit with some meta is a line past the 64 KiB the format
+    # is told from: `recalld import` of recalld's own export said "cannot tell the format".
+    long = service.remember("word " * 13_000, meta={"note": "z" * 2_000})
+    service.remember("small")
+    export = tmp_path / "export.jsonl"
+    export.write_text("".join(line + "\n" for line in service.export()), encoding="utf-8")
+    first_line = export.read_text(encoding="utf-8").split("\n", 1)[0]
+    assert len(first_line.encode("utf-8")) > 65_536
+    assert detect_format(first_line[:60_000], "export.jsonl") == "recalld"
+    with MemoryService.open(service.settings.model_copy(update={"db": tmp_path / "b.db"})) as other:
+        report = other.import_file(export)
+        assert (report.format, report.created, report.errors) == ("recalld", 2, [])
+        assert other.get(long.id).content == "word " * 13_000
+
+
+@pytest.mark.parametrize(
+    ("cut", "expected"),
+    [
+        ('{"results": [{"id": "1", "memory": "' + "m" * 70_000, "mem0"),
+        ('{"title": "t", "create_time": 1.5e9, "mapping": {"a": "' + "m" * 70_000, "chatgpt"),
+        ('{"type": "recalld.core", "target": "' + "m" * 70_000, "recalld"),
+    ],
+)
+def test_detect_a_cut_first_line_by_the_keys_it_starts_with(cut: str, expected: str) -> None:
+    assert detect_format(cut[:65_536]) == expected

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import ValidationError
+from recalld.errors import NotFoundError, ValidationError
 from recalld.model import Filters
 from recalld.service import MemoryService
 from recalld.store import postgres_migrations
@@ -47,6 +47,22 @@ def test_postgres_recall_embeds_a_short_queue_first(postgres_url: str, clock: Fa
         assert "vector" in hits[0].backends
         assert service.status().queue["queued"] == 0
         assert service.status().embeddings == {"hashing-256": 1}
+
+
+def test_postgres_a_refused_explain_embeds_nothing(postgres_url: str, clock: FakeClock) -> None:
+    # Review of stop 57, on the other store: explain refused for swapped bounds or a
+    # memory not visible embeds nothing; a good one catches up and reports the new state.
+    settings = Settings(db=postgres_url, embedder="hashing", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as service:
+        queued = service.remember("The staging database runs in Melbourne")
+        swapped = {"since": "2026-10-26T00:00:00Z", "until": "2026-10-25T00:00:00Z"}
+        with pytest.raises(ValidationError):
+            service.explain("staging", queued.id, filters=swapped)
+        with pytest.raises(NotFoundError):
+            service.explain("staging", "01NOTAMEMORYATALL0000000000")
+        assert service.status().queue["queued"] == 1
+        assert service.explain("staging", queued.id).index_state == "indexed"
+        assert service.status().queue["queued"] == 0
 
 
 def test_postgres_another_namespaces_common_word_changes_nothing_here(

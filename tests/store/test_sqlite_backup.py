@@ -192,6 +192,28 @@ def test_backup_refuses_a_name_of_the_database_own_files(
         assert result.memories == 1
 
 
+def test_backup_refuses_the_own_file_names_beside_a_symlinked_database(tmp_path: Path) -> None:
+    # Through a symlink SQLite keeps its journals beside the file the link resolves to, and
+    # recalld its reserve and vector files beside the link: names of both are refused.
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").mkdir()
+    real = tmp_path / "real" / "m.db"
+    link = tmp_path / "link" / "m.db"
+    link.symlink_to(real)
+    settings = Settings(db=link, synchronous="NORMAL", embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        service.remember("something")
+        for destination in (
+            tmp_path / "link" / "m.db-vectors-old.npz",
+            tmp_path / "link" / "m.db-vectors-hashing-256.graph.npz",
+            tmp_path / "real" / "m.db-journal",
+        ):
+            with pytest.raises(StorageError, match="own files"):
+                service.backup(destination)
+            assert not destination.exists()
+        assert service.backup(tmp_path / "link" / "m.db-2026-12-06").memories == 1
+
+
 def test_backup_leaves_one_name_with_the_live_files_mode(
     service: MemoryService, db_path: Path, tmp_path: Path
 ) -> None:

@@ -56,7 +56,11 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
             raise click.ClickException(
                 f"could not write the export to stdout: {error.strerror or error}"
             ) from error
-        raise click.FileError(file, hint=error.strerror or str(error)) from error
+        # Not "Could not open file": the opening worked where a device (/dev/full) failed.
+        raise click.ClickException(
+            f"could not write the export to {click.format_filename(file)}:"
+            f" {error.strerror or error}"
+        ) from error
     # Every row was written; a row that could not be rendered as stored is named here,
     # so a backup is never silently different from the database.
     for problem in problems:

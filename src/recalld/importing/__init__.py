@@ -410,7 +410,7 @@ def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
         try:
             result = run.service.remember_conversation(conversation, namespace=run.namespace)
         except (ValidationError, ConflictError) as error:
-            report.errors.append(ImportLineError(item=item, error=str(error)))
+            report.errors.append(ImportLineError(item=item, error=str(chat.named(error))))
             continue
         first_item[conversation_id] = item
         if result.created:

@@ -35,6 +35,7 @@ later one) adds only what is new.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,7 @@ from recalld import _validate as check
 from recalld._time import parse_instant
 from recalld.conversation_model import ID_MAX_CHARS
 from recalld.conversations import MAX_MESSAGES, Conversation, ConversationMessage
-from recalld.errors import ValidationError
+from recalld.errors import ConflictError, ValidationError
 from recalld.importing._json_text import unix_seconds
 from recalld.model import SOURCE_MAX_CHARS
 
@@ -55,6 +56,19 @@ __all__ = ["ChatItem", "chatgpt_conversations", "claude_conversations", "load_do
 ATTACHMENT_HEADER = "[attachment: {name}]\n"
 ATTACHMENT_PART_HEADER = "[attachment: {name}, part {part} of {parts}]\n"
 MESSAGE_PART_HEADER = "[part {part} of {parts}]\n"
+
+# A message's place in the export and the export's names of its fields, kept beside it
+# (under this key, never validated) so that a refused value is named as the export names
+# it, not by recalld's count of messages, which also counts attachments and parts.
+WHERE = "_where"
+_MESSAGE_FIELD = re.compile(r"messages\[(?P<index>\d+)\](?:\.(?P<field>\w+))?(?P<rest>.*)", re.S)
+_CHATGPT_NAMES = {
+    "role": "author.role",
+    "speaker": "author.name",
+    "content": "content.parts",
+    "at": "create_time",
+}
+_CLAUDE_NAMES = {"role": "sender", "at": "created_at", "id": "uuid"}
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,20 @@ class ChatItem:
     number: int
     conversation: Conversation | ValidationError
     left_out: tuple[ValidationError, ...] = ()
+    # Each message's place in the export and the export's names of its fields.
+    places: tuple[tuple[str, dict[str, str]], ...] = ()
+
+    def named(self, error: ValidationError | ConflictError) -> ValidationError | ConflictError:
+        """``error`` of the conversation's ``messages[N]``, named as the export names that
+        message (``chat_messages[2].text``): recalld's count of messages also counts
+        attachments and parts, so its ``messages[3]`` was no position in the export."""
+        found = _MESSAGE_FIELD.fullmatch(error.field)
+        if found is None or int(found["index"]) >= len(self.places):
+            return error
+        where, names = self.places[int(found["index"])]
+        field = found["field"]
+        named = where if field is None else f"{where}.{names.get(field, field)}"
+        return type(error)(named + found["rest"], error.message)
 
 
 def load_document(text: str) -> Any:
@@ -103,15 +131,22 @@ def _epoch(value: Any, field: str) -> str | None:
     )
 
 
-def _text_parts(content: Any) -> str:
-    """The text of a ChatGPT message's content (``parts`` strings, or ``text``)."""
+def _text_parts(content: Any, where: str) -> str:
+    """The text of a ChatGPT message's content (``parts`` strings, or ``text``); a NUL is
+    refused here, named by its part and its position in it (``where``: the message's
+    place), not in the joined text or one of its pieces."""
     if not isinstance(content, dict):
         return ""
     parts = content.get("parts")
     if isinstance(parts, list):
+        for index, part in enumerate(parts):
+            if isinstance(part, str):
+                check.free_text(part, f"{where}.content.parts[{index}]")
         return "\n".join(part for part in parts if isinstance(part, str)).strip()
     text = content.get("text")
-    return text.strip() if isinstance(text, str) else ""
+    if not isinstance(text, str):
+        return ""
+    return check.free_text(text, f"{where}.content.text").strip()
 
 
 def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
@@ -144,16 +179,19 @@ def chatgpt_conversations(document: Any, max_bytes: int | None = None) -> Iterat
     a message longer than ``max_bytes`` comes in parts (:func:`_message_parts`)."""
     for number, item in enumerate(_conversations(document, "ChatGPT's export"), start=1):
         left_out: list[ValidationError] = []
+        places: list[tuple[str, dict[str, str]]] = []
         try:
-            yield ChatItem(
-                number, _chatgpt_conversation(item, max_bytes, left_out), tuple(left_out)
-            )
+            conversation = _chatgpt_conversation(item, max_bytes, left_out, places)
+            yield ChatItem(number, conversation, tuple(left_out), tuple(places))
         except ValidationError as error:
             yield ChatItem(number, error)
 
 
 def _chatgpt_conversation(
-    item: Any, max_bytes: int | None, left_out: list[ValidationError]
+    item: Any,
+    max_bytes: int | None,
+    left_out: list[ValidationError],
+    places: list[tuple[str, dict[str, str]]],
 ) -> Conversation:
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
@@ -181,9 +219,10 @@ def _chatgpt_conversation(
                 {
                     "role": role if isinstance(role, str) and role else None,
                     "speaker": name if isinstance(name, str) and name and role == "user" else None,
-                    "content": _text_parts(message.get("content")),
+                    "content": _text_parts(message.get("content"), where),
                     "at": _epoch(message.get("create_time"), f"{where}.create_time"),
                     "id": message.get("id") if isinstance(message.get("id"), str) else None,
+                    WHERE: (where, _CHATGPT_NAMES),
                 },
                 max_bytes,
             )
@@ -195,6 +234,7 @@ def _chatgpt_conversation(
         item.get("title"),
         _epoch(item.get("create_time"), "create_time"),
         messages,
+        places,
     )
 
 
@@ -203,14 +243,19 @@ def claude_conversations(document: Any, max_bytes: int | None = None) -> Iterato
     an attachment's text is split into turns of at most ``max_bytes`` (UTF-8) each."""
     for number, item in enumerate(_conversations(document, "Claude's export"), start=1):
         left_out: list[ValidationError] = []
+        places: list[tuple[str, dict[str, str]]] = []
         try:
-            yield ChatItem(number, _claude_conversation(item, max_bytes, left_out), tuple(left_out))
+            conversation = _claude_conversation(item, max_bytes, left_out, places)
+            yield ChatItem(number, conversation, tuple(left_out), tuple(places))
         except ValidationError as error:
             yield ChatItem(number, error)
 
 
 def _claude_conversation(
-    item: Any, max_bytes: int | None, left_out: list[ValidationError]
+    item: Any,
+    max_bytes: int | None,
+    left_out: list[ValidationError],
+    places: list[tuple[str, dict[str, str]]],
 ) -> Conversation:
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
@@ -229,18 +274,20 @@ def _claude_conversation(
         at = _claude_time(entry.get("created_at"), f"chat_messages[{position}].created_at")
         message_id = entry.get("uuid") if isinstance(entry.get("uuid"), str) else None
         texts: list[str] = []
-        tools: list[str] = []
+        tools: list[tuple[int, str]] = []  # (the block's place in content, its JSON)
         blocks = entry.get("content")
+        names = _CLAUDE_NAMES | {"content": "content" if blocks else "text"}
         if isinstance(blocks, list) and blocks:
-            for block in blocks:
+            for block_index, block in enumerate(blocks):
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    texts.append(block["text"])
+                    field = f"chat_messages[{position}].content[{block_index}].text"
+                    texts.append(check.free_text(block["text"], field))
                 elif block.get("type") in ("tool_use", "tool_result"):
-                    tools.append(json.dumps(block, ensure_ascii=False)[:4000])
+                    tools.append((block_index, json.dumps(block, ensure_ascii=False)[:4000]))
         elif isinstance(entry.get("text"), str):
-            texts.append(entry["text"])
+            texts.append(check.free_text(entry["text"], f"chat_messages[{position}].text"))
         messages.extend(
             _message_parts(
                 {
@@ -248,11 +295,12 @@ def _claude_conversation(
                     "content": "\n".join(texts).strip(),
                     "at": at,
                     "id": message_id,
+                    WHERE: (f"chat_messages[{position}]", names),
                 },
                 max_bytes,
             )
         )
-        for index, (name, text) in enumerate(_attachments(entry)):
+        for index, (place, name, text) in enumerate(_attachments(entry, position)):
             parts = _attachment_parts(name, text, max_bytes)
             for part, content in enumerate(parts, start=1):
                 suffix = f"/attachment-{index}" + (f"/part-{part}" if len(parts) > 1 else "")
@@ -262,19 +310,30 @@ def _claude_conversation(
                         "content": content,
                         "at": at,
                         "id": None if message_id is None else message_id + suffix,
+                        # Its sender, time and id are the message's (the id with a suffix).
+                        WHERE: (
+                            f"chat_messages[{position}]",
+                            _CLAUDE_NAMES | {"content": f"attachments[{place}].extracted_content"},
+                        ),
                     }
                 )
-        for index, tool in enumerate(tools):
+        for index, (block_index, tool) in enumerate(tools):
             messages.append(
                 {
                     "role": "tool",
                     "content": tool,
                     "at": at,
                     "id": None if message_id is None else f"{message_id}/tool-{index}",
+                    WHERE: (
+                        f"chat_messages[{position}]",
+                        _CLAUDE_NAMES | {"content": f"content[{block_index}]"},
+                    ),
                 }
             )
     created = _claude_time(item.get("created_at"), "created_at")
-    return _conversation(item, "claude", item.get("uuid"), item.get("name"), created, messages)
+    return _conversation(
+        item, "claude", item.get("uuid"), item.get("name"), created, messages, places
+    )
 
 
 def _claude_time(value: Any, field: str) -> str | None:
@@ -312,19 +371,23 @@ class _SeenIds:
         return False
 
 
-def _attachments(entry: dict[str, Any]) -> list[tuple[str, str]]:
-    """A Claude message's attachments that carry text: (file name, extracted text)."""
+def _attachments(entry: dict[str, Any], position: int) -> list[tuple[int, str, str]]:
+    """The attachments of the Claude message at ``position`` that carry text: (their place
+    in ``attachments``, file name, extracted text); a NUL is refused, named by its
+    position in the attachment's text (its turn's text starts with a header)."""
     found = []
     attachments = entry.get("attachments")
-    for attachment in attachments if isinstance(attachments, list) else []:
+    for place, attachment in enumerate(attachments if isinstance(attachments, list) else []):
         if not isinstance(attachment, dict):
             continue
         text = attachment.get("extracted_content")
         if not isinstance(text, str) or not text.strip():
             continue
+        field = f"chat_messages[{position}].attachments[{place}].extracted_content"
+        check.free_text(text, field)
         name = attachment.get("file_name")
         name = name.strip()[:200] if isinstance(name, str) and name.strip() else "unnamed"
-        found.append((name, text))
+        found.append((place, name, text))
     return found
 
 
@@ -392,23 +455,34 @@ def _conversation(
     title: Any,
     at: str | None,
     messages: list[dict[str, Any]],
+    places: list[tuple[str, dict[str, str]]],
 ) -> Conversation:
     if not isinstance(conversation_id, str) or not conversation_id.strip():
         raise ValidationError("id", "the conversation has no id")
     parsed = []
     for index, message in enumerate(messages):
+        place: tuple[str, dict[str, str]] = message.get(WHERE) or (f"messages[{index}]", {})
+        where, names = place
+        places.append(place)
         try:
             parsed.append(
                 ConversationMessage.model_validate(
-                    {name: value for name, value in message.items() if value is not None}
+                    {
+                        name: value
+                        for name, value in message.items()
+                        if value is not None and name != WHERE
+                    }
                     | {"content": message.get("content") or ""}
                 )
             )
         except pydantic.ValidationError as error:
-            # The first problem, named by field: the text's last line is pydantic's URL.
+            # The first problem, named by field as the export names it (recalld's own
+            # message count also counts attachments and parts): the text's last line is
+            # pydantic's URL.
             first = error.errors()[0]
+            location = [names.get(str(part), part) for part in first["loc"][:1]]
             raise ValidationError(
-                check.field_path([f"messages[{index}]", *first["loc"]]), first["msg"]
+                check.field_path([where, *location, *first["loc"][1:]]), first["msg"]
             ) from None
     if len(parsed) > MAX_MESSAGES:
         # One conversation is one send: the item is refused (as other bad items are), not

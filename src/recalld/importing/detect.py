@@ -53,6 +53,10 @@ def detect_format(sample: str, name: str | None = None) -> str:
         first = json.loads(first_line)
     except (ValueError, RecursionError):  # not one JSON value, or nested past the stack
         first = None
+    if first is None and first_line.startswith("{") and "\n" not in text:
+        # One line longer than the sample (a recalld export whose first memory is near the
+        # content limit, with meta): told by the keys it starts with.
+        first = _leading_pairs(first_line)
     if isinstance(first, dict):
         found = _from_object(first)
         if found is not None:
@@ -76,6 +80,35 @@ def detect_format(sample: str, name: str | None = None) -> str:
     if keys:
         return min(keys)[1]
     raise ValidationError("format", _unknown())
+
+
+_PAIR = re.compile(
+    r'\s*"((?:[^"\\]|\\.)*)"\s*:\s*'
+    r'("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null)?'
+)
+
+
+def _leading_pairs(line: str) -> dict[str, object]:
+    """The top-level keys a cut JSON object starts with, and their values while these are
+    plain (a string, a number, true, false, null); the first key whose value is not plain
+    (an object, an array, a string cut short) ends the reading, with that key kept."""
+    pairs: dict[str, object] = {}
+    position = 1  # after "{"
+    while (found := _PAIR.match(line, position)) is not None:
+        try:
+            key = json.loads(f'"{found[1]}"')
+            value = None if found[2] is None else json.loads(found[2])
+        except ValueError:
+            break
+        pairs[key] = value
+        position = found.end()
+        if found[2] is None:
+            break
+        separator = re.compile(r"\s*,").match(line, position)
+        if separator is None:
+            break
+        position = separator.end()
+    return pairs
 
 
 def _from_object(value: dict[str, object]) -> str | None:

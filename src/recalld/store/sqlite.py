@@ -475,7 +475,7 @@ class SQLiteStore:
         (SQLite's online backup API; see :mod:`recalld.store.sqlite_file`)."""
 
         def step(connection: apsw.Connection) -> BackupResult:
-            return copy_database(connection, Path(destination))
+            return copy_database(connection, Path(destination), self.path)
 
         return self._retrying(step)
 

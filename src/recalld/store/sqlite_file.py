@@ -126,7 +126,9 @@ def schema_versions(connection: apsw.Connection) -> set[int]:
     return {int(row[0]) for row in connection.execute("SELECT version FROM schema_migrations")}
 
 
-def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
+def copy_database(
+    source: apsw.Connection, destination: Path, configured: Path | None = None
+) -> BackupResult:
     """Copy the database behind ``source`` to a new file ``destination`` (see the module
     docstring); the copy is fsynced before this returns.
 
@@ -134,12 +136,14 @@ def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
     linked into place only when complete: no other file is ever opened, overwritten or
     removed (not a file that happens to be called ``<destination>.partial``, nor the live
     database), a ``destination`` that appears meanwhile is not replaced, and a failure
-    (a full disk) leaves nothing behind. The copy gets the live file's permissions."""
+    (a full disk) leaves nothing behind. The copy gets the live file's permissions.
+    ``configured``: the database's path as given (a symlink's): recalld keeps some of its
+    own files beside it, SQLite keeps its journals beside the file it resolves to."""
     if os.path.lexists(destination):
         raise StorageError(f"{destination} already exists; give a new file name")
     if not destination.parent.is_dir():
         raise StorageError(f"the directory {destination.parent} does not exist")
-    _refuse_own_file(source, destination)
+    _refuse_own_file(source, destination, configured)
     try:
         handle, name = tempfile.mkstemp(
             prefix=".recalld-backup-", suffix=".partial", dir=destination.parent
@@ -186,24 +190,26 @@ def copy_database(source: apsw.Connection, destination: Path) -> BackupResult:
 _OWN_SUFFIX = re.compile(r"-(?:wal|shm|journal|mj[0-9A-Fa-f]*|reserve|vectors-.*|migrate\.lock)")
 
 
-def _refuse_own_file(source: apsw.Connection, destination: Path) -> None:
+def _refuse_own_file(source: apsw.Connection, destination: Path, configured: Path | None) -> None:
     """Refuse a name one of the database's own files takes (``<db>-wal``, ``-shm``,
     ``-journal``, ``-reserve``, ``-vectors-…``, ``-migrate.lock``) even before it exists:
     recalld or SQLite would later overwrite or delete it. Other names beside the database
-    (``notes.db-2026-12-06``) are fine."""
-    live = source.filename
-    if not live:
-        return
-    live_path = Path(live)
-    same_place = os.path.realpath(destination.parent) == os.path.realpath(live_path.parent)
-    prefix = live_path.name
+    (``notes.db-2026-12-06``) are fine. Both the file SQLite opened and the path recalld was
+    given count: through a symlink, SQLite's journals sit beside the file it resolves to,
+    recalld's reserve and vector files beside the link."""
+    given = (source.filename, configured)
+    lives = {Path(path) for path in given if path is not None and str(path) not in ("", ":memory:")}
     name = destination.name
-    if same_place and name.startswith(prefix) and _OWN_SUFFIX.fullmatch(name[len(prefix) :]):
-        raise StorageError(
-            f"{destination} is the name of one of the database's own files (<db>-wal, -shm,"
-            " -journal, -reserve, -vectors-..., -migrate.lock), which recalld or SQLite may"
-            f" overwrite or delete; give another name, e.g. {live_path.stem}-backup.db"
-        )
+    for live_path in lives:
+        same_place = os.path.realpath(destination.parent) == os.path.realpath(live_path.parent)
+        prefix = live_path.name
+        if same_place and name.startswith(prefix) and _OWN_SUFFIX.fullmatch(name[len(prefix) :]):
+            raise StorageError(
+                f"{destination} is the name of one of the database's own files (<db>-wal,"
+                " -shm, -journal, -reserve, -vectors-..., -migrate.lock), which recalld or"
+                f" SQLite may overwrite or delete; give another name, e.g."
+                f" {live_path.stem}-backup.db"
+            )
 
 
 def _copy_pages(
