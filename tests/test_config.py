@@ -16,6 +16,7 @@ from recalld.config import (
     MAX_DURATION_SECONDS,
     MAX_EMBEDDER_DIMENSION,
     MAX_EMBEDDER_THREADS,
+    MAX_POOL_CONNECTIONS,
     MAX_TIMEOUT_MS,
     Settings,
 )
@@ -124,8 +125,6 @@ def test_config_waits_and_leases_at_their_limit_still_work(db_path: Path) -> Non
 # the recall, listing, worker batch or graph page that binds it fail with an OverflowError
 # traceback (RECALLD_RECALL_CATCH_UP=1e20-as-digits broke every recall).
 COUNT_VARIABLES = [
-    "RECALLD_POSTGRES_POOL_MIN",
-    "RECALLD_POSTGRES_POOL_MAX",
     "RECALLD_RESERVE_BYTES",
     "RECALLD_MAX_CONTENT_BYTES",
     "RECALLD_MAX_TAGS",
@@ -191,13 +190,17 @@ def test_config_counts_at_their_limit_still_work(db_path: Path) -> None:
     [
         ("RECALLD_EMBEDDER_THREADS", MAX_EMBEDDER_THREADS),
         ("RECALLD_EMBEDDER_DIMENSION", MAX_EMBEDDER_DIMENSION),
+        ("RECALLD_POSTGRES_POOL_MIN", MAX_POOL_CONNECTIONS),
+        ("RECALLD_POSTGRES_POOL_MAX", MAX_POOL_CONNECTIONS),
     ],
 )
-def test_config_embedder_sizes_past_their_limit_are_refused_at_startup(
+def test_config_sizes_past_their_own_limit_are_refused_at_startup(
     monkeypatch: pytest.MonkeyPatch, variable: str, limit: int
 ) -> None:
     # Accepted up to 2147483647 before: 100,000 onnxruntime threads hung the first recall
-    # for minutes, and a hashing vector of that length made every write allocate 8 GB.
+    # for minutes, a hashing vector of that length made every write allocate 8 GB, and a
+    # pool kept at more connections than PostgreSQL allows retried its connects for ever.
+    monkeypatch.setenv("RECALLD_POSTGRES_POOL_MAX", str(MAX_POOL_CONNECTIONS))
     monkeypatch.setenv(variable, str(limit + 1))
     with pytest.raises(ValidationError) as caught:
         load_settings({}, {})

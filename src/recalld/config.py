@@ -19,6 +19,7 @@ __all__ = [
     "MAX_DURATION_SECONDS",
     "MAX_EMBEDDER_DIMENSION",
     "MAX_EMBEDDER_THREADS",
+    "MAX_POOL_CONNECTIONS",
     "MAX_TIMEOUT_MS",
     "Settings",
     "default_cache_directory",
@@ -43,6 +44,9 @@ MAX_COUNT = 2**31 - 1
 # thousand floats; 2147483647 made every write allocate 8 GB.
 MAX_EMBEDDER_THREADS = 256
 MAX_EMBEDDER_DIMENSION = 65_536
+# PostgreSQL's own bound on connections (max_connections, MAX_BACKENDS): a pool kept at
+# two billion connections only retried its failing connects for ever.
+MAX_POOL_CONNECTIONS = 262_143
 
 
 def default_cache_directory() -> Path:
@@ -83,10 +87,10 @@ class Settings(BaseSettings):
 
     # -- PostgreSQL (issue 15) ----------------------------------------------------
     postgres_pool_min: int = Field(
-        default=1, ge=0, le=MAX_COUNT, description="connections kept open"
+        default=1, ge=0, le=MAX_POOL_CONNECTIONS, description="connections kept open"
     )
     postgres_pool_max: int = Field(
-        default=10, gt=0, le=MAX_COUNT, description="connections at most"
+        default=10, gt=0, le=MAX_POOL_CONNECTIONS, description="connections at most"
     )
     postgres_connect_timeout_seconds: float = Field(
         default=10.0,
