@@ -67,3 +67,32 @@ def test_an_update_that_keeps_every_value_records_no_scrub(
     with old_snapshot(any_database):
         memory.update(receipt.id, salience=0.5)
         assert memory.stats().pending_scrubs == 0
+
+
+def _send(memory: MemoryService, text: str) -> list[str]:
+    report = memory.remember_conversation(
+        [
+            {"id": "m1", "speaker": "Ann", "content": text},
+            {"id": "m2", "speaker": "Bo", "content": "ok"},
+        ],
+        conversation="chat-1",
+    )
+    return [turn.receipt.scrub for turn in report.turns]
+
+
+def test_an_edited_turn_says_its_old_text_is_scrubbed(memory: MemoryService) -> None:
+    # The Receipt's scrub says whether an overwrite's old value left the files: an edited
+    # turn's receipt said "none" although its old text was dropped (and scrubbed).
+    assert _send(memory, "my pin is 4471") == ["none", "none"]
+    assert _send(memory, "my pin is secret") == ["done", "none"]
+    assert _send(memory, "my pin is secret") == ["none", "none"]  # unchanged
+
+
+def test_an_edited_turn_behind_a_reader_says_pending(
+    memory: MemoryService, any_database: Path | str
+) -> None:
+    _send(memory, "my pin is 4471")
+    with old_snapshot(any_database):
+        assert _send(memory, "my pin is secret") == ["pending", "none"]
+        assert memory.stats().pending_scrubs == 1
+    assert memory.scrubber.wait_until_done(timeout=30)
