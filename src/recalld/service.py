@@ -448,5 +448,10 @@ class MemoryService(ServiceCore):
     def backup(self, destination: str | Path) -> BackupResult:
         """Copy the whole database (every namespace, everything in it) to the new file
         ``destination`` while other processes keep writing; the copy holds every write
-        committed before it began. SQLite only (see :meth:`recalld.store.base.Store.backup`)."""
+        committed before it began. SQLite only (see :meth:`recalld.store.base.Store.backup`).
+
+        Memories whose TTL has passed are purged first: no read shows them any more, and
+        a copy kept elsewhere must not keep them either (the purge inside reads runs at
+        most every ``purge_interval_seconds``)."""
+        self.purge_expired()
         return self.store.backup(Path(destination))

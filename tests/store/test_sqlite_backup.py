@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
@@ -16,6 +17,7 @@ import pytest
 from recalld.config import Settings
 from recalld.errors import DiskFullError, StorageError
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 from tests.scrub_support import old_snapshot
 
 WRITER = textwrap.dedent(
@@ -171,6 +173,22 @@ def test_backup_holds_no_trace_of_a_forgotten_memory_even_while_its_scrub_is_pen
         assert b"QWXPENDINGSECRET" in live
     # ...but never in the copy, which takes each page's newest version.
     assert b"QWXPENDINGSECRET" not in copy.read_bytes()
+    with MemoryService.open(Settings(db=copy, embedder="none")) as restored:
+        assert restored.stats().count == 10
+
+
+def test_backup_holds_no_memory_whose_ttl_has_passed(db_path: Path, tmp_path: Path) -> None:
+    # The purge inside reads runs at most every purge_interval_seconds: an expired memory
+    # not purged yet was copied whole into a backup taken meanwhile.
+    clock = FakeClock(datetime(2026, 12, 6, 12, 0, tzinfo=UTC))
+    settings = Settings(db=db_path, embedder="none", purge_interval_seconds=3600)
+    with MemoryService.open(settings, clock=clock) as service:
+        for index in range(10):
+            service.remember(f"filler {index}")
+        service.remember("QWXEXPIREDSECRET " * 40, ttl_seconds=60)
+        clock.advance(120)
+        copy = service.backup(tmp_path / "after-expiry.db").destination
+    assert b"QWXEXPIREDSECRET" not in copy.read_bytes()
     with MemoryService.open(Settings(db=copy, embedder="none")) as restored:
         assert restored.stats().count == 10
 
