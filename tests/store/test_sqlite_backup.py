@@ -193,6 +193,39 @@ def test_backup_holds_no_memory_whose_ttl_has_passed(db_path: Path, tmp_path: Pa
         assert restored.stats().count == 10
 
 
+def test_backup_on_a_full_disk_still_purges_and_copies(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The purge before the copy is a write: on a full disk it failed, and with it the
+    # backup, which reads the database and writes elsewhere and worked before the purge
+    # came (review rj57). As forget does, the reserve beside the database makes room.
+    clock = FakeClock(datetime(2026, 12, 6, 12, 0, tzinfo=UTC))
+    settings = Settings(db=db_path, embedder="none", purge_interval_seconds=3600)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("kept")
+        service.remember("QWXEXPIREDSECRET " * 40, ttl_seconds=60)
+        clock.advance(120)
+        store = service.store
+        purge, release = store.purge_expired, store.release_reserve
+        released: list[bool] = []
+
+        def full_until_released(now: datetime) -> int:
+            if not released:
+                raise DiskFullError("the disk holding the database is full")
+            return purge(now)
+
+        def release_reserve() -> bool:
+            released.append(release())
+            return released[-1]
+
+        monkeypatch.setattr(store, "purge_expired", full_until_released)
+        monkeypatch.setattr(store, "release_reserve", release_reserve)
+        result = service.backup(tmp_path / "copy.db")
+    assert released == [True]
+    assert result.memories == 1
+    assert b"QWXEXPIREDSECRET" not in result.destination.read_bytes()
+
+
 def test_backup_refuses_a_name_of_the_database_own_files(
     service: MemoryService, db_path: Path
 ) -> None:

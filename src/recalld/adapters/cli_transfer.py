@@ -266,6 +266,7 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
     from datetime import UTC, datetime
 
     from recalld.scrubbing import Scrubber
+    from recalld.service import purge_before_backup
     from recalld.store.factory import open_store
 
     database = state.settings.db
@@ -283,7 +284,7 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
             # As MemoryService.backup: an expired memory no read shows any more must not
             # live on in the copy, where no purge reaches (this process purged nothing
             # yet, and a server's purge runs at most every purge_interval_seconds).
-            store.purge_expired(datetime.now(UTC))
+            purge_before_backup(store, datetime.now(UTC))
         result = store.backup(destination)
     finally:
         # The purge's scrub, done now unless a reader holds it up (then the next process
