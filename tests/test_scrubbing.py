@@ -20,6 +20,8 @@ from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
 MARKER = "zqxscrubmarker4471"
+# A valid geohash (no a, i, l or o) that nothing else in these databases spells.
+PLACE_MARKER = "zqxs7k9mwv"
 
 
 def database_bytes(db_path: Path) -> bytes:
@@ -120,6 +122,17 @@ def _update_meta(memory: MemoryService) -> None:
     memory.update(receipt.id, meta={"note": "replaced"})
 
 
+def _update_speaker(memory: MemoryService) -> None:
+    receipt = memory.remember("said in the meeting", speaker=f"Dr {MARKER}")
+    memory.update(receipt.id, speaker="someone else")
+
+
+def _update_place(memory: MemoryService) -> None:
+    # A given geohash is stored as given: the marker here is the place itself.
+    receipt = memory.remember("where it happened", place={"geohash": PLACE_MARKER})
+    memory.update(receipt.id, place={"lat": 1.5, "lon": 2.5})
+
+
 def _core_remove(memory: MemoryService) -> None:
     memory.core.apply("user", [{"action": "add", "content": f"Name: {MARKER}"}])
     memory.core.apply("user", [{"action": "add", "content": "Prefers tea"}])
@@ -152,6 +165,8 @@ PATHS: dict[str, Callable[[MemoryService], None]] = {
     "key overwrite": _overwrite_key,
     "update content": _update_content,
     "update meta": _update_meta,
+    "update speaker": _update_speaker,
+    "update place": _update_place,
     "core remove": _core_remove,
     "core patch": _core_patch,
     "import replace": _import_replace,
@@ -166,7 +181,9 @@ def test_every_content_dropping_path_scrubs(
     # The write that stores the marker and the write that drops it are one step here;
     # check that the marker reached the files in between by replaying the first half.
     dropped(memory)
-    assert MARKER.encode() not in database_bytes(db_path)
+    data = database_bytes(db_path)
+    assert MARKER.encode() not in data
+    assert PLACE_MARKER.encode() not in data
     assert memory.stats().pending_scrubs == 0
 
 
@@ -174,7 +191,9 @@ def test_paths_really_wrote_the_marker_first(memory: MemoryService, db_path: Pat
     """The byte scans above would pass vacuously if the marker never reached a file."""
     memory.remember(f"plain {MARKER}")
     memory.core.apply("user", [{"action": "add", "content": f"Name: {MARKER}"}])
+    memory.remember("somewhere", speaker=MARKER, place={"geohash": PLACE_MARKER})
     _written(memory, db_path)
+    assert PLACE_MARKER.encode() in database_bytes(db_path)
 
 
 def test_ttl_purge_scrubs(memory: MemoryService, db_path: Path, clock: FakeClock) -> None:

@@ -73,6 +73,30 @@ def test_import_keeps_each_record_namespace(
         assert fresh.stats(["default", "other"]).by_namespace == {"default": 2, "other": 1}
 
 
+def test_import_refuses_an_empty_namespace_instead_of_writing_the_default(
+    service: MemoryService,
+) -> None:
+    # "" was read as "no namespace": the line replaced the default namespace's memory of
+    # that id, which it never named (adversarial pass j57).
+    service.remember("the default namespace's own note", id="n1")
+    lines = [
+        json.dumps(
+            {
+                "namespace": "",
+                "id": "n1",
+                "content": "written over",
+                "updated_at": "2030-01-01T00:00:00Z",
+            }
+        ),
+        json.dumps({"type": "recalld.core", "namespace": "", "target": "user", "entries": ["x"]}),
+    ]
+    report = service.import_lines(lines)
+    assert (report.created, report.updated) == (0, 0)
+    assert [error.line for error in report.errors] == [1, 2]
+    assert all(error.error.startswith("namespace: must be 1-100") for error in report.errors)
+    assert service.get("n1").content == "the default namespace's own note"
+
+
 def test_import_newer_record_updates_older_is_unchanged(
     service: MemoryService, clock: FakeClock
 ) -> None:

@@ -96,7 +96,7 @@ from recalld.conversation_model import (
 )
 from recalld.conversation_placement import TurnKey, borrowed_times, keyed_positions, placement
 from recalld.errors import ConflictError, ValidationError
-from recalld.model import Memory, NewMemory, Receipt
+from recalld.model import Memory, NewMemory, Receipt, ScrubState
 from recalld.store.base import Scope, Store, StoreTransaction
 from recalld.store.retrieval import TURN_KIND
 from recalld.writing import expired
@@ -266,7 +266,7 @@ class Conversations:
         clock: Clock,
         writer: Writer,
         namespace_of: Callable[[str | None], str],
-        after_drop: Callable[[], object],
+        after_drop: Callable[[], ScrubState],
     ) -> None:
         self._store = store
         self._settings = settings
@@ -359,8 +359,13 @@ class Conversations:
             if progress is not None and kept:
                 progress(min(start + CHUNK_TURNS, len(kept)), len(kept))
         assert report is not None
-        if report.updated:
-            self._after_drop()  # an edited message's old text leaves the files too
+        dropping = [turn for turn in report.turns if turn.receipt.scrub == "pending"]
+        if dropping:
+            # An edited message's old text (or an expired turn its id freed) leaves the
+            # files too, and its receipt says whether it has yet, as remember's does.
+            scrub = self._after_drop()
+            for turn in dropping:
+                turn.receipt = turn.receipt.model_copy(update={"scrub": scrub})
         return report
 
     def _check(self, conversation: Conversation) -> None:
@@ -709,9 +714,9 @@ class Conversations:
                 if moment is not None:
                     changes["at"] = draft.at
                 changes["speaker"] = speaker
-                memory, _ = self._writer.updated(tx, existing, changes, self._clock())
+                memory, dropped = self._writer.updated(tx, existing, changes, self._clock())
                 report.updated += 1
-                return _receipt(memory, "overwritten")
+                return _receipt(memory, "overwritten", "pending" if dropped else "none")
             receipt, _ = self._writer.write(tx, draft, namespace)
         except ValidationError as error:
             raise ValidationError(prefix + error.field, error.message) from None
@@ -768,10 +773,10 @@ def _speaker(message: ConversationMessage, prefix: str) -> str | None:
     return check.speaker(speaker)
 
 
-def _receipt(memory: Memory, status: str) -> Receipt:
+def _receipt(memory: Memory, status: str, scrub: ScrubState = "none") -> Receipt:
     from recalld.writing import receipt_of
 
-    return receipt_of(memory, status)
+    return receipt_of(memory, status, scrub=scrub)
 
 
 def _fits(said: Sequence[int | None]) -> bool:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from recalld import _validate as check
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
-from recalld.errors import ValidationError
+from recalld.errors import DiskFullError, ValidationError
 from recalld.model import (
     ImportReport,
     Memory,
@@ -448,5 +448,28 @@ class MemoryService(ServiceCore):
     def backup(self, destination: str | Path) -> BackupResult:
         """Copy the whole database (every namespace, everything in it) to the new file
         ``destination`` while other processes keep writing; the copy holds every write
-        committed before it began. SQLite only (see :meth:`recalld.store.base.Store.backup`)."""
+        committed before it began. SQLite only (see :meth:`recalld.store.base.Store.backup`).
+
+        Memories whose TTL has passed are purged first: no read shows them any more, and
+        a copy kept elsewhere must not keep them either (the purge inside reads runs at
+        most every ``purge_interval_seconds``). On a full disk the reserve beside the
+        database is released so that the purge can still be written, as forget's is."""
+        if purge_before_backup(self.store, self._clock()):
+            self.scrubber.after_drop(wait=False)  # the copy holds none of it either way
         return self.store.backup(Path(destination))
+
+
+def purge_before_backup(store: Store, now: datetime) -> int:
+    """Delete the memories whose TTL has passed at ``now`` before ``store`` is copied
+    (``MemoryService.backup``, ``recalld backup``): no read shows them, and no purge reaches
+    a copy. On a full disk the reserve beside the database is released so that the
+    deletion can still be written, as forget's is; without one the DiskFullError stands."""
+    try:
+        removed = store.purge_expired(now)
+    except DiskFullError:
+        if not store.release_reserve():
+            raise
+        removed = store.purge_expired(now)
+    if removed:
+        logger.info("purged %d expired memories before a backup", removed)
+    return removed

@@ -402,7 +402,9 @@ class Transfer:
             return ImportLineError(
                 line=number, error=f"namespace: must be text, got {type(target).__name__}"
             )
-        namespace = target or default_namespace
+        # An empty namespace is refused below, not read as the default: that would write
+        # (and replace a memory by its id) where the line never said.
+        namespace = default_namespace if target is None else target
         try:
             check.namespace(namespace)
         except ValidationError as error:

@@ -64,8 +64,21 @@ INTENTION_KIND = "intention"
 # same words of another kind is never answered by one of them: it would go with its owner.
 OWNED_KINDS = frozenset({TURN_KIND, "observation", INTENTION_KIND})
 
-# Fields whose old text leaves the files (and must be scrubbed) when an update changes them.
-TEXT_FIELDS = ("content", "title", "key", "kind", "category", "tags", "source", "meta")
+# Fields whose old value leaves the files (and must be scrubbed) when an update changes
+# them: every text a caller wrote (the speaker's name too) and where it happened (the
+# place: its coordinates, geohash and name).
+TEXT_FIELDS = (
+    "content",
+    "title",
+    "key",
+    "kind",
+    "category",
+    "tags",
+    "source",
+    "meta",
+    "speaker",
+    "place",
+)
 
 
 def expired(memory: Memory, now: datetime) -> bool:
@@ -103,12 +116,8 @@ def receipt_of(
 
 
 def dropped_text(before: Memory, after: Memory) -> bool:
-    """Whether an update replaced any stored text (which then needs scrubbing)."""
-    if any(getattr(before, name) != getattr(after, name) for name in TEXT_FIELDS):
-        return True
-    before_name = None if before.place is None else before.place.name
-    after_name = None if after.place is None else after.place.name
-    return before_name != after_name
+    """Whether an update replaced any stored text or place (which then needs scrubbing)."""
+    return any(getattr(before, name) != getattr(after, name) for name in TEXT_FIELDS)
 
 
 class Writer:

@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from recalld.adapters.cli import cli
 from recalld.adapters.cli_servers import banner
 from recalld.config import Settings
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "imports"
 
@@ -116,6 +118,29 @@ def test_cli_ingest_and_backup(tmp_path: Path) -> None:
     code, stdout, _ = _invoke("--db", str(copy), "list", "--json")
     assert code == 0
     assert {memory["speaker"] for memory in json.loads(stdout)["memories"]} == {"Ada", "Ben"}
+
+
+def test_cli_backup_holds_no_memory_whose_ttl_has_passed(tmp_path: Path) -> None:
+    # `recalld backup` opens the store, not the service: it skipped the purge that
+    # MemoryService.backup runs, so a memory expired but not purged yet (no server's
+    # purge had come round) was copied whole, and counted (review rj57).
+    db = tmp_path / "ttl.db"
+    written = FakeClock(datetime(2020, 1, 1, tzinfo=UTC))  # long expired by now
+    with MemoryService.open(Settings(db=db, embedder="none"), clock=written) as service:
+        for index in range(5):
+            service.remember(f"filler {index}")
+        service.remember("QWXEXPIREDSECRET " * 40, ttl_seconds=60)
+    assert b"QWXEXPIREDSECRET" in db.read_bytes()  # closed: the log folded in
+    copy = tmp_path / "copy.db"
+    code, stdout, _ = _invoke("--db", str(db), "backup", str(copy), "--json")
+    assert code == 0
+    assert json.loads(stdout)["memories"] == 5
+    assert b"QWXEXPIREDSECRET" not in copy.read_bytes()
+    with MemoryService.open(Settings(db=copy, embedder="none"), clock=written) as restored:
+        assert restored.stats().count == 5
+        assert restored.stats().pending_scrubs == 0
+    with MemoryService.open(Settings(db=db, embedder="none"), clock=written) as source:
+        assert source.stats().count == 5  # purged in the source too, not only skipped
 
 
 def test_cli_ingest_refuses_a_repeated_message_id(tmp_path: Path) -> None:

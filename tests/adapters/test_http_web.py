@@ -72,7 +72,22 @@ def test_http_web_api_responses_carry_the_security_headers_too(client: TestClien
         response.headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'"
     )
     assert response.headers["x-content-type-options"] == "nosniff"
-    assert "cache-control" not in response.headers
+    assert response.headers["cache-control"] == "no-store"
+
+
+def test_http_web_no_cache_keeps_a_memory_the_api_returned(client: TestClient) -> None:
+    # A browser (the memory browser's own fetches) or a proxy would otherwise keep the
+    # answers on disk, where forget never reaches: the memory outlived its forget there.
+    receipt = client.post("/v1/memories", json={"content": "the door code is 4471"}).json()
+    for response in (
+        client.get(f"/v1/memories/{receipt['id']}"),
+        client.get("/v1/memories"),
+        client.post("/v1/search", json={"query": "door code"}),
+        client.get("/v1/export"),
+        client.delete(f"/v1/memories/{receipt['id']}"),
+        client.get(f"/v1/memories/{receipt['id']}"),  # an error answer too
+    ):
+        assert response.headers["cache-control"] == "no-store", response.request.url
 
 
 def test_http_web_docs_use_the_vendored_swagger_ui_only(client: TestClient) -> None:

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
@@ -16,6 +17,7 @@ import pytest
 from recalld.config import Settings
 from recalld.errors import DiskFullError, StorageError
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 from tests.scrub_support import old_snapshot
 
 WRITER = textwrap.dedent(
@@ -173,6 +175,55 @@ def test_backup_holds_no_trace_of_a_forgotten_memory_even_while_its_scrub_is_pen
     assert b"QWXPENDINGSECRET" not in copy.read_bytes()
     with MemoryService.open(Settings(db=copy, embedder="none")) as restored:
         assert restored.stats().count == 10
+
+
+def test_backup_holds_no_memory_whose_ttl_has_passed(db_path: Path, tmp_path: Path) -> None:
+    # The purge inside reads runs at most every purge_interval_seconds: an expired memory
+    # not purged yet was copied whole into a backup taken meanwhile.
+    clock = FakeClock(datetime(2026, 12, 6, 12, 0, tzinfo=UTC))
+    settings = Settings(db=db_path, embedder="none", purge_interval_seconds=3600)
+    with MemoryService.open(settings, clock=clock) as service:
+        for index in range(10):
+            service.remember(f"filler {index}")
+        service.remember("QWXEXPIREDSECRET " * 40, ttl_seconds=60)
+        clock.advance(120)
+        copy = service.backup(tmp_path / "after-expiry.db").destination
+    assert b"QWXEXPIREDSECRET" not in copy.read_bytes()
+    with MemoryService.open(Settings(db=copy, embedder="none")) as restored:
+        assert restored.stats().count == 10
+
+
+def test_backup_on_a_full_disk_still_purges_and_copies(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The purge before the copy is a write: on a full disk it failed, and with it the
+    # backup, which reads the database and writes elsewhere and worked before the purge
+    # came (review rj57). As forget does, the reserve beside the database makes room.
+    clock = FakeClock(datetime(2026, 12, 6, 12, 0, tzinfo=UTC))
+    settings = Settings(db=db_path, embedder="none", purge_interval_seconds=3600)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("kept")
+        service.remember("QWXEXPIREDSECRET " * 40, ttl_seconds=60)
+        clock.advance(120)
+        store = service.store
+        purge, release = store.purge_expired, store.release_reserve
+        released: list[bool] = []
+
+        def full_until_released(now: datetime) -> int:
+            if not released:
+                raise DiskFullError("the disk holding the database is full")
+            return purge(now)
+
+        def release_reserve() -> bool:
+            released.append(release())
+            return released[-1]
+
+        monkeypatch.setattr(store, "purge_expired", full_until_released)
+        monkeypatch.setattr(store, "release_reserve", release_reserve)
+        result = service.backup(tmp_path / "copy.db")
+    assert released == [True]
+    assert result.memories == 1
+    assert b"QWXEXPIREDSECRET" not in result.destination.read_bytes()
 
 
 def test_backup_refuses_a_name_of_the_database_own_files(

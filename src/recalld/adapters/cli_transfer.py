@@ -265,9 +265,12 @@ def ingest_command(
 @pass_state
 def backup_command(state: _State, destination: Path, as_json: bool) -> None:
     """Copy the whole database to DESTINATION (a new file, or a directory to put it in)
-    while servers keep writing: the copy holds every write acknowledged before it began."""
+    while servers keep writing: the copy holds every write acknowledged before it began,
+    but no memory whose TTL has passed (they are purged first)."""
     from datetime import UTC, datetime
 
+    from recalld.scrubbing import Scrubber
+    from recalld.service import purge_before_backup
     from recalld.store.factory import open_store
 
     database = state.settings.db
@@ -278,10 +281,19 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         destination = destination / f"recalld-{stamp}.db"
     store = open_store(state.settings)
+    scrubber = Scrubber(store, state.settings)
     try:
         source = store.location()
+        if isinstance(database, Path):
+            # As MemoryService.backup: an expired memory no read shows any more must not
+            # live on in the copy, where no purge reaches (this process purged nothing
+            # yet, and a server's purge runs at most every purge_interval_seconds).
+            purge_before_backup(store, datetime.now(UTC))
         result = store.backup(destination)
     finally:
+        # The purge's scrub, done now unless a reader holds it up (then the next process
+        # to open the database finishes it); the copy has no trace of it either way.
+        scrubber.close()
         store.close()
     copy = result.destination.resolve()
     if as_json:

@@ -87,8 +87,10 @@ class SecurityHeaders:
             return
         path = str(scope.get("path", ""))
         policy = _policy(path)
-        # Assets change with each release: revalidate (ETag) instead of trusting a stale copy.
-        revalidate = policy != API_POLICY
+        # Assets change with each release: revalidate (ETag) instead of trusting a stale
+        # copy. API answers hold memories, which forget must be able to erase: no cache
+        # (the browser's on disk, a proxy's) may keep a copy of one.
+        caching = "no-store" if policy == API_POLICY else "no-cache"
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -97,8 +99,7 @@ class SecurityHeaders:
                 headers.setdefault("X-Content-Type-Options", "nosniff")
                 headers.setdefault("X-Frame-Options", "DENY")
                 headers.setdefault("Referrer-Policy", "no-referrer")
-                if revalidate:
-                    headers.setdefault("Cache-Control", "no-cache")
+                headers.setdefault("Cache-Control", caching)
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
