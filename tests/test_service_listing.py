@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 
 from recalld.errors import ValidationError
@@ -55,6 +58,29 @@ def test_list_rejects_foreign_cursor(timeline: MemoryService) -> None:
     assert recent_cursor is not None
     with pytest.raises(ValidationError):
         timeline.list_memories(cursor=recent_cursor)
+
+
+def _forged(*values: object) -> str:
+    raw = json.dumps(list(values)).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        # Offsets that take the time past year 1 or 9999 in UTC: an OverflowError before.
+        _forged("created", "0001-01-01T00:00:00+14:00", 1),
+        _forged("created", "9999-12-31T23:59:59-14:00", 1),
+        # JSON true as the seq: read as seq 1 before.
+        _forged("created", "2026-01-01T00:00:00.000000Z", True),
+    ],
+    ids=["before-year-1", "after-year-9999", "boolean-seq"],
+)
+def test_list_refuses_forged_cursor_naming_the_field(timeline: MemoryService, cursor: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        timeline.list_memories(cursor=cursor)
+    assert caught.value.field == "cursor"
+    assert "is not a cursor this listing returned" in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -30,13 +30,16 @@ def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
     if (
         kind != order
         or not isinstance(value, str)
-        or not isinstance(seq, int)
+        or type(seq) is not int  # JSON true is no seq (bool is an int subclass)
         or not 0 <= seq < 2**63  # store integers are 64-bit
     ):
         raise ValidationError("cursor", "is not a cursor this listing returned")
     try:
         moment = from_storage(value)
-    except ValueError:
+        # The stores compare the value in UTC: a forged time whose offset takes it past
+        # year 1 or 9999 cannot be converted (an OverflowError deep in the listing).
+        to_storage(moment)
+    except (ValueError, OverflowError):
         raise ValidationError("cursor", "is not a cursor this listing returned") from None
     if moment.tzinfo is None:
         raise ValidationError("cursor", "is not a cursor this listing returned")
