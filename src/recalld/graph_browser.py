@@ -324,17 +324,30 @@ class GraphBrowser:
         relations: dict[int, RelationRecord] = {}
         frontier = [center.id]
         truncated = False
+        # Relations read per hop: one more than are kept tells a hop that had more (many
+        # predicates between the same few entities) apart from one that had exactly that.
+        relations_per_hop = limit * 4
         for _ in range(depth):
             if not frontier:
                 break
             found = graph.relations(
-                scope_namespace, now, entity_ids=frontier, predicate=None, limit=limit * 4
+                scope_namespace,
+                now,
+                entity_ids=frontier,
+                predicate=None,
+                limit=relations_per_hop + 1,
             )
+            if len(found) > relations_per_hop:
+                found = found[:relations_per_hop]
+                truncated = True
             keys = {key for record in found for key in (record.subject_key, record.object_key)}
             by_key = graph.entities_by_key(scope_namespace, sorted(keys), now)
             frontier = []
             for record in found:
-                ends = [by_key[record.subject_key].id, by_key[record.object_key].id]
+                subject, target = by_key.get(record.subject_key), by_key.get(record.object_key)
+                if subject is None or target is None:
+                    continue  # an end deleted by another client between the two reads
+                ends = [subject.id, target.id]
                 if any(end not in seen for end in ends) and len(seen) >= limit:
                     truncated = True
                     continue
