@@ -571,3 +571,21 @@ def test_conversation_large_skipped_message_is_skipped_not_refused(
         conversation="big",
     )
     assert (report.created, report.skipped) == (1, 1)
+
+
+def test_turns_around_a_turn_past_max_limit(any_database: Path | str) -> None:
+    # RECALLD_MAX_LIMIT=10: turn 25 of 30 came back alone (only the first 10 were searched).
+    capped = Settings(
+        db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="none", max_limit=10
+    )
+    with MemoryService.open(capped) as service:
+        messages = [
+            {"role": "user" if n % 2 == 0 else "assistant", "content": f"turn number {n}"}
+            for n in range(30)
+        ]
+        report = service.remember_conversation(messages, conversation="long")
+        ids = [turn.receipt.id for turn in report.turns]
+        around = service.turns(ids[25], before=2, after=10)
+        assert [memory.content for memory in around] == [
+            f"turn number {n}" for n in range(23, 30)
+        ]

@@ -343,9 +343,13 @@ class MemoryService(ServiceCore):
         memory = self.get(memory_id, namespace=namespace)
         if memory.source is None:
             return [memory]
-        turns = self.conversations.turns(
-            memory.source, namespace=memory.namespace, limit=self.settings.max_limit
-        )
+        from recalld.conversations import ALL_TURNS
+        from recalld.store.base import Scope
+
+        # Every turn of the conversation: ``max_limit`` caps what comes back, not the turns
+        # searched for this one (a turn past the first max_limit came back alone).
+        scope = Scope(namespaces=(memory.namespace,), now=self._clock())
+        turns = self.store.by_source(scope, memory.source, limit=ALL_TURNS)
         positions = [turn.id for turn in turns]
         if memory.id not in positions:
             return [memory]
