@@ -359,3 +359,16 @@ def test_graph_namespaces_are_walls(service: MemoryService) -> None:
     assert bob.entities == len(_names(service, "bob"))
     hits = service.search("Kate Rome", namespace="bob")
     assert all(hit.memory.namespace == "bob" for hit in hits)
+
+
+def test_graph_cursor_nested_past_the_recursion_limit_is_refused(service: MemoryService) -> None:
+    # "[[[[…": json.loads raised RecursionError (a 500 on REST) for a 1.4 kB cursor.
+    nested = base64.urlsafe_b64encode(b"[" * 2000).decode().rstrip("=")
+    for listing in (
+        service.graph.entities,
+        service.graph.relations,
+        service.knowledge.read_graph,
+    ):
+        with pytest.raises(ValidationError) as bad:
+            listing(cursor=nested)
+        assert bad.value.field == "cursor"

@@ -73,8 +73,10 @@ def _forged(*values: object) -> str:
         _forged("created", "9999-12-31T23:59:59-14:00", 1),
         # JSON true as the seq: read as seq 1 before.
         _forged("created", "2026-01-01T00:00:00.000000Z", True),
+        # Nested past the recursion limit: a RecursionError before.
+        base64.urlsafe_b64encode(b"[" * 2000).decode().rstrip("="),
     ],
-    ids=["before-year-1", "after-year-9999", "boolean-seq"],
+    ids=["before-year-1", "after-year-9999", "boolean-seq", "nested-arrays"],
 )
 def test_list_refuses_forged_cursor_naming_the_field(timeline: MemoryService, cursor: str) -> None:
     with pytest.raises(ValidationError) as caught:

@@ -25,7 +25,8 @@ def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         kind, value, seq = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError):
+    except (binascii.Error, ValueError, TypeError, RecursionError):
+        # RecursionError: "[[[[…" nested past the interpreter's depth (a 1.4 kB cursor).
         raise ValidationError("cursor", "is not a cursor this listing returned") from None
     if (
         kind != order

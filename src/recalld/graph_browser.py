@@ -93,7 +93,8 @@ def decode_cursor(
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         values = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError):
+    except (binascii.Error, ValueError, TypeError, RecursionError):
+        # RecursionError: "[[[[…" nested past the interpreter's depth (a 1.4 kB cursor).
         raise refused from None
     if not isinstance(values, list) or len(values) != len(shape) + 1 or values[0] != kind:
         raise refused
