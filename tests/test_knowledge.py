@@ -315,9 +315,7 @@ def test_knowledge_search_nodes_holds_its_page_to_max_limit(tmp_path: Path) -> N
         db=tmp_path / "capped.db", embedder="none", graph_extractor="none", max_limit=2
     )
     with MemoryService.open(capped) as service:
-        service.knowledge.create_entities(
-            [_entity(f"Oboist {n}", "musician") for n in range(5)]
-        )
+        service.knowledge.create_entities([_entity(f"Oboist {n}", "musician") for n in range(5)])
         found = service.knowledge.search_nodes("oboist")
         assert [entity.name for entity in found.entities] == ["Oboist 0", "Oboist 1"]
         assert found.has_more

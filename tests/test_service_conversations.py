@@ -586,6 +586,4 @@ def test_turns_around_a_turn_past_max_limit(any_database: Path | str) -> None:
         report = service.remember_conversation(messages, conversation="long")
         ids = [turn.receipt.id for turn in report.turns]
         around = service.turns(ids[25], before=2, after=10)
-        assert [memory.content for memory in around] == [
-            f"turn number {n}" for n in range(23, 30)
-        ]
+        assert [memory.content for memory in around] == [f"turn number {n}" for n in range(23, 30)]
