@@ -41,7 +41,7 @@ from recalld.indexing import Indexing
 from recalld.store.base import Scope, Store
 from recalld.store.graph import EntityRecord, RelationRecord
 
-__all__ = ["GraphBrowser", "entity_view", "relation_view"]
+__all__ = ["CURSOR_MAX_CHARS", "GraphBrowser", "entity_view", "relation_view"]
 
 MAX_DEPTH = 3
 NEIGHBOURHOOD_LIMIT = 200
@@ -77,9 +77,20 @@ def relation_view(record: RelationRecord) -> RelationView:
     )
 
 
+# The longest cursor a graph listing mints: an entity key is at most 200 name characters,
+# each at most 33 bytes of UTF-8 once NFKC and case folding have expanded it (U+FDFA
+# becomes 18 Arabic letters), so 6600 bytes with the kind and a 64-bit id around it: 8,860
+# characters of base64. REST takes cursors up to this length.
+CURSOR_MAX_CHARS = 9000
+
+
 def encode_cursor(kind: str, *values: Any) -> str:
-    """An opaque cursor for a graph listing."""
-    raw = json.dumps([kind, *values], separators=(",", ":")).encode()
+    """An opaque cursor for a graph listing.
+
+    The key is written as UTF-8, not as ``\\u`` escapes: 200 CJK characters made a
+    1,623-character cursor, which the REST listing (then up to 1,000) refused, so the
+    walk stopped there."""
+    raw = json.dumps([kind, *values], separators=(",", ":"), ensure_ascii=False).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
