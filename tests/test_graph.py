@@ -372,3 +372,15 @@ def test_graph_cursor_nested_past_the_recursion_limit_is_refused(service: Memory
         with pytest.raises(ValidationError) as bad:
             listing(cursor=nested)
         assert bad.value.field == "cursor"
+
+
+def test_graph_cursor_with_characters_outside_its_alphabet_is_refused(
+    service: MemoryService,
+) -> None:
+    service.remember("Alba, Bruno and Carla met in Genoa.")
+    _build(service)
+    cursor = service.graph.entities(limit=1).next_cursor
+    assert cursor is not None
+    with pytest.raises(ValidationError) as bad:
+        service.graph.entities(limit=1, cursor=f"{cursor[:4]} !{cursor[4:]}")
+    assert bad.value.field == "cursor"

@@ -185,3 +185,16 @@ def test_bounds_at_one_instant_hold_nothing_and_are_no_error(timeline: MemorySer
     assert timeline.list_memories(filters=same).memories == []
     reach = Filters(since="2026-01-03T12:00:00Z", until="2026-01-03T12:00:00.000001Z")
     assert _contents(timeline.list_memories(filters=reach).memories) == ["memory 2"]
+
+
+def test_list_refuses_a_real_cursor_padded_or_with_other_characters(
+    timeline: MemoryService,
+) -> None:
+    # The decoder skipped characters outside base64: these read as the cursor itself,
+    # though the REST schema's pattern (^[A-Za-z0-9_-]+$) refuses them.
+    cursor = timeline.list_memories(limit=2).next_cursor
+    assert cursor is not None
+    for altered in (cursor + "=" * (-len(cursor) % 4 or 4), f"{cursor[:4]} !{cursor[4:]}"):
+        with pytest.raises(ValidationError) as caught:
+            timeline.list_memories(limit=2, cursor=altered)
+        assert caught.value.field == "cursor"

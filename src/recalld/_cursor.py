@@ -5,13 +5,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from datetime import datetime
 
 from recalld._time import from_storage, to_storage
 from recalld.errors import ValidationError
 from recalld.store.base import Order
 
-__all__ = ["decode_cursor", "encode_cursor"]
+__all__ = ["CURSOR_ALPHABET", "decode_cursor", "encode_cursor"]
+
+# What a cursor is written with (URL-safe base64, unpadded): the REST schema's pattern.
+# The decoder skips any other character, so "Wy J!jc…" or a padded cursor read as the
+# cursor they were made from although the schema refuses them.
+CURSOR_ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def encode_cursor(order: Order, value: datetime, seq: int) -> str:
@@ -22,6 +28,8 @@ def encode_cursor(order: Order, value: datetime, seq: int) -> str:
 
 def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
     """The ``(value, seq)`` a cursor of this listing order holds; anything else is refused."""
+    if not isinstance(cursor, str) or CURSOR_ALPHABET.fullmatch(cursor) is None:
+        raise ValidationError("cursor", "is not a cursor this listing returned")
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         kind, value, seq = json.loads(raw)

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from recalld import _validate as check
+from recalld._cursor import CURSOR_ALPHABET
 from recalld._text import prompt_line
 from recalld._time import Clock
 from recalld.config import Settings
@@ -101,6 +102,8 @@ def decode_cursor(
     a store id, 0 to 2**63 - 1; ``str``: text a store can compare); anything else is
     refused (field ``cursor``): a forged one must not reach the database."""
     refused = ValidationError("cursor", f"is not a cursor {returned_by} returned")
+    if not isinstance(cursor, str) or CURSOR_ALPHABET.fullmatch(cursor) is None:
+        raise refused
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         values = json.loads(raw)
