@@ -19,7 +19,7 @@ def test_http_graph_entities_walk_past_long_names(
         [{"name": name, "entityType": "place", "observations": []} for name in LONG_NAMES]
     )
     seen: list[str] = []
-    params: dict[str, object] = {"limit": 1}
+    params: dict[str, str | int] = {"limit": 1}
     while True:
         response = client.get("/v1/graph/entities", params=params)
         assert response.status_code == 200, response.text
