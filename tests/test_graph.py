@@ -359,3 +359,28 @@ def test_graph_namespaces_are_walls(service: MemoryService) -> None:
     assert bob.entities == len(_names(service, "bob"))
     hits = service.search("Kate Rome", namespace="bob")
     assert all(hit.memory.namespace == "bob" for hit in hits)
+
+
+def test_graph_cursor_nested_past_the_recursion_limit_is_refused(service: MemoryService) -> None:
+    # "[[[[…": json.loads raised RecursionError (a 500 on REST) for a 1.4 kB cursor.
+    nested = base64.urlsafe_b64encode(b"[" * 2000).decode().rstrip("=")
+    for listing in (
+        service.graph.entities,
+        service.graph.relations,
+        service.knowledge.read_graph,
+    ):
+        with pytest.raises(ValidationError) as bad:
+            listing(cursor=nested)
+        assert bad.value.field == "cursor"
+
+
+def test_graph_cursor_with_characters_outside_its_alphabet_is_refused(
+    service: MemoryService,
+) -> None:
+    service.remember("Alba, Bruno and Carla met in Genoa.")
+    _build(service)
+    cursor = service.graph.entities(limit=1).next_cursor
+    assert cursor is not None
+    with pytest.raises(ValidationError) as bad:
+        service.graph.entities(limit=1, cursor=f"{cursor[:4]} !{cursor[4:]}")
+    assert bad.value.field == "cursor"

@@ -4,6 +4,7 @@ memories first, then by name (the stores list a memory's mentions in no set orde
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,3 +35,51 @@ def test_graph_co_mentioned_ties_go_by_name(service: MemoryService) -> None:
         "Alan Turing",
         "Ada Lovelace",
     ]
+
+
+def _pair_with_predicates(service: MemoryService, count: int) -> None:
+    service.knowledge.create_entities(
+        [{"name": name, "entityType": "thing", "observations": []} for name in ("Anvil", "Bell")]
+    )
+    service.knowledge.create_relations(
+        [{"from": "Anvil", "to": "Bell", "relationType": f"rings_{n}"} for n in range(count)]
+    )
+
+
+def test_graph_neighbourhood_cut_relations_say_truncated(service: MemoryService) -> None:
+    # limit 2 reads 8 relations a hop: the ninth and later were dropped with truncated false.
+    _pair_with_predicates(service, 12)
+    around = service.graph.neighbourhood("Anvil", limit=2)
+    assert [entity.name for entity in around.entities] == ["Bell"]
+    assert len(around.relations) == 8
+    assert around.truncated
+
+
+def test_graph_neighbourhood_whole_at_the_relation_cap_is_not_truncated(
+    service: MemoryService,
+) -> None:
+    _pair_with_predicates(service, 8)
+    around = service.graph.neighbourhood("Anvil", limit=2)
+    assert len(around.relations) == 8
+    assert not around.truncated
+
+
+def test_graph_neighbourhood_survives_an_end_deleted_meanwhile(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _pair_with_predicates(service, 1)
+    graph_type = type(service.store.graph)
+    read_entities = graph_type.entities_by_key
+
+    def deleted_first(self: Any, namespace: str, keys: list[str], now: Any) -> Any:
+        # Another client deletes Bell between the read of the relations and of their ends
+        # (the first read of entities finds the centre, Anvil, alone).
+        if "bell" in keys:
+            monkeypatch.setattr(graph_type, "entities_by_key", read_entities)
+            service.knowledge.delete_entities(["Bell"])
+        return read_entities(self, namespace, keys, now)
+
+    monkeypatch.setattr(graph_type, "entities_by_key", deleted_first)
+    around = service.graph.neighbourhood("Anvil")
+    assert around.entities == []
+    assert around.relations == []

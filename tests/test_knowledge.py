@@ -306,3 +306,17 @@ def test_knowledge_observations_are_not_extracted_into_nodes(
     any_service.remember("Viennaq has a fine opera house.")
     any_service.new_worker().run_until_idle()
     assert "Viennaq" in [e.name for e in knowledge.read_graph().entities]
+
+
+def test_knowledge_search_nodes_holds_its_page_to_max_limit(tmp_path: Path) -> None:
+    # RECALLD_MAX_LIMIT=2 under the default page of 100: read_graph gave 2 a page, while
+    # search_nodes gave all 5 matches (a default above the cap is lowered to it).
+    capped = Settings(
+        db=tmp_path / "capped.db", embedder="none", graph_extractor="none", max_limit=2
+    )
+    with MemoryService.open(capped) as service:
+        service.knowledge.create_entities([_entity(f"Oboist {n}", "musician") for n in range(5)])
+        found = service.knowledge.search_nodes("oboist")
+        assert [entity.name for entity in found.entities] == ["Oboist 0", "Oboist 1"]
+        assert found.has_more
+        assert len(service.knowledge.read_graph().entities) == 2

@@ -571,3 +571,58 @@ def test_conversation_large_skipped_message_is_skipped_not_refused(
         conversation="big",
     )
     assert (report.created, report.skipped) == (1, 1)
+
+
+def test_turns_around_a_turn_past_max_limit(any_database: Path | str) -> None:
+    # RECALLD_MAX_LIMIT=10: turn 25 of 30 came back alone (only the first 10 were searched).
+    capped = Settings(
+        db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="none", max_limit=10
+    )
+    with MemoryService.open(capped) as service:
+        messages = [
+            {"role": "user" if n % 2 == 0 else "assistant", "content": f"turn number {n}"}
+            for n in range(30)
+        ]
+        report = service.remember_conversation(messages, conversation="long")
+        ids = [turn.receipt.id for turn in report.turns]
+        around = service.turns(ids[25], before=2, after=10)
+        assert [memory.content for memory in around] == [f"turn number {n}" for n in range(23, 30)]
+
+
+def test_turns_reads_only_the_turns_it_returns(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every turn of the source was read to find one (30,000 memories under one source: 1.5 s
+    # and 150 MB for the five turns around one); only those beside it are read now.
+    messages = [{"speaker": "Ada", "content": f"turn number {n}"} for n in range(30)]
+    ids = [turn.receipt.id for turn in service.remember_conversation(messages).turns]
+    store_type = type(service.store)
+    by_source = store_type.by_source
+    rows_read: list[int] = []
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = by_source(self, *args, **kwargs)
+        rows_read.append(len(found))
+        return found
+
+    monkeypatch.setattr(store_type, "by_source", counted)
+    around = service.turns(ids[15], before=2, after=3)
+    assert [memory.content for memory in around] == [f"turn number {n}" for n in range(13, 19)]
+    assert sum(rows_read) == 5
+
+
+def test_turns_of_a_memory_that_is_no_turn_is_itself_alone(service: MemoryService) -> None:
+    # A note and a turn under a conversation's source: the note's "turns" were its
+    # neighbours by source, and the turns around a turn included the note.
+    messages = [{"speaker": "Ada", "content": f"turn number {n}"} for n in range(3)]
+    report = service.remember_conversation(messages, conversation="chat")
+    source = "recalld://conversation/chat"
+    at = service.get(report.turns[1].receipt.id).at
+    note = service.remember("a note filed with the chat", source=source, at=at)
+    sibling = service.remember("another note from the same page", source="https://example.org")
+    filed = service.remember("a note from the same page", source="https://example.org")
+    assert [memory.id for memory in service.turns(note.id)] == [note.id]
+    assert [memory.id for memory in service.turns(filed.id)] == [filed.id]
+    assert sibling.id not in [memory.id for memory in service.turns(filed.id)]
+    ids = [turn.receipt.id for turn in report.turns]
+    assert [memory.id for memory in service.turns(ids[2], before=5, after=5)] == ids

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,31 @@ def test_list_rejects_foreign_cursor(timeline: MemoryService) -> None:
     assert recent_cursor is not None
     with pytest.raises(ValidationError):
         timeline.list_memories(cursor=recent_cursor)
+
+
+def _forged(*values: object) -> str:
+    raw = json.dumps(list(values)).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        # Offsets that take the time past year 1 or 9999 in UTC: an OverflowError before.
+        _forged("created", "0001-01-01T00:00:00+14:00", 1),
+        _forged("created", "9999-12-31T23:59:59-14:00", 1),
+        # JSON true as the seq: read as seq 1 before.
+        _forged("created", "2026-01-01T00:00:00.000000Z", True),
+        # Nested past the recursion limit: a RecursionError before.
+        base64.urlsafe_b64encode(b"[" * 2000).decode().rstrip("="),
+    ],
+    ids=["before-year-1", "after-year-9999", "boolean-seq", "nested-arrays"],
+)
+def test_list_refuses_forged_cursor_naming_the_field(timeline: MemoryService, cursor: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        timeline.list_memories(cursor=cursor)
+    assert caught.value.field == "cursor"
+    assert "is not a cursor this listing returned" in str(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -218,3 +245,16 @@ def test_an_explain_of_a_memory_not_visible_embeds_nothing(db_path: Path, clock:
                 service.explain("waiting", missing)
         assert service.get(queued.id).index_state == "queued"
         assert service.explain("waiting", queued.id).index_state == "indexed"
+
+
+def test_list_refuses_a_real_cursor_padded_or_with_other_characters(
+    timeline: MemoryService,
+) -> None:
+    # The decoder skipped characters outside base64: these read as the cursor itself,
+    # though the REST schema's pattern (^[A-Za-z0-9_-]+$) refuses them.
+    cursor = timeline.list_memories(limit=2).next_cursor
+    assert cursor is not None
+    for altered in (cursor + "=" * (-len(cursor) % 4 or 4), f"{cursor[:4]} !{cursor[4:]}"):
+        with pytest.raises(ValidationError) as caught:
+            timeline.list_memories(limit=2, cursor=altered)
+        assert caught.value.field == "cursor"

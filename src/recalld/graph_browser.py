@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from recalld import _validate as check
+from recalld._cursor import CURSOR_ALPHABET
 from recalld._text import prompt_line
 from recalld._time import Clock
 from recalld.config import Settings
@@ -41,7 +42,7 @@ from recalld.indexing import Indexing
 from recalld.store.base import Scope, Store
 from recalld.store.graph import EntityRecord, RelationRecord
 
-__all__ = ["GraphBrowser", "entity_view", "relation_view"]
+__all__ = ["CURSOR_MAX_CHARS", "GraphBrowser", "entity_view", "relation_view"]
 
 MAX_DEPTH = 3
 NEIGHBOURHOOD_LIMIT = 200
@@ -77,9 +78,20 @@ def relation_view(record: RelationRecord) -> RelationView:
     )
 
 
+# The longest cursor a graph listing mints: an entity key is at most 200 name characters,
+# each at most 33 bytes of UTF-8 once NFKC and case folding have expanded it (U+FDFA
+# becomes 18 Arabic letters), so 6600 bytes with the kind and a 64-bit id around it: 8,860
+# characters of base64. REST takes cursors up to this length.
+CURSOR_MAX_CHARS = 9000
+
+
 def encode_cursor(kind: str, *values: Any) -> str:
-    """An opaque cursor for a graph listing."""
-    raw = json.dumps([kind, *values], separators=(",", ":")).encode()
+    """An opaque cursor for a graph listing.
+
+    The key is written as UTF-8, not as ``\\u`` escapes: 200 CJK characters made a
+    1,623-character cursor, which the REST listing (then up to 1,000) refused, so the
+    walk stopped there."""
+    raw = json.dumps([kind, *values], separators=(",", ":"), ensure_ascii=False).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
@@ -90,10 +102,13 @@ def decode_cursor(
     a store id, 0 to 2**63 - 1; ``str``: text a store can compare); anything else is
     refused (field ``cursor``): a forged one must not reach the database."""
     refused = ValidationError("cursor", f"is not a cursor {returned_by} returned")
+    if not isinstance(cursor, str) or CURSOR_ALPHABET.fullmatch(cursor) is None:
+        raise refused
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         values = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError):
+    except (binascii.Error, ValueError, TypeError, RecursionError):
+        # RecursionError: "[[[[…" nested past the interpreter's depth (a 1.4 kB cursor).
         raise refused from None
     if not isinstance(values, list) or len(values) != len(shape) + 1 or values[0] != kind:
         raise refused
@@ -324,17 +339,30 @@ class GraphBrowser:
         relations: dict[int, RelationRecord] = {}
         frontier = [center.id]
         truncated = False
+        # Relations read per hop: one more than are kept tells a hop that had more (many
+        # predicates between the same few entities) apart from one that had exactly that.
+        relations_per_hop = limit * 4
         for _ in range(depth):
             if not frontier:
                 break
             found = graph.relations(
-                scope_namespace, now, entity_ids=frontier, predicate=None, limit=limit * 4
+                scope_namespace,
+                now,
+                entity_ids=frontier,
+                predicate=None,
+                limit=relations_per_hop + 1,
             )
+            if len(found) > relations_per_hop:
+                found = found[:relations_per_hop]
+                truncated = True
             keys = {key for record in found for key in (record.subject_key, record.object_key)}
             by_key = graph.entities_by_key(scope_namespace, sorted(keys), now)
             frontier = []
             for record in found:
-                ends = [by_key[record.subject_key].id, by_key[record.object_key].id]
+                subject, target = by_key.get(record.subject_key), by_key.get(record.object_key)
+                if subject is None or target is None:
+                    continue  # an end deleted by another client between the two reads
+                ends = [subject.id, target.id]
                 if any(end not in seen for end in ends) and len(seen) >= limit:
                     truncated = True
                     continue

@@ -510,12 +510,13 @@ class KnowledgeGraph:
     def search_nodes(self, query: str, *, namespace: str | None = None) -> KnowledgeGraphPage:
         """Entities whose name, type or observations contain ``query`` (in any case, Unicode
         lower case on both sides as the reference does; or whose key contains the query's
-        key), and the relations between them; at most ``graph_page_size`` entities
-        (``hasMore``)."""
+        key), and the relations between them; at most ``graph_page_size`` entities (or
+        ``max_limit``, when that is lower; ``hasMore``)."""
         scope_namespace = self._namespace(namespace)
         if len(query) > 1_000:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 1000")
-        size = self._settings.graph_page_size
+        # A default above RECALLD_MAX_LIMIT is lowered to it, as read_graph's is.
+        size = min(self._settings.graph_page_size, self._settings.max_limit)
         now = self._clock()
         # The query as given, as the reference reads it: "   " finds what holds three spaces.
         records = self._store.graph.search_entities(scope_namespace, query, now, size + 1)

@@ -24,8 +24,9 @@ from recalld.model import (
     Status,
 )
 from recalld.service_core import ServiceCore
-from recalld.store.base import BackupResult, Store
+from recalld.store.base import BackupResult, Scope, Store
 from recalld.store.factory import open_store
+from recalld.store.retrieval import TURN_KIND
 
 if TYPE_CHECKING:
     from recalld.conversations import (
@@ -341,16 +342,18 @@ class MemoryService(ServiceCore):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
                 raise ValidationError(name, f"must be an integer from 0 to {most}, got {value!r}")
         memory = self.get(memory_id, namespace=namespace)
-        if memory.source is None:
+        if memory.source is None or memory.kind != TURN_KIND or memory.at is None:
             return [memory]
-        turns = self.conversations.turns(
-            memory.source, namespace=memory.namespace, limit=self.settings.max_limit
+        # Only the turns beside this one are read, however long the conversation: reading
+        # the first max_limit missed a turn past them (it came back alone), and reading
+        # every turn of a source cost seconds and hundreds of MB for a source of 30,000.
+        scope = Scope(namespaces=(memory.namespace,), now=self._clock(), kind=TURN_KIND)
+        point = (memory.at, memory.seq)
+        earlier = self.store.by_source(
+            scope, memory.source, limit=before, beside=point, earlier=True
         )
-        positions = [turn.id for turn in turns]
-        if memory.id not in positions:
-            return [memory]
-        index = positions.index(memory.id)
-        return turns[max(0, index - before) : index + after + 1]
+        later = self.store.by_source(scope, memory.source, limit=after, beside=point)
+        return [*reversed(earlier), memory, *later]
 
     # -- export / import / backup ---------------------------------------------
 

@@ -29,6 +29,7 @@ from recalld.graph.models import (
     RelationPage,
 )
 from recalld.graph.types import ENTITY_NAME_MAX_CHARS, RELATION_PREDICATE_MAX_CHARS
+from recalld.graph_browser import CURSOR_MAX_CHARS
 
 __all__ = ["graph_router"]
 
@@ -41,7 +42,10 @@ graph_router = APIRouter(
 EntityName = Annotated[
     str, Path(min_length=1, max_length=ENTITY_NAME_MAX_CHARS, pattern=NAME_PATTERN)
 ]
-Cursor = Annotated[str | None, Query(max_length=1000, description="next_cursor of the last page")]
+Cursor = Annotated[
+    str | None,
+    Query(max_length=CURSOR_MAX_CHARS, description="next_cursor of the last page"),
+]
 
 
 @graph_router.get("/entities", response_model=EntityPage)

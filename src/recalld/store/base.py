@@ -30,6 +30,7 @@ __all__ = [
     "UNREADABLE_META_KEY",
     "Backend",
     "BackupResult",
+    "Beside",
     "ChangeFeed",
     "Counts",
     "KeywordBackend",
@@ -50,6 +51,8 @@ KeywordBackend = Literal["fts5", "like", "postgres-fts"]
 Backend = KeywordBackend
 FULL_TEXT_BACKENDS: frozenset[str] = frozenset({"fts5", "postgres-fts"})
 Order = Literal["created", "updated"]
+# A point in a source's (at, seq) order that ``Store.by_source`` reads beside.
+Beside = tuple[datetime, int] | None
 # A stored meta that cannot be rendered as it is (nested past today's depth limit by an
 # older version, or not valid JSON) is read back as {UNREADABLE_META_KEY: {"reason",
 # "text"}}: the row stays readable, listable and exportable, and says what is wrong.
@@ -411,9 +414,20 @@ class Store(Protocol):
         entry or a declared entity (admin use: ``export --all-namespaces`` backs up these)."""
         ...
 
-    def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:
+    def by_source(
+        self,
+        scope: Scope,
+        source: str,
+        *,
+        limit: int,
+        beside: Beside = None,
+        earlier: bool = False,
+    ) -> list[Memory]:
         """Visible memories whose ``source`` is ``source`` (a conversation's turns), oldest
-        ``at`` first, then in the order they were written."""
+        ``at`` first, then in the order they were written.
+
+        ``beside`` (an ``at`` and a seq): only those after it in that order, or before it,
+        nearest first, when ``earlier`` (the turns around one turn, read without the rest)."""
         ...
 
     def purge_expired(self, now: datetime) -> int:

@@ -45,6 +45,7 @@ from recalld.errors import ConflictError, StorageError, ValidationError
 from recalld.model import Memory
 from recalld.store.base import (
     BackupResult,
+    Beside,
     ChangeFeed,
     Counts,
     KeywordBackend,
@@ -79,7 +80,7 @@ from recalld.store.postgres_rows import (
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
-from recalld.store.sql import HELD_NAMESPACES, escape_like, substring_pattern
+from recalld.store.sql import HELD_NAMESPACES, escape_like, source_window, substring_pattern
 
 __all__ = ["PostgresStore"]
 
@@ -664,13 +665,17 @@ class PostgresStore:
                 yield row_to_memory(row)
             last_seq = int(rows[-1][0])
 
-    def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:
+    def by_source(
+        self, scope: Scope, source: str, *, limit: int, beside: Beside = None, earlier: bool = False
+    ) -> list[Memory]:
         params = Parameters()
-        where = scope_sql(scope, params)
+        where = f"{scope_sql(scope, params)} AND m.source = {params.bind('source', source)}"
+        window, order = source_window(
+            earlier, beside and (params.bind("at", beside[0]), params.bind("seq", beside[1]))
+        )
         sql = (
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}"
-            f" AND m.source = {params.bind('source', source)}"
-            f" ORDER BY m.at_utc, m.seq LIMIT {params.bind('limit', limit)}"
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where}{window}"
+            f" {order} LIMIT {params.bind('limit', limit)}"
         )
         return [row_to_memory(row) for row in self._read(sql, params)]
 

@@ -92,6 +92,17 @@ def neighbour_pairs(visible: str, alive: str) -> str:
     )
 
 
+def source_window(earlier: bool, beside: tuple[str, str] | None) -> tuple[str, str]:
+    """The condition (starting with AND, or "") and the ORDER BY of ``by_source``: the
+    memories after the placeholders ``beside`` (an ``at``, a seq) by (at, seq), or before
+    them, nearest first, when ``earlier``. Served by the memories_source_order index."""
+    operator, direction = ("<", "DESC") if earlier else (">", "ASC")
+    condition = ""
+    if beside is not None:
+        condition = f" AND (m.at_utc, m.seq) {operator} ({beside[0]}, {beside[1]})"
+    return condition, f"ORDER BY m.at_utc {direction}, m.seq {direction}"
+
+
 def json_text(value: Any) -> str:
     """JSON as stored in a text column: UTF-8 kept readable (``ensure_ascii=False``)."""
     return json.dumps(value, ensure_ascii=False)

@@ -30,6 +30,7 @@ from recalld.errors import ConflictError, StorageError
 from recalld.model import Memory
 from recalld.store.base import (
     BackupResult,
+    Beside,
     ChangeFeed,
     Counts,
     KeywordBackend,
@@ -43,7 +44,7 @@ from recalld.store.context import rewritten_pending
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
-from recalld.store.sql import HELD_NAMESPACES, escape_like
+from recalld.store.sql import HELD_NAMESPACES, escape_like, source_window
 from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
@@ -680,12 +681,16 @@ class SQLiteStore:
                 yield row_to_memory(row)
             last_seq = int(rows[-1][0])
 
-    def by_source(self, scope: Scope, source: str, *, limit: int) -> list[Memory]:
+    def by_source(
+        self, scope: Scope, source: str, *, limit: int, beside: Beside = None, earlier: bool = False
+    ) -> list[Memory]:
         params: dict[str, Any] = {"source": source, "limit": limit}
-        where = scope_sql(scope, params)
+        if beside is not None:
+            params["beside_at"], params["beside_seq"] = to_storage(beside[0]), beside[1]
+        window, order = source_window(earlier, beside and (":beside_at", ":beside_seq"))
         rows = self._read(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {where} AND m.source = :source"
-            " ORDER BY m.at_utc, m.seq LIMIT :limit",
+            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE {scope_sql(scope, params)}"
+            f" AND m.source = :source{window} {order} LIMIT :limit",
             params,
         )
         return [row_to_memory(row) for row in rows]

@@ -215,3 +215,23 @@ def test_store_backup_copies_sqlite_and_points_postgres_to_pg_dump(
         assert copy.get(scope(), id="kept") is not None
     finally:
         copy.close()
+
+
+def test_store_by_source_beside_a_turn_reads_its_neighbours_only(store: Store) -> None:
+    source = "recalld://conversation/chat-2"
+    with store.transaction() as tx:
+        written = [
+            tx.insert(record(id=f"t{n}", content=f"turn {n}", source=source, at=NOW))
+            for n in range(6)
+        ]
+        # An offset other than UTC compares by its instant, as the stored at_utc does.
+        later = NOW.astimezone(timezone(timedelta(hours=-5))) + timedelta(minutes=1)
+        tx.insert(record(id="t6", content="turn 6", source=source, at=later))
+    middle = (written[3].at, written[3].seq)
+    assert middle[0] is not None
+    point = (middle[0], middle[1])
+    earlier = store.by_source(scope(), source, limit=2, beside=point, earlier=True)
+    assert [memory.id for memory in earlier] == ["t2", "t1"]  # nearest first
+    later_ones = store.by_source(scope(), source, limit=10, beside=point)
+    assert [memory.id for memory in later_ones] == ["t4", "t5", "t6"]
+    assert store.by_source(scope(), source, limit=0, beside=point) == []
