@@ -53,7 +53,6 @@ from recalld.store.base import (
     MemoryRecord,
     Order,
     Scope,
-    TokenRecord,
 )
 from recalld.store.context import rewritten_pending
 from recalld.store.intentions import IntentionRecord
@@ -69,17 +68,16 @@ from recalld.store.postgres_notify import PostgresChangeFeed
 from recalld.store.postgres_retrieval import PostgresRetrieval
 from recalld.store.postgres_rows import (
     SELECT_COLUMNS,
-    TOKEN_COLUMNS,
     WRITE_COLUMNS,
     Parameters,
     record_values,
     row_to_memory,
-    row_to_token,
     scope_sql,
 )
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
+from recalld.store.postgres_tokens import PostgresTokens
 from recalld.store.sql import HELD_NAMESPACES, escape_like, source_window, substring_pattern
 
 __all__ = ["PostgresStore"]
@@ -319,7 +317,7 @@ class _Transaction(PostgresLedger):
         return PostgresGraphTransaction(self._connection)
 
 
-class PostgresStore:
+class PostgresStore(PostgresTokens):
     """Memories in one PostgreSQL database, shared by any number of recalld processes."""
 
     def __init__(
@@ -747,50 +745,6 @@ class PostgresStore:
     def release_reserve(self) -> bool:
         """False: a PostgreSQL server manages its own disk, recalld keeps no reserve file."""
         return False
-
-    # -- tokens (TokenStore) -----------------------------------------------------
-
-    def _changes(self, sql: str, params: Any) -> int:
-        def step(connection: Connection) -> int:
-            return int(connection.execute(sql, params).rowcount)
-
-        return self._database.write(step)
-
-    def insert_token(self, record: TokenRecord) -> None:
-        self._changes(
-            "INSERT INTO tokens(id, name, token_hash, scopes, created_at, last_used_at,"
-            " revoked_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            (
-                record.id,
-                record.name,
-                record.token_hash,
-                Jsonb(record.scopes),
-                record.created_at,
-                record.last_used_at,
-                record.revoked_at,
-            ),
-        )
-
-    def find_token(self, token_id: str) -> TokenRecord | None:
-        rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = %s", (token_id,))
-        return row_to_token(rows[0]) if rows else None
-
-    def list_tokens(self) -> list[TokenRecord]:
-        rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id")
-        return [row_to_token(row) for row in rows]
-
-    def revoke_token(self, token_id: str, now: datetime) -> bool:
-        changed = self._changes(
-            "UPDATE tokens SET revoked_at = %s WHERE id = %s AND revoked_at IS NULL",
-            (now, token_id),
-        )
-        return changed > 0
-
-    def touch_token(self, token_id: str, now: datetime) -> None:
-        self._changes("UPDATE tokens SET last_used_at = %s WHERE id = %s", (now, token_id))
-
-    def has_active_tokens(self) -> bool:
-        return bool(self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1"))
 
     def close(self) -> None:
         """Stop the change listener and close every pooled connection."""

@@ -38,7 +38,6 @@ from recalld.store.base import (
     MemoryRecord,
     Order,
     Scope,
-    TokenRecord,
 )
 from recalld.store.context import rewritten_pending
 from recalld.store.intentions import IntentionRecord
@@ -55,18 +54,16 @@ from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
 from recalld.store.sqlite_retrieval import SQLiteRetrieval, text_match
 from recalld.store.sqlite_rows import (
     SELECT_COLUMNS,
-    TOKEN_COLUMNS,
     WRITE_COLUMNS,
     record_values,
     row_to_memory,
-    row_to_token,
     scope_sql,
-    stamp,
     substring_pattern,
 )
 from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
 from recalld.store.sqlite_semantic import SQLiteSemantic, drop_vectors, enqueue_embedding
 from recalld.store.sqlite_tables import SQLiteLedger, SQLiteTables
+from recalld.store.sqlite_tokens import SQLiteTokens
 
 __all__ = ["SQLiteStore"]
 
@@ -249,7 +246,7 @@ class _Transaction(SQLiteLedger):
         return SQLiteGraphTransaction(self._connection)
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteTokens):
     """Memories in one SQLite file; safe to share between threads and processes.
 
     :meth:`compact_after_forget` folds the write-ahead log into the database
@@ -754,47 +751,6 @@ class SQLiteStore:
                 raise apsw.BusyError("a reader kept the write-ahead log from being truncated")
 
         self._retrying(step)
-
-    # -- tokens (TokenStore) -------------------------------------------------
-
-    def _write(self, sql: str, params: tuple[Any, ...]) -> int:
-        return self._database.changes(sql, params)
-
-    def insert_token(self, record: TokenRecord) -> None:
-        self._write(
-            "INSERT INTO tokens(id, name, token_hash, scopes, created_at, last_used_at,"
-            " revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                record.name,
-                record.token_hash,
-                json.dumps(record.scopes, sort_keys=True),
-                to_storage(record.created_at),
-                stamp(record.last_used_at),
-                stamp(record.revoked_at),
-            ),
-        )
-
-    def find_token(self, token_id: str) -> TokenRecord | None:
-        rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = ?", (token_id,))
-        return row_to_token(rows[0]) if rows else None
-
-    def list_tokens(self) -> list[TokenRecord]:
-        rows = self._read(f"SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id", ())
-        return [row_to_token(row) for row in rows]
-
-    def revoke_token(self, token_id: str, now: datetime) -> bool:
-        changed = self._write(
-            "UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-            (to_storage(now), token_id),
-        )
-        return changed > 0
-
-    def touch_token(self, token_id: str, now: datetime) -> None:
-        self._write("UPDATE tokens SET last_used_at = ? WHERE id = ?", (to_storage(now), token_id))
-
-    def has_active_tokens(self) -> bool:
-        return bool(self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1", ()))
 
     def close(self) -> None:
         """Release every connection."""
