@@ -30,7 +30,13 @@ from recalld.intentions.evaluation import (
     reminder_draft,
     update_streaks,
 )
-from recalld.intentions.matching import EntityMatcher, fold, lookup_term, tokens
+from recalld.intentions.matching import (
+    EntityMatcher,
+    fold,
+    legacy_tokens,
+    lookup_term,
+    tokens,
+)
 from recalld.intentions.model import (
     Intention,
     IntentionRequest,
@@ -256,6 +262,7 @@ class Intentions:
                     set(situation.words)
                     | {word for item in situation.surfaced for word in item.words}
                     | {lookup_term(name.split(" ")) for name in situation.entities}
+                    | _legacy_terms(cue.text, recollections)
                 ),
                 "tag": sorted(
                     set(situation.tags) | {tag for item in situation.surfaced for tag in item.tags}
@@ -480,6 +487,17 @@ def _end_of(row: IntentionRow) -> datetime | None:
         trigger.until for trigger in parse_triggers(row) if isinstance(trigger, TimeTrigger)
     )
     return min([end for end in ends if end is not None], default=None)
+
+
+def _legacy_terms(text: str | None, recollections: Sequence[Recollection]) -> set[str]:
+    """The words an older version indexed a mention by, in the sensed text and what
+    surfaced with it: a mention stored then ("राम" by a part of it) is still a candidate,
+    and is then decided on today's words."""
+    terms = set(legacy_tokens(text or ""))
+    for item in recollections:
+        surfaced = f"{item.memory.title or ''} {item.memory.content}"
+        terms.update(legacy_tokens(surfaced)[:SURFACED_WORDS])
+    return terms
 
 
 def _recurrence_zones(triggers: Sequence[Trigger]) -> list[str]:

@@ -1,0 +1,89 @@
+"""A mention holds on the whole word in every script: marks stay on their word, "C++" is
+not "C", and Chinese or Japanese, written without spaces, is heard inside a sentence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import pytest
+
+from recalld.intentions.matching import tokens
+from recalld.recollection import Recollection
+from recalld.service import MemoryService
+
+
+def _heard(memory: MemoryService, text: str) -> list[str]:
+    fired: list[Recollection] = memory.recollections.sense(memory.recollections.cue(text=text))
+    return [item.reminder.action for item in fired if item.reminder is not None]
+
+
+def _every_time(memory: MemoryService, action: str, mention: str) -> None:
+    memory.remind(action, mention=[mention], repeat="every_time", min_interval_seconds=0)
+
+
+def test_a_devanagari_mention_is_a_whole_word_not_a_part_of_a_longer_one(
+    memory: MemoryService,
+) -> None:
+    # The vowel sign of "राम" (Ram) split it into "र" and "म", which begin "रामायण"
+    # (the Ramayana): the reminder fired on the longer word, as "Anna" must not on
+    # "Annapolis".
+    _every_time(memory, "call Ram", "राम")
+    _every_time(memory, "buy the book", "किताब")
+    assert _heard(memory, "मैंने रामायण पढ़ी") == []
+    assert _heard(memory, "कुत्ता बाहर है") == []  # "dog" and "outside": no book
+    assert _heard(memory, "राम आया") == ["call Ram"]
+    assert _heard(memory, "वह किताब कहाँ है?") == ["buy the book"]
+
+
+def test_a_language_s_plus_plus_or_sharp_stays_on_its_name(memory: MemoryService) -> None:
+    _every_time(memory, "ask about templates", "C++")
+    _every_time(memory, "ask about LINQ", "C#")
+    assert _heard(memory, "I wrote it in C") == []
+    assert _heard(memory, "the C++ build broke") == ["ask about templates"]
+    assert _heard(memory, "we ported it to C#.") == ["ask about LINQ"]
+
+
+def test_a_chinese_or_japanese_mention_is_heard_inside_a_sentence(memory: MemoryService) -> None:
+    _every_time(memory, "book the hotel", "東京")
+    assert _heard(memory, "京都に行きます") == []  # Kyoto, not Tokyo
+    assert _heard(memory, "明日東京に行きます") == ["book the hotel"]
+
+
+def test_a_mention_stored_by_an_older_version_still_fires(
+    memory: MemoryService, db_path: Path
+) -> None:
+    # Older versions indexed "राम" by a part of it ("र"), and "C++" by "c": the lookup
+    # also reads the sensed text as they did, and decides on today's words.
+    _every_time(memory, "call Ram", "राम")
+    _every_time(memory, "ask about templates", "C++")
+    connection = apsw.Connection(str(db_path))
+    connection.setbusytimeout(5_000)
+    connection.execute(
+        "UPDATE intention_triggers SET term = CASE term WHEN ? THEN ? ELSE ? END"
+        " WHERE type = 'mention'",
+        ("राम", "र", "c"),
+    )
+    assert sorted(term for (term,) in connection.execute("SELECT term FROM intention_triggers")) == [
+        "c",
+        "र",
+    ]
+    connection.close()
+    assert _heard(memory, "राम आया") == ["call Ram"]
+    assert _heard(memory, "C++ again") == ["ask about templates"]
+    assert _heard(memory, "C again, and रामायण") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("I had lunch with ANNA's brother", ["i", "had", "lunch", "with", "anna", "s", "brother"]),
+        ("Léa said", ["lea", "said"]),
+        ("किताब पढ़ी।", ["किताब", "पढी"]),
+        ("C++, C#, F# and C.", ["c++", "c#", "f#", "and", "c"]),
+        ("c++d x#y #tag", ["c", "d", "x", "y", "tag"]),
+        ("明日東京abc", ["明", "日", "東", "京", "abc"]),
+    ],
+)
+def test_words_of_a_text(text: str, words: list[str]) -> None:
+    assert tokens(text) == words
