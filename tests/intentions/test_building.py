@@ -42,7 +42,7 @@ from tests.intentions.conftest import PHARMACY
         ({"at": "2026-10-30T09:00", "zone": "Mars/Olympus"}, "zone"),
         ({"at": "2026-10-30T09:00", "zone": "+05:75"}, "zone"),  # not +06:15
         ({"at": "2030-10-30T09:00+05:75"}, "at"),  # the zone of its offset was +06:15
-        ({"mention": ["  ...  "]}, "mention"),
+        ({"mention": ["  ...  "]}, "mention[0]"),
         ({"signals": ["heart_rate=150"]}, "signals"),
         ({"signals": [{"signal": "heart_rate"}]}, "signals"),
         (

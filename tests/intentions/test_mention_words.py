@@ -3,14 +3,18 @@ not "C", and Chinese or Japanese, written without spaces, is heard inside a sent
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
 import pytest
 
+from recalld.config import Settings
+from recalld.errors import ValidationError
 from recalld.intentions.matching import tokens
 from recalld.recollection import Recollection
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 
 
 def _heard(memory: MemoryService, text: str) -> list[str]:
@@ -87,3 +91,39 @@ def test_a_mention_stored_by_an_older_version_still_fires(
 )
 def test_words_of_a_text(text: str, words: list[str]) -> None:
     assert tokens(text) == words
+
+
+@pytest.fixture
+def shared(shared_settings: Settings, clock: FakeClock) -> Iterator[MemoryService]:
+    with MemoryService.open(shared_settings, clock=clock) as service:
+        yield service
+
+
+@pytest.mark.parametrize("mention", ["a\x00b", "\x00Anna"])
+def test_a_mention_with_a_nul_is_refused_naming_it_and_nothing_is_stored(
+    shared: MemoryService, mention: str
+) -> None:
+    # It was stored (PostgreSQL refused the write with a storage error naming no field),
+    # and "a<NUL>b" listened for "a b".
+    with pytest.raises(ValidationError) as raised:
+        shared.remind("say hello", mention=["Léa", mention])
+    assert raised.value.field == "mention[1]"
+    assert "NUL" in raised.value.message
+    assert shared.intentions(state="all") == []
+    assert shared.list_memories().memories == []
+
+
+def test_a_reminder_remind_took_comes_back_from_its_export(
+    memory: MemoryService, tmp_path: Path, clock: FakeClock
+) -> None:
+    # Persian writes "I want" with a zero-width non-joiner. remind took the mention; its
+    # export line was refused on import ("control and invisible characters are not
+    # allowed here"), so a round trip lost the reminder.
+    memory.remind("buy bread", mention=["می\u200cخواهم"])
+    lines = list(memory.export())
+    settings = Settings(db=tmp_path / "copy.db", synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings, clock=clock) as copy:
+        report = copy.import_lines(lines)
+        assert report.errors == []
+        assert [intention.action for intention in copy.intentions()] == ["buy bread"]
+        assert _heard(copy, "من نان می\u200cخواهم") == ["buy bread"]

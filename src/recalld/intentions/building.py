@@ -184,7 +184,9 @@ def exported_trigger_records(
                 prefix=f"{field}.",
             )
         elif isinstance(trigger, MentionTrigger):
-            check.name_text(trigger.text, f"{field}.text")
+            # What remind accepts (a zero-width non-joiner of Persian included), so that
+            # every reminder's export line imports.
+            _mention_text(trigger.text, f"{field}.text")
         else:
             check.name_text(trigger.tag, f"{field}.tag")
     signals = [trigger.signal for trigger in triggers if isinstance(trigger, SignalTrigger)]
@@ -309,16 +311,26 @@ def _mentions(values: Sequence[str]) -> list[MentionTrigger]:
     if len(values) > MAX_MENTIONS:
         raise ValidationError("mention", f"{len(values)} mentions; the limit is {MAX_MENTIONS}")
     triggers = []
-    for value in values:
+    for index, value in enumerate(values):
         text = " ".join(value.split())
         if len(text) > MENTION_MAX_CHARS:
             raise ValidationError(
                 "mention", f"is {len(text)} chars; the limit is {MENTION_MAX_CHARS}"
             )
-        if not tokens(text):
-            raise ValidationError("mention", f"{value!r} has no word to listen for")
-        triggers.append(MentionTrigger(text=text))
+        triggers.append(MentionTrigger(text=_mention_text(text, f"mention[{index}]", value)))
     return triggers
+
+
+def _mention_text(text: str, field: str, given: str | None = None) -> str:
+    """A mention's text, as ``remind`` and an import alike take it: no NUL (it listened
+    for the words around it, "a<NUL>b" for "a b", and PostgreSQL cannot store it) and at
+    least one word to listen for."""
+    check.free_text(text, field)
+    if not tokens(text):
+        raise ValidationError(
+            field, f"{given if given is not None else text!r} has no word to listen for"
+        )
+    return text
 
 
 def first_due(trigger: TimeTrigger, now: datetime) -> datetime | None:
