@@ -55,6 +55,17 @@ from tests.intentions.conftest import PHARMACY
         ({"signals": [f"sensor_{index % 4}>{index}" for index in range(65)]}, "signals"),
         ({"tags": [" "]}, "tags"),
         ({"place": PHARMACY, "expires": "2026-10-01T00:00Z"}, "expires"),
+        # A time beside a place is a gate: one opening after the expiry could never fire.
+        ({"place": PHARMACY, "at": "2026-10-23T09:00", "expires": "2026-10-23T08:00"}, "expires"),
+        (
+            {
+                "place": PHARMACY,
+                "at": "2026-10-23T09:00",
+                "every": "daily",
+                "expires": "2026-10-23T08:00",
+            },
+            "expires",
+        ),
         ({"place": PHARMACY, "min_interval_seconds": 60}, "min_interval_seconds"),
         ({"place": PHARMACY, "window_minutes": 30}, "window_minutes"),
     ],
@@ -67,6 +78,28 @@ def test_remind_bad_input_names_the_field_and_stores_nothing(
     assert caught.value.field == field
     assert memory.intentions(state="all") == []
     assert memory.list_memories().memories == []
+
+
+def test_remind_a_gate_open_now_or_opening_before_the_expiry_is_stored(
+    memory: MemoryService,
+) -> None:
+    # 08:00 in Paris: today's 07:30 occurrence holds its window (60 min) open until 08:30.
+    open_now = memory.remind(
+        "buy bread",
+        place=PHARMACY,
+        at="2026-10-22T07:30",
+        every="daily",
+        expires="2026-10-22T08:15",
+    )
+    later = memory.remind(
+        "pick up the parcel",
+        place=PHARMACY,
+        at="2026-10-23T09:00",
+        expires="2026-10-23T10:00",
+    )
+    assert [open_now.state, later.state] == ["active", "active"]
+    fired = memory.recollections.sense(memory.recollections.cue(place=PHARMACY))
+    assert [item.memory.id for item in fired] == [open_now.id]
 
 
 def test_remind_as_many_signals_as_a_sense_reports_can_fire(memory: MemoryService) -> None:

@@ -341,6 +341,19 @@ def first_due(trigger: TimeTrigger, now: datetime) -> datetime | None:
     return trigger.at
 
 
+def _gate_opens(trigger: TimeTrigger, now: datetime, settings: Settings) -> datetime | None:
+    """When a time beside sensed triggers first lets the intention fire: ``now`` while its
+    gate is open (after ``at``, inside the window of a recurrence's occurrence), else
+    when it next opens (None: never)."""
+    recurrence = recurrence_of(trigger)
+    if recurrence is None:
+        return now if trigger.at is None or trigger.at <= now else trigger.at
+    last = recurrence.last_at_or_before(now)
+    if last is not None and now < window_end(trigger, last, settings):
+        return now
+    return recurrence.next_after(now)
+
+
 def build(
     request: IntentionRequest, settings: Settings, parser: PhraseParser, now: datetime
 ) -> Built:
@@ -394,7 +407,12 @@ def build(
     )
     scheduled = time_trigger is not None and len(triggers) == 1
     next_due = first_due(time_trigger, now) if scheduled and time_trigger is not None else None
-    if next_due is not None and expires_at is not None and next_due >= expires_at:
+    # Beside sensed triggers a time is a gate: one that opens only after the expiry (a place
+    # and at 09:00, expiring at 08:00) was stored and could never fire.
+    opens = (
+        next_due if scheduled or time_trigger is None else _gate_opens(time_trigger, now, settings)
+    )
+    if opens is not None and expires_at is not None and opens >= expires_at:
         raise ValidationError(
             "expires", f"{expires_at.isoformat()} comes before the first time it would fire"
         )
