@@ -34,6 +34,17 @@ from tests.intentions.conftest import PHARMACY
         ({"place": PHARMACY, "expires": "9999-12-31T23:59:59-14:00"}, "expires"),
         ({"at": "2026-10-30T09:00", "until": "2026-10-30T08:00"}, "until"),
         ({"until": "2026-10-30T08:00"}, "at"),
+        # A window that has ended, whatever the repeat: it would never fire.
+        (
+            {
+                "place": PHARMACY,
+                "at": "2026-10-20T09:00",
+                "until": "2026-10-21T09:00",
+                "repeat": "every_time",
+            },
+            "until",
+        ),
+        ({"at": "2026-10-20T09:00", "until": "2026-10-21T09:00", "repeat": "every_time"}, "until"),
         ({"at": "2026-10-30T09:00", "every": "fortnightly-ish"}, "every"),
         ({"at": "2026-10-30T09:00", "every": "FREQ=WEEKLY;BYDAY=XX"}, "every"),
         ({"at": "2026-10-30T09:00", "every": "FREQ=SECONDLY"}, "every"),

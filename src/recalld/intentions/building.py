@@ -297,9 +297,11 @@ def _time(
         raise ValidationError("at", "a window needs its start (at) as well as its end (until)")
     if until is not None and until <= at:
         raise ValidationError("until", f"must be after at ({at.isoformat()})")
+    # A window that has ended never opens again, whatever the repeat (every_time stored it,
+    # and it never fired).
+    if until is not None and until <= now:
+        raise ValidationError("until", f"{until.isoformat()} is in the past")
     if request.repeat == "once":
-        if until is not None and until <= now:
-            raise ValidationError("until", f"{until.isoformat()} is in the past")
         if until is None and at <= now:
             raise ValidationError(
                 "at", f"{at.isoformat()} is in the past (now {now.astimezone(zone).isoformat()})"
