@@ -35,6 +35,9 @@ UNSPACED = re.compile(
 )
 # What stays on the word it follows: C++, C#, F#.
 SUFFIX = re.compile(r"\+\+|#")
+# What tokens() must read piece by piece: a suffix, a script without spaces, or what is
+# neither a word character, a space nor ASCII punctuation (a combining mark among them).
+SPECIAL = re.compile(rf"[+#]|{UNSPACED.pattern}|[^\w\s!-/:-@\[-`{{-~]")
 
 # The hook the knowledge graph connects to: (sensed text, namespace) -> the names of
 # the entities recognised in it. A mention trigger also holds when its text is
@@ -50,10 +53,12 @@ def fold(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """The folded word tokens of ``text``, in order (see the module's docstring)."""
+    folded = fold(text)
+    if SPECIAL.search(folded) is None:
+        return WORD.findall(folded)  # runs of word characters, as always
     found: list[str] = []
     joinable = False  # whether a piece that starts where the last ended continues it
     end = -1
-    folded = fold(text)
     for piece in PIECE.finditer(folded):
         value, adjacent = piece.group(), piece.start() == end
         end = piece.end()
