@@ -56,6 +56,9 @@ from tests.intentions.conftest import PHARMACY
         ({"mention": ["  ...  "]}, "mention[0]"),
         ({"signals": ["heart_rate=150"]}, "signals"),
         ({"signals": [{"signal": "heart_rate"}]}, "signals"),
+        # All must hold in one sense: above 150 and below 100 never do.
+        ({"signals": ["heart_rate>150", "heart_rate<100"]}, "signals"),
+        ({"signals": ["heart_rate<100", "heart_rate>60", "heart_rate>100"]}, "signals"),
         (
             {"signals": [{"signal": "heart_rate", "above": 150, "readings": 0}]},
             "signals[0].SignalCondition.readings",
@@ -111,6 +114,16 @@ def test_remind_a_gate_open_now_or_opening_before_the_expiry_is_stored(
     assert [open_now.state, later.state] == ["active", "active"]
     fired = memory.recollections.sense(memory.recollections.cue(place=PHARMACY))
     assert [item.memory.id for item in fired] == [open_now.id]
+
+
+def test_remind_a_range_on_one_reading_fires_inside_it(memory: MemoryService) -> None:
+    calm = memory.remind("all is well", signals=["heart_rate>60", "heart_rate<100"])
+    assert calm.state == "active"
+    assert (
+        memory.recollections.sense(memory.recollections.cue(biometrics={"heart_rate": 120})) == []
+    )
+    fired = memory.recollections.sense(memory.recollections.cue(biometrics={"heart_rate": 80}))
+    assert [item.memory.id for item in fired] == [calm.id]
 
 
 def test_remind_as_many_signals_as_a_sense_reports_can_fire(memory: MemoryService) -> None:

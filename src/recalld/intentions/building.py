@@ -82,6 +82,21 @@ def _check_signal_names(names: set[str], field: str) -> None:
         )
 
 
+def _check_signal_ranges(conditions: Sequence[SignalCondition]) -> None:
+    """Refuse signals on one reading that no value meets (``heart_rate>150`` beside
+    ``heart_rate<100``): every trigger must hold in the same sense, so such an intention
+    could never fire."""
+    for name in sorted({condition.signal for condition in conditions}):
+        above = [c.above for c in conditions if c.signal == name and c.above is not None]
+        below = [c.below for c in conditions if c.signal == name and c.below is not None]
+        if above and below and max(above) >= min(below):
+            raise ValidationError(
+                "signals",
+                f"{name}: above {max(above):g} and below {min(below):g} together hold for no"
+                " reading, so the reminder could never fire",
+            )
+
+
 def parse_signal(value: SignalCondition | str) -> SignalCondition:
     """A threshold from ``"heart_rate>150"`` (or ``<``), or a :class:`SignalCondition`."""
     if isinstance(value, SignalCondition):
@@ -301,11 +316,10 @@ def _time(
     # and it never fired).
     if until is not None and until <= now:
         raise ValidationError("until", f"{until.isoformat()} is in the past")
-    if request.repeat == "once":
-        if until is None and at <= now:
-            raise ValidationError(
-                "at", f"{at.isoformat()} is in the past (now {now.astimezone(zone).isoformat()})"
-            )
+    if request.repeat == "once" and until is None and at <= now:
+        raise ValidationError(
+            "at", f"{at.isoformat()} is in the past (now {now.astimezone(zone).isoformat()})"
+        )
     return TimeTrigger(at=at, until=until, zone=label)
 
 
@@ -380,6 +394,7 @@ def build(
         )
     signals = [parse_signal(signal) for signal in request.signals]
     _check_signal_names({condition.signal for condition in signals}, "signals")
+    _check_signal_ranges(signals)
     triggers.extend(
         SignalTrigger(
             signal=condition.signal,
