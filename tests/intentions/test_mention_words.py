@@ -16,6 +16,9 @@ from recalld.recollection import Recollection
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
+# Persian "I want": mi, a zero-width non-joiner, khaham (escaped: its letters look Latin).
+I_WANT = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+
 
 def _heard(memory: MemoryService, text: str) -> list[str]:
     fired: list[Recollection] = memory.recollections.sense(memory.recollections.cue(text=text))
@@ -68,10 +71,8 @@ def test_a_mention_stored_by_an_older_version_still_fires(
         " WHERE type = 'mention'",
         ("राम", "र", "c"),
     )
-    assert sorted(term for (term,) in connection.execute("SELECT term FROM intention_triggers")) == [
-        "c",
-        "र",
-    ]
+    terms = connection.execute("SELECT term FROM intention_triggers").fetchall()
+    assert sorted(str(term) for (term,) in terms) == ["c", "र"]
     connection.close()
     assert _heard(memory, "राम आया") == ["call Ram"]
     assert _heard(memory, "C++ again") == ["ask about templates"]
@@ -119,11 +120,11 @@ def test_a_reminder_remind_took_comes_back_from_its_export(
     # Persian writes "I want" with a zero-width non-joiner. remind took the mention; its
     # export line was refused on import ("control and invisible characters are not
     # allowed here"), so a round trip lost the reminder.
-    memory.remind("buy bread", mention=["می\u200cخواهم"])
+    memory.remind("buy bread", mention=[I_WANT])
     lines = list(memory.export())
     settings = Settings(db=tmp_path / "copy.db", synchronous="NORMAL", embedder="none")
     with MemoryService.open(settings, clock=clock) as copy:
         report = copy.import_lines(lines)
         assert report.errors == []
         assert [intention.action for intention in copy.intentions()] == ["buy bread"]
-        assert _heard(copy, "من نان می\u200cخواهم") == ["buy bread"]
+        assert _heard(copy, f"\u0645\u0646 \u0646\u0627\u0646 {I_WANT}") == ["buy bread"]
