@@ -54,6 +54,7 @@ from tests.intentions.conftest import PHARMACY
         ({"at": "2026-10-30T09:00", "zone": "+05:75"}, "zone"),  # not +06:15
         ({"at": "2030-10-30T09:00+05:75"}, "at"),  # the zone of its offset was +06:15
         ({"mention": ["  ...  "]}, "mention[0]"),
+        ({"mention": ["Anna", "a" * 201]}, "mention[1]"),  # was "mention", unlike the rest
         ({"signals": ["heart_rate=150"]}, "signals"),
         ({"signals": [{"signal": "heart_rate"}]}, "signals"),
         # All must hold in one sense: above 150 and below 100 never do.

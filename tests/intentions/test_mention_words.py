@@ -100,16 +100,19 @@ def shared(shared_settings: Settings, clock: FakeClock) -> Iterator[MemoryServic
         yield service
 
 
-@pytest.mark.parametrize("mention", ["a\x00b", "\x00Anna"])
+@pytest.mark.parametrize(
+    ("mention", "position"), [("a\x00b", 1), ("\x00Anna", 0), ("  Anna  \x00", 8)]
+)
 def test_a_mention_with_a_nul_is_refused_naming_it_and_nothing_is_stored(
-    shared: MemoryService, mention: str
+    shared: MemoryService, mention: str, position: int
 ) -> None:
     # It was stored (PostgreSQL refused the write with a storage error naming no field),
-    # and "a<NUL>b" listened for "a b".
+    # and "a<NUL>b" listened for "a b". The position is in the mention as given, not
+    # in its spaces collapsed (it said 5 for the last).
     with pytest.raises(ValidationError) as raised:
         shared.remind("say hello", mention=["Léa", mention])
     assert raised.value.field == "mention[1]"
-    assert "NUL" in raised.value.message
+    assert raised.value.message == f"contains a NUL character (U+0000) at position {position}"
     assert shared.intentions(state="all") == []
     assert shared.list_memories().memories == []
 

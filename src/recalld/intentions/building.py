@@ -328,12 +328,12 @@ def _mentions(values: Sequence[str]) -> list[MentionTrigger]:
         raise ValidationError("mention", f"{len(values)} mentions; the limit is {MAX_MENTIONS}")
     triggers = []
     for index, value in enumerate(values):
+        field = f"mention[{index}]"
+        check.free_text(value, field)  # a NUL's position is where the caller put it
         text = " ".join(value.split())
         if len(text) > MENTION_MAX_CHARS:
-            raise ValidationError(
-                "mention", f"is {len(text)} chars; the limit is {MENTION_MAX_CHARS}"
-            )
-        triggers.append(MentionTrigger(text=_mention_text(text, f"mention[{index}]", value)))
+            raise ValidationError(field, f"is {len(text)} chars; the limit is {MENTION_MAX_CHARS}")
+        triggers.append(MentionTrigger(text=_mention_text(text, field, value)))
     return triggers
 
 
