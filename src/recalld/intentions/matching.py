@@ -35,9 +35,6 @@ UNSPACED = re.compile(
 )
 # What stays on the word it follows: C++, C#, F#.
 SUFFIX = re.compile(r"\+\+|#")
-# What tokens() must read piece by piece: a suffix, a script without spaces, or what is
-# neither a word character, a space nor ASCII punctuation (a combining mark among them).
-SPECIAL = re.compile(rf"[+#]|{UNSPACED.pattern}|[^\w\s!-/:-@\[-`{{-~]")
 
 # The hook the knowledge graph connects to: (sensed text, namespace) -> the names of
 # the entities recognised in it. A mention trigger also holds when its text is
@@ -54,9 +51,11 @@ def fold(text: str) -> str:
 def tokens(text: str) -> list[str]:
     """The folded word tokens of ``text``, in order (see the module's docstring)."""
     folded = fold(text)
-    if SPECIAL.search(folded) is None:
+    if not _needs_pieces(folded):
         return WORD.findall(folded)  # runs of word characters, as always
-    found: list[str] = []
+    # Each word as its parts, joined at the end: adding to a string in a list copies it,
+    # and a long word of marks (a Devanagari text without spaces) took quadratic time.
+    found: list[list[str]] = []
     joinable = False  # whether a piece that starts where the last ended continues it
     end = -1
     for piece in PIECE.finditer(folded):
@@ -65,23 +64,39 @@ def tokens(text: str) -> list[str]:
         if piece.group("word") is None:
             marks = _leading_marks(value)
             if adjacent and joinable and marks:
-                found[-1] += value[:marks]  # vowel signs, a virama: part of the word
+                found[-1].append(value[:marks])  # vowel signs, a virama: part of the word
                 if marks == len(value):
                     continue
             suffix = SUFFIX.match(value, marks)
             after = piece.start() + (marks if suffix is None else suffix.end())
             if adjacent and joinable and suffix is not None and not _word_at(folded, after):
-                found[-1] += suffix.group()
+                found[-1].append(suffix.group())
             joinable = False
             continue
         for part in _unspaced_parts(value):
             if adjacent and joinable and not UNSPACED.match(part):
-                found[-1] += part
+                found[-1].append(part)
             else:
-                found.append(part)
+                found.append([part])
             joinable = UNSPACED.match(part) is None
             adjacent = True
-    return found
+    return ["".join(parts) for parts in found]
+
+
+def _needs_pieces(folded: str) -> bool:
+    """Whether ``folded`` has what runs of word characters would cut wrongly: a ``+`` or
+    ``#``, a combining mark, or a character of a script without spaces. (Other
+    punctuation, a curly apostrophe or a dash, is cut the same either way: testing each
+    distinct character keeps such text, most text, on the fast path.)"""
+    if "+" in folded or "#" in folded:
+        return True
+    if folded.isascii():
+        return False
+    return any(
+        UNSPACED.match(character) is not None or unicodedata.category(character)[0] == "M"
+        for character in set(folded)
+        if not character.isascii()
+    )
 
 
 def _leading_marks(value: str) -> int:
