@@ -80,6 +80,22 @@ def test_a_mention_stored_by_an_older_version_still_fires(
     assert _heard(memory, "C again, and रामायण") == []
 
 
+def test_a_mention_stored_by_an_older_version_still_fires_on_its_entity(
+    memory: MemoryService, db_path: Path
+) -> None:
+    # The graph recognises "C++" in "cpp": the lookup read the entity's name only as
+    # today's words ("c++"), not as the older index did ("c"), so the old row was never
+    # a candidate (as it was before the upgrade).
+    memory.intentions.match_entities = lambda text, namespace: ["C++"] if "cpp" in text else []
+    _every_time(memory, "ask about templates", "C++")
+    connection = apsw.Connection(str(db_path))
+    connection.setbusytimeout(5_000)
+    connection.execute("UPDATE intention_triggers SET term = 'c' WHERE type = 'mention'")
+    connection.close()
+    assert _heard(memory, "we love cpp") == ["ask about templates"]
+    assert _heard(memory, "we love C") == []
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [
