@@ -34,6 +34,17 @@ from tests.intentions.conftest import PHARMACY
         ({"place": PHARMACY, "expires": "9999-12-31T23:59:59-14:00"}, "expires"),
         ({"at": "2026-10-30T09:00", "until": "2026-10-30T08:00"}, "until"),
         ({"until": "2026-10-30T08:00"}, "at"),
+        # A window that has ended, whatever the repeat: it would never fire.
+        (
+            {
+                "place": PHARMACY,
+                "at": "2026-10-20T09:00",
+                "until": "2026-10-21T09:00",
+                "repeat": "every_time",
+            },
+            "until",
+        ),
+        ({"at": "2026-10-20T09:00", "until": "2026-10-21T09:00", "repeat": "every_time"}, "until"),
         ({"at": "2026-10-30T09:00", "every": "fortnightly-ish"}, "every"),
         ({"at": "2026-10-30T09:00", "every": "FREQ=WEEKLY;BYDAY=XX"}, "every"),
         ({"at": "2026-10-30T09:00", "every": "FREQ=SECONDLY"}, "every"),
@@ -42,9 +53,13 @@ from tests.intentions.conftest import PHARMACY
         ({"at": "2026-10-30T09:00", "zone": "Mars/Olympus"}, "zone"),
         ({"at": "2026-10-30T09:00", "zone": "+05:75"}, "zone"),  # not +06:15
         ({"at": "2030-10-30T09:00+05:75"}, "at"),  # the zone of its offset was +06:15
-        ({"mention": ["  ...  "]}, "mention"),
+        ({"mention": ["  ...  "]}, "mention[0]"),
+        ({"mention": ["Anna", "a" * 201]}, "mention[1]"),  # was "mention", unlike the rest
         ({"signals": ["heart_rate=150"]}, "signals"),
         ({"signals": [{"signal": "heart_rate"}]}, "signals"),
+        # All must hold in one sense: above 150 and below 100 never do.
+        ({"signals": ["heart_rate>150", "heart_rate<100"]}, "signals"),
+        ({"signals": ["heart_rate<100", "heart_rate>60", "heart_rate>100"]}, "signals"),
         (
             {"signals": [{"signal": "heart_rate", "above": 150, "readings": 0}]},
             "signals[0].SignalCondition.readings",
@@ -55,6 +70,17 @@ from tests.intentions.conftest import PHARMACY
         ({"signals": [f"sensor_{index % 4}>{index}" for index in range(65)]}, "signals"),
         ({"tags": [" "]}, "tags"),
         ({"place": PHARMACY, "expires": "2026-10-01T00:00Z"}, "expires"),
+        # A time beside a place is a gate: one opening after the expiry could never fire.
+        ({"place": PHARMACY, "at": "2026-10-23T09:00", "expires": "2026-10-23T08:00"}, "expires"),
+        (
+            {
+                "place": PHARMACY,
+                "at": "2026-10-23T09:00",
+                "every": "daily",
+                "expires": "2026-10-23T08:00",
+            },
+            "expires",
+        ),
         ({"place": PHARMACY, "min_interval_seconds": 60}, "min_interval_seconds"),
         ({"place": PHARMACY, "window_minutes": 30}, "window_minutes"),
     ],
@@ -67,6 +93,38 @@ def test_remind_bad_input_names_the_field_and_stores_nothing(
     assert caught.value.field == field
     assert memory.intentions(state="all") == []
     assert memory.list_memories().memories == []
+
+
+def test_remind_a_gate_open_now_or_opening_before_the_expiry_is_stored(
+    memory: MemoryService,
+) -> None:
+    # 08:00 in Paris: today's 07:30 occurrence holds its window (60 min) open until 08:30.
+    open_now = memory.remind(
+        "buy bread",
+        place=PHARMACY,
+        at="2026-10-22T07:30",
+        every="daily",
+        expires="2026-10-22T08:15",
+    )
+    later = memory.remind(
+        "pick up the parcel",
+        place=PHARMACY,
+        at="2026-10-23T09:00",
+        expires="2026-10-23T10:00",
+    )
+    assert [open_now.state, later.state] == ["active", "active"]
+    fired = memory.recollections.sense(memory.recollections.cue(place=PHARMACY))
+    assert [item.memory.id for item in fired] == [open_now.id]
+
+
+def test_remind_a_range_on_one_reading_fires_inside_it(memory: MemoryService) -> None:
+    calm = memory.remind("all is well", signals=["heart_rate>60", "heart_rate<100"])
+    assert calm.state == "active"
+    assert (
+        memory.recollections.sense(memory.recollections.cue(biometrics={"heart_rate": 120})) == []
+    )
+    fired = memory.recollections.sense(memory.recollections.cue(biometrics={"heart_rate": 80}))
+    assert [item.memory.id for item in fired] == [calm.id]
 
 
 def test_remind_as_many_signals_as_a_sense_reports_can_fire(memory: MemoryService) -> None:

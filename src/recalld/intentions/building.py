@@ -82,6 +82,21 @@ def _check_signal_names(names: set[str], field: str) -> None:
         )
 
 
+def _check_signal_ranges(conditions: Sequence[SignalCondition]) -> None:
+    """Refuse signals on one reading that no value meets (``heart_rate>150`` beside
+    ``heart_rate<100``): every trigger must hold in the same sense, so such an intention
+    could never fire."""
+    for name in sorted({condition.signal for condition in conditions}):
+        above = [c.above for c in conditions if c.signal == name and c.above is not None]
+        below = [c.below for c in conditions if c.signal == name and c.below is not None]
+        if above and below and max(above) >= min(below):
+            raise ValidationError(
+                "signals",
+                f"{name}: above {max(above):g} and below {min(below):g} together hold for no"
+                " reading, so the reminder could never fire",
+            )
+
+
 def parse_signal(value: SignalCondition | str) -> SignalCondition:
     """A threshold from ``"heart_rate>150"`` (or ``<``), or a :class:`SignalCondition`."""
     if isinstance(value, SignalCondition):
@@ -184,7 +199,9 @@ def exported_trigger_records(
                 prefix=f"{field}.",
             )
         elif isinstance(trigger, MentionTrigger):
-            check.name_text(trigger.text, f"{field}.text")
+            # What remind accepts (a zero-width non-joiner of Persian included), so that
+            # every reminder's export line imports.
+            _mention_text(trigger.text, f"{field}.text")
         else:
             check.name_text(trigger.tag, f"{field}.tag")
     signals = [trigger.signal for trigger in triggers if isinstance(trigger, SignalTrigger)]
@@ -295,13 +312,14 @@ def _time(
         raise ValidationError("at", "a window needs its start (at) as well as its end (until)")
     if until is not None and until <= at:
         raise ValidationError("until", f"must be after at ({at.isoformat()})")
-    if request.repeat == "once":
-        if until is not None and until <= now:
-            raise ValidationError("until", f"{until.isoformat()} is in the past")
-        if until is None and at <= now:
-            raise ValidationError(
-                "at", f"{at.isoformat()} is in the past (now {now.astimezone(zone).isoformat()})"
-            )
+    # A window that has ended never opens again, whatever the repeat (every_time stored it,
+    # and it never fired).
+    if until is not None and until <= now:
+        raise ValidationError("until", f"{until.isoformat()} is in the past")
+    if request.repeat == "once" and until is None and at <= now:
+        raise ValidationError(
+            "at", f"{at.isoformat()} is in the past (now {now.astimezone(zone).isoformat()})"
+        )
     return TimeTrigger(at=at, until=until, zone=label)
 
 
@@ -309,16 +327,26 @@ def _mentions(values: Sequence[str]) -> list[MentionTrigger]:
     if len(values) > MAX_MENTIONS:
         raise ValidationError("mention", f"{len(values)} mentions; the limit is {MAX_MENTIONS}")
     triggers = []
-    for value in values:
+    for index, value in enumerate(values):
+        field = f"mention[{index}]"
+        check.free_text(value, field)  # a NUL's position is where the caller put it
         text = " ".join(value.split())
         if len(text) > MENTION_MAX_CHARS:
-            raise ValidationError(
-                "mention", f"is {len(text)} chars; the limit is {MENTION_MAX_CHARS}"
-            )
-        if not tokens(text):
-            raise ValidationError("mention", f"{value!r} has no word to listen for")
-        triggers.append(MentionTrigger(text=text))
+            raise ValidationError(field, f"is {len(text)} chars; the limit is {MENTION_MAX_CHARS}")
+        triggers.append(MentionTrigger(text=_mention_text(text, field, value)))
     return triggers
+
+
+def _mention_text(text: str, field: str, given: str | None = None) -> str:
+    """A mention's text, as ``remind`` and an import alike take it: no NUL (it listened
+    for the words around it, "a<NUL>b" for "a b", and PostgreSQL cannot store it) and at
+    least one word to listen for."""
+    check.free_text(text, field)
+    if not tokens(text):
+        raise ValidationError(
+            field, f"{given if given is not None else text!r} has no word to listen for"
+        )
+    return text
 
 
 def first_due(trigger: TimeTrigger, now: datetime) -> datetime | None:
@@ -327,6 +355,19 @@ def first_due(trigger: TimeTrigger, now: datetime) -> datetime | None:
     if recurrence is not None:
         return recurrence.next_after(now, inclusive=True)
     return trigger.at
+
+
+def _gate_opens(trigger: TimeTrigger, now: datetime, settings: Settings) -> datetime | None:
+    """When a time beside sensed triggers first lets the intention fire: ``now`` while its
+    gate is open (after ``at``, inside the window of a recurrence's occurrence), else
+    when it next opens (None: never)."""
+    recurrence = recurrence_of(trigger)
+    if recurrence is None:
+        return now if trigger.at is None or trigger.at <= now else trigger.at
+    last = recurrence.last_at_or_before(now)
+    if last is not None and now < window_end(trigger, last, settings):
+        return now
+    return recurrence.next_after(now)
 
 
 def build(
@@ -353,6 +394,7 @@ def build(
         )
     signals = [parse_signal(signal) for signal in request.signals]
     _check_signal_names({condition.signal for condition in signals}, "signals")
+    _check_signal_ranges(signals)
     triggers.extend(
         SignalTrigger(
             signal=condition.signal,
@@ -382,7 +424,12 @@ def build(
     )
     scheduled = time_trigger is not None and len(triggers) == 1
     next_due = first_due(time_trigger, now) if scheduled and time_trigger is not None else None
-    if next_due is not None and expires_at is not None and next_due >= expires_at:
+    # Beside sensed triggers a time is a gate: one that opens only after the expiry (a place
+    # and at 09:00, expiring at 08:00) was stored and could never fire.
+    opens = (
+        next_due if scheduled or time_trigger is None else _gate_opens(time_trigger, now, settings)
+    )
+    if opens is not None and expires_at is not None and opens >= expires_at:
         raise ValidationError(
             "expires", f"{expires_at.isoformat()} comes before the first time it would fire"
         )

@@ -30,7 +30,13 @@ from recalld.intentions.evaluation import (
     reminder_draft,
     update_streaks,
 )
-from recalld.intentions.matching import EntityMatcher, fold, lookup_term, tokens
+from recalld.intentions.matching import (
+    EntityMatcher,
+    fold,
+    legacy_tokens,
+    lookup_term,
+    tokens,
+)
 from recalld.intentions.model import (
     Intention,
     IntentionRequest,
@@ -249,13 +255,19 @@ class Intentions:
         transaction, which re-reads them, updates signal streaks and claims
         each firing, so concurrent senses never fire one intention twice.
         """
-        situation = self._situation(cue, namespace, now, recollections)
+        names = (
+            list(self.match_entities(cue.text, namespace))
+            if self.match_entities is not None and cue.text
+            else []
+        )
+        situation = self._situation(cue, now, recollections, names)
         lookup = Lookup(
             terms={
                 "mention": sorted(
                     set(situation.words)
                     | {word for item in situation.surfaced for word in item.words}
                     | {lookup_term(name.split(" ")) for name in situation.entities}
+                    | _legacy_terms(cue.text, recollections, names)
                 ),
                 "tag": sorted(
                     set(situation.tags) | {tag for item in situation.surfaced for tag in item.tags}
@@ -295,13 +307,10 @@ class Intentions:
         return self._store.intentions.session(step)
 
     def _situation(
-        self, cue: Cue, namespace: str, now: datetime, recollections: list[Recollection]
+        self, cue: Cue, now: datetime, recollections: list[Recollection], names: Sequence[str]
     ) -> Situation:
-        entities: frozenset[str] = frozenset()
-        if self.match_entities is not None and cue.text:
-            entities = frozenset(
-                " ".join(tokens(name)) for name in self.match_entities(cue.text, namespace)
-            )
+        """What sense perceived; ``names``: the entities the hook recognised in its text."""
+        entities = frozenset(" ".join(tokens(name)) for name in names)
         surfaced = [
             Surfaced(
                 words=tokens(f"{item.memory.title or ''} {item.memory.content}")[:SURFACED_WORDS],
@@ -480,6 +489,21 @@ def _end_of(row: IntentionRow) -> datetime | None:
         trigger.until for trigger in parse_triggers(row) if isinstance(trigger, TimeTrigger)
     )
     return min([end for end in ends if end is not None], default=None)
+
+
+def _legacy_terms(
+    text: str | None, recollections: Sequence[Recollection], names: Sequence[str]
+) -> set[str]:
+    """The words an older version indexed a mention by, in the sensed text, what surfaced
+    with it and the names of the entities recognised in it: a mention stored then ("राम"
+    by a part of it, "C++" by "c") is still a candidate, and is then decided on today's
+    words."""
+    terms = set(legacy_tokens(text or ""))
+    terms.update(lookup_term(words) for words in map(legacy_tokens, names) if words)
+    for item in recollections:
+        surfaced = f"{item.memory.title or ''} {item.memory.content}"
+        terms.update(legacy_tokens(surfaced)[:SURFACED_WORDS])
+    return terms
 
 
 def _recurrence_zones(triggers: Sequence[Trigger]) -> list[str]:

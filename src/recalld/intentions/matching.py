@@ -2,7 +2,11 @@
 
 Text is folded (case, diacritics: "Léa" matches "lea") and split into word
 tokens; a mention holds when its tokens occur consecutively in the tokens of
-what was heard.
+what was heard. A word keeps its combining marks (Devanagari's vowel signs: "राम"
+is one word, never a part of "रामायण"); a programming language's ``++`` or ``#``
+stays on its word ("C++" and "C#" are not "C"); Chinese characters and Japanese
+kana, written without spaces between words, are one token each, so "東京" is heard
+in "明日東京に行く".
 """
 
 from __future__ import annotations
@@ -11,9 +15,26 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
-__all__ = ["EntityMatcher", "contains_phrase", "fold", "lookup_term", "tokens"]
+__all__ = [
+    "EntityMatcher",
+    "contains_phrase",
+    "fold",
+    "legacy_tokens",
+    "lookup_term",
+    "tokens",
+]
 
 WORD = re.compile(r"\w+", re.UNICODE)
+# What tokens() reads: a run of word characters, or of anything else but spaces.
+PIECE = re.compile(r"(?P<word>\w+)|[^\w\s]+")
+# Scripts written without spaces between words: Han ideographs (and their iteration
+# marks), hiragana and katakana.
+UNSPACED = re.compile(
+    "[\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uf900-\ufaff\U00020000-\U0003134f]"
+)
+# What stays on the word it follows: C++, C#, F#.
+SUFFIX = re.compile(r"\+\+|#")
 
 # The hook the knowledge graph connects to: (sensed text, namespace) -> the names of
 # the entities recognised in it. A mention trigger also holds when its text is
@@ -28,7 +49,85 @@ def fold(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """The folded word tokens of ``text``, in order."""
+    """The folded word tokens of ``text``, in order (see the module's docstring)."""
+    folded = fold(text)
+    if not _needs_pieces(folded):
+        return WORD.findall(folded)  # runs of word characters, as always
+    # Each word as its parts, joined at the end: adding to a string in a list copies it,
+    # and a long word of marks (a Devanagari text without spaces) took quadratic time.
+    found: list[list[str]] = []
+    joinable = False  # whether a piece that starts where the last ended continues it
+    end = -1
+    for piece in PIECE.finditer(folded):
+        value, adjacent = piece.group(), piece.start() == end
+        end = piece.end()
+        if piece.group("word") is None:
+            marks = _leading_marks(value)
+            if adjacent and joinable and marks:
+                found[-1].append(value[:marks])  # vowel signs, a virama: part of the word
+                if marks == len(value):
+                    continue
+            suffix = SUFFIX.match(value, marks)
+            after = piece.start() + (marks if suffix is None else suffix.end())
+            if adjacent and joinable and suffix is not None and not _word_at(folded, after):
+                found[-1].append(suffix.group())
+            joinable = False
+            continue
+        for part in _unspaced_parts(value):
+            if adjacent and joinable and not UNSPACED.match(part):
+                found[-1].append(part)
+            else:
+                found.append([part])
+            joinable = UNSPACED.match(part) is None
+            adjacent = True
+    return ["".join(parts) for parts in found]
+
+
+def _needs_pieces(folded: str) -> bool:
+    """Whether ``folded`` has what runs of word characters would cut wrongly: a ``+`` or
+    ``#``, a combining mark, or a character of a script without spaces. (Other
+    punctuation, a curly apostrophe or a dash, is cut the same either way: testing each
+    distinct character keeps such text, most text, on the fast path.)"""
+    if "+" in folded or "#" in folded:
+        return True
+    if folded.isascii():
+        return False
+    return any(
+        UNSPACED.match(character) is not None or unicodedata.category(character)[0] == "M"
+        for character in set(folded)
+        if not character.isascii()
+    )
+
+
+def _leading_marks(value: str) -> int:
+    """How many combining marks (Unicode category M) ``value`` starts with."""
+    count = 0
+    while count < len(value) and unicodedata.category(value[count])[0] == "M":
+        count += 1
+    return count
+
+
+def _word_at(text: str, index: int) -> bool:
+    return index < len(text) and WORD.match(text, index) is not None
+
+
+def _unspaced_parts(word: str) -> list[str]:
+    """``word`` cut so that each character of a script without spaces stands alone."""
+    if UNSPACED.search(word) is None:
+        return [word]
+    parts: list[str] = []
+    for character in word:
+        if UNSPACED.match(character) or not parts or UNSPACED.match(parts[-1]):
+            parts.append(character)
+        else:
+            parts[-1] += character
+    return parts
+
+
+def legacy_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` as earlier versions cut them (every run of word
+    characters): a mention stored then is indexed by one of them, and is looked up with
+    them as well as with :func:`tokens` until it is written again."""
     return WORD.findall(fold(text))
 
 
