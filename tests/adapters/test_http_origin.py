@@ -32,7 +32,8 @@ def test_http_origin_another_local_page_cannot_write_with_a_simple_request(
         imported = client.post("/v1/import", content=line, headers=headers)
         assert imported.status_code == 401, (content_type, imported.text)
         message = imported.json()["error"]["message"]
-        assert "another web page" in message and "http://localhost:9999" in message
+        assert "another web page" in message
+        assert "http://localhost:9999" in message
         drained = client.post("/v1/recollections/drain", content="", headers=headers)
         assert drained.status_code == 401, (content_type, drained.text)
     # A POST with no body type at all is as simple (a no-cors fetch of a Blob without one).
@@ -47,7 +48,8 @@ def test_http_origin_another_local_page_cannot_write_with_a_simple_request(
             drained = client.get("/v1/recollections/pending", params=params, headers=headers)
             assert drained.status_code == 401, (headers, params, drained.text)
         peeked = client.get("/v1/recollections/pending", params={"drain": "false"}, headers=headers)
-        assert peeked.status_code == 200 and len(peeked.json()) == 1
+        assert peeked.status_code == 200
+        assert len(peeked.json()) == 1
     assert service.stats().count == 1  # only the memory that fired
     assert len(service.recollections.pending(drain=False, namespace="default")) == 1
 
