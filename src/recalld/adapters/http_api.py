@@ -208,6 +208,11 @@ def _request_validation_error(_request: Request, error: Exception) -> JSONRespon
     if len(location) > 1 and location[0] in PARAMETER_SOURCES:
         location = location[1:]
     field = check.field_path(location) or "body"
+    if first.get("type") == "string_pattern_mismatch" and isinstance(first.get("input"), str):
+        # The framework's message quotes the pattern (a graph route's entity name).
+        reason = check.name_problem(first["input"])
+        if reason is not None:
+            return _error(422, "validation_error", reason, field)
     return _error(422, "validation_error", str(first.get("msg", "is invalid")), field)
 
 
