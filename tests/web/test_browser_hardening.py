@@ -522,3 +522,50 @@ def test_browser_a_bidi_override_in_a_title_stays_inside_it(browsed: Browsed) ->
     assert distance.startswith(" — ")
     # The distance the page wrote after the title is shown after it, not mirrored before it.
     assert distance_left >= link_right - 1
+
+
+def test_browser_a_bidi_override_in_an_intention_stays_inside_it(browsed: Browsed) -> None:
+    namespace = _namespace("bidi-intention")
+    with browsed.api(namespace) as client:
+        created = ok(
+            client.post(
+                "/v1/intentions",
+                json={
+                    "action": "\u202ecall the plumber",  # right-to-left overrides, never closed
+                    "at": "2031-05-06T09:00:00+00:00",
+                    "mention": ["\u202eAnna"],
+                },
+            )
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "intentions", namespace)
+    card = f'#intention-list [data-intention-id="{created["id"]}"]'
+    element(driver, f"{card} .trigger-mention")
+    quoted_right, after_left, after = driver.execute_script(
+        """
+        const item = document.querySelector(arguments[0] + " .trigger-mention");
+        // The text node holding the author's mention; what follows it is the page's words.
+        const walker = document.createTreeWalker(item, NodeFilter.SHOW_TEXT);
+        let node = walker.nextNode();
+        while (node && !node.textContent.includes("Anna")) node = walker.nextNode();
+        const end = node.textContent.indexOf("Anna") + 4;
+        const mention = document.createRange();
+        mention.setStart(node, end - 5);  // the override and the name
+        mention.setEnd(node, end);
+        const after = document.createRange();
+        after.setStart(node, end);
+        after.setEndAfter(item.lastChild);
+        return [mention.getBoundingClientRect().right,
+                after.getBoundingClientRect().left, after.toString()];
+        """,
+        card,
+    )
+    assert after == "” is mentioned"
+    # The words the page wrote after the mention are shown after it, not mirrored before it.
+    assert after_left >= quoted_right - 1
+    element(driver, f"{card} .intention-cancel").click()
+    question = element(driver, "#confirm-dialog p")
+    # The action is isolated in the question, so "will never fire again" reads as written.
+    isolated = question.find_elements(By.CSS_SELECTOR, ".user-text")
+    assert [item.get_attribute("textContent") for item in isolated] == ["\u202ecall the plumber"]
+    element(driver, "#confirm-cancel").click()

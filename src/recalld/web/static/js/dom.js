@@ -109,6 +109,16 @@ export function viewerTime(iso) {
   return h("time", { datetime: iso, title: iso }, moment.toLocaleString());
 }
 
+/**
+ * Untrusted text inside a sentence the page writes ("when “…” is mentioned"): in its own
+ * bidirectional run (<bdi>), so a right-to-left override it holds cannot mirror the words
+ * around it. ``quote`` adds the curly quotes.
+ */
+export function userText(text, { quote = false } = {}) {
+  const isolated = h("bdi", { class: "user-text" }, text);
+  return quote ? ["“", isolated, "”"] : isolated;
+}
+
 /** A link for http(s) sources only; any other scheme (javascript:, data:, file:) stays text. */
 export function sourceLink(source) {
   if (!source) return "—";

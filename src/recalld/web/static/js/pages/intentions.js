@@ -4,7 +4,7 @@
 // (DELETE /v1/intentions/{id}). A read-only token sees the list only.
 
 import { confirmAction } from "../dialog.js";
-import { h, localTime, replace, status } from "../dom.js";
+import { h, localTime, replace, status, userText } from "../dom.js";
 import { intentionCard } from "../triggers.js";
 
 const STATES = ["active", "done", "cancelled", "expired", "all"];
@@ -81,7 +81,7 @@ export async function render(root, { api, navigate, canWrite }) {
   async function cancel(intention) {
     const confirmed = await confirmAction(
       "Cancel this intention?",
-      `“${intention.action}” will never fire again, and a reminder of it still queued is dropped. Its memory stays (listed as cancelled) until you forget it.`,
+      [userText(intention.action, { quote: true }), " will never fire again, and a reminder of it still queued is dropped. Its memory stays (listed as cancelled) until you forget it."],
       "Cancel intention",
       "Keep it");
     if (!confirmed) return;
