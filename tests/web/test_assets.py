@@ -163,3 +163,37 @@ def test_web_force_layout_spreads_nodes_inside_the_drawing(tmp_path: Path) -> No
     # Links pull: the tail sits nearer the node it hangs from than the far side of the star.
     assert distance("tail", "e") < distance("tail", "a")
     assert distance("tail", "e") < distance("tail", "centre")
+
+
+# The Core page's budget bar after a batch, for entries one of which is part of another.
+CORE_BUDGET_PROBE = """
+import { projected, size } from "./core-budget.mjs";
+const entries = ["likes tea a lot", "likes tea", "Ana's sister is Eva", "Ana"];
+console.log(JSON.stringify({
+  removed: projected(entries, [{ action: "remove", old_text: "likes tea" }]),
+  patched: projected(entries, [{ action: "patch", old_text: "Ana", content: "Ana Lima" }]),
+  ambiguous: projected(entries, [{ action: "remove", old_text: "likes" }]),
+  inside: projected(entries, [{ action: "remove", old_text: "sister" }]),
+  size: size(["añ", "🙂"]),
+}));
+"""
+
+
+def test_web_core_budget_projects_the_entry_the_server_edits(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
+    module = (STATIC_DIRECTORY / "js" / "core-budget.js").read_text()
+    (tmp_path / "core-budget.mjs").write_text(module)
+    (tmp_path / "probe.mjs").write_text(CORE_BUDGET_PROBE)
+    ran = subprocess.run(
+        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    # An entry given in full is that entry, though a longer one holds it (as the server does).
+    assert answer["removed"] == ["likes tea a lot", "Ana's sister is Eva", "Ana"]
+    assert answer["patched"] == ["likes tea a lot", "likes tea", "Ana's sister is Eva", "Ana Lima"]
+    # Text in several entries names none: the server refuses it, the batch changes nothing.
+    assert answer["ambiguous"] == ["likes tea a lot", "likes tea", "Ana's sister is Eva", "Ana"]
+    assert answer["inside"] == ["likes tea a lot", "likes tea", "Ana"]
+    assert answer["size"] == 4  # code points, with the newline between the entries
