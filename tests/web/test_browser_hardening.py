@@ -569,3 +569,28 @@ def test_browser_a_bidi_override_in_an_intention_stays_inside_it(browsed: Browse
     isolated = question.find_elements(By.CSS_SELECTOR, ".user-text")
     assert [item.get_attribute("textContent") for item in isolated] == ["\u202ecall the plumber"]
     element(driver, "#confirm-cancel").click()
+
+
+def test_browser_a_large_integer_in_meta_is_shown_and_saved_as_written(browsed: Browsed) -> None:
+    namespace = _namespace("bigint")
+    order = 12345678901234567891  # past 2**53: a JavaScript number would round it
+    with browsed.api(namespace) as client:
+        memory = _remember(
+            client, content="The order for the new desk", meta={"order": order, "shop": "north"}
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory}", namespace)
+    shown = element(driver, "#page-memory pre.meta").text
+    assert f'"order": {order}' in shown
+    element(driver, "#memory-edit").click()
+    meta = element(driver, "#edit-meta")
+    assert f'"order": {order}' in (meta.get_attribute("value") or "")
+    # Another key edited: the whole object is sent back, the order id with it.
+    driver.execute_script(
+        "arguments[0].value = arguments[0].value.replace('north', 'south');", meta
+    )
+    element(driver, "#edit-save").click()
+    assert text_appears(driver, "#memory-notice", "Saved").text == "Saved (meta)."
+    with browsed.api(namespace) as client:
+        stored = client.get(f"/v1/memories/{memory}").json()["meta"]
+    assert stored == {"order": order, "shop": "south"}
