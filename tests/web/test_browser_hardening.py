@@ -594,3 +594,23 @@ def test_browser_a_large_integer_in_meta_is_shown_and_saved_as_written(browsed: 
     with browsed.api(namespace) as client:
         stored = client.get(f"/v1/memories/{memory}").json()["meta"]
     assert stored == {"order": order, "shop": "south"}
+
+
+def test_browser_why_not_takes_any_threshold_the_api_takes(browsed: Browsed) -> None:
+    namespace = _namespace("threshold")
+    with browsed.api(namespace) as client:
+        memory = _remember(client, content="The heron nests by the mill pond")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"explain/{memory}", namespace)
+    element(driver, "#explain-query").send_keys("heron nest")
+    # Not a multiple of any step: the form must still be sent (min_score is any 0-1).
+    element(driver, "#explain-min-score").send_keys("0.123")
+    element(driver, "#explain-submit").click()
+    result = element(driver, "#explain-result")
+    values = {
+        row.find_element(By.CSS_SELECTOR, ".bar-name").get_attribute("textContent"): (
+            row.find_element(By.CSS_SELECTOR, ".bar-value").get_attribute("textContent")
+        )
+        for row in result.find_elements(By.CSS_SELECTOR, ".hit-score .bar-row")
+    }
+    assert values["threshold"] == "0.123"
