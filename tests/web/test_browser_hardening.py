@@ -460,6 +460,27 @@ def test_browser_map_caption_says_no_neighbour_within_reach(browsed: Browsed) ->
     )
 
 
+def test_browser_map_draws_a_neighbour_across_the_antimeridian_beside_the_memory(
+    browsed: Browsed,
+) -> None:
+    namespace = _namespace("antimeridian")
+    with browsed.api(namespace) as client:
+        west = _remember(
+            client, content="The dock on the west bank", place={"lat": -16.5, "lon": 179.9995}
+        )
+        # About 107 m east, across the 180th meridian (longitude -179.9995).
+        east = _remember(
+            client, content="The shed on the east bank", place={"lat": -16.5, "lon": -179.9995}
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{west}", namespace)
+    dot = element(driver, f'#place-map .map-neighbour[data-memory-id="{east}"]')
+    x, y = float(dot.get_attribute("cx") or "nan"), float(dot.get_attribute("cy") or "nan")
+    # Inside the 360 x 240 drawing (it was far off it), and east (right) of the centre.
+    assert 180 < x <= 360
+    assert 0 <= y <= 240
+
+
 # -- long and bidirectional user text -------------------------------------------------
 
 
