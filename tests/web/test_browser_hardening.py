@@ -20,6 +20,7 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
 from tests.web.browser_support import (
+    TOKEN_KEY,
     Browsed,
     browsed_server,
     element,
@@ -635,3 +636,36 @@ def test_browser_why_not_takes_any_threshold_the_api_takes(browsed: Browsed) -> 
         for row in result.find_elements(By.CSS_SELECTOR, ".hit-score .bar-row")
     }
     assert values["threshold"] == "0.123"
+
+
+def test_browser_a_token_pasted_with_a_typographic_character_is_refused_at_sign_in(
+    browsed: Browsed,
+) -> None:
+    driver = browsed.driver
+    driver.get(f"{browsed.base_url}/ui/favicon.svg")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(f"{browsed.base_url}/#/search")
+    # A curly apostrophe cannot go in an HTTP header: the tab was left with no sign-in form.
+    element(driver, "#token").send_keys("rcd_0000000000000000_pasted\u2019from-a-document")
+    element(driver, "#sign-in").click()
+    notice = text_appears(driver, "#page-login .notice", "position").text
+    assert "“\u2019” (U+2019) at position 27" in notice
+    assert driver.execute_script("return sessionStorage.getItem(arguments[0])", TOKEN_KEY) is None
+    # The form is still there, and a good token signs in.
+    field = element(driver, "#token")
+    field.clear()
+    field.send_keys(browsed.token)
+    element(driver, "#sign-in").click()
+    element(driver, "#page-search")
+
+
+def test_browser_a_stored_token_that_cannot_be_sent_asks_for_another(browsed: Browsed) -> None:
+    driver = browsed.driver
+    driver.get(f"{browsed.base_url}/ui/favicon.svg")
+    driver.execute_script(
+        "sessionStorage.clear(); sessionStorage.setItem(arguments[0], arguments[1]);",
+        TOKEN_KEY,
+        "rcd_0000000000000000_stored\u2019before",
+    )
+    driver.get(f"{browsed.base_url}/#/search")
+    element(driver, "#token")  # the sign-in form, not a dead end

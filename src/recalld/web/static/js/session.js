@@ -4,11 +4,28 @@
 
 const TOKEN_KEY = "recalld.token";
 const NAMESPACE_KEY = "recalld.namespace";
+// What an HTTP header can carry: a token (rcd_<id>_<secret>) is visible ASCII only.
+const SENDABLE = /^[\x21-\x7e]*$/;
+
+/**
+ * Why ``token`` cannot be sent as a bearer header (null if it can): a character pasted
+ * with it from a document (a curly quote, a no-break space) made every request fail in
+ * the browser itself, before reaching the server, with no way back to the sign-in form.
+ */
+export function tokenProblem(token) {
+  if (SENDABLE.test(token)) return null;
+  const position = [...token].findIndex((character) => !SENDABLE.test(character));
+  const character = [...token][position];
+  const code = `U+${character.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+  return `A token is plain ASCII (rcd_…), and this one holds “${character}” (${code}) at position ${position}: copy it again from where it was printed.`;
+}
 
 export class Session {
   constructor(storage = window.sessionStorage) {
     this.storage = storage;
     this.token = storage.getItem(TOKEN_KEY) || "";
+    // One that cannot be sent is forgotten, so the sign-in form asks for another.
+    if (tokenProblem(this.token)) this.setToken("");
     this.namespace = storage.getItem(NAMESPACE_KEY) || "";
     this.info = null;
   }
