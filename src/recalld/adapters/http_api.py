@@ -210,9 +210,9 @@ def _request_validation_error(_request: Request, error: Exception) -> JSONRespon
     field = check.field_path(location) or "body"
     if first.get("type") == "string_pattern_mismatch" and isinstance(first.get("input"), str):
         # The framework's message quotes the pattern (a graph route's entity name).
-        reason = check.name_problem(first["input"])
-        if reason is not None:
-            return _error(422, "validation_error", reason, field)
+        problem = check.name_problem(first["input"])
+        if problem is not None:
+            return _error(422, "validation_error", problem, field)
     return _error(422, "validation_error", str(first.get("msg", "is invalid")), field)
 
 
