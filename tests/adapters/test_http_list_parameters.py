@@ -22,7 +22,11 @@ from recalld.service import MemoryService
     ],
 )
 def test_http_list_a_refused_tag_filter_names_its_parameter(
-    client: TestClient, service: MemoryService, params: dict[str, str | list[str]], field: str, reason: str
+    client: TestClient,
+    service: MemoryService,
+    params: dict[str, str | list[str]],
+    field: str,
+    reason: str,
 ) -> None:
     service.remember("a memory the filter must not change", tags=["t1"])
     refused = client.get("/v1/memories", params=params)
