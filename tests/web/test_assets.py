@@ -175,6 +175,16 @@ console.log(JSON.stringify({
   ambiguous: projected(entries, [{ action: "remove", old_text: "likes" }]),
   inside: projected(entries, [{ action: "remove", old_text: "sister" }]),
   size: size(["añ", "🙂"]),
+  // The new text is written as given, "$" and all (String.replace read "$$" as "$").
+  dollars: projected(["costs 4", "likes tea"], [
+    { action: "patch", old_text: "costs 4", content: "costs $$5 ($& before)" },
+    { action: "patch", old_text: "tea", content: "$`green$' tea" },
+  ]),
+  // The whole entry named with spaces around it is replaced whole, as the server does.
+  spaced: projected(["likes tea"], [{ action: "patch", old_text: " likes tea ", content: "likes coffee" }]),
+  // A span found twice in one entry names no span: the server refuses the patch.
+  twice: projected(["tea or tea"], [{ action: "patch", old_text: "tea", content: "coffee" }]),
+  twiceRemoved: projected(["tea or tea", "x"], [{ action: "remove", old_text: "tea" }]),
 }));
 """
 
@@ -197,3 +207,7 @@ def test_web_core_budget_projects_the_entry_the_server_edits(tmp_path: Path) -> 
     assert answer["ambiguous"] == ["likes tea a lot", "likes tea", "Ana's sister is Eva", "Ana"]
     assert answer["inside"] == ["likes tea a lot", "likes tea", "Ana"]
     assert answer["size"] == 4  # code points, with the newline between the entries
+    assert answer["dollars"] == ["costs $$5 ($& before)", "likes $`green$' tea"]
+    assert answer["spaced"] == ["likes coffee"]
+    assert answer["twice"] == ["tea or tea"]
+    assert answer["twiceRemoved"] == ["x"]  # a remove takes the whole entry: no span
