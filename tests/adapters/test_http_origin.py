@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fastapi.testclient import TestClient
 
 from recalld.service import MemoryService
@@ -73,3 +74,47 @@ def test_http_origin_this_servers_page_local_reads_and_non_browsers_still_truste
     another = json.dumps({"content": "a note imported with curl"}) + "\n"
     assert client.post("/v1/import", content=another, headers=plain).status_code == 200
     assert service.stats().count == 2
+
+
+@pytest.mark.parametrize(
+    ("host", "origin", "status"),
+    [
+        # This server's page, however it was addressed: its Origin is the Host it sent.
+        ("localhost:8765", "http://localhost:8765", 200),
+        ("[::1]:8765", "http://[::1]:8765", 200),
+        ("127.0.0.1:8765", "http://127.0.0.1:8765", 200),
+        # Another port, another loopback name or address, another scheme on this port's
+        # name: another page (a browser cannot send a Host other than the page's target).
+        ("127.0.0.1:8765", "http://127.0.0.1:9999", 401),
+        ("127.0.0.1:8765", "http://localhost:8765", 401),
+        ("localhost:8765", "http://[::1]:8765", 401),
+        ("127.0.0.1:8765", "http://127.0.0.2:8765", 401),
+        ("127.0.0.1:8765", "null", 401),  # a sandboxed page, or a redirect from another
+    ],
+)
+def test_http_origin_a_simple_write_is_trusted_from_this_servers_own_origin_only(
+    client: TestClient, service: MemoryService, host: str, origin: str, status: int
+) -> None:
+    _fire_one(service, "default")
+    headers = {"Host": host, "Origin": origin, "Content-Type": "text/plain"}
+    drained = client.post("/v1/recollections/drain", headers=headers)
+    assert drained.status_code == status, drained.text
+    left = len(service.recollections.pending(drain=False, namespace="default"))
+    assert left == (0 if status == 200 else 1)
+
+
+def test_http_origin_a_same_site_write_without_origin_is_refused(
+    client: TestClient, service: MemoryService
+) -> None:
+    _fire_one(service, "default")
+    same_site = {"Sec-Fetch-Site": "same-site"}
+    # A POST a browser sent without Origin (older ones, on a form) from another local port.
+    assert client.post("/v1/recollections/drain", headers=same_site).status_code == 401
+    # The draining read with a trailing slash, before its redirect, is the same read.
+    slash = client.get("/v1/recollections/pending/", headers=same_site, follow_redirects=False)
+    assert slash.status_code == 401
+    # Typed in the address bar (Sec-Fetch-Site: none) or sent by this page: trusted.
+    assert client.get("/v1/recollections/pending", params={"drain": "false"}).status_code == 200
+    own = client.get("/v1/recollections/pending", headers={"Sec-Fetch-Site": "same-origin"})
+    assert own.status_code == 200
+    assert len(own.json()) == 1
