@@ -211,3 +211,33 @@ def test_web_core_budget_projects_the_entry_the_server_edits(tmp_path: Path) -> 
     assert answer["spaced"] == ["likes coffee"]
     assert answer["twice"] == ["tea or tea"]
     assert answer["twiceRemoved"] == ["x"]  # a remove takes the whole entry: no span
+
+
+TOKEN_PROBE = """
+import { tokenProblem } from "./session.mjs";
+console.log(JSON.stringify({
+  good: tokenProblem("rcd_0123456789abcdef_secret"),
+  quote: tokenProblem("rcd_0_pasted\\u2019from"),
+  override: tokenProblem("rcd_0_\\u202esecret"),
+  space: tokenProblem("rcd_0_\\u00a0secret"),
+}));
+"""
+
+
+def test_web_a_token_problem_never_shows_an_invisible_character(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
+    module = (STATIC_DIRECTORY / "js" / "session.js").read_text()
+    (tmp_path / "session.mjs").write_text(module)
+    (tmp_path / "probe.mjs").write_text(TOKEN_PROBE)
+    ran = subprocess.run(
+        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["good"] is None
+    assert "holds “\u2019” (U+2019) at position 12" in answer["quote"]
+    # A right-to-left override shown in the sentence mirrored the rest of it.
+    assert "holds U+202E at position 6:" in answer["override"]
+    assert "\u202e" not in answer["override"]
+    assert "holds U+00A0 at position 6:" in answer["space"]

@@ -591,6 +591,21 @@ def test_browser_a_bidi_override_in_an_intention_stays_inside_it(browsed: Browse
     isolated = question.find_elements(By.CSS_SELECTOR, ".user-text")
     assert [item.get_attribute("textContent") for item in isolated] == ["\u202ecall the plumber"]
     element(driver, "#confirm-cancel").click()
+    # The notices after a cancel and a create isolate the action too.
+    element(driver, f"{card} .intention-cancel").click()
+    element(driver, "#confirm-accept").click()
+    cancelled = text_appears(driver, "#intentions-notice", "Cancelled")
+    assert cancelled.get_attribute("textContent") == "Cancelled “\u202ecall the plumber”."
+    isolated = cancelled.find_elements(By.CSS_SELECTOR, ".user-text")
+    assert [item.get_attribute("textContent") for item in isolated] == ["\u202ecall the plumber"]
+    driver.execute_script(
+        "document.querySelector('#intention-action').value = arguments[0];", "\u202ewater the figs"
+    )
+    element(driver, "#intention-at").send_keys("2031-05-06T09:00:00+00:00")
+    element(driver, "#intention-submit").click()
+    remembered = text_appears(driver, "#intention-form-notice", "Remembered")
+    isolated = remembered.find_elements(By.CSS_SELECTOR, ".user-text")
+    assert [item.get_attribute("textContent") for item in isolated] == ["\u202ewater the figs"]
 
 
 def test_browser_a_large_integer_in_meta_is_shown_and_saved_as_written(browsed: Browsed) -> None:

@@ -79,11 +79,14 @@ export function barRow(name, fraction, value, kind = "") {
     h("span", { class: "bar-value" }, value));
 }
 
-/** A message line (info, error or success) that replaces itself on the next call. */
+/**
+ * A message line (info, error or success) that replaces itself on the next call:
+ * text, or text and nodes (author text isolated with ``userText``); empty hides it.
+ */
 export function status(element, message, tone = "info") {
   element.className = `notice ${tone}`;
-  element.textContent = message;
-  element.hidden = !message;
+  replace(element, message);
+  element.hidden = !element.textContent;
 }
 
 const LOCAL_PATTERN = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::(\d{2}))?(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/;

@@ -88,7 +88,7 @@ export async function render(root, { api, navigate, canWrite }) {
     try {
       await api.remove(`/v1/intentions/${encodeURIComponent(intention.id)}`);
       await load();
-      status(notice, `Cancelled “${intention.action}”.`, "success");
+      status(notice, ["Cancelled ", userText(intention.action, { quote: true }), "."], "success");
     } catch (error) {
       status(notice, error.describe ? error.describe() : error.message, "error");
     }
@@ -163,7 +163,7 @@ function createForm(api, onCreated) {
       resolved.hidden = true;
       try {
         const created = await api.post("/v1/intentions", body);
-        status(formNotice, `Remembered: “${created.action}”.`, "success");
+        status(formNotice, ["Remembered: ", userText(created.action, { quote: true }), "."], "success");
         replace(resolved, created.resolved.map((reading) => h("li", { dataset: { field: reading.field } },
           h("span", { class: "resolved-field" }, reading.field), ": ",
           h("q", {}, reading.text), " → ",
