@@ -181,7 +181,9 @@ console.log(JSON.stringify({
     { action: "patch", old_text: "tea", content: "$`green$' tea" },
   ]),
   // The whole entry named with spaces around it is replaced whole, as the server does.
-  spaced: projected(["likes tea"], [{ action: "patch", old_text: " likes tea ", content: "likes coffee" }]),
+  spaced: projected(["likes tea"], [
+    { action: "patch", old_text: " likes tea ", content: "likes coffee" },
+  ]),
   // A span found twice in one entry names no span: the server refuses the patch.
   twice: projected(["tea or tea"], [{ action: "patch", old_text: "tea", content: "coffee" }]),
   twiceRemoved: projected(["tea or tea", "x"], [{ action: "remove", old_text: "tea" }]),
