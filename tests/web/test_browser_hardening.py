@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -684,3 +685,23 @@ def test_browser_a_stored_token_that_cannot_be_sent_asks_for_another(browsed: Br
     )
     driver.get(f"{browsed.base_url}/#/search")
     element(driver, "#token")  # the sign-in form, not a dead end
+
+
+def test_browser_a_file_named_with_an_invisible_character_imports(
+    browsed: Browsed, tmp_path: Path
+) -> None:
+    namespace = _namespace("zwj-import")
+    with browsed.api(namespace) as client:
+        _remember(client, content="already here before the import")
+    # A zero-width joiner, as inside many emoji: the server refuses it in a name, and the
+    # name alone refused the whole upload.
+    upload = tmp_path / "family\u200dnotes é.jsonl"
+    upload.write_text(json.dumps({"content": "imported from a file with a joined name"}) + "\n")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "transfer", namespace)
+    element(driver, "#import-file").send_keys(str(upload))
+    element(driver, "#import-upload").click()
+    assert "1 created" in text_appears(driver, "#import-notice", "Imported").text
+    with browsed.api(namespace) as client:
+        contents = {m["content"] for m in ok(client.get("/v1/memories"))["memories"]}
+    assert "imported from a file with a joined name" in contents
