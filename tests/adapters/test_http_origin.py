@@ -118,3 +118,32 @@ def test_http_origin_a_same_site_write_without_origin_is_refused(
     own = client.get("/v1/recollections/pending", headers={"Sec-Fetch-Site": "same-origin"})
     assert own.status_code == 200
     assert len(own.json()) == 1
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        # Posted by the browser itself, unasked: a page's Content-Security-Policy violation
+        # report to the report-uri it names (no click needed), a link's ping (on a click).
+        "application/csp-report",
+        "text/ping",
+        "application/octet-stream",
+        "application/json, text/plain",  # not a JSON type: no preflight need have been passed
+    ],
+)
+def test_http_origin_a_body_type_the_browser_posts_unasked_is_no_preflight(
+    client: TestClient, service: MemoryService, content_type: str
+) -> None:
+    _fire_one(service, "default")
+    report = json.dumps({"csp-report": {"document-uri": "http://localhost:9999/"}})
+    for page in ({"Origin": "http://localhost:9999"}, {"Sec-Fetch-Site": "same-site"}):
+        headers = {**page, "Content-Type": content_type}
+        drained = client.post("/v1/recollections/drain", content=report, headers=headers)
+        assert drained.status_code == 401, (page, drained.text)
+        imported = client.post("/v1/import", content=report, headers=headers)
+        assert imported.status_code == 401, (page, imported.text)
+    assert len(service.recollections.pending(drain=False, namespace="default")) == 1
+    # JSON lines, as the memory browser imports, only reach here through a preflight.
+    ndjson = {"Origin": "http://localhost:9999", "Content-Type": "application/x-ndjson"}
+    line = json.dumps({"content": "a note a proxied local page imported"}) + "\n"
+    assert client.post("/v1/import", content=line, headers=ndjson).status_code == 200

@@ -17,6 +17,14 @@ blind forgery (an import of a ``text/plain`` body, a drain of the pending
 recollections, also through ``GET /v1/recollections/pending``, which drains
 unless told ``drain=false``): it is refused. Its reads stay allowed, as they are
 harmless to a page that cannot read them.
+
+The browser itself also posts, unasked, with body types of its own: a link's
+``ping`` (``text/ping``, on a click) and a page's Content-Security-Policy
+violation reports (``application/csp-report``, to any ``report-uri`` the page
+names, with no click at all). So a ``POST`` counts as preflighted only with a
+body type no page may send to another origin without asking, and which this API
+reads: JSON (``application/json``) or JSON lines (``application/x-ndjson``);
+any other is treated as sent unasked.
 """
 
 from __future__ import annotations
@@ -27,15 +35,14 @@ from starlette.datastructures import Headers
 
 from recalld.adapters._network import host_name, is_loopback
 
-__all__ = ["SIMPLE_BODY_TYPES", "foreign_page"]
+__all__ = ["PREFLIGHTED_BODY_TYPES", "foreign_page"]
 
 DRAINING_READ = "/v1/recollections/pending"
 # What the ``drain`` flag's parser (pydantic, lax mode) reads as false.
 FALSE_WORDS = frozenset({"0", "off", "f", "false", "n", "no"})
-SIMPLE_BODY_TYPES = frozenset(
-    {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"}
-)
-"""The body types a page may send to another origin without a CORS preflight."""
+PREFLIGHTED_BODY_TYPES = frozenset({"application/json", "application/x-ndjson"})
+"""The body types of a ``POST`` that reached here from another origin's page only
+through a CORS preflight (which this server grants no origin it was not told of)."""
 
 
 def _drains(path: str, query: bytes) -> bool:
@@ -56,7 +63,7 @@ def _is_simple_write(method: str, path: str, query: bytes, headers: Headers) -> 
     if content_type is None:
         return True
     essence = content_type.split(";", 1)[0].strip().lower()
-    return essence in SIMPLE_BODY_TYPES
+    return essence not in PREFLIGHTED_BODY_TYPES
 
 
 def foreign_page(
