@@ -177,17 +177,29 @@ def name_text(value: str, field: str) -> str:
     break or a zero-width character would make a look-alike of another name.
     """
     text(value, field)
+    reason = name_problem(value)
+    if reason is not None:
+        raise ValidationError(field, reason)
+    return value
+
+
+def name_problem(value: str) -> str | None:
+    """Why ``value`` is no name (blank, or holding an invisible character), in words.
+
+    Also for a check the web framework makes against the published ``NAME_PATTERN``
+    (a graph route's entity name): its own message quotes the whole pattern, control
+    characters and all, which tells a reader nothing.
+    """
     if not value.strip():
-        raise ValidationError(field, "must not be empty or only spaces")
+        return "must not be empty or only spaces"
     found = invisible(value)
     if found is not None:
         position, described = found
-        raise ValidationError(
-            field,
+        return (
             f"contains {described} at position {position}: control and invisible "
-            "characters are not allowed here",
+            "characters are not allowed here"
         )
-    return value
+    return None
 
 
 def free_text(value: str, field: str) -> str:

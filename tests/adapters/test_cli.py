@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from recalld.adapters.cli import cli
-from recalld.errors import StorageError
+from recalld.errors import StorageError, ValidationError
 from recalld.service import MemoryService
 
 Invoke = Callable[..., Result]
@@ -148,6 +148,28 @@ def test_cli_key_update_list_recent_stats(run: Invoke) -> None:
     stats = _json(invoke("stats", "--json"))
     assert stats["count"] == 4
     assert stats["fts"] is True
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field", "reason"),
+    [
+        (["list", "--tag", "a\u200b"], "--tag", "contains ZERO WIDTH SPACE (U+200B) at position 1"),
+        (["recent", "--all-tags", "x\x00"], "--all-tags", "contains U+0000 at position 1"),
+        (["search", "tea", "--tag", "t" * 300], "--tag", "is 300 chars; the limit is 100"),
+        (["recall", "tea", "--all-tags", " "], "--all-tags", "must not be empty"),
+        (["explain", "tea", "01ABC", "--tag", "\u202e"], "--tag", "RIGHT-TO-LEFT OVERRIDE"),
+        # A filter spelled as its option keeps its name.
+        (["list", "--kind", "a\u200b"], "kind", "ZERO WIDTH SPACE"),
+    ],
+)
+def test_cli_a_refused_tag_filter_names_its_option(
+    run: Invoke, arguments: list[str], field: str, reason: str
+) -> None:
+    # The library's fields (tags_any, tags_all) are no option of these commands.
+    with pytest.raises(ValidationError) as refused:
+        run(*arguments)
+    assert refused.value.field == field
+    assert reason in refused.value.message
 
 
 def _nested_json(depth: int) -> str:

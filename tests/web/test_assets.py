@@ -163,3 +163,83 @@ def test_web_force_layout_spreads_nodes_inside_the_drawing(tmp_path: Path) -> No
     # Links pull: the tail sits nearer the node it hangs from than the far side of the star.
     assert distance("tail", "e") < distance("tail", "a")
     assert distance("tail", "e") < distance("tail", "centre")
+
+
+# The Core page's budget bar after a batch, for entries one of which is part of another.
+CORE_BUDGET_PROBE = """
+import { projected, size } from "./core-budget.mjs";
+const entries = ["likes tea a lot", "likes tea", "Ana's sister is Eva", "Ana"];
+console.log(JSON.stringify({
+  removed: projected(entries, [{ action: "remove", old_text: "likes tea" }]),
+  patched: projected(entries, [{ action: "patch", old_text: "Ana", content: "Ana Lima" }]),
+  ambiguous: projected(entries, [{ action: "remove", old_text: "likes" }]),
+  inside: projected(entries, [{ action: "remove", old_text: "sister" }]),
+  size: size(["añ", "🙂"]),
+  // The new text is written as given, "$" and all (String.replace read "$$" as "$").
+  dollars: projected(["costs 4", "likes tea"], [
+    { action: "patch", old_text: "costs 4", content: "costs $$5 ($& before)" },
+    { action: "patch", old_text: "tea", content: "$`green$' tea" },
+  ]),
+  // The whole entry named with spaces around it is replaced whole, as the server does.
+  spaced: projected(["likes tea"], [
+    { action: "patch", old_text: " likes tea ", content: "likes coffee" },
+  ]),
+  // A span found twice in one entry names no span: the server refuses the patch.
+  twice: projected(["tea or tea"], [{ action: "patch", old_text: "tea", content: "coffee" }]),
+  twiceRemoved: projected(["tea or tea", "x"], [{ action: "remove", old_text: "tea" }]),
+}));
+"""
+
+
+def test_web_core_budget_projects_the_entry_the_server_edits(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
+    module = (STATIC_DIRECTORY / "js" / "core-budget.js").read_text()
+    (tmp_path / "core-budget.mjs").write_text(module)
+    (tmp_path / "probe.mjs").write_text(CORE_BUDGET_PROBE)
+    ran = subprocess.run(
+        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    # An entry given in full is that entry, though a longer one holds it (as the server does).
+    assert answer["removed"] == ["likes tea a lot", "Ana's sister is Eva", "Ana"]
+    assert answer["patched"] == ["likes tea a lot", "likes tea", "Ana's sister is Eva", "Ana Lima"]
+    # Text in several entries names none: the server refuses it, the batch changes nothing.
+    assert answer["ambiguous"] == ["likes tea a lot", "likes tea", "Ana's sister is Eva", "Ana"]
+    assert answer["inside"] == ["likes tea a lot", "likes tea", "Ana"]
+    assert answer["size"] == 4  # code points, with the newline between the entries
+    assert answer["dollars"] == ["costs $$5 ($& before)", "likes $`green$' tea"]
+    assert answer["spaced"] == ["likes coffee"]
+    assert answer["twice"] == ["tea or tea"]
+    assert answer["twiceRemoved"] == ["x"]  # a remove takes the whole entry: no span
+
+
+TOKEN_PROBE = """
+import { tokenProblem } from "./session.mjs";
+console.log(JSON.stringify({
+  good: tokenProblem("rcd_0123456789abcdef_secret"),
+  quote: tokenProblem("rcd_0_pasted\\u2019from"),
+  override: tokenProblem("rcd_0_\\u202esecret"),
+  space: tokenProblem("rcd_0_\\u00a0secret"),
+}));
+"""
+
+
+def test_web_a_token_problem_never_shows_an_invisible_character(tmp_path: Path) -> None:
+    node = shutil.which("node")
+    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
+    module = (STATIC_DIRECTORY / "js" / "session.js").read_text()
+    (tmp_path / "session.mjs").write_text(module)
+    (tmp_path / "probe.mjs").write_text(TOKEN_PROBE)
+    ran = subprocess.run(
+        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["good"] is None
+    assert "holds “\u2019” (U+2019) at position 12" in answer["quote"]
+    # A right-to-left override shown in the sentence mirrored the rest of it.
+    assert "holds U+202E at position 6:" in answer["override"]
+    assert "\u202e" not in answer["override"]
+    assert "holds U+00A0 at position 6:" in answer["space"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,6 +21,7 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 
 from tests.web.browser_support import (
+    TOKEN_KEY,
     Browsed,
     browsed_server,
     element,
@@ -460,6 +462,27 @@ def test_browser_map_caption_says_no_neighbour_within_reach(browsed: Browsed) ->
     )
 
 
+def test_browser_map_draws_a_neighbour_across_the_antimeridian_beside_the_memory(
+    browsed: Browsed,
+) -> None:
+    namespace = _namespace("antimeridian")
+    with browsed.api(namespace) as client:
+        west = _remember(
+            client, content="The dock on the west bank", place={"lat": -16.5, "lon": 179.9995}
+        )
+        # About 107 m east, across the 180th meridian (longitude -179.9995).
+        east = _remember(
+            client, content="The shed on the east bank", place={"lat": -16.5, "lon": -179.9995}
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{west}", namespace)
+    dot = element(driver, f'#place-map .map-neighbour[data-memory-id="{east}"]')
+    x, y = float(dot.get_attribute("cx") or "nan"), float(dot.get_attribute("cy") or "nan")
+    # Inside the 360 x 240 drawing (it was far off it), and east (right) of the centre.
+    assert 180 < x <= 360
+    assert 0 <= y <= 240
+
+
 # -- long and bidirectional user text -------------------------------------------------
 
 
@@ -522,3 +545,163 @@ def test_browser_a_bidi_override_in_a_title_stays_inside_it(browsed: Browsed) ->
     assert distance.startswith(" — ")
     # The distance the page wrote after the title is shown after it, not mirrored before it.
     assert distance_left >= link_right - 1
+
+
+def test_browser_a_bidi_override_in_an_intention_stays_inside_it(browsed: Browsed) -> None:
+    namespace = _namespace("bidi-intention")
+    with browsed.api(namespace) as client:
+        created = ok(
+            client.post(
+                "/v1/intentions",
+                json={
+                    "action": "\u202ecall the plumber",  # right-to-left overrides, never closed
+                    "at": "2031-05-06T09:00:00+00:00",
+                    "mention": ["\u202eAnna"],
+                },
+            )
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "intentions", namespace)
+    card = f'#intention-list [data-intention-id="{created["id"]}"]'
+    element(driver, f"{card} .trigger-mention")
+    quoted_right, after_left, after = driver.execute_script(
+        """
+        const item = document.querySelector(arguments[0] + " .trigger-mention");
+        // The text node holding the author's mention; what follows it is the page's words.
+        const walker = document.createTreeWalker(item, NodeFilter.SHOW_TEXT);
+        let node = walker.nextNode();
+        while (node && !node.textContent.includes("Anna")) node = walker.nextNode();
+        const end = node.textContent.indexOf("Anna") + 4;
+        const mention = document.createRange();
+        mention.setStart(node, end - 5);  // the override and the name
+        mention.setEnd(node, end);
+        const after = document.createRange();
+        after.setStart(node, end);
+        after.setEndAfter(item.lastChild);
+        return [mention.getBoundingClientRect().right,
+                after.getBoundingClientRect().left, after.toString()];
+        """,
+        card,
+    )
+    assert after == "” is mentioned"
+    # The words the page wrote after the mention are shown after it, not mirrored before it.
+    assert after_left >= quoted_right - 1
+    element(driver, f"{card} .intention-cancel").click()
+    question = element(driver, "#confirm-dialog p")
+    # The action is isolated in the question, so "will never fire again" reads as written.
+    isolated = question.find_elements(By.CSS_SELECTOR, ".user-text")
+    assert [item.get_attribute("textContent") for item in isolated] == ["\u202ecall the plumber"]
+    element(driver, "#confirm-cancel").click()
+    # The notices after a cancel and a create isolate the action too.
+    element(driver, f"{card} .intention-cancel").click()
+    element(driver, "#confirm-accept").click()
+    cancelled = text_appears(driver, "#intentions-notice", "Cancelled")
+    assert cancelled.get_attribute("textContent") == "Cancelled “\u202ecall the plumber”."
+    isolated = cancelled.find_elements(By.CSS_SELECTOR, ".user-text")
+    assert [item.get_attribute("textContent") for item in isolated] == ["\u202ecall the plumber"]
+    driver.execute_script(
+        "document.querySelector('#intention-action').value = arguments[0];", "\u202ewater the figs"
+    )
+    element(driver, "#intention-at").send_keys("2031-05-06T09:00:00+00:00")
+    element(driver, "#intention-submit").click()
+    remembered = text_appears(driver, "#intention-form-notice", "Remembered")
+    isolated = remembered.find_elements(By.CSS_SELECTOR, ".user-text")
+    assert [item.get_attribute("textContent") for item in isolated] == ["\u202ewater the figs"]
+
+
+def test_browser_a_large_integer_in_meta_is_shown_and_saved_as_written(browsed: Browsed) -> None:
+    namespace = _namespace("bigint")
+    order = 12345678901234567891  # past 2**53: a JavaScript number would round it
+    with browsed.api(namespace) as client:
+        memory = _remember(
+            client, content="The order for the new desk", meta={"order": order, "shop": "north"}
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory}", namespace)
+    shown = element(driver, "#page-memory pre.meta").text
+    assert f'"order": {order}' in shown
+    element(driver, "#memory-edit").click()
+    meta = element(driver, "#edit-meta")
+    assert f'"order": {order}' in (meta.get_attribute("value") or "")
+    # Another key edited: the whole object is sent back, the order id with it.
+    driver.execute_script(
+        "arguments[0].value = arguments[0].value.replace('north', 'south');", meta
+    )
+    element(driver, "#edit-save").click()
+    assert text_appears(driver, "#memory-notice", "Saved").text == "Saved (meta)."
+    with browsed.api(namespace) as client:
+        stored = client.get(f"/v1/memories/{memory}").json()["meta"]
+    assert stored == {"order": order, "shop": "south"}
+
+
+def test_browser_why_not_takes_any_threshold_the_api_takes(browsed: Browsed) -> None:
+    namespace = _namespace("threshold")
+    with browsed.api(namespace) as client:
+        memory = _remember(client, content="The heron nests by the mill pond")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"explain/{memory}", namespace)
+    element(driver, "#explain-query").send_keys("heron nest")
+    # Not a multiple of any step: the form must still be sent (min_score is any 0-1).
+    element(driver, "#explain-min-score").send_keys("0.123")
+    element(driver, "#explain-submit").click()
+    result = element(driver, "#explain-result")
+    values = {
+        row.find_element(By.CSS_SELECTOR, ".bar-name").get_attribute("textContent"): (
+            row.find_element(By.CSS_SELECTOR, ".bar-value").get_attribute("textContent")
+        )
+        for row in result.find_elements(By.CSS_SELECTOR, ".hit-score .bar-row")
+    }
+    assert values["threshold"] == "0.123"
+
+
+def test_browser_a_token_pasted_with_a_typographic_character_is_refused_at_sign_in(
+    browsed: Browsed,
+) -> None:
+    driver = browsed.driver
+    driver.get(f"{browsed.base_url}/ui/favicon.svg")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(f"{browsed.base_url}/#/search")
+    # A curly apostrophe cannot go in an HTTP header: the tab was left with no sign-in form.
+    element(driver, "#token").send_keys("rcd_0000000000000000_pasted\u2019from-a-document")
+    element(driver, "#sign-in").click()
+    notice = text_appears(driver, "#page-login .notice", "position").text
+    assert "“\u2019” (U+2019) at position 27" in notice
+    assert driver.execute_script("return sessionStorage.getItem(arguments[0])", TOKEN_KEY) is None
+    # The form is still there, and a good token signs in.
+    field = element(driver, "#token")
+    field.clear()
+    field.send_keys(browsed.token)
+    element(driver, "#sign-in").click()
+    element(driver, "#page-search")
+
+
+def test_browser_a_stored_token_that_cannot_be_sent_asks_for_another(browsed: Browsed) -> None:
+    driver = browsed.driver
+    driver.get(f"{browsed.base_url}/ui/favicon.svg")
+    driver.execute_script(
+        "sessionStorage.clear(); sessionStorage.setItem(arguments[0], arguments[1]);",
+        TOKEN_KEY,
+        "rcd_0000000000000000_stored\u2019before",
+    )
+    driver.get(f"{browsed.base_url}/#/search")
+    element(driver, "#token")  # the sign-in form, not a dead end
+
+
+def test_browser_a_file_named_with_an_invisible_character_imports(
+    browsed: Browsed, tmp_path: Path
+) -> None:
+    namespace = _namespace("zwj-import")
+    with browsed.api(namespace) as client:
+        _remember(client, content="already here before the import")
+    # A zero-width joiner, as inside many emoji: the server refuses it in a name, and the
+    # name alone refused the whole upload.
+    upload = tmp_path / "family\u200dnotes é.jsonl"
+    upload.write_text(json.dumps({"content": "imported from a file with a joined name"}) + "\n")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "transfer", namespace)
+    element(driver, "#import-file").send_keys(str(upload))
+    element(driver, "#import-upload").click()
+    assert "1 created" in text_appears(driver, "#import-notice", "Imported").text
+    with browsed.api(namespace) as client:
+        contents = {m["content"] for m in ok(client.get("/v1/memories"))["memories"]}
+    assert "imported from a file with a joined name" in contents

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
@@ -255,6 +256,23 @@ def _filters_options(command: CommandT) -> CommandT:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+# The filter fields whose options are spelled otherwise, by the option that fills them.
+FILTER_OPTIONS = {"tags_any": "--tag", "tags_all": "--all-tags"}
+
+
+@contextmanager
+def filter_options() -> Iterator[None]:
+    """Name a refused tag filter by the option given (``--tag``, ``--all-tags``), not by
+    the library's field (``tags_any``, which no option of the command is called)."""
+    try:
+        yield
+    except ValidationError as error:
+        for name, option in FILTER_OPTIONS.items():
+            if error.field == name or error.field.startswith((name + ".", name + "[")):
+                raise ValidationError(option + error.field[len(name) :], error.message) from None
+        raise
 
 
 def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:

@@ -27,6 +27,7 @@ from recalld.adapters._cli_support import (
     _parse_place,
     _print_json,
     _State,
+    filter_options,
     limit_option,
     load_settings,
     pass_state,
@@ -189,7 +190,8 @@ def _query_command(name: str, touches: bool) -> click.Command:
     ) -> None:
         memory = state.memory()
         action = memory.recall if touches else memory.search
-        hits = action(query, filters=_filters(options), limit=limit, min_score=min_score)
+        with filter_options():
+            hits = action(query, filters=_filters(options), limit=limit, min_score=min_score)
         if as_json:
             _print_json(hits)
         else:
@@ -228,9 +230,10 @@ def explain(
     **options: Any,
 ) -> None:
     """Why recall of QUERY does or does not return memory MEMORY_ID (changes nothing)."""
-    result = state.memory().explain(
-        query, memory_id, filters=_filters(options), limit=limit, min_score=min_score
-    )
+    with filter_options():
+        result = state.memory().explain(
+            query, memory_id, filters=_filters(options), limit=limit, min_score=min_score
+        )
     if as_json:
         _print_json(result)
         return
@@ -387,7 +390,8 @@ def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
     ) -> None:
         memory = state.memory()
         lister = memory.list_memories if name == "list" else memory.recent
-        page = lister(filters=_filters(options, include_expired), limit=limit, cursor=cursor)
+        with filter_options():
+            page = lister(filters=_filters(options, include_expired), limit=limit, cursor=cursor)
         if as_json:
             _print_json(page)
             return

@@ -45,7 +45,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote_to_bytes, urlsplit
+from urllib.parse import unquote_to_bytes
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import HTTPException, RequestValidationError
@@ -70,6 +70,7 @@ from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
+from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_paths import route_label
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_streams import end_when_revoked
@@ -207,6 +208,11 @@ def _request_validation_error(_request: Request, error: Exception) -> JSONRespon
     if len(location) > 1 and location[0] in PARAMETER_SOURCES:
         location = location[1:]
     field = check.field_path(location) or "body"
+    if first.get("type") == "string_pattern_mismatch" and isinstance(first.get("input"), str):
+        # The framework's message quotes the pattern (a graph route's entity name).
+        problem = check.name_problem(first["input"])
+        if problem is not None:
+            return _error(422, "validation_error", problem, field)
     return _error(422, "validation_error", str(first.get("msg", "is invalid")), field)
 
 
@@ -312,7 +318,13 @@ class _Authentication:
                 authorization,
                 client_host,
                 headers.get("host", ""),
-                _browser_site(headers, self.allowed_origins),
+                foreign_page(
+                    str(scope.get("method", "")),
+                    str(scope["path"]),
+                    scope.get("query_string", b""),
+                    headers,
+                    self.allowed_origins,
+                ),
             )
         except AuthenticationError as error:
             response = _refusal(
@@ -368,25 +380,6 @@ class _Authentication:
                 " pages, are"
             )
         return Caller.trusted()
-
-
-def _browser_site(headers: Headers, allowed: frozenset[str]) -> str | None:
-    """The web page that sent a browser's request, when it is not one of this machine's
-    nor an ``allowed`` origin (``RECALLD_CORS_ORIGINS``): its ``Origin``, else
-    ``Sec-Fetch-Site: cross-site``. None for a page served from a loopback address (this
-    server's memory browser, a local MCP inspector), an address the user typed, or a
-    client that is not a browser (it sends neither header)."""
-    origin = headers.get("origin")
-    if origin is not None:
-        parsed = urlsplit(origin)
-        if parsed.scheme in ("http", "https") and is_loopback(host_name(parsed.netloc)):
-            return None
-        if origin.lower() in allowed:
-            return None
-        return f"Origin: {origin}"
-    if headers.get("sec-fetch-site") == "cross-site":
-        return "Sec-Fetch-Site: cross-site"
-    return None
 
 
 def _is_public(scope: Scope) -> bool:

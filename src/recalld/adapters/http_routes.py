@@ -441,6 +441,10 @@ def create_memory(body: NewMemory, service: Service, namespace: WriteNamespace) 
     return service.remember_many([body], namespace=namespace)[0]
 
 
+# The listing's query parameters for the tag filters, by the filter fields they fill.
+TAG_PARAMETERS = {"tags_any": "tag", "tags_all": "all_tag"}
+
+
 @v1_router.get("/memories", response_model=Page, tags=["memories"])
 def list_memories(
     service: Service,
@@ -480,21 +484,29 @@ def list_memories(
     ] = None,
 ) -> Page:
     """Memories newest first, a page at a time (filters apply before the limit)."""
-    filters = Filters(
-        kind=kind,
-        category=category,
-        speaker=speaker,
-        tags_any=tag or [],
-        tags_all=all_tag or [],
-        since=since,
-        until=until,
-        created_since=created_since,
-        created_until=created_until,
-    )
-    lister = service.list_memories if order == "created" else service.recent
-    # 50 in either order (the library's recent() alone defaults to 10).
-    limit = check.limit(limit, service.settings, default=LIST_LIMIT)
-    return lister(filters=filters, limit=limit, cursor=cursor, namespace=namespace)
+    try:
+        filters = Filters(
+            kind=kind,
+            category=category,
+            speaker=speaker,
+            tags_any=tag or [],
+            tags_all=all_tag or [],
+            since=since,
+            until=until,
+            created_since=created_since,
+            created_until=created_until,
+        )
+        lister = service.list_memories if order == "created" else service.recent
+        # 50 in either order (the library's recent() alone defaults to 10).
+        limit = check.limit(limit, service.settings, default=LIST_LIMIT)
+        return lister(filters=filters, limit=limit, cursor=cursor, namespace=namespace)
+    except ValidationError as error:
+        # Name the query parameter the caller sent (tag, all_tag), not the filter's field.
+        for name, parameter in TAG_PARAMETERS.items():
+            if error.field == name or error.field.startswith((name + ".", name + "[")):
+                field = parameter + error.field[len(name) :]
+                raise ValidationError(field, error.message) from None
+        raise
 
 
 @v1_router.get(

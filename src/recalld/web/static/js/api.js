@@ -30,9 +30,28 @@ function query(parameters) {
   return text ? `?${text}` : "";
 }
 
+const INTEGER = /^-?\d+$/;
+
+/**
+ * ``JSON.parse``, keeping an integer past 2^53 as written (``JSON.rawJSON``, where the
+ * browser has it) instead of rounding it: a meta value such as an order id
+ * 12345678901234567891 is shown, and sent back by an edit, unchanged. ``JSON.stringify``
+ * writes such a value out as its digits.
+ */
+export function parseJson(text) {
+  if (typeof JSON.rawJSON !== "function") return JSON.parse(text);
+  return JSON.parse(text, (key, value, context) => {
+    if (typeof value === "number" && !Number.isSafeInteger(value) && context
+      && typeof context.source === "string" && INTEGER.test(context.source)) {
+      return JSON.rawJSON(context.source);
+    }
+    return value;
+  });
+}
+
 async function readBody(response) {
   const type = response.headers.get("content-type") || "";
-  if (type.includes("application/json")) return response.json();
+  if (type.includes("application/json")) return parseJson(await response.text());
   return response.text();
 }
 
@@ -98,7 +117,7 @@ export function createApi(session, onUnauthorized) {
         transfer.addEventListener("load", () => {
           let data = transfer.responseText;
           try {
-            data = JSON.parse(transfer.responseText);
+            data = parseJson(transfer.responseText);
           } catch {
             // not JSON: keep the text for the error message
           }

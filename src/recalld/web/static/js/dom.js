@@ -79,11 +79,14 @@ export function barRow(name, fraction, value, kind = "") {
     h("span", { class: "bar-value" }, value));
 }
 
-/** A message line (info, error or success) that replaces itself on the next call. */
+/**
+ * A message line (info, error or success) that replaces itself on the next call:
+ * text, or text and nodes (author text isolated with ``userText``); empty hides it.
+ */
 export function status(element, message, tone = "info") {
   element.className = `notice ${tone}`;
-  element.textContent = message;
-  element.hidden = !message;
+  replace(element, message);
+  element.hidden = !element.textContent;
 }
 
 const LOCAL_PATTERN = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::(\d{2}))?(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/;
@@ -107,6 +110,16 @@ export function viewerTime(iso) {
   const moment = new Date(iso);
   if (Number.isNaN(moment.getTime())) return iso;
   return h("time", { datetime: iso, title: iso }, moment.toLocaleString());
+}
+
+/**
+ * Untrusted text inside a sentence the page writes ("when “…” is mentioned"): in its own
+ * bidirectional run (<bdi>), so a right-to-left override it holds cannot mirror the words
+ * around it. ``quote`` adds the curly quotes.
+ */
+export function userText(text, { quote = false } = {}) {
+  const isolated = h("bdi", { class: "user-text" }, text);
+  return quote ? ["“", isolated, "”"] : isolated;
 }
 
 /** A link for http(s) sources only; any other scheme (javascript:, data:, file:) stays text. */

@@ -3,6 +3,7 @@
 // URL or a cookie. The form is never submitted to the server (form-action 'none').
 
 import { h, status } from "./dom.js";
+import { tokenProblem } from "./session.js";
 
 /**
  * Render the form into ``root`` with ``message`` (``tone``: info or error);
@@ -26,6 +27,11 @@ export function renderLogin(root, message, tone, onToken) {
       const token = input.value.trim();
       if (!token) {
         status(notice, "Give a token.", "error");
+        return;
+      }
+      const problem = tokenProblem(token);
+      if (problem) {
+        status(notice, problem, "error");
         return;
       }
       input.value = "";

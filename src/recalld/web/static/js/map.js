@@ -45,8 +45,11 @@ export function placeMap(centre, neighbours, centreLabel) {
   const scale = (Math.min(WIDTH, HEIGHT) / 2 - MARGIN) / radius;
   const cx = WIDTH / 2;
   const cy = HEIGHT / 2;
+  // East-west offset the short way round: across the 180th meridian, -179.9995 is 0.001°
+  // west of 179.9995, not 359.999° (which drew the neighbour far outside the map).
+  const eastOf = (lon) => ((((lon - centre.lon) % 360) + 540) % 360) - 180;
   const project = (place) => ({
-    x: cx + (place.lon - centre.lon) * Math.cos((centre.lat * Math.PI) / 180) * METRES_PER_DEGREE_LON * scale,
+    x: cx + eastOf(place.lon) * Math.cos((centre.lat * Math.PI) / 180) * METRES_PER_DEGREE_LON * scale,
     y: cy - (place.lat - centre.lat) * METRES_PER_DEGREE_LAT * scale,
   });
   const barMetres = niceLength(radius / 2);

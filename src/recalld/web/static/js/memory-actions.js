@@ -3,7 +3,7 @@
 // an intention's triggers (GET /v1/intentions/{id}). Each shows what it found in the
 // detail view's output element.
 
-import { h, replace, status, token } from "./dom.js";
+import { h, replace, status, token, userText } from "./dom.js";
 import { intentionCard } from "./triggers.js";
 
 function failure(output, error) {
@@ -36,7 +36,7 @@ export async function showEntities(memory, { api, navigate }, output) {
           },
         }, item.entity.name),
         " ", h("span", { class: `badge entity-type type-${token(item.entity.type)}` }, item.entity.type),
-        item.surface !== item.entity.name ? h("span", { class: "hint" }, ` as “${item.surface}”`) : null,
+        item.surface !== item.entity.name ? h("span", { class: "hint" }, " as ", userText(item.surface, { quote: true })) : null,
         item.count > 1 ? h("span", { class: "hint" }, ` ×${item.count}`) : null)))
       : h("p", { class: "empty" }, "No entity found in it (yet: the worker extracts them in the background, unless no graph extractor is configured).")));
 }

@@ -2,14 +2,10 @@
 // state, triggers, next due, firings). Used by the Intentions page and by the
 // "triggers" action on an intention's memory. Every field is rendered as text.
 
-import { fixed, h, localTime, token, viewerTime } from "./dom.js";
+import { fixed, h, localTime, token, userText, viewerTime } from "./dom.js";
 import { formatDistance } from "./map.js";
 
 const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-
-function quoted(text) {
-  return `“${text}”`;
-}
 
 /** "Fri 2026-12-04 09:00 UTC+01:00": the wall clock in the time's own offset, with its weekday. */
 export function wallClock(iso) {
@@ -42,24 +38,28 @@ function signalWords(trigger) {
   if (trigger.above !== null && trigger.above !== undefined) parts.push(`above ${trigger.above}`);
   if (trigger.below !== null && trigger.below !== undefined) parts.push(`below ${trigger.below}`);
   const sustained = trigger.readings > 1 ? ` for ${trigger.readings} readings in a row` : "";
-  return `${trigger.signal} ${parts.join(" and ")}${sustained}`;
+  return [userText(trigger.signal), ` ${parts.join(" and ")}${sustained}`];
 }
 
-/** One trigger as a sentence: "within 100 m of pharmacy (48.85000, 2.35000)". */
+/**
+ * One trigger as a sentence: "within 100 m of pharmacy (48.85000, 2.35000)" (text and
+ * nodes: what the intention's author wrote is isolated, see ``userText``).
+ */
 export function triggerWords(trigger) {
   switch (trigger.type) {
     case "place": {
       const where = `${fixed(trigger.lat, 5)}, ${fixed(trigger.lon, 5)}`;
-      return `within ${formatDistance(trigger.radius_m)} of ${trigger.name ? `${trigger.name} (${where})` : where}`;
+      return [`within ${formatDistance(trigger.radius_m)} of `,
+        trigger.name ? [userText(trigger.name), ` (${where})`] : where];
     }
     case "time":
       return timeWords(trigger);
     case "mention":
-      return `when ${quoted(trigger.text)} is mentioned`;
+      return ["when ", userText(trigger.text, { quote: true }), " is mentioned"];
     case "tag":
-      return `when the context is tagged #${trigger.tag}`;
+      return ["when the context is tagged #", userText(trigger.tag)];
     case "signal":
-      return `when ${signalWords(trigger)}`;
+      return ["when ", signalWords(trigger)];
     default:
       return JSON.stringify(trigger);
   }

@@ -3,35 +3,13 @@
 // POST /v1/core/{target}: applied atomically, the limit checked on the result. A
 // batch that would overflow is refused with the current entries, shown here.
 
+import { projected, size } from "../core-budget.js";
 import { bar, h, replace, status } from "../dom.js";
 
 const TARGETS = [
   { id: "user", title: "User profile", hint: "who the user is" },
   { id: "memory", title: "Memory", hint: "the agent's own notes" },
 ];
-
-// The server counts Unicode code points of the entries joined by one newline.
-function size(entries) {
-  return [...entries.join("\n")].length;
-}
-
-// The entries once ``operations`` are applied (the server's rules, simplified: it
-// has the last word and explains any refusal).
-function projected(entries, operations) {
-  const result = [...entries];
-  for (const operation of operations) {
-    if (operation.action === "add") {
-      const text = operation.content.trim();
-      if (text && !result.includes(text)) result.push(text);
-    } else {
-      const position = result.findIndex((entry) => entry.includes(operation.old_text));
-      if (position < 0) continue;
-      if (operation.action === "remove") result.splice(position, 1);
-      else result[position] = result[position].replace(operation.old_text, operation.content).trim();
-    }
-  }
-  return result;
-}
 
 // An entry's text inside the batch's sentences, isolated from them (see .user-text).
 function quoted(text) {

@@ -97,7 +97,7 @@ export async function render(root, { api, navigate, session }, memoryId) {
     query: h("input", { type: "search", id: "explain-query", required: true, placeholder: "the query recall was asked", autocomplete: "off" }),
     id: h("input", { type: "text", id: "explain-memory", required: true, placeholder: "memory id", autocomplete: "off", spellcheck: "false" }),
     limit: h("select", { id: "explain-limit" }, session.limitChoices([5, 10, 25, 50]).map((count) => h("option", { value: count }, count))),
-    minScore: h("input", { type: "number", id: "explain-min-score", min: "0", max: "1", step: "0.005", placeholder: "server default" }),
+    minScore: h("input", { type: "number", id: "explain-min-score", min: "0", max: "1", step: "any", placeholder: "server default" }),
   };
   inputs.limit.value = String(session.limit(10));
   const notice = h("p", { hidden: true, id: "explain-notice" });

@@ -4,7 +4,7 @@
 // relations) and its neighbourhood (GET /v1/graph/neighbourhood) drawn as a small
 // force layout; clicking a node opens that entity. #/graph/<name> opens one directly.
 
-import { definitions, h, localTime, replace, status, token, viewerTime } from "../dom.js";
+import { definitions, h, localTime, replace, status, token, userText, viewerTime } from "../dom.js";
 import { networkDrawing } from "../network.js";
 
 const PAGE_SIZE = 50;
@@ -235,7 +235,7 @@ async function showEntity(detail, api, navigate, name) {
     ? h("ol", { class: "mentions", id: "entity-mentions" }, entry.mentions.map((mention) => h("li", { class: "mention" },
       memoryLink(mention.memory_id, mention.prompt_line, navigate),
       h("span", { class: "mention-meta" },
-        mention.surface !== entity.name ? ` as “${mention.surface}”` : "",
+        mention.surface !== entity.name ? [" as ", userText(mention.surface, { quote: true })] : "",
         mention.count > 1 ? ` ×${mention.count}` : "",
         mention.at ? ` · ${localTime(mention.at)}` : ""))))
     : h("p", { class: "empty" }, "no memory mentions it");

@@ -4,7 +4,7 @@
 // (DELETE /v1/intentions/{id}). A read-only token sees the list only.
 
 import { confirmAction } from "../dialog.js";
-import { h, localTime, replace, status } from "../dom.js";
+import { h, localTime, replace, status, userText } from "../dom.js";
 import { intentionCard } from "../triggers.js";
 
 const STATES = ["active", "done", "cancelled", "expired", "all"];
@@ -81,14 +81,14 @@ export async function render(root, { api, navigate, canWrite }) {
   async function cancel(intention) {
     const confirmed = await confirmAction(
       "Cancel this intention?",
-      `“${intention.action}” will never fire again, and a reminder of it still queued is dropped. Its memory stays (listed as cancelled) until you forget it.`,
+      [userText(intention.action, { quote: true }), " will never fire again, and a reminder of it still queued is dropped. Its memory stays (listed as cancelled) until you forget it."],
       "Cancel intention",
       "Keep it");
     if (!confirmed) return;
     try {
       await api.remove(`/v1/intentions/${encodeURIComponent(intention.id)}`);
       await load();
-      status(notice, `Cancelled “${intention.action}”.`, "success");
+      status(notice, ["Cancelled ", userText(intention.action, { quote: true }), "."], "success");
     } catch (error) {
       status(notice, error.describe ? error.describe() : error.message, "error");
     }
@@ -163,7 +163,7 @@ function createForm(api, onCreated) {
       resolved.hidden = true;
       try {
         const created = await api.post("/v1/intentions", body);
-        status(formNotice, `Remembered: “${created.action}”.`, "success");
+        status(formNotice, ["Remembered: ", userText(created.action, { quote: true }), "."], "success");
         replace(resolved, created.resolved.map((reading) => h("li", { dataset: { field: reading.field } },
           h("span", { class: "resolved-field" }, reading.field), ": ",
           h("q", {}, reading.text), " → ",

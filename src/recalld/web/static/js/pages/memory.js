@@ -6,6 +6,7 @@ import { confirmAction } from "../dialog.js";
 import {
   definitions, excerpt, fixed, h, localTime, replace, sourceLink, status, viewerTime,
 } from "../dom.js";
+import { parseJson } from "../api.js";
 import { formatDistance, distanceMetres, placeMap } from "../map.js";
 import { listMemoryActions } from "../registry.js";
 
@@ -170,11 +171,12 @@ function changes(memory, inputs, shown) {
   if (edited("meta")) {
     let meta;
     try {
-      meta = JSON.parse(inputs.meta.value || "{}");
+      meta = parseJson(inputs.meta.value || "{}");
     } catch (error) {
       throw new EditProblem("meta", `is not valid JSON (${error.message})`);
     }
-    if (meta === null || typeof meta !== "object" || Array.isArray(meta)) {
+    // A large integer alone parses to a raw JSON value, an object that is no JSON object.
+    if (meta === null || typeof meta !== "object" || Array.isArray(meta) || JSON.isRawJSON?.(meta)) {
       throw new EditProblem("meta", "must be a JSON object");
     }
     set("meta", meta, memory.meta || {});

@@ -2,9 +2,17 @@
 // reads) with a progress bar, and download the namespace's export. Both go through
 // the API with the bearer header; the download is fetched, then saved from a blob.
 
-import { h, replace, status } from "../dom.js";
+import { h, replace, status, userText } from "../dom.js";
 
 const NDJSON = "application/x-ndjson";
+
+// The file's name only tells the server's format detection its kind (USER.md, MEMORY.md,
+// .jsonl), and the server refuses a name holding an invisible character (the zero-width
+// joiner inside many emoji), which refused the whole upload: anything but printable
+// ASCII is sent as "_", which no kind depends on.
+function uploadName(name) {
+  return name.replace(/[^\x20-\x7e]/gu, "_");
+}
 
 // What an export's other lines hold, by their type (a memory line has none).
 const RECORD_KINDS = {
@@ -89,9 +97,9 @@ export async function render(root, { api, session, canWrite }) {
       progress.hidden = false;
       progress.value = 0;
       upload.disabled = true;
-      status(notice, `Uploading ${chosen.name}…`);
+      status(notice, ["Uploading ", userText(chosen.name), "…"]);
       try {
-        const path = `/v1/import?name=${encodeURIComponent(chosen.name)}`;
+        const path = `/v1/import?name=${encodeURIComponent(uploadName(chosen.name))}`;
         const result = await api.upload(path, chosen, NDJSON, (fraction) => {
           progress.value = fraction;
         });
