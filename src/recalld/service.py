@@ -7,6 +7,7 @@ walls, which calls may change state. The store below it only keeps records.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -215,10 +216,15 @@ class MemoryService(ServiceCore):
     def close(self) -> None:
         """Stop the worker, scheduler and scrubber threads, save the vector index, checkpoint
         (when this is a server, or scrubs are pending), close the store. Closing twice is
-        harmless."""
+        harmless. In a process forked after opening, only this copy is closed: the threads,
+        connections and files are the parent's (any use in the child raises
+        :class:`~recalld.errors.StorageError`; open the database again there)."""
         if self._closed:
             return
         self._closed = True
+        if os.getpid() != self._pid:
+            self.store.close()  # marks the child's copy closed, closes nothing of the parent's
+            return
         built = self.__dict__
         if "intentions" in built:
             self.intentions.close()

@@ -788,7 +788,10 @@ class PostgresStore:
         return bool(self._read("SELECT 1 FROM tokens WHERE revoked_at IS NULL LIMIT 1"))
 
     def close(self) -> None:
-        """Stop the change listener and close every pooled connection."""
+        """Stop the change listener and close every pooled connection (in a process forked
+        after opening, neither: they are the parent's; see :mod:`recalld.store.process`)."""
+        if self._database.forked:
+            return
         self._feed.close()
         self._database.close()
 

@@ -44,6 +44,7 @@ from recalld._location import redact_url
 from recalld.errors import DatabaseUnavailableError, StorageError, ValidationError
 from recalld.store.postgres_json import dumps as json_dumps
 from recalld.store.postgres_watchdog import Watchdog
+from recalld.store.process import OpeningProcess
 
 __all__ = [
     "MINIMUM_SERVER_VERSION",
@@ -151,6 +152,7 @@ class PostgresDatabase:
         self.url = url
         self._ef_search = int(ef_search)
         self.display = redact_url(url)
+        self._opener = OpeningProcess(self.display)
         self.retry_seconds = retry_seconds
         parameters = parse_url(url)
         self._connect_timeout = connect_timeout
@@ -197,6 +199,7 @@ class PostgresDatabase:
 
     def connect(self, *, autocommit: bool = True) -> Connection:
         """A new connection of its own (not from the pool): listeners, bootstrap, VACUUM."""
+        self._opener.check()
         try:
             connection: Connection = psycopg.connect(**self._parameters, autocommit=autocommit)
         except psycopg.OperationalError as error:
@@ -262,6 +265,7 @@ class PostgresDatabase:
         tested before the other operational errors it is a kind of: it means the
         server is there and rolled the work back, not that it is unavailable.
         """
+        self._opener.check()  # a forked child would talk on its parent's sockets
         try:
             with self._pool.connection() as connection, self._watchdog.watching(connection):
                 yield connection
@@ -336,7 +340,15 @@ class PostgresDatabase:
         except RETRYABLE as error:
             raise StorageError(f"the write conflicted with another: {error}") from None
 
+    @property
+    def forked(self) -> bool:
+        """Whether this process is a fork of the one that opened the pool (whose
+        connections, sockets the parent still uses, it must neither use nor close)."""
+        return self._opener.forked
+
     def close(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection (in a forked child: nothing, they are the parent's)."""
+        if self.forked:
+            return
         self._pool.close()
         self._watchdog.close()

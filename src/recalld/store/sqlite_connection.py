@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import apsw
 
 from recalld.errors import DiskFullError, StorageError
+from recalld.store.process import OpeningProcess
 
 __all__ = ["DISK_FULL_MESSAGE", "LOCK_ERRORS", "SQLiteDatabase", "storage_error"]
 
@@ -70,6 +71,7 @@ class SQLiteDatabase:
         # Operations under way (run() and use()), so close() can wait for them.
         self._running = 0
         self._idle = threading.Condition(self._connections_lock)
+        self._opener = OpeningProcess(str(path))
 
     @property
     def in_memory(self) -> bool:
@@ -91,6 +93,7 @@ class SQLiteDatabase:
 
     def _connect(self) -> apsw.Connection:
         # As connection(), but a lock wait while opening is raised as is, for run() to retry.
+        self._opener.check()
         if self._closed:
             raise StorageError("the store is closed")
         connection: apsw.Connection | None = getattr(self._local, "connection", None)
@@ -232,7 +235,9 @@ class SQLiteDatabase:
             self._leave(local)
 
     def _enter(self) -> threading.local:
-        # One more operation under way (in this thread, and in all).
+        # One more operation under way (in this thread, and in all). Checked before the lock:
+        # another thread of the parent may have held it at the fork, for ever in the child.
+        self._opener.check()
         with self._connections_lock:
             if self._closed:
                 raise StorageError("the store is closed")
@@ -253,7 +258,12 @@ class SQLiteDatabase:
         Operations other threads are running (:meth:`run`, :meth:`use`) finish first, for
         at most :data:`CLOSE_WAIT_SECONDS`, and none starts meanwhile; a connection still
         busy after that is left to its thread (logged) rather than closed under it.
+        In a process forked after opening, nothing is closed: the connections are the
+        parent's (see :mod:`recalld.store.process`), only this copy stops working.
         """
+        if self._opener.forked:
+            self._closed = True
+            return
         with self._connections_lock:
             self._closed = True
         self._wait_for_statements(CLOSE_WAIT_SECONDS)
