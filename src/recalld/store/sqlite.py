@@ -519,9 +519,10 @@ class SQLiteStore:
             yield _Transaction(connection)
             self._retrying(lambda connection: connection.execute("COMMIT"))
         except apsw.Error as error:
+            system_errno = int(connection.system_errno)  # before the rollback's own call
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
-            raise storage_error(error) from error
+            raise storage_error(error, system_errno) from error
         except BaseException:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")

@@ -12,6 +12,7 @@ one file and no caller sees ``database is locked``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import random
 import threading
@@ -40,12 +41,30 @@ DISK_FULL_MESSAGE = (
     "the disk holding the database is full; nothing was written. Free space, or forget"
     " memories (forget still works on a full disk)"
 )
+FILE_LIMIT_MESSAGE = (
+    "the database file reached this process's file size limit (RLIMIT_FSIZE, `ulimit -f`);"
+    " nothing was written. Raise the limit, or keep the database where it may grow"
+)
+# What the operating system said when SQLite's write failed as a plain I/O error.
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
-def storage_error(error: apsw.Error) -> StorageError:
-    """The recalld error for a database failure (a full disk says so)."""
+def storage_error(error: apsw.Error, system_errno: int = 0) -> StorageError:
+    """The recalld error for a database failure (a full disk, or a file at the process's
+    size limit, says so).
+
+    ``system_errno`` is the connection's ``system_errno`` after the failure: SQLite
+    reports a write refused for want of space (``ENOSPC``, a quota) or over the file size
+    limit (``EFBIG``) as a bare "disk I/O error" unless it saw it as ``SQLITE_FULL``.
+    """
     if isinstance(error, apsw.FullError):
         return DiskFullError(DISK_FULL_MESSAGE)
+    if isinstance(error, apsw.IOError):
+        if system_errno in _DISK_FULL_ERRNOS:
+            return DiskFullError(DISK_FULL_MESSAGE)
+        if system_errno == errno.EFBIG:
+            # Not DiskFullError: releasing the disk's reserve (forget does) would not help.
+            return StorageError(FILE_LIMIT_MESSAGE)
     return StorageError(f"{type(error).__name__}: {error}")
 
 
@@ -133,7 +152,7 @@ class SQLiteDatabase:
             except LOCK_ERRORS as error:
                 locked = error
             except apsw.Error as error:
-                raise storage_error(error) from error
+                raise storage_error(error, self.system_errno()) from error
             finally:
                 self._leave(local)
             # Waited out of the count: close() does not wait for a backoff.
@@ -233,6 +252,12 @@ class SQLiteDatabase:
             yield self._connect()
         finally:
             self._leave(local)
+
+    def system_errno(self) -> int:
+        """The operating system's error number behind this thread's last failed SQLite
+        call (0 when none, or before the thread has a connection)."""
+        connection: apsw.Connection | None = getattr(self._local, "connection", None)
+        return 0 if connection is None else int(connection.system_errno)
 
     def _enter(self) -> threading.local:
         # One more operation under way (in this thread, and in all). Checked before the lock:
