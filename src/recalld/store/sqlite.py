@@ -510,12 +510,9 @@ class SQLiteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[_Transaction]:
-        def begin(connection: apsw.Connection) -> apsw.Connection:
-            connection.execute("BEGIN IMMEDIATE")
-            return connection
-
-        connection = self._retrying(begin)
-        try:
+        connection = self._connection()
+        try:  # BEGIN inside: an interrupt just after it still rolls back
+            self._retrying(self._database.begin)
             yield _Transaction(connection)
             self._retrying(lambda connection: connection.execute("COMMIT"))
         except apsw.Error as error:
@@ -527,6 +524,8 @@ class SQLiteStore:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
             raise
+        finally:
+            self._database.writing_done()
         self._database.after_commit(connection)
 
     def count_accesses(self, seqs: Sequence[int], now: datetime) -> None:

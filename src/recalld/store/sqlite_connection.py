@@ -179,14 +179,16 @@ class SQLiteDatabase:
         """
 
         def step(connection: apsw.Connection) -> T:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
+            try:  # BEGIN inside: an interrupt just after it still rolls back
+                self.begin(connection)
                 result = operation(connection)
                 connection.execute("COMMIT")
             except BaseException:
                 if not connection.get_autocommit():
                     connection.execute("ROLLBACK")
                 raise
+            finally:
+                self.writing_done()
             self.after_commit(connection)
             return result
 
@@ -194,13 +196,33 @@ class SQLiteDatabase:
             return self.run(step)
 
         def relaxed(connection: apsw.Connection) -> T:
-            connection.execute("PRAGMA synchronous = NORMAL")
             try:
+                connection.execute("PRAGMA synchronous = NORMAL")
                 return step(connection)
             finally:
                 connection.execute(f"PRAGMA synchronous = {self._synchronous}")
 
         return self.run(relaxed)
+
+    def begin(self, connection: apsw.Connection) -> None:
+        """``BEGIN IMMEDIATE`` on this thread's ``connection``, for a write that commits or
+        rolls back, then calls :meth:`writing_done` in a ``finally``.
+
+        A transaction still open on it that no write of this thread is running was left by
+        an interrupted one (a ``KeyboardInterrupt`` between its ``BEGIN`` and its rollback):
+        it held the file's write lock, so every other writer waited, and made every later
+        write of this thread fail ("cannot start a transaction within a transaction").
+        It is rolled back first.
+        """
+        if not connection.get_autocommit() and not getattr(self._local, "writing", False):
+            logger.warning("%s: rolled back a transaction an interrupted write left open", self.path)
+            connection.execute("ROLLBACK")
+        self._local.writing = True
+        connection.execute("BEGIN IMMEDIATE")
+
+    def writing_done(self) -> None:
+        """The write :meth:`begin` started on this thread has committed or rolled back."""
+        self._local.writing = False
 
     def refresh_statistics(self, connection: apsw.Connection) -> None:
         """``PRAGMA optimize``: ``ANALYZE`` the tables that grew a lot since their last
