@@ -1,9 +1,11 @@
-"""A database file that may not grow says why (RLIMIT_FSIZE stands in for a full disk).
+"""A database file that may not grow, or not be written, says why.
 
 SQLite reports a write refused by the operating system as a bare "disk I/O error"
 unless it sees SQLITE_FULL; recalld now reads the connection's errno and says
-"file size limit" (EFBIG). Nothing is written, and once the limit is lifted the
-same write goes through.
+"file size limit" (EFBIG; RLIMIT_FSIZE stands in for a full disk). Nothing is
+written, and once the limit is lifted the same write goes through. A database
+this process may not write names its file instead of "attempt to write a
+readonly database".
 """
 
 from __future__ import annotations
@@ -71,3 +73,25 @@ def test_an_io_error_for_want_of_space_is_a_full_disk() -> None:
     assert isinstance(full, DiskFullError)
     assert str(full) == DISK_FULL_MESSAGE
     assert type(storage_error(error, errno.EIO)) is StorageError
+
+
+def test_a_database_this_process_cannot_write_is_named(
+    service: MemoryService, db_path: Path
+) -> None:
+    service.remember("written while writable")
+    store = service.store
+    connection = store._database.connection()  # type: ignore[attr-defined]
+    # SQLite's own read-only switch stands in for a read-only file (the tests run as
+    # root, whom file permissions do not stop): the same ReadOnlyError either way.
+    connection.execute("PRAGMA query_only = ON")
+    try:
+        with pytest.raises(StorageError) as refused:
+            service.remember("refused")
+    finally:
+        connection.execute("PRAGMA query_only = OFF")
+    message = str(refused.value)
+    assert str(db_path) in message and "cannot be written" in message, message
+    assert "read-only" in message
+    assert [memory.content for memory in service.list_memories().memories] == [
+        "written while writable"
+    ]

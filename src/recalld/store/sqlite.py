@@ -519,7 +519,7 @@ class SQLiteStore:
             system_errno = int(connection.system_errno)  # before the rollback's own call
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")
-            raise storage_error(error, system_errno) from error
+            raise storage_error(error, system_errno, self.path) from error
         except BaseException:
             if not connection.get_autocommit():
                 connection.execute("ROLLBACK")

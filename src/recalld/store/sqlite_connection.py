@@ -49,14 +49,23 @@ FILE_LIMIT_MESSAGE = (
 _DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
-def storage_error(error: apsw.Error, system_errno: int = 0) -> StorageError:
+def storage_error(
+    error: apsw.Error, system_errno: int = 0, path: Path | None = None
+) -> StorageError:
     """The recalld error for a database failure (a full disk, or a file at the process's
     size limit, says so).
 
     ``system_errno`` is the connection's ``system_errno`` after the failure: SQLite
     reports a write refused for want of space (``ENOSPC``, a quota) or over the file size
     limit (``EFBIG``) as a bare "disk I/O error" unless it saw it as ``SQLITE_FULL``.
+    ``path`` (the database file) is named when the file cannot be written at all.
     """
+    if isinstance(error, apsw.ReadOnlyError) and path is not None:
+        return StorageError(
+            f"{path} cannot be written (the file, its directory or its file system is"
+            " read-only to this process): recalld writes to its database, on open too;"
+            " make it writable, or copy it somewhere writable and open the copy"
+        )
     if isinstance(error, apsw.FullError):
         return DiskFullError(DISK_FULL_MESSAGE)
     if isinstance(error, apsw.IOError):
@@ -152,7 +161,7 @@ class SQLiteDatabase:
             except LOCK_ERRORS as error:
                 locked = error
             except apsw.Error as error:
-                raise storage_error(error, self.system_errno()) from error
+                raise storage_error(error, self.system_errno(), self.path) from error
             finally:
                 self._leave(local)
             # Waited out of the count: close() does not wait for a backoff.
