@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from recalld import _validate as check
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
-from recalld.errors import ValidationError
+from recalld.errors import StorageError, ValidationError
 from recalld.model import (
     ImportReport,
     Memory,
@@ -273,12 +273,21 @@ class MemoryService(ServiceCore):
         return self.indexing.worker
 
     def start_worker(self) -> Worker:
-        """Start an embedding worker thread in this process (idempotent)."""
+        """Start an embedding worker thread in this process (idempotent); a closed service
+        raises :class:`~recalld.errors.StorageError` (nothing runs after :meth:`close`)."""
+        self._require_open()
         return self.indexing.start_worker()
 
     def new_worker(self, *, worker_id: str | None = None) -> Worker:
         """A worker bound to this service's store and embedder, not started (``recalld worker``)."""
+        self._require_open()
         return self.indexing.new_worker(worker_id=worker_id)
+
+    def _require_open(self) -> None:
+        # A thread started after close() died at once on the closed store, its traceback on
+        # stderr, while the caller got a Worker as if all were well.
+        if self._closed:
+            raise StorageError("this MemoryService is closed; open the database again")
 
     def status(self, namespaces: Sequence[str] | None = None, *, confined: bool = False) -> Status:
         """Indexing health over ``namespaces`` (default: the current one); see
