@@ -90,7 +90,8 @@ def test_a_database_this_process_cannot_write_is_named(
     finally:
         connection.execute("PRAGMA query_only = OFF")
     message = str(refused.value)
-    assert str(db_path) in message and "cannot be written" in message, message
+    assert str(db_path) in message, message
+    assert "cannot be written" in message
     assert "read-only" in message
     assert [memory.content for memory in service.list_memories().memories] == [
         "written while writable"

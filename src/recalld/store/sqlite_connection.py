@@ -224,7 +224,9 @@ class SQLiteDatabase:
         It is rolled back first.
         """
         if not connection.get_autocommit() and not getattr(self._local, "writing", False):
-            logger.warning("%s: rolled back a transaction an interrupted write left open", self.path)
+            logger.warning(
+                "%s: rolled back a transaction an interrupted write left open", self.path
+            )
             connection.execute("ROLLBACK")
         self._local.writing = True
         connection.execute("BEGIN IMMEDIATE")
