@@ -510,22 +510,23 @@ class SQLiteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[_Transaction]:
-        connection = self._connection()
-        try:  # BEGIN inside: an interrupt just after it still rolls back
-            self._retrying(self._database.begin)
-            yield _Transaction(connection)
-            self._retrying(lambda connection: connection.execute("COMMIT"))
-        except apsw.Error as error:
-            system_errno = int(connection.system_errno)  # before the rollback's own call
-            if not connection.get_autocommit():
-                connection.execute("ROLLBACK")
-            raise storage_error(error, system_errno, self.path) from error
-        except BaseException:
-            if not connection.get_autocommit():
-                connection.execute("ROLLBACK")
-            raise
-        finally:
-            self._database.writing_done()
+        # close() waits for it (counted as running); an interrupt after BEGIN rolls back.
+        with self._database.use() as connection:
+            try:
+                self._retrying(self._database.begin)
+                yield _Transaction(connection)
+                self._retrying(lambda connection: connection.execute("COMMIT"))
+            except apsw.Error as error:
+                system_errno = int(connection.system_errno)  # before the rollback's own call
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise storage_error(error, system_errno, self.path) from error
+            except BaseException:
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise
+            finally:
+                self._database.writing_done()
         self._database.after_commit(connection)
 
     def count_accesses(self, seqs: Sequence[int], now: datetime) -> None:
