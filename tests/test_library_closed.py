@@ -28,3 +28,22 @@ def test_a_closed_service_gives_no_worker(db_path: Path, ask: str) -> None:
         getattr(service, ask)()
     assert set(threading.enumerate()) <= before  # no thread was started
     assert service.worker is None
+
+
+def test_a_closed_service_says_so_on_either_store(any_database: Path | str) -> None:
+    settings = Settings(db=any_database, embedder="hashing", graph_extractor="none")
+    service = MemoryService.open(settings)
+    receipt = service.remember("kept")
+    service.close()
+    service.close()  # twice is harmless
+    for call in (
+        lambda: service.remember("after close"),
+        lambda: service.get(receipt.id),
+        lambda: service.recall("kept"),
+        lambda: service.list_memories(),
+        lambda: service.forget(receipt.id),
+        lambda: service.stats(),
+        lambda: service.core.apply("user", [{"action": "add", "content": "a fact"}]),
+    ):
+        with pytest.raises(StorageError, match="closed"):
+            call()
