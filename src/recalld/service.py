@@ -238,6 +238,11 @@ class MemoryService(ServiceCore):
         """Whether :meth:`close` has run."""
         return self._closed
 
+    def __repr__(self) -> str:
+        # Which database and namespace (a PostgreSQL URL without its password), not an address.
+        closed = ", closed" if self._closed else ""
+        return f"MemoryService({self.store!r}, namespace={self.settings.namespace!r}{closed})"
+
     def __enter__(self) -> MemoryService:
         return self
 
