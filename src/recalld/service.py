@@ -243,6 +243,15 @@ class MemoryService(ServiceCore):
         closed = ", closed" if self._closed else ""
         return f"MemoryService({self.store!r}, namespace={self.settings.namespace!r}{closed})"
 
+    def __reduce__(self) -> Any:
+        # Its connections, threads and locks belong to this process: pickling failed with
+        # "cannot pickle '_thread._local' object", and copy.copy made a twin sharing them.
+        raise TypeError(
+            "a MemoryService cannot be pickled or copied (it holds this process's connections"
+            " and threads): pass the database path and open it where it is used"
+            " (recalld.open(path))"
+        )
+
     def __enter__(self) -> MemoryService:
         return self
 
