@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import apsw
 import pytest
 
 from recalld.errors import StorageError
@@ -59,3 +60,34 @@ def test_close_waits_for_a_transaction_under_way(
     assert len(outcome) == 1
     assert isinstance(outcome[0], StorageError), repr(outcome[0])
     assert "the store is closed" in str(outcome[0])
+
+
+def test_a_threads_first_write_waits_out_a_lock_on_opening(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new thread's connection meets another process's lock while it opens (two servers
+    # starting on one file): the write waits and opens again, as every other statement
+    # does. Since the transaction ran inside use(), it got a bare apsw.BusyError.
+    connect = SQLiteDatabase._connect
+    refused: list[bool] = []
+
+    def locked_once(self: SQLiteDatabase) -> Any:
+        if getattr(self._local, "connection", None) is None and not refused:
+            refused.append(True)
+            raise apsw.BusyError("database is locked")
+        return connect(self)
+
+    monkeypatch.setattr(SQLiteDatabase, "_connect", locked_once)
+    outcome: list[object] = []
+
+    def write() -> None:
+        try:
+            outcome.append(service.remember("a new thread's first write").status)
+        except BaseException as error:  # noqa: BLE001 - the test reports what it was
+            outcome.append(error)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join()
+    assert refused
+    assert outcome == ["created"]

@@ -279,10 +279,12 @@ class SQLiteDatabase:
     @contextlib.contextmanager
     def use(self) -> Iterator[apsw.Connection]:
         """This thread's connection, for statements :meth:`close` waits for (as
-        :meth:`run` does, without its retries)."""
+        :meth:`run` does; only opening the connection is retried, as there)."""
         local = self._enter()
         try:
-            yield self._connect()
+            # Through run(): a thread's first connection can meet another process's lock
+            # (its migrations, its WAL recovery), raised as a bare apsw.BusyError otherwise.
+            yield self.run(lambda connection: connection)
         finally:
             self._leave(local)
 
