@@ -30,6 +30,10 @@ def _in_child(service: MemoryService, db: Path | str) -> dict[str, object]:
         ("remember", lambda: service.remember("written by the child")),
         ("recall", lambda: service.recall("parent")),
         ("list", lambda: service.list_memories()),
+        # A worker thread started here ran on the parent's connections: it died at once,
+        # its traceback on stderr, while the caller got a Worker as if all were well.
+        ("start_worker", lambda: service.start_worker()),
+        ("new_worker", lambda: service.new_worker()),
     ):
         try:
             call()
@@ -66,7 +70,7 @@ def test_a_forked_child_is_told_to_open_again_and_the_parent_goes_on(
             seen = json.loads(pipe.read() or b"{}")
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0, seen
-        for name in ("remember", "recall", "list"):
+        for name in ("remember", "recall", "list", "start_worker", "new_worker"):
             assert "is a fork of it" in seen[name], seen
             assert "open the database again in this process" in seen[name], seen
         assert seen["closed"] is True

@@ -287,8 +287,9 @@ class MemoryService(ServiceCore):
         return self.indexing.worker
 
     def start_worker(self) -> Worker:
-        """Start an embedding worker thread in this process (idempotent); a closed service
-        raises :class:`~recalld.errors.StorageError` (nothing runs after :meth:`close`)."""
+        """Start an embedding worker thread in this process (idempotent); a closed service,
+        or one used in a process forked after opening, raises
+        :class:`~recalld.errors.StorageError` (nothing runs after :meth:`close`)."""
         self._require_open()
         return self.indexing.start_worker()
 
@@ -302,6 +303,13 @@ class MemoryService(ServiceCore):
         # stderr, while the caller got a Worker as if all were well.
         if self._closed:
             raise StorageError("this MemoryService is closed; open the database again")
+        if os.getpid() != self._pid:
+            # Likewise in a forked child: its thread died on the store's fork check.
+            raise StorageError(
+                f"this MemoryService was opened by process {self._pid}, and this process"
+                f" ({os.getpid()}) is a fork of it: its connections and threads cannot be"
+                " shared; open the database again in this process (recalld.open)"
+            )
 
     def status(self, namespaces: Sequence[str] | None = None, *, confined: bool = False) -> Status:
         """Indexing health over ``namespaces`` (default: the current one); see
