@@ -10,8 +10,14 @@ within a transaction" until the process ended.
 from __future__ import annotations
 
 import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 
 from recalld.config import Settings
@@ -72,3 +78,72 @@ def test_a_transaction_left_open_is_rolled_back_before_the_next_write(
     assert connection.get_autocommit()
     assert service.get(receipt.id).tags == ["kept"]
     assert service.core.apply("user", [{"action": "add", "content": "a fact"}])
+
+
+@contextmanager
+def _interrupt_after_begin() -> Iterator[list[bool]]:
+    """A KeyboardInterrupt as the first statement that leaves a transaction open returns
+    (a ``BEGIN``), where Ctrl-C can land: a profiler sees every return from C."""
+    fired: list[bool] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event != "c_return" or fired or getattr(arg, "__name__", "") != "execute":
+            return
+        connection = getattr(arg, "__self__", None)
+        if isinstance(connection, apsw.Connection) and not connection.get_autocommit():
+            fired.append(True)
+            sys.setprofile(None)
+            raise KeyboardInterrupt
+
+    sys.setprofile(profile)
+    try:
+        yield fired
+    finally:
+        sys.setprofile(None)
+
+
+def _writable(path: Path) -> bool:
+    """Whether another connection can take the file's write lock at once."""
+    other = apsw.Connection(str(path))
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("ROLLBACK")
+        return True
+    except apsw.BusyError:
+        return False
+    finally:
+        other.close()
+
+
+def test_an_interrupt_just_after_a_snapshot_read_begins_ends_it(service: MemoryService) -> None:
+    # The signal features' read opened its snapshot (BEGIN) before its try: a Ctrl-C
+    # there left the thread reading that snapshot, and holding back checkpoints, for ever.
+    connection = _database(service).connection()
+    with _interrupt_after_begin() as fired, pytest.raises(KeyboardInterrupt):
+        service.store.context.with_channel("default", "image", datetime.now(UTC))
+    assert fired
+    assert connection.get_autocommit()
+
+
+def test_an_interrupt_just_after_a_migration_begins_leaves_no_lock(db_path: Path) -> None:
+    # Opening ran each migration's BEGIN IMMEDIATE before its try: the interrupted open's
+    # connection (kept alive by the traceback, as a REPL keeps the last one) held the
+    # file's write lock, so no other process could write it.
+    with _interrupt_after_begin() as fired, pytest.raises(KeyboardInterrupt) as interrupted:
+        MemoryService.open(Settings(db=db_path, embedder="none", graph_extractor="none"))
+    assert fired
+    assert interrupted.traceback  # still holding the interrupted frames
+    assert _writable(db_path)
+
+
+def test_an_interrupt_just_after_the_keyword_index_begins_leaves_no_lock(db_path: Path) -> None:
+    # As above, for the FTS5 index made on open when it is missing.
+    settings = Settings(db=db_path, embedder="none", graph_extractor="none")
+    MemoryService.open(settings).close()
+    with apsw.Connection(str(db_path)) as connection:
+        connection.execute("DROP TABLE memories_fts")
+    with _interrupt_after_begin() as fired, pytest.raises(KeyboardInterrupt) as interrupted:
+        MemoryService.open(settings)
+    assert fired
+    assert interrupted.traceback
+    assert _writable(db_path)

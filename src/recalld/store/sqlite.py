@@ -352,8 +352,8 @@ class SQLiteStore:
             pending = len(set(range(1, known + 1)) - schema_versions(connection))
             done = 0
             for number, migration in enumerate(MIGRATIONS, start=1):
-                connection.execute("BEGIN IMMEDIATE")
-                try:
+                try:  # BEGIN inside: an interrupt just after it still rolls back
+                    connection.execute("BEGIN IMMEDIATE")
                     connection.execute(
                         "CREATE TABLE IF NOT EXISTS schema_migrations"
                         " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -407,8 +407,8 @@ class SQLiteStore:
         def step(connection: apsw.Connection) -> bool:
             if fts_table_exists(connection.execute):
                 return True
-            connection.execute("BEGIN IMMEDIATE")
-            try:
+            try:  # BEGIN inside: an interrupt just after it still rolls back
+                connection.execute("BEGIN IMMEDIATE")
                 if not fts_table_exists(connection.execute):
                     ensure_fts(connection.execute)
                 connection.execute("COMMIT")
