@@ -16,6 +16,8 @@ Errors are translated once, here:
   (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
   twice. Both are operational errors to psycopg, but they mean the server is there,
   so they are told apart first and never become a 503;
+* the server's disk is full (``53100``, an operational error too) →
+  :class:`~recalld.errors.DiskFullError`, as on SQLite, not "unavailable";
 * anything else → :class:`~recalld.errors.StorageError`.
 
 Passwords never reach a message: locations are shown through
@@ -41,7 +43,7 @@ from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recalld._location import redact_url
-from recalld.errors import DatabaseUnavailableError, StorageError, ValidationError
+from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError, ValidationError
 from recalld.store.postgres_json import dumps as json_dumps
 from recalld.store.postgres_watchdog import Watchdog
 from recalld.store.process import OpeningProcess
@@ -275,6 +277,13 @@ class PostgresDatabase:
             if retryable:
                 raise
             raise StorageError(f"the work conflicted with another: {error}") from None
+        except psycopg.errors.DiskFull as error:
+            # An OperationalError, but not the server being away (a 503 to retry): as a
+            # full disk under SQLite, the write was refused until someone frees space.
+            raise DiskFullError(
+                f"the disk of the database server at {self.display} is full; nothing was"
+                f" written. Free space on the server ({_scrub(str(error), self.url)})"
+            ) from None
         except psycopg.OperationalError as error:
             raise self._unavailable(error) from None
         except psycopg.Error as error:
