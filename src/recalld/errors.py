@@ -17,6 +17,8 @@ status code, MCP into a tool error.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "ConflictError",
     "DatabaseUnavailableError",
@@ -30,7 +32,26 @@ __all__ = [
 
 
 class RecalldError(Exception):
-    """Root of every error recalld raises on purpose."""
+    """Root of every error recalld raises on purpose.
+
+    Every one pickles and copies as it is (type, message and attributes such as
+    ``field``), so it crosses a process boundary (``multiprocessing``,
+    ``concurrent.futures``) whatever arguments its class takes.
+    """
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exception's own pickling calls the class with ``args`` (the one message), which
+        # fails for the classes taking (field, message) or richer arguments: a pool
+        # worker's ValidationError then broke the pool instead of reaching the caller.
+        return (_rebuilt, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuilt(cls: type[RecalldError], args: tuple[Any, ...], state: dict[str, Any]) -> Any:
+    """A pickled :class:`RecalldError` again, without calling its ``__init__``."""
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class ValidationError(RecalldError):

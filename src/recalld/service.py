@@ -7,6 +7,7 @@ walls, which calls may change state. The store below it only keeps records.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from recalld import _validate as check
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
-from recalld.errors import DiskFullError, ValidationError
+from recalld.errors import DiskFullError, StorageError, ValidationError
 from recalld.model import (
     ImportReport,
     Memory,
@@ -216,10 +217,15 @@ class MemoryService(ServiceCore):
     def close(self) -> None:
         """Stop the worker, scheduler and scrubber threads, save the vector index, checkpoint
         (when this is a server, or scrubs are pending), close the store. Closing twice is
-        harmless."""
+        harmless. In a process forked after opening, only this copy is closed: the threads,
+        connections and files are the parent's (any use in the child raises
+        :class:`~recalld.errors.StorageError`; open the database again there)."""
         if self._closed:
             return
         self._closed = True
+        if os.getpid() != self._pid:
+            self.store.close()  # marks the child's copy closed, closes nothing of the parent's
+            return
         built = self.__dict__
         if "intentions" in built:
             self.intentions.close()
@@ -232,6 +238,20 @@ class MemoryService(ServiceCore):
     def closed(self) -> bool:
         """Whether :meth:`close` has run."""
         return self._closed
+
+    def __repr__(self) -> str:
+        # Which database and namespace (a PostgreSQL URL without its password), not an address.
+        closed = ", closed" if self._closed else ""
+        return f"MemoryService({self.store!r}, namespace={self.settings.namespace!r}{closed})"
+
+    def __reduce__(self) -> Any:
+        # Its connections, threads and locks belong to this process: pickling failed with
+        # "cannot pickle '_thread._local' object", and copy.copy made a twin sharing them.
+        raise TypeError(
+            "a MemoryService cannot be pickled or copied (it holds this process's connections"
+            " and threads): pass the database path and open it where it is used"
+            " (recalld.open(path))"
+        )
 
     def __enter__(self) -> MemoryService:
         return self
@@ -268,12 +288,29 @@ class MemoryService(ServiceCore):
         return self.indexing.worker
 
     def start_worker(self) -> Worker:
-        """Start an embedding worker thread in this process (idempotent)."""
+        """Start an embedding worker thread in this process (idempotent); a closed service,
+        or one used in a process forked after opening, raises
+        :class:`~recalld.errors.StorageError` (nothing runs after :meth:`close`)."""
+        self._require_open()
         return self.indexing.start_worker()
 
     def new_worker(self, *, worker_id: str | None = None) -> Worker:
         """A worker bound to this service's store and embedder, not started (``recalld worker``)."""
+        self._require_open()
         return self.indexing.new_worker(worker_id=worker_id)
+
+    def _require_open(self) -> None:
+        # A thread started after close() died at once on the closed store, its traceback on
+        # stderr, while the caller got a Worker as if all were well.
+        if self._closed:
+            raise StorageError("this MemoryService is closed; open the database again")
+        if os.getpid() != self._pid:
+            # Likewise in a forked child: its thread died on the store's fork check.
+            raise StorageError(
+                f"this MemoryService was opened by process {self._pid}, and this process"
+                f" ({os.getpid()}) is a fork of it: its connections and threads cannot be"
+                " shared; open the database again in this process (recalld.open)"
+            )
 
     def status(self, namespaces: Sequence[str] | None = None, *, confined: bool = False) -> Status:
         """Indexing health over ``namespaces`` (default: the current one); see

@@ -11,6 +11,7 @@ calls may change state. The store below it only keeps records.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -74,6 +75,7 @@ class ServiceCore:
         self.settings = settings
         self._clock = clock
         self._closed = False
+        self._pid = os.getpid()  # a forked child closes only its copy (see close())
         self._last_purge = float("-inf")
         self._embedder_source = embedder
         self._extractor_setup = extractor

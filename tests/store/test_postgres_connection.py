@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from recalld.errors import DatabaseUnavailableError, StorageError
+from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 
 pytestmark = pytest.mark.postgres
@@ -16,6 +16,11 @@ pytestmark = pytest.mark.postgres
 # cannot serialise it (40001).
 DEADLOCK = "DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '40P01'; END $$"
 SERIALIZATION = "DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '40001'; END $$"
+# What it says when a write finds its disk full (53100).
+DISK_FULL = (
+    "DO $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'"
+    " USING ERRCODE = '53100'; END $$"
+)
 
 
 @pytest.fixture
@@ -100,3 +105,26 @@ def test_postgres_connection_conflict_that_cannot_run_again_is_no_503(
     ):
         connection.execute(SERIALIZATION)
     assert not isinstance(caught.value, DatabaseUnavailableError)
+
+
+def test_postgres_connection_full_disk_is_a_disk_full_error_not_unavailable(
+    database: PostgresDatabase,
+) -> None:
+    # An OperationalError like a server going away, so it was a DatabaseUnavailableError
+    # (a 503 to retry, "the database ... is unavailable"), where SQLite says the disk is full.
+    database.write(lambda connection: connection.execute("CREATE TABLE filled(n INTEGER)"))
+
+    def operation(connection: Connection) -> None:
+        connection.execute("INSERT INTO filled VALUES (1)")
+        connection.execute(DISK_FULL)
+
+    with pytest.raises(DiskFullError) as caught:
+        database.write(operation)
+    assert not isinstance(caught.value, DatabaseUnavailableError)
+    message = str(caught.value)
+    assert "disk of the database server at postgresql://" in message, message
+    assert "No space left on device" in message
+    assert "nothing was written" in message
+    assert database.read("SELECT count(*) FROM filled") == [(0,)]
+    with pytest.raises(DiskFullError), database.transaction() as connection:
+        connection.execute(DISK_FULL)

@@ -747,7 +747,10 @@ class PostgresStore(PostgresTokens):
         return False
 
     def close(self) -> None:
-        """Stop the change listener and close every pooled connection."""
+        """Stop the change listener and close every pooled connection (in a process forked
+        after opening, neither: they are the parent's; see :mod:`recalld.store.process`)."""
+        if self._database.forked:
+            return
         self._feed.close()
         self._database.close()
 

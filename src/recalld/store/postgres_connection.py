@@ -16,6 +16,8 @@ Errors are translated once, here:
   (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
   twice. Both are operational errors to psycopg, but they mean the server is there,
   so they are told apart first and never become a 503;
+* the server's disk is full (``53100``, an operational error too) →
+  :class:`~recalld.errors.DiskFullError`, as on SQLite, not "unavailable";
 * anything else → :class:`~recalld.errors.StorageError`.
 
 Passwords never reach a message: locations are shown through
@@ -41,9 +43,10 @@ from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recalld._location import redact_url
-from recalld.errors import DatabaseUnavailableError, StorageError, ValidationError
+from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError, ValidationError
 from recalld.store.postgres_json import dumps as json_dumps
 from recalld.store.postgres_watchdog import Watchdog
+from recalld.store.process import OpeningProcess
 
 __all__ = [
     "MINIMUM_SERVER_VERSION",
@@ -151,6 +154,7 @@ class PostgresDatabase:
         self.url = url
         self._ef_search = int(ef_search)
         self.display = redact_url(url)
+        self._opener = OpeningProcess(self.display)
         self.retry_seconds = retry_seconds
         parameters = parse_url(url)
         self._connect_timeout = connect_timeout
@@ -197,6 +201,7 @@ class PostgresDatabase:
 
     def connect(self, *, autocommit: bool = True) -> Connection:
         """A new connection of its own (not from the pool): listeners, bootstrap, VACUUM."""
+        self._opener.check()
         try:
             connection: Connection = psycopg.connect(**self._parameters, autocommit=autocommit)
         except psycopg.OperationalError as error:
@@ -262,6 +267,7 @@ class PostgresDatabase:
         tested before the other operational errors it is a kind of: it means the
         server is there and rolled the work back, not that it is unavailable.
         """
+        self._opener.check()  # a forked child would talk on its parent's sockets
         try:
             with self._pool.connection() as connection, self._watchdog.watching(connection):
                 yield connection
@@ -271,6 +277,13 @@ class PostgresDatabase:
             if retryable:
                 raise
             raise StorageError(f"the work conflicted with another: {error}") from None
+        except psycopg.errors.DiskFull as error:
+            # An OperationalError, but not the server being away (a 503 to retry): as a
+            # full disk under SQLite, the write was refused until someone frees space.
+            raise DiskFullError(
+                f"the disk of the database server at {self.display} is full; nothing was"
+                f" written. Free space on the server ({_scrub(str(error), self.url)})"
+            ) from None
         except psycopg.OperationalError as error:
             raise self._unavailable(error) from None
         except psycopg.Error as error:
@@ -336,7 +349,15 @@ class PostgresDatabase:
         except RETRYABLE as error:
             raise StorageError(f"the write conflicted with another: {error}") from None
 
+    @property
+    def forked(self) -> bool:
+        """Whether this process is a fork of the one that opened the pool (whose
+        connections, sockets the parent still uses, it must neither use nor close)."""
+        return self._opener.forked
+
     def close(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection (in a forked child: nothing, they are the parent's)."""
+        if self.forked:
+            return
         self._pool.close()
         self._watchdog.close()

@@ -350,8 +350,8 @@ class SQLiteStore(SQLiteTokens):
             pending = len(set(range(1, known + 1)) - schema_versions(connection))
             done = 0
             for number, migration in enumerate(MIGRATIONS, start=1):
-                connection.execute("BEGIN IMMEDIATE")
-                try:
+                try:  # BEGIN inside: an interrupt just after it still rolls back
+                    connection.execute("BEGIN IMMEDIATE")
                     connection.execute(
                         "CREATE TABLE IF NOT EXISTS schema_migrations"
                         " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
@@ -405,8 +405,8 @@ class SQLiteStore(SQLiteTokens):
         def step(connection: apsw.Connection) -> bool:
             if fts_table_exists(connection.execute):
                 return True
-            connection.execute("BEGIN IMMEDIATE")
-            try:
+            try:  # BEGIN inside: an interrupt just after it still rolls back
+                connection.execute("BEGIN IMMEDIATE")
                 if not fts_table_exists(connection.execute):
                     ensure_fts(connection.execute)
                 connection.execute("COMMIT")
@@ -508,22 +508,23 @@ class SQLiteStore(SQLiteTokens):
 
     @contextmanager
     def transaction(self) -> Iterator[_Transaction]:
-        def begin(connection: apsw.Connection) -> apsw.Connection:
-            connection.execute("BEGIN IMMEDIATE")
-            return connection
-
-        connection = self._retrying(begin)
-        try:
-            yield _Transaction(connection)
-            self._retrying(lambda connection: connection.execute("COMMIT"))
-        except apsw.Error as error:
-            if not connection.get_autocommit():
-                connection.execute("ROLLBACK")
-            raise storage_error(error) from error
-        except BaseException:
-            if not connection.get_autocommit():
-                connection.execute("ROLLBACK")
-            raise
+        # close() waits for it (counted as running); an interrupt after BEGIN rolls back.
+        with self._database.use() as connection:
+            try:
+                self._retrying(self._database.begin)
+                yield _Transaction(connection)
+                self._retrying(lambda connection: connection.execute("COMMIT"))
+            except apsw.Error as error:
+                system_errno = int(connection.system_errno)  # before the rollback's own call
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise storage_error(error, system_errno, self.path) from error
+            except BaseException:
+                if not connection.get_autocommit():
+                    connection.execute("ROLLBACK")
+                raise
+            finally:
+                self._database.writing_done()
         self._database.after_commit(connection)
 
     def count_accesses(self, seqs: Sequence[int], now: datetime) -> None:

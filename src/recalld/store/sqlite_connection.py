@@ -12,6 +12,7 @@ one file and no caller sees ``database is locked``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import random
 import threading
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 import apsw
 
 from recalld.errors import DiskFullError, StorageError
+from recalld.store.process import OpeningProcess
 
 __all__ = ["DISK_FULL_MESSAGE", "LOCK_ERRORS", "SQLiteDatabase", "storage_error"]
 
@@ -39,12 +41,39 @@ DISK_FULL_MESSAGE = (
     "the disk holding the database is full; nothing was written. Free space, or forget"
     " memories (forget still works on a full disk)"
 )
+FILE_LIMIT_MESSAGE = (
+    "the database file reached this process's file size limit (RLIMIT_FSIZE, `ulimit -f`);"
+    " nothing was written. Raise the limit, or keep the database where it may grow"
+)
+# What the operating system said when SQLite's write failed as a plain I/O error.
+_DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
-def storage_error(error: apsw.Error) -> StorageError:
-    """The recalld error for a database failure (a full disk says so)."""
+def storage_error(
+    error: apsw.Error, system_errno: int = 0, path: Path | None = None
+) -> StorageError:
+    """The recalld error for a database failure (a full disk, or a file at the process's
+    size limit, says so).
+
+    ``system_errno`` is the connection's ``system_errno`` after the failure: SQLite
+    reports a write refused for want of space (``ENOSPC``, a quota) or over the file size
+    limit (``EFBIG``) as a bare "disk I/O error" unless it saw it as ``SQLITE_FULL``.
+    ``path`` (the database file) is named when the file cannot be written at all.
+    """
+    if isinstance(error, apsw.ReadOnlyError) and path is not None:
+        return StorageError(
+            f"{path} cannot be written (the file, its directory or its file system is"
+            " read-only to this process): recalld writes to its database, on open too;"
+            " make it writable, or copy it somewhere writable and open the copy"
+        )
     if isinstance(error, apsw.FullError):
         return DiskFullError(DISK_FULL_MESSAGE)
+    if isinstance(error, apsw.IOError):
+        if system_errno in _DISK_FULL_ERRNOS:
+            return DiskFullError(DISK_FULL_MESSAGE)
+        if system_errno == errno.EFBIG:
+            # Not DiskFullError: releasing the disk's reserve (forget does) would not help.
+            return StorageError(FILE_LIMIT_MESSAGE)
     return StorageError(f"{type(error).__name__}: {error}")
 
 
@@ -70,6 +99,7 @@ class SQLiteDatabase:
         # Operations under way (run() and use()), so close() can wait for them.
         self._running = 0
         self._idle = threading.Condition(self._connections_lock)
+        self._opener = OpeningProcess(str(path))
 
     @property
     def in_memory(self) -> bool:
@@ -91,6 +121,7 @@ class SQLiteDatabase:
 
     def _connect(self) -> apsw.Connection:
         # As connection(), but a lock wait while opening is raised as is, for run() to retry.
+        self._opener.check()
         if self._closed:
             raise StorageError("the store is closed")
         connection: apsw.Connection | None = getattr(self._local, "connection", None)
@@ -130,7 +161,7 @@ class SQLiteDatabase:
             except LOCK_ERRORS as error:
                 locked = error
             except apsw.Error as error:
-                raise storage_error(error) from error
+                raise storage_error(error, self.system_errno(), self.path) from error
             finally:
                 self._leave(local)
             # Waited out of the count: close() does not wait for a backoff.
@@ -157,14 +188,16 @@ class SQLiteDatabase:
         """
 
         def step(connection: apsw.Connection) -> T:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
+            try:  # BEGIN inside: an interrupt just after it still rolls back
+                self.begin(connection)
                 result = operation(connection)
                 connection.execute("COMMIT")
             except BaseException:
                 if not connection.get_autocommit():
                     connection.execute("ROLLBACK")
                 raise
+            finally:
+                self.writing_done()
             self.after_commit(connection)
             return result
 
@@ -172,13 +205,35 @@ class SQLiteDatabase:
             return self.run(step)
 
         def relaxed(connection: apsw.Connection) -> T:
-            connection.execute("PRAGMA synchronous = NORMAL")
             try:
+                connection.execute("PRAGMA synchronous = NORMAL")
                 return step(connection)
             finally:
                 connection.execute(f"PRAGMA synchronous = {self._synchronous}")
 
         return self.run(relaxed)
+
+    def begin(self, connection: apsw.Connection) -> None:
+        """``BEGIN IMMEDIATE`` on this thread's ``connection``, for a write that commits or
+        rolls back, then calls :meth:`writing_done` in a ``finally``.
+
+        A transaction still open on it that no write of this thread is running was left by
+        an interrupted one (a ``KeyboardInterrupt`` between its ``BEGIN`` and its rollback):
+        it held the file's write lock, so every other writer waited, and made every later
+        write of this thread fail ("cannot start a transaction within a transaction").
+        It is rolled back first.
+        """
+        if not connection.get_autocommit() and not getattr(self._local, "writing", False):
+            logger.warning(
+                "%s: rolled back a transaction an interrupted write left open", self.path
+            )
+            connection.execute("ROLLBACK")
+        self._local.writing = True
+        connection.execute("BEGIN IMMEDIATE")
+
+    def writing_done(self) -> None:
+        """The write :meth:`begin` started on this thread has committed or rolled back."""
+        self._local.writing = False
 
     def refresh_statistics(self, connection: apsw.Connection) -> None:
         """``PRAGMA optimize``: ``ANALYZE`` the tables that grew a lot since their last
@@ -224,15 +279,25 @@ class SQLiteDatabase:
     @contextlib.contextmanager
     def use(self) -> Iterator[apsw.Connection]:
         """This thread's connection, for statements :meth:`close` waits for (as
-        :meth:`run` does, without its retries)."""
+        :meth:`run` does; only opening the connection is retried, as there)."""
         local = self._enter()
         try:
-            yield self._connect()
+            # Through run(): a thread's first connection can meet another process's lock
+            # (its migrations, its WAL recovery), raised as a bare apsw.BusyError otherwise.
+            yield self.run(lambda connection: connection)
         finally:
             self._leave(local)
 
+    def system_errno(self) -> int:
+        """The operating system's error number behind this thread's last failed SQLite
+        call (0 when none, or before the thread has a connection)."""
+        connection: apsw.Connection | None = getattr(self._local, "connection", None)
+        return 0 if connection is None else int(connection.system_errno)
+
     def _enter(self) -> threading.local:
-        # One more operation under way (in this thread, and in all).
+        # One more operation under way (in this thread, and in all). Checked before the lock:
+        # another thread of the parent may have held it at the fork, for ever in the child.
+        self._opener.check()
         with self._connections_lock:
             if self._closed:
                 raise StorageError("the store is closed")
@@ -253,7 +318,12 @@ class SQLiteDatabase:
         Operations other threads are running (:meth:`run`, :meth:`use`) finish first, for
         at most :data:`CLOSE_WAIT_SECONDS`, and none starts meanwhile; a connection still
         busy after that is left to its thread (logged) rather than closed under it.
+        In a process forked after opening, nothing is closed: the connections are the
+        parent's (see :mod:`recalld.store.process`), only this copy stops working.
         """
+        if self._opener.forked:
+            self._closed = True
+            return
         with self._connections_lock:
             self._closed = True
         self._wait_for_statements(CLOSE_WAIT_SECONDS)

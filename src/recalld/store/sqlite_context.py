@@ -163,15 +163,15 @@ class SQLiteContext:
             # One snapshot: another namespace written between the check and the read
             # must not slip in (a caller's transaction is one already).
             own = connection.get_autocommit()
-            if own:
-                connection.execute("BEGIN")
-            try:
+            try:  # BEGIN inside: an interrupt just after it still ends the snapshot
+                if own:
+                    connection.execute("BEGIN")
                 others = connection.execute(f"SELECT {OTHER_NAMESPACES}", params).fetchall()[0][0]
                 sql = joined if others else unjoined
                 found: list[tuple[Any, ...]] = connection.execute(sql, params).fetchall()
                 return found
             finally:
-                if own:
+                if own and not connection.get_autocommit():
                     connection.execute("COMMIT")
 
         rows = self._database.run(read)

@@ -51,6 +51,11 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
         return True
     if path.is_dir():
         raise StorageError(f"{path} is a directory; give the path of a database file")
+    if path.exists() and not path.is_file():  # SQLite only said "disk I/O error"
+        raise StorageError(
+            f"{path} is not a regular file (a device, pipe or socket); give the path of a"
+            " database file"
+        )
     if _is_new(path):
         parent = path.parent
         if not parent.exists():
