@@ -17,7 +17,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from recalld._schema import NAME_PATTERN, count_default
+from recalld._schema import NAME_PATTERN, NO_NUL_PATTERN, count_default
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
 from recalld.adapters.http_paths import VERBATIM
 from recalld.adapters.http_routes import COMMON_ERRORS, ReadNamespace, Service
@@ -53,7 +53,13 @@ def list_entities(
     service: Service,
     namespace: ReadNamespace,
     query: Annotated[
-        str | None, Query(max_length=200, description="a fragment of the name or type")
+        str | None,
+        Query(
+            max_length=200,
+            description="a fragment of the name or type",
+            # Published, not enforced here: the library refuses a NUL naming the field.
+            json_schema_extra={"pattern": NO_NUL_PATTERN},
+        ),
     ] = None,
     type: Annotated[str | None, Query(max_length=100, description="only this type")] = None,
     limit: Annotated[
