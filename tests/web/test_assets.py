@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,6 +118,20 @@ def test_web_vendored_swagger_ui_is_unchanged_from_the_recorded_release() -> Non
 
 
 # Lays out a star with a tail and a lone node, prints what the layout made of it.
+def _node_probe(tmp_path: Path, module: str, probe: str) -> Any:
+    """Run ``probe`` (an ES module importing ``./<module>.mjs``, a copy of the browser's
+    ``js/<module>.js``) in Node.js and return what it printed as JSON."""
+    node = shutil.which("node")
+    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
+    (tmp_path / f"{module}.mjs").write_text((STATIC_DIRECTORY / "js" / f"{module}.js").read_text())
+    (tmp_path / "probe.mjs").write_text(probe)
+    ran = subprocess.run(
+        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    return json.loads(ran.stdout)
+
+
 FORCE_PROBE = """
 import { forceLayout } from "./force.mjs";
 const nodes = ["centre", "a", "b", "c", "d", "e", "tail", "lone"].map((id) => ({ id }));
@@ -132,15 +147,7 @@ console.log(JSON.stringify({
 
 
 def test_web_force_layout_spreads_nodes_inside_the_drawing(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
-    (tmp_path / "force.mjs").write_text((STATIC_DIRECTORY / "js" / "force.js").read_text())
-    (tmp_path / "probe.mjs").write_text(FORCE_PROBE)
-    ran = subprocess.run(
-        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
-    )
-    assert ran.returncode == 0, ran.stderr
-    answer = json.loads(ran.stdout)
+    answer = _node_probe(tmp_path, "force", FORCE_PROBE)
     points = {name: (point["x"], point["y"]) for name, point in answer["points"].items()}
     assert answer["repeated"] is True  # deterministic: the same graph is drawn the same way
     assert points["centre"] == (300, 210)  # pinned
@@ -192,16 +199,7 @@ console.log(JSON.stringify({
 
 
 def test_web_core_budget_projects_the_entry_the_server_edits(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
-    module = (STATIC_DIRECTORY / "js" / "core-budget.js").read_text()
-    (tmp_path / "core-budget.mjs").write_text(module)
-    (tmp_path / "probe.mjs").write_text(CORE_BUDGET_PROBE)
-    ran = subprocess.run(
-        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
-    )
-    assert ran.returncode == 0, ran.stderr
-    answer = json.loads(ran.stdout)
+    answer = _node_probe(tmp_path, "core-budget", CORE_BUDGET_PROBE)
     # An entry given in full is that entry, though a longer one holds it (as the server does).
     assert answer["removed"] == ["likes tea a lot", "Ana's sister is Eva", "Ana"]
     assert answer["patched"] == ["likes tea a lot", "likes tea", "Ana's sister is Eva", "Ana Lima"]
@@ -227,16 +225,7 @@ console.log(JSON.stringify({
 
 
 def test_web_a_token_problem_never_shows_an_invisible_character(tmp_path: Path) -> None:
-    node = shutil.which("node")
-    assert node is not None, "Node.js is installed by scripts/system-deps.sh"
-    module = (STATIC_DIRECTORY / "js" / "session.js").read_text()
-    (tmp_path / "session.mjs").write_text(module)
-    (tmp_path / "probe.mjs").write_text(TOKEN_PROBE)
-    ran = subprocess.run(
-        [node, str(tmp_path / "probe.mjs")], capture_output=True, text=True, timeout=60
-    )
-    assert ran.returncode == 0, ran.stderr
-    answer = json.loads(ran.stdout)
+    answer = _node_probe(tmp_path, "session", TOKEN_PROBE)
     assert answer["good"] is None
     assert "holds “\u2019” (U+2019) at position 12" in answer["quote"]
     # A right-to-left override shown in the sentence mirrored the rest of it.
