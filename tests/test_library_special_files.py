@@ -1,4 +1,4 @@
-"""A database path naming a device, pipe or socket is refused by name.
+"""A database path naming a device, pipe or socket is refused by name; a damaged file is named.
 
 Before, ``recalld.open("/dev/null")`` or a named pipe failed inside SQLite with
 ``StorageError: IOError: disk I/O error``, naming neither the path nor why.
@@ -28,3 +28,24 @@ def test_a_named_pipe_is_no_database(tmp_path: Path) -> None:
 def test_a_device_is_no_database() -> None:
     with pytest.raises(StorageError, match=r"/dev/null is not a regular file"):
         recalld.open("/dev/null", embedder="none")
+
+
+def test_open_a_database_damaged_inside_names_the_file(tmp_path: Path) -> None:
+    # Its header intact, its pages overwritten: SQLite finds the damage on a later read,
+    # and the error was "StorageError: CorruptError: database disk image is malformed".
+    path = tmp_path / "damaged.db"
+    with recalld.open(path, embedder="none", graph_extractor="none") as memory:
+        for index in range(400):
+            memory.remember(f"memory number {index} " + "filler words " * 40)
+    size = path.stat().st_size
+    with path.open("r+b") as damaged:
+        for offset in range(size // 2, size - 8192, 3 * 4096):
+            damaged.seek(offset)
+            damaged.write(b"\xde\xad\xbe\xef" * 256)
+    with (
+        pytest.raises(StorageError) as caught,
+        recalld.open(path, embedder="none", graph_extractor="none") as memory,
+    ):
+        memory.list_memories(limit=1000)
+    assert str(caught.value).startswith(f"{path} is damaged (database disk image is malformed)")
+    assert "restore a backup" in str(caught.value)

@@ -58,7 +58,8 @@ def storage_error(
     ``system_errno`` is the connection's ``system_errno`` after the failure: SQLite
     reports a write refused for want of space (``ENOSPC``, a quota) or over the file size
     limit (``EFBIG``) as a bare "disk I/O error" unless it saw it as ``SQLITE_FULL``.
-    ``path`` (the database file) is named when the file cannot be written at all.
+    ``path`` (the database file) is named when the file cannot be written at all or is
+    damaged.
     """
     if isinstance(error, apsw.ReadOnlyError) and path is not None:
         return StorageError(
@@ -68,6 +69,12 @@ def storage_error(
         )
     if isinstance(error, apsw.FullError):
         return DiskFullError(DISK_FULL_MESSAGE)
+    if isinstance(error, apsw.CorruptError | apsw.NotADBError) and path is not None:
+        # Found after opening (a page read later): say which file, and what to do.
+        return StorageError(
+            f"{path} is damaged ({error}): restore a backup (recalld backup), or try"
+            " `sqlite3 FILE .recover` on a copy"
+        )
     if isinstance(error, apsw.IOError):
         if system_errno in _DISK_FULL_ERRNOS:
             return DiskFullError(DISK_FULL_MESSAGE)
