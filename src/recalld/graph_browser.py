@@ -9,16 +9,13 @@ which queues re-extraction.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from recalld import _validate as check
-from recalld._cursor import CURSOR_ALPHABET
+from recalld._cursor import cursor_text, cursor_values
 from recalld._text import prompt_line
 from recalld._time import Clock
 from recalld.config import Settings
@@ -86,13 +83,8 @@ CURSOR_MAX_CHARS = 9000
 
 
 def encode_cursor(kind: str, *values: Any) -> str:
-    """An opaque cursor for a graph listing.
-
-    The key is written as UTF-8, not as ``\\u`` escapes: 200 CJK characters made a
-    1,623-character cursor, which the REST listing (then up to 1,000) refused, so the
-    walk stopped there."""
-    raw = json.dumps([kind, *values], separators=(",", ":"), ensure_ascii=False).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    """An opaque cursor for a graph listing (its key as UTF-8: see :func:`cursor_text`)."""
+    return cursor_text([kind, *values])
 
 
 def decode_cursor(
@@ -102,14 +94,7 @@ def decode_cursor(
     a store id, 0 to 2**63 - 1; ``str``: text a store can compare); anything else is
     refused (field ``cursor``): a forged one must not reach the database."""
     refused = ValidationError("cursor", f"is not a cursor {returned_by} returned")
-    if not isinstance(cursor, str) or CURSOR_ALPHABET.fullmatch(cursor) is None:
-        raise refused
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        values = json.loads(raw)
-    except (binascii.Error, ValueError, TypeError, RecursionError):
-        # RecursionError: "[[[[…" nested past the interpreter's depth (a 1.4 kB cursor).
-        raise refused from None
+    values = cursor_values(cursor, refused)
     if not isinstance(values, list) or len(values) != len(shape) + 1 or values[0] != kind:
         raise refused
     if not all(_holds(value, wanted) for value, wanted in zip(values[1:], shape, strict=True)):
