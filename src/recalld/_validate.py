@@ -84,6 +84,16 @@ def field_path(location: Sequence[int | str]) -> str:
     return path
 
 
+def renamed(error: ValidationError, names: Mapping[str, str]) -> ValidationError:
+    """``error`` with the library field it names (and the path below it) spelled as the
+    caller gave it (``names``: field to the caller's parameter or option, ``tags_any`` to
+    ``--tag``); ``error`` itself when no name applies."""
+    for name, spelled in names.items():
+        if error.field == name or error.field.startswith((name + ".", name + "[")):
+            return ValidationError(spelled + error.field[len(name) :], error.message)
+    return error
+
+
 def namespace(value: str) -> str:
     """A namespace: 1-100 letters, digits or ``._:@/-``."""
     if not isinstance(value, str) or not NAMESPACE_PATTERN.fullmatch(value):

@@ -266,13 +266,12 @@ FILTER_OPTIONS = {"tags_any": "--tag", "tags_all": "--all-tags"}
 def filter_options() -> Iterator[None]:
     """Name a refused tag filter by the option given (``--tag``, ``--all-tags``), not by
     the library's field (``tags_any``, which no option of the command is called)."""
+    from recalld import _validate as check
+
     try:
         yield
     except ValidationError as error:
-        for name, option in FILTER_OPTIONS.items():
-            if error.field == name or error.field.startswith((name + ".", name + "[")):
-                raise ValidationError(option + error.field[len(name) :], error.message) from None
-        raise
+        raise check.renamed(error, FILTER_OPTIONS) from None
 
 
 def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:

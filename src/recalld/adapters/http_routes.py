@@ -502,11 +502,7 @@ def list_memories(
         return lister(filters=filters, limit=limit, cursor=cursor, namespace=namespace)
     except ValidationError as error:
         # Name the query parameter the caller sent (tag, all_tag), not the filter's field.
-        for name, parameter in TAG_PARAMETERS.items():
-            if error.field == name or error.field.startswith((name + ".", name + "[")):
-                field = parameter + error.field[len(name) :]
-                raise ValidationError(field, error.message) from None
-        raise
+        raise check.renamed(error, TAG_PARAMETERS) from None
 
 
 @v1_router.get(
