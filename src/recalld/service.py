@@ -7,7 +7,6 @@ walls, which calls may change state. The store below it only keeps records.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -223,7 +222,7 @@ class MemoryService(ServiceCore):
         if self._closed:
             return
         self._closed = True
-        if os.getpid() != self._pid:
+        if self._process.forked:
             self.store.close()  # marks the child's copy closed, closes nothing of the parent's
             return
         built = self.__dict__
@@ -304,13 +303,8 @@ class MemoryService(ServiceCore):
         # stderr, while the caller got a Worker as if all were well.
         if self._closed:
             raise StorageError("this MemoryService is closed; open the database again")
-        if os.getpid() != self._pid:
-            # Likewise in a forked child: its thread died on the store's fork check.
-            raise StorageError(
-                f"this MemoryService was opened by process {self._pid}, and this process"
-                f" ({os.getpid()}) is a fork of it: its connections and threads cannot be"
-                " shared; open the database again in this process (recalld.open)"
-            )
+        # Likewise in a forked child: its thread died on the store's fork check.
+        self._process.check()
 
     def status(self, namespaces: Sequence[str] | None = None, *, confined: bool = False) -> Status:
         """Indexing health over ``namespaces`` (default: the current one); see

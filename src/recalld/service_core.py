@@ -11,7 +11,6 @@ calls may change state. The store below it only keeps records.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -41,6 +40,7 @@ from recalld.model import (
 )
 from recalld.scrubbing import Scrubber
 from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store, StoreTransaction
+from recalld.store.process import OpeningProcess
 from recalld.writing import INTENTION_KIND, Writer, expired
 
 if TYPE_CHECKING:
@@ -75,7 +75,8 @@ class ServiceCore:
         self.settings = settings
         self._clock = clock
         self._closed = False
-        self._pid = os.getpid()  # a forked child closes only its copy (see close())
+        # A forked child may use nothing of it and closes only its copy (see close()).
+        self._process = OpeningProcess("this MemoryService")
         self._last_purge = float("-inf")
         self._embedder_source = embedder
         self._extractor_setup = extractor
