@@ -96,15 +96,19 @@ def test_mcp_stdio_stdout_carries_only_protocol(tmp_path: Path) -> None:
     assert process.stdout is not None
     process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
     process.stdin.flush()
+    said = b""
     replies: list[dict[str, Any]] = []
     deadline = time.monotonic() + 60
     while len([r for r in replies if "id" in r]) < 4 and time.monotonic() < deadline:
+        # Read the pipe itself: a buffered readline could take two answers at once and
+        # leave the second where select no longer sees it.
         ready, _, _ = select.select([process.stdout], [], [], 1.0)
         if ready:
-            line = process.stdout.readline()
-            if not line:
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:
                 break
-            replies.append(json.loads(line))  # every stdout line must be JSON-RPC
+            *lines, said = (said + chunk).split(b"\n")
+            replies += [json.loads(line) for line in lines]  # every stdout line is JSON-RPC
     _, error_output = process.communicate(timeout=30)
     assert all(reply["jsonrpc"] == "2.0" for reply in replies)
     by_id = {reply["id"]: reply for reply in replies if "id" in reply}
