@@ -193,19 +193,21 @@ def size_of(entries: Sequence[str]) -> int:
 
 
 def check_entry_text(text: str, field: str) -> str:
-    """Reject empty text, control characters and invisible Unicode (it reaches prompts)."""
+    """Reject empty text, control characters and invisible Unicode (it reaches prompts),
+    but for a zero-width (non-)joiner inside a word or an emoji sequence."""
     # One spelling per text: "Café" typed precomposed or with a combining accent is one
     # entry (a duplicate is not added twice, and either spelling names it).
     cleaned = unicodedata.normalize("NFC", text.strip())
     if not cleaned:
         raise ValidationError(field, "must not be empty")
-    found = check.invisible(cleaned)
+    found = check.invisible(cleaned, joiners=True)
     if found is not None:
         position, described = found
         raise ValidationError(
             field,
             f"contains {described} at position {position}: core memory entries are"
-            " single-line plain text without control or invisible characters",
+            " single-line plain text without control or invisible characters (a"
+            " zero-width joiner or non-joiner only between two letters, marks or emoji)",
         )
     return cleaned
 

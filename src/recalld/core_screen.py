@@ -36,9 +36,10 @@ The patterns, by kind:
   tags, event handlers, ``display:none``, ``javascript:`` URLs, markdown
   images whose URL carries data.
 
-Text is compared after NFKC normalisation, case folding and folding Cyrillic and
-Greek look-alike letters to Latin, with runs of white space collapsed, so
-full-width letters, homoglyphs and spacing tricks do not slip through; an entry
+Text is compared without zero-width (non-)joiners, after NFKC normalisation, case
+folding and folding Cyrillic and Greek look-alike letters to Latin, with runs of white
+space collapsed, so full-width letters, homoglyphs and spacing tricks do not slip
+through; an entry
 is also screened read on with the entries beside it (the block shows them on
 consecutive lines), so an instruction split over two entries is refused. It is
 a list of known shapes, not a proof: a paraphrase it does not know passes.
@@ -260,8 +261,14 @@ _LOOKALIKES = str.maketrans(
 )
 
 
+# The zero-width (non-)joiners an entry may hold inside a word: "ig<ZWNJ>nore previous
+# instructions" is compared without them.
+_NO_JOINERS = str.maketrans("", "", "\u200c\u200d")
+
+
 def _normalised(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold().translate(_LOOKALIKES)
+    folded = unicodedata.normalize("NFKC", text.translate(_NO_JOINERS)).casefold()
+    folded = folded.translate(_LOOKALIKES)
     return " ".join(folded.split())
 
 
