@@ -86,6 +86,26 @@ def test_a_burmese_letter_keeps_its_vowel_signs() -> None:
     assert not matching.contains_phrase(tokens("ကဖ"), tokens("ကော်ဖီ"))
 
 
+@pytest.mark.parametrize(
+    ("mention", "longer"),
+    [
+        ("ห้อง ๑๒", "ห้อง ๑๒๓"),  # Thai "room 12", "room 123"
+        ("๑๒", "ฉันมี๑๒๓บาท"),
+        ("໑໒", "໑໒໓"),  # Lao
+        ("၁၂", "၁၂၃"),  # Burmese
+        ("១២", "១២៣"),  # Khmer
+    ],
+)
+def test_a_number_in_a_script_without_spaces_is_one_word(
+    memory: MemoryService, mention: str, longer: str
+) -> None:
+    # Each letter of these scripts is a word of its own; their digits were too, so "12"
+    # fired on "123" (as 12 never does in Latin digits).
+    _every_time(memory, "number", mention)
+    assert _heard(memory, longer) == []
+    assert _heard(memory, f"{longer} {mention}") == ["number"]
+
+
 def test_a_mention_stored_by_an_older_version_still_fires(
     memory: MemoryService, db_path: Path
 ) -> None:

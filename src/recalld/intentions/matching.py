@@ -29,11 +29,13 @@ WORD = re.compile(r"\w+", re.UNICODE)
 # What tokens() reads: a run of word characters, or of anything else but spaces.
 PIECE = re.compile(r"(?P<word>\w+)|[^\w\s]+")
 # Scripts written without spaces between words: Han ideographs (and their iteration
-# marks), hiragana and katakana; Thai, Lao, Khmer and Myanmar (Burmese).
+# marks), hiragana and katakana; Thai, Lao, Khmer and Myanmar (Burmese), but for their
+# digits: a number is one word in them too ("๑๒" is not heard in "๑๒๓", as 12 in 123).
 UNSPACED = re.compile(
     "[\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
     "\uf900-\ufaff\U00020000-\U0003134f"
-    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\uaa60-\uaa7f\ua9e0-\ua9ff]"
+    "\u0e00-\u0e4f\u0e5a-\u0ecf\u0eda-\u0eff\u1000-\u103f\u104a-\u108f\u109a-\u109f"
+    "\u1780-\u17df\u17fa-\u17ff\u19e0-\u19ff\uaa60-\uaa7f\ua9e0-\ua9ef\ua9fa-\ua9ff]"
 )
 # What stays on the word it follows: C++, C#, F#.
 SUFFIX = re.compile(r"\+\+|#")
