@@ -7,8 +7,11 @@ import shlex
 import click
 
 from recalld.adapters._cli_support import _print_json, _State, limit_option, pass_state
+from recalld.config import Settings
 
 __all__ = ["graph_group"]
+
+DEFAULT_NAMESPACE = Settings.model_fields["namespace"].default
 
 
 @click.group("graph")
@@ -88,9 +91,12 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
             markup=False,
         )
     if detail.relations_cursor:
+        # A command to run as printed: in this namespace, which it would else not read.
+        namespace = state.settings.namespace
+        scope = "" if namespace == DEFAULT_NAMESPACE else f" --namespace {shlex.quote(namespace)}"
         console.print(
-            f"  more relations: recalld graph relations --entity {shlex.quote(entity.name)}"
-            f" --cursor {detail.relations_cursor}",
+            f"  more relations: recalld{scope} graph relations"
+            f" --entity {shlex.quote(entity.name)} --cursor {detail.relations_cursor}",
             highlight=False,
             markup=False,
             soft_wrap=True,  # a command to copy: never broken across lines
