@@ -7,11 +7,8 @@ import shlex
 import click
 
 from recalld.adapters._cli_support import _print_json, _State, limit_option, pass_state
-from recalld.config import Settings
 
 __all__ = ["graph_group"]
-
-DEFAULT_NAMESPACE = Settings.model_fields["namespace"].default
 
 
 @click.group("graph")
@@ -91,9 +88,12 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
             markup=False,
         )
     if detail.relations_cursor:
+        from recalld.config import Settings  # loaded with the service already
+
         # A command to run as printed: in this namespace, which it would else not read.
         namespace = state.settings.namespace
-        scope = "" if namespace == DEFAULT_NAMESPACE else f" --namespace {shlex.quote(namespace)}"
+        default = Settings.model_fields["namespace"].default
+        scope = "" if namespace == default else f" --namespace {shlex.quote(namespace)}"
         console.print(
             f"  more relations: recalld{scope} graph relations"
             f" --entity {shlex.quote(entity.name)} --cursor {detail.relations_cursor}",
