@@ -209,9 +209,9 @@ def test_core_rejects_control_and_invisible_characters(small: MemoryService, tex
 
 JOINED = [
     "User writes Persian: \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
-        "Family: \U0001f468\u200d\U0001f469\u200d\U0001f467",
-        "Works as a \U0001f469\U0001f3fd\u200d\U0001f4bb developer",
-        "Hindi conjunct: \u0915\u094d\u200d\u0937",
+    "Family: \U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "Works as a \U0001f469\U0001f3fd\u200d\U0001f4bb developer",
+    "Hindi conjunct: \u0915\u094d\u200d\u0937",
 ]
 
 
