@@ -7,7 +7,8 @@ is one word, never a part of "रामायण"); a programming language's ``+
 stays on its word ("C++" and "C#" are not "C"); Chinese characters and Japanese
 kana, written without spaces between words, are one token each, so "東京" is heard
 in "明日東京に行く"; so are the letters of Thai, Lao, Khmer and Burmese ("กาแฟ" is heard
-in "ฉันอยากดื่มกาแฟ"), whose marks are folded away as accents are.
+in "ฉันอยากดื่มกาแฟ"), each with the vowel signs written on it (tone marks and the like are
+folded away as accents are); their digits are not, a number stays one word.
 """
 
 from __future__ import annotations
