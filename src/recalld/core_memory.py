@@ -240,8 +240,8 @@ def _preview(entry: str, width: int = 60) -> str:
 def _quoted(text: str) -> str:
     """``text`` (cut to 60 characters) in double quotes for a note or an error, as written:
     never a Python repr, whose escapes (a path's doubled backslashes) every surface would
-    show. An invisible character, which an old_text may hold (an entry cannot), is named
-    after it, since it would not be seen."""
+    show. An invisible character, which an old_text may hold (an entry only a joiner inside
+    a word), is named after it, since it would not be seen."""
     shown = f'"{_preview(text)}"'
     found = check.invisible(text)
     if found is None:
