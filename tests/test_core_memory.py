@@ -193,6 +193,11 @@ def test_core_exact_duplicate_is_not_added_twice(small: MemoryService) -> None:
         "two\nlines",
         "soft\u00adhyphen",
         "   ",
+        "\u200cleading non-joiner",
+        "trailing joiner\u200d",
+        "joiner \u200d beside a space",
+        "doubled\u200c\u200cnon-joiner",
+        "joiner before a digit\u200d1",
     ],
 )
 def test_core_rejects_control_and_invisible_characters(small: MemoryService, text: str) -> None:
@@ -200,6 +205,39 @@ def test_core_rejects_control_and_invisible_characters(small: MemoryService, tex
         small.core.apply("user", [{"action": "add", "content": text}])
     assert caught.value.field == "operations[0].content"
     assert _entries(small) == []
+
+
+JOINED = [
+    "User writes Persian: \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+    "Family: \U0001f468\u200d\U0001f469\u200d\U0001f467",
+    "Works as a \U0001f469\U0001f3fd\u200d\U0001f4bb developer",
+    "Hindi conjunct: \u0915\u094d\u200d\u0937",
+]
+
+
+@pytest.mark.parametrize("text", JOINED)
+def test_core_keeps_joiners_inside_words_and_emoji(small: MemoryService, text: str) -> None:
+    # A zero-width (non-)joiner is how Persian, Indic scripts and emoji sequences are
+    # written: such an entry was refused as holding an invisible character.
+    small.core.apply("user", [{"action": "add", "content": text}])
+    assert _entries(small) == [text]
+
+
+def test_core_published_operation_schema_takes_the_entries_it_keeps() -> None:
+    # The REST schema of an edit (/openapi.json) still refused every zero-width
+    # (non-)joiner: a client validating against it could not send what the server keeps.
+    import re
+
+    from recalld.core_memory import OPERATION_FORMS
+
+    add, patch, _remove = OPERATION_FORMS["oneOf"]
+    entry = add["anyOf"][0]["properties"]["content"]["pattern"]
+    span = patch["anyOf"][0]["properties"]["content"]["pattern"]
+    for text in JOINED:
+        assert re.search(entry, text) is not None, text
+        assert re.search(span, text) is not None, text
+    for text in ("zero\u200bwidth", "two\nlines", "   ", "bidi\u202eover"):
+        assert re.search(entry, text) is None, text
 
 
 def test_core_bad_operations_change_nothing(small: MemoryService) -> None:

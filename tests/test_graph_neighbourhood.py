@@ -83,3 +83,37 @@ def test_graph_neighbourhood_survives_an_end_deleted_meanwhile(
     around = service.graph.neighbourhood("Anvil")
     assert around.entities == []
     assert around.relations == []
+
+
+def test_graph_neighbourhood_second_hop_is_not_filled_by_the_first_hops_relations(
+    service: MemoryService,
+) -> None:
+    # limit 3 reads 12 relations a hop. The second hop (from Bell) read the twelve
+    # Anvil-Bell relations again, so Bell-Cat was never seen: Cat was missing, yet
+    # three entities fit, and the answer said truncated.
+    _pair_with_predicates(service, 12)
+    service.knowledge.create_entities([{"name": "Cat", "entityType": "thing", "observations": []}])
+    service.knowledge.create_relations([{"from": "Bell", "to": "Cat", "relationType": "wakes"}])
+    around = service.graph.neighbourhood("Anvil", depth=2, limit=3)
+    assert [entity.name for entity in around.entities] == ["Bell", "Cat"]
+    assert len(around.relations) == 13
+    assert not around.truncated
+
+
+def test_graph_entity_detail_says_when_it_has_more_relations(any_database: Path | str) -> None:
+    settings = Settings(db=any_database, synchronous="NORMAL", embedder="none", graph_page_size=2)
+    with MemoryService.open(settings) as service:
+        _pair_with_predicates(service, 2)
+        whole = service.graph.entity("Anvil")
+        assert len(whole.relations) == 2
+        assert whole.relations_cursor is None
+        service.knowledge.create_relations(
+            [{"from": "Bell", "to": "Anvil", "relationType": "answers"}]
+        )
+        # Three relations, two shown: the detail said nothing of the third.
+        detail = service.graph.entity("Anvil")
+        assert [relation.predicate for relation in detail.relations] == ["rings_0", "rings_1"]
+        assert detail.relations_cursor is not None
+        rest = service.graph.relations(entity="Anvil", cursor=detail.relations_cursor)
+        assert [relation.predicate for relation in rest.relations] == ["answers"]
+        assert rest.next_cursor is None

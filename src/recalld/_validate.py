@@ -169,10 +169,31 @@ def filters(value: Any) -> QueryFilters | None:
     )
 
 
-def invisible(text: str) -> tuple[int, str] | None:
-    """The position and name of the first control or invisible character, if any."""
-    found = INVISIBLE.search(text)
-    if found is None:
+# Zero-width non-joiner and joiner: invisible, but part of how some text is written
+# (Persian "می‌خواهم", Indic conjuncts, emoji sequences such as a family).
+JOINERS = frozenset("\u200c\u200d")
+# What a joiner may stand between: letters, marks (a virama, an emoji's variation
+# selector) and the symbols emoji are (with their skin-tone modifiers).
+_JOINED = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "So", "Sk"})
+
+
+def _joins(text: str, position: int) -> bool:
+    """Whether the joiner at ``position`` stands between two characters it can join."""
+    return (
+        0 < position < len(text) - 1
+        and unicodedata.category(text[position - 1]) in _JOINED
+        and unicodedata.category(text[position + 1]) in _JOINED
+    )
+
+
+def invisible(text: str, *, joiners: bool = False) -> tuple[int, str] | None:
+    """The position and name of the first control or invisible character, if any;
+    ``joiners``: a zero-width (non-)joiner between two characters it can join is allowed."""
+    for found in INVISIBLE.finditer(text):
+        if joiners and found.group(0) in JOINERS and _joins(text, found.start()):
+            continue
+        break
+    else:
         return None
     character = found.group(0)
     code = f"U+{ord(character):04X}"

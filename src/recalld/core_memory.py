@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from recalld import _validate as check
-from recalld._schema import INVISIBLE_CLASS, NAME_PATTERN
+from recalld._schema import INVISIBLE_RANGES
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.core_screen import screen_entry
@@ -49,12 +49,33 @@ WARN_RATIO = 0.9
 HEADINGS = {"user": "USER PROFILE", "memory": "MEMORY"}
 
 
+def _entry_class() -> str:
+    """The characters an entry never holds, as a regular expression's class: the invisible
+    ones but for the zero-width (non-)joiners, which it may hold between two letters, marks
+    or emoji (:func:`check_entry_text` tells where; a pattern could only with look-arounds
+    and Unicode properties, which not every validator of JSON Schema reads)."""
+    low_joiner, high_joiner = min(map(ord, check.JOINERS)), max(map(ord, check.JOINERS))
+    ranges: list[tuple[int, int]] = []
+    for low, high in INVISIBLE_RANGES:
+        if low <= low_joiner and high_joiner <= high:
+            ranges += [(low, low_joiner - 1), (high_joiner + 1, high)]
+        else:
+            ranges.append((low, high))
+    return "".join(
+        chr(low) if low == high else f"{chr(low)}-{chr(high)}"
+        for low, high in ranges
+        if low <= high
+    )
+
+
 def operation_forms() -> list[dict[str, Any]]:
     """The published shapes of one operation (JSON Schema): add needs an entry's text,
     patch an old text and the text that replaces it, remove an old text and no text.
     A field given as null counts as not given, as the engine reads it."""
-    entry = {"type": "string", "pattern": NAME_PATTERN}  # one visible line
-    span = {"type": "string", "pattern": f"^[^{INVISIBLE_CLASS}]*$"}
+    never = _entry_class()
+    # One visible line (a name's pattern, but for the joiners an entry may hold).
+    entry = {"type": "string", "pattern": f"^[^{never}]*[^\\s{never}][^{never}]*$"}
+    span = {"type": "string", "pattern": f"^[^{never}]*$"}
     old = {"type": "string", "minLength": 1}
     unset = {"type": "null"}  # absent, or null
 
@@ -193,19 +214,21 @@ def size_of(entries: Sequence[str]) -> int:
 
 
 def check_entry_text(text: str, field: str) -> str:
-    """Reject empty text, control characters and invisible Unicode (it reaches prompts)."""
+    """Reject empty text, control characters and invisible Unicode (it reaches prompts),
+    but for a zero-width (non-)joiner inside a word or an emoji sequence."""
     # One spelling per text: "Café" typed precomposed or with a combining accent is one
     # entry (a duplicate is not added twice, and either spelling names it).
     cleaned = unicodedata.normalize("NFC", text.strip())
     if not cleaned:
         raise ValidationError(field, "must not be empty")
-    found = check.invisible(cleaned)
+    found = check.invisible(cleaned, joiners=True)
     if found is not None:
         position, described = found
         raise ValidationError(
             field,
             f"contains {described} at position {position}: core memory entries are"
-            " single-line plain text without control or invisible characters",
+            " single-line plain text without control or invisible characters (a"
+            " zero-width joiner or non-joiner only between two letters, marks or emoji)",
         )
     return cleaned
 
@@ -217,8 +240,8 @@ def _preview(entry: str, width: int = 60) -> str:
 def _quoted(text: str) -> str:
     """``text`` (cut to 60 characters) in double quotes for a note or an error, as written:
     never a Python repr, whose escapes (a path's doubled backslashes) every surface would
-    show. An invisible character, which an old_text may hold (an entry cannot), is named
-    after it, since it would not be seen."""
+    show. An invisible character, which an old_text may hold (an entry only a joiner inside
+    a word), is named after it, since it would not be seen."""
     shown = f'"{_preview(text)}"'
     found = check.invisible(text)
     if found is None:

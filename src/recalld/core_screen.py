@@ -36,9 +36,10 @@ The patterns, by kind:
   tags, event handlers, ``display:none``, ``javascript:`` URLs, markdown
   images whose URL carries data.
 
-Text is compared after NFKC normalisation, case folding and folding Cyrillic and
-Greek look-alike letters to Latin, with runs of white space collapsed, so
-full-width letters, homoglyphs and spacing tricks do not slip through; an entry
+Text is compared without the characters that show as nothing (zero-width joiners,
+variation selectors), after NFKC normalisation, case folding and folding Cyrillic and
+Greek look-alike letters to Latin, with runs of white space collapsed, so full-width
+letters, homoglyphs, invisible and spacing tricks do not slip through; an entry
 is also screened read on with the entries beside it (the block shows them on
 consecutive lines), so an instruction split over two entries is refused. It is
 a list of known shapes, not a proof: a paraphrase it does not know passes.
@@ -260,8 +261,20 @@ _LOOKALIKES = str.maketrans(
 )
 
 
+# Unicode's default-ignorable characters, which show as nothing: the zero-width
+# (non-)joiners an entry may hold inside a word, and those it may hold anywhere (variation
+# selectors, the combining grapheme joiner, Hangul fillers). "ig<VS16>nore previous
+# instructions" is compared without them (the rest of the list is refused before).
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+
+
 def _normalised(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold().translate(_LOOKALIKES)
+    folded = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)).casefold()
+    folded = folded.translate(_LOOKALIKES)
     return " ".join(folded.split())
 
 

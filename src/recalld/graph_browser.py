@@ -201,7 +201,8 @@ class GraphBrowser:
         self, name: str, *, namespace: str | None = None, mentions: int | None = None
     ) -> EntityDetail:
         """One entity with its aliases, observations, newest mentions (20 by default) and
-        relations."""
+        first relations (``graph_page_size``; ``relations_cursor`` continues them in
+        :meth:`relations` of this entity)."""
         scope_namespace = self._namespace(namespace)
         mentions = check.limit(mentions, self._settings, "mentions", default=MENTIONS_SHOWN)
         now = self._clock()
@@ -214,6 +215,14 @@ class GraphBrowser:
         aliases = sorted(
             {row.surface for row in mention_rows if row.surface != record.name}, key=str.lower
         )
+        shown = self._settings.graph_page_size
+        relations = graph.relations(
+            scope_namespace, now, entity_ids=[record.id], predicate=None, limit=shown + 1
+        )
+        relations_cursor = None
+        if len(relations) > shown:
+            relations = relations[:shown]
+            relations_cursor = encode_cursor("relations", relations[-1].id)
         return EntityDetail(
             entity=entity_view(record),
             aliases=aliases,
@@ -233,16 +242,8 @@ class GraphBrowser:
                 for row in mention_rows
                 if row.seq in memories
             ],
-            relations=[
-                relation_view(relation)
-                for relation in graph.relations(
-                    scope_namespace,
-                    now,
-                    entity_ids=[record.id],
-                    predicate=None,
-                    limit=self._settings.graph_page_size,
-                )
-            ],
+            relations=[relation_view(relation) for relation in relations],
+            relations_cursor=relations_cursor,
         )
 
     def entities_of_memory(self, memory_id: str, *, namespace: str | None = None) -> MemoryEntities:
@@ -330,13 +331,16 @@ class GraphBrowser:
         for _ in range(depth):
             if not frontier:
                 break
+            # A hop reads again the relations kept at the hop before (they touch this
+            # frontier too): read past them, so that they never fill the hop's share.
             found = graph.relations(
                 scope_namespace,
                 now,
                 entity_ids=frontier,
                 predicate=None,
-                limit=relations_per_hop + 1,
+                limit=relations_per_hop + len(relations) + 1,
             )
+            found = [record for record in found if record.id not in relations]
             if len(found) > relations_per_hop:
                 found = found[:relations_per_hop]
                 truncated = True

@@ -82,3 +82,58 @@ def test_cli_graph_names_are_shown_as_written_never_as_markup(tmp_path: Path) ->
     shown = _invoke(db, "graph", "show", "Acme [/x]")
     assert shown.stdout.startswith("Acme [/x] (org [bold]); 0 mentions")
     assert "Ana -[works [/at]]-> Acme [/x]" in shown.stdout
+
+
+def test_cli_graph_show_says_how_to_list_the_relations_it_does_not_show(tmp_path: Path) -> None:
+    db = tmp_path / "more.db"
+    _json(_invoke(db, "remember", "Kate: my sister Anna moved to Porto.", "--json"))
+    _json(_invoke(db, "remember", "Kate: my brother Tom lives in Lyon.", "--json"))
+    _json(_invoke(db, "graph", "rebuild", "--run", "--json"))
+    narrow = {**ENVIRONMENT, "RECALLD_GRAPH_PAGE_SIZE": "1"}
+    shown = CliRunner().invoke(cli, ["--db", str(db), "graph", "show", "Kate"], env=narrow)
+    assert shown.exit_code == 0, shown.output
+    assert "Kate -[sister]-> Anna" in shown.output
+    assert "-[brother]->" not in shown.output
+    hint = next(line for line in shown.output.splitlines() if "more relations:" in line)
+    command = hint.split("more relations: recalld ", 1)[1].split()
+    assert command[:4] == ["graph", "relations", "--entity", "Kate"]
+    rest = _json(_invoke(db, *command, "--json"))
+    assert [(r["predicate"], r["object"]) for r in rest["relations"]] == [("brother", "Tom")]
+
+
+def test_cli_graph_show_more_relations_command_keeps_the_namespace(tmp_path: Path) -> None:
+    # The printed command named no namespace: run as printed, it read the default one,
+    # where this entity does not exist.
+    db = tmp_path / "scoped.db"
+    for text in ("Kate: my sister Anna moved to Porto.", "Kate: my brother Tom lives in Lyon."):
+        _json(_invoke(db, "--namespace", "work", "remember", text, "--json"))
+    _json(_invoke(db, "--namespace", "work", "graph", "rebuild", "--run", "--json"))
+    narrow = {**ENVIRONMENT, "RECALLD_GRAPH_PAGE_SIZE": "1"}
+    shown = CliRunner().invoke(
+        cli, ["--db", str(db), "--namespace", "work", "graph", "show", "Kate"], env=narrow
+    )
+    assert shown.exit_code == 0, shown.output
+    hint = next(line for line in shown.output.splitlines() if "more relations:" in line)
+    command = hint.split("more relations: recalld ", 1)[1].split()
+    assert command[:2] == ["--namespace", "work"]
+    rest = _json(_invoke(db, *command, "--json"))
+    assert [(r["predicate"], r["object"]) for r in rest["relations"]] == [("brother", "Tom")]
+
+
+def test_cli_graph_entities_more_line_keeps_a_long_cursor_whole(tmp_path: Path) -> None:
+    # The cursor of an entity listing holds the last name shown: the console wrapped a long
+    # one at 80 columns, and the copied cursor was refused.
+    db = tmp_path / "long.db"
+    entities = [
+        {"name": f"{letter} {'very long entity name ' * 6}", "entityType": "thing"}
+        for letter in "AB"
+    ]
+    lines = [json.dumps({"type": "entity", "observations": [], **e}) for e in entities]
+    (tmp_path / "graph.jsonl").write_text("\n".join(lines) + "\n")
+    _invoke(db, "import", "--format", "mcp-memory", str(tmp_path / "graph.jsonl"))
+    first = _invoke(db, "graph", "entities", "--limit", "1")
+    assert first.exit_code == 0, first.output
+    more = next(line for line in first.output.splitlines() if line.startswith("more: "))
+    cursor = more.removeprefix("more: --cursor ")
+    rest = _json(_invoke(db, "graph", "entities", "--limit", "1", "--cursor", cursor, "--json"))
+    assert [entity["name"][0] for entity in rest["entities"]] == ["B"]

@@ -1,5 +1,6 @@
 """A mention holds on the whole word in every script: marks stay on their word, "C++" is
-not "C", and Chinese or Japanese, written without spaces, is heard inside a sentence."""
+not "C", and Chinese, Japanese, Thai, Lao, Khmer or Burmese, written without spaces, is
+heard inside a sentence."""
 
 from __future__ import annotations
 
@@ -56,6 +57,53 @@ def test_a_chinese_or_japanese_mention_is_heard_inside_a_sentence(memory: Memory
     _every_time(memory, "book the hotel", "東京")
     assert _heard(memory, "京都に行きます") == []  # Kyoto, not Tokyo
     assert _heard(memory, "明日東京に行きます") == ["book the hotel"]
+
+
+@pytest.mark.parametrize(
+    ("mention", "heard", "unrelated"),
+    [
+        # Thai, Lao, Khmer and Burmese "coffee", in "I want to drink coffee"; and "tea".
+        ("กาแฟ", "ฉันอยากดื่มกาแฟตอนเช้า", "ฉันอยากดื่มชา"),
+        ("ກາເຟ", "ຂ້ອຍຢາກດື່ມກາເຟ", "ຂ້ອຍຢາກດື່ມຊາ"),
+        ("កាហ្វេ", "ខ្ញុំចង់ផឹកកាហ្វេ", "ខ្ញុំចង់ផឹកតែ"),
+        ("ကော်ဖီ", "ကျွန်တော်ကော်ဖီသောက်ချင်တယ်", "ကျွန်တော်လက်ဖက်ရည်သောက်ချင်တယ်"),
+    ],
+)
+def test_a_mention_in_a_script_without_spaces_is_heard_inside_a_sentence(
+    memory: MemoryService, mention: str, heard: str, unrelated: str
+) -> None:
+    # Written without spaces between words, the whole sentence was one word: the mention
+    # never fired unless said alone.
+    _every_time(memory, "offer coffee", mention)
+    assert _heard(memory, unrelated) == []
+    assert _heard(memory, heard) == ["offer coffee"]
+
+
+def test_a_burmese_letter_keeps_its_vowel_signs() -> None:
+    # Each letter is a word of its own there, but with its marks: "ကော်ဖီ" (coffee) is not
+    # heard in "ကဖ", the same consonants without them.
+    assert tokens("ကော်ဖီ") == ["ကော", "ဖီ"]
+    assert not matching.contains_phrase(tokens("ကဖ"), tokens("ကော်ဖီ"))
+
+
+@pytest.mark.parametrize(
+    ("mention", "longer"),
+    [
+        ("ห้อง ๑๒", "ห้อง ๑๒๓"),  # Thai "room 12", "room 123"
+        ("๑๒", "ฉันมี๑๒๓บาท"),
+        ("໑໒", "໑໒໓"),  # Lao
+        ("၁၂", "၁၂၃"),  # Burmese
+        ("១២", "១២៣"),  # Khmer
+    ],
+)
+def test_a_number_in_a_script_without_spaces_is_one_word(
+    memory: MemoryService, mention: str, longer: str
+) -> None:
+    # Each letter of these scripts is a word of its own; their digits were too, so "12"
+    # fired on "123" (as 12 never does in Latin digits).
+    _every_time(memory, "number", mention)
+    assert _heard(memory, longer) == []
+    assert _heard(memory, f"{longer} {mention}") == ["number"]
 
 
 def test_a_mention_stored_by_an_older_version_still_fires(

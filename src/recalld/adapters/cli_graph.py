@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from recalld.adapters._cli_support import _print_json, _State, limit_option, pass_state
@@ -53,7 +55,7 @@ def graph_entities(
         )
     state.console.print(table)
     if page.next_cursor:
-        state.console.print(f"more: --cursor {page.next_cursor}", highlight=False)
+        state.console.print(f"more: --cursor {page.next_cursor}", highlight=False, soft_wrap=True)
 
 
 @graph_group.command("show")
@@ -84,6 +86,20 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
             f"  {relation.subject} -[{relation.predicate}]-> {relation.object}",
             highlight=False,
             markup=False,
+        )
+    if detail.relations_cursor:
+        from recalld.config import Settings  # loaded with the service already
+
+        # A command to run as printed: in this namespace, which it would else not read.
+        namespace = state.settings.namespace
+        default = Settings.model_fields["namespace"].default
+        scope = "" if namespace == default else f" --namespace {shlex.quote(namespace)}"
+        console.print(
+            f"  more relations: recalld{scope} graph relations"
+            f" --entity {shlex.quote(entity.name)} --cursor {detail.relations_cursor}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,  # a command to copy: never broken across lines
         )
     for mention in detail.mentions:
         console.print(f"  {mention.memory_id} {mention.prompt_line}", highlight=False, markup=False)
@@ -130,7 +146,7 @@ def graph_relations(
         )
     state.console.print(table)
     if page.next_cursor:
-        state.console.print(f"more: --cursor {page.next_cursor}", highlight=False)
+        state.console.print(f"more: --cursor {page.next_cursor}", highlight=False, soft_wrap=True)
 
 
 @graph_group.command("rebuild")

@@ -77,7 +77,14 @@ class EntityDetail(BaseModel):
     aliases: list[str] = Field(description="other spellings found in its memories")
     observations: list[ObservationView]
     mentions: list[MentionView]
-    relations: list[RelationView]
+    relations: list[RelationView] = Field(
+        description="its first relations, in creation order (at most graph_page_size)"
+    )
+    relations_cursor: str | None = Field(
+        default=None,
+        description="it has more relations than shown: pass this as cursor to the relations"
+        " listing of this entity for the next ones",
+    )
 
 
 class EntityPage(BaseModel):

@@ -6,7 +6,9 @@ what was heard. A word keeps its combining marks (Devanagari's vowel signs: "र
 is one word, never a part of "रामायण"); a programming language's ``++`` or ``#``
 stays on its word ("C++" and "C#" are not "C"); Chinese characters and Japanese
 kana, written without spaces between words, are one token each, so "東京" is heard
-in "明日東京に行く".
+in "明日東京に行く"; so are the letters of Thai, Lao, Khmer and Burmese ("กาแฟ" is heard
+in "ฉันอยากดื่มกาแฟ"), each with the vowel signs written on it (tone marks and the like are
+folded away as accents are); their digits are not, a number stays one word.
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ WORD = re.compile(r"\w+", re.UNICODE)
 # What tokens() reads: a run of word characters, or of anything else but spaces.
 PIECE = re.compile(r"(?P<word>\w+)|[^\w\s]+")
 # Scripts written without spaces between words: Han ideographs (and their iteration
-# marks), hiragana and katakana.
+# marks), hiragana and katakana; Thai, Lao, Khmer and Myanmar (Burmese), but for their
+# digits: a number is one word in them too ("๑๒" is not heard in "๑๒๓", as 12 in 123).
 UNSPACED = re.compile(
     "[\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uf900-\ufaff\U00020000-\U0003134f]"
+    "\uf900-\ufaff\U00020000-\U0003134f"
+    "\u0e00-\u0e4f\u0e5a-\u0ecf\u0eda-\u0eff\u1000-\u103f\u104a-\u108f\u109a-\u109f"
+    "\u1780-\u17df\u17fa-\u17ff\u19e0-\u19ff\uaa60-\uaa7f\ua9e0-\ua9ef\ua9fa-\ua9ff]"
 )
 # What stays on the word it follows: C++, C#, F#.
 SUFFIX = re.compile(r"\+\+|#")
@@ -57,21 +62,24 @@ def tokens(text: str) -> list[str]:
     # and a long word of marks (a Devanagari text without spaces) took quadratic time.
     found: list[list[str]] = []
     joinable = False  # whether a piece that starts where the last ended continues it
+    markable = False  # whether marks that start where the last piece ended belong to it
     end = -1
     for piece in PIECE.finditer(folded):
         value, adjacent = piece.group(), piece.start() == end
         end = piece.end()
         if piece.group("word") is None:
             marks = _leading_marks(value)
-            if adjacent and joinable and marks:
-                found[-1].append(value[:marks])  # vowel signs, a virama: part of the word
+            if adjacent and markable and marks:
+                # Vowel signs, a virama: part of the word (or of the letter, in a script
+                # without spaces, so that "ကော်ဖီ" is not heard in any "က…ဖ").
+                found[-1].append(value[:marks])
                 if marks == len(value):
                     continue
             suffix = SUFFIX.match(value, marks)
             after = piece.start() + (marks if suffix is None else suffix.end())
             if adjacent and joinable and suffix is not None and not _word_at(folded, after):
                 found[-1].append(suffix.group())
-            joinable = False
+            joinable = markable = False
             continue
         for part in _unspaced_parts(value):
             if adjacent and joinable and not UNSPACED.match(part):
@@ -79,7 +87,7 @@ def tokens(text: str) -> list[str]:
             else:
                 found.append([part])
             joinable = UNSPACED.match(part) is None
-            adjacent = True
+            markable = adjacent = True
     return ["".join(parts) for parts in found]
 
 

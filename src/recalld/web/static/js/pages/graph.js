@@ -271,7 +271,11 @@ async function showEntity(detail, api, navigate, name) {
       h("h3", {}, "Neighbourhood ", depth),
       drawingSlot, caption),
     h("section", { class: "card" }, h("h3", {}, "Mentioned in"), mentions),
-    h("section", { class: "card" }, h("h3", {}, "Relations"), relations),
+    h("section", { class: "card" }, h("h3", {}, "Relations"), relations,
+      entry.relations_cursor
+        ? h("p", { class: "hint", id: "entity-relations-more" },
+          `The first ${plural(entry.relations.length, "relation is", "relations are")} shown; it has more (recalld graph relations --entity).`)
+        : null),
     h("section", { class: "card" }, h("h3", {}, "Observations"), observations));
   await drawNeighbourhood();
 }
