@@ -172,7 +172,8 @@ class GraphBrowser:
         namespace: str | None = None,
     ) -> EntityPage:
         """Entities by name (their key), optionally those whose name or type contains ``query``
-        and of one ``type``, a page at a time (``limit``: 50 by default)."""
+        and of one ``type``, a page at a time (``limit``: 50 by default). Both compare in
+        any case by Python's lower case (as ``search_nodes``), the same on every store."""
         scope_namespace = self._namespace(namespace)
         limit = check.limit(limit, self._settings, default=ENTITIES_LIMIT)
         if query is not None and len(query) > 200:

@@ -33,7 +33,6 @@ from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_graph_extraction import apply_extractions
 from recalld.store.postgres_rows import local_instant
 from recalld.store.postgres_semantic import _failure, enqueue_jobs
-from recalld.store.sql import escape_like
 
 __all__ = ["PostgresGraph", "enqueue_graph"]
 
@@ -391,14 +390,17 @@ class PostgresGraph:
         params: dict[str, Any] = {"namespace": namespace, "limit": limit, "now": now}
         where = ["e.namespace = %(namespace)s"]
         if type is not None:
-            params["type"] = type
-            where.append("lower(e.type) = lower(%(type)s)")
+            # The whole type in any case, as on SQLite (lower() folds what the locale folds).
+            params["type"] = f"^{substring_pattern(type).regex}$"
+            where.append("e.type ~ %(type)s")
         if query:
-            params["query"] = f"%{escape_like(entity_key(query) or query)}%"
-            params["raw"] = f"%{escape_like(query)}%"
+            # As search_entities: "~" reads the pattern's character classes, so a name or
+            # type matches in any case, the same on both stores (ILIKE folded what the
+            # database's locale folds: "istanbul" found "İstanbul" here, not on SQLite).
+            params["key"] = entity_key(query) or query
+            params["regex"] = substring_pattern(query).regex
             where.append(
-                "(e.key ILIKE %(query)s ESCAPE '\\' OR e.name ILIKE %(raw)s ESCAPE '\\'"
-                " OR e.type ILIKE %(raw)s ESCAPE '\\')"
+                "(strpos(e.key, %(key)s) > 0 OR e.name ~ %(regex)s OR e.type ~ %(regex)s)"
             )
         if after is not None:
             params["after_key"], params["after_id"] = after

@@ -41,7 +41,6 @@ from recalld.store.graph import (
     search_in_chunks,
 )
 from recalld.store.semantic import JobFailure
-from recalld.store.sql import escape_like
 from recalld.store.sqlite_connection import SQLiteDatabase
 
 __all__ = ["SQLiteGraph", "enqueue_graph"]
@@ -478,14 +477,16 @@ class SQLiteGraph:
         params: dict[str, Any] = {"namespace": namespace, "limit": limit, "now": to_storage(now)}
         where = ["e.namespace = :namespace"]
         if type is not None:
-            params["type"] = type
-            where.append("e.type = :type COLLATE NOCASE")
+            # The whole type in any case (NOCASE folded ASCII only; see list_entities' query).
+            params["type"] = substring_pattern(type).glob[1:-1]
+            where.append("e.type GLOB :type")
         if query:
-            params["query"] = f"%{escape_like(entity_key(query) or query)}%"
-            params["raw"] = f"%{escape_like(query)}%"
+            # As search_entities: GLOB reads the pattern's character classes, so a name or
+            # type matches in any case, the same on both stores (LIKE folded ASCII only).
+            params["key"] = entity_key(query) or query
+            params["glob"] = substring_pattern(query).glob
             where.append(
-                "(e.key LIKE :query ESCAPE '\\' OR e.name LIKE :raw ESCAPE '\\'"
-                " OR e.type LIKE :raw ESCAPE '\\')"
+                "(instr(e.key, :key) > 0 OR e.name GLOB :glob OR e.type GLOB :glob)"
             )
         if after is not None:
             params["after_key"], params["after_id"] = after
