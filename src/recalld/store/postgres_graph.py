@@ -399,9 +399,7 @@ class PostgresGraph:
             # database's locale folds: "istanbul" found "İstanbul" here, not on SQLite).
             params["key"] = entity_key(query) or query
             params["regex"] = substring_pattern(query).regex
-            where.append(
-                "(strpos(e.key, %(key)s) > 0 OR e.name ~ %(regex)s OR e.type ~ %(regex)s)"
-            )
+            where.append("(strpos(e.key, %(key)s) > 0 OR e.name ~ %(regex)s OR e.type ~ %(regex)s)")
         if after is not None:
             params["after_key"], params["after_id"] = after
             where.append(

@@ -485,9 +485,7 @@ class SQLiteGraph:
             # type matches in any case, the same on both stores (LIKE folded ASCII only).
             params["key"] = entity_key(query) or query
             params["glob"] = substring_pattern(query).glob
-            where.append(
-                "(instr(e.key, :key) > 0 OR e.name GLOB :glob OR e.type GLOB :glob)"
-            )
+            where.append("(instr(e.key, :key) > 0 OR e.name GLOB :glob OR e.type GLOB :glob)")
         if after is not None:
             params["after_key"], params["after_id"] = after
             where.append("(e.key, e.id) > (:after_key, :after_id)")
