@@ -78,7 +78,13 @@ from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMod
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
 from recalld.store.postgres_tokens import PostgresTokens
-from recalld.store.sql import HELD_NAMESPACES, escape_like, source_window, substring_pattern
+from recalld.store.sql import (
+    HELD_NAMESPACES,
+    escape_like,
+    grouped_counts,
+    source_window,
+    substring_pattern,
+)
 
 __all__ = ["PostgresStore"]
 
@@ -627,11 +633,8 @@ class PostgresStore(PostgresTokens):
         where = scope_sql(scope, params)
 
         def grouped(column: str) -> dict[str, int]:
-            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1 ORDER BY 1"
-            return {
-                ("uncategorized" if value is None else str(value)): int(count)
-                for value, count in self._read(sql, params)
-            }
+            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1"
+            return grouped_counts(self._read(sql, params))
 
         by_namespace = grouped("m.namespace")
         expired = self._read(
