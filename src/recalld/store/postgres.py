@@ -12,7 +12,8 @@ store, reached through a psycopg 3 connection pool (:mod:`.postgres_connection`)
   server's (``on`` by default, so a commit is in the WAL on disk), except for
   the access counts recall records (:meth:`PostgresStore.count_accesses`).
 * **Keyword search** is PostgreSQL full text over a generated ``tsvector``
-  (title and key weight A, content B, tags C, speaker and place name D; English stemming).
+  (title and key weight A, content B, tags C, speaker and place name D; English stemming;
+  ASCII punctuation read as spaces, where SQLite's tokenizer splits words: migration 26).
   A query is its word terms, each through ``plainto_tsquery`` and OR-ed, so no user
   string is ever parsed as tsquery syntax. ``ts_rank`` (length-normalised) becomes the same
   [0, 1] keyword channel as on SQLite: half saturation, half relative to the
@@ -63,7 +64,8 @@ from recalld.store.postgres_graph import PostgresGraph, enqueue_graph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
 from recalld.store.postgres_graph_writes import PostgresGraphTransaction
 from recalld.store.postgres_intentions import PostgresIntentions, save_intention
-from recalld.store.postgres_migrations import MIGRATIONS, SEARCH_CONFIGURATION
+from recalld.store.postgres_migrations import MIGRATIONS
+from recalld.store.postgres_migrations_words import word_query
 from recalld.store.postgres_notify import PostgresChangeFeed
 from recalld.store.postgres_retrieval import PostgresRetrieval
 from recalld.store.postgres_rows import (
@@ -555,10 +557,7 @@ class PostgresStore(PostgresTokens):
     def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match] | None:
         """Full-text matches, or None when the terms hold no lexeme (only stop words)."""
         params = Parameters()
-        parts = [
-            f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f't{index}', term)})"
-            for index, term in enumerate(terms)
-        ]
+        parts = [word_query(params.bind, f"t{index}", term) for index, term in enumerate(terms)]
         query = " || ".join(parts)
         where = scope_sql(scope, params)
         limit_at = params.bind("limit", limit)
