@@ -180,6 +180,10 @@ class GraphBrowser:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 200")
         if query is not None:
             check.free_text(query, "query")  # a NUL: PostgreSQL cannot look it up
+        if type is not None and len(type) > 100:  # as an entity's type (REST says so too)
+            raise ValidationError("type", f"is {len(type)} characters; the limit is 100")
+        if type is not None:
+            check.free_text(type, "type")  # a NUL: SQLite's GLOB would stop reading there
         after = None
         if cursor is not None:
             key, entity_id = decode_cursor(cursor, "entities", (str, int))

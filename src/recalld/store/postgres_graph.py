@@ -27,6 +27,7 @@ from recalld.store.graph import (
     MentionRecord,
     RelationRecord,
     graph_text_hash,
+    list_in_chunks,
     search_in_chunks,
 )
 from recalld.store.postgres_connection import Connection, PostgresDatabase
@@ -407,12 +408,19 @@ class PostgresGraph:
                 ' OR (e.key COLLATE "C" = %(after_key)s AND e.id > %(after_id)s))'
             )
         where.append(_shown("e"))
-        rows = self._read(
+        sql = (
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
-            ' ORDER BY e.key COLLATE "C", e.id LIMIT %(limit)s',
-            params,
+            ' ORDER BY e.key COLLATE "C", e.id LIMIT %(limit)s OFFSET %(offset)s'
         )
-        return [_entity(row) for row in rows]
+        return list_in_chunks(
+            lambda chunk, offset: [
+                _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
+            ],
+            query,
+            params.get("key", ""),
+            type,
+            limit,
+        )
 
     def search_entities(
         self, namespace: str, text: str, now: datetime, limit: int

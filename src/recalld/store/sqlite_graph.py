@@ -38,6 +38,7 @@ from recalld.store.graph import (
     MentionRecord,
     RelationRecord,
     graph_text_hash,
+    list_in_chunks,
     search_in_chunks,
 )
 from recalld.store.semantic import JobFailure
@@ -490,12 +491,19 @@ class SQLiteGraph:
             params["after_key"], params["after_id"] = after
             where.append("(e.key, e.id) > (:after_key, :after_id)")
         where.append(_shown("e"))
-        rows = self._read(
+        sql = (
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
-            " ORDER BY e.key, e.id LIMIT :limit",
-            params,
+            " ORDER BY e.key, e.id LIMIT :limit OFFSET :offset"
         )
-        return [_entity(row) for row in rows]
+        return list_in_chunks(
+            lambda chunk, offset: [
+                _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
+            ],
+            query,
+            params.get("key", ""),
+            type,
+            limit,
+        )
 
     def search_entities(
         self, namespace: str, text: str, now: datetime, limit: int

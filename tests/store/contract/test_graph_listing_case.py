@@ -56,3 +56,29 @@ def test_graph_listing_type_is_the_whole_type_in_any_case(store: Store) -> None:
     assert _names(store, type="PERSON") == ["C"]
     assert _names(store, type="per_on") == ["E"]
     assert _names(store, type="ön") == []
+
+
+def test_graph_listing_checks_wide_patterns_by_python_lower_case(store: Store) -> None:
+    # Review of pass b58: a dotted capital I's pattern (and a sigma's) is wider than the
+    # question, and the listing took every candidate: "İ" listed every name with an "i",
+    # type "İl" also the type "il", on both stores. Candidates are now checked, as
+    # search_entities checks them.
+    _declare(
+        store,
+        ("İzmir", "İl"),
+        ("Bonn", "il"),
+        ("Kiel", "place"),
+        ("Iİ", "place"),
+    )
+    assert _names(store, query="İ") == ["Iİ", "İzmir"]
+    assert _names(store, type="İl") == ["İzmir"]
+    assert _names(store, type="i\u0307l") == ["İzmir"]
+    assert _names(store, type="il") == ["Bonn"]
+
+
+def test_graph_listing_pages_through_wide_patterns(store: Store) -> None:
+    # More candidates than one chunk, few of them answers: the page is still full.
+    _declare(store, *((f"İ{index:03d}", "thing") for index in range(3)))
+    _declare(store, *((f"i{index:03d}", "thing") for index in range(150)))
+    listed = store.graph.list_entities("default", NOW, query="İ", type=None, limit=2, after=None)
+    assert [entity.name for entity in listed] == ["İ000", "İ001"]
