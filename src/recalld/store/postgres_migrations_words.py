@@ -9,7 +9,7 @@ already. The search column is made again with ASCII punctuation (the apostrophe 
 "don't" is one English word to both) read as spaces, by ``translate``, which reads
 characters whatever the database's locale (as migration 21 does for a key). Listed in
 :data:`recalld.store.postgres_migrations.MIGRATIONS` with the others; SQLite's migration
-26 (:mod:`recalld.store.migrations_text`) changes nothing.
+26 (:mod:`recalld.store.migrations_ledger`) changes nothing.
 """
 
 from __future__ import annotations
