@@ -384,3 +384,15 @@ def test_graph_cursor_with_characters_outside_its_alphabet_is_refused(
     with pytest.raises(ValidationError) as bad:
         service.graph.entities(limit=1, cursor=f"{cursor[:4]} !{cursor[4:]}")
     assert bad.value.field == "cursor"
+
+
+def test_graph_entities_type_filter_is_checked(service: MemoryService) -> None:
+    # Review of pass b58: the listing's type is matched by a pattern, and SQLite's GLOB
+    # stops reading at a NUL ("ab\x00xyz" listed the type "ab" there, none on PostgreSQL).
+    # It is checked as the query is, and held to an entity type's 100 characters.
+    for bad_type, reason in (("ab\x00xyz", "NUL"), ("t" * 101, "the limit is 100")):
+        with pytest.raises(ValidationError) as bad:
+            service.graph.entities(type=bad_type)
+        assert bad.value.field == "type"
+        assert reason in str(bad.value)
+    assert service.graph.entities(type="t" * 100).entities == []

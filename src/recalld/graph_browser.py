@@ -172,13 +172,18 @@ class GraphBrowser:
         namespace: str | None = None,
     ) -> EntityPage:
         """Entities by name (their key), optionally those whose name or type contains ``query``
-        and of one ``type``, a page at a time (``limit``: 50 by default)."""
+        and of one ``type``, a page at a time (``limit``: 50 by default). Both compare in
+        any case by Python's lower case (as ``search_nodes``), the same on every store."""
         scope_namespace = self._namespace(namespace)
         limit = check.limit(limit, self._settings, default=ENTITIES_LIMIT)
         if query is not None and len(query) > 200:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 200")
         if query is not None:
             check.free_text(query, "query")  # a NUL: PostgreSQL cannot look it up
+        if type is not None and len(type) > 100:  # as an entity's type (REST says so too)
+            raise ValidationError("type", f"is {len(type)} characters; the limit is 100")
+        if type is not None:
+            check.free_text(type, "type")  # a NUL: SQLite's GLOB would stop reading there
         after = None
         if cursor is not None:
             key, entity_id = decode_cursor(cursor, "entities", (str, int))

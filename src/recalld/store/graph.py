@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from recalld.graph.matching import SubstringPattern, entity_matches
+from recalld.graph.matching import SubstringPattern, entity_matches, substring_pattern
 from recalld.graph.types import Extraction
 from recalld.store.semantic import JobFailure
 
@@ -29,6 +29,7 @@ __all__ = [
     "MentionRecord",
     "RelationRecord",
     "graph_text_hash",
+    "list_in_chunks",
     "search_in_chunks",
 ]
 
@@ -81,6 +82,46 @@ def search_in_chunks(
                 observations=(content for _, content in observed.get(record.id, [])),
             )
         ]
+        if len(candidates) < chunk:
+            break
+        offset += chunk
+    return found[:limit]
+
+
+def list_in_chunks(
+    fetch: Callable[[int, int], list[EntityRecord]],
+    query: str | None,
+    key: str,
+    type: str | None,
+    limit: int,
+) -> list[EntityRecord]:
+    """The first ``limit`` entities ``list_entities`` answers, from a store's candidate query
+    ``fetch(chunk, offset)`` (in the answer's order) for ``query`` (its key part ``key``)
+    and ``type``.
+
+    As :func:`search_in_chunks`: when a pattern is wider than its question (a dotted
+    capital I or a sigma: see :mod:`recalld.graph.matching`) the candidates are checked by
+    Python's lower case (a name or type contains ``query``, or the key contains ``key``;
+    the type is ``type``), a chunk at a time, so "İ" does not list every name with an "i".
+    """
+    pattern = substring_pattern(query) if query else None
+    wide_type = type is not None and not substring_pattern(type).exact
+    if (pattern is None or pattern.exact) and not wide_type:
+        return fetch(limit, 0)
+
+    def answers(record: EntityRecord) -> bool:
+        if type is not None and record.type.lower() != type.lower():
+            return False
+        return pattern is None or entity_matches(
+            pattern, key, name=record.name, entity_key=record.key, type=record.type, observations=()
+        )
+
+    chunk = max(limit, 100)
+    found: list[EntityRecord] = []
+    offset = 0
+    while len(found) < limit:
+        candidates = fetch(chunk, offset)
+        found += [record for record in candidates if answers(record)]
         if len(candidates) < chunk:
             break
         offset += chunk

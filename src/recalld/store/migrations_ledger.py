@@ -1,4 +1,5 @@
-"""SQLite migration 25: what ``recalld migrate`` copied into this database, and from where.
+"""SQLite migration 25: what ``recalld migrate`` copied into this database, and from where;
+and 26, PostgreSQL's alone.
 
 Listed in :data:`recalld.store.migrations.MIGRATIONS` with the others; PostgreSQL's
 migration 25 builds the same tables (:mod:`recalld.store.postgres_migrations_ledger`).
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from recalld.store.sqlite_fts import Execute
 
-__all__ = ["migration_25"]
+__all__ = ["migration_25", "migration_26"]
 
 
 def migration_25(execute: Execute) -> None:
@@ -36,3 +37,10 @@ def migration_25(execute: Execute) -> None:
         )
         """
     )
+
+
+def migration_26(execute: Execute) -> None:
+    """PostgreSQL's alone (:mod:`recalld.store.postgres_migrations_words`: its search column
+    splits words at punctuation, as FTS5's ``unicode61`` tokenizer always has here);
+    numbered on both stores so their schema versions stay the same."""
+    del execute

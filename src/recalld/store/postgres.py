@@ -12,7 +12,8 @@ store, reached through a psycopg 3 connection pool (:mod:`.postgres_connection`)
   server's (``on`` by default, so a commit is in the WAL on disk), except for
   the access counts recall records (:meth:`PostgresStore.count_accesses`).
 * **Keyword search** is PostgreSQL full text over a generated ``tsvector``
-  (title and key weight A, content B, tags C, speaker and place name D; English stemming).
+  (title and key weight A, content B, tags C, speaker and place name D; English stemming;
+  ASCII punctuation read as spaces, where SQLite's tokenizer splits words: migration 26).
   A query is its word terms, each through ``plainto_tsquery`` and OR-ed, so no user
   string is ever parsed as tsquery syntax. ``ts_rank`` (length-normalised) becomes the same
   [0, 1] keyword channel as on SQLite: half saturation, half relative to the
@@ -63,7 +64,8 @@ from recalld.store.postgres_graph import PostgresGraph, enqueue_graph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
 from recalld.store.postgres_graph_writes import PostgresGraphTransaction
 from recalld.store.postgres_intentions import PostgresIntentions, save_intention
-from recalld.store.postgres_migrations import MIGRATIONS, SEARCH_CONFIGURATION
+from recalld.store.postgres_migrations import MIGRATIONS
+from recalld.store.postgres_migrations_words import word_query
 from recalld.store.postgres_notify import PostgresChangeFeed
 from recalld.store.postgres_retrieval import PostgresRetrieval
 from recalld.store.postgres_rows import (
@@ -78,7 +80,13 @@ from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMod
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
 from recalld.store.postgres_tokens import PostgresTokens
-from recalld.store.sql import HELD_NAMESPACES, escape_like, source_window, substring_pattern
+from recalld.store.sql import (
+    HELD_NAMESPACES,
+    escape_like,
+    grouped_counts,
+    source_window,
+    substring_pattern,
+)
 
 __all__ = ["PostgresStore"]
 
@@ -549,10 +557,7 @@ class PostgresStore(PostgresTokens):
     def _search_fts(self, scope: Scope, terms: Sequence[str], limit: int) -> list[Match] | None:
         """Full-text matches, or None when the terms hold no lexeme (only stop words)."""
         params = Parameters()
-        parts = [
-            f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f't{index}', term)})"
-            for index, term in enumerate(terms)
-        ]
+        parts = [word_query(params.bind, f"t{index}", term) for index, term in enumerate(terms)]
         query = " || ".join(parts)
         where = scope_sql(scope, params)
         limit_at = params.bind("limit", limit)
@@ -627,11 +632,8 @@ class PostgresStore(PostgresTokens):
         where = scope_sql(scope, params)
 
         def grouped(column: str) -> dict[str, int]:
-            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1 ORDER BY 1"
-            return {
-                ("uncategorized" if value is None else str(value)): int(count)
-                for value, count in self._read(sql, params)
-            }
+            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1"
+            return grouped_counts(self._read(sql, params))
 
         by_namespace = grouped("m.namespace")
         expired = self._read(

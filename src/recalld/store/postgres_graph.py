@@ -27,13 +27,13 @@ from recalld.store.graph import (
     MentionRecord,
     RelationRecord,
     graph_text_hash,
+    list_in_chunks,
     search_in_chunks,
 )
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_graph_extraction import apply_extractions
 from recalld.store.postgres_rows import local_instant
 from recalld.store.postgres_semantic import _failure, enqueue_jobs
-from recalld.store.sql import escape_like
 
 __all__ = ["PostgresGraph", "enqueue_graph"]
 
@@ -391,15 +391,16 @@ class PostgresGraph:
         params: dict[str, Any] = {"namespace": namespace, "limit": limit, "now": now}
         where = ["e.namespace = %(namespace)s"]
         if type is not None:
-            params["type"] = type
-            where.append("lower(e.type) = lower(%(type)s)")
+            # The whole type in any case, as on SQLite (lower() folds what the locale folds).
+            params["type"] = f"^{substring_pattern(type).regex}$"
+            where.append("e.type ~ %(type)s")
         if query:
-            params["query"] = f"%{escape_like(entity_key(query) or query)}%"
-            params["raw"] = f"%{escape_like(query)}%"
-            where.append(
-                "(e.key ILIKE %(query)s ESCAPE '\\' OR e.name ILIKE %(raw)s ESCAPE '\\'"
-                " OR e.type ILIKE %(raw)s ESCAPE '\\')"
-            )
+            # As search_entities: "~" reads the pattern's character classes, so a name or
+            # type matches in any case, the same on both stores (ILIKE folded what the
+            # database's locale folds: "istanbul" found "İstanbul" here, not on SQLite).
+            params["key"] = entity_key(query) or query
+            params["regex"] = substring_pattern(query).regex
+            where.append("(strpos(e.key, %(key)s) > 0 OR e.name ~ %(regex)s OR e.type ~ %(regex)s)")
         if after is not None:
             params["after_key"], params["after_id"] = after
             where.append(
@@ -407,12 +408,19 @@ class PostgresGraph:
                 ' OR (e.key COLLATE "C" = %(after_key)s AND e.id > %(after_id)s))'
             )
         where.append(_shown("e"))
-        rows = self._read(
+        sql = (
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
-            ' ORDER BY e.key COLLATE "C", e.id LIMIT %(limit)s',
-            params,
+            ' ORDER BY e.key COLLATE "C", e.id LIMIT %(limit)s OFFSET %(offset)s'
         )
-        return [_entity(row) for row in rows]
+        return list_in_chunks(
+            lambda chunk, offset: [
+                _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
+            ],
+            query,
+            params.get("key", ""),
+            type,
+            limit,
+        )
 
     def search_entities(
         self, namespace: str, text: str, now: datetime, limit: int

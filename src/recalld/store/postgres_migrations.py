@@ -22,6 +22,7 @@ from typing import Any
 from recalld._text import content_hash
 from recalld.store.postgres_migrations_graph import migration_24
 from recalld.store.postgres_migrations_ledger import migration_25
+from recalld.store.postgres_migrations_words import SEARCH_CONFIGURATION, migration_26
 
 __all__ = ["CHANGES_CHANNEL", "MIGRATIONS", "SEARCH_CONFIG", "SEARCH_CONFIGURATION"]
 
@@ -30,9 +31,7 @@ CHANGES_CHANNEL = "recalld_changes"
 # Snowball English stemming (the Porter family, like the SQLite index) for content and
 # titles; tags are matched with the same configuration so "meeting" finds "meetings".
 SEARCH_CONFIG = "english"
-# The text search configuration of the search column from migration 23 on: English
-# stemming after the unaccent dictionary, so "Munchen" finds "München" as on SQLite.
-SEARCH_CONFIGURATION = "recalld_search"
+# SEARCH_CONFIGURATION (recalld_search, from migration 23 on) is defined with migration 26.
 
 
 def migration_1(execute: Execute) -> None:
@@ -795,4 +794,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_23,
     migration_24,
     migration_25,
+    migration_26,
 ]

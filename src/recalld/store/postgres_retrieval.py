@@ -37,6 +37,7 @@ from recalld._time import to_storage
 from recalld.store.base import Scope
 from recalld.store.postgres_connection import PostgresDatabase
 from recalld.store.postgres_migrations import SEARCH_CONFIGURATION
+from recalld.store.postgres_migrations_words import word_query
 from recalld.store.postgres_rows import Parameters, scope_sql
 from recalld.store.retrieval import (
     ROW_COLUMNS,
@@ -158,7 +159,7 @@ class PostgresRetrieval:
         limit = params.bind("cap", cap)
         columns = []
         for index, word in enumerate(words):
-            query = f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f'w{index}', word)})"
+            query = word_query(params.bind, f"w{index}", word)
             # Counting stops at the cap, so a very common word costs a bounded scan.
             columns.append(
                 f"CASE WHEN numnode({query}) = 0 THEN {limit} ELSE"
@@ -232,7 +233,7 @@ class PostgresRetrieval:
         names = params.bind("names", list(namespaces))
         columns = []
         for index, word in enumerate(words):
-            query = f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f'w{index}', word)})"
+            query = word_query(params.bind, f"w{index}", word)
             columns.append(
                 f"(SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.search @@ {query}"
                 f" AND m.namespace = ANY({names}) LIMIT {limit}) AS hits)"
@@ -247,8 +248,7 @@ class PostgresRetrieval:
         None when the words hold no lexeme."""
         params = Parameters()
         query = f" {operator} ".join(
-            f"plainto_tsquery('{SEARCH_CONFIGURATION}', {params.bind(f'w{index}', word)})"
-            for index, word in enumerate(words)
+            word_query(params.bind, f"w{index}", word) for index, word in enumerate(words)
         )
         where = scope_sql(scope, params)
         order = (

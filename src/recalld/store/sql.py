@@ -11,7 +11,7 @@ PostgreSQL) differ; the caller passes both in.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +25,7 @@ __all__ = [
     "PENDING_JOB_STATES",
     "Bind",
     "escape_like",
+    "grouped_counts",
     "json_compact",
     "json_text",
     "like_words",
@@ -49,6 +50,23 @@ HELD_NAMESPACES = (
 def escape_like(text: str) -> str:
     """``text`` with LIKE's wildcards escaped (use with ``ESCAPE '\\'``)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+UNCATEGORIZED = "uncategorized"
+
+
+def grouped_counts(rows: Iterable[Sequence[Any]]) -> dict[str, int]:
+    """``(value, count)`` rows of a ``GROUP BY`` as a dict by value, in code point order
+    (no value first, as :data:`UNCATEGORIZED`). Not the database's order: PostgreSQL sorts
+    NULL last and by its collation, SQLite NULL first by bytes. A category written as
+    "uncategorized" and memories with none are one entry, their counts added (the later
+    row replaced the earlier one, so ``stats`` lost memories)."""
+    ordered = sorted(rows, key=lambda row: (row[0] is not None, str(row[0] or "")))
+    counts: dict[str, int] = {}
+    for value, count in ordered:
+        name = UNCATEGORIZED if value is None else str(value)
+        counts[name] = counts.get(name, 0) + int(count)
+    return counts
 
 
 def substring_pattern(text: str) -> str:

@@ -43,7 +43,7 @@ from recalld.store.context import rewritten_pending
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
-from recalld.store.sql import HELD_NAMESPACES, escape_like, source_window
+from recalld.store.sql import HELD_NAMESPACES, escape_like, grouped_counts, source_window
 from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
@@ -638,11 +638,8 @@ class SQLiteStore(SQLiteTokens):
         where = scope_sql(scope, params)
 
         def grouped(column: str) -> dict[str, int]:
-            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1 ORDER BY 1"
-            return {
-                ("uncategorized" if value is None else str(value)): int(count)
-                for value, count in self._read(sql, params)
-            }
+            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1"
+            return grouped_counts(self._read(sql, params))
 
         by_namespace = grouped("m.namespace")
         expired_params: dict[str, Any] = {"now": to_storage(scope.now)}

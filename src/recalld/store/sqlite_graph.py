@@ -38,10 +38,10 @@ from recalld.store.graph import (
     MentionRecord,
     RelationRecord,
     graph_text_hash,
+    list_in_chunks,
     search_in_chunks,
 )
 from recalld.store.semantic import JobFailure
-from recalld.store.sql import escape_like
 from recalld.store.sqlite_connection import SQLiteDatabase
 
 __all__ = ["SQLiteGraph", "enqueue_graph"]
@@ -478,25 +478,32 @@ class SQLiteGraph:
         params: dict[str, Any] = {"namespace": namespace, "limit": limit, "now": to_storage(now)}
         where = ["e.namespace = :namespace"]
         if type is not None:
-            params["type"] = type
-            where.append("e.type = :type COLLATE NOCASE")
+            # The whole type in any case (NOCASE folded ASCII only; see list_entities' query).
+            params["type"] = substring_pattern(type).glob[1:-1]
+            where.append("e.type GLOB :type")
         if query:
-            params["query"] = f"%{escape_like(entity_key(query) or query)}%"
-            params["raw"] = f"%{escape_like(query)}%"
-            where.append(
-                "(e.key LIKE :query ESCAPE '\\' OR e.name LIKE :raw ESCAPE '\\'"
-                " OR e.type LIKE :raw ESCAPE '\\')"
-            )
+            # As search_entities: GLOB reads the pattern's character classes, so a name or
+            # type matches in any case, the same on both stores (LIKE folded ASCII only).
+            params["key"] = entity_key(query) or query
+            params["glob"] = substring_pattern(query).glob
+            where.append("(instr(e.key, :key) > 0 OR e.name GLOB :glob OR e.type GLOB :glob)")
         if after is not None:
             params["after_key"], params["after_id"] = after
             where.append("(e.key, e.id) > (:after_key, :after_id)")
         where.append(_shown("e"))
-        rows = self._read(
+        sql = (
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e WHERE {' AND '.join(where)}"
-            " ORDER BY e.key, e.id LIMIT :limit",
-            params,
+            " ORDER BY e.key, e.id LIMIT :limit OFFSET :offset"
         )
-        return [_entity(row) for row in rows]
+        return list_in_chunks(
+            lambda chunk, offset: [
+                _entity(row) for row in self._read(sql, params | {"limit": chunk, "offset": offset})
+            ],
+            query,
+            params.get("key", ""),
+            type,
+            limit,
+        )
 
     def search_entities(
         self, namespace: str, text: str, now: datetime, limit: int

@@ -232,6 +232,26 @@ def test_store_counts_iterate_namespaces(store: Store) -> None:
     assert store.namespaces() == ["default", "other"]
 
 
+def test_store_counts_add_up_and_come_in_one_order(store: Store) -> None:
+    # Pass b58: a category written "uncategorized" and memories with none were one key
+    # whose later row replaced the earlier (stats lost memories), and the keys came in
+    # each database's order (PostgreSQL: NULL last, by its collation).
+    with store.transaction() as tx:
+        tx.insert(record(id="u1", content="a", category="uncategorized"))
+        tx.insert(record(id="u2", content="b"))
+        tx.insert(record(id="u3", content="c", category="Zeta"))
+        tx.insert(record(id="u4", content="d", category="alpha"))
+        tx.insert(record(id="u5", content="e", category="\u00c4rger"))
+    counts = store.counts(scope())
+    assert counts.count == 5
+    assert list(counts.by_category.items()) == [
+        ("uncategorized", 2),
+        ("Zeta", 1),
+        ("alpha", 1),
+        ("\u00c4rger", 1),
+    ]
+
+
 def test_store_purge_expired_deletes_only_expired(store: Store) -> None:
     with store.transaction() as tx:
         tx.insert(record(id="keep", content="stays", expires_at=NOW + timedelta(hours=1)))
