@@ -542,6 +542,8 @@ class HybridRetriever:
             stated=self._stated,
         )
         pool.vector_unavailable = unavailable
+        vector_asked = mode != "keyword" and self._embedder is not None
+        pool.asked = ("keyword",) * (mode != "vector") + ("vector",) * vector_asked
         return pool, index
 
     def period_of(self, text: str, now: datetime) -> Period | None:
