@@ -215,3 +215,20 @@ def test_search_of_stop_words_alone_without_an_embedder_returns_nothing(
     assert explained.stage == "not_in_pool"
     assert "only stop words" in explained.reason
     assert "no embedder is configured" in explained.reason
+
+
+def test_search_in_vector_mode_without_an_embedder_is_refused(filled: MemoryService) -> None:
+    """Adversarial pass c58: ``mode="vector"`` on a store without an embedder searched no
+    vectors and answered an empty list, read as "nothing similar is stored"; explain
+    blamed the memory. Both now refuse the mode, naming it."""
+    cat = filled.search("cat")[0].memory.id
+    for call in (
+        lambda: filled.search("cat", mode="vector"),
+        lambda: filled.recall("cat", mode="vector"),
+        lambda: filled.explain("cat", cat, mode="vector"),
+    ):
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert refused.value.field == "mode"
+        assert "needs an embedder" in refused.value.message
+    assert filled.get(cat).access_count == 0
