@@ -447,8 +447,9 @@ class ServiceCore:
         ``hybrid`` (default) pools the keyword index's matches (FTS5, else LIKE)
         with the nearest vectors when an embedder is configured; memories not
         yet embedded are still found by keyword. ``keyword`` and ``vector`` use
-        one channel (``vector`` on a store without an embedder is refused). A reranker scores every candidate: ``score`` is a
-        calibrated probability in [0, 1] that the memory answers the query
+        one channel (``vector`` on a store without an embedder is refused). A
+        reranker scores every candidate: ``score`` is a calibrated probability
+        in [0, 1] that the memory answers the query
         (see the README), and only hits scoring at least ``min_score``
         (default: ``settings.min_score``) come back, so a query about nothing
         stored returns nothing. Near-duplicates come back once, with

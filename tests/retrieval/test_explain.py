@@ -216,7 +216,8 @@ def test_explain_not_in_pool_names_only_the_searches_that_ran(
         assert "nearest vectors" not in keyword.reason
         assert "vectors are not searched in keyword mode" in keyword.reason
         vector = svc.explain("zzqx", garden, mode="vector", min_score=0)
-        assert "keyword matches" not in vector.reason and "shares no word" not in vector.reason
+        assert "keyword matches" not in vector.reason
+        assert "shares no word" not in vector.reason
         # "the" is in the staging note, yet only the query's meaning is compared.
         staging = _id(svc, "The staging")
         nearest = svc.search("the", min_score=0)[0].memory.id
