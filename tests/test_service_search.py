@@ -197,3 +197,38 @@ def test_search_fuzz_any_string_is_safe(filled: MemoryService, query: str) -> No
     found = filled.search(f"kitchen {query}", limit=5, min_score=0)
     assert "kitchen entrance" in [hit.memory.title for hit in found]
     assert list(filled.export()) == before
+
+
+def test_search_of_stop_words_alone_without_an_embedder_returns_nothing(
+    filled: MemoryService,
+) -> None:
+    """Adversarial pass c58: a query of stop words alone names nothing (the README), yet a
+    store without an embedder answered "the" with hits scoring up to 0.35 from BM25 alone,
+    as if it had meant something. Hybrid recall compares only such a query's meaning, and
+    such a store has none to compare; keyword mode still matches the words."""
+    for query in ("the", "is it", "who is she?", "The the THE"):
+        assert filled.search(query) == [], query
+        assert filled.recall(query, min_score=0) == [], query
+    assert filled.search("the", mode="keyword", min_score=0)
+    cat = filled.search("cat")[0].memory.id
+    explained = filled.explain("the", cat)
+    assert explained.stage == "not_in_pool"
+    assert "only stop words" in explained.reason
+    assert "no embedder is configured" in explained.reason
+
+
+def test_search_in_vector_mode_without_an_embedder_is_refused(filled: MemoryService) -> None:
+    """Adversarial pass c58: ``mode="vector"`` on a store without an embedder searched no
+    vectors and answered an empty list, read as "nothing similar is stored"; explain
+    blamed the memory. Both now refuse the mode, naming it."""
+    cat = filled.search("cat")[0].memory.id
+    for call in (
+        lambda: filled.search("cat", mode="vector"),
+        lambda: filled.recall("cat", mode="vector"),
+        lambda: filled.explain("cat", cat, mode="vector"),
+    ):
+        with pytest.raises(ValidationError) as refused:
+            call()
+        assert refused.value.field == "mode"
+        assert "needs an embedder" in refused.value.message
+    assert filled.get(cat).access_count == 0

@@ -447,8 +447,9 @@ class ServiceCore:
         ``hybrid`` (default) pools the keyword index's matches (FTS5, else LIKE)
         with the nearest vectors when an embedder is configured; memories not
         yet embedded are still found by keyword. ``keyword`` and ``vector`` use
-        one channel. A reranker scores every candidate: ``score`` is a
-        calibrated probability in [0, 1] that the memory answers the query
+        one channel (``vector`` on a store without an embedder is refused). A
+        reranker scores every candidate: ``score`` is a calibrated probability
+        in [0, 1] that the memory answers the query
         (see the README), and only hits scoring at least ``min_score``
         (default: ``settings.min_score``) come back, so a query about nothing
         stored returns nothing. Near-duplicates come back once, with
@@ -468,8 +469,7 @@ class ServiceCore:
         limit = check.limit(limit, self.settings, default=SEARCH_LIMIT)
         _refuse_include_expired(filters)
         threshold = check.min_score(min_score)
-        if mode not in ("hybrid", "keyword", "vector"):
-            raise ValidationError("mode", "must be hybrid, keyword or vector")
+        self._check_mode(mode)
         scope = self._scope([scope_namespace], filters, self._clock())
         # The query's embedding starts now, on a helper thread, while what follows runs.
         self.indexing.retriever.embed_soon(query, mode)
@@ -491,6 +491,18 @@ class ServiceCore:
                 scope, query, terms, limit, mode, threshold
             )
         ]
+
+    def _check_mode(self, mode: Any) -> None:
+        """Refuse a mode that is no mode, and ``vector`` on a store without an embedder:
+        it has no vectors to search, and an empty answer would read as "nothing similar"."""
+        if mode not in ("hybrid", "keyword", "vector"):
+            raise ValidationError("mode", "must be hybrid, keyword or vector")
+        if mode == "vector" and self.indexing.embedder is None:
+            raise ValidationError(
+                "mode",
+                "vector needs an embedder, and this store has none (RECALLD_EMBEDDER=none):"
+                " use hybrid or keyword",
+            )
 
     def explain(
         self,
@@ -522,8 +534,7 @@ class ServiceCore:
         # Explained as search runs: search refuses the admin listing's filter, so does this.
         _refuse_include_expired(filters)
         threshold = check.min_score(min_score)
-        if mode not in ("hybrid", "keyword", "vector"):
-            raise ValidationError("mode", "must be hybrid, keyword or vector")
+        self._check_mode(mode)
         now = self._clock()
         scope = self._scope([scope_namespace], filters, now)
         everything = Scope(namespaces=(scope_namespace,), now=now, include_expired=True)

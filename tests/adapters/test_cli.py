@@ -432,10 +432,12 @@ def test_cli_speaker_min_score_and_explain(run: Invoke, monkeypatch: pytest.Monk
     assert shown.stdout.startswith("returned: ")
     assert "keyword_rank" in shown.stdout
     assert "rank 1 of " in shown.stdout
-    # Kept out by a filter, it is ranked as if it had been a candidate, and says so.
+    # Kept out by a filter, it is ranked as if it had been a candidate, and says so; the
+    # filter leaves no candidate, and "rank 1 among the 0 candidates" contradicted itself.
     kept_out = invoke("explain", "when does the bakery open?", receipt["id"], "--kind", "task")
     assert kept_out.stdout.startswith("excluded: ")
-    assert "would rank 1 among the " in kept_out.stdout
+    assert "would rank 1 were it a candidate (none found)" in kept_out.stdout
+    assert "among the 0" not in kept_out.stdout
     moved = _json(invoke("update", receipt["id"], "--speaker", "Melanie", "--json"))
     assert moved["speaker"] == "Melanie"
 

@@ -428,3 +428,29 @@ def test_postgres_scrub_vacuums_the_indexes_of_a_large_table(
                     "SELECT data FROM bt_page_items(%s, %s)", (index, page)
                 ).fetchall()
                 assert not any(needle in (data or "") for (data,) in items), (index, page)
+
+
+def test_postgres_explain_names_only_the_searches_that_ran(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    # Review of pass c58, on the other store: a stop-word query finds nothing without an
+    # embedder, vector mode is refused there, and explain names only the channels asked.
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as service:
+        cat = service.remember("The cat sleeps on the sofa in the living room").id
+        service.remember("Staging database runs in the Melbourne region")
+        assert service.search("the", min_score=0) == []
+        assert service.search("the", mode="keyword", min_score=0)
+        with pytest.raises(ValidationError) as refused:
+            service.search("cat", mode="vector")
+        assert refused.value.field == "mode"
+        stop_words = service.explain("the", cat)
+        assert stop_words.stage == "not_in_pool"
+        assert "only stop words" in stop_words.reason
+        assert "no embedder is configured" in stop_words.reason
+    settings = Settings(db=postgres_url, embedder="hashing", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as service:
+        keyword = service.explain("Melbourne staging", cat, mode="keyword")
+        assert keyword.stage == "not_in_pool"
+        assert "vectors are not searched in keyword mode" in keyword.reason
+        assert "nearest vectors" not in keyword.reason

@@ -198,3 +198,38 @@ def test_explain_rank_past_the_limit_counts_the_hits_tied_with_it(
                 explained = service.explain(QUERY, hit.memory.id, min_score=0, limit=limit)
                 assert explained.stage == ("returned" if position <= limit else "beyond_limit")
                 assert explained.rank == position
+
+
+def test_explain_not_in_pool_names_only_the_searches_that_ran(
+    db_path: Path, clock: FakeClock
+) -> None:
+    """Adversarial pass c58: keyword mode, a store without an embedder and a stop-word
+    query were told "not among the 100 nearest vectors" (or "best keyword matches") for a
+    search that never ran; the reason now says which channel was not asked, and why."""
+    with MemoryService.open(semantic_settings(db_path, vector_candidates=1), clock=clock) as svc:
+        svc.remember("The staging database lives in the Melbourne region")
+        svc.remember("Grandma grows roses in her garden")
+        svc.new_worker().run_until_idle()
+        garden = _id(svc, "Grandma")
+        keyword = svc.explain(QUERY, garden, mode="keyword")
+        assert keyword.stage == "not_in_pool"
+        assert "nearest vectors" not in keyword.reason
+        assert "vectors are not searched in keyword mode" in keyword.reason
+        vector = svc.explain("zzqx", garden, mode="vector", min_score=0)
+        assert "keyword matches" not in vector.reason
+        assert "shares no word" not in vector.reason
+        # "the" is in the staging note, yet only the query's meaning is compared.
+        staging = _id(svc, "The staging")
+        nearest = svc.search("the", min_score=0)[0].memory.id
+        left_out = staging if nearest != staging else garden
+        stop_words = svc.explain("the", left_out, min_score=0)
+        assert stop_words.stage == "not_in_pool"
+        assert "only stop words" in stop_words.reason
+        assert "keyword matches" not in stop_words.reason
+        assert "nearest vectors" in stop_words.reason
+    with MemoryService.open(semantic_settings(db_path, embedder="none"), clock=clock) as svc:
+        keyword_only = svc.explain(QUERY, garden)
+        assert keyword_only.stage == "not_in_pool"
+        assert "shares no word" in keyword_only.reason
+        assert "nearest vectors" not in keyword_only.reason
+        assert "no embedder is configured" in keyword_only.reason

@@ -114,3 +114,28 @@ def test_browser_limits_a_memory_page_shows_its_neighbours(browsed: Browsed) -> 
     )
     assert near in {dot.get_attribute("data-memory-id") for dot in dots}
     assert "neighbours unavailable" not in driver.find_element(By.TAG_NAME, "body").text
+
+
+def test_browser_limits_why_not_ranks_a_memory_outside_the_pool_where_it_would_go(
+    browsed: Browsed,
+) -> None:
+    """Review of pass c58: a memory recall did not find was "1 of 0 candidates" (or "3 of
+    2"), as if it were one of them; it now says where it would go were it a candidate."""
+    namespace = f"capped-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        ok(client.post("/v1/memories", json={"content": "The lantern hangs by the door"}))
+        missing = ok(client.post("/v1/memories", json={"content": "Tomatoes ripen slowly"}))
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"explain/{missing['id']}", namespace)
+    element(driver, "#explain-query").send_keys("lantern")
+    element(driver, "#explain-submit").click()
+    wait_for(
+        driver,
+        lambda current: (
+            element(current, "#explain-result").get_attribute("data-stage") == "not_in_pool"
+        ),
+        "the not-in-pool verdict",
+    )
+    shown = element(driver, "#explain-result").text
+    assert "would be 2 were it a candidate (1 found)" in shown
+    assert "of 1 candidate" not in shown

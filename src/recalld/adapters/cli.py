@@ -242,7 +242,10 @@ def explain(
     if result.rank is None:  # an expired memory is not scored
         place = "not ranked"
     elif result.stage in ("excluded", "not_in_pool"):
-        place = f"would rank {result.rank} among the {result.candidates} candidates"
+        # Not a candidate: its rank is where it would go among them ("1 among the 0
+        # candidates" read as a contradiction when recall found nothing else).
+        found = f"{result.candidates} found" if result.candidates else "none found"
+        place = f"would rank {result.rank} were it a candidate ({found})"
     else:
         place = f"rank {result.rank} of {result.candidates} candidates"
     console.print(

@@ -54,15 +54,34 @@ def excluded_by(memory: Memory, scope: Scope) -> list[str]:
 
 
 def _not_in_pool_reason(
-    memory: Memory, depths: tuple[int, int, int], shares_a_word: bool, in_period: bool
+    memory: Memory,
+    pool: Pool,
+    requested: Mode,
+    depths: tuple[int, int, int],
+    shares_a_word: bool,
+    in_period: bool,
 ) -> str:
+    """Why neither channel put ``memory`` among the candidates, naming only the searches
+    that ran: a channel this query never asked found nothing because it was not asked."""
     keyword_depth, vector_depth, period_depth = depths
     parts = []
-    if not shares_a_word:
+    if "keyword" not in pool.asked:
+        if requested == "vector":
+            parts.append("its words are not matched in vector mode")
+        else:
+            parts.append("the query holds only stop words, so its words are not matched")
+    elif not shares_a_word:
         parts.append("it shares no word with the query")
     else:
         parts.append(f"it is not among the {keyword_depth} best keyword matches")
-    if memory.index_state == "queued":
+    if "vector" not in pool.asked:
+        if requested == "keyword":
+            parts.append("vectors are not searched in keyword mode")
+        else:
+            parts.append("no embedder is configured, so no vectors are searched")
+    elif pool.vector_unavailable:
+        parts.append("embedding the query failed, so no vectors were searched")
+    elif memory.index_state == "queued":
         parts.append("it has no vector yet (still queued for embedding)")
     elif memory.index_state == "failed":
         parts.append("embedding it failed, so it has no vector")
@@ -132,6 +151,8 @@ def explain(
         depths = retriever.depths
         reason = _not_in_pool_reason(
             memory,
+            pool,
+            mode,
             (depths.keyword, depths.vector, retriever.period_depth(pool.period_only, limit)),
             candidate.keyword.matched_share > 0,
             candidate.in_period == 1.0

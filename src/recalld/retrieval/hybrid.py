@@ -462,10 +462,12 @@ class HybridRetriever:
         wants: a question that asks only about a period searches that many of the
         period's memories when it is more than the period depth.
         """
-        if mode == "hybrid" and self._embedder is not None and words and set(words) <= STOPWORDS:
+        if mode == "hybrid" and words and set(words) <= STOPWORDS:
             # A query of stop words alone ("the", "who is she?") names nothing: its words
             # are in most memories alike, and BM25 still found one "relevant". Only what it
-            # means is compared, so a question about nothing comes back with nothing.
+            # means is compared, so a question about nothing comes back with nothing; a
+            # store without an embedder has no meaning to compare, so nothing at all
+            # (keyword mode still matches the words, when that is what is wanted).
             mode = "vector"
         index = self.vectors(scope)
         unavailable = False
@@ -542,6 +544,8 @@ class HybridRetriever:
             stated=self._stated,
         )
         pool.vector_unavailable = unavailable
+        vector_asked = mode != "keyword" and self._embedder is not None
+        pool.asked = ("keyword",) * (mode != "vector") + ("vector",) * vector_asked
         return pool, index
 
     def period_of(self, text: str, now: datetime) -> Period | None:

@@ -110,6 +110,11 @@ class Pool:
     models: list[str] = field(default_factory=list)
     keywords: QueryKeywords | None = None
     vector_unavailable: bool = False
+    asked: tuple[str, ...] = ("keyword", "vector")
+    """The channels this query asked (``keyword``, ``vector``): a stop-word query in
+    hybrid mode asks only ``vector``; keyword mode and no embedder leave ``vector`` out
+    (``vector_unavailable``: it was asked and embedding the query failed). Explain says
+    so instead of naming a search that never ran."""
     period: Period | None = None
     """The period the query names, as recall read it (None: none)."""
     period_only: bool = False

@@ -63,9 +63,15 @@ function contributionTable(explanation) {
 
 function verdict(explanation, navigate) {
   const stage = explanation.stage;
+  const candidates = explanation.candidates;
+  // Excluded or not in the pool, it is no candidate: "1 of 0 candidates" read as a
+  // contradiction, so its rank is where it would go among them.
+  const outside = stage === "excluded" || stage === "not_in_pool";
   const rank = explanation.rank === null || explanation.rank === undefined
     ? "—"
-    : `${explanation.rank} of ${explanation.candidates} candidate${explanation.candidates === 1 ? "" : "s"}`;
+    : outside
+      ? `would be ${explanation.rank} were it a candidate (${candidates ? `${candidates} found` : "none found"})`
+      : `${explanation.rank} of ${candidates} candidate${candidates === 1 ? "" : "s"}`;
   return h("section", { class: `card explanation stage-${token(stage)}`, id: "explain-result", dataset: { stage } },
     h("h2", { id: "explain-stage" }, STAGES[stage] || stage),
     h("p", { id: "explain-reason" }, explanation.reason),
