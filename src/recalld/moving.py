@@ -33,6 +33,9 @@ migration 25) of the memories and core memory rows a copy from each source
   run stops there, naming the id. Core memory that the target holds with other
   entries, which the copy did not write either, is refused the same way before
   anything is written (a memory the target held before is never overwritten);
+- leaves out a memory whose TTL has passed (the target's purge would delete it, and
+  until then the admin listing would show it again) with every row of it, counted as
+  ``expired``; one an earlier run copied goes from the target as a forgotten one does;
 - reports, rather than copying, a memory today's rules refuse (a NUL in its
   ``meta``, which an older version accepted on SQLite), naming its id and the
   field, and the rows it could not copy because their memory is not in the
@@ -69,6 +72,7 @@ from recalld.model import Memory, ScrubState
 from recalld.store.base import MemoryRecord, Scope, Store, StoreTransaction, stored_record
 from recalld.store.context import rewritten_pending
 from recalld.store.tables import COPIED_TABLES, Table
+from recalld.writing import expired
 
 __all__ = ["BATCH_ROWS", "CopyReport", "Progress", "copy_store"]
 
@@ -98,7 +102,8 @@ OF_THE_TEXT = ("vectors", "graph_mentions", "graph_relation_sources", "graph_ext
 class CopyReport:
     """Rows per table: ``copied`` (new in the target), ``updated`` (brought up to date),
     ``skipped`` (already there, the same), ``removed`` (memories the source no longer
-    holds), ``left`` (not copied: their memory is not in the target); the memories
+    holds), ``left`` (not copied: their memory is not in the target), ``expired`` (not
+    copied: their memory's TTL had passed, so it is not in the target); the memories
     ``refused`` (one line each, naming the id and the field), and whether what the
     run removed or replaced is scrubbed (``scrub``)."""
 
@@ -107,6 +112,7 @@ class CopyReport:
     updated: dict[str, int] = field(default_factory=dict)
     removed: dict[str, int] = field(default_factory=dict)
     left: dict[str, int] = field(default_factory=dict)
+    expired: dict[str, int] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
     scrub: ScrubState = "none"
 
@@ -195,6 +201,8 @@ class _Copier:
         self.queued_there: set[tuple[int, str, Any]] = set()
         # The target seq a memory brought up to date by this run had before (new: old).
         self.replaced: dict[int, int] = {}
+        # The source seqs of the memories whose TTL had passed: not copied, nor their rows.
+        self.expired: set[int] = set()
 
     def _tick(self, table: str, done: int, total: int) -> None:
         if self.progress is not None:
@@ -296,6 +304,10 @@ class _Copier:
         def flush() -> None:
             with self.target.transaction() as tx:
                 for memory in batch:
+                    if expired(memory, scope.now):
+                        # Gone for every reader already: a copy must not bring it back.
+                        self.expired.add(memory.seq)
+                        continue
                     refused = _refusal(memory)
                     if refused is not None:
                         self.report.refused.append(refused)
@@ -318,6 +330,7 @@ class _Copier:
         self._tick("memories", done, total)
         for outcome, count in counts.items():
             getattr(self.report, outcome)["memories"] = count
+        self.report.expired["memories"] = len(self.expired)
         self._remove([seq for key, seq in ours.items() if key not in seen])
 
     def _memory(
@@ -476,7 +489,7 @@ class _Copier:
 
     def table(self, table: Table) -> None:
         total = self.source.tables.count(table)
-        done = copied = updated = left = 0
+        done = copied = updated = left = gone = 0
         sources: list[dict[str, Any]] = []
         present: dict[tuple[Any, ...], dict[str, Any]] = {}
         if table.mutable:  # the target's rows, to tell which side changed later
@@ -489,7 +502,10 @@ class _Copier:
         for rows in _batches(self.source, table):
             # A memory edited in the target since keeps what its text gives (counted as
             # skipped).
-            kept = [row for row in rows if not textual or row["seq"] not in self.edited_there]
+            # The rows of an expired memory go with it (not copied, not left behind).
+            live = [row for row in rows if "seq" not in row or row["seq"] not in self.expired]
+            gone += len(rows) - len(live)
+            kept = [row for row in live if not textual or row["seq"] not in self.edited_there]
             renumbered = [self._renumber(table, row) for row in kept]
             written = [row for row in renumbered if row is not None]
             left += len(kept) - len(written)
@@ -517,8 +533,9 @@ class _Copier:
         self._tick(table.name, done, total)
         self.report.copied[table.name] = copied
         self.report.updated[table.name] = updated
-        self.report.skipped[table.name] = done - copied - updated - left
+        self.report.skipped[table.name] = done - copied - updated - left - gone
         self.report.left[table.name] = left
+        self.report.expired[table.name] = gone
         if table.name == "graph_entities":
             self._map(table, sources, self.numbers.entities)
         elif table.name == "graph_relations":

@@ -47,7 +47,8 @@ def migrate_command(
     opens the database; this shows a progress bar for a large one and exits).
 
     With --to: copy every memory, vector, job, core memory, context feature, token hash,
-    intention and graph row into another database (PostgreSQL and back). Safe to run
+    intention and graph row into another database (PostgreSQL and back); a memory whose
+    TTL has passed is left out, with its rows. Safe to run
     again: what is already there is skipped, so an interrupted copy resumes, and what
     changed in the source since (edited, forgotten) is brought up to date in the target.
     A copy started while another runs into the same database waits for it to end.
@@ -148,6 +149,7 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                 "skipped": report.skipped,
                 "removed": report.removed,
                 "left": report.left,
+                "expired": report.expired,
                 "refused": report.refused,
                 "scrub": report.scrub,
             }
@@ -175,6 +177,7 @@ def _outcome(report: CopyReport, table: str) -> str:
             ("updated", report.updated),
             ("already there", report.skipped),
             ("not copied", report.left),
+            ("expired", report.expired),
         )
         if (count := counts.get(table, 0))
     ]
@@ -197,6 +200,9 @@ def _print_summary(state: _State, report: CopyReport, target: str) -> None:
     if removed:
         summary += f"; removed {_memories(removed)} the source no longer holds"
     summary += f"; {sum(report.skipped.values())} were already there"
+    expired = report.expired.get("memories", 0)
+    if expired:
+        summary += f"; left out {_memories(expired, 'expired ')}"
     state.console.print(summary, highlight=False, markup=False)
 
 
