@@ -27,7 +27,9 @@ migration 25) of the memories and core memory rows a copy from each source
   does) and the source's is copied with its rows;
 - removes a memory this copy wrote earlier that the source no longer holds
   (forgotten, purged), as forget does: its rows go, and the store scrubs what
-  they leave behind (:meth:`~recalld.store.base.Store.scrub`);
+  they leave behind (:meth:`~recalld.store.base.Store.scrub`); so too a graph
+  entity or relation this copy wrote (the ledger of migration 26) that the source
+  deleted since;
 - refuses, before writing it, a memory whose id the target gives to another
   memory (one with another ``created_at``, which the copy did not write): the
   run stops there, naming the id. Core memory that the target holds with other
@@ -71,7 +73,7 @@ from recalld.errors import ConflictError, ValidationError
 from recalld.model import Memory, ScrubState
 from recalld.store.base import MemoryRecord, Scope, Store, StoreTransaction, stored_record
 from recalld.store.context import rewritten_pending
-from recalld.store.tables import COPIED_TABLES, Table
+from recalld.store.tables import COPIED_TABLES, GraphKind, Table
 from recalld.writing import expired
 
 __all__ = ["BATCH_ROWS", "CopyReport", "Progress", "copy_store"]
@@ -96,14 +98,18 @@ DROPPED_REASON = "migrate"
 # The rows that a memory's text gives (its vector, the entities it mentions, the record
 # of that extraction): not copied onto a memory edited in the target since.
 OF_THE_TEXT = ("vectors", "graph_mentions", "graph_relation_sources", "graph_extracted")
+# The graph tables whose rows the target's ledger records (a run removes the ones the
+# source deleted since): table -> the ledger's kind.
+GRAPH_KINDS: dict[str, GraphKind] = {"graph_entities": "entity", "graph_relations": "relation"}
 
 
 @dataclass
 class CopyReport:
     """Rows per table: ``copied`` (new in the target), ``updated`` (brought up to date),
-    ``skipped`` (already there, the same), ``removed`` (memories the source no longer
-    holds), ``left`` (not copied: their memory is not in the target), ``expired`` (not
-    copied: their memory's TTL had passed, so it is not in the target); the memories
+    ``skipped`` (already there, the same), ``removed`` (memories, graph entities and
+    relations a copy wrote earlier that the source no longer holds), ``left`` (not
+    copied: their memory is not in the target), ``expired`` (not copied: their memory's
+    TTL had passed, so it is not in the target); the memories
     ``refused`` (one line each, naming the id and the field), and whether what the
     run removed or replaced is scrubbed (``scrub``)."""
 
@@ -499,6 +505,13 @@ class _Copier:
                 for row in rows
             }
         textual = table.name in OF_THE_TEXT
+        held_before: set[int] = set()
+        if table.name in GRAPH_KINDS:  # to tell the rows this run writes from the target's
+            held_before = {
+                int(row[str(table.generated)])
+                for rows in _batches(self.target, table)
+                for row in rows
+            }
         for rows in _batches(self.source, table):
             # A memory edited in the target since keeps what its text gives (counted as
             # skipped).
@@ -538,8 +551,25 @@ class _Copier:
         self.report.expired[table.name] = gone
         if table.name == "graph_entities":
             self._map(table, sources, self.numbers.entities)
+            self._follow_graph(table, self.numbers.entities, held_before)
         elif table.name == "graph_relations":
             self._map(table, sources, self.numbers.relations)
+            self._follow_graph(table, self.numbers.relations, held_before)
+
+    def _follow_graph(self, table: Table, numbers: dict[int, int], held_before: set[int]) -> None:
+        """Record in the target's ledger the entities or relations this run wrote (those
+        the target did not hold before it), and delete the ones an earlier run wrote that
+        the source no longer holds (deleted there since): they would come back otherwise.
+        One the target held before any copy is never deleted."""
+        kind = GRAPH_KINDS[table.name]
+        ours = self.target.tables.migrated_graph(self.origin, kind)
+        copied = set(numbers.values())
+        self.target.tables.mark_graph(self.origin, kind, sorted(copied - held_before - ours))
+        stale = sorted(ours - copied)
+        removed = self.target.tables.delete_graph(kind, stale, DROPPED_REASON, self.clock())
+        if removed:
+            self.dropped = True
+        self.report.removed[table.name] = removed
 
     def _map(self, table: Table, sources: list[dict[str, Any]], into: dict[int, int]) -> None:
         """Learn the target ids of copied rows by their identity."""
