@@ -609,6 +609,12 @@ def copy_store(
     ``target`` runs, this one waits for it to end (``waiting`` is called once when it
     starts to wait).
     """
+    if source.location() == target.location():
+        # Spelled apart (a relative path and an absolute one, a symlink): a copy into
+        # itself would claim every row of the database in its ledger as copied.
+        raise ValidationError(
+            "to", f"the source and the target are the same database ({target.location()})"
+        )
     if source.schema_version != target.schema_version:
         raise ValidationError(
             "to",

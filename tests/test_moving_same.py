@@ -1,0 +1,41 @@
+"""``recalld migrate`` refuses a target that is its source under another spelling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recalld.adapters.cli import cli
+from recalld.config import Settings
+from recalld.service import MemoryService
+
+
+def _settings(db: Path) -> Settings:
+    return Settings(db=db, embedder="hashing", graph_extractor="none", recall_catch_up=0)
+
+
+@pytest.mark.parametrize("spelling", ["absolute", "symlink", "directory symlink"])
+def test_migrate_refuses_the_source_itself_spelled_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    source = tmp_path / "memories.db"
+    with MemoryService.open(_settings(source)) as memory:
+        memory.remember("Anna moved to Paris")
+    monkeypatch.chdir(tmp_path)
+    if spelling == "absolute":
+        target = str(source)
+    elif spelling == "symlink":
+        (tmp_path / "alias.db").symlink_to(source)
+        target = "alias.db"
+    else:
+        (tmp_path / "link").symlink_to(tmp_path)
+        target = str(tmp_path / "link" / "memories.db")
+    result = CliRunner().invoke(cli, ["--db", "memories.db", "migrate", "--to", target])
+    assert result.exit_code != 0
+    assert "to: the source and the target are the same database" in str(result.exception)
+    with MemoryService.open(_settings(source)) as memory:
+        # Nothing claimed as copied from itself.
+        assert memory.store.tables.migrated(str(source.resolve())) == []
+        assert memory.stats().count == 1
