@@ -39,3 +39,18 @@ def test_migrate_refuses_the_source_itself_spelled_otherwise(
         # Nothing claimed as copied from itself.
         assert memory.store.tables.migrated(str(source.resolve())) == []
         assert memory.stats().count == 1
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+def test_migrate_refuses_a_file_of_the_source_as_its_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    source = tmp_path / "memories.db"
+    with MemoryService.open(_settings(source)) as memory:
+        memory.remember("Anna moved to Paris")
+    monkeypatch.chdir(tmp_path)
+    target = f"memories.db{suffix}"
+    result = CliRunner().invoke(cli, ["--db", "memories.db", "migrate", "--to", target])
+    assert result.exit_code != 0
+    assert "is the source or one of its own files" in str(result.exception)
+    assert not (tmp_path / target).exists()

@@ -99,6 +99,17 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
     target_settings = _with_db(state.settings, destination)
     if display_location(source_settings.db) == display_location(target_settings.db):
         raise ValidationError("to", "the source and the target are the same database")
+    if isinstance(source_settings.db, Path) and isinstance(target_settings.db, Path):
+        from recalld.store.sqlite_file import database_file
+
+        if database_file(source_settings.db, target_settings.db):
+            # Its -wal: the source's next open would take the copy for its log, and drop it.
+            raise ValidationError(
+                "to",
+                "the source and the target are the same database:"
+                f" {target_settings.db} is the source or one of its own files (<db>-wal,"
+                " -shm, -journal, -reserve, ...); give another file name",
+            )
     if not source_settings.uses_postgres and not Path(source_settings.db).exists():
         # Opening it would create an empty database, and "copied 0 rows" would look like
         # a finished migration of a mistyped path.
