@@ -56,3 +56,11 @@ def test_export_beside_the_database_still_writes(
     result = CliRunner().invoke(cli, ["--db", str(database), "export", "memories.db.jsonl"])
     assert result.exit_code == 0, result.output
     assert "Anna moved to Paris" in (tmp_path / "memories.db.jsonl").read_text()
+
+
+def test_export_of_a_missing_database_is_an_error_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "mistyped.db"
+    result = CliRunner().invoke(cli, ["--db", str(missing), "export", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 1
+    assert f"there is no database at {missing} to export" in result.output
+    assert sorted(path.name for path in tmp_path.iterdir()) == []

@@ -38,6 +38,12 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
     then core memory and the entities and relations declared through the knowledge tools.
     `recalld import` reads it back."""
     database = state.settings.db
+    if isinstance(database, Path) and str(database) != ":memory:" and not database.exists():
+        # Opening it would create an empty database, and its empty export (exit 0) would
+        # pass for a backup of a mistyped --db (backup and migrate refuse it too).
+        raise click.ClickException(
+            f"there is no database at {database} to export: check --db (RECALLD_DB)"
+        )
     if file != "-" and isinstance(database, Path):
         from recalld.store.sqlite_file import database_file
 
