@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,26 @@ def test_migrate_again_removes_a_memory_that_expired_since_the_first_run(
     printed = json.loads(result.output.strip().splitlines()[-1])
     assert printed["expired"]["memories"] == 1
     assert printed["copied"]["memories"] == 0
+
+
+def test_migrate_again_keeps_a_memory_whose_ttl_the_target_renewed(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # Expired in the source, but renewed in the target (in use since the first run): the
+    # target's edit stays, as every edit made there does; it is not removed as expired.
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        code = memory.remember("Anna's door code is 4711", ttl_seconds=60)
+    assert _copy(source, target, clock).copied["memories"] == 1
+    clock.advance(30)
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        memory.update(code.id, ttl_seconds=86_400)
+    clock.advance(3600)
+    report = _copy(source, target, clock)
+    assert report.complete, report
+    assert report.removed["memories"] == 0
+    assert report.expired["memories"] == 0
+    assert report.skipped["memories"] == 1
+    assert _everything(target, clock) == ["Anna's door code is 4711"]
+    with MemoryService.open(_settings(target), clock=clock) as memory:
+        assert memory.get(code.id).expires_at == clock.now - timedelta(seconds=3600 - 86_400)

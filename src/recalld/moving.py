@@ -37,7 +37,9 @@ migration 25) of the memories and core memory rows a copy from each source
   anything is written (a memory the target held before is never overwritten);
 - leaves out a memory whose TTL has passed (the target's purge would delete it, and
   until then the admin listing would show it again) with every row of it, counted as
-  ``expired``; one an earlier run copied goes from the target as a forgotten one does;
+  ``expired``; one an earlier run copied goes from the target as a forgotten one does,
+  unless the target holds it alive, edited there since (its TTL renewed): that edit
+  stays, as any edit made in the target does;
 - reports, rather than copying, a memory today's rules refuse (a NUL in its
   ``meta``, which an older version accepted on SQLite), naming its id and the
   field, and the rows it could not copy because their memory is not in the
@@ -65,6 +67,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from recalld._time import Clock, utc_now
@@ -164,6 +167,19 @@ def _comparable(memory: Memory) -> tuple[MemoryRecord, Any]:
     record = stored_record(memory)
     offset = None if record.at is None else record.at.utcoffset()
     return replace(record, tags=tuple(sorted(record.tags))), offset
+
+
+def _renewed_there(tx: StoreTransaction, memory: Memory, now: datetime) -> bool:
+    """Whether the target holds the source's expired ``memory`` alive, edited there since
+    the source's version (its TTL renewed, say): that edit stays, as any edit made in the
+    target does (the memory is skipped as edited there, not removed as expired)."""
+    existing = tx.find(memory.namespace, id=memory.id)
+    return (
+        existing is not None
+        and existing.created_at == memory.created_at
+        and existing.updated_at > memory.updated_at
+        and not expired(existing, now)
+    )
 
 
 def _refusal(memory: Memory) -> str | None:
@@ -310,7 +326,7 @@ class _Copier:
         def flush() -> None:
             with self.target.transaction() as tx:
                 for memory in batch:
-                    if expired(memory, scope.now):
+                    if expired(memory, scope.now) and not _renewed_there(tx, memory, scope.now):
                         # Gone for every reader already: a copy must not bring it back.
                         self.expired.add(memory.seq)
                         continue
