@@ -9,7 +9,10 @@ from click.testing import CliRunner
 
 from recalld.adapters.cli import cli
 from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.moving import copy_store
 from recalld.service import MemoryService
+from recalld.store.factory import open_store
 
 
 def _settings(db: Path) -> Settings:
@@ -54,3 +57,37 @@ def test_migrate_refuses_a_file_of_the_source_as_its_target(
     assert result.exit_code != 0
     assert "is the source or one of its own files" in str(result.exception)
     assert not (tmp_path / target).exists()
+
+
+def test_copy_store_refuses_the_source_itself_under_another_path(tmp_path: Path) -> None:
+    # The library's own check (the CLI refuses before it opens anything).
+    source = tmp_path / "memories.db"
+    with MemoryService.open(_settings(source)) as memory:
+        memory.remember("Anna moved to Paris")
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(source)
+    source_store, target_store = open_store(_settings(source)), open_store(_settings(alias))
+    try:
+        with pytest.raises(ValidationError, match="the source and the target are the same"):
+            copy_store(source_store, target_store)
+    finally:
+        source_store.close()
+        target_store.close()
+    with MemoryService.open(_settings(source)) as memory:
+        assert memory.store.tables.migrated(str(source.resolve())) == []
+
+
+def test_copy_store_between_two_in_memory_databases_copies() -> None:
+    # Each ":memory:" store is a database of its own: not "the same database".
+    settings = _settings(Path(":memory:"))
+    source = MemoryService(open_store(settings), settings)
+    target_store = open_store(settings)
+    try:
+        source.remember("Anna moved to Paris")
+        report = copy_store(source.store, target_store)
+        assert report.copied["memories"] == 1
+        with pytest.raises(ValidationError, match="the source and the target are the same"):
+            copy_store(source.store, source.store)
+    finally:
+        source.close()
+        target_store.close()

@@ -104,6 +104,8 @@ OF_THE_TEXT = ("vectors", "graph_mentions", "graph_relation_sources", "graph_ext
 # The graph tables whose rows the target's ledger records (a run removes the ones the
 # source deleted since): table -> the ledger's kind.
 GRAPH_KINDS: dict[str, GraphKind] = {"graph_entities": "entity", "graph_relations": "relation"}
+# The location of an in-memory SQLite database: each such store is a database of its own.
+MEMORY_LOCATION = ":memory:"
 
 
 @dataclass
@@ -625,7 +627,7 @@ def copy_store(
     ``target`` runs, this one waits for it to end (``waiting`` is called once when it
     starts to wait).
     """
-    if source.location() == target.location():
+    if _same_database(source, target):
         # Spelled apart (a relative path and an absolute one, a symlink): a copy into
         # itself would claim every row of the database in its ledger as copied.
         raise ValidationError(
@@ -654,6 +656,16 @@ def copy_store(
         if copier.dropped:
             copier.report.scrub = "done" if target.scrub(scrub_wait_seconds) else "pending"
     return replace(copier.report)
+
+
+def _same_database(source: Store, target: Store) -> bool:
+    """Whether ``source`` and ``target`` are one database: the same location (a file's
+    resolved path, a URL). Two in-memory SQLite databases (``:memory:``) are two
+    databases, unless they are the same store."""
+    if source is target:
+        return True
+    here = source.location()
+    return here != MEMORY_LOCATION and here == target.location()
 
 
 def _wait_quietly() -> None:
