@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from recalld.adapters.cli import cli
 from recalld.config import Settings
 from recalld.moving import CopyReport, copy_store
 from recalld.service import MemoryService
@@ -78,3 +80,23 @@ def test_migrate_again_removes_the_entities_and_relations_deleted_in_the_source(
     assert report.scrub == "done"
     # A run again finds nothing more to remove.
     assert _copy(source, target, clock).removed["graph_entities"] == 0
+
+
+def test_migrate_says_which_graph_rows_it_removed(tmp_path: Path, clock: FakeClock) -> None:
+    # The text report names what the run deleted from the target, as it names the
+    # memories it removed (--json has them under "removed").
+    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    people = [{"name": name, "entityType": "person"} for name in ("Bob", "Alice", "Carol")]
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.knowledge.create_entities(people)
+        memory.knowledge.create_relations([{"from": "Bob", "to": "Carol", "relationType": "knows"}])
+    assert _copy(source, target, clock).complete
+    with MemoryService.open(_settings(source), clock=clock) as memory:
+        memory.knowledge.delete_entities(["Alice"])
+        memory.knowledge.delete_relations([{"from": "Bob", "to": "Carol", "relationType": "knows"}])
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "removed 1 graph entity (with its relations) and 1 graph relation the source deleted"
+        in " ".join(result.output.split())  # as wrapped to the console's width
+    )

@@ -187,6 +187,7 @@ def _outcome(report: CopyReport, table: str) -> str:
             ("copied", report.copied),
             ("updated", report.updated),
             ("already there", report.skipped),
+            ("removed", report.removed),
             ("not copied", report.left),
             ("expired", report.expired),
         )
@@ -200,6 +201,10 @@ def _memories(count: int, adjective: str = "") -> str:
     return f"{count} {adjective}{'memory' if count == 1 else 'memories'}"
 
 
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
 def _print_summary(state: _State, report: CopyReport, target: str) -> None:
     copied = sum(report.copied.values())
     memories = report.copied.get("memories", 0)
@@ -210,6 +215,20 @@ def _print_summary(state: _State, report: CopyReport, target: str) -> None:
     removed = report.removed.get("memories", 0)
     if removed:
         summary += f"; removed {_memories(removed)} the source no longer holds"
+    graph = [
+        _plural(count, one, many)
+        for count, one, many in (
+            (
+                report.removed.get("graph_entities", 0),
+                "graph entity (with its relations)",
+                "graph entities (with their relations)",
+            ),
+            (report.removed.get("graph_relations", 0), "graph relation", "graph relations"),
+        )
+        if count
+    ]
+    if graph:
+        summary += f"; removed {' and '.join(graph)} the source deleted"
     summary += f"; {sum(report.skipped.values())} were already there"
     expired = report.expired.get("memories", 0)
     if expired:
