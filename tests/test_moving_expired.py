@@ -64,7 +64,7 @@ def test_migrate_leaves_out_an_expired_memory_and_its_rows(
     assert _everything(target, clock) == ["Anna moved to Paris"]
 
 
-def _copy(source: Path, target: Path, clock: FakeClock) -> CopyReport:
+def _copy(source: Path, target: Path | str, clock: FakeClock) -> CopyReport:
     source_store, target_store = open_store(_settings(source)), open_store(_settings(target))
     try:
         return copy_store(source_store, target_store, clock=clock)
@@ -98,11 +98,11 @@ def test_migrate_again_removes_a_memory_that_expired_since_the_first_run(
 
 
 def test_migrate_again_keeps_a_memory_whose_ttl_the_target_renewed(
-    tmp_path: Path, clock: FakeClock
+    tmp_path: Path, target: Path | str, clock: FakeClock
 ) -> None:
     # Expired in the source, but renewed in the target (in use since the first run): the
     # target's edit stays, as every edit made there does; it is not removed as expired.
-    source, target = tmp_path / "source.db", tmp_path / "target.db"
+    source = tmp_path / "source.db"
     with MemoryService.open(_settings(source), clock=clock) as memory:
         code = memory.remember("Anna's door code is 4711", ttl_seconds=60)
     assert _copy(source, target, clock).copied["memories"] == 1
