@@ -42,7 +42,11 @@ def _populate(db: Path, clock: FakeClock) -> dict[str, str]:
             at="2026-10-25T08:10:00-07:00",
             meta={"speaker": "Ana"},
         )
-        memory.remember("The staging DB is in Melbourne", namespace="infra", ttl_seconds=3600)
+        # A TTL still running on the wall clock the CLI's migrate reads (an expired memory is
+        # left out of the copy).
+        memory.remember(
+            "The staging DB is in Melbourne", namespace="infra", ttl_seconds=100 * 365 * 86_400
+        )
         experience = memory.recollections.remember(
             "Croissant with Léa",
             place={"lat": 48.8642, "lon": 2.3475},

@@ -27,12 +27,19 @@ migration 25) of the memories and core memory rows a copy from each source
   does) and the source's is copied with its rows;
 - removes a memory this copy wrote earlier that the source no longer holds
   (forgotten, purged), as forget does: its rows go, and the store scrubs what
-  they leave behind (:meth:`~recalld.store.base.Store.scrub`);
+  they leave behind (:meth:`~recalld.store.base.Store.scrub`); so too a graph
+  entity or relation this copy wrote (the ledger of migration 27) that the source
+  deleted since;
 - refuses, before writing it, a memory whose id the target gives to another
   memory (one with another ``created_at``, which the copy did not write): the
   run stops there, naming the id. Core memory that the target holds with other
   entries, which the copy did not write either, is refused the same way before
   anything is written (a memory the target held before is never overwritten);
+- leaves out a memory whose TTL has passed (the target's purge would delete it, and
+  until then the admin listing would show it again) with every row of it, counted as
+  ``expired``; one an earlier run copied goes from the target as a forgotten one does,
+  unless the target holds it alive, edited there since (its TTL renewed): that edit
+  stays, as any edit made in the target does;
 - reports, rather than copying, a memory today's rules refuse (a NUL in its
   ``meta``, which an older version accepted on SQLite), naming its id and the
   field, and the rows it could not copy because their memory is not in the
@@ -60,6 +67,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from recalld._time import Clock, utc_now
@@ -68,7 +76,8 @@ from recalld.errors import ConflictError, ValidationError
 from recalld.model import Memory, ScrubState
 from recalld.store.base import MemoryRecord, Scope, Store, StoreTransaction, stored_record
 from recalld.store.context import rewritten_pending
-from recalld.store.tables import COPIED_TABLES, Table
+from recalld.store.tables import COPIED_TABLES, GraphKind, Table
+from recalld.writing import expired
 
 __all__ = ["BATCH_ROWS", "CopyReport", "Progress", "copy_store"]
 
@@ -92,13 +101,20 @@ DROPPED_REASON = "migrate"
 # The rows that a memory's text gives (its vector, the entities it mentions, the record
 # of that extraction): not copied onto a memory edited in the target since.
 OF_THE_TEXT = ("vectors", "graph_mentions", "graph_relation_sources", "graph_extracted")
+# The graph tables whose rows the target's ledger records (a run removes the ones the
+# source deleted since): table -> the ledger's kind.
+GRAPH_KINDS: dict[str, GraphKind] = {"graph_entities": "entity", "graph_relations": "relation"}
+# The location of an in-memory SQLite database: each such store is a database of its own.
+MEMORY_LOCATION = ":memory:"
 
 
 @dataclass
 class CopyReport:
     """Rows per table: ``copied`` (new in the target), ``updated`` (brought up to date),
-    ``skipped`` (already there, the same), ``removed`` (memories the source no longer
-    holds), ``left`` (not copied: their memory is not in the target); the memories
+    ``skipped`` (already there, the same), ``removed`` (memories, graph entities and
+    relations a copy wrote earlier that the source no longer holds), ``left`` (not
+    copied: their memory is not in the target), ``expired`` (not copied: their memory's
+    TTL had passed, so it is not in the target); the memories
     ``refused`` (one line each, naming the id and the field), and whether what the
     run removed or replaced is scrubbed (``scrub``)."""
 
@@ -107,6 +123,7 @@ class CopyReport:
     updated: dict[str, int] = field(default_factory=dict)
     removed: dict[str, int] = field(default_factory=dict)
     left: dict[str, int] = field(default_factory=dict)
+    expired: dict[str, int] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
     scrub: ScrubState = "none"
 
@@ -154,6 +171,19 @@ def _comparable(memory: Memory) -> tuple[MemoryRecord, Any]:
     return replace(record, tags=tuple(sorted(record.tags))), offset
 
 
+def _renewed_there(tx: StoreTransaction, memory: Memory, now: datetime) -> bool:
+    """Whether the target holds the source's expired ``memory`` alive, edited there since
+    the source's version (its TTL renewed, say): that edit stays, as any edit made in the
+    target does (the memory is skipped as edited there, not removed as expired)."""
+    existing = tx.find(memory.namespace, id=memory.id)
+    return (
+        existing is not None
+        and existing.created_at == memory.created_at
+        and existing.updated_at > memory.updated_at
+        and not expired(existing, now)
+    )
+
+
 def _refusal(memory: Memory) -> str | None:
     """Why today's rules refuse ``memory`` (stored by an older version), or None."""
     found = nul_problem(memory.meta, "meta")
@@ -195,6 +225,8 @@ class _Copier:
         self.queued_there: set[tuple[int, str, Any]] = set()
         # The target seq a memory brought up to date by this run had before (new: old).
         self.replaced: dict[int, int] = {}
+        # The source seqs of the memories whose TTL had passed: not copied, nor their rows.
+        self.expired: set[int] = set()
 
     def _tick(self, table: str, done: int, total: int) -> None:
         if self.progress is not None:
@@ -296,6 +328,10 @@ class _Copier:
         def flush() -> None:
             with self.target.transaction() as tx:
                 for memory in batch:
+                    if expired(memory, scope.now) and not _renewed_there(tx, memory, scope.now):
+                        # Gone for every reader already: a copy must not bring it back.
+                        self.expired.add(memory.seq)
+                        continue
                     refused = _refusal(memory)
                     if refused is not None:
                         self.report.refused.append(refused)
@@ -318,6 +354,7 @@ class _Copier:
         self._tick("memories", done, total)
         for outcome, count in counts.items():
             getattr(self.report, outcome)["memories"] = count
+        self.report.expired["memories"] = len(self.expired)
         self._remove([seq for key, seq in ours.items() if key not in seen])
 
     def _memory(
@@ -476,7 +513,7 @@ class _Copier:
 
     def table(self, table: Table) -> None:
         total = self.source.tables.count(table)
-        done = copied = updated = left = 0
+        done = copied = updated = left = gone = 0
         sources: list[dict[str, Any]] = []
         present: dict[tuple[Any, ...], dict[str, Any]] = {}
         if table.mutable:  # the target's rows, to tell which side changed later
@@ -486,10 +523,20 @@ class _Copier:
                 for row in rows
             }
         textual = table.name in OF_THE_TEXT
+        held_before: set[int] = set()
+        if table.name in GRAPH_KINDS:  # to tell the rows this run writes from the target's
+            held_before = {
+                int(row[str(table.generated)])
+                for rows in _batches(self.target, table)
+                for row in rows
+            }
         for rows in _batches(self.source, table):
             # A memory edited in the target since keeps what its text gives (counted as
             # skipped).
-            kept = [row for row in rows if not textual or row["seq"] not in self.edited_there]
+            # The rows of an expired memory go with it (not copied, not left behind).
+            live = [row for row in rows if "seq" not in row or row["seq"] not in self.expired]
+            gone += len(rows) - len(live)
+            kept = [row for row in live if not textual or row["seq"] not in self.edited_there]
             renumbered = [self._renumber(table, row) for row in kept]
             written = [row for row in renumbered if row is not None]
             left += len(kept) - len(written)
@@ -517,12 +564,30 @@ class _Copier:
         self._tick(table.name, done, total)
         self.report.copied[table.name] = copied
         self.report.updated[table.name] = updated
-        self.report.skipped[table.name] = done - copied - updated - left
+        self.report.skipped[table.name] = done - copied - updated - left - gone
         self.report.left[table.name] = left
+        self.report.expired[table.name] = gone
         if table.name == "graph_entities":
             self._map(table, sources, self.numbers.entities)
+            self._follow_graph(table, self.numbers.entities, held_before)
         elif table.name == "graph_relations":
             self._map(table, sources, self.numbers.relations)
+            self._follow_graph(table, self.numbers.relations, held_before)
+
+    def _follow_graph(self, table: Table, numbers: dict[int, int], held_before: set[int]) -> None:
+        """Record in the target's ledger the entities or relations this run wrote (those
+        the target did not hold before it), and delete the ones an earlier run wrote that
+        the source no longer holds (deleted there since): they would come back otherwise.
+        One the target held before any copy is never deleted."""
+        kind = GRAPH_KINDS[table.name]
+        ours = self.target.tables.migrated_graph(self.origin, kind)
+        copied = set(numbers.values())
+        self.target.tables.mark_graph(self.origin, kind, sorted(copied - held_before - ours))
+        stale = sorted(ours - copied)
+        removed = self.target.tables.delete_graph(kind, stale, DROPPED_REASON, self.clock())
+        if removed:
+            self.dropped = True
+        self.report.removed[table.name] = removed
 
     def _map(self, table: Table, sources: list[dict[str, Any]], into: dict[int, int]) -> None:
         """Learn the target ids of copied rows by their identity."""
@@ -562,6 +627,12 @@ def copy_store(
     ``target`` runs, this one waits for it to end (``waiting`` is called once when it
     starts to wait).
     """
+    if _same_database(source, target):
+        # Spelled apart (a relative path and an absolute one, a symlink): a copy into
+        # itself would claim every row of the database in its ledger as copied.
+        raise ValidationError(
+            "to", f"the source and the target are the same database ({target.location()})"
+        )
     if source.schema_version != target.schema_version:
         raise ValidationError(
             "to",
@@ -585,6 +656,16 @@ def copy_store(
         if copier.dropped:
             copier.report.scrub = "done" if target.scrub(scrub_wait_seconds) else "pending"
     return replace(copier.report)
+
+
+def _same_database(source: Store, target: Store) -> bool:
+    """Whether ``source`` and ``target`` are one database: the same location (a file's
+    resolved path, a URL). Two in-memory SQLite databases (``:memory:``) are two
+    databases, unless they are the same store."""
+    if source is target:
+        return True
+    here = source.location()
+    return here != MEMORY_LOCATION and here == target.location()
 
 
 def _wait_quietly() -> None:

@@ -47,7 +47,8 @@ def migrate_command(
     opens the database; this shows a progress bar for a large one and exits).
 
     With --to: copy every memory, vector, job, core memory, context feature, token hash,
-    intention and graph row into another database (PostgreSQL and back). Safe to run
+    intention and graph row into another database (PostgreSQL and back); a memory whose
+    TTL has passed is left out, with its rows. Safe to run
     again: what is already there is skipped, so an interrupted copy resumes, and what
     changed in the source since (edited, forgotten) is brought up to date in the target.
     A copy started while another runs into the same database waits for it to end.
@@ -98,6 +99,17 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
     target_settings = _with_db(state.settings, destination)
     if display_location(source_settings.db) == display_location(target_settings.db):
         raise ValidationError("to", "the source and the target are the same database")
+    if isinstance(source_settings.db, Path) and isinstance(target_settings.db, Path):
+        from recalld.store.sqlite_file import database_file
+
+        if database_file(source_settings.db, target_settings.db):
+            # Its -wal: the source's next open would take the copy for its log, and drop it.
+            raise ValidationError(
+                "to",
+                "the source and the target are the same database:"
+                f" {target_settings.db} is the source or one of its own files (<db>-wal,"
+                " -shm, -journal, -reserve, ...); give another file name",
+            )
     if not source_settings.uses_postgres and not Path(source_settings.db).exists():
         # Opening it would create an empty database, and "copied 0 rows" would look like
         # a finished migration of a mistyped path.
@@ -148,6 +160,7 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                 "skipped": report.skipped,
                 "removed": report.removed,
                 "left": report.left,
+                "expired": report.expired,
                 "refused": report.refused,
                 "scrub": report.scrub,
             }
@@ -174,7 +187,9 @@ def _outcome(report: CopyReport, table: str) -> str:
             ("copied", report.copied),
             ("updated", report.updated),
             ("already there", report.skipped),
+            ("removed", report.removed),
             ("not copied", report.left),
+            ("expired", report.expired),
         )
         if (count := counts.get(table, 0))
     ]
@@ -184,6 +199,10 @@ def _outcome(report: CopyReport, table: str) -> str:
 def _memories(count: int, adjective: str = "") -> str:
     """``count`` memories, in words ("1 memory", "2 changed memories")."""
     return f"{count} {adjective}{'memory' if count == 1 else 'memories'}"
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def _print_summary(state: _State, report: CopyReport, target: str) -> None:
@@ -196,7 +215,24 @@ def _print_summary(state: _State, report: CopyReport, target: str) -> None:
     removed = report.removed.get("memories", 0)
     if removed:
         summary += f"; removed {_memories(removed)} the source no longer holds"
+    graph = [
+        _plural(count, one, many)
+        for count, one, many in (
+            (
+                report.removed.get("graph_entities", 0),
+                "graph entity (with its relations)",
+                "graph entities (with their relations)",
+            ),
+            (report.removed.get("graph_relations", 0), "graph relation", "graph relations"),
+        )
+        if count
+    ]
+    if graph:
+        summary += f"; removed {' and '.join(graph)} the source deleted"
     summary += f"; {sum(report.skipped.values())} were already there"
+    expired = report.expired.get("memories", 0)
+    if expired:
+        summary += f"; left out {_memories(expired, 'expired ')}"
     state.console.print(summary, highlight=False, markup=False)
 
 

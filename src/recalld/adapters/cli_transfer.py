@@ -37,6 +37,24 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
     """Write the namespace as JSON lines to FILE (default: stdout): every live memory,
     then core memory and the entities and relations declared through the knowledge tools.
     `recalld import` reads it back."""
+    database = state.settings.db
+    if isinstance(database, Path) and str(database) != ":memory:" and not database.exists():
+        # Opening it would create an empty database, and its empty export (exit 0) would
+        # pass for a backup of a mistyped --db (backup and migrate refuse it too).
+        raise click.ClickException(
+            f"there is no database at {database} to export: check --db (RECALLD_DB)"
+        )
+    if file != "-" and isinstance(database, Path):
+        from recalld.store.sqlite_file import database_file
+
+        if database_file(database, Path(file)):
+            # The export replaces FILE: over the database (or its WAL) it destroyed it.
+            raise click.BadParameter(
+                f"{click.format_filename(file)} is the database itself or one of its own"
+                " files (<db>-wal, -shm, -journal, -reserve, ...): the export would replace"
+                " it; give another file name, e.g. memories.jsonl",
+                param_hint="FILE",
+            )
     memory = state.memory()
     namespaces = memory.namespaces() if all_namespaces else None
     problems: list[str] = []

@@ -1,15 +1,15 @@
-"""SQLite migration 25: what ``recalld migrate`` copied into this database, and from where;
-and 26, PostgreSQL's alone.
+"""SQLite migrations 25 and 27: what ``recalld migrate`` copied into this database, and from
+where; and 26, PostgreSQL's alone.
 
 Listed in :data:`recalld.store.migrations.MIGRATIONS` with the others; PostgreSQL's
-migration 25 builds the same tables (:mod:`recalld.store.postgres_migrations_ledger`).
+migrations 25 and 27 build the same tables (:mod:`recalld.store.postgres_migrations_ledger`).
 """
 
 from __future__ import annotations
 
 from recalld.store.sqlite_fts import Execute
 
-__all__ = ["migration_25", "migration_26"]
+__all__ = ["migration_25", "migration_26", "migration_27"]
 
 
 def migration_25(execute: Execute) -> None:
@@ -44,3 +44,20 @@ def migration_26(execute: Execute) -> None:
     splits words at punctuation, as FTS5's ``unicode61`` tokenizer always has here);
     numbered on both stores so their schema versions stay the same."""
     del execute
+
+
+def migration_27(execute: Execute) -> None:
+    """The migrate ledger of the graph: which entities and relations a copy from
+    ``origin`` wrote here, so that a later run removes the ones the source deleted
+    since (as it removes a forgotten memory), and never one the database held before.
+    Each row references its entity or relation with ``ON DELETE CASCADE``."""
+    for kind, table in (("entity", "graph_entities"), ("relation", "graph_relations")):
+        execute(
+            f"""
+            CREATE TABLE migrated_{kind}_rows (
+                id INTEGER PRIMARY KEY REFERENCES {table}(id) ON DELETE CASCADE,
+                origin TEXT NOT NULL
+            )
+            """
+        )
+        execute(f"CREATE INDEX migrated_{kind}_rows_origin ON migrated_{kind}_rows(origin, id)")

@@ -719,6 +719,8 @@ class PostgresStore(PostgresTokens):
                     "pending_scrubs",
                     "migrated_memories",
                     "migrated_core",
+                    "migrated_entity_rows",
+                    "migrated_relation_rows",
                     *VACUUM_TABLES,
                 ],
             ),

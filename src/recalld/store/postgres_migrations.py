@@ -21,7 +21,7 @@ from typing import Any
 
 from recalld._text import content_hash
 from recalld.store.postgres_migrations_graph import migration_24
-from recalld.store.postgres_migrations_ledger import migration_25
+from recalld.store.postgres_migrations_ledger import migration_25, migration_27
 from recalld.store.postgres_migrations_words import SEARCH_CONFIGURATION, migration_26
 
 __all__ = ["CHANGES_CHANNEL", "MIGRATIONS", "SEARCH_CONFIG", "SEARCH_CONFIGURATION"]
@@ -795,4 +795,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_24,
     migration_25,
     migration_26,
+    migration_27,
 ]

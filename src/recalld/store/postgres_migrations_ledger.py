@@ -1,4 +1,4 @@
-"""PostgreSQL migration 25: what ``recalld migrate`` copied into this database, and from
+"""PostgreSQL migrations 25 and 27: what ``recalld migrate`` copied into this database, and from
 where (as SQLite's, :mod:`recalld.store.migrations_ledger`). Listed in
 :data:`recalld.store.postgres_migrations.MIGRATIONS` with the others.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["migration_25"]
+__all__ = ["migration_25", "migration_27"]
 
 Execute = Callable[[str], Any]
 
@@ -35,3 +35,19 @@ def migration_25(execute: Execute) -> None:
         )
         """
     )
+
+
+def migration_27(execute: Execute) -> None:
+    """The migrate ledger of the graph (SQLite's migration 27,
+    :mod:`recalld.store.migrations_ledger`): the entities and relations a ``recalld
+    migrate`` from ``origin`` wrote here."""
+    for kind, table in (("entity", "graph_entities"), ("relation", "graph_relations")):
+        execute(
+            f"""
+            CREATE TABLE migrated_{kind}_rows (
+                id BIGINT PRIMARY KEY REFERENCES {table}(id) ON DELETE CASCADE,
+                origin TEXT NOT NULL
+            )
+            """
+        )
+        execute(f"CREATE INDEX migrated_{kind}_rows_origin ON migrated_{kind}_rows(origin, id)")

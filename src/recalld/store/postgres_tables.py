@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_scrub import record_drop
 from recalld.store.semantic import VECTOR_BYTES, VECTOR_DTYPE
-from recalld.store.tables import ColumnKind, Table
+from recalld.store.tables import GRAPH_LEDGERS, ColumnKind, GraphKind, Table
 
 __all__ = ["PostgresLedger", "PostgresTables"]
 
@@ -204,6 +204,44 @@ class PostgresTables:
                 )
 
         self._database.write(step)
+
+    def migrated_graph(self, origin: str, kind: GraphKind) -> set[int]:
+        """See :meth:`TableAccess.migrated_graph`."""
+        _, ledger = GRAPH_LEDGERS[kind]
+        rows = self._database.read(f"SELECT id FROM {ledger} WHERE origin = %s", (origin,))
+        return {int(id) for (id,) in rows}
+
+    def mark_graph(self, origin: str, kind: GraphKind, ids: Sequence[int]) -> None:
+        """See :meth:`TableAccess.mark_graph`."""
+        if not ids:
+            return
+        _, ledger = GRAPH_LEDGERS[kind]
+
+        def step(connection: Connection) -> None:
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    f"INSERT INTO {ledger}(id, origin) VALUES (%s, %s)"
+                    " ON CONFLICT (id) DO UPDATE SET origin = excluded.origin",
+                    [(id, origin) for id in ids],
+                )
+
+        self._database.write(step)
+
+    def delete_graph(self, kind: GraphKind, ids: Sequence[int], reason: str, now: datetime) -> int:
+        """See :meth:`TableAccess.delete_graph`."""
+        if not ids:
+            return 0
+        table, _ = GRAPH_LEDGERS[kind]
+
+        def step(connection: Connection) -> int:
+            with connection.cursor() as cursor:
+                cursor.execute(f"DELETE FROM {table} WHERE id = ANY(%s)", (list(ids),))
+                deleted = max(cursor.rowcount, 0)
+            if deleted:
+                record_drop(connection, reason, now)
+            return deleted
+
+        return self._database.write(step)
 
     def drop_orphans(self, reason: str, now: datetime) -> int:
         """See :meth:`TableAccess.drop_orphans`."""

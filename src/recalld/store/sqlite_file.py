@@ -32,7 +32,7 @@ import apsw
 from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
 
-__all__ = ["check_path", "copy_database", "schema_versions"]
+__all__ = ["check_path", "copy_database", "database_file", "schema_versions"]
 
 # A file shorter than this cannot hold an SQLite header: SQLite treats an empty file as a
 # new database, and so does recalld.
@@ -193,6 +193,27 @@ def copy_database(
 # The files a database keeps beside itself (``<db>`` then one of these): SQLite's journals
 # and super-journals, recalld's disk-full reserve, vector graphs and migration lock.
 _OWN_SUFFIX = re.compile(r"-(?:wal|shm|journal|mj[0-9A-Fa-f]*|reserve|vectors-.*|migrate\.lock)")
+
+
+def database_file(database: Path, candidate: Path) -> bool:
+    """Whether writing ``candidate`` would overwrite the SQLite database ``database`` or one
+    of its own files (``<db>-wal``, ``-shm``, ``-journal``, ``-reserve``, ``-vectors-…``,
+    ``-migrate.lock``), under any spelling: beside the path given or beside the file it
+    resolves to, through a symlink or a hard link."""
+    if str(database) in ("", ":memory:"):
+        return False
+    real = Path(os.path.realpath(candidate))
+    for place in {database, Path(os.path.realpath(database))}:
+        if real == Path(os.path.realpath(place)):
+            return True
+        same_place = os.path.realpath(place.parent) == os.path.realpath(real.parent)
+        prefix, name = place.name, real.name
+        if same_place and name.startswith(prefix) and _OWN_SUFFIX.fullmatch(name[len(prefix) :]):
+            return True
+        with contextlib.suppress(OSError):  # either missing: not the same file
+            if os.path.samefile(database, candidate):
+                return True
+    return False
 
 
 def _refuse_own_file(source: apsw.Connection, destination: Path, configured: Path | None) -> None:

@@ -17,7 +17,7 @@ from recalld.errors import StorageError
 from recalld.store.sql import json_text
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_scrub import record_drop
-from recalld.store.tables import ColumnKind, Table
+from recalld.store.tables import GRAPH_LEDGERS, ColumnKind, GraphKind, Table
 
 __all__ = ["SQLiteLedger", "SQLiteTables"]
 
@@ -202,6 +202,44 @@ class SQLiteTables:
             )
 
         self._database.write(step)
+
+    def migrated_graph(self, origin: str, kind: GraphKind) -> set[int]:
+        """See :meth:`TableAccess.migrated_graph`."""
+        _, ledger = GRAPH_LEDGERS[kind]
+        rows = self._database.read(f"SELECT id FROM {ledger} WHERE origin = ?", (origin,))
+        return {int(id) for (id,) in rows}
+
+    def mark_graph(self, origin: str, kind: GraphKind, ids: Sequence[int]) -> None:
+        """See :meth:`TableAccess.mark_graph`."""
+        if not ids:
+            return
+        _, ledger = GRAPH_LEDGERS[kind]
+
+        def step(connection: apsw.Connection) -> None:
+            connection.executemany(
+                f"INSERT INTO {ledger}(id, origin) VALUES (?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET origin = excluded.origin",
+                [(id, origin) for id in ids],
+            )
+
+        self._database.write(step)
+
+    def delete_graph(self, kind: GraphKind, ids: Sequence[int], reason: str, now: datetime) -> int:
+        """See :meth:`TableAccess.delete_graph`."""
+        if not ids:
+            return 0
+        table, _ = GRAPH_LEDGERS[kind]
+
+        def step(connection: apsw.Connection) -> int:
+            deleted = 0
+            for id in ids:
+                connection.execute(f"DELETE FROM {table} WHERE id = ?", (id,))
+                deleted += connection.changes()
+            if deleted:
+                record_drop(connection, reason, now)
+            return deleted
+
+        return self._database.write(step)
 
     def drop_orphans(self, reason: str, now: datetime) -> int:
         """See :meth:`TableAccess.drop_orphans`."""

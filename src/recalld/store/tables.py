@@ -20,9 +20,24 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-__all__ = ["COPIED_TABLES", "Column", "ColumnKind", "Table", "TableAccess", "table"]
+__all__ = [
+    "COPIED_TABLES",
+    "GRAPH_LEDGERS",
+    "Column",
+    "ColumnKind",
+    "GraphKind",
+    "Table",
+    "TableAccess",
+    "table",
+]
 
 ColumnKind = Literal["text", "integer", "real", "boolean", "instant", "json", "blob", "vector"]
+# The graph rows the migrate ledger (migration 27) records: kind -> (its table, the ledger).
+GraphKind = Literal["entity", "relation"]
+GRAPH_LEDGERS: dict[str, tuple[str, str]] = {
+    "entity": ("graph_entities", "migrated_entity_rows"),
+    "relation": ("graph_relations", "migrated_relation_rows"),
+}
 
 
 @dataclass(frozen=True)
@@ -244,6 +259,21 @@ class TableAccess(Protocol):
 
     def mark_core(self, origin: str, rows: Sequence[tuple[str, str]]) -> None:
         """Record that a migrate from ``origin`` wrote these (namespace, target) rows."""
+        ...
+
+    def migrated_graph(self, origin: str, kind: GraphKind) -> set[int]:
+        """The ids of the entities (``kind`` "entity") or relations ("relation") a migrate
+        from ``origin`` wrote here (the graph's ledger, migration 27)."""
+        ...
+
+    def mark_graph(self, origin: str, kind: GraphKind, ids: Sequence[int]) -> None:
+        """Record that a migrate from ``origin`` wrote these entities or relations."""
+        ...
+
+    def delete_graph(self, kind: GraphKind, ids: Sequence[int], reason: str, now: datetime) -> int:
+        """Delete these entities (with their mentions, observation links and relations) or
+        relations (with their sources), recording a pending scrub (``reason``) in the same
+        transaction; returns how many went."""
         ...
 
     def drop_orphans(self, reason: str, now: datetime) -> int:
