@@ -16,31 +16,14 @@ from recalld import moving
 from recalld.adapters.cli import cli
 from recalld.config import Settings
 from recalld.errors import ConflictError, NotFoundError
-from recalld.moving import CopyReport, copy_store
 from recalld.service import MemoryService
-from recalld.store.factory import open_store
 from recalld.store.tables import COPIED_TABLES, Table
 from tests.conftest import FakeClock
-
-
-def _settings(db: Path | str) -> Settings:
-    return Settings(
-        db=db, synchronous="NORMAL", embedder="hashing", graph_extractor="rules", recall_catch_up=0
-    )
+from tests.moving_support import copy_between, moving_settings
 
 
 class InterruptedCopyError(Exception):
     pass
-
-
-def _copy(source: Path, target: Path | str, **options: object) -> CopyReport:
-    source_store = open_store(_settings(source))
-    target_store = open_store(_settings(target))
-    try:
-        return copy_store(source_store, target_store, **options)  # type: ignore[arg-type]
-    finally:
-        source_store.close()
-        target_store.close()
 
 
 def _stop_after_the_memories(table: str, done: int, total: int) -> None:
@@ -56,9 +39,9 @@ def test_migrate_again_removes_what_the_source_forgot_and_updates_what_it_change
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         own = memory.remember("The target's own note").id
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember_many([{"content": f"filler {index}"} for index in range(3)])
         secret = memory.put({"content": "My bank PIN is 4821"}, biometrics={"heart_rate": 91.0})[
             1
@@ -66,19 +49,19 @@ def test_migrate_again_removes_what_the_source_forgot_and_updates_what_it_change
         memory.remember("The office is on floor 3", key="office.floor")
         memory.core.apply("user", [{"action": "add", "content": "PIN hint: 4821"}])
     with pytest.raises(InterruptedCopyError):
-        _copy(source, target, progress=_stop_after_the_memories)
+        copy_between(source, target, progress=_stop_after_the_memories)
     clock.advance(60)
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.forget(secret)
         memory.remember("The office is on floor 7", key="office.floor")
         memory.core.apply("user", [{"action": "remove", "old_text": "PIN hint"}])
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.removed["memories"] == 1
     assert report.updated["memories"] == 1
     assert report.updated["core_memory"] == 1
     assert report.scrub == "done"
     assert report.complete
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         with pytest.raises(NotFoundError):
             memory.get(secret)
         assert memory.get(key="office.floor").content == "The office is on floor 7"
@@ -89,7 +72,7 @@ def test_migrate_again_removes_what_the_source_forgot_and_updates_what_it_change
         readings = memory.store.tables.count(biometrics)
     assert readings == 0
     assert b"4821" not in _database_bytes(target)
-    again = _copy(source, target)
+    again = copy_between(source, target)
     assert sum(again.copied.values()) + sum(again.updated.values()) == 0
     assert again.removed["memories"] == 0
 
@@ -98,9 +81,9 @@ def test_migrate_reports_rows_whose_memory_was_written_during_the_copy(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember_many([{"content": f"memory {index}"} for index in range(3)])
-    with MemoryService.open(_settings(source), clock=clock) as writer:
+    with MemoryService.open(moving_settings(source), clock=clock) as writer:
         late: list[str] = []
 
         def write_during_the_copy(table: str, done: int, total: int) -> None:
@@ -108,11 +91,11 @@ def test_migrate_reports_rows_whose_memory_was_written_during_the_copy(
                 written = writer.put({"content": "late"}, biometrics={"heart_rate": 88.0})
                 late.append(written[1].id)
 
-        report = _copy(source, target, progress=write_during_the_copy)
+        report = copy_between(source, target, progress=write_during_the_copy)
     assert report.left["memory_biometrics"] == 1
     assert report.skipped["memory_biometrics"] == 0
     assert not report.complete
-    finished = _copy(source, target)
+    finished = copy_between(source, target)
     assert finished.complete
     assert finished.copied["memories"] == 1
     assert finished.copied["memory_biometrics"] == 1
@@ -122,17 +105,17 @@ def test_migrate_refuses_a_target_memory_of_the_same_id_that_is_another_memory(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.put({"content": "Ran 10 km", "id": "evt-1"}, biometrics={"heart_rate": 172.0})
         memory.remember("Another note of the source")
     clock.advance(5)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         memory.remember("Quiet evening reading", id="evt-1")
     with pytest.raises(ConflictError) as caught:
-        _copy(source, target)
+        copy_between(source, target)
     assert caught.value.field == "id"
     assert "'evt-1'" in caught.value.message
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         kept = memory.get("evt-1")
         assert kept.content == "Quiet evening reading"
         assert memory.store.context.biometrics([kept.seq]) == {}
@@ -143,16 +126,16 @@ def test_migrate_refuses_core_memory_the_target_holds_otherwise_before_writing(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember("A note of the source")
         memory.core.apply("user", [{"action": "add", "content": "Allergic to penicillin"}])
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         memory.core.apply("user", [{"action": "add", "content": "Name: Sam"}])
     with pytest.raises(ConflictError) as caught:
-        _copy(source, target)
+        copy_between(source, target)
     assert caught.value.field == "core_memory"
     assert "'user'" in caught.value.message
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.core.state("user").entries == ["Name: Sam"]
         assert memory.stats().count == 0
 
@@ -161,7 +144,7 @@ def test_migrate_refuses_a_memory_an_older_version_stored_with_a_nul_in_meta(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember_many([{"content": f"note {index}"} for index in range(3)])
         bad = memory.remember("scanned receipt", meta={"ocr": "TOTAL"}).id
     connection = apsw.Connection(str(source))  # as an older version accepted it
@@ -174,19 +157,19 @@ def test_migrate_refuses_a_memory_an_older_version_stored_with_a_nul_in_meta(
     )
     assert result.exit_code == 1, result.output
     assert f"memory {bad!r} in 'default': meta.ocr: contains a NUL" in result.output
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.stats().count == 3
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.update(bad, meta={"ocr": "TOTAL 1"})
     again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
     assert again.exit_code == 0, again.output
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.get(bad).meta == {"ocr": "TOTAL 1"}
 
 
 def test_migrate_json_counts_the_rows_it_inserted(tmp_path: Path, clock: FakeClock) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember_many([{"content": f"memory number {index}"} for index in range(10)])
         memory.new_worker().run_until_idle()
     arguments = ["migrate", "--from", str(source), "--to", str(target), "--json"]
@@ -209,15 +192,15 @@ def test_migrate_again_carries_a_reminder_cancelled_in_the_source(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         reminder = memory.remind("ask Anna about the move", mention=["Anna"])
-    _copy(source, target)
+    copy_between(source, target)
     clock.advance(60)
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.cancel(reminder.id)
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.updated["intentions"] == 1
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert [item.state for item in memory.intentions(state="all")] == ["cancelled"]
 
 
@@ -227,19 +210,19 @@ def test_migrate_again_never_takes_back_what_was_done_in_the_target_since(
     # After the switch to the new store, a run again (to be sure) took the source's older
     # rows back: a revoked token worked again, a cancelled reminder fired, an edit was lost.
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         note = memory.remember("The staging password rotates monthly").id
         reminder = memory.remind("ask Anna about the move", mention=["Anna"])
         memory.core.apply("user", [{"action": "add", "content": "Works at Acme"}])
-    _copy(source, target)
+    copy_between(source, target)
     clock.advance(60)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         memory.update(note, content="The staging password rotates on Mondays")
         memory.cancel(reminder.id)
         memory.core.apply("user", [{"action": "patch", "old_text": "Acme", "content": "Initech"}])
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.complete
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.get(note).content == "The staging password rotates on Mondays"
         assert [item.state for item in memory.intentions(state="all")] == ["cancelled"]
         assert memory.core.state("user").entries == ["Works at Initech"]
@@ -252,28 +235,28 @@ def test_migrate_again_never_queues_again_what_the_target_delivered(
     # target: a run again copied them into its queue once more (delivered twice).
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     cafe = {"lat": 48.8642, "lon": 2.3475}
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         croissant = memory.recollections.remember("Croissant with Léa", place=cafe, tags=["lea"])
         memory.remind("ask Anna about the move", mention=["Anna"])
         cue = memory.recollections.cue(text="Croissant with Léa; Anna called", place=cafe)
         assert len(memory.recollections.sense(cue)) == 2
-    _copy(source, target)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    copy_between(source, target)
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         delivered = memory.recollections.pending()
     assert sorted(item.kind for item in delivered) == ["recollection", "reminder"]
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.complete
     assert report.copied["pending_recollections"] == 0
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.recollections.pending() == []
     # Nor when the memory changed in the source since: the target's copy is replaced.
     clock.advance(60)
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.update(croissant.id, content="Croissant with Léa at the corner café")
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.updated["memories"] == 1
     assert report.copied["pending_recollections"] == 0
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.recollections.pending() == []
 
 
@@ -286,7 +269,7 @@ def test_migrate_again_queues_what_the_target_still_held_of_a_memory_the_source_
     # source's item for one the target had delivered, so it was never delivered at all.
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     cafe = {"lat": 48.8642, "lon": 2.3475}
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         if kind == "recollection":
             fired = memory.recollections.remember("Croissant with Léa", place=cafe).id
             cue = memory.recollections.cue(place=cafe)
@@ -294,14 +277,14 @@ def test_migrate_again_queues_what_the_target_still_held_of_a_memory_the_source_
             fired = memory.remind("ask Anna about the move", mention=["Anna"]).id
             cue = memory.recollections.cue(text="Anna called")
         assert len(memory.recollections.sense(cue)) == 1
-    _copy(source, target)
+    copy_between(source, target)
     clock.advance(60)
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.update(fired, content="Changed since: ask Léa and Anna")
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.updated["memories"] == 1
     assert report.copied["pending_recollections"] == 1
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         queued = memory.recollections.pending()
     assert [(item.kind, item.memory.content) for item in queued] == [
         (kind, "Changed since: ask Léa and Anna")
@@ -315,7 +298,7 @@ def test_migrate_interrupted_after_the_trigger_history_queues_its_firings_when_i
     # firings the history knew for ones the target had delivered, and queued none.
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     cafe = {"lat": 48.8642, "lon": 2.3475}
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.recollections.remember("Croissant with Léa", place=cafe)
         memory.remind("ask Anna about the move", mention=["Anna"])
         cue = memory.recollections.cue(text="Croissant with Léa; Anna called", place=cafe)
@@ -326,9 +309,9 @@ def test_migrate_interrupted_after_the_trigger_history_queues_its_firings_when_i
             raise InterruptedCopyError
 
     with pytest.raises(InterruptedCopyError):
-        _copy(source, target, progress=stop_after_the_history)
-    assert _copy(source, target).complete
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+        copy_between(source, target, progress=stop_after_the_history)
+    assert copy_between(source, target).complete
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         queued = memory.recollections.pending()
     assert sorted(item.kind for item in queued) == ["recollection", "reminder"]
 
@@ -341,13 +324,13 @@ def test_migrate_again_holds_only_the_target_s_firings_the_source_still_queues(
     # ever looked up.
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     cafe = {"lat": 48.8642, "lon": 2.3475}
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.recollections.remember("Croissant with Léa", place=cafe)
         for _ in range(6):  # five delivered, the last one waiting
             assert len(memory.recollections.pending()) <= 1
             clock.advance(24 * 3600)  # past the habituation, at the same hour
             assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
-    _copy(source, target)
+    copy_between(source, target)
     held: list[int] = []
     learn = moving._Copier.learn_firings
 
@@ -356,9 +339,9 @@ def test_migrate_again_holds_only_the_target_s_firings_the_source_still_queues(
         held.append(len(self.fired_there) + len(self.queued_there))
 
     monkeypatch.setattr(moving._Copier, "learn_firings", learn_and_count)
-    assert _copy(source, target).complete
+    assert copy_between(source, target).complete
     assert held == [2]  # the waiting item's firing, and the item (not the six firings)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert len(memory.recollections.pending()) == 1
 
 
@@ -370,14 +353,14 @@ def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_t
     # that its text no longer names. No row its older text gave (its graph mentions, its
     # vector) is copied onto it now.
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         note = memory.remember(
             "Bartholomew Quagmire runs a bakery in Ouagadougou.", tags=["baking"]
         ).id
         memory.new_worker().run_until_idle()
-    _copy(source, target)
+    copy_between(source, target)
     clock.advance(60)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         memory.update(note, content="Zedekiah plays chess in Reykjavik.", tags=["chess"])
         memory.new_worker().run_until_idle()
         tags = memory.get(note).tags
@@ -385,9 +368,9 @@ def test_migrate_again_copies_no_row_of_the_older_text_onto_a_memory_edited_in_t
             item.entity.name for item in memory.graph.entities_of_memory(note).entities
         )
     assert "Ouagadougou" not in mentioned
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.complete
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.get(note).content == "Zedekiah plays chess in Reykjavik."
         assert memory.get(note).tags == tags == ["chess"]
         assert (
@@ -411,17 +394,17 @@ def test_migrate_again_queues_a_source_firing_with_the_text_of_the_target_s_edit
     # item kept the source's line, and pending handed out the text the edit removed.
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     cafe = {"lat": 48.8642, "lon": 2.3475}
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         pin = memory.recollections.remember("My PIN is 4821, said at the café", place=cafe)
-    _copy(source, target)
+    copy_between(source, target)
     clock.advance(60)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         memory.update(pin.id, content="The PIN was said at the café (removed)")
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.copied["pending_recollections"] == 1
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         queued = memory.recollections.pending()
     assert [item.memory.content for item in queued] == ["The PIN was said at the café (removed)"]
     assert "4821" not in queued[0].prompt_line
@@ -435,15 +418,15 @@ def test_migrate_again_holds_only_the_target_s_edits_the_source_queued(
     # queued items of the source, where only the few the source queued are ever used.
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     cafe = {"lat": 48.8642, "lon": 2.3475}
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         fired = memory.recollections.remember("Croissant with Léa", place=cafe).id
         others = [memory.remember(f"A note on the move, part {index}").id for index in range(4)]
-    _copy(source, target)
+    copy_between(source, target)
     clock.advance(60)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         for memory_id in [fired, *others]:
             memory.update(memory_id, content=f"Edited in the target: {memory_id}")
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         assert len(memory.recollections.sense(memory.recollections.cue(place=cafe))) == 1
     held: list[int] = []
     copy_memories = moving._Copier.memories
@@ -453,9 +436,9 @@ def test_migrate_again_holds_only_the_target_s_edits_the_source_queued(
         held.append(len(self.edits))
 
     monkeypatch.setattr(moving._Copier, "memories", copy_and_count)
-    assert _copy(source, target).complete
+    assert copy_between(source, target).complete
     assert held == [1]
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         queued = memory.recollections.pending()
     assert [item.memory.content for item in queued] == [f"Edited in the target: {fired}"]
 
@@ -474,12 +457,12 @@ def test_migrate_again_copies_no_relation_of_the_older_text_onto_a_memory_edited
         note = memory.remember("Alice Johnson founded Acme Corporation in Paris.").id
         memory.new_worker().run_until_idle()
         assert memory.graph.relations(entity="Alice Johnson").relations
-    _copy(source, target)
+    copy_between(source, target)
     clock.advance(60)
     with MemoryService.open(spacy(target), clock=clock) as memory:
         memory.update(note, content="Bob went hiking.")
         memory.new_worker().run_until_idle()
-    assert _copy(source, target).complete
+    assert copy_between(source, target).complete
     with MemoryService.open(spacy(target), clock=clock) as memory:
         names = {entity.name for entity in memory.graph.entities(limit=100).entities}
         assert names.isdisjoint({"Alice Johnson", "Acme Corporation", "Paris"}), names
@@ -500,11 +483,11 @@ def test_migrate_again_keeps_an_entity_an_observation_or_relation_still_names(
     # observation or a relation still names is no orphan: the copy's clean-up keeps it,
     # with them (review 52d: it deleted it, and the cascade took them).
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember("Bartholomew Quagmire runs a bakery in Ouagadougou.")
         memory.new_worker().run_until_idle()
-    _copy(source, target)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    copy_between(source, target)
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         observed = memory.remember("an observation")
     with apsw.Connection(str(target)) as connection:
         connection.execute(
@@ -517,7 +500,7 @@ def test_migrate_again_keeps_an_entity_an_observation_or_relation_still_names(
             " WHERE key = 'observed only'",
             (observed.seq,),
         )
-    assert _copy(source, target).complete
+    assert copy_between(source, target).complete
     with apsw.Connection(str(target)) as connection:
         kept = list(connection.execute("SELECT name FROM graph_entities WHERE declared = 0"))
     assert ("Observed Only",) in kept
@@ -530,15 +513,15 @@ def test_migrate_again_into_postgres_scrubs_the_orphans_it_deletes(
     # The entities the copy deleted as orphans were left as dead rows while the run said
     # "scrub": "done": no pending scrub was recorded, so no VACUUM ran (review 52d).
     source = tmp_path / "source.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         note = memory.remember("Bartholomew Quagmire runs a bakery in Ouagadougou.").id
         memory.new_worker().run_until_idle()
-    _copy(source, postgres_url)
+    copy_between(source, postgres_url)
     clock.advance(60)
-    with MemoryService.open(_settings(postgres_url), clock=clock) as memory:
+    with MemoryService.open(moving_settings(postgres_url), clock=clock) as memory:
         memory.update(note, content="Zedekiah plays chess in Reykjavik.")
         memory.new_worker().run_until_idle()
-    report = _copy(source, postgres_url)
+    report = copy_between(source, postgres_url)
     assert (report.complete, report.scrub) == (True, "done")
     with psycopg.connect(postgres_url, autocommit=True) as connection:
         connection.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
@@ -559,23 +542,23 @@ def test_migrate_resumed_after_the_target_recalled_a_copied_memory_copies_its_ro
     # memory's access count, not its updated_at: it is not an edit, and the memory still
     # takes the rows the interrupted run did not copy (its vector, its graph mentions).
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         note = memory.remember("Bartholomew Quagmire runs a bakery in Ouagadougou.").id
         memory.new_worker().run_until_idle()
         mentioned = sorted(
             item.entity.name for item in memory.graph.entities_of_memory(note).entities
         )
     with pytest.raises(InterruptedCopyError):
-        _copy(source, target, progress=_stop_after_the_memories)
+        copy_between(source, target, progress=_stop_after_the_memories)
     clock.advance(60)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert [hit.memory.id for hit in memory.recall("bakery Ouagadougou", mode="keyword")] == [
             note
         ]
         assert memory.get(note).access_count == 1
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.complete
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert (
             sorted(item.entity.name for item in memory.graph.entities_of_memory(note).entities)
             == mentioned
@@ -589,16 +572,16 @@ def test_migrate_again_gives_a_key_to_the_memory_that_holds_it_in_the_source_now
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         old = memory.remember("The office is on floor 3", key="office.floor").id
-    _copy(source, target)
+    copy_between(source, target)
     clock.advance(60)
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.forget(old)
         new = memory.remember("The office is on floor 7", key="office.floor").id
-    report = _copy(source, target)
+    report = copy_between(source, target)
     assert report.complete
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.get(key="office.floor").id == new
         with pytest.raises(NotFoundError):
             memory.get(old)
@@ -619,7 +602,7 @@ def test_migrate_bars_and_summary_count_only_the_rows_copied(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source = tmp_path / "source.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember_many([{"content": f"note {index}"} for index in range(3)])
         memory.new_worker().run_until_idle()
     as_json = CliRunner().invoke(

@@ -11,33 +11,19 @@ import pytest
 from click.testing import CliRunner
 
 from recalld.adapters.cli import cli
-from recalld.config import Settings
 from recalld.model import Filters
-from recalld.moving import CopyReport, copy_store
 from recalld.service import MemoryService
-from recalld.store.factory import open_store
 from tests.conftest import FakeClock
-
-
-def _settings(db: Path | str) -> Settings:
-    return Settings(
-        db=db, synchronous="NORMAL", embedder="hashing", graph_extractor="rules", recall_catch_up=0
-    )
-
-
-def _target(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
-    if request.param == "postgres":
-        return str(request.getfixturevalue("postgres_url"))
-    return tmp_path / "target.db"
+from tests.moving_support import copy_between, moving_settings, target_database
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
-    return _target(request, tmp_path)
+    return target_database(request, tmp_path)
 
 
 def _everything(db: Path | str, clock: FakeClock) -> list[str]:
-    with MemoryService.open(_settings(db), clock=clock) as memory:
+    with MemoryService.open(moving_settings(db), clock=clock) as memory:
         page = memory.list_memories(filters=Filters(include_expired=True), limit=100)
         return sorted(item.content for item in page.memories)
 
@@ -46,17 +32,12 @@ def test_migrate_leaves_out_an_expired_memory_and_its_rows(
     tmp_path: Path, target: Path | str, clock: FakeClock
 ) -> None:
     source = tmp_path / "source.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember("Anna's door code is 4711", ttl_seconds=60)
         memory.remember("Anna moved to Paris")
         memory.new_worker().run_until_idle()  # vectors, jobs, graph rows for both
     clock.advance(3600)
-    source_store, target_store = open_store(_settings(source)), open_store(_settings(target))
-    try:
-        report = copy_store(source_store, target_store, clock=clock)
-    finally:
-        source_store.close()
-        target_store.close()
+    report = copy_between(source, target, clock=clock)
     assert report.complete, report
     assert report.copied["memories"] == 1
     assert report.expired["memories"] == 1
@@ -64,25 +45,16 @@ def test_migrate_leaves_out_an_expired_memory_and_its_rows(
     assert _everything(target, clock) == ["Anna moved to Paris"]
 
 
-def _copy(source: Path, target: Path | str, clock: FakeClock) -> CopyReport:
-    source_store, target_store = open_store(_settings(source)), open_store(_settings(target))
-    try:
-        return copy_store(source_store, target_store, clock=clock)
-    finally:
-        source_store.close()
-        target_store.close()
-
-
 def test_migrate_again_removes_a_memory_that_expired_since_the_first_run(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     source, target = tmp_path / "source.db", tmp_path / "target.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.remember("Anna's door code is 4711", ttl_seconds=60)
         memory.remember("Anna moved to Paris")
-    assert _copy(source, target, clock).copied["memories"] == 2
+    assert copy_between(source, target, clock=clock).copied["memories"] == 2
     clock.advance(3600)
-    report = _copy(source, target, clock)
+    report = copy_between(source, target, clock=clock)
     assert report.complete, report
     assert report.expired["memories"] == 1
     assert report.removed["memories"] == 1
@@ -103,18 +75,18 @@ def test_migrate_again_keeps_a_memory_whose_ttl_the_target_renewed(
     # Expired in the source, but renewed in the target (in use since the first run): the
     # target's edit stays, as every edit made there does; it is not removed as expired.
     source = tmp_path / "source.db"
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         code = memory.remember("Anna's door code is 4711", ttl_seconds=60)
-    assert _copy(source, target, clock).copied["memories"] == 1
+    assert copy_between(source, target, clock=clock).copied["memories"] == 1
     clock.advance(30)
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         memory.update(code.id, ttl_seconds=86_400)
     clock.advance(3600)
-    report = _copy(source, target, clock)
+    report = copy_between(source, target, clock=clock)
     assert report.complete, report
     assert report.removed["memories"] == 0
     assert report.expired["memories"] == 0
     assert report.skipped["memories"] == 1
     assert _everything(target, clock) == ["Anna's door code is 4711"]
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         assert memory.get(code.id).expires_at == clock.now - timedelta(seconds=3600 - 86_400)

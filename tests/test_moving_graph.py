@@ -9,37 +9,18 @@ import pytest
 from click.testing import CliRunner
 
 from recalld.adapters.cli import cli
-from recalld.config import Settings
-from recalld.moving import CopyReport, copy_store
 from recalld.service import MemoryService
-from recalld.store.factory import open_store
 from tests.conftest import FakeClock
-
-
-def _settings(db: Path | str) -> Settings:
-    return Settings(
-        db=db, synchronous="NORMAL", embedder="hashing", graph_extractor="rules", recall_catch_up=0
-    )
+from tests.moving_support import copy_between, moving_settings, target_database
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
-    if request.param == "postgres":
-        return str(request.getfixturevalue("postgres_url"))
-    return tmp_path / "target.db"
-
-
-def _copy(source: Path, target: Path | str, clock: FakeClock) -> CopyReport:
-    source_store, target_store = open_store(_settings(source)), open_store(_settings(target))
-    try:
-        return copy_store(source_store, target_store, clock=clock)
-    finally:
-        source_store.close()
-        target_store.close()
+    return target_database(request, tmp_path)
 
 
 def _graph(db: Path | str, clock: FakeClock) -> tuple[list[str], list[str]]:
-    with MemoryService.open(_settings(db), clock=clock) as memory:
+    with MemoryService.open(moving_settings(db), clock=clock) as memory:
         graph = memory.knowledge.read_graph()
         return (
             sorted(entity.name for entity in graph.entities if entity.entity_type == "person"),
@@ -52,7 +33,7 @@ def test_migrate_again_removes_the_entities_and_relations_deleted_in_the_source(
 ) -> None:
     source = tmp_path / "source.db"
     people = [{"name": name, "entityType": "person"} for name in ("Bob", "Alice", "Carol")]
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.knowledge.create_entities(people)
         memory.knowledge.create_relations(
             [
@@ -60,26 +41,26 @@ def test_migrate_again_removes_the_entities_and_relations_deleted_in_the_source(
                 {"from": "Bob", "to": "Carol", "relationType": "knows"},
             ]
         )
-    with MemoryService.open(_settings(target), clock=clock) as memory:
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
         # The target's own: no copy wrote it, so none removes it.
         memory.knowledge.create_entities([{"name": "Dora", "entityType": "person"}])
-    assert _copy(source, target, clock).complete
+    assert copy_between(source, target, clock=clock).complete
     assert _graph(target, clock) == (
         ["Alice", "Bob", "Carol", "Dora"],
         ["Bob knows Alice", "Bob knows Carol"],
     )
     clock.advance(5)
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.knowledge.delete_entities(["Alice"])
         memory.knowledge.delete_relations([{"from": "Bob", "to": "Carol", "relationType": "knows"}])
-    report = _copy(source, target, clock)
+    report = copy_between(source, target, clock=clock)
     assert report.complete, report
     assert _graph(target, clock) == (["Bob", "Carol", "Dora"], [])
     assert report.removed["graph_entities"] == 1
     assert report.removed["graph_relations"] == 1
     assert report.scrub == "done"
     # A run again finds nothing more to remove.
-    assert _copy(source, target, clock).removed["graph_entities"] == 0
+    assert copy_between(source, target, clock=clock).removed["graph_entities"] == 0
 
 
 def test_migrate_says_which_graph_rows_it_removed(tmp_path: Path, clock: FakeClock) -> None:
@@ -87,11 +68,11 @@ def test_migrate_says_which_graph_rows_it_removed(tmp_path: Path, clock: FakeClo
     # memories it removed (--json has them under "removed").
     source, target = tmp_path / "source.db", tmp_path / "target.db"
     people = [{"name": name, "entityType": "person"} for name in ("Bob", "Alice", "Carol")]
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.knowledge.create_entities(people)
         memory.knowledge.create_relations([{"from": "Bob", "to": "Carol", "relationType": "knows"}])
-    assert _copy(source, target, clock).complete
-    with MemoryService.open(_settings(source), clock=clock) as memory:
+    assert copy_between(source, target, clock=clock).complete
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
         memory.knowledge.delete_entities(["Alice"])
         memory.knowledge.delete_relations([{"from": "Bob", "to": "Carol", "relationType": "knows"}])
     result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
