@@ -55,3 +55,55 @@ async def test_chaoscore_recall_refuses_a_key_and_a_query_together(tmp_path: Pat
             text(await call(client, "chaoscore_recall", {"response_format": "json"}))
         )
         assert record["createdAt"] == record["updatedAt"]
+
+
+def _envelope(result_text: str) -> dict[str, object]:
+    body = json.loads(result_text)
+    assert set(body) == {"status", "content"}, body
+    return body
+
+
+async def test_rover_refuses_an_argument_its_action_does_not_take(tmp_path: Path) -> None:
+    """The seed lists what each action takes; an argument another action takes was
+    ignored, answering another question: ``list`` with a ``query`` listed everything,
+    ``recent`` with a ``category`` every category, ``remember`` with a ``memory_id``
+    stored a new memory instead of changing that one. Refused in the envelope, naming
+    the argument; every argument at its default (a model filling all) is still served."""
+    async with in_process(tmp_path / "r.db", "rover")() as client:
+        stored = await call(
+            client,
+            "rover_memory",
+            {"action": "remember", "title": "kitchen", "content": "Second door on the left"},
+        )
+        assert not stored.is_error, text(stored)
+        for arguments, field in (
+            ({"action": "list", "query": "garage"}, "query"),
+            ({"action": "recent", "category": "hazard"}, "category"),
+            ({"action": "remember", "title": "t", "content": "c", "memory_id": 1}, "memory_id"),
+            ({"action": "recall", "query": "kitchen", "tags": "indoor"}, "tags"),
+            ({"action": "forget", "memory_id": 1, "title": "kitchen"}, "title"),
+            ({"action": "stats", "importance": 3}, "importance"),
+        ):
+            result = await call(client, "rover_memory", arguments)
+            assert result.is_error, arguments
+            body = _envelope(text(result))
+            assert body["status"] == "error"
+            message = body["content"][0]["text"]  # type: ignore[index]
+            assert message.startswith(f"{field}: is not used by {arguments['action']}"), message
+        # Nothing was stored, forgotten or changed by the refused calls.
+        every_default = {
+            "title": "",
+            "content": "",
+            "category": None,
+            "tags": "",
+            "importance": None,
+            "meta": None,
+            "memory_id": None,
+            "query": "",
+            "limit": 10,
+        }
+        listed = await call(client, "rover_memory", {**every_default, "action": "list"})
+        assert not listed.is_error, text(listed)
+        rows_text = _envelope(text(listed))["content"][0]["text"]  # type: ignore[index]
+        rows = json.loads(rows_text.split("\n", 1)[1])
+        assert [(row["memory_id"], row["title"]) for row in rows] == [(1, "kitchen")]

@@ -8,7 +8,10 @@ the envelope ``{"status": "success"|"error", "content": [{"text": ...}]}`` with
 memory rows inlined as JSON text; every failure (a mistyped or unknown
 argument, a refused value) comes in the same envelope, naming the argument in
 the tool's own terms (``memory_id``, ``importance``). The seed's signature is a
-Python function, so arguments it does not list are refused.
+Python function, so arguments it does not list are refused, and so is an argument
+the action does not take given a value other than its default (``list`` with a
+``query``, ``remember`` with a ``memory_id``): ignoring it would answer another
+question than the one asked.
 """
 
 from __future__ import annotations
@@ -34,6 +37,24 @@ CATEGORIES = ("spatial", "preference", "hazard", "fact", "goal", "person", "obje
 ACTIONS = ("remember", "recall", "search", "list", "recent", "update", "forget", "stats")
 # limit when not given (the seed's default), for every action that lists.
 RECALL_LIMIT = 10
+# The arguments each action takes besides action (the seed's "required"/"optional"
+# lists); limit is not checked (an action that lists nothing has nothing to cut).
+TAKES = {
+    "remember": ("title", "content", "category", "tags", "importance", "meta"),
+    "recall": ("query", "category", "limit"),
+    "search": ("query", "category", "limit"),
+    "list": ("category", "limit"),
+    "recent": ("limit",),
+    "update": ("memory_id", "title", "content", "category", "tags", "importance", "meta"),
+    "forget": ("memory_id",),
+    "stats": (),
+}
+# What each action is for, to point a refused argument the right way.
+HINTS = {
+    "memory_id": "to change a memory use update, to delete one forget",
+    "query": "to search use recall or search",
+    "category": "to list one category use list",
+}
 
 
 def _importance(salience: float | None) -> int | None:
@@ -95,6 +116,20 @@ def _salience(importance: int | None) -> float | None:
     return (importance - 1) / 4
 
 
+def _refuse_unused(action: str, given: dict[str, Any]) -> None:
+    """Refuse an argument the action does not take, given a value other than its default:
+    ignoring it would answer another question than the one asked (``list`` with a
+    ``query`` listing everything, ``remember`` with a ``memory_id`` storing a new memory
+    rather than changing that one). Defaults (``""``, blank text, null, ``{}``) are no request, so
+    a model that sends every argument at its default is served."""
+    for name, value in given.items():
+        unused = value not in (None, {}) and not (isinstance(value, str) and not value.strip())
+        if unused and name not in TAKES[action]:
+            takes = ", ".join(TAKES[action]) or "no other argument"
+            hint = f"; {HINTS[name]}" if name in HINTS else ""
+            raise ValidationError(name, f"is not used by {action} (it takes {takes}){hint}")
+
+
 def _by_seq(service: MemoryService, memory_id: int | None) -> Memory:
     if memory_id is None:
         raise ValidationError("memory_id", "is required for this action")
@@ -122,6 +157,19 @@ def rover_memory(
     service = state_of(ctx).service
     if action not in ACTIONS:
         raise ValidationError("action", f"must be one of {', '.join(ACTIONS)}; got {action!r}")
+    _refuse_unused(
+        action,
+        {
+            "title": title,
+            "content": content,
+            "category": category,
+            "tags": tags,
+            "importance": importance,
+            "meta": meta,
+            "memory_id": memory_id,
+            "query": query,
+        },
+    )
     # 10 when not given, or RECALLD_MAX_LIMIT when that is lower: a default is no request.
     limit = check.limit(limit, service.settings, default=RECALL_LIMIT)
     filters = Filters(category=_category(category))
