@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,8 +58,8 @@ async def test_chaoscore_recall_refuses_a_key_and_a_query_together(tmp_path: Pat
         assert record["createdAt"] == record["updatedAt"]
 
 
-def _envelope(result_text: str) -> dict[str, object]:
-    body = json.loads(result_text)
+def _envelope(result_text: str) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(result_text)
     assert set(body) == {"status", "content"}, body
     return body
 
@@ -88,7 +89,7 @@ async def test_rover_refuses_an_argument_its_action_does_not_take(tmp_path: Path
             assert result.is_error, arguments
             body = _envelope(text(result))
             assert body["status"] == "error"
-            message = body["content"][0]["text"]  # type: ignore[index]
+            message = body["content"][0]["text"]
             assert message.startswith(f"{field}: is not used by {arguments['action']}"), message
         # Nothing was stored, forgotten or changed by the refused calls.
         every_default = {
@@ -104,6 +105,6 @@ async def test_rover_refuses_an_argument_its_action_does_not_take(tmp_path: Path
         }
         listed = await call(client, "rover_memory", {**every_default, "action": "list"})
         assert not listed.is_error, text(listed)
-        rows_text = _envelope(text(listed))["content"][0]["text"]  # type: ignore[index]
+        rows_text = _envelope(text(listed))["content"][0]["text"]
         rows = json.loads(rows_text.split("\n", 1)[1])
         assert [(row["memory_id"], row["title"]) for row in rows] == [(1, "kitchen")]
