@@ -64,26 +64,42 @@ def _envelope(result_text: str) -> dict[str, Any]:
     return body
 
 
-async def test_rover_refuses_an_argument_its_action_does_not_take(tmp_path: Path) -> None:
-    """The seed lists what each action takes; an argument another action takes was
-    ignored, answering another question: ``list`` with a ``query`` listed everything,
-    ``recent`` with a ``category`` every category, ``remember`` with a ``memory_id``
-    stored a new memory instead of changing that one. Refused in the envelope, naming
-    the argument; every argument at its default (a model filling all) is still served."""
+async def test_rover_refuses_an_argument_that_would_narrow_an_action_not_taking_it(
+    tmp_path: Path,
+) -> None:
+    """An argument that selects or narrows what an action acts on was ignored by an action
+    that does not take it, answering another question: ``list`` with a ``query`` listed
+    everything, ``recent`` with a ``category`` every category, ``remember`` with a
+    ``memory_id`` stored a new memory instead of changing that one. Refused in the
+    envelope, naming the argument; a descriptive argument the action does not take
+    (``title`` with forget, ``category`` with stats) is ignored, and every argument at its
+    default (a model filling all) is served."""
     async with in_process(tmp_path / "r.db", "rover")() as client:
-        stored = await call(
-            client,
-            "rover_memory",
-            {"action": "remember", "title": "kitchen", "content": "Second door on the left"},
-        )
-        assert not stored.is_error, text(stored)
+
+        async def rows(arguments: dict[str, Any]) -> list[dict[str, Any]]:
+            result = await call(client, "rover_memory", arguments)
+            assert not result.is_error, text(result)
+            body = _envelope(text(result))
+            assert body["status"] == "success"
+            found: list[dict[str, Any]] = json.loads(body["content"][0]["text"].split("\n", 1)[1])
+            return found
+
+        await rows({"action": "remember", "title": "kitchen", "content": "Second door on the left"})
+        await rows({"action": "remember", "title": "stairs", "content": "Steep", "tags": "indoor"})
         for arguments, field in (
-            ({"action": "list", "query": "garage"}, "query"),
-            ({"action": "recent", "category": "hazard"}, "category"),
             ({"action": "remember", "title": "t", "content": "c", "memory_id": 1}, "memory_id"),
+            ({"action": "recall", "query": "kitchen", "memory_id": 1}, "memory_id"),
+            ({"action": "search", "query": "kitchen", "memory_id": 0}, "memory_id"),
+            ({"action": "list", "memory_id": 2}, "memory_id"),
+            ({"action": "recent", "memory_id": 2}, "memory_id"),
+            ({"action": "stats", "memory_id": 1}, "memory_id"),
+            ({"action": "list", "query": "garage"}, "query"),
+            ({"action": "recent", "query": "garage"}, "query"),
+            ({"action": "recent", "category": "hazard"}, "category"),
             ({"action": "recall", "query": "kitchen", "tags": "indoor"}, "tags"),
-            ({"action": "forget", "memory_id": 1, "title": "kitchen"}, "title"),
-            ({"action": "stats", "importance": 3}, "importance"),
+            ({"action": "search", "query": "kitchen", "tags": " indoor ,"}, "tags"),
+            ({"action": "list", "tags": "indoor"}, "tags"),
+            ({"action": "recent", "tags": "indoor"}, "tags"),
         ):
             result = await call(client, "rover_memory", arguments)
             assert result.is_error, arguments
@@ -91,20 +107,31 @@ async def test_rover_refuses_an_argument_its_action_does_not_take(tmp_path: Path
             assert body["status"] == "error"
             message = body["content"][0]["text"]
             assert message.startswith(f"{field}: is not used by {arguments['action']}"), message
-        # Nothing was stored, forgotten or changed by the refused calls.
+        # Nothing was stored or changed by the refused calls.
+        assert [(row["memory_id"], row["title"]) for row in await rows({"action": "list"})] == [
+            (2, "stairs"),
+            (1, "kitchen"),
+        ]
+        # Descriptive arguments, and narrowing ones at their defaults, change no answer.
+        stats = await call(client, "rover_memory", {"action": "stats", "category": "hazard"})
+        assert json.loads(_envelope(text(stats))["content"][0]["text"])["count"] == 2
         every_default = {
             "title": "",
             "content": "",
             "category": None,
-            "tags": "",
+            "tags": " , ",
             "importance": None,
             "meta": None,
             "memory_id": None,
-            "query": "",
+            "query": "  ",
             "limit": 10,
         }
-        listed = await call(client, "rover_memory", {**every_default, "action": "list"})
-        assert not listed.is_error, text(listed)
-        rows_text = _envelope(text(listed))["content"][0]["text"]
-        rows = json.loads(rows_text.split("\n", 1)[1])
-        assert [(row["memory_id"], row["title"]) for row in rows] == [(1, "kitchen")]
+        listed = await rows({**every_default, "action": "recent"})
+        assert [row["memory_id"] for row in listed] == [2, 1]
+        forgot = await call(
+            client,
+            "rover_memory",
+            {"action": "forget", "memory_id": 1, "title": "kitchen", "query": "kitchen"},
+        )
+        assert not forgot.is_error, text(forgot)
+        assert [row["memory_id"] for row in await rows({"action": "list"})] == [2]
