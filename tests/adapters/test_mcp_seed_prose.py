@@ -32,6 +32,14 @@ async def test_chaoscore_recall_refuses_a_key_and_a_query_together(tmp_path: Pat
         assert both.is_error
         assert text(both).startswith("Error: query: give either key")
         assert "not both" in text(both)
+        # Even a query that matches that very record: whether a query matches is a ranked,
+        # thresholded judgement ("melb" finds no "Melbourne"), so "the key's record if the
+        # query matches it" could answer "No memories found" for a record that is there.
+        restated = await call(
+            client, "chaoscore_recall", {"key": "staging.region", "query": "staging region"}
+        )
+        assert restated.is_error
+        assert text(restated).startswith("Error: query: give either key")
 
         blank = await json_text(
             client,
