@@ -5,7 +5,8 @@ Records are memories of kind ``kv`` (what ``chaoscore_remember`` and
 schema says; other memories are not chaoscore records and never come back
 here. ``chaoscore_remember`` upserts by key; ``chaoscore_recall`` finds records
 by exact key, by query text or by tags (all given tags must match), or lists
-the newest when given none.
+the newest when given none; a key and a query together are refused (naming
+``query``), since the exact key would leave the query unused.
 
 A query matches a record's key as well as its value: the seed's own example
 stores "the staging DB uses the Melbourne region" as ``key="staging.region"``,
@@ -32,7 +33,7 @@ from recalld import _validate as check
 from recalld._schema import count_default
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
-from recalld.errors import NotFoundError
+from recalld.errors import NotFoundError, ValidationError
 from recalld.model import WHOLE_COUNT, Filters, Forgotten, Memory
 
 __all__ = ["DIALECT"]
@@ -48,6 +49,11 @@ ResponseFormat = Annotated[
 KIND = "kv"
 # chaoscore_recall's limit when not given (the seed's default).
 RECALL_LIMIT = 10
+# chaoscore_recall given both a key and a (non-blank) query.
+BOTH_KEY_AND_QUERY = (
+    "give either key (the record under that exact key) or query (a search of values and"
+    " keys), not both"
+)
 # What a write that dropped a value says while the scrub of its old bytes waits.
 SCRUB_PENDING = (
     "Scrubbing its old bytes from the database files is pending (another reader holds"
@@ -144,6 +150,10 @@ def chaoscore_recall(
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:
     service = state_of(ctx).service
+    if key is not None and query is not None and query.strip():
+        # A key names one record exactly and the query would not narrow it: answering the
+        # key's record would pass the query over in silence.
+        raise ValidationError("query", BOTH_KEY_AND_QUERY)
     # 10 when not given, or RECALLD_MAX_LIMIT when that is lower: a default is no request.
     limit = check.limit(limit, service.settings, default=RECALL_LIMIT)
     # Checked here so that an error names this tool's own argument.

@@ -8,7 +8,15 @@ the envelope ``{"status": "success"|"error", "content": [{"text": ...}]}`` with
 memory rows inlined as JSON text; every failure (a mistyped or unknown
 argument, a refused value) comes in the same envelope, naming the argument in
 the tool's own terms (``memory_id``, ``importance``). The seed's signature is a
-Python function, so arguments it does not list are refused.
+Python function, so arguments it does not list are refused. An argument that
+would select or narrow what an action acts on, given to an action that does not
+take it (other than at its default), is refused rather than ignored, since the
+answer would be to another question: ``memory_id`` outside update and forget
+(``remember`` with one would store a new memory, not change that one), ``query``
+on list and recent, ``category`` on recent, ``tags`` on recall, search, list and
+recent (no action filters by tags). A descriptive argument an action does not
+take (``title`` with forget, ``category`` with stats) changes no answer and is
+ignored.
 """
 
 from __future__ import annotations
@@ -34,6 +42,39 @@ CATEGORIES = ("spatial", "preference", "hazard", "fact", "goal", "person", "obje
 ACTIONS = ("remember", "recall", "search", "list", "recent", "update", "forget", "stats")
 # limit when not given (the seed's default), for every action that lists.
 RECALL_LIMIT = 10
+# The arguments each action takes besides action (the seed's "required"/"optional"
+# lists), named in the message that refuses one.
+TAKES = {
+    "remember": ("title", "content", "category", "tags", "importance", "meta"),
+    "recall": ("query", "category", "limit"),
+    "search": ("query", "category", "limit"),
+    "list": ("category", "limit"),
+    "recent": ("limit",),
+    "update": ("memory_id", "title", "content", "category", "tags", "importance", "meta"),
+    "forget": ("memory_id",),
+    "stats": (),
+}
+# The arguments that select or narrow what an action acts on, refused (not ignored) by an
+# action that does not take them: ignoring one would answer another question than the one
+# asked. Descriptive ones (title, content, importance, meta, and category or tags where
+# they filter nothing: forget, stats) change no answer and are ignored.
+NARROWING = {
+    "remember": ("memory_id",),
+    "recall": ("memory_id", "tags"),
+    "search": ("memory_id", "tags"),
+    "list": ("memory_id", "query", "tags"),
+    "recent": ("memory_id", "query", "category", "tags"),
+    "update": (),
+    "forget": (),
+    "stats": ("memory_id",),
+}
+# Where to go instead, for each refused argument.
+HINTS = {
+    "memory_id": "to change a memory use update, to delete one forget",
+    "query": "to search use recall or search",
+    "category": "to list one category use list",
+    "tags": "no action filters by tags (recall, search and list filter by category)",
+}
 
 
 def _importance(salience: float | None) -> int | None:
@@ -95,6 +136,23 @@ def _salience(importance: int | None) -> float | None:
     return (importance - 1) / 4
 
 
+def _refuse_unused(action: str, given: dict[str, Any]) -> None:
+    """Refuse an argument that would select or narrow what ``action`` acts on
+    (:data:`NARROWING`) when the action does not take it, given other than at its default:
+    ignoring it would answer another question (``list`` with a ``query`` listing
+    everything, ``remember`` with a ``memory_id`` storing a new memory rather than changing
+    that one). Defaults (``""``, blank text, null, and tags that are only commas) are no
+    request, so a model that sends every argument at its default is served."""
+    for name in NARROWING[action]:
+        value = given[name]
+        if isinstance(value, str):
+            value = _tags(value) if name == "tags" else value.strip()
+        if value is None or value in ("", []):
+            continue
+        takes = ", ".join(TAKES[action]) or "no other argument"
+        raise ValidationError(name, f"is not used by {action} (it takes {takes}); {HINTS[name]}")
+
+
 def _by_seq(service: MemoryService, memory_id: int | None) -> Memory:
     if memory_id is None:
         raise ValidationError("memory_id", "is required for this action")
@@ -122,6 +180,9 @@ def rover_memory(
     service = state_of(ctx).service
     if action not in ACTIONS:
         raise ValidationError("action", f"must be one of {', '.join(ACTIONS)}; got {action!r}")
+    _refuse_unused(
+        action, {"memory_id": memory_id, "query": query, "category": category, "tags": tags}
+    )
     # 10 when not given, or RECALLD_MAX_LIMIT when that is lower: a default is no request.
     limit = check.limit(limit, service.settings, default=RECALL_LIMIT)
     filters = Filters(category=_category(category))
