@@ -217,6 +217,17 @@ def test_search_of_stop_words_alone_without_an_embedder_returns_nothing(
     assert "no embedder is configured" in explained.reason
 
 
+def test_search_of_punctuation_alone_returns_nothing(filled: MemoryService) -> None:
+    """Leftover of review 58c: a query of punctuation alone ("?") has no word, so it was
+    looked for as a substring and found any memory holding one, at a score (0.029) above
+    the default min_score on a store without an embedder."""
+    filled.remember("what? really? yes!")
+    filled.remember("the new standing desk - finally")
+    for query in ("?", "-", "...", "?!"):
+        assert filled.search(query) == [], query
+        assert filled.search(query, mode="keyword", min_score=0) == [], query
+
+
 def test_search_in_vector_mode_without_an_embedder_is_refused(filled: MemoryService) -> None:
     """Adversarial pass c58: ``mode="vector"`` on a store without an embedder searched no
     vectors and answered an empty list, read as "nothing similar is stored"; explain

@@ -303,7 +303,10 @@ async def test_chaoscore_overwrite_says_when_its_scrub_is_pending(tmp_path: Path
     # An overwrite drops the old value: like a forget, it must say when the old bytes
     # are still in the files (another reader holds an older snapshot).
     database = tmp_path / "c.db"
-    async with in_process(database, "chaoscore", scrub_wait_seconds=0.2)() as client:
+    # The wait bounds the overwrite made under the old snapshot (so it says "pending"),
+    # and is room enough for the last one: 0.2 s was not, on a loaded machine, when the
+    # background retry of the pending scrub or the graph worker read beside it.
+    async with in_process(database, "chaoscore", scrub_wait_seconds=2.0)() as client:
         await call(client, "chaoscore_remember", {"key": "vault", "value": "code 1234"})
         with old_snapshot(database):
             overwritten = text(

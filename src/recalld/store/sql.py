@@ -11,6 +11,7 @@ PostgreSQL) differ; the caller passes both in.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -71,8 +72,13 @@ def grouped_counts(rows: Iterable[Sequence[Any]]) -> dict[str, int]:
 
 def substring_pattern(text: str) -> str:
     """What a query without word terms searches as a substring: its printable characters
-    (a NUL would end the LIKE pattern early and match everything), trimmed, at most 200."""
-    return "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
+    (a NUL would end the LIKE pattern early and match everything), trimmed, at most 200;
+    nothing when they are punctuation alone ("?", "...", "-"): those name nothing, and
+    found every memory holding one (a symbol such as an emoji or "$" is still looked for)."""
+    pattern = "".join(c for c in text if c.isprintable() or c == " ").strip()[:200]
+    if all(c == " " or unicodedata.category(c).startswith("P") for c in pattern):
+        return ""
+    return pattern
 
 
 # How many memories of a time range ``earliest_matches`` reads at most, and how many words

@@ -135,6 +135,21 @@ def test_retrieval_without_words_is_a_substring_match(store: Store) -> None:
     assert store.retrieval.keyword_candidates(_scope(), "\x00", [], 10) == []
 
 
+def test_retrieval_punctuation_alone_is_no_substring_to_look_for(store: Store) -> None:
+    # Leftover of review 58c: "?" found every memory holding a question mark (and "-"
+    # every dash) as a substring, scoring above the default min_score on a store without
+    # an embedder. Punctuation names nothing; a symbol is still looked for.
+    with store.transaction() as tx:
+        tx.insert(record(id="asks", content="what? really? yes!"))
+        tx.insert(record(id="cake", content="birthday \U0001f382 at 3-4 p.m."))
+    for query in ("?", "...", "-", " ?! ", "\u00bf\u00a1", "\u300c\u300d"):
+        assert store.retrieval.keyword_candidates(_scope(), query, [], 10) == [], query
+        assert store.search(_scope(), query, [], 10) == [], query
+    for symbol in ("\U0001f382", "3-4"):
+        found = store.retrieval.keyword_candidates(_scope(), symbol, [], 10)
+        assert [c.row.id for c in found] == ["cake"], symbol
+
+
 def test_retrieval_earliest_matches_walk_the_time_range_in_order(store: Store) -> None:
     start = NOW - timedelta(days=5)
     with store.transaction() as tx:
