@@ -31,6 +31,7 @@ import apsw
 
 from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
+from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
 
 __all__ = ["check_path", "copy_database", "database_file", "schema_versions"]
 
@@ -65,9 +66,15 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
                     " there (a mistyped --db?); create the directory first"
                 )
             try:
-                parent.mkdir(parents=True, exist_ok=True)
+                parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIRECTORY_MODE)
             except OSError as error:
                 raise StorageError(f"cannot create {parent}: {error}") from error
+        try:
+            # Made here, owner-only, before SQLite makes it with the umask's mode (and
+            # its -wal and -shm with the same): see recalld.store.file_modes.
+            create_private_file(path)
+        except OSError as error:
+            raise StorageError(f"cannot create {path}: {error.strerror or error}") from error
         return True
     try:
         with path.open("rb") as handle:

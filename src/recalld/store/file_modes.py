@@ -1,0 +1,55 @@
+"""Memories on disk are their owner's alone: the permissions recalld creates files with.
+
+A user of agent memory expects what ssh, gnupg and pass do: files no other local user
+can read. With the usual umask (022) every file recalld made was world-readable
+(``-rw-r--r--``: the database, its write-ahead log, the reserve, exports) in a directory
+anyone could list. So recalld now creates
+
+* a new database file ``0600``; SQLite gives the ``-wal``, ``-shm`` and ``-journal`` it
+  makes beside it the database file's own mode, so they follow;
+* the data directory it creates for the database ``0700``;
+* its other files beside the database (``-reserve``, ``-migrate.lock``) with the
+  database file's mode, so a database its owner chose to share with a group
+  (``chmod 640``) shares them alike; the vector graph (``-vectors-…``) ``0600``;
+* a new export ``0600`` (a backup already takes the database file's mode).
+
+Files and directories already there keep the mode their owner gave them; a umask can
+only narrow these modes further.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = [
+    "PRIVATE_DIRECTORY_MODE",
+    "PRIVATE_FILE_MODE",
+    "create_private_file",
+    "mode_beside",
+]
+
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_DIRECTORY_MODE = 0o700
+
+
+def create_private_file(path: Path) -> None:
+    """Create ``path`` empty, readable and writable by its owner only, unless it exists
+    (another process may have created it a moment ago: then that one is kept)."""
+    try:
+        descriptor = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_FILE_MODE
+        )
+    except FileExistsError:
+        return
+    os.close(descriptor)
+
+
+def mode_beside(database: Path | str) -> int:
+    """The mode for a file of recalld's own beside ``database``: the database file's
+    read and write bits (``0600`` when it cannot be read, or is not there yet)."""
+    try:
+        return stat.S_IMODE(os.stat(database).st_mode) & 0o666
+    except OSError:
+        return PRIVATE_FILE_MODE
