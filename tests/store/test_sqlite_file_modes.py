@@ -95,7 +95,9 @@ def test_a_new_export_is_owner_only(tmp_path: Path) -> None:
 def test_the_saved_vector_graph_is_owner_only(db_path: Path, clock: FakeClock) -> None:
     settings = semantic_settings(db_path, vector_ann_threshold=10)
     with MemoryService.open(settings, clock=clock) as service:
-        service.remember_many([{"content": f"entry{index} about the garden"} for index in range(30)])
+        service.remember_many(
+            [{"content": f"entry{index} about the garden"} for index in range(30)]
+        )
         service.new_worker().run_until_idle()
         service.search("entry1", mode="vector", min_score=0)  # builds the graph, saved on close
     graphs = list(db_path.parent.glob(f"{db_path.name}-vectors-*"))
