@@ -10,14 +10,21 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["POSTGRES_SCHEMES", "display_location", "is_postgres_url", "redact_url"]
+__all__ = [
+    "POSTGRES_SCHEMES",
+    "display_location",
+    "is_postgres_url",
+    "redact_url",
+    "url_secrets",
+]
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 _SCHEME = re.compile(r"^(postgresql|postgres)://", re.IGNORECASE)
 # key=value connection parameters that hold a secret (in a URL's query string).
 _SECRET_PARAMETER = re.compile(r"(?i)(password|sslpassword)=[^&]*")
+_SECRET_VALUE = re.compile(r"(?i)(?:password|sslpassword)=([^&]*)")
 
 
 def is_postgres_url(value: object) -> bool:
@@ -45,3 +52,18 @@ def display_location(location: str | Path) -> str:
     if is_postgres_url(location):
         return redact_url(str(location))
     return os.fspath(location)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets written in ``url`` (the authority's password, ``password=`` and
+    ``sslpassword=`` values), as written and percent-decoded, longest first; read from
+    the text itself, so a URL no parser accepts still has its password found (a driver's
+    error about such a URL quotes the bad part, which may be the password)."""
+    rest = _SCHEME.sub("", url.strip(), count=1)
+    found = [match for match in _SECRET_VALUE.findall(rest)]
+    authority = rest.split("?", 1)[0]
+    if "@" in authority:
+        credentials = authority.rpartition("@")[0]
+        found.append(credentials.partition(":")[2])
+    secrets = {value for raw in found for value in (raw, unquote(raw)) if value}
+    return sorted(secrets, key=len, reverse=True)
