@@ -285,3 +285,32 @@ def test_config_infinite_place_distances_are_refused_naming_the_variable(
         load_settings({}, {})
     assert caught.value.field == variable
     assert "finite number" in caught.value.message
+
+
+def test_config_a_mistyped_variable_is_warned_about_naming_the_closest_setting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from recalld.adapters.cli import cli
+
+    monkeypatch.setenv("RECALLD_NAMESPCE", "work")
+    monkeypatch.setenv("RECALLD_HOME", str(tmp_path))  # make install's, not a mistake
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "typo.db"), "stats", "--json"])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: RECALLD_NAMESPCE is not a recalld setting and is ignored"
+        " (did you mean RECALLD_NAMESPACE?)"
+    ]
+
+
+def test_config_every_setting_and_install_variable_is_known() -> None:
+    from recalld.config import unknown_variables
+
+    known = {f"RECALLD_{name.upper()}": "1" for name in Settings.model_fields}
+    known |= {"RECALLD_HOME": "x", "RECALLD_BIN_DIR": "x", "RECALLD_EXTRAS": "x"}
+    assert unknown_variables(known) == []
+    assert unknown_variables({"recalld_fts": "false", "RECALLD_NOPE": "1"}) == [
+        "RECALLD_NOPE is not a recalld setting and is ignored"
+    ]

@@ -5,6 +5,9 @@ Nothing else in recalld reads ``os.environ``.
 
 from __future__ import annotations
 
+import difflib
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +27,7 @@ __all__ = [
     "Settings",
     "default_cache_directory",
     "default_db_path",
+    "unknown_variables",
 ]
 
 # The longest duration any setting may give (100 years): a time that far from now, added
@@ -491,3 +495,26 @@ class Settings(BaseSettings):
     def uses_postgres(self) -> bool:
         """Whether ``db`` names a PostgreSQL database."""
         return is_postgres_url(self.db)
+
+
+# Read by `make install` (scripts/install.sh), not by a running recalld.
+INSTALL_VARIABLES = frozenset({"RECALLD_HOME", "RECALLD_BIN_DIR", "RECALLD_EXTRAS"})
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+    """One line for each ``RECALLD_*`` variable in ``environ`` (``os.environ`` by default)
+    that no setting reads, naming the closest one: a typo (``RECALLD_NAMESPCE``) would
+    otherwise leave the default in force without a word. The names are compared as the
+    settings read them, whatever their case."""
+    known = {f"RECALLD_{name.upper()}" for name in Settings.model_fields} | INSTALL_VARIABLES
+    lines = []
+    for name in sorted(os.environ if environ is None else environ):
+        upper = name.upper()
+        if not upper.startswith("RECALLD_") or upper in known:
+            continue
+        # By what follows the prefix, which every name shares.
+        suffixes = sorted(known_name.removeprefix("RECALLD_") for known_name in known)
+        close = difflib.get_close_matches(upper.removeprefix("RECALLD_"), suffixes, n=1)
+        hint = f" (did you mean RECALLD_{close[0]}?)" if close else ""
+        lines.append(f"{name} is not a recalld setting and is ignored{hint}")
+    return lines

@@ -82,6 +82,11 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     def origin(field: str) -> str:
         return sources.get(field, f"RECALLD_{field.upper()}")
 
+    from recalld.config import unknown_variables
+
+    for line in unknown_variables():
+        click.echo(f"warning: {line}", err=True)  # stderr: stdio MCP keeps stdout for protocol
+
     try:
         return Settings(**overrides)
     except pydantic.ValidationError as error:
