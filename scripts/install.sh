@@ -28,7 +28,10 @@ if [ -n "$extras" ]; then
     target="$source_dir[$extras]"
 fi
 
-mkdir -p "$recalld_home" "$bin_dir"
+# The data directory: recalld keeps the memories (recalld.db) there too, so it is made
+# owner-only, as recalld itself makes it; one already there keeps its mode.
+[ -d "$recalld_home" ] || mkdir -p -m 700 "$recalld_home"
+mkdir -p "$bin_dir"
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
