@@ -105,3 +105,26 @@ def test_http_embedder_refuses_a_dimension_mismatch(server: FakeEmbeddingServer)
     embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=384)
     with pytest.raises(EmbeddingError, match="dimensions"):
         embedder.embed_batch(["x"])
+
+
+def test_http_embedder_keeps_the_query_after_the_path(server: FakeEmbeddingServer) -> None:
+    embedder = HTTPEmbedder(base_url=f"{_url(server)}/?api-version=2024-02-01", model="m")
+    assert embedder.dimension == 16
+    assert server.requests[0]["path"] == "/v1/embeddings?api-version=2024-02-01"
+
+
+def test_http_embedder_errors_never_show_credentials_in_its_url(
+    server: FakeEmbeddingServer,
+) -> None:
+    host = server.server_address[0]
+    server.fail_with = 503
+    in_query = HTTPEmbedder(base_url=f"{_url(server)}?api-key=k3ysecret", model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match="503") as answered:
+        in_query.embed_batch(["x"])
+    assert "k3ysecret" not in str(answered.value)
+    assert "api-key=***" in str(answered.value)
+    unreachable = HTTPEmbedder(base_url=f"http://alice:pa55secret@{host!s}:none/v1", model="m")
+    with pytest.raises(EmbeddingError) as failed:
+        unreachable.embed_batch(["x"])
+    assert "pa55secret" not in str(failed.value)
+    assert "alice:***@" in str(failed.value)
