@@ -104,3 +104,22 @@ def test_the_saved_vector_graph_is_owner_only(db_path: Path, clock: FakeClock) -
     assert graphs
     assert {_mode(graph) for graph in graphs} == {0o600}
     assert list(db_path.parent.glob("*.tmp")) == []
+
+
+def test_a_database_every_user_can_read_is_named_in_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "old.db"
+    SQLiteStore(path, reserve_bytes=0).close()
+    path.chmod(0o644)  # as an earlier recalld left it
+    with caplog.at_level("WARNING", logger="recalld.store.file_modes"):
+        SQLiteStore(path, reserve_bytes=0).close()
+    assert [record.getMessage() for record in caplog.records] == [
+        f"{path} can be read by every user of this machine (mode 0644); `chmod 600 {path}*`"
+        " keeps its memories yours"
+    ]
+    caplog.clear()
+    path.chmod(0o640)  # shared with a group on purpose: no warning
+    with caplog.at_level("WARNING", logger="recalld.store.file_modes"):
+        SQLiteStore(path, reserve_bytes=0).close()
+    assert caplog.records == []

@@ -14,11 +14,15 @@ anyone could list. So recalld now creates
 * a new export ``0600`` (a backup already takes the database file's mode).
 
 Files and directories already there keep the mode their owner gave them; a umask can
-only narrow these modes further.
+only narrow these modes further. A database file every local user can read (one an
+earlier recalld made ``0644``) is named in a warning each time it is opened, with the
+``chmod`` that makes it private: as ssh and gnupg do, recalld says so rather than
+change a mode its owner may have chosen.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 from pathlib import Path
@@ -28,7 +32,10 @@ __all__ = [
     "PRIVATE_FILE_MODE",
     "create_private_file",
     "mode_beside",
+    "warn_if_readable_by_others",
 ]
+
+logger = logging.getLogger(__name__)
 
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_DIRECTORY_MODE = 0o700
@@ -53,3 +60,19 @@ def mode_beside(database: Path | str) -> int:
         return stat.S_IMODE(os.stat(database).st_mode) & 0o666
     except OSError:
         return PRIVATE_FILE_MODE
+
+
+def warn_if_readable_by_others(database: Path) -> None:
+    """Log a warning when every local user can read the file ``database``."""
+    try:
+        mode = stat.S_IMODE(os.stat(database).st_mode)
+    except OSError:
+        return
+    if mode & stat.S_IROTH:
+        logger.warning(
+            "%s can be read by every user of this machine (mode %04o); `chmod 600 %s*`"
+            " keeps its memories yours",
+            database,
+            mode,
+            database,
+        )
