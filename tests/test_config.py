@@ -314,3 +314,45 @@ def test_config_every_setting_and_install_variable_is_known() -> None:
     assert unknown_variables({"recalld_fts": "false", "RECALLD_NOPE": "1"}) == [
         "RECALLD_NOPE is not a recalld setting and is ignored"
     ]
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "RECALLD_CACHE_DIR",
+        "RECALLD_EMBEDDER_MODEL_PATH",
+        "RECALLD_EMBEDDER_TOKENIZER_PATH",
+        "RECALLD_EMBEDDER_URL",
+        "RECALLD_EMBEDDER_MODEL",
+        "RECALLD_IMAGE_ENCODER",
+        "RECALLD_HOST",
+    ],
+)
+@pytest.mark.parametrize("value", ["", "  "])
+def test_config_an_empty_value_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    # Empty was not "unset": RECALLD_CACHE_DIR= was ".", the 58 MB derived model written
+    # wherever recalld ran; RECALLD_EMBEDDER_URL= failed the first write with a traceback.
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert "is empty" in caught.value.message
+
+
+def test_config_an_empty_embedder_key_still_means_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECALLD_EMBEDDER_API_KEY", "")
+    assert load_settings({}, {}).embedder_api_key is not None  # as before: sent as no key
+
+
+@pytest.mark.parametrize("url", ["localhost:8080/v1", "ftp://embed.example/v1"])
+def test_config_an_embedder_url_that_is_not_http_is_refused_without_echoing_it(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.setenv("RECALLD_EMBEDDER_URL", url.replace("//", "//bob:s3cret@"))
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == "RECALLD_EMBEDDER_URL"
+    assert "http:// or https://" in caught.value.message
+    assert "s3cret" not in str(caught.value)

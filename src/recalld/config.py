@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
@@ -430,6 +431,35 @@ class Settings(BaseSettings):
                     " give UTF-8 text"
                 ) from None
         return str(value).strip() if url else value
+
+    # An empty value is not "unset": an empty RECALLD_CACHE_DIR was the path ".", so the
+    # 58 MB derived model was written into whatever directory recalld ran from; an empty
+    # RECALLD_EMBEDDER_URL failed the first write with a ValueError traceback. (An empty
+    # RECALLD_EMBEDDER_API_KEY still means no key, as it always did.)
+    @field_validator(
+        "cache_dir",
+        "embedder_model_path",
+        "embedder_tokenizer_path",
+        "embedder_url",
+        "embedder_model",
+        "image_encoder",
+        "host",
+        mode="before",
+    )
+    @classmethod
+    def _not_blank(cls, value: Any) -> Any:
+        """Refuse an empty or blank value: leave the variable unset for the default."""
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("is empty; give a value, or unset the variable for the default")
+        return value
+
+    @field_validator("embedder_url")
+    @classmethod
+    def _embedder_url(cls, value: str | None) -> str | None:
+        """An ``http://`` or ``https://`` URL (urllib refused any other with a traceback)."""
+        if value is not None and urlsplit(value.strip()).scheme.lower() not in ("http", "https"):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
 
     # A namespace, zone or clock time that does not parse is refused here, naming its
     # variable, as every other setting is: checked only where it was first used, a server

@@ -67,6 +67,10 @@ class _State:
             self.service = None
 
 
+# Settings whose value may hold a password or key: an error about them never repeats it.
+SECRET_FIELDS = frozenset({"db", "embedder_url", "embedder_api_key"})
+
+
 def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Settings:
     """The settings: ``overrides`` (the group's options) over the ``RECALLD_*`` environment.
 
@@ -95,7 +99,9 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
             location = [str(part) for part in problem["loc"]]
             name = origin(location[0]) + "".join(f"[{part}]" for part in location[1:])
             message = str(problem["msg"]).removeprefix("Value error, ")
-            problems.append(f"{name}: {message} (got {problem['input']!r})")
+            # A URL or key may carry a secret: not echoed (the message says what is wrong).
+            shown = "" if location[0] in SECRET_FIELDS else f" (got {problem['input']!r})"
+            problems.append(f"{name}: {message}{shown}")
         first, _, message = problems[0].partition(": ")
         raise ValidationError(first, "; ".join([message, *problems[1:]])) from None
     except SettingsError as error:
