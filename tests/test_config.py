@@ -356,3 +356,15 @@ def test_config_an_embedder_url_that_is_not_http_is_refused_without_echoing_it(
     assert caught.value.field == "RECALLD_EMBEDDER_URL"
     assert "http:// or https://" in caught.value.message
     assert "s3cret" not in str(caught.value)
+
+
+def test_config_printed_settings_never_show_the_postgres_password(tmp_path: Path) -> None:
+    url = "postgresql://recalld:pw5ecret@db.example/memory?sslpassword=k3y"
+    settings = Settings(db=url, embedder_api_key="sk-s3cret")
+    for shown in (repr(settings), str(settings)):
+        assert "pw5ecret" not in shown
+        assert "k3y" not in shown
+        assert "sk-s3cret" not in shown
+        assert "postgresql://recalld:***@db.example/memory" in shown
+    assert settings.db == url  # only what is shown is masked
+    assert f"db={tmp_path / 'a.db'!r}" in repr(Settings(db=tmp_path / "a.db"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -16,7 +16,7 @@ import platformdirs
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from recalld._location import is_postgres_url
+from recalld._location import is_postgres_url, redact_url
 
 __all__ = [
     "MAX_COUNT",
@@ -520,6 +520,13 @@ class Settings(BaseSettings):
         """Origins as browsers send them: no trailing slash (``http://app.example/`` is
         ``http://app.example``), so CORS and the loopback trust compare them alike."""
         return [origin.strip().rstrip("/") for origin in value]
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The fields as pydantic shows them, ``db`` without its password: a settings
+        object printed, logged or shown in a traceback's locals told the PostgreSQL
+        password (``embedder_api_key`` is a ``SecretStr``, shown as ``**********``)."""
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "db" and is_postgres_url(value) else value
 
     @property
     def uses_postgres(self) -> bool:
