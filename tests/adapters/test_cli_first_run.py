@@ -79,6 +79,21 @@ def test_cli_refuses_a_missing_directory(tmp_path: Path) -> None:
     assert not (tmp_path / "typo").exists()
 
 
+@pytest.mark.parametrize("written", ["~/memories.db", "$HOME/memories.db"])
+def test_cli_says_when_no_shell_expanded_the_path(written: str) -> None:
+    # As an MCP client's JSON, a systemd unit or a .env file pass RECALLD_DB: unexpanded.
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", "stats"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RECALLD_DB": written},
+        check=False,
+    )
+    assert completed.returncode == 1
+    first = written.split("/")[0]
+    assert f"{first} is taken as it is written (no shell expanded it there)" in completed.stderr
+
+
 def test_serve_banner_says_where_everything_is(tmp_path: Path) -> None:
     settings = Settings(db=tmp_path / "served.db", embedder="none", graph_extractor="none")
     with MemoryService.open(settings) as service:

@@ -61,6 +61,12 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
         parent = path.parent
         if not parent.exists():
             if not create_directory:
+                unexpanded = _unexpanded(path)
+                if unexpanded is not None:
+                    raise StorageError(
+                        f"the directory {parent} does not exist: {unexpanded} is taken as it"
+                        " is written (no shell expanded it there); give the full path"
+                    )
                 raise StorageError(
                     f"the directory {parent} does not exist, so {path.name} cannot be created"
                     " there (a mistyped --db?); create the directory first"
@@ -93,6 +99,15 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
             " will not write its tables into it: give another --db"
         )
     return False
+
+
+def _unexpanded(path: Path) -> str | None:
+    """The part of ``path`` a shell would have expanded (``~`` or ``$HOME`` written in an
+    MCP client's JSON, a systemd unit or a .env file, which expand nothing), else None."""
+    for part in path.parts:
+        if part.startswith("~") or "$" in part:
+            return part
+    return None
 
 
 def _is_new(path: Path) -> bool:
