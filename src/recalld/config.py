@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -56,12 +56,30 @@ MAX_POOL_CONNECTIONS = 262_143
 
 def default_cache_directory() -> Path:
     """Derived files recalld may rebuild at will (the fast form of the default model)."""
-    return Path(platformdirs.user_cache_dir("recalld", appauthor=False))
+    return _user_directory(platformdirs.user_cache_dir, "RECALLD_CACHE_DIR", "XDG_CACHE_HOME")
 
 
 def default_db_path() -> Path:
     """The embedded default database: ``recalld.db`` in the user's data directory."""
-    return Path(platformdirs.user_data_dir("recalld", appauthor=False)) / "recalld.db"
+    directory = _user_directory(platformdirs.user_data_dir, "RECALLD_DB", "XDG_DATA_HOME")
+    return directory / "recalld.db"
+
+
+def _user_directory(where: Callable[..., str], variable: str, xdg: str) -> Path:
+    """recalld's directory of the kind ``where`` gives; a :class:`ValidationError` naming
+    ``variable`` when there is no home to put it in (HOME unset or relative and the user
+    without one in the password database, as in a container run under an arbitrary uid):
+    platformdirs' RuntimeError was a traceback on the first command."""
+    try:
+        return Path(where("recalld", appauthor=False))
+    except RuntimeError:
+        from recalld.errors import ValidationError
+
+        raise ValidationError(
+            variable,
+            f"is not set, and this user has no home directory for the default (HOME is"
+            f" unset or not absolute); set {variable}, or HOME or {xdg} to an absolute path",
+        ) from None
 
 
 class Settings(BaseSettings):

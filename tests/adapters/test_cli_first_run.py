@@ -365,3 +365,38 @@ def test_cli_mcp_over_http_says_where_it_listens(tmp_path: Path, port_given: str
     finally:
         stop(process)
     assert lines[0].startswith("created a new database at "), lines
+
+
+def test_cli_never_makes_a_directory_named_tilde(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's default location written out in an MCP client's JSON: no shell expands
+    # it, and a directory "~" with a new empty memory appeared in the working directory.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--db", "~/.local/share/recalld/recalld.db", "stats"])
+    assert result.exit_code == 1
+    assert "~ is taken as it is written" in str(result.exception)
+    assert not (tmp_path / "~").exists()
+
+
+def test_cli_without_a_home_names_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A container run under a uid with no passwd entry and no HOME: platformdirs' own
+    # RuntimeError was a traceback on the first command.
+    import pwd
+
+    def no_entry(uid: int) -> pwd.struct_passwd:
+        raise KeyError(uid)
+
+    for name in ("HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    refused = CliRunner().invoke(cli, ["stats"])
+    assert refused.exit_code == 1
+    assert "RECALLD_DB: is not set, and this user has no home directory" in str(refused.exception)
+    monkeypatch.setenv("RECALLD_CACHE_DIR", str(tmp_path / "cache"))
+    given = CliRunner().invoke(cli, ["--db", str(tmp_path / "given.db"), "stats"])
+    assert given.exit_code == 0, given.output
