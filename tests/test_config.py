@@ -368,3 +368,14 @@ def test_config_printed_settings_never_show_the_postgres_password(tmp_path: Path
         assert "postgresql://recalld:***@db.example/memory" in shown
     assert settings.db == url  # only what is shown is masked
     assert f"db={tmp_path / 'a.db'!r}" in repr(Settings(db=tmp_path / "a.db"))
+
+
+def test_config_a_huge_refused_value_is_not_repeated_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RECALLD_MIN_SCORE", "9" * 100_000)
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == "RECALLD_MIN_SCORE"
+    assert "(100000 characters)" in caught.value.message
+    assert len(str(caught.value)) < 300
