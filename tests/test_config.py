@@ -8,6 +8,7 @@ from typing import Any
 
 import pydantic
 import pytest
+from pydantic import SecretStr
 
 from recalld import MemoryService
 from recalld.adapters._cli_support import load_settings
@@ -360,7 +361,7 @@ def test_config_an_embedder_url_that_is_not_http_is_refused_without_echoing_it(
 
 def test_config_printed_settings_never_show_the_postgres_password(tmp_path: Path) -> None:
     url = "postgresql://recalld:pw5ecret@db.example/memory?sslpassword=k3y"
-    settings = Settings(db=url, embedder_api_key="sk-s3cret")
+    settings = Settings(db=url, embedder_api_key=SecretStr("sk-s3cret"))
     for shown in (repr(settings), str(settings)):
         assert "pw5ecret" not in shown
         assert "k3y" not in shown
