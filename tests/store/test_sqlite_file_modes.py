@@ -123,3 +123,23 @@ def test_a_database_every_user_can_read_is_named_in_a_warning(
     with caplog.at_level("WARNING", logger="recalld.store.file_modes"):
         SQLiteStore(path, reserve_bytes=0).close()
     assert caplog.records == []
+
+
+def test_the_vector_graph_of_a_shared_database_is_shared_alike(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # Saved 0600 whatever the database's mode, a graph written by one user of a group
+    # sharing the database was unreadable to the others: each rebuilt it, with a warning,
+    # and saved it back unreadable to the first.
+    settings = semantic_settings(db_path, vector_ann_threshold=10)
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember_many(
+            [{"content": f"entry{index} about the garden"} for index in range(30)]
+        )
+        service.new_worker().run_until_idle()
+    db_path.chmod(0o640)  # its owner shares it with a group on purpose
+    with MemoryService.open(settings, clock=clock) as service:
+        service.search("entry1", mode="vector", min_score=0)  # builds the graph, saved on close
+    graphs = list(db_path.parent.glob(f"{db_path.name}-vectors-*"))
+    assert graphs
+    assert {_mode(graph) for graph in graphs} == {0o640}

@@ -199,9 +199,11 @@ def save_links(
     last_change: int,
     model: str,
     dimension: int,
+    mode: int = PRIVATE_FILE_MODE,
 ) -> None:
-    """Write the graph's links and row map to ``path`` (atomically replaced; owner-only,
-    and no temporary file left behind when the write fails)."""
+    """Write the graph's links and row map to ``path`` (atomically replaced, created with
+    ``mode``: owner-only unless told, and no temporary file left behind when the write
+    fails)."""
     faiss = _faiss()
     hnsw = graph.hnsw
     # A view, not a copy: at 1M vectors the links are ~270 MB.
@@ -209,7 +211,7 @@ def save_links(
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         descriptor = os.open(
-            temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, PRIVATE_FILE_MODE
+            temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode
         )
         with os.fdopen(descriptor, "wb") as handle:
             np.savez(

@@ -8,9 +8,9 @@ anyone could list. So recalld now creates
 * a new database file ``0600``; SQLite gives the ``-wal``, ``-shm`` and ``-journal`` it
   makes beside it the database file's own mode, so they follow;
 * the data directory it creates for the database ``0700``;
-* its other files beside the database (``-reserve``, ``-migrate.lock``) with the
-  database file's mode, so a database its owner chose to share with a group
-  (``chmod 640``) shares them alike; the vector graph (``-vectors-…``) ``0600``;
+* its other files beside the database (``-reserve``, ``-migrate.lock``, the vector
+  graph ``-vectors-…``) with the database file's mode, so a database its owner chose
+  to share with a group (``chmod 640``) shares them alike;
 * a new export ``0600`` (a backup already takes the database file's mode).
 
 Files and directories already there keep the mode their owner gave them; a umask can
