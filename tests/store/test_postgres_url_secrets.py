@@ -41,3 +41,53 @@ def test_the_cli_refuses_it_in_one_line_without_the_password() -> None:
     assert result.returncode == 1
     assert "not a valid PostgreSQL URL" in result.stderr
     assert "s3cret" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://bob:s3c/ret@db.example/memory",  # "/" ends urlsplit's authority
+        "postgresql://bob:s3c?ret@db.example/memory",  # "?" too (libpq connects with it)
+        "postgresql://bob:s3c#ret@db.example/memory",  # and "#"
+        "postgresql://bob:s3c@ret@db.example/memory",  # "@": libpq's host is "ret@db..."
+    ],
+)
+def test_a_password_with_an_unencoded_delimiter_is_never_shown(url: str) -> None:
+    from recalld._location import redact_url
+
+    shown = redact_url(url)
+    assert "s3c" not in shown
+    assert "ret" not in shown
+    assert shown.startswith("postgresql://bob:***@")
+
+
+def test_the_part_of_a_password_libpq_takes_for_the_host_is_not_shown() -> None:
+    from recalld.store.postgres_connection import _scrub
+
+    # libpq reads "bob:s3c@ret@db.example" as password "s3c" at host "ret@db.example".
+    url = "postgresql://bob:s3c@ret@db.example/memory"
+    said = _scrub('failed to resolve host "ret@db.example": Name or service not known', url)
+    assert said == 'failed to resolve host "***db.example": Name or service not known'
+
+
+def test_a_database_name_with_an_at_sign_is_still_shown() -> None:
+    from recalld._location import redact_url
+
+    assert redact_url("postgresql://bob:pw@db.example/my@db") == (
+        "postgresql://bob:***@db.example/my@db"
+    )
+
+
+def test_the_cli_never_shows_a_password_holding_a_slash() -> None:
+    # libpq reads "bob:s3c" as host and port: refused at once, no network needed.
+    environment = {**os.environ, "RECALLD_DB": "postgresql://bob:s3c/ret@127.0.0.1:1/memory"}
+    result = subprocess.run(
+        [sys.executable, "-m", "recalld", "stats"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "postgresql://bob:***@127.0.0.1:1/memory" in result.stderr
+    assert "s3c" not in result.stderr + result.stdout
