@@ -6,7 +6,9 @@ files beside it follow that mode."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,20 +108,48 @@ def test_the_saved_vector_graph_is_owner_only(db_path: Path, clock: FakeClock) -
     assert list(db_path.parent.glob("*.tmp")) == []
 
 
+@pytest.fixture
+def open_directory() -> Iterator[Path]:
+    """A directory every local user may enter, as ~/.local/share/recalld was (pytest's
+    own temporary directories are private: nothing in them is readable by others)."""
+    directory = Path(tempfile.mkdtemp(prefix="recalld-modes-", dir="/tmp"))
+    directory.chmod(0o755)
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory)
+
+
 def test_a_database_every_user_can_read_is_named_in_a_warning(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    open_directory: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path = tmp_path / "old.db"
+    path = open_directory / "old.db"
     SQLiteStore(path, reserve_bytes=0).close()
+    path.chmod(0o640)  # shared with a group on purpose: no warning
+    with caplog.at_level("WARNING", logger="recalld.store.file_modes"):
+        SQLiteStore(path, reserve_bytes=0).close()
+    assert caplog.records == []
     path.chmod(0o644)  # as an earlier recalld left it
     with caplog.at_level("WARNING", logger="recalld.store.file_modes"):
         SQLiteStore(path, reserve_bytes=0).close()
+        SQLiteStore(path, reserve_bytes=0).close()  # once a process, not at every open
     assert [record.getMessage() for record in caplog.records] == [
         f"{path} can be read by every user of this machine (mode 0644); `chmod 600 {path}*`"
         " keeps its memories yours"
     ]
-    caplog.clear()
-    path.chmod(0o640)  # shared with a group on purpose: no warning
+
+
+def test_a_readable_database_in_a_private_directory_is_not_warned_about(
+    open_directory: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # `chmod 700` on the directory, as the README says, is enough: no other user can
+    # reach the file. The warning went on naming it on every command.
+    directory = open_directory / "recalld"
+    directory.mkdir()
+    path = directory / "old.db"
+    SQLiteStore(path, reserve_bytes=0).close()
+    path.chmod(0o644)
+    directory.chmod(0o700)
     with caplog.at_level("WARNING", logger="recalld.store.file_modes"):
         SQLiteStore(path, reserve_bytes=0).close()
     assert caplog.records == []

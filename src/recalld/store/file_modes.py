@@ -15,9 +15,9 @@ anyone could list. So recalld now creates
 
 Files and directories already there keep the mode their owner gave them; a umask can
 only narrow these modes further. A database file every local user can read (one an
-earlier recalld made ``0644``) is named in a warning each time it is opened, with the
-``chmod`` that makes it private: as ssh and gnupg do, recalld says so rather than
-change a mode its owner may have chosen.
+earlier recalld made ``0644``, in a directory others may enter) is named in a warning
+the first time a process opens it, with the ``chmod`` that makes it private: as ssh and
+gnupg do, recalld says so rather than change a mode its owner may have chosen.
 """
 
 from __future__ import annotations
@@ -62,13 +62,26 @@ def mode_beside(database: Path | str) -> int:
         return PRIVATE_FILE_MODE
 
 
+# The databases already named in a warning: once a process, not at every open.
+_warned: set[str] = set()
+
+
 def warn_if_readable_by_others(database: Path) -> None:
-    """Log a warning when every local user can read the file ``database``."""
+    """Log a warning, once a process, when every local user can read the file
+    ``database``: it is readable by others and every directory above it lets them
+    through (a private directory, ``chmod 700 ~/.local/share/recalld``, is enough)."""
+    real = os.path.realpath(database)
+    if real in _warned:
+        return
     try:
-        mode = stat.S_IMODE(os.stat(database).st_mode)
+        mode = stat.S_IMODE(os.stat(real).st_mode)
+        reachable = all(
+            os.stat(directory).st_mode & stat.S_IXOTH for directory in Path(real).parents
+        )
     except OSError:
         return
-    if mode & stat.S_IROTH:
+    if mode & stat.S_IROTH and reachable:
+        _warned.add(real)
         logger.warning(
             "%s can be read by every user of this machine (mode %04o); `chmod 600 %s*`"
             " keeps its memories yours",
