@@ -94,6 +94,20 @@ def test_cli_says_when_no_shell_expanded_the_path(written: str) -> None:
     assert f"{first} is taken as it is written (no shell expanded it there)" in completed.stderr
 
 
+@pytest.mark.parametrize(
+    "written", ["typo/~notes.db", "typo/price$5.db", "typo/~/x.db", "typo$5/x.db"]
+)
+def test_cli_blames_no_shell_for_a_tilde_or_dollar_no_shell_expands(
+    tmp_path: Path, written: str
+) -> None:
+    # A shell expands only a leading ~ and $NAME: "~notes.db" or "$5" is what was meant,
+    # and the directory that is missing is the mistake to name.
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / written), "stats"])
+    assert result.exit_code == 1
+    assert "cannot be created there (a mistyped --db?)" in str(result.exception)
+    assert "no shell expanded" not in str(result.exception)
+
+
 def test_serve_banner_says_where_everything_is(tmp_path: Path) -> None:
     settings = Settings(db=tmp_path / "served.db", embedder="none", graph_extractor="none")
     with MemoryService.open(settings) as service:

@@ -38,6 +38,8 @@ __all__ = ["check_path", "copy_database", "database_file", "schema_versions"]
 # A file shorter than this cannot hold an SQLite header: SQLite treats an empty file as a
 # new database, and so does recalld.
 SQLITE_HEADER = b"SQLite format 3\x00"
+# A shell variable as a shell expands it: $NAME or ${NAME}.
+_VARIABLE = re.compile(r"\$\{?[A-Za-z_]")
 
 
 def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 5000) -> bool:
@@ -102,12 +104,14 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
 
 
 def _unexpanded(path: Path) -> str | None:
-    """The part of ``path`` a shell would have expanded (``~`` or ``$HOME`` written in an
-    MCP client's JSON, a systemd unit or a .env file, which expand nothing), else None."""
-    for part in path.parts:
-        if part.startswith("~") or "$" in part:
-            return part
-    return None
+    """The part of ``path``'s directory a shell would have expanded (``~`` or ``$HOME``
+    written in an MCP client's JSON, a systemd unit or a .env file, which expand
+    nothing), else None: a leading ``~`` or ``~user`` (a shell expands no other), or a
+    ``$NAME`` (``${NAME}``); never the file's own name (``~notes.db``, ``price$5.db``)."""
+    parts = path.parent.parts
+    if parts and parts[0].startswith("~"):
+        return parts[0]
+    return next((part for part in parts if _VARIABLE.search(part)), None)
 
 
 def _is_new(path: Path) -> bool:
