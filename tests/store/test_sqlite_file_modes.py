@@ -173,3 +173,14 @@ def test_the_vector_graph_of_a_shared_database_is_shared_alike(
     graphs = list(db_path.parent.glob(f"{db_path.name}-vectors-*"))
     assert graphs
     assert {_mode(graph) for graph in graphs} == {0o640}
+
+
+def test_a_new_database_behind_a_symbolic_link_is_owner_only(tmp_path: Path) -> None:
+    # The link made first, its target not yet there: created with the umask's mode.
+    target = tmp_path / "elsewhere" / "memories.db"
+    target.parent.mkdir()
+    link = tmp_path / "link.db"
+    link.symlink_to(target)
+    SQLiteStore(link, reserve_bytes=0).close()
+    assert _mode(target) == 0o600
+    assert link.is_symlink()

@@ -79,8 +79,9 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
                 raise StorageError(f"cannot create {parent}: {error}") from error
         try:
             # Made here, owner-only, before SQLite makes it with the umask's mode (and
-            # its -wal and -shm with the same): see recalld.store.file_modes.
-            create_private_file(path)
+            # its -wal and -shm with the same): see recalld.store.file_modes. At the
+            # link's target: O_EXCL does not follow a (dangling) symbolic link.
+            create_private_file(Path(os.path.realpath(path)))
         except OSError as error:
             raise StorageError(f"cannot create {path}: {error.strerror or error}") from error
         return True
