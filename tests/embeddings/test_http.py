@@ -23,6 +23,7 @@ class FakeEmbeddingServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.requests: list[dict[str, Any]] = []
         self.fail_with: int | None = None
+        self.fail_body = b'{"error": "overloaded"}'
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -39,7 +40,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.fail_with is not None:
             self.send_response(self.server.fail_with)
             self.end_headers()
-            self.wfile.write(b'{"error": "overloaded"}')
+            self.wfile.write(self.server.fail_body.replace(b"{path}", self.path.encode()))
             return
         vectors = HashingEmbedder(16).embed_batch(body["input"]) * 3.0
         data = [
@@ -128,3 +129,16 @@ def test_http_embedder_errors_never_show_credentials_in_its_url(
         unreachable.embed_batch(["x"])
     assert "pa55secret" not in str(failed.value)
     assert "alice:***@" in str(failed.value)
+
+
+def test_http_embedder_errors_never_quote_a_key_as_written_in_its_url(
+    server: FakeEmbeddingServer,
+) -> None:
+    # A server that quotes the path it got gives the key percent-encoded, as written.
+    server.fail_with = 404
+    server.fail_body = b"no route for {path}"
+    embedder = HTTPEmbedder(base_url=f"{_url(server)}?key=k3y%2Fsecret", model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match="404") as answered:
+        embedder.embed_batch(["x"])
+    assert "k3y" not in str(answered.value)
+    assert "no route for /v1/embeddings?key=***" in str(answered.value)

@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -122,11 +122,15 @@ def _redacted(url: str) -> str:
 
 
 def _scrubbed(message: str, url: str) -> str:
-    """``message`` (an error urllib raised for ``url``) without the URL's secrets."""
+    """``message`` (an error urllib raised for ``url``, or a server's answer) without the
+    URL's secrets, decoded or as written (a server quoting the path it got: a key
+    ``a%2Fb`` is ``a/b`` decoded)."""
     parts = urlsplit(url)
     secrets = [value for _, value in parse_qsl(parts.query) if value]
+    secrets += [pair.partition("=")[2] for pair in parts.query.split("&") if "=" in pair]
     if parts.password:
-        secrets.append(parts.password)
+        secrets += [parts.password, unquote(parts.password)]
+    secrets = [secret for secret in secrets if secret]
     for secret in sorted(secrets, key=len, reverse=True):
         message = message.replace(secret, "***")
     return message
