@@ -380,3 +380,23 @@ def test_config_a_huge_refused_value_is_not_repeated_whole(
     assert caught.value.field == "RECALLD_MIN_SCORE"
     assert "(100000 characters)" in caught.value.message
     assert len(str(caught.value)) < 300
+
+
+def test_config_the_library_names_a_mistyped_variable_once_a_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import recalld
+
+    # A name no other test sets: the warning is given once in the whole process.
+    monkeypatch.setenv("RECALLD_NAMESPCE_ONCE", "work")
+    with caplog.at_level("WARNING", logger="recalld"):
+        for _ in range(3):  # a program opening its memories for every request
+            with recalld.open(tmp_path / "lib.db", embedder="none"):
+                pass
+    assert [
+        record.getMessage()
+        for record in caplog.records
+        if "RECALLD_NAMESPCE_ONCE" in record.getMessage()
+    ] == [
+        "RECALLD_NAMESPCE_ONCE is not a recalld setting and is ignored (did you mean RECALLD_NAMESPACE?)"
+    ]

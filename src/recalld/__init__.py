@@ -125,7 +125,8 @@ def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
 
     from recalld.config import unknown_variables
 
-    for line in unknown_variables():  # a typo would otherwise leave the default silently
+    # A typo would otherwise leave the default silently; each named once a process.
+    for line in unknown_variables(once=True):
         logging.getLogger(__name__).warning("%s", line)
     try:
         chosen = Settings(**settings)

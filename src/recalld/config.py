@@ -556,11 +556,18 @@ class Settings(BaseSettings):
 INSTALL_VARIABLES = frozenset({"RECALLD_HOME", "RECALLD_BIN_DIR", "RECALLD_EXTRAS"})
 
 
-def unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
+# The lines unknown_variables(once=True) already gave in this process.
+_reported: set[str] = set()
+
+
+def unknown_variables(
+    environ: Mapping[str, str] | None = None, *, once: bool = False
+) -> list[str]:
     """One line for each ``RECALLD_*`` variable in ``environ`` (``os.environ`` by default)
     that no setting reads, naming the closest one: a typo (``RECALLD_NAMESPCE``) would
     otherwise leave the default in force without a word. The names are compared as the
-    settings read them, whatever their case."""
+    settings read them, whatever their case. ``once``: only lines not given before in
+    this process (a program opening memories again and again is told once)."""
     known = {f"RECALLD_{name.upper()}" for name in Settings.model_fields} | INSTALL_VARIABLES
     lines = []
     for name in sorted(os.environ if environ is None else environ):
@@ -572,4 +579,7 @@ def unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:
         close = difflib.get_close_matches(upper.removeprefix("RECALLD_"), suffixes, n=1)
         hint = f" (did you mean RECALLD_{close[0]}?)" if close else ""
         lines.append(f"{name} is not a recalld setting and is ignored{hint}")
+    if once:
+        lines = [line for line in lines if line not in _reported]
+        _reported.update(lines)
     return lines
