@@ -117,7 +117,8 @@ fi
 """
 
 
-def test_install_makes_the_data_directory_owner_only(tmp_path: Path) -> None:
+def _fake_install(tmp_path: Path, **environment: str) -> Path:
+    """Run scripts/install.sh with a stand-in python under umask 022; the HOME it had."""
     home = tmp_path / "home"
     home.mkdir()
     python = tmp_path / "python3"
@@ -126,13 +127,26 @@ def test_install_makes_the_data_directory_owner_only(tmp_path: Path) -> None:
     done = subprocess.run(
         ["sh", "-c", "umask 022 && exec sh scripts/install.sh"],
         cwd=ROOT,
-        env={"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHON": str(python)},
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHON": str(python), **environment},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    data = home / ".local" / "share" / "recalld"
+    return home
+
+
+def test_install_makes_the_data_directory_owner_only(tmp_path: Path) -> None:
+    data = _fake_install(tmp_path) / ".local" / "share" / "recalld"
     assert (data / "venv" / "bin" / "python").exists()
     assert data.stat().st_mode & 0o777 == 0o700  # the memories will live here too
+
+
+def test_install_elsewhere_leaves_the_environment_readable(tmp_path: Path) -> None:
+    # RECALLD_HOME=/opt/recalld for every user of the machine holds no memories: made
+    # 0700, the command it links to ran for its installer alone.
+    elsewhere = tmp_path / "opt" / "recalld"
+    _fake_install(tmp_path, RECALLD_HOME=str(elsewhere))
+    assert (elsewhere / "venv" / "bin" / "python").exists()
+    assert elsewhere.stat().st_mode & 0o777 == 0o755
