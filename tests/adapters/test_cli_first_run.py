@@ -286,6 +286,24 @@ def test_cli_serve_on_an_open_address_without_a_token_refuses_before_anything(
     assert stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("blank", ["", " "])
+def test_cli_serve_refuses_an_empty_host_as_the_variable_is(tmp_path: Path, blank: str) -> None:
+    # With a token, "--host ''" bound every interface, shown as "http://:PORT".
+    db = tmp_path / "tokens.db"
+    assert _invoke("--db", str(db), "token", "create", "t", "--scope", "default:read")[0] == 0
+    completed = subprocess.run(  # a timeout: the old code served until killed
+        [sys.executable, "-m", "recalld", "--db", str(db), "serve", "--host", blank, "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr == (
+        "error: --host: is empty; give an address (127.0.0.1, or 0.0.0.0 for every interface)\n"
+    )
+
+
 def test_cli_serve_on_a_port_in_use_is_one_line_before_the_banner(tmp_path: Path) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
         taken.bind(("127.0.0.1", 0))
