@@ -398,5 +398,6 @@ def test_config_the_library_names_a_mistyped_variable_once_a_process(
         for record in caplog.records
         if "RECALLD_NAMESPCE_ONCE" in record.getMessage()
     ] == [
-        "RECALLD_NAMESPCE_ONCE is not a recalld setting and is ignored (did you mean RECALLD_NAMESPACE?)"
+        "RECALLD_NAMESPCE_ONCE is not a recalld setting and is ignored"
+        " (did you mean RECALLD_NAMESPACE?)"
     ]

@@ -560,9 +560,7 @@ INSTALL_VARIABLES = frozenset({"RECALLD_HOME", "RECALLD_BIN_DIR", "RECALLD_EXTRA
 _reported: set[str] = set()
 
 
-def unknown_variables(
-    environ: Mapping[str, str] | None = None, *, once: bool = False
-) -> list[str]:
+def unknown_variables(environ: Mapping[str, str] | None = None, *, once: bool = False) -> list[str]:
     """One line for each ``RECALLD_*`` variable in ``environ`` (``os.environ`` by default)
     that no setting reads, naming the closest one: a typo (``RECALLD_NAMESPCE``) would
     otherwise leave the default in force without a word. The names are compared as the

@@ -210,9 +210,7 @@ def save_links(
     neighbors = np.asarray(faiss.rev_swig_ptr(hnsw.neighbors.data(), hnsw.neighbors.size()))
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        descriptor = os.open(
-            temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode
-        )
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
         with os.fdopen(descriptor, "wb") as handle:
             np.savez(
                 handle,
