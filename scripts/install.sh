@@ -11,7 +11,8 @@ set -eu
 
 python=${PYTHON:-python3}
 data_home=${XDG_DATA_HOME:-$HOME/.local/share}
-recalld_home=${RECALLD_HOME:-$data_home/recalld}
+data_directory=$data_home/recalld
+recalld_home=${RECALLD_HOME:-$data_directory}
 bin_dir=${RECALLD_BIN_DIR:-$HOME/.local/bin}
 venv=$recalld_home/venv
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +29,16 @@ if [ -n "$extras" ]; then
     target="$source_dir[$extras]"
 fi
 
-mkdir -p "$recalld_home" "$bin_dir"
+# The data directory: recalld keeps the memories (recalld.db) there too, so it is made
+# owner-only, as recalld itself makes it; one already there keeps its mode. Another
+# RECALLD_HOME holds only the environment: it gets the umask's mode (an install under
+# /opt for every user of the machine must stay readable by them).
+if [ "$recalld_home" = "$data_directory" ]; then
+    [ -d "$recalld_home" ] || mkdir -p -m 700 "$recalld_home"
+else
+    mkdir -p "$recalld_home"
+fi
+mkdir -p "$bin_dir"
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi

@@ -8,6 +8,7 @@ from typing import Any
 
 import pydantic
 import pytest
+from pydantic import SecretStr
 
 from recalld import MemoryService
 from recalld.adapters._cli_support import load_settings
@@ -285,3 +286,118 @@ def test_config_infinite_place_distances_are_refused_naming_the_variable(
         load_settings({}, {})
     assert caught.value.field == variable
     assert "finite number" in caught.value.message
+
+
+def test_config_a_mistyped_variable_is_warned_about_naming_the_closest_setting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from recalld.adapters.cli import cli
+
+    monkeypatch.setenv("RECALLD_NAMESPCE", "work")
+    monkeypatch.setenv("RECALLD_HOME", str(tmp_path))  # make install's, not a mistake
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "typo.db"), "stats", "--json"])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: RECALLD_NAMESPCE is not a recalld setting and is ignored"
+        " (did you mean RECALLD_NAMESPACE?)"
+    ]
+
+
+def test_config_every_setting_and_install_variable_is_known() -> None:
+    from recalld.config import unknown_variables
+
+    known = {f"RECALLD_{name.upper()}": "1" for name in Settings.model_fields}
+    known |= {"RECALLD_HOME": "x", "RECALLD_BIN_DIR": "x", "RECALLD_EXTRAS": "x"}
+    assert unknown_variables(known) == []
+    assert unknown_variables({"recalld_fts": "false", "RECALLD_NOPE": "1"}) == [
+        "RECALLD_NOPE is not a recalld setting and is ignored"
+    ]
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "RECALLD_CACHE_DIR",
+        "RECALLD_EMBEDDER_MODEL_PATH",
+        "RECALLD_EMBEDDER_TOKENIZER_PATH",
+        "RECALLD_EMBEDDER_URL",
+        "RECALLD_EMBEDDER_MODEL",
+        "RECALLD_IMAGE_ENCODER",
+        "RECALLD_HOST",
+    ],
+)
+@pytest.mark.parametrize("value", ["", "  "])
+def test_config_an_empty_value_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    # Empty was not "unset": RECALLD_CACHE_DIR= was ".", the 58 MB derived model written
+    # wherever recalld ran; RECALLD_EMBEDDER_URL= failed the first write with a traceback.
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == variable
+    assert "is empty" in caught.value.message
+
+
+def test_config_an_empty_embedder_key_still_means_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECALLD_EMBEDDER_API_KEY", "")
+    assert load_settings({}, {}).embedder_api_key is not None  # as before: sent as no key
+
+
+@pytest.mark.parametrize("url", ["localhost:8080/v1", "ftp://embed.example/v1"])
+def test_config_an_embedder_url_that_is_not_http_is_refused_without_echoing_it(
+    monkeypatch: pytest.MonkeyPatch, url: str
+) -> None:
+    monkeypatch.setenv("RECALLD_EMBEDDER_URL", url.replace("//", "//bob:s3cret@"))
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == "RECALLD_EMBEDDER_URL"
+    assert "http:// or https://" in caught.value.message
+    assert "s3cret" not in str(caught.value)
+
+
+def test_config_printed_settings_never_show_the_postgres_password(tmp_path: Path) -> None:
+    url = "postgresql://recalld:pw5ecret@db.example/memory?sslpassword=k3y"
+    settings = Settings(db=url, embedder_api_key=SecretStr("sk-s3cret"))
+    for shown in (repr(settings), str(settings)):
+        assert "pw5ecret" not in shown
+        assert "k3y" not in shown
+        assert "sk-s3cret" not in shown
+        assert "postgresql://recalld:***@db.example/memory" in shown
+    assert settings.db == url  # only what is shown is masked
+    assert f"db={tmp_path / 'a.db'!r}" in repr(Settings(db=tmp_path / "a.db"))
+
+
+def test_config_a_huge_refused_value_is_not_repeated_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("RECALLD_MIN_SCORE", "9" * 100_000)
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == "RECALLD_MIN_SCORE"
+    assert "(100000 characters)" in caught.value.message
+    assert len(str(caught.value)) < 300
+
+
+def test_config_the_library_names_a_mistyped_variable_once_a_process(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import recalld
+
+    # A name no other test sets: the warning is given once in the whole process.
+    monkeypatch.setenv("RECALLD_NAMESPCE_ONCE", "work")
+    with caplog.at_level("WARNING", logger="recalld"):
+        for _ in range(3):  # a program opening its memories for every request
+            with recalld.open(tmp_path / "lib.db", embedder="none"):
+                pass
+    assert [
+        record.getMessage()
+        for record in caplog.records
+        if "RECALLD_NAMESPCE_ONCE" in record.getMessage()
+    ] == [
+        "RECALLD_NAMESPCE_ONCE is not a recalld setting and is ignored"
+        " (did you mean RECALLD_NAMESPACE?)"
+    ]

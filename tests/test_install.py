@@ -103,3 +103,50 @@ def test_make_install_then_the_claude_desktop_config_serves(tmp_path: Path) -> N
     tools = anyio.run(_round_trip, path, server["args"], home)
     assert {"remember", "recall", "core_memory", "remember_conversation"} <= set(tools)
     assert (home / ".local" / "share" / "recalld" / "recalld.db").exists()
+
+
+FAKE_PYTHON = """#!/bin/sh
+# Stands in for python3: `-m venv DIR` makes DIR/bin/python (whose pip does nothing) and
+# DIR/bin/recalld (which prints a version), so the script runs without installing.
+if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then
+    mkdir -p "$3/bin"
+    printf '#!/bin/sh\\nexit 0\\n' > "$3/bin/python"
+    printf '#!/bin/sh\\necho recalld 0\\n' > "$3/bin/recalld"
+    chmod +x "$3/bin/python" "$3/bin/recalld"
+fi
+"""
+
+
+def _fake_install(tmp_path: Path, **environment: str) -> Path:
+    """Run scripts/install.sh with a stand-in python under umask 022; the HOME it had."""
+    home = tmp_path / "home"
+    home.mkdir()
+    python = tmp_path / "python3"
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    done = subprocess.run(
+        ["sh", "-c", "umask 022 && exec sh scripts/install.sh"],
+        cwd=ROOT,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin", "PYTHON": str(python), **environment},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return home
+
+
+def test_install_makes_the_data_directory_owner_only(tmp_path: Path) -> None:
+    data = _fake_install(tmp_path) / ".local" / "share" / "recalld"
+    assert (data / "venv" / "bin" / "python").exists()
+    assert data.stat().st_mode & 0o777 == 0o700  # the memories will live here too
+
+
+def test_install_elsewhere_leaves_the_environment_readable(tmp_path: Path) -> None:
+    # RECALLD_HOME=/opt/recalld for every user of the machine holds no memories: made
+    # 0700, the command it links to ran for its installer alone.
+    elsewhere = tmp_path / "opt" / "recalld"
+    _fake_install(tmp_path, RECALLD_HOME=str(elsewhere))
+    assert (elsewhere / "venv" / "bin" / "python").exists()
+    assert elsewhere.stat().st_mode & 0o777 == 0o755

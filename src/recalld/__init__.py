@@ -121,6 +121,13 @@ def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
         raise ValidationError(unknown[0], "is not a setting (see recalld.Settings)")
     if db is not None:
         settings["db"] = db
+    import logging
+
+    from recalld.config import unknown_variables
+
+    # A typo would otherwise leave the default silently; each named once a process.
+    for line in unknown_variables(once=True):
+        logging.getLogger(__name__).warning("%s", line)
     try:
         chosen = Settings(**settings)
     except pydantic.ValidationError as error:

@@ -10,14 +10,23 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["POSTGRES_SCHEMES", "display_location", "is_postgres_url", "redact_url"]
+__all__ = [
+    "POSTGRES_SCHEMES",
+    "display_location",
+    "is_postgres_url",
+    "redact_url",
+    "url_secrets",
+]
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 _SCHEME = re.compile(r"^(postgresql|postgres)://", re.IGNORECASE)
 # key=value connection parameters that hold a secret (in a URL's query string).
 _SECRET_PARAMETER = re.compile(r"(?i)(password|sslpassword)=[^&]*")
+_SECRET_VALUE = re.compile(r"(?i)(?:password|sslpassword)=([^&]*)")
+# Characters that end a URL's authority for urlsplit (and "@", which ends the userinfo).
+_DELIMITERS = "@/?#"
 
 
 def is_postgres_url(value: object) -> bool:
@@ -37,7 +46,14 @@ def redact_url(url: str) -> str:
         user, separator, _password = credentials.partition(":")
         netloc = f"{user}:***@{host}" if separator else f"{user}@{host}"
     query = _SECRET_PARAMETER.sub(lambda match: f"{match.group(1)}=***", parts.query)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    shown = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    # A password holding an unencoded "/", "?", "#" or "@" ends the authority early for
+    # urlsplit (libpq reads it whole: "bob:se?cret@host" connects), so the netloc above
+    # did not hold it, and "postgresql://bob:p/ss@host/db" was shown as it is.
+    for secret in url_secrets(url):
+        if any(character in secret for character in _DELIMITERS):
+            shown = shown.replace(secret, "***")
+    return shown
 
 
 def display_location(location: str | Path) -> str:
@@ -45,3 +61,31 @@ def display_location(location: str | Path) -> str:
     if is_postgres_url(location):
         return redact_url(str(location))
     return os.fspath(location)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets written in ``url`` (the authority's password, ``password=`` and
+    ``sslpassword=`` values), as written and percent-decoded, longest first; read from
+    the text itself, so a URL no parser accepts still has its password found (a driver's
+    error about such a URL quotes the bad part, which may be the password).
+
+    A password with an unencoded ``@``, ``/``, ``?`` or ``#`` is read every way a parser
+    may read it: up to the first ``@`` (libpq), the last ``@`` of the authority
+    (urlsplit), else of everything before the query (``bob:p/ss@host``); and after an
+    inner ``@`` (libpq takes ``bob:p@ss@host`` for password ``p`` at host ``ss@host``,
+    and says that host)."""
+    rest = _SCHEME.sub("", url.strip(), count=1)
+    found = list(_SECRET_VALUE.findall(rest))
+    libpq = re.match(r"([^@/]*)@", rest)  # libpq's credentials: up to an "@" before any "/"
+    candidates = [libpq.group(1)] if libpq else []
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" in authority:
+        candidates.append(authority.rpartition("@")[0])
+    elif not candidates and "@" in rest.split("?", 1)[0]:
+        candidates.append(rest.split("?", 1)[0].rpartition("@")[0])
+    for credentials in candidates:
+        password = credentials.partition(":")[2]
+        found.append(password)
+        found.extend(f"{piece}@" for piece in password.split("@")[1:] if piece)
+    secrets = {value for raw in found for value in (raw, unquote(raw)) if value}
+    return sorted(secrets, key=len, reverse=True)

@@ -5,14 +5,18 @@ Nothing else in recalld reads ``os.environ``.
 
 from __future__ import annotations
 
+import difflib
+import os
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from recalld._location import is_postgres_url
+from recalld._location import is_postgres_url, redact_url
 
 __all__ = [
     "MAX_COUNT",
@@ -24,6 +28,7 @@ __all__ = [
     "Settings",
     "default_cache_directory",
     "default_db_path",
+    "unknown_variables",
 ]
 
 # The longest duration any setting may give (100 years): a time that far from now, added
@@ -51,12 +56,30 @@ MAX_POOL_CONNECTIONS = 262_143
 
 def default_cache_directory() -> Path:
     """Derived files recalld may rebuild at will (the fast form of the default model)."""
-    return Path(platformdirs.user_cache_dir("recalld", appauthor=False))
+    return _user_directory(platformdirs.user_cache_dir, "RECALLD_CACHE_DIR", "XDG_CACHE_HOME")
 
 
 def default_db_path() -> Path:
     """The embedded default database: ``recalld.db`` in the user's data directory."""
-    return Path(platformdirs.user_data_dir("recalld", appauthor=False)) / "recalld.db"
+    directory = _user_directory(platformdirs.user_data_dir, "RECALLD_DB", "XDG_DATA_HOME")
+    return directory / "recalld.db"
+
+
+def _user_directory(where: Callable[..., str], variable: str, xdg: str) -> Path:
+    """recalld's directory of the kind ``where`` gives; a :class:`ValidationError` naming
+    ``variable`` when there is no home to put it in (HOME unset or relative and the user
+    without one in the password database, as in a container run under an arbitrary uid):
+    platformdirs' RuntimeError was a traceback on the first command."""
+    try:
+        return Path(where("recalld", appauthor=False))
+    except RuntimeError:
+        from recalld.errors import ValidationError
+
+        raise ValidationError(
+            variable,
+            f"is not set, and this user has no home directory for the default (HOME is"
+            f" unset or not absolute); set {variable}, or HOME or {xdg} to an absolute path",
+        ) from None
 
 
 class Settings(BaseSettings):
@@ -427,6 +450,35 @@ class Settings(BaseSettings):
                 ) from None
         return str(value).strip() if url else value
 
+    # An empty value is not "unset": an empty RECALLD_CACHE_DIR was the path ".", so the
+    # 58 MB derived model was written into whatever directory recalld ran from; an empty
+    # RECALLD_EMBEDDER_URL failed the first write with a ValueError traceback. (An empty
+    # RECALLD_EMBEDDER_API_KEY still means no key, as it always did.)
+    @field_validator(
+        "cache_dir",
+        "embedder_model_path",
+        "embedder_tokenizer_path",
+        "embedder_url",
+        "embedder_model",
+        "image_encoder",
+        "host",
+        mode="before",
+    )
+    @classmethod
+    def _not_blank(cls, value: Any) -> Any:
+        """Refuse an empty or blank value: leave the variable unset for the default."""
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("is empty; give a value, or unset the variable for the default")
+        return value
+
+    @field_validator("embedder_url")
+    @classmethod
+    def _embedder_url(cls, value: str | None) -> str | None:
+        """An ``http://`` or ``https://`` URL (urllib refused any other with a traceback)."""
+        if value is not None and urlsplit(value.strip()).scheme.lower() not in ("http", "https"):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
     # A namespace, zone or clock time that does not parse is refused here, naming its
     # variable, as every other setting is: checked only where it was first used, a server
     # started and then refused every request, and `recalld stats` said nothing.
@@ -487,7 +539,45 @@ class Settings(BaseSettings):
         ``http://app.example``), so CORS and the loopback trust compare them alike."""
         return [origin.strip().rstrip("/") for origin in value]
 
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The fields as pydantic shows them, ``db`` without its password: a settings
+        object printed, logged or shown in a traceback's locals told the PostgreSQL
+        password (``embedder_api_key`` is a ``SecretStr``, shown as ``**********``)."""
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name == "db" and is_postgres_url(value) else value
+
     @property
     def uses_postgres(self) -> bool:
         """Whether ``db`` names a PostgreSQL database."""
         return is_postgres_url(self.db)
+
+
+# Read by `make install` (scripts/install.sh), not by a running recalld.
+INSTALL_VARIABLES = frozenset({"RECALLD_HOME", "RECALLD_BIN_DIR", "RECALLD_EXTRAS"})
+
+
+# The lines unknown_variables(once=True) already gave in this process.
+_reported: set[str] = set()
+
+
+def unknown_variables(environ: Mapping[str, str] | None = None, *, once: bool = False) -> list[str]:
+    """One line for each ``RECALLD_*`` variable in ``environ`` (``os.environ`` by default)
+    that no setting reads, naming the closest one: a typo (``RECALLD_NAMESPCE``) would
+    otherwise leave the default in force without a word. The names are compared as the
+    settings read them, whatever their case. ``once``: only lines not given before in
+    this process (a program opening memories again and again is told once)."""
+    known = {f"RECALLD_{name.upper()}" for name in Settings.model_fields} | INSTALL_VARIABLES
+    lines = []
+    for name in sorted(os.environ if environ is None else environ):
+        upper = name.upper()
+        if not upper.startswith("RECALLD_") or upper in known:
+            continue
+        # By what follows the prefix, which every name shares.
+        suffixes = sorted(known_name.removeprefix("RECALLD_") for known_name in known)
+        close = difflib.get_close_matches(upper.removeprefix("RECALLD_"), suffixes, n=1)
+        hint = f" (did you mean RECALLD_{close[0]}?)" if close else ""
+        lines.append(f"{name} is not a recalld setting and is ignored{hint}")
+    if once:
+        lines = [line for line in lines if line not in _reported]
+        _reported.update(lines)
+    return lines

@@ -79,6 +79,35 @@ def test_cli_refuses_a_missing_directory(tmp_path: Path) -> None:
     assert not (tmp_path / "typo").exists()
 
 
+@pytest.mark.parametrize("written", ["~/memories.db", "$HOME/memories.db"])
+def test_cli_says_when_no_shell_expanded_the_path(written: str) -> None:
+    # As an MCP client's JSON, a systemd unit or a .env file pass RECALLD_DB: unexpanded.
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", "stats"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RECALLD_DB": written},
+        check=False,
+    )
+    assert completed.returncode == 1
+    first = written.split("/")[0]
+    assert f"{first} is taken as it is written (no shell expanded it there)" in completed.stderr
+
+
+@pytest.mark.parametrize(
+    "written", ["typo/~notes.db", "typo/price$5.db", "typo/~/x.db", "typo$5/x.db"]
+)
+def test_cli_blames_no_shell_for_a_tilde_or_dollar_no_shell_expands(
+    tmp_path: Path, written: str
+) -> None:
+    # A shell expands only a leading ~ and $NAME: "~notes.db" or "$5" is what was meant,
+    # and the directory that is missing is the mistake to name.
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / written), "stats"])
+    assert result.exit_code == 1
+    assert "cannot be created there (a mistyped --db?)" in str(result.exception)
+    assert "no shell expanded" not in str(result.exception)
+
+
 def test_serve_banner_says_where_everything_is(tmp_path: Path) -> None:
     settings = Settings(db=tmp_path / "served.db", embedder="none", graph_extractor="none")
     with MemoryService.open(settings) as service:
@@ -257,6 +286,24 @@ def test_cli_serve_on_an_open_address_without_a_token_refuses_before_anything(
     assert stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("blank", ["", " "])
+def test_cli_serve_refuses_an_empty_host_as_the_variable_is(tmp_path: Path, blank: str) -> None:
+    # With a token, "--host ''" bound every interface, shown as "http://:PORT".
+    db = tmp_path / "tokens.db"
+    assert _invoke("--db", str(db), "token", "create", "t", "--scope", "default:read")[0] == 0
+    completed = subprocess.run(  # a timeout: the old code served until killed
+        [sys.executable, "-m", "recalld", "--db", str(db), "serve", "--host", blank, "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr == (
+        "error: --host: is empty; give an address (127.0.0.1, or 0.0.0.0 for every interface)\n"
+    )
+
+
 def test_cli_serve_on_a_port_in_use_is_one_line_before_the_banner(tmp_path: Path) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
         taken.bind(("127.0.0.1", 0))
@@ -350,3 +397,38 @@ def test_cli_mcp_over_http_says_where_it_listens(tmp_path: Path, port_given: str
     finally:
         stop(process)
     assert lines[0].startswith("created a new database at "), lines
+
+
+def test_cli_never_makes_a_directory_named_tilde(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's default location written out in an MCP client's JSON: no shell expands
+    # it, and a directory "~" with a new empty memory appeared in the working directory.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--db", "~/.local/share/recalld/recalld.db", "stats"])
+    assert result.exit_code == 1
+    assert "~ is taken as it is written" in str(result.exception)
+    assert not (tmp_path / "~").exists()
+
+
+def test_cli_without_a_home_names_what_to_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A container run under a uid with no passwd entry and no HOME: platformdirs' own
+    # RuntimeError was a traceback on the first command.
+    import pwd
+
+    def no_entry(uid: int) -> pwd.struct_passwd:
+        raise KeyError(uid)
+
+    for name in ("HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    refused = CliRunner().invoke(cli, ["stats"])
+    assert refused.exit_code == 1
+    assert "RECALLD_DB: is not set, and this user has no home directory" in str(refused.exception)
+    monkeypatch.setenv("RECALLD_CACHE_DIR", str(tmp_path / "cache"))
+    given = CliRunner().invoke(cli, ["--db", str(tmp_path / "given.db"), "stats"])
+    assert given.exit_code == 0, given.output

@@ -23,6 +23,7 @@ class FakeEmbeddingServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.requests: list[dict[str, Any]] = []
         self.fail_with: int | None = None
+        self.fail_body = b'{"error": "overloaded"}'
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -39,7 +40,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.fail_with is not None:
             self.send_response(self.server.fail_with)
             self.end_headers()
-            self.wfile.write(b'{"error": "overloaded"}')
+            self.wfile.write(self.server.fail_body.replace(b"{path}", self.path.encode()))
             return
         vectors = HashingEmbedder(16).embed_batch(body["input"]) * 3.0
         data = [
@@ -105,3 +106,39 @@ def test_http_embedder_refuses_a_dimension_mismatch(server: FakeEmbeddingServer)
     embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=384)
     with pytest.raises(EmbeddingError, match="dimensions"):
         embedder.embed_batch(["x"])
+
+
+def test_http_embedder_keeps_the_query_after_the_path(server: FakeEmbeddingServer) -> None:
+    embedder = HTTPEmbedder(base_url=f"{_url(server)}/?api-version=2024-02-01", model="m")
+    assert embedder.dimension == 16
+    assert server.requests[0]["path"] == "/v1/embeddings?api-version=2024-02-01"
+
+
+def test_http_embedder_errors_never_show_credentials_in_its_url(
+    server: FakeEmbeddingServer,
+) -> None:
+    host = server.server_address[0]
+    server.fail_with = 503
+    in_query = HTTPEmbedder(base_url=f"{_url(server)}?api-key=k3ysecret", model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match="503") as answered:
+        in_query.embed_batch(["x"])
+    assert "k3ysecret" not in str(answered.value)
+    assert "api-key=***" in str(answered.value)
+    unreachable = HTTPEmbedder(base_url=f"http://alice:pa55secret@{host!s}:none/v1", model="m")
+    with pytest.raises(EmbeddingError) as failed:
+        unreachable.embed_batch(["x"])
+    assert "pa55secret" not in str(failed.value)
+    assert "alice:***@" in str(failed.value)
+
+
+def test_http_embedder_errors_never_quote_a_key_as_written_in_its_url(
+    server: FakeEmbeddingServer,
+) -> None:
+    # A server that quotes the path it got gives the key percent-encoded, as written.
+    server.fail_with = 404
+    server.fail_body = b"no route for {path}"
+    embedder = HTTPEmbedder(base_url=f"{_url(server)}?key=k3y%2Fsecret", model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match="404") as answered:
+        embedder.embed_batch(["x"])
+    assert "k3y" not in str(answered.value)
+    assert "no route for /v1/embeddings?key=***" in str(answered.value)

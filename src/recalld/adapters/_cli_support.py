@@ -67,6 +67,22 @@ class _State:
             self.service = None
 
 
+# Settings whose value may hold a password or key: an error about them never repeats it.
+SECRET_FIELDS = frozenset({"db", "embedder_url", "embedder_api_key"})
+
+
+# How much of a refused value an error repeats: enough to recognise it, never a screenful.
+MAX_ECHO_CHARS = 80
+
+
+def _echo(value: Any) -> str:
+    """``value`` as an error repeats it: its repr, cut to :data:`MAX_ECHO_CHARS`."""
+    text = repr(value)
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    return f"{text[:MAX_ECHO_CHARS]}... ({len(str(value))} characters)"
+
+
 def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Settings:
     """The settings: ``overrides`` (the group's options) over the ``RECALLD_*`` environment.
 
@@ -82,6 +98,11 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     def origin(field: str) -> str:
         return sources.get(field, f"RECALLD_{field.upper()}")
 
+    from recalld.config import unknown_variables
+
+    for line in unknown_variables():
+        click.echo(f"warning: {line}", err=True)  # stderr: stdio MCP keeps stdout for protocol
+
     try:
         return Settings(**overrides)
     except pydantic.ValidationError as error:
@@ -90,7 +111,9 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
             location = [str(part) for part in problem["loc"]]
             name = origin(location[0]) + "".join(f"[{part}]" for part in location[1:])
             message = str(problem["msg"]).removeprefix("Value error, ")
-            problems.append(f"{name}: {message} (got {problem['input']!r})")
+            # A URL or key may carry a secret: not echoed (the message says what is wrong).
+            shown = "" if location[0] in SECRET_FIELDS else f" (got {_echo(problem['input'])})"
+            problems.append(f"{name}: {message}{shown}")
         first, _, message = problems[0].partition(": ")
         raise ValidationError(first, "; ".join([message, *problems[1:]])) from None
     except SettingsError as error:

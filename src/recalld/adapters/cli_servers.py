@@ -158,8 +158,14 @@ def serve_command(
     """
     from recalld.adapters._network import check_listen, free_port
     from recalld.adapters.http_api import check_bind, mcp_mount, serve
+    from recalld.errors import ValidationError
     from recalld.tokens import TokenRegistry
 
+    if host is not None and not host.strip():
+        # As an empty RECALLD_HOST is: "" binds every interface, which no one means blank.
+        raise ValidationError(
+            "--host", "is empty; give an address (127.0.0.1, or 0.0.0.0 for every interface)"
+        )
     overrides = {
         name: value for name, value in (("host", host), ("port", port)) if value is not None
     }

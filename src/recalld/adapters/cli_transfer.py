@@ -21,6 +21,7 @@ from recalld.adapters._cli_support import (
     progress_bar,
     read_text,
 )
+from recalld.store.file_modes import PRIVATE_FILE_MODE
 
 __all__ = ["transfer_commands"]
 
@@ -101,7 +102,8 @@ def _write_replacing(path: Path, lines: Iterable[str]) -> None:
     target = Path(os.path.realpath(path))
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     before = target.stat() if target.exists() else None
-    mode = 0o666 if before is None else stat.S_IMODE(before.st_mode)
+    # A new export holds memories: owner-only, as the database (recalld.store.file_modes).
+    mode = PRIVATE_FILE_MODE if before is None else stat.S_IMODE(before.st_mode)
     try:
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     except PermissionError:

@@ -3,16 +3,21 @@
 Works with any server that speaks the OpenAI embeddings shape (OpenAI, vLLM,
 llama.cpp, Ollama's compatibility endpoint, text-embeddings-inference ...).
 It uses only the standard library, so it adds no dependency. The API key comes
-from the settings and is sent as a bearer token; it is never logged.
+from the settings and is sent as a bearer token; it is never logged. Nor are
+credentials written in the URL itself (``https://user:secret@host/v1``, or a key in
+its query, ``?api-key=…``): every error, and so every log line and job error kept in
+the database, shows the URL with its password and query values as ``***``.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -34,7 +39,8 @@ class HTTPEmbedder:
         dimension: int | None = None,
         timeout_seconds: float = 60.0,
     ) -> None:
-        self._url = base_url.rstrip("/") + "/embeddings"
+        self._url = _endpoint(base_url)
+        self._shown = _redacted(self._url)
         self._model = model
         self._api_key = api_key
         self._dimension = dimension
@@ -62,18 +68,22 @@ class HTTPEmbedder:
             with urllib.request.urlopen(request, timeout=self._timeout_seconds) as response:
                 payload: Any = json.loads(response.read())
         except urllib.error.HTTPError as error:
-            detail = error.read()[:300].decode(errors="replace")
-            raise EmbeddingError(f"{self._url} answered {error.code}: {detail}") from error
-        except (urllib.error.URLError, OSError, ValueError) as error:
-            raise EmbeddingError(f"{self._url} failed: {error}") from error
+            detail = _scrubbed(error.read()[:300].decode(errors="replace"), self._url)
+            raise EmbeddingError(f"{self._shown} answered {error.code}: {detail}") from error
+        # HTTPException: a URL http.client cannot use (a port that is not a number) and a
+        # body cut short (IncompleteRead) are neither OSError nor ValueError.
+        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as error:
+            raise EmbeddingError(
+                f"{self._shown} failed: {_scrubbed(str(error), self._url)}"
+            ) from error
         try:
             items = sorted(payload["data"], key=lambda item: int(item["index"]))
             matrix = np.array([item["embedding"] for item in items], dtype=np.float32)
         except (KeyError, TypeError, ValueError) as error:
-            raise EmbeddingError(f"{self._url} returned an unexpected body: {error}") from error
+            raise EmbeddingError(f"{self._shown} returned an unexpected body: {error}") from error
         if matrix.ndim != 2 or matrix.shape[0] != len(texts):
             raise EmbeddingError(
-                f"{self._url} returned {matrix.shape[0] if matrix.ndim else 0} vectors"
+                f"{self._shown} returned {matrix.shape[0] if matrix.ndim else 0} vectors"
                 f" for {len(texts)} texts"
             )
         return matrix
@@ -90,3 +100,37 @@ class HTTPEmbedder:
                 f"{self._model} returned {matrix.shape[1]} dimensions, expected {self._dimension}"
             )
         return normalize_rows(matrix)
+
+
+def _endpoint(base_url: str) -> str:
+    """``{base_url}/embeddings``, the path extended before any query (``?api-version=``),
+    which must stay the query rather than swallow the path."""
+    parts = urlsplit(base_url.strip())
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/embeddings"))
+
+
+def _redacted(url: str) -> str:
+    """``url`` with the password in its authority and every query value as ``***``."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        credentials, _, host = netloc.rpartition("@")
+        user, separator, _ = credentials.partition(":")
+        netloc = f"{user}:***@{host}" if separator else f"{user}@{host}"
+    query = "&".join(f"{name}=***" for name, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def _scrubbed(message: str, url: str) -> str:
+    """``message`` (an error urllib raised for ``url``, or a server's answer) without the
+    URL's secrets, decoded or as written (a server quoting the path it got: a key
+    ``a%2Fb`` is ``a/b`` decoded)."""
+    parts = urlsplit(url)
+    secrets = [value for _, value in parse_qsl(parts.query) if value]
+    secrets += [pair.partition("=")[2] for pair in parts.query.split("&") if "=" in pair]
+    if parts.password:
+        secrets += [parts.password, unquote(parts.password)]
+    secrets = [secret for secret in secrets if secret]
+    for secret in sorted(secrets, key=len, reverse=True):
+        message = message.replace(secret, "***")
+    return message

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from recalld.store.file_modes import PRIVATE_FILE_MODE
 from recalld.store.semantic import widen_half
 
 __all__ = [
@@ -198,30 +199,38 @@ def save_links(
     last_change: int,
     model: str,
     dimension: int,
+    mode: int = PRIVATE_FILE_MODE,
 ) -> None:
-    """Write the graph's links and row map to ``path`` (atomically replaced)."""
+    """Write the graph's links and row map to ``path`` (atomically replaced, created with
+    ``mode``: owner-only unless told, and no temporary file left behind when the write
+    fails)."""
     faiss = _faiss()
     hnsw = graph.hnsw
+    # A view, not a copy: at 1M vectors the links are ~270 MB.
+    neighbors = np.asarray(faiss.rev_swig_ptr(hnsw.neighbors.data(), hnsw.neighbors.size()))
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with temporary.open("wb") as handle:
-        np.savez(
-            handle,
-            format=np.int64(FILE_FORMAT),
-            model=np.str_(model),
-            dimension=np.int64(dimension),
-            last_change=np.int64(last_change),
-            seqs=seqs,
-            ranges=ranges,
-            levels=faiss.vector_to_array(hnsw.levels),
-            offsets=faiss.vector_to_array(hnsw.offsets),
-            # A view, not a copy: at 1M vectors the links are ~270 MB.
-            neighbors=np.asarray(faiss.rev_swig_ptr(hnsw.neighbors.data(), hnsw.neighbors.size())),
-            entry_point=np.int64(hnsw.entry_point),
-            max_level=np.int64(hnsw.max_level),
-        )
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+        with os.fdopen(descriptor, "wb") as handle:
+            np.savez(
+                handle,
+                format=np.int64(FILE_FORMAT),
+                model=np.str_(model),
+                dimension=np.int64(dimension),
+                last_change=np.int64(last_change),
+                seqs=seqs,
+                ranges=ranges,
+                levels=faiss.vector_to_array(hnsw.levels),
+                offsets=faiss.vector_to_array(hnsw.offsets),
+                neighbors=neighbors,
+                entry_point=np.int64(hnsw.entry_point),
+                max_level=np.int64(hnsw.max_level),
+            )
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)  # gone after the rename; a failed write leaves none
 
 
 def load_links(path: Path, *, model: str, dimension: int) -> GraphFile | None:

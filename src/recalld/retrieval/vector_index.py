@@ -70,6 +70,7 @@ from recalld.retrieval.vector_graph import (
     trained_ranges,
 )
 from recalld.retrieval.vector_rows import NO_ROW, RowsBySeq
+from recalld.store.file_modes import mode_beside
 from recalld.store.semantic import (
     SemanticStore,
     VectorChanges,
@@ -150,6 +151,7 @@ class VectorIndex:
         self.dimension = dimension
         self._ann_threshold = ann_threshold
         self._build_threads = build_threads or os.cpu_count() or 1
+        self._database = directory_and_prefix
         base = None if directory_and_prefix is None else f"{directory_and_prefix}-vectors-"
         slug = _slug(model)
         self._graph_path = None if base is None else Path(f"{base}{slug}.graph.npz")
@@ -493,6 +495,8 @@ class VectorIndex:
     def _write_file(self) -> None:
         if self._graph is None or self._graph_path is None or self._quantiser is None:
             return
+        if self._database is None:
+            return
         rows = self._graph_rows
         seqs = np.where(self._alive[:rows], self._seqs[:rows], np.int64(-1)).astype(np.int64)
         try:
@@ -504,6 +508,8 @@ class VectorIndex:
                 last_change=self._last_change,
                 model=self.model,
                 dimension=self.dimension,
+                # The database's mode: one shared with a group shares its graph too.
+                mode=mode_beside(self._database),
             )
             self._saved_rows = rows
             self._saved_change = self._last_change

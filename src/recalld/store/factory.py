@@ -51,8 +51,14 @@ def open_store(
 
 
 def _in_default_directory(settings: Settings) -> bool:
-    default = default_db_path().parent
+    # As given, not expanded: SQLite opens "~/.local/share/recalld/recalld.db" (from an
+    # MCP client's JSON, which no shell expands) as a path under a directory named "~" in
+    # the working directory, which was created there, with a new empty memory in it.
     try:
-        return Path(settings.db).expanduser().absolute().parent == default.absolute()
+        default = default_db_path().parent
+    except ValidationError:
+        return False  # no home, so no default directory (settings.db was given)
+    try:
+        return Path(settings.db).absolute().parent == default.absolute()
     except OSError:
         return False

@@ -42,7 +42,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from recalld._location import redact_url
+from recalld._location import redact_url, url_secrets
 from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError, ValidationError
 from recalld.store.postgres_json import dumps as json_dumps
 from recalld.store.postgres_watchdog import Watchdog
@@ -100,8 +100,10 @@ def _scrub(message: str, url: str) -> str:
     """``message`` without the URL's password (drivers sometimes echo connection strings)."""
     password = _password(url)
     cleaned = message.replace(url, redact_url(url))
-    if password:
-        cleaned = cleaned.replace(password, "***")
+    # Also as written in the URL: one psycopg cannot parse has no parsed password, and its
+    # error quotes the part it choked on ("unexpected spaces found in \"<password>\"").
+    for secret in ([password] if password else []) + url_secrets(url):
+        cleaned = cleaned.replace(secret, "***")
     return " ".join(cleaned.split())
 
 

@@ -40,6 +40,7 @@ from recalld.store.base import (
     Scope,
 )
 from recalld.store.context import rewritten_pending
+from recalld.store.file_modes import warn_if_readable_by_others
 from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
@@ -283,6 +284,8 @@ class SQLiteStore(SQLiteTokens):
         self._created = check_path(
             self.path, create_directory=create_directory, busy_timeout_ms=busy_timeout_ms
         )
+        if not self._created:
+            warn_if_readable_by_others(self.path)
         self._schema_version = self._migrate(on_migration)
         self._fts_available = self._prepare_fts() if fts else False
         self._optimize()

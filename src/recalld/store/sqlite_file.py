@@ -31,12 +31,15 @@ import apsw
 
 from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
+from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
 
 __all__ = ["check_path", "copy_database", "database_file", "schema_versions"]
 
 # A file shorter than this cannot hold an SQLite header: SQLite treats an empty file as a
 # new database, and so does recalld.
 SQLITE_HEADER = b"SQLite format 3\x00"
+# A shell variable as a shell expands it: $NAME or ${NAME}.
+_VARIABLE = re.compile(r"\$\{?[A-Za-z_]")
 
 
 def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 5000) -> bool:
@@ -60,14 +63,27 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
         parent = path.parent
         if not parent.exists():
             if not create_directory:
+                unexpanded = _unexpanded(path)
+                if unexpanded is not None:
+                    raise StorageError(
+                        f"the directory {parent} does not exist: {unexpanded} is taken as it"
+                        " is written (no shell expanded it there); give the full path"
+                    )
                 raise StorageError(
                     f"the directory {parent} does not exist, so {path.name} cannot be created"
                     " there (a mistyped --db?); create the directory first"
                 )
             try:
-                parent.mkdir(parents=True, exist_ok=True)
+                parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIRECTORY_MODE)
             except OSError as error:
                 raise StorageError(f"cannot create {parent}: {error}") from error
+        try:
+            # Made here, owner-only, before SQLite makes it with the umask's mode (and
+            # its -wal and -shm with the same): see recalld.store.file_modes. At the
+            # link's target: O_EXCL does not follow a (dangling) symbolic link.
+            create_private_file(Path(os.path.realpath(path)))
+        except OSError as error:
+            raise StorageError(f"cannot create {path}: {error.strerror or error}") from error
         return True
     try:
         with path.open("rb") as handle:
@@ -86,6 +102,17 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
             " will not write its tables into it: give another --db"
         )
     return False
+
+
+def _unexpanded(path: Path) -> str | None:
+    """The part of ``path``'s directory a shell would have expanded (``~`` or ``$HOME``
+    written in an MCP client's JSON, a systemd unit or a .env file, which expand
+    nothing), else None: a leading ``~`` or ``~user`` (a shell expands no other), or a
+    ``$NAME`` (``${NAME}``); never the file's own name (``~notes.db``, ``price$5.db``)."""
+    parts = path.parent.parts
+    if parts and parts[0].startswith("~"):
+        return parts[0]
+    return next((part for part in parts if _VARIABLE.search(part)), None)
 
 
 def _is_new(path: Path) -> bool:

@@ -31,6 +31,7 @@ from pathlib import Path
 import apsw
 
 from recalld._time import to_storage
+from recalld.store.file_modes import mode_beside
 from recalld.store.sqlite_connection import SQLiteDatabase
 
 __all__ = ["SQLiteScrub", "record_drop"]
@@ -109,8 +110,17 @@ class SQLiteScrub:
             free = shutil.disk_usage(reserve.parent).free
             if free < RESERVE_HEADROOM * self._reserve_bytes:
                 return
-            with reserve.open("wb") as handle:
+            # The database file's mode: a reserve is zeros, but a world-readable file
+            # beside a private database says the directory is open to others.
+            descriptor = os.open(
+                reserve,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                mode_beside(self._database.path),
+            )
+            with os.fdopen(descriptor, "wb") as handle:
                 handle.write(b"\0" * self._reserve_bytes)
+        except FileExistsError:
+            return  # another process made it a moment ago: it is theirs to fill
         except OSError as error:
             logger.warning("could not create the disk-full reserve %s: %s", reserve, error)
             reserve.unlink(missing_ok=True)

@@ -14,6 +14,7 @@ import apsw
 
 from recalld._time import from_storage, to_storage
 from recalld.errors import StorageError
+from recalld.store.file_modes import mode_beside
 from recalld.store.sql import json_text
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_scrub import record_drop
@@ -66,7 +67,9 @@ class SQLiteTables:
         # By the file's real path: a symlink to the database is the same database.
         path = f"{os.path.realpath(self._database.path)}-migrate.lock"
         try:
-            descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            descriptor = os.open(
+                path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, mode_beside(self._database.path)
+            )
         except PermissionError:
             try:  # flock works on a file opened for reading (another user's lock file)
                 descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
