@@ -179,6 +179,19 @@ def test_migrate_json_counts_the_rows_it_inserted(tmp_path: Path, clock: FakeClo
     assert (second["copied"]["vectors"], second["skipped"]["vectors"]) == (0, 10)
 
 
+def test_migrate_into_a_missing_directory_blames_the_path_not_db(tmp_path: Path) -> None:
+    # Pass c59's review: the error said "a mistyped --db?" of the --to target.
+    source = tmp_path / "source.db"
+    CliRunner().invoke(cli, ["--db", str(source), "remember", "kept"])
+    target = tmp_path / "missing" / "copy.db"
+    result = CliRunner().invoke(cli, ["migrate", "--from", str(source), "--to", str(target)])
+    assert result.exit_code == 1
+    message = result.output + str(result.exception)
+    assert "cannot be created there (a mistyped path?)" in message
+    assert "--db" not in message
+    assert not target.parent.exists()
+
+
 def test_migrate_from_a_missing_file_is_an_error_and_creates_nothing(tmp_path: Path) -> None:
     missing, target = tmp_path / "mistyped.db", tmp_path / "target.db"
     result = CliRunner().invoke(cli, ["migrate", "--from", str(missing), "--to", str(target)])

@@ -55,6 +55,19 @@ _OPENERS = frozenset(
 _FIRST_WORD = re.compile(r"\s*([^\W\d_]+)")
 
 
+# How much of a value an error repeats: enough to recognise it, never a screenful.
+MAX_ECHO_CHARS = 80
+
+
+def shown(value: object) -> str:
+    """``value`` as an error message repeats it: its repr, cut to :data:`MAX_ECHO_CHARS`
+    with its length (a 100,000-character id looked up came back whole in the error)."""
+    text = repr(value)
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    return f"{text[:MAX_ECHO_CHARS]}... ({len(str(value))} characters)"
+
+
 def asks_question(text: str) -> bool:
     """Whether a memory's text asks something: it holds a question mark, or it opens as a
     question typed without one (only its first :data:`QUESTION_HEAD` characters are read)."""

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from recalld._text import shown
 from recalld.errors import ValidationError
 
 Clock = Callable[[], datetime]
@@ -78,7 +79,8 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
             moment = datetime.fromisoformat(text)
         except ValueError:
             raise ValidationError(
-                field, f"expected an ISO 8601 date-time such as 2026-10-25T16:20:00Z, got {value!r}"
+                field,
+                f"expected an ISO 8601 date-time such as 2026-10-25T16:20:00Z, got {shown(value)}",
             ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
@@ -141,4 +143,4 @@ def parse_clock_time(value: str, field: str) -> time:
     try:
         return time.fromisoformat(value.strip())
     except ValueError:
-        raise ValidationError(field, f"expected HH:MM, got {value!r}") from None
+        raise ValidationError(field, f"expected HH:MM, got {shown(value)}") from None

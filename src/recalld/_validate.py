@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import pydantic
 
 from recalld._schema import ECMA_SPACE_CLASS, INVISIBLE_CLASS
+from recalld._text import shown
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import MAX_JSON_DEPTH, QUERY_MAX_CHARS, Filters, Place, PlaceInput, QueryFilters
@@ -98,7 +99,7 @@ def namespace(value: str) -> str:
     """A namespace: 1-100 letters, digits or ``._:@/-``."""
     if not isinstance(value, str) or not NAMESPACE_PATTERN.fullmatch(value):
         raise ValidationError(
-            "namespace", f"must be 1-100 letters, digits or . _ : @ / - (got {value!r})"
+            "namespace", f"must be 1-100 letters, digits or . _ : @ / - (got {shown(value)})"
         )
     return value
 
@@ -106,7 +107,7 @@ def namespace(value: str) -> str:
 def memory_id(value: str) -> str:
     """A client-supplied id: 1-64 letters, digits or ``._:-``, not ``.`` or ``..``."""
     if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
-        raise ValidationError("id", f"must be 1-64 letters, digits or . _ : - (got {value!r})")
+        raise ValidationError("id", f"must be 1-64 letters, digits or . _ : - (got {shown(value)})")
     if value in DOT_SEGMENTS:
         raise ValidationError("id", f"must not be {value!r}: {UNREACHABLE}")
     return value
@@ -125,7 +126,7 @@ def key(value: str | None, field: str = "key") -> str | None:
 def seq(value: int, field: str = "seq") -> int:
     """A store sequence number (rover's ``memory_id``): an integer from 1 to 2^63-1."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(field, f"must be an integer, got {value!r}")
+        raise ValidationError(field, f"must be an integer, got {shown(value)}")
     if not 1 <= value <= MAX_SEQ:
         raise ValidationError(field, f"must be between 1 and {MAX_SEQ}, got {value}")
     return value
@@ -493,7 +494,7 @@ def _geohash(value: str) -> str:
     text = value.strip().lower()
     if not text or len(text) > 12 or not set(text) <= GEOHASH_ALPHABET:
         raise ValidationError(
-            "place.geohash", f"must be 1-12 characters of the geohash alphabet (got {value!r})"
+            "place.geohash", f"must be 1-12 characters of the geohash alphabet (got {shown(value)})"
         )
     return text
 
@@ -516,7 +517,7 @@ def min_score(value: float | None, field: str = "min_score") -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError(field, f"must be a number between 0 and 1, got {value!r}")
+        raise ValidationError(field, f"must be a number between 0 and 1, got {shown(value)}")
     if not 0.0 <= float(value) <= 1.0 or value != value:
         raise ValidationError(field, f"must be between 0 and 1, got {value}")
     return float(value)
@@ -526,7 +527,7 @@ def flag(value: bool, field: str) -> bool:
     """A true-or-false switch, strictly: the text "false" is truthy in Python, so a switch
     read from text would do the opposite of what it says."""
     if not isinstance(value, bool):
-        raise ValidationError(field, f"must be true or false, got {value!r}")
+        raise ValidationError(field, f"must be true or false, got {shown(value)}")
     return value
 
 
@@ -543,7 +544,7 @@ def limit(
     if value is None and default is not None:
         return min(default, settings.max_limit)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError(field, f"must be an integer, got {value!r}")
+        raise ValidationError(field, f"must be an integer, got {shown(value)}")
     if not 1 <= value <= settings.max_limit:
         raise ValidationError(field, f"must be between 1 and {settings.max_limit}, got {value}")
     return value

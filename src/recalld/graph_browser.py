@@ -16,7 +16,7 @@ from typing import Any
 
 from recalld import _validate as check
 from recalld._cursor import cursor_text, cursor_values
-from recalld._text import prompt_line
+from recalld._text import prompt_line, shown
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.errors import NotFoundError, ValidationError
@@ -156,10 +156,10 @@ class GraphBrowser:
     def _find(self, namespace: str, name: str, now: datetime, field: str = "name") -> EntityRecord:
         text = check_entity_lookup(name, field)
         if text is None:
-            raise NotFoundError(f"no entity named {name!r} in {namespace!r}")
+            raise NotFoundError(f"no entity named {shown(name)} in {namespace!r}")
         found = self._store.graph.entities_by_key(namespace, [entity_key(text)], now)
         if not found:
-            raise NotFoundError(f"no entity named {text!r} in {namespace!r}")
+            raise NotFoundError(f"no entity named {shown(text)} in {namespace!r}")
         return next(iter(found.values()))
 
     def entities(
@@ -258,7 +258,7 @@ class GraphBrowser:
         now = self._clock()
         memory = self._store.get(self._scope(scope_namespace, now), id=memory_id)
         if memory is None:
-            raise NotFoundError(f"no memory {memory_id!r} in {scope_namespace!r}")
+            raise NotFoundError(f"no memory {shown(memory_id)} in {scope_namespace!r}")
         graph = self._store.graph
         rows = graph.entities_of(scope_namespace, [memory.seq])
         records = graph.entity_by_id(scope_namespace, [row.entity_id for row in rows], now)

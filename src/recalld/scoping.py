@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from recalld import _validate as check
+from recalld._text import shown
 from recalld.errors import ValidationError
 
 __all__ = ["ID_MAX_CHARS", "ID_PATTERN", "mem0_namespace", "requested_namespace"]
@@ -32,7 +33,7 @@ def _checked(value: str, field: str) -> str:
     if not isinstance(value, str) or not _ID.fullmatch(value):
         raise ValidationError(
             field,
-            f"must be 1-{ID_MAX_CHARS} letters, digits or . _ : @ - (got {value!r})",
+            f"must be 1-{ID_MAX_CHARS} letters, digits or . _ : @ - (got {shown(value)})",
         )
     return value
 

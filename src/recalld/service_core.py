@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from recalld import _validate as check
 from recalld._cursor import decode_cursor, encode_cursor
-from recalld._text import prompt_line, query_terms
+from recalld._text import prompt_line, query_terms, shown
 from recalld._time import Clock, parse_instant, utc_now
 from recalld.config import Settings
 from recalld.errors import ConflictError, DiskFullError, NotFoundError, ValidationError
@@ -310,7 +310,7 @@ class ServiceCore:
         with self.store.transaction() as tx:
             current = tx.find(scope_namespace, id=memory_id)
             if current is None or expired(current, now):
-                raise NotFoundError(f"no memory with id {memory_id!r} in {scope_namespace!r}")
+                raise NotFoundError(f"no memory with id {shown(memory_id)} in {scope_namespace!r}")
             if "kind" in given and patch.kind != current.kind:
                 if current.kind == INTENTION_KIND:
                     raise ValidationError(
@@ -420,7 +420,7 @@ class ServiceCore:
             memory = self.store.get(scope, id=id, seq=seq)
         if memory is None:
             value = {"id": id, "key": key, "seq": seq}[given[0]]
-            raise NotFoundError(f"no memory with {given[0]} {value!r} in {scope_namespace!r}")
+            raise NotFoundError(f"no memory with {given[0]} {shown(value)} in {scope_namespace!r}")
         return memory
 
     def _get_key(self, scope: Scope, key: str) -> Memory | None:
@@ -545,7 +545,7 @@ class ServiceCore:
             self.indexing.catch_up([scope_namespace])
             memory = self.store.get(everything, id=memory_id)
         if memory is None:
-            raise NotFoundError(f"memory {memory_id!r} is not visible in {scope_namespace!r}")
+            raise NotFoundError(f"memory {shown(memory_id)} is not visible in {scope_namespace!r}")
         terms = query_terms(query, self.settings.max_query_terms)
         return explain(
             self.indexing.retriever,

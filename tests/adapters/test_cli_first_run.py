@@ -104,7 +104,7 @@ def test_cli_blames_no_shell_for_a_tilde_or_dollar_no_shell_expands(
     # and the directory that is missing is the mistake to name.
     result = CliRunner().invoke(cli, ["--db", str(tmp_path / written), "stats"])
     assert result.exit_code == 1
-    assert "cannot be created there (a mistyped --db?)" in str(result.exception)
+    assert "cannot be created there (a mistyped path?)" in str(result.exception)
     assert "no shell expanded" not in str(result.exception)
 
 

@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from recalld._text import shown
 from recalld.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -71,18 +72,6 @@ class _State:
 SECRET_FIELDS = frozenset({"db", "embedder_url", "embedder_api_key"})
 
 
-# How much of a refused value an error repeats: enough to recognise it, never a screenful.
-MAX_ECHO_CHARS = 80
-
-
-def _echo(value: Any) -> str:
-    """``value`` as an error repeats it: its repr, cut to :data:`MAX_ECHO_CHARS`."""
-    text = repr(value)
-    if len(text) <= MAX_ECHO_CHARS:
-        return text
-    return f"{text[:MAX_ECHO_CHARS]}... ({len(str(value))} characters)"
-
-
 def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Settings:
     """The settings: ``overrides`` (the group's options) over the ``RECALLD_*`` environment.
 
@@ -112,8 +101,8 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
             name = origin(location[0]) + "".join(f"[{part}]" for part in location[1:])
             message = str(problem["msg"]).removeprefix("Value error, ")
             # A URL or key may carry a secret: not echoed (the message says what is wrong).
-            shown = "" if location[0] in SECRET_FIELDS else f" (got {_echo(problem['input'])})"
-            problems.append(f"{name}: {message}{shown}")
+            echoed = "" if location[0] in SECRET_FIELDS else f" (got {shown(problem['input'])})"
+            problems.append(f"{name}: {message}{echoed}")
         first, _, message = problems[0].partition(": ")
         raise ValidationError(first, "; ".join([message, *problems[1:]])) from None
     except SettingsError as error:

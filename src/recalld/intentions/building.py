@@ -16,6 +16,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from recalld import _validate as check
+from recalld._text import shown
 from recalld._time import check_offset_minutes
 from recalld.config import Settings
 from recalld.context.signals import MAX_READINGS, check_biometrics
@@ -105,7 +106,7 @@ def parse_signal(value: SignalCondition | str) -> SignalCondition:
         match = SIGNAL.match(value)
         if match is None:
             raise ValidationError(
-                "signals", f"expected NAME>VALUE or NAME<VALUE (heart_rate>150), got {value!r}"
+                "signals", f"expected NAME>VALUE or NAME<VALUE (heart_rate>150), got {shown(value)}"
             )
         name, operator, number = match.groups()
         condition = check.parse_model(

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
 
 from recalld import _validate as check
+from recalld._text import shown
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.errors import NotFoundError, ValidationError
@@ -199,7 +200,9 @@ class Intentions:
         check.lookup(intention_id, "id")
         row = self._store.intentions.get(scope_namespace, intention_id, now=self._clock())
         if row is None:
-            raise NotFoundError(f"no intention with id {intention_id!r} in {scope_namespace!r}")
+            raise NotFoundError(
+                f"no intention with id {shown(intention_id)} in {scope_namespace!r}"
+            )
         return self._intention(row)
 
     def cancel(self, intention_id: str, *, namespace: str | None = None) -> Intention:
@@ -211,7 +214,9 @@ class Intentions:
         check.lookup(intention_id, "id")
         row = self._store.intentions.cancel(scope_namespace, intention_id, self._clock())
         if row is None:
-            raise NotFoundError(f"no intention with id {intention_id!r} in {scope_namespace!r}")
+            raise NotFoundError(
+                f"no intention with id {shown(intention_id)} in {scope_namespace!r}"
+            )
         return self._intention(row)
 
     def counts(self, *, namespace: str | None = None) -> dict[str, int]:

@@ -71,7 +71,7 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
                     )
                 raise StorageError(
                     f"the directory {parent} does not exist, so {path.name} cannot be created"
-                    " there (a mistyped --db?); create the directory first"
+                    " there (a mistyped path?); create the directory first"
                 )
             try:
                 parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIRECTORY_MODE)

@@ -30,6 +30,7 @@ from pydantic import Field
 
 from recalld import _validate as check
 from recalld._schema import count_default
+from recalld._text import shown
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError, ValidationError
@@ -124,7 +125,9 @@ def _tags(text: str) -> list[str]:
 
 def _category(value: str | None) -> str | None:
     if value is not None and value not in CATEGORIES:
-        raise ValidationError("category", f"must be one of {', '.join(CATEGORIES)}; got {value!r}")
+        raise ValidationError(
+            "category", f"must be one of {', '.join(CATEGORIES)}; got {shown(value)}"
+        )
     return value
 
 
