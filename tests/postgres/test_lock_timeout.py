@@ -1,0 +1,75 @@
+"""Writers of one key serialise even where the database sets a short ``lock_timeout``.
+
+A DBA may set ``lock_timeout`` (or ``statement_timeout``) on the database or role that
+recalld uses. Two servers writing one key wait for each other on an advisory lock;
+before, that wait was cut after the database's ``lock_timeout`` and the second writer got
+503 "the database is unavailable" although the database was there. recalld's own lock
+waits are bounded by ``RECALLD_LOCK_RETRY_SECONDS``, as on SQLite.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+
+from recalld.config import Settings
+from recalld.service import MemoryService
+
+pytestmark = pytest.mark.postgres
+
+WAIT_SECONDS = 30.0
+
+
+def _database_name(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
+
+
+def _waiting_on_advisory_lock(watcher: psycopg.Connection[tuple[object, ...]]) -> bool:
+    row = watcher.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        " AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+    ).fetchone()
+    return row is not None and int(str(row[0])) > 0
+
+
+def test_a_writer_of_a_key_held_elsewhere_waits_past_the_database_lock_timeout(
+    postgres_url: str,
+) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    with (
+        MemoryService.open(settings) as service,
+        psycopg.connect(postgres_url, autocommit=True) as other_server,
+        psycopg.connect(postgres_url, autocommit=True) as watcher,
+    ):
+        # The other server is inside its write of the key (recalld's advisory lock key).
+        other_server.execute("BEGIN")
+        other_server.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            ("key:default\x1fdeploy.region",),
+        )
+        outcome: list[object] = []
+
+        def write() -> None:
+            try:
+                outcome.append(service.remember("Melbourne", key="deploy.region"))
+            except Exception as error:  # noqa: BLE001 - the test reports what the write raised
+                outcome.append(error)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not outcome and not _waiting_on_advisory_lock(watcher):
+            assert time.monotonic() < deadline, "the write neither waited nor ended"
+            time.sleep(0.01)  # polling another session's state (there is no event for it)
+        other_server.execute("COMMIT")
+        writer.join(timeout=WAIT_SECONDS)
+        assert len(outcome) == 1
+        written = outcome[0]
+        assert not isinstance(written, Exception), written
+        assert service.get(key="deploy.region").content == "Melbourne"
