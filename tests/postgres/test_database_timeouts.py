@@ -73,3 +73,29 @@ def test_a_writer_of_a_key_held_elsewhere_waits_past_the_database_lock_timeout(
         written = outcome[0]
         assert not isinstance(written, Exception), written
         assert service.get(key="deploy.region").content == "Melbourne"
+
+
+def test_the_change_listener_outlives_a_database_idle_session_timeout(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # idle_session_timeout (PostgreSQL 14) ends every session idle that long; the
+    # listener's connection is idle between notifications by design, so it was ended,
+    # logged a warning and reconnected every time (a warning a minute with 60 s).
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(
+            f'ALTER DATABASE "{_database_name(postgres_url)}" SET idle_session_timeout = 50'
+        )
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as watching, MemoryService.open(settings) as writing:
+        feed = watching.store.change_feed
+        assert feed is not None
+        assert feed.listening(WAIT_SECONDS)  # type: ignore[attr-defined]
+        seen = feed.wait(0, 0.0)
+        # Idle for six times the database's timeout: nothing changes, nothing is heard.
+        assert feed.wait(seen, 0.3) == seen
+        writing.core.apply("memory", [{"action": "add", "content": "Heard while idle"}])
+        assert feed.wait(seen, WAIT_SECONDS) > seen
+    interrupted = [
+        record for record in caplog.records if "change notifications interrupted" in record.message
+    ]
+    assert interrupted == []
