@@ -1,10 +1,11 @@
-"""Writers of one key serialise even where the database sets a short ``lock_timeout``.
+"""Timeouts a DBA sets on the database or role recalld uses (``lock_timeout``,
+``statement_timeout``, ``idle_session_timeout``) do not break its scale-out promises.
 
-A DBA may set ``lock_timeout`` (or ``statement_timeout``) on the database or role that
-recalld uses. Two servers writing one key wait for each other on an advisory lock;
-before, that wait was cut after the database's ``lock_timeout`` and the second writer got
-503 "the database is unavailable" although the database was there. recalld's own lock
-waits are bounded by ``RECALLD_LOCK_RETRY_SECONDS``, as on SQLite.
+Two servers writing one key wait for each other on an advisory lock: a database
+``lock_timeout`` cut that wait (503 "the database is unavailable" while it was there).
+A migration may take long on a large table: a ``statement_timeout`` cut it, so the new
+version could not start. The connection listening for change notifications is idle by
+design: an ``idle_session_timeout`` ended it every time it elapsed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ import pytest
 
 from recalld.config import Settings
 from recalld.service import MemoryService
+from recalld.store import postgres as postgres_store
+from recalld.store import postgres_migrations
+from recalld.store.postgres_connection import _lock_wait_options
+from recalld.store.postgres_migrations import Execute
 
 pytestmark = pytest.mark.postgres
 
@@ -99,3 +104,32 @@ def test_the_change_listener_outlives_a_database_idle_session_timeout(
         record for record in caplog.records if "change notifications interrupted" in record.message
     ]
     assert interrupted == []
+
+
+def test_a_lock_timeout_the_url_sets_is_kept() -> None:
+    assert _lock_wait_options(None) == "-c lock_timeout=0"
+    assert _lock_wait_options("-c search_path=app") == "-c search_path=app -c lock_timeout=0"
+    assert _lock_wait_options("-c lock_timeout=5s") == "-c lock_timeout=5s"
+
+
+def test_a_migration_runs_past_the_database_statement_timeout(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The last migration again, as a slow one (migration 23 rebuilds a column of every
+    # memory: minutes on a large table) under a database statement_timeout of 200 ms.
+    last = len(postgres_migrations.MIGRATIONS)
+
+    def slow(execute: Execute) -> None:
+        execute("SELECT pg_sleep(1)")
+
+    monkeypatch.setattr(
+        postgres_store, "MIGRATIONS", [*postgres_migrations.MIGRATIONS[:-1], slow]
+    )
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute("DELETE FROM schema_migrations WHERE version = %s", (last,))
+        admin.execute(
+            f'ALTER DATABASE "{_database_name(postgres_url)}" SET statement_timeout = 200'
+        )
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        assert service.stats().schema_version == last

@@ -404,6 +404,9 @@ class PostgresStore(PostgresTokens):
             def step(
                 connection: Connection, number: int = number, migration: Any = migration
             ) -> None:
+                # A migration may rebuild a column of every memory (minutes on a large
+                # table): a statement_timeout the database sets would stop the upgrade.
+                connection.execute("SET LOCAL statement_timeout = 0")
                 connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
                 connection.execute(
                     "CREATE TABLE IF NOT EXISTS schema_migrations"

@@ -43,7 +43,6 @@ from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recalld._location import redact_url
-from recalld.config import MAX_TIMEOUT_MS
 from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError, ValidationError
 from recalld.store.postgres_json import dumps as json_dumps
 from recalld.store.postgres_watchdog import Watchdog
@@ -89,21 +88,22 @@ def parse_url(url: str) -> dict[str, Any]:
         ) from None
 
 
-def _lock_wait_options(options: object, retry_seconds: float) -> str:
-    """The connections' startup ``options`` with ``lock_timeout`` set to ``retry_seconds``.
+def _lock_wait_options(options: object) -> str:
+    """The connections' startup ``options`` with ``lock_timeout`` off (PostgreSQL's default).
 
     Writers of one key serialise on an advisory lock, and a lock wait is how a write
-    waits for another, as on SQLite (bounded there by the same setting). A ``lock_timeout``
-    the database or role sets (a DBA's guard for DDL) would cut that wait and answer the
-    second writer 503 "unavailable" while the database is there. Set at connection start,
-    it is also what ``RESET lock_timeout`` returns to; a URL whose ``options`` set
-    ``lock_timeout`` keeps its own.
+    waits for another (as on SQLite); a process starting while another applies a long
+    migration, builds an index or backfills waits on one too. A ``lock_timeout`` the
+    database or role sets (a DBA's guard for DDL) would cut those waits and answer 503
+    "unavailable" while the database is there. A server that stops answering is found
+    by the watchdog, not by a lock timeout. Set at connection start, it is also what
+    ``RESET lock_timeout`` returns to; a URL whose ``options`` set ``lock_timeout`` keeps
+    its own.
     """
     given = "" if options is None else str(options)
     if "lock_timeout" in given:
         return given
-    milliseconds = min(MAX_TIMEOUT_MS, max(1, round(retry_seconds * 1000)))
-    return f"{given} -c lock_timeout={milliseconds}".strip()
+    return f"{given} -c lock_timeout=0".strip()
 
 
 def _password(url: str) -> str | None:
@@ -190,7 +190,7 @@ class PostgresDatabase:
             "tcp_user_timeout": seconds * 1000,
         }
         parameters = {**defaults, **parameters}
-        parameters["options"] = _lock_wait_options(parameters.get("options"), retry_seconds)
+        parameters["options"] = _lock_wait_options(parameters.get("options"))
         self._parameters = parameters
         self._prepare()
         # A server that stops answering but keeps its sockets open (stopped, hung): see
