@@ -122,9 +122,7 @@ def test_a_migration_runs_past_the_database_statement_timeout(
     def slow(execute: Execute) -> None:
         execute("SELECT pg_sleep(1)")
 
-    monkeypatch.setattr(
-        postgres_store, "MIGRATIONS", [*postgres_migrations.MIGRATIONS[:-1], slow]
-    )
+    monkeypatch.setattr(postgres_store, "MIGRATIONS", [*postgres_migrations.MIGRATIONS[:-1], slow])
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute("DELETE FROM schema_migrations WHERE version = %s", (last,))
         admin.execute(
