@@ -21,7 +21,6 @@ from recalld.config import Settings
 from recalld.service import MemoryService
 from recalld.store import postgres as postgres_store
 from recalld.store import postgres_migrations
-from recalld.store.postgres_connection import _lock_wait_options
 from recalld.store.postgres_migrations import Execute
 
 pytestmark = pytest.mark.postgres
@@ -106,10 +105,27 @@ def test_the_change_listener_outlives_a_database_idle_session_timeout(
     assert interrupted == []
 
 
-def test_a_lock_timeout_the_url_sets_is_kept() -> None:
-    assert _lock_wait_options(None) == "-c lock_timeout=0"
-    assert _lock_wait_options("-c search_path=app") == "-c search_path=app -c lock_timeout=0"
-    assert _lock_wait_options("-c lock_timeout=5s") == "-c lock_timeout=5s"
+def test_a_lock_timeout_the_url_sets_is_kept(postgres_url: str) -> None:
+    separator = "&" if "?" in postgres_url else "?"
+    own = f"{postgres_url}{separator}options=-c%20lock_timeout%3D1234"
+    settings = Settings(db=own, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        assert service.store._database.read("SHOW lock_timeout") == [("1234ms",)]  # type: ignore[attr-defined]
+    # One connection: the scrub's and the reads after it are the same one.
+    settings = Settings(
+        db=postgres_url,
+        embedder="none",
+        graph_extractor="none",
+        postgres_pool_min=1,
+        postgres_pool_max=1,
+    )
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+    with MemoryService.open(settings) as service:
+        assert service.store._database.read("SHOW lock_timeout") == [("0",)]  # type: ignore[attr-defined]
+        # A scrub's VACUUM bounds its own lock wait, then puts the connection's back.
+        service.store._scrub.vacuum(wait_seconds=0.5)  # type: ignore[attr-defined]
+        assert service.store._database.read("SHOW lock_timeout") == [("0",)]  # type: ignore[attr-defined]
 
 
 def test_a_migration_runs_past_the_database_statement_timeout(

@@ -88,22 +88,9 @@ def parse_url(url: str) -> dict[str, Any]:
         ) from None
 
 
-def _lock_wait_options(options: object) -> str:
-    """The connections' startup ``options`` with ``lock_timeout`` off (PostgreSQL's default).
-
-    Writers of one key serialise on an advisory lock, and a lock wait is how a write
-    waits for another (as on SQLite); a process starting while another applies a long
-    migration, builds an index or backfills waits on one too. A ``lock_timeout`` the
-    database or role sets (a DBA's guard for DDL) would cut those waits and answer 503
-    "unavailable" while the database is there. A server that stops answering is found
-    by the watchdog, not by a lock timeout. Set at connection start, it is also what
-    ``RESET lock_timeout`` returns to; a URL whose ``options`` set ``lock_timeout`` keeps
-    its own.
-    """
-    given = "" if options is None else str(options)
-    if "lock_timeout" in given:
-        return given
-    return f"{given} -c lock_timeout=0".strip()
+def _url_sets_lock_timeout(options: object) -> bool:
+    """Whether the URL's ``options`` set ``lock_timeout`` (then its own is kept)."""
+    return options is not None and "lock_timeout" in str(options)
 
 
 def _password(url: str) -> str | None:
@@ -190,7 +177,7 @@ class PostgresDatabase:
             "tcp_user_timeout": seconds * 1000,
         }
         parameters = {**defaults, **parameters}
-        parameters["options"] = _lock_wait_options(parameters.get("options"))
+        self._lock_timeout_off = not _url_sets_lock_timeout(parameters.get("options"))
         self._parameters = parameters
         self._prepare()
         # A server that stops answering but keeps its sockets open (stopped, hung): see
@@ -257,6 +244,13 @@ class PostgresDatabase:
             connection.execute(f"SET hnsw.ef_search = {self._ef_search}")
             # A filtered nearest-neighbour query keeps scanning the index until it has k rows.
             connection.execute("SET hnsw.iterative_scan = relaxed_order")
+            if self._lock_timeout_off:
+                # Writers of one key serialise on an advisory lock, and a process starting
+                # while another applies a long migration, builds an index or backfills
+                # waits on one too: a lock_timeout the database or role sets (a DBA's guard
+                # for DDL) would cut those waits into 503s while the database is there. A
+                # server that stops answering is found by the watchdog instead.
+                connection.execute("SET lock_timeout = 0")
 
     def _check(self, connection: Connection) -> None:
         """The pool's check of a connection before it is lent out (one round trip)."""

@@ -135,6 +135,10 @@ class PostgresScrub:
         # (PostgreSQL bypasses them under 2 % by default, leaving the forgotten entries).
         statement = "VACUUM (FULL)" if self._vacuum == "full" else "VACUUM (INDEX_CLEANUP ON)"
         with self._database.connection() as connection:
+            # Put back after: the pooled connection's own (lock_timeout off), which RESET
+            # would replace with the database's.
+            row = connection.execute("SHOW lock_timeout").fetchone()
+            previous = "0" if row is None else str(row[0])
             if wait_seconds is not None:
                 milliseconds = max(1, int(wait_seconds * 1000))
                 connection.execute(f"SET lock_timeout = {milliseconds}")
@@ -145,7 +149,7 @@ class PostgresScrub:
                 return False
             finally:
                 if wait_seconds is not None:
-                    connection.execute("RESET lock_timeout")
+                    connection.execute("SELECT set_config('lock_timeout', %s, false)", (previous,))
         return True
 
     def scrub(self, wait_seconds: float) -> bool:
