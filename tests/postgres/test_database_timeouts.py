@@ -21,6 +21,7 @@ from recalld.config import Settings
 from recalld.service import MemoryService
 from recalld.store import postgres as postgres_store
 from recalld.store import postgres_migrations
+from recalld.store.postgres_connection import PostgresDatabase
 from recalld.store.postgres_migrations import Execute
 
 pytestmark = pytest.mark.postgres
@@ -147,3 +148,28 @@ def test_a_migration_runs_past_the_database_statement_timeout(
     settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
     with MemoryService.open(settings) as service:
         assert service.stats().schema_version == last
+
+
+def test_pooled_connections_outlive_a_database_idle_session_timeout(postgres_url: str) -> None:
+    # The database ends each session idle past its idle_session_timeout: the pool's idle
+    # connections all died at once after a burst, and each one lent was found broken, its
+    # replacement queued behind the other dead ones and dead in turn before its turn came.
+    # The server then answered every request 503 after the connect timeout, for good.
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(
+            f'ALTER DATABASE "{_database_name(postgres_url)}" SET idle_session_timeout = 100'
+        )
+    database = PostgresDatabase(postgres_url, max_size=10, connect_timeout=3)
+    try:
+        burst = [
+            threading.Thread(target=database.read, args=("SELECT pg_sleep(0.1)",))
+            for _ in range(12)
+        ]
+        for thread in burst:
+            thread.start()
+        for thread in burst:
+            thread.join()
+        time.sleep(0.5)  # idle five times the database's timeout: the condition under test
+        assert database.read("SELECT 1") == [(1,)]
+    finally:
+        database.close()

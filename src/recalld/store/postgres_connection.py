@@ -244,6 +244,12 @@ class PostgresDatabase:
             connection.execute(f"SET hnsw.ef_search = {self._ef_search}")
             # A filtered nearest-neighbour query keeps scanning the index until it has k rows.
             connection.execute("SET hnsw.iterative_scan = relaxed_order")
+            # The pool closes its own idle connections (beyond its minimum, after
+            # psycopg_pool's max_idle). An idle_session_timeout the database sets ended them
+            # all at once after a burst; each was found broken when lent, its replacement
+            # queued behind the other dead ones and died before its turn: every request
+            # then waited out the connect timeout (503) for good.
+            connection.execute("SET idle_session_timeout = 0")
             if self._lock_timeout_off:
                 # Writers of one key serialise on an advisory lock, and a process starting
                 # while another applies a long migration, builds an index or backfills
