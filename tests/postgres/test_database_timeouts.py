@@ -145,9 +145,59 @@ def test_a_migration_runs_past_the_database_statement_timeout(
         admin.execute(
             f'ALTER DATABASE "{_database_name(postgres_url)}" SET statement_timeout = 200'
         )
-    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    # One connection: the migrations' and the read after them are the same one.
+    settings = Settings(
+        db=postgres_url,
+        embedder="none",
+        graph_extractor="none",
+        postgres_pool_min=1,
+        postgres_pool_max=1,
+    )
     with MemoryService.open(settings) as service:
         assert service.stats().schema_version == last
+        # Off for the migrations' transactions only (SET LOCAL): other statements keep
+        # the database's.
+        assert service.store._database.read("SHOW statement_timeout") == [("200ms",)]  # type: ignore[attr-defined]
+
+
+def test_a_process_starting_during_another_ones_migration_waits_for_it(
+    postgres_url: str,
+) -> None:
+    # A migration of minutes holds the migration lock; a process starting meanwhile
+    # (another server, a worker) waits for it under the database's timeouts.
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+        admin.execute(
+            f'ALTER DATABASE "{_database_name(postgres_url)}" SET statement_timeout = 100'
+        )
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    with (
+        psycopg.connect(postgres_url, autocommit=True) as migrating,
+        psycopg.connect(postgres_url, autocommit=True) as watcher,
+    ):
+        migrating.execute("BEGIN")
+        migrating.execute("SET LOCAL statement_timeout = 0")
+        migrating.execute("SELECT pg_advisory_xact_lock(%s)", (postgres_store.MIGRATION_LOCK,))
+        outcome: list[object] = []
+
+        def start() -> None:
+            try:
+                with MemoryService.open(settings) as service:
+                    outcome.append(service.stats().schema_version)
+            except Exception as error:  # noqa: BLE001 - the test reports what the open raised
+                outcome.append(error)
+
+        starting = threading.Thread(target=start)
+        starting.start()
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not outcome and not _waiting_on_advisory_lock(watcher):
+            assert time.monotonic() < deadline, "the open neither waited nor ended"
+            time.sleep(0.01)  # polling another session's state (there is no event for it)
+        # Waiting past both of the database's timeouts is what is under test.
+        time.sleep(0.3)
+        migrating.execute("COMMIT")
+        starting.join(timeout=WAIT_SECONDS)
+    assert outcome == [len(postgres_migrations.MIGRATIONS)]
 
 
 def test_pooled_connections_outlive_a_database_idle_session_timeout(postgres_url: str) -> None:
@@ -171,5 +221,42 @@ def test_pooled_connections_outlive_a_database_idle_session_timeout(postgres_url
             thread.join()
         time.sleep(0.5)  # idle five times the database's timeout: the condition under test
         assert database.read("SELECT 1") == [(1,)]
+    finally:
+        database.close()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        # Sets deadlock_timeout, not lock_timeout (a substring test took it for one).
+        "-c%20deadlock_timeout%3D2s",
+        # PostgreSQL reads dashes as underscores: this one does set lock_timeout.
+        "--lock-timeout%3D1234",
+    ],
+)
+def test_whether_the_url_sets_lock_timeout_is_asked_of_the_server(
+    postgres_url: str, options: str
+) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+    separator = "&" if "?" in postgres_url else "?"
+    database = PostgresDatabase(f"{postgres_url}{separator}options={options}", max_size=1)
+    try:
+        own = "1234ms" if "lock-timeout" in options else "0"
+        assert database.read("SHOW lock_timeout") == [(own,)]
+    finally:
+        database.close()
+
+
+def test_a_lock_timeout_pgoptions_sets_is_kept(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # libpq sends PGOPTIONS as the connection's options when the URL sets none.
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+    monkeypatch.setenv("PGOPTIONS", "-c lock_timeout=1234")
+    database = PostgresDatabase(postgres_url, max_size=1)
+    try:
+        assert database.read("SHOW lock_timeout") == [("1234ms",)]
     finally:
         database.close()

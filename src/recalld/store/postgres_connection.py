@@ -88,11 +88,6 @@ def parse_url(url: str) -> dict[str, Any]:
         ) from None
 
 
-def _url_sets_lock_timeout(options: object) -> bool:
-    """Whether the URL's ``options`` set ``lock_timeout`` (then its own is kept)."""
-    return options is not None and "lock_timeout" in str(options)
-
-
 def _password(url: str) -> str | None:
     try:
         value = conninfo_to_dict(url).get("password")
@@ -177,7 +172,6 @@ class PostgresDatabase:
             "tcp_user_timeout": seconds * 1000,
         }
         parameters = {**defaults, **parameters}
-        self._lock_timeout_off = not _url_sets_lock_timeout(parameters.get("options"))
         self._parameters = parameters
         self._prepare()
         # A server that stops answering but keeps its sockets open (stopped, hung): see
@@ -250,13 +244,17 @@ class PostgresDatabase:
             # queued behind the other dead ones and died before its turn: every request
             # then waited out the connect timeout (503) for good.
             connection.execute("SET idle_session_timeout = 0")
-            if self._lock_timeout_off:
-                # Writers of one key serialise on an advisory lock, and a process starting
-                # while another applies a long migration, builds an index or backfills
-                # waits on one too: a lock_timeout the database or role sets (a DBA's guard
-                # for DDL) would cut those waits into 503s while the database is there. A
-                # server that stops answering is found by the watchdog instead.
-                connection.execute("SET lock_timeout = 0")
+            # Writers of one key serialise on an advisory lock, and a process starting
+            # while another applies a long migration, builds an index or backfills waits
+            # on one too: a lock_timeout the database, role or server sets (a DBA's guard
+            # for DDL) would cut those waits into 503s while the database is there. A
+            # server that stops answering is found by the watchdog instead. One the
+            # connection asked for (the URL's options, PGOPTIONS: source "client") is kept;
+            # the server says so, however it was spelled (--lock-timeout=5s too).
+            connection.execute(
+                "SELECT set_config('lock_timeout', '0', false) FROM pg_settings"
+                " WHERE name = 'lock_timeout' AND source <> 'client'"
+            )
 
     def _check(self, connection: Connection) -> None:
         """The pool's check of a connection before it is lent out (one round trip)."""
