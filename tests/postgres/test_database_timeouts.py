@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from recalld.config import Settings
+from recalld.errors import DatabaseUnavailableError
 from recalld.service import MemoryService
 from recalld.store import postgres as postgres_store
 from recalld.store import postgres_migrations
@@ -266,5 +267,25 @@ def test_a_lock_timeout_pgoptions_sets_is_kept(
     database = PostgresDatabase(postgres_url, max_size=1)
     try:
         assert database.read("SHOW lock_timeout") == [("1234ms",)]
+    finally:
+        database.close()
+
+
+@pytest.mark.parametrize("setting", ["statement_timeout", "transaction_timeout"])
+def test_a_statement_the_database_cuts_is_database_unavailable(
+    postgres_url: str, setting: str
+) -> None:
+    # Both cut a slow request the same way: 503 database_unavailable with Retry-After
+    # (transaction_timeout's error is of another class, and was a StorageError: 503
+    # storage_error, "could not serve the request", with no Retry-After).
+    if not _server_knows(postgres_url, setting):
+        pytest.skip(f"this PostgreSQL has no {setting}")
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET {setting} = 50')
+    database = PostgresDatabase(postgres_url, max_size=1)
+    try:
+        with pytest.raises(DatabaseUnavailableError, match="timeout"):
+            database.write(lambda connection: connection.execute("SELECT pg_sleep(1)"))
+        assert database.read("SELECT 1") == [(1,)]
     finally:
         database.close()

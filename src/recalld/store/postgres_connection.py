@@ -68,6 +68,10 @@ MINIMUM_SERVER_VERSION = 140000
 # nearest-neighbour queries still return k rows.
 MINIMUM_VECTOR_VERSION = (0, 8, 0)
 RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
+# transaction_timeout (PostgreSQL 17) and idle_in_transaction_session_timeout ending the
+# session: class 25, not operational, yet answered as a statement_timeout is (503
+# database_unavailable, retry). By SQLSTATE: psycopg 3.2 may predate the first's class.
+TIMED_OUT = frozenset({"25P04", "25P03"})
 
 
 def _nul_refused(error: psycopg.Error) -> bool:
@@ -304,6 +308,8 @@ class PostgresDatabase:
         except psycopg.OperationalError as error:
             raise self._unavailable(error) from None
         except psycopg.Error as error:
+            if error.sqlstate in TIMED_OUT:
+                raise self._unavailable(error) from None
             if _nul_refused(error):
                 # SQLite stores it; PostgreSQL's text and jsonb cannot: the input's fault.
                 raise ValidationError(
