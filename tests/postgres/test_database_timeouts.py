@@ -289,3 +289,60 @@ def test_a_statement_the_database_cuts_is_database_unavailable(
         assert database.read("SELECT 1") == [(1,)]
     finally:
         database.close()
+
+
+def _waiting_on_a_table_lock(watcher: psycopg.Connection[tuple[object, ...]]) -> bool:
+    row = watcher.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        " AND wait_event_type = 'Lock' AND wait_event = 'relation'"
+    ).fetchone()
+    return row is not None and int(str(row[0])) > 0
+
+
+@pytest.mark.parametrize("setting", ["statement_timeout", "transaction_timeout"])
+def test_a_scrubs_vacuum_runs_past_the_database_statement_timeout(
+    postgres_url: str, setting: str
+) -> None:
+    # VACUUM (FULL) of a large memories table takes long; cut by the database's timeout,
+    # the scrub never finished and what was forgotten stayed in the dead rows. Here it
+    # waits for a table lock (the same clock) for longer than the timeout.
+    if not _server_knows(postgres_url, setting):
+        pytest.skip(f"this PostgreSQL has no {setting}")
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET {setting} = 100')
+    # One connection: the VACUUM's and the read after it are the same one.
+    settings = Settings(
+        db=postgres_url,
+        embedder="none",
+        graph_extractor="none",
+        postgres_pool_min=1,
+        postgres_pool_max=1,
+    )
+    with (
+        MemoryService.open(settings) as service,
+        psycopg.connect(postgres_url, autocommit=True) as holder,
+        psycopg.connect(postgres_url, autocommit=True) as watcher,
+    ):
+        holder.execute(f"SET {setting} = 0")
+        holder.execute("BEGIN")
+        holder.execute("LOCK TABLE memories IN SHARE UPDATE EXCLUSIVE MODE")
+        outcome: list[object] = []
+
+        def vacuum() -> None:
+            try:
+                outcome.append(service.store._scrub.vacuum())  # type: ignore[attr-defined]
+            except Exception as error:  # noqa: BLE001 - the test reports what the VACUUM raised
+                outcome.append(error)
+
+        vacuuming = threading.Thread(target=vacuum)
+        vacuuming.start()
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not outcome and not _waiting_on_a_table_lock(watcher):
+            assert time.monotonic() < deadline, "the VACUUM neither waited nor ended"
+            time.sleep(0.01)  # polling another session's state (there is no event for it)
+        time.sleep(0.3)  # past the database's timeout: the condition under test
+        holder.execute("COMMIT")
+        vacuuming.join(timeout=WAIT_SECONDS)
+        assert outcome == [True]
+        # The pooled connection keeps the database's for every other statement.
+        assert service.store._database.read(f"SHOW {setting}") == [("100ms",)]  # type: ignore[attr-defined]
