@@ -118,9 +118,13 @@ def _database_setting(url: str, setting: str, value: str) -> Iterator[None]:
 
 
 @pytest.mark.postgres
-@pytest.mark.parametrize("setting", ["statement_timeout", "lock_timeout"])
+@pytest.mark.parametrize("setting", ["statement_timeout", "lock_timeout", "transaction_timeout"])
 def test_a_waiting_copy_outlasts_the_databases_timeouts(postgres_url: str, setting: str) -> None:
     # The README: a second run "starts when that one ends", not when a timeout says so.
+    with psycopg.connect(postgres_url) as connection:
+        known = connection.execute("SELECT 1 FROM pg_settings WHERE name = %s", (setting,))
+        if known.fetchone() is None:
+            pytest.skip(f"this PostgreSQL has no {setting} (17 added transaction_timeout)")
     with (
         _database_setting(postgres_url, setting, str(TIMEOUT_MS)),
         _stores(postgres_url, postgres_url) as (one, two),

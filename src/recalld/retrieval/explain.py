@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from recalld.errors import NotFoundError
 from recalld.model import ExplainStage, Explanation, Memory
 from recalld.retrieval.features import FEATURES
 from recalld.retrieval.hybrid import HybridRetriever, channels_of, features_of, tie_order
@@ -121,8 +122,10 @@ def explain(
         )
     pool, index = retriever.pool(scope, query, words, mode, extra=[memory.seq], limit=limit)
     position = pool.index_of(memory.seq)
-    if position is None:  # pragma: no cover - the extra row is read in the caller's namespace
-        raise LookupError(f"memory {memory.id} vanished while it was explained")
+    if position is None:
+        # The memory was read before the pool: another process (another server on one
+        # PostgreSQL, another process on one SQLite file) forgot it in between.
+        raise NotFoundError(f"memory {memory.id!r} was forgotten while it was explained")
     found_by = pool.backends[position]
     score = float(pool.scores[position])
     extra = [] if found_by else [position]

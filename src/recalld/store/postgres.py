@@ -404,6 +404,14 @@ class PostgresStore(PostgresTokens):
             def step(
                 connection: Connection, number: int = number, migration: Any = migration
             ) -> None:
+                # A migration may rebuild a column of every memory (minutes on a large
+                # table): a statement_timeout the database sets would stop the upgrade, and
+                # so would a transaction_timeout (PostgreSQL 17+; absent before, hence
+                # pg_settings). For this transaction only, as SET LOCAL.
+                connection.execute(
+                    "SELECT set_config(name, '0', true) FROM pg_settings"
+                    " WHERE name IN ('statement_timeout', 'transaction_timeout')"
+                )
                 connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
                 connection.execute(
                     "CREATE TABLE IF NOT EXISTS schema_migrations"

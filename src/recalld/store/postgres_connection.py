@@ -68,6 +68,10 @@ MINIMUM_SERVER_VERSION = 140000
 # nearest-neighbour queries still return k rows.
 MINIMUM_VECTOR_VERSION = (0, 8, 0)
 RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
+# transaction_timeout (PostgreSQL 17) and idle_in_transaction_session_timeout ending the
+# session: class 25, not operational, yet answered as a statement_timeout is (503
+# database_unavailable, retry). By SQLSTATE: psycopg 3.2 may predate the first's class.
+TIMED_OUT = frozenset({"25P04", "25P03"})
 
 
 def _nul_refused(error: psycopg.Error) -> bool:
@@ -240,6 +244,23 @@ class PostgresDatabase:
             connection.execute(f"SET hnsw.ef_search = {self._ef_search}")
             # A filtered nearest-neighbour query keeps scanning the index until it has k rows.
             connection.execute("SET hnsw.iterative_scan = relaxed_order")
+            # The pool closes its own idle connections (beyond its minimum, after
+            # psycopg_pool's max_idle). An idle_session_timeout the database sets ended them
+            # all at once after a burst; each was found broken when lent, its replacement
+            # queued behind the other dead ones and died before its turn: every request
+            # then waited out the connect timeout (503) for good.
+            connection.execute("SET idle_session_timeout = 0")
+            # Writers of one key serialise on an advisory lock, and a process starting
+            # while another applies a long migration, builds an index or backfills waits
+            # on one too: a lock_timeout the database, role or server sets (a DBA's guard
+            # for DDL) would cut those waits into 503s while the database is there. A
+            # server that stops answering is found by the watchdog instead. One the
+            # connection asked for (the URL's options, PGOPTIONS: source "client") is kept;
+            # the server says so, however it was spelled (--lock-timeout=5s too).
+            connection.execute(
+                "SELECT set_config('lock_timeout', '0', false) FROM pg_settings"
+                " WHERE name = 'lock_timeout' AND source <> 'client'"
+            )
 
     def _check(self, connection: Connection) -> None:
         """The pool's check of a connection before it is lent out (one round trip)."""
@@ -289,6 +310,8 @@ class PostgresDatabase:
         except psycopg.OperationalError as error:
             raise self._unavailable(error) from None
         except psycopg.Error as error:
+            if error.sqlstate in TIMED_OUT:
+                raise self._unavailable(error) from None
             if _nul_refused(error):
                 # SQLite stores it; PostgreSQL's text and jsonb cannot: the input's fault.
                 raise ValidationError(

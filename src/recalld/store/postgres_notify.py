@@ -8,6 +8,7 @@ a dedicated connection listening (started by the first :meth:`PostgresChangeFeed
 so short CLI commands never start it) and bumps a counter per notification.
 When the connection drops it reconnects with backoff and bumps the counter
 once more, since changes made meanwhile were not heard: watchers then re-check.
+Its ``idle_session_timeout`` is off (the connection is idle by design).
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ class PostgresChangeFeed:
             connection: Connection | None = None
             try:
                 connection = self._database.connect(autocommit=True)
+                # Idle between notifications by design: an idle_session_timeout the
+                # database sets (for forgotten clients) would end it again and again.
+                connection.execute("SET idle_session_timeout = 0")
                 connection.execute(f"LISTEN {CHANGES_CHANNEL}")
                 self._listening.set()
                 delay = 0.1

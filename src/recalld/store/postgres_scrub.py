@@ -22,7 +22,8 @@ holds it back). So, as on SQLite, every content-dropping write records a
    forgotten key stayed in its b-tree and the vector in its HNSW index) or
    ``VACUUM (FULL)`` (``full``: the tables are rewritten into new files and the
    old files deleted) on every table a memory's content reaches, waiting for
-   table locks at most ``wait_seconds`` (``lock_timeout``);
+   table locks at most ``wait_seconds`` (``lock_timeout``), past the database's
+   ``statement_timeout`` and ``transaction_timeout``;
 3. clears the records of step 1 only when that ``VACUUM`` finished.
 
 With ``off`` nothing is vacuumed by recalld, so nothing is ever reported
@@ -135,6 +136,19 @@ class PostgresScrub:
         # (PostgreSQL bypasses them under 2 % by default, leaving the forgotten entries).
         statement = "VACUUM (FULL)" if self._vacuum == "full" else "VACUUM (INDEX_CLEANUP ON)"
         with self._database.connection() as connection:
+            # The pooled connection's own values, put back after (RESET would bring back
+            # the database's lock_timeout, which the pool turned off).
+            saved = connection.execute(
+                "SELECT name, setting FROM pg_settings WHERE name IN"
+                " ('lock_timeout', 'statement_timeout', 'transaction_timeout')"
+            ).fetchall()
+            # A VACUUM (FULL) of a large table takes long: a statement_timeout or
+            # transaction_timeout (PostgreSQL 17) the database sets would cut it every
+            # time, and what was forgotten would stay in the dead rows.
+            connection.execute(
+                "SELECT set_config(name, '0', false) FROM pg_settings"
+                " WHERE name IN ('statement_timeout', 'transaction_timeout')"
+            )
             if wait_seconds is not None:
                 milliseconds = max(1, int(wait_seconds * 1000))
                 connection.execute(f"SET lock_timeout = {milliseconds}")
@@ -144,8 +158,11 @@ class PostgresScrub:
                 logger.info("VACUUM waited %g s for a table lock: not now", wait_seconds)
                 return False
             finally:
-                if wait_seconds is not None:
-                    connection.execute("RESET lock_timeout")
+                connection.execute(
+                    "SELECT set_config(name, setting, false)"
+                    " FROM unnest(%s::text[], %s::text[]) AS saved(name, setting)",
+                    ([str(row[0]) for row in saved], [str(row[1]) for row in saved]),
+                )
         return True
 
     def scrub(self, wait_seconds: float) -> bool:

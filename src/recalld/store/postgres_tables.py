@@ -67,12 +67,16 @@ class PostgresTables:
         of its own (not the pool's: a pool of one serves the copy) for the block, and
         released by closing it (the server also releases it if the session drops). The
         session waits and idles as long as the first copy takes: the database's
-        ``statement_timeout``, ``lock_timeout`` and ``idle_session_timeout`` (managed
-        servers set them) are off for it."""
+        ``statement_timeout``, ``lock_timeout``, ``idle_session_timeout`` and
+        ``transaction_timeout`` (managed servers set them) are off for it."""
         key = "hashtextextended(%s, 0)"
         with self._database.connect() as connection:
-            for setting in ("statement_timeout", "lock_timeout", "idle_session_timeout"):
-                connection.execute(f"SET {setting} = 0")
+            # pg_settings: transaction_timeout is PostgreSQL 17's (the wait is one).
+            connection.execute(
+                "SELECT set_config(name, '0', false) FROM pg_settings WHERE name IN"
+                " ('statement_timeout', 'lock_timeout', 'idle_session_timeout',"
+                " 'transaction_timeout')"
+            )
             row = connection.execute(f"SELECT pg_try_advisory_lock({key})", (COPY_LOCK,))
             if not row.fetchone()[0]:  # type: ignore[index]
                 waiting()
