@@ -69,6 +69,7 @@ from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
+from recalld.adapters.http_mcp_sessions import owned_by
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_paths import route_label
@@ -705,7 +706,8 @@ class _NamespaceGuard:
     """Let through only callers who may read and write ``namespace`` (403 otherwise), and
     requests that name no other namespace the REST way (422): /mcp works in the server's,
     and a client configured with the REST header would otherwise write there unawares.
-    A stream its caller opened ends once the caller's token is revoked."""
+    A stream its caller opened ends once the caller's token is revoked, and a session
+    serves only the token that opened it (:mod:`recalld.adapters.http_mcp_sessions`)."""
 
     def __init__(self, app: ASGIApp, namespace: str, tokens: TokenRegistry) -> None:
         self.app = app
@@ -726,7 +728,8 @@ class _NamespaceGuard:
             message += f" server's), not {other[1]!r}; native tools take a namespace per call"
             await _refusal(scope, 422, "validation_error", message)(scope, receive, send)
             return
-        await self.app(scope, receive, end_when_revoked(send, caller, self.tokens))
+        owned = owned_by(scope, caller)  # a session answers only the token that opened it
+        await self.app(owned, receive, end_when_revoked(send, caller, self.tokens))
 
 
 def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> ExtraMount:
