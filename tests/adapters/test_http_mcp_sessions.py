@@ -65,3 +65,28 @@ def test_http_mcp_session_serves_only_the_token_that_opened_it(tmp_path: Path) -
     finally:
         running.stop()
 
+
+def test_http_mcp_chunked_body_over_the_cap_is_a_json_rpc_error(tmp_path: Path) -> None:
+    # A body without Content-Length is found too large only while /mcp reads it; that
+    # 413 came in the REST API's shape, which an MCP client reports as a bare "Server
+    # returned an error response", hiding the limit (one with Content-Length said it).
+    running = ServerProcess(tmp_path / "chunked.db").start()
+    try:
+
+        def chunks() -> Any:
+            for _ in range(12):
+                yield b"x" * 100_000
+
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+        url = f"{running.base_url}/mcp"
+        refused = httpx.post(url, content=chunks(), headers=headers, timeout=30)
+        assert refused.status_code == 413, refused.text
+        assert "content-length" not in {name.lower() for name in refused.request.headers}
+        error = refused.json()["error"]
+        assert error["code"] == -32600
+        assert "larger than 1048576 bytes (RECALLD_MAX_BODY_BYTES)" in error["message"]
+        rest = httpx.post(f"{running.base_url}/v1/memories", content=chunks(), headers=headers)
+        assert rest.status_code == 413
+        assert rest.json()["error"]["type"] == "payload_too_large"  # REST keeps its shape
+    finally:
+        running.stop()

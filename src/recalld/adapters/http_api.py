@@ -254,6 +254,9 @@ def _http_error(request: Request, error: Exception) -> JSONResponse:
         headers.update(UNAUTHORIZED_HEADERS)
     if status == 405:
         headers["Allow"] = _allowed_methods(request)
+    if request.scope["path"] == MCP_PATH and isinstance(error, _BodyTooLarge):
+        # A chunked body over the cap is only found out inside /mcp: answered as at its door.
+        return _too_large(request.scope, error)
     return _error(status, HTTP_ERROR_TYPES.get(status, "error"), str(error.detail), field, headers)
 
 
@@ -412,7 +415,7 @@ def _refusal(
     return _error(status, type_, message, field, headers)
 
 
-def _too_large(scope: Scope, error: _BodyTooLarge) -> ASGIApp:
+def _too_large(scope: Scope, error: _BodyTooLarge) -> JSONResponse:
     """The 413 answer (a JSON-RPC error for ``/mcp``, see :func:`_refusal`)."""
     if scope["path"] == MCP_PATH:
         return _refusal(scope, 413, "payload_too_large", f"{error.detail} (RECALLD_MAX_BODY_BYTES)")
