@@ -57,7 +57,7 @@ from prometheus_client.registry import Collector
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld import _validate as check
@@ -228,15 +228,18 @@ def _allowed_methods(request: Request) -> str:
     return ", ".join(sorted(methods))
 
 
-def _route_methods(routers: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
-    """(path regex, methods) of every route of ``routers`` (for ``Allow`` on a 405)."""
+def _route_methods(routes: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
+    """(path regex, methods) of every route of the app (for ``Allow`` on a 405): the API's,
+    ``/healthz``, ``/metrics``, ``/openapi.json``, the browser's pages and its ``/ui/``
+    files (a mount of static files, which serve GET and HEAD); an ``Allow`` left empty
+    there said that nothing at all may be asked of them."""
     found = []
-    for router in routers:
-        for route in router.routes:
-            methods = getattr(route, "methods", None)
-            pattern = getattr(route, "path_regex", None)
-            if methods and pattern is not None:
-                found.append((pattern, frozenset(methods)))
+    for route in routes:
+        served = getattr(route, "methods", None)
+        methods = frozenset({"GET", "HEAD"}) if isinstance(route, Mount) else served
+        pattern = getattr(route, "path_regex", None)
+        if methods and pattern is not None:
+            found.append((pattern, frozenset(methods)))
     return found
 
 
@@ -574,25 +577,18 @@ def create_app(
     app.state.settings = settings
     app.state.tokens = registry
     _truthful_openapi(app, settings, registry, require_auth=require_auth)
-    app.include_router(batbox_router)
-    app.include_router(v1_router)
-    app.include_router(core_router)
-    app.include_router(context_router)
-    app.include_router(admin_router)
-    app.include_router(intentions_router)
-    app.include_router(graph_router)
-    mount_browser(app)
-    app.state.route_methods = _route_methods(
-        [
-            batbox_router,
-            v1_router,
-            core_router,
-            context_router,
-            admin_router,
-            intentions_router,
-            graph_router,
-        ]
+    routers = (
+        batbox_router,
+        v1_router,
+        core_router,
+        context_router,
+        admin_router,
+        intentions_router,
+        graph_router,
     )
+    for router in routers:
+        app.include_router(router)
+    mount_browser(app)
     metrics_registry = CollectorRegistry(auto_describe=True)
     metrics_registry.register(_StoreCollector(service))
 
@@ -617,6 +613,8 @@ def create_app(
             app.router.routes.append(Route(mount.path, endpoint=mount.app))
         else:
             app.mount(mount.path, mount.app)
+    included = [route for router in routers for route in router.routes]
+    app.state.route_methods = _route_methods([*included, *app.router.routes])
 
     app.add_exception_handler(RecalldError, _recalld_error)
     app.add_exception_handler(RequestValidationError, _request_validation_error)
