@@ -28,3 +28,41 @@ def test_http_methods_a_405_lists_what_the_path_serves(
     assert refused.status_code == 405, refused.text
     assert refused.headers["Allow"] == allowed
     assert refused.json()["error"]["type"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "named"),
+    [
+        ("application/x-www-form-urlencoded", "'application/x-www-form-urlencoded'"),
+        ("text/plain", "'text/plain'"),
+        (None, "no Content-Type"),
+    ],
+)
+def test_http_methods_a_json_body_sent_as_another_type_names_the_header(
+    client: TestClient, content_type: str | None, named: str
+) -> None:
+    # `curl -d '{"content": "x"}'` sends a form type: the refusal read "Input should be a
+    # valid dictionary or object to extract fields from" for a well-formed object.
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    for method, path, body in (
+        ("POST", "/v1/memories", b'{"content": "a note"}'),
+        ("PUT", "/v1/kv/some.key", b'{"value": "a value"}'),
+    ):
+        refused = client.request(method, path, content=body, headers=headers)
+        assert refused.status_code == 422, refused.text
+        error = refused.json()["error"]
+        assert error["field"] == "body"
+        assert named in error["message"]
+        assert "send Content-Type: application/json" in error["message"]
+    assert client.get("/v1/memories").json()["memories"] == []  # nothing was written
+
+
+def test_http_methods_a_json_body_that_is_no_object_keeps_its_message(
+    client: TestClient,
+) -> None:
+    refused = client.post("/v1/memories", json=[1])
+    assert refused.status_code == 422
+    assert "Content-Type" not in refused.json()["error"]["message"]
+    missing = client.post("/v1/recall")  # no body at all: it is missing, whatever its type
+    assert missing.status_code == 422
+    assert "Content-Type" not in missing.json()["error"]["message"]

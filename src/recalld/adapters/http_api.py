@@ -66,6 +66,7 @@ from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
+from recalld.adapters.http_body_type import body_type_problem
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
@@ -196,13 +197,15 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     return _error(400, "bad_request", str(error))
 
 
-def _request_validation_error(_request: Request, error: Exception) -> JSONResponse:
+def _request_validation_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
     problems = error.errors()
     if not problems:
         return _error(422, "validation_error", "the request is invalid")
     first = problems[0]
     location = list(first.get("loc", ()))
+    if (unread := body_type_problem(first, request.headers)) is not None:
+        return _error(422, "validation_error", unread, "body")
     if first.get("type") == "json_invalid":
         reason = check.json_reason(str((first.get("ctx") or {}).get("error", "")))
         return _error(422, "validation_error", f"the body is not valid JSON: {reason}", "body")
