@@ -40,8 +40,7 @@ from __future__ import annotations
 
 import copy
 import logging
-import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -51,9 +50,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import HTTPException, RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, PlainTextResponse
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from prometheus_client import CollectorRegistry, generate_latest
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -71,9 +68,9 @@ from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_mcp_sessions import owned_by
+from recalld.adapters.http_metrics import RequestMetrics, StoreCollector
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
-from recalld.adapters.http_paths import route_label
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
@@ -470,70 +467,6 @@ class _BodyLimit:
             await _too_large(scope, error)(scope, receive, send)
 
 
-class _Metrics:
-    """Count requests and time them by method, route template and status."""
-
-    def __init__(self, app: ASGIApp, registry: CollectorRegistry) -> None:
-        self.app = app
-        self.requests = Counter(
-            "recalld_http_requests",
-            "HTTP requests served",
-            ["method", "route", "status"],
-            registry=registry,
-        )
-        self.latency = Histogram(
-            "recalld_http_request_duration_seconds",
-            "HTTP request latency",
-            ["method", "route"],
-            registry=registry,
-        )
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def recording_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, recording_send)
-        finally:
-            route = scope.get("route")
-            template = route_label(str(getattr(route, "path", "unmatched")))
-            method = str(scope.get("method", ""))
-            self.latency.labels(method, template).observe(time.perf_counter() - started)
-            self.requests.labels(method, template, str(status)).inc()
-
-
-class _StoreCollector(Collector):
-    """Memory counts by namespace and the background queue depth, read at scrape time."""
-
-    def __init__(self, service: MemoryService) -> None:
-        self.service = service
-
-    def collect(self) -> Iterable[Metric]:
-        """Yield the gauges (read-only: a scrape changes nothing)."""
-        memories = GaugeMetricFamily(
-            "recalld_memories", "live memories by namespace", labels=["namespace"]
-        )
-        namespaces = self.service.namespaces()
-        if namespaces:
-            for namespace, count in self.service.stats(namespaces).by_namespace.items():
-                memories.add_metric([namespace], count)
-        yield memories
-        status = self.service.status(namespaces)
-        depth = status.queue.get("queued", 0) + status.queue.get("running", 0)
-        yield GaugeMetricFamily(
-            "recalld_queue_depth", "jobs waiting in the background queue", value=depth
-        )
-
-
 # -- the app ---------------------------------------------------------------------
 
 
@@ -593,7 +526,7 @@ def create_app(
         app.include_router(router)
     mount_browser(app)
     metrics_registry = CollectorRegistry(auto_describe=True)
-    metrics_registry.register(_StoreCollector(service))
+    metrics_registry.register(StoreCollector(service))
 
     @app.get("/healthz", tags=["admin"], summary="Health")
     async def healthz() -> dict[str, str]:
@@ -655,7 +588,7 @@ def create_app(
             ],
             expose_headers=["Mcp-Session-Id"],
         )
-    app.add_middleware(_Metrics, registry=metrics_registry)
+    app.add_middleware(RequestMetrics, registry=metrics_registry)
     return app
 
 
