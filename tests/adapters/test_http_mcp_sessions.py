@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +94,68 @@ def test_http_mcp_chunked_body_over_the_cap_is_a_json_rpc_error(tmp_path: Path) 
         assert rest.json()["error"]["type"] == "payload_too_large"  # REST keeps its shape
     finally:
         running.stop()
+
+
+def _wait_for_log(server: ServerProcess, text: str, seconds: float = 60.0) -> None:
+    """Until the server has printed ``text`` (bounded: a subprocess has no event to wait on)."""
+    deadline = time.monotonic() + seconds
+    while text not in server.log():
+        assert time.monotonic() < deadline, f"the server never said {text!r}:\n{server.log()}"
+        time.sleep(0.05)
+
+
+def test_http_mcp_sigterm_answers_the_tool_call_in_flight(tmp_path: Path) -> None:
+    # SIGTERM ended every MCP event stream at once, a POST's answer too: the tool call in
+    # flight went on and committed its write, and the client got 200 with an empty body.
+    db = tmp_path / "stopping.db"
+    running = ServerProcess(
+        db, RECALLD_BUSY_TIMEOUT_MS="120000", RECALLD_LOCK_RETRY_SECONDS="120"
+    ).start()
+    url = f"{running.base_url}/mcp"
+    headers = {"Accept": ACCEPT}
+    opened = httpx.post(url, json=INITIALIZE, headers=headers, timeout=30)
+    headers["Mcp-Session-Id"] = opened.headers["mcp-session-id"]
+    headers["Mcp-Protocol-Version"] = "2025-06-18"
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx.post(url, json=initialized, headers=headers, timeout=30).status_code == 202
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"content": "written while stopping"}},
+    }
+    blocker = sqlite3.connect(db, isolation_level=None, timeout=60)
+    blocker.execute("BEGIN IMMEDIATE")  # the tool call waits for this lock
+    started, answered = threading.Event(), threading.Event()
+    received: list[str] = []
+
+    def call_tool() -> None:
+        with httpx.stream("POST", url, json=call, headers=headers, timeout=120) as stream:
+            assert stream.status_code == 200
+            started.set()  # the answer is an event stream, opened before the result
+            received.extend(stream.iter_lines())
+        answered.set()
+
+    caller = threading.Thread(target=call_tool, daemon=True)
+    caller.start()
+    try:
+        try:
+            assert started.wait(60)
+            assert running.process is not None
+            running.process.terminate()
+            _wait_for_log(running, "stopping: answering 1 MCP")  # (the log wraps lines)
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        assert answered.wait(60)
+        assert running.process.wait(timeout=60) is not None
+    finally:
+        running.kill()
+    events = [json.loads(line[len("data: ") :]) for line in received if line.startswith("data: ")]
+    assert len(events) == 1, received
+    result = events[0]["result"]
+    assert events[0]["id"] == 7
+    assert not result["isError"], events
+    with sqlite3.connect(db) as check:
+        stored = check.execute("SELECT id FROM memories").fetchall()
+    assert stored == [(result["structuredContent"]["id"],)]

@@ -42,7 +42,8 @@ import copy
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from types import FrameType
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -72,6 +73,7 @@ from recalld.adapters.http_metrics import RequestMetrics, StoreCollector
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
+from recalld.adapters.http_shutdown import AnswerInFlight
 from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
@@ -704,12 +706,13 @@ def serve(
 
     tokens = TokenRegistry.for_store(service.store)
     check_bind(settings.host, tokens)
+    answering = AnswerInFlight()  # a stop answers the MCP requests in flight first
     app = create_app(
         service,
         settings,
         tokens=tokens,
         require_auth=not is_loopback(settings.host),
-        extra_mounts=extra_mounts,
+        extra_mounts=[replace(mount, app=answering.wrap(mount.app)) for mount in extra_mounts],
         on_shutdown=service.close,
     )
     config = uvicorn.Config(
@@ -719,7 +722,14 @@ def serve(
         log_level=log_level,
         server_header=False,
     )
-    server = uvicorn.Server(config)  # configures uvicorn's loggers
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            answering.stop()
+            super().handle_exit(sig, frame)
+
+    answering.take_over()
+    server = Server(config)  # configures uvicorn's loggers
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(found, RedactSecrets) for found in access.filters):
         access.addFilter(RedactSecrets())

@@ -1,0 +1,126 @@
+"""A graceful stop that still answers the MCP requests in flight.
+
+``sse-starlette`` (the MCP SDK's event streams) ends every open event stream the
+moment uvicorn is told to exit (SIGTERM). That is what an idle stream needs (a
+2025-era GET stream, a ``subscriptions/listen``: they would otherwise hold the
+server up for ever), but a ``POST`` to ``/mcp`` is answered as an event stream
+too: a tool call in flight at SIGTERM went on, its write was committed, and its
+client got ``200`` with an empty body, no result and no error, while a REST
+request in flight was answered before the server stopped.
+
+:class:`AnswerInFlight` lets ``recalld serve`` stop as REST does: the event
+streams are ended only once every ``POST`` in flight at ``/mcp`` has been
+answered (a ``subscriptions/listen``, which never ends by itself, is not
+waited for), and at the latest :data:`GRACE_SECONDS` after the signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import deque
+from typing import Any
+
+from sse_starlette.sse import AppStatus
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["GRACE_SECONDS", "AnswerInFlight"]
+
+logger = logging.getLogger(__name__)
+
+# The longest a stop waits for the MCP requests in flight before ending every stream.
+GRACE_SECONDS = 30.0
+# 2026-07-28 requests answered with a stream that lasts until the client leaves.
+ENDLESS_METHODS = frozenset({"subscriptions/listen"})
+
+
+class AnswerInFlight:
+    """Counts the ``POST`` requests in flight at ``/mcp``; :meth:`stop` ends the event
+    streams once they are all answered (module docstring)."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.stopping = False
+
+    def take_over(self) -> None:
+        """Keep sse-starlette from ending the streams by itself at the exit signal (this
+        process serves one app, so the switch, process-wide, is this server's)."""
+        AppStatus.enable_automatic_graceful_drain = False  # what its untyped switch does
+
+    def stop(self) -> None:
+        """The server was told to exit: end the streams now if nothing is in flight, else
+        once it is, or after :data:`GRACE_SECONDS` at the latest."""
+        self.stopping = True
+        if self.in_flight:
+            logger.warning("stopping: answering %d MCP request(s) in flight first", self.in_flight)
+            asyncio.get_running_loop().call_later(GRACE_SECONDS, self._end_streams)
+        self._release()
+
+    def wrap(self, app: ASGIApp) -> ASGIApp:
+        """``app`` (the ``/mcp`` endpoint), counting each ``POST`` while it is served."""
+        return _Counted(app, self)
+
+    async def serve(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request with ``app``, counted while in flight when it is a ``POST``
+        that is answered (not one that asks for an endless stream)."""
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await app(scope, receive, send)
+            return
+        read, body = await _read_body(receive)
+
+        async def replay() -> Message:
+            return read.popleft() if read else await receive()
+
+        if _is_endless(body):
+            await app(scope, replay, send)
+            return
+        self.in_flight += 1
+        try:
+            await app(scope, replay, send)
+        finally:
+            self.in_flight -= 1
+            self._release()
+
+    def _release(self) -> None:
+        if self.stopping and not self.in_flight:
+            self._end_streams()
+
+    @staticmethod
+    def _end_streams() -> None:
+        AppStatus.should_exit = True
+
+
+async def _read_body(receive: Receive) -> tuple[deque[Message], bytes]:
+    """The request's messages (to replay) and its body (as far as it came)."""
+    read: deque[Message] = deque()
+    body = bytearray()
+    while True:
+        message = await receive()
+        read.append(message)
+        if message["type"] != "http.request":
+            return read, bytes(body)
+        body.extend(message.get("body", b""))
+        if not message.get("more_body", False):
+            return read, bytes(body)
+
+
+def _is_endless(body: bytes) -> bool:
+    """Whether ``body`` asks for a stream that lasts until the client leaves."""
+    try:
+        decoded: Any = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(decoded, dict) and decoded.get("method") in ENDLESS_METHODS
+
+
+class _Counted:
+    """An ASGI app object, not a function: Starlette serves a function endpoint as a
+    GET-only request handler, an object as the raw ASGI app it is."""
+
+    def __init__(self, app: ASGIApp, counter: AnswerInFlight) -> None:
+        self.app = app
+        self.counter = counter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.counter.serve(self.app, scope, receive, send)
