@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -104,11 +105,36 @@ def _wait_for_log(server: ServerProcess, text: str, seconds: float = 60.0) -> No
         time.sleep(0.05)
 
 
-def test_http_mcp_sigterm_answers_the_tool_call_in_flight(tmp_path: Path) -> None:
+class McpHttpProcess(ServerProcess):
+    """`recalld mcp --transport http`, run as :class:`ServerProcess` runs `recalld serve`
+    (ready once its endpoint answers: it has no /healthz)."""
+
+    def command(self) -> list[str]:
+        """The command line that starts the server."""
+        server = ["mcp", "--transport", "http", "--port", str(self.port)]
+        return [sys.executable, "-m", "recalld", "--db", str(self.db), *server]
+
+    def _wait_until_ready(self) -> bool:
+        assert self.process is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                httpx.get(f"{self.base_url}/mcp", timeout=2)
+                return True
+            except httpx.TransportError:
+                time.sleep(0.05)  # polling a subprocess: there is no event to wait on
+        self.kill()
+        return False
+
+
+@pytest.mark.parametrize("server_class", [ServerProcess, McpHttpProcess])
+def test_http_mcp_sigterm_answers_the_tool_call_in_flight(
+    tmp_path: Path, server_class: type[ServerProcess]
+) -> None:
     # SIGTERM ended every MCP event stream at once, a POST's answer too: the tool call in
     # flight went on and committed its write, and the client got 200 with an empty body.
     db = tmp_path / "stopping.db"
-    running = ServerProcess(
+    running = server_class(
         db, RECALLD_BUSY_TIMEOUT_MS="120000", RECALLD_LOCK_RETRY_SECONDS="120"
     ).start()
     url = f"{running.base_url}/mcp"

@@ -43,7 +43,6 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
-from types import FrameType
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -73,7 +72,7 @@ from recalld.adapters.http_metrics import RequestMetrics, StoreCollector
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
-from recalld.adapters.http_shutdown import AnswerInFlight
+from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
@@ -722,14 +721,7 @@ def serve(
         log_level=log_level,
         server_header=False,
     )
-
-    class Server(uvicorn.Server):
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            answering.stop()
-            super().handle_exit(sig, frame)
-
-    answering.take_over()
-    server = Server(config)  # configures uvicorn's loggers
+    server = answering_server(config, answering)  # configures uvicorn's loggers
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(found, RedactSecrets) for found in access.filters):
         access.addFilter(RedactSecrets())

@@ -8,10 +8,11 @@ too: a tool call in flight at SIGTERM went on, its write was committed, and its
 client got ``200`` with an empty body, no result and no error, while a REST
 request in flight was answered before the server stopped.
 
-:class:`AnswerInFlight` lets ``recalld serve`` stop as REST does: the event
-streams are ended only once every ``POST`` in flight at ``/mcp`` has been
-answered (a ``subscriptions/listen``, which never ends by itself, is not
-waited for), and at the latest :data:`GRACE_SECONDS` after the signal.
+:class:`AnswerInFlight` lets ``recalld serve`` (and ``recalld mcp --transport
+http``) stop as REST does: the event streams are ended only once every ``POST``
+in flight at ``/mcp`` has been answered (a ``subscriptions/listen``, which never
+ends by itself, is not waited for), and at the latest :data:`GRACE_SECONDS` after
+the signal.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ import asyncio
 import json
 import logging
 from collections import deque
+from types import FrameType
 from typing import Any
 
+import uvicorn
 from sse_starlette.sse import AppStatus
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["GRACE_SECONDS", "AnswerInFlight"]
+__all__ = ["GRACE_SECONDS", "AnswerInFlight", "answering_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +92,19 @@ class AnswerInFlight:
     @staticmethod
     def _end_streams() -> None:
         AppStatus.should_exit = True
+
+
+def answering_server(config: uvicorn.Config, answering: AnswerInFlight) -> uvicorn.Server:
+    """A uvicorn server for ``config`` whose exit signal goes to ``answering`` first (the
+    app of ``config`` must be wrapped by :meth:`AnswerInFlight.wrap`)."""
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            answering.stop()
+            super().handle_exit(sig, frame)
+
+    answering.take_over()
+    return Server(config)
 
 
 async def _read_body(receive: Receive) -> tuple[deque[Message], bytes]:
