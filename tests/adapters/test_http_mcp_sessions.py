@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import sys
@@ -12,6 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp import Client
+from mcp.client.subscriptions import SubscriptionLost
 
 from recalld.config import Settings
 from recalld.tokens import TokenRegistry
@@ -185,3 +188,37 @@ def test_http_mcp_sigterm_answers_the_tool_call_in_flight(
     with sqlite3.connect(db) as check:
         stored = check.execute("SELECT id FROM memories").fetchall()
     assert stored == [(result["structuredContent"]["id"],)]
+
+
+@pytest.mark.parametrize("server_class", [ServerProcess, McpHttpProcess])
+def test_http_mcp_sigterm_ends_an_idle_subscriptions_listen(
+    tmp_path: Path, server_class: type[ServerProcess]
+) -> None:
+    # A 2026-07-28 `subscriptions/listen` is not an sse-starlette stream: the signal never
+    # reached it, and the server waited for ever (until the client left) to stop.
+    running = server_class(tmp_path / "listening.db").start()
+    listening, ended = threading.Event(), threading.Event()
+    endings: list[BaseException] = []
+
+    async def listen() -> None:
+        try:
+            async with Client(f"{running.base_url}/mcp") as client:
+                assert client.session.protocol_version == "2026-07-28"
+                async with client.listen(tools_list_changed=True) as subscription:
+                    listening.set()
+                    async for _event in subscription:
+                        pass
+        except* SubscriptionLost as lost:  # as at any stop of a server; nothing else
+            endings.append(lost)
+        ended.set()
+
+    listener = threading.Thread(target=lambda: asyncio.run(listen()), daemon=True)
+    listener.start()
+    try:
+        assert listening.wait(60)
+        assert running.process is not None
+        running.process.terminate()
+        assert running.process.wait(timeout=60) is not None  # old code: still serving
+        assert ended.wait(60)  # the client's listen ended too: it was not left hanging
+    finally:
+        running.kill()

@@ -12,7 +12,10 @@ request in flight was answered before the server stopped.
 http``) stop as REST does: the event streams are ended only once every ``POST``
 in flight at ``/mcp`` has been answered (a ``subscriptions/listen``, which never
 ends by itself, is not waited for), and at the latest :data:`GRACE_SECONDS` after
-the signal.
+the signal. A 2026-07-28 ``subscriptions/listen`` is no sse-starlette stream (the
+SDK writes it itself) and never heard the signal: the server waited for its client
+to leave, for ever; it is ended at the same moment (its client sees the subscription
+lost, as at any stop of the server, and may listen again elsewhere).
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from collections import deque
 from types import FrameType
 from typing import Any
 
+import anyio
 import uvicorn
 from sse_starlette.sse import AppStatus
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["GRACE_SECONDS", "AnswerInFlight", "answering_server"]
@@ -36,6 +41,11 @@ logger = logging.getLogger(__name__)
 GRACE_SECONDS = 30.0
 # 2026-07-28 requests answered with a stream that lasts until the client leaves.
 ENDLESS_METHODS = frozenset({"subscriptions/listen"})
+# A listen that comes after the streams were ended: the server is going away.
+_STOPPING = JSONResponse(
+    {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "the server is stopping"}},
+    status_code=503,
+)
 
 
 class AnswerInFlight:
@@ -45,6 +55,8 @@ class AnswerInFlight:
     def __init__(self) -> None:
         self.in_flight = 0
         self.stopping = False
+        self.ended = False
+        self.endless: set[anyio.CancelScope] = set()  # the listens open now
 
     def take_over(self) -> None:
         """Keep sse-starlette from ending the streams by itself at the exit signal (this
@@ -54,10 +66,17 @@ class AnswerInFlight:
     def stop(self) -> None:
         """The server was told to exit: end the streams now if nothing is in flight, else
         once it is, or after :data:`GRACE_SECONDS` at the latest."""
+        loop = asyncio.get_running_loop()
+        # Called from a signal handler: act from the event loop, not in whatever it was doing.
+        loop.call_soon_threadsafe(self._stop, loop)
+
+    def _stop(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.stopping:
+            return  # a second signal: uvicorn's own (a second Ctrl-C forces the exit)
         self.stopping = True
         if self.in_flight:
             logger.warning("stopping: answering %d MCP request(s) in flight first", self.in_flight)
-            asyncio.get_running_loop().call_later(GRACE_SECONDS, self._end_streams)
+            loop.call_later(GRACE_SECONDS, self._end_streams)
         self._release()
 
     def wrap(self, app: ASGIApp) -> ASGIApp:
@@ -76,7 +95,7 @@ class AnswerInFlight:
             return read.popleft() if read else await receive()
 
         if _is_endless(body):
-            await app(scope, replay, send)
+            await self._serve_endless(app, scope, replay, send)
             return
         self.in_flight += 1
         try:
@@ -85,13 +104,42 @@ class AnswerInFlight:
             self.in_flight -= 1
             self._release()
 
+    async def _serve_endless(
+        self, app: ASGIApp, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """Serve a ``subscriptions/listen`` until its client leaves or the streams end; an
+        answer begun is then closed, one not begun is a 503."""
+        started = finished = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started, finished
+            started = started or message["type"] == "http.response.start"
+            finished = message["type"] == "http.response.body" and not message.get("more_body")
+            await send(message)
+
+        with anyio.CancelScope() as listening:
+            if self.ended:
+                listening.cancel()
+            self.endless.add(listening)
+            try:
+                await app(scope, receive, watched)
+            finally:
+                self.endless.discard(listening)
+        if listening.cancelled_caught and not finished:
+            if started:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            else:
+                await _STOPPING(scope, receive, send)
+
     def _release(self) -> None:
         if self.stopping and not self.in_flight:
             self._end_streams()
 
-    @staticmethod
-    def _end_streams() -> None:
+    def _end_streams(self) -> None:
+        self.ended = True
         AppStatus.should_exit = True
+        for listening in list(self.endless):
+            listening.cancel()
 
 
 def answering_server(config: uvicorn.Config, answering: AnswerInFlight) -> uvicorn.Server:
