@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 from fastapi.testclient import TestClient
+from starlette.datastructures import Headers
+
+from recalld.adapters.http_body_type import body_type_problem
 
 
 @pytest.mark.parametrize(
@@ -66,3 +69,12 @@ def test_http_methods_a_json_body_that_is_no_object_keeps_its_message(
     missing = client.post("/v1/recall")  # no body at all: it is missing, whatever its type
     assert missing.status_code == 422
     assert "Content-Type" not in missing.json()["error"]["message"]
+
+
+def test_http_methods_a_body_read_as_json_without_a_type_keeps_its_message() -> None:
+    # Where FastAPI reads a body sent without Content-Type as JSON (strict_content_type
+    # off, or FastAPI before it), `[1]` was read: "was not read as JSON" would be false.
+    read = {"loc": ("body",), "type": "model_attributes_type", "input": [1]}
+    assert body_type_problem(read, Headers({})) is None
+    unread = {**read, "input": b"[1]"}
+    assert "no Content-Type" in str(body_type_problem(unread, Headers({})))

@@ -27,8 +27,12 @@ def _is_json(content_type: str) -> bool:
 def body_type_problem(problem: Mapping[str, Any], headers: Headers) -> str | None:
     """What to say about a whole body refused (``problem``, FastAPI's first error, is at
     ``("body",)`` and not a missing body) from a request whose ``Content-Type`` is not
-    JSON; None when that is not the reason."""
+    JSON; None when that is not the reason. A body FastAPI left unread is refused as its
+    raw bytes: one it did read as JSON (without a ``Content-Type``, where FastAPI's
+    ``strict_content_type`` is off or older FastAPI reads it) keeps its own message."""
     if tuple(problem.get("loc", ())) != ("body",) or problem.get("type") == "missing":
+        return None
+    if not isinstance(problem.get("input"), bytes):
         return None
     given = headers.get("content-type")
     if given is not None and _is_json(given):
