@@ -40,10 +40,9 @@ from __future__ import annotations
 
 import copy
 import logging
-import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -51,13 +50,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import HTTPException, RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, PlainTextResponse
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from prometheus_client import CollectorRegistry, generate_latest
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld import _validate as check
@@ -66,13 +63,16 @@ from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
+from recalld.adapters.http_body_type import body_type_problem
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_intention_routes import intentions_router
+from recalld.adapters.http_mcp_sessions import owned_by
+from recalld.adapters.http_metrics import RequestMetrics, StoreCollector
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
-from recalld.adapters.http_paths import route_label
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
+from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
@@ -195,13 +195,15 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     return _error(400, "bad_request", str(error))
 
 
-def _request_validation_error(_request: Request, error: Exception) -> JSONResponse:
+def _request_validation_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
     problems = error.errors()
     if not problems:
         return _error(422, "validation_error", "the request is invalid")
     first = problems[0]
     location = list(first.get("loc", ()))
+    if (unread := body_type_problem(first, request.headers)) is not None:
+        return _error(422, "validation_error", unread, "body")
     if first.get("type") == "json_invalid":
         reason = check.json_reason(str((first.get("ctx") or {}).get("error", "")))
         return _error(422, "validation_error", f"the body is not valid JSON: {reason}", "body")
@@ -227,15 +229,18 @@ def _allowed_methods(request: Request) -> str:
     return ", ".join(sorted(methods))
 
 
-def _route_methods(routers: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
-    """(path regex, methods) of every route of ``routers`` (for ``Allow`` on a 405)."""
+def _route_methods(routes: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
+    """(path regex, methods) of every route of the app (for ``Allow`` on a 405): the API's,
+    ``/healthz``, ``/metrics``, ``/openapi.json``, the browser's pages and its ``/ui/``
+    files (a mount of static files, which serve GET and HEAD); an ``Allow`` left empty
+    there said that nothing at all may be asked of them."""
     found = []
-    for router in routers:
-        for route in router.routes:
-            methods = getattr(route, "methods", None)
-            pattern = getattr(route, "path_regex", None)
-            if methods and pattern is not None:
-                found.append((pattern, frozenset(methods)))
+    for route in routes:
+        served = getattr(route, "methods", None)
+        methods = frozenset({"GET", "HEAD"}) if isinstance(route, Mount) else served
+        pattern = getattr(route, "path_regex", None)
+        if methods and pattern is not None:
+            found.append((pattern, frozenset(methods)))
     return found
 
 
@@ -253,6 +258,9 @@ def _http_error(request: Request, error: Exception) -> JSONResponse:
         headers.update(UNAUTHORIZED_HEADERS)
     if status == 405:
         headers["Allow"] = _allowed_methods(request)
+    if request.scope["path"] == MCP_PATH and isinstance(error, _BodyTooLarge):
+        # A chunked body over the cap is only found out inside /mcp: answered as at its door.
+        return _too_large(request.scope, error)
     return _error(status, HTTP_ERROR_TYPES.get(status, "error"), str(error.detail), field, headers)
 
 
@@ -411,7 +419,7 @@ def _refusal(
     return _error(status, type_, message, field, headers)
 
 
-def _too_large(scope: Scope, error: _BodyTooLarge) -> ASGIApp:
+def _too_large(scope: Scope, error: _BodyTooLarge) -> JSONResponse:
     """The 413 answer (a JSON-RPC error for ``/mcp``, see :func:`_refusal`)."""
     if scope["path"] == MCP_PATH:
         return _refusal(scope, 413, "payload_too_large", f"{error.detail} (RECALLD_MAX_BODY_BYTES)")
@@ -460,70 +468,6 @@ class _BodyLimit:
             await _too_large(scope, error)(scope, receive, send)
 
 
-class _Metrics:
-    """Count requests and time them by method, route template and status."""
-
-    def __init__(self, app: ASGIApp, registry: CollectorRegistry) -> None:
-        self.app = app
-        self.requests = Counter(
-            "recalld_http_requests",
-            "HTTP requests served",
-            ["method", "route", "status"],
-            registry=registry,
-        )
-        self.latency = Histogram(
-            "recalld_http_request_duration_seconds",
-            "HTTP request latency",
-            ["method", "route"],
-            registry=registry,
-        )
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def recording_send(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, recording_send)
-        finally:
-            route = scope.get("route")
-            template = route_label(str(getattr(route, "path", "unmatched")))
-            method = str(scope.get("method", ""))
-            self.latency.labels(method, template).observe(time.perf_counter() - started)
-            self.requests.labels(method, template, str(status)).inc()
-
-
-class _StoreCollector(Collector):
-    """Memory counts by namespace and the background queue depth, read at scrape time."""
-
-    def __init__(self, service: MemoryService) -> None:
-        self.service = service
-
-    def collect(self) -> Iterable[Metric]:
-        """Yield the gauges (read-only: a scrape changes nothing)."""
-        memories = GaugeMetricFamily(
-            "recalld_memories", "live memories by namespace", labels=["namespace"]
-        )
-        namespaces = self.service.namespaces()
-        if namespaces:
-            for namespace, count in self.service.stats(namespaces).by_namespace.items():
-                memories.add_metric([namespace], count)
-        yield memories
-        status = self.service.status(namespaces)
-        depth = status.queue.get("queued", 0) + status.queue.get("running", 0)
-        yield GaugeMetricFamily(
-            "recalld_queue_depth", "jobs waiting in the background queue", value=depth
-        )
-
-
 # -- the app ---------------------------------------------------------------------
 
 
@@ -570,27 +514,20 @@ def create_app(
     app.state.settings = settings
     app.state.tokens = registry
     _truthful_openapi(app, settings, registry, require_auth=require_auth)
-    app.include_router(batbox_router)
-    app.include_router(v1_router)
-    app.include_router(core_router)
-    app.include_router(context_router)
-    app.include_router(admin_router)
-    app.include_router(intentions_router)
-    app.include_router(graph_router)
-    mount_browser(app)
-    app.state.route_methods = _route_methods(
-        [
-            batbox_router,
-            v1_router,
-            core_router,
-            context_router,
-            admin_router,
-            intentions_router,
-            graph_router,
-        ]
+    routers = (
+        batbox_router,
+        v1_router,
+        core_router,
+        context_router,
+        admin_router,
+        intentions_router,
+        graph_router,
     )
+    for router in routers:
+        app.include_router(router)
+    mount_browser(app)
     metrics_registry = CollectorRegistry(auto_describe=True)
-    metrics_registry.register(_StoreCollector(service))
+    metrics_registry.register(StoreCollector(service))
 
     @app.get("/healthz", tags=["admin"], summary="Health")
     async def healthz() -> dict[str, str]:
@@ -613,6 +550,8 @@ def create_app(
             app.router.routes.append(Route(mount.path, endpoint=mount.app))
         else:
             app.mount(mount.path, mount.app)
+    included = [route for router in routers for route in router.routes]
+    app.state.route_methods = _route_methods([*included, *app.router.routes])
 
     app.add_exception_handler(RecalldError, _recalld_error)
     app.add_exception_handler(RequestValidationError, _request_validation_error)
@@ -650,7 +589,7 @@ def create_app(
             ],
             expose_headers=["Mcp-Session-Id"],
         )
-    app.add_middleware(_Metrics, registry=metrics_registry)
+    app.add_middleware(RequestMetrics, registry=metrics_registry)
     return app
 
 
@@ -705,7 +644,8 @@ class _NamespaceGuard:
     """Let through only callers who may read and write ``namespace`` (403 otherwise), and
     requests that name no other namespace the REST way (422): /mcp works in the server's,
     and a client configured with the REST header would otherwise write there unawares.
-    A stream its caller opened ends once the caller's token is revoked."""
+    A stream its caller opened ends once the caller's token is revoked, and a session
+    serves only the token that opened it (:mod:`recalld.adapters.http_mcp_sessions`)."""
 
     def __init__(self, app: ASGIApp, namespace: str, tokens: TokenRegistry) -> None:
         self.app = app
@@ -726,7 +666,8 @@ class _NamespaceGuard:
             message += f" server's), not {other[1]!r}; native tools take a namespace per call"
             await _refusal(scope, 422, "validation_error", message)(scope, receive, send)
             return
-        await self.app(scope, receive, end_when_revoked(send, caller, self.tokens))
+        owned = owned_by(scope, caller)  # a session answers only the token that opened it
+        await self.app(owned, receive, end_when_revoked(send, caller, self.tokens))
 
 
 def mcp_mount(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> ExtraMount:
@@ -764,12 +705,13 @@ def serve(
 
     tokens = TokenRegistry.for_store(service.store)
     check_bind(settings.host, tokens)
+    answering = AnswerInFlight()  # a stop answers the MCP requests in flight first
     app = create_app(
         service,
         settings,
         tokens=tokens,
         require_auth=not is_loopback(settings.host),
-        extra_mounts=extra_mounts,
+        extra_mounts=[replace(mount, app=answering.wrap(mount.app)) for mount in extra_mounts],
         on_shutdown=service.close,
     )
     config = uvicorn.Config(
@@ -779,7 +721,7 @@ def serve(
         log_level=log_level,
         server_header=False,
     )
-    server = uvicorn.Server(config)  # configures uvicorn's loggers
+    server = answering_server(config, answering)  # configures uvicorn's loggers
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(found, RedactSecrets) for found in access.filters):
         access.addFilter(RedactSecrets())

@@ -56,6 +56,7 @@ from recalld.adapters.dialects.base import (
     tidy_schema,
 )
 from recalld.adapters.dialects.failures import DialectTool
+from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.mcp_requests import refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
@@ -362,11 +363,12 @@ def run_server(
     # notification, after its own checks (see mcp_requests).
     address = bind_address(host)
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=address)
+    answering = AnswerInFlight()  # a stop answers the tool calls in flight first
     config = uvicorn.Config(
-        refuse_notifications_with_ids(app, HTTP_PATH),
+        answering.wrap(refuse_notifications_with_ids(app, HTTP_PATH)),
         host=address,
         port=port,
         log_level=server.settings.log_level.lower(),
     )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
-    anyio.run(uvicorn.Server(config).serve)
+    anyio.run(answering_server(config, answering).serve)

@@ -1,0 +1,80 @@
+"""What a 405 says: the methods a path serves, in ``Allow``, for every path of the server."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.datastructures import Headers
+
+from recalld.adapters.http_body_type import body_type_problem
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("POST", "/healthz", "GET"),
+        ("DELETE", "/", "GET"),
+        ("PUT", "/docs", "GET"),
+        ("POST", "/metrics", "GET"),
+        ("POST", "/openapi.json", "GET"),
+        ("POST", "/ui/app.css", "GET"),
+        ("PATCH", "/v1/memories", "GET, POST"),
+        ("POST", "/v1/kv/some.key", "DELETE, GET, PUT"),
+    ],
+)
+def test_http_methods_a_405_lists_what_the_path_serves(
+    client: TestClient, method: str, path: str, allowed: str
+) -> None:
+    # /healthz, /metrics, /openapi.json and the browser's pages and files answered 405
+    # with an empty Allow, which says that the path allows no method at all.
+    refused = client.request(method, path)
+    assert refused.status_code == 405, refused.text
+    assert refused.headers["Allow"] == allowed
+    assert refused.json()["error"]["type"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "named"),
+    [
+        ("application/x-www-form-urlencoded", "'application/x-www-form-urlencoded'"),
+        ("text/plain", "'text/plain'"),
+        (None, "no Content-Type"),
+    ],
+)
+def test_http_methods_a_json_body_sent_as_another_type_names_the_header(
+    client: TestClient, content_type: str | None, named: str
+) -> None:
+    # `curl -d '{"content": "x"}'` sends a form type: the refusal read "Input should be a
+    # valid dictionary or object to extract fields from" for a well-formed object.
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    for method, path, body in (
+        ("POST", "/v1/memories", b'{"content": "a note"}'),
+        ("PUT", "/v1/kv/some.key", b'{"value": "a value"}'),
+    ):
+        refused = client.request(method, path, content=body, headers=headers)
+        assert refused.status_code == 422, refused.text
+        error = refused.json()["error"]
+        assert error["field"] == "body"
+        assert named in error["message"]
+        assert "send Content-Type: application/json" in error["message"]
+    assert client.get("/v1/memories").json()["memories"] == []  # nothing was written
+
+
+def test_http_methods_a_json_body_that_is_no_object_keeps_its_message(
+    client: TestClient,
+) -> None:
+    refused = client.post("/v1/memories", json=[1])
+    assert refused.status_code == 422
+    assert "Content-Type" not in refused.json()["error"]["message"]
+    missing = client.post("/v1/recall")  # no body at all: it is missing, whatever its type
+    assert missing.status_code == 422
+    assert "Content-Type" not in missing.json()["error"]["message"]
+
+
+def test_http_methods_a_body_read_as_json_without_a_type_keeps_its_message() -> None:
+    # Where FastAPI reads a body sent without Content-Type as JSON (strict_content_type
+    # off, or FastAPI before it), `[1]` was read: "was not read as JSON" would be false.
+    read = {"loc": ("body",), "type": "model_attributes_type", "input": [1]}
+    assert body_type_problem(read, Headers({})) is None
+    unread = {**read, "input": b"[1]"}
+    assert "no Content-Type" in str(body_type_problem(unread, Headers({})))
