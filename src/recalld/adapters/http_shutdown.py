@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections import deque
 from types import FrameType
 from typing import Any
 
@@ -32,6 +31,8 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from recalld.adapters.mcp_requests import buffered
 
 __all__ = ["GRACE_SECONDS", "AnswerInFlight", "answering_server"]
 
@@ -89,7 +90,8 @@ class AnswerInFlight:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await app(scope, receive, send)
             return
-        read, body = await _read_body(receive)
+        # A body over the cap is cut short here: then it asks for no endless stream.
+        read, body, _ = await buffered(receive)
 
         async def replay() -> Message:
             return read.popleft() if read else await receive()
@@ -153,20 +155,6 @@ def answering_server(config: uvicorn.Config, answering: AnswerInFlight) -> uvico
 
     answering.take_over()
     return Server(config)
-
-
-async def _read_body(receive: Receive) -> tuple[deque[Message], bytes]:
-    """The request's messages (to replay) and its body (as far as it came)."""
-    read: deque[Message] = deque()
-    body = bytearray()
-    while True:
-        message = await receive()
-        read.append(message)
-        if message["type"] != "http.request":
-            return read, bytes(body)
-        body.extend(message.get("body", b""))
-        if not message.get("more_body", False):
-            return read, bytes(body)
 
 
 def _is_endless(body: bytes) -> bool:

@@ -31,7 +31,13 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["INERT_NOTIFICATION", "id_problem", "invalid_id", "refuse_notifications_with_ids"]
+__all__ = [
+    "INERT_NOTIFICATION",
+    "buffered",
+    "id_problem",
+    "invalid_id",
+    "refuse_notifications_with_ids",
+]
 
 # What the SDK is handed in place of a refused message: it checks the request as it would
 # the message (both are notifications to it), then delivers this, which no handler takes.
@@ -78,7 +84,7 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
         ):
             await app(scope, receive, send)
             return
-        read, body, whole = await _buffered(receive)
+        read, body, whole = await buffered(receive)
         reason = id_problem(body) if whole and _reads_as_notification(body) else None
         if reason is not None:
             read = deque([{"type": "http.request", "body": INERT_NOTIFICATION}])
@@ -133,7 +139,7 @@ def _refusing_acceptance(
     return answer
 
 
-async def _buffered(receive: Receive) -> tuple[deque[Message], bytes, bool]:
+async def buffered(receive: Receive) -> tuple[deque[Message], bytes, bool]:
     """The request's messages as read, its body, and whether that body is whole (not
     over the SDK's cap, nor cut short by a disconnect)."""
     read: deque[Message] = deque()
