@@ -71,3 +71,42 @@ async def test_rover_update_refuses_a_blank_title_as_remember_does(tmp_path: Pat
         _, listed = await _rover(client, {"action": "list"})
         [row] = _rows(listed)
         assert (row["title"], row["importance"]) == ("ladder", None)  # nothing changed
+
+
+async def test_rover_an_empty_category_is_no_category(tmp_path: Path) -> None:
+    # Review 59b: a model that fills in every argument sends category "" for "none", and
+    # every action refused it ("must be one of spatial, ..."), as no other default is.
+    async with in_process(tmp_path / "rover.db", "rover")() as client:
+        failed, _ = await _rover(
+            client,
+            {"action": "remember", "title": "ladder", "content": "In the garage", "category": ""},
+        )
+        assert not failed
+        await _rover(
+            client,
+            {
+                "action": "remember",
+                "title": "stairs",
+                "content": "Mind the step",
+                "category": "hazard",
+            },
+        )
+        for action in ("list", "recent", "stats"):
+            failed, body = await _rover(client, {"action": action, "category": " "})
+            assert not failed, (action, body)
+        failed, listed = await _rover(client, {"action": "list", "category": ""})
+        assert sorted(row["title"] for row in _rows(listed)) == ["ladder", "stairs"]
+        failed, found = await _rover(client, {"action": "recall", "query": "step", "category": ""})
+        assert not failed
+        assert [row["title"] for row in _rows(found)] == ["stairs"]
+        # An empty category changes nothing in an update, as an empty title keeps the title.
+        failed, _ = await _rover(
+            client, {"action": "update", "memory_id": 2, "category": "", "importance": 4}
+        )
+        assert not failed
+        _, listed = await _rover(client, {"action": "list", "category": "hazard"})
+        [row] = _rows(listed)
+        assert (row["title"], row["importance"]) == ("stairs", 4)
+        failed, body = await _rover(client, {"action": "list", "category": "kitchen"})
+        assert failed
+        assert body["content"][0]["text"].startswith("category: ")

@@ -124,6 +124,10 @@ def _tags(text: str) -> list[str]:
 
 
 def _category(value: str | None) -> str | None:
+    """One of the seed's categories, or None: also for ``""`` (or blank), which a model
+    filling in every argument sends for "no category" (refused on every action before)."""
+    if value is not None and not value.strip():
+        return None
     if value is not None and value not in CATEGORIES:
         raise ValidationError(
             "category", f"must be one of {', '.join(CATEGORIES)}; got {shown(value)}"
@@ -229,7 +233,7 @@ def rover_memory(
             changes["title"] = title
         if content:
             changes["content"] = content
-        if category is not None:
+        if _category(category) is not None:  # "" keeps it, as an empty title does
             changes["category"] = _category(category)
         if tags:
             changes["tags"] = _tags(tags)
