@@ -34,6 +34,12 @@ def _database_name(url: str) -> str:
     return urlsplit(url).path.lstrip("/")
 
 
+def _database_sets(url: str, setting: str, value: int) -> None:
+    """``ALTER DATABASE … SET setting = value`` for the test's database, as a DBA would."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{_database_name(url)}" SET {setting} = {value}')
+
+
 def _waiting_on_advisory_lock(watcher: psycopg.Connection[tuple[object, ...]]) -> bool:
     row = watcher.execute(
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
@@ -45,8 +51,7 @@ def _waiting_on_advisory_lock(watcher: psycopg.Connection[tuple[object, ...]]) -
 def test_a_writer_of_a_key_held_elsewhere_waits_past_the_database_lock_timeout(
     postgres_url: str,
 ) -> None:
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+    _database_sets(postgres_url, "lock_timeout", 1)
     settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
     with (
         MemoryService.open(settings) as service,
@@ -87,10 +92,7 @@ def test_the_change_listener_outlives_a_database_idle_session_timeout(
     # idle_session_timeout (PostgreSQL 14) ends every session idle that long; the
     # listener's connection is idle between notifications by design, so it was ended,
     # logged a warning and reconnected every time (a warning a minute with 60 s).
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(
-            f'ALTER DATABASE "{_database_name(postgres_url)}" SET idle_session_timeout = 50'
-        )
+    _database_sets(postgres_url, "idle_session_timeout", 50)
     settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
     with MemoryService.open(settings) as watching, MemoryService.open(settings) as writing:
         feed = watching.store.change_feed
@@ -121,8 +123,7 @@ def test_a_lock_timeout_the_url_sets_is_kept(postgres_url: str) -> None:
         postgres_pool_min=1,
         postgres_pool_max=1,
     )
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+    _database_sets(postgres_url, "lock_timeout", 1)
     with MemoryService.open(settings) as service:
         assert service.store._database.read("SHOW lock_timeout") == [("0",)]  # type: ignore[attr-defined]
         # A scrub's VACUUM bounds its own lock wait, then puts the connection's back.
@@ -174,11 +175,8 @@ def test_a_process_starting_during_another_ones_migration_waits_for_it(
 ) -> None:
     # A migration of minutes holds the migration lock; a process starting meanwhile
     # (another server, a worker) waits for it under the database's timeouts.
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
-        admin.execute(
-            f'ALTER DATABASE "{_database_name(postgres_url)}" SET statement_timeout = 100'
-        )
+    _database_sets(postgres_url, "lock_timeout", 1)
+    _database_sets(postgres_url, "statement_timeout", 100)
     settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
     with (
         psycopg.connect(postgres_url, autocommit=True) as migrating,
@@ -214,10 +212,7 @@ def test_pooled_connections_outlive_a_database_idle_session_timeout(postgres_url
     # connections all died at once after a burst, and each one lent was found broken, its
     # replacement queued behind the other dead ones and dead in turn before its turn came.
     # The server then answered every request 503 after the connect timeout, for good.
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(
-            f'ALTER DATABASE "{_database_name(postgres_url)}" SET idle_session_timeout = 100'
-        )
+    _database_sets(postgres_url, "idle_session_timeout", 100)
     database = PostgresDatabase(postgres_url, max_size=10, connect_timeout=3)
     try:
         burst = [
@@ -246,8 +241,7 @@ def test_pooled_connections_outlive_a_database_idle_session_timeout(postgres_url
 def test_whether_the_url_sets_lock_timeout_is_asked_of_the_server(
     postgres_url: str, options: str
 ) -> None:
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+    _database_sets(postgres_url, "lock_timeout", 1)
     separator = "&" if "?" in postgres_url else "?"
     database = PostgresDatabase(f"{postgres_url}{separator}options={options}", max_size=1)
     try:
@@ -261,8 +255,7 @@ def test_a_lock_timeout_pgoptions_sets_is_kept(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # libpq sends PGOPTIONS as the connection's options when the URL sets none.
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET lock_timeout = 1')
+    _database_sets(postgres_url, "lock_timeout", 1)
     monkeypatch.setenv("PGOPTIONS", "-c lock_timeout=1234")
     database = PostgresDatabase(postgres_url, max_size=1)
     try:
@@ -280,8 +273,7 @@ def test_a_statement_the_database_cuts_is_database_unavailable(
     # storage_error, "could not serve the request", with no Retry-After).
     if not _server_knows(postgres_url, setting):
         pytest.skip(f"this PostgreSQL has no {setting}")
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET {setting} = 50')
+    _database_sets(postgres_url, setting, 50)
     database = PostgresDatabase(postgres_url, max_size=1)
     try:
         with pytest.raises(DatabaseUnavailableError, match="timeout"):
@@ -308,8 +300,7 @@ def test_a_scrubs_vacuum_runs_past_the_database_statement_timeout(
     # waits for a table lock (the same clock) for longer than the timeout.
     if not _server_knows(postgres_url, setting):
         pytest.skip(f"this PostgreSQL has no {setting}")
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'ALTER DATABASE "{_database_name(postgres_url)}" SET {setting} = 100')
+    _database_sets(postgres_url, setting, 100)
     # One connection: the VACUUM's and the read after it are the same one.
     settings = Settings(
         db=postgres_url,

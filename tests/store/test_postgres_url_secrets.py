@@ -29,15 +29,19 @@ def test_a_malformed_url_is_refused_without_its_password(url: str) -> None:
     assert "***" in str(caught.value)
 
 
-def test_the_cli_refuses_it_in_one_line_without_the_password() -> None:
-    environment = {**os.environ, "RECALLD_DB": MALFORMED[0]}
-    result = subprocess.run(
+def _stats(url: str) -> subprocess.CompletedProcess[str]:
+    """``recalld stats`` run with ``RECALLD_DB=url``."""
+    return subprocess.run(
         [sys.executable, "-m", "recalld", "stats"],
-        env=environment,
+        env={**os.environ, "RECALLD_DB": url},
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_the_cli_refuses_it_in_one_line_without_the_password() -> None:
+    result = _stats(MALFORMED[0])
     assert result.returncode == 1
     assert "not a valid PostgreSQL URL" in result.stderr
     assert "s3cret" not in result.stderr + result.stdout
@@ -80,14 +84,7 @@ def test_a_database_name_with_an_at_sign_is_still_shown() -> None:
 
 def test_the_cli_never_shows_a_password_holding_a_slash() -> None:
     # libpq reads "bob:s3c" as host and port: refused at once, no network needed.
-    environment = {**os.environ, "RECALLD_DB": "postgresql://bob:s3c/ret@127.0.0.1:1/memory"}
-    result = subprocess.run(
-        [sys.executable, "-m", "recalld", "stats"],
-        env=environment,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = _stats("postgresql://bob:s3c/ret@127.0.0.1:1/memory")
     assert result.returncode == 1
     assert "postgresql://bob:***@127.0.0.1:1/memory" in result.stderr
     assert "s3c" not in result.stderr + result.stdout
