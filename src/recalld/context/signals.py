@@ -4,7 +4,10 @@ Raw media never leave this module: an image becomes a 64-bit perceptual hash
 (imagehash's pHash) and a 64-bin colour histogram; audio becomes a Chromaprint
 fingerprint (decoded with soundfile, fingerprinted by pyacoustid's binding to
 libchromaprint, which avoids bookworm's broken ``fpcalc`` exit status); a
-biometric reading is a named number. Only these features are stored.
+biometric reading is a named number. Only these features are stored. Media are
+never decoded whole when they would be huge: an image over :data:`IMAGE_MAX_PIXELS`
+is refused from its header, and only the first :data:`AUDIO_MAX_SECONDS` of a
+recording are decoded and fingerprinted.
 
 Similarities, each in [0, 1]:
 - image: ``0.75·(1 - hamming/32)⁺ + 0.25·histogram intersection`` (unrelated
@@ -68,11 +71,21 @@ BIOMETRIC_SCALES = {
     "steps": 500.0,
 }
 HISTOGRAM_BINS = 64
+# Pillow's own decompression-bomb threshold (beyond it Pillow only warns, up to twice it):
+# about 9,500 x 9,500 pixels, above any camera's photo but a 200-megapixel mode's.
+IMAGE_MAX_PIXELS = 89_478_485
 HEADER_BYTES = 8 + 4 * HISTOGRAM_BINS
 AUDIO_BER_CEILING = 0.3
 AUDIO_MAX_OFFSET = 120
 AUDIO_MIN_OVERLAP = 20
 AUDIO_MIN_SHARED = 2
+# Only the start of a recording is fingerprinted, as Chromaprint's own fpcalc does (its
+# default length, 120 s): alignment reaches ~15 s either way, so a later part adds no match,
+# and decoding stops there however long the (compressed) recording claims to be.
+AUDIO_MAX_SECONDS = 120
+AUDIO_BLOCK_SECONDS = 5
+# Above any recording format in use (192 kHz studio masters); FLAC allows 655,350 Hz.
+AUDIO_MAX_RATE = 192_000
 
 
 class ImageEncoder(Protocol):
@@ -197,7 +210,10 @@ def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFea
 
     try:
         with Image.open(io.BytesIO(data)) as opened:
-            image = opened.convert("RGB")
+            # The size is in the header: a picture too big to decode is refused before its
+            # pixels are (a 20 KB PNG can stand for 169 million of them, 1.2 GB once read).
+            width, height = opened.size
+            image = None if width * height > IMAGE_MAX_PIXELS else opened.convert("RGB")
     except (
         UnidentifiedImageError,
         OSError,
@@ -208,6 +224,12 @@ def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFea
         raise ValidationError(
             "image", f"is not an image Pillow can read: {_library_message(error)}"
         ) from None
+    if image is None:
+        raise ValidationError(
+            "image",
+            f"is {width} x {height} pixels ({width * height:,}); the limit is"
+            f" {IMAGE_MAX_PIXELS:,} pixels",
+        )
     phash = int(str(imagehash.phash(image)), 16)
     pixels = np.asarray(image.resize((64, 64)), dtype=np.uint16) // 64  # 4 levels per channel
     bins = pixels[..., 0] * 16 + pixels[..., 1] * 4 + pixels[..., 2]
@@ -253,7 +275,8 @@ def image_similarity(cue: ImageFeatures, memory: ImageFeatures) -> float:
 
 
 def audio_features(data: bytes) -> AudioFeatures:
-    """Decode audio (WAV, FLAC, OGG, MP3 …) and fingerprint it with Chromaprint."""
+    """Decode audio (WAV, FLAC, OGG, MP3 …) and fingerprint its first
+    :data:`AUDIO_MAX_SECONDS` with Chromaprint."""
     import soundfile
 
     try:
@@ -264,12 +287,17 @@ def audio_features(data: bytes) -> AudioFeatures:
             "apt-get install libchromaprint1"
         ) from error
     try:
-        samples, rate = soundfile.read(io.BytesIO(data), dtype="int16", always_2d=True)
+        with soundfile.SoundFile(io.BytesIO(data)) as sound:
+            rate = int(sound.samplerate)
+            mono = _first_seconds(sound, rate) if rate <= AUDIO_MAX_RATE else None
     except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as error:
         raise ValidationError(
             "audio", f"is not audio libsndfile can decode: {_library_message(error)}"
         ) from None
-    mono = samples.mean(axis=1).astype(np.int16)
+    if mono is None:
+        raise ValidationError(
+            "audio", f"has a sample rate of {rate} Hz; the limit is {AUDIO_MAX_RATE} Hz"
+        )
     if len(mono) < rate * 2:
         raise ValidationError("audio", "needs at least 2 seconds of sound to fingerprint")
     try:
@@ -285,6 +313,24 @@ def audio_features(data: bytes) -> AudioFeatures:
     if not values:
         raise ValidationError("audio", "produced no fingerprint (silence?)")
     return AudioFeatures(fingerprint=np.asarray(values, dtype=np.int64).astype(np.uint32))
+
+
+def _first_seconds(sound: Any, rate: int) -> np.ndarray:
+    """The first :data:`AUDIO_MAX_SECONDS` of ``sound`` as mono int16, decoded a block at a
+    time: a few hundred kilobytes of compressed silence can stand for hours of samples, so
+    neither the whole recording nor all its channels are ever held at once."""
+    wanted = rate * AUDIO_MAX_SECONDS
+    parts: list[np.ndarray] = []
+    taken = 0
+    while taken < wanted:
+        block = sound.read(
+            min(rate * AUDIO_BLOCK_SECONDS, wanted - taken), dtype="int16", always_2d=True
+        )
+        if not len(block):
+            break
+        parts.append(block.mean(axis=1).astype(np.int16))
+        taken += len(block)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int16)
 
 
 def audio_similarity(cue: AudioFeatures, memory: AudioFeatures) -> float:
