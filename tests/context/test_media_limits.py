@@ -88,3 +88,17 @@ def test_image_over_the_pixel_limit_is_refused_before_decoding(
     assert cued.value.field == "image"
     assert service.stats().count == 0
     assert service.recollections.pending(drain=False) == []
+
+
+def test_audio_read_block_by_block_gives_the_fingerprint_of_the_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clip = melody(6, seconds=10)
+    samples, _ = soundfile.read(io.BytesIO(clip), dtype="int16")
+    stereo = _wav(np.stack([samples, samples // 2], axis=1), RATE)
+    whole = audio_features(stereo).fingerprint
+
+    # Blocks far smaller than the recording (and not a whole number of its frames).
+    monkeypatch.setattr(signals, "AUDIO_BLOCK_SAMPLES", 999)
+
+    assert np.array_equal(audio_features(stereo).fingerprint, whole)

@@ -83,7 +83,9 @@ AUDIO_MIN_SHARED = 2
 # default length, 120 s): alignment reaches ~15 s either way, so a later part adds no match,
 # and decoding stops there however long the (compressed) recording claims to be.
 AUDIO_MAX_SECONDS = 120
-AUDIO_BLOCK_SECONDS = 5
+# Samples (of every channel) decoded at once: 2 MB, whatever the channel count (Vorbis
+# allows 255).
+AUDIO_BLOCK_SAMPLES = 1 << 20
 # Above any recording format in use (192 kHz studio masters); FLAC allows 655,350 Hz.
 AUDIO_MAX_RATE = 192_000
 
@@ -320,12 +322,11 @@ def _first_seconds(sound: Any, rate: int) -> np.ndarray:
     time: a few hundred kilobytes of compressed silence can stand for hours of samples, so
     neither the whole recording nor all its channels are ever held at once."""
     wanted = rate * AUDIO_MAX_SECONDS
+    frames = max(1, AUDIO_BLOCK_SAMPLES // max(1, int(sound.channels)))
     parts: list[np.ndarray] = []
     taken = 0
     while taken < wanted:
-        block = sound.read(
-            min(rate * AUDIO_BLOCK_SECONDS, wanted - taken), dtype="int16", always_2d=True
-        )
+        block = sound.read(min(frames, wanted - taken), dtype="int16", always_2d=True)
         if not len(block):
             break
         parts.append(block.mean(axis=1).astype(np.int16))
