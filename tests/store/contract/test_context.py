@@ -85,7 +85,12 @@ def test_context_candidates_by_place_time_and_seq(store: Store) -> None:
         [second, first],
     )
     assert store.context.by_seqs("other", [first], NOW) == []
-    assert [m.seq for m in store.context.latest_with_time("default", NOW, 1)] == [first]
+    dated = store.context.dated_points("default", NOW, 1)
+    assert [seq for seq, _ in dated] == [first]
+    assert dated[0][1] == at  # on the clock it was stored with
+    assert dated[0][1].utcoffset() == timedelta(hours=1)
+    assert [seq for seq, _ in store.context.dated_points("default", NOW, 10)] == [first, second]
+    assert store.context.dated_points("other", NOW, 10) == []
 
 
 def test_context_fire_habituates_and_queues_oldest_first(store: Store) -> None:
