@@ -46,6 +46,7 @@ __all__ = [
     "audio_similarities",
     "audio_similarity",
     "biometric_similarity",
+    "checked_features",
     "image_features",
     "image_similarities",
     "image_similarity",
@@ -249,6 +250,24 @@ def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFea
     )
 
 
+def checked_features(channel: str, data: bytes, field: str) -> bytes:
+    """Serialised features of ``channel`` as :meth:`ImageFeatures.to_bytes` or
+    :meth:`AudioFeatures.to_bytes` write them (an import's), refused naming ``field``
+    otherwise: a NaN bin would make every image cue score the memory 0 (and answer its
+    channel as null), a bin above 1 lift the colour part over any cue's."""
+    size = len(data) - HEADER_BYTES if channel == "image" else len(data)
+    if size < 0 or size % 4:
+        raise ValidationError(field, f"{len(data)} bytes are not {channel} features")
+    if channel == "image":
+        values = np.frombuffer(data[8:], dtype=np.float32)
+        if not np.isfinite(values).all():
+            raise ValidationError(field, "holds a value that is not a finite number")
+        histogram = values[:HISTOGRAM_BINS]
+        if (histogram < 0).any() or (histogram > 1).any():
+            raise ValidationError(field, "colour histogram bins must be between 0 and 1")
+    return data
+
+
 def image_similarities(cue: ImageFeatures, stored: Sequence[bytes]) -> np.ndarray:
     """:func:`image_similarity` of ``cue`` against many serialised features at once."""
     if not stored:
@@ -259,14 +278,17 @@ def image_similarities(cue: ImageFeatures, stored: Sequence[bytes]) -> np.ndarra
     differing = np.bitwise_count(hashes ^ np.uint64(cue.phash)).astype(np.float64)
     hash_part = np.maximum(0.0, 1.0 - differing / 32)
     colour = np.minimum(histograms, np.asarray(cue.histogram, dtype=np.float32)).sum(axis=1)
-    similarity: np.ndarray = np.minimum(1.0, 0.75 * hash_part + 0.25 * colour)
+    # A colour part of NaN counts 0, and the whole is held to [0, 1]: features imported
+    # before they were checked (checked_features) may hold anything.
+    colour = np.nan_to_num(colour, nan=0.0)
+    similarity: np.ndarray = np.clip(0.75 * hash_part + 0.25 * colour, 0.0, 1.0)
     if cue.embedding:
         # With an image model, its cosine counts when it says more than hash and colour.
         query = np.asarray(cue.embedding, dtype=np.float32)
         for index, data in enumerate(stored):
             vector = np.frombuffer(data[HEADER_BYTES:], dtype=np.float32)
             if vector.shape == query.shape:
-                cosine = float(np.clip(vector @ query, 0.0, 1.0))
+                cosine = float(np.nan_to_num(np.clip(vector @ query, 0.0, 1.0), nan=0.0))
                 similarity[index] = max(similarity[index], cosine)
     return similarity
 
