@@ -63,9 +63,11 @@ def test_memory_without_at_is_written_on_the_user_zone(
         written = memory.recollections.remember("Croissant with Léa", place=CAFE)
 
         assert written.at == datetime(2026, 7, 2, 6, 5, tzinfo=UTC)
-        assert written.at is not None and written.at.isoformat() == "2026-07-02T08:05:00+02:00"
+        assert written.at is not None
+        assert written.at.isoformat() == "2026-07-02T08:05:00+02:00"
         stored = memory.get(written.id).at
-        assert stored is not None and stored.isoformat() == "2026-07-02T08:05:00+02:00"
+        assert stored is not None
+        assert stored.isoformat() == "2026-07-02T08:05:00+02:00"
 
         # The next morning at the same café: both times defaulted, on the same clock.
         clock.advance(24 * 3600 - 300)
@@ -79,4 +81,5 @@ def test_without_a_zone_now_is_on_the_machine_clock(
     with _open(db_path, clock, None) as memory:
         written = memory.recollections.remember("Croissant with Léa", place=CAFE)
 
-        assert written.at is not None and written.at.isoformat() == "2026-07-02T06:05:00+00:00"
+        assert written.at is not None
+        assert written.at.isoformat() == "2026-07-02T06:05:00+00:00"
