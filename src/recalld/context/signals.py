@@ -87,8 +87,9 @@ AUDIO_MAX_SECONDS = 120
 # Samples (of every channel) decoded at once: 2 MB, whatever the channel count (Vorbis
 # allows 255).
 AUDIO_BLOCK_SAMPLES = 1 << 20
-# Above any recording format in use (192 kHz studio masters); FLAC allows 655,350 Hz.
-AUDIO_MAX_RATE = 192_000
+# The highest rate recordings are made at (DXD, 352.8 kHz); FLAC allows 655,350 Hz. At
+# most 92 MB of mono samples for the seconds fingerprinted.
+AUDIO_MAX_RATE = 384_000
 
 
 class ImageEncoder(Protocol):
