@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from recalld.config import Settings
 from recalld.recollection import candidates
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 
 
 def test_time_alone_finds_the_best_time_beyond_the_newest(
@@ -36,3 +38,25 @@ def test_time_alone_breaks_ties_for_the_newer_memory(service: MemoryService) -> 
     hits = recollections.recall(recollections.cue(at="2026-11-05T16:00:00+01:00"), k=5)
 
     assert [hit.memory.seq for hit in hits] == [newer, older]
+
+
+def test_time_alone_weighs_salience_before_keeping_the_best(
+    settings: Settings, clock: FakeClock
+) -> None:
+    # max_limit 2 stands for the 1,000 candidates of a large store: the three plain memories
+    # at 16:00 match the time best, but the salient one at 16:30 scores higher (0.88 against
+    # 0.85) and must not be cut before it is scored.
+    with MemoryService.open(settings.model_copy(update={"max_limit": 2}), clock=clock) as service:
+        recollections = service.recollections
+        for day in range(3):
+            recollections.remember(
+                f"Plain afternoon {day}", at=f"2026-06-1{day}T16:00:00+01:00", salience=0.0
+            )
+        salient = recollections.remember(
+            "The afternoon that mattered", at="2026-06-15T16:30:00+01:00", salience=1.0
+        ).seq
+
+        hits = recollections.recall(recollections.cue(at="2026-06-15T16:00:00+01:00"), k=2)
+
+    assert hits[0].memory.seq == salient
+    assert hits[0].score > hits[1].score

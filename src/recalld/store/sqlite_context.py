@@ -243,18 +243,21 @@ class SQLiteContext:
         )
         return [row_to_memory(row) for row in rows]
 
-    def dated_points(self, namespace: str, now: datetime, limit: int) -> list[tuple[int, datetime]]:
-        """(seq, at) of live memories with a time, newest first (for time-only cues)."""
+    def dated_points(
+        self, namespace: str, now: datetime, limit: int
+    ) -> list[tuple[int, datetime, float | None]]:
+        """(seq, at, salience) of live memories with a time, newest first (for time-only
+        cues)."""
         rows = self._database.read(
-            f"SELECT m.seq, m.at FROM memories m WHERE m.namespace = :ns AND {ALIVE}"
+            f"SELECT m.seq, m.at, m.salience FROM memories m WHERE m.namespace = :ns AND {ALIVE}"
             " AND m.at IS NOT NULL ORDER BY m.at_utc DESC LIMIT :limit",
             {"ns": namespace, "now": to_storage(now), "limit": limit},
         )
-        points: list[tuple[int, datetime]] = []
-        for seq, at in rows:
+        points: list[tuple[int, datetime, float | None]] = []
+        for seq, at, salience in rows:
             local = optional_time(at)
             assert local is not None
-            points.append((int(seq), local))
+            points.append((int(seq), local, salience))
         return points
 
     # -- firing and the pending queue ---------------------------------------
