@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import io
+import struct
+import zlib
 
 import numpy as np
 import pytest
@@ -88,6 +90,32 @@ def test_image_over_the_pixel_limit_is_refused_before_decoding(
     assert cued.value.field == "image"
     assert service.stats().count == 0
     assert service.recollections.pending(drain=False) == []
+
+
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG that claims ``width`` x ``height`` pixels and holds none (Pillow reads the
+    size from its header alone)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+
+
+def test_image_over_twice_the_limit_names_the_same_limit(service: MemoryService) -> None:
+    # Pillow itself refuses twice its threshold (178,956,970 pixels), before the size can
+    # be read: the refusal still names recalld's limit, not Pillow's (review f60).
+    image = _encoded(_png_header(14_000, 14_000))
+
+    with pytest.raises(ValidationError) as refused:
+        service.recollections.cue(text="the blue door", image=image)
+    assert refused.value.field == "image"
+    assert refused.value.message == "is 196,000,000 pixels; the limit is 89,478,485 pixels"
+    with pytest.raises(ValidationError):
+        service.recollections.remember("the blue door", image=image)
+    assert service.stats().count == 0
 
 
 def test_audio_read_block_by_block_gives_the_fingerprint_of_the_whole(

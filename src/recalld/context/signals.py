@@ -75,6 +75,8 @@ HISTOGRAM_BINS = 64
 # Pillow's own decompression-bomb threshold (beyond it Pillow only warns, up to twice it):
 # about 9,500 x 9,500 pixels, above any camera's photo but a 200-megapixel mode's.
 IMAGE_MAX_PIXELS = 89_478_485
+# How Pillow's DecompressionBombError counts an image: "Image size (196000000 pixels) …".
+_BOMB_PIXELS = re.compile(r"\((\d+) pixels\)")
 HEADER_BYTES = 8 + 4 * HISTOGRAM_BINS
 AUDIO_BER_CEILING = 0.3
 AUDIO_MAX_OFFSET = 120
@@ -218,12 +220,19 @@ def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFea
             # pixels are (a 20 KB PNG can stand for 169 million of them, 1.2 GB once read).
             width, height = opened.size
             image = None if width * height > IMAGE_MAX_PIXELS else opened.convert("RGB")
+    except Image.DecompressionBombError as error:
+        # Pillow refuses twice its threshold itself, before the size can be read here: the
+        # same limit is named, not Pillow's (the pixels it counted are in its message).
+        counted = _BOMB_PIXELS.search(str(error))
+        size = f"{int(counted[1]):,} pixels" if counted else f"over {2 * IMAGE_MAX_PIXELS:,} pixels"
+        raise ValidationError(
+            "image", f"is {size}; the limit is {IMAGE_MAX_PIXELS:,} pixels"
+        ) from None
     except (
         UnidentifiedImageError,
         OSError,
         ValueError,
         SyntaxError,  # raised by some truncated image headers
-        Image.DecompressionBombError,
     ) as error:
         raise ValidationError(
             "image", f"is not an image Pillow can read: {_library_message(error)}"
