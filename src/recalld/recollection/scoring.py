@@ -134,5 +134,5 @@ def combined_score(channels: dict[str, float], salience: float | None) -> float:
     if total == 0:
         return 0.0
     base = sum(WEIGHTS[name] * value for name, value in channels.items()) / total
-    boost = salience_boost(0.5 if salience is None else salience)
+    boost = float(salience_boost(0.5 if salience is None else salience))
     return round(min(1.0, max(0.0, base * boost)), 6)

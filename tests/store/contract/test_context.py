@@ -105,9 +105,9 @@ def test_context_candidates_by_place_time_and_seq(store: Store) -> None:
     assert [seq for seq, _, _ in dated] == [first]
     assert dated[0][1] == at  # on the clock it was stored with
     assert dated[0][1].utcoffset() == timedelta(hours=1)
-    points = store.context.dated_points("default", NOW, 10)
-    assert [seq for seq, _, _ in points] == [first, second, salient.seq]
-    assert points[2][2] == pytest.approx(0.9)
+    timed = store.context.dated_points("default", NOW, 10)
+    assert [seq for seq, _, _ in timed] == [first, second, salient.seq]
+    assert timed[2][2] == pytest.approx(0.9)
     assert store.context.dated_points("other", NOW, 10) == []
 
 
