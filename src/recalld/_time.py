@@ -144,3 +144,17 @@ def parse_clock_time(value: str, field: str) -> time:
         return time.fromisoformat(value.strip())
     except ValueError:
         raise ValidationError(field, f"expected HH:MM, got {shown(value)}") from None
+
+
+def local_time(now: datetime, zone: str | None) -> datetime:
+    """``now`` on the user's clock, as a fixed offset: ``zone`` (``RECALLD_ZONE``: an IANA
+    name or an offset) when set, else this machine's current offset.
+
+    The present moment of a sense and a memory written without ``at`` are compared by
+    their local time of day: a server whose machine keeps UTC must still read 08:05 in
+    Paris as 08:05 when the user said so.
+    """
+    local = now.astimezone(parse_zone(zone, "RECALLD_ZONE")) if zone else now.astimezone()
+    offset = local.utcoffset()
+    assert offset is not None
+    return local.replace(tzinfo=timezone(offset))

@@ -196,8 +196,8 @@ class Settings(BaseSettings):
     # -- prospective memory (issue 17) -------------------------------------------
     zone: str | None = Field(
         default=None,
-        description="the user's time zone for reminders and for the periods questions name"
-        " (IANA name or +HH:MM);"
+        description="the user's time zone for reminders, the periods questions name, and the"
+        " present time of a sense or of a memory written without at (IANA name or +HH:MM);"
         " default: this machine's current offset",
     )
     reminder_default_time: str = Field(

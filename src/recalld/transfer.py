@@ -620,7 +620,7 @@ class Transfer:
                 )
 
     def _import_senses(self, line: _Line, report: ImportReport) -> None:
-        from recalld.context.signals import HEADER_BYTES, check_biometrics
+        from recalld.context.signals import check_biometrics, checked_features
 
         memory_id = check.memory_id(line.value.get("id"))
         signals = line.value.get("signals", {})
@@ -639,12 +639,7 @@ class Transfer:
                 data = base64.b64decode(text, validate=True)
             except binascii.Error:
                 raise ValidationError(f"signals.{channel}", "is not valid base64") from None
-            floats = len(data) - HEADER_BYTES if channel == "image" else len(data)
-            if floats < 0 or floats % 4:
-                raise ValidationError(
-                    f"signals.{channel}", f"{len(data)} bytes are not {channel} features"
-                )
-            features[channel] = data
+            features[channel] = checked_features(channel, data, f"signals.{channel}")
         # Names an older version kept with spaces at their ends (" heart_rate ") come back
         # trimmed, as names are checked now, so the line is not refused for them.
         trimmed = {

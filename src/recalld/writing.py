@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
 from recalld._text import new_id, normalized_content
-from recalld._time import Clock, expiry, parse_instant
+from recalld._time import Clock, expiry, local_time, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError
 from recalld.model import Memory, NewMemory, Receipt, ScrubState, key_spellings
@@ -153,7 +153,11 @@ class Writer:
             salience=draft.salience,
             source=check.optional_name(draft.source, "source"),
             speaker=check.speaker(draft.speaker),
-            at=parse_instant("at", draft.at) if draft.at is not None else now.astimezone(),
+            at=(
+                parse_instant("at", draft.at)
+                if draft.at is not None
+                else local_time(now, settings.zone)
+            ),
             created_at=created_at,
             updated_at=now,
             expires_at=None if draft.ttl_seconds is None else expiry(now, draft.ttl_seconds),

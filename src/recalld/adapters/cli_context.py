@@ -115,15 +115,27 @@ def core_apply(state: _State, file: Any, as_json: bool) -> None:
 
 
 def _biometrics(values: tuple[str, ...]) -> dict[str, float] | None:
+    """``--biometric NAME=NUMBER`` readings by name; a name given twice is refused (one
+    reading would silently replace the other)."""
     readings: dict[str, float] = {}
     for value in values:
         name, separator, number = value.partition("=")
         try:
-            readings[name.strip()] = float(number)
+            reading = float(number)
         except ValueError:
-            raise click.BadParameter(f"expected NAME=NUMBER, got {value!r}") from None
-        if not separator:
-            raise click.BadParameter(f"expected NAME=NUMBER, got {value!r}")
+            reading = None
+        if not separator or reading is None:
+            raise click.BadParameter(
+                f"expected NAME=NUMBER, got {value!r}", param_hint="--biometric"
+            )
+        name = name.strip()
+        if name in readings:
+            raise click.BadParameter(
+                f"{name!r} is given twice ({readings[name]:g} and {reading:g}); give each"
+                " reading once",
+                param_hint="--biometric",
+            )
+        readings[name] = reading
     return readings or None
 
 

@@ -4,7 +4,10 @@ Raw media never leave this module: an image becomes a 64-bit perceptual hash
 (imagehash's pHash) and a 64-bin colour histogram; audio becomes a Chromaprint
 fingerprint (decoded with soundfile, fingerprinted by pyacoustid's binding to
 libchromaprint, which avoids bookworm's broken ``fpcalc`` exit status); a
-biometric reading is a named number. Only these features are stored.
+biometric reading is a named number. Only these features are stored. Media are
+never decoded whole when they would be huge: an image over :data:`IMAGE_MAX_PIXELS`
+is refused from its header, and only the first :data:`AUDIO_MAX_SECONDS` of a
+recording are decoded and fingerprinted.
 
 Similarities, each in [0, 1]:
 - image: ``0.75·(1 - hamming/32)⁺ + 0.25·histogram intersection`` (unrelated
@@ -43,6 +46,7 @@ __all__ = [
     "audio_similarities",
     "audio_similarity",
     "biometric_similarity",
+    "checked_features",
     "image_features",
     "image_similarities",
     "image_similarity",
@@ -68,11 +72,26 @@ BIOMETRIC_SCALES = {
     "steps": 500.0,
 }
 HISTOGRAM_BINS = 64
+# Pillow's own decompression-bomb threshold (beyond it Pillow only warns, up to twice it):
+# about 9,500 x 9,500 pixels, above any camera's photo but a 200-megapixel mode's.
+IMAGE_MAX_PIXELS = 89_478_485
+# How Pillow's DecompressionBombError counts an image: "Image size (196000000 pixels) …".
+_BOMB_PIXELS = re.compile(r"\((\d+) pixels\)")
 HEADER_BYTES = 8 + 4 * HISTOGRAM_BINS
 AUDIO_BER_CEILING = 0.3
 AUDIO_MAX_OFFSET = 120
 AUDIO_MIN_OVERLAP = 20
 AUDIO_MIN_SHARED = 2
+# Only the start of a recording is fingerprinted, as Chromaprint's own fpcalc does (its
+# default length, 120 s): alignment reaches ~15 s either way, so a later part adds no match,
+# and decoding stops there however long the (compressed) recording claims to be.
+AUDIO_MAX_SECONDS = 120
+# Samples (of every channel) decoded at once: 2 MB, whatever the channel count (Vorbis
+# allows 255).
+AUDIO_BLOCK_SAMPLES = 1 << 20
+# The highest rate recordings are made at (DXD, 352.8 kHz); FLAC allows 655,350 Hz. At
+# most 92 MB of mono samples for the seconds fingerprinted.
+AUDIO_MAX_RATE = 384_000
 
 
 class ImageEncoder(Protocol):
@@ -197,17 +216,33 @@ def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFea
 
     try:
         with Image.open(io.BytesIO(data)) as opened:
-            image = opened.convert("RGB")
+            # The size is in the header: a picture too big to decode is refused before its
+            # pixels are (a 20 KB PNG can stand for 169 million of them, 1.2 GB once read).
+            width, height = opened.size
+            image = None if width * height > IMAGE_MAX_PIXELS else opened.convert("RGB")
+    except Image.DecompressionBombError as error:
+        # Pillow refuses twice its threshold itself, before the size can be read here: the
+        # same limit is named, not Pillow's (the pixels it counted are in its message).
+        counted = _BOMB_PIXELS.search(str(error))
+        size = f"{int(counted[1]):,} pixels" if counted else f"over {2 * IMAGE_MAX_PIXELS:,} pixels"
+        raise ValidationError(
+            "image", f"is {size}; the limit is {IMAGE_MAX_PIXELS:,} pixels"
+        ) from None
     except (
         UnidentifiedImageError,
         OSError,
         ValueError,
         SyntaxError,  # raised by some truncated image headers
-        Image.DecompressionBombError,
     ) as error:
         raise ValidationError(
             "image", f"is not an image Pillow can read: {_library_message(error)}"
         ) from None
+    if image is None:
+        raise ValidationError(
+            "image",
+            f"is {width} x {height} pixels ({width * height:,}); the limit is"
+            f" {IMAGE_MAX_PIXELS:,} pixels",
+        )
     phash = int(str(imagehash.phash(image)), 16)
     pixels = np.asarray(image.resize((64, 64)), dtype=np.uint16) // 64  # 4 levels per channel
     bins = pixels[..., 0] * 16 + pixels[..., 1] * 4 + pixels[..., 2]
@@ -225,6 +260,24 @@ def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFea
     )
 
 
+def checked_features(channel: str, data: bytes, field: str) -> bytes:
+    """Serialised features of ``channel`` as :meth:`ImageFeatures.to_bytes` or
+    :meth:`AudioFeatures.to_bytes` write them (an import's), refused naming ``field``
+    otherwise: a NaN bin would make every image cue score the memory 0 (and answer its
+    channel as null), a bin above 1 lift the colour part over any cue's."""
+    size = len(data) - HEADER_BYTES if channel == "image" else len(data)
+    if size < 0 or size % 4:
+        raise ValidationError(field, f"{len(data)} bytes are not {channel} features")
+    if channel == "image":
+        values = np.frombuffer(data[8:], dtype=np.float32)
+        if not np.isfinite(values).all():
+            raise ValidationError(field, "holds a value that is not a finite number")
+        histogram = values[:HISTOGRAM_BINS]
+        if (histogram < 0).any() or (histogram > 1).any():
+            raise ValidationError(field, "colour histogram bins must be between 0 and 1")
+    return data
+
+
 def image_similarities(cue: ImageFeatures, stored: Sequence[bytes]) -> np.ndarray:
     """:func:`image_similarity` of ``cue`` against many serialised features at once."""
     if not stored:
@@ -235,14 +288,17 @@ def image_similarities(cue: ImageFeatures, stored: Sequence[bytes]) -> np.ndarra
     differing = np.bitwise_count(hashes ^ np.uint64(cue.phash)).astype(np.float64)
     hash_part = np.maximum(0.0, 1.0 - differing / 32)
     colour = np.minimum(histograms, np.asarray(cue.histogram, dtype=np.float32)).sum(axis=1)
-    similarity: np.ndarray = np.minimum(1.0, 0.75 * hash_part + 0.25 * colour)
+    # A colour part of NaN counts 0, and the whole is held to [0, 1]: features imported
+    # before they were checked (checked_features) may hold anything.
+    colour = np.nan_to_num(colour, nan=0.0)
+    similarity: np.ndarray = np.clip(0.75 * hash_part + 0.25 * colour, 0.0, 1.0)
     if cue.embedding:
         # With an image model, its cosine counts when it says more than hash and colour.
         query = np.asarray(cue.embedding, dtype=np.float32)
         for index, data in enumerate(stored):
             vector = np.frombuffer(data[HEADER_BYTES:], dtype=np.float32)
             if vector.shape == query.shape:
-                cosine = float(np.clip(vector @ query, 0.0, 1.0))
+                cosine = float(np.nan_to_num(np.clip(vector @ query, 0.0, 1.0), nan=0.0))
                 similarity[index] = max(similarity[index], cosine)
     return similarity
 
@@ -253,7 +309,8 @@ def image_similarity(cue: ImageFeatures, memory: ImageFeatures) -> float:
 
 
 def audio_features(data: bytes) -> AudioFeatures:
-    """Decode audio (WAV, FLAC, OGG, MP3 …) and fingerprint it with Chromaprint."""
+    """Decode audio (WAV, FLAC, OGG, MP3 …) and fingerprint its first
+    :data:`AUDIO_MAX_SECONDS` with Chromaprint."""
     import soundfile
 
     try:
@@ -264,12 +321,17 @@ def audio_features(data: bytes) -> AudioFeatures:
             "apt-get install libchromaprint1"
         ) from error
     try:
-        samples, rate = soundfile.read(io.BytesIO(data), dtype="int16", always_2d=True)
+        with soundfile.SoundFile(io.BytesIO(data)) as sound:
+            rate = int(sound.samplerate)
+            mono = _first_seconds(sound, rate) if rate <= AUDIO_MAX_RATE else None
     except (soundfile.LibsndfileError, RuntimeError, TypeError, ValueError) as error:
         raise ValidationError(
             "audio", f"is not audio libsndfile can decode: {_library_message(error)}"
         ) from None
-    mono = samples.mean(axis=1).astype(np.int16)
+    if mono is None:
+        raise ValidationError(
+            "audio", f"has a sample rate of {rate} Hz; the limit is {AUDIO_MAX_RATE} Hz"
+        )
     if len(mono) < rate * 2:
         raise ValidationError("audio", "needs at least 2 seconds of sound to fingerprint")
     try:
@@ -285,6 +347,23 @@ def audio_features(data: bytes) -> AudioFeatures:
     if not values:
         raise ValidationError("audio", "produced no fingerprint (silence?)")
     return AudioFeatures(fingerprint=np.asarray(values, dtype=np.int64).astype(np.uint32))
+
+
+def _first_seconds(sound: Any, rate: int) -> np.ndarray:
+    """The first :data:`AUDIO_MAX_SECONDS` of ``sound`` as mono int16, decoded a block at a
+    time: a few hundred kilobytes of compressed silence can stand for hours of samples, so
+    neither the whole recording nor all its channels are ever held at once."""
+    wanted = rate * AUDIO_MAX_SECONDS
+    frames = max(1, AUDIO_BLOCK_SAMPLES // max(1, int(sound.channels)))
+    parts: list[np.ndarray] = []
+    taken = 0
+    while taken < wanted:
+        block = sound.read(min(frames, wanted - taken), dtype="int16", always_2d=True)
+        if not len(block):
+            break
+        parts.append(block.mean(axis=1).astype(np.int16))
+        taken += len(block)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int16)
 
 
 def audio_similarity(cue: AudioFeatures, memory: AudioFeatures) -> float:

@@ -4,8 +4,9 @@ Text comes from the full-text index (recall's keyword candidates, see
 :mod:`recalld.store.sqlite_retrieval`) and the nearest text vectors, place (and
 time) from geohash-prefix range scans around the cue, image and audio from
 their feature tables (scored while found), tags from the tag index, and a
-time-only cue from the latest memories with a time. Only the memories found
-are fully scored (:mod:`recalld.recollection.scoring`).
+time-only cue from the times of the namespace's dated memories (ranked without loading
+their rows). Only the memories found are fully scored
+(:mod:`recalld.recollection.scoring`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from recalld.context.signals import (
 from recalld.context.timing import time_similarities
 from recalld.model import Memory, Place
 from recalld.recollection.cue import Cue
-from recalld.recollection.scoring import WEIGHTS
+from recalld.recollection.scoring import WEIGHTS, salience_boost
 from recalld.store.base import Scope, Store
 from recalld.store.context import ContextStore
 
@@ -127,8 +128,7 @@ class CandidateFinder:
             ):
                 found[memory.seq] = memory
         if not found and not wanted and cue.channels() == ["time"]:
-            for memory in self._store.latest_with_time(namespace, now, CANDIDATE_LIMIT):
-                found[memory.seq] = memory
+            wanted.update(self._by_time(cue, namespace, now))
         missing = sorted(wanted - set(found))
         for memory in self._store.by_seqs(namespace, missing, now):
             found[memory.seq] = memory
@@ -174,6 +174,32 @@ class CandidateFinder:
             if similarity is not None:
                 found[seq] = similarity
         return found
+
+    def _by_time(self, cue: Cue, namespace: str, now: datetime) -> list[int]:
+        """The memories whose time best matches a cue of a time alone (only a recall gives
+        one: a sense always has another channel).
+
+        Ranks the namespace's dated memories (at most :data:`POINT_LIMIT`, the newest,
+        reading only seq, time and salience) by the score recall gives a time alone (its
+        time similarity times the salience boost, ties to the later seq, as
+        :func:`~recalld.recollection.scoring.combined_score` and the recollector rank) and
+        keeps as many as a recall may return (``max_limit``): the best match of a June
+        afternoon is a June afternoon of any year, not among whichever memories happen to
+        be the newest, and a salient memory a little further in time is not cut for less
+        salient ones closer to it.
+        """
+        assert cue.at is not None
+        points = self._store.dated_points(namespace, now, POINT_LIMIT)
+        if not points:
+            return []
+        similarity = np.round(time_similarities(cue.at, [at for _, at, _ in points]), 6)
+        salience = np.fromiter(
+            (0.5 if value is None else value for _, _, value in points), np.float64, len(points)
+        )
+        score = np.round(np.clip(similarity * salience_boost(salience), 0.0, 1.0), 6)
+        seqs = np.fromiter((seq for seq, _, _ in points), np.int64, len(points))
+        order = np.lexsort((-seqs, -score))[: self._settings.max_limit]
+        return [int(seq) for seq in seqs[order]]
 
     def _near(self, cue: Cue, place: Place, namespace: str, now: datetime) -> list[int]:
         """The best place (and time) matches around ``place``, found by geohash prefixes.

@@ -9,7 +9,7 @@ from typing import Any
 
 from recalld import _validate as check
 from recalld._text import prompt_line
-from recalld._time import Clock, parse_instant
+from recalld._time import Clock, local_time, parse_instant
 from recalld.config import Settings
 from recalld.context.signals import ImageEncoder, load_image_encoder
 from recalld.errors import ValidationError
@@ -200,9 +200,10 @@ class Recollector:
         """Compare the present context with every relevant memory; fire the strong matches.
 
         The current time is part of every sense cue (``cue.at`` defaults to now,
-        on this machine's local clock). Fired memories are queued for
-        :meth:`pending` and habituated. Intentions whose triggers hold fire too
-        (see :mod:`recalld.intentions`): their reminders follow the recollections.
+        on the user's clock: ``RECALLD_ZONE``, else this machine's offset). Fired
+        memories are queued for :meth:`pending` and habituated. Intentions whose
+        triggers hold fire too (see :mod:`recalld.intentions`): their reminders
+        follow the recollections.
         A cue of tags alone only reaches intentions (tags never fire a memory).
         """
         scope_namespace = self._namespace(namespace)
@@ -215,7 +216,7 @@ class Recollector:
         if cue.at is None:
             # A copy: the caller's cue keeps no time it did not give (a cue reused an hour
             # later, or given to recall, compares its own time, not this sense's).
-            cue = replace(cue, at=now.astimezone())
+            cue = replace(cue, at=local_time(now, self._settings.zone))
         ranked = self._rank(cue, scope_namespace, now, firing=True) if given - {"tags"} else []
         firing = [
             (m, s, c)

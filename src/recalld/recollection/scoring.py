@@ -10,6 +10,7 @@ but never makes one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from recalld._text import query_terms
 from recalld.config import Settings
@@ -122,11 +123,16 @@ def complete_scores(
                 scores.setdefault("biometric", {})[seq] = reading_similarity
 
 
+def salience_boost(salience: Any) -> Any:
+    """``0.85 + 0.15·salience``: a float, or an array of them (salience 0.5 when unset)."""
+    return 0.85 + 0.15 * salience
+
+
 def combined_score(channels: dict[str, float], salience: float | None) -> float:
     """The weighted mean of ``channels`` with the salience boost, in [0, 1]."""
     total = sum(WEIGHTS[name] for name in channels)
     if total == 0:
         return 0.0
     base = sum(WEIGHTS[name] * value for name, value in channels.items()) / total
-    boost = 0.85 + 0.15 * (0.5 if salience is None else salience)
+    boost = float(salience_boost(0.5 if salience is None else salience))
     return round(min(1.0, max(0.0, base * boost)), 6)

@@ -95,8 +95,12 @@ class ContextStore(Protocol):
         """Live memories of the namespace among ``seqs``."""
         ...
 
-    def latest_with_time(self, namespace: str, now: datetime, limit: int) -> list[Memory]:
-        """The most recent live memories that carry an ``at``."""
+    def dated_points(
+        self, namespace: str, now: datetime, limit: int
+    ) -> list[tuple[int, datetime, float | None]]:
+        """(seq, at, salience) of the live memories of the namespace that carry an ``at``,
+        newest first, at most ``limit``, without loading rows; ``at`` keeps the offset it
+        was stored with (its own local time of day)."""
         ...
 
     def fire(

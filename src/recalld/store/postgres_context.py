@@ -209,14 +209,23 @@ class PostgresContext:
         )
         return [row_to_memory(row) for row in rows]
 
-    def latest_with_time(self, namespace: str, now: datetime, limit: int) -> list[Memory]:
-        """The most recent live memories that carry an ``at`` (for time-only cues)."""
+    def dated_points(
+        self, namespace: str, now: datetime, limit: int
+    ) -> list[tuple[int, datetime, float | None]]:
+        """(seq, at, salience) of live memories with a time, newest first (for time-only
+        cues)."""
         rows = self._database.read(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = %(ns)s AND {ALIVE}"
+            "SELECT m.seq, m.at_utc, m.at_offset, m.salience FROM memories m"
+            f" WHERE m.namespace = %(ns)s AND {ALIVE}"
             " AND m.at_utc IS NOT NULL ORDER BY m.at_utc DESC LIMIT %(limit)s",
             {"ns": namespace, "now": now, "limit": limit},
         )
-        return [row_to_memory(row) for row in rows]
+        points: list[tuple[int, datetime, float | None]] = []
+        for seq, instant, offset, salience in rows:
+            local = local_instant(instant, offset)
+            assert local is not None
+            points.append((int(seq), local, None if salience is None else float(salience)))
+        return points
 
     # -- firing and the pending queue ---------------------------------------
 

@@ -243,14 +243,22 @@ class SQLiteContext:
         )
         return [row_to_memory(row) for row in rows]
 
-    def latest_with_time(self, namespace: str, now: datetime, limit: int) -> list[Memory]:
-        """The most recent live memories that carry an ``at`` (for time-only cues)."""
+    def dated_points(
+        self, namespace: str, now: datetime, limit: int
+    ) -> list[tuple[int, datetime, float | None]]:
+        """(seq, at, salience) of live memories with a time, newest first (for time-only
+        cues)."""
         rows = self._database.read(
-            f"SELECT {SELECT_COLUMNS} FROM memories m WHERE m.namespace = :ns AND {ALIVE}"
+            f"SELECT m.seq, m.at, m.salience FROM memories m WHERE m.namespace = :ns AND {ALIVE}"
             " AND m.at IS NOT NULL ORDER BY m.at_utc DESC LIMIT :limit",
             {"ns": namespace, "now": to_storage(now), "limit": limit},
         )
-        return [row_to_memory(row) for row in rows]
+        points: list[tuple[int, datetime, float | None]] = []
+        for seq, at, salience in rows:
+            local = optional_time(at)
+            assert local is not None
+            points.append((int(seq), local, salience))
+        return points
 
     # -- firing and the pending queue ---------------------------------------
 

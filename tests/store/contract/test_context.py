@@ -6,6 +6,8 @@ import threading
 from dataclasses import replace
 from datetime import timedelta, timezone
 
+import pytest
+
 from recalld._text import prompt_line
 from recalld.model import Memory, Place
 from recalld.store.base import Store, stored_record
@@ -85,7 +87,28 @@ def test_context_candidates_by_place_time_and_seq(store: Store) -> None:
         [second, first],
     )
     assert store.context.by_seqs("other", [first], NOW) == []
-    assert [m.seq for m in store.context.latest_with_time("default", NOW, 1)] == [first]
+    with store.transaction() as tx:
+        # Dated, salient, but expired: never a point.
+        tx.insert(
+            record(
+                id="e4",
+                content="gone",
+                at=NOW,
+                salience=0.9,
+                expires_at=NOW - timedelta(seconds=1),
+            )
+        )
+        salient = tx.insert(
+            record(id="e5", content="kept", at=NOW - timedelta(days=2), salience=0.9)
+        )
+    dated = store.context.dated_points("default", NOW, 1)
+    assert [seq for seq, _, _ in dated] == [first]
+    assert dated[0][1] == at  # on the clock it was stored with
+    assert dated[0][1].utcoffset() == timedelta(hours=1)
+    timed = store.context.dated_points("default", NOW, 10)
+    assert [seq for seq, _, _ in timed] == [first, second, salient.seq]
+    assert timed[2][2] == pytest.approx(0.9)
+    assert store.context.dated_points("other", NOW, 10) == []
 
 
 def test_context_fire_habituates_and_queues_oldest_first(store: Store) -> None:

@@ -1,0 +1,54 @@
+"""The CLI's `sense` and `experience` readings: a bad --biometric is refused naming the
+option, and a reading given twice is refused rather than silently replaced."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from recalld.adapters.cli import cli
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Any:
+    runner = CliRunner()
+    db = str(tmp_path / "cli.db")
+
+    def invoke(*arguments: str) -> Result:
+        return runner.invoke(cli, ["--db", db, *arguments], catch_exceptions=False)
+
+    return invoke
+
+
+def _memories(run: Any) -> int:
+    result = run("stats", "--json")
+    assert result.exit_code == 0, result.output
+    count: int = json.loads(result.stdout)["count"]
+    return count
+
+
+@pytest.mark.parametrize("command", [["sense", "--place", "48.8642,2.3475"], ["experience", "x"]])
+def test_cli_biometric_given_twice_is_refused_naming_the_option(
+    run: Any, command: list[str]
+) -> None:
+    result = run(*command, "--biometric", "heart_rate=80", "--biometric", "heart_rate=150")
+
+    assert result.exit_code == 2
+    assert "--biometric" in result.output
+    assert "'heart_rate' is given twice (80 and 150)" in result.output
+    assert _memories(run) == 0
+    assert json.loads(run("pending", "--peek", "--json").stdout) == []
+
+
+@pytest.mark.parametrize("reading", ["heart_rate=abc", "heart_rate", "=", "heart_rate=80=1"])
+def test_cli_biometric_that_is_no_reading_is_refused_naming_the_option(
+    run: Any, reading: str
+) -> None:
+    result = run("sense", "--place", "48.8642,2.3475", "--biometric", reading)
+
+    assert result.exit_code == 2
+    assert "Invalid value for --biometric: expected NAME=NUMBER" in result.output
