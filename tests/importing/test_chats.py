@@ -239,3 +239,46 @@ def test_a_nul_in_a_long_message_is_placed_in_the_export_text(
     assert [error.item for error in report.errors] == [1]
     assert report.errors[0].error == f"{field}: contains a NUL character (U+0000) at position 70000"
     assert _sources(service) == []
+
+
+def test_claude_conversation_without_messages_is_skipped_not_refused(
+    service: MemoryService,
+) -> None:
+    # Adversarial pass e60: Claude's exports hold every chat opened and never sent, with
+    # "chat_messages": []; each was an error (pydantic's "List should have at least 1
+    # item after validation, not 0") and a real export's import exited 1.
+    empty = {"uuid": "e1", "name": "", "created_at": "2024-03-01T09:00:00Z", "chat_messages": []}
+    document = [empty, _claude("c1", "human", "hello"), {"uuid": "e2", "chat_messages": []}]
+    report = service.import_text(json.dumps(document), format="claude")
+    assert report.errors == []
+    assert (report.created, report.skipped) == (1, 2)
+    assert report.details["conversations without messages"] == 2
+    assert _sources(service) == ["claude://conversation/c1"]
+
+
+def test_chatgpt_conversation_of_hidden_messages_only_is_skipped(service: MemoryService) -> None:
+    hidden = _chatgpt("h1", "You are ChatGPT")
+    message = hidden["mapping"]["m"]["message"]
+    message["author"] = {"role": "system"}
+    message["metadata"] = {"is_visually_hidden_from_conversation": True}
+    report = service.import_text(json.dumps([hidden, _chatgpt("g1", "hi")]), format="chatgpt")
+    assert report.errors == []
+    assert (report.created, report.skipped) == (1, 1)
+    assert _sources(service) == ["chatgpt://conversation/g1"]
+
+
+def test_chatgpt_mapping_without_a_root_or_its_current_node_names_current_node(
+    service: MemoryService,
+) -> None:
+    # Every node's parent another node (a cycle) and current_node none of them: no order
+    # to read the messages in. It was "messages: List should have at least 1 item".
+    looped = _chatgpt("loop", "one")
+    second = dict(looped["mapping"]["m"], id="n", parent="m", children=["m"])
+    second["message"] = dict(second["message"], id="n")
+    looped["mapping"]["m"] = dict(looped["mapping"]["m"], parent="n", children=["n"])
+    looped["mapping"]["n"] = second
+    looped["current_node"] = "gone"
+    report = service.import_text(json.dumps([looped, _chatgpt("g1", "hi")]), format="chatgpt")
+    assert [error.item for error in report.errors] == [1]
+    assert report.errors[0].error.startswith("current_node: 'gone' is not a node of mapping")
+    assert _sources(service) == ["chatgpt://conversation/g1"]

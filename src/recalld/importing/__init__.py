@@ -388,6 +388,13 @@ def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
     first_item: dict[str, int] = {}
     for done, chat in enumerate(items, start=1):
         item, conversation = chat.number, chat.conversation
+        if conversation is None:  # a chat without messages: nothing to write
+            report.count("skipped", "conversations")
+            report.details["conversations without messages"] = (
+                report.details.get("conversations without messages", 0) + 1
+            )
+            run.tick(done, len(items))
+            continue
         if isinstance(conversation, ValidationError):
             report.errors.append(ImportLineError(item=item, error=str(conversation)))
             continue

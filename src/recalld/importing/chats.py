@@ -74,10 +74,11 @@ _CLAUDE_NAMES = {"role": "sender", "at": "created_at", "id": "uuid"}
 @dataclass(frozen=True)
 class ChatItem:
     """One conversation of an export: its number (from 1), the conversation or why it
-    cannot be read, and the messages left out of it (each error names the message)."""
+    cannot be read (None: it holds no message, as exports keep chats opened and never
+    sent), and the messages left out of it (each error names the message)."""
 
     number: int
-    conversation: Conversation | ValidationError
+    conversation: Conversation | ValidationError | None
     left_out: tuple[ValidationError, ...] = ()
     # Each message's place in the export and the export's names of its fields.
     places: tuple[tuple[str, dict[str, str]], ...] = ()
@@ -150,7 +151,11 @@ def _text_parts(content: Any, where: str) -> str:
 
 
 def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
-    """The messages from the root to ``current`` (or, without it, along first children)."""
+    """The messages from the root to ``current`` (or, without it, along first children).
+
+    A mapping with nodes but neither ``current`` among them nor a root (a node without a
+    parent: every one's parent is another's, a cycle) has no order to read its messages
+    in: refused naming ``current_node`` (it read as a conversation without messages)."""
     nodes: list[dict[str, Any]] = []
     if isinstance(current, str) and current in mapping:
         seen: set[str] = set()
@@ -164,6 +169,13 @@ def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]
             node_id = node.get("parent")
         return list(reversed(nodes))
     roots = [node for node in mapping.values() if isinstance(node, dict) and not node.get("parent")]
+    if not roots and mapping:
+        shown = repr(current) if len(repr(current)) <= 60 else repr(current)[:57] + "..."
+        raise ValidationError(
+            "current_node",
+            f"{shown} is not a node of mapping, and no node is a root (one without a"
+            " parent): the conversation's messages have no order to be read in",
+        )
     node = roots[0] if roots else None
     seen_ids: set[int] = set()
     while isinstance(node, dict) and id(node) not in seen_ids:
@@ -192,7 +204,7 @@ def _chatgpt_conversation(
     max_bytes: int | None,
     left_out: list[ValidationError],
     places: list[tuple[str, dict[str, str]]],
-) -> Conversation:
+) -> Conversation | None:
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     mapping = item.get("mapping")
@@ -256,7 +268,7 @@ def _claude_conversation(
     max_bytes: int | None,
     left_out: list[ValidationError],
     places: list[tuple[str, dict[str, str]]],
-) -> Conversation:
+) -> Conversation | None:
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     chat = item.get("chat_messages")
@@ -456,7 +468,12 @@ def _conversation(
     at: str | None,
     messages: list[dict[str, Any]],
     places: list[tuple[str, dict[str, str]]],
-) -> Conversation:
+) -> Conversation | None:
+    if not messages:
+        # A chat opened and never sent (Claude's exports hold many, with no message; a
+        # ChatGPT one may hold hidden ones only): nothing to import, and nothing wrong with
+        # it. It was refused with pydantic's "List should have at least 1 item".
+        return None
     if not isinstance(conversation_id, str) or not conversation_id.strip():
         raise ValidationError("id", "the conversation has no id")
     parsed = []
