@@ -362,6 +362,34 @@ def meta(value: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return json_object(value, settings, "meta")
 
 
+# The first bytes of the archives an export is handed out in (ChatGPT's and Claude's come
+# as a zip holding conversations.json; a backed-up JSON lines file is often gzipped).
+ARCHIVES = (
+    (b"PK\x03\x04", "zip archive"),
+    (b"PK\x05\x06", "zip archive"),
+    (b"\x1f\x8b", "gzip file"),
+    (b"\xfd7zXZ\x00", "xz file"),
+    (b"\x28\xb5\x2f\xfd", "zstd file"),
+)
+
+
+def archive_kind(data: bytes) -> str | None:
+    """What compressed archive ``data`` starts as ("zip archive", "gzip file" ...), if any:
+    its bytes are not the text inside, and "not UTF-8" or "cannot tell the format" said
+    nothing of the cause."""
+    if re.match(rb"BZh[1-9]1AY&SY", data):  # "BZh" alone may start a text
+        return "bzip2 file"
+    return next((kind for magic, kind in ARCHIVES if data.startswith(magic)), None)
+
+
+def archive_message(kind: str) -> str:
+    """The refusal of a file that is an archive of ``kind``: what to do instead."""
+    message = f"is a {kind}, not the text inside it: unpack it and give the file it holds"
+    if kind == "zip archive":
+        message += " (ChatGPT's and Claude's exports come as one: their conversations.json)"
+    return message
+
+
 def utf8_text(data: bytes, field: str, *, lines: bool = False) -> str:
     """``data`` decoded as UTF-8; refused naming ``field`` and the first bad byte (and,
     with ``lines``, its line) when it is not: a replaced byte would store other text than
@@ -374,7 +402,10 @@ def utf8_text(data: bytes, field: str, *, lines: bool = False) -> str:
             line = data.count(b"\n", 0, error.start) + 1
             where += f", line {line}"
         message = f"is not UTF-8 text (byte 0x{data[error.start]:02x} {where})"
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        kind = archive_kind(data)
+        if kind is not None:
+            message = archive_message(kind)
+        elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
             message += "; it starts with a UTF-16 byte-order mark: save it as UTF-8"
         raise ValidationError(field, message) from None
 

@@ -103,6 +103,9 @@ def import_file(
         # sample that tells the format is read on with the rest.
         with path.open("rb") as source:
             head = source.read(SAMPLE_BYTES)
+            kind = check.archive_kind(head)
+            if kind is not None:  # in any format: no importer reads an archive
+                raise ValidationError("file", f"{path} {check.archive_message(kind)}")
             if (
                 format == "auto"
                 and len(head) < SAMPLE_BYTES
@@ -145,6 +148,9 @@ def import_text(
     run = _Run(
         service, service._namespace(namespace), may_write, progress, include_tools, include_system
     )
+    kind = check.archive_kind(text) if isinstance(text, bytes) else None
+    if kind is not None:  # in any format: no importer reads an archive
+        raise ValidationError("file", f"the upload {check.archive_message(kind)}")
     # An editor's byte-order mark is no part of the first record.
     text = text.removeprefix(BOM_BYTES) if isinstance(text, bytes) else text.removeprefix(BOM)
     if format == "auto" and not text.strip():
