@@ -450,9 +450,18 @@ def load_json(text: str | bytes, field: str) -> Any:
     try:
         return json.loads(data, parse_constant=refuse)
     except json.JSONDecodeError as error:
-        raise ValidationError(field, f"is not JSON: {error.msg}") from None
+        raise ValidationError(field, f"is not JSON: {_json_error(error)}") from None
     except ValueError as error:  # a number of more digits than Python converts
         raise ValidationError(field, f"is not JSON: {json_reason(str(error))}") from None
+
+
+def _json_error(error: json.JSONDecodeError) -> str:
+    """The parser's complaint with where it is: its ``msg`` alone left "Unterminated string
+    starting at" ending on nothing, and a bad line of an import said no column."""
+    place = f"column {error.colno}"
+    if error.lineno > 1:
+        place = f"line {error.lineno} {place}"
+    return f"{error.msg} {place}" if error.msg.endswith(" at") else f"{error.msg} at {place}"
 
 
 def _bracket_depth(text: str, limit: int) -> int:
