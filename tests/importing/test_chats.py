@@ -282,3 +282,61 @@ def test_chatgpt_mapping_without_a_root_or_its_current_node_names_current_node(
     assert [error.item for error in report.errors] == [1]
     assert report.errors[0].error.startswith("current_node: 'gone' is not a node of mapping")
     assert _sources(service) == ["chatgpt://conversation/g1"]
+
+
+def test_chatgpt_assistant_message_to_a_tool_is_a_tool_call(service: MemoryService) -> None:
+    # Adversarial pass e60: an assistant's message with a "recipient" other than "all"
+    # (Code Interpreter's code, a web search, the "bio" memory tool) was stored as what
+    # the assistant said, while the tool's answer was skipped as a tool message.
+    conversation = _chatgpt("tools", "plot x squared")
+    calls = {
+        "code": ("python", {"content_type": "code", "text": "plt.plot([1, 4, 9])"}),
+        "memo": ("bio", {"content_type": "text", "parts": ["User is learning plotting"]}),
+        "said": ("all", {"content_type": "text", "parts": ["Here is the plot."]}),
+    }
+    parent = "m"
+    for node_id, (recipient, content) in calls.items():
+        message = {
+            "id": node_id,
+            "author": {"role": "assistant", "name": None},
+            "create_time": 1700000001,
+            "content": content,
+            "recipient": recipient,
+        }
+        conversation["mapping"][node_id] = {
+            "id": node_id,
+            "parent": parent,
+            "children": [],
+            "message": message,
+        }
+        conversation["mapping"][parent]["children"] = [node_id]
+        parent = node_id
+    conversation["current_node"] = parent
+    report = service.import_text(json.dumps([conversation]), format="chatgpt")
+    assert (report.created, report.skipped, report.errors) == (2, 2, [])
+    turns = service.list_memories(limit=10).memories
+    assert sorted(turn.content for turn in turns) == ["Here is the plot.", "plot x squared"]
+
+
+def test_chatgpt_tool_calls_kept_when_asked_for_read_as_tool_calls(
+    service: MemoryService,
+) -> None:
+    conversation = _chatgpt("tools", "search for the weather")
+    conversation["mapping"]["m"]["children"] = ["c"]
+    conversation["mapping"]["c"] = {
+        "id": "c",
+        "parent": "m",
+        "children": [],
+        "message": {
+            "id": "c",
+            "author": {"role": "assistant"},
+            "create_time": 1700000001,
+            "content": {"content_type": "code", "text": 'search("Hobart weather")'},
+            "recipient": "browser",
+        },
+    }
+    conversation["current_node"] = "c"
+    report = service.import_text(json.dumps([conversation]), format="chatgpt", include_tools=True)
+    assert (report.created, report.errors) == (2, [])
+    call = next(turn for turn in service.list_memories(limit=10).memories if turn.speaker == "tool")
+    assert call.content == '[tool call: browser] search("Hobart weather")'

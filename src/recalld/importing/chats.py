@@ -5,8 +5,9 @@ list of conversations, each with ``title``, ``create_time`` (Unix seconds),
 ``id``/``conversation_id``, ``current_node`` and ``mapping``: message nodes
 by id, each ``{"id", "message", "parent", "children"}``, where a message has
 ``author.role`` (``user``, ``assistant``, ``system``, ``tool``),
-``create_time``, ``content`` (``content_type`` and ``parts``, or ``text``)
-and ``metadata``. The nodes form a tree (an edited message starts a branch);
+``create_time``, ``content`` (``content_type`` and ``parts``, or ``text``),
+``recipient`` (``all``, or the tool an assistant's message calls: a tool
+message, ``[tool call: python] <code>``) and ``metadata``. The nodes form a tree (an edited message starts a branch);
 the conversation as last shown is the path from ``current_node`` up to the
 root, which is what is imported. Parts that are not text (images, files)
 are left out; a message with no text left is skipped.
@@ -226,12 +227,20 @@ def _chatgpt_conversation(
         author = message.get("author") or {}
         role = author.get("role") if isinstance(author, dict) else None
         name = author.get("name") if isinstance(author, dict) else None
+        text = _text_parts(message.get("content"), where)
+        recipient = message.get("recipient")
+        if role == "assistant" and isinstance(recipient, str) and recipient not in ("", "all"):
+            # Addressed to a tool (python's code, a web search, the "bio" memory tool): a
+            # tool call, kept with the tool messages (skipped unless asked for), not words
+            # the assistant said. Read as its words, the code was a turn of the chat.
+            role = "tool"
+            text = f"[tool call: {recipient[:100]}] {text}" if text else ""
         messages.extend(
             _message_parts(
                 {
                     "role": role if isinstance(role, str) and role else None,
                     "speaker": name if isinstance(name, str) and name and role == "user" else None,
-                    "content": _text_parts(message.get("content"), where),
+                    "content": text,
                     "at": _epoch(message.get("create_time"), f"{where}.create_time"),
                     "id": message.get("id") if isinstance(message.get("id"), str) else None,
                     WHERE: (where, _CHATGPT_NAMES),
