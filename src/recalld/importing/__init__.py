@@ -106,12 +106,9 @@ def import_file(
             kind = check.archive_kind(head)
             if kind is not None:  # in any format: no importer reads an archive
                 raise ValidationError("file", f"{path} {check.archive_message(kind)}")
-            if (
-                format == "auto"
-                and len(head) < SAMPLE_BYTES
-                and not head.removeprefix(BOM_BYTES).strip()
-            ):
-                # The whole file is empty (an export of an empty namespace): nothing to import.
+            if format == "auto" and len(head) < SAMPLE_BYTES and _empty(head):
+                # The whole file is empty (an export of an empty namespace, or of an account
+                # without conversations: "[]"): nothing to import.
                 return ImportReport()
             if format == "auto" and head.startswith(UTF16_BOMS):
                 # Told apart by content it could not be: "cannot tell the format" said
@@ -153,7 +150,7 @@ def import_text(
         raise ValidationError("file", f"the upload {check.archive_message(kind)}")
     # An editor's byte-order mark is no part of the first record.
     text = text.removeprefix(BOM_BYTES) if isinstance(text, bytes) else text.removeprefix(BOM)
-    if format == "auto" and not text.strip():
+    if format == "auto" and _empty(text):
         return ImportReport()  # an empty upload imports nothing (as an empty recalld file)
     sample = text[:SAMPLE_BYTES]
     try:
@@ -175,6 +172,17 @@ def import_text(
             )
         return _lines(run, chosen, iter([line.removesuffix("\r") for line in text.split("\n")]))
     return _document(run, chosen, text, name)
+
+
+def _empty(text: str | bytes) -> bool:
+    """Whether ``text`` holds nothing to import: white space (after a byte-order mark), or
+    an empty JSON list (a chat export or mem0 export of nothing), which no format could be
+    told from ("cannot tell the format", exit 1, for an export with nothing in it)."""
+    if isinstance(text, bytes):
+        data = text.removeprefix(BOM_BYTES).strip()
+        return not data or (data[:1] == b"[" and data[1:].strip() == b"]")
+    whole = text.removeprefix(BOM).strip()
+    return not whole or (whole[:1] == "[" and whole[1:].strip() == "]")
 
 
 def _chosen(format: str, sample: str, name: str | None) -> str:
