@@ -65,12 +65,28 @@ def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
         return model.model_validate(data)
     except pydantic.ValidationError as error:
         first = error.errors()[0]
-        location = field_path(first["loc"]) or "input"
-        raise ValidationError(f"{prefix}{location}", first["msg"]) from None
+        location, message = _union_problem(error.errors()) or (first["loc"], first["msg"])
+        raise ValidationError(f"{prefix}{field_path(location) or 'input'}", message) from None
     except RecursionError:
         raise ValidationError(
             prefix.rstrip(".") or "input", f"is nested deeper than {MAX_JSON_DEPTH} levels"
         ) from None
+
+
+def _union_problem(errors: Sequence[Any]) -> tuple[tuple[int | str, ...], str] | None:
+    """A time field (``Moment | str``: a datetime, or ISO 8601 text) given another JSON type
+    (a number of Unix seconds, a boolean): pydantic names one member of the union per
+    error, so the field read ``at.datetime: Input should be a valid datetime``, naming a
+    field that does not exist. The field itself, and what it takes."""
+    location = tuple(errors[0]["loc"])
+    if not location or location[-1] != "datetime":
+        return None
+    members = {tuple(item["loc"])[-1] for item in errors if tuple(item["loc"])[:-1] == location[:-1]}
+    if members != {"datetime", "str"}:
+        return None
+    given = errors[0].get("input")
+    kind = "null" if given is None else type(given).__name__
+    return location[:-1], f"expected an ISO 8601 date-time as text, got {kind}"
 
 
 def field_path(location: Sequence[int | str]) -> str:
