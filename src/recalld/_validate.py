@@ -81,7 +81,9 @@ def _union_problem(errors: Sequence[Any]) -> tuple[tuple[int | str, ...], str] |
     location = tuple(errors[0]["loc"])
     if not location or location[-1] != "datetime":
         return None
-    members = {tuple(item["loc"])[-1] for item in errors if tuple(item["loc"])[:-1] == location[:-1]}
+    members = {
+        tuple(item["loc"])[-1] for item in errors if tuple(item["loc"])[:-1] == location[:-1]
+    }
     if members != {"datetime", "str"}:
         return None
     given = errors[0].get("input")

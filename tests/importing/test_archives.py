@@ -72,8 +72,7 @@ def test_utf8_text_of_an_archive_names_it_not_its_bytes() -> None:
     with pytest.raises(ValidationError) as caught:
         check.utf8_text(ARCHIVES["gzip file"], "chat.json.gz", lines=True)
     assert str(caught.value) == (
-        "chat.json.gz: is a gzip file, not the text inside it: unpack it and give the file"
-        " it holds"
+        "chat.json.gz: is a gzip file, not the text inside it: unpack it and give the file it holds"
     )
 
 

@@ -7,10 +7,11 @@ by id, each ``{"id", "message", "parent", "children"}``, where a message has
 ``author.role`` (``user``, ``assistant``, ``system``, ``tool``),
 ``create_time``, ``content`` (``content_type`` and ``parts``, or ``text``),
 ``recipient`` (``all``, or the tool an assistant's message calls: a tool
-message, ``[tool call: python] <code>``) and ``metadata``. The nodes form a tree (an edited message starts a branch);
-the conversation as last shown is the path from ``current_node`` up to the
-root, which is what is imported. Parts that are not text (images, files)
-are left out; a message with no text left is skipped.
+message, ``[tool call: python] <code>``) and ``metadata``. The nodes form a
+tree (an edited message starts a branch); the conversation as last shown
+is the path from ``current_node`` up to the root, which is what is imported.
+Parts that are not text (images, files) are left out; a message with no
+text left is skipped.
 
 **Claude** (Settings → Privacy → Export data): ``conversations.json`` is a
 list of conversations with ``uuid``, ``name``, ``created_at`` and
