@@ -152,7 +152,7 @@ def _write_in_place(path: Path, lines: Iterable[str]) -> None:
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, allow_dash=True, path_type=Path))
 @click.option(
     "--format",
     "file_format",
@@ -177,12 +177,26 @@ def import_command(
     include_system: bool,
     as_json: bool,
 ) -> None:
-    """Import memories from FILE: a `recalld export`, or another tool's export (see --format).
+    """Import memories from FILE (- for stdin): a `recalld export`, or another tool's export
+    (see --format).
 
     Idempotent: importing the same file again changes nothing. A bad line or item is
     reported with its number (on stderr; exit 1) and the rest is imported.
     """
     memory = state.memory()
+    if str(file) == "-":
+        # As `recalld ingest -` reads it (`-` was "Path '-' does not exist"): read whole, as
+        # an upload is, then told apart by content like a file.
+        with click.open_file("-", "rb") as stdin:
+            upload = stdin.read()
+        report = memory.import_text(
+            upload,
+            format=file_format,
+            include_tools=include_tools,
+            include_system=include_system,
+        )
+        _report(state, report, as_json)
+        return
     bar = progress_bar("importing", unit="bytes" if file.is_file() else "")
     with bar:
         task = bar.add_task("import", total=None)
