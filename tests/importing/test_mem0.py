@@ -27,3 +27,21 @@ def test_mem0_lines_with_a_scalar_line_report_that_line_and_import_the_rest(
     assert report.created == 2
     contents = sorted(memory.content for memory in service.list_memories().memories)
     assert contents == ["Likes green tea", "Walks to work"]
+
+
+def test_mem0_refused_field_is_named_as_mem0_names_it(service: MemoryService) -> None:
+    # Adversarial pass e60: a memory too long was "content: is 70000 bytes", a category
+    # too long "tags: ...", a NUL in metadata "meta.k: ...": fields the export does not have.
+    items = [
+        {"id": "long", "memory": "x" * 70_000},
+        {"id": "category", "memory": "ok", "categories": ["y" * 300]},
+        {"id": "metadata", "memory": "ok too", "metadata": {"k": "\u0000"}},
+        {"id": "fine", "memory": "kept"},
+    ]
+    report = service.import_text(json.dumps(items), format="mem0")
+    assert [error.error.split(":")[0] for error in report.errors] == [
+        "memory",
+        "categories",
+        "metadata.k",
+    ]
+    assert report.created == 1

@@ -47,6 +47,8 @@ __all__ = ["FORMATS", "Progress", "detect_format", "import_file", "import_text"]
 Progress = Callable[[int, int], None]
 MayWrite = Callable[[str], bool]
 CHUNK_ITEMS = 500
+# recalld's fields of a memory and the mem0 fields they are read from.
+MEM0_NAMES = {"content": "memory", "meta": "metadata", "tags": "categories", "at": "created_at"}
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -307,7 +309,13 @@ def _mem0(run: _Run, text: str) -> ImportReport:
                         report.count("updated", "memories")
                         continue
                     receipt, _ = service._write(tx, draft, namespace, dedupe=True)
-                except (ValidationError, ConflictError) as error:
+                except ValidationError as error:
+                    # Named as mem0 names the field: "content: is 70000 bytes" pointed at
+                    # no field of the export.
+                    named = check.renamed(error, MEM0_NAMES)
+                    report.errors.append(ImportLineError(**where, error=str(named)))
+                    continue
+                except ConflictError as error:
                     report.errors.append(ImportLineError(**where, error=str(error)))
                     continue
                 dropped = dropped or receipt.scrub == "pending"
