@@ -188,7 +188,7 @@ def test_claude_refused_tool_block_is_named_by_its_place_in_content(
         )
         assert [error.item for error in report.errors] == [1]
         assert report.errors[0].error.startswith(
-            "chat_messages[0].content[1]: contains an unpaired UTF-16 surrogate"
+            "chat_messages[0].content[1].input.q: contains an unpaired UTF-16 surrogate"
         )
     assert _sources(service) == []
 
@@ -340,3 +340,25 @@ def test_chatgpt_tool_calls_kept_when_asked_for_read_as_tool_calls(
     assert (report.created, report.errors) == (2, [])
     call = next(turn for turn in service.list_memories(limit=10).memories if turn.speaker == "tool")
     assert call.content == '[tool call: browser] search("Hobart weather")'
+
+
+@pytest.mark.parametrize("export", ["chatgpt", "claude"])
+def test_a_conversation_id_with_a_lone_surrogate_is_refused_not_a_traceback(
+    service: MemoryService, export: str
+) -> None:
+    # Adversarial pass e60: '"id": "\ud800"' (a JSON escape UTF-8 cannot encode) ended the
+    # whole import with a UnicodeEncodeError while its source URI was built.
+    if export == "chatgpt":
+        bad, good, field = _chatgpt("x\\ud800", "hello"), _chatgpt("good", "hi"), "id"
+    else:
+        bad, good, field = (
+            _claude("x\\ud800", "human", "hello"),
+            _claude("good", "human", "hi"),
+            "uuid",
+        )
+    text = json.dumps([bad, good]).replace("x\\\\ud800", "x\\ud800")
+    report = service.import_text(text.encode("utf-8"), format=export)
+    assert [(error.item, error.error) for error in report.errors] == [
+        (1, f"{field}: contains an unpaired UTF-16 surrogate (not valid Unicode)")
+    ]
+    assert _sources(service) == [f"{export}://conversation/good"]

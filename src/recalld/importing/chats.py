@@ -207,6 +207,7 @@ def _chatgpt_conversation(
     left_out: list[ValidationError],
     places: list[tuple[str, dict[str, str]]],
 ) -> Conversation | None:
+    _refuse_bad_text(item)
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     mapping = item.get("mapping")
@@ -279,6 +280,7 @@ def _claude_conversation(
     left_out: list[ValidationError],
     places: list[tuple[str, dict[str, str]]],
 ) -> Conversation | None:
+    _refuse_bad_text(item)
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     chat = item.get("chat_messages")
@@ -356,6 +358,16 @@ def _claude_conversation(
     return _conversation(
         item, "claude", item.get("uuid"), item.get("name"), created, messages, places
     )
+
+
+def _refuse_bad_text(item: Any) -> None:
+    """Refuse a conversation holding a string that is not valid Unicode (a JSON escape of a
+    lone UTF-16 surrogate, ``"\\ud800"``), naming where: as its id, it ended the whole
+    import with a ``UnicodeEncodeError`` traceback (building its source URI)."""
+    found = check.text_problem(item)
+    if found is not None:
+        path, problem = found
+        raise ValidationError(path or "conversation", problem)
 
 
 def _claude_time(value: Any, field: str) -> str | None:
