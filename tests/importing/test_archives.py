@@ -80,3 +80,17 @@ def test_a_text_starting_like_bzip2_is_no_archive(service: MemoryService) -> Non
     assert check.archive_kind(b"BZh is a word") is None
     report = service.import_text(b"BZh is a word\n", format="hermes")
     assert (report.created, report.errors) == (1, [])
+
+
+@pytest.mark.parametrize("format", ["auto", "chatgpt"])
+def test_import_of_an_unpacked_chat_export_names_its_conversations_json(
+    service: MemoryService, tmp_path: Path, format: str
+) -> None:
+    # Adversarial pass e60: the directory of an unpacked export was refused as holding
+    # neither MEMORY.md nor USER.md (or "only hermes imports one"), nothing said more.
+    (tmp_path / "conversations.json").write_text(json.dumps([CONVERSATION]), encoding="utf-8")
+    with pytest.raises(ValidationError) as caught:
+        service.import_file(tmp_path, format=format)
+    assert caught.value.message.endswith(
+        f"; import the chat export's {tmp_path / 'conversations.json'}"
+    )

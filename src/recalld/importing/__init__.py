@@ -98,7 +98,9 @@ def import_file(
     )
     if path.is_dir():
         if format not in ("auto", "hermes"):
-            raise ValidationError("file", f"{path} is a directory (only hermes imports one)")
+            raise ValidationError(
+                "file", f"{path} is a directory (only hermes imports one){_export_hint(path)}"
+            )
         return _hermes_directory(run, path)
     try:
         # Opened once: a pipe (``/dev/stdin``, ``<(...)``) cannot be read again, so the
@@ -374,6 +376,14 @@ def _hermes(
     return report
 
 
+def _export_hint(directory: Path) -> str:
+    """Where the import is, when ``directory`` is an unpacked chat export (ChatGPT's and
+    Claude's zips hold a conversations.json): given the directory, the refusal said only
+    that it held no Hermes file."""
+    found = directory / "conversations.json"
+    return f"; import the chat export's {found}" if found.is_file() else ""
+
+
 def _hermes_directory(run: _Run, path: Path) -> ImportReport:
     report = ImportReport(format="hermes")
     # Both read (and decoded) before either is imported: one that cannot be read leaves
@@ -384,7 +394,9 @@ def _hermes_directory(run: _Run, path: Path) -> ImportReport:
         if (path / name).is_file()
     }
     if not texts:
-        raise ValidationError("file", f"{path} holds neither MEMORY.md nor USER.md")
+        raise ValidationError(
+            "file", f"{path} holds neither MEMORY.md nor USER.md{_export_hint(path)}"
+        )
     for name, text in texts.items():
         _hermes(run, text, name, report)
     return report
