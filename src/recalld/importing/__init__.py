@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from recalld import _validate as check
 from recalld.errors import ConflictError, ValidationError
 from recalld.importing.detect import FORMATS, HERMES_FILES, SAMPLE_BYTES, detect_format
-from recalld.model import ImportLineError, ImportReport, NewMemory
+from recalld.model import ImportLineError, ImportReport, Memory, NewMemory
 from recalld.scoping import mem0_namespace
 
 if TYPE_CHECKING:
@@ -302,11 +302,12 @@ def _mem0(run: _Run, text: str) -> ImportReport:
                         _claim_id(first_with_id, draft.id, memory.item, memory.line)
                     existing = None if draft.id is None else tx.find(namespace, id=draft.id)
                     if existing is not None and not expired(existing, service._clock()):
-                        if existing.content == draft.content:
+                        if existing.content == draft.content or _edited_here(existing, draft):
                             report.count("unchanged", "memories")
                             continue
+                        meta = {**existing.meta, "mem0": draft.meta["mem0"]}
                         service._writer.updated(
-                            tx, existing, {"content": draft.content}, service._clock()
+                            tx, existing, {"content": draft.content, "meta": meta}, service._clock()
                         )
                         report.count("updated", "memories")
                         continue
@@ -326,6 +327,19 @@ def _mem0(run: _Run, text: str) -> ImportReport:
     if report.updated or dropped:
         service.scrubber.after_drop()
     return report
+
+
+def _edited_here(existing: Memory, draft: NewMemory) -> bool:
+    """Whether ``existing``, imported from mem0, differs from ``draft`` because it was
+    edited here: mem0's text is still the one it was imported from (the same hash)."""
+    before = existing.meta.get("mem0")
+    now = draft.meta.get("mem0")
+    return (
+        isinstance(before, dict)
+        and isinstance(now, dict)
+        and before.get("hash") is not None
+        and before.get("hash") == now.get("hash")
+    )
 
 
 def _claim_id(first_with_id: dict[str, str], memory_id: str, item: int, line: int | None) -> None:
