@@ -362,3 +362,34 @@ def test_a_conversation_id_with_a_lone_surrogate_is_refused_not_a_traceback(
         (1, f"{field}: contains an unpaired UTF-16 surrogate (not valid Unicode)")
     ]
     assert _sources(service) == [f"{export}://conversation/good"]
+
+
+def test_chatgpt_voice_chat_imports_its_transcriptions(service: MemoryService) -> None:
+    # Adversarial pass e60: a voice chat's message is multimodal_text whose parts are an
+    # audio_transcription (the words, under "text") and the audio's pointer; only string
+    # parts were read, so every message of a voice chat was skipped as empty.
+    conversation = _chatgpt("voice", "unused")
+    conversation["mapping"]["m"]["message"]["content"] = {
+        "content_type": "multimodal_text",
+        "parts": [
+            {
+                "content_type": "audio_transcription",
+                "text": "What's the weather?",
+                "direction": "in",
+            },
+            {"content_type": "audio_asset_pointer", "asset_pointer": "sediment://file_1"},
+        ],
+    }
+    report = service.import_text(json.dumps([conversation]), format="chatgpt")
+    assert (report.created, report.skipped, report.errors) == (1, 0, [])
+    [turn] = service.list_memories(limit=10).memories
+    assert turn.content == "What's the weather?"
+    nul = _chatgpt("nul", "unused")
+    nul["mapping"]["m"]["message"]["content"] = {
+        "content_type": "multimodal_text",
+        "parts": [{"content_type": "audio_transcription", "text": "a\x00b"}],
+    }
+    refused = service.import_text(json.dumps([nul]), format="chatgpt")
+    assert refused.errors[0].error.startswith(
+        "mapping['m'].message.content.parts[0].text: contains a NUL character"
+    )

@@ -10,8 +10,9 @@ by id, each ``{"id", "message", "parent", "children"}``, where a message has
 message, ``[tool call: python] <code>``) and ``metadata``. The nodes form a
 tree (an edited message starts a branch); the conversation as last shown
 is the path from ``current_node`` up to the root, which is what is imported.
-Parts that are not text (images, files) are left out; a message with no
-text left is skipped.
+Parts that are not text (images, files, audio) are left out, but a voice
+chat's ``audio_transcription`` part is its text; a message with no text left
+is skipped.
 
 **Claude** (Settings → Privacy → Export data): ``conversations.json`` is a
 list of conversations with ``uuid``, ``name``, ``created_at`` and
@@ -142,10 +143,18 @@ def _text_parts(content: Any, where: str) -> str:
         return ""
     parts = content.get("parts")
     if isinstance(parts, list):
+        texts = []
         for index, part in enumerate(parts):
+            if isinstance(part, dict) and part.get("content_type") == "audio_transcription":
+                # A voice chat's words: what was said, as the part's text (the audio itself
+                # is another part). Left out with the other non-text parts, a voice chat
+                # imported as nothing but skipped messages.
+                part, field = part.get("text"), f"{where}.content.parts[{index}].text"
+            else:
+                field = f"{where}.content.parts[{index}]"
             if isinstance(part, str):
-                check.free_text(part, f"{where}.content.parts[{index}]")
-        return "\n".join(part for part in parts if isinstance(part, str)).strip()
+                texts.append(check.free_text(part, field))
+        return "\n".join(texts).strip()
     text = content.get("text")
     if not isinstance(text, str):
         return ""
