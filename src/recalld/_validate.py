@@ -381,8 +381,11 @@ def meta(value: dict[str, Any], settings: Settings) -> dict[str, Any]:
 
 
 # The first bytes of the archives an export is handed out in (ChatGPT's and Claude's come
-# as a zip holding conversations.json; a backed-up JSON lines file is often gzipped).
+# as a zip holding conversations.json; a backed-up JSON lines file is often gzipped), and
+# of a SQLite database (a `recalld backup`, given to import instead of restored).
+SQLITE_DATABASE = "SQLite database"
 ARCHIVES = (
+    (b"SQLite format 3\x00", SQLITE_DATABASE),
     (b"PK\x03\x04", "zip archive"),
     (b"PK\x05\x06", "zip archive"),
     (b"\x1f\x8b", "gzip file"),
@@ -392,9 +395,9 @@ ARCHIVES = (
 
 
 def archive_kind(data: bytes) -> str | None:
-    """What compressed archive ``data`` starts as ("zip archive", "gzip file" ...), if any:
-    its bytes are not the text inside, and "not UTF-8" or "cannot tell the format" said
-    nothing of the cause."""
+    """What compressed archive ``data`` starts as ("zip archive", "gzip file" ...) or
+    whether it is a SQLite database, if either: its bytes are not text, and "not UTF-8"
+    or "cannot tell the format" said nothing of the cause."""
     if re.match(rb"BZh[1-9]1AY&SY", data):  # "BZh" alone may start a text
         return "bzip2 file"
     return next((kind for magic, kind in ARCHIVES if data.startswith(magic)), None)
@@ -402,6 +405,12 @@ def archive_kind(data: bytes) -> str | None:
 
 def archive_message(kind: str) -> str:
     """The refusal of a file that is an archive of ``kind``: what to do instead."""
+    if kind == SQLITE_DATABASE:
+        return (
+            f"is a {kind}, not an export (a `recalld backup` is restored, not imported: stop"
+            " the servers and put it in place of the database file, or point --db at it;"
+            " to import, give what `recalld export` wrote)"
+        )
     message = f"is a {kind}, not the text inside it: unpack it and give the file it holds"
     if kind == "zip archive":
         message += " (ChatGPT's and Claude's exports come as one: their conversations.json)"

@@ -94,3 +94,20 @@ def test_import_of_an_unpacked_chat_export_names_its_conversations_json(
     assert caught.value.message.endswith(
         f"; import the chat export's {tmp_path / 'conversations.json'}"
     )
+
+
+def test_import_of_a_sqlite_database_says_a_backup_is_restored(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # Adversarial pass e60: a `recalld backup` given to `recalld import` was "cannot tell
+    # the format", and with --format recalld hundreds of "line N: not UTF-8" errors.
+    service.remember("kept in the backup")
+    copy = tmp_path / "backup.db"
+    service.backup(copy)
+    for format in ("auto", "recalld"):
+        with pytest.raises(ValidationError) as caught:
+            service.import_file(copy, format=format)
+        assert caught.value.field == "file"
+        assert "is a SQLite database, not an export (a `recalld backup` is restored" in str(
+            caught.value
+        )
