@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
+
+from recalld import importing
+from recalld.errors import ValidationError
 from recalld.service import MemoryService
 
 
@@ -18,3 +23,22 @@ def test_a_line_cut_mid_string_says_where_the_string_starts(service: MemoryServi
         (3, "line: is not JSON: Expecting property name enclosed in double quotes at column 12"),
     ]
     assert report.created == 1
+
+
+def test_a_line_past_the_longest_ends_the_import_naming_it(
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Adversarial pass e60: a line was read whole before anything was checked, so a file
+    # without line ends (`recalld import --format recalld /dev/zero`, a 2 GB blob) took
+    # every byte of memory. The limit is 64 MiB; lowered here to keep the file small.
+    monkeypatch.setattr(importing, "MAX_LINE_BYTES", 1000)
+    lines = [json.dumps({"id": f"m{number}", "content": "x" * 200}) for number in range(400)]
+    path = tmp_path / "export.jsonl"
+    path.write_text("\n".join([*lines, "y" * 5000, lines[0]]) + "\n", encoding="utf-8")
+    for format in ("recalld", "mcp-memory"):
+        with pytest.raises(ValidationError) as caught:
+            service.import_file(path, format=format)
+        assert str(caught.value) == (
+            "file: line 401 is longer than 1000 bytes, which no line of an export is: is it"
+            " a file of JSON lines?"
+        )

@@ -47,6 +47,9 @@ __all__ = ["FORMATS", "Progress", "detect_format", "import_file", "import_text"]
 Progress = Callable[[int, int], None]
 MayWrite = Callable[[str], bool]
 CHUNK_ITEMS = 500
+# The longest line a file of lines may hold: far past any export's (a memory of the
+# content limit with its meta, an experience's senses line of two 1 MiB features in base64).
+MAX_LINE_BYTES = 64 * 1024 * 1024
 # recalld's fields of a memory and the mem0 fields they are read from.
 MEM0_NAMES = {"content": "memory", "meta": "metadata", "tags": "categories", "at": "created_at"}
 BOM = "\ufeff"
@@ -216,13 +219,24 @@ def _file_lines(head: bytes, rest: BinaryIO, total: int, run: _Run) -> Iterator[
 
 
 def _rejoined(head: bytes, rest: BinaryIO) -> Iterator[bytes]:
-    """The lines of ``head`` followed by ``rest``'s, the line the sample cut made whole."""
+    """The lines of ``head`` followed by ``rest``'s, the line the sample cut made whole.
+
+    A line longer than :data:`MAX_LINE_BYTES` ends the import (``ValidationError``, field
+    ``file``, naming the line; what was read before it stays imported): it was read whole
+    first, so a file without line ends (a 2 GB one, ``/dev/zero``) took all the memory."""
     *whole, cut = head.split(b"\n")
     for line in whole:
         yield line + b"\n"
-    for raw in rest:
-        if cut:
-            raw, cut = cut + raw, b""
+    number = len(whole)
+    while raw := rest.readline(MAX_LINE_BYTES + 1 - len(cut)):
+        number += 1
+        raw, cut = cut + raw, b""
+        if len(raw) > MAX_LINE_BYTES:
+            raise ValidationError(
+                "file",
+                f"line {number} is longer than {MAX_LINE_BYTES} bytes, which no line of an"
+                " export is: is it a file of JSON lines?",
+            )
         yield raw
     if cut:  # the sample held the end of a file without a last line end
         yield cut
