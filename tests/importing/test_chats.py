@@ -393,3 +393,15 @@ def test_chatgpt_voice_chat_imports_its_transcriptions(service: MemoryService) -
     assert refused.errors[0].error.startswith(
         "mapping['m'].message.content.parts[0].text: contains a NUL character"
     )
+
+
+def test_a_conversation_id_that_is_no_text_is_named_as_such(service: MemoryService) -> None:
+    # Adversarial pass e60: "id": 123 was refused as "the conversation has no id".
+    numbered = _chatgpt("unused", "hello")
+    numbered["id"] = 123
+    claude = _claude("unused", "human", "hi")
+    claude["uuid"] = ["c1"]
+    gpt = service.import_text(json.dumps([numbered]), format="chatgpt")
+    assert [error.error for error in gpt.errors] == ["id: must be text, got int"]
+    other = service.import_text(json.dumps([claude]), format="claude")
+    assert [error.error for error in other.errors] == ["uuid: must be text, got list"]

@@ -505,8 +505,13 @@ def _conversation(
         # ChatGPT one may hold hidden ones only): nothing to import, and nothing wrong with
         # it. It was refused with pydantic's "List should have at least 1 item".
         return None
+    # Named as the export names it (Claude's "uuid"), as its other fields are.
+    id_field = "uuid" if origin == "claude" else "id"
+    if conversation_id is not None and not isinstance(conversation_id, str):
+        # "has no id" said of an id that is there, as a number (or a list ...).
+        raise ValidationError(id_field, f"must be text, got {type(conversation_id).__name__}")
     if not isinstance(conversation_id, str) or not conversation_id.strip():
-        raise ValidationError("id", "the conversation has no id")
+        raise ValidationError(id_field, "the conversation has no id")
     parsed = []
     for index, message in enumerate(messages):
         place: tuple[str, dict[str, str]] = message.get(WHERE) or (f"messages[{index}]", {})
