@@ -24,3 +24,12 @@ def test_an_empty_json_list_imports_nothing(
     uploaded = service.import_text(text.encode("utf-8"))
     assert (uploaded.created, uploaded.errors) == (0, [])
     assert service.import_text(text).errors == []
+
+
+def test_a_hermes_file_holding_brackets_is_an_entry_not_empty(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text("[]\n", encoding="utf-8")
+    assert service.import_file(path).created == 1
+    assert service.import_text(b"[ ]", name="USER.md").created == 1

@@ -113,7 +113,7 @@ def import_file(
             kind = check.archive_kind(head)
             if kind is not None:  # in any format: no importer reads an archive
                 raise ValidationError("file", f"{path} {check.archive_message(kind)}")
-            if format == "auto" and len(head) < SAMPLE_BYTES and _empty(head):
+            if format == "auto" and len(head) < SAMPLE_BYTES and _empty(head, path.name):
                 # The whole file is empty (an export of an empty namespace, or of an account
                 # without conversations: "[]"): nothing to import.
                 return ImportReport()
@@ -157,7 +157,7 @@ def import_text(
         raise ValidationError("file", f"the upload {check.archive_message(kind)}")
     # An editor's byte-order mark is no part of the first record.
     text = text.removeprefix(BOM_BYTES) if isinstance(text, bytes) else text.removeprefix(BOM)
-    if format == "auto" and _empty(text):
+    if format == "auto" and _empty(text, name):
         return ImportReport()  # an empty upload imports nothing (as an empty recalld file)
     sample = text[:SAMPLE_BYTES]
     try:
@@ -181,10 +181,13 @@ def import_text(
     return _document(run, chosen, text, name)
 
 
-def _empty(text: str | bytes) -> bool:
+def _empty(text: str | bytes, name: str | None) -> bool:
     """Whether ``text`` holds nothing to import: white space (after a byte-order mark), or
     an empty JSON list (a chat export or mem0 export of nothing), which no format could be
-    told from ("cannot tell the format", exit 1, for an export with nothing in it)."""
+    told from ("cannot tell the format", exit 1, for an export with nothing in it); not in
+    a Hermes file (``name``: MEMORY.md, USER.md, a .md), where "[]" is an entry's text."""
+    if name is not None and (_hermes_target(name) == "user" or name.lower().endswith(".md")):
+        return not text.strip()
     if isinstance(text, bytes):
         data = text.removeprefix(BOM_BYTES).strip()
         return not data or (data[:1] == b"[" and data[1:].strip() == b"]")
