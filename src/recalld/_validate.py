@@ -437,10 +437,31 @@ def utf8_text(data: bytes, field: str, *, lines: bool = False) -> str:
         raise ValidationError(field, message) from None
 
 
+class LongLine(bytes):
+    """In place of a line of a file of lines longer than ``limit`` bytes, which was not
+    read whole (a file without line ends would fill the memory): :func:`line_text` refuses
+    it, so the import reports it by number like any bad line, and the reader yields
+    nothing after it."""
+
+    limit = 0
+
+    @classmethod
+    def of(cls, limit: int) -> LongLine:
+        marker = cls()
+        marker.limit = limit
+        return marker
+
+
 def line_text(line: object) -> str:
     """One line of a file of lines (an import) as text: ``str`` as it is, ``bytes`` (a file
     opened in binary mode) decoded as UTF-8 (:func:`utf8_text`). Anything else is refused
     naming ``line``."""
+    if isinstance(line, LongLine):
+        raise ValidationError(
+            "line",
+            f"is longer than {line.limit} bytes, which no line of an export is (is it a file"
+            " of JSON lines?): the import stopped here, the lines after it were not read",
+        )
     if isinstance(line, str):
         return line
     if isinstance(line, bytes):

@@ -214,6 +214,9 @@ def _file_lines(head: bytes, rest: BinaryIO, total: int, run: _Run) -> Iterator[
     (bytes: each is decoded by itself, so a line that is not UTF-8 is one bad line)."""
     done = 0
     for number, raw in enumerate(_rejoined(head, rest)):
+        if isinstance(raw, check.LongLine):
+            yield raw  # reported as the line it stands for; nothing follows it
+            return
         done += len(raw)
         run.tick(done, total)
         line = raw.removesuffix(b"\n").removesuffix(b"\r")
@@ -224,22 +227,20 @@ def _file_lines(head: bytes, rest: BinaryIO, total: int, run: _Run) -> Iterator[
 def _rejoined(head: bytes, rest: BinaryIO) -> Iterator[bytes]:
     """The lines of ``head`` followed by ``rest``'s, the line the sample cut made whole.
 
-    A line longer than :data:`MAX_LINE_BYTES` ends the import (``ValidationError``, field
-    ``file``, naming the line; what was read before it stays imported): it was read whole
-    first, so a file without line ends (a 2 GB one, ``/dev/zero``) took all the memory."""
+    A line longer than :data:`MAX_LINE_BYTES` (past the sample) ends the reading: in its
+    place comes a :class:`~recalld._validate.LongLine`, reported as a bad line by its
+    number, and nothing after it, so what came before it is imported and reported. It
+    was read whole first, so a file without line ends (a 2 GB one, ``/dev/zero``) took
+    all the memory; raised from here, the lines of the chunk being read, and every
+    structure line (imported after the memories), were dropped unreported."""
     *whole, cut = head.split(b"\n")
     for line in whole:
         yield line + b"\n"
-    number = len(whole)
     while raw := rest.readline(MAX_LINE_BYTES + 1 - len(cut)):
-        number += 1
         raw, cut = cut + raw, b""
         if len(raw) > MAX_LINE_BYTES:
-            raise ValidationError(
-                "file",
-                f"line {number} is longer than {MAX_LINE_BYTES} bytes, which no line of an"
-                " export is: is it a file of JSON lines?",
-            )
+            yield check.LongLine.of(MAX_LINE_BYTES)
+            return
         yield raw
     if cut:  # the sample held the end of a file without a last line end
         yield cut
