@@ -10,7 +10,7 @@ import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import click
 
@@ -186,16 +186,16 @@ def import_command(
     """
     memory = state.memory()
     if str(file) == "-":
-        # As `recalld ingest -` reads it (`-` was "Path '-' does not exist"): read whole, as
-        # an upload is, then told apart by content like a file.
+        # As `recalld ingest -` reads it (`-` was "Path '-' does not exist"), told apart by
+        # content like a file and read as one, in bounded pieces (read whole, a huge stdin
+        # filled the memory twice over).
         with click.open_file("-", "rb") as stdin:
-            upload = stdin.read()
-        report = memory.import_text(
-            upload,
-            format=file_format,
-            include_tools=include_tools,
-            include_system=include_system,
-        )
+            report = memory.import_file(
+                cast(BinaryIO, stdin),
+                format=file_format,
+                include_tools=include_tools,
+                include_system=include_system,
+            )
         _report(state, report, as_json)
         return
     bar = progress_bar("importing", unit="bytes" if file.is_file() else "")

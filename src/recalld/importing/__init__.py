@@ -86,7 +86,7 @@ class _Run:
 
 def import_file(
     service: MemoryService,
-    path: Path,
+    path: Path | BinaryIO,
     *,
     format: str = "auto",
     namespace: str | None = None,
@@ -95,10 +95,21 @@ def import_file(
     include_tools: bool = False,
     include_system: bool = False,
 ) -> ImportReport:
-    """Import the file (or, for Hermes, the directory) at ``path``; see the module docstring."""
+    """Import the file (or, for Hermes, the directory) at ``path``, or what an open binary
+    stream (stdin) holds; see the module docstring."""
     run = _Run(
         service, service._namespace(namespace), may_write, progress, include_tools, include_system
     )
+    if not isinstance(path, Path):
+        # Read as a file is (`recalld import -`): it was read whole and split, so a huge
+        # stdin filled the memory, and the bound on a line's length never applied.
+        name = getattr(path, "name", None)
+        shown = name if isinstance(name, str) and name else "<stdin>"
+        try:
+            return _import_source(run, path, format, shown, None, 0)
+        except OSError as error:
+            reason = error.strerror or error
+            raise ValidationError("file", f"cannot read {shown}: {reason}") from error
     if path.is_dir():
         if format not in ("auto", "hermes"):
             raise ValidationError(
@@ -109,29 +120,37 @@ def import_file(
         # Opened once: a pipe (``/dev/stdin``, ``<(...)``) cannot be read again, so the
         # sample that tells the format is read on with the rest.
         with path.open("rb") as source:
-            head = source.read(SAMPLE_BYTES)
-            kind = check.archive_kind(head)
-            if kind is not None:  # in any format: no importer reads an archive
-                raise ValidationError("file", f"{path} {check.archive_message(kind)}")
-            if format == "auto" and len(head) < SAMPLE_BYTES and _empty(head, path.name):
-                # The whole file is empty (an export of an empty namespace, or of an account
-                # without conversations: "[]"): nothing to import.
-                return ImportReport()
-            if format == "auto" and head.startswith(UTF16_BOMS):
-                # Told apart by content it could not be: "cannot tell the format" said
-                # nothing of the cause (PowerShell's `>` writes UTF-16).
-                raise ValidationError(
-                    "file",
-                    f"{path} is UTF-16 (it starts with its byte-order mark): save it as UTF-8",
-                )
-            chosen = _chosen(format, head.decode("utf-8", errors="replace"), path.name)
-            if chosen in ("recalld", "mcp-memory"):
-                # Chunks read before a failed read stay imported (a second run skips them).
-                return _lines(run, chosen, _file_lines(head, source, _size(path), run))
-            whole = head + source.read()
+            return _import_source(run, source, format, str(path), path.name, _size(path))
     except OSError as error:  # unreadable: a device, a directory's permissions, an I/O error
         raise ValidationError("file", f"cannot read {path}: {error.strerror or error}") from error
-    return _document(run, chosen, whole, path.name)
+
+
+def _import_source(
+    run: _Run, source: BinaryIO, format: str, shown: str, name: str | None, total: int
+) -> ImportReport:
+    """Import what ``source`` holds (``shown`` names it in errors, ``name`` is its file
+    name if it has one, ``total`` its size for progress, 0 if unknown)."""
+    head = source.read(SAMPLE_BYTES)
+    kind = check.archive_kind(head)
+    if kind is not None:  # in any format: no importer reads an archive
+        raise ValidationError("file", f"{shown} {check.archive_message(kind)}")
+    if format == "auto" and len(head) < SAMPLE_BYTES and _empty(head, name):
+        # The whole file is empty (an export of an empty namespace, or of an account
+        # without conversations: "[]"): nothing to import.
+        return ImportReport()
+    if format == "auto" and head.startswith(UTF16_BOMS):
+        # Told apart by content it could not be: "cannot tell the format" said
+        # nothing of the cause (PowerShell's `>` writes UTF-16).
+        raise ValidationError(
+            "file",
+            f"{shown} is UTF-16 (it starts with its byte-order mark): save it as UTF-8",
+        )
+    chosen = _chosen(format, head.decode("utf-8", errors="replace"), name)
+    if chosen in ("recalld", "mcp-memory"):
+        # Chunks read before a failed read stay imported (a second run skips them).
+        return _lines(run, chosen, _file_lines(head, source, total, run))
+    whole = head + source.read()
+    return _document(run, chosen, whole, name)
 
 
 def import_text(
