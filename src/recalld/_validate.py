@@ -65,7 +65,7 @@ def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
         return model.model_validate(data)
     except pydantic.ValidationError as error:
         first = error.errors()[0]
-        location, message = _union_problem(error.errors()) or (first["loc"], first["msg"])
+        location, message = union_problem(error.errors()) or (first["loc"], first["msg"])
         raise ValidationError(f"{prefix}{field_path(location) or 'input'}", message) from None
     except RecursionError:
         raise ValidationError(
@@ -73,11 +73,12 @@ def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
         ) from None
 
 
-def _union_problem(errors: Sequence[Any]) -> tuple[tuple[int | str, ...], str] | None:
+def union_problem(errors: Sequence[Any]) -> tuple[tuple[int | str, ...], str] | None:
     """A time field (``Moment | str``: a datetime, or ISO 8601 text) given another JSON type
     (a number of Unix seconds, a boolean): pydantic names one member of the union per
     error, so the field read ``at.datetime: Input should be a valid datetime``, naming a
-    field that does not exist. The field itself, and what it takes."""
+    field that does not exist. The field itself, and what it takes (for the engine's
+    models, and for REST's and MCP's request models, whose errors read the same)."""
     location = tuple(errors[0]["loc"])
     if not location or location[-1] != "datetime":
         return None
