@@ -405,3 +405,59 @@ def test_a_conversation_id_that_is_no_text_is_named_as_such(service: MemoryServi
     assert [error.error for error in gpt.errors] == ["id: must be text, got int"]
     other = service.import_text(json.dumps([claude]), format="claude")
     assert [error.error for error in other.errors] == ["uuid: must be text, got list"]
+
+
+def test_chatgpt_export_imported_before_tool_calls_were_told_apart_adds_no_duplicate(
+    service: MemoryService,
+) -> None:
+    # Review of e60: an export imported before the fix stored the code sent to python as
+    # an assistant turn; importing it again must add nothing and keep that turn, and
+    # with --include-tools the same message (same id) becomes the tool call in place.
+    def export(recipient: str) -> str:
+        conversation = _chatgpt("tools", "plot x squared")
+        conversation["mapping"]["m"]["children"] = ["c"]
+        conversation["mapping"]["c"] = {
+            "id": "c",
+            "parent": "m",
+            "children": ["r"],
+            "message": {
+                "id": "c",
+                "author": {"role": "assistant"},
+                "create_time": 1700000001,
+                "content": {"content_type": "code", "text": "plt.plot([1, 4, 9])"},
+                "recipient": recipient,
+            },
+        }
+        conversation["mapping"]["r"] = {
+            "id": "r",
+            "parent": "c",
+            "children": [],
+            "message": {
+                "id": "r",
+                "author": {"role": "assistant"},
+                "create_time": 1700000002,
+                "content": {"content_type": "text", "parts": ["Here is the plot."]},
+                "recipient": "all",
+            },
+        }
+        conversation["current_node"] = "r"
+        return json.dumps([conversation])
+
+    # What the import before the fix stored: the code as something the assistant said.
+    assert service.import_text(export("all"), format="chatgpt").created == 3
+    again = service.import_text(export("python"), format="chatgpt")
+    assert (again.created, again.updated, again.unchanged, again.errors) == (0, 0, 2, [])
+    turns = service.list_memories(limit=10).memories
+    assert sorted((turn.speaker, turn.content) for turn in turns) == [
+        ("assistant", "Here is the plot."),
+        ("assistant", "plt.plot([1, 4, 9])"),
+        ("user", "plot x squared"),
+    ]
+    tools = service.import_text(export("python"), format="chatgpt", include_tools=True)
+    assert (tools.created, tools.updated, tools.errors) == (0, 1, [])
+    contents = sorted(turn.content for turn in service.list_memories(limit=10).memories)
+    assert contents == [
+        "Here is the plot.",
+        "[tool call: python] plt.plot([1, 4, 9])",
+        "plot x squared",
+    ]
