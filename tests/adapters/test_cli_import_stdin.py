@@ -85,3 +85,13 @@ def test_import_file_reads_an_open_stream(service: MemoryService) -> None:
     report = service.import_file(upload)
     assert (report.format, report.created, report.errors) == ("recalld", 1, [])
     assert service.get("one").content == "streamed"
+
+
+def test_import_file_refuses_a_text_stream_naming_file(service: MemoryService) -> None:
+    # Review of e60: sys.stdin (not its .buffer) ended in "TypeError: cannot use a bytes
+    # pattern on a string-like object".
+    with pytest.raises(ValidationError) as caught:
+        service.import_file(io.StringIO('{"content": "x"}\n'))  # type: ignore[arg-type]
+    assert caught.value.field == "file"
+    assert "give a binary stream" in caught.value.message
+    assert service.list_memories(limit=10).memories == []

@@ -131,6 +131,10 @@ def _import_source(
     """Import what ``source`` holds (``shown`` names it in errors, ``name`` is its file
     name if it has one, ``total`` its size for progress, 0 if unknown)."""
     head = source.read(SAMPLE_BYTES)
+    if not isinstance(head, bytes):  # a text stream (sys.stdin rather than its .buffer)
+        raise ValidationError(
+            "file", f"{shown} is read as text: give a binary stream (sys.stdin.buffer, 'rb')"
+        )
     kind = check.archive_kind(head)
     if kind is not None:  # in any format: no importer reads an archive
         raise ValidationError("file", f"{shown} {check.archive_message(kind)}")
