@@ -65,12 +65,31 @@ def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
         return model.model_validate(data)
     except pydantic.ValidationError as error:
         first = error.errors()[0]
-        location = field_path(first["loc"]) or "input"
-        raise ValidationError(f"{prefix}{location}", first["msg"]) from None
+        location, message = union_problem(error.errors()) or (first["loc"], first["msg"])
+        raise ValidationError(f"{prefix}{field_path(location) or 'input'}", message) from None
     except RecursionError:
         raise ValidationError(
             prefix.rstrip(".") or "input", f"is nested deeper than {MAX_JSON_DEPTH} levels"
         ) from None
+
+
+def union_problem(errors: Sequence[Any]) -> tuple[tuple[int | str, ...], str] | None:
+    """A time field (``Moment | str``: a datetime, or ISO 8601 text) given another JSON type
+    (a number of Unix seconds, a boolean): pydantic names one member of the union per
+    error, so the field read ``at.datetime: Input should be a valid datetime``, naming a
+    field that does not exist. The field itself, and what it takes (for the engine's
+    models, and for REST's and MCP's request models, whose errors read the same)."""
+    location = tuple(errors[0]["loc"])
+    if not location or location[-1] != "datetime":
+        return None
+    members = {
+        tuple(item["loc"])[-1] for item in errors if tuple(item["loc"])[:-1] == location[:-1]
+    }
+    if members != {"datetime", "str"}:
+        return None
+    given = errors[0].get("input")
+    kind = "null" if given is None else type(given).__name__
+    return location[:-1], f"expected an ISO 8601 date-time as text, got {kind}"
 
 
 def field_path(location: Sequence[int | str]) -> str:
@@ -362,6 +381,43 @@ def meta(value: dict[str, Any], settings: Settings) -> dict[str, Any]:
     return json_object(value, settings, "meta")
 
 
+# The first bytes of the archives an export is handed out in (ChatGPT's and Claude's come
+# as a zip holding conversations.json; a backed-up JSON lines file is often gzipped), and
+# of a SQLite database (a `recalld backup`, given to import instead of restored).
+SQLITE_DATABASE = "SQLite database"
+ARCHIVES = (
+    (b"SQLite format 3\x00", SQLITE_DATABASE),
+    (b"PK\x03\x04", "zip archive"),
+    (b"PK\x05\x06", "zip archive"),
+    (b"\x1f\x8b", "gzip file"),
+    (b"\xfd7zXZ\x00", "xz file"),
+    (b"\x28\xb5\x2f\xfd", "zstd file"),
+)
+
+
+def archive_kind(data: bytes) -> str | None:
+    """What compressed archive ``data`` starts as ("zip archive", "gzip file" ...) or
+    whether it is a SQLite database, if either: its bytes are not text, and "not UTF-8"
+    or "cannot tell the format" said nothing of the cause."""
+    if re.match(rb"BZh[1-9]1AY&SY", data):  # "BZh" alone may start a text
+        return "bzip2 file"
+    return next((kind for magic, kind in ARCHIVES if data.startswith(magic)), None)
+
+
+def archive_message(kind: str) -> str:
+    """The refusal of a file that is an archive of ``kind``: what to do instead."""
+    if kind == SQLITE_DATABASE:
+        return (
+            f"is a {kind}, not an export (a `recalld backup` is restored, not imported: stop"
+            " the servers and put it in place of the database file, or point --db at it;"
+            " to import, give what `recalld export` wrote)"
+        )
+    message = f"is a {kind}, not the text inside it: unpack it and give the file it holds"
+    if kind == "zip archive":
+        message += " (ChatGPT's and Claude's exports come as one: their conversations.json)"
+    return message
+
+
 def utf8_text(data: bytes, field: str, *, lines: bool = False) -> str:
     """``data`` decoded as UTF-8; refused naming ``field`` and the first bad byte (and,
     with ``lines``, its line) when it is not: a replaced byte would store other text than
@@ -374,15 +430,39 @@ def utf8_text(data: bytes, field: str, *, lines: bool = False) -> str:
             line = data.count(b"\n", 0, error.start) + 1
             where += f", line {line}"
         message = f"is not UTF-8 text (byte 0x{data[error.start]:02x} {where})"
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        kind = archive_kind(data)
+        if kind is not None:
+            message = archive_message(kind)
+        elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
             message += "; it starts with a UTF-16 byte-order mark: save it as UTF-8"
         raise ValidationError(field, message) from None
+
+
+class LongLine(bytes):
+    """In place of a line of a file of lines longer than ``limit`` bytes, which was not
+    read whole (a file without line ends would fill the memory): :func:`line_text` refuses
+    it, so the import reports it by number like any bad line, and the reader yields
+    nothing after it."""
+
+    limit = 0
+
+    @classmethod
+    def of(cls, limit: int) -> LongLine:
+        marker = cls()
+        marker.limit = limit
+        return marker
 
 
 def line_text(line: object) -> str:
     """One line of a file of lines (an import) as text: ``str`` as it is, ``bytes`` (a file
     opened in binary mode) decoded as UTF-8 (:func:`utf8_text`). Anything else is refused
     naming ``line``."""
+    if isinstance(line, LongLine):
+        raise ValidationError(
+            "line",
+            f"is longer than {line.limit} bytes, which no line of an export is (is it a file"
+            " of JSON lines?): the import stopped here, the lines after it were not read",
+        )
     if isinstance(line, str):
         return line
     if isinstance(line, bytes):
@@ -419,9 +499,18 @@ def load_json(text: str | bytes, field: str) -> Any:
     try:
         return json.loads(data, parse_constant=refuse)
     except json.JSONDecodeError as error:
-        raise ValidationError(field, f"is not JSON: {error.msg}") from None
+        raise ValidationError(field, f"is not JSON: {_json_error(error)}") from None
     except ValueError as error:  # a number of more digits than Python converts
         raise ValidationError(field, f"is not JSON: {json_reason(str(error))}") from None
+
+
+def _json_error(error: json.JSONDecodeError) -> str:
+    """The parser's complaint with where it is: its ``msg`` alone left "Unterminated string
+    starting at" ending on nothing, and a bad line of an import said no column."""
+    place = f"column {error.colno}"
+    if error.lineno > 1:
+        place = f"line {error.lineno} {place}"
+    return f"{error.msg} {place}" if error.msg.endswith(" at") else f"{error.msg} at {place}"
 
 
 def _bracket_depth(text: str, limit: int) -> int:

@@ -12,7 +12,7 @@ from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from recalld import _validate as check
 from recalld._time import Clock, utc_now
@@ -427,7 +427,7 @@ class MemoryService(ServiceCore):
 
     def import_file(
         self,
-        path: str | Path,
+        path: str | Path | BinaryIO,
         *,
         format: str = "auto",
         namespace: str | None = None,
@@ -438,12 +438,13 @@ class MemoryService(ServiceCore):
         """Import a file from recalld or another tool: ``format`` is ``auto`` (told by
         content), ``recalld``, ``mcp-memory``, ``mem0``, ``hermes`` (``MEMORY.md``,
         ``USER.md`` or their directory), ``chatgpt`` or ``claude``; see
-        :mod:`recalld.importing`. ``progress(done, total)`` follows it."""
+        :mod:`recalld.importing`. ``progress(done, total)`` follows it. ``path`` may be an
+        open binary stream (``sys.stdin.buffer``), read as a file is, in bounded pieces."""
         from recalld.importing import import_file
 
         return import_file(
             self,
-            Path(path),
+            Path(path) if isinstance(path, str | Path) else path,
             format=format,
             namespace=namespace,
             progress=progress,

@@ -10,7 +10,7 @@ import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import click
 
@@ -21,6 +21,7 @@ from recalld.adapters._cli_support import (
     progress_bar,
     read_text,
 )
+from recalld.errors import ValidationError
 from recalld.store.file_modes import PRIVATE_FILE_MODE
 
 __all__ = ["transfer_commands"]
@@ -152,7 +153,7 @@ def _write_in_place(path: Path, lines: Iterable[str]) -> None:
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(exists=True, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, allow_dash=True, path_type=Path))
 @click.option(
     "--format",
     "file_format",
@@ -177,12 +178,26 @@ def import_command(
     include_system: bool,
     as_json: bool,
 ) -> None:
-    """Import memories from FILE: a `recalld export`, or another tool's export (see --format).
+    """Import memories from FILE (- for stdin): a `recalld export`, or another tool's export
+    (see --format).
 
     Idempotent: importing the same file again changes nothing. A bad line or item is
     reported with its number (on stderr; exit 1) and the rest is imported.
     """
     memory = state.memory()
+    if str(file) == "-":
+        # As `recalld ingest -` reads it (`-` was "Path '-' does not exist"), told apart by
+        # content like a file and read as one, in bounded pieces (read whole, a huge stdin
+        # filled the memory twice over).
+        with click.open_file("-", "rb") as stdin:
+            report = memory.import_file(
+                cast(BinaryIO, stdin),
+                format=file_format,
+                include_tools=include_tools,
+                include_system=include_system,
+            )
+        _report(state, report, as_json)
+        return
     bar = progress_bar("importing", unit="bytes" if file.is_file() else "")
     with bar:
         task = bar.add_task("import", total=None)
@@ -243,9 +258,75 @@ def ingest_command(
     id. Ingesting the same transcript again changes nothing; one that grew adds only
     its new messages. System and tool messages are skipped unless asked for.
     """
+    text = read_text(file)
+    try:
+        _ingest(
+            state,
+            text,
+            conversation,
+            title,
+            at,
+            tags,
+            source,
+            include_tools,
+            include_system,
+            as_json,
+        )
+    except ValidationError as error:
+        found = _other_export(text)
+        if found is None:
+            raise
+        # `recalld ingest conversations.json` (a ChatGPT export) was refused as
+        # "messages[0].title: Extra inputs are not permitted": the file is right, the
+        # command is not.
+        name = str(getattr(file, "name", "<stdin>"))
+        name = "-" if name == "<stdin>" else name
+        raise ValidationError(
+            error.field,
+            f"{error.message} (the file is {found}: bring it in with `recalld import {name}`)",
+        ) from None
+
+
+# What `recalld import` reads that `recalld ingest` does not, as the import names it.
+_EXPORTS = {
+    "chatgpt": "ChatGPT's export",
+    "claude": "Claude's export",
+    "mem0": "mem0's export",
+    "mcp-memory": "the MCP memory server's memory.jsonl",
+}
+
+
+def _other_export(text: str) -> str | None:
+    """What another tool's export (or a `recalld export`) ``text`` is, when it is one."""
+    from recalld.importing import detect_format
+    from recalld.importing.detect import SAMPLE_BYTES
+
+    try:
+        found = detect_format(text[:SAMPLE_BYTES])
+    except ValidationError:
+        return None
+    if found == "recalld":
+        first = text.lstrip("\ufeff \t\r\n").split("\n", 1)[0]
+        # An export's memory lines name their namespace; a transcript's messages do not.
+        return "a `recalld export`" if '"namespace":' in first else None
+    return _EXPORTS.get(found)
+
+
+def _ingest(
+    state: _State,
+    text: str,
+    conversation: str | None,
+    title: str | None,
+    at: str | None,
+    tags: tuple[str, ...],
+    source: str | None,
+    include_tools: bool,
+    include_system: bool,
+    as_json: bool,
+) -> None:
     from recalld.importing.transcript import read_transcript
 
-    fields = read_transcript(read_text(file))
+    fields = read_transcript(text)
     for name, value in (
         ("conversation", conversation),
         ("title", title),

@@ -202,6 +202,10 @@ def _request_validation_error(request: Request, error: Exception) -> JSONRespons
         return _error(422, "validation_error", "the request is invalid")
     first = problems[0]
     location = list(first.get("loc", ()))
+    # A time field given a number: "at.datetime: Input should be a valid datetime".
+    union = check.union_problem(problems)
+    if union is not None:
+        location, first = list(union[0]), {**first, "msg": union[1]}
     if (unread := body_type_problem(first, request.headers)) is not None:
         return _error(422, "validation_error", unread, "body")
     if first.get("type") == "json_invalid":

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from recalld import _validate as check
 from recalld.errors import ConflictError, ValidationError
 from recalld.importing.detect import FORMATS, HERMES_FILES, SAMPLE_BYTES, detect_format
-from recalld.model import ImportLineError, ImportReport, NewMemory
+from recalld.model import ImportLineError, ImportReport, Memory, NewMemory
 from recalld.scoping import mem0_namespace
 
 if TYPE_CHECKING:
@@ -47,6 +47,11 @@ __all__ = ["FORMATS", "Progress", "detect_format", "import_file", "import_text"]
 Progress = Callable[[int, int], None]
 MayWrite = Callable[[str], bool]
 CHUNK_ITEMS = 500
+# The longest line a file of lines may hold: far past any export's (a memory of the
+# content limit with its meta, an experience's senses line of two 1 MiB features in base64).
+MAX_LINE_BYTES = 64 * 1024 * 1024
+# recalld's fields of a memory and the mem0 fields they are read from.
+MEM0_NAMES = {"content": "memory", "meta": "metadata", "tags": "categories", "at": "created_at"}
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -81,7 +86,7 @@ class _Run:
 
 def import_file(
     service: MemoryService,
-    path: Path,
+    path: Path | BinaryIO,
     *,
     format: str = "auto",
     namespace: str | None = None,
@@ -90,41 +95,66 @@ def import_file(
     include_tools: bool = False,
     include_system: bool = False,
 ) -> ImportReport:
-    """Import the file (or, for Hermes, the directory) at ``path``; see the module docstring."""
+    """Import the file (or, for Hermes, the directory) at ``path``, or what an open binary
+    stream (stdin) holds; see the module docstring."""
     run = _Run(
         service, service._namespace(namespace), may_write, progress, include_tools, include_system
     )
+    if not isinstance(path, Path):
+        # Read as a file is (`recalld import -`): it was read whole and split, so a huge
+        # stdin filled the memory, and the bound on a line's length never applied.
+        name = getattr(path, "name", None)
+        shown = name if isinstance(name, str) and name else "<stdin>"
+        try:
+            return _import_source(run, path, format, shown, None, 0)
+        except OSError as error:
+            reason = error.strerror or error
+            raise ValidationError("file", f"cannot read {shown}: {reason}") from error
     if path.is_dir():
         if format not in ("auto", "hermes"):
-            raise ValidationError("file", f"{path} is a directory (only hermes imports one)")
+            raise ValidationError(
+                "file", f"{path} is a directory (only hermes imports one){_export_hint(path)}"
+            )
         return _hermes_directory(run, path)
     try:
         # Opened once: a pipe (``/dev/stdin``, ``<(...)``) cannot be read again, so the
         # sample that tells the format is read on with the rest.
         with path.open("rb") as source:
-            head = source.read(SAMPLE_BYTES)
-            if (
-                format == "auto"
-                and len(head) < SAMPLE_BYTES
-                and not head.removeprefix(BOM_BYTES).strip()
-            ):
-                # The whole file is empty (an export of an empty namespace): nothing to import.
-                return ImportReport()
-            if format == "auto" and head.startswith(UTF16_BOMS):
-                # Told apart by content it could not be: "cannot tell the format" said
-                # nothing of the cause (PowerShell's `>` writes UTF-16).
-                raise ValidationError(
-                    "file",
-                    f"{path} is UTF-16 (it starts with its byte-order mark): save it as UTF-8",
-                )
-            chosen = _chosen(format, head.decode("utf-8", errors="replace"), path.name)
-            if chosen in ("recalld", "mcp-memory"):
-                # Chunks read before a failed read stay imported (a second run skips them).
-                return _lines(run, chosen, _file_lines(head, source, _size(path), run))
-            whole = head + source.read()
+            return _import_source(run, source, format, str(path), path.name, _size(path))
     except OSError as error:  # unreadable: a device, a directory's permissions, an I/O error
         raise ValidationError("file", f"cannot read {path}: {error.strerror or error}") from error
-    return _document(run, chosen, whole, path.name)
+
+
+def _import_source(
+    run: _Run, source: BinaryIO, format: str, shown: str, name: str | None, total: int
+) -> ImportReport:
+    """Import what ``source`` holds (``shown`` names it in errors, ``name`` is its file
+    name if it has one, ``total`` its size for progress, 0 if unknown)."""
+    head = source.read(SAMPLE_BYTES)
+    if not isinstance(head, bytes):  # a text stream (sys.stdin rather than its .buffer)
+        raise ValidationError(
+            "file", f"{shown} is read as text: give a binary stream (sys.stdin.buffer, 'rb')"
+        )
+    kind = check.archive_kind(head)
+    if kind is not None:  # in any format: no importer reads an archive
+        raise ValidationError("file", f"{shown} {check.archive_message(kind)}")
+    if format == "auto" and len(head) < SAMPLE_BYTES and _empty(head, name):
+        # The whole file is empty (an export of an empty namespace, or of an account
+        # without conversations: "[]"): nothing to import.
+        return ImportReport()
+    if format == "auto" and head.startswith(UTF16_BOMS):
+        # Told apart by content it could not be: "cannot tell the format" said
+        # nothing of the cause (PowerShell's `>` writes UTF-16).
+        raise ValidationError(
+            "file",
+            f"{shown} is UTF-16 (it starts with its byte-order mark): save it as UTF-8",
+        )
+    chosen = _chosen(format, head.decode("utf-8", errors="replace"), name)
+    if chosen in ("recalld", "mcp-memory"):
+        # Chunks read before a failed read stay imported (a second run skips them).
+        return _lines(run, chosen, _file_lines(head, source, total, run))
+    whole = head + source.read()
+    return _document(run, chosen, whole, name)
 
 
 def import_text(
@@ -145,9 +175,12 @@ def import_text(
     run = _Run(
         service, service._namespace(namespace), may_write, progress, include_tools, include_system
     )
+    kind = check.archive_kind(text) if isinstance(text, bytes) else None
+    if kind is not None:  # in any format: no importer reads an archive
+        raise ValidationError("file", f"the upload {check.archive_message(kind)}")
     # An editor's byte-order mark is no part of the first record.
     text = text.removeprefix(BOM_BYTES) if isinstance(text, bytes) else text.removeprefix(BOM)
-    if format == "auto" and not text.strip():
+    if format == "auto" and _empty(text, name):
         return ImportReport()  # an empty upload imports nothing (as an empty recalld file)
     sample = text[:SAMPLE_BYTES]
     try:
@@ -171,6 +204,20 @@ def import_text(
     return _document(run, chosen, text, name)
 
 
+def _empty(text: str | bytes, name: str | None) -> bool:
+    """Whether ``text`` holds nothing to import: white space (after a byte-order mark), or
+    an empty JSON list (a chat export or mem0 export of nothing), which no format could be
+    told from ("cannot tell the format", exit 1, for an export with nothing in it); not in
+    a Hermes file (``name``: MEMORY.md, USER.md, a .md), where "[]" is an entry's text."""
+    if name is not None and (_hermes_target(name) == "user" or name.lower().endswith(".md")):
+        return not text.strip()
+    if isinstance(text, bytes):
+        data = text.removeprefix(BOM_BYTES).strip()
+        return not data or (data[:1] == b"[" and data[1:].strip() == b"]")
+    whole = text.removeprefix(BOM).strip()
+    return not whole or (whole[:1] == "[" and whole[1:].strip() == "]")
+
+
 def _chosen(format: str, sample: str, name: str | None) -> str:
     if format == "auto":
         return detect_format(sample, name)
@@ -190,6 +237,9 @@ def _file_lines(head: bytes, rest: BinaryIO, total: int, run: _Run) -> Iterator[
     (bytes: each is decoded by itself, so a line that is not UTF-8 is one bad line)."""
     done = 0
     for number, raw in enumerate(_rejoined(head, rest)):
+        if isinstance(raw, check.LongLine):
+            yield raw  # reported as the line it stands for; nothing follows it
+            return
         done += len(raw)
         run.tick(done, total)
         line = raw.removesuffix(b"\n").removesuffix(b"\r")
@@ -198,13 +248,22 @@ def _file_lines(head: bytes, rest: BinaryIO, total: int, run: _Run) -> Iterator[
 
 
 def _rejoined(head: bytes, rest: BinaryIO) -> Iterator[bytes]:
-    """The lines of ``head`` followed by ``rest``'s, the line the sample cut made whole."""
+    """The lines of ``head`` followed by ``rest``'s, the line the sample cut made whole.
+
+    A line longer than :data:`MAX_LINE_BYTES` (past the sample) ends the reading: in its
+    place comes a :class:`~recalld._validate.LongLine`, reported as a bad line by its
+    number, and nothing after it, so what came before it is imported and reported. It
+    was read whole first, so a file without line ends (a 2 GB one, ``/dev/zero``) took
+    all the memory; raised from here, the lines of the chunk being read, and every
+    structure line (imported after the memories), were dropped unreported."""
     *whole, cut = head.split(b"\n")
     for line in whole:
         yield line + b"\n"
-    for raw in rest:
-        if cut:
-            raw, cut = cut + raw, b""
+    while raw := rest.readline(MAX_LINE_BYTES + 1 - len(cut)):
+        raw, cut = cut + raw, b""
+        if len(raw) > MAX_LINE_BYTES:
+            yield check.LongLine.of(MAX_LINE_BYTES)
+            return
         yield raw
     if cut:  # the sample held the end of a file without a last line end
         yield cut
@@ -284,16 +343,23 @@ def _mem0(run: _Run, text: str) -> ImportReport:
                         _claim_id(first_with_id, draft.id, memory.item, memory.line)
                     existing = None if draft.id is None else tx.find(namespace, id=draft.id)
                     if existing is not None and not expired(existing, service._clock()):
-                        if existing.content == draft.content:
+                        if existing.content == draft.content or _edited_here(existing, draft):
                             report.count("unchanged", "memories")
                             continue
+                        meta = {**existing.meta, "mem0": draft.meta["mem0"]}
                         service._writer.updated(
-                            tx, existing, {"content": draft.content}, service._clock()
+                            tx, existing, {"content": draft.content, "meta": meta}, service._clock()
                         )
                         report.count("updated", "memories")
                         continue
                     receipt, _ = service._write(tx, draft, namespace, dedupe=True)
-                except (ValidationError, ConflictError) as error:
+                except ValidationError as error:
+                    # Named as mem0 names the field: "content: is 70000 bytes" pointed at
+                    # no field of the export.
+                    named = check.renamed(error, MEM0_NAMES)
+                    report.errors.append(ImportLineError(**where, error=str(named)))
+                    continue
+                except ConflictError as error:
                     report.errors.append(ImportLineError(**where, error=str(error)))
                     continue
                 dropped = dropped or receipt.scrub == "pending"
@@ -302,6 +368,19 @@ def _mem0(run: _Run, text: str) -> ImportReport:
     if report.updated or dropped:
         service.scrubber.after_drop()
     return report
+
+
+def _edited_here(existing: Memory, draft: NewMemory) -> bool:
+    """Whether ``existing``, imported from mem0, differs from ``draft`` because it was
+    edited here: mem0's text is still the one it was imported from (the same hash)."""
+    before = existing.meta.get("mem0")
+    now = draft.meta.get("mem0")
+    return (
+        isinstance(before, dict)
+        and isinstance(now, dict)
+        and before.get("hash") is not None
+        and before.get("hash") == now.get("hash")
+    )
 
 
 def _claim_id(first_with_id: dict[str, str], memory_id: str, item: int, line: int | None) -> None:
@@ -352,6 +431,14 @@ def _hermes(
     return report
 
 
+def _export_hint(directory: Path) -> str:
+    """Where the import is, when ``directory`` is an unpacked chat export (ChatGPT's and
+    Claude's zips hold a conversations.json): given the directory, the refusal said only
+    that it held no Hermes file."""
+    found = directory / "conversations.json"
+    return f"; import the chat export's {found}" if found.is_file() else ""
+
+
 def _hermes_directory(run: _Run, path: Path) -> ImportReport:
     report = ImportReport(format="hermes")
     # Both read (and decoded) before either is imported: one that cannot be read leaves
@@ -362,7 +449,9 @@ def _hermes_directory(run: _Run, path: Path) -> ImportReport:
         if (path / name).is_file()
     }
     if not texts:
-        raise ValidationError("file", f"{path} holds neither MEMORY.md nor USER.md")
+        raise ValidationError(
+            "file", f"{path} holds neither MEMORY.md nor USER.md{_export_hint(path)}"
+        )
     for name, text in texts.items():
         _hermes(run, text, name, report)
     return report
@@ -388,6 +477,13 @@ def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
     first_item: dict[str, int] = {}
     for done, chat in enumerate(items, start=1):
         item, conversation = chat.number, chat.conversation
+        if conversation is None:  # a chat without messages: nothing to write
+            report.count("skipped", "conversations")
+            report.details["conversations without messages"] = (
+                report.details.get("conversations without messages", 0) + 1
+            )
+            run.tick(done, len(items))
+            continue
         if isinstance(conversation, ValidationError):
             report.errors.append(ImportLineError(item=item, error=str(conversation)))
             continue

@@ -5,11 +5,14 @@ list of conversations, each with ``title``, ``create_time`` (Unix seconds),
 ``id``/``conversation_id``, ``current_node`` and ``mapping``: message nodes
 by id, each ``{"id", "message", "parent", "children"}``, where a message has
 ``author.role`` (``user``, ``assistant``, ``system``, ``tool``),
-``create_time``, ``content`` (``content_type`` and ``parts``, or ``text``)
-and ``metadata``. The nodes form a tree (an edited message starts a branch);
-the conversation as last shown is the path from ``current_node`` up to the
-root, which is what is imported. Parts that are not text (images, files)
-are left out; a message with no text left is skipped.
+``create_time``, ``content`` (``content_type`` and ``parts``, or ``text``),
+``recipient`` (``all``, or the tool an assistant's message calls: a tool
+message, ``[tool call: python] <code>``) and ``metadata``. The nodes form a
+tree (an edited message starts a branch); the conversation as last shown
+is the path from ``current_node`` up to the root, which is what is imported.
+Parts that are not text (images, files, audio) are left out, but a voice
+chat's ``audio_transcription`` part is its text; a message with no text left
+is skipped.
 
 **Claude** (Settings → Privacy → Export data): ``conversations.json`` is a
 list of conversations with ``uuid``, ``name``, ``created_at`` and
@@ -74,10 +77,11 @@ _CLAUDE_NAMES = {"role": "sender", "at": "created_at", "id": "uuid"}
 @dataclass(frozen=True)
 class ChatItem:
     """One conversation of an export: its number (from 1), the conversation or why it
-    cannot be read, and the messages left out of it (each error names the message)."""
+    cannot be read (None: it holds no message, as exports keep chats opened and never
+    sent), and the messages left out of it (each error names the message)."""
 
     number: int
-    conversation: Conversation | ValidationError
+    conversation: Conversation | ValidationError | None
     left_out: tuple[ValidationError, ...] = ()
     # Each message's place in the export and the export's names of its fields.
     places: tuple[tuple[str, dict[str, str]], ...] = ()
@@ -139,10 +143,18 @@ def _text_parts(content: Any, where: str) -> str:
         return ""
     parts = content.get("parts")
     if isinstance(parts, list):
+        texts = []
         for index, part in enumerate(parts):
+            if isinstance(part, dict) and part.get("content_type") == "audio_transcription":
+                # A voice chat's words: what was said, as the part's text (the audio itself
+                # is another part). Left out with the other non-text parts, a voice chat
+                # imported as nothing but skipped messages.
+                part, field = part.get("text"), f"{where}.content.parts[{index}].text"
+            else:
+                field = f"{where}.content.parts[{index}]"
             if isinstance(part, str):
-                check.free_text(part, f"{where}.content.parts[{index}]")
-        return "\n".join(part for part in parts if isinstance(part, str)).strip()
+                texts.append(check.free_text(part, field))
+        return "\n".join(texts).strip()
     text = content.get("text")
     if not isinstance(text, str):
         return ""
@@ -150,7 +162,11 @@ def _text_parts(content: Any, where: str) -> str:
 
 
 def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
-    """The messages from the root to ``current`` (or, without it, along first children)."""
+    """The messages from the root to ``current`` (or, without it, along first children).
+
+    A mapping with nodes but neither ``current`` among them nor a root (a node without a
+    parent: every one's parent is another's, a cycle) has no order to read its messages
+    in: refused naming ``current_node`` (it read as a conversation without messages)."""
     nodes: list[dict[str, Any]] = []
     if isinstance(current, str) and current in mapping:
         seen: set[str] = set()
@@ -164,6 +180,13 @@ def _chatgpt_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]
             node_id = node.get("parent")
         return list(reversed(nodes))
     roots = [node for node in mapping.values() if isinstance(node, dict) and not node.get("parent")]
+    if not roots and mapping:
+        shown = repr(current) if len(repr(current)) <= 60 else repr(current)[:57] + "..."
+        raise ValidationError(
+            "current_node",
+            f"{shown} is not a node of mapping, and no node is a root (one without a"
+            " parent): the conversation's messages have no order to be read in",
+        )
     node = roots[0] if roots else None
     seen_ids: set[int] = set()
     while isinstance(node, dict) and id(node) not in seen_ids:
@@ -192,7 +215,8 @@ def _chatgpt_conversation(
     max_bytes: int | None,
     left_out: list[ValidationError],
     places: list[tuple[str, dict[str, str]]],
-) -> Conversation:
+) -> Conversation | None:
+    _refuse_bad_text(item)
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     mapping = item.get("mapping")
@@ -214,12 +238,20 @@ def _chatgpt_conversation(
         author = message.get("author") or {}
         role = author.get("role") if isinstance(author, dict) else None
         name = author.get("name") if isinstance(author, dict) else None
+        text = _text_parts(message.get("content"), where)
+        recipient = message.get("recipient")
+        if role == "assistant" and isinstance(recipient, str) and recipient not in ("", "all"):
+            # Addressed to a tool (python's code, a web search, the "bio" memory tool): a
+            # tool call, kept with the tool messages (skipped unless asked for), not words
+            # the assistant said. Read as its words, the code was a turn of the chat.
+            role = "tool"
+            text = f"[tool call: {recipient[:100]}] {text}" if text else ""
         messages.extend(
             _message_parts(
                 {
                     "role": role if isinstance(role, str) and role else None,
                     "speaker": name if isinstance(name, str) and name and role == "user" else None,
-                    "content": _text_parts(message.get("content"), where),
+                    "content": text,
                     "at": _epoch(message.get("create_time"), f"{where}.create_time"),
                     "id": message.get("id") if isinstance(message.get("id"), str) else None,
                     WHERE: (where, _CHATGPT_NAMES),
@@ -256,7 +288,8 @@ def _claude_conversation(
     max_bytes: int | None,
     left_out: list[ValidationError],
     places: list[tuple[str, dict[str, str]]],
-) -> Conversation:
+) -> Conversation | None:
+    _refuse_bad_text(item)
     if not isinstance(item, dict):
         raise ValidationError("conversation", "must be a JSON object")
     chat = item.get("chat_messages")
@@ -334,6 +367,16 @@ def _claude_conversation(
     return _conversation(
         item, "claude", item.get("uuid"), item.get("name"), created, messages, places
     )
+
+
+def _refuse_bad_text(item: Any) -> None:
+    """Refuse a conversation holding a string that is not valid Unicode (a JSON escape of a
+    lone UTF-16 surrogate, ``"\\ud800"``), naming where: as its id, it ended the whole
+    import with a ``UnicodeEncodeError`` traceback (building its source URI)."""
+    found = check.text_problem(item)
+    if found is not None:
+        path, problem = found
+        raise ValidationError(path or "conversation", problem)
 
 
 def _claude_time(value: Any, field: str) -> str | None:
@@ -456,9 +499,19 @@ def _conversation(
     at: str | None,
     messages: list[dict[str, Any]],
     places: list[tuple[str, dict[str, str]]],
-) -> Conversation:
+) -> Conversation | None:
+    if not messages:
+        # A chat opened and never sent (Claude's exports hold many, with no message; a
+        # ChatGPT one may hold hidden ones only): nothing to import, and nothing wrong with
+        # it. It was refused with pydantic's "List should have at least 1 item".
+        return None
+    # Named as the export names it (Claude's "uuid"), as its other fields are.
+    id_field = "uuid" if origin == "claude" else "id"
+    if conversation_id is not None and not isinstance(conversation_id, str):
+        # "has no id" said of an id that is there, as a number (or a list ...).
+        raise ValidationError(id_field, f"must be text, got {type(conversation_id).__name__}")
     if not isinstance(conversation_id, str) or not conversation_id.strip():
-        raise ValidationError("id", "the conversation has no id")
+        raise ValidationError(id_field, "the conversation has no id")
     parsed = []
     for index, message in enumerate(messages):
         place: tuple[str, dict[str, str]] = message.get(WHERE) or (f"messages[{index}]", {})

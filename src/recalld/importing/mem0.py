@@ -19,11 +19,15 @@ How it lands (decided here, said in the README):
   a number read as Unix seconds;
 - ``metadata`` → ``meta``, with mem0's own ids kept under ``meta.mem0``;
 - the memory's id is ``mem0-<id>``, so importing the same export again
-  changes nothing, and a memory whose text changed there is updated here.
+  changes nothing, and a memory whose text changed there is updated here;
+  ``meta.mem0.hash`` keeps mem0's ``hash`` of the text (its MD5, computed when the
+  export has none), so a memory edited here since is left as it is while mem0's
+  text is still the one it was imported from (re-importing the file reverted it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -146,6 +150,9 @@ def draft_of(memory: Mem0Memory) -> tuple[dict[str, Any], str | None, str | None
     categories = data.get("categories") or []
     if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
         raise ValidationError("categories", "must be a list of strings")
+    # mem0's own fingerprint of the text (MD5 of it), kept to tell later whether the
+    # text changed there (see the module docstring).
+    ids.setdefault("hash", hashlib.md5(text.encode("utf-8", "surrogatepass")).hexdigest())
     tags = [category.strip() for category in categories if category.strip()]
     for field, prefix in (("run_id", "run"), ("app_id", "app")):
         if field in ids:

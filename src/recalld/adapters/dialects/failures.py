@@ -36,6 +36,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from recalld import _validate as check
 from recalld.errors import (
     ConflictError,
     DiskFullError,
@@ -154,6 +155,9 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
     renames = renames or {}
     if isinstance(error, pydantic.ValidationError):
         problem = error.errors()[0]
+        union = check.union_problem(error.errors())
+        if union is not None:  # a time field given a number, named as itself
+            return ToolFailure("validation_error", union[1], _field_of(union[0]), error)
         return ToolFailure(
             "validation_error", _pydantic_message(problem), _field_of(problem["loc"]), error
         )
