@@ -148,7 +148,7 @@ class Writer:
             title=check.optional_text(draft.title, "title"),
             content=check.content(draft.content, settings),
             kind=check.name_text(draft.kind, "kind"),
-            category=check.optional_name(draft.category, "category"),
+            category=check.category(draft.category),
             tags=check.tags(draft.tags, settings),
             salience=draft.salience,
             source=check.optional_name(draft.source, "source"),
