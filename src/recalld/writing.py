@@ -65,8 +65,9 @@ INTENTION_KIND = "intention"
 OWNED_KINDS = frozenset({TURN_KIND, "observation", INTENTION_KIND})
 
 # Fields whose old value leaves the files (and must be scrubbed) when an update changes
-# them: every text a caller wrote (the speaker's name too) and where it happened (the
-# place: its coordinates, geohash and name).
+# them: every text a caller wrote (the speaker's name too), where it happened (the
+# place: its coordinates, geohash and name) and when (``at``: the time of a visit says
+# as much as its place).
 TEXT_FIELDS = (
     "content",
     "title",
@@ -78,6 +79,7 @@ TEXT_FIELDS = (
     "meta",
     "speaker",
     "place",
+    "at",
 )
 
 
