@@ -41,10 +41,11 @@ def memory(any_database: Path | str, clock: FakeClock) -> Iterator[MemoryService
         ({"speaker": "Dr Okonkwo"}, {"speaker": None}),
         ({"place": {"lat": 48.8642, "lon": 2.3475}}, {"place": {"lat": 1.5, "lon": 2.5}}),
         ({"place": {"geohash": "u09tvrmq"}}, {"place": None}),
+        ({"at": "2026-03-01T10:00:00+01:00"}, {"at": "2026-05-02T09:00:00+02:00"}),
     ],
-    ids=["speaker", "speaker cleared", "place", "place cleared"],
+    ids=["speaker", "speaker cleared", "place", "place cleared", "at"],
 )
-def test_an_update_of_speaker_or_place_records_a_scrub(
+def test_an_update_of_speaker_place_or_time_records_a_scrub(
     memory: MemoryService,
     any_database: Path | str,
     written: dict[str, Any],

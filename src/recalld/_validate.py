@@ -285,6 +285,13 @@ def optional_name(value: str | None, field: str) -> str | None:
     return None if value is None else name_text(value, field)
 
 
+def category(value: str | None, field: str = "category") -> str | None:
+    """:func:`optional_name`, kept in one Unicode spelling (NFC): a category typed
+    precomposed ("Café") and the decomposed "Cafe" + U+0301 some tools send look alike,
+    so they must name one category (a filter's too)."""
+    return None if value is None else unicodedata.normalize("NFC", name_text(value, field))
+
+
 def optional_text(value: str | None, field: str) -> str | None:
     """:func:`free_text` for an optional field (``None`` passes)."""
     return None if value is None else free_text(value, field)
@@ -303,10 +310,11 @@ def listed(values: Iterable[Any], field: str) -> list[Any]:
 
 def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tuple[str, ...]:
     """Trimmed, de-duplicated tags in their given order, within the count and length limits
-    (a filter's tags too: ``field`` names it).
+    (a filter's tags too: ``field`` names it), each in one Unicode spelling (NFC), as a
+    key is: "café" typed precomposed and the decomposed "cafe" + U+0301 are one tag.
 
     The limits apply to the tags as given (as the published schema says), before
-    trimming and de-duplication.
+    trimming, composing and de-duplication.
     """
     values = listed(values, field)
     if len(values) > settings.max_tags:
@@ -323,7 +331,7 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
         tag = value.strip()
         if not tag:
             raise ValidationError(field, "a tag must not be empty")
-        name_text(tag, field)
+        tag = unicodedata.normalize("NFC", name_text(tag, field))
         if tag not in cleaned:
             cleaned.append(tag)
     return tuple(cleaned)

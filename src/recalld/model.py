@@ -127,6 +127,8 @@ def _composed(value: Any) -> Any:
 
 # A key as written: stored, and looked up, in NFC (see :func:`_composed`).
 ComposedKey = Annotated[str | None, BeforeValidator(_composed)]
+# A tag (a reminder's tag trigger) in NFC, as a memory's tags are kept (``_validate.tags``).
+ComposedName = Annotated[str, BeforeValidator(_composed)]
 
 
 def key_spellings(key: str) -> list[str]:

@@ -144,7 +144,7 @@ class ServiceCore:
             now=now,
             # Names, as a memory's own (a blank one would silently match nothing).
             kind=check.optional_name(filters.kind, "kind"),
-            category=check.optional_name(filters.category, "category"),
+            category=check.category(filters.category),
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=check.speaker(filters.speaker),
             # As many and as long as a memory's own tags (a longer list is no filter

@@ -451,7 +451,7 @@ class Transfer:
             title=check.optional_text(record.title, "title"),
             content=check.content(record.content, settings),
             kind=check.name_text(record.kind, "kind"),
-            category=check.optional_name(record.category, "category"),
+            category=check.category(record.category),
             tags=check.tags(record.tags, settings),
             salience=record.salience,
             source=check.optional_name(record.source, "source"),

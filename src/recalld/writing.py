@@ -65,8 +65,9 @@ INTENTION_KIND = "intention"
 OWNED_KINDS = frozenset({TURN_KIND, "observation", INTENTION_KIND})
 
 # Fields whose old value leaves the files (and must be scrubbed) when an update changes
-# them: every text a caller wrote (the speaker's name too) and where it happened (the
-# place: its coordinates, geohash and name).
+# them: every text a caller wrote (the speaker's name too), where it happened (the
+# place: its coordinates, geohash and name) and when (``at``: the time of a visit says
+# as much as its place).
 TEXT_FIELDS = (
     "content",
     "title",
@@ -78,6 +79,7 @@ TEXT_FIELDS = (
     "meta",
     "speaker",
     "place",
+    "at",
 )
 
 
@@ -148,7 +150,7 @@ class Writer:
             title=check.optional_text(draft.title, "title"),
             content=check.content(draft.content, settings),
             kind=check.name_text(draft.kind, "kind"),
-            category=check.optional_name(draft.category, "category"),
+            category=check.category(draft.category),
             tags=check.tags(draft.tags, settings),
             salience=draft.salience,
             source=check.optional_name(draft.source, "source"),

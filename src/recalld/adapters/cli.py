@@ -462,27 +462,45 @@ def shell(state: _State) -> None:
             line = state.console.input("[bold green]recalld>[/bold green] ")
         except EOFError:
             break
+        except KeyboardInterrupt:
+            # Ctrl-C at the prompt drops the line typed, as a shell does (Ctrl-D or
+            # `quit` leaves).
+            state.console.print()
+            continue
         try:
-            words = _shell_words(line)
-        except ValueError as error:
-            click.echo(f'error: {error}: close the quote, or quote text with "…"', err=True)
-            continue
-        if not words:
-            continue
-        if words[0] in {"quit", "exit"}:
-            break
-        if words[0] == "help":
-            words = ["--help"]
-        try:
-            cli.main(words, prog_name="recalld", obj=state, standalone_mode=False)
-        except click.ClickException as error:
-            error.show()
-        except click.exceptions.Abort:
-            break
-        except RecalldError as error:
-            click.echo(f"error: {error}", err=True)
-        except SystemExit:
-            continue
+            if not _shell_line(state, line):
+                break
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            # Ctrl-C while a line runs (click turns it into Abort inside a command) stops
+            # that command only: what it had not committed is rolled back.
+            click.echo("interrupted", err=True)
+
+
+def _shell_line(state: _State, line: str) -> bool:
+    """Run one line typed in `recalld shell`; False when it asks to leave."""
+    try:
+        words = _shell_words(line)
+    except ValueError as error:
+        click.echo(f'error: {error}: close the quote, or quote text with "…"', err=True)
+        return True
+    if not words:
+        return True
+    if words[0] in {"quit", "exit"}:
+        return False
+    if words[0] == "help":
+        words = ["--help"]
+    if words[0] == "shell":
+        click.echo("error: shell: this is the shell already", err=True)
+        return True
+    try:
+        cli.main(words, prog_name="recalld", obj=state, standalone_mode=False)
+    except click.ClickException as error:
+        error.show()
+    except RecalldError as error:
+        click.echo(f"error: {error}", err=True)
+    except SystemExit:
+        pass
+    return True
 
 
 for _command in (

@@ -12,7 +12,7 @@ from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StrictIn
 
 from recalld._schema import TEXT_PATTERN, extra
 from recalld.context.signals import MAX_BIOMETRIC_MAGNITUDE
-from recalld.model import PlaceInput
+from recalld.model import ComposedName, PlaceInput
 
 __all__ = [
     "DEFAULT_RADIUS_M",
@@ -87,7 +87,7 @@ class TagTrigger(BaseModel):
     """Holds when the sensed context (or a memory that surfaces with it) carries the tag."""
 
     type: Literal["tag"] = "tag"
-    tag: str
+    tag: ComposedName  # in NFC, as the tags it is compared with (a stored one is read so)
 
 
 class SignalTrigger(BaseModel):

@@ -1,0 +1,113 @@
+"""Tags and categories are kept in one Unicode spelling (NFC), as keys and speakers are:
+"café" typed precomposed and "cafe" + U+0301 are one tag, found by either."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.model import Filters
+from recalld.service import MemoryService
+from recalld.store.migrations_spelling import migration_28
+from tests.conftest import FakeClock
+from tests.spelling_support import COMPOSED, DECOMPOSED, assert_composed, write_decomposable
+
+
+@pytest.fixture
+def memory(db_path: Path, clock: FakeClock) -> Iterator[MemoryService]:
+    settings = Settings(db=db_path, synchronous="NORMAL", embedder="none", zone="Europe/Paris")
+    with MemoryService.open(settings, clock=clock) as service:
+        yield service
+
+
+def test_a_tag_and_a_category_written_decomposed_are_kept_composed(memory: MemoryService) -> None:
+    receipt = memory.remember("descaled", tags=[DECOMPOSED, "kitchen"], category=DECOMPOSED)
+    stored = memory.get(receipt.id)
+    assert (stored.tags, stored.category) == ([COMPOSED, "kitchen"], COMPOSED)
+    for spelling in (COMPOSED, DECOMPOSED):
+        found = memory.list_memories(filters=Filters(tags_any=[spelling], category=spelling))
+        assert [hit.id for hit in found.memories] == [receipt.id]
+        assert [
+            hit.memory.id for hit in memory.search("descaled", filters=Filters(tags_all=[spelling]))
+        ] == [receipt.id]
+    # Two spellings of one tag in one write are one tag.
+    both = memory.remember("two spellings", tags=[COMPOSED, DECOMPOSED])
+    assert memory.get(both.id).tags == [COMPOSED]
+    assert memory.update(both.id, tags=[DECOMPOSED, "x"]).tags == [COMPOSED, "x"]
+    by_category = memory.stats().by_category
+    assert (by_category[COMPOSED], DECOMPOSED in by_category) == (1, False)
+
+
+def test_a_reminder_on_a_decomposed_tag_fires_on_either_spelling(memory: MemoryService) -> None:
+    memory.remind("order more beans", tags=[DECOMPOSED])
+    sensed = memory.recollections.sense(memory.recollections.cue(tags=[COMPOSED]))
+    assert [item.memory.content for item in sensed if item.kind == "reminder"] == [
+        "order more beans"
+    ]
+
+
+def test_tag_limits_still_apply_to_the_tags_as_given(memory: MemoryService) -> None:
+    # Composing never lets a longer tag through: the limit counts what was given.
+    limit = memory.settings.max_tag_chars
+    with pytest.raises(ValidationError) as caught:
+        memory.remember("long", tags=["e" + "\u0301" * limit])
+    assert caught.value.field == "tags"
+
+
+def _decompose_as_before(db_path: Path, memory_id: str, reminder_id: str) -> None:
+    """Store the memory's tag and category and the reminder's tag trigger decomposed, as
+    a version before the rule wrote them, and mark migration 28 not yet applied."""
+    connection = apsw.Connection(str(db_path))
+    seq = connection.execute("SELECT seq FROM memories WHERE id = ?", (memory_id,)).fetchall()
+    connection.execute(
+        "UPDATE memories SET tags = ?, category = ? WHERE id = ?",
+        (f'["{DECOMPOSED}", "kitchen", "{COMPOSED}"]', DECOMPOSED, memory_id),
+    )
+    connection.execute("DELETE FROM memory_tags WHERE seq = ?", (seq[0][0],))
+    for tag in (DECOMPOSED, "kitchen", COMPOSED):
+        connection.execute("INSERT INTO memory_tags(seq, tag) VALUES (?, ?)", (seq[0][0], tag))
+    connection.execute(
+        "UPDATE intention_triggers SET term = ?, spec = ? WHERE type = 'tag' AND seq ="
+        " (SELECT seq FROM memories WHERE id = ?)",
+        (DECOMPOSED, f'{{"type": "tag", "tag": "{DECOMPOSED}"}}', reminder_id),
+    )
+    connection.execute("DELETE FROM schema_migrations WHERE version = 28")
+    connection.execute("PRAGMA user_version = 27")
+    connection.close()
+
+
+def test_migration_28_composes_what_an_older_version_stored(
+    db_path: Path, clock: FakeClock
+) -> None:
+    settings = Settings(db=db_path, synchronous="NORMAL", embedder="none", zone="Europe/Paris")
+    with MemoryService.open(settings, clock=clock) as service:
+        memory_id, reminder_id = write_decomposable(service)
+        before = service.get(memory_id).updated_at
+    _decompose_as_before(db_path, memory_id, reminder_id)
+    with MemoryService.open(settings, clock=clock) as service:
+        assert_composed(service, memory_id)
+        assert service.get(memory_id).updated_at == before  # no one wrote it
+    connection = apsw.Connection(str(db_path))
+    rows = connection.execute("SELECT tag FROM memory_tags ORDER BY tag").fetchall()
+    connection.close()
+    assert rows == [(COMPOSED,), ("kitchen",)]
+
+
+def test_migration_28_leaves_ascii_and_composed_rows_alone(db_path: Path) -> None:
+    settings = Settings(db=db_path, synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings) as service:
+        plain = service.remember("plain", tags=["a", "b"], category="c")
+        composed = service.remember("composed", tags=[COMPOSED], category=COMPOSED)
+    connection = apsw.Connection(str(db_path))
+    changes = connection.totalchanges()
+    migration_28(connection.execute)
+    assert connection.totalchanges() == changes  # nothing needed composing
+    connection.close()
+    with MemoryService.open(settings) as service:
+        assert service.get(plain.id).tags == ["a", "b"]
+        assert service.get(composed.id).tags == [COMPOSED]
