@@ -186,6 +186,12 @@ class Settings(BaseSettings):
     fire_strong: float = Field(
         default=0.9, ge=0, le=1, description="sense: text/image/audio alone fires from here"
     )
+    fire_limit: int = Field(
+        default=3,
+        ge=1,
+        le=100,
+        description="sense: at most this many memories fire at once (the strongest)",
+    )
     habituation_seconds: float = Field(
         default=3 * 3600.0,
         ge=0,

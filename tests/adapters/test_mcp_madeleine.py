@@ -202,20 +202,30 @@ async def _queue_mornings(client: Any, count: int) -> list[str]:
     """``count`` queued recollections: the ids in the order they were queued (oldest first).
 
     A sense weighs at most 50 place candidates, so the memories are stored in groups of 25,
-    each group at its own place ~11 km from the others and fired by one sense there.
+    each group at its own place ~11 km from the others; a sense fires at most
+    ``fire_limit`` (3) of them, the rest habituated ones make room for, so each group is
+    sensed until every one of its memories has fired.
     """
     queued: list[str] = []
     for group in range(0, count, 25):
         place = {"lat": CAFE["lat"] + group / 250, "lon": CAFE["lon"]}
-        for number in range(group, min(group + 25, count)):
+        size = min(group + 25, count) - group
+        for number in range(group, group + size):
             await structured(
                 client,
                 "remember",
                 {"content": f"Morning {number}", **place, "at": "2026-11-04T08:10:00+01:00"},
             )
-        fired = await structured(client, "sense", {**place, "at": "2026-11-05T08:05:00+01:00"})
-        queued += [item["memory"]["id"] for item in fired["result"]]
-    assert len(queued) == count
+        fired_here: list[str] = []
+        while len(fired_here) < size:
+            cue = {**place, "at": "2026-11-05T08:05:00+01:00"}
+            fired = [
+                item["memory"]["id"] for item in (await structured(client, "sense", cue))["result"]
+            ]
+            assert 0 < len(fired) <= 3
+            fired_here += fired
+        queued += fired_here
+    assert len(queued) == len(set(queued)) == count
     return queued
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pygeohash
@@ -136,6 +136,22 @@ def test_time_similarity_documented_cases(cue: str, stored: str, low: float, hig
     assert low <= combined <= high
     vector = time_similarities(datetime.fromisoformat(cue), [datetime.fromisoformat(stored)])[0]
     assert vector == pytest.approx(combined)
+
+
+def test_time_similarities_in_arrays_are_each_pair_s_similarity() -> None:
+    # Many years (leap and not, the first and the last), offsets and gaps between them.
+    offsets = [timezone(timedelta(minutes=minutes)) for minutes in (-600, -300, 0, 345, 840)]
+    stored: list[datetime | None] = [
+        datetime(year, month, day, hour, minute, tzinfo=offsets[(year + day) % 5])
+        for year in (1, 1900, 2000, 2024, 2026, 9999)
+        for month, day in ((1, 1), (2, 28), (3, 1), (7, 14), (12, 31))
+        for hour, minute in ((0, 5), (8, 10), (23, 59))
+    ]
+    stored.insert(7, None)
+    for cue in ("2026-11-05T08:05:00+01:00", "2024-12-31T23:58:00-10:00", "0001-01-01T00:01:00Z"):
+        moment = datetime.fromisoformat(cue)
+        expected = [0.0 if s is None else time_similarity(moment, s).combined for s in stored]
+        assert list(time_similarities(moment, stored)) == pytest.approx(expected)
 
 
 def test_time_similarities_missing_time_scores_zero() -> None:

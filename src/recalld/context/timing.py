@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 import numpy as np
 
@@ -68,29 +68,39 @@ def time_similarities(cue: datetime, stored: Sequence[datetime | None]) -> np.nd
     """The combined time similarity of ``cue`` with many stored ``at`` instants.
 
     Each stored instant is read on its own local clock (the offset it was
-    stored with); a missing time scores 0.
+    stored with); a missing time scores 0. The same as :func:`time_similarity`
+    for each, in arrays: a recall by time alone compares up to 50,000 instants.
     """
-    cue_minutes = cue.hour * 60 + cue.minute + cue.second / 60
-    cue_weekend = cue.weekday() >= 5
-    cue_day = cue.timetuple().tm_yday
     result = np.zeros(len(stored))
-    minutes = np.full(len(stored), np.nan)
-    same_kind = np.zeros(len(stored))
-    days = np.zeros(len(stored))
-    for index, moment in enumerate(stored):
-        if moment is None:
-            continue
-        minutes[index] = moment.hour * 60 + moment.minute + moment.second / 60
-        same_kind[index] = 1.0 if (moment.weekday() >= 5) == cue_weekend else 0.0
-        days[index] = abs(moment.timetuple().tm_yday - cue_day)
-    present = ~np.isnan(minutes)
-    difference = np.abs(minutes[present] - cue_minutes)
+    present = [index for index, moment in enumerate(stored) if moment is not None]
+    if not present:
+        return result
+    moments = [moment for moment in stored if moment is not None]
+    count = len(moments)
+    minutes = np.fromiter(
+        (m.hour * 60 + m.minute + m.second / 60 for m in moments),
+        np.float64,
+        count,
+    )
+    # Days since 0001-01-01 (day 1, a Monday): the weekday and, from each year's first
+    # day, the day of the year, without a time tuple per instant.
+    days = np.fromiter((m.toordinal() for m in moments), np.int64, count)
+    years, year_of = np.unique(
+        np.fromiter((m.year for m in moments), np.int64, count),
+        return_inverse=True,
+    )
+    first_days = np.array([date(int(year), 1, 1).toordinal() for year in years], np.int64)
+    day_of_year = days - first_days[year_of] + 1
+    weekend = (days + 6) % 7 >= 5
+    cue_minutes = cue.hour * 60 + cue.minute + cue.second / 60
+    difference = np.abs(minutes - cue_minutes)
     difference = np.minimum(difference, MINUTES_PER_DAY - difference)
-    season = np.minimum(days[present], DAYS_PER_YEAR - days[present])
+    season = np.abs(day_of_year - cue.timetuple().tm_yday).astype(np.float64)
+    season = np.minimum(season, DAYS_PER_YEAR - season)
     tod, kind, season_weight = WEIGHTS
     result[present] = (
         tod * np.exp(-0.5 * (difference / TIME_OF_DAY_SIGMA_MINUTES) ** 2)
-        + kind * same_kind[present]
+        + kind * (weekend == (cue.weekday() >= 5))
         + season_weight * np.exp(-0.5 * (season / SEASON_SIGMA_DAYS) ** 2)
     )
     return result

@@ -228,7 +228,12 @@ class Recollector:
         # What fired, as it read when it fired: a memory forgotten or edited since the
         # ranking is left out, or comes back with its text as it reads now.
         fired = (
-            {memory.seq: memory for memory in self._store.fire(scope_namespace, queued, now, since)}
+            {
+                memory.seq: memory
+                for memory in self._store.fire(
+                    scope_namespace, queued, now, since, limit=self._settings.fire_limit
+                )
+            }
             if queued
             else {}
         )

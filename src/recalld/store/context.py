@@ -109,10 +109,12 @@ class ContextStore(Protocol):
         candidates: Sequence[tuple[int, float, dict[str, float]]],
         now: datetime,
         habituated_since: datetime,
+        limit: int | None = None,
     ) -> list[Memory]:
         """Record and queue each candidate (seq, score, channels) not fired since
-        ``habituated_since`` whose memory is still live in the namespace; returns those
-        memories as they read in that transaction (the queue's line is made from them)."""
+        ``habituated_since`` whose memory is still live in the namespace, in the order
+        given, until ``limit`` have fired; returns those memories as they read in that
+        transaction (the queue's line is made from them)."""
         ...
 
     def take_pending(

@@ -235,8 +235,10 @@ class PostgresContext:
         candidates: Sequence[tuple[int, float, dict[str, float]]],
         now: datetime,
         habituated_since: datetime,
+        limit: int | None = None,
     ) -> list[Memory]:
-        """Record the firing of every candidate not fired since ``habituated_since``.
+        """Record the firing of every candidate not fired since ``habituated_since``, in
+        the order given, until ``limit`` have fired.
 
         One transaction; each candidate's habituation check runs under an
         advisory lock on its memory, taken in seq order, so a concurrent sense
@@ -269,6 +271,8 @@ class PostgresContext:
             }
             fired: list[Memory] = []
             for seq, score, channels in candidates:
+                if limit is not None and len(fired) >= limit:
+                    break  # the strongest fired: a habituated one made room for the next
                 memory = live.get(seq)
                 if memory is None:
                     continue

@@ -268,8 +268,10 @@ class SQLiteContext:
         candidates: Sequence[tuple[int, float, dict[str, float]]],
         now: datetime,
         habituated_since: datetime,
+        limit: int | None = None,
     ) -> list[Memory]:
-        """Record the firing of every candidate not fired since ``habituated_since``.
+        """Record the firing of every candidate not fired since ``habituated_since``, in
+        the order given, until ``limit`` have fired.
 
         One transaction: the habituation check and the queueing cannot race with
         another process's sense. Returns the memories that fired, as they read in it.
@@ -279,6 +281,8 @@ class SQLiteContext:
         def step(connection: apsw.Connection) -> list[Memory]:
             fired: list[Memory] = []
             for seq, score, channels in candidates:
+                if limit is not None and len(fired) >= limit:
+                    break  # the strongest fired: a habituated one made room for the next
                 # Read again under the write lock: a forget or an edit committed since the
                 # sense ranked its candidates must neither fail the sense (a forgotten seq
                 # breaks the history's foreign key) nor queue the text the edit replaced.

@@ -254,3 +254,22 @@ def test_context_with_channel_leaves_out_the_expired_and_other_namespaces(store:
         later.seq,
     ]
     assert store.context.with_channel("other", "image", NOW) == [(foreign.seq, b"\x07")]
+
+
+def test_context_fire_stops_at_the_limit_a_habituated_one_making_room(store: Store) -> None:
+    first, second = memories(store)
+    since = NOW - timedelta(hours=3)
+    assert [m.seq for m in store.context.fire("default", [(second, 0.7, {})], NOW, since)] == [
+        second
+    ]
+    # At most ``limit`` fire, in the order given; the habituated one is passed over.
+    limited = store.context.fire(
+        "default",
+        [(second, 0.9, {}), (first, 0.8, {})],
+        NOW + timedelta(minutes=1),
+        since + timedelta(minutes=1),
+        limit=1,
+    )
+    assert [memory.seq for memory in limited] == [first]
+    assert store.context.fire("default", [(first, 0.9, {})], NOW, since, limit=1) == []
+    assert store.context.counts("default") == (2, 2)
