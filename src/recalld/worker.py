@@ -40,7 +40,7 @@ import numpy as np
 
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
-from recalld.embeddings.base import Embedder, Releasable
+from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.errors import EmbeddingError
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
@@ -349,7 +349,7 @@ class Worker:
         assert self._embedder is not None
         started = time.perf_counter()
         try:
-            return self._embedder.embed_batch(texts)
+            return checked_vectors(self._embedder.embed_batch(texts), len(texts), self._embedder)
         finally:
             self.report.embed_seconds += time.perf_counter() - started
 

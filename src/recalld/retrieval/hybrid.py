@@ -61,7 +61,7 @@ import numpy.typing as npt
 
 from recalld._text import STOPWORDS
 from recalld._time import Clock, utc_now
-from recalld.embeddings.base import Embedder, Loadable, Vectors
+from recalld.embeddings.base import Embedder, Loadable, Vectors, checked_vectors
 from recalld.errors import EmbeddingError
 from recalld.model import Memory
 from recalld.retrieval.duplicates import Selection, select
@@ -331,7 +331,7 @@ class HybridRetriever:
             if cached is not None:
                 self._query_cache.move_to_end(text)
                 return cached
-        vector: Vectors = self._embedder.embed_batch([text])[0]
+        vector: Vectors = checked_vectors(self._embedder.embed_batch([text]), 1, self._embedder)[0]
         with self._lock:
             self._query_cache[text] = vector
             while len(self._query_cache) > QUERY_CACHE_SIZE:
