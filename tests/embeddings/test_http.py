@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from types import SimpleNamespace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from recalld.embeddings.hashing import HashingEmbedder
+from recalld.embeddings import http as http_embedder
 from recalld.embeddings.http import HTTPEmbedder
 from recalld.errors import EmbeddingError
 
@@ -24,6 +26,8 @@ class FakeEmbeddingServer(ThreadingHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.fail_with: int | None = None
         self.fail_body = b'{"error": "overloaded"}'
+        self.answer_with: bytes | None = None  # a 200 with this body instead of vectors
+        self.redirect_to: str | None = None  # a 302 to this location instead
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -32,11 +36,30 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet."""
 
+    def do_GET(self) -> None:
+        self.server.requests.append(
+            {"path": self.path, "body": None, "authorization": self.headers.get("Authorization")}
+        )
+        self.send_response(404)
+        self.end_headers()
+
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(
             {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
         )
+        if self.server.redirect_to is not None:
+            self.send_response(302)
+            self.send_header("Location", self.server.redirect_to)
+            self.end_headers()
+            return
+        if self.server.answer_with is not None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(self.server.answer_with)))
+            self.end_headers()
+            self.wfile.write(self.server.answer_with)
+            return
         if self.server.fail_with is not None:
             self.send_response(self.server.fail_with)
             self.end_headers()
@@ -142,3 +165,76 @@ def test_http_embedder_errors_never_quote_a_key_as_written_in_its_url(
         embedder.embed_batch(["x"])
     assert "k3y" not in str(answered.value)
     assert "no route for /v1/embeddings?key=***" in str(answered.value)
+
+
+def _answer(*embeddings: object, indexes: list[object] | None = None) -> bytes:
+    """An OpenAI-shaped body (``NaN``/``Infinity`` written as JSON has them not)."""
+    data = [
+        {"object": "embedding", "index": index, "embedding": embedding}
+        for index, embedding in zip(indexes or range(len(embeddings)), embeddings, strict=True)
+    ]
+    return json.dumps({"object": "list", "data": data}).encode()
+
+
+@pytest.mark.parametrize(
+    ("answer", "refusal"),
+    [
+        (_answer([0.5, float("nan")], [0.5, 0.5]), "NaN is not a JSON number"),
+        (_answer([0.5, float("inf")], [0.5, 0.5]), "Infinity is not a JSON number"),
+        (_answer([0.5, 1e300], [0.5, 0.5]), "too large for a float32 vector"),
+        (_answer(["0.5", "0.5"], [0.5, 0.5]), r"\(index 0\) that is not a list of finite"),
+        (_answer([True, False], [0.5, 0.5]), r"\(index 0\) that is not a list of finite"),
+        (_answer([0.5, 0.5], None), r"\(index 1\) that is not a list of finite"),
+        (_answer([0.5, 0.5], [0.5, 0.5], indexes=[0, 0]), "given once each"),
+        (_answer([0.5, 0.5], [0.5, 0.5], indexes=[1, 2]), "given once each"),
+        (_answer([0.5, 0.5], [0.5, 0.5], indexes=["0", "1"]), "given once each"),
+        (_answer([0.5, 0.5], [0.5, 0.5, 0.5]), "embeddings of different lengths"),
+        (b'{"data": {"0": [0.5, 0.5]}}', "no 'data' list"),
+        (b"[]", "no 'data' list"),
+    ],
+)
+def test_http_embedder_refuses_an_answer_that_is_not_one_finite_vector_a_text(
+    server: FakeEmbeddingServer, answer: bytes, refusal: str
+) -> None:
+    server.answer_with = answer
+    embedder = HTTPEmbedder(base_url=_url(server), model="m")
+    with pytest.raises(EmbeddingError, match=refusal):
+        embedder.embed_batch(["first", "second"])
+
+
+def test_http_embedder_follows_no_redirect(server: FakeEmbeddingServer) -> None:
+    # Followed, the POST became a GET to the other host, with the key, and that host's
+    # answer was taken for the texts' vectors.
+    port = server.server_address[1]
+    server.redirect_to = f"http://localhost:{port}/elsewhere/v1/embeddings?token=s3cret"
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", api_key="sk-test", dimension=16)
+    with pytest.raises(EmbeddingError, match="does not follow") as refused:
+        embedder.embed_batch(["x"])
+    assert f"a redirect to http://localhost:{port}/elsewhere/v1/embeddings?token=***" in str(
+        refused.value
+    )
+    assert [request["path"] for request in server.requests] == ["/v1/embeddings"]
+
+
+def test_http_embedder_cuts_off_an_answer_far_larger_than_its_vectors(
+    server: FakeEmbeddingServer,
+) -> None:
+    server.answer_with = b'{"data": [], "padding": "' + b"x" * (2 << 20) + b'"}'
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match=r"more than \d+ bytes for 1 texts"):
+        embedder.embed_batch(["x"])
+
+
+def test_http_embedder_timeout_bounds_the_whole_answer(
+    server: FakeEmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The socket's timeout bounds each read: a server sending a byte every few seconds
+    # was waited for as long as it kept sending. Here the clock has passed the deadline
+    # by the time the first part of the answer arrives.
+    readings = iter([0.0])
+    monkeypatch.setattr(
+        http_embedder, "time", SimpleNamespace(monotonic=lambda: next(readings, 61.0))
+    )
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match=r"whole answer after 60 s"):
+        embedder.embed_batch(["x"])

@@ -7,24 +7,58 @@ from the settings and is sent as a bearer token; it is never logged. Nor are
 credentials written in the URL itself (``https://user:secret@host/v1``, or a key in
 its query, ``?api-key=…``): every error, and so every log line and job error kept in
 the database, shows the URL with its password and query values as ``***``.
+
+What the server answers is checked before it becomes a vector: exactly one list of finite
+numbers for each text, at ``index`` 0 to n - 1, of one length (a NaN or a missing index is
+an :class:`~recalld.errors.EmbeddingError`, retried like an unreachable server, never a
+vector stored). A redirect is not followed: urllib re-sent the request as a GET, with the
+API key, to whatever host the ``Location`` named, and took that host's answer for the
+texts' vectors. The timeout bounds the whole answer, not each read of it (a server
+sending a byte every few seconds held a batch for as long as it liked), and an answer far
+larger than the vectors asked for is cut off rather than read into memory.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import math
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit, urlunsplit
 
 import numpy as np
+import numpy.typing as npt
 
 from recalld.embeddings.base import Vectors, normalize_rows
+from recalld.config import MAX_EMBEDDER_DIMENSION
 from recalld.errors import EmbeddingError
 
 __all__ = ["HTTPEmbedder"]
+
+# The most bytes an answer may hold: a number written out takes about 20 (64 leaves room
+# for a server that indents its JSON), each item some more for its index and keys.
+ANSWER_BASE_BYTES = 1 << 20
+ANSWER_ITEM_BYTES = 1024
+ANSWER_NUMBER_BYTES = 64
+# A read of the answer asks for this much at a time (each read returns what has arrived).
+READ_CHUNK_BYTES = 1 << 16
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib's own turned the POST into a GET to any host the
+    ``Location`` named, with the ``Authorization`` header. The 3xx is then an
+    :class:`urllib.error.HTTPError` like any other status."""
+
+    def redirect_request(self, *arguments: Any, **options: Any) -> None:
+        """No new request: the answer stands as the error it is."""
+        return None
+
+
+_OPENER = urllib.request.build_opener(_RefuseRedirects)
 
 
 class HTTPEmbedder:
@@ -64,12 +98,16 @@ class HTTPEmbedder:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
+        deadline = time.monotonic() + self._timeout_seconds
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout_seconds) as response:
-                payload: Any = json.loads(response.read())
+            with _OPENER.open(request, timeout=self._timeout_seconds) as response:
+                answer = self._read(response, deadline, len(texts))
         except urllib.error.HTTPError as error:
-            detail = _scrubbed(error.read()[:300].decode(errors="replace"), self._url)
-            raise EmbeddingError(f"{self._shown} answered {error.code}: {detail}") from error
+            with error:  # its connection, closed now rather than when it is collected
+                if 300 <= error.code < 400:
+                    raise EmbeddingError(self._redirected(error)) from error
+                detail = _scrubbed(error.read()[:300].decode(errors="replace"), self._url)
+                raise EmbeddingError(f"{self._shown} answered {error.code}: {detail}") from error
         # HTTPException: a URL http.client cannot use (a port that is not a number) and a
         # body cut short (IncompleteRead) are neither OSError nor ValueError.
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as error:
@@ -77,16 +115,44 @@ class HTTPEmbedder:
                 f"{self._shown} failed: {_scrubbed(str(error), self._url)}"
             ) from error
         try:
-            items = sorted(payload["data"], key=lambda item: int(item["index"]))
-            matrix = np.array([item["embedding"] for item in items], dtype=np.float32)
-        except (KeyError, TypeError, ValueError) as error:
-            raise EmbeddingError(f"{self._shown} returned an unexpected body: {error}") from error
-        if matrix.ndim != 2 or matrix.shape[0] != len(texts):
+            payload: Any = json.loads(answer, parse_constant=_no_constant)
+        except ValueError as error:
             raise EmbeddingError(
-                f"{self._shown} returned {matrix.shape[0] if matrix.ndim else 0} vectors"
-                f" for {len(texts)} texts"
-            )
-        return matrix
+                f"{self._shown} returned a body that is not JSON: {error}"
+            ) from error
+        return _vectors(payload, len(texts), self._shown)
+
+    def _read(self, response: Any, deadline: float, count: int) -> bytes:
+        """The answer's body, read as it arrives until ``deadline``, and no larger than
+        ``count`` vectors can take."""
+        dimension = self._dimension or MAX_EMBEDDER_DIMENSION
+        limit = ANSWER_BASE_BYTES + count * (ANSWER_ITEM_BYTES + ANSWER_NUMBER_BYTES * dimension)
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := response.read1(READ_CHUNK_BYTES):
+            size += len(chunk)
+            if size > limit:
+                raise EmbeddingError(
+                    f"{self._shown} answered with more than {limit} bytes for {count} texts;"
+                    " the answer was cut off"
+                )
+            if time.monotonic() > deadline:
+                raise EmbeddingError(
+                    f"{self._shown} had not sent its whole answer after {self._timeout_seconds:g} s"
+                    " (RECALLD_EMBEDDER_TIMEOUT_SECONDS)"
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _redirected(self, error: urllib.error.HTTPError) -> str:
+        """What a redirect says, and that it was not followed."""
+        location = error.headers.get("Location") if error.headers is not None else None
+        target = "elsewhere" if not location else _redacted(urljoin(self._url, location))
+        return (
+            f"{self._shown} answered {error.code}, a redirect to {target}; recalld does not"
+            " follow an embedding endpoint's redirects (the texts and the API key would go"
+            " wherever it points): set RECALLD_EMBEDDER_URL to the endpoint itself"
+        )
 
     def embed_batch(self, texts: Sequence[str]) -> Vectors:
         """One request per batch; the rows are L2-normalised here whatever the server does."""
@@ -100,6 +166,46 @@ class HTTPEmbedder:
                 f"{self._model} returned {matrix.shape[1]} dimensions, expected {self._dimension}"
             )
         return normalize_rows(matrix)
+
+
+def _no_constant(name: str) -> float:
+    """``NaN``, ``Infinity`` and ``-Infinity``, which Python's JSON reads and JSON has not."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _vectors(payload: Any, count: int, shown: str) -> npt.NDArray[np.float32]:
+    """The ``count`` vectors of an OpenAI-shaped answer, in the texts' order; anything
+    else (an index missing or given twice, a value that is not a finite number, rows of
+    different lengths) is an :class:`EmbeddingError` naming what was wrong."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        raise EmbeddingError(f"{shown} returned an unexpected body: no 'data' list")
+    rows: list[Any] = [None] * count
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        if type(index) is not int or not 0 <= index < count or rows[index] is not None:
+            raise EmbeddingError(
+                f"{shown} returned {len(data)} vectors for {count} texts, or an 'index' that"
+                f" is not one of 0 to {count - 1} given once each"
+            )
+        embedding = item.get("embedding")
+        if not isinstance(embedding, list) or not all(
+            type(value) in (int, float) and math.isfinite(value) for value in embedding
+        ):
+            raise EmbeddingError(
+                f"{shown} returned an embedding (index {index}) that is not a list of finite"
+                " numbers"
+            )
+        rows[index] = embedding
+    if len(data) != count:
+        raise EmbeddingError(f"{shown} returned {len(data)} vectors for {count} texts")
+    if len({len(row) for row in rows}) > 1:
+        raise EmbeddingError(f"{shown} returned embeddings of different lengths")
+    with np.errstate(over="ignore"):  # refused just below, by name
+        matrix = np.array(rows, dtype=np.float32).reshape(count, -1)
+    if not np.isfinite(matrix).all():  # a finite float64 past float32's range
+        raise EmbeddingError(f"{shown} returned a value too large for a float32 vector")
+    return matrix
 
 
 def _endpoint(base_url: str) -> str:
