@@ -519,6 +519,15 @@ class Settings(BaseSettings):
             raise ValueError("expected HH:MM on a 24-hour clock") from None
         return value
 
+    @field_validator("embedder_dimension")
+    @classmethod
+    def _hashing_dimension(cls, value: int | None, info: ValidationInfo) -> int | None:
+        """The hashing embedder's buckets: at least 8 (fewer failed every command that
+        made the embedder with a ValueError traceback)."""
+        if value is not None and value < 8 and info.data.get("embedder") == "hashing":
+            raise ValueError("must be at least 8 for the hashing embedder (its buckets)")
+        return value
+
     @field_validator("postgres_pool_max")
     @classmethod
     def _pool_bounds(cls, value: int, info: ValidationInfo) -> int:
