@@ -469,8 +469,14 @@ class HybridRetriever:
             # store without an embedder has no meaning to compare, so nothing at all
             # (keyword mode still matches the words, when that is what is wanted).
             mode = "vector"
-        index = self.vectors(scope)
         unavailable = False
+        try:
+            index = self.vectors(scope)
+        except EmbeddingError as error:
+            # An embedder that must ask its endpoint for its dimension (http, none given)
+            # cannot build the index while the endpoint is down: as when the query fails.
+            logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
+            index, unavailable = None, True
         vector_later, later = self._nearest_later(scope, text, index, mode)
         period = self.period_of(text, scope.now)
         if period is not None and period.yearless:
@@ -690,10 +696,10 @@ class HybridRetriever:
     ) -> dict[int, float]:
         """Cosine of ``text`` with the indexed vectors of ``seqs`` and of its ``nearest``
         neighbours in ``namespace`` (empty without an embedder or any vector)."""
-        index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
-        if index is None:
-            return {}
         try:
+            index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
+            if index is None:
+                return {}
             query = self._query_vector(text, index)
         except EmbeddingError as error:  # context recall answers from the other channels
             logger.warning("text similarity skipped: embedding failed: %s", error)
