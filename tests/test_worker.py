@@ -298,6 +298,34 @@ def test_worker_model_switch_re_embeds_while_recall_works(db_path: Path, clock: 
         assert hits[0].backends == ["vector"]
 
 
+def test_worker_model_switch_deletes_the_old_models_graph_file(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # It stayed beside the database for good, about 270 MB at a million memories.
+    contents = [{"content": f"note {index} about topic{index % 7}"} for index in range(12)]
+    old_graph = Path(f"{db_path}-vectors-model-a.graph.npz")
+    with _open(db_path, clock, NamedEmbedder("model-a"), vector_ann_threshold=4) as service:
+        service.remember_many(contents)
+        service.new_worker().run_until_idle()
+        service.search("topic3", mode="vector", min_score=0)
+    assert old_graph.exists()
+    # Another database whose name starts alike keeps its files, whatever they hold.
+    neighbour = Path(f"{db_path}-vectors-x.db-vectors-model-a.graph.npz")
+    neighbour.write_bytes(old_graph.read_bytes())
+    with _open(db_path, clock, NamedEmbedder("model-b"), vector_ann_threshold=4) as service:
+        worker = service.new_worker()
+        assert worker.backfill() == 12
+        # Until the switch completes, the old model's vectors and graph are still used.
+        worker.run_once()
+        assert old_graph.exists()
+        worker.run_until_idle()
+        assert service.status().embeddings == {"model-b": 12}
+        service.search("topic3", mode="vector", min_score=0)
+    assert not old_graph.exists()
+    assert Path(f"{db_path}-vectors-model-b.graph.npz").exists()
+    assert neighbour.exists()
+
+
 def test_worker_thread_indexes_in_the_background(db_path: Path, clock: FakeClock) -> None:
     # An idle worker polls only once an hour here: only the write's own wake-up can make it
     # index the memory within the wait below.

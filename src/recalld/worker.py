@@ -45,6 +45,7 @@ from recalld.errors import EmbeddingError
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
+from recalld.retrieval.graph_files import remove_graphs_of_other_models
 from recalld.store.base import Store, shared_between_threads
 from recalld.store.graph import GraphJob
 from recalld.store.semantic import Job, WorkerRecord, embedding_text, encode_vector, text_hash
@@ -475,6 +476,12 @@ class Worker:
                     logger.info(
                         "model switch to %s complete: dropped %d old vectors", model, dropped
                     )
+                # And the old models' graph files, useless without their vectors (also
+                # those a switch completed by an earlier version left behind).
+                location = self._store.index_location
+                if location is not None:
+                    for removed in remove_graphs_of_other_models(location, model):
+                        logger.info("deleted the old model's vector graph %s", removed)
         semantic.purge_done_jobs(self._clock() - DONE_JOB_RETENTION)
         semantic.compact_vector_log()
 
