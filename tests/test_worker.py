@@ -326,6 +326,21 @@ def test_worker_model_switch_deletes_the_old_models_graph_file(
     assert neighbour.exists()
 
 
+def test_worker_re_embeds_vectors_a_model_of_the_same_name_made_at_another_dimension(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # An http model alias pointed at another model: the old vectors were read as zeros,
+    # so the memories stayed "indexed" and were never found by meaning again.
+    with _open(db_path, clock, NamedEmbedder("alias", 64)) as service:
+        receipt = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with _open(db_path, clock, NamedEmbedder("alias", 32)) as service:
+        assert service.new_worker().run_until_idle().processed == 1
+        hits = service.search("kitchen door", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert hits[0].channels["text"] > 0.5
+
+
 def test_worker_thread_indexes_in_the_background(db_path: Path, clock: FakeClock) -> None:
     # An idle worker polls only once an hour here: only the write's own wake-up can make it
     # index the memory within the wait below.

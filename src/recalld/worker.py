@@ -143,7 +143,9 @@ class Worker:
         now = self._clock()
         queued = 0
         if self._embedder is not None:
-            embeds = self._store.semantic.backfill_jobs(self._embedder.name, now)
+            embeds = self._store.semantic.backfill_jobs(
+                self._embedder.name, now, self._known_dimension()
+            )
             if embeds:
                 logger.info("queued %d memories for embedding with %s", embeds, self._embedder.name)
             queued += embeds
@@ -159,6 +161,17 @@ class Worker:
         self.report.backfilled += queued
         self._backfilled = True
         return queued
+
+    def _known_dimension(self) -> int | None:
+        """The embedder's dimension, for the backfill to re-embed vectors of another
+        length stored under its name; None when it cannot say now (an http endpoint
+        asked for it is down: its jobs then fail and retry as usual)."""
+        assert self._embedder is not None
+        try:
+            return self._embedder.dimension
+        except EmbeddingError as error:
+            logger.warning("the embedder's dimension is unknown for now: %s", error)
+            return None
 
     def run_once(self) -> int:
         """Claim one batch of each kind and process them; returns how many jobs it claimed.

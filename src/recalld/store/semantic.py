@@ -309,10 +309,13 @@ class SemanticStore(Protocol):
         """Record a failed attempt: queue it again at ``run_after``, or fail it for good (None)."""
         ...
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def backfill_jobs(self, model: str, now: datetime, dimension: int | None = None) -> int:
         """Queue a job for every memory without a ``model`` vector or a pending job for it.
 
-        Pending jobs of other models are dropped; returns how many jobs were queued.
+        Pending jobs of other models are dropped; returns how many jobs were queued. With
+        ``dimension``, ``model`` vectors of another length (a model served under the same
+        name with another dimension: read as zeros, they found nothing) are dropped and
+        queued again too.
         """
         ...
 
