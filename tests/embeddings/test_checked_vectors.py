@@ -59,7 +59,8 @@ def test_the_worker_stores_no_vector_an_embedder_spoilt(
         assert status.embeddings == {embedder.name: 1}
         [failed] = status.failed_jobs
         assert failed.memory_id == bad.id
-        assert failed.error is not None and failed.error.startswith("EmbeddingError: embedder")
+        assert failed.error is not None
+        assert failed.error.startswith("EmbeddingError: embedder")
         hits = service.search("poison cat sofa", min_score=0)
         # Every cosine is a number: the recall's JSON is JSON.
         assert {hit.memory.id for hit in hits} == {good.id, bad.id}

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from types import SimpleNamespace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from recalld.embeddings.hashing import HashingEmbedder
 from recalld.embeddings import http as http_embedder
+from recalld.embeddings.hashing import HashingEmbedder
 from recalld.embeddings.http import HTTPEmbedder
 from recalld.errors import EmbeddingError
 

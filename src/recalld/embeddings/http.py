@@ -33,8 +33,8 @@ from urllib.parse import parse_qsl, unquote, urljoin, urlsplit, urlunsplit
 import numpy as np
 import numpy.typing as npt
 
-from recalld.embeddings.base import Vectors, normalize_rows
 from recalld.config import MAX_EMBEDDER_DIMENSION
+from recalld.embeddings.base import Vectors, normalize_rows
 from recalld.errors import EmbeddingError
 
 __all__ = ["HTTPEmbedder"]
