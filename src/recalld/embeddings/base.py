@@ -84,6 +84,7 @@ def checked_vectors(vectors: npt.ArrayLike, count: int, embedder: Embedder) -> V
         raise EmbeddingError(
             f"embedder {embedder.name} returned vectors of shape {matrix.shape}"
             f" for {count} texts of dimension {dimension}"
+            " (RECALLD_EMBEDDER_DIMENSION gives a custom model's)"
         )
     finite = np.isfinite(matrix).all(axis=1)
     if not finite.all():
