@@ -479,6 +479,19 @@ class Settings(BaseSettings):
             raise ValueError("must be an http:// or https:// URL")
         return value
 
+    @field_validator("embedder_api_key")
+    @classmethod
+    def _one_credential(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        """A key, or a user and password in ``RECALLD_EMBEDDER_URL``: not both (one
+        ``Authorization`` header carries one of them)."""
+        url = info.data.get("embedder_url")
+        if value is not None and value.get_secret_value() and url and "@" in urlsplit(url).netloc:
+            raise ValueError(
+                "is set while RECALLD_EMBEDDER_URL holds a user and password: give the"
+                " endpoint's credentials in one of them"
+            )
+        return value
+
     # A namespace, zone or clock time that does not parse is refused here, naming its
     # variable, as every other setting is: checked only where it was first used, a server
     # started and then refused every request, and `recalld stats` said nothing.

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import ValidationError as PydanticValidationError
 
+from recalld.config import Settings
 from recalld.embeddings import http as http_embedder
 from recalld.embeddings.hashing import HashingEmbedder
 from recalld.embeddings.http import HTTPEmbedder
@@ -238,3 +242,33 @@ def test_http_embedder_timeout_bounds_the_whole_answer(
     embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16)
     with pytest.raises(EmbeddingError, match=r"whole answer after 60 s"):
         embedder.embed_batch(["x"])
+
+
+def test_http_embedder_sends_the_user_and_password_of_its_url_as_basic_auth(
+    server: FakeEmbeddingServer,
+) -> None:
+    # urllib took "alice:pa55@host" for a host name: the password went to the DNS
+    # resolver and every embedding failed with "Name or service not known".
+    host, port = server.server_address[:2]
+    embedder = HTTPEmbedder(base_url=f"http://alice:pa55%40word@{host!s}:{port}/v1", model="m")
+    assert embedder.embed_batch(["x"]).shape == (1, 16)
+    assert server.requests[0]["path"] == "/v1/embeddings"
+    assert server.requests[0]["authorization"] == "Basic " + base64.b64encode(
+        b"alice:pa55@word"
+    ).decode("ascii")
+    with pytest.raises(EmbeddingError, match="give the endpoint's credentials in one of them"):
+        HTTPEmbedder(base_url=f"http://alice:pa55@{host!s}:{port}/v1", model="m", api_key="k")
+
+
+def test_http_settings_refuse_a_key_beside_credentials_in_the_url(tmp_path: Path) -> None:
+    with pytest.raises(PydanticValidationError, match="holds a user and password"):
+        Settings(
+            db=tmp_path / "m.db",
+            embedder="http",
+            embedder_model="m",
+            embedder_url="http://alice:pa55@127.0.0.1:1/v1",
+            embedder_api_key="sk-test",
+        )
+    # Either alone is taken.
+    Settings(db=tmp_path / "m.db", embedder_url="http://alice:pa55@127.0.0.1:1/v1")
+    Settings(db=tmp_path / "m.db", embedder_url="http://127.0.0.1:1/v1", embedder_api_key="k")

@@ -20,6 +20,7 @@ larger than the vectors asked for is cut off rather than read into memory.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import math
@@ -73,10 +74,18 @@ class HTTPEmbedder:
         dimension: int | None = None,
         timeout_seconds: float = 60.0,
     ) -> None:
-        self._url = _endpoint(base_url)
-        self._shown = _redacted(self._url)
+        # As written (credentials and all): what errors are scrubbed of.
+        self._written = _endpoint(base_url)
+        self._shown = _redacted(self._written)
+        self._url, self._authorization = _credentials(self._written)
+        if api_key:
+            if self._authorization is not None:
+                raise EmbeddingError(
+                    "embedder_url holds a user and password and embedder_api_key is set too:"
+                    " give the endpoint's credentials in one of them"
+                )
+            self._authorization = f"Bearer {api_key}"
         self._model = model
-        self._api_key = api_key
         self._dimension = dimension
         self._timeout_seconds = timeout_seconds
 
@@ -95,8 +104,8 @@ class HTTPEmbedder:
     def _request(self, texts: Sequence[str]) -> Vectors:
         body = json.dumps({"model": self._model, "input": list(texts)}).encode()
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
+        if self._authorization is not None:
+            headers["Authorization"] = self._authorization
         request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
         deadline = time.monotonic() + self._timeout_seconds
         try:
@@ -106,13 +115,13 @@ class HTTPEmbedder:
             with error:  # its connection, closed now rather than when it is collected
                 if 300 <= error.code < 400:
                     raise EmbeddingError(self._redirected(error)) from error
-                detail = _scrubbed(error.read()[:300].decode(errors="replace"), self._url)
+                detail = _scrubbed(error.read()[:300].decode(errors="replace"), self._written)
                 raise EmbeddingError(f"{self._shown} answered {error.code}: {detail}") from error
         # HTTPException: a URL http.client cannot use (a port that is not a number) and a
         # body cut short (IncompleteRead) are neither OSError nor ValueError.
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as error:
             raise EmbeddingError(
-                f"{self._shown} failed: {_scrubbed(str(error), self._url)}"
+                f"{self._shown} failed: {_scrubbed(str(error), self._written)}"
             ) from error
         try:
             payload: Any = json.loads(answer, parse_constant=_no_constant)
@@ -206,6 +215,20 @@ def _vectors(payload: Any, count: int, shown: str) -> npt.NDArray[np.float32]:
     if not np.isfinite(matrix).all():  # a finite float64 past float32's range
         raise EmbeddingError(f"{shown} returned a value too large for a float32 vector")
     return matrix
+
+
+def _credentials(url: str) -> tuple[str, str | None]:
+    """``url`` without the user and password in its authority, and the Basic
+    ``Authorization`` they make (None without them). urllib sends no credentials written
+    in a URL: it looked ``user:secret@host`` up as a host name (asking the DNS resolver
+    for the password) and failed with "Name or service not known"."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    credentials, _, host = parts.netloc.rpartition("@")
+    user, _, password = credentials.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode()
+    return urlunsplit(parts._replace(netloc=host)), f"Basic {token}"
 
 
 def _endpoint(base_url: str) -> str:
