@@ -6,7 +6,8 @@ It uses only the standard library, so it adds no dependency. The API key comes
 from the settings and is sent as a bearer token; it is never logged. Nor are
 credentials written in the URL itself (``https://user:secret@host/v1``, or a key in
 its query, ``?api-key=…``): every error, and so every log line and job error kept in
-the database, shows the URL with its password and query values as ``***``.
+the database, shows the URL with its password and query values as ``***``. A user and
+password in the URL are sent as Basic auth (not with an API key: one or the other).
 
 What the server answers is checked before it becomes a vector: exactly one list of finite
 numbers for each text, at ``index`` 0 to n - 1, of one length (a NaN or a missing index is
