@@ -217,6 +217,23 @@ def test_worker_gives_up_after_max_attempts(db_path: Path, clock: FakeClock) -> 
         assert service.recall("poison")[0].memory.id == bad.id
 
 
+def test_worker_queues_failed_embeddings_again_when_asked(db_path: Path, clock: FakeClock) -> None:
+    # Failed for good while the endpoint was down, a memory was never embedded again.
+    embedder = FlakyEmbedder(failures=2)
+    with _open(db_path, clock, embedder, worker_max_attempts=2) as service:
+        receipt = service.remember("a memory written while the endpoint was down")
+        worker = service.new_worker()
+        worker.run_until_idle()
+        worker.run_until_idle()
+        assert service.get(receipt.id).index_state == "failed"
+        assert service.new_worker().run_until_idle().processed == 0  # a restart alone
+        retrying = service.new_worker()
+        assert retrying.backfill(retry_failed=True) == 1
+        assert retrying.run_until_idle().processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
+        assert service.status().failed_jobs == []
+
+
 def test_worker_backoff_delays_the_retry(db_path: Path, clock: FakeClock) -> None:
     embedder = FlakyEmbedder(failures=1)
     with _open(db_path, clock, embedder, worker_retry_seconds=10.0) as service:

@@ -137,14 +137,18 @@ class Worker:
     def _models(self) -> list[str]:
         return [part.name for part in (self._embedder, self._extractor) if part is not None]
 
-    def backfill(self) -> int:
+    def backfill(self, *, retry_failed: bool = False) -> int:
         """Queue every memory without a vector of the current model or an extraction of the
-        current extractor (model or extractor switch, import, a database older than the graph)."""
+        current extractor (model or extractor switch, import, a database older than the graph).
+
+        ``retry_failed``: also every memory whose embedding failed for good (attempts
+        used up while an endpoint was down, say), from its first attempt again; a
+        failed job otherwise stays failed (``recalld worker --retry-failed``)."""
         now = self._clock()
         queued = 0
         if self._embedder is not None:
             embeds = self._store.semantic.backfill_jobs(
-                self._embedder.name, now, self._known_dimension()
+                self._embedder.name, now, self._known_dimension(), retry_failed=retry_failed
             )
             if embeds:
                 logger.info("queued %d memories for embedding with %s", embeds, self._embedder.name)

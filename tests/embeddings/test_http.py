@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import SecretStr
 from pydantic import ValidationError as PydanticValidationError
 
 from recalld.config import Settings
@@ -267,8 +268,10 @@ def test_http_settings_refuse_a_key_beside_credentials_in_the_url(tmp_path: Path
             embedder="http",
             embedder_model="m",
             embedder_url="http://alice:pa55@127.0.0.1:1/v1",
-            embedder_api_key="sk-test",
+            embedder_api_key=SecretStr("sk-test"),
         )
     # Either alone is taken.
     Settings(db=tmp_path / "m.db", embedder_url="http://alice:pa55@127.0.0.1:1/v1")
-    Settings(db=tmp_path / "m.db", embedder_url="http://127.0.0.1:1/v1", embedder_api_key="k")
+    Settings(
+        db=tmp_path / "m.db", embedder_url="http://127.0.0.1:1/v1", embedder_api_key=SecretStr("k")
+    )

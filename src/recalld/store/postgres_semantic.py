@@ -384,7 +384,14 @@ class PostgresSemantic:
 
         self._transact(step)
 
-    def backfill_jobs(self, model: str, now: datetime, dimension: int | None = None) -> int:
+    def backfill_jobs(
+        self,
+        model: str,
+        now: datetime,
+        dimension: int | None = None,
+        *,
+        retry_failed: bool = False,
+    ) -> int:
         def step(connection: Connection) -> int:
             # Workers starting together: one backfills, the others then find nothing missing.
             connection.execute(
@@ -396,6 +403,11 @@ class PostgresSemantic:
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            if retry_failed:  # gone, so their memories are queued again below
+                connection.execute(
+                    "DELETE FROM jobs WHERE kind = 'embed' AND model = %s AND state = 'failed'",
+                    (model,),
+                )
             if dimension is not None:
                 self._drop_other_dimensions(connection, model, dimension)
             # Made from an older text (see stale_vectors): gone, so queued again below.

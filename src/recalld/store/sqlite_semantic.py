@@ -312,13 +312,25 @@ class SQLiteSemantic:
 
         self._transact(step)
 
-    def backfill_jobs(self, model: str, now: datetime, dimension: int | None = None) -> int:
+    def backfill_jobs(
+        self,
+        model: str,
+        now: datetime,
+        dimension: int | None = None,
+        *,
+        retry_failed: bool = False,
+    ) -> int:
         def step(connection: apsw.Connection) -> int:
             connection.execute(
                 "DELETE FROM jobs WHERE kind = 'embed' AND model != ?"
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            if retry_failed:  # gone, so their memories are queued again below
+                connection.execute(
+                    "DELETE FROM jobs WHERE kind = 'embed' AND model = ? AND state = 'failed'",
+                    (model,),
+                )
             if dimension is not None:
                 _drop_other_lengths(connection, model, dimension)
             # Made from an older text (see stale_vectors): gone, so queued again below.

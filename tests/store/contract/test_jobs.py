@@ -169,6 +169,22 @@ def test_jobs_backfill_re_embeds_vectors_of_another_dimension(store: Store) -> N
     assert {len(blob) for blob in stored.values()} == {24}
 
 
+def test_jobs_backfill_can_queue_failed_jobs_again(store: Store) -> None:
+    # A job that failed for good (attempts used up while an endpoint was down) stayed
+    # failed: no backfill or command queued its memory again.
+    (seq,) = queue(store, 1)
+    (job,) = store.semantic.claim_jobs("w", MODEL, 1, NOW, LEASE, 1)
+    store.semantic.retry_job("w", job, "EmbeddingError: endpoint down", NOW, None)
+    assert store.semantic.backfill_jobs(MODEL, NOW) == 0
+    assert store.semantic.queue_counts(["default"], 10).memories_by_index_state == {"failed": 1}
+    assert store.semantic.backfill_jobs(MODEL, NOW, retry_failed=True) == 1
+    counts = store.semantic.queue_counts(["default"], 10)
+    assert counts.jobs_by_state["failed"] == 0
+    assert counts.memories_by_index_state == {"queued": 1}
+    (again,) = store.semantic.claim_jobs("w", MODEL, 1, NOW, LEASE, 1)
+    assert (again.seq, again.attempts) == (seq, 1)
+
+
 def test_jobs_are_shared_by_concurrent_workers(open_another: OpenStore) -> None:
     stores = [open_another() for _ in range(3)]
     queue(stores[0], 30)
