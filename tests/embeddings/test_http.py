@@ -33,6 +33,8 @@ class FakeEmbeddingServer(ThreadingHTTPServer):
         self.fail_body = b'{"error": "overloaded"}'
         self.answer_with: bytes | None = None  # a 200 with this body instead of vectors
         self.redirect_to: str | None = None  # a 302 to this location instead
+        # A 500 announcing a large body, of which it sends a little and then holds on.
+        self.hold_error: threading.Event | None = None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -53,6 +55,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.requests.append(
             {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
         )
+        if self.server.hold_error is not None:
+            self.send_response(500)
+            self.send_header("Content-Length", str(1 << 30))
+            self.end_headers()
+            self.wfile.write(b"overloaded " * 100)
+            self.wfile.flush()
+            self.server.hold_error.wait(30)
+            return
         if self.server.redirect_to is not None:
             self.send_response(302)
             self.send_header("Location", self.server.redirect_to)
@@ -275,3 +285,17 @@ def test_http_settings_refuse_a_key_beside_credentials_in_the_url(tmp_path: Path
     Settings(
         db=tmp_path / "m.db", embedder_url="http://127.0.0.1:1/v1", embedder_api_key=SecretStr("k")
     )
+
+
+def test_http_embedder_reads_no_more_of_an_error_than_it_quotes(
+    server: FakeEmbeddingServer,
+) -> None:
+    # The whole error body was read (a gigabyte announced, or one never ending) to quote
+    # its first 300 characters.
+    server.hold_error = threading.Event()
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, timeout_seconds=20)
+    try:
+        with pytest.raises(EmbeddingError, match="answered 500: overloaded overloaded"):
+            embedder.embed_batch(["x"])
+    finally:
+        server.hold_error.set()
