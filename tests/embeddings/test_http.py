@@ -35,6 +35,7 @@ class FakeEmbeddingServer(ThreadingHTTPServer):
         self.redirect_to: str | None = None  # a 302 to this location instead
         # A 500 announcing a large body, of which it sends a little and then holds on.
         self.hold_error: threading.Event | None = None
+        self.hold_error_words = 100
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -59,7 +60,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(500)
             self.send_header("Content-Length", str(1 << 30))
             self.end_headers()
-            self.wfile.write(b"overloaded " * 100)
+            self.wfile.write(b"overloaded " * self.server.hold_error_words)
             self.wfile.flush()
             self.server.hold_error.wait(30)
             return
@@ -296,6 +297,20 @@ def test_http_embedder_reads_no_more_of_an_error_than_it_quotes(
     embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, timeout_seconds=20)
     try:
         with pytest.raises(EmbeddingError, match="answered 500: overloaded overloaded"):
+            embedder.embed_batch(["x"])
+    finally:
+        server.hold_error.set()
+
+
+def test_http_embedder_error_whose_body_stops_coming_is_an_embedding_error(
+    server: FakeEmbeddingServer,
+) -> None:
+    # Reading it timed out with a TimeoutError, which recall takes for a bug and raises.
+    server.hold_error = threading.Event()
+    server.hold_error_words = 2
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, timeout_seconds=0.5)
+    try:
+        with pytest.raises(EmbeddingError, match=r"answered 500: \(its body could not be read"):
             embedder.embed_batch(["x"])
     finally:
         server.hold_error.set()

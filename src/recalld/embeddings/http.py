@@ -116,7 +116,12 @@ class HTTPEmbedder:
             with error:  # its connection, closed now rather than when it is collected
                 if 300 <= error.code < 400:
                     raise EmbeddingError(self._redirected(error)) from error
-                detail = _scrubbed(error.read(300).decode(errors="replace"), self._written)
+                try:
+                    quoted = error.read(300).decode(errors="replace")
+                except (OSError, http.client.HTTPException) as unread:
+                    # A body that stops coming: a TimeoutError was no EmbeddingError.
+                    quoted = f"(its body could not be read: {unread})"
+                detail = _scrubbed(quoted, self._written)
                 raise EmbeddingError(f"{self._shown} answered {error.code}: {detail}") from error
         # HTTPException: a URL http.client cannot use (a port that is not a number) and a
         # body cut short (IncompleteRead) are neither OSError nor ValueError.
