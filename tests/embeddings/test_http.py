@@ -198,6 +198,7 @@ def _answer(*embeddings: object, indexes: list[object] | None = None) -> bytes:
         (_answer([0.5, float("nan")], [0.5, 0.5]), "NaN is not a JSON number"),
         (_answer([0.5, float("inf")], [0.5, 0.5]), "Infinity is not a JSON number"),
         (_answer([0.5, 1e300], [0.5, 0.5]), "too large for a float32 vector"),
+        (_answer([0.5, 10**400], [0.5, 0.5]), r"\(index 0\) that is not a list of finite"),
         (_answer(["0.5", "0.5"], [0.5, 0.5]), r"\(index 0\) that is not a list of finite"),
         (_answer([True, False], [0.5, 0.5]), r"\(index 0\) that is not a list of finite"),
         (_answer([0.5, 0.5], None), r"\(index 1\) that is not a list of finite"),

@@ -25,6 +25,7 @@ import base64
 import http.client
 import json
 import math
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -188,6 +189,13 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite_number(value: Any) -> bool:
+    """A JSON number a float holds (an integer of 400 digits overflowed ``isfinite``)."""
+    if type(value) is int:
+        return abs(value) <= sys.float_info.max
+    return type(value) is float and math.isfinite(value)
+
+
 def _vectors(payload: Any, count: int, shown: str) -> npt.NDArray[np.float32]:
     """The ``count`` vectors of an OpenAI-shaped answer, in the texts' order; anything
     else (an index missing or given twice, a value that is not a finite number, rows of
@@ -204,9 +212,7 @@ def _vectors(payload: Any, count: int, shown: str) -> npt.NDArray[np.float32]:
                 f" is not one of 0 to {count - 1} given once each"
             )
         embedding = item.get("embedding")
-        if not isinstance(embedding, list) or not all(
-            type(value) in (int, float) and math.isfinite(value) for value in embedding
-        ):
+        if not isinstance(embedding, list) or not all(map(_finite_number, embedding)):
             raise EmbeddingError(
                 f"{shown} returned an embedding (index {index}) that is not a list of finite"
                 " numbers"
