@@ -208,6 +208,7 @@ def _answer(*embeddings: object, indexes: list[object] | None = None) -> bytes:
         (_answer([0.5, 0.5], [0.5, 0.5, 0.5]), "embeddings of different lengths"),
         (b'{"data": {"0": [0.5, 0.5]}}', "no 'data' list"),
         (b"[]", "no 'data' list"),
+        (b"[" * 100_000, "not JSON: maximum recursion depth"),
     ],
 )
 def test_http_embedder_refuses_an_answer_that_is_not_one_finite_vector_a_text(

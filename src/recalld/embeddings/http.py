@@ -132,7 +132,7 @@ class HTTPEmbedder:
             ) from error
         try:
             payload: Any = json.loads(answer, parse_constant=_no_constant)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deep
             raise EmbeddingError(
                 f"{self._shown} returned a body that is not JSON: {error}"
             ) from error
