@@ -26,6 +26,7 @@ from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import (
     FlakyEmbedder,
+    MisstatedEmbedder,
     NamedEmbedder,
     RecordingEmbedder,
     semantic_settings,
@@ -610,3 +611,23 @@ def test_worker_logs_an_embedder_that_cannot_release_and_goes_on(
         service.new_worker().run_until_idle()
         assert service.get(first.id).index_state == "indexed"
         assert service.get(second.id).index_state == "indexed"
+
+
+
+def test_worker_with_a_wrong_dimension_setting_keeps_the_stored_vectors(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # One `recalld worker` run with RECALLD_EMBEDDER_DIMENSION set wrong deleted every
+    # vector the server's (right) model had made, then failed every job re-embedding them.
+    with _open(db_path, clock, NamedEmbedder("alias", 64)) as service:
+        receipt = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with _open(db_path, clock, MisstatedEmbedder("alias", 64, says=32)) as service:
+        worker = service.new_worker()
+        assert worker.backfill() == 0
+        assert worker.run_until_idle().processed == 0
+        assert service.status().embeddings == {"alias": 1}
+        assert service.get(receipt.id).index_state == "indexed"
+    with _open(db_path, clock, NamedEmbedder("alias", 64)) as service:
+        hits = service.search("kitchen door", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in hits] == [receipt.id]

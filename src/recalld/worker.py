@@ -48,7 +48,14 @@ from recalld.graph.types import Extraction
 from recalld.retrieval.graph_files import remove_graphs_of_other_models
 from recalld.store.base import Store, shared_between_threads
 from recalld.store.graph import GraphJob
-from recalld.store.semantic import Job, WorkerRecord, embedding_text, encode_vector, text_hash
+from recalld.store.semantic import (
+    VECTOR_BYTES,
+    Job,
+    WorkerRecord,
+    embedding_text,
+    encode_vector,
+    text_hash,
+)
 
 __all__ = ["Worker", "WorkerReport"]
 
@@ -169,13 +176,51 @@ class Worker:
     def _known_dimension(self) -> int | None:
         """The embedder's dimension, for the backfill to re-embed vectors of another
         length stored under its name; None when it cannot say now (an http endpoint
-        asked for it is down: its jobs then fail and retry as usual)."""
+        asked for it is down: its jobs then fail and retry as usual), or when the stored
+        vectors are of another length and a real embedding does not bear that dimension
+        out (a wrong RECALLD_EMBEDDER_DIMENSION: dropping them on its word deleted every
+        vector a rightly configured process had made, then failed every job)."""
         assert self._embedder is not None
         try:
-            return self._embedder.dimension
+            claimed = self._embedder.dimension
         except EmbeddingError as error:
             logger.warning("the embedder's dimension is unknown for now: %s", error)
             return None
+        model = self._embedder.name
+        first = self._store.semantic.vector_rows(model, 0, 1)
+        if not first or len(first[0][2]) == claimed * VECTOR_BYTES:
+            return claimed  # nothing of another length to drop
+        stored = len(first[0][2]) // VECTOR_BYTES
+        try:
+            actual = np.asarray(self._embedder.embed_batch(["dimension check"])).shape[-1]
+        except EmbeddingError as error:
+            logger.warning(
+                "the stored %s vectors are %d long, the embedder says %d; kept until an"
+                " embedding shows its length: %s",
+                model,
+                stored,
+                claimed,
+                error,
+            )
+            return None
+        if actual != claimed:
+            logger.error(
+                "embedder %s says its dimension is %d but embeds %d numbers a text"
+                " (RECALLD_EMBEDDER_DIMENSION): its stored vectors (%d long) are kept",
+                model,
+                claimed,
+                actual,
+                stored,
+            )
+            return None
+        logger.warning(
+            "the stored %s vectors are %d long and the embedder's %d (a model served under"
+            " the same name with another dimension): they are dropped and re-embedded",
+            model,
+            stored,
+            claimed,
+        )
+        return claimed
 
     def run_once(self) -> int:
         """Claim one batch of each kind and process them; returns how many jobs it claimed.

@@ -483,3 +483,29 @@ def test_postgres_a_model_served_at_another_dimension_under_its_name_is_re_embed
         assert kitchen[0].memory.id == first.id
         shed = service.search("garden shed roses", mode="vector", min_score=0)
         assert shed[0].memory.id == second.id
+
+
+def test_postgres_a_wrong_dimension_setting_keeps_the_stored_vectors(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    # A worker whose RECALLD_EMBEDDER_DIMENSION was wrong deleted every vector (and the
+    # HNSW index) the rightly configured server had made, then failed every job.
+    from recalld.store.factory import open_store
+    from tests.semantic_support import MisstatedEmbedder, NamedEmbedder
+
+    settings = Settings(
+        db=postgres_url, embedder="hashing", graph_extractor="rules", recall_catch_up=0
+    )
+
+    def opened(embedder: NamedEmbedder) -> MemoryService:
+        return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+
+    with opened(NamedEmbedder("alias", 64)) as service:
+        first = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with opened(MisstatedEmbedder("alias", 64, says=32)) as service:
+        assert service.new_worker().run_until_idle().processed == 0
+        assert service.status().embeddings == {"alias": 1}
+    with opened(NamedEmbedder("alias", 64)) as service:
+        kitchen = service.search("kitchen door", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in kitchen] == [first.id]
