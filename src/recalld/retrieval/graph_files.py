@@ -8,6 +8,7 @@ stayed beside the database for good. The worker that drops the vectors now delet
 
 from __future__ import annotations
 
+import glob
 import logging
 import re
 import zipfile
@@ -38,11 +39,12 @@ def remove_graphs_of_other_models(prefix: Path, model: str) -> list[Path]:
 
     A file counts only when the model it records names exactly its own path, so another
     database whose name starts alike (``<db>-vectors-x.db``) keeps its files, and one
-    that cannot be read is left alone (whoever owns it rewrites it)."""
+    that cannot be read is left alone (whoever owns it rewrites it). The database's name
+    is escaped in the pattern: ``notes[1].db`` was read as ``notes1.db``."""
     keep = graph_path(prefix, model)
     base = Path(f"{prefix}-vectors-")
     removed = []
-    for candidate in base.parent.glob(f"{base.name}*{GRAPH_SUFFIX}"):
+    for candidate in base.parent.glob(f"{glob.escape(base.name)}*{GRAPH_SUFFIX}"):
         if candidate == keep:
             continue
         try:
