@@ -316,3 +316,27 @@ def test_http_embedder_error_whose_body_stops_coming_is_an_embedding_error(
             embedder.embed_batch(["x"])
     finally:
         server.hold_error.set()
+
+
+def test_http_embedder_errors_never_quote_the_credentials_it_sent(
+    server: FakeEmbeddingServer,
+) -> None:
+    # A 401 quoting the Authorization header it got (a proxy, a debugging server) put the
+    # base64 of the URL's user:password, or the API key, in the job error that `recalld
+    # status` shows and every log line repeats.
+    host, port = server.server_address[:2]
+    server.fail_with = 401
+    basic = base64.b64encode(b"alice:pa55@word").decode("ascii")
+    server.fail_body = f"bad credentials: Basic {basic}".encode()
+    in_url = HTTPEmbedder(
+        base_url=f"http://alice:pa55%40word@{host!s}:{port}/v1", model="m", dimension=16
+    )
+    with pytest.raises(EmbeddingError, match="401") as answered:
+        in_url.embed_batch(["x"])
+    assert basic not in str(answered.value)
+    assert "Basic ***" in str(answered.value)
+    server.fail_body = b"unknown key sk-s3cret-value"
+    keyed = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, api_key="sk-s3cret-value")
+    with pytest.raises(EmbeddingError, match="401") as refused:
+        keyed.embed_batch(["x"])
+    assert "s3cret" not in str(refused.value)

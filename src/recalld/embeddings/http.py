@@ -87,6 +87,10 @@ class HTTPEmbedder:
                     " give the endpoint's credentials in one of them"
                 )
             self._authorization = f"Bearer {api_key}"
+        # What the header carries (a key, or user:password in base64): never quoted back.
+        self._sent_secrets = (
+            () if self._authorization is None else (self._authorization.partition(" ")[2],)
+        )
         self._model = model
         self._dimension = dimension
         self._timeout_seconds = timeout_seconds
@@ -122,13 +126,13 @@ class HTTPEmbedder:
                 except (OSError, http.client.HTTPException) as unread:
                     # A body that stops coming: a TimeoutError was no EmbeddingError.
                     quoted = f"(its body could not be read: {unread})"
-                detail = _scrubbed(quoted, self._written)
+                detail = _scrubbed(quoted, self._written, self._sent_secrets)
                 raise EmbeddingError(f"{self._shown} answered {error.code}: {detail}") from error
         # HTTPException: a URL http.client cannot use (a port that is not a number) and a
         # body cut short (IncompleteRead) are neither OSError nor ValueError.
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as error:
             raise EmbeddingError(
-                f"{self._shown} failed: {_scrubbed(str(error), self._written)}"
+                f"{self._shown} failed: {_scrubbed(str(error), self._written, self._sent_secrets)}"
             ) from error
         try:
             payload: Any = json.loads(answer, parse_constant=_no_constant)
@@ -262,12 +266,14 @@ def _redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
-def _scrubbed(message: str, url: str) -> str:
+def _scrubbed(message: str, url: str, sent: Sequence[str] = ()) -> str:
     """``message`` (an error urllib raised for ``url``, or a server's answer) without the
     URL's secrets, decoded or as written (a server quoting the path it got: a key
-    ``a%2Fb`` is ``a/b`` decoded)."""
+    ``a%2Fb`` is ``a/b`` decoded), nor the ``sent`` ones (the ``Authorization`` header's
+    key or Basic token, which a server may quote back in a 401)."""
     parts = urlsplit(url)
-    secrets = [value for _, value in parse_qsl(parts.query) if value]
+    secrets = list(sent)
+    secrets += [value for _, value in parse_qsl(parts.query) if value]
     secrets += [pair.partition("=")[2] for pair in parts.query.split("&") if "=" in pair]
     if parts.password:
         secrets += [parts.password, unquote(parts.password)]
