@@ -509,3 +509,30 @@ def test_postgres_a_wrong_dimension_setting_keeps_the_stored_vectors(
     with opened(NamedEmbedder("alias", 64)) as service:
         kitchen = service.search("kitchen door", mode="vector", min_score=0)
         assert [hit.memory.id for hit in kitchen] == [first.id]
+
+
+def test_postgres_a_server_finds_the_vectors_another_process_re_embedded_at_a_new_dimension(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    # A server that had read the old dimension kept it: once a `recalld worker` process
+    # had re-embedded the model at its new dimension, every query of the server's (of
+    # that new dimension) was taken for a mismatch and found nothing until a restart.
+    from recalld.store.factory import open_store
+    from tests.semantic_support import NamedEmbedder
+
+    settings = Settings(
+        db=postgres_url, embedder="hashing", graph_extractor="rules", recall_catch_up=0
+    )
+
+    def opened(dimension: int) -> MemoryService:
+        embedder = NamedEmbedder("alias", dimension)
+        return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+
+    with opened(64) as service:
+        first = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with opened(32) as server, opened(32) as worker:
+        assert server.search("kitchen door", mode="vector", min_score=0) == []
+        assert worker.new_worker().run_until_idle().processed == 1
+        kitchen = server.search("kitchen door", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in kitchen] == [first.id]

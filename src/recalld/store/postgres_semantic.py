@@ -582,7 +582,12 @@ class PostgresSemantic:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if len(query) != dimension:
-            return []
+            # Read again: another process may have re-embedded the model at the query's
+            # dimension since this one read it (kept, every query found nothing).
+            self._dimensions.pop(model, None)
+            dimension = self.dimension(model)
+            if dimension is None or len(query) != dimension:
+                return []
         params = Parameters()
         where = scope_sql(scope, params)
         distance = (
