@@ -42,7 +42,9 @@ class _SpoiltEmbedder(HashingEmbedder):
         return vectors
 
 
-@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, None])
+# 1e5: finite in float32, an infinity once stored in float16 (a custom embedder that does
+# not normalise its rows).
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, None, 1e5])
 def test_the_worker_stores_no_vector_an_embedder_spoilt(
     db_path: Path, clock: FakeClock, value: float | None
 ) -> None:
@@ -94,3 +96,6 @@ def test_checked_vectors_names_the_model_and_the_text() -> None:
         checked_vectors(vectors, 3, embedder)
     with pytest.raises(EmbeddingError, match=r"shape \(3, 8\) for 2 texts of dimension 8"):
         checked_vectors(embedder.embed_batch(["a", "b", "c"]), 2, embedder)
+    vectors[1] = -70_000.0
+    with pytest.raises(EmbeddingError, match=r"hashing-8 .*beyond 65504, .*\(text 2 of 3;"):
+        checked_vectors(vectors, 3, embedder)

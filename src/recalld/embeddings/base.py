@@ -20,6 +20,9 @@ __all__ = ["Embedder", "Loadable", "Vectors", "checked_vectors", "dot_rows", "no
 
 Vectors = npt.NDArray[np.float32]
 
+# The largest magnitude a stored (float16) vector value holds.
+STORED_MAX = float(np.finfo(np.float16).max)
+
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -74,7 +77,8 @@ def checked_vectors(vectors: npt.ArrayLike, count: int, embedder: Embedder) -> V
     is ``count`` rows of ``embedder.dimension`` finite numbers.
 
     Whatever the embedder (an HTTP server, a custom model of a library user), what is
-    stored and searched is checked here: a NaN stored as a vector was marked indexed,
+    stored and searched is checked here (and each value must fit the float16 it is
+    stored as): a NaN stored as a vector was marked indexed,
     made every cosine with it NaN (``"text": NaN`` in recall's JSON, which no JSON
     parser reads) and was never embedded again.
     """
@@ -92,6 +96,16 @@ def checked_vectors(vectors: npt.ArrayLike, count: int, embedder: Embedder) -> V
         raise EmbeddingError(
             f"embedder {embedder.name} returned a vector holding NaN or infinity"
             f" (text {row + 1} of {count})"
+        )
+    # Stored as float16, a larger number was an infinity (a custom embedder that did not
+    # normalise its rows): a NaN cosine again.
+    fits = (np.abs(matrix) <= STORED_MAX).all(axis=1)
+    if not fits.all():
+        row = int(np.flatnonzero(~fits)[0])
+        raise EmbeddingError(
+            f"embedder {embedder.name} returned a vector holding a value beyond"
+            f" {STORED_MAX:g}, stored as an infinity (text {row + 1} of {count};"
+            " an embedder's vectors are unit length)"
         )
     return np.ascontiguousarray(matrix)
 
