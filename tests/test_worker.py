@@ -613,7 +613,6 @@ def test_worker_logs_an_embedder_that_cannot_release_and_goes_on(
         assert service.get(second.id).index_state == "indexed"
 
 
-
 def test_worker_with_a_wrong_dimension_setting_keeps_the_stored_vectors(
     db_path: Path, clock: FakeClock
 ) -> None:
