@@ -46,6 +46,7 @@ for the longer of the two, not their sum.
 from __future__ import annotations
 
 import functools
+import glob
 import logging
 import math
 import threading
@@ -288,7 +289,11 @@ class HybridRetriever:
         if self._index_prefix is None:
             return
         prefix = Path(f"{self._index_prefix}-vectors-")
-        for saved in prefix.parent.glob(prefix.name + "*"):
+        # The name escaped (``notes[1].db`` matched notes1.db's files), and a file of a
+        # database named alike (``<db>-vectors-x.db-vectors-m.npz``) left alone.
+        for saved in prefix.parent.glob(glob.escape(prefix.name) + "*"):
+            if "-vectors-" in saved.name[len(prefix.name) :]:
+                continue
             legacy = saved.name.endswith(".faiss") or (
                 saved.name.endswith(".npz") and not saved.name.endswith(".graph.npz")
             )
