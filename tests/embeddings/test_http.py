@@ -143,7 +143,9 @@ def test_http_embedder_turns_server_errors_into_embedding_errors(
 
 def test_http_embedder_refuses_a_dimension_mismatch(server: FakeEmbeddingServer) -> None:
     embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=384)
-    with pytest.raises(EmbeddingError, match="dimensions"):
+    with pytest.raises(
+        EmbeddingError, match=r"16 dimensions, expected 384 \(RECALLD_EMBEDDER_DIMENSION\)"
+    ):
         embedder.embed_batch(["x"])
 
 

@@ -184,6 +184,7 @@ class HTTPEmbedder:
         elif matrix.shape[1] != self._dimension:
             raise EmbeddingError(
                 f"{self._model} returned {matrix.shape[1]} dimensions, expected {self._dimension}"
+                " (RECALLD_EMBEDDER_DIMENSION)"
             )
         return normalize_rows(matrix)
 
