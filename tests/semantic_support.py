@@ -76,6 +76,19 @@ class NamedEmbedder(HashingEmbedder):
         return self._custom_name
 
 
+class MisstatedEmbedder(NamedEmbedder):
+    """Says one dimension and embeds at another: an http or custom model run with a
+    wrong RECALLD_EMBEDDER_DIMENSION."""
+
+    def __init__(self, name: str, dimension: int, says: int) -> None:
+        super().__init__(name, dimension)
+        self._says = says
+
+    @property
+    def dimension(self) -> int:
+        return self._says
+
+
 def assert_another_namespace_changes_nothing(service: MemoryService, crew: int = 150) -> None:
     """A word another namespace holds 1,100 times is still namespace ``a``'s only clue to
     its one memory holding it: which words pick candidates is the namespace's business,

@@ -211,6 +211,24 @@ def test_config_sizes_past_their_own_limit_are_refused_at_startup(
     assert load_settings({}, {}).model_dump()[variable.removeprefix("RECALLD_").lower()] == limit
 
 
+def test_config_a_hashing_dimension_under_8_is_refused_at_startup_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Accepted before, then every command failed with a ValueError traceback from the
+    # embedder; another embedder takes any positive dimension.
+    monkeypatch.setenv("RECALLD_EMBEDDER", "hashing")
+    monkeypatch.setenv("RECALLD_EMBEDDER_DIMENSION", "7")
+    with pytest.raises(ValidationError) as caught:
+        load_settings({}, {})
+    assert caught.value.field == "RECALLD_EMBEDDER_DIMENSION"
+    assert "at least 8 for the hashing embedder" in caught.value.message
+    monkeypatch.setenv("RECALLD_EMBEDDER_DIMENSION", "8")
+    assert load_settings({}, {}).embedder_dimension == 8
+    monkeypatch.setenv("RECALLD_EMBEDDER", "http")
+    monkeypatch.setenv("RECALLD_EMBEDDER_DIMENSION", "7")
+    assert load_settings({}, {}).embedder_dimension == 7
+
+
 def test_config_embedder_dimension_at_its_limit_still_works(db_path: Path) -> None:
     settings = Settings(
         db=db_path,

@@ -26,6 +26,7 @@ from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import (
     FlakyEmbedder,
+    MisstatedEmbedder,
     NamedEmbedder,
     RecordingEmbedder,
     semantic_settings,
@@ -217,6 +218,23 @@ def test_worker_gives_up_after_max_attempts(db_path: Path, clock: FakeClock) -> 
         assert service.recall("poison")[0].memory.id == bad.id
 
 
+def test_worker_queues_failed_embeddings_again_when_asked(db_path: Path, clock: FakeClock) -> None:
+    # Failed for good while the endpoint was down, a memory was never embedded again.
+    embedder = FlakyEmbedder(failures=2)
+    with _open(db_path, clock, embedder, worker_max_attempts=2) as service:
+        receipt = service.remember("a memory written while the endpoint was down")
+        worker = service.new_worker()
+        worker.run_until_idle()
+        worker.run_until_idle()
+        assert service.get(receipt.id).index_state == "failed"
+        assert service.new_worker().run_until_idle().processed == 0  # a restart alone
+        retrying = service.new_worker()
+        assert retrying.backfill(retry_failed=True) == 1
+        assert retrying.run_until_idle().processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
+        assert service.status().failed_jobs == []
+
+
 def test_worker_backoff_delays_the_retry(db_path: Path, clock: FakeClock) -> None:
     embedder = FlakyEmbedder(failures=1)
     with _open(db_path, clock, embedder, worker_retry_seconds=10.0) as service:
@@ -296,6 +314,49 @@ def test_worker_model_switch_re_embeds_while_recall_works(db_path: Path, clock: 
         hits = service.search("kitchen door", mode="vector", min_score=0)
         assert hits[0].memory.id == receipts[0].id
         assert hits[0].backends == ["vector"]
+
+
+def test_worker_model_switch_deletes_the_old_models_graph_file(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # It stayed beside the database for good, about 270 MB at a million memories.
+    contents = [{"content": f"note {index} about topic{index % 7}"} for index in range(12)]
+    old_graph = Path(f"{db_path}-vectors-model-a.graph.npz")
+    with _open(db_path, clock, NamedEmbedder("model-a"), vector_ann_threshold=4) as service:
+        service.remember_many(contents)
+        service.new_worker().run_until_idle()
+        service.search("topic3", mode="vector", min_score=0)
+    assert old_graph.exists()
+    # Another database whose name starts alike keeps its files, whatever they hold.
+    neighbour = Path(f"{db_path}-vectors-x.db-vectors-model-a.graph.npz")
+    neighbour.write_bytes(old_graph.read_bytes())
+    with _open(db_path, clock, NamedEmbedder("model-b"), vector_ann_threshold=4) as service:
+        worker = service.new_worker()
+        assert worker.backfill() == 12
+        # Until the switch completes, the old model's vectors and graph are still used.
+        worker.run_once()
+        assert old_graph.exists()
+        worker.run_until_idle()
+        assert service.status().embeddings == {"model-b": 12}
+        service.search("topic3", mode="vector", min_score=0)
+    assert not old_graph.exists()
+    assert Path(f"{db_path}-vectors-model-b.graph.npz").exists()
+    assert neighbour.exists()
+
+
+def test_worker_re_embeds_vectors_a_model_of_the_same_name_made_at_another_dimension(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # An http model alias pointed at another model: the old vectors were read as zeros,
+    # so the memories stayed "indexed" and were never found by meaning again.
+    with _open(db_path, clock, NamedEmbedder("alias", 64)) as service:
+        receipt = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with _open(db_path, clock, NamedEmbedder("alias", 32)) as service:
+        assert service.new_worker().run_until_idle().processed == 1
+        hits = service.search("kitchen door", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert hits[0].channels["text"] > 0.5
 
 
 def test_worker_thread_indexes_in_the_background(db_path: Path, clock: FakeClock) -> None:
@@ -550,3 +611,22 @@ def test_worker_logs_an_embedder_that_cannot_release_and_goes_on(
         service.new_worker().run_until_idle()
         assert service.get(first.id).index_state == "indexed"
         assert service.get(second.id).index_state == "indexed"
+
+
+def test_worker_with_a_wrong_dimension_setting_keeps_the_stored_vectors(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # One `recalld worker` run with RECALLD_EMBEDDER_DIMENSION set wrong deleted every
+    # vector the server's (right) model had made, then failed every job re-embedding them.
+    with _open(db_path, clock, NamedEmbedder("alias", 64)) as service:
+        receipt = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with _open(db_path, clock, MisstatedEmbedder("alias", 64, says=32)) as service:
+        worker = service.new_worker()
+        assert worker.backfill() == 0
+        assert worker.run_until_idle().processed == 0
+        assert service.status().embeddings == {"alias": 1}
+        assert service.get(receipt.id).index_state == "indexed"
+    with _open(db_path, clock, NamedEmbedder("alias", 64)) as service:
+        hits = service.search("kitchen door", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in hits] == [receipt.id]

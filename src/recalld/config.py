@@ -485,6 +485,19 @@ class Settings(BaseSettings):
             raise ValueError("must be an http:// or https:// URL")
         return value
 
+    @field_validator("embedder_api_key")
+    @classmethod
+    def _one_credential(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        """A key, or a user and password in ``RECALLD_EMBEDDER_URL``: not both (one
+        ``Authorization`` header carries one of them)."""
+        url = info.data.get("embedder_url")
+        if value is not None and value.get_secret_value() and url and "@" in urlsplit(url).netloc:
+            raise ValueError(
+                "is set while RECALLD_EMBEDDER_URL holds a user and password: give the"
+                " endpoint's credentials in one of them"
+            )
+        return value
+
     # A namespace, zone or clock time that does not parse is refused here, naming its
     # variable, as every other setting is: checked only where it was first used, a server
     # started and then refused every request, and `recalld stats` said nothing.
@@ -523,6 +536,15 @@ class Settings(BaseSettings):
             parse_clock_time(value, "reminder_default_time")
         except ValidationError:
             raise ValueError("expected HH:MM on a 24-hour clock") from None
+        return value
+
+    @field_validator("embedder_dimension")
+    @classmethod
+    def _hashing_dimension(cls, value: int | None, info: ValidationInfo) -> int | None:
+        """The hashing embedder's buckets: at least 8 (fewer failed every command that
+        made the embedder with a ValueError traceback)."""
+        if value is not None and value < 8 and info.data.get("embedder") == "hashing":
+            raise ValueError("must be at least 8 for the hashing embedder (its buckets)")
         return value
 
     @field_validator("postgres_pool_max")

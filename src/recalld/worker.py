@@ -40,14 +40,22 @@ import numpy as np
 
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
-from recalld.embeddings.base import Embedder, Releasable
+from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.errors import EmbeddingError
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
+from recalld.retrieval.graph_files import remove_graphs_of_other_models
 from recalld.store.base import Store, shared_between_threads
 from recalld.store.graph import GraphJob
-from recalld.store.semantic import Job, WorkerRecord, embedding_text, encode_vector, text_hash
+from recalld.store.semantic import (
+    VECTOR_BYTES,
+    Job,
+    WorkerRecord,
+    embedding_text,
+    encode_vector,
+    text_hash,
+)
 
 __all__ = ["Worker", "WorkerReport"]
 
@@ -136,13 +144,19 @@ class Worker:
     def _models(self) -> list[str]:
         return [part.name for part in (self._embedder, self._extractor) if part is not None]
 
-    def backfill(self) -> int:
+    def backfill(self, *, retry_failed: bool = False) -> int:
         """Queue every memory without a vector of the current model or an extraction of the
-        current extractor (model or extractor switch, import, a database older than the graph)."""
+        current extractor (model or extractor switch, import, a database older than the graph).
+
+        ``retry_failed``: also every memory whose embedding failed for good (attempts
+        used up while an endpoint was down, say), from its first attempt again; a
+        failed job otherwise stays failed (``recalld worker --retry-failed``)."""
         now = self._clock()
         queued = 0
         if self._embedder is not None:
-            embeds = self._store.semantic.backfill_jobs(self._embedder.name, now)
+            embeds = self._store.semantic.backfill_jobs(
+                self._embedder.name, now, self._known_dimension(), retry_failed=retry_failed
+            )
             if embeds:
                 logger.info("queued %d memories for embedding with %s", embeds, self._embedder.name)
             queued += embeds
@@ -158,6 +172,55 @@ class Worker:
         self.report.backfilled += queued
         self._backfilled = True
         return queued
+
+    def _known_dimension(self) -> int | None:
+        """The embedder's dimension, for the backfill to re-embed vectors of another
+        length stored under its name; None when it cannot say now (an http endpoint
+        asked for it is down: its jobs then fail and retry as usual), or when the stored
+        vectors are of another length and a real embedding does not bear that dimension
+        out (a wrong RECALLD_EMBEDDER_DIMENSION: dropping them on its word deleted every
+        vector a rightly configured process had made, then failed every job)."""
+        assert self._embedder is not None
+        try:
+            claimed = self._embedder.dimension
+        except EmbeddingError as error:
+            logger.warning("the embedder's dimension is unknown for now: %s", error)
+            return None
+        model = self._embedder.name
+        first = self._store.semantic.vector_rows(model, 0, 1)
+        if not first or len(first[0][2]) == claimed * VECTOR_BYTES:
+            return claimed  # nothing of another length to drop
+        stored = len(first[0][2]) // VECTOR_BYTES
+        try:
+            actual = np.asarray(self._embedder.embed_batch(["dimension check"])).shape[-1]
+        except EmbeddingError as error:
+            logger.warning(
+                "the stored %s vectors are %d long, the embedder says %d; kept until an"
+                " embedding shows its length: %s",
+                model,
+                stored,
+                claimed,
+                error,
+            )
+            return None
+        if actual != claimed:
+            logger.error(
+                "embedder %s says its dimension is %d but embeds %d numbers a text"
+                " (RECALLD_EMBEDDER_DIMENSION): its stored vectors (%d long) are kept",
+                model,
+                claimed,
+                actual,
+                stored,
+            )
+            return None
+        logger.warning(
+            "the stored %s vectors are %d long and the embedder's %d (a model served under"
+            " the same name with another dimension): they are dropped and re-embedded",
+            model,
+            stored,
+            claimed,
+        )
+        return claimed
 
     def run_once(self) -> int:
         """Claim one batch of each kind and process them; returns how many jobs it claimed.
@@ -349,7 +412,7 @@ class Worker:
         assert self._embedder is not None
         started = time.perf_counter()
         try:
-            return self._embedder.embed_batch(texts)
+            return checked_vectors(self._embedder.embed_batch(texts), len(texts), self._embedder)
         finally:
             self.report.embed_seconds += time.perf_counter() - started
 
@@ -475,6 +538,12 @@ class Worker:
                     logger.info(
                         "model switch to %s complete: dropped %d old vectors", model, dropped
                     )
+                # And the old models' graph files, useless without their vectors (also
+                # those a switch completed by an earlier version left behind).
+                location = self._store.index_location
+                if location is not None:
+                    for removed in remove_graphs_of_other_models(location, model):
+                        logger.info("deleted the old model's vector graph %s", removed)
         semantic.purge_done_jobs(self._clock() - DONE_JOB_RETENTION)
         semantic.compact_vector_log()
 

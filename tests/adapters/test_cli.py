@@ -633,3 +633,68 @@ def test_cli_a_bad_place_or_meta_names_its_option(run: Invoke) -> None:
     assert meta.exit_code == 2
     assert "Invalid value for --meta: must be a JSON object" in meta.stderr
     assert run("stats", "--json").stdout.startswith('{"count":0,')
+
+
+def test_cli_worker_retry_failed_queues_failed_embeddings_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A memory whose embedding failed for good (its endpoint was down) had no way back.
+    from datetime import UTC, datetime, timedelta
+
+    from recalld.config import Settings
+    from recalld.store.factory import open_store
+
+    monkeypatch.setenv("RECALLD_EMBEDDER", "hashing")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    db = tmp_path / "cli.db"
+    settings = Settings(db=db, embedder="hashing", graph_extractor="none", recall_catch_up=0)
+    with MemoryService.open(settings) as service:
+        receipt = service.remember("written while the endpoint was down")
+    store = open_store(settings)
+    try:
+        now = datetime.now(UTC)
+        (job,) = store.semantic.claim_jobs("w", "hashing-256", 1, now, now + timedelta(1), 1)
+        store.semantic.retry_job("w", job, "EmbeddingError: endpoint down", now, None)
+    finally:
+        store.close()
+
+    def worker(*options: str) -> Any:
+        result = CliRunner().invoke(
+            cli, ["--db", str(db), "worker", "--until-idle", "--json", *options]
+        )
+        return _json(result)
+
+    assert worker()["processed"] == 0
+    assert worker("--retry-failed")["processed"] == 1
+    with MemoryService.open(settings) as service:
+        assert service.get(receipt.id).index_state == "indexed"
+
+
+def test_cli_status_says_how_to_retry_embeddings_that_failed_for_good(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It listed the failed jobs, and nothing said they would never be retried unless
+    # asked, nor how to ask.
+    from datetime import UTC, datetime, timedelta
+
+    from recalld.config import Settings
+    from recalld.store.factory import open_store
+
+    monkeypatch.setenv("RECALLD_EMBEDDER", "hashing")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    db = tmp_path / "cli.db"
+    settings = Settings(db=db, embedder="hashing", graph_extractor="none", recall_catch_up=0)
+    with MemoryService.open(settings) as service:
+        service.remember("written while the endpoint was down")
+    status = ["--db", str(db), "status"]
+    assert "--retry-failed" not in CliRunner().invoke(cli, status).stdout
+    store = open_store(settings)
+    try:
+        now = datetime.now(UTC)
+        (job,) = store.semantic.claim_jobs("w", "hashing-256", 1, now, now + timedelta(1), 1)
+        store.semantic.retry_job("w", job, "EmbeddingError: endpoint down", now, None)
+    finally:
+        store.close()
+    shown = CliRunner().invoke(cli, status)
+    assert shown.exit_code == 0
+    assert "`recalld worker --retry-failed` queues them again" in " ".join(shown.stdout.split())

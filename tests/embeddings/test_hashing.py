@@ -52,3 +52,12 @@ def test_create_embedder_follows_settings(tmp_path: object) -> None:
     )
     assert fast is not None
     assert fast.name == "all-MiniLM-L6-v2-onnx-dynamic-int8"
+    # A custom sentence-transformers model takes its dimension from the settings, as a
+    # custom ONNX model does (it was 384 whatever the model: every vector refused).
+    custom = create_embedder(
+        semantic_settings(
+            base, embedder="torch", embedder_model_path=base.parent, embedder_dimension=768
+        )
+    )
+    assert custom is not None
+    assert (custom.name, custom.dimension) == (f"st:{base.parent.name}", 768)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import SecretStr
+from pydantic import ValidationError as PydanticValidationError
 
+from recalld.config import Settings
+from recalld.embeddings import http as http_embedder
 from recalld.embeddings.hashing import HashingEmbedder
 from recalld.embeddings.http import HTTPEmbedder
 from recalld.errors import EmbeddingError
@@ -24,6 +31,11 @@ class FakeEmbeddingServer(ThreadingHTTPServer):
         self.requests: list[dict[str, Any]] = []
         self.fail_with: int | None = None
         self.fail_body = b'{"error": "overloaded"}'
+        self.answer_with: bytes | None = None  # a 200 with this body instead of vectors
+        self.redirect_to: str | None = None  # a 302 to this location instead
+        # A 500 announcing a large body, of which it sends a little and then holds on.
+        self.hold_error: threading.Event | None = None
+        self.hold_error_words = 100
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -32,11 +44,38 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet."""
 
+    def do_GET(self) -> None:
+        self.server.requests.append(
+            {"path": self.path, "body": None, "authorization": self.headers.get("Authorization")}
+        )
+        self.send_response(404)
+        self.end_headers()
+
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(
             {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
         )
+        if self.server.hold_error is not None:
+            self.send_response(500)
+            self.send_header("Content-Length", str(1 << 30))
+            self.end_headers()
+            self.wfile.write(b"overloaded " * self.server.hold_error_words)
+            self.wfile.flush()
+            self.server.hold_error.wait(30)
+            return
+        if self.server.redirect_to is not None:
+            self.send_response(302)
+            self.send_header("Location", self.server.redirect_to)
+            self.end_headers()
+            return
+        if self.server.answer_with is not None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(self.server.answer_with)))
+            self.end_headers()
+            self.wfile.write(self.server.answer_with)
+            return
         if self.server.fail_with is not None:
             self.send_response(self.server.fail_with)
             self.end_headers()
@@ -104,7 +143,9 @@ def test_http_embedder_turns_server_errors_into_embedding_errors(
 
 def test_http_embedder_refuses_a_dimension_mismatch(server: FakeEmbeddingServer) -> None:
     embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=384)
-    with pytest.raises(EmbeddingError, match="dimensions"):
+    with pytest.raises(
+        EmbeddingError, match=r"16 dimensions, expected 384 \(RECALLD_EMBEDDER_DIMENSION\)"
+    ):
         embedder.embed_batch(["x"])
 
 
@@ -142,3 +183,162 @@ def test_http_embedder_errors_never_quote_a_key_as_written_in_its_url(
         embedder.embed_batch(["x"])
     assert "k3y" not in str(answered.value)
     assert "no route for /v1/embeddings?key=***" in str(answered.value)
+
+
+def _answer(*embeddings: object, indexes: list[object] | None = None) -> bytes:
+    """An OpenAI-shaped body (``NaN``/``Infinity`` written as JSON has them not)."""
+    data = [
+        {"object": "embedding", "index": index, "embedding": embedding}
+        for index, embedding in zip(indexes or range(len(embeddings)), embeddings, strict=True)
+    ]
+    return json.dumps({"object": "list", "data": data}).encode()
+
+
+@pytest.mark.parametrize(
+    ("answer", "refusal"),
+    [
+        (_answer([0.5, float("nan")], [0.5, 0.5]), "NaN is not a JSON number"),
+        (_answer([0.5, float("inf")], [0.5, 0.5]), "Infinity is not a JSON number"),
+        (_answer([0.5, 1e300], [0.5, 0.5]), "too large for a float32 vector"),
+        (_answer([0.5, 10**400], [0.5, 0.5]), r"\(index 0\) that is not a list of finite"),
+        (_answer(["0.5", "0.5"], [0.5, 0.5]), r"\(index 0\) that is not a list of finite"),
+        (_answer([True, False], [0.5, 0.5]), r"\(index 0\) that is not a list of finite"),
+        (_answer([0.5, 0.5], None), r"\(index 1\) that is not a list of finite"),
+        (_answer([0.5, 0.5], [0.5, 0.5], indexes=[0, 0]), "given once each"),
+        (_answer([0.5, 0.5], [0.5, 0.5], indexes=[1, 2]), "given once each"),
+        (_answer([0.5, 0.5], [0.5, 0.5], indexes=["0", "1"]), "given once each"),
+        (_answer([0.5, 0.5], [0.5, 0.5, 0.5]), "embeddings of different lengths"),
+        (b'{"data": {"0": [0.5, 0.5]}}', "no 'data' list"),
+        (b"[]", "no 'data' list"),
+        (b"[" * 100_000, "not JSON: maximum recursion depth"),
+    ],
+)
+def test_http_embedder_refuses_an_answer_that_is_not_one_finite_vector_a_text(
+    server: FakeEmbeddingServer, answer: bytes, refusal: str
+) -> None:
+    server.answer_with = answer
+    embedder = HTTPEmbedder(base_url=_url(server), model="m")
+    with pytest.raises(EmbeddingError, match=refusal):
+        embedder.embed_batch(["first", "second"])
+
+
+def test_http_embedder_follows_no_redirect(server: FakeEmbeddingServer) -> None:
+    # Followed, the POST became a GET to the other host, with the key, and that host's
+    # answer was taken for the texts' vectors.
+    port = server.server_address[1]
+    server.redirect_to = f"http://localhost:{port}/elsewhere/v1/embeddings?token=s3cret"
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", api_key="sk-test", dimension=16)
+    with pytest.raises(EmbeddingError, match="does not follow") as refused:
+        embedder.embed_batch(["x"])
+    assert f"a redirect to http://localhost:{port}/elsewhere/v1/embeddings?token=***" in str(
+        refused.value
+    )
+    assert [request["path"] for request in server.requests] == ["/v1/embeddings"]
+
+
+def test_http_embedder_cuts_off_an_answer_far_larger_than_its_vectors(
+    server: FakeEmbeddingServer,
+) -> None:
+    server.answer_with = b'{"data": [], "padding": "' + b"x" * (2 << 20) + b'"}'
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match=r"more than \d+ bytes for 1 texts"):
+        embedder.embed_batch(["x"])
+
+
+def test_http_embedder_timeout_bounds_the_whole_answer(
+    server: FakeEmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The socket's timeout bounds each read: a server sending a byte every few seconds
+    # was waited for as long as it kept sending. Here the clock has passed the deadline
+    # by the time the first part of the answer arrives.
+    readings = iter([0.0])
+    monkeypatch.setattr(
+        http_embedder, "time", SimpleNamespace(monotonic=lambda: next(readings, 61.0))
+    )
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16)
+    with pytest.raises(EmbeddingError, match=r"whole answer after 60 s"):
+        embedder.embed_batch(["x"])
+
+
+def test_http_embedder_sends_the_user_and_password_of_its_url_as_basic_auth(
+    server: FakeEmbeddingServer,
+) -> None:
+    # urllib took "alice:pa55@host" for a host name: the password went to the DNS
+    # resolver and every embedding failed with "Name or service not known".
+    host, port = server.server_address[:2]
+    embedder = HTTPEmbedder(base_url=f"http://alice:pa55%40word@{host!s}:{port}/v1", model="m")
+    assert embedder.embed_batch(["x"]).shape == (1, 16)
+    assert server.requests[0]["path"] == "/v1/embeddings"
+    assert server.requests[0]["authorization"] == "Basic " + base64.b64encode(
+        b"alice:pa55@word"
+    ).decode("ascii")
+    with pytest.raises(EmbeddingError, match="give the endpoint's credentials in one of them"):
+        HTTPEmbedder(base_url=f"http://alice:pa55@{host!s}:{port}/v1", model="m", api_key="k")
+
+
+def test_http_settings_refuse_a_key_beside_credentials_in_the_url(tmp_path: Path) -> None:
+    with pytest.raises(PydanticValidationError, match="holds a user and password"):
+        Settings(
+            db=tmp_path / "m.db",
+            embedder="http",
+            embedder_model="m",
+            embedder_url="http://alice:pa55@127.0.0.1:1/v1",
+            embedder_api_key=SecretStr("sk-test"),
+        )
+    # Either alone is taken.
+    Settings(db=tmp_path / "m.db", embedder_url="http://alice:pa55@127.0.0.1:1/v1")
+    Settings(
+        db=tmp_path / "m.db", embedder_url="http://127.0.0.1:1/v1", embedder_api_key=SecretStr("k")
+    )
+
+
+def test_http_embedder_reads_no_more_of_an_error_than_it_quotes(
+    server: FakeEmbeddingServer,
+) -> None:
+    # The whole error body was read (a gigabyte announced, or one never ending) to quote
+    # its first 300 characters.
+    server.hold_error = threading.Event()
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, timeout_seconds=20)
+    try:
+        with pytest.raises(EmbeddingError, match="answered 500: overloaded overloaded"):
+            embedder.embed_batch(["x"])
+    finally:
+        server.hold_error.set()
+
+
+def test_http_embedder_error_whose_body_stops_coming_is_an_embedding_error(
+    server: FakeEmbeddingServer,
+) -> None:
+    # Reading it timed out with a TimeoutError, which recall takes for a bug and raises.
+    server.hold_error = threading.Event()
+    server.hold_error_words = 2
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, timeout_seconds=0.5)
+    try:
+        with pytest.raises(EmbeddingError, match=r"answered 500: \(its body could not be read"):
+            embedder.embed_batch(["x"])
+    finally:
+        server.hold_error.set()
+
+
+def test_http_embedder_errors_never_quote_the_credentials_it_sent(
+    server: FakeEmbeddingServer,
+) -> None:
+    # A 401 quoting the Authorization header it got (a proxy, a debugging server) put the
+    # base64 of the URL's user:password, or the API key, in the job error that `recalld
+    # status` shows and every log line repeats.
+    host, port = server.server_address[:2]
+    server.fail_with = 401
+    basic = base64.b64encode(b"alice:pa55@word").decode("ascii")
+    server.fail_body = f"bad credentials: Basic {basic}".encode()
+    in_url = HTTPEmbedder(
+        base_url=f"http://alice:pa55%40word@{host!s}:{port}/v1", model="m", dimension=16
+    )
+    with pytest.raises(EmbeddingError, match="401") as answered:
+        in_url.embed_batch(["x"])
+    assert basic not in str(answered.value)
+    assert "Basic ***" in str(answered.value)
+    server.fail_body = b"unknown key sk-s3cret-value"
+    keyed = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, api_key="sk-s3cret-value")
+    with pytest.raises(EmbeddingError, match="401") as refused:
+        keyed.embed_batch(["x"])
+    assert "s3cret" not in str(refused.value)

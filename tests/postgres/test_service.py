@@ -454,3 +454,85 @@ def test_postgres_explain_names_only_the_searches_that_ran(
         assert keyword.stage == "not_in_pool"
         assert "vectors are not searched in keyword mode" in keyword.reason
         assert "nearest vectors" not in keyword.reason
+
+
+def test_postgres_a_model_served_at_another_dimension_under_its_name_is_re_embedded(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    # The old dimension's HNSW index refused every new vector (its cast), so each new
+    # memory failed for good, and the old vectors stayed.
+    from recalld.store.factory import open_store
+    from tests.semantic_support import NamedEmbedder
+
+    settings = Settings(
+        db=postgres_url, embedder="hashing", graph_extractor="rules", recall_catch_up=0
+    )
+
+    def opened(dimension: int) -> MemoryService:
+        embedder = NamedEmbedder("alias", dimension)
+        return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+
+    with opened(64) as service:
+        first = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with opened(32) as service:
+        second = service.remember("the garden shed is behind the roses")
+        report = service.new_worker().run_until_idle()
+        assert (report.processed, report.failed_attempts) == (2, 0)
+        kitchen = service.search("kitchen door", mode="vector", min_score=0)
+        assert kitchen[0].memory.id == first.id
+        shed = service.search("garden shed roses", mode="vector", min_score=0)
+        assert shed[0].memory.id == second.id
+
+
+def test_postgres_a_wrong_dimension_setting_keeps_the_stored_vectors(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    # A worker whose RECALLD_EMBEDDER_DIMENSION was wrong deleted every vector (and the
+    # HNSW index) the rightly configured server had made, then failed every job.
+    from recalld.store.factory import open_store
+    from tests.semantic_support import MisstatedEmbedder, NamedEmbedder
+
+    settings = Settings(
+        db=postgres_url, embedder="hashing", graph_extractor="rules", recall_catch_up=0
+    )
+
+    def opened(embedder: NamedEmbedder) -> MemoryService:
+        return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+
+    with opened(NamedEmbedder("alias", 64)) as service:
+        first = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with opened(MisstatedEmbedder("alias", 64, says=32)) as service:
+        assert service.new_worker().run_until_idle().processed == 0
+        assert service.status().embeddings == {"alias": 1}
+    with opened(NamedEmbedder("alias", 64)) as service:
+        kitchen = service.search("kitchen door", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in kitchen] == [first.id]
+
+
+def test_postgres_a_server_finds_the_vectors_another_process_re_embedded_at_a_new_dimension(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    # A server that had read the old dimension kept it: once a `recalld worker` process
+    # had re-embedded the model at its new dimension, every query of the server's (of
+    # that new dimension) was taken for a mismatch and found nothing until a restart.
+    from recalld.store.factory import open_store
+    from tests.semantic_support import NamedEmbedder
+
+    settings = Settings(
+        db=postgres_url, embedder="hashing", graph_extractor="rules", recall_catch_up=0
+    )
+
+    def opened(dimension: int) -> MemoryService:
+        embedder = NamedEmbedder("alias", dimension)
+        return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+
+    with opened(64) as service:
+        first = service.remember("the kitchen is through the second door")
+        service.new_worker().run_until_idle()
+    with opened(32) as server, opened(32) as worker:
+        assert server.search("kitchen door", mode="vector", min_score=0) == []
+        assert worker.new_worker().run_until_idle().processed == 1
+        kitchen = server.search("kitchen door", mode="vector", min_score=0)
+        assert [hit.memory.id for hit in kitchen] == [first.id]

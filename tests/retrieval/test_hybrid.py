@@ -212,6 +212,34 @@ def test_hybrid_embedding_failure_answers_by_keyword_and_says_so(
         assert hits[0].backends == ["fts", VECTOR_UNAVAILABLE]
 
 
+class _AskingEmbedder(_BrokenQueryEmbedder):
+    """Knows its dimension only by asking (as the http embedder with no dimension set),
+    which fails too once ``broken`` is set."""
+
+    @property
+    def dimension(self) -> int:
+        if self.broken:
+            raise self.error
+        return super().dimension
+
+
+def test_hybrid_an_embedder_that_cannot_tell_its_dimension_answers_by_keyword_and_says_so(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # The http embedder with no RECALLD_EMBEDDER_DIMENSION asks its endpoint: down, every
+    # recall of a new process failed with the endpoint's error instead of keyword hits.
+    embedder = _AskingEmbedder(EmbeddingError("the embedding endpoint answered 500"))
+    settings = semantic_settings(db_path)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("The staging database lives in Melbourne")
+        service.new_worker().run_until_idle()
+    embedder.broken = True
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        hits = service.search("staging database")
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert hits[0].backends == ["fts", VECTOR_UNAVAILABLE]
+
+
 def test_hybrid_a_bug_in_the_embedder_is_not_hidden(db_path: Path, clock: FakeClock) -> None:
     embedder = _BrokenQueryEmbedder(RuntimeError("an embedder bug"))
     settings = semantic_settings(db_path)

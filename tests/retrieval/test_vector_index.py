@@ -486,3 +486,24 @@ def test_vector_index_small_namespace_rows_follow_every_change(
         best_seq, best_cosine = index.search(zebra, ["few"], 50)[0]
         assert best_seq == seq_of[few[1].id]
         assert best_cosine == pytest.approx(1.0, abs=1e-2)
+
+
+def test_vector_index_forget_leaves_another_databases_files_alone(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # "notes[1].db" was read as a pattern: a forget deleted notes1.db's files.
+    database = tmp_path / "notes[1].db"
+    settings = semantic_settings(database)
+    other = Path(f"{tmp_path / 'notes1.db'}-vectors-hashing-256.npz")
+    other.write_bytes(b"another database's file")
+    # Nor those of a database whose name starts with this one's prefix.
+    alike = Path(f"{database}-vectors-x.db-vectors-hashing-256.npz")
+    alike.write_bytes(b"another database's file")
+    legacy = Path(f"{database}-vectors-hashing-256.faiss")
+    legacy.write_bytes(b"old graph with vectors")
+    with MemoryService.open(settings, clock=clock) as service:
+        receipt = service.remember("a note")
+        assert service.forget(receipt.id).deleted is True
+    assert other.exists()
+    assert alike.exists()
+    assert not legacy.exists()

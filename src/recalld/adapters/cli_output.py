@@ -241,6 +241,14 @@ def show_status(console: Console, status: Status) -> None:
         for job in status.failed_jobs:
             table.add_row(Text(job.memory_id), job.state, str(job.attempts), Text(job.error or ""))
         console.print(table)
+        if any(job.state == "failed" for job in status.failed_jobs):
+            # Failed for good: nothing retries them unless asked (they are found by keyword).
+            console.print(
+                "failed for good: once the cause is fixed, `recalld worker --retry-failed`"
+                " queues them again",
+                highlight=False,
+                markup=False,
+            )
 
 
 def show_import_report(console: Console, report: ImportReport, errors: Console) -> None:

@@ -312,9 +312,16 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
 @click.command("worker")
 @click.option("--until-idle", is_flag=True, help="exit once no job is runnable (scripts, tests)")
 @click.option("--batch-size", type=click.IntRange(1, 10_000), help="jobs claimed per batch")
+@click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="first queue again the memories whose embedding failed for good (endpoint fixed)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print what was done as JSON at the end")
 @pass_state
-def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_json: bool) -> None:
+def worker_command(
+    state: _State, until_idle: bool, batch_size: int | None, retry_failed: bool, as_json: bool
+) -> None:
     """Embed and graph-extract queued memories (the durable job queue) until stopped, or idle.
 
     It also fires time-only intentions as they come due (a scheduler thread; with
@@ -331,6 +338,8 @@ def worker_command(state: _State, until_idle: bool, batch_size: int | None, as_j
         _schedule_only(until_idle, reminders, as_json)
         return
     worker = service.new_worker()
+    if retry_failed:
+        worker.backfill(retry_failed=True)
     bar = progress_bar("embedding and extracting")
     with bar:
         step = _WorkerProgress(service, worker, bar)

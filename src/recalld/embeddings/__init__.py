@@ -59,4 +59,6 @@ def create_embedder(settings: Settings) -> Embedder | None:
         )
     from recalld.embeddings.torch_backend import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(model_path=settings.embedder_model_path)
+    return SentenceTransformerEmbedder(
+        model_path=settings.embedder_model_path, dimension=settings.embedder_dimension or 384
+    )

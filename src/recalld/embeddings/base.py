@@ -14,9 +14,14 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Loadable", "Vectors", "dot_rows", "normalize_rows"]
+from recalld.errors import EmbeddingError
+
+__all__ = ["Embedder", "Loadable", "Vectors", "checked_vectors", "dot_rows", "normalize_rows"]
 
 Vectors = npt.NDArray[np.float32]
+
+# The largest magnitude a stored (float16) vector value holds.
+STORED_MAX = float(np.finfo(np.float16).max)
 
 
 @runtime_checkable
@@ -65,6 +70,44 @@ def normalize_rows(matrix: npt.NDArray[np.floating]) -> Vectors:
     norms = np.linalg.norm(values, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.ascontiguousarray(values / norms, dtype=np.float32)
+
+
+def checked_vectors(vectors: npt.ArrayLike, count: int, embedder: Embedder) -> Vectors:
+    """``embedder``'s answer for ``count`` texts, refused (:class:`EmbeddingError`) unless it
+    is ``count`` rows of ``embedder.dimension`` finite numbers.
+
+    Whatever the embedder (an HTTP server, a custom model of a library user), what is
+    stored and searched is checked here (and each value must fit the float16 it is
+    stored as): a NaN stored as a vector was marked indexed,
+    made every cosine with it NaN (``"text": NaN`` in recall's JSON, which no JSON
+    parser reads) and was never embedded again.
+    """
+    matrix = np.asarray(vectors, dtype=np.float32)
+    dimension = embedder.dimension
+    if matrix.ndim != 2 or matrix.shape != (count, dimension):
+        raise EmbeddingError(
+            f"embedder {embedder.name} returned vectors of shape {matrix.shape}"
+            f" for {count} texts of dimension {dimension}"
+            " (RECALLD_EMBEDDER_DIMENSION gives a custom model's)"
+        )
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        raise EmbeddingError(
+            f"embedder {embedder.name} returned a vector holding NaN or infinity"
+            f" (text {row + 1} of {count})"
+        )
+    # Stored as float16, a larger number was an infinity (a custom embedder that did not
+    # normalise its rows): a NaN cosine again.
+    fits = (np.abs(matrix) <= STORED_MAX).all(axis=1)
+    if not fits.all():
+        row = int(np.flatnonzero(~fits)[0])
+        raise EmbeddingError(
+            f"embedder {embedder.name} returned a vector holding a value beyond"
+            f" {STORED_MAX:g}, stored as an infinity (text {row + 1} of {count};"
+            " an embedder's vectors are unit length)"
+        )
+    return np.ascontiguousarray(matrix)
 
 
 def dot_rows(

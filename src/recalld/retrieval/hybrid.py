@@ -46,6 +46,7 @@ for the longer of the two, not their sum.
 from __future__ import annotations
 
 import functools
+import glob
 import logging
 import math
 import threading
@@ -61,7 +62,7 @@ import numpy.typing as npt
 
 from recalld._text import STOPWORDS
 from recalld._time import Clock, utc_now
-from recalld.embeddings.base import Embedder, Loadable, Vectors
+from recalld.embeddings.base import Embedder, Loadable, Vectors, checked_vectors
 from recalld.errors import EmbeddingError
 from recalld.model import Memory
 from recalld.retrieval.duplicates import Selection, select
@@ -288,7 +289,11 @@ class HybridRetriever:
         if self._index_prefix is None:
             return
         prefix = Path(f"{self._index_prefix}-vectors-")
-        for saved in prefix.parent.glob(prefix.name + "*"):
+        # The name escaped (``notes[1].db`` matched notes1.db's files), and a file of a
+        # database named alike (``<db>-vectors-x.db-vectors-m.npz``) left alone.
+        for saved in prefix.parent.glob(glob.escape(prefix.name) + "*"):
+            if "-vectors-" in saved.name[len(prefix.name) :]:
+                continue
             legacy = saved.name.endswith(".faiss") or (
                 saved.name.endswith(".npz") and not saved.name.endswith(".graph.npz")
             )
@@ -331,7 +336,7 @@ class HybridRetriever:
             if cached is not None:
                 self._query_cache.move_to_end(text)
                 return cached
-        vector: Vectors = self._embedder.embed_batch([text])[0]
+        vector: Vectors = checked_vectors(self._embedder.embed_batch([text]), 1, self._embedder)[0]
         with self._lock:
             self._query_cache[text] = vector
             while len(self._query_cache) > QUERY_CACHE_SIZE:
@@ -469,8 +474,14 @@ class HybridRetriever:
             # store without an embedder has no meaning to compare, so nothing at all
             # (keyword mode still matches the words, when that is what is wanted).
             mode = "vector"
-        index = self.vectors(scope)
         unavailable = False
+        try:
+            index = self.vectors(scope)
+        except EmbeddingError as error:
+            # An embedder that must ask its endpoint for its dimension (http, none given)
+            # cannot build the index while the endpoint is down: as when the query fails.
+            logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
+            index, unavailable = None, True
         vector_later, later = self._nearest_later(scope, text, index, mode)
         period = self.period_of(text, scope.now)
         if period is not None and period.yearless:
@@ -690,10 +701,10 @@ class HybridRetriever:
     ) -> dict[int, float]:
         """Cosine of ``text`` with the indexed vectors of ``seqs`` and of its ``nearest``
         neighbours in ``namespace`` (empty without an embedder or any vector)."""
-        index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
-        if index is None:
-            return {}
         try:
+            index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
+            if index is None:
+                return {}
             query = self._query_vector(text, index)
         except EmbeddingError as error:  # context recall answers from the other channels
             logger.warning("text similarity skipped: embedding failed: %s", error)

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,6 +56,7 @@ import numpy as np
 import numpy.typing as npt
 
 from recalld.embeddings.base import Vectors, dot_rows
+from recalld.retrieval.graph_files import model_slug
 from recalld.retrieval.vector_graph import (
     Quantiser,
     allocate_codes,
@@ -130,7 +130,7 @@ def ef_search(rows: int) -> int:
 
 
 def _slug(model: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", model)[:80]
+    return model_slug(model)
 
 
 class VectorIndex:

@@ -384,7 +384,14 @@ class PostgresSemantic:
 
         self._transact(step)
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def backfill_jobs(
+        self,
+        model: str,
+        now: datetime,
+        dimension: int | None = None,
+        *,
+        retry_failed: bool = False,
+    ) -> int:
         def step(connection: Connection) -> int:
             # Workers starting together: one backfills, the others then find nothing missing.
             connection.execute(
@@ -396,6 +403,13 @@ class PostgresSemantic:
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            if retry_failed:  # gone, so their memories are queued again below
+                connection.execute(
+                    "DELETE FROM jobs WHERE kind = 'embed' AND model = %s AND state = 'failed'",
+                    (model,),
+                )
+            if dimension is not None:
+                self._drop_other_dimensions(connection, model, dimension)
             # Made from an older text (see stale_vectors): gone, so queued again below.
             stale = stale_vectors(
                 connection.execute(
@@ -428,6 +442,28 @@ class PostgresSemantic:
             return len(missing)
 
         return self._transact(step)
+
+    def _drop_other_dimensions(self, connection: Connection, model: str, dimension: int) -> None:
+        """Delete the ``model`` vectors of another dimension, and their HNSW index (its
+        cast to the old dimension failed every new vector's insert), when the first
+        one found is of another: one row read at each backfill, not every vector."""
+        first = connection.execute(
+            "SELECT dimension FROM vectors WHERE model = %s LIMIT 1", (model,)
+        ).fetchone()
+        if first is None or int(first[0]) == dimension:
+            return
+        others = connection.execute(
+            "DELETE FROM vectors WHERE model = %s AND dimension <> %s RETURNING dimension",
+            (model, dimension),
+        ).fetchall()
+        for other in {int(row[0]) for row in others}:
+            connection.execute(
+                sql.SQL("DROP INDEX IF EXISTS {name}").format(
+                    name=sql.Identifier(index_name(model, other))
+                )
+            )
+            self._indexed.discard((model, other))
+        self._dimensions.pop(model, None)
 
     def pending_jobs(self, model: str) -> int:
         rows = self._read(
@@ -546,7 +582,12 @@ class PostgresSemantic:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if len(query) != dimension:
-            return []
+            # Read again: another process may have re-embedded the model at the query's
+            # dimension since this one read it (kept, every query found nothing).
+            self._dimensions.pop(model, None)
+            dimension = self.dimension(model)
+            if dimension is None or len(query) != dimension:
+                return []
         params = Parameters()
         where = scope_sql(scope, params)
         distance = (

@@ -309,10 +309,22 @@ class SemanticStore(Protocol):
         """Record a failed attempt: queue it again at ``run_after``, or fail it for good (None)."""
         ...
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
-        """Queue a job for every memory without a ``model`` vector or a pending job for it.
+    def backfill_jobs(
+        self,
+        model: str,
+        now: datetime,
+        dimension: int | None = None,
+        *,
+        retry_failed: bool = False,
+    ) -> int:
+        """Queue a job for every memory without a ``model`` vector or a pending job for it
+        (with ``retry_failed``, a job that failed for good counts as none: it is queued
+        again, its attempts from zero).
 
-        Pending jobs of other models are dropped; returns how many jobs were queued.
+        Pending jobs of other models are dropped; returns how many jobs were queued. With
+        ``dimension``, ``model`` vectors of another length (a model served under the same
+        name with another dimension: read as zeros, they found nothing) are dropped and
+        queued again too.
         """
         ...
 

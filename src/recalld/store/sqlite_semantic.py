@@ -23,6 +23,7 @@ from recalld.errors import StorageError
 from recalld.model import Memory
 from recalld.store.base import Scope
 from recalld.store.semantic import (
+    VECTOR_BYTES,
     Job,
     JobFailure,
     QueueCounts,
@@ -42,6 +43,23 @@ T = TypeVar("T")
 PENDING_STATES = "(" + ", ".join(f"'{state}'" for state in PENDING_JOB_STATES) + ")"
 # The id of the model named by the ``:model`` parameter (migration 14: vectors store it).
 MODEL_ID = "(SELECT id FROM vector_models WHERE name = :model)"
+
+
+def _drop_other_lengths(connection: apsw.Connection, model: str, dimension: int) -> None:
+    """Delete the ``model`` vectors that are not ``dimension`` float16 values long, when
+    the first one is not: one row read at each backfill, not every vector. (Migration 8
+    made every float32 row float16, so a float32 length is another dimension's: 384
+    float32 values are 768 float16 ones.)"""
+    lengths = {"model": model, "size": dimension * VECTOR_BYTES}
+    first = connection.execute(
+        f"SELECT length(vector) FROM vector_rows WHERE model_id = {MODEL_ID} LIMIT 1", lengths
+    ).fetchone()
+    if first is None or first[0] == lengths["size"]:
+        return
+    connection.execute(
+        f"DELETE FROM vector_rows WHERE model_id = {MODEL_ID} AND length(vector) != :size",
+        lengths,
+    )
 
 
 def enqueue_embedding(connection: apsw.Connection, seq: int, model: str, now: datetime) -> str:
@@ -294,13 +312,27 @@ class SQLiteSemantic:
 
         self._transact(step)
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def backfill_jobs(
+        self,
+        model: str,
+        now: datetime,
+        dimension: int | None = None,
+        *,
+        retry_failed: bool = False,
+    ) -> int:
         def step(connection: apsw.Connection) -> int:
             connection.execute(
                 "DELETE FROM jobs WHERE kind = 'embed' AND model != ?"
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            if retry_failed:  # gone, so their memories are queued again below
+                connection.execute(
+                    "DELETE FROM jobs WHERE kind = 'embed' AND model = ? AND state = 'failed'",
+                    (model,),
+                )
+            if dimension is not None:
+                _drop_other_lengths(connection, model, dimension)
             # Made from an older text (see stale_vectors): gone, so queued again below.
             stale = stale_vectors(
                 connection.execute(

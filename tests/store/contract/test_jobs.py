@@ -148,6 +148,43 @@ def test_jobs_backfill_queues_missing_and_drops_other_models(store: Store) -> No
     assert store.semantic.vectors_for(MODEL, [job.seq for job in jobs]) == {}
 
 
+def test_jobs_backfill_re_embeds_vectors_of_another_dimension(store: Store) -> None:
+    # One model name served with another dimension: its old vectors were read as zeros
+    # (SQLite: never found again) or failed every new one's insert (PostgreSQL: the old
+    # dimension's index cast), and no backfill queued them again.
+    with store.transaction() as tx:
+        for index in range(3):
+            tx.insert(record(id=f"d{index}", content=f"dimension {index}"))
+    assert store.semantic.backfill_jobs(MODEL, NOW) == 3
+    jobs = store.semantic.claim_jobs("w", MODEL, 10, NOW, LEASE, 5)
+    store.semantic.complete_jobs("w", MODEL, results(jobs), 8, NOW)
+    assert store.semantic.backfill_jobs(MODEL, NOW, 8) == 0
+    assert store.semantic.backfill_jobs(MODEL, NOW, 12) == 3
+    assert store.semantic.pending_jobs(MODEL) == 3
+    jobs = store.semantic.claim_jobs("w", MODEL, 10, NOW, LEASE, 5)
+    wider = [(job, text_hash(job.title, job.content), vector(job.seq, 12)) for job in jobs]
+    assert store.semantic.complete_jobs("w", MODEL, wider, 12, NOW) == 3
+    assert store.semantic.backfill_jobs(MODEL, NOW, 12) == 0
+    stored = store.semantic.vectors_for(MODEL, [job.seq for job in jobs])
+    assert {len(blob) for blob in stored.values()} == {24}
+
+
+def test_jobs_backfill_can_queue_failed_jobs_again(store: Store) -> None:
+    # A job that failed for good (attempts used up while an endpoint was down) stayed
+    # failed: no backfill or command queued its memory again.
+    (seq,) = queue(store, 1)
+    (job,) = store.semantic.claim_jobs("w", MODEL, 1, NOW, LEASE, 1)
+    store.semantic.retry_job("w", job, "EmbeddingError: endpoint down", NOW, None)
+    assert store.semantic.backfill_jobs(MODEL, NOW) == 0
+    assert store.semantic.queue_counts(["default"], 10).memories_by_index_state == {"failed": 1}
+    assert store.semantic.backfill_jobs(MODEL, NOW, retry_failed=True) == 1
+    counts = store.semantic.queue_counts(["default"], 10)
+    assert counts.jobs_by_state["failed"] == 0
+    assert counts.memories_by_index_state == {"queued": 1}
+    (again,) = store.semantic.claim_jobs("w", MODEL, 1, NOW, LEASE, 1)
+    assert (again.seq, again.attempts) == (seq, 1)
+
+
 def test_jobs_are_shared_by_concurrent_workers(open_another: OpenStore) -> None:
     stores = [open_another() for _ in range(3)]
     queue(stores[0], 30)
