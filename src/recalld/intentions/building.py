@@ -36,7 +36,13 @@ from recalld.intentions.model import (
     TimeTrigger,
     Trigger,
 )
-from recalld.intentions.timing import PhraseParser, Recurrence, parse_zone, zone_label
+from recalld.intentions.timing import (
+    PhraseParser,
+    Recurrence,
+    parse_zone,
+    wall_anchor,
+    zone_label,
+)
 from recalld.model import PlaceInput
 from recalld.store.intentions import TriggerRecord
 
@@ -126,7 +132,7 @@ def recurrence_of(trigger: TimeTrigger) -> Recurrence | None:
     """The recurrence of a stored time trigger (None for an instant or a window)."""
     if trigger.rrule is None or trigger.at is None:
         return None
-    anchor = trigger.at.astimezone(parse_zone(trigger.zone))
+    anchor = wall_anchor(trigger.at, parse_zone(trigger.zone))
     return Recurrence(rule=trigger.rrule, anchor=anchor)
 
 
@@ -184,7 +190,7 @@ def exported_trigger_records(
                     raise ValidationError(f"{field}.at", "a recurrence needs its first occurrence")
                 Recurrence.parse(
                     trigger.rrule,
-                    trigger.at.astimezone(zone),
+                    wall_anchor(trigger.at, zone),
                     field=f"{field}.rrule",
                     shortest_gap=settings.intention_min_recurrence_seconds,
                 )

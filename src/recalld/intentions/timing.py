@@ -37,6 +37,7 @@ __all__ = [
     "Recurrence",
     "parse_clock_time",
     "parse_zone",
+    "wall_anchor",
     "zone_label",
 ]
 
@@ -78,6 +79,23 @@ def zone_label(zone: tzinfo) -> str:
     sign = "-" if offset < timedelta(0) else "+"
     minutes = int(abs(offset).total_seconds()) // 60
     return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def wall_anchor(moment: datetime, zone: tzinfo) -> datetime:
+    """A stored first occurrence on ``zone``'s wall clock, at the wall time it was given.
+
+    ``at`` is stored as the caller's wall time with the offset the zone gives it, so
+    02:30 on the night the clocks go forward (a time the local clock skips) is kept as
+    02:30 with the offset before the change. Converting it with ``astimezone`` would
+    read 03:30, and a daily 02:30 would fire at 03:30 every day after; the wall time
+    whose offset (either of a repeated hour) is the stored one names the same instant.
+    A time stored on another offset is converted.
+    """
+    for fold in (0, 1):
+        wall = moment.replace(tzinfo=zone, fold=fold)
+        if wall.utcoffset() == moment.utcoffset():
+            return wall
+    return moment.astimezone(zone)
 
 
 class PhraseParser:

@@ -1,0 +1,71 @@
+"""Recurrences on a zone's wall clock across daylight-saving changes.
+
+A first occurrence that does not exist on the local clock (02:30 on the night the
+clocks go forward) fires at the instant it names, and every later occurrence at the
+wall time the caller gave, not an hour late.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+def _walk(memory: MemoryService, clock: FakeClock, intention_id: str, steps: int) -> list[str]:
+    """Fire the intention at each of its next due times; those times, on its zone's clock."""
+    seen = []
+    for _ in range(steps):
+        due = memory.intentions.get(intention_id).next_due
+        assert due is not None
+        seen.append(due.isoformat())
+        clock.now = due.astimezone(UTC)
+        assert len(memory.intentions.run_due()) == 1
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("zone", "at", "expected"),
+    [
+        # Paris goes from 02:00 to 03:00 on 28 March 2027.
+        (
+            "Europe/Paris",
+            "2027-03-28T02:30",
+            ["2027-03-28T03:30:00+02:00", "2027-03-29T02:30:00+02:00", "2027-03-30T02:30:00+02:00"],
+        ),
+        # New York goes from 02:00 to 03:00 on 14 March 2027.
+        (
+            "America/New_York",
+            "2027-03-14T02:30",
+            ["2027-03-14T03:30:00-04:00", "2027-03-15T02:30:00-04:00", "2027-03-16T02:30:00-04:00"],
+        ),
+        # Lord Howe Island moves by half an hour: 02:00 to 02:30 on 3 October 2027.
+        (
+            "Australia/Lord_Howe",
+            "2027-10-03T02:15",
+            ["2027-10-03T02:45:00+11:00", "2027-10-04T02:15:00+11:00", "2027-10-05T02:15:00+11:00"],
+        ),
+    ],
+)
+def test_a_daily_reminder_first_due_in_the_spring_gap_keeps_its_wall_time(
+    memory: MemoryService, clock: FakeClock, zone: str, at: str, expected: list[str]
+) -> None:
+    clock.now = datetime(2027, 3, 1, tzinfo=UTC)
+    intention = memory.remind("water the plants", at=at, every="daily", zone=zone)
+    assert _walk(memory, clock, intention.id, 3) == expected
+
+
+def test_a_sensed_daily_gate_first_due_in_the_spring_gap_opens_at_its_wall_time(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    clock.now = datetime(2027, 3, 1, tzinfo=UTC)
+    memory.remind(
+        "water the plants", at="2027-03-28T02:30", every="daily", window_minutes=10, tags=["home"]
+    )
+    # 29 March, 02:35 in Paris: inside the window of that day's 02:30 occurrence.
+    clock.now = datetime(2027, 3, 29, 0, 35, tzinfo=UTC)
+    fired = memory.recollections.sense(memory.recollections.cue(tags=["home"]))
+    assert [item.reminder.action for item in fired if item.reminder] == ["water the plants"]
