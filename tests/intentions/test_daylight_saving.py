@@ -69,3 +69,43 @@ def test_a_sensed_daily_gate_first_due_in_the_spring_gap_opens_at_its_wall_time(
     clock.now = datetime(2027, 3, 29, 0, 35, tzinfo=UTC)
     fired = memory.recollections.sense(memory.recollections.cue(tags=["home"]))
     assert [item.reminder.action for item in fired if item.reminder] == ["water the plants"]
+
+
+@pytest.mark.parametrize(
+    ("at", "expected"),
+    [
+        (
+            "2027-01-31T09:00",
+            [
+                "2027-01-31T09:00:00+01:00",
+                "2027-02-28T09:00:00+01:00",
+                "2027-03-31T09:00:00+02:00",
+                "2027-04-30T09:00:00+02:00",
+            ],
+        ),
+        (
+            "2028-01-30T09:00",
+            [
+                "2028-01-30T09:00:00+01:00",
+                "2028-02-29T09:00:00+01:00",
+                "2028-03-30T09:00:00+02:00",
+                "2028-04-30T09:00:00+02:00",
+            ],
+        ),
+        (
+            "2027-01-28T09:00",
+            [
+                "2027-01-28T09:00:00+01:00",
+                "2027-02-28T09:00:00+01:00",
+                "2027-03-28T09:00:00+02:00",
+                "2027-04-28T09:00:00+02:00",
+            ],
+        ),
+    ],
+)
+def test_monthly_from_a_late_day_fires_every_month_on_the_last_day_of_shorter_ones(
+    memory: MemoryService, clock: FakeClock, at: str, expected: list[str]
+) -> None:
+    clock.now = datetime(2027, 1, 1, tzinfo=UTC)
+    intention = memory.remind("pay the rent", at=at, every="monthly")
+    assert _walk(memory, clock, intention.id, 4) == expected

@@ -15,7 +15,9 @@
   echoed back by every surface.
 - **Recurrences.** ``daily``, ``weekdays``, ``weekly``, ``monthly`` or an RFC 5545
   RRULE (``FREQ=WEEKLY;BYDAY=MO,WE``), expanded by ``python-dateutil`` from the
-  first occurrence ``at`` on the zone's wall clock.
+  first occurrence ``at`` on the zone's wall clock. ``monthly`` from the 29th, 30th or
+  31st fires every month, on the last day of a month too short for it (an RRULE
+  ``FREQ=MONTHLY`` skips those months, as RFC 5545 says).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ RECURRENCE_WORDS = {
     "monthly": "FREQ=MONTHLY",
 }
 PHRASE_MAX_CHARS = 200
+# Every month has this many days; "monthly" from a later day falls back to the last one.
+SHORTEST_MONTH_DAYS = 28
 
 
 def zone_label(zone: tzinfo) -> str:
@@ -196,6 +200,11 @@ class Recurrence:
         refused (each occurrence is a durable write and a reminder)."""
         text = every.strip()
         rule = RECURRENCE_WORDS.get(text.lower())
+        if text.lower() == "monthly" and anchor.day > SHORTEST_MONTH_DAYS:
+            # RFC 5545 skips months without the day: "monthly" from 31 January would
+            # miss February, April, June, September and November. It means every month,
+            # on the last day of those too short for the day.
+            rule = f"FREQ=MONTHLY;BYMONTHDAY={anchor.day},-1;BYSETPOS=1"
         if rule is None:
             rule = text[len("RRULE:") :] if text.upper().startswith("RRULE:") else text
             if not rule or "\n" in rule or "DTSTART" in rule.upper():
