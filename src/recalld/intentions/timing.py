@@ -69,6 +69,17 @@ RECURRENCE_WORDS = {
     "monthly": "FREQ=MONTHLY",
 }
 PHRASE_MAX_CHARS = 200
+# Frequencies that step a fixed span of the wall clock, and that span in seconds.
+STEP_SECONDS = {
+    rrules.SECONDLY: 1,
+    rrules.MINUTELY: 60,
+    rrules.HOURLY: 3_600,
+    rrules.DAILY: 86_400,
+    rrules.WEEKLY: 604_800,
+}
+# How far before the moment asked about a long-running recurrence is expanded from:
+# more than any daylight-saving shift, so no occurrence near the moment is missed.
+REBASE_MARGIN = timedelta(days=2)
 # Every month has this many days; "monthly" from a later day falls back to the last one.
 SHORTEST_MONTH_DAYS = 28
 
@@ -239,14 +250,45 @@ class Recurrence:
     def _built(self) -> Any:
         return rrules.rrulestr(self.rule, dtstart=self.anchor, forceset=False)
 
+    def _near(self, moment: datetime) -> Any:
+        """The rule expanded from a start shortly before ``moment`` instead of from ``at``.
+
+        dateutil walks every occurrence from the start: a minutely reminder two years
+        old took seconds at each firing (in the scheduler's write transaction), one
+        given a first occurrence decades back minutes. A rule stepping a fixed span of
+        the wall clock (seconds to weeks) with no COUNT has the same occurrences from
+        any start a whole number of its steps later, so it starts from the last such
+        start :data:`REBASE_MARGIN` before ``moment``; a COUNT counts from ``at``, and
+        months and years are few.
+        """
+        built = self._built()
+        span = STEP_SECONDS.get(built._freq)
+        if span is None or built._count is not None:
+            return built
+        step = timedelta(seconds=span * built._interval)
+        start = self.anchor.replace(tzinfo=None)
+        try:
+            wall = moment.astimezone(self.anchor.tzinfo).replace(tzinfo=None) - REBASE_MARGIN
+        except OverflowError:  # a moment at the ends of the calendar: no shortcut
+            return built
+        steps = (wall - start) // step
+        if steps <= 0:
+            return built
+        later = (start + steps * step).replace(tzinfo=self.anchor.tzinfo)
+        return built.replace(dtstart=later)
+
     def next_after(self, moment: datetime, *, inclusive: bool = False) -> datetime | None:
         """The first occurrence after ``moment`` (or at it, when ``inclusive``)."""
-        found = self._built().after(moment, inc=inclusive)
+        found = self._near(moment).after(moment, inc=inclusive)
         return None if found is None else _as_datetime(found)
 
     def last_at_or_before(self, moment: datetime) -> datetime | None:
         """The latest occurrence at or before ``moment``."""
-        found = self._built().before(moment, inc=True)
+        near = self._near(moment)
+        found = near.before(moment, inc=True)
+        if found is None and near._dtstart != self.anchor:
+            # None since the shortened start: a sparse rule's last may come before it.
+            found = self._built().before(moment, inc=True)
         return None if found is None else _as_datetime(found)
 
 

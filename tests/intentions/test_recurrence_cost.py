@@ -1,0 +1,64 @@
+"""A long-running recurrence costs the same at each firing as a new one.
+
+dateutil walks every occurrence from the start it is given: expanded from ``at``, a
+reminder every five minutes since 2020 walked 700,000 occurrences at each firing (in
+the scheduler's write transaction). The expansion is counted here, not timed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from dateutil import rrule as rrules
+
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+# Far more than a few days of five-minute occurrences, far fewer than seven years'.
+CAP = 20_000
+
+
+@pytest.fixture
+def capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dateutil's expansion, refusing to walk more than CAP occurrences at a time."""
+    walk = rrules.rrule._iter
+
+    def counted(self: Any) -> Iterator[datetime]:
+        for count, occurrence in enumerate(walk(self)):
+            if count >= CAP:
+                raise AssertionError(f"walked more than {CAP} occurrences")
+            yield occurrence
+
+    monkeypatch.setattr(rrules.rrule, "_iter", counted)
+
+
+@pytest.mark.usefixtures("capped")
+def test_a_reminder_every_five_minutes_since_2020_fires_without_walking_its_past(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    # The conftest's clock: 22 October 2026, 08:00 in Paris.
+    intention = memory.remind("stretch", at="2020-01-01T09:02", every="FREQ=MINUTELY;INTERVAL=5")
+    assert intention.next_due == datetime(2026, 10, 22, 6, 2, tzinfo=UTC)
+    clock.now = datetime(2026, 10, 22, 6, 3, tzinfo=UTC)
+    fired = memory.intentions.run_due()
+    assert [item.reminder.due_at for item in fired if item.reminder] == [intention.next_due]
+    assert memory.intentions.get(intention.id).next_due == datetime(
+        2026, 10, 22, 6, 7, tzinfo=UTC
+    )
+
+
+@pytest.mark.usefixtures("capped")
+def test_an_hourly_gate_since_2000_opens_without_walking_its_past(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    memory.remind(
+        "drink water", at="2000-01-01T00:15", every="FREQ=HOURLY", window_minutes=10, tags=["desk"]
+    )
+    clock.now = datetime(2026, 10, 22, 6, 20, tzinfo=UTC)  # 08:20 in Paris: the gate is open
+    fired = memory.recollections.sense(memory.recollections.cue(tags=["desk"]))
+    assert [item.reminder.action for item in fired if item.reminder] == ["drink water"]
+    clock.now += timedelta(minutes=10)  # 08:30: closed until 09:15
+    assert memory.recollections.sense(memory.recollections.cue(tags=["desk"])) == []
