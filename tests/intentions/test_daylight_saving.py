@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from recalld.errors import ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
@@ -109,3 +110,23 @@ def test_monthly_from_a_late_day_fires_every_month_on_the_last_day_of_shorter_on
     clock.now = datetime(2027, 1, 1, tzinfo=UTC)
     intention = memory.remind("pay the rent", at=at, every="monthly")
     assert _walk(memory, clock, intention.id, 4) == expected
+
+
+@pytest.mark.parametrize(
+    ("every", "part"),
+    [
+        ("FREQ=DAILY;INTERVAL=0", "INTERVAL"),
+        ("FREQ=WEEKLY;INTERVAL=-1", "INTERVAL"),
+        ("FREQ=MONTHLY;INTERVAL=-2", "INTERVAL"),
+        ("FREQ=DAILY;COUNT=0", "COUNT"),
+        ("FREQ=DAILY;COUNT=-3", "COUNT"),
+    ],
+)
+def test_an_interval_or_count_under_one_is_refused_naming_it(
+    memory: MemoryService, every: str, part: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("water the plants", at="2027-01-05T09:00", every=every)
+    assert caught.value.field == "every"
+    assert f"{part} in {every!r} must be a whole number of at least 1" in str(caught.value)
+    assert memory.intentions(state="all") == []

@@ -224,6 +224,7 @@ class Recurrence:
                     "give daily, weekdays, weekly, monthly or one RRULE such as"
                     " FREQ=WEEKLY;BYDAY=FR (the first occurrence comes from at)",
                 )
+        _check_counts(rule, text, field)
         recurrence = cls(rule=rule, anchor=anchor)
         try:
             built = recurrence._built()
@@ -290,6 +291,26 @@ class Recurrence:
             # None since the shortened start: a sparse rule's last may come before it.
             found = self._built().before(moment, inc=True)
         return None if found is None else _as_datetime(found)
+
+
+def _check_counts(rule: str, text: str, field: str) -> None:
+    """Refuse an INTERVAL or COUNT under 1 with its own words: dateutil steps backwards
+    from a negative INTERVAL and said "day is out of range for month", repeats the first
+    occurrence forever at 0, and a COUNT of 0 has no occurrence at all."""
+    for part in rule.split(";"):
+        name, _, value = part.partition("=")
+        if name.strip().upper() not in ("INTERVAL", "COUNT"):
+            continue
+        try:
+            number = int(value.strip())
+        except ValueError:
+            continue  # not a number: dateutil's own "invalid 'INTERVAL'" names it
+        if number < 1:
+            raise ValidationError(
+                field,
+                f"{name.strip().upper()} in {text!r} must be a whole number of at least 1,"
+                f" got {number}",
+            )
 
 
 def _as_datetime(value: Any) -> datetime:
