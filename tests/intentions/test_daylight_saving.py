@@ -130,3 +130,26 @@ def test_an_interval_or_count_under_one_is_refused_naming_it(
     assert caught.value.field == "every"
     assert f"{part} in {every!r} must be a whole number of at least 1" in str(caught.value)
     assert memory.intentions(state="all") == []
+
+
+@pytest.mark.parametrize(
+    ("zone", "message"),
+    [
+        (
+            "europe/paris",
+            "unknown time zone 'europe/paris'; give an IANA name such as Europe/Paris or"
+            " +01:00; did you mean 'Europe/Paris'?",
+        ),
+        ("ASIA/KATHMANDU", "did you mean 'Asia/Kathmandu'?"),
+        ("+05:30:15", "offset '+05:30:15' has seconds; give hours and minutes, such as +05:30"),
+        ("-0330:00", "offset '-0330:00' has seconds"),
+    ],
+)
+def test_a_zone_in_the_wrong_case_or_with_seconds_is_refused_saying_what_to_give(
+    memory: MemoryService, zone: str, message: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("call home", at="2027-01-05T09:00", zone=zone)
+    assert caught.value.field == "zone"
+    assert message in caught.value.message
+    assert memory.intentions(state="all") == []

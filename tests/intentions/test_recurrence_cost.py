@@ -45,9 +45,7 @@ def test_a_reminder_every_five_minutes_since_2020_fires_without_walking_its_past
     clock.now = datetime(2026, 10, 22, 6, 3, tzinfo=UTC)
     fired = memory.intentions.run_due()
     assert [item.reminder.due_at for item in fired if item.reminder] == [intention.next_due]
-    assert memory.intentions.get(intention.id).next_due == datetime(
-        2026, 10, 22, 6, 7, tzinfo=UTC
-    )
+    assert memory.intentions.get(intention.id).next_due == datetime(2026, 10, 22, 6, 7, tzinfo=UTC)
 
 
 @pytest.mark.usefixtures("capped")
