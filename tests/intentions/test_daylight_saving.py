@@ -153,3 +153,40 @@ def test_a_zone_in_the_wrong_case_or_with_seconds_is_refused_saying_what_to_give
     assert caught.value.field == "zone"
     assert message in caught.value.message
     assert memory.intentions(state="all") == []
+
+
+def test_a_daily_reminder_first_due_at_the_second_of_a_repeated_hour_starts_there(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    # New York's clocks go back from 02:00 EDT to 01:00 EST on 7 November 2027: 01:30
+    # happens twice, and -05:00 names the second.
+    clock.now = datetime(2027, 11, 1, tzinfo=UTC)
+    intention = memory.remind(
+        "take the pill", at="2027-11-07T01:30-05:00", every="daily", zone="America/New_York"
+    )
+    assert intention.next_due is not None
+    assert intention.next_due.astimezone(UTC) == datetime(2027, 11, 7, 6, 30, tzinfo=UTC)
+    assert _walk(memory, clock, intention.id, 3) == [
+        "2027-11-07T01:30:00-05:00",
+        "2027-11-08T01:30:00-05:00",
+        "2027-11-09T01:30:00-05:00",
+    ]
+
+
+def test_a_sensed_gate_first_due_at_the_second_of_a_repeated_hour_opens_then(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    clock.now = datetime(2027, 11, 1, tzinfo=UTC)
+    memory.remind(
+        "take the pill",
+        at="2027-11-07T01:30-05:00",
+        every="daily",
+        zone="America/New_York",
+        window_minutes=20,
+        tags=["home"],
+    )
+    clock.now = datetime(2027, 11, 7, 5, 40, tzinfo=UTC)  # the first 01:40, before at
+    assert memory.recollections.sense(memory.recollections.cue(tags=["home"])) == []
+    clock.now = datetime(2027, 11, 7, 6, 40, tzinfo=UTC)  # the second 01:40
+    fired = memory.recollections.sense(memory.recollections.cue(tags=["home"]))
+    assert [item.reminder.action for item in fired if item.reminder] == ["take the pill"]

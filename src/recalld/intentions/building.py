@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from recalld import _validate as check
@@ -452,13 +452,16 @@ def build(
 
 
 def window_end(trigger: TimeTrigger, occurrence: datetime, settings: Settings) -> datetime:
-    """The end of the window a recurrence's occurrence opens beside sensed triggers."""
+    """The end of the window a recurrence's occurrence opens beside sensed triggers:
+    ``window_minutes`` of elapsed time (counted in UTC: on the zone's wall clock, 01:30
+    plus 20 minutes on the night the clocks go back is 01:50 of the first pass, before
+    an occurrence at the second 01:30)."""
     minutes = (
         settings.intention_window_minutes
         if trigger.window_minutes is None
         else trigger.window_minutes
     )
-    return occurrence + timedelta(minutes=minutes)
+    return occurrence.astimezone(UTC) + timedelta(minutes=minutes)
 
 
 def describe(value: Any) -> str:

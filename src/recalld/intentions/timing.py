@@ -278,18 +278,36 @@ class Recurrence:
         later = (start + steps * step).replace(tzinfo=self.anchor.tzinfo)
         return built.replace(dtstart=later)
 
+    def _second_anchor(self) -> bool:
+        """Whether ``at`` is the second of a wall time the clocks go back over (01:30
+        EST after 01:30 EDT) and an occurrence. dateutil drops ``fold``: it gives that
+        wall time as its first instant, an hour before ``at``."""
+        if not self.anchor.fold:
+            return False
+        twin = self.anchor.replace(fold=0)
+        found = self._built().after(twin, inc=True)
+        return found is not None and found.replace(tzinfo=None) == twin.replace(tzinfo=None)
+
     def next_after(self, moment: datetime, *, inclusive: bool = False) -> datetime | None:
         """The first occurrence after ``moment`` (or at it, when ``inclusive``)."""
+        if self._second_anchor():
+            anchor, now = self.anchor.astimezone(UTC), moment.astimezone(UTC)
+            if anchor > now or (inclusive and anchor == now):
+                return self.anchor  # nothing comes before at
         found = self._near(moment).after(moment, inc=inclusive)
         return None if found is None else _as_datetime(found)
 
     def last_at_or_before(self, moment: datetime) -> datetime | None:
         """The latest occurrence at or before ``moment``."""
+        if self._second_anchor() and moment.astimezone(UTC) < self.anchor.astimezone(UTC):
+            return None  # nothing comes before at
         near = self._near(moment)
         found = near.before(moment, inc=True)
         if found is None and near._dtstart != self.anchor:
             # None since the shortened start: a sparse rule's last may come before it.
             found = self._built().before(moment, inc=True)
+        if found is not None and found.replace(tzinfo=None) == self.anchor.replace(tzinfo=None):
+            return self.anchor  # at itself, with its fold
         return None if found is None else _as_datetime(found)
 
 
