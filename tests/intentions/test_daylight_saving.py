@@ -190,3 +190,13 @@ def test_a_sensed_gate_first_due_at_the_second_of_a_repeated_hour_opens_then(
     clock.now = datetime(2027, 11, 7, 6, 40, tzinfo=UTC)  # the second 01:40
     fired = memory.recollections.sense(memory.recollections.cue(tags=["home"]))
     assert [item.reminder.action for item in fired if item.reminder] == ["take the pill"]
+
+
+def test_a_gate_whose_window_reaches_past_the_year_9999_opens_without_breaking_sense(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    clock.now = datetime(9999, 12, 31, 20, tzinfo=UTC)
+    memory.remind("last call", at="9999-12-31T23:30Z", every="daily", tags=["bar"])
+    clock.now = datetime(9999, 12, 31, 23, 40, tzinfo=UTC)
+    fired = memory.recollections.sense(memory.recollections.cue(tags=["bar"]))
+    assert [item.reminder.action for item in fired if item.reminder] == ["last call"]

@@ -461,7 +461,10 @@ def window_end(trigger: TimeTrigger, occurrence: datetime, settings: Settings) -
         if trigger.window_minutes is None
         else trigger.window_minutes
     )
-    return occurrence.astimezone(UTC) + timedelta(minutes=minutes)
+    try:
+        return occurrence.astimezone(UTC) + timedelta(minutes=minutes)
+    except OverflowError:  # a window past the end of 9999 stays open to the calendar's end
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def describe(value: Any) -> str:
