@@ -200,3 +200,39 @@ def test_a_gate_whose_window_reaches_past_the_year_9999_opens_without_breaking_s
     clock.now = datetime(9999, 12, 31, 23, 40, tzinfo=UTC)
     fired = memory.recollections.sense(memory.recollections.cue(tags=["bar"]))
     assert [item.reminder.action for item in fired if item.reminder] == ["last call"]
+
+
+@pytest.mark.parametrize(
+    ("now", "zone", "phrase", "expected"),
+    [
+        # 01:30 in Paris on 28 March 2027; at 02:00 the clocks go to 03:00.
+        (datetime(2027, 3, 28, 0, 30, tzinfo=UTC), "Europe/Paris", "in 2 hours", (2, 30)),
+        (datetime(2027, 3, 28, 0, 30, tzinfo=UTC), "Europe/Paris", "in 90 minutes", (2, 0)),
+        # 01:30 EDT in New York on 7 November 2027; at 02:00 the clocks go back to 01:00.
+        (datetime(2027, 11, 7, 5, 30, tzinfo=UTC), "America/New_York", "in 1 hour", (6, 30)),
+        # The second 01:30 (EST): ten minutes on, not 50 minutes back.
+        (datetime(2027, 11, 7, 6, 30, tzinfo=UTC), "America/New_York", "in 10 minutes", (6, 40)),
+        # Lord Howe Island: 02:00 becomes 02:30 on 3 October 2027.
+        (datetime(2027, 10, 2, 15, 0, tzinfo=UTC), "Australia/Lord_Howe", "in 1 hour", (16, 0)),
+    ],
+)
+def test_a_duration_in_hours_or_minutes_counts_elapsed_time_across_a_clock_change(
+    memory: MemoryService,
+    clock: FakeClock,
+    now: datetime,
+    zone: str,
+    phrase: str,
+    expected: tuple[int, int],
+) -> None:
+    clock.now = now
+    intention = memory.remind("check the oven", at=phrase, zone=zone)
+    hour, minute = expected
+    assert intention.resolved[0].instant.astimezone(UTC) == now.replace(hour=hour, minute=minute)
+
+
+def test_a_duration_in_days_keeps_the_time_of_day_across_a_clock_change(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    clock.now = datetime(2027, 3, 27, 8, 0, tzinfo=UTC)  # 09:00 in Paris, winter time
+    intention = memory.remind("call the plumber", at="in 1 day")
+    assert intention.resolved[0].instant.isoformat() == "2027-03-28T09:00:00+02:00"

@@ -10,8 +10,9 @@
   "next Friday 18:00", "in 2 hours") parsed by ``dateparser`` against the
   caller's wall clock, preferring the future. A day without a time, as a phrase
   ("next Friday", "tomorrow") or an ISO date (``2027-01-01``), means that day at
-  ``default_time`` (09:00); a duration ("in 2 hours", "in 3 days", "a week from
-  now") counts from now and keeps the time of day. The resolved instant is
+  ``default_time`` (09:00); a duration counts from now: in hours, minutes or
+  seconds ("in 2 hours") as elapsed time, across a clock change too, and in days
+  or longer ("in 3 days", "a week from now") keeping the time of day. The resolved instant is
   echoed back by every surface.
 - **Recurrences.** ``daily``, ``weekdays``, ``weekly``, ``monthly`` or an RFC 5545
   RRULE (``FREQ=WEEKLY;BYDAY=MO,WE``), expanded by ``python-dateutil`` from the
@@ -62,6 +63,8 @@ _SPANS = rf"{_QUANTITY}\s+{_UNIT}(?:\s*(?:,|and)?\s*{_QUANTITY}\s+{_UNIT})*"
 DURATION = re.compile(
     rf"^(?:(?:in|after)\s+{_SPANS}|{_SPANS}(?:\s+(?:from\s+now|later|hence))?)$", re.IGNORECASE
 )
+# A unit of a day or longer in a duration: "in 3 days" keeps the time of day.
+DAY_UNITS = re.compile(r"\b(?:days?|weeks?|fortnights?|months?|years?)\b", re.IGNORECASE)
 RECURRENCE_WORDS = {
     "daily": "FREQ=DAILY",
     "weekdays": "FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR",
@@ -170,7 +173,13 @@ class PhraseParser:
                 " phrase such as 'tomorrow at 9' or 'next Friday 18:00'",
             )
         wall: datetime = data.date_obj.replace(tzinfo=None)
-        if data.period in DAY_PERIODS and not DURATION.match(" ".join(text.split())):
+        spoken = " ".join(text.split())
+        if DURATION.match(spoken) and not DAY_UNITS.search(spoken):
+            # Hours, minutes and seconds pass alike on every clock: counted from now, not
+            # on the wall clock, where "in 2 hours" across the night the clocks go forward
+            # came an hour early (and "in 10 minutes" at a repeated 01:30, 50 minutes back).
+            return (now.astimezone(UTC) + (wall - wall_now)).astimezone(zone)
+        if data.period in DAY_PERIODS and not DURATION.match(spoken):
             wall = datetime.combine(wall.date(), self._default_time)
         return wall.replace(tzinfo=zone)
 
