@@ -236,3 +236,34 @@ def test_a_duration_in_days_keeps_the_time_of_day_across_a_clock_change(
     clock.now = datetime(2027, 3, 27, 8, 0, tzinfo=UTC)  # 09:00 in Paris, winter time
     intention = memory.remind("call the plumber", at="in 1 day")
     assert intention.resolved[0].instant.isoformat() == "2027-03-28T09:00:00+02:00"
+
+
+def test_an_expiry_in_the_first_pass_of_a_repeated_hour_before_at_in_the_second_is_refused(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    clock.now = datetime(2027, 11, 1, tzinfo=UTC)
+    with pytest.raises(ValidationError) as caught:
+        memory.remind(
+            "take the pill",
+            at="2027-11-07T01:30-05:00",  # the second 01:30 (06:30 UTC)
+            every="daily",
+            zone="America/New_York",
+            expires="2027-11-07T01:45-04:00",  # the first 01:45 (05:45 UTC): before it
+        )
+    assert caught.value.field == "expires"
+    assert memory.intentions(state="all") == []
+
+
+def test_a_window_ending_in_the_first_pass_of_a_repeated_hour_before_it_starts_is_refused(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    clock.now = datetime(2027, 11, 1, tzinfo=UTC)
+    with pytest.raises(ValidationError) as caught:
+        memory.remind(
+            "take the pill",
+            at="2027-11-07T01:30-05:00",
+            until="2027-11-07T01:45-04:00",
+            zone="America/New_York",
+        )
+    assert caught.value.field == "until"
+    assert memory.intentions(state="all") == []

@@ -317,7 +317,9 @@ def _time(
         raise ValidationError("window_minutes", "a window needs a recurrence (every)")
     if at is None:
         raise ValidationError("at", "a window needs its start (at) as well as its end (until)")
-    if until is not None and until <= at:
+    if until is not None and until.astimezone(UTC) <= at.astimezone(UTC):
+        # Compared as instants: two times on one zone's clock compare by wall time,
+        # whichever pass of a repeated hour each is.
         raise ValidationError("until", f"must be after at ({at.isoformat()})")
     # A window that has ended never opens again, whatever the repeat (every_time stored it,
     # and it never fired).
@@ -436,7 +438,11 @@ def build(
     opens = (
         next_due if scheduled or time_trigger is None else _gate_opens(time_trigger, now, settings)
     )
-    if opens is not None and expires_at is not None and opens >= expires_at:
+    if (
+        opens is not None
+        and expires_at is not None
+        and opens.astimezone(UTC) >= expires_at.astimezone(UTC)  # as instants (see _time)
+    ):
         raise ValidationError(
             "expires", f"{expires_at.isoformat()} comes before the first time it would fire"
         )
