@@ -267,3 +267,27 @@ def test_a_window_ending_in_the_first_pass_of_a_repeated_hour_before_it_starts_i
         )
     assert caught.value.field == "until"
     assert memory.intentions(state="all") == []
+
+
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("tomorrow at 9 PST", datetime(2026, 10, 23, 17, 0, tzinfo=UTC)),
+        ("tomorrow at 9:00 UTC", datetime(2026, 10, 23, 9, 0, tzinfo=UTC)),
+        ("tomorrow 9:00 +05:00", datetime(2026, 10, 23, 4, 0, tzinfo=UTC)),
+        ("October 24 2026 09:00 CET", datetime(2026, 10, 24, 8, 0, tzinfo=UTC)),
+        # Without a zone of its own, a phrase is read on the caller's clock (Paris, +02:00).
+        ("tomorrow at 9", datetime(2026, 10, 23, 7, 0, tzinfo=UTC)),
+        # A duration is the same on every clock.
+        ("in 2 hours UTC", datetime(2026, 10, 22, 8, 0, tzinfo=UTC)),
+        ("in 2 hours PST", datetime(2026, 10, 22, 8, 0, tzinfo=UTC)),
+    ],
+)
+def test_a_phrase_naming_its_own_zone_means_that_zone_s_time(
+    memory: MemoryService, phrase: str, expected: datetime
+) -> None:
+    # The conftest's clock: 22 October 2026, 08:00 in Paris.
+    intention = memory.remind("join the call", at=phrase)
+    assert intention.resolved[0].instant.astimezone(UTC) == expected
+    assert intention.next_due is not None
+    assert intention.next_due.astimezone(UTC) == expected

@@ -153,6 +153,8 @@ class PhraseParser:
 
         # dateparser is given the caller's wall clock as naive UTC and its answer is
         # put back on the zone's clock: its own zone handling shifts relative phrases.
+        # A phrase naming its own zone ("tomorrow at 9 PST") comes back aware: asked to
+        # convert to UTC, it came back naive, and was read on the caller's clock.
         wall_now = now.astimezone(zone).replace(tzinfo=None, microsecond=0)
         parser = DateDataParser(
             languages=["en"],
@@ -160,8 +162,6 @@ class PhraseParser:
                 "RELATIVE_BASE": wall_now,
                 "PREFER_DATES_FROM": "future",
                 "TIMEZONE": "UTC",
-                "TO_TIMEZONE": "UTC",
-                "RETURN_AS_TIMEZONE_AWARE": False,
                 "RETURN_TIME_AS_PERIOD": True,
             },
         )
@@ -172,8 +172,16 @@ class PhraseParser:
                 f"cannot read {text!r} as a time; give ISO 8601 (2026-12-04T09:00+01:00) or a"
                 " phrase such as 'tomorrow at 9' or 'next Friday 18:00'",
             )
-        wall: datetime = data.date_obj.replace(tzinfo=None)
+        named: datetime = data.date_obj
         spoken = " ".join(text.split())
+        if named.tzinfo is not None:
+            if not DURATION.match(spoken.rpartition(" ")[0]):
+                return named.astimezone(zone)  # the instant of the zone or offset it names
+            # "in 2 hours UTC": a duration is the same on every clock; the zone is moot
+            # (dateparser counted it from the wall clock given as UTC, then converted).
+            spoken = spoken.rpartition(" ")[0]
+            named = named.astimezone(UTC)
+        wall = named.replace(tzinfo=None)
         if DURATION.match(spoken) and not DAY_UNITS.search(spoken):
             # Hours, minutes and seconds pass alike on every clock: counted from now, not
             # on the wall clock, where "in 2 hours" across the night the clocks go forward
