@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
+from functools import cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from recalld._text import shown
@@ -151,9 +152,15 @@ def parse_zone(value: str, field: str = "zone") -> tzinfo:
 def _zone_hint(text: str) -> str:
     """``"; did you mean 'Europe/Paris'?"`` for a zone name in the wrong case (zone names
     are case-sensitive where tzdata is read from a case-sensitive file system)."""
-    folded = text.casefold()
-    matches = sorted(name for name in available_timezones() if name.casefold() == folded)
-    return f"; did you mean {matches[0]!r}?" if matches else ""
+    match = _zones_by_folded_name().get(text.casefold())
+    return f"; did you mean {match!r}?" if match is not None else ""
+
+
+@cache
+def _zones_by_folded_name() -> dict[str, str]:
+    """This machine's zone names by their case-folded spelling (read once: a listing of
+    intentions on a zone it does not know asks for each)."""
+    return {name.casefold(): name for name in sorted(available_timezones(), reverse=True)}
 
 
 def parse_clock_time(value: str, field: str) -> time:
