@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from dateutil import rrule as rrules
 
+from recalld.errors import ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
@@ -60,3 +61,43 @@ def test_an_hourly_gate_since_2000_opens_without_walking_its_past(
     assert [item.reminder.action for item in fired if item.reminder] == ["drink water"]
     clock.now += timedelta(minutes=10)  # 08:30: closed until 09:15
     assert memory.recollections.sense(memory.recollections.cue(tags=["desk"])) == []
+
+
+@pytest.fixture
+def days_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dateutil's day-by-day search, refusing to look at more than CAP days at a time."""
+    day_set = rrules._iterinfo.ddayset
+    looked = {"days": 0}
+
+    def counted(self: Any, year: int, month: int, day: int) -> Any:
+        looked["days"] += 1
+        if looked["days"] > CAP:
+            raise AssertionError(f"looked at more than {CAP} days")
+        return day_set(self, year, month, day)
+
+    monkeypatch.setattr(rrules._iterinfo, "ddayset", counted)
+
+
+@pytest.mark.usefixtures("days_capped")
+@pytest.mark.parametrize(
+    "every",
+    ["FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30", "FREQ=HOURLY;BYMONTH=4;BYMONTHDAY=31;BYHOUR=9"],
+)
+def test_a_rule_that_never_occurs_is_refused_without_searching_to_the_year_9999(
+    memory: MemoryService, every: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("water the plants", at="2027-01-05T09:00", every=every)
+    assert caught.value.field == "every"
+    assert caught.value.message == f"the recurrence {every!r} has no occurrence"
+    assert memory.intentions(state="all") == []
+
+
+@pytest.mark.usefixtures("days_capped")
+def test_a_rare_rule_that_does_occur_is_kept(memory: MemoryService) -> None:
+    # 29 February on a Monday: first in 2044.
+    intention = memory.remind(
+        "leap Monday", at="2027-01-05T09:00", every="FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO"
+    )
+    assert intention.next_due is not None
+    assert intention.next_due.date().isoformat() == "2044-02-29"

@@ -245,6 +245,8 @@ class Recurrence:
         recurrence = cls(rule=rule, anchor=anchor)
         try:
             built = recurrence._built()
+            if next(iter(_yearly_superset(built)), None) is None:
+                raise ValidationError(field, f"the recurrence {text!r} has no occurrence")
             first = [
                 _as_datetime(found) for found in built.xafter(anchor, count=GAP_SAMPLE, inc=True)
             ]
@@ -326,6 +328,21 @@ class Recurrence:
         if found is not None and found.replace(tzinfo=None) == self.anchor.replace(tzinfo=None):
             return self.anchor  # at itself, with its fold
         return None if found is None else _as_datetime(found)
+
+
+def _yearly_superset(built: Any) -> Any:
+    """A yearly rule holding every occurrence of ``built`` and more: its day and time
+    filters without its INTERVAL, COUNT, UNTIL, BYSETPOS or the ordinals of BYDAY
+    ("1MO": every Monday).
+
+    dateutil looks for a first occurrence until the year 9999, one day (or hour) at a
+    time: a rule that has none ("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30") took 10 s and
+    more to refuse. Year by year, its superset's emptiness shows in a fraction of that.
+    """
+    filters = {name: value for name, value in built._original_rule.items() if name != "bysetpos"}
+    if filters.get("byweekday"):
+        filters["byweekday"] = tuple(rrules.weekday(day.weekday) for day in filters["byweekday"])
+    return rrules.rrule(rrules.YEARLY, dtstart=built._dtstart, wkst=built._wkst, **filters)
 
 
 def _check_counts(rule: str, text: str, field: str) -> None:
