@@ -101,3 +101,24 @@ def test_a_rare_rule_that_does_occur_is_kept(memory: MemoryService) -> None:
     )
     assert intention.next_due is not None
     assert intention.next_due.date().isoformat() == "2044-02-29"
+
+
+@pytest.mark.parametrize(
+    ("every", "first"),
+    [
+        # No day named: every day (or that weekday, or hour) of the months named, whatever
+        # the day of at; a yearly search from 31 January looked for 31 June.
+        ("FREQ=DAILY;BYMONTH=6", "2027-06-01"),
+        ("FREQ=WEEKLY;BYMONTH=2", "2027-02-07"),
+        ("FREQ=HOURLY;BYMONTH=4;BYHOUR=9", "2027-04-01"),
+        ("FREQ=DAILY;BYYEARDAY=366", "2028-12-31"),
+        ("FREQ=MONTHLY;BYDAY=FR;BYMONTHDAY=13", "2027-08-13"),
+        ("FREQ=WEEKLY;BYWEEKNO=53;BYDAY=TH", "2032-12-30"),
+    ],
+)
+def test_a_rule_whose_days_differ_from_at_is_kept(
+    memory: MemoryService, every: str, first: str
+) -> None:
+    intention = memory.remind("seasonal", at="2027-01-31T09:00", every=every)
+    assert intention.next_due is not None
+    assert intention.next_due.date().isoformat() == first

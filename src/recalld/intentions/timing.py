@@ -85,6 +85,8 @@ STEP_SECONDS = {
 REBASE_MARGIN = timedelta(days=2)
 # Every month has this many days; "monthly" from a later day falls back to the last one.
 SHORTEST_MONTH_DAYS = 28
+# The parts of an RRULE that pick days; a yearly rule naming none falls on at's date.
+DAY_FILTERS = ("bymonthday", "byyearday", "byweekno", "byweekday", "byeaster")
 
 
 def zone_label(zone: tzinfo) -> str:
@@ -342,6 +344,11 @@ def _yearly_superset(built: Any) -> Any:
     filters = {name: value for name, value in built._original_rule.items() if name != "bysetpos"}
     if filters.get("byweekday"):
         filters["byweekday"] = tuple(rrules.weekday(day.weekday) for day in filters["byweekday"])
+    if built._freq >= rrules.WEEKLY and not any(filters.get(name) for name in DAY_FILTERS):
+        # A yearly rule naming no day takes at's day of the month (and month): "every day
+        # in February" from 31 January would be 31 February, and refused. A weekly or
+        # finer rule naming none falls on any day of its months.
+        filters["bymonthday"] = tuple(range(1, 32))
     return rrules.rrule(rrules.YEARLY, dtstart=built._dtstart, wkst=built._wkst, **filters)
 
 
