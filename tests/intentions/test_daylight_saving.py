@@ -7,6 +7,8 @@ wall time the caller gave, not an hour late.
 
 from __future__ import annotations
 
+import json
+
 from datetime import UTC, datetime
 
 import pytest
@@ -291,3 +293,48 @@ def test_a_phrase_naming_its_own_zone_means_that_zone_s_time(
     assert intention.resolved[0].instant.astimezone(UTC) == expected
     assert intention.next_due is not None
     assert intention.next_due.astimezone(UTC) == expected
+
+
+def _monthly_lines(memory: MemoryService, rrule: str) -> list[str]:
+    """The export of a `monthly` reminder from 31 January, its rule stored as ``rrule``;
+    the reminder forgotten."""
+    intention = memory.remind("pay the rent", at="2027-01-31T09:00", every="monthly")
+    lines = [json.loads(line) for line in memory.export()]
+    memory.forget(intention.id)
+    for line in lines:
+        if line.get("type") == "recalld.intention":
+            line["triggers"][0]["rrule"] = rrule
+    return [json.dumps(line) for line in lines]
+
+
+@pytest.mark.parametrize(
+    ("rrule", "months"),
+    [
+        # What `monthly` from the 31st stores now: every month.
+        ("FREQ=MONTHLY;BYMONTHDAY=31,-1;BYSETPOS=1", ["01-31", "02-28", "03-31", "04-30"]),
+        # What it stored before: months with a 31st only, as then.
+        ("FREQ=MONTHLY", ["01-31", "03-31", "05-31", "07-31"]),
+    ],
+)
+def test_an_exported_monthly_reminder_keeps_its_meaning_through_import(
+    memory: MemoryService, clock: FakeClock, rrule: str, months: list[str]
+) -> None:
+    clock.now = datetime(2027, 1, 1, tzinfo=UTC)
+    assert memory.import_lines(_monthly_lines(memory, rrule)).errors == []
+    [intention] = memory.intentions()
+    assert [day[5:10] for day in _walk(memory, clock, intention.id, 4)] == months
+
+
+@pytest.mark.parametrize(
+    ("rrule", "stored"),
+    [("monthly", "FREQ=MONTHLY;BYMONTHDAY=31,-1;BYSETPOS=1"), ("RRULE:FREQ=DAILY", "FREQ=DAILY")],
+)
+def test_an_imported_rrule_given_as_remind_reads_it_is_a_bad_line(
+    memory: MemoryService, clock: FakeClock, rrule: str, stored: str
+) -> None:
+    # Kept as given, "monthly" made every firing fail in dateutil.
+    clock.now = datetime(2027, 1, 1, tzinfo=UTC)
+    report = memory.import_lines(_monthly_lines(memory, rrule))
+    assert [error.error.split(":")[0] for error in report.errors] == ["kind", "triggers[0].rrule"]
+    assert f"give the rule itself, such as {stored!r}, not {rrule!r}" in report.errors[1].error
+    assert memory.intentions(state="all") == []

@@ -188,12 +188,19 @@ def exported_trigger_records(
             if trigger.rrule is not None:
                 if trigger.at is None:
                     raise ValidationError(f"{field}.at", "a recurrence needs its first occurrence")
-                Recurrence.parse(
+                parsed = Recurrence.parse(
                     trigger.rrule,
                     wall_anchor(trigger.at, zone),
                     field=f"{field}.rrule",
                     shortest_gap=settings.intention_min_recurrence_seconds,
-                )
+                ).rule
+                if parsed != trigger.rrule:
+                    # "monthly" or "RRULE:…" is what remind reads, not what it stores: kept
+                    # as given, every firing failed in dateutil.
+                    raise ValidationError(
+                        f"{field}.rrule",
+                        f"give the rule itself, such as {parsed!r}, not {trigger.rrule!r}",
+                    )
         elif isinstance(trigger, SignalTrigger):
             check.parse_model(
                 SignalCondition,
