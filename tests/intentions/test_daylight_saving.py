@@ -8,7 +8,6 @@ wall time the caller gave, not an hour late.
 from __future__ import annotations
 
 import json
-
 from datetime import UTC, datetime
 
 import pytest
