@@ -282,6 +282,10 @@ def test_a_window_ending_in_the_first_pass_of_a_repeated_hour_before_it_starts_i
         # A duration is the same on every clock.
         ("in 2 hours UTC", datetime(2026, 10, 22, 8, 0, tzinfo=UTC)),
         ("in 2 hours PST", datetime(2026, 10, 22, 8, 0, tzinfo=UTC)),
+        # A day without a time: RECALLD_REMINDER_DEFAULT_TIME (09:00) on that zone's clock.
+        ("tomorrow UTC", datetime(2026, 10, 23, 9, 0, tzinfo=UTC)),
+        ("tomorrow PST", datetime(2026, 10, 23, 17, 0, tzinfo=UTC)),
+        ("tomorrow +05:00", datetime(2026, 10, 23, 4, 0, tzinfo=UTC)),
     ],
 )
 def test_a_phrase_naming_its_own_zone_means_that_zone_s_time(

@@ -178,6 +178,8 @@ class PhraseParser:
         spoken = " ".join(text.split())
         if named.tzinfo is not None:
             if not DURATION.match(spoken.rpartition(" ")[0]):
+                if data.period in DAY_PERIODS:  # "tomorrow UTC": 09:00 on that zone's clock
+                    named = datetime.combine(named.date(), self._default_time, named.tzinfo)
                 return named.astimezone(zone)  # the instant of the zone or offset it names
             # "in 2 hours UTC": a duration is the same on every clock; the zone is moot
             # (dateparser counted it from the wall clock given as UTC, then converted).
