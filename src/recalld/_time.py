@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from functools import cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from recalld._text import shown
 from recalld.errors import ValidationError
@@ -17,6 +18,10 @@ _LOWER_T = re.compile(r"^(\d{4}-\d{2}-\d{2})t")
 _LEAP_SECOND = re.compile(r"(T\d{2}:\d{2}):60(?:\.\d+)?")
 # A fixed offset as a zone: +01:00, -0530, UTC+2.
 OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
+# An offset with seconds (+05:30:15): a zone offset is written in hours and minutes.
+OFFSET_SECONDS = re.compile(
+    r"^(?:UTC|GMT)?\s*[+-]\d{1,2}:?\d{2}:?\d{2}(?:[.,]\d+)?$", re.IGNORECASE
+)
 
 
 def utc_now() -> datetime:
@@ -130,12 +135,32 @@ def parse_zone(value: str, field: str = "zone") -> tzinfo:
         if delta >= timedelta(hours=24):
             raise ValidationError(field, f"offset {value!r} is out of range (under 24 hours)")
         return timezone(-delta if sign == "-" else delta)
+    if OFFSET_SECONDS.match(text):
+        raise ValidationError(
+            field, f"offset {value!r} has seconds; give hours and minutes, such as +05:30"
+        )
     try:
         return ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError):
         raise ValidationError(
-            field, f"unknown time zone {value!r}; give an IANA name such as Europe/Paris or +01:00"
+            field,
+            f"unknown time zone {value!r}; give an IANA name such as Europe/Paris or +01:00"
+            + _zone_hint(text),
         ) from None
+
+
+def _zone_hint(text: str) -> str:
+    """``"; did you mean 'Europe/Paris'?"`` for a zone name in the wrong case (zone names
+    are case-sensitive where tzdata is read from a case-sensitive file system)."""
+    match = _zones_by_folded_name().get(text.casefold())
+    return f"; did you mean {match!r}?" if match is not None else ""
+
+
+@cache
+def _zones_by_folded_name() -> dict[str, str]:
+    """This machine's zone names by their case-folded spelling (read once: a listing of
+    intentions on a zone it does not know asks for each)."""
+    return {name.casefold(): name for name in sorted(available_timezones(), reverse=True)}
 
 
 def parse_clock_time(value: str, field: str) -> time:

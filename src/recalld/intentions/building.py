@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
 from recalld import _validate as check
@@ -36,7 +36,13 @@ from recalld.intentions.model import (
     TimeTrigger,
     Trigger,
 )
-from recalld.intentions.timing import PhraseParser, Recurrence, parse_zone, zone_label
+from recalld.intentions.timing import (
+    PhraseParser,
+    Recurrence,
+    parse_zone,
+    wall_anchor,
+    zone_label,
+)
 from recalld.model import PlaceInput
 from recalld.store.intentions import TriggerRecord
 
@@ -126,7 +132,7 @@ def recurrence_of(trigger: TimeTrigger) -> Recurrence | None:
     """The recurrence of a stored time trigger (None for an instant or a window)."""
     if trigger.rrule is None or trigger.at is None:
         return None
-    anchor = trigger.at.astimezone(parse_zone(trigger.zone))
+    anchor = wall_anchor(trigger.at, parse_zone(trigger.zone))
     return Recurrence(rule=trigger.rrule, anchor=anchor)
 
 
@@ -182,12 +188,19 @@ def exported_trigger_records(
             if trigger.rrule is not None:
                 if trigger.at is None:
                     raise ValidationError(f"{field}.at", "a recurrence needs its first occurrence")
-                Recurrence.parse(
+                parsed = Recurrence.parse(
                     trigger.rrule,
-                    trigger.at.astimezone(zone),
+                    wall_anchor(trigger.at, zone),
                     field=f"{field}.rrule",
                     shortest_gap=settings.intention_min_recurrence_seconds,
-                )
+                ).rule
+                if parsed != trigger.rrule:
+                    # "monthly" or "RRULE:…" is what remind reads, not what it stores: kept
+                    # as given, every firing failed in dateutil.
+                    raise ValidationError(
+                        f"{field}.rrule",
+                        f"give the rule itself, such as {parsed!r}, not {trigger.rrule!r}",
+                    )
         elif isinstance(trigger, SignalTrigger):
             check.parse_model(
                 SignalCondition,
@@ -311,7 +324,9 @@ def _time(
         raise ValidationError("window_minutes", "a window needs a recurrence (every)")
     if at is None:
         raise ValidationError("at", "a window needs its start (at) as well as its end (until)")
-    if until is not None and until <= at:
+    if until is not None and until.astimezone(UTC) <= at.astimezone(UTC):
+        # Compared as instants: two times on one zone's clock compare by wall time,
+        # whichever pass of a repeated hour each is.
         raise ValidationError("until", f"must be after at ({at.isoformat()})")
     # A window that has ended never opens again, whatever the repeat (every_time stored it,
     # and it never fired).
@@ -430,7 +445,11 @@ def build(
     opens = (
         next_due if scheduled or time_trigger is None else _gate_opens(time_trigger, now, settings)
     )
-    if opens is not None and expires_at is not None and opens >= expires_at:
+    if (
+        opens is not None
+        and expires_at is not None
+        and opens.astimezone(UTC) >= expires_at.astimezone(UTC)  # as instants (see _time)
+    ):
         raise ValidationError(
             "expires", f"{expires_at.isoformat()} comes before the first time it would fire"
         )
@@ -446,13 +465,19 @@ def build(
 
 
 def window_end(trigger: TimeTrigger, occurrence: datetime, settings: Settings) -> datetime:
-    """The end of the window a recurrence's occurrence opens beside sensed triggers."""
+    """The end of the window a recurrence's occurrence opens beside sensed triggers:
+    ``window_minutes`` of elapsed time (counted in UTC: on the zone's wall clock, 01:30
+    plus 20 minutes on the night the clocks go back is 01:50 of the first pass, before
+    an occurrence at the second 01:30)."""
     minutes = (
         settings.intention_window_minutes
         if trigger.window_minutes is None
         else trigger.window_minutes
     )
-    return occurrence + timedelta(minutes=minutes)
+    try:
+        return occurrence.astimezone(UTC) + timedelta(minutes=minutes)
+    except OverflowError:  # a window past the end of 9999 stays open to the calendar's end
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def describe(value: Any) -> str:

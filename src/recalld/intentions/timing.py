@@ -10,12 +10,15 @@
   "next Friday 18:00", "in 2 hours") parsed by ``dateparser`` against the
   caller's wall clock, preferring the future. A day without a time, as a phrase
   ("next Friday", "tomorrow") or an ISO date (``2027-01-01``), means that day at
-  ``default_time`` (09:00); a duration ("in 2 hours", "in 3 days", "a week from
-  now") counts from now and keeps the time of day. The resolved instant is
+  ``default_time`` (09:00); a duration counts from now: in hours, minutes or
+  seconds ("in 2 hours") as elapsed time, across a clock change too, and in days
+  or longer ("in 3 days", "a week from now") keeping the time of day. The resolved instant is
   echoed back by every surface.
 - **Recurrences.** ``daily``, ``weekdays``, ``weekly``, ``monthly`` or an RFC 5545
   RRULE (``FREQ=WEEKLY;BYDAY=MO,WE``), expanded by ``python-dateutil`` from the
-  first occurrence ``at`` on the zone's wall clock.
+  first occurrence ``at`` on the zone's wall clock. ``monthly`` from the 29th, 30th or
+  31st fires every month, on the last day of a month too short for it (an RRULE
+  ``FREQ=MONTHLY`` skips those months, as RFC 5545 says).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ __all__ = [
     "Recurrence",
     "parse_clock_time",
     "parse_zone",
+    "wall_anchor",
     "zone_label",
 ]
 
@@ -59,6 +63,8 @@ _SPANS = rf"{_QUANTITY}\s+{_UNIT}(?:\s*(?:,|and)?\s*{_QUANTITY}\s+{_UNIT})*"
 DURATION = re.compile(
     rf"^(?:(?:in|after)\s+{_SPANS}|{_SPANS}(?:\s+(?:from\s+now|later|hence))?)$", re.IGNORECASE
 )
+# A unit of a day or longer in a duration: "in 3 days" keeps the time of day.
+DAY_UNITS = re.compile(r"\b(?:days?|weeks?|fortnights?|months?|years?)\b", re.IGNORECASE)
 RECURRENCE_WORDS = {
     "daily": "FREQ=DAILY",
     "weekdays": "FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR",
@@ -66,6 +72,21 @@ RECURRENCE_WORDS = {
     "monthly": "FREQ=MONTHLY",
 }
 PHRASE_MAX_CHARS = 200
+# Frequencies that step a fixed span of the wall clock, and that span in seconds.
+STEP_SECONDS = {
+    rrules.SECONDLY: 1,
+    rrules.MINUTELY: 60,
+    rrules.HOURLY: 3_600,
+    rrules.DAILY: 86_400,
+    rrules.WEEKLY: 604_800,
+}
+# How far before the moment asked about a long-running recurrence is expanded from:
+# more than any daylight-saving shift, so no occurrence near the moment is missed.
+REBASE_MARGIN = timedelta(days=2)
+# Every month has this many days; "monthly" from a later day falls back to the last one.
+SHORTEST_MONTH_DAYS = 28
+# The parts of an RRULE that pick days; a yearly rule naming none falls on at's date.
+DAY_FILTERS = ("bymonthday", "byyearday", "byweekno", "byweekday", "byeaster")
 
 
 def zone_label(zone: tzinfo) -> str:
@@ -78,6 +99,23 @@ def zone_label(zone: tzinfo) -> str:
     sign = "-" if offset < timedelta(0) else "+"
     minutes = int(abs(offset).total_seconds()) // 60
     return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def wall_anchor(moment: datetime, zone: tzinfo) -> datetime:
+    """A stored first occurrence on ``zone``'s wall clock, at the wall time it was given.
+
+    ``at`` is stored as the caller's wall time with the offset the zone gives it, so
+    02:30 on the night the clocks go forward (a time the local clock skips) is kept as
+    02:30 with the offset before the change. Converting it with ``astimezone`` would
+    read 03:30, and a daily 02:30 would fire at 03:30 every day after; the wall time
+    whose offset (either of a repeated hour) is the stored one names the same instant.
+    A time stored on another offset is converted.
+    """
+    for fold in (0, 1):
+        wall = moment.replace(tzinfo=zone, fold=fold)
+        if wall.utcoffset() == moment.utcoffset():
+            return wall
+    return moment.astimezone(zone)
 
 
 class PhraseParser:
@@ -117,6 +155,8 @@ class PhraseParser:
 
         # dateparser is given the caller's wall clock as naive UTC and its answer is
         # put back on the zone's clock: its own zone handling shifts relative phrases.
+        # A phrase naming its own zone ("tomorrow at 9 PST") comes back aware: asked to
+        # convert to UTC, it came back naive, and was read on the caller's clock.
         wall_now = now.astimezone(zone).replace(tzinfo=None, microsecond=0)
         parser = DateDataParser(
             languages=["en"],
@@ -124,8 +164,6 @@ class PhraseParser:
                 "RELATIVE_BASE": wall_now,
                 "PREFER_DATES_FROM": "future",
                 "TIMEZONE": "UTC",
-                "TO_TIMEZONE": "UTC",
-                "RETURN_AS_TIMEZONE_AWARE": False,
                 "RETURN_TIME_AS_PERIOD": True,
             },
         )
@@ -136,8 +174,24 @@ class PhraseParser:
                 f"cannot read {text!r} as a time; give ISO 8601 (2026-12-04T09:00+01:00) or a"
                 " phrase such as 'tomorrow at 9' or 'next Friday 18:00'",
             )
-        wall: datetime = data.date_obj.replace(tzinfo=None)
-        if data.period in DAY_PERIODS and not DURATION.match(" ".join(text.split())):
+        named: datetime = data.date_obj
+        spoken = " ".join(text.split())
+        if named.tzinfo is not None:
+            if not DURATION.match(spoken.rpartition(" ")[0]):
+                if data.period in DAY_PERIODS:  # "tomorrow UTC": 09:00 on that zone's clock
+                    named = datetime.combine(named.date(), self._default_time, named.tzinfo)
+                return named.astimezone(zone)  # the instant of the zone or offset it names
+            # "in 2 hours UTC": a duration is the same on every clock; the zone is moot
+            # (dateparser counted it from the wall clock given as UTC, then converted).
+            spoken = spoken.rpartition(" ")[0]
+            named = named.astimezone(UTC)
+        wall = named.replace(tzinfo=None)
+        if DURATION.match(spoken) and not DAY_UNITS.search(spoken):
+            # Hours, minutes and seconds pass alike on every clock: counted from now, not
+            # on the wall clock, where "in 2 hours" across the night the clocks go forward
+            # came an hour early (and "in 10 minutes" at a repeated 01:30, 50 minutes back).
+            return (now.astimezone(UTC) + (wall - wall_now)).astimezone(zone)
+        if data.period in DAY_PERIODS and not DURATION.match(spoken):
             wall = datetime.combine(wall.date(), self._default_time)
         return wall.replace(tzinfo=zone)
 
@@ -178,6 +232,11 @@ class Recurrence:
         refused (each occurrence is a durable write and a reminder)."""
         text = every.strip()
         rule = RECURRENCE_WORDS.get(text.lower())
+        if text.lower() == "monthly" and anchor.day > SHORTEST_MONTH_DAYS:
+            # RFC 5545 skips months without the day: "monthly" from 31 January would
+            # miss February, April, June, September and November. It means every month,
+            # on the last day of those too short for the day.
+            rule = f"FREQ=MONTHLY;BYMONTHDAY={anchor.day},-1;BYSETPOS=1"
         if rule is None:
             rule = text[len("RRULE:") :] if text.upper().startswith("RRULE:") else text
             if not rule or "\n" in rule or "DTSTART" in rule.upper():
@@ -186,9 +245,12 @@ class Recurrence:
                     "give daily, weekdays, weekly, monthly or one RRULE such as"
                     " FREQ=WEEKLY;BYDAY=FR (the first occurrence comes from at)",
                 )
+        _check_counts(rule, text, field)
         recurrence = cls(rule=rule, anchor=anchor)
         try:
             built = recurrence._built()
+            if next(iter(_yearly_superset(built)), None) is None:
+                raise ValidationError(field, f"the recurrence {text!r} has no occurrence")
             first = [
                 _as_datetime(found) for found in built.xafter(anchor, count=GAP_SAMPLE, inc=True)
             ]
@@ -212,15 +274,104 @@ class Recurrence:
     def _built(self) -> Any:
         return rrules.rrulestr(self.rule, dtstart=self.anchor, forceset=False)
 
+    def _near(self, moment: datetime) -> Any:
+        """The rule expanded from a start shortly before ``moment`` instead of from ``at``.
+
+        dateutil walks every occurrence from the start: a minutely reminder two years
+        old took seconds at each firing (in the scheduler's write transaction), one
+        given a first occurrence decades back minutes. A rule stepping a fixed span of
+        the wall clock (seconds to weeks) with no COUNT has the same occurrences from
+        any start a whole number of its steps later, so it starts from the last such
+        start :data:`REBASE_MARGIN` before ``moment``; a COUNT counts from ``at``, and
+        months and years are few.
+        """
+        built = self._built()
+        span = STEP_SECONDS.get(built._freq)
+        if span is None or built._count is not None:
+            return built
+        step = timedelta(seconds=span * built._interval)
+        start = self.anchor.replace(tzinfo=None)
+        try:
+            wall = moment.astimezone(self.anchor.tzinfo).replace(tzinfo=None) - REBASE_MARGIN
+        except OverflowError:  # a moment at the ends of the calendar: no shortcut
+            return built
+        steps = (wall - start) // step
+        if steps <= 0:
+            return built
+        later = (start + steps * step).replace(tzinfo=self.anchor.tzinfo)
+        return built.replace(dtstart=later)
+
+    def _second_anchor(self) -> bool:
+        """Whether ``at`` is the second of a wall time the clocks go back over (01:30
+        EST after 01:30 EDT) and an occurrence. dateutil drops ``fold``: it gives that
+        wall time as its first instant, an hour before ``at``."""
+        if not self.anchor.fold:
+            return False
+        twin = self.anchor.replace(fold=0)
+        found = self._built().after(twin, inc=True)
+        return found is not None and found.replace(tzinfo=None) == twin.replace(tzinfo=None)
+
     def next_after(self, moment: datetime, *, inclusive: bool = False) -> datetime | None:
         """The first occurrence after ``moment`` (or at it, when ``inclusive``)."""
-        found = self._built().after(moment, inc=inclusive)
+        if self._second_anchor():
+            anchor, now = self.anchor.astimezone(UTC), moment.astimezone(UTC)
+            if anchor > now or (inclusive and anchor == now):
+                return self.anchor  # nothing comes before at
+        found = self._near(moment).after(moment, inc=inclusive)
         return None if found is None else _as_datetime(found)
 
     def last_at_or_before(self, moment: datetime) -> datetime | None:
         """The latest occurrence at or before ``moment``."""
-        found = self._built().before(moment, inc=True)
+        if self._second_anchor() and moment.astimezone(UTC) < self.anchor.astimezone(UTC):
+            return None  # nothing comes before at
+        near = self._near(moment)
+        found = near.before(moment, inc=True)
+        if found is None and near._dtstart != self.anchor:
+            # None since the shortened start: a sparse rule's last may come before it.
+            found = self._built().before(moment, inc=True)
+        if found is not None and found.replace(tzinfo=None) == self.anchor.replace(tzinfo=None):
+            return self.anchor  # at itself, with its fold
         return None if found is None else _as_datetime(found)
+
+
+def _yearly_superset(built: Any) -> Any:
+    """A yearly rule holding every occurrence of ``built`` and more: its day and time
+    filters without its INTERVAL, COUNT, UNTIL, BYSETPOS or the ordinals of BYDAY
+    ("1MO": every Monday).
+
+    dateutil looks for a first occurrence until the year 9999, one day (or hour) at a
+    time: a rule that has none ("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30") took 10 s and
+    more to refuse. Year by year, its superset's emptiness shows in a fraction of that.
+    """
+    filters = {name: value for name, value in built._original_rule.items() if name != "bysetpos"}
+    if filters.get("byweekday"):
+        filters["byweekday"] = tuple(rrules.weekday(day.weekday) for day in filters["byweekday"])
+    if built._freq >= rrules.WEEKLY and not any(filters.get(name) for name in DAY_FILTERS):
+        # A yearly rule naming no day takes at's day of the month (and month): "every day
+        # in February" from 31 January would be 31 February, and refused. A weekly or
+        # finer rule naming none falls on any day of its months.
+        filters["bymonthday"] = tuple(range(1, 32))
+    return rrules.rrule(rrules.YEARLY, dtstart=built._dtstart, wkst=built._wkst, **filters)
+
+
+def _check_counts(rule: str, text: str, field: str) -> None:
+    """Refuse an INTERVAL or COUNT under 1 with its own words: dateutil steps backwards
+    from a negative INTERVAL and said "day is out of range for month", repeats the first
+    occurrence forever at 0, and a COUNT of 0 has no occurrence at all."""
+    for part in rule.split(";"):
+        name, _, value = part.partition("=")
+        if name.strip().upper() not in ("INTERVAL", "COUNT"):
+            continue
+        try:
+            number = int(value.strip())
+        except ValueError:
+            continue  # not a number: dateutil's own "invalid 'INTERVAL'" names it
+        if number < 1:
+            raise ValidationError(
+                field,
+                f"{name.strip().upper()} in {text!r} must be a whole number of at least 1,"
+                f" got {number}",
+            )
 
 
 def _as_datetime(value: Any) -> datetime:
