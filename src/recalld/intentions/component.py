@@ -355,6 +355,11 @@ class Intentions:
         A recurrence then moves to its next occurrence after ``now`` (occurrences
         missed while no process ran fire once, late, with their ``due_at``).
         """
+        if now is not None and (not isinstance(now, datetime) or now.utcoffset() is None):
+            # A naive time would be read on this machine's clock; text would fail later.
+            raise ValidationError(
+                "now", f"give a datetime with its offset (tzinfo), got {shown(repr(now))}"
+            )
         moment = self._clock() if now is None else now
         fired: list[Recollection] = []
         while True:

@@ -1,6 +1,7 @@
-"""A time window alone with ``repeat="every_time"`` fires every ``min_interval_seconds``
-while the window lasts (the README: it fires "whenever the triggers hold again"), and an
-instant alone, which holds once, is refused with that repeat."""
+"""Reminders with a time alone, fired by the scheduler (``run_due``): a window with
+``repeat="every_time"`` fires every ``min_interval_seconds`` while it lasts (the README:
+it fires "whenever the triggers hold again"), an instant alone with that repeat is
+refused, and ``run_due`` takes only an aware datetime."""
 
 from __future__ import annotations
 
@@ -47,3 +48,13 @@ def test_every_time_on_an_instant_alone_is_refused_naming_repeat(
         memory.remind("drink", at="2027-01-10T09:00", repeat="every_time")
     assert caught.value.field == "repeat"
     assert sum(memory.intentions.counts().values()) == 0
+
+
+@pytest.mark.parametrize("now", ["2027-01-12T00:00Z", datetime(2027, 1, 12, 0, 0)])
+def test_run_due_refuses_a_time_that_is_no_aware_datetime(
+    memory: MemoryService, now: object
+) -> None:
+    # Text failed deep inside (AttributeError); a naive time was read on this machine's clock.
+    with pytest.raises(ValidationError) as caught:
+        memory.intentions.run_due(now)  # type: ignore[arg-type]
+    assert caught.value.field == "now"
