@@ -16,8 +16,9 @@ Clock = Callable[[], datetime]
 # does not: they are normalised first (a leap second counts as the last microsecond).
 _LOWER_T = re.compile(r"^(\d{4}-\d{2}-\d{2})t")
 _LEAP_SECOND = re.compile(r"(T\d{2}:\d{2}):60(?:\.\d+)?")
-# A fixed offset as a zone: +01:00, -0530, UTC+2.
+# A time of day, 24-hour clock: 09:00, 23:59.
 CLOCK_TIME = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")
+# A fixed offset as a zone: +01:00, -0530, UTC+2.
 OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 # An offset with seconds (+05:30:15): a zone offset is written in hours and minutes.
 OFFSET_SECONDS = re.compile(
