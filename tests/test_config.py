@@ -252,6 +252,11 @@ def test_config_embedder_dimension_at_its_limit_still_works(db_path: Path) -> No
         ("RECALLD_ZONE", "Mars/Olympus", "unknown time zone 'Mars/Olympus'"),
         ("RECALLD_ZONE", "+25:00", "out of range (under 24 hours)"),
         ("RECALLD_REMINDER_DEFAULT_TIME", "25:99", "expected HH:MM"),
+        # An offset would be ignored (the time is read on the reminder's clock), and the
+        # ISO forms fromisoformat takes are no HH:MM either.
+        ("RECALLD_REMINDER_DEFAULT_TIME", "09:00+02:00", "expected HH:MM"),
+        ("RECALLD_REMINDER_DEFAULT_TIME", "T09:00", "expected HH:MM"),
+        ("RECALLD_REMINDER_DEFAULT_TIME", "09:00:30.5", "expected HH:MM"),
     ],
 )
 def test_config_text_settings_that_do_not_parse_are_refused_at_startup_naming_the_variable(

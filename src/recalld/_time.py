@@ -16,6 +16,8 @@ Clock = Callable[[], datetime]
 # does not: they are normalised first (a leap second counts as the last microsecond).
 _LOWER_T = re.compile(r"^(\d{4}-\d{2}-\d{2})t")
 _LEAP_SECOND = re.compile(r"(T\d{2}:\d{2}):60(?:\.\d+)?")
+# A time of day, 24-hour clock: 09:00, 23:59.
+CLOCK_TIME = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")
 # A fixed offset as a zone: +01:00, -0530, UTC+2.
 OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 # An offset with seconds (+05:30:15): a zone offset is written in hours and minutes.
@@ -164,11 +166,12 @@ def _zones_by_folded_name() -> dict[str, str]:
 
 
 def parse_clock_time(value: str, field: str) -> time:
-    """``HH:MM`` (24-hour clock), e.g. the default time of a day-only phrase."""
-    try:
-        return time.fromisoformat(value.strip())
-    except ValueError:
-        raise ValidationError(field, f"expected HH:MM, got {shown(value)}") from None
+    """``HH:MM`` (24-hour clock), e.g. the default time of a day-only phrase: a time of day
+    on whichever clock it is read on, so no offset (which would be ignored), no seconds."""
+    text = value.strip()
+    if CLOCK_TIME.fullmatch(text) is None:
+        raise ValidationError(field, f"expected HH:MM (such as 09:00), got {shown(value)}")
+    return time(int(text[:2]), int(text[3:]))
 
 
 def local_time(now: datetime, zone: str | None) -> datetime:

@@ -52,6 +52,10 @@ def checked_intention(
     }
     if times["created_at"] is None:
         raise ValidationError("created_at", "is required")
+    if fields["scheduled"] and fields["state"] == "active" and times["next_due"] is None:
+        # The scheduler fires a reminder with a time alone at its next_due: without one it
+        # would stay active and never fire.
+        raise ValidationError("next_due", "is required for an active reminder with a time alone")
     return memory_id, IntentionRecord(
         namespace=namespace,
         repeat=fields["repeat"],

@@ -170,6 +170,21 @@ def test_an_imported_reminder_with_more_signals_than_a_sense_reports_is_a_bad_li
     assert memory.list_memories().memories == []
 
 
+def test_an_imported_active_time_reminder_without_its_next_due_is_a_bad_line(
+    memory: MemoryService,
+) -> None:
+    # Stored, it stayed active and never fired: the scheduler fires at next_due.
+    intention = memory.remind("send the report", at="2026-12-04T09:00+01:00")
+    lines = [json.loads(line) for line in memory.export()]
+    memory.forget(intention.id)
+    for line in lines:
+        if line.get("type") == "recalld.intention":
+            line["next_due"] = None
+    report = memory.import_lines([json.dumps(line) for line in lines])
+    assert [error.error.split(":")[0] for error in report.errors] == ["kind", "next_due"]
+    assert memory.intentions(state="all") == []
+
+
 def test_remind_empty_action_is_refused(memory: MemoryService) -> None:
     with pytest.raises(ValidationError) as caught:
         memory.remind("   ", place=PHARMACY)

@@ -439,6 +439,19 @@ def build(
         else request.min_interval_seconds
     )
     scheduled = time_trigger is not None and len(triggers) == 1
+    if (
+        scheduled
+        and request.repeat == "every_time"
+        and time_trigger is not None
+        and time_trigger.every is None
+        and time_trigger.until is None
+    ):
+        # An instant alone holds once: "whenever it holds again" would be never.
+        raise ValidationError(
+            "repeat",
+            "every_time with a time alone repeats within a window: give until (every"
+            " min_interval_seconds from at to until) or a recurrence (every)",
+        )
     next_due = first_due(time_trigger, now) if scheduled and time_trigger is not None else None
     # Beside sensed triggers a time is a gate: one that opens only after the expiry (a place
     # and at 09:00, expiring at 08:00) was stored and could never fire.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Literal
 
 from recalld import _validate as check
@@ -355,6 +355,11 @@ class Intentions:
         A recurrence then moves to its next occurrence after ``now`` (occurrences
         missed while no process ran fire once, late, with their ``due_at``).
         """
+        if now is not None and (not isinstance(now, datetime) or now.utcoffset() is None):
+            # A naive time would be read on this machine's clock; text would fail later.
+            raise ValidationError(
+                "now", f"give a datetime with its offset (tzinfo), got {shown(repr(now))}"
+            )
         moment = self._clock() if now is None else now
         fired: list[Recollection] = []
         while True:
@@ -387,8 +392,14 @@ class Intentions:
             next_due = None
             if recurrence is not None and due is not None:
                 next_due = recurrence.next_after(max(now, due))
-                if next_due is not None and row.expires_at is not None:
-                    next_due = None if next_due >= row.expires_at else next_due
+            elif row.repeat == "every_time" and trigger.until is not None:
+                # A window fires again every min_interval while it lasts (counted from
+                # this firing: a window missed while no process ran fires once, late).
+                gap = max(row.min_interval_seconds, self._settings.intention_min_recurrence_seconds)
+                following = now + timedelta(seconds=gap)
+                next_due = following if following < trigger.until else None
+            if next_due is not None and row.expires_at is not None:
+                next_due = None if next_due >= row.expires_at else next_due
             state = "active" if next_due is not None else "done"
             when = describe(due) if due is None else describe(due.astimezone(zone))
             detail = f"it is due at {when}" + (f" ({trigger.every})" if trigger.every else "")
