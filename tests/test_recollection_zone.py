@@ -83,3 +83,15 @@ def test_without_a_zone_now_is_on_the_machine_clock(
 
         assert written.at is not None
         assert written.at.isoformat() == "2026-07-02T06:05:00+00:00"
+
+
+def test_a_write_in_the_calendars_last_hours_east_of_utc_keeps_utc(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # 9999-12-31 23:40 UTC is already the year 10000 in Paris, which no datetime holds:
+    # the write (and a sense) read the moment on UTC instead of failing (OverflowError).
+    clock.now = datetime(9999, 12, 31, 23, 40, tzinfo=UTC)
+    with _open(db_path, clock, "Europe/Paris") as memory:
+        receipt = memory.remember("the last note")
+        assert memory.get(receipt.id).at == datetime(9999, 12, 31, 23, 40, tzinfo=UTC)
+        memory.recollections.sense(memory.recollections.cue(text="the last note"))

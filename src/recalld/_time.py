@@ -182,7 +182,12 @@ def local_time(now: datetime, zone: str | None) -> datetime:
     their local time of day: a server whose machine keeps UTC must still read 08:05 in
     Paris as 08:05 when the user said so.
     """
-    local = now.astimezone(parse_zone(zone, "RECALLD_ZONE")) if zone else now.astimezone()
+    try:
+        local = now.astimezone(parse_zone(zone, "RECALLD_ZONE")) if zone else now.astimezone()
+    except OverflowError:
+        # The user's clock is past 9999-12-31 (the calendar's last hours, east of UTC):
+        # no datetime holds that, so the moment stays on UTC's clock.
+        return now.astimezone(UTC)
     offset = local.utcoffset()
     assert offset is not None
     return local.replace(tzinfo=timezone(offset))
