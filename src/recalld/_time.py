@@ -18,6 +18,8 @@ _LOWER_T = re.compile(r"^(\d{4}-\d{2}-\d{2})t")
 _LEAP_SECOND = re.compile(r"(T\d{2}:\d{2}):60(?:\.\d+)?")
 # A time of day, 24-hour clock: 09:00, 23:59.
 CLOCK_TIME = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d")
+# Names the zone database resolves to this machine's own setting (links, not zones).
+MACHINE_ZONES = frozenset({"localtime", "posixrules"})
 # A fixed offset as a zone: +01:00, -0530, UTC+2.
 OFFSET = re.compile(r"^(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?(\d{2}))?$", re.IGNORECASE)
 # An offset with seconds (+05:30:15): a zone offset is written in hours and minutes.
@@ -64,6 +66,15 @@ def check_offset_minutes(field: str, text: str) -> None:
         raise ValidationError(field, f"offset in {text!r} has minutes out of range (00-59)")
 
 
+def rfc3339_text(value: str) -> str:
+    """``value`` (an RFC 3339 time, maybe) as Python's parser reads it: a lower-case ``t``
+    and ``z`` upper-cased, a leap second as the last microsecond of its minute."""
+    text = _LOWER_T.sub(r"\1T", value.strip())
+    if text.endswith("z"):
+        text = text[:-1] + "Z"
+    return _LEAP_SECOND.sub(r"\1:59.999999", text)
+
+
 def parse_instant(field: str, value: str | datetime) -> datetime:
     """Parse an ISO 8601 instant, keeping its offset; a value without one is taken as UTC.
 
@@ -77,10 +88,7 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
             field, f"must be an ISO 8601 time (text) or a datetime, got {type(value).__name__}"
         )
     else:
-        text = _LOWER_T.sub(r"\1T", value.strip())
-        if text.endswith("z"):
-            text = text[:-1] + "Z"
-        text = _LEAP_SECOND.sub(r"\1:59.999999", text)
+        text = rfc3339_text(value)
         check_offset_minutes(field, text)
         try:
             moment = datetime.fromisoformat(text)
@@ -140,6 +148,12 @@ def parse_zone(value: str, field: str = "zone") -> tzinfo:
     if OFFSET_SECONDS.match(text):
         raise ValidationError(
             field, f"offset {value!r} has seconds; give hours and minutes, such as +05:30"
+        )
+    if text in MACHINE_ZONES:
+        raise ValidationError(
+            field,
+            f"{value!r} is this machine's own zone file, another zone on another machine"
+            " (a reminder exported there): give an IANA name such as Europe/Paris",
         )
     try:
         return ZoneInfo(text)

@@ -107,6 +107,29 @@ def test_import_hermes_directory_with_a_file_that_is_not_utf8_writes_nothing(
     assert service.core.state("user").entries == []
 
 
+def test_import_hermes_directory_finds_its_files_whatever_their_case(
+    tmp_path: Path, service: MemoryService
+) -> None:
+    # A file named memory.md given alone was read as Hermes; in a directory it was
+    # "holds neither MEMORY.md nor USER.md".
+    (tmp_path / "user.md").write_text("Prefers tea\n", encoding="utf-8")
+    (tmp_path / "Memory.md").write_text("Deploys on Fridays\n", encoding="utf-8")
+    report = service.import_file(tmp_path)
+    assert (report.format, report.created) == ("hermes", 2)
+    assert service.core.state("user").entries == ["Prefers tea"]
+    assert service.core.state("memory").entries == ["Deploys on Fridays"]
+
+
+def test_import_hermes_directory_with_two_spellings_of_one_file_is_refused(
+    tmp_path: Path, service: MemoryService
+) -> None:
+    (tmp_path / "MEMORY.md").write_text("One\n", encoding="utf-8")
+    (tmp_path / "memory.md").write_text("Two\n", encoding="utf-8")
+    with pytest.raises(ValidationError, match=r"holds both MEMORY\.md and memory\.md"):
+        service.import_file(tmp_path)
+    assert service.core.state("memory").entries == []
+
+
 def test_import_chatgpt_follows_the_shown_branch(service: MemoryService) -> None:
     report = service.import_file(FIXTURES / "chatgpt_conversations.json")
     assert report.format == "chatgpt"

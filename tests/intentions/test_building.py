@@ -185,6 +185,17 @@ def test_an_imported_active_time_reminder_without_its_next_due_is_a_bad_line(
     assert memory.intentions(state="all") == []
 
 
+def test_remind_reads_an_rfc_3339_time_as_a_memory_s_at_does(memory: MemoryService) -> None:
+    # A leap second and a lower-case t and z: a memory's at took them, a reminder said
+    # "cannot read" (they went to the phrase parser).
+    for text in ("2027-06-30T23:59:60Z", "2027-06-30t23:59:59.999999z"):
+        intention = memory.remind("end of the half year", at=text)
+        assert intention.next_due is not None
+        assert intention.next_due.astimezone(UTC) == datetime(
+            2027, 6, 30, 23, 59, 59, 999999, tzinfo=UTC
+        )
+
+
 def test_remind_empty_action_is_refused(memory: MemoryService) -> None:
     with pytest.raises(ValidationError) as caught:
         memory.remind("   ", place=PHARMACY)

@@ -144,6 +144,9 @@ def test_an_interval_or_count_under_one_is_refused_naming_it(
         ("ASIA/KATHMANDU", "did you mean 'Asia/Kathmandu'?"),
         ("+05:30:15", "offset '+05:30:15' has seconds; give hours and minutes, such as +05:30"),
         ("-0330:00", "offset '-0330:00' has seconds"),
+        # This machine's own zone file: another zone where an exported reminder is read.
+        ("localtime", "'localtime' is this machine's own zone file"),
+        ("posixrules", "give an IANA name such as Europe/Paris"),
     ],
 )
 def test_a_zone_in_the_wrong_case_or_with_seconds_is_refused_saying_what_to_give(

@@ -443,11 +443,17 @@ def _hermes_directory(run: _Run, path: Path) -> ImportReport:
     report = ImportReport(format="hermes")
     # Both read (and decoded) before either is imported: one that cannot be read leaves
     # nothing of the other written.
-    texts = {
-        name: check.utf8_text((path / name).read_bytes(), name)
-        for name in ("USER.md", "MEMORY.md")
-        if (path / name).is_file()
-    }
+    # Found whatever their case (memory.md, as a file given alone is read), USER.md first.
+    found: dict[str, list[Path]] = {}
+    for entry in sorted(path.iterdir()):
+        if entry.name.upper() in HERMES_FILES and entry.is_file():
+            found.setdefault(entry.name.upper(), []).append(entry)
+    for files in found.values():
+        if len(files) > 1:
+            names = " and ".join(file.name for file in files)
+            raise ValidationError("file", f"{path} holds both {names}: keep one")
+    chosen = [found[upper][0] for upper in ("USER.MD", "MEMORY.MD") if upper in found]
+    texts = {file.name: check.utf8_text(file.read_bytes(), file.name) for file in chosen}
     if not texts:
         raise ValidationError(
             "file", f"{path} holds neither MEMORY.md nor USER.md{_export_hint(path)}"

@@ -32,7 +32,7 @@ from zoneinfo import ZoneInfo
 
 from dateutil import rrule as rrules
 
-from recalld._time import parse_clock_time, parse_zone
+from recalld._time import parse_clock_time, parse_zone, rfc3339_text
 from recalld.errors import ValidationError
 
 __all__ = [
@@ -144,7 +144,8 @@ class PhraseParser:
         else:  # an ISO date names a day but no time, as "next Friday" does
             return _representable(field, datetime.combine(day, self._default_time, zone), zone)
         try:
-            moment = datetime.fromisoformat(text)
+            # As a memory's at reads it (a leap second, a lower-case t or z included).
+            moment = datetime.fromisoformat(rfc3339_text(text))
         except ValueError:
             return _representable(field, self._phrase(field, text, zone, now), zone)
         moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
