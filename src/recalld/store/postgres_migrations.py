@@ -22,6 +22,7 @@ from typing import Any
 from recalld._text import content_hash
 from recalld.store.migrations_spelling import postgres_migration_28
 from recalld.store.postgres_migrations_graph import migration_24
+from recalld.store.postgres_migrations_jobs import queue_again
 from recalld.store.postgres_migrations_ledger import migration_25, migration_27
 from recalld.store.postgres_migrations_words import SEARCH_CONFIGURATION, migration_26
 
@@ -640,7 +641,7 @@ def migration_19(execute: Execute) -> None:
     """As SQLite's migration 19: an experience's place name is part of the text it is
     embedded from, so each model that has a vector of a memory with a place name queues
     it again, and the old vector goes now (``vector_log`` records it)."""
-    _queue_again(execute, "SELECT seq FROM memories WHERE coalesce(place_name, '') <> ''")
+    queue_again(execute, "SELECT seq FROM memories WHERE coalesce(place_name, '') <> ''")
 
 
 def migration_20(execute: Execute) -> None:
@@ -680,7 +681,7 @@ def migration_21(execute: Execute) -> None:
 def migration_22(execute: Execute) -> None:
     """As SQLite's migration 22: a key's words are part of the text a memory is embedded
     from, so memories with a key are queued again."""
-    _queue_again(execute, "SELECT seq FROM memories WHERE key IS NOT NULL")
+    queue_again(execute, "SELECT seq FROM memories WHERE key IS NOT NULL")
 
 
 def migration_23(execute: Execute) -> None:
@@ -748,25 +749,6 @@ def migration_23(execute: Execute) -> None:
         """
     )
     execute("CREATE INDEX memories_search ON memories USING gin(search)")
-
-
-def _queue_again(execute: Execute, named: str) -> None:
-    """As SQLite's: each model with a vector of a memory ``named`` selects queues it again,
-    and the old vectors go now (``vector_log`` records it)."""
-    execute(
-        "INSERT INTO jobs(id, seq, kind, model, state, attempts, run_after, created_at,"
-        " updated_at)"
-        " SELECT replace(gen_random_uuid()::text, '-', ''), v.seq, 'embed', v.model, 'queued',"
-        " 0, now(), now(), now() FROM vectors v"
-        f" WHERE v.seq IN ({named}) AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.seq = v.seq"
-        " AND j.kind = 'embed' AND j.model = v.model AND j.state IN ('queued', 'running'))"
-    )
-    execute(f"DELETE FROM vectors WHERE seq IN ({named})")
-    execute(
-        f"UPDATE memories SET index_state = 'queued' WHERE seq IN ({named}) AND EXISTS"
-        " (SELECT 1 FROM jobs j WHERE j.seq = memories.seq AND j.kind = 'embed'"
-        " AND j.state IN ('queued', 'running'))"
-    )
 
 
 MIGRATIONS: list[Callable[[Execute], None]] = [
