@@ -98,7 +98,10 @@ def placement(
     The alignment wins when it repeats a run of consecutive turns longer than the
     window (scattered short replies matched far apart do not beat a window) and,
     when there is a window, also reaches the last stored turn (clients re-send
-    their latest messages).
+    their latest messages). A re-send that is the stored conversation's first turns,
+    from its first, in more than twice as many turns as the window, repeats them (a
+    retry of an earlier send arriving after a later one whose last turn says what the
+    first did).
     Every other message is new, and a stored turn left unaligned is kept: nothing
     is overwritten with a neighbour's text.
 
@@ -252,6 +255,11 @@ def _repeats(
     against a window the repeats must reach the last stored turn in a longer run."""
     if not said or (len(said) == 1 and said[0] != turns[-1]):
         return None
+    if window and len(said) > 2 * window and list(said) == list(turns[: len(said)]):
+        # The conversation's first turns, re-sent from its first, in more than twice as
+        # many turns as the window: a retry of an earlier send arriving after a later one
+        # whose last turn says what the first did ("hi"), not a window that slid.
+        return {row: order[row] for row in range(len(said))}
     found: list[int] = []  # indexes into turns, from the last row back
     at = len(turns) - 1
     for row in range(len(said) - 1, -1, -1):

@@ -1,0 +1,47 @@
+"""A live conversation's sends arriving late, again, or at once (adversarial pass a61)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recalld.config import Settings
+from recalld.service import MemoryService
+
+
+@pytest.fixture
+def settings(any_database: Path | str) -> Settings:
+    """The keyword-only settings of tests/conftest.py, on SQLite and on PostgreSQL."""
+    return Settings(db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules")
+
+
+def _said(service: MemoryService, conversation: str) -> list[str]:
+    turns = service.conversations.turns(f"recalld://conversation/{conversation}")
+    return [turn.content for turn in turns]
+
+
+def test_a_stale_retry_of_the_whole_transcript_adds_no_turn(service: MemoryService) -> None:
+    # A client sends its whole transcript each time. The retry of an earlier send arrived
+    # after the next one, whose last turn says what the first did ("hi"): it was read as a
+    # window beginning with that last turn, and the three turns after "hi" were added again.
+    transcript: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello! How can I help?"},
+        {"role": "user", "content": "What is the capital of Tasmania?"},
+        {"role": "assistant", "content": "Hobart."},
+        {"role": "user", "content": "hi"},
+    ]
+    service.remember_conversation(transcript[:4], conversation="c")
+    service.remember_conversation(transcript, conversation="c")
+    retry = service.remember_conversation(transcript[:4], conversation="c")
+    assert (retry.created, retry.updated, retry.unchanged) == (0, 0, 4)
+    assert _said(service, "c") == [message["content"] for message in transcript]
+    # A window that slid still begins with the last turn: what follows it is new.
+    window = service.remember_conversation(
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello again."}],
+        conversation="c",
+    )
+    assert (window.created, window.unchanged) == (1, 1)
+    assert _said(service, "c")[-2:] == ["hi", "Hello again."]
