@@ -45,3 +45,31 @@ def test_a_stale_retry_of_the_whole_transcript_adds_no_turn(service: MemoryServi
     )
     assert (window.created, window.unchanged) == (1, 1)
     assert _said(service, "c")[-2:] == ["hi", "Hello again."]
+
+
+def test_appending_a_turn_builds_no_memory_for_each_stored_turn(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every stored turn was read as a Memory to place one new message: appending one turn
+    # to a conversation of 100,000 took 4 s and 550 MB. Only the turns written are built.
+    messages = [{"speaker": "Ada", "content": f"turn number {n}"} for n in range(30)]
+    service.remember_conversation(messages, conversation="long")
+    store_type = type(service.store)
+    by_source = store_type.by_source
+    rows_read: list[int] = []
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = by_source(self, *args, **kwargs)
+        rows_read.append(len(found))
+        return found
+
+    monkeypatch.setattr(store_type, "by_source", counted)
+    with_id = {"speaker": "Bob", "content": "and one more", "id": "m30"}
+    without_id = {"speaker": "Bob", "content": "and another"}
+    for message in (with_id, without_id):
+        report = service.remember_conversation([message], conversation="long")
+        assert report.created == 1
+    assert sum(rows_read) == 0
+    said = _said(service, "long")
+    assert said[:30] == [f"turn number {n}" for n in range(30)]
+    assert said[30:] == ["and one more", "and another"]

@@ -119,8 +119,6 @@ __all__ = [
 
 CHUNK_TURNS = 500
 SOURCE_PREFIX = "recalld://conversation/"
-# Every stored turn of a conversation is read to place a re-send without message ids.
-ALL_TURNS = 2**62
 
 
 def _digest(*parts: str) -> str:
@@ -491,7 +489,10 @@ class Conversations:
         after: dict[int, int] = {}
         stored_ids: set[str] = set()
         taken: set[int] = set()
-        for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
+        # Only what placing needs of each stored turn (a conversation may hold 100,000), and
+        # its text only when a message without an id is placed by content.
+        texts = any(message.id is None for _, message in kept)
+        for memory in self._store.source_turns(scope, source, texts=texts):
             position = memory.meta.get("turn")
             message_id = memory.meta.get("message_id")
             key = message_id if isinstance(message_id, str) else f"#{position}"
@@ -500,7 +501,8 @@ class Conversations:
             stored_ids.add(memory.id)
             taken.add(position)
             if message_id is None and position >= 0:
-                stored[position] = (memory.speaker, memory.content)
+                if memory.content is not None:
+                    stored[position] = (memory.speaker, memory.content)
                 anchor = memory.meta.get("after")
                 if type(anchor) is int:
                     after[position] = anchor
@@ -569,7 +571,7 @@ class Conversations:
                 for conversation_id in conversation_ids
                 if self._store.by_source(scope, _source(conversation, conversation_id), limit=1)
             ]
-        stored = self._store.by_source(scope, conversation.source, limit=ALL_TURNS)
+        stored = self._store.source_turns(scope, conversation.source, texts=False)
         found = {turn.meta.get("conversation") for turn in stored}
         return [conversation_id for conversation_id in conversation_ids if conversation_id in found]
 
@@ -601,7 +603,7 @@ class Conversations:
             return found
         if plan.free is None:
             scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
-            stored = self._store.by_source(scope, plan.source, limit=ALL_TURNS)
+            stored = self._store.source_turns(scope, plan.source, texts=False)
             positions = [turn.meta.get("turn") for turn in stored]
             known = [*plan.positions.values(), *(p for p in positions if type(p) is int)]
             plan.free = max(known) + 1

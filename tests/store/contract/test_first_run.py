@@ -130,6 +130,35 @@ def test_store_by_source_in_conversation_order(store: Store) -> None:
     assert store.by_source(scope(), "recalld://conversation/none", limit=10) == []
 
 
+def test_store_source_turns_reads_what_by_source_reads(store: Store) -> None:
+    # Adversarial pass a61: placing a message read every turn of its conversation as a
+    # Memory (4 s and 550 MB to append one turn to 100,000); only what it needs now.
+    source = "recalld://conversation/chat-1"
+    with store.transaction() as tx:
+        tx.insert(
+            record(
+                id="t2",
+                content="second",
+                source=source,
+                speaker="Ada",
+                at=NOW + timedelta(minutes=1),
+                meta={"turn": 1, "message_id": "b"},
+            )
+        )
+        tx.insert(record(id="t1", content="first", source=source, at=NOW, meta={"turn": 0}))
+        tx.insert(record(id="x", content="elsewhere", source="recalld://conversation/other"))
+        tx.insert(record(id="ns", namespace="private", content="hidden", source=source, at=NOW))
+    turns = store.source_turns(scope(), source)
+    assert [memory.id for memory in store.by_source(scope(), source, limit=10)] == ["t1", "t2"]
+    assert [tuple(turn) for turn in turns] == [
+        ("t1", None, "first", {"turn": 0}),
+        ("t2", "Ada", "second", {"turn": 1, "message_id": "b"}),
+    ]
+    without_texts = store.source_turns(scope(), source, texts=False)
+    assert [(turn.id, turn.content) for turn in without_texts] == [("t1", None), ("t2", None)]
+    assert store.source_turns(scope(), "recalld://conversation/none") == []
+
+
 def test_store_scope_filters_by_speaker(store: Store) -> None:
     with store.transaction() as tx:
         tx.insert(record(id="ada", content="I moved to Hobart", speaker="Ada"))
