@@ -73,3 +73,46 @@ def test_appending_a_turn_builds_no_memory_for_each_stored_turn(
     said = _said(service, "long")
     assert said[:30] == [f"turn number {n}" for n in range(30)]
     assert said[30:] == ["and one more", "and another"]
+
+
+def test_a_role_spelled_in_another_case_is_one_speaker(service: MemoryService) -> None:
+    # Two clients spell the roles of one transcript differently ("User" and "user"): every
+    # turn was stored twice, under two speakers, and `--speaker user` missed the first.
+    spelled = [
+        {"role": "User", "content": "I moved to Hobart"},
+        {"role": "Assistant", "content": "How are you finding it?"},
+        {"role": "USER", "content": "Cold"},
+    ]
+    first = service.remember_conversation(spelled, conversation="roles")
+    assert first.created == 3
+    lower = [{**message, "role": message["role"].lower()} for message in spelled]
+    again = service.remember_conversation(lower, conversation="roles")
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 3)
+    turns = service.conversations.turns("recalld://conversation/roles")
+    assert [(turn.speaker, turn.meta["role"]) for turn in turns] == [
+        ("user", "user"),
+        ("assistant", "assistant"),
+        ("user", "user"),
+    ]
+    # A name given as the role is no known role: it is kept as given.
+    named = service.remember_conversation([{"role": "Ada", "content": "hi"}], conversation="n")
+    assert service.get(named.turns[0].receipt.id).speaker == "Ada"
+
+
+def test_a_turn_stored_under_a_capitalised_role_is_found_again(service: MemoryService) -> None:
+    # Turns written before roles were folded keep "User" until they are sent again: the
+    # re-send finds them (and folds them in place) rather than adding them a second time.
+    messages = [
+        {"role": "user", "content": "I moved to Hobart"},
+        {"role": "assistant", "content": "How are you finding it?"},
+    ]
+    report = service.remember_conversation(messages, conversation="old")
+    for turn, role in zip(report.turns, ("User", "Assistant"), strict=True):
+        stored = service.get(turn.receipt.id)
+        service.update(turn.receipt.id, speaker=role, meta={**stored.meta, "role": role})
+    again = service.remember_conversation(messages, conversation="old")
+    assert (again.created, again.updated, again.unchanged) == (0, 2, 0)
+    assert [turn.speaker for turn in service.conversations.turns("recalld://conversation/old")] == [
+        "user",
+        "assistant",
+    ]

@@ -84,7 +84,6 @@ from recalld._time import Clock, parse_instant
 from recalld.config import Settings
 from recalld.conversation_model import (
     MAX_MESSAGES,
-    ROLE_SPEAKERS,
     Conversation,
     ConversationMessage,
     ConversationReport,
@@ -92,6 +91,9 @@ from recalld.conversation_model import (
     TurnReceipt,
     message_kind,
     role_kind,
+    role_name,
+    role_speaker,
+    speaker_key,
     turn_text,
 )
 from recalld.conversation_placement import TurnKey, borrowed_times, keyed_positions, placement
@@ -502,12 +504,12 @@ class Conversations:
             taken.add(position)
             if message_id is None and position >= 0:
                 if memory.content is not None:
-                    stored[position] = (memory.speaker, memory.content)
+                    stored[position] = (speaker_key(memory.speaker), memory.content)
                 anchor = memory.meta.get("after")
                 if type(anchor) is int:
                     after[position] = anchor
         sent = [
-            (index, (_speaker(message, f"messages[{index}]."), _text(message)))
+            (index, (speaker_key(_speaker(message, f"messages[{index}].")), _text(message)))
             for index, message in kept
             if message.id is None
         ]
@@ -544,7 +546,7 @@ class Conversations:
             turn = existing[index]
             plan.seen[memory_id] = None if turn is None else (turn.seq, turn.updated_at)
             speaker = _speaker(message, f"messages[{index}].")
-            same = turn is not None and (turn.speaker, turn.content) == (speaker, message.content)
+            same = turn is not None and _says(turn, speaker, message)
             said.append(positions[index] if same else None)
             if turn is None:
                 grows = True
@@ -599,7 +601,7 @@ class Conversations:
         if plan.seen.get(memory_id) == (found.seq, found.updated_at):
             return None
         speaker = _speaker(message, f"messages[{index}].")
-        if (found.speaker, found.content) == (speaker, message.content):
+        if _says(found, speaker, message):
             return found
         if plan.free is None:
             scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
@@ -675,7 +677,7 @@ class Conversations:
         if conversation.title:
             meta["conversation_title"] = conversation.title
         if role is not None:
-            meta["role"] = role
+            meta["role"] = role_name(role)
         if message.id is not None:
             meta["message_id"] = message.id
         if message.tool_call_id is not None:
@@ -751,11 +753,7 @@ def _another_source(
     this source (:meth:`Conversations._placed` looks them up by source), so this turn
     is another transcript's. The same words (a file that moved) are no conflict.
     """
-    if (
-        existing is not None
-        and existing.source != source
-        and (existing.speaker, existing.content) != (speaker, message.content)
-    ):
+    if existing is not None and existing.source != source and not _says(existing, speaker, message):
         turn = f"turn {position}" if message.id is None else f"message {message.id!r}"
         raise ConflictError(
             "source",
@@ -765,10 +763,16 @@ def _another_source(
         )
 
 
+def _says(turn: Memory, speaker: str | None, message: ConversationMessage) -> bool:
+    """Whether the stored ``turn`` says what ``message``, by ``speaker``, says (a known
+    role's name in any case is one speaker: :func:`speaker_key`)."""
+    return (speaker_key(turn.speaker), turn.content) == (speaker_key(speaker), message.content)
+
+
 def _speaker(message: ConversationMessage, prefix: str) -> str | None:
     """Who said ``message`` as its turn stores it: its speaker, else its role's name."""
     role = message.role
-    speaker = message.speaker or ROLE_SPEAKERS.get((role or "").lower(), role)
+    speaker = message.speaker or (None if role is None else role_speaker(role))
     if speaker is None:
         return None
     check.name_text(speaker, prefix + "speaker")
