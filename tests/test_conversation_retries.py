@@ -47,6 +47,26 @@ def test_a_stale_retry_of_the_whole_transcript_adds_no_turn(service: MemoryServi
     assert _said(service, "c")[-2:] == ["hi", "Hello again."]
 
 
+def test_a_stale_retry_without_a_conversation_id_finds_its_conversation(
+    service: MemoryService,
+) -> None:
+    # The same race without a conversation id: the retry was stored as a conversation of
+    # its own (under a longer derived id), its four turns a second time.
+    transcript: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello! How can I help?"},
+        {"role": "user", "content": "What is the capital of Tasmania?"},
+        {"role": "assistant", "content": "Hobart."},
+        {"role": "user", "content": "hi"},
+    ]
+    first = service.remember_conversation(transcript[:4])
+    service.remember_conversation(transcript)
+    retry = service.remember_conversation(transcript[:4])
+    assert retry.conversation == first.conversation
+    assert (retry.created, retry.updated, retry.unchanged) == (0, 0, 4)
+    assert service.stats().count == 5
+
+
 def test_appending_a_turn_builds_no_memory_for_each_stored_turn(
     service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:

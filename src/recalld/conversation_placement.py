@@ -128,6 +128,12 @@ def placement(
     said = [turn for _, turn in sent]
     indexes = [index for index, _ in sent]
     window = _window(turns, said)
+    if window and len(said) > 2 * window and said == turns[: len(said)]:
+        # The conversation's first turns, re-sent from its first, in more than twice as
+        # many turns as the window: a retry of an earlier send arriving after a later one
+        # whose last turn says what the first did ("hi"), not a window that slid. (Under
+        # a derived id too: an unbroken run from the first turn is no scattered repeat.)
+        return {index: order[row] for row, index in enumerate(indexes)}, {}
     repeated_all = _repeats(order, turns, said, window) if repeats else None
     if repeated_all is not None:
         return {indexes[row]: position for row, position in repeated_all.items()}, {}
@@ -255,11 +261,6 @@ def _repeats(
     against a window the repeats must reach the last stored turn in a longer run."""
     if not said or (len(said) == 1 and said[0] != turns[-1]):
         return None
-    if window and len(said) > 2 * window and list(said) == list(turns[: len(said)]):
-        # The conversation's first turns, re-sent from its first, in more than twice as
-        # many turns as the window: a retry of an earlier send arriving after a later one
-        # whose last turn says what the first did ("hi"), not a window that slid.
-        return {row: order[row] for row in range(len(said))}
     found: list[int] = []  # indexes into turns, from the last row back
     at = len(turns) - 1
     for row in range(len(said) - 1, -1, -1):
