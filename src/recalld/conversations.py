@@ -494,18 +494,18 @@ class Conversations:
         # Only what placing needs of each stored turn (a conversation may hold 100,000), and
         # its text only when a message without an id is placed by content.
         texts = any(message.id is None for _, message in kept)
-        for memory in self._store.source_turns(scope, source, texts=texts):
-            position = memory.meta.get("turn")
-            message_id = memory.meta.get("message_id")
+        for stored_turn in self._store.source_turns(scope, source, texts=texts):
+            position = stored_turn.meta.get("turn")
+            message_id = stored_turn.meta.get("message_id")
             key = message_id if isinstance(message_id, str) else f"#{position}"
-            if type(position) is not int or memory.id != _turn_id(conversation_id, key):
+            if type(position) is not int or stored_turn.id != _turn_id(conversation_id, key):
                 continue  # another conversation's turn under the same source
-            stored_ids.add(memory.id)
+            stored_ids.add(stored_turn.id)
             taken.add(position)
             if message_id is None and position >= 0:
-                if memory.content is not None:
-                    stored[position] = (speaker_key(memory.speaker), memory.content)
-                anchor = memory.meta.get("after")
+                if stored_turn.content is not None:
+                    stored[position] = (speaker_key(stored_turn.speaker), stored_turn.content)
+                anchor = stored_turn.meta.get("after")
                 if type(anchor) is int:
                     after[position] = anchor
         sent = [
