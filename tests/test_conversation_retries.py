@@ -136,3 +136,34 @@ def test_a_turn_stored_under_a_capitalised_role_is_found_again(service: MemorySe
         "user",
         "assistant",
     ]
+
+
+def test_a_conversation_id_spelled_decomposed_is_the_same_conversation(
+    service: MemoryService,
+) -> None:
+    # "Zoë" typed and "Zoe" + U+0308 (macOS, some tools) were two conversations, so a
+    # re-send under the other spelling added every turn again.
+    composed, decomposed = "chat-Zo\u00eb", "chat-Zoe\u0308"
+    messages = [{"speaker": "Ada", "content": "I moved to Hobart"}]
+    first = service.remember_conversation(messages, conversation=decomposed)
+    assert first.conversation == composed
+    assert first.source == "recalld://conversation/chat-Zo%C3%AB"
+    again = service.remember_conversation(messages, conversation=composed)
+    assert (again.created, again.unchanged) == (0, 1)
+    assert service.stats().count == 1
+
+
+def test_a_conversation_stored_under_a_decomposed_id_keeps_it(service: MemoryService) -> None:
+    # A conversation written before ids were composed is found under its own spelling.
+    decomposed = "Zoe\u0308"
+    source = "recalld://conversation/Zoe%CC%88"
+    sent = service.remember_conversation(
+        [{"speaker": "Ada", "content": "hi"}], conversation="probe", source=source
+    )
+    turn = service.get(sent.turns[0].receipt.id)
+    service.update(turn.id, meta={**turn.meta, "conversation": decomposed})
+    kept = service.remember_conversation(
+        [{"speaker": "Ada", "content": "hi"}], conversation=decomposed
+    )
+    assert kept.conversation == decomposed
+    assert kept.source == source

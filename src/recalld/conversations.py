@@ -97,6 +97,7 @@ from recalld.conversation_model import (
     turn_text,
 )
 from recalld.conversation_placement import TurnKey, borrowed_times, keyed_positions, placement
+from recalld.conversation_spelling import spelled_conversation
 from recalld.errors import ConflictError, ValidationError
 from recalld.model import Memory, NewMemory, Receipt, ScrubState
 from recalld.store.base import Scope, Store, StoreTransaction
@@ -296,7 +297,10 @@ class Conversations:
         self._check(parsed)
         if parsed.conversation is not None:
             check.name_text(parsed.conversation, "conversation")
-            check.name_text(_source(parsed, parsed.conversation), "source")
+            raw = check.name_text(_source(parsed, parsed.conversation), "source")
+            scope = Scope(namespaces=(scope_namespace,), now=self._clock(), kind=TURN_KIND)
+            spelled = spelled_conversation(self._store, scope, parsed.conversation, raw)
+            parsed = parsed.model_copy(update={"conversation": spelled})
         elif parsed.source is not None:
             check.name_text(parsed.source, "source")
         kept: list[tuple[int, ConversationMessage]] = []
