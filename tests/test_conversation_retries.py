@@ -167,3 +167,39 @@ def test_a_conversation_stored_under_a_decomposed_id_keeps_it(service: MemorySer
     )
     assert kept.conversation == decomposed
     assert kept.source == source
+
+
+def test_a_role_spelled_in_another_case_derives_one_conversation(service: MemoryService) -> None:
+    # Without a conversation id the id is derived from the transcript's start, which read
+    # the role as given: "User" and "user" sends were two conversations, every turn twice.
+    spelled = [
+        {"role": "User", "content": "I moved to Hobart"},
+        {"role": "Assistant", "content": "How are you finding it?"},
+    ]
+    first = service.remember_conversation(spelled)
+    lower = [{**message, "role": message["role"].lower()} for message in spelled]
+    again = service.remember_conversation(lower)
+    assert again.conversation == first.conversation
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 2)
+    assert service.stats().count == 2
+
+
+def test_a_transcript_derived_from_its_roles_as_given_is_found_there(
+    service: MemoryService,
+) -> None:
+    # A transcript sent without an id before roles were folded is under the id derived from
+    # its roles as given: sent again, it finds its turns there.
+    from recalld.conversations import ConversationMessage, _derived_ids
+
+    spelled = [
+        {"role": "User", "content": "I moved to Hobart"},
+        {"role": "Assistant", "content": "How are you finding it?"},
+    ]
+    parsed = [ConversationMessage.model_validate(message) for message in spelled]
+    before = next(_derived_ids(parsed))
+    assert before != next(_derived_ids(parsed, folded=True))
+    service.remember_conversation(spelled, conversation=before)
+    again = service.remember_conversation(spelled)
+    assert again.conversation == before
+    assert again.created == 0
+    assert service.stats().count == 2

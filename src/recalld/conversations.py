@@ -233,23 +233,27 @@ def _source(conversation: Conversation, conversation_id: str) -> str:
     return conversation.source or SOURCE_PREFIX + quote(conversation_id, safe="")
 
 
-def _derived_ids(messages: Sequence[ConversationMessage]) -> Iterator[str]:
+def _derived_ids(messages: Sequence[ConversationMessage], *, folded: bool = False) -> Iterator[str]:
     """The ids a transcript sent without one may take, in order: the one of its first
     message (its id, else its speaker, time and text: what every earlier release
     derived, so a file ingested then and grown since finds its turns), then one per
-    longer start of it (every field of its first one, two … messages)."""
+    longer start of it (every field of its first one, two … messages). ``folded``: a
+    known role read in lower case (:func:`role_name`), so "User" and "user" derive one."""
 
     def at(message: ConversationMessage) -> str:
         return message.at.isoformat() if isinstance(message.at, datetime) else str(message.at or "")
+
+    def role(message: ConversationMessage) -> str:
+        return role_name(message.role) if folded and message.role else message.role or ""
 
     first = messages[0]
     if first.id is not None:
         yield "c-" + _digest("id", first.id)[:32]
     else:
-        yield "c-" + _digest(first.speaker or first.role or "", at(first), _text(first))[:32]
+        yield "c-" + _digest(first.speaker or role(first), at(first), _text(first))[:32]
     running = hashlib.sha256(b"recalld: the start of a transcript")
     for count, message in enumerate(messages, start=1):
-        fields = (message.id or "", message.role or "", message.speaker or "", at(message))
+        fields = (message.id or "", role(message), message.speaker or "", at(message))
         calls = [call.model_dump(mode="json") for call in message.tool_calls or ()]
         said = _text(message) + (json.dumps(calls, sort_keys=True) if calls else "")
         running.update(_digest(*fields, said).encode())
@@ -449,7 +453,12 @@ class Conversations:
                     existing, plan.conversation_id, plan.source, position, speaker, message
                 )
             return plan
-        candidates = list(_derived_ids(conversation.messages))
+        # The ids of its roles in lower case first; then those of its roles as given, where
+        # a transcript sent before roles were folded is found (see _holding).
+        messages = conversation.messages
+        candidates = list(
+            dict.fromkeys([*_derived_ids(messages, folded=True), *_derived_ids(messages)])
+        )
         first = candidates[0]
         # Every send that opens alike holds its first id, so two cannot both take one free
         # derived id; an explicit send under a derived id holds that id only.
