@@ -189,15 +189,16 @@ def test_a_transcript_derived_from_its_roles_as_given_is_found_there(
 ) -> None:
     # A transcript sent without an id before roles were folded is under the id derived from
     # its roles as given: sent again, it finds its turns there.
-    from recalld.conversations import ConversationMessage, _derived_ids
+    from recalld.conversation_ids import derived_ids
+    from recalld.conversations import ConversationMessage
 
     spelled = [
         {"role": "User", "content": "I moved to Hobart"},
         {"role": "Assistant", "content": "How are you finding it?"},
     ]
     parsed = [ConversationMessage.model_validate(message) for message in spelled]
-    before = next(_derived_ids(parsed))
-    assert before != next(_derived_ids(parsed, folded=True))
+    before = next(derived_ids(parsed))
+    assert before != next(derived_ids(parsed, folded=True))
     service.remember_conversation(spelled, conversation=before)
     again = service.remember_conversation(spelled)
     assert again.conversation == before

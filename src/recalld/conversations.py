@@ -26,7 +26,7 @@ source that says something else is a conflict (:class:`ConflictError` naming
 
 Without a conversation id, one is derived from the transcript's start, and a send
 under a derived id never changes a stored turn (:meth:`Conversations._plan`): it
-takes the first of its derived ids (:func:`_derived_ids`: the first message's, so a
+takes the first of its derived ids (:func:`derived_ids`: the first message's, so a
 re-ingested file that only grew keeps its id, then one per longer start of it) under
 which it changes no stored turn and, when it adds turns, repeats every stored one. Two
 chats that open alike (a system prompt, "hi", message ids from "1") are two
@@ -71,17 +71,15 @@ one says), and messages with no text.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from recalld import _validate as check
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
+from recalld.conversation_ids import conversation_source, derived_ids, turn_id
 from recalld.conversation_model import (
     MAX_MESSAGES,
     Conversation,
@@ -121,15 +119,6 @@ __all__ = [
 ]
 
 CHUNK_TURNS = 500
-SOURCE_PREFIX = "recalld://conversation/"
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _turn_id(conversation_id: str, message_key: str) -> str:
-    return "turn-" + _digest(conversation_id, message_key)[:40]
 
 
 def conversation_of(
@@ -229,38 +218,6 @@ def _text(message: ConversationMessage) -> str:
     return message.content or ""
 
 
-def _source(conversation: Conversation, conversation_id: str) -> str:
-    return conversation.source or SOURCE_PREFIX + quote(conversation_id, safe="")
-
-
-def _derived_ids(messages: Sequence[ConversationMessage], *, folded: bool = False) -> Iterator[str]:
-    """The ids a transcript sent without one may take, in order: the one of its first
-    message (its id, else its speaker, time and text: what every earlier release
-    derived, so a file ingested then and grown since finds its turns), then one per
-    longer start of it (every field of its first one, two … messages). ``folded``: a
-    known role read in lower case (:func:`role_name`), so "User" and "user" derive one."""
-
-    def at(message: ConversationMessage) -> str:
-        return message.at.isoformat() if isinstance(message.at, datetime) else str(message.at or "")
-
-    def role(message: ConversationMessage) -> str:
-        return role_name(message.role) if folded and message.role else message.role or ""
-
-    first = messages[0]
-    if first.id is not None:
-        yield "c-" + _digest("id", first.id)[:32]
-    else:
-        yield "c-" + _digest(first.speaker or role(first), at(first), _text(first))[:32]
-    running = hashlib.sha256(b"recalld: the start of a transcript")
-    for count, message in enumerate(messages, start=1):
-        fields = (message.id or "", role(message), message.speaker or "", at(message))
-        calls = [call.model_dump(mode="json") for call in message.tool_calls or ()]
-        said = _text(message) + (json.dumps(calls, sort_keys=True) if calls else "")
-        running.update(_digest(*fields, said).encode())
-        if count > 1 or first.id is not None:  # one message without an id: the first id
-            yield "c-" + running.copy().hexdigest()[:32]
-
-
 class Conversations:
     """Transcripts into turns (see the module docstring)."""
 
@@ -301,7 +258,7 @@ class Conversations:
         self._check(parsed)
         if parsed.conversation is not None:
             check.name_text(parsed.conversation, "conversation")
-            raw = check.name_text(_source(parsed, parsed.conversation), "source")
+            raw = check.name_text(conversation_source(parsed, parsed.conversation), "source")
             scope = Scope(namespaces=(scope_namespace,), now=self._clock(), kind=TURN_KIND)
             spelled = spelled_conversation(self._store, scope, parsed.conversation, raw)
             parsed = parsed.model_copy(update={"conversation": spelled})
@@ -435,7 +392,7 @@ class Conversations:
         A derived id must never let one transcript change another's turns: two chats
         that open alike (the same system prompt, "hi", or message ids numbered from
         "1") derive the same first id. So a send without a conversation id takes the
-        first of its derived ids (:func:`_derived_ids`) under which it changes no stored
+        first of its derived ids (:func:`derived_ids`) under which it changes no stored
         turn and, when it adds turns, repeats every stored one (a transcript that grew);
         another transcript moves on to the id of a longer start of itself. Re-sent, it
         finds that id again the same way, and after the chat that held an earlier id is
@@ -457,7 +414,7 @@ class Conversations:
         # a transcript sent before roles were folded is found (see _holding).
         messages = conversation.messages
         candidates = list(
-            dict.fromkeys([*_derived_ids(messages, folded=True), *_derived_ids(messages)])
+            dict.fromkeys([*derived_ids(messages, folded=True), *derived_ids(messages)])
         )
         first = candidates[0]
         # Every send that opens alike holds its first id, so two cannot both take one free
@@ -498,7 +455,7 @@ class Conversations:
         """The plan of ``kept`` under ``conversation_id``: the messages without an id are
         placed by content (:func:`placement`: the stored turns are compared by speaker and
         text), those with one by the stored turn of their id (:func:`keyed_positions`)."""
-        source = _source(conversation, conversation_id)
+        source = conversation_source(conversation, conversation_id)
         scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
         stored: dict[int, TurnKey] = {}
         after: dict[int, int] = {}
@@ -511,7 +468,7 @@ class Conversations:
             position = stored_turn.meta.get("turn")
             message_id = stored_turn.meta.get("message_id")
             key = message_id if isinstance(message_id, str) else f"#{position}"
-            if type(position) is not int or stored_turn.id != _turn_id(conversation_id, key):
+            if type(position) is not int or stored_turn.id != turn_id(conversation_id, key):
                 continue  # another conversation's turn under the same source
             stored_ids.add(stored_turn.id)
             taken.add(position)
@@ -537,7 +494,7 @@ class Conversations:
         for index, message in kept:
             if message.id is None:
                 continue
-            found = tx.find(namespace, id=_turn_id(conversation_id, message.id))
+            found = tx.find(namespace, id=turn_id(conversation_id, message.id))
             existing[index] = None if found is None or expired(found, now) else found
             position = None if found is None else found.meta.get("turn")
             if existing[index] is not None and type(position) is int and position >= 0:
@@ -552,7 +509,7 @@ class Conversations:
         grows = False
         said: list[int | None] = []  # in the send's order: a repeated turn's position
         for index, message in kept:
-            memory_id = _turn_id(conversation_id, _key(message, positions[index]))
+            memory_id = turn_id(conversation_id, _key(message, positions[index]))
             if message.id is None:
                 found = tx.find(namespace, id=memory_id)
                 existing[index] = None if found is None or expired(found, now) else found
@@ -584,7 +541,9 @@ class Conversations:
             return [
                 conversation_id
                 for conversation_id in conversation_ids
-                if self._store.by_source(scope, _source(conversation, conversation_id), limit=1)
+                if self._store.by_source(
+                    scope, conversation_source(conversation, conversation_id), limit=1
+                )
             ]
         stored = self._store.source_turns(scope, conversation.source, texts=False)
         found = {turn.meta.get("conversation") for turn in stored}
@@ -607,7 +566,7 @@ class Conversations:
         message is that turn, left as its writer wrote it, with that writer's time, tags
         and meta (the same transcript sent twice at once, or a live client sending the
         message this import holds: the second to write finds it, unchanged)."""
-        memory_id = _turn_id(plan.conversation_id, f"#{plan.positions[index]}")
+        memory_id = turn_id(plan.conversation_id, f"#{plan.positions[index]}")
         found = tx.find(namespace, id=memory_id)
         if found is None or expired(found, self._clock()):
             return None
@@ -622,7 +581,7 @@ class Conversations:
             positions = [turn.meta.get("turn") for turn in stored]
             known = [*plan.positions.values(), *(p for p in positions if type(p) is int)]
             plan.free = max(known) + 1
-        while tx.find(namespace, id=_turn_id(plan.conversation_id, f"#{plan.free}")) is not None:
+        while tx.find(namespace, id=turn_id(plan.conversation_id, f"#{plan.free}")) is not None:
             plan.free += 1
         moved_from = plan.positions[index]
         anchor = plan.after.get(moved_from)
@@ -634,7 +593,7 @@ class Conversations:
             if anchored_to == moved_from and position != moved_from:
                 plan.after[position] = plan.free
         plan.positions[index] = plan.free
-        plan.seen[_turn_id(plan.conversation_id, f"#{plan.free}")] = None
+        plan.seen[turn_id(plan.conversation_id, f"#{plan.free}")] = None
         plan.free += 1
         return None
 
@@ -683,7 +642,7 @@ class Conversations:
         role = None if message.role is None else check.name_text(message.role, prefix + "role")
         speaker = _speaker(message, prefix)
         message_key = message.id if message.id is not None else f"#{position}"
-        memory_id = _turn_id(conversation_id, message_key)
+        memory_id = turn_id(conversation_id, message_key)
         meta: dict[str, Any] = {"conversation": conversation_id, "turn": position}
         if after is not None:
             meta["after"] = after
