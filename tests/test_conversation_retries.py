@@ -204,3 +204,48 @@ def test_a_transcript_derived_from_its_roles_as_given_is_found_there(
     assert again.conversation == before
     assert again.created == 0
     assert service.stats().count == 2
+
+
+def test_a_speaker_named_like_a_role_alias_is_not_that_role(service: MemoryService) -> None:
+    # Review of pass a61: matching a stored turn read a speaker "Bot" (or "AI", "Human")
+    # as the role it aliases, so a turn said by "Bot" overwrote the assistant's turn of
+    # the same words (`updated`) instead of being a turn of its own, as it always was.
+    said = service.remember_conversation(
+        [{"role": "assistant", "content": "hey"}], conversation="alias"
+    )
+    assert said.created == 1
+    for name in ("Bot", "AI", "Human", "Model"):
+        bot = service.remember_conversation(
+            [{"speaker": name, "content": "hey"}], conversation="alias"
+        )
+        assert (bot.created, bot.updated) == (1, 0)
+    turns = service.conversations.turns("recalld://conversation/alias")
+    assert [turn.speaker for turn in turns] == ["assistant", "Bot", "AI", "Human", "Model"]
+
+
+@pytest.mark.parametrize("explicit_source", [False, True])
+def test_a_conversation_stored_under_a_decomposed_id_is_found_composed(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch, explicit_source: bool
+) -> None:
+    # Review of pass a61: a conversation stored under "Zoe" + U+0308 (before ids were
+    # composed) was found only when sent again in that spelling; "Zoë" typed composed
+    # started a second conversation, and every turn was stored twice.
+    import recalld.conversations
+
+    decomposed, composed = "Zoe\u0308", "Zo\u00eb"
+    source = {"source": "recalld://chat/zoe"} if explicit_source else {}
+    with monkeypatch.context() as before:  # written as the code before this pass wrote it
+        before.setattr(recalld.conversations, "spelled_conversation", lambda *a: a[2])
+        old = service.remember_conversation(
+            [{"speaker": "Ada", "content": "hi"}], conversation=decomposed, **source
+        )
+    assert old.conversation == decomposed
+    messages = [{"speaker": "Ada", "content": "hi"}, {"speaker": "Bob", "content": "hello"}]
+    for spelling in (composed, decomposed):
+        again = service.remember_conversation(messages, conversation=spelling, **source)
+        assert (again.conversation, again.source) == (old.conversation, old.source)
+        assert again.created == (1 if spelling == composed else 0)
+    assert service.stats().count == 2
+    # Without such a conversation, the composed spelling is the id.
+    new = service.remember_conversation(messages, conversation="Zoe\u0301", **source)
+    assert new.conversation == "Zo\u00e9"

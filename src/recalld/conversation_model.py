@@ -74,9 +74,14 @@ def role_speaker(role: str) -> str:
 
 def speaker_key(speaker: str | None) -> str | None:
     """``speaker`` as a message is matched with a stored turn: a known role's name in any
-    case is that role's speaker, so a turn stored as ``User`` (before roles were folded)
-    is the turn a re-sent ``user`` message says again."""
-    return None if speaker is None else role_speaker(speaker)
+    case is that role in lower case, so a turn stored as ``User`` (before roles were
+    folded) is the turn a re-sent ``user`` message says again. An alias is no key of its
+    role: a role ``bot`` was always stored as ``assistant``, so a speaker named ``Bot``
+    is someone else, as it was."""
+    if speaker is None:
+        return None
+    folded = speaker.strip().lower()
+    return folded if folded in KNOWN_ROLES and folded not in ROLE_SPEAKERS else speaker
 
 
 def role_kind(role: str | None) -> RoleKind:

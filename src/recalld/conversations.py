@@ -74,6 +74,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
@@ -258,9 +259,11 @@ class Conversations:
         self._check(parsed)
         if parsed.conversation is not None:
             check.name_text(parsed.conversation, "conversation")
-            raw = check.name_text(conversation_source(parsed, parsed.conversation), "source")
+            check.name_text(conversation_source(parsed, parsed.conversation), "source")
             scope = Scope(namespaces=(scope_namespace,), now=self._clock(), kind=TURN_KIND)
-            spelled = spelled_conversation(self._store, scope, parsed.conversation, raw)
+            spelled = spelled_conversation(
+                self._store, scope, parsed.conversation, partial(conversation_source, parsed)
+            )
             parsed = parsed.model_copy(update={"conversation": spelled})
         elif parsed.source is not None:
             check.name_text(parsed.source, "source")
