@@ -4,6 +4,7 @@ order, the speaker filter, ``created``/``location()``, backups and migration pro
 from __future__ import annotations
 
 import itertools
+import random
 from datetime import timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,39 @@ def test_store_source_turns_reads_what_by_source_reads(store: Store) -> None:
     without_texts = store.source_turns(scope(), source, texts=False)
     assert [(turn.id, turn.content) for turn in without_texts] == [("t1", None), ("t2", None)]
     assert store.source_turns(scope(), "recalld://conversation/none") == []
+
+
+def test_store_source_turns_equal_by_source_on_random_turns(store: Store) -> None:
+    # Review of pass a61: placing reads source_turns where it read by_source; on random
+    # sources, times (ties, offsets, none), kinds, namespaces and expiries both agree.
+    rng = random.Random(61)
+    sources = ["recalld://conversation/a", "recalld://conversation/b"]
+    with store.transaction() as tx:
+        for n in range(120):
+            minutes = rng.choice([None, 0, 0, 1, 2, 3, -5])
+            offset = timezone(timedelta(hours=rng.choice([0, 2, -7])))
+            at = None if minutes is None else (NOW + timedelta(minutes=minutes)).astimezone(offset)
+            tx.insert(
+                record(
+                    id=f"r{n}",
+                    content=f"turn {n} ünïcode",
+                    source=rng.choice(sources),
+                    namespace=rng.choice(["default", "default", "other"]),
+                    kind=rng.choice(["turn", "turn", "fact"]),
+                    speaker=rng.choice([None, "Ada", "user"]),
+                    at=at,
+                    expires_at=rng.choice([None, None, NOW - timedelta(days=1)]),
+                    meta={"turn": n, "nested": {"n": [n]}},
+                )
+            )
+    scopes = [scope(), scope("default", "other"), scope(kind="turn"), scope("other", kind="turn")]
+    for source, seen in itertools.product(sources, scopes):
+        memories = store.by_source(seen, source, limit=2**62)
+        assert memories, (source, seen)
+        expected = [(m.id, m.speaker, m.content, m.meta) for m in memories]
+        assert [tuple(turn) for turn in store.source_turns(seen, source)] == expected
+        lean = [(m.id, m.speaker, None, m.meta) for m in memories]
+        assert [tuple(turn) for turn in store.source_turns(seen, source, texts=False)] == lean
 
 
 def test_store_scope_filters_by_speaker(store: Store) -> None:
