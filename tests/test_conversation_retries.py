@@ -233,19 +233,19 @@ def test_a_conversation_stored_under_a_decomposed_id_is_found_composed(
     import recalld.conversations
 
     decomposed, composed = "Zoe\u0308", "Zo\u00eb"
-    source = {"source": "recalld://chat/zoe"} if explicit_source else {}
+    source = "recalld://chat/zoe" if explicit_source else None
     with monkeypatch.context() as before:  # written as the code before this pass wrote it
         before.setattr(recalld.conversations, "spelled_conversation", lambda *a: a[2])
         old = service.remember_conversation(
-            [{"speaker": "Ada", "content": "hi"}], conversation=decomposed, **source
+            [{"speaker": "Ada", "content": "hi"}], conversation=decomposed, source=source
         )
     assert old.conversation == decomposed
     messages = [{"speaker": "Ada", "content": "hi"}, {"speaker": "Bob", "content": "hello"}]
     for spelling in (composed, decomposed):
-        again = service.remember_conversation(messages, conversation=spelling, **source)
+        again = service.remember_conversation(messages, conversation=spelling, source=source)
         assert (again.conversation, again.source) == (old.conversation, old.source)
         assert again.created == (1 if spelling == composed else 0)
     assert service.stats().count == 2
     # Without such a conversation, the composed spelling is the id.
-    new = service.remember_conversation(messages, conversation="Zoe\u0301", **source)
+    new = service.remember_conversation(messages, conversation="Zoe\u0301", source=source)
     assert new.conversation == "Zo\u00e9"
