@@ -249,3 +249,24 @@ def test_a_conversation_stored_under_a_decomposed_id_is_found_composed(
     # Without such a conversation, the composed spelling is the id.
     new = service.remember_conversation(messages, conversation="Zoe\u0301", source=source)
     assert new.conversation == "Zo\u00e9"
+
+
+@pytest.mark.parametrize(("sent", "created"), [(2, 1), (3, 0), (4, 0)])
+def test_a_retry_is_more_than_twice_the_window(
+    service: MemoryService, sent: int, created: int
+) -> None:
+    # Review of pass a61: the conversation ends with its first turn ("hi"), a window of 1.
+    # A send of its first turns is that window slid when at most twice as long (what
+    # follows "hi" is new), a late retry of the whole transcript when longer.
+    transcript: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Is it cold in Hobart?"},
+        {"role": "assistant", "content": "Often."},
+        {"role": "user", "content": "hi"},
+    ]
+    service.remember_conversation(transcript, conversation="edge")
+    report = service.remember_conversation(transcript[:sent], conversation="edge")
+    assert (report.created, report.unchanged) == (created, sent - created)
+    expected = [message["content"] for message in transcript]
+    assert _said(service, "edge") == expected + (["Hello!"] if created else [])
