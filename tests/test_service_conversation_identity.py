@@ -220,12 +220,13 @@ def test_conversation_without_an_id_regenerated_answer_keeps_the_stored_one(
 def test_conversation_without_an_id_refuses_when_every_derived_id_is_taken(
     service: MemoryService,
 ) -> None:
-    from recalld.conversations import ConversationMessage, _derived_ids
+    from recalld.conversation_ids import derived_ids
+    from recalld.conversations import ConversationMessage
 
     said = {"id": "1", "speaker": "Ana"}
     service.remember_conversation([{**said, "content": "a"}])
     wanted = [{**said, "content": "b"}]
-    ids = list(_derived_ids([ConversationMessage.model_validate(wanted[0])]))
+    ids = list(derived_ids([ConversationMessage.model_validate(wanted[0])]))
     assert len(ids) == 2
     service.remember_conversation([{**said, "content": "c"}], conversation=ids[1])
     with pytest.raises(ConflictError) as raised:

@@ -33,6 +33,9 @@ __all__ = [
     "message_kind",
     "openai_message_schema",
     "role_kind",
+    "role_name",
+    "role_speaker",
+    "speaker_key",
     "turn_text",
 ]
 
@@ -47,6 +50,38 @@ RoleKind = Literal["speech", "system", "tool"]
 SYSTEM_ROLES = frozenset({"system", "developer"})
 TOOL_ROLES = frozenset({"tool", "function", "tool_use", "tool_result", "tool_call", "ipython"})
 ROLE_SPEAKERS = {"human": "user", "ai": "assistant", "model": "assistant", "bot": "assistant"}
+
+
+# The roles whose name, in any case, is one speaker (the name of another "role", a person's
+# in some transcripts, is kept as given).
+KNOWN_ROLES = frozenset({"user", "assistant", *ROLE_SPEAKERS, *SYSTEM_ROLES, *TOOL_ROLES})
+
+
+def role_name(role: str) -> str:
+    """``role`` as a turn's ``meta.role`` keeps it: a known role's name in lower case (its
+    case says nothing: ``User`` is ``user``), any other name as given."""
+    folded = role.strip().lower()
+    return folded if folded in KNOWN_ROLES else role
+
+
+def role_speaker(role: str) -> str:
+    """The speaker of a message that gives ``role`` and no speaker: a known role's name in
+    lower case (``User`` and ``user`` are one speaker, ``human`` is ``user``), any other
+    name as given."""
+    name = role_name(role)
+    return ROLE_SPEAKERS.get(name, name)
+
+
+def speaker_key(speaker: str | None) -> str | None:
+    """``speaker`` as a message is matched with a stored turn: a known role's name in any
+    case is that role in lower case, so a turn stored as ``User`` (before roles were
+    folded) is the turn a re-sent ``user`` message says again. An alias is no key of its
+    role: a role ``bot`` was always stored as ``assistant``, so a speaker named ``Bot``
+    is someone else, as it was."""
+    if speaker is None:
+        return None
+    folded = speaker.strip().lower()
+    return folded if folded in KNOWN_ROLES and folded not in ROLE_SPEAKERS else speaker
 
 
 def role_kind(role: str | None) -> RoleKind:

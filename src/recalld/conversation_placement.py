@@ -98,7 +98,10 @@ def placement(
     The alignment wins when it repeats a run of consecutive turns longer than the
     window (scattered short replies matched far apart do not beat a window) and,
     when there is a window, also reaches the last stored turn (clients re-send
-    their latest messages).
+    their latest messages). A re-send that is the stored conversation's first turns,
+    from its first, in more than twice as many turns as the window, repeats them (a
+    retry of an earlier send arriving after a later one whose last turn says what the
+    first did).
     Every other message is new, and a stored turn left unaligned is kept: nothing
     is overwritten with a neighbour's text.
 
@@ -125,6 +128,12 @@ def placement(
     said = [turn for _, turn in sent]
     indexes = [index for index, _ in sent]
     window = _window(turns, said)
+    if window and len(said) > 2 * window and said == turns[: len(said)]:
+        # The conversation's first turns, re-sent from its first, in more than twice as
+        # many turns as the window: a retry of an earlier send arriving after a later one
+        # whose last turn says what the first did ("hi"), not a window that slid. (Under
+        # a derived id too: an unbroken run from the first turn is no scattered repeat.)
+        return {index: order[row] for row, index in enumerate(indexes)}, {}
     repeated_all = _repeats(order, turns, said, window) if repeats else None
     if repeated_all is not None:
         return {indexes[row]: position for row, position in repeated_all.items()}, {}

@@ -26,7 +26,7 @@ source that says something else is a conflict (:class:`ConflictError` naming
 
 Without a conversation id, one is derived from the transcript's start, and a send
 under a derived id never changes a stored turn (:meth:`Conversations._plan`): it
-takes the first of its derived ids (:func:`_derived_ids`: the first message's, so a
+takes the first of its derived ids (:func:`derived_ids`: the first message's, so a
 re-ingested file that only grew keeps its id, then one per longer start of it) under
 which it changes no stored turn and, when it adds turns, repeats every stored one. Two
 chats that open alike (a system prompt, "hi", message ids from "1") are two
@@ -71,20 +71,18 @@ one says), and messages with no text.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from recalld import _validate as check
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
+from recalld.conversation_ids import conversation_source, derived_ids, turn_id
 from recalld.conversation_model import (
     MAX_MESSAGES,
-    ROLE_SPEAKERS,
     Conversation,
     ConversationMessage,
     ConversationReport,
@@ -92,9 +90,13 @@ from recalld.conversation_model import (
     TurnReceipt,
     message_kind,
     role_kind,
+    role_name,
+    role_speaker,
+    speaker_key,
     turn_text,
 )
 from recalld.conversation_placement import TurnKey, borrowed_times, keyed_positions, placement
+from recalld.conversation_spelling import spelled_conversation
 from recalld.errors import ConflictError, ValidationError
 from recalld.model import Memory, NewMemory, Receipt, ScrubState
 from recalld.store.base import Scope, Store, StoreTransaction
@@ -118,17 +120,6 @@ __all__ = [
 ]
 
 CHUNK_TURNS = 500
-SOURCE_PREFIX = "recalld://conversation/"
-# Every stored turn of a conversation is read to place a re-send without message ids.
-ALL_TURNS = 2**62
-
-
-def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _turn_id(conversation_id: str, message_key: str) -> str:
-    return "turn-" + _digest(conversation_id, message_key)[:40]
 
 
 def conversation_of(
@@ -228,34 +219,6 @@ def _text(message: ConversationMessage) -> str:
     return message.content or ""
 
 
-def _source(conversation: Conversation, conversation_id: str) -> str:
-    return conversation.source or SOURCE_PREFIX + quote(conversation_id, safe="")
-
-
-def _derived_ids(messages: Sequence[ConversationMessage]) -> Iterator[str]:
-    """The ids a transcript sent without one may take, in order: the one of its first
-    message (its id, else its speaker, time and text: what every earlier release
-    derived, so a file ingested then and grown since finds its turns), then one per
-    longer start of it (every field of its first one, two … messages)."""
-
-    def at(message: ConversationMessage) -> str:
-        return message.at.isoformat() if isinstance(message.at, datetime) else str(message.at or "")
-
-    first = messages[0]
-    if first.id is not None:
-        yield "c-" + _digest("id", first.id)[:32]
-    else:
-        yield "c-" + _digest(first.speaker or first.role or "", at(first), _text(first))[:32]
-    running = hashlib.sha256(b"recalld: the start of a transcript")
-    for count, message in enumerate(messages, start=1):
-        fields = (message.id or "", message.role or "", message.speaker or "", at(message))
-        calls = [call.model_dump(mode="json") for call in message.tool_calls or ()]
-        said = _text(message) + (json.dumps(calls, sort_keys=True) if calls else "")
-        running.update(_digest(*fields, said).encode())
-        if count > 1 or first.id is not None:  # one message without an id: the first id
-            yield "c-" + running.copy().hexdigest()[:32]
-
-
 class Conversations:
     """Transcripts into turns (see the module docstring)."""
 
@@ -296,7 +259,12 @@ class Conversations:
         self._check(parsed)
         if parsed.conversation is not None:
             check.name_text(parsed.conversation, "conversation")
-            check.name_text(_source(parsed, parsed.conversation), "source")
+            check.name_text(conversation_source(parsed, parsed.conversation), "source")
+            scope = Scope(namespaces=(scope_namespace,), now=self._clock(), kind=TURN_KIND)
+            spelled = spelled_conversation(
+                self._store, scope, parsed.conversation, partial(conversation_source, parsed)
+            )
+            parsed = parsed.model_copy(update={"conversation": spelled})
         elif parsed.source is not None:
             check.name_text(parsed.source, "source")
         kept: list[tuple[int, ConversationMessage]] = []
@@ -427,7 +395,7 @@ class Conversations:
         A derived id must never let one transcript change another's turns: two chats
         that open alike (the same system prompt, "hi", or message ids numbered from
         "1") derive the same first id. So a send without a conversation id takes the
-        first of its derived ids (:func:`_derived_ids`) under which it changes no stored
+        first of its derived ids (:func:`derived_ids`) under which it changes no stored
         turn and, when it adds turns, repeats every stored one (a transcript that grew);
         another transcript moves on to the id of a longer start of itself. Re-sent, it
         finds that id again the same way, and after the chat that held an earlier id is
@@ -445,7 +413,12 @@ class Conversations:
                     existing, plan.conversation_id, plan.source, position, speaker, message
                 )
             return plan
-        candidates = list(_derived_ids(conversation.messages))
+        # The ids of its roles in lower case first; then those of its roles as given, where
+        # a transcript sent before roles were folded is found (see _holding).
+        messages = conversation.messages
+        candidates = list(
+            dict.fromkeys([*derived_ids(messages, folded=True), *derived_ids(messages)])
+        )
         first = candidates[0]
         # Every send that opens alike holds its first id, so two cannot both take one free
         # derived id; an explicit send under a derived id holds that id only.
@@ -485,27 +458,31 @@ class Conversations:
         """The plan of ``kept`` under ``conversation_id``: the messages without an id are
         placed by content (:func:`placement`: the stored turns are compared by speaker and
         text), those with one by the stored turn of their id (:func:`keyed_positions`)."""
-        source = _source(conversation, conversation_id)
+        source = conversation_source(conversation, conversation_id)
         scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
         stored: dict[int, TurnKey] = {}
         after: dict[int, int] = {}
         stored_ids: set[str] = set()
         taken: set[int] = set()
-        for memory in self._store.by_source(scope, source, limit=ALL_TURNS):
-            position = memory.meta.get("turn")
-            message_id = memory.meta.get("message_id")
+        # Only what placing needs of each stored turn (a conversation may hold 100,000), and
+        # its text only when a message without an id is placed by content.
+        texts = any(message.id is None for _, message in kept)
+        for stored_turn in self._store.source_turns(scope, source, texts=texts):
+            position = stored_turn.meta.get("turn")
+            message_id = stored_turn.meta.get("message_id")
             key = message_id if isinstance(message_id, str) else f"#{position}"
-            if type(position) is not int or memory.id != _turn_id(conversation_id, key):
+            if type(position) is not int or stored_turn.id != turn_id(conversation_id, key):
                 continue  # another conversation's turn under the same source
-            stored_ids.add(memory.id)
+            stored_ids.add(stored_turn.id)
             taken.add(position)
             if message_id is None and position >= 0:
-                stored[position] = (memory.speaker, memory.content)
-                anchor = memory.meta.get("after")
+                if stored_turn.content is not None:
+                    stored[position] = (speaker_key(stored_turn.speaker), stored_turn.content)
+                anchor = stored_turn.meta.get("after")
                 if type(anchor) is int:
                     after[position] = anchor
         sent = [
-            (index, (_speaker(message, f"messages[{index}]."), _text(message)))
+            (index, (speaker_key(_speaker(message, f"messages[{index}].")), _text(message)))
             for index, message in kept
             if message.id is None
         ]
@@ -520,7 +497,7 @@ class Conversations:
         for index, message in kept:
             if message.id is None:
                 continue
-            found = tx.find(namespace, id=_turn_id(conversation_id, message.id))
+            found = tx.find(namespace, id=turn_id(conversation_id, message.id))
             existing[index] = None if found is None or expired(found, now) else found
             position = None if found is None else found.meta.get("turn")
             if existing[index] is not None and type(position) is int and position >= 0:
@@ -535,14 +512,14 @@ class Conversations:
         grows = False
         said: list[int | None] = []  # in the send's order: a repeated turn's position
         for index, message in kept:
-            memory_id = _turn_id(conversation_id, _key(message, positions[index]))
+            memory_id = turn_id(conversation_id, _key(message, positions[index]))
             if message.id is None:
                 found = tx.find(namespace, id=memory_id)
                 existing[index] = None if found is None or expired(found, now) else found
             turn = existing[index]
             plan.seen[memory_id] = None if turn is None else (turn.seq, turn.updated_at)
             speaker = _speaker(message, f"messages[{index}].")
-            same = turn is not None and (turn.speaker, turn.content) == (speaker, message.content)
+            same = turn is not None and _says(turn, speaker, message)
             said.append(positions[index] if same else None)
             if turn is None:
                 grows = True
@@ -567,9 +544,11 @@ class Conversations:
             return [
                 conversation_id
                 for conversation_id in conversation_ids
-                if self._store.by_source(scope, _source(conversation, conversation_id), limit=1)
+                if self._store.by_source(
+                    scope, conversation_source(conversation, conversation_id), limit=1
+                )
             ]
-        stored = self._store.by_source(scope, conversation.source, limit=ALL_TURNS)
+        stored = self._store.source_turns(scope, conversation.source, texts=False)
         found = {turn.meta.get("conversation") for turn in stored}
         return [conversation_id for conversation_id in conversation_ids if conversation_id in found]
 
@@ -590,22 +569,22 @@ class Conversations:
         message is that turn, left as its writer wrote it, with that writer's time, tags
         and meta (the same transcript sent twice at once, or a live client sending the
         message this import holds: the second to write finds it, unchanged)."""
-        memory_id = _turn_id(plan.conversation_id, f"#{plan.positions[index]}")
+        memory_id = turn_id(plan.conversation_id, f"#{plan.positions[index]}")
         found = tx.find(namespace, id=memory_id)
         if found is None or expired(found, self._clock()):
             return None
         if plan.seen.get(memory_id) == (found.seq, found.updated_at):
             return None
         speaker = _speaker(message, f"messages[{index}].")
-        if (found.speaker, found.content) == (speaker, message.content):
+        if _says(found, speaker, message):
             return found
         if plan.free is None:
             scope = Scope(namespaces=(namespace,), now=self._clock(), kind=TURN_KIND)
-            stored = self._store.by_source(scope, plan.source, limit=ALL_TURNS)
+            stored = self._store.source_turns(scope, plan.source, texts=False)
             positions = [turn.meta.get("turn") for turn in stored]
             known = [*plan.positions.values(), *(p for p in positions if type(p) is int)]
             plan.free = max(known) + 1
-        while tx.find(namespace, id=_turn_id(plan.conversation_id, f"#{plan.free}")) is not None:
+        while tx.find(namespace, id=turn_id(plan.conversation_id, f"#{plan.free}")) is not None:
             plan.free += 1
         moved_from = plan.positions[index]
         anchor = plan.after.get(moved_from)
@@ -617,7 +596,7 @@ class Conversations:
             if anchored_to == moved_from and position != moved_from:
                 plan.after[position] = plan.free
         plan.positions[index] = plan.free
-        plan.seen[_turn_id(plan.conversation_id, f"#{plan.free}")] = None
+        plan.seen[turn_id(plan.conversation_id, f"#{plan.free}")] = None
         plan.free += 1
         return None
 
@@ -666,14 +645,14 @@ class Conversations:
         role = None if message.role is None else check.name_text(message.role, prefix + "role")
         speaker = _speaker(message, prefix)
         message_key = message.id if message.id is not None else f"#{position}"
-        memory_id = _turn_id(conversation_id, message_key)
+        memory_id = turn_id(conversation_id, message_key)
         meta: dict[str, Any] = {"conversation": conversation_id, "turn": position}
         if after is not None:
             meta["after"] = after
         if conversation.title:
             meta["conversation_title"] = conversation.title
         if role is not None:
-            meta["role"] = role
+            meta["role"] = role_name(role)
         if message.id is not None:
             meta["message_id"] = message.id
         if message.tool_call_id is not None:
@@ -749,11 +728,7 @@ def _another_source(
     this source (:meth:`Conversations._placed` looks them up by source), so this turn
     is another transcript's. The same words (a file that moved) are no conflict.
     """
-    if (
-        existing is not None
-        and existing.source != source
-        and (existing.speaker, existing.content) != (speaker, message.content)
-    ):
+    if existing is not None and existing.source != source and not _says(existing, speaker, message):
         turn = f"turn {position}" if message.id is None else f"message {message.id!r}"
         raise ConflictError(
             "source",
@@ -763,10 +738,16 @@ def _another_source(
         )
 
 
+def _says(turn: Memory, speaker: str | None, message: ConversationMessage) -> bool:
+    """Whether the stored ``turn`` says what ``message``, by ``speaker``, says (a known
+    role's name in any case is one speaker: :func:`speaker_key`)."""
+    return (speaker_key(turn.speaker), turn.content) == (speaker_key(speaker), message.content)
+
+
 def _speaker(message: ConversationMessage, prefix: str) -> str | None:
     """Who said ``message`` as its turn stores it: its speaker, else its role's name."""
     role = message.role
-    speaker = message.speaker or ROLE_SPEAKERS.get((role or "").lower(), role)
+    speaker = message.speaker or (None if role is None else role_speaker(role))
     if speaker is None:
         return None
     check.name_text(speaker, prefix + "speaker")

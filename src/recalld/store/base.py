@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from recalld.model import IndexState, Memory, Place
 
@@ -38,6 +38,7 @@ __all__ = [
     "MemoryRecord",
     "Order",
     "Scope",
+    "SourceTurn",
     "Store",
     "StoreTransaction",
     "TokenRecord",
@@ -53,6 +54,19 @@ FULL_TEXT_BACKENDS: frozenset[str] = frozenset({"fts5", "postgres-fts"})
 Order = Literal["created", "updated"]
 # A point in a source's (at, seq) order that ``Store.by_source`` reads beside.
 Beside = tuple[datetime, int] | None
+
+
+class SourceTurn(NamedTuple):
+    """What placing a conversation's messages reads of each stored turn
+    (:meth:`Store.source_turns`): no :class:`Memory` is built for it."""
+
+    id: str
+    speaker: str | None
+    content: str | None
+    """``None`` when read without texts."""
+    meta: dict[str, Any]
+
+
 # A stored meta that cannot be rendered as it is (nested past today's depth limit by an
 # older version, or not valid JSON) is read back as {UNREADABLE_META_KEY: {"reason",
 # "text"}}: the row stays readable, listable and exportable, and says what is wrong.
@@ -428,6 +442,12 @@ class Store(Protocol):
 
         ``beside`` (an ``at`` and a seq): only those after it in that order, or before it,
         nearest first, when ``earlier`` (the turns around one turn, read without the rest)."""
+        ...
+
+    def source_turns(self, scope: Scope, source: str, *, texts: bool = True) -> list[SourceTurn]:
+        """Every memory :meth:`by_source` would return for ``source``, in its order, as its
+        id, speaker, meta and (``texts``) content only: appending one turn to a conversation
+        of 100,000 read each as a :class:`Memory` (seconds, and hundreds of MB)."""
         ...
 
     def purge_expired(self, now: datetime) -> int:

@@ -54,6 +54,7 @@ from recalld.store.base import (
     MemoryRecord,
     Order,
     Scope,
+    SourceTurn,
 )
 from recalld.store.context import rewritten_pending
 from recalld.store.intentions import IntentionRecord
@@ -686,6 +687,18 @@ class PostgresStore(PostgresTokens):
             f" {order} LIMIT {params.bind('limit', limit)}"
         )
         return [row_to_memory(row) for row in self._read(sql, params)]
+
+    def source_turns(self, scope: Scope, source: str, *, texts: bool = True) -> list[SourceTurn]:
+        params = Parameters()
+        where = f"{scope_sql(scope, params)} AND m.source = {params.bind('source', source)}"
+        _, order = source_window(False, None)
+        content = "m.content" if texts else "NULL"
+        sql = f"SELECT m.id, m.speaker, {content}, m.meta FROM memories m WHERE {where} {order}"
+        rows = self._read(sql, params)
+        return [
+            SourceTurn(memory_id, speaker, text, dict(meta))
+            for memory_id, speaker, text, meta in rows
+        ]
 
     def namespaces(self) -> list[str]:
         rows = self._read(f'SELECT * FROM ({HELD_NAMESPACES}) held ORDER BY namespace COLLATE "C"')

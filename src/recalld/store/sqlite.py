@@ -38,6 +38,7 @@ from recalld.store.base import (
     MemoryRecord,
     Order,
     Scope,
+    SourceTurn,
 )
 from recalld.store.context import rewritten_pending
 from recalld.store.file_modes import warn_if_readable_by_others
@@ -56,6 +57,7 @@ from recalld.store.sqlite_retrieval import SQLiteRetrieval, text_match
 from recalld.store.sqlite_rows import (
     SELECT_COLUMNS,
     WRITE_COLUMNS,
+    decode_meta,
     record_values,
     row_to_memory,
     scope_sql,
@@ -692,6 +694,19 @@ class SQLiteStore(SQLiteTokens):
             params,
         )
         return [row_to_memory(row) for row in rows]
+
+    def source_turns(self, scope: Scope, source: str, *, texts: bool = True) -> list[SourceTurn]:
+        params: dict[str, Any] = {"source": source}
+        _, order = source_window(False, None)
+        rows = self._read(
+            f"SELECT m.id, m.speaker, {'m.content' if texts else 'NULL'}, m.meta FROM memories m"
+            f" WHERE {scope_sql(scope, params)} AND m.source = :source {order}",
+            params,
+        )
+        return [
+            SourceTurn(memory_id, speaker, text, decode_meta(meta, memory_id))
+            for memory_id, speaker, text, meta in rows
+        ]
 
     def namespaces(self) -> list[str]:
         rows = self._read(f"{HELD_NAMESPACES} ORDER BY namespace", ())

@@ -4,6 +4,7 @@ order, the speaker filter, ``created``/``location()``, backups and migration pro
 from __future__ import annotations
 
 import itertools
+import random
 from datetime import timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,68 @@ def test_store_by_source_in_conversation_order(store: Store) -> None:
     assert [memory.id for memory in turns] == ["t1", "t2", "t3"]
     assert [memory.id for memory in store.by_source(scope(), source, limit=2)] == ["t1", "t2"]
     assert store.by_source(scope(), "recalld://conversation/none", limit=10) == []
+
+
+def test_store_source_turns_reads_what_by_source_reads(store: Store) -> None:
+    # Adversarial pass a61: placing a message read every turn of its conversation as a
+    # Memory (4 s and 550 MB to append one turn to 100,000); only what it needs now.
+    source = "recalld://conversation/chat-1"
+    with store.transaction() as tx:
+        tx.insert(
+            record(
+                id="t2",
+                content="second",
+                source=source,
+                speaker="Ada",
+                at=NOW + timedelta(minutes=1),
+                meta={"turn": 1, "message_id": "b"},
+            )
+        )
+        tx.insert(record(id="t1", content="first", source=source, at=NOW, meta={"turn": 0}))
+        tx.insert(record(id="x", content="elsewhere", source="recalld://conversation/other"))
+        tx.insert(record(id="ns", namespace="private", content="hidden", source=source, at=NOW))
+    turns = store.source_turns(scope(), source)
+    assert [memory.id for memory in store.by_source(scope(), source, limit=10)] == ["t1", "t2"]
+    assert [tuple(turn) for turn in turns] == [
+        ("t1", None, "first", {"turn": 0}),
+        ("t2", "Ada", "second", {"turn": 1, "message_id": "b"}),
+    ]
+    without_texts = store.source_turns(scope(), source, texts=False)
+    assert [(turn.id, turn.content) for turn in without_texts] == [("t1", None), ("t2", None)]
+    assert store.source_turns(scope(), "recalld://conversation/none") == []
+
+
+def test_store_source_turns_equal_by_source_on_random_turns(store: Store) -> None:
+    # Review of pass a61: placing reads source_turns where it read by_source; on random
+    # sources, times (ties, offsets, none), kinds, namespaces and expiries both agree.
+    rng = random.Random(61)
+    sources = ["recalld://conversation/a", "recalld://conversation/b"]
+    with store.transaction() as tx:
+        for n in range(120):
+            minutes = rng.choice([None, 0, 0, 1, 2, 3, -5])
+            offset = timezone(timedelta(hours=rng.choice([0, 2, -7])))
+            at = None if minutes is None else (NOW + timedelta(minutes=minutes)).astimezone(offset)
+            tx.insert(
+                record(
+                    id=f"r{n}",
+                    content=f"turn {n} ünïcode",
+                    source=rng.choice(sources),
+                    namespace=rng.choice(["default", "default", "other"]),
+                    kind=rng.choice(["turn", "turn", "fact"]),
+                    speaker=rng.choice([None, "Ada", "user"]),
+                    at=at,
+                    expires_at=rng.choice([None, None, NOW - timedelta(days=1)]),
+                    meta={"turn": n, "nested": {"n": [n]}},
+                )
+            )
+    scopes = [scope(), scope("default", "other"), scope(kind="turn"), scope("other", kind="turn")]
+    for source, seen in itertools.product(sources, scopes):
+        memories = store.by_source(seen, source, limit=2**62)
+        assert memories, (source, seen)
+        expected = [(m.id, m.speaker, m.content, m.meta) for m in memories]
+        assert [tuple(turn) for turn in store.source_turns(seen, source)] == expected
+        lean = [(m.id, m.speaker, None, m.meta) for m in memories]
+        assert [tuple(turn) for turn in store.source_turns(seen, source, texts=False)] == lean
 
 
 def test_store_scope_filters_by_speaker(store: Store) -> None:
