@@ -41,7 +41,8 @@ import numpy as np
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
-from recalld.errors import EmbeddingError
+from recalld.embeddings.endpoint_rest import Resting
+from recalld.errors import EmbedderUnavailableError, EmbeddingError
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
@@ -337,6 +338,8 @@ class Worker:
     def _embedding_step(self, now: datetime, lease_until: datetime) -> int:
         embedder = self._embedder
         assert embedder is not None
+        if not self._may_embed():
+            return 0
         return self._step(
             "embedding",
             lambda: self._store.semantic.claim_jobs(
@@ -391,7 +394,7 @@ class Worker:
         vector, including one another worker is embedding at this moment; returns how many
         were completed, or None (embedding nothing) when more than ``limit`` wait. No
         backfill, no heartbeat: this is a recall catching up, not a worker."""
-        if self._embedder is None or limit <= 0:
+        if self._embedder is None or limit <= 0 or not self._may_embed():
             return 0
         now = self._clock()
         jobs = self._store.semantic.claim_for_recall(
@@ -408,6 +411,12 @@ class Worker:
         self._process(jobs)
         return self.report.processed - before
 
+    def _may_embed(self) -> bool:
+        """False while the embedder's endpoint rests (see
+        :mod:`recalld.embeddings.endpoint_rest`): a job claimed then would only use up an
+        attempt, and a recall's catch-up answers from what is indexed."""
+        return not isinstance(self._embedder, Resting) or self._embedder.available()
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         assert self._embedder is not None
         started = time.perf_counter()
@@ -423,8 +432,10 @@ class Worker:
             self._complete(list(zip(jobs, texts, vectors, strict=True)))
             return
         except Exception as error:  # noqa: BLE001 - any embedder failure is retried
-            if len(jobs) == 1:
-                self._failed(jobs[0], error)
+            if len(jobs) == 1 or isinstance(error, EmbedderUnavailableError):
+                # An endpoint that did not answer would not answer each text alone either.
+                for job in jobs:
+                    self._failed(job, error)
                 return
             logger.warning("embedding a batch failed (%s); retrying one by one", error)
         for job, text in zip(jobs, texts, strict=True):

@@ -1,0 +1,102 @@
+"""How long recalld leaves an embedding endpoint alone after it stopped answering.
+
+Without this, an endpoint that hangs (an overloaded server, a network that drops packets)
+cost every embedding asked of it its whole timeout (60 s by default): each recall waited
+that long for its query's vector, and a recall's catch-up, or a worker, for a batch and
+then once more for every text of it retried alone, several minutes for one recall.
+
+A request that cannot reach the endpoint, gets no whole answer within the timeout, or is
+answered 429, 502, 503 or 504 puts the endpoint to rest: for 5 s, doubled after each
+failed try up to 60 s, every embedding asked of it fails at once with
+:class:`~recalld.errors.EmbedderUnavailableError` rather than waiting again. After the
+rest, one request at a time tries the endpoint (others still fail at once until it
+answers); any answer, even a refusal such as a 400, ends the rest. Meanwhile a recall
+answers from the keyword index (its hits list ``vector-unavailable``), a recall's
+catch-up embeds nothing, and a worker claims no job (no job uses up an attempt on an
+endpoint known to be down).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from recalld.errors import EmbedderUnavailableError
+
+__all__ = ["FIRST_REST_SECONDS", "LONGEST_REST_SECONDS", "EndpointRest", "Resting"]
+
+FIRST_REST_SECONDS = 5.0
+LONGEST_REST_SECONDS = 60.0
+
+
+@runtime_checkable
+class Resting(Protocol):
+    """An embedder that can say it should not be asked now (see the module)."""
+
+    def available(self) -> bool:
+        """False while its endpoint rests, or while another request tries it again."""
+        ...
+
+
+class EndpointRest:
+    """The rest of one endpoint (thread-safe); ``shown`` names it in messages."""
+
+    def __init__(self, shown: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self._shown = shown
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._failures = 0  # failed tries in a row; 0: the endpoint answers, no gate
+        self._until = 0.0  # the rest ends then (clock seconds)
+        self._failed_at = 0.0
+        self._reason = ""
+        self._trying = False  # a request tries the endpoint after its rest
+
+    def available(self) -> bool:
+        """Whether a request would be sent now (see :meth:`enter`)."""
+        with self._lock:
+            return self._failures == 0 or (not self._trying and self._clock() >= self._until)
+
+    def enter(self) -> None:
+        """Before a request: raises :class:`EmbedderUnavailableError` while the endpoint
+        rests or another request tries it again; otherwise the request may go."""
+        with self._lock:
+            if self._failures == 0:
+                return
+            now = self._clock()
+            if now < self._until:
+                raise EmbedderUnavailableError(
+                    f"{self._shown} failed {now - self._failed_at:.0f} s ago"
+                    f" ({self._reason}); recalld asks it again in {self._until - now:.0f} s"
+                )
+            if self._trying:
+                raise EmbedderUnavailableError(
+                    f"{self._shown} failed {now - self._failed_at:.0f} s ago"
+                    f" ({self._reason}); another request is trying it again"
+                )
+            self._trying = True
+
+    def answered(self) -> None:
+        """The endpoint answered (whatever it said): no rest any more."""
+        with self._lock:
+            self._failures = 0
+            self._trying = False
+
+    def failed(self, reason: str) -> EmbedderUnavailableError:
+        """The endpoint did not answer (``reason``: what happened, without the endpoint's
+        name): it rests, longer after each failed try; returns the error to raise."""
+        with self._lock:
+            now = self._clock()
+            # Requests sent together before the first failure came back count once.
+            if self._failures == 0 or now >= self._until:
+                self._failures += 1
+                rest = min(FIRST_REST_SECONDS * 2 ** (self._failures - 1), LONGEST_REST_SECONDS)
+                self._until = now + rest
+            self._failed_at = now
+            self._reason = reason
+            self._trying = False
+            return EmbedderUnavailableError(
+                f"{self._shown} failed: {reason}; recalld asks it again in"
+                f" {self._until - now:.0f} s"
+            )
