@@ -57,6 +57,7 @@ from recalld.store.semantic import (
     encode_vector,
     text_hash,
 )
+from recalld.worker_rivals import rival
 
 __all__ = ["Worker", "WorkerReport"]
 
@@ -121,6 +122,7 @@ class Worker:
         self._extracting: Future[None] | None = None
         self._extracted_since = 0  # graph jobs done beside, not yet counted by a step
         self._halt_extraction = threading.Event()
+        self._waiting_for: str | None = None  # the rival worker this one said it waits for
 
     # -- one step ------------------------------------------------------------------
 
@@ -142,6 +144,41 @@ class Worker:
             )
         )
 
+    def _yields(self) -> bool:
+        """Whether a live worker started earlier embeds with another model on this
+        database, so this one must do nothing (see :mod:`recalld.worker_rivals`); says
+        so once per such worker."""
+        if self._embedder is None:
+            return False
+        found = rival(
+            self._store.semantic.workers(),
+            me=self.id,
+            started_at=self._started_at,
+            embedder=self._embedder.name,
+            now=self._clock(),
+            alive_within=timedelta(seconds=self._settings.worker_lease_seconds),
+        )
+        if found is None:
+            if self._waiting_for is not None:
+                logger.warning("worker %s stopped: this worker takes over", self._waiting_for)
+                self._waiting_for = None
+            return False
+        if found.id != self._waiting_for:
+            self._waiting_for = found.id
+            logger.error(
+                "worker %s (pid %d on %s) embeds with %s on this database, and this worker"
+                " with %s: two embedding models undo each other's work (each queues again"
+                " what the other embedded and deletes its vectors). This worker waits until"
+                " that one stops; stop one of them, or give both the same"
+                " RECALLD_EMBEDDER_MODEL",
+                found.id,
+                found.pid,
+                found.host,
+                found.model,
+                self._embedder.name,
+            )
+        return True
+
     def _models(self) -> list[str]:
         return [part.name for part in (self._embedder, self._extractor) if part is not None]
 
@@ -152,6 +189,8 @@ class Worker:
         ``retry_failed``: also every memory whose embedding failed for good (attempts
         used up while an endpoint was down, say), from its first attempt again; a
         failed job otherwise stays failed (``recalld worker --retry-failed``)."""
+        if self._yields():
+            return 0  # queued when the rival has stopped (run_once backfills then)
         now = self._clock()
         queued = 0
         if self._embedder is not None:
@@ -232,6 +271,9 @@ class Worker:
         to embed waits for the next graph batch (or for extraction to run out of
         work), so new embedding jobs are looked for after every graph batch.
         """
+        if self._yields():
+            self._heartbeat("idle")
+            return 0
         if not self._backfilled:
             self.backfill()
         now = self._clock()
