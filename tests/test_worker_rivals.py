@@ -65,6 +65,19 @@ def test_rival_is_a_live_earlier_worker_of_another_embedding_model() -> None:
     assert _rival(_record("zz", "model-a", started=10)) is None
 
 
+def test_a_worker_of_the_first_workers_model_does_not_wait_for_one_that_waits() -> None:
+    # "a" works; "b" (another model, started next) waits for it. Before, "me" (model-a,
+    # started last) waited for "b" too, idling beside "a" for as long as "a" lived.
+    working = _record("a", "model-a+rules/v3", started=60)
+    waiting = _record("b", "model-b+rules/v3", started=40)
+    assert _rival(working, waiting, embedder="model-a") is None
+    assert _rival(waiting, working, embedder="model-a") is None
+    # One of a third model waits for the first, the one doing the work, named in its log.
+    assert _rival(waiting, working, embedder="model-c") == "a"
+    # A graph-only worker started first decides nothing.
+    assert _rival(_record("g", "rules/v3", started=90), waiting, embedder="model-a") == "b"
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     # Today's time: a heartbeat deletes the workers silent for a week by the real clock.
@@ -72,9 +85,9 @@ def clock() -> FakeClock:
 
 
 def test_a_later_worker_of_another_model_waits_instead_of_undoing_the_earlier_ones_work(
-    db_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+    any_database: Path | str, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    settings = semantic_settings(db_path)
+    settings = semantic_settings(any_database)
     store = open_store(settings)
     with MemoryService(store, settings, clock=clock, embedder=NamedEmbedder("model-a")) as service:
         service.remember_many([{"content": "roses in June"}, {"content": "the kitchen door"}])
@@ -100,10 +113,10 @@ def test_a_later_worker_of_another_model_waits_instead_of_undoing_the_earlier_on
 
 
 def test_a_worker_of_another_model_whose_heartbeat_stopped_long_ago_is_no_rival(
-    db_path: Path, clock: FakeClock
+    any_database: Path | str, clock: FakeClock
 ) -> None:
     # Its process was killed: no "stopped" heartbeat, and none for longer than a lease.
-    settings = semantic_settings(db_path)
+    settings = semantic_settings(any_database)
     store = open_store(settings)
     with MemoryService(store, settings, clock=clock, embedder=NamedEmbedder("model-a")) as service:
         service.remember("roses in June")

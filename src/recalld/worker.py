@@ -145,9 +145,9 @@ class Worker:
         )
 
     def _yields(self) -> bool:
-        """Whether a live worker started earlier embeds with another model on this
-        database, so this one must do nothing (see :mod:`recalld.worker_rivals`); says
-        so once per such worker."""
+        """Whether the live embedding worker started first on this database embeds with
+        another model, so this one must do nothing (see :mod:`recalld.worker_rivals`);
+        says so once per such worker."""
         if self._embedder is None:
             return False
         found = rival(

@@ -5,10 +5,12 @@ left queued, and deletes their vectors once its own queue is empty (a model swit
 workers of different models on one database (a server restarted with a new
 ``RECALLD_EMBEDDER_MODEL`` beside a ``recalld worker`` still running the old one) undid each
 other's work without a word: each re-queued every memory the other had just embedded and
-deleted the other's vectors, for ever. Now the worker that started later does nothing
-while the earlier one is alive (a heartbeat within ``worker_lease_seconds``, not stopped)
-and says why once; it takes over when that one stops. Workers of the same model share
-the queue as before, and a worker with no embedder (graph extraction only) is no rival.
+deleted the other's vectors, for ever. Now a worker does nothing while the live worker that
+embeds and started first (a heartbeat within ``worker_lease_seconds``, not stopped) has
+another model, and says why once; it takes over when that one stops. Only that first
+worker decides: every worker of its model works, even one started after a waiting
+worker of another model. Workers of the same model share the queue as before, and a
+worker with no embedder (graph extraction only) is no rival.
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ __all__ = ["EXTRACTOR_NAME_PREFIXES", "rival"]
 EXTRACTOR_NAME_PREFIXES = ("rules/", "spacy/")
 
 
-def _embeds_with_another(models: str, embedder: str) -> bool:
-    """Whether a heartbeat's ``models`` name an embedder other than ``embedder``."""
-    if models == embedder or models.startswith(embedder + "+"):
-        return False
+def _embeds(models: str) -> bool:
+    """Whether a heartbeat's ``models`` name an embedder (not an extractor alone)."""
     return not models.startswith(EXTRACTOR_NAME_PREFIXES)
+
+
+def _embeds_with(models: str, embedder: str) -> bool:
+    """Whether a heartbeat's ``models`` name ``embedder`` (with an extractor or not)."""
+    return models == embedder or models.startswith(embedder + "+")
 
 
 def rival(
@@ -41,15 +46,18 @@ def rival(
     now: datetime,
     alive_within: timedelta,
 ) -> WorkerRecord | None:
-    """The live worker started before ``me`` (ties: the smaller id) that embeds with
-    another model than ``embedder``; None when there is none."""
+    """The live embedding worker started first (ties: the smaller id) when it started
+    before ``me`` and embeds with another model than ``embedder``; None when there is
+    none. Only the first decides: a worker of its model never waits for one started in
+    between that itself waits (it would idle beside the worker doing the work)."""
+    first: WorkerRecord | None = None
     for record in workers:
         if record.id == me or record.state == "stopped":
             continue
-        if now - record.heartbeat_at > alive_within:
+        if now - record.heartbeat_at > alive_within or not _embeds(record.model):
             continue
-        if not _embeds_with_another(record.model, embedder):
-            continue
-        if (record.started_at, record.id) < (started_at, me):
-            return record
-    return None
+        if first is None or (record.started_at, record.id) < (first.started_at, first.id):
+            first = record
+    if first is None or (first.started_at, first.id) >= (started_at, me):
+        return None
+    return None if _embeds_with(first.model, embedder) else first
