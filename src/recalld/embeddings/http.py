@@ -129,13 +129,16 @@ class HTTPEmbedder:
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
         request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
-        self._rest.enter()
+        sent = self._rest.enter()
         try:
             answer = self._answer(request, len(texts))
         except _NoAnswerError as missing:
-            raise self._rest.failed(str(missing)) from missing.__cause__
-        except BaseException:
+            raise self._rest.failed(str(missing), sent) from missing.__cause__
+        except Exception:
             self._rest.answered()  # a refusal is an answer: the endpoint is there
+            raise
+        except BaseException:
+            self._rest.abandoned(sent)  # interrupted (^C): no answer, and no failure
             raise
         self._rest.answered()
         try:
