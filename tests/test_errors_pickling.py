@@ -27,6 +27,7 @@ EXAMPLES: list[errors.RecalldError] = [
     errors.DiskFullError("the disk holding the database is full"),
     errors.DatabaseUnavailableError("the database at postgresql://h/db is unavailable"),
     errors.EmbeddingError("the model file is missing"),
+    errors.EmbedderUnavailableError("http://e/v1/embeddings failed: timed out"),
     errors.AuthenticationError("no bearer token"),
     errors.PermissionDeniedError("not your namespace", field="user_id"),
     CoreMemoryFullError(

@@ -10,6 +10,7 @@
     │   ├── DiskFullError the disk holding the database is full
     │   └── DatabaseUnavailableError   the database server cannot be reached (yet)
     └── EmbeddingError    the embedding model could not be loaded or could not embed
+        └── EmbedderUnavailableError   the embedding endpoint cannot be reached (yet)
 
 Each adapter translates these once: the CLI into an exit message, HTTP into a
 status code, MCP into a tool error.
@@ -23,6 +24,7 @@ __all__ = [
     "ConflictError",
     "DatabaseUnavailableError",
     "DiskFullError",
+    "EmbedderUnavailableError",
     "EmbeddingError",
     "NotFoundError",
     "RecalldError",
@@ -93,6 +95,15 @@ class DatabaseUnavailableError(StorageError):
 
 class EmbeddingError(RecalldError):
     """The embedder failed: a missing or corrupt model file, or a failing embedding endpoint."""
+
+
+class EmbedderUnavailableError(EmbeddingError):
+    """The embedding endpoint did not answer (unreachable, timed out, overloaded), or
+    failed so lately that recalld is leaving it alone for a while (see
+    :mod:`recalld.embeddings.endpoint_rest`).
+
+    Transient: the same request succeeds once the endpoint answers again (HTTP 503).
+    """
 
 
 class AuthenticationError(RecalldError):

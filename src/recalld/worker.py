@@ -41,7 +41,8 @@ import numpy as np
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
-from recalld.errors import EmbeddingError
+from recalld.embeddings.endpoint_rest import Resting
+from recalld.errors import EmbedderUnavailableError, EmbeddingError
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
@@ -56,6 +57,7 @@ from recalld.store.semantic import (
     encode_vector,
     text_hash,
 )
+from recalld.worker_rivals import rival
 
 __all__ = ["Worker", "WorkerReport"]
 
@@ -120,6 +122,7 @@ class Worker:
         self._extracting: Future[None] | None = None
         self._extracted_since = 0  # graph jobs done beside, not yet counted by a step
         self._halt_extraction = threading.Event()
+        self._waiting_for: str | None = None  # the rival worker this one said it waits for
 
     # -- one step ------------------------------------------------------------------
 
@@ -141,6 +144,41 @@ class Worker:
             )
         )
 
+    def _yields(self) -> bool:
+        """Whether the live embedding worker started first on this database embeds with
+        another model, so this one must do nothing (see :mod:`recalld.worker_rivals`);
+        says so once per such worker."""
+        if self._embedder is None:
+            return False
+        found = rival(
+            self._store.semantic.workers(),
+            me=self.id,
+            started_at=self._started_at,
+            embedder=self._embedder.name,
+            now=self._clock(),
+            alive_within=timedelta(seconds=self._settings.worker_lease_seconds),
+        )
+        if found is None:
+            if self._waiting_for is not None:
+                logger.warning("worker %s stopped: this worker takes over", self._waiting_for)
+                self._waiting_for = None
+            return False
+        if found.id != self._waiting_for:
+            self._waiting_for = found.id
+            logger.error(
+                "worker %s (pid %d on %s) embeds with %s on this database, and this worker"
+                " with %s: two embedding models undo each other's work (each queues again"
+                " what the other embedded and deletes its vectors). This worker waits until"
+                " that one stops; stop one of them, or give both the same"
+                " RECALLD_EMBEDDER_MODEL",
+                found.id,
+                found.pid,
+                found.host,
+                found.model,
+                self._embedder.name,
+            )
+        return True
+
     def _models(self) -> list[str]:
         return [part.name for part in (self._embedder, self._extractor) if part is not None]
 
@@ -151,6 +189,8 @@ class Worker:
         ``retry_failed``: also every memory whose embedding failed for good (attempts
         used up while an endpoint was down, say), from its first attempt again; a
         failed job otherwise stays failed (``recalld worker --retry-failed``)."""
+        if self._yields():
+            return 0  # queued when the rival has stopped (run_once backfills then)
         now = self._clock()
         queued = 0
         if self._embedder is not None:
@@ -231,6 +271,9 @@ class Worker:
         to embed waits for the next graph batch (or for extraction to run out of
         work), so new embedding jobs are looked for after every graph batch.
         """
+        if self._yields():
+            self._heartbeat("idle")
+            return 0
         if not self._backfilled:
             self.backfill()
         now = self._clock()
@@ -337,6 +380,8 @@ class Worker:
     def _embedding_step(self, now: datetime, lease_until: datetime) -> int:
         embedder = self._embedder
         assert embedder is not None
+        if not self._may_embed():
+            return 0
         return self._step(
             "embedding",
             lambda: self._store.semantic.claim_jobs(
@@ -391,7 +436,7 @@ class Worker:
         vector, including one another worker is embedding at this moment; returns how many
         were completed, or None (embedding nothing) when more than ``limit`` wait. No
         backfill, no heartbeat: this is a recall catching up, not a worker."""
-        if self._embedder is None or limit <= 0:
+        if self._embedder is None or limit <= 0 or not self._may_embed():
             return 0
         now = self._clock()
         jobs = self._store.semantic.claim_for_recall(
@@ -408,6 +453,12 @@ class Worker:
         self._process(jobs)
         return self.report.processed - before
 
+    def _may_embed(self) -> bool:
+        """False while the embedder's endpoint rests (see
+        :mod:`recalld.embeddings.endpoint_rest`): a job claimed then would only use up an
+        attempt, and a recall's catch-up answers from what is indexed."""
+        return not isinstance(self._embedder, Resting) or self._embedder.available()
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         assert self._embedder is not None
         started = time.perf_counter()
@@ -423,8 +474,10 @@ class Worker:
             self._complete(list(zip(jobs, texts, vectors, strict=True)))
             return
         except Exception as error:  # noqa: BLE001 - any embedder failure is retried
-            if len(jobs) == 1:
-                self._failed(jobs[0], error)
+            if len(jobs) == 1 or isinstance(error, EmbedderUnavailableError):
+                # An endpoint that did not answer would not answer each text alone either.
+                for job in jobs:
+                    self._failed(job, error)
                 return
             logger.warning("embedding a batch failed (%s); retrying one by one", error)
         for job, text in zip(jobs, texts, strict=True):

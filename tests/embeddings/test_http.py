@@ -36,6 +36,10 @@ class FakeEmbeddingServer(ThreadingHTTPServer):
         # A 500 announcing a large body, of which it sends a little and then holds on.
         self.hold_error: threading.Event | None = None
         self.hold_error_words = 100
+        # The next POST is held until this is set, then closed without an answer (held:
+        # set when it arrived).
+        self.hold_post: threading.Event | None = None
+        self.held = threading.Event()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -56,6 +60,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.requests.append(
             {"path": self.path, "body": body, "authorization": self.headers.get("Authorization")}
         )
+        hold_post, self.server.hold_post = self.server.hold_post, None
+        if hold_post is not None:
+            self.server.held.set()
+            hold_post.wait(30)
+            self.close_connection = True
+            return
         if self.server.hold_error is not None:
             self.send_response(500)
             self.send_header("Content-Length", str(1 << 30))

@@ -16,7 +16,9 @@ vector stored). A redirect is not followed: urllib re-sent the request as a GET,
 API key, to whatever host the ``Location`` named, and took that host's answer for the
 texts' vectors. The timeout bounds the whole answer, not each read of it (a server
 sending a byte every few seconds held a batch for as long as it liked), and an answer far
-larger than the vectors asked for is cut off rather than read into memory.
+larger than the vectors asked for is cut off rather than read into memory. An endpoint
+that gives no answer (unreachable, too slow, 429/502/503/504) is left alone for a while
+(:mod:`recalld.embeddings.endpoint_rest`) rather than waited for by every embedding.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urljoin, urlsplit, urlunsplit
 
@@ -38,6 +40,7 @@ import numpy.typing as npt
 
 from recalld.config import MAX_EMBEDDER_DIMENSION
 from recalld.embeddings.base import Vectors, normalize_rows
+from recalld.embeddings.endpoint_rest import EndpointRest
 from recalld.errors import EmbeddingError
 
 __all__ = ["HTTPEmbedder"]
@@ -63,6 +66,13 @@ class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
 
 _OPENER = urllib.request.build_opener(_RefuseRedirects)
 
+# Statuses that say the endpoint cannot answer now rather than that the request was wrong.
+NO_ANSWER_STATUSES = frozenset({429, 502, 503, 504})
+
+
+class _NoAnswerError(Exception):
+    """The endpoint gave no answer (its message says what happened, without its URL)."""
+
 
 class HTTPEmbedder:
     """Embeddings from an OpenAI-compatible endpoint; rows are re-normalised locally."""
@@ -75,6 +85,7 @@ class HTTPEmbedder:
         api_key: str | None = None,
         dimension: int | None = None,
         timeout_seconds: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         # As written (credentials and all): what errors are scrubbed of.
         self._written = _endpoint(base_url)
@@ -94,11 +105,16 @@ class HTTPEmbedder:
         self._model = model
         self._dimension = dimension
         self._timeout_seconds = timeout_seconds
+        self._rest = EndpointRest(self._shown, clock)
 
     @property
     def name(self) -> str:
         """The model name the endpoint was asked for."""
         return self._model
+
+    def available(self) -> bool:
+        """False while the endpoint rests after failing (see :mod:`.endpoint_rest`)."""
+        return self._rest.available()
 
     @property
     def dimension(self) -> int:
@@ -113,10 +129,33 @@ class HTTPEmbedder:
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
         request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
+        sent = self._rest.enter()
+        try:
+            answer = self._answer(request, len(texts))
+        except _NoAnswerError as missing:
+            raise self._rest.failed(str(missing), sent) from missing.__cause__
+        except Exception:
+            self._rest.answered()  # a refusal is an answer: the endpoint is there
+            raise
+        except BaseException:
+            self._rest.abandoned(sent)  # interrupted (^C): no answer, and no failure
+            raise
+        self._rest.answered()
+        try:
+            payload: Any = json.loads(answer, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deep
+            raise EmbeddingError(
+                f"{self._shown} returned a body that is not JSON: {error}"
+            ) from error
+        return _vectors(payload, len(texts), self._shown)
+
+    def _answer(self, request: urllib.request.Request, count: int) -> bytes:
+        """The body of the endpoint's answer to ``request``; :class:`_NoAnswerError` when it
+        gave none (unreachable, too slow, overloaded: see :mod:`.endpoint_rest`)."""
         deadline = time.monotonic() + self._timeout_seconds
         try:
             with _OPENER.open(request, timeout=self._timeout_seconds) as response:
-                answer = self._read(response, deadline, len(texts))
+                return self._read(response, deadline, count)
         except urllib.error.HTTPError as error:
             with error:  # its connection, closed now rather than when it is collected
                 if 300 <= error.code < 400:
@@ -127,20 +166,19 @@ class HTTPEmbedder:
                     # A body that stops coming: a TimeoutError was no EmbeddingError.
                     quoted = f"(its body could not be read: {unread})"
                 detail = _scrubbed(quoted, self._written, self._sent_secrets)
+                if error.code in NO_ANSWER_STATUSES:
+                    raise _NoAnswerError(f"answered {error.code}: {detail}") from error
                 raise EmbeddingError(f"{self._shown} answered {error.code}: {detail}") from error
-        # HTTPException: a URL http.client cannot use (a port that is not a number) and a
-        # body cut short (IncompleteRead) are neither OSError nor ValueError.
-        except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as error:
+        # A URL http.client cannot use (a port that is not a number) is the setting's
+        # fault, not the endpoint's: no rest would mend it.
+        except (ValueError, http.client.InvalidURL) as error:
             raise EmbeddingError(
                 f"{self._shown} failed: {_scrubbed(str(error), self._written, self._sent_secrets)}"
             ) from error
-        try:
-            payload: Any = json.loads(answer, parse_constant=_no_constant)
-        except (ValueError, RecursionError) as error:  # RecursionError: nested too deep
-            raise EmbeddingError(
-                f"{self._shown} returned a body that is not JSON: {error}"
-            ) from error
-        return _vectors(payload, len(texts), self._shown)
+        # HTTPException: a body cut short (IncompleteRead) is neither OSError nor ValueError.
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
+            detail = _scrubbed(str(error), self._written, self._sent_secrets)
+            raise _NoAnswerError(detail) from error
 
     def _read(self, response: Any, deadline: float, count: int) -> bytes:
         """The answer's body, read as it arrives until ``deadline``, and no larger than
@@ -157,8 +195,8 @@ class HTTPEmbedder:
                     " the answer was cut off"
                 )
             if time.monotonic() > deadline:
-                raise EmbeddingError(
-                    f"{self._shown} had not sent its whole answer after {self._timeout_seconds:g} s"
+                raise _NoAnswerError(
+                    f"it had not sent its whole answer after {self._timeout_seconds:g} s"
                     " (RECALLD_EMBEDDER_TIMEOUT_SECONDS)"
                 )
             chunks.append(chunk)
