@@ -14,6 +14,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -147,6 +148,65 @@ def test_cli_ingest_and_backup(tmp_path: Path) -> None:
     code, stdout, _ = _invoke("--db", str(copy), "list", "--json")
     assert code == 0
     assert {memory["speaker"] for memory in json.loads(stdout)["memories"]} == {"Ada", "Ben"}
+
+
+def test_cli_backup_restore_commands_work_for_a_path_with_spaces(tmp_path: Path) -> None:
+    # macOS's default data directory is "~/Library/Application Support/recalld": the printed
+    # restore commands left paths unquoted, so `rm -f` got "…/Application" and
+    # "Support/recalld/recalld.db-wal" and deleted files of those names (adversarial pass d61).
+    folder = tmp_path / "Application Support" / "it's $HOME"
+    folder.mkdir(parents=True)
+    db = folder / "my memory.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        kept = service.remember("written before the backup").id
+    bystanders = [tmp_path / "Application", tmp_path / "Support"]
+    for bystander in bystanders:
+        bystander.write_text("not recalld's\n", encoding="utf-8")
+    copy = folder / "backup copy.db"
+    code, stdout, _ = _invoke("--db", str(db), "backup", str(copy))
+    assert code == 0
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("written after the backup")
+    restore = [line.strip() for line in stdout.splitlines() if line.startswith("  ")]
+    assert len(restore) == 2
+    subprocess.run(["sh", "-e", "-c", "\n".join(restore)], cwd=tmp_path, check=True)
+    for bystander in bystanders:
+        assert bystander.read_text(encoding="utf-8") == "not recalld's\n"
+    assert Path(f"{db}.old").exists()
+    with MemoryService.open(Settings(db=db, embedder="none")) as restored:
+        assert restored.stats().count == 1
+        assert restored.get(kept).content == "written before the backup"
+
+
+def test_cli_backups_into_a_directory_in_the_same_second_both_succeed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The name was recalld-<second>.db: a second backup into the same directory within that
+    # second was refused ("already exists; give a new file name") though the user gave a
+    # directory, not a name (adversarial pass d61).
+    from recalld.adapters import cli_transfer
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Frozen:
+            return cls(2026, 12, 7, 1, 2, 3, tzinfo=UTC)
+
+    monkeypatch.setattr(cli_transfer, "datetime", Frozen)
+    db = tmp_path / "live.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("one")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    copies = []
+    for _ in range(3):
+        code, stdout, _ = _invoke("--db", str(db), "backup", str(folder), "--json")
+        assert code == 0
+        copies.append(Path(json.loads(stdout)["destination"]).name)
+    assert copies == [
+        "recalld-20261207T010203Z.db",
+        "recalld-20261207T010203Z-2.db",
+        "recalld-20261207T010203Z-3.db",
+    ]
 
 
 def test_cli_backup_holds_no_memory_whose_ttl_has_passed(tmp_path: Path) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import shutil
 import stat
 import sys
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -368,8 +370,6 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
     """Copy the whole database to DESTINATION (a new file, or a directory to put it in)
     while servers keep writing: the copy holds every write acknowledged before it began,
     but no memory whose TTL has passed (they are purged first)."""
-    from datetime import UTC, datetime
-
     from recalld.scrubbing import Scrubber
     from recalld.service import purge_before_backup
     from recalld.store.factory import open_store
@@ -379,8 +379,7 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
     if isinstance(database, Path) and not database.exists():
         raise click.ClickException(f"there is no database at {database} to back up")
     if destination.is_dir():
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        destination = destination / f"recalld-{stamp}.db"
+        destination = _new_name_in(destination, datetime.now(UTC))
     store = open_store(state.settings)
     scrubber = Scrubber(store, state.settings)
     try:
@@ -414,11 +413,34 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
         f"backed up {source} to {copy} ({format_bytes(result.bytes)},"
         f" {result.memories} memories, schema {result.schema_version})"
     )
-    click.echo(
+    click.echo(_restore_hint(source, copy))
+
+
+def _new_name_in(directory: Path, now: datetime) -> Path:
+    """``recalld-<time>.db`` in ``directory``, or ``recalld-<time>-2.db``, ``-3``, ... when
+    another backup took that name in the same second: the second backup of a script that
+    makes two ("before the migration", "after") was refused with "already exists; give a
+    new file name", though the user gave no file name."""
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    candidate = directory / f"recalld-{stamp}.db"
+    number = 1
+    while os.path.lexists(candidate):
+        number += 1
+        candidate = directory / f"recalld-{stamp}-{number}.db"
+    return candidate
+
+
+def _restore_hint(source: str, copy: Path) -> str:
+    """How to put ``copy`` in place of the database at ``source``: shell commands with every
+    path quoted, since a path with a space (macOS's default data directory, "Application
+    Support") split into words that named other files, and ``rm -f`` deleted them."""
+    live, old, backup = shlex.quote(source), shlex.quote(f"{source}.old"), shlex.quote(str(copy))
+    wal, shm = shlex.quote(f"{source}-wal"), shlex.quote(f"{source}-shm")
+    return (
         "To restore it: stop every recalld process using the database, then\n"
-        f"  mv {source} {source}.old && rm -f {source}-wal {source}-shm\n"
-        f"  cp {copy} {source}\n"
-        f"or use the copy where it is: recalld --db {copy} ..."
+        f"  mv {live} {old} && rm -f {wal} {shm}\n"
+        f"  cp {backup} {live}\n"
+        f"or use the copy where it is: recalld --db {backup} ..."
     )
 
 
