@@ -705,3 +705,64 @@ def test_browser_a_file_named_with_an_invisible_character_imports(
     with browsed.api(namespace) as client:
         contents = {m["content"] for m in ok(client.get("/v1/memories"))["memories"]}
     assert "imported from a file with a joined name" in contents
+
+
+# -- double submits: one request per action ----------------------------------------
+
+
+def test_browser_intention_form_submitted_twice_creates_one_intention(browsed: Browsed) -> None:
+    # Intentions are not deduplicated (two alike may be meant): a double submit (a double
+    # click on "Remember", Enter pressed twice) made two, and the reminder fired twice
+    # (adversarial pass d61).
+    namespace = _namespace("intend-twice")
+    with browsed.api(namespace) as client:
+        _remember(client, content="A memory, so the browser offers the namespace")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "intentions", namespace=namespace)
+    element(driver, "#intention-action").send_keys("water the ferns")
+    element(driver, "#intention-at").send_keys("tomorrow at 9")
+    driver.execute_script(
+        "const form = arguments[0]; form.requestSubmit(); form.requestSubmit();",
+        element(driver, "#intention-form"),
+    )
+    text_appears(driver, "#intention-form-notice", "Remembered")
+    _count_is(driver, "#intention-list article[data-intention-id]", 1)
+    _settle(driver)
+    with browsed.api(namespace) as client:
+        assert len(ok(client.get("/v1/intentions"))["intentions"]) == 1
+    # The form works again once the answer is in.
+    element(driver, "#intention-action").send_keys("feed the cat")
+    element(driver, "#intention-at").send_keys("tomorrow at 10")
+    element(driver, "#intention-submit").click()
+    _count_is(driver, "#intention-list article[data-intention-id]", 2)
+
+
+def test_browser_core_batch_applied_twice_is_sent_once(browsed: Browsed) -> None:
+    # "Apply batch" clicked twice sent the batch twice: the second was refused (its change
+    # was already made) and the page showed that error over the first one's success
+    # (adversarial pass d61).
+    namespace = _namespace("core-twice")
+    with browsed.api(namespace) as client:
+        _remember(client, content="A memory, so the browser offers the namespace")
+        ok(
+            client.post(
+                "/v1/core/memory",
+                json={"action": "add", "content": "Agent note: check the boiler daily"},
+            )
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "core", namespace)
+    entry = text_appears(driver, "#entries-memory .core-entry", "boiler")
+    entry.find_element(By.XPATH, ".//button[.='remove']").click()
+    driver.execute_script(
+        "const apply = arguments[0]; apply.click(); apply.click();",
+        element(driver, "#apply-memory"),
+    )
+    wait_for(
+        driver,
+        lambda current: "boiler" not in element(current, "#entries-memory").text,
+        "the entry removed",
+    )
+    _settle(driver)
+    notice = element(driver, "#core-notice-memory")
+    assert "success" in (notice.get_attribute("class") or ""), notice.text
