@@ -766,3 +766,86 @@ def test_browser_core_batch_applied_twice_is_sent_once(browsed: Browsed) -> None
     _settle(driver)
     notice = element(driver, "#core-notice-memory")
     assert "success" in (notice.get_attribute("class") or ""), notice.text
+
+
+# Holds back the first request whose address holds arguments[0] (before it is sent) until
+# the test lets it go (``window.__releaseHeld()``); ``window.__held`` is then "waiting".
+HOLD_BACK_THE_FIRST = """
+const fragment = arguments[0];
+window.__held = null;
+const original = window.fetch;
+window.fetch = async function (...parameters) {
+  if (!String(parameters[0]).includes(fragment) || window.__held !== null) {
+    return original.apply(this, parameters);
+  }
+  window.__held = "waiting";
+  await new Promise((resolve) => { window.__releaseHeld = resolve; });
+  return original.apply(this, parameters);
+};
+"""
+
+
+def _release_the_held_request(driver: Chrome) -> None:
+    wait_for(
+        driver,
+        lambda current: current.execute_script("return window.__held") == "waiting",
+        "the held request",
+    )
+    _settle(driver)  # a second request, if the page sends one, is answered meanwhile
+    driver.execute_script("window.__releaseHeld()")
+
+
+def test_browser_drain_clicked_twice_keeps_what_it_delivered_on_screen(browsed: Browsed) -> None:
+    # Each click on "Drain" sent a drain: one took the queue, the other got nothing, and
+    # whichever answer came last was shown, so the recollections delivered could be
+    # replaced by "Nothing pending" — delivered to no one (adversarial pass d61).
+    namespace = _namespace("drain-twice")
+    cue = {
+        "text": "Espresso at the marble counter of the station café",
+        "lat": 48.8443,
+        "lon": 2.3744,
+    }
+    with browsed.api(namespace) as client:
+        ok(
+            client.post(
+                "/v1/experiences", json={"content": cue["text"], "lat": 48.8443, "lon": 2.3744}
+            )
+        )
+        assert ok(client.post("/v1/sense", json=cue)), "the cue should fire the memory it repeats"
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "recollections", namespace=namespace)
+    text_appears(driver, "#pending-list", "marble counter")  # the page peeks on load
+    driver.execute_script(HOLD_BACK_THE_FIRST, "/drain")
+    driver.execute_script(
+        "const drain = arguments[0]; drain.click(); drain.click();",
+        element(driver, "#pending-drain"),
+    )
+    _release_the_held_request(driver)
+    text_appears(driver, "#pending-notice", "delivered")
+    _settle(driver)
+    assert "marble counter" in element(driver, "#pending-list").text
+    assert "delivered" in element(driver, "#pending-notice").text
+
+
+def test_browser_sense_submitted_twice_keeps_what_fired_on_screen(browsed: Browsed) -> None:
+    # A second sense right after the first fires nothing (what matched fired just now): its
+    # "Nothing fired" replaced the list of what the first one fired (adversarial pass d61).
+    namespace = _namespace("sense-twice")
+    text = "Rain on the glass roof of the botanical garden"
+    with browsed.api(namespace) as client:
+        ok(client.post("/v1/experiences", json={"content": text, "lat": 51.4787, "lon": -0.2956}))
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "recollections", namespace=namespace)
+    element(driver, "#sense-text").send_keys(text)
+    element(driver, "#sense-lat").send_keys("51.4787")
+    element(driver, "#sense-lon").send_keys("-0.2956")
+    driver.execute_script(HOLD_BACK_THE_FIRST, "/v1/sense")
+    driver.execute_script(
+        "const form = arguments[0]; form.requestSubmit(); form.requestSubmit();",
+        element(driver, ".sense-form"),
+    )
+    _release_the_held_request(driver)
+    text_appears(driver, "#sense-notice", "fired")
+    _settle(driver)
+    assert "glass roof" in element(driver, "#sense-results").text
+    assert "Nothing fired" not in element(driver, "#sense-notice").text
