@@ -1,0 +1,55 @@
+"""A database file moved or replaced under a running process (a backup restored while a
+server runs): the process refuses to write rather than write into the old file."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import StorageError
+from recalld.service import MemoryService
+
+
+def _contents(db: Path) -> list[str]:
+    with MemoryService.open(Settings(db=db, embedder="none", graph_extractor="none")) as opened:
+        return sorted(memory.content for memory in opened.list_memories(limit=50).memories)
+
+
+def test_a_write_after_the_database_was_restored_under_the_process_is_refused(
+    tmp_path: Path,
+) -> None:
+    # `mv db db.old; rm -f db-wal db-shm; cp backup db` while a server ran: its writes were
+    # acknowledged and went into db.old, and threads that opened a connection afterwards
+    # wrote into the restored file (adversarial pass d61).
+    db = tmp_path / "live.db"
+    settings = Settings(db=db, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        service.remember("before the backup")
+        backup = service.backup(tmp_path / "backup.db").destination
+        service.remember("after the backup")
+        os.rename(db, tmp_path / "live.db.old")
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        shutil.copyfile(backup, db)
+        with pytest.raises(StorageError, match="moved, deleted or replaced"):
+            service.remember("written after the restore")
+        # A thread whose connection opens now (on the restored file) is refused too.
+        failures: list[BaseException] = []
+
+        def write_from_another_thread() -> None:
+            try:
+                service.remember("written by a new thread after the restore")
+            except StorageError as error:
+                failures.append(error)
+
+        worker = threading.Thread(target=write_from_another_thread)
+        worker.start()
+        worker.join()
+        assert len(failures) == 1
+        assert "moved, deleted or replaced" in str(failures[0])
+    assert _contents(db) == ["before the backup"]
