@@ -209,6 +209,26 @@ def test_cli_backups_into_a_directory_in_the_same_second_both_succeed(
     ]
 
 
+def test_cli_backup_to_a_missing_directory_written_with_a_slash_is_refused(
+    tmp_path: Path,
+) -> None:
+    # `recalld backup /backups/tonight/` where no such directory exists: Path() dropped the
+    # "/" and the copy became a file named "tonight" (adversarial pass d61).
+    db = tmp_path / "live.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("one")
+    meant = tmp_path / "tonight"
+    result = CliRunner().invoke(cli, ["--db", str(db), "backup", f"{meant}/"])
+    assert result.exit_code == 2
+    assert "names a directory" in result.stderr
+    assert "DESTINATION" in result.stderr
+    assert not meant.exists()
+    meant.mkdir()
+    code, stdout, _ = _invoke("--db", str(db), "backup", f"{meant}/", "--json")
+    assert code == 0
+    assert Path(json.loads(stdout)["destination"]).parent == meant
+
+
 def test_cli_backup_holds_no_memory_whose_ttl_has_passed(tmp_path: Path) -> None:
     # `recalld backup` opens the store, not the service: it skipped the purge that
     # MemoryService.backup runs, so a memory expired but not purged yet (no server's

@@ -15,7 +15,7 @@ import apsw
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import DiskFullError, StorageError
+from recalld.errors import DiskFullError, StorageError, ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.scrub_support import old_snapshot
@@ -357,3 +357,13 @@ def test_backup_of_a_damaged_database_is_refused_and_leaves_nothing(tmp_path: Pa
     assert f"{db} is damaged" in message
     assert "no backup was written" in message
     assert list(target.iterdir()) == []
+
+
+def test_backup_to_a_path_written_as_a_directory_is_refused(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # The library took "…/tonight/" as the file "…/tonight" (adversarial pass d61).
+    with pytest.raises(ValidationError) as refused:
+        service.backup(f"{tmp_path / 'tonight'}/")
+    assert refused.value.field == "destination"
+    assert not (tmp_path / "tonight").exists()

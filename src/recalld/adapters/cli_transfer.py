@@ -363,10 +363,10 @@ def _ingest(
 
 
 @click.command("backup")
-@click.argument("destination", type=click.Path(path_type=Path))
+@click.argument("destination", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="print what was copied as JSON")
 @pass_state
-def backup_command(state: _State, destination: Path, as_json: bool) -> None:
+def backup_command(state: _State, destination: str, as_json: bool) -> None:
     """Copy the whole database to DESTINATION (a new file, or a directory to put it in)
     while servers keep writing: the copy holds every write acknowledged before it began,
     but no memory whose TTL has passed (they are purged first)."""
@@ -378,8 +378,17 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
     # A postgresql:// URL goes on to the store, which says to use pg_dump.
     if isinstance(database, Path) and not database.exists():
         raise click.ClickException(f"there is no database at {database} to back up")
-    if destination.is_dir():
-        destination = _new_name_in(destination, datetime.now(UTC))
+    target = Path(destination)
+    if target.is_dir():
+        target = _new_name_in(target, datetime.now(UTC))
+    elif destination.endswith(tuple(separator for separator in (os.sep, os.altsep) if separator)):
+        # Path() drops the trailing "/": the copy became a file named like the directory.
+        raise click.BadParameter(
+            f"{click.format_filename(destination)} names a directory (it ends with"
+            f" {destination[-1]}), and there is none there: create it first, or give a file"
+            " name",
+            param_hint="DESTINATION",
+        )
     store = open_store(state.settings)
     scrubber = Scrubber(store, state.settings)
     try:
@@ -389,7 +398,7 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
             # live on in the copy, where no purge reaches (this process purged nothing
             # yet, and a server's purge runs at most every purge_interval_seconds).
             purge_before_backup(store, datetime.now(UTC))
-        result = store.backup(destination)
+        result = store.backup(target)
     finally:
         # The purge's scrub, done now unless a reader holds it up (then the next process
         # to open the database finishes it); the copy has no trace of it either way.
