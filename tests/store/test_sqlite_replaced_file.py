@@ -53,3 +53,22 @@ def test_a_write_after_the_database_was_restored_under_the_process_is_refused(
         assert len(failures) == 1
         assert "moved, deleted or replaced" in str(failures[0])
     assert _contents(db) == ["before the backup"]
+
+
+def test_a_database_opened_by_a_relative_path_keeps_writing_after_a_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check above compares the file the path names now: a relative path must name the
+    # file it named when opened, whatever the process's working directory is later.
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(db=Path("relative.db"), embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        service.remember("written from the first directory")
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)
+        service.remember("written after a chdir")
+    assert _contents(tmp_path / "relative.db") == [
+        "written after a chdir",
+        "written from the first directory",
+    ]

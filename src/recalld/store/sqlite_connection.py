@@ -109,7 +109,9 @@ class SQLiteDatabase:
         self._idle = threading.Condition(self._connections_lock)
         self._opener = OpeningProcess(str(path))
         # The file opened first (device, inode): every write checks the path still names it.
+        # Absolute as of now, as SQLite resolves it on open: a later chdir changes neither.
         self._identity: tuple[int, int] | None = None
+        self._absolute = os.path.abspath(path) if not self.private else ""
 
     @property
     def in_memory(self) -> bool:
@@ -246,7 +248,7 @@ class SQLiteDatabase:
 
     def _file_identity(self) -> tuple[int, int] | None:
         try:
-            found = os.stat(self.path)
+            found = os.stat(self._absolute)
         except OSError:
             return None
         return (found.st_dev, found.st_ino)
