@@ -338,14 +338,14 @@ def test_backup_of_a_damaged_database_is_refused_and_leaves_nothing(tmp_path: Pa
             service.remember(f"memory {index} " + "x" * 500)
     inspect = apsw.Connection(str(db))
     try:
-        page_size = int(inspect.execute("PRAGMA page_size").fetchall()[0][0])
+        page_size = int(str(inspect.execute("PRAGMA page_size").fetchall()[0][0]))
         leaves = inspect.execute(
             "SELECT pageno FROM dbstat WHERE name = 'memories' AND pagetype = 'leaf'"
             " ORDER BY pageno"
         ).fetchall()
     finally:
         inspect.close()
-    damaged_page = int(leaves[len(leaves) // 2][0])
+    damaged_page = int(str(leaves[len(leaves) // 2][0]))
     with db.open("r+b") as handle:  # a leaf overwritten: an invalid page type and garbage
         handle.seek((damaged_page - 1) * page_size)
         handle.write(b"\x07" * page_size)
