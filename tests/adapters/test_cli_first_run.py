@@ -169,6 +169,8 @@ def test_cli_backup_restore_commands_work_for_a_path_with_spaces(tmp_path: Path)
         service.remember("written after the backup")
     restore = [line.strip() for line in stdout.splitlines() if line.startswith("  ")]
     assert len(restore) == 2
+    # Restoring brings back what was revoked or forgotten since: the hint says so.
+    assert "a token revoked or a memory forgotten since then is back" in " ".join(stdout.split())
     subprocess.run(["sh", "-e", "-c", "\n".join(restore)], cwd=tmp_path, check=True)
     for bystander in bystanders:
         assert bystander.read_text(encoding="utf-8") == "not recalld's\n"

@@ -449,7 +449,9 @@ def _restore_hint(source: str, copy: Path) -> str:
         "To restore it: stop every recalld process using the database, then\n"
         f"  mv {live} {old} && rm -f {wal} {shm}\n"
         f"  cp {backup} {live}\n"
-        f"or use the copy where it is: recalld --db {backup} ..."
+        f"or use the copy where it is: recalld --db {backup} ...\n"
+        "The copy is the database as it is now: after a restore, a token revoked or a"
+        " memory forgotten since then is back (revoke or forget it again)."
     )
 
 
