@@ -231,6 +231,59 @@ def test_cli_backup_to_a_missing_directory_written_with_a_slash_is_refused(
     assert Path(json.loads(stdout)["destination"]).parent == meant
 
 
+def _database_of_schema_5(path: Path) -> None:
+    """A database as a recalld of schema 5 left it, with one memory."""
+    import apsw
+
+    from recalld.store.migrations import MIGRATIONS
+
+    connection = apsw.Connection(str(path))
+    connection.execute("PRAGMA journal_mode = WAL")
+    for number, migration in enumerate(MIGRATIONS[:5], start=1):
+        migration(connection.execute)
+        connection.execute(f"PRAGMA user_version = {number}")
+    connection.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    connection.executemany(
+        "INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')",
+        [(number,) for number in range(1, 6)],
+    )
+    stamp = "2026-01-01T00:00:00.000000Z"
+    connection.execute(
+        "INSERT INTO memories(seq, id, namespace, content, tags, created_at, updated_at)"
+        " VALUES (1, 'a', 'default', 'old apples', '[]', ?, ?)",
+        (stamp, stamp),
+    )
+    connection.close()
+
+
+def _schema_of(path: Path) -> int:
+    connection = sqlite3.connect(path)
+    try:
+        return int(connection.execute("SELECT max(version) FROM schema_migrations").fetchone()[0])
+    finally:
+        connection.close()
+
+
+def test_cli_backup_of_a_database_not_yet_upgraded_copies_it_as_it_is(tmp_path: Path) -> None:
+    # `recalld backup` opened the store, which migrates: the backup taken right after
+    # installing a new recalld was of the upgraded database, and upgraded the database
+    # itself, so nothing was left that the old recalld could open (adversarial pass d61).
+    db = tmp_path / "old.db"
+    _database_of_schema_5(db)
+    copy = tmp_path / "before-upgrade.db"
+    result = CliRunner().invoke(cli, ["--db", str(db), "backup", str(copy), "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["schema_version"], report["memories"]) == (5, 1)
+    assert "copied as it is" in result.stderr
+    assert _schema_of(db) == 5  # the database was left as the old recalld wrote it
+    assert _schema_of(copy) == 5
+    with MemoryService.open(Settings(db=copy, embedder="none")) as restored:
+        assert restored.get("a").content == "old apples"  # this recalld upgrades the copy
+
+
 def test_cli_backup_holds_no_memory_whose_ttl_has_passed(tmp_path: Path) -> None:
     # `recalld backup` opens the store, not the service: it skipped the purge that
     # MemoryService.backup runs, so a memory expired but not purged yet (no server's

@@ -24,6 +24,7 @@ from recalld.adapters._cli_support import (
     read_text,
 )
 from recalld.errors import ValidationError
+from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_FILE_MODE
 
 __all__ = ["transfer_commands"]
@@ -369,7 +370,8 @@ def _ingest(
 def backup_command(state: _State, destination: str, as_json: bool) -> None:
     """Copy the whole database to DESTINATION (a new file, or a directory to put it in)
     while servers keep writing: the copy holds every write acknowledged before it began,
-    but no memory whose TTL has passed (they are purged first)."""
+    but no memory whose TTL has passed (they are purged first). A database an older
+    recalld wrote is copied as it is (neither upgraded nor purged)."""
     from recalld.scrubbing import Scrubber
     from recalld.service import purge_before_backup
     from recalld.store.factory import open_store
@@ -389,6 +391,20 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
             " name",
             param_hint="DESTINATION",
         )
+    if isinstance(database, Path):
+        from recalld.store.migrations import MIGRATIONS
+        from recalld.store.sqlite_file import copy_older_schema
+
+        older = copy_older_schema(database, target, len(MIGRATIONS))
+        if older is not None:
+            click.echo(
+                f"note: {database} is at schema {older.schema_version}, older than this"
+                f" recalld's {len(MIGRATIONS)}: copied as it is (not upgraded, expired"
+                " memories not purged), so the recalld that wrote it can open the copy",
+                err=True,
+            )
+            _report_backup(older, str(database.resolve()), as_json)
+            return
     store = open_store(state.settings)
     scrubber = Scrubber(store, state.settings)
     try:
@@ -404,6 +420,10 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
         # to open the database finishes it); the copy has no trace of it either way.
         scrubber.close()
         store.close()
+    _report_backup(result, source, as_json)
+
+
+def _report_backup(result: BackupResult, source: str, as_json: bool) -> None:
     copy = result.destination.resolve()
     if as_json:
         _print_json(

@@ -35,7 +35,13 @@ from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
 
-__all__ = ["check_path", "copy_database", "database_file", "schema_versions"]
+__all__ = [
+    "check_path",
+    "copy_database",
+    "copy_older_schema",
+    "database_file",
+    "schema_versions",
+]
 
 # A file shorter than this cannot hold an SQLite header: SQLite treats an empty file as a
 # new database, and so does recalld.
@@ -217,6 +223,36 @@ def copy_database(
         memories=memories,
         schema_version=max(versions, default=0),
     )
+
+
+def copy_older_schema(
+    path: Path, destination: Path, known: int, busy_timeout_ms: int = 5000
+) -> BackupResult | None:
+    """Back up the database at ``path`` as it is when an older recalld wrote it (it lacks
+    some of this one's ``known`` migrations); None when its schema is current (or newer,
+    or it is new), for the caller to open the store as usual.
+
+    Opening the store migrates: the "backup" of a database not yet upgraded was a copy of
+    the upgraded one, and the database itself was upgraded by it, so nothing was left that
+    the recalld that wrote it could open again (to go back after a failed upgrade). Copied
+    without migrating, and so without the purge of expired memories (it needs the
+    current schema)."""
+    check_path(path, create_directory=False, busy_timeout_ms=busy_timeout_ms)
+    try:
+        connection = apsw.Connection(str(path))
+    except apsw.Error as error:
+        raise StorageError(f"cannot open {path}: {error}") from error
+    try:
+        connection.set_busy_timeout(busy_timeout_ms)
+        try:
+            versions = schema_versions(connection)
+        except apsw.Error as error:
+            raise StorageError(f"cannot read {path}: {error}") from error
+        if not versions or max(versions) > known or versions >= set(range(1, known + 1)):
+            return None
+        return copy_database(connection, destination, path)
+    finally:
+        connection.close()
 
 
 # The files a database keeps beside itself (``<db>`` then one of these): SQLite's journals
