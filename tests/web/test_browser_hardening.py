@@ -849,3 +849,65 @@ def test_browser_sense_submitted_twice_keeps_what_fired_on_screen(browsed: Brows
     _settle(driver)
     assert "glass roof" in element(driver, "#sense-results").text
     assert "Nothing fired" not in element(driver, "#sense-notice").text
+
+
+def test_browser_search_drops_the_late_answer_of_a_search_a_newer_one_replaced(
+    browsed: Browsed,
+) -> None:
+    # A slow search, then another: the first one's answer, arriving last, was shown under
+    # the second query (and remembered as its results) (adversarial pass d61).
+    namespace = _namespace("search-late")
+    with browsed.api(namespace) as client:
+        _remember(client, content="Bluebells flower in the beech wood in April")
+        _remember(client, content="The lighthouse keeper paints the railings every May")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "search", namespace=namespace)
+    driver.execute_script(HOLD_BACK_THE_FIRST, "/v1/search")
+    query = element(driver, "#search-query")
+    query.send_keys("bluebells")
+    element(driver, "#search-submit").click()
+    wait_for(
+        driver,
+        lambda current: current.execute_script("return window.__held") == "waiting",
+        "the held search",
+    )
+    query.clear()
+    query.send_keys("lighthouse")
+    element(driver, "#search-submit").click()
+    text_appears(driver, "#search-results", "lighthouse keeper")
+    driver.execute_script("window.__releaseHeld()")
+    _settle(driver)
+    shown = element(driver, "#search-results").text
+    assert "lighthouse keeper" in shown
+    assert "Bluebells" not in shown
+
+
+def test_browser_why_not_drops_the_late_answer_of_a_question_a_newer_one_replaced(
+    browsed: Browsed,
+) -> None:
+    # As search: the first question's late answer replaced the second's (pass d61).
+    namespace = _namespace("explain-late")
+    with browsed.api(namespace) as client:
+        first = _remember(client, content="Bluebells flower in the beech wood in April")
+        second = _remember(client, content="The lighthouse keeper paints the railings every May")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "explain", namespace=namespace)
+    driver.execute_script(HOLD_BACK_THE_FIRST, "/v1/explain")
+    element(driver, "#explain-query").send_keys("railings")
+    memory = element(driver, "#explain-memory")
+    memory.send_keys(first)
+    element(driver, "#explain-submit").click()
+    wait_for(
+        driver,
+        lambda current: current.execute_script("return window.__held") == "waiting",
+        "the held question",
+    )
+    memory.clear()
+    memory.send_keys(second)
+    element(driver, "#explain-submit").click()
+    text_appears(driver, "#explain-output", second)
+    driver.execute_script("window.__releaseHeld()")
+    _settle(driver)
+    shown = element(driver, "#explain-output").text
+    assert second in shown
+    assert first not in shown
