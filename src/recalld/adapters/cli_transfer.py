@@ -397,6 +397,10 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
 
         older = copy_older_schema(database, target, len(MIGRATIONS))
         if older is not None:
+            if older.schema_version >= len(MIGRATIONS):
+                # Upgraded by a process of this version between the check and the copy.
+                _report_backup(older, str(database.resolve()), as_json)
+                return
             click.echo(
                 f"note: {database} is at schema {older.schema_version}, older than this"
                 f" recalld's {len(MIGRATIONS)}: copied as it is (not upgraded, expired"
