@@ -72,3 +72,35 @@ def test_a_database_opened_by_a_relative_path_keeps_writing_after_a_chdir(
         "written after a chdir",
         "written from the first directory",
     ]
+
+
+def test_a_thread_that_first_writes_after_a_chdir_writes_into_the_database_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each thread opens a connection of its own: one opened after a chdir opened the relative
+    # path in the new directory, created an empty file there and failed ("no such table")
+    # (review of pass d61).
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(db=Path("relative.db"), embedder="none", graph_extractor="none")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with MemoryService.open(settings) as service:
+        service.remember("written from the first directory")
+        monkeypatch.chdir(elsewhere)
+        failures: list[BaseException] = []
+
+        def write_from_a_new_thread() -> None:
+            try:
+                service.remember("written by a thread started after the chdir")
+            except StorageError as error:
+                failures.append(error)
+
+        writer = threading.Thread(target=write_from_a_new_thread)
+        writer.start()
+        writer.join()
+    assert failures == []
+    assert list(elsewhere.iterdir()) == []
+    assert _contents(tmp_path / "relative.db") == [
+        "written by a thread started after the chdir",
+        "written from the first directory",
+    ]

@@ -109,7 +109,7 @@ class SQLiteDatabase:
         self._idle = threading.Condition(self._connections_lock)
         self._opener = OpeningProcess(str(path))
         # The file opened first (device, inode): every write checks the path still names it.
-        # Absolute as of now, as SQLite resolves it on open: a later chdir changes neither.
+        # Absolute as of now, and every connection opens it: a later chdir changes neither.
         self._identity: tuple[int, int] | None = None
         self._absolute = os.path.abspath(path) if not self.private else ""
 
@@ -139,7 +139,9 @@ class SQLiteDatabase:
         connection: apsw.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
             try:
-                connection = apsw.Connection(str(self.path))
+                # The absolute path: a thread whose connection opened after a chdir opened
+                # (and created) a file of that name in the new working directory.
+                connection = apsw.Connection(self._absolute or str(self.path))
             except apsw.Error as error:
                 raise StorageError(f"cannot open {self.path}: {error}") from error
             try:
