@@ -278,6 +278,9 @@ def test_cli_backup_of_a_database_not_yet_upgraded_copies_it_as_it_is(tmp_path: 
     report = json.loads(result.stdout)
     assert (report["schema_version"], report["memories"]) == (5, 1)
     assert "copied as it is" in result.stderr
+    # It keeps what the upgrade removes (expired memories, a forgotten memory's traces that
+    # migration 24 clears): the note says to delete it once the upgrade has worked.
+    assert "delete it once the upgrade has worked" in " ".join(result.stderr.split())
     assert _schema_of(db) == 5  # the database was left as the old recalld wrote it
     assert _schema_of(copy) == 5
     with MemoryService.open(Settings(db=copy, embedder="none")) as restored:

@@ -404,7 +404,9 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
             click.echo(
                 f"note: {database} is at schema {older.schema_version}, older than this"
                 f" recalld's {len(MIGRATIONS)}: copied as it is (not upgraded, expired"
-                " memories not purged), so the recalld that wrote it can open the copy",
+                " memories not purged), so the recalld that wrote it can open the copy; it"
+                " keeps what the upgrade removes (expired memories, traces of forgotten"
+                " ones), so delete it once the upgrade has worked",
                 err=True,
             )
             _report_backup(older, str(database.resolve()), as_json)
