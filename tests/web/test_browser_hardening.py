@@ -737,6 +737,47 @@ def test_browser_intention_form_submitted_twice_creates_one_intention(browsed: B
     _count_is(driver, "#intention-list article[data-intention-id]", 2)
 
 
+def test_browser_intention_form_comes_back_after_a_request_that_failed(
+    browsed: Browsed,
+) -> None:
+    # The double-submit guard must not outlive a request that fails (the network, not the
+    # server): the button is enabled again and Enter sends the form again (review of d61).
+    namespace = _namespace("intend-failed")
+    with browsed.api(namespace) as client:
+        _remember(client, content="A memory, so the browser offers the namespace")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "intentions", namespace=namespace)
+    driver.execute_script(
+        """
+        const original = window.fetch;
+        window.__failed = 0;
+        window.fetch = function (...parameters) {
+          if (String(parameters[0]).includes("/v1/intentions") && window.__failed === 0
+              && (parameters[1] || {}).method === "POST") {
+            window.__failed = 1;
+            return Promise.reject(new TypeError("Failed to fetch"));
+          }
+          return original.apply(this, parameters);
+        };
+        """
+    )
+    element(driver, "#intention-action").send_keys("water the ferns")
+    element(driver, "#intention-at").send_keys("tomorrow at 9")
+    element(driver, "#intention-submit").click()
+    text_appears(driver, "#intention-form-notice", "Failed to fetch")
+    assert driver.execute_script("return window.__failed") == 1
+    wait_for(
+        driver,
+        lambda current: element(current, "#intention-submit").is_enabled(),
+        "the Remember button enabled again",
+    )
+    element(driver, "#intention-at").send_keys("\n")  # Enter: the form's implicit submit
+    text_appears(driver, "#intention-form-notice", "Remembered")
+    _count_is(driver, "#intention-list article[data-intention-id]", 1)
+    with browsed.api(namespace) as client:
+        assert len(ok(client.get("/v1/intentions"))["intentions"]) == 1
+
+
 def test_browser_core_batch_applied_twice_is_sent_once(browsed: Browsed) -> None:
     # "Apply batch" clicked twice sent the batch twice: the second was refused (its change
     # was already made) and the page showed that error over the first one's success
@@ -769,18 +810,23 @@ def test_browser_core_batch_applied_twice_is_sent_once(browsed: Browsed) -> None
 
 
 # Holds back the first request whose address holds arguments[0] (before it is sent) until
-# the test lets it go (``window.__releaseHeld()``); ``window.__held`` is then "waiting".
+# the test lets it go (``window.__releaseHeld()``); ``window.__held`` is then "waiting", and
+# "answered" once its answer is handed to the page. ``window.__sent`` counts the requests
+# to that address, held or not.
 HOLD_BACK_THE_FIRST = """
 const fragment = arguments[0];
 window.__held = null;
+window.__sent = 0;
 const original = window.fetch;
 window.fetch = async function (...parameters) {
-  if (!String(parameters[0]).includes(fragment) || window.__held !== null) {
-    return original.apply(this, parameters);
-  }
+  if (!String(parameters[0]).includes(fragment)) return original.apply(this, parameters);
+  window.__sent += 1;
+  if (window.__held !== null) return original.apply(this, parameters);
   window.__held = "waiting";
   await new Promise((resolve) => { window.__releaseHeld = resolve; });
-  return original.apply(this, parameters);
+  const response = await original.apply(this, parameters);
+  window.__held = "answered";
+  return response;
 };
 """
 
@@ -793,6 +839,17 @@ def _release_the_held_request(driver: Chrome) -> None:
     )
     _settle(driver)  # a second request, if the page sends one, is answered meanwhile
     driver.execute_script("window.__releaseHeld()")
+    _held_request_answered(driver)
+
+
+def _held_request_answered(driver: Chrome) -> None:
+    """Wait until the held request's answer is in the page's hands, then let it act on it."""
+    wait_for(
+        driver,
+        lambda current: current.execute_script("return window.__held") == "answered",
+        "the held request's answer",
+    )
+    _settle(driver)
 
 
 def test_browser_drain_clicked_twice_keeps_what_it_delivered_on_screen(browsed: Browsed) -> None:
@@ -822,7 +879,7 @@ def test_browser_drain_clicked_twice_keeps_what_it_delivered_on_screen(browsed: 
     )
     _release_the_held_request(driver)
     text_appears(driver, "#pending-notice", "delivered")
-    _settle(driver)
+    assert driver.execute_script("return window.__sent") == 1
     assert "marble counter" in element(driver, "#pending-list").text
     assert "delivered" in element(driver, "#pending-notice").text
 
@@ -846,7 +903,7 @@ def test_browser_sense_submitted_twice_keeps_what_fired_on_screen(browsed: Brows
     )
     _release_the_held_request(driver)
     text_appears(driver, "#sense-notice", "fired")
-    _settle(driver)
+    assert driver.execute_script("return window.__sent") == 1
     assert "glass roof" in element(driver, "#sense-results").text
     assert "Nothing fired" not in element(driver, "#sense-notice").text
 
@@ -876,7 +933,7 @@ def test_browser_search_drops_the_late_answer_of_a_search_a_newer_one_replaced(
     element(driver, "#search-submit").click()
     text_appears(driver, "#search-results", "lighthouse keeper")
     driver.execute_script("window.__releaseHeld()")
-    _settle(driver)
+    _held_request_answered(driver)
     shown = element(driver, "#search-results").text
     assert "lighthouse keeper" in shown
     assert "Bluebells" not in shown
@@ -907,7 +964,7 @@ def test_browser_why_not_drops_the_late_answer_of_a_question_a_newer_one_replace
     element(driver, "#explain-submit").click()
     text_appears(driver, "#explain-output", second)
     driver.execute_script("window.__releaseHeld()")
-    _settle(driver)
+    _held_request_answered(driver)
     shown = element(driver, "#explain-output").text
     assert second in shown
     assert first not in shown
