@@ -22,6 +22,7 @@ from click.testing import CliRunner
 from recalld.adapters.cli import cli
 from recalld.adapters.cli_servers import banner
 from recalld.config import Settings
+from recalld.errors import StorageError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
@@ -209,6 +210,55 @@ def test_cli_backups_into_a_directory_in_the_same_second_both_succeed(
         "recalld-20261207T010203Z-2.db",
         "recalld-20261207T010203Z-3.db",
     ]
+
+
+def test_cli_backup_into_a_directory_takes_the_next_name_when_another_backup_took_it_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two backups at once into one directory (of two databases, from one cron line) chose the
+    # same free name; the one that published second failed with "already exists; give a new
+    # file name", though no name was given (review of pass d61).
+    from recalld.adapters import cli_transfer
+    from recalld.store import sqlite_file
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Frozen:
+            return cls(2026, 12, 7, 1, 2, 3, tzinfo=UTC)
+
+    monkeypatch.setattr(cli_transfer, "datetime", Frozen)
+    copy_pages = sqlite_file._copy_pages
+    taken: list[Path] = []
+
+    def another_backup_publishes_first(
+        source: Any, partial: Path, destination: Path
+    ) -> tuple[int, int, set[int]]:
+        if not taken:  # the other backup links its copy under the name while this one copies
+            taken.append(destination)
+            destination.write_bytes(b"the other backup")
+        return copy_pages(source, partial, destination)
+
+    monkeypatch.setattr(sqlite_file, "_copy_pages", another_backup_publishes_first)
+    db = tmp_path / "live.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("one")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    code, stdout, stderr = _invoke("--db", str(db), "backup", str(folder), "--json")
+    assert code == 0, stderr
+    assert [path.name for path in taken] == ["recalld-20261207T010203Z.db"]
+    assert Path(json.loads(stdout)["destination"]).name == "recalld-20261207T010203Z-2.db"
+    assert taken[0].read_bytes() == b"the other backup"  # the other one's copy is untouched
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "recalld-20261207T010203Z-2.db",
+        "recalld-20261207T010203Z.db",
+    ]
+    # A name the user gave is never swapped for another.
+    named = folder / "mine.db"
+    taken.clear()
+    with pytest.raises(StorageError, match="already exists; give a new file name"):
+        _invoke("--db", str(db), "backup", str(named))
+    assert named.read_bytes() == b"the other backup"
 
 
 def test_cli_backup_to_a_missing_directory_written_with_a_slash_is_refused(

@@ -9,10 +9,10 @@ import shlex
 import shutil
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, TypeVar, cast
 
 import click
 
@@ -28,6 +28,8 @@ from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_FILE_MODE
 
 __all__ = ["transfer_commands"]
+
+T = TypeVar("T")
 
 IMPORT_FORMATS = ("auto", "recalld", "mcp-memory", "mem0", "hermes", "chatgpt", "claude")
 
@@ -381,8 +383,9 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
     if isinstance(database, Path) and not database.exists():
         raise click.ClickException(f"there is no database at {database} to back up")
     target = Path(destination)
-    if target.is_dir():
-        target = _new_name_in(target, datetime.now(UTC))
+    directory, now = (target, datetime.now(UTC)) if target.is_dir() else (None, None)
+    if directory is not None and now is not None:
+        target = _new_name_in(directory, now)
     elif destination.endswith(tuple(separator for separator in (os.sep, os.altsep) if separator)):
         # Path() drops the trailing "/": the copy became a file named like the directory.
         raise click.BadParameter(
@@ -395,7 +398,9 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
         from recalld.store.migrations import MIGRATIONS
         from recalld.store.sqlite_file import copy_older_schema
 
-        older = copy_older_schema(database, target, len(MIGRATIONS))
+        older = _named_in_turn(
+            lambda name: copy_older_schema(database, name, len(MIGRATIONS)), target, directory, now
+        )
         if older is not None:
             if older.schema_version >= len(MIGRATIONS):
                 # Upgraded by a process of this version between the check and the copy.
@@ -420,7 +425,7 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
             # live on in the copy, where no purge reaches (this process purged nothing
             # yet, and a server's purge runs at most every purge_interval_seconds).
             purge_before_backup(store, datetime.now(UTC))
-        result = store.backup(target)
+        result = _named_in_turn(store.backup, target, directory, now)
     finally:
         # The purge's scrub, done now unless a reader holds it up (then the next process
         # to open the database finishes it); the copy has no trace of it either way.
@@ -463,6 +468,27 @@ def _new_name_in(directory: Path, now: datetime) -> Path:
         number += 1
         candidate = directory / f"recalld-{stamp}-{number}.db"
     return candidate
+
+
+def _named_in_turn(
+    copy: Callable[[Path], T], target: Path, directory: Path | None, now: datetime | None
+) -> T:
+    """``copy(target)``; when recalld chose the name (DESTINATION is a directory) and
+    another backup published it first (two run at once, e.g. of two databases into one
+    directory), again under the next free name instead of failing with "already exists;
+    give a new file name" though no name was given."""
+    from recalld.store.sqlite_file import DestinationExistsError
+
+    while True:
+        try:
+            return copy(target)
+        except DestinationExistsError:
+            if directory is None or now is None:
+                raise
+            following = _new_name_in(directory, now)
+            if following == target:  # taken and gone again: nothing to step past
+                raise
+            target = following
 
 
 def _restore_hint(source: str, copy: Path) -> str:

@@ -36,12 +36,19 @@ from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
 
 __all__ = [
+    "DestinationExistsError",
     "check_path",
     "copy_database",
     "copy_older_schema",
     "database_file",
     "schema_versions",
 ]
+
+
+class DestinationExistsError(StorageError):
+    """A backup's destination exists, or appeared while the copy was being made (another
+    backup took the name): nothing was written."""
+
 
 # A file shorter than this cannot hold an SQLite header: SQLite treats an empty file as a
 # new database, and so does recalld.
@@ -180,7 +187,7 @@ def copy_database(
     ``configured``: the database's path as given (a symlink's): recalld keeps some of its
     own files beside it, SQLite keeps its journals beside the file it resolves to."""
     if os.path.lexists(destination):
-        raise StorageError(f"{destination} already exists; give a new file name")
+        raise DestinationExistsError(f"{destination} already exists; give a new file name")
     if not destination.parent.is_dir():
         raise StorageError(f"the directory {destination.parent} does not exist")
     _refuse_own_file(source, destination, configured)
@@ -383,11 +390,15 @@ def _publish(partial: Path, destination: Path) -> None:
     try:
         os.link(partial, destination)
     except FileExistsError:
-        raise StorageError(f"{destination} already exists; give a new file name") from None
+        raise DestinationExistsError(
+            f"{destination} already exists; give a new file name"
+        ) from None
     except OSError as error:
         if error.errno not in _NO_HARD_LINKS:
             raise
         # A file system without hard links: check again, then rename.
         if os.path.lexists(destination):
-            raise StorageError(f"{destination} already exists; give a new file name") from None
+            raise DestinationExistsError(
+                f"{destination} already exists; give a new file name"
+            ) from None
         partial.rename(destination)
