@@ -104,3 +104,19 @@ def test_a_thread_that_first_writes_after_a_chdir_writes_into_the_database_opene
         "written by a thread started after the chdir",
         "written from the first directory",
     ]
+
+
+def test_the_files_beside_a_database_opened_by_a_relative_path_stay_beside_it_after_a_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The disk-full reserve, vector graphs and the migration lock are named after the
+    # database's path: a relative one put them in whatever directory the process was in.
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(db=Path("relative.db"), embedder="none", graph_extractor="none")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with MemoryService.open(settings) as service:
+        monkeypatch.chdir(elsewhere)
+        assert service.store.index_location == tmp_path / "relative.db"
+        assert service.store.location() == str((tmp_path / "relative.db").resolve())
+        assert repr(service.store) == "SQLiteStore('relative.db')"  # as it was given
