@@ -7,6 +7,7 @@ walls, which calls may change state. The store below it only keeps records.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -488,7 +489,16 @@ class MemoryService(ServiceCore):
         Memories whose TTL has passed are purged first: no read shows them any more, and
         a copy kept elsewhere must not keep them either (the purge inside reads runs at
         most every ``purge_interval_seconds``). On a full disk the reserve beside the
-        database is released so that the purge can still be written, as forget's is."""
+        database is released so that the purge can still be written, as forget's is.
+        A ``destination`` string ending with ``/`` names a directory, which is refused."""
+        text = str(destination)
+        if text.endswith(("/", os.sep)) and not Path(text).is_dir():
+            # Path() drops the "/": the copy became a file named like the directory meant.
+            raise ValidationError(
+                "destination",
+                f"{text} ends with {text[-1]}, so it names a directory; give the path of a"
+                " new file",
+            )
         if purge_before_backup(self.store, self._clock()):
             self.scrubber.after_drop(wait=False)  # the copy holds none of it either way
         return self.store.backup(Path(destination))

@@ -14,6 +14,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -21,6 +22,7 @@ from click.testing import CliRunner
 from recalld.adapters.cli import cli
 from recalld.adapters.cli_servers import banner
 from recalld.config import Settings
+from recalld.errors import StorageError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
@@ -147,6 +149,192 @@ def test_cli_ingest_and_backup(tmp_path: Path) -> None:
     code, stdout, _ = _invoke("--db", str(copy), "list", "--json")
     assert code == 0
     assert {memory["speaker"] for memory in json.loads(stdout)["memories"]} == {"Ada", "Ben"}
+
+
+def test_cli_backup_restore_commands_work_for_a_path_with_spaces(tmp_path: Path) -> None:
+    # macOS's default data directory is "~/Library/Application Support/recalld": the printed
+    # restore commands left paths unquoted, so `rm -f` got "…/Application" and
+    # "Support/recalld/recalld.db-wal" and deleted files of those names (adversarial pass d61).
+    folder = tmp_path / "Application Support" / "it's $HOME"
+    folder.mkdir(parents=True)
+    db = folder / "my memory.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        kept = service.remember("written before the backup").id
+    bystanders = [tmp_path / "Application", tmp_path / "Support"]
+    for bystander in bystanders:
+        bystander.write_text("not recalld's\n", encoding="utf-8")
+    copy = folder / "backup copy.db"
+    code, stdout, _ = _invoke("--db", str(db), "backup", str(copy))
+    assert code == 0
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("written after the backup")
+    restore = [line.strip() for line in stdout.splitlines() if line.startswith("  ")]
+    assert len(restore) == 2
+    # Restoring brings back what was revoked or forgotten since: the hint says so.
+    assert "a token revoked or a memory forgotten since then is back" in " ".join(stdout.split())
+    subprocess.run(["sh", "-e", "-c", "\n".join(restore)], cwd=tmp_path, check=True)
+    for bystander in bystanders:
+        assert bystander.read_text(encoding="utf-8") == "not recalld's\n"
+    assert Path(f"{db}.old").exists()
+    with MemoryService.open(Settings(db=db, embedder="none")) as restored:
+        assert restored.stats().count == 1
+        assert restored.get(kept).content == "written before the backup"
+
+
+def test_cli_backups_into_a_directory_in_the_same_second_both_succeed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The name was recalld-<second>.db: a second backup into the same directory within that
+    # second was refused ("already exists; give a new file name") though the user gave a
+    # directory, not a name (adversarial pass d61).
+    from recalld.adapters import cli_transfer
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Frozen:
+            return cls(2026, 12, 7, 1, 2, 3, tzinfo=UTC)
+
+    monkeypatch.setattr(cli_transfer, "datetime", Frozen)
+    db = tmp_path / "live.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("one")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    copies = []
+    for _ in range(3):
+        code, stdout, _ = _invoke("--db", str(db), "backup", str(folder), "--json")
+        assert code == 0
+        copies.append(Path(json.loads(stdout)["destination"]).name)
+    assert copies == [
+        "recalld-20261207T010203Z.db",
+        "recalld-20261207T010203Z-2.db",
+        "recalld-20261207T010203Z-3.db",
+    ]
+
+
+def test_cli_backup_into_a_directory_takes_the_next_name_when_another_backup_took_it_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two backups at once into one directory (of two databases, from one cron line) chose the
+    # same free name; the one that published second failed with "already exists; give a new
+    # file name", though no name was given (review of pass d61).
+    from recalld.adapters import cli_transfer
+    from recalld.store import sqlite_file
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> Frozen:
+            return cls(2026, 12, 7, 1, 2, 3, tzinfo=UTC)
+
+    monkeypatch.setattr(cli_transfer, "datetime", Frozen)
+    copy_pages = sqlite_file._copy_pages
+    taken: list[Path] = []
+
+    def another_backup_publishes_first(
+        source: Any, partial: Path, destination: Path
+    ) -> tuple[int, int, set[int]]:
+        if not taken:  # the other backup links its copy under the name while this one copies
+            taken.append(destination)
+            destination.write_bytes(b"the other backup")
+        return copy_pages(source, partial, destination)
+
+    monkeypatch.setattr(sqlite_file, "_copy_pages", another_backup_publishes_first)
+    db = tmp_path / "live.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("one")
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    code, stdout, stderr = _invoke("--db", str(db), "backup", str(folder), "--json")
+    assert code == 0, stderr
+    assert [path.name for path in taken] == ["recalld-20261207T010203Z.db"]
+    assert Path(json.loads(stdout)["destination"]).name == "recalld-20261207T010203Z-2.db"
+    assert taken[0].read_bytes() == b"the other backup"  # the other one's copy is untouched
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "recalld-20261207T010203Z-2.db",
+        "recalld-20261207T010203Z.db",
+    ]
+    # A name the user gave is never swapped for another.
+    named = folder / "mine.db"
+    taken.clear()
+    with pytest.raises(StorageError, match="already exists; give a new file name"):
+        _invoke("--db", str(db), "backup", str(named))
+    assert named.read_bytes() == b"the other backup"
+
+
+def test_cli_backup_to_a_missing_directory_written_with_a_slash_is_refused(
+    tmp_path: Path,
+) -> None:
+    # `recalld backup /backups/tonight/` where no such directory exists: Path() dropped the
+    # "/" and the copy became a file named "tonight" (adversarial pass d61).
+    db = tmp_path / "live.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("one")
+    meant = tmp_path / "tonight"
+    result = CliRunner().invoke(cli, ["--db", str(db), "backup", f"{meant}/"])
+    assert result.exit_code == 2
+    assert "names a directory" in result.stderr
+    assert "DESTINATION" in result.stderr
+    assert not meant.exists()
+    meant.mkdir()
+    code, stdout, _ = _invoke("--db", str(db), "backup", f"{meant}/", "--json")
+    assert code == 0
+    assert Path(json.loads(stdout)["destination"]).parent == meant
+
+
+def _database_of_schema_5(path: Path) -> None:
+    """A database as a recalld of schema 5 left it, with one memory."""
+    import apsw
+
+    from recalld.store.migrations import MIGRATIONS
+
+    connection = apsw.Connection(str(path))
+    connection.execute("PRAGMA journal_mode = WAL")
+    for number, migration in enumerate(MIGRATIONS[:5], start=1):
+        migration(connection.execute)
+        connection.execute(f"PRAGMA user_version = {number}")
+    connection.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    connection.executemany(
+        "INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00Z')",
+        [(number,) for number in range(1, 6)],
+    )
+    stamp = "2026-01-01T00:00:00.000000Z"
+    connection.execute(
+        "INSERT INTO memories(seq, id, namespace, content, tags, created_at, updated_at)"
+        " VALUES (1, 'a', 'default', 'old apples', '[]', ?, ?)",
+        (stamp, stamp),
+    )
+    connection.close()
+
+
+def _schema_of(path: Path) -> int:
+    connection = sqlite3.connect(path)
+    try:
+        return int(connection.execute("SELECT max(version) FROM schema_migrations").fetchone()[0])
+    finally:
+        connection.close()
+
+
+def test_cli_backup_of_a_database_not_yet_upgraded_copies_it_as_it_is(tmp_path: Path) -> None:
+    # `recalld backup` opened the store, which migrates: the backup taken right after
+    # installing a new recalld was of the upgraded database, and upgraded the database
+    # itself, so nothing was left that the old recalld could open (adversarial pass d61).
+    db = tmp_path / "old.db"
+    _database_of_schema_5(db)
+    copy = tmp_path / "before-upgrade.db"
+    result = CliRunner().invoke(cli, ["--db", str(db), "backup", str(copy), "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["schema_version"], report["memories"]) == (5, 1)
+    assert "copied as it is" in result.stderr
+    # It keeps what the upgrade removes (expired memories, a forgotten memory's traces that
+    # migration 24 clears): the note says to delete it once the upgrade has worked.
+    assert "delete it once the upgrade has worked" in " ".join(result.stderr.split())
+    assert _schema_of(db) == 5  # the database was left as the old recalld wrote it
+    assert _schema_of(copy) == 5
+    with MemoryService.open(Settings(db=copy, embedder="none")) as restored:
+        assert restored.get("a").content == "old apples"  # this recalld upgrades the copy
 
 
 def test_cli_backup_holds_no_memory_whose_ttl_has_passed(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import apsw
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import DiskFullError, StorageError
+from recalld.errors import DiskFullError, StorageError, ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.scrub_support import old_snapshot
@@ -325,3 +325,45 @@ def test_backup_that_runs_out_of_disk_after_the_copy_says_so(
     with pytest.raises(DiskFullError, match="full"):
         service.backup(target / "copy.db")
     assert list(target.iterdir()) == []
+
+
+def test_backup_of_a_damaged_database_is_refused_and_leaves_nothing(tmp_path: Path) -> None:
+    # The backup API copies pages as they are: a damaged page of the memories table made a
+    # damaged copy, reported as "backed up ... N memories", found only at restore time
+    # (adversarial pass d61).
+    db = tmp_path / "live.db"
+    settings = Settings(db=db, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        for index in range(300):
+            service.remember(f"memory {index} " + "x" * 500)
+    inspect = apsw.Connection(str(db))
+    try:
+        page_size = int(str(inspect.execute("PRAGMA page_size").fetchall()[0][0]))
+        leaves = inspect.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'memories' AND pagetype = 'leaf'"
+            " ORDER BY pageno"
+        ).fetchall()
+    finally:
+        inspect.close()
+    damaged_page = int(str(leaves[len(leaves) // 2][0]))
+    with db.open("r+b") as handle:  # a leaf overwritten: an invalid page type and garbage
+        handle.seek((damaged_page - 1) * page_size)
+        handle.write(b"\x07" * page_size)
+    target = tmp_path / "out"
+    target.mkdir()
+    with MemoryService.open(settings) as service, pytest.raises(StorageError) as refused:
+        service.backup(target / "copy.db")
+    message = str(refused.value)
+    assert f"{db} is damaged" in message
+    assert "no backup was written" in message
+    assert list(target.iterdir()) == []
+
+
+def test_backup_to_a_path_written_as_a_directory_is_refused(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # The library took "…/tonight/" as the file "…/tonight" (adversarial pass d61).
+    with pytest.raises(ValidationError) as refused:
+        service.backup(f"{tmp_path / 'tonight'}/")
+    assert refused.value.field == "destination"
+    assert not (tmp_path / "tonight").exists()

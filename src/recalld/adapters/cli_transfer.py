@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import shutil
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, TypeVar, cast
 
 import click
 
@@ -22,9 +24,12 @@ from recalld.adapters._cli_support import (
     read_text,
 )
 from recalld.errors import ValidationError
+from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_FILE_MODE
 
 __all__ = ["transfer_commands"]
+
+T = TypeVar("T")
 
 IMPORT_FORMATS = ("auto", "recalld", "mcp-memory", "mem0", "hermes", "chatgpt", "claude")
 
@@ -361,15 +366,14 @@ def _ingest(
 
 
 @click.command("backup")
-@click.argument("destination", type=click.Path(path_type=Path))
+@click.argument("destination", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="print what was copied as JSON")
 @pass_state
-def backup_command(state: _State, destination: Path, as_json: bool) -> None:
+def backup_command(state: _State, destination: str, as_json: bool) -> None:
     """Copy the whole database to DESTINATION (a new file, or a directory to put it in)
     while servers keep writing: the copy holds every write acknowledged before it began,
-    but no memory whose TTL has passed (they are purged first)."""
-    from datetime import UTC, datetime
-
+    but no memory whose TTL has passed (they are purged first). A database an older
+    recalld wrote is copied as it is (neither upgraded nor purged)."""
     from recalld.scrubbing import Scrubber
     from recalld.service import purge_before_backup
     from recalld.store.factory import open_store
@@ -378,9 +382,40 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
     # A postgresql:// URL goes on to the store, which says to use pg_dump.
     if isinstance(database, Path) and not database.exists():
         raise click.ClickException(f"there is no database at {database} to back up")
-    if destination.is_dir():
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        destination = destination / f"recalld-{stamp}.db"
+    target = Path(destination)
+    directory, now = (target, datetime.now(UTC)) if target.is_dir() else (None, None)
+    if directory is not None and now is not None:
+        target = _new_name_in(directory, now)
+    elif destination.endswith(tuple(separator for separator in (os.sep, os.altsep) if separator)):
+        # Path() drops the trailing "/": the copy became a file named like the directory.
+        raise click.BadParameter(
+            f"{click.format_filename(destination)} names a directory (it ends with"
+            f" {destination[-1]}), and there is none there: create it first, or give a file"
+            " name",
+            param_hint="DESTINATION",
+        )
+    if isinstance(database, Path):
+        from recalld.store.migrations import MIGRATIONS
+        from recalld.store.sqlite_file import copy_older_schema
+
+        older = _named_in_turn(
+            lambda name: copy_older_schema(database, name, len(MIGRATIONS)), target, directory, now
+        )
+        if older is not None:
+            if older.schema_version >= len(MIGRATIONS):
+                # Upgraded by a process of this version between the check and the copy.
+                _report_backup(older, str(database.resolve()), as_json)
+                return
+            click.echo(
+                f"note: {database} is at schema {older.schema_version}, older than this"
+                f" recalld's {len(MIGRATIONS)}: copied as it is (not upgraded, expired"
+                " memories not purged), so the recalld that wrote it can open the copy; it"
+                " keeps what the upgrade removes (expired memories, traces of forgotten"
+                " ones), so delete it once the upgrade has worked",
+                err=True,
+            )
+            _report_backup(older, str(database.resolve()), as_json)
+            return
     store = open_store(state.settings)
     scrubber = Scrubber(store, state.settings)
     try:
@@ -390,12 +425,16 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
             # live on in the copy, where no purge reaches (this process purged nothing
             # yet, and a server's purge runs at most every purge_interval_seconds).
             purge_before_backup(store, datetime.now(UTC))
-        result = store.backup(destination)
+        result = _named_in_turn(store.backup, target, directory, now)
     finally:
         # The purge's scrub, done now unless a reader holds it up (then the next process
         # to open the database finishes it); the copy has no trace of it either way.
         scrubber.close()
         store.close()
+    _report_backup(result, source, as_json)
+
+
+def _report_backup(result: BackupResult, source: str, as_json: bool) -> None:
     copy = result.destination.resolve()
     if as_json:
         _print_json(
@@ -414,11 +453,57 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
         f"backed up {source} to {copy} ({format_bytes(result.bytes)},"
         f" {result.memories} memories, schema {result.schema_version})"
     )
-    click.echo(
+    click.echo(_restore_hint(source, copy))
+
+
+def _new_name_in(directory: Path, now: datetime) -> Path:
+    """``recalld-<time>.db`` in ``directory``, or ``recalld-<time>-2.db``, ``-3``, ... when
+    another backup took that name in the same second: the second backup of a script that
+    makes two ("before the migration", "after") was refused with "already exists; give a
+    new file name", though the user gave no file name."""
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    candidate = directory / f"recalld-{stamp}.db"
+    number = 1
+    while os.path.lexists(candidate):
+        number += 1
+        candidate = directory / f"recalld-{stamp}-{number}.db"
+    return candidate
+
+
+def _named_in_turn(
+    copy: Callable[[Path], T], target: Path, directory: Path | None, now: datetime | None
+) -> T:
+    """``copy(target)``; when recalld chose the name (DESTINATION is a directory) and
+    another backup published it first (two run at once, e.g. of two databases into one
+    directory), again under the next free name instead of failing with "already exists;
+    give a new file name" though no name was given."""
+    from recalld.store.sqlite_file import DestinationExistsError
+
+    while True:
+        try:
+            return copy(target)
+        except DestinationExistsError:
+            if directory is None or now is None:
+                raise
+            following = _new_name_in(directory, now)
+            if following == target:  # taken and gone again: nothing to step past
+                raise
+            target = following
+
+
+def _restore_hint(source: str, copy: Path) -> str:
+    """How to put ``copy`` in place of the database at ``source``: shell commands with every
+    path quoted, since a path with a space (macOS's default data directory, "Application
+    Support") split into words that named other files, and ``rm -f`` deleted them."""
+    live, old, backup = shlex.quote(source), shlex.quote(f"{source}.old"), shlex.quote(str(copy))
+    wal, shm = shlex.quote(f"{source}-wal"), shlex.quote(f"{source}-shm")
+    return (
         "To restore it: stop every recalld process using the database, then\n"
-        f"  mv {source} {source}.old && rm -f {source}-wal {source}-shm\n"
-        f"  cp {copy} {source}\n"
-        f"or use the copy where it is: recalld --db {copy} ..."
+        f"  mv {live} {old} && rm -f {wal} {shm}\n"
+        f"  cp {backup} {live}\n"
+        f"or use the copy where it is: recalld --db {backup} ...\n"
+        "The copy is the database as it is now: after a restore, a token revoked or a"
+        " memory forgotten since then is back (revoke or forget it again)."
     )
 
 

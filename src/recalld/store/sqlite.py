@@ -276,15 +276,20 @@ class SQLiteStore(SQLiteTokens):
         files that are not recalld databases). ``on_migration(done, total)`` is
         told before each pending migration runs and once they are all done.
         """
-        self.path = Path(path)
+        self._given = Path(path)
+        # Absolute once, here: the files recalld keeps beside the database (the disk-full
+        # reserve, vector graphs, the migration lock) stayed relative to the working
+        # directory, so a chdir put new ones elsewhere (SQLite's private databases excepted).
+        private = str(self._given) in (":memory:", "", ".")
+        self.path = self._given if private else Path(os.path.abspath(self._given))
         self._database = SQLiteDatabase(
             self.path,
             synchronous=synchronous,
             busy_timeout_ms=busy_timeout_ms,
             lock_retry_seconds=lock_retry_seconds,
         )
-        self._created = check_path(
-            self.path, create_directory=create_directory, busy_timeout_ms=busy_timeout_ms
+        self._created = check_path(  # as given: its messages name what the user wrote
+            self._given, create_directory=create_directory, busy_timeout_ms=busy_timeout_ms
         )
         if not self._created:
             warn_if_readable_by_others(self.path)
@@ -773,4 +778,4 @@ class SQLiteStore(SQLiteTokens):
         self._database.close()
 
     def __repr__(self) -> str:
-        return f"SQLiteStore({os.fspath(self.path)!r})"
+        return f"SQLiteStore({os.fspath(self._given)!r})"

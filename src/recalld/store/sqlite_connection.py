@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 import random
 import threading
 import time
@@ -107,6 +108,10 @@ class SQLiteDatabase:
         self._running = 0
         self._idle = threading.Condition(self._connections_lock)
         self._opener = OpeningProcess(str(path))
+        # The file opened first (device, inode): every write checks the path still names it.
+        # Absolute as of now, and every connection opens it: a later chdir changes neither.
+        self._identity: tuple[int, int] | None = None
+        self._absolute = os.path.abspath(path) if not self.private else ""
 
     @property
     def in_memory(self) -> bool:
@@ -134,7 +139,9 @@ class SQLiteDatabase:
         connection: apsw.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
             try:
-                connection = apsw.Connection(str(self.path))
+                # The absolute path: a thread whose connection opened after a chdir opened
+                # (and created) a file of that name in the new working directory.
+                connection = apsw.Connection(self._absolute or str(self.path))
             except apsw.Error as error:
                 raise StorageError(f"cannot open {self.path}: {error}") from error
             try:
@@ -151,6 +158,8 @@ class SQLiteDatabase:
             except apsw.Error as error:
                 connection.close()
                 raise StorageError(f"cannot open {self.path}: {error}") from error
+            if self._identity is None and not self.private:
+                self._identity = self._file_identity()
             self._local.connection = connection
             self._local.refresh_at = FIRST_STATISTICS_REFRESH
             with self._connections_lock:
@@ -237,6 +246,32 @@ class SQLiteDatabase:
             connection.execute("ROLLBACK")
         self._local.writing = True
         connection.execute("BEGIN IMMEDIATE")
+        self._check_same_file()
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        try:
+            found = os.stat(self._absolute)
+        except OSError:
+            return None
+        return (found.st_dev, found.st_ino)
+
+    def _check_same_file(self) -> None:
+        """Refuse a write once the path no longer names the file this process opened.
+
+        Restoring a backup while a server runs (``mv db db.old; cp backup db``) left the
+        server writing into the moved file: every write was acknowledged and none was in
+        the restored database; threads that opened a connection afterwards used the new
+        file, so one process wrote to two databases. Checked with the write lock held (a
+        ``stat``, about a microsecond), so no write lands in the old file after this."""
+        if self._identity is None:
+            return
+        if self._file_identity() != self._identity:
+            raise StorageError(
+                f"{self.path} was moved, deleted or replaced while this process had it open"
+                " (a backup restored while recalld ran?): nothing was written, as it would"
+                " have gone to the old file. Stop every recalld process using it and start"
+                " them again"
+            )
 
     def writing_done(self) -> None:
         """The write :meth:`begin` started on this thread has committed or rolled back."""

@@ -14,7 +14,9 @@ Backups (:func:`backup`): SQLite's online backup API copies every page of the
 database as of one read transaction, in one step, while other connections
 (in this or any other process) keep writing; in WAL mode the reader blocks no
 writer, and one step means the copy never restarts when they do. The copy
-therefore holds every write committed before the backup began.
+therefore holds every write committed before the backup began. The copy is read
+through ``PRAGMA quick_check`` before it is published: a damaged database is refused
+rather than copied into a backup that would fail on restore.
 """
 
 from __future__ import annotations
@@ -33,7 +35,20 @@ from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
 
-__all__ = ["check_path", "copy_database", "database_file", "schema_versions"]
+__all__ = [
+    "DestinationExistsError",
+    "check_path",
+    "copy_database",
+    "copy_older_schema",
+    "database_file",
+    "schema_versions",
+]
+
+
+class DestinationExistsError(StorageError):
+    """A backup's destination exists, or appeared while the copy was being made (another
+    backup took the name): nothing was written."""
+
 
 # A file shorter than this cannot hold an SQLite header: SQLite treats an empty file as a
 # new database, and so does recalld.
@@ -172,7 +187,7 @@ def copy_database(
     ``configured``: the database's path as given (a symlink's): recalld keeps some of its
     own files beside it, SQLite keeps its journals beside the file it resolves to."""
     if os.path.lexists(destination):
-        raise StorageError(f"{destination} already exists; give a new file name")
+        raise DestinationExistsError(f"{destination} already exists; give a new file name")
     if not destination.parent.is_dir():
         raise StorageError(f"the directory {destination.parent} does not exist")
     _refuse_own_file(source, destination, configured)
@@ -215,6 +230,36 @@ def copy_database(
         memories=memories,
         schema_version=max(versions, default=0),
     )
+
+
+def copy_older_schema(
+    path: Path, destination: Path, known: int, busy_timeout_ms: int = 5000
+) -> BackupResult | None:
+    """Back up the database at ``path`` as it is when an older recalld wrote it (it lacks
+    some of this one's ``known`` migrations); None when its schema is current (or newer,
+    or it is new), for the caller to open the store as usual.
+
+    Opening the store migrates: the "backup" of a database not yet upgraded was a copy of
+    the upgraded one, and the database itself was upgraded by it, so nothing was left that
+    the recalld that wrote it could open again (to go back after a failed upgrade). Copied
+    without migrating, and so without the purge of expired memories (it needs the
+    current schema)."""
+    check_path(path, create_directory=False, busy_timeout_ms=busy_timeout_ms)
+    try:
+        connection = apsw.Connection(str(path))
+    except apsw.Error as error:
+        raise StorageError(f"cannot open {path}: {error}") from error
+    try:
+        connection.set_busy_timeout(busy_timeout_ms)
+        try:
+            versions = schema_versions(connection)
+        except apsw.Error as error:
+            raise StorageError(f"cannot read {path}: {error}") from error
+        if not versions or max(versions) > known or versions >= set(range(1, known + 1)):
+            return None
+        return copy_database(connection, destination, path)
+    finally:
+        connection.close()
 
 
 # The files a database keeps beside itself (``<db>`` then one of these): SQLite's journals
@@ -284,11 +329,15 @@ def _copy_pages(
             # processes cannot make it restart and the copy is one consistent snapshot.
             step.step(-1)
             pages = int(step.pagecount)
+        _refuse_damaged(target, source, destination)
         counted = target.execute("SELECT count(*) FROM memories").fetchone()
         memories = 0 if counted is None else int(counted[0])
         versions = schema_versions(target)
         # A plain rollback-journal file: the copy is one self-contained file to move around.
         target.execute("PRAGMA journal_mode = DELETE")
+    except apsw.CorruptError as error:
+        # A page the count or the schema read could not parse (quick_check found nothing).
+        raise _damaged(source, destination, str(error)) from None
     except apsw.FullError:
         raise DiskFullError(
             f"the backup to {destination} failed: the disk holding it is full; nothing was"
@@ -299,6 +348,27 @@ def _copy_pages(
     finally:
         target.close()
     return pages, memories, versions
+
+
+def _refuse_damaged(copy: apsw.Connection, source: apsw.Connection, destination: Path) -> None:
+    """Refuse to publish a copy of a damaged database: the backup API copies pages as they
+    are, so a damaged page made a damaged "backup" reported as a success, found only when
+    it was needed. ``PRAGMA quick_check`` reads every page of the copy (about a quarter of
+    the copy's own time); an index that disagrees with its table is left to
+    ``integrity_check``, which would cost several times more."""
+    problems = [str(row[0]) for row in copy.execute("PRAGMA quick_check(3)")]
+    if problems != ["ok"]:
+        found = "; ".join(problem.splitlines()[-1] for problem in problems if problem.strip())
+        raise _damaged(source, destination, found)
+
+
+def _damaged(source: apsw.Connection, destination: Path, problem: str) -> StorageError:
+    live = source.filename or "the database"
+    return StorageError(
+        f"{live} is damaged ({problem}): a copy of it would be damaged too, so no backup was"
+        f" written to {destination}. Stop the servers, copy the file itself, and try"
+        " `sqlite3 COPY .recover` on that copy"
+    )
 
 
 def _match_mode(source: apsw.Connection, partial: Path) -> None:
@@ -320,11 +390,15 @@ def _publish(partial: Path, destination: Path) -> None:
     try:
         os.link(partial, destination)
     except FileExistsError:
-        raise StorageError(f"{destination} already exists; give a new file name") from None
+        raise DestinationExistsError(
+            f"{destination} already exists; give a new file name"
+        ) from None
     except OSError as error:
         if error.errno not in _NO_HARD_LINKS:
             raise
         # A file system without hard links: check again, then rename.
         if os.path.lexists(destination):
-            raise StorageError(f"{destination} already exists; give a new file name") from None
+            raise DestinationExistsError(
+                f"{destination} already exists; give a new file name"
+            ) from None
         partial.rename(destination)

@@ -109,7 +109,14 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
     }
   }
 
+  // One batch in flight at a time: a second click sent it again, and its refusal (the
+  // change was already made) was shown over the first one's success.
+  let applying = false;
+
   applyButton.addEventListener("click", async () => {
+    if (applying || !operations.length) return;
+    applying = true;
+    applyButton.disabled = true;
     refused.hidden = true;
     try {
       const result = await api.post(`/v1/core/${target.id}`, { operations });
@@ -132,6 +139,9 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
         status(notice, error.describe ? error.describe() : error.message, "error");
       }
       if (error.status !== 401) await reload();  // a 401 has the sign-in form shown
+    } finally {
+      applying = false;
+      applyButton.disabled = !operations.length;
     }
   });
   discardButton.addEventListener("click", () => {

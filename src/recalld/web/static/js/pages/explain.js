@@ -109,19 +109,22 @@ export async function render(root, { api, navigate, session }, memoryId) {
   const notice = h("p", { hidden: true, id: "explain-notice" });
   const result = h("div", { id: "explain-output" });
 
+  // Each question's number: the answer to one a newer question replaced is dropped.
+  let generation = 0;
+
   async function run() {
+    const ticket = ++generation;
+    const values = Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, input.value]));
     const body = { query: inputs.query.value, id: inputs.id.value.trim(), limit: Number(inputs.limit.value) };
     if (inputs.minScore.value !== "") body.min_score = Number(inputs.minScore.value);
     status(notice, "Explaining…");
     try {
       const explanation = await api.post("/v1/explain", body);
-      previous = {
-        namespace: session.namespace,
-        values: Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, input.value])),
-        explanation,
-      };
+      if (ticket !== generation) return;
+      previous = { namespace: session.namespace, values, explanation };
       show(explanation);
     } catch (error) {
+      if (ticket !== generation) return;
       replace(result);
       status(notice, error.describe ? error.describe() : error.message, "error");
     }

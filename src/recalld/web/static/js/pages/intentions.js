@@ -147,12 +147,17 @@ function createForm(api, onCreated) {
   };
   const formNotice = h("p", { hidden: true, id: "intention-form-notice" });
   const resolved = h("ul", { class: "resolved", id: "intention-resolved", hidden: true });
+  const submit = h("button", { type: "submit", id: "intention-submit" }, "Remember");
+  // One creation at a time: intentions are not deduplicated (two alike may be meant), so a
+  // double click or a second Enter before the answer made the reminder twice.
+  let sending = false;
 
   const form = h("form", {
     class: "card intention-form",
     id: "intention-form",
     onsubmit: async (event) => {
       event.preventDefault();
+      if (sending) return;
       let body;
       try {
         body = requestBody(inputs);
@@ -161,6 +166,8 @@ function createForm(api, onCreated) {
         return;
       }
       resolved.hidden = true;
+      sending = true;
+      submit.disabled = true;
       try {
         const created = await api.post("/v1/intentions", body);
         status(formNotice, ["Remembered: ", userText(created.action, { quote: true }), "."], "success");
@@ -175,6 +182,9 @@ function createForm(api, onCreated) {
         await onCreated(created);
       } catch (error) {
         status(formNotice, error.describe ? error.describe() : error.message, "error");
+      } finally {
+        sending = false;
+        submit.disabled = false;
       }
     },
   },
@@ -192,7 +202,7 @@ function createForm(api, onCreated) {
     field("tags", inputs.tags, "comma-separated"),
     field("signal", inputs.signal, "e.g. heart_rate>150")),
   h("datalist", { id: "intention-recurrences" }, RECURRENCES.map((value) => h("option", { value }))),
-  h("div", { class: "actions" }, h("button", { type: "submit", id: "intention-submit" }, "Remember")),
+  h("div", { class: "actions" }, submit),
   formNotice, resolved);
   return form;
 }

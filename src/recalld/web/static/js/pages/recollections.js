@@ -28,13 +28,26 @@ export async function render(root, { api, navigate, session, canWrite }) {
   const peekButton = h("button", { type: "button", id: "pending-peek" }, "Peek");
   const drainButton = canWrite ? h("button", { type: "button", id: "pending-drain" }, "Drain") : null;
 
+  // One peek or drain at a time: a second drain (a double click) got an empty queue, and
+  // whichever answer came last was shown, so what the first delivered could be replaced
+  // by "Nothing pending" and seen by no one.
+  let asking = false;
+
   async function show(request, verb) {
+    if (asking) return;
+    asking = true;
+    peekButton.disabled = true;
+    if (drainButton) drainButton.disabled = true;
     try {
       const recollections = await request();
       replace(pendingList, recollections.map((item) => recollectionCard(item, navigate)));
       status(notice, recollections.length ? `${describeCount(recollections)} ${verb}` : "Nothing pending.");
     } catch (error) {
       status(notice, error.describe ? error.describe() : error.message, "error");
+    } finally {
+      asking = false;
+      peekButton.disabled = false;
+      if (drainButton) drainButton.disabled = false;
     }
   }
   const peek = () => show(() => api.get("/v1/recollections/pending", { drain: false, limit: session.limit(QUEUE_SHOWN) }), "pending (still queued)");
@@ -61,10 +74,15 @@ export async function render(root, { api, navigate, session, canWrite }) {
     };
     const senseNotice = h("p", { hidden: true, id: "sense-notice" });
     const fired = h("div", { class: "results", id: "sense-results" });
+    const senseButton = h("button", { type: "submit", id: "sense-submit" }, "Sense");
+    // One sense at a time: a second one (a double submit) fires nothing (what matched
+    // fired just now), and its "Nothing fired" replaced what the first one fired.
+    let sensing = false;
     const form = h("form", {
       class: "card sense-form",
       onsubmit: async (event) => {
         event.preventDefault();
+        if (sensing) return;
         const body = {};
         if (inputs.text.value.trim()) body.text = inputs.text.value.trim();
         if (inputs.lat.value !== "") body.lat = Number(inputs.lat.value);
@@ -73,6 +91,8 @@ export async function render(root, { api, navigate, session, canWrite }) {
         if (inputs.at.value.trim()) body.at = inputs.at.value.trim();
         const tags = inputs.tags.value.split(",").map((tag) => tag.trim()).filter(Boolean);
         if (tags.length) body.tags = tags;
+        sensing = true;
+        senseButton.disabled = true;
         try {
           const recollections = await api.post("/v1/sense", body);
           replace(fired, recollections.map((item) => recollectionCard(item, navigate)));
@@ -81,6 +101,9 @@ export async function render(root, { api, navigate, session, canWrite }) {
             : "Nothing fired: no memory matched this context strongly enough (or it fired recently).");
         } catch (error) {
           status(senseNotice, error.describe ? error.describe() : error.message, "error");
+        } finally {
+          sensing = false;
+          senseButton.disabled = false;
         }
       },
     },
@@ -89,7 +112,7 @@ export async function render(root, { api, navigate, session, canWrite }) {
     h("div", { class: "field-grid" },
       field("text", inputs.text), field("latitude", inputs.lat), field("longitude", inputs.lon),
       field("geohash", inputs.geohash), field("at", inputs.at), field("tags", inputs.tags)),
-    h("div", { class: "actions" }, h("button", { type: "submit", id: "sense-submit" }, "Sense")),
+    h("div", { class: "actions" }, senseButton),
     senseNotice, fired);
     root.append(form);
   }

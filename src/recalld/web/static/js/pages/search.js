@@ -41,7 +41,13 @@ export async function render(root, { api, navigate, session }) {
   const kinds = optionsList("known-kinds", []);
   const categories = optionsList("known-categories", []);
 
+  // Each search's number: the answer to one a newer search replaced (a slow query, then
+  // another) is dropped, never shown under the newer query.
+  let generation = 0;
+
   async function run() {
+    const ticket = ++generation;
+    const values = Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, input.value]));
     const filters = {};
     if (inputs.kind.value.trim()) filters.kind = inputs.kind.value.trim();
     if (inputs.category.value.trim()) filters.category = inputs.category.value.trim();
@@ -54,9 +60,11 @@ export async function render(root, { api, navigate, session }) {
     status(notice, "Searching…");
     try {
       const hits = await api.post("/v1/search", body);
-      previous = { namespace: session.namespace, values: Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, input.value])) };
+      if (ticket !== generation) return;
+      previous = { namespace: session.namespace, values };
       show(hits);
     } catch (error) {
+      if (ticket !== generation) return;
       status(notice, error.describe ? error.describe() : error.message, "error");
     }
   }

@@ -1,0 +1,122 @@
+"""A database file moved or replaced under a running process (a backup restored while a
+server runs): the process refuses to write rather than write into the old file."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import StorageError
+from recalld.service import MemoryService
+
+
+def _contents(db: Path) -> list[str]:
+    with MemoryService.open(Settings(db=db, embedder="none", graph_extractor="none")) as opened:
+        return sorted(memory.content for memory in opened.list_memories(limit=50).memories)
+
+
+def test_a_write_after_the_database_was_restored_under_the_process_is_refused(
+    tmp_path: Path,
+) -> None:
+    # `mv db db.old; rm -f db-wal db-shm; cp backup db` while a server ran: its writes were
+    # acknowledged and went into db.old, and threads that opened a connection afterwards
+    # wrote into the restored file (adversarial pass d61).
+    db = tmp_path / "live.db"
+    settings = Settings(db=db, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        service.remember("before the backup")
+        backup = service.backup(tmp_path / "backup.db").destination
+        service.remember("after the backup")
+        os.rename(db, tmp_path / "live.db.old")
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        shutil.copyfile(backup, db)
+        with pytest.raises(StorageError, match="moved, deleted or replaced"):
+            service.remember("written after the restore")
+        # A thread whose connection opens now (on the restored file) is refused too.
+        failures: list[BaseException] = []
+
+        def write_from_another_thread() -> None:
+            try:
+                service.remember("written by a new thread after the restore")
+            except StorageError as error:
+                failures.append(error)
+
+        worker = threading.Thread(target=write_from_another_thread)
+        worker.start()
+        worker.join()
+        assert len(failures) == 1
+        assert "moved, deleted or replaced" in str(failures[0])
+    assert _contents(db) == ["before the backup"]
+
+
+def test_a_database_opened_by_a_relative_path_keeps_writing_after_a_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check above compares the file the path names now: a relative path must name the
+    # file it named when opened, whatever the process's working directory is later.
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(db=Path("relative.db"), embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        service.remember("written from the first directory")
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)
+        service.remember("written after a chdir")
+    assert _contents(tmp_path / "relative.db") == [
+        "written after a chdir",
+        "written from the first directory",
+    ]
+
+
+def test_a_thread_that_first_writes_after_a_chdir_writes_into_the_database_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each thread opens a connection of its own: one opened after a chdir opened the relative
+    # path in the new directory, created an empty file there and failed ("no such table")
+    # (review of pass d61).
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(db=Path("relative.db"), embedder="none", graph_extractor="none")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with MemoryService.open(settings) as service:
+        service.remember("written from the first directory")
+        monkeypatch.chdir(elsewhere)
+        failures: list[BaseException] = []
+
+        def write_from_a_new_thread() -> None:
+            try:
+                service.remember("written by a thread started after the chdir")
+            except StorageError as error:
+                failures.append(error)
+
+        writer = threading.Thread(target=write_from_a_new_thread)
+        writer.start()
+        writer.join()
+    assert failures == []
+    assert list(elsewhere.iterdir()) == []
+    assert _contents(tmp_path / "relative.db") == [
+        "written by a thread started after the chdir",
+        "written from the first directory",
+    ]
+
+
+def test_the_files_beside_a_database_opened_by_a_relative_path_stay_beside_it_after_a_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The disk-full reserve, vector graphs and the migration lock are named after the
+    # database's path: a relative one put them in whatever directory the process was in.
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(db=Path("relative.db"), embedder="none", graph_extractor="none")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with MemoryService.open(settings) as service:
+        monkeypatch.chdir(elsewhere)
+        assert service.store.index_location == tmp_path / "relative.db"
+        assert service.store.location() == str((tmp_path / "relative.db").resolve())
+        assert repr(service.store) == "SQLiteStore('relative.db')"  # as it was given
