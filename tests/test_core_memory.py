@@ -138,6 +138,20 @@ def test_core_patch_and_remove_need_exactly_one_match(
     assert _entries(small) == ["Likes jazz", "Likes rain"]
 
 
+def test_core_patch_of_a_span_found_twice_overlapping_is_refused(small: MemoryService) -> None:
+    # "00" is twice in "Room 1000" (at 6 and 7): counting only non-overlapping matches
+    # patched the first and answered "patched", though the agent may have meant the other.
+    small.core.apply("memory", [{"action": "add", "content": "Room 1000"}])
+    with pytest.raises(ValidationError) as caught:
+        small.core.apply("memory", [{"action": "patch", "old_text": "00", "content": "1"}])
+    assert caught.value.field == "operations[0].old_text"
+    assert 'matches more than once (entry 1 (2x): "Room 1000")' in caught.value.message
+    assert _entries(small, "memory") == ["Room 1000"]
+    # A remove takes the whole entry, so there it still names the one entry.
+    small.core.apply("memory", [{"action": "remove", "old_text": "00"}])
+    assert _entries(small, "memory") == []
+
+
 def test_core_two_matches_error_names_the_entries(small: MemoryService) -> None:
     small.core.apply(
         "user",

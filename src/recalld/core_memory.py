@@ -250,6 +250,16 @@ def _quoted(text: str) -> str:
     return f"{shown} (with {described} at position {position})"
 
 
+def _occurrences(entry: str, old_text: str) -> int:
+    """How many times ``old_text`` occurs in ``entry``, overlapping ones included: "aa" is
+    twice in "aaa" (``str.count`` says once), and a patch of it must not pick the first."""
+    count, start = 0, entry.find(old_text)
+    while start != -1:
+        count += 1
+        start = entry.find(old_text, start + 1)
+    return count
+
+
 def _single_match(entries: list[str], old_text: str, index: int, *, span: bool = True) -> int:
     """The index of the entry ``old_text`` names: the one entry equal to it, else the one
     entry that contains it (exactly once when it names a ``span`` to replace; a remove
@@ -262,7 +272,7 @@ def _single_match(entries: list[str], old_text: str, index: int, *, span: bool =
     equal = [position for position, entry in enumerate(entries) if entry == old_text.strip()]
     if len(equal) == 1:
         return equal[0]
-    hits = [(position, entry.count(old_text)) for position, entry in enumerate(entries)]
+    hits = [(position, _occurrences(entry, old_text)) for position, entry in enumerate(entries)]
     matching = [(position, count) for position, count in hits if count]
     if not matching:
         raise ValidationError(
