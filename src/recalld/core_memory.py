@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recalld import _validate as check
 from recalld._schema import INVISIBLE_RANGES
+from recalld._text import shown
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.core_screen import screen_entry
@@ -410,7 +411,7 @@ class CoreMemory:
 
     def _target(self, target: str) -> Target:
         if target not in TARGETS:
-            raise ValidationError("target", f"must be 'user' or 'memory', got {target!r}")
+            raise ValidationError("target", f"must be 'user' or 'memory', got {shown(target)}")
         return target
 
     def _namespace(self, namespace: str | None) -> str:

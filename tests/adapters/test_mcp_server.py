@@ -31,6 +31,20 @@ async def test_mcp_server_refuses_a_subscription_to_no_resource(tmp_path: Path) 
             await client.unsubscribe_resource("memory://core")
 
 
+async def test_mcp_server_repeats_a_huge_subscription_uri_cut(tmp_path: Path) -> None:
+    huge = "memory://" + "x" * 100_000
+    async with in_process(tmp_path / "huge.db", "native")(mode="legacy") as client:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            with pytest.raises(MCPError) as raised:
+                await client.subscribe_resource(huge)
+    assert raised.value.code == INVALID_PARAMS
+    assert raised.value.error.message.startswith("uri: 'memory://xxxx")
+    assert "(100009 characters) is not a resource" in raised.value.error.message
+    assert len(raised.value.error.message) < 300
+    assert len(str(raised.value.error.data)) < 300
+
+
 async def test_mcp_server_names_the_argument_a_prompt_does_not_take(tmp_path: Path) -> None:
     # The prompts take no arguments; one given used to fail as code 0 "Error rendering
     # prompt core_memory", which says neither what was wrong nor that it was the client.

@@ -43,6 +43,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from recalld import _validate as check
+from recalld._text import shown
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, is_loopback
 from recalld.adapters._stdio import run_stdio
@@ -204,8 +205,9 @@ def _served(uri: str, uris: Sequence[str]) -> str:
     for nothing), and each one was kept for the life of the server, whatever its size.
     """
     if uri not in uris:
-        message = f"uri: {uri!r} is not a resource of this server ({', '.join(uris)})"
-        raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": uri})
+        # Cut, as every error repeats a value (a megabyte URI came back whole, twice).
+        message = f"uri: {shown(uri)} is not a resource of this server ({', '.join(uris)})"
+        raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": shown(uri)})
     return uri
 
 
