@@ -111,7 +111,23 @@ def core_apply(state: _State, file: Any, as_json: bool) -> None:
         raise click.BadParameter(
             'expected {"target": "user"|"memory", "operations": [...]}', param_hint="FILE"
         )
-    _core_edit(state, str(batch.get("target")), batch["operations"], as_json)
+    _check_batch_keys(batch)
+    _core_edit(state, batch["target"], batch["operations"], as_json)
+
+
+def _check_batch_keys(batch: dict[str, Any]) -> None:
+    """Refuse a batch file without its target, or with a key it does not use: a
+    ``"namespace"`` in it was ignored (the batch went to the default namespace), as were
+    single-operation fields beside ``operations``, and a missing target read as 'None'."""
+    other = sorted(set(batch) - {"target", "operations"})
+    if other:
+        named = ", ".join(json.dumps(key, ensure_ascii=False)[:40] for key in other)
+        hint = " (choose the namespace with --namespace)" if "namespace" in other else ""
+        raise click.BadParameter(
+            f"a batch holds only target and operations; not {named}{hint}", param_hint="FILE"
+        )
+    if "target" not in batch:
+        raise click.BadParameter('give the "target" (user or memory)', param_hint="FILE")
 
 
 def _biometrics(values: tuple[str, ...]) -> dict[str, float] | None:
