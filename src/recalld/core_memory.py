@@ -15,6 +15,7 @@ against the state they replace, so concurrent agents never lose an update.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -48,6 +49,17 @@ SEPARATOR = "\n"
 # Warn the agent when a target is this full, so it consolidates before it must.
 WARN_RATIO = 0.9
 HEADINGS = {"user": "USER PROFILE", "memory": "MEMORY"}
+EMPTY = "(empty)"
+# An entry that reads as a line of the block's own frame: a heading (alone, or with a usage
+# as render_core_block writes it) or the empty marker. Shown on its own line among the
+# entries, it would start a forged section ("MEMORY [0/2200 chars]" in the user target
+# passes the user's entries off as the agent's notes) or make a target read as empty.
+_HEADING_NAMES = "|".join(r"\s+".join(map(re.escape, name.split())) for name in HEADINGS.values())
+_FRAME_LINE = re.compile(
+    rf"(?:{_HEADING_NAMES})\s*(?::\s*|\[\s*[\d,]+\s*/\s*[\d,]+\s*(?:chars?)?\s*\].*)?"
+    r"|\(\s*empty\s*\)",
+    re.IGNORECASE,
+)
 
 
 def _entry_class() -> str:
@@ -230,6 +242,13 @@ def check_entry_text(text: str, field: str) -> str:
             f"contains {described} at position {position}: core memory entries are"
             " single-line plain text without control or invisible characters (a"
             " zero-width joiner or non-joiner only between two letters, marks or emoji)",
+        )
+    if _FRAME_LINE.fullmatch(unicodedata.normalize("NFKC", cleaned)):
+        raise ValidationError(
+            field,
+            f"{_quoted(cleaned)} reads as a heading or marker of the core memory block"
+            f" ({HEADINGS['user']} [...], {HEADINGS['memory']} [...], {EMPTY}), so in a"
+            " prompt it would open a section of its own; write it as a fact",
         )
     return cleaned
 
@@ -507,6 +526,6 @@ def render_core_block(states: Sequence[CoreTargetState]) -> str:
     """The injection block: a heading with usage per target, then its entries, one per line."""
     sections = []
     for state in states:
-        body = SEPARATOR.join(state.entries) if state.entries else "(empty)"
+        body = SEPARATOR.join(state.entries) if state.entries else EMPTY
         sections.append(f"{HEADINGS[state.target]} [{state.usage} chars]\n{body}")
     return "\n\n".join(sections)
