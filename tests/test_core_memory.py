@@ -110,6 +110,12 @@ def test_core_target_over_a_lowered_limit_may_shrink_a_step_at_a_time(
                 ],
             )
         assert _entries(service) == entries[:2]
+        # An entry written again is the duplicate it is (a retried write), not an overflow:
+        # it was refused as "would hold 51 chars ... Reissue one batch that removes".
+        repeated = service.core.apply("user", [{"action": "add", "content": entries[0]}])
+        assert repeated.duplicates == [entries[0]]
+        assert repeated.message == "Nothing changed. Skipped 1 exact duplicate(s) already stored."
+        assert _entries(service) == entries[:2]
 
 
 @pytest.mark.parametrize(

@@ -481,8 +481,9 @@ class CoreMemory:
             notes = apply_operations(entries, parsed, screen=self._settings.core_screen == "strict")
             size = size_of(entries)
             # Over the limit only by shrinking a target already over it (the limit was
-            # lowered) is a step towards it, not a refusal: one entry at a time may go.
-            if size > limit and size >= size_of(current):
+            # lowered) is a step towards it, not a refusal: one entry at a time may go. A
+            # batch that changes nothing (an exact duplicate added again) is no overflow.
+            if size > limit and size >= size_of(current) and entries != current:
                 state = CoreTargetState(
                     target=chosen, entries=current, chars=size_of(current), limit=limit
                 )
