@@ -15,6 +15,7 @@ against the state they replace, so concurrent agents never lose an update.
 
 from __future__ import annotations
 
+import copy
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -39,6 +40,7 @@ __all__ = [
     "CoreMemoryFullError",
     "CoreOperation",
     "CoreTargetState",
+    "named_as_given",
     "render_core_block",
     "requested_operations",
 ]
@@ -219,6 +221,20 @@ def requested_operations(
     if action is None:
         raise ValidationError("action", "give an action (add, patch, remove) or operations")
     return [{"action": action, "content": content, "new_text": new_text, "old_text": old_text}]
+
+
+def named_as_given(error: ValidationError) -> ValidationError:
+    """``error`` as a one-operation request (the bare ``action`` / ``content`` /
+    ``old_text`` of REST, the CLI and hermes) names its field: ``content``, not
+    ``operations[0].content``, which that request does not hold. A full target is left
+    as it is (its field is the batch)."""
+    prefix = "operations[0]."
+    if isinstance(error, CoreMemoryFullError) or not error.field.startswith(prefix):
+        return error
+    renamed = copy.copy(error)
+    renamed.field = error.field.removeprefix(prefix)
+    renamed.args = (f"{renamed.field}: {error.message}",)
+    return renamed
 
 
 def size_of(entries: Sequence[str]) -> int:

@@ -26,8 +26,16 @@ def core() -> None:
     """The bounded core memory injected into every prompt (targets: user, memory)."""
 
 
-def _core_edit(state: _State, target: str, operations: list[dict[str, Any]], as_json: bool) -> None:
-    from recalld.core_memory import CoreMemoryFullError
+def _core_edit(
+    state: _State,
+    target: str,
+    operations: list[dict[str, Any]],
+    as_json: bool,
+    *,
+    single: bool = True,
+) -> None:
+    from recalld.core_memory import CoreMemoryFullError, named_as_given
+    from recalld.errors import ValidationError
 
     try:
         result = state.memory().core.apply(target, operations)
@@ -36,6 +44,9 @@ def _core_edit(state: _State, target: str, operations: list[dict[str, Any]], as_
         for number, entry in enumerate(full.state.entries, start=1):
             click.echo(f"  {number}. {entry}", err=True)
         sys.exit(1)
+    except ValidationError as error:
+        # add, patch and remove take CONTENT and OLD_TEXT: not "operations[0].content".
+        raise (named_as_given(error) if single else error) from None
     if as_json:
         _print_json(result)
         return
@@ -112,7 +123,7 @@ def core_apply(state: _State, file: Any, as_json: bool) -> None:
             'expected {"target": "user"|"memory", "operations": [...]}', param_hint="FILE"
         )
     _check_batch_keys(batch)
-    _core_edit(state, batch["target"], batch["operations"], as_json)
+    _core_edit(state, batch["target"], batch["operations"], as_json, single=False)
 
 
 def _check_batch_keys(batch: dict[str, Any]) -> None:
