@@ -38,6 +38,16 @@ def _message(call: Callable[[], object], error: type[RecalldError]) -> str:
         ("at", lambda memory: memory.remember("cat", at=HUGE), ValidationError),
         ("core target", lambda memory: memory.core.state(HUGE), ValidationError),
         (
+            "core operation key",
+            lambda memory: memory.core.apply("user", [{"action": "add", HUGE: 1}]),
+            ValidationError,
+        ),
+        (
+            "memory key",
+            lambda memory: memory.remember_many([{"content": "x", HUGE: 1}]),
+            ValidationError,
+        ),
+        (
             "core edit target",
             lambda memory: memory.core.apply(HUGE, [{"action": "add", "content": "x"}]),
             ValidationError,

@@ -250,6 +250,22 @@ async def test_hermes_names_an_unnamed_code_point_once(tmp_path: Path) -> None:
         assert message.count("U+0007") == 1, message
 
 
+async def test_a_huge_unknown_key_is_named_cut(tmp_path: Path) -> None:
+    # An unknown key is the caller's own text: a 10,000-character one came back whole as
+    # the field (and in hermes' message), in every dialect.
+    huge = "k" * 10_000
+    item = {"action": "add", "content": "x", huge: 1}
+    async with in_process(tmp_path / "k.db", "native,hermes")() as client:
+        answers = [
+            text(await call(client, "memory", {"target": "user", "operations": [item]})),
+            text(await call(client, "core_memory", {"target": "user", "operations": [item]})),
+            text(await call(client, "core_memory", {"target": "user", huge: 1})),
+        ]
+    for answer in answers:
+        assert "k" * 80 + "... (10000 characters)" in answer, answer[:300]
+        assert len(answer) < 1_000
+
+
 async def test_published_schemas_are_closed_where_the_seed_is(tmp_path: Path) -> None:
     async with in_process(tmp_path / "s.db", f"{EVERY}")() as client:
         schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
