@@ -31,6 +31,19 @@ async def test_mcp_server_refuses_a_subscription_to_no_resource(tmp_path: Path) 
             await client.unsubscribe_resource("memory://core")
 
 
+async def test_mcp_server_refuses_a_listen_for_no_resource(tmp_path: Path) -> None:
+    # The 2026-07-28 listen acknowledged any URI and then never said anything about it:
+    # a client waited for ever on a typo, where resources/subscribe refuses it.
+    async with in_process(tmp_path / "listen.db", "native")() as client:
+        with pytest.raises(MCPError) as raised:
+            async with client.listen(resource_subscriptions=["memory://core", "memory://cor"]):
+                pass  # pragma: no cover - refused before the stream opens
+        assert raised.value.code == INVALID_PARAMS
+        assert raised.value.error.message.startswith("uri: 'memory://cor' is not a resource")
+        async with client.listen(resource_subscriptions=["memory://core"]) as subscription:
+            assert subscription is not None
+
+
 async def test_mcp_server_repeats_a_huge_subscription_uri_cut(tmp_path: Path) -> None:
     huge = "memory://" + "x" * 100_000
     async with in_process(tmp_path / "huge.db", "native")(mode="legacy") as client:

@@ -36,6 +36,7 @@ from mcp.types import (
     INVALID_PARAMS,
     EmptyResult,
     SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     UnsubscribeRequestParams,
 )
 from pydantic import ConfigDict, Field
@@ -211,7 +212,7 @@ def _served(uri: str, uris: Sequence[str]) -> str:
     return uri
 
 
-def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[str]) -> None:
+def _register_subscriptions(server: MCPServer[McpState], uris: Sequence[str]) -> None:
     async def subscribe(
         context: ServerRequestContext[McpState], params: SubscribeRequestParams
     ) -> EmptyResult:
@@ -231,6 +232,21 @@ def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[s
     lowlevel = server._lowlevel_server
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+    listening = lowlevel.get_request_handler("subscriptions/listen")
+    if listening is None:  # pragma: no cover - the SDK serves it whenever a bus is given
+        return
+    serve_listen = listening.handler
+
+    async def listen(
+        context: ServerRequestContext[McpState], params: SubscriptionsListenRequestParams
+    ) -> Any:
+        # The SDK acknowledges any URI, so a listen for one this server does not serve
+        # waited for nothing, for ever; resources/subscribe refuses it, and so does this.
+        for uri in params.notifications.resource_subscriptions or ():
+            _served(str(uri), uris)
+        return await serve_listen(context, params)
+
+    lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, listen)
 
 
 def build_server(
@@ -290,7 +306,7 @@ def build_server(
     for prompt in _unique_prompts(enabled):
         server.add_prompt(_prompt(prompt))
     if resources:
-        _register_legacy_subscriptions(server, [spec.uri for spec in resources])
+        _register_subscriptions(server, [spec.uri for spec in resources])
     return server
 
 
