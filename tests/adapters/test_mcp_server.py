@@ -58,6 +58,24 @@ async def test_mcp_server_repeats_a_huge_subscription_uri_cut(tmp_path: Path) ->
     assert len(str(raised.value.error.data)) < 300
 
 
+async def test_mcp_server_refuses_a_read_of_no_resource_naming_it_cut(tmp_path: Path) -> None:
+    # The SDK answered "Unknown resource: <the whole URI>" (a megabyte one twice, in the
+    # message and its data); a read is refused as a subscription is, listing what there is.
+    huge = "memory://" + "x" * 100_000
+    async with in_process(tmp_path / "read.db", "native")() as client:
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource(huge)
+        assert raised.value.code == INVALID_PARAMS
+        message = raised.value.error.message
+        assert "(100009 characters) is not a resource of this server (memory://core" in message
+        assert len(message) + len(str(raised.value.error.data)) < 600
+        for near in ("memory://core/", "memory://CORE", "memory://core?namespace=other"):
+            with pytest.raises(MCPError) as raised:
+                await client.read_resource(near)
+            assert raised.value.code == INVALID_PARAMS
+        assert "MEMORY [" in (await client.read_resource("memory://core")).contents[0].text  # type: ignore[union-attr]
+
+
 async def test_mcp_server_names_the_argument_a_prompt_does_not_take(tmp_path: Path) -> None:
     # The prompts take no arguments; one given used to fail as code 0 "Error rendering
     # prompt core_memory", which says neither what was wrong nor that it was the client.

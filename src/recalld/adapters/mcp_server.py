@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
     EmptyResult,
+    ReadResourceRequestParams,
     SubscribeRequestParams,
     SubscriptionsListenRequestParams,
     UnsubscribeRequestParams,
@@ -207,7 +208,8 @@ def _served(uri: str, uris: Sequence[str]) -> str:
     """
     if uri not in uris:
         # Cut, as every error repeats a value (a megabyte URI came back whole, twice).
-        message = f"uri: {shown(uri)} is not a resource of this server ({', '.join(uris)})"
+        served = ", ".join(uris) or "it has none"
+        message = f"uri: {shown(uri)} is not a resource of this server ({served})"
         raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": shown(uri)})
     return uri
 
@@ -305,9 +307,30 @@ def build_server(
     )
     for prompt in _unique_prompts(enabled):
         server.add_prompt(_prompt(prompt))
+    uris = [spec.uri for spec in resources]
+    _refuse_unknown_reads(server, uris)
     if resources:
-        _register_subscriptions(server, [spec.uri for spec in resources])
+        _register_subscriptions(server, uris)
     return server
+
+
+def _refuse_unknown_reads(server: MCPServer[McpState], uris: Sequence[str]) -> None:
+    """Answer ``resources/read`` of a URI this server does not serve as a subscription to
+    one is answered (invalid params, naming the resources there are), with the URI cut:
+    the SDK's "Unknown resource" repeated a megabyte URI whole, in its message and data."""
+    lowlevel = server._lowlevel_server
+    reading = lowlevel.get_request_handler("resources/read")
+    if reading is None:  # pragma: no cover - MCPServer always serves it
+        return
+    serve_read = reading.handler
+
+    async def read(
+        context: ServerRequestContext[McpState], params: ReadResourceRequestParams
+    ) -> Any:
+        _served(str(params.uri), uris)
+        return await serve_read(context, params)
+
+    lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, read)
 
 
 def http_endpoint(
