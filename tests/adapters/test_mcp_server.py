@@ -76,6 +76,28 @@ async def test_mcp_server_refuses_a_read_of_no_resource_naming_it_cut(tmp_path: 
         assert "MEMORY [" in (await client.read_resource("memory://core")).contents[0].text  # type: ignore[union-attr]
 
 
+async def test_mcp_server_refuses_an_unknown_prompt_as_the_clients_error(tmp_path: Path) -> None:
+    # The SDK raised it inside the handler: code -32603 "Internal server error", and the
+    # server logged a crash, for a client's typo.
+    huge = "p" * 5_000
+    for dialects, listed in (("native", "(core_memory)"), ("batbox", "(it has none)")):
+        async with in_process(tmp_path / f"{dialects}.db", dialects)() as client:
+            for name in ("core-memory", huge):
+                with pytest.raises(MCPError) as raised:
+                    await client.get_prompt(name)
+                assert raised.value.code == INVALID_PARAMS
+                message = raised.value.error.message
+                assert message.startswith("name: 'p" if name == huge else "name: 'core-memory'")
+                assert message.endswith(f"is not a prompt of this server {listed}")
+                assert len(message) < 300
+    async with in_process(tmp_path / "argument.db", "native")() as client:
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("core_memory", {huge: "x"})  # an argument's name, cut
+        assert raised.value.code == INVALID_PARAMS
+        assert "... (5000 characters)" in raised.value.error.message
+        assert len(raised.value.error.message) < 300
+
+
 async def test_mcp_server_names_the_argument_a_prompt_does_not_take(tmp_path: Path) -> None:
     # The prompts take no arguments; one given used to fail as code 0 "Error rendering
     # prompt core_memory", which says neither what was wrong nor that it was the client.

@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
     EmptyResult,
+    GetPromptRequestParams,
     ReadResourceRequestParams,
     SubscribeRequestParams,
     SubscriptionsListenRequestParams,
@@ -151,7 +152,7 @@ class _ArgumentlessPrompt(Prompt):
     async def render(self, arguments: dict[str, Any] | None, context: Any) -> Any:
         """Refuse any argument as invalid params, naming it; else render."""
         if arguments:
-            given = ", ".join(repr(name) for name in sorted(arguments))
+            given = ", ".join(shown(name) for name in sorted(arguments))
             message = f"arguments: prompt {self.name!r} takes no arguments; got {given}"
             raise MCPError(code=INVALID_PARAMS, message=message)
         return await super().render(arguments, context)
@@ -210,7 +211,7 @@ def _served(uri: str, uris: Sequence[str]) -> str:
         # Cut, as every error repeats a value (a megabyte URI came back whole, twice).
         served = ", ".join(uris) or "it has none"
         message = f"uri: {shown(uri)} is not a resource of this server ({served})"
-        raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": shown(uri)})
+        raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": check.field_name(uri)})
     return uri
 
 
@@ -309,9 +310,32 @@ def build_server(
         server.add_prompt(_prompt(prompt))
     uris = [spec.uri for spec in resources]
     _refuse_unknown_reads(server, uris)
+    _refuse_unknown_prompts(server, [spec.name for spec in _unique_prompts(enabled)])
     if resources:
         _register_subscriptions(server, uris)
     return server
+
+
+def _refuse_unknown_prompts(server: MCPServer[McpState], names: Sequence[str]) -> None:
+    """Answer ``prompts/get`` of a prompt this server does not have as invalid params,
+    naming it (cut) and the prompts there are: the SDK raised it inside the handler, so
+    the client got code -32603 "Internal server error" and the server logged a crash."""
+    lowlevel = server._lowlevel_server
+    getting = lowlevel.get_request_handler("prompts/get")
+    if getting is None:  # pragma: no cover - MCPServer always serves it
+        return
+    serve_get = getting.handler
+
+    async def get(context: ServerRequestContext[McpState], params: GetPromptRequestParams) -> Any:
+        if params.name not in names:
+            there = ", ".join(names) or "it has none"
+            message = f"name: {shown(params.name)} is not a prompt of this server ({there})"
+            raise MCPError(
+                code=INVALID_PARAMS, message=message, data={"name": check.field_name(params.name)}
+            )
+        return await serve_get(context, params)
+
+    lowlevel.add_request_handler("prompts/get", GetPromptRequestParams, get)
 
 
 def _refuse_unknown_reads(server: MCPServer[McpState], uris: Sequence[str]) -> None:
