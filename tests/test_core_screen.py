@@ -135,6 +135,22 @@ def test_core_screen_keeps_ordinary_facts(entry: str) -> None:
     assert screen_entry(entry, "content") == entry
 
 
+@pytest.mark.parametrize(
+    "key",
+    ["sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"],
+)
+def test_core_screen_never_repeats_the_key_it_refuses(key: str) -> None:
+    # The refusal quoted what matched: the key it keeps out of every prompt came back
+    # (lower-cased) in the error, to the terminal, the browser and the model's context.
+    with pytest.raises(CoreEntryBlockedError) as caught:
+        screen_entry(f"Deploy key {key} for staging", "content")
+    message = caught.value.message
+    assert message.startswith(
+        f"Blocked: secret (API key): '{key[:4].lower()}… ({len(key)} characters)'"
+    )
+    assert key[4:].lower()[:12] not in message.lower()
+
+
 def test_core_screen_every_pattern_is_exercised() -> None:
     """Each documented pattern blocks at least one example above (none is dead)."""
     names = set()

@@ -60,15 +60,17 @@ __all__ = ["PATTERNS", "CoreEntryBlockedError", "ScreenPattern", "screen_entry"]
 
 @dataclass(frozen=True)
 class ScreenPattern:
-    """One refused shape of text: what kind of threat, a readable name, the expression."""
+    """One refused shape of text: what kind of threat, a readable name, the expression;
+    ``secret``: what it matches is itself a secret (a key), never repeated in the error."""
 
     kind: str
     name: str
     expression: re.Pattern[str]
+    secret: bool = False
 
 
-def _pattern(kind: str, name: str, expression: str) -> ScreenPattern:
-    return ScreenPattern(kind, name, re.compile(expression, re.IGNORECASE))
+def _pattern(kind: str, name: str, expression: str, *, secret: bool = False) -> ScreenPattern:
+    return ScreenPattern(kind, name, re.compile(expression, re.IGNORECASE), secret)
 
 
 _OPENER = r"\b(?:ignore|disregard|forget|bypass|skip|abandon)\s+(?:(?:all|any|of|everything)\s+)*"
@@ -206,6 +208,7 @@ PATTERNS: tuple[ScreenPattern, ...] = (
         r"\b(?:sk-(?:proj-|ant-)?[a-z0-9_-]{20,}|akia[0-9a-z]{16}|gh[pousr]_[a-z0-9]{30,}|"
         r"github_pat_[a-z0-9_]{40,}|(?:sk|rk|pk)_(?:live|test)_[a-z0-9]{16,}|glpat-[a-z0-9_-]{20}|"
         r"hf_[a-z]{30,}|npm_[a-z0-9]{36}|xox[abposr]-[a-z0-9-]{10,}|aiza[0-9a-z_-]{35})\b",
+        secret=True,
     ),
     # -- persistence -------------------------------------------------------------
     _pattern(
@@ -285,5 +288,9 @@ def screen_entry(text: str, field: str) -> str:
         found = pattern.expression.search(compared)
         if found is not None:
             excerpt = found.group(0).strip()
+            if pattern.secret:
+                # The refusal goes back to the caller, its terminal and the model's context:
+                # the key it keeps out of every prompt must not come back whole in it.
+                excerpt = f"{excerpt[:4]}… ({len(excerpt)} characters)"
             raise CoreEntryBlockedError(field, pattern, excerpt[:80])
     return text
