@@ -41,7 +41,8 @@ variation selectors), after NFKC normalisation, case folding and folding Cyrilli
 Greek look-alike letters to Latin, with runs of white space collapsed, so full-width
 letters, homoglyphs, invisible and spacing tricks do not slip through; an entry
 is also screened read on with the entries beside it (the block shows them on
-consecutive lines), so an instruction split over two entries is refused. It is
+consecutive lines), as are two stored entries a remove brings together, so an
+instruction split over two entries is refused. It is
 a list of known shapes, not a proof: a paraphrase it does not know passes.
 ``RECALLD_CORE_SCREEN=off`` turns screening off (for a user who
 deliberately keeps such text, knowing it reaches every prompt).
