@@ -102,6 +102,13 @@ CASES: list[tuple[str, dict[str, Any], Any, str]] = [
         "operations[0].extra",
     ),
     ("memory", {"target": "user", "action": "remove", "old_text": "absent"}, _hermes, "old_text"),
+    # Every optional argument sent, null: still the single form (was operations[0].old_text).
+    (
+        "memory",
+        {"target": "user", "action": "remove", "old_text": "absent", "operations": None},
+        _hermes,
+        "old_text",
+    ),
     ("MemoryRemember", {"content": "x", "kind": "reference"}, _body, "kind"),
     ("MemoryRemember", {"content": "x", "id": "mine"}, _body, "id"),
     ("MemoryRemember", {"content": "x", "captured_at": "yesterday"}, _body, "captured_at"),

@@ -110,8 +110,9 @@ def _error(failure: ToolFailure, call: ToolCall) -> CallToolResult:
     target's current entries (with the would-be size when the batch did not fit)."""
     target = call.arguments.get("target")
     text = failure.text()
-    if "operations" not in call.arguments:
-        # The single-operation form: name its fields as the caller gave them.
+    if call.arguments.get("operations") is None:
+        # The single-operation form (operations absent, or null as models send every
+        # optional argument): name its fields as the caller gave them.
         text = text.removeprefix("operations[0].")
     body: dict[str, Any] = {"success": False, "target": target, "error": text}
     full = failure.error
