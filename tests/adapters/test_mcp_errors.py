@@ -273,6 +273,16 @@ async def test_a_huge_unknown_key_is_named_cut(tmp_path: Path) -> None:
         assert len(answer) < 1_000
 
 
+async def test_hermes_repeats_a_refused_target_cut(tmp_path: Path) -> None:
+    # hermes' error body repeats the target: a 10,000-character one came back whole.
+    async with in_process(tmp_path / "t.db", "hermes")() as client:
+        huge = await call(client, "memory", {"target": "u" * 10_000, "action": "add"})
+        listed = await call(client, "memory", {"target": ["user"], "action": "add"})
+    assert json.loads(text(huge))["target"] == "u" * 80 + "... (10000 characters)"
+    assert len(text(huge)) < 300
+    assert json.loads(text(listed))["target"] is None  # not text: not repeated
+
+
 async def test_published_schemas_are_closed_where_the_seed_is(tmp_path: Path) -> None:
     async with in_process(tmp_path / "s.db", f"{EVERY}")() as client:
         schemas = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
