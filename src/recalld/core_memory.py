@@ -29,7 +29,7 @@ from recalld._schema import INVISIBLE_RANGES
 from recalld._text import shown
 from recalld._time import Clock
 from recalld.config import Settings
-from recalld.core_screen import screen_entry
+from recalld.core_screen import normalised, screen_entry
 from recalld.errors import ValidationError
 from recalld.model import ScrubState
 from recalld.store.core import CoreStore
@@ -59,7 +59,7 @@ EMPTY = "(empty)"
 # passes the user's entries off as the agent's notes) or make a target read as empty.
 _HEADING_NAMES = "|".join(r"\s+".join(map(re.escape, name.split())) for name in HEADINGS.values())
 _FRAME_LINE = re.compile(
-    rf"(?:{_HEADING_NAMES})\s*(?::\s*|\[\s*[\d,]+\s*/\s*[\d,]+\s*(?:chars?)?\s*\].*)?"
+    rf"(?:{_HEADING_NAMES})\s*(?::\s*|\[\s*[\d,]+\s*/\s*[\d,]+\s*(?:char(?:acter)?s?)?\s*\].*)?"
     r"|\(\s*empty\s*\)",
     re.IGNORECASE,
 )
@@ -260,7 +260,9 @@ def check_entry_text(text: str, field: str) -> str:
             " single-line plain text without control or invisible characters (a"
             " zero-width joiner or non-joiner only between two letters, marks or emoji)",
         )
-    if _FRAME_LINE.fullmatch(unicodedata.normalize("NFKC", cleaned)):
+    # Compared as the screen reads text (look-alike letters folded, invisible ones
+    # dropped): "МЕМОRY [0/2200 chars]" with Cyrillic letters read as the heading it forges.
+    if _FRAME_LINE.fullmatch(normalised(cleaned)):
         raise ValidationError(
             field,
             f"{_quoted(cleaned)} reads as a heading or marker of the core memory block"

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 from recalld.errors import ValidationError
 
-__all__ = ["PATTERNS", "CoreEntryBlockedError", "ScreenPattern", "screen_entry"]
+__all__ = ["PATTERNS", "CoreEntryBlockedError", "ScreenPattern", "normalised", "screen_entry"]
 
 
 @dataclass(frozen=True)
@@ -276,7 +276,9 @@ _IGNORABLE = re.compile(
 )
 
 
-def _normalised(text: str) -> str:
+def normalised(text: str) -> str:
+    """``text`` as the screen compares it: without characters that show as nothing, NFKC,
+    case-folded, look-alike letters folded to Latin, runs of white space collapsed."""
     folded = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)).casefold()
     folded = folded.translate(_LOOKALIKES)
     return " ".join(folded.split())
@@ -284,7 +286,7 @@ def _normalised(text: str) -> str:
 
 def screen_entry(text: str, field: str) -> str:
     """Return ``text`` unchanged, or raise :class:`CoreEntryBlockedError` naming the pattern."""
-    compared = _normalised(text)
+    compared = normalised(text)
     for pattern in PATTERNS:
         found = pattern.expression.search(compared)
         if found is not None:
