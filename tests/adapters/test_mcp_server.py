@@ -44,6 +44,19 @@ async def test_mcp_server_refuses_a_listen_for_no_resource(tmp_path: Path) -> No
             assert subscription is not None
 
 
+async def test_mcp_server_without_resources_refuses_a_listen(tmp_path: Path) -> None:
+    # A batbox-only server has no resource, yet serves listen: it acknowledged
+    # memory://core and the client waited for a change that could never come.
+    async with in_process(tmp_path / "batbox.db", "batbox")() as client:
+        with pytest.raises(MCPError) as raised:
+            async with client.listen(resource_subscriptions=["memory://core"]):
+                pass  # pragma: no cover - refused before the stream opens
+        assert raised.value.code == INVALID_PARAMS
+        assert raised.value.error.message == (
+            "uri: 'memory://core' is not a resource of this server (it has none)"
+        )
+
+
 async def test_mcp_server_repeats_a_huge_subscription_uri_cut(tmp_path: Path) -> None:
     huge = "memory://" + "x" * 100_000
     async with in_process(tmp_path / "huge.db", "native")(mode="legacy") as client:

@@ -215,7 +215,7 @@ def _served(uri: str, uris: Sequence[str]) -> str:
     return uri
 
 
-def _register_subscriptions(server: MCPServer[McpState], uris: Sequence[str]) -> None:
+def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[str]) -> None:
     async def subscribe(
         context: ServerRequestContext[McpState], params: SubscribeRequestParams
     ) -> EmptyResult:
@@ -235,6 +235,13 @@ def _register_subscriptions(server: MCPServer[McpState], uris: Sequence[str]) ->
     lowlevel = server._lowlevel_server
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
+def _refuse_unknown_listens(server: MCPServer[McpState], uris: Sequence[str]) -> None:
+    """Refuse a ``subscriptions/listen`` for a URI this server does not serve, as
+    ``resources/subscribe`` refuses it; on every server, one without resources too (a
+    batbox-only server still serves listen, and acknowledged ``memory://core``)."""
+    lowlevel = server._lowlevel_server
     listening = lowlevel.get_request_handler("subscriptions/listen")
     if listening is None:  # pragma: no cover - the SDK serves it whenever a bus is given
         return
@@ -310,9 +317,10 @@ def build_server(
         server.add_prompt(_prompt(prompt))
     uris = [spec.uri for spec in resources]
     _refuse_unknown_reads(server, uris)
+    _refuse_unknown_listens(server, uris)
     _refuse_unknown_prompts(server, [spec.name for spec in _unique_prompts(enabled)])
     if resources:
-        _register_subscriptions(server, uris)
+        _register_legacy_subscriptions(server, uris)
     return server
 
 
