@@ -449,6 +449,17 @@ def test_cli_without_a_home_names_what_to_set(
         ),
         # Was "target: must be 'user' or 'memory', got 'None'": None was never given.
         ({"operations": [{"action": "add", "content": "x"}]}, 'give the "target"'),
+        # A target that is none was refused only after the database was created.
+        (
+            {"target": "User", "operations": [{"action": "add", "content": "x"}]},
+            '"target" must be "user" or "memory", got "User"',
+        ),
+        ({"target": None, "operations": []}, '"target" must be "user" or "memory", got null'),
+        # Every unknown key was named, each cut to 40 characters without its length.
+        (
+            {"target": "memory", "operations": [], **{"k" * 100 + str(n): 1 for n in range(9)}},
+            f'not "{"k" * 80}... (101 characters)", ',
+        ),
     ],
 )
 def test_cli_core_apply_refuses_a_batch_file_key_it_would_ignore(
@@ -460,4 +471,5 @@ def test_cli_core_apply_refuses_a_batch_file_key_it_would_ignore(
     code, _, stderr = _invoke("--db", str(db), "core", "apply", str(path))
     assert code == 2
     assert expected in stderr
+    assert len(stderr) < 1_000
     assert not db.exists()  # refused before anything was opened or written

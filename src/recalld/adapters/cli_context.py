@@ -127,18 +127,35 @@ def core_apply(state: _State, file: Any, as_json: bool) -> None:
 
 
 def _check_batch_keys(batch: dict[str, Any]) -> None:
-    """Refuse a batch file without its target, or with a key it does not use: a
-    ``"namespace"`` in it was ignored (the batch went to the default namespace), as were
-    single-operation fields beside ``operations``, and a missing target read as 'None'."""
+    """Refuse a batch file without its target, with a target that is none, or with a key it
+    does not use: a ``"namespace"`` in it was ignored (the batch went to the default
+    namespace), as were single-operation fields beside ``operations``, and a missing target
+    read as 'None'. Refused before the database is opened (a bad target created one)."""
+    from recalld import _validate as check
+
     other = sorted(set(batch) - {"target", "operations"})
     if other:
-        named = ", ".join(json.dumps(key, ensure_ascii=False)[:40] for key in other)
+        # Names cut as every repeated value is, and only the first few of many keys.
+        named = ", ".join(
+            json.dumps(check.field_name(key), ensure_ascii=False) for key in other[:_KEYS_NAMED]
+        )
+        if len(other) > _KEYS_NAMED:
+            named += f" and {len(other) - _KEYS_NAMED} more"
         hint = " (choose the namespace with --namespace)" if "namespace" in other else ""
         raise click.BadParameter(
             f"a batch holds only target and operations; not {named}{hint}", param_hint="FILE"
         )
     if "target" not in batch:
         raise click.BadParameter('give the "target" (user or memory)', param_hint="FILE")
+    target = batch["target"]
+    if not isinstance(target, str) or target not in ("user", "memory"):
+        given = check.field_name(json.dumps(target, ensure_ascii=False))
+        raise click.BadParameter(
+            f'"target" must be "user" or "memory", got {given}', param_hint="FILE"
+        )
+
+
+_KEYS_NAMED = 5
 
 
 def _biometrics(values: tuple[str, ...]) -> dict[str, float] | None:
