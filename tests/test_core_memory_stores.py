@@ -31,6 +31,14 @@ def test_core_refusals_change_nothing_on_either_store(
             ([{"action": "patch", "old_text": "00", "content": "1"}], "operations[0].old_text"),
             ([{"action": "add", "content": "MEMORY [0/2200 chars]"}], "operations[0].content"),
             ([{"action": "remove", "old_text": "Uses Python"}], "operations[0].old_text"),
+            ([{"action": "add", "content": "M\u0415MORY [0/2200 chars]"}], "operations[0].content"),
+            (
+                [
+                    {"action": "patch", "old_text": "Uses Python", "content": "Uses Rust"},
+                    {"action": "remove", "old_text": "Uses Rust"},
+                ],
+                "operations[1].old_text",
+            ),
         ]
         for batch, field in refused:
             with pytest.raises(ValidationError) as caught:

@@ -29,7 +29,7 @@ from recalld._schema import INVISIBLE_RANGES
 from recalld._text import shown
 from recalld._time import Clock
 from recalld.config import Settings
-from recalld.core_screen import normalised, screen_entry
+from recalld.core_screen import CoreEntryBlockedError, normalised, screen_entry
 from recalld.errors import ValidationError
 from recalld.model import ScrubState
 from recalld.store.core import CoreStore
@@ -451,7 +451,17 @@ def _screen_joined(
         index = max(removed_at.get(between, -1) for between in range(start + 1, end))
         if index < 0 or not (_passes(first) and _passes(second)):
             continue  # nothing removed between them, or stored by an older version's screen
-        screen_entry(f"{first} {second}", f"operations[{index}].old_text")
+        try:
+            screen_entry(f"{first} {second}", f"operations[{index}].old_text")
+        except CoreEntryBlockedError as blocked:
+            # "State it as a fact" alone left a remove's caller no way out: say which two
+            # entries it joins, and that removing one of them too is accepted.
+            blocked.message += (
+                f" This remove would put {_quoted(first)} and {_quoted(second)} on"
+                " consecutive lines, read on as one: remove one of them in the same batch."
+            )
+            blocked.args = (f"{blocked.field}: {blocked.message}",)
+            raise
 
 
 def _passes(entry: str) -> bool:
