@@ -261,7 +261,7 @@ def check_entry_text(text: str, field: str) -> str:
             " zero-width joiner or non-joiner only between two letters, marks or emoji)",
         )
     # Compared as the screen reads text (look-alike letters folded, invisible ones
-    # dropped): "МЕМОRY [0/2200 chars]" with Cyrillic letters read as the heading it forges.
+    # dropped): "MEMORY [0/2200 chars]" spelled with a Cyrillic E and O read as the heading.
     if _FRAME_LINE.fullmatch(normalised(cleaned)):
         raise ValidationError(
             field,
