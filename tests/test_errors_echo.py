@@ -6,6 +6,7 @@ HTTP answer carrying it): enough of it to recognise it is kept, with its length.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -35,6 +36,22 @@ def _message(call: Callable[[], object], error: type[RecalldError]) -> str:
         ("memory's entities", lambda memory: memory.graph.entities_of_memory(HUGE), NotFoundError),
         ("since", lambda memory: memory.search("cat", filters={"since": HUGE}), ValidationError),
         ("at", lambda memory: memory.remember("cat", at=HUGE), ValidationError),
+        ("core target", lambda memory: memory.core.state(HUGE), ValidationError),
+        (
+            "core operation key",
+            lambda memory: memory.core.apply("user", [{"action": "add", HUGE: 1}]),
+            ValidationError,
+        ),
+        (
+            "memory key",
+            lambda memory: memory.remember_many([{"content": "x", HUGE: 1}]),
+            ValidationError,
+        ),
+        (
+            "core edit target",
+            lambda memory: memory.core.apply(HUGE, [{"action": "add", "content": "x"}]),
+            ValidationError,
+        ),
     ],
 )
 def test_an_error_repeats_a_huge_value_cut_with_its_length(
@@ -56,3 +73,12 @@ def test_shown_keeps_a_short_value_as_its_repr() -> None:
     long = shown("y" * 500)
     assert long.startswith("'" + "y" * (MAX_ECHO_CHARS - 1))
     assert long.endswith("... (500 characters)")
+
+
+def test_an_imported_core_line_with_a_huge_target_is_reported_cut(service: MemoryService) -> None:
+    line = {"type": "recalld.core", "namespace": "default", "target": HUGE, "entries": ["x"]}
+    report = service.import_lines([json.dumps(line)])
+    [error] = report.errors
+    assert error.error.startswith("target: must be 'user' or 'memory', got 'xxxx")
+    assert "characters)" in error.error
+    assert len(error.error) < 300

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pydantic
 
 from recalld._schema import ECMA_SPACE_CLASS, INVISIBLE_CLASS
-from recalld._text import shown
+from recalld._text import MAX_ECHO_CHARS, shown
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import MAX_JSON_DEPTH, QUERY_MAX_CHARS, Filters, Place, PlaceInput, QueryFilters
@@ -94,14 +94,26 @@ def union_problem(errors: Sequence[Any]) -> tuple[tuple[int | str, ...], str] | 
 
 def field_path(location: Sequence[int | str]) -> str:
     """A field's path as errors name it: ``messages[0].speaker`` (list items in brackets,
-    as the engine's own errors write them; pydantic says ``messages.0.speaker``)."""
+    as the engine's own errors write them; pydantic says ``messages.0.speaker``). A name
+    longer than :data:`~recalld._text.MAX_ECHO_CHARS` is the caller's (an unknown key), cut
+    with its length as a refused value is: a 10,000-character key came back whole."""
     path = ""
     for part in location:
         if isinstance(part, int):
             path += f"[{part}]"
-        else:
-            path += f".{part}" if path else str(part)
+            continue
+        name = field_name(str(part))
+        path += f".{name}" if path else name
     return path
+
+
+def field_name(name: str) -> str:
+    """An argument's or key's name as an error repeats it: cut to
+    :data:`~recalld._text.MAX_ECHO_CHARS` with its length when longer (an unknown key
+    is the caller's value; a 10,000-character one came back whole)."""
+    if len(name) <= MAX_ECHO_CHARS:
+        return name
+    return f"{name[:MAX_ECHO_CHARS]}... ({len(name)} characters)"
 
 
 def renamed(error: ValidationError, names: Mapping[str, str]) -> ValidationError:

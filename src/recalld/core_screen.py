@@ -41,7 +41,8 @@ variation selectors), after NFKC normalisation, case folding and folding Cyrilli
 Greek look-alike letters to Latin, with runs of white space collapsed, so full-width
 letters, homoglyphs, invisible and spacing tricks do not slip through; an entry
 is also screened read on with the entries beside it (the block shows them on
-consecutive lines), so an instruction split over two entries is refused. It is
+consecutive lines), as are two stored entries a remove brings together, so an
+instruction split over two entries is refused. It is
 a list of known shapes, not a proof: a paraphrase it does not know passes.
 ``RECALLD_CORE_SCREEN=off`` turns screening off (for a user who
 deliberately keeps such text, knowing it reaches every prompt).
@@ -55,20 +56,22 @@ from dataclasses import dataclass
 
 from recalld.errors import ValidationError
 
-__all__ = ["PATTERNS", "CoreEntryBlockedError", "ScreenPattern", "screen_entry"]
+__all__ = ["PATTERNS", "CoreEntryBlockedError", "ScreenPattern", "normalised", "screen_entry"]
 
 
 @dataclass(frozen=True)
 class ScreenPattern:
-    """One refused shape of text: what kind of threat, a readable name, the expression."""
+    """One refused shape of text: what kind of threat, a readable name, the expression;
+    ``secret``: what it matches is itself a secret (a key), never repeated in the error."""
 
     kind: str
     name: str
     expression: re.Pattern[str]
+    secret: bool = False
 
 
-def _pattern(kind: str, name: str, expression: str) -> ScreenPattern:
-    return ScreenPattern(kind, name, re.compile(expression, re.IGNORECASE))
+def _pattern(kind: str, name: str, expression: str, *, secret: bool = False) -> ScreenPattern:
+    return ScreenPattern(kind, name, re.compile(expression, re.IGNORECASE), secret)
 
 
 _OPENER = r"\b(?:ignore|disregard|forget|bypass|skip|abandon)\s+(?:(?:all|any|of|everything)\s+)*"
@@ -206,6 +209,7 @@ PATTERNS: tuple[ScreenPattern, ...] = (
         r"\b(?:sk-(?:proj-|ant-)?[a-z0-9_-]{20,}|akia[0-9a-z]{16}|gh[pousr]_[a-z0-9]{30,}|"
         r"github_pat_[a-z0-9_]{40,}|(?:sk|rk|pk)_(?:live|test)_[a-z0-9]{16,}|glpat-[a-z0-9_-]{20}|"
         r"hf_[a-z]{30,}|npm_[a-z0-9]{36}|xox[abposr]-[a-z0-9-]{10,}|aiza[0-9a-z_-]{35})\b",
+        secret=True,
     ),
     # -- persistence -------------------------------------------------------------
     _pattern(
@@ -272,7 +276,9 @@ _IGNORABLE = re.compile(
 )
 
 
-def _normalised(text: str) -> str:
+def normalised(text: str) -> str:
+    """``text`` as the screen compares it: without characters that show as nothing, NFKC,
+    case-folded, look-alike letters folded to Latin, runs of white space collapsed."""
     folded = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text)).casefold()
     folded = folded.translate(_LOOKALIKES)
     return " ".join(folded.split())
@@ -280,10 +286,14 @@ def _normalised(text: str) -> str:
 
 def screen_entry(text: str, field: str) -> str:
     """Return ``text`` unchanged, or raise :class:`CoreEntryBlockedError` naming the pattern."""
-    compared = _normalised(text)
+    compared = normalised(text)
     for pattern in PATTERNS:
         found = pattern.expression.search(compared)
         if found is not None:
             excerpt = found.group(0).strip()
+            if pattern.secret:
+                # The refusal goes back to the caller, its terminal and the model's context:
+                # the key it keeps out of every prompt must not come back whole in it.
+                excerpt = f"{excerpt[:4]}… ({len(excerpt)} characters)"
             raise CoreEntryBlockedError(field, pattern, excerpt[:80])
     return text

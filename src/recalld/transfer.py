@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
+from recalld._text import shown
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError, ValidationError
@@ -711,7 +712,7 @@ class Transfer:
         target = line.value.get("target")
         entries = line.value.get("entries")
         if target not in ("user", "memory"):
-            raise ValidationError("target", f"must be 'user' or 'memory', got {target!r}")
+            raise ValidationError("target", f"must be 'user' or 'memory', got {shown(target)}")
         if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
             raise ValidationError("entries", "must be a list of strings")
         restore_core_entries(

@@ -580,7 +580,7 @@ def test_cli_core_output_shows_entries_as_written_not_as_a_python_repr(
         "--db", str(tmp_path / "cli.db"), "core", "remove", "memory", "C:\u200b\\temp"
     )
     assert unseen.stderr == (
-        'error: operations[0].old_text: no entry contains "C:\u200b\\temp" (with ZERO WIDTH'
+        'error: old_text: no entry contains "C:\u200b\\temp" (with ZERO WIDTH'
         " SPACE (U+200B) at position 2)\n"
     )
     removed = run("core", "remove", "memory", r"C:\temp")

@@ -620,3 +620,44 @@ def test_cli_without_a_home_names_what_to_set(
     monkeypatch.setenv("RECALLD_CACHE_DIR", str(tmp_path / "cache"))
     given = CliRunner().invoke(cli, ["--db", str(tmp_path / "given.db"), "stats"])
     assert given.exit_code == 0, given.output
+
+
+@pytest.mark.parametrize(
+    ("batch", "expected"),
+    [
+        # Went to the default namespace: the file's namespace was ignored.
+        (
+            {"target": "memory", "namespace": "work", "operations": [{"action": "add"}]},
+            'not "namespace" (choose the namespace with --namespace)',
+        ),
+        # The single operation was ignored beside the batch (REST refuses both together).
+        (
+            {"target": "memory", "action": "add", "content": "one", "operations": []},
+            'not "action", "content"',
+        ),
+        # Was "target: must be 'user' or 'memory', got 'None'": None was never given.
+        ({"operations": [{"action": "add", "content": "x"}]}, 'give the "target"'),
+        # A target that is none was refused only after the database was created.
+        (
+            {"target": "User", "operations": [{"action": "add", "content": "x"}]},
+            '"target" must be "user" or "memory", got "User"',
+        ),
+        ({"target": None, "operations": []}, '"target" must be "user" or "memory", got null'),
+        # Every unknown key was named, each cut to 40 characters without its length.
+        (
+            {"target": "memory", "operations": [], **{"k" * 100 + str(n): 1 for n in range(9)}},
+            f'not "{"k" * 80}... (101 characters)", ',
+        ),
+    ],
+)
+def test_cli_core_apply_refuses_a_batch_file_key_it_would_ignore(
+    tmp_path: Path, batch: dict[str, object], expected: str
+) -> None:
+    db = tmp_path / "core.db"
+    path = tmp_path / "batch.json"
+    path.write_text(json.dumps(batch), encoding="utf-8")
+    code, _, stderr = _invoke("--db", str(db), "core", "apply", str(path))
+    assert code == 2
+    assert expected in stderr
+    assert len(stderr) < 1_000
+    assert not db.exists()  # refused before anything was opened or written

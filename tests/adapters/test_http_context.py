@@ -77,7 +77,18 @@ def test_http_core_memory_read_edit_and_full(client: httpx.Client) -> None:
     assert error["entries"] == ["Name: Ana", "Role: platform"]
     ambiguous = client.post("/v1/core/user", json={"action": "remove", "old_text": "a"})
     assert ambiguous.status_code == 422
-    assert ambiguous.json()["error"]["field"] == "operations[0].old_text"
+    # The single form names the body's own field (it was "operations[0].old_text").
+    assert ambiguous.json()["error"]["field"] == "old_text"
+    batch = client.post(
+        "/v1/core/user", json={"operations": [{"action": "remove", "old_text": "a"}]}
+    )
+    assert batch.json()["error"]["field"] == "operations[0].old_text"
+    blank = client.post("/v1/core/user", json={"action": "add", "content": "  "})
+    assert blank.json()["error"] == {
+        "type": "validation_error",
+        "field": "content",
+        "message": "must not be empty",
+    }
     bad_target = client.post("/v1/core/everyone", json={"action": "add", "content": "x"})
     assert bad_target.status_code == 422
     view = _ok(client.get("/v1/core"))

@@ -102,6 +102,13 @@ CASES: list[tuple[str, dict[str, Any], Any, str]] = [
         "operations[0].extra",
     ),
     ("memory", {"target": "user", "action": "remove", "old_text": "absent"}, _hermes, "old_text"),
+    # Every optional argument sent, null: still the single form (was operations[0].old_text).
+    (
+        "memory",
+        {"target": "user", "action": "remove", "old_text": "absent", "operations": None},
+        _hermes,
+        "old_text",
+    ),
     ("MemoryRemember", {"content": "x", "kind": "reference"}, _body, "kind"),
     ("MemoryRemember", {"content": "x", "id": "mine"}, _body, "id"),
     ("MemoryRemember", {"content": "x", "captured_at": "yesterday"}, _body, "captured_at"),
@@ -248,6 +255,32 @@ async def test_hermes_names_an_unnamed_code_point_once(tmp_path: Path) -> None:
         )
         message = _hermes(text(result))
         assert message.count("U+0007") == 1, message
+
+
+async def test_a_huge_unknown_key_is_named_cut(tmp_path: Path) -> None:
+    # An unknown key is the caller's own text: a 10,000-character one came back whole as
+    # the field (and in hermes' message), in every dialect.
+    huge = "k" * 10_000
+    item = {"action": "add", "content": "x", huge: 1}
+    async with in_process(tmp_path / "k.db", "native,hermes")() as client:
+        answers = [
+            text(await call(client, "memory", {"target": "user", "operations": [item]})),
+            text(await call(client, "core_memory", {"target": "user", "operations": [item]})),
+            text(await call(client, "core_memory", {"target": "user", huge: 1})),
+        ]
+    for answer in answers:
+        assert "k" * 80 + "... (10000 characters)" in answer, answer[:300]
+        assert len(answer) < 1_000
+
+
+async def test_hermes_repeats_a_refused_target_cut(tmp_path: Path) -> None:
+    # hermes' error body repeats the target: a 10,000-character one came back whole.
+    async with in_process(tmp_path / "t.db", "hermes")() as client:
+        huge = await call(client, "memory", {"target": "u" * 10_000, "action": "add"})
+        listed = await call(client, "memory", {"target": ["user"], "action": "add"})
+    assert json.loads(text(huge))["target"] == "u" * 80 + "... (10000 characters)"
+    assert len(text(huge)) < 300
+    assert json.loads(text(listed))["target"] is None  # not text: not repeated
 
 
 async def test_published_schemas_are_closed_where_the_seed_is(tmp_path: Path) -> None:

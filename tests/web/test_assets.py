@@ -194,6 +194,8 @@ console.log(JSON.stringify({
   // A span found twice in one entry names no span: the server refuses the patch.
   twice: projected(["tea or tea"], [{ action: "patch", old_text: "tea", content: "coffee" }]),
   twiceRemoved: projected(["tea or tea", "x"], [{ action: "remove", old_text: "tea" }]),
+  // "00" is twice in "Room 1000", overlapping: the server refuses that patch too.
+  overlapping: projected(["Room 1000"], [{ action: "patch", old_text: "00", content: "1" }]),
 }));
 """
 
@@ -211,6 +213,7 @@ def test_web_core_budget_projects_the_entry_the_server_edits(tmp_path: Path) -> 
     assert answer["spaced"] == ["likes coffee"]
     assert answer["twice"] == ["tea or tea"]
     assert answer["twiceRemoved"] == ["x"]  # a remove takes the whole entry: no span
+    assert answer["overlapping"] == ["Room 1000"]
 
 
 TOKEN_PROBE = """

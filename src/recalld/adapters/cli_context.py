@@ -26,8 +26,16 @@ def core() -> None:
     """The bounded core memory injected into every prompt (targets: user, memory)."""
 
 
-def _core_edit(state: _State, target: str, operations: list[dict[str, Any]], as_json: bool) -> None:
-    from recalld.core_memory import CoreMemoryFullError
+def _core_edit(
+    state: _State,
+    target: str,
+    operations: list[dict[str, Any]],
+    as_json: bool,
+    *,
+    single: bool = True,
+) -> None:
+    from recalld.core_memory import CoreMemoryFullError, named_as_given
+    from recalld.errors import ValidationError
 
     try:
         result = state.memory().core.apply(target, operations)
@@ -36,6 +44,9 @@ def _core_edit(state: _State, target: str, operations: list[dict[str, Any]], as_
         for number, entry in enumerate(full.state.entries, start=1):
             click.echo(f"  {number}. {entry}", err=True)
         sys.exit(1)
+    except ValidationError as error:
+        # add, patch and remove take CONTENT and OLD_TEXT: not "operations[0].content".
+        raise (named_as_given(error) if single else error) from None
     if as_json:
         _print_json(result)
         return
@@ -111,7 +122,40 @@ def core_apply(state: _State, file: Any, as_json: bool) -> None:
         raise click.BadParameter(
             'expected {"target": "user"|"memory", "operations": [...]}', param_hint="FILE"
         )
-    _core_edit(state, str(batch.get("target")), batch["operations"], as_json)
+    _check_batch_keys(batch)
+    _core_edit(state, batch["target"], batch["operations"], as_json, single=False)
+
+
+def _check_batch_keys(batch: dict[str, Any]) -> None:
+    """Refuse a batch file without its target, with a target that is none, or with a key it
+    does not use: a ``"namespace"`` in it was ignored (the batch went to the default
+    namespace), as were single-operation fields beside ``operations``, and a missing target
+    read as 'None'. Refused before the database is opened (a bad target created one)."""
+    from recalld import _validate as check
+
+    other = sorted(set(batch) - {"target", "operations"})
+    if other:
+        # Names cut as every repeated value is, and only the first few of many keys.
+        named = ", ".join(
+            json.dumps(check.field_name(key), ensure_ascii=False) for key in other[:_KEYS_NAMED]
+        )
+        if len(other) > _KEYS_NAMED:
+            named += f" and {len(other) - _KEYS_NAMED} more"
+        hint = " (choose the namespace with --namespace)" if "namespace" in other else ""
+        raise click.BadParameter(
+            f"a batch holds only target and operations; not {named}{hint}", param_hint="FILE"
+        )
+    if "target" not in batch:
+        raise click.BadParameter('give the "target" (user or memory)', param_hint="FILE")
+    target = batch["target"]
+    if not isinstance(target, str) or target not in ("user", "memory"):
+        given = check.field_name(json.dumps(target, ensure_ascii=False))
+        raise click.BadParameter(
+            f'"target" must be "user" or "memory", got {given}', param_hint="FILE"
+        )
+
+
+_KEYS_NAMED = 5
 
 
 def _biometrics(values: tuple[str, ...]) -> dict[str, float] | None:

@@ -48,9 +48,11 @@ from recalld.core_memory import (
     CoreMemoryFullError,
     CoreOperation,
     CoreTargetState,
+    named_as_given,
     operation_forms,
     requested_operations,
 )
+from recalld.errors import ValidationError
 from recalld.model import (
     GEOHASH_PATTERN,
     LATITUDE_RANGE,
@@ -298,18 +300,26 @@ def edit_core(
     try:
         return service.core.apply(target, operations, namespace=namespace)
     except CoreMemoryFullError as full:
-        return JSONResponse(
-            status_code=422,
-            content={
-                "error": {
-                    "type": "core_memory_full",
-                    "field": full.field,
-                    "message": full.message,
-                    "entries": full.state.entries,
-                    "usage": full.state.usage,
-                }
-            },
-        )
+        return _full(full)
+    except ValidationError as error:
+        # The single form's fields are the body's own: "content", not "operations[0].content".
+        raise (error if body.operations is not None else named_as_given(error)) from None
+
+
+def _full(full: CoreMemoryFullError) -> JSONResponse:
+    """The 422 of a batch that would overflow its target, with the current entries."""
+    return JSONResponse(
+        status_code=422,
+        content={
+            "error": {
+                "type": "core_memory_full",
+                "field": full.field,
+                "message": full.message,
+                "entries": full.state.entries,
+                "usage": full.state.usage,
+            }
+        },
+    )
 
 
 @context_router.post(

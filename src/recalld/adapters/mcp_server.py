@@ -35,7 +35,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
     EmptyResult,
+    GetPromptRequestParams,
+    ReadResourceRequestParams,
     SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     UnsubscribeRequestParams,
 )
 from pydantic import ConfigDict, Field
@@ -43,6 +46,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from recalld import _validate as check
+from recalld._text import shown
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, is_loopback
 from recalld.adapters._stdio import run_stdio
@@ -148,7 +152,7 @@ class _ArgumentlessPrompt(Prompt):
     async def render(self, arguments: dict[str, Any] | None, context: Any) -> Any:
         """Refuse any argument as invalid params, naming it; else render."""
         if arguments:
-            given = ", ".join(repr(name) for name in sorted(arguments))
+            given = ", ".join(shown(name) for name in sorted(arguments))
             message = f"arguments: prompt {self.name!r} takes no arguments; got {given}"
             raise MCPError(code=INVALID_PARAMS, message=message)
         return await super().render(arguments, context)
@@ -204,8 +208,10 @@ def _served(uri: str, uris: Sequence[str]) -> str:
     for nothing), and each one was kept for the life of the server, whatever its size.
     """
     if uri not in uris:
-        message = f"uri: {uri!r} is not a resource of this server ({', '.join(uris)})"
-        raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": uri})
+        # Cut, as every error repeats a value (a megabyte URI came back whole, twice).
+        served = ", ".join(uris) or "it has none"
+        message = f"uri: {shown(uri)} is not a resource of this server ({served})"
+        raise MCPError(code=INVALID_PARAMS, message=message, data={"uri": check.field_name(uri)})
     return uri
 
 
@@ -229,6 +235,28 @@ def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[s
     lowlevel = server._lowlevel_server
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
+def _refuse_unknown_listens(server: MCPServer[McpState], uris: Sequence[str]) -> None:
+    """Refuse a ``subscriptions/listen`` for a URI this server does not serve, as
+    ``resources/subscribe`` refuses it; on every server, one without resources too (a
+    batbox-only server still serves listen, and acknowledged ``memory://core``)."""
+    lowlevel = server._lowlevel_server
+    listening = lowlevel.get_request_handler("subscriptions/listen")
+    if listening is None:  # pragma: no cover - the SDK serves it whenever a bus is given
+        return
+    serve_listen = listening.handler
+
+    async def listen(
+        context: ServerRequestContext[McpState], params: SubscriptionsListenRequestParams
+    ) -> Any:
+        # The SDK acknowledges any URI, so a listen for one this server does not serve
+        # waited for nothing, for ever; resources/subscribe refuses it, and so does this.
+        for uri in params.notifications.resource_subscriptions or ():
+            _served(str(uri), uris)
+        return await serve_listen(context, params)
+
+    lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, listen)
 
 
 def build_server(
@@ -287,9 +315,54 @@ def build_server(
     )
     for prompt in _unique_prompts(enabled):
         server.add_prompt(_prompt(prompt))
+    uris = [spec.uri for spec in resources]
+    _refuse_unknown_reads(server, uris)
+    _refuse_unknown_listens(server, uris)
+    _refuse_unknown_prompts(server, [spec.name for spec in _unique_prompts(enabled)])
     if resources:
-        _register_legacy_subscriptions(server, [spec.uri for spec in resources])
+        _register_legacy_subscriptions(server, uris)
     return server
+
+
+def _refuse_unknown_prompts(server: MCPServer[McpState], names: Sequence[str]) -> None:
+    """Answer ``prompts/get`` of a prompt this server does not have as invalid params,
+    naming it (cut) and the prompts there are: the SDK raised it inside the handler, so
+    the client got code -32603 "Internal server error" and the server logged a crash."""
+    lowlevel = server._lowlevel_server
+    getting = lowlevel.get_request_handler("prompts/get")
+    if getting is None:  # pragma: no cover - MCPServer always serves it
+        return
+    serve_get = getting.handler
+
+    async def get(context: ServerRequestContext[McpState], params: GetPromptRequestParams) -> Any:
+        if params.name not in names:
+            there = ", ".join(names) or "it has none"
+            message = f"name: {shown(params.name)} is not a prompt of this server ({there})"
+            raise MCPError(
+                code=INVALID_PARAMS, message=message, data={"name": check.field_name(params.name)}
+            )
+        return await serve_get(context, params)
+
+    lowlevel.add_request_handler("prompts/get", GetPromptRequestParams, get)
+
+
+def _refuse_unknown_reads(server: MCPServer[McpState], uris: Sequence[str]) -> None:
+    """Answer ``resources/read`` of a URI this server does not serve as a subscription to
+    one is answered (invalid params, naming the resources there are), with the URI cut:
+    the SDK's "Unknown resource" repeated a megabyte URI whole, in its message and data."""
+    lowlevel = server._lowlevel_server
+    reading = lowlevel.get_request_handler("resources/read")
+    if reading is None:  # pragma: no cover - MCPServer always serves it
+        return
+    serve_read = reading.handler
+
+    async def read(
+        context: ServerRequestContext[McpState], params: ReadResourceRequestParams
+    ) -> Any:
+        _served(str(params.uri), uris)
+        return await serve_read(context, params)
+
+    lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, read)
 
 
 def http_endpoint(

@@ -119,7 +119,8 @@ def _field_of(location: tuple[int | str, ...]) -> str:
         elif part.split("[", 1)[0] in _TYPE_WORDS or "[" in part or "-" in part:
             continue
         else:
-            parts.append(f".{part}" if parts else part)
+            name = check.field_name(part)
+            parts.append(f".{name}" if parts else name)
     return "".join(parts) or "arguments"
 
 
@@ -183,7 +184,9 @@ def unknown_argument(name: str, accepted: frozenset[str]) -> ToolFailure:
     """The failure for an argument the tool does not have."""
     known = ", ".join(sorted(accepted)) or "none"
     return ToolFailure(
-        "unknown_argument", f"is not an argument of this tool (it takes {known})", name
+        "unknown_argument",
+        f"is not an argument of this tool (it takes {known})",
+        check.field_name(name),
     )
 
 

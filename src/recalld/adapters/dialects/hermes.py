@@ -23,6 +23,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
+from recalld import _validate as check
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects.base import Dialect, McpState, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
@@ -109,9 +110,14 @@ def _error(failure: ToolFailure, call: ToolCall) -> CallToolResult:
     """hermes' error shape: ``success: false``, the error naming the argument, and the
     target's current entries (with the would-be size when the batch did not fit)."""
     target = call.arguments.get("target")
+    if target not in TARGETS:
+        # A refused target is the caller's value: repeated cut, as every refused value is
+        # (a 10,000-character one came back whole), and only when it is text.
+        target = check.field_name(target) if isinstance(target, str) else None
     text = failure.text()
-    if "operations" not in call.arguments:
-        # The single-operation form: name its fields as the caller gave them.
+    if call.arguments.get("operations") is None:
+        # The single-operation form (operations absent, or null as models send every
+        # optional argument): name its fields as the caller gave them.
         text = text.removeprefix("operations[0].")
     body: dict[str, Any] = {"success": False, "target": target, "error": text}
     full = failure.error
