@@ -42,9 +42,9 @@ class _State:
     def console(self) -> Console:
         """Where human output goes (stdout); rich is imported on first use."""
         if self._console is None:
-            from rich.console import Console
+            from recalld.adapters.cli_console import ShownConsole
 
-            self._console = Console()
+            self._console = ShownConsole()
         return self._console
 
     def memory(self) -> MemoryService:
@@ -130,10 +130,29 @@ def read_text(file: IO[bytes]) -> str:
 
 
 def error_console() -> Console:
-    """A rich console on stderr (progress bars, warnings)."""
-    from rich.console import Console
+    """A rich console on stderr (progress bars, warnings) that shows stored text, never
+    obeys it (see :func:`visible`)."""
+    from recalld.adapters.cli_console import ShownConsole
 
-    return Console(stderr=True)
+    return ShownConsole(stderr=True)
+
+
+# What a terminal would obey rather than show: C0 controls but line feed and tab, DEL, C1
+# controls, and the bidirectional overrides and isolates (which reorder what follows them).
+_OBEYED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` as human output prints it: each character a terminal would act on shown as
+    its escape (``\\x1b``, ``\\r``, ``\\u202e``), a CRLF line end as a line end.
+
+    A memory holds whatever text it was given: ``ESC ]0;…`` in one retitled the terminal
+    that listed it, ``ESC [2J`` cleared the screen, ``ESC [31m`` coloured what followed.
+    ``--json`` keeps the text exact (JSON escapes them)."""
+    text = text.replace("\r\n", "\n")
+    if _OBEYED.search(text) is None:
+        return text
+    return _OBEYED.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def progress_bar(description: str, *, unit: str = "") -> Progress:

@@ -1,0 +1,84 @@
+"""Human output of the recalld CLI shows stored control characters, never sends them raw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from recalld.adapters._cli_support import visible
+from recalld.adapters.cli import cli
+
+ENVIRONMENT = {"RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "none"}
+# Retitles the terminal, clears the screen, turns what follows red, reverses what follows.
+HOSTILE = "evil \x1b]0;PWNED\x07 then \x1b[2J and \x1b[31mred \u202eoverride\u202c end"
+SHOWN = "evil \\x1b]0;PWNED\\x07 then \\x1b[2J and \\x1b[31mred \\u202eoverride\\u202c end"
+
+
+def _invoke(db: Path, *arguments: str) -> Result:
+    return CliRunner().invoke(
+        cli, ["--db", str(db), *arguments], env=ENVIRONMENT, catch_exceptions=False
+    )
+
+
+def _json(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> tuple[Path, str]:
+    db = tmp_path / "terminal.db"
+    receipt = _json(_invoke(db, "remember", HOSTILE, "--title", "t\x1b[1mx", "--json"))
+    _json(_invoke(db, "remind", f"call {HOSTILE}", "--mention", "Bob\x1b[5m", "--json"))
+    return db, receipt["id"]
+
+
+def _squeezed(text: str) -> str:
+    """``text`` without its whitespace: a table wraps a cell where it likes."""
+    return "".join(text.split())
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("list",),
+        ("recent",),
+        ("search", "evil"),
+        ("recall", "evil"),
+        ("get", "--seq", "1"),
+        ("intentions",),
+    ],
+)
+def test_cli_human_output_shows_escape_sequences_escaped(
+    hostile: tuple[Path, str], arguments: tuple[str, ...]
+) -> None:
+    # `recalld list` wrote the memory's ESC ]0;... and ESC [2J to the terminal as they were:
+    # listing a memory retitled the terminal and cleared the screen.
+    db, _ = hostile
+    result = _invoke(db, *arguments)
+    assert result.exit_code == 0, result.output
+    for obeyed in ("\x1b", "\x07", "\u202e"):
+        assert obeyed not in result.stdout
+    assert _squeezed(SHOWN) in _squeezed(result.stdout)
+    if arguments == ("intentions",):
+        assert "'Bob\\x1b[5m'" in result.stdout
+    else:
+        assert "t\\x1b[1mx" in result.stdout
+
+
+def test_cli_json_output_keeps_control_characters_exact(hostile: tuple[Path, str]) -> None:
+    db, memory_id = hostile
+    memory = _json(_invoke(db, "get", memory_id, "--json"))
+    assert memory["content"] == HOSTILE
+    assert memory["title"] == "t\x1b[1mx"
+
+
+def test_visible_escapes_what_a_terminal_obeys_and_keeps_line_ends() -> None:
+    assert visible("a\r\nb\tc\nd") == "a\nb\tc\nd"
+    assert visible("over\rwrite") == "over\\rwrite"
+    assert visible("\x00\x08\x7f\x9b\u2066") == "\\x00\\x08\\x7f\\x9b\\u2066"
+    assert visible("München 日本 שלום") == "München 日本 שלום"
