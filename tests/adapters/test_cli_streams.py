@@ -82,3 +82,27 @@ def test_cli_export_to_a_reader_that_stops_early_ends_quietly(filled: Path) -> N
     _, errors = process.communicate(timeout=60)
     assert errors == b""
     assert process.returncode == 1  # click ends a command on EPIPE with 1
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("list", "--limit", "400", "--json"),
+        ("search", "garden", "--limit", "400", "--json"),
+        ("search", "garden", "--limit", "400"),
+    ],
+)
+def test_cli_output_to_a_reader_that_stops_early_exits_1(
+    filled: Path, arguments: tuple[str, ...]
+) -> None:
+    # Output larger than a pipe holds went out in one write, which came back short without
+    # an error when the reader left: `recalld list --json | head -c 5` ended 0, a cut
+    # document passing for a whole one under `set -o pipefail`.
+    reading, writing = os.pipe()
+    process = _recalld(filled, *arguments, stdout=writing)
+    os.close(writing)
+    with os.fdopen(reading, "rb") as reader:
+        assert len(reader.read(5)) == 5
+    _, errors = process.communicate(timeout=60)
+    assert errors == b""
+    assert process.returncode == 1

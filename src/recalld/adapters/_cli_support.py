@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
@@ -44,7 +45,7 @@ class _State:
         if self._console is None:
             from recalld.adapters.cli_console import ShownConsole
 
-            self._console = ShownConsole()
+            self._console = ShownConsole(file=cast("IO[str]", InPieces(sys.stdout)))
         return self._console
 
     def memory(self) -> MemoryService:
@@ -197,6 +198,31 @@ class MigrationProgress:
             self._progress = None
 
 
+# Characters written at once (at most 8 KiB in UTF-8, what a text stream buffers): a pipe
+# holds 64 KiB, and one larger write that its reader stops taking (`| head -c 100`) comes
+# back short without an error, so the command ended 0 with its output cut. A piece at a
+# time, flushed, a reader gone is a BrokenPipeError, which click ends quietly with exit 1.
+OUTPUT_PIECE_CHARS = 2048
+
+
+class InPieces:
+    """A text stream (stdout) that writes what it is given a flushed piece at a time (see
+    :data:`OUTPUT_PIECE_CHARS`); anything else is the stream's own."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` in pieces, each flushed: a short write is an error, not a loss."""
+        for start in range(0, len(text), OUTPUT_PIECE_CHARS):
+            self._stream.write(text[start : start + OUTPUT_PIECE_CHARS])
+            self._stream.flush()
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _print_json(value: Any) -> None:
     """Print ``value`` as a command's ``--json`` document: compact, one line, and UTF-8 as
     is (``"München"``, not ``"M\\u00fcnchen"``), whatever the command, so one reading of
@@ -212,7 +238,9 @@ def _print_json(value: Any) -> None:
                 for item in value
             ]
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    click.echo(text)
+    for start in range(0, len(text), OUTPUT_PIECE_CHARS):
+        click.echo(text[start : start + OUTPUT_PIECE_CHARS], nl=False)
+    click.echo()
 
 
 def _importance_to_salience(importance: int | None, salience: float | None) -> float | None:
