@@ -514,16 +514,23 @@ for _command in (
     cli.add_command(_command)
 
 
+# The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it.
+INTERRUPTED = 130
+
+
 def main() -> None:
-    """Console entry point: run the CLI and turn recalld errors into one line and exit 1."""
+    """Console entry point: run the CLI and turn recalld errors into one line and exit 1
+    (Ctrl-C: ``aborted`` and exit 130)."""
     try:
         cli.main(prog_name="recalld", standalone_mode=False)
     except click.ClickException as error:
         error.show()
         sys.exit(error.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as error:
         click.echo("aborted", err=True)
-        sys.exit(1)
+        # Ctrl-C (click turns it into Abort) ends as a shell's interrupted command does,
+        # 128 + SIGINT: a script tells "stopped" from "failed" (exit 1) by it.
+        sys.exit(INTERRUPTED if isinstance(error.__cause__, KeyboardInterrupt) else 1)
     except RecalldError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(1)

@@ -1,0 +1,45 @@
+"""The exit status of `recalld` as a script reads it: 0, 1 for an error, 2 for a usage
+error, 130 for Ctrl-C."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recalld.adapters.cli import main
+from recalld.service import MemoryService
+
+
+def _exit_status(monkeypatch: pytest.MonkeyPatch, *arguments: str) -> int | str | None:
+    monkeypatch.setattr("sys.argv", ["recalld", *arguments])
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    return stopped.value.code
+
+
+def test_cli_ctrl_c_during_a_command_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It exited 1, as an error does: a script could not tell "stopped" from "failed".
+    def interrupted(self: MemoryService, *args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt  # Ctrl-C while the command runs
+
+    monkeypatch.setattr(MemoryService, "remember", interrupted)
+    status = _exit_status(monkeypatch, "--db", str(tmp_path / "c.db"), "remember", "never")
+    assert status == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "aborted"
+
+
+def test_cli_error_and_usage_error_keep_exit_1_and_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "c.db")
+    assert _exit_status(monkeypatch, "--db", db, "get", "missing") == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: no memory with id 'missing' in 'default'"
+    )
+    assert _exit_status(monkeypatch, "--db", db, "list", "--limit", "many") == 2
