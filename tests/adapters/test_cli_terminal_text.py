@@ -82,3 +82,21 @@ def test_visible_escapes_what_a_terminal_obeys_and_keeps_line_ends() -> None:
     assert visible("over\rwrite") == "over\\rwrite"
     assert visible("\x00\x08\x7f\x9b\u2066") == "\\x00\\x08\\x7f\\x9b\\u2066"
     assert visible("München 日本 שלום") == "München 日本 שלום"
+
+
+def test_cli_token_names_are_text_not_rich_markup(tmp_path: Path) -> None:
+    # A token named "[/x]" made `recalld token list` a MarkupError traceback from then on,
+    # and `token revoke '[/bold]'` was one too; "[red]ops" came out red.
+    db = tmp_path / "tokens.db"
+    for name in ("[/x]", "[red]ops\x1b[2J"):
+        created = _invoke(db, "token", "create", name, "--scope", "default:read")
+        assert created.exit_code == 0, created.output
+        assert "\x1b" not in created.stderr
+    listed = _invoke(db, "token", "list")
+    assert listed.exit_code == 0, listed.output
+    assert "[/x]" in listed.stdout
+    assert "[red]ops\\x" in listed.stdout
+    assert "\x1b" not in listed.stdout
+    revoked = _invoke(db, "token", "revoke", "[/bold]")
+    assert revoked.exit_code == 1
+    assert revoked.stdout == "no active token [/bold]\n"
