@@ -223,10 +223,30 @@ class InPieces:
         return getattr(self._stream, name)
 
 
+def writes_utf8(stream: Any) -> bool:
+    """Whether ``stream`` encodes text as UTF-8 (not a Latin-1 locale's stdout, nor one
+    set by ``PYTHONIOENCODING=ascii``); a stream that names no encoding is taken as UTF-8."""
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name == "utf-8"
+    except LookupError:
+        return False
+
+
+def ascii_json(text: str) -> str:
+    """JSON ``text`` with each non-ASCII character as its ``\\uXXXX`` escape (a surrogate pair
+    beyond the BMP): the same document, readable whatever the output's encoding. Outside
+    its strings JSON is ASCII, so only string contents change."""
+    return re.sub(r"[^\x00-\x7f]", lambda found: json.dumps(found.group())[1:-1], text)
+
+
 def _print_json(value: Any) -> None:
     """Print ``value`` as a command's ``--json`` document: compact, one line, and UTF-8 as
     is (``"München"``, not ``"M\\u00fcnchen"``), whatever the command, so one reading of
-    it fits them all. Every ``--json`` output goes through here."""
+    it fits them all. Every ``--json`` output goes through here. On a stdout that is not
+    UTF-8 (a Latin-1 locale) non-ASCII characters are escaped instead: the document stays
+    whole and valid where they could not be written (a traceback, nothing on stdout)."""
     from pydantic import BaseModel
 
     if isinstance(value, BaseModel):
@@ -238,6 +258,8 @@ def _print_json(value: Any) -> None:
                 for item in value
             ]
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if not writes_utf8(sys.stdout):
+        text = ascii_json(text)
     for start in range(0, len(text), OUTPUT_PIECE_CHARS):
         click.echo(text[start : start + OUTPUT_PIECE_CHARS], nl=False)
     click.echo()

@@ -9,6 +9,7 @@ need them, so ``--version``, ``stats`` and ``get`` start fast.
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import sys
@@ -32,6 +33,7 @@ from recalld.adapters._cli_support import (
     load_settings,
     pass_state,
     read_text,
+    writes_utf8,
 )
 from recalld.adapters.cli_context import context_commands
 from recalld.adapters.cli_graph import graph_group
@@ -514,6 +516,16 @@ for _command in (
     cli.add_command(_command)
 
 
+def _escape_what_output_cannot_encode() -> None:
+    """On a stdout that is not UTF-8 (a Latin-1 locale, ``PYTHONIOENCODING=latin-1``),
+    print a character it cannot encode as a backslash escape (``\\u65e5``): a memory in
+    Japanese was a ``UnicodeEncodeError`` traceback and no output at all. (``--json``
+    escapes such characters itself, as JSON does; stderr already escapes them.)"""
+    stream = sys.stdout
+    if isinstance(stream, io.TextIOWrapper) and not writes_utf8(stream):
+        stream.reconfigure(errors="backslashreplace")
+
+
 # The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it.
 INTERRUPTED = 130
 
@@ -521,6 +533,7 @@ INTERRUPTED = 130
 def main() -> None:
     """Console entry point: run the CLI and turn recalld errors into one line and exit 1
     (Ctrl-C: ``aborted`` and exit 130)."""
+    _escape_what_output_cannot_encode()
     try:
         cli.main(prog_name="recalld", standalone_mode=False)
     except click.ClickException as error:
