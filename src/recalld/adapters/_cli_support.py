@@ -7,13 +7,14 @@ command pays only for what it uses, so ``recalld --version``, ``stats`` and
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
+from typing import IO, TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 import click
 
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from recalld.service import MemoryService
 
 CommandT = TypeVar("CommandT", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass
@@ -372,4 +375,67 @@ def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:
     )
 
 
-pass_state = click.make_pass_decorator(_State)
+# The library fields that options spelled otherwise fill, by the option (its parameter
+# name): `--ttl -5` was "ttl_seconds: must be ...", `--created-since x` "created_since: ...",
+# fields no option of the command is called. A field spelled as its option (`kind`,
+# `limit`, `at`) keeps its name; a server's host or port keeps the message that names both
+# the option and its variable.
+OPTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "ttl_seconds": ("ttl",),
+    "min_score": ("min_score",),
+    "created_since": ("created_since",),
+    "created_until": ("created_until",),
+    "tags_any": ("tags_any",),
+    "tags_all": ("tags_all",),
+    "tags": ("tags",),
+    "place.name": ("place_name",),
+    "place.lat": ("place",),
+    "place.lon": ("place",),
+    "place.geohash": ("place",),
+    "radius_m": ("radius",),
+    "window_minutes": ("window_minutes",),
+    "signals": ("signals",),
+    "min_interval_seconds": ("min_interval",),
+}
+
+
+def given_options(context: click.Context) -> dict[str, str]:
+    """The :data:`OPTION_FIELDS` of ``context``'s command given on its command line, each
+    to the option's flag (``{"ttl_seconds": "--ttl"}``)."""
+    from click.core import ParameterSource
+
+    given = {
+        parameter.name: parameter
+        for parameter in context.command.params
+        if isinstance(parameter, click.Option)
+        and parameter.name is not None
+        and context.get_parameter_source(parameter.name) is ParameterSource.COMMANDLINE
+    }
+    names: dict[str, str] = {}
+    for field_name, parameters in OPTION_FIELDS.items():
+        found = next((given[name] for name in parameters if name in given), None)
+        if found is not None:
+            names[field_name] = next(
+                (flag for flag in found.opts if flag.startswith("--")), found.opts[0]
+            )
+    return names
+
+
+def pass_state(function: Callable[Concatenate[_State, P], R]) -> Callable[P, R]:
+    """``click.make_pass_decorator(_State)``, and a value the library refuses is named by
+    the option that gave it (``--ttl``, ``--created-since``, ``--place-name``), not by the
+    library's field, which no option of the command is called."""
+    from recalld import _validate as check
+
+    @functools.wraps(function)
+    def command(*args: P.args, **kwargs: P.kwargs) -> R:
+        context = click.get_current_context()
+        state = context.find_object(_State)
+        if state is None:  # pragma: no cover - the group always sets it
+            raise RuntimeError("a recalld command ran without the group's state")
+        try:
+            return context.invoke(function, state, *args, **kwargs)
+        except ValidationError as error:
+            raise check.renamed(error, given_options(context)) from None
+
+    return command
