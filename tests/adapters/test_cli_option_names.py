@@ -31,6 +31,8 @@ ENVIRONMENT = {"RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "none"}
             "--min-interval",
         ),
         (("update", "nothing", "--ttl", "-1"), "--ttl"),
+        (("experience", "e", "--biometric", "hr=nan"), "--biometric"),
+        (("sense", "--biometric", "hr=inf"), "--biometric"),
         # A field spelled as its option keeps its name.
         (("remember", "x", "--id", "bad id"), "id"),
         (("list", "--speaker", "a\x1b"), "speaker"),

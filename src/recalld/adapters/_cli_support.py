@@ -396,6 +396,7 @@ OPTION_FIELDS: dict[str, tuple[str, ...]] = {
     "window_minutes": ("window_minutes",),
     "signals": ("signals",),
     "min_interval_seconds": ("min_interval",),
+    "biometrics": ("biometrics",),
 }
 
 
