@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,75 @@ def test_export_of_a_missing_database_is_an_error_and_creates_nothing(tmp_path: 
     assert result.exit_code == 1
     assert f"there is no database at {missing} to export" in result.output
     assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+class _KilledTooEarlyError(Exception):
+    """SIGTERM reached the test's own handler: the command installed none."""
+
+
+def test_export_ended_by_sigterm_leaves_no_partial_file_and_exits_143(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed mid-way (a service stop, `timeout`), it left `.memories.jsonl.<pid>.partial`:
+    # a hidden copy of the memories exported so far, which no `forget` reaches.
+    database = tmp_path / "memories.db"
+    settings = Settings(db=database, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        memory.remember("Anna moved to Paris")
+    target = tmp_path / "memories.jsonl"
+    target.write_text("the previous export\n")
+
+    def export(self: MemoryService, *args: object, **kwargs: object) -> Iterator[str]:
+        yield '{"content": "written before the signal"}'
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs before the next line
+        yield '{"content": "never written"}'
+
+    def guard(number: int, frame: object) -> None:
+        raise _KilledTooEarlyError  # without the command's handler: fail, do not kill pytest
+
+    previous = signal.signal(signal.SIGTERM, guard)
+    try:
+        monkeypatch.setattr(MemoryService, "export", export)
+        result = CliRunner().invoke(
+            cli, ["--db", str(database), "export", str(target)], env={"RECALLD_EMBEDDER": "none"}
+        )
+        assert signal.getsignal(signal.SIGTERM) is guard  # put back after the export
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not isinstance(result.exception, _KilledTooEarlyError)
+    assert result.exit_code == 143
+    assert target.read_text() == "the previous export\n"
+    assert [path.name for path in tmp_path.iterdir() if "partial" in path.name] == []
+
+
+def test_backup_ended_by_sigterm_leaves_no_partial_file_and_exits_143(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It left `.recalld-backup-*.partial` (and its -journal) beside DEST.
+    import recalld.store.sqlite_file as sqlite_file
+
+    database = tmp_path / "memories.db"
+    with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
+        m.remember("Anna moved to Paris")
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    match_mode = sqlite_file._match_mode
+
+    def copied(*args: object) -> None:
+        match_mode(*args)  # type: ignore[arg-type]
+        os.kill(os.getpid(), signal.SIGTERM)  # the whole copy made, not yet published
+
+    def guard(number: int, frame: object) -> None:
+        raise _KilledTooEarlyError
+
+    previous = signal.signal(signal.SIGTERM, guard)
+    try:
+        monkeypatch.setattr(sqlite_file, "_match_mode", copied)
+        result = CliRunner().invoke(
+            cli, ["--db", str(database), "backup", str(copies)], env={"RECALLD_EMBEDDER": "none"}
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not isinstance(result.exception, _KilledTooEarlyError)
+    assert result.exit_code == 143
+    assert list(copies.iterdir()) == []

@@ -119,6 +119,34 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
         ) from None
 
 
+# The exit status of a command ended by SIGTERM, as a shell reports it (128 + 15).
+TERMINATED = 143
+
+
+@contextmanager
+def sigterm_ends_cleanly() -> Iterator[None]:
+    """While a command writes a file under a temporary name (``export FILE``, ``backup``),
+    SIGTERM (a service stop, ``timeout``, ``kill``) ends it as an exception does, exit 143:
+    its ``finally`` removes the partial file. Killed outright, it left a hidden
+    ``.<name>.<pid>.partial`` holding the memories exported so far, which no ``forget``
+    reaches. Only the main thread can take a signal; elsewhere nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(number: int, frame: object) -> None:
+        raise SystemExit(TERMINATED)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def read_text(file: IO[bytes]) -> str:
     """All of ``file`` (opened in binary, as ``click.File("rb")`` gives it) as UTF-8 text.
 

@@ -20,6 +20,7 @@ from recalld.adapters._cli_support import (
     pass_state,
     progress_bar,
     read_text,
+    sigterm_ends_cleanly,
 )
 from recalld.errors import ValidationError
 from recalld.store.file_modes import PRIVATE_FILE_MODE
@@ -63,7 +64,8 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
     lines = memory.export(namespaces, on_problem=problems.append)
     try:
         if file != "-" and (not os.path.exists(file) or os.path.isfile(file)):
-            _write_replacing(Path(file), lines)
+            with sigterm_ends_cleanly():
+                _write_replacing(Path(file), lines)
         else:  # stdout, a pipe or a device: nothing to keep, nothing to replace
             with click.open_file(file, "w", encoding="utf-8") as output:
                 for line in lines:
@@ -390,7 +392,8 @@ def backup_command(state: _State, destination: Path, as_json: bool) -> None:
             # live on in the copy, where no purge reaches (this process purged nothing
             # yet, and a server's purge runs at most every purge_interval_seconds).
             purge_before_backup(store, datetime.now(UTC))
-        result = store.backup(destination)
+        with sigterm_ends_cleanly():
+            result = store.backup(destination)
     finally:
         # The purge's scrub, done now unless a reader holds it up (then the next process
         # to open the database finishes it); the copy has no trace of it either way.
