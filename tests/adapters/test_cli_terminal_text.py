@@ -100,3 +100,18 @@ def test_cli_token_names_are_text_not_rich_markup(tmp_path: Path) -> None:
     revoked = _invoke(db, "token", "revoke", "[/bold]")
     assert revoked.exit_code == 1
     assert revoked.stdout == "no active token [/bold]\n"
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "3"])
+def test_cli_tables_in_a_width_too_narrow_still_show_the_memories(
+    tmp_path: Path, columns: str
+) -> None:
+    # COLUMNS=1 or 3 printed blank lines (no room for one character), COLUMNS=0 (width
+    # unknown) too: `recalld list` showed no memory and exited 0.
+    db = tmp_path / "narrow.db"
+    _json(_invoke(db, "remember", "Anna moved to Paris", "--json"))
+    result = CliRunner().invoke(
+        cli, ["--db", str(db), "list"], env={**ENVIRONMENT, "COLUMNS": columns}
+    )
+    assert result.exit_code == 0, result.output
+    assert "Anna" in result.stdout
