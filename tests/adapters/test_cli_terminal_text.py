@@ -115,3 +115,10 @@ def test_cli_tables_in_a_width_too_narrow_still_show_the_memories(
     )
     assert result.exit_code == 0, result.output
     assert "Anna" in result.stdout
+
+
+def test_cli_forget_of_an_unknown_id_shows_it_escaped(tmp_path: Path) -> None:
+    # An id read from elsewhere (a log, another tool's output) was echoed back raw.
+    result = _invoke(tmp_path / "forget.db", "forget", "x\x1b]0;PWNED\x07")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "nothing to forget: no memory x\\x1b]0;PWNED\\x07\n"

@@ -33,6 +33,7 @@ from recalld.adapters._cli_support import (
     load_settings,
     pass_state,
     read_text,
+    visible,
     writes_utf8,
 )
 from recalld.adapters.cli_context import context_commands
@@ -364,7 +365,7 @@ def forget(state: _State, memory_id: str, as_json: bool) -> None:
         _print_json(forgotten)
     elif not forgotten.deleted:
         # Idempotent, as DELETE /v1/memories/{id} is: nothing there is nothing to forget.
-        click.echo(f"nothing to forget: no memory {memory_id}")
+        click.echo(f"nothing to forget: no memory {visible(memory_id)}")
     elif forgotten.scrub == "pending":
         click.echo(
             "forgotten; scrubbing its bytes from the database files is pending (another"
