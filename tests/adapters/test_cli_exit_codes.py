@@ -43,3 +43,21 @@ def test_cli_error_and_usage_error_keep_exit_1_and_2(
         "error: no memory with id 'missing' in 'default'"
     )
     assert _exit_status(monkeypatch, "--db", db, "list", "--limit", "many") == 2
+
+
+def test_cli_error_and_notice_show_a_path_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A --db holding ESC [2J reached the terminal raw in "created a new database at ..."
+    # and in the error naming its directory (and click stripped it when piped, naming
+    # another path than the one given).
+    missing = tmp_path / "no\x1b[2Jdir" / "x.db"
+    assert _exit_status(monkeypatch, "--db", str(missing), "stats") == 1
+    error = capsys.readouterr().err
+    assert "\x1b" not in error
+    assert "no\\x1b[2Jdir" in error
+    created = tmp_path / "e\x1b[2Jx.db"
+    monkeypatch.setattr("sys.argv", ["recalld", "--db", str(created), "stats", "--json"])
+    main()  # success: returns, exit 0
+    notice = capsys.readouterr().err
+    assert notice == f"created a new database at {tmp_path}/e\\x1b[2Jx.db\n"

@@ -62,7 +62,8 @@ class _State:
             finally:
                 migrations.stop()
             if self.service.store.created:
-                click.echo(f"created a new database at {self.service.store.location()}", err=True)
+                location = visible(self.service.store.location())
+                click.echo(f"created a new database at {location}", err=True)
         return self.service
 
     def close(self) -> None:

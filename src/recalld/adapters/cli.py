@@ -500,7 +500,7 @@ def _shell_line(state: _State, line: str) -> bool:
     except click.ClickException as error:
         error.show()
     except RecalldError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {visible(str(error))}", err=True)
     except SystemExit:
         pass
     return True
@@ -546,7 +546,8 @@ def main() -> None:
         # 128 + SIGINT: a script tells "stopped" from "failed" (exit 1) by it.
         sys.exit(INTERRUPTED if isinstance(error.__cause__, KeyboardInterrupt) else 1)
     except RecalldError as error:
-        click.echo(f"error: {error}", err=True)
+        # A path or value in the message is shown, not obeyed (a --db named with ESC [2J).
+        click.echo(f"error: {visible(str(error))}", err=True)
         sys.exit(1)
     except OSError as error:
         # Any OSError a command let through is one line, not a traceback. One without a
@@ -557,5 +558,5 @@ def main() -> None:
         if error.filename is None:
             click.echo(f"error: could not write the output: {reason}", err=True)
         else:
-            click.echo(f"error: {reason}: {error.filename}", err=True)
+            click.echo(f"error: {reason}: {visible(str(error.filename))}", err=True)
         sys.exit(1)

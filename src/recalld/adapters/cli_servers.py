@@ -80,7 +80,7 @@ def mcp_command(
             return opened.pop()
         service = MemoryService.open(settings)
         if service.store.created:
-            click.echo(f"created a new database at {service.store.location()}", err=True)
+            click.echo(f"created a new database at {visible(service.store.location())}", err=True)
         return service
 
     # Over HTTP the caller may be another machine: media must be base64, never a path
