@@ -3,6 +3,10 @@ error, 130 for Ctrl-C."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +65,20 @@ def test_cli_error_and_notice_show_a_path_escaped(
     main()  # success: returns, exit 0
     notice = capsys.readouterr().err
     assert notice == f"created a new database at {tmp_path}/e\\x1b[2Jx.db\n"
+
+
+def test_cli_shell_fed_from_a_pipe_prints_only_the_answers(tmp_path: Path) -> None:
+    # Each answer began with the prompt, after a banner: "recalld> {"memories": ...}" was
+    # no JSON line for the script that piped the commands in.
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", str(tmp_path / "p.db"), "shell"],
+        input='remember "piped in" --json\nlist --json\nquit\n',
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "none"},
+    )
+    receipt, page = (json.loads(line) for line in completed.stdout.splitlines())
+    assert receipt["status"] == "created"
+    assert page["memories"][0]["content"] == "piped in"

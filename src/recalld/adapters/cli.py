@@ -453,16 +453,21 @@ def _shell_words(line: str) -> list[str]:
 def shell(state: _State) -> None:
     """An interactive session: type commands without the `recalld` prefix."""
     memory = state.memory()
-    stats_now = memory.stats()
-    state.console.print(
-        f"recalld on {memory.store.location()} (namespace {state.settings.namespace},"
-        f" {stats_now.count} memories). Type `help`, or `quit` to leave.",
-        highlight=False,
-        markup=False,
-    )
+    # Commands piped in (`recalld shell < commands.txt`) answer as each would alone: no
+    # banner, no prompt in front of every answer (a JSON line began "recalld> {").
+    interactive = sys.stdin.isatty()
+    if interactive:
+        stats_now = memory.stats()
+        state.console.print(
+            f"recalld on {memory.store.location()} (namespace {state.settings.namespace},"
+            f" {stats_now.count} memories). Type `help`, or `quit` to leave.",
+            highlight=False,
+            markup=False,
+        )
+    prompt = "[bold green]recalld>[/bold green] " if interactive else ""
     while True:
         try:
-            line = state.console.input("[bold green]recalld>[/bold green] ")
+            line = state.console.input(prompt)
         except EOFError:
             break
         except KeyboardInterrupt:
