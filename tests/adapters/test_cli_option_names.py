@@ -60,3 +60,12 @@ def test_cli_refused_value_of_an_option_spelled_as_its_field_keeps_its_name(tmp_
     assert str(refused) == "limit: must be between 1 and 1000, got 0"
     # MEMORY_ID is an argument, not an option: the message says what to give.
     assert str(_refused(tmp_path, "get")) == "id: give exactly one of id, key or seq"
+
+
+def test_cli_meta_with_a_number_past_a_double_says_so(tmp_path: Path) -> None:
+    # It said "meta: must be a JSON object: Out of range float values are not JSON
+    # compliant" of a JSON object.
+    refused = _refused(tmp_path, "remember", "x", "--meta", '{"reading": 1e999}')
+    assert refused.field == "meta"
+    assert "not finite" in refused.message
+    assert "must be a JSON object" not in refused.message
