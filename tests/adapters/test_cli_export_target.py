@@ -138,3 +138,35 @@ def test_backup_ended_by_sigterm_leaves_no_partial_file_and_exits_143(
     assert not isinstance(result.exception, _KilledTooEarlyError)
     assert result.exit_code == 143
     assert list(copies.iterdir()) == []
+
+
+def test_shell_ended_by_sigterm_during_an_export_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shell took the export's exit for a line's own and went on to the next line.
+    database = tmp_path / "memories.db"
+    with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
+        m.remember("Anna moved to Paris")
+
+    def export(self: MemoryService, *args: object, **kwargs: object) -> Iterator[str]:
+        yield '{"content": "written before the signal"}'
+        os.kill(os.getpid(), signal.SIGTERM)
+        yield '{"content": "never written"}'
+
+    def guard(number: int, frame: object) -> None:
+        raise _KilledTooEarlyError
+
+    previous = signal.signal(signal.SIGTERM, guard)
+    try:
+        monkeypatch.setattr(MemoryService, "export", export)
+        result = CliRunner().invoke(
+            cli,
+            ["--db", str(database), "shell"],
+            input=f"export {tmp_path / 'out.jsonl'}\nremember 'after the signal'\n",
+            env={"RECALLD_EMBEDDER": "none"},
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert result.exit_code == 143
+    with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
+        assert m.stats().count == 1  # the line after the signal never ran

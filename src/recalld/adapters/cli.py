@@ -21,6 +21,7 @@ from click.core import ParameterSource
 from recalld._version import __version__
 from recalld.adapters._cli_support import (
     PLACE_NAME_HELP,
+    TERMINATED,
     _filters,
     _filters_options,
     _importance_to_salience,
@@ -506,8 +507,9 @@ def _shell_line(state: _State, line: str) -> bool:
         error.show()
     except RecalldError as error:
         click.echo(f"error: {visible(str(error))}", err=True)
-    except SystemExit:
-        pass
+    except SystemExit as stopped:
+        if stopped.code == TERMINATED:
+            raise  # SIGTERM during the line (see sigterm_ends_cleanly) ends the shell too
     return True
 
 
