@@ -501,6 +501,7 @@ def _shell_line(state: _State, line: str) -> bool:
     if words[0] == "shell":
         click.echo("error: shell: this is the shell already", err=True)
         return True
+    stdout = sys.stdout
     try:
         cli.main(words, prog_name="recalld", obj=state, standalone_mode=False)
     except click.ClickException as error:
@@ -510,6 +511,11 @@ def _shell_line(state: _State, line: str) -> bool:
     except SystemExit as stopped:
         if stopped.code == TERMINATED:
             raise  # SIGTERM during the line (see sigterm_ends_cleanly) ends the shell too
+        if sys.stdout is not stdout:
+            # Click ends a command whose reader left (`recalld shell < lines | head`) with
+            # exit 1, once it has put a quiet stream in stdout's place: nothing more can
+            # be shown, so the session ends there with that 1 (it went on and ended 0).
+            raise
     return True
 
 

@@ -15,6 +15,8 @@ from typing import Any, BinaryIO, cast
 import click
 
 from recalld.adapters._cli_support import (
+    OUTPUT_PIECE_CHARS,
+    InPieces,
     _print_json,
     _State,
     pass_state,
@@ -68,8 +70,15 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
                 _write_replacing(Path(file), lines)
         else:  # stdout, a pipe or a device: nothing to keep, nothing to replace
             with click.open_file(file, "w", encoding="utf-8") as output:
+                # A line longer than a pipe holds (a memory of quotes or control characters,
+                # each escaped) went out in one write that came back short, no error, when
+                # the reader left: exit 0, the export cut. Long lines go a piece at a time.
+                pieces = InPieces(output)
                 for line in lines:
-                    output.write(line + "\n")
+                    if len(line) < OUTPUT_PIECE_CHARS:
+                        output.write(line + "\n")
+                    else:
+                        pieces.write(line + "\n")
     except OSError as error:  # a missing directory, a full disk, a file that takes no writes
         if file == "-":
             if error.errno == errno.EPIPE:
