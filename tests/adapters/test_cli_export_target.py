@@ -170,3 +170,36 @@ def test_shell_ended_by_sigterm_during_an_export_ends(
     assert result.exit_code == 143
     with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
         assert m.stats().count == 1  # the line after the signal never ran
+
+
+def test_export_keeps_a_sigterm_handler_installed_outside_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # signal.signal() answers None for a handler a host program installed in C; putting
+    # that None back after the write was a TypeError, a finished export a traceback.
+    database = tmp_path / "memories.db"
+    with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
+        m.remember("Anna moved to Paris")
+    installed: list[object] = []
+    real_signal = signal.signal
+
+    def from_c(number: int) -> object:
+        return None if number == signal.SIGTERM else signal.default_int_handler
+
+    def record(number: int, handler: object) -> object:
+        if number != signal.SIGTERM:
+            return real_signal(number, handler)  # type: ignore[arg-type]
+        installed.append(handler)
+        if handler is None:
+            raise TypeError("signal handler must be signal.SIG_IGN, signal.SIG_DFL, or a callable")
+        return None  # what was there came from C
+
+    monkeypatch.setattr(signal, "getsignal", from_c)
+    monkeypatch.setattr(signal, "signal", record)
+    target = tmp_path / "memories.jsonl"
+    result = CliRunner().invoke(
+        cli, ["--db", str(database), "export", str(target)], env={"RECALLD_EMBEDDER": "none"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "Anna moved to Paris" in target.read_text()
+    assert installed == []  # the host's handler was left in place

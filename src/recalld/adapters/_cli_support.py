@@ -137,6 +137,11 @@ def sigterm_ends_cleanly() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    if signal.getsignal(signal.SIGTERM) is None:
+        # A handler installed outside Python (a program embedding this one) cannot be put
+        # back (`signal.signal(SIGTERM, None)` is a TypeError after the write): keep it.
+        yield
+        return
 
     def stop(number: int, frame: object) -> None:
         raise SystemExit(TERMINATED)
