@@ -108,9 +108,11 @@ def test_cli_output_to_a_reader_that_stops_early_exits_1(
     assert process.returncode == 1
 
 
-def test_cli_shell_whose_reader_stops_early_ends_with_exit_1(filled: Path) -> None:
-    # `recalld shell < commands.txt | head -c 5` ended 0: click ended the line's command on
-    # the broken pipe with exit 1 inside the session, which swallowed it and went on.
+@pytest.mark.parametrize("listing", [b"list --limit 400 --json", b"list --limit 400"])
+def test_cli_shell_whose_reader_stops_early_ends_with_exit_1(filled: Path, listing: bytes) -> None:
+    # `recalld shell < commands.txt | head -c 5` ended 0: click (rich, for a table) ended the
+    # line's command on the broken pipe with exit 1 inside the session, which swallowed it
+    # and went on.
     reading, writing = os.pipe()
     process = subprocess.Popen(
         [sys.executable, "-m", "recalld", "--db", str(filled), "shell"],
@@ -121,10 +123,10 @@ def test_cli_shell_whose_reader_stops_early_ends_with_exit_1(filled: Path) -> No
     )
     os.close(writing)
     assert process.stdin is not None
-    process.stdin.write(b"list --limit 400 --json\nstats --json\n")
+    process.stdin.write(listing + b"\nstats --json\n")
     process.stdin.close()
     with os.fdopen(reading, "rb") as reader:
-        assert reader.read(5) == b'{"mem'
+        assert len(reader.read(5)) == 5
     assert process.stderr is not None
     with process.stderr:
         errors = process.stderr.read()

@@ -511,10 +511,11 @@ def _shell_line(state: _State, line: str) -> bool:
     except SystemExit as stopped:
         if stopped.code == TERMINATED:
             raise  # SIGTERM during the line (see sigterm_ends_cleanly) ends the shell too
-        if sys.stdout is not stdout:
-            # Click ends a command whose reader left (`recalld shell < lines | head`) with
-            # exit 1, once it has put a quiet stream in stdout's place: nothing more can
-            # be shown, so the session ends there with that 1 (it went on and ended 0).
+        if sys.stdout is not stdout or state.console.quiet:
+            # A command whose reader left (`recalld shell < lines | head`) ends with exit 1,
+            # once click has put a quiet stream in stdout's place (or rich, for a table,
+            # has turned quiet and sent stdout to /dev/null): nothing more can be shown,
+            # so the session ends there with that 1 (it went on and ended 0).
             raise
     return True
 
