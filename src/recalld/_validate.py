@@ -387,7 +387,13 @@ def json_object(value: dict[str, Any], settings: Settings, field: str = "meta") 
         )
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as error:
+    except ValueError:
+        # A number past a double's range (1e999) parses as infinity: it was "must be a
+        # JSON object: Out of range float values are not JSON compliant" of an object.
+        raise ValidationError(
+            field, "holds a number that is not finite (NaN, infinity, or past 1.8e308 as 1e999)"
+        ) from None
+    except TypeError as error:
         raise ValidationError(field, f"must be a JSON object: {error}") from None
     size = len(text.encode("utf-8", errors="surrogatepass"))
     if size > settings.max_meta_bytes:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,140 @@ def test_export_of_a_missing_database_is_an_error_and_creates_nothing(tmp_path: 
     assert result.exit_code == 1
     assert f"there is no database at {missing} to export" in result.output
     assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+class _KilledTooEarlyError(Exception):
+    """SIGTERM reached the test's own handler: the command installed none."""
+
+
+def test_export_ended_by_sigterm_leaves_no_partial_file_and_exits_143(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed mid-way (a service stop, `timeout`), it left `.memories.jsonl.<pid>.partial`:
+    # a hidden copy of the memories exported so far, which no `forget` reaches.
+    database = tmp_path / "memories.db"
+    settings = Settings(db=database, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        memory.remember("Anna moved to Paris")
+    target = tmp_path / "memories.jsonl"
+    target.write_text("the previous export\n")
+
+    def export(self: MemoryService, *args: object, **kwargs: object) -> Iterator[str]:
+        yield '{"content": "written before the signal"}'
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs before the next line
+        yield '{"content": "never written"}'
+
+    def guard(number: int, frame: object) -> None:
+        raise _KilledTooEarlyError  # without the command's handler: fail, do not kill pytest
+
+    previous = signal.signal(signal.SIGTERM, guard)
+    try:
+        monkeypatch.setattr(MemoryService, "export", export)
+        result = CliRunner().invoke(
+            cli, ["--db", str(database), "export", str(target)], env={"RECALLD_EMBEDDER": "none"}
+        )
+        assert signal.getsignal(signal.SIGTERM) is guard  # put back after the export
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not isinstance(result.exception, _KilledTooEarlyError)
+    assert result.exit_code == 143
+    assert target.read_text() == "the previous export\n"
+    assert [path.name for path in tmp_path.iterdir() if "partial" in path.name] == []
+
+
+def test_backup_ended_by_sigterm_leaves_no_partial_file_and_exits_143(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It left `.recalld-backup-*.partial` (and its -journal) beside DEST.
+    import recalld.store.sqlite_file as sqlite_file
+
+    database = tmp_path / "memories.db"
+    with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
+        m.remember("Anna moved to Paris")
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    match_mode = sqlite_file._match_mode
+
+    def copied(*args: object) -> None:
+        match_mode(*args)  # type: ignore[arg-type]
+        os.kill(os.getpid(), signal.SIGTERM)  # the whole copy made, not yet published
+
+    def guard(number: int, frame: object) -> None:
+        raise _KilledTooEarlyError
+
+    previous = signal.signal(signal.SIGTERM, guard)
+    try:
+        monkeypatch.setattr(sqlite_file, "_match_mode", copied)
+        result = CliRunner().invoke(
+            cli, ["--db", str(database), "backup", str(copies)], env={"RECALLD_EMBEDDER": "none"}
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert not isinstance(result.exception, _KilledTooEarlyError)
+    assert result.exit_code == 143
+    assert list(copies.iterdir()) == []
+
+
+def test_shell_ended_by_sigterm_during_an_export_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shell took the export's exit for a line's own and went on to the next line.
+    database = tmp_path / "memories.db"
+    with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
+        m.remember("Anna moved to Paris")
+
+    def export(self: MemoryService, *args: object, **kwargs: object) -> Iterator[str]:
+        yield '{"content": "written before the signal"}'
+        os.kill(os.getpid(), signal.SIGTERM)
+        yield '{"content": "never written"}'
+
+    def guard(number: int, frame: object) -> None:
+        raise _KilledTooEarlyError
+
+    previous = signal.signal(signal.SIGTERM, guard)
+    try:
+        monkeypatch.setattr(MemoryService, "export", export)
+        result = CliRunner().invoke(
+            cli,
+            ["--db", str(database), "shell"],
+            input=f"export {tmp_path / 'out.jsonl'}\nremember 'after the signal'\n",
+            env={"RECALLD_EMBEDDER": "none"},
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert result.exit_code == 143
+    with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
+        assert m.stats().count == 1  # the line after the signal never ran
+
+
+def test_export_keeps_a_sigterm_handler_installed_outside_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # signal.signal() answers None for a handler a host program installed in C; putting
+    # that None back after the write was a TypeError, a finished export a traceback.
+    database = tmp_path / "memories.db"
+    with MemoryService.open(Settings(db=database, embedder="none", graph_extractor="none")) as m:
+        m.remember("Anna moved to Paris")
+    installed: list[object] = []
+    real_signal = signal.signal
+
+    def from_c(number: int) -> object:
+        return None if number == signal.SIGTERM else signal.default_int_handler
+
+    def record(number: int, handler: object) -> object:
+        if number != signal.SIGTERM:
+            return real_signal(number, handler)  # type: ignore[arg-type]
+        installed.append(handler)
+        if handler is None:
+            raise TypeError("signal handler must be signal.SIG_IGN, signal.SIG_DFL, or a callable")
+        return None  # what was there came from C
+
+    monkeypatch.setattr(signal, "getsignal", from_c)
+    monkeypatch.setattr(signal, "signal", record)
+    target = tmp_path / "memories.jsonl"
+    result = CliRunner().invoke(
+        cli, ["--db", str(database), "export", str(target)], env={"RECALLD_EMBEDDER": "none"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "Anna moved to Paris" in target.read_text()
+    assert installed == []  # the host's handler was left in place

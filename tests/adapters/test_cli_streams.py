@@ -82,3 +82,71 @@ def test_cli_export_to_a_reader_that_stops_early_ends_quietly(filled: Path) -> N
     _, errors = process.communicate(timeout=60)
     assert errors == b""
     assert process.returncode == 1  # click ends a command on EPIPE with 1
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("list", "--limit", "400", "--json"),
+        ("search", "garden", "--limit", "400", "--json"),
+        ("search", "garden", "--limit", "400"),
+    ],
+)
+def test_cli_output_to_a_reader_that_stops_early_exits_1(
+    filled: Path, arguments: tuple[str, ...]
+) -> None:
+    # Output larger than a pipe holds went out in one write, which came back short without
+    # an error when the reader left: `recalld list --json | head -c 5` ended 0, a cut
+    # document passing for a whole one under `set -o pipefail`.
+    reading, writing = os.pipe()
+    process = _recalld(filled, *arguments, stdout=writing)
+    os.close(writing)
+    with os.fdopen(reading, "rb") as reader:
+        assert len(reader.read(5)) == 5
+    _, errors = process.communicate(timeout=60)
+    assert errors == b""
+    assert process.returncode == 1
+
+
+@pytest.mark.parametrize("listing", [b"list --limit 400 --json", b"list --limit 400"])
+def test_cli_shell_whose_reader_stops_early_ends_with_exit_1(filled: Path, listing: bytes) -> None:
+    # `recalld shell < commands.txt | head -c 5` ended 0: click (rich, for a table) ended the
+    # line's command on the broken pipe with exit 1 inside the session, which swallowed it
+    # and went on.
+    reading, writing = os.pipe()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recalld", "--db", str(filled), "shell"],
+        stdin=subprocess.PIPE,
+        stdout=writing,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "none"},
+    )
+    os.close(writing)
+    assert process.stdin is not None
+    process.stdin.write(listing + b"\nstats --json\n")
+    process.stdin.close()
+    with os.fdopen(reading, "rb") as reader:
+        assert len(reader.read(5)) == 5
+    assert process.stderr is not None
+    with process.stderr:
+        errors = process.stderr.read()
+    process.wait(timeout=60)
+    assert errors == b""
+    assert process.returncode == 1
+
+
+def test_cli_export_of_a_line_larger_than_a_pipe_to_a_reader_gone_exits_1(tmp_path: Path) -> None:
+    # One memory's line (its quotes escaped) is over 64 KiB: written at once, it came back
+    # short without an error when the reader left, and `recalld export | head -c 5` ended 0.
+    db = tmp_path / "wide.db"
+    settings = Settings(db=db, synchronous="NORMAL", embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        service.remember('"' * 60_000)
+    reading, writing = os.pipe()
+    process = _recalld(db, "export", stdout=writing)
+    os.close(writing)
+    with os.fdopen(reading, "rb") as reader:
+        assert reader.read(5) == b'{"id"'
+    _, errors = process.communicate(timeout=60)
+    assert errors == b""
+    assert process.returncode == 1

@@ -162,7 +162,7 @@ def test_cli_intention_numbers_are_finite(tmp_path: Path) -> None:
     options = ["--mention", "Bob", "--every-time", "--min-interval", "inf"]
     refused = runner.invoke(cli, ["--db", db, "remind", "stretch", *options])
     assert isinstance(refused.exception, ValidationError)  # main() prints it, exits 1
-    assert refused.exception.field == "min_interval_seconds"
+    assert refused.exception.field == "--min-interval"  # the option typed
     listed = runner.invoke(cli, ["--db", db, "intentions", "--state", "all", "--json"])
     assert listed.exit_code == 0, listed.output
     assert json.loads(listed.stdout) == {"intentions": []}

@@ -7,12 +7,14 @@ command pays only for what it uses, so ``recalld --version``, ``stats`` and
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 import click
 
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
     from recalld.service import MemoryService
 
 CommandT = TypeVar("CommandT", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass
@@ -42,9 +46,9 @@ class _State:
     def console(self) -> Console:
         """Where human output goes (stdout); rich is imported on first use."""
         if self._console is None:
-            from rich.console import Console
+            from recalld.adapters.cli_console import ShownConsole
 
-            self._console = Console()
+            self._console = ShownConsole(file=cast("IO[str]", InPieces(sys.stdout)))
         return self._console
 
     def memory(self) -> MemoryService:
@@ -58,7 +62,8 @@ class _State:
             finally:
                 migrations.stop()
             if self.service.store.created:
-                click.echo(f"created a new database at {self.service.store.location()}", err=True)
+                location = visible(self.service.store.location())
+                click.echo(f"created a new database at {location}", err=True)
         return self.service
 
     def close(self) -> None:
@@ -115,6 +120,39 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
         ) from None
 
 
+# The exit status of a command ended by SIGTERM, as a shell reports it (128 + 15).
+TERMINATED = 143
+
+
+@contextmanager
+def sigterm_ends_cleanly() -> Iterator[None]:
+    """While a command writes a file under a temporary name (``export FILE``, ``backup``),
+    SIGTERM (a service stop, ``timeout``, ``kill``) ends it as an exception does, exit 143:
+    its ``finally`` removes the partial file. Killed outright, it left a hidden
+    ``.<name>.<pid>.partial`` holding the memories exported so far, which no ``forget``
+    reaches. Only the main thread can take a signal; elsewhere nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getsignal(signal.SIGTERM) is None:
+        # A handler installed outside Python (a program embedding this one) cannot be put
+        # back (`signal.signal(SIGTERM, None)` is a TypeError after the write): keep it.
+        yield
+        return
+
+    def stop(number: int, frame: object) -> None:
+        raise SystemExit(TERMINATED)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def read_text(file: IO[bytes]) -> str:
     """All of ``file`` (opened in binary, as ``click.File("rb")`` gives it) as UTF-8 text.
 
@@ -130,10 +168,29 @@ def read_text(file: IO[bytes]) -> str:
 
 
 def error_console() -> Console:
-    """A rich console on stderr (progress bars, warnings)."""
-    from rich.console import Console
+    """A rich console on stderr (progress bars, warnings) that shows stored text, never
+    obeys it (see :func:`visible`)."""
+    from recalld.adapters.cli_console import ShownConsole
 
-    return Console(stderr=True)
+    return ShownConsole(stderr=True)
+
+
+# What a terminal would obey rather than show: C0 controls but line feed and tab, DEL, C1
+# controls, and the bidirectional overrides and isolates (which reorder what follows them).
+_OBEYED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` as human output prints it: each character a terminal would act on shown as
+    its escape (``\\x1b``, ``\\r``, ``\\u202e``), a CRLF line end as a line end.
+
+    A memory holds whatever text it was given: ``ESC ]0;…`` in one retitled the terminal
+    that listed it, ``ESC [2J`` cleared the screen, ``ESC [31m`` coloured what followed.
+    ``--json`` keeps the text exact (JSON escapes them)."""
+    text = text.replace("\r\n", "\n")
+    if _OBEYED.search(text) is None:
+        return text
+    return _OBEYED.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def progress_bar(description: str, *, unit: str = "") -> Progress:
@@ -178,10 +235,55 @@ class MigrationProgress:
             self._progress = None
 
 
+# Characters written at once (at most 8 KiB in UTF-8, what a text stream buffers): a pipe
+# holds 64 KiB, and one larger write that its reader stops taking (`| head -c 100`) comes
+# back short without an error, so the command ended 0 with its output cut. A piece at a
+# time, flushed, a reader gone is a BrokenPipeError, which click ends quietly with exit 1.
+OUTPUT_PIECE_CHARS = 2048
+
+
+class InPieces:
+    """A text stream (stdout) that writes what it is given a flushed piece at a time (see
+    :data:`OUTPUT_PIECE_CHARS`); anything else is the stream's own."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` in pieces, each flushed: a short write is an error, not a loss."""
+        for start in range(0, len(text), OUTPUT_PIECE_CHARS):
+            self._stream.write(text[start : start + OUTPUT_PIECE_CHARS])
+            self._stream.flush()
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def writes_utf8(stream: Any) -> bool:
+    """Whether ``stream`` encodes text as UTF-8 (not a Latin-1 locale's stdout, nor one
+    set by ``PYTHONIOENCODING=ascii``); a stream that names no encoding is taken as UTF-8."""
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name == "utf-8"
+    except LookupError:
+        return False
+
+
+def ascii_json(text: str) -> str:
+    """JSON ``text`` with each non-ASCII character as its ``\\uXXXX`` escape (a surrogate pair
+    beyond the BMP): the same document, readable whatever the output's encoding. Outside
+    its strings JSON is ASCII, so only string contents change."""
+    return re.sub(r"[^\x00-\x7f]", lambda found: json.dumps(found.group())[1:-1], text)
+
+
 def _print_json(value: Any) -> None:
     """Print ``value`` as a command's ``--json`` document: compact, one line, and UTF-8 as
     is (``"München"``, not ``"M\\u00fcnchen"``), whatever the command, so one reading of
-    it fits them all. Every ``--json`` output goes through here."""
+    it fits them all. Every ``--json`` output goes through here. On a stdout that is not
+    UTF-8 (a Latin-1 locale) non-ASCII characters are escaped instead: the document stays
+    whole and valid where they could not be written (a traceback, nothing on stdout)."""
     from pydantic import BaseModel
 
     if isinstance(value, BaseModel):
@@ -193,7 +295,11 @@ def _print_json(value: Any) -> None:
                 for item in value
             ]
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    click.echo(text)
+    if not writes_utf8(sys.stdout):
+        text = ascii_json(text)
+    for start in range(0, len(text), OUTPUT_PIECE_CHARS):
+        click.echo(text[start : start + OUTPUT_PIECE_CHARS], nl=False)
+    click.echo()
 
 
 def _importance_to_salience(importance: int | None, salience: float | None) -> float | None:
@@ -303,4 +409,68 @@ def _filters(options: dict[str, Any], include_expired: bool = False) -> Filters:
     )
 
 
-pass_state = click.make_pass_decorator(_State)
+# The library fields that options spelled otherwise fill, by the option (its parameter
+# name): `--ttl -5` was "ttl_seconds: must be ...", `--created-since x` "created_since: ...",
+# fields no option of the command is called. A field spelled as its option (`kind`,
+# `limit`, `at`) keeps its name; a server's host or port keeps the message that names both
+# the option and its variable.
+OPTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "ttl_seconds": ("ttl",),
+    "min_score": ("min_score",),
+    "created_since": ("created_since",),
+    "created_until": ("created_until",),
+    "tags_any": ("tags_any",),
+    "tags_all": ("tags_all",),
+    "tags": ("tags",),
+    "place.name": ("place_name",),
+    "place.lat": ("place",),
+    "place.lon": ("place",),
+    "place.geohash": ("place",),
+    "radius_m": ("radius",),
+    "window_minutes": ("window_minutes",),
+    "signals": ("signals",),
+    "min_interval_seconds": ("min_interval",),
+    "biometrics": ("biometrics",),
+}
+
+
+def given_options(context: click.Context) -> dict[str, str]:
+    """The :data:`OPTION_FIELDS` of ``context``'s command given on its command line, each
+    to the option's flag (``{"ttl_seconds": "--ttl"}``)."""
+    from click.core import ParameterSource
+
+    given = {
+        parameter.name: parameter
+        for parameter in context.command.params
+        if isinstance(parameter, click.Option)
+        and parameter.name is not None
+        and context.get_parameter_source(parameter.name) is ParameterSource.COMMANDLINE
+    }
+    names: dict[str, str] = {}
+    for field_name, parameters in OPTION_FIELDS.items():
+        found = next((given[name] for name in parameters if name in given), None)
+        if found is not None:
+            names[field_name] = next(
+                (flag for flag in found.opts if flag.startswith("--")), found.opts[0]
+            )
+    return names
+
+
+def pass_state(function: Callable[Concatenate[_State, P], R]) -> Callable[P, R]:
+    """``click.make_pass_decorator(_State)``, and a value the library refuses is named by
+    the option that gave it (``--ttl``, ``--created-since``, ``--place-name``), not by the
+    library's field, which no option of the command is called."""
+    from recalld import _validate as check
+
+    @functools.wraps(function)
+    def command(*args: P.args, **kwargs: P.kwargs) -> R:
+        context = click.get_current_context()
+        state = context.find_object(_State)
+        if state is None:  # pragma: no cover - the group always sets it
+            raise RuntimeError("a recalld command ran without the group's state")
+        try:
+            return context.invoke(function, state, *args, **kwargs)
+        except ValidationError as error:
+            raise check.renamed(error, given_options(context)) from None
+
+    return command

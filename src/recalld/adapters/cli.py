@@ -9,6 +9,7 @@ need them, so ``--version``, ``stats`` and ``get`` start fast.
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import sys
@@ -20,6 +21,7 @@ from click.core import ParameterSource
 from recalld._version import __version__
 from recalld.adapters._cli_support import (
     PLACE_NAME_HELP,
+    TERMINATED,
     _filters,
     _filters_options,
     _importance_to_salience,
@@ -32,6 +34,8 @@ from recalld.adapters._cli_support import (
     load_settings,
     pass_state,
     read_text,
+    visible,
+    writes_utf8,
 )
 from recalld.adapters.cli_context import context_commands
 from recalld.adapters.cli_graph import graph_group
@@ -362,7 +366,7 @@ def forget(state: _State, memory_id: str, as_json: bool) -> None:
         _print_json(forgotten)
     elif not forgotten.deleted:
         # Idempotent, as DELETE /v1/memories/{id} is: nothing there is nothing to forget.
-        click.echo(f"nothing to forget: no memory {memory_id}")
+        click.echo(f"nothing to forget: no memory {visible(memory_id)}")
     elif forgotten.scrub == "pending":
         click.echo(
             "forgotten; scrubbing its bytes from the database files is pending (another"
@@ -450,16 +454,21 @@ def _shell_words(line: str) -> list[str]:
 def shell(state: _State) -> None:
     """An interactive session: type commands without the `recalld` prefix."""
     memory = state.memory()
-    stats_now = memory.stats()
-    state.console.print(
-        f"recalld on {memory.store.location()} (namespace {state.settings.namespace},"
-        f" {stats_now.count} memories). Type `help`, or `quit` to leave.",
-        highlight=False,
-        markup=False,
-    )
+    # Commands piped in (`recalld shell < commands.txt`) answer as each would alone: no
+    # banner, no prompt in front of every answer (a JSON line began "recalld> {").
+    interactive = sys.stdin.isatty()
+    if interactive:
+        stats_now = memory.stats()
+        state.console.print(
+            f"recalld on {memory.store.location()} (namespace {state.settings.namespace},"
+            f" {stats_now.count} memories). Type `help`, or `quit` to leave.",
+            highlight=False,
+            markup=False,
+        )
+    prompt = "[bold green]recalld>[/bold green] " if interactive else ""
     while True:
         try:
-            line = state.console.input("[bold green]recalld>[/bold green] ")
+            line = state.console.input(prompt)
         except EOFError:
             break
         except KeyboardInterrupt:
@@ -492,14 +501,22 @@ def _shell_line(state: _State, line: str) -> bool:
     if words[0] == "shell":
         click.echo("error: shell: this is the shell already", err=True)
         return True
+    stdout = sys.stdout
     try:
         cli.main(words, prog_name="recalld", obj=state, standalone_mode=False)
     except click.ClickException as error:
         error.show()
     except RecalldError as error:
-        click.echo(f"error: {error}", err=True)
-    except SystemExit:
-        pass
+        click.echo(f"error: {visible(str(error))}", err=True)
+    except SystemExit as stopped:
+        if stopped.code == TERMINATED:
+            raise  # SIGTERM during the line (see sigterm_ends_cleanly) ends the shell too
+        if sys.stdout is not stdout or state.console.quiet:
+            # A command whose reader left (`recalld shell < lines | head`) ends with exit 1,
+            # once click has put a quiet stream in stdout's place (or rich, for a table,
+            # has turned quiet and sent stdout to /dev/null): nothing more can be shown,
+            # so the session ends there with that 1 (it went on and ended 0).
+            raise
     return True
 
 
@@ -514,18 +531,37 @@ for _command in (
     cli.add_command(_command)
 
 
+def _escape_what_output_cannot_encode() -> None:
+    """On a stdout that is not UTF-8 (a Latin-1 locale, ``PYTHONIOENCODING=latin-1``),
+    print a character it cannot encode as a backslash escape (``\\u65e5``): a memory in
+    Japanese was a ``UnicodeEncodeError`` traceback and no output at all. (``--json``
+    escapes such characters itself, as JSON does; stderr already escapes them.)"""
+    stream = sys.stdout
+    if isinstance(stream, io.TextIOWrapper) and not writes_utf8(stream):
+        stream.reconfigure(errors="backslashreplace")
+
+
+# The exit status of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it.
+INTERRUPTED = 130
+
+
 def main() -> None:
-    """Console entry point: run the CLI and turn recalld errors into one line and exit 1."""
+    """Console entry point: run the CLI and turn recalld errors into one line and exit 1
+    (Ctrl-C: ``aborted`` and exit 130)."""
+    _escape_what_output_cannot_encode()
     try:
         cli.main(prog_name="recalld", standalone_mode=False)
     except click.ClickException as error:
         error.show()
         sys.exit(error.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as error:
         click.echo("aborted", err=True)
-        sys.exit(1)
+        # Ctrl-C (click turns it into Abort) ends as a shell's interrupted command does,
+        # 128 + SIGINT: a script tells "stopped" from "failed" (exit 1) by it.
+        sys.exit(INTERRUPTED if isinstance(error.__cause__, KeyboardInterrupt) else 1)
     except RecalldError as error:
-        click.echo(f"error: {error}", err=True)
+        # A path or value in the message is shown, not obeyed (a --db named with ESC [2J).
+        click.echo(f"error: {visible(str(error))}", err=True)
         sys.exit(1)
     except OSError as error:
         # Any OSError a command let through is one line, not a traceback. One without a
@@ -536,5 +572,5 @@ def main() -> None:
         if error.filename is None:
             click.echo(f"error: could not write the output: {reason}", err=True)
         else:
-            click.echo(f"error: {reason}: {error.filename}", err=True)
+            click.echo(f"error: {reason}: {visible(str(error.filename))}", err=True)
         sys.exit(1)

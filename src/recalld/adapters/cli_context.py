@@ -18,6 +18,7 @@ from recalld.adapters._cli_support import (
     limit_option,
     pass_state,
     read_text,
+    visible,
 )
 
 
@@ -72,7 +73,7 @@ def core_show(state: _State, as_json: bool) -> None:
     if as_json:
         _print_json([memory.core.state(target) for target in ("user", "memory")])
     else:
-        click.echo(memory.core.render())
+        click.echo(visible(memory.core.render()))
 
 
 @core.command("add")

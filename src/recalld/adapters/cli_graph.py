@@ -6,7 +6,7 @@ import shlex
 
 import click
 
-from recalld.adapters._cli_support import _print_json, _State, limit_option, pass_state
+from recalld.adapters._cli_support import _print_json, _State, limit_option, pass_state, visible
 
 __all__ = ["graph_group"]
 
@@ -47,8 +47,8 @@ def graph_entities(
         table.add_column(column)
     for entity in page.entities:
         table.add_row(  # names are text, not rich markup
-            Text(entity.name),
-            Text(entity.type),
+            Text(visible(entity.name)),
+            Text(visible(entity.type)),
             str(entity.mentions),
             str(entity.observations),
             "yes" if entity.declared else "",
@@ -138,9 +138,9 @@ def graph_relations(
         table.add_column(column)
     for relation in page.relations:
         table.add_row(
-            Text(relation.subject),
-            Text(relation.predicate),
-            Text(relation.object),
+            Text(visible(relation.subject)),
+            Text(visible(relation.predicate)),
+            Text(visible(relation.object)),
             str(relation.sources),
             "" if relation.at is None else relation.at.strftime("%Y-%m-%d %H:%M"),
         )

@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from recalld.adapters._cli_support import visible
 from recalld.model import Hit, ImportReport, Memory, Receipt, Stats, Status
 
 __all__ = [
@@ -60,18 +61,18 @@ def format_bytes(value: int | None) -> str:
 def _memory_cell(memory: Memory) -> Text:
     cell = Text()
     if memory.speaker:
-        cell.append(f"{memory.speaker}: ", style="bold")
+        cell.append(f"{visible(memory.speaker)}: ", style="bold")
     if memory.title:
-        cell.append(memory.title, style="bold")
+        cell.append(visible(memory.title), style="bold")
         cell.append(": ")
-    cell.append(memory.content)
+    cell.append(visible(memory.content))
     details = [memory.id, format_time(memory.at or memory.created_at)]
     details.append(memory.kind if memory.category is None else f"{memory.kind}/{memory.category}")
     if memory.key:
         details.append(f"key {memory.key}")
     if memory.tags:
         details.append(" ".join(f"#{tag}" for tag in memory.tags))
-    cell.append("\n" + " · ".join(details), style="dim")
+    cell.append("\n" + visible(" · ".join(details)), style="dim")
     return cell
 
 
@@ -123,9 +124,9 @@ def show_memory(console: Console, memory: Memory) -> None:
             shown = f"{place.lat:.6f}, {place.lon:.6f} (geohash {place.geohash})"
             if place.name:
                 shown = f"{place.name}: {shown}"
-            table.add_row(name, Text(shown))
+            table.add_row(name, Text(visible(shown)))
         else:
-            table.add_row(name.replace("_", " "), Text(_value(name, value)))
+            table.add_row(name.replace("_", " "), Text(visible(_value(name, value))))
     console.print(table)
 
 
@@ -150,7 +151,7 @@ def show_counts(console: Console, title: str, counts: Mapping[str, int]) -> None
     table.add_column(title.split(" ")[-1], overflow="fold")
     table.add_column("count", justify="right")
     for name, count in counts.items():
-        table.add_row(Text(name), str(count))
+        table.add_row(Text(visible(name)), str(count))
     console.print(table)
 
 
@@ -159,7 +160,7 @@ def _facts(console: Console, rows: Iterable[tuple[str, str]]) -> None:
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold", ratio=1)
     for name, value in rows:
-        table.add_row(name, Text(value))
+        table.add_row(name, Text(visible(value)))
     console.print(table)
 
 
@@ -225,7 +226,7 @@ def show_status(console: Console, status: Status) -> None:
             table.add_column(column, overflow="fold")
         for worker in status.workers:
             table.add_row(
-                Text(worker.id),
+                Text(visible(worker.id)),
                 worker.state,
                 "yes" if worker.alive else "no",
                 f"{worker.heartbeat_age_seconds:.0f} s ago",
@@ -239,7 +240,12 @@ def show_status(console: Console, status: Status) -> None:
         for column in ("memory", "state", "tries", "error"):
             table.add_column(column, overflow="fold")
         for job in status.failed_jobs:
-            table.add_row(Text(job.memory_id), job.state, str(job.attempts), Text(job.error or ""))
+            table.add_row(
+                Text(visible(job.memory_id)),
+                job.state,
+                str(job.attempts),
+                Text(visible(job.error or "")),
+            )
         console.print(table)
         if any(job.state == "failed" for job in status.failed_jobs):
             # Failed for good: nothing retries them unless asked (they are found by keyword).

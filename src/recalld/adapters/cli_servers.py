@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from recalld.adapters._cli_support import _print_json, _State, pass_state, progress_bar
+from recalld.adapters._cli_support import _print_json, _State, pass_state, progress_bar, visible
 
 if TYPE_CHECKING:
     from recalld.config import Settings
@@ -80,7 +80,7 @@ def mcp_command(
             return opened.pop()
         service = MemoryService.open(settings)
         if service.store.created:
-            click.echo(f"created a new database at {service.store.location()}", err=True)
+            click.echo(f"created a new database at {visible(service.store.location())}", err=True)
         return service
 
     # Over HTTP the caller may be another machine: media must be base64, never a path
@@ -256,7 +256,10 @@ def token_create(state: _State, name: str, scopes: tuple[str, ...], as_json: boo
         _print_json(issued)
         return
     click.echo(issued.token)
-    click.echo(f"token {issued.info.id} ({name}); store it now: it cannot be shown again", err=True)
+    click.echo(
+        f"token {issued.info.id} ({visible(name)}); store it now: it cannot be shown again",
+        err=True,
+    )
 
 
 @token_group.command("list")
@@ -273,6 +276,7 @@ def token_list(state: _State, as_json: bool) -> None:
         return
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     # The id is what `token revoke` takes: never cut (the other columns fold).
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -282,7 +286,7 @@ def token_list(state: _State, as_json: bool) -> None:
     for token in tokens:
         table.add_row(
             token.id,
-            token.name,
+            Text(visible(token.name)),  # a name is text: "[/x]" in it is not rich markup
             "\n".join(f"{name}:{access}" for name, access in token.scopes.items()),
             token.created_at.strftime("%Y-%m-%d %H:%M"),
             token.last_used_at.strftime("%Y-%m-%d %H:%M") if token.last_used_at else "",
@@ -304,7 +308,9 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
     if as_json:
         _print_json({"revoked": revoked})
     else:
-        state.console.print("revoked" if revoked else f"no active token {token_id}")
+        state.console.print(
+            "revoked" if revoked else f"no active token {token_id}", highlight=False, markup=False
+        )
     if not revoked:
         sys.exit(1)
 

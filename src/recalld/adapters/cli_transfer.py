@@ -17,11 +17,14 @@ from typing import Any, BinaryIO, TypeVar, cast
 import click
 
 from recalld.adapters._cli_support import (
+    OUTPUT_PIECE_CHARS,
+    InPieces,
     _print_json,
     _State,
     pass_state,
     progress_bar,
     read_text,
+    sigterm_ends_cleanly,
 )
 from recalld.errors import ValidationError
 from recalld.store.base import BackupResult
@@ -68,11 +71,19 @@ def export_command(state: _State, file: str, all_namespaces: bool) -> None:
     lines = memory.export(namespaces, on_problem=problems.append)
     try:
         if file != "-" and (not os.path.exists(file) or os.path.isfile(file)):
-            _write_replacing(Path(file), lines)
+            with sigterm_ends_cleanly():
+                _write_replacing(Path(file), lines)
         else:  # stdout, a pipe or a device: nothing to keep, nothing to replace
             with click.open_file(file, "w", encoding="utf-8") as output:
+                # A line longer than a pipe holds (a memory of quotes or control characters,
+                # each escaped) went out in one write that came back short, no error, when
+                # the reader left: exit 0, the export cut. Long lines go a piece at a time.
+                pieces = InPieces(output)
                 for line in lines:
-                    output.write(line + "\n")
+                    if len(line) < OUTPUT_PIECE_CHARS:
+                        output.write(line + "\n")
+                    else:
+                        pieces.write(line + "\n")
     except OSError as error:  # a missing directory, a full disk, a file that takes no writes
         if file == "-":
             if error.errno == errno.EPIPE:
@@ -398,9 +409,13 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
         from recalld.store.migrations import MIGRATIONS
         from recalld.store.sqlite_file import copy_older_schema
 
-        older = _named_in_turn(
-            lambda name: copy_older_schema(database, name, len(MIGRATIONS)), target, directory, now
-        )
+        with sigterm_ends_cleanly():
+            older = _named_in_turn(
+                lambda name: copy_older_schema(database, name, len(MIGRATIONS)),
+                target,
+                directory,
+                now,
+            )
         if older is not None:
             if older.schema_version >= len(MIGRATIONS):
                 # Upgraded by a process of this version between the check and the copy.
@@ -425,7 +440,8 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
             # live on in the copy, where no purge reaches (this process purged nothing
             # yet, and a server's purge runs at most every purge_interval_seconds).
             purge_before_backup(store, datetime.now(UTC))
-        result = _named_in_turn(store.backup, target, directory, now)
+        with sigterm_ends_cleanly():
+            result = _named_in_turn(store.backup, target, directory, now)
     finally:
         # The purge's scrub, done now unless a reader holds it up (then the next process
         # to open the database finishes it); the copy has no trace of it either way.

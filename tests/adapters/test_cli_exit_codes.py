@@ -1,0 +1,84 @@
+"""The exit status of `recalld` as a script reads it: 0, 1 for an error, 2 for a usage
+error, 130 for Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recalld.adapters.cli import main
+from recalld.service import MemoryService
+
+
+def _exit_status(monkeypatch: pytest.MonkeyPatch, *arguments: str) -> int | str | None:
+    monkeypatch.setattr("sys.argv", ["recalld", *arguments])
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    return stopped.value.code
+
+
+def test_cli_ctrl_c_during_a_command_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It exited 1, as an error does: a script could not tell "stopped" from "failed".
+    def interrupted(self: MemoryService, *args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt  # Ctrl-C while the command runs
+
+    monkeypatch.setattr(MemoryService, "remember", interrupted)
+    status = _exit_status(monkeypatch, "--db", str(tmp_path / "c.db"), "remember", "never")
+    assert status == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "aborted"
+
+
+def test_cli_error_and_usage_error_keep_exit_1_and_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "c.db")
+    assert _exit_status(monkeypatch, "--db", db, "get", "missing") == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: no memory with id 'missing' in 'default'"
+    )
+    assert _exit_status(monkeypatch, "--db", db, "list", "--limit", "many") == 2
+
+
+def test_cli_error_and_notice_show_a_path_escaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A --db holding ESC [2J reached the terminal raw in "created a new database at ..."
+    # and in the error naming its directory (and click stripped it when piped, naming
+    # another path than the one given).
+    missing = tmp_path / "no\x1b[2Jdir" / "x.db"
+    assert _exit_status(monkeypatch, "--db", str(missing), "stats") == 1
+    error = capsys.readouterr().err
+    assert "\x1b" not in error
+    assert "no\\x1b[2Jdir" in error
+    created = tmp_path / "e\x1b[2Jx.db"
+    monkeypatch.setattr("sys.argv", ["recalld", "--db", str(created), "stats", "--json"])
+    main()  # success: returns, exit 0
+    notice = capsys.readouterr().err
+    assert notice == f"created a new database at {tmp_path}/e\\x1b[2Jx.db\n"
+
+
+def test_cli_shell_fed_from_a_pipe_prints_only_the_answers(tmp_path: Path) -> None:
+    # Each answer began with the prompt, after a banner: "recalld> {"memories": ...}" was
+    # no JSON line for the script that piped the commands in.
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", str(tmp_path / "p.db"), "shell"],
+        input='remember "piped in" --json\nlist --json\nquit\n',
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "none"},
+    )
+    receipt, page = (json.loads(line) for line in completed.stdout.splitlines())
+    assert receipt["status"] == "created"
+    assert page["memories"][0]["content"] == "piped in"
