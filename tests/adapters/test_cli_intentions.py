@@ -118,11 +118,11 @@ def test_cli_remind_bad_input_is_one_line_naming_the_field(tmp_path: Path) -> No
     command = [sys.executable, "-m", "recalld", "--db", str(tmp_path / "e.db")]
     for arguments, fragment in (
         (["remind", "nothing to trigger it"], "triggers:"),
-        (["remind", "x", "--place", "48.85,2.35", "--radius", "60000"], "radius_m:"),
+        (["remind", "x", "--place", "48.85,2.35", "--radius", "60000"], "--radius:"),
         (["remind", "x", "--at", "2020-01-01T09:00Z"], "at:"),
         (["remind", "x", "--at", "whenever you like"], "at:"),
         (["remind", "x", "--at", "9:00", "--every", "sometimes"], "every:"),
-        (["remind", "x", "--when-signal", "heart_rate=150"], "signals:"),
+        (["remind", "x", "--when-signal", "heart_rate=150"], "--when-signal:"),
         (["cancel", "01NOSUCHINTENTION"], "no intention"),
     ):
         completed = subprocess.run(
