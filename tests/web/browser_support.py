@@ -7,6 +7,7 @@ never downloads anything; ``scripts/system-deps.sh`` installs both packages.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -184,6 +185,33 @@ def ok(response: httpx.Response) -> Any:
     """The JSON of a successful answer (the test fails on any other)."""
     assert response.status_code < 300, response.text
     return response.json()
+
+
+def remember(client: httpx.Client, **fields: Any) -> str:
+    """Store a memory through the API; its id."""
+    return str(ok(client.post("/v1/memories", json=fields))["id"])
+
+
+def unique_namespace(prefix: str) -> str:
+    """A namespace of the test's own (the module's server is shared)."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def count_is(driver: Chrome, selector: str, count: int) -> None:
+    """Wait until the page shows exactly ``count`` elements matching ``selector``."""
+    wait_for(
+        driver,
+        lambda current: len(current.find_elements(By.CSS_SELECTOR, selector)) == count,
+        f"{count} of {selector}",
+    )
+
+
+def settle(driver: Chrome, milliseconds: int = 400) -> None:
+    """Let the page handle what is in flight (answers, timers) before looking."""
+    driver.execute_async_script(
+        "const done = arguments[arguments.length - 1]; setTimeout(done, arguments[0]);",
+        milliseconds,
+    )
 
 
 @dataclass

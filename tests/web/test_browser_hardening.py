@@ -13,7 +13,6 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -24,10 +23,14 @@ from tests.web.browser_support import (
     TOKEN_KEY,
     Browsed,
     browsed_server,
+    count_is,
     element,
     ok,
     open_page,
+    remember,
+    settle,
     text_appears,
+    unique_namespace,
     wait_for,
 )
 
@@ -60,35 +63,11 @@ def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
         yield found
 
 
-def _remember(client: httpx.Client, **fields: Any) -> str:
-    return str(ok(client.post("/v1/memories", json=fields))["id"])
-
-
-def _namespace(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
-
-
 def _rows(driver: Chrome, selector: str, attribute: str) -> list[str]:
     return [
         row.get_attribute(attribute) or ""
         for row in driver.find_elements(By.CSS_SELECTOR, selector)
     ]
-
-
-def _count_is(driver: Chrome, selector: str, count: int) -> None:
-    wait_for(
-        driver,
-        lambda current: len(current.find_elements(By.CSS_SELECTOR, selector)) == count,
-        f"{count} of {selector}",
-    )
-
-
-def _settle(driver: Chrome, milliseconds: int = 400) -> None:
-    """Let the page handle what is in flight (answers, timers) before looking."""
-    driver.execute_async_script(
-        "const done = arguments[arguments.length - 1]; setTimeout(done, arguments[0]);",
-        milliseconds,
-    )
 
 
 # -- "Load more": one request at a time, late answers dropped ---------------------
@@ -97,38 +76,37 @@ def _settle(driver: Chrome, milliseconds: int = 400) -> None:
 def test_browser_browse_load_more_clicked_twice_asks_for_the_next_page_once(
     browsed: Browsed,
 ) -> None:
-    namespace = _namespace("twice")
+    namespace = unique_namespace("twice")
     with browsed.api(namespace) as client:
-        ids = [_remember(client, content=f"twice item {number}") for number in range(60)]
+        ids = [remember(client, content=f"twice item {number}") for number in range(60)]
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "browse", namespace=namespace)
-    _count_is(driver, "#browse-list .memory-row", 25)
+    count_is(driver, "#browse-list .memory-row", 25)
     # Two clicks in one go, before the first answer: the second must not ask again.
     driver.execute_script(
         "const more = arguments[0]; more.click(); more.click();", element(driver, "#browse-more")
     )
-    _count_is(driver, "#browse-list .memory-row", 50)
-    _settle(driver)
+    count_is(driver, "#browse-list .memory-row", 50)
+    settle(driver)
     shown = _rows(driver, "#browse-list .memory-row", "data-memory-id")
     assert shown == list(reversed(ids))[:50]
     element(driver, "#browse-more").click()
-    _count_is(driver, "#browse-list .memory-row", 60)
+    count_is(driver, "#browse-list .memory-row", 60)
 
 
 def test_browser_browse_drops_a_late_page_of_the_listing_a_filter_replaced(
     browsed: Browsed,
 ) -> None:
-    namespace = _namespace("late")
+    namespace = unique_namespace("late")
     with browsed.api(namespace) as client:
         older = [
-            _remember(client, content=f"older item {number}", tags=["older"])
-            for number in range(30)
+            remember(client, content=f"older item {number}", tags=["older"]) for number in range(30)
         ]
         for number in range(30):
-            _remember(client, content=f"newer item {number}")
+            remember(client, content=f"newer item {number}")
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "browse", namespace=namespace)
-    _count_is(driver, "#browse-list .memory-row", 25)
+    count_is(driver, "#browse-list .memory-row", 25)
     driver.execute_script(HOLD_BACK_THE_NEXT_PAGE)
     element(driver, "#browse-more").click()
     wait_for(driver, lambda current: current.execute_script("return window.__late"), "held")
@@ -152,7 +130,7 @@ def test_browser_browse_drops_a_late_page_of_the_listing_a_filter_replaced(
     )
     assert _rows(driver, "#browse-list .memory-row", "data-memory-id") == newest_older[:25]
     element(driver, "#browse-more").click()  # continues the filtered listing
-    _count_is(driver, "#browse-list .memory-row", 30)
+    count_is(driver, "#browse-list .memory-row", 30)
     assert _rows(driver, "#browse-list .memory-row", "data-memory-id") == newest_older
 
 
@@ -178,31 +156,31 @@ def _import_entities(client: httpx.Client, names: list[str]) -> None:
 def test_browser_graph_load_more_clicked_twice_asks_for_the_next_page_once(
     browsed: Browsed,
 ) -> None:
-    namespace = _namespace("graph-twice")
+    namespace = unique_namespace("graph-twice")
     names = [f"Entity {number:02d}" for number in range(55)]
     with browsed.api(namespace) as client:
         _import_entities(client, names)
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "graph", namespace=namespace)
-    _count_is(driver, "#entity-list .entity-row", 50)
+    count_is(driver, "#entity-list .entity-row", 50)
     driver.execute_script(
         "const more = arguments[0]; more.click(); more.click();", element(driver, "#entity-more")
     )
-    _count_is(driver, "#entity-list .entity-row", 55)
-    _settle(driver)
+    count_is(driver, "#entity-list .entity-row", 55)
+    settle(driver)
     assert _rows(driver, "#entity-list .entity-row", "data-entity") == names
 
 
 def test_browser_graph_drops_a_late_page_of_the_list_a_search_replaced(
     browsed: Browsed,
 ) -> None:
-    namespace = _namespace("graph-late")
+    namespace = unique_namespace("graph-late")
     names = [f"Entity {number:02d}" for number in range(55)]
     with browsed.api(namespace) as client:
         _import_entities(client, names)
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "graph", namespace=namespace)
-    _count_is(driver, "#entity-list .entity-row", 50)
+    count_is(driver, "#entity-list .entity-row", 50)
     driver.execute_script(HOLD_BACK_THE_NEXT_PAGE)
     element(driver, "#entity-more").click()
     wait_for(driver, lambda current: current.execute_script("return window.__late"), "held")
@@ -253,9 +231,9 @@ def _go(driver: Chrome, address: str) -> None:
 def test_browser_memory_view_refuses_dot_ids_and_an_answer_that_is_not_the_memory(
     browsed: Browsed,
 ) -> None:
-    namespace = _namespace("dots")
+    namespace = unique_namespace("dots")
     with browsed.api(namespace) as client:
-        _remember(client, content="The listing answers for /v1/memories/.")
+        remember(client, content="The listing answers for /v1/memories/.")
     driver = browsed.driver
     for address in (".", "%2e", "..", "%2E%2E"):
         open_page(driver, browsed.base_url, browsed.admin, f"memory/{address}", namespace)
@@ -277,7 +255,7 @@ def test_browser_memory_view_refuses_dot_ids_and_an_answer_that_is_not_the_memor
 def test_browser_graph_refuses_a_dot_name_and_an_answer_that_is_not_an_entity(
     browsed: Browsed,
 ) -> None:
-    namespace = _namespace("graph-dots")
+    namespace = unique_namespace("graph-dots")
     with browsed.api(namespace) as client:
         _import_entities(client, ["Ada Lovelace"])
     driver = browsed.driver
@@ -295,9 +273,9 @@ def test_browser_graph_refuses_a_dot_name_and_an_answer_that_is_not_an_entity(
 
 
 def test_browser_a_network_failure_shows_its_message(browsed: Browsed) -> None:
-    namespace = _namespace("down")
+    namespace = unique_namespace("down")
     with browsed.api(namespace) as client:
-        memory_id = _remember(client, content="Out of reach for a moment")
+        memory_id = remember(client, content="Out of reach for a moment")
         _import_entities(client, ["Grace Hopper"])
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, "browse", namespace)
@@ -327,20 +305,20 @@ def test_browser_a_broken_escape_in_the_address_shows_not_found(browsed: Browsed
 
 
 def test_browser_shows_filters_on_and_edits_the_speaker(browsed: Browsed) -> None:
-    namespace = _namespace("speaker")
+    namespace = unique_namespace("speaker")
     word = f"lakehouse{uuid.uuid4().hex[:6]}"
     with browsed.api(namespace) as client:
-        frank = _remember(
+        frank = remember(
             client, content=f"The {word} Wi-Fi password is on the fridge", speaker="Frank"
         )
-        grace = _remember(client, content=f"The {word} key is under the mat", speaker="Grace")
-        plain = _remember(client, content=f"The {word} has a blue door")
+        grace = remember(client, content=f"The {word} key is under the mat", speaker="Grace")
+        plain = remember(client, content=f"The {word} has a blue door")
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, f"memory/{frank}", namespace)
     assert element(driver, "#memory-speaker").text == "Frank"
 
     open_page(driver, browsed.base_url, browsed.admin, "browse", namespace)
-    _count_is(driver, "#browse-list .memory-row", 3)
+    count_is(driver, "#browse-list .memory-row", 3)
     badges = {
         row.get_attribute("data-memory-id"): [
             badge.text for badge in row.find_elements(By.CSS_SELECTOR, ".badge.speaker")
@@ -362,7 +340,7 @@ def test_browser_shows_filters_on_and_edits_the_speaker(browsed: Browsed) -> Non
     element(driver, "#search-speaker").send_keys("Frank")
     element(driver, "#search-submit").click()
     hit = element(driver, "#search-results .hit")
-    _settle(driver)
+    settle(driver)
     assert _rows(driver, "#search-results .hit", "data-memory-id") == [frank]
     assert hit.find_element(By.CSS_SELECTOR, ".badge.speaker").text == "by Frank"
 
@@ -380,10 +358,10 @@ def test_browser_shows_filters_on_and_edits_the_speaker(browsed: Browsed) -> Non
 
 
 def test_browser_export_counts_memories_apart_from_the_other_records(browsed: Browsed) -> None:
-    namespace = _namespace("export")
+    namespace = unique_namespace("export")
     with browsed.api(namespace) as client:
-        _remember(client, content="first exported memory")
-        _remember(client, content="second exported memory")
+        remember(client, content="first exported memory")
+        remember(client, content="second exported memory")
         ok(client.post("/v1/core/user", json={"action": "add", "content": "Name: Sam"}))
         exported = client.get("/v1/export").text.splitlines()
     assert len(exported) > 2  # the core memory's line(s) besides the two memories
@@ -409,9 +387,9 @@ def test_browser_status_shows_no_size_to_a_token_not_told_it(browsed: Browsed) -
 
 
 def test_browser_core_shows_the_stored_entries_after_a_refused_batch(browsed: Browsed) -> None:
-    namespace = _namespace("core")
+    namespace = unique_namespace("core")
     with browsed.api(namespace) as client:
-        _remember(client, content="A memory, so the browser offers the namespace")
+        remember(client, content="A memory, so the browser offers the namespace")
         ok(
             client.post(
                 "/v1/core/memory",
@@ -447,13 +425,13 @@ def test_browser_core_shows_the_stored_entries_after_a_refused_batch(browsed: Br
 
 
 def test_browser_map_caption_says_no_neighbour_within_reach(browsed: Browsed) -> None:
-    namespace = _namespace("reach")
+    namespace = unique_namespace("reach")
     with browsed.api(namespace) as client:
-        alone = _remember(
+        alone = remember(
             client, content="A bench by the river", place={"lat": 38.7139, "lon": -9.1394}
         )
         # About 5 km away: it has a place, but place recall does not reach it.
-        _remember(client, content="The far lighthouse", place={"lat": 38.7589, "lon": -9.1394})
+        remember(client, content="The far lighthouse", place={"lat": 38.7589, "lon": -9.1394})
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, f"memory/{alone}", namespace)
     caption = text_appears(driver, ".map figcaption", "memory").text
@@ -465,13 +443,13 @@ def test_browser_map_caption_says_no_neighbour_within_reach(browsed: Browsed) ->
 def test_browser_map_draws_a_neighbour_across_the_antimeridian_beside_the_memory(
     browsed: Browsed,
 ) -> None:
-    namespace = _namespace("antimeridian")
+    namespace = unique_namespace("antimeridian")
     with browsed.api(namespace) as client:
-        west = _remember(
+        west = remember(
             client, content="The dock on the west bank", place={"lat": -16.5, "lon": 179.9995}
         )
         # About 107 m east, across the 180th meridian (longitude -179.9995).
-        east = _remember(
+        east = remember(
             client, content="The shed on the east bank", place={"lat": -16.5, "lon": -179.9995}
         )
     driver = browsed.driver
@@ -494,10 +472,10 @@ def _page_width_fits(driver: Chrome) -> bool:
 
 
 def test_browser_long_unbroken_text_wraps_inside_the_page(browsed: Browsed) -> None:
-    namespace = _namespace("long")  # each field at its longest (tags: 100, category: 200)
+    namespace = unique_namespace("long")  # each field at its longest (tags: 100, category: 200)
     word = f"unbroken{uuid.uuid4().hex[:6]}"
     with browsed.api(namespace) as client:
-        memory_id = _remember(
+        memory_id = remember(
             client,
             content=f"A {word} memory",
             title="W" * 300,
@@ -519,12 +497,10 @@ def test_browser_long_unbroken_text_wraps_inside_the_page(browsed: Browsed) -> N
 
 
 def test_browser_a_bidi_override_in_a_title_stays_inside_it(browsed: Browsed) -> None:
-    namespace = _namespace("bidi")
+    namespace = unique_namespace("bidi")
     with browsed.api(namespace) as client:
-        centre = _remember(
-            client, content="The tiled kiosk", place={"lat": 38.7139, "lon": -9.1394}
-        )
-        _remember(
+        centre = remember(client, content="The tiled kiosk", place={"lat": 38.7139, "lon": -9.1394})
+        remember(
             client,
             content="The tram stop two streets up",
             title="\u202etram stop",  # a right-to-left override, never closed
@@ -548,7 +524,7 @@ def test_browser_a_bidi_override_in_a_title_stays_inside_it(browsed: Browsed) ->
 
 
 def test_browser_a_bidi_override_in_an_intention_stays_inside_it(browsed: Browsed) -> None:
-    namespace = _namespace("bidi-intention")
+    namespace = unique_namespace("bidi-intention")
     with browsed.api(namespace) as client:
         created = ok(
             client.post(
@@ -610,10 +586,10 @@ def test_browser_a_bidi_override_in_an_intention_stays_inside_it(browsed: Browse
 
 
 def test_browser_a_large_integer_in_meta_is_shown_and_saved_as_written(browsed: Browsed) -> None:
-    namespace = _namespace("bigint")
+    namespace = unique_namespace("bigint")
     order = 12345678901234567891  # past 2**53: a JavaScript number would round it
     with browsed.api(namespace) as client:
-        memory = _remember(
+        memory = remember(
             client, content="The order for the new desk", meta={"order": order, "shop": "north"}
         )
     driver = browsed.driver
@@ -635,9 +611,9 @@ def test_browser_a_large_integer_in_meta_is_shown_and_saved_as_written(browsed: 
 
 
 def test_browser_why_not_takes_any_threshold_the_api_takes(browsed: Browsed) -> None:
-    namespace = _namespace("threshold")
+    namespace = unique_namespace("threshold")
     with browsed.api(namespace) as client:
-        memory = _remember(client, content="The heron nests by the mill pond")
+        memory = remember(client, content="The heron nests by the mill pond")
     driver = browsed.driver
     open_page(driver, browsed.base_url, browsed.admin, f"explain/{memory}", namespace)
     element(driver, "#explain-query").send_keys("heron nest")
@@ -690,9 +666,9 @@ def test_browser_a_stored_token_that_cannot_be_sent_asks_for_another(browsed: Br
 def test_browser_a_file_named_with_an_invisible_character_imports(
     browsed: Browsed, tmp_path: Path
 ) -> None:
-    namespace = _namespace("zwj-import")
+    namespace = unique_namespace("zwj-import")
     with browsed.api(namespace) as client:
-        _remember(client, content="already here before the import")
+        remember(client, content="already here before the import")
     # A zero-width joiner, as inside many emoji: the server refuses it in a name, and the
     # name alone refused the whole upload.
     upload = tmp_path / "family\u200dnotes é.jsonl"
@@ -705,266 +681,3 @@ def test_browser_a_file_named_with_an_invisible_character_imports(
     with browsed.api(namespace) as client:
         contents = {m["content"] for m in ok(client.get("/v1/memories"))["memories"]}
     assert "imported from a file with a joined name" in contents
-
-
-# -- double submits: one request per action ----------------------------------------
-
-
-def test_browser_intention_form_submitted_twice_creates_one_intention(browsed: Browsed) -> None:
-    # Intentions are not deduplicated (two alike may be meant): a double submit (a double
-    # click on "Remember", Enter pressed twice) made two, and the reminder fired twice
-    # (adversarial pass d61).
-    namespace = _namespace("intend-twice")
-    with browsed.api(namespace) as client:
-        _remember(client, content="A memory, so the browser offers the namespace")
-    driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.admin, "intentions", namespace=namespace)
-    element(driver, "#intention-action").send_keys("water the ferns")
-    element(driver, "#intention-at").send_keys("tomorrow at 9")
-    driver.execute_script(
-        "const form = arguments[0]; form.requestSubmit(); form.requestSubmit();",
-        element(driver, "#intention-form"),
-    )
-    text_appears(driver, "#intention-form-notice", "Remembered")
-    _count_is(driver, "#intention-list article[data-intention-id]", 1)
-    _settle(driver)
-    with browsed.api(namespace) as client:
-        assert len(ok(client.get("/v1/intentions"))["intentions"]) == 1
-    # The form works again once the answer is in.
-    element(driver, "#intention-action").send_keys("feed the cat")
-    element(driver, "#intention-at").send_keys("tomorrow at 10")
-    element(driver, "#intention-submit").click()
-    _count_is(driver, "#intention-list article[data-intention-id]", 2)
-
-
-def test_browser_intention_form_comes_back_after_a_request_that_failed(
-    browsed: Browsed,
-) -> None:
-    # The double-submit guard must not outlive a request that fails (the network, not the
-    # server): the button is enabled again and Enter sends the form again (review of d61).
-    namespace = _namespace("intend-failed")
-    with browsed.api(namespace) as client:
-        _remember(client, content="A memory, so the browser offers the namespace")
-    driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.admin, "intentions", namespace=namespace)
-    driver.execute_script(
-        """
-        const original = window.fetch;
-        window.__failed = 0;
-        window.fetch = function (...parameters) {
-          if (String(parameters[0]).includes("/v1/intentions") && window.__failed === 0
-              && (parameters[1] || {}).method === "POST") {
-            window.__failed = 1;
-            return Promise.reject(new TypeError("Failed to fetch"));
-          }
-          return original.apply(this, parameters);
-        };
-        """
-    )
-    element(driver, "#intention-action").send_keys("water the ferns")
-    element(driver, "#intention-at").send_keys("tomorrow at 9")
-    element(driver, "#intention-submit").click()
-    text_appears(driver, "#intention-form-notice", "Failed to fetch")
-    assert driver.execute_script("return window.__failed") == 1
-    wait_for(
-        driver,
-        lambda current: element(current, "#intention-submit").is_enabled(),
-        "the Remember button enabled again",
-    )
-    element(driver, "#intention-at").send_keys("\n")  # Enter: the form's implicit submit
-    text_appears(driver, "#intention-form-notice", "Remembered")
-    _count_is(driver, "#intention-list article[data-intention-id]", 1)
-    with browsed.api(namespace) as client:
-        assert len(ok(client.get("/v1/intentions"))["intentions"]) == 1
-
-
-def test_browser_core_batch_applied_twice_is_sent_once(browsed: Browsed) -> None:
-    # "Apply batch" clicked twice sent the batch twice: the second was refused (its change
-    # was already made) and the page showed that error over the first one's success
-    # (adversarial pass d61).
-    namespace = _namespace("core-twice")
-    with browsed.api(namespace) as client:
-        _remember(client, content="A memory, so the browser offers the namespace")
-        ok(
-            client.post(
-                "/v1/core/memory",
-                json={"action": "add", "content": "Agent note: check the boiler daily"},
-            )
-        )
-    driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.admin, "core", namespace)
-    entry = text_appears(driver, "#entries-memory .core-entry", "boiler")
-    entry.find_element(By.XPATH, ".//button[.='remove']").click()
-    driver.execute_script(
-        "const apply = arguments[0]; apply.click(); apply.click();",
-        element(driver, "#apply-memory"),
-    )
-    wait_for(
-        driver,
-        lambda current: "boiler" not in element(current, "#entries-memory").text,
-        "the entry removed",
-    )
-    _settle(driver)
-    notice = element(driver, "#core-notice-memory")
-    assert "success" in (notice.get_attribute("class") or ""), notice.text
-
-
-# Holds back the first request whose address holds arguments[0] (before it is sent) until
-# the test lets it go (``window.__releaseHeld()``); ``window.__held`` is then "waiting", and
-# "answered" once its answer is handed to the page. ``window.__sent`` counts the requests
-# to that address, held or not.
-HOLD_BACK_THE_FIRST = """
-const fragment = arguments[0];
-window.__held = null;
-window.__sent = 0;
-const original = window.fetch;
-window.fetch = async function (...parameters) {
-  if (!String(parameters[0]).includes(fragment)) return original.apply(this, parameters);
-  window.__sent += 1;
-  if (window.__held !== null) return original.apply(this, parameters);
-  window.__held = "waiting";
-  await new Promise((resolve) => { window.__releaseHeld = resolve; });
-  const response = await original.apply(this, parameters);
-  window.__held = "answered";
-  return response;
-};
-"""
-
-
-def _release_the_held_request(driver: Chrome) -> None:
-    wait_for(
-        driver,
-        lambda current: current.execute_script("return window.__held") == "waiting",
-        "the held request",
-    )
-    _settle(driver)  # a second request, if the page sends one, is answered meanwhile
-    driver.execute_script("window.__releaseHeld()")
-    _held_request_answered(driver)
-
-
-def _held_request_answered(driver: Chrome) -> None:
-    """Wait until the held request's answer is in the page's hands, then let it act on it."""
-    wait_for(
-        driver,
-        lambda current: current.execute_script("return window.__held") == "answered",
-        "the held request's answer",
-    )
-    _settle(driver)
-
-
-def test_browser_drain_clicked_twice_keeps_what_it_delivered_on_screen(browsed: Browsed) -> None:
-    # Each click on "Drain" sent a drain: one took the queue, the other got nothing, and
-    # whichever answer came last was shown, so the recollections delivered could be
-    # replaced by "Nothing pending" — delivered to no one (adversarial pass d61).
-    namespace = _namespace("drain-twice")
-    cue = {
-        "text": "Espresso at the marble counter of the station café",
-        "lat": 48.8443,
-        "lon": 2.3744,
-    }
-    with browsed.api(namespace) as client:
-        ok(
-            client.post(
-                "/v1/experiences", json={"content": cue["text"], "lat": 48.8443, "lon": 2.3744}
-            )
-        )
-        assert ok(client.post("/v1/sense", json=cue)), "the cue should fire the memory it repeats"
-    driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.admin, "recollections", namespace=namespace)
-    text_appears(driver, "#pending-list", "marble counter")  # the page peeks on load
-    driver.execute_script(HOLD_BACK_THE_FIRST, "/drain")
-    driver.execute_script(
-        "const drain = arguments[0]; drain.click(); drain.click();",
-        element(driver, "#pending-drain"),
-    )
-    _release_the_held_request(driver)
-    text_appears(driver, "#pending-notice", "delivered")
-    assert driver.execute_script("return window.__sent") == 1
-    assert "marble counter" in element(driver, "#pending-list").text
-    assert "delivered" in element(driver, "#pending-notice").text
-
-
-def test_browser_sense_submitted_twice_keeps_what_fired_on_screen(browsed: Browsed) -> None:
-    # A second sense right after the first fires nothing (what matched fired just now): its
-    # "Nothing fired" replaced the list of what the first one fired (adversarial pass d61).
-    namespace = _namespace("sense-twice")
-    text = "Rain on the glass roof of the botanical garden"
-    with browsed.api(namespace) as client:
-        ok(client.post("/v1/experiences", json={"content": text, "lat": 51.4787, "lon": -0.2956}))
-    driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.admin, "recollections", namespace=namespace)
-    element(driver, "#sense-text").send_keys(text)
-    element(driver, "#sense-lat").send_keys("51.4787")
-    element(driver, "#sense-lon").send_keys("-0.2956")
-    driver.execute_script(HOLD_BACK_THE_FIRST, "/v1/sense")
-    driver.execute_script(
-        "const form = arguments[0]; form.requestSubmit(); form.requestSubmit();",
-        element(driver, ".sense-form"),
-    )
-    _release_the_held_request(driver)
-    text_appears(driver, "#sense-notice", "fired")
-    assert driver.execute_script("return window.__sent") == 1
-    assert "glass roof" in element(driver, "#sense-results").text
-    assert "Nothing fired" not in element(driver, "#sense-notice").text
-
-
-def test_browser_search_drops_the_late_answer_of_a_search_a_newer_one_replaced(
-    browsed: Browsed,
-) -> None:
-    # A slow search, then another: the first one's answer, arriving last, was shown under
-    # the second query (and remembered as its results) (adversarial pass d61).
-    namespace = _namespace("search-late")
-    with browsed.api(namespace) as client:
-        _remember(client, content="Bluebells flower in the beech wood in April")
-        _remember(client, content="The lighthouse keeper paints the railings every May")
-    driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.admin, "search", namespace=namespace)
-    driver.execute_script(HOLD_BACK_THE_FIRST, "/v1/search")
-    query = element(driver, "#search-query")
-    query.send_keys("bluebells")
-    element(driver, "#search-submit").click()
-    wait_for(
-        driver,
-        lambda current: current.execute_script("return window.__held") == "waiting",
-        "the held search",
-    )
-    query.clear()
-    query.send_keys("lighthouse")
-    element(driver, "#search-submit").click()
-    text_appears(driver, "#search-results", "lighthouse keeper")
-    driver.execute_script("window.__releaseHeld()")
-    _held_request_answered(driver)
-    shown = element(driver, "#search-results").text
-    assert "lighthouse keeper" in shown
-    assert "Bluebells" not in shown
-
-
-def test_browser_why_not_drops_the_late_answer_of_a_question_a_newer_one_replaced(
-    browsed: Browsed,
-) -> None:
-    # As search: the first question's late answer replaced the second's (pass d61).
-    namespace = _namespace("explain-late")
-    with browsed.api(namespace) as client:
-        first = _remember(client, content="Bluebells flower in the beech wood in April")
-        second = _remember(client, content="The lighthouse keeper paints the railings every May")
-    driver = browsed.driver
-    open_page(driver, browsed.base_url, browsed.admin, "explain", namespace=namespace)
-    driver.execute_script(HOLD_BACK_THE_FIRST, "/v1/explain")
-    element(driver, "#explain-query").send_keys("railings")
-    memory = element(driver, "#explain-memory")
-    memory.send_keys(first)
-    element(driver, "#explain-submit").click()
-    wait_for(
-        driver,
-        lambda current: current.execute_script("return window.__held") == "waiting",
-        "the held question",
-    )
-    memory.clear()
-    memory.send_keys(second)
-    element(driver, "#explain-submit").click()
-    text_appears(driver, "#explain-output", second)
-    driver.execute_script("window.__releaseHeld()")
-    _held_request_answered(driver)
-    shown = element(driver, "#explain-output").text
-    assert second in shown
-    assert first not in shown
