@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,6 +58,8 @@ __all__ = [
 OBSERVATION_KIND = "observation"
 MAX_ITEMS = 1_000
 MENTIONS_AS_OBSERVATIONS = 5
+
+Item = TypeVar("Item")
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
 
@@ -330,7 +332,9 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            for name in checked:
+            # A name given again (in any spelling of its key) was answered by its first:
+            # reporting it "not found" too would contradict its deletion.
+            for name in _first_of_each(checked, entity_key):
                 found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
                     missing.append(name)
@@ -360,11 +364,16 @@ class KnowledgeGraph:
             deletion = self._parse(ObservationDeletion, item, f"deletions[{index}]")
             name = check_entity_name(deletion.entity_name, f"deletions[{index}].entityName")
             parsed.append((name, list(deletion.observations)))
+        # One entity named in two deletions (in any spelling of its key) is one list, and
+        # a text given twice is one: each is answered once, as deleted or as not found.
+        merged: dict[str, tuple[str, list[str]]] = {}
+        for name, wanted in parsed:
+            merged.setdefault(entity_key(name), (name, []))[1].extend(wanted)
         deleted: list[str] = []
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            for name, wanted in parsed:
+            for name, wanted in merged.values():
                 found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
                     missing.append(f"entity {name!r}")
@@ -372,7 +381,7 @@ class KnowledgeGraph:
                 by_content: dict[str, list[int]] = {}
                 for seq, content in tx.graph.observations(found.id, now):
                     by_content.setdefault(content, []).append(seq)
-                for text in wanted:
+                for text in dict.fromkeys(wanted):
                     seqs = by_content.pop(text, None)
                     if seqs is None:
                         missing.append(f"{name!r}: {text[:60]!r}")
@@ -402,7 +411,7 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            for relation in parsed:
+            for relation in _first_of_each(parsed, _relation_identity):
                 label = _relation_label(relation.source, relation.relation_type, relation.target)
                 source = tx.graph.find_entity(scope_namespace, entity_key(relation.source), now)
                 target = tx.graph.find_entity(scope_namespace, entity_key(relation.target), now)
@@ -652,6 +661,19 @@ class KnowledgeGraph:
             report.relations += 1
         else:
             report.unchanged += 1
+
+
+def _first_of_each(items: Iterable[Item], identity: Callable[[Item], object]) -> list[Item]:
+    """``items`` without those whose identity an earlier one had."""
+    firsts: dict[object, Item] = {}
+    for item in items:
+        firsts.setdefault(identity(item), item)
+    return list(firsts.values())
+
+
+def _relation_identity(relation: KnowledgeRelation) -> tuple[str, str, str]:
+    # The store matches ends on their keys and the relation type exactly.
+    return (entity_key(relation.source), relation.relation_type, entity_key(relation.target))
 
 
 def _report(what: str, deleted: Sequence[str], missing: Sequence[str]) -> RemovalReport:
