@@ -223,7 +223,9 @@ class KnowledgeGraph:
                     ),
                     observations=[
                         self._observation(text, f"entities[{index}].observations[{number}]")
-                        for number, text in enumerate(entity.observations)
+                        for number, text in enumerate(
+                            _items(f"entities[{index}].observations", entity.observations)
+                        )
                     ],
                 )
             )
@@ -296,7 +298,9 @@ class KnowledgeGraph:
             name = check_entity_name(addition.entity_name, f"observations[{index}].entityName")
             contents = [
                 self._observation(text, f"observations[{index}].contents[{number}]")
-                for number, text in enumerate(addition.contents)
+                for number, text in enumerate(
+                    _items(f"observations[{index}].contents", addition.contents)
+                )
             ]
             parsed.append((name, contents))
         results: list[AddedObservations] = []
@@ -363,7 +367,8 @@ class KnowledgeGraph:
         for index, item in enumerate(_items("deletions", deletions)):
             deletion = self._parse(ObservationDeletion, item, f"deletions[{index}]")
             name = check_entity_name(deletion.entity_name, f"deletions[{index}].entityName")
-            parsed.append((name, list(deletion.observations)))
+            wanted = _items(f"deletions[{index}].observations", deletion.observations)
+            parsed.append((name, list(wanted)))
         # One entity named in two deletions (in any spelling of its key) is one list, and
         # a text given twice is one: each is answered once, as deleted or as not found.
         merged: dict[str, tuple[str, list[str]]] = {}
