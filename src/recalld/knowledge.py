@@ -58,6 +58,8 @@ __all__ = [
 OBSERVATION_KIND = "observation"
 MAX_ITEMS = 1_000
 MENTIONS_AS_OBSERVATIONS = 5
+# Relations read a query at a time when gathering those touching some entities.
+RELATION_CHUNK = 1_000
 
 Item = TypeVar("Item")
 
@@ -114,8 +116,8 @@ class AddedObservations(BaseModel):
 
 
 class KnowledgeGraphPage(BaseModel):
-    """Entities and the relations among them (a page of ``read_graph``: from them); paged
-    reads say whether there is more."""
+    """Entities and relations: those touching them (``search_nodes``, ``open_nodes``) or,
+    on a page of ``read_graph``, those from them; paged reads say whether there is more."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -507,24 +509,31 @@ class KnowledgeGraph:
             has_more=has_more,
         )
 
-    def _among(
+    def _touching(
         self, namespace: str, records: Sequence[EntityRecord], now: datetime
     ) -> list[KnowledgeRelation]:
-        """The relations whose two ends are both among ``records`` (the reference's rule for
-        ``search_nodes`` and ``open_nodes``)."""
-        keys = {record.key for record in records}
-        return self._relations(
-            relation
-            for relation in self._store.graph.relations_from(
-                namespace, [record.id for record in records], now
+        """The relations with at least one end among ``records``, by subject as
+        ``read_graph`` lists them (the reference's rule for ``search_nodes`` and
+        ``open_nodes``: an opened node's connections to nodes not opened are how an agent
+        discovers them)."""
+        ids = [record.id for record in records]
+        found: list[RelationRecord] = []
+        after = 0
+        while ids:
+            chunk = self._store.graph.relations(
+                namespace, now, entity_ids=ids, predicate=None, limit=RELATION_CHUNK, after_id=after
             )
-            if relation.object_key in keys
-        )
+            found += chunk
+            if len(chunk) < RELATION_CHUNK:
+                break
+            after = chunk[-1].id
+        found.sort(key=lambda relation: (relation.subject_key, relation.id))
+        return self._relations(found)
 
     def search_nodes(self, query: str, *, namespace: str | None = None) -> KnowledgeGraphPage:
         """Entities whose name, type or observations contain ``query`` (in any case, Unicode
         lower case on both sides as the reference does; or whose key contains the query's
-        key), and the relations between them; at most ``graph_page_size`` entities (or
+        key), and the relations touching them; at most ``graph_page_size`` entities (or
         ``max_limit``, when that is lower; ``hasMore``)."""
         scope_namespace = self._namespace(namespace)
         if len(query) > 1_000:
@@ -538,14 +547,14 @@ class KnowledgeGraph:
         records = records[:size]
         return KnowledgeGraphPage(
             entities=self._entities(scope_namespace, records, now),
-            relations=self._among(scope_namespace, records, now),
+            relations=self._touching(scope_namespace, records, now),
             has_more=has_more,
         )
 
     def open_nodes(
         self, names: Sequence[str], *, namespace: str | None = None
     ) -> KnowledgeGraphPage:
-        """The named entities (unknown names are skipped) and the relations between them."""
+        """The named entities (unknown names are skipped) and the relations touching them."""
         scope_namespace = self._namespace(namespace)
         keys = [
             entity_key(check_entity_name(name, f"names[{index}]"))
@@ -556,7 +565,7 @@ class KnowledgeGraph:
         records = [found[key] for key in dict.fromkeys(keys) if key in found]
         return KnowledgeGraphPage(
             entities=self._entities(scope_namespace, records, now),
-            relations=self._among(scope_namespace, records, now),
+            relations=self._touching(scope_namespace, records, now),
         )
 
     # -- import --------------------------------------------------------------------------

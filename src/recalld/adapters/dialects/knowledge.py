@@ -117,7 +117,8 @@ class ResultsOut(BaseModel):
 
 
 class GraphOut(BaseModel):
-    """``search_nodes``' and ``open_nodes``' answer: entities and the relations among them."""
+    """``search_nodes``' and ``open_nodes``' answer: entities and the relations touching
+    them."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -289,14 +290,14 @@ DIALECT = Dialect(
             "search_nodes",
             search_nodes,
             "Find entities whose name, type or observations contain the query (in any case), "
-            "with the relations between them.",
+            "with every relation that starts or ends at one of them.",
             read_only=True,
         ),
         ToolSpec(
             "open_nodes",
             open_nodes,
-            "Fetch entities by name with their observations and the relations between them; "
-            "unknown names are skipped.",
+            "Fetch entities by name with their observations and every relation that starts "
+            "or ends at one of them; unknown names are skipped.",
             read_only=True,
         ),
     ),
