@@ -67,6 +67,40 @@ async def test_knowledge_input_schemas_match_the_reference_server(tmp_path: Path
     assert tools["delete_entities"].annotations.destructive_hint is True
 
 
+# The reference's titles and annotations (src/memory/index.ts at the fixture's commit):
+# (title, readOnlyHint, destructiveHint, idempotentHint); openWorldHint is false for all.
+REFERENCE_HINTS = {
+    "create_entities": ("Create Entities", False, False, False),
+    "create_relations": ("Create Relations", False, False, False),
+    "add_observations": ("Add Observations", False, False, False),
+    "delete_entities": ("Delete Entities", False, True, True),
+    "delete_observations": ("Delete Observations", False, True, True),
+    "delete_relations": ("Delete Relations", False, True, True),
+    "read_graph": ("Read Graph", True, False, True),
+    "search_nodes": ("Search Nodes", True, False, True),
+    "open_nodes": ("Open Nodes", True, False, True),
+}
+
+
+async def test_knowledge_titles_and_hints_match_the_reference_server(tmp_path: Path) -> None:
+    # A client that retries only idempotent tools, or shows titles, treats them alike
+    # (the deletes said idempotentHint false and no tool had a title; adversarial pass a62).
+    async with in_process(tmp_path / "k.db", "knowledge")() as client:
+        listed = await client.list_tools()
+    shown = {}
+    for tool in listed.tools:
+        hints = tool.annotations
+        assert hints is not None
+        assert hints.open_world_hint is False
+        shown[tool.name] = (
+            tool.title,
+            hints.read_only_hint,
+            hints.destructive_hint,
+            hints.idempotent_hint,
+        )
+    assert shown == REFERENCE_HINTS
+
+
 @pytest.fixture
 def connect(mcp_transport: OpenTransport) -> Connect:
     return mcp_transport("knowledge,native")[0]
