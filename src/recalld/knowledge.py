@@ -234,6 +234,7 @@ class KnowledgeGraph:
         created: list[KnowledgeEntity] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in parsed))
             for entity in parsed:
                 record, changed = tx.graph.declare_entity(
                     scope_namespace, entity.name, entity.entity_type, now
@@ -261,6 +262,7 @@ class KnowledgeGraph:
         created: list[KnowledgeRelation] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
             for index, relation in enumerate(parsed):
                 ends = []
                 for field, name in (("from", relation.source), ("to", relation.target)):
@@ -308,6 +310,7 @@ class KnowledgeGraph:
         results: list[AddedObservations] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, (entity_key(name) for name, _ in parsed))
             for index, (name, contents) in enumerate(parsed):
                 found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
@@ -338,6 +341,7 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, (entity_key(name) for name in checked))
             # A name given again (in any spelling of its key) was answered by its first:
             # reporting it "not found" too would contradict its deletion.
             for name in _first_of_each(checked, entity_key):
@@ -380,6 +384,7 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, merged)
             for name, wanted in merged.values():
                 found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
@@ -418,6 +423,7 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
             for relation in _first_of_each(parsed, _relation_identity):
                 label = _relation_label(relation.source, relation.relation_type, relation.target)
                 source = tx.graph.find_entity(scope_namespace, entity_key(relation.source), now)
@@ -600,10 +606,16 @@ class KnowledgeGraph:
         now = self._clock()
         for start in range(0, len(entities), 500):
             with self._store.transaction() as tx:
-                for _, entity in entities[start : start + 500]:
+                batch = [entity for _, entity in entities[start : start + 500]]
+                tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in batch))
+                for entity in batch:
                     self._import_entity(tx, scope_namespace, entity, now, report)
         for start in range(0, len(relations), 500):
             with self._store.transaction() as tx:
+                tx.graph.lock_entities(
+                    scope_namespace,
+                    _relation_keys([relation for _, relation in relations[start : start + 500]]),
+                )
                 for number, relation in relations[start : start + 500]:
                     self._import_relation(tx, scope_namespace, number, relation, now, report)
         report.errors.sort(key=lambda error: error.line or 0)
@@ -683,6 +695,11 @@ def _first_of_each(items: Iterable[Item], identity: Callable[[Item], object]) ->
     for item in items:
         firsts.setdefault(identity(item), item)
     return list(firsts.values())
+
+
+def _relation_keys(relations: Iterable[KnowledgeRelation]) -> list[str]:
+    """The keys of the relations' ends."""
+    return [entity_key(name) for r in relations for name in (r.source, r.target)]
 
 
 def _relation_identity(relation: KnowledgeRelation) -> tuple[str, str, str]:
