@@ -58,7 +58,8 @@ __all__ = [
 OBSERVATION_KIND = "observation"
 MAX_ITEMS = 1_000
 MENTIONS_AS_OBSERVATIONS = 5
-# Relations read a query at a time when gathering those touching some entities.
+# The first read's size when gathering the relations touching some entities (each next
+# one reads twice as many).
 RELATION_CHUNK = 1_000
 
 Item = TypeVar("Item")
@@ -525,14 +526,19 @@ class KnowledgeGraph:
         ids = [record.id for record in records]
         found: list[RelationRecord] = []
         after = 0
+        size = RELATION_CHUNK
         while ids:
             chunk = self._store.graph.relations(
-                namespace, now, entity_ids=ids, predicate=None, limit=RELATION_CHUNK, after_id=after
+                namespace, now, entity_ids=ids, predicate=None, limit=size, after_id=after
             )
             found += chunk
-            if len(chunk) < RELATION_CHUNK:
+            if len(chunk) < size:
                 break
             after = chunk[-1].id
+            # Each read finds the entities' relations anew before skipping to ``after``: a
+            # chunk of fixed size made a hub of 100,000 relations a hundred such reads (18 s
+            # on SQLite); doubling makes it seven.
+            size *= 2
         found.sort(key=lambda relation: (relation.subject_key, relation.id))
         return self._relations(found)
 
