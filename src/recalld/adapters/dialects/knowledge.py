@@ -117,8 +117,7 @@ class ResultsOut(BaseModel):
 
 
 class GraphOut(BaseModel):
-    """``search_nodes``' and ``open_nodes``' answer: entities and the relations touching
-    them."""
+    """``search_nodes``' and ``open_nodes``' answer: entities, relations touching them."""
 
     model_config = ConfigDict(populate_by_name=True)
 
