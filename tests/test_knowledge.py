@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import recalld.knowledge
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
@@ -267,9 +269,12 @@ def test_knowledge_search_nodes_ignores_case_beyond_ascii(any_service: MemorySer
     assert found("zoe") == []
 
 
-def test_knowledge_nodes_come_with_the_relations_between_them(
+def test_knowledge_nodes_come_with_the_relations_touching_them(
     any_service: MemoryService,
 ) -> None:
+    # The reference's own cases (src/memory/__tests__/knowledge-graph.test.ts, openNodes
+    # and searchNodes): a relation with one end opened or found comes too, so an agent
+    # discovers a node's connections (adversarial pass a62; review 98c6e1e read its README).
     knowledge = any_service.knowledge
     knowledge.create_entities([_entity("Ada"), _entity("Bo"), _entity("Cy", "robot")])
     knowledge.create_relations(
@@ -278,16 +283,65 @@ def test_knowledge_nodes_come_with_the_relations_between_them(
             {"from": "Bo", "to": "Cy", "relationType": "built"},
         ]
     )
+    knows, built = ("Ada", "knows", "Bo"), ("Bo", "built", "Cy")
 
     def relations(page_names: list[str]) -> list[tuple[str, str, str]]:
         page = knowledge.open_nodes(page_names)
         return [(r.source, r.relation_type, r.target) for r in page.relations]
 
-    assert relations(["Ada", "Bo"]) == [("Ada", "knows", "Bo")]
-    assert relations(["Cy"]) == []
+    assert relations(["Ada", "Bo"]) == [knows, built]
+    assert relations(["Bo"]) == [knows, built]
+    assert relations(["Ada"]) == [knows]
+    assert relations(["Cy"]) == [built]
+    assert relations(["Nobody"]) == []
     searched = knowledge.search_nodes("robot")
     assert [e.name for e in searched.entities] == ["Cy"]
-    assert searched.relations == []
+    assert [(r.source, r.relation_type, r.target) for r in searched.relations] == [built]
+    assert knowledge.search_nodes("nothing like it").relations == []
+
+
+def test_knowledge_nodes_bring_every_relation_touching_them(
+    any_service: MemoryService,
+) -> None:
+    knowledge = any_service.knowledge
+    names = [f"Spoke {number:04d}" for number in range(1_200)]
+    knowledge.create_entities([_entity("Hub")])
+    for start in range(0, len(names), 600):
+        part = names[start : start + 600]
+        knowledge.create_entities([_entity(name) for name in part])
+        knowledge.create_relations(
+            [{"from": name, "to": "Hub", "relationType": "orbits"} for name in part]
+        )
+    # More than one store read's worth: none is left out.
+    hub = knowledge.open_nodes(["Hub"])
+    assert [r.source for r in hub.relations] == names
+
+
+def test_a_hubs_relations_are_read_in_few_store_reads(
+    any_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each read finds all the hub's relations before skipping those already read: reads of
+    # a fixed size made a hub of 100,000 relations a hundred reads, 18 s on SQLite (review
+    # of pass a62). Reads that double make it a handful.
+    knowledge = any_service.knowledge
+    names = [f"Spoke {number:03d}" for number in range(300)]
+    knowledge.create_entities([_entity("Hub"), *(_entity(name) for name in names)])
+    knowledge.create_relations(
+        [{"from": name, "to": "Hub", "relationType": "orbits"} for name in names]
+    )
+    graph = any_service.store.graph
+    read = graph.relations
+    sizes: list[int] = []
+
+    def counted(*arguments: Any, **options: Any) -> Any:
+        sizes.append(options["limit"])
+        return read(*arguments, **options)
+
+    monkeypatch.setattr(recalld.knowledge, "RELATION_CHUNK", 10)
+    monkeypatch.setattr(graph, "relations", counted)
+    hub = knowledge.open_nodes(["Hub"])
+    assert [r.source for r in hub.relations] == names
+    assert sizes == [10, 20, 40, 80, 160]
 
 
 def test_knowledge_observations_are_not_extracted_into_nodes(

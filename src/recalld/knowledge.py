@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,6 +58,11 @@ __all__ = [
 OBSERVATION_KIND = "observation"
 MAX_ITEMS = 1_000
 MENTIONS_AS_OBSERVATIONS = 5
+# The first read's size when gathering the relations touching some entities (each next
+# one reads twice as many).
+RELATION_CHUNK = 1_000
+
+Item = TypeVar("Item")
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
 
@@ -112,8 +117,8 @@ class AddedObservations(BaseModel):
 
 
 class KnowledgeGraphPage(BaseModel):
-    """Entities and the relations among them (a page of ``read_graph``: from them); paged
-    reads say whether there is more."""
+    """Entities and relations: those touching them (``search_nodes``, ``open_nodes``) or,
+    on a page of ``read_graph``, those from them; paged reads say whether there is more."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -221,13 +226,16 @@ class KnowledgeGraph:
                     ),
                     observations=[
                         self._observation(text, f"entities[{index}].observations[{number}]")
-                        for number, text in enumerate(entity.observations)
+                        for number, text in enumerate(
+                            _items(f"entities[{index}].observations", entity.observations)
+                        )
                     ],
                 )
             )
         created: list[KnowledgeEntity] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in parsed))
             for entity in parsed:
                 record, changed = tx.graph.declare_entity(
                     scope_namespace, entity.name, entity.entity_type, now
@@ -255,6 +263,7 @@ class KnowledgeGraph:
         created: list[KnowledgeRelation] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
             for index, relation in enumerate(parsed):
                 ends = []
                 for field, name in (("from", relation.source), ("to", relation.target)):
@@ -294,12 +303,15 @@ class KnowledgeGraph:
             name = check_entity_name(addition.entity_name, f"observations[{index}].entityName")
             contents = [
                 self._observation(text, f"observations[{index}].contents[{number}]")
-                for number, text in enumerate(addition.contents)
+                for number, text in enumerate(
+                    _items(f"observations[{index}].contents", addition.contents)
+                )
             ]
             parsed.append((name, contents))
         results: list[AddedObservations] = []
         now = self._clock()
         with self._store.transaction() as tx:
+            tx.graph.lock_entities(scope_namespace, (entity_key(name) for name, _ in parsed))
             for index, (name, contents) in enumerate(parsed):
                 found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
@@ -330,7 +342,10 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            for name in checked:
+            tx.graph.lock_entities(scope_namespace, (entity_key(name) for name in checked))
+            # A name given again (in any spelling of its key) was answered by its first:
+            # reporting it "not found" too would contradict its deletion.
+            for name in _first_of_each(checked, entity_key):
                 found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
                     missing.append(name)
@@ -359,12 +374,19 @@ class KnowledgeGraph:
         for index, item in enumerate(_items("deletions", deletions)):
             deletion = self._parse(ObservationDeletion, item, f"deletions[{index}]")
             name = check_entity_name(deletion.entity_name, f"deletions[{index}].entityName")
-            parsed.append((name, list(deletion.observations)))
+            wanted = _items(f"deletions[{index}].observations", deletion.observations)
+            parsed.append((name, list(wanted)))
+        # One entity named in two deletions (in any spelling of its key) is one list, and
+        # a text given twice is one: each is answered once, as deleted or as not found.
+        merged: dict[str, tuple[str, list[str]]] = {}
+        for name, wanted in parsed:
+            merged.setdefault(entity_key(name), (name, []))[1].extend(wanted)
         deleted: list[str] = []
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            for name, wanted in parsed:
+            tx.graph.lock_entities(scope_namespace, merged)
+            for name, wanted in merged.values():
                 found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
                     missing.append(f"entity {name!r}")
@@ -372,7 +394,7 @@ class KnowledgeGraph:
                 by_content: dict[str, list[int]] = {}
                 for seq, content in tx.graph.observations(found.id, now):
                     by_content.setdefault(content, []).append(seq)
-                for text in wanted:
+                for text in dict.fromkeys(wanted):
                     seqs = by_content.pop(text, None)
                     if seqs is None:
                         missing.append(f"{name!r}: {text[:60]!r}")
@@ -402,7 +424,8 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            for relation in parsed:
+            tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
+            for relation in _first_of_each(parsed, _relation_identity):
                 label = _relation_label(relation.source, relation.relation_type, relation.target)
                 source = tx.graph.find_entity(scope_namespace, entity_key(relation.source), now)
                 target = tx.graph.find_entity(scope_namespace, entity_key(relation.target), now)
@@ -493,24 +516,36 @@ class KnowledgeGraph:
             has_more=has_more,
         )
 
-    def _among(
+    def _touching(
         self, namespace: str, records: Sequence[EntityRecord], now: datetime
     ) -> list[KnowledgeRelation]:
-        """The relations whose two ends are both among ``records`` (the reference's rule for
-        ``search_nodes`` and ``open_nodes``)."""
-        keys = {record.key for record in records}
-        return self._relations(
-            relation
-            for relation in self._store.graph.relations_from(
-                namespace, [record.id for record in records], now
+        """The relations with at least one end among ``records``, by subject as
+        ``read_graph`` lists them (the reference's rule for ``search_nodes`` and
+        ``open_nodes``: an opened node's connections to nodes not opened are how an agent
+        discovers them)."""
+        ids = [record.id for record in records]
+        found: list[RelationRecord] = []
+        after = 0
+        size = RELATION_CHUNK
+        while ids:
+            chunk = self._store.graph.relations(
+                namespace, now, entity_ids=ids, predicate=None, limit=size, after_id=after
             )
-            if relation.object_key in keys
-        )
+            found += chunk
+            if len(chunk) < size:
+                break
+            after = chunk[-1].id
+            # Each read finds the entities' relations anew before skipping to ``after``: a
+            # chunk of fixed size made a hub of 100,000 relations a hundred such reads (18 s
+            # on SQLite); doubling makes it seven.
+            size *= 2
+        found.sort(key=lambda relation: (relation.subject_key, relation.id))
+        return self._relations(found)
 
     def search_nodes(self, query: str, *, namespace: str | None = None) -> KnowledgeGraphPage:
         """Entities whose name, type or observations contain ``query`` (in any case, Unicode
         lower case on both sides as the reference does; or whose key contains the query's
-        key), and the relations between them; at most ``graph_page_size`` entities (or
+        key), and the relations touching them; at most ``graph_page_size`` entities (or
         ``max_limit``, when that is lower; ``hasMore``)."""
         scope_namespace = self._namespace(namespace)
         if len(query) > 1_000:
@@ -524,14 +559,14 @@ class KnowledgeGraph:
         records = records[:size]
         return KnowledgeGraphPage(
             entities=self._entities(scope_namespace, records, now),
-            relations=self._among(scope_namespace, records, now),
+            relations=self._touching(scope_namespace, records, now),
             has_more=has_more,
         )
 
     def open_nodes(
         self, names: Sequence[str], *, namespace: str | None = None
     ) -> KnowledgeGraphPage:
-        """The named entities (unknown names are skipped) and the relations between them."""
+        """The named entities (unknown names are skipped) and the relations touching them."""
         scope_namespace = self._namespace(namespace)
         keys = [
             entity_key(check_entity_name(name, f"names[{index}]"))
@@ -542,7 +577,7 @@ class KnowledgeGraph:
         records = [found[key] for key in dict.fromkeys(keys) if key in found]
         return KnowledgeGraphPage(
             entities=self._entities(scope_namespace, records, now),
-            relations=self._among(scope_namespace, records, now),
+            relations=self._touching(scope_namespace, records, now),
         )
 
     # -- import --------------------------------------------------------------------------
@@ -577,10 +612,16 @@ class KnowledgeGraph:
         now = self._clock()
         for start in range(0, len(entities), 500):
             with self._store.transaction() as tx:
-                for _, entity in entities[start : start + 500]:
+                batch = [entity for _, entity in entities[start : start + 500]]
+                tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in batch))
+                for entity in batch:
                     self._import_entity(tx, scope_namespace, entity, now, report)
         for start in range(0, len(relations), 500):
             with self._store.transaction() as tx:
+                tx.graph.lock_entities(
+                    scope_namespace,
+                    _relation_keys([relation for _, relation in relations[start : start + 500]]),
+                )
                 for number, relation in relations[start : start + 500]:
                     self._import_relation(tx, scope_namespace, number, relation, now, report)
         report.errors.sort(key=lambda error: error.line or 0)
@@ -652,6 +693,24 @@ class KnowledgeGraph:
             report.relations += 1
         else:
             report.unchanged += 1
+
+
+def _first_of_each(items: Iterable[Item], identity: Callable[[Item], object]) -> list[Item]:
+    """``items`` without those whose identity an earlier one had."""
+    firsts: dict[object, Item] = {}
+    for item in items:
+        firsts.setdefault(identity(item), item)
+    return list(firsts.values())
+
+
+def _relation_keys(relations: Iterable[KnowledgeRelation]) -> list[str]:
+    """The keys of the relations' ends."""
+    return [entity_key(name) for r in relations for name in (r.source, r.target)]
+
+
+def _relation_identity(relation: KnowledgeRelation) -> tuple[str, str, str]:
+    # The store matches ends on their keys and the relation type exactly.
+    return (entity_key(relation.source), relation.relation_type, entity_key(relation.target))
 
 
 def _report(what: str, deleted: Sequence[str], missing: Sequence[str]) -> RemovalReport:

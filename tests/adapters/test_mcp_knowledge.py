@@ -67,6 +67,40 @@ async def test_knowledge_input_schemas_match_the_reference_server(tmp_path: Path
     assert tools["delete_entities"].annotations.destructive_hint is True
 
 
+# The reference's titles and annotations (src/memory/index.ts at the fixture's commit):
+# (title, readOnlyHint, destructiveHint, idempotentHint); openWorldHint is false for all.
+REFERENCE_HINTS = {
+    "create_entities": ("Create Entities", False, False, False),
+    "create_relations": ("Create Relations", False, False, False),
+    "add_observations": ("Add Observations", False, False, False),
+    "delete_entities": ("Delete Entities", False, True, True),
+    "delete_observations": ("Delete Observations", False, True, True),
+    "delete_relations": ("Delete Relations", False, True, True),
+    "read_graph": ("Read Graph", True, False, True),
+    "search_nodes": ("Search Nodes", True, False, True),
+    "open_nodes": ("Open Nodes", True, False, True),
+}
+
+
+async def test_knowledge_titles_and_hints_match_the_reference_server(tmp_path: Path) -> None:
+    # A client that retries only idempotent tools, or shows titles, treats them alike
+    # (the deletes said idempotentHint false and no tool had a title; adversarial pass a62).
+    async with in_process(tmp_path / "k.db", "knowledge")() as client:
+        listed = await client.list_tools()
+    shown = {}
+    for tool in listed.tools:
+        hints = tool.annotations
+        assert hints is not None
+        assert hints.open_world_hint is False
+        shown[tool.name] = (
+            tool.title,
+            hints.read_only_hint,
+            hints.destructive_hint,
+            hints.idempotent_hint,
+        )
+    assert shown == REFERENCE_HINTS
+
+
 @pytest.fixture
 def connect(mcp_transport: OpenTransport) -> Connect:
     return mcp_transport("knowledge,native")[0]
@@ -132,7 +166,10 @@ async def test_knowledge_tools_over_every_transport(connect: Connect) -> None:
         assert set(opened) >= set(REFERENCE["output_keys"]["open_nodes"])
         [ada] = opened["entities"]
         assert ada["observations"] == ["Keeps the lighthouse logbook", "Bakes rye bread"]
-        assert opened["relations"] == []  # the reference: both ends among the entities
+        # The reference: every relation with one end opened, the other opened or not.
+        assert opened["relations"] == [
+            {"from": "Ada_Quill", "to": "Tern_Island", "relationType": "lives_on"}
+        ]
         both = await structured(client, "open_nodes", {"names": ["ada_quill", "Tern_Island"]})
         assert [set(r) for r in both["relations"]] == [relation_keys]
         found = await structured(client, "search_nodes", {"query": "LIGHTHOUSE"})

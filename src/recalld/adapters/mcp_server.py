@@ -113,6 +113,7 @@ def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
             tool = DialectTool.from_function(
                 spec.function,
                 name=spec.name,
+                title=spec.title,
                 description=spec.description,
                 annotations=spec.annotations(),
                 structured_output=spec.structured_output,

@@ -28,10 +28,12 @@ __all__ = [
     "check_entity_type",
     "check_predicate",
     "entity_key",
+    "search_key",
     "visible_extraction",
 ]
 
 _SPACES = re.compile(r"[\s_]+")
+_SPACE = re.compile(r"[\s_]")
 _POSSESSIVE = re.compile(r"(?:'s|\u2019s|'|\u2019)$")
 _EDGE_PUNCTUATION = " \t\"'`\u201c\u201d\u2018\u2019.,;:!?()[]{}<>"
 
@@ -42,6 +44,19 @@ def entity_key(name: str) -> str:
     text = _SPACES.sub(" ", text).strip(_EDGE_PUNCTUATION)
     text = _POSSESSIVE.sub("", text).strip(_EDGE_PUNCTUATION)
     return text
+
+
+def search_key(query: str) -> str:
+    """What ``search_nodes`` looks for in entity keys: the query in NFKC, case-folded, with
+    each underscore or whitespace character read as a space, and nothing trimmed or
+    collapsed.
+
+    :func:`entity_key` strips the punctuation around a name and a possessive, which is
+    right for telling two spellings of one name apart but wrong for a search: the key of
+    ".NET" is "net", found in "Kenneth"; the reference finds a query in a text as given
+    (three spaces are looked for as three).
+    """
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", query).casefold())
 
 
 def _plain_text(field: str, value: object, limit: int) -> str:

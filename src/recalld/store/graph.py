@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -203,6 +203,14 @@ class GraphCounts:
 
 class GraphTransaction(Protocol):
     """Graph writes inside the caller's write transaction (the knowledge tools)."""
+
+    def lock_entities(self, namespace: str, keys: Iterable[str]) -> None:
+        """Hold off every other writer of these entities until this transaction ends, so a
+        call that reads an entity and then writes on what it read runs as if alone (a
+        delete does not miss an observation added meanwhile, a relation does not bring
+        back an entity deleted meanwhile). Taken in key order: two writers cannot
+        deadlock. SQLite's write transaction holds off every other writer already."""
+        ...
 
     def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
         """The entity with that key in the namespace if the reads show it at ``now`` (see

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from recalld.graph.matching import substring_pattern
-from recalld.graph.names import entity_key
+from recalld.graph.names import entity_key, search_key
 from recalld.graph.types import Extraction
 from recalld.store.graph import (
     EntityRecord,
@@ -428,10 +428,13 @@ class PostgresGraph:
         if "\x00" in text:
             return []  # no name, type or memory holds one (and PostgreSQL refuses it)
         pattern = substring_pattern(text)
-        key = entity_key(text)
+        # The query's own key (nothing trimmed: see search_key); the name whose key is the
+        # query's, trimmed, comes first.
+        key = search_key(text)
         params: dict[str, Any] = {
             "namespace": namespace,
             "key": key,
+            "exact": entity_key(text),
             "regex": pattern.regex,
             "now": now,
         }
@@ -447,7 +450,7 @@ class PostgresGraph:
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
             " AND (m.expires_at IS NULL OR m.expires_at > %(now)s)"
             f" AND m.content ~ %(regex)s)) AND {_shown('e')}"
-            ' ORDER BY e.key = %(key)s DESC, e.key COLLATE "C", e.id'
+            ' ORDER BY e.key = %(exact)s DESC, e.key COLLATE "C", e.id'
             " LIMIT %(limit)s OFFSET %(offset)s"
         )
         return search_in_chunks(

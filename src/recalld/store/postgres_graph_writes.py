@@ -6,6 +6,7 @@ The row shapes and the "shown" rule come from :mod:`recalld.store.postgres_graph
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from recalld.graph.names import entity_key
@@ -28,6 +29,18 @@ class PostgresGraphTransaction:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
 
+    def lock_entities(self, namespace: str, keys: Iterable[str]) -> None:
+        for key in sorted(set(keys)):
+            # declare_entity's lock: a session may take it again, and it ends with the
+            # transaction.
+            self._lock(namespace, key)
+
+    def _lock(self, namespace: str, key: str) -> None:
+        self._connection.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"entity:{namespace}\x1f{key}",),
+        )
+
     def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
         row = self._connection.execute(
             f"SELECT {LIVE_ENTITY_COLUMNS} FROM graph_entities e"
@@ -41,10 +54,7 @@ class PostgresGraphTransaction:
     ) -> tuple[EntityRecord, bool]:
         key = entity_key(name)
         # Two servers declaring the same entity: the second waits, then sees the first's.
-        self._connection.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            (f"entity:{namespace}\x1f{key}",),
-        )
+        self._lock(namespace, key)
         shown = self.find_entity(namespace, key, now)
         if shown is not None and shown.declared:
             return shown, False

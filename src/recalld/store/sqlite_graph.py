@@ -23,7 +23,7 @@ import apsw
 from recalld._text import new_id
 from recalld._time import from_storage, to_storage
 from recalld.graph.matching import substring_pattern
-from recalld.graph.names import entity_key
+from recalld.graph.names import entity_key, search_key
 from recalld.graph.types import (
     ENTITY_NAME_MAX_CHARS,
     ENTITY_TYPE_MAX_CHARS,
@@ -511,10 +511,13 @@ class SQLiteGraph:
         if "\x00" in text:
             return []  # no name, type or memory holds one (and GLOB would stop reading there)
         pattern = substring_pattern(text)
-        key = entity_key(text)
+        # The query's own key (nothing trimmed: see search_key); the name whose key is the
+        # query's, trimmed, comes first.
+        key = search_key(text)
         params: dict[str, Any] = {
             "namespace": namespace,
             "key": key,
+            "exact": entity_key(text),
             "glob": pattern.glob,
             "now": to_storage(now),
         }
@@ -529,7 +532,7 @@ class SQLiteGraph:
             " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = e.id"
             " AND (m.expires_at IS NULL OR m.expires_at > :now)"
             f" AND m.content GLOB :glob)) AND {_shown('e')}"
-            " ORDER BY e.key = :key DESC, e.key, e.id LIMIT :limit OFFSET :offset"
+            " ORDER BY e.key = :exact DESC, e.key, e.id LIMIT :limit OFFSET :offset"
         )
         return search_in_chunks(
             lambda chunk, offset: [

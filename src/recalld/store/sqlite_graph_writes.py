@@ -6,6 +6,7 @@ The row shapes and the "shown" rule come from :mod:`recalld.store.sqlite_graph`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -30,6 +31,9 @@ class SQLiteGraphTransaction:
 
     def __init__(self, connection: apsw.Connection) -> None:
         self._connection = connection
+
+    def lock_entities(self, namespace: str, keys: Iterable[str]) -> None:
+        pass  # the write transaction holds off every other writer of the database already
 
     def find_entity(self, namespace: str, key: str, now: datetime) -> EntityRecord | None:
         row = self._connection.execute(

@@ -184,6 +184,9 @@ class ToolSpec:
 
     ``keep_null`` keeps ``null`` as an allowed value of optional arguments in
     the published schema (for dialects whose original signature is ``Optional``).
+    ``idempotent`` says a repeated call changes nothing more (by default only a
+    read-only tool says so); ``title`` is the tool's display name, when its
+    original has one.
     """
 
     name: str
@@ -193,13 +196,15 @@ class ToolSpec:
     destructive: bool = False
     keep_null: bool = False
     structured_output: bool | None = None
+    idempotent: bool | None = None
+    title: str | None = None
 
     def annotations(self) -> ToolAnnotations:
         """MCP hints about the tool's side effects."""
         return ToolAnnotations(
             read_only_hint=self.read_only,
             destructive_hint=self.destructive,
-            idempotent_hint=self.read_only,
+            idempotent_hint=self.read_only if self.idempotent is None else self.idempotent,
             open_world_hint=False,
         )
 

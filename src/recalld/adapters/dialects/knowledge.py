@@ -117,7 +117,7 @@ class ResultsOut(BaseModel):
 
 
 class GraphOut(BaseModel):
-    """``search_nodes``' and ``open_nodes``' answer: entities and the relations among them."""
+    """``search_nodes``' and ``open_nodes``' answer: entities, relations touching them."""
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -245,18 +245,21 @@ DIALECT = Dialect(
             "Add entities (people, organisations, events, ...) to the knowledge graph, each with "
             "a type and its observations. Names already in the graph are skipped. Returns the "
             "entities created. Observations become memories, found by every recall.",
+            title="Create Entities",
         ),
         ToolSpec(
             "create_relations",
             create_relations,
             "Connect existing entities with directed relations, phrased in active voice "
             "(works_at, lives_in). Returns the relations that were new.",
+            title="Create Relations",
         ),
         ToolSpec(
             "add_observations",
             add_observations,
             "Add observations (one fact each) to existing entities. Returns what was added to "
             "each entity; observations it already had are not added twice.",
+            title="Add Observations",
         ),
         ToolSpec(
             "delete_entities",
@@ -264,18 +267,24 @@ DIALECT = Dialect(
             "Delete entities together with their observations and relations. Names that are "
             "not in the graph are listed in the answer.",
             destructive=True,
+            idempotent=True,
+            title="Delete Entities",
         ),
         ToolSpec(
             "delete_observations",
             delete_observations,
             "Delete given observations from entities. Anything not found is listed in the answer.",
             destructive=True,
+            idempotent=True,
+            title="Delete Observations",
         ),
         ToolSpec(
             "delete_relations",
             delete_relations,
             "Delete given relations. Relations not found are listed in the answer.",
             destructive=True,
+            idempotent=True,
+            title="Delete Relations",
         ),
         ToolSpec(
             "read_graph",
@@ -284,20 +293,23 @@ DIALECT = Dialect(
             "observations, and the relations from them. When hasMore is true, pass nextCursor "
             "back as cursor for the next page.",
             read_only=True,
+            title="Read Graph",
         ),
         ToolSpec(
             "search_nodes",
             search_nodes,
             "Find entities whose name, type or observations contain the query (in any case), "
-            "with the relations between them.",
+            "with every relation that starts or ends at one of them.",
             read_only=True,
+            title="Search Nodes",
         ),
         ToolSpec(
             "open_nodes",
             open_nodes,
-            "Fetch entities by name with their observations and the relations between them; "
-            "unknown names are skipped.",
+            "Fetch entities by name with their observations and every relation that starts "
+            "or ends at one of them; unknown names are skipped.",
             read_only=True,
+            title="Open Nodes",
         ),
     ),
 )

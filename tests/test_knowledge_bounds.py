@@ -1,0 +1,70 @@
+"""The knowledge operations' lists of observations are bounded per call like every other list
+(adversarial pass a62)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import ValidationError
+from recalld.knowledge import MAX_ITEMS
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+@pytest.fixture
+def any_service(any_database: Path | str, clock: FakeClock) -> Iterator[MemoryService]:
+    """A service on each store (SQLite, then PostgreSQL with ``pytest --postgres``)."""
+    settings = Settings(
+        db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules"
+    )
+    with MemoryService.open(settings, clock=clock) as opened:
+        yield opened
+
+
+def _entity(name: str, *observations: str) -> dict[str, object]:
+    return {"name": name, "entityType": "person", "observations": list(observations)}
+
+
+def test_an_entitys_observations_are_bounded_per_call(any_service: MemoryService) -> None:
+    knowledge = any_service.knowledge
+    many = [f"fact {number}" for number in range(MAX_ITEMS + 1)]
+    with pytest.raises(ValidationError) as refused:
+        knowledge.create_entities([_entity("Alice", "one"), _entity("Bob", *many)])
+    assert refused.value.field == "entities[1].observations"
+    assert f"{MAX_ITEMS + 1} items; the limit is {MAX_ITEMS}" in str(refused.value)
+    # Nothing of the call was written, not even the entity before it.
+    assert knowledge.read_graph().entities == []
+    assert any_service.search("fact") == []
+
+
+def test_observations_to_add_are_bounded_per_call(any_service: MemoryService) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Alice")])
+    many = [f"fact {number}" for number in range(MAX_ITEMS + 1)]
+    with pytest.raises(ValidationError) as refused:
+        knowledge.add_observations([{"entityName": "Alice", "contents": many}])
+    assert refused.value.field == "observations[0].contents"
+    [alice] = knowledge.open_nodes(["Alice"]).entities
+    assert alice.observations == []
+
+
+def test_observations_to_delete_are_bounded_per_call(any_service: MemoryService) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Alice", "fact 0")])
+    many = [f"fact {number}" for number in range(MAX_ITEMS + 1)]
+    with pytest.raises(ValidationError) as refused:
+        knowledge.delete_observations([{"entityName": "Alice", "observations": many}])
+    assert refused.value.field == "deletions[0].observations"
+    [alice] = knowledge.open_nodes(["Alice"]).entities
+    assert alice.observations == ["fact 0"]
+
+
+def test_observations_up_to_the_bound_are_written(any_service: MemoryService) -> None:
+    knowledge = any_service.knowledge
+    many = [f"fact {number}" for number in range(MAX_ITEMS)]
+    [created] = knowledge.create_entities([_entity("Alice", *many)])
+    assert len(created.observations) == MAX_ITEMS

@@ -1,0 +1,78 @@
+"""The knowledge deletes given one thing twice in a call (adversarial pass a62)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+@pytest.fixture
+def any_service(any_database: Path | str, clock: FakeClock) -> Iterator[MemoryService]:
+    """A service on each store (SQLite, then PostgreSQL with ``pytest --postgres``)."""
+    settings = Settings(
+        db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules"
+    )
+    with MemoryService.open(settings, clock=clock) as opened:
+        yield opened
+
+
+def _entity(name: str, *observations: str) -> dict[str, object]:
+    return {"name": name, "entityType": "person", "observations": list(observations)}
+
+
+def test_deleting_an_entity_named_twice_reports_it_deleted_only(
+    any_service: MemoryService,
+) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Alice", "likes tea")])
+    report = knowledge.delete_entities(["Alice", "alice", "Alice"])
+    # It was deleted: saying it was also not found contradicts that.
+    assert report.deleted == ["Alice"]
+    assert report.not_found == []
+    assert report.message == "Entities deleted successfully"
+    assert knowledge.read_graph().entities == []
+
+
+def test_deleting_an_observation_named_twice_reports_it_deleted_only(
+    any_service: MemoryService,
+) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Alice", "likes tea", "lives in Oslo")])
+    report = knowledge.delete_observations(
+        [
+            {"entityName": "Alice", "observations": ["likes tea", "likes tea"]},
+            {"entityName": "alice", "observations": ["likes tea"]},
+        ]
+    )
+    assert report.deleted == ["'Alice': 'likes tea'"]
+    assert report.not_found == []
+    assert report.success is True
+    [alice] = knowledge.open_nodes(["Alice"]).entities
+    assert alice.observations == ["lives in Oslo"]
+
+
+def test_deleting_a_relation_named_twice_reports_it_deleted_only(
+    any_service: MemoryService,
+) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Alice"), _entity("Bob")])
+    relation = {"from": "Alice", "to": "Bob", "relationType": "knows"}
+    knowledge.create_relations([relation])
+    report = knowledge.delete_relations(
+        [relation, relation, {"from": "alice", "to": "BOB", "relationType": "knows"}]
+    )
+    assert report.deleted == ["Alice -[knows]-> Bob"]
+    assert report.not_found == []
+    assert knowledge.read_graph().relations == []
+
+
+def test_an_unknown_name_given_twice_is_reported_once(any_service: MemoryService) -> None:
+    report = any_service.knowledge.delete_entities(["Nobody", "nobody"])
+    assert report.not_found == ["Nobody"]
+    assert report.message == "Deleted 0 entities; not found: Nobody"
