@@ -32,8 +32,9 @@ candidate's graph score and entity overlap are features of the reranker's
 When the embedder fails (:class:`~recalld.errors.EmbeddingError`, e.g. an
 unreachable embedding endpoint) recall answers from the keyword index alone
 and every hit also lists ``vector-unavailable``, so a caller can tell a
-degraded answer from a complete one; any other exception is a bug and
-propagates.
+degraded answer from a complete one; a recall that leaves with no hit raises
+the error instead (an empty answer would say nothing matches when the meaning
+was never compared); any other exception is a bug and propagates.
 
 The query's embedding (started by :meth:`HybridRetriever.embed_soon` as soon
 as the service has checked the request) and its vector search run on a helper
@@ -63,7 +64,8 @@ import numpy.typing as npt
 from recalld._text import STOPWORDS
 from recalld._time import Clock, utc_now
 from recalld.embeddings.base import Embedder, Loadable, Vectors, checked_vectors
-from recalld.errors import EmbeddingError
+from recalld.embeddings.endpoint_rest import Resting
+from recalld.errors import EmbedderUnavailableError, EmbeddingError
 from recalld.model import Memory
 from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
@@ -156,6 +158,16 @@ def tie_order(pool: Pool) -> npt.NDArray[np.int64]:
     """The seq of each pool member: what breaks ties between equal scores (the oldest,
     the lower seq, first, as every store's keyword candidate search breaks them)."""
     return np.fromiter((row.seq for row in pool.rows), dtype=np.int64, count=len(pool.rows))
+
+
+def _unanswered(error: EmbeddingError, asked: Sequence[str]) -> EmbeddingError:
+    """The error for a recall left with no hit because its vectors could not be searched:
+    an empty answer would read as "nothing stored matches" when the meaning was never
+    compared. Transient when ``error`` is (:class:`EmbedderUnavailableError`)."""
+    found = "recall found nothing by keyword and " if "keyword" in asked else "recall "
+    if isinstance(error, EmbedderUnavailableError):
+        return EmbedderUnavailableError(f"{found}could not search by meaning: {error}")
+    return EmbeddingError(f"{found}could not search by meaning: {error}")
 
 
 def _log_warm_up_failure(done: Future[None]) -> None:
@@ -357,6 +369,21 @@ class HybridRetriever:
             return None
         return self._embed_query(text)
 
+    def _known_unavailable(self, text: str) -> EmbeddingError | None:
+        """Why no vector can be searched when there is none to search: an endpoint known
+        to be down (resting, see :mod:`recalld.embeddings.endpoint_rest`) is why the
+        memories have none, and a recall that skipped the query's embedding would not say
+        so. Asked of it, the embedding fails at once with the reason."""
+        embedder = self._embedder
+        if not isinstance(embedder, Resting) or embedder.available() or not text.strip():
+            return None
+        try:
+            self._embed_query(text)
+        except EmbeddingError as error:
+            logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
+            return error
+        return None
+
     def _executor(self) -> ThreadPoolExecutor | None:
         """The query threads (None once closed). Call with ``self._lock`` held."""
         if self._embedding is None and not self._closed:
@@ -474,14 +501,16 @@ class HybridRetriever:
             # store without an embedder has no meaning to compare, so nothing at all
             # (keyword mode still matches the words, when that is what is wanted).
             mode = "vector"
-        unavailable = False
+        failure: EmbeddingError | None = None
         try:
             index = self.vectors(scope)
         except EmbeddingError as error:
             # An embedder that must ask its endpoint for its dimension (http, none given)
             # cannot build the index while the endpoint is down: as when the query fails.
             logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
-            index, unavailable = None, True
+            index, failure = None, error
+        if failure is None and mode != "keyword" and (index is None or index.size == 0):
+            failure = self._known_unavailable(text)
         vector_later, later = self._nearest_later(scope, text, index, mode)
         period = self.period_of(text, scope.now)
         if period is not None and period.yearless:
@@ -496,12 +525,12 @@ class HybridRetriever:
                 return None  # nearest() meets the same error: it logs it and degrades
 
         def nearest() -> Nearest | None:
-            nonlocal unavailable
+            nonlocal failure
             try:
                 near = later()
             except EmbeddingError as error:
                 logger.warning("vector recall skipped: embedding the query failed: %s", error)
-                unavailable = True
+                failure = error
                 return None
             if near is None or period is None or not self.searches_period(period):
                 return near
@@ -554,7 +583,7 @@ class HybridRetriever:
             vector_soon=vector_soon,
             stated=self._stated,
         )
-        pool.vector_unavailable = unavailable
+        pool.vector_error = failure
         vector_asked = mode != "keyword" and self._embedder is not None
         pool.asked = ("keyword",) * (mode != "vector") + ("vector",) * vector_asked
         return pool, index
@@ -694,6 +723,8 @@ class HybridRetriever:
                     backends=backends,
                 )
             )
+        if not results and pool.vector_error is not None:
+            raise _unanswered(pool.vector_error, pool.asked) from pool.vector_error
         return results
 
     def text_similarities(

@@ -1,0 +1,122 @@
+"""A recall whose vectors could not be searched says so: its keyword hits list
+``vector-unavailable`` (as explain's ``found_by`` does), and an answer left empty by it is
+an error, not "nothing stored matches" (the meaning was never compared)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from recalld.adapters.http_api import create_app
+from recalld.embeddings.http import HTTPEmbedder
+from recalld.errors import EmbedderUnavailableError, EmbeddingError
+from recalld.retrieval.hybrid import VECTOR_UNAVAILABLE
+from recalld.service import MemoryService
+from recalld.store.factory import open_store
+from tests.adapters.conftest import LOOPBACK
+from tests.conftest import FakeClock
+from tests.embeddings.test_endpoint_rest import Monotonic
+from tests.embeddings.test_http import FakeEmbeddingServer, _url
+from tests.embeddings.test_http import server as server  # the fixture
+from tests.retrieval.test_hybrid import _BrokenQueryEmbedder
+from tests.semantic_support import semantic_settings
+
+UNREACHABLE = "the embedding endpoint is unreachable"
+
+
+def _broken_service(database: Path | str, clock: FakeClock) -> tuple[MemoryService, str]:
+    """A service whose one memory has its vector, and whose embedder then fails."""
+    embedder = _BrokenQueryEmbedder(EmbeddingError(UNREACHABLE))
+    settings = semantic_settings(database)
+    service = MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+    receipt = service.remember("The staging database lives in Melbourne")
+    service.new_worker().run_until_idle()
+    embedder.broken = True
+    return service, receipt.id
+
+
+def test_vector_mode_with_a_failing_embedder_is_an_error_not_an_empty_answer(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    service, memory_id = _broken_service(any_database, clock)
+    with service:
+        # Before: [] — read as "nothing similar is stored" while nothing was compared.
+        with pytest.raises(EmbeddingError) as raised:
+            service.search("staging database", mode="vector", min_score=0)
+        assert str(raised.value) == f"recall could not search by meaning: {UNREACHABLE}"
+        # Keyword mode, which needs no embedder, still answers.
+        assert [hit.memory.id for hit in service.search("staging", mode="keyword")] == [memory_id]
+
+
+def test_hybrid_with_nothing_by_keyword_and_a_failing_embedder_is_an_error(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    service, _ = _broken_service(any_database, clock)
+    with service:
+        with pytest.raises(EmbeddingError, match="found nothing by keyword and could not search"):
+            service.search("where is the server kept", min_score=0)
+        # A query of stop words asks only the vectors (see HybridRetriever.pool).
+        with pytest.raises(EmbeddingError) as raised:
+            service.search("who is she", min_score=0)
+        assert "keyword" not in str(raised.value)
+        # What the keyword index finds still comes back, marked.
+        hits = service.search("staging database", min_score=0)
+        assert [hit.backends for hit in hits] == [["fts", VECTOR_UNAVAILABLE]]
+
+
+def test_explain_lists_vector_unavailable_as_the_hit_does(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    service, memory_id = _broken_service(any_database, clock)
+    with service:
+        hits = service.search("staging database")
+        explanation = service.explain("staging database", memory_id)
+        assert explanation.stage == "returned"
+        # Before: ["fts"], while the hit said ["fts", "vector-unavailable"].
+        assert explanation.found_by == hits[0].backends == ["fts", VECTOR_UNAVAILABLE]
+        assert "embedding the query failed" in explanation.reason
+        # Not found at all: the reason already named the failure, found_by stays empty.
+        missing = service.explain("staging database", memory_id, mode="vector")
+        assert missing.stage == "not_in_pool"
+        assert missing.found_by == []
+        assert "embedding the query failed" in missing.reason
+
+
+def test_an_endpoint_down_from_the_start_is_named_though_no_vector_exists(
+    server: FakeEmbeddingServer, any_database: Path | str, clock: FakeClock
+) -> None:
+    # Nothing was ever embedded, so there were no vectors to search and recall never asked
+    # the endpoint: keyword hits came back unmarked and vector mode answered [].
+    server.fail_with = 503
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, clock=Monotonic())
+    settings = semantic_settings(any_database, recall_catch_up=64)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("The staging database lives in Melbourne")
+        hits = service.search("staging database", min_score=0)  # its catch-up meets the 503
+        assert [hit.memory.id for hit in hits] == [receipt.id]
+        assert hits[0].backends[-1] == VECTOR_UNAVAILABLE
+        with pytest.raises(EmbedderUnavailableError, match="could not search by meaning"):
+            service.search("staging database", mode="vector", min_score=0)
+        asked = len(server.requests)
+        server.fail_with = None  # resting: recall does not ask it until the rest is over
+        with pytest.raises(EmbedderUnavailableError):
+            service.search("where is the server kept", min_score=0)
+        assert len(server.requests) == asked
+
+
+def test_rest_search_answers_503_rather_than_an_empty_list(db_path: Path, clock: FakeClock) -> None:
+    service, _ = _broken_service(db_path, clock)
+    with (
+        service,
+        TestClient(
+            create_app(service, service.settings), client=LOOPBACK, base_url="http://127.0.0.1"
+        ) as client,
+    ):
+        answer = client.post("/v1/search", json={"query": "where is the server kept"})
+        assert answer.status_code == 503, answer.text
+        assert answer.json()["error"]["type"] == "embedding_error"
+        found = client.post("/v1/search", json={"query": "staging database"})
+        assert found.status_code == 200
+        assert found.json()[0]["backends"] == ["fts", VECTOR_UNAVAILABLE]
