@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from recalld.adapters.http_api import create_app
 from recalld.embeddings.http import HTTPEmbedder
 from recalld.errors import EmbedderUnavailableError, EmbeddingError
+from recalld.recollection.cue import Cue
 from recalld.retrieval.hybrid import VECTOR_UNAVAILABLE
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
@@ -120,3 +121,34 @@ def test_rest_search_answers_503_rather_than_an_empty_list(db_path: Path, clock:
         found = client.post("/v1/search", json={"query": "staging database"})
         assert found.status_code == 200
         assert found.json()[0]["backends"] == ["fts", VECTOR_UNAVAILABLE]
+        context = client.post("/v1/context/recall", json={"query": "where was it moved"})
+        assert context.status_code == 503, context.text
+        assert context.json()["error"]["type"] == "embedding_error"
+
+
+def test_context_recall_says_its_text_was_compared_by_words_alone(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    service, memory_id = _broken_service(any_database, clock)
+    with service:
+        recollections = service.recollections
+        hits = recollections.recall(Cue(text="staging database"))
+        assert [hit.memory.id for hit in hits] == [memory_id]
+        # Before: ["context"], with the text scored by its words and nothing said.
+        assert hits[0].backends == ["context", VECTOR_UNAVAILABLE]
+        # Before: [] ("nothing stored is like it"), the meaning never compared.
+        with pytest.raises(EmbeddingError, match="could not compare the text by meaning"):
+            recollections.recall(Cue(text="where was it moved"))
+        # A cue without text asks nothing of the embedder.
+        assert recollections.recall(Cue(tags=("nothing",))) == []
+
+
+def test_sense_fires_by_the_words_when_the_embedder_fails(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    # Involuntary: no caller asked, so nothing to tell; the words alone may fire.
+    service, memory_id = _broken_service(any_database, clock)
+    with service:
+        fired = service.recollections.sense(Cue(text="The staging database lives in Melbourne"))
+        assert [recollection.memory.id for recollection in fired] == [memory_id]
+        assert service.recollections.sense(Cue(text="where was it moved")) == []

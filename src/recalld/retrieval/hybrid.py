@@ -731,15 +731,17 @@ class HybridRetriever:
         self, text: str, namespace: str, seqs: Sequence[int], nearest: int
     ) -> dict[int, float]:
         """Cosine of ``text`` with the indexed vectors of ``seqs`` and of its ``nearest``
-        neighbours in ``namespace`` (empty without an embedder or any vector)."""
-        try:
-            index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
-            if index is None:
-                return {}
-            query = self._query_vector(text, index)
-        except EmbeddingError as error:  # context recall answers from the other channels
-            logger.warning("text similarity skipped: embedding failed: %s", error)
+        neighbours in ``namespace`` (empty without an embedder or any vector). Raises
+        :class:`EmbeddingError` when the embedder fails, or rests with no vector to search
+        (see :meth:`_known_unavailable`): the caller decides what a cue without its
+        meaning is worth."""
+        index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
+        if index is None or index.size == 0:
+            failure = self._known_unavailable(text)
+            if failure is not None:
+                raise failure
             return {}
+        query = self._query_vector(text, index)
         if query is None:
             return {}
         found = dict(index.search(query, [namespace], nearest)) if nearest else {}
