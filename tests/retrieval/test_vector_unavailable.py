@@ -4,6 +4,7 @@ an error, not "nothing stored matches" (the meaning was never compared)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,21 @@ def test_hybrid_with_nothing_by_keyword_and_a_failing_embedder_is_an_error(
         assert [hit.backends for hit in hits] == [["fts", VECTOR_UNAVAILABLE]]
 
 
+def test_keyword_candidates_all_under_min_score_are_not_called_nothing_found(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    # The keyword index found the memory, scored without its vector under min_score: the
+    # error said "found nothing by keyword" (review of pass x62).
+    service, _ = _broken_service(any_database, clock)
+    with service:
+        with pytest.raises(EmbeddingError) as raised:
+            service.search("staging database", min_score=0.99)
+        assert str(raised.value) == (
+            "recall kept none of the 1 candidates found without the vectors (min_score 0.99)"
+            f" and could not search by meaning: {UNREACHABLE}"
+        )
+
+
 def test_explain_lists_vector_unavailable_as_the_hit_does(
     any_database: Path | str, clock: FakeClock
 ) -> None:
@@ -104,6 +120,55 @@ def test_an_endpoint_down_from_the_start_is_named_though_no_vector_exists(
         server.fail_with = None  # resting: recall does not ask it until the rest is over
         with pytest.raises(EmbedderUnavailableError):
             service.search("where is the server kept", min_score=0)
+        assert len(server.requests) == asked
+
+
+def test_a_query_embedding_already_failing_is_awaited_with_no_vector_to_search(
+    server: FakeEmbeddingServer, any_database: Path | str, clock: FakeClock
+) -> None:
+    # A process that never asked the endpoint (each CLI command) took it for available while
+    # the query's embedding, sent by embed_soon, was still on its way to failing: nothing was
+    # embedded yet, so recall did not wait for it and answered [] (review of pass x62).
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, clock=Monotonic())
+    settings = semantic_settings(any_database)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("The staging database lives in Melbourne")
+        release = server.hold_post = threading.Event()  # the query's POST, then no answer
+        outcome: list[object] = []
+
+        def search() -> None:
+            try:
+                outcome.append(service.search("where is the server kept", min_score=0))
+            except EmbeddingError as error:
+                outcome.append(error)
+
+        searching = threading.Thread(target=search)
+        searching.start()
+        assert server.held.wait(10)
+        release.set()
+        searching.join(10)
+        assert len(outcome) == 1
+        assert isinstance(outcome[0], EmbedderUnavailableError), outcome
+        assert "could not search by meaning" in str(outcome[0])
+
+
+def test_context_recall_asks_an_endpoint_it_has_not_seen_fail(
+    server: FakeEmbeddingServer, any_database: Path | str, clock: FakeClock
+) -> None:
+    # Nothing embedded (its jobs waiting), the endpoint down but not yet asked by this
+    # process (a server just restarted): the cue's text was never embedded, so context
+    # recall answered [] as "nothing stored is like it" (review of pass x62).
+    server.fail_with = 503
+    embedder = HTTPEmbedder(base_url=_url(server), model="m", dimension=16, clock=Monotonic())
+    settings = semantic_settings(any_database)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("The staging database lives in Melbourne")
+        with pytest.raises(EmbedderUnavailableError, match="could not compare the text"):
+            service.recollections.recall(Cue(text="where was it moved"))
+        server.fail_with = None
+        asked = len(server.requests)
+        with pytest.raises(EmbedderUnavailableError):  # resting: not asked again
+            service.recollections.recall(Cue(text="where was it moved"))
         assert len(server.requests) == asked
 
 

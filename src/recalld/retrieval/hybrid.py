@@ -160,11 +160,23 @@ def tie_order(pool: Pool) -> npt.NDArray[np.int64]:
     return np.fromiter((row.seq for row in pool.rows), dtype=np.int64, count=len(pool.rows))
 
 
-def _unanswered(error: EmbeddingError, asked: Sequence[str]) -> EmbeddingError:
+def _unanswered(
+    error: EmbeddingError, asked: Sequence[str], candidates: int, min_score: float
+) -> EmbeddingError:
     """The error for a recall left with no hit because its vectors could not be searched:
     an empty answer would read as "nothing stored matches" when the meaning was never
-    compared. Transient when ``error`` is (:class:`EmbedderUnavailableError`)."""
-    found = "recall found nothing by keyword and " if "keyword" in asked else "recall "
+    compared. Transient when ``error`` is (:class:`EmbedderUnavailableError`).
+    ``candidates``: how many the other channels found (kept none of them: under
+    ``min_score``, or forgotten meanwhile)."""
+    if candidates:
+        found = (
+            f"recall kept none of the {candidates} candidates found without the vectors"
+            f" (min_score {min_score:g}) and "
+        )
+    elif "keyword" in asked:
+        found = "recall found nothing by keyword and "
+    else:
+        found = "recall "
     if isinstance(error, EmbedderUnavailableError):
         return EmbedderUnavailableError(f"{found}could not search by meaning: {error}")
     return EmbeddingError(f"{found}could not search by meaning: {error}")
@@ -369,16 +381,26 @@ class HybridRetriever:
             return None
         return self._embed_query(text)
 
-    def _known_unavailable(self, text: str) -> EmbeddingError | None:
+    def _known_unavailable(self, text: str, *, ask: bool = False) -> EmbeddingError | None:
         """Why no vector can be searched when there is none to search: an endpoint known
         to be down (resting, see :mod:`recalld.embeddings.endpoint_rest`) is why the
         memories have none, and a recall that skipped the query's embedding would not say
-        so. Asked of it, the embedding fails at once with the reason."""
+        so. Asked of it, the embedding fails at once with the reason. A query embedding
+        :meth:`embed_soon` already sent is awaited first: until its answer, an endpoint
+        never tried by this process (a CLI command's) looks available, and a recall that
+        read it so answered ``[]`` though that request was failing. ``ask``: with none
+        sent, embed the query even while the endpoint looks available (a cue's text, which
+        nothing embeds ahead: the first since the process started would not know)."""
         embedder = self._embedder
-        if not isinstance(embedder, Resting) or embedder.available() or not text.strip():
+        if not isinstance(embedder, Resting) or not text.strip():
             return None
+        with self._lock:
+            started = self._pending.pop(text, None)
         try:
-            self._embed_query(text)
+            if started is not None:
+                started.result()
+            elif ask or not embedder.available():
+                self._embed_query(text)
         except EmbeddingError as error:
             logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
             return error
@@ -724,7 +746,9 @@ class HybridRetriever:
                 )
             )
         if not results and pool.vector_error is not None:
-            raise _unanswered(pool.vector_error, pool.asked) from pool.vector_error
+            raise _unanswered(
+                pool.vector_error, pool.asked, len(pool.rows), min_score
+            ) from pool.vector_error
         return results
 
     def text_similarities(
@@ -737,7 +761,7 @@ class HybridRetriever:
         meaning is worth."""
         index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
         if index is None or index.size == 0:
-            failure = self._known_unavailable(text)
+            failure = self._known_unavailable(text, ask=True)
             if failure is not None:
                 raise failure
             return {}
