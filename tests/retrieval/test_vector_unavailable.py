@@ -172,6 +172,29 @@ def test_context_recall_asks_an_endpoint_it_has_not_seen_fail(
         assert len(server.requests) == asked
 
 
+def test_a_local_model_failing_from_the_start_is_named_though_no_vector_exists(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    # A model that never loaded (a corrupt file): nothing embedded, so the query's failing
+    # embedding was never read; vector mode answered [] and keyword hits were unmarked,
+    # though the README promises the error for a corrupt model file (review of pass x62).
+    embedder = _BrokenQueryEmbedder(EmbeddingError("the model file is corrupt"))
+    embedder.broken = True
+    settings = semantic_settings(any_database, recall_catch_up=64)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        # An empty store answers at once: nothing stored, nothing to compare.
+        assert service.search("where is the server kept", mode="vector") == []
+        receipt = service.remember("The staging database lives in Melbourne")
+        with pytest.raises(EmbeddingError, match="the model file is corrupt"):
+            service.search("where is the server kept", mode="vector", min_score=0)
+        hits = service.search("staging database", min_score=0)
+        assert [(hit.memory.id, hit.backends) for hit in hits] == [
+            (receipt.id, ["fts", VECTOR_UNAVAILABLE])
+        ]
+        with pytest.raises(EmbeddingError, match="could not compare the text by meaning"):
+            service.recollections.recall(Cue(text="where was it moved"))
+
+
 def test_rest_search_answers_503_rather_than_an_empty_list(db_path: Path, clock: FakeClock) -> None:
     service, _ = _broken_service(db_path, clock)
     with (

@@ -381,25 +381,30 @@ class HybridRetriever:
             return None
         return self._embed_query(text)
 
-    def _known_unavailable(self, text: str, *, ask: bool = False) -> EmbeddingError | None:
-        """Why no vector can be searched when there is none to search: an endpoint known
-        to be down (resting, see :mod:`recalld.embeddings.endpoint_rest`) is why the
-        memories have none, and a recall that skipped the query's embedding would not say
-        so. Asked of it, the embedding fails at once with the reason. A query embedding
-        :meth:`embed_soon` already sent is awaited first: until its answer, an endpoint
-        never tried by this process (a CLI command's) looks available, and a recall that
-        read it so answered ``[]`` though that request was failing. ``ask``: with none
-        sent, embed the query even while the endpoint looks available (a cue's text, which
-        nothing embeds ahead: the first since the process started would not know)."""
+    def _known_unavailable(
+        self, text: str, scope: Scope, *, ask: bool = False
+    ) -> EmbeddingError | None:
+        """Why no vector can be searched when there is none to search: an embedder that
+        fails is why the memories have none (an endpoint down, resting, see
+        :mod:`recalld.embeddings.endpoint_rest`; a local model that does not load), and
+        a recall that skipped the query's embedding would not say so. A query embedding
+        :meth:`embed_soon` already sent is awaited: until its answer, an endpoint never
+        tried by this process (a CLI command's) looks available. Else a resting endpoint
+        is asked (it fails at once with the reason), and with ``ask`` any embedder (a
+        cue's text, which nothing embeds ahead). A local model is tried only when
+        ``scope`` holds a memory: an empty store answers at once without loading it."""
         embedder = self._embedder
-        if not isinstance(embedder, Resting) or not text.strip():
+        if embedder is None or not text.strip():
             return None
         with self._lock:
             started = self._pending.pop(text, None)
+        resting = embedder if isinstance(embedder, Resting) else None
+        if resting is None and not self._store.semantic.any_visible(scope):
+            return None
         try:
             if started is not None:
                 started.result()
-            elif ask or not embedder.available():
+            elif ask or (resting is not None and not resting.available()):
                 self._embed_query(text)
         except EmbeddingError as error:
             logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
@@ -532,7 +537,7 @@ class HybridRetriever:
             logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
             index, failure = None, error
         if failure is None and mode != "keyword" and (index is None or index.size == 0):
-            failure = self._known_unavailable(text)
+            failure = self._known_unavailable(text, scope)
         vector_later, later = self._nearest_later(scope, text, index, mode)
         period = self.period_of(text, scope.now)
         if period is not None and period.yearless:
@@ -759,9 +764,10 @@ class HybridRetriever:
         :class:`EmbeddingError` when the embedder fails, or rests with no vector to search
         (see :meth:`_known_unavailable`): the caller decides what a cue without its
         meaning is worth."""
-        index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
+        scope = Scope(namespaces=(namespace,), now=self._clock())
+        index = self.vectors(scope)
         if index is None or index.size == 0:
-            failure = self._known_unavailable(text, ask=True)
+            failure = self._known_unavailable(text, scope, ask=True)
             if failure is not None:
                 raise failure
             return {}
