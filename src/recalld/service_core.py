@@ -447,7 +447,9 @@ class ServiceCore:
         ``hybrid`` (default) pools the keyword index's matches (FTS5, else LIKE)
         with the nearest vectors when an embedder is configured; memories not
         yet embedded are still found by keyword. ``keyword`` and ``vector`` use
-        one channel (``vector`` on a store without an embedder is refused). A
+        one channel (``vector`` on a store without an embedder is refused; when
+        the embedder fails, keyword hits list ``vector-unavailable`` and a recall
+        it leaves with no hit raises the :class:`EmbeddingError`). A
         reranker scores every candidate: ``score`` is a calibrated probability
         in [0, 1] that the memory answers the query
         (see the README), and only hits scoring at least ``min_score``

@@ -11,6 +11,7 @@ their rows). Only the memories found are fully scored
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -34,11 +35,14 @@ from recalld.context.signals import (
     image_similarities,
 )
 from recalld.context.timing import time_similarities
+from recalld.errors import EmbeddingError
 from recalld.model import Memory, Place
 from recalld.recollection.cue import Cue
 from recalld.recollection.scoring import WEIGHTS, salience_boost
 from recalld.store.base import Scope, Store
 from recalld.store.context import ContextStore
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["CandidateFinder", "TextSimilarities"]
 
@@ -78,8 +82,11 @@ class CandidateFinder:
 
     def find(
         self, cue: Cue, namespace: str, now: datetime, *, firing: bool
-    ) -> tuple[dict[int, Memory], dict[str, dict[int, float]]]:
-        """Candidate memories by seq, and the signal similarities already computed."""
+    ) -> tuple[dict[int, Memory], dict[str, dict[int, float]], EmbeddingError | None]:
+        """Candidate memories by seq, the signal similarities already computed, and why
+        the cue's text could not be compared by meaning (None: it was, or has none); the
+        other channels still find their candidates."""
+        failure: EmbeddingError | None = None
         found: dict[int, Memory] = {}
         wanted: set[int] = set()
         scores: dict[str, dict[int, float]] = {}
@@ -95,7 +102,11 @@ class CandidateFinder:
                 )
             )
             if self._text_similarities is not None:
-                near = self._text_similarities(cue.text, namespace, [], TEXT_NEAREST)
+                try:
+                    near = self._text_similarities(cue.text, namespace, [], TEXT_NEAREST)
+                except EmbeddingError as error:
+                    logger.warning("text similarity skipped: embedding failed: %s", error)
+                    near, failure = {}, error
                 scores["cosine"] = near
                 wanted.update(seq for seq, value in near.items() if value >= SIGNAL_CANDIDATE_FLOOR)
         if cue.place is not None:
@@ -132,10 +143,11 @@ class CandidateFinder:
         missing = sorted(wanted - set(found))
         for memory in self._store.by_seqs(namespace, missing, now):
             found[memory.seq] = memory
-        return found, scores
+        return found, scores, failure
 
     def text_cosines(self, text: str, namespace: str, seqs: Sequence[int]) -> dict[int, float]:
-        """The text-embedding cosine of ``text`` with these memories (empty without vectors)."""
+        """The text-embedding cosine of ``text`` with these memories (empty without vectors).
+        Raises :class:`EmbeddingError` when the embedder fails."""
         if self._text_similarities is None or not seqs:
             return {}
         return self._text_similarities(text, namespace, seqs, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -12,7 +13,7 @@ from recalld._text import prompt_line
 from recalld._time import Clock, local_time, parse_instant
 from recalld.config import Settings
 from recalld.context.signals import ImageEncoder, load_image_encoder
-from recalld.errors import ValidationError
+from recalld.errors import EmbedderUnavailableError, EmbeddingError, ValidationError
 from recalld.model import Hit, Memory, NewMemory, Receipt
 from recalld.recollection.candidates import CandidateFinder, TextSimilarities
 from recalld.recollection.cue import Cue, Recollection, Reminder, media_features, parse_place
@@ -24,8 +25,11 @@ from recalld.recollection.scoring import (
     word_overlap,
     words,
 )
+from recalld.retrieval.hybrid import VECTOR_UNAVAILABLE
 from recalld.store.base import Store
 from recalld.store.context import ContextStore
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["Put", "Recollector", "ReminderHook"]
 
@@ -149,22 +153,29 @@ class Recollector:
 
     def _rank(
         self, cue: Cue, namespace: str, now: datetime, *, firing: bool = False
-    ) -> list[tuple[Memory, float, dict[str, float]]]:
+    ) -> tuple[list[tuple[Memory, float, dict[str, float]]], EmbeddingError | None]:
+        """The candidates of ``cue`` with their score and channels, best first, and why its
+        text could not be compared by meaning (then by its words alone; None: it was)."""
         if not cue.channels():
             raise ValidationError(
                 "cue",
                 "give at least one of: text or query, a place, at, tags, image, audio, biometrics",
             )
-        candidates, scores = self._finder.find(cue, namespace, now, firing=firing)
+        candidates, scores, failure = self._finder.find(cue, namespace, now, firing=firing)
         if not candidates:
-            return []
+            return [], failure
         complete_scores(self._store, cue, sorted(candidates), scores)
         text: dict[int, float] = {}
         if cue.text and cue.text.strip():
             cue_words = words(cue.text)
             cosine = scores.get("cosine", {})
             unknown = [seq for seq in candidates if seq not in cosine]
-            cosine.update(self._finder.text_cosines(cue.text, namespace, unknown))
+            if failure is None:
+                try:
+                    cosine.update(self._finder.text_cosines(cue.text, namespace, unknown))
+                except EmbeddingError as error:
+                    logger.warning("text similarity skipped: embedding failed: %s", error)
+                    failure = error
             for seq, memory in candidates.items():
                 overlap = word_overlap(cue_words, words(f"{memory.title or ''} {memory.content}"))
                 text[seq] = max(overlap, cosine.get(seq, 0.0))
@@ -173,7 +184,7 @@ class Recollector:
             channels = channel_values(cue, memory, text, scores, self._settings)
             ranked.append((memory, combined_score(channels, memory.salience), channels))
         ranked.sort(key=lambda item: (-item[1], -item[0].seq))
-        return ranked
+        return ranked, failure
 
     def recall(self, cue: Cue, *, k: int | None = None, namespace: str | None = None) -> list[Hit]:
         """Memories whose context best matches ``cue``, best first; changes nothing.
@@ -181,18 +192,32 @@ class Recollector:
         ``k``: at most this many, 5 by default (``max_limit`` when that is lower)."""
         k = check.limit(k, self._settings, field="k", default=RECALL_K)
         scope_namespace = self._namespace(namespace)
-        ranked = self._rank(cue, scope_namespace, self._clock())
-        return [
+        ranked, failure = self._rank(cue, scope_namespace, self._clock())
+        # As search's hits: compared by the text's words alone, and saying so.
+        backends = ["context"] if failure is None else ["context", VECTOR_UNAVAILABLE]
+        hits = [
             Hit(
                 memory=memory,
                 score=score,
                 channels=channels,
-                backends=["context"],
+                backends=list(backends),
                 prompt_line=prompt_line(memory),
             )
             for memory, score, channels in ranked[:k]
             if score > 0
         ]
+        if not hits and failure is not None:
+            # An empty answer would say nothing stored matches the cue, when its text was
+            # never compared by meaning.
+            kind = (
+                EmbedderUnavailableError
+                if isinstance(failure, EmbedderUnavailableError)
+                else EmbeddingError
+            )
+            raise kind(
+                f"recall found nothing and could not compare the text by meaning: {failure}"
+            ) from failure
+        return hits
 
     # -- firing --------------------------------------------------------------
 
@@ -217,7 +242,8 @@ class Recollector:
             # A copy: the caller's cue keeps no time it did not give (a cue reused an hour
             # later, or given to recall, compares its own time, not this sense's).
             cue = replace(cue, at=local_time(now, self._settings.zone))
-        ranked = self._rank(cue, scope_namespace, now, firing=True) if given - {"tags"} else []
+        # Involuntary: a text that cannot be compared by meaning (logged) fires by its words.
+        ranked = self._rank(cue, scope_namespace, now, firing=True)[0] if given - {"tags"} else []
         firing = [
             (m, s, c)
             for m, s, c in ranked

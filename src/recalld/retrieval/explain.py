@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from recalld.errors import NotFoundError
 from recalld.model import ExplainStage, Explanation, Memory
 from recalld.retrieval.features import FEATURES
-from recalld.retrieval.hybrid import HybridRetriever, channels_of, features_of, tie_order
+from recalld.retrieval.hybrid import (
+    VECTOR_UNAVAILABLE,
+    HybridRetriever,
+    channels_of,
+    features_of,
+    tie_order,
+)
 from recalld.retrieval.pool import Mode, Pool
 from recalld.store.base import Scope
 
@@ -175,6 +181,11 @@ def explain(
     else:
         stage = "beyond_limit"
         reason = f"ranked after the {limit} hits the limit keeps"
+    if found_by and pool.vector_unavailable:
+        # As its hit would say (backends): scored without the vectors, which a recall
+        # once the embedder is back may rank otherwise.
+        found_by = [*found_by, VECTOR_UNAVAILABLE]
+        reason += "; embedding the query failed, so no vectors were searched"
     features = features_of(pool, position)
     model = retriever.reranker.models.get(pool.models[position])
     contributions: dict[str, float] = {}

@@ -32,8 +32,9 @@ candidate's graph score and entity overlap are features of the reranker's
 When the embedder fails (:class:`~recalld.errors.EmbeddingError`, e.g. an
 unreachable embedding endpoint) recall answers from the keyword index alone
 and every hit also lists ``vector-unavailable``, so a caller can tell a
-degraded answer from a complete one; any other exception is a bug and
-propagates.
+degraded answer from a complete one; a recall that leaves with no hit raises
+the error instead (an empty answer would say nothing matches when the meaning
+was never compared); any other exception is a bug and propagates.
 
 The query's embedding (started by :meth:`HybridRetriever.embed_soon` as soon
 as the service has checked the request) and its vector search run on a helper
@@ -63,7 +64,8 @@ import numpy.typing as npt
 from recalld._text import STOPWORDS
 from recalld._time import Clock, utc_now
 from recalld.embeddings.base import Embedder, Loadable, Vectors, checked_vectors
-from recalld.errors import EmbeddingError
+from recalld.embeddings.endpoint_rest import Resting
+from recalld.errors import EmbedderUnavailableError, EmbeddingError
 from recalld.model import Memory
 from recalld.retrieval.duplicates import Selection, select
 from recalld.retrieval.features import FEATURES
@@ -156,6 +158,28 @@ def tie_order(pool: Pool) -> npt.NDArray[np.int64]:
     """The seq of each pool member: what breaks ties between equal scores (the oldest,
     the lower seq, first, as every store's keyword candidate search breaks them)."""
     return np.fromiter((row.seq for row in pool.rows), dtype=np.int64, count=len(pool.rows))
+
+
+def _unanswered(
+    error: EmbeddingError, asked: Sequence[str], candidates: int, min_score: float
+) -> EmbeddingError:
+    """The error for a recall left with no hit because its vectors could not be searched:
+    an empty answer would read as "nothing stored matches" when the meaning was never
+    compared. Transient when ``error`` is (:class:`EmbedderUnavailableError`).
+    ``candidates``: how many the other channels found (kept none of them: under
+    ``min_score``, or forgotten meanwhile)."""
+    if candidates:
+        found = (
+            f"recall kept none of the {candidates} candidates found without the vectors"
+            f" (min_score {min_score:g}) and "
+        )
+    elif "keyword" in asked:
+        found = "recall found nothing by keyword and "
+    else:
+        found = "recall "
+    if isinstance(error, EmbedderUnavailableError):
+        return EmbedderUnavailableError(f"{found}could not search by meaning: {error}")
+    return EmbeddingError(f"{found}could not search by meaning: {error}")
 
 
 def _log_warm_up_failure(done: Future[None]) -> None:
@@ -357,6 +381,36 @@ class HybridRetriever:
             return None
         return self._embed_query(text)
 
+    def _known_unavailable(
+        self, text: str, scope: Scope, *, ask: bool = False
+    ) -> EmbeddingError | None:
+        """Why no vector can be searched when there is none to search: an embedder that
+        fails is why the memories have none (an endpoint down, resting, see
+        :mod:`recalld.embeddings.endpoint_rest`; a local model that does not load), and
+        a recall that skipped the query's embedding would not say so. A query embedding
+        :meth:`embed_soon` already sent is awaited: until its answer, an endpoint never
+        tried by this process (a CLI command's) looks available. Else a resting endpoint
+        is asked (it fails at once with the reason), and with ``ask`` any embedder (a
+        cue's text, which nothing embeds ahead). A local model is tried only when
+        ``scope`` holds a memory: an empty store answers at once without loading it."""
+        embedder = self._embedder
+        if embedder is None or not text.strip():
+            return None
+        with self._lock:
+            started = self._pending.pop(text, None)
+        resting = embedder if isinstance(embedder, Resting) else None
+        if resting is None and not self._store.semantic.any_visible(scope):
+            return None
+        try:
+            if started is not None:
+                started.result()
+            elif ask or (resting is not None and not resting.available()):
+                self._embed_query(text)
+        except EmbeddingError as error:
+            logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
+            return error
+        return None
+
     def _executor(self) -> ThreadPoolExecutor | None:
         """The query threads (None once closed). Call with ``self._lock`` held."""
         if self._embedding is None and not self._closed:
@@ -474,14 +528,16 @@ class HybridRetriever:
             # store without an embedder has no meaning to compare, so nothing at all
             # (keyword mode still matches the words, when that is what is wanted).
             mode = "vector"
-        unavailable = False
+        failure: EmbeddingError | None = None
         try:
             index = self.vectors(scope)
         except EmbeddingError as error:
             # An embedder that must ask its endpoint for its dimension (http, none given)
             # cannot build the index while the endpoint is down: as when the query fails.
             logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
-            index, unavailable = None, True
+            index, failure = None, error
+        if failure is None and mode != "keyword" and (index is None or index.size == 0):
+            failure = self._known_unavailable(text, scope)
         vector_later, later = self._nearest_later(scope, text, index, mode)
         period = self.period_of(text, scope.now)
         if period is not None and period.yearless:
@@ -496,12 +552,12 @@ class HybridRetriever:
                 return None  # nearest() meets the same error: it logs it and degrades
 
         def nearest() -> Nearest | None:
-            nonlocal unavailable
+            nonlocal failure
             try:
                 near = later()
             except EmbeddingError as error:
                 logger.warning("vector recall skipped: embedding the query failed: %s", error)
-                unavailable = True
+                failure = error
                 return None
             if near is None or period is None or not self.searches_period(period):
                 return near
@@ -554,7 +610,7 @@ class HybridRetriever:
             vector_soon=vector_soon,
             stated=self._stated,
         )
-        pool.vector_unavailable = unavailable
+        pool.vector_error = failure
         vector_asked = mode != "keyword" and self._embedder is not None
         pool.asked = ("keyword",) * (mode != "vector") + ("vector",) * vector_asked
         return pool, index
@@ -694,21 +750,28 @@ class HybridRetriever:
                     backends=backends,
                 )
             )
+        if not results and pool.vector_error is not None:
+            raise _unanswered(
+                pool.vector_error, pool.asked, len(pool.rows), min_score
+            ) from pool.vector_error
         return results
 
     def text_similarities(
         self, text: str, namespace: str, seqs: Sequence[int], nearest: int
     ) -> dict[int, float]:
         """Cosine of ``text`` with the indexed vectors of ``seqs`` and of its ``nearest``
-        neighbours in ``namespace`` (empty without an embedder or any vector)."""
-        try:
-            index = self.vectors(Scope(namespaces=(namespace,), now=self._clock()))
-            if index is None:
-                return {}
-            query = self._query_vector(text, index)
-        except EmbeddingError as error:  # context recall answers from the other channels
-            logger.warning("text similarity skipped: embedding failed: %s", error)
+        neighbours in ``namespace`` (empty without an embedder or any vector). Raises
+        :class:`EmbeddingError` when the embedder fails, or rests with no vector to search
+        (see :meth:`_known_unavailable`): the caller decides what a cue without its
+        meaning is worth."""
+        scope = Scope(namespaces=(namespace,), now=self._clock())
+        index = self.vectors(scope)
+        if index is None or index.size == 0:
+            failure = self._known_unavailable(text, scope, ask=True)
+            if failure is not None:
+                raise failure
             return {}
+        query = self._query_vector(text, index)
         if query is None:
             return {}
         found = dict(index.search(query, [namespace], nearest)) if nearest else {}

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from recalld._time import from_storage
 from recalld.embeddings.base import Vectors
+from recalld.errors import EmbeddingError
 from recalld.retrieval.features import Candidate, QueryShape, feature_matrix
 from recalld.retrieval.graph_channel import NEW_CANDIDATES, GraphFeatures
 from recalld.retrieval.keyword import (
@@ -109,7 +110,9 @@ class Pool:
     scores: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     models: list[str] = field(default_factory=list)
     keywords: QueryKeywords | None = None
-    vector_unavailable: bool = False
+    vector_error: EmbeddingError | None = None
+    """Why the vectors could not be searched: the embedder failed (None: they were, or
+    were not asked)."""
     asked: tuple[str, ...] = ("keyword", "vector")
     """The channels this query asked (``keyword``, ``vector``): a stop-word query in
     hybrid mode asks only ``vector``; keyword mode and no embedder leave ``vector`` out
@@ -125,6 +128,11 @@ class Pool:
     scoring: Scoring | None = None
     """What the scores were computed from, so another reranker can score the same pool
     as recall would (:func:`score_pool`; ``bench/fit_reranker.py``'s folds)."""
+
+    @property
+    def vector_unavailable(self) -> bool:
+        """The vectors were asked for and could not be searched (see ``vector_error``)."""
+        return self.vector_error is not None
 
     def index_of(self, seq: int) -> int | None:
         """The position of memory ``seq`` in the pool, if it is there."""
