@@ -130,3 +130,38 @@ def test_a_relation_to_an_entity_deleted_meanwhile_does_not_bring_it_back(
     graph = knowledge.read_graph()
     assert [entity.name for entity in graph.entities] == ["Bob"]
     assert graph.relations == []
+
+
+def test_an_imported_relation_and_a_delete_of_its_end_run_one_after_the_other(
+    service: MemoryService, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass a62: the native import found the relation's ends, the delete
+    # committed, and writing the relation broke its foreign key: the import failed with
+    # the database's error. Now the delete waits for the import, as for create_relations.
+    knowledge = service.knowledge
+    knowledge.create_relations([{"from": "Bob", "to": "Alice", "relationType": "knows"}])
+    relation_lines = [line for line in service.export() if '"relation_type"' in line]
+    knowledge.delete_relations([{"from": "Bob", "to": "Alice", "relationType": "knows"}])
+    held, deleted = threading.Event(), threading.Event()
+    find = PostgresGraphTransaction.find_entity
+    importing: list[int] = []
+
+    def find_then_hold(self: PostgresGraphTransaction, *arguments: Any) -> Any:
+        found = find(self, *arguments)
+        ends_found = found is not None and found.name == "Alice" and importing
+        if ends_found and threading.get_ident() == importing[0] and not held.is_set():
+            _hold_until_waited_on(postgres_url, held, deleted)
+        return found
+
+    monkeypatch.setattr(PostgresGraphTransaction, "find_entity", find_then_hold)
+    reports = []
+
+    def import_relation() -> None:
+        importing.append(threading.get_ident())
+        reports.append(service.import_lines(relation_lines))
+
+    _race(import_relation, lambda: knowledge.delete_entities(["Alice"]), held, deleted)
+    assert reports[0].errors == []
+    graph = knowledge.read_graph()
+    assert [entity.name for entity in graph.entities] == ["Bob"]
+    assert graph.relations == []

@@ -751,11 +751,14 @@ class Transfer:
         from recalld.graph.names import check_predicate, entity_key
 
         predicate = check_predicate(line_text(line.value, "relation_type"), "relation_type")
+        names = {field: line_text(line.value, field) for field in ("from", "to")}
         now = self._clock()
         with self._store.transaction() as tx:
+            # As the knowledge tools do: an end deleted between its read and the relation's
+            # write would fail the line with the database's error, not "no entity named".
+            tx.graph.lock_entities(line.namespace, (entity_key(name) for name in names.values()))
             ends = []
-            for field in ("from", "to"):
-                name = line_text(line.value, field)
+            for field, name in names.items():
                 found = tx.graph.find_entity(line.namespace, entity_key(name), now)
                 if found is None:
                     raise ValidationError(field, f"no entity named {name!r}")
