@@ -186,13 +186,16 @@ def finite_between(low: float, high: float) -> BeforeValidator:
 SALIENCE_RANGE = finite_between(0.0, 1.0)
 LATITUDE_RANGE = finite_between(-90.0, 90.0)
 LONGITUDE_RANGE = finite_between(-180.0, 180.0)
+# The TTL check alone, for a dialect whose published schema states no bounds (chaoscore's
+# seed): its refusals still state the range, whatever number was sent.
+TTL_RANGE = BeforeValidator(_ttl_in_range)
 
 # A TTL on the wire or from Python: a number (never true or "5") in the range. The bounds
 # come before the check so that the published schema says minimum/maximum.
 TtlSeconds = Annotated[
     StrictFloat,
     Field(ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS),
-    BeforeValidator(_ttl_in_range),
+    TTL_RANGE,
 ]
 MAX_TAGS_PUBLISHED = 64
 MAX_TAG_CHARS_PUBLISHED = 100

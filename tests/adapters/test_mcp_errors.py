@@ -340,3 +340,22 @@ async def test_hermes_blocks_a_standing_prompt_injection(tmp_path: Path) -> None
             {"target": "user", "action": "add", "content": "User prefers dark mode"},
         )
         assert not fine.is_error
+
+
+async def test_a_ttl_too_large_for_a_float_states_the_range_in_every_dialect(
+    tmp_path: Path,
+) -> None:
+    # An integer of 400 digits is valid JSON but no float: chaoscore's argument (no bounds in
+    # its seed's schema) said only "Input should be a valid number", not the range.
+    huge = 10**400
+    rule = f"must be a finite number of seconds from 1e-06 to 1e+10, got {str(huge)[:29]}..."
+    async with in_process(tmp_path / "t.db", EVERY)() as client:
+        chaoscore = await call(
+            client, "chaoscore_remember", {"key": "k", "value": "v", "ttl_seconds": huge}
+        )
+        native = await call(client, "remember", {"content": "v", "ttl_seconds": huge})
+        assert chaoscore.is_error
+        assert native.is_error
+        assert _chaoscore(text(chaoscore)) == f"ttl_seconds: {rule}"
+        assert _body(text(native)) == f"ttl_seconds: {rule}"
+        assert (await structured(client, "stats", {}))["count"] == 0

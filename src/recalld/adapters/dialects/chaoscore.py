@@ -34,7 +34,7 @@ from recalld._schema import count_default
 from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError, ValidationError
-from recalld.model import WHOLE_COUNT, Filters, Forgotten, Memory
+from recalld.model import TTL_RANGE, WHOLE_COUNT, Filters, Forgotten, Memory
 
 __all__ = ["DIALECT"]
 
@@ -113,6 +113,7 @@ def chaoscore_remember(
         Field(
             description="Optional time-to-live in seconds. Omit for a record that never expires."
         ),
+        TTL_RANGE,
     ] = None,
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:
