@@ -247,6 +247,26 @@ async def test_chaoscore_recall_returns_key_value_records_only(tmp_path: Path) -
         assert markdown.startswith("Found 1 memory.")
 
 
+async def test_chaoscore_recall_reads_past_keyless_key_value_memories(tmp_path: Path) -> None:
+    # A memory of kind kv without a key (native remember, REST, an import) is no record: the
+    # newest such ones filled the limit, and the records behind them were not found.
+    async with in_process(tmp_path / "c.db", EVERY)() as client:
+        await call(
+            client, "chaoscore_remember", {"key": "garden.gate", "value": "garden gate code 4411"}
+        )
+        for number in range(3):
+            receipt = await call(
+                client, "remember", {"content": f"garden shed note {number}", "kind": "kv"}
+            )
+            assert not receipt.is_error, text(receipt)
+        for arguments in ({"limit": 1}, {"limit": 2, "query": "garden"}):
+            answer = await call(
+                client, "chaoscore_recall", {**arguments, "response_format": "json"}
+            )
+            records = json.loads(text(answer))
+            assert [record["key"] for record in records] == ["garden.gate"], arguments
+
+
 async def test_hermes_names_an_unnamed_code_point_once(tmp_path: Path) -> None:
     async with in_process(tmp_path / "h.db", "hermes")() as client:
         # A control character has no Unicode name: only its code point can be shown.
