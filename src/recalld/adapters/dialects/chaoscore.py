@@ -186,15 +186,18 @@ def chaoscore_recall(
 
 
 def _keyed_recent(service: MemoryService, filters: Filters, limit: int) -> list[Memory]:
-    """The ``limit`` newest keyed records, reading on past keyless kv memories."""
+    """The ``limit`` newest keyed records, reading on past keyless kv memories (in pages
+    that grow up to ``RECALLD_MAX_LIMIT``, so many of them cost few reads)."""
     found: list[Memory] = []
     cursor = None
+    size = limit
     while True:
-        page = service.recent(filters=filters, limit=limit, cursor=cursor)
+        page = service.recent(filters=filters, limit=size, cursor=cursor)
         found.extend(memory for memory in page.memories if memory.key is not None)
         if len(found) >= limit or page.next_cursor is None:
             return found[:limit]
         cursor = page.next_cursor
+        size = min(service.settings.max_limit, size * 4)
 
 
 def _keyed_hits(service: MemoryService, query: str, filters: Filters, limit: int) -> list[Memory]:
