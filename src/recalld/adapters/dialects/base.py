@@ -43,9 +43,10 @@ class TranscriptRegistry:
     What a "session" is depends on the transport. A 2025-era streamable-HTTP
     session has an ``Mcp-Session-Id``: one URI per id. The 2026-07-28 protocol
     is sessionless (every request stands alone), so there the session is the
-    client as it identifies itself (its declared name and version, and its
-    network peer) for the life of this server process. On stdio the registry
-    lives as long as the process, so every process start gets a new URI.
+    client as it identifies itself (its declared name and version, its network
+    peer and, over ``recalld serve``'s ``/mcp``, its token) for the life of this
+    server process. On stdio the registry lives as long as the process, so every
+    process start gets a new URI.
     """
 
     def __init__(self) -> None:
@@ -68,11 +69,15 @@ def _session_key(context: Context) -> tuple[str, ...]:
     client = params.client_info if params is not None else None
     request = request_context.request
     peer = getattr(getattr(request, "client", None), "host", None)
+    # Two tokens are two callers even when they run the same client from one address: a
+    # session answers only the token that opened it, and so does a transcript.
+    caller = caller_of(context)
     return (
         "client",
         "" if client is None else client.name,
         "" if client is None else client.version,
         peer or "local",
+        "" if caller is None or caller.token_id is None else caller.token_id,
     )
 
 
