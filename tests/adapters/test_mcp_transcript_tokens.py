@@ -1,7 +1,7 @@
 """batbox's transcript is per caller: at ``recalld serve``'s ``/mcp`` two tokens are two
 sessions even when they run the same client from the same address (the sessionless
-2026-07-28 protocol keys the transcript by client identity), as an ``Mcp-Session-Id``
-answers only the token that opened it.
+2026-07-28 protocol keys the transcript by client identity) or send the same
+``Mcp-Session-Id`` header, as a session answers only the token that opened it.
 """
 
 from __future__ import annotations
@@ -18,23 +18,30 @@ from tests.adapters.http_support import ServerProcess
 from tests.adapters.mcp_support import structured
 
 
-async def _remember(url: str, token: str, content: str) -> None:
+async def _remember(url: str, token: str, content: str, session_id: str | None = None) -> None:
     import httpx2  # the MCP SDK's HTTP client library
     from mcp.client.streamable_http import streamable_http_client
 
+    headers = {"Authorization": f"Bearer {token}"}
+    if session_id is not None:
+        headers["Mcp-Session-Id"] = session_id
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http_client,
+        httpx2.AsyncClient(headers=headers) as http_client,
         Client(streamable_http_client(url, http_client=http_client)) as mcp,
     ):
         await structured(mcp, "MemoryRemember", {"content": content})
 
 
-def test_two_tokens_of_one_client_and_address_get_two_transcripts(tmp_path: Path) -> None:
+def _served(tmp_path: Path, writes: list[tuple[str, str, str | None]]) -> dict[str, str | None]:
+    """Each ``(token name, content, Mcp-Session-Id)`` written with batbox's MemoryRemember
+    at ``/mcp`` by one of two tokens of namespace alpha; the source each content got."""
     settings = Settings(db=tmp_path / "t.db", embedder="none", graph_extractor="rules")
     with MemoryService.open(settings) as service:
         registry = TokenRegistry.for_store(service.store)
-        first = registry.create("first agent", {"alpha": "read+write"}).token
-        second = registry.create("second agent", {"alpha": "read+write"}).token
+        tokens = {
+            name: registry.create(name, {"alpha": "read+write"}).token
+            for name in ("first", "second")
+        }
     running = ServerProcess(
         settings.db,
         log_path=tmp_path / "server.log",
@@ -43,16 +50,39 @@ def test_two_tokens_of_one_client_and_address_get_two_transcripts(tmp_path: Path
     ).start()
     try:
         url = f"{running.base_url}/mcp"
-        anyio.run(_remember, url, first, "the first agent's own note")
-        anyio.run(_remember, url, first, "the first agent's second note")
-        anyio.run(_remember, url, second, "the second agent's own note")
+        for name, content, session_id in writes:
+            anyio.run(_remember, url, tokens[name], content, session_id)
     finally:
         running.stop()
     with MemoryService.open(settings) as service:
-        sources = {
-            memory.content: memory.source
-            for memory in service.list_memories(namespace="alpha").memories
-        }
+        listed = service.list_memories(namespace="alpha").memories
+    return {memory.content: memory.source for memory in listed}
+
+
+def test_a_session_id_header_picks_no_other_tokens_transcript(tmp_path: Path) -> None:
+    # The sessionless protocol has no session: the header is the client's own text, so a
+    # token that sent another's (or any shared) value was filed in that one's transcript.
+    sources = _served(
+        tmp_path,
+        [
+            ("first", "the first agent's note", "shared-session"),
+            ("first", "the first agent's next note", "shared-session"),
+            ("second", "the second agent's note", "shared-session"),
+        ],
+    )
+    assert sources["the first agent's note"] == sources["the first agent's next note"]
+    assert sources["the second agent's note"] != sources["the first agent's note"]
+
+
+def test_two_tokens_of_one_client_and_address_get_two_transcripts(tmp_path: Path) -> None:
+    sources = _served(
+        tmp_path,
+        [
+            ("first", "the first agent's own note", None),
+            ("first", "the first agent's second note", None),
+            ("second", "the second agent's own note", None),
+        ],
+    )
     assert len(sources) == 3
     # One caller keeps its transcript (the same client, address and token)...
     assert sources["the first agent's own note"] == sources["the first agent's second note"]

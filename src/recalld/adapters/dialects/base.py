@@ -60,24 +60,27 @@ class TranscriptRegistry:
 
 
 def _session_key(context: Context) -> tuple[str, ...]:
+    # Two tokens are two callers even when they run the same client from one address, or
+    # send the same Mcp-Session-Id (a sessionless request's header is the client's own
+    # text, checked by no one): a session answers only the token that opened it, and so
+    # does a transcript.
+    caller = caller_of(context)
+    token = "" if caller is None or caller.token_id is None else caller.token_id
     headers = context.headers or {}
     session_id = headers.get("mcp-session-id")
     if session_id:
-        return ("mcp-session", session_id)
+        return ("mcp-session", session_id, token)
     request_context = context.request_context
     params = request_context.session.client_params
     client = params.client_info if params is not None else None
     request = request_context.request
     peer = getattr(getattr(request, "client", None), "host", None)
-    # Two tokens are two callers even when they run the same client from one address: a
-    # session answers only the token that opened it, and so does a transcript.
-    caller = caller_of(context)
     return (
         "client",
         "" if client is None else client.name,
         "" if client is None else client.version,
         peer or "local",
-        "" if caller is None or caller.token_id is None else caller.token_id,
+        token,
     )
 
 
