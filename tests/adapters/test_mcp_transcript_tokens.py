@@ -7,10 +7,13 @@ sessions even when they run the same client from the same address (the sessionle
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import anyio
 from mcp import Client
 
+from recalld.adapters.dialects.base import TRANSCRIPT_SESSIONS_KEPT, TranscriptRegistry
 from recalld.config import Settings
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
@@ -89,3 +92,33 @@ def test_two_tokens_of_one_client_and_address_get_two_transcripts(tmp_path: Path
     # ...and another token's writes are not filed in it.
     assert sources["the second agent's own note"] != sources["the first agent's own note"]
     assert all(str(source).startswith("recalld://transcript/") for source in sources.values())
+
+
+def _header_context(session_id: str) -> Any:
+    """A request context as the registry reads it: an ``Mcp-Session-Id`` and no caller."""
+    return SimpleNamespace(
+        headers={"mcp-session-id": session_id},
+        request_context=SimpleNamespace(request=None, session=None),
+    )
+
+
+def test_the_transcript_registry_keeps_a_bounded_number_of_sessions() -> None:
+    # Every new Mcp-Session-Id (the client's own text) added an entry for the process's
+    # life: a script sending a new one per request grew the server's memory without end
+    # (review of pass c62). The sessions that wrote last are kept.
+    registry = TranscriptRegistry()
+    first = registry.uri_for(_header_context("session-0"))
+    quiet = registry.uri_for(_header_context("session-1"))
+    for number in range(2, TRANSCRIPT_SESSIONS_KEPT):
+        registry.uri_for(_header_context(f"session-{number}"))
+    assert registry.uri_for(_header_context("session-0")) == first  # kept, and now the newest
+    last = registry.uri_for(_header_context(f"session-{TRANSCRIPT_SESSIONS_KEPT}"))
+    # One past the cap: the session quiet longest (session-1) is let go, no other.
+    assert registry.uri_for(_header_context("session-0")) == first
+    assert registry.uri_for(_header_context(f"session-{TRANSCRIPT_SESSIONS_KEPT}")) == last
+    renewed = registry.uri_for(_header_context("session-1"))
+    assert renewed.startswith("recalld://transcript/")
+    assert renewed not in {first, quiet, last}
+    # A long header is one more session, as a short one is.
+    long_one = registry.uri_for(_header_context("x" * 100_000))
+    assert registry.uri_for(_header_context("x" * 100_000)) == long_one
