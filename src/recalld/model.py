@@ -155,11 +155,19 @@ def _ttl_in_range(value: Any) -> Any:
     finite = not isinstance(value, float) or math.isfinite(value)
     if finite and MIN_TTL_SECONDS <= value <= MAX_TTL_SECONDS:
         return value
-    shown = repr(value)
-    shown = shown if len(shown) <= 32 else f"{shown[:29]}..."
     raise PydanticCustomError(
-        "ttl_seconds", "{rule}, got {shown}", {"rule": TTL_RULE, "shown": shown}
+        "ttl_seconds", "{rule}, got {shown}", {"rule": TTL_RULE, "shown": _shown_number(value)}
     )
+
+
+def _shown_number(value: int | float) -> str:
+    """A number as a range error repeats it, cut to 32 characters. An integer too long for
+    Python to write out (past 4,300 digits its repr raises, and the error said only that) is
+    told by its size."""
+    if isinstance(value, int) and value.bit_length() > 10_000:
+        return f"{'a negative' if value < 0 else 'an'} integer of over 3,000 digits"
+    shown = repr(value)
+    return shown if len(shown) <= 32 else f"{shown[:29]}..."
 
 
 def finite_between(low: float, high: float) -> BeforeValidator:
@@ -174,10 +182,8 @@ def finite_between(low: float, high: float) -> BeforeValidator:
             return value
         if (not isinstance(value, float) or math.isfinite(value)) and low <= value <= high:
             return value
-        shown = repr(value)
-        shown = shown if len(shown) <= 32 else f"{shown[:29]}..."
         raise PydanticCustomError(
-            "number_range", "{rule}, got {shown}", {"rule": rule, "shown": shown}
+            "number_range", "{rule}, got {shown}", {"rule": rule, "shown": _shown_number(value)}
         )
 
     return BeforeValidator(check)

@@ -379,3 +379,28 @@ async def test_a_ttl_too_large_for_a_float_states_the_range_in_every_dialect(
         assert _chaoscore(text(chaoscore)) == f"ttl_seconds: {rule}"
         assert _body(text(native)) == f"ttl_seconds: {rule}"
         assert (await structured(client, "stats", {}))["count"] == 0
+
+
+async def test_a_number_too_long_to_write_out_states_the_range(tmp_path: Path) -> None:
+    # Past 4,300 digits Python refuses to write an integer out: the range check's own
+    # message raised, and the error said "Exceeds the limit (4300 digits) for integer
+    # string conversion" instead of the range (review of pass c62).
+    endless = 10**5000
+    ttl_rule = "must be a finite number of seconds from 1e-06 to 1e+10"
+    async with in_process(tmp_path / "n.db", EVERY)() as client:
+        chaoscore = await call(
+            client, "chaoscore_remember", {"key": "k", "value": "v", "ttl_seconds": endless}
+        )
+        native = await call(client, "remember", {"content": "v", "ttl_seconds": -endless})
+        salience = await call(client, "remember", {"content": "v", "salience": endless})
+        assert _chaoscore(text(chaoscore)) == (
+            f"ttl_seconds: {ttl_rule}, got an integer of over 3,000 digits"
+        )
+        assert (
+            _body(text(native))
+            == f"ttl_seconds: {ttl_rule}, got a negative integer of over 3,000 digits"
+        )
+        assert _body(text(salience)) == (
+            "salience: must be a finite number from 0 to 1, got an integer of over 3,000 digits"
+        )
+        assert (await structured(client, "stats", {}))["count"] == 0
