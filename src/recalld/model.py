@@ -190,6 +190,8 @@ def finite_between(low: float, high: float) -> BeforeValidator:
 
 
 SALIENCE_RANGE = finite_between(0.0, 1.0)
+# A search's min_score (REST and native): a probability, as a hit's score is.
+SCORE_RANGE = finite_between(0.0, 1.0)
 LATITUDE_RANGE = finite_between(-90.0, 90.0)
 LONGITUDE_RANGE = finite_between(-180.0, 180.0)
 # The TTL check alone, for a dialect whose published schema states no bounds (chaoscore's
