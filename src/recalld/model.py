@@ -155,11 +155,19 @@ def _ttl_in_range(value: Any) -> Any:
     finite = not isinstance(value, float) or math.isfinite(value)
     if finite and MIN_TTL_SECONDS <= value <= MAX_TTL_SECONDS:
         return value
-    shown = repr(value)
-    shown = shown if len(shown) <= 32 else f"{shown[:29]}..."
     raise PydanticCustomError(
-        "ttl_seconds", "{rule}, got {shown}", {"rule": TTL_RULE, "shown": shown}
+        "ttl_seconds", "{rule}, got {shown}", {"rule": TTL_RULE, "shown": _shown_number(value)}
     )
+
+
+def _shown_number(value: int | float) -> str:
+    """A number as a range error repeats it, cut to 32 characters. An integer too long for
+    Python to write out (past 4,300 digits its repr raises, and the error said only that) is
+    told by its size."""
+    if isinstance(value, int) and value.bit_length() > 10_000:
+        return f"{'a negative' if value < 0 else 'an'} integer of over 3,000 digits"
+    shown = repr(value)
+    return shown if len(shown) <= 32 else f"{shown[:29]}..."
 
 
 def finite_between(low: float, high: float) -> BeforeValidator:
@@ -174,25 +182,28 @@ def finite_between(low: float, high: float) -> BeforeValidator:
             return value
         if (not isinstance(value, float) or math.isfinite(value)) and low <= value <= high:
             return value
-        shown = repr(value)
-        shown = shown if len(shown) <= 32 else f"{shown[:29]}..."
         raise PydanticCustomError(
-            "number_range", "{rule}, got {shown}", {"rule": rule, "shown": shown}
+            "number_range", "{rule}, got {shown}", {"rule": rule, "shown": _shown_number(value)}
         )
 
     return BeforeValidator(check)
 
 
 SALIENCE_RANGE = finite_between(0.0, 1.0)
+# A search's min_score (REST and native): a probability, as a hit's score is.
+SCORE_RANGE = finite_between(0.0, 1.0)
 LATITUDE_RANGE = finite_between(-90.0, 90.0)
 LONGITUDE_RANGE = finite_between(-180.0, 180.0)
+# The TTL check alone, for a dialect whose published schema states no bounds (chaoscore's
+# seed): its refusals still state the range, whatever number was sent.
+TTL_RANGE = BeforeValidator(_ttl_in_range)
 
 # A TTL on the wire or from Python: a number (never true or "5") in the range. The bounds
 # come before the check so that the published schema says minimum/maximum.
 TtlSeconds = Annotated[
     StrictFloat,
     Field(ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS),
-    BeforeValidator(_ttl_in_range),
+    TTL_RANGE,
 ]
 MAX_TAGS_PUBLISHED = 64
 MAX_TAG_CHARS_PUBLISHED = 100

@@ -247,6 +247,26 @@ async def test_chaoscore_recall_returns_key_value_records_only(tmp_path: Path) -
         assert markdown.startswith("Found 1 memory.")
 
 
+async def test_chaoscore_recall_reads_past_keyless_key_value_memories(tmp_path: Path) -> None:
+    # A memory of kind kv without a key (native remember, REST, an import) is no record: the
+    # newest such ones filled the limit, and the records behind them were not found.
+    async with in_process(tmp_path / "c.db", EVERY)() as client:
+        await call(
+            client, "chaoscore_remember", {"key": "garden.gate", "value": "garden gate code 4411"}
+        )
+        for number in range(3):
+            receipt = await call(
+                client, "remember", {"content": f"garden shed note {number}", "kind": "kv"}
+            )
+            assert not receipt.is_error, text(receipt)
+        for arguments in ({"limit": 1}, {"limit": 2, "query": "garden"}):
+            answer = await call(
+                client, "chaoscore_recall", {**arguments, "response_format": "json"}
+            )
+            records = json.loads(text(answer))
+            assert [record["key"] for record in records] == ["garden.gate"], arguments
+
+
 async def test_hermes_names_an_unnamed_code_point_once(tmp_path: Path) -> None:
     async with in_process(tmp_path / "h.db", "hermes")() as client:
         # A control character has no Unicode name: only its code point can be shown.
@@ -340,3 +360,47 @@ async def test_hermes_blocks_a_standing_prompt_injection(tmp_path: Path) -> None
             {"target": "user", "action": "add", "content": "User prefers dark mode"},
         )
         assert not fine.is_error
+
+
+async def test_a_ttl_too_large_for_a_float_states_the_range_in_every_dialect(
+    tmp_path: Path,
+) -> None:
+    # An integer of 400 digits is valid JSON but no float: chaoscore's argument (no bounds in
+    # its seed's schema) said only "Input should be a valid number", not the range.
+    huge = 10**400
+    rule = f"must be a finite number of seconds from 1e-06 to 1e+10, got {str(huge)[:29]}..."
+    async with in_process(tmp_path / "t.db", EVERY)() as client:
+        chaoscore = await call(
+            client, "chaoscore_remember", {"key": "k", "value": "v", "ttl_seconds": huge}
+        )
+        native = await call(client, "remember", {"content": "v", "ttl_seconds": huge})
+        assert chaoscore.is_error
+        assert native.is_error
+        assert _chaoscore(text(chaoscore)) == f"ttl_seconds: {rule}"
+        assert _body(text(native)) == f"ttl_seconds: {rule}"
+        assert (await structured(client, "stats", {}))["count"] == 0
+
+
+async def test_a_number_too_long_to_write_out_states_the_range(tmp_path: Path) -> None:
+    # Past 4,300 digits Python refuses to write an integer out: the range check's own
+    # message raised, and the error said "Exceeds the limit (4300 digits) for integer
+    # string conversion" instead of the range (review of pass c62).
+    endless = 10**5000
+    ttl_rule = "must be a finite number of seconds from 1e-06 to 1e+10"
+    async with in_process(tmp_path / "n.db", EVERY)() as client:
+        chaoscore = await call(
+            client, "chaoscore_remember", {"key": "k", "value": "v", "ttl_seconds": endless}
+        )
+        native = await call(client, "remember", {"content": "v", "ttl_seconds": -endless})
+        salience = await call(client, "remember", {"content": "v", "salience": endless})
+        assert _chaoscore(text(chaoscore)) == (
+            f"ttl_seconds: {ttl_rule}, got an integer of over 3,000 digits"
+        )
+        assert (
+            _body(text(native))
+            == f"ttl_seconds: {ttl_rule}, got a negative integer of over 3,000 digits"
+        )
+        assert _body(text(salience)) == (
+            "salience: must be a finite number from 0 to 1, got an integer of over 3,000 digits"
+        )
+        assert (await structured(client, "stats", {}))["count"] == 0

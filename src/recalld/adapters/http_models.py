@@ -33,6 +33,7 @@ from recalld._validate import unpaired_surrogate
 from recalld.errors import ValidationError
 from recalld.model import (
     QUERY_MAX_CHARS,
+    SCORE_RANGE,
     SHORT_TEXT_MAX_CHARS,
     SOURCE_MAX_CHARS,
     TAGS_SCHEMA,
@@ -219,7 +220,9 @@ class QueryRequest(BaseModel):
     filters: QueryFilters | None = Field(
         default=None, description="narrowing applied before the limit (expired never match)"
     )
-    min_score: StrictFloat | None = Field(
+    # The range check states the range for a number no float holds (10**400), after the
+    # bounds, so that the published schema keeps them.
+    min_score: Annotated[StrictFloat | None, SCORE_RANGE] = Field(
         default=None,
         ge=0,
         le=1,

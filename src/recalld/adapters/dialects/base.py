@@ -9,7 +9,10 @@ dialect plugs in by adding a module and a line in the registry.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +26,7 @@ from recalld.service import MemoryService
 from recalld.tokens import CALLER_STATE_KEY, Caller
 
 __all__ = [
+    "TRANSCRIPT_SESSIONS_KEPT",
     "Dialect",
     "McpState",
     "PromptSpec",
@@ -36,6 +40,10 @@ __all__ = [
     "tidy_schema",
 ]
 
+# How many sessions' transcript URIs are kept (the ones that wrote last): about 200 bytes
+# each, so a few MB at most, whatever a client sends.
+TRANSCRIPT_SESSIONS_KEPT = 10_000
+
 
 class TranscriptRegistry:
     """One transcript URI per MCP session: stable within it, distinct across sessions.
@@ -43,26 +51,47 @@ class TranscriptRegistry:
     What a "session" is depends on the transport. A 2025-era streamable-HTTP
     session has an ``Mcp-Session-Id``: one URI per id. The 2026-07-28 protocol
     is sessionless (every request stands alone), so there the session is the
-    client as it identifies itself (its declared name and version, and its
-    network peer) for the life of this server process. On stdio the registry
-    lives as long as the process, so every process start gets a new URI.
+    client as it identifies itself (its declared name and version, its network
+    peer and, over ``recalld serve``'s ``/mcp``, its token) for the life of this
+    server process. On stdio the registry lives as long as the process, so every
+    process start gets a new URI.
+
+    It keeps the ``capacity`` sessions that wrote last (``TRANSCRIPT_SESSIONS_KEPT``): a
+    session's key is the client's own text (an ``Mcp-Session-Id`` header, a declared
+    name), so a script sending a new one each request would otherwise grow the process's
+    memory for its whole life. A session quiet while that many others wrote gets a new URI
+    when it writes again. Keys are kept as digests, so a long header costs no more.
     """
 
-    def __init__(self) -> None:
-        self._uris: dict[tuple[str, ...], str] = {}
+    def __init__(self, capacity: int = TRANSCRIPT_SESSIONS_KEPT) -> None:
+        self._uris: OrderedDict[bytes, str] = OrderedDict()
+        self._capacity = capacity
         self._lock = threading.Lock()
 
     def uri_for(self, context: Context) -> str:
         """The transcript URI of the session that sent this request."""
+        key = hashlib.sha256(json.dumps(_session_key(context)).encode()).digest()
         with self._lock:
-            return self._uris.setdefault(_session_key(context), _new_transcript_uri())
+            uri = self._uris.get(key)
+            if uri is None:
+                uri = self._uris[key] = _new_transcript_uri()
+                while len(self._uris) > self._capacity:
+                    self._uris.popitem(last=False)
+            self._uris.move_to_end(key)
+            return uri
 
 
 def _session_key(context: Context) -> tuple[str, ...]:
+    # Two tokens are two callers even when they run the same client from one address, or
+    # send the same Mcp-Session-Id (a sessionless request's header is the client's own
+    # text, checked by no one): a session answers only the token that opened it, and so
+    # does a transcript.
+    caller = caller_of(context)
+    token = "" if caller is None or caller.token_id is None else caller.token_id
     headers = context.headers or {}
     session_id = headers.get("mcp-session-id")
     if session_id:
-        return ("mcp-session", session_id)
+        return ("mcp-session", session_id, token)
     request_context = context.request_context
     params = request_context.session.client_params
     client = params.client_info if params is not None else None
@@ -73,6 +102,7 @@ def _session_key(context: Context) -> tuple[str, ...]:
         "" if client is None else client.name,
         "" if client is None else client.version,
         peer or "local",
+        token,
     )
 
 

@@ -66,6 +66,7 @@ from recalld.errors import ValidationError
 from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     SALIENCE_RANGE,
+    SCORE_RANGE,
     WHOLE_COUNT,
     WHOLE_NUMBER,
     Explanation,
@@ -122,6 +123,7 @@ Clearable = Literal[
 MinScore = Annotated[
     StrictFloat | None,
     Field(ge=0, le=1, description="only hits scoring at least this (default: the server's)"),
+    SCORE_RANGE,
 ]
 # Fields a compact memory never shows: internal, or implied by the call.
 INTERNAL = {"seq", "index_state", "access_count", "last_accessed_at", "updated_at"}
