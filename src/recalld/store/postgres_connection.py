@@ -281,6 +281,30 @@ class PostgresDatabase:
             f"the database at {self.display} is unavailable: {_scrub(str(error), self.url)}"
         )
 
+    def _primary(self, error: psycopg.Error) -> str:
+        """The server's one-line reason (without the statement it quotes), scrubbed."""
+        return _scrub(error.diag.message_primary or str(error), self.url)
+
+    def _read_only(self, error: psycopg.Error) -> str:
+        # SQLite's read-only file is refused so too: recalld writes on open (migrations,
+        # the purge of expired memories) and on reads that count an access.
+        return (
+            f"the database at {self.display} is read-only ({self._primary(error)}):"
+            " nothing was written. recalld writes to its database, on open too; point it"
+            " at the primary server (not a hot standby), or turn default_transaction_read_only"
+            " off for the database and role"
+        )
+
+    def _not_permitted(self, error: psycopg.Error) -> str:
+        role = self._parameters.get("user") or "the role recalld connects as"
+        return (
+            f"the role {role} may not do what recalld needs in {self.display}"
+            f" ({self._primary(error)}): nothing was written. recalld creates its tables in"
+            " the database's current schema on the first open and reads and writes them"
+            " after; connect as the owner of that schema (and its tables), or GRANT USAGE,"
+            f" CREATE ON SCHEMA <schema> TO {role} (and the tables' privileges)"
+        )
+
     @contextmanager
     def _pooled(self, *, retryable: bool) -> Iterator[Connection]:
         """A pooled connection (autocommit between transactions), errors translated.
@@ -312,6 +336,10 @@ class PostgresDatabase:
         except psycopg.Error as error:
             if error.sqlstate in TIMED_OUT:
                 raise self._unavailable(error) from None
+            if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
+                raise StorageError(self._read_only(error)) from None
+            if isinstance(error, psycopg.errors.InsufficientPrivilege):
+                raise StorageError(self._not_permitted(error)) from None
             if _nul_refused(error):
                 # SQLite stores it; PostgreSQL's text and jsonb cannot: the input's fault.
                 raise ValidationError(

@@ -1,0 +1,70 @@
+"""A database recalld may not write to is one clear error naming what to change, not the
+driver's class name and the statement it choked on (adversarial pass d62)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from urllib.parse import quote
+
+import psycopg
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import StorageError
+from recalld.service import MemoryService
+from tests.postgres_server import LocalPostgres
+
+pytestmark = pytest.mark.postgres
+
+
+def _settings(url: str) -> Settings:
+    return Settings(db=url, embedder="none", graph_extractor="none", postgres_pool_min=0)
+
+
+def test_a_read_only_database_is_named_as_such(
+    postgres_server: LocalPostgres, postgres_database: Callable[[], str]
+) -> None:
+    url = postgres_database()
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+    with pytest.raises(StorageError) as caught:
+        MemoryService.open(_settings(url))
+    message = str(caught.value)
+    assert (
+        f"the database at postgresql://recalld:***@127.0.0.1:{postgres_server.port}/{name}"
+        in message
+    )
+    assert "is read-only (cannot execute" in message
+    assert "default_transaction_read_only off" in message
+    assert "ReadOnlySqlTransaction" not in message
+    assert postgres_server.password not in message
+
+
+def test_a_role_that_may_not_create_tables_is_named_with_the_grant(
+    postgres_server: LocalPostgres,
+) -> None:
+    suffix = secrets.token_hex(4)
+    role, database, password = f"plain_{suffix}", f"fresh_{suffix}", secrets.token_hex(8)
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        connection.execute(f"CREATE DATABASE {database}")
+    with psycopg.connect(postgres_server.url(database), autocommit=True) as connection:
+        # What a DBA gives an application role: the extension, no CREATE in public (the
+        # default since PostgreSQL 15, revoked here for older servers too).
+        connection.execute("CREATE EXTENSION vector")
+        connection.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    url = f"postgresql://{role}:{quote(password)}@127.0.0.1:{postgres_server.port}/{database}"
+    with pytest.raises(StorageError) as caught:
+        MemoryService.open(_settings(url))
+    message = str(caught.value)
+    assert f"the role {role} may not do what recalld needs in" in message
+    assert "(permission denied for schema public)" in message
+    assert f"GRANT USAGE, CREATE ON SCHEMA <schema> TO {role}" in message
+    assert "InsufficientPrivilege" not in message
+    assert "LINE 1" not in message
+    assert password not in message
+    with psycopg.connect(postgres_server.url(database)) as connection:
+        created = connection.execute("SELECT to_regclass('schema_migrations')").fetchone()
+    assert created == (None,)
