@@ -394,9 +394,11 @@ class PostgresStore(PostgresTokens):
                 f"{self._database.display} was written by a newer recalld (schema {newer};"
                 f" this one knows up to {known}): upgrade recalld to open it"
             )
-        # No recalld schema before this open: the database is new to recalld (the database
-        # itself is created by whoever runs the server, so "created" means its schema).
-        self._created = not applied
+        # Whether this open created recalld's schema (the database itself is created by
+        # whoever runs the server): the process that applied migration 1 under the lock
+        # (set below). Several processes opening a new database at once all find nothing
+        # applied above, and only one of them creates it.
+        self._created = False
         pending = len(set(range(1, known + 1)) - applied)
         progress = {"done": 0}
         version = 0
@@ -404,7 +406,7 @@ class PostgresStore(PostgresTokens):
 
             def step(
                 connection: Connection, number: int = number, migration: Any = migration
-            ) -> None:
+            ) -> bool:
                 # A migration may rebuild a column of every memory (minutes on a large
                 # table): a statement_timeout the database sets would stop the upgrade, and
                 # so would a transaction_timeout (PostgreSQL 17+; absent before, hence
@@ -431,8 +433,11 @@ class PostgresStore(PostgresTokens):
                         (number,),
                     )
                     logger.info("applied migration %d to %s", number, self._database.display)
+                return done is None
 
-            self._database.write(step)
+            applied_here = self._database.write(step)
+            if number == 1:
+                self._created = applied_here
             version = number
         if on_migration is not None and progress["done"]:
             on_migration(progress["done"], pending)

@@ -1,0 +1,83 @@
+"""Several processes opening a new database at once: one of them created recalld's
+schema, and only that one says so (adversarial pass d62)."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+
+import psycopg
+import pytest
+
+from recalld.config import Settings
+from recalld.store import postgres as postgres_store
+from recalld.store.postgres import PostgresStore
+from tests.postgres_server import LocalPostgres
+
+pytestmark = pytest.mark.postgres
+
+WAIT_SECONDS = 30.0
+OPENERS = 3
+
+
+def _waiting_on_the_migration_lock(watcher: psycopg.Connection[tuple[object, ...]]) -> int:
+    row = watcher.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        " AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+    ).fetchone()
+    return 0 if row is None else int(str(row[0]))
+
+
+def test_only_the_process_that_created_the_schema_says_it_did(
+    postgres_server: LocalPostgres,
+) -> None:
+    url = postgres_server.create_database(f"first_{secrets.token_hex(4)}")
+    settings = Settings(db=url, embedder="none", graph_extractor="none", postgres_pool_min=0)
+    created: list[bool] = []
+    failures: list[BaseException] = []
+    lock = threading.Lock()
+
+    def open_once() -> None:
+        try:
+            store = PostgresStore.open(settings)
+        except BaseException as error:  # noqa: BLE001 - reported by the test below
+            with lock:
+                failures.append(error)
+            return
+        try:
+            with lock:
+                created.append(store.created)
+        finally:
+            store.close()
+
+    with (
+        psycopg.connect(url, autocommit=True) as holder,
+        psycopg.connect(url, autocommit=True) as watcher,
+    ):
+        # Every opener finds no schema, then waits for the migration lock: the race of
+        # several servers started together on a new database, made certain.
+        holder.execute("SELECT pg_advisory_lock(%s)", (postgres_store.MIGRATION_LOCK,))
+        openers = [threading.Thread(target=open_once) for _ in range(OPENERS)]
+        for opener in openers:
+            opener.start()
+        deadline = time.monotonic() + WAIT_SECONDS
+        while _waiting_on_the_migration_lock(watcher) < OPENERS and not failures:
+            assert time.monotonic() < deadline, "the openers never waited for the lock"
+            time.sleep(0.01)  # polling another session's state (there is no event for it)
+        holder.execute("SELECT pg_advisory_unlock(%s)", (postgres_store.MIGRATION_LOCK,))
+        for opener in openers:
+            opener.join(timeout=WAIT_SECONDS)
+    assert failures == []
+    assert sorted(created) == [False] * (OPENERS - 1) + [True]
+
+
+def test_opening_a_database_recalld_already_set_up_creates_nothing(postgres_url: str) -> None:
+    settings = Settings(
+        db=postgres_url, embedder="none", graph_extractor="none", postgres_pool_min=0
+    )
+    store = PostgresStore.open(settings)
+    try:
+        assert store.created is False
+    finally:
+        store.close()
