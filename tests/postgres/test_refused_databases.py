@@ -68,3 +68,34 @@ def test_a_role_that_may_not_create_tables_is_named_with_the_grant(
     with psycopg.connect(postgres_server.url(database)) as connection:
         created = connection.execute("SELECT to_regclass('schema_migrations')").fetchone()
     assert created == (None,)
+
+
+def test_a_vector_extension_outside_the_search_path_is_named_at_once(
+    postgres_server: LocalPostgres,
+) -> None:
+    database = f"hidden_{secrets.token_hex(4)}"
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {database}")
+        connection.execute(f"ALTER DATABASE {database} SET search_path = app")
+    with psycopg.connect(postgres_server.url(database), autocommit=True) as connection:
+        # A DBA's layout: extensions in one schema, the application's tables in another.
+        connection.execute("CREATE SCHEMA app")
+        connection.execute("CREATE SCHEMA extensions")
+        connection.execute("CREATE EXTENSION vector SCHEMA extensions")
+    url = postgres_server.url(database)
+    settings = Settings(
+        db=url, embedder="none", graph_extractor="none", postgres_connect_timeout_seconds=2
+    )
+    # Not DatabaseUnavailableError ("cannot connect … within 2 s"): the server is there.
+    with pytest.raises(StorageError) as caught:
+        MemoryService.open(settings)
+    message = str(caught.value)
+    assert "installed in schema 'extensions'" in message
+    assert "search_path recalld's connections get ('app')" in message
+    assert "cannot connect" not in message
+    fixed = f"{url}?options=-csearch_path%3Dapp,extensions"
+    with MemoryService.open(_settings(fixed)) as service:
+        service.remember("the tables live in app")
+        assert [hit.memory.content for hit in service.search("tables")] == [
+            "the tables live in app"
+        ]

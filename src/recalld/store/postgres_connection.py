@@ -233,6 +233,7 @@ class PostgresDatabase:
                     )
                 installed = self._vector_version(connection)
             check_server(version, installed, self.display)
+            self._check_vector_visible(connection)
 
     def _configure(self, connection: Connection) -> None:
         """Set up a new pooled connection: pgvector's types, UTC, iterative HNSW scans."""
@@ -266,6 +267,29 @@ class PostgresDatabase:
         """The pool's check of a connection before it is lent out (one round trip)."""
         with self._watchdog.watching(connection):
             ConnectionPool.check_connection(connection)
+
+    def _check_vector_visible(self, connection: Connection) -> None:
+        """Refuse an extension installed in a schema outside the search path.
+
+        Every connection registers pgvector's types by name, and the tables use them by
+        name: a connection that cannot see them fails as the pool opens it, and the pool
+        only ever said it could not connect within the connect timeout (a 503 for good).
+        """
+        row = connection.execute(
+            "SELECT n.nspname, current_setting('search_path') FROM pg_extension e"
+            " JOIN pg_namespace n ON n.oid = e.extnamespace"
+            " WHERE e.extname = 'vector' AND to_regtype('halfvec') IS NULL"
+        ).fetchone()
+        if row is None:
+            return
+        schema, search_path = str(row[0]), str(row[1])
+        raise StorageError(
+            f"the 'vector' extension of {self.display} is installed in schema {schema!r},"
+            f" which is not on the search_path recalld's connections get ({search_path!r}):"
+            f" add {schema} to it (ALTER ROLE <role> SET search_path = ..., {schema}; or"
+            f" options=-csearch_path%3D...,{schema} in the URL), or move the extension"
+            f" (ALTER EXTENSION vector SET SCHEMA <a schema on the search_path>)"
+        )
 
     @staticmethod
     def _vector_version(connection: Connection) -> str | None:
