@@ -1,5 +1,6 @@
-"""Several processes opening a new database at once: one of them created recalld's
-schema, and only that one says so (adversarial pass d62)."""
+"""Opening a database recalld may not have set up: several processes at once (one of them
+created recalld's schema, and only that one says so), and a search path that would start
+an empty store in front of the memories (refused) (adversarial pass d62)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import psycopg
 import pytest
 
 from recalld.config import Settings
+from recalld.errors import StorageError
+from recalld.service import MemoryService
 from recalld.store import postgres as postgres_store
 from recalld.store.postgres import PostgresStore
 from tests.postgres_server import LocalPostgres
@@ -19,6 +22,10 @@ pytestmark = pytest.mark.postgres
 
 WAIT_SECONDS = 30.0
 OPENERS = 3
+
+
+def _settings(url: str) -> Settings:
+    return Settings(db=url, embedder="none", graph_extractor="none", postgres_pool_min=0)
 
 
 def _waiting_on_the_migration_lock(watcher: psycopg.Connection[tuple[object, ...]]) -> int:
@@ -81,3 +88,38 @@ def test_opening_a_database_recalld_already_set_up_creates_nothing(postgres_url:
         assert store.created is False
     finally:
         store.close()
+
+
+def test_a_schema_put_in_front_of_the_store_does_not_start_an_empty_one(
+    postgres_server: LocalPostgres, postgres_url: str
+) -> None:
+    with MemoryService.open(_settings(postgres_url)) as service:
+        kept = service.remember("an important memory")
+    name = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("CREATE SCHEMA app")
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f'ALTER DATABASE "{name}" SET search_path = app, public')
+    with pytest.raises(StorageError) as caught:
+        MemoryService.open(_settings(postgres_url))
+    message = str(caught.value)
+    assert "are in schema 'public', which the search_path ('app, public') puts after" in message
+    assert "CREATE TABLE app.schema_migrations" in message
+    with psycopg.connect(postgres_url) as connection:
+        tables = connection.execute(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'app'"
+        ).fetchone()
+    assert tables == (0,)  # nothing was created in front of the store
+    with MemoryService.open(
+        _settings(f"{postgres_url}?options=-csearch_path%3Dpublic,app")
+    ) as service:
+        assert service.get(kept.id).content == "an important memory"
+    # A new store in front of it, asked for as the message says.
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(
+            "CREATE TABLE app.schema_migrations"
+            " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+        )
+    with MemoryService.open(_settings(postgres_url)) as service:
+        assert service.stats().count == 0
+        assert service.store.created is True

@@ -78,6 +78,7 @@ from recalld.store.postgres_rows import (
     scope_sql,
 )
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
+from recalld.store.postgres_search_path import check_tables_schema
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
 from recalld.store.postgres_tokens import PostgresTokens
@@ -381,7 +382,7 @@ class PostgresStore(PostgresTokens):
 
     def _applied_migrations(self) -> set[int]:
         """The migration numbers recorded in ``schema_migrations`` (none in a new database)."""
-        if self._read("SELECT to_regclass('schema_migrations') IS NULL")[0][0]:
+        if not check_tables_schema(self._database):
             return set()
         return {int(row[0]) for row in self._read("SELECT version FROM schema_migrations")}
 
