@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -183,10 +184,15 @@ class PostgresDatabase:
         # A server that stops answering but keeps its sockets open (stopped, hung): see
         # postgres_watchdog.
         self._watchdog = Watchdog(parameters, connect_timeout, self.display)
+        self._max_size = max(max_size, min_size, 1)
+        # Connections lent out now: a pool timeout with every one of them lent is this
+        # process's pool being too small for its load, not the server being away.
+        self._lent = 0
+        self._lent_lock = threading.Lock()
         self._pool = ConnectionPool(
             kwargs={**parameters, "autocommit": True},
             min_size=min_size,
-            max_size=max(max_size, min_size, 1),
+            max_size=self._max_size,
             configure=self._configure,
             check=self._check,
             timeout=connect_timeout,
@@ -330,6 +336,16 @@ class PostgresDatabase:
         )
 
     @contextmanager
+    def _lending(self) -> Iterator[None]:
+        with self._lent_lock:
+            self._lent += 1
+        try:
+            yield
+        finally:
+            with self._lent_lock:
+                self._lent -= 1
+
+    @contextmanager
     def _pooled(self, *, retryable: bool) -> Iterator[Connection]:
         """A pooled connection (autocommit between transactions), errors translated.
 
@@ -340,9 +356,20 @@ class PostgresDatabase:
         """
         self._opener.check()  # a forked child would talk on its parent's sockets
         try:
-            with self._pool.connection() as connection, self._watchdog.watching(connection):
+            with (
+                self._pool.connection() as connection,
+                self._lending(),
+                self._watchdog.watching(connection),
+            ):
                 yield connection
         except PoolTimeout as error:
+            if self._lent >= self._max_size:
+                raise DatabaseUnavailableError(
+                    f"all {self._max_size} connections of this process to {self.display}"
+                    f" stayed in use for {self._connect_timeout:g} s"
+                    f" (RECALLD_POSTGRES_POOL_MAX = {self._max_size}): raise it, or look for"
+                    " what holds them (slow statements, lock waits)"
+                ) from None
             raise self._unavailable(error) from None
         except RETRYABLE as error:
             if retryable:
