@@ -99,3 +99,41 @@ def test_a_vector_extension_outside_the_search_path_is_named_at_once(
         assert [hit.memory.content for hit in service.search("tables")] == [
             "the tables live in app"
         ]
+
+
+def _application_role(postgres_server: LocalPostgres, url: str) -> str:
+    """A role with the tables' data privileges and no more (a DBA's least privilege: the
+    owner migrates, the application reads and writes); the URL recalld opens with it."""
+    role, password = f"app_{secrets.token_hex(4)}", secrets.token_hex(8)
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"GRANT USAGE ON SCHEMA public TO {role}")
+        connection.execute(
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"
+        )
+        connection.execute(
+            f"GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO {role}"
+        )
+    database = url.rsplit("/", 1)[1]
+    return f"postgresql://{role}:{password}@127.0.0.1:{postgres_server.port}/{database}"
+
+
+def test_a_role_with_data_privileges_only_opens_and_never_claims_a_scrub(
+    postgres_server: LocalPostgres, postgres_url: str
+) -> None:
+    url = _application_role(postgres_server, postgres_url)
+    # It opened a migrated database only with CREATE on the schema (each open re-ran
+    # CREATE TABLE IF NOT EXISTS schema_migrations).
+    with MemoryService.open(_settings(url)) as service:
+        receipt = service.remember("a secret to forget")
+        forgotten = service.forget(receipt.id)
+        # PostgreSQL skips the tables it may not vacuum with a warning and VACUUM
+        # succeeds: the scrub was reported done while the row stayed in the dead rows.
+        assert forgotten.scrub == "pending"
+        assert service.stats().pending_scrubs == 1
+    with psycopg.connect(postgres_url) as connection:
+        vacuumed = connection.execute(
+            "SELECT last_vacuum FROM pg_stat_user_tables WHERE relname = 'memories'"
+        ).fetchone()
+    assert vacuumed == (None,)

@@ -417,10 +417,11 @@ class PostgresStore(PostgresTokens):
                     " WHERE name IN ('statement_timeout', 'transaction_timeout')"
                 )
                 connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-                connection.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations"
-                    " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
-                )
+                if not applied:  # else it is there: DDL needs CREATE, a DML-only role's open not
+                    connection.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_migrations"
+                        " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+                    )
                 done = connection.execute(
                     "SELECT 1 FROM schema_migrations WHERE version = %s", (number,)
                 ).fetchone()
