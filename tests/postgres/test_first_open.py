@@ -123,3 +123,30 @@ def test_a_schema_put_in_front_of_the_store_does_not_start_an_empty_one(
     with MemoryService.open(_settings(postgres_url)) as service:
         assert service.stats().count == 0
         assert service.store.created is True
+
+
+def test_another_tools_schema_migrations_behind_a_new_store_is_not_taken_for_recalld(
+    postgres_server: LocalPostgres,
+) -> None:
+    # Rails names its ledger schema_migrations too (version text, no applied_at): the
+    # application's tables in public, recalld's store new in its own schema in front
+    # (review of pass d62).
+    database = f"shared_{secrets.token_hex(4)}"
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {database}")
+        connection.execute(f"ALTER DATABASE {database} SET search_path = recalld, public")
+    with psycopg.connect(postgres_server.url(database), autocommit=True) as connection:
+        connection.execute("CREATE EXTENSION vector")
+        connection.execute("CREATE SCHEMA recalld")
+        connection.execute("CREATE TABLE public.schema_migrations (version VARCHAR PRIMARY KEY)")
+        connection.execute("INSERT INTO public.schema_migrations VALUES ('20240101000000')")
+    with MemoryService.open(_settings(postgres_server.url(database))) as service:
+        assert service.store.created is True
+        service.remember("kept in the recalld schema")
+    with psycopg.connect(postgres_server.url(database)) as connection:
+        where = connection.execute(
+            "SELECT schemaname FROM pg_tables WHERE tablename = 'memories'"
+        ).fetchall()
+        rails = connection.execute("SELECT version FROM public.schema_migrations").fetchall()
+    assert where == [("recalld",)]
+    assert rails == [("20240101000000",)]

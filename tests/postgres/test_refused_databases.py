@@ -13,6 +13,7 @@ import pytest
 from recalld.config import Settings
 from recalld.errors import StorageError
 from recalld.service import MemoryService
+from recalld.store.postgres_scrub import MAY_NOT_VACUUM, MAY_NOT_VACUUM_17, VACUUM_TABLES
 from tests.postgres_server import LocalPostgres
 
 pytestmark = pytest.mark.postgres
@@ -137,3 +138,49 @@ def test_a_role_with_data_privileges_only_opens_and_never_claims_a_scrub(
             "SELECT last_vacuum FROM pg_stat_user_tables WHERE relname = 'memories'"
         ).fetchone()
     assert vacuumed == (None,)
+
+
+def test_the_database_owner_scrubs_tables_another_role_owns(
+    postgres_server: LocalPostgres, postgres_url: str
+) -> None:
+    # PostgreSQL lets a database's owner VACUUM every table of it (the VACUUM page's
+    # Notes, on 17+ too, beside MAINTAIN): its scrubs are done, not left pending for good
+    # (review of pass d62).
+    url = _application_role(postgres_server, postgres_url)
+    role = url.split("//", 1)[1].split(":", 1)[0]
+    database = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f'ALTER DATABASE "{database}" OWNER TO {role}')
+    with MemoryService.open(_settings(url)) as service:
+        receipt = service.remember("a secret to forget")
+        assert service.forget(receipt.id).scrub == "done"
+        assert service.stats().pending_scrubs == 0
+    with psycopg.connect(postgres_url) as connection:
+        vacuumed = connection.execute(
+            "SELECT last_vacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'memories'"
+        ).fetchone()
+    assert vacuumed == (True,)
+
+
+@pytest.mark.parametrize("query", [MAY_NOT_VACUUM, MAY_NOT_VACUUM_17])
+def test_both_vacuum_permission_checks_name_the_tables_a_role_may_not_vacuum(
+    postgres_server: LocalPostgres, postgres_url: str, query: str
+) -> None:
+    # The server here is 17+: the check for older servers (ownership) is run on it too,
+    # its answers being the same for these roles (review of pass d62).
+    with MemoryService.open(_settings(postgres_url)):
+        pass
+    application = _application_role(postgres_server, postgres_url)
+    tables = {"tables": list(VACUUM_TABLES)}
+
+    def refused(url: str) -> set[str]:
+        with psycopg.connect(url) as connection:
+            return {str(row[0]) for row in connection.execute(query, tables).fetchall()}
+
+    assert refused(postgres_url) == set()  # the tables' owner
+    assert refused(application) == set(VACUUM_TABLES)
+    role = application.split("//", 1)[1].split(":", 1)[0]
+    database = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f'ALTER DATABASE "{database}" OWNER TO {role}')
+    assert refused(application) == set()  # the database's owner

@@ -107,10 +107,12 @@ WHERE s.id <= %(mark)s AND (
 # The content tables this role may not VACUUM: PostgreSQL skips those with a WARNING
 # (SQLSTATE 01000, a message in the server's language) and VACUUM succeeds. From 17 on
 # the MAINTAIN privilege says it (owner, superuser, pg_maintain, or granted); before,
-# the owner (or a member), a superuser, or the database's owner.
+# the owner (or a member) or a superuser. On every version the database's owner may
+# vacuum every table of its database but the shared catalogs (the VACUUM page's Notes).
 MAY_NOT_VACUUM_17 = """
 SELECT name FROM unnest(%(tables)s::text[]) AS name
 WHERE NOT has_table_privilege(to_regclass(name), 'MAINTAIN')
+AND NOT pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE')
 """
 MAY_NOT_VACUUM = """
 SELECT name FROM unnest(%(tables)s::text[]) AS name
@@ -150,8 +152,8 @@ class PostgresScrub:
                 "%s: this role may not VACUUM %s (PostgreSQL would skip them and say"
                 " nothing to recalld), so no scrub is done: what forget and the other"
                 " content-dropping writes remove stays in their dead rows until the tables'"
-                " owner or autovacuum vacuums them. Connect as the tables' owner, or GRANT"
-                " MAINTAIN ON them (PostgreSQL 17+)",
+                " owner or autovacuum vacuums them. Connect as the tables' or the database's"
+                " owner, or GRANT MAINTAIN ON them (PostgreSQL 17+)",
                 self._database.display,
                 ", ".join(skipped),
             )

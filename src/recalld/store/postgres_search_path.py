@@ -32,6 +32,11 @@ def check_tables_schema(database: PostgresDatabase) -> bool:
     found, first, search_path = (str(value) for value in rows[0])
     if found == first:
         return True
+    if not _is_recalld_store(database, found):
+        # Another tool's ledger of the same name (Rails' has a text version and no
+        # applied_at) in a later schema: no store of recalld's there to hide, and the
+        # first schema gets recalld's own ledger (reads find it first from then on).
+        return False
     raise StorageError(
         f"recalld's tables in {database.display} are in schema {found!r}, which the"
         f" search_path ({search_path!r}) puts after {first!r}: recalld would start a new,"
@@ -41,3 +46,16 @@ def check_tables_schema(database: PostgresDatabase) -> bool:
         f" {first!r}, create its ledger first: CREATE TABLE {first}.schema_migrations"
         " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
     )
+
+
+def _is_recalld_store(database: PostgresDatabase, schema: str) -> bool:
+    """Whether ``schema`` holds recalld's ledger (its ``applied_at`` column) and memories."""
+    rows = database.read(
+        # pg_attribute, not information_schema: that shows only columns this role may use.
+        "SELECT to_regclass(format('%%I.memories', %(schema)s::text)) IS NOT NULL AND EXISTS ("
+        " SELECT 1 FROM pg_attribute"
+        " WHERE attrelid = to_regclass(format('%%I.schema_migrations', %(schema)s::text))"
+        " AND attname = 'applied_at' AND NOT attisdropped)",
+        {"schema": schema},
+    )
+    return bool(rows[0][0])
