@@ -471,8 +471,6 @@ class Worker:
         texts = [embedding_text(job.title, job.content, job.place_name, job.key) for job in jobs]
         try:
             vectors = self._embed(texts)
-            self._complete(list(zip(jobs, texts, vectors, strict=True)))
-            return
         except Exception as error:  # noqa: BLE001 - any embedder failure is retried
             if len(jobs) == 1 or isinstance(error, EmbedderUnavailableError):
                 # An endpoint that did not answer would not answer each text alone either.
@@ -480,6 +478,13 @@ class Worker:
                     self._failed(job, error)
                 return
             logger.warning("embedding a batch failed (%s); retrying one by one", error)
+        else:
+            # Outside the try: a store that cannot take the vectors (PostgreSQL restarting)
+            # is no fault of these texts. Embedding them again one by one, or recording an
+            # attempt against each, would spend the embedder and the jobs' attempts on it;
+            # the step fails instead, and the jobs run again when their lease expires.
+            self._complete(list(zip(jobs, texts, vectors, strict=True)))
+            return
         for job, text in zip(jobs, texts, strict=True):
             try:
                 vector = self._embed([text])[0]

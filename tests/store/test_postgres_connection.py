@@ -128,3 +128,25 @@ def test_postgres_connection_full_disk_is_a_disk_full_error_not_unavailable(
     assert database.read("SELECT count(*) FROM filled") == [(0,)]
     with pytest.raises(DiskFullError), database.transaction() as connection:
         connection.execute(DISK_FULL)
+
+
+def test_postgres_connection_a_pool_in_use_says_so_not_that_the_server_is_away(
+    postgres_url: str,
+) -> None:
+    # Every connection lent (slow statements, lock waits): the server is there, and the
+    # operator's fix is the pool's size or what holds it (adversarial pass d62).
+    database = PostgresDatabase(postgres_url, min_size=0, max_size=2, connect_timeout=0.5)
+    try:
+        with (
+            database.connection(),
+            database.connection(),
+            pytest.raises(DatabaseUnavailableError) as caught,
+        ):
+            database.read("SELECT 1")
+        assert database.read("SELECT 1") == [(1,)]
+    finally:
+        database.close()
+    message = str(caught.value)
+    assert "all 2 connections of this process to postgresql://" in message, message
+    assert "stayed in use for 0.5 s (RECALLD_POSTGRES_POOL_MAX = 2)" in message
+    assert "is unavailable" not in message

@@ -78,6 +78,7 @@ from recalld.store.postgres_rows import (
     scope_sql,
 )
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
+from recalld.store.postgres_search_path import check_tables_schema
 from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
 from recalld.store.postgres_tokens import PostgresTokens
@@ -381,7 +382,7 @@ class PostgresStore(PostgresTokens):
 
     def _applied_migrations(self) -> set[int]:
         """The migration numbers recorded in ``schema_migrations`` (none in a new database)."""
-        if self._read("SELECT to_regclass('schema_migrations') IS NULL")[0][0]:
+        if not check_tables_schema(self._database):
             return set()
         return {int(row[0]) for row in self._read("SELECT version FROM schema_migrations")}
 
@@ -394,9 +395,11 @@ class PostgresStore(PostgresTokens):
                 f"{self._database.display} was written by a newer recalld (schema {newer};"
                 f" this one knows up to {known}): upgrade recalld to open it"
             )
-        # No recalld schema before this open: the database is new to recalld (the database
-        # itself is created by whoever runs the server, so "created" means its schema).
-        self._created = not applied
+        # Whether this open created recalld's schema (the database itself is created by
+        # whoever runs the server): the process that applied migration 1 under the lock
+        # (set below). Several processes opening a new database at once all find nothing
+        # applied above, and only one of them creates it.
+        self._created = False
         pending = len(set(range(1, known + 1)) - applied)
         progress = {"done": 0}
         version = 0
@@ -404,7 +407,7 @@ class PostgresStore(PostgresTokens):
 
             def step(
                 connection: Connection, number: int = number, migration: Any = migration
-            ) -> None:
+            ) -> bool:
                 # A migration may rebuild a column of every memory (minutes on a large
                 # table): a statement_timeout the database sets would stop the upgrade, and
                 # so would a transaction_timeout (PostgreSQL 17+; absent before, hence
@@ -414,10 +417,11 @@ class PostgresStore(PostgresTokens):
                     " WHERE name IN ('statement_timeout', 'transaction_timeout')"
                 )
                 connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-                connection.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations"
-                    " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
-                )
+                if not applied:  # else it is there: DDL needs CREATE, a DML-only role's open not
+                    connection.execute(
+                        "CREATE TABLE IF NOT EXISTS schema_migrations"
+                        " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+                    )
                 done = connection.execute(
                     "SELECT 1 FROM schema_migrations WHERE version = %s", (number,)
                 ).fetchone()
@@ -431,8 +435,11 @@ class PostgresStore(PostgresTokens):
                         (number,),
                     )
                     logger.info("applied migration %d to %s", number, self._database.display)
+                return done is None
 
-            self._database.write(step)
+            applied_here = self._database.write(step)
+            if number == 1:
+                self._created = applied_here
             version = number
         if on_migration is not None and progress["done"]:
             on_migration(progress["done"], pending)

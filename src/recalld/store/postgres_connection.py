@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -183,10 +184,15 @@ class PostgresDatabase:
         # A server that stops answering but keeps its sockets open (stopped, hung): see
         # postgres_watchdog.
         self._watchdog = Watchdog(parameters, connect_timeout, self.display)
+        self._max_size = max(max_size, min_size, 1)
+        # Connections lent out now: a pool timeout with every one of them lent is this
+        # process's pool being too small for its load, not the server being away.
+        self._lent = 0
+        self._lent_lock = threading.Lock()
         self._pool = ConnectionPool(
             kwargs={**parameters, "autocommit": True},
             min_size=min_size,
-            max_size=max(max_size, min_size, 1),
+            max_size=self._max_size,
             configure=self._configure,
             check=self._check,
             timeout=connect_timeout,
@@ -233,6 +239,7 @@ class PostgresDatabase:
                     )
                 installed = self._vector_version(connection)
             check_server(version, installed, self.display)
+            self._check_vector_visible(connection)
 
     def _configure(self, connection: Connection) -> None:
         """Set up a new pooled connection: pgvector's types, UTC, iterative HNSW scans."""
@@ -267,6 +274,29 @@ class PostgresDatabase:
         with self._watchdog.watching(connection):
             ConnectionPool.check_connection(connection)
 
+    def _check_vector_visible(self, connection: Connection) -> None:
+        """Refuse an extension installed in a schema outside the search path.
+
+        Every connection registers pgvector's types by name, and the tables use them by
+        name: a connection that cannot see them fails as the pool opens it, and the pool
+        only ever said it could not connect within the connect timeout (a 503 for good).
+        """
+        row = connection.execute(
+            "SELECT n.nspname, current_setting('search_path') FROM pg_extension e"
+            " JOIN pg_namespace n ON n.oid = e.extnamespace"
+            " WHERE e.extname = 'vector' AND to_regtype('halfvec') IS NULL"
+        ).fetchone()
+        if row is None:
+            return
+        schema, search_path = str(row[0]), str(row[1])
+        raise StorageError(
+            f"the 'vector' extension of {self.display} is installed in schema {schema!r},"
+            f" which is not on the search_path recalld's connections get ({search_path!r}):"
+            f" add {schema} to it (ALTER ROLE <role> SET search_path = ..., {schema}; or"
+            f" options=-csearch_path%3D...,{schema} in the URL), or move the extension"
+            f" (ALTER EXTENSION vector SET SCHEMA <a schema on the search_path>)"
+        )
+
     @staticmethod
     def _vector_version(connection: Connection) -> str | None:
         row = connection.execute(
@@ -281,6 +311,40 @@ class PostgresDatabase:
             f"the database at {self.display} is unavailable: {_scrub(str(error), self.url)}"
         )
 
+    def _primary(self, error: psycopg.Error) -> str:
+        """The server's one-line reason (without the statement it quotes), scrubbed."""
+        return _scrub(error.diag.message_primary or str(error), self.url)
+
+    def _read_only(self, error: psycopg.Error) -> str:
+        # SQLite's read-only file is refused so too: recalld writes on open (migrations,
+        # the purge of expired memories) and on reads that count an access.
+        return (
+            f"the database at {self.display} is read-only ({self._primary(error)}):"
+            " nothing was written. recalld writes to its database, on open too; point it"
+            " at the primary server (not a hot standby), or turn default_transaction_read_only"
+            " off for the database and role"
+        )
+
+    def _not_permitted(self, error: psycopg.Error) -> str:
+        role = self._parameters.get("user") or "the role recalld connects as"
+        return (
+            f"the role {role} may not do what recalld needs in {self.display}"
+            f" ({self._primary(error)}): nothing was written. recalld creates its tables in"
+            " the database's current schema on the first open and reads and writes them"
+            " after; connect as the owner of that schema (and its tables), or GRANT USAGE,"
+            f" CREATE ON SCHEMA <schema> TO {role} (and the tables' privileges)"
+        )
+
+    @contextmanager
+    def _lending(self) -> Iterator[None]:
+        with self._lent_lock:
+            self._lent += 1
+        try:
+            yield
+        finally:
+            with self._lent_lock:
+                self._lent -= 1
+
     @contextmanager
     def _pooled(self, *, retryable: bool) -> Iterator[Connection]:
         """A pooled connection (autocommit between transactions), errors translated.
@@ -292,9 +356,20 @@ class PostgresDatabase:
         """
         self._opener.check()  # a forked child would talk on its parent's sockets
         try:
-            with self._pool.connection() as connection, self._watchdog.watching(connection):
+            with (
+                self._pool.connection() as connection,
+                self._lending(),
+                self._watchdog.watching(connection),
+            ):
                 yield connection
         except PoolTimeout as error:
+            if self._lent >= self._max_size:
+                raise DatabaseUnavailableError(
+                    f"all {self._max_size} connections of this process to {self.display}"
+                    f" stayed in use for {self._connect_timeout:g} s"
+                    f" (RECALLD_POSTGRES_POOL_MAX = {self._max_size}): raise it, or look for"
+                    " what holds them (slow statements, lock waits)"
+                ) from None
             raise self._unavailable(error) from None
         except RETRYABLE as error:
             if retryable:
@@ -312,6 +387,10 @@ class PostgresDatabase:
         except psycopg.Error as error:
             if error.sqlstate in TIMED_OUT:
                 raise self._unavailable(error) from None
+            if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
+                raise StorageError(self._read_only(error)) from None
+            if isinstance(error, psycopg.errors.InsufficientPrivilege):
+                raise StorageError(self._not_permitted(error)) from None
             if _nul_refused(error):
                 # SQLite stores it; PostgreSQL's text and jsonb cannot: the input's fault.
                 raise ValidationError(

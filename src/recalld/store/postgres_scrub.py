@@ -104,6 +104,26 @@ WHERE s.id <= %(mark)s AND (
 )
 """
 
+# The content tables this role may not VACUUM: PostgreSQL skips those with a WARNING
+# (SQLSTATE 01000, a message in the server's language) and VACUUM succeeds. From 17 on
+# the MAINTAIN privilege says it (owner, superuser, pg_maintain, or granted); before,
+# the owner (or a member) or a superuser. On every version the database's owner may
+# vacuum every table of its database but the shared catalogs (the VACUUM page's Notes).
+MAY_NOT_VACUUM_17 = """
+SELECT name FROM unnest(%(tables)s::text[]) AS name
+WHERE NOT has_table_privilege(to_regclass(name), 'MAINTAIN')
+AND NOT pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE')
+"""
+MAY_NOT_VACUUM = """
+SELECT name FROM unnest(%(tables)s::text[]) AS name
+JOIN pg_class c ON c.oid = to_regclass(name)
+WHERE NOT (
+    (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+    OR pg_has_role(c.relowner, 'USAGE')
+    OR pg_has_role((SELECT datdba FROM pg_database WHERE datname = current_database()), 'USAGE')
+)
+"""
+
 
 def record_drop(connection: Connection, reason: str, now: datetime) -> None:
     """Record, inside the caller's write transaction, that content left the database."""
@@ -118,6 +138,26 @@ class PostgresScrub:
     def __init__(self, database: PostgresDatabase, vacuum: VacuumMode) -> None:
         self._database = database
         self._vacuum: VacuumMode = vacuum
+        self._refusal_logged = False
+
+    def _may_not_vacuum(self, connection: Connection) -> list[str]:
+        """The content tables a ``VACUUM`` by this role would skip (it owns none of them)."""
+        version = int(str(connection.execute("SHOW server_version_num").fetchone()[0]))  # type: ignore[index]
+        query = MAY_NOT_VACUUM_17 if version >= 170000 else MAY_NOT_VACUUM
+        rows = connection.execute(query, {"tables": list(VACUUM_TABLES)}).fetchall()
+        skipped = [str(row[0]) for row in rows]
+        if skipped and not self._refusal_logged:
+            self._refusal_logged = True
+            logger.warning(
+                "%s: this role may not VACUUM %s (PostgreSQL would skip them and say"
+                " nothing to recalld), so no scrub is done: what forget and the other"
+                " content-dropping writes remove stays in their dead rows until the tables'"
+                " owner or autovacuum vacuums them. Connect as the tables' or the database's"
+                " owner, or GRANT MAINTAIN ON them (PostgreSQL 17+)",
+                self._database.display,
+                ", ".join(skipped),
+            )
+        return skipped
 
     def pending(self) -> int:
         """Content-dropping writes (of any server) whose dead rows are not vacuumed yet."""
@@ -127,7 +167,8 @@ class PostgresScrub:
         """``VACUUM`` (or ``VACUUM (FULL)``) the content tables now, per the configured mode.
 
         Waits for a table lock at most ``wait_seconds`` (None: as long as it
-        takes); returns whether it ran (False with ``off`` or after that wait).
+        takes); returns whether it ran (False with ``off``, after that wait, or when
+        this role may not vacuum every table: PostgreSQL would skip those).
         Raises :class:`~recalld.errors.StorageError` when the database failed.
         """
         if self._vacuum == "off":
@@ -136,6 +177,8 @@ class PostgresScrub:
         # (PostgreSQL bypasses them under 2 % by default, leaving the forgotten entries).
         statement = "VACUUM (FULL)" if self._vacuum == "full" else "VACUUM (INDEX_CLEANUP ON)"
         with self._database.connection() as connection:
+            if self._may_not_vacuum(connection):
+                return False  # a VACUUM that skips tables is no scrub: they stay pending
             # The pooled connection's own values, put back after (RESET would bring back
             # the database's lock_timeout, which the pool turned off).
             saved = connection.execute(

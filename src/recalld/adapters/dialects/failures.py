@@ -39,6 +39,7 @@ from pydantic import Field
 from recalld import _validate as check
 from recalld.errors import (
     ConflictError,
+    DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
     NotFoundError,
@@ -69,11 +70,14 @@ FailureKind = Literal[
     "not_found",
     "conflict",
     "disk_full",
+    "database_unavailable",
     "storage_error",
     "embedding_error",
     "forbidden",
     "internal_error",
 ]
+# What the REST API says for DatabaseUnavailableError (http_api.UNAVAILABLE_MESSAGE).
+UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
 # pydantic puts the union member or validator it tried into the error location;
 # those are not argument names.
 _TYPE_WORDS = frozenset(
@@ -171,6 +175,11 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         return ToolFailure("forbidden", error.message, _renamed(error.field, renames), error)
     if isinstance(error, DiskFullError):
         return ToolFailure("disk_full", str(error), None, error)
+    if isinstance(error, DatabaseUnavailableError):
+        # As the REST API answers it (503 database_unavailable): the kind a client retries
+        # on, and the server's location (user, host, database) only in the server's log.
+        logger.error("database unavailable: %s", error)
+        return ToolFailure("database_unavailable", UNAVAILABLE_MESSAGE, None, error)
     if isinstance(error, StorageError):
         return ToolFailure("storage_error", f"the database failed: {error}", None, error)
     if isinstance(error, EmbeddingError):

@@ -1,0 +1,77 @@
+"""A database failure while the worker stores vectors is not an embedding failure
+(adversarial pass d62): nothing is embedded again one by one, no attempt is recorded
+against the job, and the step fails as a whole so the worker backs off."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recalld.errors import DatabaseUnavailableError
+from recalld.service import MemoryService
+from recalld.store.factory import open_store
+from tests.conftest import FakeClock
+from tests.semantic_support import RecordingEmbedder, semantic_settings
+
+
+def _service(db_path: Path, clock: FakeClock, embedder: RecordingEmbedder) -> MemoryService:
+    settings = semantic_settings(db_path)
+    return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+
+
+def _failing_once(service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Make the store's next ``complete_jobs`` fail as a PostgreSQL restart does; returns
+    the list of calls (how many jobs each was given)."""
+    semantic = service.store.semantic
+    complete = semantic.complete_jobs
+    calls: list[int] = []
+
+    def failing(worker_id: str, model: str, results: Any, dimension: int, now: datetime) -> int:
+        calls.append(len(results))
+        if len(calls) == 1:
+            raise DatabaseUnavailableError("the database at db is unavailable: restarting")
+        return complete(worker_id, model, results, dimension, now)
+
+    monkeypatch.setattr(semantic, "complete_jobs", failing)
+    return calls
+
+
+def test_a_batch_whose_vectors_cannot_be_stored_is_not_embedded_again_one_by_one(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = RecordingEmbedder()
+    with _service(db_path, clock, embedder) as service:
+        service.remember_many([{"content": f"memory number {index}"} for index in range(3)])
+        calls = _failing_once(service, monkeypatch)
+        worker = service.new_worker()
+        with pytest.raises(DatabaseUnavailableError):
+            worker.run_once()
+        assert len(embedder.texts) == 3  # the batch, once: no text embedded alone
+        assert calls == [3]
+        assert worker.report.failed_attempts == 0
+        clock.advance(seconds=service.settings.worker_lease_seconds + 1)
+        assert worker.run_until_idle().processed == 3
+        assert service.status().queue["failed"] == 0
+
+
+def test_a_job_whose_vector_cannot_be_stored_keeps_no_error_of_its_own(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = RecordingEmbedder()
+    with _service(db_path, clock, embedder) as service:
+        receipt = service.remember("the only memory")
+        calls = _failing_once(service, monkeypatch)
+        worker = service.new_worker()
+        with pytest.raises(DatabaseUnavailableError):
+            worker.run_once()
+        assert calls == [1]
+        assert worker.report.failed_attempts == 0
+        status = service.status()
+        assert status.failed_jobs == []
+        assert status.queue["failed"] == 0
+        clock.advance(seconds=service.settings.worker_lease_seconds + 1)
+        assert worker.run_until_idle().processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
