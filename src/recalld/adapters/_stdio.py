@@ -15,6 +15,13 @@ valid message. The SDK would drop it, and the client would wait for an answer
 that never comes. A line that is not UTF-8 is ``-32700`` too (JSON text is UTF-8,
 and the HTTP transport refuses it the same way): decoding it with replacement
 characters would store the bytes as ``U+FFFD``, something the client never sent.
+
+A client that closes stdin after its last request (``printf '...' | recalld mcp``, or
+an SDK client shutting down) is still answered: the end of input waits until every
+request read has been answered (a cancelled one excepted), for at most
+:data:`ANSWER_GRACE_SECONDS`, as long as an HTTP stop waits. The SDK cancelled the requests
+in flight at the end of input instead, so a tool call whose write was committed was
+never acknowledged, and a script piping its requests got no answer but the first.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ import os
 import signal
 import sys
 import threading
+from collections import Counter
+from types import TracebackType
 from typing import Any, BinaryIO, cast
 
 import anyio
@@ -36,6 +45,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp import types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
 from recalld.adapters.mcp_requests import id_problem
@@ -45,6 +55,9 @@ __all__ = ["run_stdio"]
 logger = logging.getLogger(__name__)
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# The longest the end of input waits for the answers still owed (the HTTP transport's
+# stop waits as long: recalld.adapters.http_shutdown.GRACE_SECONDS).
+ANSWER_GRACE_SECONDS = 30.0
 
 
 def _reason(error: Exception) -> str:
@@ -91,6 +104,77 @@ def refusal(line: str, error: Exception) -> types.JSONRPCError:
     )
 
 
+class _Unanswered:
+    """The requests read from the client and not answered yet, by id (a reused id counts
+    once per request), so that the end of input can wait for their answers."""
+
+    def __init__(self) -> None:
+        self._waiting: Counter[str | int] = Counter()
+        self._settled = anyio.Event()
+        self._settled.set()
+
+    def expect(self, request_id: str | int) -> None:
+        """A request with ``request_id`` was read: its answer is owed."""
+        self._waiting[coerce_request_id(request_id)] += 1
+        if self._settled.is_set():  # nobody waits on a set event: a new one for the new debt
+            self._settled = anyio.Event()
+
+    def settle(self, request_id: str | int) -> None:
+        """A request with ``request_id`` was answered, or cancelled by the client (the
+        SDK never answers a cancelled request); an id owed nothing is ignored."""
+        key = coerce_request_id(request_id)
+        if self._waiting[key] > 1:
+            self._waiting[key] -= 1
+        else:
+            self._waiting.pop(key, None)
+        if not self._waiting:
+            self._settled.set()
+
+    def owed(self) -> list[str | int]:
+        """The ids still owed an answer."""
+        return sorted(self._waiting, key=str)
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait until every request read is answered; False if ``timeout`` passed first."""
+        with anyio.move_on_after(timeout):
+            await self._settled.wait()
+        return not self._waiting
+
+
+class _CountingWrites:
+    """The SDK's write stream, settling each request in ``unanswered`` as it is answered."""
+
+    def __init__(self, inner: Any, unanswered: _Unanswered) -> None:
+        self._inner = inner
+        self._unanswered = unanswered
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Send ``item``; an answer (a result or an error with an id) settles its request."""
+        try:
+            await self._inner.send(item)
+        finally:
+            message = item.message
+            answered = isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+            request_id = getattr(message, "id", None) if answered else None
+            if request_id is not None:
+                self._unanswered.settle(request_id)
+
+    async def aclose(self) -> None:
+        """Close the stream beneath."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _CountingWrites:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
 class _StdinLines:
     """The client's valid messages, read by a daemon thread (an async iterator of text
     lines); a line that is not one is answered through ``refused`` instead."""
@@ -103,6 +187,16 @@ class _StdinLines:
         ](16)
         self._started = False
         self.refused: MemoryObjectSendStream[SessionMessage] | None = None
+        self.unanswered = _Unanswered()
+        self.stopping = False
+        self._reading: anyio.CancelScope | None = None
+
+    def stop(self) -> None:
+        """Read no more lines (a stop signal): the input ends once every request read
+        has been answered, as when the client closes stdin."""
+        self.stopping = True
+        if self._reading is not None:
+            self._reading.cancel()
 
     def __aiter__(self) -> _StdinLines:
         return self
@@ -115,8 +209,13 @@ class _StdinLines:
                 target=self._read, args=(token,), name="recalld-stdin", daemon=True
             ).start()
         while True:
-            line = await self._receive.receive()
-            if line is None:
+            line: str | UnicodeDecodeError | None = None
+            if not self.stopping:
+                with anyio.CancelScope() as self._reading:
+                    line = await self._receive.receive()
+                self._reading = None
+            if line is None or self.stopping:  # the client hung up, or a stop signal
+                await self._answer_before_ending()
                 raise StopAsyncIteration
             if isinstance(line, UnicodeDecodeError):
                 logger.warning("refused a line that is not UTF-8: %s", line)
@@ -138,7 +237,30 @@ class _StdinLines:
                 logger.warning("refused a line that is not a JSON-RPC message: %s", error)
                 await self.refused.send(SessionMessage(refusal(line, error)))
                 continue
+            self._track(message)
             return line
+
+    def _track(self, message: types.JSONRPCMessage) -> None:
+        """Owe ``message`` an answer if it is a request; a cancellation owes nothing more."""
+        if isinstance(message, types.JSONRPCRequest):
+            self.unanswered.expect(message.id)
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and isinstance(message.params, dict)
+        ):
+            cancelled = message.params.get("requestId")
+            if isinstance(cancelled, str | int) and not isinstance(cancelled, bool):
+                self.unanswered.settle(cancelled)
+
+    async def _answer_before_ending(self) -> None:
+        """At the end of input, wait (bounded) for the answers still owed (module docstring)."""
+        if not await self.unanswered.wait(ANSWER_GRACE_SECONDS):
+            logger.warning(
+                "stdin closed; stopping after %s s without answering requests %s",
+                ANSWER_GRACE_SECONDS,
+                ", ".join(map(repr, self.unanswered.owed()[:10])),
+            )
 
     def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
@@ -175,16 +297,24 @@ def run_stdio(server: MCPServer[Any]) -> None:
                 with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
                     async for received in signals:
                         logger.info("received %s: stopping", signal.Signals(received).name)
-                        tasks.cancel_scope.cancel()
-                        return
+                        if lines.stopping:  # a second signal: stop at once
+                            tasks.cancel_scope.cancel()
+                            return
+                        # Answer the requests in flight first (their writes may be
+                        # committed), as the HTTP transport's stop does; then stop anyway.
+                        lines.stop()
+                        tasks.start_soon(stop_after_grace)
+
+            async def stop_after_grace() -> None:
+                await anyio.sleep(ANSWER_GRACE_SECONDS + 1)
+                tasks.cancel_scope.cancel()
 
             tasks.start_soon(stop_on_signal)
             lowlevel = server._lowlevel_server
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.refused = write_stream
-                await lowlevel.run(
-                    read_stream, write_stream, lowlevel.create_initialization_options()
-                )
+                counting = _CountingWrites(write_stream, lines.unanswered)
+                await lowlevel.run(read_stream, counting, lowlevel.create_initialization_options())
             tasks.cancel_scope.cancel()
 
     try:

@@ -1,0 +1,122 @@
+"""MCP over stdio: what a client asked before it hung up, or before a stop signal, is answered."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+from tests.adapters.mcp_support import INITIALIZE
+
+# Enough messages that storing them outlasts the requests written after them.
+CONVERSATION = [
+    {"role": "user", "content": f"message {index} about the trip"} for index in range(2000)
+]
+
+
+def _stdio_server(db: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "recalld", "--db", str(db), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none"},
+    )
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+def _call(number: int, name: str, arguments: dict[str, Any]) -> bytes:
+    params = {"name": name, "arguments": arguments}
+    return _line({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
+
+
+def _stored(db: Path) -> int:
+    connection = apsw.Connection(str(db))
+    (count,) = connection.execute("SELECT count(*) FROM memories").fetchone() or (0,)
+    connection.close()
+    return int(count)
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_every_request_written_before_its_input_ends(tmp_path: Path) -> None:
+    # A script that pipes its requests (printf ... | recalld mcp) closes stdin after the
+    # last one. The SDK cancelled the calls in flight at the end of input: each write was
+    # committed, but only the initialize was answered.
+    db = tmp_path / "piped.db"
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember_conversation", {"messages": CONVERSATION}),
+        *(_call(10 + index, "remember", {"content": f"piped note {index}"}) for index in range(8)),
+        _line({"jsonrpc": "2.0", "id": "last", "method": "ping"}),
+    ]
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=120)
+    assert process.returncode == 0, errors.decode()
+    answers = {answer["id"]: answer for answer in map(json.loads, output.splitlines())}
+    assert set(answers) == {1, 2, "last", *range(10, 18)}
+    assert answers[2]["result"]["structuredContent"]["created"] == len(CONVERSATION)
+    assert all(answers[number]["result"]["isError"] is False for number in range(10, 18))
+    assert _stored(db) == len(CONVERSATION) + 8
+
+
+@pytest.mark.slow
+def test_mcp_stdio_end_of_input_does_not_wait_for_a_cancelled_request(tmp_path: Path) -> None:
+    # A request the client cancelled is never answered (MCP): the end of input must not
+    # wait for its answer, only for the others'.
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember_conversation", {"messages": CONVERSATION}),
+        _line(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 2, "reason": "changed my mind"},
+            }
+        ),
+        _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    ]
+    process = _stdio_server(tmp_path / "cancelled.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answered = [json.loads(line)["id"] for line in output.splitlines()]
+    assert answered == [1, 3]
+    assert b"without answering" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_sigterm_answers_the_call_in_flight_first(tmp_path: Path) -> None:
+    # The HTTP transport's stop answers the calls in flight; stdio's ended them unanswered,
+    # though their writes were committed.
+    db = tmp_path / "term.db"
+    process = _stdio_server(db)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_line(INITIALIZE))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    process.stdin.write(_call(2, "remember_conversation", {"messages": CONVERSATION}))
+    process.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+    process.stdin.flush()
+    # The ping's answer means both lines were read: the conversation is in flight, or done.
+    first = json.loads(process.stdout.readline())
+    process.send_signal(signal.SIGTERM)  # stdin stays open: the client has not hung up
+    rest, errors = process.communicate(timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = {answer["id"]: answer for answer in [first, *map(json.loads, rest.splitlines())]}
+    assert set(answers) == {2, 3}
+    assert answers[2]["result"]["structuredContent"]["created"] == len(CONVERSATION)
+    assert _stored(db) == len(CONVERSATION)
+    assert b"Traceback" not in errors
