@@ -18,6 +18,13 @@ notification no handler takes (:data:`INERT_NOTIFICATION`), never the refused me
 SDK's own diagnostics, such as a debug line for a notification nothing handles, may show
 it). An ``initialize`` needs no session, though the notification it is swapped for does:
 there the SDK's "Missing session ID" is answered with the refusal too.
+
+:func:`name_invalid_params` is a server middleware for every transport: the SDK answers
+request params it cannot read (a ``tools/call`` without ``name``, an ``initialize``
+whose ``protocolVersion`` is a number), and any request before ``initialize``, with
+``-32602`` "Invalid request parameters" and empty ``data``, naming nothing; the
+middleware keeps the code and says which parameter and why, or that the session is not
+initialized yet.
 """
 
 from __future__ import annotations
@@ -26,18 +33,32 @@ import json
 from collections import deque
 from typing import Any
 
+import pydantic
 from mcp import types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from mcp.shared.exceptions import MCPError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from recalld import _validate as check
 
 __all__ = [
     "INERT_NOTIFICATION",
     "buffered",
     "id_problem",
     "invalid_id",
+    "name_invalid_params",
     "refuse_notifications_with_ids",
 ]
+
+# What the SDK says, naming nothing, of params it cannot read and of a request before
+# initialize (its "pinned compat" shape).
+_SDK_INVALID_PARAMS = "Invalid request parameters"
+_NOT_INITIALIZED = (
+    "the session is not initialized: send initialize, then notifications/initialized, "
+    "before any request but ping"
+)
 
 # What the SDK is handed in place of a refused message: it checks the request as it would
 # the message (both are notifications to it), then delivers this, which no handler takes.
@@ -169,3 +190,41 @@ def _reads_as_notification(body: bytes) -> bool:
     except ValueError:
         return False  # not a message at all: the SDK answers that itself
     return isinstance(message, types.JSONRPCNotification)
+
+
+async def name_invalid_params(
+    context: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """A server middleware (module docstring): the SDK's nameless ``-32602`` for request
+    params it cannot read, or for a request before ``initialize``, says what is wrong."""
+    try:
+        return await call_next(context)
+    except pydantic.ValidationError as error:
+        problems = [_problem(problem) for problem in error.errors(include_url=False)[:5]]
+        message = f"{_SDK_INVALID_PARAMS}: " + "; ".join(
+            f"{problem['field']}: {problem['message']}" for problem in problems
+        )
+        raise MCPError(code=types.INVALID_PARAMS, message=message, data=problems) from None
+    except MCPError as error:
+        nameless = (error.error.code, error.error.message, error.error.data) == (
+            types.INVALID_PARAMS,
+            _SDK_INVALID_PARAMS,
+            "",
+        )
+        connection = getattr(context.session, "_connection", None)
+        before_initialize = not getattr(connection, "initialize_accepted", True)
+        if nameless and before_initialize and context.method != "initialize":
+            # The one other place the SDK raises this shape: its gate before initialize.
+            message = f"{_SDK_INVALID_PARAMS}: {_NOT_INITIALIZED}"
+            raise MCPError(code=types.INVALID_PARAMS, message=message) from None
+        raise
+
+
+def _problem(problem: Any) -> dict[str, str]:
+    """One pydantic problem as the field it names (under ``params``) and what is wrong,
+    without the input it would echo back."""
+    # The SDK checks a request's params as part of the whole message (they are under
+    # "params" already), a handler's params model on its own.
+    parts = [str(part) for part in problem["loc"]]
+    location = ".".join(parts if parts[:1] == ["params"] else ["params", *parts])
+    return {"field": check.field_name(location), "message": str(problem["msg"])}
