@@ -120,3 +120,25 @@ def test_mcp_stdio_sigterm_answers_the_call_in_flight_first(tmp_path: Path) -> N
     assert answers[2]["result"]["structuredContent"]["created"] == len(CONVERSATION)
     assert _stored(db) == len(CONVERSATION)
     assert b"Traceback" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_end_of_input_does_not_wait_for_an_open_listen(tmp_path: Path) -> None:
+    # A 2026-07-28 subscriptions/listen is answered only when the client leaves: the end
+    # of input must end it, not wait out the grace for its answer.
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listen = {"_meta": meta, "notifications": {"resourceSubscriptions": ["memory://core"]}}
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": listen}),
+        _line({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}),
+    ]
+    process = _stdio_server(tmp_path / "listen.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    messages = [json.loads(line) for line in output.splitlines()]
+    assert "tools" in next(message for message in messages if message.get("id") == 2)["result"]
+    assert b"without answering" not in errors

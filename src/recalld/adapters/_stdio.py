@@ -18,7 +18,8 @@ characters would store the bytes as ``U+FFFD``, something the client never sent.
 
 A client that closes stdin after its last request (``printf '...' | recalld mcp``, or
 an SDK client shutting down) is still answered: the end of input waits until every
-request read has been answered (a cancelled one excepted), for at most
+request read has been answered (a cancelled one and a ``subscriptions/listen``, which
+lasts until the client leaves, excepted), for at most
 :data:`ANSWER_GRACE_SECONDS`, as long as an HTTP stop waits. The SDK cancelled the requests
 in flight at the end of input instead, so a tool call whose write was committed was
 never acknowledged, and a script piping its requests got no answer but the first.
@@ -48,7 +49,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-from recalld.adapters.mcp_requests import id_problem
+from recalld.adapters.mcp_requests import ENDLESS_METHODS, id_problem
 
 __all__ = ["run_stdio"]
 
@@ -243,7 +244,9 @@ class _StdinLines:
     def _track(self, message: types.JSONRPCMessage) -> None:
         """Owe ``message`` an answer if it is a request; a cancellation owes nothing more."""
         if isinstance(message, types.JSONRPCRequest):
-            self.unanswered.expect(message.id)
+            # A subscriptions/listen lasts until the client leaves: nothing to wait for.
+            if message.method not in ENDLESS_METHODS:
+                self.unanswered.expect(message.id)
         elif (
             isinstance(message, types.JSONRPCNotification)
             and message.method == "notifications/cancelled"

@@ -44,6 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from recalld import _validate as check
 
 __all__ = [
+    "ENDLESS_METHODS",
     "INERT_NOTIFICATION",
     "buffered",
     "id_problem",
@@ -60,6 +61,8 @@ _NOT_INITIALIZED = (
     "before any request but ping"
 )
 
+# 2026-07-28 requests answered only when the client leaves (a stop does not wait for them).
+ENDLESS_METHODS = frozenset({"subscriptions/listen"})
 # What the SDK is handed in place of a refused message: it checks the request as it would
 # the message (both are notifications to it), then delivers this, which no handler takes.
 INERT_NOTIFICATION = b'{"jsonrpc": "2.0", "method": "notifications/recalld/refused"}'
