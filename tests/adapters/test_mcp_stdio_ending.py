@@ -1,4 +1,5 @@
-"""MCP over stdio: what a client asked before it hung up, or before a stop signal, is answered."""
+"""MCP over stdio at the stream's edges: what a client asked before it hung up, or before a
+stop signal, is answered; a byte order mark before the first line is ignored."""
 
 from __future__ import annotations
 
@@ -142,3 +143,23 @@ def test_mcp_stdio_end_of_input_does_not_wait_for_an_open_listen(tmp_path: Path)
     messages = [json.loads(line) for line in output.splitlines()]
     assert "tools" in next(message for message in messages if message.get("id") == 2)["result"]
     assert b"without answering" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_reads_a_first_line_after_a_byte_order_mark(tmp_path: Path) -> None:
+    # .NET's UTF-8 writers start a stream with a byte order mark, which RFC 8259 lets a
+    # reader ignore; the initialize behind it was refused as not JSON (-32700).
+    script = [
+        b"\xef\xbb\xbf" + _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember", {"content": "after the mark"}),
+    ]
+    db = tmp_path / "mark.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = {answer["id"]: answer for answer in map(json.loads, output.splitlines())}
+    assert set(answers) == {1, 2}
+    assert answers[1]["result"]["serverInfo"]["name"] == "recalld"
+    assert answers[2]["result"]["isError"] is False
+    assert _stored(db) == 1

@@ -15,6 +15,8 @@ valid message. The SDK would drop it, and the client would wait for an answer
 that never comes. A line that is not UTF-8 is ``-32700`` too (JSON text is UTF-8,
 and the HTTP transport refuses it the same way): decoding it with replacement
 characters would store the bytes as ``U+FFFD``, something the client never sent.
+A UTF-8 byte order mark before the first line is ignored (RFC 8259 allows it, and
+.NET's UTF-8 writers start with one): the first message was refused as not JSON.
 
 A client that closes stdin after its last request (``printf '...' | recalld mcp``, or
 an SDK client shutting down) is still answered: the end of input waits until every
@@ -27,6 +29,7 @@ never acknowledged, and a script piping its requests got no answer but the first
 
 from __future__ import annotations
 
+import codecs
 import fcntl
 import json
 import logging
@@ -267,7 +270,12 @@ class _StdinLines:
 
     def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
+            first = True
             for raw in iter(self._handle.readline, b""):
+                if first:
+                    # A byte order mark before the first message (what .NET's UTF-8
+                    # writers put first) is not JSON; RFC 8259 lets a reader ignore it.
+                    raw, first = raw.removeprefix(codecs.BOM_UTF8), False
                 line: str | UnicodeDecodeError
                 try:
                     line = raw.decode("utf-8")
