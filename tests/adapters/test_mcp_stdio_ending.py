@@ -1,5 +1,6 @@
 """MCP over stdio at the stream's edges: what a client asked before it hung up, or before a
-stop signal, is answered; a byte order mark before the first line is ignored."""
+stop signal, is answered; a byte order mark before the first line is ignored; a refused
+line is logged without its text."""
 
 from __future__ import annotations
 
@@ -163,3 +164,21 @@ def test_mcp_stdio_reads_a_first_line_after_a_byte_order_mark(tmp_path: Path) ->
     assert answers[1]["result"]["serverInfo"]["name"] == "recalld"
     assert answers[2]["result"]["isError"] is False
     assert _stored(db) == 1
+
+
+@pytest.mark.slow
+def test_mcp_stdio_log_of_a_refused_line_does_not_repeat_it(tmp_path: Path) -> None:
+    # The warning for a refused line quoted pydantic's whole report, with the line's own
+    # text in it (what the client meant to store), over a dozen lines of stderr.
+    line = (
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "remember",'
+        b' "arguments": {"content": "a \\ud800 b, my bank PIN is 4321"}}}\n'
+    )
+    process = _stdio_server(tmp_path / "quiet.db")
+    output, errors = process.communicate(line, timeout=60)
+    assert process.returncode == 0, errors.decode()
+    refused = json.loads(output)
+    assert (refused["id"], refused["error"]["code"]) == (7, -32600)
+    assert b"refused a line" in errors
+    assert b"4321" not in errors
+    assert b"bank" not in errors

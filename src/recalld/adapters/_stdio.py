@@ -238,7 +238,7 @@ class _StdinLines:
                 if problem is not None:
                     raise ValueError(problem)
             except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
-                logger.warning("refused a line that is not a JSON-RPC message: %s", error)
+                logger.warning("refused a line that is not a JSON-RPC message: %s", _reason(error))
                 await self.refused.send(SessionMessage(refusal(line, error)))
                 continue
             self._track(message)
