@@ -1,6 +1,6 @@
 """MCP over stdio at the stream's edges: what a client asked before it hung up, or before a
-stop signal, is answered; a byte order mark before the first line is ignored; a refused
-line is logged without its text."""
+stop signal, is answered; a batch is read as its messages; a byte order mark before the
+first line is ignored; a refused line is logged without its text."""
 
 from __future__ import annotations
 
@@ -182,3 +182,38 @@ def test_mcp_stdio_log_of_a_refused_line_does_not_repeat_it(tmp_path: Path) -> N
     assert b"refused a line" in errors
     assert b"4321" not in errors
     assert b"bank" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_reads_a_batch_as_its_messages(tmp_path: Path) -> None:
+    # Protocol 2025-03-26, which the server negotiates, has every server receive JSON-RPC
+    # batches; the SDK refused the whole array (-32600, id null) and ran none of it.
+    version = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}
+    batch = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"content": "sent in a batch"}},
+        },
+        {"jsonrpc": "2.0", "id": "ping", "method": "ping"},
+        [{"jsonrpc": "2.0", "id": 9, "method": "ping"}],  # a batch inside a batch is no message
+    ]
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": version}),
+        (json.dumps(batch) + "\n").encode(),
+        b"[]\n",  # an empty batch is an invalid request
+    ]
+    db = tmp_path / "batch.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()]
+    by_id = {answer["id"]: answer for answer in answers if answer["id"] is not None}
+    assert set(by_id) == {1, 2, "ping"}
+    assert by_id[1]["result"]["protocolVersion"] == "2025-03-26"
+    assert by_id[2]["result"]["isError"] is False
+    refused = [answer["error"]["code"] for answer in answers if answer["id"] is None]
+    assert refused == [-32600, -32600]
+    assert _stored(db) == 1

@@ -15,6 +15,9 @@ valid message. The SDK would drop it, and the client would wait for an answer
 that never comes. A line that is not UTF-8 is ``-32700`` too (JSON text is UTF-8,
 and the HTTP transport refuses it the same way): decoding it with replacement
 characters would store the bytes as ``U+FFFD``, something the client never sent.
+A JSON-RPC batch (an array of messages, which protocol 2025-03-26 has every server
+receive, and which this server negotiates) is read as its messages in order, each
+answered on a line of its own: the SDK refused the whole array as no message.
 A UTF-8 byte order mark before the first line is ignored (RFC 8259 allows it, and
 .NET's UTF-8 writers start with one): the first message was refused as not JSON.
 
@@ -37,7 +40,7 @@ import os
 import signal
 import sys
 import threading
-from collections import Counter
+from collections import Counter, deque
 from types import TracebackType
 from typing import Any, BinaryIO, cast
 
@@ -194,6 +197,7 @@ class _StdinLines:
         self.unanswered = _Unanswered()
         self.stopping = False
         self._reading: anyio.CancelScope | None = None
+        self._batched: deque[str] = deque()  # the messages of a batch not yet read
 
     def stop(self) -> None:
         """Read no more lines (a stop signal): the input ends once every request read
@@ -214,7 +218,10 @@ class _StdinLines:
             ).start()
         while True:
             line: str | UnicodeDecodeError | None = None
-            if not self.stopping:
+            in_batch = bool(self._batched)
+            if in_batch and not self.stopping:
+                line = self._batched.popleft()
+            elif not self.stopping:
                 with anyio.CancelScope() as self._reading:
                     line = await self._receive.receive()
                 self._reading = None
@@ -228,6 +235,8 @@ class _StdinLines:
                 continue
             if not line.strip() or self.refused is None:
                 return line
+            if not in_batch and self._split_batch(line):
+                continue  # (an array inside a batch is no message: refused below)
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 # A "notification" with an id (true, 1.5, null) is a request the SDK
@@ -243,6 +252,20 @@ class _StdinLines:
                 continue
             self._track(message)
             return line
+
+    def _split_batch(self, line: str) -> bool:
+        """Queue the messages of ``line`` if it is a JSON-RPC batch (a non-empty array),
+        each to be read as a line of its own (module docstring)."""
+        if not line.lstrip().startswith("["):
+            return False
+        try:
+            decoded = json.loads(line)
+        except (ValueError, RecursionError):
+            return False  # refused as the line it is
+        if not isinstance(decoded, list) or not decoded:
+            return False  # an empty batch is refused as an invalid request, as JSON-RPC says
+        self._batched.extend(json.dumps(message) for message in decoded)
+        return True
 
     def _track(self, message: types.JSONRPCMessage) -> None:
         """Owe ``message`` an answer if it is a request; a cancellation owes nothing more."""
