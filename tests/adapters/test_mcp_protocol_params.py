@@ -1,5 +1,5 @@
-"""MCP request params the SDK cannot read, and requests before initialize, are refused
-with -32602 naming the parameter (or the missing handshake), on stdio as a raw client sends them."""
+"""MCP request params the SDK cannot read, requests before initialize, and a second
+initialize are refused naming what is wrong, on stdio as a raw client sends them."""
 
 from __future__ import annotations
 
@@ -93,3 +93,24 @@ def test_mcp_request_before_initialize_is_told_to_initialize(tmp_path: Path) -> 
     connection = apsw.Connection(str(tmp_path / "early.db"))
     assert connection.execute("SELECT count(*) FROM memories").fetchall() == [(0,)]
     connection.close()
+
+
+@pytest.mark.slow
+def test_mcp_refuses_a_second_initialize_and_keeps_the_session(tmp_path: Path) -> None:
+    # The SDK answered a second initialize again and switched the session's protocol
+    # version mid-session (2025-06-18 to 2024-11-05).
+    older = {**INITIALIZE["params"], "protocolVersion": "2024-11-05"}
+    answers = _answers(
+        tmp_path / "again.db",
+        [
+            INITIALIZE,
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": "again", "method": "initialize", "params": older},
+            _call("after", {"name": "remember", "arguments": {"content": "still served"}}),
+        ],
+    )
+    assert answers[1]["result"]["protocolVersion"] == "2025-06-18"
+    error = answers["again"]["error"]
+    assert error["code"] == -32600
+    assert "already initialized (protocol 2025-06-18)" in error["message"]
+    assert answers["after"]["result"]["isError"] is False

@@ -24,7 +24,7 @@ request params it cannot read (a ``tools/call`` without ``name``, an ``initializ
 whose ``protocolVersion`` is a number), and any request before ``initialize``, with
 ``-32602`` "Invalid request parameters" and empty ``data``, naming nothing; the
 middleware keeps the code and says which parameter and why, or that the session is not
-initialized yet.
+initialized yet. It also refuses a second ``initialize`` on one session (``-32600``).
 """
 
 from __future__ import annotations
@@ -199,7 +199,18 @@ async def name_invalid_params(
     context: ServerRequestContext[Any, Any], call_next: CallNext
 ) -> HandlerResult:
     """A server middleware (module docstring): the SDK's nameless ``-32602`` for request
-    params it cannot read, or for a request before ``initialize``, says what is wrong."""
+    params it cannot read, or for a request before ``initialize``, says what is wrong;
+    a second ``initialize`` on one session is refused (``-32600``)."""
+    connection = getattr(context.session, "_connection", None)
+    if context.method == "initialize" and getattr(connection, "client_params", None) is not None:
+        # The SDK answered it again and switched the session's protocol version (from
+        # 2025-06-18 to 2024-11-05) mid-session.
+        version = getattr(connection, "protocol_version", "?")
+        message = (
+            f"Invalid request: the session is already initialized (protocol {version}); "
+            "start a new session to initialize again"
+        )
+        raise MCPError(code=types.INVALID_REQUEST, message=message)
     try:
         return await call_next(context)
     except pydantic.ValidationError as error:
