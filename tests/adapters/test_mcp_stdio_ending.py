@@ -217,3 +217,35 @@ def test_mcp_stdio_reads_a_batch_as_its_messages(tmp_path: Path) -> None:
     refused = [answer["error"]["code"] for answer in answers if answer["id"] is None]
     assert refused == [-32600, -32600]
     assert _stored(db) == 1
+
+
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_batch_on_a_session_without_batches(tmp_path: Path) -> None:
+    # Protocol 2025-06-18 removed JSON-RPC batches: a batch on a 2025-06-18 session (the
+    # version most clients ask for), or before initialize, was run anyway.
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"content": "sent in a batch"}},
+    }
+    batch = (json.dumps([call, {"jsonrpc": "2.0", "id": "ping", "method": "ping"}]) + "\n").encode()
+    script = [
+        batch,  # before initialize: no protocol negotiated yet
+        _line(INITIALIZE),  # 2025-06-18, written right before the batch
+        batch,
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        batch,
+        _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    ]
+    db = tmp_path / "no-batch.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()]
+    assert sorted(str(answer["id"]) for answer in answers if answer["id"] is not None) == ["1", "3"]
+    refused = [answer["error"] for answer in answers if answer["id"] is None]
+    assert [error["code"] for error in refused] == [-32600] * 3
+    assert "not on a session not initialized" in refused[0]["message"]
+    assert all("not on protocol 2025-06-18" in error["message"] for error in refused[1:])
+    assert _stored(db) == 0

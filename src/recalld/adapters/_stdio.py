@@ -17,7 +17,9 @@ and the HTTP transport refuses it the same way): decoding it with replacement
 characters would store the bytes as ``U+FFFD``, something the client never sent.
 A JSON-RPC batch (an array of messages, which protocol 2025-03-26 has every server
 receive, and which this server negotiates) is read as its messages in order, each
-answered on a line of its own: the SDK refused the whole array as no message.
+answered on a line of its own: the SDK refused the whole array as no message. Only on
+a session that negotiated 2025-03-26: protocol 2025-06-18 removed batches, so on any
+other session (and before ``initialize`` is answered) a batch is refused (``-32600``).
 A UTF-8 byte order mark before the first line is ignored (RFC 8259 allows it, and
 .NET's UTF-8 writers start with one): the first message was refused as not JSON.
 
@@ -65,6 +67,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 # The longest the end of input waits for the answers still owed (the HTTP transport's
 # stop waits as long: recalld.adapters.http_shutdown.GRACE_SECONDS).
 ANSWER_GRACE_SECONDS = 30.0
+# The one protocol version with JSON-RPC batches (2025-06-18 removed them).
+BATCH_PROTOCOL = "2025-03-26"
 
 
 def _reason(error: Exception) -> str:
@@ -148,12 +152,50 @@ class _Unanswered:
         return not self._waiting
 
 
-class _CountingWrites:
-    """The SDK's write stream, settling each request in ``unanswered`` as it is answered."""
+class _Negotiation:
+    """The protocol version the session negotiated, as the answer to its ``initialize``
+    says (a batch is read only on a 2025-03-26 session)."""
 
-    def __init__(self, inner: Any, unanswered: _Unanswered) -> None:
+    def __init__(self) -> None:
+        self.version: str | None = None
+        self._pending: set[str | int] = set()
+        self._answered = anyio.Event()
+        self._answered.set()
+
+    def asked(self, request_id: str | int) -> None:
+        """An ``initialize`` with ``request_id`` was read: its answer says the version."""
+        self._pending.add(coerce_request_id(request_id))
+        if self._answered.is_set():
+            self._answered = anyio.Event()
+
+    def answered(self, request_id: str | int, result: Any) -> None:
+        """The answer to ``request_id`` was written (``result`` None for an error)."""
+        key = coerce_request_id(request_id)
+        if key not in self._pending:
+            return
+        self._pending.discard(key)
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if self.version is None and isinstance(version, str):  # a second one is refused
+            self.version = version
+        if not self._pending:
+            self._answered.set()
+
+    async def settled_version(self, timeout: float) -> str | None:
+        """The negotiated version, once every ``initialize`` read is answered (a client
+        may write a batch right behind its ``initialize``); None if there is none."""
+        with anyio.move_on_after(timeout):
+            await self._answered.wait()
+        return self.version
+
+
+class _CountingWrites:
+    """The SDK's write stream, settling each request in ``unanswered`` as it is answered
+    (and noting the protocol version an ``initialize`` answer gives in ``negotiation``)."""
+
+    def __init__(self, inner: Any, unanswered: _Unanswered, negotiation: _Negotiation) -> None:
         self._inner = inner
         self._unanswered = unanswered
+        self._negotiation = negotiation
 
     async def send(self, item: SessionMessage, /) -> None:
         """Send ``item``; an answer (a result or an error with an id) settles its request."""
@@ -165,6 +207,8 @@ class _CountingWrites:
             request_id = getattr(message, "id", None) if answered else None
             if request_id is not None:
                 self._unanswered.settle(request_id)
+                result = message.result if isinstance(message, types.JSONRPCResponse) else None
+                self._negotiation.answered(request_id, result)
 
     async def aclose(self) -> None:
         """Close the stream beneath."""
@@ -195,6 +239,7 @@ class _StdinLines:
         self._started = False
         self.refused: MemoryObjectSendStream[SessionMessage] | None = None
         self.unanswered = _Unanswered()
+        self.negotiation = _Negotiation()
         self.stopping = False
         self._reading: anyio.CancelScope | None = None
         self._batched: deque[str] = deque()  # the messages of a batch not yet read
@@ -235,7 +280,7 @@ class _StdinLines:
                 continue
             if not line.strip() or self.refused is None:
                 return line
-            if not in_batch and self._split_batch(line):
+            if not in_batch and await self._split_batch(line):
                 continue  # (an array inside a batch is no message: refused below)
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -253,9 +298,10 @@ class _StdinLines:
             self._track(message)
             return line
 
-    def _split_batch(self, line: str) -> bool:
+    async def _split_batch(self, line: str) -> bool:
         """Queue the messages of ``line`` if it is a JSON-RPC batch (a non-empty array),
-        each to be read as a line of its own (module docstring)."""
+        each to be read as a line of its own, on a 2025-03-26 session; refuse it on any
+        other (module docstring). True if the line was taken care of."""
         if not line.lstrip().startswith("["):
             return False
         try:
@@ -264,6 +310,17 @@ class _StdinLines:
             return False  # refused as the line it is
         if not isinstance(decoded, list) or not decoded:
             return False  # an empty batch is refused as an invalid request, as JSON-RPC says
+        version = await self.negotiation.settled_version(ANSWER_GRACE_SECONDS)
+        if version != BATCH_PROTOCOL:
+            session = f"protocol {version}" if version else "a session not initialized"
+            reason = (
+                f"a batch (JSON array) is read only on a protocol {BATCH_PROTOCOL} session, "
+                f"not on {session}: send each message on a line of its own"
+            )
+            logger.warning("refused a line that is not a JSON-RPC message: %s", reason)
+            if self.refused is not None:
+                await self.refused.send(SessionMessage(refusal(line, ValueError(reason))))
+            return True
         self._batched.extend(json.dumps(message) for message in decoded)
         return True
 
@@ -273,6 +330,8 @@ class _StdinLines:
             # A subscriptions/listen lasts until the client leaves: nothing to wait for.
             if message.method not in ENDLESS_METHODS:
                 self.unanswered.expect(message.id)
+            if message.method == "initialize":
+                self.negotiation.asked(message.id)
         elif (
             isinstance(message, types.JSONRPCNotification)
             and message.method == "notifications/cancelled"
@@ -347,7 +406,7 @@ def run_stdio(server: MCPServer[Any]) -> None:
             lowlevel = server._lowlevel_server
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.refused = write_stream
-                counting = _CountingWrites(write_stream, lines.unanswered)
+                counting = _CountingWrites(write_stream, lines.unanswered, lines.negotiation)
                 await lowlevel.run(read_stream, counting, lowlevel.create_initialization_options())
             tasks.cancel_scope.cancel()
 
