@@ -249,3 +249,52 @@ def test_mcp_stdio_refuses_a_batch_on_a_session_without_batches(tmp_path: Path) 
     assert "not on a session not initialized" in refused[0]["message"]
     assert all("not on protocol 2025-06-18" in error["message"] for error in refused[1:])
     assert _stored(db) == 0
+
+
+@pytest.mark.slow
+def test_mcp_stdio_sigterm_after_the_input_ended_stops_at_once(tmp_path: Path) -> None:
+    # An MCP client closes stdin, waits (the Python SDK: 2 s), sends SIGTERM, and kills the
+    # server 2 s later. A SIGTERM after the end of input still waited for the answers
+    # owed (up to 30 s), so the kill came first and the lifespan never closed the service.
+    db = tmp_path / "gave-up.db"
+    settings = {"RECALLD_BUSY_TIMEOUT_MS": "3000", "RECALLD_LOCK_RETRY_SECONDS": "0.1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recalld", "--db", str(db), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none", **settings},
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_line(INITIALIZE))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    blocker = apsw.Connection(str(db))
+    blocker.setbusytimeout(60_000)
+    blocker.execute("BEGIN IMMEDIATE")  # the call below waits for this write lock, then fails
+    try:
+        process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        process.stdin.write(_call(2, "remember", {"content": "never answered"}))
+        process.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+        process.stdin.flush()
+        # The ping's answer means the call was read: it waits for the lock.
+        assert json.loads(process.stdout.readline())["id"] == 3
+        process.stdin.close()
+        process.send_signal(signal.SIGTERM)
+        assert process.stderr is not None
+        output, errors = process.stdout.read(), process.stderr.read()  # until it exits
+        process.wait(timeout=120)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        process.kill()  # (already gone unless an assert failed)
+        process.wait(timeout=60)
+        process.stdout.close()
+        if process.stderr is not None:
+            process.stderr.close()
+    assert process.returncode == 0, errors.decode()
+    # Stopped at the signal: the call waiting for the lock was not waited for and its
+    # "database is locked" answer never written.
+    assert output == b"", output
+    assert _stored(db) == 0

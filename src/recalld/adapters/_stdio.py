@@ -30,6 +30,8 @@ lasts until the client leaves, excepted), for at most
 :data:`ANSWER_GRACE_SECONDS`, as long as an HTTP stop waits. The SDK cancelled the requests
 in flight at the end of input instead, so a tool call whose write was committed was
 never acknowledged, and a script piping its requests got no answer but the first.
+A stop signal after the client closed stdin stops at once: an MCP client signals when
+it has given up waiting for the server to exit, and kills it soon after.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import fcntl
 import json
 import logging
 import os
+import select
 import signal
 import sys
 import threading
@@ -241,6 +244,7 @@ class _StdinLines:
         self.unanswered = _Unanswered()
         self.negotiation = _Negotiation()
         self.stopping = False
+        self.ended = False  # the client closed stdin
         self._reading: anyio.CancelScope | None = None
         self._batched: deque[str] = deque()  # the messages of a batch not yet read
 
@@ -250,6 +254,19 @@ class _StdinLines:
         self.stopping = True
         if self._reading is not None:
             self._reading.cancel()
+
+    def hung_up(self) -> bool:
+        """Whether the client closed its end of the input (a stop signal then stops at
+        once: the client has given up waiting for the answers, see :func:`run_stdio`)."""
+        if self.ended:
+            return True
+        try:  # the reader thread may not have met the end yet: ask the pipe itself
+            poller = select.poll()
+            poller.register(self._handle.fileno(), select.POLLIN)
+            events = poller.poll(0)
+        except (OSError, ValueError):  # no pollable descriptor: only the read end tells
+            return False
+        return any(event & select.POLLHUP for _, event in events)
 
     def __aiter__(self) -> _StdinLines:
         return self
@@ -271,6 +288,7 @@ class _StdinLines:
                     line = await self._receive.receive()
                 self._reading = None
             if line is None or self.stopping:  # the client hung up, or a stop signal
+                self.ended = self.ended or line is None
                 await self._answer_before_ending()
                 raise StopAsyncIteration
             if isinstance(line, UnicodeDecodeError):
@@ -390,7 +408,11 @@ def run_stdio(server: MCPServer[Any]) -> None:
                 with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
                     async for received in signals:
                         logger.info("received %s: stopping", signal.Signals(received).name)
-                        if lines.stopping:  # a second signal: stop at once
+                        # A second signal stops at once, and so does one after the client
+                        # closed stdin: an MCP client (the Python SDK's stdio_client after
+                        # 2 s) signals when it gave up waiting for the server to exit, and
+                        # kills it 2 s later, before the lifespan could close the service.
+                        if lines.stopping or lines.hung_up():
                             tasks.cancel_scope.cancel()
                             return
                         # Answer the requests in flight first (their writes may be
