@@ -52,7 +52,6 @@ from typing import Any, BinaryIO, cast
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-import pydantic
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp import types
 from mcp.server.mcpserver import MCPServer
@@ -60,7 +59,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-from recalld.adapters.mcp_requests import ENDLESS_METHODS, id_problem
+from recalld.adapters.mcp_requests import ENDLESS_METHODS, id_problem, refusal, refusal_reason
 
 __all__ = ["run_stdio"]
 
@@ -74,17 +73,6 @@ ANSWER_GRACE_SECONDS = 30.0
 BATCH_PROTOCOL = "2025-03-26"
 
 
-def _reason(error: Exception) -> str:
-    """What is wrong with a line, in a few words (pydantic's first problems, without the
-    input it would echo back)."""
-    if isinstance(error, pydantic.ValidationError):
-        return "; ".join(
-            f"{problem['msg']} at {'.'.join(map(str, problem['loc']))}".removesuffix(" at ")
-            for problem in error.errors(include_url=False, include_input=False)[:3]
-        )
-    return str(error)
-
-
 def undecodable(error: UnicodeDecodeError) -> types.JSONRPCError:
     """The JSON-RPC answer to a line that is not UTF-8 (no id can be read from it)."""
     byte = error.object[error.start]
@@ -95,26 +83,6 @@ def undecodable(error: UnicodeDecodeError) -> types.JSONRPCError:
             code=types.PARSE_ERROR,
             message=f"Parse error: the line is not UTF-8 (byte 0x{byte:02x} at {error.start})",
         ),
-    )
-
-
-def refusal(line: str, error: Exception) -> types.JSONRPCError:
-    """The JSON-RPC answer to ``line``, which is not a valid message (``error`` says why)."""
-    reason = _reason(error)
-    try:
-        decoded = json.loads(line)
-    except (ValueError, RecursionError):
-        return types.JSONRPCError(
-            jsonrpc="2.0",
-            id=None,
-            error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {reason}"),
-        )
-    found = decoded.get("id") if isinstance(decoded, dict) else None
-    request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
-    return types.JSONRPCError(
-        jsonrpc="2.0",
-        id=request_id,
-        error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid request: {reason}"),
     )
 
 
@@ -310,7 +278,8 @@ class _StdinLines:
                 if problem is not None:
                     raise ValueError(problem)
             except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
-                logger.warning("refused a line that is not a JSON-RPC message: %s", _reason(error))
+                reason = refusal_reason(error)
+                logger.warning("refused a line that is not a JSON-RPC message: %s", reason)
                 await self.refused.send(SessionMessage(refusal(line, error)))
                 continue
             self._track(message)

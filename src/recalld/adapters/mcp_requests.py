@@ -25,6 +25,10 @@ whose ``protocolVersion`` is a number), and any request before ``initialize``, w
 ``-32602`` "Invalid request parameters" and empty ``data``, naming nothing; the
 middleware keeps the code and says which parameter and why, or that the session is not
 initialized yet. It also refuses a second ``initialize`` on one session (``-32600``).
+
+A POSTed body that is JSON but no JSON-RPC message (a batch among them) is answered by
+:func:`unreadable` as stdio answers such a line (:func:`refusal`): the SDK's ``-32602``
+quoted pydantic's whole report, every value of the body in it.
 """
 
 from __future__ import annotations
@@ -50,7 +54,10 @@ __all__ = [
     "id_problem",
     "invalid_id",
     "name_invalid_params",
+    "refusal",
+    "refusal_reason",
     "refuse_notifications_with_ids",
+    "unreadable",
 ]
 
 # What the SDK says, naming nothing, of params it cannot read and of a request before
@@ -91,6 +98,37 @@ def invalid_id(reason: str) -> types.JSONRPCError:
     )
 
 
+def refusal_reason(error: Exception) -> str:
+    """What is wrong with a line, in a few words (pydantic's first problems, without the
+    input it would echo back)."""
+    if isinstance(error, pydantic.ValidationError):
+        return "; ".join(
+            f"{problem['msg']} at {'.'.join(map(str, problem['loc']))}".removesuffix(" at ")
+            for problem in error.errors(include_url=False, include_input=False)[:3]
+        )
+    return str(error)
+
+
+def refusal(line: str | bytes, error: Exception) -> types.JSONRPCError:
+    """The JSON-RPC answer to ``line``, which is not a valid message (``error`` says why)."""
+    reason = refusal_reason(error)
+    try:
+        decoded = json.loads(line)
+    except (ValueError, RecursionError):
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {reason}"),
+        )
+    found = decoded.get("id") if isinstance(decoded, dict) else None
+    request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid request: {reason}"),
+    )
+
+
 def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGIApp:
     """``app`` (the SDK's streamable-HTTP endpoint, or its whole app serving ``path``),
     answering a POSTed notification that carries an id with 400 and ``-32600`` where the
@@ -109,6 +147,12 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
             await app(scope, receive, send)
             return
         read, body, whole = await buffered(receive)
+        refused = unreadable(body) if whole else None
+        if refused is not None:
+            answer = refused.model_dump(mode="json", by_alias=True)
+            answer["error"] = {key: answer["error"][key] for key in ("code", "message")}
+            await JSONResponse(answer, status_code=400)(scope, receive, send)
+            return
         reason = id_problem(body) if whole and _reads_as_notification(body) else None
         if reason is not None:
             read = deque([{"type": "http.request", "body": INERT_NOTIFICATION}])
@@ -120,6 +164,28 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
         await app(scope, replay, send)
 
     return refusing
+
+
+def unreadable(body: bytes) -> types.JSONRPCError | None:
+    """The ``-32600`` answer to a POSTed ``body`` that is JSON but no JSON-RPC message (a
+    batch among them: 2025-06-18 removed batches), as stdio answers such a line; None
+    when it is a message, or no JSON at all (the SDK answers that with ``-32700``). The
+    SDK answered ``-32602`` with pydantic's whole report, the body's values in it."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(decoded, list):
+        reason = (
+            "a batch (JSON array) is not read over streamable HTTP (protocol 2025-06-18 "
+            "removed batches): send each message in a request of its own"
+        )
+        return refusal(body, ValueError(reason))
+    try:
+        types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except pydantic.ValidationError as error:
+        return refusal(body, error)
+    return None
 
 
 def _refusing_acceptance(
