@@ -114,8 +114,15 @@ def test_mcp_stdio_sigterm_answers_the_call_in_flight_first(tmp_path: Path) -> N
     process.stdin.flush()
     # The ping's answer means both lines were read: the conversation is in flight, or done.
     first = json.loads(process.stdout.readline())
-    process.send_signal(signal.SIGTERM)  # stdin stays open: the client has not hung up
-    rest, errors = process.communicate(timeout=60)
+    process.send_signal(signal.SIGTERM)
+    # stdin stays open until the server exits: the client has not hung up (communicate()
+    # would close it at once, and a SIGTERM after the end of input stops at once).
+    assert process.stderr is not None
+    rest, errors = process.stdout.read(), process.stderr.read()  # until it exits
+    process.wait(timeout=60)
+    process.stdin.close()
+    process.stdout.close()
+    process.stderr.close()
     assert process.returncode == 0, errors.decode()
     answers = {answer["id"]: answer for answer in [first, *map(json.loads, rest.splitlines())]}
     assert set(answers) == {2, 3}
