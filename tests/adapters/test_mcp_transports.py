@@ -431,6 +431,42 @@ def test_mcp_http_checks_host_origin_type_and_session_before_the_id(
         assert foreign.status_code == valid.status_code, foreign.text
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("served_by", ["mcp --transport http", "serve /mcp"])
+def test_mcp_http_refuses_a_body_that_is_no_message_without_echoing_it(
+    tmp_path: Path, served_by: str
+) -> None:
+    # The SDK answered JSON that is no JSON-RPC message (a batch among it: 2025-06-18
+    # removed batches) with -32602 and pydantic's whole report, the body's values in it;
+    # stdio answers such a line -32600 saying only what is wrong and where.
+    db = tmp_path / "echo.db"
+    secret = "my bank PIN is 4321"
+    call = {"name": "remember", "arguments": {"content": secret}}
+    bodies = {
+        "method": ({"jsonrpc": "2.0", "id": 7, "method": 5, "params": call}, 7),
+        "batch": ([{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": call}], None),
+        "string": (secret, None),
+    }
+    with _http_endpoint(db, served_by) as url:
+        accept = {"Accept": "application/json, text/event-stream"}
+        opened = httpx.post(url, json=INITIALIZE, headers=accept, timeout=30)
+        assert opened.status_code == 200, opened.text
+        session = opened.headers.get("mcp-session-id") or ""
+        headers = {**accept, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"}
+        for name, (body, request_id) in bodies.items():
+            refused = httpx.post(url, json=body, headers=headers, timeout=30)
+            assert refused.status_code == 400, (name, refused.text)
+            assert "4321" not in refused.text, name
+            answer = refused.json()
+            assert answer["id"] == request_id, answer
+            assert answer["error"]["code"] == -32600, answer
+        batch = httpx.post(url, json=bodies["batch"][0], headers=headers, timeout=30)
+        assert "protocol 2025-06-18 removed batches" in batch.json()["error"]["message"]
+    connection = apsw.Connection(str(db))
+    assert connection.execute("SELECT count(*) FROM memories").fetchall() == [(0,)]
+    connection.close()
+
+
 @contextmanager
 def _http_endpoint(db: Path, served_by: str) -> Iterator[str]:
     """The URL of a streamable-HTTP MCP endpoint on ``db``: ``recalld serve``'s ``/mcp``,

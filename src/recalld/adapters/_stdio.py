@@ -15,47 +15,62 @@ valid message. The SDK would drop it, and the client would wait for an answer
 that never comes. A line that is not UTF-8 is ``-32700`` too (JSON text is UTF-8,
 and the HTTP transport refuses it the same way): decoding it with replacement
 characters would store the bytes as ``U+FFFD``, something the client never sent.
+A JSON-RPC batch (an array of messages, which protocol 2025-03-26 has every server
+receive, and which this server negotiates) is read as its messages in order, each
+answered on a line of its own: the SDK refused the whole array as no message. Only on
+a session that negotiated 2025-03-26: protocol 2025-06-18 removed batches, so on any
+other session (and before ``initialize`` is answered) a batch is refused (``-32600``).
+A UTF-8 byte order mark before the first line is ignored (RFC 8259 allows it, and
+.NET's UTF-8 writers start with one): the first message was refused as not JSON.
+
+A client that closes stdin after its last request (``printf '...' | recalld mcp``, or
+an SDK client shutting down) is still answered: the end of input waits until every
+request read has been answered (a cancelled one and a ``subscriptions/listen``, which
+lasts until the client leaves, excepted), for at most
+:data:`ANSWER_GRACE_SECONDS`, as long as an HTTP stop waits. The SDK cancelled the requests
+in flight at the end of input instead, so a tool call whose write was committed was
+never acknowledged, and a script piping its requests got no answer but the first.
+A stop signal after the client closed stdin stops at once: an MCP client signals when
+it has given up waiting for the server to exit, and kills it soon after.
 """
 
 from __future__ import annotations
 
+import codecs
 import fcntl
 import json
 import logging
 import os
+import select
 import signal
 import sys
 import threading
+from collections import Counter, deque
+from types import TracebackType
 from typing import Any, BinaryIO, cast
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-import pydantic
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp import types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-from recalld.adapters.mcp_requests import id_problem
+from recalld.adapters.mcp_requests import ENDLESS_METHODS, id_problem, refusal, refusal_reason
 
 __all__ = ["run_stdio"]
 
 logger = logging.getLogger(__name__)
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-def _reason(error: Exception) -> str:
-    """What is wrong with a line, in a few words (pydantic's first problems, without the
-    input it would echo back)."""
-    if isinstance(error, pydantic.ValidationError):
-        return "; ".join(
-            f"{problem['msg']} at {'.'.join(map(str, problem['loc']))}".removesuffix(" at ")
-            for problem in error.errors(include_url=False, include_input=False)[:3]
-        )
-    return str(error)
+# The longest the end of input waits for the answers still owed (the HTTP transport's
+# stop waits as long: recalld.adapters.http_shutdown.GRACE_SECONDS).
+ANSWER_GRACE_SECONDS = 30.0
+# The one protocol version with JSON-RPC batches (2025-06-18 removed them).
+BATCH_PROTOCOL = "2025-03-26"
 
 
 def undecodable(error: UnicodeDecodeError) -> types.JSONRPCError:
@@ -71,24 +86,115 @@ def undecodable(error: UnicodeDecodeError) -> types.JSONRPCError:
     )
 
 
-def refusal(line: str, error: Exception) -> types.JSONRPCError:
-    """The JSON-RPC answer to ``line``, which is not a valid message (``error`` says why)."""
-    reason = _reason(error)
-    try:
-        decoded = json.loads(line)
-    except (ValueError, RecursionError):
-        return types.JSONRPCError(
-            jsonrpc="2.0",
-            id=None,
-            error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {reason}"),
-        )
-    found = decoded.get("id") if isinstance(decoded, dict) else None
-    request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
-    return types.JSONRPCError(
-        jsonrpc="2.0",
-        id=request_id,
-        error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid request: {reason}"),
-    )
+class _Unanswered:
+    """The requests read from the client and not answered yet, by id (a reused id counts
+    once per request), so that the end of input can wait for their answers."""
+
+    def __init__(self) -> None:
+        self._waiting: Counter[str | int] = Counter()
+        self._settled = anyio.Event()
+        self._settled.set()
+
+    def expect(self, request_id: str | int) -> None:
+        """A request with ``request_id`` was read: its answer is owed."""
+        self._waiting[coerce_request_id(request_id)] += 1
+        if self._settled.is_set():  # nobody waits on a set event: a new one for the new debt
+            self._settled = anyio.Event()
+
+    def settle(self, request_id: str | int) -> None:
+        """A request with ``request_id`` was answered, or cancelled by the client (the
+        SDK never answers a cancelled request); an id owed nothing is ignored."""
+        key = coerce_request_id(request_id)
+        if self._waiting[key] > 1:
+            self._waiting[key] -= 1
+        else:
+            self._waiting.pop(key, None)
+        if not self._waiting:
+            self._settled.set()
+
+    def owed(self) -> list[str | int]:
+        """The ids still owed an answer."""
+        return sorted(self._waiting, key=str)
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait until every request read is answered; False if ``timeout`` passed first."""
+        with anyio.move_on_after(timeout):
+            await self._settled.wait()
+        return not self._waiting
+
+
+class _Negotiation:
+    """The protocol version the session negotiated, as the answer to its ``initialize``
+    says (a batch is read only on a 2025-03-26 session)."""
+
+    def __init__(self) -> None:
+        self.version: str | None = None
+        self._pending: set[str | int] = set()
+        self._answered = anyio.Event()
+        self._answered.set()
+
+    def asked(self, request_id: str | int) -> None:
+        """An ``initialize`` with ``request_id`` was read: its answer says the version."""
+        self._pending.add(coerce_request_id(request_id))
+        if self._answered.is_set():
+            self._answered = anyio.Event()
+
+    def answered(self, request_id: str | int, result: Any) -> None:
+        """The answer to ``request_id`` was written (``result`` None for an error)."""
+        key = coerce_request_id(request_id)
+        if key not in self._pending:
+            return
+        self._pending.discard(key)
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if self.version is None and isinstance(version, str):  # a second one is refused
+            self.version = version
+        if not self._pending:
+            self._answered.set()
+
+    async def settled_version(self, timeout: float) -> str | None:
+        """The negotiated version, once every ``initialize`` read is answered (a client
+        may write a batch right behind its ``initialize``); None if there is none."""
+        with anyio.move_on_after(timeout):
+            await self._answered.wait()
+        return self.version
+
+
+class _CountingWrites:
+    """The SDK's write stream, settling each request in ``unanswered`` as it is answered
+    (and noting the protocol version an ``initialize`` answer gives in ``negotiation``)."""
+
+    def __init__(self, inner: Any, unanswered: _Unanswered, negotiation: _Negotiation) -> None:
+        self._inner = inner
+        self._unanswered = unanswered
+        self._negotiation = negotiation
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Send ``item``; an answer (a result or an error with an id) settles its request."""
+        try:
+            await self._inner.send(item)
+        finally:
+            message = item.message
+            answered = isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+            request_id = getattr(message, "id", None) if answered else None
+            if request_id is not None:
+                self._unanswered.settle(request_id)
+                result = message.result if isinstance(message, types.JSONRPCResponse) else None
+                self._negotiation.answered(request_id, result)
+
+    async def aclose(self) -> None:
+        """Close the stream beneath."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _CountingWrites:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
 
 class _StdinLines:
@@ -103,6 +209,32 @@ class _StdinLines:
         ](16)
         self._started = False
         self.refused: MemoryObjectSendStream[SessionMessage] | None = None
+        self.unanswered = _Unanswered()
+        self.negotiation = _Negotiation()
+        self.stopping = False
+        self.ended = False  # the client closed stdin
+        self._reading: anyio.CancelScope | None = None
+        self._batched: deque[str] = deque()  # the messages of a batch not yet read
+
+    def stop(self) -> None:
+        """Read no more lines (a stop signal): the input ends once every request read
+        has been answered, as when the client closes stdin."""
+        self.stopping = True
+        if self._reading is not None:
+            self._reading.cancel()
+
+    def hung_up(self) -> bool:
+        """Whether the client closed its end of the input (a stop signal then stops at
+        once: the client has given up waiting for the answers, see :func:`run_stdio`)."""
+        if self.ended:
+            return True
+        try:  # the reader thread may not have met the end yet: ask the pipe itself
+            poller = select.poll()
+            poller.register(self._handle.fileno(), select.POLLIN)
+            events = poller.poll(0)
+        except (OSError, ValueError):  # no pollable descriptor: only the read end tells
+            return False
+        return any(event & select.POLLHUP for _, event in events)
 
     def __aiter__(self) -> _StdinLines:
         return self
@@ -115,8 +247,17 @@ class _StdinLines:
                 target=self._read, args=(token,), name="recalld-stdin", daemon=True
             ).start()
         while True:
-            line = await self._receive.receive()
-            if line is None:
+            line: str | UnicodeDecodeError | None = None
+            in_batch = bool(self._batched)
+            if in_batch and not self.stopping:
+                line = self._batched.popleft()
+            elif not self.stopping:
+                with anyio.CancelScope() as self._reading:
+                    line = await self._receive.receive()
+                self._reading = None
+            if line is None or self.stopping:  # the client hung up, or a stop signal
+                self.ended = self.ended or line is None
+                await self._answer_before_ending()
                 raise StopAsyncIteration
             if isinstance(line, UnicodeDecodeError):
                 logger.warning("refused a line that is not UTF-8: %s", line)
@@ -125,6 +266,8 @@ class _StdinLines:
                 continue
             if not line.strip() or self.refused is None:
                 return line
+            if not in_batch and await self._split_batch(line):
+                continue  # (an array inside a batch is no message: refused below)
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 # A "notification" with an id (true, 1.5, null) is a request the SDK
@@ -135,14 +278,73 @@ class _StdinLines:
                 if problem is not None:
                     raise ValueError(problem)
             except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
-                logger.warning("refused a line that is not a JSON-RPC message: %s", error)
+                reason = refusal_reason(error)
+                logger.warning("refused a line that is not a JSON-RPC message: %s", reason)
                 await self.refused.send(SessionMessage(refusal(line, error)))
                 continue
+            self._track(message)
             return line
+
+    async def _split_batch(self, line: str) -> bool:
+        """Queue the messages of ``line`` if it is a JSON-RPC batch (a non-empty array),
+        each to be read as a line of its own, on a 2025-03-26 session; refuse it on any
+        other (module docstring). True if the line was taken care of."""
+        if not line.lstrip().startswith("["):
+            return False
+        try:
+            decoded = json.loads(line)
+        except (ValueError, RecursionError):
+            return False  # refused as the line it is
+        if not isinstance(decoded, list) or not decoded:
+            return False  # an empty batch is refused as an invalid request, as JSON-RPC says
+        version = await self.negotiation.settled_version(ANSWER_GRACE_SECONDS)
+        if version != BATCH_PROTOCOL:
+            session = f"protocol {version}" if version else "a session not initialized"
+            reason = (
+                f"a batch (JSON array) is read only on a protocol {BATCH_PROTOCOL} session, "
+                f"not on {session}: send each message on a line of its own"
+            )
+            logger.warning("refused a line that is not a JSON-RPC message: %s", reason)
+            if self.refused is not None:
+                await self.refused.send(SessionMessage(refusal(line, ValueError(reason))))
+            return True
+        self._batched.extend(json.dumps(message) for message in decoded)
+        return True
+
+    def _track(self, message: types.JSONRPCMessage) -> None:
+        """Owe ``message`` an answer if it is a request; a cancellation owes nothing more."""
+        if isinstance(message, types.JSONRPCRequest):
+            # A subscriptions/listen lasts until the client leaves: nothing to wait for.
+            if message.method not in ENDLESS_METHODS:
+                self.unanswered.expect(message.id)
+            if message.method == "initialize":
+                self.negotiation.asked(message.id)
+        elif (
+            isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+            and isinstance(message.params, dict)
+        ):
+            cancelled = message.params.get("requestId")
+            if isinstance(cancelled, str | int) and not isinstance(cancelled, bool):
+                self.unanswered.settle(cancelled)
+
+    async def _answer_before_ending(self) -> None:
+        """At the end of input, wait (bounded) for the answers still owed (module docstring)."""
+        if not await self.unanswered.wait(ANSWER_GRACE_SECONDS):
+            logger.warning(
+                "stdin closed; stopping after %s s without answering requests %s",
+                ANSWER_GRACE_SECONDS,
+                ", ".join(map(repr, self.unanswered.owed()[:10])),
+            )
 
     def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
+            first = True
             for raw in iter(self._handle.readline, b""):
+                if first:
+                    # A byte order mark before the first message (what .NET's UTF-8
+                    # writers put first) is not JSON; RFC 8259 lets a reader ignore it.
+                    raw, first = raw.removeprefix(codecs.BOM_UTF8), False
                 line: str | UnicodeDecodeError
                 try:
                     line = raw.decode("utf-8")
@@ -175,16 +377,28 @@ def run_stdio(server: MCPServer[Any]) -> None:
                 with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
                     async for received in signals:
                         logger.info("received %s: stopping", signal.Signals(received).name)
-                        tasks.cancel_scope.cancel()
-                        return
+                        # A second signal stops at once, and so does one after the client
+                        # closed stdin: an MCP client (the Python SDK's stdio_client after
+                        # 2 s) signals when it gave up waiting for the server to exit, and
+                        # kills it 2 s later, before the lifespan could close the service.
+                        if lines.stopping or lines.hung_up():
+                            tasks.cancel_scope.cancel()
+                            return
+                        # Answer the requests in flight first (their writes may be
+                        # committed), as the HTTP transport's stop does; then stop anyway.
+                        lines.stop()
+                        tasks.start_soon(stop_after_grace)
+
+            async def stop_after_grace() -> None:
+                await anyio.sleep(ANSWER_GRACE_SECONDS + 1)
+                tasks.cancel_scope.cancel()
 
             tasks.start_soon(stop_on_signal)
             lowlevel = server._lowlevel_server
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.refused = write_stream
-                await lowlevel.run(
-                    read_stream, write_stream, lowlevel.create_initialization_options()
-                )
+                counting = _CountingWrites(write_stream, lines.unanswered, lines.negotiation)
+                await lowlevel.run(read_stream, counting, lowlevel.create_initialization_options())
             tasks.cancel_scope.cancel()
 
     try:

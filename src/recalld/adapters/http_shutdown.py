@@ -32,7 +32,7 @@ from sse_starlette.sse import AppStatus
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from recalld.adapters.mcp_requests import buffered
+from recalld.adapters.mcp_requests import ENDLESS_METHODS, buffered
 
 __all__ = ["GRACE_SECONDS", "AnswerInFlight", "answering_server"]
 
@@ -40,8 +40,6 @@ logger = logging.getLogger(__name__)
 
 # The longest a stop waits for the MCP requests in flight before ending every stream.
 GRACE_SECONDS = 30.0
-# 2026-07-28 requests answered with a stream that lasts until the client leaves.
-ENDLESS_METHODS = frozenset({"subscriptions/listen"})
 # A listen that comes after the streams were ended: the server is going away.
 _STOPPING = JSONResponse(
     {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "the server is stopping"}},

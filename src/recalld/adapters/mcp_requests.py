@@ -18,6 +18,17 @@ notification no handler takes (:data:`INERT_NOTIFICATION`), never the refused me
 SDK's own diagnostics, such as a debug line for a notification nothing handles, may show
 it). An ``initialize`` needs no session, though the notification it is swapped for does:
 there the SDK's "Missing session ID" is answered with the refusal too.
+
+:func:`name_invalid_params` is a server middleware for every transport: the SDK answers
+request params it cannot read (a ``tools/call`` without ``name``, an ``initialize``
+whose ``protocolVersion`` is a number), and any request before ``initialize``, with
+``-32602`` "Invalid request parameters" and empty ``data``, naming nothing; the
+middleware keeps the code and says which parameter and why, or that the session is not
+initialized yet. It also refuses a second ``initialize`` on one session (``-32600``).
+
+A POSTed body that is JSON but no JSON-RPC message (a batch among them) is answered by
+:func:`unreadable` as stdio answers such a line (:func:`refusal`): the SDK's ``-32602``
+quoted pydantic's whole report, every value of the body in it.
 """
 
 from __future__ import annotations
@@ -26,19 +37,39 @@ import json
 from collections import deque
 from typing import Any
 
+import pydantic
 from mcp import types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from mcp.shared.exceptions import MCPError
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from recalld import _validate as check
+
 __all__ = [
+    "ENDLESS_METHODS",
     "INERT_NOTIFICATION",
     "buffered",
     "id_problem",
     "invalid_id",
+    "name_invalid_params",
+    "refusal",
+    "refusal_reason",
     "refuse_notifications_with_ids",
+    "unreadable",
 ]
 
+# What the SDK says, naming nothing, of params it cannot read and of a request before
+# initialize (its "pinned compat" shape).
+_SDK_INVALID_PARAMS = "Invalid request parameters"
+_NOT_INITIALIZED = (
+    "the session is not initialized: send initialize, then notifications/initialized, "
+    "before any request but ping"
+)
+
+# 2026-07-28 requests answered only when the client leaves (a stop does not wait for them).
+ENDLESS_METHODS = frozenset({"subscriptions/listen"})
 # What the SDK is handed in place of a refused message: it checks the request as it would
 # the message (both are notifications to it), then delivers this, which no handler takes.
 INERT_NOTIFICATION = b'{"jsonrpc": "2.0", "method": "notifications/recalld/refused"}'
@@ -67,6 +98,37 @@ def invalid_id(reason: str) -> types.JSONRPCError:
     )
 
 
+def refusal_reason(error: Exception) -> str:
+    """What is wrong with a line, in a few words (pydantic's first problems, without the
+    input it would echo back)."""
+    if isinstance(error, pydantic.ValidationError):
+        return "; ".join(
+            f"{problem['msg']} at {'.'.join(map(str, problem['loc']))}".removesuffix(" at ")
+            for problem in error.errors(include_url=False, include_input=False)[:3]
+        )
+    return str(error)
+
+
+def refusal(line: str | bytes, error: Exception) -> types.JSONRPCError:
+    """The JSON-RPC answer to ``line``, which is not a valid message (``error`` says why)."""
+    reason = refusal_reason(error)
+    try:
+        decoded = json.loads(line)
+    except (ValueError, RecursionError):
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {reason}"),
+        )
+    found = decoded.get("id") if isinstance(decoded, dict) else None
+    request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid request: {reason}"),
+    )
+
+
 def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGIApp:
     """``app`` (the SDK's streamable-HTTP endpoint, or its whole app serving ``path``),
     answering a POSTed notification that carries an id with 400 and ``-32600`` where the
@@ -85,6 +147,12 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
             await app(scope, receive, send)
             return
         read, body, whole = await buffered(receive)
+        refused = unreadable(body) if whole else None
+        if refused is not None:
+            answer = refused.model_dump(mode="json", by_alias=True)
+            answer["error"] = {key: answer["error"][key] for key in ("code", "message")}
+            await JSONResponse(answer, status_code=400)(scope, receive, send)
+            return
         reason = id_problem(body) if whole and _reads_as_notification(body) else None
         if reason is not None:
             read = deque([{"type": "http.request", "body": INERT_NOTIFICATION}])
@@ -96,6 +164,28 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
         await app(scope, replay, send)
 
     return refusing
+
+
+def unreadable(body: bytes) -> types.JSONRPCError | None:
+    """The ``-32600`` answer to a POSTed ``body`` that is JSON but no JSON-RPC message (a
+    batch among them: 2025-06-18 removed batches), as stdio answers such a line; None
+    when it is a message, or no JSON at all (the SDK answers that with ``-32700``). The
+    SDK answered ``-32602`` with pydantic's whole report, the body's values in it."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(decoded, list):
+        reason = (
+            "a batch (JSON array) is not read over streamable HTTP (protocol 2025-06-18 "
+            "removed batches): send each message in a request of its own"
+        )
+        return refusal(body, ValueError(reason))
+    try:
+        types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+    except pydantic.ValidationError as error:
+        return refusal(body, error)
+    return None
 
 
 def _refusing_acceptance(
@@ -169,3 +259,52 @@ def _reads_as_notification(body: bytes) -> bool:
     except ValueError:
         return False  # not a message at all: the SDK answers that itself
     return isinstance(message, types.JSONRPCNotification)
+
+
+async def name_invalid_params(
+    context: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """A server middleware (module docstring): the SDK's nameless ``-32602`` for request
+    params it cannot read, or for a request before ``initialize``, says what is wrong;
+    a second ``initialize`` on one session is refused (``-32600``)."""
+    connection = getattr(context.session, "_connection", None)
+    if context.method == "initialize" and getattr(connection, "client_params", None) is not None:
+        # The SDK answered it again and switched the session's protocol version (from
+        # 2025-06-18 to 2024-11-05) mid-session.
+        version = getattr(connection, "protocol_version", "?")
+        message = (
+            f"Invalid request: the session is already initialized (protocol {version}); "
+            "start a new session to initialize again"
+        )
+        raise MCPError(code=types.INVALID_REQUEST, message=message)
+    try:
+        return await call_next(context)
+    except pydantic.ValidationError as error:
+        problems = [_problem(problem) for problem in error.errors(include_url=False)[:5]]
+        message = f"{_SDK_INVALID_PARAMS}: " + "; ".join(
+            f"{problem['field']}: {problem['message']}" for problem in problems
+        )
+        raise MCPError(code=types.INVALID_PARAMS, message=message, data=problems) from None
+    except MCPError as error:
+        nameless = (error.error.code, error.error.message, error.error.data) == (
+            types.INVALID_PARAMS,
+            _SDK_INVALID_PARAMS,
+            "",
+        )
+        connection = getattr(context.session, "_connection", None)
+        before_initialize = not getattr(connection, "initialize_accepted", True)
+        if nameless and before_initialize and context.method != "initialize":
+            # The one other place the SDK raises this shape: its gate before initialize.
+            message = f"{_SDK_INVALID_PARAMS}: {_NOT_INITIALIZED}"
+            raise MCPError(code=types.INVALID_PARAMS, message=message) from None
+        raise
+
+
+def _problem(problem: Any) -> dict[str, str]:
+    """One pydantic problem as the field it names (under ``params``) and what is wrong,
+    without the input it would echo back."""
+    # The SDK checks a request's params as part of the whole message (they are under
+    # "params" already), a handler's params model on its own.
+    parts = [str(part) for part in problem["loc"]]
+    location = ".".join(parts if parts[:1] == ["params"] else ["params", *parts])
+    return {"field": check.field_name(location), "message": str(problem["msg"])}

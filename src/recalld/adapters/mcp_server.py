@@ -21,10 +21,10 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.mcpserver.resources.base import Resource
@@ -61,7 +61,7 @@ from recalld.adapters.dialects.base import (
 )
 from recalld.adapters.dialects.failures import DialectTool
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
-from recalld.adapters.mcp_requests import refuse_notifications_with_ids
+from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
 
@@ -316,6 +316,9 @@ def build_server(
     )
     for prompt in _unique_prompts(enabled):
         server.add_prompt(_prompt(prompt))
+    # Innermost, so that what it raises is what the SDK's own middleware records.
+    # (The SDK's protocol names the first argument ``ctx``; recalld spells names out.)
+    server._lowlevel_server.middleware.append(cast(ServerMiddleware[Any], name_invalid_params))
     uris = [spec.uri for spec in resources]
     _refuse_unknown_reads(server, uris)
     _refuse_unknown_listens(server, uris)

@@ -1,0 +1,54 @@
+"""recalld's MCP middleware reads the SDK's private ``ServerSession._connection`` (to tell
+a second ``initialize`` and a request before ``initialize``): the SDK version assumption
+is pinned here, and a session without it degrades to the SDK's own answers."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import pytest
+from mcp import types
+from mcp.server.connection import Connection
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
+
+from recalld.adapters.mcp_requests import name_invalid_params
+
+
+def test_sdk_server_session_still_has_the_private_connection_recalld_reads() -> None:
+    # If this fails after an SDK update, the second-initialize refusal and the "not
+    # initialized" message silently went back to the SDK's answers: port them.
+    connection = Connection(SimpleNamespace(), protocol_version="2025-06-18")
+    session = ServerSession(SimpleNamespace(), connection)
+    private = getattr(session, "_connection", None)
+    assert private is connection
+    assert private.client_params is None
+    assert private.initialize_accepted is False
+    assert private.protocol_version == "2025-06-18"
+
+
+def _context(method: str, session: Any) -> Any:
+    return SimpleNamespace(method=method, session=session)
+
+
+def test_a_session_without_the_private_connection_gets_the_sdk_answers() -> None:
+    sdk_refusal = MCPError(code=types.INVALID_PARAMS, message="Invalid request parameters", data="")
+
+    async def refuse(context: Any) -> Any:
+        raise sdk_refusal
+
+    async def answer(context: Any) -> Any:
+        return {"answered": context.method}
+
+    async def main() -> None:
+        session = SimpleNamespace()  # an SDK that renamed or dropped _connection
+        assert await name_invalid_params(_context("initialize", session), answer) == {
+            "answered": "initialize"
+        }
+        with pytest.raises(MCPError) as raised:
+            await name_invalid_params(_context("tools/list", session), refuse)
+        assert raised.value is sdk_refusal
+
+    anyio.run(main)

@@ -1,0 +1,307 @@
+"""MCP over stdio at the stream's edges: what a client asked before it hung up, or before a
+stop signal, is answered; a batch is read as its messages; a byte order mark before the
+first line is ignored; a refused line is logged without its text."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import apsw
+import pytest
+
+from tests.adapters.mcp_support import INITIALIZE
+
+# Enough messages that storing them outlasts the requests written after them.
+CONVERSATION = [
+    {"role": "user", "content": f"message {index} about the trip"} for index in range(2000)
+]
+
+
+def _stdio_server(db: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "recalld", "--db", str(db), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none"},
+    )
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message) + "\n").encode()
+
+
+def _call(number: int, name: str, arguments: dict[str, Any]) -> bytes:
+    params = {"name": name, "arguments": arguments}
+    return _line({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params})
+
+
+def _stored(db: Path) -> int:
+    connection = apsw.Connection(str(db))
+    (count,) = connection.execute("SELECT count(*) FROM memories").fetchone() or (0,)
+    connection.close()
+    return int(count)
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_every_request_written_before_its_input_ends(tmp_path: Path) -> None:
+    # A script that pipes its requests (printf ... | recalld mcp) closes stdin after the
+    # last one. The SDK cancelled the calls in flight at the end of input: each write was
+    # committed, but only the initialize was answered.
+    db = tmp_path / "piped.db"
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember_conversation", {"messages": CONVERSATION}),
+        *(_call(10 + index, "remember", {"content": f"piped note {index}"}) for index in range(8)),
+        _line({"jsonrpc": "2.0", "id": "last", "method": "ping"}),
+    ]
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=120)
+    assert process.returncode == 0, errors.decode()
+    answers = {answer["id"]: answer for answer in map(json.loads, output.splitlines())}
+    assert set(answers) == {1, 2, "last", *range(10, 18)}
+    assert answers[2]["result"]["structuredContent"]["created"] == len(CONVERSATION)
+    assert all(answers[number]["result"]["isError"] is False for number in range(10, 18))
+    assert _stored(db) == len(CONVERSATION) + 8
+
+
+@pytest.mark.slow
+def test_mcp_stdio_end_of_input_does_not_wait_for_a_cancelled_request(tmp_path: Path) -> None:
+    # A request the client cancelled is never answered (MCP): the end of input must not
+    # wait for its answer, only for the others'.
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember_conversation", {"messages": CONVERSATION}),
+        _line(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 2, "reason": "changed my mind"},
+            }
+        ),
+        _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    ]
+    process = _stdio_server(tmp_path / "cancelled.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answered = [json.loads(line)["id"] for line in output.splitlines()]
+    assert answered == [1, 3]
+    assert b"without answering" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_sigterm_answers_the_call_in_flight_first(tmp_path: Path) -> None:
+    # The HTTP transport's stop answers the calls in flight; stdio's ended them unanswered,
+    # though their writes were committed.
+    db = tmp_path / "term.db"
+    process = _stdio_server(db)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_line(INITIALIZE))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    process.stdin.write(_call(2, "remember_conversation", {"messages": CONVERSATION}))
+    process.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+    process.stdin.flush()
+    # The ping's answer means both lines were read: the conversation is in flight, or done.
+    first = json.loads(process.stdout.readline())
+    process.send_signal(signal.SIGTERM)
+    # stdin stays open until the server exits: the client has not hung up (communicate()
+    # would close it at once, and a SIGTERM after the end of input stops at once).
+    assert process.stderr is not None
+    rest, errors = process.stdout.read(), process.stderr.read()  # until it exits
+    process.wait(timeout=60)
+    process.stdin.close()
+    process.stdout.close()
+    process.stderr.close()
+    assert process.returncode == 0, errors.decode()
+    answers = {answer["id"]: answer for answer in [first, *map(json.loads, rest.splitlines())]}
+    assert set(answers) == {2, 3}
+    assert answers[2]["result"]["structuredContent"]["created"] == len(CONVERSATION)
+    assert _stored(db) == len(CONVERSATION)
+    assert b"Traceback" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_end_of_input_does_not_wait_for_an_open_listen(tmp_path: Path) -> None:
+    # A 2026-07-28 subscriptions/listen is answered only when the client leaves: the end
+    # of input must end it, not wait out the grace for its answer.
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listen = {"_meta": meta, "notifications": {"resourceSubscriptions": ["memory://core"]}}
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": listen}),
+        _line({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}),
+    ]
+    process = _stdio_server(tmp_path / "listen.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    messages = [json.loads(line) for line in output.splitlines()]
+    assert "tools" in next(message for message in messages if message.get("id") == 2)["result"]
+    assert b"without answering" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_reads_a_first_line_after_a_byte_order_mark(tmp_path: Path) -> None:
+    # .NET's UTF-8 writers start a stream with a byte order mark, which RFC 8259 lets a
+    # reader ignore; the initialize behind it was refused as not JSON (-32700).
+    script = [
+        b"\xef\xbb\xbf" + _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember", {"content": "after the mark"}),
+    ]
+    db = tmp_path / "mark.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = {answer["id"]: answer for answer in map(json.loads, output.splitlines())}
+    assert set(answers) == {1, 2}
+    assert answers[1]["result"]["serverInfo"]["name"] == "recalld"
+    assert answers[2]["result"]["isError"] is False
+    assert _stored(db) == 1
+
+
+@pytest.mark.slow
+def test_mcp_stdio_log_of_a_refused_line_does_not_repeat_it(tmp_path: Path) -> None:
+    # The warning for a refused line quoted pydantic's whole report, with the line's own
+    # text in it (what the client meant to store), over a dozen lines of stderr.
+    line = (
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "remember",'
+        b' "arguments": {"content": "a \\ud800 b, my bank PIN is 4321"}}}\n'
+    )
+    process = _stdio_server(tmp_path / "quiet.db")
+    output, errors = process.communicate(line, timeout=60)
+    assert process.returncode == 0, errors.decode()
+    refused = json.loads(output)
+    assert (refused["id"], refused["error"]["code"]) == (7, -32600)
+    assert b"refused a line" in errors
+    assert b"4321" not in errors
+    assert b"bank" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_reads_a_batch_as_its_messages(tmp_path: Path) -> None:
+    # Protocol 2025-03-26, which the server negotiates, has every server receive JSON-RPC
+    # batches; the SDK refused the whole array (-32600, id null) and ran none of it.
+    version = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}
+    batch = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "remember", "arguments": {"content": "sent in a batch"}},
+        },
+        {"jsonrpc": "2.0", "id": "ping", "method": "ping"},
+        [{"jsonrpc": "2.0", "id": 9, "method": "ping"}],  # a batch inside a batch is no message
+    ]
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": version}),
+        (json.dumps(batch) + "\n").encode(),
+        b"[]\n",  # an empty batch is an invalid request
+    ]
+    db = tmp_path / "batch.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()]
+    by_id = {answer["id"]: answer for answer in answers if answer["id"] is not None}
+    assert set(by_id) == {1, 2, "ping"}
+    assert by_id[1]["result"]["protocolVersion"] == "2025-03-26"
+    assert by_id[2]["result"]["isError"] is False
+    refused = [answer["error"]["code"] for answer in answers if answer["id"] is None]
+    assert refused == [-32600, -32600]
+    assert _stored(db) == 1
+
+
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_batch_on_a_session_without_batches(tmp_path: Path) -> None:
+    # Protocol 2025-06-18 removed JSON-RPC batches: a batch on a 2025-06-18 session (the
+    # version most clients ask for), or before initialize, was run anyway.
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"content": "sent in a batch"}},
+    }
+    batch = (json.dumps([call, {"jsonrpc": "2.0", "id": "ping", "method": "ping"}]) + "\n").encode()
+    script = [
+        batch,  # before initialize: no protocol negotiated yet
+        _line(INITIALIZE),  # 2025-06-18, written right before the batch
+        batch,
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        batch,
+        _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    ]
+    db = tmp_path / "no-batch.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()]
+    assert sorted(str(answer["id"]) for answer in answers if answer["id"] is not None) == ["1", "3"]
+    refused = [answer["error"] for answer in answers if answer["id"] is None]
+    assert [error["code"] for error in refused] == [-32600] * 3
+    assert "not on a session not initialized" in refused[0]["message"]
+    assert all("not on protocol 2025-06-18" in error["message"] for error in refused[1:])
+    assert _stored(db) == 0
+
+
+@pytest.mark.slow
+def test_mcp_stdio_sigterm_after_the_input_ended_stops_at_once(tmp_path: Path) -> None:
+    # An MCP client closes stdin, waits (the Python SDK: 2 s), sends SIGTERM, and kills the
+    # server 2 s later. A SIGTERM after the end of input still waited for the answers
+    # owed (up to 30 s), so the kill came first and the lifespan never closed the service.
+    db = tmp_path / "gave-up.db"
+    settings = {"RECALLD_BUSY_TIMEOUT_MS": "3000", "RECALLD_LOCK_RETRY_SECONDS": "0.1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recalld", "--db", str(db), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none", **settings},
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_line(INITIALIZE))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    blocker = apsw.Connection(str(db))
+    blocker.setbusytimeout(60_000)
+    blocker.execute("BEGIN IMMEDIATE")  # the call below waits for this write lock, then fails
+    try:
+        process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        process.stdin.write(_call(2, "remember", {"content": "never answered"}))
+        process.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
+        process.stdin.flush()
+        # The ping's answer means the call was read: it waits for the lock.
+        assert json.loads(process.stdout.readline())["id"] == 3
+        process.stdin.close()
+        process.send_signal(signal.SIGTERM)
+        assert process.stderr is not None
+        output, errors = process.stdout.read(), process.stderr.read()  # until it exits
+        process.wait(timeout=120)
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        process.kill()  # (already gone unless an assert failed)
+        process.wait(timeout=60)
+        process.stdout.close()
+        if process.stderr is not None:
+            process.stderr.close()
+    assert process.returncode == 0, errors.decode()
+    # Stopped at the signal: the call waiting for the lock was not waited for and its
+    # "database is locked" answer never written.
+    assert output == b"", output
+    assert _stored(db) == 0
