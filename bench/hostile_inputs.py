@@ -23,6 +23,7 @@ from functools import partial
 from recalld._text import named_words, query_terms
 from recalld.graph.rules import RuleExtractor
 from recalld.graph.types import ExtractionInput
+from recalld.importing.transcript import read_transcript
 from recalld.retrieval.periods import query_period
 
 CONTENT_CHARS = 64 * 1024
@@ -68,6 +69,13 @@ def main() -> None:
         print(name, timings["graph rules"][name], file=sys.stderr)
     kin = ExtractionInput(text="my sister" + " " * 60_000 + "Anna", speaker="Eve")
     timings["graph rules"]["kin then spaces"] = _milliseconds(lambda: extractor.extract(kin))
+    spaces = " " * CONTENT_CHARS
+    spaced = f"Ada: hi\n{spaces}x\n{spaces}Bob{spaces}:{spaces}hi\n"
+    continued = "Ada: start\n" + "more words\n" * 200_000
+    timings["transcript"] = {
+        "lines of spaces": _milliseconds(partial(read_transcript, spaced)),
+        "200,000 continuation lines": _milliseconds(partial(read_transcript, continued)),
+    }
     now = datetime.now(UTC)
     for name, pattern in QUERY_PATTERNS.items():
         query = _filled(pattern, QUERY_CHARS)
