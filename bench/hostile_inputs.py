@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from functools import partial
 
 from recalld._text import named_words, query_terms
+from recalld.conversation_placement import TurnKey, placement
 from recalld.graph.rules import RuleExtractor
 from recalld.graph.types import ExtractionInput
 from recalld.importing.transcript import read_transcript
@@ -75,6 +76,13 @@ def main() -> None:
     timings["transcript"] = {
         "lines of spaces": _milliseconds(partial(read_transcript, spaced)),
         "200,000 continuation lines": _milliseconds(partial(read_transcript, continued)),
+    }
+    stored: dict[int, TurnKey] = dict.fromkeys(range(2_000), ("Ada", "ok"))
+    alternating = [(row, ("Bob", "x") if row % 2 == 0 else ("Ada", "ok")) for row in range(2_000)]
+    timings["conversation re-send"] = {
+        "2,000 alternating against 2,000 equal": _milliseconds(
+            partial(placement, stored, alternating, stored)
+        )
     }
     now = datetime.now(UTC)
     for name, pattern in QUERY_PATTERNS.items():

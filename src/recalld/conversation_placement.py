@@ -9,9 +9,10 @@ for what they promise.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from difflib import SequenceMatcher
+from difflib import Match, SequenceMatcher
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,6 +52,41 @@ def borrowed_times(
 
 
 TurnKey = tuple[str | None, str]
+
+# The most steps (pairs of equal turns compared) the diff alignment of one re-send may
+# take. difflib's matcher takes a time cubic in the turns when most of them are equal: a
+# re-send of 2,000 turns alternating between two texts, against 2,000 stored turns of one
+# of them, held the write for over two minutes (adversarial pass e62). A re-send of
+# distinct turns takes about one step per turn; one past this budget is aligned by its
+# window and its repeats alone (see placement).
+ALIGNMENT_STEPS = 2_000_000
+
+
+class _OverBudgetError(Exception):
+    """The diff alignment would take more than ALIGNMENT_STEPS steps."""
+
+
+class _BudgetedMatcher(SequenceMatcher[TurnKey]):
+    """A difflib matcher (no junk) that stops, raising _OverBudgetError, past
+    ALIGNMENT_STEPS steps: each search for the longest match is charged, before it runs,
+    the pairs of equal items it may visit."""
+
+    def __init__(self, first: Sequence[TurnKey], second: Sequence[TurnKey]) -> None:
+        super().__init__(None, first, second, autojunk=False)
+        self._first = first
+        self._counts = Counter(second)
+        self._steps = 0
+
+    def find_longest_match(
+        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
+    ) -> Match:
+        """difflib's search, charged first (see the class)."""
+        top = len(self._first) if ahi is None else ahi
+        for index in range(alo, top):
+            self._steps += 1 + self._counts[self._first[index]]
+            if self._steps > ALIGNMENT_STEPS:
+                raise _OverBudgetError
+        return super().find_longest_match(alo, ahi, blo, bhi)
 
 
 def placement(
@@ -295,12 +331,16 @@ def _aligned(
     edits, each -> the stored position (both empty when it holds nothing), and its
     longest run of repeated consecutive turns."""
     last = len(order) - 1
-    matcher = SequenceMatcher(None, turns[::-1], said[::-1], autojunk=False)
+    matcher = _BudgetedMatcher(turns[::-1], said[::-1])
+    try:
+        opcodes = matcher.get_opcodes()
+    except _OverBudgetError:
+        return {}, {}, 0
     repeated: dict[int, int] = {}
     edited: dict[int, int] = {}
     run = 0
     known = set(turns)
-    for tag, low, high, first, end in matcher.get_opcodes():
+    for tag, low, high, first, end in opcodes:
         if tag == "equal":
             run = max(run, high - low)
         if tag == "equal" or (tag == "replace" and high - low == end - first):
