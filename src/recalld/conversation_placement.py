@@ -89,6 +89,45 @@ class _BudgetedMatcher(SequenceMatcher[TurnKey]):
         return super().find_longest_match(alo, ahi, blo, bhi)
 
 
+Opcode = tuple[str, int, int, int, int]  # (tag, first low, high, second low, high)
+
+
+def _opcodes(first: Sequence[TurnKey], second: Sequence[TurnKey]) -> list[Opcode]:
+    """difflib's opcodes turning ``first`` into ``second``; past ALIGNMENT_STEPS, those
+    of their common head and tail, equal, around their middles' (one change when those
+    too are past it).
+
+    A client re-sending its whole history with one turn edited or added keeps its head
+    and tail: with thousands of "ok" among its turns the full diff runs past the budget,
+    and aligning nothing added every turn again (review of pass e62)."""
+    try:
+        return list(_BudgetedMatcher(first, second).get_opcodes())
+    except _OverBudgetError:
+        pass
+    head = 0
+    limit = min(len(first), len(second))
+    while head < limit and first[head] == second[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and first[-1 - tail] == second[-1 - tail]:
+        tail += 1
+    first_end, second_end = len(first) - tail, len(second) - tail
+    middle: list[Opcode] = []
+    if head < first_end or head < second_end:
+        try:
+            middle = [
+                (tag, head + low, head + high, head + start, head + end)
+                for tag, low, high, start, end in _BudgetedMatcher(
+                    first[head:first_end], second[head:second_end]
+                ).get_opcodes()
+            ]
+        except _OverBudgetError:
+            middle = [("replace", head, first_end, head, second_end)]
+    start: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
+    end: list[Opcode] = [("equal", first_end, len(first), second_end, len(second))] if tail else []
+    return start + middle + end
+
+
 def placement(
     stored: Mapping[int, TurnKey],
     sent: Sequence[tuple[int, TurnKey]],
@@ -331,11 +370,7 @@ def _aligned(
     edits, each -> the stored position (both empty when it holds nothing), and its
     longest run of repeated consecutive turns."""
     last = len(order) - 1
-    matcher = _BudgetedMatcher(turns[::-1], said[::-1])
-    try:
-        opcodes = matcher.get_opcodes()
-    except _OverBudgetError:
-        return {}, {}, 0
+    opcodes = _opcodes(turns[::-1], said[::-1])
     repeated: dict[int, int] = {}
     edited: dict[int, int] = {}
     run = 0
