@@ -60,6 +60,17 @@ def _milliseconds(call: Callable[[], object]) -> float:
     return round((time.perf_counter() - started) * 1000, 1)
 
 
+def _edited_history(turns: int) -> None:
+    """A whole history, three in four turns "ok" or "yes", re-sent with one turn edited."""
+    stored: dict[int, TurnKey] = {
+        index: ("Ada", "ok" if index % 2 else "yes") if index % 4 else ("Bob", f"answer {index}")
+        for index in range(turns)
+    }
+    sent = list(enumerate(stored.values()))
+    sent[turns // 2] = (turns // 2, ("Bob", "edited"))
+    placement(stored, sent, stored)
+
+
 def main() -> None:
     """Print the JSON timings."""
     extractor = RuleExtractor()
@@ -82,7 +93,8 @@ def main() -> None:
     timings["conversation re-send"] = {
         "2,000 alternating against 2,000 equal": _milliseconds(
             partial(placement, stored, alternating, stored)
-        )
+        ),
+        "5,000 re-sent whole, one edited": _milliseconds(partial(_edited_history, 5_000)),
     }
     now = datetime.now(UTC)
     for name, pattern in QUERY_PATTERNS.items():

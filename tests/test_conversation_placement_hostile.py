@@ -3,7 +3,8 @@
 difflib's matcher takes a time cubic in the turns when most of them are equal: 2,000
 stored turns of one text and a re-send alternating between it and another held the write
 for over two minutes (this test ran that long before the fix). Past ALIGNMENT_STEPS the
-re-send is aligned by its window and its repeats alone.
+re-send's common head and tail align, and its middle is diffed within the budget or
+compared side by side (review of pass e62).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ def test_an_alternating_resend_of_repeated_turns_is_placed_after_them() -> None:
     stored = dict.fromkeys(range(2_000), OK)
     sent = [(index, OTHER if index % 2 == 0 else OK) for index in range(2_000)]
     positions, anchors = placement(stored, sent, taken=stored)
-    # Nothing aligns (the matcher stopped at its budget): every message is a new turn after
-    # the stored ones, in the order of the send; nothing stored is overwritten.
-    assert positions == {index: 2_000 + index for index in range(2_000)}
-    assert anchors == {}
+    # Past its budget the matcher compares the two side by side (they share no head nor
+    # tail): each "ok" repeats the stored turn at its place, each other message is a new
+    # turn after the stored ones, anchored after the message before it; nothing stored is
+    # overwritten.
+    others = {index: 2_000 + index // 2 for index in range(0, 2_000, 2)}
+    assert positions == {index: index for index in range(1, 2_000, 2)} | others
+    assert anchors == {2_000: -1} | {2_000 + index // 2: index - 1 for index in range(2, 2_000, 2)}
 
 
 def test_past_the_budget_a_window_resend_still_repeats_its_turns(
@@ -100,3 +104,15 @@ def test_ten_thousand_distinct_turns_resent_whole_stay_within_the_budget(
     monkeypatch.setattr(conversation_placement._OverBudgetError, "__init__", refused)
     positions, _ = placement(stored, sent, taken=stored)
     assert positions == {index: index for index in range(10_000)}
+
+
+def test_a_whole_history_resent_with_two_turns_edited_far_apart_adds_nothing() -> None:
+    # The 3,000 turns between the two edits are past the budget too: compared side by side
+    # they repeat, instead of being added again (review of pass e62).
+    stored = _history(5_000)
+    sent = list(enumerate(stored.values()))
+    sent[1_000] = (1_000, ("Bob", "answer 1000, edited"))
+    sent[4_000] = (4_000, ("Bob", "answer 4000, edited"))
+    positions, anchors = placement(stored, sent, taken=stored)
+    assert positions == {index: index for index in range(5_000)}
+    assert anchors == {}

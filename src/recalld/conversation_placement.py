@@ -57,8 +57,8 @@ TurnKey = tuple[str | None, str]
 # take. difflib's matcher takes a time cubic in the turns when most of them are equal: a
 # re-send of 2,000 turns alternating between two texts, against 2,000 stored turns of one
 # of them, held the write for over two minutes (adversarial pass e62). A re-send of
-# distinct turns takes about one step per turn; one past this budget is aligned by its
-# window and its repeats alone (see placement).
+# distinct turns takes about one step per turn; one past this budget is aligned more
+# simply (see _opcodes).
 ALIGNMENT_STEPS = 2_000_000
 
 
@@ -94,8 +94,8 @@ Opcode = tuple[str, int, int, int, int]  # (tag, first low, high, second low, hi
 
 def _opcodes(first: Sequence[TurnKey], second: Sequence[TurnKey]) -> list[Opcode]:
     """difflib's opcodes turning ``first`` into ``second``; past ALIGNMENT_STEPS, those
-    of their common head and tail, equal, around their middles' (one change when those
-    too are past it).
+    of their common head and tail, equal, around their middles' (compared side by side
+    when those too are past it).
 
     A client re-sending its whole history with one turn edited or added keeps its head
     and tail: with thousands of "ok" among its turns the full diff runs past the budget,
@@ -122,10 +122,27 @@ def _opcodes(first: Sequence[TurnKey], second: Sequence[TurnKey]) -> list[Opcode
                 ).get_opcodes()
             ]
         except _OverBudgetError:
-            middle = [("replace", head, first_end, head, second_end)]
+            middle = _side_by_side(first, second, head, first_end, second_end)
     start: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
     end: list[Opcode] = [("equal", first_end, len(first), second_end, len(second))] if tail else []
     return start + middle + end
+
+
+def _side_by_side(
+    first: Sequence[TurnKey], second: Sequence[TurnKey], low: int, first_end: int, second_end: int
+) -> list[Opcode]:
+    """The opcodes of two middles past the budget: of as many turns, each turn against the
+    one at its place (two turns edited far apart: the equal turns between them repeat);
+    else one change."""
+    if first_end - low != second_end - low:
+        return [("replace", low, first_end, low, second_end)]
+    found: list[Opcode] = []
+    for tag, group in itertools.groupby(
+        range(low, first_end), key=lambda at: "equal" if first[at] == second[at] else "replace"
+    ):
+        rows = list(group)
+        found.append((tag, rows[0], rows[-1] + 1, rows[0], rows[-1] + 1))
+    return found
 
 
 def placement(
