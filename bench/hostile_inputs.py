@@ -38,6 +38,7 @@ MEMORY_PATTERNS = {
     "copulas": "Ada is ",
     "names and": "Ada Lovelace and ",
     "possessives": "Ada's ",
+    "common capitals": "I ",
 }
 QUERY_PATTERNS = {
     "digits": "1 ",

@@ -50,3 +50,11 @@ def test_a_kin_word_then_a_long_run_of_spaces_still_names_the_relative() -> None
     assert _triples(extraction) == [("Eve", "sister", "Anna")]
     spaced_comma = _extract("my sister" + " " * 30_000 + "," + " " * 30_000 + "Anna", "Eve")
     assert _triples(spaced_comma) == [("Eve", "sister", "Anna")]
+
+
+def test_a_long_run_of_common_capitalised_words_is_dropped_before_the_name() -> None:
+    # 64 KB of "I I I ..." took 4 s of the worker's time: the common words were dropped
+    # one at a time, copying the rest each time (review of pass e62).
+    extraction = _extract("I " * (CONTENT_LIMIT // 2 - 10) + "Ada Lovelace")
+    assert [entity.name for entity in extraction.entities] == ["Ada Lovelace"]
+    assert _extract("I\t" * (CONTENT_LIMIT // 2)).entities == ()
