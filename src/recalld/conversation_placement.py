@@ -9,9 +9,10 @@ for what they promise.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from difflib import SequenceMatcher
+from difflib import Match, SequenceMatcher
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -51,6 +52,97 @@ def borrowed_times(
 
 
 TurnKey = tuple[str | None, str]
+
+# The most steps (pairs of equal turns compared) the diff alignment of one re-send may
+# take. difflib's matcher takes a time cubic in the turns when most of them are equal: a
+# re-send of 2,000 turns alternating between two texts, against 2,000 stored turns of one
+# of them, held the write for over two minutes (adversarial pass e62). A re-send of
+# distinct turns takes about one step per turn; one past this budget is aligned more
+# simply (see _opcodes).
+ALIGNMENT_STEPS = 2_000_000
+
+
+class _OverBudgetError(Exception):
+    """The diff alignment would take more than ALIGNMENT_STEPS steps."""
+
+
+class _BudgetedMatcher(SequenceMatcher[TurnKey]):
+    """A difflib matcher (no junk) that stops, raising _OverBudgetError, past
+    ALIGNMENT_STEPS steps: each search for the longest match is charged, before it runs,
+    the pairs of equal items it may visit."""
+
+    def __init__(self, first: Sequence[TurnKey], second: Sequence[TurnKey]) -> None:
+        super().__init__(None, first, second, autojunk=False)
+        self._first = first
+        self._counts = Counter(second)
+        self._steps = 0
+
+    def find_longest_match(
+        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
+    ) -> Match:
+        """difflib's search, charged first (see the class)."""
+        top = len(self._first) if ahi is None else ahi
+        for index in range(alo, top):
+            self._steps += 1 + self._counts[self._first[index]]
+            if self._steps > ALIGNMENT_STEPS:
+                raise _OverBudgetError
+        return super().find_longest_match(alo, ahi, blo, bhi)
+
+
+Opcode = tuple[str, int, int, int, int]  # (tag, first low, high, second low, high)
+
+
+def _opcodes(first: Sequence[TurnKey], second: Sequence[TurnKey]) -> list[Opcode]:
+    """difflib's opcodes turning ``first`` into ``second``; past ALIGNMENT_STEPS, those
+    of their common head and tail, equal, around their middles' (compared side by side
+    when those too are past it).
+
+    A client re-sending its whole history with one turn edited or added keeps its head
+    and tail: with thousands of "ok" among its turns the full diff runs past the budget,
+    and aligning nothing added every turn again (review of pass e62)."""
+    try:
+        return list(_BudgetedMatcher(first, second).get_opcodes())
+    except _OverBudgetError:
+        pass
+    head = 0
+    limit = min(len(first), len(second))
+    while head < limit and first[head] == second[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and first[-1 - tail] == second[-1 - tail]:
+        tail += 1
+    first_end, second_end = len(first) - tail, len(second) - tail
+    middle: list[Opcode] = []
+    if head < first_end or head < second_end:
+        try:
+            middle = [
+                (tag, head + low, head + high, head + start, head + end)
+                for tag, low, high, start, end in _BudgetedMatcher(
+                    first[head:first_end], second[head:second_end]
+                ).get_opcodes()
+            ]
+        except _OverBudgetError:
+            middle = _side_by_side(first, second, head, first_end, second_end)
+    start: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
+    end: list[Opcode] = [("equal", first_end, len(first), second_end, len(second))] if tail else []
+    return start + middle + end
+
+
+def _side_by_side(
+    first: Sequence[TurnKey], second: Sequence[TurnKey], low: int, first_end: int, second_end: int
+) -> list[Opcode]:
+    """The opcodes of two middles past the budget: of as many turns, each turn against the
+    one at its place (two turns edited far apart: the equal turns between them repeat);
+    else one change."""
+    if first_end - low != second_end - low:
+        return [("replace", low, first_end, low, second_end)]
+    found: list[Opcode] = []
+    for tag, group in itertools.groupby(
+        range(low, first_end), key=lambda at: "equal" if first[at] == second[at] else "replace"
+    ):
+        rows = list(group)
+        found.append((tag, rows[0], rows[-1] + 1, rows[0], rows[-1] + 1))
+    return found
 
 
 def placement(
@@ -295,12 +387,12 @@ def _aligned(
     edits, each -> the stored position (both empty when it holds nothing), and its
     longest run of repeated consecutive turns."""
     last = len(order) - 1
-    matcher = SequenceMatcher(None, turns[::-1], said[::-1], autojunk=False)
+    opcodes = _opcodes(turns[::-1], said[::-1])
     repeated: dict[int, int] = {}
     edited: dict[int, int] = {}
     run = 0
     known = set(turns)
-    for tag, low, high, first, end in matcher.get_opcodes():
+    for tag, low, high, first, end in opcodes:
         if tag == "equal":
             run = max(run, high - low)
         if tag == "equal" or (tag == "replace" and high - low == end - first):

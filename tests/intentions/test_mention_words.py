@@ -212,3 +212,10 @@ def test_a_long_word_of_marks_is_one_word() -> None:
     # 100,000-character word without spaces took seconds, quadratic in its length.
     word = "कि" * 50_000
     assert tokens(f"{word} {word}!") == [word, word]
+
+
+def test_a_long_word_after_a_character_of_a_script_without_spaces_is_one_token() -> None:
+    # Memory content at its 64 KB limit: each letter was once added to a copied string.
+    letters = "a" * (64 * 1024 - 3)
+    assert tokens("中" + letters) == ["中", letters]
+    assert tokens("中" + letters + "の" + letters) == ["中", letters, "の", letters]

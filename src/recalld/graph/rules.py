@@ -23,17 +23,56 @@ _NAME = re.compile(
     r"[A-Z][\w\u2019'-]*"
     r"(?:(?:[ \t]+(?:of|the|de|da|du|van|von|der|la|le|del)){0,2}[ \t]+[A-Z][\w\u2019'-]*)*"
 )
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)\s*[\"\u201c(]*$")
-_POSSESSIVE = re.compile(r"\b([A-Z][\w-]*(?:[ \t]+[A-Z][\w-]*)*)['\u2019]s\s+([a-z][a-z-]{2,30})\b")
+# A capitalised run ("Ada Lovelace"): the subject of ``Name's thing`` and ``Name is a
+# thing``. Those are matched from the end of each whole run, never from every capital
+# inside it, nor backtracking over its words: a memory of 64 KB of "Ada Ada Ada ..." (or
+# "Ab-Ab-...") cost minutes of the worker's time when each word restarted a scan to the end
+# of the run (adversarial pass e62).
+_RUN = re.compile(r"\b[A-Z][\w-]*+(?:[ \t]++[A-Z][\w-]*+)*+")
+_POSSESSIVE_TAIL = re.compile(r"['\u2019]s\s++([a-z][a-z-]{2,30})\b")
+_COPULA_TAIL = re.compile(r"\s++(?:is|was)\s++(?:a|an|the)\s++([a-z][a-z-]{2,30})\b")
+# ",?" between two optional runs of spaces made "my sister" and 60,000 spaces cost 30 s.
 _KIN = re.compile(
     r"\b[Mm]y\s+(sister|brother|mother|mom|mum|father|dad|son|daughter|wife|husband|partner|"
     r"friend|boss|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|"
-    r"colleague|boyfriend|girlfriend|dog|cat)\s*,?\s+([A-Z][\w-]*(?:[ \t]+[A-Z][\w-]*)?)"
-)
-_COPULA = re.compile(
-    r"\b([A-Z][\w-]*(?:[ \t]+[A-Z][\w-]*)*)\s+(?:is|was)\s+(?:a|an|the)\s+([a-z][a-z-]{2,30})\b"
+    r"colleague|boyfriend|girlfriend|dog|cat)(?:\s*+,)?\s++([A-Z][\w-]*(?:[ \t]+[A-Z][\w-]*)?)"
 )
 _TRIM = re.compile(r"['\u2019]s$")
+_OPENERS = '"\u201c('
+_SENTENCE_ENDS = ".!?"
+
+
+def _starts_sentence(text: str, position: int) -> bool:
+    """Whether ``text[position]`` starts a sentence: only spaces and opening quotes after
+    the text's start, a line break, or a sentence's end and a space. A backward scan that
+    stops at the first other character, so all the names of a memory cost one pass
+    (matching a pattern anchored at the end of ``text[:position]`` scanned the whole prefix
+    for every name: quadratic)."""
+    index = position
+    while index > 0 and text[index - 1] in _OPENERS:
+        index -= 1
+    spaces_end = index
+    while index > 0 and text[index - 1].isspace():
+        if text[index - 1] == "\n":
+            return True
+        index -= 1
+    if index == 0:
+        return True
+    return index < spaces_end and text[index - 1] in _SENTENCE_ENDS
+
+
+def _run_relations(text: str, tail: re.Pattern[str]) -> list[tuple[str, str]]:
+    """(run, thing) for each capitalised run that ``tail`` follows, left to right."""
+    found: list[tuple[str, str]] = []
+    resume = 0
+    for run in _RUN.finditer(text):
+        if run.start() < resume:
+            continue
+        after = tail.match(text, run.end())
+        if after is not None:
+            found.append((run.group(0), after.group(1)))
+            resume = after.end()
+    return found
 
 
 def _names(text: str) -> list[str]:
@@ -43,15 +82,18 @@ def _names(text: str) -> list[str]:
         words = name.split()
         if not words:
             continue
-        while words and words[0].lower() in COMMON_CAPITALISED:
-            words = words[1:]
+        # The first uncommon word, then one slice: dropping one word at a time copied the
+        # rest each time, so 64 KB of "I I I ..." took 4 s (review of pass e62).
+        first = next(
+            (at for at, word in enumerate(words) if word.lower() not in COMMON_CAPITALISED),
+            len(words),
+        )
+        words = words[first:]
         if not words:
             continue
         name = " ".join(words)
         single = len(words) == 1
-        at_start = words[0] == match.group(0).split()[0] and _SENTENCE_START.search(
-            text[: match.start()]
-        )
+        at_start = words[0] == match.group(0).split()[0] and _starts_sentence(text, match.start())
         if single and (name.lower() in COMMON_CAPITALISED or (at_start and len(name) < 3)):
             continue
         found.append(name)
@@ -85,7 +127,7 @@ class RuleExtractor:
             counts[name] += 1
             types.setdefault(name, "name")
         relations: list[ExtractedRelation] = []
-        for owner, thing in _POSSESSIVE.findall(item.text):
+        for owner, thing in _run_relations(item.text, _POSSESSIVE_TAIL):
             relations.append(ExtractedRelation(owner, "has", thing))
             types.setdefault(thing, "topic")
             counts[thing] += 1
@@ -93,7 +135,7 @@ class RuleExtractor:
             for relation, name in _KIN.findall(item.text):
                 relations.append(ExtractedRelation(item.speaker, relation.lower(), name))
                 types.setdefault(name, "person")
-        for subject, thing in _COPULA.findall(item.text):
+        for subject, thing in _run_relations(item.text, _COPULA_TAIL):
             if subject.lower() in COMMON_CAPITALISED:
                 continue
             relations.append(ExtractedRelation(subject, "is_a", thing))

@@ -123,13 +123,19 @@ def _unspaced_parts(word: str) -> list[str]:
     """``word`` cut so that each character of a script without spaces stands alone."""
     if UNSPACED.search(word) is None:
         return [word]
-    parts: list[str] = []
+    # Each part as its characters, joined at the end: adding a character to a string in
+    # a list copies the string, so "中" and 64 KB of letters took quadratic time
+    # (adversarial pass e62).
+    parts: list[list[str]] = []
+    alone = False  # whether the last part is a character of a script without spaces
     for character in word:
-        if UNSPACED.match(character) or not parts or UNSPACED.match(parts[-1]):
-            parts.append(character)
+        unspaced = UNSPACED.match(character) is not None
+        if unspaced or not parts or alone:
+            parts.append([character])
         else:
-            parts[-1] += character
-    return parts
+            parts[-1].append(character)
+        alone = unspaced
+    return ["".join(characters) for characters in parts]
 
 
 def legacy_tokens(text: str) -> list[str]:

@@ -45,6 +45,11 @@ __all__ = [
 ]
 
 # A clock time inside a phrase ("at 25:99"): hours and minutes.
+# A phrase that is a number alone ("99", "1234567890", "9"): dateparser reads it as a
+# year (2099), a Unix time (2009) or a month (September): none a time anyone meant, so it
+# is refused (review of pass e62). Digits that are ISO 8601's basic form (20261204) were
+# read before.
+BARE_NUMBER = re.compile(r"[+-]?\d[\d\s]*")
 CLOCK_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
 # How many first occurrences of a rule are checked against the shortest gap allowed.
 GAP_SAMPLE = 10
@@ -147,6 +152,13 @@ class PhraseParser:
             # As a memory's at reads it (a leap second, a lower-case t or z included).
             moment = datetime.fromisoformat(rfc3339_text(text))
         except ValueError:
+            if BARE_NUMBER.fullmatch(text):
+                raise ValidationError(
+                    field,
+                    f"cannot read {text!r} as a time: a number alone names no day or hour;"
+                    " give ISO 8601 (2026-12-04T09:00+01:00) or a phrase such as"
+                    " 'tomorrow at 9' or 'next Friday 18:00'",
+                ) from None
             return _representable(field, self._phrase(field, text, zone, now), zone)
         moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=zone)
         return _representable(field, moment, zone)

@@ -1,0 +1,39 @@
+"""A reminder's time given as a number alone is refused (review of pass e62): dateparser
+read "99" as 2099, "1234567890" as a Unix time in 2009 and "9" as September, and the
+reminder was stored for then. ("1" * 200 is ISO 8601's basic form, 1111-11-11, refused as
+past.)"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from recalld.errors import ValidationError
+from recalld.intentions.timing import PhraseParser, parse_clock_time
+from recalld.service import MemoryService
+
+NUMBERS = ["1234567890", "99", "9", "0900", "1 2", "-1", "+5", "\u0663"]
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+@pytest.mark.parametrize("field", ["at", "until", "expires"])
+def test_remind_a_number_alone_as_a_time_is_refused_and_stores_nothing(
+    memory: MemoryService, number: str, field: str
+) -> None:
+    arguments = {"at": "tomorrow at 9"} if field != "at" else {}
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("do the thing", **arguments, **{field: number})
+    assert caught.value.field == field
+    assert "a number alone" in str(caught.value)
+    assert memory.intentions(state="all") == []
+
+
+def test_numbers_inside_phrases_and_iso_forms_are_still_read() -> None:
+    parser = PhraseParser(parse_clock_time("09:00", "default"))
+    now = datetime(2026, 10, 22, 6, 0, tzinfo=UTC)
+    assert parser.resolve("at", "tomorrow at 9", UTC, now).hour == 9
+    assert parser.resolve("at", "in 5 minutes", UTC, now).minute == 5
+    assert parser.resolve("at", "20261204", UTC, now).isoformat() == "2026-12-04T09:00:00+00:00"
+    assert parser.resolve("at", "2026-12-04", UTC, now).day == 4
+    assert parser.resolve("at", "Dec 4 2026 18:00", UTC, now).hour == 18
