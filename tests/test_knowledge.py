@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +11,9 @@ import recalld.knowledge
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
-from tests.conftest import FakeClock
+from tests.knowledge_support import any_service as any_service  # the fixture
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mcp_memory.jsonl"
-
-
-@pytest.fixture
-def any_service(any_database: Path | str, clock: FakeClock) -> Iterator[MemoryService]:
-    """A service on each store (SQLite, then PostgreSQL with ``pytest --postgres``)."""
-    settings = Settings(
-        db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules"
-    )
-    with MemoryService.open(settings, clock=clock) as opened:
-        yield opened
 
 
 def _entity(name: str, kind: str = "person", *observations: str) -> dict[str, object]:

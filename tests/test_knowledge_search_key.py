@@ -3,26 +3,9 @@ punctuation (adversarial pass a62)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from recalld.config import Settings
 from recalld.graph.names import search_key
 from recalld.service import MemoryService
-from tests.conftest import FakeClock
-
-
-@pytest.fixture
-def any_service(any_database: Path | str, clock: FakeClock) -> Iterator[MemoryService]:
-    """A service on each store (SQLite, then PostgreSQL with ``pytest --postgres``)."""
-    settings = Settings(
-        db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules"
-    )
-    with MemoryService.open(settings, clock=clock) as opened:
-        yield opened
-
+from tests.knowledge_support import any_service as any_service  # the fixture
 
 NAMES = ("Kenneth", ".NET", "Sam Jones", "Mary_Smith", "Yahoo!", "Elixir")
 
