@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,19 +30,6 @@ pytestmark = pytest.mark.postgres
 
 SECRET = "s3cr3t-never-printed"
 RECOVERY_SECONDS = 60.0
-
-
-@pytest.fixture
-def own_server(postgres_server: LocalPostgres) -> Iterator[LocalPostgres]:
-    """A PostgreSQL these tests may stop and restart (the session's must stay up)."""
-    del postgres_server  # only needs the --postgres option and the wheel
-    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-faults-")))
-    try:
-        server.start()
-        server.create_database("recalld")
-        yield server
-    finally:
-        server.remove()
 
 
 def _open(url: str) -> None:

@@ -7,10 +7,8 @@ These tests stop and start a PostgreSQL of their own (not the session's).
 
 from __future__ import annotations
 
-import tempfile
 import threading
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import pytest
 
@@ -24,19 +22,6 @@ from tests.semantic_support import RecordingEmbedder, semantic_settings
 pytestmark = pytest.mark.postgres
 
 WAIT_SECONDS = 60.0
-
-
-@pytest.fixture
-def own_server(postgres_server: LocalPostgres) -> Iterator[LocalPostgres]:
-    """A PostgreSQL this test may stop and restart (the session's must stay up)."""
-    del postgres_server  # only needs the --postgres option and the wheel
-    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-worker-restart-")))
-    try:
-        server.start()
-        server.create_database("recalld")
-        yield server
-    finally:
-        server.remove()
 
 
 class RestartingEmbedder(RecordingEmbedder):
