@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import psycopg
 import pytest
 
 from recalld.config import Settings
@@ -17,18 +16,9 @@ from recalld.knowledge import KnowledgeGraph
 from recalld.service import MemoryService
 from recalld.store.postgres_graph_writes import PostgresGraphTransaction
 from tests.conftest import FakeClock
+from tests.store.postgres_interleaving import waiting_on_a_lock
 
 pytestmark = pytest.mark.postgres
-
-
-def _waiting_on_a_lock(url: str) -> bool:
-    """Whether some session of the database waits for a lock (the other writer, held off)."""
-    with psycopg.connect(url, autocommit=True) as connection:
-        row = connection.execute(
-            "SELECT count(*) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        ).fetchone()
-    return row is not None and int(row[0]) > 0
 
 
 @pytest.fixture
@@ -71,7 +61,7 @@ def _race(
 def _hold_until_waited_on(url: str, held: threading.Event, other_done: threading.Event) -> None:
     held.set()
     for _ in range(200):
-        if other_done.wait(0.05) or _waiting_on_a_lock(url):
+        if other_done.wait(0.05) or waiting_on_a_lock(url):
             return
 
 

@@ -6,25 +6,15 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import psycopg
 import pytest
 
 from recalld.config import Settings
 from recalld.service import MemoryService
 from recalld.store.postgres import _Transaction
 from tests.conftest import FakeClock
+from tests.store.postgres_interleaving import waiting_on_a_lock
 
 pytestmark = pytest.mark.postgres
-
-
-def _waiting_on_a_lock(url: str) -> bool:
-    """Whether some session of the database waits for a row lock (the sense, held off)."""
-    with psycopg.connect(url, autocommit=True) as connection:
-        row = connection.execute(
-            "SELECT count(*) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        ).fetchone()
-    return row is not None and int(row[0]) > 0
 
 
 @pytest.mark.parametrize("firing", ["sense", "scheduler", "recollection"])
@@ -52,7 +42,7 @@ def test_a_reminder_fired_during_an_edit_of_its_action_is_queued_with_the_edit(
             result = replace(self, *arguments)
             edited.set()
             for _ in range(200):
-                if fired.wait(0.05) or _waiting_on_a_lock(postgres_url):
+                if fired.wait(0.05) or waiting_on_a_lock(postgres_url):
                     break
             return result
 

@@ -56,6 +56,12 @@ class Running:
         return self.result
 
 
+def waiting_on_a_lock(url: str) -> bool:
+    """Whether some session of the database at ``url`` waits for a lock (a writer held off)."""
+    with psycopg.connect(url, autocommit=True) as watcher:
+        return _waiting_for_a_lock(watcher)
+
+
 def _waiting_for_a_lock(watcher: psycopg.Connection[Any]) -> bool:
     row = watcher.execute(
         "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
