@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,34 @@ def test_rest_and_cli_filter_by_key(tmp_path: Path, clock: FakeClock) -> None:
     )
     assert result.exit_code == 0, result.output
     assert [memory["key"] for memory in json.loads(result.output)["memories"]] == [None]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_has_key_holds_on_the_period_told_after_and_graph_paths(
+    any_database: Path | str, clock: FakeClock, mode: Mode
+) -> None:
+    # Each path that finds candidates of its own (a named period's memories, those told
+    # the week after it, the graph's entities) must keep to the filter (review of pass x63).
+    settings = semantic_settings(any_database, graph_recall=True)
+    with MemoryService.open(settings, clock=clock) as service:
+        for number in range(4):
+            for key in (f"alice.note{number}", None):
+                service.remember(
+                    f"Alice moved the staging server to Melbourne, note {number}",
+                    key=key,
+                    kind="kv",
+                    at=datetime(2026, 6, 3 + number, 12, tzinfo=UTC),
+                )
+                service.remember(
+                    f"Yesterday I fixed my bike with Alice, part {number}",
+                    key=None if key is None else f"{key}.bike",
+                )
+        service.new_worker().run_until_idle()
+        queries = ["what did Alice do in June", "what happened last weekend", "Alice Melbourne"]
+        for has_key in (True, False):
+            for query in queries:
+                hits = service.search(
+                    query, filters={"has_key": has_key}, limit=50, mode=mode, min_score=0.0
+                )
+                assert hits, query
+                assert all((hit.memory.key is not None) == has_key for hit in hits), query
