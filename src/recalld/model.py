@@ -501,6 +501,11 @@ class QueryFilters(BaseModel):
         description="only what this speaker said or wrote",
         json_schema_extra=extra(pattern=NAME_PATTERN),
     )
+    has_key: StrictBool | None = Field(
+        default=None,
+        description="true: only memories written with a key (key/value records); false: only"
+        " memories without one",
+    )
     # As many and as long as a memory's own tags (checked by the service: _validate.tags).
     tags_any: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))
     tags_all: list[str] = Field(default_factory=list, json_schema_extra=replaced(TAGS_SCHEMA))

@@ -147,6 +147,7 @@ class ServiceCore:
             category=check.category(filters.category),
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=check.speaker(filters.speaker),
+            has_key=filters.has_key,
             # As many and as long as a memory's own tags (a longer list is no filter
             # anyone means, and would outgrow SQLite's limits on a statement).
             tags_any=check.tags(filters.tags_any, self.settings, "tags_any"),

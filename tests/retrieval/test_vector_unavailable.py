@@ -5,6 +5,7 @@ an error, not "nothing stored matches" (the meaning was never compared)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from recalld.embeddings.http import HTTPEmbedder
 from recalld.errors import EmbedderUnavailableError, EmbeddingError
 from recalld.recollection.cue import Cue
 from recalld.retrieval.hybrid import VECTOR_UNAVAILABLE
+from recalld.retrieval.pool import Mode
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from tests.adapters.conftest import LOOPBACK
@@ -240,3 +242,51 @@ def test_sense_fires_by_the_words_when_the_embedder_fails(
         fired = service.recollections.sense(Cue(text="The staging database lives in Melbourne"))
         assert [recollection.memory.id for recollection in fired] == [memory_id]
         assert service.recollections.sense(Cue(text="where was it moved")) == []
+
+
+def test_two_recalls_of_the_same_words_at_once_both_say_the_embedder_failed(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The second recall found the first's query embedding on its way and sent none; the
+    # first took it over, so the second had nothing to await and, with no vector stored,
+    # answered [] (as if nothing matched) while the model was failing.
+    embedder = _BrokenQueryEmbedder(EmbeddingError("the model file is corrupt"))
+    embedder.broken = True
+    settings = semantic_settings(any_database)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("The staging database lives in Melbourne")
+        retriever = service.indexing.retriever
+        second_sent = threading.Event()
+        embed_soon, catch_up = retriever.embed_soon, service.indexing.catch_up
+
+        def embed_soon_then_tell(text: str, mode: Mode) -> None:
+            embed_soon(text, mode)
+            if threading.current_thread().name == "second":
+                second_sent.set()
+
+        def catch_up_after_the_second(namespaces: Sequence[str]) -> int:
+            # The first recall goes on only once the second has asked for the embedding.
+            if threading.current_thread().name == "first":
+                assert second_sent.wait(10)
+            return catch_up(namespaces)
+
+        monkeypatch.setattr(retriever, "embed_soon", embed_soon_then_tell)
+        monkeypatch.setattr(service.indexing, "catch_up", catch_up_after_the_second)
+        outcomes: dict[str, object] = {}
+
+        def search() -> None:
+            name = threading.current_thread().name
+            try:
+                outcomes[name] = service.search("where is the server kept", mode="vector")
+            except EmbeddingError as error:
+                outcomes[name] = error
+
+        threads = [threading.Thread(target=search, name=name) for name in ("first", "second")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert sorted(outcomes) == ["first", "second"]
+        for name, outcome in outcomes.items():
+            assert isinstance(outcome, EmbeddingError), (name, outcome)
+            assert "the model file is corrupt" in str(outcome)

@@ -30,6 +30,7 @@ LOGGED_PARAMETERS = frozenset(
         "end",
         "field",
         "format",
+        "has_key",
         "include_system",
         "include_tools",
         "limit",

@@ -454,6 +454,10 @@ def list_memories(
     speaker: Annotated[
         str | None, Query(description="only what this speaker said", **NAME_FILTER_QUERY)
     ] = None,
+    has_key: Annotated[
+        bool | None,
+        Query(description="true: only memories written with a key; false: only those without"),
+    ] = None,
     tag: Annotated[
         list[str] | None, Query(description="has any of these tags", **TAG_FILTER_QUERY)
     ] = None,
@@ -489,6 +493,7 @@ def list_memories(
             kind=kind,
             category=category,
             speaker=speaker,
+            has_key=has_key,
             tags_any=tag or [],
             tags_all=all_tag or [],
             since=since,

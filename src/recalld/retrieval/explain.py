@@ -42,6 +42,8 @@ def excluded_by(memory: Memory, scope: Scope) -> list[str]:
         reasons.append("category")
     if scope.speaker is not None and memory.speaker != scope.speaker:
         reasons.append("speaker")
+    if scope.has_key is not None and (memory.key is not None) != scope.has_key:
+        reasons.append("has_key")
     if scope.tags_any and not set(scope.tags_any) & set(memory.tags):
         reasons.append("tags_any")
     if scope.tags_all and not set(scope.tags_all) <= set(memory.tags):

@@ -381,34 +381,39 @@ class HybridRetriever:
             return None
         return self._embed_query(text)
 
-    def _known_unavailable(
-        self, text: str, scope: Scope, *, ask: bool = False
-    ) -> EmbeddingError | None:
+    def _known_unavailable(self, text: str, scope: Scope) -> EmbeddingError | None:
         """Why no vector can be searched when there is none to search: an embedder that
         fails is why the memories have none (an endpoint down, resting, see
         :mod:`recalld.embeddings.endpoint_rest`; a local model that does not load), and
         a recall that skipped the query's embedding would not say so. A query embedding
         :meth:`embed_soon` already sent is awaited: until its answer, an endpoint never
-        tried by this process (a CLI command's) looks available. Else a resting endpoint
-        is asked (it fails at once with the reason), and with ``ask`` any embedder (a
-        cue's text, which nothing embeds ahead). A local model is tried only when
-        ``scope`` holds a memory: an empty store answers at once without loading it."""
+        tried by this process (a CLI command's) looks available, and stays pending until
+        answered, so a recall of the same words meanwhile awaits it too instead of
+        embedding them again. Else the query is embedded now (a cached one at no cost; a
+        resting endpoint fails at once with the reason): another recall of the same words
+        may have taken the embedding over since, and a cue's text is embedded by nothing
+        ahead. A local model is tried only when ``scope`` holds a memory: an empty store
+        answers at once without loading it."""
         embedder = self._embedder
         if embedder is None or not text.strip():
             return None
-        with self._lock:
-            started = self._pending.pop(text, None)
         resting = embedder if isinstance(embedder, Resting) else None
         if resting is None and not self._store.semantic.any_visible(scope):
             return None
+        with self._lock:
+            started = self._pending.get(text)
         try:
             if started is not None:
                 started.result()
-            elif ask or (resting is not None and not resting.available()):
+            else:
                 self._embed_query(text)
         except EmbeddingError as error:
             logger.warning("vector recall skipped: the embedder is unavailable: %s", error)
             return error
+        finally:
+            with self._lock:
+                if started is not None and self._pending.get(text) is started:
+                    del self._pending[text]
         return None
 
     def _executor(self) -> ThreadPoolExecutor | None:
@@ -767,7 +772,7 @@ class HybridRetriever:
         scope = Scope(namespaces=(namespace,), now=self._clock())
         index = self.vectors(scope)
         if index is None or index.size == 0:
-            failure = self._known_unavailable(text, scope, ask=True)
+            failure = self._known_unavailable(text, scope)
             if failure is not None:
                 raise failure
             return {}

@@ -145,6 +145,7 @@ class Scope:
     kind: str | None = None
     category: str | None = None
     speaker: str | None = None
+    has_key: bool | None = None
     tags_any: Sequence[str] = ()
     tags_all: Sequence[str] = ()
     since: datetime | None = None
@@ -160,6 +161,7 @@ class Scope:
             self.kind is not None
             or self.category is not None
             or self.speaker is not None
+            or self.has_key is not None
             or self.tags_any
             or self.tags_all
             or self.since is not None

@@ -156,6 +156,8 @@ def scope_clause(scope: Scope, bind: Bind, instant: Callable[[datetime], Any]) -
         clauses.append(f"m.category = {bind('category', scope.category)}")
     if scope.speaker is not None:
         clauses.append(f"m.speaker = {bind('speaker', scope.speaker)}")
+    if scope.has_key is not None:
+        clauses.append("m.key IS NOT NULL" if scope.has_key else "m.key IS NULL")
     if scope.tags_any:
         wanted = [bind(f"any{index}", tag) for index, tag in enumerate(scope.tags_any)]
         clauses.append(

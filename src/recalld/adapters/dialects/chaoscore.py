@@ -35,7 +35,6 @@ from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.errors import NotFoundError, ValidationError
 from recalld.model import TTL_RANGE, WHOLE_COUNT, Filters, Forgotten, Memory
-from recalld.service import MemoryService
 
 __all__ = ["DIALECT"]
 
@@ -160,7 +159,10 @@ def chaoscore_recall(
     limit = check.limit(limit, service.settings, default=RECALL_LIMIT)
     # Checked here so that an error names this tool's own argument.
     tags = list(check.tags(tags, service.settings))
-    filters = Filters(kind=KIND, tags_all=tags)
+    # A kv memory written without a key (possible outside chaoscore: REST, native, an
+    # import) is no record: left out by the store, before the limit is cut (keyless ones
+    # used to take the places of keyed records, leaving "No memories found.").
+    filters = Filters(kind=KIND, tags_all=tags, has_key=True)
     if key is not None:
         try:
             memories = [service.get(key=key)]
@@ -168,9 +170,9 @@ def chaoscore_recall(
             memories = []
         memories = [m for m in memories if m.kind == KIND and set(tags) <= set(m.tags)]
     elif query is not None and query.strip():
-        memories = _keyed_hits(service, query, filters, limit)
+        memories = [hit.memory for hit in service.search(query, filters=filters, limit=limit)]
     else:
-        memories = _keyed_recent(service, filters, limit)
+        memories = service.recent(filters=filters, limit=limit).memories
     records = [_record(memory) for memory in memories]
     if response_format == "json":
         return _text(json.dumps(records))
@@ -178,38 +180,6 @@ def chaoscore_recall(
         return _text("No memories found.")
     noun = "memory" if len(records) == 1 else "memories"
     return _text(f"Found {len(records)} {noun}.\n\n" + "\n\n".join(map(_markdown, records)))
-
-
-# A kv memory written without a key (possible outside chaoscore: REST, native, an import) is
-# no record. It is left out before the limit is cut, not after: the newest keyless ones used
-# to fill the page and leave "No memories found." while keyed records were stored.
-
-
-def _keyed_recent(service: MemoryService, filters: Filters, limit: int) -> list[Memory]:
-    """The ``limit`` newest keyed records, reading on past keyless kv memories (in pages
-    that grow up to ``RECALLD_MAX_LIMIT``, so many of them cost few reads)."""
-    found: list[Memory] = []
-    cursor = None
-    size = limit
-    while True:
-        page = service.recent(filters=filters, limit=size, cursor=cursor)
-        found.extend(memory for memory in page.memories if memory.key is not None)
-        if len(found) >= limit or page.next_cursor is None:
-            return found[:limit]
-        cursor = page.next_cursor
-        size = min(service.settings.max_limit, size * 4)
-
-
-def _keyed_hits(service: MemoryService, query: str, filters: Filters, limit: int) -> list[Memory]:
-    """The ``limit`` best keyed records for ``query``: asks for more hits while keyless kv
-    memories took places among them (up to ``RECALLD_MAX_LIMIT``)."""
-    asked = limit
-    while True:
-        hits = service.search(query, filters=filters, limit=asked)
-        keyed = [hit.memory for hit in hits if hit.memory.key is not None]
-        if len(keyed) >= limit or len(hits) < asked or asked >= service.settings.max_limit:
-            return keyed[:limit]
-        asked = min(service.settings.max_limit, asked * 4)
 
 
 def chaoscore_forget(
