@@ -9,8 +9,8 @@ declared relations (``{"type": "recalld.relation", "namespace", "from", "to",
 "relation_type"}``). An experience's senses follow its memories' lines
 (``{"type": "recalld.senses", "namespace", "id", "signals": {"image"|"audio":
 base64 of the derived features}, "biometrics": {name: reading}}``): the features,
-not the media, which recalld never keeps. A reminder's memory line is followed,
-after the namespace's core memory, by its triggers and state (``{"type":
+not the media, which recalld never keeps. A reminder's memory line comes after the
+namespace's core memory, followed by its triggers and state (``{"type":
 "recalld.intention", "namespace", "id", "state", "repeat", "min_interval_seconds",
 "zone", "scheduled", "created_at", "expires_at", "next_due", "triggers"}``; its
 firing history starts again). What the worker extracted is not exported: it is
@@ -59,7 +59,7 @@ from recalld.store.base import (
     StoreTransaction,
     stored_record,
 )
-from recalld.transfer_intentions import checked_intention
+from recalld.transfer_intentions import checked_intention, intention_line
 from recalld.transfer_lines import (
     CORE_LINE,
     ENTITY_LINE,
@@ -190,6 +190,9 @@ class Transfer:
         # importer refuse that line, losing an entity declared before the export began.
         # Their seqs, not the newest: on PostgreSQL a lower seq may commit later.
         held = ExportedSeqs()
+        # A reminder's memory line goes with its intention line, where an import writes it
+        # (in seq order, the copy's export listed it after the others: another file).
+        reminders: dict[int, str] = {}
         for memory in self._store.iterate(scope):
             held.add(memory.seq)
             page.append(memory)
@@ -204,12 +207,19 @@ class Transfer:
                     f" exported as text under {UNREADABLE_META_KEY!r}"
                 )
             # The same fields, in the same order, as ExportRecord (which import parses).
-            yield memory.model_dump_json(exclude={"seq", "index_state"})
+            line = memory.model_dump_json(exclude={"seq", "index_state"})
+            if memory.kind == INTENTION_KIND:
+                reminders[memory.seq] = line
+                continue
+            yield line
         yield from self._export_senses(page)
         for namespace in scope.namespaces:
             yield from self._export_core(namespace)
-            yield from self._export_intentions(namespace, scope, held)
+            yield from self._export_intentions(namespace, scope, held, reminders)
             yield from self._export_graph(namespace, scope, held)
+        # A reminder's memory whose triggers were not read (forgotten meanwhile) is still
+        # every live memory's line, as before.
+        yield from reminders.values()
 
     def _export_senses(self, memories: Sequence[Memory]) -> Iterator[str]:
         """The senses lines of ``memories`` that have any (after their memory lines)."""
@@ -233,26 +243,19 @@ class Transfer:
                 biometrics=biometrics.get(seq, {}),
             )
 
-    def _export_intentions(self, namespace: str, scope: Scope, held: ExportedSeqs) -> Iterator[str]:
+    def _export_intentions(
+        self, namespace: str, scope: Scope, held: ExportedSeqs, reminders: dict[int, str]
+    ) -> Iterator[str]:
         """The triggers and state of the namespace's intentions whose memory is exported
-        (in ``held``: none written after the memory lines were read)."""
+        (in ``held``: none written after the memory lines were read), each after its
+        memory's line (taken from ``reminders``)."""
         for row in reversed(self._store.intentions.select(namespace, None, now=scope.now)):
             if expired(row.memory, scope.now) or row.memory.seq not in held:
                 continue  # its memory line was not exported either
-            yield _line(
-                INTENTION_LINE,
-                namespace=namespace,
-                id=row.memory.id,
-                state=row.state,
-                repeat=row.repeat,
-                min_interval_seconds=row.min_interval_seconds,
-                zone=row.zone,
-                scheduled=row.scheduled,
-                created_at=row.created_at.isoformat(),
-                expires_at=None if row.expires_at is None else row.expires_at.isoformat(),
-                next_due=None if row.next_due is None else row.next_due.isoformat(),
-                triggers=[trigger.spec for trigger in row.triggers],
-            )
+            memory_line = reminders.pop(row.memory.seq, None)
+            if memory_line is not None:
+                yield memory_line
+            yield json.dumps(intention_line(namespace, row), ensure_ascii=False)
 
     def _export_core(self, namespace: str) -> Iterator[str]:
         for target in ("user", "memory"):

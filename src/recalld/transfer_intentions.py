@@ -12,12 +12,55 @@ from recalld._time import parse_instant
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.intentions.building import exported_trigger_records
-from recalld.intentions.model import IntentionState, Number, Repeat, Trigger
+from recalld.intentions.model import (
+    IntentionState,
+    MentionTrigger,
+    Number,
+    PlaceTrigger,
+    Repeat,
+    SignalTrigger,
+    TagTrigger,
+    TimeTrigger,
+    Trigger,
+)
 from recalld.intentions.timing import parse_zone
-from recalld.store.intentions import IntentionRecord
-from recalld.transfer_lines import line_text
+from recalld.store.intentions import IntentionRecord, IntentionRow
+from recalld.transfer_lines import INTENTION_LINE, line_text
 
-__all__ = ["checked_intention"]
+__all__ = ["checked_intention", "intention_line"]
+
+# Each trigger's fields in the order its model declares them (as a trigger is written).
+TRIGGER_FIELDS: dict[str, tuple[str, ...]] = {
+    str(model.model_fields["type"].default): tuple(model.model_fields)
+    for model in (PlaceTrigger, TimeTrigger, MentionTrigger, TagTrigger, SignalTrigger)
+}
+
+
+def intention_line(namespace: str, row: IntentionRow) -> dict[str, Any]:
+    """The ``recalld.intention`` line of a stored reminder: its state and triggers."""
+    return {
+        "type": INTENTION_LINE,
+        "namespace": namespace,
+        "id": row.memory.id,
+        "state": row.state,
+        "repeat": row.repeat,
+        "min_interval_seconds": row.min_interval_seconds,
+        "zone": row.zone,
+        "scheduled": row.scheduled,
+        "created_at": row.created_at.isoformat(),
+        "expires_at": None if row.expires_at is None else row.expires_at.isoformat(),
+        "next_due": None if row.next_due is None else row.next_due.isoformat(),
+        "triggers": [_in_written_order(trigger.spec) for trigger in row.triggers],
+    }
+
+
+def _in_written_order(spec: dict[str, Any]) -> dict[str, Any]:
+    """A stored trigger with its fields in its model's order: PostgreSQL's ``jsonb`` gives
+    them back in its own (shorter keys first), so the same reminder's line differed
+    between the stores; a field no model declares (an older version's) comes last."""
+    order = TRIGGER_FIELDS.get(str(spec.get("type")), ())
+    known = {name: spec[name] for name in order if name in spec}
+    return known | {name: value for name, value in spec.items() if name not in known}
 
 
 def checked_intention(
