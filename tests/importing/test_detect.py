@@ -83,3 +83,20 @@ def test_import_auto_reads_back_an_export_whose_first_line_is_longer_than_the_sa
 )
 def test_detect_a_cut_first_line_by_the_keys_it_starts_with(cut: str, expected: str) -> None:
     assert detect_format(cut[:65_536]) == expected
+
+
+@pytest.mark.parametrize("format", ["recalld", "mcp-memory", "mem0", "hermes"])
+def test_import_file_in_utf16_says_so_under_every_format(
+    service: MemoryService, tmp_path: Path, format: str
+) -> None:
+    # Adversarial pass a63: under a format of lines, a UTF-16 file was split at its 0x0a
+    # bytes and each piece refused ("line 2: is not JSON"), one more line than it held.
+    path = tmp_path / "export.jsonl"
+    path.write_bytes('{"content": "héllo"}\n{"content": "second"}\n'.encode("utf-16"))
+    with pytest.raises(ValidationError) as raised:
+        service.import_file(path, format=format)
+    assert raised.value.field == "file"
+    assert str(raised.value) == (
+        f"file: {path} is UTF-16 (it starts with its byte-order mark): save it as UTF-8"
+    )
+    assert service.list_memories().memories == []

@@ -19,7 +19,8 @@ documents); a refused line or item writes nothing, and the others still
 import. A line or item with the id of an earlier one of the same file (a mem0
 memory, a recalld memory in its namespace, a chat export's conversation, a
 message of one conversation) is refused, naming the first: it would overwrite
-the first on every import. A leading byte-order mark is ignored. A document
+the first on every import. A leading UTF-8 byte-order mark is ignored; a file
+or upload that starts with a UTF-16 one is refused whole, naming it. A document
 that cannot be read at all is one error (line 1); an empty upload imports
 nothing, and one whose format ``auto`` cannot tell is read as recalld lines
 (each bad one reported). ``may_write(namespace)`` is asked before anything is
@@ -55,6 +56,7 @@ MEM0_NAMES = {"content": "memory", "meta": "metadata", "tags": "categories", "at
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+UTF16_MESSAGE = "is UTF-16 (it starts with its byte-order mark): save it as UTF-8"
 
 
 class _Run:
@@ -142,13 +144,11 @@ def _import_source(
         # The whole file is empty (an export of an empty namespace, or of an account
         # without conversations: "[]"): nothing to import.
         return ImportReport()
-    if format == "auto" and head.startswith(UTF16_BOMS):
-        # Told apart by content it could not be: "cannot tell the format" said
-        # nothing of the cause (PowerShell's `>` writes UTF-16).
-        raise ValidationError(
-            "file",
-            f"{shown} is UTF-16 (it starts with its byte-order mark): save it as UTF-8",
-        )
+    if head.startswith(UTF16_BOMS):
+        # Told apart by content it could not be: "cannot tell the format" said nothing
+        # of the cause (PowerShell's `>` writes UTF-16); and as lines, it was split at
+        # its 0x0a bytes, each piece refused as "not JSON", lines it never held.
+        raise ValidationError("file", f"{shown} {UTF16_MESSAGE}")
     chosen = _chosen(format, head.decode("utf-8", errors="replace"), name)
     if chosen in ("recalld", "mcp-memory"):
         # Chunks read before a failed read stay imported (a second run skips them).
@@ -178,6 +178,8 @@ def import_text(
     kind = check.archive_kind(text) if isinstance(text, bytes) else None
     if kind is not None:  # in any format: no importer reads an archive
         raise ValidationError("file", f"the upload {check.archive_message(kind)}")
+    if isinstance(text, bytes) and text.startswith(UTF16_BOMS):
+        raise ValidationError("file", f"the upload {UTF16_MESSAGE}")  # as a file's (above)
     # An editor's byte-order mark is no part of the first record.
     text = text.removeprefix(BOM_BYTES) if isinstance(text, bytes) else text.removeprefix(BOM)
     if format == "auto" and _empty(text, name):
