@@ -84,3 +84,26 @@ def test_a_reminder_memory_line_comes_with_its_intention_line(
     assert where[1] == where[0] + 1
     assert (memory_line.get("type"), memory_line["kind"]) == (None, "intention")
     assert intention_line["type"] == "recalld.intention"
+
+
+def test_an_older_keyed_line_without_id_leaves_a_newer_memory_as_it_is(
+    service: MemoryService, clock: FakeClock
+) -> None:
+    # A line without an id overwrote the memory under its key whatever its time: the
+    # stored text went back to the older one, and its created_at and updated_at to 2020
+    # (a line with an id replaces a memory only when it is newer).
+    stored = service.remember("the region is australiaeast", key="region")
+    older = {
+        "content": "the region is westeurope",
+        "key": "region",
+        "created_at": "2020-01-01T00:00:00Z",
+        "updated_at": "2020-01-02T00:00:00Z",
+    }
+    report = service.import_lines([json.dumps(older)])
+    assert (report.created, report.updated, report.unchanged, report.errors) == (0, 0, 1, [])
+    kept = service.get(key="region")
+    assert (kept.id, kept.content) == (stored.id, "the region is australiaeast")
+    assert (kept.created_at, kept.updated_at) == (clock.now, clock.now)
+    newer = {**older, "updated_at": "2030-01-01T00:00:00Z"}
+    assert service.import_lines([json.dumps(newer)]).updated == 1
+    assert service.get(key="region").content == "the region is westeurope"

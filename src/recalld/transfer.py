@@ -22,7 +22,8 @@ record with a newer ``updated_at``, or, without one, by one differing in any fie
 but its times and counts; a second line with the id of an earlier one in the same
 namespace is refused, as it would overwrite the first on every import); a line
 without ``id`` is a new memory with the line's times, access count and expiry,
-unless it repeats a stored one. A new memory's line that has already expired is
+unless it repeats a stored one (with a ``key`` and an ``updated_at`` not newer than
+its memory's, it leaves that memory as it is). A new memory's line that has already expired is
 ``skipped`` (the purge would delete it at once).
 Core entries already there are kept, and an entry that does not fit its target's
 limit is refused with its line. A bad line is reported with its number and nothing
@@ -530,7 +531,7 @@ class Transfer:
                 "meta": record.meta,
             }
         )
-        if record.key is not None and self._holds_already(tx, draft, namespace, expires_at):
+        if record.key is not None and self._holds_already(tx, draft, namespace, kept):
             return "unchanged"  # a re-import of the same file changes nothing
         receipt, memory = self._writer.write(
             tx, draft, namespace, dedupe=True, expires_at=expires_at
@@ -545,26 +546,25 @@ class Transfer:
         )
 
     def _holds_already(
-        self,
-        tx: StoreTransaction,
-        draft: NewMemory,
-        namespace: str,
-        expires_at: datetime | None,
+        self, tx: StoreTransaction, draft: NewMemory, namespace: str, kept: dict[str, Any]
     ) -> bool:
         """Whether the memory under ``draft``'s key already says everything the line says
         (a line without ``at`` keeps the stored one): writing it would only move its
-        ``updated_at`` and queue it again, as every re-import of a keyed line did."""
+        ``updated_at`` and queue it again, as every re-import of a keyed line did; or the
+        line's ``updated_at`` (in ``kept``) is not newer, as for a line with an id."""
         existing = None if draft.key is None else find_key(tx, namespace, draft.key)
         now = self._clock()
         if existing is None or expired(existing, now):
             return False
+        if "updated_at" in kept and kept["updated_at"] <= existing.updated_at:
+            return True
         stored = stored_record(existing)
         written = self._writer.record_over(draft, namespace, now, existing)
         written = replace(
             written,
             at=stored.at if draft.at is None else written.at,
             updated_at=stored.updated_at,
-            expires_at=expires_at,
+            expires_at=kept.get("expires_at"),
             index_state=stored.index_state,
         )
         return written == stored
