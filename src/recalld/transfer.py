@@ -34,7 +34,6 @@ of it is written, while the other lines still import (in chunks of
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -74,6 +73,7 @@ from recalld.transfer_lines import (
     structure_kind,
     unchanged,
 )
+from recalld.transfer_senses import import_senses
 from recalld.writing import INTENTION_KIND, expired, find_key
 
 if TYPE_CHECKING:
@@ -98,8 +98,6 @@ __all__ = [
 ]
 
 IMPORT_CHUNK_LINES = 500
-# A sense's derived features are small (an image's: ~2 KiB; a song's fingerprint: ~10 KiB).
-MAX_SIGNAL_BYTES = 1024 * 1024
 GRAPH_PAGE = 500
 
 # Whether the importing caller may write a namespace (a token's scopes over HTTP).
@@ -582,7 +580,7 @@ class Transfer:
                 memory_line = held.pop((line.namespace, line.value["id"]), None)
             try:
                 if line.kind == SENSES_LINE:
-                    self._import_senses(line, report)
+                    import_senses(self._store, line.namespace, line.value, report)
                 elif line.kind == INTENTION_LINE:
                     # Checked before its memory line is written: a malformed trigger line
                     # leaves no trigger-less reminder memory behind.
@@ -622,51 +620,6 @@ class Transfer:
                         f" {INTENTION_LINE} line (a reminder's triggers); none was imported",
                     )
                 )
-
-    def _import_senses(self, line: _Line, report: ImportReport) -> None:
-        from recalld.context.signals import check_biometrics, checked_features
-
-        memory_id = check.memory_id(line.value.get("id"))
-        signals = line.value.get("signals", {})
-        readings = line.value.get("biometrics", {})
-        if not isinstance(signals, dict) or not isinstance(readings, dict):
-            raise ValidationError("signals", "signals and biometrics must be JSON objects")
-        features: dict[str, bytes] = {}
-        for channel, text in signals.items():
-            if channel not in ("image", "audio"):
-                raise ValidationError("signals", f"a channel is image or audio, not {channel!r}")
-            if not isinstance(text, str) or len(text) > MAX_SIGNAL_BYTES * 4 // 3 + 4:
-                raise ValidationError(
-                    f"signals.{channel}", f"must be base64 of at most {MAX_SIGNAL_BYTES} bytes"
-                )
-            try:
-                data = base64.b64decode(text, validate=True)
-            except binascii.Error:
-                raise ValidationError(f"signals.{channel}", "is not valid base64") from None
-            features[channel] = checked_features(channel, data, f"signals.{channel}")
-        # Names an older version kept with spaces at their ends (" heart_rate ") come back
-        # trimmed, as names are checked now, so the line is not refused for them.
-        trimmed = {
-            name.strip() if isinstance(name, str) else name: value
-            for name, value in readings.items()
-        }
-        if len(trimmed) < len(readings):
-            raise ValidationError("biometrics", "two readings have the same name once trimmed")
-        checked = check_biometrics(trimmed)
-        with self._store.transaction() as tx:
-            memory = tx.find(line.namespace, id=memory_id)
-            if memory is None:
-                raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
-            context = self._store.context
-            before = (
-                context.signals([memory.seq]).get(memory.seq, {}),
-                context.biometrics([memory.seq]).get(memory.seq, {}),
-            )
-            if before == (features, checked):
-                report.count("unchanged", "senses")
-                return
-            tx.save_signals(memory.seq, features, checked)
-        report.count("updated" if any(before) else "created", "senses")
 
     def _checked_intention(self, line: _Line) -> tuple[str, IntentionRecord]:
         """The memory id and the reminder an intention line holds (nothing is written)."""
