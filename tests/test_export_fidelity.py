@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,29 @@ def test_an_older_keyed_line_without_id_leaves_a_newer_memory_as_it_is(
     newer = {**older, "updated_at": "2030-01-01T00:00:00Z"}
     assert service.import_lines([json.dumps(newer)]).updated == 1
     assert service.get(key="region").content == "the region is westeurope"
+
+
+def test_a_reminder_fired_and_not_yet_delivered_is_delivered_from_the_copy(
+    request: pytest.FixtureRequest, any_database: Path | str, clock: FakeClock
+) -> None:
+    # The scheduler fired it (state done) and queued it for pending; the export carried
+    # its state but not the queued item: the copy never fired it again, nor handed it out.
+    with _open(any_database, clock) as source:
+        source.remind("take the pills", at=(clock.now + timedelta(minutes=5)).isoformat())
+        fired_at = clock.now + timedelta(minutes=6)
+        assert [item.memory.content for item in source.intentions.run_due(fired_at)] == [
+            "take the pills"
+        ]
+        lines = list(source.export())
+        queued = source.recollections.pending(drain=False)
+    with _open(_fresh_database(request, any_database), clock) as copy:
+        report = copy.import_lines(lines)
+        assert report.errors == []
+        assert copy.intentions.counts() == {"done": 1}
+        delivered = copy.recollections.pending(drain=True)
+        assert [item.model_dump() for item in delivered] == [item.model_dump() for item in queued]
+        assert list(copy.export()) == lines
+        # Importing the file again queues nothing again: it was delivered here.
+        again = copy.import_lines(lines)
+        assert (again.created, again.errors) == (0, [])
+        assert copy.recollections.pending(drain=True) == []

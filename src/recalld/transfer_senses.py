@@ -19,7 +19,7 @@ MAX_SIGNAL_BYTES = 1024 * 1024
 
 
 def import_senses(
-    store: Store, namespace: str, value: dict[str, Any], report: ImportReport
+    store: Store, namespace: str, value: Any, report: ImportReport
 ) -> None:
     """Store the senses of a ``recalld.senses`` line (``value``) for its memory in
     ``namespace``; raises ValidationError naming the field that is wrong."""
