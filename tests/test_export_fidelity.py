@@ -127,10 +127,36 @@ def test_a_reminder_fired_and_not_yet_delivered_is_delivered_from_the_copy(
         report = copy.import_lines(lines)
         assert report.errors == []
         assert copy.intentions.counts() == {"done": 1}
+        assert list(copy.export()) == lines
         delivered = copy.recollections.pending(drain=True)
         assert [item.model_dump() for item in delivered] == [item.model_dump() for item in queued]
-        assert list(copy.export()) == lines
+        assert not any('"recalld.pending"' in line for line in copy.export())
         # Importing the file again queues nothing again: it was delivered here.
         again = copy.import_lines(lines)
         assert (again.created, again.errors) == (0, [])
         assert copy.recollections.pending(drain=True) == []
+
+
+def test_a_queued_reminder_line_of_the_wrong_shape_is_refused_naming_the_field(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    service.remind("take the pills", at=(clock.now + timedelta(minutes=5)).isoformat())
+    service.intentions.run_due(clock.now + timedelta(minutes=6))
+    lines = [json.loads(line) for line in service.export()]
+    queued = lines[-1]
+    assert queued["type"] == "recalld.pending"
+    wrong = [
+        ({**queued, "score": 2}, "score:"),
+        ({**queued, "channels": {"time": "1"}}, "channels.time:"),
+        (
+            {**queued, "details": {**queued["details"], "intention_id": "other"}},
+            "details.intention_id:",
+        ),
+        ({**queued, "fired_at": "yesterday-ish"}, "fired_at:"),
+    ]
+    for line, field in wrong:
+        with _open(tmp_path / f"copy-{field}.db", clock) as copy:
+            report = copy.import_lines([json.dumps(item) for item in [*lines[:-1], line]])
+            assert [error.error.split(" ")[0] for error in report.errors] == [field]
+            assert report.errors[0].line == len(lines)
+            assert copy.recollections.pending(drain=False) == []

@@ -13,8 +13,11 @@ not the media, which recalld never keeps. A reminder's memory line comes after t
 namespace's core memory, followed by its triggers and state (``{"type":
 "recalld.intention", "namespace", "id", "state", "repeat", "min_interval_seconds",
 "zone", "scheduled", "created_at", "expires_at", "next_due", "triggers"}``; its
-firing history starts again). What the worker extracted is not exported: it is
-re-extracted from the memories after an import.
+firing history starts again), then the reminders fired and not delivered yet
+(``{"type": "recalld.pending", "namespace", "id", "fired_at", "score", "channels",
+"details"}``: queued again by the import that writes their reminder, not by a later
+one). What the worker extracted is not exported: it is re-extracted from the memories
+after an import.
 
 Import reads the same lines (a leading byte-order mark is ignored). A memory
 line is idempotent by ``id`` (an id already present is overwritten only by a
@@ -59,11 +62,17 @@ from recalld.store.base import (
     StoreTransaction,
     stored_record,
 )
-from recalld.transfer_intentions import checked_intention, intention_line
+from recalld.transfer_intentions import (
+    checked_intention,
+    intention_line,
+    pending_line,
+    queue_pending,
+)
 from recalld.transfer_lines import (
     CORE_LINE,
     ENTITY_LINE,
     INTENTION_LINE,
+    PENDING_LINE,
     RELATION_LINE,
     SENSES_LINE,
     ExportedSeqs,
@@ -247,7 +256,9 @@ class Transfer:
     ) -> Iterator[str]:
         """The triggers and state of the namespace's intentions whose memory is exported
         (in ``held``: none written after the memory lines were read), each after its
-        memory's line (taken from ``reminders``)."""
+        memory's line (taken from ``reminders``), then the reminders they queued that
+        were not delivered yet."""
+        exported: set[int] = set()
         for row in reversed(self._store.intentions.select(namespace, None, now=scope.now)):
             if expired(row.memory, scope.now) or row.memory.seq not in held:
                 continue  # its memory line was not exported either
@@ -255,6 +266,11 @@ class Transfer:
             if memory_line is not None:
                 yield memory_line
             yield json.dumps(intention_line(namespace, row), ensure_ascii=False)
+            exported.add(row.memory.seq)
+        # Fired and not delivered yet: the copy hands them out (their state says fired).
+        for item in self._store.context.queued_reminders(namespace, scope.now):
+            if item.memory.seq in exported:
+                yield json.dumps(pending_line(namespace, item), ensure_ascii=False)
 
     def _export_core(self, namespace: str) -> Iterator[str]:
         for target in ("user", "memory"):
@@ -573,7 +589,9 @@ class Transfer:
         """Senses, reminders (each with its held memory line), core entries, then declared
         entities, then relations (which name entities); then the held memory lines of
         reminders already stored, and a refusal for the others (no trigger came with them)."""
-        order = {SENSES_LINE: 0, INTENTION_LINE: 1, CORE_LINE: 2, ENTITY_LINE: 3, RELATION_LINE: 4}
+        kinds = (SENSES_LINE, INTENTION_LINE, PENDING_LINE, CORE_LINE, ENTITY_LINE, RELATION_LINE)
+        order = {kind: position for position, kind in enumerate(kinds)}
+        created: set[tuple[str, str]] = set()  # the reminders this import wrote
         for line in sorted(lines, key=lambda item: (order[item.kind], item.number)):
             memory_line = None
             if line.kind == INTENTION_LINE and isinstance(line.value.get("id"), str):
@@ -591,8 +609,15 @@ class Transfer:
                         memory_line = None
                     if report.skipped > skipped:  # its memory expired since: so did it
                         report.count("skipped", "intentions")
-                    else:
-                        self._save_intention(line, checked, report)
+                    elif self._save_intention(line, checked, report):
+                        created.add((line.namespace, checked[0]))
+                elif line.kind == PENDING_LINE:
+                    # Only with its reminder written by this import: once handed out here,
+                    # an import of the same file again must not queue it again.
+                    ours = (line.namespace, line.value.get("id")) in created
+                    if ours:
+                        queue_pending(self._store, line.namespace, line.value)
+                    report.count("created" if ours else "unchanged", "queued reminders")
                 elif line.kind == CORE_LINE:
                     self._import_core(line, report)
                 elif line.kind == ENTITY_LINE:
@@ -627,7 +652,7 @@ class Transfer:
 
     def _save_intention(
         self, line: _Line, checked: tuple[str, IntentionRecord], report: ImportReport
-    ) -> None:
+    ) -> bool:
         """Store the reminder :meth:`_checked_intention` read, unless it is stored already;
         a stored one still active takes the line's end (``cancelled``, ``done``,
         ``expired``): the reminder ended where the newer export was made, and an intention
@@ -652,7 +677,8 @@ class Transfer:
                 tx.save_intention(memory.seq, record)
         if stored is None:
             report.count("created", "intentions")
-        elif stored.state == "active" and record.state != "active":
+            return True
+        if stored.state == "active" and record.state != "active":
             if record.state == "cancelled":  # as cancel: its queued reminders go too
                 self._store.intentions.cancel(line.namespace, memory_id, now)
             else:
@@ -663,6 +689,7 @@ class Transfer:
             report.count("updated", "intentions")
         else:
             report.count("unchanged", "intentions")
+        return False
 
     def _import_core(self, line: _Line, report: ImportReport) -> None:
         target = line.value.get("target")

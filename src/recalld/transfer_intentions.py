@@ -24,10 +24,14 @@ from recalld.intentions.model import (
     Trigger,
 )
 from recalld.intentions.timing import parse_zone
-from recalld.store.intentions import IntentionRecord, IntentionRow
-from recalld.transfer_lines import INTENTION_LINE, line_text
+from recalld.recollection.cue import Reminder
+from recalld.store.base import Store
+from recalld.store.context import PendingRow, rewritten_pending
+from recalld.store.intentions import IntentionRecord, IntentionRow, ReminderDraft
+from recalld.transfer_lines import INTENTION_LINE, PENDING_LINE, line_text
+from recalld.writing import INTENTION_KIND
 
-__all__ = ["checked_intention", "intention_line"]
+__all__ = ["checked_intention", "intention_line", "pending_line", "queue_pending"]
 
 # Each trigger's fields in the order its model declares them (as a trigger is written).
 TRIGGER_FIELDS: dict[str, tuple[str, ...]] = {
@@ -111,3 +115,49 @@ def checked_intention(
         next_due=times["next_due"],
         state=fields["state"],
     )
+
+
+def pending_line(namespace: str, item: PendingRow) -> dict[str, Any]:
+    """The ``recalld.pending`` line of a reminder fired and not yet delivered."""
+    return {
+        "type": PENDING_LINE,
+        "namespace": namespace,
+        "id": item.memory.id,
+        "fired_at": item.fired_at.isoformat(),
+        "score": item.score,
+        "channels": item.channels,
+        "details": item.details,
+    }
+
+
+def queue_pending(store: Store, namespace: str, value: Any) -> None:
+    """Queue again the reminder a ``recalld.pending`` line holds, as it fired (its time, its
+    why), for ``pending`` to hand out; raises ValidationError naming the wrong field."""
+    memory_id = check.memory_id(value.get("id"))
+    fired_at = parse_instant("fired_at", line_text(value, "fired_at"))
+    shapes: tuple[tuple[str, Any], ...] = (
+        ("score", Annotated[Number, Field(ge=0, le=1)]),
+        ("channels", dict[str, Number]),
+        ("details", Reminder),
+    )
+    fields: dict[str, Any] = {}
+    for name, shape in shapes:
+        try:
+            fields[name] = TypeAdapter(shape).validate_python(value.get(name))
+        except PydanticError as error:
+            first = error.errors()[0]
+            raise ValidationError(
+                ".".join(str(part) for part in (name, *first["loc"])), first["msg"]
+            ) from None
+    score: float = fields["score"]
+    channels: dict[str, float] = fields["channels"]
+    reminder: Reminder = fields["details"]
+    if reminder.intention_id != memory_id:
+        raise ValidationError("details.intention_id", f"must be the line's id {memory_id!r}")
+    with store.transaction() as tx:
+        memory = tx.find(namespace, id=memory_id)
+    if memory is None or memory.kind != INTENTION_KIND:
+        raise ValidationError("id", f"no reminder {memory_id!r} in {namespace!r}")
+    prompt, details = rewritten_pending(memory, "reminder", reminder.model_dump(mode="json"))
+    draft = ReminderDraft(memory.seq, namespace, score, channels, prompt, details or {})
+    store.intentions.session(lambda session: session.queue(draft, fired_at))

@@ -18,9 +18,7 @@ __all__ = ["MAX_SIGNAL_BYTES", "import_senses"]
 MAX_SIGNAL_BYTES = 1024 * 1024
 
 
-def import_senses(
-    store: Store, namespace: str, value: Any, report: ImportReport
-) -> None:
+def import_senses(store: Store, namespace: str, value: Any, report: ImportReport) -> None:
     """Store the senses of a ``recalld.senses`` line (``value``) for its memory in
     ``namespace``; raises ValidationError naming the field that is wrong."""
     from recalld.context.signals import check_biometrics, checked_features
