@@ -160,3 +160,21 @@ def test_a_queued_reminder_line_of_the_wrong_shape_is_refused_naming_the_field(
             assert [error.error.split(" ")[0] for error in report.errors] == [field]
             assert report.errors[0].line == len(lines)
             assert copy.recollections.pending(drain=False) == []
+
+
+def test_a_reminder_that_fired_after_an_earlier_copy_is_delivered_from_that_copy(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    # The copy held the reminder active; the source fired it since: the newer export moves
+    # the copy's to done, and its queued item must come with it (or nobody hands it out).
+    service.remind("take the pills", at=(clock.now + timedelta(minutes=5)).isoformat())
+    with _open(tmp_path / "copy.db", clock) as copy:
+        assert copy.import_lines(list(service.export())).errors == []
+        service.intentions.run_due(clock.now + timedelta(minutes=6))
+        report = copy.import_lines(list(service.export()))
+        assert report.errors == []
+        assert copy.intentions.counts() == {"done": 1}
+        delivered = copy.recollections.pending(drain=True)
+        assert [item.memory.content for item in delivered] == ["take the pills"]
+        assert copy.import_lines(list(service.export())).errors == []
+        assert copy.recollections.pending(drain=True) == []

@@ -15,9 +15,9 @@ namespace's core memory, followed by its triggers and state (``{"type":
 "zone", "scheduled", "created_at", "expires_at", "next_due", "triggers"}``; its
 firing history starts again), then the reminders fired and not delivered yet
 (``{"type": "recalld.pending", "namespace", "id", "fired_at", "score", "channels",
-"details"}``: queued again by the import that writes their reminder, not by a later
-one). What the worker extracted is not exported: it is re-extracted from the memories
-after an import.
+"details"}``: queued again by the import that writes their reminder or moves it to
+``done``, not by a later one). What the worker extracted is not exported: it is
+re-extracted from the memories after an import.
 
 Import reads the same lines (a leading byte-order mark is ignored). A memory
 line is idempotent by ``id`` (an id already present is overwritten only by a
@@ -656,7 +656,8 @@ class Transfer:
         """Store the reminder :meth:`_checked_intention` read, unless it is stored already;
         a stored one still active takes the line's end (``cancelled``, ``done``,
         ``expired``): the reminder ended where the newer export was made, and an intention
-        never becomes active again."""
+        never becomes active again. Whether it fired nowhere but there (created, or moved
+        to ``done`` here): its queued items are then this import's to queue."""
         memory_id, record = checked
         now = self._clock()
         with self._store.transaction() as tx:
@@ -687,8 +688,8 @@ class Transfer:
                     lambda session: session.set_state(stored.memory.seq, ended, now)
                 )
             report.count("updated", "intentions")
-        else:
-            report.count("unchanged", "intentions")
+            return record.state == "done"
+        report.count("unchanged", "intentions")
         return False
 
     def _import_core(self, line: _Line, report: ImportReport) -> None:
