@@ -160,6 +160,11 @@ def test_a_queued_reminder_line_of_the_wrong_shape_is_refused_naming_the_field(
             assert [error.error.split(" ")[0] for error in report.errors] == [field]
             assert report.errors[0].line == len(lines)
             assert copy.recollections.pending(drain=False) == []
+    # Alone, without the reminder it names (refused, or never sent): not counted unchanged.
+    with _open(tmp_path / "alone.db", clock) as copy:
+        report = copy.import_lines([json.dumps(queued)])
+        assert [error.error.split(" ")[0] for error in report.errors] == ["id:"]
+        assert report.unchanged == 0
 
 
 def test_a_reminder_that_fired_after_an_earlier_copy_is_delivered_from_that_copy(

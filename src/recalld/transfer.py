@@ -615,8 +615,7 @@ class Transfer:
                     # Only with its reminder written by this import: once handed out here,
                     # an import of the same file again must not queue it again.
                     ours = (line.namespace, line.value.get("id")) in created
-                    if ours:
-                        queue_pending(self._store, line.namespace, line.value)
+                    queue_pending(self._store, line.namespace, line.value, queue=ours)
                     report.count("created" if ours else "unchanged", "queued reminders")
                 elif line.kind == CORE_LINE:
                     self._import_core(line, report)

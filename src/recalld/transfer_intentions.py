@@ -130,9 +130,10 @@ def pending_line(namespace: str, item: PendingRow) -> dict[str, Any]:
     }
 
 
-def queue_pending(store: Store, namespace: str, value: Any) -> None:
-    """Queue again the reminder a ``recalld.pending`` line holds, as it fired (its time, its
-    why), for ``pending`` to hand out; raises ValidationError naming the wrong field."""
+def queue_pending(store: Store, namespace: str, value: Any, *, queue: bool) -> None:
+    """Queue again (with ``queue``; else only check) the reminder a ``recalld.pending`` line
+    holds, as it fired (its time, its why), for ``pending`` to hand out; raises
+    ValidationError naming the wrong field, or the id of a reminder not stored."""
     memory_id = check.memory_id(value.get("id"))
     fired_at = parse_instant("fired_at", line_text(value, "fired_at"))
     shapes: tuple[tuple[str, Any], ...] = (
@@ -158,6 +159,8 @@ def queue_pending(store: Store, namespace: str, value: Any) -> None:
         memory = tx.find(namespace, id=memory_id)
     if memory is None or memory.kind != INTENTION_KIND:
         raise ValidationError("id", f"no reminder {memory_id!r} in {namespace!r}")
+    if not queue:
+        return
     prompt, details = rewritten_pending(memory, "reminder", reminder.model_dump(mode="json"))
     draft = ReminderDraft(memory.seq, namespace, score, channels, prompt, details or {})
     store.intentions.session(lambda session: session.queue(draft, fired_at))
