@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from recalld.config import Settings
+from recalld.recollection.cue import Cue
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
@@ -62,7 +63,12 @@ def test_sqlite_to_postgresql_and_back_keeps_every_line(
 ) -> None:
     with _open(tmp_path / "source.db", clock) as source:
         _fill(source)
+        # Fired and not handed out: its channels and why came back in jsonb's key order.
+        source.remind("buy milk", mention=["grocery"], tags=["shopping"])
+        fired = source.recollections.sense(Cue(text="grocery", tags=("shopping",)))
+        assert [item.reminder and item.reminder.action for item in fired] == ["buy milk"]
         first = list(source.export(["default", "home"]))
+    assert sum('"recalld.pending"' in line for line in first) == 1
     with _open(postgres_url, clock) as middle:
         assert middle.import_lines(first).errors == []
         second = list(middle.export(["default", "home"]))

@@ -118,15 +118,24 @@ def checked_intention(
 
 
 def pending_line(namespace: str, item: PendingRow) -> dict[str, Any]:
-    """The ``recalld.pending`` line of a reminder fired and not yet delivered."""
+    """The ``recalld.pending`` line of a reminder fired and not yet delivered.
+
+    Its ``details`` in the order the reminder's model writes them and its ``channels`` in
+    the order of the triggers that held: PostgreSQL's ``jsonb`` gives both back in its own
+    key order, and the line must read the same from either store."""
+    details = Reminder.model_validate(item.details).model_dump(mode="json")
+    held = [match["trigger"] for match in details["matched"]]
+    order = {
+        name: (held.index(name) if name in held else len(held), name) for name in item.channels
+    }
     return {
         "type": PENDING_LINE,
         "namespace": namespace,
         "id": item.memory.id,
         "fired_at": item.fired_at.isoformat(),
         "score": item.score,
-        "channels": item.channels,
-        "details": item.details,
+        "channels": {name: item.channels[name] for name in sorted(order, key=order.__getitem__)},
+        "details": details,
     }
 
 
