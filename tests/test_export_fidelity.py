@@ -13,6 +13,7 @@ import pytest
 from recalld.config import Settings
 from recalld.recollection.cue import Cue
 from recalld.service import MemoryService
+from recalld.store.intentions import ReminderDraft
 from tests.conftest import FakeClock
 
 
@@ -189,3 +190,21 @@ def test_a_reminder_that_fired_after_an_earlier_copy_is_delivered_from_that_copy
         assert [item.memory.content for item in delivered] == ["take the pills"]
         assert copy.import_lines(list(service.export())).errors == []
         assert copy.recollections.pending(drain=True) == []
+
+
+def test_a_queued_reminder_stored_in_another_shape_still_gets_its_line(
+    service: MemoryService, clock: FakeClock, tmp_path: Path
+) -> None:
+    # Every row gets its line: one the export cannot read as a reminder's why is written
+    # as stored (not a failed export), and the importer names what is wrong with it.
+    reminder = service.remind("call the plumber", mention=["plumber"])
+    seq = service.get(reminder.id).seq
+    draft = ReminderDraft(seq, "default", 1.0, {"mention": 1.0}, "p", {"why": "plumber"})
+    service.store.intentions.session(lambda session: session.queue(draft, clock.now))
+    lines = [json.loads(line) for line in service.export()]
+    assert lines[-1]["type"] == "recalld.pending"
+    assert lines[-1]["details"] == {"why": "plumber"}
+    with _open(tmp_path / "copy.db", clock) as copy:
+        report = copy.import_lines([json.dumps(line) for line in lines])
+        assert [error.error.split(" ")[0] for error in report.errors] == ["details.intention_id:"]
+        assert copy.intentions.counts() == {"active": 1}

@@ -123,8 +123,16 @@ def pending_line(namespace: str, item: PendingRow) -> dict[str, Any]:
     Its ``details`` in the order the reminder's model writes them and its ``channels`` in
     the order of the triggers that held: PostgreSQL's ``jsonb`` gives both back in its own
     key order, and the line must read the same from either store."""
-    details = Reminder.model_validate(item.details).model_dump(mode="json")
-    held = [match["trigger"] for match in details["matched"]]
+    try:
+        details: Any = Reminder.model_validate(item.details).model_dump(mode="json")
+    except PydanticError:  # as stored: the importer names what is wrong with it
+        details = item.details
+    matched = details.get("matched") if isinstance(details, dict) else None
+    held = (
+        [match.get("trigger") for match in matched if isinstance(match, dict)]
+        if isinstance(matched, list)
+        else []
+    )
     order = {
         name: (held.index(name) if name in held else len(held), name) for name in item.channels
     }
