@@ -16,7 +16,7 @@ namespace's core memory, followed by its triggers and state (``{"type":
 firing history starts again), then the reminders fired and not delivered yet
 (``{"type": "recalld.pending", "namespace", "id", "fired_at", "score", "channels",
 "details"}``: queued again by the import that writes their reminder or moves it to
-``done``, not by a later one). What the worker extracted is not exported: it is
+``done``, once each, not by a later one). What the worker extracted is not exported: it is
 re-extracted from the memories after an import.
 
 Import reads the same lines (a leading byte-order mark is ignored). A memory
@@ -592,6 +592,7 @@ class Transfer:
         kinds = (SENSES_LINE, INTENTION_LINE, PENDING_LINE, CORE_LINE, ENTITY_LINE, RELATION_LINE)
         order = {kind: position for position, kind in enumerate(kinds)}
         created: set[tuple[str, str]] = set()  # the reminders this import wrote
+        pending_lines: dict[tuple[str, str, datetime], int] = {}  # their first line
         for line in sorted(lines, key=lambda item: (order[item.kind], item.number)):
             memory_line = None
             if line.kind == INTENTION_LINE and isinstance(line.value.get("id"), str):
@@ -614,9 +615,15 @@ class Transfer:
                 elif line.kind == PENDING_LINE:
                     # Only with its reminder written by this import: once handed out here,
                     # an import of the same file again must not queue it again.
-                    ours = (line.namespace, line.value.get("id")) in created
-                    queue_pending(self._store, line.namespace, line.value, queue=ours)
-                    report.count("created" if ours else "unchanged", "queued reminders")
+                    queued = queue_pending(
+                        self._store,
+                        line.namespace,
+                        line.value,
+                        created=created,
+                        first_line=pending_lines,
+                        number=line.number,
+                    )
+                    report.count("created" if queued else "unchanged", "queued reminders")
                 elif line.kind == CORE_LINE:
                     self._import_core(line, report)
                 elif line.kind == ENTITY_LINE:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import Field, TypeAdapter
@@ -147,10 +148,20 @@ def pending_line(namespace: str, item: PendingRow) -> dict[str, Any]:
     }
 
 
-def queue_pending(store: Store, namespace: str, value: Any, *, queue: bool) -> None:
-    """Queue again (with ``queue``; else only check) the reminder a ``recalld.pending`` line
-    holds, as it fired (its time, its why), for ``pending`` to hand out; raises
-    ValidationError naming the wrong field, or the id of a reminder not stored."""
+def queue_pending(
+    store: Store,
+    namespace: str,
+    value: Any,
+    *,
+    created: set[tuple[str, str]],
+    first_line: dict[tuple[str, str, datetime], int],
+    number: int,
+) -> bool:
+    """Queue again the reminder a ``recalld.pending`` line (number ``number``) holds, as it
+    fired (its time, its why), for ``pending`` to hand out, when this import wrote that
+    reminder (in ``created``); else only check the line. Whether it was queued; raises
+    ValidationError naming the wrong field, the id of a reminder not stored, or the line
+    (noted in ``first_line``) an identical one came on: it would be handed out twice."""
     memory_id = check.memory_id(value.get("id"))
     fired_at = parse_instant("fired_at", line_text(value, "fired_at"))
     shapes: tuple[tuple[str, Any], ...] = (
@@ -172,12 +183,24 @@ def queue_pending(store: Store, namespace: str, value: Any, *, queue: bool) -> N
     reminder: Reminder = fields["details"]
     if reminder.intention_id != memory_id:
         raise ValidationError("details.intention_id", f"must be the line's id {memory_id!r}")
+    earlier = first_line.setdefault((namespace, memory_id, fired_at), number)
+    if earlier != number:
+        raise ValidationError(
+            "fired_at",
+            f"repeats line {earlier} (reminder {memory_id!r}, namespace {namespace!r}): a"
+            " reminder that fired is queued once",
+        )
+    queue = (namespace, memory_id) in created
+    # Looked up and queued in one transaction: a forget between the two made the queued
+    # item name a memory no longer there, a failure that ended the whole import.
     with store.transaction() as tx:
         memory = tx.find(namespace, id=memory_id)
-    if memory is None or memory.kind != INTENTION_KIND:
-        raise ValidationError("id", f"no reminder {memory_id!r} in {namespace!r}")
-    if not queue:
-        return
-    prompt, details = rewritten_pending(memory, "reminder", reminder.model_dump(mode="json"))
-    draft = ReminderDraft(memory.seq, namespace, score, channels, prompt, details or {})
-    store.intentions.session(lambda session: session.queue(draft, fired_at))
+        if memory is None or memory.kind != INTENTION_KIND:
+            raise ValidationError("id", f"no reminder {memory_id!r} in {namespace!r}")
+        if queue:
+            prompt, details = rewritten_pending(
+                memory, "reminder", reminder.model_dump(mode="json")
+            )
+            draft = ReminderDraft(memory.seq, namespace, score, channels, prompt, details or {})
+            tx.queue_reminder(draft, fired_at)
+    return queue
