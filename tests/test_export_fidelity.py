@@ -208,3 +208,24 @@ def test_a_queued_reminder_stored_in_another_shape_still_gets_its_line(
         report = copy.import_lines([json.dumps(line) for line in lines])
         assert [error.error.split(" ")[0] for error in report.errors] == ["details.intention_id:"]
         assert copy.intentions.counts() == {"active": 1}
+
+
+@pytest.mark.parametrize(
+    ("given", "refusal"),
+    [
+        ({"content": "x" * 70_000}, "content: is 70000 bytes; the limit is 65536 bytes"),
+        ({"tags": [f"t{number}" for number in range(65)]}, "tags: 65 tags; the limit is 64"),
+        ({"title": "a\x00b"}, "title:"),
+    ],
+)
+def test_an_older_keyed_line_without_id_past_a_limit_is_refused_naming_it(
+    service: MemoryService, given: dict[str, object], refusal: str
+) -> None:
+    # Review of pass a63: the older time was read before the fields were checked, so a line
+    # past a limit was counted unchanged (a line with an id is refused naming the field).
+    service.remember("the region is australiaeast", key="region")
+    older = {"content": "westeurope", "key": "region", "updated_at": "2020-01-02T00:00:00Z"}
+    report = service.import_lines([json.dumps({**older, **given})])
+    assert (report.unchanged, len(report.errors)) == (0, 1)
+    assert report.errors[0].error.startswith(refusal)
+    assert service.get(key="region").content == "the region is australiaeast"

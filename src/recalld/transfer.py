@@ -570,10 +570,12 @@ class Transfer:
         now = self._clock()
         if existing is None or expired(existing, now):
             return False
+        # Every field checked first (naming the field and its limit), as for a line with an
+        # id: a refused line is not reported unchanged.
+        written = self._writer.record_over(draft, namespace, now, existing)
         if "updated_at" in kept and kept["updated_at"] <= existing.updated_at:
             return True
         stored = stored_record(existing)
-        written = self._writer.record_over(draft, namespace, now, existing)
         written = replace(
             written,
             at=stored.at if draft.at is None else written.at,
