@@ -124,3 +124,35 @@ def test_a_pending_line_looks_its_reminder_up_where_it_is_queued(
             f"id: no reminder {reminder_id!r} in 'default'"
         ]
         assert report.details == {"core entries": 1}
+
+
+@pytest.mark.parametrize(
+    ("change", "refusal"),
+    [
+        ({"channels": {"x" * 300: 1.0}}, "channels: a channel is a trigger type"),
+        ({"channels": {"time": 1e300}}, "channels.time: must be between 0 and 1, got 1e+300"),
+        ({"channels": {"time": -1}}, "channels.time: must be between 0 and 1"),
+        ({"why": "x" * 70_000}, "details.why: is 70000 bytes; the limit is 65536 bytes"),
+        ({"trigger": "telepathy"}, "details.matched.0.trigger: must be a trigger type"),
+        ({"detail": "x" * 70_000}, "details.matched.0.detail: is 70000 bytes; the limit"),
+    ],
+)
+def test_a_pending_line_no_firing_writes_is_refused_naming_the_field(
+    service: MemoryService, clock: FakeClock, tmp_path: Path, change: dict[str, Any], refusal: str
+) -> None:
+    # A firing gives each trigger that held a channel of 1.0, and a why of a few words:
+    # a line with a channel named anything, scored 1e300, or a why of 60 MB (handed out in
+    # the prompt line) was queued as it came.
+    _, lines = _fired_export(service, clock)
+    queued = json.loads(lines[-1])
+    details = queued["details"]
+    if "channels" in change:
+        queued["channels"] = change["channels"]
+    elif "why" in change:
+        details["why"] = change["why"]
+    else:
+        details["matched"] = [{**details["matched"][0], **change}]
+    with _open(tmp_path / "copy.db", clock) as copy:
+        report = copy.import_lines([*lines[:-1], json.dumps(queued)])
+        assert [error.error[: len(refusal)] for error in report.errors] == [refusal]
+        assert copy.recollections.pending(drain=False) == []

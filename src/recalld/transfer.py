@@ -624,6 +624,7 @@ class Transfer:
                         created=created,
                         first_line=pending_lines,
                         number=line.number,
+                        settings=self._settings,
                     )
                     report.count("created" if queued else "unchanged", "queued reminders")
                 elif line.kind == CORE_LINE:

@@ -9,6 +9,7 @@ from pydantic import Field, TypeAdapter
 from pydantic import ValidationError as PydanticError
 
 from recalld import _validate as check
+from recalld._text import shown
 from recalld._time import parse_instant
 from recalld.config import Settings
 from recalld.errors import ValidationError
@@ -156,6 +157,7 @@ def queue_pending(
     created: set[tuple[str, str]],
     first_line: dict[tuple[str, str, datetime], int],
     number: int,
+    settings: Settings,
 ) -> bool:
     """Queue again the reminder a ``recalld.pending`` line (number ``number``) holds, as it
     fired (its time, its why), for ``pending`` to hand out, when this import wrote that
@@ -183,6 +185,7 @@ def queue_pending(
     reminder: Reminder = fields["details"]
     if reminder.intention_id != memory_id:
         raise ValidationError("details.intention_id", f"must be the line's id {memory_id!r}")
+    _check_why(reminder, channels, settings)
     earlier = first_line.setdefault((namespace, memory_id, fired_at), number)
     if earlier != number:
         raise ValidationError(
@@ -204,3 +207,31 @@ def queue_pending(
             draft = ReminderDraft(memory.seq, namespace, score, channels, prompt, details or {})
             tx.queue_reminder(draft, fired_at)
     return queue
+
+
+def _check_why(reminder: Reminder, channels: dict[str, float], settings: Settings) -> None:
+    """Refuse a queued reminder no firing writes: a channel or a matched trigger that is no
+    trigger type, a channel's score outside [0, 1] (a firing gives 1.0 to each trigger that
+    held), a why or a match's detail larger than a memory's content may be (it is handed
+    out in the prompt line)."""
+    types = ", ".join(TRIGGER_FIELDS)
+    for name, score in channels.items():
+        if name not in TRIGGER_FIELDS:
+            raise ValidationError(
+                "channels", f"a channel is a trigger type ({types}), not {shown(name)}"
+            )
+        if not 0 <= score <= 1:
+            raise ValidationError(f"channels.{name}", f"must be between 0 and 1, got {score}")
+    texts = [("details.why", reminder.why)]
+    for position, match in enumerate(reminder.matched):
+        if match.trigger not in TRIGGER_FIELDS:
+            raise ValidationError(
+                f"details.matched.{position}.trigger",
+                f"must be a trigger type ({types}), not {shown(match.trigger)}",
+            )
+        texts.append((f"details.matched.{position}.detail", match.detail))
+    limit = settings.max_content_bytes
+    for field, text in texts:
+        size = len(text.encode("utf-8", errors="surrogatepass"))
+        if size > limit:
+            raise ValidationError(field, f"is {size} bytes; the limit is {limit} bytes")
