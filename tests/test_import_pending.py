@@ -132,17 +132,18 @@ def test_a_pending_line_looks_its_reminder_up_where_it_is_queued(
         ({"channels": {"x" * 300: 1.0}}, "channels: a channel is a trigger type"),
         ({"channels": {"time": 1e300}}, "channels.time: must be between 0 and 1, got 1e+300"),
         ({"channels": {"time": -1}}, "channels.time: must be between 0 and 1"),
-        ({"why": "x" * 70_000}, "details.why: is 70000 bytes; the limit is 65536 bytes"),
+        ({"why": "x" * 70_000}, "details.why: holds 70000 bytes of text; the limit is 65536"),
         ({"trigger": "telepathy"}, "details.matched.0.trigger: must be a trigger type"),
-        ({"detail": "x" * 70_000}, "details.matched.0.detail: is 70000 bytes; the limit"),
+        ({"detail": "x" * 70_000}, "details.matched: holds 70000 bytes of text; the limit is"),
+        ({"matched": 2_000}, "details.matched: holds 80000 bytes of text; the limit is"),
     ],
 )
 def test_a_pending_line_no_firing_writes_is_refused_naming_the_field(
     service: MemoryService, clock: FakeClock, tmp_path: Path, change: dict[str, Any], refusal: str
 ) -> None:
     # A firing gives each trigger that held a channel of 1.0, and a why of a few words:
-    # a line with a channel named anything, scored 1e300, or a why of 60 MB (handed out in
-    # the prompt line) was queued as it came.
+    # a line with a channel named anything, scored 1e300, or a why or matches of 60 MB
+    # (handed out in the prompt line and by pending) was queued as it came.
     _, lines = _fired_export(service, clock)
     queued = json.loads(lines[-1])
     details = queued["details"]
@@ -150,6 +151,8 @@ def test_a_pending_line_no_firing_writes_is_refused_naming_the_field(
         queued["channels"] = change["channels"]
     elif "why" in change:
         details["why"] = change["why"]
+    elif "matched" in change:  # many small matches: 40 bytes each
+        details["matched"] = [{"trigger": "time", "detail": "x" * 40}] * change["matched"]
     else:
         details["matched"] = [{**details["matched"][0], **change}]
     with _open(tmp_path / "copy.db", clock) as copy:

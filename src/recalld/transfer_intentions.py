@@ -212,8 +212,8 @@ def queue_pending(
 def _check_why(reminder: Reminder, channels: dict[str, float], settings: Settings) -> None:
     """Refuse a queued reminder no firing writes: a channel or a matched trigger that is no
     trigger type, a channel's score outside [0, 1] (a firing gives 1.0 to each trigger that
-    held), a why or a match's detail larger than a memory's content may be (it is handed
-    out in the prompt line)."""
+    held), a why or matches' details larger than a memory's content may be (the why is
+    handed out in the prompt line)."""
     types = ", ".join(TRIGGER_FIELDS)
     for name, score in channels.items():
         if name not in TRIGGER_FIELDS:
@@ -222,16 +222,22 @@ def _check_why(reminder: Reminder, channels: dict[str, float], settings: Setting
             )
         if not 0 <= score <= 1:
             raise ValidationError(f"channels.{name}", f"must be between 0 and 1, got {score}")
-    texts = [("details.why", reminder.why)]
     for position, match in enumerate(reminder.matched):
         if match.trigger not in TRIGGER_FIELDS:
             raise ValidationError(
                 f"details.matched.{position}.trigger",
                 f"must be a trigger type ({types}), not {shown(match.trigger)}",
             )
-        texts.append((f"details.matched.{position}.detail", match.detail))
+    # The why is the matches' details joined: neither is larger than a memory's content.
     limit = settings.max_content_bytes
-    for field, text in texts:
-        size = len(text.encode("utf-8", errors="surrogatepass"))
+    sizes = {
+        "details.why": _size(reminder.why),
+        "details.matched": sum(_size(match.detail) for match in reminder.matched),
+    }
+    for field, size in sizes.items():
         if size > limit:
-            raise ValidationError(field, f"is {size} bytes; the limit is {limit} bytes")
+            raise ValidationError(field, f"holds {size} bytes of text; the limit is {limit}")
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", errors="surrogatepass"))
