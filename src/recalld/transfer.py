@@ -9,11 +9,14 @@ declared relations (``{"type": "recalld.relation", "namespace", "from", "to",
 "relation_type"}``). An experience's senses follow its memories' lines
 (``{"type": "recalld.senses", "namespace", "id", "signals": {"image"|"audio":
 base64 of the derived features}, "biometrics": {name: reading}}``): the features,
-not the media, which recalld never keeps. A reminder's memory line is followed,
-after the namespace's core memory, by its triggers and state (``{"type":
+not the media, which recalld never keeps. A reminder's memory line comes after the
+namespace's core memory, followed by its triggers and state (``{"type":
 "recalld.intention", "namespace", "id", "state", "repeat", "min_interval_seconds",
 "zone", "scheduled", "created_at", "expires_at", "next_due", "triggers"}``; its
-firing history starts again). What the worker extracted is not exported: it is
+firing history starts again), then the reminders fired and not delivered yet
+(``{"type": "recalld.pending", "namespace", "id", "fired_at", "score", "channels",
+"details"}``: queued again by the import that writes their reminder or moves it to
+``done``, once each, not by a later one). What the worker extracted is not exported: it is
 re-extracted from the memories after an import.
 
 Import reads the same lines (a leading byte-order mark is ignored). A memory
@@ -22,7 +25,8 @@ record with a newer ``updated_at``, or, without one, by one differing in any fie
 but its times and counts; a second line with the id of an earlier one in the same
 namespace is refused, as it would overwrite the first on every import); a line
 without ``id`` is a new memory with the line's times, access count and expiry,
-unless it repeats a stored one. A new memory's line that has already expired is
+unless it repeats a stored one (with a ``key`` and an ``updated_at`` not newer than
+its memory's, it leaves that memory as it is). A new memory's line that has already expired is
 ``skipped`` (the purge would delete it at once).
 Core entries already there are kept, and an entry that does not fit its target's
 limit is refused with its line. A bad line is reported with its number and nothing
@@ -33,7 +37,6 @@ of it is written, while the other lines still import (in chunks of
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -59,11 +62,17 @@ from recalld.store.base import (
     StoreTransaction,
     stored_record,
 )
-from recalld.transfer_intentions import checked_intention
+from recalld.transfer_intentions import (
+    checked_intention,
+    intention_line,
+    pending_line,
+    queue_pending,
+)
 from recalld.transfer_lines import (
     CORE_LINE,
     ENTITY_LINE,
     INTENTION_LINE,
+    PENDING_LINE,
     RELATION_LINE,
     SENSES_LINE,
     ExportedSeqs,
@@ -73,6 +82,7 @@ from recalld.transfer_lines import (
     structure_kind,
     unchanged,
 )
+from recalld.transfer_senses import import_senses
 from recalld.writing import INTENTION_KIND, expired, find_key
 
 if TYPE_CHECKING:
@@ -97,8 +107,6 @@ __all__ = [
 ]
 
 IMPORT_CHUNK_LINES = 500
-# A sense's derived features are small (an image's: ~2 KiB; a song's fingerprint: ~10 KiB).
-MAX_SIGNAL_BYTES = 1024 * 1024
 GRAPH_PAGE = 500
 
 # Whether the importing caller may write a namespace (a token's scopes over HTTP).
@@ -190,6 +198,9 @@ class Transfer:
         # importer refuse that line, losing an entity declared before the export began.
         # Their seqs, not the newest: on PostgreSQL a lower seq may commit later.
         held = ExportedSeqs()
+        # A reminder's memory line goes with its intention line, where an import writes it
+        # (in seq order, the copy's export listed it after the others: another file).
+        reminders: dict[int, str] = {}
         for memory in self._store.iterate(scope):
             held.add(memory.seq)
             page.append(memory)
@@ -204,12 +215,19 @@ class Transfer:
                     f" exported as text under {UNREADABLE_META_KEY!r}"
                 )
             # The same fields, in the same order, as ExportRecord (which import parses).
-            yield memory.model_dump_json(exclude={"seq", "index_state"})
+            line = memory.model_dump_json(exclude={"seq", "index_state"})
+            if memory.kind == INTENTION_KIND:
+                reminders[memory.seq] = line
+                continue
+            yield line
         yield from self._export_senses(page)
         for namespace in scope.namespaces:
             yield from self._export_core(namespace)
-            yield from self._export_intentions(namespace, scope, held)
+            yield from self._export_intentions(namespace, scope, held, reminders)
             yield from self._export_graph(namespace, scope, held)
+        # A reminder's memory whose triggers were not read (forgotten meanwhile) is still
+        # every live memory's line, as before.
+        yield from reminders.values()
 
     def _export_senses(self, memories: Sequence[Memory]) -> Iterator[str]:
         """The senses lines of ``memories`` that have any (after their memory lines)."""
@@ -233,26 +251,26 @@ class Transfer:
                 biometrics=biometrics.get(seq, {}),
             )
 
-    def _export_intentions(self, namespace: str, scope: Scope, held: ExportedSeqs) -> Iterator[str]:
+    def _export_intentions(
+        self, namespace: str, scope: Scope, held: ExportedSeqs, reminders: dict[int, str]
+    ) -> Iterator[str]:
         """The triggers and state of the namespace's intentions whose memory is exported
-        (in ``held``: none written after the memory lines were read)."""
+        (in ``held``: none written after the memory lines were read), each after its
+        memory's line (taken from ``reminders``), then the reminders they queued that
+        were not delivered yet."""
+        exported: set[int] = set()
         for row in reversed(self._store.intentions.select(namespace, None, now=scope.now)):
             if expired(row.memory, scope.now) or row.memory.seq not in held:
                 continue  # its memory line was not exported either
-            yield _line(
-                INTENTION_LINE,
-                namespace=namespace,
-                id=row.memory.id,
-                state=row.state,
-                repeat=row.repeat,
-                min_interval_seconds=row.min_interval_seconds,
-                zone=row.zone,
-                scheduled=row.scheduled,
-                created_at=row.created_at.isoformat(),
-                expires_at=None if row.expires_at is None else row.expires_at.isoformat(),
-                next_due=None if row.next_due is None else row.next_due.isoformat(),
-                triggers=[trigger.spec for trigger in row.triggers],
-            )
+            memory_line = reminders.pop(row.memory.seq, None)
+            if memory_line is not None:
+                yield memory_line
+            yield json.dumps(intention_line(namespace, row), ensure_ascii=False)
+            exported.add(row.memory.seq)
+        # Fired and not delivered yet: the copy hands them out (their state says fired).
+        for item in self._store.context.queued_reminders(namespace, scope.now):
+            if item.memory.seq in exported:
+                yield json.dumps(pending_line(namespace, item), ensure_ascii=False)
 
     def _export_core(self, namespace: str) -> Iterator[str]:
         for target in ("user", "memory"):
@@ -527,7 +545,7 @@ class Transfer:
                 "meta": record.meta,
             }
         )
-        if record.key is not None and self._holds_already(tx, draft, namespace, expires_at):
+        if record.key is not None and self._holds_already(tx, draft, namespace, kept):
             return "unchanged"  # a re-import of the same file changes nothing
         receipt, memory = self._writer.write(
             tx, draft, namespace, dedupe=True, expires_at=expires_at
@@ -542,26 +560,27 @@ class Transfer:
         )
 
     def _holds_already(
-        self,
-        tx: StoreTransaction,
-        draft: NewMemory,
-        namespace: str,
-        expires_at: datetime | None,
+        self, tx: StoreTransaction, draft: NewMemory, namespace: str, kept: dict[str, Any]
     ) -> bool:
         """Whether the memory under ``draft``'s key already says everything the line says
         (a line without ``at`` keeps the stored one): writing it would only move its
-        ``updated_at`` and queue it again, as every re-import of a keyed line did."""
+        ``updated_at`` and queue it again, as every re-import of a keyed line did; or the
+        line's ``updated_at`` (in ``kept``) is not newer, as for a line with an id."""
         existing = None if draft.key is None else find_key(tx, namespace, draft.key)
         now = self._clock()
         if existing is None or expired(existing, now):
             return False
-        stored = stored_record(existing)
+        # Every field checked first (naming the field and its limit), as for a line with an
+        # id: a refused line is not reported unchanged.
         written = self._writer.record_over(draft, namespace, now, existing)
+        if "updated_at" in kept and kept["updated_at"] <= existing.updated_at:
+            return True
+        stored = stored_record(existing)
         written = replace(
             written,
             at=stored.at if draft.at is None else written.at,
             updated_at=stored.updated_at,
-            expires_at=expires_at,
+            expires_at=kept.get("expires_at"),
             index_state=stored.index_state,
         )
         return written == stored
@@ -572,14 +591,17 @@ class Transfer:
         """Senses, reminders (each with its held memory line), core entries, then declared
         entities, then relations (which name entities); then the held memory lines of
         reminders already stored, and a refusal for the others (no trigger came with them)."""
-        order = {SENSES_LINE: 0, INTENTION_LINE: 1, CORE_LINE: 2, ENTITY_LINE: 3, RELATION_LINE: 4}
+        kinds = (SENSES_LINE, INTENTION_LINE, PENDING_LINE, CORE_LINE, ENTITY_LINE, RELATION_LINE)
+        order = {kind: position for position, kind in enumerate(kinds)}
+        created: set[tuple[str, str]] = set()  # the reminders this import wrote
+        pending_lines: dict[tuple[str, str, datetime], int] = {}  # their first line
         for line in sorted(lines, key=lambda item: (order[item.kind], item.number)):
             memory_line = None
             if line.kind == INTENTION_LINE and isinstance(line.value.get("id"), str):
                 memory_line = held.pop((line.namespace, line.value["id"]), None)
             try:
                 if line.kind == SENSES_LINE:
-                    self._import_senses(line, report)
+                    import_senses(self._store, line.namespace, line.value, report)
                 elif line.kind == INTENTION_LINE:
                     # Checked before its memory line is written: a malformed trigger line
                     # leaves no trigger-less reminder memory behind.
@@ -590,8 +612,21 @@ class Transfer:
                         memory_line = None
                     if report.skipped > skipped:  # its memory expired since: so did it
                         report.count("skipped", "intentions")
-                    else:
-                        self._save_intention(line, checked, report)
+                    elif self._save_intention(line, checked, report):
+                        created.add((line.namespace, checked[0]))
+                elif line.kind == PENDING_LINE:
+                    # Only with its reminder written by this import: once handed out here,
+                    # an import of the same file again must not queue it again.
+                    queued = queue_pending(
+                        self._store,
+                        line.namespace,
+                        line.value,
+                        created=created,
+                        first_line=pending_lines,
+                        number=line.number,
+                        settings=self._settings,
+                    )
+                    report.count("created" if queued else "unchanged", "queued reminders")
                 elif line.kind == CORE_LINE:
                     self._import_core(line, report)
                 elif line.kind == ENTITY_LINE:
@@ -620,62 +655,18 @@ class Transfer:
                     )
                 )
 
-    def _import_senses(self, line: _Line, report: ImportReport) -> None:
-        from recalld.context.signals import check_biometrics, checked_features
-
-        memory_id = check.memory_id(line.value.get("id"))
-        signals = line.value.get("signals", {})
-        readings = line.value.get("biometrics", {})
-        if not isinstance(signals, dict) or not isinstance(readings, dict):
-            raise ValidationError("signals", "signals and biometrics must be JSON objects")
-        features: dict[str, bytes] = {}
-        for channel, text in signals.items():
-            if channel not in ("image", "audio"):
-                raise ValidationError("signals", f"a channel is image or audio, not {channel!r}")
-            if not isinstance(text, str) or len(text) > MAX_SIGNAL_BYTES * 4 // 3 + 4:
-                raise ValidationError(
-                    f"signals.{channel}", f"must be base64 of at most {MAX_SIGNAL_BYTES} bytes"
-                )
-            try:
-                data = base64.b64decode(text, validate=True)
-            except binascii.Error:
-                raise ValidationError(f"signals.{channel}", "is not valid base64") from None
-            features[channel] = checked_features(channel, data, f"signals.{channel}")
-        # Names an older version kept with spaces at their ends (" heart_rate ") come back
-        # trimmed, as names are checked now, so the line is not refused for them.
-        trimmed = {
-            name.strip() if isinstance(name, str) else name: value
-            for name, value in readings.items()
-        }
-        if len(trimmed) < len(readings):
-            raise ValidationError("biometrics", "two readings have the same name once trimmed")
-        checked = check_biometrics(trimmed)
-        with self._store.transaction() as tx:
-            memory = tx.find(line.namespace, id=memory_id)
-            if memory is None:
-                raise ValidationError("id", f"no memory {memory_id!r} in {line.namespace!r}")
-            context = self._store.context
-            before = (
-                context.signals([memory.seq]).get(memory.seq, {}),
-                context.biometrics([memory.seq]).get(memory.seq, {}),
-            )
-            if before == (features, checked):
-                report.count("unchanged", "senses")
-                return
-            tx.save_signals(memory.seq, features, checked)
-        report.count("updated" if any(before) else "created", "senses")
-
     def _checked_intention(self, line: _Line) -> tuple[str, IntentionRecord]:
         """The memory id and the reminder an intention line holds (nothing is written)."""
         return checked_intention(line.value, line.namespace, self._settings)
 
     def _save_intention(
         self, line: _Line, checked: tuple[str, IntentionRecord], report: ImportReport
-    ) -> None:
+    ) -> bool:
         """Store the reminder :meth:`_checked_intention` read, unless it is stored already;
         a stored one still active takes the line's end (``cancelled``, ``done``,
         ``expired``): the reminder ended where the newer export was made, and an intention
-        never becomes active again."""
+        never becomes active again. Whether it fired nowhere but there (created, or moved
+        to ``done`` here): its queued items are then this import's to queue."""
         memory_id, record = checked
         now = self._clock()
         with self._store.transaction() as tx:
@@ -696,7 +687,8 @@ class Transfer:
                 tx.save_intention(memory.seq, record)
         if stored is None:
             report.count("created", "intentions")
-        elif stored.state == "active" and record.state != "active":
+            return True
+        if stored.state == "active" and record.state != "active":
             if record.state == "cancelled":  # as cancel: its queued reminders go too
                 self._store.intentions.cancel(line.namespace, memory_id, now)
             else:
@@ -705,8 +697,9 @@ class Transfer:
                     lambda session: session.set_state(stored.memory.seq, ended, now)
                 )
             report.count("updated", "intentions")
-        else:
-            report.count("unchanged", "intentions")
+            return record.state == "done"
+        report.count("unchanged", "intentions")
+        return False
 
     def _import_core(self, line: _Line, report: ImportReport) -> None:
         target = line.value.get("target")

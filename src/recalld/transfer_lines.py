@@ -27,6 +27,7 @@ __all__ = [
     "ENTITY_LINE",
     "INTENTION_LINE",
     "LINE_FIELDS",
+    "PENDING_LINE",
     "RELATION_LINE",
     "SENSES_LINE",
     "ExportedSeqs",
@@ -42,6 +43,7 @@ ENTITY_LINE = "recalld.entity"
 RELATION_LINE = "recalld.relation"
 SENSES_LINE = "recalld.senses"
 INTENTION_LINE = "recalld.intention"
+PENDING_LINE = "recalld.pending"
 
 _COMMON = frozenset({"type", "namespace"})
 LINE_FIELDS: dict[str, frozenset[str]] = {
@@ -62,6 +64,7 @@ LINE_FIELDS: dict[str, frozenset[str]] = {
         "next_due",
         "triggers",
     },
+    PENDING_LINE: _COMMON | {"id", "fired_at", "score", "channels", "details"},
 }
 
 
@@ -73,7 +76,8 @@ def structure_kind(value: dict[str, Any]) -> str:
         raise ValidationError(
             "type",
             f"a recalld export line is a memory (no type), {CORE_LINE}, {ENTITY_LINE},"
-            f" {RELATION_LINE}, {SENSES_LINE} or {INTENTION_LINE}; got {kind!r}",
+            f" {RELATION_LINE}, {SENSES_LINE}, {INTENTION_LINE} or {PENDING_LINE};"
+            f" got {kind!r}",
         )
     for name in value:
         if name not in LINE_FIELDS[kind]:

@@ -83,3 +83,64 @@ def test_import_auto_reads_back_an_export_whose_first_line_is_longer_than_the_sa
 )
 def test_detect_a_cut_first_line_by_the_keys_it_starts_with(cut: str, expected: str) -> None:
     assert detect_format(cut[:65_536]) == expected
+
+
+@pytest.mark.parametrize("format", ["recalld", "mcp-memory", "mem0", "hermes"])
+def test_import_file_in_utf16_says_so_under_every_format(
+    service: MemoryService, tmp_path: Path, format: str
+) -> None:
+    # Adversarial pass a63: under a format of lines, a UTF-16 file was split at its 0x0a
+    # bytes and each piece refused ("line 2: is not JSON"), one more line than it held.
+    path = tmp_path / "export.jsonl"
+    path.write_bytes('{"content": "héllo"}\n{"content": "second"}\n'.encode("utf-16"))
+    with pytest.raises(ValidationError) as raised:
+        service.import_file(path, format=format)
+    assert raised.value.field == "file"
+    assert str(raised.value) == (
+        f"file: {path} is UTF-16 (it starts with its byte-order mark): save it as UTF-8"
+    )
+    assert service.list_memories().memories == []
+
+
+LINES = '{"content": "héllo"}\n{"content": "second"}\n'
+
+
+@pytest.mark.parametrize(
+    ("data", "cause"),
+    [
+        (b"\xff\xfe\x00\x00" + LINES.encode("utf-32-le"), "is UTF-32 (it starts with its"),
+        (b"\x00\x00\xfe\xff" + LINES.encode("utf-32-be"), "is UTF-32 (it starts with its"),
+        (LINES.encode("utf-16-le"), "is UTF-16 or UTF-32 (NUL bytes between"),
+        (LINES.encode("utf-16-be"), "is UTF-16 or UTF-32 (NUL bytes between"),
+        (LINES.encode("utf-32-le"), "is UTF-16 or UTF-32 (NUL bytes between"),
+    ],
+    ids=["utf-32-le", "utf-32-be", "utf-16-le-unmarked", "utf-16-be-unmarked", "utf-32-unmarked"],
+)
+@pytest.mark.parametrize("format", ["auto", "recalld"])
+def test_import_of_utf32_or_utf16_without_its_mark_is_refused_naming_it(
+    service: MemoryService, tmp_path: Path, data: bytes, cause: str, format: str
+) -> None:
+    # Review of pass a63: UTF-32 LE was called UTF-16 (its mark starts with UTF-16 LE's);
+    # UTF-32 BE, and UTF-16 without its mark, were split at their 0x0a bytes, each piece a
+    # "line: is not UTF-8" or "is not JSON" error naming no cause (or "cannot tell the
+    # format" for a file).
+    path = tmp_path / "export.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(ValidationError) as raised:
+        service.import_file(path, format=format)
+    assert str(raised.value).startswith(f"file: {path} {cause}")
+    assert str(raised.value).endswith("save it as UTF-8")
+    with pytest.raises(ValidationError) as raised:
+        service.import_text(data, format=format)
+    assert str(raised.value).startswith(f"file: the upload {cause}")
+    assert service.list_memories().memories == []
+
+
+def test_import_of_utf8_with_its_mark_still_imports(service: MemoryService, tmp_path: Path) -> None:
+    path = tmp_path / "export.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + LINES.encode())
+    assert service.import_file(path).created == 2
+    assert sorted(memory.content for memory in service.list_memories().memories) == [
+        "héllo",
+        "second",
+    ]

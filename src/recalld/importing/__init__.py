@@ -19,7 +19,9 @@ documents); a refused line or item writes nothing, and the others still
 import. A line or item with the id of an earlier one of the same file (a mem0
 memory, a recalld memory in its namespace, a chat export's conversation, a
 message of one conversation) is refused, naming the first: it would overwrite
-the first on every import. A leading byte-order mark is ignored. A document
+the first on every import. A leading UTF-8 byte-order mark is ignored; a file
+or upload in UTF-16 or UTF-32 (its mark, or NUL bytes among its first characters) is
+refused whole, naming it. A document
 that cannot be read at all is one error (line 1); an empty upload imports
 nothing, and one whose format ``auto`` cannot tell is read as recalld lines
 (each bad one reported). ``may_write(namespace)`` is asked before anything is
@@ -54,7 +56,13 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 MEM0_NAMES = {"content": "memory", "meta": "metadata", "tags": "categories", "at": "created_at"}
 BOM = "\ufeff"
 BOM_BYTES = BOM.encode("utf-8")
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+# UTF-32's before UTF-16's: UTF-32 LE's mark starts with UTF-16 LE's.
+WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
 
 
 class _Run:
@@ -142,13 +150,12 @@ def _import_source(
         # The whole file is empty (an export of an empty namespace, or of an account
         # without conversations: "[]"): nothing to import.
         return ImportReport()
-    if format == "auto" and head.startswith(UTF16_BOMS):
-        # Told apart by content it could not be: "cannot tell the format" said
-        # nothing of the cause (PowerShell's `>` writes UTF-16).
-        raise ValidationError(
-            "file",
-            f"{shown} is UTF-16 (it starts with its byte-order mark): save it as UTF-8",
-        )
+    wide = wide_encoding(head)
+    if wide is not None:
+        # Told apart by content it could not be: "cannot tell the format" said nothing
+        # of the cause (PowerShell's `>` writes UTF-16); and as lines, it was split at
+        # its 0x0a bytes, each piece refused as "not JSON", lines it never held.
+        raise ValidationError("file", f"{shown} {wide}")
     chosen = _chosen(format, head.decode("utf-8", errors="replace"), name)
     if chosen in ("recalld", "mcp-memory"):
         # Chunks read before a failed read stay imported (a second run skips them).
@@ -178,6 +185,9 @@ def import_text(
     kind = check.archive_kind(text) if isinstance(text, bytes) else None
     if kind is not None:  # in any format: no importer reads an archive
         raise ValidationError("file", f"the upload {check.archive_message(kind)}")
+    wide = wide_encoding(text) if isinstance(text, bytes) else None
+    if wide is not None:
+        raise ValidationError("file", f"the upload {wide}")  # as a file's (above)
     # An editor's byte-order mark is no part of the first record.
     text = text.removeprefix(BOM_BYTES) if isinstance(text, bytes) else text.removeprefix(BOM)
     if format == "auto" and _empty(text, name):
@@ -202,6 +212,19 @@ def import_text(
             )
         return _lines(run, chosen, iter([line.removesuffix("\r") for line in text.split("\n")]))
     return _document(run, chosen, text, name)
+
+
+def wide_encoding(head: bytes) -> str | None:
+    """Why ``head``, the start of a file, is UTF-16 or UTF-32 rather than UTF-8 (its
+    byte-order mark, or a NUL byte beside an ASCII one among its first four: no UTF-8 JSON
+    or Markdown starts so), or None."""
+    for mark, name in WIDE_BOMS:
+        if head.startswith(mark):
+            return f"is {name} (it starts with its byte-order mark): save it as UTF-8"
+    first = head[:4]
+    if 0 in first and any(0 < byte < 0x80 for byte in first):
+        return "is UTF-16 or UTF-32 (NUL bytes between its first characters): save it as UTF-8"
+    return None
 
 
 def _empty(text: str | bytes, name: str | None) -> bool:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from recalld.store.context import ContextStore
     from recalld.store.core import CoreStore
     from recalld.store.graph import GraphStore, GraphTransaction
-    from recalld.store.intentions import IntentionRecord, IntentionStore
+    from recalld.store.intentions import IntentionRecord, IntentionStore, ReminderDraft
     from recalld.store.retrieval import RetrievalStore
     from recalld.store.semantic import SemanticStore, VectorSearch
     from recalld.store.tables import TableAccess
@@ -258,6 +258,11 @@ class StoreTransaction(Protocol):
 
     def save_intention(self, seq: int, record: IntentionRecord) -> None:
         """Store row ``seq``'s intention state and triggers (see :mod:`recalld.intentions`)."""
+        ...
+
+    def queue_reminder(self, reminder: ReminderDraft, fired_at: datetime) -> None:
+        """Put a reminder that fired at ``fired_at`` in its namespace's pending queue, in
+        this transaction (with the lookup of its memory: a forget cannot come between)."""
         ...
 
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:

@@ -124,6 +124,11 @@ class ContextStore(Protocol):
         ``drain``); one of a memory that expired since it was queued is never returned."""
         ...
 
+    def queued_reminders(self, namespace: str, now: datetime) -> list[PendingRow]:
+        """Every reminder still queued (not delivered) of memories live at ``now``, oldest
+        first, left in the queue (an export carries them)."""
+        ...
+
     def pending_version(self, namespace: str) -> int:
         """Changes whenever the namespace's pending queue changes."""
         ...

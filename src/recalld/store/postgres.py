@@ -57,14 +57,14 @@ from recalld.store.base import (
     SourceTurn,
 )
 from recalld.store.context import rewritten_pending
-from recalld.store.intentions import IntentionRecord
+from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_context import PostgresContext, save_signals
 from recalld.store.postgres_core import PostgresCore
 from recalld.store.postgres_graph import PostgresGraph, enqueue_graph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
 from recalld.store.postgres_graph_writes import PostgresGraphTransaction
-from recalld.store.postgres_intentions import PostgresIntentions, save_intention
+from recalld.store.postgres_intentions import PostgresIntentions, queue_reminder, save_intention
 from recalld.store.postgres_migrations import MIGRATIONS
 from recalld.store.postgres_migrations_words import word_query
 from recalld.store.postgres_notify import PostgresChangeFeed
@@ -305,6 +305,9 @@ class _Transaction(PostgresLedger):
 
     def save_intention(self, seq: int, record: IntentionRecord) -> None:
         save_intention(self._connection, seq, record)
+
+    def queue_reminder(self, reminder: ReminderDraft, fired_at: datetime) -> None:
+        queue_reminder(self._connection, reminder, fired_at)
 
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
         return enqueue_graph(self._connection, seq, model, now)

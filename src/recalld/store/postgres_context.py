@@ -342,6 +342,17 @@ class PostgresContext:
 
         return self._database.write(step)
 
+    def queued_reminders(self, namespace: str, now: datetime) -> list[PendingRow]:
+        """Every reminder still queued, oldest first, left in the queue."""
+        rows = self._database.read(
+            f"SELECT {PENDING_COLUMNS}, {SELECT_COLUMNS}"
+            " FROM pending_recollections p JOIN memories m ON m.seq = p.seq"
+            " WHERE p.namespace = %s AND (m.expires_at IS NULL OR m.expires_at > %s)"
+            " AND p.kind = 'reminder' ORDER BY p.id",
+            (namespace, now),
+        )
+        return [_pending(row, row_to_memory(row[7:])) for row in rows]
+
     def pending_version(self, namespace: str) -> int:
         """Changes whenever the namespace's pending queue gains or loses an item."""
         rows = self._database.read(

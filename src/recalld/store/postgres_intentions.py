@@ -207,20 +207,25 @@ class _Session:
         )
 
     def queue(self, reminder: ReminderDraft, now: datetime) -> None:
-        self._connection.execute(
-            "INSERT INTO pending_recollections"
-            "(namespace, seq, score, channels, prompt_line, fired_at, kind, details)"
-            " VALUES (%s, %s, %s, %s, %s, %s, 'reminder', %s)",
-            (
-                reminder.namespace,
-                reminder.seq,
-                reminder.score,
-                Jsonb(reminder.channels),
-                reminder.prompt_line,
-                now,
-                Jsonb(reminder.details),
-            ),
-        )
+        queue_reminder(self._connection, reminder, now)
+
+
+def queue_reminder(connection: Connection, reminder: ReminderDraft, now: datetime) -> None:
+    """Put a reminder in its namespace's pending queue inside the caller's transaction."""
+    connection.execute(
+        "INSERT INTO pending_recollections"
+        "(namespace, seq, score, channels, prompt_line, fired_at, kind, details)"
+        " VALUES (%s, %s, %s, %s, %s, %s, 'reminder', %s)",
+        (
+            reminder.namespace,
+            reminder.seq,
+            reminder.score,
+            Jsonb(reminder.channels),
+            reminder.prompt_line,
+            now,
+            Jsonb(reminder.details),
+        ),
+    )
 
 
 class PostgresIntentions:

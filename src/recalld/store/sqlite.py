@@ -42,7 +42,7 @@ from recalld.store.base import (
 )
 from recalld.store.context import rewritten_pending
 from recalld.store.file_modes import warn_if_readable_by_others
-from recalld.store.intentions import IntentionRecord
+from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
 from recalld.store.sql import HELD_NAMESPACES, escape_like, grouped_counts, source_window
@@ -52,7 +52,7 @@ from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
 from recalld.store.sqlite_graph import SQLiteGraph, enqueue_graph
 from recalld.store.sqlite_graph_writes import SQLiteGraphTransaction
-from recalld.store.sqlite_intentions import SQLiteIntentions, save_intention
+from recalld.store.sqlite_intentions import SQLiteIntentions, queue_reminder, save_intention
 from recalld.store.sqlite_retrieval import SQLiteRetrieval, text_match
 from recalld.store.sqlite_rows import (
     SELECT_COLUMNS,
@@ -236,6 +236,9 @@ class _Transaction(SQLiteLedger):
 
     def save_intention(self, seq: int, record: IntentionRecord) -> None:
         save_intention(self._connection, seq, record)
+
+    def queue_reminder(self, reminder: ReminderDraft, fired_at: datetime) -> None:
+        queue_reminder(self._connection, reminder, fired_at)
 
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
         return enqueue_graph(self._connection, seq, model, now)

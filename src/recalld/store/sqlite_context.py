@@ -320,6 +320,17 @@ class SQLiteContext:
     ) -> list[PendingRow]:
         """The oldest queued recollections; with ``drain`` they are removed in the same
         transaction, so two consumers never receive the same item."""
+        return self._pending(namespace, now, limit=limit, drain=drain)
+
+    def queued_reminders(self, namespace: str, now: datetime) -> list[PendingRow]:
+        """Every reminder still queued, oldest first, left in the queue."""
+        return self._pending(namespace, now, limit=-1, drain=False, kind="reminder")
+
+    def _pending(
+        self, namespace: str, now: datetime, *, limit: int, drain: bool, kind: str | None = None
+    ) -> list[PendingRow]:
+        """The oldest queued items (of ``kind`` only, when given; every one for a ``limit``
+        of -1), removed with ``drain``."""
 
         def read(connection: apsw.Connection) -> list[PendingRow]:
             rows = connection.execute(
@@ -327,8 +338,9 @@ class SQLiteContext:
                 f" {SELECT_COLUMNS}"
                 " FROM pending_recollections p JOIN memories m ON m.seq = p.seq"
                 " WHERE p.namespace = ? AND (m.expires_at IS NULL OR m.expires_at > ?)"
+                " AND (? IS NULL OR p.kind = ?)"
                 " ORDER BY p.id LIMIT ?",
-                (namespace, to_storage(now), limit),
+                (namespace, to_storage(now), kind, kind, limit),
             ).fetchall()
             rows_any: list[tuple[Any, ...]] = [tuple(row) for row in rows]
             items = [

@@ -167,20 +167,25 @@ class _Session:
         )
 
     def queue(self, reminder: ReminderDraft, now: datetime) -> None:
-        self._connection.execute(
-            "INSERT INTO pending_recollections"
-            "(namespace, seq, score, channels, prompt_line, fired_at, kind, details)"
-            " VALUES (?, ?, ?, ?, ?, ?, 'reminder', ?)",
-            (
-                reminder.namespace,
-                reminder.seq,
-                reminder.score,
-                json.dumps(reminder.channels),
-                reminder.prompt_line,
-                to_storage(now),
-                json.dumps(reminder.details, ensure_ascii=False),
-            ),
-        )
+        queue_reminder(self._connection, reminder, now)
+
+
+def queue_reminder(connection: apsw.Connection, reminder: ReminderDraft, now: datetime) -> None:
+    """Put a reminder in its namespace's pending queue inside the caller's transaction."""
+    connection.execute(
+        "INSERT INTO pending_recollections"
+        "(namespace, seq, score, channels, prompt_line, fired_at, kind, details)"
+        " VALUES (?, ?, ?, ?, ?, ?, 'reminder', ?)",
+        (
+            reminder.namespace,
+            reminder.seq,
+            reminder.score,
+            json.dumps(reminder.channels),
+            reminder.prompt_line,
+            to_storage(now),
+            json.dumps(reminder.details, ensure_ascii=False),
+        ),
+    )
 
 
 def save_intention(connection: apsw.Connection, seq: int, record: IntentionRecord) -> None:

@@ -148,3 +148,28 @@ def test_intentions_due_claims_are_taken_once(open_another: OpenStore) -> None:
     assert len(set(everything)) == 6
     assert stores[1].intentions.counts("default") == {"done": 6}
     assert stores[2].intentions.next_due() is None
+
+
+def test_queued_reminders_are_read_without_taking_them(store: Store) -> None:
+    # An export reads them (adversarial pass a63): reminders only, oldest first, left queued.
+    seqs = [intention(store, "i1"), intention(store, "i2")]
+    with store.transaction() as tx:
+        plain = tx.insert(record(id="m1", content="a plain note"))
+    store.context.fire("default", [(plain.seq, 0.9, {"text": 0.9})], NOW, NOW)
+
+    def step(session: IntentionSession) -> None:
+        for seq in reversed(seqs):
+            draft = ReminderDraft(
+                seq=seq, namespace="default", score=1.0, channels={}, prompt_line="p", details={}
+            )
+            session.queue(draft, NOW + timedelta(seconds=seq))
+
+    store.intentions.session(step)
+    queued = store.context.queued_reminders("default", NOW)
+    assert [(item.memory.id, item.kind) for item in queued] == [
+        ("i2", "reminder"),
+        ("i1", "reminder"),
+    ]
+    assert queued[0].fired_at == NOW + timedelta(seconds=seqs[1])
+    assert store.context.queued_reminders("other", NOW) == []
+    assert len(store.context.take_pending("default", 10, drain=False, now=NOW)) == 3

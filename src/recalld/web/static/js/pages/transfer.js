@@ -21,6 +21,7 @@ const RECORD_KINDS = {
   "recalld.relation": "declared graph",
   "recalld.senses": "senses",
   "recalld.intention": "reminders",
+  "recalld.pending": "reminders",
 };
 
 /** How many lines of an export are memories, how many are other records, and what those hold. */
