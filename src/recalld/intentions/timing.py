@@ -32,7 +32,7 @@ from zoneinfo import ZoneInfo
 
 from dateutil import rrule as rrules
 
-from recalld._time import parse_clock_time, parse_zone, rfc3339_text
+from recalld._time import from_iso_text, parse_clock_time, parse_zone, rfc3339_text
 from recalld.errors import ValidationError
 
 __all__ = [
@@ -150,7 +150,7 @@ class PhraseParser:
             return _representable(field, datetime.combine(day, self._default_time, zone), zone)
         try:
             # As a memory's at reads it (a leap second, a lower-case t or z included).
-            moment = datetime.fromisoformat(rfc3339_text(text))
+            moment = from_iso_text(rfc3339_text(text))
         except ValueError:
             if BARE_NUMBER.fullmatch(text):
                 raise ValidationError(
