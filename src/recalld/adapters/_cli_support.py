@@ -87,10 +87,13 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     import pydantic
     from pydantic_settings import SettingsError
 
-    from recalld.config import Settings
+    from recalld.config import Settings, spelled_variables
+
+    # Named as spelled in the environment (recalld_namespace is read as RECALLD_NAMESPACE).
+    spelled = spelled_variables(given=overrides)
 
     def origin(field: str) -> str:
-        return sources.get(field, f"RECALLD_{field.upper()}")
+        return sources.get(field, spelled.get(field, f"RECALLD_{field.upper()}"))
 
     from recalld.config import unknown_variables
 

@@ -95,10 +95,16 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
             given = context.get_parameter_source(name) is ParameterSource.COMMANDLINE
             sources[name] = f"--{name}" if given else f"RECALLD_{name.upper()}"
     # Else "" is the path ".", a directory. click passes no empty RECALLD_DB on (db is
-    # None), but the settings would still read it.
+    # None), but the settings would still read it, in any case (recalld_db too).
     empty = "--db" if db is not None and not db.strip() else None
-    if db is None and "RECALLD_DB" in os.environ and not os.environ["RECALLD_DB"].strip():
-        empty = "RECALLD_DB"
+    from recalld.config import spelled_variables
+
+    # click reads RECALLD_DB and RECALLD_NAMESPACE itself, as options: only an option
+    # typed leaves the environment's spellings of its setting unread.
+    on_command_line = [name for name, source in sources.items() if source.startswith("--")]
+    variable = spelled_variables(given=dict.fromkeys(on_command_line)).get("db")
+    if variable is not None and not os.environ[variable].strip():
+        empty = variable
     if empty is not None:
         raise ValidationError(
             sources.get("db", empty), "is empty; give a database file or a postgresql:// URL"
