@@ -88,6 +88,9 @@ STEP_SECONDS = {
 # How far before the moment asked about a long-running recurrence is expanded from:
 # more than any daylight-saving shift, so no occurrence near the moment is missed.
 REBASE_MARGIN = timedelta(days=2)
+# Wider than any clock change (an hour, two in some zones' past): how far around a
+# moment a sub-daily rule's occurrences are looked at for a repeated wall time.
+CLOCK_SHIFT_MARGIN = timedelta(hours=3)
 # Every month has this many days; "monthly" from a later day falls back to the last one.
 SHORTEST_MONTH_DAYS = 28
 # The parts of an RRULE that pick days; a yearly rule naming none falls on at's date.
@@ -324,12 +327,64 @@ class Recurrence:
         found = self._built().after(twin, inc=True)
         return found is not None and found.replace(tzinfo=None) == twin.replace(tzinfo=None)
 
+    def _sub_daily(self) -> bool:
+        """Whether the rule steps hours, minutes or seconds of elapsed time (see
+        :meth:`_next_instant`): not when it names its hours (BYHOUR=2 is a wall time,
+        met once a day as a daily rule's is)."""
+        built = self._built()
+        return bool(built._freq > rrules.DAILY and not built._original_rule.get("byhour"))
+
+    def _next_instant(self, moment: datetime, *, inclusive: bool) -> datetime | None:
+        """A sub-daily rule's first occurrence after ``moment`` (at it, ``inclusive``),
+        counting a wall time the clocks go back over twice (see :func:`_passes`)."""
+        target, first = moment.astimezone(UTC), self.anchor.astimezone(UTC)
+        wall = moment.astimezone(self.anchor.tzinfo).replace(tzinfo=None)
+        start = (wall - CLOCK_SHIFT_MARGIN).replace(tzinfo=self.anchor.tzinfo)
+        best: datetime | None = None
+        for found in self._near(moment).xafter(start, inc=True):
+            occurrence = _as_datetime(found)
+            for instant in _passes(occurrence):
+                utc = instant.astimezone(UTC)
+                if (utc > target or (inclusive and utc == target)) and (
+                    best is None or utc < best.astimezone(UTC)
+                ):
+                    best = instant if utc >= first else best
+            # Later wall times are later instants: nothing after this one comes sooner.
+            if occurrence.astimezone(UTC) > target:
+                break
+        return best
+
+    def _last_instant(self, moment: datetime) -> datetime | None:
+        """A sub-daily rule's latest occurrence at or before ``moment``, counting a wall
+        time the clocks go back over twice (see :func:`_passes`)."""
+        target = moment.astimezone(UTC)
+        zone = self.anchor.tzinfo
+        wall = moment.astimezone(zone).replace(tzinfo=None)
+        around = self._near(moment).between(
+            (wall - CLOCK_SHIFT_MARGIN).replace(tzinfo=zone),
+            (wall + CLOCK_SHIFT_MARGIN).replace(tzinfo=zone),
+            inc=True,
+        )
+        instants = [
+            instant
+            for found in around
+            for instant in _passes(_as_datetime(found))
+            # Not the first pass of an at given in the second: nothing comes before at.
+            if self.anchor.astimezone(UTC) <= instant.astimezone(UTC) <= target
+        ]
+        if instants:
+            return max(instants, key=lambda instant: instant.astimezone(UTC))
+        found = self._last_wall(moment)  # none near: the last is long before
+        return None if found is None else _passes(found)[-1]
+
     def next_after(self, moment: datetime, *, inclusive: bool = False) -> datetime | None:
         """The first occurrence after ``moment`` (or at it, when ``inclusive``)."""
         if self._second_anchor():
             anchor, now = self.anchor.astimezone(UTC), moment.astimezone(UTC)
             if anchor > now or (inclusive and anchor == now):
                 return self.anchor  # nothing comes before at
+        if self._sub_daily():
+            return self._next_instant(moment, inclusive=inclusive)
         found = self._near(moment).after(moment, inc=inclusive)
         return None if found is None else _as_datetime(found)
 
@@ -337,6 +392,13 @@ class Recurrence:
         """The latest occurrence at or before ``moment``."""
         if self._second_anchor() and moment.astimezone(UTC) < self.anchor.astimezone(UTC):
             return None  # nothing comes before at
+        if self._sub_daily():
+            return self._last_instant(moment)
+        return self._last_wall(moment)
+
+    def _last_wall(self, moment: datetime) -> datetime | None:
+        """The latest occurrence at or before ``moment`` as dateutil finds it (a wall
+        time the clocks go back over as its first pass)."""
         near = self._near(moment)
         found = near.before(moment, inc=True)
         if found is None and near._dtstart != self.anchor:
@@ -385,6 +447,20 @@ def _check_counts(rule: str, text: str, field: str) -> None:
                 f"{name.strip().upper()} in {text!r} must be a whole number of at least 1,"
                 f" got {number}",
             )
+
+
+def _passes(occurrence: datetime) -> list[datetime]:
+    """The instants a wall-clock occurrence names: two when the clocks go back over it
+    (01:30 EDT, then 01:30 EST), else itself (a time the clocks skip stays as dateutil
+    gives it)."""
+    second = occurrence.replace(fold=1)
+    if second.utcoffset() == occurrence.replace(fold=0).utcoffset():
+        return [occurrence]
+    # Both folds of a skipped time differ too; only a repeated one reads back as given.
+    back = second.astimezone(UTC).astimezone(occurrence.tzinfo)
+    if back.replace(tzinfo=None) != occurrence.replace(tzinfo=None):
+        return [occurrence]
+    return [occurrence.replace(fold=0), second]
 
 
 def _as_datetime(value: Any) -> datetime:
