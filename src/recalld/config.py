@@ -14,7 +14,12 @@ from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from recalld._location import is_postgres_url, redact_url
 
@@ -88,12 +93,23 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="RECALLD_", extra="ignore")
 
-    def __init__(self, **values: Any) -> None:
-        # The variables are read whatever their case, so RECALLD_DB and recalld_db
-        # name one setting: set to two values, one was used and which depended on
-        # the environment's order. Only the settings not given here are read there.
-        spelled_variables(given=values)
-        super().__init__(**values)
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The default sources, once the environment is known to name each setting it
+        sets once: the variables are read whatever their case, so RECALLD_DB and
+        recalld_db name one setting, and set to two values one was used, which depended
+        on the environment's order. (Called at each construction; the settings given
+        as arguments are not read there, so not looked at.)"""
+        given = init_settings.init_kwargs if isinstance(init_settings, InitSettingsSource) else {}
+        spelled_variables(given=given)
+        return init_settings, env_settings, dotenv_settings, file_secret_settings
 
     db: Path | str = Field(
         default_factory=default_db_path,
