@@ -262,6 +262,7 @@ class Recurrence:
                     " FREQ=WEEKLY;BYDAY=FR (the first occurrence comes from at)",
                 )
         _check_counts(rule, text, field)
+        _check_day_filters(rule, text, field)
         recurrence = cls(rule=rule, anchor=anchor)
         try:
             built = recurrence._built()
@@ -427,6 +428,47 @@ def _yearly_superset(built: Any) -> Any:
         # finer rule naming none falls on any day of its months.
         filters["bymonthday"] = tuple(range(1, 32))
     return rrules.rrule(rrules.YEARLY, dtstart=built._dtstart, wkst=built._wkst, **filters)
+
+
+# RFC 5545's bounds of the day filters (a negative value counts from the end), and the
+# longest each month may be.
+DAY_FILTER_BOUNDS = {"BYMONTHDAY": 31, "BYYEARDAY": 366, "BYWEEKNO": 53, "BYMONTH": 12}
+LONGEST_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _check_day_filters(rule: str, text: str, field: str) -> None:
+    """Refuse a day filter out of RFC 5545's bounds (BYMONTHDAY=32), or a day of the
+    month no month named has (BYMONTH=4;BYMONTHDAY=31), at once: dateutil took them and
+    looked for an occurrence day by day until the year 9999, one to two seconds of CPU
+    for each such request before "has no occurrence" (adversarial pass e63)."""
+    given: dict[str, list[int]] = {}
+    for part in rule.split(";"):
+        name, _, value = part.partition("=")
+        name = name.strip().upper()
+        if name not in DAY_FILTER_BOUNDS:
+            continue
+        try:
+            numbers = [int(item) for item in value.split(",")]
+        except ValueError:
+            continue  # not numbers: dateutil's own words name them
+        bound = DAY_FILTER_BOUNDS[name]
+        low = 1 if name == "BYMONTH" else -bound
+        for number in numbers:
+            if not low <= number <= bound or number == 0:
+                span = f"1 to {bound}" if name == "BYMONTH" else f"1 to {bound} or -{bound} to -1"
+                raise ValidationError(
+                    field, f"{name}={number} in {text!r} is out of range: give {span}"
+                )
+        given[name] = numbers
+    # Without other day filters, a day of the month is possible when a month named has it.
+    others = ("BYYEARDAY", "BYWEEKNO", "BYDAY", "BYEASTER")
+    months, days = given.get("BYMONTH"), given.get("BYMONTHDAY")
+    alone = not any(f"{other}=" in rule.upper() for other in others)
+    possible = any(
+        abs(day) <= LONGEST_MONTH[month - 1] for month in months or () for day in days or ()
+    )
+    if months and days and alone and not possible:
+        raise ValidationError(field, f"the recurrence {text!r} has no occurrence")
 
 
 def _check_counts(rule: str, text: str, field: str) -> None:
