@@ -135,6 +135,9 @@ def test_a_rule_whose_days_differ_from_at_is_kept(
         ("FREQ=MONTHLY;BYMONTH=4;BYMONTHDAY=31", "has no occurrence"),
         ("FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30,31", "has no occurrence"),
         ("FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=-31", "has no occurrence"),
+        ("FREQ=MONTHLY;BYDAY=6MO", "BYDAY=6MO in 'FREQ=MONTHLY;BYDAY=6MO' is out of range"),
+        ("FREQ=YEARLY;BYMONTH=3;BYDAY=-6FR", "BYDAY=-6FR in"),
+        ("FREQ=YEARLY;BYDAY=60MO", "BYDAY=60MO in"),
     ],
 )
 def test_an_impossible_day_filter_is_refused_before_any_expansion(
@@ -163,3 +166,11 @@ def test_possible_day_filters_are_kept(memory: MemoryService) -> None:
         "FREQ=YEARLY;BYWEEKNO=53;BYDAY=TH",
     ):
         assert memory.remind("check", at="2027-01-01T09:00", every=every).next_due is not None
+
+
+def test_a_rule_past_dateutil_s_tables_is_refused_naming_every(memory: MemoryService) -> None:
+    # dateutil's IndexError reached the caller bare (a 500 over REST).
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("hunt the eggs", at="2027-01-01T09:00", every="FREQ=YEARLY;BYEASTER=500")
+    assert caught.value.field == "every"
+    assert memory.intentions(state="all") == []

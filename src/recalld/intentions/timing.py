@@ -271,7 +271,9 @@ class Recurrence:
             first = [
                 _as_datetime(found) for found in built.xafter(anchor, count=GAP_SAMPLE, inc=True)
             ]
-        except (ValueError, TypeError, OverflowError) as error:
+        # IndexError: dateutil's own, for an ordinal past its tables (BYEASTER=500,
+        # BYDAY=60MO), which reached callers as a bare IndexError (a 500 over REST).
+        except (ValueError, TypeError, OverflowError, IndexError) as error:
             if "FREQ=" not in rule.upper():  # no RRULE at all: dateutil's own words would puzzle
                 raise ValidationError(
                     field,
@@ -460,6 +462,7 @@ def _check_day_filters(rule: str, text: str, field: str) -> None:
                     field, f"{name}={number} in {text!r} is out of range: give {span}"
                 )
         given[name] = numbers
+    _check_weekday_ordinals(rule, text, field)
     # Without other day filters, a day of the month is possible when a month named has it.
     others = ("BYYEARDAY", "BYWEEKNO", "BYDAY", "BYEASTER")
     months, days = given.get("BYMONTH"), given.get("BYMONTHDAY")
@@ -469,6 +472,27 @@ def _check_day_filters(rule: str, text: str, field: str) -> None:
     )
     if months and days and alone and not possible:
         raise ValidationError(field, f"the recurrence {text!r} has no occurrence")
+
+
+def _check_weekday_ordinals(rule: str, text: str, field: str) -> None:
+    """Refuse a BYDAY ordinal past RFC 5545's bounds: the 6th Monday of a month (5 at
+    most in a MONTHLY rule or a YEARLY one naming months), the 54th of a year (53)."""
+    parts = {
+        name.strip().upper(): value.strip().upper()
+        for name, _, value in (part.partition("=") for part in rule.split(";"))
+    }
+    monthly = parts.get("FREQ") == "MONTHLY" or (
+        parts.get("FREQ") == "YEARLY" and "BYMONTH" in parts
+    )
+    bound = 5 if monthly else 53
+    for day in parts.get("BYDAY", "").split(","):
+        ordinal = re.match(r"([+-]?\d+)", day.strip())
+        if ordinal is not None and not 1 <= abs(int(ordinal.group(1))) <= bound:
+            raise ValidationError(
+                field,
+                f"BYDAY={day.strip()} in {text!r} is out of range: give an ordinal from 1 to"
+                f" {bound} or -{bound} to -1{' (weeks of a month)' if monthly else ''}",
+            )
 
 
 def _check_counts(rule: str, text: str, field: str) -> None:
