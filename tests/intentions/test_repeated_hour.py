@@ -68,3 +68,22 @@ def test_a_window_on_a_sub_hourly_rule_is_open_in_the_second_pass(
     clock.now = datetime(2026, 10, 25, 1, 35, tzinfo=UTC)
     fired = memory.recollections.sense(memory.recollections.cue(tags=["home"]))
     assert [item.reminder.action for item in fired if item.reminder] == ["drink some water"]
+
+
+def test_a_repeated_hour_keeps_to_the_rules_until_and_count(
+    memory: MemoryService, clock: FakeClock
+) -> None:
+    # dateutil checks UNTIL on the first pass of a wall time and counts wall times for
+    # COUNT: the second pass of 02:30 (01:30 UTC) came after UNTIL=01:00 UTC, and was a
+    # fourth firing of COUNT=3 (review of pass e63).
+    clock.now = datetime(2026, 10, 24, 22, 0, tzinfo=UTC)
+    memory.remind("until", at="2026-10-25T01:30", every="FREQ=HOURLY;UNTIL=20261025T010000Z")
+    memory.remind("count", at="2026-10-25T01:30", every="FREQ=HOURLY;COUNT=3")
+    fired = _fired_each_five_minutes(
+        memory,
+        clock,
+        datetime(2026, 10, 24, 23, 0, tzinfo=UTC),
+        datetime(2026, 10, 25, 4, 0, tzinfo=UTC),
+    )
+    assert fired["until"] == ["23:30", "00:30"]
+    assert len(fired["count"]) == 3

@@ -333,9 +333,25 @@ class Recurrence:
     def _sub_daily(self) -> bool:
         """Whether the rule steps hours, minutes or seconds of elapsed time (see
         :meth:`_next_instant`): not when it names its hours (BYHOUR=2 is a wall time,
-        met once a day as a daily rule's is)."""
+        met once a day as a daily rule's is), nor when it has a COUNT, which counts
+        dateutil's wall occurrences: both passes of a repeated hour made COUNT=3 fire
+        four times (review of pass e63)."""
         built = self._built()
-        return bool(built._freq > rrules.DAILY and not built._original_rule.get("byhour"))
+        return bool(
+            built._freq > rrules.DAILY
+            and not built._original_rule.get("byhour")
+            and built._count is None
+        )
+
+    def _instants(self, occurrence: datetime) -> list[datetime]:
+        """The passes of ``occurrence`` (see :func:`_passes`) up to the rule's UNTIL:
+        dateutil checks UNTIL on the first pass only, so the second of a repeated wall
+        time fired after it (review of pass e63)."""
+        until = self._built()._until
+        passes = _passes(occurrence)
+        if until is None or len(passes) == 1:
+            return passes
+        return [instant for instant in passes if instant.astimezone(UTC) <= until]
 
     def _next_instant(self, moment: datetime, *, inclusive: bool) -> datetime | None:
         """A sub-daily rule's first occurrence after ``moment`` (at it, ``inclusive``),
@@ -346,7 +362,7 @@ class Recurrence:
         best: datetime | None = None
         for found in self._near(moment).xafter(start, inc=True):
             occurrence = _as_datetime(found)
-            for instant in _passes(occurrence):
+            for instant in self._instants(occurrence):
                 utc = instant.astimezone(UTC)
                 if (utc > target or (inclusive and utc == target)) and (
                     best is None or utc < best.astimezone(UTC)
@@ -371,14 +387,14 @@ class Recurrence:
         instants = [
             instant
             for found in around
-            for instant in _passes(_as_datetime(found))
+            for instant in self._instants(_as_datetime(found))
             # Not the first pass of an at given in the second: nothing comes before at.
             if self.anchor.astimezone(UTC) <= instant.astimezone(UTC) <= target
         ]
         if instants:
             return max(instants, key=lambda instant: instant.astimezone(UTC))
         found = self._last_wall(moment)  # none near: the last is long before
-        return None if found is None else _passes(found)[-1]
+        return None if found is None else self._instants(found)[-1]
 
     def next_after(self, moment: datetime, *, inclusive: bool = False) -> datetime | None:
         """The first occurrence after ``moment`` (or at it, when ``inclusive``)."""
