@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import pydantic
 
+from recalld._lookalikes import blank_looking as _blank_looking
 from recalld._schema import ECMA_SPACE_CLASS, INVISIBLE_CLASS
 from recalld._text import MAX_ECHO_CHARS, shown
 from recalld.config import Settings
@@ -614,45 +615,29 @@ def _geohash(value: str) -> str:
     return text
 
 
-# Characters that show nothing, or a blank, and are no format character (so names may
-# hold them): the combining grapheme joiner, Hangul and Khmer fillers, Mongolian free
-# variation selectors and the braille blank. In a speaker's name "Ada" and "Ada" + one
-# of them were two speakers that read the same, and a name of fillers alone was a
-# speaker that looks empty.
-_BLANK_LOOKING = re.compile("[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2800\u3164\uffa0]")
-# Variation selectors: they choose how the character before them is drawn, an emoji's
-# (U+2764 U+FE0F) among others; after a letter, a digit or a space they show nothing.
-_VARIATION_SELECTOR = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
-_DRAWN_VARIANTS = frozenset({"So", "Sm", "Sk", "Lo", "Mn"})
-
-
-def _blank_looking(value: str) -> tuple[int, str] | None:
-    """The position and name of the first character of ``value`` that shows nothing
-    though it is no format character (see ``_BLANK_LOOKING``), if any."""
-    found = _BLANK_LOOKING.search(value)
-    where = None if found is None else found.start()
-    for selector in _VARIATION_SELECTOR.finditer(value):
-        position = selector.start()
-        before = value[position - 1] if position else ""
-        keycap = value[position + 1 : position + 2] == "\u20e3"  # 1️⃣: digit, VS16, keycap
-        drawn = bool(before) and unicodedata.category(before) in _DRAWN_VARIANTS
-        if not (drawn or (before and keycap)):
-            where = position if where is None else min(where, position)
-            break
-    if where is None:
-        return None
-    character = value[where]
-    name = unicodedata.name(character, "")
-    code = f"U+{ord(character):04X}"
-    return where, f"{name} ({code})" if name else code
-
-
 def speaker(value: str | None) -> str | None:
     """Who said or wrote a memory: one line of printable text (trimmed, its white space
-    collapsed, in Unicode NFC), or None."""
+    collapsed, in Unicode NFC), or None. A name stored before :func:`new_speaker` was
+    the rule passes (a filter, an import, a memory updated otherwise)."""
     if value is None:
         return None
     # The same characters as every other name (and the published schema) are refused.
+    name_text(value, "speaker")
+    # One spelling per name, as core memory keeps one per text: "Zoë" typed precomposed
+    # and the decomposed "Zoe" + U+0308 some tools write are the same speaker, for the
+    # speaker filter and for a re-sent transcript alike.
+    return " ".join(unicodedata.normalize("NFC", value).split())
+
+
+def new_speaker(value: str | None) -> str | None:
+    """A speaker a write gives a memory (see :func:`speaker`): a character that shows
+    nothing though it is no format character (``_blank_looking``) is refused naming it.
+
+    Only new names: a memory stored with one before (as :func:`key` is for keys) is
+    still read, filtered on, exported and imported, updated in its other fields and
+    re-sent unchanged in its conversation (review of pass e63)."""
+    if value is None:
+        return None
     name_text(value, "speaker")
     blank = _blank_looking(value)
     if blank is not None:
@@ -662,10 +647,7 @@ def speaker(value: str | None) -> str | None:
             f"contains {described} at position {position}, which shows nothing: a speaker"
             " holding it reads as another, or as no name",
         )
-    # One spelling per name, as core memory keeps one per text: "Zoë" typed precomposed
-    # and the decomposed "Zoe" + U+0308 some tools write are the same speaker, for the
-    # speaker filter and for a re-sent transcript alike.
-    return " ".join(unicodedata.normalize("NFC", value).split())
+    return speaker(value)
 
 
 def min_score(value: float | None, field: str = "min_score") -> float | None:
