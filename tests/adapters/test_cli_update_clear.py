@@ -61,6 +61,8 @@ def test_update_clear_removes_title_tags_and_expiry_and_keeps_the_rest(tmp_path:
         (["--tag", "garage"], "tags"),
         (["--ttl", "60"], "ttl_seconds"),
         (["--title", "spare"], "title"),
+        # Review of pass e63: the option typed, not --salience.
+        (["--importance", "3"], "salience"),
     ],
 )
 def test_update_a_field_given_and_cleared_is_refused_and_changes_nothing(

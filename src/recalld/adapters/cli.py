@@ -355,9 +355,15 @@ def update(
         changes["ttl_seconds"] = ttl
     if meta:
         changes["meta"] = _parse_meta(meta)
+    # The option typed, where two set one field (review of pass e63: "--clear salience
+    # --importance 3" named --salience, which was not given).
+    typed = {
+        "salience": "--salience" if importance is None else "--importance",
+        "place": "--place" if place is not None else "--place-name",
+    }
     for name in dict.fromkeys(cleared):
         if name in changes:
-            option = CLEARED_BY_OPTION.get(name, f"--{name.replace('_', '-')}")
+            option = typed.get(name) or CLEARED_BY_OPTION.get(name, f"--{name.replace('_', '-')}")
             raise click.BadParameter(
                 f"{name} is given a value too ({option}): give it or clear it",
                 param_hint="--clear",
