@@ -343,11 +343,16 @@ class Recurrence:
             and built._count is None
         )
 
-    def _instants(self, occurrence: datetime) -> list[datetime]:
-        """The passes of ``occurrence`` (see :func:`_passes`) up to the rule's UNTIL:
-        dateutil checks UNTIL on the first pass only, so the second of a repeated wall
-        time fired after it (review of pass e63)."""
-        until = self._built()._until
+    def _until(self) -> datetime | None:
+        """The rule's UNTIL, an instant (dateutil refuses one without an offset)."""
+        until: datetime | None = self._built()._until
+        return until
+
+    @staticmethod
+    def _instants(occurrence: datetime, until: datetime | None) -> list[datetime]:
+        """The passes of ``occurrence`` (see :func:`_passes`) up to ``until``, the rule's
+        UNTIL: dateutil checks it on the first pass only, so the second of a repeated
+        wall time fired after it (review of pass e63)."""
         passes = _passes(occurrence)
         if until is None or len(passes) == 1:
             return passes
@@ -360,9 +365,10 @@ class Recurrence:
         wall = moment.astimezone(self.anchor.tzinfo).replace(tzinfo=None)
         start = (wall - CLOCK_SHIFT_MARGIN).replace(tzinfo=self.anchor.tzinfo)
         best: datetime | None = None
+        until = self._until()
         for found in self._near(moment).xafter(start, inc=True):
             occurrence = _as_datetime(found)
-            for instant in self._instants(occurrence):
+            for instant in self._instants(occurrence, until):
                 utc = instant.astimezone(UTC)
                 if (utc > target or (inclusive and utc == target)) and (
                     best is None or utc < best.astimezone(UTC)
@@ -384,17 +390,18 @@ class Recurrence:
             (wall + CLOCK_SHIFT_MARGIN).replace(tzinfo=zone),
             inc=True,
         )
+        until = self._until()
         instants = [
             instant
             for found in around
-            for instant in self._instants(_as_datetime(found))
+            for instant in self._instants(_as_datetime(found), until)
             # Not the first pass of an at given in the second: nothing comes before at.
             if self.anchor.astimezone(UTC) <= instant.astimezone(UTC) <= target
         ]
         if instants:
             return max(instants, key=lambda instant: instant.astimezone(UTC))
         found = self._last_wall(moment)  # none near: the last is long before
-        return None if found is None else self._instants(found)[-1]
+        return None if found is None else self._instants(found, until)[-1]
 
     def next_after(self, moment: datetime, *, inclusive: bool = False) -> datetime | None:
         """The first occurrence after ``moment`` (or at it, when ``inclusive``)."""
