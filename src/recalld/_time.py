@@ -78,7 +78,9 @@ def rfc3339_text(value: str) -> str:
 # A date (basic or extended form) followed at once by a digit: Python's fromisoformat
 # takes any character after the date as the separator, so 200 ones were read as
 # 1111-11-11T11:11:11.111111 (the ninth digit eaten), a time nobody wrote.
-_DIGIT_AFTER_DATE = re.compile(r"[+-]?(?:\d{8}|\d{4}-\d{2}-\d{2})\d")
+# A basic week date with its day (2026W495) too: Python took "2026W4951111" for week 49's
+# Monday at 11:11, its day eaten as the separator (review of pass e63).
+_DIGIT_AFTER_DATE = re.compile(r"[+-]?(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}W\d{3})\d")
 
 
 def from_iso_text(text: str) -> datetime:

@@ -59,7 +59,15 @@ def test_remind_digits_run_on_from_a_date_are_refused(memory: MemoryService, tex
     assert memory.intentions(state="all") == []
 
 
-@pytest.mark.parametrize("text", ["1" * 200, "20991231" + "1" * 6 + "Z", "2026-12-04" + "1" * 7])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1" * 200,
+        "20991231" + "1" * 6 + "Z",
+        "2026-12-04" + "1" * 7,
+        "2026W495" + "1" * 4,  # review of pass e63: week 49's Monday at 11:11
+    ],
+)
 def test_a_memory_time_of_digits_run_on_from_a_date_is_refused(
     memory: MemoryService, text: str
 ) -> None:
@@ -70,3 +78,6 @@ def test_a_memory_time_of_digits_run_on_from_a_date_is_refused(
     kept = memory.get(memory.remember("the boiler was serviced", at="20261204").id)
     assert kept.at is not None
     assert kept.at.isoformat() == "2026-12-04T00:00:00+00:00"
+    week = memory.get(memory.remember("the boiler was checked", at="2026W495T0900Z").id)
+    assert week.at is not None
+    assert week.at.isoformat() == "2026-12-04T09:00:00+00:00"
