@@ -42,7 +42,7 @@ class FakeClock:
 @pytest.fixture(autouse=True)
 def _no_recalld_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
-        if name.startswith("RECALLD_"):
+        if name.upper().startswith("RECALLD_"):  # read whatever the case
             monkeypatch.delenv(name)
 
 

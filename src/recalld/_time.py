@@ -75,6 +75,22 @@ def rfc3339_text(value: str) -> str:
     return _LEAP_SECOND.sub(r"\1:59.999999", text)
 
 
+# A date (basic or extended form) followed at once by a digit: Python's fromisoformat
+# takes any character after the date as the separator, so 200 ones were read as
+# 1111-11-11T11:11:11.111111 (the ninth digit eaten), a time nobody wrote.
+# A basic week date with its day (2026W495) too: Python took "2026W4951111" for week 49's
+# Monday at 11:11, its day eaten as the separator (review of pass e63).
+_DIGIT_AFTER_DATE = re.compile(r"[+-]?(?:\d{8}|\d{4}-\d{2}-\d{2}|\d{4}W\d{3})\d")
+
+
+def from_iso_text(text: str) -> datetime:
+    """``datetime.fromisoformat(text)``, but a ValueError, as for any unreadable text,
+    when a digit follows the date where ISO 8601 puts ``T`` (or a space)."""
+    if _DIGIT_AFTER_DATE.match(text.strip()):
+        raise ValueError(f"no separator between the date and the time in {text!r}")
+    return datetime.fromisoformat(text)
+
+
 def parse_instant(field: str, value: str | datetime) -> datetime:
     """Parse an ISO 8601 instant, keeping its offset; a value without one is taken as UTC.
 
@@ -91,7 +107,7 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
         text = rfc3339_text(value)
         check_offset_minutes(field, text)
         try:
-            moment = datetime.fromisoformat(text)
+            moment = from_iso_text(text)
         except ValueError:
             raise ValidationError(
                 field,

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import pydantic
 
+from recalld._lookalikes import blank_looking as _blank_looking
 from recalld._schema import ECMA_SPACE_CLASS, INVISIBLE_CLASS
 from recalld._text import MAX_ECHO_CHARS, shown
 from recalld.config import Settings
@@ -616,7 +617,8 @@ def _geohash(value: str) -> str:
 
 def speaker(value: str | None) -> str | None:
     """Who said or wrote a memory: one line of printable text (trimmed, its white space
-    collapsed, in Unicode NFC), or None."""
+    collapsed, in Unicode NFC), or None. A name stored before :func:`new_speaker` was
+    the rule passes (a filter, an import, a memory updated otherwise)."""
     if value is None:
         return None
     # The same characters as every other name (and the published schema) are refused.
@@ -625,6 +627,27 @@ def speaker(value: str | None) -> str | None:
     # and the decomposed "Zoe" + U+0308 some tools write are the same speaker, for the
     # speaker filter and for a re-sent transcript alike.
     return " ".join(unicodedata.normalize("NFC", value).split())
+
+
+def new_speaker(value: str | None) -> str | None:
+    """A speaker a write gives a memory (see :func:`speaker`): a character that shows
+    nothing though it is no format character (``_blank_looking``) is refused naming it.
+
+    Only new names: a memory stored with one before (as :func:`key` is for keys) is
+    still read, filtered on, exported and imported, updated in its other fields and
+    re-sent unchanged in its conversation (review of pass e63)."""
+    if value is None:
+        return None
+    name_text(value, "speaker")
+    blank = _blank_looking(value)
+    if blank is not None:
+        position, described = blank
+        raise ValidationError(
+            "speaker",
+            f"contains {described} at position {position}, which shows nothing: a speaker"
+            " holding it reads as another, or as no name",
+        )
+    return speaker(value)
 
 
 def min_score(value: float | None, field: str = "min_score") -> float | None:

@@ -14,7 +14,12 @@ from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from recalld._location import is_postgres_url, redact_url
 
@@ -28,6 +33,7 @@ __all__ = [
     "Settings",
     "default_cache_directory",
     "default_db_path",
+    "spelled_variables",
     "unknown_variables",
 ]
 
@@ -86,6 +92,24 @@ class Settings(BaseSettings):
     """Every knob recalld has, with the defaults a single-user install wants."""
 
     model_config = SettingsConfigDict(env_prefix="RECALLD_", extra="ignore")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The default sources, once the environment is known to name each setting it
+        sets once: the variables are read whatever their case, so RECALLD_DB and
+        recalld_db name one setting, and set to two values one was used, which depended
+        on the environment's order. (Called at each construction; the settings given
+        as arguments are not read there, so not looked at.)"""
+        given = init_settings.init_kwargs if isinstance(init_settings, InitSettingsSource) else {}
+        spelled_variables(given=given)
+        return init_settings, env_settings, dotenv_settings, file_secret_settings
 
     db: Path | str = Field(
         default_factory=default_db_path,
@@ -582,6 +606,33 @@ class Settings(BaseSettings):
 
 # Read by `make install` (scripts/install.sh), not by a running recalld.
 INSTALL_VARIABLES = frozenset({"RECALLD_HOME", "RECALLD_BIN_DIR", "RECALLD_EXTRAS"})
+
+
+def spelled_variables(
+    environ: Mapping[str, str] | None = None, *, given: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """Each setting read from ``environ`` (``os.environ`` by default) with the name it is
+    spelled by there (``{"db": "recalld_db"}``): the settings read their variables
+    whatever the case. A :class:`ValidationError` naming both when one setting is set by
+    two spellings to different values (``RECALLD_DB`` and ``recalld_db``); the settings
+    in ``given`` (passed in, not read) are not looked at."""
+    from recalld.errors import ValidationError
+
+    environment = os.environ if environ is None else environ
+    fields = {f"RECALLD_{name.upper()}": name for name in Settings.model_fields}
+    spelled: dict[str, str] = {}
+    for name in sorted(environment):
+        field = fields.get(name.upper())
+        if field is None or field in (given or {}):
+            continue
+        other = spelled.setdefault(field, name)
+        if other != name and environment[other] != environment[name]:
+            raise ValidationError(
+                f"{other} and {name}",
+                "are both set, to different values, and name one setting whatever"
+                " their case: unset one",
+            )
+    return spelled
 
 
 # The lines unknown_variables(once=True) already gave in this process.

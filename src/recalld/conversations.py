@@ -78,6 +78,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
+from recalld._text import shown
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
 from recalld.conversation_ids import conversation_source, derived_ids, turn_id
@@ -703,14 +704,32 @@ class Conversations:
         return receipt
 
     def turns(
-        self, source: str, *, namespace: str | None = None, limit: int | None = None
+        self,
+        source: str,
+        *,
+        namespace: str | None = None,
+        limit: int | None = None,
+        after: str | None = None,
     ) -> list[Memory]:
         """The live turns of the conversation whose ``source`` is given, in order (at most
-        ``limit``: 1000 by default, ``max_limit`` when that is lower)."""
+        ``limit``: 1000 by default, ``max_limit`` when that is lower); ``after`` (the id of
+        one of its turns, the last of a page): only those that follow it, so a conversation
+        longer than a page is read a page at a time (it could be read only to its 1,000th
+        turn)."""
         scope_namespace = self._namespace_of(namespace)
         limit = check.limit(limit, self._settings, default=1000)
         scope = Scope(namespaces=(scope_namespace,), now=self._clock())
-        return self._store.by_source(scope, source, limit=limit)
+        beside = None
+        if after is not None:
+            check.lookup(after, "after")
+            turn = self._store.get(scope, id=after)
+            if turn is None or turn.source != source or turn.at is None:
+                raise ValidationError(
+                    "after",
+                    f"{shown(after)} is no live turn of {shown(source)} in {scope_namespace!r}",
+                )
+            beside = (turn.at, turn.seq)
+        return self._store.by_source(scope, source, limit=limit, beside=beside)
 
 
 def _another_source(

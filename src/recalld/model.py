@@ -170,17 +170,32 @@ def _shown_number(value: int | float) -> str:
     return shown if len(shown) <= 32 else f"{shown[:29]}..."
 
 
-def finite_between(low: float, high: float) -> BeforeValidator:
-    """A check that a number is finite and from ``low`` to ``high``, stating that range
-    (NaN fails every comparison, and pydantic named only the bound it tried first: "less
-    than or equal to 1" for a NaN salience). Not a number: left to the type check. Placed
-    beside the field's own bounds, which the published schema keeps."""
-    rule = f"must be a finite number from {low:g} to {high:g}"
+def finite_between(
+    low: float, high: float | None, *, low_excluded: bool = False
+) -> BeforeValidator:
+    """A check that a number is finite and from ``low`` (excluded with ``low_excluded``)
+    to ``high`` (no bound when None), stating that range (NaN fails every comparison, and
+    pydantic named only the bound it tried first: "less than or equal to 1" for a NaN
+    salience; 1e400 and a 4,000-digit integer were only "a finite number" or "a valid
+    number"). Not a number: left to the type check. Placed beside the field's own bounds,
+    which the published schema keeps."""
+    if high is None:
+        rule = f"must be a finite number {'above' if low_excluded else 'of at least'} {low:g}"
+    elif low_excluded:
+        rule = f"must be a finite number above {low:g} and at most {high:g}"
+    else:
+        rule = f"must be a finite number from {low:g} to {high:g}"
 
     def check(value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return value
-        if (not isinstance(value, float) or math.isfinite(value)) and low <= value <= high:
+        # An integer too large for a float is out of any range (float() would raise).
+        if isinstance(value, int) and value.bit_length() > 1_024:
+            finite = False
+        else:
+            finite = not isinstance(value, float) or math.isfinite(value)
+        above_low = value > low if low_excluded else value >= low
+        if finite and above_low and (high is None or value <= high):
             return value
         raise PydanticCustomError(
             "number_range", "{rule}, got {shown}", {"rule": rule, "shown": _shown_number(value)}

@@ -204,6 +204,7 @@ class Writer:
         if draft.id is not None:
             check.memory_id(draft.id)
         check.key(draft.key)  # a new key; one stored before the rule may still be updated
+        check.new_speaker(draft.speaker)  # so is a speaker (record() takes a stored one)
         # An expired memory deleted to free the key or id: its text leaves the files too.
         scrub: ScrubState = "none"
         if draft.key is not None:
@@ -281,6 +282,8 @@ class Writer:
     ) -> tuple[Memory, bool]:
         """Apply the fields of ``patch`` (already validated; ``None`` clears) to ``current``;
         the stored memory and whether text was dropped (a scrub is due after the commit)."""
+        if patch.get("speaker") is not None and check.speaker(patch["speaker"]) != current.speaker:
+            check.new_speaker(patch["speaker"])  # a new name; the stored one may stay
         draft = NewMemory.model_construct(
             content=current.content,
             key=current.key,

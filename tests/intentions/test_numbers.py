@@ -166,3 +166,66 @@ def test_cli_intention_numbers_are_finite(tmp_path: Path) -> None:
     listed = runner.invoke(cli, ["--db", db, "intentions", "--state", "all", "--json"])
     assert listed.exit_code == 0, listed.output
     assert json.loads(listed.stdout) == {"intentions": []}
+
+
+HUGE = int("9" * 4000)  # no float holds it; JSON reads it as an integer
+PAST_A_FLOAT: list[tuple[str, dict[str, Any], str]] = [
+    ("radius_m", {"place": PHARMACY}, "above 0 and at most 50000"),
+    ("window_minutes", EVERY_DAY, "above 0 and at most 527040"),
+    ("min_interval_seconds", EVERY_TIME, "of at least 0"),
+]
+
+
+@pytest.mark.parametrize(("field", "arguments", "rule"), PAST_A_FLOAT)
+@pytest.mark.parametrize("value", ["1e400", "-1e400", str(HUGE)])
+def test_rest_numbers_no_float_holds_name_the_field_and_range(
+    client: TestClient,
+    memory: MemoryService,
+    field: str,
+    arguments: dict[str, Any],
+    rule: str,
+    value: str,
+) -> None:
+    # pydantic said only "Input should be a finite number" (or "a valid number").
+    body = json.dumps({"action": "x", **arguments})[:-1] + f', "{field}": {value}}}'
+    response = client.post(
+        "/v1/intentions", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["field"] == field
+    assert rule in error["message"]
+    assert memory.intentions(state="all") == []
+
+
+@pytest.mark.anyio
+async def test_mcp_numbers_no_float_holds_name_the_field_and_range(tmp_path: Path) -> None:
+    async with in_process(tmp_path / "mcp.db", "native")() as client:
+        for field, arguments, rule in PAST_A_FLOAT:
+            # (Not infinity: the in-process client's JSON writes it as null.)
+            for value in (HUGE, -HUGE):
+                refused = await call(client, "remind", {"action": "x", **arguments, field: value})
+                assert refused.is_error, (field, value)
+                error = json.loads(text(refused))["error"]
+                assert (error["field"], rule in error["message"]) == (field, True), error
+        listed = await call(client, "intentions", {"state": "all"})
+        assert '"intentions":[]' in text(listed)
+
+
+@pytest.mark.parametrize(
+    ("option", "arguments", "rule"),
+    [
+        ("--radius", ["--place", "48.853,2.349"], "above 0 and at most 50000"),
+        ("--window", ["--at", "2027-10-23T09:00", "--every", "daily"], "at most 527040"),
+        ("--min-interval", ["--mention", "Bob", "--every-time"], "of at least 0"),
+    ],
+)
+@pytest.mark.parametrize("value", ["1e400", "9" * 4000])
+def test_cli_numbers_no_float_holds_name_the_option_and_range(
+    tmp_path: Path, option: str, arguments: list[str], rule: str, value: str
+) -> None:
+    db = str(tmp_path / "cli.db")
+    refused = CliRunner().invoke(cli, ["--db", db, "remind", "x", *arguments, option, value])
+    assert isinstance(refused.exception, ValidationError)
+    assert refused.exception.field == option
+    assert rule in str(refused.exception)

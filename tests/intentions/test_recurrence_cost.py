@@ -122,3 +122,55 @@ def test_a_rule_whose_days_differ_from_at_is_kept(
     intention = memory.remind("seasonal", at="2027-01-31T09:00", every=every)
     assert intention.next_due is not None
     assert intention.next_due.date().isoformat() == first
+
+
+@pytest.mark.parametrize(
+    ("every", "words"),
+    [
+        ("FREQ=MONTHLY;BYMONTHDAY=32", "BYMONTHDAY=32 in 'FREQ=MONTHLY;BYMONTHDAY=32' is out"),
+        ("FREQ=MONTHLY;BYMONTHDAY=-32", "BYMONTHDAY=-32 in"),
+        ("FREQ=MONTHLY;BYMONTHDAY=0", "BYMONTHDAY=0 in"),
+        ("FREQ=YEARLY;BYYEARDAY=367", "BYYEARDAY=367 in"),
+        ("FREQ=YEARLY;BYWEEKNO=54", "BYWEEKNO=54 in"),
+        ("FREQ=MONTHLY;BYMONTH=4;BYMONTHDAY=31", "has no occurrence"),
+        ("FREQ=SECONDLY;BYMONTH=2;BYMONTHDAY=30,31", "has no occurrence"),
+        ("FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=-31", "has no occurrence"),
+        ("FREQ=MONTHLY;BYDAY=6MO", "BYDAY=6MO in 'FREQ=MONTHLY;BYDAY=6MO' is out of range"),
+        ("FREQ=YEARLY;BYMONTH=3;BYDAY=-6FR", "BYDAY=-6FR in"),
+        ("FREQ=YEARLY;BYDAY=60MO", "BYDAY=60MO in"),
+    ],
+)
+def test_an_impossible_day_filter_is_refused_before_any_expansion(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch, every: str, words: str
+) -> None:
+    # dateutil looked for an occurrence day by day until the year 9999: one to two
+    # seconds of CPU for each such request. Refused now without expanding the rule.
+    from recalld.intentions import timing
+
+    def expanded(*arguments: Any) -> Any:
+        raise AssertionError("the rule was expanded")
+
+    monkeypatch.setattr(timing, "_yearly_superset", expanded)
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("pay the rent", at="2027-01-01T09:00", every=every)
+    assert caught.value.field == "every"
+    assert words in caught.value.message
+    assert memory.intentions(state="all") == []
+
+
+def test_possible_day_filters_are_kept(memory: MemoryService) -> None:
+    for every in (
+        "FREQ=MONTHLY;BYMONTH=4,6;BYMONTHDAY=30,31",
+        "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29",
+        "FREQ=MONTHLY;BYMONTHDAY=-31",
+        "FREQ=YEARLY;BYWEEKNO=53;BYDAY=TH",
+    ):
+        assert memory.remind("check", at="2027-01-01T09:00", every=every).next_due is not None
+
+
+def test_a_rule_past_dateutil_s_tables_is_refused_naming_every(memory: MemoryService) -> None:
+    # dateutil's IndexError reached the caller bare (a 500 over REST).
+    with pytest.raises(ValidationError) as caught:
+        memory.remind("hunt the eggs", at="2027-01-01T09:00", every="FREQ=YEARLY;BYEASTER=500")
+    assert caught.value.field == "every"
+    assert memory.intentions(state="all") == []

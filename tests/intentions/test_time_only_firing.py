@@ -58,3 +58,24 @@ def test_run_due_refuses_a_time_that_is_no_aware_datetime(
     with pytest.raises(ValidationError) as caught:
         memory.intentions.run_due(now)  # type: ignore[arg-type]
     assert caught.value.field == "now"
+
+
+@pytest.mark.parametrize("interval", [1e12, 1e300])
+def test_an_interval_past_the_window_fires_once_and_stops_no_other_reminder(
+    memory: MemoryService, clock: FakeClock, interval: float
+) -> None:
+    # The next firing, now + 1e12 s, overflowed the datetime: the OverflowError rolled
+    # back the whole run, so no reminder due with it ever fired.
+    clock.now = datetime(2027, 1, 10, 7, 0, tzinfo=UTC)  # 08:00 in Paris
+    rarely = memory.remind(
+        "stretch",
+        at="2027-01-10T09:00",
+        until="2027-01-10T12:00",
+        repeat="every_time",
+        min_interval_seconds=interval,
+    )
+    memory.remind("call the plumber", at="2027-01-10T09:00")
+    clock.now = datetime(2027, 1, 10, 8, 30, tzinfo=UTC)
+    assert sorted(_fired(memory)) == ["call the plumber", "stretch"]
+    stored = memory.intentions.get(rarely.id)
+    assert (stored.state, stored.fire_count, stored.next_due) == ("done", 1, None)

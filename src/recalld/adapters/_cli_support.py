@@ -87,10 +87,13 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     import pydantic
     from pydantic_settings import SettingsError
 
-    from recalld.config import Settings
+    from recalld.config import Settings, spelled_variables
+
+    # Named as spelled in the environment (recalld_namespace is read as RECALLD_NAMESPACE).
+    spelled = spelled_variables(given=overrides)
 
     def origin(field: str) -> str:
-        return sources.get(field, f"RECALLD_{field.upper()}")
+        return sources.get(field, spelled.get(field, f"RECALLD_{field.upper()}"))
 
     from recalld.config import unknown_variables
 
@@ -334,18 +337,62 @@ def _parse_place(value: str | None, name: str | None = None) -> dict[str, Any] |
     return place
 
 
-def _parse_meta(value: str | None) -> dict[str, Any] | None:
+# What ``update --clear`` may name: a memory's optional fields, as the native MCP
+# ``update`` tool's ``clear`` names them (content and kind stay).
+CLEARABLE_FIELDS = (
+    "title",
+    "category",
+    "tags",
+    "salience",
+    "source",
+    "speaker",
+    "at",
+    "ttl_seconds",
+    "place",
+    "meta",
+)
+# The option that sets each clearable field, when its name is not the field's.
+CLEARED_BY_OPTION = {"tags": "--tag", "ttl_seconds": "--ttl"}
+
+
+def _parse_meta(values: tuple[str, ...]) -> dict[str, Any] | None:
+    """``--meta`` (repeatable): the JSON objects given, merged. A key given twice, in one
+    object or in two, is refused naming it: JSON keeps the last, and a repeated option
+    kept only the last object, both without a word."""
     from recalld import _validate as check
 
-    if value is None:
+    if not values:
         return None
-    try:
-        parsed = check.load_json(value, "--meta")
-    except ValidationError as error:
-        raise click.BadParameter(error.message, param_hint="--meta") from None
-    if not isinstance(parsed, dict):
-        raise click.BadParameter("must be a JSON object", param_hint="--meta")
-    return parsed
+    merged: dict[str, Any] = {}
+    for value in values:
+        try:
+            parsed = check.load_json(value, "--meta")
+        except ValidationError as error:
+            hint = " (give a JSON object, such as '{\"key\": 1}')" if "=" in value else ""
+            raise click.BadParameter(error.message + hint, param_hint="--meta") from None
+        if not isinstance(parsed, dict):
+            raise click.BadParameter("must be a JSON object", param_hint="--meta")
+        # Parsed again to see the keys JSON let repeat (the depth is checked above).
+        json.loads(value, object_pairs_hook=_unique_keys)
+        for key, item in parsed.items():
+            if key in merged:
+                raise click.BadParameter(
+                    f"key {shown(key)} is given twice: give each key once", param_hint="--meta"
+                )
+            merged[key] = item
+    return merged
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; a click error naming a key it repeats."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise click.BadParameter(
+                f"key {shown(key)} is given twice: give each key once", param_hint="--meta"
+            )
+        result[key] = value
+    return result
 
 
 def limit_option(default: int, help: str = "at most this many") -> Callable[[CommandT], CommandT]:

@@ -20,6 +20,8 @@ from click.core import ParameterSource
 
 from recalld._version import __version__
 from recalld.adapters._cli_support import (
+    CLEARABLE_FIELDS,
+    CLEARED_BY_OPTION,
     PLACE_NAME_HELP,
     TERMINATED,
     _filters,
@@ -93,10 +95,16 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
             given = context.get_parameter_source(name) is ParameterSource.COMMANDLINE
             sources[name] = f"--{name}" if given else f"RECALLD_{name.upper()}"
     # Else "" is the path ".", a directory. click passes no empty RECALLD_DB on (db is
-    # None), but the settings would still read it.
+    # None), but the settings would still read it, in any case (recalld_db too).
     empty = "--db" if db is not None and not db.strip() else None
-    if db is None and "RECALLD_DB" in os.environ and not os.environ["RECALLD_DB"].strip():
-        empty = "RECALLD_DB"
+    from recalld.config import spelled_variables
+
+    # click reads RECALLD_DB and RECALLD_NAMESPACE itself, as options: only an option
+    # typed leaves the environment's spellings of its setting unread.
+    on_command_line = [name for name, source in sources.items() if source.startswith("--")]
+    variable = spelled_variables(given=dict.fromkeys(on_command_line)).get("db")
+    if variable is not None and not os.environ[variable].strip():
+        empty = variable
     if empty is not None:
         raise ValidationError(
             sources.get("db", empty), "is empty; give a database file or a postgresql:// URL"
@@ -121,7 +129,9 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
 @click.option("--place", help="LAT,LON or a geohash")
 @click.option("--place-name", help=PLACE_NAME_HELP)
 @click.option("--ttl", type=float, help="expire after this many seconds")
-@click.option("--meta", help="a JSON object of extra fields")
+@click.option(
+    "--meta", "meta", multiple=True, help="a JSON object of extra fields (repeat to merge)"
+)
 @click.option("--id", "memory_id", help="use this id instead of a generated one")
 @click.option("--json", "as_json", is_flag=True, help="print the receipt as JSON")
 @pass_state
@@ -141,7 +151,7 @@ def remember(
     place: str | None,
     place_name: str | None,
     ttl: float | None,
-    meta: str | None,
+    meta: tuple[str, ...],
     memory_id: str | None,
     as_json: bool,
 ) -> None:
@@ -305,7 +315,16 @@ def _show_memory(state: _State, memory: Any, as_json: bool) -> None:
 @click.option("--place", help="LAT,LON or a geohash")
 @click.option("--place-name", help=PLACE_NAME_HELP)
 @click.option("--ttl", type=float, help="expire this many seconds from now")
-@click.option("--meta", help="replace meta with this JSON object")
+@click.option(
+    "--meta", "meta", multiple=True, help="replace meta with this JSON object (repeat to merge)"
+)
+@click.option(
+    "--clear",
+    "cleared",
+    multiple=True,
+    type=click.Choice(CLEARABLE_FIELDS),
+    help="remove this field (repeat): ttl_seconds no longer expires, tags and meta empty",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the updated memory as JSON")
 @pass_state
 def update(
@@ -318,11 +337,12 @@ def update(
     place: str | None,
     place_name: str | None,
     ttl: float | None,
-    meta: str | None,
+    meta: tuple[str, ...],
+    cleared: tuple[str, ...],
     as_json: bool,
     **fields: Any,
 ) -> None:
-    """Change only the given fields of memory MEMORY_ID."""
+    """Change only the given fields of memory MEMORY_ID (--clear FIELD removes one)."""
     changes = {name: value for name, value in fields.items() if value is not None}
     chosen_salience = _importance_to_salience(importance, salience)
     if chosen_salience is not None:
@@ -333,8 +353,22 @@ def update(
         changes["place"] = _changed_place(state, memory_id, place, place_name)
     if ttl is not None:
         changes["ttl_seconds"] = ttl
-    if meta is not None:
+    if meta:
         changes["meta"] = _parse_meta(meta)
+    # The option typed, where two set one field (review of pass e63: "--clear salience
+    # --importance 3" named --salience, which was not given).
+    typed = {
+        "salience": "--salience" if importance is None else "--importance",
+        "place": "--place" if place is not None else "--place-name",
+    }
+    for name in dict.fromkeys(cleared):
+        if name in changes:
+            option = typed.get(name) or CLEARED_BY_OPTION.get(name, f"--{name.replace('_', '-')}")
+            raise click.BadParameter(
+                f"{name} is given a value too ({option}): give it or clear it",
+                param_hint="--clear",
+            )
+        changes[name] = None  # the service clears a field given as None
     _show_memory(state, state.memory().update(memory_id, **changes), as_json)
 
 

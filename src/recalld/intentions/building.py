@@ -17,7 +17,7 @@ from typing import Any
 
 from recalld import _validate as check
 from recalld._text import shown
-from recalld._time import check_offset_minutes
+from recalld._time import check_offset_minutes, from_iso_text
 from recalld.config import Settings
 from recalld.context.signals import MAX_READINGS, check_biometrics
 from recalld.errors import ValidationError
@@ -253,7 +253,7 @@ def _zone(request: IntentionRequest, settings: Settings, now: datetime) -> tzinf
         # An ISO time with an offset names the caller's offset.
         check_offset_minutes("at", request.at)
         try:
-            given = datetime.fromisoformat(request.at.strip())
+            given = from_iso_text(request.at.strip())
         except ValueError:
             given = None
         if given is not None and given.tzinfo is not None:

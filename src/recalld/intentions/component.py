@@ -396,8 +396,11 @@ class Intentions:
                 # A window fires again every min_interval while it lasts (counted from
                 # this firing: a window missed while no process ran fires once, late).
                 gap = max(row.min_interval_seconds, self._settings.intention_min_recurrence_seconds)
-                following = now + timedelta(seconds=gap)
-                next_due = following if following < trigger.until else None
+                # Compared as seconds first: an interval past the window's end (1e12 s is
+                # accepted) overflowed the datetime, and the OverflowError rolled back
+                # every reminder due in the same run, again on each poll.
+                if gap < (trigger.until - now).total_seconds():
+                    next_due = now + timedelta(seconds=gap)
             if next_due is not None and row.expires_at is not None:
                 next_due = None if next_due >= row.expires_at else next_due
             state = "active" if next_due is not None else "done"

@@ -146,15 +146,15 @@ def legacy_tokens(text: str) -> list[str]:
 
 
 def contains_phrase(haystack: Sequence[str], phrase: Sequence[str]) -> bool:
-    """Whether ``phrase`` occurs as consecutive tokens of ``haystack``."""
-    size = len(phrase)
-    if size == 0 or size > len(haystack):
+    """Whether ``phrase`` occurs as consecutive tokens of ``haystack`` (tokens hold no
+    white space: :func:`tokens` and :func:`legacy_tokens` cut at it)."""
+    if not phrase or len(phrase) > len(haystack):
         return False
-    first = phrase[0]
-    return any(
-        haystack[index] == first and list(haystack[index : index + size]) == list(phrase)
-        for index in range(len(haystack) - size + 1)
-    )
+    # Joined by spaces, the phrase bounded by spaces occurs in the text exactly where it
+    # is a run of whole tokens. str's search is linear; comparing a slice at each token
+    # cost haystack times phrase: "a " * 32,000 heard against the mention "a " * 99 + "b"
+    # took 0.13 s for each such reminder at each sense (adversarial pass e63).
+    return f" {' '.join(phrase)} " in f" {' '.join(haystack)} "
 
 
 def lookup_term(words: Sequence[str]) -> str:

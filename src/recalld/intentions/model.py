@@ -12,7 +12,7 @@ from pydantic import AllowInfNan, BaseModel, ConfigDict, Field, Strict, StrictIn
 
 from recalld._schema import TEXT_PATTERN, extra
 from recalld.context.signals import MAX_BIOMETRIC_MAGNITUDE
-from recalld.model import ComposedName, PlaceInput
+from recalld.model import ComposedName, PlaceInput, finite_between
 
 __all__ = [
     "DEFAULT_RADIUS_M",
@@ -42,6 +42,12 @@ MAX_WINDOW_MINUTES = 366 * 24 * 60.0
 # A number as a caller gives it: a JSON number or a Python int or float, never a bool
 # (``true`` is not 1) nor text (``"5"`` is not 5), and finite (JSON has no infinity).
 Number = Annotated[float, Strict(), AllowInfNan(False)]
+# The ranges stated when a number is out of them, 1e400 and a 4,000-digit integer
+# included (pydantic said only "a finite number" or "a valid number").
+BIOMETRIC_RANGE = finite_between(-MAX_BIOMETRIC_MAGNITUDE, MAX_BIOMETRIC_MAGNITUDE)
+RADIUS_RANGE = finite_between(0, MAX_RADIUS_M, low_excluded=True)
+WINDOW_RANGE = finite_between(0, MAX_WINDOW_MINUTES, low_excluded=True)
+INTERVAL_RANGE = finite_between(0, None)
 IntentionState = Literal["active", "done", "cancelled", "expired"]
 Repeat = Literal["once", "every_time"]
 
@@ -112,10 +118,10 @@ class SignalCondition(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     signal: str = Field(min_length=1, max_length=64)
-    above: Number | None = Field(
+    above: Annotated[Number | None, BIOMETRIC_RANGE] = Field(
         default=None, ge=-MAX_BIOMETRIC_MAGNITUDE, le=MAX_BIOMETRIC_MAGNITUDE
     )
-    below: Number | None = Field(
+    below: Annotated[Number | None, BIOMETRIC_RANGE] = Field(
         default=None, ge=-MAX_BIOMETRIC_MAGNITUDE, le=MAX_BIOMETRIC_MAGNITUDE
     )
     readings: StrictInt = Field(default=1, ge=1, le=1000, description="consecutive readings needed")
@@ -131,7 +137,7 @@ class IntentionRequest(BaseModel):
         json_schema_extra=extra(pattern=TEXT_PATTERN),
     )
     place: PlaceInput | None = Field(default=None, description="lat+lon or geohash")
-    radius_m: Number | None = Field(
+    radius_m: Annotated[Number | None, RADIUS_RANGE] = Field(
         default=None,
         gt=0,
         le=MAX_RADIUS_M,
@@ -149,7 +155,7 @@ class IntentionRequest(BaseModel):
         max_length=500,
         description="daily, weekdays, weekly, monthly or an RRULE (FREQ=WEEKLY;BYDAY=FR)",
     )
-    window_minutes: Number | None = Field(
+    window_minutes: Annotated[Number | None, WINDOW_RANGE] = Field(
         default=None,
         gt=0,
         le=MAX_WINDOW_MINUTES,
@@ -169,7 +175,7 @@ class IntentionRequest(BaseModel):
         default=None, max_length=200, description="never fire after this (ISO 8601 or phrase)"
     )
     repeat: Repeat = Field(default="once", description="once (default) or every_time")
-    min_interval_seconds: Number | None = Field(
+    min_interval_seconds: Annotated[Number | None, INTERVAL_RANGE] = Field(
         default=None, ge=0, description="every_time: at least this long between firings"
     )
 

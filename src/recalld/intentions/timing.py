@@ -32,7 +32,7 @@ from zoneinfo import ZoneInfo
 
 from dateutil import rrule as rrules
 
-from recalld._time import parse_clock_time, parse_zone, rfc3339_text
+from recalld._time import from_iso_text, parse_clock_time, parse_zone, rfc3339_text
 from recalld.errors import ValidationError
 
 __all__ = [
@@ -88,6 +88,9 @@ STEP_SECONDS = {
 # How far before the moment asked about a long-running recurrence is expanded from:
 # more than any daylight-saving shift, so no occurrence near the moment is missed.
 REBASE_MARGIN = timedelta(days=2)
+# Wider than any clock change (an hour, two in some zones' past): how far around a
+# moment a sub-daily rule's occurrences are looked at for a repeated wall time.
+CLOCK_SHIFT_MARGIN = timedelta(hours=3)
 # Every month has this many days; "monthly" from a later day falls back to the last one.
 SHORTEST_MONTH_DAYS = 28
 # The parts of an RRULE that pick days; a yearly rule naming none falls on at's date.
@@ -150,7 +153,7 @@ class PhraseParser:
             return _representable(field, datetime.combine(day, self._default_time, zone), zone)
         try:
             # As a memory's at reads it (a leap second, a lower-case t or z included).
-            moment = datetime.fromisoformat(rfc3339_text(text))
+            moment = from_iso_text(rfc3339_text(text))
         except ValueError:
             if BARE_NUMBER.fullmatch(text):
                 raise ValidationError(
@@ -259,6 +262,7 @@ class Recurrence:
                     " FREQ=WEEKLY;BYDAY=FR (the first occurrence comes from at)",
                 )
         _check_counts(rule, text, field)
+        _check_day_filters(rule, text, field)
         recurrence = cls(rule=rule, anchor=anchor)
         try:
             built = recurrence._built()
@@ -267,7 +271,9 @@ class Recurrence:
             first = [
                 _as_datetime(found) for found in built.xafter(anchor, count=GAP_SAMPLE, inc=True)
             ]
-        except (ValueError, TypeError, OverflowError) as error:
+        # IndexError: dateutil's own, for an ordinal past its tables (BYEASTER=500,
+        # BYDAY=60MO), which reached callers as a bare IndexError (a 500 over REST).
+        except (ValueError, TypeError, OverflowError, IndexError) as error:
             if "FREQ=" not in rule.upper():  # no RRULE at all: dateutil's own words would puzzle
                 raise ValidationError(
                     field,
@@ -324,12 +330,87 @@ class Recurrence:
         found = self._built().after(twin, inc=True)
         return found is not None and found.replace(tzinfo=None) == twin.replace(tzinfo=None)
 
+    def _sub_daily(self) -> bool:
+        """Whether the rule steps hours, minutes or seconds of elapsed time (see
+        :meth:`_next_instant`): not when it names its hours (BYHOUR=2 is a wall time,
+        met once a day as a daily rule's is), nor when it has a COUNT, which counts
+        dateutil's wall occurrences: both passes of a repeated hour made COUNT=3 fire
+        four times (review of pass e63)."""
+        built = self._built()
+        return bool(
+            built._freq > rrules.DAILY
+            and not built._original_rule.get("byhour")
+            and built._count is None
+        )
+
+    def _until(self) -> datetime | None:
+        """The rule's UNTIL, an instant (dateutil refuses one without an offset)."""
+        until: datetime | None = self._built()._until
+        return until
+
+    @staticmethod
+    def _instants(occurrence: datetime, until: datetime | None) -> list[datetime]:
+        """The passes of ``occurrence`` (see :func:`_passes`) up to ``until``, the rule's
+        UNTIL: dateutil checks it on the first pass only, so the second of a repeated
+        wall time fired after it (review of pass e63)."""
+        passes = _passes(occurrence)
+        if until is None or len(passes) == 1:
+            return passes
+        return [instant for instant in passes if instant.astimezone(UTC) <= until]
+
+    def _next_instant(self, moment: datetime, *, inclusive: bool) -> datetime | None:
+        """A sub-daily rule's first occurrence after ``moment`` (at it, ``inclusive``),
+        counting a wall time the clocks go back over twice (see :func:`_passes`)."""
+        target, first = moment.astimezone(UTC), self.anchor.astimezone(UTC)
+        wall = moment.astimezone(self.anchor.tzinfo).replace(tzinfo=None)
+        start = (wall - CLOCK_SHIFT_MARGIN).replace(tzinfo=self.anchor.tzinfo)
+        best: datetime | None = None
+        until = self._until()
+        for found in self._near(moment).xafter(start, inc=True):
+            occurrence = _as_datetime(found)
+            for instant in self._instants(occurrence, until):
+                utc = instant.astimezone(UTC)
+                if (utc > target or (inclusive and utc == target)) and (
+                    best is None or utc < best.astimezone(UTC)
+                ):
+                    best = instant if utc >= first else best
+            # Later wall times are later instants: nothing after this one comes sooner.
+            if occurrence.astimezone(UTC) > target:
+                break
+        return best
+
+    def _last_instant(self, moment: datetime) -> datetime | None:
+        """A sub-daily rule's latest occurrence at or before ``moment``, counting a wall
+        time the clocks go back over twice (see :func:`_passes`)."""
+        target = moment.astimezone(UTC)
+        zone = self.anchor.tzinfo
+        wall = moment.astimezone(zone).replace(tzinfo=None)
+        around = self._near(moment).between(
+            (wall - CLOCK_SHIFT_MARGIN).replace(tzinfo=zone),
+            (wall + CLOCK_SHIFT_MARGIN).replace(tzinfo=zone),
+            inc=True,
+        )
+        until = self._until()
+        instants = [
+            instant
+            for found in around
+            for instant in self._instants(_as_datetime(found), until)
+            # Not the first pass of an at given in the second: nothing comes before at.
+            if self.anchor.astimezone(UTC) <= instant.astimezone(UTC) <= target
+        ]
+        if instants:
+            return max(instants, key=lambda instant: instant.astimezone(UTC))
+        found = self._last_wall(moment)  # none near: the last is long before
+        return None if found is None else self._instants(found, until)[-1]
+
     def next_after(self, moment: datetime, *, inclusive: bool = False) -> datetime | None:
         """The first occurrence after ``moment`` (or at it, when ``inclusive``)."""
         if self._second_anchor():
             anchor, now = self.anchor.astimezone(UTC), moment.astimezone(UTC)
             if anchor > now or (inclusive and anchor == now):
                 return self.anchor  # nothing comes before at
+        if self._sub_daily():
+            return self._next_instant(moment, inclusive=inclusive)
         found = self._near(moment).after(moment, inc=inclusive)
         return None if found is None else _as_datetime(found)
 
@@ -337,6 +418,13 @@ class Recurrence:
         """The latest occurrence at or before ``moment``."""
         if self._second_anchor() and moment.astimezone(UTC) < self.anchor.astimezone(UTC):
             return None  # nothing comes before at
+        if self._sub_daily():
+            return self._last_instant(moment)
+        return self._last_wall(moment)
+
+    def _last_wall(self, moment: datetime) -> datetime | None:
+        """The latest occurrence at or before ``moment`` as dateutil finds it (a wall
+        time the clocks go back over as its first pass)."""
         near = self._near(moment)
         found = near.before(moment, inc=True)
         if found is None and near._dtstart != self.anchor:
@@ -367,6 +455,69 @@ def _yearly_superset(built: Any) -> Any:
     return rrules.rrule(rrules.YEARLY, dtstart=built._dtstart, wkst=built._wkst, **filters)
 
 
+# RFC 5545's bounds of the day filters (a negative value counts from the end), and the
+# longest each month may be.
+DAY_FILTER_BOUNDS = {"BYMONTHDAY": 31, "BYYEARDAY": 366, "BYWEEKNO": 53, "BYMONTH": 12}
+LONGEST_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _check_day_filters(rule: str, text: str, field: str) -> None:
+    """Refuse a day filter out of RFC 5545's bounds (BYMONTHDAY=32), or a day of the
+    month no month named has (BYMONTH=4;BYMONTHDAY=31), at once: dateutil took them and
+    looked for an occurrence day by day until the year 9999, one to two seconds of CPU
+    for each such request before "has no occurrence" (adversarial pass e63)."""
+    given: dict[str, list[int]] = {}
+    for part in rule.split(";"):
+        name, _, value = part.partition("=")
+        name = name.strip().upper()
+        if name not in DAY_FILTER_BOUNDS:
+            continue
+        try:
+            numbers = [int(item) for item in value.split(",")]
+        except ValueError:
+            continue  # not numbers: dateutil's own words name them
+        bound = DAY_FILTER_BOUNDS[name]
+        low = 1 if name == "BYMONTH" else -bound
+        for number in numbers:
+            if not low <= number <= bound or number == 0:
+                span = f"1 to {bound}" if name == "BYMONTH" else f"1 to {bound} or -{bound} to -1"
+                raise ValidationError(
+                    field, f"{name}={number} in {text!r} is out of range: give {span}"
+                )
+        given[name] = numbers
+    _check_weekday_ordinals(rule, text, field)
+    # Without other day filters, a day of the month is possible when a month named has it.
+    others = ("BYYEARDAY", "BYWEEKNO", "BYDAY", "BYEASTER")
+    months, days = given.get("BYMONTH"), given.get("BYMONTHDAY")
+    alone = not any(f"{other}=" in rule.upper() for other in others)
+    possible = any(
+        abs(day) <= LONGEST_MONTH[month - 1] for month in months or () for day in days or ()
+    )
+    if months and days and alone and not possible:
+        raise ValidationError(field, f"the recurrence {text!r} has no occurrence")
+
+
+def _check_weekday_ordinals(rule: str, text: str, field: str) -> None:
+    """Refuse a BYDAY ordinal past RFC 5545's bounds: the 6th Monday of a month (5 at
+    most in a MONTHLY rule or a YEARLY one naming months), the 54th of a year (53)."""
+    parts = {
+        name.strip().upper(): value.strip().upper()
+        for name, _, value in (part.partition("=") for part in rule.split(";"))
+    }
+    monthly = parts.get("FREQ") == "MONTHLY" or (
+        parts.get("FREQ") == "YEARLY" and "BYMONTH" in parts
+    )
+    bound = 5 if monthly else 53
+    for day in parts.get("BYDAY", "").split(","):
+        ordinal = re.match(r"([+-]?\d+)", day.strip())
+        if ordinal is not None and not 1 <= abs(int(ordinal.group(1))) <= bound:
+            raise ValidationError(
+                field,
+                f"BYDAY={day.strip()} in {text!r} is out of range: give an ordinal from 1 to"
+                f" {bound} or -{bound} to -1{' (weeks of a month)' if monthly else ''}",
+            )
+
+
 def _check_counts(rule: str, text: str, field: str) -> None:
     """Refuse an INTERVAL or COUNT under 1 with its own words: dateutil steps backwards
     from a negative INTERVAL and said "day is out of range for month", repeats the first
@@ -385,6 +536,20 @@ def _check_counts(rule: str, text: str, field: str) -> None:
                 f"{name.strip().upper()} in {text!r} must be a whole number of at least 1,"
                 f" got {number}",
             )
+
+
+def _passes(occurrence: datetime) -> list[datetime]:
+    """The instants a wall-clock occurrence names: two when the clocks go back over it
+    (01:30 EDT, then 01:30 EST), else itself (a time the clocks skip stays as dateutil
+    gives it)."""
+    second = occurrence.replace(fold=1)
+    if second.utcoffset() == occurrence.replace(fold=0).utcoffset():
+        return [occurrence]
+    # Both folds of a skipped time differ too; only a repeated one reads back as given.
+    back = second.astimezone(UTC).astimezone(occurrence.tzinfo)
+    if back.replace(tzinfo=None) != occurrence.replace(tzinfo=None):
+        return [occurrence]
+    return [occurrence.replace(fold=0), second]
 
 
 def _as_datetime(value: Any) -> datetime:

@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects.base import ToolSpec, scoped_namespace, state_of
 from recalld.intentions import Intention
-from recalld.intentions.model import MAX_RADIUS_M, MAX_WINDOW_MINUTES, Number
+from recalld.intentions.model import (
+    INTERVAL_RANGE,
+    MAX_RADIUS_M,
+    MAX_WINDOW_MINUTES,
+    RADIUS_RANGE,
+    WINDOW_RANGE,
+    Number,
+)
 
 __all__ = ["INTENTION_TOOLS"]
 
@@ -61,6 +68,7 @@ def remind(
     radius_m: Annotated[
         Number | None,
         Field(gt=0, le=MAX_RADIUS_M, description="metres around place (default 150)"),
+        RADIUS_RANGE,  # after the Field: before it, the schema lost the bounds
     ] = None,
     at: When = None,
     until: Annotated[str | None, Field(description="end of a window that starts at")] = None,
@@ -75,6 +83,7 @@ def remind(
             le=MAX_WINDOW_MINUTES,
             description="with other triggers: minutes each occurrence lasts",
         ),
+        WINDOW_RANGE,
     ] = None,
     zone: Annotated[
         str | None, Field(description="the user's zone: Europe/Paris (follows DST) or +01:00")
@@ -95,7 +104,9 @@ def remind(
         Literal["once", "every_time"], Field(description="once (default) or every_time")
     ] = "once",
     min_interval_seconds: Annotated[
-        Number | None, Field(ge=0, description="every_time: seconds between firings")
+        Number | None,
+        Field(ge=0, description="every_time: seconds between firings"),
+        INTERVAL_RANGE,
     ] = None,
     namespace: Namespace = None,
     user_id: UserId = None,

@@ -1,0 +1,67 @@
+"""The settings read their variables whatever the case (``recalld_db`` is ``RECALLD_DB``):
+two spellings set to different values are refused naming both (one was used, which
+depended on the environment's order), and an error names the variable as it is spelled
+(adversarial pass e63)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import recalld
+from recalld.adapters.cli import cli
+from recalld.config import Settings, spelled_variables
+from recalld.errors import ValidationError
+
+
+def test_a_lower_case_variable_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("recalld_namespace", "lower")
+    assert Settings(db=tmp_path / "x.db").namespace == "lower"
+    assert spelled_variables() == {"namespace": "recalld_namespace"}
+
+
+@pytest.mark.parametrize("other", ["recalld_db", "Recalld_Db"])
+def test_two_spellings_of_one_setting_with_different_values_are_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, other: str
+) -> None:
+    monkeypatch.setenv("RECALLD_DB", str(tmp_path / "upper.db"))
+    monkeypatch.setenv(other, str(tmp_path / "lower.db"))
+    with pytest.raises(ValidationError) as caught:
+        Settings()
+    assert caught.value.field == f"RECALLD_DB and {other}"
+    assert "different values" in caught.value.message
+    with pytest.raises(ValidationError):
+        recalld.open()
+    refused = CliRunner().invoke(cli, ["remember", "x"])
+    assert isinstance(refused.exception, ValidationError)
+    assert refused.exception.field == f"RECALLD_DB and {other}"
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # no database made
+
+
+def test_two_spellings_given_in_full_or_with_the_same_value_are_fine(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("RECALLD_DB", str(tmp_path / "same.db"))
+    monkeypatch.setenv("recalld_db", str(tmp_path / "same.db"))
+    assert Settings().db == tmp_path / "same.db"
+    monkeypatch.setenv("recalld_db", str(tmp_path / "other.db"))
+    assert Settings(db=tmp_path / "given.db").db == tmp_path / "given.db"  # not read
+
+
+def test_cli_names_a_lower_case_variable_as_spelled(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("recalld_db", " ")
+    refused = CliRunner().invoke(cli, ["remember", "x"])
+    assert isinstance(refused.exception, ValidationError)
+    assert (refused.exception.field, refused.exception.message) == (
+        "recalld_db",
+        "is empty; give a database file or a postgresql:// URL",
+    )
+    monkeypatch.setenv("recalld_db", str(tmp_path / "x.db"))
+    monkeypatch.setenv("recalld_max_limit", "lots")
+    refused = CliRunner().invoke(cli, ["list"])
+    assert isinstance(refused.exception, ValidationError)
+    assert refused.exception.field == "recalld_max_limit"
