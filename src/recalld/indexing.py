@@ -265,7 +265,8 @@ class Indexing:
                     id=record.id,
                     pid=record.pid,
                     host=record.host,
-                    model=record.model,
+                    # A graph-only worker's "+extractor" (see worker_rivals) as its name.
+                    model=record.model.removeprefix("+"),
                     state=record.state,
                     started_at=record.started_at,
                     heartbeat_at=record.heartbeat_at,

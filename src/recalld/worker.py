@@ -57,7 +57,7 @@ from recalld.store.semantic import (
     encode_vector,
     text_hash,
 )
-from recalld.worker_rivals import rival
+from recalld.worker_rivals import graph_only_models, rival
 
 __all__ = ["Worker", "WorkerReport"]
 
@@ -135,7 +135,11 @@ class Worker:
                 id=self.id,
                 pid=os.getpid(),
                 host=socket.gethostname(),
-                model="+".join(self._models()),
+                model=(
+                    "+".join(self._models())
+                    if self._embedder is not None
+                    else graph_only_models(self._models()[0])
+                ),
                 state=state,
                 started_at=self._started_at,
                 heartbeat_at=self._clock(),

@@ -1,0 +1,68 @@
+"""A worker that waits for a rival of another model (recalld.worker_rivals) keeps what it
+was asked to do, and only an embedding worker is a rival (adversarial pass d63)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from recalld.graph.extractor import ExtractorSetup
+from recalld.graph.rules import RuleExtractor
+from recalld.service import MemoryService
+from recalld.store.factory import open_store
+from recalld.store.semantic import WorkerRecord
+from recalld.worker import Worker
+from tests.conftest import FakeClock
+from tests.semantic_support import NamedEmbedder, semantic_settings
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    # Today's time: a heartbeat deletes the workers silent for a week by the real clock.
+    return FakeClock(datetime.now(UTC))
+
+
+class _OwnExtractor(RuleExtractor):
+    """A library user's own extractor, under a name of its own."""
+
+    @property
+    def name(self) -> str:
+        return "mine/1"
+
+
+def _beat(service: MemoryService, clock: FakeClock, state: str) -> None:
+    """Another process's worker of model-a, started before any in this test."""
+    service.store.semantic.heartbeat(
+        WorkerRecord(
+            id="other-process",
+            pid=1,
+            host="elsewhere",
+            model="model-a",
+            state=state,
+            started_at=clock() - timedelta(seconds=60),
+            heartbeat_at=clock(),
+        )
+    )
+
+
+def test_a_graph_only_worker_with_its_own_extractor_is_no_rival(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    settings = semantic_settings(any_database)
+    store = open_store(settings)
+    setup = ExtractorSetup(extractor=_OwnExtractor(), requested="mine")
+    with MemoryService(
+        store, settings, clock=clock, embedder=NamedEmbedder("model-b"), extractor=setup
+    ) as service:
+        service.remember_many([{"content": "Alice met Bob in Paris"}, {"content": "roses"}])
+        extracting = Worker(store, None, settings, extractor=_OwnExtractor(), clock=clock)
+        assert extracting.run_once() == 2  # and alive: its heartbeat is not "stopped"
+        [record] = [w for w in service.status().workers if w.id == extracting.id]
+        assert record.model == "mine/1"
+        clock.advance(1)
+        embedding = Worker(store, NamedEmbedder("model-b"), settings, clock=clock)
+        # Before, "mine/1" was taken for another embedding model: this worker waited.
+        assert embedding.run_until_idle().processed == 2
+        assert service.status().embeddings == {"model-b": 2}
