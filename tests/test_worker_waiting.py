@@ -15,7 +15,7 @@ from recalld.store.factory import open_store
 from recalld.store.semantic import WorkerRecord
 from recalld.worker import Worker
 from tests.conftest import FakeClock
-from tests.semantic_support import NamedEmbedder, semantic_settings
+from tests.semantic_support import FlakyEmbedder, NamedEmbedder, semantic_settings
 
 
 @pytest.fixture
@@ -45,6 +45,28 @@ def _beat(service: MemoryService, clock: FakeClock, state: str) -> None:
             heartbeat_at=clock(),
         )
     )
+
+
+def test_retry_failed_asked_while_waiting_for_a_rival_is_done_once_it_stops(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    settings = semantic_settings(any_database, worker_max_attempts=2)
+    embedder = FlakyEmbedder(failures=2)
+    store = open_store(settings)
+    with MemoryService(store, settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("a memory written while the endpoint was down")
+        failing = service.new_worker()
+        failing.run_until_idle()
+        failing.run_until_idle()
+        assert service.get(receipt.id).index_state == "failed"
+        _beat(service, clock, "busy")
+        retrying = service.new_worker()
+        assert retrying.backfill(retry_failed=True) == 0  # it waits for model-a's worker
+        _beat(service, clock, "stopped")
+        # Before, the backfill it ran once the rival stopped left failed jobs failed.
+        assert retrying.run_until_idle().processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
+        assert service.status().failed_jobs == []
 
 
 def test_a_graph_only_worker_with_its_own_extractor_is_no_rival(

@@ -123,6 +123,9 @@ class Worker:
         self._extracted_since = 0  # graph jobs done beside, not yet counted by a step
         self._halt_extraction = threading.Event()
         self._waiting_for: str | None = None  # the rival worker this one said it waits for
+        # --retry-failed asked while a rival made this worker wait: done by the backfill
+        # run once it stops (it was lost: failed jobs stayed failed).
+        self._retry_failed = False
 
     # -- one step ------------------------------------------------------------------
 
@@ -193,8 +196,10 @@ class Worker:
         ``retry_failed``: also every memory whose embedding failed for good (attempts
         used up while an endpoint was down, say), from its first attempt again; a
         failed job otherwise stays failed (``recalld worker --retry-failed``)."""
+        self._retry_failed = self._retry_failed or retry_failed
         if self._yields():
             return 0  # queued when the rival has stopped (run_once backfills then)
+        retry_failed = self._retry_failed
         now = self._clock()
         queued = 0
         if self._embedder is not None:
@@ -215,6 +220,7 @@ class Worker:
             queued += extractions
         self.report.backfilled += queued
         self._backfilled = True
+        self._retry_failed = False
         return queued
 
     def _known_dimension(self) -> int | None:
