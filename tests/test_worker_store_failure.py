@@ -75,3 +75,34 @@ def test_a_job_whose_vector_cannot_be_stored_keeps_no_error_of_its_own(
         clock.advance(seconds=service.settings.worker_lease_seconds + 1)
         assert worker.run_until_idle().processed == 1
         assert service.get(receipt.id).index_state == "indexed"
+
+
+def test_vectors_a_database_outage_held_back_are_stored_without_using_attempts(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The embedder was never at fault: before, each outage outlived the jobs' lease, each
+    # claim after it embedded the texts again and used an attempt, and the second outage
+    # (of RECALLD_WORKER_MAX_ATTEMPTS=2) failed the memory for good (adversarial pass d63).
+    embedder = RecordingEmbedder()
+    settings = semantic_settings(db_path, worker_max_attempts=2)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("the only memory")
+        semantic = service.store.semantic
+        complete = semantic.complete_jobs
+        outages = [DatabaseUnavailableError("the database at db is unavailable")] * 2
+
+        def failing(worker_id: str, model: str, results: Any, dimension: int, now: datetime) -> int:
+            if outages:
+                raise outages.pop()
+            return complete(worker_id, model, results, dimension, now)
+
+        monkeypatch.setattr(semantic, "complete_jobs", failing)
+        worker = service.new_worker()
+        for _ in range(2):
+            with pytest.raises(DatabaseUnavailableError):
+                worker.run_once()
+            clock.advance(seconds=settings.worker_lease_seconds + 1)
+        assert worker.run_until_idle().processed == 1
+        assert embedder.texts == ["the only memory"]  # embedded once
+        assert service.get(receipt.id).index_state == "indexed"
+        assert service.status().queue["failed"] == 0

@@ -126,6 +126,11 @@ class Worker:
         # --retry-failed asked while a rival made this worker wait: done by the backfill
         # run once it stops (it was lost: failed jobs stayed failed).
         self._retry_failed = False
+        # Vectors embedded whose storing failed (the database went away): stored by the
+        # next step, before any claim, while this worker still holds their jobs. Claimed
+        # again after their lease, they cost the embedder again and an attempt each:
+        # RECALLD_WORKER_MAX_ATTEMPTS such outages in a row failed a memory for good.
+        self._unstored: list[tuple[Job, str, np.ndarray]] = []
 
     # -- one step ------------------------------------------------------------------
 
@@ -390,9 +395,10 @@ class Worker:
     def _embedding_step(self, now: datetime, lease_until: datetime) -> int:
         embedder = self._embedder
         assert embedder is not None
+        stored = self._store_unstored()
         if not self._may_embed():
-            return 0
-        return self._step(
+            return stored
+        return stored + self._step(
             "embedding",
             lambda: self._store.semantic.claim_jobs(
                 self.id,
@@ -448,6 +454,7 @@ class Worker:
         backfill, no heartbeat: this is a recall catching up, not a worker."""
         if self._embedder is None or limit <= 0 or not self._may_embed():
             return 0
+        self._store_unstored()
         now = self._clock()
         jobs = self._store.semantic.claim_for_recall(
             self.id,
@@ -493,7 +500,7 @@ class Worker:
             # is no fault of these texts. Embedding them again one by one, or recording an
             # attempt against each, would spend the embedder and the jobs' attempts on it;
             # the step fails instead, and the jobs run again when their lease expires.
-            self._complete(list(zip(jobs, texts, vectors, strict=True)))
+            self._complete_or_hold(list(zip(jobs, texts, vectors, strict=True)))
             return
         for job, text in zip(jobs, texts, strict=True):
             try:
@@ -501,7 +508,27 @@ class Worker:
             except Exception as error:  # noqa: BLE001 - recorded on the job, retried later
                 self._failed(job, error)
                 continue
-            self._complete([(job, text, vector)])
+            self._complete_or_hold([(job, text, vector)])
+
+    def _complete_or_hold(self, items: list[tuple[Job, str, np.ndarray]]) -> None:
+        """Store ``items``' vectors; when the store fails, keep them for the next step
+        (see ``_unstored``) and let the step fail."""
+        try:
+            self._complete(items)
+        except Exception:
+            self._unstored.extend(items)
+            raise
+
+    def _store_unstored(self) -> int:
+        """Store the vectors a failed step kept (a job another worker took over since is
+        skipped by the store); how many jobs that was. Raises while the store still
+        fails, keeping them."""
+        if not self._unstored:
+            return 0
+        items, self._unstored = self._unstored, []
+        self._complete_or_hold(items)
+        logger.info("stored the vectors of %d jobs a database failure held back", len(items))
+        return len(items)
 
     def _complete(self, items: Sequence[tuple[Job, str, np.ndarray]]) -> None:
         results = [
