@@ -13,6 +13,7 @@ import pytest
 from recalld.errors import DatabaseUnavailableError
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
+from recalld.worker import Worker
 from tests.conftest import FakeClock
 from tests.semantic_support import RecordingEmbedder, semantic_settings
 
@@ -106,3 +107,47 @@ def test_vectors_a_database_outage_held_back_are_stored_without_using_attempts(
         assert embedder.texts == ["the only memory"]  # embedded once
         assert service.get(receipt.id).index_state == "indexed"
         assert service.status().queue["failed"] == 0
+
+
+def test_a_run_until_idle_waits_for_the_database_to_come_back(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `recalld worker --until-idle` exited on the first failure of a restarting
+    # PostgreSQL, leaving the queue undrained (adversarial pass d63).
+    embedder = RecordingEmbedder()
+    settings = semantic_settings(db_path, worker_poll_seconds=1.0)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember_many([{"content": f"memory number {index}"} for index in range(3)])
+        semantic = service.store.semantic
+        claim = semantic.claim_jobs
+        outages = [DatabaseUnavailableError("the database at db is unavailable")] * 2
+
+        def failing(*arguments: Any) -> Any:
+            if outages:
+                raise outages.pop()
+            return claim(*arguments)
+
+        monkeypatch.setattr(semantic, "claim_jobs", failing)
+        delays: list[float] = []
+        worker = Worker(service.store, embedder, settings, clock=clock, pause=delays.append)
+        assert worker.run_until_idle().processed == 3
+        assert delays == [2.0, 4.0]
+
+
+def test_a_run_until_idle_gives_up_on_a_database_that_stays_away(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = RecordingEmbedder()
+    settings = semantic_settings(db_path, worker_poll_seconds=1.0)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("a memory")
+
+        def failing(*arguments: Any, **options: Any) -> Any:
+            raise DatabaseUnavailableError("the database at db is unavailable")
+
+        monkeypatch.setattr(service.store.semantic, "backfill_jobs", failing)
+        delays: list[float] = []
+        worker = Worker(service.store, embedder, settings, clock=clock, pause=delays.append)
+        with pytest.raises(DatabaseUnavailableError):
+            worker.run_until_idle()
+        assert delays == [2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]

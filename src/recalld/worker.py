@@ -42,7 +42,7 @@ from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.embeddings.endpoint_rest import Resting
-from recalld.errors import EmbedderUnavailableError, EmbeddingError
+from recalld.errors import DatabaseUnavailableError, EmbedderUnavailableError, EmbeddingError
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
@@ -68,6 +68,8 @@ logger = logging.getLogger(__name__)
 DONE_JOB_RETENTION = timedelta(days=1)
 MAINTENANCE_INTERVAL_SECONDS = 60.0
 FAILURE_BACKOFF_MAX_SECONDS = 60.0
+# Steps in a row `recalld worker --until-idle` finds the database away before it gives up.
+UNTIL_IDLE_DATABASE_TRIES = 8
 
 
 @dataclass
@@ -653,14 +655,29 @@ class Worker:
         """Process batches until no job is runnable now (jobs waiting on a backoff remain).
 
         ``on_step(report)`` is told after the backfill and after every batch (progress bars).
+        A database found away is waited for and tried again, as :meth:`run_forever`
+        does, for a few minutes (see :meth:`_back_off`).
         """
-        self.backfill()
-        self._heartbeat("busy", force=True)
-        if on_step is not None:
-            on_step(self.report)
+        failures = 0
         try:
+            while True:
+                try:
+                    self.backfill()
+                    self._heartbeat("busy", force=True)
+                    break
+                except DatabaseUnavailableError as error:
+                    failures = self._back_off(failures, error)
+            if on_step is not None:
+                on_step(self.report)
+            failures = 0
             while not (stop is not None and stop()):
-                if self.run_once() == 0:
+                try:
+                    claimed = self.run_once()
+                except DatabaseUnavailableError as error:
+                    failures = self._back_off(failures, error)
+                    continue
+                failures = 0
+                if claimed == 0:
                     break
                 if on_step is not None:
                     on_step(self.report)
@@ -668,6 +685,28 @@ class Worker:
             self._close_extraction_thread()
         self._heartbeat("stopped", force=True)
         return self.report
+
+    def _back_off(self, failures: int, error: DatabaseUnavailableError) -> int:
+        """:meth:`run_until_idle` found the database away (PostgreSQL restarting, a
+        failover): wait as :meth:`run_forever` does, and try again, up to
+        ``UNTIL_IDLE_DATABASE_TRIES`` steps in a row (about three minutes), then raise
+        it. Any other error is no outage and ends the run at once. Returns the new
+        count of failures in a row."""
+        failures += 1
+        if failures >= UNTIL_IDLE_DATABASE_TRIES:
+            raise error
+        delay = min(
+            self._settings.worker_poll_seconds * 2 ** min(failures, 16),
+            FAILURE_BACKOFF_MAX_SECONDS,
+        )
+        logger.warning(
+            "the database is unavailable (%d in a row), retrying in %.1f s: %s",
+            failures,
+            delay,
+            error,
+        )
+        self._pause(delay)
+        return failures
 
     def run_forever(self, *, on_step: Callable[[WorkerReport], None] | None = None) -> None:
         """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle.
