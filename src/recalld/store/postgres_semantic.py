@@ -47,7 +47,7 @@ from recalld.store.semantic import (
 )
 from recalld.store.sql import PENDING_JOB_STATES
 
-__all__ = ["PostgresSemantic", "enqueue_embedding", "enqueue_jobs", "index_name"]
+__all__ = ["PostgresSemantic", "enqueue_embedding", "enqueue_jobs", "index_name", "queue_again"]
 
 T = TypeVar("T")
 PENDING = list(PENDING_JOB_STATES)
@@ -739,3 +739,21 @@ class PostgresSemantic:
             )
             for row in rows
         ]
+
+
+def queue_again(
+    connection: Connection, kind: str, seq: int, model: str, now: datetime
+) -> str | None:
+    """The id of memory ``seq``'s ``kind`` job of ``model`` that still waits (not claimed),
+    made due now with its attempts from zero, inside the caller's transaction; None when
+    there is none (one a worker is claiming at this moment is skipped: its claim reads the
+    old text). An edit queues its memory again: a job beside the waiting one made the
+    worker embed (or extract) the same new text once per edit."""
+    row = connection.execute(
+        "UPDATE jobs SET attempts = 0, last_error = NULL, run_after = LEAST(run_after, %(now)s),"
+        " updated_at = %(now)s WHERE id = (SELECT id FROM jobs WHERE seq = %(seq)s"
+        " AND model = %(model)s AND state = 'queued' AND kind = %(kind)s LIMIT 1"
+        " FOR UPDATE SKIP LOCKED) AND state = 'queued' RETURNING id",
+        {"now": now, "seq": seq, "model": model, "kind": kind},
+    ).fetchone()
+    return None if row is None else str(row[0])

@@ -64,7 +64,12 @@ from recalld.store.sqlite_rows import (
     substring_pattern,
 )
 from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
-from recalld.store.sqlite_semantic import SQLiteSemantic, drop_vectors, enqueue_embedding
+from recalld.store.sqlite_semantic import (
+    SQLiteSemantic,
+    drop_vectors,
+    enqueue_embedding,
+    queue_again,
+)
 from recalld.store.sqlite_tables import SQLiteLedger, SQLiteTables
 from recalld.store.sqlite_tokens import SQLiteTokens
 
@@ -227,7 +232,8 @@ class _Transaction(SQLiteLedger):
         )
 
     def enqueue_embedding(self, seq: int, model: str, now: datetime) -> str:
-        return enqueue_embedding(self._connection, seq, model, now)
+        waiting = queue_again(self._connection, "embed", seq, model, now)
+        return waiting or enqueue_embedding(self._connection, seq, model, now)
 
     def save_signals(
         self, seq: int, features: dict[str, bytes], biometrics: dict[str, float]
@@ -238,7 +244,8 @@ class _Transaction(SQLiteLedger):
         save_intention(self._connection, seq, record)
 
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
-        return enqueue_graph(self._connection, seq, model, now)
+        waiting = queue_again(self._connection, "graph", seq, model, now)
+        return waiting or enqueue_graph(self._connection, seq, model, now)
 
     def drop_vectors(self, seq: int, now: datetime, own_model: str | None) -> None:
         drop_vectors(self._connection, seq, now, own_model)

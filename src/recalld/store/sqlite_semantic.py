@@ -36,7 +36,7 @@ from recalld.store.sql import PENDING_JOB_STATES
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_rows import SELECT_COLUMNS, row_to_memory, scope_sql
 
-__all__ = ["SQLiteSemantic", "drop_vectors", "enqueue_embedding"]
+__all__ = ["SQLiteSemantic", "drop_vectors", "enqueue_embedding", "queue_again"]
 
 T = TypeVar("T")
 
@@ -670,3 +670,26 @@ class SQLiteSemantic:
             )
             for row in rows
         ]
+
+
+def queue_again(
+    connection: apsw.Connection, kind: str, seq: int, model: str, now: datetime
+) -> str | None:
+    """The id of memory ``seq``'s ``kind`` job of ``model`` that still waits (not claimed),
+    made due now with its attempts from zero, inside the caller's transaction; None when
+    there is none. An edit queues its memory again: a job beside the waiting one made the
+    worker embed (or extract) the same new text once per edit, since a claim reads the
+    memory's text as it is then."""
+    row = connection.execute(
+        "SELECT id FROM jobs WHERE seq = ? AND model = ? AND state = 'queued' AND kind = ? LIMIT 1",
+        (seq, model, kind),
+    ).fetchone()
+    if row is None:
+        return None
+    stamp = to_storage(now)
+    connection.execute(
+        "UPDATE jobs SET attempts = 0, last_error = NULL, run_after = min(run_after, ?),"
+        " updated_at = ? WHERE id = ?",
+        (stamp, stamp, row[0]),
+    )
+    return str(row[0])
