@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from recalld.errors import DatabaseUnavailableError
+from recalld.graph.extractor import ExtractorSetup
+from recalld.graph.rules import RuleExtractor
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.worker import Worker
@@ -151,3 +153,32 @@ def test_a_run_until_idle_gives_up_on_a_database_that_stays_away(
         with pytest.raises(DatabaseUnavailableError):
             worker.run_until_idle()
         assert delays == [2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0]
+
+
+def test_extractions_a_database_outage_held_back_are_stored_without_using_attempts(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The graph half alike: two outages of RECALLD_WORKER_MAX_ATTEMPTS=2 failed the
+    # memory's extraction for good, and nothing queues a failed one again.
+    settings = semantic_settings(db_path, worker_max_attempts=2)
+    extractor = RuleExtractor()
+    setup = ExtractorSetup(extractor=extractor, requested="rules")
+    with MemoryService(open_store(settings), settings, clock=clock, extractor=setup) as service:
+        service.remember("Alice Smith moved to Paris")
+        graph = service.store.graph
+        complete = graph.complete_jobs
+        outages = [DatabaseUnavailableError("the database at db is unavailable")] * 2
+
+        def failing(worker_id: str, model: str, results: Any, now: datetime) -> int:
+            if outages:
+                raise outages.pop()
+            return complete(worker_id, model, results, now)
+
+        monkeypatch.setattr(graph, "complete_jobs", failing)
+        worker = Worker(service.store, None, settings, extractor=extractor, clock=clock)
+        for _ in range(2):
+            with pytest.raises(DatabaseUnavailableError):
+                worker.run_once()
+            clock.advance(seconds=settings.worker_lease_seconds + 1)
+        assert worker.run_until_idle().extracted == 1
+        assert "Alice Smith" in {entity.name for entity in service.graph.entities().entities}

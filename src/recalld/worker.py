@@ -133,6 +133,7 @@ class Worker:
         # again after their lease, they cost the embedder again and an attempt each:
         # RECALLD_WORKER_MAX_ATTEMPTS such outages in a row failed a memory for good.
         self._unstored: list[tuple[Job, str, np.ndarray]] = []
+        self._unstored_graph: list[tuple[GraphJob, Extraction]] = []  # the same for graphs
 
     # -- one step ------------------------------------------------------------------
 
@@ -416,7 +417,13 @@ class Worker:
     def _graph_step(self, now: datetime, lease_until: datetime) -> int:
         extractor = self._extractor
         assert extractor is not None
-        return self._step(
+        stored = 0
+        if self._unstored_graph:
+            items, self._unstored_graph = self._unstored_graph, []
+            self._complete_graph(items)
+            logger.info("stored %d extractions a database failure held back", len(items))
+            stored = len(items)
+        return stored + self._step(
             "graph",
             lambda: self._store.graph.claim_jobs(
                 self.id,
@@ -586,9 +593,21 @@ class Worker:
                 except Exception as single:  # noqa: BLE001 - recorded on the job, retried later
                     self._failed(job, single)
         if results:
-            self.report.extracted += self._store.graph.complete_jobs(
+            self._complete_graph(results)
+
+    def _complete_graph(self, results: list[tuple[GraphJob, Extraction]]) -> None:
+        """Store the extractions; when the store fails, keep them for the next graph step
+        (as ``_unstored`` keeps vectors: no attempt used, nothing extracted again)."""
+        assert self._extractor is not None
+        try:
+            done = self._store.graph.complete_jobs(
                 self.id, self._extractor.name, results, self._clock()
             )
+        except Exception:
+            self._unstored_graph.extend(results)
+            raise
+        with self._progress:
+            self.report.extracted += done
 
     def _failed(self, job: Job | GraphJob, error: BaseException) -> None:
         message = f"{type(error).__name__}: {error}"
