@@ -124,6 +124,14 @@ class Indexing:
             return replace(record, index_state=current.index_state), False
         return record, True
 
+    def _queue(self, jobs: dict[str, int], vectors: dict[str, int]) -> dict[str, int]:
+        """The embedding queue by state, its work done counted in the current model's
+        vectors: during a model switch the old model's (dropped once it completes) are
+        none of this queue's work. With no embedder here, every model's."""
+        if self.embedder is None:
+            return jobs
+        return {**jobs, "done": vectors.get(self.embedder.name, 0)}
+
     def enqueue(
         self,
         tx: StoreTransaction,
@@ -302,7 +310,7 @@ class Indexing:
             vector_backend=None
             if self.embedder is None
             else ("database" if self._store.vector_search is not None else "in-process"),
-            queue=counts.jobs_by_state,
+            queue=self._queue(counts.jobs_by_state, counts.embeddings_by_model),
             memories_by_index_state=counts.memories_by_index_state,
             embeddings=counts.embeddings_by_model,
             failed_jobs=[_job_error(failure) for failure in counts.failures],
