@@ -712,7 +712,7 @@ class Worker:
         it. Any other error is no outage and ends the run at once. Returns the new
         count of failures in a row."""
         failures += 1
-        if failures >= UNTIL_IDLE_DATABASE_TRIES:
+        if failures >= UNTIL_IDLE_DATABASE_TRIES or self._stop.is_set():
             raise error
         delay = min(
             self._settings.worker_poll_seconds * 2 ** min(failures, 16),
@@ -773,6 +773,12 @@ class Worker:
         self._stop.clear()
         self._thread = threading.Thread(target=self.run_forever, name="recalld-worker", daemon=True)
         self._thread.start()
+
+    def stop_soon(self) -> None:
+        """Ask :meth:`run_forever` to end after the batch in hand, not waiting (a signal
+        handler's: ``recalld worker`` on SIGTERM)."""
+        self._stop.set()
+        self._wake.set()
 
     def stop(self, timeout: float | None = 30.0) -> None:
         """Ask the thread to finish its batch and wait for it."""
