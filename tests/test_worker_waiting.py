@@ -3,6 +3,7 @@ was asked to do, and only an embedding worker is a rival (adversarial pass d63).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from recalld.graph.extractor import ExtractorSetup
 from recalld.graph.rules import RuleExtractor
+from recalld.graph.types import Extraction, ExtractionInput
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.store.semantic import WorkerRecord
@@ -88,3 +90,34 @@ def test_a_graph_only_worker_with_its_own_extractor_is_no_rival(
         # Before, "mine/1" was taken for another embedding model: this worker waited.
         assert embedding.run_until_idle().processed == 2
         assert service.status().embeddings == {"model-b": 2}
+
+
+def test_retry_failed_queues_a_failed_graph_extraction_again(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    settings = semantic_settings(any_database, worker_max_attempts=1)
+    extractor = _FailingOnceExtractor()
+    setup = ExtractorSetup(extractor=extractor, requested="rules")
+    store = open_store(settings)
+    with MemoryService(store, settings, clock=clock, extractor=setup) as service:
+        service.remember("Alice Smith moved to Paris")
+        worker = Worker(store, None, settings, extractor=extractor, clock=clock)
+        assert worker.run_until_idle().failed_for_good == 1
+        retrying = Worker(store, None, settings, extractor=extractor, clock=clock)
+        assert retrying.backfill(retry_failed=True) == 1
+        assert retrying.run_until_idle().extracted == 1
+        assert "Alice Smith" in {entity.name for entity in service.graph.entities().entities}
+
+
+class _FailingOnceExtractor(RuleExtractor):
+    """Fails its first batch, as a crashing model does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = False
+
+    def extract_batch(self, items: Sequence[ExtractionInput]) -> list[Extraction]:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("extractor exploded")
+        return super().extract_batch(items)

@@ -218,7 +218,9 @@ class Worker:
                 logger.info("queued %d memories for embedding with %s", embeds, self._embedder.name)
             queued += embeds
         if self._extractor is not None:
-            extractions = self._store.graph.backfill_jobs(self._extractor.name, now)
+            extractions = self._store.graph.backfill_jobs(
+                self._extractor.name, now, retry_failed=retry_failed
+            )
             if extractions:
                 logger.info(
                     "queued %d memories for graph extraction with %s",

@@ -323,7 +323,7 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
 @click.option(
     "--retry-failed",
     is_flag=True,
-    help="first queue again the memories whose embedding failed for good (endpoint fixed)",
+    help="first queue again the memories whose embedding or graph extraction failed for good",
 )
 @click.option("--json", "as_json", is_flag=True, help="print what was done as JSON at the end")
 @pass_state

@@ -309,10 +309,12 @@ class GraphStore(Protocol):
         """Record a failed attempt: queue it again at ``run_after``, or fail it for good (None)."""
         ...
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         """Queue extraction of every memory not extracted by ``model`` and not queued for it.
 
-        Pending jobs of other extractors are dropped; returns how many were queued.
+        Pending jobs of other extractors are dropped; returns how many were queued. With
+        ``retry_failed``, a job of ``model`` that failed for good counts as none (its
+        memory is queued again, its attempts from zero).
         """
         ...
 

@@ -305,7 +305,7 @@ class PostgresGraph:
 
         self._transact(step)
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         def step(connection: Connection) -> int:
             connection.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
@@ -316,6 +316,11 @@ class PostgresGraph:
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            if retry_failed:  # gone, so their memories are queued again below
+                connection.execute(
+                    "DELETE FROM jobs WHERE kind = 'graph' AND model = %s AND state = 'failed'",
+                    (model,),
+                )
             missing = [
                 int(row[0])
                 for row in connection.execute(

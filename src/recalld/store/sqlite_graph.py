@@ -397,13 +397,18 @@ class SQLiteGraph:
 
         self._transact(step)
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         def step(connection: apsw.Connection) -> int:
             connection.execute(
                 "DELETE FROM jobs WHERE kind = 'graph' AND model != ?"
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            if retry_failed:  # gone, so their memories are queued again below
+                connection.execute(
+                    "DELETE FROM jobs WHERE kind = 'graph' AND model = ? AND state = 'failed'",
+                    (model,),
+                )
             missing: list[tuple[Any, ...]] = connection.execute(
                 "SELECT m.seq FROM memories m WHERE NOT EXISTS"
                 " (SELECT 1 FROM graph_extracted g WHERE g.seq = m.seq AND g.model = :model)"

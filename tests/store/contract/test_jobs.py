@@ -267,6 +267,19 @@ def test_graph_jobs_claim_complete_and_retry(store: Store) -> None:
     assert store.graph.rebuild(["default"], MODEL, NOW) == 2
 
 
+def test_a_graph_backfill_asked_to_retry_failed_jobs_queues_them_again(store: Store) -> None:
+    # `recalld worker --retry-failed` queued again only the failed embeddings: a failed
+    # extraction stayed failed (adversarial pass d63).
+    queue(store, 2, kind="graph")
+    jobs = store.graph.claim_jobs("w", MODEL, 5, NOW, LEASE, 5)
+    store.graph.retry_job("w", jobs[0], "ValueError: bad", NOW, None)
+    assert store.graph.backfill_jobs(MODEL, NOW) == 0
+    assert store.graph.backfill_jobs(MODEL, NOW, retry_failed=True) == 1
+    assert store.graph.counts(["default"], 5).jobs_by_state["failed"] == 0
+    (again,) = store.graph.claim_jobs("w", MODEL, 5, NOW, LEASE, 5)
+    assert (again.seq, again.attempts) == (jobs[0].seq, 1)
+
+
 def test_a_failed_old_job_leaves_a_memory_with_a_newer_job_queued(store: Store) -> None:
     # An edit queues a newer job while the old one runs; the old one failing for good must
     # not mark the memory failed (recall's catch-up reads the queued memories only).
