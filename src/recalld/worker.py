@@ -42,7 +42,7 @@ from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.embeddings.endpoint_rest import Resting
-from recalld.errors import EmbedderUnavailableError, EmbeddingError
+from recalld.errors import EmbedderUnavailableError, EmbeddingError, StorageError
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
@@ -422,10 +422,35 @@ class Worker:
         self._count_batch()
         try:
             process(jobs)
-        except Exception:
+        except Exception as error:
             logger.exception("a batch of %d %s jobs failed", len(jobs), kind)
+            if isinstance(error, StorageError):
+                self._release(jobs)
             raise
         return len(jobs)
+
+    def _release(self, jobs: Sequence[Job | GraphJob]) -> None:
+        """Hand back a batch the store failed to settle (a full disk, a database gone away).
+
+        Left to their lease, the jobs ran again only after it expired, and each claim had
+        counted an attempt: an outage of ``worker_max_attempts`` leases (ten minutes by
+        default) failed every job in flight for good, so those memories were never
+        indexed once the disk had room again. A store still failing here cannot take this
+        write either: the lease then decides, as before."""
+        now = self._clock()
+        graph_jobs = [job for job in jobs if isinstance(job, GraphJob)]
+        embedding_jobs = [job for job in jobs if isinstance(job, Job)]
+        try:
+            if graph_jobs:
+                self._store.graph.release_jobs(self.id, graph_jobs, now)
+            if embedding_jobs:
+                self._store.semantic.release_jobs(self.id, embedding_jobs, now)
+        except StorageError as error:
+            logger.warning(
+                "could not hand back %d jobs (they run again when their lease expires): %s",
+                len(jobs),
+                error,
+            )
 
     def _count_batch(self) -> None:
         with self._progress:
