@@ -144,6 +144,19 @@ class Worker:
             )
         )
 
+    def _say_stopped(self) -> None:
+        """Record that this worker stopped; a database that cannot take it is logged.
+
+        The work is done (or given back) by then: a write lock another process held past
+        the retry bound, or a full disk, ended the worker thread with "Exception in thread
+        recalld-worker" and a traceback on stderr at every stop, and ``recalld worker
+        --until-idle`` exited 1 after draining the queue. The record ages out as a
+        crashed worker's does (``status`` shows it not alive after a lease)."""
+        try:
+            self._heartbeat("stopped", force=True)
+        except StorageError as error:
+            logger.warning("could not record that worker %s stopped: %s", self.id, error)
+
     def _yields(self) -> bool:
         """Whether the live embedding worker started first on this database embeds with
         another model, so this one must do nothing (see :mod:`recalld.worker_rivals`);
@@ -654,7 +667,7 @@ class Worker:
                     on_step(self.report)
         finally:
             self._close_extraction_thread()
-        self._heartbeat("stopped", force=True)
+        self._say_stopped()
         return self.report
 
     def run_forever(self, *, on_step: Callable[[WorkerReport], None] | None = None) -> None:
@@ -690,7 +703,7 @@ class Worker:
                 self._wake.wait(self._settings.worker_poll_seconds)
                 self._wake.clear()
         self._close_extraction_thread()
-        self._heartbeat("stopped", force=True)
+        self._say_stopped()
 
     def notify(self) -> None:
         """Wake an idle worker thread now (a new job was just queued in this process)."""
