@@ -27,7 +27,13 @@ import apsw
 from recalld.errors import DiskFullError, StorageError
 from recalld.store.process import OpeningProcess
 
-__all__ = ["DISK_FULL_MESSAGE", "LOCK_ERRORS", "SQLiteDatabase", "storage_error"]
+__all__ = [
+    "DISK_FULL_MESSAGE",
+    "LOCK_ERRORS",
+    "SQLiteDatabase",
+    "storage_error",
+    "unwritable_error",
+]
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -63,11 +69,7 @@ def storage_error(
     damaged.
     """
     if isinstance(error, apsw.ReadOnlyError) and path is not None:
-        return StorageError(
-            f"{path} cannot be written (the file, its directory or its file system is"
-            " read-only to this process): recalld writes to its database, on open too;"
-            " make it writable, or copy it somewhere writable and open the copy"
-        )
+        return unwritable_error(path)
     if isinstance(error, apsw.FullError):
         return DiskFullError(DISK_FULL_MESSAGE)
     if isinstance(error, apsw.CorruptError | apsw.NotADBError) and path is not None:
@@ -83,6 +85,15 @@ def storage_error(
             # Not DiskFullError: releasing the disk's reserve (forget does) would not help.
             return StorageError(FILE_LIMIT_MESSAGE)
     return StorageError(f"{type(error).__name__}: {error}")
+
+
+def unwritable_error(path: Path) -> StorageError:
+    """The error for a database file this process may not write (recalld writes on open)."""
+    return StorageError(
+        f"{path} cannot be written (the file, its directory or its file system is"
+        " read-only to this process): recalld writes to its database, on open too;"
+        " make it writable, or copy it somewhere writable and open the copy"
+    )
 
 
 class SQLiteDatabase:
