@@ -49,3 +49,20 @@ def test_open_a_database_damaged_inside_names_the_file(tmp_path: Path) -> None:
         memory.list_memories(limit=1000)
     assert str(caught.value).startswith(f"{path} is damaged (database disk image is malformed)")
     assert "restore a backup" in str(caught.value)
+
+
+def test_open_a_truncated_database_names_the_file_and_what_to_do(tmp_path: Path) -> None:
+    # Cut short (a copy interrupted, a full disk when it was copied): SQLite finds it at
+    # the first read, made before opening, which said "cannot read PATH: database disk
+    # image is malformed" and nothing of what to do (adversarial pass c63).
+    path = tmp_path / "truncated.db"
+    with recalld.open(path, embedder="none", graph_extractor="none") as memory:
+        for index in range(400):
+            memory.remember(f"memory number {index} " + "filler words " * 40)
+    with path.open("r+b") as cut:
+        cut.truncate(path.stat().st_size // 2)
+    with pytest.raises(StorageError) as caught:
+        recalld.open(path, embedder="none", graph_extractor="none")
+    assert str(caught.value).startswith(f"{path} is damaged (database disk image is malformed)")
+    assert "restore a backup" in str(caught.value)
+    assert path.stat().st_size > 0  # nothing was written to it

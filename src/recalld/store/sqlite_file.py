@@ -34,7 +34,7 @@ import apsw
 from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
-from recalld.store.sqlite_connection import unwritable_error
+from recalld.store.sqlite_connection import storage_error, unwritable_error
 
 __all__ = [
     "DestinationExistsError",
@@ -161,6 +161,11 @@ def _tables(path: Path, busy_timeout_ms: int) -> set[str]:
         ) from None
     except apsw.CantOpenError as error:
         raise _cannot_open(path, error) from error
+    except apsw.CorruptError as error:
+        # A truncated file, a bad page in its schema: named with what to do, as damage
+        # found after opening is (it was "cannot read PATH: database disk image is
+        # malformed", which says neither).
+        raise storage_error(error, path=path) from error
     except apsw.Error as error:
         raise StorageError(f"cannot read {path}: {error}") from error
     finally:
