@@ -67,3 +67,19 @@ def test_a_purge_still_waits_for_the_lock_when_something_expired(
     locked.execute("ROLLBACK")  # the other writer is done
     with MemoryService.open(_settings(db_path), clock=clock) as service:
         assert service.stats().count == 1
+
+
+def test_a_write_that_waited_out_the_lock_names_the_file_and_the_setting(
+    db_path: Path, clock: FakeClock, locked: apsw.Connection
+) -> None:
+    # It said "the database stayed locked for 0.05 s: database is locked": no file, no
+    # setting to raise, and not whether the write happened.
+    with MemoryService.open(_settings(db_path), clock=clock) as service:
+        with pytest.raises(StorageError) as waited:
+            service.remember("waits for the other writer")
+        message = str(waited.value)
+        assert message.startswith(f"{db_path} stayed locked for 0.05 s"), message
+        assert "RECALLD_LOCK_RETRY_SECONDS" in message
+        assert "nothing was written" in message
+        locked.execute("ROLLBACK")
+        assert service.stats().count == 2

@@ -194,7 +194,11 @@ class SQLiteDatabase:
             # Waited out of the count: close() does not wait for a backoff.
             if time.monotonic() >= deadline:
                 raise StorageError(
-                    f"the database stayed locked for {self.lock_retry_seconds:g} s: {locked}"
+                    f"{self.path} stayed locked for {self.lock_retry_seconds:g} s"
+                    " (RECALLD_LOCK_RETRY_SECONDS) by another connection's write (another"
+                    f" recalld process, or a tool holding it open): {locked}; nothing was"
+                    " written. Retry once that write is done, or wait longer by raising"
+                    " RECALLD_LOCK_RETRY_SECONDS"
                 ) from locked
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.25)
