@@ -122,6 +122,8 @@ class SQLiteDatabase:
         # The file opened first (device, inode): every write checks the path still names it.
         # Absolute as of now, and every connection opens it: a later chdir changes neither.
         self._identity: tuple[int, int] | None = None
+        # The (device, inode) of its -wal and -shm at the first write (see _check_same_logs).
+        self._logs: tuple[tuple[int, int] | None, ...] | None = None
         self._absolute = os.path.abspath(path) if not self.private else ""
 
     @property
@@ -286,6 +288,44 @@ class SQLiteDatabase:
                 " (a backup restored while recalld ran?): nothing was written, as it would"
                 " have gone to the old file. Stop every recalld process using it and start"
                 " them again"
+            )
+        self._check_same_logs()
+
+    def _log_identities(self) -> tuple[tuple[int, int] | None, ...]:
+        # Beside the file the path resolves to, where SQLite keeps them.
+        resolved = os.path.realpath(self._absolute)
+        identities: list[tuple[int, int] | None] = []
+        for suffix in ("-wal", "-shm"):
+            try:
+                found = os.stat(resolved + suffix)
+            except OSError:
+                identities.append(None)
+            else:
+                identities.append((found.st_dev, found.st_ino))
+        return tuple(identities)
+
+    def _check_same_logs(self) -> None:
+        """Refuse a write once the ``-wal`` or ``-shm`` this process uses was deleted.
+
+        Deleted while a server ran (by hand, a cleanup script, an older recalld's restore
+        hint), SQLite goes on writing into the unlinked log it holds open, acknowledged,
+        while every process opening the database afterwards makes a new log and sees none
+        of it; each then wrote its own log, and the first one to checkpoint overwrote the
+        other's acknowledged writes (probed: a CLI `remember` answered "created" and was
+        gone once the server stopped). SQLite deletes neither while any connection is
+        open, and this process holds its connections open until close, so a log that
+        changed under the write lock was removed by someone else. Recorded at the first
+        write with both in place (a new database has neither before it)."""
+        logs = self._log_identities()
+        if self._logs is None or None in self._logs:
+            self._logs = logs
+            return
+        if logs != self._logs:
+            raise StorageError(
+                f"{self.path}-wal or -shm was deleted or replaced while this process had the"
+                " database open: a write now would reach no other process and could undo"
+                " theirs, so nothing was written. Stop every recalld process using it and"
+                " start them again; never delete a database's -wal or -shm while it is open"
             )
 
     def writing_done(self) -> None:
