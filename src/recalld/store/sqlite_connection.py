@@ -122,6 +122,9 @@ class SQLiteDatabase:
         # The file opened first (device, inode): every write checks the path still names it.
         # Absolute as of now, and every connection opens it: a later chdir changes neither.
         self._identity: tuple[int, int] | None = None
+        # The damage SQLite reported reading this file, once it has: every write is
+        # refused from then on (see begin).
+        self._damaged: str | None = None
         # The (device, inode) of its -wal and -shm at the first write (see _check_same_logs).
         self._logs: tuple[tuple[int, int] | None, ...] | None = None
         self._absolute = os.path.abspath(path) if not self.private else ""
@@ -190,7 +193,10 @@ class SQLiteDatabase:
             except LOCK_ERRORS as error:
                 locked = error
             except apsw.Error as error:
-                raise storage_error(error, self.system_errno(), self.path) from error
+                failure = storage_error(error, self.system_errno(), self.path)
+                if isinstance(error, apsw.CorruptError):
+                    self._damaged = str(failure)
+                raise failure from error
             finally:
                 self._leave(local)
             # Waited out of the count: close() does not wait for a backoff.
@@ -261,6 +267,10 @@ class SQLiteDatabase:
                 "%s: rolled back a transaction an interrupted write left open", self.path
             )
             connection.execute("ROLLBACK")
+        if self._damaged is not None:
+            # SQLite writes into a damaged file as into any other, and a write touching a
+            # damaged page spreads the damage a restore or `.recover` would have to undo.
+            raise StorageError(f"{self._damaged}; nothing was written")
         self._local.writing = True
         connection.execute("BEGIN IMMEDIATE")
         self._check_same_file()
