@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from recalld.errors import DatabaseUnavailableError, DiskFullError
+from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.store.sqlite_connection import DISK_FULL_MESSAGE
@@ -135,3 +135,27 @@ def test_a_graph_batch_the_store_cannot_take_is_handed_back(
         graph_status = service.status().graph
         assert graph_status is not None
         assert graph_status.jobs.get("failed", 0) == 0
+
+
+def test_another_database_error_still_counts_the_attempt(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not a passing condition (one a job's own row may cause): the batch is left to its
+    # lease, so a batch that can never be stored stops being retried after its attempts.
+    settings = semantic_settings(db_path, worker_max_attempts=1, graph_extractor="none")
+    with MemoryService(
+        open_store(settings), settings, clock=clock, embedder=RecordingEmbedder()
+    ) as service:
+        service.remember("a memory whose vector the database refuses")
+
+        def refusing(*_: Any) -> int:
+            raise StorageError("SQLError: the row cannot be stored")
+
+        monkeypatch.setattr(service.store.semantic, "complete_jobs", refusing)
+        worker = service.new_worker()
+        with pytest.raises(StorageError):
+            worker.run_once()
+        assert worker.run_once() == 0  # still leased: not handed back
+        clock.advance(seconds=settings.worker_lease_seconds + 1)
+        assert worker.run_once() == 0  # its one attempt spent: failed for good
+        assert service.status().queue["failed"] == 1

@@ -42,7 +42,13 @@ from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.embeddings.endpoint_rest import Resting
-from recalld.errors import EmbedderUnavailableError, EmbeddingError, StorageError
+from recalld.errors import (
+    DatabaseUnavailableError,
+    DiskFullError,
+    EmbedderUnavailableError,
+    EmbeddingError,
+    StorageError,
+)
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
@@ -437,7 +443,7 @@ class Worker:
             process(jobs)
         except Exception as error:
             logger.exception("a batch of %d %s jobs failed", len(jobs), kind)
-            if isinstance(error, StorageError):
+            if isinstance(error, DiskFullError | DatabaseUnavailableError):
                 self._release(jobs)
             raise
         return len(jobs)
@@ -449,7 +455,9 @@ class Worker:
         counted an attempt: an outage of ``worker_max_attempts`` leases (ten minutes by
         default) failed every job in flight for good, so those memories were never
         indexed once the disk had room again. A store still failing here cannot take this
-        write either: the lease then decides, as before."""
+        write either: the lease then decides, as before. Only for those passing failures:
+        another database error (one a job's own row may cause) still counts its attempts,
+        so a batch failing that way for good stops being retried."""
         now = self._clock()
         graph_jobs = [job for job in jobs if isinstance(job, GraphJob)]
         embedding_jobs = [job for job in jobs if isinstance(job, Job)]
