@@ -42,7 +42,12 @@ from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.embeddings.endpoint_rest import Resting
-from recalld.errors import DatabaseUnavailableError, EmbedderUnavailableError, EmbeddingError
+from recalld.errors import (
+    DatabaseUnavailableError,
+    EmbedderUnavailableError,
+    EmbeddingError,
+    StorageError,
+)
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
@@ -57,6 +62,13 @@ from recalld.store.semantic import (
     encode_vector,
     text_hash,
 )
+from recalld.worker_outage import (
+    FAILURE_BACKOFF_MAX_SECONDS,
+    HeldResults,
+    is_outage,
+    release_batch,
+    until_idle_delay,
+)
 from recalld.worker_rivals import graph_only_models, rival
 
 __all__ = ["Worker", "WorkerReport"]
@@ -67,9 +79,6 @@ logger = logging.getLogger(__name__)
 
 DONE_JOB_RETENTION = timedelta(days=1)
 MAINTENANCE_INTERVAL_SECONDS = 60.0
-FAILURE_BACKOFF_MAX_SECONDS = 60.0
-# Steps in a row `recalld worker --until-idle` finds the database away before it gives up.
-UNTIL_IDLE_DATABASE_TRIES = 8
 
 
 @dataclass
@@ -128,12 +137,21 @@ class Worker:
         # --retry-failed asked while a rival made this worker wait: done by the backfill
         # run once it stops (it was lost: failed jobs stayed failed).
         self._retry_failed = False
-        # Vectors embedded whose storing failed (the database went away): stored by the
-        # next step, before any claim, while this worker still holds their jobs. Claimed
-        # again after their lease, they cost the embedder again and an attempt each:
-        # RECALLD_WORKER_MAX_ATTEMPTS such outages in a row failed a memory for good.
-        self._unstored: list[tuple[Job, str, np.ndarray]] = []
-        self._unstored_graph: list[tuple[GraphJob, Extraction]] = []  # the same for graphs
+        # Results an outage kept from being stored (see recalld.worker_outage).
+        self._held_vectors: HeldResults[Job, tuple[Job, str, np.ndarray]] = HeldResults(
+            "vectors",
+            self._complete,
+            lambda result: result[0],
+            lambda jobs: self._store.semantic.release_jobs(self.id, jobs, self._clock()),
+            clock,
+        )
+        self._held_extractions: HeldResults[GraphJob, tuple[GraphJob, Extraction]] = HeldResults(
+            "extractions",
+            self._complete_graph,
+            lambda result: result[0],
+            lambda jobs: self._store.graph.release_jobs(self.id, jobs, self._clock()),
+            clock,
+        )
 
     # -- one step ------------------------------------------------------------------
 
@@ -158,6 +176,26 @@ class Worker:
                 failed=self.report.failed_for_good,
             )
         )
+
+    def _give_back_held(self) -> None:
+        """A stopping worker hands back the jobs whose results it still holds (see
+        :mod:`recalld.worker_outage`): left to their lease, the next claim counted an
+        attempt."""
+        self._held_vectors.give_back()
+        self._held_extractions.give_back()
+
+    def _say_stopped(self) -> None:
+        """Record that this worker stopped; a database that cannot take it is logged.
+
+        The work is done (or given back) by then: a write lock another process held past
+        the retry bound, or a full disk, ended the worker thread with "Exception in thread
+        recalld-worker" and a traceback on stderr at every stop, and ``recalld worker
+        --until-idle`` exited 1 after draining the queue. The record ages out as a
+        crashed worker's does (``status`` shows it not alive after a lease)."""
+        try:
+            self._heartbeat("stopped", force=True)
+        except StorageError as error:
+            logger.warning("could not record that worker %s stopped: %s", self.id, error)
 
     def _yields(self) -> bool:
         """Whether the live embedding worker started first on this database embeds with
@@ -400,7 +438,7 @@ class Worker:
     def _embedding_step(self, now: datetime, lease_until: datetime) -> int:
         embedder = self._embedder
         assert embedder is not None
-        stored = self._store_unstored()
+        stored = self._held_vectors.flush()
         if not self._may_embed():
             return stored
         return stored + self._step(
@@ -413,18 +451,13 @@ class Worker:
                 lease_until,
                 self._settings.worker_max_attempts,
             ),
-            self._process,
+            lambda jobs: self._process(jobs, lease_until),
         )
 
     def _graph_step(self, now: datetime, lease_until: datetime) -> int:
         extractor = self._extractor
         assert extractor is not None
-        stored = 0
-        if self._unstored_graph:
-            items, self._unstored_graph = self._unstored_graph, []
-            self._complete_graph(items)
-            logger.info("stored %d extractions a database failure held back", len(items))
-            stored = len(items)
+        stored = self._held_extractions.flush()
         return stored + self._step(
             "graph",
             lambda: self._store.graph.claim_jobs(
@@ -435,7 +468,7 @@ class Worker:
                 lease_until,
                 self._settings.worker_max_attempts,
             ),
-            self._process_graph,
+            lambda jobs: self._process_graph(jobs, lease_until),
         )
 
     def _step(
@@ -449,8 +482,11 @@ class Worker:
         self._count_batch()
         try:
             process(jobs)
-        except Exception:
+        except Exception as error:
             logger.exception("a batch of %d %s jobs failed", len(jobs), kind)
+            if is_outage(error):  # those whose results are held wait for the next step
+                held = (self._held_vectors, self._held_extractions)
+                release_batch(self._store, self.id, jobs, self._clock(), held)
             raise
         return len(jobs)
 
@@ -465,20 +501,16 @@ class Worker:
         backfill, no heartbeat: this is a recall catching up, not a worker."""
         if self._embedder is None or limit <= 0 or not self._may_embed():
             return 0
-        self._store_unstored()
+        self._held_vectors.flush()
         now = self._clock()
+        lease_until = now + timedelta(seconds=self._settings.worker_lease_seconds)
         jobs = self._store.semantic.claim_for_recall(
-            self.id,
-            self._embedder.name,
-            namespaces,
-            limit,
-            now,
-            now + timedelta(seconds=self._settings.worker_lease_seconds),
+            self.id, self._embedder.name, namespaces, limit, now, lease_until
         )
         if not jobs:
             return jobs if jobs is None else 0
         before = self.report.processed
-        self._process(jobs)
+        self._process(jobs, lease_until)
         return self.report.processed - before
 
     def _may_embed(self) -> bool:
@@ -495,7 +527,7 @@ class Worker:
         finally:
             self.report.embed_seconds += time.perf_counter() - started
 
-    def _process(self, jobs: Sequence[Job]) -> None:
+    def _process(self, jobs: Sequence[Job], lease_until: datetime) -> None:
         texts = [embedding_text(job.title, job.content, job.place_name, job.key) for job in jobs]
         try:
             vectors = self._embed(texts)
@@ -510,8 +542,8 @@ class Worker:
             # Outside the try: a store that cannot take the vectors (PostgreSQL restarting)
             # is no fault of these texts. Embedding them again one by one, or recording an
             # attempt against each, would spend the embedder and the jobs' attempts on it;
-            # the step fails instead, and the jobs run again when their lease expires.
-            self._complete_or_hold(list(zip(jobs, texts, vectors, strict=True)))
+            # the step fails instead, the vectors held (see recalld.worker_outage).
+            self._held_vectors.store(list(zip(jobs, texts, vectors, strict=True)), lease_until)
             return
         for job, text in zip(jobs, texts, strict=True):
             try:
@@ -519,29 +551,9 @@ class Worker:
             except Exception as error:  # noqa: BLE001 - recorded on the job, retried later
                 self._failed(job, error)
                 continue
-            self._complete_or_hold([(job, text, vector)])
+            self._held_vectors.store([(job, text, vector)], lease_until)
 
-    def _complete_or_hold(self, items: list[tuple[Job, str, np.ndarray]]) -> None:
-        """Store ``items``' vectors; when the store fails, keep them for the next step
-        (see ``_unstored``) and let the step fail."""
-        try:
-            self._complete(items)
-        except Exception:
-            self._unstored.extend(items)
-            raise
-
-    def _store_unstored(self) -> int:
-        """Store the vectors a failed step kept (a job another worker took over since is
-        skipped by the store); how many jobs that was. Raises while the store still
-        fails, keeping them."""
-        if not self._unstored:
-            return 0
-        items, self._unstored = self._unstored, []
-        self._complete_or_hold(items)
-        logger.info("stored the vectors of %d jobs a database failure held back", len(items))
-        return len(items)
-
-    def _complete(self, items: Sequence[tuple[Job, str, np.ndarray]]) -> None:
+    def _complete(self, items: Sequence[tuple[Job, str, np.ndarray]]) -> int:
         results = [
             (job, text_hash(job.title, job.content, job.place_name, job.key), encode_vector(vector))
             for job, _, vector in items
@@ -554,6 +566,7 @@ class Worker:
         with self._progress:
             self.report.processed += done
             self._progress.notify_all()
+        return done
 
     def wait_until_processed(self, count: int, timeout: float) -> bool:
         """Block until this worker has completed ``count`` jobs in all (True) or ``timeout``
@@ -578,7 +591,7 @@ class Worker:
         finally:
             self.report.extract_seconds += time.perf_counter() - started
 
-    def _process_graph(self, jobs: Sequence[GraphJob]) -> None:
+    def _process_graph(self, jobs: Sequence[GraphJob], lease_until: datetime) -> None:
         assert self._extractor is not None
         try:
             extractions = self._extract(jobs)
@@ -595,21 +608,16 @@ class Worker:
                 except Exception as single:  # noqa: BLE001 - recorded on the job, retried later
                     self._failed(job, single)
         if results:
-            self._complete_graph(results)
+            self._held_extractions.store(results, lease_until)
 
-    def _complete_graph(self, results: list[tuple[GraphJob, Extraction]]) -> None:
-        """Store the extractions; when the store fails, keep them for the next graph step
-        (as ``_unstored`` keeps vectors: no attempt used, nothing extracted again)."""
+    def _complete_graph(self, results: list[tuple[GraphJob, Extraction]]) -> int:
         assert self._extractor is not None
-        try:
-            done = self._store.graph.complete_jobs(
-                self.id, self._extractor.name, results, self._clock()
-            )
-        except Exception:
-            self._unstored_graph.extend(results)
-            raise
+        done = self._store.graph.complete_jobs(
+            self.id, self._extractor.name, results, self._clock()
+        )
         with self._progress:
             self.report.extracted += done
+        return done
 
     def _failed(self, job: Job | GraphJob, error: BaseException) -> None:
         message = f"{type(error).__name__}: {error}"
@@ -704,29 +712,19 @@ class Worker:
                     on_step(self.report)
         finally:
             self._close_extraction_thread()
-        self._heartbeat("stopped", force=True)
+            self._give_back_held()
+        self._say_stopped()
         return self.report
 
     def _back_off(self, failures: int, error: DatabaseUnavailableError) -> int:
-        """:meth:`run_until_idle` found the database away (PostgreSQL restarting, a
-        failover): wait as :meth:`run_forever` does, and try again, up to
-        ``UNTIL_IDLE_DATABASE_TRIES`` steps in a row (about three minutes), then raise
-        it. Any other error is no outage and ends the run at once. Returns the new
-        count of failures in a row."""
+        """Wait before :meth:`run_until_idle` tries a database found away again (see
+        :func:`recalld.worker_outage.until_idle_delay`); the new count in a row."""
         failures += 1
-        if failures >= UNTIL_IDLE_DATABASE_TRIES or self._stop.is_set():
-            raise error
-        delay = min(
-            self._settings.worker_poll_seconds * 2 ** min(failures, 16),
-            FAILURE_BACKOFF_MAX_SECONDS,
+        self._pause(
+            until_idle_delay(
+                failures, error, self._settings.worker_poll_seconds, self._stop.is_set()
+            )
         )
-        logger.warning(
-            "the database is unavailable (%d in a row), retrying in %.1f s: %s",
-            failures,
-            delay,
-            error,
-        )
-        self._pause(delay)
         return failures
 
     def run_forever(self, *, on_step: Callable[[WorkerReport], None] | None = None) -> None:
@@ -762,7 +760,8 @@ class Worker:
                 self._wake.wait(self._settings.worker_poll_seconds)
                 self._wake.clear()
         self._close_extraction_thread()
-        self._heartbeat("stopped", force=True)
+        self._give_back_held()
+        self._say_stopped()
 
     def notify(self) -> None:
         """Wake an idle worker thread now (a new job was just queued in this process)."""

@@ -46,7 +46,7 @@ from recalld.store.intentions import IntentionRecord
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
 from recalld.store.sql import HELD_NAMESPACES, escape_like, grouped_counts, source_window
-from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
+from recalld.store.sqlite_connection import LOCK_ERRORS, SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
@@ -415,8 +415,16 @@ class SQLiteStore(SQLiteTokens):
         """
         if self._database.in_memory:
             return
-
-        self._retrying(self._database.refresh_statistics)
+        try:
+            with self._database.use() as connection:
+                self._database.refresh_statistics(connection)
+        except LOCK_ERRORS:
+            # Another process holds the write lock (a long import): the statistics are a
+            # hint, refreshed after this process's commits; retried here, every command
+            # waited behind that writer and failed "the database stayed locked".
+            logger.debug("%s: planner statistics not refreshed on open (locked)", self.path)
+        except apsw.Error as error:
+            raise storage_error(error, self._database.system_errno(), self.path) from error
 
     def _prepare_fts(self) -> bool:
         def step(connection: apsw.Connection) -> bool:
@@ -730,6 +738,13 @@ class SQLiteStore(SQLiteTokens):
 
     def purge_expired(self, now: datetime) -> int:
         stamp = to_storage(now)
+        # Looked for outside a write first: the purge runs on every open, and its write
+        # lock made every command, a read too, wait behind another process's long write.
+        if not self._database.read(
+            "SELECT 1 FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT 1",
+            (stamp,),
+        ):
+            return 0
 
         def step(connection: apsw.Connection) -> int:
             connection.execute(
