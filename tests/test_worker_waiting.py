@@ -92,6 +92,26 @@ def test_a_graph_only_worker_with_its_own_extractor_is_no_rival(
         assert service.status().embeddings == {"model-b": 2}
 
 
+def test_a_graph_only_workers_heartbeat_reads_as_such_in_an_older_version(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    # A rolling upgrade: an older process on the same database tells a graph-only worker
+    # by its extractor's name alone ("rules/..."); "+rules/..." was an embedding model of
+    # its own to it, and its embedding workers started later waited for it for ever
+    # (review of pass d63).
+    settings = semantic_settings(any_database)
+    store = open_store(settings)
+    extractor = RuleExtractor()
+    setup = ExtractorSetup(extractor=extractor, requested="rules")
+    with MemoryService(store, settings, clock=clock, extractor=setup) as service:
+        service.remember("Alice met Bob in Paris")
+        extracting = Worker(store, None, settings, extractor=extractor, clock=clock)
+        assert extracting.run_once() == 1
+        [model] = [w.model for w in store.semantic.workers() if w.id == extracting.id]
+        assert model == extractor.name
+        assert model.startswith(("rules/", "spacy/"))  # what an older version looks for
+
+
 def test_retry_failed_queues_a_failed_graph_extraction_again(
     any_database: Path | str, clock: FakeClock
 ) -> None:

@@ -31,7 +31,12 @@ EXTRACTOR_NAME_PREFIXES = ("rules/", "spacy/")
 
 
 def graph_only_models(extractor: str) -> str:
-    """The heartbeat's ``models`` of a worker with an extractor and no embedder."""
+    """The heartbeat's ``models`` of a worker with an extractor and no embedder: a
+    built-in extractor's name alone, as older versions wrote and read it (one of them,
+    beside this one on the database in a rolling upgrade, took "+rules/..." for a rival
+    embedding model and waited for it for ever); any other behind a "+"."""
+    if extractor.startswith(EXTRACTOR_NAME_PREFIXES):
+        return extractor
     return "+" + extractor
 
 
