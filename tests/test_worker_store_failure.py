@@ -240,7 +240,8 @@ def test_a_graph_batch_the_store_cannot_take_is_handed_back(
         worker = service.new_worker()
         with pytest.raises(DiskFullError):
             worker.run_once()
-        # Claimable at once (no lease to wait out), and its one attempt not spent.
+        # Stored by the next step from what was held (no lease to wait out), its one
+        # attempt not spent (review of pass d63: held, not handed back, within the lease).
         assert worker.run_until_idle().extracted == 1
         graph_status = service.status().graph
         assert graph_status is not None
