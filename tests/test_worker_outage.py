@@ -167,3 +167,23 @@ def test_a_worker_that_gives_up_hands_back_what_it_holds(
         semantic.release_jobs("probe", [job], clock())
         assert service.new_worker().run_until_idle().processed == 1
         assert service.get(receipt.id).index_state == "indexed"
+
+
+def test_a_recalls_catch_up_hands_back_what_it_held_when_the_service_closes(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A recall embeds a few queued memories itself (recall_catch_up); an outage while it
+    # stores them leaves the vectors held by its catch-up worker. Closed then, the jobs
+    # stayed leased to it (an attempt counted at the next claim, a lease later).
+    settings = semantic_settings(any_database, graph_extractor="none", recall_catch_up=5)
+    embedder = RecordingEmbedder()
+    service = MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+    with service:
+        service.remember("Alice lives in Paris")
+        _Outage(service, monkeypatch)
+        with pytest.raises(DatabaseUnavailableError):
+            service.recall("Paris")
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as again:
+        assert again.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}
+        [job] = again.store.semantic.claim_jobs("probe", embedder.name, 8, clock(), clock(), 2)
+        assert job.attempts == 1

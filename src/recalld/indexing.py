@@ -108,6 +108,9 @@ class Indexing:
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
+        if self._catch_up_worker is not None:  # what a recall's catch-up held (an outage)
+            with self._catch_up_lock:
+                self._catch_up_worker.hand_back_held()
         self.retriever.close()
 
     # -- what writes need ----------------------------------------------------

@@ -177,10 +177,10 @@ class Worker:
             )
         )
 
-    def _give_back_held(self) -> None:
-        """A stopping worker hands back the jobs whose results it still holds (see
-        :mod:`recalld.worker_outage`): left to their lease, the next claim counted an
-        attempt."""
+    def hand_back_held(self) -> None:
+        """Hand back the jobs whose results this worker still holds (see
+        :mod:`recalld.worker_outage`), as it stops: left to their lease, the next claim
+        counted an attempt."""
         self._held_vectors.give_back()
         self._held_extractions.give_back()
 
@@ -712,7 +712,7 @@ class Worker:
                     on_step(self.report)
         finally:
             self._close_extraction_thread()
-            self._give_back_held()
+            self.hand_back_held()
         self._say_stopped()
         return self.report
 
@@ -760,7 +760,7 @@ class Worker:
                 self._wake.wait(self._settings.worker_poll_seconds)
                 self._wake.clear()
         self._close_extraction_thread()
-        self._give_back_held()
+        self.hand_back_held()
         self._say_stopped()
 
     def notify(self) -> None:
