@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import apsw
 import pytest
 
 import recalld
@@ -49,3 +50,52 @@ def test_open_a_database_damaged_inside_names_the_file(tmp_path: Path) -> None:
         memory.list_memories(limit=1000)
     assert str(caught.value).startswith(f"{path} is damaged (database disk image is malformed)")
     assert "restore a backup" in str(caught.value)
+
+
+def test_open_a_truncated_database_names_the_file_and_what_to_do(tmp_path: Path) -> None:
+    # Cut short (a copy interrupted, a full disk when it was copied): SQLite finds it at
+    # the first read, made before opening, which said "cannot read PATH: database disk
+    # image is malformed" and nothing of what to do (adversarial pass c63).
+    path = tmp_path / "truncated.db"
+    with recalld.open(path, embedder="none", graph_extractor="none") as memory:
+        for index in range(400):
+            memory.remember(f"memory number {index} " + "filler words " * 40)
+    with path.open("r+b") as cut:
+        cut.truncate(path.stat().st_size // 2)
+    with pytest.raises(StorageError) as caught:
+        recalld.open(path, embedder="none", graph_extractor="none")
+    assert str(caught.value).startswith(f"{path} is damaged (database disk image is malformed)")
+    assert "restore a backup" in str(caught.value)
+    assert path.stat().st_size > 0  # nothing was written to it
+
+
+def test_a_database_found_damaged_takes_no_more_writes(tmp_path: Path) -> None:
+    # A server kept writing into a file it had found damaged (the browser showed the
+    # error, and the next edit or `remember` went in as if nothing were wrong), spreading
+    # the damage a restore or `.recover` must undo (adversarial pass c63).
+    path = tmp_path / "damaged.db"
+    with recalld.open(path, embedder="none", graph_extractor="none") as memory:
+        for index in range(300):
+            memory.remember(f"memory {index} " + "x" * 500)
+    inspect = apsw.Connection(str(path))
+    try:
+        page_size = int(str(inspect.execute("PRAGMA page_size").fetchall()[0][0]))
+        leaves = inspect.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'memories' AND pagetype = 'leaf'"
+            " ORDER BY pageno"
+        ).fetchall()
+    finally:
+        inspect.close()
+    damaged_page = int(str(leaves[len(leaves) // 2][0]))
+    with path.open("r+b") as handle:  # one leaf of the memories overwritten
+        handle.seek((damaged_page - 1) * page_size)
+        handle.write(b"\x07" * page_size)
+    with recalld.open(path, embedder="none", graph_extractor="none") as memory:
+        with pytest.raises(StorageError, match="is damaged"):
+            memory.list_memories(limit=1000)
+        with pytest.raises(StorageError) as refused:
+            memory.remember("written into a file known to be damaged")
+        assert str(refused.value).startswith(f"{path} is damaged")
+        assert str(refused.value).endswith("nothing was written")
+        assert "restore a backup" in str(refused.value)
+        assert memory.search("known to be damaged") == []

@@ -630,3 +630,17 @@ def test_worker_with_a_wrong_dimension_setting_keeps_the_stored_vectors(
     with _open(db_path, clock, NamedEmbedder("alias", 64)) as service:
         hits = service.search("kitchen door", mode="vector", min_score=0)
         assert [hit.memory.id for hit in hits] == [receipt.id]
+
+
+def test_status_counts_only_the_current_models_work_done(db_path: Path, clock: FakeClock) -> None:
+    # During a model switch "done" added the old model's vectors (dropped once the switch
+    # completes) to the new one's: 4 memories showed 1 queued and 7 done, the switch
+    # 88 % done when it was 75 % done (adversarial pass d63).
+    with _open(db_path, clock, NamedEmbedder("model-a"), worker_batch_size=3) as service:
+        service.remember_many([{"content": f"memory number {index}"} for index in range(4)])
+        service.new_worker().run_until_idle()
+    with _open(db_path, clock, NamedEmbedder("model-b"), worker_batch_size=3) as service:
+        assert service.new_worker().run_once() == 3
+        status = service.status()
+        assert status.embeddings == {"model-a": 4, "model-b": 3}
+        assert status.queue == {"queued": 1, "running": 0, "done": 3, "failed": 0}

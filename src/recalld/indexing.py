@@ -108,6 +108,9 @@ class Indexing:
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
+        if self._catch_up_worker is not None:  # what a recall's catch-up held (an outage)
+            with self._catch_up_lock:
+                self._catch_up_worker.hand_back_held()
         self.retriever.close()
 
     # -- what writes need ----------------------------------------------------
@@ -123,6 +126,14 @@ class Indexing:
         if _embedded(record) == _embedded(current):
             return replace(record, index_state=current.index_state), False
         return record, True
+
+    def _queue(self, jobs: dict[str, int], vectors: dict[str, int]) -> dict[str, int]:
+        """The embedding queue by state, its work done counted in the current model's
+        vectors: during a model switch the old model's (dropped once it completes) are
+        none of this queue's work. With no embedder here, every model's."""
+        if self.embedder is None:
+            return jobs
+        return {**jobs, "done": vectors.get(self.embedder.name, 0)}
 
     def enqueue(
         self,
@@ -265,7 +276,8 @@ class Indexing:
                     id=record.id,
                     pid=record.pid,
                     host=record.host,
-                    model=record.model,
+                    # A graph-only worker's "+extractor" (see worker_rivals) as its name.
+                    model=record.model.removeprefix("+"),
                     state=record.state,
                     started_at=record.started_at,
                     heartbeat_at=record.heartbeat_at,
@@ -301,7 +313,7 @@ class Indexing:
             vector_backend=None
             if self.embedder is None
             else ("database" if self._store.vector_search is not None else "in-process"),
-            queue=counts.jobs_by_state,
+            queue=self._queue(counts.jobs_by_state, counts.embeddings_by_model),
             memories_by_index_state=counts.memories_by_index_state,
             embeddings=counts.embeddings_by_model,
             failed_jobs=[_job_error(failure) for failure in counts.failures],

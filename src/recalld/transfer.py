@@ -79,6 +79,7 @@ from recalld.transfer_lines import (
     kept_unstated,
     legacy_place,
     line_text,
+    stopped_import,
     structure_kind,
     unchanged,
 )
@@ -387,12 +388,14 @@ class Transfer:
                     continue
             chunk.append(parsed)
             if len(chunk) >= IMPORT_CHUNK_LINES:
-                self._import_chunk(chunk, report)
+                with stopped_import(chunk, report):
+                    self._import_chunk(chunk, report)
                 if progress is not None:
                     progress(len(chunk))
                 chunk = []
         if chunk:
-            self._import_chunk(chunk, report)
+            with stopped_import(chunk, report):
+                self._import_chunk(chunk, report)
             if progress is not None:
                 progress(len(chunk))
         self._import_structures(later, report, held)

@@ -12,14 +12,17 @@ the only ones its entity and intention lines may name.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 from array import array
 from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from recalld import _validate as check
-from recalld.errors import ValidationError
-from recalld.model import ExportRecord, Memory, PlaceInput
+from recalld.errors import StorageError, ValidationError
+from recalld.model import ExportRecord, ImportReport, Memory, PlaceInput
 from recalld.store.base import MemoryRecord, stored_record
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "kept_unstated",
     "legacy_place",
     "line_text",
+    "stopped_import",
     "structure_kind",
     "unchanged",
 ]
@@ -158,3 +162,31 @@ class ExportedSeqs:
             return False
         index = bisect_left(self._seqs, seq)
         return index < len(self._seqs) and self._seqs[index] == seq
+
+
+@contextlib.contextmanager
+def stopped_import(chunk: Sequence[Any], report: ImportReport) -> Iterator[None]:
+    """Around one chunk's transaction: a database failure in it (a full disk) says where
+    the import stopped and that the chunks before it are kept.
+
+    An import writes a chunk of lines per transaction, so a disk that filled at the
+    fourth left the first three imported, and the error said only "the disk holding the
+    database is full; nothing was written", as if the whole import had left nothing.
+    The error keeps its class (``DiskFullError`` is still REST's 503 ``disk_full``)."""
+    created, updated = report.created, report.updated
+    imported = created + updated + report.unchanged
+    try:
+        yield
+    except StorageError as error:
+        if not imported:
+            raise
+        first = next(
+            (item.number if hasattr(item, "number") else item.line for item in chunk), None
+        )
+        stopped = copy.copy(error)
+        stopped.args = (
+            f"the import stopped at line {first}: {error}. The lines before it are imported"
+            f" and kept ({created} created, {updated} updated); import the file again once"
+            " that is fixed, which skips what is already there",
+        )
+        raise stopped from error

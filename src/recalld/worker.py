@@ -42,7 +42,12 @@ from recalld._time import Clock, utc_now
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.embeddings.endpoint_rest import Resting
-from recalld.errors import EmbedderUnavailableError, EmbeddingError
+from recalld.errors import (
+    DatabaseUnavailableError,
+    EmbedderUnavailableError,
+    EmbeddingError,
+    StorageError,
+)
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
@@ -57,7 +62,14 @@ from recalld.store.semantic import (
     encode_vector,
     text_hash,
 )
-from recalld.worker_rivals import rival
+from recalld.worker_outage import (
+    FAILURE_BACKOFF_MAX_SECONDS,
+    HeldResults,
+    is_outage,
+    release_batch,
+    until_idle_delay,
+)
+from recalld.worker_rivals import graph_only_models, rival
 
 __all__ = ["Worker", "WorkerReport"]
 
@@ -67,7 +79,6 @@ logger = logging.getLogger(__name__)
 
 DONE_JOB_RETENTION = timedelta(days=1)
 MAINTENANCE_INTERVAL_SECONDS = 60.0
-FAILURE_BACKOFF_MAX_SECONDS = 60.0
 
 
 @dataclass
@@ -123,6 +134,24 @@ class Worker:
         self._extracted_since = 0  # graph jobs done beside, not yet counted by a step
         self._halt_extraction = threading.Event()
         self._waiting_for: str | None = None  # the rival worker this one said it waits for
+        # --retry-failed asked while a rival made this worker wait: done by the backfill
+        # run once it stops (it was lost: failed jobs stayed failed).
+        self._retry_failed = False
+        # Results an outage kept from being stored (see recalld.worker_outage).
+        self._held_vectors: HeldResults[Job, tuple[Job, str, np.ndarray]] = HeldResults(
+            "vectors",
+            self._complete,
+            lambda result: result[0],
+            lambda jobs: self._store.semantic.release_jobs(self.id, jobs, self._clock()),
+            clock,
+        )
+        self._held_extractions: HeldResults[GraphJob, tuple[GraphJob, Extraction]] = HeldResults(
+            "extractions",
+            self._complete_graph,
+            lambda result: result[0],
+            lambda jobs: self._store.graph.release_jobs(self.id, jobs, self._clock()),
+            clock,
+        )
 
     # -- one step ------------------------------------------------------------------
 
@@ -135,7 +164,11 @@ class Worker:
                 id=self.id,
                 pid=os.getpid(),
                 host=socket.gethostname(),
-                model="+".join(self._models()),
+                model=(
+                    "+".join(self._models())
+                    if self._embedder is not None
+                    else graph_only_models(self._models()[0])
+                ),
                 state=state,
                 started_at=self._started_at,
                 heartbeat_at=self._clock(),
@@ -143,6 +176,26 @@ class Worker:
                 failed=self.report.failed_for_good,
             )
         )
+
+    def hand_back_held(self) -> None:
+        """Hand back the jobs whose results this worker still holds (see
+        :mod:`recalld.worker_outage`), as it stops: left to their lease, the next claim
+        counted an attempt."""
+        self._held_vectors.give_back()
+        self._held_extractions.give_back()
+
+    def _say_stopped(self) -> None:
+        """Record that this worker stopped; a database that cannot take it is logged.
+
+        The work is done (or given back) by then: a write lock another process held past
+        the retry bound, or a full disk, ended the worker thread with "Exception in thread
+        recalld-worker" and a traceback on stderr at every stop, and ``recalld worker
+        --until-idle`` exited 1 after draining the queue. The record ages out as a
+        crashed worker's does (``status`` shows it not alive after a lease)."""
+        try:
+            self._heartbeat("stopped", force=True)
+        except StorageError as error:
+            logger.warning("could not record that worker %s stopped: %s", self.id, error)
 
     def _yields(self) -> bool:
         """Whether the live embedding worker started first on this database embeds with
@@ -189,8 +242,10 @@ class Worker:
         ``retry_failed``: also every memory whose embedding failed for good (attempts
         used up while an endpoint was down, say), from its first attempt again; a
         failed job otherwise stays failed (``recalld worker --retry-failed``)."""
+        self._retry_failed = self._retry_failed or retry_failed
         if self._yields():
             return 0  # queued when the rival has stopped (run_once backfills then)
+        retry_failed = self._retry_failed
         now = self._clock()
         queued = 0
         if self._embedder is not None:
@@ -201,7 +256,9 @@ class Worker:
                 logger.info("queued %d memories for embedding with %s", embeds, self._embedder.name)
             queued += embeds
         if self._extractor is not None:
-            extractions = self._store.graph.backfill_jobs(self._extractor.name, now)
+            extractions = self._store.graph.backfill_jobs(
+                self._extractor.name, now, retry_failed=retry_failed
+            )
             if extractions:
                 logger.info(
                     "queued %d memories for graph extraction with %s",
@@ -211,6 +268,7 @@ class Worker:
             queued += extractions
         self.report.backfilled += queued
         self._backfilled = True
+        self._retry_failed = False
         return queued
 
     def _known_dimension(self) -> int | None:
@@ -380,9 +438,10 @@ class Worker:
     def _embedding_step(self, now: datetime, lease_until: datetime) -> int:
         embedder = self._embedder
         assert embedder is not None
+        stored = self._held_vectors.flush()
         if not self._may_embed():
-            return 0
-        return self._step(
+            return stored
+        return stored + self._step(
             "embedding",
             lambda: self._store.semantic.claim_jobs(
                 self.id,
@@ -392,13 +451,14 @@ class Worker:
                 lease_until,
                 self._settings.worker_max_attempts,
             ),
-            self._process,
+            lambda jobs: self._process(jobs, lease_until),
         )
 
     def _graph_step(self, now: datetime, lease_until: datetime) -> int:
         extractor = self._extractor
         assert extractor is not None
-        return self._step(
+        stored = self._held_extractions.flush()
+        return stored + self._step(
             "graph",
             lambda: self._store.graph.claim_jobs(
                 self.id,
@@ -408,7 +468,7 @@ class Worker:
                 lease_until,
                 self._settings.worker_max_attempts,
             ),
-            self._process_graph,
+            lambda jobs: self._process_graph(jobs, lease_until),
         )
 
     def _step(
@@ -422,8 +482,11 @@ class Worker:
         self._count_batch()
         try:
             process(jobs)
-        except Exception:
+        except Exception as error:
             logger.exception("a batch of %d %s jobs failed", len(jobs), kind)
+            if is_outage(error):  # those whose results are held wait for the next step
+                held = (self._held_vectors, self._held_extractions)
+                release_batch(self._store, self.id, jobs, self._clock(), held)
             raise
         return len(jobs)
 
@@ -438,19 +501,16 @@ class Worker:
         backfill, no heartbeat: this is a recall catching up, not a worker."""
         if self._embedder is None or limit <= 0 or not self._may_embed():
             return 0
+        self._held_vectors.flush()
         now = self._clock()
+        lease_until = now + timedelta(seconds=self._settings.worker_lease_seconds)
         jobs = self._store.semantic.claim_for_recall(
-            self.id,
-            self._embedder.name,
-            namespaces,
-            limit,
-            now,
-            now + timedelta(seconds=self._settings.worker_lease_seconds),
+            self.id, self._embedder.name, namespaces, limit, now, lease_until
         )
         if not jobs:
             return jobs if jobs is None else 0
         before = self.report.processed
-        self._process(jobs)
+        self._process(jobs, lease_until)
         return self.report.processed - before
 
     def _may_embed(self) -> bool:
@@ -467,7 +527,7 @@ class Worker:
         finally:
             self.report.embed_seconds += time.perf_counter() - started
 
-    def _process(self, jobs: Sequence[Job]) -> None:
+    def _process(self, jobs: Sequence[Job], lease_until: datetime) -> None:
         texts = [embedding_text(job.title, job.content, job.place_name, job.key) for job in jobs]
         try:
             vectors = self._embed(texts)
@@ -482,8 +542,8 @@ class Worker:
             # Outside the try: a store that cannot take the vectors (PostgreSQL restarting)
             # is no fault of these texts. Embedding them again one by one, or recording an
             # attempt against each, would spend the embedder and the jobs' attempts on it;
-            # the step fails instead, and the jobs run again when their lease expires.
-            self._complete(list(zip(jobs, texts, vectors, strict=True)))
+            # the step fails instead, the vectors held (see recalld.worker_outage).
+            self._held_vectors.store(list(zip(jobs, texts, vectors, strict=True)), lease_until)
             return
         for job, text in zip(jobs, texts, strict=True):
             try:
@@ -491,9 +551,9 @@ class Worker:
             except Exception as error:  # noqa: BLE001 - recorded on the job, retried later
                 self._failed(job, error)
                 continue
-            self._complete([(job, text, vector)])
+            self._held_vectors.store([(job, text, vector)], lease_until)
 
-    def _complete(self, items: Sequence[tuple[Job, str, np.ndarray]]) -> None:
+    def _complete(self, items: Sequence[tuple[Job, str, np.ndarray]]) -> int:
         results = [
             (job, text_hash(job.title, job.content, job.place_name, job.key), encode_vector(vector))
             for job, _, vector in items
@@ -506,6 +566,7 @@ class Worker:
         with self._progress:
             self.report.processed += done
             self._progress.notify_all()
+        return done
 
     def wait_until_processed(self, count: int, timeout: float) -> bool:
         """Block until this worker has completed ``count`` jobs in all (True) or ``timeout``
@@ -530,7 +591,7 @@ class Worker:
         finally:
             self.report.extract_seconds += time.perf_counter() - started
 
-    def _process_graph(self, jobs: Sequence[GraphJob]) -> None:
+    def _process_graph(self, jobs: Sequence[GraphJob], lease_until: datetime) -> None:
         assert self._extractor is not None
         try:
             extractions = self._extract(jobs)
@@ -547,9 +608,16 @@ class Worker:
                 except Exception as single:  # noqa: BLE001 - recorded on the job, retried later
                     self._failed(job, single)
         if results:
-            self.report.extracted += self._store.graph.complete_jobs(
-                self.id, self._extractor.name, results, self._clock()
-            )
+            self._held_extractions.store(results, lease_until)
+
+    def _complete_graph(self, results: list[tuple[GraphJob, Extraction]]) -> int:
+        assert self._extractor is not None
+        done = self._store.graph.complete_jobs(
+            self.id, self._extractor.name, results, self._clock()
+        )
+        with self._progress:
+            self.report.extracted += done
+        return done
 
     def _failed(self, job: Job | GraphJob, error: BaseException) -> None:
         message = f"{type(error).__name__}: {error}"
@@ -616,21 +684,48 @@ class Worker:
         """Process batches until no job is runnable now (jobs waiting on a backoff remain).
 
         ``on_step(report)`` is told after the backfill and after every batch (progress bars).
+        A database found away is waited for and tried again, as :meth:`run_forever`
+        does, for a few minutes (see :meth:`_back_off`).
         """
-        self.backfill()
-        self._heartbeat("busy", force=True)
-        if on_step is not None:
-            on_step(self.report)
+        failures = 0
         try:
+            while True:
+                try:
+                    self.backfill()
+                    self._heartbeat("busy", force=True)
+                    break
+                except DatabaseUnavailableError as error:
+                    failures = self._back_off(failures, error)
+            if on_step is not None:
+                on_step(self.report)
+            failures = 0
             while not (stop is not None and stop()):
-                if self.run_once() == 0:
+                try:
+                    claimed = self.run_once()
+                except DatabaseUnavailableError as error:
+                    failures = self._back_off(failures, error)
+                    continue
+                failures = 0
+                if claimed == 0:
                     break
                 if on_step is not None:
                     on_step(self.report)
         finally:
             self._close_extraction_thread()
-        self._heartbeat("stopped", force=True)
+            self.hand_back_held()
+        self._say_stopped()
         return self.report
+
+    def _back_off(self, failures: int, error: DatabaseUnavailableError) -> int:
+        """Wait before :meth:`run_until_idle` tries a database found away again (see
+        :func:`recalld.worker_outage.until_idle_delay`); the new count in a row."""
+        failures += 1
+        self._pause(
+            until_idle_delay(
+                failures, error, self._settings.worker_poll_seconds, self._stop.is_set()
+            )
+        )
+        return failures
 
     def run_forever(self, *, on_step: Callable[[WorkerReport], None] | None = None) -> None:
         """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle.
@@ -665,7 +760,8 @@ class Worker:
                 self._wake.wait(self._settings.worker_poll_seconds)
                 self._wake.clear()
         self._close_extraction_thread()
-        self._heartbeat("stopped", force=True)
+        self.hand_back_held()
+        self._say_stopped()
 
     def notify(self) -> None:
         """Wake an idle worker thread now (a new job was just queued in this process)."""
@@ -678,6 +774,12 @@ class Worker:
         self._stop.clear()
         self._thread = threading.Thread(target=self.run_forever, name="recalld-worker", daemon=True)
         self._thread.start()
+
+    def stop_soon(self) -> None:
+        """Ask :meth:`run_forever` to end after the batch in hand, not waiting (a signal
+        handler's: ``recalld worker`` on SIGTERM)."""
+        self._stop.set()
+        self._wake.set()
 
     def stop(self, timeout: float | None = 30.0) -> None:
         """Ask the thread to finish its batch and wait for it."""

@@ -20,16 +20,29 @@ from datetime import datetime, timedelta
 
 from recalld.store.semantic import WorkerRecord
 
-__all__ = ["EXTRACTOR_NAME_PREFIXES", "rival"]
+__all__ = ["EXTRACTOR_NAME_PREFIXES", "graph_only_models", "rival"]
 
 # A worker's heartbeat names its embedder and its extractor joined by "+", the embedder
-# first; one with no embedder names only its extractor, which starts with one of these.
+# first; one with no embedder names "+" and its extractor (see graph_only_models). Older
+# versions named the extractor alone, told apart by these prefixes: a library user's own
+# extractor ("mine/1") was taken for an embedder then, and an embedding worker started
+# after its graph-only worker waited for it for ever.
 EXTRACTOR_NAME_PREFIXES = ("rules/", "spacy/")
+
+
+def graph_only_models(extractor: str) -> str:
+    """The heartbeat's ``models`` of a worker with an extractor and no embedder: a
+    built-in extractor's name alone, as older versions wrote and read it (one of them,
+    beside this one on the database in a rolling upgrade, took "+rules/..." for a rival
+    embedding model and waited for it for ever); any other behind a "+"."""
+    if extractor.startswith(EXTRACTOR_NAME_PREFIXES):
+        return extractor
+    return "+" + extractor
 
 
 def _embeds(models: str) -> bool:
     """Whether a heartbeat's ``models`` name an embedder (not an extractor alone)."""
-    return not models.startswith(EXTRACTOR_NAME_PREFIXES)
+    return not models.startswith(("+", *EXTRACTOR_NAME_PREFIXES))
 
 
 def _embeds_with(models: str, embedder: str) -> bool:

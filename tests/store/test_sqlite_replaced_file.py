@@ -120,3 +120,25 @@ def test_the_files_beside_a_database_opened_by_a_relative_path_stay_beside_it_af
         assert service.store.index_location == tmp_path / "relative.db"
         assert service.store.location() == str((tmp_path / "relative.db").resolve())
         assert repr(service.store) == "SQLiteStore('relative.db')"  # as it was given
+
+
+def test_a_write_after_the_write_ahead_log_was_deleted_under_the_process_is_refused(
+    tmp_path: Path,
+) -> None:
+    # `rm db-wal db-shm` while a server ran (adversarial pass c63): it went on writing into
+    # the unlinked log, acknowledged; a process opening the file afterwards made a log of
+    # its own and saw none of it, and its own acknowledged write was undone when the
+    # server's close checkpointed the old log over it.
+    db = tmp_path / "live.db"
+    settings = Settings(db=db, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as server:
+        server.remember("acknowledged before the delete")
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink()
+        with pytest.raises(StorageError, match="-wal or -shm was deleted or replaced"):
+            server.remember("would go to a log no one else reads")
+        Path(f"{db}-wal").touch()  # another process's new, empty log: no way out either
+        with pytest.raises(StorageError, match="-wal or -shm was deleted or replaced"):
+            server.remember("still refused")
+        assert server.stats().count == 1  # reads go on, from what it wrote
+    assert _contents(db) == ["acknowledged before the delete"]

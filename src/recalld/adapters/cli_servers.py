@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -321,7 +323,7 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
 @click.option(
     "--retry-failed",
     is_flag=True,
-    help="first queue again the memories whose embedding failed for good (endpoint fixed)",
+    help="first queue again the memories whose embedding or graph extraction failed for good",
 )
 @click.option("--json", "as_json", is_flag=True, help="print what was done as JSON at the end")
 @pass_state
@@ -350,11 +352,12 @@ def worker_command(
     with bar:
         step = _WorkerProgress(service, worker, bar)
         try:
-            if until_idle:
-                report = worker.run_until_idle(on_step=step)
-            else:
-                worker.run_forever(on_step=step)
-                report = worker.report
+            with _stopped_by_sigterm(worker) as stopping:
+                if until_idle:
+                    report = worker.run_until_idle(on_step=step, stop=stopping.is_set)
+                else:
+                    worker.run_forever(on_step=step)
+                    report = worker.report
         except KeyboardInterrupt:
             report = worker.report
     result = {
@@ -375,6 +378,31 @@ def worker_command(
             f" reminders fired {reminders}",
             err=True,
         )
+
+
+@contextmanager
+def _stopped_by_sigterm(worker: Worker) -> Iterator[threading.Event]:
+    """SIGTERM (a service stop, ``docker stop``, ``kill``) ends the worker after its
+    batch, as Ctrl-C's report does: killed outright, its batch's jobs stayed leased (each
+    an attempt used, run again a lease later), its heartbeat said it was alive (a worker
+    of another model waited for it) and no report was printed. The event is set once
+    asked. Only the main thread can take a signal; elsewhere nothing changes."""
+    stopping = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGTERM) is None  # installed outside Python: kept
+    ):
+        yield stopping
+        return
+
+    def stop(number: int, frame: object) -> None:
+        stopping.set()
+        worker.stop_soon()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield stopping
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _WorkerProgress:

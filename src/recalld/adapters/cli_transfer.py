@@ -510,12 +510,18 @@ def _named_in_turn(
 def _restore_hint(source: str, copy: Path) -> str:
     """How to put ``copy`` in place of the database at ``source``: shell commands with every
     path quoted, since a path with a space (macOS's default data directory, "Application
-    Support") split into words that named other files, and ``rm -f`` deleted them."""
+    Support") split into words that named other files, and ``rm -f`` deleted them.
+
+    The database's ``-wal`` goes with it to ``<db>.old-wal``, not away: after a crash (the
+    usual reason to restore) it holds the newest acknowledged writes, and the old file
+    without it lost them (or, mid-checkpoint, read as damaged). Its ``-shm`` is an index
+    SQLite rebuilds from the log."""
     live, old, backup = shlex.quote(source), shlex.quote(f"{source}.old"), shlex.quote(str(copy))
     wal, shm = shlex.quote(f"{source}-wal"), shlex.quote(f"{source}-shm")
+    old_wal = shlex.quote(f"{source}.old-wal")
     return (
         "To restore it: stop every recalld process using the database, then\n"
-        f"  mv {live} {old} && rm -f {wal} {shm}\n"
+        f"  mv {live} {old} && if [ -e {wal} ]; then mv {wal} {old_wal}; fi && rm -f {shm}\n"
         f"  cp {backup} {live}\n"
         f"or use the copy where it is: recalld --db {backup} ...\n"
         "The copy is the database as it is now: after a restore, a token revoked or a"

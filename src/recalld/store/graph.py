@@ -309,10 +309,18 @@ class GraphStore(Protocol):
         """Record a failed attempt: queue it again at ``run_after``, or fail it for good (None)."""
         ...
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def release_jobs(self, worker_id: str, jobs: Sequence[GraphJob], now: datetime) -> int:
+        """Hand back jobs ``worker_id`` claimed but could not settle because the store failed
+        (a full disk, a database gone away): queued again at once, their claim not counted
+        as an attempt. Only jobs still leased by ``worker_id`` change; returns how many."""
+        ...
+
+    def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         """Queue extraction of every memory not extracted by ``model`` and not queued for it.
 
-        Pending jobs of other extractors are dropped; returns how many were queued.
+        Pending jobs of other extractors are dropped; returns how many were queued. With
+        ``retry_failed``, a job of ``model`` that failed for good counts as none (its
+        memory is queued again, its attempts from zero).
         """
         ...
 

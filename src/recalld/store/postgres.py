@@ -79,7 +79,7 @@ from recalld.store.postgres_rows import (
 )
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
 from recalld.store.postgres_search_path import check_tables_schema
-from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
+from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding, queue_again
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
 from recalld.store.postgres_tokens import PostgresTokens
 from recalld.store.sql import (
@@ -296,7 +296,8 @@ class _Transaction(PostgresLedger):
             )
 
     def enqueue_embedding(self, seq: int, model: str, now: datetime) -> str:
-        return enqueue_embedding(self._connection, seq, model, now)
+        waiting = queue_again(self._connection, "embed", seq, model, now)
+        return waiting or enqueue_embedding(self._connection, seq, model, now)
 
     def save_signals(
         self, seq: int, features: dict[str, bytes], biometrics: dict[str, float]
@@ -310,7 +311,8 @@ class _Transaction(PostgresLedger):
         queue_reminder(self._connection, reminder, fired_at)
 
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
-        return enqueue_graph(self._connection, seq, model, now)
+        waiting = queue_again(self._connection, "graph", seq, model, now)
+        return waiting or enqueue_graph(self._connection, seq, model, now)
 
     def drop_vectors(self, seq: int, now: datetime, own_model: str | None) -> None:
         had = self._connection.execute(

@@ -305,7 +305,21 @@ class PostgresGraph:
 
         self._transact(step)
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def release_jobs(self, worker_id: str, jobs: Sequence[GraphJob], now: datetime) -> int:
+        def step(connection: Connection) -> int:
+            # The claim counted an attempt; the store's failure was no fault of the job, and
+            # counting it would fail the job for good after a long enough outage.
+            cursor = connection.execute(
+                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
+                " attempts = GREATEST(attempts - 1, 0), run_after = %s, updated_at = %s"
+                " WHERE id = ANY(%s) AND lease_owner = %s AND state = 'running'",
+                (now, now, [job.id for job in jobs], worker_id),
+            )
+            return int(cursor.rowcount)
+
+        return self._transact(step)
+
+    def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         def step(connection: Connection) -> int:
             connection.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
@@ -316,6 +330,11 @@ class PostgresGraph:
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            if retry_failed:  # gone, so their memories are queued again below
+                connection.execute(
+                    "DELETE FROM jobs WHERE kind = 'graph' AND model = %s AND state = 'failed'",
+                    (model,),
+                )
             missing = [
                 int(row[0])
                 for row in connection.execute(

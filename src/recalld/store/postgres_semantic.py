@@ -47,7 +47,7 @@ from recalld.store.semantic import (
 )
 from recalld.store.sql import PENDING_JOB_STATES
 
-__all__ = ["PostgresSemantic", "enqueue_embedding", "enqueue_jobs", "index_name"]
+__all__ = ["PostgresSemantic", "enqueue_embedding", "enqueue_jobs", "index_name", "queue_again"]
 
 T = TypeVar("T")
 PENDING = list(PENDING_JOB_STATES)
@@ -383,6 +383,20 @@ class PostgresSemantic:
             )
 
         self._transact(step)
+
+    def release_jobs(self, worker_id: str, jobs: Sequence[Job], now: datetime) -> int:
+        def step(connection: Connection) -> int:
+            # The claim counted an attempt; the store's failure was no fault of the job, and
+            # counting it would fail the job for good after a long enough outage.
+            cursor = connection.execute(
+                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
+                " attempts = GREATEST(attempts - 1, 0), run_after = %s, updated_at = %s"
+                " WHERE id = ANY(%s) AND lease_owner = %s AND state = 'running'",
+                (now, now, [job.id for job in jobs], worker_id),
+            )
+            return int(cursor.rowcount)
+
+        return self._transact(step)
 
     def backfill_jobs(
         self,
@@ -739,3 +753,21 @@ class PostgresSemantic:
             )
             for row in rows
         ]
+
+
+def queue_again(
+    connection: Connection, kind: str, seq: int, model: str, now: datetime
+) -> str | None:
+    """The id of memory ``seq``'s ``kind`` job of ``model`` that still waits (not claimed),
+    made due now with its attempts from zero, inside the caller's transaction; None when
+    there is none (one a worker is claiming at this moment is skipped: its claim reads the
+    old text). An edit queues its memory again: a job beside the waiting one made the
+    worker embed (or extract) the same new text once per edit."""
+    row = connection.execute(
+        "UPDATE jobs SET attempts = 0, last_error = NULL, run_after = LEAST(run_after, %(now)s),"
+        " updated_at = %(now)s WHERE id = (SELECT id FROM jobs WHERE seq = %(seq)s"
+        " AND model = %(model)s AND state = 'queued' AND kind = %(kind)s LIMIT 1"
+        " FOR UPDATE SKIP LOCKED) AND state = 'queued' RETURNING id",
+        {"now": now, "seq": seq, "model": model, "kind": kind},
+    ).fetchone()
+    return None if row is None else str(row[0])

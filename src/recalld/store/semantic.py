@@ -309,6 +309,12 @@ class SemanticStore(Protocol):
         """Record a failed attempt: queue it again at ``run_after``, or fail it for good (None)."""
         ...
 
+    def release_jobs(self, worker_id: str, jobs: Sequence[Job], now: datetime) -> int:
+        """Hand back jobs ``worker_id`` claimed but could not settle because the store failed
+        (a full disk, a database gone away): queued again at once, their claim not counted
+        as an attempt. Only jobs still leased by ``worker_id`` change; returns how many."""
+        ...
+
     def backfill_jobs(
         self,
         model: str,

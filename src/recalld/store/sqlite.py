@@ -46,7 +46,7 @@ from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
 from recalld.store.sql import HELD_NAMESPACES, escape_like, grouped_counts, source_window
-from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
+from recalld.store.sqlite_connection import LOCK_ERRORS, SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
@@ -64,7 +64,12 @@ from recalld.store.sqlite_rows import (
     substring_pattern,
 )
 from recalld.store.sqlite_scrub import SQLiteScrub, record_drop
-from recalld.store.sqlite_semantic import SQLiteSemantic, drop_vectors, enqueue_embedding
+from recalld.store.sqlite_semantic import (
+    SQLiteSemantic,
+    drop_vectors,
+    enqueue_embedding,
+    queue_again,
+)
 from recalld.store.sqlite_tables import SQLiteLedger, SQLiteTables
 from recalld.store.sqlite_tokens import SQLiteTokens
 
@@ -227,7 +232,8 @@ class _Transaction(SQLiteLedger):
         )
 
     def enqueue_embedding(self, seq: int, model: str, now: datetime) -> str:
-        return enqueue_embedding(self._connection, seq, model, now)
+        waiting = queue_again(self._connection, "embed", seq, model, now)
+        return waiting or enqueue_embedding(self._connection, seq, model, now)
 
     def save_signals(
         self, seq: int, features: dict[str, bytes], biometrics: dict[str, float]
@@ -241,7 +247,8 @@ class _Transaction(SQLiteLedger):
         queue_reminder(self._connection, reminder, fired_at)
 
     def enqueue_graph(self, seq: int, model: str, now: datetime) -> str:
-        return enqueue_graph(self._connection, seq, model, now)
+        waiting = queue_again(self._connection, "graph", seq, model, now)
+        return waiting or enqueue_graph(self._connection, seq, model, now)
 
     def drop_vectors(self, seq: int, now: datetime, own_model: str | None) -> None:
         drop_vectors(self._connection, seq, now, own_model)
@@ -411,8 +418,16 @@ class SQLiteStore(SQLiteTokens):
         """
         if self._database.in_memory:
             return
-
-        self._retrying(self._database.refresh_statistics)
+        try:
+            with self._database.use() as connection:
+                self._database.refresh_statistics(connection)
+        except LOCK_ERRORS:
+            # Another process holds the write lock (a long import): the statistics are a
+            # hint, refreshed after this process's commits; retried here, every command
+            # waited behind that writer and failed "the database stayed locked".
+            logger.debug("%s: planner statistics not refreshed on open (locked)", self.path)
+        except apsw.Error as error:
+            raise storage_error(error, self._database.system_errno(), self.path) from error
 
     def _prepare_fts(self) -> bool:
         def step(connection: apsw.Connection) -> bool:
@@ -726,6 +741,13 @@ class SQLiteStore(SQLiteTokens):
 
     def purge_expired(self, now: datetime) -> int:
         stamp = to_storage(now)
+        # Looked for outside a write first: the purge runs on every open, and its write
+        # lock made every command, a read too, wait behind another process's long write.
+        if not self._database.read(
+            "SELECT 1 FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ? LIMIT 1",
+            (stamp,),
+        ):
+            return 0
 
         def step(connection: apsw.Connection) -> int:
             connection.execute(

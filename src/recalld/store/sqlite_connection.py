@@ -27,7 +27,13 @@ import apsw
 from recalld.errors import DiskFullError, StorageError
 from recalld.store.process import OpeningProcess
 
-__all__ = ["DISK_FULL_MESSAGE", "LOCK_ERRORS", "SQLiteDatabase", "storage_error"]
+__all__ = [
+    "DISK_FULL_MESSAGE",
+    "LOCK_ERRORS",
+    "SQLiteDatabase",
+    "storage_error",
+    "unwritable_error",
+]
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -63,11 +69,7 @@ def storage_error(
     damaged.
     """
     if isinstance(error, apsw.ReadOnlyError) and path is not None:
-        return StorageError(
-            f"{path} cannot be written (the file, its directory or its file system is"
-            " read-only to this process): recalld writes to its database, on open too;"
-            " make it writable, or copy it somewhere writable and open the copy"
-        )
+        return unwritable_error(path)
     if isinstance(error, apsw.FullError):
         return DiskFullError(DISK_FULL_MESSAGE)
     if isinstance(error, apsw.CorruptError | apsw.NotADBError) and path is not None:
@@ -83,6 +85,15 @@ def storage_error(
             # Not DiskFullError: releasing the disk's reserve (forget does) would not help.
             return StorageError(FILE_LIMIT_MESSAGE)
     return StorageError(f"{type(error).__name__}: {error}")
+
+
+def unwritable_error(path: Path) -> StorageError:
+    """The error for a database file this process may not write (recalld writes on open)."""
+    return StorageError(
+        f"{path} cannot be written (the file, its directory or its file system is"
+        " read-only to this process): recalld writes to its database, on open too;"
+        " make it writable, or copy it somewhere writable and open the copy"
+    )
 
 
 class SQLiteDatabase:
@@ -111,6 +122,11 @@ class SQLiteDatabase:
         # The file opened first (device, inode): every write checks the path still names it.
         # Absolute as of now, and every connection opens it: a later chdir changes neither.
         self._identity: tuple[int, int] | None = None
+        # The damage SQLite reported reading this file, once it has: every write is
+        # refused from then on (see begin).
+        self._damaged: str | None = None
+        # The (device, inode) of its -wal and -shm at the first write (see _check_same_logs).
+        self._logs: tuple[tuple[int, int] | None, ...] | None = None
         self._absolute = os.path.abspath(path) if not self.private else ""
 
     @property
@@ -177,13 +193,20 @@ class SQLiteDatabase:
             except LOCK_ERRORS as error:
                 locked = error
             except apsw.Error as error:
-                raise storage_error(error, self.system_errno(), self.path) from error
+                failure = storage_error(error, self.system_errno(), self.path)
+                if isinstance(error, apsw.CorruptError):
+                    self._damaged = str(failure)
+                raise failure from error
             finally:
                 self._leave(local)
             # Waited out of the count: close() does not wait for a backoff.
             if time.monotonic() >= deadline:
                 raise StorageError(
-                    f"the database stayed locked for {self.lock_retry_seconds:g} s: {locked}"
+                    f"{self.path} stayed locked for {self.lock_retry_seconds:g} s"
+                    " (RECALLD_LOCK_RETRY_SECONDS) by another connection's write (another"
+                    f" recalld process, or a tool holding it open): {locked}; nothing was"
+                    " written. Retry once that write is done, or wait longer by raising"
+                    " RECALLD_LOCK_RETRY_SECONDS"
                 ) from locked
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.25)
@@ -244,6 +267,10 @@ class SQLiteDatabase:
                 "%s: rolled back a transaction an interrupted write left open", self.path
             )
             connection.execute("ROLLBACK")
+        if self._damaged is not None:
+            # SQLite writes into a damaged file as into any other, and a write touching a
+            # damaged page spreads the damage a restore or `.recover` would have to undo.
+            raise StorageError(f"{self._damaged}; nothing was written")
         self._local.writing = True
         connection.execute("BEGIN IMMEDIATE")
         self._check_same_file()
@@ -271,6 +298,44 @@ class SQLiteDatabase:
                 " (a backup restored while recalld ran?): nothing was written, as it would"
                 " have gone to the old file. Stop every recalld process using it and start"
                 " them again"
+            )
+        self._check_same_logs()
+
+    def _log_identities(self) -> tuple[tuple[int, int] | None, ...]:
+        # Beside the file the path resolves to, where SQLite keeps them.
+        resolved = os.path.realpath(self._absolute)
+        identities: list[tuple[int, int] | None] = []
+        for suffix in ("-wal", "-shm"):
+            try:
+                found = os.stat(resolved + suffix)
+            except OSError:
+                identities.append(None)
+            else:
+                identities.append((found.st_dev, found.st_ino))
+        return tuple(identities)
+
+    def _check_same_logs(self) -> None:
+        """Refuse a write once the ``-wal`` or ``-shm`` this process uses was deleted.
+
+        Deleted while a server ran (by hand, a cleanup script, an older recalld's restore
+        hint), SQLite goes on writing into the unlinked log it holds open, acknowledged,
+        while every process opening the database afterwards makes a new log and sees none
+        of it; each then wrote its own log, and the first one to checkpoint overwrote the
+        other's acknowledged writes (probed: a CLI `remember` answered "created" and was
+        gone once the server stopped). SQLite deletes neither while any connection is
+        open, and this process holds its connections open until close, so a log that
+        changed under the write lock was removed by someone else. Recorded at the first
+        write with both in place (a new database has neither before it)."""
+        logs = self._log_identities()
+        if self._logs is None or None in self._logs:
+            self._logs = logs
+            return
+        if logs != self._logs:
+            raise StorageError(
+                f"{self.path}-wal or -shm was deleted or replaced while this process had the"
+                " database open: a write now would reach no other process and could undo"
+                " theirs, so nothing was written. Stop every recalld process using it and"
+                " start them again; never delete a database's -wal or -shm while it is open"
             )
 
     def writing_done(self) -> None:

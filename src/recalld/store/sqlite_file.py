@@ -34,6 +34,7 @@ import apsw
 from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
+from recalld.store.sqlite_connection import storage_error, unwritable_error
 
 __all__ = [
     "DestinationExistsError",
@@ -144,6 +145,8 @@ def _is_new(path: Path) -> bool:
 def _tables(path: Path, busy_timeout_ms: int) -> set[str]:
     try:
         connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.CantOpenError as error:
+        raise _cannot_open(path, error) from error
     except apsw.Error as error:
         raise StorageError(f"cannot open {path}: {error}") from error
     try:
@@ -156,11 +159,31 @@ def _tables(path: Path, busy_timeout_ms: int) -> set[str]:
         raise StorageError(
             f"{path} is not a recalld database (SQLite cannot read it); give another --db"
         ) from None
+    except apsw.CantOpenError as error:
+        raise _cannot_open(path, error) from error
+    except apsw.CorruptError as error:
+        # A truncated file, a bad page in its schema: named with what to do, as damage
+        # found after opening is (it was "cannot read PATH: database disk image is
+        # malformed", which says neither).
+        raise storage_error(error, path=path) from error
     except apsw.Error as error:
         raise StorageError(f"cannot read {path}: {error}") from error
     finally:
         connection.close()
     return {str(row[0]) for row in rows}
+
+
+def _cannot_open(path: Path, error: apsw.CantOpenError) -> StorageError:
+    """SQLite's "unable to open database file" for a file that exists and was just read.
+
+    A database in WAL mode is read through its ``-wal`` and ``-shm`` files, made beside it
+    on first use: in a directory this process may not write (a read-only mount, a backup
+    volume, a container's read-only layer) they cannot be, and SQLite names no cause. As
+    the read-only file itself is, that is said with what to do."""
+    directory = path.parent
+    if not os.access(directory, os.W_OK):
+        return unwritable_error(path)
+    return StorageError(f"cannot open {path}: {error}")
 
 
 def schema_versions(connection: apsw.Connection) -> set[int]:

@@ -397,13 +397,37 @@ class SQLiteGraph:
 
         self._transact(step)
 
-    def backfill_jobs(self, model: str, now: datetime) -> int:
+    def release_jobs(self, worker_id: str, jobs: Sequence[GraphJob], now: datetime) -> int:
+        stamp = to_storage(now)
+
+        def step(connection: apsw.Connection) -> int:
+            # The claim counted an attempt; the store's failure was no fault of the job, and
+            # counting it would fail the job for good after a long enough outage.
+            released = 0
+            for job in jobs:
+                connection.execute(
+                    "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
+                    " attempts = MAX(attempts - 1, 0), run_after = ?, updated_at = ?"
+                    " WHERE id = ? AND lease_owner = ? AND state = 'running'",
+                    (stamp, stamp, job.id, worker_id),
+                )
+                released += connection.changes()
+            return released
+
+        return self._transact(step)
+
+    def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         def step(connection: apsw.Connection) -> int:
             connection.execute(
                 "DELETE FROM jobs WHERE kind = 'graph' AND model != ?"
                 " AND state IN ('queued', 'failed')",
                 (model,),
             )
+            if retry_failed:  # gone, so their memories are queued again below
+                connection.execute(
+                    "DELETE FROM jobs WHERE kind = 'graph' AND model = ? AND state = 'failed'",
+                    (model,),
+                )
             missing: list[tuple[Any, ...]] = connection.execute(
                 "SELECT m.seq FROM memories m WHERE NOT EXISTS"
                 " (SELECT 1 FROM graph_extracted g WHERE g.seq = m.seq AND g.model = :model)"

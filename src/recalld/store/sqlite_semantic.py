@@ -36,7 +36,7 @@ from recalld.store.sql import PENDING_JOB_STATES
 from recalld.store.sqlite_connection import SQLiteDatabase
 from recalld.store.sqlite_rows import SELECT_COLUMNS, row_to_memory, scope_sql
 
-__all__ = ["SQLiteSemantic", "drop_vectors", "enqueue_embedding"]
+__all__ = ["SQLiteSemantic", "drop_vectors", "enqueue_embedding", "queue_again"]
 
 T = TypeVar("T")
 
@@ -311,6 +311,25 @@ class SQLiteSemantic:
             )
 
         self._transact(step)
+
+    def release_jobs(self, worker_id: str, jobs: Sequence[Job], now: datetime) -> int:
+        stamp = to_storage(now)
+
+        def step(connection: apsw.Connection) -> int:
+            # The claim counted an attempt; the store's failure was no fault of the job, and
+            # counting it would fail the job for good after a long enough outage.
+            released = 0
+            for job in jobs:
+                connection.execute(
+                    "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
+                    " attempts = MAX(attempts - 1, 0), run_after = ?, updated_at = ?"
+                    " WHERE id = ? AND lease_owner = ? AND state = 'running'",
+                    (stamp, stamp, job.id, worker_id),
+                )
+                released += connection.changes()
+            return released
+
+        return self._transact(step)
 
     def backfill_jobs(
         self,
@@ -670,3 +689,26 @@ class SQLiteSemantic:
             )
             for row in rows
         ]
+
+
+def queue_again(
+    connection: apsw.Connection, kind: str, seq: int, model: str, now: datetime
+) -> str | None:
+    """The id of memory ``seq``'s ``kind`` job of ``model`` that still waits (not claimed),
+    made due now with its attempts from zero, inside the caller's transaction; None when
+    there is none. An edit queues its memory again: a job beside the waiting one made the
+    worker embed (or extract) the same new text once per edit, since a claim reads the
+    memory's text as it is then."""
+    row = connection.execute(
+        "SELECT id FROM jobs WHERE seq = ? AND model = ? AND state = 'queued' AND kind = ? LIMIT 1",
+        (seq, model, kind),
+    ).fetchone()
+    if row is None:
+        return None
+    stamp = to_storage(now)
+    connection.execute(
+        "UPDATE jobs SET attempts = 0, last_error = NULL, run_after = min(run_after, ?),"
+        " updated_at = ? WHERE id = ?",
+        (stamp, stamp, row[0]),
+    )
+    return str(row[0])

@@ -267,6 +267,19 @@ def test_graph_jobs_claim_complete_and_retry(store: Store) -> None:
     assert store.graph.rebuild(["default"], MODEL, NOW) == 2
 
 
+def test_a_graph_backfill_asked_to_retry_failed_jobs_queues_them_again(store: Store) -> None:
+    # `recalld worker --retry-failed` queued again only the failed embeddings: a failed
+    # extraction stayed failed (adversarial pass d63).
+    queue(store, 2, kind="graph")
+    jobs = store.graph.claim_jobs("w", MODEL, 5, NOW, LEASE, 5)
+    store.graph.retry_job("w", jobs[0], "ValueError: bad", NOW, None)
+    assert store.graph.backfill_jobs(MODEL, NOW) == 0
+    assert store.graph.backfill_jobs(MODEL, NOW, retry_failed=True) == 1
+    assert store.graph.counts(["default"], 5).jobs_by_state["failed"] == 0
+    (again,) = store.graph.claim_jobs("w", MODEL, 5, NOW, LEASE, 5)
+    assert (again.seq, again.attempts) == (jobs[0].seq, 1)
+
+
 def test_a_failed_old_job_leaves_a_memory_with_a_newer_job_queued(store: Store) -> None:
     # An edit queues a newer job while the old one runs; the old one failing for good must
     # not mark the memory failed (recall's catch-up reads the queued memories only).
@@ -280,3 +293,22 @@ def test_a_failed_old_job_leaves_a_memory_with_a_newer_job_queued(store: Store) 
     claimed = store.semantic.claim_for_recall("recall", MODEL, ["default"], 5, NOW, LEASE)
     assert claimed is not None
     assert [job.seq for job in claimed] == [seq]
+
+
+def test_released_jobs_run_again_at_once_without_an_attempt_counted(store: Store) -> None:
+    queue(store, 2)
+    jobs = store.semantic.claim_jobs("w1", MODEL, 5, NOW, LEASE, 1)
+    assert store.semantic.release_jobs("w2", jobs, NOW) == 0  # not its lease
+    assert store.semantic.release_jobs("w1", jobs, NOW) == 2
+    again = store.semantic.claim_jobs("w1", MODEL, 5, NOW, LEASE, 1)
+    assert [job.attempts for job in again] == [1, 1]  # max_attempts 1 and still claimable
+    assert store.semantic.complete_jobs("w1", MODEL, results(again), 8, NOW) == 2
+
+
+def test_released_graph_jobs_run_again_at_once(store: Store) -> None:
+    queue(store, 1, kind="graph")
+    jobs = store.graph.claim_jobs("w1", MODEL, 5, NOW, LEASE, 1)
+    assert store.graph.release_jobs("w1", jobs, NOW) == 1
+    (again,) = store.graph.claim_jobs("w1", MODEL, 5, NOW, LEASE, 1)
+    assert again.attempts == 1
+    assert store.graph.counts(["default"], 5).jobs_by_state.get("failed", 0) == 0

@@ -1,0 +1,225 @@
+"""What the worker does with a batch the database could not take (a full disk, a
+PostgreSQL restart): results held for the next step, jobs handed back past their lease.
+
+A batch's vectors (or extractions) are computed, and storing them fails with
+:class:`~recalld.errors.DiskFullError` or :class:`~recalld.errors.DatabaseUnavailableError`:
+no fault of the texts. Two passes fixed this two ways (adversarial passes c63 and d63),
+reconciled here (review of pass d63):
+
+- the results are **held** and stored by the worker's next step, before it claims
+  anything, while it still leases their jobs: nothing is embedded again, and no further
+  claim counts an attempt (the one the claim counted is the job's, now done);
+- once the jobs' lease has run out with the database still refusing them, another
+  worker may claim them (an attempt counted each time: an outage of
+  ``worker_max_attempts`` leases failed a memory for good), so they are **handed back**
+  (``release_jobs``: queued at once, the claim's attempt taken back) and the held
+  results dropped in the same step. A worker that stops holding results hands them
+  back too. A release the database cannot take either leaves the results held, and
+  the lease decides, as for a crashed worker.
+
+A held result is never stored after its job was handed back: the results are dropped as
+the release returns, and each step stores (or fails on) what it holds before it claims,
+so a job handed back, reused by an edit (see ``queue_again``) and claimed again by this
+same worker id is embedded from the new text. The store's ``complete_jobs`` also skips a
+job no longer leased by this worker, and a memory whose text changed or that was
+forgotten meanwhile. Any other error is no outage: nothing is held, the batch is left to
+its lease, and its attempts count (a row the database can never take stops being retried).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, Protocol, TypeVar
+
+from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError
+from recalld.store.base import Store
+from recalld.store.graph import GraphJob
+from recalld.store.semantic import Job
+
+__all__ = [
+    "FAILURE_BACKOFF_MAX_SECONDS",
+    "UNTIL_IDLE_DATABASE_TRIES",
+    "HeldResults",
+    "is_outage",
+    "release_batch",
+    "until_idle_delay",
+]
+
+logger = logging.getLogger(__name__)
+
+FAILURE_BACKOFF_MAX_SECONDS = 60.0
+# Steps in a row `recalld worker --until-idle` finds the database away before it gives up.
+UNTIL_IDLE_DATABASE_TRIES = 8
+
+
+class _Leased(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+JobT = TypeVar("JobT", bound=_Leased)
+ResultT = TypeVar("ResultT")
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether ``error`` is the database away or full, not a fault of the batch."""
+    return isinstance(error, DiskFullError | DatabaseUnavailableError)
+
+
+@dataclass
+class _Batch(Generic[ResultT]):
+    results: list[ResultT]
+    lease_until: datetime
+
+
+class HeldResults(Generic[JobT, ResultT]):
+    """One kind's (vectors' or extractions') results held through an outage.
+
+    ``store(results)`` stores results and returns how many jobs it completed;
+    ``job_of(result)`` is a result's job; ``release(jobs)`` hands jobs back. Thread-safe:
+    a recall's catch-up and the worker's thread may both flush."""
+
+    def __init__(
+        self,
+        kind: str,
+        store: Callable[[list[ResultT]], int],
+        job_of: Callable[[ResultT], JobT],
+        release: Callable[[Sequence[JobT]], int],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._kind = kind
+        self._store = store
+        self._job_of = job_of
+        self._release = release
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._batches: list[_Batch[ResultT]] = []
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(batch.results) for batch in self._batches)
+
+    def holds(self, job_id: str) -> bool:
+        """Whether a result of job ``job_id`` is held."""
+        with self._lock:
+            return any(
+                self._job_of(result).id == job_id
+                for batch in self._batches
+                for result in batch.results
+            )
+
+    def store(self, results: list[ResultT], lease_until: datetime) -> int:
+        """Store ``results``; on an outage hold them (see the module) and raise."""
+        try:
+            return self._store(results)
+        except Exception as error:
+            if is_outage(error):
+                with self._lock:
+                    self._batches.append(_Batch(results, lease_until))
+            raise
+
+    def flush(self) -> int:
+        """Store what is held, before any claim; how many jobs that completed. On an
+        outage again, hand back the jobs whose lease has run out, and raise."""
+        with self._lock:
+            if not self._batches:
+                return 0
+            done = 0
+            while self._batches:
+                batch = self._batches[0]
+                try:
+                    done += self._store(batch.results)
+                except Exception as error:
+                    if not is_outage(error):
+                        # No outage now: the batch is left to its lease (see the module).
+                        self._batches.pop(0)
+                        raise
+                    self._give_back(lambda held: held.lease_until <= self._clock())
+                    raise
+                self._batches.pop(0)
+                logger.info(
+                    "stored the %s of %d jobs a database failure held back",
+                    self._kind,
+                    len(batch.results),
+                )
+            return done
+
+    def give_back(self) -> None:
+        """Hand back every held job (the worker stops); a release the database cannot
+        take is logged, and the jobs' lease decides."""
+        with self._lock:
+            self._give_back(lambda _: True)
+
+    def _give_back(self, due: Callable[[_Batch[ResultT]], bool]) -> None:
+        kept: list[_Batch[ResultT]] = []
+        for batch in self._batches:
+            if not due(batch):
+                kept.append(batch)
+                continue
+            try:
+                self._release([self._job_of(result) for result in batch.results])
+            except StorageError as error:
+                logger.warning(
+                    "could not hand back %d jobs (they run again when their lease expires): %s",
+                    len(batch.results),
+                    error,
+                )
+                kept.append(batch)
+        self._batches = kept
+
+
+def release_batch(
+    store: Store,
+    worker_id: str,
+    jobs: Sequence[object],
+    now: datetime,
+    held: Sequence[HeldResults[Any, Any]],
+) -> None:
+    """Hand back the jobs of a batch the store failed to settle (a full disk, a database
+    gone away) whose results are not held (adversarial pass c63).
+
+    Left to their lease, the jobs ran again only after it expired, and each claim had
+    counted an attempt: an outage of ``worker_max_attempts`` leases (ten minutes by
+    default) failed every job in flight for good, so those memories were never indexed
+    once the disk had room again. A store still failing here cannot take this write
+    either: the lease then decides, as before. Only for those passing failures: another
+    database error (one a job's own row may cause) still counts its attempts, so a batch
+    failing that way for good stops being retried."""
+    jobs = [job for job in jobs if not any(kind.holds(getattr(job, "id", "")) for kind in held)]
+    graph_jobs = [job for job in jobs if isinstance(job, GraphJob)]
+    embedding_jobs = [job for job in jobs if isinstance(job, Job)]
+    try:
+        if graph_jobs:  # a batch is of one kind
+            store.graph.release_jobs(worker_id, graph_jobs, now)
+        if embedding_jobs:
+            store.semantic.release_jobs(worker_id, embedding_jobs, now)
+    except StorageError as error:
+        logger.warning(
+            "could not hand back %d jobs (they run again when their lease expires): %s",
+            len(jobs),
+            error,
+        )
+
+
+def until_idle_delay(
+    failures: int, error: DatabaseUnavailableError, poll_seconds: float, stopping: bool
+) -> float:
+    """How long ``recalld worker --until-idle`` waits after its ``failures``-th step in a
+    row that found the database away (PostgreSQL restarting, a failover): doubling from
+    twice ``worker_poll_seconds`` up to a minute, as :meth:`Worker.run_forever` does.
+    Raises ``error`` at the ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes) or
+    once the worker is stopping (adversarial pass d63)."""
+    if failures >= UNTIL_IDLE_DATABASE_TRIES or stopping:
+        raise error
+    delay = min(poll_seconds * float(2 ** min(failures, 16)), FAILURE_BACKOFF_MAX_SECONDS)
+    logger.warning(
+        "the database is unavailable (%d in a row), retrying in %.1f s: %s",
+        failures,
+        delay,
+        error,
+    )
+    return delay

@@ -1,0 +1,50 @@
+"""The restore commands `recalld backup` prints keep the replaced database whole
+(adversarial pass c63): they deleted its `-wal`, which after a crash (the usual reason to
+restore) holds its newest acknowledged writes, so `<db>.old` lost them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from recalld.adapters.cli import cli
+from recalld.config import Settings
+from recalld.service import MemoryService
+
+REPOSITORY = Path(__file__).resolve().parent.parent.parent
+# A server that wrote and then died (kill -9, OOM, a power cut): no checkpoint on close.
+CRASHED_WRITER = """
+import os, sys
+import recalld
+service = recalld.open(sys.argv[1])
+print(service.remember("acknowledged just before the crash").id, flush=True)
+os._exit(0)
+"""
+
+
+def test_cli_restore_commands_keep_the_replaced_database_with_its_log(tmp_path: Path) -> None:
+    db = tmp_path / "live.db"
+    with MemoryService.open(Settings(db=db, embedder="none")) as service:
+        service.remember("written before the backup")
+    copy = tmp_path / "copy.db"
+    result = CliRunner().invoke(cli, ["--db", str(db), "backup", str(copy)])
+    assert result.exit_code == 0, result.output
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASHED_WRITER, str(db)],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    last = crashed.stdout.split()[-1]
+    assert Path(f"{db}-wal").stat().st_size > 0  # the crash left its write in the log
+    restore = [line.strip() for line in result.output.splitlines() if line.startswith("  ")]
+    subprocess.run(["sh", "-e", "-c", "\n".join(restore)], cwd=tmp_path, check=True)
+    with MemoryService.open(Settings(db=db, embedder="none")) as restored:
+        assert restored.stats().count == 1  # the backup, and nothing of the old log
+    with MemoryService.open(Settings(db=Path(f"{db}.old"), embedder="none")) as old:
+        assert old.get(last).content == "acknowledged just before the crash"

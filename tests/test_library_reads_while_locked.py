@@ -1,0 +1,85 @@
+"""Reads while another process holds the write lock (adversarial pass c63): opening a
+database purged expired memories in a write transaction and refreshed the planner's
+statistics with lock waits retried, so with another process writing for longer than
+``lock_retry_seconds`` (a long import through a server) every command, `list` and
+`search` too, waited that long and failed "the database stayed locked". In WAL mode a
+reader waits for no writer: opening and reading now take no write lock when there is
+nothing to purge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import apsw
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import StorageError
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+
+def _settings(db_path: Path) -> Settings:
+    return Settings(
+        db=db_path,
+        embedder="none",
+        graph_extractor="none",
+        busy_timeout_ms=0,
+        lock_retry_seconds=0.05,
+    )
+
+
+@pytest.fixture
+def locked(db_path: Path, clock: FakeClock) -> Iterator[apsw.Connection]:
+    with MemoryService.open(_settings(db_path), clock=clock) as service:
+        service.remember("Ada wrote the first program.")
+        service.remember("the parking code for today", ttl_seconds=3600)
+    other = apsw.Connection(str(db_path))  # another process, in the middle of a long write
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        yield other
+    finally:
+        if not other.get_autocommit():
+            other.execute("ROLLBACK")
+        other.close()
+
+
+def test_reads_go_on_while_another_process_writes(
+    db_path: Path, clock: FakeClock, locked: apsw.Connection
+) -> None:
+    with MemoryService.open(_settings(db_path), clock=clock) as service:
+        assert [hit.memory.content for hit in service.search("first program")] == [
+            "Ada wrote the first program."
+        ]
+        assert service.stats().count == 2
+        assert len(service.list_memories().memories) == 2
+        with pytest.raises(StorageError, match="stayed locked"):
+            service.remember("a write still waits for the writer, and says so")
+
+
+def test_a_purge_still_waits_for_the_lock_when_something_expired(
+    db_path: Path, clock: FakeClock, locked: apsw.Connection
+) -> None:
+    clock.advance(2 * 3600)  # the parking code's TTL has passed: a write is due
+    with pytest.raises(StorageError, match="stayed locked"):
+        MemoryService.open(_settings(db_path), clock=clock)
+    locked.execute("ROLLBACK")  # the other writer is done
+    with MemoryService.open(_settings(db_path), clock=clock) as service:
+        assert service.stats().count == 1
+
+
+def test_a_write_that_waited_out_the_lock_names_the_file_and_the_setting(
+    db_path: Path, clock: FakeClock, locked: apsw.Connection
+) -> None:
+    # It said "the database stayed locked for 0.05 s: database is locked": no file, no
+    # setting to raise, and not whether the write happened.
+    with MemoryService.open(_settings(db_path), clock=clock) as service:
+        with pytest.raises(StorageError) as waited:
+            service.remember("waits for the other writer")
+        message = str(waited.value)
+        assert message.startswith(f"{db_path} stayed locked for 0.05 s"), message
+        assert "RECALLD_LOCK_RETRY_SECONDS" in message
+        assert "nothing was written" in message
+        locked.execute("ROLLBACK")
+        assert service.stats().count == 2

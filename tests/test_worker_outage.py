@@ -1,0 +1,189 @@
+"""Results a database outage kept from being stored, on both stores (review of pass d63,
+reconciling passes c63 and d63, see :mod:`recalld.worker_outage`): held and stored by
+the next step within the lease, handed back (no attempt counted) past it or when the
+worker stops, and never stored for a memory edited or forgotten meanwhile."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recalld.embeddings.hashing import HashingEmbedder
+from recalld.errors import DatabaseUnavailableError
+from recalld.service import MemoryService
+from recalld.store.factory import open_store
+from recalld.store.semantic import Job, embedding_text, encode_vector
+from recalld.worker import Worker
+from tests.conftest import FakeClock
+from tests.semantic_support import RecordingEmbedder, semantic_settings
+
+
+class _Outage:
+    """Makes the store's ``complete_jobs`` fail as a PostgreSQL restart does while on."""
+
+    def __init__(self, service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.on = True
+        semantic = service.store.semantic
+        complete = semantic.complete_jobs
+
+        def failing(worker_id: str, model: str, results: Any, dimension: int, now: datetime) -> int:
+            if self.on:
+                raise DatabaseUnavailableError("the database at db is unavailable")
+            return complete(worker_id, model, results, dimension, now)
+
+        monkeypatch.setattr(semantic, "complete_jobs", failing)
+
+
+def _service(database: Path | str, clock: FakeClock, embedder: RecordingEmbedder) -> MemoryService:
+    settings = semantic_settings(database, graph_extractor="none", worker_max_attempts=2)
+    return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+
+
+def _vectors(service: MemoryService, embedder: RecordingEmbedder) -> list[bytes]:
+    return [row[2] for row in service.store.semantic.vector_rows(embedder.name, 0, 10)]
+
+
+def _vector_of(text: str) -> list[bytes]:
+    """The stored vector of a memory whose only field is ``text``."""
+    vectors = HashingEmbedder(64).embed_batch([embedding_text(None, text)])
+    return [encode_vector(vectors[0])]
+
+
+def _held_past_the_lease(service: MemoryService, worker: Worker, clock: FakeClock) -> None:
+    """Fail one step storing, then one more after the jobs' lease ran out."""
+    with pytest.raises(DatabaseUnavailableError):
+        worker.run_once()
+    clock.advance(seconds=service.settings.worker_lease_seconds + 1)
+    with pytest.raises(DatabaseUnavailableError):
+        worker.run_once()
+
+
+def test_a_job_handed_back_and_edited_is_embedded_from_its_new_text(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Held vector + job handed back + edit (reusing the queued job) + claim by the same
+    # worker id: the old text's vector must not be stored, nor the job dropped.
+    embedder = RecordingEmbedder()
+    with _service(any_database, clock, embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        outage = _Outage(service, monkeypatch)
+        worker = service.new_worker()
+        _held_past_the_lease(service, worker, clock)
+        assert service.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}
+        service.update(receipt.id, content="Alice lives in Oslo")
+        assert service.status().queue["queued"] == 1  # the handed-back job, reused
+        outage.on = False
+        assert worker.run_until_idle().processed == 1
+        assert embedder.texts == ["Alice lives in Paris", "Alice lives in Oslo"]
+        assert _vectors(service, embedder) == _vector_of("Alice lives in Oslo")
+        assert service.get(receipt.id).index_state == "indexed"
+        assert service.status().queue["failed"] == 0
+
+
+def test_a_release_that_failed_after_it_was_made_stores_no_old_vector(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The release committed but its answer was lost: the worker still holds the vector
+    # while the job is queued again, edited, and claimable by this worker's id.
+    embedder = RecordingEmbedder()
+    with _service(any_database, clock, embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        outage = _Outage(service, monkeypatch)
+        semantic = service.store.semantic
+        release = semantic.release_jobs
+
+        def lost_answer(worker_id: str, jobs: list[Job], now: datetime) -> int:
+            release(worker_id, jobs, now)
+            raise DatabaseUnavailableError("the database at db is unavailable")
+
+        monkeypatch.setattr(semantic, "release_jobs", lost_answer)
+        worker = service.new_worker()
+        _held_past_the_lease(service, worker, clock)
+        service.update(receipt.id, content="Alice lives in Oslo")
+        outage.on = False
+        assert worker.run_until_idle().processed == 1
+        assert embedder.texts[-1] == "Alice lives in Oslo"
+        assert _vectors(service, embedder) == _vector_of("Alice lives in Oslo")
+        assert service.get(receipt.id).index_state == "indexed"
+
+
+def test_a_memory_edited_while_its_vector_is_held_gets_the_new_one(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = RecordingEmbedder()
+    with _service(any_database, clock, embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        outage = _Outage(service, monkeypatch)
+        worker = service.new_worker()
+        with pytest.raises(DatabaseUnavailableError):
+            worker.run_once()
+        service.update(receipt.id, content="Alice lives in Oslo")  # its job runs: a new one
+        outage.on = False
+        assert worker.run_until_idle().processed == 2  # the held one, not stored, and the new
+        assert _vectors(service, embedder) == _vector_of("Alice lives in Oslo")
+        assert service.get(receipt.id).index_state == "indexed"
+
+
+def test_a_memory_forgotten_while_its_vector_is_held_keeps_no_vector(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = RecordingEmbedder()
+    with _service(any_database, clock, embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        outage = _Outage(service, monkeypatch)
+        worker = service.new_worker()
+        with pytest.raises(DatabaseUnavailableError):
+            worker.run_once()
+        service.forget(receipt.id)
+        outage.on = False
+        worker.run_until_idle()
+        assert _vectors(service, embedder) == []
+        assert service.status().queue == {"queued": 0, "running": 0, "done": 0, "failed": 0}
+
+
+def test_a_worker_that_gives_up_hands_back_what_it_holds(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `recalld worker --until-idle` giving up on a database that stays away: the job it
+    # holds is queued again at once with its attempt taken back, not left to its lease.
+    embedder = RecordingEmbedder()
+    with _service(any_database, clock, embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        outage = _Outage(service, monkeypatch)
+        delays: list[float] = []
+        settings = service.settings
+        worker = Worker(service.store, embedder, settings, clock=clock, pause=delays.append)
+        with pytest.raises(DatabaseUnavailableError):
+            worker.run_until_idle()
+        assert len(delays) == 7
+        assert service.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}
+        outage.on = False
+        semantic = service.store.semantic
+        [job] = semantic.claim_jobs("probe", embedder.name, 8, clock(), clock(), 2)
+        assert job.attempts == 1  # the given-up worker's claim not counted
+        semantic.release_jobs("probe", [job], clock())
+        assert service.new_worker().run_until_idle().processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
+
+
+def test_a_recalls_catch_up_hands_back_what_it_held_when_the_service_closes(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A recall embeds a few queued memories itself (recall_catch_up); an outage while it
+    # stores them leaves the vectors held by its catch-up worker. Closed then, the jobs
+    # stayed leased to it (an attempt counted at the next claim, a lease later).
+    settings = semantic_settings(any_database, graph_extractor="none", recall_catch_up=5)
+    embedder = RecordingEmbedder()
+    service = MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
+    with service:
+        service.remember("Alice lives in Paris")
+        _Outage(service, monkeypatch)
+        with pytest.raises(DatabaseUnavailableError):
+            service.recall("Paris")
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as again:
+        assert again.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}
+        [job] = again.store.semantic.claim_jobs("probe", embedder.name, 8, clock(), clock(), 2)
+        assert job.attempts == 1
