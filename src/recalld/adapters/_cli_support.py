@@ -11,6 +11,7 @@ import functools
 import json
 import re
 import sys
+import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import click
 
 from recalld._text import shown
 from recalld.errors import ValidationError
+from recalld.model import Clearable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -337,20 +339,8 @@ def _parse_place(value: str | None, name: str | None = None) -> dict[str, Any] |
     return place
 
 
-# What ``update --clear`` may name: a memory's optional fields, as the native MCP
-# ``update`` tool's ``clear`` names them (content and kind stay).
-CLEARABLE_FIELDS = (
-    "title",
-    "category",
-    "tags",
-    "salience",
-    "source",
-    "speaker",
-    "at",
-    "ttl_seconds",
-    "place",
-    "meta",
-)
+# What ``update --clear`` may name: as the native MCP ``update`` tool's ``clear``.
+CLEARABLE_FIELDS: tuple[str, ...] = typing.get_args(Clearable)
 # The option that sets each clearable field, when its name is not the field's.
 CLEARED_BY_OPTION = {"tags": "--tag", "ttl_seconds": "--ttl"}
 

@@ -33,7 +33,7 @@ from recalld.store.graph import (
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 from recalld.store.postgres_graph_extraction import apply_extractions
 from recalld.store.postgres_rows import local_instant
-from recalld.store.postgres_semantic import _failure, enqueue_jobs
+from recalld.store.postgres_semantic import _failure, enqueue_jobs, release_leased
 
 __all__ = ["PostgresGraph", "enqueue_graph"]
 
@@ -306,18 +306,8 @@ class PostgresGraph:
         self._transact(step)
 
     def release_jobs(self, worker_id: str, jobs: Sequence[GraphJob], now: datetime) -> int:
-        def step(connection: Connection) -> int:
-            # The claim counted an attempt; the store's failure was no fault of the job, and
-            # counting it would fail the job for good after a long enough outage.
-            cursor = connection.execute(
-                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
-                " attempts = GREATEST(attempts - 1, 0), run_after = %s, updated_at = %s"
-                " WHERE id = ANY(%s) AND lease_owner = %s AND state = 'running'",
-                (now, now, [job.id for job in jobs], worker_id),
-            )
-            return int(cursor.rowcount)
-
-        return self._transact(step)
+        ids = [job.id for job in jobs]
+        return self._transact(lambda connection: release_leased(connection, worker_id, ids, now))
 
     def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         def step(connection: Connection) -> int:

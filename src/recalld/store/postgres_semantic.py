@@ -385,18 +385,8 @@ class PostgresSemantic:
         self._transact(step)
 
     def release_jobs(self, worker_id: str, jobs: Sequence[Job], now: datetime) -> int:
-        def step(connection: Connection) -> int:
-            # The claim counted an attempt; the store's failure was no fault of the job, and
-            # counting it would fail the job for good after a long enough outage.
-            cursor = connection.execute(
-                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
-                " attempts = GREATEST(attempts - 1, 0), run_after = %s, updated_at = %s"
-                " WHERE id = ANY(%s) AND lease_owner = %s AND state = 'running'",
-                (now, now, [job.id for job in jobs], worker_id),
-            )
-            return int(cursor.rowcount)
-
-        return self._transact(step)
+        ids = [job.id for job in jobs]
+        return self._transact(lambda connection: release_leased(connection, worker_id, ids, now))
 
     def backfill_jobs(
         self,
@@ -771,3 +761,19 @@ def queue_again(
         {"now": now, "seq": seq, "model": model, "kind": kind},
     ).fetchone()
     return None if row is None else str(row[0])
+
+
+def release_leased(
+    connection: Connection, worker_id: str, ids: Sequence[str], now: datetime
+) -> int:
+    """Queue again the jobs of ``ids`` that ``worker_id`` holds (embedding or graph), with
+    the attempt their claim counted taken back: the store's failure was no fault of the
+    job, and counting it would fail the job for good after a long enough outage. Returns
+    how many were handed back."""
+    cursor = connection.execute(
+        "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
+        " attempts = GREATEST(attempts - 1, 0), run_after = %s, updated_at = %s"
+        " WHERE id = ANY(%s) AND lease_owner = %s AND state = 'running'",
+        (now, now, list(ids), worker_id),
+    )
+    return int(cursor.rowcount)

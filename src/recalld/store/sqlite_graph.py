@@ -43,6 +43,7 @@ from recalld.store.graph import (
 )
 from recalld.store.semantic import JobFailure
 from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_semantic import release_leased
 
 __all__ = ["SQLiteGraph", "enqueue_graph"]
 
@@ -398,23 +399,8 @@ class SQLiteGraph:
         self._transact(step)
 
     def release_jobs(self, worker_id: str, jobs: Sequence[GraphJob], now: datetime) -> int:
-        stamp = to_storage(now)
-
-        def step(connection: apsw.Connection) -> int:
-            # The claim counted an attempt; the store's failure was no fault of the job, and
-            # counting it would fail the job for good after a long enough outage.
-            released = 0
-            for job in jobs:
-                connection.execute(
-                    "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
-                    " attempts = MAX(attempts - 1, 0), run_after = ?, updated_at = ?"
-                    " WHERE id = ? AND lease_owner = ? AND state = 'running'",
-                    (stamp, stamp, job.id, worker_id),
-                )
-                released += connection.changes()
-            return released
-
-        return self._transact(step)
+        ids = [job.id for job in jobs]
+        return self._transact(lambda connection: release_leased(connection, worker_id, ids, now))
 
     def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         def step(connection: apsw.Connection) -> int:

@@ -313,23 +313,8 @@ class SQLiteSemantic:
         self._transact(step)
 
     def release_jobs(self, worker_id: str, jobs: Sequence[Job], now: datetime) -> int:
-        stamp = to_storage(now)
-
-        def step(connection: apsw.Connection) -> int:
-            # The claim counted an attempt; the store's failure was no fault of the job, and
-            # counting it would fail the job for good after a long enough outage.
-            released = 0
-            for job in jobs:
-                connection.execute(
-                    "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
-                    " attempts = MAX(attempts - 1, 0), run_after = ?, updated_at = ?"
-                    " WHERE id = ? AND lease_owner = ? AND state = 'running'",
-                    (stamp, stamp, job.id, worker_id),
-                )
-                released += connection.changes()
-            return released
-
-        return self._transact(step)
+        ids = [job.id for job in jobs]
+        return self._transact(lambda connection: release_leased(connection, worker_id, ids, now))
 
     def backfill_jobs(
         self,
@@ -712,3 +697,23 @@ def queue_again(
         (stamp, stamp, row[0]),
     )
     return str(row[0])
+
+
+def release_leased(
+    connection: apsw.Connection, worker_id: str, ids: Sequence[str], now: datetime
+) -> int:
+    """Queue again the jobs of ``ids`` that ``worker_id`` holds (embedding or graph), with
+    the attempt their claim counted taken back: the store's failure was no fault of the
+    job, and counting it would fail the job for good after a long enough outage. Returns
+    how many were handed back."""
+    stamp = to_storage(now)
+    released = 0
+    for job_id in ids:
+        connection.execute(
+            "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
+            " attempts = MAX(attempts - 1, 0), run_after = ?, updated_at = ?"
+            " WHERE id = ? AND lease_owner = ? AND state = 'running'",
+            (stamp, stamp, job_id, worker_id),
+        )
+        released += connection.changes()
+    return released

@@ -69,6 +69,7 @@ from recalld.model import (
     SCORE_RANGE,
     WHOLE_COUNT,
     WHOLE_NUMBER,
+    Clearable,
     Explanation,
     Filters,
     Forgotten,
@@ -107,19 +108,6 @@ Namespace = Annotated[str | None, Field(description="default: the server's")]
 UserId = Annotated[str | None, Field(description="mem0 scope: namespace user:<id>")]
 AgentId = Annotated[str | None, Field(description="mem0 scope: namespace agent:<id>")]
 Verbose = Annotated[StrictBool, Field(description="all fields")]
-# What update's clear may name: a memory's optional fields (content and kind stay).
-Clearable = Literal[
-    "title",
-    "category",
-    "tags",
-    "salience",
-    "source",
-    "speaker",
-    "at",
-    "ttl_seconds",
-    "place",
-    "meta",
-]
 MinScore = Annotated[
     StrictFloat | None,
     Field(ge=0, le=1, description="only hits scoring at least this (default: the server's)"),
