@@ -410,7 +410,8 @@ class SQLiteStore(SQLiteTokens):
             return
         try:
             with self._database.use() as connection:
-                self._database.refresh_statistics(connection)
+                # Nor busy_timeout: that held every open 5 s behind such a writer.
+                self._database.refresh_statistics(connection, wait=False)
         except LOCK_ERRORS:
             # Another process holds the write lock (a long import): the statistics are a
             # hint, refreshed after this process's commits; retried here, every command

@@ -342,11 +342,22 @@ class SQLiteDatabase:
         """The write :meth:`begin` started on this thread has committed or rolled back."""
         self._local.writing = False
 
-    def refresh_statistics(self, connection: apsw.Connection) -> None:
+    def refresh_statistics(self, connection: apsw.Connection, *, wait: bool = True) -> None:
         """``PRAGMA optimize``: ``ANALYZE`` the tables that grew a lot since their last
-        analysis (or never had one), at most 400 rows per index (a few milliseconds)."""
+        analysis (or never had one), at most 400 rows per index (a few milliseconds).
+
+        With ``wait=False`` a write lock another connection holds raises ``BusyError`` at
+        once instead of after ``busy_timeout``: a table that never had statistics (an
+        empty one) makes it want the write lock on every call."""
         connection.execute("PRAGMA analysis_limit = 400")
-        connection.execute("PRAGMA optimize = 0x10002")
+        if wait:
+            connection.execute("PRAGMA optimize = 0x10002")
+            return
+        connection.set_busy_timeout(0)
+        try:
+            connection.execute("PRAGMA optimize = 0x10002")
+        finally:
+            connection.set_busy_timeout(self.busy_timeout_ms)
 
     def after_commit(self, connection: apsw.Connection) -> None:
         """Keep the planner's statistics in step with a file this process fills.
