@@ -783,11 +783,13 @@ class SQLiteStore(SQLiteTokens):
         """Fold the write-ahead log into the database file and truncate it."""
 
         def step(connection: apsw.Connection) -> None:
+            self._database.check_logs()  # a log deleted under it: not folded over others'
             row = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if row is not None and row[0]:
                 raise apsw.BusyError("a reader kept the write-ahead log from being truncated")
 
         self._retrying(step)
+        self._database.note_written()
 
     def close(self) -> None:
         """Release every connection."""
