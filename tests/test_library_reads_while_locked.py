@@ -8,6 +8,7 @@ nothing to purge."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,3 +84,31 @@ def test_a_write_that_waited_out_the_lock_names_the_file_and_the_setting(
         assert "nothing was written" in message
         locked.execute("ROLLBACK")
         assert service.stats().count == 2
+
+
+def test_opening_waits_no_busy_timeout_behind_another_process_write(
+    db_path: Path, clock: FakeClock, locked: apsw.Connection
+) -> None:
+    # Review of pass c63: the statistics refresh on open was no longer retried, but still
+    # waited the connection's busy_timeout (5 s by default) for the write lock it wants
+    # whenever a table has no statistics (an empty one: on every open), so every command
+    # took that long while another process wrote. A busy_timeout of ten minutes: the open
+    # must not wait for it.
+    settings = Settings(
+        db=db_path,
+        embedder="none",
+        graph_extractor="none",
+        busy_timeout_ms=600_000,
+        lock_retry_seconds=0.05,
+    )
+    counted: list[int] = []
+    opened = threading.Event()
+
+    def open_and_count() -> None:
+        with MemoryService.open(settings, clock=clock) as service:
+            counted.append(service.stats().count)
+        opened.set()
+
+    threading.Thread(target=open_and_count, daemon=True).start()
+    assert opened.wait(timeout=120), "opening waited for another process's write lock"
+    assert counted == [2]

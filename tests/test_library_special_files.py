@@ -75,6 +75,7 @@ def test_a_database_found_damaged_takes_no_more_writes(tmp_path: Path) -> None:
     # the damage a restore or `.recover` must undo (adversarial pass c63).
     path = tmp_path / "damaged.db"
     with recalld.open(path, embedder="none", graph_extractor="none") as memory:
+        secret = memory.remember("a secret to forget").id
         for index in range(300):
             memory.remember(f"memory {index} " + "x" * 500)
     inspect = apsw.Connection(str(path))
@@ -99,3 +100,6 @@ def test_a_database_found_damaged_takes_no_more_writes(tmp_path: Path) -> None:
         assert str(refused.value).endswith("nothing was written")
         assert "restore a backup" in str(refused.value)
         assert memory.search("known to be damaged") == []
+        # Forget too (README, "How it behaves": forget it in a repaired copy).
+        with pytest.raises(StorageError, match="is damaged"):
+            memory.forget(secret)

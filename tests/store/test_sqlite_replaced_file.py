@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -13,6 +15,17 @@ import pytest
 from recalld.config import Settings
 from recalld.errors import StorageError
 from recalld.service import MemoryService
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+ANOTHER_PROCESS = """
+import sys
+from pathlib import Path
+from recalld.config import Settings
+from recalld.service import MemoryService
+settings = Settings(db=Path(sys.argv[1]), embedder="none", graph_extractor="none")
+with MemoryService.open(settings) as other:
+    other.remember("acknowledged by another process")
+"""
 
 
 def _contents(db: Path) -> list[str]:
@@ -142,3 +155,32 @@ def test_a_write_after_the_write_ahead_log_was_deleted_under_the_process_is_refu
             server.remember("still refused")
         assert server.stats().count == 1  # reads go on, from what it wrote
     assert _contents(db) == ["acknowledged before the delete"]
+
+
+def test_closing_after_the_log_was_deleted_keeps_what_another_process_wrote_since(
+    tmp_path: Path,
+) -> None:
+    # Review of pass c63: the server refused its own writes, but closing its last
+    # connection still folded the deleted log it held into the file (SQLite's checkpoint
+    # on close), over the pages another process had written since: that process's
+    # acknowledged memory was gone (or the file damaged). A clean close with no other
+    # writer still folds it in (the test above).
+    db = tmp_path / "live.db"
+    server = MemoryService.open(Settings(db=db, embedder="none", graph_extractor="none"))
+    try:
+        server.remember("only in the log deleted under the server")
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink()
+        subprocess.run(
+            [sys.executable, "-c", ANOTHER_PROCESS, str(db)],
+            cwd=REPOSITORY,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        with pytest.raises(StorageError, match="-wal or -shm was deleted or replaced"):
+            server.store.compact_after_forget()  # nor folded by a checkpoint of its own
+        assert not server.store.scrub(0)
+    finally:
+        server.close()
+    assert _contents(db) == ["acknowledged by another process"]

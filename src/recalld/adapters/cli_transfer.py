@@ -515,13 +515,19 @@ def _restore_hint(source: str, copy: Path) -> str:
     The database's ``-wal`` goes with it to ``<db>.old-wal``, not away: after a crash (the
     usual reason to restore) it holds the newest acknowledged writes, and the old file
     without it lost them (or, mid-checkpoint, read as damaged). Its ``-shm`` is an index
-    SQLite rebuilds from the log."""
+    SQLite rebuilds from the log.
+
+    A ``<db>.old-wal`` left by an earlier restore is removed first: its ``<db>.old`` was
+    just replaced, and SQLite applies whatever log lies beside a file as that file's, so a
+    second restore after a clean stop (no ``-wal`` to take its place) left the new
+    ``<db>.old`` reading the old log's pages: "database disk image is malformed"."""
     live, old, backup = shlex.quote(source), shlex.quote(f"{source}.old"), shlex.quote(str(copy))
     wal, shm = shlex.quote(f"{source}-wal"), shlex.quote(f"{source}-shm")
-    old_wal = shlex.quote(f"{source}.old-wal")
+    old_wal, old_shm = shlex.quote(f"{source}.old-wal"), shlex.quote(f"{source}.old-shm")
     return (
         "To restore it: stop every recalld process using the database, then\n"
-        f"  mv {live} {old} && if [ -e {wal} ]; then mv {wal} {old_wal}; fi && rm -f {shm}\n"
+        f"  mv {live} {old} && rm -f {old_wal} {old_shm} &&"
+        f" if [ -e {wal} ]; then mv {wal} {old_wal}; fi && rm -f {shm}\n"
         f"  cp {backup} {live}\n"
         f"or use the copy where it is: recalld --db {backup} ...\n"
         "The copy is the database as it is now: after a restore, a token revoked or a"

@@ -420,7 +420,8 @@ class SQLiteStore(SQLiteTokens):
             return
         try:
             with self._database.use() as connection:
-                self._database.refresh_statistics(connection)
+                # Nor busy_timeout: that held every open 5 s behind such a writer.
+                self._database.refresh_statistics(connection, wait=False)
         except LOCK_ERRORS:
             # Another process holds the write lock (a long import): the statistics are a
             # hint, refreshed after this process's commits; retried here, every command
@@ -792,11 +793,13 @@ class SQLiteStore(SQLiteTokens):
         """Fold the write-ahead log into the database file and truncate it."""
 
         def step(connection: apsw.Connection) -> None:
+            self._database.check_logs()  # a log deleted under it: not folded over others'
             row = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if row is not None and row[0]:
                 raise apsw.BusyError("a reader kept the write-ahead log from being truncated")
 
         self._retrying(step)
+        self._database.note_written()
 
     def close(self) -> None:
         """Release every connection."""

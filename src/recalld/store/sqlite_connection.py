@@ -127,6 +127,9 @@ class SQLiteDatabase:
         self._damaged: str | None = None
         # The (device, inode) of its -wal and -shm at the first write (see _check_same_logs).
         self._logs: tuple[tuple[int, int] | None, ...] | None = None
+        # The file's (size, mtime) as this process's last commit or checkpoint left it: changed
+        # since, another process wrote it (see close).
+        self._left: tuple[int, int] | None = None
         self._absolute = os.path.abspath(path) if not self.private else ""
 
     @property
@@ -176,6 +179,11 @@ class SQLiteDatabase:
                 raise StorageError(f"cannot open {self.path}: {error}") from error
             if self._identity is None and not self.private:
                 self._identity = self._file_identity()
+            if not self.private and (self._logs is None or None in self._logs):
+                # This connection read through them (journal_mode): held open from now on,
+                # SQLite deletes neither, so a change after this was someone else's.
+                self._logs = self._log_identities()
+                self.note_written()
             self._local.connection = connection
             self._local.refresh_at = FIRST_STATISTICS_REFRESH
             with self._connections_lock:
@@ -326,11 +334,43 @@ class SQLiteDatabase:
         open, and this process holds its connections open until close, so a log that
         changed under the write lock was removed by someone else. Recorded at the first
         write with both in place (a new database has neither before it)."""
-        logs = self._log_identities()
         if self._logs is None or None in self._logs:
-            self._logs = logs
+            self._logs = self._log_identities()
             return
-        if logs != self._logs:
+        self.check_logs()
+
+    def note_written(self) -> None:
+        """Record the file as this process's commit or checkpoint just left it."""
+        if not self.private:
+            with contextlib.suppress(OSError):
+                found = os.stat(self._absolute)
+                self._left = (found.st_size, found.st_mtime_ns)
+
+    def _others_wrote(self) -> bool:
+        # Since this process's last commit: a log of theirs with frames, or the file changed.
+        try:
+            found = os.stat(self._absolute)
+        except OSError:
+            return True
+        try:
+            logged = os.stat(f"{os.path.realpath(self._absolute)}-wal").st_size > 0
+        except OSError:
+            logged = False
+        return logged or (found.st_size, found.st_mtime_ns) != self._left
+
+    def logs_replaced(self) -> bool:
+        """Whether the ``-wal`` or ``-shm`` this process reads the database through was
+        deleted or replaced since it opened them (see :meth:`_check_same_logs`)."""
+        return (
+            self._logs is not None
+            and None not in self._logs
+            and self._log_identities() != self._logs
+        )
+
+    def check_logs(self) -> None:
+        """Raise :class:`StorageError` once :meth:`logs_replaced`: a write, or a checkpoint
+        of the log this process still holds, would write over what others wrote since."""
+        if self.logs_replaced():
             raise StorageError(
                 f"{self.path}-wal or -shm was deleted or replaced while this process had the"
                 " database open: a write now would reach no other process and could undo"
@@ -342,11 +382,22 @@ class SQLiteDatabase:
         """The write :meth:`begin` started on this thread has committed or rolled back."""
         self._local.writing = False
 
-    def refresh_statistics(self, connection: apsw.Connection) -> None:
+    def refresh_statistics(self, connection: apsw.Connection, *, wait: bool = True) -> None:
         """``PRAGMA optimize``: ``ANALYZE`` the tables that grew a lot since their last
-        analysis (or never had one), at most 400 rows per index (a few milliseconds)."""
+        analysis (or never had one), at most 400 rows per index (a few milliseconds).
+
+        With ``wait=False`` a write lock another connection holds raises ``BusyError`` at
+        once instead of after ``busy_timeout``: a table that never had statistics (an
+        empty one) makes it want the write lock on every call."""
         connection.execute("PRAGMA analysis_limit = 400")
-        connection.execute("PRAGMA optimize = 0x10002")
+        if wait:
+            connection.execute("PRAGMA optimize = 0x10002")
+            return
+        connection.set_busy_timeout(0)
+        try:
+            connection.execute("PRAGMA optimize = 0x10002")
+        finally:
+            connection.set_busy_timeout(self.busy_timeout_ms)
 
     def after_commit(self, connection: apsw.Connection) -> None:
         """Keep the planner's statistics in step with a file this process fills.
@@ -361,6 +412,7 @@ class SQLiteDatabase:
         """
         if self.in_memory or not connection.get_autocommit():
             return
+        self.note_written()
         changed = int(connection.total_changes())
         if changed < getattr(self._local, "refresh_at", FIRST_STATISTICS_REFRESH):
             return
@@ -436,8 +488,15 @@ class SQLiteDatabase:
         self._wait_for_statements(CLOSE_WAIT_SECONDS)
         with self._connections_lock:
             connections, self._connections = self._connections, []
+        # The log it holds is no longer the database's (deleted under it): SQLite folds it
+        # into the file on closing the last connection, right when no one wrote the file
+        # since, but over what another process wrote since if one did (its acknowledged
+        # writes undone, or the file left damaged): then the log is left unread.
+        stale = self.logs_replaced() and self._others_wrote()
         for connection in connections:
             try:
+                if stale:
+                    connection.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
                 connection.close()
             except apsw.ThreadingViolationError:
                 logger.warning(

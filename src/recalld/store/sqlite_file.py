@@ -179,8 +179,9 @@ def _cannot_open(path: Path, error: apsw.CantOpenError) -> StorageError:
     A database in WAL mode is read through its ``-wal`` and ``-shm`` files, made beside it
     on first use: in a directory this process may not write (a read-only mount, a backup
     volume, a container's read-only layer) they cannot be, and SQLite names no cause. As
-    the read-only file itself is, that is said with what to do."""
-    directory = path.parent
+    the read-only file itself is, that is said with what to do. Beside the file a symlink
+    names: SQLite makes them there, not in the link's own directory."""
+    directory = Path(os.path.realpath(path)).parent
     if not os.access(directory, os.W_OK):
         return unwritable_error(path)
     return StorageError(f"cannot open {path}: {error}")

@@ -72,6 +72,10 @@ class SQLiteScrub:
         another process's checkpoint did the work meanwhile).
         """
         database = self._database
+        if database.logs_replaced():
+            # Its checkpoint would fold a log no longer the database's over others' writes.
+            logger.warning("not checkpointing %s: its -wal or -shm was replaced", database.path)
+            return False
         rows = database.read("SELECT coalesce(max(id), 0) FROM pending_scrubs")
         mark = int(rows[0][0])
         with database.use() as connection:
@@ -86,6 +90,7 @@ class SQLiteScrub:
                 finished = False
             finally:
                 connection.set_busy_timeout(database.busy_timeout_ms)
+        database.note_written()
         if finished:
             if mark:
                 try:
