@@ -328,22 +328,6 @@ class NewMemory(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
-# The optional fields of a memory an update may clear (content and kind stay): the native
-# MCP ``update`` tool's ``clear`` and the CLI's ``update --clear`` name these.
-Clearable = Literal[
-    "title",
-    "category",
-    "tags",
-    "salience",
-    "source",
-    "speaker",
-    "at",
-    "ttl_seconds",
-    "place",
-    "meta",
-]
-
-
 class MemoryPatch(BaseModel):
     """A partial update: only the fields set on the instance change (None clears a field)."""
 

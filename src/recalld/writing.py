@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from recalld import _validate as check
 from recalld._text import new_id, normalized_content
@@ -81,6 +81,22 @@ TEXT_FIELDS = (
     "place",
     "at",
 )
+
+
+# The optional fields an update may clear (content and kind stay): the native MCP
+# ``update`` tool's ``clear`` and the CLI's ``update --clear``.
+Clearable = Literal[
+    "title",
+    "category",
+    "tags",
+    "salience",
+    "source",
+    "speaker",
+    "at",
+    "ttl_seconds",
+    "place",
+    "meta",
+]
 
 
 def expired(memory: Memory, now: datetime) -> bool:

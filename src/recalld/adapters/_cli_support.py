@@ -21,7 +21,7 @@ import click
 
 from recalld._text import shown
 from recalld.errors import ValidationError
-from recalld.model import Clearable
+from recalld.writing import Clearable
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -46,7 +46,7 @@ from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.semantic import VectorSearch
 from recalld.store.sql import HELD_NAMESPACES, escape_like, grouped_counts, source_window
-from recalld.store.sqlite_connection import LOCK_ERRORS, SQLiteDatabase, storage_error
+from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
 from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
@@ -305,7 +305,7 @@ class SQLiteStore(SQLiteTokens):
             warn_if_readable_by_others(self.path)
         self._schema_version = self._migrate(on_migration)
         self._fts_available = self._prepare_fts() if fts else False
-        self._optimize()
+        self._database.refresh_statistics_on_open()
         self._semantic = SQLiteSemantic(self._database)
         self._core = SQLiteCore(self._database)
         self._graph = SQLiteGraph(self._database)
@@ -407,28 +407,6 @@ class SQLiteStore(SQLiteTokens):
             return version
 
         return self._retrying(step)
-
-    def _optimize(self) -> None:
-        """Refresh the planner's statistics where they are missing or stale (cheap).
-
-        ``PRAGMA optimize`` with ``0x10002`` is SQLite's recommended call on open:
-        it runs ``ANALYZE`` only on tables whose size changed a lot since their
-        last analysis (or were never analysed), bounded by ``analysis_limit``
-        rows per index, so it costs a few milliseconds even at 1M memories.
-        """
-        if self._database.in_memory:
-            return
-        try:
-            with self._database.use() as connection:
-                # Nor busy_timeout: that held every open 5 s behind such a writer.
-                self._database.refresh_statistics(connection, wait=False)
-        except LOCK_ERRORS:
-            # Another process holds the write lock (a long import): the statistics are a
-            # hint, refreshed after this process's commits; retried here, every command
-            # waited behind that writer and failed "the database stayed locked".
-            logger.debug("%s: planner statistics not refreshed on open (locked)", self.path)
-        except apsw.Error as error:
-            raise storage_error(error, self._database.system_errno(), self.path) from error
 
     def _prepare_fts(self) -> bool:
         def step(connection: apsw.Connection) -> bool:

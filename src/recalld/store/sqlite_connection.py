@@ -382,6 +382,28 @@ class SQLiteDatabase:
         """The write :meth:`begin` started on this thread has committed or rolled back."""
         self._local.writing = False
 
+    def refresh_statistics_on_open(self) -> None:
+        """Refresh the planner's statistics where they are missing or stale (cheap).
+
+        ``PRAGMA optimize`` with ``0x10002`` is SQLite's recommended call on open:
+        it runs ``ANALYZE`` only on tables whose size changed a lot since their
+        last analysis (or were never analysed), bounded by ``analysis_limit``
+        rows per index, so it costs a few milliseconds even at 1M memories.
+        """
+        if self.in_memory:
+            return
+        try:
+            with self.use() as connection:
+                # Nor busy_timeout: that held every open 5 s behind such a writer.
+                self.refresh_statistics(connection, wait=False)
+        except LOCK_ERRORS:
+            # Another process holds the write lock (a long import): the statistics are a
+            # hint, refreshed after this process's commits; retried here, every command
+            # waited behind that writer and failed "the database stayed locked".
+            logger.debug("%s: planner statistics not refreshed on open (locked)", self.path)
+        except apsw.Error as error:
+            raise storage_error(error, self.system_errno(), self.path) from error
+
     def refresh_statistics(self, connection: apsw.Connection, *, wait: bool = True) -> None:
         """``PRAGMA optimize``: ``ANALYZE`` the tables that grew a lot since their last
         analysis (or never had one), at most 400 rows per index (a few milliseconds).

@@ -69,7 +69,6 @@ from recalld.model import (
     SCORE_RANGE,
     WHOLE_COUNT,
     WHOLE_NUMBER,
-    Clearable,
     Explanation,
     Filters,
     Forgotten,
@@ -79,6 +78,7 @@ from recalld.model import (
     Stats,
     TtlSeconds,
 )
+from recalld.writing import Clearable
 
 __all__ = ["DIALECT", "compact_hit", "compact_memory"]
 
