@@ -98,9 +98,13 @@ def test_mcp_stdio_end_of_input_does_not_wait_for_a_cancelled_request(tmp_path: 
 
 
 @pytest.mark.slow
-def test_mcp_stdio_sigterm_answers_the_call_in_flight_first(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_mcp_stdio_stop_signal_answers_the_call_in_flight_first(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     # The HTTP transport's stop answers the calls in flight; stdio's ended them unanswered,
-    # though their writes were committed.
+    # though their writes were committed. SIGINT (Ctrl-C, what a host may send) ended the
+    # server through KeyboardInterrupt ("aborted", exit 130) with the answer never written.
     db = tmp_path / "term.db"
     process = _stdio_server(db)
     assert process.stdin is not None
@@ -114,7 +118,7 @@ def test_mcp_stdio_sigterm_answers_the_call_in_flight_first(tmp_path: Path) -> N
     process.stdin.flush()
     # The ping's answer means both lines were read: the conversation is in flight, or done.
     first = json.loads(process.stdout.readline())
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(stop)
     # stdin stays open until the server exits: the client has not hung up (communicate()
     # would close it at once, and a SIGTERM after the end of input stops at once).
     assert process.stderr is not None

@@ -1,4 +1,5 @@
-"""The MCP server's stdio transport, stopped cleanly by SIGTERM or a client that hangs up.
+"""The MCP server's stdio transport, stopped cleanly by a stop signal (SIGTERM, SIGINT,
+SIGHUP) or a client that hangs up.
 
 The SDK reads stdin in an AnyIO worker thread that a cancellation cannot
 interrupt, so a SIGTERM would wait for the client's next line. Here the lines
@@ -65,7 +66,10 @@ __all__ = ["run_stdio"]
 
 logger = logging.getLogger(__name__)
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# SIGINT too: Ctrl-C, and what an MCP host may send to stop its server, answers what is
+# owed as SIGTERM does (Python's KeyboardInterrupt ended the server with a committed
+# write unanswered).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # The longest the end of input waits for the answers still owed (the HTTP transport's
 # stop waits as long: recalld.adapters.http_shutdown.GRACE_SECONDS).
 ANSWER_GRACE_SECONDS = 30.0
