@@ -24,7 +24,10 @@ request params it cannot read (a ``tools/call`` without ``name``, an ``initializ
 whose ``protocolVersion`` is a number), and any request before ``initialize``, with
 ``-32602`` "Invalid request parameters" and empty ``data``, naming nothing; the
 middleware keeps the code and says which parameter and why, or that the session is not
-initialized yet. It also refuses a second ``initialize`` on one session (``-32600``).
+initialized yet. It also refuses a second ``initialize`` on one session (``-32600``),
+and a ``cursor`` on a list request (``-32602``, as MCP's pagination says of an invalid
+cursor): every list this server gives is whole, one page with no ``nextCursor``, so a
+cursor is none it gave (the SDK ignored it and answered the first page again).
 
 A POSTed body that is JSON but no JSON-RPC message (a batch among them) is answered by
 :func:`unreadable` as stdio answers such a line (:func:`refusal`): the SDK's ``-32602``
@@ -46,6 +49,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld import _validate as check
+from recalld._text import shown
 
 __all__ = [
     "ENDLESS_METHODS",
@@ -68,6 +72,10 @@ _NOT_INITIALIZED = (
     "before any request but ping"
 )
 
+# The list requests MCP paginates; this server answers each with one whole page.
+PAGINATED_METHODS = frozenset(
+    {"tools/list", "resources/list", "resources/templates/list", "prompts/list"}
+)
 # 2026-07-28 requests answered only when the client leaves (a stop does not wait for them).
 ENDLESS_METHODS = frozenset({"subscriptions/listen"})
 # What the SDK is handed in place of a refused message: it checks the request as it would
@@ -266,7 +274,8 @@ async def name_invalid_params(
 ) -> HandlerResult:
     """A server middleware (module docstring): the SDK's nameless ``-32602`` for request
     params it cannot read, or for a request before ``initialize``, says what is wrong;
-    a second ``initialize`` on one session is refused (``-32600``)."""
+    a second ``initialize`` on one session is refused (``-32600``), and so is a list
+    request's ``cursor`` (``-32602``)."""
     connection = getattr(context.session, "_connection", None)
     if context.method == "initialize" and getattr(connection, "client_params", None) is not None:
         # The SDK answered it again and switched the session's protocol version (from
@@ -277,6 +286,15 @@ async def name_invalid_params(
             "start a new session to initialize again"
         )
         raise MCPError(code=types.INVALID_REQUEST, message=message)
+    cursor = context.params.get("cursor") if context.params is not None else None
+    if context.method in PAGINATED_METHODS and isinstance(cursor, str):
+        # (Any other type is left to the SDK's check of the params, which names it.)
+        message = (
+            f"Invalid params: params.cursor: {shown(cursor)} is not a cursor this "
+            f"server gave: {context.method} answers the whole list in one page (no "
+            "nextCursor); send it without cursor"
+        )
+        raise MCPError(code=types.INVALID_PARAMS, message=message, data={"field": "params.cursor"})
     try:
         return await call_next(context)
     except pydantic.ValidationError as error:

@@ -34,6 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
+    CallToolRequestParams,
     EmptyResult,
     GetPromptRequestParams,
     ReadResourceRequestParams,
@@ -294,11 +295,12 @@ def build_server(
                 finally:
                     tasks.cancel_scope.cancel()
 
+    tools = _tools(enabled)
     server: MCPServer[McpState] = MCPServer(
         name="recalld",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=_tools(enabled),
+        tools=tools,
         resources=[
             _ServiceResource(
                 uri=spec.uri,
@@ -323,9 +325,35 @@ def build_server(
     _refuse_unknown_reads(server, uris)
     _refuse_unknown_listens(server, uris)
     _refuse_unknown_prompts(server, [spec.name for spec in _unique_prompts(enabled)])
+    _refuse_unknown_tools(server, frozenset(tool.name for tool in tools))
     if resources:
         _register_legacy_subscriptions(server, uris)
     return server
+
+
+def _refuse_unknown_tools(server: MCPServer[McpState], names: frozenset[str]) -> None:
+    """Answer ``tools/call`` of a tool this server does not have as the protocol error
+    every MCP revision it negotiates gives for one (``-32602`` "Unknown tool: ...",
+    the spec's own example), naming it (cut): the SDK answered a tool result with
+    ``isError``, which a client reads as the tool having run and failed."""
+    lowlevel = server._lowlevel_server
+    calling = lowlevel.get_request_handler("tools/call")
+    if calling is None:  # pragma: no cover - MCPServer always serves it
+        return
+    serve_call = calling.handler
+
+    async def call(context: ServerRequestContext[McpState], params: CallToolRequestParams) -> Any:
+        if params.name not in names:
+            message = (
+                f"Unknown tool: {shown(params.name)} (params.name: not one of the "
+                f"{len(names)} tools of this server; tools/list names them)"
+            )
+            raise MCPError(
+                code=INVALID_PARAMS, message=message, data={"name": check.field_name(params.name)}
+            )
+        return await serve_call(context, params)
+
+    lowlevel.add_request_handler("tools/call", CallToolRequestParams, call)
 
 
 def _refuse_unknown_prompts(server: MCPServer[McpState], names: Sequence[str]) -> None:
