@@ -89,12 +89,19 @@ def test_mcp_stdio_end_of_input_does_not_wait_for_a_cancelled_request(tmp_path: 
         ),
         _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
     ]
-    process = _stdio_server(tmp_path / "cancelled.db")
+    db = tmp_path / "cancelled.db"
+    process = _stdio_server(db)
     output, errors = process.communicate(b"".join(script), timeout=60)
     assert process.returncode == 0, errors.decode()
     answered = [json.loads(line)["id"] for line in output.splitlines()]
     assert answered == [1, 3]
     assert b"without answering" not in errors
+    # A cancel cannot stop the tool's thread: the write is whole or absent, never half,
+    # and the operator is told that the call went unanswered (nothing was said before).
+    assert _stored(db) in (0, len(CONVERSATION))
+    said = " ".join(errors.decode().split())  # (the log handler wraps long lines)
+    assert "'remember_conversation'" in said
+    assert "2) was cancelled by the client and is not answered" in said
 
 
 @pytest.mark.slow

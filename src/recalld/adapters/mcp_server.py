@@ -351,9 +351,31 @@ def _refuse_unknown_tools(server: MCPServer[McpState], names: frozenset[str]) ->
             raise MCPError(
                 code=INVALID_PARAMS, message=message, data={"name": check.field_name(params.name)}
             )
-        return await serve_call(context, params)
+        try:
+            return await serve_call(context, params)
+        finally:  # (the tool's thread ends before a cancel takes: either way out)
+            _note_cancelled_call(context, params.name)
 
     lowlevel.add_request_handler("tools/call", CallToolRequestParams, call)
+
+
+def _note_cancelled_call(context: ServerRequestContext[McpState], tool: str) -> None:
+    """Log a tool call the client cancelled (``notifications/cancelled``) while it ran.
+
+    A tool's body runs to its end in one worker thread that a cancellation cannot
+    stop: its write is stored whole, or not at all if the cancel came first.
+    As MCP says, a cancelled request is not answered (the SDK drops the result), so the
+    operator is told here, and the client learns what happened by reading it back.
+    """
+    dispatch = getattr(context.session, "_request_outbound", None)
+    requested = getattr(dispatch, "cancel_requested", None)
+    if isinstance(requested, anyio.Event) and requested.is_set():
+        logger.warning(
+            "tools/call %s (request %r) was cancelled by the client and is not answered; "
+            "a call that had started ran to its end: what it wrote is stored whole",
+            shown(tool),
+            context.request_id,
+        )
 
 
 def _refuse_unknown_prompts(server: MCPServer[McpState], names: Sequence[str]) -> None:
