@@ -15,6 +15,7 @@ from typing import Any
 import apsw
 import pytest
 
+from recalld.adapters._stdio import MAX_LINE_BYTES
 from tests.adapters.mcp_support import INITIALIZE
 
 # Enough messages that storing them outlasts the requests written after them.
@@ -316,3 +317,36 @@ def test_mcp_stdio_sigterm_after_the_input_ended_stops_at_once(tmp_path: Path) -
     # "database is locked" answer never written.
     assert output == b"", output
     assert _stored(db) == 0
+
+
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_line_over_the_limit_without_holding_it(tmp_path: Path) -> None:
+    # A line of any length was read whole into memory before anything looked at it (a
+    # 200 MB line took 200 MB, and more to parse it). One over the limit is refused, read
+    # past in chunks, and the session goes on; one just under it is read as before.
+    huge = {"content": "x" * (MAX_LINE_BYTES + 10)}
+    under = {"content": "y" * 60_000}
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember", huge),
+        _call(3, "remember", under),
+        _line({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+    ]
+    db = tmp_path / "long.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=120)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()]
+    assert sorted(answer["id"] or 0 for answer in answers) == [0, 1, 3, 4]
+    (refused,) = (answer["error"] for answer in answers if answer["id"] is None)
+    assert refused["code"] == -32600
+    size = len(_call(2, "remember", huge)) - 1
+    assert refused["message"] == (
+        f"Invalid request: the line is {size} bytes, over the limit of {MAX_LINE_BYTES} "
+        "bytes for one message on stdio; nothing in it was read"
+    )
+    (stored,) = (answer["result"] for answer in answers if answer["id"] == 3)
+    assert stored["isError"] is False
+    assert _stored(db) == 1
+    assert b"xxxx" not in errors

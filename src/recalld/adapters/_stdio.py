@@ -23,6 +23,9 @@ a session that negotiated 2025-03-26: protocol 2025-06-18 removed batches, so on
 other session (and before ``initialize`` is answered) a batch is refused (``-32600``).
 A UTF-8 byte order mark before the first line is ignored (RFC 8259 allows it, and
 .NET's UTF-8 writers start with one): the first message was refused as not JSON.
+A line longer than :data:`MAX_LINE_BYTES` is refused (``-32600``, id null) and read past
+without being kept: it was read whole into memory first (a 200 MB line took 200 MB and
+more to parse).
 
 A client that closes stdin after its last request (``printf '...' | recalld mcp``, or
 an SDK client shutting down) is still answered: the end of input waits until every
@@ -73,6 +76,12 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # The longest the end of input waits for the answers still owed (the HTTP transport's
 # stop waits as long: recalld.adapters.http_shutdown.GRACE_SECONDS).
 ANSWER_GRACE_SECONDS = 30.0
+# The longest line (one message) read from stdin, without its newline: four times what
+# the SDK's streamable HTTP accepts in a body (DEFAULT_MAX_REQUEST_BODY_SIZE), since
+# stdio carries media inline too; a longer line is refused, and never held whole.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+# What is read at a time past the end of a line too long to keep.
+_SKIP_CHUNK_BYTES = 1024 * 1024
 # The one protocol version with JSON-RPC batches (2025-06-18 removed them).
 BATCH_PROTOCOL = "2025-03-26"
 
@@ -88,6 +97,28 @@ def undecodable(error: UnicodeDecodeError) -> types.JSONRPCError:
             message=f"Parse error: the line is not UTF-8 (byte 0x{byte:02x} at {error.start})",
         ),
     )
+
+
+class _TooLong:
+    """A line longer than :data:`MAX_LINE_BYTES` (``size`` bytes, or more if the input
+    ended first), read past and not kept."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def answer(self) -> types.JSONRPCError:
+        """The JSON-RPC answer to it: invalid request, id null (nothing of it was read)."""
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=(
+                    f"Invalid request: the line is {self.size} bytes, over the limit of "
+                    f"{MAX_LINE_BYTES} bytes for one message on stdio; nothing in it was read"
+                ),
+            ),
+        )
 
 
 class _Unanswered:
@@ -207,9 +238,10 @@ class _StdinLines:
 
     def __init__(self, handle: BinaryIO) -> None:
         self._handle = handle
-        # A line arrives as text, or as why it is not UTF-8; None: the client hung up.
+        # A line arrives as text, or as why it is not UTF-8 or too long to read; None:
+        # the client hung up.
         self._send, self._receive = anyio.create_memory_object_stream[
-            str | UnicodeDecodeError | None
+            str | UnicodeDecodeError | _TooLong | None
         ](16)
         self._started = False
         self.refused: MemoryObjectSendStream[SessionMessage] | None = None
@@ -251,7 +283,7 @@ class _StdinLines:
                 target=self._read, args=(token,), name="recalld-stdin", daemon=True
             ).start()
         while True:
-            line: str | UnicodeDecodeError | None = None
+            line: str | UnicodeDecodeError | _TooLong | None = None
             in_batch = bool(self._batched)
             if in_batch and not self.stopping:
                 line = self._batched.popleft()
@@ -263,6 +295,11 @@ class _StdinLines:
                 self.ended = self.ended or line is None
                 await self._answer_before_ending()
                 raise StopAsyncIteration
+            if isinstance(line, _TooLong):
+                logger.warning("refused a line of %s bytes (limit %s)", line.size, MAX_LINE_BYTES)
+                if self.refused is not None:
+                    await self.refused.send(SessionMessage(line.answer()))
+                continue
             if isinstance(line, UnicodeDecodeError):
                 logger.warning("refused a line that is not UTF-8: %s", line)
                 if self.refused is not None:
@@ -341,10 +378,24 @@ class _StdinLines:
                 ", ".join(map(repr, self.unanswered.owed()[:10])),
             )
 
+    def _skip_line(self) -> int:
+        """Read past the rest of a line too long to keep; how many bytes that was (its
+        newline not counted)."""
+        skipped = 0
+        while chunk := self._handle.readline(_SKIP_CHUNK_BYTES):
+            if chunk.endswith(b"\n"):
+                return skipped + len(chunk) - 1
+            skipped += len(chunk)
+        return skipped
+
     def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
             first = True
-            for raw in iter(self._handle.readline, b""):
+            while raw := self._handle.readline(MAX_LINE_BYTES + 1):
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    too_long = _TooLong(len(raw) + self._skip_line())
+                    anyio.from_thread.run(self._send.send, too_long, token=token)
+                    continue
                 if first:
                     # A byte order mark before the first message (what .NET's UTF-8
                     # writers put first) is not JSON; RFC 8259 lets a reader ignore it.
