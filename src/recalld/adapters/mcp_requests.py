@@ -32,6 +32,12 @@ cursor is none it gave (the SDK ignored it and answered the first page again).
 A POSTed body that is JSON but no JSON-RPC message (a batch among them) is answered by
 :func:`unreadable` as stdio answers such a line (:func:`refusal`): the SDK's ``-32602``
 quoted pydantic's whole report, every value of the body in it.
+
+The SDK's transport-level refusals of a request (404 "Session not found", 400 "Missing
+session ID", 503 "Too many open sessions") carry ``id: null``; JSON-RPC
+keeps null for a request whose id could not be read, so a client matching answers by id
+found none for its request. :func:`request_id` reads the id, and the endpoint's error
+answers carry it (:func:`_answering_with_id`).
 """
 
 from __future__ import annotations
@@ -61,6 +67,7 @@ __all__ = [
     "refusal",
     "refusal_reason",
     "refuse_notifications_with_ids",
+    "request_id",
     "unreadable",
 ]
 
@@ -165,6 +172,8 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
         if reason is not None:
             read = deque([{"type": "http.request", "body": INERT_NOTIFICATION}])
             send = _refusing_acceptance(scope, receive, send, reason, _initializes(body))
+        elif whole and (answered := request_id(body)) is not None:
+            send = _answering_with_id(send, answered)
 
         async def replay() -> Message:
             return read.popleft() if read else await receive()
@@ -194,6 +203,63 @@ def unreadable(body: bytes) -> types.JSONRPCError | None:
     except pydantic.ValidationError as error:
         return refusal(body, error)
     return None
+
+
+def request_id(body: bytes) -> str | int | None:
+    """The id of the JSON-RPC request ``body`` (a JSON object with a ``method`` and a
+    string or integer ``id``); None for anything else."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, dict) or not isinstance(decoded.get("method"), str):
+        return None
+    found = decoded.get("id")
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+def _answering_with_id(send: Send, answered: str | int) -> Send:
+    """``send``, with an error answer in JSON whose ``id`` is null (the SDK's transport
+    refusals) given the id of the request it answers (module docstring)."""
+    held: list[Message] = []
+
+    async def answer(message: Message) -> None:
+        if not held and not _json_error_start(message):
+            await send(message)
+            return
+        held.append(message)
+        if message["type"] != "http.response.body" or message.get("more_body"):
+            return
+        start, body = held[0], b"".join(part.get("body", b"") for part in held[1:])
+        held.clear()
+        try:
+            decoded = json.loads(body)
+        except (ValueError, RecursionError):
+            decoded = None
+        if isinstance(decoded, dict) and "error" in decoded and decoded.get("id") is None:
+            decoded["id"] = answered
+            body = json.dumps(decoded, separators=(",", ":")).encode()
+            headers = [
+                (name, value)
+                for name, value in start["headers"]
+                if name.lower() != b"content-length"
+            ]
+            start = {**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        await send(start)
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    return answer
+
+
+def _json_error_start(message: Message) -> bool:
+    """Whether ``message`` starts an error answer (4xx, 5xx) in JSON."""
+    if message["type"] != "http.response.start" or message["status"] < 400:
+        return False
+    content_type: bytes = next(
+        (value for name, value in message.get("headers", []) if name.lower() == b"content-type"),
+        b"",
+    )
+    return content_type.startswith(b"application/json")
 
 
 def _refusing_acceptance(
