@@ -34,7 +34,7 @@ def _stdio_server(db: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def _line(message: dict[str, Any]) -> bytes:
+def _line(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
@@ -228,14 +228,52 @@ def test_mcp_stdio_reads_a_batch_as_its_messages(tmp_path: Path) -> None:
     process = _stdio_server(db)
     output, errors = process.communicate(b"".join(script), timeout=60)
     assert process.returncode == 0, errors.decode()
+    # JSON-RPC answers a batch with one array of its answers (each was a line of its own).
     answers = [json.loads(line) for line in output.splitlines()]
-    by_id = {answer["id"]: answer for answer in answers if answer["id"] is not None}
-    assert set(by_id) == {1, 2, "ping"}
-    assert by_id[1]["result"]["protocolVersion"] == "2025-03-26"
+    assert len(answers) == 3
+    (batched,) = (answer for answer in answers if isinstance(answer, list))
+    initialized, empty = (answer for answer in answers if isinstance(answer, dict))
+    assert initialized["result"]["protocolVersion"] == "2025-03-26"
+    by_id = {answer["id"]: answer for answer in batched}
+    assert set(by_id) == {2, "ping", None}
     assert by_id[2]["result"]["isError"] is False
-    refused = [answer["error"]["code"] for answer in answers if answer["id"] is None]
-    assert refused == [-32600, -32600]
+    assert by_id["ping"]["result"] == {}
+    assert by_id[None]["error"]["code"] == -32600  # the array inside, answered in the array
+    assert empty["id"] is None
+    assert empty["error"]["code"] == -32600
     assert _stored(db) == 1
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_a_batch_of_notifications_with_nothing(tmp_path: Path) -> None:
+    # JSON-RPC: a batch of notifications only gets no answer at all (not an empty array);
+    # a batch whose one request the client cancels is left unanswered, as that request.
+    version = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": "long", "reason": "changed my mind"},
+    }
+    remembering = {
+        "jsonrpc": "2.0",
+        "id": "long",
+        "method": "tools/call",
+        "params": {"name": "remember_conversation", "arguments": {"messages": CONVERSATION}},
+    }
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": version}),
+        _line([{"jsonrpc": "2.0", "method": "notifications/initialized"}]),
+        _line([remembering, cancel]),
+        _line([{"jsonrpc": "2.0", "id": 3, "method": "ping"}]),
+    ]
+    process = _stdio_server(tmp_path / "notifications.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()]
+    assert [answer["id"] if isinstance(answer, dict) else answer for answer in answers] == [
+        1,
+        [{"jsonrpc": "2.0", "id": 3, "result": {}}],
+    ]
 
 
 @pytest.mark.slow

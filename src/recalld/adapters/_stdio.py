@@ -17,8 +17,9 @@ that never comes. A line that is not UTF-8 is ``-32700`` too (JSON text is UTF-8
 and the HTTP transport refuses it the same way): decoding it with replacement
 characters would store the bytes as ``U+FFFD``, something the client never sent.
 A JSON-RPC batch (an array of messages, which protocol 2025-03-26 has every server
-receive, and which this server negotiates) is read as its messages in order, each
-answered on a line of its own: the SDK refused the whole array as no message. Only on
+receive, and which this server negotiates) is read as its messages in order, and
+answered, as JSON-RPC says, with one array of their answers written once all are done
+(:mod:`recalld.adapters._stdio_batches`): the SDK refused the whole array as no message. Only on
 a session that negotiated 2025-03-26: protocol 2025-06-18 removed batches, so on any
 other session (and before ``initialize`` is answered) a batch is refused (``-32600``).
 A UTF-8 byte order mark before the first line is ignored (RFC 8259 allows it, and
@@ -63,6 +64,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
+from recalld.adapters._stdio_batches import Batch, Batches
 from recalld.adapters.mcp_requests import ENDLESS_METHODS, id_problem, refusal, refusal_reason
 
 __all__ = ["run_stdio"]
@@ -196,17 +198,22 @@ class _Negotiation:
 
 class _CountingWrites:
     """The SDK's write stream, settling each request in ``unanswered`` as it is answered
-    (and noting the protocol version an ``initialize`` answer gives in ``negotiation``)."""
+    (and noting the protocol version an ``initialize`` answer gives in ``negotiation``);
+    the answers to a batch's requests are held by ``batches`` and go out as one array."""
 
-    def __init__(self, inner: Any, unanswered: _Unanswered, negotiation: _Negotiation) -> None:
+    def __init__(
+        self, inner: Any, unanswered: _Unanswered, negotiation: _Negotiation, batches: Batches
+    ) -> None:
         self._inner = inner
         self._unanswered = unanswered
         self._negotiation = negotiation
+        self._batches = batches
 
     async def send(self, item: SessionMessage, /) -> None:
         """Send ``item``; an answer (a result or an error with an id) settles its request."""
         try:
-            await self._inner.send(item)
+            if not await self._batches.hold(item.message, self._inner.send):
+                await self._inner.send(item)
         finally:
             message = item.message
             answered = isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
@@ -251,6 +258,8 @@ class _StdinLines:
         self.ended = False  # the client closed stdin
         self._reading: anyio.CancelScope | None = None
         self._batched: deque[str] = deque()  # the messages of a batch not yet read
+        self.batches = Batches()
+        self._batch: Batch | None = None  # the batch whose messages are being read
 
     def stop(self) -> None:
         """Read no more lines (a stop signal): the input ends once every request read
@@ -284,6 +293,11 @@ class _StdinLines:
             ).start()
         while True:
             line: str | UnicodeDecodeError | _TooLong | None = None
+            if self._batch is not None and not self._batched:
+                # Its last message was handed on: the batch is whole (module docstring).
+                batch, self._batch = self._batch, None
+                batch.read = True
+                await self._flush(batch)
             in_batch = bool(self._batched)
             if in_batch and not self.stopping:
                 line = self._batched.popleft()
@@ -321,10 +335,20 @@ class _StdinLines:
             except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
                 reason = refusal_reason(error)
                 logger.warning("refused a line that is not a JSON-RPC message: %s", reason)
-                await self.refused.send(SessionMessage(refusal(line, error)))
+                if in_batch and self._batch is not None:  # answered in the batch's array
+                    self._batch.answers.append(refusal(line, error))
+                else:
+                    await self.refused.send(SessionMessage(refusal(line, error)))
                 continue
-            self._track(message)
+            cancelled = self._track(message, self._batch if in_batch else None)
+            if cancelled is not None:
+                await self._flush(cancelled)
             return line
+
+    async def _flush(self, batch: Batch) -> None:
+        """Write ``batch``'s array if every answer of it is in."""
+        if self.refused is not None:
+            await self.batches.flush(batch, self.refused.send)
 
     async def _split_batch(self, line: str) -> bool:
         """Queue the messages of ``line`` if it is a JSON-RPC batch (a non-empty array),
@@ -349,15 +373,20 @@ class _StdinLines:
             if self.refused is not None:
                 await self.refused.send(SessionMessage(refusal(line, ValueError(reason))))
             return True
+        self._batch = self.batches.start()
         self._batched.extend(json.dumps(message) for message in decoded)
         return True
 
-    def _track(self, message: types.JSONRPCMessage) -> None:
-        """Owe ``message`` an answer if it is a request; a cancellation owes nothing more."""
+    def _track(self, message: types.JSONRPCMessage, batch: Batch | None) -> Batch | None:
+        """Owe ``message`` an answer if it is a request (in ``batch``'s array if it came
+        in one); a cancellation owes nothing more: the batch that owed the cancelled
+        request is returned, to be written if that was its last answer."""
         if isinstance(message, types.JSONRPCRequest):
             # A subscriptions/listen lasts until the client leaves: nothing to wait for.
             if message.method not in ENDLESS_METHODS:
                 self.unanswered.expect(message.id)
+                if batch is not None:
+                    batch.owe(message.id)
             if message.method == "initialize":
                 self.negotiation.asked(message.id)
         elif (
@@ -368,6 +397,8 @@ class _StdinLines:
             cancelled = message.params.get("requestId")
             if isinstance(cancelled, str | int) and not isinstance(cancelled, bool):
                 self.unanswered.settle(cancelled)
+                return self.batches.cancel(cancelled)
+        return None
 
     async def _answer_before_ending(self) -> None:
         """At the end of input, wait (bounded) for the answers still owed (module docstring)."""
@@ -452,7 +483,9 @@ def run_stdio(server: MCPServer[Any]) -> None:
             lowlevel = server._lowlevel_server
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.refused = write_stream
-                counting = _CountingWrites(write_stream, lines.unanswered, lines.negotiation)
+                counting = _CountingWrites(
+                    write_stream, lines.unanswered, lines.negotiation, lines.batches
+                )
                 await lowlevel.run(read_stream, counting, lowlevel.create_initialization_options())
             tasks.cancel_scope.cancel()
 
