@@ -12,14 +12,15 @@ from recalld.adapters.http_body_type import body_type_problem
 @pytest.mark.parametrize(
     ("method", "path", "allowed"),
     [
-        ("POST", "/healthz", "GET"),
-        ("DELETE", "/", "GET"),
-        ("PUT", "/docs", "GET"),
-        ("POST", "/metrics", "GET"),
-        ("POST", "/openapi.json", "GET"),
-        ("POST", "/ui/app.css", "GET"),
-        ("PATCH", "/v1/memories", "GET, POST"),
-        ("POST", "/v1/kv/some.key", "DELETE, GET, PUT"),
+        ("POST", "/healthz", "GET, HEAD"),
+        ("DELETE", "/", "GET, HEAD"),
+        ("PUT", "/docs", "GET, HEAD"),
+        ("POST", "/metrics", "GET, HEAD"),
+        ("POST", "/openapi.json", "GET, HEAD"),
+        ("POST", "/ui/app.css", "GET, HEAD"),
+        ("PATCH", "/v1/memories", "GET, HEAD, POST"),
+        ("POST", "/v1/kv/some.key", "DELETE, GET, HEAD, PUT"),
+        ("GET", "/v1/recall", "POST"),
     ],
 )
 def test_http_methods_a_405_lists_what_the_path_serves(
@@ -31,6 +32,27 @@ def test_http_methods_a_405_lists_what_the_path_serves(
     assert refused.status_code == 405, refused.text
     assert refused.headers["Allow"] == allowed
     assert refused.json()["error"]["type"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/", "/v1/memories", "/ui/app.css"])
+def test_http_methods_head_is_answered_as_get_without_the_body(
+    client: TestClient, path: str
+) -> None:
+    # RFC 9110 has a server support HEAD wherever it serves GET, and uptime monitors ask
+    # HEAD first: HEAD /healthz (and every API route) was 405 Method Not Allowed.
+    got = client.get(path)
+    head = client.head(path)
+    assert head.status_code == got.status_code == 200, head.text
+    assert head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert head.headers["content-length"] == str(len(got.content))
+
+
+def test_http_methods_head_of_a_path_without_get_is_refused(client: TestClient) -> None:
+    refused = client.head("/v1/recall")
+    assert refused.status_code == 405
+    assert refused.headers["Allow"] == "POST"
+    assert client.get("/v1/memories").json()["memories"] == []  # nothing was written
 
 
 @pytest.mark.parametrize(

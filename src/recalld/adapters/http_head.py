@@ -1,0 +1,46 @@
+"""``HEAD`` answered as ``GET`` is, without the body (RFC 9110, section 9.3.2).
+
+FastAPI's routes serve only the methods they are declared with, so ``HEAD /healthz``,
+``HEAD /v1/memories`` or ``HEAD /`` was 405 Method Not Allowed, while RFC 9110 has every
+general-purpose server support ``HEAD`` wherever it serves ``GET``, and uptime checks
+(and ``curl -I``) ask ``HEAD`` first: a monitor pointed at ``/healthz`` saw the server
+refusing. :class:`HeadAsGet` serves a ``HEAD`` as the ``GET`` of the same URL (the same
+status and headers, ``Content-Length`` included) and sends no body.
+
+Not under the paths it is told to leave alone: ``GET /mcp`` opens a session's one event
+stream, which a ``HEAD`` must not take (it stays 405 there, its ``Allow`` saying so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["HeadAsGet"]
+
+
+class HeadAsGet:
+    """An ASGI middleware serving ``HEAD`` as ``GET`` without the body (module docstring),
+    except under ``exclude`` (path prefixes)."""
+
+    def __init__(self, app: ASGIApp, exclude: Sequence[str] = ()) -> None:
+        self.app = app
+        self.exclude = tuple(path.rstrip("/") for path in exclude)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD" or self._excluded(scope):
+            await self.app(scope, receive, send)
+            return
+
+        async def bodiless(message: Message) -> None:
+            if message["type"] != "http.response.body":
+                await send(message)
+            elif not message.get("more_body", False):  # the end only, empty
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        await self.app({**scope, "method": "GET"}, receive, bodiless)
+
+    def _excluded(self, scope: Scope) -> bool:
+        path: str = scope["path"].rstrip("/")
+        return any(path == prefix or path.startswith(prefix + "/") for prefix in self.exclude)
