@@ -293,8 +293,10 @@ class _StdinLines:
             ).start()
         while True:
             line: str | UnicodeDecodeError | _TooLong | None = None
-            if self._batch is not None and not self._batched:
-                # Its last message was handed on: the batch is whole (module docstring).
+            if self._batch is not None and (self.stopping or not self._batched):
+                # Its last message was handed on (or a stop signal leaves the rest unread):
+                # the batch is whole, its array written once its answers are in.
+                self._batched.clear()
                 batch, self._batch = self._batch, None
                 batch.read = True
                 await self._flush(batch)
