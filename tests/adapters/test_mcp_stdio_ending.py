@@ -4,6 +4,7 @@ first line is ignored; a refused line is logged without its text."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ import apsw
 import pytest
 
 from recalld.adapters._stdio import MAX_LINE_BYTES
+from recalld.context.signals import MAX_MEDIA_BYTES
 from tests.adapters.mcp_support import INITIALIZE
 
 # Enough messages that storing them outlasts the requests written after them.
@@ -24,9 +26,9 @@ CONVERSATION = [
 ]
 
 
-def _stdio_server(db: Path) -> subprocess.Popen[bytes]:
+def _stdio_server(db: Path, *options: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "recalld", "--db", str(db), "mcp"],
+        [sys.executable, "-m", "recalld", "--db", str(db), "mcp", *options],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -362,12 +364,13 @@ def test_mcp_stdio_refuses_a_line_over_the_limit_without_holding_it(tmp_path: Pa
     # A line of any length was read whole into memory before anything looked at it (a
     # 200 MB line took 200 MB, and more to parse it). One over the limit is refused, read
     # past in chunks, and the session goes on; one just under it is read as before.
-    huge = {"content": "x" * (MAX_LINE_BYTES + 10)}
+    start = b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", '
+    huge = start + b'"arguments": {"content": "' + b"x" * MAX_LINE_BYTES + b'"}}}\n'
     under = {"content": "y" * 60_000}
     script = [
         _line(INITIALIZE),
         _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        _call(2, "remember", huge),
+        huge,
         _call(3, "remember", under),
         _line({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
     ]
@@ -379,12 +382,69 @@ def test_mcp_stdio_refuses_a_line_over_the_limit_without_holding_it(tmp_path: Pa
     assert sorted(answer["id"] or 0 for answer in answers) == [0, 1, 3, 4]
     (refused,) = (answer["error"] for answer in answers if answer["id"] is None)
     assert refused["code"] == -32600
-    size = len(_call(2, "remember", huge)) - 1
     assert refused["message"] == (
-        f"Invalid request: the line is {size} bytes, over the limit of {MAX_LINE_BYTES} "
-        "bytes for one message on stdio; nothing in it was read"
+        f"Invalid request: the line is {len(huge) - 1} bytes, over the limit of "
+        f"{MAX_LINE_BYTES} bytes for one message on stdio; nothing in it was read"
     )
     (stored,) = (answer["result"] for answer in answers if answer["id"] == 3)
     assert stored["isError"] is False
     assert _stored(db) == 1
     assert b"xxxx" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_reads_a_line_with_the_largest_media_a_tool_takes(tmp_path: Path) -> None:
+    # madeleine's remember takes an image and an audio clip inline, each up to
+    # MAX_MEDIA_BYTES once decoded; a line cap of 16 MiB refused a 13 MiB image as an
+    # invalid request ("nothing in it was read") that the tool itself accepts.
+    media = base64.b64encode(b"\x00" * MAX_MEDIA_BYTES).decode()
+    arguments = {"content": "the beach at dusk", "image": media, "audio": media}
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember", arguments),
+    ]
+    process = _stdio_server(tmp_path / "media.db", "--dialect", "madeleine")
+    output, errors = process.communicate(b"".join(script), timeout=120)
+    assert process.returncode == 0, errors.decode()
+    (answered,) = (json.loads(line) for line in output.splitlines()[1:])
+    assert answered["id"] == 2  # read and given to the tool, which names the image
+    assert answered["result"]["isError"] is True
+    assert answered["result"]["structuredContent"]["error"]["field"] == "image"
+
+
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_request_reusing_an_id_a_batch_waits_on(tmp_path: Path) -> None:
+    # An answer carries only its request's id: a request outside a batch reusing the id
+    # of one the batch waits on (MCP forbids reusing an id in a session) had its answer
+    # put in the batch's array, and the batch's own answer written alone on a line.
+    version = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}
+    remembering = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "remember_conversation", "arguments": {"messages": CONVERSATION}},
+    }
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": version}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line([remembering, {"jsonrpc": "2.0", "id": 6, "method": "ping"}]),
+        _line({"jsonrpc": "2.0", "id": 5, "method": "ping"}),  # the batch's id, reused
+        _line([{"jsonrpc": "2.0", "id": 5, "method": "ping"}]),  # and in another batch
+    ]
+    db = tmp_path / "reused.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()[1:]]
+    lone = [answer for answer in answers if isinstance(answer, dict)]
+    arrays = [answer for answer in answers if isinstance(answer, list)]
+    assert [answer["id"] for answer in lone] == [5]
+    assert lone[0]["error"]["code"] == -32600
+    assert "id 5 is the id of a request not answered yet" in lone[0]["error"]["message"]
+    assert lone[0]["error"]["data"] == {"field": "id"}
+    batch, other = sorted(arrays, key=len, reverse=True)
+    assert {answer["id"]: "result" in answer for answer in batch} == {5: True, 6: True}
+    assert batch[[answer["id"] for answer in batch].index(5)]["result"]["isError"] is False
+    assert [answer["error"]["code"] for answer in other] == [-32600]
+    assert _stored(db) == len(CONVERSATION)

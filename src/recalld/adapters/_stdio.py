@@ -66,6 +66,7 @@ from mcp.shared.message import SessionMessage
 
 from recalld.adapters._stdio_batches import Batch, Batches
 from recalld.adapters.mcp_requests import ENDLESS_METHODS, id_problem, refusal, refusal_reason
+from recalld.context.signals import MAX_MEDIA_BYTES
 
 __all__ = ["run_stdio"]
 
@@ -78,10 +79,11 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # The longest the end of input waits for the answers still owed (the HTTP transport's
 # stop waits as long: recalld.adapters.http_shutdown.GRACE_SECONDS).
 ANSWER_GRACE_SECONDS = 30.0
-# The longest line (one message) read from stdin, without its newline: four times what
-# the SDK's streamable HTTP accepts in a body (DEFAULT_MAX_REQUEST_BODY_SIZE), since
-# stdio carries media inline too; a longer line is refused, and never held whole.
-MAX_LINE_BYTES = 16 * 1024 * 1024
+# The longest line (one message) read from stdin, without its newline: room for the
+# largest message a tool takes, an image and an audio clip each at MAX_MEDIA_BYTES in
+# base64 (stdio takes media inline; a line cap of 16 MiB refused a 13 MiB image the tool
+# accepts), and 8 MiB for the rest of it. A longer line is refused, and never held whole.
+MAX_LINE_BYTES = 2 * (MAX_MEDIA_BYTES * 4 // 3 + 4) + 8 * 1024 * 1024
 # What is read at a time past the end of a line too long to keep.
 _SKIP_CHUNK_BYTES = 1024 * 1024
 # The one protocol version with JSON-RPC batches (2025-06-18 removed them).
@@ -148,6 +150,10 @@ class _Unanswered:
             self._waiting.pop(key, None)
         if not self._waiting:
             self._settled.set()
+
+    def count(self, request_id: str | int) -> int:
+        """How many requests with ``request_id`` are owed an answer."""
+        return self._waiting[coerce_request_id(request_id)]
 
     def owed(self) -> list[str | int]:
         """The ids still owed an answer."""
@@ -342,6 +348,14 @@ class _StdinLines:
                 else:
                     await self.refused.send(SessionMessage(refusal(line, error)))
                 continue
+            reused = self._reused_id(message, self._batch if in_batch else None)
+            if reused is not None:
+                logger.warning("refused a request reusing an id: %s", reused.error.message)
+                if in_batch and self._batch is not None:
+                    self._batch.answers.append(reused)
+                else:  # (straight out: through the write stream it would join the batch)
+                    await self.refused.send(SessionMessage(reused))
+                continue
             cancelled = self._track(message, self._batch if in_batch else None)
             if cancelled is not None:
                 await self._flush(cancelled)
@@ -378,6 +392,33 @@ class _StdinLines:
         self._batch = self.batches.start()
         self._batched.extend(json.dumps(message) for message in decoded)
         return True
+
+    def _reused_id(
+        self, message: types.JSONRPCMessage, batch: Batch | None
+    ) -> types.JSONRPCError | None:
+        """The refusal of a request (in ``batch`` if it came in one) reusing the id of a
+        request not yet answered when one of the two is in a batch and the other is not
+        in the same: an answer carries only the id, so it would be written in the wrong
+        place (:mod:`recalld.adapters._stdio_batches`); None when nothing is wrong."""
+        if not isinstance(message, types.JSONRPCRequest):
+            return None
+        owner = self.batches.owner(message.id)
+        elsewhere = self.unanswered.count(message.id) - (batch.owing(message.id) if batch else 0)
+        if (owner is None or owner is batch) and not elsewhere:
+            return None
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=message.id,
+            error=types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=(
+                    f"Invalid request: id {message.id!r} is the id of a request not answered "
+                    "yet (MCP: a request id is never reused in a session); send it with "
+                    "another id"
+                ),
+                data={"field": "id"},
+            ),
+        )
 
     def _track(self, message: types.JSONRPCMessage, batch: Batch | None) -> Batch | None:
         """Owe ``message`` an answer if it is a request (in ``batch``'s array if it came

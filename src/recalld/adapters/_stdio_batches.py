@@ -13,6 +13,11 @@ answer and the answers so far (a message of the batch that is refused is answere
 the array too); the stdio write stream hands it every answer (:meth:`Batches.hold`), and
 the array is written when the last one comes, or when the client cancels the last
 request owed (a cancelled request is not answered, in the array or out of it).
+
+An answer carries only its request's id, so a request reusing the id of one a batch
+still waits on (which MCP forbids: an id is never reused in a session) would have its
+answer put in that batch's array, and the batch's own answer written alone; such a
+request is refused instead (:mod:`recalld.adapters._stdio`).
 """
 
 from __future__ import annotations
@@ -55,6 +60,10 @@ class Batch:
     def owe(self, request_id: str | int) -> None:
         """The batch holds a request with ``request_id``: its answer goes in the array."""
         self.owed[coerce_request_id(request_id)] += 1
+
+    def owing(self, request_id: str | int) -> int:
+        """How many requests of the batch with ``request_id`` are owed an answer."""
+        return self.owed[coerce_request_id(request_id)]
 
     def settle(self, request_id: str | int) -> bool:
         """One request with ``request_id`` is answered or cancelled; False if the batch
@@ -99,6 +108,11 @@ class Batches:
                 await self.flush(batch, send)
                 return True
         return False
+
+    def owner(self, request_id: str | int) -> Batch | None:
+        """The open batch owing an answer to a request with ``request_id``, if any."""
+        key = coerce_request_id(request_id)
+        return next((batch for batch in self._open if batch.owing(key)), None)
 
     def cancel(self, request_id: str | int) -> Batch | None:
         """The client cancelled ``request_id``: the batch that owed it owes it no more
