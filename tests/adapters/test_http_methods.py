@@ -48,6 +48,15 @@ def test_http_methods_head_is_answered_as_get_without_the_body(
     assert head.headers["content-length"] == str(len(got.content))
 
 
+def test_http_methods_head_is_counted_as_head_in_the_metrics(client: TestClient) -> None:
+    # A HEAD is served as a GET to every layer, the request metrics among them: they
+    # counted a monitor's HEAD /healthz as GET, so no dashboard could tell them apart.
+    assert client.head("/healthz").status_code == 200
+    text = client.get("/metrics").text
+    assert 'recalld_http_requests_total{method="HEAD",route="/healthz",status="200"} 1.0' in text
+    assert 'method="GET",route="/healthz"' not in text
+
+
 def test_http_methods_head_of_a_path_without_get_is_refused(client: TestClient) -> None:
     refused = client.head("/v1/recall")
     assert refused.status_code == 405

@@ -17,7 +17,11 @@ from collections.abc import Sequence
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["HeadAsGet"]
+__all__ = ["HEAD_ASKED", "HeadAsGet"]
+
+# The scope key marking a GET that was asked as HEAD: the request metrics count it as
+# the HEAD it is (every other layer sees the GET it is served as).
+HEAD_ASKED = "recalld.head_asked"
 
 
 class HeadAsGet:
@@ -39,7 +43,7 @@ class HeadAsGet:
             elif not message.get("more_body", False):  # the end only, empty
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-        await self.app({**scope, "method": "GET"}, receive, bodiless)
+        await self.app({**scope, "method": "GET", HEAD_ASKED: True}, receive, bodiless)
 
     def _excluded(self, scope: Scope) -> bool:
         path: str = scope["path"].rstrip("/")
