@@ -65,7 +65,13 @@ from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
 from recalld.adapters._stdio_batches import Batch, Batches
-from recalld.adapters.mcp_requests import ENDLESS_METHODS, id_problem, refusal, refusal_reason
+from recalld.adapters.mcp_requests import (
+    ENDLESS_METHODS,
+    id_problem,
+    refusal,
+    refusal_reason,
+    request_id,
+)
 from recalld.context.signals import MAX_MEDIA_BYTES
 
 __all__ = ["run_stdio"]
@@ -123,6 +129,22 @@ class _TooLong:
                 ),
             ),
         )
+
+
+def _unread(message: str) -> types.JSONRPCError | None:
+    """The answer to a request of a batch left unread by a stop signal (None for a
+    message of it that is no request with an id: nothing is owed to it)."""
+    unread = request_id(message.encode())
+    if unread is None:
+        return None
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=unread,
+        error=types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="the server is stopping: this request of the batch was not run",
+        ),
+    )
 
 
 class _Unanswered:
@@ -300,10 +322,13 @@ class _StdinLines:
         while True:
             line: str | UnicodeDecodeError | _TooLong | None = None
             if self._batch is not None and (self.stopping or not self._batched):
-                # Its last message was handed on (or a stop signal leaves the rest unread):
-                # the batch is whole, its array written once its answers are in.
-                self._batched.clear()
+                # Its last message was handed on (or a stop signal leaves the rest unread,
+                # each request of it answered so in the array, which JSON-RPC has hold an
+                # answer to every request of the batch): the batch is whole, its array
+                # written once its answers are in.
                 batch, self._batch = self._batch, None
+                batch.answers.extend(filter(None, map(_unread, self._batched)))
+                self._batched.clear()
                 batch.read = True
                 await self._flush(batch)
             in_batch = bool(self._batched)
