@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from fastapi.testclient import TestClient
 from starlette.datastructures import Headers
 
 from recalld.adapters.http_body_type import body_type_problem
+from recalld.service import MemoryService
 
 
 @pytest.mark.parametrize(
@@ -109,3 +113,27 @@ def test_http_methods_a_body_read_as_json_without_a_type_keeps_its_message() -> 
     assert body_type_problem(read, Headers({})) is None
     unread = {**read, "input": b"[1]"}
     assert "no Content-Type" in str(body_type_problem(unread, Headers({})))
+
+
+def test_http_methods_head_of_a_streamed_body_does_not_stream_it(
+    client: TestClient, service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # HEAD /v1/export was served as the GET it is, reading the whole export (every
+    # memory of the namespace) only to throw it away. It now ends at its first lines
+    # (the stream is stopped as when a client leaves: at its next step, not at once).
+    streamed: list[int] = []
+
+    def export(*arguments: Any, **options: Any) -> Iterator[str]:
+        for line in range(1_000):
+            streamed.append(line)
+            yield "{}"
+
+    monkeypatch.setattr(service, "export", export)
+    head = client.head("/v1/export")
+    assert head.status_code == 200, head.text
+    assert head.headers["content-type"].startswith("application/x-ndjson")
+    assert head.content == b""
+    assert 1 <= len(streamed) < 100
+    streamed.clear()
+    assert client.get("/v1/export").content == b"{}\n" * 1_000  # a GET streams it all
+    assert len(streamed) == 1_000
