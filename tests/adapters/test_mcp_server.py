@@ -127,7 +127,7 @@ async def test_mcp_server_names_the_argument_a_prompt_does_not_take(tmp_path: Pa
 
 
 async def test_mcp_server_refuses_an_unknown_tool_as_a_protocol_error(tmp_path: Path) -> None:
-    # MCP (2024-11-05 to 2025-11-25) lists unknown tools among the protocol errors, its
+    # MCP (2024-11-05 to 2026-07-28) lists unknown tools among the protocol errors, its
     # example -32602 "Unknown tool: ..."; the SDK answered a tool result with isError.
     huge = "t" * 5_000
     async with in_process(tmp_path / "tools.db", "native")() as client:
