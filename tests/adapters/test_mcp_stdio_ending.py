@@ -448,3 +448,37 @@ def test_mcp_stdio_refuses_a_request_reusing_an_id_a_batch_waits_on(tmp_path: Pa
     assert batch[[answer["id"] for answer in batch].index(5)]["result"]["isError"] is False
     assert [answer["error"]["code"] for answer in other] == [-32600]
     assert _stored(db) == len(CONVERSATION)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ignored", [signal.SIGINT, signal.SIGHUP], ids=["SIGINT", "SIGHUP"])
+def test_mcp_stdio_a_stop_signal_started_ignored_stays_ignored(
+    tmp_path: Path, ignored: signal.Signals
+) -> None:
+    # nohup starts a process with SIGHUP ignored, a shell its background jobs with SIGINT
+    # ignored, so that a hang-up or a Ctrl-C meant for others leaves them running; the
+    # server's stop-signal receiver undid that, and stopped reading at such a signal.
+    command = [sys.executable, "-m", "recalld", "--db", str(tmp_path / "kept.db"), "mcp"]
+    ignoring = (
+        "import os, signal, sys; "
+        f"signal.signal({int(ignored)}, signal.SIG_IGN); "
+        "os.execv(sys.executable, sys.argv[1:])"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", ignoring, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none"},
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_line(INITIALIZE))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1  # serving, its receiver set
+    process.send_signal(ignored)
+    output, errors = process.communicate(
+        _line({"jsonrpc": "2.0", "id": 2, "method": "ping"}), timeout=60
+    )
+    assert process.returncode == 0, errors.decode()
+    assert [json.loads(line)["id"] for line in output.splitlines()] == [2]

@@ -528,7 +528,7 @@ def run_stdio(server: MCPServer[Any]) -> None:
         async with anyio.create_task_group() as tasks:
 
             async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+                with anyio.open_signal_receiver(*_heeded(STOP_SIGNALS)) as signals:
                     async for received in signals:
                         logger.info("received %s: stopping", signal.Signals(received).name)
                         # A second signal stops at once, and so does one after the client
@@ -562,6 +562,14 @@ def run_stdio(server: MCPServer[Any]) -> None:
     except* (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError):
         logger.info("the MCP client closed the connection")
         _silence_stdout()
+
+
+def _heeded(signals: tuple[signal.Signals, ...]) -> list[signal.Signals]:
+    """``signals`` but those this process was started ignoring: ``nohup`` ignores SIGHUP
+    and a shell's background job SIGINT, so that a hang-up or a Ctrl-C meant for others
+    does not stop it (Python keeps such an ignored SIGINT ignored; a receiver of it
+    would have undone that)."""
+    return [received for received in signals if signal.getsignal(received) != signal.SIG_IGN]
 
 
 def _silence_stdout() -> None:
