@@ -482,3 +482,25 @@ def test_mcp_stdio_a_stop_signal_started_ignored_stays_ignored(
     )
     assert process.returncode == 0, errors.decode()
     assert [json.loads(line)["id"] for line in output.splitlines()] == [2]
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_a_listen_of_a_batch_in_its_array(tmp_path: Path) -> None:
+    # A subscriptions/listen is not waited for (it lasts until the client leaves), so
+    # its answer was not held for the batch: on the 2025-03-26 session a batch needs,
+    # the 2026-07-28 listen is refused at once, and that answer went out alone.
+    version = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}
+    listen = {"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen", "params": {}}
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": version}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line([listen, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]),
+    ]
+    process = _stdio_server(tmp_path / "listen.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    (batched,) = (json.loads(line) for line in output.splitlines()[1:])
+    assert {answer["id"]: answer.get("error", {}).get("code") for answer in batched} == {
+        "listen": -32601,
+        2: None,
+    }
