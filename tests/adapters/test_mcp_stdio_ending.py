@@ -451,6 +451,24 @@ def test_mcp_stdio_refuses_a_request_reusing_an_id_a_batch_waits_on(tmp_path: Pa
 
 
 @pytest.mark.slow
+def test_mcp_stdio_answers_each_request_sharing_an_id_outside_batches(tmp_path: Path) -> None:
+    # Outside batches an answer has one place to go: two requests in flight with one id
+    # (which MCP forbids) are each answered, as before batches were answered as arrays.
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(5, "remember_conversation", {"messages": CONVERSATION}),
+        _line({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
+    ]
+    process = _stdio_server(tmp_path / "shared.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()[1:]]
+    assert [answer["id"] for answer in answers] == [5, 5]
+    assert all("result" in answer for answer in answers), answers
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("ignored", [signal.SIGINT, signal.SIGHUP], ids=["SIGINT", "SIGHUP"])
 def test_mcp_stdio_a_stop_signal_started_ignored_stays_ignored(
     tmp_path: Path, ignored: signal.Signals

@@ -428,8 +428,12 @@ class _StdinLines:
         if not isinstance(message, types.JSONRPCRequest):
             return None
         owner = self.batches.owner(message.id)
-        elsewhere = self.unanswered.count(message.id) - (batch.owing(message.id) if batch else 0)
-        if (owner is None or owner is batch) and not elsewhere:
+        if batch is None:  # (two requests outside batches sharing an id are each answered)
+            reused = owner is not None
+        else:
+            elsewhere = self.unanswered.count(message.id) - batch.owing(message.id)
+            reused = (owner is not None and owner is not batch) or elsewhere > 0
+        if not reused:
             return None
         return types.JSONRPCError(
             jsonrpc="2.0",
