@@ -222,3 +222,40 @@ def test_http_mcp_sigterm_ends_an_idle_subscriptions_listen(
         assert ended.wait(60)  # the client's listen ended too: it was not left hanging
     finally:
         running.kill()
+
+
+@pytest.mark.parametrize("server_class", [ServerProcess, McpHttpProcess])
+def test_http_mcp_transport_refusals_carry_the_request_id(
+    tmp_path: Path, server_class: type[ServerProcess]
+) -> None:
+    # The SDK's refusals before a session serves the request (unknown session, none
+    # given) said "id": null, which JSON-RPC keeps for an id that could not be read: a
+    # client matching answers by id found none for its request.
+    running = server_class(tmp_path / "refusals.db").start()
+    try:
+        url = f"{running.base_url}/mcp"
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+        listing = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+        with httpx.Client(timeout=30) as client:
+            unknown = client.post(url, json=listing, headers={**headers, "Mcp-Session-Id": "gone"})
+            assert unknown.status_code == 404, unknown.text
+            assert unknown.json() == {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "error": {"code": -32600, "message": "Session not found"},
+            }
+            assert int(unknown.headers["content-length"]) == len(unknown.content)
+            missing = client.post(url, json={**listing, "id": "eight"}, headers=headers)
+            assert missing.status_code == 400, missing.text
+            assert missing.json()["id"] == "eight"
+            assert "Missing session ID" in missing.json()["error"]["message"]
+            # No id to give: a notification, a body that is no JSON, an id that is no id.
+            note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            for body in (json.dumps(note), "{not json", json.dumps({**listing, "id": True})):
+                refused = client.post(
+                    url, content=body, headers={**headers, "Mcp-Session-Id": "gone"}
+                )
+                assert refused.status_code >= 400, refused.text
+                assert refused.json()["id"] is None
+    finally:
+        running.stop()

@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from fastapi.testclient import TestClient
 from starlette.datastructures import Headers
 
 from recalld.adapters.http_body_type import body_type_problem
+from recalld.service import MemoryService
 
 
 @pytest.mark.parametrize(
     ("method", "path", "allowed"),
     [
-        ("POST", "/healthz", "GET"),
-        ("DELETE", "/", "GET"),
-        ("PUT", "/docs", "GET"),
-        ("POST", "/metrics", "GET"),
-        ("POST", "/openapi.json", "GET"),
-        ("POST", "/ui/app.css", "GET"),
-        ("PATCH", "/v1/memories", "GET, POST"),
-        ("POST", "/v1/kv/some.key", "DELETE, GET, PUT"),
+        ("POST", "/healthz", "GET, HEAD"),
+        ("DELETE", "/", "GET, HEAD"),
+        ("PUT", "/docs", "GET, HEAD"),
+        ("POST", "/metrics", "GET, HEAD"),
+        ("POST", "/openapi.json", "GET, HEAD"),
+        ("POST", "/ui/app.css", "GET, HEAD"),
+        ("PATCH", "/v1/memories", "GET, HEAD, POST"),
+        ("POST", "/v1/kv/some.key", "DELETE, GET, HEAD, PUT"),
+        ("GET", "/v1/recall", "POST"),
     ],
 )
 def test_http_methods_a_405_lists_what_the_path_serves(
@@ -31,6 +36,36 @@ def test_http_methods_a_405_lists_what_the_path_serves(
     assert refused.status_code == 405, refused.text
     assert refused.headers["Allow"] == allowed
     assert refused.json()["error"]["type"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/", "/v1/memories", "/ui/app.css"])
+def test_http_methods_head_is_answered_as_get_without_the_body(
+    client: TestClient, path: str
+) -> None:
+    # RFC 9110 has a server support HEAD wherever it serves GET, and uptime monitors ask
+    # HEAD first: HEAD /healthz (and every API route) was 405 Method Not Allowed.
+    got = client.get(path)
+    head = client.head(path)
+    assert head.status_code == got.status_code == 200, head.text
+    assert head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert head.headers["content-length"] == str(len(got.content))
+
+
+def test_http_methods_head_is_counted_as_head_in_the_metrics(client: TestClient) -> None:
+    # A HEAD is served as a GET to every layer, the request metrics among them: they
+    # counted a monitor's HEAD /healthz as GET, so no dashboard could tell them apart.
+    assert client.head("/healthz").status_code == 200
+    text = client.get("/metrics").text
+    assert 'recalld_http_requests_total{method="HEAD",route="/healthz",status="200"} 1.0' in text
+    assert 'method="GET",route="/healthz"' not in text
+
+
+def test_http_methods_head_of_a_path_without_get_is_refused(client: TestClient) -> None:
+    refused = client.head("/v1/recall")
+    assert refused.status_code == 405
+    assert refused.headers["Allow"] == "POST"
+    assert client.get("/v1/memories").json()["memories"] == []  # nothing was written
 
 
 @pytest.mark.parametrize(
@@ -78,3 +113,27 @@ def test_http_methods_a_body_read_as_json_without_a_type_keeps_its_message() -> 
     assert body_type_problem(read, Headers({})) is None
     unread = {**read, "input": b"[1]"}
     assert "no Content-Type" in str(body_type_problem(unread, Headers({})))
+
+
+def test_http_methods_head_of_a_streamed_body_does_not_stream_it(
+    client: TestClient, service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # HEAD /v1/export was served as the GET it is, reading the whole export (every
+    # memory of the namespace) only to throw it away. It now ends at its first lines
+    # (the stream is stopped as when a client leaves: at its next step, not at once).
+    streamed: list[int] = []
+
+    def export(*arguments: Any, **options: Any) -> Iterator[str]:
+        for line in range(1_000):
+            streamed.append(line)
+            yield "{}"
+
+    monkeypatch.setattr(service, "export", export)
+    head = client.head("/v1/export")
+    assert head.status_code == 200, head.text
+    assert head.headers["content-type"].startswith("application/x-ndjson")
+    assert head.content == b""
+    assert 1 <= len(streamed) < 100
+    streamed.clear()
+    assert client.get("/v1/export").content == b"{}\n" * 1_000  # a GET streams it all
+    assert len(streamed) == 1_000

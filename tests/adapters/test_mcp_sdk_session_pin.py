@@ -29,8 +29,18 @@ def test_sdk_server_session_still_has_the_private_connection_recalld_reads() -> 
     assert private.protocol_version == "2025-06-18"
 
 
+def test_sdk_server_session_still_has_the_dispatch_context_recalld_reads() -> None:
+    # The log of a tool call cancelled while it ran reads the request's cancel flag from
+    # the private ServerSession._request_outbound: if this fails after an SDK update, that
+    # warning silently stopped (mcp_server._note_cancelled_call): port it.
+    dispatch = SimpleNamespace(cancel_requested=anyio.Event())
+    connection = Connection(SimpleNamespace(), protocol_version="2025-06-18")
+    session = ServerSession(dispatch, connection)
+    assert getattr(session, "_request_outbound", None) is dispatch
+
+
 def _context(method: str, session: Any) -> Any:
-    return SimpleNamespace(method=method, session=session)
+    return SimpleNamespace(method=method, session=session, params=None)
 
 
 def test_a_session_without_the_private_connection_gets_the_sdk_answers() -> None:

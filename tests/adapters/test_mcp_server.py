@@ -124,3 +124,43 @@ async def test_mcp_server_names_the_argument_a_prompt_does_not_take(tmp_path: Pa
             assert "takes no arguments" in raised.value.error.message
             rendered = await client.get_prompt("core_memory")
         assert "MEMORY" in rendered.messages[0].content.text  # type: ignore[union-attr]
+
+
+async def test_mcp_server_refuses_an_unknown_tool_as_a_protocol_error(tmp_path: Path) -> None:
+    # MCP (2024-11-05 to 2026-07-28) lists unknown tools among the protocol errors, its
+    # example -32602 "Unknown tool: ..."; the SDK answered a tool result with isError.
+    huge = "t" * 5_000
+    async with in_process(tmp_path / "tools.db", "native")() as client:
+        for name in ("rememberr", huge):
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool(name, {"content": "never stored"})
+            assert raised.value.code == INVALID_PARAMS
+            message = raised.value.error.message
+            assert message.startswith(f"Unknown tool: {name[:10]!r}"[:24])
+            assert "params.name" in message
+            assert len(message) < 300
+        assert (await client.call_tool("remember", {"content": "stored"})).is_error is False
+
+
+async def test_mcp_server_refuses_a_cursor_it_never_gave(tmp_path: Path) -> None:
+    # MCP: "Invalid cursors SHOULD result in an error with code -32602". Every list is one
+    # whole page (no nextCursor), so any cursor is invalid; the SDK ignored it and answered
+    # the first page again, as if the cursor had been read.
+    async with in_process(tmp_path / "cursor.db", "native")() as client:
+        listings = (
+            client.list_tools,
+            client.list_resources,
+            client.list_resource_templates,
+            client.list_prompts,
+        )
+        for listing in listings:
+            with pytest.raises(MCPError) as raised:
+                await listing(cursor="stale-" + "c" * 5_000)
+            assert raised.value.code == INVALID_PARAMS
+            message = raised.value.error.message
+            assert "params.cursor: 'stale-" in message
+            assert "in one page" in message
+            assert len(message) < 300
+        tools = await client.list_tools()
+        assert tools.next_cursor is None
+        assert any(tool.name == "remember" for tool in tools.tools)

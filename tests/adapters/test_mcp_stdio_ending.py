@@ -4,6 +4,7 @@ first line is ignored; a refused line is logged without its text."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -15,6 +16,8 @@ from typing import Any
 import apsw
 import pytest
 
+from recalld.adapters._stdio import MAX_LINE_BYTES
+from recalld.context.signals import MAX_MEDIA_BYTES
 from tests.adapters.mcp_support import INITIALIZE
 
 # Enough messages that storing them outlasts the requests written after them.
@@ -23,9 +26,9 @@ CONVERSATION = [
 ]
 
 
-def _stdio_server(db: Path) -> subprocess.Popen[bytes]:
+def _stdio_server(db: Path, *options: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "recalld", "--db", str(db), "mcp"],
+        [sys.executable, "-m", "recalld", "--db", str(db), "mcp", *options],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -33,7 +36,7 @@ def _stdio_server(db: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def _line(message: dict[str, Any]) -> bytes:
+def _line(message: dict[str, Any] | list[dict[str, Any]]) -> bytes:
     return (json.dumps(message) + "\n").encode()
 
 
@@ -89,18 +92,29 @@ def test_mcp_stdio_end_of_input_does_not_wait_for_a_cancelled_request(tmp_path: 
         ),
         _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
     ]
-    process = _stdio_server(tmp_path / "cancelled.db")
+    db = tmp_path / "cancelled.db"
+    process = _stdio_server(db)
     output, errors = process.communicate(b"".join(script), timeout=60)
     assert process.returncode == 0, errors.decode()
     answered = [json.loads(line)["id"] for line in output.splitlines()]
     assert answered == [1, 3]
     assert b"without answering" not in errors
+    # A cancel cannot stop the tool's thread: the write is whole or absent, never half,
+    # and the operator is told that the call went unanswered (nothing was said before).
+    assert _stored(db) in (0, len(CONVERSATION))
+    said = " ".join(errors.decode().split())  # (the log handler wraps long lines)
+    assert "'remember_conversation'" in said
+    assert "2) was cancelled by the client and is not answered" in said
 
 
 @pytest.mark.slow
-def test_mcp_stdio_sigterm_answers_the_call_in_flight_first(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_mcp_stdio_stop_signal_answers_the_call_in_flight_first(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     # The HTTP transport's stop answers the calls in flight; stdio's ended them unanswered,
-    # though their writes were committed.
+    # though their writes were committed. SIGINT (Ctrl-C, what a host may send) ended the
+    # server through KeyboardInterrupt ("aborted", exit 130) with the answer never written.
     db = tmp_path / "term.db"
     process = _stdio_server(db)
     assert process.stdin is not None
@@ -114,7 +128,7 @@ def test_mcp_stdio_sigterm_answers_the_call_in_flight_first(tmp_path: Path) -> N
     process.stdin.flush()
     # The ping's answer means both lines were read: the conversation is in flight, or done.
     first = json.loads(process.stdout.readline())
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(stop)
     # stdin stays open until the server exits: the client has not hung up (communicate()
     # would close it at once, and a SIGTERM after the end of input stops at once).
     assert process.stderr is not None
@@ -216,14 +230,52 @@ def test_mcp_stdio_reads_a_batch_as_its_messages(tmp_path: Path) -> None:
     process = _stdio_server(db)
     output, errors = process.communicate(b"".join(script), timeout=60)
     assert process.returncode == 0, errors.decode()
+    # JSON-RPC answers a batch with one array of its answers (each was a line of its own).
     answers = [json.loads(line) for line in output.splitlines()]
-    by_id = {answer["id"]: answer for answer in answers if answer["id"] is not None}
-    assert set(by_id) == {1, 2, "ping"}
-    assert by_id[1]["result"]["protocolVersion"] == "2025-03-26"
+    assert len(answers) == 3
+    (batched,) = (answer for answer in answers if isinstance(answer, list))
+    initialized, empty = (answer for answer in answers if isinstance(answer, dict))
+    assert initialized["result"]["protocolVersion"] == "2025-03-26"
+    by_id = {answer["id"]: answer for answer in batched}
+    assert set(by_id) == {2, "ping", None}
     assert by_id[2]["result"]["isError"] is False
-    refused = [answer["error"]["code"] for answer in answers if answer["id"] is None]
-    assert refused == [-32600, -32600]
+    assert by_id["ping"]["result"] == {}
+    assert by_id[None]["error"]["code"] == -32600  # the array inside, answered in the array
+    assert empty["id"] is None
+    assert empty["error"]["code"] == -32600
     assert _stored(db) == 1
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_a_batch_of_notifications_with_nothing(tmp_path: Path) -> None:
+    # JSON-RPC: a batch of notifications only gets no answer at all (not an empty array);
+    # a batch whose one request the client cancels is left unanswered, as that request.
+    version = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}
+    cancel = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": "long", "reason": "changed my mind"},
+    }
+    remembering = {
+        "jsonrpc": "2.0",
+        "id": "long",
+        "method": "tools/call",
+        "params": {"name": "remember_conversation", "arguments": {"messages": CONVERSATION}},
+    }
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": version}),
+        _line([{"jsonrpc": "2.0", "method": "notifications/initialized"}]),
+        _line([remembering, cancel]),
+        _line([{"jsonrpc": "2.0", "id": 3, "method": "ping"}]),
+    ]
+    process = _stdio_server(tmp_path / "notifications.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()]
+    assert [answer["id"] if isinstance(answer, dict) else answer for answer in answers] == [
+        1,
+        [{"jsonrpc": "2.0", "id": 3, "result": {}}],
+    ]
 
 
 @pytest.mark.slow
@@ -305,3 +357,168 @@ def test_mcp_stdio_sigterm_after_the_input_ended_stops_at_once(tmp_path: Path) -
     # "database is locked" answer never written.
     assert output == b"", output
     assert _stored(db) == 0
+
+
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_line_over_the_limit_without_holding_it(tmp_path: Path) -> None:
+    # A line of any length was read whole into memory before anything looked at it (a
+    # 200 MB line took 200 MB, and more to parse it). One over the limit is refused, read
+    # past in chunks, and the session goes on; one just under it is read as before.
+    start = b'{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", '
+    huge = start + b'"arguments": {"content": "' + b"x" * MAX_LINE_BYTES + b'"}}}\n'
+    under = {"content": "y" * 60_000}
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        huge,
+        _call(3, "remember", under),
+        _line({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+    ]
+    db = tmp_path / "long.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=120)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()]
+    assert sorted(answer["id"] or 0 for answer in answers) == [0, 1, 3, 4]
+    (refused,) = (answer["error"] for answer in answers if answer["id"] is None)
+    assert refused["code"] == -32600
+    assert refused["message"] == (
+        f"Invalid request: the line is {len(huge) - 1} bytes, over the limit of "
+        f"{MAX_LINE_BYTES} bytes for one message on stdio; nothing in it was read"
+    )
+    (stored,) = (answer["result"] for answer in answers if answer["id"] == 3)
+    assert stored["isError"] is False
+    assert _stored(db) == 1
+    assert b"xxxx" not in errors
+
+
+@pytest.mark.slow
+def test_mcp_stdio_reads_a_line_with_the_largest_media_a_tool_takes(tmp_path: Path) -> None:
+    # madeleine's remember takes an image and an audio clip inline, each up to
+    # MAX_MEDIA_BYTES once decoded; a line cap of 16 MiB refused a 13 MiB image as an
+    # invalid request ("nothing in it was read") that the tool itself accepts.
+    media = base64.b64encode(b"\x00" * MAX_MEDIA_BYTES).decode()
+    arguments = {"content": "the beach at dusk", "image": media, "audio": media}
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(2, "remember", arguments),
+    ]
+    process = _stdio_server(tmp_path / "media.db", "--dialect", "madeleine")
+    output, errors = process.communicate(b"".join(script), timeout=120)
+    assert process.returncode == 0, errors.decode()
+    (answered,) = (json.loads(line) for line in output.splitlines()[1:])
+    assert answered["id"] == 2  # read and given to the tool, which names the image
+    assert answered["result"]["isError"] is True
+    assert answered["result"]["structuredContent"]["error"]["field"] == "image"
+
+
+@pytest.mark.slow
+def test_mcp_stdio_refuses_a_request_reusing_an_id_a_batch_waits_on(tmp_path: Path) -> None:
+    # An answer carries only its request's id: a request outside a batch reusing the id
+    # of one the batch waits on (MCP forbids reusing an id in a session) had its answer
+    # put in the batch's array, and the batch's own answer written alone on a line.
+    version = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}
+    remembering = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": "remember_conversation", "arguments": {"messages": CONVERSATION}},
+    }
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": version}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line([remembering, {"jsonrpc": "2.0", "id": 6, "method": "ping"}]),
+        _line({"jsonrpc": "2.0", "id": 5, "method": "ping"}),  # the batch's id, reused
+        _line([{"jsonrpc": "2.0", "id": 5, "method": "ping"}]),  # and in another batch
+    ]
+    db = tmp_path / "reused.db"
+    process = _stdio_server(db)
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()[1:]]
+    lone = [answer for answer in answers if isinstance(answer, dict)]
+    arrays = [answer for answer in answers if isinstance(answer, list)]
+    assert [answer["id"] for answer in lone] == [5]
+    assert lone[0]["error"]["code"] == -32600
+    assert "id 5 is the id of a request not answered yet" in lone[0]["error"]["message"]
+    assert lone[0]["error"]["data"] == {"field": "id"}
+    batch, other = sorted(arrays, key=len, reverse=True)
+    assert {answer["id"]: "result" in answer for answer in batch} == {5: True, 6: True}
+    assert batch[[answer["id"] for answer in batch].index(5)]["result"]["isError"] is False
+    assert [answer["error"]["code"] for answer in other] == [-32600]
+    assert _stored(db) == len(CONVERSATION)
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_each_request_sharing_an_id_outside_batches(tmp_path: Path) -> None:
+    # Outside batches an answer has one place to go: two requests in flight with one id
+    # (which MCP forbids) are each answered, as before batches were answered as arrays.
+    script = [
+        _line(INITIALIZE),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _call(5, "remember_conversation", {"messages": CONVERSATION}),
+        _line({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
+    ]
+    process = _stdio_server(tmp_path / "shared.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    answers = [json.loads(line) for line in output.splitlines()[1:]]
+    assert [answer["id"] for answer in answers] == [5, 5]
+    assert all("result" in answer for answer in answers), answers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ignored", [signal.SIGINT, signal.SIGHUP], ids=["SIGINT", "SIGHUP"])
+def test_mcp_stdio_a_stop_signal_started_ignored_stays_ignored(
+    tmp_path: Path, ignored: signal.Signals
+) -> None:
+    # nohup starts a process with SIGHUP ignored, a shell its background jobs with SIGINT
+    # ignored, so that a hang-up or a Ctrl-C meant for others leaves them running; the
+    # server's stop-signal receiver undid that, and stopped reading at such a signal.
+    command = [sys.executable, "-m", "recalld", "--db", str(tmp_path / "kept.db"), "mcp"]
+    ignoring = (
+        "import os, signal, sys; "
+        f"signal.signal({int(ignored)}, signal.SIG_IGN); "
+        "os.execv(sys.executable, sys.argv[1:])"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", ignoring, *command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "RECALLD_EMBEDDER": "none"},
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(_line(INITIALIZE))
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1  # serving, its receiver set
+    process.send_signal(ignored)
+    output, errors = process.communicate(
+        _line({"jsonrpc": "2.0", "id": 2, "method": "ping"}), timeout=60
+    )
+    assert process.returncode == 0, errors.decode()
+    assert [json.loads(line)["id"] for line in output.splitlines()] == [2]
+
+
+@pytest.mark.slow
+def test_mcp_stdio_answers_a_listen_of_a_batch_in_its_array(tmp_path: Path) -> None:
+    # A subscriptions/listen is not waited for (it lasts until the client leaves), so
+    # its answer was not held for the batch: on the 2025-03-26 session a batch needs,
+    # the 2026-07-28 listen is refused at once, and that answer went out alone.
+    version = {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}
+    listen = {"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen", "params": {}}
+    script = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": version}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line([listen, {"jsonrpc": "2.0", "id": 2, "method": "ping"}]),
+    ]
+    process = _stdio_server(tmp_path / "listen.db")
+    output, errors = process.communicate(b"".join(script), timeout=60)
+    assert process.returncode == 0, errors.decode()
+    (batched,) = (json.loads(line) for line in output.splitlines()[1:])
+    assert {answer["id"]: answer.get("error", {}).get("code") for answer in batched} == {
+        "listen": -32601,
+        2: None,
+    }

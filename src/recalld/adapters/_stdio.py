@@ -1,4 +1,5 @@
-"""The MCP server's stdio transport, stopped cleanly by SIGTERM or a client that hangs up.
+"""The MCP server's stdio transport, stopped cleanly by a stop signal (SIGTERM, SIGINT,
+SIGHUP) or a client that hangs up.
 
 The SDK reads stdin in an AnyIO worker thread that a cancellation cannot
 interrupt, so a SIGTERM would wait for the client's next line. Here the lines
@@ -16,12 +17,16 @@ that never comes. A line that is not UTF-8 is ``-32700`` too (JSON text is UTF-8
 and the HTTP transport refuses it the same way): decoding it with replacement
 characters would store the bytes as ``U+FFFD``, something the client never sent.
 A JSON-RPC batch (an array of messages, which protocol 2025-03-26 has every server
-receive, and which this server negotiates) is read as its messages in order, each
-answered on a line of its own: the SDK refused the whole array as no message. Only on
+receive, and which this server negotiates) is read as its messages in order, and
+answered, as JSON-RPC says, with one array of their answers written once all are done
+(:mod:`recalld.adapters._stdio_batches`): the SDK refused the whole array as no message. Only on
 a session that negotiated 2025-03-26: protocol 2025-06-18 removed batches, so on any
 other session (and before ``initialize`` is answered) a batch is refused (``-32600``).
 A UTF-8 byte order mark before the first line is ignored (RFC 8259 allows it, and
 .NET's UTF-8 writers start with one): the first message was refused as not JSON.
+A line longer than :data:`MAX_LINE_BYTES` is refused (``-32600``, id null) and read past
+without being kept: it was read whole into memory first (a 200 MB line took 200 MB and
+more to parse).
 
 A client that closes stdin after its last request (``printf '...' | recalld mcp``, or
 an SDK client shutting down) is still answered: the end of input waits until every
@@ -59,16 +64,34 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-from recalld.adapters.mcp_requests import ENDLESS_METHODS, id_problem, refusal, refusal_reason
+from recalld.adapters._stdio_batches import Batch, Batches
+from recalld.adapters.mcp_requests import (
+    ENDLESS_METHODS,
+    id_problem,
+    refusal,
+    refusal_reason,
+    request_id,
+)
+from recalld.context.signals import MAX_MEDIA_BYTES
 
 __all__ = ["run_stdio"]
 
 logger = logging.getLogger(__name__)
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# SIGINT too: Ctrl-C, and what an MCP host may send to stop its server, answers what is
+# owed as SIGTERM does (Python's KeyboardInterrupt ended the server with a committed
+# write unanswered).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # The longest the end of input waits for the answers still owed (the HTTP transport's
 # stop waits as long: recalld.adapters.http_shutdown.GRACE_SECONDS).
 ANSWER_GRACE_SECONDS = 30.0
+# The longest line (one message) read from stdin, without its newline: room for the
+# largest message a tool takes, an image and an audio clip each at MAX_MEDIA_BYTES in
+# base64 (stdio takes media inline; a line cap of 16 MiB refused a 13 MiB image the tool
+# accepts), and 8 MiB for the rest of it. A longer line is refused, and never held whole.
+MAX_LINE_BYTES = 2 * (MAX_MEDIA_BYTES * 4 // 3 + 4) + 8 * 1024 * 1024
+# What is read at a time past the end of a line too long to keep.
+_SKIP_CHUNK_BYTES = 1024 * 1024
 # The one protocol version with JSON-RPC batches (2025-06-18 removed them).
 BATCH_PROTOCOL = "2025-03-26"
 
@@ -82,6 +105,44 @@ def undecodable(error: UnicodeDecodeError) -> types.JSONRPCError:
         error=types.ErrorData(
             code=types.PARSE_ERROR,
             message=f"Parse error: the line is not UTF-8 (byte 0x{byte:02x} at {error.start})",
+        ),
+    )
+
+
+class _TooLong:
+    """A line longer than :data:`MAX_LINE_BYTES` (``size`` bytes, or more if the input
+    ended first), read past and not kept."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def answer(self) -> types.JSONRPCError:
+        """The JSON-RPC answer to it: invalid request, id null (nothing of it was read)."""
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=(
+                    f"Invalid request: the line is {self.size} bytes, over the limit of "
+                    f"{MAX_LINE_BYTES} bytes for one message on stdio; nothing in it was read"
+                ),
+            ),
+        )
+
+
+def _unread(message: str) -> types.JSONRPCError | None:
+    """The answer to a request of a batch left unread by a stop signal (None for a
+    message of it that is no request with an id: nothing is owed to it)."""
+    unread = request_id(message.encode())
+    if unread is None:
+        return None
+    return types.JSONRPCError(
+        jsonrpc="2.0",
+        id=unread,
+        error=types.ErrorData(
+            code=types.INVALID_REQUEST,
+            message="the server is stopping: this request of the batch was not run",
         ),
     )
 
@@ -111,6 +172,10 @@ class _Unanswered:
             self._waiting.pop(key, None)
         if not self._waiting:
             self._settled.set()
+
+    def count(self, request_id: str | int) -> int:
+        """How many requests with ``request_id`` are owed an answer."""
+        return self._waiting[coerce_request_id(request_id)]
 
     def owed(self) -> list[str | int]:
         """The ids still owed an answer."""
@@ -161,17 +226,22 @@ class _Negotiation:
 
 class _CountingWrites:
     """The SDK's write stream, settling each request in ``unanswered`` as it is answered
-    (and noting the protocol version an ``initialize`` answer gives in ``negotiation``)."""
+    (and noting the protocol version an ``initialize`` answer gives in ``negotiation``);
+    the answers to a batch's requests are held by ``batches`` and go out as one array."""
 
-    def __init__(self, inner: Any, unanswered: _Unanswered, negotiation: _Negotiation) -> None:
+    def __init__(
+        self, inner: Any, unanswered: _Unanswered, negotiation: _Negotiation, batches: Batches
+    ) -> None:
         self._inner = inner
         self._unanswered = unanswered
         self._negotiation = negotiation
+        self._batches = batches
 
     async def send(self, item: SessionMessage, /) -> None:
         """Send ``item``; an answer (a result or an error with an id) settles its request."""
         try:
-            await self._inner.send(item)
+            if not await self._batches.hold(item.message, self._inner.send):
+                await self._inner.send(item)
         finally:
             message = item.message
             answered = isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
@@ -203,9 +273,10 @@ class _StdinLines:
 
     def __init__(self, handle: BinaryIO) -> None:
         self._handle = handle
-        # A line arrives as text, or as why it is not UTF-8; None: the client hung up.
+        # A line arrives as text, or as why it is not UTF-8 or too long to read; None:
+        # the client hung up.
         self._send, self._receive = anyio.create_memory_object_stream[
-            str | UnicodeDecodeError | None
+            str | UnicodeDecodeError | _TooLong | None
         ](16)
         self._started = False
         self.refused: MemoryObjectSendStream[SessionMessage] | None = None
@@ -215,6 +286,8 @@ class _StdinLines:
         self.ended = False  # the client closed stdin
         self._reading: anyio.CancelScope | None = None
         self._batched: deque[str] = deque()  # the messages of a batch not yet read
+        self.batches = Batches()
+        self._batch: Batch | None = None  # the batch whose messages are being read
 
     def stop(self) -> None:
         """Read no more lines (a stop signal): the input ends once every request read
@@ -247,7 +320,17 @@ class _StdinLines:
                 target=self._read, args=(token,), name="recalld-stdin", daemon=True
             ).start()
         while True:
-            line: str | UnicodeDecodeError | None = None
+            line: str | UnicodeDecodeError | _TooLong | None = None
+            if self._batch is not None and (self.stopping or not self._batched):
+                # Its last message was handed on (or a stop signal leaves the rest unread,
+                # each request of it answered so in the array, which JSON-RPC has hold an
+                # answer to every request of the batch): the batch is whole, its array
+                # written once its answers are in.
+                batch, self._batch = self._batch, None
+                batch.answers.extend(filter(None, map(_unread, self._batched)))
+                self._batched.clear()
+                batch.read = True
+                await self._flush(batch)
             in_batch = bool(self._batched)
             if in_batch and not self.stopping:
                 line = self._batched.popleft()
@@ -259,6 +342,11 @@ class _StdinLines:
                 self.ended = self.ended or line is None
                 await self._answer_before_ending()
                 raise StopAsyncIteration
+            if isinstance(line, _TooLong):
+                logger.warning("refused a line of %s bytes (limit %s)", line.size, MAX_LINE_BYTES)
+                if self.refused is not None:
+                    await self.refused.send(SessionMessage(line.answer()))
+                continue
             if isinstance(line, UnicodeDecodeError):
                 logger.warning("refused a line that is not UTF-8: %s", line)
                 if self.refused is not None:
@@ -280,10 +368,28 @@ class _StdinLines:
             except Exception as error:  # noqa: BLE001 - any failure the SDK's own read meets
                 reason = refusal_reason(error)
                 logger.warning("refused a line that is not a JSON-RPC message: %s", reason)
-                await self.refused.send(SessionMessage(refusal(line, error)))
+                if in_batch and self._batch is not None:  # answered in the batch's array
+                    self._batch.answers.append(refusal(line, error))
+                else:
+                    await self.refused.send(SessionMessage(refusal(line, error)))
                 continue
-            self._track(message)
+            reused = self._reused_id(message, self._batch if in_batch else None)
+            if reused is not None:
+                logger.warning("refused a request reusing an id: %s", reused.error.message)
+                if in_batch and self._batch is not None:
+                    self._batch.answers.append(reused)
+                else:  # (straight out: through the write stream it would join the batch)
+                    await self.refused.send(SessionMessage(reused))
+                continue
+            cancelled = self._track(message, self._batch if in_batch else None)
+            if cancelled is not None:
+                await self._flush(cancelled)
             return line
+
+    async def _flush(self, batch: Batch) -> None:
+        """Write ``batch``'s array if every answer of it is in."""
+        if self.refused is not None:
+            await self.batches.flush(batch, self.refused.send)
 
     async def _split_batch(self, line: str) -> bool:
         """Queue the messages of ``line`` if it is a JSON-RPC batch (a non-empty array),
@@ -308,15 +414,54 @@ class _StdinLines:
             if self.refused is not None:
                 await self.refused.send(SessionMessage(refusal(line, ValueError(reason))))
             return True
+        self._batch = self.batches.start()
         self._batched.extend(json.dumps(message) for message in decoded)
         return True
 
-    def _track(self, message: types.JSONRPCMessage) -> None:
-        """Owe ``message`` an answer if it is a request; a cancellation owes nothing more."""
+    def _reused_id(
+        self, message: types.JSONRPCMessage, batch: Batch | None
+    ) -> types.JSONRPCError | None:
+        """The refusal of a request (in ``batch`` if it came in one) reusing the id of a
+        request not yet answered when one of the two is in a batch and the other is not
+        in the same: an answer carries only the id, so it would be written in the wrong
+        place (:mod:`recalld.adapters._stdio_batches`); None when nothing is wrong."""
+        if not isinstance(message, types.JSONRPCRequest):
+            return None
+        owner = self.batches.owner(message.id)
+        if batch is None:  # (two requests outside batches sharing an id are each answered)
+            reused = owner is not None
+        else:
+            elsewhere = self.unanswered.count(message.id) - batch.owing(message.id)
+            reused = (owner is not None and owner is not batch) or elsewhere > 0
+        if not reused:
+            return None
+        return types.JSONRPCError(
+            jsonrpc="2.0",
+            id=message.id,
+            error=types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=(
+                    f"Invalid request: id {message.id!r} is the id of a request not answered "
+                    "yet (MCP: a request id is never reused in a session); send it with "
+                    "another id"
+                ),
+                data={"field": "id"},
+            ),
+        )
+
+    def _track(self, message: types.JSONRPCMessage, batch: Batch | None) -> Batch | None:
+        """Owe ``message`` an answer if it is a request (in ``batch``'s array if it came
+        in one); a cancellation owes nothing more: the batch that owed the cancelled
+        request is returned, to be written if that was its last answer."""
         if isinstance(message, types.JSONRPCRequest):
             # A subscriptions/listen lasts until the client leaves: nothing to wait for.
             if message.method not in ENDLESS_METHODS:
                 self.unanswered.expect(message.id)
+            # But its answer goes in its batch's array: a batch is read only on a
+            # 2025-03-26 session, where the 2026-07-28 listen is refused at once
+            # (-32601); that answer went out alone, beside the array.
+            if batch is not None:
+                batch.owe(message.id)
             if message.method == "initialize":
                 self.negotiation.asked(message.id)
         elif (
@@ -327,6 +472,8 @@ class _StdinLines:
             cancelled = message.params.get("requestId")
             if isinstance(cancelled, str | int) and not isinstance(cancelled, bool):
                 self.unanswered.settle(cancelled)
+                return self.batches.cancel(cancelled)
+        return None
 
     async def _answer_before_ending(self) -> None:
         """At the end of input, wait (bounded) for the answers still owed (module docstring)."""
@@ -337,10 +484,24 @@ class _StdinLines:
                 ", ".join(map(repr, self.unanswered.owed()[:10])),
             )
 
+    def _skip_line(self) -> int:
+        """Read past the rest of a line too long to keep; how many bytes that was (its
+        newline not counted)."""
+        skipped = 0
+        while chunk := self._handle.readline(_SKIP_CHUNK_BYTES):
+            if chunk.endswith(b"\n"):
+                return skipped + len(chunk) - 1
+            skipped += len(chunk)
+        return skipped
+
     def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
         try:
             first = True
-            for raw in iter(self._handle.readline, b""):
+            while raw := self._handle.readline(MAX_LINE_BYTES + 1):
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    too_long = _TooLong(len(raw) + self._skip_line())
+                    anyio.from_thread.run(self._send.send, too_long, token=token)
+                    continue
                 if first:
                     # A byte order mark before the first message (what .NET's UTF-8
                     # writers put first) is not JSON; RFC 8259 lets a reader ignore it.
@@ -374,7 +535,7 @@ def run_stdio(server: MCPServer[Any]) -> None:
         async with anyio.create_task_group() as tasks:
 
             async def stop_on_signal() -> None:
-                with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+                with anyio.open_signal_receiver(*_heeded(STOP_SIGNALS)) as signals:
                     async for received in signals:
                         logger.info("received %s: stopping", signal.Signals(received).name)
                         # A second signal stops at once, and so does one after the client
@@ -397,7 +558,9 @@ def run_stdio(server: MCPServer[Any]) -> None:
             lowlevel = server._lowlevel_server
             async with stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
                 lines.refused = write_stream
-                counting = _CountingWrites(write_stream, lines.unanswered, lines.negotiation)
+                counting = _CountingWrites(
+                    write_stream, lines.unanswered, lines.negotiation, lines.batches
+                )
                 await lowlevel.run(read_stream, counting, lowlevel.create_initialization_options())
             tasks.cancel_scope.cancel()
 
@@ -406,6 +569,14 @@ def run_stdio(server: MCPServer[Any]) -> None:
     except* (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError):
         logger.info("the MCP client closed the connection")
         _silence_stdout()
+
+
+def _heeded(signals: tuple[signal.Signals, ...]) -> list[signal.Signals]:
+    """``signals`` but those this process was started ignoring: ``nohup`` ignores SIGHUP
+    and a shell's background job SIGINT, so that a hang-up or a Ctrl-C meant for others
+    does not stop it (Python keeps such an ignored SIGINT ignored; a receiver of it
+    would have undone that)."""
+    return [received for received in signals if signal.getsignal(received) != signal.SIG_IGN]
 
 
 def _silence_stdout() -> None:

@@ -66,6 +66,7 @@ from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body_type import body_type_problem
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
+from recalld.adapters.http_head import HeadAsGet
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_mcp_sessions import owned_by
 from recalld.adapters.http_metrics import RequestMetrics, StoreCollector
@@ -229,7 +230,11 @@ def _allowed_methods(request: Request) -> str:
     for pattern, served in getattr(request.app.state, "route_methods", []):
         if pattern.match(request.url.path):
             methods.update(served)
-    methods.discard("HEAD")
+    # HEAD is served wherever GET is (recalld.adapters.http_head), and nowhere else.
+    if "GET" in methods:
+        methods.add("HEAD")
+    else:
+        methods.discard("HEAD")
     return ", ".join(sorted(methods))
 
 
@@ -594,6 +599,8 @@ def create_app(
             expose_headers=["Mcp-Session-Id"],
         )
     app.add_middleware(RequestMetrics, registry=metrics_registry)
+    # Outermost: a HEAD is then a GET to every layer (its token, its metrics, its route).
+    app.add_middleware(HeadAsGet, exclude=[mount.path for mount in extra_mounts])
     return app
 
 

@@ -11,6 +11,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from recalld.adapters.http_head import HEAD_ASKED
 from recalld.adapters.http_paths import route_label
 from recalld.service import MemoryService
 
@@ -53,7 +54,7 @@ class RequestMetrics:
         finally:
             route = scope.get("route")
             template = route_label(str(getattr(route, "path", "unmatched")))
-            method = str(scope.get("method", ""))
+            method = "HEAD" if scope.get(HEAD_ASKED) else str(scope.get("method", ""))
             self.latency.labels(method, template).observe(time.perf_counter() - started)
             self.requests.labels(method, template, str(status)).inc()
 

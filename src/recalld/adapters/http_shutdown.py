@@ -32,7 +32,7 @@ from sse_starlette.sse import AppStatus
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from recalld.adapters.mcp_requests import ENDLESS_METHODS, buffered
+from recalld.adapters.mcp_requests import ENDLESS_METHODS, buffered, request_id
 
 __all__ = ["GRACE_SECONDS", "AnswerInFlight", "answering_server"]
 
@@ -40,11 +40,13 @@ logger = logging.getLogger(__name__)
 
 # The longest a stop waits for the MCP requests in flight before ending every stream.
 GRACE_SECONDS = 30.0
-# A listen that comes after the streams were ended: the server is going away.
-_STOPPING = JSONResponse(
-    {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "the server is stopping"}},
-    status_code=503,
-)
+
+
+def _stopping(answered: str | int | None) -> JSONResponse:
+    """The answer to a listen that comes after the streams were ended (the server is
+    going away), carrying its request's id as JSON-RPC asks (null only if unreadable)."""
+    error = {"code": -32600, "message": "the server is stopping"}
+    return JSONResponse({"jsonrpc": "2.0", "id": answered, "error": error}, status_code=503)
 
 
 class AnswerInFlight:
@@ -95,7 +97,7 @@ class AnswerInFlight:
             return read.popleft() if read else await receive()
 
         if _is_endless(body):
-            await self._serve_endless(app, scope, replay, send)
+            await self._serve_endless(app, scope, replay, send, request_id(body))
             return
         self.in_flight += 1
         try:
@@ -105,7 +107,7 @@ class AnswerInFlight:
             self._release()
 
     async def _serve_endless(
-        self, app: ASGIApp, scope: Scope, receive: Receive, send: Send
+        self, app: ASGIApp, scope: Scope, receive: Receive, send: Send, answered: str | int | None
     ) -> None:
         """Serve a ``subscriptions/listen`` until its client leaves or the streams end; an
         answer begun is then closed, one not begun is a 503."""
@@ -129,7 +131,7 @@ class AnswerInFlight:
             if started:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
             else:
-                await _STOPPING(scope, receive, send)
+                await _stopping(answered)(scope, receive, send)
 
     def _release(self) -> None:
         if self.stopping and not self.in_flight:

@@ -24,11 +24,20 @@ request params it cannot read (a ``tools/call`` without ``name``, an ``initializ
 whose ``protocolVersion`` is a number), and any request before ``initialize``, with
 ``-32602`` "Invalid request parameters" and empty ``data``, naming nothing; the
 middleware keeps the code and says which parameter and why, or that the session is not
-initialized yet. It also refuses a second ``initialize`` on one session (``-32600``).
+initialized yet. It also refuses a second ``initialize`` on one session (``-32600``),
+and a ``cursor`` on a list request (``-32602``, as MCP's pagination says of an invalid
+cursor): every list this server gives is whole, one page with no ``nextCursor``, so a
+cursor is none it gave (the SDK ignored it and answered the first page again).
 
 A POSTed body that is JSON but no JSON-RPC message (a batch among them) is answered by
 :func:`unreadable` as stdio answers such a line (:func:`refusal`): the SDK's ``-32602``
 quoted pydantic's whole report, every value of the body in it.
+
+The SDK's transport-level refusals of a request (404 "Session not found", 400 "Missing
+session ID", 503 "Too many open sessions") carry ``id: null``; JSON-RPC
+keeps null for a request whose id could not be read, so a client matching answers by id
+found none for its request. :func:`request_id` reads the id, and the endpoint's error
+answers carry it (:func:`_answering_with_id`).
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld import _validate as check
+from recalld._text import shown
 
 __all__ = [
     "ENDLESS_METHODS",
@@ -57,6 +67,7 @@ __all__ = [
     "refusal",
     "refusal_reason",
     "refuse_notifications_with_ids",
+    "request_id",
     "unreadable",
 ]
 
@@ -68,6 +79,10 @@ _NOT_INITIALIZED = (
     "before any request but ping"
 )
 
+# The list requests MCP paginates; this server answers each with one whole page.
+PAGINATED_METHODS = frozenset(
+    {"tools/list", "resources/list", "resources/templates/list", "prompts/list"}
+)
 # 2026-07-28 requests answered only when the client leaves (a stop does not wait for them).
 ENDLESS_METHODS = frozenset({"subscriptions/listen"})
 # What the SDK is handed in place of a refused message: it checks the request as it would
@@ -157,6 +172,8 @@ def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGI
         if reason is not None:
             read = deque([{"type": "http.request", "body": INERT_NOTIFICATION}])
             send = _refusing_acceptance(scope, receive, send, reason, _initializes(body))
+        elif whole and (answered := request_id(body)) is not None:
+            send = _answering_with_id(send, answered)
 
         async def replay() -> Message:
             return read.popleft() if read else await receive()
@@ -186,6 +203,63 @@ def unreadable(body: bytes) -> types.JSONRPCError | None:
     except pydantic.ValidationError as error:
         return refusal(body, error)
     return None
+
+
+def request_id(body: bytes) -> str | int | None:
+    """The id of the JSON-RPC request ``body`` (a JSON object with a ``method`` and a
+    string or integer ``id``); None for anything else."""
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, dict) or not isinstance(decoded.get("method"), str):
+        return None
+    found = decoded.get("id")
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
+
+
+def _answering_with_id(send: Send, answered: str | int) -> Send:
+    """``send``, with an error answer in JSON whose ``id`` is null (the SDK's transport
+    refusals) given the id of the request it answers (module docstring)."""
+    held: list[Message] = []
+
+    async def answer(message: Message) -> None:
+        if not held and not _json_error_start(message):
+            await send(message)
+            return
+        held.append(message)
+        if message["type"] != "http.response.body" or message.get("more_body"):
+            return
+        start, body = held[0], b"".join(part.get("body", b"") for part in held[1:])
+        held.clear()
+        try:
+            decoded = json.loads(body)
+        except (ValueError, RecursionError):
+            decoded = None
+        if isinstance(decoded, dict) and "error" in decoded and decoded.get("id") is None:
+            decoded["id"] = answered
+            body = json.dumps(decoded, separators=(",", ":")).encode()
+            headers = [
+                (name, value)
+                for name, value in start["headers"]
+                if name.lower() != b"content-length"
+            ]
+            start = {**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        await send(start)
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    return answer
+
+
+def _json_error_start(message: Message) -> bool:
+    """Whether ``message`` starts an error answer (4xx, 5xx) in JSON."""
+    if message["type"] != "http.response.start" or message["status"] < 400:
+        return False
+    content_type: bytes = next(
+        (value for name, value in message.get("headers", []) if name.lower() == b"content-type"),
+        b"",
+    )
+    return content_type.startswith(b"application/json")
 
 
 def _refusing_acceptance(
@@ -266,7 +340,8 @@ async def name_invalid_params(
 ) -> HandlerResult:
     """A server middleware (module docstring): the SDK's nameless ``-32602`` for request
     params it cannot read, or for a request before ``initialize``, says what is wrong;
-    a second ``initialize`` on one session is refused (``-32600``)."""
+    a second ``initialize`` on one session is refused (``-32600``), and so is a list
+    request's ``cursor`` (``-32602``)."""
     connection = getattr(context.session, "_connection", None)
     if context.method == "initialize" and getattr(connection, "client_params", None) is not None:
         # The SDK answered it again and switched the session's protocol version (from
@@ -277,6 +352,15 @@ async def name_invalid_params(
             "start a new session to initialize again"
         )
         raise MCPError(code=types.INVALID_REQUEST, message=message)
+    cursor = context.params.get("cursor") if context.params is not None else None
+    if context.method in PAGINATED_METHODS and isinstance(cursor, str):
+        # (Any other type is left to the SDK's check of the params, which names it.)
+        message = (
+            f"Invalid params: params.cursor: {shown(cursor)} is not a cursor this "
+            f"server gave: {context.method} answers the whole list in one page (no "
+            "nextCursor); send it without cursor"
+        )
+        raise MCPError(code=types.INVALID_PARAMS, message=message, data={"field": "params.cursor"})
     try:
         return await call_next(context)
     except pydantic.ValidationError as error:

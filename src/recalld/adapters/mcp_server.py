@@ -34,6 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
+    CallToolRequestParams,
     EmptyResult,
     GetPromptRequestParams,
     ReadResourceRequestParams,
@@ -294,11 +295,12 @@ def build_server(
                 finally:
                     tasks.cancel_scope.cancel()
 
+    tools = _tools(enabled)
     server: MCPServer[McpState] = MCPServer(
         name="recalld",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=_tools(enabled),
+        tools=tools,
         resources=[
             _ServiceResource(
                 uri=spec.uri,
@@ -323,9 +325,57 @@ def build_server(
     _refuse_unknown_reads(server, uris)
     _refuse_unknown_listens(server, uris)
     _refuse_unknown_prompts(server, [spec.name for spec in _unique_prompts(enabled)])
+    _refuse_unknown_tools(server, frozenset(tool.name for tool in tools))
     if resources:
         _register_legacy_subscriptions(server, uris)
     return server
+
+
+def _refuse_unknown_tools(server: MCPServer[McpState], names: frozenset[str]) -> None:
+    """Answer ``tools/call`` of a tool this server does not have as the protocol error
+    every MCP revision it negotiates gives for one (``-32602`` "Unknown tool: ...",
+    the spec's own example), naming it (cut): the SDK answered a tool result with
+    ``isError``, which a client reads as the tool having run and failed."""
+    lowlevel = server._lowlevel_server
+    calling = lowlevel.get_request_handler("tools/call")
+    if calling is None:  # pragma: no cover - MCPServer always serves it
+        return
+    serve_call = calling.handler
+
+    async def call(context: ServerRequestContext[McpState], params: CallToolRequestParams) -> Any:
+        if params.name not in names:
+            message = (
+                f"Unknown tool: {shown(params.name)} (params.name: not one of the "
+                f"{len(names)} tools of this server; tools/list names them)"
+            )
+            raise MCPError(
+                code=INVALID_PARAMS, message=message, data={"name": check.field_name(params.name)}
+            )
+        try:
+            return await serve_call(context, params)
+        finally:  # (the tool's thread ends before a cancel takes: either way out)
+            _note_cancelled_call(context, params.name)
+
+    lowlevel.add_request_handler("tools/call", CallToolRequestParams, call)
+
+
+def _note_cancelled_call(context: ServerRequestContext[McpState], tool: str) -> None:
+    """Log a tool call the client cancelled (``notifications/cancelled``) while it ran.
+
+    A tool's body runs to its end in one worker thread that a cancellation cannot
+    stop: its write is stored whole, or not at all if the cancel came first.
+    As MCP says, a cancelled request is not answered (the SDK drops the result), so the
+    operator is told here, and the client learns what happened by reading it back.
+    """
+    dispatch = getattr(context.session, "_request_outbound", None)
+    requested = getattr(dispatch, "cancel_requested", None)
+    if isinstance(requested, anyio.Event) and requested.is_set():
+        logger.warning(
+            "tools/call %s (request %r) was cancelled by the client and is not answered; "
+            "a call that had started ran to its end: what it wrote is stored whole",
+            shown(tool),
+            context.request_id,
+        )
 
 
 def _refuse_unknown_prompts(server: MCPServer[McpState], names: Sequence[str]) -> None:
