@@ -6,16 +6,13 @@ object, or the last value in one object, was kept without a word) (adversarial p
 from __future__ import annotations
 
 import json
-import typing
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from recalld.adapters._cli_support import CLEARABLE_FIELDS
 from recalld.adapters.cli import cli
-from recalld.adapters.dialects.native import Clearable
 
 
 def _run(db: Path, *arguments: str) -> Result:
@@ -76,10 +73,6 @@ def test_update_a_field_given_and_cleared_is_refused_and_changes_nothing(
     assert "--clear" in refused.stderr
     assert given[0] in refused.stderr
     assert _json(_run(db, "get", memory_id, "--json")) == before
-
-
-def test_update_clear_names_what_the_mcp_tool_clears() -> None:
-    assert typing.get_args(Clearable) == CLEARABLE_FIELDS
 
 
 def test_meta_given_twice_merges(tmp_path: Path) -> None:
