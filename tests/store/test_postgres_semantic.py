@@ -79,13 +79,15 @@ def _results(jobs: list[Job]) -> list[tuple[Job, str, bytes]]:
 
 
 def _edited_with_two_jobs(store: PostgresStore) -> tuple[Memory, list[Job], list[Job]]:
-    """A queued memory with its first text's job and the newer one an edit queued, each
-    claimed by its own worker ("first", "second")."""
+    """A queued memory with its first text's job and the newer one an edit queued while
+    the first ran (an edit while its job still waits reuses that job), each claimed by its
+    own worker ("first", "second")."""
     with store.transaction() as tx:
         memory = tx.insert(record(id="edited", content="the edited text", index_state="queued"))
         tx.enqueue_embedding(memory.seq, MODEL, NOW - timedelta(seconds=1))
-        tx.enqueue_embedding(memory.seq, MODEL, NOW)
     first = store.semantic.claim_jobs("first", MODEL, 1, NOW, LEASE, 5)
+    with store.transaction() as tx:
+        tx.enqueue_embedding(memory.seq, MODEL, NOW)
     second = store.semantic.claim_jobs("second", MODEL, 1, NOW, LEASE, 5)
     return memory, first, second
 
