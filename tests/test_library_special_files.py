@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import apsw
 import pytest
 
 import recalld
 from recalld.errors import StorageError
+from tests.store.sqlite_damage import damage_a_memories_leaf
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
@@ -78,19 +78,7 @@ def test_a_database_found_damaged_takes_no_more_writes(tmp_path: Path) -> None:
         secret = memory.remember("a secret to forget").id
         for index in range(300):
             memory.remember(f"memory {index} " + "x" * 500)
-    inspect = apsw.Connection(str(path))
-    try:
-        page_size = int(str(inspect.execute("PRAGMA page_size").fetchall()[0][0]))
-        leaves = inspect.execute(
-            "SELECT pageno FROM dbstat WHERE name = 'memories' AND pagetype = 'leaf'"
-            " ORDER BY pageno"
-        ).fetchall()
-    finally:
-        inspect.close()
-    damaged_page = int(str(leaves[len(leaves) // 2][0]))
-    with path.open("r+b") as handle:  # one leaf of the memories overwritten
-        handle.seek((damaged_page - 1) * page_size)
-        handle.write(b"\x07" * page_size)
+    damage_a_memories_leaf(path)
     with recalld.open(path, embedder="none", graph_extractor="none") as memory:
         with pytest.raises(StorageError, match="is damaged"):
             memory.list_memories(limit=1000)

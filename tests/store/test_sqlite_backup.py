@@ -19,6 +19,7 @@ from recalld.errors import DiskFullError, StorageError, ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 from tests.scrub_support import old_snapshot
+from tests.store.sqlite_damage import damage_a_memories_leaf
 
 WRITER = textwrap.dedent(
     """
@@ -336,19 +337,7 @@ def test_backup_of_a_damaged_database_is_refused_and_leaves_nothing(tmp_path: Pa
     with MemoryService.open(settings) as service:
         for index in range(300):
             service.remember(f"memory {index} " + "x" * 500)
-    inspect = apsw.Connection(str(db))
-    try:
-        page_size = int(str(inspect.execute("PRAGMA page_size").fetchall()[0][0]))
-        leaves = inspect.execute(
-            "SELECT pageno FROM dbstat WHERE name = 'memories' AND pagetype = 'leaf'"
-            " ORDER BY pageno"
-        ).fetchall()
-    finally:
-        inspect.close()
-    damaged_page = int(str(leaves[len(leaves) // 2][0]))
-    with db.open("r+b") as handle:  # a leaf overwritten: an invalid page type and garbage
-        handle.seek((damaged_page - 1) * page_size)
-        handle.write(b"\x07" * page_size)
+    damage_a_memories_leaf(db)
     target = tmp_path / "out"
     target.mkdir()
     with MemoryService.open(settings) as service, pytest.raises(StorageError) as refused:
