@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from recalld.config import Settings
 from recalld.embeddings.base import Vectors
 from recalld.embeddings.hashing import HashingEmbedder
-from recalld.errors import EmbeddingError
+from recalld.errors import DatabaseUnavailableError, EmbeddingError
 from recalld.retrieval.pool import Mode
 from recalld.service import MemoryService
 
@@ -151,3 +154,25 @@ def assert_another_namespace_keeps_the_best_match(service: MemoryService, mentio
         namespace="b",
     )
     assert answers() == before
+
+
+class StoreOutage:
+    """Makes the store's ``complete_jobs`` fail as a PostgreSQL restart does: while ``on``,
+    or (``failures``) for that many calls only. ``calls`` holds how many jobs each call
+    was given."""
+
+    def __init__(
+        self, service: MemoryService, monkeypatch: pytest.MonkeyPatch, failures: int | None = None
+    ) -> None:
+        self.on = True
+        self.calls: list[int] = []
+        semantic = service.store.semantic
+        complete = semantic.complete_jobs
+
+        def failing(worker_id: str, model: str, results: Any, dimension: int, now: datetime) -> int:
+            self.calls.append(len(results))
+            if self.on and (failures is None or len(self.calls) <= failures):
+                raise DatabaseUnavailableError("the database at db is unavailable")
+            return complete(worker_id, model, results, dimension, now)
+
+        monkeypatch.setattr(semantic, "complete_jobs", failing)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,23 +17,7 @@ from recalld.store.factory import open_store
 from recalld.store.semantic import Job, embedding_text, encode_vector
 from recalld.worker import Worker
 from tests.conftest import FakeClock
-from tests.semantic_support import RecordingEmbedder, semantic_settings
-
-
-class _Outage:
-    """Makes the store's ``complete_jobs`` fail as a PostgreSQL restart does while on."""
-
-    def __init__(self, service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.on = True
-        semantic = service.store.semantic
-        complete = semantic.complete_jobs
-
-        def failing(worker_id: str, model: str, results: Any, dimension: int, now: datetime) -> int:
-            if self.on:
-                raise DatabaseUnavailableError("the database at db is unavailable")
-            return complete(worker_id, model, results, dimension, now)
-
-        monkeypatch.setattr(semantic, "complete_jobs", failing)
+from tests.semantic_support import RecordingEmbedder, StoreOutage, semantic_settings
 
 
 def _service(database: Path | str, clock: FakeClock, embedder: RecordingEmbedder) -> MemoryService:
@@ -69,7 +52,7 @@ def test_a_job_handed_back_and_edited_is_embedded_from_its_new_text(
     embedder = RecordingEmbedder()
     with _service(any_database, clock, embedder) as service:
         receipt = service.remember("Alice lives in Paris")
-        outage = _Outage(service, monkeypatch)
+        outage = StoreOutage(service, monkeypatch)
         worker = service.new_worker()
         _held_past_the_lease(service, worker, clock)
         assert service.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}
@@ -91,7 +74,7 @@ def test_a_release_that_failed_after_it_was_made_stores_no_old_vector(
     embedder = RecordingEmbedder()
     with _service(any_database, clock, embedder) as service:
         receipt = service.remember("Alice lives in Paris")
-        outage = _Outage(service, monkeypatch)
+        outage = StoreOutage(service, monkeypatch)
         semantic = service.store.semantic
         release = semantic.release_jobs
 
@@ -116,7 +99,7 @@ def test_a_memory_edited_while_its_vector_is_held_gets_the_new_one(
     embedder = RecordingEmbedder()
     with _service(any_database, clock, embedder) as service:
         receipt = service.remember("Alice lives in Paris")
-        outage = _Outage(service, monkeypatch)
+        outage = StoreOutage(service, monkeypatch)
         worker = service.new_worker()
         with pytest.raises(DatabaseUnavailableError):
             worker.run_once()
@@ -133,7 +116,7 @@ def test_a_memory_forgotten_while_its_vector_is_held_keeps_no_vector(
     embedder = RecordingEmbedder()
     with _service(any_database, clock, embedder) as service:
         receipt = service.remember("Alice lives in Paris")
-        outage = _Outage(service, monkeypatch)
+        outage = StoreOutage(service, monkeypatch)
         worker = service.new_worker()
         with pytest.raises(DatabaseUnavailableError):
             worker.run_once()
@@ -152,7 +135,7 @@ def test_a_worker_that_gives_up_hands_back_what_it_holds(
     embedder = RecordingEmbedder()
     with _service(any_database, clock, embedder) as service:
         receipt = service.remember("Alice lives in Paris")
-        outage = _Outage(service, monkeypatch)
+        outage = StoreOutage(service, monkeypatch)
         delays: list[float] = []
         settings = service.settings
         worker = Worker(service.store, embedder, settings, clock=clock, pause=delays.append)
@@ -180,7 +163,7 @@ def test_a_recalls_catch_up_hands_back_what_it_held_when_the_service_closes(
     service = MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
     with service:
         service.remember("Alice lives in Paris")
-        _Outage(service, monkeypatch)
+        StoreOutage(service, monkeypatch)
         with pytest.raises(DatabaseUnavailableError):
             service.recall("Paris")
     with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as again:

@@ -18,29 +18,12 @@ from recalld.store.factory import open_store
 from recalld.store.sqlite_connection import DISK_FULL_MESSAGE
 from recalld.worker import Worker
 from tests.conftest import FakeClock
-from tests.semantic_support import RecordingEmbedder, semantic_settings
+from tests.semantic_support import RecordingEmbedder, StoreOutage, semantic_settings
 
 
 def _service(db_path: Path, clock: FakeClock, embedder: RecordingEmbedder) -> MemoryService:
     settings = semantic_settings(db_path)
     return MemoryService(open_store(settings), settings, clock=clock, embedder=embedder)
-
-
-def _failing_once(service: MemoryService, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Make the store's next ``complete_jobs`` fail as a PostgreSQL restart does; returns
-    the list of calls (how many jobs each was given)."""
-    semantic = service.store.semantic
-    complete = semantic.complete_jobs
-    calls: list[int] = []
-
-    def failing(worker_id: str, model: str, results: Any, dimension: int, now: datetime) -> int:
-        calls.append(len(results))
-        if len(calls) == 1:
-            raise DatabaseUnavailableError("the database at db is unavailable: restarting")
-        return complete(worker_id, model, results, dimension, now)
-
-    monkeypatch.setattr(semantic, "complete_jobs", failing)
-    return calls
 
 
 def test_a_batch_whose_vectors_cannot_be_stored_is_not_embedded_again_one_by_one(
@@ -49,7 +32,7 @@ def test_a_batch_whose_vectors_cannot_be_stored_is_not_embedded_again_one_by_one
     embedder = RecordingEmbedder()
     with _service(db_path, clock, embedder) as service:
         service.remember_many([{"content": f"memory number {index}"} for index in range(3)])
-        calls = _failing_once(service, monkeypatch)
+        calls = StoreOutage(service, monkeypatch, failures=1).calls
         worker = service.new_worker()
         with pytest.raises(DatabaseUnavailableError):
             worker.run_once()
@@ -67,7 +50,7 @@ def test_a_job_whose_vector_cannot_be_stored_keeps_no_error_of_its_own(
     embedder = RecordingEmbedder()
     with _service(db_path, clock, embedder) as service:
         receipt = service.remember("the only memory")
-        calls = _failing_once(service, monkeypatch)
+        calls = StoreOutage(service, monkeypatch, failures=1).calls
         worker = service.new_worker()
         with pytest.raises(DatabaseUnavailableError):
             worker.run_once()
