@@ -6,6 +6,7 @@ written"; and importing the file again skips what is there."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -51,3 +52,29 @@ def test_an_import_the_disk_refuses_from_its_first_line_says_nothing_was_written
         service.import_lines(LINES)
     assert "stopped at line" not in str(refused.value)
     assert service.stats().count == 0
+
+
+def test_an_import_the_disk_fills_after_its_memories_says_they_are_kept(
+    service: MemoryService,
+) -> None:
+    """The lines written after every memory (here the declared graph) met the full disk:
+    the error said "nothing was written" while every memory line was imported and kept."""
+    memories = [json.dumps({"content": f"a memory before the graph {index}"}) for index in range(5)]
+    entities = [
+        json.dumps({"type": "recalld.entity", "name": f"Person {index}", "entity_type": "person"})
+        for index in range(300)
+    ]
+    connection = service.store._database.connection()  # type: ignore[attr-defined]
+
+    def fill_the_disk(_: int) -> None:  # after the last chunk of memory lines
+        (pages,) = connection.execute("PRAGMA page_count").fetchone()
+        connection.execute(f"PRAGMA max_page_count = {pages}")
+
+    with pytest.raises(DiskFullError) as stopped:
+        service.import_lines([*memories, *entities], progress=fill_the_disk)
+    message = str(stopped.value)
+    where = re.search(r"stopped at line (\d+)", message)
+    assert where is not None, message
+    assert int(where.group(1)) > len(memories), message
+    assert "Every memory line and the lines written before it are imported and kept" in message
+    assert service.stats().count == len(memories)

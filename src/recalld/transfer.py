@@ -603,39 +603,40 @@ class Transfer:
             if line.kind == INTENTION_LINE and isinstance(line.value.get("id"), str):
                 memory_line = held.pop((line.namespace, line.value["id"]), None)
             try:
-                if line.kind == SENSES_LINE:
-                    import_senses(self._store, line.namespace, line.value, report)
-                elif line.kind == INTENTION_LINE:
-                    # Checked before its memory line is written: a malformed trigger line
-                    # leaves no trigger-less reminder memory behind.
-                    checked = self._checked_intention(line)
-                    skipped = report.skipped
-                    if memory_line is not None:
-                        self._import_chunk([memory_line], report)
-                        memory_line = None
-                    if report.skipped > skipped:  # its memory expired since: so did it
-                        report.count("skipped", "intentions")
-                    elif self._save_intention(line, checked, report):
-                        created.add((line.namespace, checked[0]))
-                elif line.kind == PENDING_LINE:
-                    # Only with its reminder written by this import: once handed out here,
-                    # an import of the same file again must not queue it again.
-                    queued = queue_pending(
-                        self._store,
-                        line.namespace,
-                        line.value,
-                        created=created,
-                        first_line=pending_lines,
-                        number=line.number,
-                        settings=self._settings,
-                    )
-                    report.count("created" if queued else "unchanged", "queued reminders")
-                elif line.kind == CORE_LINE:
-                    self._import_core(line, report)
-                elif line.kind == ENTITY_LINE:
-                    self._import_entity(line, report)
-                else:
-                    self._import_relation(line, report)
+                with stopped_import([line], report, in_file_order=False):
+                    if line.kind == SENSES_LINE:
+                        import_senses(self._store, line.namespace, line.value, report)
+                    elif line.kind == INTENTION_LINE:
+                        # Checked before its memory line is written: a malformed trigger line
+                        # leaves no trigger-less reminder memory behind.
+                        checked = self._checked_intention(line)
+                        skipped = report.skipped
+                        if memory_line is not None:
+                            self._import_chunk([memory_line], report)
+                            memory_line = None
+                        if report.skipped > skipped:  # its memory expired since: so did it
+                            report.count("skipped", "intentions")
+                        elif self._save_intention(line, checked, report):
+                            created.add((line.namespace, checked[0]))
+                    elif line.kind == PENDING_LINE:
+                        # Only with its reminder written by this import: once handed out here,
+                        # an import of the same file again must not queue it again.
+                        queued = queue_pending(
+                            self._store,
+                            line.namespace,
+                            line.value,
+                            created=created,
+                            first_line=pending_lines,
+                            number=line.number,
+                            settings=self._settings,
+                        )
+                        report.count("created" if queued else "unchanged", "queued reminders")
+                    elif line.kind == CORE_LINE:
+                        self._import_core(line, report)
+                    elif line.kind == ENTITY_LINE:
+                        self._import_entity(line, report)
+                    else:
+                        self._import_relation(line, report)
             except ValidationError as error:
                 report.errors.append(ImportLineError(line=line.number, error=str(error)))
             if memory_line is not None:
@@ -648,7 +649,8 @@ class Transfer:
                 )
         for (namespace, memory_id), line in sorted(held.items(), key=lambda item: item[1].number):
             if self._store.intentions.get(namespace, memory_id, now=self._clock()) is not None:
-                self._import_chunk([line], report)  # a stored reminder's memory, updated
+                with stopped_import([line], report, in_file_order=False):
+                    self._import_chunk([line], report)  # a stored reminder's memory, updated
             else:
                 report.errors.append(
                     ImportLineError(

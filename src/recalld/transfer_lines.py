@@ -165,14 +165,19 @@ class ExportedSeqs:
 
 
 @contextlib.contextmanager
-def stopped_import(chunk: Sequence[Any], report: ImportReport) -> Iterator[None]:
+def stopped_import(
+    chunk: Sequence[Any], report: ImportReport, *, in_file_order: bool = True
+) -> Iterator[None]:
     """Around one chunk's transaction: a database failure in it (a full disk) says where
     the import stopped and that the chunks before it are kept.
 
     An import writes a chunk of lines per transaction, so a disk that filled at the
     fourth left the first three imported, and the error said only "the disk holding the
     database is full; nothing was written", as if the whole import had left nothing.
-    The error keeps its class (``DiskFullError`` is still REST's 503 ``disk_full``)."""
+    The error keeps its class (``DiskFullError`` is still REST's 503 ``disk_full``).
+    ``in_file_order`` is false for the lines written after every memory (senses,
+    reminders, core memory, the graph: by kind, not by line number), where "the lines
+    before it" would not be true: the message gives the counts kept instead."""
     created, updated = report.created, report.updated
     imported = created + updated + report.unchanged
     try:
@@ -183,10 +188,15 @@ def stopped_import(chunk: Sequence[Any], report: ImportReport) -> Iterator[None]
         first = next(
             (item.number if hasattr(item, "number") else item.line for item in chunk), None
         )
+        kept = (
+            "The lines before it are imported and kept"
+            if in_file_order
+            else "Every memory line and the lines written before it are imported and kept"
+        )
         stopped = copy.copy(error)
         stopped.args = (
-            f"the import stopped at line {first}: {error}. The lines before it are imported"
-            f" and kept ({created} created, {updated} updated); import the file again once"
-            " that is fixed, which skips what is already there",
+            f"the import stopped at line {first}: {error}. {kept} ({created} created,"
+            f" {updated} updated); import the file again once that is fixed, which skips"
+            " what is already there",
         )
         raise stopped from error
