@@ -61,6 +61,12 @@ MENTIONS_AS_OBSERVATIONS = 5
 # The first read's size when gathering the relations touching some entities (each next
 # one reads twice as many).
 RELATION_CHUNK = 1_000
+# The observation text (in characters) one page of ``read_graph`` or ``search_nodes`` carries
+# beyond its first entity: an entity gathers any number of observations (1,000 a call), so
+# a default page of 100 such entities of 10,000 each came back as one answer of 43 MB.
+PAGE_OBSERVATION_CHARACTERS = 1_000_000
+# How many entities' observations a page reads at a time while it fills its budget.
+PAGE_READ_CHUNK = 10
 
 Item = TypeVar("Item")
 
@@ -476,6 +482,22 @@ class KnowledgeGraph:
             for record in records
         ]
 
+    def _page_entities(
+        self, namespace: str, records: Sequence[EntityRecord], now: datetime
+    ) -> list[KnowledgeEntity]:
+        """The first of ``records`` whose observations fit in ``PAGE_OBSERVATION_CHARACTERS``
+        (the first entity always, whole: an entity is never cut), read a few at a time so a
+        page of large entities is not read whole to be cut."""
+        entities: list[KnowledgeEntity] = []
+        characters = 0
+        for start in range(0, len(records), PAGE_READ_CHUNK):
+            for entity in self._entities(namespace, records[start : start + PAGE_READ_CHUNK], now):
+                characters += sum(len(text) for text in entity.observations)
+                if entities and characters > PAGE_OBSERVATION_CHARACTERS:
+                    return entities
+                entities.append(entity)
+        return entities
+
     @staticmethod
     def _relations(records: Iterable[RelationRecord]) -> list[KnowledgeRelation]:
         return [
@@ -490,7 +512,8 @@ class KnowledgeGraph:
 
         ``limit`` defaults to ``graph_page_size`` (or ``max_limit``, when that is
         lower); ``nextCursor`` (with ``hasMore``) fetches the next page, so a large
-        graph never comes back in one answer.
+        graph never comes back in one answer. A page ends early, before the entity whose
+        observations would take it past ``PAGE_OBSERVATION_CHARACTERS``.
         """
         scope_namespace = self._namespace(namespace)
         size = check.limit(limit, self._settings, default=self._settings.graph_page_size)
@@ -504,9 +527,11 @@ class KnowledgeGraph:
             scope_namespace, now, query=None, type=None, limit=size + 1, after=after
         )
         has_more = len(records) > size
-        records = records[:size]
+        entities = self._page_entities(scope_namespace, records[:size], now)
+        has_more = has_more or len(entities) < min(size, len(records))
+        records = records[: len(entities)]
         return KnowledgeGraphPage(
-            entities=self._entities(scope_namespace, records, now),
+            entities=entities,
             relations=self._relations(
                 graph.relations_from(scope_namespace, [record.id for record in records], now)
             ),
@@ -546,7 +571,8 @@ class KnowledgeGraph:
         """Entities whose name, type or observations contain ``query`` (in any case, Unicode
         lower case on both sides as the reference does; or whose key contains the query's
         key), and the relations touching them; at most ``graph_page_size`` entities (or
-        ``max_limit``, when that is lower; ``hasMore``)."""
+        ``max_limit``, when that is lower), fewer when their observations pass
+        ``PAGE_OBSERVATION_CHARACTERS`` (``hasMore`` says so)."""
         scope_namespace = self._namespace(namespace)
         if len(query) > 1_000:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 1000")
@@ -556,9 +582,11 @@ class KnowledgeGraph:
         # The query as given, as the reference reads it: "   " finds what holds three spaces.
         records = self._store.graph.search_entities(scope_namespace, query, now, size + 1)
         has_more = len(records) > size
-        records = records[:size]
+        entities = self._page_entities(scope_namespace, records[:size], now)
+        has_more = has_more or len(entities) < min(size, len(records))
+        records = records[: len(entities)]
         return KnowledgeGraphPage(
-            entities=self._entities(scope_namespace, records, now),
+            entities=entities,
             relations=self._touching(scope_namespace, records, now),
             has_more=has_more,
         )
