@@ -391,6 +391,13 @@ class GraphStore(Protocol):
         """Each entity's live observation memories as ``(seq, content)``, oldest first."""
         ...
 
+    def first_observations(
+        self, namespace: str, entity_id: int, now: datetime, limit: int
+    ) -> list[tuple[int, str]]:
+        """One entity's first ``limit`` live observation memories as ``(seq, content)``,
+        oldest first, reading no more of them (an entity may have any number)."""
+        ...
+
     def relations(
         self,
         namespace: str,

@@ -523,6 +523,17 @@ class PostgresGraph:
             found.setdefault(int(entity), []).append((int(seq), str(content)))
         return found
 
+    def first_observations(
+        self, namespace: str, entity_id: int, now: datetime, limit: int
+    ) -> list[tuple[int, str]]:
+        rows = self._read(
+            "SELECT m.seq, m.content FROM graph_observations o"
+            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = %s AND m.namespace = %s"
+            " AND (m.expires_at IS NULL OR m.expires_at > %s) ORDER BY o.seq LIMIT %s",
+            (entity_id, namespace, now, limit),
+        )
+        return [(int(seq), str(content)) for seq, content in rows]
+
     def relations(
         self,
         namespace: str,

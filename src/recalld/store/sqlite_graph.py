@@ -613,6 +613,17 @@ class SQLiteGraph:
             found.setdefault(int(entity), []).append((int(seq), str(content)))
         return found
 
+    def first_observations(
+        self, namespace: str, entity_id: int, now: datetime, limit: int
+    ) -> list[tuple[int, str]]:
+        rows = self._read(
+            "SELECT m.seq, m.content FROM graph_observations o"
+            " CROSS JOIN memories m ON m.seq = o.seq WHERE o.entity_id = ? AND m.namespace = ?"
+            " AND (m.expires_at IS NULL OR m.expires_at > ?) ORDER BY o.seq LIMIT ?",
+            (entity_id, namespace, to_storage(now), limit),
+        )
+        return [(int(seq), str(content)) for seq, content in rows]
+
     def relations(
         self,
         namespace: str,
