@@ -608,6 +608,11 @@ class KnowledgeGraph:
             relations=self._touching(scope_namespace, records, now),
         )
 
+    def version(self, *, namespace: str | None = None) -> int:
+        """A number that changes when the namespace's graph may have (for notifications:
+        it may also change when the graph did not)."""
+        return self._store.graph.version(self._namespace(namespace))
+
     # -- import --------------------------------------------------------------------------
 
     def import_jsonl(

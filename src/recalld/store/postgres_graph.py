@@ -13,6 +13,7 @@ database still detects is retried whole). Keys sort by code point
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -533,6 +534,22 @@ class PostgresGraph:
             (entity_id, namespace, now, limit),
         )
         return [(int(seq), str(content)) for seq, content in rows]
+
+    def version(self, namespace: str) -> int:
+        # Watchers call this when the change feed tells of a write (or every few seconds).
+        # Ids come from sequences (never reused): a delete and an add between two calls
+        # still move the largest, and the counts catch a delete alone.
+        rows = self._read(
+            "SELECT (SELECT count(*) FROM graph_entities WHERE namespace = %(ns)s),"
+            " (SELECT max(id) FROM graph_entities WHERE namespace = %(ns)s),"
+            " (SELECT count(*) FROM graph_relations WHERE namespace = %(ns)s),"
+            " (SELECT max(id) FROM graph_relations WHERE namespace = %(ns)s),"
+            " (SELECT count(*) FROM memories WHERE namespace = %(ns)s),"
+            " (SELECT max(updated_at) FROM memories WHERE namespace = %(ns)s),"
+            " (SELECT max(e.updated_at) FROM graph_entities e WHERE e.namespace = %(ns)s)",
+            {"ns": namespace},
+        )
+        return zlib.crc32(repr(rows[0]).encode())
 
     def relations(
         self,

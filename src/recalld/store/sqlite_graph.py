@@ -14,6 +14,7 @@ sources) are removed by the graph migration's triggers, including when
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -173,6 +174,8 @@ class SQLiteGraph:
 
     def __init__(self, database: SQLiteDatabase) -> None:
         self._database = database
+        # version()'s last answer per namespace, with the marks of change it was read at.
+        self._versions: dict[str, tuple[tuple[Any, ...], int]] = {}
 
     def _transact(self, operation: Callable[[apsw.Connection], T]) -> T:
         return self._database.write(operation)
@@ -623,6 +626,35 @@ class SQLiteGraph:
             (entity_id, namespace, to_storage(now), limit),
         )
         return [(int(seq), str(content)) for seq, content in rows]
+
+    def version(self, namespace: str) -> int:
+        # Watchers poll this four times a second, and counting a namespace's rows takes
+        # 17 ms at 50,000 entities: they are counted again only when a change anywhere
+        # shows (a new row of an AUTOINCREMENT table, a content drop recorded by a forget,
+        # a delete or an edit, a new extraction), all read off the ends of indexes.
+        anywhere = self._read(
+            "SELECT (SELECT group_concat(name || '=' || seq) FROM sqlite_sequence),"
+            " (SELECT max(seq) FROM graph_mentions), (SELECT max(seq) FROM graph_extracted)",
+            (),
+        )[0]
+        known = self._versions.get(namespace)
+        if known is not None and known[0] == anywhere:
+            return known[1]
+        # The namespace's own counts and ends, so a change elsewhere changes nothing here.
+        # Ids are AUTOINCREMENT (never reused): a delete and an add between two calls still
+        # move the largest, and the counts catch a delete alone.
+        rows = self._read(
+            "SELECT (SELECT count(*) FROM graph_entities WHERE namespace = ?1),"
+            " (SELECT max(id) FROM graph_entities WHERE namespace = ?1),"
+            " (SELECT count(*) FROM graph_relations WHERE namespace = ?1),"
+            " (SELECT max(id) FROM graph_relations WHERE namespace = ?1),"
+            " (SELECT count(*) FROM memories WHERE namespace = ?1),"
+            " (SELECT max(updated_at) FROM memories WHERE namespace = ?1)",
+            (namespace,),
+        )
+        version = zlib.crc32(repr(rows[0]).encode())
+        self._versions[namespace] = (anywhere, version)
+        return version
 
     def relations(
         self,
