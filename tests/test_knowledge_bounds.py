@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from recalld.errors import ValidationError
-from recalld.knowledge import MAX_ITEMS
+from recalld.knowledge import MAX_ITEMS, MAX_OBSERVATIONS
 from recalld.service import MemoryService
 from tests.knowledge_support import any_service as any_service  # the fixture
 
@@ -54,3 +54,43 @@ def test_observations_up_to_the_bound_are_written(any_service: MemoryService) ->
     many = [f"fact {number}" for number in range(MAX_ITEMS)]
     [created] = knowledge.create_entities([_entity("Alice", *many)])
     assert len(created.observations) == MAX_ITEMS
+
+
+# A call's observations in all (adversarial pass f64): 1,000 items of 1,000 each were a
+# million memories written in one transaction, every other writer waiting minutes.
+TOO_MANY_ITEMS = MAX_OBSERVATIONS // MAX_ITEMS + 1
+
+
+def test_a_calls_observations_are_bounded_in_all(any_service: MemoryService) -> None:
+    knowledge = any_service.knowledge
+    many = [f"fact {number}" for number in range(MAX_ITEMS)]
+    with pytest.raises(ValidationError) as refused:
+        knowledge.create_entities([_entity(f"P{index}", *many) for index in range(TOO_MANY_ITEMS)])
+    assert refused.value.field == "entities"
+    assert f"the limit is {MAX_OBSERVATIONS} per call" in str(refused.value)
+    assert knowledge.read_graph().entities == []
+    knowledge.create_entities([_entity("Alice", "fact 0")])
+    with pytest.raises(ValidationError) as refused:
+        knowledge.add_observations(
+            [{"entityName": "Alice", "contents": many} for _ in range(TOO_MANY_ITEMS)]
+        )
+    assert refused.value.field == "observations"
+    with pytest.raises(ValidationError) as refused:
+        knowledge.delete_observations(
+            [{"entityName": "Alice", "observations": ["fact 0", *many[1:]]}]
+            + [{"entityName": "Alice", "observations": many} for _ in range(TOO_MANY_ITEMS - 1)]
+        )
+    assert refused.value.field == "deletions"
+    [alice] = knowledge.open_nodes(["Alice"]).entities
+    assert alice.observations == ["fact 0"]
+
+
+def test_a_calls_observations_up_to_the_bound_in_all_are_taken(any_service: MemoryService) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Alice", "kept")])
+    absent = [f"absent {number}" for number in range(MAX_ITEMS)]
+    report = knowledge.delete_observations(
+        [{"entityName": "Alice", "observations": absent}] * (MAX_OBSERVATIONS // MAX_ITEMS)
+    )
+    assert report.deleted == []
+    assert len(report.not_found) == MAX_ITEMS  # each text answered once
