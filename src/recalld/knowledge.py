@@ -68,7 +68,8 @@ RELATION_CHUNK = 1_000
 # beyond its first entity: an entity gathers any number of observations (1,000 a call), so
 # a default page of 100 such entities of 10,000 each came back as one answer of 43 MB.
 PAGE_OBSERVATION_CHARACTERS = 1_000_000
-# How many entities' observations a page reads at a time while it fills its budget.
+# How many entities' observations a page reads first while it fills its budget (each next
+# read takes twice as many: a page of 1,000 small entities is seven reads, not a hundred).
 PAGE_READ_CHUNK = 10
 
 Item = TypeVar("Item")
@@ -513,16 +514,18 @@ class KnowledgeGraph:
         self, namespace: str, records: Sequence[EntityRecord], now: datetime
     ) -> list[KnowledgeEntity]:
         """The first of ``records`` whose observations fit in ``PAGE_OBSERVATION_CHARACTERS``
-        (the first entity always, whole: an entity is never cut), read a few at a time so a
-        page of large entities is not read whole to be cut."""
+        (the first entity always, whole: an entity is never cut), read a few at a time, then
+        more, so a page of large entities is not read whole to be cut."""
         entities: list[KnowledgeEntity] = []
         characters = 0
-        for start in range(0, len(records), PAGE_READ_CHUNK):
-            for entity in self._entities(namespace, records[start : start + PAGE_READ_CHUNK], now):
+        start, size = 0, PAGE_READ_CHUNK
+        while start < len(records):
+            for entity in self._entities(namespace, records[start : start + size], now):
                 characters += sum(len(text) for text in entity.observations)
                 if entities and characters > PAGE_OBSERVATION_CHARACTERS:
                     return entities
                 entities.append(entity)
+            start, size = start + size, size * 2
         return entities
 
     @staticmethod
