@@ -351,9 +351,10 @@ class KnowledgeGraph:
                         f"observations[{index}].entityName", f"no entity named {name!r}"
                     )
                 record, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
-                existing = {content for _, content in tx.graph.observations(record.id, now)}
+                wanted = list(dict.fromkeys(contents))
+                existing = {content for _, content in tx.graph.observations(record.id, now, wanted)}
                 added = []
-                for content in dict.fromkeys(contents):
+                for content in wanted:
                     if content not in existing:
                         self._add_observation(tx, scope_namespace, record, content)
                         added.append(content)
@@ -426,7 +427,7 @@ class KnowledgeGraph:
                     missing.append(f"entity {name!r}")
                     continue
                 by_content: dict[str, list[int]] = {}
-                for seq, content in tx.graph.observations(found.id, now):
+                for seq, content in tx.graph.observations(found.id, now, wanted):
                     by_content.setdefault(content, []).append(seq)
                 for text in dict.fromkeys(wanted):
                     seqs = by_content.pop(text, None)
@@ -720,9 +721,10 @@ class KnowledgeGraph:
         report: KnowledgeImportReport,
     ) -> None:
         record, created = tx.graph.declare_entity(namespace, entity.name, entity.entity_type, now)
-        existing = {content for _, content in tx.graph.observations(record.id, now)}
+        wanted = list(dict.fromkeys(entity.observations))
+        existing = {content for _, content in tx.graph.observations(record.id, now, wanted)}
         added = 0
-        for content in dict.fromkeys(entity.observations):
+        for content in wanted:
             if content not in existing:
                 self._add_observation(tx, namespace, record, content)
                 added += 1

@@ -235,9 +235,13 @@ class GraphTransaction(Protocol):
         """Make memory ``seq`` an observation of the entity."""
         ...
 
-    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
+    def observations(
+        self, entity_id: int, now: datetime | None, among: Sequence[str] | None = None
+    ) -> list[tuple[int, str]]:
         """The entity's observation memories as ``(seq, content)``, oldest first: those
-        live at ``now`` (as the reads show them), or every one when ``now`` is None."""
+        live at ``now`` (as the reads show them), or every one when ``now`` is None; only
+        those whose content is one of ``among`` when it is given (compared in the
+        database: an entity may hold thousands of long ones)."""
         ...
 
     def declare_relation(
