@@ -4,7 +4,11 @@ with another namespace's."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from recalld.config import Settings
 from recalld.service import MemoryService
+from tests.conftest import FakeClock
 from tests.knowledge_support import any_service as any_service  # the fixture
 
 
@@ -34,3 +38,22 @@ def test_the_graph_version_moves_with_its_namespace_only(any_service: MemoryServ
     unrelated = knowledge.version()
     knowledge.delete_observations([{"entityName": "Ada", "observations": ["engineer"]}])
     assert knowledge.version() != unrelated
+
+
+def test_the_graph_version_moves_when_another_process_retypes_an_entity(
+    any_service: MemoryService, any_database: Path | str, clock: FakeClock
+) -> None:
+    # Review of pass f64: SQLite counted again only when a new row or a drop showed in the
+    # file, so claiming an extracted entity (its type changed by an UPDATE, nothing added)
+    # moved nothing and a subscriber of memory://knowledge-graph was never told.
+    any_service.remember("Caroline met Bo in Paris.")
+    any_service.new_worker().run_until_idle()
+    knowledge = any_service.knowledge
+    before = knowledge.version()
+    clock.advance(1)
+    settings = Settings(db=any_database, synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings, clock=clock) as other:
+        other.knowledge.create_entities([{"name": "Paris", "entityType": "city"}])
+    [paris] = knowledge.open_nodes(["Paris"]).entities
+    assert paris.entity_type == "city"
+    assert knowledge.version() != before
