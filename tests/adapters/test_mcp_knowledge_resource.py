@@ -39,6 +39,8 @@ async def test_knowledge_graph_resource_is_listed_and_reads_the_first_page(
         [resource] = listed.resources
         assert str(resource.uri) == URI
         assert resource.name == "knowledge-graph"
+        # The reference registers it titled (src/memory/index.ts; review of pass f64).
+        assert resource.title == "Knowledge Graph"
         assert resource.mime_type == "application/json"
         await structured(
             client,

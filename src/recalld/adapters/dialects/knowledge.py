@@ -255,6 +255,7 @@ def _graph_version(service: MemoryService) -> int:
 GRAPH_RESOURCE = ResourceSpec(
     uri=GRAPH_URI,
     name="knowledge-graph",
+    title="Knowledge Graph",
     description=(
         "The knowledge graph as read_graph returns it without arguments: its first page of "
         "entities with their observations and the relations from them (hasMore and "
