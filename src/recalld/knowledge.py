@@ -26,7 +26,7 @@ nothing (the reference server rewrites one JSON file and does lose writes).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -170,8 +170,8 @@ def _items(field: str, values: Sequence[Any]) -> Sequence[Any]:
 
 
 class _Tally:
-    """Counts a call's observations across its items, refusing past ``MAX_OBSERVATIONS``
-    before any more of them is checked."""
+    """Counts a call's observations across its items (each list already held to
+    ``MAX_ITEMS``), refusing past ``MAX_OBSERVATIONS`` before any more is checked."""
 
     def __init__(self, field: str) -> None:
         self._field = field
@@ -185,6 +185,21 @@ class _Tally:
                 f"holds more than {MAX_OBSERVATIONS} observations in all; the limit is"
                 f" {MAX_OBSERVATIONS} per call",
             )
+
+
+def _import_batches(entities: list[KnowledgeEntity]) -> Iterator[list[KnowledgeEntity]]:
+    """An import's entities, 500 or ``MAX_OBSERVATIONS`` observations a write at most (an
+    entity is never split): 500 of 1,000 each were half a million memories in one write."""
+    batch: list[KnowledgeEntity] = []
+    held = 0
+    for entity in entities:
+        if batch and (len(batch) == 500 or held + len(entity.observations) > MAX_OBSERVATIONS):
+            yield batch
+            batch, held = [], 0
+        batch.append(entity)
+        held += len(entity.observations)
+    if batch:
+        yield batch
 
 
 def _relation_label(source: str, relation_type: str, target: str) -> str:
@@ -247,7 +262,7 @@ class KnowledgeGraph:
         tally = _Tally("entities")
         for index, item in enumerate(_items("entities", entities)):
             entity = self._parse(KnowledgeEntity, item, f"entities[{index}]")
-            tally.add(entity.observations)
+            tally.add(_items(f"entities[{index}].observations", entity.observations))
             parsed.append(
                 KnowledgeEntity(
                     name=check_entity_name(entity.name, f"entities[{index}].name"),
@@ -256,9 +271,7 @@ class KnowledgeGraph:
                     ),
                     observations=[
                         self._observation(text, f"entities[{index}].observations[{number}]")
-                        for number, text in enumerate(
-                            _items(f"entities[{index}].observations", entity.observations)
-                        )
+                        for number, text in enumerate(entity.observations)
                     ],
                 )
             )
@@ -331,13 +344,11 @@ class KnowledgeGraph:
         tally = _Tally("observations")
         for index, item in enumerate(_items("observations", observations)):
             addition = self._parse(ObservationAddition, item, f"observations[{index}]")
-            tally.add(addition.contents)
+            tally.add(_items(f"observations[{index}].contents", addition.contents))
             name = check_entity_name(addition.entity_name, f"observations[{index}].entityName")
             contents = [
                 self._observation(text, f"observations[{index}].contents[{number}]")
-                for number, text in enumerate(
-                    _items(f"observations[{index}].contents", addition.contents)
-                )
+                for number, text in enumerate(addition.contents)
             ]
             parsed.append((name, contents))
         results: list[AddedObservations] = []
@@ -407,10 +418,9 @@ class KnowledgeGraph:
         tally = _Tally("deletions")
         for index, item in enumerate(_items("deletions", deletions)):
             deletion = self._parse(ObservationDeletion, item, f"deletions[{index}]")
-            tally.add(deletion.observations)
+            tally.add(_items(f"deletions[{index}].observations", deletion.observations))
             name = check_entity_name(deletion.entity_name, f"deletions[{index}].entityName")
-            wanted = _items(f"deletions[{index}].observations", deletion.observations)
-            parsed.append((name, list(wanted)))
+            parsed.append((name, list(deletion.observations)))
         # One entity named in two deletions (in any spelling of its key) is one list, and
         # a text given twice is one: each is answered once, as deleted or as not found.
         merged: dict[str, tuple[str, list[str]]] = {}
@@ -674,9 +684,8 @@ class KnowledgeGraph:
             else:
                 relations.append((number, parsed))
         now = self._clock()
-        for start in range(0, len(entities), 500):
+        for batch in _import_batches([entity for _, entity in entities]):
             with self._store.transaction() as tx:
-                batch = [entity for _, entity in entities[start : start + 500]]
                 tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in batch))
                 for entity in batch:
                     self._import_entity(tx, scope_namespace, entity, now, report)
