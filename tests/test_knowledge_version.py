@@ -57,3 +57,25 @@ def test_the_graph_version_moves_when_another_process_retypes_an_entity(
     [paris] = knowledge.open_nodes(["Paris"]).entities
     assert paris.entity_type == "city"
     assert knowledge.version() != before
+
+
+def test_the_graph_version_moves_when_a_memory_expires(
+    any_service: MemoryService, clock: FakeClock
+) -> None:
+    # Review of pass f64: an expiry writes nothing (the purge comes later, if ever in a
+    # quiet server), so the version did not move when the only memory naming an entity
+    # expired and took it out of the graph: its subscribers were never told.
+    any_service.remember("Caroline met Bo in Paris.", ttl_seconds=60)
+    any_service.remember("Dora stayed home.")
+    any_service.new_worker().run_until_idle()
+    knowledge = any_service.knowledge
+    assert "Paris" in [entity.name for entity in knowledge.read_graph().entities]
+    before = knowledge.version()
+    clock.advance(30)
+    assert knowledge.version() == before
+    clock.advance(31)
+    assert "Paris" not in [entity.name for entity in knowledge.read_graph().entities]
+    expired = knowledge.version()
+    assert expired != before
+    clock.advance(3600)
+    assert knowledge.version() == expired

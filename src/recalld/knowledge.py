@@ -652,7 +652,7 @@ class KnowledgeGraph:
     def version(self, *, namespace: str | None = None) -> int:
         """A number that changes when the namespace's graph may have (for notifications:
         it may also change when the graph did not)."""
-        return self._store.graph.version(self._namespace(namespace))
+        return self._store.graph.version(self._namespace(namespace), self._clock())
 
     # -- import --------------------------------------------------------------------------
 

@@ -402,10 +402,10 @@ class GraphStore(Protocol):
         oldest first, reading no more of them (an entity may have any number)."""
         ...
 
-    def version(self, namespace: str) -> int:
+    def version(self, namespace: str, now: datetime) -> int:
         """A number that changes when the namespace's entities, relations or memories come,
-        go or change (for watchers, which call it often; a mention an extraction adds to an
-        entity already there does not change it)."""
+        go, change or expire by ``now`` (for watchers, which call it often; a mention an
+        extraction adds to an entity already there does not change it)."""
         ...
 
     def relations(

@@ -535,10 +535,11 @@ class PostgresGraph:
         )
         return [(int(seq), str(content)) for seq, content in rows]
 
-    def version(self, namespace: str) -> int:
+    def version(self, namespace: str, now: datetime) -> int:
         # Watchers call this when the change feed tells of a write (or every few seconds).
         # Ids come from sequences (never reused): a delete and an add between two calls
-        # still move the largest, and the counts catch a delete alone.
+        # still move the largest, and the counts catch a delete alone. An expiry writes
+        # nothing: the memories expired by now are counted (review of pass f64).
         rows = self._read(
             "SELECT (SELECT count(*) FROM graph_entities WHERE namespace = %(ns)s),"
             " (SELECT max(id) FROM graph_entities WHERE namespace = %(ns)s),"
@@ -546,8 +547,10 @@ class PostgresGraph:
             " (SELECT max(id) FROM graph_relations WHERE namespace = %(ns)s),"
             " (SELECT count(*) FROM memories WHERE namespace = %(ns)s),"
             " (SELECT max(updated_at) FROM memories WHERE namespace = %(ns)s),"
-            " (SELECT max(e.updated_at) FROM graph_entities e WHERE e.namespace = %(ns)s)",
-            {"ns": namespace},
+            " (SELECT max(e.updated_at) FROM graph_entities e WHERE e.namespace = %(ns)s),"
+            " (SELECT count(*) FROM memories WHERE namespace = %(ns)s"
+            " AND expires_at <= %(now)s)",
+            {"ns": namespace, "now": now},
         )
         return zlib.crc32(repr(rows[0]).encode())
 
