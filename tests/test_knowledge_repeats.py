@@ -60,3 +60,36 @@ def test_an_unknown_name_given_twice_is_reported_once(any_service: MemoryService
     report = any_service.knowledge.delete_entities(["Nobody", "nobody"])
     assert report.not_found == ["Nobody"]
     assert report.message == "Deleted 0 entities; not found: Nobody"
+
+
+# Texts the database must tell apart exactly as Python's == does (review of pass f64: the
+# writes compare the given observations in the database now, where a collation could differ).
+NEAR = [
+    "café",
+    "cafe\u0301",
+    "trail ",
+    "trail",
+    "Case",
+    "case",
+    "emoji 😀 here",
+    "x" * 60_000,
+    "x" * 59_999 + "y",
+    "ß",
+    "ss",
+    "İ",
+    "i\u0307",
+]
+
+
+def test_observations_are_compared_exactly_in_the_database(any_service: MemoryService) -> None:
+    knowledge = any_service.knowledge
+    knowledge.create_entities([_entity("Alice", *NEAR)])
+    [added] = knowledge.add_observations([{"entityName": "Alice", "contents": NEAR}])
+    assert added.added_observations == []
+    remaining = list(NEAR)
+    for text in NEAR:
+        report = knowledge.delete_observations([{"entityName": "Alice", "observations": [text]}])
+        assert report.not_found == []
+        remaining.remove(text)
+        [alice] = knowledge.open_nodes(["Alice"]).entities
+        assert alice.observations == remaining

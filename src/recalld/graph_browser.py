@@ -203,17 +203,28 @@ class GraphBrowser:
         return EntityPage(entities=[entity_view(r) for r in records], next_cursor=next_cursor)
 
     def entity(
-        self, name: str, *, namespace: str | None = None, mentions: int | None = None
+        self,
+        name: str,
+        *,
+        namespace: str | None = None,
+        mentions: int | None = None,
+        observations: int | None = None,
     ) -> EntityDetail:
-        """One entity with its aliases, observations, newest mentions (20 by default) and
+        """One entity with its aliases, first observations (``graph_page_size`` by default;
+        the entity's ``observations`` counts them all), newest mentions (20 by default) and
         first relations (``graph_page_size``; ``relations_cursor`` continues them in
         :meth:`relations` of this entity)."""
         scope_namespace = self._namespace(namespace)
         mentions = check.limit(mentions, self._settings, "mentions", default=MENTIONS_SHOWN)
+        # An entity gathers any number of observations (the knowledge tools add 1,000 a
+        # call): 10,000 of them made one detail of a megabyte, read whole.
+        observations = check.limit(
+            observations, self._settings, "observations", default=self._settings.graph_page_size
+        )
         now = self._clock()
         record = self._find(scope_namespace, name, now)
         graph = self._store.graph
-        observed = graph.observation_memories(scope_namespace, [record.id], now).get(record.id, [])
+        observed = graph.first_observations(scope_namespace, record.id, now, observations)
         mention_rows = graph.mentions(scope_namespace, [record.id], now, mentions)
         seqs = [seq for seq, _ in observed] + [row.seq for row in mention_rows]
         memories = self._store.semantic.visible_memories(self._scope(scope_namespace, now), seqs)

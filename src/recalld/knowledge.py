@@ -26,7 +26,7 @@ nothing (the reference server rewrites one JSON file and does lose writes).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -57,10 +57,20 @@ __all__ = [
 
 OBSERVATION_KIND = "observation"
 MAX_ITEMS = 1_000
+# The observations one call writes or deletes in all: 1,000 items of 1,000 each were a
+# million memories in one write transaction (minutes, every other writer waiting).
+MAX_OBSERVATIONS = 10_000
 MENTIONS_AS_OBSERVATIONS = 5
 # The first read's size when gathering the relations touching some entities (each next
 # one reads twice as many).
 RELATION_CHUNK = 1_000
+# The observation text (in characters) one page of ``read_graph`` or ``search_nodes`` carries
+# beyond its first entity: an entity gathers any number of observations (1,000 a call), so
+# a default page of 100 such entities of 10,000 each came back as one answer of 43 MB.
+PAGE_OBSERVATION_CHARACTERS = 1_000_000
+# How many entities' observations a page reads first while it fills its budget (each next
+# read takes twice as many: a page of 1,000 small entities is seven reads, not a hundred).
+PAGE_READ_CHUNK = 10
 
 Item = TypeVar("Item")
 
@@ -159,6 +169,39 @@ def _items(field: str, values: Sequence[Any]) -> Sequence[Any]:
     return values
 
 
+class _Tally:
+    """Counts a call's observations across its items (each list already held to
+    ``MAX_ITEMS``), refusing past ``MAX_OBSERVATIONS`` before any more is checked."""
+
+    def __init__(self, field: str) -> None:
+        self._field = field
+        self._total = 0
+
+    def add(self, values: Sequence[Any]) -> None:
+        self._total += len(values)
+        if self._total > MAX_OBSERVATIONS:
+            raise ValidationError(
+                self._field,
+                f"holds more than {MAX_OBSERVATIONS} observations in all; the limit is"
+                f" {MAX_OBSERVATIONS} per call",
+            )
+
+
+def _import_batches(entities: list[KnowledgeEntity]) -> Iterator[list[KnowledgeEntity]]:
+    """An import's entities, 500 or ``MAX_OBSERVATIONS`` observations a write at most (an
+    entity is never split): 500 of 1,000 each were half a million memories in one write."""
+    batch: list[KnowledgeEntity] = []
+    held = 0
+    for entity in entities:
+        if batch and (len(batch) == 500 or held + len(entity.observations) > MAX_OBSERVATIONS):
+            yield batch
+            batch, held = [], 0
+        batch.append(entity)
+        held += len(entity.observations)
+    if batch:
+        yield batch
+
+
 def _relation_label(source: str, relation_type: str, target: str) -> str:
     return f"{source} -[{relation_type}]-> {target}"
 
@@ -216,8 +259,10 @@ class KnowledgeGraph:
         """
         scope_namespace = self._namespace(namespace)
         parsed: list[KnowledgeEntity] = []
+        tally = _Tally("entities")
         for index, item in enumerate(_items("entities", entities)):
             entity = self._parse(KnowledgeEntity, item, f"entities[{index}]")
+            tally.add(_items(f"entities[{index}].observations", entity.observations))
             parsed.append(
                 KnowledgeEntity(
                     name=check_entity_name(entity.name, f"entities[{index}].name"),
@@ -226,9 +271,7 @@ class KnowledgeGraph:
                     ),
                     observations=[
                         self._observation(text, f"entities[{index}].observations[{number}]")
-                        for number, text in enumerate(
-                            _items(f"entities[{index}].observations", entity.observations)
-                        )
+                        for number, text in enumerate(entity.observations)
                     ],
                 )
             )
@@ -298,14 +341,14 @@ class KnowledgeGraph:
         """Add observations to existing entities (an unknown entity is an error naming it)."""
         scope_namespace = self._namespace(namespace)
         parsed: list[tuple[str, list[str]]] = []
+        tally = _Tally("observations")
         for index, item in enumerate(_items("observations", observations)):
             addition = self._parse(ObservationAddition, item, f"observations[{index}]")
+            tally.add(_items(f"observations[{index}].contents", addition.contents))
             name = check_entity_name(addition.entity_name, f"observations[{index}].entityName")
             contents = [
                 self._observation(text, f"observations[{index}].contents[{number}]")
-                for number, text in enumerate(
-                    _items(f"observations[{index}].contents", addition.contents)
-                )
+                for number, text in enumerate(addition.contents)
             ]
             parsed.append((name, contents))
         results: list[AddedObservations] = []
@@ -319,9 +362,10 @@ class KnowledgeGraph:
                         f"observations[{index}].entityName", f"no entity named {name!r}"
                     )
                 record, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
-                existing = {content for _, content in tx.graph.observations(record.id, now)}
+                wanted = list(dict.fromkeys(contents))
+                existing = {content for _, content in tx.graph.observations(record.id, now, wanted)}
                 added = []
-                for content in dict.fromkeys(contents):
+                for content in wanted:
                     if content not in existing:
                         self._add_observation(tx, scope_namespace, record, content)
                         added.append(content)
@@ -371,11 +415,12 @@ class KnowledgeGraph:
         observations are reported, not raised."""
         scope_namespace = self._namespace(namespace)
         parsed = []
+        tally = _Tally("deletions")
         for index, item in enumerate(_items("deletions", deletions)):
             deletion = self._parse(ObservationDeletion, item, f"deletions[{index}]")
+            tally.add(_items(f"deletions[{index}].observations", deletion.observations))
             name = check_entity_name(deletion.entity_name, f"deletions[{index}].entityName")
-            wanted = _items(f"deletions[{index}].observations", deletion.observations)
-            parsed.append((name, list(wanted)))
+            parsed.append((name, list(deletion.observations)))
         # One entity named in two deletions (in any spelling of its key) is one list, and
         # a text given twice is one: each is answered once, as deleted or as not found.
         merged: dict[str, tuple[str, list[str]]] = {}
@@ -392,7 +437,7 @@ class KnowledgeGraph:
                     missing.append(f"entity {name!r}")
                     continue
                 by_content: dict[str, list[int]] = {}
-                for seq, content in tx.graph.observations(found.id, now):
+                for seq, content in tx.graph.observations(found.id, now, wanted):
                     by_content.setdefault(content, []).append(seq)
                 for text in dict.fromkeys(wanted):
                     seqs = by_content.pop(text, None)
@@ -476,6 +521,24 @@ class KnowledgeGraph:
             for record in records
         ]
 
+    def _page_entities(
+        self, namespace: str, records: Sequence[EntityRecord], now: datetime
+    ) -> list[KnowledgeEntity]:
+        """The first of ``records`` whose observations fit in ``PAGE_OBSERVATION_CHARACTERS``
+        (the first entity always, whole: an entity is never cut), read a few at a time, then
+        more, so a page of large entities is not read whole to be cut."""
+        entities: list[KnowledgeEntity] = []
+        characters = 0
+        start, size = 0, PAGE_READ_CHUNK
+        while start < len(records):
+            for entity in self._entities(namespace, records[start : start + size], now):
+                characters += sum(len(text) for text in entity.observations)
+                if entities and characters > PAGE_OBSERVATION_CHARACTERS:
+                    return entities
+                entities.append(entity)
+            start, size = start + size, size * 2
+        return entities
+
     @staticmethod
     def _relations(records: Iterable[RelationRecord]) -> list[KnowledgeRelation]:
         return [
@@ -490,7 +553,8 @@ class KnowledgeGraph:
 
         ``limit`` defaults to ``graph_page_size`` (or ``max_limit``, when that is
         lower); ``nextCursor`` (with ``hasMore``) fetches the next page, so a large
-        graph never comes back in one answer.
+        graph never comes back in one answer. A page ends early, before the entity whose
+        observations would take it past ``PAGE_OBSERVATION_CHARACTERS``.
         """
         scope_namespace = self._namespace(namespace)
         size = check.limit(limit, self._settings, default=self._settings.graph_page_size)
@@ -504,9 +568,11 @@ class KnowledgeGraph:
             scope_namespace, now, query=None, type=None, limit=size + 1, after=after
         )
         has_more = len(records) > size
-        records = records[:size]
+        entities = self._page_entities(scope_namespace, records[:size], now)
+        has_more = has_more or len(entities) < min(size, len(records))
+        records = records[: len(entities)]
         return KnowledgeGraphPage(
-            entities=self._entities(scope_namespace, records, now),
+            entities=entities,
             relations=self._relations(
                 graph.relations_from(scope_namespace, [record.id for record in records], now)
             ),
@@ -546,7 +612,8 @@ class KnowledgeGraph:
         """Entities whose name, type or observations contain ``query`` (in any case, Unicode
         lower case on both sides as the reference does; or whose key contains the query's
         key), and the relations touching them; at most ``graph_page_size`` entities (or
-        ``max_limit``, when that is lower; ``hasMore``)."""
+        ``max_limit``, when that is lower), fewer when their observations pass
+        ``PAGE_OBSERVATION_CHARACTERS`` (``hasMore`` says so)."""
         scope_namespace = self._namespace(namespace)
         if len(query) > 1_000:
             raise ValidationError("query", f"is {len(query)} characters; the limit is 1000")
@@ -556,9 +623,11 @@ class KnowledgeGraph:
         # The query as given, as the reference reads it: "   " finds what holds three spaces.
         records = self._store.graph.search_entities(scope_namespace, query, now, size + 1)
         has_more = len(records) > size
-        records = records[:size]
+        entities = self._page_entities(scope_namespace, records[:size], now)
+        has_more = has_more or len(entities) < min(size, len(records))
+        records = records[: len(entities)]
         return KnowledgeGraphPage(
-            entities=self._entities(scope_namespace, records, now),
+            entities=entities,
             relations=self._touching(scope_namespace, records, now),
             has_more=has_more,
         )
@@ -579,6 +648,11 @@ class KnowledgeGraph:
             entities=self._entities(scope_namespace, records, now),
             relations=self._touching(scope_namespace, records, now),
         )
+
+    def version(self, *, namespace: str | None = None) -> int:
+        """A number that changes when the namespace's graph may have (for notifications:
+        it may also change when the graph did not)."""
+        return self._store.graph.version(self._namespace(namespace), self._clock())
 
     # -- import --------------------------------------------------------------------------
 
@@ -610,9 +684,8 @@ class KnowledgeGraph:
             else:
                 relations.append((number, parsed))
         now = self._clock()
-        for start in range(0, len(entities), 500):
+        for batch in _import_batches([entity for _, entity in entities]):
             with self._store.transaction() as tx:
-                batch = [entity for _, entity in entities[start : start + 500]]
                 tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in batch))
                 for entity in batch:
                     self._import_entity(tx, scope_namespace, entity, now, report)
@@ -657,9 +730,10 @@ class KnowledgeGraph:
         report: KnowledgeImportReport,
     ) -> None:
         record, created = tx.graph.declare_entity(namespace, entity.name, entity.entity_type, now)
-        existing = {content for _, content in tx.graph.observations(record.id, now)}
+        wanted = list(dict.fromkeys(entity.observations))
+        existing = {content for _, content in tx.graph.observations(record.id, now, wanted)}
         added = 0
-        for content in dict.fromkeys(entity.observations):
+        for content in wanted:
             if content not in existing:
                 self._add_observation(tx, namespace, record, content)
                 added += 1

@@ -12,6 +12,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
+from recalld.config import Settings
+from recalld.service import MemoryService
 from tests.web.browser_support import (
     Browsed,
     browsed_server,
@@ -139,3 +141,32 @@ def test_browser_limits_why_not_ranks_a_memory_outside_the_pool_where_it_would_g
     shown = element(driver, "#explain-result").text
     assert "would be 2 were it a candidate (1 found)" in shown
     assert "of 1 candidate" not in shown
+
+
+def test_browser_limits_entity_page_says_it_shows_the_first_observations(
+    browsed: Browsed,
+) -> None:
+    # The detail lists the first graph_page_size observations (lowered to the cap here) and
+    # the page says how many there are (adversarial pass f64); it listed all of them.
+    namespace = f"capped-{uuid.uuid4().hex[:8]}"
+    settings = Settings(db=browsed.server.db, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        service.knowledge.create_entities(
+            [
+                {
+                    "name": "Anna",
+                    "entityType": "person",
+                    "observations": [f"fact {number}" for number in range(CAP + 2)],
+                }
+            ],
+            namespace=namespace,
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "graph/Anna", namespace=namespace)
+    text_appears(
+        driver,
+        "#entity-observations-more",
+        f"The first {CAP} observations are shown of {CAP + 2}",
+    )
+    shown = driver.find_elements(By.CSS_SELECTOR, "#entity-observations li")
+    assert [item.text for item in shown] == [f"fact {number}" for number in range(CAP)]

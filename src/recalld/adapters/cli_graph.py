@@ -81,6 +81,13 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
         console.print(f"aliases: {', '.join(detail.aliases)}", highlight=False, markup=False)
     for observation in detail.observations:
         console.print(f"  observation: {observation.content}", highlight=False, markup=False)
+    if entity.observations > len(detail.observations):
+        console.print(
+            f"  (the first {len(detail.observations)} of {entity.observations} observations;"
+            " --json the same; the knowledge tools' open_nodes lists them all)",
+            highlight=False,
+            markup=False,
+        )
     for relation in detail.relations:
         console.print(
             f"  {relation.subject} -[{relation.predicate}]-> {relation.object}",

@@ -305,6 +305,7 @@ def build_server(
             _ServiceResource(
                 uri=spec.uri,
                 name=spec.name,
+                title=spec.title,
                 description=spec.description,
                 mime_type=spec.mime_type,
                 spec=spec,

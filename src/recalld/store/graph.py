@@ -235,9 +235,13 @@ class GraphTransaction(Protocol):
         """Make memory ``seq`` an observation of the entity."""
         ...
 
-    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
+    def observations(
+        self, entity_id: int, now: datetime | None, among: Sequence[str] | None = None
+    ) -> list[tuple[int, str]]:
         """The entity's observation memories as ``(seq, content)``, oldest first: those
-        live at ``now`` (as the reads show them), or every one when ``now`` is None."""
+        live at ``now`` (as the reads show them), or every one when ``now`` is None; only
+        those whose content is one of ``among`` when it is given (compared in the
+        database: an entity may hold thousands of long ones)."""
         ...
 
     def declare_relation(
@@ -389,6 +393,19 @@ class GraphStore(Protocol):
         self, namespace: str, entity_ids: Sequence[int], now: datetime
     ) -> dict[int, list[tuple[int, str]]]:
         """Each entity's live observation memories as ``(seq, content)``, oldest first."""
+        ...
+
+    def first_observations(
+        self, namespace: str, entity_id: int, now: datetime, limit: int
+    ) -> list[tuple[int, str]]:
+        """One entity's first ``limit`` live observation memories as ``(seq, content)``,
+        oldest first, reading no more of them (an entity may have any number)."""
+        ...
+
+    def version(self, namespace: str, now: datetime) -> int:
+        """A number that changes when the namespace's entities, relations or memories come,
+        go, change or expire by ``now`` (for watchers, which call it often; a mention an
+        extraction adds to an entity already there does not change it)."""
         ...
 
     def relations(

@@ -13,6 +13,7 @@ database still detects is retried whole). Keys sort by code point
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
@@ -522,6 +523,36 @@ class PostgresGraph:
         for entity, seq, content in rows:
             found.setdefault(int(entity), []).append((int(seq), str(content)))
         return found
+
+    def first_observations(
+        self, namespace: str, entity_id: int, now: datetime, limit: int
+    ) -> list[tuple[int, str]]:
+        rows = self._read(
+            "SELECT m.seq, m.content FROM graph_observations o"
+            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = %s AND m.namespace = %s"
+            " AND (m.expires_at IS NULL OR m.expires_at > %s) ORDER BY o.seq LIMIT %s",
+            (entity_id, namespace, now, limit),
+        )
+        return [(int(seq), str(content)) for seq, content in rows]
+
+    def version(self, namespace: str, now: datetime) -> int:
+        # Watchers call this when the change feed tells of a write (or every few seconds).
+        # Ids come from sequences (never reused): a delete and an add between two calls
+        # still move the largest, and the counts catch a delete alone. An expiry writes
+        # nothing: the memories expired by now are counted (review of pass f64).
+        rows = self._read(
+            "SELECT (SELECT count(*) FROM graph_entities WHERE namespace = %(ns)s),"
+            " (SELECT max(id) FROM graph_entities WHERE namespace = %(ns)s),"
+            " (SELECT count(*) FROM graph_relations WHERE namespace = %(ns)s),"
+            " (SELECT max(id) FROM graph_relations WHERE namespace = %(ns)s),"
+            " (SELECT count(*) FROM memories WHERE namespace = %(ns)s),"
+            " (SELECT max(updated_at) FROM memories WHERE namespace = %(ns)s),"
+            " (SELECT max(e.updated_at) FROM graph_entities e WHERE e.namespace = %(ns)s),"
+            " (SELECT count(*) FROM memories WHERE namespace = %(ns)s"
+            " AND expires_at <= %(now)s)",
+            {"ns": namespace, "now": now},
+        )
+        return zlib.crc32(repr(rows[0]).encode())
 
     def relations(
         self,

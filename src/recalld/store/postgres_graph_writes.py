@@ -6,7 +6,7 @@ The row shapes and the "shown" rule come from :mod:`recalld.store.postgres_graph
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from recalld.graph.names import entity_key
@@ -119,12 +119,16 @@ class PostgresGraphTransaction:
             (entity_id, seq),
         )
 
-    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
+    def observations(
+        self, entity_id: int, now: datetime | None, among: Sequence[str] | None = None
+    ) -> list[tuple[int, str]]:
         rows = self._connection.execute(
             "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
             " WHERE o.entity_id = %(id)s AND (%(now)s::timestamptz IS NULL"
-            " OR m.expires_at IS NULL OR m.expires_at > %(now)s::timestamptz) ORDER BY m.seq",
-            {"id": entity_id, "now": now},
+            " OR m.expires_at IS NULL OR m.expires_at > %(now)s::timestamptz)"
+            " AND (%(among)s::text[] IS NULL OR m.content = ANY(%(among)s::text[]))"
+            " ORDER BY m.seq",
+            {"id": entity_id, "now": now, "among": None if among is None else list(among)},
         ).fetchall()
         return [(int(seq), str(content)) for seq, content in rows]
 

@@ -6,7 +6,8 @@ The row shapes and the "shown" rule come from :mod:`recalld.store.sqlite_graph`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -105,12 +106,19 @@ class SQLiteGraphTransaction:
             (entity_id, seq),
         )
 
-    def observations(self, entity_id: int, now: datetime | None) -> list[tuple[int, str]]:
+    def observations(
+        self, entity_id: int, now: datetime | None, among: Sequence[str] | None = None
+    ) -> list[tuple[int, str]]:
         rows: list[tuple[Any, ...]] = self._connection.execute(
             "SELECT m.seq, m.content FROM graph_observations o JOIN memories m ON m.seq = o.seq"
             " WHERE o.entity_id = :id AND (:now IS NULL OR m.expires_at IS NULL"
-            " OR m.expires_at > :now) ORDER BY m.seq",
-            {"id": entity_id, "now": None if now is None else to_storage(now)},
+            " OR m.expires_at > :now) AND (:among IS NULL"
+            " OR m.content IN (SELECT value FROM json_each(:among))) ORDER BY m.seq",
+            {
+                "id": entity_id,
+                "now": None if now is None else to_storage(now),
+                "among": None if among is None else json.dumps(list(among)),
+            },
         ).fetchall()
         return [(int(seq), str(content)) for seq, content in rows]
 

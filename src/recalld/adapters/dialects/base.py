@@ -254,6 +254,7 @@ class ResourceSpec:
     read: Callable[[MemoryService], str]
     version: Callable[[MemoryService], int] | None = None
     mime_type: str = "text/plain"
+    title: str | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ changing one command line; ``read_graph`` adds an optional ``limit`` and
 have the reference's structured shapes (deletes add ``deleted`` and
 ``notFound`` beside ``success`` and ``message``). The semantics are
 :mod:`recalld.knowledge`'s: observations are memories, found by every dialect.
+The reference's resource ``memory://knowledge-graph`` is ``read_graph``'s first page,
+watched for changes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
-from recalld.adapters.dialects.base import Dialect, ToolSpec, state_of
+from recalld.adapters.dialects.base import Dialect, ResourceSpec, ToolSpec, state_of
 from recalld.adapters.dialects.failures import ToolCall, ToolFailure, Wording
 from recalld.knowledge import (
     AddedObservations,
@@ -29,6 +31,7 @@ from recalld.knowledge import (
     KnowledgeRelation,
     RemovalReport,
 )
+from recalld.service import MemoryService
 
 __all__ = ["DIALECT"]
 
@@ -235,9 +238,40 @@ def open_nodes(
     return _graph(state_of(ctx).service.knowledge.open_nodes(names), paged=False)
 
 
+GRAPH_URI = "memory://knowledge-graph"
+
+
+def _graph_text(service: MemoryService) -> str:
+    # The reference's text (its graph as JSON indented by two), of read_graph's first page:
+    # the whole graph of a large store is megabytes, and nextCursor reads on.
+    page = service.knowledge.read_graph().model_dump(by_alias=True)
+    return json.dumps(page, ensure_ascii=False, indent=2)
+
+
+def _graph_version(service: MemoryService) -> int:
+    return service.knowledge.version()
+
+
+GRAPH_RESOURCE = ResourceSpec(
+    uri=GRAPH_URI,
+    name="knowledge-graph",
+    title="Knowledge Graph",
+    description=(
+        "The knowledge graph as read_graph returns it without arguments: its first page of "
+        "entities with their observations and the relations from them (hasMore and "
+        "nextCursor say when read_graph has more). Subscribe to be told when it changes, "
+        "from this or any other process."
+    ),
+    read=_graph_text,
+    version=_graph_version,
+    mime_type="application/json",
+)
+
+
 DIALECT = Dialect(
     name="knowledge",
     wording=Wording(shape=_error),
+    resources=(GRAPH_RESOURCE,),
     tools=(
         ToolSpec(
             "create_entities",

@@ -276,6 +276,10 @@ async function showEntity(detail, api, navigate, name) {
         ? h("p", { class: "hint", id: "entity-relations-more" },
           `The first ${plural(entry.relations.length, "relation is", "relations are")} shown; it has more (recalld graph relations --entity).`)
         : null),
-    h("section", { class: "card" }, h("h3", {}, "Observations"), observations));
+    h("section", { class: "card" }, h("h3", {}, "Observations"), observations,
+      entity.observations > entry.observations.length
+        ? h("p", { class: "hint", id: "entity-observations-more" },
+          `The first ${plural(entry.observations.length, "observation is", "observations are")} shown of ${entity.observations} (the knowledge tools' open_nodes lists them all).`)
+        : null));
   await drawNeighbourhood();
 }
