@@ -8,7 +8,8 @@
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
     ├── StorageError      the database failed (unwritable path, corrupt file, lock timeout)
     │   ├── DiskFullError the disk holding the database is full
-    │   └── DatabaseUnavailableError   the database server cannot be reached (yet)
+    │   ├── DatabaseUnavailableError   the database server cannot be reached (yet)
+    │   └── DatabaseBusyError   the server is there but did not do the work in time
     └── EmbeddingError    the embedding model could not be loaded or could not embed
         └── EmbedderUnavailableError   the embedding endpoint cannot be reached (yet)
 
@@ -22,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "ConflictError",
+    "DatabaseBusyError",
     "DatabaseUnavailableError",
     "DiskFullError",
     "EmbedderUnavailableError",
@@ -90,6 +92,17 @@ class DatabaseUnavailableError(StorageError):
     """The database server cannot be reached (down, restarting, refusing connections).
 
     Transient: the same request succeeds once the server is back (HTTP 503).
+    """
+
+
+class DatabaseBusyError(StorageError):
+    """The database server answers, but did not do the work in time: a lock another
+    client held past ``RECALLD_LOCK_RETRY_SECONDS``, a statement cut by the server's
+    ``statement_timeout`` (or ``transaction_timeout``), or every pooled connection in use.
+
+    Nothing was written. The same request may succeed later (HTTP 503 ``database_busy``
+    with ``Retry-After``), but unlike :class:`DatabaseUnavailableError` it may be the
+    work's own size: the worker counts it as a failed attempt.
     """
 
 

@@ -7,7 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError
+from recalld.errors import (
+    DatabaseBusyError,
+    DatabaseUnavailableError,
+    DiskFullError,
+    StorageError,
+)
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 
 pytestmark = pytest.mark.postgres
@@ -134,13 +139,14 @@ def test_postgres_connection_a_pool_in_use_says_so_not_that_the_server_is_away(
     postgres_url: str,
 ) -> None:
     # Every connection lent (slow statements, lock waits): the server is there, and the
-    # operator's fix is the pool's size or what holds it (adversarial pass d62).
+    # operator's fix is the pool's size or what holds it (adversarial pass d62): busy,
+    # not unavailable (adversarial pass b64).
     database = PostgresDatabase(postgres_url, min_size=0, max_size=2, connect_timeout=0.5)
     try:
         with (
             database.connection(),
             database.connection(),
-            pytest.raises(DatabaseUnavailableError) as caught,
+            pytest.raises(DatabaseBusyError) as caught,
         ):
             database.read("SELECT 1")
         assert database.read("SELECT 1") == [(1,)]

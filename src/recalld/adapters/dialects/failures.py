@@ -39,6 +39,7 @@ from pydantic import Field
 from recalld import _validate as check
 from recalld.errors import (
     ConflictError,
+    DatabaseBusyError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -71,6 +72,7 @@ FailureKind = Literal[
     "conflict",
     "disk_full",
     "database_unavailable",
+    "database_busy",
     "storage_error",
     "embedding_error",
     "forbidden",
@@ -78,6 +80,11 @@ FailureKind = Literal[
 ]
 # What the REST API says for DatabaseUnavailableError (http_api.UNAVAILABLE_MESSAGE).
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
+# What it says for DatabaseBusyError (http_api.BUSY_MESSAGE).
+BUSY_MESSAGE = (
+    "the database is busy (a lock another client holds, a statement timeout, or every"
+    " connection in use): nothing was written; retry shortly"
+)
 # pydantic puts the union member or validator it tried into the error location;
 # those are not argument names.
 _TYPE_WORDS = frozenset(
@@ -180,6 +187,9 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         # on, and the server's location (user, host, database) only in the server's log.
         logger.error("database unavailable: %s", error)
         return ToolFailure("database_unavailable", UNAVAILABLE_MESSAGE, None, error)
+    if isinstance(error, DatabaseBusyError):
+        logger.error("database busy: %s", error)
+        return ToolFailure("database_busy", BUSY_MESSAGE, None, error)
     if isinstance(error, StorageError):
         return ToolFailure("storage_error", f"the database failed: {error}", None, error)
     if isinstance(error, EmbeddingError):

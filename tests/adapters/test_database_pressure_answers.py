@@ -1,0 +1,73 @@
+"""A database under pressure is answered for what it is, over REST and MCP: busy (a lock
+another client holds, a statement timeout, a pool in use) is ``database_busy``, not
+``database_unavailable``, without saying where the database is (adversarial pass b64)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from recalld.errors import DatabaseBusyError
+from recalld.service import MemoryService
+from recalld.tokens import TokenRegistry
+from tests.adapters.mcp_support import call, in_process, text
+
+LOCATION = "postgresql://bob:***@db.internal.example:5432/recalld"
+BUSY = DatabaseBusyError(
+    f"{LOCATION} kept a lock recalld needed held by another client for longer than the"
+    " lock timeout (RECALLD_LOCK_RETRY_SECONDS = 30): nothing was written"
+)
+
+
+def _raising(error: Exception) -> Any:
+    def raise_it(*_arguments: Any, **_options: Any) -> Any:
+        raise error
+
+    return raise_it
+
+
+def test_a_busy_database_is_503_database_busy_with_retry_after_over_rest(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(MemoryService, "remember_many", _raising(BUSY))
+    response = client.post("/v1/memories", json={"content": "anything"})
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["type"] == "database_busy", error
+    assert "lock another client holds" in error["message"]
+    assert "nothing was written" in error["message"]
+    assert response.headers["retry-after"] == "1"
+    assert "db.internal" not in response.text
+
+
+@pytest.mark.anyio
+async def test_a_busy_database_is_database_busy_over_mcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with in_process(tmp_path / "busy.db", "native")() as client:
+        monkeypatch.setattr(MemoryService, "search", _raising(BUSY))
+        result = await call(client, "recall", {"query": "anything"})
+    assert result.is_error
+    body = json.loads(text(result))
+    assert body["error"]["type"] == "database_busy", body
+    assert "retry shortly" in body["error"]["message"]
+    assert "db.internal" not in text(result)
+
+
+@pytest.mark.parametrize(("error", "kind", "retry_after"), [(BUSY, "database_busy", "1")])
+def test_the_token_store_under_pressure_answers_so_with_retry_after(
+    client: TestClient,
+    monkeypatch: pytest.MonkeyPatch,
+    error: Exception,
+    kind: str,
+    retry_after: str,
+) -> None:
+    monkeypatch.setattr(TokenRegistry, "any_active", _raising(error))
+    response = client.get("/v1/stats")
+    assert response.status_code == 503
+    assert response.json()["error"]["type"] == kind
+    assert response.headers["retry-after"] == retry_after
