@@ -1,6 +1,7 @@
 """A database under pressure is answered for what it is, over REST and MCP: busy (a lock
 another client holds, a statement timeout, a pool in use) is ``database_busy``, not
-``database_unavailable``, without saying where the database is (adversarial pass b64)."""
+``database_unavailable``; a full disk carries ``Retry-After``; neither says where the
+database is (adversarial pass b64)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from recalld.errors import DatabaseBusyError
+from recalld.errors import DatabaseBusyError, DiskFullError
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
 from tests.adapters.mcp_support import call, in_process, text
@@ -44,6 +45,17 @@ def test_a_busy_database_is_503_database_busy_with_retry_after_over_rest(
     assert "db.internal" not in response.text
 
 
+def test_a_full_disk_is_503_disk_full_with_retry_after_over_rest(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = DiskFullError("the disk holding the database is full; nothing was written")
+    monkeypatch.setattr(MemoryService, "remember_many", _raising(full))
+    response = client.post("/v1/memories", json={"content": "anything"})
+    assert response.status_code == 503
+    assert response.json()["error"]["type"] == "disk_full"
+    assert response.headers["retry-after"] == "60"
+
+
 @pytest.mark.anyio
 async def test_a_busy_database_is_database_busy_over_mcp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -58,7 +70,10 @@ async def test_a_busy_database_is_database_busy_over_mcp(
     assert "db.internal" not in text(result)
 
 
-@pytest.mark.parametrize(("error", "kind", "retry_after"), [(BUSY, "database_busy", "1")])
+@pytest.mark.parametrize(
+    ("error", "kind", "retry_after"),
+    [(BUSY, "database_busy", "1"), (DiskFullError("the disk is full"), "disk_full", "60")],
+)
 def test_the_token_store_under_pressure_answers_so_with_retry_after(
     client: TestClient,
     monkeypatch: pytest.MonkeyPatch,

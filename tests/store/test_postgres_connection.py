@@ -113,7 +113,7 @@ def test_postgres_connection_conflict_that_cannot_run_again_is_no_503(
 
 
 def test_postgres_connection_full_disk_is_a_disk_full_error_not_unavailable(
-    database: PostgresDatabase,
+    database: PostgresDatabase, caplog: pytest.LogCaptureFixture
 ) -> None:
     # An OperationalError like a server going away, so it was a DatabaseUnavailableError
     # (a 503 to retry, "the database ... is unavailable"), where SQLite says the disk is full.
@@ -127,9 +127,15 @@ def test_postgres_connection_full_disk_is_a_disk_full_error_not_unavailable(
         database.write(operation)
     assert not isinstance(caught.value, DatabaseUnavailableError)
     message = str(caught.value)
-    assert "disk of the database server at postgresql://" in message, message
-    assert "No space left on device" in message
+    assert "the disk of the database server is full" in message, message
     assert "nothing was written" in message
+    # REST and MCP clients get the message as it is: where the database is (its role,
+    # host and name), and the server's file, are the log's (adversarial pass b64).
+    assert "postgresql://" not in message
+    assert "No space left on device" not in message
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "postgresql://" in logged
+    assert "No space left on device" in logged
     assert database.read("SELECT count(*) FROM filled") == [(0,)]
     with pytest.raises(DiskFullError), database.transaction() as connection:
         connection.execute(DISK_FULL)

@@ -172,6 +172,9 @@ BUSY_MESSAGE = (
     "the database is busy (a lock another client holds, a statement timeout, or every"
     " connection in use): nothing was written; retry shortly"
 )
+# A disk is freed by someone, not by waiting: a client told when to come back need not
+# poll (SQLite or PostgreSQL alike).
+DISK_FULL_HEADERS = {"Retry-After": "60"}
 
 
 def _unavailable() -> JSONResponse:
@@ -198,7 +201,7 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _error(503, "database_busy", BUSY_MESSAGE, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
-        return _error(503, "disk_full", str(error))
+        return _error(503, "disk_full", str(error), headers=DISK_FULL_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
         return _error(503, "storage_error", "the database could not serve the request")
@@ -376,7 +379,7 @@ class _Authentication:
             logger.error("storage error while authenticating: %s", error)
             kind, retry = "storage_error", None
             if isinstance(error, DiskFullError):
-                kind = "disk_full"
+                kind, retry = "disk_full", DISK_FULL_HEADERS
             elif isinstance(error, DatabaseBusyError):
                 kind, retry = "database_busy", UNAVAILABLE_HEADERS
             refusal = _refusal(scope, 503, kind, "the token store is unavailable", headers=retry)

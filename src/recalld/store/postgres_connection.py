@@ -427,9 +427,12 @@ class PostgresDatabase:
         except psycopg.errors.DiskFull as error:
             # An OperationalError, but not the server being away (a 503 to retry): as a
             # full disk under SQLite, the write was refused until someone frees space.
+            # The message reaches REST and MCP clients as it is (as SQLite's does): where
+            # the database is, and the server's file, are the log's.
+            logger.error("%s: %s", self.display, self._primary(error))
             raise DiskFullError(
-                f"the disk of the database server at {self.display} is full; nothing was"
-                f" written. Free space on the server ({_scrub(str(error), self.url)})"
+                "the disk of the database server is full; nothing was written. Free space"
+                " on that server (recalld's log names the database)"
             ) from None
         except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as error:
             # Operational errors too, but the server is there and answered: the work
