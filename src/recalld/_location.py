@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 __all__ = [
     "POSTGRES_SCHEMES",
     "display_location",
+    "is_conninfo",
     "is_postgres_url",
     "redact_url",
     "url_secrets",
@@ -27,11 +28,23 @@ _SECRET_PARAMETER = re.compile(r"(?i)(password|sslpassword)=[^&]*")
 _SECRET_VALUE = re.compile(r"(?i)(?:password|sslpassword)=([^&]*)")
 # Characters that end a URL's authority for urlsplit (and "@", which ends the userinfo).
 _DELIMITERS = "@/?#"
+# A libpq keyword/value connection string ("host=db port=5432 user=app password=…"): the
+# form psql, psycopg and DATABASE settings of many tools take, so pasted as a database.
+_CONNINFO = re.compile(
+    r"^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode"
+    r"|connect_timeout|options|application_name|target_session_attrs)\s*=",
+    re.IGNORECASE,
+)
 
 
 def is_postgres_url(value: object) -> bool:
     """Whether ``value`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
     return isinstance(value, str) and bool(_SCHEME.match(value.strip()))
+
+
+def is_conninfo(value: object) -> bool:
+    """Whether ``value`` is a libpq ``key=value`` connection string, not a file name."""
+    return isinstance(value, str) and bool(_CONNINFO.match(value))
 
 
 def redact_url(url: str) -> str:
