@@ -256,6 +256,14 @@ class PostgresDatabase:
             if installed is None and version >= MINIMUM_SERVER_VERSION:
                 try:
                     connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                except psycopg.errors.DiskFull as error:
+                    # Said as "not installed: install pgvector", sending the operator to
+                    # install what is there; the disk is what to fix.
+                    raise DiskFullError(
+                        f"the disk of the database server of {self.display} is full:"
+                        " recalld could not create the 'vector' extension in it, and"
+                        f" wrote nothing. Free space on that server ({self._primary(error)})"
+                    ) from None
                 except psycopg.Error as error:
                     logger.warning(
                         "could not create the vector extension in %s: %s",
