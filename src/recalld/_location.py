@@ -19,6 +19,7 @@ __all__ = [
     "is_postgres_url",
     "redact_url",
     "url_secrets",
+    "without_location",
 ]
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -40,6 +41,19 @@ _CONNINFO = re.compile(
 def is_postgres_url(value: object) -> bool:
     """Whether ``value`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
     return isinstance(value, str) and bool(_SCHEME.match(value.strip()))
+
+
+# A PostgreSQL location in a message, and the word before it ("the database at …").
+_URL = r"postgres(?:ql)?://[^\s()]+?(?=[:,;.]?(?:[\s()]|$))"
+_LOCATION_AFTER_WORD = re.compile(r"\s(?:at|of|in|to)\s" + _URL, re.IGNORECASE)
+_LOCATION = re.compile(_URL, re.IGNORECASE)
+
+
+def without_location(message: str) -> str:
+    """``message`` without the PostgreSQL locations it names ("the database at
+    postgresql://user:***@host/db is read-only" → "the database is read-only"): for
+    clients that are told what failed, not where the database is."""
+    return _LOCATION.sub("the database", _LOCATION_AFTER_WORD.sub("", message))
 
 
 def is_conninfo(value: object) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from recalld.errors import DatabaseBusyError, DiskFullError
+from recalld.errors import DatabaseBusyError, DiskFullError, StorageError
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
 from tests.adapters.mcp_support import call, in_process, text
@@ -86,3 +86,28 @@ def test_the_token_store_under_pressure_answers_so_with_retry_after(
     assert response.status_code == 503
     assert response.json()["error"]["type"] == kind
     assert response.headers["retry-after"] == retry_after
+
+
+@pytest.mark.anyio
+async def test_a_storage_error_over_mcp_does_not_say_where_the_database_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # After a failover to a hot standby, new connections are read-only: the message named
+    # the database's role, host, port and name to any client of /mcp, where REST answers
+    # "the database could not serve the request" and logs the rest.
+    read_only = StorageError(
+        f"the database at {LOCATION} is read-only (cannot execute INSERT in a read-only"
+        " transaction): nothing was written. point it at the primary server"
+    )
+    async with in_process(tmp_path / "ro.db", "native")() as client:
+        monkeypatch.setattr(MemoryService, "remember", _raising(read_only))
+        result = await call(client, "remember", {"content": "anything"})
+    assert result.is_error
+    body = json.loads(text(result))
+    assert body["error"]["type"] == "storage_error", body
+    assert body["error"]["message"] == (
+        "the database failed: the database is read-only (cannot execute INSERT in a"
+        " read-only transaction): nothing was written. point it at the primary server"
+    )
+    assert "db.internal" not in text(result)
+    assert any("db.internal" in record.getMessage() for record in caplog.records)
