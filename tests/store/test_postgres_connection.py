@@ -11,6 +11,7 @@ from recalld.errors import (
     DatabaseBusyError,
     DatabaseUnavailableError,
     DiskFullError,
+    StatementTimeoutError,
     StorageError,
 )
 from recalld.store.postgres_connection import Connection, PostgresDatabase
@@ -162,3 +163,4 @@ def test_postgres_connection_a_pool_in_use_says_so_not_that_the_server_is_away(
     assert "all 2 connections of this process to postgresql://" in message, message
     assert "stayed in use for 0.5 s (RECALLD_POSTGRES_POOL_MAX = 2)" in message
     assert "is unavailable" not in message
+    assert not isinstance(caught.value, StatementTimeoutError)  # no fault of the work

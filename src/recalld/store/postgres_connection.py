@@ -13,9 +13,10 @@ Errors are translated once, here:
   (:mod:`.postgres_watchdog`) → :class:`DatabaseUnavailableError` (HTTP 503)
   naming the redacted location;
 * the server is there but the work did not get done in time: a lock held past
-  ``lock_retry_seconds`` (``lock_timeout``), a statement cut by ``statement_timeout``
-  or ``transaction_timeout``, every pooled connection in use →
-  :class:`~recalld.errors.DatabaseBusyError` naming the setting;
+  ``lock_retry_seconds`` (``lock_timeout``), every pooled connection in use →
+  :class:`~recalld.errors.DatabaseBusyError` naming the setting; a statement cut by
+  ``statement_timeout`` or ``transaction_timeout`` → its subclass
+  :class:`~recalld.errors.StatementTimeoutError` (the worker counts it an attempt);
 * a serialization failure or deadlock → the whole write (or read) is run again
   (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
   twice. Both are operational errors to psycopg, but they mean the server is there,
@@ -52,6 +53,7 @@ from recalld.errors import (
     DatabaseBusyError,
     DatabaseUnavailableError,
     DiskFullError,
+    StatementTimeoutError,
     StorageError,
     ValidationError,
 )
@@ -375,7 +377,7 @@ class PostgresDatabase:
                 f" nothing was written ({reason}). Look for what holds it (pg_locks,"
                 " pg_stat_activity: a LOCK TABLE, a long transaction), or raise the setting"
             )
-        return DatabaseBusyError(
+        return StatementTimeoutError(
             f"{self.display} cut the statement before it finished ({reason}): nothing was"
             " written. recalld's connections keep the statement_timeout and"
             " transaction_timeout the database, role or URL set: raise them, or look for"
