@@ -57,3 +57,25 @@ def test_a_file_name_with_an_equals_sign_is_still_a_file(path: str) -> None:
 @pytest.mark.parametrize("value", [CONNINFO, "dbname = recalld", "  service=prod", "HOST=db"])
 def test_what_is_a_connection_string(value: str) -> None:
     assert is_conninfo(value)
+
+
+@pytest.mark.parametrize("option", ["--to", "--from"])
+def test_a_connection_string_given_to_migrate_copies_nothing_and_shows_no_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    # `recalld migrate --to 'host=… password=…'` copied every memory into a new SQLite
+    # file named after the string and printed "copied … into host=… password=…"
+    # (review of pass b64).
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RECALLD_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", "source.db", "remember", "a memory"]).exit_code == 0
+    before = sorted(os.listdir(tmp_path))
+    other = ["--to", "target.db"] if option == "--from" else []
+    result = runner.invoke(cli, ["--db", "source.db", "migrate", option, CONNINFO, *other])
+    assert result.exit_code != 0
+    said = f"{result.output}{result.exception}"
+    assert f"{option.removeprefix('--')}: is a key=value connection string" in said, said
+    assert SECRET not in said
+    assert sorted(os.listdir(tmp_path)) == before

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 __all__ = [
+    "CONNINFO_REFUSED",
     "POSTGRES_SCHEMES",
     "display_location",
     "is_conninfo",
@@ -54,6 +55,15 @@ def without_location(message: str) -> str:
     postgresql://user:***@host/db is read-only" → "the database is read-only"): for
     clients that are told what failed, not where the database is."""
     return _LOCATION.sub("the database", _LOCATION_AFTER_WORD.sub("", message))
+
+
+# Why a key=value connection string is refused, after the field's name. The value is not
+# repeated: it may hold a password.
+CONNINFO_REFUSED = (
+    "is a key=value connection string (host=..., dbname=...), which recalld does"
+    " not read as a database: give a postgresql:// URL"
+    " (postgresql://user:password@host:port/dbname), or a file path"
+)
 
 
 def is_conninfo(value: object) -> bool:

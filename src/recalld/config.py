@@ -21,7 +21,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from recalld._location import is_conninfo, is_postgres_url, redact_url
+from recalld._location import CONNINFO_REFUSED, is_conninfo, is_postgres_url, redact_url
 
 __all__ = [
     "MAX_COUNT",
@@ -471,11 +471,7 @@ class Settings(BaseSettings):
             # string (password included) in the working directory, printed that name,
             # and kept every memory there instead of in PostgreSQL. The value is not
             # repeated: it may hold a password.
-            raise ValueError(
-                "is a key=value connection string (host=..., dbname=...), which recalld does"
-                " not read as a database: give a postgresql:// URL"
-                " (postgresql://user:password@host:port/dbname), or a file path"
-            )
+            raise ValueError(CONNINFO_REFUSED)
         if isinstance(value, str) and not url:
             value = Path(value)
         if isinstance(value, str | Path):
