@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from recalld.errors import DatabaseBusyError, DiskFullError, StorageError
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
+from recalld.transfer import IMPORT_CHUNK_LINES, Transfer
 from tests.adapters.mcp_support import call, in_process, text
 
 LOCATION = "postgresql://bob:***@db.internal.example:5432/recalld"
@@ -111,3 +112,31 @@ async def test_a_storage_error_over_mcp_does_not_say_where_the_database_is(
     )
     assert "db.internal" not in text(result)
     assert any("db.internal" in record.getMessage() for record in caplog.records)
+
+
+def test_an_import_a_busy_database_stopped_says_what_it_kept_over_rest(
+    client: TestClient, service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its chunks are one transaction each: those before the busy one are kept. REST said
+    # only "nothing was written; retry shortly" (review of pass b64).
+    import_chunk = Transfer._import_chunk
+    chunks: list[int] = []
+
+    def second_is_busy(self: Transfer, chunk: Any, report: Any) -> None:
+        chunks.append(len(chunk))
+        if len(chunks) == 2:
+            raise BUSY
+        import_chunk(self, chunk, report)
+
+    monkeypatch.setattr(Transfer, "_import_chunk", second_is_busy)
+    lines = [json.dumps({"content": f"imported memory {n}"}) for n in range(IMPORT_CHUNK_LINES + 3)]
+    response = client.post("/v1/import", content="\n".join(lines) + "\n")
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["type"] == "database_busy"
+    message = error["message"]
+    assert message.startswith(f"the import stopped at line {IMPORT_CHUNK_LINES + 1}:"), message
+    assert f"kept ({IMPORT_CHUNK_LINES} created, 0 updated)" in message
+    assert "db.internal" not in message
+    assert response.headers["retry-after"] == "1"
+    assert service.stats().count == IMPORT_CHUNK_LINES

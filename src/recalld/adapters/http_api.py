@@ -94,6 +94,7 @@ from recalld.errors import (
 )
 from recalld.service import MemoryService
 from recalld.tokens import Caller, TokenRegistry
+from recalld.transfer_lines import stopped_import_told
 
 __all__ = ["ExtraMount", "check_bind", "create_app", "is_loopback", "mcp_mount", "serve"]
 
@@ -172,6 +173,11 @@ BUSY_MESSAGE = (
     "the database is busy (a lock another client holds, a statement timeout, or every"
     " connection in use): nothing was written; retry shortly"
 )
+# An import it stopped after some chunks: the cause, then where it stopped and what it kept.
+BUSY_CAUSE = (
+    "the database is busy (a lock another client holds, a statement timeout, or every"
+    " connection in use): nothing of that line's chunk was written; retry shortly"
+)
 # A disk is freed by someone, not by waiting: a client told when to come back need not
 # poll (SQLite or PostgreSQL alike).
 DISK_FULL_HEADERS = {"Retry-After": "60"}
@@ -198,7 +204,8 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _unavailable()
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
-        return _error(503, "database_busy", BUSY_MESSAGE, headers=UNAVAILABLE_HEADERS)
+        message = stopped_import_told(error, BUSY_CAUSE) or BUSY_MESSAGE
+        return _error(503, "database_busy", message, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
         return _error(503, "disk_full", str(error), headers=DISK_FULL_HEADERS)
