@@ -26,6 +26,8 @@ EXAMPLES: list[errors.RecalldError] = [
     errors.StorageError("the store is closed"),
     errors.DiskFullError("the disk holding the database is full"),
     errors.DatabaseUnavailableError("the database at postgresql://h/db is unavailable"),
+    errors.DatabaseBusyError("postgresql://h/db kept a lock held by another client"),
+    errors.StatementTimeoutError("postgresql://h/db cut the statement before it finished"),
     errors.EmbeddingError("the model file is missing"),
     errors.EmbedderUnavailableError("http://e/v1/embeddings failed: timed out"),
     errors.AuthenticationError("no bearer token"),

@@ -13,11 +13,14 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 __all__ = [
+    "CONNINFO_REFUSED",
     "POSTGRES_SCHEMES",
     "display_location",
+    "is_conninfo",
     "is_postgres_url",
     "redact_url",
     "url_secrets",
+    "without_location",
 ]
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -27,11 +30,45 @@ _SECRET_PARAMETER = re.compile(r"(?i)(password|sslpassword)=[^&]*")
 _SECRET_VALUE = re.compile(r"(?i)(?:password|sslpassword)=([^&]*)")
 # Characters that end a URL's authority for urlsplit (and "@", which ends the userinfo).
 _DELIMITERS = "@/?#"
+# A libpq keyword/value connection string ("host=db port=5432 user=app password=…"): the
+# form psql, psycopg and DATABASE settings of many tools take, so pasted as a database.
+_CONNINFO = re.compile(
+    r"^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode"
+    r"|connect_timeout|options|application_name|target_session_attrs)\s*=",
+    re.IGNORECASE,
+)
 
 
 def is_postgres_url(value: object) -> bool:
     """Whether ``value`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
     return isinstance(value, str) and bool(_SCHEME.match(value.strip()))
+
+
+# A PostgreSQL location in a message, and the word before it ("the database at …").
+_URL = r"postgres(?:ql)?://[^\s()]+?(?=[:,;.]?(?:[\s()]|$))"
+_LOCATION_AFTER_WORD = re.compile(r"\s(?:at|of|in|to)\s" + _URL, re.IGNORECASE)
+_LOCATION = re.compile(_URL, re.IGNORECASE)
+
+
+def without_location(message: str) -> str:
+    """``message`` without the PostgreSQL locations it names ("the database at
+    postgresql://user:***@host/db is read-only" → "the database is read-only"): for
+    clients that are told what failed, not where the database is."""
+    return _LOCATION.sub("the database", _LOCATION_AFTER_WORD.sub("", message))
+
+
+# Why a key=value connection string is refused, after the field's name. The value is not
+# repeated: it may hold a password.
+CONNINFO_REFUSED = (
+    "is a key=value connection string (host=..., dbname=...), which recalld does"
+    " not read as a database: give a postgresql:// URL"
+    " (postgresql://user:password@host:port/dbname), or a file path"
+)
+
+
+def is_conninfo(value: object) -> bool:
+    """Whether ``value`` is a libpq ``key=value`` connection string, not a file name."""
+    return isinstance(value, str) and bool(_CONNINFO.match(value))
 
 
 def redact_url(url: str) -> str:

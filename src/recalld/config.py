@@ -21,7 +21,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from recalld._location import is_postgres_url, redact_url
+from recalld._location import CONNINFO_REFUSED, is_conninfo, is_postgres_url, redact_url
 
 __all__ = [
     "MAX_COUNT",
@@ -466,6 +466,12 @@ class Settings(BaseSettings):
         sends the URL as UTF-8: a Latin-1 ``--db`` in a UTF-8 shell failed every command
         with a traceback)."""
         url = is_postgres_url(value)
+        if is_conninfo(value):
+            # Taken for a file name, it created a new SQLite database named after the
+            # string (password included) in the working directory, printed that name,
+            # and kept every memory there instead of in PostgreSQL. The value is not
+            # repeated: it may hold a password.
+            raise ValueError(CONNINFO_REFUSED)
         if isinstance(value, str) and not url:
             value = Path(value)
         if isinstance(value, str | Path):

@@ -8,7 +8,9 @@
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
     ├── StorageError      the database failed (unwritable path, corrupt file, lock timeout)
     │   ├── DiskFullError the disk holding the database is full
-    │   └── DatabaseUnavailableError   the database server cannot be reached (yet)
+    │   ├── DatabaseUnavailableError   the database server cannot be reached (yet)
+    │   └── DatabaseBusyError   the server is there but did not do the work in time
+    │       └── StatementTimeoutError   the server's timeout cut recalld's statement
     └── EmbeddingError    the embedding model could not be loaded or could not embed
         └── EmbedderUnavailableError   the embedding endpoint cannot be reached (yet)
 
@@ -22,12 +24,14 @@ from typing import Any
 
 __all__ = [
     "ConflictError",
+    "DatabaseBusyError",
     "DatabaseUnavailableError",
     "DiskFullError",
     "EmbedderUnavailableError",
     "EmbeddingError",
     "NotFoundError",
     "RecalldError",
+    "StatementTimeoutError",
     "StorageError",
     "ValidationError",
 ]
@@ -90,6 +94,26 @@ class DatabaseUnavailableError(StorageError):
     """The database server cannot be reached (down, restarting, refusing connections).
 
     Transient: the same request succeeds once the server is back (HTTP 503).
+    """
+
+
+class DatabaseBusyError(StorageError):
+    """The database server answers, but did not do the work in time: a lock another
+    client held past ``RECALLD_LOCK_RETRY_SECONDS``, every pooled connection in use, or
+    a statement cut by the server's timeout (:class:`StatementTimeoutError`).
+
+    Nothing was written; the same request may succeed later (HTTP 503 ``database_busy``
+    with ``Retry-After``). Another client's lock or a full pool is no fault of the work:
+    the worker holds its results and tries again without counting an attempt, as for
+    :class:`DatabaseUnavailableError`.
+    """
+
+
+class StatementTimeoutError(DatabaseBusyError):
+    """The server's ``statement_timeout`` (or ``transaction_timeout``) cut a statement of
+    recalld's: nothing was written. It may be the work's own size, so the worker counts
+    it as a failed attempt (a batch too slow for the timeout fails after
+    ``RECALLD_WORKER_MAX_ATTEMPTS`` rather than being retried for ever).
     """
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import re
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
@@ -38,6 +39,7 @@ __all__ = [
     "legacy_place",
     "line_text",
     "stopped_import",
+    "stopped_import_told",
     "structure_kind",
     "unchanged",
 ]
@@ -200,3 +202,21 @@ def stopped_import(
             " what is already there",
         )
         raise stopped from error
+
+
+# stopped_import's message: where the import stopped, its cause, and what it kept.
+_STOPPED = re.compile(
+    r"the import stopped at line (\S+): .*\. (The lines before it are imported and kept \(.*)",
+    re.DOTALL,
+)
+
+
+def stopped_import_told(error: BaseException, cause: str) -> str | None:
+    """For an import a database failure stopped after some chunks (see
+    :func:`stopped_import`): its message with ``cause`` (what a client is told) in place
+    of the error's own (the log's); None for any other error. A client told only "nothing
+    was written" took the chunks kept for lost (review of pass b64)."""
+    stopped = _STOPPED.fullmatch(str(error))
+    if stopped is None:
+        return None
+    return f"the import stopped at line {stopped[1]}: {cause}. {stopped[2]}"

@@ -2,9 +2,11 @@
 PostgreSQL restart): results held for the next step, jobs handed back past their lease.
 
 A batch's vectors (or extractions) are computed, and storing them fails with
-:class:`~recalld.errors.DiskFullError` or :class:`~recalld.errors.DatabaseUnavailableError`:
-no fault of the texts. Two passes fixed this two ways (adversarial passes c63 and d63),
-reconciled here (review of pass d63):
+:class:`~recalld.errors.DiskFullError`, :class:`~recalld.errors.DatabaseUnavailableError`
+or a :class:`~recalld.errors.DatabaseBusyError` other than a statement timeout (another
+client's lock on PostgreSQL, a full pool: review of pass b64): no fault of the texts.
+Two passes fixed this two ways (adversarial passes c63 and d63), reconciled here (review
+of pass d63):
 
 - the results are **held** and stored by the worker's next step, before it claims
   anything, while it still leases their jobs: nothing is embedded again, and no further
@@ -35,7 +37,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
-from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError
+from recalld.errors import (
+    DatabaseBusyError,
+    DatabaseUnavailableError,
+    DiskFullError,
+    StatementTimeoutError,
+    StorageError,
+)
 from recalld.store.base import Store
 from recalld.store.graph import GraphJob
 from recalld.store.semantic import Job
@@ -66,8 +74,13 @@ ResultT = TypeVar("ResultT")
 
 
 def is_outage(error: BaseException) -> bool:
-    """Whether ``error`` is the database away or full, not a fault of the batch."""
-    return isinstance(error, DiskFullError | DatabaseUnavailableError)
+    """Whether ``error`` is the database away, full or busy with another client's work
+    (a lock it held past ``RECALLD_LOCK_RETRY_SECONDS``, every pooled connection in use),
+    not a fault of the batch. A statement the server's timeout cut may be the batch's own
+    size: no outage, its attempts count (review of pass b64)."""
+    if isinstance(error, StatementTimeoutError):
+        return False
+    return isinstance(error, DiskFullError | DatabaseUnavailableError | DatabaseBusyError)
 
 
 @dataclass

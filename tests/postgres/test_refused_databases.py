@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import StorageError
+from recalld.errors import DiskFullError, StorageError
 from recalld.service import MemoryService
 from recalld.store.postgres_scrub import MAY_NOT_VACUUM, MAY_NOT_VACUUM_17, VACUUM_TABLES
 from tests.postgres_server import LocalPostgres
@@ -184,3 +184,31 @@ def test_both_vacuum_permission_checks_name_the_tables_a_role_may_not_vacuum(
     with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
         connection.execute(f'ALTER DATABASE "{database}" OWNER TO {role}')
     assert refused(application) == set()  # the database's owner
+
+
+def test_a_full_disk_that_stops_creating_the_vector_extension_says_so(
+    postgres_server: LocalPostgres,
+) -> None:
+    # The extension's script failed with "could not extend file … No space left on
+    # device", and recalld said the extension was not installed: install pgvector
+    # (adversarial pass b64, found on a full tmpfs).
+    database = f"full_{secrets.token_hex(4)}"
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {database}")
+    with psycopg.connect(postgres_server.url(database), autocommit=True) as connection:
+        connection.execute(
+            "CREATE FUNCTION disk_is_full() RETURNS event_trigger LANGUAGE plpgsql AS $$"
+            " BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'"
+            " USING ERRCODE = '53100'; END $$"
+        )
+        connection.execute(
+            "CREATE EVENT TRIGGER disk_is_full ON ddl_command_start"
+            " WHEN TAG IN ('CREATE EXTENSION') EXECUTE FUNCTION disk_is_full()"
+        )
+    with pytest.raises(DiskFullError) as caught:
+        MemoryService.open(_settings(postgres_server.url(database)))
+    message = str(caught.value)
+    assert "could not create the 'vector' extension" in message, message
+    assert "No space left on device" in message
+    assert "install pgvector" not in message
+    assert postgres_server.password not in message

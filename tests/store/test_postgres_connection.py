@@ -7,7 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError
+from recalld.errors import (
+    DatabaseBusyError,
+    DatabaseUnavailableError,
+    DiskFullError,
+    StatementTimeoutError,
+    StorageError,
+)
 from recalld.store.postgres_connection import Connection, PostgresDatabase
 
 pytestmark = pytest.mark.postgres
@@ -108,7 +114,7 @@ def test_postgres_connection_conflict_that_cannot_run_again_is_no_503(
 
 
 def test_postgres_connection_full_disk_is_a_disk_full_error_not_unavailable(
-    database: PostgresDatabase,
+    database: PostgresDatabase, caplog: pytest.LogCaptureFixture
 ) -> None:
     # An OperationalError like a server going away, so it was a DatabaseUnavailableError
     # (a 503 to retry, "the database ... is unavailable"), where SQLite says the disk is full.
@@ -122,9 +128,15 @@ def test_postgres_connection_full_disk_is_a_disk_full_error_not_unavailable(
         database.write(operation)
     assert not isinstance(caught.value, DatabaseUnavailableError)
     message = str(caught.value)
-    assert "disk of the database server at postgresql://" in message, message
-    assert "No space left on device" in message
+    assert "the disk of the database server is full" in message, message
     assert "nothing was written" in message
+    # REST and MCP clients get the message as it is: where the database is (its role,
+    # host and name), and the server's file, are the log's (adversarial pass b64).
+    assert "postgresql://" not in message
+    assert "No space left on device" not in message
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "postgresql://" in logged
+    assert "No space left on device" in logged
     assert database.read("SELECT count(*) FROM filled") == [(0,)]
     with pytest.raises(DiskFullError), database.transaction() as connection:
         connection.execute(DISK_FULL)
@@ -134,13 +146,14 @@ def test_postgres_connection_a_pool_in_use_says_so_not_that_the_server_is_away(
     postgres_url: str,
 ) -> None:
     # Every connection lent (slow statements, lock waits): the server is there, and the
-    # operator's fix is the pool's size or what holds it (adversarial pass d62).
+    # operator's fix is the pool's size or what holds it (adversarial pass d62): busy,
+    # not unavailable (adversarial pass b64).
     database = PostgresDatabase(postgres_url, min_size=0, max_size=2, connect_timeout=0.5)
     try:
         with (
             database.connection(),
             database.connection(),
-            pytest.raises(DatabaseUnavailableError) as caught,
+            pytest.raises(DatabaseBusyError) as caught,
         ):
             database.read("SELECT 1")
         assert database.read("SELECT 1") == [(1,)]
@@ -150,3 +163,4 @@ def test_postgres_connection_a_pool_in_use_says_so_not_that_the_server_is_away(
     assert "all 2 connections of this process to postgresql://" in message, message
     assert "stayed in use for 0.5 s (RECALLD_POSTGRES_POOL_MAX = 2)" in message
     assert "is unavailable" not in message
+    assert not isinstance(caught.value, StatementTimeoutError)  # no fault of the work

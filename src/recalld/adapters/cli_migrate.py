@@ -95,8 +95,8 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
     from recalld.moving import copy_store
     from recalld.store.factory import open_store
 
-    source_settings = state.settings if origin is None else _with_db(state.settings, origin)
-    target_settings = _with_db(state.settings, destination)
+    source_settings = state.settings if origin is None else _with_db(state.settings, origin, "from")
+    target_settings = _with_db(state.settings, destination, "to")
     if display_location(source_settings.db) == display_location(target_settings.db):
         raise ValidationError("to", "the source and the target are the same database")
     if isinstance(source_settings.db, Path) and isinstance(target_settings.db, Path):
@@ -264,8 +264,13 @@ def _warn_incomplete(report: CopyReport) -> None:
     raise SystemExit(1)
 
 
-def _with_db(settings: Settings, location: str) -> Settings:
-    from recalld._location import is_postgres_url
+def _with_db(settings: Settings, location: str, field: str) -> Settings:
+    from recalld._location import CONNINFO_REFUSED, is_conninfo, is_postgres_url
+    from recalld.errors import ValidationError
 
+    if is_conninfo(location):
+        # As --db's (adversarial pass b64): taken for a file name, the copy went into a
+        # new SQLite file named after the string, password and all, and said so.
+        raise ValidationError(field, CONNINFO_REFUSED)
     database: Path | str = location.strip() if is_postgres_url(location) else Path(location)
     return settings.model_copy(update={"db": database})

@@ -21,8 +21,10 @@ Layers of every request, outermost first:
 
 Errors are translated once, here: :class:`ValidationError` → 422,
 :class:`NotFoundError` → 404, :class:`ConflictError` → 409,
-:class:`DiskFullError` → 503 ``disk_full`` (saying so), :class:`StorageError`
-→ 503, :class:`EmbeddingError` → 503 (a server fault, not the caller's),
+:class:`DiskFullError` → 503 ``disk_full`` (saying so),
+:class:`DatabaseUnavailableError` → 503 ``database_unavailable``,
+:class:`DatabaseBusyError` → 503 ``database_busy`` (each with ``Retry-After``),
+:class:`StorageError` → 503, :class:`EmbeddingError` → 503 (a server fault, not the caller's),
 :class:`AuthenticationError` → 401, :class:`PermissionDeniedError` → 403,
 FastAPI's own validation → 422; every error body is ``{"error": {"type",
 "field", "message"}}``.
@@ -80,6 +82,7 @@ from recalld.config import Settings
 from recalld.errors import (
     AuthenticationError,
     ConflictError,
+    DatabaseBusyError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -91,6 +94,7 @@ from recalld.errors import (
 )
 from recalld.service import MemoryService
 from recalld.tokens import Caller, TokenRegistry
+from recalld.transfer_lines import stopped_import_told
 
 __all__ = ["ExtraMount", "check_bind", "create_app", "is_loopback", "mcp_mount", "serve"]
 
@@ -163,6 +167,20 @@ UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
 
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
 UNAVAILABLE_HEADERS = {"Retry-After": "1"}
+# A PostgreSQL server that is there but did not do the work in time; where it is, and
+# what held the lock, are the log's.
+BUSY_MESSAGE = (
+    "the database is busy (a lock another client holds, a statement timeout, or every"
+    " connection in use): nothing was written; retry shortly"
+)
+# An import it stopped after some chunks: the cause, then where it stopped and what it kept.
+BUSY_CAUSE = (
+    "the database is busy (a lock another client holds, a statement timeout, or every"
+    " connection in use): nothing of that line's chunk was written; retry shortly"
+)
+# A disk is freed by someone, not by waiting: a client told when to come back need not
+# poll (SQLite or PostgreSQL alike).
+DISK_FULL_HEADERS = {"Retry-After": "60"}
 
 
 def _unavailable() -> JSONResponse:
@@ -184,9 +202,13 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, DatabaseUnavailableError):
         logger.error("database unavailable: %s", error)
         return _unavailable()
+    if isinstance(error, DatabaseBusyError):
+        logger.error("database busy: %s", error)
+        message = stopped_import_told(error, BUSY_CAUSE) or BUSY_MESSAGE
+        return _error(503, "database_busy", message, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
-        return _error(503, "disk_full", str(error))
+        return _error(503, "disk_full", str(error), headers=DISK_FULL_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
         return _error(503, "storage_error", "the database could not serve the request")
@@ -362,8 +384,13 @@ class _Authentication:
             return
         except StorageError as error:
             logger.error("storage error while authenticating: %s", error)
-            kind = "disk_full" if isinstance(error, DiskFullError) else "storage_error"
-            await _refusal(scope, 503, kind, "the token store is unavailable")(scope, receive, send)
+            kind, retry = "storage_error", None
+            if isinstance(error, DiskFullError):
+                kind, retry = "disk_full", DISK_FULL_HEADERS
+            elif isinstance(error, DatabaseBusyError):
+                kind, retry = "database_busy", UNAVAILABLE_HEADERS
+            refusal = _refusal(scope, 503, kind, "the token store is unavailable", headers=retry)
+            await refusal(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
         await self.app(scope, receive, send)

@@ -416,10 +416,12 @@ class PostgresStore(PostgresTokens):
                 # A migration may rebuild a column of every memory (minutes on a large
                 # table): a statement_timeout the database sets would stop the upgrade, and
                 # so would a transaction_timeout (PostgreSQL 17+; absent before, hence
-                # pg_settings). For this transaction only, as SET LOCAL.
+                # pg_settings). For this transaction only, as SET LOCAL. Nor is the wait
+                # for another process's migration bounded by recalld's lock_timeout.
                 connection.execute(
                     "SELECT set_config(name, '0', true) FROM pg_settings"
                     " WHERE name IN ('statement_timeout', 'transaction_timeout')"
+                    " OR (name = 'lock_timeout' AND source <> 'client')"
                 )
                 connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
                 if not applied:  # else it is there: DDL needs CREATE, a DML-only role's open not

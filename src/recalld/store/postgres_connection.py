@@ -9,9 +9,14 @@ get pgvector's types registered.
 
 Errors are translated once, here:
 
-* the server cannot be reached (refused, restarting, pool exhausted) or stopped
-  answering (:mod:`.postgres_watchdog`) → :class:`DatabaseUnavailableError`
-  (HTTP 503) naming the redacted location;
+* the server cannot be reached (refused, restarting) or stopped answering
+  (:mod:`.postgres_watchdog`) → :class:`DatabaseUnavailableError` (HTTP 503)
+  naming the redacted location;
+* the server is there but the work did not get done in time: a lock held past
+  ``lock_retry_seconds`` (``lock_timeout``), every pooled connection in use →
+  :class:`~recalld.errors.DatabaseBusyError` naming the setting; a statement cut by
+  ``statement_timeout`` or ``transaction_timeout`` → its subclass
+  :class:`~recalld.errors.StatementTimeoutError` (the worker counts it an attempt);
 * a serialization failure or deadlock → the whole write (or read) is run again
   (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
   twice. Both are operational errors to psycopg, but they mean the server is there,
@@ -44,7 +49,14 @@ from psycopg.types.json import set_json_dumps
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from recalld._location import redact_url, url_secrets
-from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError, ValidationError
+from recalld.errors import (
+    DatabaseBusyError,
+    DatabaseUnavailableError,
+    DiskFullError,
+    StatementTimeoutError,
+    StorageError,
+    ValidationError,
+)
 from recalld.store.postgres_json import dumps as json_dumps
 from recalld.store.postgres_watchdog import Watchdog
 from recalld.store.process import OpeningProcess
@@ -52,6 +64,7 @@ from recalld.store.process import OpeningProcess
 __all__ = [
     "MINIMUM_SERVER_VERSION",
     "MINIMUM_VECTOR_VERSION",
+    "UNBOUNDED_LOCK_WAIT",
     "Connection",
     "PostgresDatabase",
     "check_server",
@@ -71,8 +84,22 @@ MINIMUM_VECTOR_VERSION = (0, 8, 0)
 RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
 # transaction_timeout (PostgreSQL 17) and idle_in_transaction_session_timeout ending the
 # session: class 25, not operational, yet answered as a statement_timeout is (503
-# database_unavailable, retry). By SQLSTATE: psycopg 3.2 may predate the first's class.
+# database_busy, retry). By SQLSTATE: psycopg 3.2 may predate the first's class.
 TIMED_OUT = frozenset({"25P04", "25P03"})
+
+# For one transaction (SET LOCAL): recalld's own long waits, for another process's
+# migration, index build or backfill, which may take minutes and are no other client's
+# lock to give up on. A lock_timeout the URL asks for (source "client") still applies.
+UNBOUNDED_LOCK_WAIT = (
+    "SELECT set_config('lock_timeout', '0', true) FROM pg_settings"
+    " WHERE name = 'lock_timeout' AND source <> 'client'"
+)
+
+
+def lock_timeout_milliseconds(seconds: float) -> int:
+    """``lock_retry_seconds`` as a ``lock_timeout``: at least 1 ms (0 would mean for ever)
+    and at most PostgreSQL's 32-bit milliseconds."""
+    return min(max(1, round(seconds * 1000)), 2**31 - 1)
 
 
 def _nul_refused(error: psycopg.Error) -> bool:
@@ -231,6 +258,14 @@ class PostgresDatabase:
             if installed is None and version >= MINIMUM_SERVER_VERSION:
                 try:
                     connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                except psycopg.errors.DiskFull as error:
+                    # Said as "not installed: install pgvector", sending the operator to
+                    # install what is there; the disk is what to fix.
+                    raise DiskFullError(
+                        f"the disk of the database server of {self.display} is full:"
+                        " recalld could not create the 'vector' extension in it, and"
+                        f" wrote nothing. Free space on that server ({self._primary(error)})"
+                    ) from None
                 except psycopg.Error as error:
                     logger.warning(
                         "could not create the vector extension in %s: %s",
@@ -257,16 +292,21 @@ class PostgresDatabase:
             # queued behind the other dead ones and died before its turn: every request
             # then waited out the connect timeout (503) for good.
             connection.execute("SET idle_session_timeout = 0")
-            # Writers of one key serialise on an advisory lock, and a process starting
-            # while another applies a long migration, builds an index or backfills waits
-            # on one too: a lock_timeout the database, role or server sets (a DBA's guard
-            # for DDL) would cut those waits into 503s while the database is there. A
-            # server that stops answering is found by the watchdog instead. One the
-            # connection asked for (the URL's options, PGOPTIONS: source "client") is kept;
-            # the server says so, however it was spelled (--lock-timeout=5s too).
+            # A lock another client holds (LOCK TABLE in psql, a long transaction on a
+            # row) is waited for at most lock_retry_seconds (RECALLD_LOCK_RETRY_SECONDS,
+            # as on SQLite), then the request fails saying so: without a bound it waited
+            # for ever, and the pool's other connections followed it. A lock_timeout the
+            # database, role or server sets (a DBA's guard for DDL, often milliseconds)
+            # is replaced by that bound: it cut one key's writers waiting for each other
+            # into errors while the database was there. recalld's own long waits (for
+            # another process's migration, index build or backfill) turn it off for their
+            # transaction. One the connection asked for (the URL's options, PGOPTIONS:
+            # source "client") is kept; the server says so, however it was spelled
+            # (--lock-timeout=5s too).
             connection.execute(
-                "SELECT set_config('lock_timeout', '0', false) FROM pg_settings"
-                " WHERE name = 'lock_timeout' AND source <> 'client'"
+                "SELECT set_config('lock_timeout', %s, false) FROM pg_settings"
+                " WHERE name = 'lock_timeout' AND source <> 'client'",
+                (str(lock_timeout_milliseconds(self.retry_seconds)),),
             )
 
     def _check(self, connection: Connection) -> None:
@@ -325,6 +365,25 @@ class PostgresDatabase:
             " off for the database and role"
         )
 
+    def _busy(self, error: psycopg.Error) -> DatabaseBusyError:
+        """A statement the server cut (a lock wait past ``lock_timeout``, a
+        ``statement_timeout``, a ``transaction_timeout``): nothing was written."""
+        reason = self._primary(error)
+        if isinstance(error, psycopg.errors.LockNotAvailable):
+            return DatabaseBusyError(
+                f"{self.display} kept a lock recalld needed held by another client for"
+                f" longer than the lock timeout (RECALLD_LOCK_RETRY_SECONDS ="
+                f" {self.retry_seconds:g}, unless the URL's options set lock_timeout):"
+                f" nothing was written ({reason}). Look for what holds it (pg_locks,"
+                " pg_stat_activity: a LOCK TABLE, a long transaction), or raise the setting"
+            )
+        return StatementTimeoutError(
+            f"{self.display} cut the statement before it finished ({reason}): nothing was"
+            " written. recalld's connections keep the statement_timeout and"
+            " transaction_timeout the database, role or URL set: raise them, or look for"
+            " what makes the statement slow"
+        )
+
     def _not_permitted(self, error: psycopg.Error) -> str:
         role = self._parameters.get("user") or "the role recalld connects as"
         return (
@@ -364,7 +423,7 @@ class PostgresDatabase:
                 yield connection
         except PoolTimeout as error:
             if self._lent >= self._max_size:
-                raise DatabaseUnavailableError(
+                raise DatabaseBusyError(
                     f"all {self._max_size} connections of this process to {self.display}"
                     f" stayed in use for {self._connect_timeout:g} s"
                     f" (RECALLD_POSTGRES_POOL_MAX = {self._max_size}): raise it, or look for"
@@ -378,15 +437,22 @@ class PostgresDatabase:
         except psycopg.errors.DiskFull as error:
             # An OperationalError, but not the server being away (a 503 to retry): as a
             # full disk under SQLite, the write was refused until someone frees space.
+            # The message reaches REST and MCP clients as it is (as SQLite's does): where
+            # the database is, and the server's file, are the log's.
+            logger.error("%s: %s", self.display, self._primary(error))
             raise DiskFullError(
-                f"the disk of the database server at {self.display} is full; nothing was"
-                f" written. Free space on the server ({_scrub(str(error), self.url)})"
+                "the disk of the database server is full; nothing was written. Free space"
+                " on that server (recalld's log names the database)"
             ) from None
+        except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as error:
+            # Operational errors too, but the server is there and answered: the work
+            # took too long, not the server gone (which a retry at once would find).
+            raise self._busy(error) from None
         except psycopg.OperationalError as error:
             raise self._unavailable(error) from None
         except psycopg.Error as error:
             if error.sqlstate in TIMED_OUT:
-                raise self._unavailable(error) from None
+                raise self._busy(error) from None
             if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
                 raise StorageError(self._read_only(error)) from None
             if isinstance(error, psycopg.errors.InsufficientPrivilege):

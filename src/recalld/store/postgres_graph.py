@@ -31,7 +31,7 @@ from recalld.store.graph import (
     list_in_chunks,
     search_in_chunks,
 )
-from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_connection import UNBOUNDED_LOCK_WAIT, Connection, PostgresDatabase
 from recalld.store.postgres_graph_extraction import apply_extractions
 from recalld.store.postgres_rows import local_instant
 from recalld.store.postgres_semantic import _failure, enqueue_jobs, release_leased
@@ -312,6 +312,7 @@ class PostgresGraph:
 
     def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         def step(connection: Connection) -> int:
+            connection.execute(UNBOUNDED_LOCK_WAIT)  # another worker's backfill
             connection.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                 (f"backfill:graph:{model}",),

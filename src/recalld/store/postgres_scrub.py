@@ -195,6 +195,11 @@ class PostgresScrub:
             if wait_seconds is not None:
                 milliseconds = max(1, int(wait_seconds * 1000))
                 connection.execute(f"SET lock_timeout = {milliseconds}")
+            else:  # as long as it takes, past the pool's bound on other clients' locks
+                connection.execute(
+                    "SELECT set_config('lock_timeout', '0', false) FROM pg_settings"
+                    " WHERE name = 'lock_timeout' AND source <> 'client'"
+                )
             try:
                 connection.execute(f"{statement} {', '.join(VACUUM_TABLES)}")
             except psycopg.errors.LockNotAvailable:

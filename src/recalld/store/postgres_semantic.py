@@ -33,7 +33,7 @@ from ulid import ULID
 
 from recalld.model import Memory
 from recalld.store.base import Scope
-from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_connection import UNBOUNDED_LOCK_WAIT, Connection, PostgresDatabase
 from recalld.store.postgres_rows import SELECT_COLUMNS, Parameters, row_to_memory, scope_sql
 from recalld.store.semantic import (
     VECTOR_DTYPE,
@@ -280,6 +280,7 @@ class PostgresSemantic:
         name = index_name(model, dimension)
 
         def step(connection: Connection) -> None:
+            connection.execute(UNBOUNDED_LOCK_WAIT)  # another worker's build: minutes
             connection.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"index:{name}",)
             )
@@ -398,6 +399,7 @@ class PostgresSemantic:
     ) -> int:
         def step(connection: Connection) -> int:
             # Workers starting together: one backfills, the others then find nothing missing.
+            connection.execute(UNBOUNDED_LOCK_WAIT)
             connection.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                 (f"backfill:embed:{model}",),

@@ -37,8 +37,10 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from recalld import _validate as check
+from recalld._location import without_location
 from recalld.errors import (
     ConflictError,
+    DatabaseBusyError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -71,6 +73,7 @@ FailureKind = Literal[
     "conflict",
     "disk_full",
     "database_unavailable",
+    "database_busy",
     "storage_error",
     "embedding_error",
     "forbidden",
@@ -78,6 +81,11 @@ FailureKind = Literal[
 ]
 # What the REST API says for DatabaseUnavailableError (http_api.UNAVAILABLE_MESSAGE).
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
+# What it says for DatabaseBusyError (http_api.BUSY_MESSAGE).
+BUSY_MESSAGE = (
+    "the database is busy (a lock another client holds, a statement timeout, or every"
+    " connection in use): nothing was written; retry shortly"
+)
 # pydantic puts the union member or validator it tried into the error location;
 # those are not argument names.
 _TYPE_WORDS = frozenset(
@@ -174,19 +182,35 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
     if isinstance(error, PermissionDeniedError):
         return ToolFailure("forbidden", error.message, _renamed(error.field, renames), error)
     if isinstance(error, DiskFullError):
-        return ToolFailure("disk_full", str(error), None, error)
+        return ToolFailure("disk_full", _unlocated(error), None, error)
     if isinstance(error, DatabaseUnavailableError):
         # As the REST API answers it (503 database_unavailable): the kind a client retries
         # on, and the server's location (user, host, database) only in the server's log.
         logger.error("database unavailable: %s", error)
         return ToolFailure("database_unavailable", UNAVAILABLE_MESSAGE, None, error)
+    if isinstance(error, DatabaseBusyError):
+        logger.error("database busy: %s", error)
+        return ToolFailure("database_busy", BUSY_MESSAGE, None, error)
     if isinstance(error, StorageError):
-        return ToolFailure("storage_error", f"the database failed: {error}", None, error)
+        return ToolFailure(
+            "storage_error", f"the database failed: {_unlocated(error)}", None, error
+        )
     if isinstance(error, EmbeddingError):
         return ToolFailure("embedding_error", f"the embedding model failed: {error}", None, error)
     if isinstance(error, RecalldError):
         return ToolFailure("validation_error", str(error), None, error)
     return ToolFailure("internal_error", "an unexpected error occurred", None, error)
+
+
+def _unlocated(error: StorageError) -> str:
+    """The error's message without the PostgreSQL location it names (its role, host and
+    database: a client of ``/mcp`` may be anywhere), which the server logs instead, as
+    the REST API keeps every storage error's detail in the log."""
+    message = str(error)
+    unlocated = without_location(message)
+    if unlocated != message:
+        logger.error("database failed: %s", message)
+    return unlocated
 
 
 def unknown_argument(name: str, accepted: frozenset[str]) -> ToolFailure:

@@ -1,0 +1,142 @@
+"""A database under pressure is answered for what it is, over REST and MCP: busy (a lock
+another client holds, a statement timeout, a pool in use) is ``database_busy``, not
+``database_unavailable``; a full disk carries ``Retry-After``; neither says where the
+database is (adversarial pass b64)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from recalld.errors import DatabaseBusyError, DiskFullError, StorageError
+from recalld.service import MemoryService
+from recalld.tokens import TokenRegistry
+from recalld.transfer import IMPORT_CHUNK_LINES, Transfer
+from tests.adapters.mcp_support import call, in_process, text
+
+LOCATION = "postgresql://bob:***@db.internal.example:5432/recalld"
+BUSY = DatabaseBusyError(
+    f"{LOCATION} kept a lock recalld needed held by another client for longer than the"
+    " lock timeout (RECALLD_LOCK_RETRY_SECONDS = 30): nothing was written"
+)
+
+
+def _raising(error: Exception) -> Any:
+    def raise_it(*_arguments: Any, **_options: Any) -> Any:
+        raise error
+
+    return raise_it
+
+
+def test_a_busy_database_is_503_database_busy_with_retry_after_over_rest(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(MemoryService, "remember_many", _raising(BUSY))
+    response = client.post("/v1/memories", json={"content": "anything"})
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["type"] == "database_busy", error
+    assert "lock another client holds" in error["message"]
+    assert "nothing was written" in error["message"]
+    assert response.headers["retry-after"] == "1"
+    assert "db.internal" not in response.text
+
+
+def test_a_full_disk_is_503_disk_full_with_retry_after_over_rest(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full = DiskFullError("the disk holding the database is full; nothing was written")
+    monkeypatch.setattr(MemoryService, "remember_many", _raising(full))
+    response = client.post("/v1/memories", json={"content": "anything"})
+    assert response.status_code == 503
+    assert response.json()["error"]["type"] == "disk_full"
+    assert response.headers["retry-after"] == "60"
+
+
+@pytest.mark.anyio
+async def test_a_busy_database_is_database_busy_over_mcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with in_process(tmp_path / "busy.db", "native")() as client:
+        monkeypatch.setattr(MemoryService, "search", _raising(BUSY))
+        result = await call(client, "recall", {"query": "anything"})
+    assert result.is_error
+    body = json.loads(text(result))
+    assert body["error"]["type"] == "database_busy", body
+    assert "retry shortly" in body["error"]["message"]
+    assert "db.internal" not in text(result)
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "retry_after"),
+    [(BUSY, "database_busy", "1"), (DiskFullError("the disk is full"), "disk_full", "60")],
+)
+def test_the_token_store_under_pressure_answers_so_with_retry_after(
+    client: TestClient,
+    monkeypatch: pytest.MonkeyPatch,
+    error: Exception,
+    kind: str,
+    retry_after: str,
+) -> None:
+    monkeypatch.setattr(TokenRegistry, "any_active", _raising(error))
+    response = client.get("/v1/stats")
+    assert response.status_code == 503
+    assert response.json()["error"]["type"] == kind
+    assert response.headers["retry-after"] == retry_after
+
+
+@pytest.mark.anyio
+async def test_a_storage_error_over_mcp_does_not_say_where_the_database_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # After a failover to a hot standby, new connections are read-only: the message named
+    # the database's role, host, port and name to any client of /mcp, where REST answers
+    # "the database could not serve the request" and logs the rest.
+    read_only = StorageError(
+        f"the database at {LOCATION} is read-only (cannot execute INSERT in a read-only"
+        " transaction): nothing was written. point it at the primary server"
+    )
+    async with in_process(tmp_path / "ro.db", "native")() as client:
+        monkeypatch.setattr(MemoryService, "remember", _raising(read_only))
+        result = await call(client, "remember", {"content": "anything"})
+    assert result.is_error
+    body = json.loads(text(result))
+    assert body["error"]["type"] == "storage_error", body
+    assert body["error"]["message"] == (
+        "the database failed: the database is read-only (cannot execute INSERT in a"
+        " read-only transaction): nothing was written. point it at the primary server"
+    )
+    assert "db.internal" not in text(result)
+    assert any("db.internal" in record.getMessage() for record in caplog.records)
+
+
+def test_an_import_a_busy_database_stopped_says_what_it_kept_over_rest(
+    client: TestClient, service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its chunks are one transaction each: those before the busy one are kept. REST said
+    # only "nothing was written; retry shortly" (review of pass b64).
+    import_chunk = Transfer._import_chunk
+    chunks: list[int] = []
+
+    def second_is_busy(self: Transfer, chunk: Any, report: Any) -> None:
+        chunks.append(len(chunk))
+        if len(chunks) == 2:
+            raise BUSY
+        import_chunk(self, chunk, report)
+
+    monkeypatch.setattr(Transfer, "_import_chunk", second_is_busy)
+    lines = [json.dumps({"content": f"imported memory {n}"}) for n in range(IMPORT_CHUNK_LINES + 3)]
+    response = client.post("/v1/import", content="\n".join(lines) + "\n")
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["type"] == "database_busy"
+    message = error["message"]
+    assert message.startswith(f"the import stopped at line {IMPORT_CHUNK_LINES + 1}:"), message
+    assert f"kept ({IMPORT_CHUNK_LINES} created, 0 updated)" in message
+    assert "db.internal" not in message
+    assert response.headers["retry-after"] == "1"
+    assert service.stats().count == IMPORT_CHUNK_LINES
