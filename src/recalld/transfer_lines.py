@@ -206,7 +206,8 @@ def stopped_import(
 
 # stopped_import's message: where the import stopped, its cause, and what it kept.
 _STOPPED = re.compile(
-    r"the import stopped at line (\S+): .*\. (The lines before it are imported and kept \(.*)",
+    r"the import stopped at line (\S+): .*\. ((?:The lines before it|Every memory line and the"
+    r" lines written before it) are imported and kept \(.*)",
     re.DOTALL,
 )
 

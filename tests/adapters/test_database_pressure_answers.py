@@ -140,3 +140,22 @@ def test_an_import_a_busy_database_stopped_says_what_it_kept_over_rest(
     assert "db.internal" not in message
     assert response.headers["retry-after"] == "1"
     assert service.stats().count == IMPORT_CHUNK_LINES
+
+
+def test_an_import_a_busy_database_stopped_after_its_memories_says_so_over_rest(
+    client: TestClient, service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lines written after every memory (here the declared graph) have their own
+    # message (stop 64): REST must keep it too, not fall back to "nothing was written".
+    monkeypatch.setattr(Transfer, "_import_entity", _raising(BUSY))
+    lines = [
+        json.dumps({"content": "a memory before the graph"}),
+        json.dumps({"type": "recalld.entity", "name": "Alice", "entity_type": "person"}),
+    ]
+    response = client.post("/v1/import", content="\n".join(lines) + "\n")
+    assert response.status_code == 503
+    message = response.json()["error"]["message"]
+    assert message.startswith("the import stopped at line 2:"), message
+    assert "Every memory line and the lines written before it are imported and kept" in message
+    assert "db.internal" not in message
+    assert service.stats().count == 1
