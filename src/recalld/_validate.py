@@ -305,6 +305,13 @@ def category(value: str | None, field: str = "category") -> str | None:
     return None if value is None else unicodedata.normalize("NFC", name_text(value, field))
 
 
+def kind(value: str, field: str = "kind") -> str:
+    """:func:`name_text`, kept in one Unicode spelling (NFC), as a category is: a kind
+    written decomposed ("re" + U+0301 + "union", as macOS and some tools send it) and one
+    typed precomposed in a filter look alike, so they must name one kind."""
+    return unicodedata.normalize("NFC", name_text(value, field))
+
+
 def optional_text(value: str | None, field: str) -> str | None:
     """:func:`free_text` for an optional field (``None`` passes)."""
     return None if value is None else free_text(value, field)

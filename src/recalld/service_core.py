@@ -143,7 +143,7 @@ class ServiceCore:
             namespaces=tuple(namespaces),
             now=now,
             # Names, as a memory's own (a blank one would silently match nothing).
-            kind=check.optional_name(filters.kind, "kind"),
+            kind=None if filters.kind is None else check.kind(filters.kind),
             category=check.category(filters.category),
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=check.speaker(filters.speaker),

@@ -1,0 +1,72 @@
+"""A kind is kept in one Unicode spelling (NFC), as a category and a tag are: "réunion"
+written decomposed (as macOS and some tools send it) and typed precomposed in a filter
+name one kind (adversarial pass d64), on both stores."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.service import MemoryService
+from tests.conftest import FakeClock
+
+COMPOSED = "réunion"
+DECOMPOSED = unicodedata.normalize("NFD", COMPOSED)
+
+
+@pytest.fixture
+def service(any_database: Path | str, clock: FakeClock) -> Iterator[MemoryService]:
+    settings = Settings(db=any_database, embedder="none", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize(("written", "asked"), [(DECOMPOSED, COMPOSED), (COMPOSED, DECOMPOSED)])
+def test_a_kind_filter_finds_the_kind_written_in_the_other_spelling(
+    service: MemoryService, written: str, asked: str
+) -> None:
+    receipt = service.remember("budget review with the finance team", kind=written)
+    service.remember("budget notes of another kind", kind="note")
+    assert service.get(receipt.id).kind == COMPOSED
+    hits = service.search("budget", filters={"kind": asked}, mode="keyword", min_score=0)
+    assert [hit.memory.id for hit in hits] == [receipt.id]
+    listed = service.list_memories(filters={"kind": asked}).memories
+    assert [memory.id for memory in listed] == [receipt.id]
+    explained = service.explain("budget", receipt.id, filters={"kind": asked}, min_score=0)
+    assert explained.stage == "returned"
+    assert service.stats().by_kind == {"note": 1, COMPOSED: 1}
+
+
+def test_an_update_and_an_import_keep_the_kind_composed(service: MemoryService) -> None:
+    memory_id = service.remember("budget review", kind="note").id
+    assert service.update(memory_id, kind=DECOMPOSED).kind == COMPOSED
+    line = json.dumps({"id": "imported", "content": "imported budget", "kind": DECOMPOSED})
+    service.import_lines([line])
+    assert service.get("imported").kind == COMPOSED
+    listed = service.list_memories(filters={"kind": COMPOSED}).memories
+    assert {memory.id for memory in listed} == {memory_id, "imported"}
+
+
+def test_a_kind_stored_decomposed_by_an_earlier_version_is_still_found(
+    db_path: Path, clock: FakeClock
+) -> None:
+    import apsw
+
+    settings = Settings(db=db_path, embedder="none", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as opened:
+        memory_id = opened.remember("budget review", kind=COMPOSED).id
+    # As an earlier version kept it: the kind as written.
+    connection = apsw.Connection(str(db_path))
+    connection.execute("UPDATE memories SET kind = ? WHERE id = ?", (DECOMPOSED, memory_id))
+    connection.close()
+    with MemoryService.open(settings, clock=clock) as opened:
+        for asked in (COMPOSED, DECOMPOSED):
+            listed = opened.list_memories(filters={"kind": asked}).memories
+            assert [memory.id for memory in listed] == [memory_id]
+            explained = opened.explain("budget", memory_id, filters={"kind": asked}, min_score=0)
+            assert explained.stage == "returned"
