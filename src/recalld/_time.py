@@ -58,9 +58,10 @@ def from_storage(text: str) -> datetime:
 # `curl '...?since=2026-10-25T10:00:00+02:00'` sends "2026-10-25T10:00:00 02:00" (a "-"
 # arrives as it is). Refused as before, with the reason and the fix.
 _PLUS_AS_SPACE = re.compile(r"[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)? \d{2}(?::?\d{2})?$")
+# Said only as a possibility: the library, CLI and MCP take the time as written (no URL).
 _PLUS_IN_URL = (
-    "a URL's query string reads + as a space, so write an offset's + as %2B"
-    " (or give the time in UTC, ending in Z)"
+    "if it came in a URL's query string, an offset's + arrived as a space there: write it"
+    " %2B (or give the time in UTC, ending in Z)"
 )
 
 # The offset ending a written time ("10:00+05:30", "T1000-0800", "+05:30:15"): its minutes.
