@@ -70,3 +70,6 @@ def test_a_kind_stored_decomposed_by_an_earlier_version_is_still_found(
             assert [memory.id for memory in listed] == [memory_id]
             explained = opened.explain("budget", memory_id, filters={"kind": asked}, min_score=0)
             assert explained.stage == "returned"
+        # Review of pass d64: stats showed the two spellings as two kinds that look alike.
+        opened.remember("budget notes", kind=COMPOSED)
+        assert opened.stats().by_kind == {COMPOSED: 2}
