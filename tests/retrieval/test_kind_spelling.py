@@ -8,10 +8,12 @@ import json
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from recalld.config import Settings
+from recalld.errors import ValidationError
 from recalld.service import MemoryService
 from tests.conftest import FakeClock
 
@@ -73,3 +75,29 @@ def test_a_kind_stored_decomposed_by_an_earlier_version_is_still_found(
         # Review of pass d64: stats showed the two spellings as two kinds that look alike.
         opened.remember("budget notes", kind=COMPOSED)
         assert opened.stats().by_kind == {COMPOSED: 2}
+
+
+# Devanagari क़ (U+0958): NFC writes it as two code points (क + U+093C).
+EXPANDING = "\u0958"
+
+
+@pytest.mark.parametrize("field", ["kind", "category"])
+def test_a_name_composing_past_its_limit_is_refused_and_a_shorter_one_round_trips(
+    service: MemoryService, field: str
+) -> None:
+    # Review of pass d64: a 200-character kind was stored 400 long, and the import of its
+    # own export refused it ("kind: String should have at most 200 characters").
+    too_long: dict[str, Any] = {field: EXPANDING * 200}
+    with pytest.raises(ValidationError) as caught:
+        service.remember("too long once composed", **too_long)
+    assert caught.value.field == field
+    assert "400 characters once composed (NFC)" in caught.value.message
+    assert "the limit is 200" in caught.value.message
+    assert service.list_memories(limit=10).memories == []
+    fits: dict[str, Any] = {field: EXPANDING * 100}
+    memory_id = service.remember("fits once composed", **fits).id
+    exported = list(service.export())
+    service.forget(memory_id)
+    report = service.import_lines(exported)
+    assert report.errors == []
+    assert getattr(service.get(memory_id), field) == unicodedata.normalize("NFC", EXPANDING * 100)
