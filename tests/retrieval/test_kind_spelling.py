@@ -101,3 +101,53 @@ def test_a_name_composing_past_its_limit_is_refused_and_a_shorter_one_round_trip
     report = service.import_lines(exported)
     assert report.errors == []
     assert getattr(service.get(memory_id), field) == unicodedata.normalize("NFC", EXPANDING * 100)
+
+
+@pytest.mark.parametrize("stored", [DECOMPOSED, EXPANDING])
+def test_migration_29_composes_a_kind_an_older_version_stored(
+    db_path: Path, clock: FakeClock, stored: str
+) -> None:
+    # Review of pass d64: U+0958 is neither NFC nor NFD, so the kind filter (composed,
+    # then matched in either spelling) found it by no spelling, though the version
+    # before found it typed as stored.
+    import apsw
+
+    settings = Settings(db=db_path, embedder="none", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as opened:
+        memory_id = opened.remember("budget review", kind="note").id
+        before = opened.get(memory_id).updated_at
+    connection = apsw.Connection(str(db_path))  # as a version before migration 29 kept it
+    connection.execute("UPDATE memories SET kind = ? WHERE id = ?", (stored, memory_id))
+    connection.execute("DELETE FROM schema_migrations WHERE version = 29")
+    connection.execute("PRAGMA user_version = 28")
+    connection.close()
+    composed = unicodedata.normalize("NFC", stored)
+    with MemoryService.open(settings, clock=clock) as opened:
+        memory = opened.get(memory_id)
+        assert (memory.kind, memory.updated_at) == (composed, before)
+        listed = opened.list_memories(filters={"kind": stored}).memories
+        assert [memory.id for memory in listed] == [memory_id]
+        assert opened.stats().by_kind == {composed: 1}
+
+
+@pytest.mark.postgres
+def test_postgres_migration_29_composes_a_kind_an_older_version_stored(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    import psycopg
+
+    from recalld.store.migrations_spelling import postgres_migration_29
+
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as opened:
+        ids = [opened.remember(f"budget {index}").id for index in range(3)]
+        with psycopg.connect(postgres_url, autocommit=True) as connection:
+            for memory_id, stored in zip(ids, (DECOMPOSED, EXPANDING, "plain"), strict=True):
+                connection.execute(
+                    "UPDATE memories SET kind = %s WHERE id = %s", (stored, memory_id)
+                )
+            postgres_migration_29(connection.execute)
+        kinds = [opened.get(memory_id).kind for memory_id in ids]
+        assert kinds == [COMPOSED, unicodedata.normalize("NFC", EXPANDING), "plain"]
+        listed = opened.list_memories(filters={"kind": EXPANDING}).memories
+        assert [memory.id for memory in listed] == [ids[1]]
