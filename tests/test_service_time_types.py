@@ -34,3 +34,19 @@ def test_a_memory_time_of_another_type_names_at(service: MemoryService) -> None:
         "at",
         "expected an ISO 8601 date-time as text, got int",
     )
+
+
+def test_a_time_with_a_space_before_its_offset_says_a_url_only_as_a_possibility(
+    service: MemoryService,
+) -> None:
+    # Review of pass d64: the library, CLI and MCP take a time as written, so the hint
+    # for a "+" a query string read as a space must not claim the time came in a URL.
+    with pytest.raises(ValidationError) as caught:
+        service.remember("at ten", at="2026-10-25T10:00:00 02:00")
+    assert caught.value.field == "at"
+    assert caught.value.message == (
+        "expected an ISO 8601 date-time such as 2026-10-25T16:20:00Z, got"
+        " '2026-10-25T10:00:00 02:00': if it came in a URL's query string, an offset's +"
+        " arrived as a space there: write it %2B (or give the time in UTC, ending in Z)"
+    )
+    assert service.list_memories(limit=10).memories == []

@@ -54,6 +54,16 @@ def from_storage(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+# A time whose offset's "+" became a space: a URL's query string reads "+" as a space, so
+# `curl '...?since=2026-10-25T10:00:00+02:00'` sends "2026-10-25T10:00:00 02:00" (a "-"
+# arrives as it is). Refused as before, with the reason and the fix.
+_PLUS_AS_SPACE = re.compile(r"[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)? \d{2}(?::?\d{2})?$")
+# Said only as a possibility: the library, CLI and MCP take the time as written (no URL).
+_PLUS_IN_URL = (
+    "if it came in a URL's query string, an offset's + arrived as a space there: write it"
+    " %2B (or give the time in UTC, ending in Z)"
+)
+
 # The offset ending a written time ("10:00+05:30", "T1000-0800", "+05:30:15"): its minutes.
 _OFFSET_MINUTES = re.compile(r"\d[+-]\d{2}:?(\d{2})(?::?\d{2}(?:[.,]\d+)?)?$")
 
@@ -109,10 +119,12 @@ def parse_instant(field: str, value: str | datetime) -> datetime:
         try:
             moment = from_iso_text(text)
         except ValueError:
-            raise ValidationError(
-                field,
-                f"expected an ISO 8601 date-time such as 2026-10-25T16:20:00Z, got {shown(value)}",
-            ) from None
+            reason = (
+                f"expected an ISO 8601 date-time such as 2026-10-25T16:20:00Z, got {shown(value)}"
+            )
+            if _PLUS_AS_SPACE.search(text):
+                reason += f": {_PLUS_IN_URL}"
+            raise ValidationError(field, reason) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:

@@ -22,7 +22,15 @@ from recalld._schema import ECMA_SPACE_CLASS, INVISIBLE_CLASS
 from recalld._text import MAX_ECHO_CHARS, shown
 from recalld.config import Settings
 from recalld.errors import ValidationError
-from recalld.model import MAX_JSON_DEPTH, QUERY_MAX_CHARS, Filters, Place, PlaceInput, QueryFilters
+from recalld.model import (
+    MAX_JSON_DEPTH,
+    QUERY_MAX_CHARS,
+    SHORT_TEXT_MAX_CHARS,
+    Filters,
+    Place,
+    PlaceInput,
+    QueryFilters,
+)
 
 ModelT = TypeVar("ModelT", bound=pydantic.BaseModel)
 
@@ -302,7 +310,29 @@ def category(value: str | None, field: str = "category") -> str | None:
     """:func:`optional_name`, kept in one Unicode spelling (NFC): a category typed
     precomposed ("Café") and the decomposed "Cafe" + U+0301 some tools send look alike,
     so they must name one category (a filter's too)."""
-    return None if value is None else unicodedata.normalize("NFC", name_text(value, field))
+    return None if value is None else composed_name(value, field)
+
+
+def kind(value: str, field: str = "kind") -> str:
+    """:func:`name_text`, kept in one Unicode spelling (NFC), as a category is: a kind
+    written decomposed ("re" + U+0301 + "union", as macOS and some tools send it) and one
+    typed precomposed in a filter look alike, so they must name one kind."""
+    return composed_name(value, field)
+
+
+def composed_name(value: str, field: str) -> str:
+    """:func:`name_text` in NFC, refused naming ``field`` if composing made it longer than
+    a stored name may be: NFC writes a few letters (Devanagari क़, U+0958) as two code
+    points, and a 200-character kind stored 400 long was refused by the import of its own
+    export."""
+    composed = unicodedata.normalize("NFC", name_text(value, field))
+    if len(composed) > max(len(value), SHORT_TEXT_MAX_CHARS):
+        raise ValidationError(
+            field,
+            f"is {len(composed)} characters once composed (NFC), as it is stored;"
+            f" the limit is {SHORT_TEXT_MAX_CHARS}",
+        )
+    return composed
 
 
 def optional_text(value: str | None, field: str) -> str | None:

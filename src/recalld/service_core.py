@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -143,7 +144,7 @@ class ServiceCore:
             namespaces=tuple(namespaces),
             now=now,
             # Names, as a memory's own (a blank one would silently match nothing).
-            kind=check.optional_name(filters.kind, "kind"),
+            kind=None if filters.kind is None else check.kind(filters.kind),
             category=check.category(filters.category),
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=check.speaker(filters.speaker),
@@ -657,7 +658,9 @@ class ServiceCore:
         counted = Stats(
             count=counts.count,
             by_category=counts.by_category,
-            by_kind=counts.by_kind,
+            # A kind an earlier version stored decomposed counts with its composed spelling,
+            # as the kind filter finds both (no migration rewrote it).
+            by_kind=_by_spelling(counts.by_kind),
             by_namespace=counts.by_namespace,
             fts=self.store.keyword_backend in FULL_TEXT_BACKENDS,
             search_backend="fts" if self.store.keyword_backend in FULL_TEXT_BACKENDS else "like",
@@ -673,6 +676,15 @@ class ServiceCore:
         """Every namespace that holds memories, core memory or declared entities (for admin
         commands such as ``export --all-namespaces``; crosses the walls)."""
         return self.store.namespaces()
+
+
+def _by_spelling(counts: Mapping[str, int]) -> dict[str, int]:
+    """``counts`` with the keys that differ only in their Unicode spelling merged (NFC)."""
+    merged: dict[str, int] = {}
+    for name, count in counts.items():
+        composed = unicodedata.normalize("NFC", name)
+        merged[composed] = merged.get(composed, 0) + count
+    return merged
 
 
 def _refuse_include_expired(filters: QueryFilters | None) -> None:

@@ -472,7 +472,7 @@ class Transfer:
             key=check.key(record.key),
             title=check.optional_text(record.title, "title"),
             content=check.content(record.content, settings),
-            kind=check.name_text(record.kind, "kind"),
+            kind=check.kind(record.kind),
             category=check.category(record.category),
             tags=check.tags(record.tags, settings),
             salience=record.salience,

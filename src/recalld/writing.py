@@ -165,7 +165,7 @@ class Writer:
             key=check.optional_name(draft.key, "key"),
             title=check.optional_text(draft.title, "title"),
             content=check.content(draft.content, settings),
-            kind=check.name_text(draft.kind, "kind"),
+            kind=check.kind(draft.kind),
             category=check.category(draft.category),
             tags=check.tags(draft.tags, settings),
             salience=draft.salience,

@@ -45,3 +45,22 @@ def test_http_list_other_refusals_keep_their_field(client: TestClient) -> None:
     )
     assert swapped.status_code == 422
     assert swapped.json()["error"]["field"] == "until"
+
+
+def test_http_list_a_time_whose_plus_arrived_as_a_space_says_to_encode_it(
+    client: TestClient, service: MemoryService
+) -> None:
+    # curl 'localhost:8765/v1/memories?since=2026-10-25T10:00:00+02:00': a URL's query
+    # reads "+" as a space, so the server gets "2026-10-25T10:00:00 02:00".
+    service.remember("at ten in Paris", at="2026-10-25T10:00:00+02:00")
+    refused = client.get("/v1/memories?since=2026-10-25T10:00:00+02:00")
+    assert refused.status_code == 422, refused.text
+    error = refused.json()["error"]
+    assert error["field"] == "since"
+    assert "%2B" in error["message"], error["message"]
+    encoded = client.get("/v1/memories?since=2026-10-25T10:00:00%2B02:00")
+    assert [memory["content"] for memory in encoded.json()["memories"]] == ["at ten in Paris"]
+    # Any other unreadable time keeps the plain message.
+    other = client.get("/v1/memories", params={"since": "2026-10-25 at ten"})
+    assert other.status_code == 422
+    assert "%2B" not in other.json()["error"]["message"]

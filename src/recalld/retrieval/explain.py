@@ -9,6 +9,7 @@ applies: candidate pool, threshold, near-duplicate collapse, limit.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 from recalld.errors import NotFoundError
@@ -36,7 +37,7 @@ def excluded_by(memory: Memory, scope: Scope) -> list[str]:
         and memory.expires_at <= scope.now
     ):
         reasons.append("expired")
-    if scope.kind is not None and memory.kind != scope.kind:
+    if scope.kind is not None and unicodedata.normalize("NFC", memory.kind) != scope.kind:
         reasons.append("kind")
     if scope.category is not None and memory.category != scope.category:
         reasons.append("category")

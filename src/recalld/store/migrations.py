@@ -16,7 +16,7 @@ from typing import Any
 from recalld._text import content_hash
 from recalld.store.migrations_graph import migration_24
 from recalld.store.migrations_ledger import migration_25, migration_26, migration_27
-from recalld.store.migrations_spelling import migration_28
+from recalld.store.migrations_spelling import migration_28, migration_29
 from recalld.store.migrations_text import (
     migration_18,
     migration_19,
@@ -793,4 +793,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_26,
     migration_27,
     migration_28,
+    migration_29,
 ]

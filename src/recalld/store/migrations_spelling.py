@@ -1,4 +1,5 @@
-"""Migration 28 (both stores): tags and categories in one Unicode spelling (NFC).
+"""Migrations 28 and 29 (both stores): tags, categories (28) and kinds (29) in one Unicode
+spelling (NFC).
 
 A key and a speaker were kept in NFC, but a tag or a category was kept as given, so
 "café" written decomposed ("cafe" + U+0301, as macOS and some tools send it) was not
@@ -21,7 +22,13 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["composed_tags", "migration_28", "postgres_migration_28"]
+__all__ = [
+    "composed_tags",
+    "migration_28",
+    "migration_29",
+    "postgres_migration_28",
+    "postgres_migration_29",
+]
 
 # The store's ``connection.execute``: SQL and its parameters, returning a cursor.
 Execute = Callable[..., Any]
@@ -90,3 +97,25 @@ def postgres_migration_28(execute: Execute) -> None:
     """PostgreSQL's step (see the module): ``tags`` and ``spec`` are ``jsonb`` (a row is
     selected by its text; the JSON written back is cast)."""
     _respell(execute, "%s", lambda column: f"{column}::text !~ '^[ -~]*$'", "%s::jsonb")
+
+
+def _compose_kinds(execute: Execute, mark: str, unusual: Callable[[str], str]) -> None:
+    """Compose the kinds an older version stored as written (migration 29): a kind is
+    composed on every write since, and a filter is composed too, so "réunion" stored
+    decomposed, or Devanagari क़ stored as U+0958 (which NFC writes as two code points),
+    was found by no filter but its own spelling. ``updated_at`` stays: no one wrote it."""
+    rows = execute(f"SELECT seq, kind FROM memories WHERE {unusual('kind')}").fetchall()
+    for seq, kind in rows:
+        composed = unicodedata.normalize("NFC", kind)
+        if composed != kind:
+            execute(f"UPDATE memories SET kind = {mark} WHERE seq = {mark}", (composed, seq))
+
+
+def migration_29(execute: Execute) -> None:
+    """SQLite's step of :func:`_compose_kinds`."""
+    _compose_kinds(execute, "?", lambda column: f"{column} GLOB '*[^ -~]*'")
+
+
+def postgres_migration_29(execute: Execute) -> None:
+    """PostgreSQL's step of :func:`_compose_kinds`."""
+    _compose_kinds(execute, "%s", lambda column: f"{column} !~ '^[ -~]*$'")

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recalld._text import content_hash
-from recalld.store.migrations_spelling import postgres_migration_28
+from recalld.store.migrations_spelling import postgres_migration_28, postgres_migration_29
 from recalld.store.postgres_migrations_graph import migration_24
 from recalld.store.postgres_migrations_jobs import queue_again
 from recalld.store.postgres_migrations_ledger import migration_25, migration_27
@@ -780,4 +780,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_26,
     migration_27,
     postgres_migration_28,
+    postgres_migration_29,
 ]

@@ -151,7 +151,13 @@ def scope_clause(scope: Scope, bind: Bind, instant: Callable[[datetime], Any]) -
             f"(m.expires_at IS NULL OR m.expires_at > {bind('now', instant(scope.now))})"
         )
     if scope.kind is not None:
-        clauses.append(f"m.kind = {bind('kind', scope.kind)}")
+        # Kinds are written in NFC; one stored decomposed by an earlier version is found too.
+        kind = scope.kind
+        spellings = dict.fromkeys(
+            (unicodedata.normalize("NFC", kind), unicodedata.normalize("NFD", kind))
+        )
+        named = [bind(f"kind{index}", spelling) for index, spelling in enumerate(spellings)]
+        clauses.append(f"m.kind IN ({', '.join(named)})")
     if scope.category is not None:
         clauses.append(f"m.category = {bind('category', scope.category)}")
     if scope.speaker is not None:
