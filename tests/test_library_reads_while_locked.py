@@ -112,3 +112,47 @@ def test_opening_waits_no_busy_timeout_behind_another_process_write(
     threading.Thread(target=open_and_count, daemon=True).start()
     assert opened.wait(timeout=120), "opening waited for another process's write lock"
     assert counted == [2]
+
+
+def test_a_search_with_memories_queued_answers_while_another_process_writes(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # Adversarial pass a64: the recall's catch-up (it embeds the few memories still queued
+    # first, RECALLD_RECALL_CATCH_UP) claims their jobs, a write, and waited for the lock
+    # another process held: `recalld search` failed "stayed locked" after
+    # RECALLD_LOCK_RETRY_SECONDS. It now skips the catch-up without waiting (ten minutes
+    # of busy_timeout and retries here) and answers from what is indexed.
+    settings = Settings(
+        db=db_path,
+        embedder="hashing",
+        graph_extractor="none",
+        busy_timeout_ms=600_000,
+        lock_retry_seconds=600,
+    )
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("Ada wrote the first program.")
+        service.remember("Grace found the first bug.")
+        other = apsw.Connection(str(db_path))  # another process, in the middle of a write
+        other.execute("BEGIN IMMEDIATE")
+        found: list[list[tuple[str, str]]] = []
+        answered = threading.Event()
+
+        def search() -> None:
+            hits = service.search("first program", mode="hybrid")
+            found.append([(hit.memory.content, hit.memory.index_state) for hit in hits])
+            answered.set()
+
+        threading.Thread(target=search, daemon=True).start()
+        try:
+            assert answered.wait(timeout=120), "the search waited for another process's write"
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        # Found by its words; still queued, as it is (its vector is not there yet).
+        [hits_while_locked] = found
+        assert hits_while_locked[0] == ("Ada wrote the first program.", "queued")
+        assert {state for _, state in hits_while_locked} == {"queued"}
+        # Once the writer is done, the next search catches up as before.
+        hits = service.search("first program")
+        assert {hit.memory.index_state for hit in hits} == {"indexed"}
+        assert "vector" in hits[0].backends

@@ -8,7 +8,8 @@
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
     ├── StorageError      the database failed (unwritable path, corrupt file, lock timeout)
     │   ├── DiskFullError the disk holding the database is full
-    │   └── DatabaseUnavailableError   the database server cannot be reached (yet)
+    │   ├── DatabaseUnavailableError   the database server cannot be reached (yet)
+    │   └── DatabaseLockedError        another connection held SQLite's write lock too long
     └── EmbeddingError    the embedding model could not be loaded or could not embed
         └── EmbedderUnavailableError   the embedding endpoint cannot be reached (yet)
 
@@ -22,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "ConflictError",
+    "DatabaseLockedError",
     "DatabaseUnavailableError",
     "DiskFullError",
     "EmbedderUnavailableError",
@@ -90,6 +92,14 @@ class DatabaseUnavailableError(StorageError):
     """The database server cannot be reached (down, restarting, refusing connections).
 
     Transient: the same request succeeds once the server is back (HTTP 503).
+    """
+
+
+class DatabaseLockedError(StorageError):
+    """Another connection (another recalld process, or a tool holding the file open) held
+    SQLite's write lock past ``RECALLD_LOCK_RETRY_SECONDS``: nothing was written.
+
+    Transient: the same write succeeds once that other write is done.
     """
 
 

@@ -237,7 +237,9 @@ class PostgresSemantic:
                 " SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
                 f" j.state, j.run_after, j.lease_until, m.place_name, m.key{pending}"
                 " AND j.id IN (SELECT id FROM found)"
-                " ORDER BY m.seq, j.id FOR KEY SHARE OF m FOR UPDATE OF j",
+                # SKIP LOCKED: a recall is a read and waits for no writer (the row a
+                # worker is completing, a memory being forgotten); the rest is claimed.
+                " ORDER BY m.seq, j.id FOR KEY SHARE OF m SKIP LOCKED FOR UPDATE OF j SKIP LOCKED",
                 params,
             ).fetchall()
             if len(rows) > limit:

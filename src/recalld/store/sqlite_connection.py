@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 import apsw
 
-from recalld.errors import DiskFullError, StorageError
+from recalld.errors import DatabaseLockedError, DiskFullError, StorageError
 from recalld.store.process import OpeningProcess
 
 __all__ = [
@@ -201,15 +201,12 @@ class SQLiteDatabase:
             except LOCK_ERRORS as error:
                 locked = error
             except apsw.Error as error:
-                failure = storage_error(error, self.system_errno(), self.path)
-                if isinstance(error, apsw.CorruptError):
-                    self._damaged = str(failure)
-                raise failure from error
+                raise self._failure(error) from error
             finally:
                 self._leave(local)
             # Waited out of the count: close() does not wait for a backoff.
             if time.monotonic() >= deadline:
-                raise StorageError(
+                raise DatabaseLockedError(
                     f"{self.path} stayed locked for {self.lock_retry_seconds:g} s"
                     " (RECALLD_LOCK_RETRY_SECONDS) by another connection's write (another"
                     f" recalld process, or a tool holding it open): {locked}; nothing was"
@@ -219,14 +216,51 @@ class SQLiteDatabase:
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.25)
 
+    def run_once(self, operation: Callable[[apsw.Connection], T]) -> T:
+        """Run ``operation`` once, waiting for no lock: a lock another connection holds
+        raises :class:`DatabaseLockedError` at once (no ``busy_timeout``, no retry). For a
+        write a reader may skip, such as a recall's catch-up claim: a read must not wait
+        out another process's long write."""
+        local = self._enter()
+        try:
+            connection = self._connect()
+            connection.set_busy_timeout(0)
+            try:
+                return operation(connection)
+            finally:
+                connection.set_busy_timeout(self.busy_timeout_ms)
+        except LOCK_ERRORS as error:
+            raise DatabaseLockedError(
+                f"{self.path} is locked by another connection's write: {error}; nothing was written"
+            ) from error
+        except apsw.Error as error:
+            raise self._failure(error) from error
+        finally:
+            self._leave(local)
+
+    def _failure(self, error: apsw.Error) -> StorageError:
+        failure = storage_error(error, self.system_errno(), self.path)
+        if isinstance(error, apsw.CorruptError):
+            self._damaged = str(failure)
+        return failure
+
     def read(
         self, sql: str, params: dict[str, Any] | tuple[Any, ...] = ()
     ) -> list[tuple[Any, ...]]:
         """Every row of one query (outside any write transaction)."""
         return self.run(lambda connection: connection.execute(sql, params).fetchall())
 
-    def write(self, operation: Callable[[apsw.Connection], T], *, durable: bool = True) -> T:
+    def write(
+        self,
+        operation: Callable[[apsw.Connection], T],
+        *,
+        durable: bool = True,
+        wait: bool = True,
+    ) -> T:
         """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried.
+
+        With ``wait=False`` a write lock another connection holds raises
+        :class:`DatabaseLockedError` at once (see :meth:`run_once`).
 
         With ``durable=False`` the commit does not wait for the disk (``synchronous =
         NORMAL`` for this transaction only; the connection's setting is read at commit):
@@ -248,8 +282,9 @@ class SQLiteDatabase:
             self.after_commit(connection)
             return result
 
+        run = self.run if wait else self.run_once
         if durable or self._synchronous.upper() not in ("FULL", "EXTRA"):
-            return self.run(step)
+            return run(step)
 
         def relaxed(connection: apsw.Connection) -> T:
             try:
@@ -258,7 +293,7 @@ class SQLiteDatabase:
             finally:
                 connection.execute(f"PRAGMA synchronous = {self._synchronous}")
 
-        return self.run(relaxed)
+        return run(relaxed)
 
     def begin(self, connection: apsw.Connection) -> None:
         """``BEGIN IMMEDIATE`` on this thread's ``connection``, for a write that commits or

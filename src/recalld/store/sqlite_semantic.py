@@ -9,6 +9,7 @@ whose lease was taken over cannot complete the job a second time.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -19,7 +20,7 @@ import numpy as np
 
 from recalld._text import new_id
 from recalld._time import from_storage, to_storage
-from recalld.errors import StorageError
+from recalld.errors import DatabaseLockedError, StorageError
 from recalld.model import Memory
 from recalld.store.base import Scope
 from recalld.store.semantic import (
@@ -39,6 +40,7 @@ from recalld.store.sqlite_rows import SELECT_COLUMNS, row_to_memory, scope_sql
 __all__ = ["SQLiteSemantic", "drop_vectors", "enqueue_embedding", "queue_again"]
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 PENDING_STATES = "(" + ", ".join(f"'{state}'" for state in PENDING_JOB_STATES) + ")"
 # The id of the model named by the ``:model`` parameter (migration 14: vectors store it).
@@ -236,7 +238,16 @@ class SQLiteSemantic:
             )
             return [_job(row, model, int(row[2]) + _counts(row, stamp)) for row in due]
 
-        return self._transact(step)
+        try:
+            # Not waiting for the write lock: waited for, a recall failed after
+            # RECALLD_LOCK_RETRY_SECONDS while another process wrote (a read must not).
+            return self._database.write(step, wait=False)
+        except DatabaseLockedError:
+            logger.debug(
+                "%s: a recall's catch-up skipped: another write holds the lock",
+                self._database.path,
+            )
+            return []
 
     def complete_jobs(
         self,
