@@ -43,7 +43,6 @@ from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.embeddings.endpoint_rest import Resting
 from recalld.errors import (
-    DatabaseUnavailableError,
     EmbedderUnavailableError,
     EmbeddingError,
     StorageError,
@@ -63,6 +62,7 @@ from recalld.store.semantic import (
     text_hash,
 )
 from recalld.worker_outage import (
+    DATABASE_AWAY,
     FAILURE_BACKOFF_MAX_SECONDS,
     HeldResults,
     is_outage,
@@ -684,8 +684,8 @@ class Worker:
         """Process batches until no job is runnable now (jobs waiting on a backoff remain).
 
         ``on_step(report)`` is told after the backfill and after every batch (progress bars).
-        A database found away is waited for and tried again, as :meth:`run_forever`
-        does, for a few minutes (see :meth:`_back_off`).
+        A database found away, or locked by another process's write, is waited for and
+        tried again, as :meth:`run_forever` does, for a few minutes (see :meth:`_back_off`).
         """
         failures = 0
         try:
@@ -694,7 +694,7 @@ class Worker:
                     self.backfill()
                     self._heartbeat("busy", force=True)
                     break
-                except DatabaseUnavailableError as error:
+                except DATABASE_AWAY as error:
                     failures = self._back_off(failures, error)
             if on_step is not None:
                 on_step(self.report)
@@ -702,7 +702,7 @@ class Worker:
             while not (stop is not None and stop()):
                 try:
                     claimed = self.run_once()
-                except DatabaseUnavailableError as error:
+                except DATABASE_AWAY as error:
                     failures = self._back_off(failures, error)
                     continue
                 failures = 0
@@ -716,7 +716,7 @@ class Worker:
         self._say_stopped()
         return self.report
 
-    def _back_off(self, failures: int, error: DatabaseUnavailableError) -> int:
+    def _back_off(self, failures: int, error: StorageError) -> int:
         """Wait before :meth:`run_until_idle` tries a database found away again (see
         :func:`recalld.worker_outage.until_idle_delay`); the new count in a row."""
         failures += 1

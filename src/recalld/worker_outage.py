@@ -1,10 +1,13 @@
 """What the worker does with a batch the database could not take (a full disk, a
-PostgreSQL restart): results held for the next step, jobs handed back past their lease.
+PostgreSQL restart, another process holding SQLite's write lock): results held for the
+next step, jobs handed back past their lease.
 
 A batch's vectors (or extractions) are computed, and storing them fails with
-:class:`~recalld.errors.DiskFullError` or :class:`~recalld.errors.DatabaseUnavailableError`:
-no fault of the texts. Two passes fixed this two ways (adversarial passes c63 and d63),
-reconciled here (review of pass d63):
+:class:`~recalld.errors.DiskFullError`, :class:`~recalld.errors.DatabaseUnavailableError`
+or :class:`~recalld.errors.DatabaseLockedError` (adversarial pass a64: a lock held past
+``RECALLD_LOCK_RETRY_SECONDS`` counted the batch's attempts): no fault of the texts.
+Two passes fixed this two ways (adversarial passes c63 and d63), reconciled here (review
+of pass d63):
 
 - the results are **held** and stored by the worker's next step, before it claims
   anything, while it still leases their jobs: nothing is embedded again, and no further
@@ -35,12 +38,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Protocol, TypeVar
 
-from recalld.errors import DatabaseUnavailableError, DiskFullError, StorageError
+from recalld.errors import (
+    DatabaseLockedError,
+    DatabaseUnavailableError,
+    DiskFullError,
+    StorageError,
+)
 from recalld.store.base import Store
 from recalld.store.graph import GraphJob
 from recalld.store.semantic import Job
 
 __all__ = [
+    "DATABASE_AWAY",
     "FAILURE_BACKOFF_MAX_SECONDS",
     "UNTIL_IDLE_DATABASE_TRIES",
     "HeldResults",
@@ -54,6 +63,9 @@ logger = logging.getLogger(__name__)
 FAILURE_BACKOFF_MAX_SECONDS = 60.0
 # Steps in a row `recalld worker --until-idle` finds the database away before it gives up.
 UNTIL_IDLE_DATABASE_TRIES = 8
+# What `recalld worker --until-idle` waits out: a database server away, or another
+# process holding SQLite's write lock past RECALLD_LOCK_RETRY_SECONDS (it ended the run).
+DATABASE_AWAY = (DatabaseUnavailableError, DatabaseLockedError)
 
 
 class _Leased(Protocol):
@@ -66,8 +78,8 @@ ResultT = TypeVar("ResultT")
 
 
 def is_outage(error: BaseException) -> bool:
-    """Whether ``error`` is the database away or full, not a fault of the batch."""
-    return isinstance(error, DiskFullError | DatabaseUnavailableError)
+    """Whether ``error`` is the database away, locked or full, not a fault of the batch."""
+    return isinstance(error, DiskFullError | DatabaseUnavailableError | DatabaseLockedError)
 
 
 @dataclass
@@ -206,18 +218,20 @@ def release_batch(
 
 
 def until_idle_delay(
-    failures: int, error: DatabaseUnavailableError, poll_seconds: float, stopping: bool
+    failures: int, error: StorageError, poll_seconds: float, stopping: bool
 ) -> float:
     """How long ``recalld worker --until-idle`` waits after its ``failures``-th step in a
-    row that found the database away (PostgreSQL restarting, a failover): doubling from
-    twice ``worker_poll_seconds`` up to a minute, as :meth:`Worker.run_forever` does.
-    Raises ``error`` at the ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes) or
-    once the worker is stopping (adversarial pass d63)."""
+    row that found the database away (PostgreSQL restarting, a failover) or locked by
+    another process's write (:data:`DATABASE_AWAY`): doubling from twice
+    ``worker_poll_seconds`` up to a minute, as :meth:`Worker.run_forever` does.
+    Raises ``error`` at the ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes, more
+    the lock waits) or once the worker is stopping (adversarial passes d63, a64)."""
     if failures >= UNTIL_IDLE_DATABASE_TRIES or stopping:
         raise error
     delay = min(poll_seconds * float(2 ** min(failures, 16)), FAILURE_BACKOFF_MAX_SECONDS)
     logger.warning(
-        "the database is unavailable (%d in a row), retrying in %.1f s: %s",
+        "the database is %s (%d in a row), retrying in %.1f s: %s",
+        "locked" if isinstance(error, DatabaseLockedError) else "unavailable",
         failures,
         delay,
         error,
