@@ -129,9 +129,7 @@ def test_a_recall_whose_catch_up_the_lock_kept_from_its_commit_still_answers(
         receipt = service.remember(MEMORY)
         # Before: the recall failed "stayed locked" (its catch-up's commit waited it out).
         hits = service.search("first program")
-        assert [(hit.memory.id, hit.memory.index_state) for hit in hits] == [
-            (receipt.id, "queued")
-        ]
+        assert [(hit.memory.id, hit.memory.index_state) for hit in hits] == [(receipt.id, "queued")]
         writer.unlock()
         hits = service.search("first program")  # stores the vector it held
         assert [hit.memory.index_state for hit in hits] == ["indexed"]

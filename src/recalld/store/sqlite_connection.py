@@ -474,7 +474,10 @@ class SQLiteDatabase:
         if changed < getattr(self._local, "refresh_at", FIRST_STATISTICS_REFRESH):
             return
         try:
-            self.refresh_statistics(connection)
+            # Not waiting busy_timeout (5 s) for the lock: the write is acknowledged, and its
+            # caller (a CLI remember, a REST request) was held that long behind another
+            # process's write for a hint a later commit refreshes as well.
+            self.refresh_statistics(connection, wait=False)
         except LOCK_ERRORS:
             return
         except apsw.Error as error:
