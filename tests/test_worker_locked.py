@@ -134,3 +134,29 @@ def test_a_recall_whose_catch_up_the_lock_kept_from_its_commit_still_answers(
         hits = service.search("first program")  # stores the vector it held
         assert [hit.memory.index_state for hit in hits] == ["indexed"]
         assert embedder.batches == [[MEMORY]]  # the held vector, stored as embedded
+
+
+def test_a_worker_started_while_another_process_writes_waits_for_the_lock(
+    db_path: Path, clock: FakeClock, writer: _OtherWriter
+) -> None:
+    # `recalld worker` (and a server's worker thread) started while another process held
+    # the lock past RECALLD_LOCK_RETRY_SECONDS (a long import): its first backfill failed
+    # outside the loop that backs off, and the worker ended (exit 1).
+    settings = semantic_settings(
+        db_path, busy_timeout_ms=0, lock_retry_seconds=0.05, graph_extractor="none"
+    )
+    embedder = HashingEmbedder(64)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember(MEMORY)
+        waits: list[float] = []
+
+        def pause(seconds: float) -> None:  # the other writer is done during the first wait
+            waits.append(seconds)
+            writer.unlock()
+
+        worker = Worker(service.store, embedder, settings, clock=clock, pause=pause)
+        writer.lock()
+        worker.run_forever(on_step=lambda report: worker.stop_soon())
+        assert len(waits) == 1
+        assert worker.report.processed == 1
+        assert service.get(receipt.id).index_state == "indexed"

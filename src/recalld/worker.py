@@ -729,9 +729,9 @@ class Worker:
 
     def run_forever(self, *, on_step: Callable[[WorkerReport], None] | None = None) -> None:
         """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle.
-        ``on_step(report)`` is told after every batch that did something."""
-        self.backfill()
-        self._heartbeat("idle", force=True)
+        ``on_step(report)`` is told after every batch that did something. The backfill and
+        the first heartbeat are :meth:`run_once`'s: a database away or locked at start is
+        waited for as in any step (it ended the worker, ``recalld worker`` exit 1)."""
         failures = 0
         while not self._stop.is_set():
             try:
