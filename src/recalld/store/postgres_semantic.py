@@ -341,6 +341,14 @@ class PostgresSemantic:
                         " embedding = excluded.embedding",
                         (job.seq, model, dimension, digest, _half(vector)),
                     )
+                    # The memory's vector is of its text now: any other job of this model
+                    # would embed that text again (an old one a worker holds, kept the
+                    # memory queued until settled, or a lease later if that worker died).
+                    connection.execute(
+                        "DELETE FROM jobs WHERE seq = %s AND kind = 'embed' AND model = %s"
+                        " AND state = ANY(%s) AND id != %s",
+                        (job.seq, model, PENDING, job.id),
+                    )
                 connection.execute("DELETE FROM jobs WHERE id = %s", (job.id,))
                 connection.execute(
                     "UPDATE memories SET index_state = 'indexed' WHERE seq = %(seq)s"

@@ -280,6 +280,14 @@ class SQLiteSemantic:
                         " text_hash = excluded.text_hash, vector = excluded.vector",
                         {"seq": job.seq, "model": model, "digest": digest, "vector": vector},
                     )
+                    # The memory's vector is of its text now: any other job of this model
+                    # would embed that text again (an old one a worker holds, kept the
+                    # memory queued until settled, or a lease later if that worker died).
+                    connection.execute(
+                        "DELETE FROM jobs WHERE seq = ? AND +kind = 'embed' AND model = ?"
+                        f" AND state IN {PENDING_STATES} AND id != ?",
+                        (job.seq, model, job.id),
+                    )
                 # A done job is deleted at once: status counts done work from the
                 # vectors, and 100k done rows were 30 MB of pages nobody read.
                 connection.execute("DELETE FROM jobs WHERE id = ?", (job.id,))
