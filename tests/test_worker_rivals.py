@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from recalld.errors import ConflictError
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.store.semantic import WorkerRecord
@@ -99,7 +100,12 @@ def test_a_later_worker_of_another_model_waits_instead_of_undoing_the_earlier_on
         with caplog.at_level(logging.ERROR, logger="recalld.worker"):
             assert second.backfill() == 0
             assert second.run_once() == 0
-            assert second.run_until_idle().processed == 0
+            # Adversarial pass a64: it reported "embedded 0" as if the queue were drained
+            # (`recalld worker --until-idle` exit 0); it now says why it did nothing.
+            with pytest.raises(ConflictError, match=r"worker a .* embeds with model-a") as why:
+                second.run_until_idle()
+        assert why.value.field == "RECALLD_EMBEDDER_MODEL"
+        assert "nothing was embedded" in str(why.value)
         # Before, it queued both memories again, then deleted model-a's vectors.
         assert service.status().embeddings == {"model-a": 2}
         assert service.status().queue["queued"] == 0
