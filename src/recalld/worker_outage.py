@@ -12,9 +12,10 @@ of pass d63):
 - the results are **held** and stored by the worker's next step, before it claims
   anything, while it still leases their jobs: nothing is embedded again, and no further
   claim counts an attempt (the one the claim counted is the job's, now done);
-- once the jobs' lease has run out with the database still refusing them, another
-  worker may claim them (an attempt counted each time: an outage of
-  ``worker_max_attempts`` leases failed a memory for good), so they are **handed back**
+- once the jobs' lease runs out, another worker may claim them (an attempt counted each
+  time: an outage of ``worker_max_attempts`` leases failed a memory for good), so with
+  the database still refusing them when less than a minute of the lease is left (the
+  longest wait between two steps; half the lease when shorter) they are **handed back**
   (``release_jobs``: queued at once, the claim's attempt taken back) and the held
   results dropped in the same step. A worker that stops holding results hands them
   back too. A release the database cannot take either leaves the results held, and
@@ -35,7 +36,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
 from recalld.errors import (
@@ -85,7 +86,15 @@ def is_outage(error: BaseException) -> bool:
 @dataclass
 class _Batch(Generic[ResultT]):
     results: list[ResultT]
-    lease_until: datetime
+    # Before the lease ends by more than a worker's longest wait between two steps
+    # (FAILURE_BACKOFF_MAX_SECONDS; half the lease when that is shorter), so that the step
+    # handing the jobs back comes before the lease runs out (see HeldResults.flush).
+    hand_back_at: datetime
+
+
+def _hand_back_at(now: datetime, lease_until: datetime) -> datetime:
+    margin = min(FAILURE_BACKOFF_MAX_SECONDS, (lease_until - now).total_seconds() / 2)
+    return lease_until - timedelta(seconds=max(margin, 0.0))
 
 
 class HeldResults(Generic[JobT, ResultT]):
@@ -131,12 +140,16 @@ class HeldResults(Generic[JobT, ResultT]):
         except Exception as error:
             if is_outage(error):
                 with self._lock:
-                    self._batches.append(_Batch(results, lease_until))
+                    self._batches.append(_Batch(results, _hand_back_at(self._clock(), lease_until)))
             raise
 
     def flush(self) -> int:
         """Store what is held, before any claim; how many jobs that completed. On an
-        outage again, hand back the jobs whose lease has run out, and raise."""
+        outage again, hand back the jobs whose lease runs out before the worker's next
+        step may come, and raise. Handed back only once their lease had run out, another
+        worker's claim could come first, counting an attempt each outage (a full disk
+        takes the claims' small writes): ``worker_max_attempts`` such leases failed the
+        jobs for good (adversarial pass a64)."""
         with self._lock:
             if not self._batches:
                 return 0
@@ -150,7 +163,7 @@ class HeldResults(Generic[JobT, ResultT]):
                         # No outage now: the batch is left to its lease (see the module).
                         self._batches.pop(0)
                         raise
-                    self._give_back(lambda held: held.lease_until <= self._clock())
+                    self._give_back(lambda held: held.hand_back_at <= self._clock())
                     raise
                 self._batches.pop(0)
                 logger.info(
