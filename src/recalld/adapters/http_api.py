@@ -22,7 +22,8 @@ Layers of every request, outermost first:
 Errors are translated once, here: :class:`ValidationError` → 422,
 :class:`NotFoundError` → 404, :class:`ConflictError` → 409,
 :class:`DiskFullError` → 503 ``disk_full`` (saying so), :class:`StorageError`
-→ 503, :class:`EmbeddingError` → 503 (a server fault, not the caller's),
+→ 503 (a write lock held too long saying so, with ``Retry-After``),
+:class:`EmbeddingError` → 503 (a server fault, not the caller's),
 :class:`AuthenticationError` → 401, :class:`PermissionDeniedError` → 403,
 FastAPI's own validation → 422; every error body is ``{"error": {"type",
 "field", "message"}}``.
@@ -80,6 +81,7 @@ from recalld.config import Settings
 from recalld.errors import (
     AuthenticationError,
     ConflictError,
+    DatabaseLockedError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -163,6 +165,10 @@ UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
 
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
 UNAVAILABLE_HEADERS = {"Retry-After": "1"}
+LOCKED_MESSAGE = (
+    "the database stayed locked by another connection's write past"
+    " RECALLD_LOCK_RETRY_SECONDS; nothing was written; retry shortly"
+)
 
 
 def _unavailable() -> JSONResponse:
@@ -187,6 +193,11 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
         return _error(503, "disk_full", str(error))
+    if isinstance(error, DatabaseLockedError):
+        # Passing, as an unreachable server is: said so (the generic message told a client
+        # neither that nothing was written nor that a retry would do), without the path.
+        logger.error("database locked: %s", error)
+        return _error(503, "storage_error", LOCKED_MESSAGE, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
         return _error(503, "storage_error", "the database could not serve the request")
