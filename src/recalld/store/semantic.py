@@ -286,8 +286,9 @@ class SemanticStore(Protocol):
         None, claiming nothing, when more than ``limit`` are pending there (a bulk load the
         recall does not wait for); pending jobs of other namespaces never count.
 
-        Never waits for another writer (a recall is a read): on SQLite, a write lock
-        another connection holds leaves it claiming nothing (``[]``); on PostgreSQL, a job
+        Never waits out another writer (a recall is a read): on SQLite, a write lock
+        another connection holds past ``busy_timeout`` (5 s at most) leaves it claiming
+        nothing (``[]``); on PostgreSQL, a job
         (or memory) row another transaction has locked is skipped. The recall then answers
         from what is indexed, as with a longer queue.
         """

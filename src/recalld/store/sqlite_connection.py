@@ -30,6 +30,7 @@ from recalld.store.process import OpeningProcess
 __all__ = [
     "DISK_FULL_MESSAGE",
     "LOCK_ERRORS",
+    "SKIPPABLE_LOCK_WAIT_SECONDS",
     "SQLiteDatabase",
     "storage_error",
     "unwritable_error",
@@ -44,6 +45,12 @@ CLOSE_WAIT_SECONDS = 10.0
 # A connection refreshes the planner's statistics after this many rows changed, then
 # each time its changed rows double (see SQLiteDatabase.after_commit).
 FIRST_STATISTICS_REFRESH = 5_000
+# How long at most a write a reader may skip (see SQLiteDatabase.run_once) waits for the
+# lock (busy_timeout when shorter). Not at all, a recall beside any other write of this
+# process or another (a worker storing a batch, a server's other requests) skipped its
+# catch-up, the memory just written not found by its meaning: a quarter of the recalls
+# beside a busy writer thread; with a second's wait, still one in twenty.
+SKIPPABLE_LOCK_WAIT_SECONDS = 5.0
 DISK_FULL_MESSAGE = (
     "the disk holding the database is full; nothing was written. Free space, or forget"
     " memories (forget still works on a full disk)"
@@ -190,14 +197,36 @@ class SQLiteDatabase:
                 self._connections.append(connection)
         return connection
 
-    def run(self, operation: Callable[[apsw.Connection], T]) -> T:
-        """Run ``operation``, retrying lock waits with jittered backoff up to a bound."""
-        deadline = time.monotonic() + self.lock_retry_seconds
+    def run(
+        self,
+        operation: Callable[[apsw.Connection], T],
+        *,
+        lock_wait_seconds: float | None = None,
+    ) -> T:
+        """Run ``operation``, retrying lock waits with jittered backoff for at most
+        ``lock_wait_seconds`` (``lock_retry_seconds`` by default), then raising
+        :class:`DatabaseLockedError`.
+
+        Each attempt's ``busy_timeout`` is capped at what is left of that bound: the first
+        waited the whole ``busy_timeout`` (5 s) before the bound was looked at, so a
+        ``RECALLD_LOCK_RETRY_SECONDS`` of 2 failed after 6.6 s (review of pass a64).
+        """
+        budget = self.lock_retry_seconds if lock_wait_seconds is None else lock_wait_seconds
+        deadline = time.monotonic() + budget
         delay = 0.005
         while True:
             local = self._enter()
             try:
-                return operation(self._connect())
+                connection = self._connect()
+                left_ms = max(int((deadline - time.monotonic()) * 1000), 0)
+                capped = left_ms < self.busy_timeout_ms
+                if capped:
+                    connection.set_busy_timeout(left_ms)
+                try:
+                    return operation(connection)
+                finally:
+                    if capped:
+                        connection.set_busy_timeout(self.busy_timeout_ms)
             except LOCK_ERRORS as error:
                 locked = error
             except apsw.Error as error:
@@ -207,8 +236,13 @@ class SQLiteDatabase:
             # Waited out of the count: close() does not wait for a backoff.
             if time.monotonic() >= deadline:
                 raise DatabaseLockedError(
-                    f"{self.path} stayed locked for {self.lock_retry_seconds:g} s"
-                    " (RECALLD_LOCK_RETRY_SECONDS) by another connection's write (another"
+                    f"{self.path} stayed locked for {budget:g} s"
+                    + (
+                        " (RECALLD_LOCK_RETRY_SECONDS)"
+                        if lock_wait_seconds is None
+                        else f" (a write this waits at most {budget:g} s for)"
+                    )
+                    + " by another connection's write (another"
                     f" recalld process, or a tool holding it open): {locked}; nothing was"
                     " written. Retry once that write is done, or wait longer by raising"
                     " RECALLD_LOCK_RETRY_SECONDS"
@@ -217,26 +251,15 @@ class SQLiteDatabase:
             delay = min(delay * 2, 0.25)
 
     def run_once(self, operation: Callable[[apsw.Connection], T]) -> T:
-        """Run ``operation`` once, waiting for no lock: a lock another connection holds
-        raises :class:`DatabaseLockedError` at once (no ``busy_timeout``, no retry). For a
-        write a reader may skip, such as a recall's catch-up claim: a read must not wait
-        out another process's long write."""
-        local = self._enter()
-        try:
-            connection = self._connect()
-            connection.set_busy_timeout(0)
-            try:
-                return operation(connection)
-            finally:
-                connection.set_busy_timeout(self.busy_timeout_ms)
-        except LOCK_ERRORS as error:
-            raise DatabaseLockedError(
-                f"{self.path} is locked by another connection's write: {error}; nothing was written"
-            ) from error
-        except apsw.Error as error:
-            raise self._failure(error) from error
-        finally:
-            self._leave(local)
+        """Run ``operation``, waiting for a lock another connection holds at most
+        ``busy_timeout`` or :data:`SKIPPABLE_LOCK_WAIT_SECONDS`, whichever is shorter,
+        then raising :class:`DatabaseLockedError`. For a write a reader may skip, such as
+        a recall's catch-up claim: a read must not wait out another process's long write
+        (``RECALLD_LOCK_RETRY_SECONDS``, and fail), yet an ordinary write (milliseconds: a
+        worker's batch, another request of this server) is waited for, not taken for one
+        (review of pass a64)."""
+        wait = min(self.busy_timeout_ms / 1000, SKIPPABLE_LOCK_WAIT_SECONDS)
+        return self.run(operation, lock_wait_seconds=wait)
 
     def _failure(self, error: apsw.Error) -> StorageError:
         failure = storage_error(error, self.system_errno(), self.path)
@@ -259,8 +282,8 @@ class SQLiteDatabase:
     ) -> T:
         """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried.
 
-        With ``wait=False`` a write lock another connection holds raises
-        :class:`DatabaseLockedError` at once (see :meth:`run_once`).
+        With ``wait=False`` a write lock another connection holds past ``busy_timeout``
+        (5 s at most) raises :class:`DatabaseLockedError` (see :meth:`run_once`).
 
         With ``durable=False`` the commit does not wait for the disk (``synchronous =
         NORMAL`` for this transaction only; the connection's setting is read at commit):

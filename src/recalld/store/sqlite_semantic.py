@@ -239,8 +239,9 @@ class SQLiteSemantic:
             return [_job(row, model, int(row[2]) + _counts(row, stamp)) for row in due]
 
         try:
-            # Not waiting for the write lock: waited for, a recall failed after
-            # RECALLD_LOCK_RETRY_SECONDS while another process wrote (a read must not).
+            # Not waiting out the write lock: waited for, a recall failed after
+            # RECALLD_LOCK_RETRY_SECONDS while another process wrote (a read must not);
+            # an ordinary write is waited for (busy_timeout, 5 s at most: see run_once).
             return self._database.write(step, wait=False)
         except DatabaseLockedError:
             logger.debug(
