@@ -693,10 +693,21 @@ class Worker:
             self.hand_back_held()
         self._say_stopped()
         if self._waiting_for is not None and self._embedder is not None:
+            # It does no graph extraction either (`recalld graph rebuild --run`): it yields
+            # as a whole. What it did before that worker appeared is said, not "nothing"
+            # (review of pass a64).
+            report = self.report
+            done = (
+                "nothing was embedded or extracted"
+                if not (report.processed or report.extracted)
+                else f"it stopped after embedding {report.processed} and extracting"
+                f" {report.extracted}"
+            )
             message = rival_message(self._waiting_for, self._embedder.name)
             raise ConflictError(
                 "RECALLD_EMBEDDER_MODEL",
-                f"{message}; nothing was embedded. Stop that worker, or give both the same model",
+                f"{message}; {done}, the rest left queued. Stop that worker, or give both"
+                " the same RECALLD_EMBEDDER_MODEL",
             )
         return self.report
 
