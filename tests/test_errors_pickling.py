@@ -26,6 +26,7 @@ EXAMPLES: list[errors.RecalldError] = [
     errors.StorageError("the store is closed"),
     errors.DiskFullError("the disk holding the database is full"),
     errors.DatabaseUnavailableError("the database at postgresql://h/db is unavailable"),
+    errors.DatabaseLockedError("/tmp/m.db stayed locked for 30 s; nothing was written"),
     errors.EmbeddingError("the model file is missing"),
     errors.EmbedderUnavailableError("http://e/v1/embeddings failed: timed out"),
     errors.AuthenticationError("no bearer token"),

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AuthenticationError",
     "ConflictError",
     "DatabaseLockedError",
     "DatabaseUnavailableError",
@@ -29,6 +30,7 @@ __all__ = [
     "EmbedderUnavailableError",
     "EmbeddingError",
     "NotFoundError",
+    "PermissionDeniedError",
     "RecalldError",
     "StorageError",
     "ValidationError",
