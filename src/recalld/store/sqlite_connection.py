@@ -49,8 +49,8 @@ FIRST_STATISTICS_REFRESH = 5_000
 # lock (busy_timeout when shorter). Not at all, a recall beside any other write of this
 # process or another (a worker storing a batch, a server's other requests) skipped its
 # catch-up, the memory just written not found by its meaning: a quarter of the recalls
-# beside a busy writer thread; with a second's wait, still one in twenty.
-SKIPPABLE_LOCK_WAIT_SECONDS = 5.0
+# beside a busy writer thread.
+SKIPPABLE_LOCK_WAIT_SECONDS = 1.0
 DISK_FULL_MESSAGE = (
     "the disk holding the database is full; nothing was written. Free space, or forget"
     " memories (forget still works on a full disk)"
@@ -257,9 +257,37 @@ class SQLiteDatabase:
         a recall's catch-up claim: a read must not wait out another process's long write
         (``RECALLD_LOCK_RETRY_SECONDS``, and fail), yet an ordinary write (milliseconds: a
         worker's batch, another request of this server) is waited for, not taken for one
-        (review of pass a64)."""
+        (review of pass a64).
+
+        The lock is looked at every millisecond: SQLite's own busy handler sleeps up to
+        100 ms between looks, and a writer that begins again right after its commit (a
+        busy server) kept the lock at nearly every look, for seconds."""
         wait = min(self.busy_timeout_ms / 1000, SKIPPABLE_LOCK_WAIT_SECONDS)
-        return self.run(operation, lock_wait_seconds=wait)
+        deadline = time.monotonic() + wait
+
+        def look_again(_count: int) -> bool:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
+            return True
+
+        local = self._enter()
+        try:
+            connection = self._connect()
+            connection.set_busy_handler(look_again)
+            try:
+                return operation(connection)
+            finally:
+                connection.set_busy_timeout(self.busy_timeout_ms)
+        except LOCK_ERRORS as error:
+            raise DatabaseLockedError(
+                f"{self.path} stayed locked for {wait:g} s by another connection's write:"
+                f" {error}; nothing was written"
+            ) from error
+        except apsw.Error as error:
+            raise self._failure(error) from error
+        finally:
+            self._leave(local)
 
     def _failure(self, error: apsw.Error) -> StorageError:
         failure = storage_error(error, self.system_errno(), self.path)
@@ -283,7 +311,7 @@ class SQLiteDatabase:
         """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried.
 
         With ``wait=False`` a write lock another connection holds past ``busy_timeout``
-        (5 s at most) raises :class:`DatabaseLockedError` (see :meth:`run_once`).
+        (a second at most) raises :class:`DatabaseLockedError` (see :meth:`run_once`).
 
         With ``durable=False`` the commit does not wait for the disk (``synchronous =
         NORMAL`` for this transaction only; the connection's setting is read at commit):

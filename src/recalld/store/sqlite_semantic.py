@@ -241,7 +241,7 @@ class SQLiteSemantic:
         try:
             # Not waiting out the write lock: waited for, a recall failed after
             # RECALLD_LOCK_RETRY_SECONDS while another process wrote (a read must not);
-            # an ordinary write is waited for (busy_timeout, 5 s at most: see run_once).
+            # an ordinary write is waited for (busy_timeout, a second at most: see run_once).
             return self._database.write(step, wait=False)
         except DatabaseLockedError:
             logger.debug(
