@@ -67,6 +67,7 @@ from recalld.worker_outage import (
     FAILURE_BACKOFF_MAX_SECONDS,
     HeldResults,
     is_outage,
+    longest_step_gap,
     release_batch,
     until_idle_delay,
 )
@@ -136,12 +137,16 @@ class Worker:
         # run once it stops (it was lost: failed jobs stayed failed).
         self._retry_failed = False
         # Results an outage kept from being stored (see recalld.worker_outage).
+        gap = longest_step_gap(
+            settings.lock_retry_seconds, settings.postgres_connect_timeout_seconds
+        )
         self._held_vectors: HeldResults[Job, tuple[Job, str, np.ndarray]] = HeldResults(
             "vectors",
             self._complete,
             lambda result: result[0],
             lambda jobs: self._store.semantic.release_jobs(self.id, jobs, self._clock()),
             clock,
+            gap,
         )
         self._held_extractions: HeldResults[GraphJob, tuple[GraphJob, Extraction]] = HeldResults(
             "extractions",
@@ -149,6 +154,7 @@ class Worker:
             lambda result: result[0],
             lambda jobs: self._store.graph.release_jobs(self.id, jobs, self._clock()),
             clock,
+            gap,
         )
 
     # -- one step ------------------------------------------------------------------

@@ -14,8 +14,9 @@ of pass d63):
   claim counts an attempt (the one the claim counted is the job's, now done);
 - once the jobs' lease runs out, another worker may claim them (an attempt counted each
   time: an outage of ``worker_max_attempts`` leases failed a memory for good), so with
-  the database still refusing them when less than a minute of the lease is left (the
-  longest wait between two steps; half the lease when shorter) they are **handed back**
+  the database still refusing them when less of the lease is left than the longest
+  wait between two steps (:func:`longest_step_gap`, two minutes by default; half the
+  lease when shorter) they are **handed back**
   (``release_jobs``: queued at once, the claim's attempt taken back) and the held
   results dropped in the same step. A worker that stops holding results hands them
   back too. A release the database cannot take either leaves the results held, and
@@ -55,6 +56,7 @@ __all__ = [
     "UNTIL_IDLE_DATABASE_TRIES",
     "HeldResults",
     "is_outage",
+    "longest_step_gap",
     "release_batch",
     "until_idle_delay",
 ]
@@ -87,14 +89,26 @@ def is_outage(error: BaseException) -> bool:
 class _Batch(Generic[ResultT]):
     results: list[ResultT]
     # Before the lease ends by more than a worker's longest wait between two steps
-    # (FAILURE_BACKOFF_MAX_SECONDS; half the lease when that is shorter), so that the step
+    # (see longest_step_gap; half the lease when that is shorter), so that the step
     # handing the jobs back comes before the lease runs out (see HeldResults.flush).
     hand_back_at: datetime
 
 
-def _hand_back_at(now: datetime, lease_until: datetime) -> datetime:
-    margin = min(FAILURE_BACKOFF_MAX_SECONDS, (lease_until - now).total_seconds() / 2)
+def _hand_back_at(now: datetime, lease_until: datetime, gap_seconds: float) -> datetime:
+    margin = min(gap_seconds, (lease_until - now).total_seconds() / 2)
     return lease_until - timedelta(seconds=max(margin, 0.0))
+
+
+def longest_step_gap(lock_retry_seconds: float, connect_timeout_seconds: float) -> float:
+    """The longest a worker's steps can be apart while the database refuses its results,
+    from one step's look at the held jobs' lease to the next step's hand-back: the
+    longest back-off (:data:`FAILURE_BACKOFF_MAX_SECONDS`), then that step's failed
+    store and its release, each waiting for the database at most as long as a write
+    waits for SQLite's lock (``RECALLD_LOCK_RETRY_SECONDS``) or a PostgreSQL connection
+    opens (``RECALLD_POSTGRES_CONNECT_TIMEOUT_SECONDS``). A minute alone (the back-off)
+    left the release to come after the lease with a lock held 30 s (review of pass a64).
+    """
+    return FAILURE_BACKOFF_MAX_SECONDS + 2 * max(lock_retry_seconds, connect_timeout_seconds)
 
 
 class HeldResults(Generic[JobT, ResultT]):
@@ -111,8 +125,10 @@ class HeldResults(Generic[JobT, ResultT]):
         job_of: Callable[[ResultT], JobT],
         release: Callable[[Sequence[JobT]], int],
         clock: Callable[[], datetime],
+        gap_seconds: float = FAILURE_BACKOFF_MAX_SECONDS,
     ) -> None:
         self._kind = kind
+        self._gap_seconds = gap_seconds
         self._store = store
         self._job_of = job_of
         self._release = release
@@ -140,7 +156,8 @@ class HeldResults(Generic[JobT, ResultT]):
         except Exception as error:
             if is_outage(error):
                 with self._lock:
-                    self._batches.append(_Batch(results, _hand_back_at(self._clock(), lease_until)))
+                    hand_back_at = _hand_back_at(self._clock(), lease_until, self._gap_seconds)
+                    self._batches.append(_Batch(results, hand_back_at))
             raise
 
     def flush(self) -> int:
