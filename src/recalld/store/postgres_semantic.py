@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 from pgvector import HalfVector, Vector
-from psycopg import sql
+from psycopg import errors, sql
 from ulid import ULID
 
 from recalld.model import Memory
@@ -51,6 +51,9 @@ __all__ = ["PostgresSemantic", "enqueue_embedding", "enqueue_jobs", "index_name"
 
 T = TypeVar("T")
 PENDING = list(PENDING_JOB_STATES)
+# How long a recall's catch-up claim waits for a job row another transaction holds (as
+# SQLite's waits for the lock, SKIPPABLE_LOCK_WAIT_SECONDS), then skips it.
+RECALL_LOCK_WAIT_MS = 1_000
 
 
 def enqueue_jobs(
@@ -232,16 +235,28 @@ class PostgresSemantic:
             # locked each memory before its jobs in (seq, id) order: the order complete_jobs,
             # forget and the purge take them in, so none waits on another in a circle. KEY
             # SHARE only keeps the memory from going meanwhile.
-            rows = connection.execute(
+            locking = (
                 f"WITH found AS MATERIALIZED (SELECT j.id{pending} LIMIT %(bound)s)"
                 " SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
                 f" j.state, j.run_after, j.lease_until, m.place_name, m.key{pending}"
                 " AND j.id IN (SELECT id FROM found)"
-                # SKIP LOCKED: a recall is a read and waits for no writer (the row a
-                # worker is completing, a memory being forgotten); the rest is claimed.
-                " ORDER BY m.seq, j.id FOR KEY SHARE OF m SKIP LOCKED FOR UPDATE OF j SKIP LOCKED",
-                params,
-            ).fetchall()
+                # A memory being forgotten is skipped: it will have no vector to find.
+                " ORDER BY m.seq, j.id FOR KEY SHARE OF m SKIP LOCKED FOR UPDATE OF j"
+            )
+            # A job row another transaction holds is waited for a second at most (a
+            # worker completing it: skipped at once, a recall beside the server's own
+            # worker searched before that vector was committed, the memory just written
+            # not found by meaning, review of pass a64), then skipped: a recall is a read
+            # and does not wait out a long writer.
+            # The connection's own lock_timeout (the pool's) is put back after the claim.
+            [(previous,)] = connection.execute("SELECT current_setting('lock_timeout')")
+            try:
+                with connection.transaction():
+                    connection.execute(f"SET LOCAL lock_timeout = {RECALL_LOCK_WAIT_MS}")
+                    rows = connection.execute(locking, params).fetchall()
+            except errors.LockNotAvailable:
+                rows = connection.execute(f"{locking} SKIP LOCKED", params).fetchall()
+            connection.execute("SELECT set_config('lock_timeout', %s, true)", (previous,))
             if len(rows) > limit:
                 return None
             # A job queued again after a failure waits for its time, as a worker's claim does.
