@@ -28,12 +28,12 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 from pgvector import HalfVector, Vector
-from psycopg import errors, sql
+from psycopg import sql
 from ulid import ULID
 
 from recalld.model import Memory
 from recalld.store.base import Scope
-from recalld.store.postgres_connection import Connection, PostgresDatabase
+from recalld.store.postgres_connection import Connection, PostgresDatabase, rows_waiting_briefly
 from recalld.store.postgres_rows import SELECT_COLUMNS, Parameters, row_to_memory, scope_sql
 from recalld.store.semantic import (
     VECTOR_DTYPE,
@@ -51,8 +51,7 @@ __all__ = ["PostgresSemantic", "enqueue_embedding", "enqueue_jobs", "index_name"
 
 T = TypeVar("T")
 PENDING = list(PENDING_JOB_STATES)
-# How long a recall's catch-up claim waits for a job row another transaction holds (as
-# SQLite's waits for the lock, SKIPPABLE_LOCK_WAIT_SECONDS), then skips it.
+# How long a recall's catch-up claim waits for a job row another transaction holds.
 RECALL_LOCK_WAIT_MS = 1_000
 
 
@@ -243,20 +242,11 @@ class PostgresSemantic:
                 # A memory being forgotten is skipped: it will have no vector to find.
                 " ORDER BY m.seq, j.id FOR KEY SHARE OF m SKIP LOCKED FOR UPDATE OF j"
             )
-            # A job row another transaction holds is waited for a second at most (a
-            # worker completing it: skipped at once, a recall beside the server's own
-            # worker searched before that vector was committed, the memory just written
-            # not found by meaning, review of pass a64), then skipped: a recall is a read
-            # and does not wait out a long writer.
-            # The connection's own lock_timeout (the pool's) is put back after the claim.
-            [(previous,)] = connection.execute("SELECT current_setting('lock_timeout')")
-            try:
-                with connection.transaction():
-                    connection.execute(f"SET LOCAL lock_timeout = {RECALL_LOCK_WAIT_MS}")
-                    rows = connection.execute(locking, params).fetchall()
-            except errors.LockNotAvailable:
-                rows = connection.execute(f"{locking} SKIP LOCKED", params).fetchall()
-            connection.execute("SELECT set_config('lock_timeout', %s, true)", (previous,))
+            # A job row another transaction holds is waited for a second at most (a worker
+            # completing it: skipped at once, the recall searched before that vector was
+            # committed, review of pass a64), then skipped: a recall does not wait out a
+            # long writer.
+            rows = rows_waiting_briefly(connection, locking, params, RECALL_LOCK_WAIT_MS)
             if len(rows) > limit:
                 return None
             # A job queued again after a failure waits for its time, as a worker's claim does.
