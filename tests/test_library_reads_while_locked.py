@@ -9,15 +9,18 @@ nothing to purge."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import apsw
+import numpy as np
 import pytest
 
 from recalld.config import Settings
+from recalld.embeddings.hashing import HashingEmbedder
 from recalld.errors import DatabaseLockedError, StorageError
 from recalld.service import MemoryService
+from recalld.store.factory import open_store
 from tests.conftest import FakeClock
 
 
@@ -224,3 +227,54 @@ def test_a_write_waits_no_longer_than_the_lock_retry_bound(
     locked.execute("ROLLBACK")
     with MemoryService.open(settings, clock=clock) as service:
         assert service.stats().count == 2  # nothing was written
+
+
+class _TakesTheLockWhileEmbedding(HashingEmbedder):
+    """Another process takes the write lock while a memory's text is being embedded:
+    between the catch-up's claim and its vectors' commit."""
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__(64)
+        self.db_path = db_path
+        self.armed = False
+        self.other: apsw.Connection | None = None
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if self.armed and self.other is None and any("program" in text for text in texts):
+            self.other = apsw.Connection(str(self.db_path))
+            self.other.execute("BEGIN IMMEDIATE")
+        return super().embed_batch(texts)
+
+
+def test_recalls_after_a_catch_up_held_its_vectors_wait_no_lock_retry(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # Review of pass a64: a catch-up whose vectors' commit met another process's lock
+    # waited RECALLD_LOCK_RETRY_SECONDS for it, held the vectors, and every later recall
+    # flushed them first, waiting as long again, while that lock stayed held.
+    settings = Settings(
+        db=db_path, graph_extractor="none", busy_timeout_ms=600_000, lock_retry_seconds=600
+    )
+    embedder = _TakesTheLockWhileEmbedding(db_path)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("Ada wrote the first program.")
+        embedder.armed = True
+        found: list[list[str]] = []
+        answered = threading.Event()
+
+        def search_twice() -> None:
+            try:
+                for _ in range(2):
+                    found.append([hit.memory.index_state for hit in service.search("Ada")])
+            finally:
+                answered.set()
+
+        threading.Thread(target=search_twice, daemon=True).start()
+        try:
+            assert answered.wait(timeout=120), "a recall waited out the lock retries"
+        finally:
+            assert embedder.other is not None
+            embedder.other.execute("ROLLBACK")
+            embedder.other.close()
+        assert found == [["queued"], ["queued"]]
+        assert [hit.memory.index_state for hit in service.search("Ada")] == ["indexed"]

@@ -43,6 +43,7 @@ from recalld.retrieval.hybrid import HybridRetriever, RetrievalDepths
 from recalld.retrieval.rerank import Reranker
 from recalld.store.base import FULL_TEXT_BACKENDS, MemoryRecord, Store, StoreTransaction
 from recalld.store.semantic import JobFailure
+from recalld.store.sqlite_connection import writing_briefly
 from recalld.worker import Worker
 
 __all__ = ["Indexing"]
@@ -196,11 +197,11 @@ class Indexing:
             )
         # One catch-up at a time in this process: concurrent recalls would each embed the
         # same queue (taking over one another's leases); the next finds it done.
-        with self._catch_up_lock:
+        with self._catch_up_lock, writing_briefly():
             try:
                 embedded = self._catch_up_worker.embed_for_recall(namespaces, limit)
             except DatabaseLockedError as error:
-                # Another process's write held the lock past RECALLD_LOCK_RETRY_SECONDS
+                # Another process's write held the lock (a second at most: writing_briefly)
                 # between the claim and the vectors' commit: the vectors are held (stored
                 # by the next catch-up, handed back at close) and this recall, a read,
                 # answers from what is indexed rather than fail (adversarial pass a64).

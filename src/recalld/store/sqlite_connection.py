@@ -34,6 +34,7 @@ __all__ = [
     "SQLiteDatabase",
     "storage_error",
     "unwritable_error",
+    "writing_briefly",
 ]
 
 T = TypeVar("T")
@@ -101,6 +102,25 @@ def unwritable_error(path: Path) -> StorageError:
         " read-only to this process): recalld writes to its database, on open too;"
         " make it writable, or copy it somewhere writable and open the copy"
     )
+
+
+_brief = threading.local()
+
+
+@contextlib.contextmanager
+def writing_briefly() -> Iterator[None]:
+    """Within it, this thread's SQLite writes wait for another connection's lock as
+    :meth:`SQLiteDatabase.run_once` does (a second at most), then raise
+    :class:`DatabaseLockedError`: for a recall's catch-up, a read that must not wait out
+    another process's long write. Its vectors' commit and the flush of vectors it held
+    waited ``RECALLD_LOCK_RETRY_SECONDS`` each, so once a catch-up had held vectors every
+    later recall waited that long while the lock stayed held (review of pass a64)."""
+    previous = getattr(_brief, "on", False)
+    _brief.on = True
+    try:
+        yield
+    finally:
+        _brief.on = previous
 
 
 class SQLiteDatabase:
@@ -211,6 +231,8 @@ class SQLiteDatabase:
         waited the whole ``busy_timeout`` (5 s) before the bound was looked at, so a
         ``RECALLD_LOCK_RETRY_SECONDS`` of 2 failed after 6.6 s (review of pass a64).
         """
+        if lock_wait_seconds is None and getattr(_brief, "on", False):
+            lock_wait_seconds = min(self.busy_timeout_ms / 1000, SKIPPABLE_LOCK_WAIT_SECONDS)
         budget = self.lock_retry_seconds if lock_wait_seconds is None else lock_wait_seconds
         deadline = time.monotonic() + budget
         delay = 0.005
