@@ -49,6 +49,24 @@ def test_public_api_errors_share_one_root() -> None:
         assert issubclass(error, recalld.RecalldError)
 
 
+def test_every_error_class_is_listed_in_recalld_errors() -> None:
+    # Review of pass a64: DatabaseLockedError (a64), as each error class a caller may catch.
+    import inspect
+
+    from recalld import errors
+
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if inspect.isclass(value)
+        and issubclass(value, errors.RecalldError)
+        and value.__module__ == errors.__name__
+    }
+    assert "DatabaseLockedError" in defined
+    assert defined - {"RecalldError"} <= set(errors.__all__)
+    assert issubclass(errors.DatabaseLockedError, errors.StorageError)
+
+
 def test_public_api_open_round_trip(tmp_path: Path) -> None:
     with recalld.open(tmp_path / "m.db", namespace="agent") as memory:
         receipt = memory.remember("the staging DB is in Melbourne")

@@ -14,6 +14,7 @@ from recalld.graph.rules import RuleExtractor
 from recalld.graph.types import Extraction, ExtractionInput
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
+from recalld.store.semantic import text_hash
 from tests.conftest import FakeClock
 from tests.semantic_support import RecordingEmbedder, semantic_settings
 
@@ -72,3 +73,29 @@ def test_a_memory_edited_while_its_job_runs_gets_a_job_of_its_own(
         assert worker.run_until_idle().processed == 1
         assert embedder.texts == ["Alice lives in Oslo"]
         assert job.content == "Alice lives in Paris"
+
+
+def test_a_memory_embedded_with_its_new_text_is_indexed_while_its_old_job_is_held(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    # Adversarial pass a64: the edit's job done, the memory stayed `queued` (and the old
+    # job `running`) until the worker holding the old job settled it: a lease later, and
+    # then embedded again, an attempt counted, if that worker had died. Its vector is of
+    # the text it holds now, so every other job embedding that text for that model goes.
+    settings = semantic_settings(any_database)
+    embedder = RecordingEmbedder()
+    store = open_store(settings)
+    with MemoryService(store, settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        lease_until = clock() + timedelta(seconds=settings.worker_lease_seconds)
+        [job] = store.semantic.claim_jobs(
+            "elsewhere", embedder.name, 8, clock(), lease_until, settings.worker_max_attempts
+        )
+        service.update(receipt.id, content="Alice lives in Oslo")
+        assert service.new_worker().run_until_idle().processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
+        assert service.status().queue == {"queued": 0, "running": 0, "done": 1, "failed": 0}
+        # The worker that held the old job comes back: nothing of it is stored.
+        old = (job, text_hash(None, "Alice lives in Paris", None, None), b"\0" * 128)
+        assert store.semantic.complete_jobs("elsewhere", embedder.name, [old], 64, clock()) == 0
+        assert service.recall("Oslo")[0].memory.id == receipt.id

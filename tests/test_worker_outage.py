@@ -16,6 +16,7 @@ from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.store.semantic import Job, embedding_text, encode_vector
 from recalld.worker import Worker
+from recalld.worker_outage import longest_step_gap
 from tests.conftest import FakeClock
 from tests.semantic_support import RecordingEmbedder, StoreOutage, semantic_settings
 
@@ -170,3 +171,56 @@ def test_a_recalls_catch_up_hands_back_what_it_held_when_the_service_closes(
         assert again.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}
         [job] = again.store.semantic.claim_jobs("probe", embedder.name, 8, clock(), clock(), 2)
         assert job.attempts == 1
+
+
+def test_held_jobs_are_handed_back_before_another_worker_may_take_their_lease(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Adversarial pass a64: held results were handed back only once their lease had run
+    # out, so another worker polling (a full disk takes its claim's small write) claimed
+    # the jobs first, an attempt counted each outage: with RECALLD_WORKER_MAX_ATTEMPTS=1
+    # the first such claim failed the memory for good. They are now handed back while
+    # the lease still holds, the worker's next step due before it runs out.
+    embedder = RecordingEmbedder()
+    settings = semantic_settings(any_database, graph_extractor="none", worker_max_attempts=1)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        outage = StoreOutage(service, monkeypatch)
+        holding = service.new_worker(worker_id="holding")
+        with pytest.raises(DatabaseUnavailableError):
+            holding.run_once()
+        # Its next step, after the longest back-off, with a minute of the lease left.
+        clock.advance(seconds=settings.worker_lease_seconds - 60)
+        with pytest.raises(DatabaseUnavailableError):
+            holding.run_once()
+        assert service.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}
+        outage.on = False
+        clock.advance(seconds=61)  # past the lease
+        other = service.new_worker(worker_id="other")
+        assert other.run_until_idle().processed == 1
+        assert service.get(receipt.id).index_state == "indexed"
+        assert service.status().queue["failed"] == 0
+
+
+def test_held_jobs_are_handed_back_earlier_than_a_lock_wait_and_a_back_off_before_the_lease(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass a64: the margin was a minute (the longest back-off), but the step
+    # after it first waits for the database (a lock up to RECALLD_LOCK_RETRY_SECONDS,
+    # 30 s) before it finds the store refused again and then waits as long to release:
+    # with 100 s of a long lease left, the hand-back could come after the lease ended.
+    embedder = RecordingEmbedder()
+    settings = semantic_settings(
+        any_database, graph_extractor="none", worker_lease_seconds=600, lock_retry_seconds=30
+    )
+    assert longest_step_gap(30, 10) == 120
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("Alice lives in Paris")
+        StoreOutage(service, monkeypatch)
+        holding = service.new_worker(worker_id="holding")
+        with pytest.raises(DatabaseUnavailableError):
+            holding.run_once()
+        clock.advance(seconds=600 - 100)  # 100 s of the lease left: less than 2 minutes
+        with pytest.raises(DatabaseUnavailableError):
+            holding.run_once()
+        assert service.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}

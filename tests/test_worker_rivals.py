@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from recalld.errors import ConflictError
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from recalld.store.semantic import WorkerRecord
-from recalld.worker import Worker
+from recalld.worker import Worker, WorkerReport
 from recalld.worker_rivals import rival
 from tests.conftest import FakeClock
 from tests.semantic_support import NamedEmbedder, semantic_settings
@@ -99,7 +100,12 @@ def test_a_later_worker_of_another_model_waits_instead_of_undoing_the_earlier_on
         with caplog.at_level(logging.ERROR, logger="recalld.worker"):
             assert second.backfill() == 0
             assert second.run_once() == 0
-            assert second.run_until_idle().processed == 0
+            # Adversarial pass a64: it reported "embedded 0" as if the queue were drained
+            # (`recalld worker --until-idle` exit 0); it now says why it did nothing.
+            with pytest.raises(ConflictError, match=r"worker a .* embeds with model-a") as why:
+                second.run_until_idle()
+        assert why.value.field == "RECALLD_EMBEDDER_MODEL"
+        assert "nothing was embedded" in str(why.value)
         # Before, it queued both memories again, then deleted model-a's vectors.
         assert service.status().embeddings == {"model-a": 2}
         assert service.status().queue["queued"] == 0
@@ -124,3 +130,34 @@ def test_a_worker_of_another_model_whose_heartbeat_stopped_long_ago_is_no_rival(
         clock.advance(settings.worker_lease_seconds + 1)
         second = Worker(store, NamedEmbedder("model-b"), settings, clock=clock, worker_id="b")
         assert second.backfill() == 1
+
+
+def test_until_idle_stopped_by_a_rival_that_appeared_says_what_it_did_first(
+    any_database: Path | str, clock: FakeClock
+) -> None:
+    # Review of pass a64: a run that embedded a batch before an earlier-started worker of
+    # another model showed itself raised "nothing was embedded".
+    settings = semantic_settings(any_database, worker_batch_size=1)
+    store = open_store(settings)
+    with MemoryService(store, settings, clock=clock, embedder=NamedEmbedder("model-b")) as service:
+        service.remember_many([{"content": "roses in June"}, {"content": "the kitchen door"}])
+        later = Worker(store, NamedEmbedder("model-b"), settings, clock=clock, worker_id="b")
+        rival_worker = WorkerRecord(
+            id="a",
+            pid=1,
+            host="h",
+            model="model-a",
+            state="busy",
+            started_at=clock() - timedelta(seconds=60),
+            heartbeat_at=clock(),
+        )
+
+        def rival_appears(report: WorkerReport) -> None:
+            if report.processed:  # after its first batch
+                store.semantic.heartbeat(rival_worker)
+
+        with pytest.raises(ConflictError, match="worker a ") as why:
+            later.run_until_idle(on_step=rival_appears)
+        assert "it stopped after embedding 1 and extracting 0" in str(why.value)
+        assert "nothing was embedded" not in str(why.value)
+        assert service.status().embeddings == {"model-b": 1}

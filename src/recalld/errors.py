@@ -10,7 +10,8 @@
     │   ├── DiskFullError the disk holding the database is full
     │   ├── DatabaseUnavailableError   the database server cannot be reached (yet)
     │   └── DatabaseBusyError   the server is there but did not do the work in time
-    │       └── StatementTimeoutError   the server's timeout cut recalld's statement
+    │       ├── StatementTimeoutError   the server's timeout cut recalld's statement
+    │       └── DatabaseLockedError     another connection held SQLite's write lock too long
     └── EmbeddingError    the embedding model could not be loaded or could not embed
         └── EmbedderUnavailableError   the embedding endpoint cannot be reached (yet)
 
@@ -23,13 +24,16 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AuthenticationError",
     "ConflictError",
     "DatabaseBusyError",
+    "DatabaseLockedError",
     "DatabaseUnavailableError",
     "DiskFullError",
     "EmbedderUnavailableError",
     "EmbeddingError",
     "NotFoundError",
+    "PermissionDeniedError",
     "RecalldError",
     "StatementTimeoutError",
     "StorageError",
@@ -114,6 +118,16 @@ class StatementTimeoutError(DatabaseBusyError):
     recalld's: nothing was written. It may be the work's own size, so the worker counts
     it as a failed attempt (a batch too slow for the timeout fails after
     ``RECALLD_WORKER_MAX_ATTEMPTS`` rather than being retried for ever).
+    """
+
+
+class DatabaseLockedError(DatabaseBusyError):
+    """Another connection (another recalld process, or a tool holding the file open) held
+    SQLite's write lock past ``RECALLD_LOCK_RETRY_SECONDS``: nothing was written.
+
+    Transient: the same write succeeds once that other write is done (HTTP 503
+    ``database_busy`` with ``Retry-After``; the worker holds its results, as for
+    :class:`DatabaseBusyError`).
     """
 
 

@@ -26,7 +26,7 @@ from typing import Literal
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder
-from recalld.errors import ValidationError
+from recalld.errors import DatabaseBusyError, ValidationError
 from recalld.graph.extractor import Extractor, ExtractorSetup, create_extractor
 from recalld.intentions.timing import parse_zone
 from recalld.model import (
@@ -43,6 +43,7 @@ from recalld.retrieval.hybrid import HybridRetriever, RetrievalDepths
 from recalld.retrieval.rerank import Reranker
 from recalld.store.base import FULL_TEXT_BACKENDS, MemoryRecord, Store, StoreTransaction
 from recalld.store.semantic import JobFailure
+from recalld.store.sqlite_connection import writing_briefly
 from recalld.worker import Worker
 
 __all__ = ["Indexing"]
@@ -196,8 +197,17 @@ class Indexing:
             )
         # One catch-up at a time in this process: concurrent recalls would each embed the
         # same queue (taking over one another's leases); the next finds it done.
-        with self._catch_up_lock:
-            embedded = self._catch_up_worker.embed_for_recall(namespaces, limit)
+        with self._catch_up_lock, writing_briefly():
+            try:
+                embedded = self._catch_up_worker.embed_for_recall(namespaces, limit)
+            except DatabaseBusyError as error:
+                # Another process's write held the lock (a second at most: writing_briefly;
+                # on PostgreSQL, another client's lock or a full pool)
+                # between the claim and the vectors' commit: the vectors are held (stored
+                # by the next catch-up, handed back at close) and this recall, a read,
+                # answers from what is indexed rather than fail (adversarial pass a64).
+                logger.warning("a recall's catch-up could not store its vectors: %s", error)
+                return 0
         if embedded is not None:
             return embedded
         if not self._catch_up_warned:

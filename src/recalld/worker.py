@@ -43,7 +43,7 @@ from recalld.config import Settings
 from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.embeddings.endpoint_rest import Resting
 from recalld.errors import (
-    DatabaseUnavailableError,
+    ConflictError,
     EmbedderUnavailableError,
     EmbeddingError,
     StorageError,
@@ -51,7 +51,6 @@ from recalld.errors import (
 from recalld.graph.extractor import Extractor, extraction_input
 from recalld.graph.names import visible_extraction
 from recalld.graph.types import Extraction
-from recalld.retrieval.graph_files import remove_graphs_of_other_models
 from recalld.store.base import Store, shared_between_threads
 from recalld.store.graph import GraphJob
 from recalld.store.semantic import (
@@ -62,23 +61,23 @@ from recalld.store.semantic import (
     encode_vector,
     text_hash,
 )
+from recalld.worker_housekeeping import MAINTENANCE_INTERVAL_SECONDS, tidy
 from recalld.worker_outage import (
+    DATABASE_AWAY,
     FAILURE_BACKOFF_MAX_SECONDS,
     HeldResults,
     is_outage,
+    longest_step_gap,
     release_batch,
     until_idle_delay,
 )
-from recalld.worker_rivals import graph_only_models, rival
+from recalld.worker_rivals import graph_only_models, rival, rival_message
 
 __all__ = ["Worker", "WorkerReport"]
 
 T = TypeVar("T", Job, GraphJob)
 
 logger = logging.getLogger(__name__)
-
-DONE_JOB_RETENTION = timedelta(days=1)
-MAINTENANCE_INTERVAL_SECONDS = 60.0
 
 
 @dataclass
@@ -133,17 +132,21 @@ class Worker:
         self._extracting: Future[None] | None = None
         self._extracted_since = 0  # graph jobs done beside, not yet counted by a step
         self._halt_extraction = threading.Event()
-        self._waiting_for: str | None = None  # the rival worker this one said it waits for
+        self._waiting_for: WorkerRecord | None = None  # the rival worker this one waits for
         # --retry-failed asked while a rival made this worker wait: done by the backfill
         # run once it stops (it was lost: failed jobs stayed failed).
         self._retry_failed = False
         # Results an outage kept from being stored (see recalld.worker_outage).
+        gap = longest_step_gap(
+            settings.lock_retry_seconds, settings.postgres_connect_timeout_seconds
+        )
         self._held_vectors: HeldResults[Job, tuple[Job, str, np.ndarray]] = HeldResults(
             "vectors",
             self._complete,
             lambda result: result[0],
             lambda jobs: self._store.semantic.release_jobs(self.id, jobs, self._clock()),
             clock,
+            gap,
         )
         self._held_extractions: HeldResults[GraphJob, tuple[GraphJob, Extraction]] = HeldResults(
             "extractions",
@@ -151,6 +154,7 @@ class Worker:
             lambda result: result[0],
             lambda jobs: self._store.graph.release_jobs(self.id, jobs, self._clock()),
             clock,
+            gap,
         )
 
     # -- one step ------------------------------------------------------------------
@@ -213,23 +217,16 @@ class Worker:
         )
         if found is None:
             if self._waiting_for is not None:
-                logger.warning("worker %s stopped: this worker takes over", self._waiting_for)
+                logger.warning("worker %s stopped: this worker takes over", self._waiting_for.id)
                 self._waiting_for = None
             return False
-        if found.id != self._waiting_for:
-            self._waiting_for = found.id
+        if self._waiting_for is None or found.id != self._waiting_for.id:
             logger.error(
-                "worker %s (pid %d on %s) embeds with %s on this database, and this worker"
-                " with %s: two embedding models undo each other's work (each queues again"
-                " what the other embedded and deletes its vectors). This worker waits until"
-                " that one stops; stop one of them, or give both the same"
-                " RECALLD_EMBEDDER_MODEL",
-                found.id,
-                found.pid,
-                found.host,
-                found.model,
-                self._embedder.name,
+                "%s. This worker waits until that one stops; stop one of them, or give both"
+                " the same RECALLD_EMBEDDER_MODEL",
+                rival_message(found, self._embedder.name),
             )
+        self._waiting_for = found
         return True
 
     def _models(self) -> list[str]:
@@ -655,23 +652,7 @@ class Worker:
         if time.monotonic() - self._last_maintenance < MAINTENANCE_INTERVAL_SECONDS:
             return
         self._last_maintenance = time.monotonic()
-        semantic = self._store.semantic
-        if self._embedder is not None:
-            model = self._embedder.name
-            if semantic.pending_jobs(model) == 0:
-                dropped = semantic.drop_other_models(model)
-                if dropped:
-                    logger.info(
-                        "model switch to %s complete: dropped %d old vectors", model, dropped
-                    )
-                # And the old models' graph files, useless without their vectors (also
-                # those a switch completed by an earlier version left behind).
-                location = self._store.index_location
-                if location is not None:
-                    for removed in remove_graphs_of_other_models(location, model):
-                        logger.info("deleted the old model's vector graph %s", removed)
-        semantic.purge_done_jobs(self._clock() - DONE_JOB_RETENTION)
-        semantic.compact_vector_log()
+        tidy(self._store, None if self._embedder is None else self._embedder.name, self._clock())
 
     # -- loops -----------------------------------------------------------------------
 
@@ -684,8 +665,11 @@ class Worker:
         """Process batches until no job is runnable now (jobs waiting on a backoff remain).
 
         ``on_step(report)`` is told after the backfill and after every batch (progress bars).
-        A database found away is waited for and tried again, as :meth:`run_forever`
-        does, for a few minutes (see :meth:`_back_off`).
+        A database found away, or locked by another process's write, is waited for and
+        tried again, as :meth:`run_forever` does, for a few minutes (see :meth:`_back_off`).
+        Beside a live worker embedding with another model (see :mod:`recalld.worker_rivals`)
+        it embeds nothing and raises :class:`ConflictError` naming that worker: it
+        reported "embedded 0" as if the queue were drained (adversarial pass a64).
         """
         failures = 0
         try:
@@ -694,7 +678,7 @@ class Worker:
                     self.backfill()
                     self._heartbeat("busy", force=True)
                     break
-                except DatabaseUnavailableError as error:
+                except DATABASE_AWAY as error:
                     failures = self._back_off(failures, error)
             if on_step is not None:
                 on_step(self.report)
@@ -702,7 +686,7 @@ class Worker:
             while not (stop is not None and stop()):
                 try:
                     claimed = self.run_once()
-                except DatabaseUnavailableError as error:
+                except DATABASE_AWAY as error:
                     failures = self._back_off(failures, error)
                     continue
                 failures = 0
@@ -714,9 +698,26 @@ class Worker:
             self._close_extraction_thread()
             self.hand_back_held()
         self._say_stopped()
+        if self._waiting_for is not None and self._embedder is not None:
+            # It does no graph extraction either (`recalld graph rebuild --run`): it yields
+            # as a whole. What it did before that worker appeared is said, not "nothing"
+            # (review of pass a64).
+            report = self.report
+            done = (
+                "nothing was embedded or extracted"
+                if not (report.processed or report.extracted)
+                else f"it stopped after embedding {report.processed} and extracting"
+                f" {report.extracted}"
+            )
+            message = rival_message(self._waiting_for, self._embedder.name)
+            raise ConflictError(
+                "RECALLD_EMBEDDER_MODEL",
+                f"{message}; {done}, the rest left queued. Stop that worker, or give both"
+                " the same RECALLD_EMBEDDER_MODEL",
+            )
         return self.report
 
-    def _back_off(self, failures: int, error: DatabaseUnavailableError) -> int:
+    def _back_off(self, failures: int, error: StorageError) -> int:
         """Wait before :meth:`run_until_idle` tries a database found away again (see
         :func:`recalld.worker_outage.until_idle_delay`); the new count in a row."""
         failures += 1
@@ -729,9 +730,9 @@ class Worker:
 
     def run_forever(self, *, on_step: Callable[[WorkerReport], None] | None = None) -> None:
         """Process batches until :meth:`stop`; sleeps ``worker_poll_seconds`` when idle.
-        ``on_step(report)`` is told after every batch that did something."""
-        self.backfill()
-        self._heartbeat("idle", force=True)
+        ``on_step(report)`` is told after every batch that did something. The backfill and
+        the first heartbeat are :meth:`run_once`'s: a database away or locked at start is
+        waited for as in any step (it ended the worker, ``recalld worker`` exit 1)."""
         failures = 0
         while not self._stop.is_set():
             try:

@@ -1,19 +1,24 @@
 """What the worker does with a batch the database could not take (a full disk, a
-PostgreSQL restart): results held for the next step, jobs handed back past their lease.
+PostgreSQL restart, another process holding SQLite's write lock): results held for the
+next step, jobs handed back past their lease.
 
 A batch's vectors (or extractions) are computed, and storing them fails with
 :class:`~recalld.errors.DiskFullError`, :class:`~recalld.errors.DatabaseUnavailableError`
 or a :class:`~recalld.errors.DatabaseBusyError` other than a statement timeout (another
-client's lock on PostgreSQL, a full pool: review of pass b64): no fault of the texts.
+client's lock on PostgreSQL, a full pool: review of pass b64; SQLite's write lock held
+past ``RECALLD_LOCK_RETRY_SECONDS``, :class:`~recalld.errors.DatabaseLockedError`:
+adversarial pass a64): no fault of the texts.
 Two passes fixed this two ways (adversarial passes c63 and d63), reconciled here (review
 of pass d63):
 
 - the results are **held** and stored by the worker's next step, before it claims
   anything, while it still leases their jobs: nothing is embedded again, and no further
   claim counts an attempt (the one the claim counted is the job's, now done);
-- once the jobs' lease has run out with the database still refusing them, another
-  worker may claim them (an attempt counted each time: an outage of
-  ``worker_max_attempts`` leases failed a memory for good), so they are **handed back**
+- once the jobs' lease runs out, another worker may claim them (an attempt counted each
+  time: an outage of ``worker_max_attempts`` leases failed a memory for good), so with
+  the database still refusing them when less of the lease is left than the longest
+  wait between two steps (:func:`longest_step_gap`, two minutes by default; half the
+  lease when shorter) they are **handed back**
   (``release_jobs``: queued at once, the claim's attempt taken back) and the held
   results dropped in the same step. A worker that stops holding results hands them
   back too. A release the database cannot take either leaves the results held, and
@@ -34,7 +39,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
 from recalld.errors import (
@@ -49,10 +54,12 @@ from recalld.store.graph import GraphJob
 from recalld.store.semantic import Job
 
 __all__ = [
+    "DATABASE_AWAY",
     "FAILURE_BACKOFF_MAX_SECONDS",
     "UNTIL_IDLE_DATABASE_TRIES",
     "HeldResults",
     "is_outage",
+    "longest_step_gap",
     "release_batch",
     "until_idle_delay",
 ]
@@ -62,6 +69,11 @@ logger = logging.getLogger(__name__)
 FAILURE_BACKOFF_MAX_SECONDS = 60.0
 # Steps in a row `recalld worker --until-idle` finds the database away before it gives up.
 UNTIL_IDLE_DATABASE_TRIES = 8
+# What `recalld worker --until-idle` waits out: a database server away, or busy with
+# another's work (another process holding SQLite's write lock past
+# RECALLD_LOCK_RETRY_SECONDS, another client's lock or a full pool on PostgreSQL: it ended
+# the run); a statement timeout is raised again by until_idle_delay (the batch's own size).
+DATABASE_AWAY = (DatabaseUnavailableError, DatabaseBusyError)
 
 
 class _Leased(Protocol):
@@ -86,7 +98,27 @@ def is_outage(error: BaseException) -> bool:
 @dataclass
 class _Batch(Generic[ResultT]):
     results: list[ResultT]
-    lease_until: datetime
+    # Before the lease ends by more than a worker's longest wait between two steps
+    # (see longest_step_gap; half the lease when that is shorter), so that the step
+    # handing the jobs back comes before the lease runs out (see HeldResults.flush).
+    hand_back_at: datetime
+
+
+def _hand_back_at(now: datetime, lease_until: datetime, gap_seconds: float) -> datetime:
+    margin = min(gap_seconds, (lease_until - now).total_seconds() / 2)
+    return lease_until - timedelta(seconds=max(margin, 0.0))
+
+
+def longest_step_gap(lock_retry_seconds: float, connect_timeout_seconds: float) -> float:
+    """The longest a worker's steps can be apart while the database refuses its results,
+    from one step's look at the held jobs' lease to the next step's hand-back: the
+    longest back-off (:data:`FAILURE_BACKOFF_MAX_SECONDS`), then that step's failed
+    store and its release, each waiting for the database at most as long as a write
+    waits for SQLite's lock (``RECALLD_LOCK_RETRY_SECONDS``) or a PostgreSQL connection
+    opens (``RECALLD_POSTGRES_CONNECT_TIMEOUT_SECONDS``). A minute alone (the back-off)
+    left the release to come after the lease with a lock held 30 s (review of pass a64).
+    """
+    return FAILURE_BACKOFF_MAX_SECONDS + 2 * max(lock_retry_seconds, connect_timeout_seconds)
 
 
 class HeldResults(Generic[JobT, ResultT]):
@@ -103,8 +135,10 @@ class HeldResults(Generic[JobT, ResultT]):
         job_of: Callable[[ResultT], JobT],
         release: Callable[[Sequence[JobT]], int],
         clock: Callable[[], datetime],
+        gap_seconds: float = FAILURE_BACKOFF_MAX_SECONDS,
     ) -> None:
         self._kind = kind
+        self._gap_seconds = gap_seconds
         self._store = store
         self._job_of = job_of
         self._release = release
@@ -132,12 +166,17 @@ class HeldResults(Generic[JobT, ResultT]):
         except Exception as error:
             if is_outage(error):
                 with self._lock:
-                    self._batches.append(_Batch(results, lease_until))
+                    hand_back_at = _hand_back_at(self._clock(), lease_until, self._gap_seconds)
+                    self._batches.append(_Batch(results, hand_back_at))
             raise
 
     def flush(self) -> int:
         """Store what is held, before any claim; how many jobs that completed. On an
-        outage again, hand back the jobs whose lease has run out, and raise."""
+        outage again, hand back the jobs whose lease runs out before the worker's next
+        step may come, and raise. Handed back only once their lease had run out, another
+        worker's claim could come first, counting an attempt each outage (a full disk
+        takes the claims' small writes): ``worker_max_attempts`` such leases failed the
+        jobs for good (adversarial pass a64)."""
         with self._lock:
             if not self._batches:
                 return 0
@@ -151,7 +190,7 @@ class HeldResults(Generic[JobT, ResultT]):
                         # No outage now: the batch is left to its lease (see the module).
                         self._batches.pop(0)
                         raise
-                    self._give_back(lambda held: held.lease_until <= self._clock())
+                    self._give_back(lambda held: held.hand_back_at <= self._clock())
                     raise
                 self._batches.pop(0)
                 logger.info(
@@ -219,18 +258,24 @@ def release_batch(
 
 
 def until_idle_delay(
-    failures: int, error: DatabaseUnavailableError, poll_seconds: float, stopping: bool
+    failures: int, error: StorageError, poll_seconds: float, stopping: bool
 ) -> float:
     """How long ``recalld worker --until-idle`` waits after its ``failures``-th step in a
-    row that found the database away (PostgreSQL restarting, a failover): doubling from
-    twice ``worker_poll_seconds`` up to a minute, as :meth:`Worker.run_forever` does.
-    Raises ``error`` at the ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes) or
-    once the worker is stopping (adversarial pass d63)."""
-    if failures >= UNTIL_IDLE_DATABASE_TRIES or stopping:
+    row that found the database away (PostgreSQL restarting, a failover) or locked by
+    another process's write (:data:`DATABASE_AWAY`): doubling from twice
+    ``worker_poll_seconds`` up to a minute, as :meth:`Worker.run_forever` does.
+    Raises ``error`` at the ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes, more
+    the lock waits) or once the worker is stopping (adversarial passes d63, a64)."""
+    if (
+        failures >= UNTIL_IDLE_DATABASE_TRIES
+        or stopping
+        or isinstance(error, StatementTimeoutError)
+    ):
         raise error
     delay = min(poll_seconds * float(2 ** min(failures, 16)), FAILURE_BACKOFF_MAX_SECONDS)
     logger.warning(
-        "the database is unavailable (%d in a row), retrying in %.1f s: %s",
+        "the database is %s (%d in a row), retrying in %.1f s: %s",
+        "busy" if isinstance(error, DatabaseBusyError) else "unavailable",
         failures,
         delay,
         error,

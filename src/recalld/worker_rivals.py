@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from recalld.store.semantic import WorkerRecord
 
-__all__ = ["EXTRACTOR_NAME_PREFIXES", "graph_only_models", "rival"]
+__all__ = ["EXTRACTOR_NAME_PREFIXES", "graph_only_models", "rival", "rival_message"]
 
 # A worker's heartbeat names its embedder and its extractor joined by "+", the embedder
 # first; one with no embedder names "+" and its extractor (see graph_only_models). Older
@@ -74,3 +74,12 @@ def rival(
     if first is None or (first.started_at, first.id) >= (started_at, me):
         return None
     return None if _embeds_with(first.model, embedder) else first
+
+
+def rival_message(found: WorkerRecord, embedder: str) -> str:
+    """What a worker waiting for ``found`` (see :func:`rival`) says of it."""
+    return (
+        f"worker {found.id} (pid {found.pid} on {found.host}) embeds with {found.model} on"
+        f" this database, and this worker with {embedder}: two embedding models undo each"
+        " other's work (each queues again what the other embedded and deletes its vectors)"
+    )

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from recalld.errors import DatabaseBusyError, DiskFullError, StorageError
+from recalld.errors import DatabaseBusyError, DatabaseLockedError, DiskFullError, StorageError
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
 from recalld.transfer import IMPORT_CHUNK_LINES, Transfer
@@ -69,6 +69,23 @@ async def test_a_busy_database_is_database_busy_over_mcp(
     assert body["error"]["type"] == "database_busy", body
     assert "retry shortly" in body["error"]["message"]
     assert "db.internal" not in text(result)
+
+
+@pytest.mark.anyio
+async def test_sqlites_write_lock_held_is_database_busy_over_mcp_naming_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A write lock another process held was `storage_error` "the database failed: <path>
+    # …" over MCP while REST said 503 (passes a64 and b64, unified at their merge).
+    locked = DatabaseLockedError(f"{tmp_path}/locked.db stayed locked for 30 s")
+    async with in_process(tmp_path / "locked.db", "native")() as client:
+        monkeypatch.setattr(MemoryService, "remember", _raising(locked))
+        result = await call(client, "remember", {"content": "while locked"})
+    assert result.is_error
+    body = json.loads(text(result))
+    assert body["error"]["type"] == "database_busy", body
+    assert "RECALLD_LOCK_RETRY_SECONDS" in body["error"]["message"]
+    assert str(tmp_path) not in text(result)
 
 
 @pytest.mark.parametrize(

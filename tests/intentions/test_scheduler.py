@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import apsw
 import httpx
 import pytest
 
@@ -150,3 +151,34 @@ def _exactly_once(first: httpx.Client, second: httpx.Client, servers: list[Serve
     assert stored["state"] == "done"
     logs = "".join(server.log() for server in servers)
     assert "Traceback" not in logs
+
+
+def test_a_step_with_nothing_due_takes_no_write_lock(
+    scheduled: MemoryService, clock: FakeClock, db_path: Path
+) -> None:
+    # Review of pass a64: every poll fired in a write transaction, due or not, so with
+    # another process holding the write lock (a long import) each poll waited out
+    # RECALLD_LOCK_RETRY_SECONDS and logged "intention scheduler step failed".
+    scheduled.remind("stand up", at=(clock.now + timedelta(minutes=5)).isoformat())
+    scheduler = scheduled.intentions.start_scheduler()
+    other = apsw.Connection(str(db_path))  # another process, in the middle of a write
+    other.execute("BEGIN IMMEDIATE")
+    stepped: list[list[Recollection]] = []
+    ended = threading.Event()
+
+    def step() -> None:
+        try:
+            stepped.append(scheduler.step())
+        finally:
+            ended.set()
+
+    try:
+        threading.Thread(target=step, daemon=True).start()
+        # A lock wait is busy_timeout (5 s) plus RECALLD_LOCK_RETRY_SECONDS (30 s) here.
+        assert ended.wait(timeout=120), "the step waited for the write lock"
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert stepped == [[]]
+    clock.advance(5 * 60)  # now due: fired as before
+    assert [item.memory.content for item in scheduler.step()] == ["stand up"]

@@ -143,9 +143,7 @@ def test_postgres_semantic_a_failure_beside_a_completion_leaves_no_memory_queued
     assert state == ("indexed",)
 
 
-def test_postgres_semantic_recall_locks_jobs_in_seq_order_across_namespaces(
-    store: PostgresStore, postgres_url: str
-) -> None:
+def _two_queued_memories(store: PostgresStore) -> tuple[int, int]:
     seqs = []
     with store.transaction() as tx:
         # The older memory in the namespace that sorts last: an index on (namespace, seq)
@@ -157,6 +155,16 @@ def test_postgres_semantic_recall_locks_jobs_in_seq_order_across_namespaces(
             tx.enqueue_embedding(memory.seq, MODEL, NOW)
             seqs.append(memory.seq)
     older, younger = seqs
+    return older, younger
+
+
+def test_postgres_semantic_recall_locks_jobs_in_seq_order_across_namespaces(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    # Review of pass a64: a job row another transaction holds briefly (a worker completing
+    # it) is waited for, a second at most, not skipped at once: skipped, a recall beside
+    # the server's own worker searched before that vector was committed.
+    older, younger = _two_queued_memories(store)
     with psycopg.connect(postgres_url) as holder:
         holder.execute("SELECT 1 FROM jobs WHERE seq = %s FOR UPDATE", (younger,))
         claiming = Running(
@@ -167,4 +175,24 @@ def test_postgres_semantic_recall_locks_jobs_in_seq_order_across_namespaces(
         assert held_elsewhere(postgres_url, "SELECT 1 FROM jobs WHERE seq = %s", (older,))
         holder.rollback()
     claimed = claiming.outcome()
-    assert sorted(job.seq for job in claimed) == seqs
+    assert sorted(job.seq for job in claimed) == [older, younger]
+
+
+def test_postgres_semantic_recall_skips_a_job_another_transaction_holds(
+    store: PostgresStore, postgres_url: str
+) -> None:
+    # Adversarial pass a64: the recall's claim waited for a job row another transaction
+    # held (a long write), so the recall, a read, waited with it. Past a second it now
+    # skips that job (the recall answers without its vector) and claims the rest.
+    older, younger = _two_queued_memories(store)
+    with psycopg.connect(postgres_url) as holder:
+        holder.execute("SELECT 1 FROM jobs WHERE seq = %s FOR UPDATE", (younger,))
+        claiming = Running(
+            lambda: store.semantic.claim_for_recall("recall", MODEL, ["aa", "zz"], 5, NOW, LEASE)
+        )
+        claimed = claiming.outcome()  # while the holder still holds the row
+        assert [job.seq for job in claimed] == [older]
+        holder.rollback()
+    with psycopg.connect(postgres_url) as connection:
+        state = connection.execute("SELECT state FROM jobs WHERE seq = %s", (younger,)).fetchone()
+    assert state == ("queued",)

@@ -72,3 +72,53 @@ def test_sqlite_close_waits_for_a_statement_running_in_another_thread(tmp_path: 
     assert answers == [[(1,)]], "the running statement finished with its answer"
     with pytest.raises(StorageError, match="closed"):
         database.read("SELECT 1")
+
+
+def test_sqlite_a_commit_waits_no_busy_timeout_for_its_statistics_refresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Adversarial pass a64: after 5,000 changed rows a commit refreshes the planner's
+    # statistics (PRAGMA optimize, which wants the write lock for a table never analysed),
+    # and waited busy_timeout for it (5 s by default) when another process took the lock
+    # right after the commit: the write, already acknowledged, was held that long. It now
+    # leaves the refresh to a later commit. Ten minutes of busy_timeout here.
+    path = tmp_path / "refresh.db"
+    database = SQLiteDatabase(path, busy_timeout_ms=600_000, lock_retry_seconds=600)
+    # An empty indexed table, never analysed: PRAGMA optimize wants the write lock for it.
+    database.write(
+        lambda connection: connection.execute(
+            "CREATE TABLE t(x); CREATE INDEX t_x ON t(x);"
+            " CREATE TABLE empty(x); CREATE INDEX empty_x ON empty(x)"
+        )
+    )
+    other = apsw.Connection(str(path))  # another process, writing as soon as the lock is free
+    noted = database.note_written
+
+    def commit_then_another_writes() -> None:  # after_commit's first step
+        noted()
+        if other.get_autocommit():
+            other.execute("BEGIN IMMEDIATE")
+
+    monkeypatch.setattr(database, "note_written", commit_then_another_writes)
+    committed = threading.Event()
+
+    def write() -> None:
+        database.write(
+            lambda connection: connection.execute(
+                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 6000)"
+                " INSERT INTO t SELECT x FROM n"
+            )
+        )
+        committed.set()
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        assert committed.wait(timeout=120), "the commit waited for another process's lock"
+    finally:
+        if not other.get_autocommit():
+            other.execute("ROLLBACK")
+        writer.join()
+    assert database.read("SELECT count(*) FROM t") == [(6000,)]
+    database.close()
+    other.close()

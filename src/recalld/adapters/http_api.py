@@ -23,7 +23,8 @@ Errors are translated once, here: :class:`ValidationError` → 422,
 :class:`NotFoundError` → 404, :class:`ConflictError` → 409,
 :class:`DiskFullError` → 503 ``disk_full`` (saying so),
 :class:`DatabaseUnavailableError` → 503 ``database_unavailable``,
-:class:`DatabaseBusyError` → 503 ``database_busy`` (each with ``Retry-After``),
+:class:`DatabaseBusyError` → 503 ``database_busy`` (each with ``Retry-After``; a
+SQLite write lock held past ``RECALLD_LOCK_RETRY_SECONDS`` is ``database_busy`` too),
 :class:`StorageError` → 503, :class:`EmbeddingError` → 503 (a server fault, not the caller's),
 :class:`AuthenticationError` → 401, :class:`PermissionDeniedError` → 403,
 FastAPI's own validation → 422; every error body is ``{"error": {"type",
@@ -63,6 +64,7 @@ from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
+from recalld.adapters.dialects.failures import LOCKED_MESSAGE
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body_type import body_type_problem
@@ -83,6 +85,7 @@ from recalld.errors import (
     AuthenticationError,
     ConflictError,
     DatabaseBusyError,
+    DatabaseLockedError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -204,7 +207,9 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _unavailable()
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
-        message = stopped_import_told(error, BUSY_CAUSE) or BUSY_MESSAGE
+        # SQLite's write lock says so; neither says where the database is (the log's).
+        busy = LOCKED_MESSAGE if isinstance(error, DatabaseLockedError) else BUSY_MESSAGE
+        message = stopped_import_told(error, BUSY_CAUSE) or busy
         return _error(503, "database_busy", message, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)

@@ -58,8 +58,17 @@ class Scheduler:
         return min(self._poll_seconds, max(0.0, (due - now).total_seconds()))
 
     def step(self) -> list[Recollection]:
-        """Fire what is due at the clock's time (what the thread does each time it wakes)."""
-        fired = self._run_due(self._clock())
+        """Fire what is due at the clock's time (what the thread does each time it wakes).
+
+        Looks first with a read: firing is a write transaction, and one on every poll
+        with nothing due waited for another process's write lock (a long import), up to
+        ``RECALLD_LOCK_RETRY_SECONDS``, and logged a failed step each time (review of
+        pass a64)."""
+        now = self._clock()
+        due = self._next_due()
+        if due is None or due > now:
+            return []
+        fired = self._run_due(now)
         if fired and self._on_fired is not None:
             self._on_fired(fired)
         return fired

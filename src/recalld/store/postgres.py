@@ -65,6 +65,7 @@ from recalld.store.postgres_graph import PostgresGraph, enqueue_graph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
 from recalld.store.postgres_graph_writes import PostgresGraphTransaction
 from recalld.store.postgres_intentions import PostgresIntentions, queue_reminder, save_intention
+from recalld.store.postgres_job_rows import queue_again
 from recalld.store.postgres_migrations import MIGRATIONS
 from recalld.store.postgres_migrations_words import word_query
 from recalld.store.postgres_notify import PostgresChangeFeed
@@ -79,7 +80,7 @@ from recalld.store.postgres_rows import (
 )
 from recalld.store.postgres_scrub import VACUUM_TABLES, PostgresScrub, VacuumMode, record_drop
 from recalld.store.postgres_search_path import check_tables_schema
-from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding, queue_again
+from recalld.store.postgres_semantic import PostgresSemantic, enqueue_embedding
 from recalld.store.postgres_tables import PostgresLedger, PostgresTables
 from recalld.store.postgres_tokens import PostgresTokens
 from recalld.store.sql import (

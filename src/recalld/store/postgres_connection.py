@@ -69,6 +69,7 @@ __all__ = [
     "PostgresDatabase",
     "check_server",
     "parse_url",
+    "rows_waiting_briefly",
 ]
 
 logger = logging.getLogger(__name__)
@@ -531,3 +532,21 @@ class PostgresDatabase:
             return
         self._pool.close()
         self._watchdog.close()
+
+
+def rows_waiting_briefly(
+    connection: Connection, locking: str, params: Any, wait_ms: int
+) -> list[tuple[Any, ...]]:
+    """The rows of ``locking`` (a ``SELECT ... FOR UPDATE`` without a wait policy) in the
+    open transaction of ``connection``: a row another transaction holds is waited for at
+    most ``wait_ms`` (``lock_timeout``, in a savepoint), then skipped (``SKIP LOCKED``).
+    The connection's own ``lock_timeout`` is put back for the rest of the transaction."""
+    [(previous,)] = connection.execute("SELECT current_setting('lock_timeout')")
+    try:
+        with connection.transaction():
+            connection.execute(f"SET LOCAL lock_timeout = {int(wait_ms)}")
+            rows = connection.execute(locking, params).fetchall()
+    except psycopg.errors.LockNotAvailable:
+        rows = connection.execute(f"{locking} SKIP LOCKED", params).fetchall()
+    connection.execute("SELECT set_config('lock_timeout', %s, true)", (previous,))
+    return rows

@@ -33,8 +33,9 @@ from recalld.store.graph import (
 )
 from recalld.store.postgres_connection import UNBOUNDED_LOCK_WAIT, Connection, PostgresDatabase
 from recalld.store.postgres_graph_extraction import apply_extractions
+from recalld.store.postgres_job_rows import release_leased
 from recalld.store.postgres_rows import local_instant
-from recalld.store.postgres_semantic import _failure, enqueue_jobs, release_leased
+from recalld.store.postgres_semantic import _failure, enqueue_jobs
 
 __all__ = ["PostgresGraph", "enqueue_graph"]
 

@@ -33,7 +33,13 @@ from ulid import ULID
 
 from recalld.model import Memory
 from recalld.store.base import Scope
-from recalld.store.postgres_connection import UNBOUNDED_LOCK_WAIT, Connection, PostgresDatabase
+from recalld.store.postgres_connection import (
+    UNBOUNDED_LOCK_WAIT,
+    Connection,
+    PostgresDatabase,
+    rows_waiting_briefly,
+)
+from recalld.store.postgres_job_rows import release_leased
 from recalld.store.postgres_rows import SELECT_COLUMNS, Parameters, row_to_memory, scope_sql
 from recalld.store.semantic import (
     VECTOR_DTYPE,
@@ -47,10 +53,12 @@ from recalld.store.semantic import (
 )
 from recalld.store.sql import PENDING_JOB_STATES
 
-__all__ = ["PostgresSemantic", "enqueue_embedding", "enqueue_jobs", "index_name", "queue_again"]
+__all__ = ["PostgresSemantic", "enqueue_embedding", "enqueue_jobs", "index_name"]
 
 T = TypeVar("T")
 PENDING = list(PENDING_JOB_STATES)
+# How long a recall's catch-up claim waits for a job row another transaction holds.
+RECALL_LOCK_WAIT_MS = 1_000
 
 
 def enqueue_jobs(
@@ -232,14 +240,19 @@ class PostgresSemantic:
             # locked each memory before its jobs in (seq, id) order: the order complete_jobs,
             # forget and the purge take them in, so none waits on another in a circle. KEY
             # SHARE only keeps the memory from going meanwhile.
-            rows = connection.execute(
+            locking = (
                 f"WITH found AS MATERIALIZED (SELECT j.id{pending} LIMIT %(bound)s)"
                 " SELECT j.id, j.seq, j.attempts, m.id, m.namespace, m.title, m.content,"
                 f" j.state, j.run_after, j.lease_until, m.place_name, m.key{pending}"
                 " AND j.id IN (SELECT id FROM found)"
-                " ORDER BY m.seq, j.id FOR KEY SHARE OF m FOR UPDATE OF j",
-                params,
-            ).fetchall()
+                # A memory being forgotten is skipped: it will have no vector to find.
+                " ORDER BY m.seq, j.id FOR KEY SHARE OF m SKIP LOCKED FOR UPDATE OF j"
+            )
+            # A job row another transaction holds is waited for a second at most (a worker
+            # completing it: skipped at once, the recall searched before that vector was
+            # committed, review of pass a64), then skipped: a recall does not wait out a
+            # long writer.
+            rows = rows_waiting_briefly(connection, locking, params, RECALL_LOCK_WAIT_MS)
             if len(rows) > limit:
                 return None
             # A job queued again after a failure waits for its time, as a worker's claim does.
@@ -339,6 +352,14 @@ class PostgresSemantic:
                         " dimension = excluded.dimension, text_hash = excluded.text_hash,"
                         " embedding = excluded.embedding",
                         (job.seq, model, dimension, digest, _half(vector)),
+                    )
+                    # The memory's vector is of its text now: any other job of this model
+                    # would embed that text again (an old one a worker holds, kept the
+                    # memory queued until settled, or a lease later if that worker died).
+                    connection.execute(
+                        "DELETE FROM jobs WHERE seq = %s AND kind = 'embed' AND model = %s"
+                        " AND state = ANY(%s) AND id != %s",
+                        (job.seq, model, PENDING, job.id),
                     )
                 connection.execute("DELETE FROM jobs WHERE id = %s", (job.id,))
                 connection.execute(
@@ -745,37 +766,3 @@ class PostgresSemantic:
             )
             for row in rows
         ]
-
-
-def queue_again(
-    connection: Connection, kind: str, seq: int, model: str, now: datetime
-) -> str | None:
-    """The id of memory ``seq``'s ``kind`` job of ``model`` that still waits (not claimed),
-    made due now with its attempts from zero, inside the caller's transaction; None when
-    there is none (one a worker is claiming at this moment is skipped: its claim reads the
-    old text). An edit queues its memory again: a job beside the waiting one made the
-    worker embed (or extract) the same new text once per edit."""
-    row = connection.execute(
-        "UPDATE jobs SET attempts = 0, last_error = NULL, run_after = LEAST(run_after, %(now)s),"
-        " updated_at = %(now)s WHERE id = (SELECT id FROM jobs WHERE seq = %(seq)s"
-        " AND model = %(model)s AND state = 'queued' AND kind = %(kind)s LIMIT 1"
-        " FOR UPDATE SKIP LOCKED) AND state = 'queued' RETURNING id",
-        {"now": now, "seq": seq, "model": model, "kind": kind},
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
-def release_leased(
-    connection: Connection, worker_id: str, ids: Sequence[str], now: datetime
-) -> int:
-    """Queue again the jobs of ``ids`` that ``worker_id`` holds (embedding or graph), with
-    the attempt their claim counted taken back: the store's failure was no fault of the
-    job, and counting it would fail the job for good after a long enough outage. Returns
-    how many were handed back."""
-    cursor = connection.execute(
-        "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,"
-        " attempts = GREATEST(attempts - 1, 0), run_after = %s, updated_at = %s"
-        " WHERE id = ANY(%s) AND lease_owner = %s AND state = 'running'",
-        (now, now, list(ids), worker_id),
-    )
-    return int(cursor.rowcount)

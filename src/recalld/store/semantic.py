@@ -285,6 +285,12 @@ class SemanticStore(Protocol):
 
         None, claiming nothing, when more than ``limit`` are pending there (a bulk load the
         recall does not wait for); pending jobs of other namespaces never count.
+
+        Never waits out another writer (a recall is a read): on SQLite, a write lock
+        another connection holds past ``busy_timeout`` (a second at most) leaves it
+        claiming nothing (``[]``); on PostgreSQL, a job row another transaction holds past
+        a second (a memory row being deleted: at once) is skipped. The recall then
+        answers from what is indexed, as with a longer queue.
         """
         ...
 

@@ -24,15 +24,17 @@ from typing import Any, TypeVar
 
 import apsw
 
-from recalld.errors import DiskFullError, StorageError
+from recalld.errors import DatabaseLockedError, DiskFullError, StorageError
 from recalld.store.process import OpeningProcess
 
 __all__ = [
     "DISK_FULL_MESSAGE",
     "LOCK_ERRORS",
+    "SKIPPABLE_LOCK_WAIT_SECONDS",
     "SQLiteDatabase",
     "storage_error",
     "unwritable_error",
+    "writing_briefly",
 ]
 
 T = TypeVar("T")
@@ -44,6 +46,12 @@ CLOSE_WAIT_SECONDS = 10.0
 # A connection refreshes the planner's statistics after this many rows changed, then
 # each time its changed rows double (see SQLiteDatabase.after_commit).
 FIRST_STATISTICS_REFRESH = 5_000
+# How long at most a write a reader may skip (see SQLiteDatabase.run_once) waits for the
+# lock (busy_timeout when shorter). Not at all, a recall beside any other write of this
+# process or another (a worker storing a batch, a server's other requests) skipped its
+# catch-up, the memory just written not found by its meaning: a quarter of the recalls
+# beside a busy writer thread.
+SKIPPABLE_LOCK_WAIT_SECONDS = 1.0
 DISK_FULL_MESSAGE = (
     "the disk holding the database is full; nothing was written. Free space, or forget"
     " memories (forget still works on a full disk)"
@@ -94,6 +102,25 @@ def unwritable_error(path: Path) -> StorageError:
         " read-only to this process): recalld writes to its database, on open too;"
         " make it writable, or copy it somewhere writable and open the copy"
     )
+
+
+_brief = threading.local()
+
+
+@contextlib.contextmanager
+def writing_briefly() -> Iterator[None]:
+    """Within it, this thread's SQLite writes wait for another connection's lock as
+    :meth:`SQLiteDatabase.run_once` does (a second at most), then raise
+    :class:`DatabaseLockedError`: for a recall's catch-up, a read that must not wait out
+    another process's long write. Its vectors' commit and the flush of vectors it held
+    waited ``RECALLD_LOCK_RETRY_SECONDS`` each, so once a catch-up had held vectors every
+    later recall waited that long while the lock stayed held (review of pass a64)."""
+    previous = getattr(_brief, "on", False)
+    _brief.on = True
+    try:
+        yield
+    finally:
+        _brief.on = previous
 
 
 class SQLiteDatabase:
@@ -190,28 +217,54 @@ class SQLiteDatabase:
                 self._connections.append(connection)
         return connection
 
-    def run(self, operation: Callable[[apsw.Connection], T]) -> T:
-        """Run ``operation``, retrying lock waits with jittered backoff up to a bound."""
-        deadline = time.monotonic() + self.lock_retry_seconds
+    def run(
+        self,
+        operation: Callable[[apsw.Connection], T],
+        *,
+        lock_wait_seconds: float | None = None,
+    ) -> T:
+        """Run ``operation``, retrying lock waits with jittered backoff for at most
+        ``lock_wait_seconds`` (``lock_retry_seconds`` by default), then raising
+        :class:`DatabaseLockedError`.
+
+        Each attempt's ``busy_timeout`` is capped at what is left of that bound: the first
+        waited the whole ``busy_timeout`` (5 s) before the bound was looked at, so a
+        ``RECALLD_LOCK_RETRY_SECONDS`` of 2 failed after 6.6 s (review of pass a64).
+        """
+        if lock_wait_seconds is None and getattr(_brief, "on", False):
+            lock_wait_seconds = min(self.busy_timeout_ms / 1000, SKIPPABLE_LOCK_WAIT_SECONDS)
+        budget = self.lock_retry_seconds if lock_wait_seconds is None else lock_wait_seconds
+        deadline = time.monotonic() + budget
         delay = 0.005
         while True:
             local = self._enter()
             try:
-                return operation(self._connect())
+                connection = self._connect()
+                left_ms = max(int((deadline - time.monotonic()) * 1000), 0)
+                capped = left_ms < self.busy_timeout_ms
+                if capped:
+                    connection.set_busy_timeout(left_ms)
+                try:
+                    return operation(connection)
+                finally:
+                    if capped:
+                        connection.set_busy_timeout(self.busy_timeout_ms)
             except LOCK_ERRORS as error:
                 locked = error
             except apsw.Error as error:
-                failure = storage_error(error, self.system_errno(), self.path)
-                if isinstance(error, apsw.CorruptError):
-                    self._damaged = str(failure)
-                raise failure from error
+                raise self._failure(error) from error
             finally:
                 self._leave(local)
             # Waited out of the count: close() does not wait for a backoff.
             if time.monotonic() >= deadline:
-                raise StorageError(
-                    f"{self.path} stayed locked for {self.lock_retry_seconds:g} s"
-                    " (RECALLD_LOCK_RETRY_SECONDS) by another connection's write (another"
+                raise DatabaseLockedError(
+                    f"{self.path} stayed locked for {budget:g} s"
+                    + (
+                        " (RECALLD_LOCK_RETRY_SECONDS)"
+                        if lock_wait_seconds is None
+                        else f" (a write this waits at most {budget:g} s for)"
+                    )
+                    + " by another connection's write (another"
                     f" recalld process, or a tool holding it open): {locked}; nothing was"
                     " written. Retry once that write is done, or wait longer by raising"
                     " RECALLD_LOCK_RETRY_SECONDS"
@@ -219,14 +272,68 @@ class SQLiteDatabase:
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.25)
 
+    def run_once(self, operation: Callable[[apsw.Connection], T]) -> T:
+        """Run ``operation``, waiting for a lock another connection holds at most
+        ``busy_timeout`` or :data:`SKIPPABLE_LOCK_WAIT_SECONDS`, whichever is shorter,
+        then raising :class:`DatabaseLockedError`. For a write a reader may skip, such as
+        a recall's catch-up claim: a read must not wait out another process's long write
+        (``RECALLD_LOCK_RETRY_SECONDS``, and fail), yet an ordinary write (milliseconds: a
+        worker's batch, another request of this server) is waited for, not taken for one
+        (review of pass a64).
+
+        The lock is looked at every millisecond: SQLite's own busy handler sleeps up to
+        100 ms between looks, and a writer that begins again right after its commit (a
+        busy server) kept the lock at nearly every look, for seconds."""
+        wait = min(self.busy_timeout_ms / 1000, SKIPPABLE_LOCK_WAIT_SECONDS)
+        deadline = time.monotonic() + wait
+
+        def look_again(_count: int) -> bool:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.001)
+            return True
+
+        local = self._enter()
+        try:
+            connection = self._connect()
+            connection.set_busy_handler(look_again)
+            try:
+                return operation(connection)
+            finally:
+                connection.set_busy_timeout(self.busy_timeout_ms)
+        except LOCK_ERRORS as error:
+            raise DatabaseLockedError(
+                f"{self.path} stayed locked for {wait:g} s by another connection's write:"
+                f" {error}; nothing was written"
+            ) from error
+        except apsw.Error as error:
+            raise self._failure(error) from error
+        finally:
+            self._leave(local)
+
+    def _failure(self, error: apsw.Error) -> StorageError:
+        failure = storage_error(error, self.system_errno(), self.path)
+        if isinstance(error, apsw.CorruptError):
+            self._damaged = str(failure)
+        return failure
+
     def read(
         self, sql: str, params: dict[str, Any] | tuple[Any, ...] = ()
     ) -> list[tuple[Any, ...]]:
         """Every row of one query (outside any write transaction)."""
         return self.run(lambda connection: connection.execute(sql, params).fetchall())
 
-    def write(self, operation: Callable[[apsw.Connection], T], *, durable: bool = True) -> T:
+    def write(
+        self,
+        operation: Callable[[apsw.Connection], T],
+        *,
+        durable: bool = True,
+        wait: bool = True,
+    ) -> T:
         """Run ``operation`` in one ``BEGIN IMMEDIATE`` transaction, lock waits retried.
+
+        With ``wait=False`` a write lock another connection holds past ``busy_timeout``
+        (a second at most) raises :class:`DatabaseLockedError` (see :meth:`run_once`).
 
         With ``durable=False`` the commit does not wait for the disk (``synchronous =
         NORMAL`` for this transaction only; the connection's setting is read at commit):
@@ -248,8 +355,9 @@ class SQLiteDatabase:
             self.after_commit(connection)
             return result
 
+        run = self.run if wait else self.run_once
         if durable or self._synchronous.upper() not in ("FULL", "EXTRA"):
-            return self.run(step)
+            return run(step)
 
         def relaxed(connection: apsw.Connection) -> T:
             try:
@@ -258,7 +366,7 @@ class SQLiteDatabase:
             finally:
                 connection.execute(f"PRAGMA synchronous = {self._synchronous}")
 
-        return self.run(relaxed)
+        return run(relaxed)
 
     def begin(self, connection: apsw.Connection) -> None:
         """``BEGIN IMMEDIATE`` on this thread's ``connection``, for a write that commits or
@@ -439,7 +547,10 @@ class SQLiteDatabase:
         if changed < getattr(self._local, "refresh_at", FIRST_STATISTICS_REFRESH):
             return
         try:
-            self.refresh_statistics(connection)
+            # Not waiting busy_timeout (5 s) for the lock: the write is acknowledged, and its
+            # caller (a CLI remember, a REST request) was held that long behind another
+            # process's write for a hint a later commit refreshes as well.
+            self.refresh_statistics(connection, wait=False)
         except LOCK_ERRORS:
             return
         except apsw.Error as error:

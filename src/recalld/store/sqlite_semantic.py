@@ -9,6 +9,7 @@ whose lease was taken over cannot complete the job a second time.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -19,7 +20,7 @@ import numpy as np
 
 from recalld._text import new_id
 from recalld._time import from_storage, to_storage
-from recalld.errors import StorageError
+from recalld.errors import DatabaseLockedError, StorageError
 from recalld.model import Memory
 from recalld.store.base import Scope
 from recalld.store.semantic import (
@@ -39,6 +40,7 @@ from recalld.store.sqlite_rows import SELECT_COLUMNS, row_to_memory, scope_sql
 __all__ = ["SQLiteSemantic", "drop_vectors", "enqueue_embedding", "queue_again"]
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 PENDING_STATES = "(" + ", ".join(f"'{state}'" for state in PENDING_JOB_STATES) + ")"
 # The id of the model named by the ``:model`` parameter (migration 14: vectors store it).
@@ -236,7 +238,17 @@ class SQLiteSemantic:
             )
             return [_job(row, model, int(row[2]) + _counts(row, stamp)) for row in due]
 
-        return self._transact(step)
+        try:
+            # Not waiting out the write lock: waited for, a recall failed after
+            # RECALLD_LOCK_RETRY_SECONDS while another process wrote (a read must not);
+            # an ordinary write is waited for (busy_timeout, a second at most: see run_once).
+            return self._database.write(step, wait=False)
+        except DatabaseLockedError:
+            logger.debug(
+                "%s: a recall's catch-up skipped: another write holds the lock",
+                self._database.path,
+            )
+            return []
 
     def complete_jobs(
         self,
@@ -268,6 +280,14 @@ class SQLiteSemantic:
                         " ON CONFLICT(seq, model_id) DO UPDATE SET"
                         " text_hash = excluded.text_hash, vector = excluded.vector",
                         {"seq": job.seq, "model": model, "digest": digest, "vector": vector},
+                    )
+                    # The memory's vector is of its text now: any other job of this model
+                    # would embed that text again (an old one a worker holds, kept the
+                    # memory queued until settled, or a lease later if that worker died).
+                    connection.execute(
+                        "DELETE FROM jobs WHERE seq = ? AND +kind = 'embed' AND model = ?"
+                        f" AND state IN {PENDING_STATES} AND id != ?",
+                        (job.seq, model, job.id),
                     )
                 # A done job is deleted at once: status counts done work from the
                 # vectors, and 100k done rows were 30 MB of pages nobody read.

@@ -41,6 +41,7 @@ from recalld._location import without_location
 from recalld.errors import (
     ConflictError,
     DatabaseBusyError,
+    DatabaseLockedError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -85,6 +86,11 @@ UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
 BUSY_MESSAGE = (
     "the database is busy (a lock another client holds, a statement timeout, or every"
     " connection in use): nothing was written; retry shortly"
+)
+# SQLite's write lock another process held: the setting that bounds the wait, not the path.
+LOCKED_MESSAGE = (
+    "the database stayed locked by another connection's write past"
+    " RECALLD_LOCK_RETRY_SECONDS; nothing was written; retry shortly"
 )
 # pydantic puts the union member or validator it tried into the error location;
 # those are not argument names.
@@ -190,7 +196,8 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         return ToolFailure("database_unavailable", UNAVAILABLE_MESSAGE, None, error)
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
-        return ToolFailure("database_busy", BUSY_MESSAGE, None, error)
+        busy = LOCKED_MESSAGE if isinstance(error, DatabaseLockedError) else BUSY_MESSAGE
+        return ToolFailure("database_busy", busy, None, error)
     if isinstance(error, StorageError):
         return ToolFailure(
             "storage_error", f"the database failed: {_unlocated(error)}", None, error
