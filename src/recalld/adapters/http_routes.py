@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request, Security
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
@@ -28,6 +28,7 @@ from starlette.datastructures import Headers, QueryParams
 
 from recalld import _validate as check
 from recalld._schema import KEY_PATTERN, NAME_PATTERN, count_default
+from recalld.adapters.http_conditions import expected_versions
 from recalld.adapters.http_models import (
     BATBOX_RECALL_LIMIT,
     BatboxRecall,
@@ -66,6 +67,7 @@ from recalld.scoping import ID_PATTERN as SCOPE_ID_PATTERN
 from recalld.scoping import mem0_namespace, requested_namespace
 from recalld.service import MemoryService
 from recalld.tokens import CALLER_STATE_KEY, Caller
+from recalld.versions import entity_tag
 
 __all__ = [
     "CALLER_STATE_KEY",
@@ -516,9 +518,15 @@ def list_memories(
     tags=["memories"],
     responses=error_responses(404),
 )
-def get_memory(memory_id: MemoryId, service: Service, namespace: ReadNamespace) -> Memory:
+def get_memory(
+    memory_id: MemoryId, response: Response, service: Service, namespace: ReadNamespace
+) -> Memory:
     """One memory by id."""
-    return service.get(memory_id, namespace=namespace)
+    # Its ETag is its version, for If-Match on PATCH (http_conditions); the docstring is
+    # the OpenAPI description, kept as it was.
+    memory = service.get(memory_id, namespace=namespace)
+    response.headers["ETag"] = entity_tag(memory)
+    return memory
 
 
 @v1_router.patch(
@@ -528,10 +536,21 @@ def get_memory(memory_id: MemoryId, service: Service, namespace: ReadNamespace) 
     responses=error_responses(404, 409),
 )
 def patch_memory(
-    memory_id: MemoryId, body: MemoryPatch, service: Service, namespace: WriteNamespace
+    memory_id: MemoryId,
+    body: MemoryPatch,
+    request: Request,
+    response: Response,
+    service: Service,
+    namespace: WriteNamespace,
 ) -> Memory:
     """Change only the fields given; ``null`` clears an optional field."""
-    return service.update(memory_id, namespace=namespace, **body.model_dump(exclude_unset=True))
+    # With If-Match (the ETag of a GET): 412 and no change when the memory was edited
+    # since (http_conditions).
+    expected = expected_versions(request.headers)
+    changes = body.model_dump(exclude_unset=True)
+    memory = service.update(memory_id, namespace=namespace, expected_version=expected, **changes)
+    response.headers["ETag"] = entity_tag(memory)
+    return memory
 
 
 @v1_router.delete("/memories/{memory_id}", response_model=Forgotten, tags=["memories"])

@@ -234,8 +234,11 @@ export async function render(root, context, id) {
     return;
   }
   let memory;
+  // The ETag of the copy on screen: an edit is sent with it (If-Match), so one made while
+  // another tab or an agent changed the memory is refused instead of overwriting that change.
+  let version = null;
   try {
-    memory = await api.get(memoryPath(id));
+    ({ data: memory, version } = await api.getVersioned(memoryPath(id)));
   } catch (error) {
     // A failure that is not the API's answer (the network, a TypeError) has no describe().
     const problem = error.describe ? error.describe() : error.message;
@@ -318,10 +321,21 @@ export async function render(root, context, id) {
         return;
       }
       try {
-        const saved = await api.patch(memoryPath(memory.id), patch);
-        showDetail(saved);
+        const saved = await api.patchVersioned(memoryPath(memory.id), patch, version);
+        version = saved.version;
+        showDetail(saved.data);
         status(notice, `Saved (${Object.keys(patch).join(", ")}).`, "success");
       } catch (error) {
+        if (error.status === 412) {
+          status(problem, [
+            "Not saved: this memory was changed elsewhere (in another tab, or by an agent)"
+            + " since you opened it, and saving would overwrite that change. Your edit is"
+            + " still in the form. ",
+            h("button", { type: "button", id: "edit-reload", onclick: reload },
+              "Discard my edit and show the memory as it is now"),
+          ], "error");
+          return;
+        }
         status(problem, error.describe ? error.describe() : error.message, "error");
       }
     };
@@ -331,6 +345,25 @@ export async function render(root, context, id) {
       problem,
       editorForm(memory, inputs, save, () => showDetail(memory)));
     inputs.title.focus();
+  }
+
+  async function reload() {
+    let answer;
+    try {
+      answer = await api.getVersioned(memoryPath(memory.id));
+    } catch (error) {
+      const problem = error.describe ? error.describe() : error.message;
+      showDetail(memory);
+      status(notice, error.status === 404 ? `Memory ${memory.id} was forgotten meanwhile.` : problem, "error");
+      return;
+    }
+    if (!isMemory(answer.data, memory.id)) {
+      status(notice, `The server's answer for ${memory.id} is not that memory.`, "error");
+      return;
+    }
+    version = answer.version;
+    showDetail(answer.data);
+    status(notice, "This is the memory as it is now; your edit was discarded.");
   }
 
   async function forget() {

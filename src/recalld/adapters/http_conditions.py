@@ -1,0 +1,46 @@
+"""Conditional edits over REST: ``If-Match`` on ``PATCH /v1/memories/{id}``.
+
+``GET`` and ``PATCH /v1/memories/{id}`` send the memory's version as a strong
+``ETag`` (:func:`recalld.versions.entity_tag`). A ``PATCH`` carrying ``If-Match``
+writes only while the memory is still one of the versions it lists, checked in
+the write's own transaction, else 412 and nothing changes: an edit made from a
+copy that another tab, client or agent has edited since never overwrites that
+edit unseen. ``If-Match: *`` asks only that the memory exists (as any ``PATCH``
+does). Without the header a ``PATCH`` writes as before.
+"""
+
+from __future__ import annotations
+
+from starlette.datastructures import Headers
+
+from recalld.errors import ValidationError
+
+__all__ = ["IF_MATCH", "expected_versions"]
+
+IF_MATCH = "If-Match"
+
+
+def expected_versions(headers: Headers) -> frozenset[str] | None:
+    """The versions the request's ``If-Match`` accepts; None when it sets no condition.
+
+    A weak tag (``W/"…"``) never matches: ``If-Match`` compares strongly (RFC 9110).
+    """
+    values = headers.getlist(IF_MATCH)
+    if not values:
+        return None
+    tags = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if not tags:
+        raise ValidationError(IF_MATCH, "is empty: give the memory's ETag, or leave it out")
+    if "*" in tags:
+        return None
+    versions: set[str] = set()
+    for tag in tags:
+        if tag.startswith("W/"):
+            continue
+        if len(tag) < 2 or not tag.startswith('"') or not tag.endswith('"'):
+            raise ValidationError(
+                IF_MATCH,
+                "must be entity tags in double quotes (the ETag of GET /v1/memories/{id}), or *",
+            )
+        versions.add(tag[1:-1])
+    return frozenset(versions)

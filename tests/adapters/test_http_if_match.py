@@ -1,0 +1,89 @@
+"""Conditional edits over REST: the ETag of a memory and If-Match on PATCH (412 when stale)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from recalld.errors import PreconditionFailedError
+from recalld.service import MemoryService
+from recalld.versions import memory_version
+
+
+def _stored(client: TestClient, **fields: Any) -> tuple[str, str]:
+    """A new memory's id and the ETag its GET answers with."""
+    created = client.post("/v1/memories", json={"content": "The boat leaves at nine", **fields})
+    assert created.status_code == 200, created.text
+    memory_id = str(created.json()["id"])
+    read = client.get(f"/v1/memories/{memory_id}")
+    assert read.status_code == 200, read.text
+    return memory_id, read.headers["ETag"]
+
+
+def test_http_memory_etag_changes_with_an_edit_not_with_a_read(client: TestClient) -> None:
+    memory_id, tag = _stored(client)
+    assert tag == f'"{tag.strip(chr(34))}"'
+    assert len(tag) == 34
+    assert client.post("/v1/recall", json={"query": "boat"}).status_code == 200  # counts access
+    assert client.get(f"/v1/memories/{memory_id}").headers["ETag"] == tag
+    edited = client.patch(f"/v1/memories/{memory_id}", json={"title": "Ferry"})
+    assert edited.status_code == 200, edited.text
+    assert edited.headers["ETag"] != tag
+    assert client.get(f"/v1/memories/{memory_id}").headers["ETag"] == edited.headers["ETag"]
+
+
+def test_http_patch_with_a_stale_if_match_is_refused_and_changes_nothing(
+    client: TestClient,
+) -> None:
+    memory_id, tag = _stored(client)
+    # Another tab (or an agent) edits first, from the same read.
+    first = client.patch(
+        f"/v1/memories/{memory_id}",
+        json={"content": "The boat leaves at ten"},
+        headers={"If-Match": tag},
+    )
+    assert first.status_code == 200, first.text
+    second = client.patch(
+        f"/v1/memories/{memory_id}",
+        json={"content": "The boat leaves at eight"},
+        headers={"If-Match": tag},
+    )
+    assert second.status_code == 412, second.text
+    error = second.json()["error"]
+    assert error["type"] == "precondition_failed"
+    assert error["field"] == "If-Match"
+    assert "changed since it was read" in error["message"]
+    kept = client.get(f"/v1/memories/{memory_id}").json()
+    assert kept["content"] == "The boat leaves at ten"
+
+
+def test_http_patch_if_match_forms(client: TestClient) -> None:
+    memory_id, tag = _stored(client)
+    path = f"/v1/memories/{memory_id}"
+    # One of several tags, and *, match; a weak tag never does (strong comparison).
+    listed = client.patch(path, json={"title": "a"}, headers={"If-Match": f'"0", {tag}'})
+    assert listed.status_code == 200, listed.text
+    assert client.patch(path, json={"title": "b"}, headers={"If-Match": "*"}).status_code == 200
+    current = client.get(path).headers["ETag"]
+    weak = client.patch(path, json={"title": "c"}, headers={"If-Match": f"W/{current}"})
+    assert weak.status_code == 412, weak.text
+    for malformed in ("", "abc", '"open'):
+        refused = client.patch(path, json={"title": "d"}, headers={"If-Match": malformed})
+        assert refused.status_code == 422, (malformed, refused.text)
+        assert refused.json()["error"]["field"] == "If-Match"
+    assert client.get(path).json()["title"] == "b"
+    # A memory that is not there is not found, whatever the condition.
+    missing = client.patch("/v1/memories/nope", json={"title": "e"}, headers={"If-Match": tag})
+    assert missing.status_code == 404, missing.text
+
+
+def test_service_update_expected_version(service: MemoryService) -> None:
+    receipt = service.remember("Lunch with Sam on Friday")
+    version = memory_version(service.get(receipt.id))
+    service.update(receipt.id, expected_version=version, title="Lunch")
+    with pytest.raises(PreconditionFailedError, match="changed since it was read") as raised:
+        service.update(receipt.id, expected_version=version, title="Dinner")
+    assert raised.value.field == "expected_version"
+    assert service.get(receipt.id).title == "Lunch"
