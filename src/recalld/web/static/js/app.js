@@ -43,7 +43,7 @@ function currentRoute() {
 /** Go to page ``id`` (with an optional argument such as a memory id). */
 export function navigate(id, argument = "") {
   const target = argument ? `#/${id}/${encodeURIComponent(argument)}` : `#/${id}`;
-  if (window.location.hash === target) renderPage();
+  if (window.location.hash === target) renderPage({ moveFocus: true });
   else window.location.hash = target;
 }
 
@@ -89,7 +89,30 @@ function renderSessionBar() {
       : null);
 }
 
-async function renderPage() {
+/**
+ * After a change of page, put the focus on its heading (unless the page focused a control
+ * of its own, as Search its query): a screen reader then says where the user is, and the
+ * next Tab goes on in the new page, not in the menu behind it.
+ */
+function focusPage(root) {
+  if (!root.isConnected) return; // another page replaced it meanwhile
+  const active = document.activeElement;
+  if (active && active !== document.body && root.contains(active)) return;
+  focusHeading(root);
+}
+
+/** Focus the first heading in ``container`` (made focusable for that), else the main area. */
+function focusHeading(container) {
+  const heading = container.querySelector("h1");
+  if (heading) {
+    heading.setAttribute("tabindex", "-1");
+    heading.focus();
+  } else {
+    main.focus();
+  }
+}
+
+async function renderPage({ moveFocus = false } = {}) {
   if (!session.info) return;
   if (leavePage) {
     leavePage();
@@ -106,6 +129,7 @@ async function renderPage() {
     const notice = h("p", { id: "route-notice" });
     status(notice, "Not found: this address holds a broken %-escape, so it names nothing.", "error");
     root.append(h("h1", {}, "Not found"), notice);
+    if (moveFocus) focusPage(root);
     return;
   }
   const context = { api, session, navigate, canWrite: session.canWrite(), apiPaths };
@@ -118,6 +142,7 @@ async function renderPage() {
     status(notice, `This page failed: ${error.describe ? error.describe() : error.message}`, "error");
     root.append(notice);
   }
+  if (moveFocus) focusPage(root);
 }
 
 function showLogin(message, tone) {
@@ -162,5 +187,10 @@ async function start() {
   renderPage();
 }
 
-window.addEventListener("hashchange", () => renderPage());
+window.addEventListener("hashchange", () => renderPage({ moveFocus: true }));
+// The skip link moves the focus into the page; following its href would change the route.
+document.getElementById("skip-link").addEventListener("click", (event) => {
+  event.preventDefault();
+  focusHeading(main);
+});
 start();

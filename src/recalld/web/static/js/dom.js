@@ -82,9 +82,13 @@ export function barRow(name, fraction, value, kind = "") {
 /**
  * A message line (info, error or success) that replaces itself on the next call:
  * text, or text and nodes (author text isolated with ``userText``); empty hides it.
+ * It is a live region, so a screen reader says each message ("3 hits", "Saved", an
+ * error) without the user looking for it: politely, an error at once (assertive).
  */
 export function status(element, message, tone = "info") {
   element.className = `notice ${tone}`;
+  if (!element.hasAttribute("role")) element.setAttribute("role", "status");
+  element.setAttribute("aria-live", tone === "error" ? "assertive" : "polite");
   replace(element, message);
   element.hidden = !element.textContent;
 }

@@ -158,7 +158,9 @@ export async function render(root, { api, navigate, session }, argument) {
 
   root.append(h("h1", {}, "Graph"), summary,
     h("div", { class: "graph-layout" },
-      h("aside", { class: "card graph-entities" }, h("h2", {}, "Entities"), form, listNotice, list, more),
+      // A section, not an <aside>: a complementary landmark nested in <main> is announced as
+      // a second page region, though the list is this page's own content.
+      h("section", { class: "card graph-entities" }, h("h2", {}, "Entities"), form, listNotice, list, more),
       detail));
   if (previous && previous.namespace === session.namespace) {
     inputs.query.value = previous.query;

@@ -66,7 +66,7 @@ function fieldRows(memory) {
     ["tags", (memory.tags || []).join(", ")],
     ["salience", memory.salience === null || memory.salience === undefined ? null : fixed(memory.salience)],
     ["source", sourceLink(memory.source)],
-    ["at (local time there)", memory.at ? h("span", { id: "memory-at" }, localTime(memory.at)) : null],
+    ["at (local time there)", memory.at ? h("time", { id: "memory-at", datetime: memory.at }, localTime(memory.at)) : null],
     ["place", placeText(memory.place)],
     ["stored", viewerTime(memory.created_at)],
     ["updated", viewerTime(memory.updated_at)],
@@ -184,6 +184,27 @@ function changes(memory, inputs, shown) {
   return patch;
 }
 
+// The control holding each field a refusal names ("place.lat" → latitude, "tags[1]" → tags).
+const FIELD_INPUTS = { place: "lat", ttl_seconds: "ttl" };
+
+/**
+ * Mark the control of ``field`` (a field the refusal names) invalid, tied to the message
+ * that says why (#edit-problem), and focus it; ``null`` clears every mark.
+ */
+function markInvalid(inputs, field) {
+  for (const input of Object.values(inputs)) {
+    input.removeAttribute("aria-invalid");
+    input.removeAttribute("aria-describedby");
+  }
+  if (!field) return;
+  const name = String(field).split(/[.[]/, 1)[0];
+  const input = inputs[FIELD_INPUTS[name] || name];
+  if (!input) return;
+  input.setAttribute("aria-invalid", "true");
+  input.setAttribute("aria-describedby", "edit-problem");
+  input.focus();
+}
+
 function editorForm(memory, inputs, onSave, onCancel) {
   const row = (label, input) => [h("dt", {}, h("label", { for: input.id }, label)), h("dd", {}, input)];
   return h("form", {
@@ -251,7 +272,8 @@ export async function render(root, context, id) {
     return;
   }
 
-  function showDetail(current) {
+  /** Show ``current``; ``focusEdit`` puts the focus back on Edit (leaving the editor). */
+  function showDetail(current, { focusEdit = false } = {}) {
     memory = current;
     const actions = h("div", { class: "actions memory-actions" });
     if (canWrite) {
@@ -275,6 +297,9 @@ export async function render(root, context, id) {
       actionOutput,
       h("div", { class: "memory-columns" }, definitions(fieldRows(memory)), mapSlot));
     if (memory.place) drawMap(mapSlot, memory);
+    // The editor that had the focus is gone: give it to the control that opened it, not to
+    // the page's end (a keyboard user would start over from the top).
+    if (focusEdit) body.querySelector("#memory-edit")?.focus();
   }
 
   async function drawMap(slot, current) {
@@ -309,21 +334,23 @@ export async function render(root, context, id) {
     const problem = h("p", { hidden: true, id: "edit-problem" });
     const save = async () => {
       let patch;
+      markInvalid(inputs, null);
       try {
         patch = changes(memory, inputs, shown);
       } catch (error) {
         status(problem, `${error.field}: ${error.message}`, "error");
+        markInvalid(inputs, error.field);
         return;
       }
       if (!Object.keys(patch).length) {
-        showDetail(memory);
+        showDetail(memory, { focusEdit: true });
         status(notice, "Nothing changed.");
         return;
       }
       try {
         const saved = await api.patchVersioned(memoryPath(memory.id), patch, version);
         version = saved.version;
-        showDetail(saved.data);
+        showDetail(saved.data, { focusEdit: true });
         status(notice, `Saved (${Object.keys(patch).join(", ")}).`, "success");
       } catch (error) {
         if (error.status === 412) {
@@ -337,13 +364,14 @@ export async function render(root, context, id) {
           return;
         }
         status(problem, error.describe ? error.describe() : error.message, "error");
+        markInvalid(inputs, error.field);
       }
     };
     status(notice, "");
     replace(body,
       h("h1", {}, "Edit memory"),
       problem,
-      editorForm(memory, inputs, save, () => showDetail(memory)));
+      editorForm(memory, inputs, save, () => showDetail(memory, { focusEdit: true })));
     inputs.title.focus();
   }
 
@@ -362,7 +390,7 @@ export async function render(root, context, id) {
       return;
     }
     version = answer.version;
-    showDetail(answer.data);
+    showDetail(answer.data, { focusEdit: true });
     status(notice, "This is the memory as it is now; your edit was discarded.");
   }
 

@@ -27,7 +27,7 @@ function optionsList(id, values) {
 /** Render the page. */
 export async function render(root, { api, navigate, session }) {
   const inputs = {
-    query: h("input", { type: "search", id: "search-query", required: true, placeholder: "what do you remember about…", autocomplete: "off" }),
+    query: h("input", { type: "search", id: "search-query", "aria-label": "search memories", required: true, placeholder: "what do you remember about…", autocomplete: "off" }),
     kind: h("input", { type: "text", id: "search-kind", list: "known-kinds", autocomplete: "off" }),
     category: h("input", { type: "text", id: "search-category", list: "known-categories", autocomplete: "off" }),
     speaker: h("input", { type: "text", id: "search-speaker", autocomplete: "off" }),

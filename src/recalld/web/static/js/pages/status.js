@@ -45,8 +45,8 @@ export async function render(root, { api, navigate }) {
   const failures = h("section", { class: "card wide", id: "status-failed" });
   const kinds = h("section", { class: "card", id: "status-kinds" });
   const categories = h("section", { class: "card", id: "status-categories" });
-  const unit = h("select", { id: "timeline-unit" }, Object.keys(UNITS).map((name) => h("option", { value: name }, `per ${name}`)));
-  const field = h("select", { id: "timeline-field" },
+  const unit = h("select", { id: "timeline-unit", "aria-label": "bucket size" }, Object.keys(UNITS).map((name) => h("option", { value: name }, `per ${name}`)));
+  const field = h("select", { id: "timeline-field", "aria-label": "count memories" },
     h("option", { value: "created" }, "by when stored"),
     h("option", { value: "at" }, "by when it happened"));
   const chart = h("div", { class: "chart" });

@@ -118,6 +118,7 @@ export async function render(root, { api, session, canWrite }) {
   },
   h("h2", {}, "Import"),
   h("p", { class: "hint" }, "A recalld export (JSON lines), or another tool's: the MCP memory server's memory.jsonl, a mem0 export, Hermes' MEMORY.md or USER.md, ChatGPT's or Claude's conversations.json (told apart by content). Importing again changes nothing; a bad line or item is reported by number and the rest still imports."),
+  h("label", { class: "field", for: "import-file" }, "file to import"),
   file, upload, progress, notice, report);
   root.append(form);
 }

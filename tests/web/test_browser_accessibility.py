@@ -1,0 +1,252 @@
+"""The memory browser for keyboard-only and screen-reader users (WCAG 2.2 AA as the
+yardstick): names on every control, messages in live regions, the forget dialog named and
+giving the focus back, the focus kept where a keyboard user works, reflow at 320 px and the
+contrast of text. Headless Chromium against a real `recalld serve` (keyword-only)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from selenium.webdriver import Chrome
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from tests.web.browser_support import (
+    Browsed,
+    browsed_server,
+    element,
+    ok,
+    open_page,
+    remember,
+    settle,
+    text_appears,
+    wait_for,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PAGES = ("search", "explain", "browse", "core", "graph", "recollections", "intentions", "status")
+PAGES_WITH_FORMS = (*PAGES, "transfer")
+CONTROLS = "main input, main select, main textarea, main button, header select, header button"
+
+# The contrast of each visible text's colour with the first opaque background behind it.
+LOW_CONTRAST_SCRIPT = """
+function channel(value) {
+  const c = value / 255;
+  return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+}
+function luminance(rgb) {
+  return 0.2126 * channel(rgb[0]) + 0.7152 * channel(rgb[1]) + 0.0722 * channel(rgb[2]);
+}
+function parse(colour) {
+  const parts = colour.match(/[\\d.]+/g).map(Number);
+  return { rgb: parts.slice(0, 3), alpha: parts.length > 3 ? parts[3] : 1 };
+}
+function background(node) {
+  for (let current = node; current; current = current.parentElement) {
+    const colour = parse(getComputedStyle(current).backgroundColor);
+    if (colour.alpha === 1) return colour.rgb;
+  }
+  return [255, 255, 255];
+}
+const problems = [];
+for (const node of document.querySelectorAll("main *, header *")) {
+  const own = [...node.childNodes]
+    .some((child) => child.nodeType === 3 && child.textContent.trim());
+  if (!own || node.closest("svg") || !node.getClientRects().length) continue;
+  const style = getComputedStyle(node);
+  if (style.visibility === "hidden" || Number(style.opacity) < 1) continue;
+  if (node.closest("button:disabled")) continue;
+  const front = luminance(parse(style.color).rgb);
+  const back = luminance(background(node));
+  const ratio = (Math.max(front, back) + 0.05) / (Math.min(front, back) + 0.05);
+  const size = parseFloat(style.fontSize);
+  const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+  const name = `${node.tagName}.${node.className}`;
+  if (ratio < (large ? 3 : 4.5)) problems.push(`${name}: ${ratio.toFixed(2)}`);
+}
+return problems;
+"""
+
+# Focusable elements inside an image role, which hides them from assistive technology.
+HIDDEN_TAB_STOPS_SCRIPT = """
+const inside = '[role="img"] [tabindex], [role="img"] a, [role="img"] button';
+return [...document.querySelectorAll(inside)].map((node) => node.outerHTML.slice(0, 80));
+"""
+
+
+@pytest.fixture(scope="module")
+def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
+    with browsed_server(
+        tmp_path_factory.mktemp("browser_accessibility"),
+        ("reader", {"default": "read"}),
+        RECALLD_EMBEDDER="none",
+    ) as found:
+        yield found
+
+
+def _active_id(driver: Chrome) -> str:
+    return str(
+        driver.execute_script("return document.activeElement.id || document.activeElement.tagName")
+    )
+
+
+def _placed_memories(browsed: Browsed) -> str:
+    with browsed.api() as client:
+        place = {"lat": -37.81, "lon": 144.96, "name": "harbour"}
+        remember(client, content="Coffee at the harbour kiosk", place=place)
+        return remember(client, content="Lunch at the harbour", title="Harbour", place=place)
+
+
+def test_browser_every_control_has_an_accessible_name(browsed: Browsed) -> None:
+    driver = browsed.driver
+    memory_id = _placed_memories(browsed)
+    for page in (*PAGES_WITH_FORMS, f"memory/{memory_id}"):
+        open_page(driver, browsed.base_url, browsed.admin, page)
+        settle(driver)
+        unnamed = [
+            control.get_attribute("id") or control.tag_name
+            for control in driver.find_elements(By.CSS_SELECTOR, CONTROLS)
+            if control.is_displayed() and not control.accessible_name.strip()
+        ]
+        assert unnamed == [], page
+        assert driver.execute_script(HIDDEN_TAB_STOPS_SCRIPT) == [], page
+
+
+def test_browser_messages_are_live_regions_and_a_refusal_marks_its_field(
+    browsed: Browsed,
+) -> None:
+    driver = browsed.driver
+    with browsed.api() as client:
+        memory_id = remember(client, content="The lantern is in the shed")
+    open_page(driver, browsed.base_url, browsed.admin, "search")
+    element(driver, "#search-query").send_keys("lantern", Keys.ENTER)
+    found = text_appears(driver, "#page-search .notice", "1 hit")
+    assert found.get_attribute("role") == "status"
+    assert found.get_attribute("aria-live") == "polite"
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}")
+    element(driver, "#memory-edit").click()
+    salience = element(driver, "#edit-salience")
+    salience.clear()
+    salience.send_keys("0.5")
+    meta = element(driver, "#edit-meta")
+    meta.clear()
+    meta.send_keys("[1, 2]")
+    element(driver, "#edit-save").click()
+    problem = text_appears(driver, "#edit-problem", "meta: must be a JSON object")
+    assert problem.get_attribute("role") == "status"
+    assert problem.get_attribute("aria-live") == "assertive"
+    assert element(driver, "#edit-meta").get_attribute("aria-invalid") == "true"
+    assert element(driver, "#edit-meta").get_attribute("aria-describedby") == "edit-problem"
+    assert _active_id(driver) == "edit-meta"
+    # A refusal from the server marks the field it names the same way.
+    meta.clear()
+    meta.send_keys("{}")
+    at = element(driver, "#edit-at")
+    at.send_keys("yesterday")
+    element(driver, "#edit-save").click()
+    text_appears(driver, "#edit-problem", "at:")
+    assert element(driver, "#edit-at").get_attribute("aria-invalid") == "true"
+    assert element(driver, "#edit-meta").get_attribute("aria-invalid") is None
+    assert _active_id(driver) == "edit-at"
+
+
+def test_browser_editor_and_forget_dialog_give_the_focus_back(browsed: Browsed) -> None:
+    driver = browsed.driver
+    with browsed.api() as client:
+        memory_id = remember(client, content="The spare key is under the pot")
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}")
+    element(driver, "#memory-edit").click()
+    element(driver, "#edit-cancel").send_keys(Keys.ENTER)
+    wait_for(driver, lambda current: _active_id(current) == "memory-edit", "focus on Edit")
+    element(driver, "#memory-edit").send_keys(Keys.ENTER)
+    title = element(driver, "#edit-title")
+    assert _active_id(driver) == "edit-title"
+    title.send_keys("Key", Keys.ENTER)  # Enter in a field submits the form
+    text_appears(driver, "#memory-notice", "Saved (title)")
+    wait_for(driver, lambda current: _active_id(current) == "memory-edit", "focus on Edit")
+    # The confirmation is a named, described modal dialog; Escape backs out and the focus
+    # goes back to Forget.
+    element(driver, "#memory-forget").send_keys(Keys.ENTER)
+    dialog = element(driver, "#confirm-dialog")
+    assert dialog.aria_role == "dialog"
+    assert dialog.accessible_name == "Forget this memory?"
+    described = driver.find_element(By.ID, dialog.get_attribute("aria-describedby") or "")
+    assert "cannot be recovered" in described.text
+    assert driver.execute_script("return document.activeElement.closest('dialog') !== null")
+    driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+    wait_for(driver, lambda current: _active_id(current) == "memory-forget", "focus on Forget")
+    assert driver.find_elements(By.CSS_SELECTOR, "#confirm-dialog") == []
+    with browsed.api() as client:
+        assert ok(client.get(f"/v1/memories/{memory_id}"))["title"] == "Key"
+
+
+def test_browser_skip_link_and_a_new_page_put_the_focus_in_the_page(browsed: Browsed) -> None:
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "status")
+    element(driver, "#page-status h1")
+    driver.execute_script("document.activeElement.blur()")
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    assert _active_id(driver) == "skip-link"
+    assert driver.switch_to.active_element.is_displayed()
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    assert driver.execute_script("return document.activeElement.closest('main') !== null")
+    assert driver.current_url.endswith("#/status")
+    # Following a menu link lands in the new page, on its heading.
+    link = driver.find_element(By.CSS_SELECTOR, '#nav a[href="#/browse"]')
+    link.send_keys(Keys.ENTER)
+    wait_for(
+        driver,
+        lambda current: current.execute_script(
+            "return document.activeElement.tagName === 'H1'"
+            " && document.activeElement.closest('#page-browse') !== null"
+        ),
+        "focus on the Browse heading",
+    )
+
+
+def test_browser_pages_reflow_at_320_pixels_and_text_meets_contrast(browsed: Browsed) -> None:
+    driver = browsed.driver
+    memory_id = _placed_memories(browsed)
+    pages = (*PAGES_WITH_FORMS, f"memory/{memory_id}")
+    for page in pages:
+        open_page(driver, browsed.base_url, browsed.admin, page)
+        settle(driver)
+        assert driver.execute_script(LOW_CONTRAST_SCRIPT) == [], page
+    width = driver.get_window_size()["width"]
+    driver.set_window_size(320, 900)
+    try:
+        for page in pages:
+            open_page(driver, browsed.base_url, browsed.admin, page)
+            settle(driver)
+            sizes = driver.execute_script(
+                "const root = document.documentElement; return [root.scrollWidth, root.clientWidth]"
+            )
+            assert sizes[0] <= sizes[1], (page, sizes)
+    finally:
+        driver.set_window_size(width, 900)
+
+
+def test_browser_sign_in_refusal_describes_the_field_and_times_are_machine_readable(
+    browsed: Browsed,
+) -> None:
+    driver = browsed.driver
+    driver.get(f"{browsed.base_url}/ui/favicon.svg")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(f"{browsed.base_url}/#/browse")
+    element(driver, "#token").send_keys("rcd_0000000000000000_not-a-real-token-at-all")
+    element(driver, "#sign-in").click()
+    text_appears(driver, "#page-login .notice", "not accepted")
+    # The refused form comes back with the focus in the field, which the message describes.
+    field = element(driver, "#token")
+    assert _active_id(driver) == "token"
+    described = driver.find_element(By.ID, field.get_attribute("aria-describedby") or "")
+    assert "not accepted" in described.text
+    with browsed.api() as client:
+        memory_id = remember(client, content="Boarding at Piraeus", at="2026-10-25T08:10:00+03:00")
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}")
+    at = element(driver, "#memory-at")
+    assert at.tag_name == "time"
+    assert at.get_attribute("datetime") == "2026-10-25T08:10:00+03:00"
+    assert at.text == "2026-10-25 08:10:00 UTC+03:00"
