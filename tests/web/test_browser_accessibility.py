@@ -105,10 +105,13 @@ def test_browser_every_control_has_an_accessible_name(browsed: Browsed) -> None:
     for page in (*PAGES_WITH_FORMS, f"memory/{memory_id}"):
         open_page(driver, browsed.base_url, browsed.admin, page)
         settle(driver)
+        # A placeholder is no label: it is gone once the user types (WCAG 3.3.2).
         unnamed = [
             control.get_attribute("id") or control.tag_name
             for control in driver.find_elements(By.CSS_SELECTOR, CONTROLS)
-            if control.is_displayed() and not control.accessible_name.strip()
+            if control.is_displayed()
+            and control.accessible_name.strip()
+            in ("", (control.get_attribute("placeholder") or "").strip())
         ]
         assert unnamed == [], page
         assert driver.execute_script(HIDDEN_TAB_STOPS_SCRIPT) == [], page
@@ -250,3 +253,42 @@ def test_browser_sign_in_refusal_describes_the_field_and_times_are_machine_reada
     assert at.tag_name == "time"
     assert at.get_attribute("datetime") == "2026-10-25T08:10:00+03:00"
     assert at.text == "2026-10-25 08:10:00 UTC+03:00"
+
+
+def test_browser_core_memory_entry_buttons_say_their_entry_and_keep_the_focus(
+    browsed: Browsed,
+) -> None:
+    with browsed.api() as client:
+        for entry in ("likes green tea", "works nights"):
+            ok(client.post("/v1/core/user", json={"action": "add", "content": entry}))
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "core")
+    element(driver, "#entries-user .entry-controls")
+    names = [
+        button.accessible_name
+        for button in driver.find_elements(By.CSS_SELECTOR, "#entries-user button")
+    ]
+    assert names[:4] == [
+        "edit “likes green tea”",
+        "remove “likes green tea”",
+        "edit “works nights”",
+        "remove “works nights”",
+    ]
+    # Edit an entry from the keyboard: the field is named, Keep change gives the focus
+    # back to that entry's edit button.
+    driver.find_elements(By.CSS_SELECTOR, "#entries-user button")[0].send_keys(Keys.ENTER)
+    field = element(driver, "#entries-user input.entry-edit")
+    assert field.accessible_name == "entry"
+    field.send_keys(" a lot")
+    driver.find_element(By.XPATH, "//button[.='Keep change']").send_keys(Keys.ENTER)
+    wait_for(
+        driver,
+        lambda current: (
+            current.switch_to.active_element.accessible_name == "edit “likes green tea”"
+        ),
+        "focus on the entry's edit",
+    )
+    undo = element(driver, "#batch-user button")
+    assert undo.accessible_name == "undo patch “likes green tea”"
+    undo.send_keys(Keys.ENTER)
+    wait_for(driver, lambda current: _active_id(current) == "add-user", "focus on the new entry")
