@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from recalld.config import Settings
 from recalld.errors import PreconditionFailedError
 from recalld.service import MemoryService
 from recalld.versions import memory_version
+
+
+@pytest.fixture
+def settings(any_database: Path | str) -> Settings:
+    """Both stores: the version must read back the same from each."""
+    return Settings(db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="rules")
 
 
 def _stored(client: TestClient, **fields: Any) -> tuple[str, str]:
@@ -87,3 +95,27 @@ def test_service_update_expected_version(service: MemoryService) -> None:
         service.update(receipt.id, expected_version=version, title="Dinner")
     assert raised.value.field == "expected_version"
     assert service.get(receipt.id).title == "Lunch"
+
+
+def test_http_patch_etag_is_the_one_the_next_read_answers(client: TestClient) -> None:
+    # Every kind of field the editor sends: the version the PATCH answers must be the one a
+    # read gives, or the browser's next edit (made from the PATCH's answer) is refused.
+    memory_id, _ = _stored(client, tags=["b", "a"], salience=0.37)
+    changes = {
+        "tags": ["zeta", "alpha", "new york, ny"],
+        "meta": {"order": 12345678901234567891, "nested": {"x": [1, 2.5]}},
+        "place": {"lat": -37.8136, "lon": 144.9631, "name": "Docklands"},
+        "at": "2026-10-25T08:10:00.123456+02:00",
+        "salience": 0.1 + 0.2,
+        "ttl_seconds": 86400,
+        "content": "line one\r\nline two",
+    }
+    edited = client.patch(f"/v1/memories/{memory_id}", json=changes)
+    assert edited.status_code == 200, edited.text
+    assert client.get(f"/v1/memories/{memory_id}").headers["ETag"] == edited.headers["ETag"]
+    again = client.patch(
+        f"/v1/memories/{memory_id}",
+        json={"title": "t"},
+        headers={"If-Match": edited.headers["ETag"]},
+    )
+    assert again.status_code == 200, again.text
