@@ -125,10 +125,19 @@ def test_browser_messages_are_live_regions_and_a_refusal_marks_its_field(
         memory_id = remember(client, content="The lantern is in the shed")
     open_page(driver, browsed.base_url, browsed.admin, "search")
     element(driver, "#search-query").send_keys("lantern", Keys.ENTER)
-    found = text_appears(driver, "#page-search .notice", "1 hit")
-    assert found.get_attribute("role") == "status"
-    assert found.get_attribute("aria-live") == "polite"
+    # The page's live regions are there, empty, from the start (a region that appears
+    # with its message is not reliably read), and say each message.
+    polite = driver.find_element(By.ID, "announcements")
+    assertive = driver.find_element(By.ID, "alerts")
+    assert (polite.get_attribute("role"), polite.get_attribute("aria-live")) == ("status", "polite")
+    assert (assertive.get_attribute("role"), assertive.get_attribute("aria-live")) == (
+        "alert",
+        "assertive",
+    )
+    text_appears(driver, "#page-search .notice", "1 hit")
+    wait_for(driver, lambda _: polite.get_attribute("textContent") == "1 hit", "1 hit said")
     open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}")
+    assertive = driver.find_element(By.ID, "alerts")  # of the page loaded now
     element(driver, "#memory-edit").click()
     salience = element(driver, "#edit-salience")
     salience.clear()
@@ -137,9 +146,12 @@ def test_browser_messages_are_live_regions_and_a_refusal_marks_its_field(
     meta.clear()
     meta.send_keys("[1, 2]")
     element(driver, "#edit-save").click()
-    problem = text_appears(driver, "#edit-problem", "meta: must be a JSON object")
-    assert problem.get_attribute("role") == "status"
-    assert problem.get_attribute("aria-live") == "assertive"
+    text_appears(driver, "#edit-problem", "meta: must be a JSON object")
+    wait_for(
+        driver,
+        lambda _: assertive.get_attribute("textContent") == "meta: must be a JSON object",
+        "the refusal said at once",
+    )
     assert element(driver, "#edit-meta").get_attribute("aria-invalid") == "true"
     assert element(driver, "#edit-meta").get_attribute("aria-describedby") == "edit-problem"
     assert _active_id(driver) == "edit-meta"
@@ -150,6 +162,7 @@ def test_browser_messages_are_live_regions_and_a_refusal_marks_its_field(
     at.send_keys("yesterday")
     element(driver, "#edit-save").click()
     text_appears(driver, "#edit-problem", "at:")
+    wait_for(driver, lambda _: "at:" in str(assertive.get_attribute("textContent")), "said")
     assert element(driver, "#edit-at").get_attribute("aria-invalid") == "true"
     assert element(driver, "#edit-meta").get_attribute("aria-invalid") is None
     assert _active_id(driver) == "edit-at"

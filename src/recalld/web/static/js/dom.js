@@ -82,15 +82,35 @@ export function barRow(name, fraction, value, kind = "") {
 /**
  * A message line (info, error or success) that replaces itself on the next call:
  * text, or text and nodes (author text isolated with ``userText``); empty hides it.
- * It is a live region, so a screen reader says each message ("3 hits", "Saved", an
- * error) without the user looking for it: politely, an error at once (assertive).
+ * A screen reader is told each message ("3 hits", "Saved", an error) too: see announce.
  */
 export function status(element, message, tone = "info") {
   element.className = `notice ${tone}`;
-  if (!element.hasAttribute("role")) element.setAttribute("role", "status");
-  element.setAttribute("aria-live", tone === "error" ? "assertive" : "polite");
   replace(element, message);
   element.hidden = !element.textContent;
+  if (element.textContent) announce(element.textContent, tone);
+}
+
+// The page's two live regions (index.html): present, empty and never hidden from the
+// start, because a screen reader follows only changes inside a live region it already
+// knows; a message line that appears (it was hidden) with its text is not reliably read.
+const ANNOUNCEMENT_REGIONS = { polite: "announcements", assertive: "alerts" };
+const announced = { polite: 0, assertive: 0 };
+
+/**
+ * Have a screen reader say ``text``: politely (after what it is saying), an error at once.
+ * The region is emptied first and filled a moment later, so the same message twice ("Saved",
+ * "Saved") is said twice; a newer message replaces one not yet written.
+ */
+export function announce(text, tone = "info") {
+  const urgency = tone === "error" ? "assertive" : "polite";
+  const region = document.getElementById(ANNOUNCEMENT_REGIONS[urgency]);
+  if (!region) return;
+  const ticket = ++announced[urgency];
+  region.textContent = "";
+  setTimeout(() => {
+    if (ticket === announced[urgency]) region.textContent = text;
+  }, 100);
 }
 
 const LOCAL_PATTERN = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::(\d{2}))?(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/;
