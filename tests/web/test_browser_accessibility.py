@@ -76,6 +76,17 @@ return [...document.querySelectorAll(inside)].map((node) => node.outerHTML.slice
 """
 
 
+# Buttons, menus, fields and the header's links smaller than 24 by 24 px (WCAG 2.2 target
+# size; links inside sentences are exempt).
+SMALL_TARGETS_SCRIPT = """
+const targets = document.querySelectorAll("button, select, input, header a");
+return [...targets].filter((node) => node.getClientRects().length).map((node) => {
+  const box = node.getBoundingClientRect();
+  return [node.id || node.className || node.tagName, Math.round(box.width), Math.round(box.height)];
+}).filter(([, width, height]) => width < 24 || height < 24);
+"""
+
+
 @pytest.fixture(scope="module")
 def browsed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browsed]:
     with browsed_server(
@@ -225,11 +236,14 @@ def test_browser_skip_link_and_a_new_page_put_the_focus_in_the_page(browsed: Bro
 def test_browser_pages_reflow_at_320_pixels_and_text_meets_contrast(browsed: Browsed) -> None:
     driver = browsed.driver
     memory_id = _placed_memories(browsed)
+    with browsed.api() as client:
+        ok(client.post("/v1/core/memory", json={"action": "add", "content": "boiler is old"}))
     pages = (*PAGES_WITH_FORMS, f"memory/{memory_id}")
     for page in pages:
         open_page(driver, browsed.base_url, browsed.admin, page)
         settle(driver)
         assert driver.execute_script(LOW_CONTRAST_SCRIPT) == [], page
+        assert driver.execute_script(SMALL_TARGETS_SCRIPT) == [], page
     width = driver.get_window_size()["width"]
     driver.set_window_size(320, 900)
     try:
