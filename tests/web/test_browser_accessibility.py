@@ -280,6 +280,10 @@ def test_browser_sign_in_refusal_describes_the_field_and_times_are_machine_reada
     assert at.tag_name == "time"
     assert at.get_attribute("datetime") == "2026-10-25T08:10:00+03:00"
     assert at.text == "2026-10-25 08:10:00 UTC+03:00"
+    open_page(driver, browsed.base_url, browsed.admin, "browse")
+    badge = element(driver, f'#browse-list [data-memory-id="{memory_id}"] .badge.when')
+    assert badge.tag_name == "time"
+    assert badge.get_attribute("datetime") == "2026-10-25T08:10:00+03:00"
 
 
 def test_browser_core_memory_entry_buttons_say_their_entry_and_keep_the_focus(
