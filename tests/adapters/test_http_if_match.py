@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from recalld.adapters.http_api import create_app
 from recalld.config import Settings
 from recalld.errors import PreconditionFailedError
 from recalld.service import MemoryService
@@ -119,3 +120,27 @@ def test_http_patch_etag_is_the_one_the_next_read_answers(client: TestClient) ->
         headers={"If-Match": edited.headers["ETag"]},
     )
     assert again.status_code == 200, again.text
+
+
+def test_http_a_cors_page_may_read_the_etag_and_send_if_match(
+    service: MemoryService, settings: Settings
+) -> None:
+    origin = "http://app.example"
+    allowed = Settings(db=settings.db, embedder="none", cors_origins=[origin])
+    with TestClient(
+        create_app(service, allowed), client=("127.0.0.1", 40000), base_url="http://127.0.0.1"
+    ) as client:
+        memory_id, _ = _stored(client)
+        preflight = client.options(
+            f"/v1/memories/{memory_id}",
+            headers={
+                "Origin": origin,
+                "Access-Control-Request-Method": "PATCH",
+                "Access-Control-Request-Headers": "content-type, if-match",
+            },
+        )
+        assert preflight.status_code == 200, preflight.text
+        assert "if-match" in preflight.headers["access-control-allow-headers"].lower()
+        read = client.get(f"/v1/memories/{memory_id}", headers={"Origin": origin})
+        exposed = read.headers["access-control-expose-headers"].lower()
+        assert "etag" in [name.strip() for name in exposed.split(",")]

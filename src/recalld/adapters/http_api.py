@@ -602,8 +602,10 @@ def create_app(
                 "Last-Event-ID",
                 "Mcp-Session-Id",
                 "Mcp-Protocol-Version",
+                # A conditional edit: the ETag read from a memory, sent back (http_conditions).
+                "If-Match",
             ],
-            expose_headers=["Mcp-Session-Id"],
+            expose_headers=["Mcp-Session-Id", "ETag"],
         )
     app.add_middleware(RequestMetrics, registry=metrics_registry)
     # Outermost: a HEAD is then a GET to every layer (its token, its metrics, its route).
