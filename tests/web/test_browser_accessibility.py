@@ -5,6 +5,7 @@ contrast of text. Headless Chromium against a real `recalld serve` (keyword-only
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -323,3 +324,26 @@ def test_browser_core_memory_entry_buttons_say_their_entry_and_keep_the_focus(
     assert undo.accessible_name == "undo patch “likes green tea”"
     undo.send_keys(Keys.ENTER)
     wait_for(driver, lambda current: _active_id(current) == "add-user", "focus on the new entry")
+
+
+def test_browser_timeline_counts_are_readable_without_a_mouse(browsed: Browsed) -> None:
+    namespace = f"timeline-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        for number in range(3):
+            remember(client, content=f"timeline sample {number}")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "status", namespace=namespace)
+    table = element(driver, "#timeline-table summary")
+    table.send_keys(Keys.ENTER)  # unfold it from the keyboard
+    rows = wait_for(
+        driver,
+        lambda current: current.find_elements(By.CSS_SELECTOR, "#timeline-table tbody tr") or None,
+        "the table's rows",
+    )
+    assert len(rows) == 30
+    headers = driver.find_elements(By.CSS_SELECTOR, "#timeline-table thead th")
+    assert [header.text for header in headers] == ["day", "memories"]
+    last = rows[-1].find_elements(By.CSS_SELECTOR, "th, td")
+    assert last[0].find_element(By.TAG_NAME, "time").get_attribute("datetime")
+    assert last[1].text == "3"
+    assert sum(int(row.find_element(By.TAG_NAME, "td").text) for row in rows) == 3

@@ -2,7 +2,7 @@
 // heartbeats, failed jobs and their errors (GET /v1/status); counts per kind and
 // category (GET /v1/stats); memories over time (GET /v1/stats/timeline).
 
-import { countBars, timelineChart } from "../charts.js";
+import { countBars, timelineChart, timelineTable } from "../charts.js";
 import { bar, bytes, definitions, fixed, h, replace, status, token, viewerTime } from "../dom.js";
 
 const UNITS = { day: 30, week: 26, month: 24 };
@@ -59,7 +59,8 @@ export async function render(root, { api, navigate }) {
   async function loadTimeline() {
     try {
       const data = await api.get("/v1/stats/timeline", { unit: unit.value, buckets: UNITS[unit.value], field: field.value });
-      replace(chart, timelineChart(data), h("p", { class: "hint" }, `${data.total} in the last ${data.buckets.length} ${data.unit}s (UTC)`));
+      replace(chart, timelineChart(data), h("p", { class: "hint" }, `${data.total} in the last ${data.buckets.length} ${data.unit}s (UTC)`),
+        timelineTable(data));
     } catch (error) {
       replace(chart, h("p", { class: "notice error" }, error.describe ? error.describe() : error.message));
     }
