@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,46 @@ def test_http_a_cors_page_may_read_the_etag_and_send_if_match(
         read = client.get(f"/v1/memories/{memory_id}", headers={"Origin": origin})
         exposed = read.headers["access-control-expose-headers"].lower()
         assert "etag" in [name.strip() for name in exposed.split(",")]
+
+
+def _race(service: MemoryService, memory_id: str, version: str, editors: int) -> list[str]:
+    """``editors`` threads update ``memory_id`` from ``version`` at once: each one's outcome."""
+    start = threading.Barrier(editors)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def edit(number: int) -> None:
+        start.wait()
+        try:
+            service.update(memory_id, expected_version=version, content=f"edit {number}")
+        except PreconditionFailedError:
+            outcome = "refused"
+        else:
+            outcome = f"edit {number}"
+        with lock:
+            outcomes.append(outcome)
+
+    threads = [threading.Thread(target=edit, args=(number,)) for number in range(editors)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    return outcomes
+
+
+def test_service_concurrent_updates_from_one_version_exactly_one_wins(
+    service: MemoryService,
+) -> None:
+    # Several editors from the same read, at once: the check and the write are one step
+    # (the row locked on PostgreSQL, the database on SQLite), so one edit lands and every
+    # other is refused; none overwrites the winner unseen.
+    editors = 6
+    for round_number in range(5):
+        receipt = service.remember(f"Concurrent edits, round {round_number}")
+        version = memory_version(service.get(receipt.id))
+        outcomes = _race(service, receipt.id, version, editors)
+        winners = [outcome for outcome in outcomes if outcome != "refused"]
+        assert len(outcomes) == editors
+        assert len(winners) == 1, outcomes
+        assert service.get(receipt.id).content == winners[0]
