@@ -345,8 +345,19 @@ class ServiceCore:
             self.scrubber.after_drop()
         return memory
 
-    def forget(self, memory_id: str, *, namespace: str | None = None) -> Forgotten:
+    def forget(
+        self,
+        memory_id: str,
+        *,
+        namespace: str | None = None,
+        expected_version: str | Iterable[str] | None = None,
+    ) -> Forgotten:
         """Delete a memory and every trace of it; says whether it existed and is scrubbed.
+
+        ``expected_version`` (as for :meth:`update`): delete only if the memory is still
+        that version, checked in the deleting transaction, else
+        :class:`PreconditionFailedError` and nothing is deleted (a forget decided on a
+        copy another client has edited since).
 
         The row, its tags, full-text entries, vectors, jobs, signal features,
         trigger history and queued recollections are removed, its vector is
@@ -370,6 +381,8 @@ class ServiceCore:
                 current = tx.find(scope_namespace, id=memory_id)
                 if current is None:
                     return False
+                if expected_version is not None:
+                    _check_version(current, expected_version)
                 tx.delete(current.seq)
                 tx.dropped_content("forget", self._clock())
                 return True

@@ -188,3 +188,36 @@ def test_service_concurrent_updates_from_one_version_exactly_one_wins(
         assert len(outcomes) == editors
         assert len(winners) == 1, outcomes
         assert service.get(receipt.id).content == winners[0]
+
+
+def test_http_delete_with_a_stale_if_match_is_refused_and_forgets_nothing(
+    client: TestClient,
+) -> None:
+    memory_id, tag = _stored(client)
+    path = f"/v1/memories/{memory_id}"
+    assert client.patch(path, json={"title": "Ferry"}).status_code == 200  # an agent's edit
+    refused = client.delete(path, headers={"If-Match": tag})
+    assert refused.status_code == 412, refused.text
+    assert refused.json()["error"]["field"] == "If-Match"
+    assert client.get(path).json()["title"] == "Ferry"
+    weak = client.delete(path, headers={"If-Match": f"W/{client.get(path).headers['ETag']}"})
+    assert weak.status_code == 412, weak.text
+    forgotten = client.delete(
+        path, headers={"If-Match": f'"0", {client.get(path).headers["ETag"]}'}
+    )
+    assert forgotten.status_code == 200, forgotten.text
+    assert forgotten.json()["deleted"] is True
+    assert client.get(path).status_code == 404
+    # Gone: as without the header, deleting is idempotent.
+    again = client.delete(path, headers={"If-Match": tag})
+    assert (again.status_code, again.json()["deleted"]) == (200, False)
+
+
+def test_service_forget_expected_version(service: MemoryService) -> None:
+    receipt = service.remember("Dinner with Sam on Friday")
+    version = memory_version(service.get(receipt.id))
+    service.update(receipt.id, title="Dinner")
+    with pytest.raises(PreconditionFailedError, match="changed since it was read"):
+        service.forget(receipt.id, expected_version=version)
+    current = memory_version(service.get(receipt.id))
+    assert service.forget(receipt.id, expected_version=current).deleted

@@ -75,3 +75,29 @@ def test_browser_edit_made_from_a_stale_copy_is_refused_not_written_over(
     title.send_keys("Ferry")
     element(driver, "#edit-save").click()
     text_appears(driver, "#memory-notice", "Saved (title)")
+
+
+def test_browser_forget_of_a_memory_changed_meanwhile_is_refused(browsed: Browsed) -> None:
+    with browsed.api() as client:
+        memory_id = remember(client, content="The gate code is 4411", title="Gate")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}")
+    element(driver, "#memory-forget")
+    # Meanwhile an agent (or another tab) changes it: forgetting the copy on screen would
+    # delete a memory the user has not seen.
+    with browsed.api() as client:
+        ok(client.patch(f"/v1/memories/{memory_id}", json={"content": "The gate code is 9120"}))
+    element(driver, "#memory-forget").click()
+    element(driver, "#confirm-accept").click()
+    text_appears(driver, "#memory-notice", "Not forgotten: this memory was changed elsewhere")
+    with browsed.api() as client:
+        assert ok(client.get(f"/v1/memories/{memory_id}"))["content"] == "The gate code is 9120"
+    element(driver, "#forget-reload").click()
+    text_appears(driver, "#memory-content", "9120")
+    text_appears(driver, "#memory-notice", "it was not forgotten")
+    # Forgetting the memory as it is now works.
+    element(driver, "#memory-forget").click()
+    element(driver, "#confirm-accept").click()
+    text_appears(driver, "#page-browse .notice", "Forgotten: the memory")
+    with browsed.api() as client:
+        assert client.get(f"/v1/memories/{memory_id}").status_code == 404

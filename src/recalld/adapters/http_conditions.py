@@ -1,4 +1,4 @@
-"""Conditional edits over REST: ``If-Match`` on ``PATCH /v1/memories/{id}``.
+"""Conditional edits over REST: ``If-Match`` on ``PATCH`` and ``DELETE /v1/memories/{id}``.
 
 ``GET`` and ``PATCH /v1/memories/{id}`` send the memory's version as a strong
 ``ETag`` (:func:`recalld.versions.entity_tag`). A ``PATCH`` carrying ``If-Match``
@@ -6,7 +6,9 @@ writes only while the memory is still one of the versions it lists, checked in
 the write's own transaction, else 412 and nothing changes: an edit made from a
 copy that another tab, client or agent has edited since never overwrites that
 edit unseen. ``If-Match: *`` asks only that the memory exists (as any ``PATCH``
-does). Without the header a ``PATCH`` writes as before.
+does). A ``DELETE`` carrying it deletes only that version (412 else; a memory
+that is not there answers ``deleted: false``, as without it). Without the header
+both work as before.
 """
 
 from __future__ import annotations

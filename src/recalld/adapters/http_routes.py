@@ -533,7 +533,7 @@ def get_memory(
     "/memories/{memory_id}",
     response_model=Memory,
     tags=["memories"],
-    responses=error_responses(404, 409),
+    responses=error_responses(404, 409, 412),
 )
 def patch_memory(
     memory_id: MemoryId,
@@ -544,8 +544,7 @@ def patch_memory(
     namespace: WriteNamespace,
 ) -> Memory:
     """Change only the fields given; ``null`` clears an optional field."""
-    # With If-Match (the ETag of a GET): 412 and no change when the memory was edited
-    # since (http_conditions).
+    # With If-Match (a GET's ETag): 412, nothing changed, if edited since (http_conditions).
     expected = expected_versions(request.headers)
     changes = body.model_dump(exclude_unset=True)
     memory = service.update(memory_id, namespace=namespace, expected_version=expected, **changes)
@@ -553,12 +552,20 @@ def patch_memory(
     return memory
 
 
-@v1_router.delete("/memories/{memory_id}", response_model=Forgotten, tags=["memories"])
-def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespace) -> Forgotten:
+@v1_router.delete(
+    "/memories/{memory_id}",
+    response_model=Forgotten,
+    tags=["memories"],
+    responses=error_responses(412),
+)
+def delete_memory(
+    memory_id: MemoryId, request: Request, service: Service, namespace: WriteNamespace
+) -> Forgotten:
     """Forget a memory and every trace of it; ``deleted`` says whether it existed,
     ``scrub`` whether its bytes are gone from the files (``pending``: a reader still
     holds an older snapshot; it finishes in the background)."""
-    return service.forget(memory_id, namespace=namespace)
+    expected = expected_versions(request.headers)  # as on PATCH: 412 if edited since
+    return service.forget(memory_id, namespace=namespace, expected_version=expected)
 
 
 @v1_router.post("/recall", response_model=list[Hit], tags=["query"])

@@ -97,7 +97,8 @@ export function createApi(session, onUnauthorized) {
     patchVersioned: (path, body, version) => request("PATCH", path, {
       body, ifMatch: version || undefined, versioned: true,
     }),
-    remove: (path) => request("DELETE", path),
+    /** A DELETE; with ``version`` (an ETag) made from that copy (If-Match: 412 if changed). */
+    remove: (path, version) => request("DELETE", path, { ifMatch: version || undefined }),
     /** The raw response of a GET (for downloads), with the same headers. */
     async download(path, params) {
       const response = await fetch(path + query(params), {

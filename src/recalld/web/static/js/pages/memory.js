@@ -10,6 +10,10 @@ import { parseJson } from "../api.js";
 import { formatDistance, distanceMetres, placeMap } from "../map.js";
 import { listMemoryActions } from "../registry.js";
 
+// What the page says once a refused edit or forget shows the memory as it is now.
+const EDIT_DISCARDED = "This is the memory as it is now; your edit was discarded.";
+const NOT_FORGOTTEN = "This is the memory as it is now; it was not forgotten.";
+
 const NEIGHBOURS = 8;
 // How far a place-only recall finds memories with the default place settings (50 m
 // "same place" plus the 1 km scale out to a place similarity of 0.25): a memory
@@ -358,7 +362,7 @@ export async function render(root, context, id) {
             "Not saved: this memory was changed elsewhere (in another tab, or by an agent)"
             + " since you opened it, and saving would overwrite that change. Your edit is"
             + " still in the form. ",
-            h("button", { type: "button", id: "edit-reload", onclick: reload },
+            h("button", { type: "button", id: "edit-reload", onclick: () => reload(EDIT_DISCARDED) },
               "Discard my edit and show the memory as it is now"),
           ], "error");
           return;
@@ -375,7 +379,8 @@ export async function render(root, context, id) {
     inputs.title.focus();
   }
 
-  async function reload() {
+  /** Show the memory as it is now (its new version), saying ``message``. */
+  async function reload(message) {
     let answer;
     try {
       answer = await api.getVersioned(memoryPath(memory.id));
@@ -391,7 +396,7 @@ export async function render(root, context, id) {
     }
     version = answer.version;
     showDetail(answer.data, { focusEdit: true });
-    status(notice, "This is the memory as it is now; your edit was discarded.");
+    status(notice, message);
   }
 
   async function forget() {
@@ -401,9 +406,20 @@ export async function render(root, context, id) {
       "Forget");
     if (!confirmed) return;
     try {
-      await api.remove(memoryPath(memory.id));
+      // From the copy on screen (If-Match): a memory changed meanwhile is not forgotten
+      // unseen, the user is shown it as it is now first.
+      await api.remove(memoryPath(memory.id), version);
       navigate("browse", "forgotten");
     } catch (error) {
+      if (error.status === 412) {
+        status(notice, [
+          "Not forgotten: this memory was changed elsewhere (in another tab, or by an agent)"
+          + " since you opened it. ",
+          h("button", { type: "button", id: "forget-reload", onclick: () => reload(NOT_FORGOTTEN) },
+            "Show the memory as it is now"),
+        ], "error");
+        return;
+      }
       status(notice, error.describe ? error.describe() : error.message, "error");
     }
   }
