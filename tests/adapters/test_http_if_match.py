@@ -221,3 +221,24 @@ def test_service_forget_expected_version(service: MemoryService) -> None:
         service.forget(receipt.id, expected_version=version)
     current = memory_version(service.get(receipt.id))
     assert service.forget(receipt.id, expected_version=current).deleted
+
+
+def test_http_if_match_is_read_as_an_rfc_9110_list(client: TestClient) -> None:
+    memory_id, tag = _stored(client)
+    path = f"/v1/memories/{memory_id}"
+    # A comma inside a tag is part of it (RFC 9110 etagc): a tag that is not the memory's,
+    # so 412, not a malformed header.
+    comma = client.patch(path, json={"title": "a"}, headers={"If-Match": '"a,b"'})
+    assert comma.status_code == 412, comma.text
+    # Empty list elements and whitespace around them are allowed.
+    spaced = client.patch(path, json={"title": "b"}, headers={"If-Match": f' ,, W/"x" ,\t{tag} ,'})
+    assert spaced.status_code == 200, spaced.text
+    tag = spaced.headers["ETag"]
+    for malformed in ('"a" "b"', '"a b"', f"{tag} x", "**", "W/*", "w/" + tag, " , "):
+        refused = client.patch(path, json={"title": "c"}, headers={"If-Match": malformed})
+        assert refused.status_code == 422, (malformed, refused.text)
+        assert refused.json()["error"]["field"] == "If-Match"
+    long_list = ", " * 4000 + "x"
+    refused = client.patch(path, json={"title": "d"}, headers={"If-Match": long_list})
+    assert refused.status_code == 422, refused.text
+    assert client.get(path).json()["title"] == "b"

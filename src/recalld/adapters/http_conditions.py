@@ -13,6 +13,8 @@ both work as before.
 
 from __future__ import annotations
 
+import re
+
 from starlette.datastructures import Headers
 
 from recalld.errors import ValidationError
@@ -25,24 +27,32 @@ IF_MATCH = "If-Match"
 def expected_versions(headers: Headers) -> frozenset[str] | None:
     """The versions the request's ``If-Match`` accepts; None when it sets no condition.
 
-    A weak tag (``W/"…"``) never matches: ``If-Match`` compares strongly (RFC 9110).
+    A weak tag (``W/"…"``) never matches: ``If-Match`` compares strongly (RFC 9110). A
+    tag may hold a comma (``"a,b"`` is one tag); empty list elements are skipped.
     """
     values = headers.getlist(IF_MATCH)
     if not values:
         return None
-    tags = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    tags: list[str] = []
+    for value in values:
+        if not _LIST.fullmatch(value):
+            raise ValidationError(
+                IF_MATCH,
+                "must be entity tags in double quotes (the ETag of GET /v1/memories/{id}),"
+                " separated by commas, or *",
+            )
+        tags.extend(match.group(0) for match in _ELEMENT.finditer(value))
     if not tags:
         raise ValidationError(IF_MATCH, "is empty: give the memory's ETag, or leave it out")
     if "*" in tags:
         return None
-    versions: set[str] = set()
-    for tag in tags:
-        if tag.startswith("W/"):
-            continue
-        if len(tag) < 2 or not tag.startswith('"') or not tag.endswith('"'):
-            raise ValidationError(
-                IF_MATCH,
-                "must be entity tags in double quotes (the ETag of GET /v1/memories/{id}), or *",
-            )
-        versions.add(tag[1:-1])
-    return frozenset(versions)
+    return frozenset(tag[1:-1] for tag in tags if not tag.startswith("W/"))
+
+
+# RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E /
+# obs-text; If-Match = "*" / #entity-tag (a list: commas, optional whitespace, empty
+# elements allowed).
+_ELEMENT = re.compile(r'\*|(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
+_LIST = re.compile(
+    rf"[ \t,]*(?:(?:{_ELEMENT.pattern})(?:[ \t]*,[ \t,]*(?:{_ELEMENT.pattern}))*[ \t,]*)?"
+)
