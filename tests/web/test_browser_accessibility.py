@@ -347,3 +347,39 @@ def test_browser_timeline_counts_are_readable_without_a_mouse(browsed: Browsed) 
     assert last[0].find_element(By.TAG_NAME, "time").get_attribute("datetime")
     assert last[1].text == "3"
     assert sum(int(row.find_element(By.TAG_NAME, "td").text) for row in rows) == 3
+
+
+def test_browser_switching_namespace_keeps_the_focus_in_its_menu(browsed: Browsed) -> None:
+    # Arrow keys change a menu at once: a switch that took the focus to the page drawn again
+    # (its heading, Search's query) would leave the keyboard user out of the menu after one
+    # step (WCAG 3.2.2, on input).
+    first, second = (f"switch-{uuid.uuid4().hex[:8]}" for _ in range(2))
+    kind = f"kind{uuid.uuid4().hex[:6]}"
+    with browsed.api(first) as client:
+        remember(client, content="alpha note")
+    with browsed.api(second) as client:
+        remember(client, content="beta note", kind=kind)
+    driver = browsed.driver
+    switch = (
+        "const menu = document.getElementById('namespace'); menu.focus();"
+        "window.focusedSince = [];"
+        "document.addEventListener('focusin', (event) => window.focusedSince.push("
+        "  event.target.id || event.target.tagName));"
+        "menu.value = arguments[0]; menu.dispatchEvent(new Event('change', { bubbles: true }));"
+    )
+    open_page(driver, browsed.base_url, browsed.admin, "browse", namespace=first)
+    text_appears(driver, "#browse-list", "alpha note")
+    driver.execute_script(switch, second)
+    text_appears(driver, "#browse-list", "beta note")  # drawn: the page's render is over
+    assert _active_id(driver) == "namespace"
+    assert set(driver.execute_script("return window.focusedSince")) <= {"namespace"}
+    open_page(driver, browsed.base_url, browsed.admin, "search", namespace=first)
+    wait_for(driver, lambda _: _active_id(driver) == "search-query", "focus on the query")
+    driver.execute_script(switch, second)
+    wait_for(  # the kinds of the new namespace's stats: the page's render is over
+        driver,
+        lambda current: current.find_elements(By.CSS_SELECTOR, f'#known-kinds [value="{kind}"]'),
+        "the new namespace's kinds",
+    )
+    assert _active_id(driver) == "namespace"
+    assert set(driver.execute_script("return window.focusedSince")) <= {"namespace"}

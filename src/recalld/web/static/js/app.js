@@ -66,6 +66,10 @@ function renderSessionBar() {
     onchange: (event) => {
       session.selectNamespace(event.target.value);
       renderSessionBar();
+      // The user is in this menu (arrow keys change it at once): the focus stays in it,
+      // on the one just drawn, not on the page drawn again (WCAG 3.2.2, on input).
+      keepFocus = document.getElementById("namespace");
+      keepFocus.focus();
       const { id } = currentRoute();
       navigate(id === "memory" ? "browse" : id);
     },
@@ -112,6 +116,18 @@ function focusHeading(container) {
   }
 }
 
+// A control outside the page that keeps the focus through the next rendering of a page.
+let keepFocus = null;
+
+/** Where the focus goes once a page is drawn: ``keepFocus``, else (a change of page) in it. */
+function settleFocus(root, moveFocus) {
+  if (!root.isConnected) return; // another rendering replaced it: that one settles the focus
+  const kept = keepFocus;
+  keepFocus = null;
+  if (kept && kept.isConnected) kept.focus();
+  else if (moveFocus) focusPage(root);
+}
+
 async function renderPage({ moveFocus = false } = {}) {
   if (!session.info) return;
   if (leavePage) {
@@ -129,10 +145,13 @@ async function renderPage({ moveFocus = false } = {}) {
     const notice = h("p", { id: "route-notice" });
     status(notice, "Not found: this address holds a broken %-escape, so it names nothing.", "error");
     root.append(h("h1", {}, "Not found"), notice);
-    if (moveFocus) focusPage(root);
+    settleFocus(root, moveFocus);
     return;
   }
-  const context = { api, session, navigate, canWrite: session.canWrite(), apiPaths };
+  // mayFocus: a page may put the focus in itself (Search on its query) unless it is kept.
+  const context = {
+    api, session, navigate, canWrite: session.canWrite(), apiPaths, mayFocus: !keepFocus,
+  };
   try {
     const module = await page.load();
     const cleanup = await module.render(root, context, argument);
@@ -142,7 +161,7 @@ async function renderPage({ moveFocus = false } = {}) {
     status(notice, `This page failed: ${error.describe ? error.describe() : error.message}`, "error");
     root.append(notice);
   }
-  if (moveFocus) focusPage(root);
+  settleFocus(root, moveFocus);
 }
 
 function showLogin(message, tone) {

@@ -98,7 +98,7 @@ function verdict(explanation, navigate) {
 }
 
 /** Render the page; ``memoryId`` (from #/explain/<id>) fills the memory field. */
-export async function render(root, { api, navigate, session }, memoryId) {
+export async function render(root, { api, navigate, session, mayFocus }, memoryId) {
   const inputs = {
     query: h("input", { type: "search", id: "explain-query", "aria-label": "query", required: true, placeholder: "the query recall was asked", autocomplete: "off" }),
     id: h("input", { type: "text", id: "explain-memory", required: true, placeholder: "memory id", autocomplete: "off", spellcheck: "false" }),
@@ -160,5 +160,5 @@ export async function render(root, { api, navigate, session }, memoryId) {
   } else if (memoryId) {
     inputs.id.value = memoryId;
   }
-  inputs.query.focus();
+  if (mayFocus) inputs.query.focus();
 }
