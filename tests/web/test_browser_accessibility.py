@@ -16,11 +16,11 @@ from selenium.webdriver.common.keys import Keys
 from tests.web.browser_support import (
     Browsed,
     browsed_server,
+    drawn,
     element,
     ok,
     open_page,
     remember,
-    settle,
     text_appears,
     wait_for,
 )
@@ -104,6 +104,13 @@ def _active_id(driver: Chrome) -> str:
     )
 
 
+def _drawn(driver: Chrome, page: str) -> None:
+    """Wait until ``page`` is drawn, and a memory's map (drawn after it) with its neighbours."""
+    drawn(driver, page)
+    if page.startswith("memory/"):
+        element(driver, "#map-neighbours a")
+
+
 def _placed_memories(browsed: Browsed) -> str:
     with browsed.api() as client:
         place = {"lat": -37.81, "lon": 144.96, "name": "harbour"}
@@ -116,7 +123,7 @@ def test_browser_every_control_has_an_accessible_name(browsed: Browsed) -> None:
     memory_id = _placed_memories(browsed)
     for page in (*PAGES_WITH_FORMS, f"memory/{memory_id}"):
         open_page(driver, browsed.base_url, browsed.admin, page)
-        settle(driver)
+        _drawn(driver, page)
         # A placeholder is no label: it is gone once the user types (WCAG 3.3.2).
         unnamed = [
             control.get_attribute("id") or control.tag_name
@@ -242,7 +249,7 @@ def test_browser_pages_reflow_at_320_pixels_and_text_meets_contrast(browsed: Bro
     pages = (*PAGES_WITH_FORMS, f"memory/{memory_id}")
     for page in pages:
         open_page(driver, browsed.base_url, browsed.admin, page)
-        settle(driver)
+        _drawn(driver, page)
         assert driver.execute_script(LOW_CONTRAST_SCRIPT) == [], page
         assert driver.execute_script(SMALL_TARGETS_SCRIPT) == [], page
     width = driver.get_window_size()["width"]
@@ -250,7 +257,7 @@ def test_browser_pages_reflow_at_320_pixels_and_text_meets_contrast(browsed: Bro
     try:
         for page in pages:
             open_page(driver, browsed.base_url, browsed.admin, page)
-            settle(driver)
+            _drawn(driver, page)
             sizes = driver.execute_script(
                 "const root = document.documentElement; return [root.scrollWidth, root.clientWidth]"
             )

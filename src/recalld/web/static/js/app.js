@@ -119,8 +119,12 @@ function focusHeading(container) {
 // A control outside the page that keeps the focus through the next rendering of a page.
 let keepFocus = null;
 
-/** Where the focus goes once a page is drawn: ``keepFocus``, else (a change of page) in it. */
+/**
+ * The page is drawn: no longer busy, and the focus goes to ``keepFocus``, else (a change of
+ * page) in it.
+ */
 function settleFocus(root, moveFocus) {
+  root.removeAttribute("aria-busy");
   if (!root.isConnected) return; // another rendering replaced it: that one settles the focus
   const kept = keepFocus;
   keepFocus = null;
@@ -137,7 +141,10 @@ async function renderPage({ moveFocus = false } = {}) {
   renderNavigation();
   const { id, argument, malformed } = currentRoute();
   const page = findPage(id, apiPaths) || findPage(DEFAULT_PAGE, apiPaths);
-  const root = h("section", { class: `page page-${page.id}`, id: `page-${page.id}` });
+  // Busy until drawn: assistive technology waits to read it (and tests wait on it).
+  const root = h("section", {
+    class: `page page-${page.id}`, id: `page-${page.id}`, "aria-busy": "true",
+  });
   replace(main, root);
   document.title = `${page.title} — recalld`;
   if (malformed) {
