@@ -5,8 +5,10 @@ contrast of text. Headless Chromium against a real `recalld serve` (keyword-only
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 from selenium.webdriver import Chrome
@@ -390,3 +392,46 @@ def test_browser_switching_namespace_keeps_the_focus_in_its_menu(browsed: Browse
     )
     assert _active_id(driver) == "namespace"
     assert set(driver.execute_script("return window.focusedSince")) <= {"namespace"}
+
+
+def _focus_in_row(driver: Chrome, rows: str, index: int) -> bool:
+    """Whether the focus is on a link in the ``index``-th element matching ``rows``."""
+    return bool(
+        driver.execute_script(
+            "const row = document.querySelectorAll(arguments[0])[arguments[1]];"
+            "return row !== undefined && row.contains(document.activeElement)"
+            " && document.activeElement.tagName === 'A'",
+            rows,
+            index,
+        )
+    )
+
+
+def test_browser_load_more_puts_the_focus_on_the_first_item_loaded(browsed: Browsed) -> None:
+    # "Load more" disables itself while it loads (and hides when nothing is left): the focus
+    # dropped to the page's start, and a keyboard user tabbed through every item again.
+    namespace = f"more-{uuid.uuid4().hex[:8]}"
+    lines = [
+        json.dumps({"type": "entity", "name": f"Entity {number:02d}", "entityType": "thing"})
+        for number in range(55)
+    ]
+    with browsed.api(namespace) as client:
+        for number in range(30):
+            remember(client, content=f"memory number {number:02d}")
+        report = ok(
+            client.post("/v1/import", params={"format": "mcp-memory"}, content="\n".join(lines))
+        )
+    assert report["errors"] == []
+    driver = browsed.driver
+    for page, more, rows, first_new in (
+        ("browse", "#browse-more", "#browse-list > li", 25),
+        ("graph", "#entity-more", "#entity-list > li", 50),
+    ):
+        open_page(driver, browsed.base_url, browsed.admin, page, namespace=namespace)
+        drawn(driver, page)
+        element(driver, more).send_keys(Keys.ENTER)
+        wait_for(
+            driver,
+            partial(_focus_in_row, rows=rows, index=first_new),
+            f"the focus on the first item loaded by {more}",
+        )

@@ -119,6 +119,7 @@ export async function render(root, { api, navigate, session }, argument) {
         query: listing.query.trim(), type: listing.type.trim(), limit: session.limit(PAGE_SIZE), cursor,
       });
       if (ticket !== generation) return;
+      const firstNew = list.children.length;
       for (const entity of page.entities) {
         list.append(h("li", {
           class: "entity-row",
@@ -129,6 +130,9 @@ export async function render(root, { api, navigate, session }, argument) {
         h("span", { class: `badge entity-type type-${token(entity.type)}` }, entity.type),
         h("span", { class: "entity-count", title: "memories that mention it" }, String(entity.mentions))));
       }
+      // "More" disabled itself while loading (the focus dropped to the page's start): the
+      // focus goes to the first entity loaded.
+      if (!reset) list.children[firstNew]?.querySelector("a")?.focus();
       cursor = page.next_cursor;
       more.hidden = !cursor;
       const shown = list.children.length;
