@@ -435,3 +435,28 @@ def test_browser_load_more_puts_the_focus_on_the_first_item_loaded(browsed: Brow
             partial(_focus_in_row, rows=rows, index=first_new),
             f"the focus on the first item loaded by {more}",
         )
+
+
+def test_browser_a_button_busy_with_its_request_keeps_the_focus(browsed: Browsed) -> None:
+    # A button disables itself while its request runs; a focused button that is disabled
+    # loses the focus to the document, and the keyboard user was sent to the page's start.
+    namespace = f"busy-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        remember(client, content="A memory, so the namespace is listed")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "recollections", namespace=namespace)
+    drawn(driver, "recollections")
+    element(driver, "#pending-peek").send_keys(Keys.ENTER)
+    text_appears(driver, "#pending-notice", "Nothing pending")
+    wait_for(driver, lambda current: _active_id(current) == "pending-peek", "focus on Peek")
+    element(driver, "#sense-text").send_keys("nothing to see")
+    element(driver, "#sense-submit").send_keys(Keys.ENTER)
+    text_appears(driver, "#sense-notice", "Nothing fired")
+    wait_for(driver, lambda current: _active_id(current) == "sense-submit", "focus on Sense")
+    open_page(driver, browsed.base_url, browsed.admin, "intentions", namespace=namespace)
+    drawn(driver, "intentions")
+    element(driver, "#intention-action").send_keys("water the plants")
+    element(driver, "#intention-mention").send_keys("Anna")
+    element(driver, "#intention-submit").send_keys(Keys.ENTER)
+    text_appears(driver, "#intention-list", "water the plants")
+    wait_for(driver, lambda current: _active_id(current) == "intention-submit", "focus on Add")

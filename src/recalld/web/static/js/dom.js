@@ -189,3 +189,24 @@ export function definitions(pairs) {
     h("dd", {}, value === null || value === undefined || value === "" ? "—" : value),
   ]));
 }
+
+// The buttons setBusy disabled while they had the focus.
+const focusedWhenBusy = new WeakSet();
+
+/**
+ * Disable ``button`` while its request runs (one at a time), or enable it again. A focused
+ * button that is disabled loses the focus to the document, which sends a keyboard user
+ * back to the page's start: enabled again, it gets the focus back unless something else
+ * took it meanwhile.
+ */
+export function setBusy(button, busy) {
+  if (busy) {
+    if (document.activeElement === button) focusedWhenBusy.add(button);
+    button.disabled = true;
+    return;
+  }
+  button.disabled = false;
+  const hadFocus = focusedWhenBusy.delete(button);
+  const active = document.activeElement;
+  if (hadFocus && button.isConnected && (!active || active === document.body)) button.focus();
+}

@@ -2,7 +2,7 @@
 // reads) with a progress bar, and download the namespace's export. Both go through
 // the API with the bearer header; the download is fetched, then saved from a blob.
 
-import { h, replace, status, userText } from "../dom.js";
+import { h, replace, setBusy, status, userText } from "../dom.js";
 
 const NDJSON = "application/x-ndjson";
 
@@ -97,7 +97,7 @@ export async function render(root, { api, session, canWrite }) {
       }
       progress.hidden = false;
       progress.value = 0;
-      upload.disabled = true;
+      setBusy(upload, true);
       status(notice, ["Uploading ", userText(chosen.name), "…"]);
       try {
         const path = `/v1/import?name=${encodeURIComponent(uploadName(chosen.name))}`;
@@ -112,7 +112,7 @@ export async function render(root, { api, session, canWrite }) {
       } catch (error) {
         status(notice, error.describe ? error.describe() : error.message, "error");
       } finally {
-        upload.disabled = false;
+        setBusy(upload, false);
       }
     },
   },
