@@ -460,3 +460,20 @@ def test_browser_a_button_busy_with_its_request_keeps_the_focus(browsed: Browsed
     element(driver, "#intention-submit").send_keys(Keys.ENTER)
     text_appears(driver, "#intention-list", "water the plants")
     wait_for(driver, lambda current: _active_id(current) == "intention-submit", "focus on Add")
+
+
+def test_browser_core_apply_and_discard_leave_the_focus_in_the_card(browsed: Browsed) -> None:
+    # Both disable themselves once the batch is gone: the focus went to the document.
+    namespace = f"core-{uuid.uuid4().hex[:8]}"
+    with browsed.api(namespace) as client:
+        remember(client, content="A memory, so the namespace is listed")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "core", namespace=namespace)
+    drawn(driver, "core")
+    element(driver, "#add-user").send_keys("prefers tea", Keys.ENTER)
+    element(driver, "#discard-user").send_keys(Keys.ENTER)
+    wait_for(driver, lambda current: _active_id(current) == "add-user", "focus after Discard")
+    element(driver, "#add-user").send_keys("prefers coffee", Keys.ENTER)
+    element(driver, "#apply-user").send_keys(Keys.ENTER)
+    text_appears(driver, "#entries-user", "prefers coffee")
+    wait_for(driver, lambda current: _active_id(current) == "add-user", "focus after Apply")

@@ -126,9 +126,20 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
   // change was already made) was shown over the first one's success.
   let applying = false;
 
+  // Apply and Discard disable themselves (nothing left to send), which drops their focus to
+  // the document: a keyboard user goes on from Apply (kept batch) or the new-entry field.
+  const refocus = (button) => {
+    // Still the button (now disabled: Chromium moves the focus only at its next update) or
+    // already the document; anything else was chosen by the user meanwhile.
+    const active = document.activeElement;
+    if (active && active !== document.body && active !== button) return;
+    (button.disabled ? addInput : button).focus();
+  };
+
   applyButton.addEventListener("click", async () => {
     if (applying || !operations.length) return;
     applying = true;
+    const focused = document.activeElement === applyButton;
     applyButton.disabled = true;
     refused.hidden = true;
     try {
@@ -155,12 +166,15 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
     } finally {
       applying = false;
       applyButton.disabled = !operations.length;
+      if (focused) refocus(applyButton);
     }
   });
   discardButton.addEventListener("click", () => {
+    const focused = document.activeElement === discardButton;
     operations.length = 0;
     renderEntries();
     renderBatch();
+    if (focused) refocus(discardButton);
   });
   addInput.addEventListener("input", updateMeter);
 
