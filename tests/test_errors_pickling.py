@@ -22,6 +22,7 @@ from recalld.core_screen import CoreEntryBlockedError, ScreenPattern
 EXAMPLES: list[errors.RecalldError] = [
     errors.ValidationError("content", "is 70000 bytes; the limit is 65536 bytes"),
     errors.ConflictError("key", "is already taken"),
+    errors.PreconditionFailedError("expected_version", "memory 'x' changed since it was read"),
     errors.NotFoundError("no memory with id 'x' in 'default'"),
     errors.StorageError("the store is closed"),
     errors.DiskFullError("the disk holding the database is full"),

@@ -24,6 +24,7 @@ def test_public_api_all_is_pinned() -> None:
         "NotFoundError",
         "Page",
         "Place",
+        "PreconditionFailedError",
         "RecalldError",
         "Receipt",
         "Settings",
@@ -42,11 +43,14 @@ def test_public_api_errors_share_one_root() -> None:
         recalld.ValidationError,
         recalld.NotFoundError,
         recalld.ConflictError,
+        recalld.PreconditionFailedError,
         recalld.StorageError,
         recalld.DiskFullError,
         recalld.EmbeddingError,
     ):
         assert issubclass(error, recalld.RecalldError)
+    # A stale edit is a conflict: who catches ConflictError catches it too.
+    assert issubclass(recalld.PreconditionFailedError, recalld.ConflictError)
 
 
 def test_every_error_class_is_listed_in_recalld_errors() -> None:

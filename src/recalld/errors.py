@@ -6,6 +6,7 @@
     ├── ValidationError   bad input; names the field and the limit; nothing was changed
     ├── NotFoundError     no memory with that id / key / seq in the namespace
     ├── ConflictError     the write contradicts what is stored (id or key already taken)
+    │   └── PreconditionFailedError   the memory changed since the caller read it
     ├── StorageError      the database failed (unwritable path, corrupt file, lock timeout)
     │   ├── DiskFullError the disk holding the database is full
     │   ├── DatabaseUnavailableError   the database server cannot be reached (yet)
@@ -34,6 +35,7 @@ __all__ = [
     "EmbeddingError",
     "NotFoundError",
     "PermissionDeniedError",
+    "PreconditionFailedError",
     "RecalldError",
     "StatementTimeoutError",
     "StorageError",
@@ -84,6 +86,12 @@ class ConflictError(RecalldError):
         self.field = field
         self.message = message
         super().__init__(f"{field}: {message}")
+
+
+class PreconditionFailedError(ConflictError):
+    """An update made from an earlier read found the memory changed since (another
+    client's edit): nothing was written. ``field`` names the expected version's argument
+    (``expected_version``; over HTTP the ``If-Match`` header)."""
 
 
 class StorageError(RecalldError):

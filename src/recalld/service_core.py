@@ -23,7 +23,13 @@ from recalld._cursor import decode_cursor, encode_cursor
 from recalld._text import prompt_line, query_terms, shown
 from recalld._time import Clock, parse_instant, utc_now
 from recalld.config import Settings
-from recalld.errors import ConflictError, DiskFullError, NotFoundError, ValidationError
+from recalld.errors import (
+    ConflictError,
+    DiskFullError,
+    NotFoundError,
+    PreconditionFailedError,
+    ValidationError,
+)
 from recalld.model import (
     Explanation,
     Filters,
@@ -42,6 +48,7 @@ from recalld.model import (
 from recalld.scrubbing import Scrubber
 from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store, StoreTransaction
 from recalld.store.process import OpeningProcess
+from recalld.versions import memory_version
 from recalld.writing import INTENTION_KIND, Writer, expired
 
 if TYPE_CHECKING:
@@ -289,10 +296,21 @@ class ServiceCore:
                 tx.save_signals(memory.seq, signals or {}, biometrics or {})
         return self._scrubbed([receipt])[0], memory
 
-    def update(self, memory_id: str, *, namespace: str | None = None, **changes: Any) -> Memory:
+    def update(
+        self,
+        memory_id: str,
+        *,
+        namespace: str | None = None,
+        expected_version: str | Iterable[str] | None = None,
+        **changes: Any,
+    ) -> Memory:
         """Change only the given fields of a memory; ``None`` clears an optional field.
 
         ``ttl_seconds`` restarts the expiry from now (``None`` removes it).
+        ``expected_version`` (one of :func:`recalld.versions.memory_version`'s answers,
+        or several): write only if the memory is still that version, checked in the
+        write's own transaction, else :class:`PreconditionFailedError` and nothing
+        changes (an editor's copy made stale by another client's edit).
         """
         check.lookup(memory_id, "id")
         scope_namespace = self._namespace(namespace)
@@ -313,6 +331,8 @@ class ServiceCore:
             current = tx.find(scope_namespace, id=memory_id)
             if current is None or expired(current, now):
                 raise NotFoundError(f"no memory with id {shown(memory_id)} in {scope_namespace!r}")
+            if expected_version is not None:
+                _check_version(current, expected_version)
             if "kind" in given and patch.kind != current.kind:
                 if current.kind == INTENTION_KIND:
                     raise ValidationError(
@@ -326,8 +346,19 @@ class ServiceCore:
             self.scrubber.after_drop()
         return memory
 
-    def forget(self, memory_id: str, *, namespace: str | None = None) -> Forgotten:
+    def forget(
+        self,
+        memory_id: str,
+        *,
+        namespace: str | None = None,
+        expected_version: str | Iterable[str] | None = None,
+    ) -> Forgotten:
         """Delete a memory and every trace of it; says whether it existed and is scrubbed.
+
+        ``expected_version`` (as for :meth:`update`): delete only if the memory is still
+        that version, checked in the deleting transaction, else
+        :class:`PreconditionFailedError` and nothing is deleted (a forget decided on a
+        copy another client has edited since).
 
         The row, its tags, full-text entries, vectors, jobs, signal features,
         trigger history and queued recollections are removed, its vector is
@@ -351,6 +382,8 @@ class ServiceCore:
                 current = tx.find(scope_namespace, id=memory_id)
                 if current is None:
                     return False
+                if expected_version is not None:
+                    _check_version(current, expected_version)
                 tx.delete(current.seq)
                 tx.dropped_content("forget", self._clock())
                 return True
@@ -700,3 +733,15 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
 def _not_an_intention(kind: str | None, field: str) -> None:
     if kind == INTENTION_KIND:
         raise ValidationError(field, "'intention' is kept for reminders (create one with remind)")
+
+
+def _check_version(current: Memory, expected: str | Iterable[str]) -> None:
+    """Refuse an update made from a copy of ``current`` older than its last write."""
+    accepted = {expected} if isinstance(expected, str) else set(expected)
+    version = memory_version(current)
+    if version not in accepted:
+        raise PreconditionFailedError(
+            "expected_version",
+            f"memory {shown(current.id)} changed since it was read (it is now version"
+            f" {version}): read it again and make the edit on what it holds now",
+        )

@@ -206,6 +206,20 @@ def count_is(driver: Chrome, selector: str, count: int) -> None:
     )
 
 
+def drawn(driver: Chrome, page: str) -> WebElement:
+    """The page ``#page-<page>`` once its rendering is over (``aria-busy`` gone): what it
+    loads while drawn is on screen, without a sleep."""
+    page_id = page.split("/", 1)[0]
+    return wait_for(
+        driver,
+        lambda current: next(
+            iter(current.find_elements(By.CSS_SELECTOR, f"#page-{page_id}:not([aria-busy])")),
+            None,
+        ),
+        f"#page-{page_id} drawn",
+    )
+
+
 def settle(driver: Chrome, milliseconds: int = 400) -> None:
     """Let the page handle what is in flight (answers, timers) before looking."""
     driver.execute_async_script(

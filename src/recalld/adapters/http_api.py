@@ -20,7 +20,8 @@ Layers of every request, outermost first:
 6. the routes, whose dependencies check the caller's scope (403).
 
 Errors are translated once, here: :class:`ValidationError` → 422,
-:class:`NotFoundError` → 404, :class:`ConflictError` → 409,
+:class:`NotFoundError` → 404, :class:`ConflictError` → 409 (412 for
+:class:`PreconditionFailedError`: an ``If-Match`` that no longer matches),
 :class:`DiskFullError` → 503 ``disk_full`` (saying so),
 :class:`DatabaseUnavailableError` → 503 ``database_unavailable``,
 :class:`DatabaseBusyError` → 503 ``database_busy`` (each with ``Retry-After``; a
@@ -68,6 +69,7 @@ from recalld.adapters.dialects.failures import LOCKED_MESSAGE
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body_type import body_type_problem
+from recalld.adapters.http_conditions import IF_MATCH
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_head import HeadAsGet
@@ -91,6 +93,7 @@ from recalld.errors import (
     EmbeddingError,
     NotFoundError,
     PermissionDeniedError,
+    PreconditionFailedError,
     RecalldError,
     StorageError,
     ValidationError,
@@ -160,6 +163,7 @@ HTTP_ERROR_TYPES = {
     404: "not_found",
     405: "method_not_allowed",
     409: "conflict",
+    412: "precondition_failed",
     413: "payload_too_large",
     415: "unsupported_media_type",
     422: "validation_error",
@@ -194,6 +198,9 @@ def _unavailable() -> JSONResponse:
 def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, ValidationError):
         return _error(422, "validation_error", error.message, error.field)
+    if isinstance(error, PreconditionFailedError):
+        # Over HTTP the expected version is the If-Match header (the only way to give one).
+        return _error(412, "precondition_failed", error.message, IF_MATCH)
     if isinstance(error, ConflictError):
         return _error(409, "conflict", error.message, error.field)
     if isinstance(error, NotFoundError):
@@ -627,8 +634,10 @@ def create_app(
                 "Last-Event-ID",
                 "Mcp-Session-Id",
                 "Mcp-Protocol-Version",
+                # A conditional edit: the ETag read from a memory, sent back (http_conditions).
+                "If-Match",
             ],
-            expose_headers=["Mcp-Session-Id"],
+            expose_headers=["Mcp-Session-Id", "ETag"],
         )
     app.add_middleware(RequestMetrics, registry=metrics_registry)
     # Outermost: a HEAD is then a GET to every layer (its token, its metrics, its route).

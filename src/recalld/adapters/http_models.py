@@ -123,6 +123,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         403: "the token is not scoped to this namespace or access",
         404: "no such memory in the namespace (or no such path: a key may not hold a line break)",
         409: "the write conflicts with a stored memory (id or key taken)",
+        412: "`If-Match` (the ETag of an earlier read) no longer matches: the memory was"
+        " changed since, and nothing was changed now",
         413: "the request body is larger than the limit",
         422: "the request is invalid; `error.field` names the field",
         503: "the database (or the embedding model) could not serve the request; a full disk"

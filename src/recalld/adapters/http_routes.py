@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal, cast
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request, Security
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, Response, Security
 from fastapi.responses import StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.concurrency import run_in_threadpool
@@ -28,6 +28,7 @@ from starlette.datastructures import Headers, QueryParams
 
 from recalld import _validate as check
 from recalld._schema import KEY_PATTERN, NAME_PATTERN, count_default
+from recalld.adapters.http_conditions import expected_versions
 from recalld.adapters.http_models import (
     BATBOX_RECALL_LIMIT,
     BatboxRecall,
@@ -66,6 +67,7 @@ from recalld.scoping import ID_PATTERN as SCOPE_ID_PATTERN
 from recalld.scoping import mem0_namespace, requested_namespace
 from recalld.service import MemoryService
 from recalld.tokens import CALLER_STATE_KEY, Caller
+from recalld.versions import entity_tag
 
 __all__ = [
     "CALLER_STATE_KEY",
@@ -516,30 +518,54 @@ def list_memories(
     tags=["memories"],
     responses=error_responses(404),
 )
-def get_memory(memory_id: MemoryId, service: Service, namespace: ReadNamespace) -> Memory:
+def get_memory(
+    memory_id: MemoryId, response: Response, service: Service, namespace: ReadNamespace
+) -> Memory:
     """One memory by id."""
-    return service.get(memory_id, namespace=namespace)
+    # Its ETag is its version, for If-Match on PATCH (http_conditions); the docstring is
+    # the OpenAPI description, kept as it was.
+    memory = service.get(memory_id, namespace=namespace)
+    response.headers["ETag"] = entity_tag(memory)
+    return memory
 
 
 @v1_router.patch(
     "/memories/{memory_id}",
     response_model=Memory,
     tags=["memories"],
-    responses=error_responses(404, 409),
+    responses=error_responses(404, 409, 412),
 )
 def patch_memory(
-    memory_id: MemoryId, body: MemoryPatch, service: Service, namespace: WriteNamespace
+    memory_id: MemoryId,
+    body: MemoryPatch,
+    request: Request,
+    response: Response,
+    service: Service,
+    namespace: WriteNamespace,
 ) -> Memory:
     """Change only the fields given; ``null`` clears an optional field."""
-    return service.update(memory_id, namespace=namespace, **body.model_dump(exclude_unset=True))
+    # With If-Match (a GET's ETag): 412, nothing changed, if edited since (http_conditions).
+    expected = expected_versions(request.headers)
+    changes = body.model_dump(exclude_unset=True)
+    memory = service.update(memory_id, namespace=namespace, expected_version=expected, **changes)
+    response.headers["ETag"] = entity_tag(memory)
+    return memory
 
 
-@v1_router.delete("/memories/{memory_id}", response_model=Forgotten, tags=["memories"])
-def delete_memory(memory_id: MemoryId, service: Service, namespace: WriteNamespace) -> Forgotten:
+@v1_router.delete(
+    "/memories/{memory_id}",
+    response_model=Forgotten,
+    tags=["memories"],
+    responses=error_responses(412),
+)
+def delete_memory(
+    memory_id: MemoryId, request: Request, service: Service, namespace: WriteNamespace
+) -> Forgotten:
     """Forget a memory and every trace of it; ``deleted`` says whether it existed,
     ``scrub`` whether its bytes are gone from the files (``pending``: a reader still
     holds an older snapshot; it finishes in the background)."""
-    return service.forget(memory_id, namespace=namespace)
+    expected = expected_versions(request.headers)  # as on PATCH: 412 if edited since
+    return service.forget(memory_id, namespace=namespace, expected_version=expected)
 
 
 @v1_router.post("/recall", response_model=list[Hit], tags=["query"])

@@ -67,8 +67,9 @@ export function createApi(session, onUnauthorized) {
     return result;
   }
 
-  async function request(method, path, { params, body, contentType } = {}) {
+  async function request(method, path, { params, body, contentType, ifMatch, versioned } = {}) {
     const init = { method, headers: headers(), cache: "no-store", credentials: "omit" };
+    if (ifMatch) init.headers["If-Match"] = ifMatch;
     if (body !== undefined) {
       init.headers["Content-Type"] = contentType || "application/json";
       init.body = contentType ? body : JSON.stringify(body);
@@ -79,7 +80,7 @@ export function createApi(session, onUnauthorized) {
       if (response.status === 401 && onUnauthorized) onUnauthorized();
       throw new ApiError(response.status, data);
     }
-    return data;
+    return versioned ? { data, version: response.headers.get("ETag") } : data;
   }
 
   return {
@@ -87,7 +88,17 @@ export function createApi(session, onUnauthorized) {
     get: (path, params) => request("GET", path, { params }),
     post: (path, body, params) => request("POST", path, { body: body ?? {}, params }),
     patch: (path, body) => request("PATCH", path, { body }),
-    remove: (path) => request("DELETE", path),
+    /** A GET answering ``{data, version}``: the body and its ETag (null when none). */
+    getVersioned: (path, params) => request("GET", path, { params, versioned: true }),
+    /**
+     * A PATCH made from the copy whose ETag is ``version`` (If-Match): the server refuses
+     * it (412) if the resource changed since. Answers ``{data, version}``.
+     */
+    patchVersioned: (path, body, version) => request("PATCH", path, {
+      body, ifMatch: version || undefined, versioned: true,
+    }),
+    /** A DELETE; with ``version`` (an ETag) made from that copy (If-Match: 412 if changed). */
+    remove: (path, version) => request("DELETE", path, { ifMatch: version || undefined }),
     /** The raw response of a GET (for downloads), with the same headers. */
     async download(path, params) {
       const response = await fetch(path + query(params), {

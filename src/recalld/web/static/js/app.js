@@ -43,7 +43,7 @@ function currentRoute() {
 /** Go to page ``id`` (with an optional argument such as a memory id). */
 export function navigate(id, argument = "") {
   const target = argument ? `#/${id}/${encodeURIComponent(argument)}` : `#/${id}`;
-  if (window.location.hash === target) renderPage();
+  if (window.location.hash === target) renderPage({ moveFocus: true });
   else window.location.hash = target;
 }
 
@@ -66,6 +66,10 @@ function renderSessionBar() {
     onchange: (event) => {
       session.selectNamespace(event.target.value);
       renderSessionBar();
+      // The user is in this menu (arrow keys change it at once): the focus stays in it,
+      // on the one just drawn, not on the page drawn again (WCAG 3.2.2, on input).
+      keepFocus = document.getElementById("namespace");
+      keepFocus.focus();
       const { id } = currentRoute();
       navigate(id === "memory" ? "browse" : id);
     },
@@ -89,7 +93,46 @@ function renderSessionBar() {
       : null);
 }
 
-async function renderPage() {
+/**
+ * After a change of page, put the focus on its heading (unless the page focused a control
+ * of its own, as Search its query): a screen reader then says where the user is, and the
+ * next Tab goes on in the new page, not in the menu behind it.
+ */
+function focusPage(root) {
+  if (!root.isConnected) return; // another page replaced it meanwhile
+  const active = document.activeElement;
+  if (active && active !== document.body && root.contains(active)) return;
+  focusHeading(root);
+}
+
+/** Focus the first heading in ``container`` (made focusable for that), else the main area. */
+function focusHeading(container) {
+  const heading = container.querySelector("h1");
+  if (heading) {
+    heading.setAttribute("tabindex", "-1");
+    heading.focus();
+  } else {
+    main.focus();
+  }
+}
+
+// A control outside the page that keeps the focus through the next rendering of a page.
+let keepFocus = null;
+
+/**
+ * The page is drawn: no longer busy, and the focus goes to ``keepFocus``, else (a change of
+ * page) in it.
+ */
+function settleFocus(root, moveFocus) {
+  root.removeAttribute("aria-busy");
+  if (!root.isConnected) return; // another rendering replaced it: that one settles the focus
+  const kept = keepFocus;
+  keepFocus = null;
+  if (kept && kept.isConnected) kept.focus();
+  else if (moveFocus) focusPage(root);
+}
+
+async function renderPage({ moveFocus = false } = {}) {
   if (!session.info) return;
   if (leavePage) {
     leavePage();
@@ -98,7 +141,10 @@ async function renderPage() {
   renderNavigation();
   const { id, argument, malformed } = currentRoute();
   const page = findPage(id, apiPaths) || findPage(DEFAULT_PAGE, apiPaths);
-  const root = h("section", { class: `page page-${page.id}`, id: `page-${page.id}` });
+  // Busy until drawn: assistive technology waits to read it (and tests wait on it).
+  const root = h("section", {
+    class: `page page-${page.id}`, id: `page-${page.id}`, "aria-busy": "true",
+  });
   replace(main, root);
   document.title = `${page.title} — recalld`;
   if (malformed) {
@@ -106,9 +152,13 @@ async function renderPage() {
     const notice = h("p", { id: "route-notice" });
     status(notice, "Not found: this address holds a broken %-escape, so it names nothing.", "error");
     root.append(h("h1", {}, "Not found"), notice);
+    settleFocus(root, moveFocus);
     return;
   }
-  const context = { api, session, navigate, canWrite: session.canWrite(), apiPaths };
+  // mayFocus: a page may put the focus in itself (Search on its query) unless it is kept.
+  const context = {
+    api, session, navigate, canWrite: session.canWrite(), apiPaths, mayFocus: !keepFocus,
+  };
   try {
     const module = await page.load();
     const cleanup = await module.render(root, context, argument);
@@ -118,6 +168,7 @@ async function renderPage() {
     status(notice, `This page failed: ${error.describe ? error.describe() : error.message}`, "error");
     root.append(notice);
   }
+  settleFocus(root, moveFocus);
 }
 
 function showLogin(message, tone) {
@@ -162,5 +213,10 @@ async function start() {
   renderPage();
 }
 
-window.addEventListener("hashchange", () => renderPage());
+window.addEventListener("hashchange", () => renderPage({ moveFocus: true }));
+// The skip link moves the focus into the page; following its href would change the route.
+document.getElementById("skip-link").addEventListener("click", (event) => {
+  event.preventDefault();
+  focusHeading(main);
+});
 start();

@@ -55,3 +55,20 @@ export function timelineChart(timeline) {
       dayLabel(buckets[buckets.length - 1].start, timeline.unit)),
   ] : null);
 }
+
+/**
+ * The timeline's counts as a table, folded under the chart: the chart is an image whose
+ * per-column counts only a mouse reaches (its tooltips), so a screen reader or keyboard
+ * user reads them here.
+ */
+export function timelineTable(timeline) {
+  return h("details", { class: "chart-table", id: "timeline-table" },
+    h("summary", {}, "The counts as a table"),
+    h("div", { class: "table-scroll" }, h("table", {},
+      h("caption", {}, `Memories per ${timeline.unit} (UTC)`),
+      h("thead", {}, h("tr", {},
+        h("th", { scope: "col" }, timeline.unit), h("th", { scope: "col" }, "memories"))),
+      h("tbody", {}, timeline.buckets.map((bucket) => h("tr", {},
+        h("th", { scope: "row" }, h("time", { datetime: bucket.start }, dayLabel(bucket.start, timeline.unit))),
+        h("td", {}, String(bucket.count))))))));
+}

@@ -3,6 +3,11 @@
 
 import { barRow, excerpt, fixed, h, localTime, token } from "./dom.js";
 
+/** A time as written where it happened, machine-readable (<time datetime>) for assistive tools. */
+function moment(iso) {
+  return iso ? h("time", { datetime: iso }, localTime(iso)) : localTime(iso);
+}
+
 /** The badges under a memory: kind, who said it, category, tags, when it happened. */
 export function memoryBadges(memory) {
   return h("div", { class: "badges" },
@@ -10,7 +15,7 @@ export function memoryBadges(memory) {
     memory.speaker ? h("span", { class: "badge speaker", title: "speaker" }, `by ${memory.speaker}`) : null,
     memory.category ? h("span", { class: "badge category" }, memory.category) : null,
     (memory.tags || []).map((tag) => h("span", { class: "badge tag" }, `#${tag}`)),
-    memory.at ? h("span", { class: "badge when" }, localTime(memory.at)) : null);
+    memory.at ? h("time", { class: "badge when", datetime: memory.at }, localTime(memory.at)) : null);
 }
 
 /** A memory's title (or first line) linking to its detail view, and its badges. */
@@ -69,8 +74,8 @@ function reminderCard(recollection, navigate) {
   },
   h("div", { class: "hit-score" },
     h("span", { class: "badge reminder-badge" }, "reminder"),
-    h("span", { class: "fired" }, `fired ${localTime(recollection.fired_at)}`),
-    reminder.due_at ? h("span", { class: "fired" }, `due ${localTime(reminder.due_at)}`) : null),
+    h("span", { class: "fired" }, "fired ", moment(recollection.fired_at)),
+    reminder.due_at ? h("span", { class: "fired" }, "due ", moment(reminder.due_at)) : null),
   memorySummary(recollection.memory, navigate),
   reminder.why ? h("p", { class: "reminder-why" }, "why: ", reminder.why) : null,
   matched.length > 1 || (matched.length === 1 && matched[0].detail !== reminder.why)
@@ -85,7 +90,7 @@ export function recollectionCard(recollection, navigate) {
   return h("article", { class: "card recollection", dataset: { memoryId: recollection.memory.id } },
     h("div", { class: "hit-score" },
       h("span", { class: "score" }, fixed(recollection.score, 3)),
-      h("span", { class: "fired" }, `fired ${localTime(recollection.fired_at)}`)),
+      h("span", { class: "fired" }, "fired ", moment(recollection.fired_at))),
     memorySummary(recollection.memory, navigate),
     channelBars(recollection.channels));
 }

@@ -9,15 +9,22 @@ import { h } from "./dom.js";
  */
 export function confirmAction(title, question, confirmLabel, dismissLabel = "Cancel") {
   return new Promise((resolve) => {
-    const dialog = h("dialog", { class: "confirm", id: "confirm-dialog" });
+    // Named by its title and described by its question, so a screen reader says both on
+    // opening; the browser's modal dialog keeps focus inside and gives it back on close.
+    const dialog = h("dialog", {
+      class: "confirm",
+      id: "confirm-dialog",
+      "aria-labelledby": "confirm-title",
+      "aria-describedby": "confirm-question",
+    });
     const finish = (answer) => {
       dialog.close();
       dialog.remove();
       resolve(answer);
     };
     dialog.append(
-      h("h2", {}, title),
-      h("p", {}, question),
+      h("h2", { id: "confirm-title" }, title),
+      h("p", { id: "confirm-question" }, question),
       h("div", { class: "actions" },
         h("button", { type: "button", id: "confirm-cancel", onclick: () => finish(false) }, dismissLabel),
         h("button", {

@@ -82,11 +82,35 @@ export function barRow(name, fraction, value, kind = "") {
 /**
  * A message line (info, error or success) that replaces itself on the next call:
  * text, or text and nodes (author text isolated with ``userText``); empty hides it.
+ * A screen reader is told each message ("3 hits", "Saved", an error) too: see announce.
  */
 export function status(element, message, tone = "info") {
   element.className = `notice ${tone}`;
   replace(element, message);
   element.hidden = !element.textContent;
+  if (element.textContent) announce(element.textContent, tone);
+}
+
+// The page's two live regions (index.html): present, empty and never hidden from the
+// start, because a screen reader follows only changes inside a live region it already
+// knows; a message line that appears (it was hidden) with its text is not reliably read.
+const ANNOUNCEMENT_REGIONS = { polite: "announcements", assertive: "alerts" };
+const announced = { polite: 0, assertive: 0 };
+
+/**
+ * Have a screen reader say ``text``: politely (after what it is saying), an error at once.
+ * The region is emptied first and filled a moment later, so the same message twice ("Saved",
+ * "Saved") is said twice; a newer message replaces one not yet written.
+ */
+export function announce(text, tone = "info") {
+  const urgency = tone === "error" ? "assertive" : "polite";
+  const region = document.getElementById(ANNOUNCEMENT_REGIONS[urgency]);
+  if (!region) return;
+  const ticket = ++announced[urgency];
+  region.textContent = "";
+  setTimeout(() => {
+    if (ticket === announced[urgency]) region.textContent = text;
+  }, 100);
 }
 
 const LOCAL_PATTERN = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(?::(\d{2}))?(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/;
@@ -164,4 +188,25 @@ export function definitions(pairs) {
     h("dt", {}, term),
     h("dd", {}, value === null || value === undefined || value === "" ? "—" : value),
   ]));
+}
+
+// The buttons setBusy disabled while they had the focus.
+const focusedWhenBusy = new WeakSet();
+
+/**
+ * Disable ``button`` while its request runs (one at a time), or enable it again. A focused
+ * button that is disabled loses the focus to the document, which sends a keyboard user
+ * back to the page's start: enabled again, it gets the focus back unless something else
+ * took it meanwhile.
+ */
+export function setBusy(button, busy) {
+  if (busy) {
+    if (document.activeElement === button) focusedWhenBusy.add(button);
+    button.disabled = true;
+    return;
+  }
+  button.disabled = false;
+  const hadFocus = focusedWhenBusy.delete(button);
+  const active = document.activeElement;
+  if (hadFocus && button.isConnected && (!active || active === document.body)) button.focus();
 }

@@ -17,8 +17,10 @@ export function renderLogin(root, message, tone, onToken) {
     spellcheck: "false",
     required: true,
     placeholder: "rcd_…",
+    // The focus lands here: a screen reader says why the form is back ("not accepted").
+    "aria-describedby": "login-notice",
   });
-  const notice = h("p", { hidden: true });
+  const notice = h("p", { hidden: true, id: "login-notice" });
   if (message) status(notice, message, tone);
   const form = h("form", {
     class: "card login",

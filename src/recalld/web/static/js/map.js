@@ -80,14 +80,12 @@ export function placeMap(centre, neighbours, centreLabel) {
       cx: point.x.toFixed(1),
       cy: point.y.toFixed(1),
       r: 5,
-      tabindex: 0,
-      role: "link",
       dataset: { memoryId: neighbour.id },
     }, svg("title", {}, `${neighbour.label} — ${formatDistance(distances[index])}`));
+    // A shortcut for the pointer only: inside the map (an image to assistive technology)
+    // a focusable dot would be a tab stop no screen reader can name; the keyboard and
+    // screen readers use the same links in the list under the map.
     dot.addEventListener("click", neighbour.onSelect);
-    dot.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") neighbour.onSelect();
-    });
     return dot;
   }),
   svg("circle", { class: "map-centre", cx, cy, r: 7 }, svg("title", {}, centreLabel)));

@@ -62,6 +62,7 @@ export function networkDrawing(nodes, links, onSelect, description) {
     const to = positions.get(link.target);
     return svg("text", {
       class: "graph-link-label",
+      "aria-hidden": "true", // the relations list says each one in words
       x: ((from.x + to.x) / 2).toFixed(1),
       y: ((from.y + to.y) / 2 - 3).toFixed(1),
       "text-anchor": "middle",
@@ -92,7 +93,9 @@ export function networkDrawing(nodes, links, onSelect, description) {
     class: "graph-view",
     id: "graph-view",
     viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
-    role: "img",
+    // A group, not an image: an image's content is hidden from assistive technology, and
+    // its nodes are links a keyboard reaches (Tab, then Enter).
+    role: "group",
     "aria-label": description,
   },
   svg("defs", {},

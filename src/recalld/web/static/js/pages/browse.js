@@ -43,11 +43,15 @@ export async function render(root, { api, navigate, session }, argument) {
     try {
       const page = await api.get("/v1/memories", params);
       if (ticket !== generation) return;
+      const firstNew = list.children.length;
       for (const memory of page.memories) {
         list.append(h("li", { class: "card memory-row", dataset: { memoryId: memory.id } },
           memorySummary(memory, navigate),
           h("div", { class: "row-times" }, "stored ", viewerTime(memory.created_at))));
       }
+      // "Load more" disabled itself while loading (and may be hidden now), which drops the
+      // focus to the page's start: it goes to the first memory loaded, where one reads on.
+      if (!reset) list.children[firstNew]?.querySelector("a")?.focus();
       shown += page.memories.length;
       cursor = page.next_cursor;
       more.hidden = !cursor;

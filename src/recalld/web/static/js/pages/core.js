@@ -4,7 +4,7 @@
 // batch that would overflow is refused with the current entries, shown here.
 
 import { projected, size } from "../core-budget.js";
-import { bar, h, replace, status } from "../dom.js";
+import { bar, excerpt, h, replace, status } from "../dom.js";
 
 const TARGETS = [
   { id: "user", title: "User profile", hint: "who the user is" },
@@ -29,7 +29,10 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
   const batchList = h("ul", { class: "core-batch", id: `batch-${target.id}` });
   const notice = h("p", { hidden: true, id: `core-notice-${target.id}` });
   const refused = h("div", { class: "refused", id: `refused-${target.id}`, hidden: true });
-  const addInput = h("input", { type: "text", id: `add-${target.id}`, placeholder: "a new single-line entry", autocomplete: "off" });
+  const addInput = h("input", {
+    type: "text", id: `add-${target.id}`, placeholder: "a new single-line entry", autocomplete: "off",
+    "aria-label": `new entry for ${target.title}`,
+  });
   const applyButton = h("button", { type: "button", id: `apply-${target.id}`, disabled: true }, "Apply batch");
   const discardButton = h("button", { type: "button", id: `discard-${target.id}`, disabled: true }, "Discard");
 
@@ -49,9 +52,14 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
       h("button", {
         type: "button",
         class: "link-button",
+        "aria-label": `undo ${operation.action} “${excerpt(operation.old_text ?? operation.content, 60)}”`,
         onclick: () => {
           operations.splice(index, 1);
           renderBatch();
+          // The button is gone with the list: the focus goes on in the batch, not to the
+          // page's start.
+          const buttons = batchList.querySelectorAll("button");
+          (buttons[Math.min(index, buttons.length - 1)] || addInput).focus();
         },
       }, "undo"))));
     applyButton.disabled = !operations.length;
@@ -63,7 +71,7 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
     const item = h("li", { class: "core-entry" }, h("span", { class: "entry-text" }, entry));
     if (!canWrite) return item;
     const edit = () => {
-      const input = h("input", { type: "text", value: entry, class: "entry-edit" });
+      const input = h("input", { type: "text", value: entry, class: "entry-edit", "aria-label": "entry" });
       const keep = h("button", {
         type: "button",
         onclick: () => {
@@ -72,16 +80,21 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
             renderBatch();
           }
           replace(item, h("span", { class: "entry-text" }, entry), controls());
+          item.querySelector("button")?.focus(); // its "edit" again, not the page's start
         },
       }, "Keep change");
       replace(item, input, keep);
       input.focus();
     };
+    // Each entry's buttons say which entry they act on: a list of "edit, remove, edit,
+    // remove" tells a screen reader user nothing.
+    const named = (verb) => `${verb} “${excerpt(entry, 60)}”`;
     const controls = () => h("span", { class: "entry-controls" },
-      h("button", { type: "button", class: "link-button", onclick: edit }, "edit"),
+      h("button", { type: "button", class: "link-button", "aria-label": named("edit"), onclick: edit }, "edit"),
       h("button", {
         type: "button",
         class: "link-button",
+        "aria-label": named("remove"),
         onclick: () => {
           operations.push({ action: "remove", old_text: entry });
           renderBatch();
@@ -113,9 +126,20 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
   // change was already made) was shown over the first one's success.
   let applying = false;
 
+  // Apply and Discard disable themselves (nothing left to send), which drops their focus to
+  // the document: a keyboard user goes on from Apply (kept batch) or the new-entry field.
+  const refocus = (button) => {
+    // Still the button (now disabled: Chromium moves the focus only at its next update) or
+    // already the document; anything else was chosen by the user meanwhile.
+    const active = document.activeElement;
+    if (active && active !== document.body && active !== button) return;
+    (button.disabled ? addInput : button).focus();
+  };
+
   applyButton.addEventListener("click", async () => {
     if (applying || !operations.length) return;
     applying = true;
+    const focused = document.activeElement === applyButton;
     applyButton.disabled = true;
     refused.hidden = true;
     try {
@@ -142,12 +166,15 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
     } finally {
       applying = false;
       applyButton.disabled = !operations.length;
+      if (focused) refocus(applyButton);
     }
   });
   discardButton.addEventListener("click", () => {
+    const focused = document.activeElement === discardButton;
     operations.length = 0;
     renderEntries();
     renderBatch();
+    if (focused) refocus(discardButton);
   });
   addInput.addEventListener("input", updateMeter);
 

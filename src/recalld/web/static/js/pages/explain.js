@@ -98,9 +98,9 @@ function verdict(explanation, navigate) {
 }
 
 /** Render the page; ``memoryId`` (from #/explain/<id>) fills the memory field. */
-export async function render(root, { api, navigate, session }, memoryId) {
+export async function render(root, { api, navigate, session, mayFocus }, memoryId) {
   const inputs = {
-    query: h("input", { type: "search", id: "explain-query", required: true, placeholder: "the query recall was asked", autocomplete: "off" }),
+    query: h("input", { type: "search", id: "explain-query", "aria-label": "query", required: true, placeholder: "the query recall was asked", autocomplete: "off" }),
     id: h("input", { type: "text", id: "explain-memory", required: true, placeholder: "memory id", autocomplete: "off", spellcheck: "false" }),
     limit: h("select", { id: "explain-limit" }, session.limitChoices([5, 10, 25, 50]).map((count) => h("option", { value: count }, count))),
     minScore: h("input", { type: "number", id: "explain-min-score", min: "0", max: "1", step: "any", placeholder: "server default" }),
@@ -160,5 +160,5 @@ export async function render(root, { api, navigate, session }, memoryId) {
   } else if (memoryId) {
     inputs.id.value = memoryId;
   }
-  inputs.query.focus();
+  if (mayFocus) inputs.query.focus();
 }

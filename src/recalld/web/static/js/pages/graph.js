@@ -119,6 +119,7 @@ export async function render(root, { api, navigate, session }, argument) {
         query: listing.query.trim(), type: listing.type.trim(), limit: session.limit(PAGE_SIZE), cursor,
       });
       if (ticket !== generation) return;
+      const firstNew = list.children.length;
       for (const entity of page.entities) {
         list.append(h("li", {
           class: "entity-row",
@@ -129,6 +130,9 @@ export async function render(root, { api, navigate, session }, argument) {
         h("span", { class: `badge entity-type type-${token(entity.type)}` }, entity.type),
         h("span", { class: "entity-count", title: "memories that mention it" }, String(entity.mentions))));
       }
+      // "More" disabled itself while loading (the focus dropped to the page's start): the
+      // focus goes to the first entity loaded.
+      if (!reset) list.children[firstNew]?.querySelector("a")?.focus();
       cursor = page.next_cursor;
       more.hidden = !cursor;
       const shown = list.children.length;
@@ -158,7 +162,9 @@ export async function render(root, { api, navigate, session }, argument) {
 
   root.append(h("h1", {}, "Graph"), summary,
     h("div", { class: "graph-layout" },
-      h("aside", { class: "card graph-entities" }, h("h2", {}, "Entities"), form, listNotice, list, more),
+      // A section, not an <aside>: a complementary landmark nested in <main> is announced as
+      // a second page region, though the list is this page's own content.
+      h("section", { class: "card graph-entities" }, h("h2", {}, "Entities"), form, listNotice, list, more),
       detail));
   if (previous && previous.namespace === session.namespace) {
     inputs.query.value = previous.query;

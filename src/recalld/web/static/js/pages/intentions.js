@@ -4,7 +4,7 @@
 // (DELETE /v1/intentions/{id}). A read-only token sees the list only.
 
 import { confirmAction } from "../dialog.js";
-import { h, localTime, replace, status, userText } from "../dom.js";
+import { h, localTime, replace, setBusy, status, userText } from "../dom.js";
 import { intentionCard } from "../triggers.js";
 
 const STATES = ["active", "done", "cancelled", "expired", "all"];
@@ -167,7 +167,7 @@ function createForm(api, onCreated) {
       }
       resolved.hidden = true;
       sending = true;
-      submit.disabled = true;
+      setBusy(submit, true);
       try {
         const created = await api.post("/v1/intentions", body);
         status(formNotice, ["Remembered: ", userText(created.action, { quote: true }), "."], "success");
@@ -184,7 +184,7 @@ function createForm(api, onCreated) {
         status(formNotice, error.describe ? error.describe() : error.message, "error");
       } finally {
         sending = false;
-        submit.disabled = false;
+        setBusy(submit, false);
       }
     },
   },

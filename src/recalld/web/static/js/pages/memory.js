@@ -10,6 +10,10 @@ import { parseJson } from "../api.js";
 import { formatDistance, distanceMetres, placeMap } from "../map.js";
 import { listMemoryActions } from "../registry.js";
 
+// What the page says once a refused edit or forget shows the memory as it is now.
+const EDIT_DISCARDED = "This is the memory as it is now; your edit was discarded.";
+const NOT_FORGOTTEN = "This is the memory as it is now; it was not forgotten.";
+
 const NEIGHBOURS = 8;
 // How far a place-only recall finds memories with the default place settings (50 m
 // "same place" plus the 1 km scale out to a place similarity of 0.25): a memory
@@ -66,7 +70,7 @@ function fieldRows(memory) {
     ["tags", (memory.tags || []).join(", ")],
     ["salience", memory.salience === null || memory.salience === undefined ? null : fixed(memory.salience)],
     ["source", sourceLink(memory.source)],
-    ["at (local time there)", memory.at ? h("span", { id: "memory-at" }, localTime(memory.at)) : null],
+    ["at (local time there)", memory.at ? h("time", { id: "memory-at", datetime: memory.at }, localTime(memory.at)) : null],
     ["place", placeText(memory.place)],
     ["stored", viewerTime(memory.created_at)],
     ["updated", viewerTime(memory.updated_at)],
@@ -184,6 +188,27 @@ function changes(memory, inputs, shown) {
   return patch;
 }
 
+// The control holding each field a refusal names ("place.lat" → latitude, "tags[1]" → tags).
+const FIELD_INPUTS = { place: "lat", ttl_seconds: "ttl" };
+
+/**
+ * Mark the control of ``field`` (a field the refusal names) invalid, tied to the message
+ * that says why (#edit-problem), and focus it; ``null`` clears every mark.
+ */
+function markInvalid(inputs, field) {
+  for (const input of Object.values(inputs)) {
+    input.removeAttribute("aria-invalid");
+    input.removeAttribute("aria-describedby");
+  }
+  if (!field) return;
+  const name = String(field).split(/[.[]/, 1)[0];
+  const input = inputs[FIELD_INPUTS[name] || name];
+  if (!input) return;
+  input.setAttribute("aria-invalid", "true");
+  input.setAttribute("aria-describedby", "edit-problem");
+  input.focus();
+}
+
 function editorForm(memory, inputs, onSave, onCancel) {
   const row = (label, input) => [h("dt", {}, h("label", { for: input.id }, label)), h("dd", {}, input)];
   return h("form", {
@@ -234,8 +259,11 @@ export async function render(root, context, id) {
     return;
   }
   let memory;
+  // The ETag of the copy on screen: an edit is sent with it (If-Match), so one made while
+  // another tab or an agent changed the memory is refused instead of overwriting that change.
+  let version = null;
   try {
-    memory = await api.get(memoryPath(id));
+    ({ data: memory, version } = await api.getVersioned(memoryPath(id)));
   } catch (error) {
     // A failure that is not the API's answer (the network, a TypeError) has no describe().
     const problem = error.describe ? error.describe() : error.message;
@@ -248,7 +276,8 @@ export async function render(root, context, id) {
     return;
   }
 
-  function showDetail(current) {
+  /** Show ``current``; ``focusEdit`` puts the focus back on Edit (leaving the editor). */
+  function showDetail(current, { focusEdit = false } = {}) {
     memory = current;
     const actions = h("div", { class: "actions memory-actions" });
     if (canWrite) {
@@ -272,6 +301,9 @@ export async function render(root, context, id) {
       actionOutput,
       h("div", { class: "memory-columns" }, definitions(fieldRows(memory)), mapSlot));
     if (memory.place) drawMap(mapSlot, memory);
+    // The editor that had the focus is gone: give it to the control that opened it, not to
+    // the page's end (a keyboard user would start over from the top).
+    if (focusEdit) body.querySelector("#memory-edit")?.focus();
   }
 
   async function drawMap(slot, current) {
@@ -306,31 +338,65 @@ export async function render(root, context, id) {
     const problem = h("p", { hidden: true, id: "edit-problem" });
     const save = async () => {
       let patch;
+      markInvalid(inputs, null);
       try {
         patch = changes(memory, inputs, shown);
       } catch (error) {
         status(problem, `${error.field}: ${error.message}`, "error");
+        markInvalid(inputs, error.field);
         return;
       }
       if (!Object.keys(patch).length) {
-        showDetail(memory);
+        showDetail(memory, { focusEdit: true });
         status(notice, "Nothing changed.");
         return;
       }
       try {
-        const saved = await api.patch(memoryPath(memory.id), patch);
-        showDetail(saved);
+        const saved = await api.patchVersioned(memoryPath(memory.id), patch, version);
+        version = saved.version;
+        showDetail(saved.data, { focusEdit: true });
         status(notice, `Saved (${Object.keys(patch).join(", ")}).`, "success");
       } catch (error) {
+        if (error.status === 412) {
+          status(problem, [
+            "Not saved: this memory was changed elsewhere (in another tab, or by an agent)"
+            + " since you opened it, and saving would overwrite that change. Your edit is"
+            + " still in the form. ",
+            h("button", { type: "button", id: "edit-reload", onclick: () => reload(EDIT_DISCARDED) },
+              "Discard my edit and show the memory as it is now"),
+          ], "error");
+          return;
+        }
         status(problem, error.describe ? error.describe() : error.message, "error");
+        markInvalid(inputs, error.field);
       }
     };
     status(notice, "");
     replace(body,
       h("h1", {}, "Edit memory"),
       problem,
-      editorForm(memory, inputs, save, () => showDetail(memory)));
+      editorForm(memory, inputs, save, () => showDetail(memory, { focusEdit: true })));
     inputs.title.focus();
+  }
+
+  /** Show the memory as it is now (its new version), saying ``message``. */
+  async function reload(message) {
+    let answer;
+    try {
+      answer = await api.getVersioned(memoryPath(memory.id));
+    } catch (error) {
+      const problem = error.describe ? error.describe() : error.message;
+      showDetail(memory);
+      status(notice, error.status === 404 ? `Memory ${memory.id} was forgotten meanwhile.` : problem, "error");
+      return;
+    }
+    if (!isMemory(answer.data, memory.id)) {
+      status(notice, `The server's answer for ${memory.id} is not that memory.`, "error");
+      return;
+    }
+    version = answer.version;
+    showDetail(answer.data, { focusEdit: true });
+    status(notice, message);
   }
 
   async function forget() {
@@ -340,9 +406,20 @@ export async function render(root, context, id) {
       "Forget");
     if (!confirmed) return;
     try {
-      await api.remove(memoryPath(memory.id));
+      // From the copy on screen (If-Match): a memory changed meanwhile is not forgotten
+      // unseen, the user is shown it as it is now first.
+      await api.remove(memoryPath(memory.id), version);
       navigate("browse", "forgotten");
     } catch (error) {
+      if (error.status === 412) {
+        status(notice, [
+          "Not forgotten: this memory was changed elsewhere (in another tab, or by an agent)"
+          + " since you opened it. ",
+          h("button", { type: "button", id: "forget-reload", onclick: () => reload(NOT_FORGOTTEN) },
+            "Show the memory as it is now"),
+        ], "error");
+        return;
+      }
       status(notice, error.describe ? error.describe() : error.message, "error");
     }
   }

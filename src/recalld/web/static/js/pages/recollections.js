@@ -3,7 +3,7 @@
 // here), and a "sense" form to try a cue (POST /v1/sense: strong matches fire).
 
 import { recollectionCard } from "../components.js";
-import { h, replace, status } from "../dom.js";
+import { h, replace, setBusy, status } from "../dom.js";
 
 // How many queued items a peek or a drain shows (held to the server's cap).
 const QUEUE_SHOWN = 100;
@@ -36,8 +36,8 @@ export async function render(root, { api, navigate, session, canWrite }) {
   async function show(request, verb) {
     if (asking) return;
     asking = true;
-    peekButton.disabled = true;
-    if (drainButton) drainButton.disabled = true;
+    setBusy(peekButton, true);
+    if (drainButton) setBusy(drainButton, true);
     try {
       const recollections = await request();
       replace(pendingList, recollections.map((item) => recollectionCard(item, navigate)));
@@ -46,8 +46,8 @@ export async function render(root, { api, navigate, session, canWrite }) {
       status(notice, error.describe ? error.describe() : error.message, "error");
     } finally {
       asking = false;
-      peekButton.disabled = false;
-      if (drainButton) drainButton.disabled = false;
+      setBusy(peekButton, false);
+      if (drainButton) setBusy(drainButton, false);
     }
   }
   const peek = () => show(() => api.get("/v1/recollections/pending", { drain: false, limit: session.limit(QUEUE_SHOWN) }), "pending (still queued)");
@@ -92,7 +92,7 @@ export async function render(root, { api, navigate, session, canWrite }) {
         const tags = inputs.tags.value.split(",").map((tag) => tag.trim()).filter(Boolean);
         if (tags.length) body.tags = tags;
         sensing = true;
-        senseButton.disabled = true;
+        setBusy(senseButton, true);
         try {
           const recollections = await api.post("/v1/sense", body);
           replace(fired, recollections.map((item) => recollectionCard(item, navigate)));
@@ -103,7 +103,7 @@ export async function render(root, { api, navigate, session, canWrite }) {
           status(senseNotice, error.describe ? error.describe() : error.message, "error");
         } finally {
           sensing = false;
-          senseButton.disabled = false;
+          setBusy(senseButton, false);
         }
       },
     },

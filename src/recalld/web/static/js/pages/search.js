@@ -25,9 +25,9 @@ function optionsList(id, values) {
 }
 
 /** Render the page. */
-export async function render(root, { api, navigate, session }) {
+export async function render(root, { api, navigate, session, mayFocus }) {
   const inputs = {
-    query: h("input", { type: "search", id: "search-query", required: true, placeholder: "what do you remember about…", autocomplete: "off" }),
+    query: h("input", { type: "search", id: "search-query", "aria-label": "search memories", required: true, placeholder: "what do you remember about…", autocomplete: "off" }),
     kind: h("input", { type: "text", id: "search-kind", list: "known-kinds", autocomplete: "off" }),
     category: h("input", { type: "text", id: "search-category", list: "known-categories", autocomplete: "off" }),
     speaker: h("input", { type: "text", id: "search-speaker", autocomplete: "off" }),
@@ -99,7 +99,7 @@ export async function render(root, { api, navigate, session }) {
     for (const [name, value] of Object.entries(previous.values)) inputs[name].value = value;
     run();
   }
-  inputs.query.focus();
+  if (mayFocus) inputs.query.focus();
   try {
     const stats = await api.get("/v1/stats");
     replace(kinds, Object.keys(stats.by_kind).map((value) => h("option", { value })));

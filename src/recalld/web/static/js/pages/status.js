@@ -2,7 +2,7 @@
 // heartbeats, failed jobs and their errors (GET /v1/status); counts per kind and
 // category (GET /v1/stats); memories over time (GET /v1/stats/timeline).
 
-import { countBars, timelineChart } from "../charts.js";
+import { countBars, timelineChart, timelineTable } from "../charts.js";
 import { bar, bytes, definitions, fixed, h, replace, status, token, viewerTime } from "../dom.js";
 
 const UNITS = { day: 30, week: 26, month: 24 };
@@ -45,8 +45,8 @@ export async function render(root, { api, navigate }) {
   const failures = h("section", { class: "card wide", id: "status-failed" });
   const kinds = h("section", { class: "card", id: "status-kinds" });
   const categories = h("section", { class: "card", id: "status-categories" });
-  const unit = h("select", { id: "timeline-unit" }, Object.keys(UNITS).map((name) => h("option", { value: name }, `per ${name}`)));
-  const field = h("select", { id: "timeline-field" },
+  const unit = h("select", { id: "timeline-unit", "aria-label": "bucket size" }, Object.keys(UNITS).map((name) => h("option", { value: name }, `per ${name}`)));
+  const field = h("select", { id: "timeline-field", "aria-label": "count memories" },
     h("option", { value: "created" }, "by when stored"),
     h("option", { value: "at" }, "by when it happened"));
   const chart = h("div", { class: "chart" });
@@ -59,7 +59,8 @@ export async function render(root, { api, navigate }) {
   async function loadTimeline() {
     try {
       const data = await api.get("/v1/stats/timeline", { unit: unit.value, buckets: UNITS[unit.value], field: field.value });
-      replace(chart, timelineChart(data), h("p", { class: "hint" }, `${data.total} in the last ${data.buckets.length} ${data.unit}s (UTC)`));
+      replace(chart, timelineChart(data), h("p", { class: "hint" }, `${data.total} in the last ${data.buckets.length} ${data.unit}s (UTC)`),
+        timelineTable(data));
     } catch (error) {
       replace(chart, h("p", { class: "notice error" }, error.describe ? error.describe() : error.message));
     }

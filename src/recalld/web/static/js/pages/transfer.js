@@ -2,7 +2,7 @@
 // reads) with a progress bar, and download the namespace's export. Both go through
 // the API with the bearer header; the download is fetched, then saved from a blob.
 
-import { h, replace, status, userText } from "../dom.js";
+import { h, replace, setBusy, status, userText } from "../dom.js";
 
 const NDJSON = "application/x-ndjson";
 
@@ -97,7 +97,7 @@ export async function render(root, { api, session, canWrite }) {
       }
       progress.hidden = false;
       progress.value = 0;
-      upload.disabled = true;
+      setBusy(upload, true);
       status(notice, ["Uploading ", userText(chosen.name), "…"]);
       try {
         const path = `/v1/import?name=${encodeURIComponent(uploadName(chosen.name))}`;
@@ -112,12 +112,13 @@ export async function render(root, { api, session, canWrite }) {
       } catch (error) {
         status(notice, error.describe ? error.describe() : error.message, "error");
       } finally {
-        upload.disabled = false;
+        setBusy(upload, false);
       }
     },
   },
   h("h2", {}, "Import"),
   h("p", { class: "hint" }, "A recalld export (JSON lines), or another tool's: the MCP memory server's memory.jsonl, a mem0 export, Hermes' MEMORY.md or USER.md, ChatGPT's or Claude's conversations.json (told apart by content). Importing again changes nothing; a bad line or item is reported by number and the rest still imports."),
+  h("label", { class: "field", for: "import-file" }, "file to import"),
   file, upload, progress, notice, report);
   root.append(form);
 }

@@ -1,0 +1,58 @@
+"""Conditional edits over REST: ``If-Match`` on ``PATCH`` and ``DELETE /v1/memories/{id}``.
+
+``GET`` and ``PATCH /v1/memories/{id}`` send the memory's version as a strong
+``ETag`` (:func:`recalld.versions.entity_tag`). A ``PATCH`` carrying ``If-Match``
+writes only while the memory is still one of the versions it lists, checked in
+the write's own transaction, else 412 and nothing changes: an edit made from a
+copy that another tab, client or agent has edited since never overwrites that
+edit unseen. ``If-Match: *`` asks only that the memory exists (as any ``PATCH``
+does). A ``DELETE`` carrying it deletes only that version (412 else; a memory
+that is not there answers ``deleted: false``, as without it). Without the header
+both work as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+from starlette.datastructures import Headers
+
+from recalld.errors import ValidationError
+
+__all__ = ["IF_MATCH", "expected_versions"]
+
+IF_MATCH = "If-Match"
+
+
+def expected_versions(headers: Headers) -> frozenset[str] | None:
+    """The versions the request's ``If-Match`` accepts; None when it sets no condition.
+
+    A weak tag (``W/"…"``) never matches: ``If-Match`` compares strongly (RFC 9110). A
+    tag may hold a comma (``"a,b"`` is one tag); empty list elements are skipped.
+    """
+    values = headers.getlist(IF_MATCH)
+    if not values:
+        return None
+    tags: list[str] = []
+    for value in values:
+        if not _LIST.fullmatch(value):
+            raise ValidationError(
+                IF_MATCH,
+                "must be entity tags in double quotes (the ETag of GET /v1/memories/{id}),"
+                " separated by commas, or *",
+            )
+        tags.extend(match.group(0) for match in _ELEMENT.finditer(value))
+    if not tags:
+        raise ValidationError(IF_MATCH, "is empty: give the memory's ETag, or leave it out")
+    if "*" in tags:
+        return None
+    return frozenset(tag[1:-1] for tag in tags if not tag.startswith("W/"))
+
+
+# RFC 9110 §8.8.3: entity-tag = [ "W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E /
+# obs-text; If-Match = "*" / #entity-tag (a list: commas, optional whitespace, empty
+# elements allowed).
+_ELEMENT = re.compile(r'\*|(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
+_LIST = re.compile(
+    rf"[ \t,]*(?:(?:{_ELEMENT.pattern})(?:[ \t]*,[ \t,]*(?:{_ELEMENT.pattern}))*[ \t,]*)?"
+)
