@@ -22,21 +22,12 @@ from recalld.errors import DatabaseLockedError, StorageError
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
 from tests.conftest import FakeClock
-
-
-def _settings(db_path: Path) -> Settings:
-    return Settings(
-        db=db_path,
-        embedder="none",
-        graph_extractor="none",
-        busy_timeout_ms=0,
-        lock_retry_seconds=0.05,
-    )
+from tests.lock_support import locked_settings
 
 
 @pytest.fixture
 def locked(db_path: Path, clock: FakeClock) -> Iterator[apsw.Connection]:
-    with MemoryService.open(_settings(db_path), clock=clock) as service:
+    with MemoryService.open(locked_settings(db_path), clock=clock) as service:
         service.remember("Ada wrote the first program.")
         service.remember("the parking code for today", ttl_seconds=3600)
     other = apsw.Connection(str(db_path))  # another process, in the middle of a long write
@@ -52,7 +43,7 @@ def locked(db_path: Path, clock: FakeClock) -> Iterator[apsw.Connection]:
 def test_reads_go_on_while_another_process_writes(
     db_path: Path, clock: FakeClock, locked: apsw.Connection
 ) -> None:
-    with MemoryService.open(_settings(db_path), clock=clock) as service:
+    with MemoryService.open(locked_settings(db_path), clock=clock) as service:
         assert [hit.memory.content for hit in service.search("first program")] == [
             "Ada wrote the first program."
         ]
@@ -67,9 +58,9 @@ def test_a_purge_still_waits_for_the_lock_when_something_expired(
 ) -> None:
     clock.advance(2 * 3600)  # the parking code's TTL has passed: a write is due
     with pytest.raises(StorageError, match="stayed locked"):
-        MemoryService.open(_settings(db_path), clock=clock)
+        MemoryService.open(locked_settings(db_path), clock=clock)
     locked.execute("ROLLBACK")  # the other writer is done
-    with MemoryService.open(_settings(db_path), clock=clock) as service:
+    with MemoryService.open(locked_settings(db_path), clock=clock) as service:
         assert service.stats().count == 1
 
 
@@ -78,7 +69,7 @@ def test_a_write_that_waited_out_the_lock_names_the_file_and_the_setting(
 ) -> None:
     # It said "the database stayed locked for 0.05 s: database is locked": no file, no
     # setting to raise, and not whether the write happened.
-    with MemoryService.open(_settings(db_path), clock=clock) as service:
+    with MemoryService.open(locked_settings(db_path), clock=clock) as service:
         with pytest.raises(StorageError) as waited:
             service.remember("waits for the other writer")
         message = str(waited.value)
@@ -97,13 +88,7 @@ def test_opening_waits_no_busy_timeout_behind_another_process_write(
     # whenever a table has no statistics (an empty one: on every open), so every command
     # took that long while another process wrote. A busy_timeout of ten minutes: the open
     # must not wait for it.
-    settings = Settings(
-        db=db_path,
-        embedder="none",
-        graph_extractor="none",
-        busy_timeout_ms=600_000,
-        lock_retry_seconds=0.05,
-    )
+    settings = locked_settings(db_path, busy_timeout_ms=600_000)
     counted: list[int] = []
     opened = threading.Event()
 
@@ -125,12 +110,8 @@ def test_a_search_with_memories_queued_answers_while_another_process_writes(
     # another process held: `recalld search` failed "stayed locked" after
     # RECALLD_LOCK_RETRY_SECONDS. It now skips the catch-up without waiting (ten minutes
     # of busy_timeout and retries here) and answers from what is indexed.
-    settings = Settings(
-        db=db_path,
-        embedder="hashing",
-        graph_extractor="none",
-        busy_timeout_ms=600_000,
-        lock_retry_seconds=600,
+    settings = locked_settings(
+        db_path, embedder="hashing", busy_timeout_ms=600_000, lock_retry_seconds=600
     )
     with MemoryService.open(settings, clock=clock) as service:
         service.remember("Ada wrote the first program.")
@@ -201,13 +182,7 @@ def test_a_write_waits_no_longer_than_the_lock_retry_bound(
     # default) before RECALLD_LOCK_RETRY_SECONDS was looked at ("stayed locked for 2 s"
     # came after 6.6 s). A busy_timeout of ten minutes and a bound of 0.05 s: the write
     # must fail well before those ten minutes, saying so.
-    settings = Settings(
-        db=db_path,
-        embedder="none",
-        graph_extractor="none",
-        busy_timeout_ms=600_000,
-        lock_retry_seconds=0.05,
-    )
+    settings = locked_settings(db_path, busy_timeout_ms=600_000)
     failed: list[BaseException] = []
     ended = threading.Event()
 

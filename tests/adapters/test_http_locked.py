@@ -13,17 +13,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from recalld.config import Settings
+from tests.lock_support import locked_settings
 
 
 @pytest.fixture
 def settings(db_path: Path) -> Settings:
-    return Settings(
-        db=db_path,
-        embedder="none",
-        graph_extractor="none",
-        busy_timeout_ms=0,
-        lock_retry_seconds=0.05,
-    )
+    return locked_settings(db_path)
 
 
 def test_http_a_write_the_lock_held_off_says_so_and_when_to_retry(
