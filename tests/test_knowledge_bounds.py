@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from recalld import knowledge as knowledge_module
+from recalld import knowledge_bounds
 from recalld.errors import ValidationError
-from recalld.knowledge import MAX_ITEMS, MAX_OBSERVATIONS
+from recalld.knowledge_bounds import MAX_ITEMS, MAX_OBSERVATIONS
 from recalld.service import MemoryService
 from tests.knowledge_support import any_service as any_service  # the fixture
 
@@ -126,7 +126,7 @@ def test_an_import_writes_a_transaction_per_bounded_batch_of_observations(
     # Review of pass f64: an import wrote 500 entities a transaction whatever they held, so
     # a reference file (or a REST import) of 500 entities of 1,000 observations each was
     # half a million memories in one write, every other writer waiting minutes for it.
-    monkeypatch.setattr(knowledge_module, "MAX_OBSERVATIONS", 10)
+    monkeypatch.setattr(knowledge_bounds, "MAX_OBSERVATIONS", 10)
     store = any_service.store
     transactions = []
     opened = store.transaction

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from recalld.errors import DatabaseBusyError, StatementTimeoutError
+from recalld.errors import DatabaseBusyError, DatabaseLockedError, StatementTimeoutError
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
-from recalld.worker_outage import is_outage
+from recalld.worker_outage import is_outage, until_idle_delay
 from tests.conftest import FakeClock
 from tests.semantic_support import RecordingEmbedder, semantic_settings
 
@@ -34,6 +34,16 @@ def test_a_statement_timeout_is_no_outage() -> None:
 
 def test_another_clients_lock_is_an_outage() -> None:
     assert is_outage(DatabaseBusyError(LOCKED))
+
+
+def test_until_idle_waits_out_a_busy_database_but_not_a_statement_timeout() -> None:
+    # At the merge of passes a64 and b64: `--until-idle` waits out every busy error (a
+    # lock, SQLite's or another client's; a full pool) and ends at once on a statement
+    # timeout, which waiting would not cure.
+    assert until_idle_delay(1, DatabaseLockedError("locked"), 1.0, stopping=False) == 2.0
+    assert until_idle_delay(1, DatabaseBusyError("pool in use"), 1.0, stopping=False) == 2.0
+    with pytest.raises(StatementTimeoutError):
+        until_idle_delay(1, StatementTimeoutError("cut"), 1.0, stopping=False)
 
 
 def test_a_batch_the_database_keeps_cutting_fails_after_its_attempts(

@@ -26,7 +26,7 @@ nothing (the reference server rewrites one JSON file and does lose writes).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -39,9 +39,15 @@ from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.graph.names import check_entity_name, check_entity_type, check_predicate, entity_key
 from recalld.graph_browser import decode_cursor, encode_cursor
+from recalld.knowledge_bounds import (
+    Tally,
+    bounded_items,
+    import_batches,
+)
 from recalld.model import ImportLineError, Memory, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
 from recalld.store.graph import EntityRecord, RelationRecord
+from recalld.transfer_lines import stopped_import
 
 __all__ = [
     "AddedObservations",
@@ -56,10 +62,6 @@ __all__ = [
 ]
 
 OBSERVATION_KIND = "observation"
-MAX_ITEMS = 1_000
-# The observations one call writes or deletes in all: 1,000 items of 1,000 each were a
-# million memories in one write transaction (minutes, every other writer waiting).
-MAX_OBSERVATIONS = 10_000
 MENTIONS_AS_OBSERVATIONS = 5
 # The first read's size when gathering the relations touching some entities (each next
 # one reads twice as many).
@@ -163,45 +165,6 @@ class KnowledgeImportReport(BaseModel):
     errors: list[ImportLineError] = Field(default_factory=list)
 
 
-def _items(field: str, values: Sequence[Any]) -> Sequence[Any]:
-    if len(values) > MAX_ITEMS:
-        raise ValidationError(field, f"{len(values)} items; the limit is {MAX_ITEMS} per call")
-    return values
-
-
-class _Tally:
-    """Counts a call's observations across its items (each list already held to
-    ``MAX_ITEMS``), refusing past ``MAX_OBSERVATIONS`` before any more is checked."""
-
-    def __init__(self, field: str) -> None:
-        self._field = field
-        self._total = 0
-
-    def add(self, values: Sequence[Any]) -> None:
-        self._total += len(values)
-        if self._total > MAX_OBSERVATIONS:
-            raise ValidationError(
-                self._field,
-                f"holds more than {MAX_OBSERVATIONS} observations in all; the limit is"
-                f" {MAX_OBSERVATIONS} per call",
-            )
-
-
-def _import_batches(entities: list[KnowledgeEntity]) -> Iterator[list[KnowledgeEntity]]:
-    """An import's entities, 500 or ``MAX_OBSERVATIONS`` observations a write at most (an
-    entity is never split): 500 of 1,000 each were half a million memories in one write."""
-    batch: list[KnowledgeEntity] = []
-    held = 0
-    for entity in entities:
-        if batch and (len(batch) == 500 or held + len(entity.observations) > MAX_OBSERVATIONS):
-            yield batch
-            batch, held = [], 0
-        batch.append(entity)
-        held += len(entity.observations)
-    if batch:
-        yield batch
-
-
 def _relation_label(source: str, relation_type: str, target: str) -> str:
     return f"{source} -[{relation_type}]-> {target}"
 
@@ -259,10 +222,10 @@ class KnowledgeGraph:
         """
         scope_namespace = self._namespace(namespace)
         parsed: list[KnowledgeEntity] = []
-        tally = _Tally("entities")
-        for index, item in enumerate(_items("entities", entities)):
+        tally = Tally("entities")
+        for index, item in enumerate(bounded_items("entities", entities)):
             entity = self._parse(KnowledgeEntity, item, f"entities[{index}]")
-            tally.add(_items(f"entities[{index}].observations", entity.observations))
+            tally.add(bounded_items(f"entities[{index}].observations", entity.observations))
             parsed.append(
                 KnowledgeEntity(
                     name=check_entity_name(entity.name, f"entities[{index}].name"),
@@ -301,7 +264,7 @@ class KnowledgeGraph:
         scope_namespace = self._namespace(namespace)
         parsed = [
             self._checked_relation(item, f"relations[{index}]")
-            for index, item in enumerate(_items("relations", relations))
+            for index, item in enumerate(bounded_items("relations", relations))
         ]
         created: list[KnowledgeRelation] = []
         now = self._clock()
@@ -341,10 +304,10 @@ class KnowledgeGraph:
         """Add observations to existing entities (an unknown entity is an error naming it)."""
         scope_namespace = self._namespace(namespace)
         parsed: list[tuple[str, list[str]]] = []
-        tally = _Tally("observations")
-        for index, item in enumerate(_items("observations", observations)):
+        tally = Tally("observations")
+        for index, item in enumerate(bounded_items("observations", observations)):
             addition = self._parse(ObservationAddition, item, f"observations[{index}]")
-            tally.add(_items(f"observations[{index}].contents", addition.contents))
+            tally.add(bounded_items(f"observations[{index}].contents", addition.contents))
             name = check_entity_name(addition.entity_name, f"observations[{index}].entityName")
             contents = [
                 self._observation(text, f"observations[{index}].contents[{number}]")
@@ -380,7 +343,7 @@ class KnowledgeGraph:
         scope_namespace = self._namespace(namespace)
         checked = [
             check_entity_name(name, f"entityNames[{index}]")
-            for index, name in enumerate(_items("entityNames", names))
+            for index, name in enumerate(bounded_items("entityNames", names))
         ]
         deleted: list[str] = []
         missing: list[str] = []
@@ -415,10 +378,10 @@ class KnowledgeGraph:
         observations are reported, not raised."""
         scope_namespace = self._namespace(namespace)
         parsed = []
-        tally = _Tally("deletions")
-        for index, item in enumerate(_items("deletions", deletions)):
+        tally = Tally("deletions")
+        for index, item in enumerate(bounded_items("deletions", deletions)):
             deletion = self._parse(ObservationDeletion, item, f"deletions[{index}]")
-            tally.add(_items(f"deletions[{index}].observations", deletion.observations))
+            tally.add(bounded_items(f"deletions[{index}].observations", deletion.observations))
             name = check_entity_name(deletion.entity_name, f"deletions[{index}].entityName")
             parsed.append((name, list(deletion.observations)))
         # One entity named in two deletions (in any spelling of its key) is one list, and
@@ -463,7 +426,7 @@ class KnowledgeGraph:
         scope_namespace = self._namespace(namespace)
         parsed = [
             self._checked_relation(item, f"relations[{index}]")
-            for index, item in enumerate(_items("relations", relations))
+            for index, item in enumerate(bounded_items("relations", relations))
         ]
         deleted: list[str] = []
         missing: list[str] = []
@@ -639,7 +602,7 @@ class KnowledgeGraph:
         scope_namespace = self._namespace(namespace)
         keys = [
             entity_key(check_entity_name(name, f"names[{index}]"))
-            for index, name in enumerate(_items("names", names))
+            for index, name in enumerate(bounded_items("names", names))
         ]
         now = self._clock()
         found = self._store.graph.entities_by_key(scope_namespace, keys, now)
@@ -683,14 +646,25 @@ class KnowledgeGraph:
                 entities.append((number, parsed))
             else:
                 relations.append((number, parsed))
-        now = self._clock()
-        for batch in _import_batches([entity for _, entity in entities]):
-            with self._store.transaction() as tx:
+        now, written = self._clock(), 0
+        for batch in import_batches(
+            [entity for _, entity in entities], lambda entity: len(entity.observations)
+        ):
+            # A full or busy database says where it stopped and what it kept (stop 64).
+            first, written = entities[written][0], written + len(batch)
+            with (
+                stopped_import([first], report, in_file_order=False),
+                self._store.transaction() as tx,
+            ):
                 tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in batch))
                 for entity in batch:
                     self._import_entity(tx, scope_namespace, entity, now, report)
         for start in range(0, len(relations), 500):
-            with self._store.transaction() as tx:
+            first = relations[start][0]
+            with (
+                stopped_import([first], report, in_file_order=False),
+                self._store.transaction() as tx,
+            ):
                 tx.graph.lock_entities(
                     scope_namespace,
                     _relation_keys([relation for _, relation in relations[start : start + 500]]),

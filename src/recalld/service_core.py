@@ -692,7 +692,7 @@ class ServiceCore:
             count=counts.count,
             by_category=counts.by_category,
             # A kind an earlier version stored decomposed counts with its composed spelling,
-            # as the kind filter finds both (no migration rewrote it).
+            # as the kind filter finds both (an older process may still write it so).
             by_kind=_by_spelling(counts.by_kind),
             by_namespace=counts.by_namespace,
             fts=self.store.keyword_backend in FULL_TEXT_BACKENDS,

@@ -168,7 +168,7 @@ class ExportedSeqs:
 
 @contextlib.contextmanager
 def stopped_import(
-    chunk: Sequence[Any], report: ImportReport, *, in_file_order: bool = True
+    chunk: Sequence[Any], report: Any, *, in_file_order: bool = True
 ) -> Iterator[None]:
     """Around one chunk's transaction: a database failure in it (a full disk) says where
     the import stopped and that the chunks before it are kept.
@@ -177,37 +177,55 @@ def stopped_import(
     fourth left the first three imported, and the error said only "the disk holding the
     database is full; nothing was written", as if the whole import had left nothing.
     The error keeps its class (``DiskFullError`` is still REST's 503 ``disk_full``).
-    ``in_file_order`` is false for the lines written after every memory (senses,
-    reminders, core memory, the graph: by kind, not by line number), where "the lines
-    before it" would not be true: the message gives the counts kept instead."""
-    created, updated = report.created, report.updated
-    imported = created + updated + report.unchanged
+    ``in_file_order`` is false where lines are written by kind, not by line number (the
+    lines after every memory: senses, reminders, core memory, the graph; an mcp-memory
+    file's entities, then its relations), where "the lines before it" would not be
+    true: the message says what was written before it is kept, with the counts."""
+    imported, counts = _kept(report)
     try:
         yield
     except StorageError as error:
         if not imported:
             raise
-        first = next(
-            (item.number if hasattr(item, "number") else item.line for item in chunk), None
-        )
+        first = next((_line_number(item) for item in chunk), None)
         kept = (
             "The lines before it are imported and kept"
             if in_file_order
-            else "Every memory line and the lines written before it are imported and kept"
+            else "Every line written before it is imported and kept"
         )
         stopped = copy.copy(error)
         stopped.args = (
-            f"the import stopped at line {first}: {error}. {kept} ({created} created,"
-            f" {updated} updated); import the file again once that is fixed, which skips"
-            " what is already there",
+            f"the import stopped at line {first}: {error}. {kept} ({counts}); import the"
+            " file again once that is fixed, which skips what is already there",
         )
         raise stopped from error
 
 
+def _kept(report: Any) -> tuple[int, str]:
+    """How many records an import's report counts so far, and those counts in words: an
+    :class:`ImportReport`, or an mcp-memory file's ``KnowledgeImportReport``."""
+    if isinstance(report, ImportReport):
+        imported = report.created + report.updated + report.unchanged
+        return imported, f"{report.created} created, {report.updated} updated"
+    imported = report.entities + report.observations + report.relations + report.unchanged
+    return imported, (
+        f"{report.entities} entities, {report.observations} observations,"
+        f" {report.relations} relations created"
+    )
+
+
+def _line_number(item: Any) -> int | None:
+    """The line number of a chunk's item: a parsed line, a refused one, or the number."""
+    if isinstance(item, int):
+        return item
+    number: int | None = item.number if hasattr(item, "number") else item.line
+    return number
+
+
 # stopped_import's message: where the import stopped, its cause, and what it kept.
 _STOPPED = re.compile(
-    r"the import stopped at line (\S+): .*\. ((?:The lines before it|Every memory line and the"
-    r" lines written before it) are imported and kept \(.*)",
+    r"the import stopped at line (\S+): .*\. ((?:The lines before it are|Every line written"
+    r" before it is) imported and kept \(.*)",
     re.DOTALL,
 )
 

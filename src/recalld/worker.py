@@ -665,8 +665,9 @@ class Worker:
         """Process batches until no job is runnable now (jobs waiting on a backoff remain).
 
         ``on_step(report)`` is told after the backfill and after every batch (progress bars).
-        A database found away, or locked by another process's write, is waited for and
-        tried again, as :meth:`run_forever` does, for a few minutes (see :meth:`_back_off`).
+        A database found away or busy (another's lock, a full pool) is waited for and tried
+        again, as :meth:`run_forever` does, for a few minutes (see :meth:`_back_off`); a
+        statement timeout is raised at once.
         Beside a live worker embedding with another model (see :mod:`recalld.worker_rivals`)
         it embeds nothing and raises :class:`ConflictError` naming that worker: it
         reported "embedded 0" as if the queue were drained (adversarial pass a64).

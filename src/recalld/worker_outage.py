@@ -261,11 +261,12 @@ def until_idle_delay(
     failures: int, error: StorageError, poll_seconds: float, stopping: bool
 ) -> float:
     """How long ``recalld worker --until-idle`` waits after its ``failures``-th step in a
-    row that found the database away (PostgreSQL restarting, a failover) or locked by
-    another process's write (:data:`DATABASE_AWAY`): doubling from twice
-    ``worker_poll_seconds`` up to a minute, as :meth:`Worker.run_forever` does.
-    Raises ``error`` at the ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes, more
-    the lock waits) or once the worker is stopping (adversarial passes d63, a64)."""
+    row that found the database away (PostgreSQL restarting, a failover) or busy with
+    another's work (:data:`DATABASE_AWAY`): doubling from twice ``worker_poll_seconds`` up
+    to a minute, as :meth:`Worker.run_forever` does. Raises ``error`` at the
+    ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes, more the lock waits), once the
+    worker is stopping, or at once for a statement timeout (the batch's own size: waiting
+    would not help) (adversarial passes d63, a64, b64)."""
     if (
         failures >= UNTIL_IDLE_DATABASE_TRIES
         or stopping

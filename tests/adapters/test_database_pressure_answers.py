@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from recalld.errors import DatabaseBusyError, DatabaseLockedError, DiskFullError, StorageError
+from recalld.knowledge import KnowledgeGraph
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
 from recalld.transfer import IMPORT_CHUNK_LINES, Transfer
@@ -173,6 +174,57 @@ def test_an_import_a_busy_database_stopped_after_its_memories_says_so_over_rest(
     assert response.status_code == 503
     message = response.json()["error"]["message"]
     assert message.startswith("the import stopped at line 2:"), message
-    assert "Every memory line and the lines written before it are imported and kept" in message
+    assert "Every line written before it is imported and kept" in message
     assert "db.internal" not in message
     assert service.stats().count == 1
+
+
+def test_an_mcp_memory_import_a_busy_database_stopped_says_what_it_kept_over_rest(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its entities are written 500 a transaction: those before the busy one are kept, and
+    # REST said "nothing was written" (integration read of stop 64).
+    import_entity = KnowledgeGraph._import_entity
+    calls: list[int] = []
+
+    def busy_after_the_first_batch(self: KnowledgeGraph, *arguments: Any) -> None:
+        calls.append(1)
+        if len(calls) > 500:
+            raise BUSY
+        import_entity(self, *arguments)
+
+    monkeypatch.setattr(KnowledgeGraph, "_import_entity", busy_after_the_first_batch)
+    lines = [
+        json.dumps({"type": "entity", "name": f"E{n}", "entityType": "thing", "observations": []})
+        for n in range(700)
+    ]
+    response = client.post("/v1/import?format=mcp-memory", content="\n".join(lines) + "\n")
+    assert response.status_code == 503
+    message = response.json()["error"]["message"]
+    assert message.startswith("the import stopped at line 501:"), message
+    assert "Every line written before it is imported and kept (500 entities" in message
+    assert "db.internal" not in message
+
+
+def test_an_import_sqlites_lock_stopped_names_the_setting_over_rest(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stopped import described SQLite's lock as PostgreSQL's ("a statement timeout, or
+    # every connection in use"), not naming RECALLD_LOCK_RETRY_SECONDS (stop 64).
+    import_chunk = Transfer._import_chunk
+    chunks: list[int] = []
+
+    def second_is_locked(self: Transfer, chunk: Any, report: Any) -> None:
+        chunks.append(len(chunk))
+        if len(chunks) == 2:
+            raise DatabaseLockedError("/tmp/x.db stayed locked for 30 s")
+        import_chunk(self, chunk, report)
+
+    monkeypatch.setattr(Transfer, "_import_chunk", second_is_locked)
+    lines = [json.dumps({"content": f"imported memory {n}"}) for n in range(IMPORT_CHUNK_LINES + 3)]
+    response = client.post("/v1/import", content="\n".join(lines) + "\n")
+    message = response.json()["error"]["message"]
+    assert response.json()["error"]["type"] == "database_busy"
+    assert message.startswith(f"the import stopped at line {IMPORT_CHUNK_LINES + 1}:"), message
+    assert "RECALLD_LOCK_RETRY_SECONDS" in message
+    assert "/tmp/x.db" not in message

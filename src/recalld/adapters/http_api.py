@@ -65,7 +65,7 @@ from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
-from recalld.adapters.dialects.failures import LOCKED_MESSAGE
+from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body_type import body_type_problem
@@ -174,16 +174,15 @@ UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
 
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
 UNAVAILABLE_HEADERS = {"Retry-After": "1"}
-# A PostgreSQL server that is there but did not do the work in time; where it is, and
-# what held the lock, are the log's.
-BUSY_MESSAGE = (
-    "the database is busy (a lock another client holds, a statement timeout, or every"
-    " connection in use): nothing was written; retry shortly"
-)
-# An import it stopped after some chunks: the cause, then where it stopped and what it kept.
+# An import a busy database stopped after some chunks: the cause, then where it stopped
+# and what it kept (BUSY_MESSAGE and LOCKED_MESSAGE, the MCP dialects' too, otherwise).
 BUSY_CAUSE = (
     "the database is busy (a lock another client holds, a statement timeout, or every"
     " connection in use): nothing of that line's chunk was written; retry shortly"
+)
+LOCKED_CAUSE = (
+    "the database stayed locked by another connection's write past"
+    " RECALLD_LOCK_RETRY_SECONDS: nothing of that line's chunk was written; retry shortly"
 )
 # A disk is freed by someone, not by waiting: a client told when to come back need not
 # poll (SQLite or PostgreSQL alike).
@@ -215,8 +214,9 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
         # SQLite's write lock says so; neither says where the database is (the log's).
-        busy = LOCKED_MESSAGE if isinstance(error, DatabaseLockedError) else BUSY_MESSAGE
-        message = stopped_import_told(error, BUSY_CAUSE) or busy
+        locked = isinstance(error, DatabaseLockedError)
+        cause = LOCKED_CAUSE if locked else BUSY_CAUSE
+        message = stopped_import_told(error, cause) or (LOCKED_MESSAGE if locked else BUSY_MESSAGE)
         return _error(503, "database_busy", message, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
