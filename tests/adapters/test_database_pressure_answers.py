@@ -132,21 +132,26 @@ async def test_a_storage_error_over_mcp_does_not_say_where_the_database_is(
     assert any("db.internal" in record.getMessage() for record in caplog.records)
 
 
+def _second_chunk_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    """An import whose second chunk (one transaction) meets ``error``; the first is kept."""
+    import_chunk = Transfer._import_chunk
+    chunks: list[int] = []
+
+    def second_raises(self: Transfer, chunk: Any, report: Any) -> None:
+        chunks.append(len(chunk))
+        if len(chunks) == 2:
+            raise error
+        import_chunk(self, chunk, report)
+
+    monkeypatch.setattr(Transfer, "_import_chunk", second_raises)
+
+
 def test_an_import_a_busy_database_stopped_says_what_it_kept_over_rest(
     client: TestClient, service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Its chunks are one transaction each: those before the busy one are kept. REST said
     # only "nothing was written; retry shortly" (review of pass b64).
-    import_chunk = Transfer._import_chunk
-    chunks: list[int] = []
-
-    def second_is_busy(self: Transfer, chunk: Any, report: Any) -> None:
-        chunks.append(len(chunk))
-        if len(chunks) == 2:
-            raise BUSY
-        import_chunk(self, chunk, report)
-
-    monkeypatch.setattr(Transfer, "_import_chunk", second_is_busy)
+    _second_chunk_raises(monkeypatch, BUSY)
     lines = [json.dumps({"content": f"imported memory {n}"}) for n in range(IMPORT_CHUNK_LINES + 3)]
     response = client.post("/v1/import", content="\n".join(lines) + "\n")
     assert response.status_code == 503
@@ -211,16 +216,7 @@ def test_an_import_sqlites_lock_stopped_names_the_setting_over_rest(
 ) -> None:
     # A stopped import described SQLite's lock as PostgreSQL's ("a statement timeout, or
     # every connection in use"), not naming RECALLD_LOCK_RETRY_SECONDS (stop 64).
-    import_chunk = Transfer._import_chunk
-    chunks: list[int] = []
-
-    def second_is_locked(self: Transfer, chunk: Any, report: Any) -> None:
-        chunks.append(len(chunk))
-        if len(chunks) == 2:
-            raise DatabaseLockedError("/tmp/x.db stayed locked for 30 s")
-        import_chunk(self, chunk, report)
-
-    monkeypatch.setattr(Transfer, "_import_chunk", second_is_locked)
+    _second_chunk_raises(monkeypatch, DatabaseLockedError("/tmp/x.db stayed locked for 30 s"))
     lines = [json.dumps({"content": f"imported memory {n}"}) for n in range(IMPORT_CHUNK_LINES + 3)]
     response = client.post("/v1/import", content="\n".join(lines) + "\n")
     message = response.json()["error"]["message"]
