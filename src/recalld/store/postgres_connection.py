@@ -191,6 +191,9 @@ class PostgresDatabase:
         self.display = redact_url(url)
         self._opener = OpeningProcess(self.display)
         self.retry_seconds = retry_seconds
+        # (lock bound, statement_timeout) in seconds once a connection found the database's
+        # statement_timeout shorter than retry_seconds (see _below_statement_timeout).
+        self.lock_bound: tuple[float, float] | None = None
         parameters = parse_url(url)
         self._connect_timeout = connect_timeout
         # What the URL does not set: a connection whose server or network is gone is
@@ -309,6 +312,28 @@ class PostgresDatabase:
                 " WHERE name = 'lock_timeout' AND source <> 'client'",
                 (str(lock_timeout_milliseconds(self.retry_seconds)),),
             )
+            self._below_statement_timeout(connection)
+
+    def _below_statement_timeout(self, connection: Connection) -> None:
+        """Keep the lock bound under a shorter ``statement_timeout`` the database, role or
+        URL sets: a lock wait then ends as one (:class:`DatabaseBusyError`, another
+        client's lock, which the worker waits out holding its results), not as the
+        statement timing out (:class:`StatementTimeoutError`, the work's own fault, which
+        counts an attempt against a batch that only waited). A ``lock_timeout`` the
+        connection asked for itself is kept."""
+        row = connection.execute(
+            "SELECT s.setting::bigint, l.setting::bigint, l.source FROM pg_settings s,"
+            " pg_settings l WHERE s.name = 'statement_timeout' AND l.name = 'lock_timeout'"
+        ).fetchone()
+        if row is None:  # pragma: no cover - both settings exist on every PostgreSQL
+            return
+        statement, lock, source = int(row[0]), int(row[1]), str(row[2])
+        if statement <= 0 or source == "client" or 0 < lock < statement:
+            return
+        # A tenth of it left for the statement's own work before and after the wait.
+        lowered = max(1, statement * 9 // 10)
+        connection.execute("SELECT set_config('lock_timeout', %s, false)", (str(lowered),))
+        self.lock_bound = (lowered / 1000, statement / 1000)
 
     def _check(self, connection: Connection) -> None:
         """The pool's check of a connection before it is lent out (one round trip)."""
@@ -371,12 +396,19 @@ class PostgresDatabase:
         ``statement_timeout``, a ``transaction_timeout``): nothing was written."""
         reason = self._primary(error)
         if isinstance(error, psycopg.errors.LockNotAvailable):
+            bound = f"RECALLD_LOCK_RETRY_SECONDS = {self.retry_seconds:g}"
+            if self.lock_bound is not None:
+                lowered, statement = self.lock_bound
+                bound = (
+                    f"{lowered:g} s, under the database's statement_timeout of {statement:g} s;"
+                    f" {bound} otherwise"
+                )
             return DatabaseBusyError(
                 f"{self.display} kept a lock recalld needed held by another client for"
-                f" longer than the lock timeout (RECALLD_LOCK_RETRY_SECONDS ="
-                f" {self.retry_seconds:g}, unless the URL's options set lock_timeout):"
-                f" nothing was written ({reason}). Look for what holds it (pg_locks,"
-                " pg_stat_activity: a LOCK TABLE, a long transaction), or raise the setting"
+                f" longer than the lock timeout ({bound}, unless the URL's options set"
+                f" lock_timeout): nothing was written ({reason}). Look for what holds it"
+                " (pg_locks, pg_stat_activity: a LOCK TABLE, a long transaction), or raise"
+                " the setting"
             )
         return StatementTimeoutError(
             f"{self.display} cut the statement before it finished ({reason}): nothing was"
