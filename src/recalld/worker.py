@@ -6,7 +6,9 @@ One :class:`Worker` runs either as a thread of a long-running process
 workers may share one database: each claim leases a batch of jobs atomically
 (``BEGIN IMMEDIATE`` on SQLite, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL), a
 crashed worker's jobs are taken over once their lease expires, and completing
-a job checks the lease is still held, so no job is completed twice.
+a job checks the lease is still held (or, for a worker that held its results through
+an outage longer than the lease, that the job still waits and its memory's text is the
+one embedded), so no job is completed twice.
 
 A failing batch is retried one text at a time, so one poison memory fails
 alone; each failure is recorded on its job (``last_error``) and retried with
