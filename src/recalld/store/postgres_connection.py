@@ -58,6 +58,7 @@ from recalld.errors import (
     ValidationError,
 )
 from recalld.store.postgres_json import dumps as json_dumps
+from recalld.store.postgres_refusals import Refusals
 from recalld.store.postgres_watchdog import Watchdog
 from recalld.store.process import OpeningProcess
 
@@ -211,6 +212,9 @@ class PostgresDatabase:
         }
         parameters = {**defaults, **parameters}
         self._parameters = parameters
+        # Why the server refused the last new connection, if for a full disk (see
+        # postgres_refusals): said as such when the pool then has none to lend.
+        self._refusals = Refusals()
         self._prepare()
         # A server that stops answering but keeps its sockets open (stopped, hung): see
         # postgres_watchdog.
@@ -222,6 +226,7 @@ class PostgresDatabase:
         self._lent_lock = threading.Lock()
         self._pool = ConnectionPool(
             kwargs={**parameters, "autocommit": True},
+            connection_class=self._refusals.connection_class(),
             min_size=min_size,
             max_size=self._max_size,
             configure=self._configure,
@@ -236,6 +241,7 @@ class PostgresDatabase:
         except PoolTimeout as error:
             self._pool.close()
             self._watchdog.close()
+            self._refused_for_disk_full()
             raise DatabaseUnavailableError(
                 f"cannot connect to {self.display} within {connect_timeout:g} s"
             ) from error
@@ -248,11 +254,28 @@ class PostgresDatabase:
         try:
             connection: Connection = psycopg.connect(**self._parameters, autocommit=autocommit)
         except psycopg.OperationalError as error:
+            self._refusals.record(error)
+            self._refused_for_disk_full()
             raise DatabaseUnavailableError(
                 f"cannot connect to {self.display}: {_scrub(str(error), self.url)}"
             ) from None
+        self._refusals.record(None)
         set_json_dumps(json_dumps, connection)
         return connection
+
+    def _refused_for_disk_full(self) -> None:
+        """Raise :class:`DiskFullError` when the server refused the last new connection
+        for its full disk: "unavailable, retry shortly" sent the operator looking for a
+        server that was there, and the disk is what to free (adversarial pass d65)."""
+        reason = self._refusals.disk_full
+        if reason is None:
+            return
+        logger.error("%s refuses new connections: %s", self.display, _scrub(reason, self.url))
+        raise DiskFullError(
+            "the disk of the database server is full: it refuses new connections, and"
+            " nothing was written. Free space on that server (recalld's log names the"
+            " database)"
+        )
 
     def _prepare(self) -> None:
         """Check the server once before the pool opens: reachable, recent, with pgvector."""
@@ -455,6 +478,7 @@ class PostgresDatabase:
             ):
                 yield connection
         except PoolTimeout as error:
+            self._refused_for_disk_full()
             if self._lent >= self._max_size:
                 raise DatabaseBusyError(
                     f"all {self._max_size} connections of this process to {self.display}"
