@@ -3,7 +3,8 @@ PostgreSQL restart, another process holding SQLite's write lock): results held f
 next step, jobs handed back past their lease.
 
 A batch's vectors (or extractions) are computed, and storing them fails with
-:class:`~recalld.errors.DiskFullError`, :class:`~recalld.errors.DatabaseUnavailableError`
+:class:`~recalld.errors.DiskFullError`, :class:`~recalld.errors.DatabaseUnavailableError`,
+a :class:`~recalld.errors.DatabaseReadOnlyError` (a hot standby: adversarial pass d65),
 or a :class:`~recalld.errors.DatabaseBusyError` other than a statement timeout (another
 client's lock on PostgreSQL, a full pool: review of pass b64; SQLite's write lock held
 past ``RECALLD_LOCK_RETRY_SECONDS``, :class:`~recalld.errors.DatabaseLockedError`:
@@ -44,6 +45,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from recalld.errors import (
     DatabaseBusyError,
+    DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
     StatementTimeoutError,
@@ -92,7 +94,12 @@ def is_outage(error: BaseException) -> bool:
     size: no outage, its attempts count (review of pass b64)."""
     if isinstance(error, StatementTimeoutError):
         return False
-    return isinstance(error, DiskFullError | DatabaseUnavailableError | DatabaseBusyError)
+    # A server that takes no writes (a hot standby mid-failover) is none of the batch's
+    # fault either: its results were dropped and its attempts counted (adversarial pass d65).
+    return isinstance(
+        error,
+        DiskFullError | DatabaseUnavailableError | DatabaseBusyError | DatabaseReadOnlyError,
+    )
 
 
 @dataclass

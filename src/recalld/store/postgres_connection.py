@@ -51,6 +51,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from recalld._location import redact_url, url_secrets
 from recalld.errors import (
     DatabaseBusyError,
+    DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
     StatementTimeoutError,
@@ -511,7 +512,7 @@ class PostgresDatabase:
             if error.sqlstate in TIMED_OUT:
                 raise self._busy(error) from None
             if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
-                raise StorageError(self._read_only(error)) from None
+                raise DatabaseReadOnlyError(self._read_only(error)) from None
             if isinstance(error, psycopg.errors.InsufficientPrivilege):
                 raise StorageError(self._not_permitted(error)) from None
             if _nul_refused(error):
