@@ -49,6 +49,22 @@ def test_a_lock_wait_under_a_short_statement_timeout_is_a_lock_wait(postgres_url
         assert service.remember("Melbourne", key="deploy.region").created
 
 
+def test_a_lock_bound_stays_under_a_short_transaction_timeout(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as probe:
+        known = probe.execute(
+            "SELECT 1 FROM pg_settings WHERE name = 'transaction_timeout'"
+        ).fetchone()
+    if known is None:
+        pytest.skip("this PostgreSQL has no transaction_timeout")
+    _database_sets(postgres_url, "transaction_timeout", 2000)
+    database = PostgresDatabase(postgres_url, max_size=1)
+    try:
+        assert database.read("SHOW lock_timeout") == [("1800ms",)]
+        assert database.lock_bound == (1.8, 2.0, "transaction_timeout")
+    finally:
+        database.close()
+
+
 def test_a_slow_statement_is_still_a_statement_timeout(postgres_url: str) -> None:
     _database_sets(postgres_url, "statement_timeout", 50)
     database = PostgresDatabase(postgres_url, max_size=1)

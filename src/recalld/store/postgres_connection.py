@@ -193,9 +193,10 @@ class PostgresDatabase:
         self.display = redact_url(url)
         self._opener = OpeningProcess(self.display)
         self.retry_seconds = retry_seconds
-        # (lock bound, statement_timeout) in seconds once a connection found the database's
-        # statement_timeout shorter than retry_seconds (see _below_statement_timeout).
-        self.lock_bound: tuple[float, float] | None = None
+        # (lock bound, timeout, its name), in seconds, once a connection found the
+        # database's statement_timeout (or transaction_timeout) shorter than
+        # retry_seconds (see _below_statement_timeout).
+        self.lock_bound: tuple[float, float, str] | None = None
         parameters = parse_url(url)
         self._connect_timeout = connect_timeout
         # What the URL does not set: a connection whose server or network is gone is
@@ -339,25 +340,33 @@ class PostgresDatabase:
             self._below_statement_timeout(connection)
 
     def _below_statement_timeout(self, connection: Connection) -> None:
-        """Keep the lock bound under a shorter ``statement_timeout`` the database, role or
-        URL sets: a lock wait then ends as one (:class:`DatabaseBusyError`, another
-        client's lock, which the worker waits out holding its results), not as the
-        statement timing out (:class:`StatementTimeoutError`, the work's own fault, which
-        counts an attempt against a batch that only waited). A ``lock_timeout`` the
-        connection asked for itself is kept."""
-        row = connection.execute(
-            "SELECT s.setting::bigint, l.setting::bigint, l.source FROM pg_settings s,"
-            " pg_settings l WHERE s.name = 'statement_timeout' AND l.name = 'lock_timeout'"
-        ).fetchone()
-        if row is None:  # pragma: no cover - both settings exist on every PostgreSQL
+        """Keep the lock bound under a shorter ``statement_timeout`` (or PostgreSQL 17's
+        ``transaction_timeout``) the database, role or URL sets: a lock wait then ends as
+        one (:class:`DatabaseBusyError`, another client's lock, which the worker waits out
+        holding its results), not as the statement timing out
+        (:class:`StatementTimeoutError`, the work's own fault, which counts an attempt
+        against a batch that only waited). A ``lock_timeout`` the connection asked for
+        itself is kept."""
+        rows = connection.execute(
+            "SELECT name, setting::bigint, source FROM pg_settings WHERE name IN"
+            " ('statement_timeout', 'transaction_timeout', 'lock_timeout')"
+        ).fetchall()
+        settings = {str(name): (int(value), str(source)) for name, value, source in rows}
+        lock, source = settings.get("lock_timeout", (0, "client"))
+        cuts = [
+            (settings[name][0], name)
+            for name in ("statement_timeout", "transaction_timeout")
+            if name in settings and settings[name][0] > 0
+        ]
+        if not cuts or source == "client":
             return
-        statement, lock, source = int(row[0]), int(row[1]), str(row[2])
-        if statement <= 0 or source == "client" or 0 < lock < statement:
+        shortest, name = min(cuts)
+        if 0 < lock < shortest:
             return
         # A tenth of it left for the statement's own work before and after the wait.
-        lowered = max(1, statement * 9 // 10)
+        lowered = max(1, shortest * 9 // 10)
         connection.execute("SELECT set_config('lock_timeout', %s, false)", (str(lowered),))
-        self.lock_bound = (lowered / 1000, statement / 1000)
+        self.lock_bound = (lowered / 1000, shortest / 1000, name)
 
     def _check(self, connection: Connection) -> None:
         """The pool's check of a connection before it is lent out (one round trip)."""
@@ -422,9 +431,9 @@ class PostgresDatabase:
         if isinstance(error, psycopg.errors.LockNotAvailable):
             bound = f"RECALLD_LOCK_RETRY_SECONDS = {self.retry_seconds:g}"
             if self.lock_bound is not None:
-                lowered, statement = self.lock_bound
+                lowered, timeout, name = self.lock_bound
                 bound = (
-                    f"{lowered:g} s, under the database's statement_timeout of {statement:g} s;"
+                    f"{lowered:g} s, under the database's {name} of {timeout:g} s;"
                     f" {bound} otherwise"
                 )
             return DatabaseBusyError(
