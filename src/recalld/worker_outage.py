@@ -74,8 +74,11 @@ UNTIL_IDLE_DATABASE_TRIES = 8
 # What `recalld worker --until-idle` waits out: a database server away, or busy with
 # another's work (another process holding SQLite's write lock past
 # RECALLD_LOCK_RETRY_SECONDS, another client's lock or a full pool on PostgreSQL: it ended
-# the run); a statement timeout is raised again by until_idle_delay (the batch's own size).
-DATABASE_AWAY = (DatabaseUnavailableError, DatabaseBusyError)
+# the run), or taking no writes for a while (a failover's standby phase: it ended the run
+# at once, the held results dropped, review of pass d65; a server read-only for good is
+# refused when recalld opens it); a statement timeout is raised again by until_idle_delay
+# (the batch's own size).
+DATABASE_AWAY = (DatabaseUnavailableError, DatabaseBusyError, DatabaseReadOnlyError)
 
 
 class _Leased(Protocol):
@@ -268,12 +271,12 @@ def until_idle_delay(
     failures: int, error: StorageError, poll_seconds: float, stopping: bool
 ) -> float:
     """How long ``recalld worker --until-idle`` waits after its ``failures``-th step in a
-    row that found the database away (PostgreSQL restarting, a failover) or busy with
-    another's work (:data:`DATABASE_AWAY`): doubling from twice ``worker_poll_seconds`` up
-    to a minute, as :meth:`Worker.run_forever` does. Raises ``error`` at the
-    ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes, more the lock waits), once the
-    worker is stopping, or at once for a statement timeout (the batch's own size: waiting
-    would not help) (adversarial passes d63, a64, b64)."""
+    row that found the database away (PostgreSQL restarting, a failover), busy with
+    another's work or read-only (:data:`DATABASE_AWAY`): doubling from twice
+    ``worker_poll_seconds`` up to a minute, as :meth:`Worker.run_forever` does. Raises
+    ``error`` at the ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes, more the lock
+    waits), once the worker is stopping, or at once for a statement timeout (the batch's
+    own size: waiting would not help) (adversarial passes d63, a64, b64)."""
     if (
         failures >= UNTIL_IDLE_DATABASE_TRIES
         or stopping
@@ -281,9 +284,15 @@ def until_idle_delay(
     ):
         raise error
     delay = min(poll_seconds * float(2 ** min(failures, 16)), FAILURE_BACKOFF_MAX_SECONDS)
+    if isinstance(error, DatabaseBusyError):
+        state = "busy"
+    elif isinstance(error, DatabaseReadOnlyError):
+        state = "read-only"
+    else:
+        state = "unavailable"
     logger.warning(
         "the database is %s (%d in a row), retrying in %.1f s: %s",
-        "busy" if isinstance(error, DatabaseBusyError) else "unavailable",
+        state,
         failures,
         delay,
         error,
