@@ -18,7 +18,7 @@ from recalld.store.semantic import Job, embedding_text, encode_vector, text_hash
 from recalld.worker import Worker
 from recalld.worker_outage import longest_step_gap
 from tests.conftest import FakeClock
-from tests.semantic_support import RecordingEmbedder, StoreOutage, semantic_settings
+from tests.semantic_support import NamedEmbedder, RecordingEmbedder, StoreOutage, semantic_settings
 
 
 def _service(database: Path | str, clock: FakeClock, embedder: RecordingEmbedder) -> MemoryService:
@@ -293,3 +293,42 @@ def test_a_held_vector_of_an_older_text_settles_no_job_another_worker_took(
         assert _vectors(service, embedder) == []
         # Both jobs (the held one and the edit's) still the other worker's to settle.
         assert service.status().queue["running"] == 2
+
+
+def test_a_vector_held_past_the_lease_settles_no_job_of_a_model_now_another_length(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass d65: a model served under the same name with another dimension, whose
+    # worker took the jobs, had the held vector (of the old length) stored among its own.
+    # (On PostgreSQL the model's index per dimension refuses it: this is SQLite's.)
+    embedder = NamedEmbedder("shared", 64)
+    settings = semantic_settings(db_path, graph_extractor="none", worker_max_attempts=5)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("Alice lives in Paris")
+        service.remember("Bob lives in Rome")
+        outage = StoreOutage(service, monkeypatch)
+        semantic = service.store.semantic
+
+        def refused(worker_id: str, jobs: list[Job], now: datetime) -> int:
+            raise DatabaseUnavailableError("the database at db is unavailable")
+
+        monkeypatch.setattr(semantic, "release_jobs", refused)
+        holding = service.new_worker(worker_id="holding")
+        _held_past_the_lease(service, holding, clock)
+        outage.on = False
+        lease_until = clock() + timedelta(seconds=settings.worker_lease_seconds)
+        taken = semantic.claim_jobs("other", "shared", 8, clock(), lease_until, 5)
+        [bob] = [job for job in taken if job.content == "Bob lives in Rome"]
+        shorter = HashingEmbedder(32).embed_batch([embedding_text(None, bob.content)])[0]
+        digest = text_hash(None, bob.content)
+        assert (
+            semantic.complete_jobs(
+                "other", "shared", [(bob, digest, encode_vector(shorter))], 32, clock()
+            )
+            == 1
+        )
+        assert holding.run_once() == 0  # neither held vector settles a job now
+        lengths = {len(row[2]) for row in semantic.vector_rows("shared", 0, 10)}
+        assert lengths == {len(encode_vector(shorter))}
+        # Alice's job is still the other worker's, to be settled with its own vector.
+        assert service.status().queue["running"] == 1

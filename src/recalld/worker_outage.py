@@ -29,9 +29,12 @@ A held result is never stored after its job was handed back: the results are dro
 the release returns, and each step stores (or fails on) what it holds before it claims,
 so a job handed back, reused by an edit (see ``queue_again``) and claimed again by this
 same worker id is embedded from the new text. The store's ``complete_jobs`` also skips a
-job no longer leased by this worker, and a memory whose text changed or that was
-forgotten meanwhile. Any other error is no outage: nothing is held, the batch is left to
-its lease, and its attempts count (a row the database can never take stops being retried).
+memory whose text changed or that was forgotten meanwhile; a job no longer leased by this
+worker it settles only when the job still waits for the same model, the memory's text is
+the one embedded and the vector is as long as the model's stored ones
+(:func:`recalld.store.semantic.completes`: adversarial pass d65, review of pass d65).
+Any other error is no outage: nothing is held, the batch is left to its lease, and its
+attempts count (a row the database can never take stops being retried).
 """
 
 from __future__ import annotations

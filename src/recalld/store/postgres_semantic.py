@@ -343,7 +343,10 @@ class PostgresSemantic:
                     "SELECT state, lease_owner, model FROM jobs WHERE id = %s FOR UPDATE",
                     (job.id,),
                 ).fetchone()
-                if held is None or not completes(held, worker_id, model, memory, digest):
+                # A vector of another length than the model's stored ones is refused without
+                # looking: each HNSW index of the model (ensure_index) casts every one of its
+                # rows to its own dimension, so building or updating one fails on it.
+                if held is None or not completes(held, worker_id, model, memory, digest, True):
                     continue
                 # The memory changed after the claim: its newer job embeds the new text.
                 if memory is not None and text_hash(*memory) == digest:

@@ -264,6 +264,13 @@ class SQLiteSemantic:
         def step(connection: apsw.Connection) -> int:
             completed = 0
             connection.execute("INSERT OR IGNORE INTO vector_models(name) VALUES (?)", (model,))
+            # One stored vector's length stands for the model's (the backfill drops those of
+            # another, see _drop_other_lengths): nothing else keeps a held vector of another
+            # dimension out of another worker's job (PostgreSQL's index per dimension does).
+            stored = connection.execute(
+                f"SELECT length(vector) FROM vector_rows WHERE model_id = {MODEL_ID} LIMIT 1",
+                {"model": model},
+            ).fetchone()
             for job, digest, vector in results:
                 held = connection.execute(
                     "SELECT state, lease_owner, model FROM jobs WHERE id = ?", (job.id,)
@@ -274,7 +281,8 @@ class SQLiteSemantic:
                     "SELECT title, content, place_name, key FROM memories WHERE seq = ?",
                     (job.seq,),
                 ).fetchone()
-                if not completes(held, worker_id, model, memory, digest):
+                agrees = stored is None or int(stored[0]) == len(vector)
+                if not completes(held, worker_id, model, memory, digest, agrees):
                     continue
                 # The memory changed after the claim: its newer job embeds the new text.
                 if memory is not None and text_hash(*memory) == digest:
