@@ -92,3 +92,23 @@ def test_what_reads_as_a_full_disk() -> None:
     )
     assert disk_full_reason(refused) == REFUSAL
     assert disk_full_reason(psycopg.OperationalError("Connection refused")) is None
+
+
+def test_a_name_holding_the_words_is_no_full_disk() -> None:
+    # Review of pass d65: a database or role named so (a typo'd URL) was answered
+    # disk_full, "free space on that server", for a login the server refused for another
+    # reason. The operating system's words end the server's message; a name is quoted.
+    for refusal in (
+        'database "No space left on device" does not exist',
+        'password authentication failed for user "No space left on device"',
+        'role "x: No space left on device" does not exist',
+    ):
+        refused = psycopg.OperationalError(
+            f'connection failed: connection to server at "db", port 5432 failed: FATAL:  {refusal}'
+        )
+        assert disk_full_reason(refused) is None, refusal
+    real = "could not write init file: No space left on device"
+    refused = psycopg.OperationalError(
+        f'connection failed: connection to server at "db", port 5432 failed: FATAL:  {real}\n'
+    )
+    assert disk_full_reason(refused) == real

@@ -10,9 +10,16 @@ every failed connection and cleared by every successful one, for
 :class:`~recalld.store.postgres_connection.PostgresDatabase` to say ``disk_full``
 instead (adversarial pass d65).
 
-The server sends no SQLSTATE with a refused connection, only its message, so the reason
-is read from the operating system's words for ``ENOSPC`` in it (the server's
-``lc_messages`` may translate the rest, not those).
+A refused connection's error carries no SQLSTATE (psycopg's ``sqlstate`` and ``diag``
+are empty: libpq keeps only the message), so the reason is read from the operating
+system's words for ``ENOSPC`` ending a line of it, as the server's ``%m`` ends its
+message (``could not write init file: No space left on device``); the same words inside
+a quoted name (a database or role so named) are no full disk (review of pass d65). A
+server whose ``lc_messages`` is not English has them translated too (the C library's
+``strerror``): its full disk is then said as ``database_unavailable``, as before, and
+so is one whose message names no reason (a bare ``could not write init file``, as older
+servers say): a full disk missed is a 503 to retry, another refusal taken for one would
+send the operator to free space that is there.
 """
 
 from __future__ import annotations
@@ -31,14 +38,11 @@ _DISK_FULL_WORDS = "No space left on device"
 def disk_full_reason(error: BaseException) -> str | None:
     """The server's line saying its disk is full, from a refused connection's ``error``
     (None: it was refused for another reason)."""
-    text = str(error)
-    if _DISK_FULL_WORDS not in text:
-        return None
-    for line in text.splitlines():
-        if _DISK_FULL_WORDS in line:
+    for line in str(error).splitlines():
+        if line.rstrip().endswith(f": {_DISK_FULL_WORDS}"):
             # "connection failed: connection to server at …, port … failed: FATAL:  …"
             return line.rpartition("FATAL:")[2].strip() or line.strip()
-    return None  # pragma: no cover - the words were on one of the lines
+    return None
 
 
 class Refusals:
