@@ -60,7 +60,9 @@ def test_a_lock_bound_stays_under_a_short_transaction_timeout(postgres_url: str)
     database = PostgresDatabase(postgres_url, max_size=1)
     try:
         assert database.read("SHOW lock_timeout") == [("1800ms",)]
-        assert database.lock_bound == (1.8, 2.0, "transaction_timeout")
+        with database.connection() as connection:
+            bound = database.lock_bound(connection)
+        assert bound == (1.8, 2.0, "the database's transaction_timeout")
     finally:
         database.close()
 
@@ -81,7 +83,8 @@ def test_a_longer_statement_timeout_leaves_the_lock_bound(postgres_url: str) -> 
     database = PostgresDatabase(postgres_url, max_size=1, retry_seconds=30.0)
     try:
         assert database.read("SHOW lock_timeout") == [("30s",)]
-        assert database.lock_bound is None
+        with database.connection() as connection:
+            assert database.lock_bound(connection) is None
     finally:
         database.close()
 
@@ -98,3 +101,64 @@ def test_a_lock_timeout_the_url_sets_is_kept_under_a_short_statement_timeout(
         assert database.read("SHOW lock_timeout") == [("5s",)]
     finally:
         database.close()
+
+
+def _lock_wait_message(database: PostgresDatabase, url: str) -> str:
+    with psycopg.connect(url, autocommit=True) as other_client:
+        other_client.execute("BEGIN")
+        other_client.execute("SELECT pg_advisory_xact_lock(4242)")
+        with pytest.raises(DatabaseBusyError) as caught:
+            database.write(
+                lambda connection: connection.execute("SELECT pg_advisory_xact_lock(4242)")
+            )
+        other_client.execute("ROLLBACK")
+    assert not isinstance(caught.value, StatementTimeoutError), caught.value
+    return str(caught.value)
+
+
+def test_a_lock_wait_names_the_bound_of_its_own_connection(postgres_url: str) -> None:
+    # Review of pass d65: one bound was kept for the whole pool, set by the first
+    # connection that lowered it, so once the database's statement_timeout was gone (a
+    # DBA's RESET, the connections opened after it waiting RECALLD_LOCK_RETRY_SECONDS)
+    # a lock wait still named a statement_timeout that no longer bounded it.
+    _database_sets(postgres_url, "statement_timeout", 900)
+    database = PostgresDatabase(postgres_url, max_size=1, retry_seconds=0.5)
+    try:
+        assert database.read("SHOW lock_timeout") == [("500ms",)]  # under it already
+        name = urlsplit(postgres_url).path.lstrip("/")
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" SET statement_timeout = 400')
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        assert database.read("SHOW lock_timeout") == [("360ms",)]  # a new connection
+        lowered = _lock_wait_message(database, postgres_url)
+        assert "0.36 s, under the database's statement_timeout of 0.4 s" in lowered, lowered
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" RESET statement_timeout')
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        assert database.read("SHOW lock_timeout") == [("500ms",)]
+        plain = _lock_wait_message(database, postgres_url)
+        assert "statement_timeout" not in plain, plain
+        assert "RECALLD_LOCK_RETRY_SECONDS = 0.5" in plain, plain
+    finally:
+        database.close()
+
+
+def test_a_lock_wait_names_a_role_s_statement_timeout_as_the_role_s(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        role = str(admin.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
+        name = urlsplit(postgres_url).path.lstrip("/")
+        admin.execute(f'ALTER ROLE "{role}" IN DATABASE "{name}" SET statement_timeout = 400')
+    database = PostgresDatabase(postgres_url, max_size=1, retry_seconds=5.0)
+    try:
+        message = _lock_wait_message(database, postgres_url)
+        assert "under the role's (in this database) statement_timeout of 0.4 s" in message
+    finally:
+        database.close()
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f'ALTER ROLE "{role}" IN DATABASE "{name}" RESET statement_timeout')

@@ -36,6 +36,7 @@ import logging
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -89,6 +90,13 @@ RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetecte
 # session: class 25, not operational, yet answered as a statement_timeout is (503
 # database_busy, retry). By SQLSTATE: psycopg 3.2 may predate the first's class.
 TIMED_OUT = frozenset({"25P04", "25P03"})
+# Whose a setting is, by pg_settings.source, as a lock wait's message names it.
+_SETTING_SOURCES = {
+    "database": "the database's",
+    "user": "the role's",
+    "database user": "the role's (in this database)",
+    "client": "the URL's",
+}
 
 # For one transaction (SET LOCAL): recalld's own long waits, for another process's
 # migration, index build or backfill, which may take minutes and are no other client's
@@ -193,10 +201,14 @@ class PostgresDatabase:
         self.display = redact_url(url)
         self._opener = OpeningProcess(self.display)
         self.retry_seconds = retry_seconds
-        # (lock bound, timeout, its name), in seconds, once a connection found the
-        # database's statement_timeout (or transaction_timeout) shorter than
-        # retry_seconds (see _below_statement_timeout).
-        self.lock_bound: tuple[float, float, str] | None = None
+        # Each pooled connection's (lock bound, timeout, whose timeout), in seconds, when
+        # its statement_timeout (or transaction_timeout) was shorter than retry_seconds
+        # (see _below_statement_timeout). Per connection: one pool may hold connections
+        # opened before and after a DBA changed the setting, and one bound for them all
+        # named a timeout that was gone (review of pass d65).
+        self._lock_bounds: weakref.WeakKeyDictionary[Connection, tuple[float, float, str]] = (
+            weakref.WeakKeyDictionary()
+        )
         parameters = parse_url(url)
         self._connect_timeout = connect_timeout
         # What the URL does not set: a connection whose server or network is gone is
@@ -354,19 +366,26 @@ class PostgresDatabase:
         settings = {str(name): (int(value), str(source)) for name, value, source in rows}
         lock, source = settings.get("lock_timeout", (0, "client"))
         cuts = [
-            (settings[name][0], name)
+            (settings[name][0], name, settings[name][1])
             for name in ("statement_timeout", "transaction_timeout")
             if name in settings and settings[name][0] > 0
         ]
         if not cuts or source == "client":
             return
-        shortest, name = min(cuts)
+        shortest, name, whose = min(cuts)
         if 0 < lock < shortest:
             return
         # A tenth of it left for the statement's own work before and after the wait.
         lowered = max(1, shortest * 9 // 10)
         connection.execute("SELECT set_config('lock_timeout', %s, false)", (str(lowered),))
-        self.lock_bound = (lowered / 1000, shortest / 1000, name)
+        owner = _SETTING_SOURCES.get(whose, "the server's")
+        self._lock_bounds[connection] = (lowered / 1000, shortest / 1000, f"{owner} {name}")
+
+    def lock_bound(self, connection: Connection) -> tuple[float, float, str] | None:
+        """``connection``'s lock bound, the shorter timeout it keeps under and whose
+        that timeout is (``the database's statement_timeout``), in seconds; None when
+        ``RECALLD_LOCK_RETRY_SECONDS`` (or the URL's ``lock_timeout``) bounds its waits."""
+        return self._lock_bounds.get(connection)
 
     def _check(self, connection: Connection) -> None:
         """The pool's check of a connection before it is lent out (one round trip)."""
@@ -424,18 +443,17 @@ class PostgresDatabase:
             " off for the database and role"
         )
 
-    def _busy(self, error: psycopg.Error) -> DatabaseBusyError:
-        """A statement the server cut (a lock wait past ``lock_timeout``, a
-        ``statement_timeout``, a ``transaction_timeout``): nothing was written."""
+    def _busy(self, error: psycopg.Error, connection: Connection | None) -> DatabaseBusyError:
+        """A statement the server cut on ``connection`` (a lock wait past
+        ``lock_timeout``, a ``statement_timeout``, a ``transaction_timeout``): nothing was
+        written."""
         reason = self._primary(error)
         if isinstance(error, psycopg.errors.LockNotAvailable):
             bound = f"RECALLD_LOCK_RETRY_SECONDS = {self.retry_seconds:g}"
-            if self.lock_bound is not None:
-                lowered, timeout, name = self.lock_bound
-                bound = (
-                    f"{lowered:g} s, under the database's {name} of {timeout:g} s;"
-                    f" {bound} otherwise"
-                )
+            lowered_bound = None if connection is None else self.lock_bound(connection)
+            if lowered_bound is not None:
+                lowered, timeout, name = lowered_bound
+                bound = f"{lowered:g} s, under {name} of {timeout:g} s; {bound} otherwise"
             return DatabaseBusyError(
                 f"{self.display} kept a lock recalld needed held by another client for"
                 f" longer than the lock timeout ({bound}, unless the URL's options set"
@@ -480,12 +498,14 @@ class PostgresDatabase:
         server is there and rolled the work back, not that it is unavailable.
         """
         self._opener.check()  # a forked child would talk on its parent's sockets
+        lent: Connection | None = None  # whose lock bound a lock wait's message names
         try:
             with (
                 self._pool.connection() as connection,
                 self._lending(),
                 self._watchdog.watching(connection),
             ):
+                lent = connection
                 yield connection
         except PoolTimeout as error:
             self._refused_for_disk_full()
@@ -514,12 +534,12 @@ class PostgresDatabase:
         except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as error:
             # Operational errors too, but the server is there and answered: the work
             # took too long, not the server gone (which a retry at once would find).
-            raise self._busy(error) from None
+            raise self._busy(error, lent) from None
         except psycopg.OperationalError as error:
             raise self._unavailable(error) from None
         except psycopg.Error as error:
             if error.sqlstate in TIMED_OUT:
-                raise self._busy(error) from None
+                raise self._busy(error, lent) from None
             if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
                 raise DatabaseReadOnlyError(self._read_only(error)) from None
             if isinstance(error, psycopg.errors.InsufficientPrivilege):
