@@ -96,3 +96,23 @@ def test_until_idle_says_read_only_while_it_waits(caplog: pytest.LogCaptureFixtu
     with caplog.at_level(logging.WARNING, logger="recalld.worker_outage"):
         assert until_idle_delay(1, READ_ONLY, 1.0, stopping=False) == 2.0
     assert "the database is read-only (1 in a row)" in caplog.text
+
+
+def test_a_search_answers_while_the_database_takes_no_writes(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass d65: a search's catch-up (embedding what waits, a write) on a server
+    # read-only for a while (a failover's standby phase) failed the search, a read, with
+    # the read-only error; it answers from what is indexed, as under another's lock.
+    settings = semantic_settings(db_path, graph_extractor="none", recall_catch_up=10)
+    embedder = RecordingEmbedder()
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("Alice lives in Paris")
+
+        def refused(*arguments: Any) -> Any:
+            raise READ_ONLY
+
+        monkeypatch.setattr(service.store.semantic, "claim_for_recall", refused)
+        hits = service.search("Alice")
+        assert [hit.memory.content for hit in hits] == ["Alice lives in Paris"]
+        assert service.get(hits[0].memory.id).index_state == "queued"  # nothing stored
