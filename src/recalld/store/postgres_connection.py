@@ -95,7 +95,7 @@ _SETTING_SOURCES = {
     "database": "the database's",
     "user": "the role's",
     "database user": "the role's (in this database)",
-    "client": "the URL's",
+    "client": "the connection's (URL options, PGOPTIONS)",
 }
 
 # For one transaction (SET LOCAL): recalld's own long waits, for another process's
