@@ -79,3 +79,22 @@ def test_a_connection_string_given_to_migrate_copies_nothing_and_shows_no_passwo
     assert f"{option.removeprefix('--')}: is a key=value connection string" in said, said
     assert SECRET not in said
     assert sorted(os.listdir(tmp_path)) == before
+
+
+def test_a_file_named_like_a_connection_string_is_opened_through_its_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A SQLite file literally named `user=me.db` was refused with no way named to open
+    # it; `./user=me.db` is a path and opens it (adversarial pass d65).
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RECALLD_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["--db", "user=me.db", "remember", "a memory"])
+    assert refused.exit_code != 0
+    said = f"{refused.output}{refused.exception}"
+    assert "./user=me.db" in said, said
+    assert not (tmp_path / "user=me.db").exists()
+    written = runner.invoke(cli, ["--db", "./user=me.db", "remember", "a memory"])
+    assert written.exit_code == 0, written.output
+    assert (tmp_path / "user=me.db").is_file()

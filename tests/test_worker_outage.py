@@ -5,7 +5,7 @@ worker stops, and never stored for a memory edited or forgotten meanwhile."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -14,11 +14,11 @@ from recalld.embeddings.hashing import HashingEmbedder
 from recalld.errors import DatabaseUnavailableError
 from recalld.service import MemoryService
 from recalld.store.factory import open_store
-from recalld.store.semantic import Job, embedding_text, encode_vector
+from recalld.store.semantic import Job, embedding_text, encode_vector, text_hash
 from recalld.worker import Worker
 from recalld.worker_outage import longest_step_gap
 from tests.conftest import FakeClock
-from tests.semantic_support import RecordingEmbedder, StoreOutage, semantic_settings
+from tests.semantic_support import NamedEmbedder, RecordingEmbedder, StoreOutage, semantic_settings
 
 
 def _service(database: Path | str, clock: FakeClock, embedder: RecordingEmbedder) -> MemoryService:
@@ -224,3 +224,111 @@ def test_held_jobs_are_handed_back_earlier_than_a_lock_wait_and_a_back_off_befor
         with pytest.raises(DatabaseUnavailableError):
             holding.run_once()
         assert service.status().queue == {"queued": 1, "running": 0, "done": 0, "failed": 0}
+
+
+def test_a_vector_held_past_the_lease_settles_the_job_another_worker_took(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Adversarial pass d65: the database down longer than the lease refused the hand-back
+    # too, so the job was left to its lease; another worker claimed it once the database
+    # was back (an attempt counted) and the holding worker's vector, made from the same
+    # text, was thrown away: the other worker embedded it again, and with its attempts
+    # used up the memory failed for good. The held vector now settles the job.
+    embedder = RecordingEmbedder()
+    with _service(any_database, clock, embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        outage = StoreOutage(service, monkeypatch)
+        semantic = service.store.semantic
+
+        def refused(worker_id: str, jobs: list[Job], now: datetime) -> int:
+            raise DatabaseUnavailableError("the database at db is unavailable")
+
+        monkeypatch.setattr(semantic, "release_jobs", refused)
+        holding = service.new_worker(worker_id="holding")
+        _held_past_the_lease(service, holding, clock)
+        outage.on = False
+        lease_until = clock() + timedelta(seconds=service.settings.worker_lease_seconds)
+        [taken] = semantic.claim_jobs("other", embedder.name, 8, clock(), lease_until, 2)
+        assert taken.attempts == 2  # the other worker's claim counted one
+        assert holding.run_once() == 1  # the held vector, stored
+        assert service.get(receipt.id).index_state == "indexed"
+        assert _vectors(service, embedder) == _vector_of("Alice lives in Paris")
+        assert service.status().queue == {"queued": 0, "running": 0, "done": 1, "failed": 0}
+        assert embedder.texts == ["Alice lives in Paris"]  # embedded once
+        # The other worker's result finds the job settled, and its failure fails nothing.
+        holding_vector = _vector_of("Alice lives in Paris")[0]
+        digest = text_hash(None, "Alice lives in Paris")
+        assert (
+            semantic.complete_jobs(
+                "other", embedder.name, [(taken, digest, holding_vector)], 64, clock()
+            )
+            == 0
+        )
+        semantic.retry_job("other", taken, "gave up", clock(), None)
+        assert service.get(receipt.id).index_state == "indexed"
+
+
+def test_a_held_vector_of_an_older_text_settles_no_job_another_worker_took(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The memory was edited after the lease ran out: the held vector is of the old text
+    # and must neither be stored nor settle the job another worker took.
+    embedder = RecordingEmbedder()
+    with _service(any_database, clock, embedder) as service:
+        receipt = service.remember("Alice lives in Paris")
+        outage = StoreOutage(service, monkeypatch)
+        semantic = service.store.semantic
+
+        def refused(worker_id: str, jobs: list[Job], now: datetime) -> int:
+            raise DatabaseUnavailableError("the database at db is unavailable")
+
+        monkeypatch.setattr(semantic, "release_jobs", refused)
+        holding = service.new_worker(worker_id="holding")
+        _held_past_the_lease(service, holding, clock)
+        outage.on = False
+        service.update(receipt.id, content="Alice lives in Oslo")
+        lease_until = clock() + timedelta(seconds=service.settings.worker_lease_seconds)
+        semantic.claim_jobs("other", embedder.name, 8, clock(), lease_until, 5)
+        holding.run_once()
+        assert _vectors(service, embedder) == []
+        # Both jobs (the held one and the edit's) still the other worker's to settle.
+        assert service.status().queue["running"] == 2
+
+
+def test_a_vector_held_past_the_lease_settles_no_job_of_a_model_now_another_length(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass d65: a model served under the same name with another dimension, whose
+    # worker took the jobs, had the held vector (of the old length) stored among its own.
+    # (On PostgreSQL the model's index per dimension refuses it: this is SQLite's.)
+    embedder = NamedEmbedder("shared", 64)
+    settings = semantic_settings(db_path, graph_extractor="none", worker_max_attempts=5)
+    with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
+        service.remember("Alice lives in Paris")
+        service.remember("Bob lives in Rome")
+        outage = StoreOutage(service, monkeypatch)
+        semantic = service.store.semantic
+
+        def refused(worker_id: str, jobs: list[Job], now: datetime) -> int:
+            raise DatabaseUnavailableError("the database at db is unavailable")
+
+        monkeypatch.setattr(semantic, "release_jobs", refused)
+        holding = service.new_worker(worker_id="holding")
+        _held_past_the_lease(service, holding, clock)
+        outage.on = False
+        lease_until = clock() + timedelta(seconds=settings.worker_lease_seconds)
+        taken = semantic.claim_jobs("other", "shared", 8, clock(), lease_until, 5)
+        [bob] = [job for job in taken if job.content == "Bob lives in Rome"]
+        shorter = HashingEmbedder(32).embed_batch([embedding_text(None, bob.content)])[0]
+        digest = text_hash(None, bob.content)
+        assert (
+            semantic.complete_jobs(
+                "other", "shared", [(bob, digest, encode_vector(shorter))], 32, clock()
+            )
+            == 1
+        )
+        assert holding.run_once() == 0  # neither held vector settles a job now
+        lengths = {len(row[2]) for row in semantic.vector_rows("shared", 0, 10)}
+        assert lengths == {len(encode_vector(shorter))}
+        # Alice's job is still the other worker's, to be settled with its own vector.
+        assert service.status().queue["running"] == 1

@@ -62,7 +62,8 @@ def without_location(message: str) -> str:
 CONNINFO_REFUSED = (
     "is a key=value connection string (host=..., dbname=...), which recalld does"
     " not read as a database: give a postgresql:// URL"
-    " (postgresql://user:password@host:port/dbname), or a file path"
+    " (postgresql://user:password@host:port/dbname), or a file path (a SQLite file whose"
+    " name begins so is given with its directory: ./user=me.db)"
 )
 
 

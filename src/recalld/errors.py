@@ -10,6 +10,7 @@
     ├── StorageError      the database failed (unwritable path, corrupt file, lock timeout)
     │   ├── DiskFullError the disk holding the database is full
     │   ├── DatabaseUnavailableError   the database server cannot be reached (yet)
+    │   ├── DatabaseReadOnlyError   the PostgreSQL server takes no writes (a hot standby)
     │   └── DatabaseBusyError   the server is there but did not do the work in time
     │       ├── StatementTimeoutError   the server's timeout cut recalld's statement
     │       └── DatabaseLockedError     another connection held SQLite's write lock too long
@@ -29,6 +30,7 @@ __all__ = [
     "ConflictError",
     "DatabaseBusyError",
     "DatabaseLockedError",
+    "DatabaseReadOnlyError",
     "DatabaseUnavailableError",
     "DiskFullError",
     "EmbedderUnavailableError",
@@ -106,6 +108,16 @@ class DatabaseUnavailableError(StorageError):
     """The database server cannot be reached (down, restarting, refusing connections).
 
     Transient: the same request succeeds once the server is back (HTTP 503).
+    """
+
+
+class DatabaseReadOnlyError(StorageError):
+    """The PostgreSQL server recalld reached takes no writes: a hot standby (a failover
+    not finished, or a URL naming a replica), or ``default_transaction_read_only`` set
+    for the database or role. Nothing was written; the message says what to change.
+
+    No fault of the work: the worker holds its results, as through an outage, and
+    stores them once the server takes writes again.
     """
 
 

@@ -26,7 +26,7 @@ from typing import Literal
 from recalld._time import Clock
 from recalld.config import Settings
 from recalld.embeddings.base import Embedder
-from recalld.errors import DatabaseBusyError, ValidationError
+from recalld.errors import DatabaseBusyError, DatabaseReadOnlyError, ValidationError
 from recalld.graph.extractor import Extractor, ExtractorSetup, create_extractor
 from recalld.intentions.timing import parse_zone
 from recalld.model import (
@@ -200,12 +200,14 @@ class Indexing:
         with self._catch_up_lock, writing_briefly():
             try:
                 embedded = self._catch_up_worker.embed_for_recall(namespaces, limit)
-            except DatabaseBusyError as error:
+            except (DatabaseBusyError, DatabaseReadOnlyError) as error:
                 # Another process's write held the lock (a second at most: writing_briefly;
                 # on PostgreSQL, another client's lock or a full pool)
                 # between the claim and the vectors' commit: the vectors are held (stored
                 # by the next catch-up, handed back at close) and this recall, a read,
                 # answers from what is indexed rather than fail (adversarial pass a64).
+                # So does one on a server taking no writes for a while (a failover's
+                # standby phase): every search failed while it lasted (review of pass d65).
                 logger.warning("a recall's catch-up could not store its vectors: %s", error)
                 return 0
         if embedded is not None:

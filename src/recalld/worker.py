@@ -6,7 +6,9 @@ One :class:`Worker` runs either as a thread of a long-running process
 workers may share one database: each claim leases a batch of jobs atomically
 (``BEGIN IMMEDIATE`` on SQLite, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL), a
 crashed worker's jobs are taken over once their lease expires, and completing
-a job checks the lease is still held, so no job is completed twice.
+a job checks the lease is still held (or, for a worker that held its results through
+an outage longer than the lease, that the job still waits and its memory's text is the
+one embedded), so no job is completed twice.
 
 A failing batch is retried one text at a time, so one poison memory fails
 alone; each failure is recorded on its job (``last_error``) and retried with
@@ -54,13 +56,13 @@ from recalld.graph.types import Extraction
 from recalld.store.base import Store, shared_between_threads
 from recalld.store.graph import GraphJob
 from recalld.store.semantic import (
-    VECTOR_BYTES,
     Job,
     WorkerRecord,
     embedding_text,
     encode_vector,
     text_hash,
 )
+from recalld.worker_dimension import known_dimension
 from recalld.worker_housekeeping import MAINTENANCE_INTERVAL_SECONDS, tidy
 from recalld.worker_outage import (
     DATABASE_AWAY,
@@ -269,53 +271,10 @@ class Worker:
         return queued
 
     def _known_dimension(self) -> int | None:
-        """The embedder's dimension, for the backfill to re-embed vectors of another
-        length stored under its name; None when it cannot say now (an http endpoint
-        asked for it is down: its jobs then fail and retry as usual), or when the stored
-        vectors are of another length and a real embedding does not bear that dimension
-        out (a wrong RECALLD_EMBEDDER_DIMENSION: dropping them on its word deleted every
-        vector a rightly configured process had made, then failed every job)."""
+        """The embedder's dimension for the backfill (see
+        :func:`recalld.worker_dimension.known_dimension`)."""
         assert self._embedder is not None
-        try:
-            claimed = self._embedder.dimension
-        except EmbeddingError as error:
-            logger.warning("the embedder's dimension is unknown for now: %s", error)
-            return None
-        model = self._embedder.name
-        first = self._store.semantic.vector_rows(model, 0, 1)
-        if not first or len(first[0][2]) == claimed * VECTOR_BYTES:
-            return claimed  # nothing of another length to drop
-        stored = len(first[0][2]) // VECTOR_BYTES
-        try:
-            actual = np.asarray(self._embedder.embed_batch(["dimension check"])).shape[-1]
-        except EmbeddingError as error:
-            logger.warning(
-                "the stored %s vectors are %d long, the embedder says %d; kept until an"
-                " embedding shows its length: %s",
-                model,
-                stored,
-                claimed,
-                error,
-            )
-            return None
-        if actual != claimed:
-            logger.error(
-                "embedder %s says its dimension is %d but embeds %d numbers a text"
-                " (RECALLD_EMBEDDER_DIMENSION): its stored vectors (%d long) are kept",
-                model,
-                claimed,
-                actual,
-                stored,
-            )
-            return None
-        logger.warning(
-            "the stored %s vectors are %d long and the embedder's %d (a model served under"
-            " the same name with another dimension): they are dropped and re-embedded",
-            model,
-            stored,
-            claimed,
-        )
-        return claimed
+        return known_dimension(self._store, self._embedder)
 
     def run_once(self) -> int:
         """Claim one batch of each kind and process them; returns how many jobs it claimed.

@@ -3,7 +3,8 @@ PostgreSQL restart, another process holding SQLite's write lock): results held f
 next step, jobs handed back past their lease.
 
 A batch's vectors (or extractions) are computed, and storing them fails with
-:class:`~recalld.errors.DiskFullError`, :class:`~recalld.errors.DatabaseUnavailableError`
+:class:`~recalld.errors.DiskFullError`, :class:`~recalld.errors.DatabaseUnavailableError`,
+a :class:`~recalld.errors.DatabaseReadOnlyError` (a hot standby: adversarial pass d65),
 or a :class:`~recalld.errors.DatabaseBusyError` other than a statement timeout (another
 client's lock on PostgreSQL, a full pool: review of pass b64; SQLite's write lock held
 past ``RECALLD_LOCK_RETRY_SECONDS``, :class:`~recalld.errors.DatabaseLockedError`:
@@ -28,9 +29,12 @@ A held result is never stored after its job was handed back: the results are dro
 the release returns, and each step stores (or fails on) what it holds before it claims,
 so a job handed back, reused by an edit (see ``queue_again``) and claimed again by this
 same worker id is embedded from the new text. The store's ``complete_jobs`` also skips a
-job no longer leased by this worker, and a memory whose text changed or that was
-forgotten meanwhile. Any other error is no outage: nothing is held, the batch is left to
-its lease, and its attempts count (a row the database can never take stops being retried).
+memory whose text changed or that was forgotten meanwhile; a job no longer leased by this
+worker it settles only when the job still waits for the same model, the memory's text is
+the one embedded and the vector is as long as the model's stored ones
+(:func:`recalld.store.semantic.completes`: adversarial pass d65, review of pass d65).
+Any other error is no outage: nothing is held, the batch is left to its lease, and its
+attempts count (a row the database can never take stops being retried).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from recalld.errors import (
     DatabaseBusyError,
+    DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
     StatementTimeoutError,
@@ -72,8 +77,11 @@ UNTIL_IDLE_DATABASE_TRIES = 8
 # What `recalld worker --until-idle` waits out: a database server away, or busy with
 # another's work (another process holding SQLite's write lock past
 # RECALLD_LOCK_RETRY_SECONDS, another client's lock or a full pool on PostgreSQL: it ended
-# the run); a statement timeout is raised again by until_idle_delay (the batch's own size).
-DATABASE_AWAY = (DatabaseUnavailableError, DatabaseBusyError)
+# the run), or taking no writes for a while (a failover's standby phase: it ended the run
+# at once, the held results dropped, review of pass d65; a server read-only for good is
+# refused when recalld opens it); a statement timeout is raised again by until_idle_delay
+# (the batch's own size).
+DATABASE_AWAY = (DatabaseUnavailableError, DatabaseBusyError, DatabaseReadOnlyError)
 
 
 class _Leased(Protocol):
@@ -92,7 +100,12 @@ def is_outage(error: BaseException) -> bool:
     size: no outage, its attempts count (review of pass b64)."""
     if isinstance(error, StatementTimeoutError):
         return False
-    return isinstance(error, DiskFullError | DatabaseUnavailableError | DatabaseBusyError)
+    # A server that takes no writes (a hot standby mid-failover) is none of the batch's
+    # fault either: its results were dropped and its attempts counted (adversarial pass d65).
+    return isinstance(
+        error,
+        DiskFullError | DatabaseUnavailableError | DatabaseBusyError | DatabaseReadOnlyError,
+    )
 
 
 @dataclass
@@ -261,12 +274,12 @@ def until_idle_delay(
     failures: int, error: StorageError, poll_seconds: float, stopping: bool
 ) -> float:
     """How long ``recalld worker --until-idle`` waits after its ``failures``-th step in a
-    row that found the database away (PostgreSQL restarting, a failover) or busy with
-    another's work (:data:`DATABASE_AWAY`): doubling from twice ``worker_poll_seconds`` up
-    to a minute, as :meth:`Worker.run_forever` does. Raises ``error`` at the
-    ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes, more the lock waits), once the
-    worker is stopping, or at once for a statement timeout (the batch's own size: waiting
-    would not help) (adversarial passes d63, a64, b64)."""
+    row that found the database away (PostgreSQL restarting, a failover), busy with
+    another's work or read-only (:data:`DATABASE_AWAY`): doubling from twice
+    ``worker_poll_seconds`` up to a minute, as :meth:`Worker.run_forever` does. Raises
+    ``error`` at the ``UNTIL_IDLE_DATABASE_TRIES``-th (about three minutes, more the lock
+    waits), once the worker is stopping, or at once for a statement timeout (the batch's
+    own size: waiting would not help) (adversarial passes d63, a64, b64)."""
     if (
         failures >= UNTIL_IDLE_DATABASE_TRIES
         or stopping
@@ -274,9 +287,15 @@ def until_idle_delay(
     ):
         raise error
     delay = min(poll_seconds * float(2 ** min(failures, 16)), FAILURE_BACKOFF_MAX_SECONDS)
+    if isinstance(error, DatabaseBusyError):
+        state = "busy"
+    elif isinstance(error, DatabaseReadOnlyError):
+        state = "read-only"
+    else:
+        state = "unavailable"
     logger.warning(
         "the database is %s (%d in a row), retrying in %.1f s: %s",
-        "busy" if isinstance(error, DatabaseBusyError) else "unavailable",
+        state,
         failures,
         delay,
         error,

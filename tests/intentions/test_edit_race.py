@@ -10,7 +10,7 @@ import pytest
 
 from recalld.config import Settings
 from recalld.service import MemoryService
-from recalld.store.postgres import _Transaction
+from recalld.store.postgres_transaction import PostgresTransaction
 from tests.conftest import FakeClock
 from tests.store.postgres_interleaving import waiting_on_a_lock
 
@@ -35,9 +35,9 @@ def test_a_reminder_fired_during_an_edit_of_its_action_is_queued_with_the_edit(
             clock.advance(3600)
         edited = threading.Event()
         fired = threading.Event()
-        replace = _Transaction.replace
+        replace = PostgresTransaction.replace
 
-        def replace_then_hold(self: _Transaction, *arguments: Any) -> Any:
+        def replace_then_hold(self: PostgresTransaction, *arguments: Any) -> Any:
             # Keep the edit's transaction open until the firing has run, or waits for it.
             result = replace(self, *arguments)
             edited.set()
@@ -46,7 +46,7 @@ def test_a_reminder_fired_during_an_edit_of_its_action_is_queued_with_the_edit(
                     break
             return result
 
-        monkeypatch.setattr(_Transaction, "replace", replace_then_hold)
+        monkeypatch.setattr(PostgresTransaction, "replace", replace_then_hold)
         editing = threading.Thread(
             target=lambda: memory.update(memory_id, content="tell Anna the door code")
         )

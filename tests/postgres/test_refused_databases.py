@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import DiskFullError, StorageError
+from recalld.errors import DatabaseReadOnlyError, DiskFullError, StorageError
 from recalld.service import MemoryService
 from recalld.store.postgres_scrub import MAY_NOT_VACUUM, MAY_NOT_VACUUM_17, VACUUM_TABLES
 from tests.postgres_server import LocalPostgres
@@ -41,6 +41,8 @@ def test_a_read_only_database_is_named_as_such(
     assert "default_transaction_read_only off" in message
     assert "ReadOnlySqlTransaction" not in message
     assert postgres_server.password not in message
+    # Its own class, which the worker holds its results through (adversarial pass d65).
+    assert isinstance(caught.value, DatabaseReadOnlyError)
 
 
 def test_a_role_that_may_not_create_tables_is_named_with_the_grant(

@@ -36,6 +36,7 @@ import logging
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -51,6 +52,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from recalld._location import redact_url, url_secrets
 from recalld.errors import (
     DatabaseBusyError,
+    DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
     StatementTimeoutError,
@@ -58,6 +60,7 @@ from recalld.errors import (
     ValidationError,
 )
 from recalld.store.postgres_json import dumps as json_dumps
+from recalld.store.postgres_refusals import Refusals
 from recalld.store.postgres_watchdog import Watchdog
 from recalld.store.process import OpeningProcess
 
@@ -87,6 +90,13 @@ RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetecte
 # session: class 25, not operational, yet answered as a statement_timeout is (503
 # database_busy, retry). By SQLSTATE: psycopg 3.2 may predate the first's class.
 TIMED_OUT = frozenset({"25P04", "25P03"})
+# Whose a setting is, by pg_settings.source, as a lock wait's message names it.
+_SETTING_SOURCES = {
+    "database": "the database's",
+    "user": "the role's",
+    "database user": "the role's (in this database)",
+    "client": "the connection's (URL options, PGOPTIONS)",
+}
 
 # For one transaction (SET LOCAL): recalld's own long waits, for another process's
 # migration, index build or backfill, which may take minutes and are no other client's
@@ -191,6 +201,14 @@ class PostgresDatabase:
         self.display = redact_url(url)
         self._opener = OpeningProcess(self.display)
         self.retry_seconds = retry_seconds
+        # Each pooled connection's (lock bound, timeout, whose timeout), in seconds, when
+        # its statement_timeout (or transaction_timeout) was shorter than retry_seconds
+        # (see _below_statement_timeout). Per connection: one pool may hold connections
+        # opened before and after a DBA changed the setting, and one bound for them all
+        # named a timeout that was gone (review of pass d65).
+        self._lock_bounds: weakref.WeakKeyDictionary[Connection, tuple[float, float, str]] = (
+            weakref.WeakKeyDictionary()
+        )
         parameters = parse_url(url)
         self._connect_timeout = connect_timeout
         # What the URL does not set: a connection whose server or network is gone is
@@ -208,6 +226,9 @@ class PostgresDatabase:
         }
         parameters = {**defaults, **parameters}
         self._parameters = parameters
+        # Why the server refused the last new connection, if for a full disk (see
+        # postgres_refusals): said as such when the pool then has none to lend.
+        self._refusals = Refusals()
         self._prepare()
         # A server that stops answering but keeps its sockets open (stopped, hung): see
         # postgres_watchdog.
@@ -219,6 +240,7 @@ class PostgresDatabase:
         self._lent_lock = threading.Lock()
         self._pool = ConnectionPool(
             kwargs={**parameters, "autocommit": True},
+            connection_class=self._refusals.connection_class(),
             min_size=min_size,
             max_size=self._max_size,
             configure=self._configure,
@@ -233,6 +255,7 @@ class PostgresDatabase:
         except PoolTimeout as error:
             self._pool.close()
             self._watchdog.close()
+            self._refused_for_disk_full()
             raise DatabaseUnavailableError(
                 f"cannot connect to {self.display} within {connect_timeout:g} s"
             ) from error
@@ -245,11 +268,28 @@ class PostgresDatabase:
         try:
             connection: Connection = psycopg.connect(**self._parameters, autocommit=autocommit)
         except psycopg.OperationalError as error:
+            self._refusals.record(error)
+            self._refused_for_disk_full()
             raise DatabaseUnavailableError(
                 f"cannot connect to {self.display}: {_scrub(str(error), self.url)}"
             ) from None
+        self._refusals.record(None)
         set_json_dumps(json_dumps, connection)
         return connection
+
+    def _refused_for_disk_full(self) -> None:
+        """Raise :class:`DiskFullError` when the server refused the last new connection
+        for its full disk: "unavailable, retry shortly" sent the operator looking for a
+        server that was there, and the disk is what to free (adversarial pass d65)."""
+        reason = self._refusals.disk_full
+        if reason is None:
+            return
+        logger.error("%s refuses new connections: %s", self.display, _scrub(reason, self.url))
+        raise DiskFullError(
+            "the disk of the database server is full: it refuses new connections, and"
+            " nothing was written. Free space on that server (recalld's log names the"
+            " database)"
+        )
 
     def _prepare(self) -> None:
         """Check the server once before the pool opens: reachable, recent, with pgvector."""
@@ -309,6 +349,43 @@ class PostgresDatabase:
                 " WHERE name = 'lock_timeout' AND source <> 'client'",
                 (str(lock_timeout_milliseconds(self.retry_seconds)),),
             )
+            self._below_statement_timeout(connection)
+
+    def _below_statement_timeout(self, connection: Connection) -> None:
+        """Keep the lock bound under a shorter ``statement_timeout`` (or PostgreSQL 17's
+        ``transaction_timeout``) the database, role or URL sets: a lock wait then ends as
+        one (:class:`DatabaseBusyError`, another client's lock, which the worker waits out
+        holding its results), not as the statement timing out
+        (:class:`StatementTimeoutError`, the work's own fault, which counts an attempt
+        against a batch that only waited). A ``lock_timeout`` the connection asked for
+        itself is kept."""
+        rows = connection.execute(
+            "SELECT name, setting::bigint, source FROM pg_settings WHERE name IN"
+            " ('statement_timeout', 'transaction_timeout', 'lock_timeout')"
+        ).fetchall()
+        settings = {str(name): (int(value), str(source)) for name, value, source in rows}
+        lock, source = settings.get("lock_timeout", (0, "client"))
+        cuts = [
+            (settings[name][0], name, settings[name][1])
+            for name in ("statement_timeout", "transaction_timeout")
+            if name in settings and settings[name][0] > 0
+        ]
+        if not cuts or source == "client":
+            return
+        shortest, name, whose = min(cuts)
+        if 0 < lock < shortest:
+            return
+        # A tenth of it left for the statement's own work before and after the wait.
+        lowered = max(1, shortest * 9 // 10)
+        connection.execute("SELECT set_config('lock_timeout', %s, false)", (str(lowered),))
+        owner = _SETTING_SOURCES.get(whose, "the server's")
+        self._lock_bounds[connection] = (lowered / 1000, shortest / 1000, f"{owner} {name}")
+
+    def lock_bound(self, connection: Connection) -> tuple[float, float, str] | None:
+        """``connection``'s lock bound, the shorter timeout it keeps under and whose
+        that timeout is (``the database's statement_timeout``), in seconds; None when
+        ``RECALLD_LOCK_RETRY_SECONDS`` (or the URL's ``lock_timeout``) bounds its waits."""
+        return self._lock_bounds.get(connection)
 
     def _check(self, connection: Connection) -> None:
         """The pool's check of a connection before it is lent out (one round trip)."""
@@ -366,17 +443,23 @@ class PostgresDatabase:
             " off for the database and role"
         )
 
-    def _busy(self, error: psycopg.Error) -> DatabaseBusyError:
-        """A statement the server cut (a lock wait past ``lock_timeout``, a
-        ``statement_timeout``, a ``transaction_timeout``): nothing was written."""
+    def _busy(self, error: psycopg.Error, connection: Connection | None) -> DatabaseBusyError:
+        """A statement the server cut on ``connection`` (a lock wait past
+        ``lock_timeout``, a ``statement_timeout``, a ``transaction_timeout``): nothing was
+        written."""
         reason = self._primary(error)
         if isinstance(error, psycopg.errors.LockNotAvailable):
+            bound = f"RECALLD_LOCK_RETRY_SECONDS = {self.retry_seconds:g}"
+            lowered_bound = None if connection is None else self.lock_bound(connection)
+            if lowered_bound is not None:
+                lowered, timeout, name = lowered_bound
+                bound = f"{lowered:g} s, under {name} of {timeout:g} s; {bound} otherwise"
             return DatabaseBusyError(
                 f"{self.display} kept a lock recalld needed held by another client for"
-                f" longer than the lock timeout (RECALLD_LOCK_RETRY_SECONDS ="
-                f" {self.retry_seconds:g}, unless the URL's options set lock_timeout):"
-                f" nothing was written ({reason}). Look for what holds it (pg_locks,"
-                " pg_stat_activity: a LOCK TABLE, a long transaction), or raise the setting"
+                f" longer than the lock timeout ({bound}, unless the URL's options set"
+                f" lock_timeout): nothing was written ({reason}). Look for what holds it"
+                " (pg_locks, pg_stat_activity: a LOCK TABLE, a long transaction), or raise"
+                " the setting"
             )
         return StatementTimeoutError(
             f"{self.display} cut the statement before it finished ({reason}): nothing was"
@@ -415,14 +498,17 @@ class PostgresDatabase:
         server is there and rolled the work back, not that it is unavailable.
         """
         self._opener.check()  # a forked child would talk on its parent's sockets
+        lent: Connection | None = None  # whose lock bound a lock wait's message names
         try:
             with (
                 self._pool.connection() as connection,
                 self._lending(),
                 self._watchdog.watching(connection),
             ):
+                lent = connection
                 yield connection
         except PoolTimeout as error:
+            self._refused_for_disk_full()
             if self._lent >= self._max_size:
                 raise DatabaseBusyError(
                     f"all {self._max_size} connections of this process to {self.display}"
@@ -448,14 +534,14 @@ class PostgresDatabase:
         except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as error:
             # Operational errors too, but the server is there and answered: the work
             # took too long, not the server gone (which a retry at once would find).
-            raise self._busy(error) from None
+            raise self._busy(error, lent) from None
         except psycopg.OperationalError as error:
             raise self._unavailable(error) from None
         except psycopg.Error as error:
             if error.sqlstate in TIMED_OUT:
-                raise self._busy(error) from None
+                raise self._busy(error, lent) from None
             if isinstance(error, psycopg.errors.ReadOnlySqlTransaction):
-                raise StorageError(self._read_only(error)) from None
+                raise DatabaseReadOnlyError(self._read_only(error)) from None
             if isinstance(error, psycopg.errors.InsufficientPrivilege):
                 raise StorageError(self._not_permitted(error)) from None
             if _nul_refused(error):

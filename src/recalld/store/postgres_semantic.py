@@ -6,7 +6,8 @@
   that expired ``max_attempts`` times fails the job (as on SQLite). Completing
   a job locks its memory (``FOR NO KEY UPDATE``: completions and failures of one
   memory's jobs run one at a time, so the last one sets its index state) and then
-  the job, checks the lease is still held and the text unchanged, and stores the
+  the job, checks the lease is still held (or the job still waits, see
+  :func:`~recalld.store.semantic.completes`) and the text unchanged, and stores the
   vector, in one transaction.
 * **Vectors** are ``halfvec`` rows (float16, like SQLite's blobs). Each model
   gets a partial HNSW index (cosine) over ``embedding::halfvec(<dimension>)``
@@ -48,6 +49,7 @@ from recalld.store.semantic import (
     QueueCounts,
     VectorChanges,
     WorkerRecord,
+    completes,
     stale_vectors,
     text_hash,
 )
@@ -338,11 +340,13 @@ class PostgresSemantic:
                     (job.seq,),
                 ).fetchone()
                 held = connection.execute(
-                    "SELECT 1 FROM jobs WHERE id = %s AND state = 'running' AND lease_owner = %s"
-                    " FOR UPDATE",
-                    (job.id, worker_id),
+                    "SELECT state, lease_owner, model FROM jobs WHERE id = %s FOR UPDATE",
+                    (job.id,),
                 ).fetchone()
-                if held is None:
+                # A vector of another length than the model's stored ones is refused without
+                # looking: each HNSW index of the model (ensure_index) casts every one of its
+                # rows to its own dimension, so building or updating one fails on it.
+                if held is None or not completes(held, worker_id, model, memory, digest, True):
                     continue
                 # The memory changed after the claim: its newer job embeds the new text.
                 if memory is not None and text_hash(*memory) == digest:

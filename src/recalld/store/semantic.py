@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from recalld.model import Memory
 from recalld.store.base import Scope
+from recalld.store.sql import PENDING_JOB_STATES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "VectorChanges",
     "VectorSearch",
     "WorkerRecord",
+    "completes",
     "decode_stored_vectors",
     "decode_vectors",
     "embedding_text",
@@ -169,6 +171,42 @@ def text_hash(
     """A short digest of :func:`embedding_text`, stored with the vector to detect staleness."""
     embedded = embedding_text(title, content, place_name, key)
     return hashlib.blake2b(embedded.encode(), digest_size=12).hexdigest()
+
+
+def completes(
+    held: Sequence[Any],
+    worker_id: str,
+    model: str,
+    memory: Sequence[Any] | None,
+    digest: str,
+    length_agrees: bool,
+) -> bool:
+    """Whether a worker's result settles its job, ``held`` being the job's row now
+    ``(state, lease_owner, model)``, ``memory`` the memory's embedded fields (None: it
+    was forgotten) and ``length_agrees`` whether the vector is as long as the model's
+    stored ones (or none is stored).
+
+    The worker's own running job is settled (its vector stored only when ``digest`` is
+    still of the memory's text; else the newer job embeds the new text). A job another
+    worker claimed after this one's lease ran out, or handed back queued, is settled too
+    when it still waits for this model and the memory's text is the one embedded: a
+    database down longer than the lease left the worker holding the vector while another
+    worker's claim counted an attempt and embedded the text again, or while the hand-back
+    the database refused left the job to its lease (adversarial pass d65). A job reused
+    for an edited text (see ``queue_again``) is not, its text's hash being another; nor
+    is one whose model now makes vectors of another length (a model served under the
+    same name with another dimension, whose worker took the job: the held vector was
+    stored among the new ones, review of pass d65)."""
+    state, owner, job_model = held[0], held[1], held[2]
+    if state == "running" and owner == worker_id:
+        return True
+    return (
+        state in PENDING_JOB_STATES
+        and job_model == model
+        and length_agrees
+        and memory is not None
+        and text_hash(*memory) == digest
+    )
 
 
 def stale_vectors(rows: Iterable[Sequence[Any]]) -> list[int]:

@@ -3,7 +3,9 @@
 Claims are atomic because each runs inside ``BEGIN IMMEDIATE`` (one writer at a
 time across every process); a job is leased to one worker until
 ``lease_until`` and completing it checks the lease is still held, so a worker
-whose lease was taken over cannot complete the job a second time.
+whose lease was taken over cannot complete the job a second time (one that held its
+vector through an outage settles the job, once, if it still waits and the memory's text
+is the one embedded: :func:`recalld.store.semantic.completes`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from recalld.store.semantic import (
     QueueCounts,
     VectorChanges,
     WorkerRecord,
+    completes,
     stale_vectors,
     text_hash,
 )
@@ -261,10 +264,16 @@ class SQLiteSemantic:
         def step(connection: apsw.Connection) -> int:
             completed = 0
             connection.execute("INSERT OR IGNORE INTO vector_models(name) VALUES (?)", (model,))
+            # One stored vector's length stands for the model's (the backfill drops those of
+            # another, see _drop_other_lengths): nothing else keeps a held vector of another
+            # dimension out of another worker's job (PostgreSQL's index per dimension does).
+            stored = connection.execute(
+                f"SELECT length(vector) FROM vector_rows WHERE model_id = {MODEL_ID} LIMIT 1",
+                {"model": model},
+            ).fetchone()
             for job, digest, vector in results:
                 held = connection.execute(
-                    "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ?",
-                    (job.id, worker_id),
+                    "SELECT state, lease_owner, model FROM jobs WHERE id = ?", (job.id,)
                 ).fetchone()
                 if held is None:
                     continue
@@ -272,6 +281,9 @@ class SQLiteSemantic:
                     "SELECT title, content, place_name, key FROM memories WHERE seq = ?",
                     (job.seq,),
                 ).fetchone()
+                agrees = stored is None or int(stored[0]) == len(vector)
+                if not completes(held, worker_id, model, memory, digest, agrees):
+                    continue
                 # The memory changed after the claim: its newer job embeds the new text.
                 if memory is not None and text_hash(*memory) == digest:
                     connection.execute(

@@ -109,7 +109,10 @@ def test_jobs_expired_lease_is_taken_over_then_fails(store: Store) -> None:
     second = store.semantic.claim_jobs("w2", MODEL, 1, later, later + timedelta(minutes=2), 2)
     assert [job.id for job in second] == [job.id for job in first]
     assert second[0].attempts == 2
-    assert store.semantic.complete_jobs("w1", MODEL, results(first), 8, later) == 0
+    # w1's late result of an older text settles nothing (its current text's would settle
+    # the job once, see test_jobs_a_late_result_settles_a_job_taken_over).
+    stale = [(job, "0" * 24, blob) for job, _, blob in results(first)]
+    assert store.semantic.complete_jobs("w1", MODEL, stale, 8, later) == 0
     much_later = later + timedelta(minutes=5)
     assert store.semantic.claim_jobs("w3", MODEL, 1, much_later, much_later, 2) == []
     counts = store.semantic.queue_counts(["default"], 10)
@@ -118,6 +121,22 @@ def test_jobs_expired_lease_is_taken_over_then_fails(store: Store) -> None:
     assert "lease expired" in (counts.failures[0].error or "")
     assert counts.failures[0].memory_id == "j0"
     del seq
+
+
+def test_jobs_a_late_result_settles_a_job_taken_over(store: Store) -> None:
+    # A worker that held its vector through an outage longer than the lease stores it
+    # for the job another worker took meanwhile, its text unchanged (adversarial pass
+    # d65): the job is settled once, and the other worker's result then settles nothing.
+    queue(store, 1)
+    first = store.semantic.claim_jobs("w1", MODEL, 1, NOW, LEASE, 5)
+    later = LEASE + timedelta(seconds=1)
+    second = store.semantic.claim_jobs("w2", MODEL, 1, later, later + timedelta(minutes=2), 5)
+    assert [job.id for job in second] == [job.id for job in first]
+    assert store.semantic.complete_jobs("w1", MODEL, results(first), 8, later) == 1
+    assert store.semantic.complete_jobs("w2", MODEL, results(second), 8, later) == 0
+    counts = store.semantic.queue_counts(["default"], 10)
+    assert counts.memories_by_index_state == {"indexed": 1}
+    assert store.semantic.pending_jobs(MODEL) == 0
 
 
 def test_jobs_retry_with_backoff_then_fail_for_good(store: Store) -> None:
