@@ -111,3 +111,29 @@ def test_migration_28_leaves_ascii_and_composed_rows_alone(db_path: Path) -> Non
     with MemoryService.open(settings) as service:
         assert service.get(plain.id).tags == ["a", "b"]
         assert service.get(composed.id).tags == [COMPOSED]
+
+
+# Devanagari क़ (U+0958): NFC writes it as two code points (क + U+093C).
+EXPANDING = "\u0958"
+
+
+def test_a_tag_composing_past_its_limit_is_refused_and_a_shorter_one_round_trips(
+    memory: MemoryService,
+) -> None:
+    # Adversarial pass a65: a 100-character tag was stored 200 long, and the import of
+    # its own export refused the whole memory ("tags: ... is 200 chars; the limit is 100").
+    with pytest.raises(ValidationError) as caught:
+        memory.remember("too long once composed", tags=[EXPANDING * 100])
+    assert caught.value.field == "tags"
+    assert "200 chars once composed (NFC)" in caught.value.message
+    assert "the limit is 100" in caught.value.message
+    assert memory.list_memories(limit=10).memories == []
+    with pytest.raises(ValidationError) as filtered:
+        memory.list_memories(filters=Filters(tags_any=[EXPANDING * 100]))
+    assert filtered.value.field == "tags_any"
+    memory_id = memory.remember("fits once composed", tags=[EXPANDING * 50]).id
+    exported = list(memory.export())
+    memory.forget(memory_id)
+    report = memory.import_lines(exported)
+    assert report.errors == []
+    assert [len(tag) for tag in memory.get(memory_id).tags] == [100]

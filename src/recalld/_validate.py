@@ -364,7 +364,9 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
     key is: "café" typed precomposed and the decomposed "cafe" + U+0301 are one tag.
 
     The limits apply to the tags as given (as the published schema says), before
-    trimming, composing and de-duplication.
+    trimming, composing and de-duplication, and the length limit to each tag as it is
+    stored too: NFC writes a few letters (Devanagari क़, U+0958) as two code points, and a
+    tag stored longer than the limit lost its memory on the import of its own export.
     """
     values = listed(values, field)
     if len(values) > settings.max_tags:
@@ -382,6 +384,12 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
         if not tag:
             raise ValidationError(field, "a tag must not be empty")
         tag = unicodedata.normalize("NFC", name_text(tag, field))
+        if len(tag) > settings.max_tag_chars:
+            raise ValidationError(
+                field,
+                f"tag {value[:20]!r}... is {len(tag)} chars once composed (NFC), as it is"
+                f" stored; the limit is {settings.max_tag_chars}",
+            )
         if tag not in cleaned:
             cleaned.append(tag)
     return tuple(cleaned)
