@@ -342,6 +342,16 @@ def composed_name(value: str, field: str) -> str:
     return composed
 
 
+def filter_name(value: Any, field: str, limit: int) -> Any:
+    """A name filter (kind, category, speaker) no longer than the ``limit`` characters
+    the name it is compared with may hold, checked before the name's own (slower) checks:
+    nothing stored is longer, and a 10 MB filter was composed, scanned and sent to the
+    database whole, to match nothing. Anything but text passes to the name's checks."""
+    if isinstance(value, str) and len(value) > limit:
+        raise ValidationError(field, f"is {len(value)} characters; the limit is {limit} characters")
+    return value
+
+
 def optional_text(value: str | None, field: str) -> str | None:
     """:func:`free_text` for an optional field (``None`` passes)."""
     return None if value is None else free_text(value, field)
