@@ -314,16 +314,16 @@ def optional_name(value: str | None, field: str) -> str | None:
 
 
 def category(value: str | None, field: str = "category") -> str | None:
-    """:func:`optional_name`, kept in one Unicode spelling (NFC): a category typed
-    precomposed ("Café") and the decomposed "Cafe" + U+0301 some tools send look alike,
-    so they must name one category (a filter's too)."""
+    """:func:`optional_name`, trimmed and kept in one Unicode spelling (NFC), as a tag is: a
+    category typed precomposed ("Café") and the decomposed "Cafe" + U+0301 some tools send
+    look alike, so they must name one category (a filter's too)."""
     return None if value is None else composed_name(value, field)
 
 
 def kind(value: str, field: str = "kind") -> str:
-    """:func:`name_text`, kept in one Unicode spelling (NFC), as a category is: a kind
-    written decomposed ("re" + U+0301 + "union", as macOS and some tools send it) and one
-    typed precomposed in a filter look alike, so they must name one kind."""
+    """:func:`name_text`, trimmed and kept in one Unicode spelling (NFC), as a category
+    is: a kind written decomposed ("re" + U+0301 + "union", as macOS and some tools send
+    it) and one typed precomposed in a filter look alike, so they must name one kind."""
     return composed_name(value, field)
 
 
@@ -331,8 +331,9 @@ def composed_name(value: str, field: str) -> str:
     """:func:`name_text` in NFC, refused naming ``field`` if composing made it longer than
     a stored name may be: NFC writes a few letters (Devanagari क़, U+0958) as two code
     points, and a 200-character kind stored 400 long was refused by the import of its own
-    export."""
-    composed = unicodedata.normalize("NFC", name_text(value, field))
+    export. White space at its ends is dropped, as a tag's is: " work" and "work" looked
+    alike and were two categories, and a filter typed "work" missed the first."""
+    composed = unicodedata.normalize("NFC", name_text(value, field).strip())
     if len(composed) > max(len(value), SHORT_TEXT_MAX_CHARS):
         raise ValidationError(
             field,
