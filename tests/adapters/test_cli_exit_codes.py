@@ -82,3 +82,17 @@ def test_cli_shell_fed_from_a_pipe_prints_only_the_answers(tmp_path: Path) -> No
     receipt, page = (json.loads(line) for line in completed.stdout.splitlines())
     assert receipt["status"] == "created"
     assert page["memories"][0]["content"] == "piped in"
+
+
+def test_cli_serve_refuses_an_unknown_log_level_as_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Adversarial pass a65: `--log-level bogus` printed the banner, created the database
+    # and ended in uvicorn's KeyError traceback (exit 1).
+    db = tmp_path / "s.db"
+    arguments = ("--db", str(db), "serve", "--port", "0", "--log-level", "bogus")
+    assert _exit_status(monkeypatch, *arguments) == 2
+    error = capsys.readouterr().err
+    assert "Invalid value for '--log-level': 'bogus' is not one of" in error
+    assert "Traceback" not in error
+    assert not db.exists()

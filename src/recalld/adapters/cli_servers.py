@@ -136,10 +136,21 @@ def _namespace_names(values: Sequence[str]) -> list[str]:
     return names
 
 
+# uvicorn's levels: another name passed the option and ended the server with a KeyError
+# traceback after its banner (adversarial pass a65).
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
 @click.command("serve")
 @click.option("--host", help="address to bind [env RECALLD_HOST; default 127.0.0.1]")
 @click.option("--port", type=click.IntRange(0, 65535), help="port [env RECALLD_PORT; default 8765]")
-@click.option("--log-level", default="info", show_default=True, help="uvicorn log level")
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default="info",
+    show_default=True,
+    help="uvicorn log level",
+)
 @click.option(
     "--mcp-dialect",
     "mcp_dialects",
