@@ -391,7 +391,12 @@ def _changed_place(
 
 @cli.command()
 @click.argument("memory_id")
-@click.option("--json", "as_json", is_flag=True, help='print {"deleted": true|false}')
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='print {"deleted": true|false, "scrubbed": true|false, "scrub": "done|pending|none"}',
+)
 @pass_state
 def forget(state: _State, memory_id: str, as_json: bool) -> None:
     """Delete memory MEMORY_ID and every trace of it (cannot be undone)."""

@@ -330,7 +330,11 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
 
 @click.command("worker")
 @click.option("--until-idle", is_flag=True, help="exit once no job is runnable (scripts, tests)")
-@click.option("--batch-size", type=click.IntRange(1, 10_000), help="jobs claimed per batch")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, 10_000),
+    help="jobs claimed per batch [default: RECALLD_WORKER_BATCH_SIZE, 64]",
+)
 @click.option(
     "--retry-failed",
     is_flag=True,
