@@ -96,3 +96,29 @@ def test_cli_serve_refuses_an_unknown_log_level_as_a_usage_error(
     assert "Invalid value for '--log-level': 'bogus' is not one of" in error
     assert "Traceback" not in error
     assert not db.exists()
+
+
+def test_cli_error_of_a_command_given_json_is_a_json_line_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Adversarial pass a65: a script that asked for --json got a line of prose on stderr
+    # ("error: ..."), to be parsed apart from the document it reads on stdout.
+    db = str(tmp_path / "j.db")
+    cases: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+        (("get", "missing"), {"type": "not_found", "field": None}),
+        (("list", "--limit", "0"), {"type": "validation_error", "field": "limit"}),
+        (("remember", "x", "--ttl", "-5"), {"type": "validation_error", "field": "--ttl"}),
+        (("get", "--key", "k\x1b[2J"), {"type": "not_found", "field": None}),
+    ]
+    for arguments, expected in cases:
+        assert _exit_status(monkeypatch, "--db", db, *arguments, "--json") == 1
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        last = captured.err.splitlines()[-1]
+        assert "\x1b" not in last
+        error = json.loads(last)["error"]
+        assert {name: error[name] for name in expected} == expected
+        assert error["message"]
+        # Without --json the error is the one line it was.
+        assert _exit_status(monkeypatch, "--db", db, *arguments) == 1
+        assert capsys.readouterr().err.splitlines()[-1].startswith("error: ")

@@ -20,7 +20,20 @@ from typing import IO, TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 import click
 
 from recalld._text import shown
-from recalld.errors import ValidationError
+from recalld.errors import (
+    AuthenticationError,
+    ConflictError,
+    DatabaseBusyError,
+    DatabaseUnavailableError,
+    DiskFullError,
+    EmbeddingError,
+    NotFoundError,
+    PermissionDeniedError,
+    PreconditionFailedError,
+    RecalldError,
+    StorageError,
+    ValidationError,
+)
 from recalld.writing import Clearable
 
 if TYPE_CHECKING:
@@ -500,10 +513,53 @@ def given_options(context: click.Context) -> dict[str, str]:
     return names
 
 
+# The error types of REST's `{"error": {"type", ...}}` body, by class (the most specific
+# first), so that a script reads a CLI error given --json as it reads the server's.
+ERROR_TYPES: tuple[tuple[type[RecalldError], str], ...] = (
+    (ValidationError, "validation_error"),
+    (NotFoundError, "not_found"),
+    (PreconditionFailedError, "precondition_failed"),
+    (ConflictError, "conflict"),
+    (AuthenticationError, "unauthorized"),
+    (PermissionDeniedError, "forbidden"),
+    (DatabaseUnavailableError, "database_unavailable"),
+    (DatabaseBusyError, "database_busy"),
+    (DiskFullError, "disk_full"),
+    (StorageError, "storage_error"),
+    (EmbeddingError, "embedding_error"),
+)
+
+
+class ErrorAsJson(click.ClickException):
+    """A recalld error of a command given ``--json``: shown on stderr as one JSON line,
+    ``{"error": {"type", "field", "message"}}`` as REST answers it, exit 1. A script that
+    asked for JSON read the document on stdout and got a line of prose on stderr."""
+
+    exit_code = 1
+
+    def __init__(self, error: RecalldError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+    def document(self) -> dict[str, Any]:
+        """The error as REST's body holds it."""
+        error = self.error
+        kind = next((name for cls, name in ERROR_TYPES if isinstance(error, cls)), "error")
+        field = getattr(error, "field", None)
+        message = error.message if isinstance(error, ValidationError) else str(error)
+        return {"error": {"type": kind, "field": field, "message": message}}
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        """Print the document on stderr; ASCII, so that no character in it (ESC, a
+        bidirectional override in a stored name) reaches the terminal raw."""
+        click.echo(json.dumps(self.document(), separators=(",", ":")), file=file, err=True)
+
+
 def pass_state(function: Callable[Concatenate[_State, P], R]) -> Callable[P, R]:
     """``click.make_pass_decorator(_State)``, and a value the library refuses is named by
     the option that gave it (``--ttl``, ``--created-since``, ``--place-name``), not by the
-    library's field, which no option of the command is called."""
+    library's field, which no option of the command is called. Given ``--json``, a recalld
+    error is printed as JSON (:class:`ErrorAsJson`)."""
     from recalld import _validate as check
 
     @functools.wraps(function)
@@ -514,7 +570,16 @@ def pass_state(function: Callable[Concatenate[_State, P], R]) -> Callable[P, R]:
             raise RuntimeError("a recalld command ran without the group's state")
         try:
             return context.invoke(function, state, *args, **kwargs)
-        except ValidationError as error:
-            raise check.renamed(error, given_options(context)) from None
+        except RecalldError as error:
+            shown_error = (
+                check.renamed(error, given_options(context))
+                if isinstance(error, ValidationError)
+                else error
+            )
+            if kwargs.get("as_json") is True:
+                raise ErrorAsJson(shown_error) from None
+            if shown_error is error:
+                raise
+            raise shown_error from None
 
     return command
