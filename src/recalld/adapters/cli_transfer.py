@@ -9,10 +9,11 @@ import shlex
 import shutil
 import stat
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 import click
 
@@ -29,6 +30,9 @@ from recalld.adapters._cli_support import (
 from recalld.errors import ValidationError
 from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_FILE_MODE
+
+if TYPE_CHECKING:
+    from recalld.service import MemoryService
 
 __all__ = ["transfer_commands"]
 
@@ -201,6 +205,40 @@ def import_command(
     reported with its number (on stderr; exit 1) and the rest is imported.
     """
     memory = state.memory()
+    with _told_when_interrupted():
+        _import(state, memory, file, file_format, include_tools, include_system, as_json)
+
+
+# What Ctrl-C during an import leaves: "aborted" alone read as "nothing was imported"
+# (the README's "what it had not committed is rolled back"), though every chunk before
+# it was committed (adversarial pass a65).
+INTERRUPTED_IMPORT = (
+    "interrupted: what the import wrote before Ctrl-C is kept (it commits a chunk of lines"
+    " at a time; the one it was writing is rolled back): import the file again to finish,"
+    " which skips what is already there"
+)
+
+
+@contextmanager
+def _told_when_interrupted() -> Iterator[None]:
+    """Say on stderr what an import Ctrl-C stopped has kept, then stop as Ctrl-C does."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo(INTERRUPTED_IMPORT, err=True)
+        raise
+
+
+def _import(
+    state: _State,
+    memory: MemoryService,
+    file: Path,
+    file_format: str,
+    include_tools: bool,
+    include_system: bool,
+    as_json: bool,
+) -> None:
+    """The import of ``import_command``: from stdin, or from a file with a progress bar."""
     if str(file) == "-":
         # As `recalld ingest -` reads it (`-` was "Path '-' does not exist"), told apart by
         # content like a file and read as one, in bounded pieces (read whole, a huge stdin
