@@ -122,3 +122,18 @@ def test_cli_error_of_a_command_given_json_is_a_json_line_on_stderr(
         # Without --json the error is the one line it was.
         assert _exit_status(monkeypatch, "--db", db, *arguments) == 1
         assert capsys.readouterr().err.splitlines()[-1].startswith("error: ")
+
+
+@pytest.mark.parametrize("arguments", [(), ("an-id", "--key", "k"), ("--key", "k", "--seq", "1")])
+def test_cli_get_without_exactly_one_selector_is_a_usage_error_that_creates_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: tuple[str, ...],
+) -> None:
+    # Adversarial pass a65: `recalld get` alone created a new database, then exited 1 with
+    # "id: give exactly one of id, key or seq", naming fields no option is called.
+    db = tmp_path / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), "get", *arguments) == 2
+    assert "give exactly one of ID, --key or --seq" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -288,6 +288,10 @@ def get(
     state: _State, memory_id: str | None, key: str | None, seq: int | None, as_json: bool
 ) -> None:
     """Show one memory by ID, --key or --seq."""
+    if sum(given is not None for given in (memory_id, key, seq)) != 1:
+        # A usage error, refused before the database is opened: `recalld get` alone
+        # created a new database, then named the library's fields (id, key, seq).
+        raise click.UsageError("give exactly one of ID, --key or --seq")
     _show_memory(state, state.memory().get(memory_id, key=key, seq=seq), as_json)
 
 
