@@ -139,3 +139,28 @@ def test_cli_import_interrupted_says_what_it_kept(
     settings = Settings(db=database, embedder="none", graph_extractor="none")
     with MemoryService.open(settings) as opened:
         assert opened.stats().count == IMPORT_CHUNK_LINES == written[0]
+
+
+def test_cli_ingest_interrupted_says_what_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As an import (above): an ingest writes a long transcript a chunk of turns at a time.
+    from recalld.conversations import Conversations
+
+    def interrupted(self: Conversations, *args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Conversations, "remember", interrupted)
+    transcript = tmp_path / "chat.txt"
+    transcript.write_text("Alice: hello\nBob: hi there\n", encoding="utf-8")
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    database = str(tmp_path / "ingest.db")
+    monkeypatch.setattr("sys.argv", ["recalld", "--db", database, "ingest", str(transcript)])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    assert stopped.value.code == 130
+    told = capsys.readouterr().err.splitlines()
+    (said,) = [line for line in told if line.startswith("interrupted: ")]
+    assert "what the ingest wrote before Ctrl-C is kept" in said
+    assert "ingest the file again to finish" in said

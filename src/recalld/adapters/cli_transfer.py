@@ -205,27 +205,26 @@ def import_command(
     reported with its number (on stderr; exit 1) and the rest is imported.
     """
     memory = state.memory()
-    with _told_when_interrupted():
+    with _told_when_interrupted("import", "lines"):
         _import(state, memory, file, file_format, include_tools, include_system, as_json)
 
 
-# What Ctrl-C during an import leaves: "aborted" alone read as "nothing was imported"
-# (the README's "what it had not committed is rolled back"), though every chunk before
-# it was committed (adversarial pass a65).
-INTERRUPTED_IMPORT = (
-    "interrupted: what the import wrote before Ctrl-C is kept (it commits a chunk of lines"
-    " at a time; the one it was writing is rolled back): import the file again to finish,"
-    " which skips what is already there"
-)
-
-
 @contextmanager
-def _told_when_interrupted() -> Iterator[None]:
-    """Say on stderr what an import Ctrl-C stopped has kept, then stop as Ctrl-C does."""
+def _told_when_interrupted(command: str, items: str) -> Iterator[None]:
+    """Say on stderr what an ``import`` or ``ingest`` Ctrl-C stopped has kept, then stop
+    as Ctrl-C does: each commits a chunk of ``items`` at a time, and "aborted" alone read
+    as "nothing was written" (the README's "what it had not committed is rolled back")
+    though every chunk before was kept (adversarial pass a65). Both are idempotent, so
+    running them again finishes the work."""
     try:
         yield
     except KeyboardInterrupt:
-        click.echo(INTERRUPTED_IMPORT, err=True)
+        click.echo(
+            f"interrupted: what the {command} wrote before Ctrl-C is kept (it commits a chunk"
+            f" of {items} at a time; the one it was writing is rolled back): {command} the"
+            " file again to finish, which skips what is already there",
+            err=True,
+        )
         raise
 
 
@@ -314,18 +313,19 @@ def ingest_command(
     """
     text = read_text(file)
     try:
-        _ingest(
-            state,
-            text,
-            conversation,
-            title,
-            at,
-            tags,
-            source,
-            include_tools,
-            include_system,
-            as_json,
-        )
+        with _told_when_interrupted("ingest", "turns"):
+            _ingest(
+                state,
+                text,
+                conversation,
+                title,
+                at,
+                tags,
+                source,
+                include_tools,
+                include_system,
+                as_json,
+            )
     except ValidationError as error:
         found = _other_export(text)
         if found is None:
