@@ -137,3 +137,19 @@ def test_cli_get_without_exactly_one_selector_is_a_usage_error_that_creates_noth
     assert _exit_status(monkeypatch, "--db", str(db), "get", *arguments) == 2
     assert "give exactly one of ID, --key or --seq" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_cli_mcp_refuses_a_port_out_of_range_as_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], port: str
+) -> None:
+    # Adversarial pass a65: 99999 reached uvicorn (two tracebacks after the "at ..." line),
+    # -1 was refused naming the host ("Servname not supported").
+    db = tmp_path / "m.db"
+    arguments = ("--db", str(db), "mcp", "--transport", "http", "--port", port)
+    assert _exit_status(monkeypatch, *arguments) == 2
+    error = capsys.readouterr().err
+    assert "Invalid value for '--port'" in error
+    assert "0<=x<=65535" in error
+    assert "Traceback" not in error
+    assert not db.exists()

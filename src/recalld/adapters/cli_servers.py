@@ -42,7 +42,15 @@ def _names(values: Sequence[str]) -> list[str]:
     " repeat or comma-separate",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address")
-@click.option("--port", default=8766, show_default=True, type=int, help="HTTP port")
+@click.option(
+    "--port",
+    default=8766,
+    show_default=True,
+    # As serve's: 99999 passed to uvicorn and ended in two tracebacks, -1 was "host:
+    # cannot listen on 127.0.0.1: Servname not supported" (adversarial pass a65).
+    type=click.IntRange(0, 65535),
+    help="HTTP port (0: a free one)",
+)
 @click.option(
     "--namespaces",
     "namespaces",
