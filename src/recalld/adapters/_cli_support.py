@@ -398,6 +398,18 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+def refuse_empty_path(
+    context: click.Context, parameter: click.Parameter, value: str | None
+) -> str | None:
+    """A click callback: an empty path (or one of spaces) is a usage error naming the
+    argument or option. ``recalld backup ""`` (``"$BACKUP_DIR"`` with the variable unset)
+    wrote the copy into the current directory and exited 0, as if ``.`` had been given;
+    ``export ""`` said "could not write the export to : Is a directory"."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty: give a path", context, parameter)
+    return value
+
+
 def limit_option(default: int, help: str = "at most this many") -> Callable[[CommandT], CommandT]:
     """``--limit``, None when not given: the engine then uses ``default`` held to
     ``RECALLD_MAX_LIMIT`` (a lowered cap lowers the default; a --limit above it is refused)."""

@@ -25,6 +25,7 @@ from recalld.adapters._cli_support import (
     pass_state,
     progress_bar,
     read_text,
+    refuse_empty_path,
     sigterm_ends_cleanly,
 )
 from recalld.errors import ValidationError
@@ -43,7 +44,10 @@ IMPORT_FORMATS = ("auto", "recalld", "mcp-memory", "mem0", "hermes", "chatgpt", 
 
 @click.command("export")
 @click.argument(
-    "file", type=click.Path(dir_okay=False, writable=True, allow_dash=True), default="-"
+    "file",
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+    default="-",
+    callback=refuse_empty_path,
 )
 @click.option("--all-namespaces", is_flag=True, help="export every namespace (admin)")
 @pass_state
@@ -415,7 +419,7 @@ def _ingest(
 
 
 @click.command("backup")
-@click.argument("destination", type=click.Path())
+@click.argument("destination", type=click.Path(), callback=refuse_empty_path)
 @click.option("--json", "as_json", is_flag=True, help="print what was copied as JSON")
 @pass_state
 def backup_command(state: _State, destination: str, as_json: bool) -> None:
