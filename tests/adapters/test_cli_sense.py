@@ -52,3 +52,20 @@ def test_cli_biometric_that_is_no_reading_is_refused_naming_the_option(
 
     assert result.exit_code == 2
     assert "Invalid value for --biometric: expected NAME=NUMBER" in result.output
+
+
+@pytest.mark.parametrize("option", ["--image", "--audio"])
+@pytest.mark.parametrize("command", [("experience", "a walk"), ("sense",)])
+def test_cli_media_path_that_is_no_file_is_refused_naming_it(
+    run: Any, tmp_path: Path, option: str, command: tuple[str, ...]
+) -> None:
+    # Adversarial pass a65: a mistyped path ("/tmp/foto.jpg") is valid base64, so it was
+    # decoded and refused as "image: is not an image Pillow can read: cannot identify
+    # image file the data", which named neither the path nor what was wrong with it.
+    missing = str(tmp_path / "foto.jpg")
+    result = run(*command, option, missing)
+    assert result.exit_code == 2
+    assert f"Invalid value for '{option}': File '{missing}' does not exist." in result.stderr
+    directory = run(*command, option, str(tmp_path))
+    assert directory.exit_code == 2
+    assert "is a directory" in directory.stderr

@@ -188,8 +188,19 @@ def _context_options(command: CommandT) -> CommandT:
     options = [
         click.option("--place", help="LAT,LON or a geohash"),
         click.option("--at", help="ISO 8601 time with offset"),
-        click.option("--image", help="image file path (only derived features are kept)"),
-        click.option("--audio", help="audio file path (only a fingerprint is kept)"),
+        # Files that must exist: a mistyped path (`/tmp/foto.jpg`) is valid base64, which
+        # the library also takes, and was refused as "is not an image Pillow can read:
+        # cannot identify image file the data" (adversarial pass a65).
+        click.option(
+            "--image",
+            type=click.Path(exists=True, dir_okay=False),
+            help="image file path (only derived features are kept)",
+        ),
+        click.option(
+            "--audio",
+            type=click.Path(exists=True, dir_okay=False),
+            help="audio file path (only a fingerprint is kept)",
+        ),
         click.option(
             "--biometric", "biometrics", multiple=True, help="NAME=NUMBER reading (repeat)"
         ),
