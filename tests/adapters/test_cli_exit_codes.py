@@ -153,3 +153,18 @@ def test_cli_mcp_refuses_a_port_out_of_range_as_a_usage_error(
     assert "0<=x<=65535" in error
     assert "Traceback" not in error
     assert not db.exists()
+
+
+def test_cli_core_memory_full_given_json_is_a_json_line_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The full target's refusal is printed by the command itself (with the entries, for a
+    # person); given --json it is the one JSON line every other error is.
+    db = str(tmp_path / "core.db")
+    too_long = "word " * 400
+    assert _exit_status(monkeypatch, "--db", db, "core", "add", "user", too_long, "--json") == 1
+    error = json.loads(capsys.readouterr().err.splitlines()[-1])["error"]
+    assert error["type"] == "validation_error"
+    assert "over its limit of 1375" in error["message"]
+    assert _exit_status(monkeypatch, "--db", db, "core", "add", "user", too_long) == 1
+    assert capsys.readouterr().err.startswith("error: operations: user would hold")

@@ -41,6 +41,8 @@ def _core_edit(
     try:
         result = state.memory().core.apply(target, operations)
     except CoreMemoryFullError as full:
+        if as_json:
+            raise  # one JSON line on stderr, as every error of a --json command
         click.echo(f"error: {full}", err=True)
         for number, entry in enumerate(full.state.entries, start=1):
             click.echo(f"  {number}. {entry}", err=True)
