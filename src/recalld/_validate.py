@@ -8,6 +8,7 @@ as a look-alike of ``"B"``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -369,7 +370,34 @@ def listed(values: Iterable[Any], field: str) -> list[Any]:
     return list(values)
 
 
-def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tuple[str, ...]:
+@functools.cache
+def _composed_spellings() -> dict[str, str]:
+    """The characters NFC writes as two or three code points (Devanagari क़ U+0958, Hebrew
+    שּׁ U+FB2C ...), by the code points it writes them as."""
+    spellings: dict[str, str] = {}
+    for code in range(0x30000):  # no character past it has a canonical decomposition
+        character = chr(code)
+        if unicodedata.decomposition(character)[:1] not in ("", "<"):
+            composed = unicodedata.normalize("NFC", character)
+            if len(composed) > 1:
+                spellings[composed] = character
+    return spellings
+
+
+def shortest_spelling(tag: str) -> int:
+    """How many characters the shortest text composing (NFC) into ``tag`` has: ``tag``'s
+    length, less one or two for each character NFC writes as two or three code points."""
+    spellings = _composed_spellings()
+    length, position = 0, 0
+    while position < len(tag):
+        step = next((size for size in (3, 2) if tag[position : position + size] in spellings), 1)
+        length, position = length + 1, position + step
+    return length
+
+
+def tags(
+    values: Sequence[str], settings: Settings, field: str = "tags", *, as_given: bool = False
+) -> tuple[str, ...]:
     """Trimmed, de-duplicated tags in their given order, within the count and length limits
     (a filter's tags too: ``field`` names it), each in one Unicode spelling (NFC), as a
     key is: "café" typed precomposed and the decomposed "cafe" + U+0301 are one tag.
@@ -378,6 +406,11 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
     trimming, composing and de-duplication, and the length limit to each tag as it is
     stored too: NFC writes a few letters (Devanagari क़, U+0958) as two code points, and a
     tag stored longer than the limit lost its memory on the import of its own export.
+
+    With ``as_given`` (an import's line, a filter) a tag is held instead to the limit its
+    shortest spelling (:func:`shortest_spelling`) meets, the rule of the write that stored
+    it before pass a65: an older version stored a tag of 100 क़ 200 code points long, and
+    its export must import (and a filter reach it) without a migration to shorten it.
     """
     values = listed(values, field)
     if len(values) > settings.max_tags:
@@ -385,7 +418,9 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
     cleaned: list[str] = []
     for value in values:
         text(value, field)
-        if len(value) > settings.max_tag_chars:
+        if len(value) > settings.max_tag_chars and not (
+            as_given and shortest_spelling(value) <= settings.max_tag_chars
+        ):
             raise ValidationError(
                 field,
                 f"tag {value[:20]!r}... is {len(value)} chars; the limit is"
@@ -395,7 +430,9 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
         if not tag:
             raise ValidationError(field, "a tag must not be empty")
         tag = unicodedata.normalize("NFC", name_text(tag, field))
-        if len(tag) > settings.max_tag_chars:
+        if len(tag) > settings.max_tag_chars and not (
+            as_given and shortest_spelling(tag) <= settings.max_tag_chars
+        ):
             raise ValidationError(
                 field,
                 f"tag {value[:20]!r}... is {len(tag)} chars once composed (NFC), as it is"

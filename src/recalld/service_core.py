@@ -165,9 +165,10 @@ class ServiceCore:
             speaker=check.speaker(check.filter_name(filters.speaker, "speaker", SPEAKER_MAX_CHARS)),
             has_key=filters.has_key,
             # As many and as long as a memory's own tags (a longer list is no filter
-            # anyone means, and would outgrow SQLite's limits on a statement).
-            tags_any=check.tags(filters.tags_any, self.settings, "tags_any"),
-            tags_all=check.tags(filters.tags_all, self.settings, "tags_all"),
+            # anyone means, and would outgrow SQLite's limits on a statement); as long as
+            # one an older version stored, too (its shortest spelling within the limit).
+            tags_any=check.tags(filters.tags_any, self.settings, "tags_any", as_given=True),
+            tags_all=check.tags(filters.tags_all, self.settings, "tags_all", as_given=True),
             since=since,
             until=until,
             created_since=created_since,
