@@ -164,7 +164,33 @@ def test_cli_core_memory_full_given_json_is_a_json_line_too(
     too_long = "word " * 400
     assert _exit_status(monkeypatch, "--db", db, "core", "add", "user", too_long, "--json") == 1
     error = json.loads(capsys.readouterr().err.splitlines()[-1])["error"]
-    assert error["type"] == "validation_error"
+    # REST's 422 body (review of pass a65: it was "validation_error", without the entries).
+    assert error["type"] == "core_memory_full"
+    assert error["field"] == "operations"
+    assert error["message"].startswith("user would hold")
     assert "over its limit of 1375" in error["message"]
+    assert (error["entries"], error["usage"]) == ([], "0/1375")
     assert _exit_status(monkeypatch, "--db", db, "core", "add", "user", too_long) == 1
     assert capsys.readouterr().err.startswith("error: operations: user would hold")
+
+
+def test_cli_conflict_given_json_is_rest_s_body(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review of pass a65: the message kept the field in front ("id: id '...' already names
+    # another memory"), where REST's 409 body says "id '...' already names another memory".
+    db = str(tmp_path / "conflict.db")
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    monkeypatch.setattr(
+        "sys.argv", ["recalld", "--db", db, "remember", "first", "--id", "taken-id"]
+    )
+    main()  # exit 0: main returns
+    capsys.readouterr()
+    again = ("remember", "second", "--id", "taken-id", "--json")
+    assert _exit_status(monkeypatch, "--db", db, *again) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    error = json.loads(captured.err.splitlines()[-1])["error"]
+    assert (error["type"], error["field"]) == ("conflict", "id")
+    assert error["message"].startswith("id 'taken-id' already names another memory")

@@ -554,11 +554,26 @@ class ErrorAsJson(click.ClickException):
         self.error = error
 
     def document(self) -> dict[str, Any]:
-        """The error as REST's body holds it."""
+        """The error as REST's body holds it: its type, and its message without the field
+        in front (a conflict's too), a full core target's entries and usage."""
+        from recalld.core_memory import CoreMemoryFullError
+
         error = self.error
-        kind = next((name for cls, name in ERROR_TYPES if isinstance(error, cls)), "error")
+        if isinstance(error, CoreMemoryFullError):
+            return {
+                "error": {
+                    "type": "core_memory_full",
+                    "field": error.field,
+                    "message": error.message,
+                    "entries": list(error.state.entries),
+                    "usage": error.state.usage,
+                }
+            }
+        kind = next((name for cls, name in ERROR_TYPES if isinstance(error, cls)), "bad_request")
         field = getattr(error, "field", None)
-        message = error.message if isinstance(error, ValidationError) else str(error)
+        message = (
+            error.message if isinstance(error, ValidationError | ConflictError) else str(error)
+        )
         return {"error": {"type": kind, "field": field, "message": message}}
 
     def show(self, file: IO[Any] | None = None) -> None:
