@@ -171,3 +171,24 @@ def test_an_export_line_with_a_tag_stored_before_it_was_measured_composed_import
         with pytest.raises(ValidationError) as caught:
             memory.list_memories(filters=Filters(tags_any=[too_long]))
         assert caught.value.field == "tags_any"
+
+
+def test_a_huge_tag_filter_is_refused_without_being_spelled_out(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass a65: a filter's tag is measured by its shortest spelling, counted a
+    # character at a time; one longer than three times the limit has none within it, and
+    # counting a 10 MB one took a minute.
+    from recalld import _validate as check
+
+    counted: list[int] = []
+    spell = check.shortest_spelling
+    monkeypatch.setattr(
+        check, "shortest_spelling", lambda tag: counted.append(len(tag)) or spell(tag)
+    )
+    for huge in ("x" * 10_000_000, unicodedata.normalize("NFC", EXPANDING * 5_000_000)):
+        with pytest.raises(ValidationError) as caught:
+            memory.list_memories(filters=Filters(tags_all=[huge]))
+        assert caught.value.field == "tags_all"
+        assert "the limit is 100" in caught.value.message
+    assert all(length <= 300 for length in counted)
