@@ -194,3 +194,36 @@ def test_cli_conflict_given_json_is_rest_s_body(
     error = json.loads(captured.err.splitlines()[-1])["error"]
     assert (error["type"], error["field"]) == ("conflict", "id")
     assert error["message"].startswith("id 'taken-id' already names another memory")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "variables", "field"),
+    [
+        (("list", "--json"), {"RECALLD_MAX_TAGS": "abc"}, "RECALLD_MAX_TAGS"),
+        (("graph", "entities", "--json"), {"RECALLD_MAX_TAGS": "abc"}, "RECALLD_MAX_TAGS"),
+        (("--db", "", "get", "--key", "k", "--json"), {}, "--db"),
+    ],
+)
+def test_cli_settings_error_of_a_command_given_json_is_a_json_line_too(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: tuple[str, ...],
+    variables: dict[str, str],
+    field: str,
+) -> None:
+    # Review of pass a65: an error in the settings, found before the command runs, was the
+    # text line "error: RECALLD_MAX_TAGS: ..." though the command was given --json, so a
+    # script reading the JSON line on stderr failed on the one error it could not foresee.
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert _exit_status(monkeypatch, *arguments) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()
+    error = json.loads(line)["error"]
+    assert (error["type"], error["field"]) == ("validation_error", field)
+    # Without --json (or with --json as another option's value) it is the text line.
+    plain = [argument for argument in arguments if argument != "--json"]
+    for command_line in (plain, [*plain[:-1], "--json"] if "get" in plain else plain):
+        assert _exit_status(monkeypatch, *command_line) == 1
+        assert capsys.readouterr().err.startswith(f"error: {field}: ")

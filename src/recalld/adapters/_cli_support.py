@@ -582,6 +582,47 @@ class ErrorAsJson(click.ClickException):
         click.echo(json.dumps(self.document(), separators=(",", ":")), file=file, err=True)
 
 
+class JsonAwareGroup(click.Group):
+    """The top group: keeps its command line, so that an error found before the command
+    runs (the settings) is told as JSON when the command was given ``--json``
+    (:func:`asks_for_json`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """click's, noting ``args`` first."""
+        ctx.meta[COMMAND_LINE] = list(args)
+        return super().parse_args(ctx, args)
+
+
+COMMAND_LINE = "recalld.command_line"
+
+
+def asks_for_json(context: click.Context) -> bool:
+    """Whether the command line of the top group of ``context`` (:class:`JsonAwareGroup`)
+    runs a command given ``--json``: parsed as click will parse it, so a ``--json`` that is
+    another option's value (``get --key --json``) is none. An unparsable line is none."""
+    arguments = context.meta.get(COMMAND_LINE)
+    if arguments is None:
+        return False
+    command: click.Command = context.find_root().command
+    parent: click.Context | None = None
+    name = context.find_root().info_name
+    try:
+        while True:
+            parsed = command.context_class(
+                command, info_name=name, parent=parent, resilient_parsing=True
+            )
+            # Command's own parsing, without a group's split of what follows its options.
+            rest = click.Command.parse_args(command, parsed, list(arguments))
+            if not isinstance(command, click.Group):
+                return parsed.params.get("as_json") is True
+            found = command.get_command(parsed, rest[0]) if rest else None
+            if found is None:
+                return False
+            command, parent, name, arguments = found, parsed, rest[0], rest[1:]
+    except click.ClickException:
+        return False
+
+
 def pass_state(function: Callable[Concatenate[_State, P], R]) -> Callable[P, R]:
     """``click.make_pass_decorator(_State)``, and a value the library refuses is named by
     the option that gave it (``--ttl``, ``--created-since``, ``--place-name``), not by the
