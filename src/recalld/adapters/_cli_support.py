@@ -15,6 +15,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 import click
@@ -408,6 +409,35 @@ def refuse_empty_path(
     if value is not None and not value.strip():
         raise click.BadParameter("is empty: give a path", context, parameter)
     return value
+
+
+# Under this, a text that decodes as base64 is no media anyone sends (the smallest PNG is
+# 92 characters of base64) but may be a mistyped path ("/tmp/fotojpg" decodes).
+MEDIA_BASE64_MIN_CHARS = 64
+
+
+def media_file(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    """A click callback for ``--image`` and ``--audio``: a path naming no file is a usage
+    error naming the option and the path ("File '/tmp/foto.jpg' does not exist", "is a
+    directory"), not an image refused as undecodable base64. A ``~`` is the home directory
+    (no shell expands one after ``--image=``), and base64 data, which the library takes,
+    passes as it did."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("is empty: give a file", context, parameter)
+    path = Path(value.strip()).expanduser()
+    try:
+        if path.is_file():
+            return value
+        if path.is_dir():
+            raise click.BadParameter(f"File '{value}' is a directory.", context, parameter)
+    except OSError:
+        pass  # a name too long for a path: base64 data, or refused below
+    text = value.strip()
+    if len(text) >= MEDIA_BASE64_MIN_CHARS and re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", text):
+        return value
+    raise click.BadParameter(f"File '{value}' does not exist.", context, parameter)
 
 
 def limit_option(default: int, help: str = "at most this many") -> Callable[[CommandT], CommandT]:

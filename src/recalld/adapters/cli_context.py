@@ -16,6 +16,7 @@ from recalld.adapters._cli_support import (
     _print_json,
     _State,
     limit_option,
+    media_file,
     pass_state,
     read_text,
     visible,
@@ -190,17 +191,17 @@ def _context_options(command: CommandT) -> CommandT:
     options = [
         click.option("--place", help="LAT,LON or a geohash"),
         click.option("--at", help="ISO 8601 time with offset"),
-        # Files that must exist: a mistyped path (`/tmp/foto.jpg`) is valid base64, which
-        # the library also takes, and was refused as "is not an image Pillow can read:
-        # cannot identify image file the data" (adversarial pass a65).
+        # A file (or base64 data, as the library takes): a mistyped path ("/tmp/fotojpg")
+        # may be valid base64, and was refused as "is not an image Pillow can read: cannot
+        # identify image file the data" (adversarial pass a65; media_file).
         click.option(
             "--image",
-            type=click.Path(exists=True, dir_okay=False),
+            callback=media_file,
             help="image file path (only derived features are kept)",
         ),
         click.option(
             "--audio",
-            type=click.Path(exists=True, dir_okay=False),
+            callback=media_file,
             help="audio file path (only a fingerprint is kept)",
         ),
         click.option(
