@@ -258,3 +258,21 @@ def test_list_refuses_a_real_cursor_padded_or_with_other_characters(
         with pytest.raises(ValidationError) as caught:
             timeline.list_memories(limit=2, cursor=altered)
         assert caught.value.field == "cursor"
+
+
+@pytest.mark.parametrize("digits", ["1234567", "123456789"])
+def test_digits_past_the_microsecond_are_dropped_alike_in_at_and_in_a_bound(
+    service: MemoryService, digits: str
+) -> None:
+    # Adversarial pass a65: times are kept to the microsecond (README, Time). The digits
+    # past it are dropped in a write's `at` and in a time filter alike, so a bound of the
+    # very time a memory was written with holds it or not as the same bound written to
+    # the microsecond would: since includes it, until (exclusive) does not.
+    given = f"2026-03-01T08:00:00.{digits}+01:00"
+    memory_id = service.remember("written to the nanosecond", at=given).id
+    stored = service.get(memory_id).at
+    assert stored is not None
+    assert stored.isoformat() == "2026-03-01T08:00:00.123456+01:00"
+    since = service.list_memories(filters=Filters(since=given)).memories
+    assert [memory.id for memory in since] == [memory_id]
+    assert service.list_memories(filters=Filters(until=given)).memories == []

@@ -93,6 +93,30 @@ def test_search_tag_filters_are_held_to_the_tags_limits(filled: MemoryService, f
     assert filled.get(filled.search("kitchen")[0].memory.id).access_count == 0
 
 
+@pytest.mark.parametrize("field", ["kind", "category", "speaker"])
+def test_search_name_filters_are_held_to_the_names_limits(
+    filled: MemoryService, field: str
+) -> None:
+    # Adversarial pass a65: a 10 MB kind, category or speaker filter was composed, scanned
+    # and sent to the database whole, to match nothing (no stored name is past 200).
+    long = Filters.model_validate({field: "x" * 10_000_000})
+    calls: list[Callable[[Filters], object]] = [
+        lambda filters: filled.search("kitchen", filters=filters),
+        lambda filters: filled.recall("kitchen", filters=filters),
+        lambda filters: filled.list_memories(filters=filters),
+        lambda filters: filled.explain("kitchen", "no-such-id", filters=filters),
+    ]
+    for run in calls:
+        with pytest.raises(ValidationError) as raised:
+            run(long)
+        assert raised.value.field == field
+        assert raised.value.message == ("is 10000000 characters; the limit is 200 characters")
+    # As long as a stored name may be is a filter still.
+    longest = Filters.model_validate({field: "x" * 200})
+    assert filled.list_memories(filters=longest).memories == []
+    assert filled.get(filled.search("kitchen")[0].memory.id).access_count == 0
+
+
 def test_search_changes_nothing_recall_counts_access(
     filled: MemoryService, clock: FakeClock
 ) -> None:

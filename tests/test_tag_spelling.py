@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,3 +113,85 @@ def test_migration_28_leaves_ascii_and_composed_rows_alone(db_path: Path) -> Non
     with MemoryService.open(settings) as service:
         assert service.get(plain.id).tags == ["a", "b"]
         assert service.get(composed.id).tags == [COMPOSED]
+
+
+# Devanagari क़ (U+0958): NFC writes it as two code points (क + U+093C).
+EXPANDING = "\u0958"
+
+
+def test_a_tag_composing_past_its_limit_is_refused_and_a_shorter_one_round_trips(
+    memory: MemoryService,
+) -> None:
+    # Adversarial pass a65: a 100-character tag was stored 200 long, and the import of
+    # its own export refused the whole memory ("tags: ... is 200 chars; the limit is 100").
+    with pytest.raises(ValidationError) as caught:
+        memory.remember("too long once composed", tags=[EXPANDING * 100])
+    assert caught.value.field == "tags"
+    assert "200 chars once composed (NFC)" in caught.value.message
+    assert "the limit is 100" in caught.value.message
+    assert memory.list_memories(limit=10).memories == []
+    # A filter reaches the tag an older version stored so (review of pass a65, below).
+    assert memory.list_memories(filters=Filters(tags_any=[EXPANDING * 100])).memories == []
+    memory_id = memory.remember("fits once composed", tags=[EXPANDING * 50]).id
+    exported = list(memory.export())
+    memory.forget(memory_id)
+    report = memory.import_lines(exported)
+    assert report.errors == []
+    assert [len(tag) for tag in memory.get(memory_id).tags] == [100]
+
+
+def test_an_export_line_with_a_tag_stored_before_it_was_measured_composed_imports(
+    memory: MemoryService,
+) -> None:
+    # Review of pass a65: a tag of 100 क़ written before that pass is stored 200 code points
+    # long (its composed spelling); the import of its export refused the line ("is 200
+    # chars; the limit is 100"), so the memory was lost on export -> import. A tag is held
+    # there to the limit its shortest spelling met, as the write that stored it was.
+    legacy = unicodedata.normalize("NFC", EXPANDING * 100)
+    memory_id = memory.remember("written by an older version", tags=["plain"]).id
+    lines = [json.loads(line) for line in memory.export()]
+    for line in lines:
+        if line.get("id") == memory_id:
+            line["tags"] = [legacy, "plain"]
+    memory.forget(memory_id)
+    report = memory.import_lines(json.dumps(line) + "\n" for line in lines)
+    assert report.errors == []
+    assert memory.get(memory_id).tags == [legacy, "plain"]
+    for spelling in (legacy, EXPANDING * 100):
+        found = memory.list_memories(filters=Filters(tags_any=[spelling])).memories
+        assert [hit.id for hit in found] == [memory_id]
+    # No longer than the old write took: 101 letters, or 101 क़ composed, are refused.
+    for too_long in ("x" * 101, unicodedata.normalize("NFC", EXPANDING * 101)):
+        for line in lines:
+            if line.get("id") == memory_id:
+                line["tags"] = [too_long]
+        refused = memory.import_lines(json.dumps(line) + "\n" for line in lines)
+        assert [error.error.split(":")[0] for error in refused.errors] == ["tags"]
+        assert memory.get(memory_id).tags == [legacy, "plain"]
+        with pytest.raises(ValidationError) as caught:
+            memory.list_memories(filters=Filters(tags_any=[too_long]))
+        assert caught.value.field == "tags_any"
+
+
+def test_a_huge_tag_filter_is_refused_without_being_spelled_out(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass a65: a filter's tag is measured by its shortest spelling, counted a
+    # character at a time; one longer than three times the limit has none within it, and
+    # counting a 10 MB one took a minute.
+    from recalld import _validate as check
+
+    counted: list[int] = []
+    spell = check.shortest_spelling
+
+    def counting(tag: str) -> int:
+        counted.append(len(tag))
+        return spell(tag)
+
+    monkeypatch.setattr(check, "shortest_spelling", counting)
+    for huge in ("x" * 10_000_000, unicodedata.normalize("NFC", EXPANDING * 5_000_000)):
+        with pytest.raises(ValidationError) as caught:
+            memory.list_memories(filters=Filters(tags_all=[huge]))
+        assert caught.value.field == "tags_all"
+        assert "the limit is 100" in caught.value.message
+    assert all(length <= 300 for length in counted)

@@ -8,6 +8,7 @@ as a look-alike of ``"B"``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -20,6 +21,13 @@ import pydantic
 from recalld._lookalikes import blank_looking as _blank_looking
 from recalld._schema import ECMA_SPACE_CLASS, INVISIBLE_CLASS
 from recalld._text import MAX_ECHO_CHARS, shown
+from recalld._validate_files import ARCHIVES as ARCHIVES
+from recalld._validate_files import SQLITE_DATABASE as SQLITE_DATABASE
+from recalld._validate_files import LongLine as LongLine
+from recalld._validate_files import archive_kind as archive_kind
+from recalld._validate_files import archive_message as archive_message
+from recalld._validate_files import line_text as line_text
+from recalld._validate_files import utf8_text as utf8_text
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import (
@@ -307,16 +315,16 @@ def optional_name(value: str | None, field: str) -> str | None:
 
 
 def category(value: str | None, field: str = "category") -> str | None:
-    """:func:`optional_name`, kept in one Unicode spelling (NFC): a category typed
-    precomposed ("Café") and the decomposed "Cafe" + U+0301 some tools send look alike,
-    so they must name one category (a filter's too)."""
+    """:func:`optional_name`, trimmed and kept in one Unicode spelling (NFC), as a tag is: a
+    category typed precomposed ("Café") and the decomposed "Cafe" + U+0301 some tools send
+    look alike, so they must name one category (a filter's too)."""
     return None if value is None else composed_name(value, field)
 
 
 def kind(value: str, field: str = "kind") -> str:
-    """:func:`name_text`, kept in one Unicode spelling (NFC), as a category is: a kind
-    written decomposed ("re" + U+0301 + "union", as macOS and some tools send it) and one
-    typed precomposed in a filter look alike, so they must name one kind."""
+    """:func:`name_text`, trimmed and kept in one Unicode spelling (NFC), as a category
+    is: a kind written decomposed ("re" + U+0301 + "union", as macOS and some tools send
+    it) and one typed precomposed in a filter look alike, so they must name one kind."""
     return composed_name(value, field)
 
 
@@ -324,8 +332,9 @@ def composed_name(value: str, field: str) -> str:
     """:func:`name_text` in NFC, refused naming ``field`` if composing made it longer than
     a stored name may be: NFC writes a few letters (Devanagari क़, U+0958) as two code
     points, and a 200-character kind stored 400 long was refused by the import of its own
-    export."""
-    composed = unicodedata.normalize("NFC", name_text(value, field))
+    export. White space at its ends is dropped, as a tag's is: " work" and "work" looked
+    alike and were two categories, and a filter typed "work" missed the first."""
+    composed = unicodedata.normalize("NFC", name_text(value, field).strip())
     if len(composed) > max(len(value), SHORT_TEXT_MAX_CHARS):
         raise ValidationError(
             field,
@@ -333,6 +342,16 @@ def composed_name(value: str, field: str) -> str:
             f" the limit is {SHORT_TEXT_MAX_CHARS}",
         )
     return composed
+
+
+def filter_name(value: Any, field: str, limit: int) -> Any:
+    """A name filter (kind, category, speaker) no longer than the ``limit`` characters
+    the name it is compared with may hold, checked before the name's own (slower) checks:
+    nothing stored is longer, and a 10 MB filter was composed, scanned and sent to the
+    database whole, to match nothing. Anything but text passes to the name's checks."""
+    if isinstance(value, str) and len(value) > limit:
+        raise ValidationError(field, f"is {len(value)} characters; the limit is {limit} characters")
+    return value
 
 
 def optional_text(value: str | None, field: str) -> str | None:
@@ -351,13 +370,54 @@ def listed(values: Iterable[Any], field: str) -> list[Any]:
     return list(values)
 
 
-def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tuple[str, ...]:
+@functools.cache
+def _composed_spellings() -> dict[str, str]:
+    """The characters NFC writes as two or three code points (Devanagari क़ U+0958, Hebrew
+    שּׁ U+FB2C ...), by the code points it writes them as."""
+    spellings: dict[str, str] = {}
+    for code in range(0x30000):  # no character past it has a canonical decomposition
+        character = chr(code)
+        if unicodedata.decomposition(character)[:1] not in ("", "<"):
+            composed = unicodedata.normalize("NFC", character)
+            if len(composed) > 1:
+                spellings[composed] = character
+    return spellings
+
+
+def shortest_spelling(tag: str) -> int:
+    """How many characters the shortest text composing (NFC) into ``tag`` has: ``tag``'s
+    length, less one or two for each character NFC writes as two or three code points."""
+    spellings = _composed_spellings()
+    length, position = 0, 0
+    while position < len(tag):
+        step = next((size for size in (3, 2) if tag[position : position + size] in spellings), 1)
+        length, position = length + 1, position + step
+    return length
+
+
+def _spelled_within(tag: str, limit: int) -> bool:
+    """Whether ``tag`` has a spelling of at most ``limit`` characters: NFC writes no
+    character as more than three code points, so a longer ``tag`` is not even read (a 10 MB
+    filter would take a minute to count)."""
+    return len(tag) <= 3 * limit and shortest_spelling(tag) <= limit
+
+
+def tags(
+    values: Sequence[str], settings: Settings, field: str = "tags", *, as_given: bool = False
+) -> tuple[str, ...]:
     """Trimmed, de-duplicated tags in their given order, within the count and length limits
     (a filter's tags too: ``field`` names it), each in one Unicode spelling (NFC), as a
     key is: "café" typed precomposed and the decomposed "cafe" + U+0301 are one tag.
 
     The limits apply to the tags as given (as the published schema says), before
-    trimming, composing and de-duplication.
+    trimming, composing and de-duplication, and the length limit to each tag as it is
+    stored too: NFC writes a few letters (Devanagari क़, U+0958) as two code points, and a
+    tag stored longer than the limit lost its memory on the import of its own export.
+
+    With ``as_given`` (an import's line, a filter) a tag is held instead to the limit its
+    shortest spelling (:func:`shortest_spelling`) meets, the rule of the write that stored
+    it before pass a65: an older version stored a tag of 100 क़ 200 code points long, and
+    its export must import (and a filter reach it) without a migration to shorten it.
     """
     values = listed(values, field)
     if len(values) > settings.max_tags:
@@ -365,7 +425,9 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
     cleaned: list[str] = []
     for value in values:
         text(value, field)
-        if len(value) > settings.max_tag_chars:
+        if len(value) > settings.max_tag_chars and not (
+            as_given and _spelled_within(value, settings.max_tag_chars)
+        ):
             raise ValidationError(
                 field,
                 f"tag {value[:20]!r}... is {len(value)} chars; the limit is"
@@ -375,6 +437,14 @@ def tags(values: Sequence[str], settings: Settings, field: str = "tags") -> tupl
         if not tag:
             raise ValidationError(field, "a tag must not be empty")
         tag = unicodedata.normalize("NFC", name_text(tag, field))
+        if len(tag) > settings.max_tag_chars and not (
+            as_given and _spelled_within(tag, settings.max_tag_chars)
+        ):
+            raise ValidationError(
+                field,
+                f"tag {value[:20]!r}... is {len(tag)} chars once composed (NFC), as it is"
+                f" stored; the limit is {settings.max_tag_chars}",
+            )
         if tag not in cleaned:
             cleaned.append(tag)
     return tuple(cleaned)
@@ -436,95 +506,6 @@ def json_object(value: dict[str, Any], settings: Settings, field: str = "meta") 
 def meta(value: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """The ``meta`` object (see :func:`json_object`)."""
     return json_object(value, settings, "meta")
-
-
-# The first bytes of the archives an export is handed out in (ChatGPT's and Claude's come
-# as a zip holding conversations.json; a backed-up JSON lines file is often gzipped), and
-# of a SQLite database (a `recalld backup`, given to import instead of restored).
-SQLITE_DATABASE = "SQLite database"
-ARCHIVES = (
-    (b"SQLite format 3\x00", SQLITE_DATABASE),
-    (b"PK\x03\x04", "zip archive"),
-    (b"PK\x05\x06", "zip archive"),
-    (b"\x1f\x8b", "gzip file"),
-    (b"\xfd7zXZ\x00", "xz file"),
-    (b"\x28\xb5\x2f\xfd", "zstd file"),
-)
-
-
-def archive_kind(data: bytes) -> str | None:
-    """What compressed archive ``data`` starts as ("zip archive", "gzip file" ...) or
-    whether it is a SQLite database, if either: its bytes are not text, and "not UTF-8"
-    or "cannot tell the format" said nothing of the cause."""
-    if re.match(rb"BZh[1-9]1AY&SY", data):  # "BZh" alone may start a text
-        return "bzip2 file"
-    return next((kind for magic, kind in ARCHIVES if data.startswith(magic)), None)
-
-
-def archive_message(kind: str) -> str:
-    """The refusal of a file that is an archive of ``kind``: what to do instead."""
-    if kind == SQLITE_DATABASE:
-        return (
-            f"is a {kind}, not an export (a `recalld backup` is restored, not imported: stop"
-            " the servers and put it in place of the database file, or point --db at it;"
-            " to import, give what `recalld export` wrote)"
-        )
-    message = f"is a {kind}, not the text inside it: unpack it and give the file it holds"
-    if kind == "zip archive":
-        message += " (ChatGPT's and Claude's exports come as one: their conversations.json)"
-    return message
-
-
-def utf8_text(data: bytes, field: str, *, lines: bool = False) -> str:
-    """``data`` decoded as UTF-8; refused naming ``field`` and the first bad byte (and,
-    with ``lines``, its line) when it is not: a replaced byte would store other text than
-    the file's, and say nothing. A UTF-16 byte-order mark is named: the usual cause."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        where = f"at offset {error.start}"
-        if lines:
-            line = data.count(b"\n", 0, error.start) + 1
-            where += f", line {line}"
-        message = f"is not UTF-8 text (byte 0x{data[error.start]:02x} {where})"
-        kind = archive_kind(data)
-        if kind is not None:
-            message = archive_message(kind)
-        elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-            message += "; it starts with a UTF-16 byte-order mark: save it as UTF-8"
-        raise ValidationError(field, message) from None
-
-
-class LongLine(bytes):
-    """In place of a line of a file of lines longer than ``limit`` bytes, which was not
-    read whole (a file without line ends would fill the memory): :func:`line_text` refuses
-    it, so the import reports it by number like any bad line, and the reader yields
-    nothing after it."""
-
-    limit = 0
-
-    @classmethod
-    def of(cls, limit: int) -> LongLine:
-        marker = cls()
-        marker.limit = limit
-        return marker
-
-
-def line_text(line: object) -> str:
-    """One line of a file of lines (an import) as text: ``str`` as it is, ``bytes`` (a file
-    opened in binary mode) decoded as UTF-8 (:func:`utf8_text`). Anything else is refused
-    naming ``line``."""
-    if isinstance(line, LongLine):
-        raise ValidationError(
-            "line",
-            f"is longer than {line.limit} bytes, which no line of an export is (is it a file"
-            " of JSON lines?): the import stopped here, the lines after it were not read",
-        )
-    if isinstance(line, str):
-        return line
-    if isinstance(line, bytes):
-        return utf8_text(line, "line")
-    raise ValidationError("line", f"give text, got {type(line).__name__}")
 
 
 def json_reason(message: str) -> str:

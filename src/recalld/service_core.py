@@ -31,6 +31,8 @@ from recalld.errors import (
     ValidationError,
 )
 from recalld.model import (
+    SHORT_TEXT_MAX_CHARS,
+    SPEAKER_MAX_CHARS,
     Explanation,
     Filters,
     Forgotten,
@@ -151,15 +153,22 @@ class ServiceCore:
             namespaces=tuple(namespaces),
             now=now,
             # Names, as a memory's own (a blank one would silently match nothing).
-            kind=None if filters.kind is None else check.kind(filters.kind),
-            category=check.category(filters.category),
+            kind=(
+                None
+                if filters.kind is None
+                else check.kind(check.filter_name(filters.kind, "kind", SHORT_TEXT_MAX_CHARS))
+            ),
+            category=check.category(
+                check.filter_name(filters.category, "category", SHORT_TEXT_MAX_CHARS)
+            ),
             # Stored speakers have their white space collapsed; so is the filter.
-            speaker=check.speaker(filters.speaker),
+            speaker=check.speaker(check.filter_name(filters.speaker, "speaker", SPEAKER_MAX_CHARS)),
             has_key=filters.has_key,
             # As many and as long as a memory's own tags (a longer list is no filter
-            # anyone means, and would outgrow SQLite's limits on a statement).
-            tags_any=check.tags(filters.tags_any, self.settings, "tags_any"),
-            tags_all=check.tags(filters.tags_all, self.settings, "tags_all"),
+            # anyone means, and would outgrow SQLite's limits on a statement); as long as
+            # one an older version stored, too (its shortest spelling within the limit).
+            tags_any=check.tags(filters.tags_any, self.settings, "tags_any", as_given=True),
+            tags_all=check.tags(filters.tags_all, self.settings, "tags_all", as_given=True),
             since=since,
             until=until,
             created_since=created_since,

@@ -474,7 +474,7 @@ class Transfer:
             content=check.content(record.content, settings),
             kind=check.kind(record.kind),
             category=check.category(record.category),
-            tags=check.tags(record.tags, settings),
+            tags=check.tags(record.tags, settings, as_given=True),
             salience=record.salience,
             source=check.optional_name(record.source, "source"),
             speaker=check.speaker(record.speaker),

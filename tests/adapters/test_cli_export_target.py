@@ -203,3 +203,29 @@ def test_export_keeps_a_sigterm_handler_installed_outside_python(
     assert result.exit_code == 0, result.output
     assert "Anna moved to Paris" in target.read_text()
     assert installed == []  # the host's handler was left in place
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (("backup", ""), "'DESTINATION'"),
+        (("export", " "), "'[FILE]'"),
+        (("migrate", "--to", ""), "'--to'"),
+        (("migrate", "--to", "copy.db", "--from", ""), "'--from'"),
+    ],
+)
+def test_an_empty_path_is_a_usage_error_that_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arguments: tuple[str, ...], named: str
+) -> None:
+    # Adversarial pass a65: `recalld backup ""` ("$BACKUP_DIR" unset) wrote the copy into
+    # the current directory and exited 0, as if "." had been given.
+    database = tmp_path / "memories.db"
+    with MemoryService.open(Settings(db=database, embedder="none")) as memory:
+        memory.remember("Anna moved to Paris")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = CliRunner().invoke(cli, ["--db", str(database), *arguments])
+    assert result.exit_code == 2
+    assert f"Invalid value for {named}: is empty" in result.stderr
+    assert list(work.iterdir()) == []

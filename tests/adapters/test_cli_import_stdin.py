@@ -5,12 +5,14 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from recalld import importing
-from recalld.adapters.cli import cli
+from recalld.adapters.cli import cli, main
+from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
 
@@ -95,3 +97,70 @@ def test_import_file_refuses_a_text_stream_naming_file(service: MemoryService) -
     assert caught.value.field == "file"
     assert "give a binary stream" in caught.value.message
     assert service.list_memories(limit=10).memories == []
+
+
+def test_cli_import_interrupted_says_what_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Adversarial pass a65: Ctrl-C after the first chunk was committed printed "aborted"
+    # alone, which read as "nothing was imported" though 500 memories were kept.
+    from recalld.transfer import IMPORT_CHUNK_LINES, Transfer
+
+    write_chunk = Transfer._import_chunk
+    written: list[int] = []
+
+    def interrupted_after_one(self: Transfer, chunk: list[Any], report: Any) -> None:
+        if written:
+            raise KeyboardInterrupt  # Ctrl-C while the second chunk is written
+        write_chunk(self, chunk, report)
+        written.append(len(chunk))
+
+    monkeypatch.setattr(Transfer, "_import_chunk", interrupted_after_one)
+    source = tmp_path / "many.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"content": f"imported note {index}"}) + "\n"
+            for index in range(IMPORT_CHUNK_LINES * 2)
+        ),
+        encoding="utf-8",
+    )
+    database = tmp_path / "interrupted.db"
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    monkeypatch.setattr("sys.argv", ["recalld", "--db", str(database), "import", str(source)])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    assert stopped.value.code == 130
+    told = capsys.readouterr().err.splitlines()
+    assert told[-1] == "aborted"
+    (said,) = [line for line in told if line.startswith("interrupted: ")]
+    assert "what the import wrote before Ctrl-C is kept" in said
+    assert "import the file again to finish" in said
+    settings = Settings(db=database, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as opened:
+        assert opened.stats().count == IMPORT_CHUNK_LINES == written[0]
+
+
+def test_cli_ingest_interrupted_says_what_it_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As an import (above): an ingest writes a long transcript a chunk of turns at a time.
+    from recalld.conversations import Conversations
+
+    def interrupted(self: Conversations, *args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Conversations, "remember", interrupted)
+    transcript = tmp_path / "chat.txt"
+    transcript.write_text("Alice: hello\nBob: hi there\n", encoding="utf-8")
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    database = str(tmp_path / "ingest.db")
+    monkeypatch.setattr("sys.argv", ["recalld", "--db", database, "ingest", str(transcript)])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    assert stopped.value.code == 130
+    told = capsys.readouterr().err.splitlines()
+    (said,) = [line for line in told if line.startswith("interrupted: ")]
+    assert "what the ingest wrote before Ctrl-C is kept" in said
+    assert "ingest the file again to finish" in said

@@ -130,3 +130,17 @@ def test_audio_read_block_by_block_gives_the_fingerprint_of_the_whole(
     monkeypatch.setattr(signals, "AUDIO_BLOCK_SAMPLES", 999)
 
     assert np.array_equal(audio_features(stereo).fingerprint, whole)
+
+
+def test_bytes_in_no_image_format_are_refused_saying_so(service: MemoryService) -> None:
+    # Adversarial pass a65: the refusal read "is not an image Pillow can read: cannot
+    # identify image file the data" (Pillow's message, its stream's repr taken out).
+    text = base64.b64encode(b"root:x:0:0:root:/root:/bin/bash\n" * 4).decode("ascii")
+    with pytest.raises(ValidationError) as refused:
+        service.recollections.remember("the blue door", image=text)
+    assert refused.value.field == "image"
+    assert refused.value.message == (
+        "is not an image Pillow can read: its bytes are in no image format it knows"
+        " (PNG, JPEG, GIF, BMP, TIFF, WebP ...)"
+    )
+    assert service.stats().count == 0

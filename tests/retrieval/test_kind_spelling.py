@@ -151,3 +151,32 @@ def test_postgres_migration_29_composes_a_kind_an_older_version_stored(
         assert kinds == [COMPOSED, unicodedata.normalize("NFC", EXPANDING), "plain"]
         listed = opened.list_memories(filters={"kind": EXPANDING}).memories
         assert [memory.id for memory in listed] == [ids[1]]
+
+
+@pytest.mark.parametrize("field", ["kind", "category"])
+def test_a_kind_or_category_is_trimmed_as_a_tag_is(service: MemoryService, field: str) -> None:
+    # Adversarial pass a65: tags were trimmed, kinds and categories not, so " work" was
+    # stored as given, a category of its own that the filter "work" did not find.
+    spaced: dict[str, Any] = {field: " work  "}
+    memory_id = service.remember("budget review", tags=[" work "], **spaced).id
+    assert getattr(service.get(memory_id), field) == "work"
+    assert service.get(memory_id).tags == ["work"]
+    for asked in ("work", "  work "):
+        listed = service.list_memories(filters={field: asked}).memories
+        assert [memory.id for memory in listed] == [memory_id]
+    service.update(memory_id, **{field: " home "})
+    assert getattr(service.get(memory_id), field) == "home"
+    exported = [json.loads(line) for line in service.export()]
+    for line in exported:
+        if line.get("id") == memory_id:
+            line[field] = " imported "
+    service.forget(memory_id)
+    report = service.import_lines(json.dumps(line) + "\n" for line in exported)
+    assert report.errors == []
+    assert getattr(service.get(memory_id), field) == "imported"
+    counts = service.stats().by_kind if field == "kind" else service.stats().by_category
+    assert counts == {"imported": 1}
+    blank: dict[str, Any] = {field: "   "}
+    with pytest.raises(ValidationError) as caught:
+        service.remember("blank", **blank)
+    assert caught.value.field == field

@@ -15,12 +15,26 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 import click
 
 from recalld._text import shown
-from recalld.errors import ValidationError
+from recalld.errors import (
+    AuthenticationError,
+    ConflictError,
+    DatabaseBusyError,
+    DatabaseUnavailableError,
+    DiskFullError,
+    EmbeddingError,
+    NotFoundError,
+    PermissionDeniedError,
+    PreconditionFailedError,
+    RecalldError,
+    StorageError,
+    ValidationError,
+)
 from recalld.writing import Clearable
 
 if TYPE_CHECKING:
@@ -385,6 +399,47 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+def refuse_empty_path(
+    context: click.Context, parameter: click.Parameter, value: str | None
+) -> str | None:
+    """A click callback: an empty path (or one of spaces) is a usage error naming the
+    argument or option. ``recalld backup ""`` (``"$BACKUP_DIR"`` with the variable unset)
+    wrote the copy into the current directory and exited 0, as if ``.`` had been given;
+    ``export ""`` said "could not write the export to : Is a directory"."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty: give a path", context, parameter)
+    return value
+
+
+# Under this, a text that decodes as base64 is no media anyone sends (the smallest PNG is
+# 92 characters of base64) but may be a mistyped path ("/tmp/fotojpg" decodes).
+MEDIA_BASE64_MIN_CHARS = 64
+
+
+def media_file(context: click.Context, parameter: click.Parameter, value: str | None) -> str | None:
+    """A click callback for ``--image`` and ``--audio``: a path naming no file is a usage
+    error naming the option and the path ("File '/tmp/foto.jpg' does not exist", "is a
+    directory"), not an image refused as undecodable base64. A ``~`` is the home directory
+    (no shell expands one after ``--image=``), and base64 data, which the library takes,
+    passes as it did."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("is empty: give a file", context, parameter)
+    path = Path(value.strip()).expanduser()
+    try:
+        if path.is_file():
+            return value
+        if path.is_dir():
+            raise click.BadParameter(f"File '{value}' is a directory.", context, parameter)
+    except OSError:
+        pass  # a name too long for a path: base64 data, or refused below
+    text = value.strip()
+    if len(text) >= MEDIA_BASE64_MIN_CHARS and re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", text):
+        return value
+    raise click.BadParameter(f"File '{value}' does not exist.", context, parameter)
+
+
 def limit_option(default: int, help: str = "at most this many") -> Callable[[CommandT], CommandT]:
     """``--limit``, None when not given: the engine then uses ``default`` held to
     ``RECALLD_MAX_LIMIT`` (a lowered cap lowers the default; a --limit above it is refused)."""
@@ -500,10 +555,109 @@ def given_options(context: click.Context) -> dict[str, str]:
     return names
 
 
+# The error types of REST's `{"error": {"type", ...}}` body, by class (the most specific
+# first), so that a script reads a CLI error given --json as it reads the server's.
+ERROR_TYPES: tuple[tuple[type[RecalldError], str], ...] = (
+    (ValidationError, "validation_error"),
+    (NotFoundError, "not_found"),
+    (PreconditionFailedError, "precondition_failed"),
+    (ConflictError, "conflict"),
+    (AuthenticationError, "unauthorized"),
+    (PermissionDeniedError, "forbidden"),
+    (DatabaseUnavailableError, "database_unavailable"),
+    (DatabaseBusyError, "database_busy"),
+    (DiskFullError, "disk_full"),
+    (StorageError, "storage_error"),
+    (EmbeddingError, "embedding_error"),
+)
+
+
+class ErrorAsJson(click.ClickException):
+    """A recalld error of a command given ``--json``: shown on stderr as one JSON line,
+    ``{"error": {"type", "field", "message"}}`` as REST answers it, exit 1. A script that
+    asked for JSON read the document on stdout and got a line of prose on stderr."""
+
+    exit_code = 1
+
+    def __init__(self, error: RecalldError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+    def document(self) -> dict[str, Any]:
+        """The error as REST's body holds it: its type, and its message without the field
+        in front (a conflict's too), a full core target's entries and usage."""
+        from recalld.core_memory import CoreMemoryFullError
+
+        error = self.error
+        if isinstance(error, CoreMemoryFullError):
+            return {
+                "error": {
+                    "type": "core_memory_full",
+                    "field": error.field,
+                    "message": error.message,
+                    "entries": list(error.state.entries),
+                    "usage": error.state.usage,
+                }
+            }
+        kind = next((name for cls, name in ERROR_TYPES if isinstance(error, cls)), "bad_request")
+        field = getattr(error, "field", None)
+        message = (
+            error.message if isinstance(error, ValidationError | ConflictError) else str(error)
+        )
+        return {"error": {"type": kind, "field": field, "message": message}}
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        """Print the document on stderr; ASCII, so that no character in it (ESC, a
+        bidirectional override in a stored name) reaches the terminal raw."""
+        click.echo(json.dumps(self.document(), separators=(",", ":")), file=file, err=True)
+
+
+class JsonAwareGroup(click.Group):
+    """The top group: keeps its command line, so that an error found before the command
+    runs (the settings) is told as JSON when the command was given ``--json``
+    (:func:`asks_for_json`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """click's, noting ``args`` first."""
+        ctx.meta[COMMAND_LINE] = list(args)
+        return super().parse_args(ctx, args)
+
+
+COMMAND_LINE = "recalld.command_line"
+
+
+def asks_for_json(context: click.Context) -> bool:
+    """Whether the command line of the top group of ``context`` (:class:`JsonAwareGroup`)
+    runs a command given ``--json``: parsed as click will parse it, so a ``--json`` that is
+    another option's value (``get --key --json``) is none. An unparsable line is none."""
+    arguments = context.meta.get(COMMAND_LINE)
+    if arguments is None:
+        return False
+    command: click.Command = context.find_root().command
+    parent: click.Context | None = None
+    name = context.find_root().info_name
+    try:
+        while True:
+            parsed = command.context_class(
+                command, info_name=name, parent=parent, resilient_parsing=True
+            )
+            # Command's own parsing, without a group's split of what follows its options.
+            rest = click.Command.parse_args(command, parsed, list(arguments))
+            if not isinstance(command, click.Group):
+                return parsed.params.get("as_json") is True
+            found = command.get_command(parsed, rest[0]) if rest else None
+            if found is None:
+                return False
+            command, parent, name, arguments = found, parsed, rest[0], rest[1:]
+    except click.ClickException:
+        return False
+
+
 def pass_state(function: Callable[Concatenate[_State, P], R]) -> Callable[P, R]:
     """``click.make_pass_decorator(_State)``, and a value the library refuses is named by
     the option that gave it (``--ttl``, ``--created-since``, ``--place-name``), not by the
-    library's field, which no option of the command is called."""
+    library's field, which no option of the command is called. Given ``--json``, a recalld
+    error is printed as JSON (:class:`ErrorAsJson`)."""
     from recalld import _validate as check
 
     @functools.wraps(function)
@@ -514,7 +668,16 @@ def pass_state(function: Callable[Concatenate[_State, P], R]) -> Callable[P, R]:
             raise RuntimeError("a recalld command ran without the group's state")
         try:
             return context.invoke(function, state, *args, **kwargs)
-        except ValidationError as error:
-            raise check.renamed(error, given_options(context)) from None
+        except RecalldError as error:
+            shown_error = (
+                check.renamed(error, given_options(context))
+                if isinstance(error, ValidationError)
+                else error
+            )
+            if kwargs.get("as_json") is True:
+                raise ErrorAsJson(shown_error) from None
+            if shown_error is error:
+                raise
+            raise shown_error from None
 
     return command

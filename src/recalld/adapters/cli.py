@@ -13,7 +13,7 @@ import io
 import os
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from click.core import ParameterSource
@@ -24,6 +24,8 @@ from recalld.adapters._cli_support import (
     CLEARED_BY_OPTION,
     PLACE_NAME_HELP,
     TERMINATED,
+    ErrorAsJson,
+    JsonAwareGroup,
     _filters,
     _filters_options,
     _importance_to_salience,
@@ -31,6 +33,7 @@ from recalld.adapters._cli_support import (
     _parse_place,
     _print_json,
     _State,
+    asks_for_json,
     filter_options,
     limit_option,
     load_settings,
@@ -47,10 +50,13 @@ from recalld.adapters.cli_servers import server_commands
 from recalld.adapters.cli_transfer import transfer_commands
 from recalld.errors import RecalldError, ValidationError
 
+if TYPE_CHECKING:
+    from recalld.config import Settings
+
 __all__ = ["cli", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=JsonAwareGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
     envvar="RECALLD_DB",
@@ -87,6 +93,20 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
                 " namespace, so nothing was run",
             )
         return
+    try:
+        state = _State(settings=_settings(context, db, namespace))
+    except RecalldError as error:
+        if asks_for_json(context):
+            # As every error of a command given --json (adversarial pass a65): a script
+            # reading that line got "error: RECALLD_...: ..." (review of pass a65).
+            raise ErrorAsJson(error) from None
+        raise
+    context.obj = state
+    context.call_on_close(state.close)
+
+
+def _settings(context: click.Context, db: str | None, namespace: str | None) -> Settings:
+    """The settings of the group's ``--db`` and ``--namespace`` over the environment."""
     overrides: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for name, value in (("db", db), ("namespace", namespace)):
@@ -109,9 +129,7 @@ def cli(context: click.Context, db: str | None, namespace: str | None) -> None:
         raise ValidationError(
             sources.get("db", empty), "is empty; give a database file or a postgresql:// URL"
         )
-    state = _State(settings=load_settings(overrides, sources))
-    context.obj = state
-    context.call_on_close(state.close)
+    return load_settings(overrides, sources)
 
 
 @cli.command()
@@ -288,6 +306,10 @@ def get(
     state: _State, memory_id: str | None, key: str | None, seq: int | None, as_json: bool
 ) -> None:
     """Show one memory by ID, --key or --seq."""
+    if sum(given is not None for given in (memory_id, key, seq)) != 1:
+        # A usage error, refused before the database is opened: `recalld get` alone
+        # created a new database, then named the library's fields (id, key, seq).
+        raise click.UsageError("give exactly one of ID, --key or --seq")
     _show_memory(state, state.memory().get(memory_id, key=key, seq=seq), as_json)
 
 
@@ -391,7 +413,12 @@ def _changed_place(
 
 @cli.command()
 @click.argument("memory_id")
-@click.option("--json", "as_json", is_flag=True, help='print {"deleted": true|false}')
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='print {"deleted": true|false, "scrubbed": true|false, "scrub": "done|pending|none"}',
+)
 @pass_state
 def forget(state: _State, memory_id: str, as_json: bool) -> None:
     """Delete memory MEMORY_ID and every trace of it (cannot be undone)."""

@@ -16,6 +16,7 @@ from recalld.adapters._cli_support import (
     _print_json,
     _State,
     limit_option,
+    media_file,
     pass_state,
     read_text,
     visible,
@@ -41,6 +42,8 @@ def _core_edit(
     try:
         result = state.memory().core.apply(target, operations)
     except CoreMemoryFullError as full:
+        if as_json:
+            raise  # one JSON line on stderr, as every error of a --json command
         click.echo(f"error: {full}", err=True)
         for number, entry in enumerate(full.state.entries, start=1):
             click.echo(f"  {number}. {entry}", err=True)
@@ -188,8 +191,19 @@ def _context_options(command: CommandT) -> CommandT:
     options = [
         click.option("--place", help="LAT,LON or a geohash"),
         click.option("--at", help="ISO 8601 time with offset"),
-        click.option("--image", help="image file path (only derived features are kept)"),
-        click.option("--audio", help="audio file path (only a fingerprint is kept)"),
+        # A file (or base64 data, as the library takes): a mistyped path ("/tmp/fotojpg")
+        # may be valid base64, and was refused as "is not an image Pillow can read: cannot
+        # identify image file the data" (adversarial pass a65; media_file).
+        click.option(
+            "--image",
+            callback=media_file,
+            help="image file path (only derived features are kept)",
+        ),
+        click.option(
+            "--audio",
+            callback=media_file,
+            help="audio file path (only a fingerprint is kept)",
+        ),
         click.option(
             "--biometric", "biometrics", multiple=True, help="NAME=NUMBER reading (repeat)"
         ),

@@ -59,7 +59,12 @@ def _show(state: _State, intention: Intention) -> None:
 @click.option("--at", help="ISO 8601 or a phrase: 'tomorrow at 9', 'next Friday 18:00'")
 @click.option("--until", help="end of a time window that starts --at")
 @click.option("--every", help="daily, weekdays, weekly, monthly or an RRULE (FREQ=WEEKLY;BYDAY=FR)")
-@click.option("--window", "window_minutes", type=float, help="minutes a recurrence stays open")
+@click.option(
+    "--window",
+    "window_minutes",
+    type=float,
+    help="minutes a recurrence stays open [default: RECALLD_INTENTION_WINDOW_MINUTES, 60]",
+)
 @click.option("--zone", help="time zone for phrases and recurrences (Europe/Paris, +01:00)")
 @click.option("--mention", "mentions", multiple=True, help="fire when this is mentioned (repeat)")
 @click.option(
@@ -73,10 +78,17 @@ def _show(state: _State, intention: Intention) -> None:
     show_default=True,
     help="consecutive readings each --when-signal needs",
 )
-@click.option("--tag", "tags", multiple=True, help="fire when the context carries this tag")
+@click.option(
+    "--tag", "tags", multiple=True, help="fire when the context carries this tag (repeat)"
+)
 @click.option("--expires", help="never fire after this (ISO 8601 or a phrase)")
 @click.option("--every-time", is_flag=True, help="fire each time the triggers hold (default once)")
-@click.option("--min-interval", type=float, help="with --every-time: seconds between firings")
+@click.option(
+    "--min-interval",
+    type=float,
+    help="with --every-time: seconds between firings"
+    " [default: RECALLD_INTENTION_MIN_INTERVAL_SECONDS, 3600]",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the stored intention as JSON")
 @pass_state
 def remind(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from recalld.adapters._cli_support import _print_json, _State, pass_state
+from recalld.adapters._cli_support import _print_json, _State, pass_state, refuse_empty_path
 
 if TYPE_CHECKING:
     from recalld.config import Settings
@@ -25,12 +25,14 @@ __all__ = ["migrate_command"]
 @click.option(
     "--to",
     "destination",
+    callback=refuse_empty_path,
     help="the database to copy into: a postgresql:// URL or a SQLite file path"
     " [default: only bring --db's schema up to date]",
 )
 @click.option(
     "--from",
     "origin",
+    callback=refuse_empty_path,
     help="the database to copy from [default: --db / RECALLD_DB]",
 )
 @click.option(

@@ -42,7 +42,15 @@ def _names(values: Sequence[str]) -> list[str]:
     " repeat or comma-separate",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address")
-@click.option("--port", default=8766, show_default=True, type=int, help="HTTP port")
+@click.option(
+    "--port",
+    default=8766,
+    show_default=True,
+    # As serve's: 99999 passed to uvicorn and ended in two tracebacks, -1 was "host:
+    # cannot listen on 127.0.0.1: Servname not supported" (adversarial pass a65).
+    type=click.IntRange(0, 65535),
+    help="HTTP port (0: a free one)",
+)
 @click.option(
     "--namespaces",
     "namespaces",
@@ -136,10 +144,21 @@ def _namespace_names(values: Sequence[str]) -> list[str]:
     return names
 
 
+# uvicorn's levels: another name passed the option and ended the server with a KeyError
+# traceback after its banner (adversarial pass a65).
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
 @click.command("serve")
 @click.option("--host", help="address to bind [env RECALLD_HOST; default 127.0.0.1]")
 @click.option("--port", type=click.IntRange(0, 65535), help="port [env RECALLD_PORT; default 8765]")
-@click.option("--log-level", default="info", show_default=True, help="uvicorn log level")
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default="info",
+    show_default=True,
+    help="uvicorn log level",
+)
 @click.option(
     "--mcp-dialect",
     "mcp_dialects",
@@ -319,7 +338,11 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
 
 @click.command("worker")
 @click.option("--until-idle", is_flag=True, help="exit once no job is runnable (scripts, tests)")
-@click.option("--batch-size", type=click.IntRange(1, 10_000), help="jobs claimed per batch")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, 10_000),
+    help="jobs claimed per batch [default: RECALLD_WORKER_BATCH_SIZE, 64]",
+)
 @click.option(
     "--retry-failed",
     is_flag=True,

@@ -9,10 +9,11 @@ import shlex
 import shutil
 import stat
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 import click
 
@@ -24,11 +25,15 @@ from recalld.adapters._cli_support import (
     pass_state,
     progress_bar,
     read_text,
+    refuse_empty_path,
     sigterm_ends_cleanly,
 )
 from recalld.errors import ValidationError
 from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_FILE_MODE
+
+if TYPE_CHECKING:
+    from recalld.service import MemoryService
 
 __all__ = ["transfer_commands"]
 
@@ -39,7 +44,10 @@ IMPORT_FORMATS = ("auto", "recalld", "mcp-memory", "mem0", "hermes", "chatgpt", 
 
 @click.command("export")
 @click.argument(
-    "file", type=click.Path(dir_okay=False, writable=True, allow_dash=True), default="-"
+    "file",
+    type=click.Path(dir_okay=False, writable=True, allow_dash=True),
+    default="-",
+    callback=refuse_empty_path,
 )
 @click.option("--all-namespaces", is_flag=True, help="export every namespace (admin)")
 @pass_state
@@ -201,6 +209,39 @@ def import_command(
     reported with its number (on stderr; exit 1) and the rest is imported.
     """
     memory = state.memory()
+    with _told_when_interrupted("import", "lines"):
+        _import(state, memory, file, file_format, include_tools, include_system, as_json)
+
+
+@contextmanager
+def _told_when_interrupted(command: str, items: str) -> Iterator[None]:
+    """Say on stderr what an ``import`` or ``ingest`` Ctrl-C stopped has kept, then stop
+    as Ctrl-C does: each commits a chunk of ``items`` at a time, and "aborted" alone read
+    as "nothing was written" (the README's "what it had not committed is rolled back")
+    though every chunk before was kept (adversarial pass a65). Both are idempotent, so
+    running them again finishes the work."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        click.echo(
+            f"interrupted: what the {command} wrote before Ctrl-C is kept (it commits a chunk"
+            f" of {items} at a time; the one it was writing is rolled back): {command} the"
+            " file again to finish, which skips what is already there",
+            err=True,
+        )
+        raise
+
+
+def _import(
+    state: _State,
+    memory: MemoryService,
+    file: Path,
+    file_format: str,
+    include_tools: bool,
+    include_system: bool,
+    as_json: bool,
+) -> None:
+    """The import of ``import_command``: from stdin, or from a file with a progress bar."""
     if str(file) == "-":
         # As `recalld ingest -` reads it (`-` was "Path '-' does not exist"), told apart by
         # content like a file and read as one, in bounded pieces (read whole, a huge stdin
@@ -276,18 +317,19 @@ def ingest_command(
     """
     text = read_text(file)
     try:
-        _ingest(
-            state,
-            text,
-            conversation,
-            title,
-            at,
-            tags,
-            source,
-            include_tools,
-            include_system,
-            as_json,
-        )
+        with _told_when_interrupted("ingest", "turns"):
+            _ingest(
+                state,
+                text,
+                conversation,
+                title,
+                at,
+                tags,
+                source,
+                include_tools,
+                include_system,
+                as_json,
+            )
     except ValidationError as error:
         found = _other_export(text)
         if found is None:
@@ -377,7 +419,7 @@ def _ingest(
 
 
 @click.command("backup")
-@click.argument("destination", type=click.Path())
+@click.argument("destination", type=click.Path(), callback=refuse_empty_path)
 @click.option("--json", "as_json", is_flag=True, help="print what was copied as JSON")
 @pass_state
 def backup_command(state: _State, destination: str, as_json: bool) -> None:

@@ -228,8 +228,16 @@ def image_features(data: bytes, encoder: ImageEncoder | None = None) -> ImageFea
         raise ValidationError(
             "image", f"is {size}; the limit is {IMAGE_MAX_PIXELS:,} pixels"
         ) from None
+    except UnidentifiedImageError:
+        # Pillow's message quotes the stream it was given ("cannot identify image file
+        # <_io.BytesIO object at 0x...>"), which read "... image file the data" once the
+        # object was taken out (adversarial pass a65): say what it means instead.
+        raise ValidationError(
+            "image",
+            "is not an image Pillow can read: its bytes are in no image format it knows"
+            " (PNG, JPEG, GIF, BMP, TIFF, WebP ...)",
+        ) from None
     except (
-        UnidentifiedImageError,
         OSError,
         ValueError,
         SyntaxError,  # raised by some truncated image headers
