@@ -396,10 +396,11 @@ class GraphStore(Protocol):
         ...
 
     def first_observations(
-        self, namespace: str, entity_id: int, now: datetime, limit: int
+        self, namespace: str, entity_id: int, now: datetime, limit: int, after: int = 0
     ) -> list[tuple[int, str]]:
-        """One entity's first ``limit`` live observation memories as ``(seq, content)``,
-        oldest first, reading no more of them (an entity may have any number)."""
+        """One entity's first ``limit`` live observation memories after memory ``after``
+        (a seq; 0: from its first) as ``(seq, content)``, oldest first, reading no more of
+        them (an entity may have any number)."""
         ...
 
     def version(self, namespace: str, now: datetime) -> int:

@@ -618,13 +618,14 @@ class SQLiteGraph:
         return found
 
     def first_observations(
-        self, namespace: str, entity_id: int, now: datetime, limit: int
+        self, namespace: str, entity_id: int, now: datetime, limit: int, after: int = 0
     ) -> list[tuple[int, str]]:
         rows = self._read(
             "SELECT m.seq, m.content FROM graph_observations o"
-            " CROSS JOIN memories m ON m.seq = o.seq WHERE o.entity_id = ? AND m.namespace = ?"
-            " AND (m.expires_at IS NULL OR m.expires_at > ?) ORDER BY o.seq LIMIT ?",
-            (entity_id, namespace, to_storage(now), limit),
+            " CROSS JOIN memories m ON m.seq = o.seq WHERE o.entity_id = ? AND o.seq > ?"
+            " AND m.namespace = ? AND (m.expires_at IS NULL OR m.expires_at > ?)"
+            " ORDER BY o.seq LIMIT ?",
+            (entity_id, after, namespace, to_storage(now), limit),
         )
         return [(int(seq), str(content)) for seq, content in rows]
 
