@@ -28,6 +28,7 @@ __all__ = [
     "GraphTransaction",
     "MentionRecord",
     "RelationRecord",
+    "entity_key_hash",
     "graph_text_hash",
     "list_in_chunks",
     "search_in_chunks",
@@ -47,6 +48,12 @@ def graph_text_hash(
         people.append(speaker)
     payload = json.dumps([title, content, list(tags), people], ensure_ascii=False, default=str)
     return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
+
+
+def entity_key_hash(key: str) -> str:
+    """How a deleted entity's key is kept in ``graph_entity_tombstones`` (migration 30):
+    its SHA-256, never the name, which the memories naming it may take with them."""
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def search_in_chunks(
@@ -257,7 +264,9 @@ class GraphTransaction(Protocol):
         ...
 
     def delete_entity(self, entity_id: int) -> None:
-        """Delete the entity with its mentions, observation links and relations."""
+        """Delete the entity with its mentions, observation links and relations, and keep a
+        tombstone of it: extraction of a memory written before never brings it back (one
+        written after does; declaring it again lifts the tombstone)."""
         ...
 
     def retime_sources(self, seq: int) -> None:

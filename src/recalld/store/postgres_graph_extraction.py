@@ -35,7 +35,7 @@ from recalld.graph.types import (
     RELATION_PREDICATE_MAX_CHARS,
     Extraction,
 )
-from recalld.store.graph import GraphJob
+from recalld.store.graph import GraphJob, entity_key_hash
 from recalld.store.postgres_connection import Connection
 
 __all__ = ["GENERIC", "apply_extractions", "lock_extraction_rows"]
@@ -134,6 +134,38 @@ def _held_relations(connection: Connection, seqs: Sequence[int]) -> dict[Triple,
     }
 
 
+def _drop_buried(connection: Connection, plans: Sequence[_Plan]) -> None:
+    """Take out of each plan the entities the knowledge tools deleted after its memory was
+    written (migration 30's tombstones), with the relations that name them."""
+    wanted = sorted(
+        {(plan.job.namespace, entity_key_hash(key)) for plan in plans for key in plan.found}
+    )
+    if not wanted:
+        return
+    rows = connection.execute(
+        "SELECT t.namespace, t.key_hash, t.up_to_seq FROM graph_entity_tombstones t"
+        " JOIN unnest(%s::text[], %s::text[]) AS w(namespace, key_hash)"
+        " ON t.namespace = w.namespace AND t.key_hash = w.key_hash",
+        ([namespace for namespace, _ in wanted], [digest for _, digest in wanted]),
+    ).fetchall()
+    buried = {(str(namespace), str(digest)): int(seq) for namespace, digest, seq in rows}
+    if not buried:
+        return
+    for plan in plans:
+        gone = {
+            key
+            for key in plan.found
+            if buried.get((plan.job.namespace, entity_key_hash(key)), 0) >= plan.job.seq
+        }
+        for key in gone:
+            del plan.found[key]
+            del plan.mentioned[key]
+        plan.pairs = [
+            (None if subject in gone else subject, predicate, None if target in gone else target)
+            for subject, predicate, target in plan.pairs
+        ]
+
+
 def lock_extraction_rows(connection: Connection, seqs: Sequence[int]) -> None:
     """Lock the entities and relations these memories' extractions hold, in the global
     order, before a write deletes their mentions and sources (whose triggers rename or
@@ -164,6 +196,7 @@ def apply_extractions(
     plans = [_plan(job, extraction, at) for job, extraction, at in extractions]
     if not plans:
         return
+    _drop_buried(connection, plans)
     seqs = [plan.job.seq for plan in plans]
     # Entities: those upserted (by each memory naming them, in seq order: the first one's
     # spelling names a new entity) and those only held now (FOR UPDATE: the deletes below

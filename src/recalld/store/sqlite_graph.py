@@ -44,6 +44,7 @@ from recalld.store.graph import (
 )
 from recalld.store.semantic import JobFailure
 from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_graph_tombstones import buried
 from recalld.store.sqlite_semantic import release_leased
 
 __all__ = ["SQLiteGraph", "enqueue_graph"]
@@ -325,7 +326,7 @@ class SQLiteGraph:
 
         def entity_id(name: str, type: str, count: int) -> int | None:
             key = entity_key(name)
-            if not key or len(name) > ENTITY_NAME_MAX_CHARS:
+            if not key or len(name) > ENTITY_NAME_MAX_CHARS or buried(connection, job, key):
                 return None
             if key not in ids:
                 ids[key] = _upsert_entity(
