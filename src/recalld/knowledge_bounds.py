@@ -9,7 +9,16 @@ from typing import Any, TypeVar
 
 from recalld.errors import ValidationError
 
-__all__ = ["MAX_ITEMS", "MAX_OBSERVATIONS", "Tally", "bounded_items", "import_batches"]
+__all__ = [
+    "ENTITY_OBSERVATION_CHARACTERS",
+    "MAX_ITEMS",
+    "MAX_OBSERVATIONS",
+    "Tally",
+    "bounded_items",
+    "check_entity_room",
+    "entity_room_error",
+    "import_batches",
+]
 
 Item = TypeVar("Item")
 
@@ -17,6 +26,10 @@ MAX_ITEMS = 1_000
 # The observations one call writes or deletes in all: 1,000 items of 1,000 each were a
 # million memories in one write transaction (minutes, every other writer waiting).
 MAX_OBSERVATIONS = 10_000
+# The observation text one entity holds in all, in characters: 10,000 of 64 KiB each was
+# 640 MB in one entity, which every read of it (open_nodes, a read_graph page's first
+# entity) carried whole. A read_graph page carries as much beyond its first entity.
+ENTITY_OBSERVATION_CHARACTERS = 1_000_000
 # An import writes this many entities a transaction at most.
 IMPORT_BATCH_ENTITIES = 500
 
@@ -45,6 +58,25 @@ class Tally:
                 f"holds more than {MAX_OBSERVATIONS} observations in all; the limit is"
                 f" {MAX_OBSERVATIONS} per call",
             )
+
+
+def entity_room_error(name: str, held: int, adding: Sequence[str]) -> str | None:
+    """Why observations ``adding`` may not join entity ``name``, holding ``held`` characters
+    of them (past ``ENTITY_OBSERVATION_CHARACTERS``), or None when they fit."""
+    total = held + sum(map(len, adding))
+    if total <= ENTITY_OBSERVATION_CHARACTERS:
+        return None
+    return (
+        f"would give entity {name!r} {total} characters of observations; the limit is"
+        f" {ENTITY_OBSERVATION_CHARACTERS} per entity (it holds {held}: delete some first)"
+    )
+
+
+def check_entity_room(field: str, name: str, held: int, adding: Sequence[str]) -> None:
+    """Refuse (naming ``field``) what :func:`entity_room_error` refuses."""
+    refused = entity_room_error(name, held, adding)
+    if refused is not None:
+        raise ValidationError(field, refused)
 
 
 def import_batches(items: Sequence[Item], size: Callable[[Item], int]) -> Iterator[list[Item]]:

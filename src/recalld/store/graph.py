@@ -251,6 +251,11 @@ class GraphTransaction(Protocol):
         database: an entity may hold thousands of long ones)."""
         ...
 
+    def observation_characters(self, entity_id: int) -> int:
+        """The characters of all the entity's observation memories (expired ones too, until
+        the purge), for the per-entity bound of :mod:`recalld.knowledge_bounds`."""
+        ...
+
     def declare_relation(
         self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
     ) -> bool:

@@ -137,6 +137,14 @@ class PostgresGraphTransaction:
         ).fetchall()
         return [(int(seq), str(content)) for seq, content in rows]
 
+    def observation_characters(self, entity_id: int) -> int:
+        row = self._connection.execute(
+            "SELECT coalesce(sum(length(m.content)), 0) FROM graph_observations o"
+            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = %s",
+            (entity_id,),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
     def declare_relation(
         self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
     ) -> bool:

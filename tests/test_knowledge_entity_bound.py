@@ -1,0 +1,98 @@
+"""One entity's observations are bounded in all, and ``open_nodes`` in size (adversarial pass
+e65): 1,000 observations a call, call after call, made an entity of any size (10,000 of
+64 KiB: 640 MB), which ``open_nodes`` (and a ``read_graph`` page's first entity) returned
+whole, and ``open_nodes`` of many such entities had no bound at all."""
+
+from __future__ import annotations
+
+import pytest
+
+from recalld import knowledge, knowledge_bounds
+from recalld.errors import ValidationError
+from recalld.service import MemoryService
+from tests.knowledge_support import any_service as any_service  # the fixture
+
+
+def _contents(service: MemoryService, name: str) -> list[str]:
+    (entity,) = service.knowledge.open_nodes([name]).entities
+    return entity.observations
+
+
+def test_an_entitys_observations_are_bounded_in_all(
+    any_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 30)
+    tools = any_service.knowledge
+    tools.create_entities([{"name": "Ada", "entityType": "person", "observations": ["a" * 20]}])
+    with pytest.raises(ValidationError) as refused:
+        # Before: taken, call after call, without any bound.
+        tools.add_observations(
+            [
+                {"entityName": "Ada", "contents": ["b" * 5]},
+                {"entityName": "Ada", "contents": ["c" * 6]},
+            ]
+        )
+    assert refused.value.field == "observations[1].contents"
+    assert "31 characters of observations; the limit is 30 per entity" in str(refused.value)
+    # Nothing of the call was written, not even its first, fitting item.
+    assert _contents(any_service, "Ada") == ["a" * 20]
+    # An observation already held costs nothing again; what fits is taken.
+    added = tools.add_observations([{"entityName": "Ada", "contents": ["a" * 20, "d" * 10]}])
+    assert added[0].added_observations == ["d" * 10]
+
+
+def test_a_new_entitys_observations_are_bounded_in_all(
+    any_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 30)
+    tools = any_service.knowledge
+    with pytest.raises(ValidationError) as refused:
+        tools.create_entities(
+            [
+                {"name": "Ada", "entityType": "person", "observations": ["a"]},
+                {"name": "Bo", "entityType": "person", "observations": ["b" * 20, "c" * 11]},
+            ]
+        )
+    assert refused.value.field == "entities[1].observations"
+    assert tools.read_graph().entities == []
+
+
+def test_an_import_line_past_the_entity_bound_is_reported_and_the_rest_imported(
+    any_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 30)
+    tools = any_service.knowledge
+    tools.create_entities([{"name": "Ada", "entityType": "person", "observations": ["a" * 25]}])
+    report = tools.import_jsonl(
+        [
+            '{"type": "entity", "name": "Ada", "entityType": "person", "observations": ["bbbbbb"]}',
+            '{"type": "entity", "name": "Bo", "entityType": "person", "observations": ["b"]}',
+        ]
+    )
+    assert [error.line for error in report.errors] == [1]
+    assert "the limit is 30 per entity" in report.errors[0].error
+    assert report.entities == 1
+    assert _contents(any_service, "Ada") == ["a" * 25]
+    assert _contents(any_service, "Bo") == ["b"]
+
+
+def test_open_nodes_past_the_page_budget_is_refused_naming_names(
+    any_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = any_service.knowledge
+    tools.create_entities(
+        [
+            {"name": name, "entityType": "person", "observations": [name * 10]}
+            for name in ("Ada", "Bo", "Cy")
+        ]
+    )
+    monkeypatch.setattr(knowledge, "PAGE_OBSERVATION_CHARACTERS", 45)
+    with pytest.raises(ValidationError) as refused:
+        # Before: all of them, whatever their size.
+        tools.open_nodes(["Ada", "Bo", "Cy"])
+    assert refused.value.field == "names"
+    assert "open fewer names (the first 1 fit)" in str(refused.value)
+    assert "the limit is 45 per call" in str(refused.value)
+    # One entity is always answered whole, as a read_graph page's first one.
+    monkeypatch.setattr(knowledge, "PAGE_OBSERVATION_CHARACTERS", 5)
+    assert [entity.name for entity in tools.open_nodes(["Bo"]).entities] == ["Bo"]
