@@ -81,3 +81,22 @@ def test_migrate_says_which_graph_rows_it_removed(tmp_path: Path, clock: FakeClo
         "removed 1 graph entity (with its relations) and 1 graph relation the source deleted"
         in " ".join(result.output.split())  # as wrapped to the console's width
     )
+
+
+def test_migrate_copies_the_tombstones_of_deleted_entities(
+    tmp_path: Path, target: Path | str, clock: FakeClock
+) -> None:
+    # An entity the knowledge tools deleted stays deleted in the copy (adversarial pass
+    # e65): without its tombstone, the target's first rebuild extracted it again.
+    source = tmp_path / "tombstones.db"
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
+        memory.remember("Anna went to Oslo.")
+        memory.new_worker().run_until_idle()
+        memory.knowledge.delete_entities(["Anna"])
+    assert copy_between(source, target, clock=clock).complete
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
+        memory.graph.rebuild()
+        memory.new_worker().run_until_idle()
+        names = {entity.name for entity in memory.graph.entities().entities}
+    assert "Oslo" in names
+    assert "Anna" not in names
