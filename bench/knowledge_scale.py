@@ -116,9 +116,7 @@ def measure_wide(service: MemoryService, entities: int) -> dict[str, Any]:
     # ``updated_at``): one small write elsewhere, then one timed poll, 20 times.
     recount = 0.0
     for number in range(20):
-        knowledge.add_observations(
-            [{"entityName": "Hub", "contents": [f"recount {number}"]}]
-        )
+        knowledge.add_observations([{"entityName": "Hub", "contents": [f"recount {number}"]}])
         started = time.perf_counter()
         knowledge.version(namespace="wide")
         recount += time.perf_counter() - started
