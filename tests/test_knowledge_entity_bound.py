@@ -5,11 +5,15 @@ whole, and ``open_nodes`` of many such entities had no bound at all."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from recalld import knowledge, knowledge_bounds
+from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.service import MemoryService
+from recalld.store.sqlite_graph_writes import SQLiteGraphTransaction
 from tests.knowledge_support import any_service as any_service  # the fixture
 
 
@@ -96,3 +100,38 @@ def test_open_nodes_past_the_page_budget_is_refused_naming_names(
     # One entity is always answered whole, as a read_graph page's first one.
     monkeypatch.setattr(knowledge, "PAGE_OBSERVATION_CHARACTERS", 5)
     assert [entity.name for entity in tools.open_nodes(["Bo"]).entities] == ["Bo"]
+
+
+def test_an_entitys_text_is_summed_once_a_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 1,000 items naming one entity of 10,000 observations summed them 1,000 times (its
+    # write lock held 12 s instead of 4): once a call, then counted on.
+    calls: list[int] = []
+    summed = SQLiteGraphTransaction.observation_characters
+
+    def counted(self: SQLiteGraphTransaction, entity_id: int) -> int:
+        calls.append(entity_id)
+        return summed(self, entity_id)
+
+    monkeypatch.setattr(SQLiteGraphTransaction, "observation_characters", counted)
+    monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 30)
+    settings = Settings(db=tmp_path / "once.db", synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings) as service:
+        tools = service.knowledge
+        tools.create_entities([{"name": "Ada", "entityType": "person"}])
+        items = [{"entityName": "Ada", "contents": [str(number) * 5]} for number in range(5)]
+        tools.add_observations(items)
+        assert len(calls) == 1
+        with pytest.raises(ValidationError) as refused:
+            # Counted on within the call: the sixth item passes the bound.
+            tools.add_observations([*items, {"entityName": "Ada", "contents": ["x" * 6]}])
+        assert refused.value.field == "observations[5].contents"
+        report = tools.import_jsonl(
+            [
+                '{"type": "entity", "name": "Bo", "entityType": "person", "observations": ["%s"]}'
+                % (letter * 20)
+                for letter in "ab"
+            ]
+        )
+        assert [error.line for error in report.errors] == [2]

@@ -319,6 +319,9 @@ class KnowledgeGraph:
             ]
             parsed.append((name, contents))
         results: list[AddedObservations] = []
+        # Each entity's observation text, summed once a call: 1,000 items naming one entity
+        # of 10,000 observations summed them 1,000 times (4 s became 12 s).
+        held: dict[int, int] = {}
         now = self._clock()
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, (entity_key(name) for name, _ in parsed))
@@ -331,18 +334,14 @@ class KnowledgeGraph:
                 record, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
                 wanted = list(dict.fromkeys(contents))
                 existing = {content for _, content in tx.graph.observations(record.id, now, wanted)}
-                new = [content for content in wanted if content not in existing]
-                check_entity_room(
-                    f"observations[{index}].contents",
-                    name,
-                    tx.graph.observation_characters(record.id),
-                    new,
-                )
-                added = []
-                for content in wanted:
-                    if content not in existing:
-                        self._add_observation(tx, scope_namespace, record, content)
-                        added.append(content)
+                added = [content for content in wanted if content not in existing]
+                if record.id not in held:
+                    held[record.id] = tx.graph.observation_characters(record.id)
+                field = f"observations[{index}].contents"
+                check_entity_room(field, name, held[record.id], added)
+                held[record.id] += sum(map(len, added))
+                for content in added:
+                    self._add_observation(tx, scope_namespace, record, content)
                 results.append(AddedObservations(entity_name=name, added_observations=added))
         return results
 
@@ -675,8 +674,9 @@ class KnowledgeGraph:
                 self._store.transaction() as tx,
             ):
                 tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for _, e in batch))
+                held: dict[int, int] = {}  # as add_observations: each entity summed once
                 for number, entity in batch:
-                    self._import_entity(tx, scope_namespace, number, entity, now, report)
+                    self._import_entity(tx, scope_namespace, (number, entity), held, now, report)
         for start in range(0, len(relations), 500):
             first = relations[start][0]
             with (
@@ -717,22 +717,25 @@ class KnowledgeGraph:
         self,
         tx: StoreTransaction,
         namespace: str,
-        number: int,
-        entity: KnowledgeEntity,
+        line: tuple[int, KnowledgeEntity],
+        held: dict[int, int],
         now: datetime,
         report: KnowledgeImportReport,
     ) -> None:
+        number, entity = line
         found = tx.graph.find_entity(namespace, entity_key(entity.name), now)
         wanted = list(dict.fromkeys(entity.observations))
-        held = [] if found is None else tx.graph.observations(found.id, now, wanted)
-        new = [content for content in wanted if content not in {text for _, text in held}]
-        refused = entity_room_error(
-            entity.name, 0 if found is None else tx.graph.observation_characters(found.id), new
-        )
+        kept = [] if found is None else tx.graph.observations(found.id, now, wanted)
+        new = [content for content in wanted if content not in {text for _, text in kept}]
+        if found is not None and found.id not in held:
+            held[found.id] = tx.graph.observation_characters(found.id)
+        holds = 0 if found is None else held[found.id]
+        refused = entity_room_error(entity.name, holds, new)
         if refused is not None:  # this line changes nothing; the others still import
             report.errors.append(ImportLineError(line=number, error=f"observations: {refused}"))
             return
         record, created = tx.graph.declare_entity(namespace, entity.name, entity.entity_type, now)
+        held[record.id] = holds + sum(map(len, new))
         for content in new:
             self._add_observation(tx, namespace, record, content)
         report.entities += int(created)
