@@ -135,3 +135,29 @@ def test_an_entitys_text_is_summed_once_a_call(
             ]
         )
         assert [error.line for error in report.errors] == [2]
+
+
+def test_a_recalld_import_linking_observations_past_the_entity_bound_is_refused(
+    any_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass e65: recalld's own import links an entity line's memories as its
+    # observations without the bound, so an export-shaped file made an entity of any size.
+    tools = any_service.knowledge
+    tools.create_entities(
+        [{"name": "Ada", "entityType": "person", "observations": ["a" * 20, "b" * 20]}]
+    )
+    lines = list(any_service.export())
+    tools.delete_entities(["Ada"])
+    monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 30)
+    report = any_service.import_lines(lines)
+    entity_line = next(number for number, line in enumerate(lines, 1) if "recalld.entity" in line)
+    assert [error.line for error in report.errors] == [entity_line]
+    assert "observations" in report.errors[0].error
+    assert "40 characters of observations; the limit is 30 per entity" in report.errors[0].error
+    # The refused line declared nothing; the memories it named are imported as memories.
+    assert tools.open_nodes(["Ada"]).entities == []
+    assert len(any_service.search("aaaaaaaaaaaaaaaaaaaa")) == 1
+    # Within the bound, the line links them as before.
+    monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 40)
+    assert any_service.import_lines(lines).errors == []
+    assert sorted(_contents(any_service, "Ada")) == ["a" * 20, "b" * 20]
