@@ -177,6 +177,8 @@ def test_browser_limits_entity_page_says_it_shows_the_first_observations(
     count_is(driver, "#entity-observations li", CAP + 2)
     shown = driver.find_elements(By.CSS_SELECTOR, "#entity-observations li")
     assert [item.text for item in shown] == [f"fact {number}" for number in range(CAP + 2)]
+    # The keyboard goes on where the list does: the first observation loaded has the focus.
+    assert driver.switch_to.active_element.text == f"fact {CAP}"
     wait_for(
         driver,
         lambda current: (
