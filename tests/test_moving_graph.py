@@ -100,3 +100,38 @@ def test_migrate_copies_the_tombstones_of_deleted_entities(
         names = {entity.name for entity in memory.graph.entities().entities}
     assert "Oslo" in names
     assert "Anna" not in names
+
+
+def test_migrate_renumbers_a_tombstone_to_the_targets_memories(
+    tmp_path: Path, target: Path | str, clock: FakeClock
+) -> None:
+    # Review of pass e65: the tombstone's last memory before the deletion was copied as
+    # the source's seq, not the target's: into a target whose numbers run ahead (it held
+    # memories already) the copied memory was past it, and Anna came back at the first
+    # rebuild; one whose numbers lag (the source forgot many) buried Anna in a memory
+    # written after the deletion, which names her anew.
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
+        for number in range(3):
+            memory.remember(f"a note of the target {number}")
+    source = tmp_path / "renumbered.db"
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
+        memory.remember("Anna went to Oslo.")
+        memory.remember("Bruno went to Rome.")
+        memory.new_worker().run_until_idle()
+        memory.knowledge.delete_entities(["Anna", "Bruno"])
+        memory.remember("Bruno came back from Rome.")
+        for number in range(6):
+            memory.forget(memory.remember(f"a note forgotten {number}").id)
+        memory.remember("Anna came back from Oslo.")
+        memory.new_worker().run_until_idle()
+    assert copy_between(source, target, clock=clock).complete
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
+        memory.graph.rebuild()
+        memory.new_worker().run_until_idle()
+        mentions = {
+            name: [mention.prompt_line for mention in memory.graph.entity(name).mentions]
+            for name in ("Anna", "Bruno")
+        }
+    # Each is named by the memory written after its deletion only.
+    assert [line.endswith("came back from Oslo.") for line in mentions["Anna"]] == [True]
+    assert [line.endswith("came back from Rome.") for line in mentions["Bruno"]] == [True]
