@@ -161,3 +161,23 @@ def test_a_recalld_import_linking_observations_past_the_entity_bound_is_refused(
     monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 40)
     assert any_service.import_lines(lines).errors == []
     assert sorted(_contents(any_service, "Ada")) == ["a" * 20, "b" * 20]
+
+
+def test_an_entity_past_the_bound_still_takes_what_it_holds_already(
+    any_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass e65: an entity past the bound (written before it, or under a higher
+    # one) refused even a call adding nothing, so importing the same file again reported
+    # its line although that adds nothing.
+    tools = any_service.knowledge
+    line = '{"type": "entity", "name": "Ada", "entityType": "person", "observations": ["%s"]}'
+    assert tools.import_jsonl([line % ("a" * 25)]).errors == []
+    monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 10)
+    added = tools.add_observations([{"entityName": "Ada", "contents": ["a" * 25]}])
+    assert added[0].added_observations == []
+    again = tools.import_jsonl([line % ("a" * 25)])
+    assert again.errors == []
+    assert again.unchanged == 1
+    with pytest.raises(ValidationError) as refused:
+        tools.add_observations([{"entityName": "Ada", "contents": ["b"]}])
+    assert "26 characters of observations; the limit is 10 per entity" in str(refused.value)

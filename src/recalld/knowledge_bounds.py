@@ -62,9 +62,11 @@ class Tally:
 
 def entity_room_error(name: str, held: int, adding: Sequence[str]) -> str | None:
     """Why observations ``adding`` may not join entity ``name``, holding ``held`` characters
-    of them (past ``ENTITY_OBSERVATION_CHARACTERS``), or None when they fit."""
+    of them (past ``ENTITY_OBSERVATION_CHARACTERS``), or None when they fit. Adding nothing
+    always fits: an entity already past the bound answers a call that repeats what it holds
+    (an import run again) as unchanged."""
     total = held + sum(map(len, adding))
-    if total <= ENTITY_OBSERVATION_CHARACTERS:
+    if total <= ENTITY_OBSERVATION_CHARACTERS or not adding:
         return None
     return (
         f"would give entity {name!r} {total} characters of observations; the limit is"
