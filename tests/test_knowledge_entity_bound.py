@@ -181,3 +181,29 @@ def test_an_entity_past_the_bound_still_takes_what_it_holds_already(
     with pytest.raises(ValidationError) as refused:
         tools.add_observations([{"entityName": "Ada", "contents": ["b"]}])
     assert "26 characters of observations; the limit is 10 per entity" in str(refused.value)
+
+
+def test_an_edit_of_an_observation_is_held_to_the_entity_bound(
+    any_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass e65: an observation is a memory, and its edit (update, an import line
+    # with its id) grew the entity past the bound, edit after edit.
+    monkeypatch.setattr(knowledge_bounds, "ENTITY_OBSERVATION_CHARACTERS", 30)
+    tools = any_service.knowledge
+    tools.create_entities(
+        [{"name": "Ada", "entityType": "person", "observations": ["a" * 10, "b" * 10]}]
+    )
+    lines = [line for line in any_service.export() if "b" * 10 in line]
+    (observation,) = [m for m in any_service.list_memories().memories if m.content == "a" * 10]
+    with pytest.raises(ValidationError) as refused:
+        any_service.update(observation.id, content="c" * 21)
+    assert refused.value.field == "content"
+    assert "an observation of entity 'Ada'" in str(refused.value)
+    assert "31 characters of observations; the limit is 30 per entity" in str(refused.value)
+    any_service.update(observation.id, content="c" * 20)
+    # A newer line with the other observation's id: refused as the edit was.
+    newer = lines[0].replace("b" * 10, "e" * 11).replace('"updated_at":"2', '"updated_at":"3')
+    report = any_service.import_lines([newer])
+    assert [error.line for error in report.errors] == [1]
+    assert "the limit is 30 per entity" in report.errors[0].error
+    assert sorted(_contents(any_service, "Ada")) == ["b" * 10, "c" * 20]

@@ -5,9 +5,12 @@ which grew to its size limit)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from recalld.errors import ValidationError
+
+if TYPE_CHECKING:
+    from recalld.store.graph import GraphTransaction
 
 __all__ = [
     "ENTITY_OBSERVATION_CHARACTERS",
@@ -16,6 +19,7 @@ __all__ = [
     "Tally",
     "bounded_items",
     "check_entity_room",
+    "check_observation_edit",
     "entity_room_error",
     "import_batches",
 ]
@@ -79,6 +83,25 @@ def check_entity_room(field: str, name: str, held: int, adding: Sequence[str]) -
     refused = entity_room_error(name, held, adding)
     if refused is not None:
         raise ValidationError(field, refused)
+
+
+def check_observation_edit(
+    graph: GraphTransaction, seq: int, old: str, new: str, field: str = "content"
+) -> None:
+    """Refuse (naming ``field``) the new text ``new`` of memory ``seq`` (now ``old``) when
+    it would take an entity it is an observation of past ``ENTITY_OBSERVATION_CHARACTERS``:
+    an edit, call after call, grew an entity as the knowledge tools may not."""
+    if len(new) <= len(old):
+        return
+    for entity_id, name in graph.observed_by(seq):
+        total = graph.observation_characters(entity_id) - len(old) + len(new)
+        if total > ENTITY_OBSERVATION_CHARACTERS:
+            raise ValidationError(
+                field,
+                f"is {len(new)} characters, an observation of entity {name!r}: it would"
+                f" hold {total} characters of observations; the limit is"
+                f" {ENTITY_OBSERVATION_CHARACTERS} per entity",
+            )
 
 
 def import_batches(items: Sequence[Item], size: Callable[[Item], int]) -> Iterator[list[Item]]:

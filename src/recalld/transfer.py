@@ -16,9 +16,8 @@ namespace's core memory, followed by its triggers and state (``{"type":
 firing history starts again), then the reminders fired and not delivered yet
 (``{"type": "recalld.pending", "namespace", "id", "fired_at", "score", "channels",
 "details"}``: queued again by the import that writes their reminder or moves it to
-``done``, once each, not by a later one). What the worker extracted is not exported: it is
-re-extracted from the memories after an import, so an entity the knowledge tools deleted
-(its tombstone is not exported either) comes back from the memories that named it.
+``done``, once each, not by a later one). What the worker extracted is not exported (nor
+the tombstones of deleted entities): it is re-extracted from the memories after an import.
 
 Import reads the same lines (a leading byte-order mark is ignored). A memory
 line is idempotent by ``id`` (an id already present is overwritten only by a
@@ -49,7 +48,7 @@ from recalld._time import Clock, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError, ValidationError
 from recalld.graph.names import check_entity_name, check_entity_type, check_predicate, entity_key
-from recalld.knowledge_bounds import check_entity_room
+from recalld.knowledge_bounds import check_entity_room, check_observation_edit
 from recalld.model import (
     ExportRecord,
     ImportLineError,
@@ -516,6 +515,7 @@ class Transfer:
         if holder is not None and holder.id != record.id:
             raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
         if existing is not None:
+            check_observation_edit(tx.graph, existing.seq, existing.content, stored.content)
             replaced = tx.replace(existing.seq, stored)
             # Queued now, whatever time the record says it was written (a clock ahead).
             self._indexing.enqueue(tx, replaced, now, previous=existing)

@@ -256,6 +256,10 @@ class GraphTransaction(Protocol):
         the purge), for the per-entity bound of :mod:`recalld.knowledge_bounds`."""
         ...
 
+    def observed_by(self, seq: int) -> list[tuple[int, str]]:
+        """The entities memory ``seq`` is an observation of, as ``(id, name)``."""
+        ...
+
     def declare_relation(
         self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
     ) -> bool:

@@ -135,6 +135,14 @@ class SQLiteGraphTransaction:
         ).fetchone()
         return 0 if row is None else int(row[0])
 
+    def observed_by(self, seq: int) -> list[tuple[int, str]]:
+        rows: list[tuple[Any, ...]] = self._connection.execute(
+            "SELECT e.id, e.name FROM graph_observations o"
+            " JOIN graph_entities e ON e.id = o.entity_id WHERE o.seq = ? ORDER BY e.id",
+            (seq,),
+        ).fetchall()
+        return [(int(entity_id), str(name)) for entity_id, name in rows]
+
     def declare_relation(
         self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
     ) -> bool:
