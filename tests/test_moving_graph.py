@@ -81,3 +81,57 @@ def test_migrate_says_which_graph_rows_it_removed(tmp_path: Path, clock: FakeClo
         "removed 1 graph entity (with its relations) and 1 graph relation the source deleted"
         in " ".join(result.output.split())  # as wrapped to the console's width
     )
+
+
+def test_migrate_copies_the_tombstones_of_deleted_entities(
+    tmp_path: Path, target: Path | str, clock: FakeClock
+) -> None:
+    # An entity the knowledge tools deleted stays deleted in the copy (adversarial pass
+    # e65): without its tombstone, the target's first rebuild extracted it again.
+    source = tmp_path / "tombstones.db"
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
+        memory.remember("Anna went to Oslo.")
+        memory.new_worker().run_until_idle()
+        memory.knowledge.delete_entities(["Anna"])
+    assert copy_between(source, target, clock=clock).complete
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
+        memory.graph.rebuild()
+        memory.new_worker().run_until_idle()
+        names = {entity.name for entity in memory.graph.entities().entities}
+    assert "Oslo" in names
+    assert "Anna" not in names
+
+
+def test_migrate_renumbers_a_tombstone_to_the_targets_memories(
+    tmp_path: Path, target: Path | str, clock: FakeClock
+) -> None:
+    # Review of pass e65: the tombstone's last memory before the deletion was copied as
+    # the source's seq, not the target's: into a target whose numbers run ahead (it held
+    # memories already) the copied memory was past it, and Anna came back at the first
+    # rebuild; one whose numbers lag (the source forgot many) buried Anna in a memory
+    # written after the deletion, which names her anew.
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
+        for number in range(3):
+            memory.remember(f"a note of the target {number}")
+    source = tmp_path / "renumbered.db"
+    with MemoryService.open(moving_settings(source), clock=clock) as memory:
+        memory.remember("Anna went to Oslo.")
+        memory.remember("Bruno went to Rome.")
+        memory.new_worker().run_until_idle()
+        memory.knowledge.delete_entities(["Anna", "Bruno"])
+        memory.remember("Bruno came back from Rome.")
+        for number in range(6):
+            memory.forget(memory.remember(f"a note forgotten {number}").id)
+        memory.remember("Anna came back from Oslo.")
+        memory.new_worker().run_until_idle()
+    assert copy_between(source, target, clock=clock).complete
+    with MemoryService.open(moving_settings(target), clock=clock) as memory:
+        memory.graph.rebuild()
+        memory.new_worker().run_until_idle()
+        mentions = {
+            name: [mention.prompt_line for mention in memory.graph.entity(name).mentions]
+            for name in ("Anna", "Bruno")
+        }
+    # Each is named by the memory written after its deletion only.
+    assert [line.endswith("came back from Oslo.") for line in mentions["Anna"]] == [True]
+    assert [line.endswith("came back from Rome.") for line in mentions["Bruno"]] == [True]

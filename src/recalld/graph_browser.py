@@ -29,6 +29,7 @@ from recalld.graph.models import (
     MentionedEntity,
     MentionView,
     Neighbourhood,
+    ObservationPage,
     ObservationView,
     RelationPage,
     RelationView,
@@ -47,6 +48,7 @@ MENTIONS_SHOWN = 20
 # Page sizes when the caller gives none; every default is held to RECALLD_MAX_LIMIT.
 ENTITIES_LIMIT = 50
 RELATIONS_LIMIT = 100
+OBSERVATIONS_LIMIT = 100
 
 
 def entity_view(record: EntityRecord) -> EntityView:
@@ -224,7 +226,11 @@ class GraphBrowser:
         now = self._clock()
         record = self._find(scope_namespace, name, now)
         graph = self._store.graph
-        observed = graph.first_observations(scope_namespace, record.id, now, observations)
+        observed = graph.first_observations(scope_namespace, record.id, now, observations + 1)
+        observations_cursor = None
+        if len(observed) > observations:
+            observed = observed[:observations]
+            observations_cursor = encode_cursor("observations", record.id, observed[-1][0])
         mention_rows = graph.mentions(scope_namespace, [record.id], now, mentions)
         seqs = [seq for seq, _ in observed] + [row.seq for row in mention_rows]
         memories = self._store.semantic.visible_memories(self._scope(scope_namespace, now), seqs)
@@ -260,6 +266,52 @@ class GraphBrowser:
             ],
             relations=[relation_view(relation) for relation in relations],
             relations_cursor=relations_cursor,
+            observations_cursor=observations_cursor,
+        )
+
+    def observations(
+        self,
+        entity: str,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        namespace: str | None = None,
+    ) -> ObservationPage:
+        """Entity ``entity``'s observations, oldest first, a page at a time (``limit``: 100
+        by default; ``cursor``: ``next_cursor`` of the last page, or ``observations_cursor``
+        of :meth:`entity`): the detail shows only the first of them."""
+        scope_namespace = self._namespace(namespace)
+        limit = check.limit(limit, self._settings, default=OBSERVATIONS_LIMIT)
+        now = self._clock()
+        record = self._find(scope_namespace, entity, now, "entity")
+        after = 0
+        if cursor is not None:
+            cursor_entity, after = decode_cursor(
+                cursor, "observations", (int, int), "this entity's observations listing"
+            )
+            # A cursor of another entity would page it from an unrelated position.
+            if cursor_entity != record.id:
+                raise ValidationError(
+                    "cursor", "is not a cursor this entity's observations listing returned"
+                )
+        observed = self._store.graph.first_observations(
+            scope_namespace, record.id, now, limit + 1, after
+        )
+        next_cursor = None
+        if len(observed) > limit:
+            observed = observed[:limit]
+            next_cursor = encode_cursor("observations", record.id, observed[-1][0])
+        memories = self._store.semantic.visible_memories(
+            self._scope(scope_namespace, now), [seq for seq, _ in observed]
+        )
+        return ObservationPage(
+            entity=record.name,
+            observations=[
+                ObservationView(memory_id=memories[seq].id, content=content)
+                for seq, content in observed
+                if seq in memories
+            ],
+            next_cursor=next_cursor,
         )
 
     def entities_of_memory(self, memory_id: str, *, namespace: str | None = None) -> MemoryEntities:

@@ -65,6 +65,7 @@ first's (PostgreSQL's unique violation).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -140,6 +141,20 @@ class _Numbers:
     seqs: dict[int, int] = field(default_factory=dict)
     entities: dict[int, int] = field(default_factory=dict)
     relations: dict[int, int] = field(default_factory=dict)
+    _up_to: tuple[list[int], list[int]] = field(default_factory=lambda: ([], []))
+
+    def up_to(self, seq: int) -> int:
+        """The target seq of the newest memory copied from source seq ``seq`` or before it
+        (0: none): a tombstone's last memory before its deletion, which need not be one
+        that was copied (forgotten, of another namespace)."""
+        sources, newest = self._up_to
+        if len(sources) != len(self.seqs):
+            sources, newest = sorted(self.seqs), []
+            for source in sources:
+                newest.append(max(self.seqs[source], newest[-1] if newest else 0))
+            self._up_to = (sources, newest)
+        at = bisect.bisect_right(sources, seq)
+        return newest[at - 1] if at else 0
 
 
 def _batches(source: Store, table: Table) -> Iterator[list[dict[str, Any]]]:
@@ -501,6 +516,8 @@ class _Copier:
                 if entity is None:
                     return None
                 renumbered[name] = entity
+        if "up_to_seq" in renumbered:
+            renumbered["up_to_seq"] = self.numbers.up_to(int(renumbered["up_to_seq"]))
         if "relation_id" in renumbered:
             relation = self.numbers.relations.get(int(renumbered["relation_id"]))
             if relation is None:

@@ -16,8 +16,8 @@ namespace's core memory, followed by its triggers and state (``{"type":
 firing history starts again), then the reminders fired and not delivered yet
 (``{"type": "recalld.pending", "namespace", "id", "fired_at", "score", "channels",
 "details"}``: queued again by the import that writes their reminder or moves it to
-``done``, once each, not by a later one). What the worker extracted is not exported: it is
-re-extracted from the memories after an import.
+``done``, once each, not by a later one). What the worker extracted is not exported (nor
+the tombstones of deleted entities): it is re-extracted from the memories after an import.
 
 Import reads the same lines (a leading byte-order mark is ignored). A memory
 line is idempotent by ``id`` (an id already present is overwritten only by a
@@ -47,6 +47,8 @@ from recalld._text import shown
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError, ValidationError
+from recalld.graph.names import check_entity_name, check_entity_type, check_predicate, entity_key
+from recalld.knowledge_bounds import check_entity_room, check_observation_edit
 from recalld.model import (
     ExportRecord,
     ImportLineError,
@@ -513,6 +515,7 @@ class Transfer:
         if holder is not None and holder.id != record.id:
             raise ConflictError("key", f"key {record.key!r} belongs to memory {holder.id}")
         if existing is not None:
+            check_observation_edit(tx.graph, existing.seq, existing.content, stored.content)
             replaced = tx.replace(existing.seq, stored)
             # Queued now, whatever time the record says it was written (a clock ahead).
             self._indexing.enqueue(tx, replaced, now, previous=existing)
@@ -724,8 +727,6 @@ class Transfer:
         )
 
     def _import_entity(self, line: _Line, report: ImportReport) -> None:
-        from recalld.graph.names import check_entity_name, check_entity_type
-
         name = check_entity_name(line_text(line.value, "name"), "name")
         entity_type = check_entity_type(line_text(line.value, "entity_type"), "entity_type")
         observations = line.value.get("observations", [])
@@ -736,18 +737,22 @@ class Transfer:
         now = self._clock()
         with self._store.transaction() as tx:
             record, created = tx.graph.declare_entity(line.namespace, name, entity_type, now)
+            linked, new = {seq for seq, _ in tx.graph.observations(record.id, None)}, {}
             for memory_id in observations:
                 memory = tx.find(line.namespace, id=memory_id)
                 if memory is None:
                     raise ValidationError(
                         "observations", f"no memory {memory_id!r} in {line.namespace!r}"
                     )
-                tx.graph.link_observation(record.id, memory.seq)
+                if memory.seq not in linked:
+                    new[memory.seq] = memory.content
+            held = tx.graph.observation_characters(record.id)  # the knowledge tools' bound
+            check_entity_room("observations", name, held, list(new.values()))
+            for seq in new:
+                tx.graph.link_observation(record.id, seq)
         report.count("created" if created else "unchanged", "entities")
 
     def _import_relation(self, line: _Line, report: ImportReport) -> None:
-        from recalld.graph.names import check_predicate, entity_key
-
         predicate = check_predicate(line_text(line.value, "relation_type"), "relation_type")
         names = {field: line_text(line.value, field) for field in ("from", "to")}
         now = self._clock()

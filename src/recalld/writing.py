@@ -36,6 +36,7 @@ from recalld._text import new_id, normalized_content
 from recalld._time import Clock, expiry, local_time, parse_instant
 from recalld.config import Settings
 from recalld.errors import ConflictError
+from recalld.knowledge_bounds import check_observation_edit
 from recalld.model import Memory, NewMemory, Receipt, ScrubState, key_spellings
 from recalld.store.base import MemoryRecord, StoreTransaction
 from recalld.store.retrieval import TURN_KIND
@@ -237,6 +238,7 @@ class Writer:
                     )
                 record = self.record_over(draft, namespace, now, existing)
                 record, reindex = indexing.keep_index_state(record, existing)
+                check_observation_edit(tx.graph, existing.seq, existing.content, record.content)
                 memory = tx.replace(existing.seq, record)
                 tx.dropped_content("overwrite", now)
                 job_id = indexing.enqueue(tx, memory, now, previous=existing, embed=reindex)
@@ -342,6 +344,7 @@ class Writer:
             record = replace(record, place=current.place)
         indexing = self._indexing()
         record, reindex = indexing.keep_index_state(record, current)
+        check_observation_edit(tx.graph, current.seq, current.content, record.content)
         memory = tx.replace(current.seq, record)
         dropped = dropped_text(current, memory)
         if dropped:

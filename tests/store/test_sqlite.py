@@ -19,8 +19,8 @@ from recalld.store.migrations import (
     MIGRATIONS,
     migration_8,
     migration_14,
-    migration_16,
 )
+from recalld.store.migrations_counters import migration_16
 from recalld.store.migrations_graph import migration_24
 from recalld.store.migrations_text import migration_18, migration_19, migration_20, migration_22
 from recalld.store.semantic import decode_vectors, encode_vector

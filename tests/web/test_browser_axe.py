@@ -4,9 +4,10 @@ axe-core is a devDependency of ``tests/js`` (``npm ci --prefix tests/js``: ``mak
 and ``.ci/run`` do it); its ``axe.min.js`` is injected into the page by the driver (not a
 page script, so the Content-Security-Policy stays as served). Each view is checked with
 the content it shows: hits, a memory with its place and neighbours, core entries, graph
-entities and an entity's neighbourhood, a fired reminder, intentions, the Status
-timeline's table, and the editor and forget dialog of a memory. Headless Chromium against
-a real `recalld serve` (keyword-only, the rule-based graph extractor).
+entities and an entity's neighbourhood, an entity's "More observations" (before and after
+loading more), a fired reminder, intentions, the Status timeline's table, and the editor
+and forget dialog of a memory. Headless Chromium against a real `recalld serve`
+(keyword-only, the rule-based graph extractor).
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from recalld.config import Settings
+from recalld.service import MemoryService
 from tests.web.browser_support import (
     WAIT_SECONDS,
     Browsed,
     browsed_server,
+    count_is,
     element,
     ok,
     open_page,
@@ -39,6 +43,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 AXE_SCRIPT = Path(__file__).parents[1] / "js" / "node_modules" / "axe-core" / "axe.min.js"
 # WCAG 2.0, 2.1 and 2.2 at levels A and AA (axe's tags; best practices are left out).
 WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa")
+
+# One more than an entity's detail shows (RECALLD_GRAPH_PAGE_SIZE, 100).
+OBSERVATIONS = 101
 
 RUN_AXE = """
 const done = arguments[arguments.length - 1];
@@ -90,6 +97,15 @@ def _wait_until_extracted(client: httpx.Client, memory_ids: list[str]) -> None:
 
 def _content(browsed: Browsed, namespace: str) -> str:
     """Something for every view to show in ``namespace``; the id of a placed memory."""
+    # An entity with more observations than its page shows: "More observations" is drawn
+    # (written first: the browse view lists the newest memories).
+    settings = Settings(db=browsed.server.db, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        observations = [f"fact {number}" for number in range(OBSERVATIONS)]
+        service.knowledge.create_entities(
+            [{"name": "Ada", "entityType": "person", "observations": observations}],
+            namespace=namespace,
+        )
     with browsed.api(namespace) as client:
         place = {"lat": -37.81, "lon": 144.96, "name": "harbour"}
         remember(client, content="Coffee at the harbour kiosk", place=place, tags=["coffee"])
@@ -135,6 +151,10 @@ def test_browser_every_view_has_no_wcag_a_or_aa_violation(browsed: Browsed) -> N
         element(driver, "#memory-edit").click()
         element(driver, "#edit-title")
 
+    def more_observations() -> None:
+        element(driver, "#entity-observations-next").click()
+        count_is(driver, "#entity-observations li", OBSERVATIONS)
+
     def forget() -> None:
         element(driver, "#memory-forget").click()
         element(driver, "#confirm-dialog")
@@ -148,6 +168,8 @@ def test_browser_every_view_has_no_wcag_a_or_aa_violation(browsed: Browsed) -> N
         ("core", lambda: text_appears(driver, "#page-core", "boiler is old")),
         ("graph", lambda: element(driver, '#entity-list a[data-entity="Anna"]')),
         ("graph/Anna", lambda: element(driver, "#graph-drawing svg")),
+        ("graph/Ada", lambda: element(driver, "#entity-observations-next")),
+        ("graph/Ada", more_observations),
         ("recollections", lambda: element(driver, "#pending-list .reminder")),
         ("intentions", lambda: text_appears(driver, "#intention-list", "water the plants")),
         ("status", status),

@@ -17,6 +17,7 @@ from recalld.service import MemoryService
 from tests.web.browser_support import (
     Browsed,
     browsed_server,
+    count_is,
     element,
     ok,
     open_page,
@@ -170,3 +171,18 @@ def test_browser_limits_entity_page_says_it_shows_the_first_observations(
     )
     shown = driver.find_elements(By.CSS_SELECTOR, "#entity-observations li")
     assert [item.text for item in shown] == [f"fact {number}" for number in range(CAP)]
+    # Past the first: "More observations" loads the rest a page at a time (adversarial pass
+    # e65); the page pointed at open_nodes, which the browser cannot call.
+    element(driver, "#entity-observations-next").click()
+    count_is(driver, "#entity-observations li", CAP + 2)
+    shown = driver.find_elements(By.CSS_SELECTOR, "#entity-observations li")
+    assert [item.text for item in shown] == [f"fact {number}" for number in range(CAP + 2)]
+    # The keyboard goes on where the list does: the first observation loaded has the focus.
+    assert driver.switch_to.active_element.text == f"fact {CAP}"
+    wait_for(
+        driver,
+        lambda current: (
+            not current.find_element(By.CSS_SELECTOR, "#entity-observations-next").is_displayed()
+        ),
+        "no more observations to load",
+    )

@@ -81,12 +81,20 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
         console.print(f"aliases: {', '.join(detail.aliases)}", highlight=False, markup=False)
     for observation in detail.observations:
         console.print(f"  observation: {observation.content}", highlight=False, markup=False)
-    if entity.observations > len(detail.observations):
+    from recalld.config import Settings  # loaded with the service already
+
+    # A command to run as printed: in this namespace, which it would else not read.
+    namespace = state.settings.namespace
+    default = Settings.model_fields["namespace"].default
+    scope = "" if namespace == default else f" --namespace {shlex.quote(namespace)}"
+    if detail.observations_cursor:
         console.print(
-            f"  (the first {len(detail.observations)} of {entity.observations} observations;"
-            " --json the same; the knowledge tools' open_nodes lists them all)",
+            f"  (the first {len(detail.observations)} of {entity.observations} observations)"
+            f" more observations: recalld{scope} graph observations"
+            f" {shlex.quote(entity.name)} --cursor {detail.observations_cursor}",
             highlight=False,
             markup=False,
+            soft_wrap=True,  # a command to copy: never broken across lines
         )
     for relation in detail.relations:
         console.print(
@@ -95,12 +103,6 @@ def graph_show(state: _State, name: str, as_json: bool) -> None:
             markup=False,
         )
     if detail.relations_cursor:
-        from recalld.config import Settings  # loaded with the service already
-
-        # A command to run as printed: in this namespace, which it would else not read.
-        namespace = state.settings.namespace
-        default = Settings.model_fields["namespace"].default
-        scope = "" if namespace == default else f" --namespace {shlex.quote(namespace)}"
         console.print(
             f"  more relations: recalld{scope} graph relations"
             f" --entity {shlex.quote(entity.name)} --cursor {detail.relations_cursor}",
@@ -152,6 +154,32 @@ def graph_relations(
             "" if relation.at is None else relation.at.strftime("%Y-%m-%d %H:%M"),
         )
     state.console.print(table)
+    if page.next_cursor:
+        state.console.print(f"more: --cursor {page.next_cursor}", highlight=False, soft_wrap=True)
+
+
+@graph_group.command("observations")
+@click.argument("name")
+@limit_option(100)
+@click.option("--cursor", help="continue from the next_cursor of a previous page")
+@click.option(
+    "--json", "as_json", is_flag=True, help='print {"entity", "observations": [...], "next_cursor"}'
+)
+@pass_state
+def graph_observations(
+    state: _State, name: str, limit: int | None, cursor: str | None, as_json: bool
+) -> None:
+    """List entity NAME's observations, oldest first (show prints only its first)."""
+    page = state.memory().graph.observations(name, limit=limit, cursor=cursor)
+    if as_json:
+        _print_json(page)
+        return
+    if not page.observations:
+        state.console.print("no observations")
+    for observation in page.observations:
+        state.console.print(
+            f"{observation.memory_id} {observation.content}", highlight=False, markup=False
+        )
     if page.next_cursor:
         state.console.print(f"more: --cursor {page.next_cursor}", highlight=False, soft_wrap=True)
 

@@ -3,6 +3,8 @@
 - ``GET /v1/graph/entities?query&type&limit&cursor`` — entities by name, a page at a time;
 - ``GET /v1/graph/entities/{name}`` — one entity with its aliases, observations,
   mentions and relations (404 when unknown);
+- ``GET /v1/graph/observations?entity&limit&cursor`` — one entity's observations, a page
+  at a time (the entity shows its first);
 - ``GET /v1/graph/relations?entity&predicate&limit&cursor`` — relations;
 - ``GET /v1/graph/neighbourhood?entity&depth`` — what is within ``depth`` hops;
 - ``GET /v1/graph/mentions?memory`` — the entities one memory mentions.
@@ -26,6 +28,7 @@ from recalld.graph.models import (
     EntityPage,
     MemoryEntities,
     Neighbourhood,
+    ObservationPage,
     RelationPage,
 )
 from recalld.graph.types import ENTITY_NAME_MAX_CHARS, RELATION_PREDICATE_MAX_CHARS
@@ -86,6 +89,34 @@ def list_entities(
 def get_entity(name: EntityName, service: Service, namespace: ReadNamespace) -> EntityDetail:
     """One entity with its other spellings, observations, newest mentions and relations."""
     return service.graph.entity(name, namespace=namespace)
+
+
+@graph_router.get("/observations", response_model=ObservationPage, responses=error_responses(404))
+def list_observations(
+    service: Service,
+    namespace: ReadNamespace,
+    entity: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=ENTITY_NAME_MAX_CHARS,
+            pattern=NAME_PATTERN,
+            description="the entity whose observations to list",
+        ),
+    ],
+    limit: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="at most RECALLD_MAX_LIMIT (1000); 100, or the cap when lower, if left out",
+            json_schema_extra=count_default(100),
+        ),
+    ] = None,
+    cursor: Cursor = None,
+) -> ObservationPage:
+    """One entity's observations, oldest first (its detail shows only the first of them;
+    its ``observations_cursor`` continues here)."""
+    return service.graph.observations(entity, limit=limit, cursor=cursor, namespace=namespace)
 
 
 @graph_router.get("/relations", response_model=RelationPage, responses=error_responses(404))

@@ -85,12 +85,26 @@ class EntityDetail(BaseModel):
         description="it has more relations than shown: pass this as cursor to the relations"
         " listing of this entity for the next ones",
     )
+    observations_cursor: str | None = Field(
+        default=None,
+        description="it has more observations than shown: pass this as cursor to the"
+        " observations listing of this entity for the next ones",
+    )
 
 
 class EntityPage(BaseModel):
     """One page of entities; pass ``next_cursor`` back for the next."""
 
     entities: list[EntityView]
+    next_cursor: str | None = None
+
+
+class ObservationPage(BaseModel):
+    """One page of an entity's observations, oldest first; pass ``next_cursor`` back (with
+    the same entity) for the next."""
+
+    entity: str = Field(description="the entity's name")
+    observations: list[ObservationView]
     next_cursor: str | None = None
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "GraphTransaction",
     "MentionRecord",
     "RelationRecord",
+    "entity_key_hash",
     "graph_text_hash",
     "list_in_chunks",
     "search_in_chunks",
@@ -47,6 +48,12 @@ def graph_text_hash(
         people.append(speaker)
     payload = json.dumps([title, content, list(tags), people], ensure_ascii=False, default=str)
     return hashlib.blake2b(payload.encode(), digest_size=12).hexdigest()
+
+
+def entity_key_hash(key: str) -> str:
+    """How a deleted entity's key is kept in ``graph_entity_tombstones`` (migration 30):
+    its SHA-256, never the name, which the memories naming it may take with them."""
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def search_in_chunks(
@@ -244,6 +251,15 @@ class GraphTransaction(Protocol):
         database: an entity may hold thousands of long ones)."""
         ...
 
+    def observation_characters(self, entity_id: int) -> int:
+        """The characters of all the entity's observation memories (expired ones too, until
+        the purge), for the per-entity bound of :mod:`recalld.knowledge_bounds`."""
+        ...
+
+    def observed_by(self, seq: int) -> list[tuple[int, str]]:
+        """The entities memory ``seq`` is an observation of, as ``(id, name)``."""
+        ...
+
     def declare_relation(
         self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
     ) -> bool:
@@ -257,7 +273,9 @@ class GraphTransaction(Protocol):
         ...
 
     def delete_entity(self, entity_id: int) -> None:
-        """Delete the entity with its mentions, observation links and relations."""
+        """Delete the entity with its mentions, observation links and relations, and keep a
+        tombstone of it: extraction of a memory written before never brings it back (one
+        written after does; declaring it again lifts the tombstone)."""
         ...
 
     def retime_sources(self, seq: int) -> None:
@@ -396,10 +414,11 @@ class GraphStore(Protocol):
         ...
 
     def first_observations(
-        self, namespace: str, entity_id: int, now: datetime, limit: int
+        self, namespace: str, entity_id: int, now: datetime, limit: int, after: int = 0
     ) -> list[tuple[int, str]]:
-        """One entity's first ``limit`` live observation memories as ``(seq, content)``,
-        oldest first, reading no more of them (an entity may have any number)."""
+        """One entity's first ``limit`` live observation memories after memory ``after``
+        (a seq; 0: from its first) as ``(seq, content)``, oldest first, reading no more of
+        them (an entity may have any number)."""
         ...
 
     def version(self, namespace: str, now: datetime) -> int:

@@ -527,13 +527,14 @@ class PostgresGraph:
         return found
 
     def first_observations(
-        self, namespace: str, entity_id: int, now: datetime, limit: int
+        self, namespace: str, entity_id: int, now: datetime, limit: int, after: int = 0
     ) -> list[tuple[int, str]]:
         rows = self._read(
             "SELECT m.seq, m.content FROM graph_observations o"
-            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = %s AND m.namespace = %s"
-            " AND (m.expires_at IS NULL OR m.expires_at > %s) ORDER BY o.seq LIMIT %s",
-            (entity_id, namespace, now, limit),
+            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = %s AND o.seq > %s"
+            " AND m.namespace = %s AND (m.expires_at IS NULL OR m.expires_at > %s)"
+            " ORDER BY o.seq LIMIT %s",
+            (entity_id, after, namespace, now, limit),
         )
         return [(int(seq), str(content)) for seq, content in rows]
 

@@ -35,7 +35,7 @@ from recalld.graph.types import (
     RELATION_PREDICATE_MAX_CHARS,
     Extraction,
 )
-from recalld.store.graph import GraphJob
+from recalld.store.graph import GraphJob, entity_key_hash
 from recalld.store.postgres_connection import Connection
 
 __all__ = ["GENERIC", "apply_extractions", "lock_extraction_rows"]
@@ -134,6 +134,43 @@ def _held_relations(connection: Connection, seqs: Sequence[int]) -> dict[Triple,
     }
 
 
+def _drop_buried(connection: Connection, plans: Sequence[_Plan]) -> list[int]:
+    """Take out of each plan the entities the knowledge tools deleted after its memory was
+    written (migration 30's tombstones), with the relations that name them; the ids of
+    those already upserted come back (see :func:`apply_extractions`)."""
+    wanted = sorted(
+        {(plan.job.namespace, entity_key_hash(key)) for plan in plans for key in plan.found}
+    )
+    if not wanted:
+        return []
+    rows = connection.execute(
+        "SELECT t.namespace, t.key_hash, t.up_to_seq FROM graph_entity_tombstones t"
+        " JOIN unnest(%s::text[], %s::text[]) AS w(namespace, key_hash)"
+        " ON t.namespace = w.namespace AND t.key_hash = w.key_hash",
+        ([namespace for namespace, _ in wanted], [digest for _, digest in wanted]),
+    ).fetchall()
+    buried = {(str(namespace), str(digest)): int(seq) for namespace, digest, seq in rows}
+    dropped: list[int] = []
+    if not buried:
+        return dropped
+    for plan in plans:
+        gone = {
+            key
+            for key in plan.found
+            if buried.get((plan.job.namespace, entity_key_hash(key)), 0) >= plan.job.seq
+        }
+        for key in gone:
+            del plan.found[key]
+            del plan.mentioned[key]
+            if key in plan.ids:
+                dropped.append(plan.ids.pop(key))
+        plan.pairs = [
+            (None if subject in gone else subject, predicate, None if target in gone else target)
+            for subject, predicate, target in plan.pairs
+        ]
+    return dropped
+
+
 def lock_extraction_rows(connection: Connection, seqs: Sequence[int]) -> None:
     """Lock the entities and relations these memories' extractions hold, in the global
     order, before a write deletes their mentions and sources (whose triggers rename or
@@ -164,6 +201,7 @@ def apply_extractions(
     plans = [_plan(job, extraction, at) for job, extraction, at in extractions]
     if not plans:
         return
+    _drop_buried(connection, plans)
     seqs = [plan.job.seq for plan in plans]
     # Entities: those upserted (by each memory naming them, in seq order: the first one's
     # spelling names a new entity) and those only held now (FOR UPDATE: the deletes below
@@ -183,6 +221,20 @@ def apply_extractions(
         for plan in naming[entity]:
             name, type = plan.found[key]
             plan.ids[key] = _upsert_entity(connection, namespace, key, name, type, now)
+    # A delete_entities that committed while an upsert above waited for the row it deleted
+    # (the tombstones were read before): that upsert inserted the entity anew. Read again
+    # (a statement now sees that commit) and drop it, unless a later memory names it.
+    dropped = set(_drop_buried(connection, plans))
+    dropped -= {entity_id for plan in plans for entity_id in plan.ids.values()}
+    if dropped:
+        connection.execute(
+            "DELETE FROM graph_entities e WHERE e.id = ANY(%s) AND NOT e.declared"
+            " AND NOT EXISTS (SELECT 1 FROM graph_mentions m WHERE m.entity_id = e.id)"
+            " AND NOT EXISTS (SELECT 1 FROM graph_observations o WHERE o.entity_id = e.id)"
+            " AND NOT EXISTS (SELECT 1 FROM graph_relations r WHERE r.subject_id = e.id"
+            " OR r.object_id = e.id)",
+            (sorted(dropped),),
+        )
     # Relations, the same way.
     stating: dict[Triple, list[_Plan]] = {}
     for plan in plans:

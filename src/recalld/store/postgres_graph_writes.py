@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from recalld.graph.names import entity_key
-from recalld.store.graph import EntityRecord
+from recalld.store.graph import EntityRecord, entity_key_hash
 from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_graph import (
     EXPIRED,
@@ -81,6 +81,11 @@ class PostgresGraphTransaction:
                     shown.id,
                 ),
             )
+        # Declared again after a delete: what the memories say of it counts again.
+        self._connection.execute(
+            "DELETE FROM graph_entity_tombstones WHERE namespace = %s AND key_hash = %s",
+            (namespace, entity_key_hash(key)),
+        )
         declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
@@ -132,6 +137,22 @@ class PostgresGraphTransaction:
         ).fetchall()
         return [(int(seq), str(content)) for seq, content in rows]
 
+    def observation_characters(self, entity_id: int) -> int:
+        row = self._connection.execute(
+            "SELECT coalesce(sum(length(m.content)), 0) FROM graph_observations o"
+            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = %s",
+            (entity_id,),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def observed_by(self, seq: int) -> list[tuple[int, str]]:
+        rows = self._connection.execute(
+            "SELECT e.id, e.name FROM graph_observations o"
+            " JOIN graph_entities e ON e.id = o.entity_id WHERE o.seq = %s ORDER BY e.id",
+            (seq,),
+        ).fetchall()
+        return [(int(entity_id), str(name)) for entity_id, name in rows]
+
     def declare_relation(
         self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
     ) -> bool:
@@ -167,7 +188,17 @@ class PostgresGraphTransaction:
         return bool(cursor.rowcount)
 
     def delete_entity(self, entity_id: int) -> None:
-        self._connection.execute("DELETE FROM graph_entities WHERE id = %s", (entity_id,))
+        row = self._connection.execute(
+            "DELETE FROM graph_entities WHERE id = %s RETURNING namespace, key", (entity_id,)
+        ).fetchone()
+        if row is not None:
+            # The memories written so far stay: their extraction must not bring it back.
+            self._connection.execute(
+                "INSERT INTO graph_entity_tombstones(namespace, key_hash, up_to_seq)"
+                " VALUES (%s, %s, (SELECT coalesce(max(seq), 0) FROM memories))"
+                " ON CONFLICT (namespace, key_hash) DO UPDATE SET up_to_seq = excluded.up_to_seq",
+                (row[0], entity_key_hash(str(row[1]))),
+            )
 
     def retime_sources(self, seq: int) -> None:
         # The extraction writes the same value (complete_jobs reads at_utc at completion).

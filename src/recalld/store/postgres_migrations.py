@@ -21,6 +21,8 @@ from typing import Any
 
 from recalld._text import content_hash
 from recalld.store.migrations_spelling import postgres_migration_28, postgres_migration_29
+from recalld.store.postgres_migrations_counters import migration_15, migration_16, migration_17
+from recalld.store.postgres_migrations_entities import migration_30
 from recalld.store.postgres_migrations_graph import migration_24
 from recalld.store.postgres_migrations_jobs import queue_again
 from recalld.store.postgres_migrations_ledger import migration_25, migration_27
@@ -595,29 +597,6 @@ def migration_14(execute: Execute) -> None:
     del execute
 
 
-def migration_15(execute: Execute) -> None:
-    """Nothing to do here: SQLite's migration 15 counts changes to memories so a process
-    can keep candidate rows between recalls; PostgreSQL keeps none. The step exists so
-    both stores' numbers stay equal.
-    """
-    del execute
-
-
-def migration_16(execute: Execute) -> None:
-    """As SQLite's migration 16: the place index carries what a place cue reads
-    (coordinates, time, expiry) and holds only memories with a place."""
-    execute("DROP INDEX memories_geohash")
-    execute(
-        "CREATE INDEX memories_geohash ON memories(namespace, geohash text_pattern_ops)"
-        " INCLUDE (lat, lon, at_utc, at_offset, expires_at) WHERE geohash IS NOT NULL"
-    )
-
-
-def migration_17(execute: Execute) -> None:
-    """As SQLite's migration 17: the memories still waiting for their vector, by namespace."""
-    execute("CREATE INDEX memories_queued ON memories(namespace, seq) WHERE index_state = 'queued'")
-
-
 def migration_18(execute: Execute) -> None:
     """As SQLite's migration 18: an experience's place name is searchable, at weight D
     with the speaker. The generated ``search`` column and its GIN index are dropped and
@@ -781,4 +760,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_27,
     postgres_migration_28,
     postgres_migration_29,
+    migration_30,
 ]

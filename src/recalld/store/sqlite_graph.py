@@ -44,6 +44,7 @@ from recalld.store.graph import (
 )
 from recalld.store.semantic import JobFailure
 from recalld.store.sqlite_connection import SQLiteDatabase
+from recalld.store.sqlite_graph_tombstones import buried
 from recalld.store.sqlite_semantic import release_leased
 
 __all__ = ["SQLiteGraph", "enqueue_graph"]
@@ -325,7 +326,7 @@ class SQLiteGraph:
 
         def entity_id(name: str, type: str, count: int) -> int | None:
             key = entity_key(name)
-            if not key or len(name) > ENTITY_NAME_MAX_CHARS:
+            if not key or len(name) > ENTITY_NAME_MAX_CHARS or buried(connection, job, key):
                 return None
             if key not in ids:
                 ids[key] = _upsert_entity(
@@ -618,13 +619,14 @@ class SQLiteGraph:
         return found
 
     def first_observations(
-        self, namespace: str, entity_id: int, now: datetime, limit: int
+        self, namespace: str, entity_id: int, now: datetime, limit: int, after: int = 0
     ) -> list[tuple[int, str]]:
         rows = self._read(
             "SELECT m.seq, m.content FROM graph_observations o"
-            " CROSS JOIN memories m ON m.seq = o.seq WHERE o.entity_id = ? AND m.namespace = ?"
-            " AND (m.expires_at IS NULL OR m.expires_at > ?) ORDER BY o.seq LIMIT ?",
-            (entity_id, namespace, to_storage(now), limit),
+            " CROSS JOIN memories m ON m.seq = o.seq WHERE o.entity_id = ? AND o.seq > ?"
+            " AND m.namespace = ? AND (m.expires_at IS NULL OR m.expires_at > ?)"
+            " ORDER BY o.seq LIMIT ?",
+            (entity_id, after, namespace, to_storage(now), limit),
         )
         return [(int(seq), str(content)) for seq, content in rows]
 

@@ -15,7 +15,7 @@ import apsw
 
 from recalld._time import to_storage
 from recalld.graph.names import entity_key
-from recalld.store.graph import EntityRecord
+from recalld.store.graph import EntityRecord, entity_key_hash
 from recalld.store.sqlite_graph import (
     EXPIRED,
     GENERIC_SQL,
@@ -75,6 +75,11 @@ class SQLiteGraphTransaction:
                     shown.id,
                 ),
             )
+        # Declared again after a delete: what the memories say of it counts again.
+        self._connection.execute(
+            "DELETE FROM graph_entity_tombstones WHERE namespace = ? AND key_hash = ?",
+            (namespace, entity_key_hash(key)),
+        )
         declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
@@ -122,6 +127,22 @@ class SQLiteGraphTransaction:
         ).fetchall()
         return [(int(seq), str(content)) for seq, content in rows]
 
+    def observation_characters(self, entity_id: int) -> int:
+        row = self._connection.execute(
+            "SELECT coalesce(sum(length(m.content)), 0) FROM graph_observations o"
+            " JOIN memories m ON m.seq = o.seq WHERE o.entity_id = ?",
+            (entity_id,),
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def observed_by(self, seq: int) -> list[tuple[int, str]]:
+        rows: list[tuple[Any, ...]] = self._connection.execute(
+            "SELECT e.id, e.name FROM graph_observations o"
+            " JOIN graph_entities e ON e.id = o.entity_id WHERE o.seq = ? ORDER BY e.id",
+            (seq,),
+        ).fetchall()
+        return [(int(entity_id), str(name)) for entity_id, name in rows]
+
     def declare_relation(
         self, namespace: str, subject_id: int, predicate: str, object_id: int, now: datetime
     ) -> bool:
@@ -155,6 +176,17 @@ class SQLiteGraphTransaction:
         return bool(self._connection.changes())
 
     def delete_entity(self, entity_id: int) -> None:
+        row = self._connection.execute(
+            "SELECT namespace, key FROM graph_entities WHERE id = ?", (entity_id,)
+        ).fetchone()
+        if row is not None:
+            # The memories written so far stay: their extraction must not bring it back.
+            self._connection.execute(
+                "INSERT INTO graph_entity_tombstones(namespace, key_hash, up_to_seq)"
+                " VALUES (?, ?, (SELECT coalesce(max(seq), 0) FROM memories))"
+                " ON CONFLICT(namespace, key_hash) DO UPDATE SET up_to_seq = excluded.up_to_seq",
+                (row[0], entity_key_hash(str(row[1]))),
+            )
         self._connection.execute("DELETE FROM graph_entities WHERE id = ?", (entity_id,))
 
     def retime_sources(self, seq: int) -> None:

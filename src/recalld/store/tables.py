@@ -215,6 +215,15 @@ COPIED_TABLES: tuple[Table, ...] = (
         order=["seq"],
         identity=["seq"],
     ),
+    # The entities the knowledge tools deleted (migration 30): a copy that left them out
+    # would bring them back at the target's first rebuild.
+    table(
+        "graph_entity_tombstones",
+        "namespace key_hash up_to_seq:integer",
+        order=["namespace", "key_hash"],
+        identity=["namespace", "key_hash"],
+        mutable=True,
+    ),
 )
 
 

@@ -172,7 +172,7 @@ export async function render(root, { api, navigate, session }, argument) {
   }
 
   const work = [loadList(true), describeGraph(api, summary)];
-  if (argument) work.push(showEntity(detail, api, navigate, argument));
+  if (argument) work.push(showEntity(detail, { api, navigate, session }, argument));
   else replace(detail, h("p", { class: "card hint" }, "Pick an entity to see its memories, its relations and its neighbourhood."));
   await Promise.all(work);
 }
@@ -190,7 +190,7 @@ async function describeGraph(api, summary) {
   }
 }
 
-async function showEntity(detail, api, navigate, name) {
+async function showEntity(detail, { api, navigate, session }, name) {
   const notice = h("p", { hidden: true, id: "entity-notice" });
   replace(detail, notice);
   if (DOT_SEGMENTS.has(name)) {
@@ -245,10 +245,43 @@ async function showEntity(detail, api, navigate, name) {
         mention.count > 1 ? ` ×${mention.count}` : "",
         mention.at ? ` · ${localTime(mention.at)}` : ""))))
     : h("p", { class: "empty" }, "no memory mentions it");
+  const observationItem = (observation) => h("li", {}, memoryLink(observation.memory_id, observation.content, navigate));
   const observations = entry.observations.length
-    ? h("ul", { class: "observations", id: "entity-observations" }, entry.observations.map((observation) => h("li", {},
-      memoryLink(observation.memory_id, observation.content, navigate))))
+    ? h("ul", { class: "observations", id: "entity-observations" }, entry.observations.map(observationItem))
     : h("p", { class: "empty" }, "none");
+  // The detail carries the first observations only; the rest come a page at a time from
+  // GET /v1/graph/observations, continuing from the detail's observations_cursor.
+  let observationsCursor = entry.observations_cursor || null;
+  const observationsShown = h("p", { class: "hint", id: "entity-observations-more" });
+  const moreObservations = h("button", { type: "button", id: "entity-observations-next" }, "More observations");
+  function countObservations() {
+    const listed = observations.children?.length ?? 0;
+    observationsShown.className = "hint"; // a failed load's error shown there is replaced
+    observationsShown.textContent = observationsCursor
+      ? `The first ${plural(listed, "observation is", "observations are")} shown of ${entity.observations}.`
+      : "";
+    observationsShown.hidden = !observationsCursor;
+    moreObservations.hidden = !observationsCursor;
+  }
+  moreObservations.addEventListener("click", async () => {
+    // One request at a time: a second click would ask for the same page again.
+    moreObservations.disabled = true;
+    try {
+      const page = await api.get("/v1/graph/observations", {
+        entity: entity.name, limit: session.limit(PAGE_SIZE), cursor: observationsCursor,
+      });
+      const firstNew = observations.children.length;
+      observations.append(...page.observations.map(observationItem));
+      observationsCursor = page.next_cursor || null;
+      countObservations();
+      observations.children[firstNew]?.querySelector("a")?.focus();
+    } catch (error) {
+      status(observationsShown, error.describe ? error.describe() : error.message, "error");
+    } finally {
+      moreObservations.disabled = false;
+    }
+  });
+  countObservations();
   const relations = entry.relations.length
     ? h("ul", { class: "relations", id: "entity-relations" }, entry.relations.map((relation) => h("li", { class: "relation" },
       relation.subject === entity.name ? h("strong", {}, relation.subject) : entityLink(relation.subject, navigate),
@@ -283,9 +316,6 @@ async function showEntity(detail, api, navigate, name) {
           `The first ${plural(entry.relations.length, "relation is", "relations are")} shown; it has more (recalld graph relations --entity).`)
         : null),
     h("section", { class: "card" }, h("h3", {}, "Observations"), observations,
-      entity.observations > entry.observations.length
-        ? h("p", { class: "hint", id: "entity-observations-more" },
-          `The first ${plural(entry.observations.length, "observation is", "observations are")} shown of ${entity.observations} (the knowledge tools' open_nodes lists them all).`)
-        : null));
+      observationsShown, moreObservations));
   await drawNeighbourhood();
 }
