@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from recalld.adapters.cli import cli
+from recalld.errors import ConflictError
+from recalld.worker import Worker
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "mcp_memory.jsonl"
 ENVIRONMENT = {"RECALLD_EMBEDDER": "none", "RECALLD_GRAPH_EXTRACTOR": "rules"}
@@ -137,3 +140,23 @@ def test_cli_graph_entities_more_line_keeps_a_long_cursor_whole(tmp_path: Path) 
     cursor = more.removeprefix("more: --cursor ")
     rest = _json(_invoke(db, "graph", "entities", "--limit", "1", "--cursor", cursor, "--json"))
     assert [entity["name"][0] for entity in rest["entities"]] == ["B"]
+
+
+def test_cli_graph_rebuild_run_says_what_it_queued_before_a_run_that_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Beside a live worker of another model the run is refused after the queue is written:
+    # the command printed only the refusal, so the user did not know the rebuild was
+    # queued (stop 64's leftover).
+    db = tmp_path / "rival.db"
+    _json(_invoke(db, "remember", "Kate: my sister Anna moved to Porto.", "--json"))
+
+    def refused(_worker: Worker) -> None:
+        raise ConflictError("worker", "a live worker embeds with another model")
+
+    monkeypatch.setattr(Worker, "run_until_idle", refused)
+    result = CliRunner().invoke(
+        cli, ["--db", str(db), "graph", "rebuild", "--run"], env=ENVIRONMENT
+    )
+    assert isinstance(result.exception, ConflictError)
+    assert "queued 1 memories for graph extraction" in result.output

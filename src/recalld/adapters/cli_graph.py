@@ -193,13 +193,12 @@ def graph_rebuild(state: _State, all_namespaces: bool, run_now: bool, as_json: b
     """Queue re-extraction of every memory (the worker does it; --run does it now)."""
     memory = state.memory()
     queued = memory.graph.rebuild(memory.namespaces() if all_namespaces else None)
-    extracted = 0
-    if run_now:
-        extracted = memory.new_worker().run_until_idle().extracted
+    if not as_json:
+        # Said before running: the queue is written whatever the run meets (a worker of
+        # another model refuses it), and a running worker extracts it.
+        state.console.print(f"queued {queued} memories for graph extraction", highlight=False)
+    extracted = memory.new_worker().run_until_idle().extracted if run_now else 0
     if as_json:
         _print_json({"queued": queued, "extracted": extracted})
-    else:
-        message = f"queued {queued} memories for graph extraction"
-        if run_now:
-            message += f"; extracted {extracted}"
-        state.console.print(message, highlight=False)
+    elif run_now:
+        state.console.print(f"extracted {extracted}", highlight=False)
