@@ -27,6 +27,7 @@ from recalld.store.migrations_text import (
     migration_22,
     migration_23,
 )
+from recalld.store.migrations_trimmed import migration_31
 from recalld.store.sqlite_fts import (
     FTS_NAMESPACE_COLUMN,
     FTS_TABLE,
@@ -741,4 +742,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_28,
     migration_29,
     migration_30,
+    migration_31,
 ]

@@ -21,6 +21,7 @@ from typing import Any
 
 from recalld._text import content_hash
 from recalld.store.migrations_spelling import postgres_migration_28, postgres_migration_29
+from recalld.store.migrations_trimmed import postgres_migration_31
 from recalld.store.postgres_migrations_counters import migration_15, migration_16, migration_17
 from recalld.store.postgres_migrations_entities import migration_30
 from recalld.store.postgres_migrations_graph import migration_24
@@ -761,4 +762,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     postgres_migration_28,
     postgres_migration_29,
     migration_30,
+    postgres_migration_31,
 ]
