@@ -81,6 +81,8 @@ INSTRUCTIONS = (
 WATCH_INTERVAL_SECONDS = 0.25
 # With pushed notifications, the versions are still re-checked this often.
 FEED_RECHECK_SECONDS = 5.0
+# How long one subscribed session may take to accept a notification before it is dropped.
+NOTIFY_SECONDS = 5.0
 
 ServiceFactory = Callable[[], AbstractContextManager[MemoryService]]
 
@@ -169,11 +171,31 @@ def _prompt(spec: PromptSpec) -> Prompt:
 
 async def _notify(bus: InMemorySubscriptionBus, state: McpState, uri: str) -> None:
     await bus.publish(ResourceUpdated(uri=uri))
-    for session in state.subscribers.of(uri):
+    # Every subscriber at once, each for at most NOTIFY_SECONDS: told one after the
+    # other, a session whose event stream was open but no longer read (a client
+    # suspended, a script that stopped reading) held the watcher at its full buffers,
+    # and no subscriber of any resource was told of a change again.
+    async with anyio.create_task_group() as tasks:
+        for session in state.subscribers.of(uri):
+            tasks.start_soon(_tell, state, uri, session)
+
+
+async def _tell(state: McpState, uri: str, session: Any) -> None:
+    """Send ``uri``'s update to one subscribed session, or drop a session that cannot
+    take it within ``NOTIFY_SECONDS`` (it has that long's notifications unread)."""
+    with anyio.move_on_after(NOTIFY_SECONDS) as waited:
         try:
             await session.send_resource_updated(uri)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             state.subscribers.remove(uri, session)
+    if waited.cancelled_caught:
+        state.subscribers.remove(uri, session)
+        logger.warning(
+            "an MCP session subscribed to %s did not take a notification within %s s "
+            "(its event stream is not being read): its subscription is dropped",
+            uri,
+            NOTIFY_SECONDS,
+        )
 
 
 async def _watch(
@@ -217,19 +239,38 @@ def _served(uri: str, uris: Sequence[str]) -> str:
     return uri
 
 
+# The connection's state key saying its subscriptions are dropped when it ends.
+_FORGOTTEN_AT_END = "recalld.subscriptions_forgotten_at_end"
+
+
+def _connection_of(context: ServerRequestContext[McpState]) -> Any:
+    """The session's connection, which lives as long as the session (the SDK's private
+    ``ServerSession._connection``, pinned by tests/adapters/test_mcp_sdk_session_pin.py):
+    ``context.session`` is a new proxy for every request, so a subscription kept by it
+    could never be found again by an unsubscribe."""
+    return getattr(context.session, "_connection", context.session)
+
+
 def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[str]) -> None:
     async def subscribe(
         context: ServerRequestContext[McpState], params: SubscribeRequestParams
     ) -> EmptyResult:
         uri = _served(str(params.uri), uris)
-        context.lifespan_context.subscribers.add(uri, context.session)
+        subscribers = context.lifespan_context.subscribers
+        connection = _connection_of(context)
+        subscribers.add(uri, connection)
+        state = getattr(connection, "state", None)
+        if isinstance(state, dict) and not state.get(_FORGOTTEN_AT_END):
+            # Once per session: its subscriptions go when it ends (DELETE, idle, gone).
+            state[_FORGOTTEN_AT_END] = True
+            connection.exit_stack.callback(subscribers.drop, connection)
         return EmptyResult()
 
     async def unsubscribe(
         context: ServerRequestContext[McpState], params: UnsubscribeRequestParams
     ) -> EmptyResult:
         uri = _served(str(params.uri), uris)
-        context.lifespan_context.subscribers.remove(uri, context.session)
+        context.lifespan_context.subscribers.remove(uri, _connection_of(context))
         return EmptyResult()
 
     # The high-level MCPServer serves only the 2026-07-28 subscriptions/listen;
