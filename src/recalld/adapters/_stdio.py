@@ -67,6 +67,7 @@ from mcp.shared.message import SessionMessage
 from recalld.adapters._stdio_batches import Batch, Batches
 from recalld.adapters.mcp_requests import (
     ENDLESS_METHODS,
+    duplicate_key,
     id_problem,
     refusal,
     refusal_reason,
@@ -354,9 +355,12 @@ class _StdinLines:
                 continue
             if not line.strip() or self.refused is None:
                 return line
-            if not in_batch and await self._split_batch(line):
+            twice = duplicate_key(line)  # (a batch is refused whole, its messages unread)
+            if twice is None and not in_batch and await self._split_batch(line):
                 continue  # (an array inside a batch is no message: refused below)
             try:
+                if twice is not None:
+                    raise ValueError(twice)
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 # A "notification" with an id (true, 1.5, null) is a request the SDK
                 # would never answer, so the client would wait forever for its reply.

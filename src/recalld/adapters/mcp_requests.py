@@ -31,7 +31,8 @@ cursor is none it gave (the SDK ignored it and answered the first page again).
 
 A POSTed body that is JSON but no JSON-RPC message (a batch among them) is answered by
 :func:`unreadable` as stdio answers such a line (:func:`refusal`): the SDK's ``-32602``
-quoted pydantic's whole report, every value of the body in it.
+quoted pydantic's whole report, every value of the body in it. So is a message one of
+whose objects gives a key twice (:func:`duplicate_key`), which the SDK read as its last.
 
 The SDK's transport-level refusals of a request (404 "Session not found", 400 "Missing
 session ID", 503 "Too many open sessions") carry ``id: null``; JSON-RPC
@@ -61,6 +62,7 @@ __all__ = [
     "ENDLESS_METHODS",
     "INERT_NOTIFICATION",
     "buffered",
+    "duplicate_key",
     "id_problem",
     "invalid_id",
     "name_invalid_params",
@@ -102,6 +104,32 @@ def id_problem(text: str | bytes) -> str | None:
         return None
     found = json.dumps(decoded["id"])[:40]
     return f"a request id must be a string or an integer (got {found})"
+
+
+def duplicate_key(text: str | bytes) -> str | None:
+    """Why ``text`` is refused if one of its JSON objects gives a key twice, else None.
+
+    JSON leaves such an object's meaning open and the SDK's parser keeps the last
+    value, silently: ``{"name": "forget", "arguments": {"id": "a", "id": "b"}}``
+    forgot ``b``, where a proxy or log that reads the first saw ``a``. None for text
+    that is no JSON at all (refused as such elsewhere)."""
+    twice: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        unique: dict[str, Any] = {}
+        for key, value in items:
+            if key in unique and not twice:
+                twice.append(key)
+            unique[key] = value
+        return unique
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    if not twice:
+        return None
+    return f"the key {shown(twice[0])} is given twice in one object: give each key once"
 
 
 def invalid_id(reason: str) -> types.JSONRPCError:
@@ -202,7 +230,8 @@ def unreadable(body: bytes) -> types.JSONRPCError | None:
         types.jsonrpc_message_adapter.validate_json(body, by_name=False)
     except pydantic.ValidationError as error:
         return refusal(body, error)
-    return None
+    twice = duplicate_key(body)
+    return None if twice is None else refusal(body, ValueError(twice))
 
 
 def request_id(body: bytes) -> str | int | None:
