@@ -61,6 +61,7 @@ from recalld.adapters.dialects.base import (
     tidy_schema,
 )
 from recalld.adapters.dialects.failures import DialectTool
+from recalld.adapters.http_mcp_sessions import SESSIONS_PER_TOKEN, limit_sessions_per_token
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
@@ -462,13 +463,20 @@ def _refuse_unknown_reads(server: MCPServer[McpState], uris: Sequence[str]) -> N
 
 
 def http_endpoint(
-    server: MCPServer[Any], *, path: str, host: str, origins: Sequence[str] = ()
+    server: MCPServer[Any],
+    *,
+    path: str,
+    host: str,
+    origins: Sequence[str] = (),
+    sessions_per_token: int = SESSIONS_PER_TOKEN,
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[Any]]]:
     """The streamable-HTTP endpoint of ``server`` as a raw ASGI app, and its lifespan.
 
     For mounting inside another ASGI server (``recalld serve`` serves it at ``/mcp``).
     On a loopback address the SDK accepts browser pages of this machine only; the
-    ``origins`` the operator allowed (``RECALLD_CORS_ORIGINS``) are accepted too.
+    ``origins`` the operator allowed (``RECALLD_CORS_ORIGINS``) are accepted too. A token
+    (named in the scope by :func:`~recalld.adapters.http_mcp_sessions.owned_by`) holds
+    at most ``sessions_per_token`` sessions open at once.
     """
     security = None
     if origins and host in LOOPBACK_NAMES:
@@ -487,8 +495,10 @@ def http_endpoint(
     )
     for route in starlette_app.routes:
         if isinstance(route, Route) and route.path == path:
-            endpoint: ASGIApp = refuse_notifications_with_ids(route.endpoint)
-            return endpoint, server.session_manager.run
+            manager = server.session_manager
+            limited = limit_sessions_per_token(route.endpoint, manager, sessions_per_token)
+            endpoint: ASGIApp = refuse_notifications_with_ids(limited)
+            return endpoint, manager.run
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 
 
