@@ -34,6 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     CallToolRequestParams,
     EmptyResult,
     GetPromptRequestParams,
@@ -66,6 +67,7 @@ from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
+from recalld.tokens import CALLER_STATE_KEY, Caller
 
 __all__ = ["build_server", "check_http_host", "http_endpoint", "is_loopback", "run_server"]
 # is_loopback is re-exported from recalld.adapters._network (one definition for both servers).
@@ -84,6 +86,9 @@ WATCH_INTERVAL_SECONDS = 0.25
 FEED_RECHECK_SECONDS = 5.0
 # How long one subscribed session may take to accept a notification before it is dropped.
 NOTIFY_SECONDS = 5.0
+# How many subscriptions/listen streams one token may hold open: an eighth of the SDK's
+# limit for the whole server (mcp.server.subscriptions.ListenHandler's, 1,024).
+LISTENS_PER_TOKEN = 128
 
 ServiceFactory = Callable[[], AbstractContextManager[MemoryService]]
 
@@ -281,15 +286,27 @@ def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[s
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
 
 
+def _token_of(context: ServerRequestContext[McpState]) -> str | None:
+    """The id of the token ``recalld serve`` authenticated the request by, if any."""
+    scope = getattr(context.request, "scope", None)
+    caller = scope.get("state", {}).get(CALLER_STATE_KEY) if isinstance(scope, dict) else None
+    return caller.token_id if isinstance(caller, Caller) else None
+
+
 def _refuse_unknown_listens(server: MCPServer[McpState], uris: Sequence[str]) -> None:
     """Refuse a ``subscriptions/listen`` for a URI this server does not serve, as
     ``resources/subscribe`` refuses it; on every server, one without resources too (a
-    batbox-only server still serves listen, and acknowledged ``memory://core``)."""
+    batbox-only server still serves listen, and acknowledged ``memory://core``).
+
+    And hold each token to ``LISTENS_PER_TOKEN`` open listens: the SDK's limit (1,024)
+    is for the whole server, so one token's streams, held open, refused every other
+    token's ("Subscription limit reached")."""
     lowlevel = server._lowlevel_server
     listening = lowlevel.get_request_handler("subscriptions/listen")
     if listening is None:  # pragma: no cover - the SDK serves it whenever a bus is given
         return
     serve_listen = listening.handler
+    held: dict[str, int] = {}  # open listens by token (all on the event loop: no lock)
 
     async def listen(
         context: ServerRequestContext[McpState], params: SubscriptionsListenRequestParams
@@ -298,7 +315,23 @@ def _refuse_unknown_listens(server: MCPServer[McpState], uris: Sequence[str]) ->
         # waited for nothing, for ever; resources/subscribe refuses it, and so does this.
         for uri in params.notifications.resource_subscriptions or ():
             _served(str(uri), uris)
-        return await serve_listen(context, params)
+        token = _token_of(context)
+        if token is None:
+            return await serve_listen(context, params)
+        limit = LISTENS_PER_TOKEN
+        if held.get(token, 0) >= limit:
+            message = (
+                f"Too many open subscriptions/listen streams for this token: it holds "
+                f"{held[token]}, the limit per token is {limit}; end one before listening again"
+            )
+            raise MCPError(code=INVALID_REQUEST, message=message)
+        held[token] = held.get(token, 0) + 1
+        try:
+            return await serve_listen(context, params)
+        finally:
+            held[token] -= 1
+            if not held[token]:
+                del held[token]
 
     lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, listen)
 
