@@ -14,6 +14,7 @@ import apsw
 import httpx
 import pytest
 
+from recalld.adapters.mcp_requests import unreadable
 from tests.adapters.http_support import ServerProcess
 from tests.adapters.mcp_support import INITIALIZE
 
@@ -87,3 +88,54 @@ def test_http_mcp_refuses_a_key_given_twice(tmp_path: Path) -> None:
     finally:
         running.stop()
     assert _memories(db) == 0
+
+
+def test_stdio_refuses_only_the_message_of_a_batch_that_gives_a_key_twice(
+    tmp_path: Path,
+) -> None:
+    # The whole batch line was refused with id null: its other requests were never
+    # answered (review of pass c65).
+    db = tmp_path / "batch.db"
+    opening = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": "2025-03-26"}}
+    batch = (
+        '[{"jsonrpc": "2.0", "id": "ping", "method": "ping"}, '
+        + TWICE
+        + ', {"jsonrpc": "2.0", "id": "kept", "method": "tools/call", "params": {"name":'
+        ' "remember", "arguments": {"content": "stored once"}}}]'
+    )
+    lines = [
+        json.dumps(opening),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        batch,
+    ]
+    process = subprocess.run(
+        [sys.executable, "-m", "recalld", "--db", str(db), "mcp"],
+        input="".join(line + "\n" for line in lines).encode(),
+        capture_output=True,
+        env={**os.environ, "RECALLD_EMBEDDER": "none"},
+        timeout=120,
+        check=True,
+    )
+    [_opened, answered] = map(json.loads, process.stdout.splitlines())
+    answers = {answer["id"]: answer for answer in answered}
+    assert answers["twice"]["error"] == {"code": -32600, "message": REFUSED}
+    assert answers["ping"]["result"] == {}
+    assert "result" in answers["kept"], answers["kept"]
+    assert _memories(db) == 1
+
+
+def test_a_key_given_twice_is_found_however_it_is_escaped() -> None:
+    escaped = TWICE.replace('"content": "what was stored"', '"cont\\u0065nt": "what was stored"')
+    assert escaped != TWICE
+    refused = unreadable(escaped.encode())
+    assert refused is not None
+    assert refused.error.message == REFUSED
+
+
+def test_an_id_given_twice_is_answered_with_id_null() -> None:
+    # Which of the two ids the client waits on is unknown: JSON-RPC answers a request
+    # whose id cannot be read with null (the last one was echoed) (review of pass c65).
+    refused = unreadable(b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}')
+    assert refused is not None
+    assert refused.id is None
+    assert refused.error.message == REFUSED.replace("'content'", "'id'")

@@ -61,6 +61,7 @@ from recalld._text import shown
 __all__ = [
     "ENDLESS_METHODS",
     "INERT_NOTIFICATION",
+    "batch_messages",
     "buffered",
     "duplicate_key",
     "id_problem",
@@ -116,11 +117,9 @@ def duplicate_key(text: str | bytes) -> str | None:
     twice: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        unique: dict[str, Any] = {}
-        for key, value in items:
-            if key in unique and not twice:
-                twice.append(key)
-            unique[key] = value
+        unique = _given(items)
+        if isinstance(unique, _GivenTwice) and not twice:
+            twice.append(unique.twice)
         return unique
 
     try:
@@ -130,6 +129,63 @@ def duplicate_key(text: str | bytes) -> str | None:
     if not twice:
         return None
     return f"the key {shown(twice[0])} is given twice in one object: give each key once"
+
+
+class _GivenTwice(dict[str, Any]):
+    """A decoded JSON object one of whose keys was given twice (its last value kept, as
+    the SDK reads it), with its keys and values as given (to write it again as it came)."""
+
+    def __init__(self, items: list[tuple[str, Any]], twice: str) -> None:
+        super().__init__(items)
+        self.pairs = items
+        self.twice = twice
+
+
+def _given(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: the object, a :class:`_GivenTwice` if it
+    gives a key twice."""
+    unique = dict(items)
+    if len(unique) == len(items):
+        return unique
+    seen: set[str] = set()
+    for key, _value in items:
+        if key in seen:
+            return _GivenTwice(items, key)
+        seen.add(key)
+    raise AssertionError("unreachable: fewer keys than pairs means one came twice")
+
+
+def _written(value: Any) -> str:
+    """``value`` (decoded with :func:`_given`) in JSON again, each object's keys as given."""
+    if isinstance(value, dict):
+        items = value.pairs if isinstance(value, _GivenTwice) else value.items()
+        return "{" + ", ".join(f"{json.dumps(key)}: {_written(item)}" for key, item in items) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_written(item) for item in value) + "]"
+    return json.dumps(value)
+
+
+def batch_messages(line: str) -> list[str] | None:
+    """The messages of ``line`` if it is a JSON-RPC batch (a non-empty JSON array), each
+    in JSON of its own, else None.
+
+    A message one of whose objects gives a key twice is written with the key twice, as
+    it came, so that it is refused on its own (:func:`duplicate_key`), answered in the
+    batch's array with its id, while the batch's other messages are read: refusing the
+    whole batch left every other request of it unanswered."""
+    try:
+        decoded = json.loads(line, object_pairs_hook=_given)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, list) or not decoded:
+        return None
+    messages: list[str] = []
+    for message in decoded:
+        try:
+            messages.append(_written(message))
+        except RecursionError:  # (nested past what the SDK reads: refused as it is)
+            messages.append(json.dumps(message))
+    return messages
 
 
 def invalid_id(reason: str) -> types.JSONRPCError:
@@ -156,20 +212,32 @@ def refusal(line: str | bytes, error: Exception) -> types.JSONRPCError:
     """The JSON-RPC answer to ``line``, which is not a valid message (``error`` says why)."""
     reason = refusal_reason(error)
     try:
-        decoded = json.loads(line)
+        decoded = json.loads(line, object_pairs_hook=_given)
     except (ValueError, RecursionError):
         return types.JSONRPCError(
             jsonrpc="2.0",
             id=None,
             error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {reason}"),
         )
-    found = decoded.get("id") if isinstance(decoded, dict) else None
-    request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    request_id = _single_id(decoded)
     return types.JSONRPCError(
         jsonrpc="2.0",
         id=request_id,
         error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid request: {reason}"),
     )
+
+
+def _single_id(decoded: Any) -> str | int | None:
+    """The id of the message ``decoded`` (read with :func:`_given`), None if it has none
+    that is a string or an integer, or gives ``id`` twice: which of the two the client
+    waits on is unknown, and JSON-RPC answers a request whose id cannot be read with id
+    null."""
+    if not isinstance(decoded, dict):
+        return None
+    if isinstance(decoded, _GivenTwice) and [key for key, _ in decoded.pairs].count("id") > 1:
+        return None
+    found = decoded.get("id")
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
 def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGIApp:
