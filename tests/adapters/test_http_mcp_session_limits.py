@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -76,3 +77,27 @@ def test_sdk_session_manager_still_records_each_sessions_owner() -> None:
     # fails after an SDK update, the per-token limit silently stopped holding: port it.
     manager = StreamableHTTPSessionManager(app=build_server(lambda: None, ["native"]))  # type: ignore[arg-type, return-value]
     assert getattr(manager, "_session_owners", None) == {}
+
+
+async def test_concurrent_initializes_of_one_token_stay_within_its_limit(tmp_path: Path) -> None:
+    # The count read the SDK's record of owners, which a session joins only once its
+    # request is under way: ten initializes sent at once all passed a limit of 2
+    # (review of pass c65).
+    settings = Settings(db=tmp_path / "race.db", embedder="none", graph_extractor="rules")
+    server = build_server(lambda: MemoryService.open(settings), ["native"])
+    endpoint, lifespan = http_endpoint(server, path="/mcp", host="127.0.0.1", sessions_per_token=2)
+    transport = httpx.ASGITransport(app=_as_token(endpoint))
+    statuses: list[int] = []
+    async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
+
+        async def open_one() -> None:
+            statuses.append((await _open(client, "greedy")).status_code)
+
+        async with anyio.create_task_group() as tasks:
+            for _ in range(10):
+                tasks.start_soon(open_one)
+        manager: Any = server.session_manager
+        owners = list(manager._session_owners.values())
+    assert sorted(set(statuses)) in ([200, 503], [503]), statuses
+    assert 1 <= statuses.count(200) <= 2, statuses
+    assert len(owners) == statuses.count(200)

@@ -67,28 +67,47 @@ def limit_sessions_per_token(
     each session's owner (pinned by tests/adapters/test_http_mcp_session_limits.py).
     """
 
+    # Each token's requests that may open a session and are not answered yet: the SDK
+    # records a session's owner only once the request is under way (after an await), so
+    # counting the record alone let any number of concurrent initializes past the limit.
+    # An opening request is counted until it is answered, so for that while its session
+    # counts twice: concurrent initializes near the limit are refused a little early,
+    # never let past it.
+    opening: dict[str, int] = {}
+
     async def limited(scope: Scope, receive: Receive, send: Send) -> None:
         user = scope.get("user")
-        if (
+        if not (
             scope["type"] == "http"
             and scope["method"] == "POST"
             and isinstance(user, AuthenticatedUser)
             and _opens_a_session(Headers(scope=scope))
         ):
-            owner = authorization_context(user)
-            owners: dict[str, Any] = getattr(manager, "_session_owners", {})
-            held = sum(1 for opener in list(owners.values()) if opener == owner)
-            if held >= limit:
-                message = (
-                    f"Too many open sessions for this token: it holds {held}, the limit per "
-                    f"token is {limit}; DELETE the sessions it no longer uses (a session "
-                    "also closes after 30 minutes without a request), then initialize again"
-                )
-                error = {"code": -32603, "message": message}
-                answer = JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 503)
-                await answer(scope, receive, send)
-                return
-        await app(scope, receive, send)
+            await app(scope, receive, send)
+            return
+        owner = authorization_context(user)
+        key = user.access_token.client_id
+        owners: dict[str, Any] = getattr(manager, "_session_owners", {})
+        held = sum(1 for opener in list(owners.values()) if opener == owner)
+        pending = opening.get(key, 0)
+        if held + pending >= limit:
+            also = f" (and is opening {pending} more)" if pending else ""
+            message = (
+                f"Too many open sessions for this token: it holds {held}{also}, the limit "
+                f"per token is {limit}; DELETE the sessions it no longer uses (a session "
+                "also closes after 30 minutes without a request), then initialize again"
+            )
+            error = {"code": -32603, "message": message}
+            answer = JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 503)
+            await answer(scope, receive, send)
+            return
+        opening[key] = pending + 1
+        try:
+            await app(scope, receive, send)
+        finally:
+            opening[key] -= 1
+            if not opening[key]:
+                del opening[key]
 
     return limited
 
