@@ -211,8 +211,9 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
 
 
 # The role a PostgreSQL permission error names, twice ("the role app may not do what
-# recalld needs ...; GRANT ... TO app (and the tables' privileges)").
-_ROLE = re.compile(r"\bthe role (\S+) may not\b")
+# recalld needs ...; GRANT ... TO app (and the tables' privileges)"): any text up to the
+# words that follow it, as a role's name may hold spaces ("payroll writer").
+_ROLE = re.compile(r"\bthe role (.+?) may not do what recalld needs\b")
 
 
 def _unlocated(error: StorageError) -> str:
@@ -225,7 +226,9 @@ def _unlocated(error: StorageError) -> str:
     if named is not None:
         # The URL's user, kept in the message when the URL was taken out of it.
         role = named.group(1)
-        unlocated = unlocated.replace(named.group(0), "the role recalld connects as may not")
+        unlocated = unlocated.replace(
+            named.group(0), "the role recalld connects as may not do what recalld needs"
+        )
         unlocated = unlocated.replace(f" TO {role} (", " TO <role> (")
     if unlocated != message:
         logger.error("database failed: %s", message)
