@@ -114,6 +114,21 @@ def duplicate_key(text: str | bytes) -> str | None:
     value, silently: ``{"name": "forget", "arguments": {"id": "a", "id": "b"}}``
     forgot ``b``, where a proxy or log that reads the first saw ``a``. None for text
     that is no JSON at all (refused as such elsewhere)."""
+    try:
+        _decoded, twice = _read(text)
+    except (ValueError, RecursionError):
+        return None
+    return None if twice is None else _given_twice(twice)
+
+
+def _given_twice(key: str) -> str:
+    """Why a message is refused when one of its objects gives ``key`` twice."""
+    return f"the key {shown(key)} is given twice in one object: give each key once"
+
+
+def _read(text: str | bytes) -> tuple[Any, str | None]:
+    """``text`` decoded (``json.loads``, whose errors it raises), and the first key one of
+    its objects gives twice, if one does."""
     twice: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -122,13 +137,8 @@ def duplicate_key(text: str | bytes) -> str | None:
             twice.append(unique.twice)
         return unique
 
-    try:
-        json.loads(text, object_pairs_hook=pairs)
-    except (ValueError, RecursionError):
-        return None
-    if not twice:
-        return None
-    return f"the key {shown(twice[0])} is given twice in one object: give each key once"
+    decoded = json.loads(text, object_pairs_hook=pairs)
+    return decoded, twice[0] if twice else None
 
 
 class _GivenTwice(dict[str, Any]):
@@ -285,7 +295,7 @@ def unreadable(body: bytes) -> types.JSONRPCError | None:
     when it is a message, or no JSON at all (the SDK answers that with ``-32700``). The
     SDK answered ``-32602`` with pydantic's whole report, the body's values in it."""
     try:
-        decoded = json.loads(body)
+        decoded, twice = _read(body)  # (one read for both checks: every POST is read so)
     except (ValueError, RecursionError):
         return None
     if isinstance(decoded, list):
@@ -298,8 +308,7 @@ def unreadable(body: bytes) -> types.JSONRPCError | None:
         types.jsonrpc_message_adapter.validate_json(body, by_name=False)
     except pydantic.ValidationError as error:
         return refusal(body, error)
-    twice = duplicate_key(body)
-    return None if twice is None else refusal(body, ValueError(twice))
+    return None if twice is None else refusal(body, ValueError(_given_twice(twice)))
 
 
 def request_id(body: bytes) -> str | int | None:
