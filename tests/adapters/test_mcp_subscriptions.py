@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
@@ -19,11 +20,12 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import ResourceUpdatedNotification, SubscribeRequestParams, UnsubscribeRequestParams
 
 from recalld.adapters import mcp_server
-from recalld.adapters.dialects.base import McpState
-from recalld.adapters.mcp_server import build_server
+from recalld.adapters.dialects.base import McpState, Subscribers
+from recalld.adapters.mcp_server import build_server, http_endpoint
 from recalld.config import Settings
 from recalld.service import MemoryService
-from tests.adapters.mcp_support import in_process, structured
+from tests.adapters.mcp_support import INITIALIZE, in_process, structured
+from tests.adapters.test_http_mcp_session_limits import URL, _as_token
 
 pytestmark = pytest.mark.anyio
 
@@ -151,3 +153,51 @@ async def test_a_subscriber_that_stops_reading_holds_up_no_other(
     assert reader.told == [CORE]
     # The stalled one is dropped (logged), so the next change does not wait for it.
     assert state.subscribers.of(CORE) == [reader]
+
+
+async def test_two_sessions_of_one_token_are_told_apart_and_a_delete_ends_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Over /mcp, through the SDK's own session teardown (the test above calls it by
+    # hand): each session of one token is one subscriber however often it subscribed,
+    # and DELETE ends that session's subscriptions only (review of pass c65).
+    made: list[Subscribers] = []
+    dropped = anyio.Event()
+    create, drop = Subscribers.__init__, Subscribers.drop
+
+    def recorded(self: Subscribers) -> None:
+        create(self)
+        made.append(self)
+
+    def dropping(self: Subscribers, session: Any) -> None:
+        drop(self, session)
+        dropped.set()
+
+    monkeypatch.setattr(Subscribers, "__init__", recorded)
+    monkeypatch.setattr(Subscribers, "drop", dropping)
+    settings = Settings(db=tmp_path / "two.db", embedder="none", graph_extractor="rules")
+    server = build_server(lambda: MemoryService.open(settings), ["native"])
+    endpoint, lifespan = http_endpoint(server, path="/mcp", host="127.0.0.1")
+    transport = httpx.ASGITransport(app=_as_token(endpoint))
+    accept = {"Accept": "application/json, text/event-stream", "X-Token": "one"}
+    subscribe = {"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe"}
+    async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
+        sessions: list[dict[str, str]] = []
+        for _ in range(2):
+            opened = await client.post(URL, json=INITIALIZE, headers=accept)
+            assert opened.status_code == 200, opened.text
+            session = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            session["Mcp-Protocol-Version"] = "2025-06-18"
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            assert (await client.post(URL, json=initialized, headers=session)).status_code == 202
+            for _ in range(2):
+                asked = {**subscribe, "params": {"uri": CORE}}
+                answered = await client.post(URL, json=asked, headers=session)
+                assert answered.status_code == 200, answered.text
+            sessions.append(session)
+        [subscribers] = made
+        assert subscribers.count() == 2
+        assert (await client.delete(URL, headers=sessions[0])).status_code == 200
+        with anyio.fail_after(10):
+            await dropped.wait()
+        assert subscribers.count() == 1
