@@ -79,3 +79,28 @@ def test_the_graph_version_moves_when_a_memory_expires(
     assert expired != before
     clock.advance(3600)
     assert knowledge.version() == expired
+
+
+def test_the_graph_version_moves_when_an_extraction_only_mentions_an_entity(
+    any_service: MemoryService, clock: FakeClock
+) -> None:
+    # A memory that names only entities already there adds no entity nor relation, but
+    # shows in memory://knowledge-graph (its text among the entity's observations): its
+    # extraction moves the version again after its write did, or a subscriber told of the
+    # write, reading the graph before the extraction, would never be told of the mention
+    # (the leftover of stop 64, found to hold in adversarial pass c65: the mention's
+    # upsert stamps the entity's updated_at, which the version reads).
+    any_service.remember("Caroline met Bo in Paris.")
+    any_service.new_worker().run_until_idle()
+    knowledge = any_service.knowledge
+    clock.advance(1)
+    any_service.remember("I saw Bo today.")
+    written = knowledge.version()
+    [bo] = knowledge.open_nodes(["Bo"]).entities
+    assert not any("I saw Bo today." in observation for observation in bo.observations)
+    clock.advance(1)
+    any_service.new_worker().run_until_idle()
+    [bo] = knowledge.open_nodes(["Bo"]).entities
+    assert any("I saw Bo today." in observation for observation in bo.observations)
+    assert len(knowledge.read_graph().entities) == 3  # Caroline, Bo, Paris: nothing new
+    assert knowledge.version() != written

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import codecs
 import fcntl
-import json
 import logging
 import os
 import select
@@ -67,6 +66,8 @@ from mcp.shared.message import SessionMessage
 from recalld.adapters._stdio_batches import Batch, Batches
 from recalld.adapters.mcp_requests import (
     ENDLESS_METHODS,
+    batch_messages,
+    duplicate_key,
     id_problem,
     refusal,
     refusal_reason,
@@ -357,6 +358,9 @@ class _StdinLines:
             if not in_batch and await self._split_batch(line):
                 continue  # (an array inside a batch is no message: refused below)
             try:
+                twice = duplicate_key(line)  # (in a batch: this message of it only)
+                if twice is not None:
+                    raise ValueError(twice)
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 # A "notification" with an id (true, 1.5, null) is a request the SDK
                 # would never answer, so the client would wait forever for its reply.
@@ -397,12 +401,11 @@ class _StdinLines:
         other (module docstring). True if the line was taken care of."""
         if not line.lstrip().startswith("["):
             return False
-        try:
-            decoded = json.loads(line)
-        except (ValueError, RecursionError):
-            return False  # refused as the line it is
-        if not isinstance(decoded, list) or not decoded:
-            return False  # an empty batch is refused as an invalid request, as JSON-RPC says
+        # None for no JSON (refused as the line it is), and for an empty batch (refused
+        # as an invalid request, as JSON-RPC says).
+        messages = batch_messages(line)
+        if messages is None:
+            return False
         version = await self.negotiation.settled_version(ANSWER_GRACE_SECONDS)
         if version != BATCH_PROTOCOL:
             session = f"protocol {version}" if version else "a session not initialized"
@@ -415,7 +418,7 @@ class _StdinLines:
                 await self.refused.send(SessionMessage(refusal(line, ValueError(reason))))
             return True
         self._batch = self.batches.start()
-        self._batched.extend(json.dumps(message) for message in decoded)
+        self._batched.extend(messages)
         return True
 
     def _reused_id(

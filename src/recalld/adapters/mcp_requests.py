@@ -31,7 +31,8 @@ cursor is none it gave (the SDK ignored it and answered the first page again).
 
 A POSTed body that is JSON but no JSON-RPC message (a batch among them) is answered by
 :func:`unreadable` as stdio answers such a line (:func:`refusal`): the SDK's ``-32602``
-quoted pydantic's whole report, every value of the body in it.
+quoted pydantic's whole report, every value of the body in it. So is a message one of
+whose objects gives a key twice (:func:`duplicate_key`), which the SDK read as its last.
 
 The SDK's transport-level refusals of a request (404 "Session not found", 400 "Missing
 session ID", 503 "Too many open sessions") carry ``id: null``; JSON-RPC
@@ -60,7 +61,9 @@ from recalld._text import shown
 __all__ = [
     "ENDLESS_METHODS",
     "INERT_NOTIFICATION",
+    "batch_messages",
     "buffered",
+    "duplicate_key",
     "id_problem",
     "invalid_id",
     "name_invalid_params",
@@ -104,6 +107,99 @@ def id_problem(text: str | bytes) -> str | None:
     return f"a request id must be a string or an integer (got {found})"
 
 
+def duplicate_key(text: str | bytes) -> str | None:
+    """Why ``text`` is refused if one of its JSON objects gives a key twice, else None.
+
+    JSON leaves such an object's meaning open and the SDK's parser keeps the last
+    value, silently: ``{"name": "forget", "arguments": {"id": "a", "id": "b"}}``
+    forgot ``b``, where a proxy or log that reads the first saw ``a``. None for text
+    that is no JSON at all (refused as such elsewhere)."""
+    try:
+        _decoded, twice = _read(text)
+    except (ValueError, RecursionError):
+        return None
+    return None if twice is None else _given_twice(twice)
+
+
+def _given_twice(key: str) -> str:
+    """Why a message is refused when one of its objects gives ``key`` twice."""
+    return f"the key {shown(key)} is given twice in one object: give each key once"
+
+
+def _read(text: str | bytes) -> tuple[Any, str | None]:
+    """``text`` decoded (``json.loads``, whose errors it raises), and the first key one of
+    its objects gives twice, if one does."""
+    twice: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        unique = _given(items)
+        if isinstance(unique, _GivenTwice) and not twice:
+            twice.append(unique.twice)
+        return unique
+
+    decoded = json.loads(text, object_pairs_hook=pairs)
+    return decoded, twice[0] if twice else None
+
+
+class _GivenTwice(dict[str, Any]):
+    """A decoded JSON object one of whose keys was given twice (its last value kept, as
+    the SDK reads it), with its keys and values as given (to write it again as it came)."""
+
+    def __init__(self, items: list[tuple[str, Any]], twice: str) -> None:
+        super().__init__(items)
+        self.pairs = items
+        self.twice = twice
+
+
+def _given(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s ``object_pairs_hook``: the object, a :class:`_GivenTwice` if it
+    gives a key twice."""
+    unique = dict(items)
+    if len(unique) == len(items):
+        return unique
+    seen: set[str] = set()
+    for key, _value in items:
+        if key in seen:
+            return _GivenTwice(items, key)
+        seen.add(key)
+    raise AssertionError("unreachable: fewer keys than pairs means one came twice")
+
+
+def _written(value: Any) -> str:
+    """``value`` (decoded with :func:`_given`) in JSON again, each object's keys as given."""
+    if isinstance(value, dict):
+        items = value.pairs if isinstance(value, _GivenTwice) else value.items()
+        return "{" + ", ".join(f"{json.dumps(key)}: {_written(item)}" for key, item in items) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_written(item) for item in value) + "]"
+    return json.dumps(value)
+
+
+def batch_messages(line: str) -> list[str] | None:
+    """The messages of ``line`` if it is a JSON-RPC batch (a non-empty JSON array), each
+    in JSON of its own, else None.
+
+    A message one of whose objects gives a key twice is written with the key twice, as
+    it came, so that it is refused on its own (:func:`duplicate_key`), answered in the
+    batch's array with its id, while the batch's other messages are read: refusing the
+    whole batch left every other request of it unanswered."""
+    try:
+        decoded, twice = _read(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, list) or not decoded:
+        return None
+    if twice is None:  # (json.dumps is the faster writer, where the two agree)
+        return [json.dumps(message) for message in decoded]
+    messages: list[str] = []
+    for message in decoded:
+        try:
+            messages.append(_written(message))
+        except RecursionError:  # (nested past what the SDK reads: refused as it is)
+            messages.append(json.dumps(message))
+    return messages
+
+
 def invalid_id(reason: str) -> types.JSONRPCError:
     """The JSON-RPC answer to a request whose id is unusable (so its id is null)."""
     return types.JSONRPCError(
@@ -128,20 +224,32 @@ def refusal(line: str | bytes, error: Exception) -> types.JSONRPCError:
     """The JSON-RPC answer to ``line``, which is not a valid message (``error`` says why)."""
     reason = refusal_reason(error)
     try:
-        decoded = json.loads(line)
+        decoded = json.loads(line, object_pairs_hook=_given)
     except (ValueError, RecursionError):
         return types.JSONRPCError(
             jsonrpc="2.0",
             id=None,
             error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {reason}"),
         )
-    found = decoded.get("id") if isinstance(decoded, dict) else None
-    request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    request_id = _single_id(decoded)
     return types.JSONRPCError(
         jsonrpc="2.0",
         id=request_id,
         error=types.ErrorData(code=types.INVALID_REQUEST, message=f"Invalid request: {reason}"),
     )
+
+
+def _single_id(decoded: Any) -> str | int | None:
+    """The id of the message ``decoded`` (read with :func:`_given`), None if it has none
+    that is a string or an integer, or gives ``id`` twice: which of the two the client
+    waits on is unknown, and JSON-RPC answers a request whose id cannot be read with id
+    null."""
+    if not isinstance(decoded, dict):
+        return None
+    if isinstance(decoded, _GivenTwice) and [key for key, _ in decoded.pairs].count("id") > 1:
+        return None
+    found = decoded.get("id")
+    return found if isinstance(found, str | int) and not isinstance(found, bool) else None
 
 
 def refuse_notifications_with_ids(app: ASGIApp, path: str | None = None) -> ASGIApp:
@@ -189,7 +297,7 @@ def unreadable(body: bytes) -> types.JSONRPCError | None:
     when it is a message, or no JSON at all (the SDK answers that with ``-32700``). The
     SDK answered ``-32602`` with pydantic's whole report, the body's values in it."""
     try:
-        decoded = json.loads(body)
+        decoded, twice = _read(body)  # (one read for both checks: every POST is read so)
     except (ValueError, RecursionError):
         return None
     if isinstance(decoded, list):
@@ -202,7 +310,7 @@ def unreadable(body: bytes) -> types.JSONRPCError | None:
         types.jsonrpc_message_adapter.validate_json(body, by_name=False)
     except pydantic.ValidationError as error:
         return refusal(body, error)
-    return None
+    return None if twice is None else refusal(body, ValueError(_given_twice(twice)))
 
 
 def request_id(body: bytes) -> str | int | None:

@@ -34,6 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     CallToolRequestParams,
     EmptyResult,
     GetPromptRequestParams,
@@ -61,10 +62,12 @@ from recalld.adapters.dialects.base import (
     tidy_schema,
 )
 from recalld.adapters.dialects.failures import DialectTool
+from recalld.adapters.http_mcp_sessions import SESSIONS_PER_TOKEN, limit_sessions_per_token
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
+from recalld.tokens import CALLER_STATE_KEY, Caller
 
 __all__ = ["build_server", "check_http_host", "http_endpoint", "is_loopback", "run_server"]
 # is_loopback is re-exported from recalld.adapters._network (one definition for both servers).
@@ -81,6 +84,11 @@ INSTRUCTIONS = (
 WATCH_INTERVAL_SECONDS = 0.25
 # With pushed notifications, the versions are still re-checked this often.
 FEED_RECHECK_SECONDS = 5.0
+# How long one subscribed session may take to accept a notification before it is dropped.
+NOTIFY_SECONDS = 5.0
+# How many subscriptions/listen streams one token may hold open: an eighth of the SDK's
+# limit for the whole server (mcp.server.subscriptions.ListenHandler's, 1,024).
+LISTENS_PER_TOKEN = 128
 
 ServiceFactory = Callable[[], AbstractContextManager[MemoryService]]
 
@@ -169,11 +177,31 @@ def _prompt(spec: PromptSpec) -> Prompt:
 
 async def _notify(bus: InMemorySubscriptionBus, state: McpState, uri: str) -> None:
     await bus.publish(ResourceUpdated(uri=uri))
-    for session in state.subscribers.of(uri):
+    # Every subscriber at once, each for at most NOTIFY_SECONDS: told one after the
+    # other, a session whose event stream was open but no longer read (a client
+    # suspended, a script that stopped reading) held the watcher at its full buffers,
+    # and no subscriber of any resource was told of a change again.
+    async with anyio.create_task_group() as tasks:
+        for session in state.subscribers.of(uri):
+            tasks.start_soon(_tell, state, uri, session)
+
+
+async def _tell(state: McpState, uri: str, session: Any) -> None:
+    """Send ``uri``'s update to one subscribed session, or drop a session that cannot
+    take it within ``NOTIFY_SECONDS`` (it has that long's notifications unread)."""
+    with anyio.move_on_after(NOTIFY_SECONDS) as waited:
         try:
             await session.send_resource_updated(uri)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             state.subscribers.remove(uri, session)
+    if waited.cancelled_caught:
+        state.subscribers.remove(uri, session)
+        logger.warning(
+            "an MCP session subscribed to %s did not take a notification within %s s "
+            "(its event stream is not being read): its subscription is dropped",
+            uri,
+            NOTIFY_SECONDS,
+        )
 
 
 async def _watch(
@@ -217,19 +245,38 @@ def _served(uri: str, uris: Sequence[str]) -> str:
     return uri
 
 
+# The connection's state key saying its subscriptions are dropped when it ends.
+_FORGOTTEN_AT_END = "recalld.subscriptions_forgotten_at_end"
+
+
+def _connection_of(context: ServerRequestContext[McpState]) -> Any:
+    """The session's connection, which lives as long as the session (the SDK's private
+    ``ServerSession._connection``, pinned by tests/adapters/test_mcp_sdk_session_pin.py):
+    ``context.session`` is a new proxy for every request, so a subscription kept by it
+    could never be found again by an unsubscribe."""
+    return getattr(context.session, "_connection", context.session)
+
+
 def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[str]) -> None:
     async def subscribe(
         context: ServerRequestContext[McpState], params: SubscribeRequestParams
     ) -> EmptyResult:
         uri = _served(str(params.uri), uris)
-        context.lifespan_context.subscribers.add(uri, context.session)
+        subscribers = context.lifespan_context.subscribers
+        connection = _connection_of(context)
+        subscribers.add(uri, connection)
+        state = getattr(connection, "state", None)
+        if isinstance(state, dict) and not state.get(_FORGOTTEN_AT_END):
+            # Once per session: its subscriptions go when it ends (DELETE, idle, gone).
+            state[_FORGOTTEN_AT_END] = True
+            connection.exit_stack.callback(subscribers.drop, connection)
         return EmptyResult()
 
     async def unsubscribe(
         context: ServerRequestContext[McpState], params: UnsubscribeRequestParams
     ) -> EmptyResult:
         uri = _served(str(params.uri), uris)
-        context.lifespan_context.subscribers.remove(uri, context.session)
+        context.lifespan_context.subscribers.remove(uri, _connection_of(context))
         return EmptyResult()
 
     # The high-level MCPServer serves only the 2026-07-28 subscriptions/listen;
@@ -239,15 +286,27 @@ def _register_legacy_subscriptions(server: MCPServer[McpState], uris: Sequence[s
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
 
 
+def _token_of(context: ServerRequestContext[McpState]) -> str | None:
+    """The id of the token ``recalld serve`` authenticated the request by, if any."""
+    scope = getattr(context.request, "scope", None)
+    caller = scope.get("state", {}).get(CALLER_STATE_KEY) if isinstance(scope, dict) else None
+    return caller.token_id if isinstance(caller, Caller) else None
+
+
 def _refuse_unknown_listens(server: MCPServer[McpState], uris: Sequence[str]) -> None:
     """Refuse a ``subscriptions/listen`` for a URI this server does not serve, as
     ``resources/subscribe`` refuses it; on every server, one without resources too (a
-    batbox-only server still serves listen, and acknowledged ``memory://core``)."""
+    batbox-only server still serves listen, and acknowledged ``memory://core``).
+
+    And hold each token to ``LISTENS_PER_TOKEN`` open listens: the SDK's limit (1,024)
+    is for the whole server, so one token's streams, held open, refused every other
+    token's ("Subscription limit reached")."""
     lowlevel = server._lowlevel_server
     listening = lowlevel.get_request_handler("subscriptions/listen")
     if listening is None:  # pragma: no cover - the SDK serves it whenever a bus is given
         return
     serve_listen = listening.handler
+    held: dict[str, int] = {}  # open listens by token (all on the event loop: no lock)
 
     async def listen(
         context: ServerRequestContext[McpState], params: SubscriptionsListenRequestParams
@@ -256,7 +315,23 @@ def _refuse_unknown_listens(server: MCPServer[McpState], uris: Sequence[str]) ->
         # waited for nothing, for ever; resources/subscribe refuses it, and so does this.
         for uri in params.notifications.resource_subscriptions or ():
             _served(str(uri), uris)
-        return await serve_listen(context, params)
+        token = _token_of(context)
+        if token is None:
+            return await serve_listen(context, params)
+        limit = LISTENS_PER_TOKEN
+        if held.get(token, 0) >= limit:
+            message = (
+                f"Too many open subscriptions/listen streams for this token: it holds "
+                f"{held[token]}, the limit per token is {limit}; end one before listening again"
+            )
+            raise MCPError(code=INVALID_REQUEST, message=message)
+        held[token] = held.get(token, 0) + 1
+        try:
+            return await serve_listen(context, params)
+        finally:
+            held[token] -= 1
+            if not held[token]:
+                del held[token]
 
     lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, listen)
 
@@ -421,13 +496,20 @@ def _refuse_unknown_reads(server: MCPServer[McpState], uris: Sequence[str]) -> N
 
 
 def http_endpoint(
-    server: MCPServer[Any], *, path: str, host: str, origins: Sequence[str] = ()
+    server: MCPServer[Any],
+    *,
+    path: str,
+    host: str,
+    origins: Sequence[str] = (),
+    sessions_per_token: int = SESSIONS_PER_TOKEN,
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[Any]]]:
     """The streamable-HTTP endpoint of ``server`` as a raw ASGI app, and its lifespan.
 
     For mounting inside another ASGI server (``recalld serve`` serves it at ``/mcp``).
     On a loopback address the SDK accepts browser pages of this machine only; the
-    ``origins`` the operator allowed (``RECALLD_CORS_ORIGINS``) are accepted too.
+    ``origins`` the operator allowed (``RECALLD_CORS_ORIGINS``) are accepted too. A token
+    (named in the scope by :func:`~recalld.adapters.http_mcp_sessions.owned_by`) holds
+    at most ``sessions_per_token`` sessions open at once.
     """
     security = None
     if origins and host in LOOPBACK_NAMES:
@@ -446,8 +528,10 @@ def http_endpoint(
     )
     for route in starlette_app.routes:
         if isinstance(route, Route) and route.path == path:
-            endpoint: ASGIApp = refuse_notifications_with_ids(route.endpoint)
-            return endpoint, server.session_manager.run
+            manager = server.session_manager
+            limited = limit_sessions_per_token(route.endpoint, manager, sessions_per_token)
+            endpoint: ASGIApp = refuse_notifications_with_ids(limited)
+            return endpoint, manager.run
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 
 

@@ -111,29 +111,56 @@ def _new_transcript_uri() -> str:
 
 
 class Subscribers:
-    """2025-era ``resources/subscribe`` sessions, by resource URI."""
+    """2025-era ``resources/subscribe`` sessions, by resource URI.
+
+    A subscriber is the session's connection (the SDK's per-client ``Connection``,
+    which lives as long as the session), never the per-request ``ServerSession``
+    proxy a handler is given: keyed by the proxy, a second ``resources/subscribe`` of
+    one session was a second subscriber (two notifications per change, and one more
+    entry each time), and ``resources/unsubscribe``, made by yet another proxy,
+    removed nothing. A session is forgotten when it ends (:meth:`drop`, from its
+    connection's teardown): the SDK's notify never fails for a closed session, so a
+    session dropped without ``DELETE`` was otherwise held, and written to, for the
+    server's life.
+    """
 
     def __init__(self) -> None:
         self._sessions: dict[str, list[Any]] = {}
         self._lock = threading.Lock()
 
     def add(self, uri: str, session: Any) -> None:
-        """Remember that ``session`` wants updates of ``uri``."""
+        """Remember that ``session`` wants updates of ``uri`` (once, however often asked)."""
         with self._lock:
             sessions = self._sessions.setdefault(uri, [])
             if all(existing is not session for existing in sessions):
                 sessions.append(session)
 
     def remove(self, uri: str, session: Any) -> None:
-        """Forget one subscription (unsubscribe, or a session that went away)."""
+        """Forget one subscription (unsubscribe, or a session that stopped reading)."""
         with self._lock:
             sessions = self._sessions.get(uri, [])
-            self._sessions[uri] = [existing for existing in sessions if existing is not session]
+            kept = [existing for existing in sessions if existing is not session]
+            if kept:
+                self._sessions[uri] = kept
+            else:
+                self._sessions.pop(uri, None)
+
+    def drop(self, session: Any) -> None:
+        """Forget every subscription of ``session`` (it ended)."""
+        with self._lock:
+            uris = list(self._sessions)
+        for uri in uris:
+            self.remove(uri, session)
 
     def of(self, uri: str) -> list[Any]:
         """The sessions subscribed to ``uri`` now."""
         with self._lock:
             return list(self._sessions.get(uri, []))
+
+    def count(self) -> int:
+        """How many subscriptions are held, over every URI."""
+        with self._lock:
+            return sum(len(sessions) for sessions in self._sessions.values())
 
 
 @dataclass

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -209,12 +210,26 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
     return ToolFailure("internal_error", "an unexpected error occurred", None, error)
 
 
+# The role a PostgreSQL permission error names, twice ("the role app may not do what
+# recalld needs ...; GRANT ... TO app (and the tables' privileges)"): any text up to the
+# words that follow it, as a role's name may hold spaces ("payroll writer").
+_ROLE = re.compile(r"\bthe role (.+?) may not do what recalld needs\b")
+
+
 def _unlocated(error: StorageError) -> str:
     """The error's message without the PostgreSQL location it names (its role, host and
     database: a client of ``/mcp`` may be anywhere), which the server logs instead, as
     the REST API keeps every storage error's detail in the log."""
     message = str(error)
     unlocated = without_location(message)
+    named = _ROLE.search(unlocated)
+    if named is not None:
+        # The URL's user, kept in the message when the URL was taken out of it.
+        role = named.group(1)
+        unlocated = unlocated.replace(
+            named.group(0), "the role recalld connects as may not do what recalld needs"
+        )
+        unlocated = unlocated.replace(f" TO {role} (", " TO <role> (")
     if unlocated != message:
         logger.error("database failed: %s", message)
     return unlocated
