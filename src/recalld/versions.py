@@ -16,7 +16,10 @@ import json
 
 from recalld.model import Memory
 
-__all__ = ["READ_ONLY_FIELDS", "entity_tag", "memory_version"]
+__all__ = ["ANY_VERSION", "READ_ONLY_FIELDS", "entity_tag", "memory_version"]
+
+# An expected version that asks only that the memory exists (HTTP's ``If-Match: *``).
+ANY_VERSION = "*"
 
 # Fields reading or indexing change without anyone editing the memory.
 READ_ONLY_FIELDS = frozenset({"access_count", "last_accessed_at", "index_state"})

@@ -1,4 +1,5 @@
-"""Conditional edits over REST: ``If-Match`` on ``PATCH`` and ``DELETE /v1/memories/{id}``.
+"""Conditional edits over REST: ``If-Match`` on ``PATCH`` and ``DELETE /v1/memories/{id}``
+and on ``PUT /v1/kv/{key}``.
 
 ``GET`` and ``PATCH /v1/memories/{id}`` send the memory's version as a strong
 ``ETag`` (:func:`recalld.versions.entity_tag`). A ``PATCH`` carrying ``If-Match``
@@ -8,7 +9,10 @@ copy that another tab, client or agent has edited since never overwrites that
 edit unseen. ``If-Match: *`` asks only that the memory exists (as any ``PATCH``
 does). A ``DELETE`` carrying it deletes only that version (412 else; a memory
 that is not there answers ``deleted: false``, as without it). Without the header
-both work as before.
+both work as before. A ``PUT /v1/kv/{key}`` carrying it overwrites only while the
+key holds a memory of one of those versions (the ETag of ``GET /v1/kv/{key}``), and
+with ``*`` only while it holds one: 412 else, nothing written (RFC 9110: a
+condition on a resource that does not exist is false).
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ import re
 from starlette.datastructures import Headers
 
 from recalld.errors import ValidationError
+from recalld.versions import ANY_VERSION
 
-__all__ = ["IF_MATCH", "expected_versions"]
+__all__ = ["IF_MATCH", "expected_versions", "key_condition"]
 
 IF_MATCH = "If-Match"
 
@@ -56,3 +61,13 @@ _ELEMENT = re.compile(r'\*|(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
 _LIST = re.compile(
     rf"[ \t,]*(?:(?:{_ELEMENT.pattern})(?:[ \t]*,[ \t,]*(?:{_ELEMENT.pattern}))*[ \t,]*)?"
 )
+
+
+def key_condition(headers: Headers) -> frozenset[str] | str | None:
+    """What ``If-Match`` asks of ``PUT /v1/kv/{key}``: the versions the key's memory must
+    be one of, :data:`~recalld.versions.ANY_VERSION` (``*``: only that the key holds a
+    memory), or None (no header: write whatever the key holds, or create it)."""
+    if not headers.getlist(IF_MATCH):
+        return None
+    versions = expected_versions(headers)
+    return ANY_VERSION if versions is None else versions

@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from recalld import _validate as check
 from recalld._schema import KEY_PATTERN, NAME_PATTERN, count_default
 from recalld.adapters.http_batbox_routes import batbox_router
-from recalld.adapters.http_conditions import expected_versions
+from recalld.adapters.http_conditions import expected_versions, key_condition
 from recalld.adapters.http_dependencies import (
     CALLER_STATE_KEY,
     COMMON_ERRORS,
@@ -292,34 +292,50 @@ def explain(body: ExplainRequest, service: Service, namespace: ReadNamespace) ->
     KV_PATH,
     response_model=Receipt,
     tags=["key/value"],
-    responses=error_responses(404, 409),
+    responses=error_responses(404, 409, 412),
 )
 def put_value(
-    key: Key, body: KeyValueWrite, service: Service, namespace: WriteNamespace
+    key: Key,
+    body: KeyValueWrite,
+    request: Request,
+    response: Response,
+    service: Service,
+    namespace: WriteNamespace,
 ) -> Receipt:
     """Store ``value`` under ``key`` (overwrites; ``ttl_seconds`` makes it expire)."""
+    # With If-Match (a GET's ETag, or *): 412, nothing written, unless the key still
+    # holds that version (http_conditions); the ETag answered is the stored version.
+    condition = key_condition(request.headers)
     try:
-        return service.remember(
-            body.value,
+        receipt, memory = service.put(
+            {
+                "content": body.value,
+                "key": key,
+                "title": body.title,
+                "kind": body.kind,
+                "tags": body.tags,
+                "ttl_seconds": body.ttl_seconds,
+                "meta": body.meta,
+            },
             namespace=namespace,
-            key=key,
-            title=body.title,
-            kind=body.kind,
-            tags=body.tags,
-            ttl_seconds=body.ttl_seconds,
-            meta=body.meta,
+            dedupe=True,
+            expected_version=condition,
         )
     except ValidationError as error:
         # The body calls the content "value": name the field the caller sent.
         if error.field != "content":
             raise
         raise ValidationError("value", error.message) from None
+    response.headers["ETag"] = entity_tag(memory)
+    return receipt
 
 
 @v1_router.get(KV_PATH, response_model=Memory, tags=["key/value"], responses=error_responses(404))
-def get_value(key: Key, service: Service, namespace: ReadNamespace) -> Memory:
+def get_value(key: Key, response: Response, service: Service, namespace: ReadNamespace) -> Memory:
     """The memory stored under ``key`` (expired keys are not found)."""
-    return _stored_under(key, service, namespace)
+    memory = _stored_under(key, service, namespace)
+    response.headers["ETag"] = entity_tag(memory)  # for If-Match on the PUT
+    return memory
 
 
 @v1_router.delete(
