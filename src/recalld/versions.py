@@ -1,12 +1,16 @@
 """A memory's version: what an edit made from an earlier read must still find.
 
-``memory_version`` hashes every field a write can change (content, title, tags,
-place, meta, expiry … and ``updated_at``), and none that reading changes
-(``access_count``, ``last_accessed_at``) or that the worker changes
-(``index_state``): a recall or the indexing of the memory does not make an
-editor's copy stale, another edit does. REST sends it as the ``ETag`` of
-``GET``/``PATCH /v1/memories/{id}`` and checks it against ``If-Match``;
-:meth:`MemoryService.update` takes it as ``expected_version``.
+``memory_version`` hashes the fields a write can change, as they are named in
+:data:`VERSIONED_FIELDS` (content, title, tags, place, meta, expiry … and
+``updated_at``), and none that reading changes (``access_count``,
+``last_accessed_at``) or that the worker changes (``index_state``): a recall or
+the indexing of the memory does not make an editor's copy stale, another edit
+does. The list is fixed, not "every field but these": a field a later release adds
+to :class:`~recalld.model.Memory` does not change every memory's version on
+upgrade (a client holding an ETag from before it would get a 412 for an edit
+nobody made); a write of such a field still changes ``updated_at``. REST sends it
+as the ``ETag`` of ``GET``/``PATCH /v1/memories/{id}`` and checks it against
+``If-Match``; :meth:`MemoryService.update` takes it as ``expected_version``.
 """
 
 from __future__ import annotations
@@ -16,18 +20,48 @@ import json
 
 from recalld.model import Memory
 
-__all__ = ["ANY_VERSION", "READ_ONLY_FIELDS", "entity_tag", "memory_version"]
+__all__ = [
+    "ANY_VERSION",
+    "READ_ONLY_FIELDS",
+    "VERSIONED_FIELDS",
+    "entity_tag",
+    "memory_version",
+]
 
 # An expected version that asks only that the memory exists (HTTP's ``If-Match: *``).
 ANY_VERSION = "*"
 
 # Fields reading or indexing change without anyone editing the memory.
 READ_ONLY_FIELDS = frozenset({"access_count", "last_accessed_at", "index_state"})
+# The fields a version is made of: those of Memory when versions were introduced,
+# less READ_ONLY_FIELDS. Never extended (see the module's docstring).
+VERSIONED_FIELDS = frozenset(
+    {
+        "id",
+        "seq",
+        "namespace",
+        "key",
+        "title",
+        "content",
+        "kind",
+        "category",
+        "tags",
+        "salience",
+        "source",
+        "speaker",
+        "at",
+        "created_at",
+        "updated_at",
+        "expires_at",
+        "place",
+        "meta",
+    }
+)
 
 
 def memory_version(memory: Memory) -> str:
     """The version of ``memory``: 32 hex digits that change with every write to it."""
-    fields = memory.model_dump(mode="json", exclude=set(READ_ONLY_FIELDS))
+    fields = memory.model_dump(mode="json", include=set(VERSIONED_FIELDS))
     canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
