@@ -174,6 +174,14 @@ UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
 
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
 UNAVAILABLE_HEADERS = {"Retry-After": "1"}
+STORAGE_MESSAGE = "the database could not serve the request"
+# What an import an unreachable server or another storage failure stopped says in place
+# of the error's own (which may name the host or the file: the log's).
+UNAVAILABLE_CAUSE = (
+    "the database is unavailable (the server could not be reached): nothing of that"
+    " line's chunk was written; retry shortly"
+)
+STORAGE_CAUSE = "the database failed: nothing of that line's chunk was written"
 # An import a busy database stopped after some chunks: the cause, then where it stopped
 # and what it kept (BUSY_MESSAGE and LOCKED_MESSAGE, the MCP dialects' too, otherwise).
 BUSY_CAUSE = (
@@ -189,9 +197,12 @@ LOCKED_CAUSE = (
 DISK_FULL_HEADERS = {"Retry-After": "60"}
 
 
-def _unavailable() -> JSONResponse:
-    """503 for a database server that cannot be reached now (it may come back)."""
-    return _error(503, "database_unavailable", UNAVAILABLE_MESSAGE, headers=UNAVAILABLE_HEADERS)
+def _unavailable(error: BaseException | None = None) -> JSONResponse:
+    """503 for a database server that cannot be reached now (it may come back); for an
+    import it stopped, where and what it kept."""
+    told = None if error is None else stopped_import_told(error, UNAVAILABLE_CAUSE)
+    message = told or UNAVAILABLE_MESSAGE
+    return _error(503, "database_unavailable", message, headers=UNAVAILABLE_HEADERS)
 
 
 def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
@@ -210,7 +221,7 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _error(403, "forbidden", str(error), error.field)
     if isinstance(error, DatabaseUnavailableError):
         logger.error("database unavailable: %s", error)
-        return _unavailable()
+        return _unavailable(error)
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
         # SQLite's write lock says so; neither says where the database is (the log's).
@@ -223,7 +234,8 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _error(503, "disk_full", str(error), headers=DISK_FULL_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
-        return _error(503, "storage_error", "the database could not serve the request")
+        message = stopped_import_told(error, STORAGE_CAUSE) or STORAGE_MESSAGE
+        return _error(503, "storage_error", message)
     if isinstance(error, EmbeddingError):
         logger.error("embedding error: %s", error)
         return _error(503, "embedding_error", "the embedding model could not serve the request")

@@ -127,8 +127,10 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         " changed since, and nothing was changed now",
         413: "the request body is larger than the limit",
         422: "the request is invalid; `error.field` names the field",
-        503: "the database (or the embedding model) could not serve the request; a full disk"
-        " says so (type disk_full)",
+        503: "the database (or the embedding model) could not serve the request (an import"
+        " says where it stopped and what it kept); `error.type` says why:"
+        " database_unavailable (the server cannot be reached) and database_busy (a lock"
+        " or a timeout), both with `Retry-After`, disk_full, storage_error, embedding_error",
     }
     return {code: {"model": ErrorBody, "description": descriptions[code]} for code in codes}
 
