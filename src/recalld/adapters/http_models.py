@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
@@ -178,6 +179,7 @@ class StrictJSONRoute(APIRoute):
         ignored, and the whole namespace came back as if unfiltered)."""
         handler = super().get_route_handler()
         declared = _query_names(self.dependant)
+        single_query, single_headers = _single_valued(self.dependant)
         path = self.path
 
         async def strict_handler(request: Request) -> Response:
@@ -187,11 +189,27 @@ class StrictJSONRoute(APIRoute):
                     raise ValidationError(
                         name, f"is not a query parameter of {path} (it takes: {taken})"
                     )
+            # The body is read as it came: a compressed one was refused as "not valid UTF-8".
+            encoding = request.headers.get(CONTENT_ENCODING, "identity").strip().lower()
+            if encoding not in ("", "identity"):
+                raise ValidationError(
+                    CONTENT_ENCODING,
+                    f"{encoding!r} is not supported: send the body uncompressed",
+                )
+            # FastAPI keeps the last of a repeated parameter (the first of a repeated
+            # header) without a word: ?limit=1&limit=500 answered 500 memories.
+            for name in single_query:
+                if len(request.query_params.getlist(name)) > 1:
+                    raise ValidationError(name, "is given more than once: give it once")
+            for name in single_headers:
+                if len(request.headers.getlist(name)) > 1:
+                    raise ValidationError(name, "is given more than once: give it once")
             return await handler(_StrictJSONRequest(request.scope, request.receive))
 
         return strict_handler
 
 
+CONTENT_ENCODING = "Content-Encoding"
 # What some HTTP clients add to a GET so no cache answers it (jQuery's ``cache: false``).
 CACHE_BUSTER = "_"
 
@@ -205,6 +223,30 @@ def _query_names(dependant: Dependant) -> frozenset[str]:
         names.update(field.alias for field in current.query_params)
         pending.extend(current.dependencies)
     return frozenset(names)
+
+
+def _single_valued(dependant: Dependant) -> tuple[frozenset[str], frozenset[str]]:
+    """The query parameters and headers a route (its dependencies included) takes one
+    value of: all but those typed as lists (``?tag=a&tag=b``)."""
+    query: set[str] = set()
+    headers: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        for fields, names in ((current.query_params, query), (current.header_params, headers)):
+            names.update(
+                field.alias for field in fields if not _takes_many(field.field_info.annotation)
+            )
+        pending.extend(current.dependencies)
+    return frozenset(query), frozenset(headers)
+
+
+def _takes_many(annotation: Any) -> bool:
+    """Whether a parameter's type is a list (or a list or None ...)."""
+    origin = get_origin(annotation)
+    if origin is Union or origin is UnionType:
+        return any(_takes_many(argument) for argument in get_args(annotation))
+    return origin in (list, set, frozenset, tuple) or annotation in (list, set, frozenset, tuple)
 
 
 # -- shapes the service has no type for --------------------------------------
