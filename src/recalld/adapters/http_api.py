@@ -59,7 +59,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
@@ -68,6 +68,7 @@ from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
+from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
 from recalld.adapters.http_body_type import body_type_problem
 from recalld.adapters.http_conditions import IF_MATCH
 from recalld.adapters.http_context_routes import context_router, core_router
@@ -162,6 +163,7 @@ HTTP_ERROR_TYPES = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     409: "conflict",
     412: "precondition_failed",
     413: "payload_too_large",
@@ -313,7 +315,7 @@ def _http_error(request: Request, error: Exception) -> JSONResponse:
         headers.update(UNAUTHORIZED_HEADERS)
     if status == 405:
         headers["Allow"] = _allowed_methods(request)
-    if request.scope["path"] == MCP_PATH and isinstance(error, _BodyTooLarge):
+    if request.scope["path"] == MCP_PATH and isinstance(error, BodyTooLarge | BodyStalled):
         # A chunked body over the cap is only found out inside /mcp: answered as at its door.
         return _too_large(request.scope, error)
     return _error(status, HTTP_ERROR_TYPES.get(status, "error"), str(error.detail), field, headers)
@@ -455,11 +457,6 @@ def _is_public(scope: Scope) -> bool:
     return path in PUBLIC_PATHS or is_public_asset(str(scope.get("method", "")), path)
 
 
-class _BodyTooLarge(HTTPException):
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, f"the request body is larger than {limit} bytes")
-
-
 def _refusal(
     scope: Scope,
     status: int,
@@ -479,53 +476,14 @@ def _refusal(
     return _error(status, type_, message, field, headers)
 
 
-def _too_large(scope: Scope, error: _BodyTooLarge) -> JSONResponse:
-    """The 413 answer (a JSON-RPC error for ``/mcp``, see :func:`_refusal`)."""
-    if scope["path"] == MCP_PATH:
+def _too_large(scope: Scope, error: HTTPException) -> JSONResponse:
+    """The 413 or 408 answer of :class:`BodyLimit` (a JSON-RPC error for ``/mcp``, see
+    :func:`_refusal`)."""
+    if scope["path"] == MCP_PATH and isinstance(error, BodyTooLarge):
         return _refusal(scope, 413, "payload_too_large", f"{error.detail} (RECALLD_MAX_BODY_BYTES)")
+    if scope["path"] == MCP_PATH:
+        return _refusal(scope, 408, "request_timeout", str(error.detail), error.headers)
     return _http_error(Request(scope), error)
-
-
-class _BodyLimit:
-    """Refuse bodies over the cap: from Content-Length up front, else while they stream."""
-
-    def __init__(self, app: ASGIApp, *, default_limit: int, import_limit: int) -> None:
-        self.app = app
-        self.default_limit = default_limit
-        self.import_limit = import_limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = self.import_limit if scope["path"] == IMPORT_PATH else self.default_limit
-        declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _too_large(scope, _BodyTooLarge(limit))(scope, receive, send)
-            return
-        received = 0
-        started = False
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise _BodyTooLarge(limit)
-            return message
-
-        async def watching_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, watching_send)
-        except _BodyTooLarge as error:
-            if started:
-                raise
-            await _too_large(scope, error)(scope, receive, send)
 
 
 # -- the app ---------------------------------------------------------------------
@@ -619,9 +577,11 @@ def create_app(
     app.add_exception_handler(Exception, _unexpected_error)
     # add_middleware wraps what is there, so the last added runs first.
     app.add_middleware(
-        _BodyLimit,
+        BodyLimit,
         default_limit=settings.max_body_bytes,
         import_limit=settings.max_import_bytes,
+        import_path=IMPORT_PATH,
+        refuse=_too_large,
     )
     app.add_middleware(_UrlText)  # after the token is checked, before any route
     app.add_middleware(
