@@ -83,3 +83,21 @@ def test_service_put_expected_version(service: MemoryService) -> None:
     with pytest.raises(PreconditionFailedError, match="changed since it was read"):
         service.put({**draft, "content": "eight"}, dedupe=True, expected_version=version)
     assert service.get(key="ferry.time").content == "ten"
+
+
+def test_http_kv_delete_with_a_stale_if_match_deletes_nothing(client: TestClient) -> None:
+    # The header was ignored: a delete decided on a value another agent has replaced
+    # since deleted the new value.
+    assert client.put(PATH, json={"value": "nine"}).status_code == 200
+    tag = client.get(PATH).headers["ETag"]
+    assert client.put(PATH, json={"value": "ten"}).status_code == 200
+    refused = client.delete(PATH, headers={"If-Match": tag})
+    assert refused.status_code == 412, refused.text
+    assert refused.json()["error"]["field"] == "If-Match"
+    assert client.get(PATH).json()["content"] == "ten"
+    current = client.get(PATH).headers["ETag"]
+    deleted = client.delete(PATH, headers={"If-Match": current})
+    assert (deleted.status_code, deleted.json()["deleted"]) == (200, True)
+    # Gone: as a memory's delete, idempotent with the header too.
+    again = client.delete(PATH, headers={"If-Match": current})
+    assert (again.status_code, again.json()["deleted"]) == (200, False)

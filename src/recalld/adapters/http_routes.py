@@ -339,15 +339,18 @@ def get_value(key: Key, response: Response, service: Service, namespace: ReadNam
 
 
 @v1_router.delete(
-    KV_PATH, response_model=Forgotten, tags=["key/value"], responses=error_responses(404)
+    KV_PATH, response_model=Forgotten, tags=["key/value"], responses=error_responses(404, 412)
 )
-def delete_value(key: Key, service: Service, namespace: WriteNamespace) -> Forgotten:
+def delete_value(
+    key: Key, request: Request, service: Service, namespace: WriteNamespace
+) -> Forgotten:
     """Forget the memory stored under ``key`` (the answer is as for a memory's delete)."""
+    expected = expected_versions(request.headers)  # as on a memory's DELETE: 412 if stale
     try:
         memory = _stored_under(key, service, namespace)
     except NotFoundError:
         return Forgotten.of(False, "none")
-    return service.forget(memory.id, namespace=namespace)
+    return service.forget(memory.id, namespace=namespace, expected_version=expected)
 
 
 def _stored_under(key: str, service: MemoryService, namespace: str) -> Memory:
