@@ -14,6 +14,7 @@ import json
 from fastapi.testclient import TestClient
 
 from recalld.service import MemoryService
+from recalld.tokens import TokenRegistry
 
 
 def test_http_a_repeated_query_parameter_is_refused_naming_it(
@@ -79,3 +80,21 @@ def test_http_a_compressed_body_is_refused_naming_its_encoding(
     plain = {"Content-Type": "application/json", "Content-Encoding": "identity"}
     accepted = client.post("/v1/memories", json={"content": "plain"}, headers=plain)
     assert accepted.status_code == 200, accepted.text
+
+
+def test_http_two_authorization_headers_are_refused(
+    client: TestClient, service: MemoryService
+) -> None:
+    # The first was taken: which token counted depended on the order a proxy put them in.
+    registry = TokenRegistry.for_store(service.store)
+    mine = registry.create("mine", {"mine": "read+write"}).token
+    theirs = registry.create("theirs", {"theirs": "read+write"}).token
+    headers = [("Authorization", f"Bearer {theirs}"), ("Authorization", f"Bearer {mine}")]
+    refused = client.post("/v1/memories", json={"content": "whose?"}, headers=headers)
+    assert refused.status_code == 401, refused.text
+    assert "give one Authorization header" in refused.json()["error"]["message"]
+    assert service.stats(["mine", "theirs"]).count == 0
+    one = client.post(
+        "/v1/memories", json={"content": "mine"}, headers={"Authorization": f"Bearer {mine}"}
+    )
+    assert one.status_code == 200, one.text

@@ -375,6 +375,14 @@ class _Authentication:
             return
         headers = Headers(scope=scope)
         authorization = headers.get("authorization")
+        given = len(headers.getlist("authorization"))
+        if given > 1:
+            # Which one would count? The first was taken, so a proxy's own token put
+            # before the client's (or after it) decided whose namespaces were reached.
+            message = f"give one Authorization header (this request has {given})"
+            refusal = _refusal(scope, 401, "unauthorized", message, headers=UNAUTHORIZED_HEADERS)
+            await refusal(scope, receive, send)
+            return
         client = scope.get("client")
         client_host = client[0] if client else ""
         try:
