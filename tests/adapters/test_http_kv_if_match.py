@@ -101,3 +101,22 @@ def test_http_kv_delete_with_a_stale_if_match_deletes_nothing(client: TestClient
     # Gone: as a memory's delete, idempotent with the header too.
     again = client.delete(PATH, headers={"If-Match": current})
     assert (again.status_code, again.json()["deleted"]) == (200, False)
+
+
+def test_http_if_none_match_on_a_write_is_refused_and_changes_nothing(
+    client: TestClient,
+) -> None:
+    # It was ignored: a client meaning "create only if absent" overwrote the value.
+    assert client.put(PATH, json={"value": "nine"}).status_code == 200
+    memory_id = client.get(PATH).json()["id"]
+    writes = [
+        ("PUT", PATH, {"value": "ten"}),
+        ("PATCH", f"/v1/memories/{memory_id}", {"content": "ten"}),
+        ("DELETE", PATH, None),
+        ("DELETE", f"/v1/memories/{memory_id}", None),
+    ]
+    for method, path, body in writes:
+        refused = client.request(method, path, json=body, headers={"If-None-Match": "*"})
+        assert refused.status_code == 422, (method, path, refused.text)
+        assert refused.json()["error"]["field"] == "If-None-Match"
+    assert client.get(PATH).json()["content"] == "nine"

@@ -24,17 +24,25 @@ from starlette.datastructures import Headers
 from recalld.errors import ValidationError
 from recalld.versions import ANY_VERSION
 
-__all__ = ["IF_MATCH", "expected_versions", "key_condition"]
+__all__ = ["IF_MATCH", "IF_NONE_MATCH", "expected_versions", "key_condition"]
 
 IF_MATCH = "If-Match"
+IF_NONE_MATCH = "If-None-Match"
 
 
 def expected_versions(headers: Headers) -> frozenset[str] | None:
     """The versions the request's ``If-Match`` accepts; None when it sets no condition.
 
     A weak tag (``W/"…"``) never matches: ``If-Match`` compares strongly (RFC 9110). A
-    tag may hold a comma (``"a,b"`` is one tag); empty list elements are skipped.
+    tag may hold a comma (``"a,b"`` is one tag); empty list elements are skipped. An
+    ``If-None-Match`` is refused: no write takes it.
     """
+    if IF_NONE_MATCH in headers:
+        # Ignored, it let a client that meant "create only" overwrite what was there.
+        raise ValidationError(
+            IF_NONE_MATCH,
+            "is not supported on a write: give If-Match with the ETag of a read (or *)",
+        )
     values = headers.getlist(IF_MATCH)
     if not values:
         return None
@@ -67,7 +75,7 @@ def key_condition(headers: Headers) -> frozenset[str] | str | None:
     """What ``If-Match`` asks of ``PUT /v1/kv/{key}``: the versions the key's memory must
     be one of, :data:`~recalld.versions.ANY_VERSION` (``*``: only that the key holds a
     memory), or None (no header: write whatever the key holds, or create it)."""
+    versions = expected_versions(headers)
     if not headers.getlist(IF_MATCH):
         return None
-    versions = expected_versions(headers)
     return ANY_VERSION if versions is None else versions
