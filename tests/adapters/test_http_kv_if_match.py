@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,45 @@ def test_http_if_none_match_on_a_write_is_refused_and_changes_nothing(
         assert refused.status_code == 422, (method, path, refused.text)
         assert refused.json()["error"]["field"] == "If-None-Match"
     assert client.get(PATH).json()["content"] == "nine"
+
+
+def _key_race(service: MemoryService, version: str, writers: int) -> list[str]:
+    """``writers`` threads write ``ferry.time`` from ``version`` at once: each one's outcome."""
+    start = threading.Barrier(writers)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def write(number: int) -> None:
+        start.wait()
+        value = f"writer {number} after {version}"
+        try:
+            draft = {"content": value, "key": "ferry.time", "kind": "kv"}
+            service.put(draft, dedupe=True, expected_version=version)
+        except PreconditionFailedError:
+            value = "refused"
+        with lock:
+            outcomes.append(value)
+
+    threads = [threading.Thread(target=write, args=(number,)) for number in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads)
+    return outcomes
+
+
+def test_service_concurrent_key_writes_from_one_version_exactly_one_wins(
+    service: MemoryService,
+) -> None:
+    # The check and the write are one step (the key locked on PostgreSQL, the database on
+    # SQLite): of several writers from the same read, one lands and every other is refused.
+    writers = 6
+    for round_number in range(4):
+        draft = {"content": f"round {round_number}", "key": "ferry.time", "kind": "kv"}
+        _, memory = service.put(draft, dedupe=True)
+        outcomes = _key_race(service, memory_version(memory), writers)
+        winners = [outcome for outcome in outcomes if outcome != "refused"]
+        assert len(outcomes) == writers
+        assert len(winners) == 1, outcomes
+        assert service.get(key="ferry.time").content == winners[0]
