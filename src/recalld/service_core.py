@@ -48,7 +48,7 @@ from recalld.model import (
 from recalld.scrubbing import Scrubber
 from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store, StoreTransaction
 from recalld.store.process import OpeningProcess
-from recalld.versions import ANY_VERSION, memory_version
+from recalld.versions import ABSENT, ANY_VERSION, memory_version
 from recalld.writing import INTENTION_KIND, Writer, expired
 
 if TYPE_CHECKING:
@@ -281,7 +281,8 @@ class ServiceCore:
 
         ``expected_version`` (with a ``key``; :data:`ANY_VERSION` or versions as for
         :meth:`update`): overwrite only while the key holds a memory, of one of those
-        versions, checked in the writing transaction, else
+        versions; :data:`~recalld.versions.ABSENT`: write only while it holds none (an
+        expired one counts as none). Checked in the writing transaction, else
         :class:`PreconditionFailedError` and nothing is written.
 
         For callers that must answer with the record as written (it may already
@@ -763,11 +764,22 @@ def _check_key_version(
     now: datetime,
 ) -> None:
     """Refuse a keyed write made from a copy older than the key's memory, or when the key
-    holds none (:data:`ANY_VERSION` asks only that it holds one)."""
+    holds none (:data:`ANY_VERSION` asks only that it holds one; :data:`ABSENT` that it
+    holds none)."""
     if draft.key is None:
         raise ValidationError("key", "a conditional write names the memory by its key")
     current = tx.find(namespace, key=draft.key)
-    if current is None or expired(current, now):
+    if current is not None and expired(current, now):
+        current = None
+    if expected == ABSENT:
+        if current is not None:
+            raise PreconditionFailedError(
+                "expected_version",
+                f"key {shown(draft.key)} already holds a memory in {namespace!r} (version"
+                f" {memory_version(current)}): a write that only creates leaves it as it is",
+            )
+        return
+    if current is None:
         raise PreconditionFailedError(
             "expected_version",
             f"key {shown(draft.key)} holds no memory in {namespace!r}: write it without a"

@@ -21,6 +21,7 @@ import json
 from recalld.model import Memory
 
 __all__ = [
+    "ABSENT",
     "ANY_VERSION",
     "READ_ONLY_FIELDS",
     "VERSIONED_FIELDS",
@@ -30,6 +31,9 @@ __all__ = [
 
 # An expected version that asks only that the memory exists (HTTP's ``If-Match: *``).
 ANY_VERSION = "*"
+# An expected version that asks that the key holds no memory (HTTP's ``If-None-Match:
+# *``): a create that never overwrites. No version is spelt so (they are hex digits).
+ABSENT = "absent"
 
 # Fields reading or indexing change without anyone editing the memory.
 READ_ONLY_FIELDS = frozenset({"access_count", "last_accessed_at", "index_state"})

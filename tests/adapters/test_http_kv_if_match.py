@@ -11,7 +11,8 @@ from fastapi.testclient import TestClient
 from recalld.config import Settings
 from recalld.errors import PreconditionFailedError
 from recalld.service import MemoryService
-from recalld.versions import ANY_VERSION, memory_version
+from recalld.versions import ABSENT, ANY_VERSION, memory_version
+from tests.conftest import FakeClock
 
 PATH = "/v1/kv/ferry.time"
 
@@ -107,24 +108,52 @@ def test_http_kv_delete_with_a_stale_if_match_deletes_nothing(client: TestClient
 def test_http_if_none_match_on_a_write_is_refused_and_changes_nothing(
     client: TestClient,
 ) -> None:
-    # It was ignored: a client meaning "create only if absent" overwrote the value.
+    # It was ignored: a client meaning "create only if absent" overwrote the value. A
+    # PUT of a key takes it as * (the next test); every other form and write refuses it.
     assert client.put(PATH, json={"value": "nine"}).status_code == 200
     memory_id = client.get(PATH).json()["id"]
+    tag = client.get(PATH).headers["ETag"]
     writes = [
-        ("PUT", PATH, {"value": "ten"}),
-        ("PATCH", f"/v1/memories/{memory_id}", {"content": "ten"}),
-        ("DELETE", PATH, None),
-        ("DELETE", f"/v1/memories/{memory_id}", None),
+        ("PUT", PATH, {"value": "ten"}, {"If-None-Match": tag}),
+        ("PUT", PATH, {"value": "ten"}, {"If-None-Match": "*", "If-Match": tag}),
+        ("PATCH", f"/v1/memories/{memory_id}", {"content": "ten"}, {"If-None-Match": "*"}),
+        ("DELETE", PATH, None, {"If-None-Match": "*"}),
+        ("DELETE", f"/v1/memories/{memory_id}", None, {"If-None-Match": "*"}),
     ]
-    for method, path, body in writes:
-        refused = client.request(method, path, json=body, headers={"If-None-Match": "*"})
+    for method, path, body, headers in writes:
+        refused = client.request(method, path, json=body, headers=headers)
         assert refused.status_code == 422, (method, path, refused.text)
         assert refused.json()["error"]["field"] == "If-None-Match"
     assert client.get(PATH).json()["content"] == "nine"
 
 
-def _key_race(service: MemoryService, version: str, writers: int) -> list[str]:
-    """``writers`` threads write ``ferry.time`` from ``version`` at once: each one's outcome."""
+def test_http_kv_put_if_none_match_star_creates_only(client: TestClient, clock: FakeClock) -> None:
+    # RFC 9110: If-None-Match: * on a PUT is "create it, never overwrite" (it was refused
+    # 422 by pass b65, ignored before: the second writer overwrote the first).
+    create_only = {"If-None-Match": "*"}
+    first = client.put(PATH, json={"value": "nine"}, headers=create_only)
+    assert first.status_code == 200, first.text
+    assert first.json()["created"] is True
+    tag = first.headers["ETag"]
+    second = client.put(PATH, json={"value": "ten"}, headers=create_only)
+    assert second.status_code == 412, second.text
+    error = second.json()["error"]
+    assert (error["type"], error["field"]) == ("precondition_failed", "If-None-Match")
+    assert "already holds a memory" in error["message"]
+    read = client.get(PATH)
+    assert (read.json()["content"], read.headers["ETag"]) == ("nine", tag)
+    # An expired memory is none: the key is free again.
+    assert client.put(PATH, json={"value": "soon", "ttl_seconds": 1}).status_code == 200
+    clock.advance(2)
+    again = client.put(PATH, json={"value": "eleven"}, headers=create_only)
+    assert again.status_code == 200, again.text
+    assert client.get(PATH).json()["content"] == "eleven"
+
+
+def _key_race(
+    service: MemoryService, version: str, writers: int, *, key: str = "ferry.time"
+) -> list[str]:
+    """``writers`` threads write ``key`` from ``version`` at once: each one's outcome."""
     start = threading.Barrier(writers)
     outcomes: list[str] = []
     lock = threading.Lock()
@@ -133,7 +162,7 @@ def _key_race(service: MemoryService, version: str, writers: int) -> list[str]:
         start.wait()
         value = f"writer {number} after {version}"
         try:
-            draft = {"content": value, "key": "ferry.time", "kind": "kv"}
+            draft = {"content": value, "key": key, "kind": "kv"}
             service.put(draft, dedupe=True, expected_version=version)
         except PreconditionFailedError:
             value = "refused"
@@ -163,3 +192,14 @@ def test_service_concurrent_key_writes_from_one_version_exactly_one_wins(
         assert len(outcomes) == writers
         assert len(winners) == 1, outcomes
         assert service.get(key="ferry.time").content == winners[0]
+
+
+def test_service_concurrent_creates_of_one_key_exactly_one_wins(service: MemoryService) -> None:
+    # ABSENT (If-None-Match: *) is checked with the write: of several creators of a key
+    # that holds nothing, one creates it and every other is refused.
+    for round_number in range(3):
+        key = f"ferry.time.{round_number}"
+        outcomes = _key_race(service, ABSENT, 6, key=key)
+        winners = [outcome for outcome in outcomes if outcome != "refused"]
+        assert len(winners) == 1, outcomes
+        assert service.get(key=key).content == winners[0]

@@ -16,12 +16,13 @@ Layers of every request, outermost first:
    server bound to a non-loopback address always requires a token. The memory
    browser's pages and assets (``/``, ``/ui/...``, ``/docs``) hold no data and
    are served without one;
-5. the body size cap (413), ``max_import_bytes`` for ``/v1/import``;
+5. the body size cap (413), ``max_import_bytes`` for ``/v1/import``, and the stall limit (408);
 6. the routes, whose dependencies check the caller's scope (403).
 
 Errors are translated once, here: :class:`ValidationError` → 422,
 :class:`NotFoundError` → 404, :class:`ConflictError` → 409 (412 for
-:class:`PreconditionFailedError`: an ``If-Match`` that no longer matches),
+:class:`PreconditionFailedError`: an ``If-Match`` that no longer matches, an
+``If-None-Match: *`` on a key that holds a memory),
 :class:`DiskFullError` → 503 ``disk_full`` (saying so),
 :class:`DatabaseUnavailableError` → 503 ``database_unavailable``,
 :class:`DatabaseBusyError` → 503 ``database_busy`` (each with ``Retry-After``; a
@@ -70,7 +71,7 @@ from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
 from recalld.adapters.http_body_type import body_type_problem
-from recalld.adapters.http_conditions import IF_MATCH
+from recalld.adapters.http_conditions import IF_MATCH, IF_NONE_MATCH
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_head import HeadAsGet
@@ -207,12 +208,14 @@ def _unavailable(error: BaseException | None = None) -> JSONResponse:
     return _error(503, "database_unavailable", message, headers=UNAVAILABLE_HEADERS)
 
 
-def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
+def _recalld_error(request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, ValidationError):
         return _error(422, "validation_error", error.message, error.field)
     if isinstance(error, PreconditionFailedError):
-        # Over HTTP the expected version is the If-Match header (the only way to give one).
-        return _error(412, "precondition_failed", error.message, IF_MATCH)
+        # Over HTTP the expected version is a header: If-None-Match where the request
+        # gives it (then it gives no If-Match: http_conditions), else If-Match.
+        header = IF_NONE_MATCH if IF_NONE_MATCH in request.headers else IF_MATCH
+        return _error(412, "precondition_failed", error.message, header)
     if isinstance(error, ConflictError):
         return _error(409, "conflict", error.message, error.field)
     if isinstance(error, NotFoundError):

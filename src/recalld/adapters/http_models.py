@@ -125,7 +125,9 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         404: "no such memory in the namespace (or no such path: a key may not hold a line break)",
         409: "the write conflicts with a stored memory (id or key taken)",
         412: "`If-Match` (the ETag of an earlier read) no longer matches: the memory was"
-        " changed since, and nothing was changed now",
+        " changed since, and nothing was changed now (on `PUT /v1/kv/{key}`, also"
+        " `If-Match` on a key holding nothing, or `If-None-Match: *` on one holding a"
+        " memory)",
         413: "the request body is larger than the limit",
         422: "the request is invalid; `error.field` names the field",
         503: "the database (or the embedding model) could not serve the request (an import"
