@@ -8,15 +8,19 @@ the indexing of the memory does not make an editor's copy stale, another edit
 does. The list is fixed, not "every field but these": a field a later release adds
 to :class:`~recalld.model.Memory` does not change every memory's version on
 upgrade (a client holding an ETag from before it would get a 412 for an edit
-nobody made); a write of such a field still changes ``updated_at``. REST sends it
-as the ``ETag`` of ``GET``/``PATCH /v1/memories/{id}`` and checks it against
-``If-Match``; :meth:`MemoryService.update` takes it as ``expected_version``.
+nobody made), nor does one added to :class:`~recalld.model.Place`
+(:data:`VERSIONED_PLACE_FIELDS`); a write of such a field still changes
+``updated_at``. REST sends it as the ``ETag`` of ``GET``/``PATCH
+/v1/memories/{id}`` and ``GET``/``PUT /v1/kv/{key}`` and checks it against
+``If-Match``; :meth:`MemoryService.update` and :meth:`MemoryService.put` take it as
+``expected_version``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from recalld.model import Memory
 
@@ -25,6 +29,7 @@ __all__ = [
     "ANY_VERSION",
     "READ_ONLY_FIELDS",
     "VERSIONED_FIELDS",
+    "VERSIONED_PLACE_FIELDS",
     "entity_tag",
     "memory_version",
 ]
@@ -61,11 +66,18 @@ VERSIONED_FIELDS = frozenset(
         "meta",
     }
 )
+# The fields of a memory's place in its version, fixed for the same reason (a release
+# adding one to Place would otherwise change the version of every memory with a place).
+VERSIONED_PLACE_FIELDS = frozenset({"lat", "lon", "geohash", "name"})
+# What model_dump includes: the place field by field, every other field whole.
+_INCLUDED: dict[str, Any] = {
+    name: set(VERSIONED_PLACE_FIELDS) if name == "place" else True for name in VERSIONED_FIELDS
+}
 
 
 def memory_version(memory: Memory) -> str:
     """The version of ``memory``: 32 hex digits that change with every write to it."""
-    fields = memory.model_dump(mode="json", include=set(VERSIONED_FIELDS))
+    fields = memory.model_dump(mode="json", include=_INCLUDED)
     canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
