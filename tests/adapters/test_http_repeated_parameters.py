@@ -98,3 +98,41 @@ def test_http_two_authorization_headers_are_refused(
         "/v1/memories", json={"content": "mine"}, headers={"Authorization": f"Bearer {mine}"}
     )
     assert one.status_code == 200, one.text
+
+
+def test_http_a_repeated_namespace_header_is_the_list_where_a_route_takes_several(
+    client: TestClient, service: MemoryService
+) -> None:
+    # /v1/export and /v1/stats take "a, b"; two lines of it mean the same (RFC 9110 §5.3,
+    # as a proxy may send them). Pass b65 refused them 422; before, only "a" was read.
+    service.remember("in a", namespace="a")
+    service.remember("in b", namespace="b")
+    two_lines = [("X-Recalld-Namespace", "a"), ("X-Recalld-Namespace", "b")]
+    one_line = {"X-Recalld-Namespace": "a, b"}
+    exported = client.get("/v1/export", headers=two_lines)
+    assert exported.status_code == 200, exported.text
+    assert exported.text == client.get("/v1/export", headers=one_line).text
+    assert len(exported.text.splitlines()) == 2
+    counted = client.get("/v1/stats", headers=two_lines)
+    assert counted.status_code == 200, counted.text
+    assert counted.json()["count"] == 2
+    # A route of one namespace still refuses them, as it refuses "a, b".
+    assert client.get("/v1/memories", headers=two_lines).status_code == 422
+
+
+def test_http_a_compressed_body_is_refused_whichever_encoding_line_says_so(
+    client: TestClient, service: MemoryService
+) -> None:
+    # Only the first Content-Encoding line was looked at: identity, then gzip, let a
+    # compressed body through to be refused as "not valid UTF-8".
+    body = gzip.compress(json.dumps({"content": "compressed"}).encode())
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Content-Encoding", "identity"),
+        ("Content-Encoding", "gzip"),
+    ]
+    refused = client.post("/v1/memories", content=body, headers=headers)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["field"] == "Content-Encoding"
+    assert "'gzip' is not supported" in refused.json()["error"]["message"]
+    assert service.stats().count == 0

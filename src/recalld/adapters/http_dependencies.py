@@ -18,7 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import Headers, QueryParams
 
 from recalld import _validate as check
-from recalld.adapters.http_models import error_responses
+from recalld.adapters.http_models import COMMA_SEPARATED, error_responses
 from recalld.config import Settings
 from recalld.errors import AuthenticationError, ValidationError
 from recalld.scoping import ID_PATTERN as SCOPE_ID_PATTERN
@@ -96,6 +96,7 @@ NamespacesHeader = Annotated[
         " namespace, else the server's RECALLD_NAMESPACE)",
         json_schema_extra={"pattern": f"^\\s*({_ONE_NAMESPACE}\\s*(,\\s*{_ONE_NAMESPACE}\\s*)*)?$"},
     ),
+    COMMA_SEPARATED,  # two lines of it are the list of both (RFC 9110), not refused
 ]
 
 

@@ -16,6 +16,7 @@ from fastapi.exceptions import HTTPException
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 from starlette.responses import Response
+from starlette.types import Scope
 
 from recalld import _validate as check
 from recalld._schema import (
@@ -46,11 +47,13 @@ from recalld.model import (
 )
 
 __all__ = [
+    "COMMA_SEPARATED",
     "BatboxRecall",
     "BatboxRemember",
     "BatboxResult",
     "BatboxStatus",
     "BodyFieldError",
+    "CommaSeparated",
     "EmbeddingStatus",
     "ErrorBody",
     "ErrorDetail",
@@ -181,7 +184,7 @@ class StrictJSONRoute(APIRoute):
         ignored, and the whole namespace came back as if unfiltered)."""
         handler = super().get_route_handler()
         declared = _query_names(self.dependant)
-        single_query, single_headers = _single_valued(self.dependant)
+        single_query, single_headers, joined_headers = _single_valued(self.dependant)
         path = self.path
 
         async def strict_handler(request: Request) -> Response:
@@ -192,11 +195,17 @@ class StrictJSONRoute(APIRoute):
                         name, f"is not a query parameter of {path} (it takes: {taken})"
                     )
             # The body is read as it came: a compressed one was refused as "not valid UTF-8".
-            encoding = request.headers.get(CONTENT_ENCODING, "identity").strip().lower()
-            if encoding not in ("", "identity"):
+            # Every line and list element counts (a second line, gzip, was read past).
+            codings = [
+                coding.strip().lower()
+                for line in request.headers.getlist(CONTENT_ENCODING)
+                for coding in line.split(",")
+            ]
+            compressed = [coding for coding in codings if coding not in ("", "identity")]
+            if compressed:
                 raise ValidationError(
                     CONTENT_ENCODING,
-                    f"{encoding!r} is not supported: send the body uncompressed",
+                    f"{', '.join(compressed)!r} is not supported: send the body uncompressed",
                 )
             # FastAPI keeps the last of a repeated parameter (the first of a repeated
             # header) without a word: ?limit=1&limit=500 answered 500 memories.
@@ -206,6 +215,8 @@ class StrictJSONRoute(APIRoute):
             for name in single_headers:
                 if len(request.headers.getlist(name)) > 1:
                     raise ValidationError(name, "is given more than once: give it once")
+            for name in joined_headers:
+                _join_lines(request.scope, name)
             return await handler(_StrictJSONRequest(request.scope, request.receive))
 
         return strict_handler
@@ -227,20 +238,57 @@ def _query_names(dependant: Dependant) -> frozenset[str]:
     return frozenset(names)
 
 
-def _single_valued(dependant: Dependant) -> tuple[frozenset[str], frozenset[str]]:
+class CommaSeparated:
+    """Marks a header (in its ``Annotated`` metadata) whose value is a comma-separated
+    list: its repeated lines mean the list of all their values (RFC 9110 §5.3, as a
+    proxy may send them), so they are joined, not refused."""
+
+
+COMMA_SEPARATED = CommaSeparated()
+
+
+def _single_valued(
+    dependant: Dependant,
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The query parameters and headers a route (its dependencies included) takes one
-    value of: all but those typed as lists (``?tag=a&tag=b``)."""
+    value of: all but those typed as lists (``?tag=a&tag=b``); and the headers marked
+    :data:`COMMA_SEPARATED`."""
     query: set[str] = set()
     headers: set[str] = set()
+    joined: set[str] = set()
     pending = [dependant]
     while pending:
         current = pending.pop()
-        for fields, names in ((current.query_params, query), (current.header_params, headers)):
-            names.update(
-                field.alias for field in fields if not _takes_many(field.field_info.annotation)
-            )
+        query.update(
+            field.alias
+            for field in current.query_params
+            if not _takes_many(field.field_info.annotation)
+        )
+        for field in current.header_params:
+            if any(isinstance(mark, CommaSeparated) for mark in field.field_info.metadata):
+                joined.add(field.alias)
+            elif not _takes_many(field.field_info.annotation):
+                headers.add(field.alias)
         pending.extend(current.dependencies)
-    return frozenset(query), frozenset(headers)
+    return frozenset(query), frozenset(headers), frozenset(joined)
+
+
+def _join_lines(scope: Scope, name: str) -> None:
+    """Make the repeated lines of header ``name`` one line, their values joined by commas
+    in order, where the first was (FastAPI reads only the first)."""
+    wanted = name.lower().encode("latin-1")
+    values = [value for header, value in scope["headers"] if header.lower() == wanted]
+    if len(values) < 2:
+        return
+    lines: list[tuple[bytes, bytes]] = []
+    joined = False
+    for header, value in scope["headers"]:
+        if header.lower() != wanted:
+            lines.append((header, value))
+        elif not joined:
+            lines.append((header, b", ".join(values)))
+            joined = True
+    scope["headers"] = lines
 
 
 def _takes_many(annotation: Any) -> bool:
