@@ -75,3 +75,71 @@ def test_http_a_stalled_body_is_refused_with_408_and_writes_nothing(
     assert "stopped arriving" in body["error"]["message"]
     assert headers["connection"] == "close"
     assert service.stats().count == 0
+
+
+def test_http_the_openapi_document_lists_408_beside_413(
+    service: MemoryService, settings: Settings
+) -> None:
+    # Every operation listed the size cap's 413; the stall's 408 was in the README only.
+    document = create_app(service, settings).openapi()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            if "413" in responses:
+                assert "408" in responses, (method, path)
+    assert "408" in document["paths"]["/v1/import"]["post"]["responses"]
+
+
+async def _steady(chunks: list[bytes], gap: float, linger: float) -> tuple[bytes, list[str]]:
+    """A body of ``chunks`` sent ``gap`` seconds apart through :class:`BodyLimit` (stall
+    limit STALL) to an app that reads it, starts its answer and waits for the client to
+    leave, as a response stream does; the client leaves ``linger`` seconds later. What
+    the app read, and the types of the messages it sent."""
+    queued = [
+        {"type": "http.request", "body": chunk, "more_body": number < len(chunks) - 1}
+        for number, chunk in enumerate(chunks)
+    ]
+    sent: list[str] = []
+    read: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        # The client's own pace (what is measured), not a wait for the server.
+        await asyncio.sleep(gap if queued else linger)
+        return queued.pop(0) if queued else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["type"])
+
+    async def app(_scope: Any, receive_body: Any, answer: Any) -> None:
+        more = True
+        while more:
+            message = await receive_body()
+            read.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        await answer({"type": "http.response.start", "status": 200, "headers": []})
+        assert (await receive_body())["type"] == "http.disconnect"
+        await answer({"type": "http.response.body", "body": b""})
+
+    def refuse(_scope: Any, error: Exception) -> Any:
+        raise AssertionError(f"refused: {error}")
+
+    limit = http_body.BodyLimit(
+        app,
+        default_limit=1 << 20,
+        import_limit=1 << 20,
+        import_path="/v1/import",
+        refuse=refuse,
+        stall_seconds=STALL,
+    )
+    scope = {"type": "http", "path": "/v1/import", "headers": []}
+    await asyncio.wait_for(limit(scope, receive, send), timeout=STALL * 100)
+    return b"".join(read), sent
+
+
+def test_http_a_slow_steady_body_and_a_waiting_stream_are_not_cut() -> None:
+    # The limit is on a gap, not on the whole: 20 chunks STALL/10 apart take twice STALL,
+    # and once the body is in, the wait for the client to leave is never timed.
+    chunks = [f"line {number}\n".encode() for number in range(20)]
+    read, sent = asyncio.run(_steady(chunks, gap=STALL / 10, linger=STALL * 3))
+    assert read == b"".join(chunks)
+    assert sent == ["http.response.start", "http.response.body"]

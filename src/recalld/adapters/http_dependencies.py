@@ -48,7 +48,8 @@ __all__ = [
 ]
 
 NAMESPACE_HEADER = "X-Recalld-Namespace"
-COMMON_ERRORS = error_responses(401, 403, 413, 422, 503)
+# Every route may answer these: 408 and 413 come from the body checks (http_body).
+COMMON_ERRORS = error_responses(401, 403, 408, 413, 422, 503)
 
 
 # -- dependencies -------------------------------------------------------------

@@ -131,6 +131,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         " changed since, and nothing was changed now (on `PUT /v1/kv/{key}`, also"
         " `If-Match` on a key holding nothing, or `If-None-Match: *` on one holding a"
         " memory)",
+        408: "no byte of the request body arrived for 30 s: nothing was written, and the"
+        " connection is closed (send the request again)",
         413: "the request body is larger than the limit",
         422: "the request is invalid; `error.field` names the field",
         503: "the database (or the embedding model) could not serve the request (an import"
