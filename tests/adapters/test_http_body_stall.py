@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import MutableMapping
 from typing import Any
 
 import pytest
@@ -107,7 +108,7 @@ async def _steady(chunks: list[bytes], gap: float, linger: float) -> tuple[bytes
         await asyncio.sleep(gap if queued else linger)
         return queued.pop(0) if queued else {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         sent.append(message["type"])
 
     async def app(_scope: Any, receive_body: Any, answer: Any) -> None:
