@@ -304,7 +304,8 @@ def put_value(
 ) -> Receipt:
     """Store ``value`` under ``key`` (overwrites; ``ttl_seconds`` makes it expire)."""
     # With If-Match (a GET's ETag, or *): 412, nothing written, unless the key still
-    # holds that version (http_conditions); the ETag answered is the stored version.
+    # holds that version; with If-None-Match: *, unless it holds none (http_conditions).
+    # The ETag answered is the stored version.
     condition = key_condition(request.headers)
     try:
         receipt, memory = service.put(
