@@ -50,7 +50,7 @@ from recalld.model import (
 from recalld.scrubbing import Scrubber
 from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store, StoreTransaction
 from recalld.store.process import OpeningProcess
-from recalld.versions import memory_version
+from recalld.versions import ABSENT, ANY_VERSION, memory_version
 from recalld.writing import INTENTION_KIND, Writer, expired
 
 if TYPE_CHECKING:
@@ -284,8 +284,15 @@ class ServiceCore:
         signals: dict[str, bytes] | None = None,
         biometrics: dict[str, float] | None = None,
         dedupe: bool = False,
+        expected_version: str | Iterable[str] | None = None,
     ) -> tuple[Receipt, Memory]:
         """Store one memory like :meth:`remember`; return the receipt and the stored memory.
+
+        ``expected_version`` (with a ``key``; :data:`ANY_VERSION` or versions as for
+        :meth:`update`): overwrite only while the key holds a memory, of one of those
+        versions; :data:`~recalld.versions.ABSENT`: write only while it holds none (an
+        expired one counts as none). Checked in the writing transaction, else
+        :class:`PreconditionFailedError` and nothing is written.
 
         For callers that must answer with the record as written (it may already
         be expired by the time a separate read would run, with a tiny TTL).
@@ -300,6 +307,8 @@ class ServiceCore:
         _not_an_intention(parsed.kind, "kind")
         self._maybe_purge()
         with self.store.transaction() as tx:
+            if expected_version is not None:
+                _check_key_version(tx, parsed, scope_namespace, expected_version, self._clock())
             receipt, memory = self._write(tx, parsed, scope_namespace, dedupe=dedupe)
             if signals or biometrics:
                 tx.save_signals(memory.seq, signals or {}, biometrics or {})
@@ -754,3 +763,36 @@ def _check_version(current: Memory, expected: str | Iterable[str]) -> None:
             f"memory {shown(current.id)} changed since it was read (it is now version"
             f" {version}): read it again and make the edit on what it holds now",
         )
+
+
+def _check_key_version(
+    tx: StoreTransaction,
+    draft: NewMemory,
+    namespace: str,
+    expected: str | Iterable[str],
+    now: datetime,
+) -> None:
+    """Refuse a keyed write made from a copy older than the key's memory, or when the key
+    holds none (:data:`ANY_VERSION` asks only that it holds one; :data:`ABSENT` that it
+    holds none)."""
+    if draft.key is None:
+        raise ValidationError("key", "a conditional write names the memory by its key")
+    current = tx.find(namespace, key=draft.key)
+    if current is not None and expired(current, now):
+        current = None
+    if expected == ABSENT:
+        if current is not None:
+            raise PreconditionFailedError(
+                "expected_version",
+                f"key {shown(draft.key)} already holds a memory in {namespace!r} (version"
+                f" {memory_version(current)}): a write that only creates leaves it as it is",
+            )
+        return
+    if current is None:
+        raise PreconditionFailedError(
+            "expected_version",
+            f"key {shown(draft.key)} holds no memory in {namespace!r}: write it without a"
+            " condition to create it",
+        )
+    if expected != ANY_VERSION:
+        _check_version(current, expected)

@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from recalld.errors import DatabaseBusyError, DatabaseLockedError, DiskFullError, StorageError
+from recalld.errors import (
+    DatabaseBusyError,
+    DatabaseLockedError,
+    DatabaseUnavailableError,
+    DiskFullError,
+    StorageError,
+)
 from recalld.knowledge import KnowledgeGraph
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
@@ -224,3 +230,53 @@ def test_an_import_sqlites_lock_stopped_names_the_setting_over_rest(
     assert message.startswith(f"the import stopped at line {IMPORT_CHUNK_LINES + 1}:"), message
     assert "RECALLD_LOCK_RETRY_SECONDS" in message
     assert "/tmp/x.db" not in message
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "cause"),
+    [
+        (
+            DatabaseUnavailableError("connection to db.internal:5432 refused"),
+            "database_unavailable",
+            "the server could not be reached",
+        ),
+        (StorageError("disk I/O error in /srv/db.internal.db"), "storage_error", "failed"),
+    ],
+)
+def test_an_import_an_unreachable_or_failing_database_stopped_says_what_it_kept_over_rest(
+    client: TestClient,
+    service: MemoryService,
+    monkeypatch: pytest.MonkeyPatch,
+    error: StorageError,
+    kind: str,
+    cause: str,
+) -> None:
+    # REST said only "the database is unavailable; retry shortly" (or "could not serve
+    # the request"): a client took the chunks kept for lost and sent them all again.
+    _second_chunk_raises(monkeypatch, error)
+    lines = [json.dumps({"content": f"imported memory {n}"}) for n in range(IMPORT_CHUNK_LINES + 3)]
+    response = client.post("/v1/import", content="\n".join(lines) + "\n")
+    assert response.status_code == 503
+    body = response.json()["error"]
+    assert body["type"] == kind
+    message = body["message"]
+    assert message.startswith(f"the import stopped at line {IMPORT_CHUNK_LINES + 1}:"), message
+    assert cause in message
+    assert f"kept ({IMPORT_CHUNK_LINES} created, 0 updated)" in message
+    assert "db.internal" not in message
+    assert service.stats().count == IMPORT_CHUNK_LINES
+
+
+def test_openapi_503_names_every_error_type_rest_answers_it_with(client: TestClient) -> None:
+    # It named only disk_full, so a client generated from it knew nothing of the others.
+    document = client.get("/openapi.json").json()
+    description = document["paths"]["/v1/memories"]["post"]["responses"]["503"]["description"]
+    for kind in (
+        "database_unavailable",
+        "database_busy",
+        "disk_full",
+        "storage_error",
+        "embedding_error",
+    ):
+        assert kind in description, kind
+    assert "Retry-After" in description

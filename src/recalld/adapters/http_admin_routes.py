@@ -23,14 +23,14 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from recalld._time import parse_instant, utc_now
-from recalld.adapters.http_models import StrictJSONRoute
-from recalld.adapters.http_routes import (
+from recalld.adapters.http_dependencies import (
     CALLER_STATE_KEY,
     COMMON_ERRORS,
     Credentials,
     ReadNamespaces,
     Service,
 )
+from recalld.adapters.http_models import StrictJSONRoute
 from recalld.config import Settings
 from recalld.errors import AuthenticationError
 from recalld.model import Status

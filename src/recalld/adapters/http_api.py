@@ -16,12 +16,13 @@ Layers of every request, outermost first:
    server bound to a non-loopback address always requires a token. The memory
    browser's pages and assets (``/``, ``/ui/...``, ``/docs``) hold no data and
    are served without one;
-5. the body size cap (413), ``max_import_bytes`` for ``/v1/import``;
+5. the body size cap (413), ``max_import_bytes`` for ``/v1/import``, and the stall limit (408);
 6. the routes, whose dependencies check the caller's scope (403).
 
 Errors are translated once, here: :class:`ValidationError` → 422,
 :class:`NotFoundError` → 404, :class:`ConflictError` → 409 (412 for
-:class:`PreconditionFailedError`: an ``If-Match`` that no longer matches),
+:class:`PreconditionFailedError`: an ``If-Match`` that no longer matches, an
+``If-None-Match: *`` on a key that holds a memory),
 :class:`DiskFullError` → 503 ``disk_full`` (saying so),
 :class:`DatabaseUnavailableError` → 503 ``database_unavailable``,
 :class:`DatabaseBusyError` → 503 ``database_busy`` (each with ``Retry-After``; a
@@ -59,7 +60,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
@@ -68,8 +69,9 @@ from recalld.adapters._network import bind_address, host_name, is_loopback
 from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
+from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
 from recalld.adapters.http_body_type import body_type_problem
-from recalld.adapters.http_conditions import IF_MATCH
+from recalld.adapters.http_conditions import IF_MATCH, IF_NONE_MATCH
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_head import HeadAsGet
@@ -162,6 +164,7 @@ HTTP_ERROR_TYPES = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     409: "conflict",
     412: "precondition_failed",
     413: "payload_too_large",
@@ -174,6 +177,14 @@ UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
 
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
 UNAVAILABLE_HEADERS = {"Retry-After": "1"}
+STORAGE_MESSAGE = "the database could not serve the request"
+# What an import an unreachable server or another storage failure stopped says in place
+# of the error's own (which may name the host or the file: the log's).
+UNAVAILABLE_CAUSE = (
+    "the database is unavailable (the server could not be reached): nothing of that"
+    " line's chunk was written; retry shortly"
+)
+STORAGE_CAUSE = "the database failed: nothing of that line's chunk was written"
 # An import a busy database stopped after some chunks: the cause, then where it stopped
 # and what it kept (BUSY_MESSAGE and LOCKED_MESSAGE, the MCP dialects' too, otherwise).
 BUSY_CAUSE = (
@@ -189,17 +200,22 @@ LOCKED_CAUSE = (
 DISK_FULL_HEADERS = {"Retry-After": "60"}
 
 
-def _unavailable() -> JSONResponse:
-    """503 for a database server that cannot be reached now (it may come back)."""
-    return _error(503, "database_unavailable", UNAVAILABLE_MESSAGE, headers=UNAVAILABLE_HEADERS)
+def _unavailable(error: BaseException | None = None) -> JSONResponse:
+    """503 for a database server that cannot be reached now (it may come back); for an
+    import it stopped, where and what it kept."""
+    told = None if error is None else stopped_import_told(error, UNAVAILABLE_CAUSE)
+    message = told or UNAVAILABLE_MESSAGE
+    return _error(503, "database_unavailable", message, headers=UNAVAILABLE_HEADERS)
 
 
-def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
+def _recalld_error(request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, ValidationError):
         return _error(422, "validation_error", error.message, error.field)
     if isinstance(error, PreconditionFailedError):
-        # Over HTTP the expected version is the If-Match header (the only way to give one).
-        return _error(412, "precondition_failed", error.message, IF_MATCH)
+        # Over HTTP the expected version is a header: If-None-Match where the request
+        # gives it (then it gives no If-Match: http_conditions), else If-Match.
+        header = IF_NONE_MATCH if IF_NONE_MATCH in request.headers else IF_MATCH
+        return _error(412, "precondition_failed", error.message, header)
     if isinstance(error, ConflictError):
         return _error(409, "conflict", error.message, error.field)
     if isinstance(error, NotFoundError):
@@ -210,7 +226,7 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _error(403, "forbidden", str(error), error.field)
     if isinstance(error, DatabaseUnavailableError):
         logger.error("database unavailable: %s", error)
-        return _unavailable()
+        return _unavailable(error)
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
         # SQLite's write lock says so; neither says where the database is (the log's).
@@ -223,7 +239,8 @@ def _recalld_error(_request: Request, error: Exception) -> JSONResponse:
         return _error(503, "disk_full", str(error), headers=DISK_FULL_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
-        return _error(503, "storage_error", "the database could not serve the request")
+        message = stopped_import_told(error, STORAGE_CAUSE) or STORAGE_MESSAGE
+        return _error(503, "storage_error", message)
     if isinstance(error, EmbeddingError):
         logger.error("embedding error: %s", error)
         return _error(503, "embedding_error", "the embedding model could not serve the request")
@@ -301,7 +318,7 @@ def _http_error(request: Request, error: Exception) -> JSONResponse:
         headers.update(UNAUTHORIZED_HEADERS)
     if status == 405:
         headers["Allow"] = _allowed_methods(request)
-    if request.scope["path"] == MCP_PATH and isinstance(error, _BodyTooLarge):
+    if request.scope["path"] == MCP_PATH and isinstance(error, BodyTooLarge | BodyStalled):
         # A chunked body over the cap is only found out inside /mcp: answered as at its door.
         return _too_large(request.scope, error)
     return _error(status, HTTP_ERROR_TYPES.get(status, "error"), str(error.detail), field, headers)
@@ -361,6 +378,14 @@ class _Authentication:
             return
         headers = Headers(scope=scope)
         authorization = headers.get("authorization")
+        given = len(headers.getlist("authorization"))
+        if given > 1:
+            # Which one would count? The first was taken, so a proxy's own token put
+            # before the client's (or after it) decided whose namespaces were reached.
+            message = f"give one Authorization header (this request has {given})"
+            refusal = _refusal(scope, 401, "unauthorized", message, headers=UNAUTHORIZED_HEADERS)
+            await refusal(scope, receive, send)
+            return
         client = scope.get("client")
         client_host = client[0] if client else ""
         try:
@@ -443,11 +468,6 @@ def _is_public(scope: Scope) -> bool:
     return path in PUBLIC_PATHS or is_public_asset(str(scope.get("method", "")), path)
 
 
-class _BodyTooLarge(HTTPException):
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, f"the request body is larger than {limit} bytes")
-
-
 def _refusal(
     scope: Scope,
     status: int,
@@ -467,53 +487,14 @@ def _refusal(
     return _error(status, type_, message, field, headers)
 
 
-def _too_large(scope: Scope, error: _BodyTooLarge) -> JSONResponse:
-    """The 413 answer (a JSON-RPC error for ``/mcp``, see :func:`_refusal`)."""
-    if scope["path"] == MCP_PATH:
+def _too_large(scope: Scope, error: HTTPException) -> JSONResponse:
+    """The 413 or 408 answer of :class:`BodyLimit` (a JSON-RPC error for ``/mcp``, see
+    :func:`_refusal`)."""
+    if scope["path"] == MCP_PATH and isinstance(error, BodyTooLarge):
         return _refusal(scope, 413, "payload_too_large", f"{error.detail} (RECALLD_MAX_BODY_BYTES)")
+    if scope["path"] == MCP_PATH:
+        return _refusal(scope, 408, "request_timeout", str(error.detail), error.headers)
     return _http_error(Request(scope), error)
-
-
-class _BodyLimit:
-    """Refuse bodies over the cap: from Content-Length up front, else while they stream."""
-
-    def __init__(self, app: ASGIApp, *, default_limit: int, import_limit: int) -> None:
-        self.app = app
-        self.default_limit = default_limit
-        self.import_limit = import_limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = self.import_limit if scope["path"] == IMPORT_PATH else self.default_limit
-        declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            await _too_large(scope, _BodyTooLarge(limit))(scope, receive, send)
-            return
-        received = 0
-        started = False
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise _BodyTooLarge(limit)
-            return message
-
-        async def watching_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, watching_send)
-        except _BodyTooLarge as error:
-            if started:
-                raise
-            await _too_large(scope, error)(scope, receive, send)
 
 
 # -- the app ---------------------------------------------------------------------
@@ -607,9 +588,11 @@ def create_app(
     app.add_exception_handler(Exception, _unexpected_error)
     # add_middleware wraps what is there, so the last added runs first.
     app.add_middleware(
-        _BodyLimit,
+        BodyLimit,
         default_limit=settings.max_body_bytes,
         import_limit=settings.max_import_bytes,
+        import_path=IMPORT_PATH,
+        refuse=_too_large,
     )
     app.add_middleware(_UrlText)  # after the token is checked, before any route
     app.add_middleware(

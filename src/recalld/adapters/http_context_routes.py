@@ -29,8 +29,7 @@ from recalld._schema import (
     nullable,
     replaced,
 )
-from recalld.adapters.http_models import StrictJSONRoute, error_responses
-from recalld.adapters.http_routes import (
+from recalld.adapters.http_dependencies import (
     COMMON_ERRORS,
     AgentQuery,
     Credentials,
@@ -42,6 +41,7 @@ from recalld.adapters.http_routes import (
     WriteNamespace,
     authorized_namespaces,
 )
+from recalld.adapters.http_models import StrictJSONRoute, error_responses
 from recalld.context.signals import MAX_BIOMETRIC_MAGNITUDE
 from recalld.core_memory import (
     CoreEditResult,

@@ -17,8 +17,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query
 
+from recalld.adapters.http_dependencies import COMMON_ERRORS, ReadNamespace, Service, WriteNamespace
 from recalld.adapters.http_models import StrictJSONRoute, error_responses
-from recalld.adapters.http_routes import COMMON_ERRORS, ReadNamespace, Service, WriteNamespace
 from recalld.intentions import Intention, IntentionList, IntentionRequest
 
 __all__ = ["intentions_router"]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Annotated, Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
@@ -15,6 +16,7 @@ from fastapi.exceptions import HTTPException
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat
 from starlette.responses import Response
+from starlette.types import Scope
 
 from recalld import _validate as check
 from recalld._schema import (
@@ -45,11 +47,13 @@ from recalld.model import (
 )
 
 __all__ = [
+    "COMMA_SEPARATED",
     "BatboxRecall",
     "BatboxRemember",
     "BatboxResult",
     "BatboxStatus",
     "BodyFieldError",
+    "CommaSeparated",
     "EmbeddingStatus",
     "ErrorBody",
     "ErrorDetail",
@@ -124,11 +128,17 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         404: "no such memory in the namespace (or no such path: a key may not hold a line break)",
         409: "the write conflicts with a stored memory (id or key taken)",
         412: "`If-Match` (the ETag of an earlier read) no longer matches: the memory was"
-        " changed since, and nothing was changed now",
+        " changed since, and nothing was changed now (on `PUT /v1/kv/{key}`, also"
+        " `If-Match` on a key holding nothing, or `If-None-Match: *` on one holding a"
+        " memory)",
+        408: "no byte of the request body arrived for 30 s: nothing was written, and the"
+        " connection is closed (send the request again)",
         413: "the request body is larger than the limit",
         422: "the request is invalid; `error.field` names the field",
-        503: "the database (or the embedding model) could not serve the request; a full disk"
-        " says so (type disk_full)",
+        503: "the database (or the embedding model) could not serve the request (an import"
+        " says where it stopped and what it kept); `error.type` says why:"
+        " database_unavailable (the server cannot be reached) and database_busy (a lock"
+        " or a timeout), both with `Retry-After`, disk_full, storage_error, embedding_error",
     }
     return {code: {"model": ErrorBody, "description": descriptions[code]} for code in codes}
 
@@ -176,6 +186,7 @@ class StrictJSONRoute(APIRoute):
         ignored, and the whole namespace came back as if unfiltered)."""
         handler = super().get_route_handler()
         declared = _query_names(self.dependant)
+        single_query, single_headers, joined_headers = _single_valued(self.dependant)
         path = self.path
 
         async def strict_handler(request: Request) -> Response:
@@ -185,11 +196,35 @@ class StrictJSONRoute(APIRoute):
                     raise ValidationError(
                         name, f"is not a query parameter of {path} (it takes: {taken})"
                     )
+            # The body is read as it came: a compressed one was refused as "not valid UTF-8".
+            # Every line and list element counts (a second line, gzip, was read past).
+            codings = [
+                coding.strip().lower()
+                for line in request.headers.getlist(CONTENT_ENCODING)
+                for coding in line.split(",")
+            ]
+            compressed = [coding for coding in codings if coding not in ("", "identity")]
+            if compressed:
+                raise ValidationError(
+                    CONTENT_ENCODING,
+                    f"{', '.join(compressed)!r} is not supported: send the body uncompressed",
+                )
+            # FastAPI keeps the last of a repeated parameter (the first of a repeated
+            # header) without a word: ?limit=1&limit=500 answered 500 memories.
+            for name in single_query:
+                if len(request.query_params.getlist(name)) > 1:
+                    raise ValidationError(name, "is given more than once: give it once")
+            for name in single_headers:
+                if len(request.headers.getlist(name)) > 1:
+                    raise ValidationError(name, "is given more than once: give it once")
+            for name in joined_headers:
+                _join_lines(request.scope, name)
             return await handler(_StrictJSONRequest(request.scope, request.receive))
 
         return strict_handler
 
 
+CONTENT_ENCODING = "Content-Encoding"
 # What some HTTP clients add to a GET so no cache answers it (jQuery's ``cache: false``).
 CACHE_BUSTER = "_"
 
@@ -203,6 +238,67 @@ def _query_names(dependant: Dependant) -> frozenset[str]:
         names.update(field.alias for field in current.query_params)
         pending.extend(current.dependencies)
     return frozenset(names)
+
+
+class CommaSeparated:
+    """Marks a header (in its ``Annotated`` metadata) whose value is a comma-separated
+    list: its repeated lines mean the list of all their values (RFC 9110 §5.3, as a
+    proxy may send them), so they are joined, not refused."""
+
+
+COMMA_SEPARATED = CommaSeparated()
+
+
+def _single_valued(
+    dependant: Dependant,
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The query parameters and headers a route (its dependencies included) takes one
+    value of: all but those typed as lists (``?tag=a&tag=b``); and the headers marked
+    :data:`COMMA_SEPARATED`."""
+    query: set[str] = set()
+    headers: set[str] = set()
+    joined: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        query.update(
+            field.alias
+            for field in current.query_params
+            if not _takes_many(field.field_info.annotation)
+        )
+        for field in current.header_params:
+            if any(isinstance(mark, CommaSeparated) for mark in field.field_info.metadata):
+                joined.add(field.alias)
+            elif not _takes_many(field.field_info.annotation):
+                headers.add(field.alias)
+        pending.extend(current.dependencies)
+    return frozenset(query), frozenset(headers), frozenset(joined)
+
+
+def _join_lines(scope: Scope, name: str) -> None:
+    """Make the repeated lines of header ``name`` one line, their values joined by commas
+    in order, where the first was (FastAPI reads only the first)."""
+    wanted = name.lower().encode("latin-1")
+    values = [value for header, value in scope["headers"] if header.lower() == wanted]
+    if len(values) < 2:
+        return
+    lines: list[tuple[bytes, bytes]] = []
+    joined = False
+    for header, value in scope["headers"]:
+        if header.lower() != wanted:
+            lines.append((header, value))
+        elif not joined:
+            lines.append((header, b", ".join(values)))
+            joined = True
+    scope["headers"] = lines
+
+
+def _takes_many(annotation: Any) -> bool:
+    """Whether a parameter's type is a list (or a list or None ...)."""
+    origin = get_origin(annotation)
+    if origin is Union or origin is UnionType:
+        return any(_takes_many(argument) for argument in get_args(annotation))
+    return origin in (list, set, frozenset, tuple) or annotation in (list, set, frozenset, tuple)
 
 
 # -- shapes the service has no type for --------------------------------------
