@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from recalld.adapters._cli_support import ErrorAsJson
 from recalld.errors import (
     DatabaseBusyError,
     DatabaseLockedError,
+    DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
     StorageError,
@@ -29,6 +31,11 @@ LOCATION = "postgresql://bob:***@db.internal.example:5432/recalld"
 BUSY = DatabaseBusyError(
     f"{LOCATION} kept a lock recalld needed held by another client for longer than the"
     " lock timeout (RECALLD_LOCK_RETRY_SECONDS = 30): nothing was written"
+)
+
+READ_ONLY = DatabaseReadOnlyError(
+    f"the database at {LOCATION} is read-only (cannot execute INSERT in a read-only"
+    " transaction): nothing was written. point it at the primary server"
 )
 
 
@@ -64,6 +71,36 @@ def test_a_full_disk_is_503_disk_full_with_retry_after_over_rest(
     assert response.headers["retry-after"] == "60"
 
 
+def test_a_read_only_database_is_503_database_read_only_with_retry_after_over_rest(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hot standby (a failover not finished) was 503 storage_error "the database could not
+    # serve the request", without Retry-After: the log alone said why (adversarial pass d65).
+    monkeypatch.setattr(MemoryService, "remember_many", _raising(READ_ONLY))
+    response = client.post("/v1/memories", json={"content": "anything"})
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["type"] == "database_read_only", error
+    assert "hot standby" in error["message"]
+    assert "nothing was written" in error["message"]
+    assert response.headers["retry-after"] == "5"
+    assert "db.internal" not in response.text
+
+
+@pytest.mark.anyio
+async def test_a_read_only_database_is_database_read_only_over_mcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with in_process(tmp_path / "ro.db", "native")() as client:
+        monkeypatch.setattr(MemoryService, "remember", _raising(READ_ONLY))
+        result = await call(client, "remember", {"content": "anything"})
+    assert result.is_error
+    body = json.loads(text(result))
+    assert body["error"]["type"] == "database_read_only", body
+    assert "primary server" in body["error"]["message"]
+    assert "db.internal" not in text(result)
+
+
 @pytest.mark.anyio
 async def test_a_busy_database_is_database_busy_over_mcp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -97,7 +134,11 @@ async def test_sqlites_write_lock_held_is_database_busy_over_mcp_naming_the_sett
 
 @pytest.mark.parametrize(
     ("error", "kind", "retry_after"),
-    [(BUSY, "database_busy", "1"), (DiskFullError("the disk is full"), "disk_full", "60")],
+    [
+        (BUSY, "database_busy", "1"),
+        (DiskFullError("the disk is full"), "disk_full", "60"),
+        (READ_ONLY, "database_read_only", "5"),
+    ],
 )
 def test_the_token_store_under_pressure_answers_so_with_retry_after(
     client: TestClient,
@@ -241,6 +282,7 @@ def test_an_import_sqlites_lock_stopped_names_the_setting_over_rest(
             "the server could not be reached",
         ),
         (StorageError("disk I/O error in /srv/db.internal.db"), "storage_error", "failed"),
+        (READ_ONLY, "database_read_only", "takes no writes"),
     ],
 )
 def test_an_import_an_unreachable_or_failing_database_stopped_says_what_it_kept_over_rest(
@@ -274,9 +316,32 @@ def test_openapi_503_names_every_error_type_rest_answers_it_with(client: TestCli
     for kind in (
         "database_unavailable",
         "database_busy",
+        "database_read_only",
         "disk_full",
         "storage_error",
         "embedding_error",
     ):
         assert kind in description, kind
     assert "Retry-After" in description
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        BUSY,
+        READ_ONLY,
+        DatabaseLockedError("/tmp/x.db stayed locked for 30 s"),
+        DatabaseUnavailableError("connection to db.internal:5432 refused"),
+        DiskFullError("the disk is full"),
+        StorageError("disk I/O error"),
+    ],
+    ids=type,
+)
+def test_a_cli_error_given_json_has_the_type_rest_answers_it_with(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, error: StorageError
+) -> None:
+    # A read-only database was "storage_error" to a CLI script given --json, while REST
+    # (and MCP) answer it "database_read_only" (stop 65, at the merge of a65 and d65).
+    monkeypatch.setattr(MemoryService, "remember_many", _raising(error))
+    answered = client.post("/v1/memories", json={"content": "anything"}).json()["error"]["type"]
+    assert ErrorAsJson(error).document()["error"]["type"] == answered

@@ -25,7 +25,8 @@ Errors are translated once, here: :class:`ValidationError` → 422,
 ``If-None-Match: *`` on a key that holds a memory),
 :class:`DiskFullError` → 503 ``disk_full`` (saying so),
 :class:`DatabaseUnavailableError` → 503 ``database_unavailable``,
-:class:`DatabaseBusyError` → 503 ``database_busy`` (each with ``Retry-After``; a
+:class:`DatabaseBusyError` → 503 ``database_busy``, :class:`DatabaseReadOnlyError` → 503
+``database_read_only`` (each with ``Retry-After``; a
 SQLite write lock held past ``RECALLD_LOCK_RETRY_SECONDS`` is ``database_busy`` too),
 :class:`StorageError` → 503, :class:`EmbeddingError` → 503 (a server fault, not the caller's),
 :class:`AuthenticationError` → 401, :class:`PermissionDeniedError` → 403,
@@ -66,7 +67,7 @@ from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import bind_address, host_name, is_loopback
-from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE
+from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE, READ_ONLY_MESSAGE
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
@@ -90,6 +91,7 @@ from recalld.errors import (
     ConflictError,
     DatabaseBusyError,
     DatabaseLockedError,
+    DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -185,6 +187,12 @@ UNAVAILABLE_CAUSE = (
     " line's chunk was written; retry shortly"
 )
 STORAGE_CAUSE = "the database failed: nothing of that line's chunk was written"
+READ_ONLY_CAUSE = (
+    "the database takes no writes (a hot standby, or default_transaction_read_only set):"
+    " nothing of that line's chunk was written"
+)
+# A standby a failover is promoting takes writes in seconds; one named by mistake never.
+READ_ONLY_HEADERS = {"Retry-After": "5"}
 # An import a busy database stopped after some chunks: the cause, then where it stopped
 # and what it kept (BUSY_MESSAGE and LOCKED_MESSAGE, the MCP dialects' too, otherwise).
 BUSY_CAUSE = (
@@ -237,6 +245,10 @@ def _recalld_error(request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
         return _error(503, "disk_full", str(error), headers=DISK_FULL_HEADERS)
+    if isinstance(error, DatabaseReadOnlyError):
+        logger.error("database read-only: %s", error)
+        message = stopped_import_told(error, READ_ONLY_CAUSE) or READ_ONLY_MESSAGE
+        return _error(503, "database_read_only", message, headers=READ_ONLY_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
         message = stopped_import_told(error, STORAGE_CAUSE) or STORAGE_MESSAGE
@@ -426,6 +438,8 @@ class _Authentication:
                 kind, retry = "disk_full", DISK_FULL_HEADERS
             elif isinstance(error, DatabaseBusyError):
                 kind, retry = "database_busy", UNAVAILABLE_HEADERS
+            elif isinstance(error, DatabaseReadOnlyError):
+                kind, retry = "database_read_only", READ_ONLY_HEADERS
             refusal = _refusal(scope, 503, kind, "the token store is unavailable", headers=retry)
             await refusal(scope, receive, send)
             return

@@ -138,7 +138,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         503: "the database (or the embedding model) could not serve the request (an import"
         " says where it stopped and what it kept); `error.type` says why:"
         " database_unavailable (the server cannot be reached) and database_busy (a lock"
-        " or a timeout), both with `Retry-After`, disk_full, storage_error, embedding_error",
+        " or a timeout), both with `Retry-After`, database_read_only (a hot standby or a"
+        " read-only database, `Retry-After: 5`), disk_full, storage_error, embedding_error",
     }
     return {code: {"model": ErrorBody, "description": descriptions[code]} for code in codes}
 

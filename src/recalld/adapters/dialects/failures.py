@@ -43,6 +43,7 @@ from recalld.errors import (
     ConflictError,
     DatabaseBusyError,
     DatabaseLockedError,
+    DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -76,6 +77,7 @@ FailureKind = Literal[
     "disk_full",
     "database_unavailable",
     "database_busy",
+    "database_read_only",
     "storage_error",
     "embedding_error",
     "forbidden",
@@ -83,6 +85,11 @@ FailureKind = Literal[
 ]
 # What the REST API says for DatabaseUnavailableError (http_api.UNAVAILABLE_MESSAGE).
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
+# What it says for DatabaseReadOnlyError, as REST does: the server's location is the log's.
+READ_ONLY_MESSAGE = (
+    "the database takes no writes (a hot standby, or default_transaction_read_only set for"
+    " the database or role): nothing was written; point recalld at the primary server"
+)
 # What it says for DatabaseBusyError (http_api.BUSY_MESSAGE).
 BUSY_MESSAGE = (
     "the database is busy (a lock another client holds, a statement timeout, or every"
@@ -199,6 +206,9 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         logger.error("database busy: %s", error)
         busy = LOCKED_MESSAGE if isinstance(error, DatabaseLockedError) else BUSY_MESSAGE
         return ToolFailure("database_busy", busy, None, error)
+    if isinstance(error, DatabaseReadOnlyError):
+        logger.error("database read-only: %s", error)
+        return ToolFailure("database_read_only", READ_ONLY_MESSAGE, None, error)
     if isinstance(error, StorageError):
         return ToolFailure(
             "storage_error", f"the database failed: {_unlocated(error)}", None, error
