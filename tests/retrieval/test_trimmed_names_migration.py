@@ -70,3 +70,45 @@ def test_postgres_migration_31_trims_a_kind_and_category_an_older_version_stored
         assert [memory.updated_at for memory in memories] == before
         listed = opened.list_memories(filters={"kind": "note", "category": "café"}).memories
         assert [memory.id for memory in listed] == [ids[1]]
+
+
+def test_migration_31_does_not_make_a_plain_memory_a_reminders(
+    db_path: Path, clock: FakeClock
+) -> None:
+    # Integration read, stop 65: an older version stored the kind " intention" as any
+    # other (only "intention" itself was kept for reminders). Trimmed, it became a
+    # reminder's memory without a reminder: its kind could not be edited ("cancel the
+    # reminder", of which there is none), and the import of its export refused it.
+    import apsw
+
+    settings = Settings(db=db_path, embedder="none", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as opened:
+        memory_id = opened.remember("call the plumber").id
+    connection = apsw.Connection(str(db_path))  # as a version before migration 31 kept it
+    connection.execute("UPDATE memories SET kind = ' intention' WHERE id = ?", (memory_id,))
+    connection.execute("DELETE FROM schema_migrations WHERE version = 31")
+    connection.execute("PRAGMA user_version = 30")
+    connection.close()
+    with MemoryService.open(settings, clock=clock) as opened:
+        assert opened.get(memory_id).kind == " intention"
+        assert opened.update(memory_id, kind="todo").kind == "todo"
+
+
+@pytest.mark.postgres
+def test_postgres_migration_31_does_not_make_a_plain_memory_a_reminders(
+    postgres_url: str, clock: FakeClock
+) -> None:
+    import psycopg
+
+    from recalld.store.migrations_trimmed import postgres_migration_31
+
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="rules")
+    with MemoryService.open(settings, clock=clock) as opened:
+        memory_id = opened.remember("call the plumber").id
+        with psycopg.connect(postgres_url, autocommit=True) as connection:
+            connection.execute(
+                "UPDATE memories SET kind = ' intention' WHERE id = %s", (memory_id,)
+            )
+            postgres_migration_31(connection.execute)
+        assert opened.get(memory_id).kind == " intention"
+        assert opened.update(memory_id, kind="todo").kind == "todo"

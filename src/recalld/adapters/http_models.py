@@ -31,6 +31,7 @@ from recalld._schema import (
     nullable,
     replaced,
 )
+from recalld._text import MAX_ECHO_CHARS, shown
 from recalld._validate import unpaired_surrogate
 from recalld.errors import ValidationError
 from recalld.model import (
@@ -167,7 +168,28 @@ def strict_json_loads(data: bytes | str) -> Any:
     field = unpaired_surrogate(value)
     if field is not None:
         raise BodyFieldError(field, "contains an unpaired UTF-16 surrogate (not valid Unicode)")
+    # Parsed again to see the keys JSON let repeat (the depth is checked above): the
+    # parser kept the last without a word, where a proxy or log reading the first saw
+    # another body; MCP messages and the CLI's --meta refuse it too.
+    json.loads(data, object_pairs_hook=_unique_pairs)
     return value
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; a 422 naming a key it gives twice."""
+    result = dict(pairs)
+    if len(result) < len(pairs):
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
+                # A key is no field name of recalld's: cut as any echoed value is.
+                raise BodyFieldError(
+                    key[:MAX_ECHO_CHARS],
+                    f"{shown(key)} is given twice in one JSON object of the body:"
+                    " give each key once",
+                )
+            seen.add(key)
+    return result
 
 
 class _StrictJSONRequest(Request):

@@ -7,7 +7,10 @@ with " work " was then found by neither "work" nor " work " (the filter is trimm
 until someone edited it; this migration trims what was stored, in NFC as every write
 composes it. A row is changed only when its value changes, and its ``updated_at`` stays:
 no one wrote it. A value white space alone made (never accepted: a blank name is refused)
-is left as it is rather than emptied. SQLite's :data:`migration_31` and PostgreSQL's
+is left as it is rather than emptied, and so is a kind that would become one kept for
+reminders (" intention", which an older version stored as any other kind): trimmed, the
+memory was a reminder's without a reminder, its kind not editable and its export not
+importable. SQLite's :data:`migration_31` and PostgreSQL's
 :data:`postgres_migration_31` differ only in their SQL.
 """
 
@@ -18,6 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["migration_31", "postgres_migration_31", "trimmed_name"]
+
+# The kind a reminder's memory has (``recalld.writing.INTENTION_KIND``, not imported: the
+# store does not depend on the service's modules), which no other write may give.
+RESERVED_KIND = "intention"
 
 # The store's ``connection.execute``: SQL and its parameters, returning a cursor.
 Execute = Callable[..., Any]
@@ -38,6 +45,8 @@ def _trim(execute: Execute, mark: str, suspect: Callable[[str], str]) -> None:
     ).fetchall()
     for seq, kind, category in rows:
         new_kind = trimmed_name(kind)
+        if new_kind == RESERVED_KIND:
+            new_kind = kind  # a plain memory stays one (see the module)
         new_category = None if category is None else trimmed_name(category)
         if (new_kind, new_category) == (kind, category):
             continue
