@@ -45,6 +45,23 @@ def _held_past_the_lease(service: MemoryService, worker: Worker, clock: FakeCloc
         worker.run_once()
 
 
+def _held_through_an_outage_past_the_lease(
+    service: MemoryService, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> Worker:
+    """A worker ``holding`` whose vectors are held through an outage longer than the lease,
+    the hand-back refused too (the database fully down); the database is back on return."""
+    outage = StoreOutage(service, monkeypatch)
+
+    def refused(worker_id: str, jobs: list[Job], now: datetime) -> int:
+        raise DatabaseUnavailableError("the database at db is unavailable")
+
+    monkeypatch.setattr(service.store.semantic, "release_jobs", refused)
+    holding = service.new_worker(worker_id="holding")
+    _held_past_the_lease(service, holding, clock)
+    outage.on = False
+    return holding
+
+
 def test_a_job_handed_back_and_edited_is_embedded_from_its_new_text(
     any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -237,16 +254,8 @@ def test_a_vector_held_past_the_lease_settles_the_job_another_worker_took(
     embedder = RecordingEmbedder()
     with _service(any_database, clock, embedder) as service:
         receipt = service.remember("Alice lives in Paris")
-        outage = StoreOutage(service, monkeypatch)
         semantic = service.store.semantic
-
-        def refused(worker_id: str, jobs: list[Job], now: datetime) -> int:
-            raise DatabaseUnavailableError("the database at db is unavailable")
-
-        monkeypatch.setattr(semantic, "release_jobs", refused)
-        holding = service.new_worker(worker_id="holding")
-        _held_past_the_lease(service, holding, clock)
-        outage.on = False
+        holding = _held_through_an_outage_past_the_lease(service, clock, monkeypatch)
         lease_until = clock() + timedelta(seconds=service.settings.worker_lease_seconds)
         [taken] = semantic.claim_jobs("other", embedder.name, 8, clock(), lease_until, 2)
         assert taken.attempts == 2  # the other worker's claim counted one
@@ -276,16 +285,8 @@ def test_a_held_vector_of_an_older_text_settles_no_job_another_worker_took(
     embedder = RecordingEmbedder()
     with _service(any_database, clock, embedder) as service:
         receipt = service.remember("Alice lives in Paris")
-        outage = StoreOutage(service, monkeypatch)
         semantic = service.store.semantic
-
-        def refused(worker_id: str, jobs: list[Job], now: datetime) -> int:
-            raise DatabaseUnavailableError("the database at db is unavailable")
-
-        monkeypatch.setattr(semantic, "release_jobs", refused)
-        holding = service.new_worker(worker_id="holding")
-        _held_past_the_lease(service, holding, clock)
-        outage.on = False
+        holding = _held_through_an_outage_past_the_lease(service, clock, monkeypatch)
         service.update(receipt.id, content="Alice lives in Oslo")
         lease_until = clock() + timedelta(seconds=service.settings.worker_lease_seconds)
         semantic.claim_jobs("other", embedder.name, 8, clock(), lease_until, 5)
@@ -306,16 +307,8 @@ def test_a_vector_held_past_the_lease_settles_no_job_of_a_model_now_another_leng
     with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
         service.remember("Alice lives in Paris")
         service.remember("Bob lives in Rome")
-        outage = StoreOutage(service, monkeypatch)
         semantic = service.store.semantic
-
-        def refused(worker_id: str, jobs: list[Job], now: datetime) -> int:
-            raise DatabaseUnavailableError("the database at db is unavailable")
-
-        monkeypatch.setattr(semantic, "release_jobs", refused)
-        holding = service.new_worker(worker_id="holding")
-        _held_past_the_lease(service, holding, clock)
-        outage.on = False
+        holding = _held_through_an_outage_past_the_lease(service, clock, monkeypatch)
         lease_until = clock() + timedelta(seconds=settings.worker_lease_seconds)
         taken = semantic.claim_jobs("other", "shared", 8, clock(), lease_until, 5)
         [bob] = [job for job in taken if job.content == "Bob lives in Rome"]
