@@ -30,6 +30,20 @@ READ_ONLY = DatabaseReadOnlyError(
 )
 
 
+def _refuse_storing(service: MemoryService, monkeypatch: pytest.MonkeyPatch, times: int) -> None:
+    """The store's ``complete_jobs`` refused as read-only ``times`` times, then as it is."""
+    semantic = service.store.semantic
+    complete = semantic.complete_jobs
+    refusals = [READ_ONLY] * times
+
+    def refusing(worker: str, model: str, results: Any, dimension: int, now: datetime) -> int:
+        if refusals:
+            raise refusals.pop()
+        return complete(worker, model, results, dimension, now)
+
+    monkeypatch.setattr(semantic, "complete_jobs", refusing)
+
+
 def test_a_read_only_database_is_an_outage_and_a_storage_error() -> None:
     assert is_outage(READ_ONLY)
     assert isinstance(READ_ONLY, StorageError)
@@ -42,16 +56,7 @@ def test_vectors_a_read_only_database_refused_are_stored_once_it_takes_writes(
     settings = semantic_settings(db_path, graph_extractor="none", worker_max_attempts=2)
     with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
         receipt = service.remember("the only memory")
-        semantic = service.store.semantic
-        complete = semantic.complete_jobs
-        refusals = [READ_ONLY] * 2
-
-        def refusing(worker: str, model: str, results: Any, dimension: int, now: datetime) -> int:
-            if refusals:
-                raise refusals.pop()
-            return complete(worker, model, results, dimension, now)
-
-        monkeypatch.setattr(semantic, "complete_jobs", refusing)
+        _refuse_storing(service, monkeypatch, times=2)
         worker = service.new_worker()
         for _ in range(2):
             with pytest.raises(DatabaseReadOnlyError):
@@ -74,16 +79,7 @@ def test_until_idle_waits_out_a_database_that_turned_read_only(
     settings = semantic_settings(db_path, graph_extractor="none", worker_max_attempts=2)
     with MemoryService(open_store(settings), settings, clock=clock, embedder=embedder) as service:
         receipt = service.remember("the only memory")
-        semantic = service.store.semantic
-        complete = semantic.complete_jobs
-        refusals = [READ_ONLY] * 2
-
-        def refusing(worker: str, model: str, results: Any, dimension: int, now: datetime) -> int:
-            if refusals:
-                raise refusals.pop()
-            return complete(worker, model, results, dimension, now)
-
-        monkeypatch.setattr(semantic, "complete_jobs", refusing)
+        _refuse_storing(service, monkeypatch, times=2)
         delays: list[float] = []
         worker = Worker(service.store, embedder, settings, clock=clock, pause=delays.append)
         assert worker.run_until_idle().processed == 1
