@@ -253,3 +253,52 @@ def test_recalls_after_a_catch_up_held_its_vectors_wait_no_lock_retry(
             embedder.other.close()
         assert found == [["queued"], ["queued"]]
         assert [hit.memory.index_state for hit in service.search("Ada")] == ["indexed"]
+
+
+def test_a_catch_up_commit_finds_the_lock_between_another_writer_s_transactions(
+    db_path: Path,
+) -> None:
+    # CI, stop 65: the catch-up's claim looked at the lock every millisecond, but the
+    # commit of its vectors waited with SQLite's own busy handler (up to 100 ms between
+    # looks), and beside a writer that frees the lock only between its transactions it
+    # missed every gap for its whole second: the memory just written was searched still
+    # queued. Here another connection frees the lock for about a millisecond every 30 ms;
+    # each of five recalls (one queued memory each, in its own namespace) must catch up.
+    settings = Settings(db=db_path, embedder="hashing", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        remembered = {
+            f"pulse{number}": service.remember(
+                f"zebra unicorn fact {number}", namespace=f"pulse{number}"
+            )
+            for number in range(5)
+        }
+        stop = threading.Event()
+        transactions: list[int] = []
+
+        def write_in_pulses() -> None:
+            other = apsw.Connection(str(db_path))
+            other.set_busy_timeout(5_000)
+            try:
+                while not stop.is_set():
+                    other.execute("BEGIN IMMEDIATE")
+                    stop.wait(0.03)
+                    other.execute("COMMIT")
+                    transactions.append(1)
+                    stop.wait(0.001)
+            finally:
+                other.close()
+
+        writer = threading.Thread(target=write_in_pulses, daemon=True)
+        writer.start()
+        try:
+            missed = []
+            for namespace, memory in remembered.items():
+                hits = service.search("zebra unicorn fact", namespace=namespace)
+                states = {hit.memory.id: hit.memory.index_state for hit in hits}
+                if states.get(memory.id) != "indexed":
+                    missed.append(namespace)
+        finally:
+            stop.set()
+            writer.join(timeout=60)
+        assert transactions, "the other writer never took the lock: nothing was tested"
+        assert missed == []

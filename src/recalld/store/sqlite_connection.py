@@ -123,6 +123,19 @@ def writing_briefly() -> Iterator[None]:
         _brief.on = previous
 
 
+def _looking_every_millisecond(deadline: float) -> Callable[[int], bool]:
+    """A busy handler that looks at the lock again every millisecond until ``deadline``
+    (a :func:`time.monotonic` instant), then gives up."""
+
+    def look_again(_count: int) -> bool:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.001)
+        return True
+
+    return look_again
+
+
 class SQLiteDatabase:
     """Per-thread connections to ``path`` and the retry loop every statement runs in."""
 
@@ -231,7 +244,8 @@ class SQLiteDatabase:
         waited the whole ``busy_timeout`` (5 s) before the bound was looked at, so a
         ``RECALLD_LOCK_RETRY_SECONDS`` of 2 failed after 6.6 s (review of pass a64).
         """
-        if lock_wait_seconds is None and getattr(_brief, "on", False):
+        brief = lock_wait_seconds is None and getattr(_brief, "on", False)
+        if brief:
             lock_wait_seconds = min(self.busy_timeout_ms / 1000, SKIPPABLE_LOCK_WAIT_SECONDS)
         budget = self.lock_retry_seconds if lock_wait_seconds is None else lock_wait_seconds
         deadline = time.monotonic() + budget
@@ -242,12 +256,18 @@ class SQLiteDatabase:
                 connection = self._connect()
                 left_ms = max(int((deadline - time.monotonic()) * 1000), 0)
                 capped = left_ms < self.busy_timeout_ms
-                if capped:
+                if brief:
+                    # As run_once: a brief write's second is spent looking at the lock every
+                    # millisecond. SQLite's own handler sleeps up to 100 ms between looks and
+                    # a thread writing without pause kept the lock at nearly every look: a
+                    # recall's vectors missed their commit for the whole second (CI, stop 65).
+                    connection.set_busy_handler(_looking_every_millisecond(deadline))
+                elif capped:
                     connection.set_busy_timeout(left_ms)
                 try:
                     return operation(connection)
                 finally:
-                    if capped:
+                    if capped or brief:
                         connection.set_busy_timeout(self.busy_timeout_ms)
             except LOCK_ERRORS as error:
                 locked = error
@@ -286,17 +306,10 @@ class SQLiteDatabase:
         busy server) kept the lock at nearly every look, for seconds."""
         wait = min(self.busy_timeout_ms / 1000, SKIPPABLE_LOCK_WAIT_SECONDS)
         deadline = time.monotonic() + wait
-
-        def look_again(_count: int) -> bool:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.001)
-            return True
-
         local = self._enter()
         try:
             connection = self._connect()
-            connection.set_busy_handler(look_again)
+            connection.set_busy_handler(_looking_every_millisecond(deadline))
             try:
                 return operation(connection)
             finally:
