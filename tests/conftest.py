@@ -136,7 +136,7 @@ def postgres_server(request: pytest.FixtureRequest) -> Iterator[LocalPostgres]:
         pytest.skip("needs PostgreSQL: run pytest --postgres")
     # Not under pytest's tmp directory: that is private to root, and the server may run
     # as nobody.
-    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-postgres-")))
+    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-postgres-")), durable=False)
     try:
         server.start()
         yield server

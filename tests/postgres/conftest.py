@@ -16,7 +16,7 @@ def own_server(postgres_server: LocalPostgres) -> Iterator[LocalPostgres]:
     """A PostgreSQL this test may stop and restart (the session's must stay up), with a
     database ``recalld``."""
     del postgres_server  # only needs the --postgres option and the wheel
-    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-own-server-")))
+    server = LocalPostgres(Path(tempfile.mkdtemp(prefix="recalld-own-server-")), durable=False)
     try:
         server.start()
         server.create_database("recalld")
