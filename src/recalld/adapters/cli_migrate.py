@@ -121,10 +121,21 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
             " copy must exist)",
         )
     with ExitStack() as stack:
-        source = open_store(source_settings)
-        stack.callback(source.close)
-        target = open_store(target_settings)
-        stack.callback(target.close)
+        if source_settings.uses_postgres:
+            source = open_store(source_settings)
+            stack.callback(source.close)
+            target = open_store(target_settings)
+            stack.callback(target.close)
+        else:
+            # Opening a store migrates it: a SQLite file an older recalld wrote was upgraded
+            # before a target refused (a mistyped password, a newer schema), and the older
+            # recalld could no longer open it. Its refusals that need no upgrade come
+            # first, then the target, then the upgrade.
+            _check_older_file(Path(source_settings.db), source_settings.busy_timeout_ms)
+            target = open_store(target_settings)
+            stack.callback(target.close)
+            source = open_store(source_settings)
+            stack.callback(source.close)
         columns = (
             TextColumn("{task.description:<24}"),
             BarColumn(),
@@ -170,6 +181,32 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
     else:
         _print_summary(state, report, display_location(target_settings.db))
     _warn_incomplete(report)
+
+
+def _check_older_file(path: Path, busy_timeout_ms: int) -> None:
+    """Refuse, without writing to it, a source file that opening would refuse: not a
+    recalld database, or one a newer recalld migrated (see :func:`_copy`)."""
+    import apsw
+
+    from recalld.errors import StorageError
+    from recalld.store.migrations import MIGRATIONS
+    from recalld.store.schema_guard import newer_schema_error
+    from recalld.store.sqlite_file import check_path, schema_versions
+
+    check_path(path, create_directory=False, busy_timeout_ms=busy_timeout_ms)
+    try:
+        connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as error:
+        raise StorageError(f"cannot open {path}: {error}") from error
+    try:
+        connection.set_busy_timeout(busy_timeout_ms)
+        newest = max(schema_versions(connection), default=0)
+    except apsw.Error as error:
+        raise StorageError(f"cannot read {path}: {error}") from error
+    finally:
+        connection.close()
+    if newest > len(MIGRATIONS):
+        raise newer_schema_error(path, newest, len(MIGRATIONS))
 
 
 def _say_waiting(target: str) -> None:

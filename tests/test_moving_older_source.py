@@ -1,0 +1,66 @@
+"""``recalld migrate --to`` from a SQLite file an older recalld wrote: a target that is
+refused leaves the source as it was, so the older recalld still opens it; and a source a
+newer recalld wrote is refused before any target is made (adversarial pass b66)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+from click.testing import CliRunner
+
+from recalld.adapters.cli import cli
+from recalld.config import Settings
+from recalld.service import MemoryService
+from recalld.store.migrations import MIGRATIONS
+
+KNOWN = len(MIGRATIONS)
+
+
+def _source(path: Path, version: int) -> None:
+    """A database with one memory, recorded at schema ``version`` (older or newer)."""
+    settings = Settings(db=path, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        memory.remember("Anna moved to Paris")
+    connection = apsw.Connection(str(path))
+    connection.execute("DELETE FROM schema_migrations WHERE version > ?", (version,))
+    for number in range(KNOWN + 1, version + 1):
+        connection.execute(
+            "INSERT INTO schema_migrations VALUES (?, '2027-01-01T00:00:00Z')", (number,)
+        )
+    connection.execute(f"PRAGMA user_version = {version}")
+    connection.close()
+
+
+def _newest(path: Path) -> int:
+    connection = apsw.Connection(str(path))
+    try:
+        row = connection.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return 0 if row is None else int(str(row[0]))
+    finally:
+        connection.close()
+
+
+def test_a_refused_target_leaves_an_older_source_unmigrated(tmp_path: Path) -> None:
+    source = tmp_path / "memories.db"
+    _source(source, KNOWN - 1)
+    target = tmp_path / "notes.db"
+    target.write_text("my notes, not a database\n")
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert "is not a recalld database" in str(result.exception)
+    assert _newest(source) == KNOWN - 1  # the recalld that wrote it still opens it
+    assert target.read_text() == "my notes, not a database\n"
+
+
+def test_a_source_a_newer_recalld_wrote_is_refused_before_a_target_is_made(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "memories.db"
+    _source(source, KNOWN + 1)
+    target = tmp_path / "copy.db"
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert f"schema {KNOWN + 1}; this one knows up to {KNOWN}" in str(result.exception)
+    assert not target.exists()
+    assert _newest(source) == KNOWN + 1
