@@ -64,3 +64,39 @@ def test_a_source_a_newer_recalld_wrote_is_refused_before_a_target_is_made(
     assert f"schema {KNOWN + 1}; this one knows up to {KNOWN}" in str(result.exception)
     assert not target.exists()
     assert _newest(source) == KNOWN + 1
+
+
+def test_a_copy_an_older_recalld_made_is_adopted_and_what_it_cannot_remove_is_said(
+    tmp_path: Path,
+) -> None:
+    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
+    settings = Settings(db=source, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        kept = memory.remember("Anna moved to Paris").id
+        secret = memory.remember("the door code is 4711").id
+    first = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert first.exit_code == 0, first.output
+    assert "note:" not in first.output
+    # As a recalld before schema 25 left its copy: no ledger of what it wrote.
+    connection = apsw.Connection(str(target))
+    connection.execute("DELETE FROM migrated_memories")
+    connection.close()
+    with MemoryService.open(settings) as memory:
+        memory.forget(secret)
+
+    again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
+    assert again.exit_code == 0, again.output
+    assert '"adopted":1' in again.stdout.replace(" ", "")
+    said = " ".join(again.stderr.split())
+    assert "note: 1 memory the target already held under the source's ids" in said
+    assert "forget it in the target" in said
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as copy:
+        assert copy.get(kept).content == "Anna moved to Paris"
+        assert copy.get(secret).content == "the door code is 4711"  # what the note says
+    # Adopted: a memory the source forgets from now on goes from the target too.
+    with MemoryService.open(settings) as memory:
+        memory.forget(kept)
+    last = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert last.exit_code == 0, last.output
+    assert "removed 1 memory the source no longer holds" in " ".join(last.stdout.split())
+    assert "note:" not in last.stderr

@@ -116,8 +116,12 @@ class CopyReport:
     relations a copy wrote earlier that the source no longer holds), ``left`` (not
     copied: their memory is not in the target), ``expired`` (not copied: their memory's
     TTL had passed, so it is not in the target); the memories
-    ``refused`` (one line each, naming the id and the field), and whether what the
-    run removed or replaced is scrubbed (``scrub``)."""
+    ``refused`` (one line each, naming the id and the field), whether what the
+    run removed or replaced is scrubbed (``scrub``), and ``adopted``: the memories the
+    target held under the source's ids without the ledger naming this copy (an older
+    recalld's copy, before migration 25, or an import of the source's export), taken as
+    this copy's from now on: one the source forgot before this run cannot be told from
+    the target's own and stays there."""
 
     copied: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
@@ -127,6 +131,7 @@ class CopyReport:
     expired: dict[str, int] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
     scrub: ScrubState = "none"
+    adopted: int = 0
 
     @property
     def complete(self) -> bool:
@@ -390,6 +395,8 @@ class _Copier:
                 " write: the copy stopped here; give one of them another id, or migrate into"
                 " an empty database",
             )
+        if not mine:
+            self.report.adopted += 1
         same = _comparable(existing) == _comparable(memory)
         if same or existing.updated_at >= memory.updated_at:
             # The same, or edited in the target since (its edit stays: never taken back).

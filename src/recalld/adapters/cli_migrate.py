@@ -176,6 +176,7 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                 "expired": report.expired,
                 "refused": report.refused,
                 "scrub": report.scrub,
+                "adopted": report.adopted,
             }
         )
     else:
@@ -277,6 +278,16 @@ def _print_summary(state: _State, report: CopyReport, target: str) -> None:
 
 def _warn_incomplete(report: CopyReport) -> None:
     """Say on stderr what was not copied, and exit 1 (after the report)."""
+    if report.adopted:
+        # An older recalld's copy (before migration 25) kept no ledger: what the source
+        # forgot since cannot be told from the target's own memories (adversarial pass b66).
+        click.echo(
+            f"note: {_memories(report.adopted)} the target already held under the source's"
+            " ids (an earlier copy by a recalld before schema 25, or an import) are this"
+            " copy's from now on; a memory the source forgot before this run cannot be told"
+            " from the target's own and stays there: forget it in the target",
+            err=True,
+        )
     if report.scrub == "pending":
         click.echo(
             "warning: what the copy removed from the target is not scrubbed yet (a reader"
