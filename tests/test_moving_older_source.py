@@ -4,15 +4,19 @@ newer recalld wrote is refused before any target is made (adversarial pass b66).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import apsw
+import pytest
 from click.testing import CliRunner
 
 from recalld.adapters.cli import cli
 from recalld.config import Settings
+from recalld.errors import StorageError
 from recalld.service import MemoryService
-from recalld.store.migrations import MIGRATIONS
+from recalld.store import sqlite as sqlite_store
+from recalld.store.migrations import MIGRATIONS, Execute
 
 KNOWN = len(MIGRATIONS)
 
@@ -100,3 +104,51 @@ def test_a_copy_an_older_recalld_made_is_adopted_and_what_it_cannot_remove_is_sa
     assert last.exit_code == 0, last.output
     assert "removed 1 memory the source no longer holds" in " ".join(last.stdout.split())
     assert "note:" not in last.stderr
+
+
+def _failing_on(source: Path) -> Callable[[Execute], None]:
+    """The last migration, failing on ``source`` alone: a file that passes the read-only
+    check and then cannot be upgraded (a migration refusing what it finds, a lock another
+    process holds), after the target was opened."""
+    last = MIGRATIONS[-1]
+
+    def migration(execute: Execute) -> None:
+        row = execute("PRAGMA database_list").fetchone()
+        if Path(str(row[2])).resolve() == source.resolve():
+            raise StorageError(f"migration {KNOWN} cannot upgrade {source}")
+        last(execute)
+
+    return migration
+
+
+def test_a_source_that_fails_to_open_leaves_no_target_file_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "memories.db"
+    _source(source, KNOWN - 1)
+    monkeypatch.setattr(sqlite_store, "MIGRATIONS", [*MIGRATIONS[:-1], _failing_on(source)])
+    target = tmp_path / "copy.db"
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert f"migration {KNOWN} cannot upgrade" in str(result.exception)
+    assert not [path.name for path in tmp_path.iterdir() if path.name.startswith("copy")]
+    assert _newest(source) == KNOWN - 1
+
+
+def test_a_source_that_fails_to_open_leaves_a_target_file_that_was_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
+    _source(source, KNOWN - 1)
+    _source(target, KNOWN)
+    monkeypatch.setattr(sqlite_store, "MIGRATIONS", [*MIGRATIONS[:-1], _failing_on(source)])
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert _newest(target) == KNOWN
+    connection = apsw.Connection(str(target))
+    try:
+        assert connection.execute("SELECT content FROM memories").fetchall() == [
+            ("Anna moved to Paris",)
+        ]
+    finally:
+        connection.close()

@@ -7,6 +7,7 @@ commands that do not migrate start fast.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -132,9 +133,17 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
             # recalld could no longer open it. Its refusals that need no upgrade come
             # first, then the target, then the upgrade.
             _check_older_file(Path(source_settings.db), source_settings.busy_timeout_ms)
+            made = _files_made_by(target_settings)
             target = open_store(target_settings)
             stack.callback(target.close)
-            source = open_store(source_settings)
+            try:
+                source = open_store(source_settings)
+            except BaseException:
+                # Its upgrade failed after the target was opened: a target file this run
+                # made goes (closed first), so the failed run leaves nothing behind.
+                stack.close()
+                made()
+                raise
             stack.callback(source.close)
         columns = (
             TextColumn("{task.description:<24}"),
@@ -208,6 +217,30 @@ def _check_older_file(path: Path, busy_timeout_ms: int) -> None:
         connection.close()
     if newest > len(MIGRATIONS):
         raise newer_schema_error(path, newest, len(MIGRATIONS))
+
+
+def _files_made_by(settings: Settings) -> Callable[[], None]:
+    """What removes the SQLite database file ``settings.db`` and its own files beside it
+    (``-wal``, ``-reserve``, ...) when no file was there before: called when the copy
+    fails before it wrote anything (see :func:`_copy`). A PostgreSQL target, or a file
+    that was there, is left as it is."""
+    from recalld.store.sqlite_file import database_file
+
+    if settings.uses_postgres or str(settings.db) == ":memory:":
+        return lambda: None
+    path = Path(settings.db)
+    if path.exists() or path.is_symlink():
+        return lambda: None
+    before = set(path.parent.iterdir()) if path.parent.is_dir() else set()
+
+    def remove() -> None:
+        if not path.parent.is_dir():
+            return
+        for candidate in set(path.parent.iterdir()) - before:
+            if candidate.name.startswith(path.name) and database_file(path, candidate):
+                candidate.unlink(missing_ok=True)
+
+    return remove
 
 
 def _say_waiting(target: str) -> None:
