@@ -4,6 +4,7 @@ newer recalld wrote is refused before any target is made (adversarial pass b66).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,12 +12,14 @@ import apsw
 import pytest
 from click.testing import CliRunner
 
+from recalld import moving
 from recalld.adapters.cli import cli
 from recalld.config import Settings
 from recalld.errors import StorageError
 from recalld.service import MemoryService
 from recalld.store import sqlite as sqlite_store
 from recalld.store.migrations import MIGRATIONS, Execute
+from tests.conftest import FakeClock
 
 KNOWN = len(MIGRATIONS)
 
@@ -152,3 +155,92 @@ def test_a_source_that_fails_to_open_leaves_a_target_file_that_was_there(
         ]
     finally:
         connection.close()
+
+
+def _older_copy(tmp_path: Path) -> tuple[Path, Path, Settings, str]:
+    """A source with two memories and a copy of it as a recalld before schema 25 left it
+    (no ledger); the source then forgot the second: (source, target, settings, kept id)."""
+    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
+    settings = Settings(db=source, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        kept = memory.remember("Anna moved to Paris").id
+        secret = memory.remember("the door code is 4711").id
+    first = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert first.exit_code == 0, first.output
+    connection = apsw.Connection(str(target))
+    connection.execute("DELETE FROM migrated_memories")
+    connection.close()
+    with MemoryService.open(settings) as memory:
+        memory.forget(secret)
+    return source, target, settings, kept
+
+
+def _adopted(output: str) -> int:
+    return int(json.loads(output)["adopted"])
+
+
+def test_a_copy_this_recalld_made_adopts_nothing_when_run_again(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
+    settings = Settings(db=source, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings, clock=clock) as memory:
+        ids = [memory.remember(f"note {index}").id for index in range(4)]
+    first = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
+    assert first.exit_code == 0, first.output
+    assert _adopted(first.stdout) == 0
+    clock.advance(60)
+    with MemoryService.open(settings, clock=clock) as memory:  # changed in the source since
+        memory.update(ids[0], content="note 0, edited in the source")
+        memory.forget(ids[1])
+        memory.remember("note 4")
+    target_settings = Settings(db=target, embedder="none", graph_extractor="none")
+    clock.advance(60)
+    with MemoryService.open(target_settings, clock=clock) as copy:  # and in the target
+        copy.update(ids[2], content="note 2, edited in the target")
+    again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
+    assert again.exit_code == 0, again.output
+    assert _adopted(again.stdout) == 0
+    assert "note:" not in again.stderr
+    assert json.loads(again.stdout)["removed"]["memories"] == 1
+
+
+def test_a_run_that_fails_after_adopting_still_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target, _, _ = _older_copy(tmp_path)
+
+    def failing(copier: object, table: object) -> None:
+        raise StorageError("the disk is full")
+
+    # The memories' batches are committed, then a later table fails: the adoption holds.
+    monkeypatch.setattr(moving._Copier, "table", failing)
+    failed = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert failed.exit_code != 0
+    said = " ".join(failed.stderr.split())
+    assert "note: 1 memory the target already held under the source's ids" in said
+    monkeypatch.undo()
+    again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
+    assert again.exit_code == 0, again.output
+    assert _adopted(again.stdout) == 0  # adopted by the failed run already
+
+
+def test_a_batch_rolled_back_adopts_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target, _, kept = _older_copy(tmp_path)
+    settings = Settings(db=source, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        clash = memory.remember("a memory the target holds another of").id
+    connection = apsw.Connection(str(target))
+    connection.execute(
+        "INSERT INTO memories(id, namespace, content, kind, created_at, updated_at)"
+        " SELECT ?, namespace, 'the target''s own', kind, '2020-01-01T00:00:00.000000Z',"
+        " updated_at FROM memories WHERE id = ?",
+        (clash, kept),
+    )
+    connection.close()
+    failed = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert failed.exit_code != 0
+    assert f"memory {clash!r}" in str(failed.exception)
+    assert "note:" not in failed.stderr  # the batch that adopted was rolled back

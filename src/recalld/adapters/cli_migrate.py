@@ -95,7 +95,7 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
 
     from recalld._location import display_location
     from recalld.errors import ValidationError
-    from recalld.moving import copy_store
+    from recalld.moving import CopyReport, copy_store
     from recalld.store.factory import open_store
 
     source_settings = state.settings if origin is None else _with_db(state.settings, origin, "from")
@@ -164,13 +164,21 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                     tasks[table] = bar.add_task(table, total=total, outcome="")
                 bar.update(tasks[table], completed=done, total=total)
 
-            report = copy_store(
-                source,
-                target,
-                progress=progress,
-                scrub_wait_seconds=state.settings.scrub_wait_seconds,
-                waiting=lambda: _say_waiting(display_location(target_settings.db)),
-            )
+            committed = CopyReport()
+            try:
+                report = copy_store(
+                    source,
+                    target,
+                    progress=progress,
+                    scrub_wait_seconds=state.settings.scrub_wait_seconds,
+                    waiting=lambda: _say_waiting(display_location(target_settings.db)),
+                    report=committed,
+                )
+            except BaseException:
+                # The memories adopted before the run stopped are this copy's already: the
+                # next run does not count them, so this is the one chance to say so.
+                _note_adopted(committed.adopted)
+                raise
             # A bar counts the rows gone through; what became of them is the report's.
             for table, task in tasks.items():
                 bar.update(task, outcome=_outcome(report, table))
@@ -243,6 +251,24 @@ def _files_made_by(settings: Settings) -> Callable[[], None]:
     return remove
 
 
+def _note_adopted(adopted: int) -> None:
+    """Say on stderr that ``adopted`` memories the target held without its ledger naming
+    this source are this copy's now, and what that cannot do (see :class:`CopyReport`)."""
+    if not adopted:
+        return
+    # An older recalld's copy (before migration 25) kept no ledger, nor one made while the
+    # source was elsewhere: what the source forgot since cannot be told from the target's
+    # own memories (adversarial pass b66).
+    click.echo(
+        f"note: {_memories(adopted)} the target already held under the source's ids (an"
+        " earlier copy by a recalld before schema 25, or from this source at another path"
+        " or URL, or an import of its export) are this copy's from now on; a memory the"
+        " source forgot before this run cannot be told from the target's own and stays"
+        " there: forget it in the target",
+        err=True,
+    )
+
+
 def _say_waiting(target: str) -> None:
     """Say on stderr why nothing happens yet: another copy holds the target's lock."""
     click.echo(
@@ -311,16 +337,7 @@ def _print_summary(state: _State, report: CopyReport, target: str) -> None:
 
 def _warn_incomplete(report: CopyReport) -> None:
     """Say on stderr what was not copied, and exit 1 (after the report)."""
-    if report.adopted:
-        # An older recalld's copy (before migration 25) kept no ledger: what the source
-        # forgot since cannot be told from the target's own memories (adversarial pass b66).
-        click.echo(
-            f"note: {_memories(report.adopted)} the target already held under the source's"
-            " ids (an earlier copy by a recalld before schema 25, or an import) are this"
-            " copy's from now on; a memory the source forgot before this run cannot be told"
-            " from the target's own and stays there: forget it in the target",
-            err=True,
-        )
+    _note_adopted(report.adopted)
     if report.scrub == "pending":
         click.echo(
             "warning: what the copy removed from the target is not scrubbed yet (a reader"
