@@ -12,6 +12,7 @@ import pytest
 
 from recalld.config import Settings
 from recalld.errors import StorageError
+from recalld.store import postgres as postgres_store
 from recalld.store.postgres import PostgresStore
 from recalld.store.postgres_migrations import MIGRATIONS
 from tests.postgres_server import LocalPostgres
@@ -67,3 +68,22 @@ def test_a_newer_recalld_migrating_after_the_first_read_is_refused(
         PostgresStore.open(_settings(url))
     with psycopg.connect(url) as connection:
         assert _versions(connection) == versions
+
+
+def test_an_up_to_date_database_opens_without_a_migration_transaction(
+    postgres_server: LocalPostgres, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = postgres_server.create_database(f"current_{secrets.token_hex(4)}")
+    PostgresStore.open(_settings(url)).close()
+
+    def no_transaction(*arguments: object) -> None:
+        raise AssertionError("a migration transaction on an up-to-date database")
+
+    # Each migration's transaction checks the versions again under the lock: none runs.
+    monkeypatch.setattr(postgres_store, "refuse_newer_schema", no_transaction)
+    store = PostgresStore.open(_settings(url))
+    try:
+        assert store.schema_version == KNOWN
+        assert not store.created
+    finally:
+        store.close()

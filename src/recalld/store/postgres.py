@@ -167,6 +167,10 @@ class PostgresStore(PostgresTokens):
         # (set below). Several processes opening a new database at once all find nothing
         # applied above, and only one of them creates it.
         self._created = False
+        if applied >= set(range(1, known + 1)):
+            # Nothing to do: no transaction per migration (each under the migration lock)
+            # on every open of an up-to-date database, as SQLite's open.
+            return known
         pending = len(set(range(1, known + 1)) - applied)
         progress = {"done": 0}
         version = 0
