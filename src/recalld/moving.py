@@ -116,8 +116,12 @@ class CopyReport:
     relations a copy wrote earlier that the source no longer holds), ``left`` (not
     copied: their memory is not in the target), ``expired`` (not copied: their memory's
     TTL had passed, so it is not in the target); the memories
-    ``refused`` (one line each, naming the id and the field), and whether what the
-    run removed or replaced is scrubbed (``scrub``)."""
+    ``refused`` (one line each, naming the id and the field), whether what the
+    run removed or replaced is scrubbed (``scrub``), and ``adopted``: the memories the
+    target held under the source's ids without the ledger naming this copy (an older
+    recalld's copy, before migration 25, or an import of the source's export), taken as
+    this copy's from now on: one the source forgot before this run cannot be told from
+    the target's own and stays there."""
 
     copied: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
@@ -127,6 +131,7 @@ class CopyReport:
     expired: dict[str, int] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
     scrub: ScrubState = "none"
+    adopted: int = 0
 
     @property
     def complete(self) -> bool:
@@ -210,7 +215,13 @@ def _refusal(memory: Memory) -> str | None:
 
 class _Copier:
     def __init__(
-        self, source: Store, target: Store, clock: Clock, progress: Progress | None, origin: str
+        self,
+        source: Store,
+        target: Store,
+        clock: Clock,
+        progress: Progress | None,
+        origin: str,
+        report: CopyReport,
     ):
         self.source = source
         self.target = target
@@ -218,7 +229,7 @@ class _Copier:
         self.progress = progress
         self.origin = origin
         self.numbers = _Numbers()
-        self.report = CopyReport()
+        self.report = report
         self.dropped = False
         # The target seqs of the memories this copy wrote before this run (its ledger).
         self.owned: set[int] = set()
@@ -341,20 +352,26 @@ class _Copier:
         batch: list[Memory] = []
 
         def flush() -> None:
-            with self.target.transaction() as tx:
-                for memory in batch:
-                    if expired(memory, scope.now) and not _renewed_there(tx, memory, scope.now):
-                        # Gone for every reader already: a copy must not bring it back.
-                        self.expired.add(memory.seq)
-                        continue
-                    refused = _refusal(memory)
-                    if refused is not None:
-                        self.report.refused.append(refused)
-                        continue
-                    seen.add((memory.namespace, memory.id))
-                    outcome, seq = self._memory(tx, memory, ours)
-                    counts[outcome] += 1
-                    self.numbers.seqs[memory.seq] = seq
+            adopted = self.report.adopted
+            try:
+                with self.target.transaction() as tx:
+                    for memory in batch:
+                        if expired(memory, scope.now) and not _renewed_there(tx, memory, scope.now):
+                            # Gone for every reader already: a copy must not bring it back.
+                            self.expired.add(memory.seq)
+                            continue
+                        refused = _refusal(memory)
+                        if refused is not None:
+                            self.report.refused.append(refused)
+                            continue
+                        seen.add((memory.namespace, memory.id))
+                        outcome, seq = self._memory(tx, memory, ours)
+                        counts[outcome] += 1
+                        self.numbers.seqs[memory.seq] = seq
+            except BaseException:
+                # Rolled back: the batch adopted nothing (counted as its transaction commits).
+                self.report.adopted = adopted
+                raise
             batch.clear()
 
         for memory in self.source.iterate(scope) if namespaces else iter(()):
@@ -390,6 +407,8 @@ class _Copier:
                 " write: the copy stopped here; give one of them another id, or migrate into"
                 " an empty database",
             )
+        if not mine:
+            self.report.adopted += 1
         same = _comparable(existing) == _comparable(memory)
         if same or existing.updated_at >= memory.updated_at:
             # The same, or edited in the target since (its edit stays: never taken back).
@@ -632,6 +651,7 @@ def copy_store(
     origin: str | None = None,
     scrub_wait_seconds: float = 2.0,
     waiting: Callable[[], None] | None = None,
+    report: CopyReport | None = None,
 ) -> CopyReport:
     """Copy every memory and everything attached to it from ``source`` into ``target``.
 
@@ -642,7 +662,9 @@ def copy_store(
     readers at most ``scrub_wait_seconds`` (else ``report.scrub`` is ``"pending"``
     and the next process to open the target finishes it). While another copy into
     ``target`` runs, this one waits for it to end (``waiting`` is called once when it
-    starts to wait).
+    starts to wait). ``report``, when given, is filled as the copy goes: after a run that
+    raised, it holds what the run had committed, ``adopted`` memories above all (they
+    are this copy's now, so the next run does not count them again).
     """
     if _same_database(source, target):
         # Spelled apart (a relative path and an absolute one, a symlink): a copy into
@@ -657,7 +679,14 @@ def copy_store(
             f" {target.schema_version}: upgrade recalld where both are opened",
         )
     with target.tables.copy_lock(waiting or _wait_quietly):
-        copier = _Copier(source, target, clock, progress, origin or source.location())
+        copier = _Copier(
+            source,
+            target,
+            clock,
+            progress,
+            origin or source.location(),
+            CopyReport() if report is None else report,
+        )
         tables = {table.name: table for table in COPIED_TABLES}
         copier.reconcile(tables)
         copier.learn_firings(tables)

@@ -7,6 +7,7 @@ commands that do not migrate start fast.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,7 +95,7 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
 
     from recalld._location import display_location
     from recalld.errors import ValidationError
-    from recalld.moving import copy_store
+    from recalld.moving import CopyReport, copy_store
     from recalld.store.factory import open_store
 
     source_settings = state.settings if origin is None else _with_db(state.settings, origin, "from")
@@ -121,10 +122,29 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
             " copy must exist)",
         )
     with ExitStack() as stack:
-        source = open_store(source_settings)
-        stack.callback(source.close)
-        target = open_store(target_settings)
-        stack.callback(target.close)
+        if source_settings.uses_postgres:
+            source = open_store(source_settings)
+            stack.callback(source.close)
+            target = open_store(target_settings)
+            stack.callback(target.close)
+        else:
+            # Opening a store migrates it: a SQLite file an older recalld wrote was upgraded
+            # before a target refused (a mistyped password, a newer schema), and the older
+            # recalld could no longer open it. Its refusals that need no upgrade come
+            # first, then the target, then the upgrade.
+            _check_older_file(Path(source_settings.db), source_settings.busy_timeout_ms)
+            made = _files_made_by(target_settings)
+            target = open_store(target_settings)
+            stack.callback(target.close)
+            try:
+                source = open_store(source_settings)
+            except BaseException:
+                # Its upgrade failed after the target was opened: a target file this run
+                # made goes (closed first), so the failed run leaves nothing behind.
+                stack.close()
+                made()
+                raise
+            stack.callback(source.close)
         columns = (
             TextColumn("{task.description:<24}"),
             BarColumn(),
@@ -144,13 +164,21 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                     tasks[table] = bar.add_task(table, total=total, outcome="")
                 bar.update(tasks[table], completed=done, total=total)
 
-            report = copy_store(
-                source,
-                target,
-                progress=progress,
-                scrub_wait_seconds=state.settings.scrub_wait_seconds,
-                waiting=lambda: _say_waiting(display_location(target_settings.db)),
-            )
+            committed = CopyReport()
+            try:
+                report = copy_store(
+                    source,
+                    target,
+                    progress=progress,
+                    scrub_wait_seconds=state.settings.scrub_wait_seconds,
+                    waiting=lambda: _say_waiting(display_location(target_settings.db)),
+                    report=committed,
+                )
+            except BaseException:
+                # The memories adopted before the run stopped are this copy's already: the
+                # next run does not count them, so this is the one chance to say so.
+                _note_adopted(committed.adopted)
+                raise
             # A bar counts the rows gone through; what became of them is the report's.
             for table, task in tasks.items():
                 bar.update(task, outcome=_outcome(report, table))
@@ -165,11 +193,80 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
                 "expired": report.expired,
                 "refused": report.refused,
                 "scrub": report.scrub,
+                "adopted": report.adopted,
             }
         )
     else:
         _print_summary(state, report, display_location(target_settings.db))
     _warn_incomplete(report)
+
+
+def _check_older_file(path: Path, busy_timeout_ms: int) -> None:
+    """Refuse, without writing to it, a source file that opening would refuse: not a
+    recalld database, or one a newer recalld migrated (see :func:`_copy`)."""
+    import apsw
+
+    from recalld.errors import StorageError
+    from recalld.store.migrations import MIGRATIONS
+    from recalld.store.schema_guard import newer_schema_error
+    from recalld.store.sqlite_file import check_path, schema_versions
+
+    check_path(path, create_directory=False, busy_timeout_ms=busy_timeout_ms)
+    try:
+        connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as error:
+        raise StorageError(f"cannot open {path}: {error}") from error
+    try:
+        connection.set_busy_timeout(busy_timeout_ms)
+        newest = max(schema_versions(connection), default=0)
+    except apsw.Error as error:
+        raise StorageError(f"cannot read {path}: {error}") from error
+    finally:
+        connection.close()
+    if newest > len(MIGRATIONS):
+        raise newer_schema_error(path, newest, len(MIGRATIONS))
+
+
+def _files_made_by(settings: Settings) -> Callable[[], None]:
+    """What removes the SQLite database file ``settings.db`` and its own files beside it
+    (``-wal``, ``-reserve``, ...) when no file was there before: called when the copy
+    fails before it wrote anything (see :func:`_copy`). A PostgreSQL target, or a file
+    that was there, is left as it is."""
+    from recalld.store.sqlite_file import database_file
+
+    if settings.uses_postgres or str(settings.db) == ":memory:":
+        return lambda: None
+    path = Path(settings.db)
+    if path.exists() or path.is_symlink():
+        return lambda: None
+    before = set(path.parent.iterdir()) if path.parent.is_dir() else set()
+
+    def remove() -> None:
+        if not path.parent.is_dir():
+            return
+        for candidate in set(path.parent.iterdir()) - before:
+            if candidate.name.startswith(path.name) and database_file(path, candidate):
+                candidate.unlink(missing_ok=True)
+
+    return remove
+
+
+def _note_adopted(adopted: int) -> None:
+    """Say on stderr that ``adopted`` memories the target held without its ledger naming
+    this source are this copy's now, and what that cannot do (see :class:`CopyReport`)."""
+    if not adopted:
+        return
+    # An older recalld's copy (before migration 25) kept no ledger, nor one made while the
+    # source was elsewhere: what the source forgot since cannot be told from the target's
+    # own memories (adversarial pass b66).
+    click.echo(
+        f"note: {_memories(adopted)} the target already held under the source's ids (an"
+        " earlier copy by a recalld before schema 25, or from this source at another path"
+        " or URL, or an import of its export) are this copy's from now on; a memory the"
+        " source forgot before this run cannot be told from the target's own and stays"
+        " there: forget it in the target",
+        err=True,
+    )
 
 
 def _say_waiting(target: str) -> None:
@@ -240,6 +337,7 @@ def _print_summary(state: _State, report: CopyReport, target: str) -> None:
 
 def _warn_incomplete(report: CopyReport) -> None:
     """Say on stderr what was not copied, and exit 1 (after the report)."""
+    _note_adopted(report.adopted)
     if report.scrub == "pending":
         click.echo(
             "warning: what the copy removed from the target is not scrubbed yet (a reader"

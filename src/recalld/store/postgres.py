@@ -74,6 +74,7 @@ from recalld.store.postgres_semantic import PostgresSemantic
 from recalld.store.postgres_tables import PostgresTables
 from recalld.store.postgres_tokens import PostgresTokens
 from recalld.store.postgres_transaction import PostgresTransaction
+from recalld.store.schema_guard import newer_schema_error, refuse_newer_schema
 from recalld.store.sql import (
     HELD_NAMESPACES,
     escape_like,
@@ -160,15 +161,16 @@ class PostgresStore(PostgresTokens):
         applied = self._applied_migrations()
         newer = max(applied, default=0)
         if newer > known:
-            raise StorageError(
-                f"{self._database.display} was written by a newer recalld (schema {newer};"
-                f" this one knows up to {known}): upgrade recalld to open it"
-            )
+            raise newer_schema_error(self._database.display, newer, known)
         # Whether this open created recalld's schema (the database itself is created by
         # whoever runs the server): the process that applied migration 1 under the lock
         # (set below). Several processes opening a new database at once all find nothing
         # applied above, and only one of them creates it.
         self._created = False
+        if applied >= set(range(1, known + 1)):
+            # Nothing to do: no transaction per migration (each under the migration lock)
+            # on every open of an up-to-date database, as SQLite's open.
+            return known
         pending = len(set(range(1, known + 1)) - applied)
         progress = {"done": 0}
         version = 0
@@ -193,6 +195,7 @@ class PostgresStore(PostgresTokens):
                         "CREATE TABLE IF NOT EXISTS schema_migrations"
                         " (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
                     )
+                refuse_newer_schema(self._database.display, connection.execute, known)
                 done = connection.execute(
                     "SELECT 1 FROM schema_migrations WHERE version = %s", (number,)
                 ).fetchone()

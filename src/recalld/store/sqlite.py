@@ -44,6 +44,7 @@ from recalld.store.context import rewritten_pending
 from recalld.store.file_modes import warn_if_readable_by_others
 from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
+from recalld.store.schema_guard import newer_schema_error, refuse_newer_schema
 from recalld.store.semantic import VectorSearch
 from recalld.store.sql import HELD_NAMESPACES, escape_like, grouped_counts, source_window
 from recalld.store.sqlite_connection import SQLiteDatabase, storage_error
@@ -349,10 +350,7 @@ class SQLiteStore(SQLiteTokens):
             applied = schema_versions(connection)
             newer = max(applied, default=0)
             if newer > known:
-                raise StorageError(
-                    f"{self.path} was written by a newer recalld (schema {newer}; this one knows"
-                    f" up to {known}): upgrade recalld to open it"
-                )
+                raise newer_schema_error(self.path, newer, known)
             if applied >= set(range(1, known + 1)):
                 return known  # nothing to do: no write transaction for a read-only command
 
@@ -376,6 +374,7 @@ class SQLiteStore(SQLiteTokens):
                         "CREATE TABLE IF NOT EXISTS schema_migrations"
                         " (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
                     )
+                    refuse_newer_schema(self.path, connection.execute, known)
                     already = connection.execute(
                         "SELECT 1 FROM schema_migrations WHERE version = ?", (number,)
                     ).fetchone()

@@ -1,0 +1,246 @@
+"""``recalld migrate --to`` from a SQLite file an older recalld wrote: a target that is
+refused leaves the source as it was, so the older recalld still opens it; and a source a
+newer recalld wrote is refused before any target is made (adversarial pass b66)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import apsw
+import pytest
+from click.testing import CliRunner
+
+from recalld import moving
+from recalld.adapters.cli import cli
+from recalld.config import Settings
+from recalld.errors import StorageError
+from recalld.service import MemoryService
+from recalld.store import sqlite as sqlite_store
+from recalld.store.migrations import MIGRATIONS, Execute
+from tests.conftest import FakeClock
+
+KNOWN = len(MIGRATIONS)
+
+
+def _source(path: Path, version: int) -> None:
+    """A database with one memory, recorded at schema ``version`` (older or newer)."""
+    settings = Settings(db=path, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        memory.remember("Anna moved to Paris")
+    connection = apsw.Connection(str(path))
+    connection.execute("DELETE FROM schema_migrations WHERE version > ?", (version,))
+    for number in range(KNOWN + 1, version + 1):
+        connection.execute(
+            "INSERT INTO schema_migrations VALUES (?, '2027-01-01T00:00:00Z')", (number,)
+        )
+    connection.execute(f"PRAGMA user_version = {version}")
+    connection.close()
+
+
+def _newest(path: Path) -> int:
+    connection = apsw.Connection(str(path))
+    try:
+        row = connection.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return 0 if row is None else int(str(row[0]))
+    finally:
+        connection.close()
+
+
+def test_a_refused_target_leaves_an_older_source_unmigrated(tmp_path: Path) -> None:
+    source = tmp_path / "memories.db"
+    _source(source, KNOWN - 1)
+    target = tmp_path / "notes.db"
+    target.write_text("my notes, not a database\n")
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert "is not a recalld database" in str(result.exception)
+    assert _newest(source) == KNOWN - 1  # the recalld that wrote it still opens it
+    assert target.read_text() == "my notes, not a database\n"
+
+
+def test_a_source_a_newer_recalld_wrote_is_refused_before_a_target_is_made(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "memories.db"
+    _source(source, KNOWN + 1)
+    target = tmp_path / "copy.db"
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert f"schema {KNOWN + 1}; this one knows up to {KNOWN}" in str(result.exception)
+    assert not target.exists()
+    assert _newest(source) == KNOWN + 1
+
+
+def test_a_copy_an_older_recalld_made_is_adopted_and_what_it_cannot_remove_is_said(
+    tmp_path: Path,
+) -> None:
+    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
+    settings = Settings(db=source, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        kept = memory.remember("Anna moved to Paris").id
+        secret = memory.remember("the door code is 4711").id
+    first = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert first.exit_code == 0, first.output
+    assert "note:" not in first.output
+    # As a recalld before schema 25 left its copy: no ledger of what it wrote.
+    connection = apsw.Connection(str(target))
+    connection.execute("DELETE FROM migrated_memories")
+    connection.close()
+    with MemoryService.open(settings) as memory:
+        memory.forget(secret)
+
+    again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
+    assert again.exit_code == 0, again.output
+    assert '"adopted":1' in again.stdout.replace(" ", "")
+    said = " ".join(again.stderr.split())
+    assert "note: 1 memory the target already held under the source's ids" in said
+    assert "forget it in the target" in said
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as copy:
+        assert copy.get(kept).content == "Anna moved to Paris"
+        assert copy.get(secret).content == "the door code is 4711"  # what the note says
+    # Adopted: a memory the source forgets from now on goes from the target too.
+    with MemoryService.open(settings) as memory:
+        memory.forget(kept)
+    last = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert last.exit_code == 0, last.output
+    assert "removed 1 memory the source no longer holds" in " ".join(last.stdout.split())
+    assert "note:" not in last.stderr
+
+
+def _failing_on(source: Path) -> Callable[[Execute], None]:
+    """The last migration, failing on ``source`` alone: a file that passes the read-only
+    check and then cannot be upgraded (a migration refusing what it finds, a lock another
+    process holds), after the target was opened."""
+    last = MIGRATIONS[-1]
+
+    def migration(execute: Execute) -> None:
+        row = execute("PRAGMA database_list").fetchone()
+        if Path(str(row[2])).resolve() == source.resolve():
+            raise StorageError(f"migration {KNOWN} cannot upgrade {source}")
+        last(execute)
+
+    return migration
+
+
+def test_a_source_that_fails_to_open_leaves_no_target_file_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "memories.db"
+    _source(source, KNOWN - 1)
+    monkeypatch.setattr(sqlite_store, "MIGRATIONS", [*MIGRATIONS[:-1], _failing_on(source)])
+    target = tmp_path / "copy.db"
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert f"migration {KNOWN} cannot upgrade" in str(result.exception)
+    assert not [path.name for path in tmp_path.iterdir() if path.name.startswith("copy")]
+    assert _newest(source) == KNOWN - 1
+
+
+def test_a_source_that_fails_to_open_leaves_a_target_file_that_was_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
+    _source(source, KNOWN - 1)
+    _source(target, KNOWN)
+    monkeypatch.setattr(sqlite_store, "MIGRATIONS", [*MIGRATIONS[:-1], _failing_on(source)])
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert _newest(target) == KNOWN
+    connection = apsw.Connection(str(target))
+    try:
+        assert connection.execute("SELECT content FROM memories").fetchall() == [
+            ("Anna moved to Paris",)
+        ]
+    finally:
+        connection.close()
+
+
+def _older_copy(tmp_path: Path) -> tuple[Path, Path, Settings, str]:
+    """A source with two memories and a copy of it as a recalld before schema 25 left it
+    (no ledger); the source then forgot the second: (source, target, settings, kept id)."""
+    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
+    settings = Settings(db=source, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        kept = memory.remember("Anna moved to Paris").id
+        secret = memory.remember("the door code is 4711").id
+    first = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert first.exit_code == 0, first.output
+    connection = apsw.Connection(str(target))
+    connection.execute("DELETE FROM migrated_memories")
+    connection.close()
+    with MemoryService.open(settings) as memory:
+        memory.forget(secret)
+    return source, target, settings, kept
+
+
+def _adopted(output: str) -> int:
+    return int(json.loads(output)["adopted"])
+
+
+def test_a_copy_this_recalld_made_adopts_nothing_when_run_again(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
+    settings = Settings(db=source, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings, clock=clock) as memory:
+        ids = [memory.remember(f"note {index}").id for index in range(4)]
+    first = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
+    assert first.exit_code == 0, first.output
+    assert _adopted(first.stdout) == 0
+    clock.advance(60)
+    with MemoryService.open(settings, clock=clock) as memory:  # changed in the source since
+        memory.update(ids[0], content="note 0, edited in the source")
+        memory.forget(ids[1])
+        memory.remember("note 4")
+    target_settings = Settings(db=target, embedder="none", graph_extractor="none")
+    clock.advance(60)
+    with MemoryService.open(target_settings, clock=clock) as copy:  # and in the target
+        copy.update(ids[2], content="note 2, edited in the target")
+    again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
+    assert again.exit_code == 0, again.output
+    assert _adopted(again.stdout) == 0
+    assert "note:" not in again.stderr
+    assert json.loads(again.stdout)["removed"]["memories"] == 1
+
+
+def test_a_run_that_fails_after_adopting_still_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target, _, _ = _older_copy(tmp_path)
+
+    def failing(copier: object, table: object) -> None:
+        raise StorageError("the disk is full")
+
+    # The memories' batches are committed, then a later table fails: the adoption holds.
+    monkeypatch.setattr(moving._Copier, "table", failing)
+    failed = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert failed.exit_code != 0
+    said = " ".join(failed.stderr.split())
+    assert "note: 1 memory the target already held under the source's ids" in said
+    monkeypatch.undo()
+    again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
+    assert again.exit_code == 0, again.output
+    assert _adopted(again.stdout) == 0  # adopted by the failed run already
+
+
+def test_a_batch_rolled_back_adopts_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source, target, _, kept = _older_copy(tmp_path)
+    settings = Settings(db=source, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as memory:
+        clash = memory.remember("a memory the target holds another of").id
+    connection = apsw.Connection(str(target))
+    connection.execute(
+        "INSERT INTO memories(id, namespace, content, kind, created_at, updated_at)"
+        " SELECT ?, namespace, 'the target''s own', kind, '2020-01-01T00:00:00.000000Z',"
+        " updated_at FROM memories WHERE id = ?",
+        (clash, kept),
+    )
+    connection.close()
+    failed = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert failed.exit_code != 0
+    assert f"memory {clash!r}" in str(failed.exception)
+    assert "note:" not in failed.stderr  # the batch that adopted was rolled back
