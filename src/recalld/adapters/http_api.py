@@ -66,7 +66,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
-from recalld.adapters._network import bind_address, host_name, is_loopback
+from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, host_name, is_loopback
 from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE, READ_ONLY_MESSAGE
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
@@ -769,6 +769,7 @@ def serve(
         port=settings.port,
         log_level=log_level,
         server_header=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     server = answering_server(config, answering)  # configures uvicorn's loggers
     access = logging.getLogger("uvicorn.access")

@@ -50,7 +50,7 @@ from starlette.types import ASGIApp
 from recalld import _validate as check
 from recalld._text import shown
 from recalld._version import __version__
-from recalld.adapters._network import bind_address, is_loopback
+from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, is_loopback
 from recalld.adapters._stdio import run_stdio
 from recalld.adapters.dialects import resolve_dialects
 from recalld.adapters.dialects.base import (
@@ -581,6 +581,7 @@ def run_server(
         host=address,
         port=port,
         log_level=server.settings.log_level.lower(),
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
     )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
     anyio.run(answering_server(config, answering).serve)
