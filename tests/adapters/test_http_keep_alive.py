@@ -1,4 +1,5 @@
-"""Both HTTP servers keep an idle connection open longer than clients' pools keep it.
+"""Both HTTP servers keep an idle connection open longer than clients' pools keep it (and
+close one that holds no request: test_http_connections).
 
 uvicorn's default (5 s) equals httpx's pool expiry: the server closed a connection just
 as a client reused it, a transport error for the client (stop 65: 13 of 9,000 requests).
@@ -12,6 +13,7 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 
 from recalld.adapters import http_api, mcp_server
+from recalld.adapters.http_connections import BoundedRequestHead
 from recalld.config import Settings
 from recalld.service import MemoryService
 
@@ -45,6 +47,7 @@ def test_http_serve_keeps_idle_connections_longer_than_client_pools(
     http_api.serve(service, settings)
     (config,) = configs
     assert config.timeout_keep_alive > max(CLIENT_POOL_SECONDS)
+    assert config.http is BoundedRequestHead  # nor a connection held without a request
 
 
 def test_mcp_http_keeps_idle_connections_longer_than_client_pools(
@@ -54,3 +57,4 @@ def test_mcp_http_keeps_idle_connections_longer_than_client_pools(
     mcp_server.run_server(server, transport="http", port=8766)
     (config,) = configs
     assert config.timeout_keep_alive > max(CLIENT_POOL_SECONDS)
+    assert config.http is BoundedRequestHead  # nor a connection held without a request

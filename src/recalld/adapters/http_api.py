@@ -73,6 +73,7 @@ from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
 from recalld.adapters.http_body_type import body_type_problem
 from recalld.adapters.http_conditions import IF_MATCH, IF_NONE_MATCH
+from recalld.adapters.http_connections import BoundedRequestHead
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_head import HeadAsGet
@@ -770,6 +771,7 @@ def serve(
         log_level=log_level,
         server_header=False,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=BoundedRequestHead,  # no connection is held without a request (http_connections)
     )
     server = answering_server(config, answering)  # configures uvicorn's loggers
     access = logging.getLogger("uvicorn.access")

@@ -62,6 +62,7 @@ from recalld.adapters.dialects.base import (
     tidy_schema,
 )
 from recalld.adapters.dialects.failures import DialectTool
+from recalld.adapters.http_connections import BoundedRequestHead
 from recalld.adapters.http_mcp_sessions import SESSIONS_PER_TOKEN, limit_sessions_per_token
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
@@ -582,6 +583,7 @@ def run_server(
         port=port,
         log_level=server.settings.log_level.lower(),
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=BoundedRequestHead,  # no connection is held without a request (http_connections)
     )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
     anyio.run(answering_server(config, answering).serve)

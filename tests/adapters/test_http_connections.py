@@ -1,0 +1,104 @@
+"""A connection holding no request is closed: none sent, or a request head that stalls.
+
+uvicorn's keep-alive timer runs only after a response: a connection that sent nothing,
+or the start of a request head and nothing more, was held for as long as the client
+liked (before any token was checked). The servers run :class:`BoundedRequestHead`; here
+it runs with short limits on a real socket, and each wait for the close is bounded
+generously (a server that never closes fails the test, a slow one does not)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+import uvicorn
+from starlette.types import Receive, Scope, Send
+
+from recalld.adapters.http_connections import BoundedRequestHead
+
+pytestmark = pytest.mark.anyio
+
+WAIT_SECONDS = 30.0
+
+
+class QuickLimits(BoundedRequestHead):
+    idle_seconds = 0.2
+    head_seconds = 0.2
+
+
+async def _hello(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] != "http":
+        return
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]}
+    )
+    await send({"type": "http.response.body", "body": b"hello"})
+
+
+@asynccontextmanager
+async def _serving() -> AsyncIterator[int]:
+    """A uvicorn server of :class:`QuickLimits` on a free loopback port; its port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = int(listener.getsockname()[1])
+    config = uvicorn.Config(_hello, http=QuickLimits, lifespan="off", log_level="critical")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[listener]))
+    try:
+        with anyio.fail_after(WAIT_SECONDS):
+            while not server.started:
+                await asyncio.sleep(0.01)  # uvicorn sets a flag, not an event
+        yield port
+    finally:
+        server.should_exit = True
+        await task
+        listener.close()
+
+
+async def _closed_by_server(reader: asyncio.StreamReader) -> bytes:
+    """What the server sent before closing (bounded wait: a connection held fails)."""
+    with anyio.fail_after(WAIT_SECONDS):
+        return await reader.read()
+
+
+async def test_http_connection_sending_nothing_is_closed() -> None:
+    async with _serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            assert await _closed_by_server(reader) == b""
+        finally:
+            writer.close()
+            await writer.wait_closed()
+
+
+async def test_http_connection_whose_request_head_stalls_is_closed() -> None:
+    async with _serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+        await writer.drain()
+        try:
+            assert await _closed_by_server(reader) == b""
+        finally:
+            writer.close()
+            await writer.wait_closed()
+
+
+async def test_http_connection_serves_requests_one_after_another() -> None:
+    async with _serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for _ in range(2):
+            # Sent in two parts: the head's deadline is armed, then dropped once it is whole.
+            writer.write(b"GET / HTTP/1.1\r\n")
+            await writer.drain()
+            writer.write(b"Host: 127.0.0.1\r\n\r\n")
+            await writer.drain()
+            with anyio.fail_after(WAIT_SECONDS):
+                head = await reader.readuntil(b"\r\n\r\n")
+                assert head.startswith(b"HTTP/1.1 200")
+                assert await reader.readexactly(5) == b"hello"
+        writer.close()
+        await writer.wait_closed()
