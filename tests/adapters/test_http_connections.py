@@ -9,6 +9,7 @@ generously (a server that never closes fails the test, a slow one does not)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -102,3 +103,29 @@ async def test_http_connection_serves_requests_one_after_another() -> None:
                 assert await reader.readexactly(5) == b"hello"
         writer.close()
         await writer.wait_closed()
+
+
+async def test_http_connection_trickling_a_request_head_is_closed() -> None:
+    async with _serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        closed = False
+        try:
+            # A byte of a header that never ends, every 20 ms (each under the 0.2 s limit):
+            # the head's deadline runs from its first byte, so the server closes anyway.
+            with anyio.fail_after(WAIT_SECONDS):
+                writer.write(b"GET / HTTP/1.1\r\nX-Long: ")
+                while not closed:
+                    try:
+                        writer.write(b"a")
+                        await writer.drain()
+                        with anyio.move_on_after(0.02):
+                            closed = await reader.read() == b""
+                    except ConnectionError:
+                        # Closed with our bytes unread, the server's side resets it.
+                        closed = True
+        finally:
+            writer.close()
+            with anyio.move_on_after(WAIT_SECONDS):
+                with contextlib.suppress(ConnectionError):
+                    await writer.wait_closed()
+        assert closed
