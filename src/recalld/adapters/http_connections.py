@@ -9,7 +9,11 @@ connection that sends no byte within :data:`~recalld.adapters._network.KEEP_ALIV
 (as an idle one after a response), and one whose request head is not complete
 :data:`REQUEST_HEAD_SECONDS` after its first byte arrived (bytes that trickle in do not
 extend it). A request body that stops arriving is the app's to refuse
-(:mod:`recalld.adapters.http_body`).
+(:mod:`recalld.adapters.http_body`), but the body of a request answered before it was
+read (a 404, a 401) is no app's: uvicorn stopped its keep-alive timer at that body's next
+byte and started none, so one more byte held the connection for good. That rest of a
+body has as long to arrive as a request head (nginx's ``lingering_time``, 30 s, bounds
+the same wait); once it is whole, the connection is idle as after a response.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ class BoundedRequestHead(H11Protocol):
     head_seconds: ClassVar[float] = REQUEST_HEAD_SECONDS
 
     _deadline: asyncio.TimerHandle | None = None
-    # Whether the deadline running is the one of a request head already started: more
-    # bytes of that head must not restart it.
+    # Whether the deadline running is the one of a request head already started (or of
+    # an answered request's body): more bytes of it must not restart it.
     _head_started = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -46,12 +50,18 @@ class BoundedRequestHead(H11Protocol):
         self._arm(self.idle_seconds, head_started=False)
 
     def data_received(self, data: bytes) -> None:
-        """Feed the bytes; time the request head from its first byte until it is whole."""
+        """Feed the bytes; time the request head from its first byte until it is whole (and
+        the rest of an answered request's body from its first byte after the answer)."""
         super().data_received(data)
-        if self.transport.is_closing() or not self._waiting_for_head():
+        if self.transport.is_closing() or not self._holds_no_request():
             self._disarm()
-        elif not self._head_started:
-            self._arm(self.head_seconds, head_started=True)
+        elif self._request_started():
+            if not self._head_started:
+                self._arm(self.head_seconds, head_started=True)
+        else:
+            # The bytes ended the body of a request answered already, and no byte of
+            # another followed: idle as after a response (they stopped uvicorn's timer).
+            self._arm(self.idle_seconds, head_started=False)
 
     def on_response_complete(self) -> None:
         """Between requests uvicorn's keep-alive timer closes an idle connection."""
@@ -63,9 +73,18 @@ class BoundedRequestHead(H11Protocol):
         self._disarm()
         super().connection_lost(exc)
 
-    def _waiting_for_head(self) -> bool:
-        """No request head is whole yet (h11 holds what arrived of one until it is)."""
-        return self.conn.their_state is h11.IDLE
+    def _holds_no_request(self) -> bool:
+        """No request is being served: none is whole yet (h11 holds what arrived of a head
+        until it is), or the rest of the body of a request answered already is arriving."""
+        theirs = self.conn.their_state
+        if theirs is h11.IDLE:
+            return True
+        return theirs is h11.SEND_BODY and self.conn.our_state is h11.DONE
+
+    def _request_started(self) -> bool:
+        """Bytes wait that time out as a request head does: a part of one, or the rest of
+        an answered request's body (:meth:`_holds_no_request` is true)."""
+        return self.conn.their_state is h11.SEND_BODY or bool(self.conn.trailing_data[0])
 
     def _arm(self, seconds: float, *, head_started: bool) -> None:
         self._disarm()
@@ -80,5 +99,5 @@ class BoundedRequestHead(H11Protocol):
 
     def _overdue(self) -> None:
         self._deadline = None
-        if self._waiting_for_head() and not self.transport.is_closing():
+        if self._holds_no_request() and not self.transport.is_closing():
             self.transport.close()
