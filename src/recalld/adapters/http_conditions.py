@@ -44,8 +44,8 @@ def expected_versions(headers: Headers) -> frozenset[str] | None:
     if IF_NONE_MATCH in headers:
         raise ValidationError(
             IF_NONE_MATCH,
-            "is not supported here (only PUT /v1/kv/{key} takes it, as *): give If-Match"
-            " with the ETag of a read (or *)",
+            "is not supported here (only PUT /v1/kv/{key} and POST /v1/memories with a key"
+            " take it, as *): give If-Match with the ETag of a read (or *)",
         )
     values = headers.getlist(IF_MATCH)
     if not values:

@@ -130,13 +130,15 @@ def create_memory(
     # A keyed write takes the conditions of PUT /v1/kv/{key} (http_conditions): ignored,
     # If-None-Match: * let a client that meant "create only" overwrite the key's memory.
     condition = key_condition(request.headers)
-    if condition is None:
-        return service.remember_many([body], namespace=namespace)[0]
     if body.key is None:
+        if condition is None:
+            return service.remember_many([body], namespace=namespace)[0]
         header = IF_NONE_MATCH if IF_NONE_MATCH in request.headers else IF_MATCH
         raise ValidationError(
             header, "applies only to a memory written with a key (the key names what it checks)"
         )
+    # As PUT /v1/kv/{key} answers it, with a condition or without: the version an
+    # If-Match of the next write names, without a read between.
     receipt, memory = service.put(
         body, namespace=namespace, dedupe=True, expected_version=condition
     )
