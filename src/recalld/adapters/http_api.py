@@ -66,13 +66,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
-from recalld.adapters._network import bind_address, host_name, is_loopback
+from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, host_name, is_loopback
 from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE, READ_ONLY_MESSAGE
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
 from recalld.adapters.http_body_type import body_type_problem
 from recalld.adapters.http_conditions import IF_MATCH, IF_NONE_MATCH
+from recalld.adapters.http_connections import BoundedRequestHead
 from recalld.adapters.http_context_routes import context_router, core_router
 from recalld.adapters.http_graph_routes import graph_router
 from recalld.adapters.http_head import HeadAsGet
@@ -769,6 +770,8 @@ def serve(
         port=settings.port,
         log_level=log_level,
         server_header=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=BoundedRequestHead,  # no connection is held without a request (http_connections)
     )
     server = answering_server(config, answering)  # configures uvicorn's loggers
     access = logging.getLogger("uvicorn.access")

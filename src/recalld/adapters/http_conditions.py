@@ -14,8 +14,9 @@ key holds a memory of one of those versions (the ETag of ``GET /v1/kv/{key}``), 
 with ``*`` only while it holds one: 412 else, nothing written (RFC 9110: a
 condition on a resource that does not exist is false). With ``If-None-Match: *`` it
 writes only while the key holds no memory (RFC 9110: create, never overwrite), 412
-else; no other write takes ``If-None-Match`` (422: ignored, it let a client that
-meant "create only" overwrite what was there).
+else; ``POST /v1/memories`` with a ``key`` takes both as this ``PUT`` does. No other
+write takes ``If-None-Match`` (422: ignored, it let a client that meant "create only"
+overwrite what was there).
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def expected_versions(headers: Headers) -> frozenset[str] | None:
     if IF_NONE_MATCH in headers:
         raise ValidationError(
             IF_NONE_MATCH,
-            "is not supported here (only PUT /v1/kv/{key} takes it, as *): give If-Match"
-            " with the ETag of a read (or *)",
+            "is not supported here (only PUT /v1/kv/{key} and POST /v1/memories with a key"
+            " take it, as *): give If-Match with the ETag of a read (or *)",
         )
     values = headers.getlist(IF_MATCH)
     if not values:

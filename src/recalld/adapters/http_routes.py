@@ -21,7 +21,12 @@ from starlette.concurrency import run_in_threadpool
 from recalld import _validate as check
 from recalld._schema import KEY_PATTERN, NAME_PATTERN, count_default
 from recalld.adapters.http_batbox_routes import batbox_router
-from recalld.adapters.http_conditions import expected_versions, key_condition
+from recalld.adapters.http_conditions import (
+    IF_MATCH,
+    IF_NONE_MATCH,
+    expected_versions,
+    key_condition,
+)
 from recalld.adapters.http_dependencies import (
     CALLER_STATE_KEY,
     COMMON_ERRORS,
@@ -112,11 +117,33 @@ KV_PATH = f"/kv/{{key:{VERBATIM}}}"
 
 
 @v1_router.post(
-    "/memories", response_model=Receipt, tags=["memories"], responses=error_responses(409)
+    "/memories", response_model=Receipt, tags=["memories"], responses=error_responses(409, 412)
 )
-def create_memory(body: NewMemory, service: Service, namespace: WriteNamespace) -> Receipt:
+def create_memory(
+    body: NewMemory,
+    request: Request,
+    response: Response,
+    service: Service,
+    namespace: WriteNamespace,
+) -> Receipt:
     """Store a memory (with ``key``: overwrite the memory holding that key)."""
-    return service.remember_many([body], namespace=namespace)[0]
+    # A keyed write takes the conditions of PUT /v1/kv/{key} (http_conditions): ignored,
+    # If-None-Match: * let a client that meant "create only" overwrite the key's memory.
+    condition = key_condition(request.headers)
+    if body.key is None:
+        if condition is None:
+            return service.remember_many([body], namespace=namespace)[0]
+        header = IF_NONE_MATCH if IF_NONE_MATCH in request.headers else IF_MATCH
+        raise ValidationError(
+            header, "applies only to a memory written with a key (the key names what it checks)"
+        )
+    # As PUT /v1/kv/{key} answers it, with a condition or without: the version an
+    # If-Match of the next write names, without a read between.
+    receipt, memory = service.put(
+        body, namespace=namespace, dedupe=True, expected_version=condition
+    )
+    response.headers["ETag"] = entity_tag(memory)
+    return receipt
 
 
 # The listing's query parameters for the tag filters, by the filter fields they fill.

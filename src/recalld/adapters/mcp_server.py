@@ -50,7 +50,7 @@ from starlette.types import ASGIApp
 from recalld import _validate as check
 from recalld._text import shown
 from recalld._version import __version__
-from recalld.adapters._network import bind_address, is_loopback
+from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, is_loopback
 from recalld.adapters._stdio import run_stdio
 from recalld.adapters.dialects import resolve_dialects
 from recalld.adapters.dialects.base import (
@@ -62,6 +62,7 @@ from recalld.adapters.dialects.base import (
     tidy_schema,
 )
 from recalld.adapters.dialects.failures import DialectTool
+from recalld.adapters.http_connections import BoundedRequestHead
 from recalld.adapters.http_mcp_sessions import SESSIONS_PER_TOKEN, limit_sessions_per_token
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
@@ -581,6 +582,8 @@ def run_server(
         host=address,
         port=port,
         log_level=server.settings.log_level.lower(),
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        http=BoundedRequestHead,  # no connection is held without a request (http_connections)
     )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
     anyio.run(answering_server(config, answering).serve)

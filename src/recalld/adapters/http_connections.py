@@ -1,0 +1,103 @@
+"""HTTP connections that cannot be held open without a request: the protocol both servers run.
+
+uvicorn's keep-alive timer runs only between requests, after a response: a connection
+that was opened and sent nothing, or sent the start of a request head and then nothing
+more (or a byte now and then), was held for as long as the client liked, one socket
+each, before any token was checked. Enough of them (a few thousand, from one client)
+took every file descriptor of the server. :class:`BoundedRequestHead` closes a new
+connection that sends no byte within :data:`~recalld.adapters._network.KEEP_ALIVE_SECONDS`
+(as an idle one after a response), and one whose request head is not complete
+:data:`REQUEST_HEAD_SECONDS` after its first byte arrived (bytes that trickle in do not
+extend it). A request body that stops arriving is the app's to refuse
+(:mod:`recalld.adapters.http_body`), but the body of a request answered before it was
+read (a 404, a 401) is no app's: uvicorn stopped its keep-alive timer at that body's next
+byte and started none, so one more byte held the connection for good. That rest of a
+body has as long to arrive as a request head (nginx's ``lingering_time``, 30 s, bounds
+the same wait); once it is whole, the connection is idle as after a response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from recalld.adapters._network import KEEP_ALIVE_SECONDS
+
+__all__ = ["REQUEST_HEAD_SECONDS", "BoundedRequestHead"]
+
+# How long a request head (request line and headers, a few hundred bytes) may take to
+# arrive once it started: nginx's client_header_timeout is 60 s, a body's stall limit 30 s.
+REQUEST_HEAD_SECONDS = 30.0
+
+
+class BoundedRequestHead(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection that holds no request (module docstring)."""
+
+    idle_seconds: ClassVar[float] = KEEP_ALIVE_SECONDS
+    head_seconds: ClassVar[float] = REQUEST_HEAD_SECONDS
+
+    _deadline: asyncio.TimerHandle | None = None
+    # Whether the deadline running is the one of a request head already started (or of
+    # an answered request's body): more bytes of it must not restart it.
+    _head_started = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Start the wait for the first byte of the first request."""
+        super().connection_made(transport)
+        self._arm(self.idle_seconds, head_started=False)
+
+    def data_received(self, data: bytes) -> None:
+        """Feed the bytes; time the request head from its first byte until it is whole (and
+        the rest of an answered request's body from its first byte after the answer)."""
+        super().data_received(data)
+        if self.transport.is_closing() or not self._holds_no_request():
+            self._disarm()
+        elif self._request_started():
+            if not self._head_started:
+                self._arm(self.head_seconds, head_started=True)
+        else:
+            # The bytes ended the body of a request answered already, and no byte of
+            # another followed: idle as after a response (they stopped uvicorn's timer).
+            self._arm(self.idle_seconds, head_started=False)
+
+    def on_response_complete(self) -> None:
+        """Between requests uvicorn's keep-alive timer closes an idle connection."""
+        self._disarm()
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Drop the deadline with the connection."""
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _holds_no_request(self) -> bool:
+        """No request is being served: none is whole yet (h11 holds what arrived of a head
+        until it is), or the rest of the body of a request answered already is arriving."""
+        theirs = self.conn.their_state
+        if theirs is h11.IDLE:
+            return True
+        return theirs is h11.SEND_BODY and self.conn.our_state is h11.DONE
+
+    def _request_started(self) -> bool:
+        """Bytes wait that time out as a request head does: a part of one, or the rest of
+        an answered request's body (:meth:`_holds_no_request` is true)."""
+        return self.conn.their_state is h11.SEND_BODY or bool(self.conn.trailing_data[0])
+
+    def _arm(self, seconds: float, *, head_started: bool) -> None:
+        self._disarm()
+        self._head_started = head_started
+        self._deadline = self.loop.call_later(seconds, self._overdue)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        self._head_started = False
+
+    def _overdue(self) -> None:
+        self._deadline = None
+        if self._holds_no_request() and not self.transport.is_closing():
+            self.transport.close()
