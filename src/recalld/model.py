@@ -618,8 +618,11 @@ class ExportRecord(BaseModel):
     key: ComposedKey = Field(default=None, min_length=1, max_length=KEY_MAX_CHARS)
     title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
     content: str
-    kind: str = Field(default="note", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
-    category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
+    # As long as the composed (NFC) spelling of a name within the limit may be: an older
+    # version stored a kind of 200 क़ 400 code points long. Its shortest spelling is held
+    # to the limit on import (recalld._validate.composed_name), as a tag's is.
+    kind: str = Field(default="note", min_length=1, max_length=3 * SHORT_TEXT_MAX_CHARS)
+    category: str | None = Field(default=None, min_length=1, max_length=3 * SHORT_TEXT_MAX_CHARS)
     tags: list[str] = Field(default_factory=list)
     salience: Annotated[StrictFloat | None, SALIENCE_RANGE] = Field(default=None, ge=0, le=1)
     source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)

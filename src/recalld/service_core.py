@@ -156,10 +156,13 @@ class ServiceCore:
             kind=(
                 None
                 if filters.kind is None
-                else check.kind(check.filter_name(filters.kind, "kind", SHORT_TEXT_MAX_CHARS))
+                else check.kind(
+                    check.filter_name(filters.kind, "kind", SHORT_TEXT_MAX_CHARS), as_given=True
+                )
             ),
             category=check.category(
-                check.filter_name(filters.category, "category", SHORT_TEXT_MAX_CHARS)
+                check.filter_name(filters.category, "category", SHORT_TEXT_MAX_CHARS),
+                as_given=True,
             ),
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=check.speaker(check.filter_name(filters.speaker, "speaker", SPEAKER_MAX_CHARS)),

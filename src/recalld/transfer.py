@@ -497,14 +497,18 @@ class Transfer:
         """A line without an id: written like ``remember`` (a repeat is skipped), then
         given the line's own times and counts (``remember`` cannot take them); a line
         that expired already is skipped, as the purge would remove it."""
-        if record.kind == INTENTION_KIND:
-            # A reminder's memory comes with its id and its intention line (an export).
+        if check.kind(record.kind, as_given=True) == INTENTION_KIND:
+            # A reminder's memory comes with its id and its intention line (an export);
+            # " intention" is trimmed to it by the write below.
             raise ValidationError("kind", "kind 'intention' needs the reminder's id")
         kept = line_times(record)
         expires_at = kept.get("expires_at")
         if expires_at is not None and expires_at <= self._clock():
             return "skipped"
-        draft = NewMemory.model_validate(
+        # As remember reads it (a kind as long as an older version stored is for lines
+        # with an id, an export's): refused naming the field, never a crash.
+        draft = check.parse_model(
+            NewMemory,
             {
                 "content": record.content,
                 "key": record.key,
@@ -518,7 +522,7 @@ class Transfer:
                 "at": record.at,
                 "place": None if record.place is None else legacy_place(record.place),
                 "meta": record.meta,
-            }
+            },
         )
         if record.key is not None and self._holds_already(tx, draft, namespace, kept):
             return "unchanged"  # a re-import of the same file changes nothing
