@@ -21,6 +21,7 @@ from recalld.graph.types import Extraction
 from recalld.store.semantic import JobFailure
 
 __all__ = [
+    "STALE_TOMBSTONES",
     "EntityRecord",
     "GraphCounts",
     "GraphJob",
@@ -33,6 +34,18 @@ __all__ = [
     "list_in_chunks",
     "search_in_chunks",
 ]
+
+# The tombstones no memory needs any more: none of their namespace at or before the last
+# memory written before the deletion is left, so no extraction can bring the entity back,
+# and the key's hash would only confirm to a guessed name that the entity once existed
+# ("forget leaves no trace"). A memory written later has a larger seq. The same SQL on
+# both stores (PostgreSQL's takes them as %(name)s: see postgres_graph_writes).
+STALE_TOMBSTONES = (
+    "DELETE FROM graph_entity_tombstones WHERE (namespace = :namespace OR :namespace IS NULL)"
+    " AND up_to_seq >= :seq AND NOT EXISTS (SELECT 1 FROM memories m"
+    " WHERE m.namespace = graph_entity_tombstones.namespace"
+    " AND m.seq <= graph_entity_tombstones.up_to_seq)"
+)
 
 
 def graph_text_hash(

@@ -57,6 +57,7 @@ from recalld.store.postgres_context import PostgresContext
 from recalld.store.postgres_core import PostgresCore
 from recalld.store.postgres_graph import PostgresGraph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
+from recalld.store.postgres_graph_writes import drop_stale_tombstones
 from recalld.store.postgres_intentions import PostgresIntentions
 from recalld.store.postgres_migrations import MIGRATIONS
 from recalld.store.postgres_migrations_words import word_query
@@ -497,6 +498,7 @@ class PostgresStore(PostgresTokens):
             cursor = connection.execute("DELETE FROM memories WHERE seq = ANY(%s)", (expired,))
             removed = int(cursor.rowcount)
             if removed:
+                drop_stale_tombstones(connection)
                 record_drop(connection, "purge", now)
             return removed
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from recalld.graph.names import entity_key
-from recalld.store.graph import EntityRecord, entity_key_hash
+from recalld.store.graph import STALE_TOMBSTONES, EntityRecord, entity_key_hash
 from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_graph import (
     EXPIRED,
@@ -20,7 +20,22 @@ from recalld.store.postgres_graph import (
 )
 from recalld.store.postgres_graph_extraction import GENERIC, lock_extraction_rows
 
-__all__ = ["PostgresGraphTransaction"]
+__all__ = ["PostgresGraphTransaction", "drop_stale_tombstones"]
+
+
+def drop_stale_tombstones(
+    connection: Connection, namespace: str | None = None, seq: int = 0
+) -> None:
+    """As SQLite's (:func:`recalld.store.sqlite_graph_tombstones.drop_stale_tombstones`):
+    drop the tombstones that deleting memory ``seq`` of ``namespace`` (None: memories of any
+    namespace, ``seq`` 0: any) left protecting nothing, so no hash outlives every memory it
+    protected against."""
+    connection.execute(
+        STALE_TOMBSTONES.replace(":namespace", "%(namespace)s::text").replace(
+            ":seq", "%(seq)s::bigint"
+        ),
+        {"namespace": namespace, "seq": seq},
+    )
 
 
 class PostgresGraphTransaction:
@@ -68,6 +83,13 @@ class PostgresGraphTransaction:
                 " created_at = excluded.created_at, updated_at = excluded.updated_at",
                 (namespace, key, name, type or "unknown", now, now),
             )
+            # Declared anew after a delete: what the memories say of it counts again. Not
+            # when a memory written after the delete brought it back (adding observations
+            # or relations to it, declaring it): the ones before stay out (pass e66).
+            self._connection.execute(
+                "DELETE FROM graph_entity_tombstones WHERE namespace = %s AND key_hash = %s",
+                (namespace, entity_key_hash(key)),
+            )
         else:
             self._connection.execute(
                 "UPDATE graph_entities SET declared = TRUE, name = %s, type = %s,"
@@ -81,11 +103,6 @@ class PostgresGraphTransaction:
                     shown.id,
                 ),
             )
-        # Declared again after a delete: what the memories say of it counts again.
-        self._connection.execute(
-            "DELETE FROM graph_entity_tombstones WHERE namespace = %s AND key_hash = %s",
-            (namespace, entity_key_hash(key)),
-        )
         declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
@@ -199,6 +216,9 @@ class PostgresGraphTransaction:
                 " ON CONFLICT (namespace, key_hash) DO UPDATE SET up_to_seq = excluded.up_to_seq",
                 (row[0], entity_key_hash(str(row[1]))),
             )
+            # Unless none is left (its observations were its only memories, forgotten
+            # with it): the hash would outlive every memory it protects against.
+            drop_stale_tombstones(self._connection, str(row[0]))
 
     def retime_sources(self, seq: int) -> None:
         # The extraction writes the same value (complete_jobs reads at_utc at completion).

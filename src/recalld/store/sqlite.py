@@ -51,6 +51,7 @@ from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
 from recalld.store.sqlite_graph import SQLiteGraph, enqueue_graph
+from recalld.store.sqlite_graph_tombstones import drop_stale_tombstones
 from recalld.store.sqlite_graph_writes import SQLiteGraphTransaction
 from recalld.store.sqlite_intentions import SQLiteIntentions, queue_reminder, save_intention
 from recalld.store.sqlite_retrieval import SQLiteRetrieval, text_match
@@ -173,7 +174,11 @@ class _Transaction(SQLiteLedger):
         return memory
 
     def delete(self, seq: int) -> None:
-        self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+        deleted = self._connection.execute(
+            "DELETE FROM memories WHERE seq = ? RETURNING namespace", (seq,)
+        ).fetchall()
+        if deleted:
+            drop_stale_tombstones(self._connection, str(deleted[0][0]), seq)
 
     def find_duplicate(
         self,
@@ -734,6 +739,7 @@ class SQLiteStore(SQLiteTokens):
             )
             removed = int(connection.changes())
             if removed:
+                drop_stale_tombstones(connection)
                 record_drop(connection, "purge", now)
             return removed
 

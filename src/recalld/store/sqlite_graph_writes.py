@@ -23,6 +23,7 @@ from recalld.store.sqlite_graph import (
     _entity,
     _shown,
 )
+from recalld.store.sqlite_graph_tombstones import drop_stale_tombstones
 
 __all__ = ["SQLiteGraphTransaction"]
 
@@ -62,6 +63,13 @@ class SQLiteGraphTransaction:
                 " created_at = excluded.created_at, updated_at = excluded.updated_at",
                 (namespace, key, name, type or "unknown", stamp, stamp),
             )
+            # Declared anew after a delete: what the memories say of it counts again. Not
+            # when a memory written after the delete brought it back (adding observations
+            # or relations to it, declaring it): the ones before stay out (pass e66).
+            self._connection.execute(
+                "DELETE FROM graph_entity_tombstones WHERE namespace = ? AND key_hash = ?",
+                (namespace, entity_key_hash(key)),
+            )
         else:
             self._connection.execute(
                 "UPDATE graph_entities SET declared = 1, name = ?, type = ?, updated_at = ?"
@@ -75,11 +83,6 @@ class SQLiteGraphTransaction:
                     shown.id,
                 ),
             )
-        # Declared again after a delete: what the memories say of it counts again.
-        self._connection.execute(
-            "DELETE FROM graph_entity_tombstones WHERE namespace = ? AND key_hash = ?",
-            (namespace, entity_key_hash(key)),
-        )
         declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
@@ -187,6 +190,9 @@ class SQLiteGraphTransaction:
                 " ON CONFLICT(namespace, key_hash) DO UPDATE SET up_to_seq = excluded.up_to_seq",
                 (row[0], entity_key_hash(str(row[1]))),
             )
+            # Unless none is left (its observations were its only memories, forgotten
+            # with it): the hash would outlive every memory it protects against.
+            drop_stale_tombstones(self._connection, str(row[0]))
         self._connection.execute("DELETE FROM graph_entities WHERE id = ?", (entity_id,))
 
     def retime_sources(self, seq: int) -> None:
