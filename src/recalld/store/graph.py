@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from recalld.graph.matching import SubstringPattern, entity_matches, substring_pattern
 from recalld.graph.types import Extraction
 from recalld.store.semantic import JobFailure
+from recalld.store.sql import PENDING_JOB_STATES
 
 __all__ = [
     "STALE_TOMBSTONES",
@@ -30,6 +31,7 @@ __all__ = [
     "MentionRecord",
     "RelationRecord",
     "entity_key_hash",
+    "extraction_settles",
     "graph_text_hash",
     "list_in_chunks",
     "search_in_chunks",
@@ -46,6 +48,25 @@ STALE_TOMBSTONES = (
     " WHERE m.namespace = graph_entity_tombstones.namespace"
     " AND m.seq <= graph_entity_tombstones.up_to_seq)"
 )
+
+
+def extraction_settles(held: Sequence[Any], worker_id: str, model: str, unchanged: bool) -> bool:
+    """Whether a worker's extraction settles its job, ``held`` being the job's row now
+    ``(state, lease_owner, model)`` and ``unchanged`` whether the memory still holds the
+    text extracted (False: it was edited or forgotten since).
+
+    The worker's own running job is settled (its extraction applied only when
+    ``unchanged``). A job another worker claimed after this one's lease ran out, or handed
+    back queued, is settled too when it still waits for this extractor and the text is the
+    one extracted, as a held vector settles its job (:func:`recalld.store.semantic.
+    completes`): a database down longer than the lease left the worker holding the
+    extraction, and it was dropped and extracted again, another attempt counted each
+    lease (adversarial pass e66). A job marked failed is never settled: what failed it is
+    the record of why the memory has no graph."""
+    state, owner, job_model = held[0], held[1], held[2]
+    if state == "running" and owner == worker_id:
+        return True
+    return state in PENDING_JOB_STATES and job_model == model and unchanged
 
 
 def graph_text_hash(
@@ -331,7 +352,8 @@ class GraphStore(Protocol):
     ) -> int:
         """Replace each job's memory's mentions and relations with its extraction.
 
-        One transaction; only jobs still leased by ``worker_id`` count, and a
+        One transaction; only jobs still leased by ``worker_id`` count, or taken over
+        and still waiting for the same text (:func:`extraction_settles`), and a
         memory whose text changed after the claim is left to its newer job. A
         memory that is an entity's observation (the knowledge tools) records an
         empty extraction: those tools' graph is the one their user declared.
