@@ -752,7 +752,9 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
 
 
 def _not_an_intention(kind: str | None, field: str) -> None:
-    if kind == INTENTION_KIND:
+    # As the write stores it (trimmed, NFC): " intention" was stored as "intention", a
+    # reminder's memory without its reminder (adversarial pass e66).
+    if kind is not None and check.kind(kind) == INTENTION_KIND:
         raise ValidationError(field, "'intention' is kept for reminders (create one with remind)")
 
 
