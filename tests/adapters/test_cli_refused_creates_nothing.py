@@ -31,6 +31,10 @@ def _exit_status(monkeypatch: pytest.MonkeyPatch, *arguments: str) -> int | str 
         (("recall", "tea", "--limit", "100000"), "limit"),
         (("explain", "tea", "an-id", "--limit", "0"), "limit"),
         (("update", "an-id"), "changes"),
+        (("get", "--seq", "0"), "seq"),
+        (("graph", "entities", "--limit", "0"), "limit"),
+        (("graph", "relations", "--limit", "0"), "limit"),
+        (("graph", "observations", "Ada", "--limit", "0"), "limit"),
     ],
 )
 def test_a_refused_command_creates_no_database(

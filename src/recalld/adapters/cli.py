@@ -315,6 +315,8 @@ def get(
         # A usage error, refused before the database is opened: `recalld get` alone
         # created a new database, then named the library's fields (id, key, seq).
         raise click.UsageError("give exactly one of ID, --key or --seq")
+    if seq is not None:
+        check.seq(seq)  # refused before the database is opened (adversarial pass e66)
     _show_memory(state, state.memory().get(memory_id, key=key, seq=seq), as_json)
 
 
