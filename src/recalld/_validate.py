@@ -341,6 +341,8 @@ def composed_name(value: str, field: str, *, as_given: bool = False) -> str:
     shortest spelling (:func:`shortest_spelling`) meets, as a tag is: an older version
     stored a kind of 200 क़ 400 code points long, and its export must import (and a filter
     reach it) without a migration to shorten it (adversarial pass e66)."""
+    if as_given:  # bounded before it is scanned and composed (see filter_name)
+        filter_name(value, field, SHORT_TEXT_MAX_CHARS)
     composed = unicodedata.normalize("NFC", name_text(value, field).strip())
     if as_given:
         if not _spelled_within(composed, SHORT_TEXT_MAX_CHARS):

@@ -31,7 +31,6 @@ from recalld.errors import (
     ValidationError,
 )
 from recalld.model import (
-    SHORT_TEXT_MAX_CHARS,
     SPEAKER_MAX_CHARS,
     Explanation,
     Filters,
@@ -153,17 +152,9 @@ class ServiceCore:
             namespaces=tuple(namespaces),
             now=now,
             # Names, as a memory's own (a blank one would silently match nothing).
-            kind=(
-                None
-                if filters.kind is None
-                else check.kind(
-                    check.filter_name(filters.kind, "kind", SHORT_TEXT_MAX_CHARS), as_given=True
-                )
-            ),
-            category=check.category(
-                check.filter_name(filters.category, "category", SHORT_TEXT_MAX_CHARS),
-                as_given=True,
-            ),
+            # As long as a name an older version stored (its shortest spelling in the limit).
+            kind=None if filters.kind is None else check.kind(filters.kind, as_given=True),
+            category=check.category(filters.category, as_given=True),
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=check.speaker(check.filter_name(filters.speaker, "speaker", SPEAKER_MAX_CHARS)),
             has_key=filters.has_key,
@@ -752,8 +743,6 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
 
 
 def _not_an_intention(kind: str | None, field: str) -> None:
-    # As the write stores it (trimmed, NFC): " intention" was stored as "intention", a
-    # reminder's memory without its reminder (adversarial pass e66).
     if kind is not None and check.kind(kind) == INTENTION_KIND:
         raise ValidationError(field, "'intention' is kept for reminders (create one with remind)")
 
