@@ -10,7 +10,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from recalld.graph.names import entity_key
-from recalld.store.graph import STALE_TOMBSTONES, EntityRecord, entity_key_hash
+from recalld.store.graph import (
+    STALE_TOMBSTONES,
+    TOMBSTONED_NAMESPACES,
+    EntityRecord,
+    entity_key_hash,
+)
 from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_graph import (
     EXPIRED,
@@ -30,12 +35,16 @@ def drop_stale_tombstones(
     drop the tombstones that deleting memory ``seq`` of ``namespace`` (None: memories of any
     namespace, ``seq`` 0: any) left protecting nothing, so no hash outlives every memory it
     protected against."""
-    connection.execute(
-        STALE_TOMBSTONES.replace(":namespace", "%(namespace)s::text").replace(
-            ":seq", "%(seq)s::bigint"
-        ),
-        {"namespace": namespace, "seq": seq},
+    namespaces = (
+        [namespace]
+        if namespace is not None
+        else [str(row[0]) for row in connection.execute(TOMBSTONED_NAMESPACES).fetchall()]
     )
+    statement = STALE_TOMBSTONES.replace(":namespace", "%(namespace)s::text").replace(
+        ":seq", "%(seq)s::bigint"
+    )
+    for each in namespaces:
+        connection.execute(statement, {"namespace": each, "seq": seq})
 
 
 class PostgresGraphTransaction:
