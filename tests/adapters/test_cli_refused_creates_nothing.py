@@ -60,3 +60,30 @@ def test_forget_on_a_missing_database_forgets_nothing_and_creates_nothing(
     answer = json.loads(capsys.readouterr().out)
     assert answer == {"deleted": False, "scrubbed": True, "scrub": "none"}
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cancel_and_import_of_a_directory_refused_on_a_missing_database_create_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review of pass e66: both created the database, then refused.
+    db = tmp_path / "never.db"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert _exit_status(monkeypatch, "--db", str(db), "cancel", "nope", "--json") == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert error["type"] == "not_found"
+    assert "no intention with id 'nope'" in error["message"]
+    imported = ("import", str(folder), "--format", "recalld", "--json")
+    assert _exit_status(monkeypatch, "--db", str(db), *imported) == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert (error["type"], error["field"]) == ("validation_error", "file")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["folder"]
+
+
+def test_token_revoke_on_a_missing_database_revokes_nothing_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), "token", "revoke", "nope", "--json") == 1
+    assert json.loads(capsys.readouterr().out) == {"revoked": False}
+    assert list(tmp_path.iterdir()) == []

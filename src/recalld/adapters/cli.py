@@ -13,7 +13,6 @@ import io
 import os
 import shlex
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -434,7 +433,7 @@ def _changed_place(
 @pass_state
 def forget(state: _State, memory_id: str, as_json: bool) -> None:
     """Delete memory MEMORY_ID and every trace of it (cannot be undone)."""
-    if _no_database_yet(state):
+    if state.no_database_yet():
         # Nothing is there to forget, and nothing is created to say so: `forget ID` on a
         # mistyped --db created a new, empty database.
         forgotten = Forgotten.of(deleted=False, scrub="none")
@@ -460,14 +459,6 @@ def _check_limit(state: _State, limit: int | None) -> None:
     on a mistyped --db created a new database, then refused the limit."""
     if limit is not None:
         check.limit(limit, state.settings)
-
-
-def _no_database_yet(state: _State) -> bool:
-    """Whether ``--db`` names a SQLite file that does not exist (and the service is not
-    open): a command that would only read or delete finds nothing there."""
-    if state.service is not None or state.settings.uses_postgres:
-        return False
-    return not Path(state.settings.db).exists()
 
 
 def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
