@@ -116,3 +116,21 @@ def test_an_extraction_held_past_the_lease_never_settles_a_failed_job(
         holding.run_once()
         assert _graph_jobs(service)["failed"] == 1
         assert service.graph.entities().entities == []
+
+
+def test_an_extraction_held_past_a_delete_of_its_entity_does_not_bring_it_back(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review of pass e66: a held extraction settles a job now, and the tombstone the
+    # knowledge tools' delete left (after the memory was written) still keeps it out.
+    service, holding, _, outage = _held_past_the_lease(any_database, clock, monkeypatch)
+    with service:
+        service.knowledge.create_entities([{"name": "Alice Smith", "entityType": "person"}])
+        service.knowledge.delete_entities(["Alice Smith"])
+        outage[0] = False
+        _claimed_by_another(service, clock)
+        holding.run_once()
+        assert _graph_jobs(service)["done"] == 1
+        names = {entity.name for entity in service.graph.entities().entities}
+        assert "Alice Smith" not in names
+        assert "Paris" in names
