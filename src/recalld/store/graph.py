@@ -22,6 +22,7 @@ from recalld.store.semantic import JobFailure
 from recalld.store.sql import PENDING_JOB_STATES
 
 __all__ = [
+    "LONE_TOMBSTONE",
     "STALE_TOMBSTONES",
     "TOMBSTONED_NAMESPACES",
     "EntityRecord",
@@ -51,6 +52,16 @@ STALE_TOMBSTONES = (
     "DELETE FROM graph_entity_tombstones WHERE namespace = :namespace AND up_to_seq >= :seq"
     " AND up_to_seq < coalesce((SELECT min(seq) FROM memories WHERE namespace = :namespace),"
     " 9223372036854775807)"
+)
+# The tombstone an entity's deletion just wrote, unless a memory of its namespace is left
+# for it to protect (its ``up_to_seq`` is the newest memory's: every one left is at or
+# before it). Only that row: dropping every stale one of the namespace there took the
+# rows of another deletion's tombstones in no set order, and two deletions of entities
+# deadlocked on PostgreSQL (review of pass e66).
+LONE_TOMBSTONE = (
+    "DELETE FROM graph_entity_tombstones WHERE namespace = :namespace"
+    " AND key_hash = :key_hash AND NOT EXISTS (SELECT 1 FROM memories"
+    " WHERE namespace = :namespace)"
 )
 # The namespaces with a tombstone: a purge's deletions may have left any of them stale.
 TOMBSTONED_NAMESPACES = "SELECT DISTINCT namespace FROM graph_entity_tombstones"

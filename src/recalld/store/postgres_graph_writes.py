@@ -11,6 +11,7 @@ from datetime import datetime
 
 from recalld.graph.names import entity_key
 from recalld.store.graph import (
+    LONE_TOMBSTONE,
     STALE_TOMBSTONES,
     TOMBSTONED_NAMESPACES,
     EntityRecord,
@@ -25,7 +26,7 @@ from recalld.store.postgres_graph import (
 )
 from recalld.store.postgres_graph_extraction import GENERIC, lock_extraction_rows
 
-__all__ = ["PostgresGraphTransaction", "drop_stale_tombstones"]
+__all__ = ["PostgresGraphTransaction", "drop_lone_tombstone", "drop_stale_tombstones"]
 
 
 def drop_stale_tombstones(
@@ -45,6 +46,17 @@ def drop_stale_tombstones(
     )
     for each in namespaces:
         connection.execute(statement, {"namespace": each, "seq": seq})
+
+
+def drop_lone_tombstone(connection: Connection, namespace: str, key_hash: str) -> None:
+    """Drop the tombstone of ``key_hash`` an entity's deletion just wrote if no memory of
+    ``namespace`` is left for it to protect (:data:`recalld.store.graph.LONE_TOMBSTONE`)."""
+    connection.execute(
+        LONE_TOMBSTONE.replace(":namespace", "%(namespace)s::text").replace(
+            ":key_hash", "%(key_hash)s::text"
+        ),
+        {"namespace": namespace, "key_hash": key_hash},
+    )
 
 
 class PostgresGraphTransaction:
@@ -227,7 +239,7 @@ class PostgresGraphTransaction:
             )
             # Unless none is left (its observations were its only memories, forgotten
             # with it): the hash would outlive every memory it protects against.
-            drop_stale_tombstones(self._connection, str(row[0]))
+            drop_lone_tombstone(self._connection, str(row[0]), entity_key_hash(str(row[1])))
 
     def retime_sources(self, seq: int) -> None:
         # The extraction writes the same value (complete_jobs reads at_utc at completion).

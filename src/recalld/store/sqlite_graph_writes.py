@@ -15,7 +15,7 @@ import apsw
 
 from recalld._time import to_storage
 from recalld.graph.names import entity_key
-from recalld.store.graph import EntityRecord, entity_key_hash
+from recalld.store.graph import LONE_TOMBSTONE, EntityRecord, entity_key_hash
 from recalld.store.sqlite_graph import (
     EXPIRED,
     GENERIC_SQL,
@@ -23,7 +23,6 @@ from recalld.store.sqlite_graph import (
     _entity,
     _shown,
 )
-from recalld.store.sqlite_graph_tombstones import drop_stale_tombstones
 
 __all__ = ["SQLiteGraphTransaction"]
 
@@ -192,7 +191,10 @@ class SQLiteGraphTransaction:
             )
             # Unless none is left (its observations were its only memories, forgotten
             # with it): the hash would outlive every memory it protects against.
-            drop_stale_tombstones(self._connection, str(row[0]))
+            self._connection.execute(
+                LONE_TOMBSTONE,
+                {"namespace": str(row[0]), "key_hash": entity_key_hash(str(row[1]))},
+            )
         self._connection.execute("DELETE FROM graph_entities WHERE id = ?", (entity_id,))
 
     def retime_sources(self, seq: int) -> None:
