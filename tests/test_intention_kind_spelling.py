@@ -37,3 +37,14 @@ def test_the_reminders_kind_is_refused_in_a_spelling_trimmed_into_it(
     assert caught.value.field == "kind"
     assert service.get(memory_id).kind == "note"
     assert service.stats().by_kind == {"note": 1}
+
+
+def test_a_batch_draft_refused_for_its_kind_is_named_by_its_index(service: MemoryService) -> None:
+    # Review of pass e66: the check of the reminders' kind named a blank or invalid kind
+    # "kind", not the draft's "[1].kind", before the batch's own checks could.
+    for kind in ("   ", "a\x00b", " intention"):
+        drafts = [{"content": "first"}, {"content": "second", "kind": kind}]
+        with pytest.raises(ValidationError) as caught:
+            service.remember_many(drafts)
+        assert caught.value.field == "[1].kind"
+    assert service.stats().by_kind == {}

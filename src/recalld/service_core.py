@@ -743,7 +743,7 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
 
 
 def _not_an_intention(kind: str | None, field: str) -> None:
-    if kind is not None and check.kind(kind) == INTENTION_KIND:
+    if kind is not None and check.kind(kind, field) == INTENTION_KIND:
         raise ValidationError(field, "'intention' is kept for reminders (create one with remind)")
 
 
