@@ -15,8 +15,11 @@ import pytest
 
 from recalld.config import Settings
 from recalld.service import MemoryService
+from recalld.store import postgres as postgres_store
+from recalld.store import sqlite as sqlite_store
 from recalld.store.postgres_graph_writes import drop_stale_tombstones as drop_on_postgres
 from recalld.store.sqlite_graph_tombstones import drop_stale_tombstones as drop_on_sqlite
+from tests.conftest import FakeClock
 
 TOMBSTONES = 600
 
@@ -108,3 +111,26 @@ def test_postgres_reads_the_namespace_once_for_its_tombstones(postgres_url: str)
         connection.execute("DELETE FROM memories WHERE seq = %s", (second,))
         drop_on_postgres(recording, "default", second)  # type: ignore[arg-type]
         assert connection.execute(count_sql).fetchone() == (0,)
+
+
+def test_a_purge_looks_at_the_tombstones_of_the_namespaces_it_purged_only(
+    any_database: Path | str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every namespace with a tombstone was read at each purge (one runs when a database is
+    # opened), where only those the purge deleted memories of can have stale ones now.
+    settings = Settings(db=any_database, synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings, clock=clock) as service:
+        service.remember("short lived", ttl_seconds=60, namespace="brief")
+        service.remember("kept", namespace="other")
+        store_module = sqlite_store if isinstance(any_database, Path) else postgres_store
+        looked_at: list[str | None] = []
+        original = store_module.drop_stale_tombstones
+
+        def recording(connection: Any, namespace: str | None = None, seq: int = 0) -> None:
+            looked_at.append(namespace)
+            original(connection, namespace, seq)
+
+        monkeypatch.setattr(store_module, "drop_stale_tombstones", recording)
+        clock.advance(300)
+        assert service.store.purge_expired(clock()) == 1
+        assert looked_at == ["brief"]

@@ -24,7 +24,6 @@ from recalld.store.sql import PENDING_JOB_STATES
 __all__ = [
     "LONE_TOMBSTONE",
     "STALE_TOMBSTONES",
-    "TOMBSTONED_NAMESPACES",
     "EntityRecord",
     "GraphCounts",
     "GraphJob",
@@ -63,8 +62,6 @@ LONE_TOMBSTONE = (
     " AND key_hash = :key_hash AND NOT EXISTS (SELECT 1 FROM memories"
     " WHERE namespace = :namespace)"
 )
-# The namespaces with a tombstone: a purge's deletions may have left any of them stale.
-TOMBSTONED_NAMESPACES = "SELECT DISTINCT namespace FROM graph_entity_tombstones"
 
 
 def extraction_settles(held: Sequence[Any], worker_id: str, model: str, unchanged: bool) -> bool:

@@ -495,10 +495,13 @@ class PostgresStore(PostgresTokens):
                 )
             ]
             lock_extraction_rows(connection, expired)
-            cursor = connection.execute("DELETE FROM memories WHERE seq = ANY(%s)", (expired,))
-            removed = int(cursor.rowcount)
+            purged = connection.execute(
+                "DELETE FROM memories WHERE seq = ANY(%s) RETURNING namespace", (expired,)
+            ).fetchall()
+            removed = len(purged)
+            for namespace in sorted({str(row[0]) for row in purged}):
+                drop_stale_tombstones(connection, namespace)  # only theirs can be stale now
             if removed:
-                drop_stale_tombstones(connection)
                 record_drop(connection, "purge", now)
             return removed
 

@@ -13,7 +13,6 @@ from recalld.graph.names import entity_key
 from recalld.store.graph import (
     LONE_TOMBSTONE,
     STALE_TOMBSTONES,
-    TOMBSTONED_NAMESPACES,
     EntityRecord,
     entity_key_hash,
 )
@@ -29,23 +28,17 @@ from recalld.store.postgres_graph_extraction import GENERIC, lock_extraction_row
 __all__ = ["PostgresGraphTransaction", "drop_lone_tombstone", "drop_stale_tombstones"]
 
 
-def drop_stale_tombstones(
-    connection: Connection, namespace: str | None = None, seq: int = 0
-) -> None:
+def drop_stale_tombstones(connection: Connection, namespace: str, seq: int = 0) -> None:
     """As SQLite's (:func:`recalld.store.sqlite_graph_tombstones.drop_stale_tombstones`):
-    drop the tombstones that deleting memory ``seq`` of ``namespace`` (None: memories of any
-    namespace, ``seq`` 0: any) left protecting nothing, so no hash outlives every memory it
+    drop the tombstones that deleting memory ``seq`` of ``namespace`` (``seq`` 0: any of
+    it, as a purge deletes) left protecting nothing, so no hash outlives every memory it
     protected against."""
-    namespaces = (
-        [namespace]
-        if namespace is not None
-        else [str(row[0]) for row in connection.execute(TOMBSTONED_NAMESPACES).fetchall()]
+    connection.execute(
+        STALE_TOMBSTONES.replace(":namespace", "%(namespace)s::text").replace(
+            ":seq", "%(seq)s::bigint"
+        ),
+        {"namespace": namespace, "seq": seq},
     )
-    statement = STALE_TOMBSTONES.replace(":namespace", "%(namespace)s::text").replace(
-        ":seq", "%(seq)s::bigint"
-    )
-    for each in namespaces:
-        connection.execute(statement, {"namespace": each, "seq": seq})
 
 
 def drop_lone_tombstone(connection: Connection, namespace: str, key_hash: str) -> None:

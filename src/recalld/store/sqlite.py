@@ -734,12 +734,15 @@ class SQLiteStore(SQLiteTokens):
             return 0
 
         def step(connection: apsw.Connection) -> int:
-            connection.execute(
-                "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?", (stamp,)
-            )
-            removed = int(connection.changes())
+            purged = connection.execute(
+                "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
+                " RETURNING namespace",
+                (stamp,),
+            ).fetchall()
+            removed = len(purged)
+            for namespace in sorted({str(row[0]) for row in purged}):
+                drop_stale_tombstones(connection, namespace)  # only theirs can be stale now
             if removed:
-                drop_stale_tombstones(connection)
                 record_drop(connection, "purge", now)
             return removed
 

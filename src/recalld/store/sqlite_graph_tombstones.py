@@ -6,12 +6,7 @@ from __future__ import annotations
 
 import apsw
 
-from recalld.store.graph import (
-    STALE_TOMBSTONES,
-    TOMBSTONED_NAMESPACES,
-    GraphJob,
-    entity_key_hash,
-)
+from recalld.store.graph import STALE_TOMBSTONES, GraphJob, entity_key_hash
 
 __all__ = ["buried", "drop_stale_tombstones"]
 
@@ -27,15 +22,7 @@ def buried(connection: apsw.Connection, job: GraphJob, key: str) -> bool:
     return found is not None
 
 
-def drop_stale_tombstones(
-    connection: apsw.Connection, namespace: str | None = None, seq: int = 0
-) -> None:
-    """Drop the tombstones that deleting memory ``seq`` of ``namespace`` (None: memories of
-    any namespace, ``seq`` 0: any) left protecting nothing (:data:`STALE_TOMBSTONES`)."""
-    namespaces = (
-        [namespace]
-        if namespace is not None
-        else [str(row[0]) for row in connection.execute(TOMBSTONED_NAMESPACES).fetchall()]
-    )
-    for each in namespaces:
-        connection.execute(STALE_TOMBSTONES, {"namespace": each, "seq": seq})
+def drop_stale_tombstones(connection: apsw.Connection, namespace: str, seq: int = 0) -> None:
+    """Drop the tombstones that deleting memory ``seq`` of ``namespace`` (``seq`` 0: any of
+    it, as a purge deletes) left protecting nothing (:data:`STALE_TOMBSTONES`)."""
+    connection.execute(STALE_TOMBSTONES, {"namespace": namespace, "seq": seq})
